@@ -1,0 +1,90 @@
+import Foundation
+
+/// The per-user, per-provider values that never belong in a shipped
+/// descriptor: the client id and secret the user registered, the redirect URI
+/// they registered, host placeholder values and default scopes.
+///
+/// ``resolve(providerID:explicit:environment:configuration:)`` merges three
+/// sources, first match wins per field:
+/// 1. values the caller passes (CLI flags, app code);
+/// 2. environment variables `AUTHKIT_<ID>_CLIENT_ID`, `AUTHKIT_<ID>_CLIENT_SECRET`,
+///    `AUTHKIT_<ID>_REDIRECT_URI` and `AUTHKIT_<ID>_<PLACEHOLDER>`, where `<ID>` is
+///    the provider id in upper case with every character other than A–Z and 0–9
+///    replaced by `_` (`my-gitlab` → `AUTHKIT_MY_GITLAB_CLIENT_ID`);
+/// 3. the user configuration file `$AUTHKIT_HOME/config.json`:
+///    `{"providers": {"qiita": {"clientID": "…", "clientSecret": "…"}}}`.
+public struct ClientSettings: Codable, Sendable, Hashable {
+    public var clientID: String?
+    public var clientSecret: String?
+    public var redirectURI: String?
+    public var placeholders: [String: String]?
+    public var scopes: [String]?
+
+    public init(clientID: String? = nil, clientSecret: String? = nil, redirectURI: String? = nil,
+                placeholders: [String: String]? = nil, scopes: [String]? = nil) {
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.redirectURI = redirectURI
+        self.placeholders = placeholders
+        self.scopes = scopes
+    }
+
+    /// `AUTHKIT_QIITA` for `qiita`; append `_CLIENT_ID` and so on.
+    public static func environmentPrefix(for providerID: String) -> String {
+        let upper = providerID.uppercased().unicodeScalars.map { scalar -> Character in
+            (("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)) ? Character(scalar) : "_"
+        }
+        return "AUTHKIT_" + String(upper)
+    }
+
+    /// Reads the values for `providerID` from the environment.
+    public static func fromEnvironment(providerID: String, placeholderNames: [String],
+                                       environment: [String: String]) -> ClientSettings {
+        let prefix = environmentPrefix(for: providerID)
+        func value(_ suffix: String) -> String? {
+            guard let value = environment["\(prefix)_\(suffix)"], !value.isEmpty else { return nil }
+            return value
+        }
+        var placeholders = [String: String]()
+        for name in placeholderNames {
+            if let found = value(environmentPrefix(for: name).dropFirst("AUTHKIT_".count).description) {
+                placeholders[name] = found
+            }
+        }
+        return ClientSettings(clientID: value("CLIENT_ID"), clientSecret: value("CLIENT_SECRET"),
+                              redirectURI: value("REDIRECT_URI"),
+                              placeholders: placeholders.isEmpty ? nil : placeholders)
+    }
+
+    /// Merges `self` over `fallback`, field by field.
+    public func merged(over fallback: ClientSettings) -> ClientSettings {
+        ClientSettings(
+            clientID: clientID ?? fallback.clientID,
+            clientSecret: clientSecret ?? fallback.clientSecret,
+            redirectURI: redirectURI ?? fallback.redirectURI,
+            placeholders: (fallback.placeholders ?? [:]).merging(placeholders ?? [:]) { _, new in new }
+                .nilIfEmpty,
+            scopes: scopes ?? fallback.scopes)
+    }
+
+    /// Caller values, then environment, then configuration file.
+    public static func resolve(
+        providerID: String, placeholderNames: [String] = [], explicit: ClientSettings = ClientSettings(),
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        configuration: UserConfiguration? = nil
+    ) -> ClientSettings {
+        let fromFile = configuration?.providers?[providerID] ?? ClientSettings()
+        let fromEnvironment = fromEnvironment(providerID: providerID, placeholderNames: placeholderNames,
+                                              environment: environment)
+        return explicit.merged(over: fromEnvironment.merged(over: fromFile))
+    }
+
+    /// The sentence that tells a user every way to set `field` for `providerID`.
+    public static func hint(providerID: String, field: String, flag: String, environmentSuffix: String) -> String {
+        "Pass \(flag), set \(environmentPrefix(for: providerID))_\(environmentSuffix), or add \"\(field)\" under \"providers\".\"\(providerID)\" in $AUTHKIT_HOME/config.json."
+    }
+}
+
+extension Dictionary {
+    fileprivate var nilIfEmpty: Self? { isEmpty ? nil : self }
+}

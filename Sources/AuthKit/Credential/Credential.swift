@@ -1,0 +1,92 @@
+import Foundation
+
+/// What a successful authorization yields, for OAuth 2.0 and OAuth 1.0a alike.
+///
+/// One type for both protocols is what lets a caller store, list and use a Qiita
+/// token and a Twitter token the same way. It is `Codable` (the credential
+/// stores persist it as JSON) and `Sendable` (it crosses actors freely).
+///
+/// `description` masks every secret, so printing or logging a credential by
+/// accident never leaks it; read ``accessToken`` explicitly when you mean to.
+public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
+    /// The descriptor id this credential belongs to (`qiita`, `twitter`).
+    public var providerID: String
+    /// A label distinguishing several accounts of one provider; `nil` is the default account.
+    public var label: String?
+    /// Which protocol issued it, and so how requests are authorized with it.
+    public var kind: ProtocolKind
+    /// The OAuth 2.0 access token, or the OAuth 1.0a `oauth_token`.
+    public var accessToken: String
+    /// RFC 6749 §7.1 token type, e.g. `Bearer`. `OAuth` for OAuth 1.0a.
+    public var tokenType: String
+    /// RFC 6749 §6 refresh token, when the provider issued one.
+    public var refreshToken: String?
+    /// The OAuth 1.0a `oauth_token_secret` (RFC 5849 §2.3).
+    public var tokenSecret: String?
+    /// When the access token stops working, computed from `expires_in` and the
+    /// time the response arrived (RFC 6749 §5.1); `nil` when unknown.
+    public var expiresAt: Date?
+    /// The scopes actually granted (RFC 6749 §5.1 `scope`), or those requested
+    /// when the provider does not say.
+    public var scopes: [String]
+    /// When AuthKit received it.
+    public var obtainedAt: Date
+    /// Every field of the last token response, including ones AuthKit does not interpret.
+    public var rawFields: [String: JSONValue]
+
+    public init(
+        providerID: String,
+        label: String? = nil,
+        kind: ProtocolKind = .oauth2,
+        accessToken: String,
+        tokenType: String = "Bearer",
+        refreshToken: String? = nil,
+        tokenSecret: String? = nil,
+        expiresAt: Date? = nil,
+        scopes: [String] = [],
+        obtainedAt: Date = Date(),
+        rawFields: [String: JSONValue] = [:]
+    ) {
+        self.providerID = providerID
+        self.label = label
+        self.kind = kind
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.tokenSecret = tokenSecret
+        self.expiresAt = expiresAt
+        self.scopes = scopes
+        self.obtainedAt = obtainedAt
+        self.rawFields = rawFields
+    }
+
+    /// The key a ``CredentialStore`` files this credential under.
+    public var key: CredentialKey { CredentialKey(providerID: providerID, label: label) }
+
+    /// Whether the access token has expired, or will within `margin` seconds.
+    ///
+    /// A margin avoids sending a token that expires while the request is in flight.
+    public func isExpired(at now: Date = Date(), margin: TimeInterval = 60) -> Bool {
+        guard let expiresAt else { return false }
+        return expiresAt.timeIntervalSince(now) <= margin
+    }
+
+    public var description: String {
+        var parts = ["provider: \(providerID)"]
+        if let label { parts.append("label: \(label)") }
+        parts.append("type: \(tokenType)")
+        parts.append("access token: \(Self.mask(accessToken))")
+        if refreshToken != nil { parts.append("refresh token: ••••") }
+        if tokenSecret != nil { parts.append("token secret: ••••") }
+        if !scopes.isEmpty { parts.append("scopes: \(scopes.joined(separator: " "))") }
+        if let expiresAt { parts.append("expires: \(expiresAt)") }
+        return "Credential(" + parts.joined(separator: ", ") + ")"
+    }
+
+    /// Shows at most the last four characters of a secret, and only when it is
+    /// long enough (≥ 16) that four characters reveal next to nothing.
+    public static func mask(_ secret: String) -> String {
+        guard secret.count >= 16 else { return "••••" }
+        return "••••" + secret.suffix(4)
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+
+/// Checks a decoded descriptor for what JSON decoding cannot: endpoint URLs
+/// that parse and use `https` (RFC 6749 §3.1, §3.2: TLS is required; loopback
+/// `http` is allowed for local test servers, RFC 8252 §8.3), placeholders that
+/// are declared, the sections its protocol needs, and sane numbers.
+///
+/// Every problem is collected, not just the first, so `authkit providers
+/// validate` can list them all.
+public struct DescriptorValidator: Sendable {
+    /// Variables the flow engine fills in at run time (see ``RequestTemplate``).
+    public static let runtimeVariables: Set<String> = [
+        "access_token", "refresh_token", "client_id", "client_secret", "redirect_uri",
+    ]
+
+    public init() {}
+
+    public func validate(_ descriptor: ProviderDescriptor, file: String) -> [FileIssue] {
+        var issues = [FileIssue]()
+        func issue(_ field: String, _ problem: String) {
+            issues.append(FileIssue(file: file, field: field, problem: problem))
+        }
+        let declared = Set((descriptor.placeholders ?? [:]).keys)
+
+        if descriptor.id.isEmpty || descriptor.id.unicodeScalars.contains(where: { !Self.idCharacters.contains($0) }) {
+            issue("id", "'\(descriptor.id)' is not a valid id; use lowercase letters, digits, '-' and '_' (e.g. \"qiita\").")
+        }
+        for name in declared where name.isEmpty || name.unicodeScalars.contains(where: { !Self.idCharacters.contains($0) }) {
+            issue("placeholders.\(name)", "placeholder names use lowercase letters, digits, '-' and '_'.")
+        }
+        for name in declared where Self.runtimeVariables.contains(name) {
+            issue("placeholders.\(name)", "'\(name)' is filled in by AuthKit at run time and cannot be a placeholder; choose another name.")
+        }
+
+        switch descriptor.protocol {
+        case .oauth2:
+            if let authorization = descriptor.authorization {
+                checkEndpoint(authorization.url, field: "authorization.url", allowed: declared, issue: issue)
+            } else {
+                issue("authorization", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/authorize\"}.")
+            }
+            if let token = descriptor.token {
+                checkEndpoint(token.url, field: "token.url", allowed: declared, issue: issue)
+                checkStatuses(token.successStatus, field: "token.successStatus", issue: issue)
+                if token.encoding == .query {
+                    issue("token.encoding", "'query' would put the authorization code and client secret in a URL; use 'form' or 'json'.")
+                }
+                if let headers = token.headers { checkTemplates(Array(headers.values), field: "token.headers", allowed: declared, issue: issue) }
+            } else {
+                issue("token", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/token\"}.")
+            }
+            if let issuer = descriptor.issuer, issuer.identifier.isEmpty {
+                issue("issuer.identifier", "must not be empty.")
+            }
+        case .oauth1:
+            if let oauth1 = descriptor.oauth1 {
+                checkEndpoint(oauth1.requestTokenURL, field: "oauth1.requestTokenURL", allowed: declared, issue: issue)
+                checkEndpoint(oauth1.authorizeURL, field: "oauth1.authorizeURL", allowed: declared, issue: issue)
+                checkEndpoint(oauth1.accessTokenURL, field: "oauth1.accessTokenURL", allowed: declared, issue: issue)
+                if let url = oauth1.authenticateURL {
+                    checkEndpoint(url, field: "oauth1.authenticateURL", allowed: declared, issue: issue)
+                }
+                if let method = oauth1.signatureMethod, !["HMAC-SHA1", "HMAC-SHA256", "PLAINTEXT"].contains(method) {
+                    issue("oauth1.signatureMethod", "'\(method)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")
+                }
+            } else {
+                issue("oauth1", "missing; an OAuth 1.0a provider needs requestTokenURL, authorizeURL and accessTokenURL.")
+            }
+        }
+
+        let templateVariables = declared.union(Self.runtimeVariables)
+        for (field, template) in [("followUp", descriptor.followUp), ("refresh", descriptor.refresh), ("revocation", descriptor.revocation)] {
+            guard let template else { continue }
+            checkEndpoint(template.url, field: "\(field).url", allowed: templateVariables, issue: issue)
+            checkStatuses(template.successStatus, field: "\(field).successStatus", issue: issue)
+            checkTemplates(Array((template.parameters ?? [:]).values), field: "\(field).parameters", allowed: templateVariables, issue: issue)
+            checkTemplates(Array((template.headers ?? [:]).values), field: "\(field).headers", allowed: templateVariables, issue: issue)
+            if let method = template.method, !["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method.uppercased()) {
+                issue("\(field).method", "'\(method)' is not an HTTP method AuthKit sends; use GET, POST, PUT, PATCH or DELETE.")
+            }
+        }
+
+        if let redirect = descriptor.redirect {
+            if let port = redirect.port, !(1...65535).contains(port) {
+                issue("redirect.port", "\(port) is not a TCP port; use 1–65535, or leave it out for any free port.")
+            }
+            if let path = redirect.path, !path.hasPrefix("/") {
+                issue("redirect.path", "'\(path)' must start with '/'.")
+            }
+            if redirect.resolvedScheme == "http", !Self.isLoopback(host: redirect.resolvedHost) {
+                issue("redirect.host", "an http redirect must go to a loopback address (127.0.0.1 or [::1], RFC 8252 §7.3); '\(redirect.resolvedHost)' is not one.")
+            }
+        }
+        if let separator = descriptor.scopes?.separator, separator.isEmpty {
+            issue("scopes.separator", "must not be empty; most providers use \" \", some \",\".")
+        }
+        return issues
+    }
+
+    // MARK: - Helpers
+
+    private static let idCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789-_")
+
+    /// True for `127.0.0.0/8`, `::1` (bracketed or not) and `localhost`.
+    public static func isLoopback(host: String) -> Bool {
+        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if host == "localhost" || host == "::1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// `{name}` occurrences in `text`.
+    static func variables(in text: String) -> [String] {
+        var names = [String]()
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{") {
+            guard let close = rest[open...].firstIndex(of: "}") else { break }
+            names.append(String(rest[rest.index(after: open)..<close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        return names
+    }
+
+    private func checkTemplates(_ values: [String], field: String, allowed: Set<String>, issue: (String, String) -> Void) {
+        for value in values {
+            for name in Self.variables(in: value) where !allowed.contains(name) {
+                issue(field, "'{\(name)}' is not a known variable or declared placeholder; declare it under \"placeholders\" or use one of \(Self.runtimeVariables.sorted().map { "{\($0)}" }.joined(separator: ", ")).")
+            }
+        }
+    }
+
+    private func checkEndpoint(_ text: String, field: String, allowed: Set<String>, issue: (String, String) -> Void) {
+        let names = Self.variables(in: text)
+        for name in names where !allowed.contains(name) {
+            issue(field, "'{\(name)}' is an unresolved placeholder; declare it under \"placeholders\" (with a description and optional default).")
+        }
+        // Substitute harmless values so the URL's shape can be checked.
+        var sample = text
+        for name in Set(names) { sample = sample.replacingOccurrences(of: "{\(name)}", with: "x") }
+        guard !text.isEmpty else {
+            issue(field, "missing endpoint URL.")
+            return
+        }
+        guard let components = URLComponents(string: sample), let scheme = components.scheme?.lowercased(),
+              let host = components.host, !host.isEmpty else {
+            issue(field, "'\(text)' is not an absolute URL; write it in full, e.g. https://example.com/oauth/token.")
+            return
+        }
+        switch scheme {
+        case "https":
+            break
+        case "http" where Self.isLoopback(host: host):
+            break // local test servers (RFC 8252 §8.3 allows loopback without TLS)
+        default:
+            issue(field, "'\(text)' must use https (RFC 6749 §3.1, §3.2); plain http is only allowed for loopback test servers.")
+        }
+        if components.fragment != nil {
+            issue(field, "an endpoint URL must not have a fragment (RFC 6749 §3.1).")
+        }
+    }
+
+    private func checkStatuses(_ statuses: [Int]?, field: String, issue: (String, String) -> Void) {
+        guard let statuses else { return }
+        if statuses.isEmpty { issue(field, "must list at least one status, e.g. [200].") }
+        for status in statuses where !(200...299).contains(status) {
+            issue(field, "\(status) is not a success status; list 2xx statuses only.")
+        }
+    }
+}

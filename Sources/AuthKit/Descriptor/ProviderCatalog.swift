@@ -1,0 +1,114 @@
+import Foundation
+
+/// The providers AuthKit knows: the bundled `providers/*.json`, then the user's
+/// `$AUTHKIT_HOME/providers`, then any directories the caller adds. A later
+/// directory's file with the same `id` replaces an earlier one, so a user can
+/// correct a bundled descriptor without a rebuild.
+///
+/// A file that fails to load does not hide the others: it is kept in
+/// ``problems``, and asking for its id (its file name) reports those problems
+/// rather than silently falling back to a bundled file the user meant to replace.
+public struct ProviderCatalog: Sendable {
+    /// A loaded descriptor and the file it came from.
+    public struct Entry: Sendable, Hashable {
+        public var descriptor: ProviderDescriptor
+        /// The file's path; bundled descriptors show `(bundled) providers/<name>.json`.
+        public var file: String
+    }
+
+    public private(set) var entries: [String: Entry] = [:]
+    /// Problems of files that failed to load, by the file's base name.
+    public private(set) var problems: [String: [FileIssue]] = [:]
+
+    /// Loads the compiled-in descriptors (when `includeBundled`), then every
+    /// `*.json` in `directories` (except `schema.json`), in order. Missing
+    /// directories are skipped: a user without overrides has none.
+    public init(includeBundled: Bool = false, directories: [URL], loader: DescriptorLoader = DescriptorLoader()) {
+        if includeBundled {
+            for file in BundledProviders.files {
+                add(data: file.data, path: file.path, stem: Self.stem(of: file.path), loader: loader)
+            }
+        }
+        for directory in directories {
+            let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
+            for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent })
+            where file.pathExtension == "json" && file.lastPathComponent != "schema.json" {
+                let stem = file.deletingPathExtension().lastPathComponent
+                do {
+                    add(data: try Data(contentsOf: file), path: file.path, stem: stem, loader: loader)
+                } catch {
+                    problems[stem] = [FileIssue(file: file.path, field: "", problem: "cannot be read (\(DescriptorLoader.reason(error))).")]
+                    entries[stem] = nil
+                }
+            }
+        }
+    }
+
+    private mutating func add(data: Data, path: String, stem: String, loader: DescriptorLoader) {
+        do {
+            let descriptor = try loader.decode(data, file: path)
+            problems[stem] = nil
+            problems[descriptor.id] = nil
+            entries[descriptor.id] = Entry(descriptor: descriptor, file: path)
+        } catch AuthKitError.invalidFile(let issues) {
+            problems[stem] = issues
+            entries[stem] = nil
+        } catch {
+            problems[stem] = [FileIssue(file: path, field: "", problem: "\(error)")]
+            entries[stem] = nil
+        }
+    }
+
+    private static func stem(of path: String) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return name.hasSuffix(".json") ? String(name.dropLast(5)) : name
+    }
+
+    /// The bundled descriptors (or `$AUTHKIT_BUNDLED_PROVIDERS`), then
+    /// `$AUTHKIT_HOME/providers`, then `additional`.
+    public static func standard(
+        additional: [URL] = [], environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> ProviderCatalog {
+        var directories = [URL]()
+        let override = BundledProviders.directoryOverride(environment: environment)
+        if let override { directories.append(override) }
+        directories.append(AuthKitHome.directory(environment: environment).appendingPathComponent("providers", isDirectory: true))
+        directories += additional
+        return ProviderCatalog(includeBundled: override == nil, directories: directories)
+    }
+
+    /// All loaded ids, sorted.
+    public var ids: [String] { entries.keys.sorted() }
+
+    /// The descriptor for `id`.
+    /// - Throws: ``AuthKitError/invalidFile(_:)`` if that provider's file is
+    ///   broken, else ``AuthKitError/unknownProvider(id:suggestions:)`` with the nearest ids.
+    public func descriptor(id: String) throws -> ProviderDescriptor {
+        if let issues = problems[id] { throw AuthKitError.invalidFile(issues) }
+        if let entry = entries[id] { return entry.descriptor }
+        throw AuthKitError.unknownProvider(id: id, suggestions: suggestions(for: id))
+    }
+
+    /// Known ids within a small edit distance of `id`, nearest first.
+    public func suggestions(for id: String) -> [String] {
+        let scored = ids.map { ($0, Self.editDistance(id.lowercased(), $0)) }
+        let limit = max(2, id.count / 3)
+        return scored.filter { $0.1 <= limit || $0.0.hasPrefix(id.lowercased()) }
+            .sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(3).map(\.0)
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,118 @@
+/// Everything AuthKit knows about one provider, loaded from `providers/<id>.json`.
+///
+/// Provider differences live here as named options, never as code that tests a
+/// provider's name: a new provider, or a correction to a bundled one, is a JSON
+/// file in the user's providers directory, with no rebuild. The format is
+/// documented field by field in README.md and as JSON Schema in
+/// `providers/schema.json`. Client ids and secrets are not part of it; see
+/// ``ClientSettings``.
+public struct ProviderDescriptor: Codable, Sendable, Hashable {
+    /// Lowercase identifier, the file's base name by convention: `qiita`.
+    public var id: String
+    /// Human-readable name for messages: `Qiita`.
+    public var name: String
+    public var `protocol`: ProtocolKind
+    /// Where the provider documents its OAuth API.
+    public var documentation: String?
+    /// Host placeholders used as `{name}` in URLs.
+    public var placeholders: [String: PlaceholderSpec]?
+    public var redirect: RedirectSettings?
+    public var scopes: ScopeSettings?
+
+    // MARK: OAuth 2.0
+    public var authorization: AuthorizationEndpoint?
+    public var token: TokenEndpoint?
+    /// PKCE support (RFC 7636). Absent means `none`, so a descriptor never
+    /// claims support the provider lacks; bundled descriptors say it explicitly.
+    public var pkce: PKCEMode?
+    public var issuer: IssuerSettings?
+    /// A second call that turns the first token into the one to keep
+    /// (Instagram's short-lived → long-lived exchange). Defaults: `GET` when
+    /// `encoding` is `query`, else `POST`; success `200`; the answer mapped by
+    /// `response`; fields it lacks (refresh token, scopes) carried over.
+    public var followUp: RequestTemplate?
+    /// How to refresh. Absent: RFC 6749 §6 at the token endpoint
+    /// (`grant_type=refresh_token`), used when a refresh token was issued.
+    public var refresh: RequestTemplate?
+    /// How to revoke. Defaults are RFC 7009 §2.1: `POST` form
+    /// `token={access_token}&token_type_hint=access_token` with the token
+    /// endpoint's client authentication, success `200`.
+    public var revocation: RequestTemplate?
+
+    // MARK: OAuth 1.0a
+    public var oauth1: OAuth1Endpoints?
+
+    public init(
+        id: String, name: String, protocol: ProtocolKind, documentation: String? = nil,
+        placeholders: [String: PlaceholderSpec]? = nil, redirect: RedirectSettings? = nil,
+        scopes: ScopeSettings? = nil, authorization: AuthorizationEndpoint? = nil, token: TokenEndpoint? = nil,
+        pkce: PKCEMode? = nil, issuer: IssuerSettings? = nil, followUp: RequestTemplate? = nil,
+        refresh: RequestTemplate? = nil, revocation: RequestTemplate? = nil, oauth1: OAuth1Endpoints? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.protocol = `protocol`
+        self.documentation = documentation
+        self.placeholders = placeholders
+        self.redirect = redirect
+        self.scopes = scopes
+        self.authorization = authorization
+        self.token = token
+        self.pkce = pkce
+        self.issuer = issuer
+        self.followUp = followUp
+        self.refresh = refresh
+        self.revocation = revocation
+        self.oauth1 = oauth1
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case schema = "$schema"
+        case id, name, `protocol`, documentation, placeholders, redirect, scopes
+        case authorization, token, pkce, issuer, followUp, refresh, revocation, oauth1
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        name = try c.decodeIfPresent(String.self, forKey: .name) ?? id
+        `protocol` = try c.decode(ProtocolKind.self, forKey: .protocol)
+        documentation = try c.decodeIfPresent(String.self, forKey: .documentation)
+        placeholders = try c.decodeIfPresent([String: PlaceholderSpec].self, forKey: .placeholders)
+        redirect = try c.decodeIfPresent(RedirectSettings.self, forKey: .redirect)
+        scopes = try c.decodeIfPresent(ScopeSettings.self, forKey: .scopes)
+        authorization = try c.decodeIfPresent(AuthorizationEndpoint.self, forKey: .authorization)
+        token = try c.decodeIfPresent(TokenEndpoint.self, forKey: .token)
+        pkce = try c.decodeIfPresent(PKCEMode.self, forKey: .pkce)
+        issuer = try c.decodeIfPresent(IssuerSettings.self, forKey: .issuer)
+        followUp = try c.decodeIfPresent(RequestTemplate.self, forKey: .followUp)
+        refresh = try c.decodeIfPresent(RequestTemplate.self, forKey: .refresh)
+        revocation = try c.decodeIfPresent(RequestTemplate.self, forKey: .revocation)
+        oauth1 = try c.decodeIfPresent(OAuth1Endpoints.self, forKey: .oauth1)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(name, forKey: .name)
+        try c.encode(`protocol`, forKey: .protocol)
+        try c.encodeIfPresent(documentation, forKey: .documentation)
+        try c.encodeIfPresent(placeholders, forKey: .placeholders)
+        try c.encodeIfPresent(redirect, forKey: .redirect)
+        try c.encodeIfPresent(scopes, forKey: .scopes)
+        try c.encodeIfPresent(authorization, forKey: .authorization)
+        try c.encodeIfPresent(token, forKey: .token)
+        try c.encodeIfPresent(pkce, forKey: .pkce)
+        try c.encodeIfPresent(issuer, forKey: .issuer)
+        try c.encodeIfPresent(followUp, forKey: .followUp)
+        try c.encodeIfPresent(refresh, forKey: .refresh)
+        try c.encodeIfPresent(revocation, forKey: .revocation)
+        try c.encodeIfPresent(oauth1, forKey: .oauth1)
+    }
+
+    /// The top-level member names the format knows, for reporting typos.
+    static let knownMembers: Set<String> = Set(CodingKeys.allCases.map(\.rawValue))
+
+    public var pkceMode: PKCEMode { pkce ?? .none }
+    public var scopeSeparator: String { scopes?.resolvedSeparator ?? " " }
+}

@@ -1,0 +1,28 @@
+/// An error as the provider reported it: RFC 6749 §4.1.2.1 (authorization) or
+/// §5.2 (token endpoint) `error`, `error_description`, `error_uri`, or a
+/// provider's own fields mapped through the descriptor (Qiita's `type` and
+/// `message`).
+public struct ProviderErrorResponse: Sendable, Hashable, Codable {
+    /// HTTP status, when the error came from an HTTP response (not a redirect).
+    public var status: Int?
+    /// The error code, e.g. `access_denied`, `invalid_grant`.
+    public var code: String
+    public var description: String?
+    public var uri: String?
+
+    public init(status: Int? = nil, code: String, description: String? = nil, uri: String? = nil) {
+        self.status = status
+        self.code = code
+        self.description = description
+        self.uri = uri
+    }
+
+    /// `invalid_grant: Code expired (see https://…) [HTTP 400]`
+    public var summary: String {
+        var text = code
+        if let description, !description.isEmpty { text += ": \(description)" }
+        if let uri, !uri.isEmpty { text += " (see \(uri))" }
+        if let status { text += " [HTTP \(status)]" }
+        return text
+    }
+}

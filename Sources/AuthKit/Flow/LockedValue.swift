@@ -1,0 +1,20 @@
+import Foundation
+
+/// A value shared between concurrent closures, guarded by a lock.
+///
+/// (`Synchronization.Mutex` would do, but needs macOS 15 / iOS 18; AuthKit
+/// supports macOS 13 / iOS 16.)
+final class LockedValue<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
+    var current: Value { withLock { $0 } }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// One authorization attempt between "send the user to the provider" and
+/// "the provider sent the user back".
+///
+/// `Codable` and `Sendable` so a web backend can keep it in its session store
+/// (keyed by `state`) between the two requests, even across server instances.
+/// It holds the PKCE verifier, which is a secret: store it server-side only,
+/// never in a cookie the browser can read. Delete it once used: `state` is single-use.
+public struct PendingAuthorization: Codable, Sendable, Hashable {
+    /// The descriptor id the attempt was started with (RFC 9700 §4.4 mix-up defence).
+    public var providerID: String
+    /// The CSRF token sent as `state` (RFC 6749 §10.12): 256 random bits.
+    public var state: String
+    /// The PKCE verifier (RFC 7636 §4.1), when PKCE is used.
+    public var codeVerifier: String?
+    /// The exact `redirect_uri` sent; the token request repeats it (RFC 6749 §4.1.3).
+    public var redirectURI: String
+    /// The issuer the response's `iss` must equal (RFC 9207 §2.4).
+    public var expectedIssuer: String?
+    /// Reject a response without `iss` (the provider always sends it).
+    public var issuerRequired: Bool
+    /// Scopes requested, used when the token response does not list the granted ones.
+    public var scopes: [String]
+    public var createdAt: Date
+
+    public init(providerID: String, state: String, codeVerifier: String?, redirectURI: String,
+                expectedIssuer: String?, issuerRequired: Bool, scopes: [String], createdAt: Date) {
+        self.providerID = providerID
+        self.state = state
+        self.codeVerifier = codeVerifier
+        self.redirectURI = redirectURI
+        self.expectedIssuer = expectedIssuer
+        self.issuerRequired = issuerRequired
+        self.scopes = scopes
+        self.createdAt = createdAt
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// Reads the provider's answer out of a redirect URL (RFC 6749 §4.1.2).
+///
+/// The order of checks is the point of this type:
+/// 1. the URL must be this attempt's redirect URI (scheme, host, port, path);
+/// 2. no parameter may appear twice (RFC 6749 §3.1);
+/// 3. `state` must be present and equal, compared in constant time, **before**
+///    `code` or `error` is looked at — a forged error redirect is as much an
+///    attack as a forged code (RFC 9700 §4.7);
+/// 4. `iss`, when expected or present, must name the attempt's issuer (RFC 9207 §2.4);
+/// 5. only then is `error` reported or `code` returned.
+public struct RedirectParser: Sendable {
+    /// A fragment the provider appends (Instagram's `_`), removed before parsing.
+    public var appendedFragment: String?
+
+    public init(appendedFragment: String? = nil) {
+        self.appendedFragment = appendedFragment
+    }
+
+    /// Returns the authorization code.
+    /// - Throws: ``AuthKitError/redirect(_:)`` when the URL is not a valid answer
+    ///   to `pending`; ``AuthKitError/authorizationFailed(_:)`` when it is, and carries `error`.
+    public func code(from url: URL, for pending: PendingAuthorization) throws -> String {
+        try code(from: url.absoluteString, for: pending)
+    }
+
+    public func code(from text: String, for pending: PendingAuthorization) throws -> String {
+        var text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let appendedFragment, text.hasSuffix("#" + appendedFragment) {
+            text.removeLast(appendedFragment.count + 1)
+        }
+        guard let received = URLComponents(string: text), received.scheme != nil else {
+            throw AuthKitError.redirect(.malformed("it is not an absolute URL"))
+        }
+        guard let expected = URLComponents(string: pending.redirectURI) else {
+            throw AuthKitError.redirect(.malformed("the attempt's redirect URI \(pending.redirectURI) is not a URL"))
+        }
+        guard Self.sameTarget(received, expected) else {
+            throw AuthKitError.redirect(.unexpectedTarget(expected: pending.redirectURI, received: Self.target(of: received)))
+        }
+
+        guard let parameters = FormURLEncoding.decode(received.percentEncodedQuery ?? "") else {
+            throw AuthKitError.redirect(.malformed("a query parameter has an invalid %-escape"))
+        }
+        var values = [String: String]()
+        for (name, value) in parameters {
+            guard values[name] == nil else { throw AuthKitError.redirect(.duplicateParameter(name)) }
+            values[name] = value
+        }
+
+        guard let state = values["state"] else { throw AuthKitError.redirect(.missingState) }
+        guard ConstantTime.equals(state, pending.state) else { throw AuthKitError.redirect(.stateMismatch) }
+
+        if let expectedIssuer = pending.expectedIssuer {
+            if let issuer = values["iss"] {
+                guard issuer == expectedIssuer else {
+                    throw AuthKitError.redirect(.issuerMismatch(expected: expectedIssuer, received: issuer))
+                }
+            } else if pending.issuerRequired {
+                throw AuthKitError.redirect(.missingIssuer(expected: expectedIssuer))
+            }
+        }
+
+        if let error = values["error"] {
+            throw AuthKitError.authorizationFailed(ProviderErrorResponse(
+                code: error, description: values["error_description"], uri: values["error_uri"]))
+        }
+        guard let code = values["code"], !code.isEmpty else { throw AuthKitError.redirect(.missingCode) }
+        return code
+    }
+
+    /// Scheme and host compare case-insensitively (RFC 3986 §6.2.2.1); an absent
+    /// port equals the scheme's default; the path compares exactly, with an empty
+    /// path equal to `/`. Custom schemes (`myapp:///cb`) have an empty host.
+    static func sameTarget(_ a: URLComponents, _ b: URLComponents) -> Bool {
+        func port(_ c: URLComponents) -> Int? {
+            if let port = c.port { return port }
+            switch c.scheme?.lowercased() {
+            case "http": return 80
+            case "https": return 443
+            default: return nil
+            }
+        }
+        func path(_ c: URLComponents) -> String { c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath }
+        return a.scheme?.lowercased() == b.scheme?.lowercased()
+            && (a.host ?? "").lowercased() == (b.host ?? "").lowercased()
+            && port(a) == port(b)
+            && path(a) == path(b)
+    }
+
+    /// The URL without query or fragment, for messages (the query may hold a code).
+    static func target(of c: URLComponents) -> String {
+        var copy = c
+        copy.percentEncodedQuery = nil
+        copy.fragment = nil
+        return copy.string ?? "(unprintable URL)"
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+
+/// Turns a token endpoint's HTTP response into a ``Credential`` or a typed error
+/// (RFC 6749 §5.1, §5.2), following the descriptor's ``TokenResponseMapping``.
+///
+/// - Bodies may be JSON or `application/x-www-form-urlencoded` (GitHub without
+///   `Accept: application/json`); anything else is an "unusable response" error
+///   that says what arrived (an HTML error page, say) without echoing it.
+/// - An error member (default `error`) makes the response an error **whatever
+///   the status**, because GitHub and Slack report errors with HTTP 200.
+/// - `expires_in` may be a number, a numeric string or null; other types are errors.
+/// - Every member is kept in ``Credential/rawFields``.
+public struct TokenResponseParser: Sendable {
+    public var mapping: TokenResponseMapping
+    public var successStatus: [Int]
+    public var scopeSeparator: String
+    public var step: FlowStep
+
+    public init(mapping: TokenResponseMapping = TokenResponseMapping(), successStatus: [Int] = [200],
+                scopeSeparator: String = " ", step: FlowStep = .tokenExchange) {
+        self.mapping = mapping
+        self.successStatus = successStatus
+        self.scopeSeparator = scopeSeparator
+        self.step = step
+    }
+
+    /// The fields of a successful answer; ``Credential`` is assembled by the caller,
+    /// which knows the provider, label and previous token.
+    public struct Fields: Sendable, Hashable {
+        public var accessToken: String
+        public var tokenType: String?
+        public var expiresIn: TimeInterval?
+        public var refreshToken: String?
+        public var scopes: [String]?
+        public var raw: [String: JSONValue]
+    }
+
+    public func parse(_ response: HTTPResponse) throws -> Fields {
+        let object = try decodeBody(response)
+
+        if let error = providerError(in: object, status: response.status) {
+            throw AuthKitError.providerError(step: step, error)
+        }
+        guard successStatus.contains(response.status) else {
+            if response.status == 401, let challenge = response.header("WWW-Authenticate") {
+                // RFC 6749 §5.2: invalid_client may come as 401 with a challenge and no body.
+                throw AuthKitError.providerError(step: step, ProviderErrorResponse(
+                    status: 401, code: Self.challengeError(challenge) ?? "invalid_client",
+                    description: "the server rejected the client credentials"))
+            }
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: "HTTP \(response.status) (expected \(successStatus.map(String.init).joined(separator: " or "))) without an OAuth error in the body")
+        }
+
+        guard let (accessPath, accessValue) = mapping.accessTokenPaths.firstValue(in: object) else {
+            throw AuthKitError.invalidResponse(step: step, reason: "no access token at '\(describe(mapping.accessTokenPaths))'")
+        }
+        guard case .string(let accessToken) = accessValue, !accessToken.isEmpty else {
+            throw AuthKitError.invalidResponse(step: step, reason: "'\(accessPath)' must be a non-empty string, got \(accessValue.typeName)")
+        }
+
+        let tokenType = try string(mapping.tokenTypePaths, in: object)
+        if tokenType == nil, mapping.tokenTypeIsRequired {
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: "no '\(describe(mapping.tokenTypePaths))' (RFC 6749 §5.1 requires it; a descriptor can set token.response.requireTokenType to false)")
+        }
+        return Fields(
+            accessToken: accessToken,
+            tokenType: tokenType,
+            expiresIn: try expiresIn(in: object),
+            refreshToken: try string(mapping.refreshTokenPaths, in: object),
+            scopes: try scopes(in: object),
+            raw: object)
+    }
+
+    // MARK: - Body
+
+    private func decodeBody(_ response: HTTPResponse) throws -> [String: JSONValue] {
+        let body = response.body
+        let mediaType = response.mediaType ?? ""
+        let firstByte = body.first { !Set<UInt8>([0x20, 0x09, 0x0A, 0x0D]).contains($0) }
+        if mediaType == "application/x-www-form-urlencoded" || (mediaType == "text/plain" && firstByte != UInt8(ascii: "{")) {
+            guard let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text) else {
+                throw AuthKitError.invalidResponse(step: step, reason: "the form-encoded body (HTTP \(response.status)) is not valid")
+            }
+            var object = [String: JSONValue]()
+            for (name, value) in pairs where object[name] == nil { object[name] = .string(value) }
+            return object
+        }
+        if mediaType.hasSuffix("json") || firstByte == UInt8(ascii: "{") || firstByte == UInt8(ascii: "[") {
+            let value: JSONValue
+            do {
+                value = try JSONDecoder().decode(JSONValue.self, from: body)
+            } catch {
+                throw AuthKitError.invalidResponse(step: step, reason: "the JSON body (HTTP \(response.status)) is malformed or truncated")
+            }
+            guard case .object(let object) = value else {
+                throw AuthKitError.invalidResponse(step: step, reason: "the JSON body (HTTP \(response.status)) is \(value.typeName), not an object")
+            }
+            return object
+        }
+        if body.isEmpty {
+            // No body at all: a success status here still lacks a token.
+            return [:]
+        }
+        let what = mediaType.contains("html") || firstByte == UInt8(ascii: "<") ? "an HTML page" : "a \(mediaType.isEmpty ? "body of unknown type" : "'\(mediaType)' body")"
+        throw AuthKitError.invalidResponse(step: step, reason: "the endpoint answered HTTP \(response.status) with \(what), not JSON or form data")
+    }
+
+    // MARK: - Fields
+
+    private func providerError(in object: [String: JSONValue], status: Int) -> ProviderErrorResponse? {
+        guard let (_, codeValue) = mapping.errorCodePaths.firstValue(in: object) else { return nil }
+        // Slack's `"ok": false` bodies and RFC 6749's both carry a string code;
+        // a boolean or object at the error path is not an error code.
+        guard let code = codeValue.scalarText, !code.isEmpty, codeValue != .bool(false) else { return nil }
+        return ProviderErrorResponse(
+            status: status, code: code,
+            description: mapping.errorDescriptionPaths.firstValue(in: object)?.value.scalarText,
+            uri: mapping.errorURIPaths.firstValue(in: object)?.value.scalarText)
+    }
+
+    private func string(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> String? {
+        guard let (path, value) = paths.firstValue(in: object) else { return nil }
+        guard case .string(let text) = value else {
+            throw AuthKitError.invalidResponse(step: step, reason: "'\(path)' must be a string, got \(value.typeName)")
+        }
+        return text.isEmpty ? nil : text
+    }
+
+    private func expiresIn(in object: [String: JSONValue]) throws -> TimeInterval? {
+        guard let (path, value) = mapping.expiresInPaths.firstValue(in: object) else { return nil }
+        let seconds: Double?
+        switch value {
+        case .integer(let number): seconds = Double(number)
+        case .number(let number): seconds = number
+        case .string(let text): seconds = Double(text.trimmingCharacters(in: .whitespaces))
+        default: seconds = nil
+        }
+        guard let seconds, seconds.isFinite, seconds >= 0, seconds < 1e11 else {
+            throw AuthKitError.invalidResponse(
+                step: step, reason: "'\(path)' must be a number of seconds (a number or numeric string), got \(value.typeName == "a string" ? "the string '\(value.scalarText ?? "")'" : value.typeName)")
+        }
+        return seconds
+    }
+
+    private func scopes(in object: [String: JSONValue]) throws -> [String]? {
+        guard let (path, value) = mapping.scopePaths.firstValue(in: object) else { return nil }
+        switch value {
+        case .string(let text):
+            let separators = Set(scopeSeparator + " ")
+            return text.split(whereSeparator: { separators.contains($0) }).map(String.init)
+        case .array(let elements):
+            return try elements.map { element in
+                guard case .string(let scope) = element else {
+                    throw AuthKitError.invalidResponse(step: step, reason: "'\(path)' must list strings, found \(element.typeName)")
+                }
+                return scope
+            }
+        default:
+            throw AuthKitError.invalidResponse(step: step, reason: "'\(path)' must be a string or an array of strings, got \(value.typeName)")
+        }
+    }
+
+    private func describe(_ paths: FieldPaths) -> String {
+        paths.paths.map(\.description).joined(separator: "' or '")
+    }
+
+    /// The `error="…"` parameter of a `WWW-Authenticate` challenge (RFC 6750 §3).
+    static func challengeError(_ challenge: String) -> String? {
+        guard let range = challenge.range(of: "error=\"") else { return nil }
+        let rest = challenge[range.upperBound...]
+        return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
+    }
+}
