@@ -45,8 +45,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKitTests",
-            dependencies: ["AuthKit", "AuthKitTestSupport"],
-            resources: [.copy("Fixtures")]
+            dependencies: ["AuthKit", "AuthKitTestSupport"]
         ),
     ]
 )

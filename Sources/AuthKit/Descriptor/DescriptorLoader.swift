@@ -27,6 +27,9 @@ public struct DescriptorLoader: Sendable {
         do {
             descriptor = try JSONDecoder().decode(ProviderDescriptor.self, from: data)
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "is not valid JSON: \(Self.syntaxError(in: data))")])
+            }
             throw AuthKitError.invalidFile([Self.issue(for: error, file: file)])
         } catch {
             throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: Self.reason(error))])
@@ -118,6 +121,28 @@ public struct DescriptorLoader: Sendable {
         default:
             let name = String(describing: type)
             return name.hasPrefix("Dictionary") ? "an object" : (name.hasPrefix("Array") ? "an array" : "an object (\(name))")
+        }
+    }
+
+    /// Where JSON text is malformed, as "line L, column C: detail".
+    ///
+    /// `JSONDecoder` on Linux reports no position, but `JSONSerialization`
+    /// reports a byte offset ("around character 25"), which is turned into a
+    /// line and column a person can find in an editor.
+    static func syntaxError(in data: Data) -> String {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return "the document is not a JSON object"
+        } catch {
+            let detail = reason(error)
+            guard let range = detail.range(of: "character "),
+                  let offset = Int(detail[range.upperBound...].prefix { $0.isNumber }) else { return detail }
+            let prefix = data.prefix(max(0, min(offset, data.count)))
+            let line = prefix.filter { $0 == UInt8(ascii: "\n") }.count + 1
+            let lineStart = prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? prefix.startIndex
+            let column = String(decoding: prefix[lineStart...], as: UTF8.self).count + 1
+            let what = detail.replacingOccurrences(of: #" around character \d+\.?"#, with: "", options: .regularExpression)
+            return "line \(line), column \(column): \(what)"
         }
     }
 

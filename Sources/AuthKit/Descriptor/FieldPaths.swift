@@ -42,6 +42,15 @@ public struct FieldPaths: Codable, Sendable, Hashable, ExpressibleByStringLitera
         if paths.count == 1 { try container.encode(paths[0].description) } else { try container.encode(paths.map(\.description)) }
     }
 
+    /// The text of the first path holding a string or number: Instagram's Graph
+    /// errors have an object at `error` and the code at `error.type`.
+    public func firstScalar(in object: [String: JSONValue]) -> String? {
+        for path in paths {
+            if let text = path.value(in: object)?.scalarText, !text.isEmpty { return text }
+        }
+        return nil
+    }
+
     /// The first value found, with the path that found it.
     public func firstValue(in object: [String: JSONValue]) -> (path: FieldPath, value: JSONValue)? {
         for path in paths {

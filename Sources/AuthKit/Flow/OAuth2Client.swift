@@ -257,7 +257,7 @@ public struct OAuth2Client: Authenticator {
         }
         // Not a success: report the provider's error if the body has one.
         _ = try TokenResponseParser(mapping: template.response ?? descriptor.token?.response ?? TokenResponseMapping(),
-                                    successStatus: [], step: .revocation).parse(response)
+                                    successStatus: success, step: .revocation).parse(response)
     }
 
     // MARK: - Using the credential
@@ -372,7 +372,7 @@ public struct OAuth2Client: Authenticator {
             throw AuthKitError.unsupported("'\(displayURL)' is not a valid URL.")
         }
         switch encoding {
-        case .form, .json where parameters.isEmpty:
+        case .form where parameters.isEmpty, .json where parameters.isEmpty:
             break // no body at all (Qiita's DELETE revocation)
         case .form:
             request.setHeader("Content-Type", "application/x-www-form-urlencoded")

@@ -40,7 +40,11 @@ public struct RedirectParser: Sendable {
             throw AuthKitError.redirect(.unexpectedTarget(expected: pending.redirectURI, received: Self.target(of: received)))
         }
 
-        guard let parameters = FormURLEncoding.decode(received.percentEncodedQuery ?? "") else {
+        // The query is read from the text itself: URLComponents silently
+        // re-encodes a malformed escape such as `%ZZ` instead of reporting it.
+        let afterQuestionMark = text.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        let rawQuery = afterQuestionMark.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        guard let parameters = FormURLEncoding.decode(rawQuery) else {
             throw AuthKitError.redirect(.malformed("a query parameter has an invalid %-escape"))
         }
         var values = [String: String]()

@@ -81,7 +81,11 @@ public struct TokenResponseParser: Sendable {
         let body = response.body
         let mediaType = response.mediaType ?? ""
         let firstByte = body.first { !Set<UInt8>([0x20, 0x09, 0x0A, 0x0D]).contains($0) }
-        if mediaType == "application/x-www-form-urlencoded" || (mediaType == "text/plain" && firstByte != UInt8(ascii: "{")) {
+        // Form-encoded answers (GitHub without `Accept: application/json`); some
+        // servers label them text/plain, so accept that when it looks like a form.
+        let looksLikeForm = mediaType == "text/plain" && body.contains(UInt8(ascii: "="))
+            && !body.contains { $0 == 0x20 || $0 == 0x0A || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "{") }
+        if mediaType == "application/x-www-form-urlencoded" || looksLikeForm {
             guard let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text) else {
                 throw AuthKitError.invalidResponse(step: step, reason: "the form-encoded body (HTTP \(response.status)) is not valid")
             }
@@ -112,14 +116,13 @@ public struct TokenResponseParser: Sendable {
     // MARK: - Fields
 
     private func providerError(in object: [String: JSONValue], status: Int) -> ProviderErrorResponse? {
-        guard let (_, codeValue) = mapping.errorCodePaths.firstValue(in: object) else { return nil }
-        // Slack's `"ok": false` bodies and RFC 6749's both carry a string code;
-        // a boolean or object at the error path is not an error code.
-        guard let code = codeValue.scalarText, !code.isEmpty, codeValue != .bool(false) else { return nil }
+        // Only a string or number is an error code: an object at `error` may hold
+        // the code deeper (`error.type`), and `"error": false` is no error.
+        guard let code = mapping.errorCodePaths.firstScalar(in: object), code != "false" else { return nil }
         return ProviderErrorResponse(
             status: status, code: code,
-            description: mapping.errorDescriptionPaths.firstValue(in: object)?.value.scalarText,
-            uri: mapping.errorURIPaths.firstValue(in: object)?.value.scalarText)
+            description: mapping.errorDescriptionPaths.firstScalar(in: object),
+            uri: mapping.errorURIPaths.firstScalar(in: object))
     }
 
     private func string(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> String? {

@@ -1,0 +1,38 @@
+import Foundation
+
+/// A ``UserAgent`` for terminals without a browser on the same machine (SSH),
+/// and for providers whose redirect cannot reach a loopback listener
+/// (Instagram requires `https`): it shows the URL, and the user pastes back the
+/// URL the browser ended on — or, for an out-of-band OAuth 1.0a flow, the PIN.
+///
+/// Input and output are closures so tests (and GUIs) can drive it.
+public struct ManualUserAgent: UserAgent {
+    public var write: @Sendable (String) -> Void
+    public var readLine: @Sendable () -> String?
+
+    /// Prompts on standard error and reads standard input, so standard output
+    /// stays clean for `--json` and pipes.
+    public init(
+        write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) },
+        readLine: @escaping @Sendable () -> String? = { Swift.readLine(strippingNewline: true) }
+    ) {
+        self.write = write
+        self.readLine = readLine
+    }
+
+    public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+        let url = try await session.makeAuthorizationURL(session.redirectURI)
+        write("Open this URL in a browser and approve access to \(session.providerName):\n\n  \(url.absoluteString)\n\n")
+        guard let redirectURI = session.redirectURI else {
+            write("Then type the code \(session.providerName) shows: ")
+            guard let code = readLine()?.trimmingCharacters(in: .whitespaces), !code.isEmpty else { throw AuthKitError.cancelled }
+            return .verificationCode(code)
+        }
+        write("Then paste the full URL the browser was sent to (it starts with \(redirectURI.absoluteString)): ")
+        guard let line = readLine()?.trimmingCharacters(in: .whitespaces), !line.isEmpty else { throw AuthKitError.cancelled }
+        guard let pasted = URL(string: line) else { throw AuthKitError.redirect(.malformed("the pasted text is not a URL")) }
+        // A wrong paste is an error here: there is no browser to wait for.
+        try session.validateRedirect(pasted)
+        return .redirect(pasted, redirectURI: redirectURI)
+    }
+}

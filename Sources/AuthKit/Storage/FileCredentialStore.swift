@@ -1,0 +1,202 @@
+import Foundation
+import Logging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Credentials in one JSON file, `$AUTHKIT_HOME/credentials.json` by default.
+///
+/// Guarantees:
+/// - **Private**: the directory is created `0700` and the file `0600`; a file
+///   others can read is reported with a warning that says how to fix it.
+/// - **Atomic**: each change writes a new file beside the old one, `fsync`s it
+///   and `rename`s it over, so a crash leaves the old or the new content, never half.
+/// - **Safe across processes**: every read-modify-write holds an exclusive
+///   `flock` on `credentials.json.lock`, so two `authkit` processes saving
+///   different credentials at once both land.
+/// - **Never destroys what it cannot read**: a corrupt file is reported with its
+///   path and left untouched; nothing is saved until the user fixes or moves it.
+public struct FileCredentialStore: CredentialStore {
+    public let fileURL: URL
+    private let logger: Logger
+
+    /// A store at `file`, or at `credentials.json` in ``AuthKitHome``.
+    public init(file: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+                logger: Logger = Logger(label: "authkit.store")) {
+        self.fileURL = file ?? AuthKitHome.directory(environment: environment).appendingPathComponent("credentials.json")
+        self.logger = logger
+    }
+
+    private var path: String { fileURL.path }
+    private var directory: URL { fileURL.deletingLastPathComponent() }
+
+    public func credential(for key: CredentialKey) async throws -> Credential? {
+        try withLock { try read().first { $0.key == key } }
+    }
+
+    public func allCredentials() async throws -> [Credential] {
+        try withLock { try read() }
+    }
+
+    public func save(_ credential: Credential) async throws {
+        try withLock {
+            var credentials = try read().filter { $0.key != credential.key }
+            credentials.append(credential)
+            try write(credentials)
+        }
+    }
+
+    @discardableResult
+    public func remove(_ key: CredentialKey) async throws -> Credential? {
+        try withLock {
+            var credentials = try read()
+            guard let index = credentials.firstIndex(where: { $0.key == key }) else { return nil }
+            let removed = credentials.remove(at: index)
+            try write(credentials)
+            return removed
+        }
+    }
+
+    /// Problems with the store's permissions, each with the command that fixes it.
+    public func permissionWarnings() -> [String] {
+        var warnings = [String]()
+        for (target, expected) in [(directory.path, 0o700), (path, 0o600)] {
+            var info = stat()
+            guard stat(target, &info) == 0 else { continue }
+            if Int(info.st_mode) & 0o077 != 0 {
+                warnings.append("\(target) is accessible by other users (mode \(String(Int(info.st_mode) & 0o777, radix: 8))); run: chmod \(String(expected, radix: 8)) '\(target)'")
+            }
+        }
+        return warnings
+    }
+
+    // MARK: - File operations (callers hold the lock)
+
+    private func read() throws -> [Credential] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: fileURL)
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            return []
+        } catch {
+            if !FileManager.default.fileExists(atPath: path) { return [] }
+            throw AuthKitError.store(path: path, reason: "cannot be read (\(DescriptorLoader.reason(error))).")
+        }
+        if data.isEmpty { return [] }
+        do {
+            let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)
+            guard file.version <= CredentialFile.currentVersion else {
+                throw AuthKitError.store(path: path, reason: "was written by a newer AuthKit (format version \(file.version)); upgrade AuthKit to use it. It was left untouched.")
+            }
+            return file.credentials
+        } catch let error as AuthKitError {
+            throw error
+        } catch {
+            throw AuthKitError.store(
+                path: path,
+                reason: "is not a valid credentials file (\(DescriptorLoader.reason(error))). It was left untouched; fix it, or move it away to start afresh.")
+        }
+    }
+
+    private func write(_ credentials: [Credential]) throws {
+        let data = try JSONEncoder.credentials.encode(CredentialFile(credentials: credentials))
+        let temporary = directory.appendingPathComponent(".credentials.json.\(getpid()).\(SecureRandom.token().prefix(8)).tmp")
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AuthKitError.store(path: temporary.path, reason: "cannot be created (\(String(cString: strerror(errno)))).") }
+        var succeeded = false
+        defer {
+            if !succeeded { unlink(temporary.path) }
+        }
+        do {
+            defer { close(fd) }
+            try data.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Glue.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw AuthKitError.store(path: temporary.path, reason: "write failed (\(String(cString: strerror(errno)))).")
+                    }
+                    offset += written
+                }
+            }
+            guard fsync(fd) == 0 else {
+                throw AuthKitError.store(path: temporary.path, reason: "fsync failed (\(String(cString: strerror(errno)))).")
+            }
+        }
+        guard rename(temporary.path, path) == 0 else {
+            throw AuthKitError.store(path: path, reason: "cannot be replaced (\(String(cString: strerror(errno)))).")
+        }
+        succeeded = true
+        // Make the rename itself durable.
+        let directoryFD = open(directory.path, O_RDONLY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    /// Runs `body` holding an exclusive lock shared by every process using this file.
+    private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
+        try ensureDirectory()
+        let lockPath = path + ".lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AuthKitError.store(path: lockPath, reason: "cannot be opened (\(String(cString: strerror(errno)))).") }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                throw AuthKitError.store(path: lockPath, reason: "cannot be locked (\(String(cString: strerror(errno)))).")
+            }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    private func ensureDirectory() throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw AuthKitError.store(path: directory.path, reason: "exists but is not a directory.") }
+        } else {
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw AuthKitError.store(path: directory.path, reason: "cannot be created (\(DescriptorLoader.reason(error))).")
+            }
+        }
+        for warning in permissionWarnings() { logger.warning("\(warning)") }
+    }
+}
+
+/// The C `write`, named apart from Swift's `write` overloads.
+private enum Glue {
+    static func write(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        return Glibc.write(fd, pointer, count)
+        #elseif canImport(Musl)
+        return Musl.write(fd, pointer, count)
+        #else
+        return Darwin.write(fd, pointer, count)
+        #endif
+    }
+}
+
+extension JSONEncoder {
+    static var credentials: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}
+
+extension JSONDecoder {
+    static var credentials: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import AuthKitTestSupport
+@testable import AuthKit
+
+@Suite struct AuthenticatorTests {
+    func server(_ server: TestHTTPServer, issuer: IssuerSettings? = nil) -> ProviderDescriptor {
+        server.route("POST", "/token") { request in
+            let body = (try? formObject(request.bodyText)) ?? [:]
+            guard body["code"] == "good-code" else { return .json(#"{"error":"invalid_grant"}"#, status: 400) }
+            return .json(#"{"access_token":"at-123","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-1","scope":"read write"}"#)
+        }
+        return ProviderDescriptor(
+            id: "local", name: "Local", protocol: .oauth2,
+            authorization: AuthorizationEndpoint(url: "\(server.baseURL)/authorize"),
+            token: TokenEndpoint(url: "\(server.baseURL)/token"), pkce: .s256, issuer: issuer)
+    }
+
+    @Test func wholeFlowThroughAUserAgent() async throws {
+        try await withServer { server in
+            let client = try OAuth2Client(descriptor: self.server(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let agent = ScriptedUserAgent(redirectPort: 50123) { p, redirect in
+                "\(redirect.absoluteString)?code=good-code&state=\(PercentEncoding.encode(p["state"] ?? ""))"
+            }
+            let credential = try await client.authorize(using: agent, options: AuthorizationOptions(scopes: ["read", "write"], label: "alice"))
+            #expect(credential.accessToken == "at-123")
+            #expect(credential.label == "alice")
+            #expect(credential.scopes == ["read", "write"])
+            #expect(credential.expiresAt == fixedNow.addingTimeInterval(3600))
+
+            // The port the agent chose is the redirect_uri sent in both requests.
+            let authorizeURL = try #require(agent.seenURLs.all.first)
+            let sent = try formObject(try #require(authorizeURL.query(percentEncoded: true)))
+            #expect(sent["redirect_uri"] == "http://127.0.0.1:50123/callback")
+            let tokenBody = try formObject(try #require(server.requests.last).bodyText)
+            #expect(tokenBody["redirect_uri"] == "http://127.0.0.1:50123/callback")
+            #expect(tokenBody["code_verifier"].map { PKCE.challenge(for: $0) } == sent["code_challenge"])
+        }
+    }
+
+    @Test func forgedRedirectIsRejectedBeforeAnyTokenRequest() async throws {
+        try await withServer { server in
+            let client = try OAuth2Client(descriptor: self.server(server), settings: ClientSettings(clientID: "c"))
+            let agent = ScriptedUserAgent { _, redirect in "\(redirect.absoluteString)?code=good-code&state=attacker" }
+            await #expect(throws: AuthKitError.redirect(.stateMismatch)) {
+                try await client.authorize(using: agent)
+            }
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func deniedConsentIsTypedAndNothingIsExchanged() async throws {
+        try await withServer { server in
+            let client = try OAuth2Client(descriptor: self.server(server), settings: ClientSettings(clientID: "c"))
+            let agent = ScriptedUserAgent { p, redirect in
+                "\(redirect.absoluteString)?error=access_denied&error_description=User%20declined&state=\(PercentEncoding.encode(p["state"] ?? ""))"
+            }
+            await #expect {
+                try await client.authorize(using: agent)
+            } throws: { error in
+                (error as? AuthKitError)?.isAccessDenied == true && "\(error)".contains("User declined")
+            }
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func mixUpIsRejected() async throws {
+        try await withServer { server in
+            let descriptor = self.server(server, issuer: IssuerSettings(identifier: "https://as.local", includedInResponse: true))
+            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c"))
+            let agent = ScriptedUserAgent { p, redirect in
+                "\(redirect.absoluteString)?code=good-code&state=\(PercentEncoding.encode(p["state"] ?? ""))&iss=https%3A%2F%2Fattacker.example"
+            }
+            await #expect(throws: AuthKitError.redirect(.issuerMismatch(expected: "https://as.local", received: "https://attacker.example"))) {
+                try await client.authorize(using: agent)
+            }
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func manualAgentReadsThePastedURL() async throws {
+        try await withServer { server in
+            let client = try OAuth2Client(descriptor: self.server(server), settings: ClientSettings(clientID: "c"))
+            let output = Recorder<String>()
+            let state = LockedValue<String?>(nil)
+            let agent = ManualUserAgent(write: { text in
+                output.append(text)
+                if let url = text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }).first(where: { $0.hasPrefix("http") }),
+                   let query = URL(string: url)?.query(percentEncoded: true), let p = try? formObject(query) {
+                    state.withLock { $0 = p["state"] }
+                }
+            }, readLine: {
+                "http://127.0.0.1/callback?code=good-code&state=\(PercentEncoding.encode(state.current ?? ""))"
+            })
+            let credential = try await client.authorize(using: agent)
+            #expect(credential.accessToken == "at-123")
+            #expect(output.all.joined().contains("\(server.baseURL)/authorize?"))
+
+            // A pasted URL with another attempt's state is an error, not a hang.
+            let wrong = ManualUserAgent(write: { _ in }, readLine: { "http://127.0.0.1/callback?code=good-code&state=old" })
+            await #expect(throws: AuthKitError.redirect(.stateMismatch)) { try await client.authorize(using: wrong) }
+            let nothing = ManualUserAgent(write: { _ in }, readLine: { nil })
+            await #expect(throws: AuthKitError.cancelled) { try await client.authorize(using: nothing) }
+        }
+    }
+
+    @Test func authorizesURLRequestsWithABearerHeaderOnly() throws {
+        let client = try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings(clientID: "c"))
+        let request = URLRequest(url: URL(string: "https://qiita.com/api/v2/authenticated_user?x=1")!)
+        let authorized = try client.authorize(request, with: Credential(providerID: "qiita", accessToken: "tok"))
+        #expect(authorized.value(forHTTPHeaderField: "Authorization") == "Bearer tok")
+        #expect(authorized.url == request.url) // no token in the query
+
+        #expect(throws: AuthKitError.self) {
+            try client.authorize(request, with: Credential(providerID: "qiita", accessToken: "t", tokenType: "MAC"))
+        }
+        #expect(throws: AuthKitError.self) {
+            try client.authorize(request, with: Credential(providerID: "twitter", kind: .oauth1, accessToken: "t", tokenType: "OAuth"))
+        }
+    }
+}
+
+@Suite struct CredentialTests {
+    let credential = Credential(
+        providerID: "qiita", label: "work", accessToken: "ea5d0a593b2655e9568f144fb1826342292f5c6b",
+        refreshToken: "refresh-secret-value", tokenSecret: "token-secret-value",
+        expiresAt: fixedNow, scopes: ["read_qiita"], obtainedAt: fixedNow, rawFields: ["user_id": .integer(17841405793187218)])
+
+    @Test func descriptionMasksEverySecret() {
+        let text = "\(credential)"
+        #expect(!text.contains("ea5d0a593b2655e9568f144fb1826342292f5c6b"))
+        #expect(!text.contains("refresh-secret-value"))
+        #expect(!text.contains("token-secret-value"))
+        #expect(text.contains("••••5c6b"))
+        #expect(text.contains("qiita"))
+        #expect(Credential.mask("short") == "••••")
+    }
+
+    @Test func roundTripsThroughJSON() throws {
+        let decoded = try JSONDecoder.credentials.decode(Credential.self, from: JSONEncoder.credentials.encode(credential))
+        #expect(decoded == credential)
+    }
+
+    @Test func expiry() {
+        #expect(credential.isExpired(at: fixedNow.addingTimeInterval(-30)))      // within the 60 s margin
+        #expect(!credential.isExpired(at: fixedNow.addingTimeInterval(-120)))
+        #expect(!Credential(providerID: "p", accessToken: "a").isExpired())      // unknown expiry
+    }
+}

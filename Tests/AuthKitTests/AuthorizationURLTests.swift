@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+@Suite struct AuthorizationURLTests {
+    func client(_ id: String, settings: ClientSettings = ClientSettings(clientID: "the-client", clientSecret: "s3cr3t-value")) throws -> OAuth2Client {
+        try OAuth2Client(descriptor: bundledDescriptor(id), settings: settings)
+    }
+
+    func parameters(_ url: URL) throws -> [String: String] {
+        let query = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery)
+        return try formObject(query)
+    }
+
+    @Test func githubURLHasStatePKCEAndScopes() throws {
+        let client = try client("github")
+        let (url, pending) = try client.startAuthorization(
+            redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["repo", "read:user"])
+        #expect(url.absoluteString.hasPrefix("https://github.com/login/oauth/authorize?"))
+        let p = try parameters(url)
+        #expect(p["response_type"] == "code")
+        #expect(p["client_id"] == "the-client")
+        #expect(p["redirect_uri"] == "http://127.0.0.1:4321/callback")
+        #expect(p["scope"] == "repo read:user")
+        #expect(p["state"] == pending.state)
+        #expect(p["code_challenge_method"] == "S256")
+        #expect(p["code_challenge"] == PKCE.challenge(for: try #require(pending.codeVerifier)))
+        #expect(pending.redirectURI == "http://127.0.0.1:4321/callback")
+        #expect(pending.providerID == "github")
+    }
+
+    @Test func stateHasAtLeast128BitsAndIsFreshPerAttempt() throws {
+        let client = try client("github")
+        let states = try (0..<100).map { _ in try client.startAuthorization().pending.state }
+        #expect(Set(states).count == 100)
+        // 43 base64url characters carry 258 bits; anything ≥ 22 would carry ≥ 128.
+        #expect(states.allSatisfy { $0.count == 43 })
+    }
+
+    @Test func clientSecretIsNeverInTheURL() throws {
+        let secret = "s3cr3t-value"
+        for id in ["github", "qiita", "instagram"] {
+            let (url, _) = try client(id).startAuthorization()
+            #expect(!url.absoluteString.contains(secret), "\(id)")
+            #expect(!url.absoluteString.contains("client_secret"), "\(id)")
+        }
+        #expect(throws: AuthKitError.self) {
+            try client("github").startAuthorization(additionalParameters: ["client_secret": secret])
+        }
+    }
+
+    @Test func qiitaSendsNeitherRedirectURINorResponseType() throws {
+        let (url, pending) = try client("qiita").startAuthorization(scopes: ["read_qiita", "write_qiita"])
+        let p = try parameters(url)
+        #expect(Set(p.keys) == ["client_id", "scope", "state"])
+        #expect(p["scope"] == "read_qiita write_qiita")
+        #expect(pending.codeVerifier == nil) // Qiita documents no PKCE
+        #expect(pending.redirectURI == "http://127.0.0.1:8765/callback") // its registered default
+    }
+
+    @Test func instagramJoinsScopesWithCommas() throws {
+        let (url, _) = try client("instagram").startAuthorization(
+            scopes: ["instagram_business_basic", "instagram_business_content_publish"])
+        let p = try parameters(url)
+        #expect(p["scope"] == "instagram_business_basic,instagram_business_content_publish")
+        #expect(p["redirect_uri"] == "https://localhost/callback")
+        #expect(p["response_type"] == "code")
+    }
+
+    @Test func defaultScopesComeFromDescriptorThenSettings() throws {
+        #expect(try parameters(client("qiita").startAuthorization().url)["scope"] == "read_qiita")
+        let configured = try client("qiita", settings: ClientSettings(clientID: "c", scopes: ["write_qiita"]))
+        #expect(try parameters(configured.startAuthorization().url)["scope"] == "write_qiita")
+    }
+
+    /// `URLComponents` leaves `+` raw, which form decoders read as a space; every
+    /// value must come back byte for byte through a form decoder.
+    @Test func valuesSurviveAFormDecoder() throws {
+        let tricky = "a+b&c=d e/é☃?#%"
+        let (url, _) = try client("github").startAuthorization(
+            redirectURI: URL(string: "http://127.0.0.1:1/cb"), scopes: ["x+y", "z&w"],
+            additionalParameters: ["login_hint": tricky])
+        let query = try #require(url.query(percentEncoded: true))
+        #expect(!query.contains("+"), "a raw + would decode as a space")
+        let p = try parameters(url)
+        #expect(p["login_hint"] == tricky)
+        #expect(p["scope"] == "x+y z&w")
+        // And through URLComponents' own decoder (no plus-as-space rule).
+        let items = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems)
+        #expect(items.first { $0.name == "login_hint" }?.value == tricky)
+    }
+
+    @Test func reservedParametersCannotBeOverridden() throws {
+        for name in ["state", "code_challenge", "redirect_uri", "client_id"] {
+            #expect(throws: AuthKitError.self) {
+                try client("github").startAuthorization(additionalParameters: [name: "x"])
+            }
+        }
+    }
+
+    @Test func endpointQueryIsRetained() throws {
+        var descriptor = try bundledDescriptor("github")
+        descriptor.authorization?.url = "https://example.com/authorize?tenant=a%2Bb"
+        let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c"))
+        let url = try client.startAuthorization().url
+        #expect(url.absoluteString.hasPrefix("https://example.com/authorize?tenant=a%2Bb&response_type=code"))
+    }
+
+    @Test func missingClientIDSaysHowToSetIt() throws {
+        #expect {
+            try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings())
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("AUTHKIT_QIITA_CLIENT_ID") && text.contains("--client-id") && text.contains("config.json")
+        }
+    }
+
+    @Test func hostPlaceholdersAreFilledOrReported() throws {
+        let team = try bundledDescriptor("qiita-team")
+        #expect {
+            try OAuth2Client(descriptor: team, settings: ClientSettings(clientID: "c"))
+        } throws: { error in
+            guard case AuthKitError.missingSetting(let provider, let setting, let hint) = error else { return false }
+            return provider == "qiita-team" && setting.contains("{team}") && hint.contains("AUTHKIT_QIITA_TEAM_TEAM")
+        }
+        let client = try OAuth2Client(descriptor: team, settings: ClientSettings(clientID: "c", placeholders: ["team": "acme"]))
+        #expect(try client.startAuthorization().url.absoluteString.hasPrefix("https://acme.qiita.com/api/v2/oauth/team_authorize?"))
+    }
+
+    @Test func pendingAuthorizationRoundTripsThroughJSON() throws {
+        let (_, pending) = try client("github").startAuthorization()
+        let decoded = try JSONDecoder().decode(PendingAuthorization.self, from: JSONEncoder().encode(pending))
+        #expect(decoded.state == pending.state)
+        #expect(decoded.codeVerifier == pending.codeVerifier)
+        #expect(decoded.redirectURI == pending.redirectURI)
+        #expect(abs(decoded.createdAt.timeIntervalSince(pending.createdAt)) < 0.001)
+    }
+}
+
+@Suite struct ClientSettingsTests {
+    @Test func environmentNamingRule() {
+        #expect(ClientSettings.environmentPrefix(for: "qiita") == "AUTHKIT_QIITA")
+        #expect(ClientSettings.environmentPrefix(for: "my-gitlab.v2") == "AUTHKIT_MY_GITLAB_V2")
+    }
+
+    @Test func callerThenEnvironmentThenFile() {
+        let file = UserConfiguration(providers: ["qiita": ClientSettings(clientID: "from-file", clientSecret: "file-secret", redirectURI: "http://127.0.0.1:1/f")])
+        let environment = ["AUTHKIT_QIITA_CLIENT_ID": "from-env", "AUTHKIT_QIITA_TEAM_TEAM": "acme"]
+        let merged = ClientSettings.resolve(providerID: "qiita", explicit: ClientSettings(redirectURI: "http://127.0.0.1:2/x"),
+                                            environment: environment, configuration: file)
+        #expect(merged.clientID == "from-env")
+        #expect(merged.clientSecret == "file-secret")
+        #expect(merged.redirectURI == "http://127.0.0.1:2/x")
+
+        let team = ClientSettings.resolve(providerID: "qiita-team", placeholderNames: ["team"], environment: environment)
+        #expect(team.placeholders?["team"] == "acme")
+    }
+
+    @Test func configurationFileErrorsNameTheFile() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        #expect(try UserConfiguration.load(home: home) == UserConfiguration())
+        try #"{"providers": {"qiita": {"clientID": 42}}}"#.write(to: home.appendingPathComponent("config.json"), atomically: true, encoding: .utf8)
+        #expect {
+            try UserConfiguration.load(home: home)
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.first?.file.hasSuffix("config.json") == true && issues.first?.field == "providers.qiita.clientID"
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+@Suite struct CredentialStoreTests {
+    func temporaryHome() throws -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("authkit-store-\(UUID().uuidString)/home")
+    }
+
+    func mode(_ path: String) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    func credential(_ provider: String, _ label: String? = nil, token: String = "token") -> Credential {
+        Credential(providerID: provider, label: label, accessToken: token, obtainedAt: fixedNow)
+    }
+
+    @Test func createsPrivateDirectoryAndFile() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        #expect(store.fileURL.path == home.appendingPathComponent("credentials.json").path)
+        try await store.save(credential("qiita"))
+        #expect(try mode(home.path) == 0o700)
+        #expect(try mode(store.fileURL.path) == 0o600)
+        #expect(store.permissionWarnings().isEmpty)
+
+        chmod(store.fileURL.path, 0o644)
+        let warnings = store.permissionWarnings()
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("chmod 600") == true)
+    }
+
+    @Test func saveLoadReplaceRemove() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        #expect(try await store.allCredentials().isEmpty)
+        try await store.save(credential("qiita", token: "one"))
+        try await store.save(credential("qiita", "work", token: "two"))
+        try await store.save(credential("github", token: "three"))
+        try await store.save(credential("qiita", token: "four")) // replaces "one"
+        let all = try await store.allCredentials()
+        #expect(all.map(\.accessToken) == ["three", "four", "two"])
+        #expect(try await store.credential(for: CredentialKey(providerID: "qiita", label: "work"))?.accessToken == "two")
+        #expect(try await store.remove(CredentialKey(providerID: "qiita"))?.accessToken == "four")
+        #expect(try await store.remove(CredentialKey(providerID: "qiita")) == nil)
+        #expect(try await store.allCredentials().count == 2)
+        // A second store instance (another process, in effect) reads the same data.
+        let again = FileCredentialStore(file: store.fileURL)
+        #expect(try await again.allCredentials().map(\.accessToken) == ["three", "two"])
+    }
+
+    /// Many writers at once, each with its own file handle and lock (as separate
+    /// processes would have): nothing is lost and the file always parses.
+    @Test func concurrentWritersLoseNothing() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let file = home.appendingPathComponent("credentials.json")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<8 {
+                group.addTask {
+                    let store = FileCredentialStore(file: file)
+                    for index in 0..<15 {
+                        try await store.save(Credential(providerID: "p\(writer)", label: "n\(index)", accessToken: "t\(writer)-\(index)"))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let all = try await FileCredentialStore(file: file).allCredentials()
+        #expect(all.count == 8 * 15)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: home.path).filter { $0.hasSuffix(".tmp") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func corruptFileIsReportedAndLeftUntouched() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let file = home.appendingPathComponent("credentials.json")
+        let garbage = Data(#"{"version":1,"credentials":[{"providerID":"qiita","#.utf8)
+        try garbage.write(to: file)
+        let store = FileCredentialStore(file: file)
+        await #expect {
+            try await store.save(credential("github"))
+        } throws: { error in
+            guard case AuthKitError.store(let path, let reason) = error else { return false }
+            return path == file.path && reason.contains("left untouched")
+        }
+        #expect(try Data(contentsOf: file) == garbage)
+        await #expect(throws: AuthKitError.self) { try await store.allCredentials() }
+    }
+
+    @Test func fileFromANewerVersionIsNotOverwritten() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let file = home.appendingPathComponent("credentials.json")
+        let future = Data(#"{"version":99,"credentials":[]}"#.utf8)
+        try future.write(to: file)
+        await #expect(throws: AuthKitError.self) { try await FileCredentialStore(file: file).save(credential("x")) }
+        #expect(try Data(contentsOf: file) == future)
+    }
+
+    @Test func inMemoryStoreKeepsAndRemoves() async throws {
+        let memory = InMemoryCredentialStore([credential("a")])
+        try await memory.save(credential("b", "x"))
+        #expect(try await memory.allCredentials().map(\.providerID) == ["a", "b"])
+        #expect(try await memory.remove(CredentialKey(providerID: "a")) != nil)
+        #expect(try await memory.credential(for: CredentialKey(providerID: "b", label: "x")) != nil)
+    }
+}

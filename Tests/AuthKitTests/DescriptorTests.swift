@@ -1,0 +1,226 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+@Suite struct DescriptorTests {
+    /// A minimal valid OAuth 2.0 descriptor, as JSON text, for mutation.
+    static let minimal = """
+    {
+      "id": "example",
+      "name": "Example",
+      "protocol": "oauth2",
+      "authorization": {"url": "https://example.com/authorize"},
+      "token": {"url": "https://example.com/token"}
+    }
+    """
+
+    func issues(_ json: String, file: String = "/tmp/example.json") -> [FileIssue] {
+        do {
+            _ = try DescriptorLoader().decode(Data(json.utf8), file: file)
+            return []
+        } catch AuthKitError.invalidFile(let issues) {
+            return issues
+        } catch {
+            Issue.record("unexpected error \(error)")
+            return []
+        }
+    }
+
+    @Test func bundledDescriptorsAllLoad() throws {
+        let catalog = ProviderCatalog(includeBundled: true, directories: [])
+        #expect(catalog.problems.isEmpty, "\(catalog.problems)")
+        #expect(Set(catalog.ids).isSuperset(of: ["qiita", "instagram", "github", "qiita-team"]))
+    }
+
+    @Test func bundledDescriptorsMatchTheProvidersFolder() throws {
+        // BundledDescriptors.swift is generated from providers/*.json; it must not drift.
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../providers").standardized
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasSuffix(".json") && $0 != "schema.json" }.sorted()
+        #expect(BundledDescriptors.files.map(\.name) == files)
+        for (name, json) in BundledDescriptors.files {
+            let onDisk = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            #expect(onDisk.trimmingCharacters(in: .newlines) == json, "run scripts/embed-providers: \(name) changed")
+        }
+    }
+
+    @Test func qiitaIsDescribedAccurately() throws {
+        let qiita = try bundledDescriptor("qiita")
+        #expect(qiita.authorization?.url == "https://qiita.com/api/v2/oauth/authorize")
+        #expect(qiita.authorization?.sendRedirectURI == false)
+        #expect(qiita.authorization?.sendResponseType == false)
+        #expect(qiita.token?.url == "https://qiita.com/api/v2/access_tokens")
+        #expect(qiita.token?.encoding == .json)
+        #expect(qiita.token?.successStatus == [201])
+        #expect(qiita.token?.response?.accessToken == "token")
+        #expect(qiita.revocation?.method == "DELETE")
+        #expect(qiita.pkceMode == .none)
+    }
+
+    @Test func instagramIsDescribedAccurately() throws {
+        let instagram = try bundledDescriptor("instagram")
+        #expect(instagram.authorization?.url == "https://www.instagram.com/oauth/authorize")
+        #expect(instagram.token?.url == "https://api.instagram.com/oauth/access_token")
+        #expect(instagram.scopeSeparator == ",")
+        #expect(instagram.redirect?.resolvedScheme == "https")
+        #expect(instagram.redirect?.appendedFragment == "_")
+        #expect(instagram.followUp?.url == "https://graph.instagram.com/access_token")
+        #expect(instagram.followUp?.parameters?["grant_type"] == "ig_exchange_token")
+        #expect(instagram.refresh?.parameters?["grant_type"] == "ig_refresh_token")
+    }
+
+    @Test func missingEndpointIsNamed() {
+        let json = Self.minimal.replacingOccurrences(of: #""token": {"url": "https://example.com/token"}"#, with: #""pkce": "S256""#)
+        let found = issues(json)
+        #expect(found.contains { $0.field == "token" && $0.problem.contains("missing") })
+        #expect(found.allSatisfy { $0.file == "/tmp/example.json" })
+    }
+
+    @Test func emptyEndpointURLIsNamed() {
+        let json = Self.minimal.replacingOccurrences(of: "https://example.com/token", with: "")
+        #expect(issues(json).contains { $0.field == "token.url" })
+    }
+
+    @Test func plainHTTPIsRejectedUnlessLoopback() {
+        let insecure = Self.minimal.replacingOccurrences(of: "https://example.com/token", with: "http://example.com/token")
+        let found = issues(insecure)
+        #expect(found.count == 1)
+        #expect(found.first?.field == "token.url")
+        #expect(found.first?.problem.contains("https") == true)
+
+        for loopback in ["http://127.0.0.1:8080/token", "http://[::1]:9/token", "http://localhost/token"] {
+            let ok = Self.minimal.replacingOccurrences(of: "https://example.com/token", with: loopback)
+            #expect(issues(ok).isEmpty, "\(loopback)")
+        }
+    }
+
+    @Test func unknownProtocolIsNamed() {
+        let found = issues(Self.minimal.replacingOccurrences(of: "\"oauth2\"", with: "\"oauth3\""))
+        #expect(found.count == 1)
+        #expect(found.first?.field == "protocol")
+        #expect(found.first?.problem.contains("oauth2") == true)
+    }
+
+    @Test func unresolvedPlaceholderIsNamed() {
+        let json = Self.minimal.replacingOccurrences(of: "https://example.com/authorize", with: "https://{tenant}.example.com/authorize")
+        let found = issues(json)
+        #expect(found.count == 1)
+        #expect(found.first?.field == "authorization.url")
+        #expect(found.first?.problem.contains("{tenant}") == true)
+
+        let declared = json.replacingOccurrences(of: "\"protocol\": \"oauth2\",", with: "\"protocol\": \"oauth2\", \"placeholders\": {\"tenant\": {}},")
+        #expect(issues(declared).isEmpty)
+    }
+
+    @Test func malformedJSONReportsWhere() {
+        let found = issues("{\n  \"id\": \"x\",\n  \"name\": oops\n}")
+        #expect(found.count == 1)
+        #expect(found.first?.field == "")
+        #expect(found.first?.problem.contains("not valid JSON") == true)
+        #expect(found.first?.problem.contains("line 3") == true, "\(found.first?.problem ?? "")")
+    }
+
+    @Test func wrongTypeAndMissingFieldAreNamed() {
+        let wrongType = issues(Self.minimal.replacingOccurrences(of: #""token": {"url": "https://example.com/token"}"#, with: #""token": {"url": "https://example.com/token", "successStatus": "201"}"#))
+        #expect(wrongType.first?.field == "token.successStatus")
+        let missingID = issues(Self.minimal.replacingOccurrences(of: #""id": "example","#, with: ""))
+        #expect(missingID.first?.field == "id")
+        #expect(missingID.first?.problem.contains("missing") == true)
+    }
+
+    @Test func misspelledFieldIsReported() {
+        let json = Self.minimal.replacingOccurrences(of: #""authorization": {"url": "https://example.com/authorize"}"#, with: #""authorization": {"url": "https://example.com/authorize", "sendRedirectUri": false}"#)
+        let found = issues(json)
+        #expect(found.map(\.field) == ["authorization.sendRedirectUri"])
+    }
+
+    @Test func badRedirectAndStatusesAreNamed() {
+        let json = Self.minimal.replacingOccurrences(of: "\"protocol\": \"oauth2\",", with: """
+        "protocol": "oauth2", "redirect": {"host": "example.com", "port": 70000, "path": "cb"},
+        """).replacingOccurrences(of: #""token": {"url": "https://example.com/token"}"#, with: #""token": {"url": "https://example.com/token", "successStatus": [400]}"#)
+        let fields = Set(issues(json).map(\.field))
+        #expect(fields == ["redirect.port", "redirect.path", "redirect.host", "token.successStatus"])
+    }
+
+    @Test func errorDescriptionNamesFileAndField() {
+        let issue = FileIssue(file: "/home/u/.config/authkit/providers/x.json", field: "token.url", problem: "must use https.")
+        #expect(issue.description == "/home/u/.config/authkit/providers/x.json: field 'token.url': must use https.")
+    }
+
+    @Test func fieldPaths() throws {
+        let object: [String: JSONValue] = [
+            "data": .array([.object(["access_token": .string("inner")])]),
+            "authed_user": .object(["access_token": .string("user")]),
+        ]
+        #expect(FieldPath("data[0].access_token")?.value(in: object) == .string("inner"))
+        #expect(FieldPath("authed_user.access_token")?.value(in: object) == .string("user"))
+        #expect(FieldPath("data[1].access_token")?.value(in: object) == nil)
+        #expect(FieldPath("") == nil)
+        #expect(FieldPath("a..b") == nil)
+        #expect(FieldPath("a[x]") == nil)
+        let paths: FieldPaths = ["access_token", "data[0].access_token"]
+        #expect(paths.firstValue(in: object)?.value == .string("inner"))
+    }
+}
+
+@Suite struct ProviderCatalogTests {
+    func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func userFileOverridesBundledOne() throws {
+        let home = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let providers = home.appendingPathComponent("providers")
+        try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
+        let override = DescriptorTests.minimal
+            .replacingOccurrences(of: "\"example\"", with: "\"qiita\"")
+            .replacingOccurrences(of: "https://example.com", with: "http://127.0.0.1:9999")
+        try override.write(to: providers.appendingPathComponent("qiita.json"), atomically: true, encoding: .utf8)
+
+        let catalog = ProviderCatalog.standard(environment: ["AUTHKIT_HOME": home.path])
+        let qiita = try catalog.descriptor(id: "qiita")
+        #expect(qiita.token?.url == "http://127.0.0.1:9999/token")
+        #expect(catalog.entries["qiita"]?.file == providers.appendingPathComponent("qiita.json").path)
+        // Other bundled providers are still there.
+        #expect(try catalog.descriptor(id: "instagram").name == "Instagram")
+    }
+
+    @Test func brokenUserFileIsReportedNotSilentlyReplaced() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try "{ \"id\": \"qiita\", ".write(to: dir.appendingPathComponent("qiita.json"), atomically: true, encoding: .utf8)
+        let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
+        #expect {
+            try catalog.descriptor(id: "qiita")
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.first?.file.hasSuffix("qiita.json") == true && issues.first?.problem.contains("not valid JSON") == true
+        }
+    }
+
+    @Test func unknownProviderSuggestsNearestNames() throws {
+        let catalog = ProviderCatalog(includeBundled: true, directories: [])
+        #expect {
+            try catalog.descriptor(id: "quiita")
+        } throws: { error in
+            guard case AuthKitError.unknownProvider(let id, let suggestions) = error else { return false }
+            return id == "quiita" && suggestions.first == "qiita"
+        }
+        #expect(catalog.suggestions(for: "instagam") == ["instagram"])
+    }
+
+    @Test func additionalDirectoriesComeLast() throws {
+        let first = try temporaryDirectory(), second = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: first); try? FileManager.default.removeItem(at: second) }
+        try DescriptorTests.minimal.replacingOccurrences(of: "\"Example\"", with: "\"First\"")
+            .write(to: first.appendingPathComponent("example.json"), atomically: true, encoding: .utf8)
+        try DescriptorTests.minimal.replacingOccurrences(of: "\"Example\"", with: "\"Second\"")
+            .write(to: second.appendingPathComponent("example.json"), atomically: true, encoding: .utf8)
+        let catalog = ProviderCatalog(directories: [first, second])
+        #expect(try catalog.descriptor(id: "example").name == "Second")
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+@Suite struct RedirectParserTests {
+    let state = "kN3r7Zxq0k7mR4vYV1fQ8u6m2oXgH5sJc9tLwBpAeDy"
+
+    func pending(redirect: String = "http://127.0.0.1:4321/callback", issuer: String? = nil, required: Bool = false) -> PendingAuthorization {
+        PendingAuthorization(providerID: "p", state: state, codeVerifier: nil, redirectURI: redirect,
+                             expectedIssuer: issuer, issuerRequired: required, scopes: [], createdAt: fixedNow)
+    }
+
+    func parse(_ url: String, _ pending: PendingAuthorization? = nil, fragment: String? = nil) throws -> String {
+        try RedirectParser(appendedFragment: fragment).code(from: url, for: pending ?? self.pending())
+    }
+
+    func redirectError(_ url: String, _ pending: PendingAuthorization? = nil) -> RedirectError? {
+        do {
+            _ = try parse(url, pending)
+            return nil
+        } catch AuthKitError.redirect(let error) {
+            return error
+        } catch {
+            return nil
+        }
+    }
+
+    @Test func acceptsTheGenuineRedirect() throws {
+        #expect(try parse("http://127.0.0.1:4321/callback?code=abc%2B1&state=\(state)") == "abc+1")
+    }
+
+    @Test func rejectsOtherTargets() {
+        for url in [
+            "https://127.0.0.1:4321/callback?code=a&state=\(state)",   // scheme
+            "http://127.0.0.2:4321/callback?code=a&state=\(state)",   // host
+            "http://127.0.0.1:4322/callback?code=a&state=\(state)",   // port
+            "http://127.0.0.1/callback?code=a&state=\(state)",        // port (default 80)
+            "http://127.0.0.1:4321/callback/x?code=a&state=\(state)", // path
+            "http://127.0.0.1:4321/Callback?code=a&state=\(state)",   // path is case-sensitive
+        ] {
+            guard case .unexpectedTarget? = redirectError(url) else {
+                Issue.record("accepted \(url)")
+                continue
+            }
+        }
+    }
+
+    @Test func customSchemes() throws {
+        let custom = pending(redirect: "myapp:///cb")
+        #expect(try parse("myapp:///cb?code=z&state=\(state)", custom) == "z")
+        #expect(redirectError("otherapp:///cb?code=z&state=\(state)", custom) != nil)
+        #expect(redirectError("myapp:///other?code=z&state=\(state)", custom) != nil)
+        #expect(redirectError("myapp://evil/cb?code=z&state=\(state)", custom) != nil)
+    }
+
+    @Test func stateIsCheckedBeforeErrorOrCode() {
+        #expect(redirectError("http://127.0.0.1:4321/callback?code=a") == .missingState)
+        #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=forged") == .stateMismatch)
+        // A forged *error* response is rejected as forged, not shown as the provider's error.
+        #expect(redirectError("http://127.0.0.1:4321/callback?error=access_denied") == .missingState)
+        #expect(redirectError("http://127.0.0.1:4321/callback?error=access_denied&state=forged") == .stateMismatch)
+    }
+
+    @Test func duplicatedParametersAreRejected() {
+        #expect(redirectError("http://127.0.0.1:4321/callback?code=a&code=b&state=\(state)") == .duplicateParameter("code"))
+        #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)&state=\(state)") == .duplicateParameter("state"))
+    }
+
+    @Test func missingCodeIsDistinct() {
+        #expect(redirectError("http://127.0.0.1:4321/callback?state=\(state)") == .missingCode)
+        #expect(redirectError("http://127.0.0.1:4321/callback?code=&state=\(state)") == .missingCode)
+    }
+
+    @Test func providerErrorsAreTyped() {
+        #expect {
+            try parse("http://127.0.0.1:4321/callback?error=access_denied&error_description=The+user+said+no&error_uri=https%3A%2F%2Fe.x%2Fe&state=\(state)")
+        } throws: { error in
+            guard case AuthKitError.authorizationFailed(let response) = error else { return false }
+            return response.code == "access_denied" && response.description == "The user said no"
+                && response.uri == "https://e.x/e" && (error as? AuthKitError)?.isAccessDenied == true
+        }
+    }
+
+    @Test func issuerIsCheckedPerRFC9207() throws {
+        let withIssuer = pending(issuer: "https://as.example")
+        #expect(try parse("http://127.0.0.1:4321/callback?code=a&state=\(state)&iss=https%3A%2F%2Fas.example", withIssuer) == "a")
+        #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)&iss=https%3A%2F%2Fevil.example", withIssuer)
+                == .issuerMismatch(expected: "https://as.example", received: "https://evil.example"))
+        // A mismatched iss on an error response is rejected too.
+        #expect(redirectError("http://127.0.0.1:4321/callback?error=access_denied&state=\(state)&iss=https%3A%2F%2Fevil.example", withIssuer)
+                == .issuerMismatch(expected: "https://as.example", received: "https://evil.example"))
+        // Absent iss: fine unless the provider always sends it.
+        #expect(try parse("http://127.0.0.1:4321/callback?code=a&state=\(state)", withIssuer) == "a")
+        let required = pending(issuer: "https://as.example", required: true)
+        #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)", required) == .missingIssuer(expected: "https://as.example"))
+    }
+
+    @Test func instagramFragmentIsStripped() throws {
+        let p = pending(redirect: "https://localhost/callback")
+        #expect(try parse("https://localhost/callback?code=AQBx-y_z&state=\(state)#_", p, fragment: "_") == "AQBx-y_z")
+        // Pasted with surrounding whitespace, as from a terminal.
+        #expect(try parse("  https://localhost/callback?code=AQB&state=\(state)#_\n", p, fragment: "_") == "AQB")
+    }
+
+    @Test func malformedInputIsReported() {
+        guard case .malformed? = redirectError("not a url") else { Issue.record("accepted garbage"); return }
+        guard case .malformed? = redirectError("http://127.0.0.1:4321/callback?code=%ZZ&state=\(state)") else {
+            Issue.record("accepted a bad escape"); return
+        }
+    }
+
+    @Test func messagesDoNotContainTheCode() {
+        let error = AuthKitError.redirect(.unexpectedTarget(expected: "http://127.0.0.1:1/cb", received: RedirectParser.target(of: URLComponents(string: "http://127.0.0.1:2/cb?code=SECRETCODE")!)))
+        #expect(!error.description.contains("SECRETCODE"))
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import AuthKitTestSupport
+@testable import AuthKit
+
+/// The bundled descriptor `id`, with every endpoint host replaced by the test
+/// server's, so the real descriptor (not a test copy) is exercised.
+func bundledDescriptor(_ id: String, pointingTo server: TestHTTPServer? = nil) throws -> ProviderDescriptor {
+    let catalog = ProviderCatalog(includeBundled: true, directories: [])
+    guard let entry = catalog.entries[id] else { throw AuthKitError.unknownProvider(id: id, suggestions: []) }
+    guard let server else { return entry.descriptor }
+    let json = try #require(BundledDescriptors.files.first { $0.name == "\(id).json" }).json
+    let rewritten = rewriteHosts(json, to: server.baseURL)
+    return try DescriptorLoader().decode(Data(rewritten.utf8), file: "\(id).json (test)")
+}
+
+/// Replaces `https://host` in every URL of a descriptor with `base` (`http://127.0.0.1:PORT`).
+func rewriteHosts(_ json: String, to base: String) -> String {
+    var output = json
+    let pattern = try! NSRegularExpression(pattern: #"https://[A-Za-z0-9.{}-]+(?=/)"#)
+    let range = NSRange(output.startIndex..., in: output)
+    output = pattern.stringByReplacingMatches(in: output, range: range, withTemplate: NSRegularExpression.escapedTemplate(for: base))
+    return output
+}
+
+/// A fixed clock for deterministic expiry assertions.
+let fixedNow = Date(timeIntervalSince1970: 1_700_000_000)
+
+/// A user agent that plays the user: it asks for the authorization URL, reads
+/// the `state` the client put there, and answers as the provider would.
+struct ScriptedUserAgent: UserAgent {
+    var redirectPort: Int? = nil
+    /// Builds the provider's redirect from the authorization URL's parameters and the redirect URI.
+    var answer: @Sendable (_ parameters: [String: String], _ redirectURI: URL) -> String
+    let seenURLs = Recorder<URL>()
+
+    func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+        var redirect = try #require(session.redirectURI)
+        if let redirectPort, session.redirectPortIsFlexible {
+            var components = try #require(URLComponents(url: redirect, resolvingAgainstBaseURL: false))
+            components.port = redirectPort
+            redirect = try #require(components.url)
+        }
+        let url = try await session.makeAuthorizationURL(redirect)
+        seenURLs.append(url)
+        let query = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery)
+        let parameters = Dictionary(try #require(FormURLEncoding.decode(query)), uniquingKeysWith: { first, _ in first })
+        let answered = try #require(URL(string: answer(parameters, redirect)))
+        try session.validateRedirect(answered)
+        return .redirect(answered, redirectURI: redirect)
+    }
+}
+
+/// Thread-safe append-only list for observations made inside `@Sendable` closures.
+final class Recorder<Element>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Element] = []
+    func append(_ item: Element) { lock.withLock { items.append(item) } }
+    var all: [Element] { lock.withLock { items } }
+}
+
+/// Parses a JSON body into a dictionary for assertions.
+func jsonObject(_ data: Data) throws -> [String: String] {
+    try JSONDecoder().decode([String: String].self, from: data)
+}
+
+func formObject(_ text: String) throws -> [String: String] {
+    Dictionary(try #require(FormURLEncoding.decode(text)), uniquingKeysWith: { first, _ in first })
+}
+
+/// Runs `body` with a started test server and always stops it.
+func withServer<T>(_ body: (TestHTTPServer) async throws -> T) async throws -> T {
+    let server = TestHTTPServer()
+    try await server.start()
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}

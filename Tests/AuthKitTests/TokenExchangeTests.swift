@@ -1,0 +1,306 @@
+import Foundation
+import Testing
+import AuthKitTestSupport
+@testable import AuthKit
+
+/// Token exchanges against a real HTTP server on 127.0.0.1: the assertions are
+/// on the bytes the server received and on the credential built from its answer.
+@Suite struct TokenExchangeTests {
+    func pending(for client: OAuth2Client, redirect: String = "http://127.0.0.1:4321/callback") throws -> PendingAuthorization {
+        try client.startAuthorization(redirectURI: URL(string: redirect)).pending
+    }
+
+    @Test func qiitaStyleJSONBodyAnd201WithTokenField() async throws {
+        try await withServer { server in
+            server.route("POST", "/api/v2/access_tokens") { _ in
+                .json(#"{"client_id":"qiita-client","scopes":["read_qiita","write_qiita"],"token":"ea5d0a593b2655e9568f144fb1826342292f5c6b7d406fda00577b8d1530d8a5"}"#, status: 201)
+            }
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("qiita", pointingTo: server),
+                settings: ClientSettings(clientID: "qiita-client", clientSecret: "qiita-secret"), now: { fixedNow })
+            let pending = try pending(for: client)
+            let credential = try await client.exchange(code: "the-code", pending: pending, label: "work")
+
+            let request = try #require(server.requests.last)
+            #expect(request.method == "POST")
+            #expect(request.path == "/api/v2/access_tokens")
+            #expect(request.header("Content-Type") == "application/json")
+            #expect(request.header("Authorization") == nil)
+            #expect(try jsonObject(request.body) == ["client_id": "qiita-client", "client_secret": "qiita-secret", "code": "the-code"])
+
+            #expect(credential.accessToken == "ea5d0a593b2655e9568f144fb1826342292f5c6b7d406fda00577b8d1530d8a5")
+            #expect(credential.tokenType == "Bearer")
+            #expect(credential.scopes == ["read_qiita", "write_qiita"])
+            #expect(credential.expiresAt == nil)
+            #expect(credential.label == "work")
+            #expect(credential.providerID == "qiita")
+            #expect(credential.rawFields["client_id"] == .string("qiita-client"))
+        }
+    }
+
+    @Test func qiitaStyleErrorIsTyped() async throws {
+        try await withServer { server in
+            server.route("POST", "/api/v2/access_tokens") { _ in
+                .json(#"{"message":"Not found","type":"not_found"}"#, status: 404)
+            }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("qiita", pointingTo: server),
+                                          settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            await #expect {
+                try await client.exchange(code: "x", pending: pending(for: client))
+            } throws: { error in
+                guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
+                return response.code == "not_found" && response.description == "Not found" && response.status == 404
+            }
+        }
+    }
+
+    @Test func instagramStyleFormBodyThenLongLivedExchange() async throws {
+        try await withServer { server in
+            server.route("POST", "/oauth/access_token") { _ in
+                .json(#"{"data":[{"access_token":"IGQVJshort","user_id":17841405793187218,"permissions":"instagram_business_basic,instagram_business_content_publish"}]}"#)
+            }
+            server.route("GET", "/access_token") { _ in
+                .json(#"{"access_token":"IGQVJlong","token_type":"bearer","expires_in":5183944}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("instagram", pointingTo: server),
+                settings: ClientSettings(clientID: "990602627938098", clientSecret: "a1b2c3+d4/e5"), now: { fixedNow })
+            let pending = try pending(for: client, redirect: "https://localhost/callback")
+            let credential = try await client.exchange(
+                redirect: URL(string: "https://localhost/callback?code=AQBx&state=\(pending.state)#_")!, pending: pending)
+
+            let requests = server.requests
+            #expect(requests.count == 2)
+            let first = requests[0]
+            #expect(first.method == "POST")
+            #expect(first.header("Content-Type") == "application/x-www-form-urlencoded")
+            #expect(try formObject(first.bodyText) == [
+                "grant_type": "authorization_code", "code": "AQBx", "redirect_uri": "https://localhost/callback",
+                "client_id": "990602627938098", "client_secret": "a1b2c3+d4/e5",
+            ])
+            // The secret's + and / are escaped so a form decoder reads them back.
+            #expect(first.bodyText.contains("client_secret=a1b2c3%2Bd4%2Fe5"))
+
+            let second = requests[1]
+            #expect(second.method == "GET")
+            #expect(second.body.isEmpty)
+            #expect(try formObject(try #require(second.query)) == [
+                "grant_type": "ig_exchange_token", "client_secret": "a1b2c3+d4/e5", "access_token": "IGQVJshort",
+            ])
+
+            #expect(credential.accessToken == "IGQVJlong")
+            #expect(credential.tokenType == "bearer")
+            #expect(credential.expiresAt == fixedNow.addingTimeInterval(5183944))
+            #expect(credential.scopes == ["instagram_business_basic", "instagram_business_content_publish"])
+            // Fields of the first answer survive the follow-up, exactly.
+            guard case .array(let data)? = credential.rawFields["data"], case .object(let user)? = data.first else {
+                Issue.record("data[0] lost"); return
+            }
+            #expect(user["user_id"] == .integer(17841405793187218))
+        }
+    }
+
+    @Test func instagramFlatResponseIsAcceptedToo() async throws {
+        try await withServer { server in
+            server.route("POST", "/oauth/access_token") { _ in
+                .json(#"{"access_token":"short","user_id":1,"permissions":["instagram_business_basic"]}"#)
+            }
+            server.route("GET", "/access_token") { _ in .json(#"{"access_token":"long","token_type":"bearer","expires_in":"5183944"}"#) }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("instagram", pointingTo: server),
+                                          settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let credential = try await client.exchange(code: "c", pending: pending(for: client, redirect: "https://localhost/callback"))
+            #expect(credential.accessToken == "long")
+            #expect(credential.scopes == ["instagram_business_basic"])
+            #expect(credential.expiresAt == fixedNow.addingTimeInterval(5183944))
+        }
+    }
+
+    @Test func instagramFollowUpErrorNamesTheStep() async throws {
+        try await withServer { server in
+            server.route("POST", "/oauth/access_token") { _ in .json(#"{"access_token":"short","user_id":1}"#) }
+            server.route("GET", "/access_token") { _ in
+                .json(#"{"error":{"message":"Invalid OAuth access token.","type":"OAuthException","code":190}}"#, status: 400)
+            }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("instagram", pointingTo: server),
+                                          settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            await #expect {
+                try await client.exchange(code: "c", pending: pending(for: client, redirect: "https://localhost/callback"))
+            } throws: { error in
+                guard case AuthKitError.providerError(.followUpExchange, let response) = error else { return false }
+                return response.code == "OAuthException" && response.description == "Invalid OAuth access token."
+                    && !"\(error)".contains("short") && !"\(error)".contains("client_secret")
+            }
+        }
+    }
+
+    @Test func basicAuthenticationVectorAndFormEncodingBeforeBase64() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"at","token_type":"Bearer"}"#) }
+            let descriptor = ProviderDescriptor(
+                id: "rfc", name: "RFC", protocol: .oauth2,
+                authorization: AuthorizationEndpoint(url: "\(server.baseURL)/authorize"),
+                token: TokenEndpoint(url: "\(server.baseURL)/token"), pkce: .s256)
+            // security.md vector.
+            let plain = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "CLIENT_ID", clientSecret: "CLIENT_SECRET"))
+            _ = try await plain.exchange(code: "c", pending: pending(for: plain))
+            #expect(server.requests.last?.header("Authorization") == "Basic Q0xJRU5UX0lEOkNMSUVOVF9TRUNSRVQ=")
+
+            // RFC 6749 §2.3.1: form-urlencode id and secret, then base64.
+            let tricky = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "0!1*$$", clientSecret: "1/2_3+4 5"))
+            let pending = try pending(for: tricky)
+            _ = try await tricky.exchange(code: "c", pending: pending)
+            let request = try #require(server.requests.last)
+            let header = try #require(request.header("Authorization"))
+            let decoded = String(decoding: try #require(Data(base64Encoded: String(header.dropFirst(6)))), as: UTF8.self)
+            #expect(decoded == "0%211%2A%24%24:1%2F2_3%2B4%205")
+            let body = try formObject(request.bodyText)
+            #expect(body["client_secret"] == nil)
+            #expect(body["code_verifier"] == pending.codeVerifier)
+            #expect(body["redirect_uri"] == "http://127.0.0.1:4321/callback")
+            #expect(body["grant_type"] == "authorization_code")
+        }
+    }
+
+    @Test func publicClientSendsOnlyClientID() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"at","token_type":"Bearer"}"#) }
+            let descriptor = ProviderDescriptor(
+                id: "pub", name: "Pub", protocol: .oauth2, authorization: AuthorizationEndpoint(url: "\(server.baseURL)/a"),
+                token: TokenEndpoint(url: "\(server.baseURL)/token", clientAuthentication: .basic), pkce: .required)
+            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "public-app"))
+            _ = try await client.exchange(code: "c", pending: pending(for: client))
+            let request = try #require(server.requests.last)
+            #expect(request.header("Authorization") == nil)
+            let body = try formObject(request.bodyText)
+            #expect(body["client_id"] == "public-app")
+            #expect(body["code_verifier"]?.count == 43)
+        }
+    }
+
+    @Test func githubStyleFormResponseAndErrorWithHTTP200() async throws {
+        try await withServer { server in
+            let calls = Recorder<Int>()
+            server.route("POST", "/login/oauth/access_token") { _ in
+                calls.append(1)
+                if calls.all.count == 1 {
+                    return .form("access_token=gho_16C7e42F292c6912E7710c838347Ae178B4a&scope=repo%2Cgist&token_type=bearer")
+                }
+                return .form("error=bad_verification_code&error_description=The+code+passed+is+incorrect+or+expired.&error_uri=https%3A%2F%2Fdocs.github.com")
+            }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
+                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret"))
+            let credential = try await client.exchange(code: "c", pending: pending(for: client))
+            #expect(credential.accessToken == "gho_16C7e42F292c6912E7710c838347Ae178B4a")
+            #expect(credential.scopes == ["repo,gist"]) // GitHub's separator is the descriptor's (space); kept verbatim
+            #expect(server.requests.last?.header("Accept") == "application/json")
+
+            await #expect {
+                try await client.exchange(code: "c", pending: pending(for: client))
+            } throws: { error in
+                guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
+                return response.code == "bad_verification_code" && response.status == 200
+                    && response.description == "The code passed is incorrect or expired." && response.uri == "https://docs.github.com"
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"access_token":"a","token_type":"Bearer","expires_in":3600}"#, 3600.0),
+        (#"{"access_token":"a","token_type":"Bearer","expires_in":"3600"}"#, 3600.0),
+        (#"{"access_token":"a","token_type":"Bearer","expires_in":3599.5}"#, 3599.5),
+    ])
+    func expiresInAsNumberOrString(body: String, seconds: Double) async throws {
+        let fields = try TokenResponseParser().parse(HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+        #expect(fields.expiresIn == seconds)
+    }
+
+    @Test func expiresInNullOrAbsentMeansUnknown() throws {
+        for body in [#"{"access_token":"a","token_type":"Bearer","expires_in":null}"#, #"{"access_token":"a","token_type":"Bearer"}"#] {
+            let fields = try TokenResponseParser().parse(HTTPResponse(status: 200, body: Data(body.utf8)))
+            #expect(fields.expiresIn == nil)
+        }
+    }
+
+    @Test(arguments: ["false", "{}", #""zzz""#, "[]", "-5", "1e300"])
+    func expiresInOfOtherTypesIsAnError(value: String) {
+        let body = #"{"access_token":"a","token_type":"Bearer","expires_in":\#(value)}"#
+        #expect {
+            try TokenResponseParser().parse(HTTPResponse(status: 200, body: Data(body.utf8)))
+        } throws: { error in
+            guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
+            return reason.contains("expires_in")
+        }
+    }
+
+    @Test func unknownFieldsAreKept() throws {
+        let body = #"{"access_token":"a","token_type":"Bearer","created_at":1700000000,"team":{"id":"T1"},"id_token":null}"#
+        let fields = try TokenResponseParser().parse(HTTPResponse(status: 200, body: Data(body.utf8)))
+        #expect(fields.raw["created_at"] == .integer(1700000000))
+        #expect(fields.raw["team"] == .object(["id": .string("T1")]))
+    }
+
+    @Test func tokenTypeIsRequiredUnlessRelaxed() throws {
+        let body = Data(#"{"access_token":"a"}"#.utf8)
+        #expect(throws: AuthKitError.self) { try TokenResponseParser().parse(HTTPResponse(status: 200, body: body)) }
+        let relaxed = TokenResponseParser(mapping: TokenResponseMapping(requireTokenType: false))
+        #expect(try relaxed.parse(HTTPResponse(status: 200, body: body)).tokenType == nil)
+    }
+
+    @Test func rfc6749ErrorBodyIsTyped() throws {
+        let body = Data(#"{"error":"invalid_grant","error_description":"Code expired"}"#.utf8)
+        #expect {
+            try TokenResponseParser().parse(HTTPResponse(status: 400, headers: [("Content-Type", "application/json")], body: body))
+        } throws: { error in
+            guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
+            return response.code == "invalid_grant" && response.description == "Code expired" && response.status == 400
+                && "\(error)".contains("invalid_grant: Code expired")
+        }
+    }
+
+    @Test func invalidClientAs401WithChallenge() throws {
+        let response = HTTPResponse(status: 401, headers: [("WWW-Authenticate", #"Basic realm="x", error="invalid_client""#)])
+        #expect {
+            try TokenResponseParser().parse(response)
+        } throws: { error in
+            guard case AuthKitError.providerError(_, let r) = error else { return false }
+            return r.code == "invalid_client" && r.status == 401
+        }
+    }
+
+    @Test func htmlAndTruncatedBodiesAreUnusable() throws {
+        let cases: [(HTTPResponse, String)] = [
+            (HTTPResponse(status: 502, headers: [("Content-Type", "text/html")], body: Data("<html><title>Bad Gateway</title></html>".utf8)), "HTML page"),
+            (HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(#"{"access_token":"a","tok"#.utf8)), "malformed or truncated"),
+            (HTTPResponse(status: 200, body: Data("[1,2]".utf8)), "not an object"),
+            (HTTPResponse(status: 500, headers: [("Content-Type", "application/json")], body: Data("{}".utf8)), "HTTP 500"),
+            (HTTPResponse(status: 200, body: Data(#"{"access_token":42,"token_type":"Bearer"}"#.utf8)), "access_token"),
+        ]
+        for (response, fragment) in cases {
+            #expect {
+                try TokenResponseParser().parse(response)
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(_, let reason) = error else { return false }
+                return reason.contains(fragment)
+            }
+        }
+    }
+
+    @Test func networkFailureIsTypedAndNamesOnlyTheEndpoint() async throws {
+        // A port nothing listens on: connect to a server, stop it, reuse its port.
+        let server = TestHTTPServer()
+        try await server.start()
+        let base = server.baseURL
+        await server.stop()
+        let descriptor = ProviderDescriptor(
+            id: "down", name: "Down", protocol: .oauth2, authorization: AuthorizationEndpoint(url: "\(base)/a"),
+            token: TokenEndpoint(url: "\(base)/token"))
+        let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "top-secret"),
+                                      httpClient: URLSessionHTTPClient(timeout: 5))
+        await #expect {
+            try await client.exchange(code: "the-code", pending: pending(for: client))
+        } throws: { error in
+            guard case AuthKitError.network(let url, _) = error else { return false }
+            return url == "\(base)/token" && !"\(error)".contains("top-secret") && !"\(error)".contains("the-code")
+        }
+    }
+}
