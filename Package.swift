@@ -10,6 +10,7 @@
 //                      server code can use it without pulling in SwiftNIO or the CLI.
 //   AuthKitOAuth1      OAuth 1.0a (RFC 5849) signing and three-legged flow,
 //                      behind the same Authenticator protocol.
+//   QiitaSignInExample the README's library example, built with the package.
 //   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
 //                      that records the exact bytes it receives.
 import PackageDescription
@@ -32,6 +33,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The README's Qiita example, compiled on every build so it cannot rot.
+        .executableTarget(
+            name: "QiitaSignInExample",
+            dependencies: ["AuthKit"],
+            path: "Sources/Examples/QiitaSignIn"
         ),
         .target(
             name: "AuthKitTestSupport",

@@ -79,6 +79,18 @@ public struct ClientSettings: Codable, Sendable, Hashable {
         return explicit.merged(over: fromEnvironment.merged(over: fromFile))
     }
 
+    /// The standard resolution for `descriptor`: `explicit`, then the process
+    /// environment, then `$AUTHKIT_HOME/config.json`.
+    /// - Throws: ``AuthKitError/invalidFile(_:)`` when `config.json` is malformed.
+    public static func standard(
+        for descriptor: ProviderDescriptor, explicit: ClientSettings = ClientSettings(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> ClientSettings {
+        let configuration = try UserConfiguration.load(home: AuthKitHome.directory(environment: environment))
+        return resolve(providerID: descriptor.id, placeholderNames: (descriptor.placeholders ?? [:]).keys.sorted(),
+                       explicit: explicit, environment: environment, configuration: configuration)
+    }
+
     /// The sentence that tells a user every way to set `field` for `providerID`.
     public static func hint(providerID: String, field: String, flag: String, environmentSuffix: String) -> String {
         "Pass \(flag), set \(environmentPrefix(for: providerID))_\(environmentSuffix), or add \"\(field)\" under \"providers\".\"\(providerID)\" in $AUTHKIT_HOME/config.json."
