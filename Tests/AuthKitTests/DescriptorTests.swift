@@ -143,6 +143,11 @@ import Testing
         #expect(fields == ["redirect.port", "redirect.path", "redirect.host", "token.successStatus"])
     }
 
+    @Test func clientSecretInAuthorizationParametersIsRejected() {
+        let json = Self.minimal.replacingOccurrences(of: #""authorization": {"url": "https://example.com/authorize"}"#, with: #""authorization": {"url": "https://example.com/authorize", "parameters": {"client_secret": "x"}}"#)
+        #expect(issues(json).map(\.field) == ["authorization.parameters.client_secret"])
+    }
+
     @Test func errorDescriptionNamesFileAndField() {
         let issue = FileIssue(file: "/home/u/.config/authkit/providers/x.json", field: "token.url", problem: "must use https.")
         #expect(issue.description == "/home/u/.config/authkit/providers/x.json: field 'token.url': must use https.")

@@ -36,6 +36,10 @@ public struct DescriptorValidator: Sendable {
         case .oauth2:
             if let authorization = descriptor.authorization {
                 checkEndpoint(authorization.url, field: "authorization.url", allowed: declared, issue: issue)
+                if authorization.parameters?["client_secret"] != nil {
+                    // It would end up in browser history and server logs (RFC 9700 §2.5).
+                    issue("authorization.parameters.client_secret", "a client secret must never be sent in the authorization URL; remove it.")
+                }
             } else {
                 issue("authorization", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/authorize\"}.")
             }

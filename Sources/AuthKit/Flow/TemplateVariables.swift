@@ -15,9 +15,12 @@ struct TemplateVariables: Sendable {
             output += rest[..<open]
             let name = String(rest[rest.index(after: open)..<close])
             guard let value = values[name] else {
+                if DescriptorValidator.runtimeVariables.contains(name) {
+                    throw AuthKitError.unsupported("\(field) needs {\(name)}, which this client or credential does not have.")
+                }
                 throw AuthKitError.missingSetting(
                     providerID: providerID, setting: "value for {\(name)} (used in \(field))",
-                    hint: "Provide it as a placeholder value, e.g. --placeholder \(name)=VALUE, \(ClientSettings.environmentPrefix(for: providerID))_\(ClientSettings.environmentPrefix(for: name).dropFirst(8)), or \"placeholders\" in $AUTHKIT_HOME/config.json.")
+                    hint: "Set \(ClientSettings.environmentPrefix(for: providerID))_\(ClientSettings.environmentPrefix(for: name).dropFirst(8)), or add \"placeholders\": {\"\(name)\": \"…\"} under \"providers\".\"\(providerID)\" in $AUTHKIT_HOME/config.json.")
             }
             output += inURL ? PercentEncoding.encode(value) : value
             rest = rest[rest.index(after: close)...]

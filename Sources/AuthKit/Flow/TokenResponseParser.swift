@@ -153,7 +153,9 @@ public struct TokenResponseParser: Sendable {
         guard let (path, value) = mapping.scopePaths.firstValue(in: object) else { return nil }
         switch value {
         case .string(let text):
-            let separators = Set(scopeSeparator + " ")
+            // RFC 6749 §3.3 says spaces, but answers often use commas even where
+            // requests take spaces (GitHub): split on both, and the descriptor's own.
+            let separators = Set(scopeSeparator + " ,")
             return text.split(whereSeparator: { separators.contains($0) }).map(String.init)
         case .array(let elements):
             return try elements.map { element in
