@@ -110,12 +110,17 @@ import AuthKitTestSupport
 @Suite struct RevocationTests {
     let credential = Credential(providerID: "p", accessToken: "tok/en+1", refreshToken: "r")
 
+    /// A provider whose revocation is RFC 7009 with every default.
+    func rfc7009Provider(_ server: TestHTTPServer) -> ProviderDescriptor {
+        ProviderDescriptor(
+            id: "p", name: "P", protocol: .oauth2, authorization: AuthorizationEndpoint(url: "\(server.baseURL)/a"),
+            token: TokenEndpoint(url: "\(server.baseURL)/token"), revocation: RequestTemplate(url: "\(server.baseURL)/revoke"))
+    }
+
     @Test func rfc7009DefaultsWithClientAuthentication() async throws {
         try await withServer { server in
             server.route("POST", "/revoke") { _ in StubResponse(status: 200) }
-            let descriptor = ProviderDescriptor(
-                id: "p", name: "P", protocol: .oauth2, authorization: AuthorizationEndpoint(url: "\(server.baseURL)/a"),
-                token: TokenEndpoint(url: "\(server.baseURL)/token"), revocation: RequestTemplate(url: "\(server.baseURL)/revoke"))
+            let descriptor = rfc7009Provider(server)
             let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "CLIENT_ID", clientSecret: "CLIENT_SECRET"))
             try await client.revoke(credential)
             let request = try #require(server.requests.last)
@@ -128,9 +133,7 @@ import AuthKitTestSupport
     @Test func unavailableServerIsReportedForRetry() async throws {
         try await withServer { server in
             server.route("POST", "/revoke") { _ in StubResponse(status: 503) }
-            let descriptor = ProviderDescriptor(
-                id: "p", name: "P", protocol: .oauth2, authorization: AuthorizationEndpoint(url: "\(server.baseURL)/a"),
-                token: TokenEndpoint(url: "\(server.baseURL)/token"), revocation: RequestTemplate(url: "\(server.baseURL)/revoke"))
+            let descriptor = rfc7009Provider(server)
             let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c"))
             await #expect {
                 try await client.revoke(credential)

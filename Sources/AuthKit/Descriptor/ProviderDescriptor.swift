@@ -9,8 +9,8 @@
 public struct ProviderDescriptor: Codable, Sendable, Hashable {
     /// Lowercase identifier, the file's base name by convention: `qiita`.
     public var id: String
-    /// Human-readable name for messages: `Qiita`.
-    public var name: String
+    /// Human-readable name for messages: `Qiita`. Absent: the id.
+    public var name: String?
     public var `protocol`: ProtocolKind
     /// Where the provider documents its OAuth API.
     public var documentation: String?
@@ -43,7 +43,7 @@ public struct ProviderDescriptor: Codable, Sendable, Hashable {
     public var oauth1: OAuth1Endpoints?
 
     public init(
-        id: String, name: String, protocol: ProtocolKind, documentation: String? = nil,
+        id: String, name: String? = nil, protocol: ProtocolKind, documentation: String? = nil,
         placeholders: [String: PlaceholderSpec]? = nil, redirect: RedirectSettings? = nil,
         scopes: ScopeSettings? = nil, authorization: AuthorizationEndpoint? = nil, token: TokenEndpoint? = nil,
         pkce: PKCEMode? = nil, issuer: IssuerSettings? = nil, followUp: RequestTemplate? = nil,
@@ -66,52 +66,8 @@ public struct ProviderDescriptor: Codable, Sendable, Hashable {
         self.oauth1 = oauth1
     }
 
-    private enum CodingKeys: String, CodingKey, CaseIterable {
-        case schema = "$schema"
-        case id, name, `protocol`, documentation, placeholders, redirect, scopes
-        case authorization, token, pkce, issuer, followUp, refresh, revocation, oauth1
-    }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
-        name = try c.decodeIfPresent(String.self, forKey: .name) ?? id
-        `protocol` = try c.decode(ProtocolKind.self, forKey: .protocol)
-        documentation = try c.decodeIfPresent(String.self, forKey: .documentation)
-        placeholders = try c.decodeIfPresent([String: PlaceholderSpec].self, forKey: .placeholders)
-        redirect = try c.decodeIfPresent(RedirectSettings.self, forKey: .redirect)
-        scopes = try c.decodeIfPresent(ScopeSettings.self, forKey: .scopes)
-        authorization = try c.decodeIfPresent(AuthorizationEndpoint.self, forKey: .authorization)
-        token = try c.decodeIfPresent(TokenEndpoint.self, forKey: .token)
-        pkce = try c.decodeIfPresent(PKCEMode.self, forKey: .pkce)
-        issuer = try c.decodeIfPresent(IssuerSettings.self, forKey: .issuer)
-        followUp = try c.decodeIfPresent(RequestTemplate.self, forKey: .followUp)
-        refresh = try c.decodeIfPresent(RequestTemplate.self, forKey: .refresh)
-        revocation = try c.decodeIfPresent(RequestTemplate.self, forKey: .revocation)
-        oauth1 = try c.decodeIfPresent(OAuth1Endpoints.self, forKey: .oauth1)
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(name, forKey: .name)
-        try c.encode(`protocol`, forKey: .protocol)
-        try c.encodeIfPresent(documentation, forKey: .documentation)
-        try c.encodeIfPresent(placeholders, forKey: .placeholders)
-        try c.encodeIfPresent(redirect, forKey: .redirect)
-        try c.encodeIfPresent(scopes, forKey: .scopes)
-        try c.encodeIfPresent(authorization, forKey: .authorization)
-        try c.encodeIfPresent(token, forKey: .token)
-        try c.encodeIfPresent(pkce, forKey: .pkce)
-        try c.encodeIfPresent(issuer, forKey: .issuer)
-        try c.encodeIfPresent(followUp, forKey: .followUp)
-        try c.encodeIfPresent(refresh, forKey: .refresh)
-        try c.encodeIfPresent(revocation, forKey: .revocation)
-        try c.encodeIfPresent(oauth1, forKey: .oauth1)
-    }
-
-    /// The top-level member names the format knows, for reporting typos.
-    static let knownMembers: Set<String> = Set(CodingKeys.allCases.map(\.rawValue))
+    /// ``name``, or the id when the descriptor has none.
+    public var displayName: String { name ?? id }
 
     public var pkceMode: PKCEMode { pkce ?? .none }
     public var scopeSeparator: String { scopes?.resolvedSeparator ?? " " }

@@ -41,7 +41,7 @@ public struct OAuth2Client: Authenticator {
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         guard descriptor.protocol == .oauth2, let authorization = descriptor.authorization, let token = descriptor.token else {
-            throw AuthKitError.unsupported("\(descriptor.name) is an \(descriptor.protocol.rawValue) provider; OAuth2Client runs OAuth 2.0 providers only.")
+            throw AuthKitError.unsupported("\(descriptor.displayName) is an \(descriptor.protocol.rawValue) provider; OAuth2Client runs OAuth 2.0 providers only.")
         }
         guard let clientID = settings.clientID, !clientID.isEmpty else {
             throw AuthKitError.missingSetting(
@@ -211,7 +211,7 @@ public struct OAuth2Client: Authenticator {
     public func refresh(_ credential: Credential) async throws -> Credential {
         guard descriptor.refresh != nil || credential.refreshToken != nil else {
             throw AuthKitError.unsupported(
-                "\(descriptor.name) issued no refresh token for \(credential.key) and its descriptor names no refresh call; sign in again.")
+                "\(descriptor.displayName) issued no refresh token for \(credential.key) and its descriptor names no refresh call; sign in again.")
         }
         let refreshed = try await coordinator.refresh(credential) { [self] in
             if let template = descriptor.refresh {
@@ -238,7 +238,7 @@ public struct OAuth2Client: Authenticator {
     /// (RFC 7009 §2.2); 503 is reported as `temporarily_unavailable`, to retry later.
     public func revoke(_ credential: Credential) async throws {
         guard let template = descriptor.revocation else {
-            throw AuthKitError.unsupported("The \(descriptor.name) descriptor names no revocation endpoint; delete the credential locally, and revoke the app's access in the provider's settings.")
+            throw AuthKitError.unsupported("The \(descriptor.displayName) descriptor names no revocation endpoint; delete the credential locally, and revoke the app's access in the provider's settings.")
         }
         let isRFC7009 = template.parameters == nil && template.clientAuthentication == nil
         let parameters = template.parameters.map { $0.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
@@ -283,7 +283,7 @@ public struct OAuth2Client: Authenticator {
         let attempt = LockedValue<PendingAuthorization?>(nil)
         let parser = redirectParser
         let session = AuthorizationSession(
-            providerName: descriptor.name,
+            providerName: descriptor.displayName,
             redirectURI: requested,
             redirectPortIsFlexible: options.redirectURI == nil && redirectPortIsFlexible,
             makeAuthorizationURL: { [self] redirect in
@@ -303,7 +303,7 @@ public struct OAuth2Client: Authenticator {
             })
         let result = try await userAgent.run(session)
         guard case .redirect(let url, _) = result else {
-            throw AuthKitError.unsupported("\(descriptor.name) uses OAuth 2.0, which answers with a redirect URL, not a typed code.")
+            throw AuthKitError.unsupported("\(descriptor.displayName) uses OAuth 2.0, which answers with a redirect URL, not a typed code.")
         }
         guard let pending = attempt.current else {
             throw AuthKitError.unsupported("The user agent returned without asking for the authorization URL.")
