@@ -10,6 +10,7 @@
 //                      server code can use it without pulling in SwiftNIO or the CLI.
 //   AuthKitOAuth1      OAuth 1.0a (RFC 5849) signing and three-legged flow,
 //                      behind the same Authenticator protocol.
+//   authkit            the command-line tool (swift-argument-parser, swift-log).
 //   QiitaSignInExample the README's library example, built with the package.
 //   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
 //                      that records the exact bytes it receives.
@@ -20,11 +21,13 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "AuthKit", targets: ["AuthKit"]),
+        .executable(name: "authkit", targets: ["authkit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
         .target(
@@ -33,6 +36,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The command-line tool. Only it depends on swift-argument-parser.
+        .executableTarget(
+            name: "authkit",
+            dependencies: [
+                "AuthKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/AuthKitCLI"
         ),
         // The README's Qiita example, compiled on every build so it cannot rot.
         .executableTarget(
@@ -53,6 +66,12 @@ let package = Package(
         .testTarget(
             name: "AuthKitTests",
             dependencies: ["AuthKit", "AuthKitTestSupport"]
+        ),
+        // Runs the built `authkit` binary as a subprocess (the dependency makes
+        // `swift test` build it).
+        .testTarget(
+            name: "AuthKitCLITests",
+            dependencies: ["authkit", "AuthKit", "AuthKitTestSupport"]
         ),
     ]
 )

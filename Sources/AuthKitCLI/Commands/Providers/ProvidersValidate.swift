@@ -1,0 +1,31 @@
+import ArgumentParser
+import AuthKit
+import Foundation
+
+struct ProvidersValidate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check descriptor files; print each problem with its file and field.",
+        discussion: "Exits 65 when any file has a problem.\n\nExample:\n  authkit providers validate ~/.config/authkit/providers/*.json")
+
+    @Argument(help: ArgumentHelp("Descriptor files to check.", valueName: "file"))
+    var files: [String]
+
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("Name at least one descriptor file, e.g. authkit providers validate providers/qiita.json") }
+    }
+
+    func run() async throws {
+        var failed = false
+        for file in files {
+            do {
+                let descriptor = try DescriptorLoader().load(contentsOf: URL(fileURLWithPath: file))
+                Console.out("\(file): ok (\(descriptor.id), \(descriptor.protocol.rawValue))")
+            } catch AuthKitError.invalidFile(let issues) {
+                failed = true
+                for issue in issues { Console.out(issue.description) }
+            }
+        }
+        if failed { throw CLIError("some descriptors are invalid (see above).", status: .badInput) }
+    }
+}

@@ -1,0 +1,20 @@
+import ArgumentParser
+import AuthKit
+
+struct TokenDelete: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete a stored credential here (the provider is not told; see 'token revoke').",
+        discussion: "Example:\n  authkit token delete --provider github")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var account: AccountOptions
+
+    func run() async throws {
+        global.bootstrapLogging()
+        guard try await Workspace(global: global).store.remove(account.key) != nil else {
+            throw CLIError("No stored credential for \(account.key); 'authkit token list' shows what is stored.", status: .failure)
+        }
+        Console.err("Deleted \(account.key).")
+    }
+}

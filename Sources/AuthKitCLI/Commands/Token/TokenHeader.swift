@@ -1,0 +1,35 @@
+import ArgumentParser
+import AuthKit
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct TokenHeader: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "header",
+        abstract: "Print the Authorization header for a request, refreshing an expired token first.",
+        discussion: """
+        OAuth 2.0 gives a Bearer header; OAuth 1.0a signs the given method and URL.
+        Example:
+          curl -H "$(authkit token header --provider qiita)" https://qiita.com/api/v2/authenticated_user
+        """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var account: AccountOptions
+    @Option(name: [.customShort("X"), .long], help: "The request method (OAuth 1.0a signs it).") var method = "GET"
+    @Argument(help: "The request URL (OAuth 1.0a signs it).") var url = "https://example.invalid/"
+
+    func run() async throws {
+        global.bootstrapLogging()
+        let (credential, authenticator) = try await Workspace(global: global).freshCredential(account.key)
+        guard let target = URL(string: url), target.scheme != nil else { throw CLIError("'\(url)' is not an absolute URL.") }
+        var request = URLRequest(url: target)
+        request.httpMethod = method.uppercased()
+        let authorized = try authenticator.authorize(request, with: credential)
+        guard let header = authorized.value(forHTTPHeaderField: "Authorization") else {
+            throw CLIError("No Authorization header was produced for \(account.key).", status: .failure)
+        }
+        Console.out("Authorization: \(header)")
+    }
+}

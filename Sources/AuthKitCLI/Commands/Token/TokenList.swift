@@ -1,0 +1,40 @@
+import ArgumentParser
+import AuthKit
+import Foundation
+
+struct TokenList: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List stored credentials (tokens masked).",
+        discussion: "Example:\n  authkit token list --json | jq '.[].provider'")
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Print JSON (without tokens).") var json = false
+
+    struct Row: Encodable {
+        var provider: String
+        var name: String?
+        var `protocol`: String
+        var scopes: [String]
+        var expiresAt: Date?
+    }
+
+    func run() async throws {
+        global.bootstrapLogging()
+        let credentials = try await Workspace(global: global).store.allCredentials()
+        if json {
+            try Console.json(credentials.map {
+                Row(provider: $0.providerID, name: $0.label, protocol: $0.kind.rawValue, scopes: $0.scopes, expiresAt: $0.expiresAt)
+            })
+            return
+        }
+        if credentials.isEmpty {
+            Console.err("No stored credentials. Sign in with: authkit authorize --provider NAME")
+            return
+        }
+        for credential in credentials {
+            let name = credential.label.map { " (\($0))" } ?? ""
+            Console.out("\(credential.providerID)\(name)  \(Credential.mask(credential.accessToken))  expires: \(CredentialSummary.expiry(credential))  scopes: \(credential.scopes.joined(separator: " "))")
+        }
+    }
+}

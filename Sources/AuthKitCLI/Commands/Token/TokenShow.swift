@@ -1,0 +1,57 @@
+import ArgumentParser
+import AuthKit
+import Foundation
+
+struct TokenShow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show a stored credential; secrets only when asked for.",
+        discussion: """
+        Examples:
+          authkit token show --provider qiita
+          curl -H "Authorization: Bearer $(authkit token show --provider qiita --field access_token)" …
+        """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var account: AccountOptions
+
+    @Option(help: ArgumentHelp(
+        "Print only this field, raw: access_token, refresh_token, token_secret, token_type, expires_at, scope, or any raw response field.",
+        valueName: "field"))
+    var field: String?
+
+    @Flag(help: "Print the whole credential as JSON, secrets included.") var json = false
+
+    func run() async throws {
+        global.bootstrapLogging()
+        let credential = try await Workspace(global: global).credential(account.key)
+        if let field {
+            Console.out(try value(of: field, in: credential))
+        } else if json {
+            try Console.json(credential)
+        } else {
+            CredentialSummary.lines(credential).forEach(Console.out)
+        }
+    }
+
+    func value(of field: String, in credential: Credential) throws -> String {
+        switch field {
+        case "access_token": return credential.accessToken
+        case "refresh_token": return try require(credential.refreshToken, field)
+        case "token_secret": return try require(credential.tokenSecret, field)
+        case "token_type": return credential.tokenType
+        case "scope": return credential.scopes.joined(separator: " ")
+        case "expires_at": return try require(credential.expiresAt.map { ISO8601DateFormatter().string(from: $0) }, field)
+        default:
+            guard let value = credential.rawFields[field]?.scalarText else {
+                throw CLIError("\(credential.key) has no field '\(field)'. Known: access_token, refresh_token, token_secret, token_type, expires_at, scope, \(credential.rawFields.keys.sorted().joined(separator: ", ")).")
+            }
+            return value
+        }
+    }
+
+    private func require(_ value: String?, _ field: String) throws -> String {
+        guard let value else { throw CLIError("\(account.key) has no \(field).", status: .failure) }
+        return value
+    }
+}

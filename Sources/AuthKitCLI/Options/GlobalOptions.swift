@@ -1,0 +1,28 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .customLong("providers-dir"), help: ArgumentHelp(
+        "A directory of provider descriptors to load after the bundled ones and $AUTHKIT_HOME/providers (repeatable).",
+        valueName: "dir"))
+    var providersDirectories: [String] = []
+
+    @Flag(name: [.short, .long], help: "Log what happens (to standard error; secrets are never logged).")
+    var verbose = false
+
+    /// Sends swift-log output to standard error, at `debug` with `--verbose`.
+    func bootstrapLogging() {
+        let level: Logger.Level = verbose ? .debug : .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+
+    var providerDirectoryURLs: [URL] {
+        providersDirectories.map { URL(fileURLWithPath: $0, isDirectory: true) }
+    }
+}

@@ -1,0 +1,41 @@
+import AuthKit
+
+/// The exit codes of `authkit`, one per kind of failure, so scripts can react
+/// (documented in README.md, "Exit codes").
+enum ExitStatus: Int32, CaseIterable {
+    case success = 0
+    /// Anything not covered below (an unsupported operation, say).
+    case failure = 1
+    /// The provider refused: the user denied consent, or an endpoint answered
+    /// with an error or an unusable response, or an API request was not 2xx.
+    case providerError = 3
+    /// The provider could not be reached.
+    case networkError = 4
+    /// Waiting for the browser took longer than `--timeout`.
+    case timedOut = 5
+    /// Bad usage: unknown flags or provider, a missing client id (sysexits EX_USAGE).
+    case usage = 64
+    /// Bad input data: an invalid descriptor, config or credential file, a
+    /// pasted URL that is not this sign-in's redirect (sysexits EX_DATAERR).
+    case badInput = 65
+    /// Cancelled with Ctrl-C (128 + SIGINT, the shell convention).
+    case cancelled = 130
+
+    init(for error: Error) {
+        switch error {
+        case let error as AuthKitError:
+            switch error {
+            case .authorizationFailed, .providerError, .invalidResponse: self = .providerError
+            case .network: self = .networkError
+            case .unknownProvider, .missingSetting: self = .usage
+            case .invalidFile, .redirect, .store: self = .badInput
+            case .cancelled: self = .cancelled
+            case .unsupported: self = .failure
+            }
+        case is CLIError:
+            self = (error as! CLIError).status
+        default:
+            self = .failure
+        }
+    }
+}

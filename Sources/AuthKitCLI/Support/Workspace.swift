@@ -1,0 +1,52 @@
+import AuthKit
+import Foundation
+
+/// What a command needs from the environment: the provider catalogue, the
+/// user's configuration, the credential store, and authenticators built from them.
+struct Workspace {
+    let catalog: ProviderCatalog
+    let store: FileCredentialStore
+    let environment: [String: String]
+
+    init(global: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.environment = environment
+        self.catalog = ProviderCatalog.standard(additional: global.providerDirectoryURLs, environment: environment)
+        self.store = FileCredentialStore(environment: environment)
+        for warning in store.permissionWarnings() { Console.err("authkit: warning: \(warning)") }
+    }
+
+    func descriptor(_ id: String) throws -> ProviderDescriptor {
+        try catalog.descriptor(id: id)
+    }
+
+    /// The authenticator for `descriptor`'s protocol, with settings from
+    /// `explicit`, then the environment, then config.json.
+    func authenticator(for descriptor: ProviderDescriptor, explicit: ClientSettings = ClientSettings()) throws -> any Authenticator {
+        let settings = try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment)
+        switch descriptor.protocol {
+        case .oauth2:
+            return try OAuth2Client(descriptor: descriptor, settings: settings)
+        case .oauth1:
+            throw AuthKitError.unsupported("\(descriptor.displayName) uses OAuth 1.0a, which this build of authkit does not include yet.")
+        }
+    }
+
+    /// The stored credential for `key`, or an error that says how to get one.
+    func credential(_ key: CredentialKey) async throws -> Credential {
+        guard let credential = try await store.credential(for: key) else {
+            let nameFlag = key.label.map { " --name \($0)" } ?? ""
+            throw CLIError("No stored credential for \(key). Sign in first: authkit authorize --provider \(key.providerID)\(nameFlag)",
+                           status: .usage)
+        }
+        return credential
+    }
+
+    /// A valid credential for `key`: refreshed and saved first if it has expired.
+    func freshCredential(_ key: CredentialKey) async throws -> (Credential, any Authenticator) {
+        let credential = try await credential(key)
+        let authenticator = try self.authenticator(for: descriptor(key.providerID))
+        let (current, refreshed) = try await authenticator.validCredential(credential)
+        if refreshed { try await store.save(current) }
+        return (current, authenticator)
+    }
+}

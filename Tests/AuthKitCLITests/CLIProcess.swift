@@ -1,0 +1,81 @@
+import Foundation
+
+/// Runs the built `authkit` binary as a user would, with its own environment,
+/// and captures exit status, standard output and standard error.
+struct CLIResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+enum CLIProcess {
+    /// `authkit` sits beside the test bundle in the build directory.
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("authkit")
+    }
+
+    /// Runs `authkit arguments…`. `respond` is called with standard error as it
+    /// grows; whatever it returns (once) is written to standard input, which is
+    /// then closed — this plays a person pasting a URL at a prompt.
+    static func run(
+        _ arguments: [String], environment: [String: String], timeout: TimeInterval = 60,
+        respond: (@Sendable (String) -> String?)? = nil
+    ) throws -> CLIResult {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": environment["AUTHKIT_HOME"] ?? "/nonexistent"]
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+
+        let collected = Collected()
+        stdout.fileHandleForReading.readabilityHandler = { handle in collected.appendOut(handle.availableData) }
+        stderr.fileHandleForReading.readabilityHandler = { handle in
+            let text = collected.appendErr(handle.availableData)
+            // Handler calls for one handle are serial, so a flag is enough.
+            if let respond, !collected.hasResponded, let answer = respond(text) {
+                collected.hasResponded = true
+                stdin.fileHandleForWriting.write(Data((answer + "\n").utf8))
+                try? stdin.fileHandleForWriting.close()
+            }
+        }
+        try process.run()
+        if respond == nil { try? stdin.fileHandleForWriting.close() }
+
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            throw CLIError.timedOut(arguments, collected.err)
+        }
+        process.waitUntilExit()
+        stdout.fileHandleForReading.readabilityHandler = nil
+        stderr.fileHandleForReading.readabilityHandler = nil
+        collected.appendOut(stdout.fileHandleForReading.readDataToEndOfFile())
+        _ = collected.appendErr(stderr.fileHandleForReading.readDataToEndOfFile())
+        return CLIResult(status: process.terminationStatus, stdout: collected.out, stderr: collected.err)
+    }
+
+    enum CLIError: Error { case timedOut([String], String) }
+}
+
+/// Output gathered from the reader threads.
+private final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outData = Data(), errData = Data()
+    private var responded = false
+
+    func appendOut(_ data: Data) { lock.withLock { outData.append(data) } }
+    func appendErr(_ data: Data) -> String { lock.withLock { errData.append(data); return String(decoding: errData, as: UTF8.self) } }
+    var hasResponded: Bool {
+        get { lock.withLock { responded } }
+        set { lock.withLock { responded = newValue } }
+    }
+    var out: String { lock.withLock { String(decoding: outData, as: UTF8.self) } }
+    var err: String { lock.withLock { String(decoding: errData, as: UTF8.self) } }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+import AuthKitTestSupport
+import AuthKit
+
+/// End-to-end: the built `authkit` binary against a token endpoint on
+/// 127.0.0.1, with a temporary $AUTHKIT_HOME holding a user override of the
+/// bundled descriptor that points its endpoints at the test server.
+@Suite(.serialized) struct CLITests {
+    /// A fresh $AUTHKIT_HOME; `qiitaAt` writes a user override of qiita.json whose endpoints are the server's.
+    func home(qiitaAt server: TestHTTPServer? = nil) throws -> URL {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        if let server {
+            let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
+            let local = bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
+            try local.write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
+        }
+        return home
+    }
+
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+
+    func environment(_ home: URL, _ extra: [String: String] = [:]) -> [String: String] {
+        ["AUTHKIT_HOME": home.path].merging(extra) { _, new in new }
+    }
+
+    /// Answers the `--manual` prompt like the provider would: reads the state from
+    /// the printed authorization URL and returns the redirect with a code.
+    static func pasteRedirect(code: String = "good-code", stateOverride: String? = nil) -> @Sendable (String) -> String? {
+        { stderr in
+            guard let line = stderr.split(separator: "\n").first(where: { $0.contains("/oauth/authorize?") }),
+                  let url = URLComponents(string: line.trimmingCharacters(in: .whitespaces)),
+                  let state = url.queryItems?.first(where: { $0.name == "state" })?.value,
+                  stderr.contains("paste") else { return nil }
+            return "http://127.0.0.1:8765/callback?code=\(code)&state=\(stateOverride ?? state)"
+        }
+    }
+
+    func qiitaServer(_ server: TestHTTPServer) {
+        server.route("POST", "/api/v2/access_tokens") { request in
+            let body = (try? JSONDecoder().decode([String: String].self, from: request.body)) ?? [:]
+            guard body["code"] == "good-code", body["client_secret"] == "cli-secret" else {
+                return .json(#"{"message":"Bad code","type":"bad_request"}"#, status: 400)
+            }
+            return .json(#"{"client_id":"cli-client","scopes":["read_qiita"],"token":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"}"#, status: 201)
+        }
+        server.route("GET", "/api/v2/authenticated_user") { request in
+            request.header("Authorization") == "Bearer 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"
+                ? .json(#"{"id":"alice"}"#) : .json(#"{"message":"Unauthorized","type":"unauthorized"}"#, status: 401)
+        }
+    }
+
+    @Test func providersListShowsBundledDescriptors() throws {
+        let home = try home()
+        let result = try CLIProcess.run(["providers", "list"], environment: environment(home))
+        #expect(result.status == 0, "\(result.stderr)")
+        for id in ["qiita", "instagram", "github"] { #expect(result.stdout.contains(id)) }
+    }
+
+    @Test func manualSignInStoresTheCredentialAndRequestUsesIt() async throws {
+        try await withServer { server in
+            qiitaServer(server)
+            let home = try home(qiitaAt: server)
+            let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
+            let signIn = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual", "--json", "--name", "work"],
+                                            environment: env, respond: Self.pasteRedirect())
+            #expect(signIn.status == 0, "\(signIn.stderr)")
+            // --json: the credential, and only it, on standard output.
+            let printed = try JSONDecoder.iso.decode(Credential.self, from: Data(signIn.stdout.utf8))
+            #expect(printed.accessToken == "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b")
+            #expect(printed.label == "work")
+            #expect(!signIn.stderr.contains("cli-secret"))
+
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+            #expect(stored.map(\.accessToken) == ["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"])
+
+            let field = try CLIProcess.run(["token", "show", "--provider", "qiita", "--name", "work", "--field", "access_token"], environment: env)
+            #expect(field.stdout == "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b\n")
+
+            let summary = try CLIProcess.run(["token", "list"], environment: env)
+            #expect(summary.status == 0)
+            #expect(summary.stdout.contains("qiita (work)"))
+            #expect(!summary.stdout.contains("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"))
+
+            let request = try CLIProcess.run(["request", "--provider", "qiita", "--name", "work", "\(server.baseURL)/api/v2/authenticated_user"], environment: env)
+            #expect(request.status == 0, "\(request.stderr)")
+            #expect(request.stdout == #"{"id":"alice"}"#)
+
+            let header = try CLIProcess.run(["token", "header", "--provider", "qiita", "--name", "work"], environment: env)
+            #expect(header.stdout == "Authorization: Bearer 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b\n")
+
+            let deleted = try CLIProcess.run(["token", "delete", "--provider", "qiita", "--name", "work"], environment: env)
+            #expect(deleted.status == 0)
+            #expect(try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials().isEmpty)
+        }
+    }
+
+    @Test func pastedURLWithAnotherStateStoresNothing() async throws {
+        try await withServer { server in
+            qiitaServer(server)
+            let home = try home(qiitaAt: server)
+            let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
+            let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: env,
+                                            respond: Self.pasteRedirect(stateOverride: "forged"))
+            #expect(result.status == 65)
+            #expect(result.stderr.contains("'state' does not match"))
+            #expect(server.requests.isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+        }
+    }
+
+    @Test func providerErrorExitsThree() async throws {
+        try await withServer { server in
+            qiitaServer(server)
+            let home = try home(qiitaAt: server)
+            let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
+            let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: env,
+                                            respond: Self.pasteRedirect(code: "expired"))
+            #expect(result.status == 3)
+            #expect(result.stderr.contains("bad_request: Bad code"))
+        }
+    }
+
+    @Test func unknownProviderSuggestsAndExits64() throws {
+        let result = try CLIProcess.run(["authorize", "--provider", "quiita", "--manual"], environment: environment(try home()))
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("Did you mean 'qiita'"))
+    }
+
+    @Test func missingClientIDSaysHowAndExits64() throws {
+        let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: environment(try home()))
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("AUTHKIT_QIITA_CLIENT_ID"))
+    }
+
+    @Test func corruptCredentialFileIsReportedAndKept() throws {
+        let home = try home()
+        let file = home.appendingPathComponent("credentials.json")
+        try Data("{not json".utf8).write(to: file)
+        let result = try CLIProcess.run(["token", "list"], environment: environment(home))
+        #expect(result.status == 65)
+        #expect(result.stderr.contains(file.path))
+        #expect(try Data(contentsOf: file) == Data("{not json".utf8))
+    }
+
+    @Test func validateReportsFileAndFieldAndExits65() throws {
+        let home = try home()
+        let bad = home.appendingPathComponent("bad.json")
+        try #"{"id": "bad", "protocol": "oauth2", "authorization": {"url": "http://example.com/a"}, "token": {"url": "https://example.com/t"}}"#
+            .write(to: bad, atomically: true, encoding: .utf8)
+        let result = try CLIProcess.run(["providers", "validate", bad.path, root.appendingPathComponent("providers/qiita.json").path],
+                                        environment: environment(home))
+        #expect(result.status == 65)
+        #expect(result.stdout.contains("\(bad.path): field 'authorization.url'"))
+        #expect(result.stdout.contains("qiita.json: ok"))
+    }
+
+    @Test func helpShowsExamplesAndNoSecrets() throws {
+        let env = environment(try home(), ["AUTHKIT_QIITA_CLIENT_SECRET": "env-secret-value"])
+        for command in [["--help"], ["authorize", "--help"], ["token", "show", "--help"], ["request", "--help"]] {
+            let result = try CLIProcess.run(command, environment: env)
+            #expect(result.status == 0)
+            #expect(result.stdout.contains("Example"), "\(command)")
+            #expect(!result.stdout.contains("env-secret-value"))
+        }
+    }
+}
+
+extension JSONDecoder {
+    static var iso: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}
+
+/// Runs `body` with a started test server and always stops it.
+func withServer<T>(_ body: (TestHTTPServer) async throws -> T) async throws -> T {
+    let server = TestHTTPServer()
+    try await server.start()
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
