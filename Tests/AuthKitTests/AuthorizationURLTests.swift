@@ -67,6 +67,16 @@ import Testing
         #expect(p["response_type"] == "code")
     }
 
+    @Test func aRedirectSchemeTheProviderRefusesIsAnErrorUpFront() throws {
+        #expect {
+            try client("instagram").startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback"))
+        } throws: { error in
+            guard case AuthKitError.unsupported(let text) = error else { return false }
+            return text.contains("only accepts https") && text.contains("https://localhost/callback")
+        }
+        #expect(try client("instagram").startAuthorization(redirectURI: URL(string: "https://localhost:8443/cb")).pending.redirectURI == "https://localhost:8443/cb")
+    }
+
     @Test func defaultScopesComeFromDescriptorThenSettings() throws {
         #expect(try parameters(client("qiita").startAuthorization().url)["scope"] == "read_qiita")
         let configured = try client("qiita", settings: ClientSettings(clientID: "c", scopes: ["write_qiita"]))

@@ -5,7 +5,9 @@
 /// a custom scheme such as `myapp:///cb`); these settings describe the default
 /// and what the provider accepts.
 public struct RedirectSettings: Codable, Sendable, Hashable {
-    /// Default `http`. Instagram requires `https` even for `localhost`.
+    /// Default `http`. When set, the only scheme the provider accepts: a
+    /// caller's redirect URI with another scheme is refused up front
+    /// (Instagram requires `https` even for `localhost`).
     public var scheme: String?
     /// Default `127.0.0.1` (RFC 8252 §8.3: not `localhost`).
     public var host: String?

@@ -110,7 +110,14 @@ public struct OAuth2Client: Authenticator {
             throw AuthKitError.unsupported("The authorization parameter '\(name)' is set by AuthKit and cannot be overridden.")
         }
         let authorization = descriptor.authorization ?? AuthorizationEndpoint(url: authorizationURL)
-        let redirectURI = (redirectURI ?? defaultRedirectURI).absoluteString
+        let redirect = redirectURI ?? defaultRedirectURI
+        if let required = descriptor.redirect?.scheme?.lowercased(), redirect.scheme?.lowercased() != required {
+            // A redirect the provider is documented to refuse would fail only
+            // after the user has logged in; say so now.
+            throw AuthKitError.unsupported(
+                "\(descriptor.displayName) only accepts \(required) redirect URIs; \(redirect.absoluteString) would be refused. Register and pass an \(required) URI (e.g. \(defaultRedirectURI.absoluteString)).")
+        }
+        let redirectURI = redirect.absoluteString
         let scopes = scopes ?? settings.scopes ?? descriptor.scopes?.default ?? []
         let state = SecureRandom.token()
         let pkce = descriptor.pkceMode.isEnabled ? PKCE() : nil

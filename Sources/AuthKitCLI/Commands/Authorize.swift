@@ -62,6 +62,7 @@ struct Authorize: AsyncParsableCommand {
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: name)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
 
+        Interrupt.install(message: "Cancelled; nothing was stored.")
         let agent = ManualUserAgent()
         let options = requested
         let credential = try await withTimeout(seconds: timeout) {
