@@ -109,7 +109,8 @@ public struct TokenResponseParser: Sendable {
             // No body at all: a success status here still lacks a token.
             return [:]
         }
-        let what = mediaType.contains("html") || firstByte == UInt8(ascii: "<") ? "an HTML page" : "a \(mediaType.isEmpty ? "body of unknown type" : "'\(mediaType)' body")"
+        let looksLikeHTML = mediaType.contains("html") || (mediaType.isEmpty && firstByte == UInt8(ascii: "<"))
+        let what = looksLikeHTML ? "an HTML page" : "a \(mediaType.isEmpty ? "body of unknown type" : "'\(mediaType)' body")"
         throw AuthKitError.invalidResponse(step: step, reason: "the endpoint answered HTTP \(response.status) with \(what), not JSON or form data")
     }
 
