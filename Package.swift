@@ -19,6 +19,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "AuthKit", targets: ["AuthKit"]),
+        .library(name: "AuthKitOAuth1", targets: ["AuthKitOAuth1"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
@@ -34,6 +35,19 @@ let package = Package(
             ]
         ),
         .target(
+            name: "AuthKitOAuth1",
+            dependencies: [
+                "AuthKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Not a product: `Benchmarks/run-signing-benchmark` builds and runs it.
+        .executableTarget(
+            name: "AuthKitSignBenchmark",
+            dependencies: ["AuthKitOAuth1"]
+        ),
+        .target(
             name: "AuthKitTestSupport",
             dependencies: [
                 "AuthKit",
@@ -47,6 +61,11 @@ let package = Package(
             name: "AuthKitTests",
             dependencies: ["AuthKit", "AuthKitTestSupport"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "AuthKitOAuth1Tests",
+            dependencies: ["AuthKitOAuth1", "AuthKit", "AuthKitTestSupport"],
+            exclude: ["Server"]
         ),
     ]
 )
