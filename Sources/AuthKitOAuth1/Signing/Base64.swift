@@ -1,23 +1,31 @@
 /// Standard base64 with padding (RFC 4648 §4), as RFC 5849 §3.4.2 asks for
 /// `oauth_signature`: "base64-encoded per [RFC2045], Section 6.8".
 ///
-/// Written on bytes so the signing path does not round-trip through `Data`.
+/// Written on raw memory so the signing path does not round-trip through `Data`.
 enum Base64 {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
-    static func encode<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
-        var output = [UInt8]()
-        output.reserveCapacity((bytes.underestimatedCount + 2) / 3 * 4)
-        var iterator = bytes.makeIterator()
-        while let first = iterator.next() {
-            let second = iterator.next()
-            let third = iterator.next()
-            let group = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
-            output.append(alphabet[Int(group >> 18 & 0x3F)])
-            output.append(alphabet[Int(group >> 12 & 0x3F)])
-            output.append(second == nil ? UInt8(ascii: "=") : alphabet[Int(group >> 6 & 0x3F)])
-            output.append(third == nil ? UInt8(ascii: "=") : alphabet[Int(group & 0x3F)])
+    static func encodedCount(_ count: Int) -> Int { (count + 2) / 3 * 4 }
+
+    /// Writes the encoding of `input` to `output` (room for ``encodedCount(_:)``
+    /// bytes) and returns the number of bytes written.
+    static func encode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutablePointer<UInt8>) -> Int {
+        let table = alphabet.utf8Start
+        var written = 0
+        var index = 0
+        while index < input.count {
+            let remaining = input.count - index
+            let first = input[index]
+            let second: UInt8 = remaining > 1 ? input[index + 1] : 0
+            let third: UInt8 = remaining > 2 ? input[index + 2] : 0
+            let group = UInt32(first) << 16 | UInt32(second) << 8 | UInt32(third)
+            output[written] = table[Int(group >> 18 & 0x3F)]
+            output[written + 1] = table[Int(group >> 12 & 0x3F)]
+            output[written + 2] = remaining > 1 ? table[Int(group >> 6 & 0x3F)] : UInt8(ascii: "=")
+            output[written + 3] = remaining > 2 ? table[Int(group & 0x3F)] : UInt8(ascii: "=")
+            written += 4
+            index += 3
         }
-        return String(decoding: output, as: UTF8.self)
+        return written
     }
 }

@@ -1,15 +1,21 @@
 import AuthKit
 
-/// The base string URI of RFC 5849 §3.4.1.2, read from an absolute URL's bytes.
+/// The base string URI of RFC 5849 §3.4.1.2, located in an absolute URL's bytes.
 ///
 /// "The scheme and host MUST be in lowercase", "the port MUST be included if it
 /// is not the default port for the scheme, and MUST be excluded if it is", and
 /// the query and fragment are left out (the query's parameters are signed
 /// separately, §3.4.1.3.1). User info is not part of it either: the RFC builds
 /// the URI from the `Host` header, which carries none.
+///
+/// It only records ranges; ``appendEncoded(from:to:)`` writes the URI.
 struct BaseStringURI {
-    /// `scheme://host[:port]/path`, as bytes, not yet encoded.
-    var bytes: [UInt8]
+    private var scheme: Range<Int>
+    private var host: Range<Int>
+    /// `nil` when absent or the scheme's default.
+    private var port: Range<Int>?
+    /// Empty for an empty path, which is written as `/` (RFC 3986 §6.2.3).
+    private var path: Range<Int>
     /// Where the query (after `?`, before `#`) lies in the URL, if there is one.
     var query: Range<Int>?
 
@@ -56,27 +62,44 @@ struct BaseStringURI {
             query = nil
         }
 
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(pathEnd - hostStart + colon + 4)
-        for byte in url[0..<colon] { bytes.append(Self.lowercased(byte)) }
-        bytes.append(contentsOf: [UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "/")])
-        for byte in url[hostStart..<hostEnd] { bytes.append(Self.lowercased(byte)) }
+        scheme = 0..<colon
+        host = hostStart..<hostEnd
+        path = authorityEnd..<pathEnd
+        port = nil
         if let portStart, portStart < authorityEnd {
-            let port = url[portStart..<authorityEnd]
-            let scheme = bytes[0..<colon]
-            let isDefault = (scheme.elementsEqual("http".utf8) && port.elementsEqual("80".utf8))
-                || (scheme.elementsEqual("https".utf8) && port.elementsEqual("443".utf8))
-            if !isDefault {
-                bytes.append(UInt8(ascii: ":"))
-                bytes.append(contentsOf: port)
-            }
+            let digits = UnsafeBufferPointer(rebasing: url[portStart..<authorityEnd])
+            let schemeBytes = UnsafeBufferPointer(rebasing: url[scheme])
+            let isDefault = (Self.equalsLowercased(schemeBytes, "http") && Self.equals(digits, "80"))
+                || (Self.equalsLowercased(schemeBytes, "https") && Self.equals(digits, "443"))
+            if !isDefault { port = portStart..<authorityEnd }
         }
-        if pathEnd > authorityEnd {
-            bytes.append(contentsOf: url[authorityEnd..<pathEnd])
+    }
+
+    /// The most bytes ``appendEncoded(from:to:)`` writes for a URL of `count` bytes.
+    static func encodedCapacity(urlCount: Int) -> Int { urlCount * 3 + 12 }
+
+    /// Writes `enc(base string URI)` for `url`, the buffer this was parsed from.
+    func appendEncoded(from url: UnsafeBufferPointer<UInt8>, to output: inout ByteWriter) {
+        appendLowercasedEncoded(UnsafeBufferPointer(rebasing: url[scheme]), to: &output)
+        output.append("%3A%2F%2F") // "://"
+        appendLowercasedEncoded(UnsafeBufferPointer(rebasing: url[host]), to: &output)
+        if let port {
+            output.append("%3A")
+            output.appendEncoded(UnsafeBufferPointer(rebasing: url[port]))
+        }
+        if path.isEmpty {
+            output.append("%2F")
         } else {
-            bytes.append(UInt8(ascii: "/")) // an empty path is "/" (RFC 3986 §6.2.3)
+            output.appendEncoded(UnsafeBufferPointer(rebasing: url[path]))
         }
-        self.bytes = bytes
+    }
+
+    private func appendLowercasedEncoded(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout ByteWriter) {
+        guard !bytes.isEmpty else { return }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { lower in
+            for (index, byte) in bytes.enumerated() { lower[index] = Self.lowercased(byte) }
+            output.appendEncoded(UnsafeBufferPointer(lower))
+        }
     }
 
     private static func isSchemeCharacter(_ byte: UInt8) -> Bool {
@@ -91,6 +114,14 @@ struct BaseStringURI {
 
     private static func endsAuthority(_ byte: UInt8) -> Bool {
         byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+    }
+
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        bytes.count == text.utf8CodeUnitCount && bytes.indices.allSatisfy { bytes[$0] == text.utf8Start[$0] }
+    }
+
+    private static func equalsLowercased(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        bytes.count == text.utf8CodeUnitCount && bytes.indices.allSatisfy { lowercased(bytes[$0]) == text.utf8Start[$0] }
     }
 
     @inline(__always)

@@ -1,33 +1,52 @@
 import AuthKit
+import Foundation
 
 /// The request parameters that enter a signature (RFC 5849 §3.4.1.3), already
-/// percent-encoded, in one byte buffer.
+/// percent-encoded, in one caller-provided buffer.
 ///
-/// Every name and value is encoded once, on arrival, into `storage`; `entries`
-/// point into it. Sorting then compares bytes in place, and the normalized
-/// string is written straight into the base string, so signing a request
-/// allocates a handful of buffers rather than a `String` per parameter.
+/// Every name and value is encoded once, on arrival; `entries` point into the
+/// buffer. Sorting compares bytes in place, the normalized string is written
+/// straight into the base string, and the protocol parameters' encoded bytes
+/// are reused for the `Authorization` header.
 struct EncodedParameters {
     struct Entry {
         var name: Range<Int>
         var value: Range<Int>
+        /// An `oauth_*` protocol parameter (goes into the header), not a query or body one.
+        var isProtocol: Bool
     }
 
-    private(set) var storage: [UInt8] = []
-    private(set) var entries: [Entry] = []
+    private(set) var storage: ByteWriter
+    private let entryBuffer: UnsafeMutableBufferPointer<Entry>
+    private(set) var count = 0
 
-    init(capacity: Int) {
-        storage.reserveCapacity(capacity)
-        entries.reserveCapacity(16)
+    init(storage: UnsafeMutableBufferPointer<UInt8>, entries: UnsafeMutableBufferPointer<Entry>) {
+        self.storage = ByteWriter(storage)
+        self.entryBuffer = entries
     }
 
-    /// Adds one parameter given as raw (unencoded) bytes.
-    mutating func append<Name: Sequence<UInt8>, Value: Sequence<UInt8>>(name: Name, value: Value) {
+    var entries: UnsafeMutableBufferPointer<Entry> { UnsafeMutableBufferPointer(rebasing: entryBuffer[..<count]) }
+
+    func bytes(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { storage.slice(range) }
+
+    /// Bytes of storage needed for `rawBytes` bytes of names and values.
+    static func storageCapacity(rawBytes: Int) -> Int { rawBytes * 3 }
+
+    /// An upper bound on the pairs in a form-encoded string: one more than its `&`s.
+    static func pairCount(_ text: UnsafeBufferPointer<UInt8>?) -> Int {
+        guard let text else { return 0 }
+        var count = 1
+        for byte in text where byte == UInt8(ascii: "&") { count += 1 }
+        return count
+    }
+
+    /// Adds a protocol parameter given as raw (unencoded) text.
+    mutating func appendProtocol(name: String, value: String) {
         let nameStart = storage.count
-        PercentEncoding.appendEncoded(name, to: &storage)
+        storage.appendEncoded(name)
         let valueStart = storage.count
-        PercentEncoding.appendEncoded(value, to: &storage)
-        entries.append(Entry(name: nameStart..<valueStart, value: valueStart..<storage.count))
+        storage.appendEncoded(value)
+        add(Entry(name: nameStart..<valueStart, value: valueStart..<storage.count, isProtocol: true))
     }
 
     /// Adds the pairs of an `application/x-www-form-urlencoded` string (a query
@@ -49,15 +68,17 @@ struct EncodedParameters {
                 appendNormalized(UnsafeBufferPointer(rebasing: text[start..<equals]))
                 let valueStart = storage.count
                 appendNormalized(UnsafeBufferPointer(rebasing: text[min(equals + 1, end)..<end]))
-                let entry = Entry(name: nameStart..<valueStart, value: valueStart..<storage.count)
-                if Self.equals(storage, entry.name, Self.oauthSignature) {
-                    storage.removeSubrange(nameStart...)
-                } else {
-                    entries.append(entry)
-                }
+                let entry = Entry(name: nameStart..<valueStart, value: valueStart..<storage.count, isProtocol: false)
+                if !Self.equal(storage.slice(entry.name), Self.oauthSignature) { add(entry) }
             }
             start = end + 1
         }
+    }
+
+    private mutating func add(_ entry: Entry) {
+        precondition(count < entryBuffer.count, "EncodedParameters overflow")
+        entryBuffer[count] = entry
+        count += 1
     }
 
     /// Form-decodes `raw` and appends it encoded per RFC 5849 §3.6.
@@ -65,9 +86,9 @@ struct EncodedParameters {
         guard !raw.isEmpty else { return }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: raw.count) { decoded in
             if let count = PercentEncoding.decode(raw, plusAsSpace: true, into: decoded.baseAddress!) {
-                PercentEncoding.appendEncoded(UnsafeBufferPointer(rebasing: decoded[..<count]), to: &storage)
+                storage.appendEncoded(UnsafeBufferPointer(rebasing: decoded[..<count]))
             } else {
-                PercentEncoding.appendEncoded(raw, to: &storage)
+                storage.appendEncoded(raw)
             }
         }
     }
@@ -75,42 +96,39 @@ struct EncodedParameters {
     /// Sorts by encoded name, then encoded value, in ascending byte order
     /// (RFC 5849 §3.4.1.3.2); duplicates stay.
     mutating func sort() {
+        let base = UnsafeBufferPointer(start: storage.start, count: storage.count)
         var list = entries
-        storage.withUnsafeBufferPointer { buffer in
-            list.sort { a, b in
-                let byName = Self.compare(buffer, a.name, b.name)
-                return byName != 0 ? byName < 0 : Self.compare(buffer, a.value, b.value) < 0
-            }
+        list.sort { a, b in
+            let byName = Self.compare(base, a.name, b.name)
+            return byName != 0 ? byName < 0 : Self.compare(base, a.value, b.value) < 0
         }
-        entries = list
     }
 
     /// Appends the encoding of the normalized string `n1=v1&n2=v2…`: the third
     /// part of the base string (RFC 5849 §3.4.1.1), encoded a second time.
-    func appendNormalizedString(to output: inout [UInt8]) {
+    func appendNormalizedString(to output: inout ByteWriter) {
         for (index, entry) in entries.enumerated() {
-            if index > 0 { output.append(contentsOf: Self.encodedAmpersand) }
-            PercentEncoding.appendEncoded(storage[entry.name], to: &output)
-            output.append(contentsOf: Self.encodedEquals)
-            PercentEncoding.appendEncoded(storage[entry.value], to: &output)
+            if index > 0 { output.append("%26") }
+            output.appendEncoded(bytes(entry.name))
+            output.append("%3D")
+            output.appendEncoded(bytes(entry.value))
         }
     }
 
-    private static let oauthSignature = Array("oauth_signature".utf8)
-    private static let encodedAmpersand = Array("%26".utf8)
-    private static let encodedEquals = Array("%3D".utf8)
+    /// The most bytes ``appendNormalizedString(to:)`` writes.
+    var normalizedStringCapacity: Int { storage.count * 3 + count * 6 }
 
-    private static func equals(_ storage: [UInt8], _ range: Range<Int>, _ other: [UInt8]) -> Bool {
-        range.count == other.count && storage[range].elementsEqual(other)
+    private static let oauthSignature: StaticString = "oauth_signature"
+
+    static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        bytes.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
     }
 
-    private static func compare(_ buffer: UnsafeBufferPointer<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Int {
+    private static func compare(_ base: UnsafeBufferPointer<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Int {
         let common = min(a.count, b.count)
-        var i = 0
-        while i < common {
-            let x = buffer[a.lowerBound + i], y = buffer[b.lowerBound + i]
-            if x != y { return x < y ? -1 : 1 }
-            i += 1
+        if common > 0 {
+            let order = memcmp(base.baseAddress! + a.lowerBound, base.baseAddress! + b.lowerBound, common)
+            if order != 0 { return Int(order) }
         }
         return a.count - b.count
     }

@@ -17,21 +17,21 @@ import Foundation
 /// `description` never shows the consumer secret.
 public struct OAuth1Signer: Sendable, CustomStringConvertible {
     /// `oauth_consumer_key` (the client id).
-    public let consumerKey: String
-    public let signatureMethod: OAuth1SignatureMethod
+    public var consumerKey: String { core.consumerKey }
+    public var signatureMethod: OAuth1SignatureMethod { core.signatureMethod }
     /// Whether to send `oauth_version="1.0"`. RFC 5849 §3.1 makes it optional;
     /// Twitter's documentation sends it, RFC 5849's own examples do not.
     public var includesVersion: Bool
     public var nonceAndTimestamp: NonceAndTimestamp
-    private let key: SigningKey
+    /// The immutable part, shared by copies: one reference to retain when the
+    /// signer is passed around, not one per field.
+    private let core: SignerCore
 
     public init(consumerKey: String, consumerSecret: String, signatureMethod: OAuth1SignatureMethod = .hmacSHA1,
                 includesVersion: Bool = true, nonceAndTimestamp: NonceAndTimestamp = .live) {
-        self.consumerKey = consumerKey
-        self.signatureMethod = signatureMethod
+        self.core = SignerCore(consumerKey: consumerKey, consumerSecret: consumerSecret, signatureMethod: signatureMethod)
         self.includesVersion = includesVersion
         self.nonceAndTimestamp = nonceAndTimestamp
-        self.key = SigningKey(consumerSecret: consumerSecret)
     }
 
     public var description: String {
@@ -59,19 +59,20 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
         token: String? = nil, tokenSecret: String? = nil,
         protocolParameters: [(String, String)] = [], realm: String? = nil
     ) throws -> String {
-        var parameters = self.protocolParameters(token: token, extra: protocolParameters)
-        let signature = try self.signature(
-            method: method, url: url, contentType: contentType, body: body,
-            protocolParameters: parameters, tokenSecret: tokenSecret)
-        parameters.append(("oauth_signature", signature))
-        parameters.sort { $0.0 < $1.0 }
-        return AuthorizationHeader.render(parameters, realm: realm)
+        let parameters = self.protocolParameters(token: token, extra: protocolParameters)
+        let core = self.core
+        return try core.withBaseString(method: method, url: url, contentType: contentType, body: body,
+                                       protocolParameters: parameters) { base, encoded in
+            core.withSignature(of: base, tokenSecret: tokenSecret) { signature in
+                AuthorizationHeader.render(encoded, signature: signature, realm: realm)
+            }
+        }
     }
 
     /// The protocol parameters of §3.1 for a new request, with a fresh nonce and timestamp.
     public func protocolParameters(token: String?, extra: [(String, String)] = []) -> [(String, String)] {
         var parameters = extra
-        parameters.reserveCapacity(extra.count + 7)
+        parameters.reserveCapacity(extra.count + 6)
         parameters.append(("oauth_consumer_key", consumerKey))
         parameters.append(("oauth_nonce", nonceAndTimestamp.nonce()))
         parameters.append(("oauth_signature_method", signatureMethod.rawValue))
@@ -89,19 +90,10 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
         method: String, url: URL, contentType: String? = nil, body: Data? = nil,
         protocolParameters: [(String, String)], tokenSecret: String?
     ) throws -> String {
-        let key = key.bytes(tokenSecret: tokenSecret)
-        switch signatureMethod {
-        case .plaintext:
-            // §3.4.4: the signature is the key; it is encoded like any value in the header.
-            return String(decoding: key, as: UTF8.self)
-        case .hmacSHA1:
-            let base = try baseStringBytes(method: method, url: url, contentType: contentType, body: body,
-                                           protocolParameters: protocolParameters)
-            return Base64.encode(HMAC<Insecure.SHA1>.authenticationCode(for: base, using: SymmetricKey(data: key)))
-        case .hmacSHA256:
-            let base = try baseStringBytes(method: method, url: url, contentType: contentType, body: body,
-                                           protocolParameters: protocolParameters)
-            return Base64.encode(HMAC<SHA256>.authenticationCode(for: base, using: SymmetricKey(data: key)))
+        let core = self.core
+        return try core.withBaseString(method: method, url: url, contentType: contentType, body: body,
+                                       protocolParameters: protocolParameters) { base, _ in
+            core.withSignature(of: base, tokenSecret: tokenSecret) { String(decoding: $0, as: UTF8.self) }
         }
     }
 
@@ -110,33 +102,12 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
         method: String, url: URL, contentType: String? = nil, body: Data? = nil,
         protocolParameters: [(String, String)]
     ) throws -> String {
-        String(decoding: try baseStringBytes(method: method, url: url, contentType: contentType, body: body,
-                                             protocolParameters: protocolParameters), as: UTF8.self)
+        try core.withBaseString(method: method, url: url, contentType: contentType, body: body,
+                                protocolParameters: protocolParameters) { base, _ in String(decoding: base, as: UTF8.self) }
     }
 
     /// The HMAC key (or PLAINTEXT signature): `enc(consumer secret)&enc(token secret)` (§3.4.2).
     public func signingKey(tokenSecret: String?) -> String {
-        String(decoding: key.bytes(tokenSecret: tokenSecret), as: UTF8.self)
-    }
-
-    private func baseStringBytes(
-        method: String, url: URL, contentType: String?, body: Data?, protocolParameters: [(String, String)]
-    ) throws -> [UInt8] {
-        let oauth = protocolParameters.filter { $0.0 != "oauth_signature" && $0.0 != "realm" }
-        var text = url.absoluteString
-        let formBody = SignatureBaseString.isFormEncoded(contentType) ? body : nil
-        let result: [UInt8]? = text.withUTF8 { urlBytes in
-            if let formBody {
-                return formBody.withUnsafeBytes { raw in
-                    SignatureBaseString.build(method: method.utf8, url: urlBytes, formBody: raw.bindMemory(to: UInt8.self),
-                                              protocolParameters: oauth)
-                }
-            }
-            return SignatureBaseString.build(method: method.utf8, url: urlBytes, formBody: nil, protocolParameters: oauth)
-        }
-        guard let result else {
-            throw AuthKitError.unsupported("Cannot sign a request to \(url.redactedForLogs): OAuth 1.0a signs absolute http(s) URLs only.")
-        }
-        return result
+        String(decoding: core.key.bytes(tokenSecret: tokenSecret), as: UTF8.self)
     }
 }

@@ -10,49 +10,73 @@ import AuthKit
 /// application/x-www-form-urlencoded"), and the protocol parameters except
 /// `oauth_signature` and `realm`; each name and value encoded (§3.6), sorted by
 /// name then value, duplicates kept.
+///
+/// Everything is written into one temporary allocation sized up front.
 enum SignatureBaseString {
-    /// Builds the base string.
+    /// Builds the base string and passes it, with the encoded and sorted
+    /// parameters, to `body`. Both are valid only during the call.
     /// - Parameters:
     ///   - url: the request URL's bytes (absolute).
-    ///   - body: the body's bytes, or `nil` when it is not form-encoded.
-    ///   - protocolParameters: the `oauth_*` parameters, without `oauth_signature`.
+    ///   - formBody: the body's bytes, or `nil` when it is not form-encoded.
+    ///   - protocolParameters: the `oauth_*` parameters; `oauth_signature` and `realm` are skipped.
     /// - Returns: `nil` when `url` is not an absolute `scheme://host…` URL.
-    static func build(
-        method: some Sequence<UInt8>, url: UnsafeBufferPointer<UInt8>, formBody: UnsafeBufferPointer<UInt8>?,
-        protocolParameters: [(String, String)]
-    ) -> [UInt8]? {
+    static func withBaseString<Result>(
+        method: String, url: UnsafeBufferPointer<UInt8>, formBody: UnsafeBufferPointer<UInt8>?,
+        protocolParameters: [(String, String)],
+        _ body: (_ baseString: UnsafeBufferPointer<UInt8>, _ parameters: EncodedParameters) throws -> Result
+    ) rethrows -> Result? {
         guard let uri = BaseStringURI(url) else { return nil }
-        var parameters = EncodedParameters(capacity: url.count + (formBody?.count ?? 0) + 256)
-        if let query = uri.query {
-            parameters.appendForm(UnsafeBufferPointer(rebasing: url[query]))
-        }
-        if let formBody {
-            parameters.appendForm(formBody)
-        }
-        for (name, value) in protocolParameters {
-            parameters.append(name: name.utf8, value: value.utf8)
-        }
-        parameters.sort()
+        let query = uri.query.map { UnsafeBufferPointer(rebasing: url[$0]) }
 
-        var output = [UInt8]()
-        output.reserveCapacity(parameters.storage.count * 3 / 2 + uri.bytes.count * 2 + 16)
-        for byte in method { output.append(Self.uppercased(byte)) }
-        output.append(UInt8(ascii: "&"))
-        PercentEncoding.appendEncoded(uri.bytes, to: &output)
-        output.append(UInt8(ascii: "&"))
-        parameters.appendNormalizedString(to: &output)
-        return output
+        var rawBytes = (query?.count ?? 0) + (formBody?.count ?? 0)
+        var protocolCount = 0
+        for (name, value) in protocolParameters {
+            rawBytes += name.utf8.count + value.utf8.count
+            protocolCount += 1
+        }
+        let pairCapacity = EncodedParameters.pairCount(query) + EncodedParameters.pairCount(formBody) + protocolCount
+        let storageCapacity = EncodedParameters.storageCapacity(rawBytes: rawBytes)
+        let baseCapacity = method.utf8.count + 2 + BaseStringURI.encodedCapacity(urlCount: url.count)
+            + storageCapacity * 3 + pairCapacity * 6
+
+        return try withUnsafeTemporaryAllocation(of: EncodedParameters.Entry.self, capacity: max(pairCapacity, 1)) { entries in
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: storageCapacity + baseCapacity + 1) { bytes in
+                var parameters = EncodedParameters(
+                    storage: UnsafeMutableBufferPointer(rebasing: bytes[..<storageCapacity]), entries: entries)
+                if let query { parameters.appendForm(query) }
+                if let formBody { parameters.appendForm(formBody) }
+                for (name, value) in protocolParameters where name != "oauth_signature" && name != "realm" {
+                    parameters.appendProtocol(name: name, value: value)
+                }
+                parameters.sort()
+
+                var output = ByteWriter(UnsafeMutableBufferPointer(rebasing: bytes[storageCapacity...]))
+                for byte in method.utf8 { output.append(uppercased(byte)) }
+                output.append(UInt8(ascii: "&"))
+                uri.appendEncoded(from: url, to: &output)
+                output.append(UInt8(ascii: "&"))
+                parameters.appendNormalizedString(to: &output)
+                return try body(output.written, parameters)
+            }
+        }
     }
 
     /// True when `contentType`'s media type is `application/x-www-form-urlencoded`,
     /// ignoring case and parameters such as `; charset=utf-8`.
     static func isFormEncoded(_ contentType: String?) -> Bool {
-        guard let contentType else { return false }
-        let expected = "application/x-www-form-urlencoded".utf8
-        var media = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }[...]
-        while let first = media.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { media = media.dropFirst() }
-        while let last = media.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { media = media.dropLast() }
-        return media.count == expected.count && zip(media, expected).allSatisfy { BaseStringURI.lowercased($0) == $1 }
+        guard var contentType else { return false }
+        return contentType.withUTF8 { bytes in
+            var start = 0, end = bytes.count
+            if let semicolon = bytes.firstIndex(of: UInt8(ascii: ";")) { end = semicolon }
+            while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+            let expected: StaticString = "application/x-www-form-urlencoded"
+            guard end - start == expected.utf8CodeUnitCount else { return false }
+            for index in 0..<(end - start) where BaseStringURI.lowercased(bytes[start + index]) != expected.utf8Start[index] {
+                return false
+            }
+            return true
+        }
     }
 
     @inline(__always)

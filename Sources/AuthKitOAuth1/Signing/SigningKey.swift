@@ -6,7 +6,7 @@ import AuthKit
 /// "An '&' character (ASCII code 38), which MUST be included even when either
 /// secret is empty": before a token exists (the request-token call) the key is
 /// `enc(consumer_secret)&`.
-struct SigningKey {
+struct SigningKey: Sendable {
     private let encodedConsumerSecret: [UInt8]
 
     init(consumerSecret: String) {
