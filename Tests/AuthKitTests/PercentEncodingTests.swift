@@ -38,3 +38,30 @@ import Testing
         #expect(pairs.map(\.1) == ["2", "1", "3", ""])
     }
 }
+
+@Suite struct UnreservedSetTests {
+    /// The bitmap agrees with RFC 3986 §2.3 for every byte.
+    @Test func everyByte() {
+        for byte in 0...255 {
+            let scalar = Unicode.Scalar(UInt8(byte))
+            let expected = (byte < 128) && (("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar)
+                || ("0"..."9").contains(scalar) || "-._~".unicodeScalars.contains(scalar))
+            #expect(PercentEncoding.isUnreserved(UInt8(byte)) == expected, "byte \(byte)")
+        }
+    }
+}
+
+@Suite struct ReencodingTests {
+    /// Encoding already-encoded text with the shortcut equals encoding it again in full.
+    @Test(arguments: ["Ladies + Gentlemen", "a=b&c", "☃ %41 ~._-", "", "100%"])
+    func shortcutMatchesFullEncoding(text: String) {
+        var once = PercentEncoding.encode(text)
+        let twice = PercentEncoding.encode(once)
+        let shortcut = once.withUTF8 { input in
+            String(unsafeUninitializedCapacity: max(input.count * 3, 1)) { output in
+                PercentEncoding.encode(alreadyEncoded: input, into: output.baseAddress!)
+            }
+        }
+        #expect(shortcut == twice)
+    }
+}
