@@ -75,6 +75,9 @@ struct BaseStringURI {
         }
     }
 
+    /// The bytes of the URL that make up the base URI (before encoding).
+    var baseLength: Int { scheme.count + host.count + (port?.count ?? 0) + path.count + 1 }
+
     /// The most bytes ``appendEncoded(from:to:)`` writes for a URL of `count` bytes.
     static func encodedCapacity(urlCount: Int) -> Int { urlCount * 3 + 12 }
 

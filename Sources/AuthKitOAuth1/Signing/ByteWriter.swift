@@ -44,6 +44,15 @@ struct ByteWriter {
         count += PercentEncoding.encode(bytes, into: start + count)
     }
 
+    /// Appends `bytes`, which are already percent-encoded, encoded once more
+    /// (RFC 5849 §3.4.1.1 encodes the normalized parameters a second time).
+    @inline(__always)
+    mutating func appendReencoded(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard !bytes.isEmpty else { return }
+        precondition(count + bytes.count * 3 <= capacity, "ByteWriter overflow")
+        count += PercentEncoding.encode(alreadyEncoded: bytes, into: start + count)
+    }
+
     mutating func appendEncoded(_ text: String) {
         var text = text
         text.withUTF8 { appendEncoded($0) }

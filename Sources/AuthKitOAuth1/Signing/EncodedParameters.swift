@@ -32,18 +32,37 @@ struct EncodedParameters {
     /// Bytes of storage needed for `rawBytes` bytes of names and values.
     static func storageCapacity(rawBytes: Int) -> Int { rawBytes * 3 }
 
-    /// An upper bound on the pairs in a form-encoded string: one more than its `&`s.
-    static func pairCount(_ text: UnsafeBufferPointer<UInt8>?) -> Int {
-        guard let text else { return 0 }
-        var count = 1
-        for byte in text where byte == UInt8(ascii: "&") { count += 1 }
-        return count
-    }
+    /// An upper bound on the pairs in a form-encoded string of `count` bytes:
+    /// each non-empty pair takes at least one byte and a separating `&`.
+    static func pairCapacity(_ count: Int) -> Int { count == 0 ? 0 : (count + 1) / 2 }
 
     /// Adds a protocol parameter given as raw (unencoded) text.
     mutating func appendProtocol(name: String, value: String) {
         let nameStart = storage.count
         storage.appendEncoded(name)
+        let valueStart = storage.count
+        storage.appendEncoded(value)
+        add(Entry(name: nameStart..<valueStart, value: valueStart..<storage.count, isProtocol: true))
+    }
+
+    /// Adds a protocol parameter whose name and value need no encoding
+    /// (precomputed by the signer: `oauth_consumer_key`, `HMAC-SHA1`, `1.0`).
+    mutating func appendProtocol(name: StaticString, encodedValue: UnsafeBufferPointer<UInt8>) {
+        let nameStart = storage.count
+        storage.append(name)
+        let valueStart = storage.count
+        storage.append(encodedValue)
+        add(Entry(name: nameStart..<valueStart, value: valueStart..<storage.count, isProtocol: true))
+    }
+
+    mutating func appendProtocol(name: StaticString, encodedValue: StaticString) {
+        appendProtocol(name: name, encodedValue: UnsafeBufferPointer(start: encodedValue.utf8Start, count: encodedValue.utf8CodeUnitCount))
+    }
+
+    /// Adds a protocol parameter with a constant name and a raw value.
+    mutating func appendProtocol(name: StaticString, value: String) {
+        let nameStart = storage.count
+        storage.append(name)
         let valueStart = storage.count
         storage.appendEncoded(value)
         add(Entry(name: nameStart..<valueStart, value: valueStart..<storage.count, isProtocol: true))
@@ -109,14 +128,15 @@ struct EncodedParameters {
     func appendNormalizedString(to output: inout ByteWriter) {
         for (index, entry) in entries.enumerated() {
             if index > 0 { output.append("%26") }
-            output.appendEncoded(bytes(entry.name))
+            output.appendReencoded(bytes(entry.name))
             output.append("%3D")
-            output.appendEncoded(bytes(entry.value))
+            output.appendReencoded(bytes(entry.value))
         }
     }
 
     /// The most bytes ``appendNormalizedString(to:)`` writes.
-    var normalizedStringCapacity: Int { storage.count * 3 + count * 6 }
+    /// (Each `%` of the stored text starts a three-byte escape and grows by two.)
+    var normalizedStringCapacity: Int { storage.count * 5 / 3 + 2 + count * 6 }
 
     private static let oauthSignature: StaticString = "oauth_signature"
 

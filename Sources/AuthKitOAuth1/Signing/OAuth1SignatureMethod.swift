@@ -11,4 +11,14 @@ public enum OAuth1SignatureMethod: String, Sendable, Hashable, CaseIterable, Cod
     /// RFC 5849 §3.4.4: the signature is the key itself. Only safe over TLS
     /// (§4.1), which the descriptor validator enforces for every endpoint.
     case plaintext = "PLAINTEXT"
+
+    /// The name as a constant, so the signer copies it instead of encoding it
+    /// (it needs no encoding: letters, digits and `-`).
+    var staticName: StaticString {
+        switch self {
+        case .hmacSHA1: "HMAC-SHA1"
+        case .hmacSHA256: "HMAC-SHA256"
+        case .plaintext: "PLAINTEXT"
+        }
+    }
 }

@@ -59,17 +59,20 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
         token: String? = nil, tokenSecret: String? = nil,
         protocolParameters: [(String, String)] = [], realm: String? = nil
     ) throws -> String {
-        let parameters = self.protocolParameters(token: token, extra: protocolParameters)
         let core = self.core
-        return try core.withBaseString(method: method, url: url, contentType: contentType, body: body,
-                                       protocolParameters: parameters) { base, encoded in
+        return try core.withBaseString(
+            method: method, url: url, contentType: contentType, body: body, token: token, extra: protocolParameters,
+            nonce: nonceAndTimestamp.nonce(), timestamp: nonceAndTimestamp.timestamp(), includesVersion: includesVersion
+        ) { base, encoded in
             core.withSignature(of: base, tokenSecret: tokenSecret) { signature in
                 AuthorizationHeader.render(encoded, signature: signature, realm: realm)
             }
         }
     }
 
-    /// The protocol parameters of §3.1 for a new request, with a fresh nonce and timestamp.
+    /// The protocol parameters of §3.1 for a new request, with a fresh nonce and
+    /// timestamp: what ``authorizationHeader(method:url:contentType:body:token:tokenSecret:protocolParameters:realm:)``
+    /// signs (it adds them from precomputed bytes rather than calling this).
     public func protocolParameters(token: String?, extra: [(String, String)] = []) -> [(String, String)] {
         var parameters = extra
         parameters.reserveCapacity(extra.count + 6)

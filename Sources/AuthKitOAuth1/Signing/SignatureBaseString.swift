@@ -25,38 +25,53 @@ enum SignatureBaseString {
         protocolParameters: [(String, String)],
         _ body: (_ baseString: UnsafeBufferPointer<UInt8>, _ parameters: EncodedParameters) throws -> Result
     ) rethrows -> Result? {
-        guard let uri = BaseStringURI(url) else { return nil }
-        let query = uri.query.map { UnsafeBufferPointer(rebasing: url[$0]) }
-
-        var rawBytes = (query?.count ?? 0) + (formBody?.count ?? 0)
-        var protocolCount = 0
-        for (name, value) in protocolParameters {
-            rawBytes += name.utf8.count + value.utf8.count
-            protocolCount += 1
-        }
-        let pairCapacity = EncodedParameters.pairCount(query) + EncodedParameters.pairCount(formBody) + protocolCount
-        let storageCapacity = EncodedParameters.storageCapacity(rawBytes: rawBytes)
-        let baseCapacity = method.utf8.count + 2 + BaseStringURI.encodedCapacity(urlCount: url.count)
-            + storageCapacity * 3 + pairCapacity * 6
-
-        return try withUnsafeTemporaryAllocation(of: EncodedParameters.Entry.self, capacity: max(pairCapacity, 1)) { entries in
-            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: storageCapacity + baseCapacity + 1) { bytes in
-                var parameters = EncodedParameters(
-                    storage: UnsafeMutableBufferPointer(rebasing: bytes[..<storageCapacity]), entries: entries)
-                if let query { parameters.appendForm(query) }
-                if let formBody { parameters.appendForm(formBody) }
+        var rawBytes = 0
+        for (name, value) in protocolParameters { rawBytes += name.utf8.count + value.utf8.count }
+        return try withBaseString(
+            method: method, url: url, formBody: formBody, protocolBytes: rawBytes, protocolCount: protocolParameters.count,
+            appendProtocol: { parameters in
                 for (name, value) in protocolParameters where name != "oauth_signature" && name != "realm" {
                     parameters.appendProtocol(name: name, value: value)
                 }
+            }, body)
+    }
+
+    /// The same, with the protocol parameters added by `appendProtocol`, which
+    /// adds at most `protocolCount` parameters of at most `protocolBytes` raw
+    /// bytes. The signer uses it to add precomputed parameters without encoding
+    /// them again.
+    static func withBaseString<Result>(
+        method: String, url: UnsafeBufferPointer<UInt8>, formBody: UnsafeBufferPointer<UInt8>?,
+        protocolBytes: Int, protocolCount: Int, appendProtocol: (inout EncodedParameters) -> Void,
+        _ body: (_ baseString: UnsafeBufferPointer<UInt8>, _ parameters: EncodedParameters) throws -> Result
+    ) rethrows -> Result? {
+        guard let uri = BaseStringURI(url) else { return nil }
+        let query = uri.query.map { UnsafeBufferPointer(rebasing: url[$0]) }
+        let rawBytes = (query?.count ?? 0) + (formBody?.count ?? 0) + protocolBytes
+        let pairCapacity = EncodedParameters.pairCapacity(query?.count ?? 0)
+            + EncodedParameters.pairCapacity(formBody?.count ?? 0) + protocolCount
+        let storageCapacity = EncodedParameters.storageCapacity(rawBytes: rawBytes)
+
+        return try withUnsafeTemporaryAllocation(of: EncodedParameters.Entry.self, capacity: max(pairCapacity, 1)) { entries in
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(storageCapacity, 1)) { storage in
+                var parameters = EncodedParameters(storage: storage, entries: entries)
+                if let query { parameters.appendForm(query) }
+                if let formBody { parameters.appendForm(formBody) }
+                appendProtocol(&parameters)
                 parameters.sort()
 
-                var output = ByteWriter(UnsafeMutableBufferPointer(rebasing: bytes[storageCapacity...]))
-                for byte in method.utf8 { output.append(uppercased(byte)) }
-                output.append(UInt8(ascii: "&"))
-                uri.appendEncoded(from: url, to: &output)
-                output.append(UInt8(ascii: "&"))
-                parameters.appendNormalizedString(to: &output)
-                return try body(output.written, parameters)
+                // Sized from what was actually stored, not from the worst case.
+                let baseCapacity = method.utf8.count + 2 + BaseStringURI.encodedCapacity(urlCount: uri.baseLength)
+                    + parameters.normalizedStringCapacity
+                return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: baseCapacity) { bytes in
+                    var output = ByteWriter(bytes)
+                    for byte in method.utf8 { output.append(uppercased(byte)) }
+                    output.append(UInt8(ascii: "&"))
+                    uri.appendEncoded(from: url, to: &output)
+                    output.append(UInt8(ascii: "&"))
+                    parameters.appendNormalizedString(to: &output)
+                    return try body(output.written, parameters)
+                }
             }
         }
     }

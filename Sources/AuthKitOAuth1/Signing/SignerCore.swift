@@ -11,6 +11,8 @@ final class SignerCore: Sendable {
     let consumerKey: String
     let signatureMethod: OAuth1SignatureMethod
     let key: SigningKey
+    /// `oauth_consumer_key`'s value, percent-encoded once.
+    let encodedConsumerKey: [UInt8]
     private let sha1Keys = HMACKeyCache<HMAC<Insecure.SHA1>>()
     private let sha256Keys = HMACKeyCache<HMAC<SHA256>>()
 
@@ -18,10 +20,59 @@ final class SignerCore: Sendable {
         self.consumerKey = consumerKey
         self.signatureMethod = signatureMethod
         self.key = SigningKey(consumerSecret: consumerSecret)
+        var encoded = [UInt8]()
+        PercentEncoding.appendEncoded(consumerKey.utf8, to: &encoded)
+        self.encodedConsumerKey = encoded
     }
 
+    /// Builds the base string of a request whose protocol parameters are given in full.
     func withBaseString<Result>(
         method: String, url: URL, contentType: String?, body: Data?, protocolParameters: [(String, String)],
+        _ use: (UnsafeBufferPointer<UInt8>, EncodedParameters) throws -> Result
+    ) throws -> Result {
+        var rawBytes = 0
+        for (name, value) in protocolParameters { rawBytes += name.utf8.count + value.utf8.count }
+        return try withBaseString(
+            method: method, url: url, contentType: contentType, body: body,
+            protocolBytes: rawBytes, protocolCount: protocolParameters.count,
+            appendProtocol: { parameters in
+                for (name, value) in protocolParameters where name != "oauth_signature" && name != "realm" {
+                    parameters.appendProtocol(name: name, value: value)
+                }
+            }, use)
+    }
+
+    /// Builds the base string of a new request: the protocol parameters of
+    /// §3.1 are added from precomputed bytes where they are constant (the
+    /// consumer key, the method, the version), so only the nonce, timestamp,
+    /// token and `extra` are encoded per request.
+    func withBaseString<Result>(
+        method: String, url: URL, contentType: String?, body: Data?, token: String?, extra: [(String, String)],
+        nonce: String, timestamp: String, includesVersion: Bool,
+        _ use: (UnsafeBufferPointer<UInt8>, EncodedParameters) throws -> Result
+    ) throws -> Result {
+        var rawBytes = 128 + encodedConsumerKey.count + nonce.utf8.count + timestamp.utf8.count + (token?.utf8.count ?? 0)
+        for (name, value) in extra { rawBytes += name.utf8.count + value.utf8.count }
+        let methodName = signatureMethod.staticName
+        return try withBaseString(
+            method: method, url: url, contentType: contentType, body: body,
+            protocolBytes: rawBytes, protocolCount: extra.count + 6,
+            appendProtocol: { parameters in
+                for (name, value) in extra where name != "oauth_signature" && name != "realm" {
+                    parameters.appendProtocol(name: name, value: value)
+                }
+                encodedConsumerKey.withUnsafeBufferPointer { parameters.appendProtocol(name: "oauth_consumer_key", encodedValue: $0) }
+                parameters.appendProtocol(name: "oauth_nonce", value: nonce)
+                parameters.appendProtocol(name: "oauth_signature_method", encodedValue: methodName)
+                parameters.appendProtocol(name: "oauth_timestamp", value: timestamp)
+                if let token { parameters.appendProtocol(name: "oauth_token", value: token) }
+                if includesVersion { parameters.appendProtocol(name: "oauth_version", encodedValue: "1.0") }
+            }, use)
+    }
+
+    private func withBaseString<Result>(
+        method: String, url: URL, contentType: String?, body: Data?,
+        protocolBytes: Int, protocolCount: Int, appendProtocol: (inout EncodedParameters) -> Void,
         _ use: (UnsafeBufferPointer<UInt8>, EncodedParameters) throws -> Result
     ) throws -> Result {
         var text = url.absoluteString
@@ -29,12 +80,13 @@ final class SignerCore: Sendable {
         let result: Result? = try text.withUTF8 { urlBytes in
             guard let formBody else {
                 return try SignatureBaseString.withBaseString(
-                    method: method, url: urlBytes, formBody: nil, protocolParameters: protocolParameters, use)
+                    method: method, url: urlBytes, formBody: nil, protocolBytes: protocolBytes,
+                    protocolCount: protocolCount, appendProtocol: appendProtocol, use)
             }
             return try formBody.withUnsafeBytes { raw in
                 try SignatureBaseString.withBaseString(
-                    method: method, url: urlBytes, formBody: raw.bindMemory(to: UInt8.self),
-                    protocolParameters: protocolParameters, use)
+                    method: method, url: urlBytes, formBody: raw.bindMemory(to: UInt8.self), protocolBytes: protocolBytes,
+                    protocolCount: protocolCount, appendProtocol: appendProtocol, use)
             }
         }
         guard let result else {
