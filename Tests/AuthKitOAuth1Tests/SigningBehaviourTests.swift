@@ -128,3 +128,29 @@ import Testing
         #expect(!String(describing: Self.signer).contains("j49sk3j29djd"))
     }
 }
+
+/// The signer writes into buffers sized in advance; inputs that expand the
+/// most under encoding must still fit (a wrong bound would trap).
+@Suite struct SigningBufferTests {
+    @Test func worstCaseExpansionFits() throws {
+        let nasty = String(repeating: "☃ &=+%", count: 300)
+        let signer = OAuth1Signer(consumerKey: nasty, consumerSecret: nasty, signatureMethod: .plaintext,
+                                  nonceAndTimestamp: .fixed(nonce: nasty, timestamp: nasty))
+        let query = "?" + String(repeating: "%E2%98%83=%zz&&+=%2", count: 100) + "&x"
+        let url = URL(string: "https://EXAMPLE.com:8443/p%20a%20t%20h" + query)!
+        let body = Data(String(repeating: "a=%E2%98%83&=&&b+=+c%&", count: 200).utf8)
+        for method in OAuth1SignatureMethod.allCases {
+            let s = OAuth1Signer(consumerKey: nasty, consumerSecret: nasty, signatureMethod: method,
+                                 nonceAndTimestamp: signer.nonceAndTimestamp)
+            let header = try s.authorizationHeader(
+                method: "post", url: url, contentType: "application/x-www-form-urlencoded", body: body,
+                token: nasty, tokenSecret: nasty, protocolParameters: [("oauth_callback", nasty), ("oauth_verifier", nasty)],
+                realm: nasty)
+            #expect(header.hasPrefix("OAuth realm="))
+            #expect(authorizationDictionary(header)["oauth_nonce"] == nasty)
+            let base = try s.signatureBaseString(method: "post", url: url, contentType: "application/x-www-form-urlencoded",
+                                                 body: body, protocolParameters: s.protocolParameters(token: nasty))
+            #expect(base.hasPrefix("POST&https%3A%2F%2Fexample.com%3A8443%2Fp%2520a%2520t%2520h&"))
+        }
+    }
+}

@@ -70,6 +70,43 @@ public enum PercentEncoding {
         return written
     }
 
+    /// Decodes form-encoded `input` (as ``decode(_:plusAsSpace:)`` with
+    /// `plusAsSpace`) and encodes the result (as ``encode(_:into:)``) in one
+    /// pass, without the intermediate bytes: `a+b%2c~` becomes `a%20b%2C~`.
+    /// RFC 5849 §3.4.1.3 does this to every query and body parameter. A
+    /// malformed escape is kept as literal text (its `%` is encoded), as
+    /// Python's `unquote` and most servers read it. `output` must have room for
+    /// `3 * input.count` bytes.
+    @inlinable
+    public static func reencode(formEncoded input: UnsafeBufferPointer<UInt8>,
+                                into output: UnsafeMutablePointer<UInt8>) -> Int {
+        guard let source = input.baseAddress else { return 0 }
+        var written = 0
+        var index = 0
+        let count = input.count
+        while index < count {
+            var byte = source[index]
+            index &+= 1
+            if byte == UInt8(ascii: "%"), index &+ 1 < count,
+               let high = hexValue(source[index]), let low = hexValue(source[index &+ 1]) {
+                byte = high << 4 | low
+                index &+= 2
+            } else if byte == UInt8(ascii: "+") {
+                byte = UInt8(ascii: " ")
+            }
+            if isUnreserved(byte) {
+                output[written] = byte
+                written &+= 1
+            } else {
+                output[written] = UInt8(ascii: "%")
+                output[written &+ 1] = hexDigit(byte >> 4)
+                output[written &+ 2] = hexDigit(byte & 0x0F)
+                written &+= 3
+            }
+        }
+        return written
+    }
+
     /// Appends the encoding of `bytes` to `output`: ``encode(_:)`` for callers
     /// that build a larger buffer, without an intermediate `String`.
     @inlinable

@@ -49,9 +49,21 @@ struct ByteWriter {
     @inline(__always)
     mutating func appendReencoded(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard !bytes.isEmpty else { return }
-        precondition(count + bytes.count * 3 <= capacity, "ByteWriter overflow")
+        // Each `%` starts a three-byte escape and gains two bytes.
+        precondition(count + Self.reencodedCapacity(bytes.count) <= capacity, "ByteWriter overflow")
         count += PercentEncoding.encode(alreadyEncoded: bytes, into: start + count)
     }
+
+    /// Appends form-encoded `bytes` decoded and encoded again per RFC 5849 §3.6.
+    @inline(__always)
+    mutating func appendNormalized(formEncoded bytes: UnsafeBufferPointer<UInt8>) {
+        guard !bytes.isEmpty else { return }
+        precondition(count + bytes.count * 3 <= capacity, "ByteWriter overflow")
+        count += PercentEncoding.reencode(formEncoded: bytes, into: start + count)
+    }
+
+    /// The most bytes encoded text of `count` bytes takes once encoded again.
+    static func reencodedCapacity(_ count: Int) -> Int { count + 2 * ((count + 2) / 3) }
 
     mutating func appendEncoded(_ text: String) {
         var text = text

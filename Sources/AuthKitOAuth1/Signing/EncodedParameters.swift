@@ -102,14 +102,7 @@ struct EncodedParameters {
 
     /// Form-decodes `raw` and appends it encoded per RFC 5849 §3.6.
     private mutating func appendNormalized(_ raw: UnsafeBufferPointer<UInt8>) {
-        guard !raw.isEmpty else { return }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: raw.count) { decoded in
-            if let count = PercentEncoding.decode(raw, plusAsSpace: true, into: decoded.baseAddress!) {
-                storage.appendEncoded(UnsafeBufferPointer(rebasing: decoded[..<count]))
-            } else {
-                storage.appendEncoded(raw)
-            }
-        }
+        storage.appendNormalized(formEncoded: raw)
     }
 
     /// Sorts by encoded name, then encoded value, in ascending byte order
@@ -135,8 +128,9 @@ struct EncodedParameters {
     }
 
     /// The most bytes ``appendNormalizedString(to:)`` writes.
-    /// (Each `%` of the stored text starts a three-byte escape and grows by two.)
-    var normalizedStringCapacity: Int { storage.count * 5 / 3 + 2 + count * 6 }
+    /// (Each `%` of the stored text starts a three-byte escape and grows by
+    /// two; each name and value is bounded separately, plus `%3D` and `%26`.)
+    var normalizedStringCapacity: Int { ByteWriter.reencodedCapacity(storage.count) + count * (4 + 6) }
 
     private static let oauthSignature: StaticString = "oauth_signature"
 

@@ -25,10 +25,10 @@ enum SignatureBaseString {
         protocolParameters: [(String, String)],
         _ body: (_ baseString: UnsafeBufferPointer<UInt8>, _ parameters: EncodedParameters) throws -> Result
     ) rethrows -> Result? {
-        var rawBytes = 0
-        for (name, value) in protocolParameters { rawBytes += name.utf8.count + value.utf8.count }
+        var storageBytes = 0
+        for (name, value) in protocolParameters { storageBytes += (name.utf8.count + value.utf8.count) * 3 }
         return try withBaseString(
-            method: method, url: url, formBody: formBody, protocolBytes: rawBytes, protocolCount: protocolParameters.count,
+            method: method, url: url, formBody: formBody, protocolBytes: storageBytes, protocolCount: protocolParameters.count,
             appendProtocol: { parameters in
                 for (name, value) in protocolParameters where name != "oauth_signature" && name != "realm" {
                     parameters.appendProtocol(name: name, value: value)
@@ -37,9 +37,12 @@ enum SignatureBaseString {
     }
 
     /// The same, with the protocol parameters added by `appendProtocol`, which
-    /// adds at most `protocolCount` parameters of at most `protocolBytes` raw
-    /// bytes. The signer uses it to add precomputed parameters without encoding
-    /// them again.
+    /// adds at most `protocolCount` parameters taking at most `protocolBytes`
+    /// bytes once encoded. The signer uses it to add precomputed parameters
+    /// without encoding them again.
+    ///
+    /// The buffers are sized tightly because `withUnsafeTemporaryAllocation`
+    /// uses the stack only up to 1 KiB: a typical request fits.
     static func withBaseString<Result>(
         method: String, url: UnsafeBufferPointer<UInt8>, formBody: UnsafeBufferPointer<UInt8>?,
         protocolBytes: Int, protocolCount: Int, appendProtocol: (inout EncodedParameters) -> Void,
@@ -47,10 +50,10 @@ enum SignatureBaseString {
     ) rethrows -> Result? {
         guard let uri = BaseStringURI(url) else { return nil }
         let query = uri.query.map { UnsafeBufferPointer(rebasing: url[$0]) }
-        let rawBytes = (query?.count ?? 0) + (formBody?.count ?? 0) + protocolBytes
         let pairCapacity = EncodedParameters.pairCapacity(query?.count ?? 0)
             + EncodedParameters.pairCapacity(formBody?.count ?? 0) + protocolCount
-        let storageCapacity = EncodedParameters.storageCapacity(rawBytes: rawBytes)
+        let storageCapacity = EncodedParameters.storageCapacity(rawBytes: (query?.count ?? 0) + (formBody?.count ?? 0))
+            + protocolBytes
 
         return try withUnsafeTemporaryAllocation(of: EncodedParameters.Entry.self, capacity: max(pairCapacity, 1)) { entries in
             try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(storageCapacity, 1)) { storage in

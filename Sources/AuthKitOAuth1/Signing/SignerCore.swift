@@ -30,11 +30,11 @@ final class SignerCore: Sendable {
         method: String, url: URL, contentType: String?, body: Data?, protocolParameters: [(String, String)],
         _ use: (UnsafeBufferPointer<UInt8>, EncodedParameters) throws -> Result
     ) throws -> Result {
-        var rawBytes = 0
-        for (name, value) in protocolParameters { rawBytes += name.utf8.count + value.utf8.count }
+        var storageBytes = 0
+        for (name, value) in protocolParameters { storageBytes += (name.utf8.count + value.utf8.count) * 3 }
         return try withBaseString(
             method: method, url: url, contentType: contentType, body: body,
-            protocolBytes: rawBytes, protocolCount: protocolParameters.count,
+            protocolBytes: storageBytes, protocolCount: protocolParameters.count,
             appendProtocol: { parameters in
                 for (name, value) in protocolParameters where name != "oauth_signature" && name != "realm" {
                     parameters.appendProtocol(name: name, value: value)
@@ -51,12 +51,14 @@ final class SignerCore: Sendable {
         nonce: String, timestamp: String, includesVersion: Bool,
         _ use: (UnsafeBufferPointer<UInt8>, EncodedParameters) throws -> Result
     ) throws -> Result {
-        var rawBytes = 128 + encodedConsumerKey.count + nonce.utf8.count + timestamp.utf8.count + (token?.utf8.count ?? 0)
-        for (name, value) in extra { rawBytes += name.utf8.count + value.utf8.count }
+        // Constant names and precomputed values are copied; the rest may triple.
+        var storageBytes = Self.constantProtocolBytes + encodedConsumerKey.count
+            + (nonce.utf8.count + timestamp.utf8.count + (token?.utf8.count ?? 0)) * 3
+        for (name, value) in extra { storageBytes += (name.utf8.count + value.utf8.count) * 3 }
         let methodName = signatureMethod.staticName
         return try withBaseString(
             method: method, url: url, contentType: contentType, body: body,
-            protocolBytes: rawBytes, protocolCount: extra.count + 6,
+            protocolBytes: storageBytes, protocolCount: extra.count + 6,
             appendProtocol: { parameters in
                 for (name, value) in extra where name != "oauth_signature" && name != "realm" {
                     parameters.appendProtocol(name: name, value: value)
@@ -69,6 +71,11 @@ final class SignerCore: Sendable {
                 if includesVersion { parameters.appendProtocol(name: "oauth_version", encodedValue: "1.0") }
             }, use)
     }
+
+    /// The names `oauth_consumer_key`, `oauth_nonce`, `oauth_signature_method`,
+    /// `oauth_timestamp`, `oauth_token`, `oauth_version` (90 bytes), the
+    /// longest method name (11) and `1.0` (3), rounded up.
+    private static let constantProtocolBytes = 112
 
     private func withBaseString<Result>(
         method: String, url: URL, contentType: String?, body: Data?,
