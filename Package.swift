@@ -12,6 +12,8 @@
 //                      behind the same Authenticator protocol.
 //   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
 //                      that records the exact bytes it receives.
+//   AuthKitSignBenchmark  not a product: times OAuth 1.0a signing
+//                      (Benchmarks/run-signing-benchmark compares it with oauthlib).
 import PackageDescription
 
 let package = Package(
