@@ -65,3 +65,27 @@ import Testing
         #expect(shortcut == twice)
     }
 }
+
+@Suite struct FormReencodingTests {
+    /// One pass equals decode-then-encode for valid input, and keeps malformed escapes literally.
+    @Test(arguments: [
+        ("a+b%2c~", "a%20b%2C~"),
+        ("Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21", "Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21"),
+        ("%E2%98%83", "%E2%98%83"),
+        ("%e2%98%83", "%E2%98%83"),
+        ("%zz%41%4", "%25zzA%254"),
+        ("", ""),
+    ])
+    func reencodes(input: String, expected: String) {
+        var input = input
+        let output = input.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: max(bytes.count * 3, 1)) { out in
+                PercentEncoding.reencode(formEncoded: bytes, into: out.baseAddress!)
+            }
+        }
+        #expect(output == expected)
+        if let decoded = PercentEncoding.decode(input, plusAsSpace: true) {
+            #expect(output == PercentEncoding.encode(decoded))
+        }
+    }
+}
