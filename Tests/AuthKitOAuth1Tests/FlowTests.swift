@@ -207,6 +207,25 @@ import Testing
         }
     }
 
+    /// A server that echoes the request (here a PLAINTEXT signature, which is
+    /// the secrets themselves) must not put the secrets into an error message.
+    @Test func echoedSecretsAreMaskedInMessages() async throws {
+        try await withServer { server in
+            server.route("POST", "/request_token") { request in
+                .text("Rejected: \(request.header("Authorization") ?? "")", contentType: "text/plain", status: 400)
+            }
+            let client = try Fixture.client(baseURL: server.baseURL, signatureMethod: "PLAINTEXT")
+            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(callback: nil) }
+            let text = try #require(error?.description)
+            #expect(text.contains("Rejected: OAuth"))
+            #expect(text.contains("••••"))
+            for form in [Fixture.consumerSecret, PercentEncoding.encode(Fixture.consumerSecret),
+                         PercentEncoding.encode(PercentEncoding.encode(Fixture.consumerSecret))] {
+                #expect(!text.contains(form))
+            }
+        }
+    }
+
     // MARK: - Access-token errors
 
     @Test func accessTokenErrorsNameTheStepAndHideSecrets() async throws {

@@ -133,7 +133,7 @@ public struct OAuth1Client: Authenticator {
         let header = try signer.authorizationHeader(
             method: "POST", url: url, protocolParameters: [("oauth_callback", callbackValue)])
         let request = HTTPRequest(method: "POST", url: url, headers: [("Authorization", header)])
-        let fields = try ReplyParser(step: .requestToken).fields(
+        let fields = try ReplyParser(step: .requestToken, secrets: knownSecrets()).fields(
             of: try await send(request, step: .requestToken), required: ["oauth_token", "oauth_token_secret"])
         let values = Dictionary(fields, uniquingKeysWith: { first, _ in first })
 
@@ -190,7 +190,8 @@ public struct OAuth1Client: Authenticator {
         let request = HTTPRequest(method: "POST", url: url, headers: [("Authorization", header)])
         let response = try await send(request, step: .accessToken)
         let receivedAt = now()
-        let fields = try ReplyParser(step: .accessToken).fields(of: response, required: ["oauth_token", "oauth_token_secret"])
+        let fields = try ReplyParser(step: .accessToken, secrets: knownSecrets(pending.requestTokenSecret))
+            .fields(of: response, required: ["oauth_token", "oauth_token_secret"])
         return makeCredential(fields, receivedAt: receivedAt, label: label)
     }
 
@@ -319,11 +320,16 @@ public struct OAuth1Client: Authenticator {
         let request = try authorize(HTTPRequest(method: "POST", url: url), with: credential)
         let response = try await send(request, step: .revocation)
         if (200...299).contains(response.status) { return }
-        _ = try ReplyParser(step: .revocation).fields(of: response, required: [])
+        _ = try ReplyParser(step: .revocation, secrets: knownSecrets(credential.tokenSecret ?? "")).fields(of: response, required: [])
         throw AuthKitError.invalidResponse(step: .revocation, reason: "HTTP \(response.status)")
     }
 
     // MARK: - Requests
+
+    /// What error messages must never show: the consumer secret and the token secret in use.
+    private func knownSecrets(_ tokenSecret: String = "") -> [String] {
+        [settings.clientSecret ?? "", tokenSecret].filter { !$0.isEmpty }
+    }
 
     private func send(_ request: HTTPRequest, step: FlowStep) async throws -> HTTPResponse {
         logger.debug("\(step.rawValue): \(request.method) \(request.displayURL)")

@@ -14,9 +14,13 @@ import Foundation
 ///   extension) make it an error whatever the status.
 ///
 /// Messages quote the provider's own words, truncated and on one line; they
-/// never echo a success body, which holds tokens.
+/// never echo a success body, which holds tokens, and any secret the client
+/// knows (a server that echoes a PLAINTEXT signature would otherwise put the
+/// consumer secret in an error message) is masked.
 struct ReplyParser {
     var step: FlowStep
+    /// Secrets to mask in quoted text: the consumer secret, token secrets.
+    var secrets: [String] = []
 
     /// The fields of a 2xx form reply that contains every name in `required`.
     func fields(of response: HTTPResponse, required: [String]) throws -> [(String, String)] {
@@ -26,11 +30,13 @@ struct ReplyParser {
 
         switch first {
         case UInt8(ascii: "<")?:
-            let title = Self.htmlTitle(in: body).map { " titled '\($0)'" } ?? ""
+            let title = Self.htmlTitle(in: body).map { " titled '\(quote($0))'" } ?? ""
             throw AuthKitError.invalidResponse(
                 step: step, reason: "HTTP \(response.status) with an HTML page\(title) instead of form-encoded OAuth fields")
         case UInt8(ascii: "{")?, UInt8(ascii: "[")?:
-            if let error = Self.jsonError(in: body, status: response.status) {
+            if var error = Self.jsonError(in: body, status: response.status) {
+                error.code = quote(error.code)
+                error.description = error.description.map(quote)
                 throw AuthKitError.providerError(step: step, error)
             }
             throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) with a JSON body, not form-encoded OAuth fields")
@@ -46,16 +52,16 @@ struct ReplyParser {
             let values = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
             if let code = values["error"] ?? values["oauth_problem"], !code.isEmpty {
                 throw AuthKitError.providerError(step: step, ProviderErrorResponse(
-                    status: response.status, code: Self.clip(code),
-                    description: (values["error_description"] ?? values["oauth_problem_advice"]).map(Self.clip),
-                    uri: values["error_uri"].map(Self.clip)))
+                    status: response.status, code: quote(code),
+                    description: (values["error_description"] ?? values["oauth_problem_advice"]).map(quote),
+                    uri: values["error_uri"].map(quote)))
             }
         }
         guard success else {
             // Neither a form error nor JSON nor HTML: plain text such as
             // "Failed to validate oauth signature and token". Quote it.
             throw AuthKitError.providerError(step: step, ProviderErrorResponse(
-                status: response.status, code: "http_\(response.status)", description: Self.clip(text)))
+                status: response.status, code: "http_\(response.status)", description: quote(text)))
         }
         guard let pairs, pairs.contains(where: { !$0.1.isEmpty || !$0.0.isEmpty }) else {
             throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) with a body that is not form-encoded OAuth fields")
@@ -98,6 +104,18 @@ struct ReplyParser {
         else { return nil }
         let title = clip(String(text[close.upperBound..<end.lowerBound]))
         return title.isEmpty ? nil : title
+    }
+
+    /// The provider's text as it may appear in a message: known secrets
+    /// (raw and percent-encoded) masked, then ``clip(_:)``.
+    func quote(_ text: String) -> String {
+        var text = text
+        for secret in secrets where secret.count >= 4 {
+            for form in Set([secret, PercentEncoding.encode(secret), PercentEncoding.encode(PercentEncoding.encode(secret))]) {
+                text = text.replacingOccurrences(of: form, with: "••••")
+            }
+        }
+        return Self.clip(text)
     }
 
     /// One line, printable, at most 200 characters.
