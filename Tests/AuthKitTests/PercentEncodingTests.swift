@@ -53,7 +53,8 @@ import Testing
 
 @Suite struct ReencodingTests {
     /// Encoding already-encoded text with the shortcut equals encoding it again in full.
-    @Test(arguments: ["Ladies + Gentlemen", "a=b&c", "☃ %41 ~._-", "", "100%"])
+    @Test(arguments: ["Ladies + Gentlemen", "a=b&c", "☃ %41 ~._-", "", "100%", "abcdefgh%ijklmnopq%%%%%%%%rstuvwxyz0123456789-._~",
+                      String(repeating: "☃x", count: 50), String(repeating: "abcdefghijklmnop", count: 9) + "%"])
     func shortcutMatchesFullEncoding(text: String) {
         var once = PercentEncoding.encode(text)
         let twice = PercentEncoding.encode(once)
