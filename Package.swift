@@ -14,6 +14,8 @@
 //   QiitaSignInExample the README's library example, built with the package.
 //   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
 //                      that records the exact bytes it receives.
+//   AuthKitSignBenchmark  not a product: times OAuth 1.0a signing
+//                      (Benchmarks/run-signing-benchmark compares it with oauthlib).
 import PackageDescription
 
 let package = Package(
@@ -21,6 +23,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "AuthKit", targets: ["AuthKit"]),
+        .library(name: "AuthKitOAuth1", targets: ["AuthKitOAuth1"]),
         .executable(name: "authkit", targets: ["authkit"]),
     ],
     dependencies: [
@@ -42,6 +45,7 @@ let package = Package(
             name: "authkit",
             dependencies: [
                 "AuthKit",
+                "AuthKitOAuth1",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -52,6 +56,19 @@ let package = Package(
             name: "QiitaSignInExample",
             dependencies: ["AuthKit"],
             path: "Sources/Examples/QiitaSignIn"
+        ),
+        .target(
+            name: "AuthKitOAuth1",
+            dependencies: [
+                "AuthKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Not a product: `Benchmarks/run-signing-benchmark` builds and runs it.
+        .executableTarget(
+            name: "AuthKitSignBenchmark",
+            dependencies: ["AuthKitOAuth1"]
         ),
         .target(
             name: "AuthKitTestSupport",
@@ -72,6 +89,11 @@ let package = Package(
         .testTarget(
             name: "AuthKitCLITests",
             dependencies: ["authkit", "AuthKit", "AuthKitTestSupport"]
+        ),
+        .testTarget(
+            name: "AuthKitOAuth1Tests",
+            dependencies: ["AuthKitOAuth1", "AuthKit", "AuthKitTestSupport"],
+            exclude: ["Server"]
         ),
     ]
 )

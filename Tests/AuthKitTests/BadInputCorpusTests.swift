@@ -74,6 +74,7 @@ import Testing
             case .issuerMismatch: outcome = "issuerMismatch"
             case .missingIssuer: outcome = "missingIssuer"
             case .missingCode: outcome = "missingCode"
+            case .missingRequestToken, .requestTokenMismatch, .missingVerifier: outcome = "oauth1:\(error)"
             }
         } catch AuthKitError.authorizationFailed(let response) {
             outcome = "authorizationFailed:\(response.code)"

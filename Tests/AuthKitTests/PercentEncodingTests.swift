@@ -38,3 +38,55 @@ import Testing
         #expect(pairs.map(\.1) == ["2", "1", "3", ""])
     }
 }
+
+@Suite struct UnreservedSetTests {
+    /// The bitmap agrees with RFC 3986 §2.3 for every byte.
+    @Test func everyByte() {
+        for byte in 0...255 {
+            let scalar = Unicode.Scalar(UInt8(byte))
+            let expected = (byte < 128) && (("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar)
+                || ("0"..."9").contains(scalar) || "-._~".unicodeScalars.contains(scalar))
+            #expect(PercentEncoding.isUnreserved(UInt8(byte)) == expected, "byte \(byte)")
+        }
+    }
+}
+
+@Suite struct ReencodingTests {
+    /// Encoding already-encoded text with the shortcut equals encoding it again in full.
+    @Test(arguments: ["Ladies + Gentlemen", "a=b&c", "☃ %41 ~._-", "", "100%", "abcdefgh%ijklmnopq%%%%%%%%rstuvwxyz0123456789-._~",
+                      String(repeating: "☃x", count: 50), String(repeating: "abcdefghijklmnop", count: 9) + "%"])
+    func shortcutMatchesFullEncoding(text: String) {
+        var once = PercentEncoding.encode(text)
+        let twice = PercentEncoding.encode(once)
+        let shortcut = once.withUTF8 { input in
+            String(unsafeUninitializedCapacity: max(input.count * 3, 1)) { output in
+                PercentEncoding.encode(alreadyEncoded: input, into: output.baseAddress!)
+            }
+        }
+        #expect(shortcut == twice)
+    }
+}
+
+@Suite struct FormReencodingTests {
+    /// One pass equals decode-then-encode for valid input, and keeps malformed escapes literally.
+    @Test(arguments: [
+        ("a+b%2c~", "a%20b%2C~"),
+        ("Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21", "Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21"),
+        ("%E2%98%83", "%E2%98%83"),
+        ("%e2%98%83", "%E2%98%83"),
+        ("%zz%41%4", "%25zzA%254"),
+        ("", ""),
+    ])
+    func reencodes(input: String, expected: String) {
+        var input = input
+        let output = input.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: max(bytes.count * 3, 1)) { out in
+                PercentEncoding.reencode(formEncoded: bytes, into: out.baseAddress!)
+            }
+        }
+        #expect(output == expected)
+        if let decoded = PercentEncoding.decode(input, plusAsSpace: true) {
+            #expect(output == PercentEncoding.encode(decoded))
+        }
+    }
+}

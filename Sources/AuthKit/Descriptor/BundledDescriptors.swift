@@ -195,5 +195,29 @@ enum BundledDescriptors {
   }
 }
 """#),
+        ("twitter.json", #"""
+{
+  "$schema": "./schema.json",
+  "id": "twitter",
+  "name": "X (Twitter)",
+  "protocol": "oauth1",
+  "documentation": "https://docs.x.com/resources/fundamentals/authentication/oauth-1-0a/obtaining-user-access-tokens",
+  "_comment": "OAuth 1.0a, HMAC-SHA1. X matches callback URLs exactly against the ones registered with the app (up to 10), port included, and wants 127.0.0.1 rather than localhost: register http://127.0.0.1:8765/callback, or set AUTHKIT_TWITTER_REDIRECT_URI to another registered callback, or to 'oob' for the PIN flow. authenticateURL skips the consent page for returning users. To ask for read-only or read-write access, add \"requestTokenParameters\": {\"x_auth_access_type\": \"read\"} (or \"write\") under oauth1. Check a credential with GET https://api.x.com/1.1/account/verify_credentials.json.",
+  "redirect": {
+    "host": "127.0.0.1",
+    "port": 8765,
+    "path": "/callback"
+  },
+  "oauth1": {
+    "requestTokenURL": "https://api.x.com/oauth/request_token",
+    "authorizeURL": "https://api.x.com/oauth/authorize",
+    "authenticateURL": "https://api.x.com/oauth/authenticate",
+    "accessTokenURL": "https://api.x.com/oauth/access_token",
+    "signatureMethod": "HMAC-SHA1",
+    "requireCallbackConfirmed": true,
+    "invalidateTokenURL": "https://api.x.com/1.1/oauth/invalidate_token"
+  }
+}
+"""#),
     ]
 }

@@ -64,6 +64,9 @@ public struct DescriptorValidator: Sendable {
                 if let url = oauth1.authenticateURL {
                     checkEndpoint(url, field: "oauth1.authenticateURL", allowed: declared, issue: issue)
                 }
+                if let url = oauth1.invalidateTokenURL {
+                    checkEndpoint(url, field: "oauth1.invalidateTokenURL", allowed: declared, issue: issue)
+                }
                 if let method = oauth1.signatureMethod, !["HMAC-SHA1", "HMAC-SHA256", "PLAINTEXT"].contains(method) {
                     issue("oauth1.signatureMethod", "'\(method)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")
                 }

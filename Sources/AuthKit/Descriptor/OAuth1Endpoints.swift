@@ -19,11 +19,15 @@ public struct OAuth1Endpoints: Codable, Sendable, Hashable {
     /// Require `oauth_callback_confirmed=true` in the request-token reply
     /// (RFC 5849 §2.1 makes it mandatory). Default `true`.
     public var requireCallbackConfirmed: Bool?
+    /// An endpoint that invalidates an access token when called with a request
+    /// signed by that token (Twitter's `POST /1.1/oauth/invalidate_token`).
+    /// RFC 5849 defines no revocation; without this field `revoke` is unsupported.
+    public var invalidateTokenURL: String?
 
     public init(
         requestTokenURL: String, authorizeURL: String, authenticateURL: String? = nil, accessTokenURL: String,
         signatureMethod: String? = nil, requestTokenParameters: [String: String]? = nil,
-        requireCallbackConfirmed: Bool? = nil
+        requireCallbackConfirmed: Bool? = nil, invalidateTokenURL: String? = nil
     ) {
         self.requestTokenURL = requestTokenURL
         self.authorizeURL = authorizeURL
@@ -32,5 +36,6 @@ public struct OAuth1Endpoints: Codable, Sendable, Hashable {
         self.signatureMethod = signatureMethod
         self.requestTokenParameters = requestTokenParameters
         self.requireCallbackConfirmed = requireCallbackConfirmed
+        self.invalidateTokenURL = invalidateTokenURL
     }
 }

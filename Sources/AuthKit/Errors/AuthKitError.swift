@@ -82,6 +82,12 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             return "The response has no 'iss' parameter, but '\(expected)' always sends one (RFC 9207); it was rejected."
         case .missingCode:
             return "The redirect URL has neither 'code' nor 'error'."
+        case .missingRequestToken:
+            return "The callback URL has no 'oauth_token', so it cannot be matched to this sign-in; it was rejected."
+        case .requestTokenMismatch:
+            return "The callback URL's 'oauth_token' is not this sign-in's request token (a stale tab, another attempt, or a forged request); it was rejected."
+        case .missingVerifier:
+            return "The callback URL has no 'oauth_verifier' (RFC 5849 §2.2); sign in again, or use the PIN flow."
         }
     }
 }

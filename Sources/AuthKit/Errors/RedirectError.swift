@@ -19,4 +19,13 @@ public enum RedirectError: Error, Sendable, Hashable {
     case missingIssuer(expected: String)
     /// Neither `code` nor `error`: the redirect carries no answer.
     case missingCode
+    /// OAuth 1.0a: no `oauth_token` (nor `denied`), so the callback cannot be
+    /// matched to this attempt's request token (RFC 5849 §2.2).
+    case missingRequestToken
+    /// OAuth 1.0a: the callback's `oauth_token` (or `denied`) is not this
+    /// attempt's request token — another attempt's answer or a forged one.
+    case requestTokenMismatch
+    /// OAuth 1.0a: the callback names this attempt's request token but carries
+    /// no `oauth_verifier` (RFC 5849 §2.2 requires it).
+    case missingVerifier
 }

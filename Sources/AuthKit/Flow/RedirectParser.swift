@@ -77,7 +77,7 @@ public struct RedirectParser: Sendable {
     /// Scheme and host compare case-insensitively (RFC 3986 §6.2.2.1); an absent
     /// port equals the scheme's default; the path compares exactly, with an empty
     /// path equal to `/`. Custom schemes (`myapp:///cb`) have an empty host.
-    static func sameTarget(_ a: URLComponents, _ b: URLComponents) -> Bool {
+    public static func sameTarget(_ a: URLComponents, _ b: URLComponents) -> Bool {
         func port(_ c: URLComponents) -> Int? {
             if let port = c.port { return port }
             switch c.scheme?.lowercased() {

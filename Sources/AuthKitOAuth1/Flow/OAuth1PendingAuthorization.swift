@@ -1,0 +1,34 @@
+import Foundation
+
+/// What must be kept between sending the user to the provider and their
+/// return: the temporary credentials of RFC 5849 §2.1 and the callback they
+/// were registered with.
+///
+/// A web backend stores it in the user's server-side session (it is `Codable`);
+/// it holds the request token's secret, so it must not go into a cookie or a URL.
+/// `description` masks the secret.
+public struct OAuth1PendingAuthorization: Codable, Sendable, Hashable, CustomStringConvertible {
+    public var providerID: String
+    /// `oauth_token` from the request-token reply; the callback must carry the same value.
+    public var requestToken: String
+    /// `oauth_token_secret` from the request-token reply; signs the access-token request.
+    public var requestTokenSecret: String
+    /// The `oauth_callback` sent: a URL, or `oob` for the PIN flow.
+    public var callback: String
+    public var createdAt: Date
+
+    public init(providerID: String, requestToken: String, requestTokenSecret: String, callback: String, createdAt: Date) {
+        self.providerID = providerID
+        self.requestToken = requestToken
+        self.requestTokenSecret = requestTokenSecret
+        self.callback = callback
+        self.createdAt = createdAt
+    }
+
+    /// True for the out-of-band (PIN) flow.
+    public var isOutOfBand: Bool { callback == OAuth1Client.outOfBand }
+
+    public var description: String {
+        "OAuth1PendingAuthorization(provider: \(providerID), callback: \(isOutOfBand ? "oob" : URL(string: callback)?.redactedForLogs ?? "(invalid)"), request token secret: ••••)"
+    }
+}

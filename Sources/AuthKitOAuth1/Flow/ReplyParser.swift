@@ -1,0 +1,127 @@
+import AuthKit
+import Foundation
+
+/// Turns the answer of an OAuth 1.0a endpoint into form fields or a typed error.
+///
+/// RFC 5849 §2.1 and §2.3 replies are `application/x-www-form-urlencoded`, but
+/// providers label them loosely (Twitter has sent them as `text/html`), so the
+/// body is judged by its first byte, not by `Content-Type`:
+/// - `<`: an HTML or XML page (a proxy's error page, a login page) → an
+///   ``AuthKitError/invalidResponse(step:reason:)`` naming the page's `<title>`;
+/// - `{`: JSON, which only errors use (Twitter's `{"errors":[{"code":32,"message":…}]}`);
+/// - otherwise form fields; `error`/`error_description` (oauthlib) or
+///   `oauth_problem`/`oauth_problem_advice` (the OAuth Problem Reporting
+///   extension) make it an error whatever the status.
+///
+/// Messages quote the provider's own words, truncated and on one line; they
+/// never echo a success body, which holds tokens, and any secret the client
+/// knows (a server that echoes a PLAINTEXT signature would otherwise put the
+/// consumer secret in an error message) is masked.
+struct ReplyParser {
+    var step: FlowStep
+    /// Secrets to mask in quoted text: the consumer secret, token secrets.
+    var secrets: [String] = []
+
+    /// The fields of a 2xx form reply that contains every name in `required`.
+    func fields(of response: HTTPResponse, required: [String]) throws -> [(String, String)] {
+        let body = response.body
+        let first = body.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        let success = (200...299).contains(response.status)
+
+        switch first {
+        case UInt8(ascii: "<")?:
+            let title = Self.htmlTitle(in: body).map { " titled '\(quote($0))'" } ?? ""
+            throw AuthKitError.invalidResponse(
+                step: step, reason: "HTTP \(response.status) with an HTML page\(title) instead of form-encoded OAuth fields")
+        case UInt8(ascii: "{")?, UInt8(ascii: "[")?:
+            if var error = Self.jsonError(in: body, status: response.status) {
+                error.code = quote(error.code)
+                error.description = error.description.map(quote)
+                throw AuthKitError.providerError(step: step, error)
+            }
+            throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) with a JSON body, not form-encoded OAuth fields")
+        case nil:
+            throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) with an empty body")
+        default:
+            break
+        }
+
+        let text = String(decoding: body, as: UTF8.self)
+        let pairs = FormURLEncoding.decode(text)
+        if let pairs {
+            let values = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+            if let code = values["error"] ?? values["oauth_problem"], !code.isEmpty {
+                throw AuthKitError.providerError(step: step, ProviderErrorResponse(
+                    status: response.status, code: quote(code),
+                    description: (values["error_description"] ?? values["oauth_problem_advice"]).map(quote),
+                    uri: values["error_uri"].map(quote)))
+            }
+        }
+        guard success else {
+            // Neither a form error nor JSON nor HTML: plain text such as
+            // "Failed to validate oauth signature and token". Quote it.
+            throw AuthKitError.providerError(step: step, ProviderErrorResponse(
+                status: response.status, code: "http_\(response.status)", description: quote(text)))
+        }
+        guard let pairs, pairs.contains(where: { !$0.1.isEmpty || !$0.0.isEmpty }) else {
+            throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) with a body that is not form-encoded OAuth fields")
+        }
+        let names = Set(pairs.map(\.0))
+        let missing = required.filter { name in !pairs.contains { $0.0 == name && !$0.1.isEmpty } }
+        guard missing.isEmpty else {
+            // Names only: the values may be secrets.
+            let present = names.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: "the reply has no \(missing.map { "'\($0)'" }.joined(separator: " or ")) (fields present: \(present.isEmpty ? "none" : present))")
+        }
+        return pairs
+    }
+
+    // MARK: - Error bodies
+
+    /// Twitter's `{"errors":[{"code":32,"message":"Could not authenticate you."}]}`,
+    /// or `{"error": …, "error_description": …}`.
+    static func jsonError(in body: Data, status: Int) -> ProviderErrorResponse? {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: body), case .object(let object) = value else { return nil }
+        if case .array(let errors)? = object["errors"], case .object(let first)? = errors.first {
+            let code = first["code"]?.scalarText ?? "error"
+            return ProviderErrorResponse(status: status, code: clip(code), description: first["message"]?.scalarText.map(clip))
+        }
+        if let code = object["error"]?.scalarText {
+            return ProviderErrorResponse(status: status, code: clip(code),
+                                         description: (object["error_description"] ?? object["message"])?.scalarText.map(clip))
+        }
+        return nil
+    }
+
+    /// The text of an HTML page's `<title>`, if short and present.
+    static func htmlTitle(in body: Data) -> String? {
+        let text = String(decoding: body.prefix(4096), as: UTF8.self)
+        guard let open = text.range(of: "<title", options: .caseInsensitive),
+              let close = text.range(of: ">", range: open.upperBound..<text.endIndex),
+              let end = text.range(of: "</title>", options: .caseInsensitive, range: close.upperBound..<text.endIndex)
+        else { return nil }
+        let title = clip(String(text[close.upperBound..<end.lowerBound]))
+        return title.isEmpty ? nil : title
+    }
+
+    /// The provider's text as it may appear in a message: known secrets
+    /// (raw and percent-encoded) masked, then ``clip(_:)``.
+    func quote(_ text: String) -> String {
+        var text = text
+        for secret in secrets where secret.count >= 4 {
+            for form in Set([secret, PercentEncoding.encode(secret), PercentEncoding.encode(PercentEncoding.encode(secret))]) {
+                text = text.replacingOccurrences(of: form, with: "••••")
+            }
+        }
+        return Self.clip(text)
+    }
+
+    /// One line, printable, at most 200 characters.
+    static func clip(_ text: String) -> String {
+        let oneLine = text.unicodeScalars.map { CharacterSet.controlCharacters.contains($0) ? " " : String($0) }.joined()
+            .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+        return oneLine.count > 200 ? String(oneLine.prefix(200)) + "…" : oneLine
+    }
+}

@@ -1,0 +1,42 @@
+import AuthKit
+import Foundation
+
+/// Where `oauth_nonce` and `oauth_timestamp` come from (RFC 5849 §3.3).
+///
+/// Injectable so tests can reproduce published signatures byte for byte; in
+/// production use ``live``: "the nonce value MUST be unique across all requests
+/// with the same timestamp" and the timestamp is "the number of seconds since
+/// January 1, 1970 00:00:00 GMT".
+public struct NonceAndTimestamp: Sendable {
+    public var nonce: @Sendable () -> String
+    public var timestamp: @Sendable () -> String
+
+    public init(nonce: @escaping @Sendable () -> String, timestamp: @escaping @Sendable () -> String) {
+        self.nonce = nonce
+        self.timestamp = timestamp
+    }
+
+    /// 128 random bits from swift-crypto as 32 hex digits, and the current time.
+    ///
+    /// Hex keeps the nonce to letters and digits, which every server accepts
+    /// (oauthlib's default validator, for one, rejects other characters).
+    public static let live = NonceAndTimestamp(
+        nonce: { randomNonce() },
+        timestamp: { String(Int(Date().timeIntervalSince1970)) })
+
+    /// The same nonce and timestamp for every request: for tests and published examples only.
+    public static func fixed(nonce: String, timestamp: String) -> NonceAndTimestamp {
+        NonceAndTimestamp(nonce: { nonce }, timestamp: { timestamp })
+    }
+
+    static func randomNonce() -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(32)
+        for byte in SecureRandom.bytes(16) {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

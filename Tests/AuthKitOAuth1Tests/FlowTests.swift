@@ -1,0 +1,406 @@
+import AuthKit
+import AuthKitTestSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import AuthKitOAuth1
+
+/// The three-legged flow against a stub provider that records the exact bytes
+/// AuthKit sends.
+@Suite struct FlowTests {
+    static let fixed = NonceAndTimestamp.fixed(nonce: "fixednonce0123456789", timestamp: "1700000000")
+
+    private func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        do {
+            try await body(server)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    private func routeHappyPath(_ server: TestHTTPServer) {
+        server.route("POST", "/request_token") { _ in
+            .form("oauth_token=request-token&oauth_token_secret=request%2Bsecret&oauth_callback_confirmed=true")
+        }
+        server.route("POST", "/access_token") { _ in
+            .form("oauth_token=access-token&oauth_token_secret=access-secret&user_id=6253282&screen_name=twitterapi")
+        }
+    }
+
+    // MARK: - Happy paths
+
+    @Test func callbackFlowSendsSignedRequestsAndBuildsCredential() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            let client = try Fixture.client(baseURL: server.baseURL, nonceAndTimestamp: Self.fixed)
+            let callback = URL(string: "http://127.0.0.1:5555/callback")!
+            let agent = ScriptedAgent { session in
+                #expect(session.redirectURI != nil)
+                let url = try await session.makeAuthorizationURL(callback)
+                #expect(url.absoluteString == server.baseURL + "/authorize?oauth_token=request-token")
+                let answer = URL(string: "http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_verifier=the-verifier")!
+                try session.validateRedirect(answer)
+                return .redirect(answer, redirectURI: callback)
+            }
+            let credential = try await client.authorize(using: agent, options: AuthorizationOptions(label: "work"))
+
+            #expect(credential.kind == .oauth1)
+            #expect(credential.providerID == "test-oauth1")
+            #expect(credential.label == "work")
+            #expect(credential.accessToken == "access-token")
+            #expect(credential.tokenSecret == "access-secret")
+            #expect(credential.tokenType == "OAuth")
+            #expect(credential.rawFields == ["user_id": .string("6253282"), "screen_name": .string("twitterapi")])
+            #expect(!credential.description.contains("access-secret"))
+
+            let requests = server.requests
+            try #require(requests.count == 2)
+            // Step 1: request token.
+            let first = requests[0]
+            #expect(first.method == "POST")
+            #expect(first.uri == "/request_token")
+            #expect(first.body.isEmpty)
+            let header1 = first.header("Authorization")
+            #expect(header1 == "OAuth oauth_callback=\"http%3A%2F%2F127.0.0.1%3A5555%2Fcallback\", oauth_consumer_key=\"authkit-test-consumer\", oauth_nonce=\"fixednonce0123456789\", oauth_signature=\"\(PercentEncoding.encode(authorizationDictionary(header1)["oauth_signature"] ?? ""))\", oauth_signature_method=\"HMAC-SHA1\", oauth_timestamp=\"1700000000\", oauth_version=\"1.0\"")
+            // Signed with `enc(consumer_secret)&` (no token yet), recomputed independently.
+            #expect(authorizationDictionary(header1)["oauth_signature"] == (try expectedHMACSHA1(
+                method: "POST", url: URL(string: server.baseURL + "/request_token")!, contentType: nil, body: nil,
+                header: header1, consumerSecret: Fixture.consumerSecret, tokenSecret: "")))
+
+            // Step 3: access token, with the request token, the verifier and its secret in the key.
+            let second = requests[1]
+            #expect(second.method == "POST")
+            #expect(second.uri == "/access_token")
+            let header2 = second.header("Authorization")
+            let fields = authorizationDictionary(header2)
+            #expect(fields["oauth_token"] == "request-token")
+            #expect(fields["oauth_verifier"] == "the-verifier")
+            #expect(fields["oauth_callback"] == nil)
+            #expect(fields["oauth_signature"] == (try expectedHMACSHA1(
+                method: "POST", url: URL(string: server.baseURL + "/access_token")!, contentType: nil, body: nil,
+                header: header2, consumerSecret: Fixture.consumerSecret, tokenSecret: "request+secret")))
+        }
+    }
+
+    @Test func pinFlowSendsOobAndTheTypedVerifier() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            let client = try Fixture.client(baseURL: server.baseURL)
+            let agent = ScriptedAgent { session in
+                _ = try await session.makeAuthorizationURL(nil)
+                return .verificationCode(" 1234567\n")
+            }
+            let credential = try await client.authorize(using: agent)
+            #expect(credential.accessToken == "access-token")
+            let requests = server.requests
+            try #require(requests.count == 2)
+            #expect(authorizationDictionary(requests[0].header("Authorization"))["oauth_callback"] == "oob")
+            #expect(authorizationDictionary(requests[1].header("Authorization"))["oauth_verifier"] == "1234567")
+        }
+    }
+
+    @Test func configuredOobSelectsThePinFlow() throws {
+        let client = try OAuth1Client(
+            descriptor: Fixture.descriptor(baseURL: "https://example.com"),
+            settings: ClientSettings(clientID: "k", clientSecret: "s", redirectURI: "oob"))
+        #expect(client.defaultCallbackURI == nil)
+        let loopback = try Fixture.client(baseURL: "https://example.com")
+        #expect(loopback.defaultCallbackURI?.absoluteString == "http://127.0.0.1/callback")
+        #expect(loopback.redirectPortIsFlexible)
+    }
+
+    @Test func authenticatePageAndExtraParameters() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            var client = try Fixture.client(baseURL: server.baseURL, requestTokenParameters: ["x_auth_access_type": "read"])
+            client.authorizationPage = .authenticate
+            let (url, pending) = try await client.startAuthorization(
+                callback: URL(string: "myapp:///cb")!, additionalParameters: ["force_login": "true", "screen_name": "a b"])
+            #expect(url.absoluteString == server.baseURL + "/authenticate?oauth_token=request-token&force_login=true&screen_name=a%20b")
+            #expect(pending.requestToken == "request-token")
+            #expect(pending.requestTokenSecret == "request+secret")
+            #expect(pending.callback == "myapp:///cb")
+            #expect(!pending.description.contains("request+secret"))
+            let first = try #require(server.requests.first)
+            #expect(first.uri == "/request_token?x_auth_access_type=read")
+            let header = first.header("Authorization")
+            #expect(authorizationDictionary(header)["oauth_callback"] == "myapp:///cb")
+            // The query parameter is signed.
+            #expect(authorizationDictionary(header)["oauth_signature"] == (try expectedHMACSHA1(
+                method: "POST", url: URL(string: server.baseURL + first.uri)!, contentType: nil, body: nil,
+                header: header, consumerSecret: Fixture.consumerSecret, tokenSecret: "")))
+
+            let (page, _) = try await client.startAuthorization(callback: nil, page: .authorize)
+            #expect(page.absoluteString.hasPrefix(server.baseURL + "/authorize?oauth_token="))
+            await #expect(throws: AuthKitError.self) {
+                _ = try await client.startAuthorization(callback: nil, additionalParameters: ["oauth_token": "x"])
+            }
+        }
+    }
+
+    // MARK: - Request-token errors
+
+    @Test func htmlErrorPageIsATypedError() async throws {
+        try await withServer { server in
+            server.route("POST", "/request_token") { _ in
+                .text("<!DOCTYPE html><html><head><title>Over capacity</title></head><body>…</body></html>",
+                      contentType: "text/html", status: 503)
+            }
+            let client = try Fixture.client(baseURL: server.baseURL)
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client.startAuthorization(callback: nil)
+            }
+            guard case .invalidResponse(.requestToken, let reason)? = error else {
+                Issue.record("unexpected \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("HTML page titled 'Over capacity'"))
+            #expect(reason.contains("503"))
+            #expect(error?.description.contains("request token") == true)
+        }
+    }
+
+    @Test func missingCallbackConfirmedIsRejected() async throws {
+        try await withServer { server in
+            server.route("POST", "/request_token") { _ in .form("oauth_token=rt&oauth_token_secret=rts") }
+            let client = try Fixture.client(baseURL: server.baseURL)
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client.startAuthorization(callback: nil)
+            }
+            guard case .invalidResponse(.requestToken, let reason)? = error else {
+                Issue.record("unexpected \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("oauth_callback_confirmed"))
+            #expect(!reason.contains("rts"))
+
+            // A descriptor may waive the check for an OAuth 1.0 server.
+            let lenient = try Fixture.client(baseURL: server.baseURL, requireCallbackConfirmed: false)
+            let (_, pending) = try await lenient.startAuthorization(callback: nil)
+            #expect(pending.requestToken == "rt")
+        }
+    }
+
+    @Test func providerMessagesAreShownForEachStep() async throws {
+        try await withServer { server in
+            server.route("POST", "/request_token") { _ in
+                .text("Failed to validate oauth signature and token", contentType: "text/plain", status: 401)
+            }
+            let client = try Fixture.client(baseURL: server.baseURL)
+            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(callback: nil) }
+            #expect(error == .providerError(step: .requestToken, ProviderErrorResponse(
+                status: 401, code: "http_401", description: "Failed to validate oauth signature and token")))
+
+            server.route("POST", "/request_token") { _ in
+                .json(#"{"errors":[{"code":32,"message":"Could not authenticate you."}]}"#, status: 401)
+            }
+            let json = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(callback: nil) }
+            #expect(json == .providerError(step: .requestToken, ProviderErrorResponse(
+                status: 401, code: "32", description: "Could not authenticate you.")))
+            #expect(json?.description == "The request token failed at the provider: 32: Could not authenticate you. [HTTP 401]")
+        }
+    }
+
+    /// A server that echoes the request (here a PLAINTEXT signature, which is
+    /// the secrets themselves) must not put the secrets into an error message.
+    @Test func echoedSecretsAreMaskedInMessages() async throws {
+        try await withServer { server in
+            server.route("POST", "/request_token") { request in
+                .text("Rejected: \(request.header("Authorization") ?? "")", contentType: "text/plain", status: 400)
+            }
+            let client = try Fixture.client(baseURL: server.baseURL, signatureMethod: "PLAINTEXT")
+            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(callback: nil) }
+            let text = try #require(error?.description)
+            #expect(text.contains("Rejected: OAuth"))
+            #expect(text.contains("••••"))
+            for form in [Fixture.consumerSecret, PercentEncoding.encode(Fixture.consumerSecret),
+                         PercentEncoding.encode(PercentEncoding.encode(Fixture.consumerSecret))] {
+                #expect(!text.contains(form))
+            }
+        }
+    }
+
+    // MARK: - Access-token errors
+
+    @Test func accessTokenErrorsNameTheStepAndHideSecrets() async throws {
+        try await withServer { server in
+            let client = try Fixture.client(baseURL: server.baseURL)
+            let pending = OAuth1PendingAuthorization(
+                providerID: "test-oauth1", requestToken: "rt", requestTokenSecret: "request-secret-value",
+                callback: "oob", createdAt: Date())
+
+            server.route("POST", "/access_token") { _ in
+                .form("error=invalid_request&error_description=Invalid+verifier+format.", status: 400)
+            }
+            let formError = await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchange(verifier: "v", pending: pending)
+            }
+            #expect(formError == .providerError(step: .accessToken, ProviderErrorResponse(
+                status: 400, code: "invalid_request", description: "Invalid verifier format.")))
+
+            server.route("POST", "/access_token") { _ in .form("oauth_token=secret-looking-token&user_id=1") }
+            let missing = await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchange(verifier: "v", pending: pending)
+            }
+            guard case .invalidResponse(.accessToken, let reason)? = missing else {
+                Issue.record("unexpected \(String(describing: missing))")
+                return
+            }
+            #expect(reason.contains("'oauth_token_secret'"))
+            for error in [formError, missing].compactMap({ $0 }) {
+                let text = error.description
+                #expect(!text.contains("secret-looking-token"))
+                #expect(!text.contains("request-secret-value"))
+                #expect(!text.contains(Fixture.consumerSecret))
+            }
+
+            server.route("POST", "/access_token") { _ in .text("<html><body>Oops</body></html>", contentType: "text/html", status: 200) }
+            let html = await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchange(verifier: "v", pending: pending)
+            }
+            #expect(html == .invalidResponse(step: .accessToken, reason: "HTTP 200 with an HTML page instead of form-encoded OAuth fields"))
+        }
+    }
+
+    // MARK: - The callback
+
+    @Test func deniedCallbackIsAccessDeniedAndSendsNothingMore() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            let client = try Fixture.client(baseURL: server.baseURL)
+            let callback = URL(string: "http://127.0.0.1:5555/callback")!
+            let agent = ScriptedAgent { session in
+                _ = try await session.makeAuthorizationURL(callback)
+                let answer = URL(string: "http://127.0.0.1:5555/callback?denied=request-token")!
+                try session.validateRedirect(answer) // a genuine answer: must not throw
+                return .redirect(answer, redirectURI: callback)
+            }
+            let error = await #expect(throws: AuthKitError.self) { _ = try await client.authorize(using: agent) }
+            #expect(error?.isAccessDenied == true)
+            #expect(server.requests.map(\.path) == ["/request_token"])
+        }
+    }
+
+    @Test func callbackChecks() throws {
+        let client = try Fixture.client(baseURL: "https://example.com")
+        let pending = OAuth1PendingAuthorization(
+            providerID: "test-oauth1", requestToken: "request-token", requestTokenSecret: "s",
+            callback: "http://127.0.0.1:5555/callback", createdAt: Date())
+        func check(_ url: String) -> AuthKitError? {
+            do {
+                _ = try client.verifier(from: URL(string: url)!, pending: pending)
+                return nil
+            } catch {
+                return error as? AuthKitError
+            }
+        }
+        #expect((try? client.verifier(from: URL(string: "http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_verifier=v")!,
+                                      pending: pending)) == "v")
+        #expect(check("http://127.0.0.1:5555/callback?oauth_token=other-token&oauth_verifier=v") == .redirect(.requestTokenMismatch))
+        #expect(check("http://127.0.0.1:5555/callback?oauth_token=request-tokeN&oauth_verifier=v") == .redirect(.requestTokenMismatch))
+        #expect(check("http://127.0.0.1:5555/callback?oauth_verifier=v") == .redirect(.missingRequestToken))
+        #expect(check("http://127.0.0.1:5555/callback?oauth_token=request-token") == .redirect(.missingVerifier))
+        #expect(check("http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_verifier=") == .redirect(.missingVerifier))
+        #expect(check("http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_token=request-token&oauth_verifier=v")
+            == .redirect(.duplicateParameter("oauth_token")))
+        #expect(check("http://127.0.0.1:6666/callback?oauth_token=request-token&oauth_verifier=v")
+            == .redirect(.unexpectedTarget(expected: "http://127.0.0.1:5555/callback", received: "http://127.0.0.1:6666/callback")))
+        // `denied` for another attempt's token is not this attempt's answer.
+        #expect(check("http://127.0.0.1:5555/callback?denied=other-token") == .redirect(.requestTokenMismatch))
+        #expect(check("http://127.0.0.1:5555/callback?denied=request-token")?.isAccessDenied == true)
+        #expect(check("http://127.0.0.1:5555/callback?denied=request-token")?.description.contains("denied") == true)
+    }
+
+    @Test func mismatchedCallbackIsIgnoredByTheSession() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            let client = try Fixture.client(baseURL: server.baseURL)
+            let callback = URL(string: "http://127.0.0.1:5555/callback")!
+            let agent = ScriptedAgent { session in
+                _ = try await session.makeAuthorizationURL(callback)
+                // A stray or forged request: the listener must keep waiting.
+                #expect(throws: AuthKitError.redirect(.requestTokenMismatch)) {
+                    try session.validateRedirect(URL(string: "http://127.0.0.1:5555/callback?oauth_token=forged&oauth_verifier=v")!)
+                }
+                return .redirect(URL(string: "http://127.0.0.1:5555/callback?oauth_token=forged&oauth_verifier=v")!, redirectURI: callback)
+            }
+            await #expect(throws: AuthKitError.redirect(.requestTokenMismatch)) { _ = try await client.authorize(using: agent) }
+            #expect(server.requests.map(\.path) == ["/request_token"])
+        }
+    }
+
+    // MARK: - Using, refreshing and revoking the credential
+
+    @Test func refreshIsUnsupportedAndRevokeUsesTheDescriptor() async throws {
+        try await withServer { server in
+            server.route("POST", "/invalidate_token") { _ in .json(#"{"access_token":"at"}"#) }
+            let credential = Credential(providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+            let plain = try Fixture.client(baseURL: server.baseURL)
+            await #expect(throws: AuthKitError.self) { _ = try await plain.refresh(credential) }
+            let revokeError = await #expect(throws: AuthKitError.self) { try await plain.revoke(credential) }
+            if case .unsupported? = revokeError {} else { Issue.record("expected unsupported, got \(String(describing: revokeError))") }
+
+            let client = try Fixture.client(baseURL: server.baseURL, invalidate: true)
+            try await client.revoke(credential)
+            let request = try #require(server.requests.last)
+            #expect(request.method == "POST" && request.path == "/invalidate_token")
+            let header = request.header("Authorization")
+            #expect(authorizationDictionary(header)["oauth_token"] == "at")
+            #expect(authorizationDictionary(header)["oauth_signature"] == (try expectedHMACSHA1(
+                method: "POST", url: URL(string: server.baseURL + "/invalidate_token")!, contentType: nil, body: nil,
+                header: header, consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")))
+
+            server.route("POST", "/invalidate_token") { _ in
+                .json(#"{"errors":[{"code":89,"message":"Invalid or expired token."}]}"#, status: 401)
+            }
+            await #expect(throws: AuthKitError.providerError(step: .revocation, ProviderErrorResponse(
+                status: 401, code: "89", description: "Invalid or expired token."))) { try await client.revoke(credential) }
+        }
+    }
+
+    @Test func signsURLRequests() throws {
+        let client = try Fixture.client(baseURL: "https://example.com", nonceAndTimestamp: Self.fixed)
+        let credential = Credential(providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+
+        var get = URLRequest(url: URL(string: "https://api.example.com/1.1/search.json?q=a%20b&count=2")!)
+        get = try client.authorize(get, with: credential)
+        let getHeader = get.value(forHTTPHeaderField: "Authorization")
+        #expect(authorizationDictionary(getHeader)["oauth_signature"] == (try expectedHMACSHA1(
+            method: "GET", url: get.url!, contentType: nil, body: nil, header: getHeader,
+            consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")))
+
+        var post = URLRequest(url: URL(string: "https://api.example.com/1.1/statuses/update.json")!)
+        post.httpMethod = "POST"
+        post.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        post.httpBody = Data("status=Hello%20Ladies%20%2B%20Gentlemen".utf8)
+        post = try client.authorize(post, with: credential)
+        let postHeader = post.value(forHTTPHeaderField: "Authorization")
+        let withBody = try expectedHMACSHA1(method: "POST", url: post.url!, contentType: "application/x-www-form-urlencoded",
+                                            body: post.httpBody, header: postHeader, consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")
+        let withoutBody = try expectedHMACSHA1(method: "POST", url: post.url!, contentType: nil, body: nil, header: postHeader,
+                                               consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")
+        #expect(authorizationDictionary(postHeader)["oauth_signature"] == withBody)
+        #expect(withBody != withoutBody)
+
+        // A credential of another kind or provider is refused.
+        let bearer = Credential(providerID: "test-oauth1", accessToken: "t")
+        #expect(throws: AuthKitError.self) { _ = try client.authorize(get, with: bearer) }
+        let other = Credential(providerID: "other", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+        #expect(throws: AuthKitError.self) { _ = try client.authorize(get, with: other) }
+    }
+
+    @Test func settingsAreRequired() {
+        let descriptor = Fixture.descriptor(baseURL: "https://example.com")
+        #expect(throws: AuthKitError.self) { _ = try OAuth1Client(descriptor: descriptor, settings: ClientSettings(clientID: "k")) }
+        #expect(throws: AuthKitError.self) { _ = try OAuth1Client(descriptor: descriptor, settings: ClientSettings(clientSecret: "s")) }
+        var bad = descriptor
+        bad.oauth1?.signatureMethod = "RSA-SHA1"
+        #expect(throws: AuthKitError.self) { _ = try OAuth1Client(descriptor: bad, settings: ClientSettings(clientID: "k", clientSecret: "s")) }
+    }
+}

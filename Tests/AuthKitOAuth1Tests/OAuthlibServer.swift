@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `Server/oauth1_server.py` (oauthlib's OAuth 1.0a endpoints) as a child
+/// process, for interoperability tests.
+///
+/// The Python is `$AUTHKIT_PYTHON`, else `python3`. The server prints its port
+/// as its first line; ``stop()`` terminates it, and closing its stdin stops it
+/// too, so it does not outlive a crashed test run.
+final class OAuthlibServer: @unchecked Sendable {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Server/oauth1_server.py")
+
+    /// Whether the interoperability tests run: always when `AUTHKIT_REQUIRE_INTEROP=1`
+    /// or `AUTHKIT_PYTHON` is set (then a server that cannot start is a failure),
+    /// else only when `python3` can import oauthlib.
+    static let isEnabled: Bool = {
+        let environment = ProcessInfo.processInfo.environment
+        if environment["AUTHKIT_REQUIRE_INTEROP"] == "1" { return true }
+        if let python = environment["AUTHKIT_PYTHON"], !python.isEmpty { return true }
+        return canImportOAuthlib(python: "python3")
+    }()
+
+    static var python: String {
+        let value = ProcessInfo.processInfo.environment["AUTHKIT_PYTHON"] ?? ""
+        return value.isEmpty ? "python3" : value
+    }
+
+    private static func canImportOAuthlib(python: String) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [python, "-c", "import oauthlib.oauth1"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            return false
+        }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    struct StartError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private(set) var port = 0
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts the server and waits (up to 20 s) for its port.
+    func start(consumerKey: String, consumerSecret: String) async throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [Self.python, Self.script.path, "--consumer-key", consumerKey, "--consumer-secret", consumerSecret]
+        process.standardInput = input
+        process.standardOutput = output
+        do {
+            try process.run()
+        } catch {
+            throw StartError(description: "could not run \(Self.python) \(Self.script.path): \(error)")
+        }
+        let handle = output.fileHandleForReading
+        let line: String? = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var bytes = [UInt8]()
+                while true {
+                    let chunk = handle.readData(ofLength: 1)
+                    guard let byte = chunk.first else { break }
+                    if byte == UInt8(ascii: "\n") { break }
+                    bytes.append(byte)
+                }
+                continuation.resume(returning: bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        guard let line, let port = Int(line.trimmingCharacters(in: .whitespaces)) else {
+            stop()
+            throw StartError(description: "\(Self.python) \(Self.script.lastPathComponent) did not print a port (is oauthlib installed? pip install oauthlib); it printed \(String(describing: line))")
+        }
+        self.port = port
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}
