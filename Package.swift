@@ -92,8 +92,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKitOAuth1Tests",
-            dependencies: ["AuthKitOAuth1", "AuthKit", "AuthKitTestSupport"],
-            exclude: ["Server"]
+            dependencies: ["AuthKitOAuth1", "AuthKit", "AuthKitTestSupport"]
         ),
     ]
 )

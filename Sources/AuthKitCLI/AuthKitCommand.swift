@@ -18,7 +18,7 @@ struct AuthKitCommand: AsyncParsableCommand {
         AUTHKIT_<ID>_CLIENT_ID / AUTHKIT_<ID>_CLIENT_SECRET, or from
         $AUTHKIT_HOME/config.json ($AUTHKIT_HOME defaults to ~/.config/authkit).
         """,
-        subcommands: [Authorize.self, TokenCommand.self, Request.self, ProvidersCommand.self])
+        subcommands: [Authorize.self, TokenCommand.self, Request.self, Sign.self, ProvidersCommand.self])
 }
 
 /// Runs the command and turns every error into one line on standard error and

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where the provider sends the browser back, and its quirks there.
 ///
 /// The default is RFC 8252 §7.3's loopback redirect `http://127.0.0.1:{any port}/callback`.
@@ -27,6 +29,20 @@ public struct RedirectSettings: Codable, Sendable, Hashable {
         self.path = path
         self.appendedFragment = appendedFragment
     }
+
+    /// The default redirect URI these settings describe:
+    /// `http://127.0.0.1/callback`, with the fixed port if there is one.
+    public var uri: URL {
+        var components = URLComponents()
+        components.scheme = resolvedScheme
+        components.host = resolvedHost
+        components.port = port
+        components.path = resolvedPath
+        return components.url ?? URL(string: "http://127.0.0.1/callback")!
+    }
+
+    /// A loopback listener may pick the port (RFC 8252 §7.3): no fixed port, plain http.
+    public var portIsFlexible: Bool { port == nil && resolvedScheme == "http" }
 
     public var resolvedScheme: String { scheme?.lowercased() ?? "http" }
     public var resolvedHost: String { host ?? "127.0.0.1" }

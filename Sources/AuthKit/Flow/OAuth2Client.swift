@@ -71,19 +71,12 @@ public struct OAuth2Client: Authenticator {
     /// its fixed port if it has one).
     public var defaultRedirectURI: URL {
         if let configured = settings.redirectURI, let url = URL(string: configured) { return url }
-        let redirect = descriptor.redirect ?? RedirectSettings()
-        var components = URLComponents()
-        components.scheme = redirect.resolvedScheme
-        components.host = redirect.resolvedHost
-        components.port = redirect.port
-        components.path = redirect.resolvedPath
-        return components.url ?? URL(string: "http://127.0.0.1/callback")!
+        return (descriptor.redirect ?? RedirectSettings()).uri
     }
 
     /// True when a loopback listener may choose the port (RFC 8252 §7.3).
     public var redirectPortIsFlexible: Bool {
-        settings.redirectURI == nil && descriptor.redirect?.port == nil
-            && (descriptor.redirect?.resolvedScheme ?? "http") == "http"
+        settings.redirectURI == nil && (descriptor.redirect ?? RedirectSettings()).portIsFlexible
     }
 
     private var redirectParser: RedirectParser {

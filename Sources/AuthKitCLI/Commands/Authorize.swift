@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitOAuth1
 import Foundation
 
 struct Authorize: AsyncParsableCommand {
@@ -57,6 +58,10 @@ struct Authorize: AsyncParsableCommand {
         let descriptor = try workspace.descriptor(provider)
         var explicit = try client.settings()
         explicit.redirectURI = redirectURI
+        if manual, redirectURI == nil, port == nil, descriptor.protocol == .oauth1 {
+            // Typing a PIN is the natural manual flow for OAuth 1.0a (RFC 5849 §2.1 "oob").
+            explicit.redirectURI = OAuth1Client.outOfBand
+        }
         let authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
 
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: name)
@@ -79,7 +84,9 @@ struct Authorize: AsyncParsableCommand {
 
     /// The default redirect URI with `port` in place of its port.
     private func redirect(for authenticator: any Authenticator, port: Int) throws -> URL {
-        let base = (authenticator as? OAuth2Client)?.defaultRedirectURI ?? URL(string: "http://127.0.0.1/callback")!
+        let base = (authenticator as? OAuth2Client)?.defaultRedirectURI
+            ?? (authenticator as? OAuth1Client)?.defaultCallbackURI
+            ?? (authenticator.descriptor.redirect ?? RedirectSettings()).uri
         var components = URLComponents(url: base, resolvingAgainstBaseURL: false)
         components?.port = port
         guard let url = components?.url else { throw CLIError("Cannot put port \(port) into \(base).") }

@@ -1,4 +1,5 @@
 import AuthKit
+import AuthKitOAuth1
 import Foundation
 
 /// What a command needs from the environment: the provider catalogue, the
@@ -27,7 +28,7 @@ struct Workspace {
         case .oauth2:
             return try OAuth2Client(descriptor: descriptor, settings: settings)
         case .oauth1:
-            throw AuthKitError.unsupported("\(descriptor.displayName) uses OAuth 1.0a, which this build of authkit does not include yet.")
+            return try OAuth1Client(descriptor: descriptor, settings: settings)
         }
     }
 

@@ -93,19 +93,12 @@ public struct OAuth1Client: Authenticator {
         if let configured = settings.redirectURI {
             return configured == Self.outOfBand ? nil : URL(string: configured)
         }
-        let redirect = descriptor.redirect ?? RedirectSettings()
-        var components = URLComponents()
-        components.scheme = redirect.resolvedScheme
-        components.host = redirect.resolvedHost
-        components.port = redirect.port
-        components.path = redirect.resolvedPath
-        return components.url
+        return (descriptor.redirect ?? RedirectSettings()).uri
     }
 
     /// True when a loopback listener may choose the port (RFC 8252 §7.3).
     public var redirectPortIsFlexible: Bool {
-        settings.redirectURI == nil && descriptor.redirect?.port == nil
-            && (descriptor.redirect?.resolvedScheme ?? "http") == "http"
+        settings.redirectURI == nil && (descriptor.redirect ?? RedirectSettings()).portIsFlexible
     }
 
     // MARK: - Steps 1 and 2: request token and authorization URL

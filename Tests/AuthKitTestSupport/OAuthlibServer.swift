@@ -3,27 +3,27 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// `Server/oauth1_server.py` (oauthlib's OAuth 1.0a endpoints) as a child
+/// `Tests/Interop/servers/oauth1_server.py` (oauthlib's OAuth 1.0a endpoints) as a child
 /// process, for interoperability tests.
 ///
 /// The Python is `$AUTHKIT_PYTHON`, else `python3`. The server prints its port
 /// as its first line; ``stop()`` terminates it, and closing its stdin stops it
 /// too, so it does not outlive a crashed test run.
-final class OAuthlibServer: @unchecked Sendable {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Server/oauth1_server.py")
+public final class OAuthlibServer: @unchecked Sendable {
+    public static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../Interop/servers/oauth1_server.py").standardized
 
     /// Whether the interoperability tests run: always when `AUTHKIT_REQUIRE_INTEROP=1`
     /// or `AUTHKIT_PYTHON` is set (then a server that cannot start is a failure),
     /// else only when `python3` can import oauthlib.
-    static let isEnabled: Bool = {
+    public static let isEnabled: Bool = {
         let environment = ProcessInfo.processInfo.environment
         if environment["AUTHKIT_REQUIRE_INTEROP"] == "1" { return true }
         if let python = environment["AUTHKIT_PYTHON"], !python.isEmpty { return true }
         return canImportOAuthlib(python: "python3")
     }()
 
-    static var python: String {
+    public static var python: String {
         let value = ProcessInfo.processInfo.environment["AUTHKIT_PYTHON"] ?? ""
         return value.isEmpty ? "python3" : value
     }
@@ -43,18 +43,20 @@ final class OAuthlibServer: @unchecked Sendable {
         return process.terminationStatus == 0
     }
 
-    struct StartError: Error, CustomStringConvertible {
-        var description: String
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
     }
 
     private let process = Process()
     private let input = Pipe()
     private let output = Pipe()
-    private(set) var port = 0
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public private(set) var port = 0
+
+    public init() {}
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Starts the server and waits (up to 20 s) for its port.
-    func start(consumerKey: String, consumerSecret: String) async throws {
+    public func start(consumerKey: String, consumerSecret: String) async throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [Self.python, Self.script.path, "--consumer-key", consumerKey, "--consumer-secret", consumerSecret]
         process.standardInput = input
@@ -84,7 +86,7 @@ final class OAuthlibServer: @unchecked Sendable {
         self.port = port
     }
 
-    func stop() {
+    public func stop() {
         try? input.fileHandleForWriting.close()
         if process.isRunning {
             process.terminate()

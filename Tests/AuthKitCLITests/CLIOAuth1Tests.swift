@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import AuthKitTestSupport
+import AuthKit
+
+/// `authkit` with an OAuth 1.0a provider, against oauthlib's independent
+/// server: PIN sign-in through `--manual`, then signed requests whose
+/// signatures oauthlib verifies.
+@Suite(.serialized, .enabled(if: OAuthlibServer.isEnabled, "needs Python with oauthlib: set AUTHKIT_PYTHON (bash .ci/run does)"))
+struct CLIOAuth1Tests {
+    let consumerKey = "cli-consumer-key-0001"
+    let consumerSecret = "cli-consumer-secret-0001"
+
+    /// A user override of twitter.json whose endpoints are the oauthlib server's.
+    func home(for server: OAuthlibServer) throws -> URL {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli1-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        let descriptor = """
+        {"id": "twitter", "name": "X (local oauthlib)", "protocol": "oauth1",
+         "redirect": {"host": "127.0.0.1", "port": 8765, "path": "/callback"},
+         "oauth1": {"requestTokenURL": "\(server.baseURL)/request_token", "authorizeURL": "\(server.baseURL)/authorize",
+                    "accessTokenURL": "\(server.baseURL)/access_token"}}
+        """
+        try descriptor.write(to: home.appendingPathComponent("providers/twitter.json"), atomically: true, encoding: .utf8)
+        return home
+    }
+
+    /// Plays the user of the PIN flow: opens the printed authorize URL (the
+    /// provider approves at once and shows a PIN) and types the PIN.
+    static func typePIN(_ stderr: String) -> String? {
+        guard stderr.contains("type the code"),
+              let line = stderr.split(separator: "\n").first(where: { $0.contains("/authorize?") }),
+              let url = URL(string: line.trimmingCharacters(in: .whitespaces)) else { return nil }
+        let page = Fetch.text(url) ?? ""
+        guard let start = page.range(of: "<code id=\"pin\">"), let end = page.range(of: "</code>", range: start.upperBound..<page.endIndex) else { return nil }
+        return String(page[start.upperBound..<end.lowerBound])
+    }
+
+    @Test func pinSignInThenSignedRequests() async throws {
+        let server = OAuthlibServer()
+        try await server.start(consumerKey: consumerKey, consumerSecret: consumerSecret)
+        defer { server.stop() }
+        let home = try home(for: server)
+        let env = ["AUTHKIT_HOME": home.path, "AUTHKIT_TWITTER_CLIENT_ID": consumerKey, "AUTHKIT_TWITTER_CLIENT_SECRET": consumerSecret]
+
+        let signIn = try CLIProcess.run(["authorize", "--provider", "twitter", "--manual"], environment: env, respond: Self.typePIN)
+        #expect(signIn.status == 0, "\(signIn.stderr)")
+        #expect(signIn.stdout.contains("screen name: authkit-tester") || signIn.stdout.contains("screen_name"), "\(signIn.stdout)")
+        #expect(!signIn.stdout.contains(consumerSecret) && !signIn.stderr.contains(consumerSecret))
+
+        let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+        #expect(stored.count == 1)
+        #expect(stored.first?.kind == .oauth1)
+        #expect(stored.first?.tokenSecret?.isEmpty == false)
+
+        let get = try CLIProcess.run(["request", "--provider", "twitter", "\(server.baseURL)/resource?count=2&q=a%20b"], environment: env)
+        #expect(get.status == 0, "\(get.stdout) \(get.stderr)")
+        #expect(get.stdout.contains(#""ok": true"#))
+
+        let post = try CLIProcess.run(["request", "--provider", "twitter", "-X", "POST", "\(server.baseURL)/resource",
+                                       "-d", "status=Hello%20Ladies%20%2B%20Gentlemen"], environment: env)
+        #expect(post.status == 0, "\(post.stdout) \(post.stderr)")
+        #expect(post.stdout.contains("Hello Ladies + Gentlemen"))
+
+        let header = try CLIProcess.run(["token", "header", "--provider", "twitter", "-X", "GET", "\(server.baseURL)/resource"], environment: env)
+        #expect(header.stdout.hasPrefix("Authorization: OAuth "))
+        #expect(header.stdout.contains("oauth_signature=\""))
+    }
+}
+
+/// A blocking GET for use inside the subprocess prompt handler.
+enum Fetch {
+    static func text(_ url: URL) -> String? {
+        let result = LockedBox<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: url) { data, _, _ in
+            result.value = data.map { String(decoding: $0, as: UTF8.self) }
+            done.signal()
+        }.resume()
+        _ = done.wait(timeout: .now() + 10)
+        return result.value
+    }
+}
+
+final class LockedBox<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
