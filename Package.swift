@@ -10,6 +10,9 @@
 //                      server code can use it without pulling in SwiftNIO or the CLI.
 //   AuthKitOAuth1      OAuth 1.0a (RFC 5849) signing and three-legged flow,
 //                      behind the same Authenticator protocol.
+//   AuthKitLoopback    the loopback redirect listener (RFC 8252 §7.3) and the
+//                      system-browser launcher: a UserAgent built on SwiftNIO,
+//                      kept out of AuthKit so the core stays free of NIO.
 //   QiitaSignInExample the README's library example, built with the package.
 //   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
 //                      that records the exact bytes it receives.
@@ -20,6 +23,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "AuthKit", targets: ["AuthKit"]),
+        .library(name: "AuthKitLoopback", targets: ["AuthKitLoopback"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
@@ -32,6 +36,15 @@ let package = Package(
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AuthKitLoopback",
+            dependencies: [
+                "AuthKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // The README's Qiita example, compiled on every build so it cannot rot.
