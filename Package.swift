@@ -67,5 +67,9 @@ let package = Package(
             name: "AuthKitTests",
             dependencies: ["AuthKit", "AuthKitTestSupport"]
         ),
+        .testTarget(
+            name: "AuthKitLoopbackTests",
+            dependencies: ["AuthKitLoopback", "AuthKit", "AuthKitTestSupport"]
+        ),
     ]
 )

@@ -20,7 +20,8 @@ public enum LoopbackError: Error, Sendable, Hashable, CustomStringConvertible {
         case .portInUse(let host, let port):
             return "Port \(port) on \(host) is already in use, so the sign-in redirect cannot be received there. "
                 + "The provider's redirect URI fixes this port: stop the program listening on it "
-                + "(for example another sign-in still waiting; `lsof -i :\(port)` shows which), then try again."
+                + "(for example another sign-in still waiting; `lsof -i :\(port)` shows which), then try again. "
+                + "If a sign-in on this port has just ended, the system may hold the port for up to a minute; wait and retry."
         case .bindFailed(let host, let port, let reason):
             let hint = port > 0 && port < 1024 ? " Ports below 1024 need administrator rights; register a redirect URI with a higher port." : ""
             return "Could not listen on \(host) port \(port) for the sign-in redirect: \(reason).\(hint)"

@@ -31,6 +31,8 @@ final class LoopbackListener: @unchecked Sendable {
     /// prefixed to request targets; never taken from the request's `Host` header.
     private var origin: String?
     private var answered = false
+    /// Accepted connections still open, so closing can wait for browsers to hang up.
+    private var connections: [ObjectIdentifier: Channel] = [:]
 
     init(redirect: LoopbackRedirect, providerName: String, validate: @escaping @Sendable (URL) throws -> Void,
          connectionTimeout: TimeAmount, maxRequestBytes: Int, onIgnored: @escaping @Sendable (String) -> Void) {
@@ -68,6 +70,7 @@ final class LoopbackListener: @unchecked Sendable {
         do {
             channel = try await bootstrap.bind(host: redirect.bindHost, port: redirect.bindPort).get()
         } catch {
+            answerPromise.fail(CancellationError()) // never awaited; NIO reports an unfulfilled promise
             try? await group.shutdownGracefully()
             throw Self.bindError(error, host: redirect.bindHost, port: redirect.bindPort)
         }
@@ -87,8 +90,13 @@ final class LoopbackListener: @unchecked Sendable {
     /// The bound port.
     var port: Int? { lock.withLock { serverChannel?.localAddress?.port } }
 
-    /// The server socket, for tests that read its options.
-    var channel: Channel? { lock.withLock { serverChannel } }
+    /// The listening socket's `SO_REUSEADDR` and `SO_REUSEPORT` values, for the test that both are off.
+    func reuseOptions() async throws -> (address: Int32, port: Int32) {
+        guard let channel = lock.withLock({ serverChannel }) else { return (-1, -1) }
+        let address = try await channel.getOption(ChannelOptions.socketOption(.so_reuseaddr)).get()
+        let port = try await channel.getOption(Self.reusePort).get()
+        return (Int32(address), Int32(port))
+    }
 
     /// Waits for the genuine redirect.
     /// - Throws: ``LoopbackError/timedOut(after:)``; ``AuthKit/AuthKitError/cancelled``
@@ -110,13 +118,28 @@ final class LoopbackListener: @unchecked Sendable {
         }
     }
 
-    /// Closes the listening socket and every open connection.
-    func close() async {
-        let promise = answerPromise
-        promise.fail(CancellationError()) // no-op when answered
+    /// Closes the listening socket at once, then every open connection: after
+    /// the browsers hang up (they were sent `Connection: close`), or after
+    /// `grace`. Closing a connection first would leave its port in TIME_WAIT,
+    /// which without SO_REUSEADDR blocks the next bind of a fixed port.
+    func close(grace: Duration = .seconds(1)) async {
+        answerPromise.fail(CancellationError()) // no-op when answered
         let channel = lock.withLock { serverChannel }
         try? await channel?.close()
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: grace)
+        while clock.now < end, lock.withLock({ !connections.isEmpty }) {
+            do { try await Task.sleep(for: .milliseconds(10)) } catch { break } // cancelled: close now
+        }
         try? await group.shutdownGracefully()
+    }
+
+    func track(_ channel: Channel) {
+        lock.withLock { connections[ObjectIdentifier(channel)] = channel }
+    }
+
+    func untrack(_ channel: Channel) {
+        lock.withLock { connections[ObjectIdentifier(channel)] = nil }
     }
 
     // MARK: - Used by LoopbackRequestHandler, on the event loop

@@ -15,7 +15,8 @@ import NIOHTTP1
 /// Only GET and HEAD are served; a HEAD gets the page's headers but never
 /// counts as the answer (a link preview must not consume the redirect). A
 /// connection that has not sent a whole request within the listener's
-/// connection timeout is closed; the attempt goes on.
+/// connection timeout is closed; the attempt goes on. After the response the
+/// browser closes the connection (`Connection: close`), or the same deadline does.
 final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -29,6 +30,7 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         let channel = context.channel
+        listener.track(channel)
         deadline = context.eventLoop.scheduleTask(in: listener.connectionTimeout) {
             channel.close(promise: nil)
         }
@@ -40,6 +42,7 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
 
     func channelInactive(context: ChannelHandlerContext) {
         deadline?.cancel()
+        listener.untrack(context.channel)
         context.fireChannelInactive()
     }
 
@@ -113,15 +116,16 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
     private func respond(_ context: ChannelHandlerContext, _ page: LoopbackPage, version: HTTPVersion, headOnly: Bool,
                          then: (@Sendable () -> Void)? = nil) {
         responded = true
-        deadline?.cancel()
         let body = ByteBuffer(string: page.html)
         context.write(wrapOutboundOut(.head(page.head(version: version, bodyLength: body.readableBytes))), promise: nil)
         if !headOnly {
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         }
-        let channel = context.channel
+        // The socket is left for the browser to close (`Connection: close`):
+        // the side that closes first keeps the port in TIME_WAIT, and without
+        // SO_REUSEADDR that would stop the next sign-in on a fixed port from
+        // binding for a minute. The connection deadline closes it otherwise.
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-            channel.close(promise: nil)
             then?()
         }
     }
