@@ -37,7 +37,7 @@ public struct LoopbackUserAgent: UserAgent {
     public var connectionTimeout: Duration
     /// The most bytes one connection may send (the request head; there is no body).
     public var maxRequestBytes: Int
-    /// Status for the caller: see ``LoopbackEvent``. Called from the listener's thread.
+    /// Status for the caller: see ``LoopbackEvent``. Called from any thread.
     public var onEvent: (@Sendable (LoopbackEvent) -> Void)?
 
     public init(browser: BrowserLauncher = .system, timeout: Duration = .seconds(300),

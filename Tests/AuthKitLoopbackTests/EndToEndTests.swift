@@ -92,4 +92,18 @@ import Testing
         for _ in 0..<100 where page.value == nil { try await Task.sleep(for: .milliseconds(20)) }
         #expect(page.value?.body.contains("access_denied — The user said no") == true)
     }
+
+    /// The README's snippet, compiled: the trailing closure is `onEvent`.
+    @Test func readmeSnippetCompiles() {
+        let printed = EventLog()
+        let agent = LoopbackUserAgent { event in
+            if case .waiting(let url, _, let opened) = event {
+                print(opened ? "Waiting for you to approve in the browser…" : "Open this URL to sign in:\n\(url)")
+            }
+            printed.append(event)
+        }
+        agent.onEvent?(.ignoredRequest(reason: "test"))
+        #expect(printed.all == [.ignoredRequest(reason: "test")])
+        #expect(agent.timeout == .seconds(300))
+    }
 }

@@ -6,14 +6,16 @@ import Testing
 @Suite struct SystemBrowserTests {
     let url = URL(string: "https://as.example/authorize?client_id=c&state=a%20b&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb")!
 
-    /// A directory with an executable script `name` whose body is `script`.
-    func makeScript(_ name: String, _ script: String) throws -> (directory: URL, path: String) {
+    /// A directory with a shell script `name` whose body is `script`, and the
+    /// command that runs it. The command is `/bin/sh <path>` rather than the
+    /// path itself: executing a file just written can fail with ETXTBSY while a
+    /// parallel test forks (the child briefly holds the write descriptor).
+    func makeScript(_ name: String, _ script: String) throws -> (directory: URL, command: String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-browser-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent(name).path
         try Data("#!/bin/sh\n\(script)\n".utf8).write(to: URL(fileURLWithPath: path))
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
-        return (directory, path)
+        return (directory, "/bin/sh \(path)")
     }
 
     @Test func commandsFollowTheBrowserConvention() {
@@ -46,7 +48,7 @@ import Testing
     @Test func aFailingProgramIsReportedAndTheNextOneIsTried() async throws {
         let (directory, failing) = try makeScript("failing-browser", "exit 3")
         defer { try? FileManager.default.removeItem(at: directory) }
-        await #expect(throws: SystemBrowser.LaunchError(command: failing, reason: "it exited with status 3")) {
+        await #expect(throws: SystemBrowser.LaunchError(command: "/bin/sh", reason: "it exited with status 3")) {
             try await SystemBrowser(environment: ["BROWSER": failing]).open(url)
         }
         let (recorder, recording) = try makeScript("record-browser", #"printf '%s' "$1" > "$(dirname "$0")/args""#)
