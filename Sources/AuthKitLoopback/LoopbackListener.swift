@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 /// One attempt's HTTP listener on the loopback interface: bound for the
-/// attempt, closed after it (RFC 8252 §7.3: "open the port only when starting
+/// attempt, closed after it (RFC 8252 §8.3: "open the network port only when starting
 /// the authorization request, and close it once the response is returned").
 ///
 /// It has its own one-thread event loop group, so closing it closes every

@@ -5,15 +5,15 @@ import NIOHTTP1
 ///
 /// Every page carries the same headers, whatever it says:
 /// - `Referrer-Policy: no-referrer`: the page's URL holds the authorization
-///   code, which must not leak to anything the page links to (RFC 8252 §8.3,
-///   RFC 9700 §4.2.4);
+///   code, which must not leak to anything the page links to (RFC 9700 §4.2,
+///   "Credential Leakage via Referer Headers");
 /// - a `Content-Security-Policy` that allows nothing but inline style, so the
 ///   page loads no third-party resource and runs no script;
 /// - `Cache-Control: no-store`, so the code is not kept in the browser's cache;
 /// - `Connection: close`: one request per connection, then the socket closes.
 ///
 /// No page is ever a redirect: the listener never forwards the browser to a URL
-/// taken from the request (no open redirector, RFC 9700 §4.11).
+/// taken from the request (no open redirector, RFC 9700 §4.11.1).
 struct LoopbackPage: Sendable {
     var status: HTTPResponseStatus
     var title: String
