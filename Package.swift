@@ -10,12 +10,16 @@
 //                      server code can use it without pulling in SwiftNIO or the CLI.
 //   AuthKitOAuth1      OAuth 1.0a (RFC 5849) signing and three-legged flow,
 //                      behind the same Authenticator protocol.
+//   AuthKitLoopback    the loopback redirect listener (RFC 8252 §7.3) and the
+//                      system-browser launcher: a UserAgent built on SwiftNIO,
+//                      kept out of AuthKit so the core stays free of NIO.
 //   authkit            the command-line tool (swift-argument-parser, swift-log).
 //   QiitaSignInExample the README's library example, built with the package.
-//   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
-//                      that records the exact bytes it receives.
 //   AuthKitSignBenchmark  not a product: times OAuth 1.0a signing
 //                      (Benchmarks/run-signing-benchmark compares it with oauthlib).
+//   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
+//                      that records the exact bytes it receives, and a launcher
+//                      for the independent Python peers in Tests/Interop/servers.
 import PackageDescription
 
 let package = Package(
@@ -24,6 +28,7 @@ let package = Package(
     products: [
         .library(name: "AuthKit", targets: ["AuthKit"]),
         .library(name: "AuthKitOAuth1", targets: ["AuthKitOAuth1"]),
+        .library(name: "AuthKitLoopback", targets: ["AuthKitLoopback"]),
         .executable(name: "authkit", targets: ["authkit"]),
     ],
     dependencies: [
@@ -40,12 +45,30 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "AuthKitOAuth1",
+            dependencies: [
+                "AuthKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AuthKitLoopback",
+            dependencies: [
+                "AuthKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The command-line tool. Only it depends on swift-argument-parser.
         .executableTarget(
             name: "authkit",
             dependencies: [
                 "AuthKit",
                 "AuthKitOAuth1",
+                "AuthKitLoopback",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -56,14 +79,6 @@ let package = Package(
             name: "QiitaSignInExample",
             dependencies: ["AuthKit"],
             path: "Sources/Examples/QiitaSignIn"
-        ),
-        .target(
-            name: "AuthKitOAuth1",
-            dependencies: [
-                "AuthKit",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
         ),
         // Not a product: `Benchmarks/run-signing-benchmark` builds and runs it.
         .executableTarget(
@@ -84,15 +99,19 @@ let package = Package(
             name: "AuthKitTests",
             dependencies: ["AuthKit", "AuthKitTestSupport"]
         ),
+        .testTarget(
+            name: "AuthKitOAuth1Tests",
+            dependencies: ["AuthKitOAuth1", "AuthKit", "AuthKitTestSupport"]
+        ),
+        .testTarget(
+            name: "AuthKitLoopbackTests",
+            dependencies: ["AuthKitLoopback", "AuthKit", "AuthKitTestSupport"]
+        ),
         // Runs the built `authkit` binary as a subprocess (the dependency makes
         // `swift test` build it).
         .testTarget(
             name: "AuthKitCLITests",
             dependencies: ["authkit", "AuthKit", "AuthKitTestSupport"]
-        ),
-        .testTarget(
-            name: "AuthKitOAuth1Tests",
-            dependencies: ["AuthKitOAuth1", "AuthKit", "AuthKitTestSupport"]
         ),
     ]
 )

@@ -1,0 +1,28 @@
+import Foundation
+
+/// Opens the authorization URL in the user's browser.
+///
+/// A struct holding a closure, so a test (or a GUI) can stand in for the
+/// browser: the end-to-end tests use one that follows the provider's redirect
+/// itself. ``system`` is the default. RFC 8252 §8.12: the agent must be the
+/// user's own, external browser, never an embedded web view.
+public struct BrowserLauncher: Sendable {
+    /// Asks the browser to open the URL and returns once the request is handed
+    /// over, without waiting for the user. Throws when it could not be handed
+    /// over, so the caller can show the URL instead.
+    public var open: @Sendable (URL) async throws -> Void
+
+    public init(_ open: @escaping @Sendable (URL) async throws -> Void) {
+        self.open = open
+    }
+
+    /// The system browser: `$BROWSER`, else `xdg-open` (Linux) or `open` (macOS). See ``SystemBrowser``.
+    public static var system: BrowserLauncher {
+        BrowserLauncher { try await SystemBrowser().open($0) }
+    }
+
+    /// Opens nothing: for callers that only print the URL (an SSH session).
+    public static var none: BrowserLauncher {
+        BrowserLauncher { _ in throw SystemBrowser.LaunchError(command: "(none)", reason: "no browser launcher is configured") }
+    }
+}

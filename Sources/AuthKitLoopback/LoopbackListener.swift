@@ -1,0 +1,190 @@
+import AuthKit
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One attempt's HTTP listener on the loopback interface: bound for the
+/// attempt, closed after it (RFC 8252 §8.3: "open the network port only when starting
+/// the authorization request, and close it once the response is returned").
+///
+/// It has its own one-thread event loop group, so closing it closes every
+/// connection still open (a preconnect, a slow favicon request) as well.
+final class LoopbackListener: @unchecked Sendable {
+    private let redirect: LoopbackRedirect
+    let providerName: String
+    private let validate: @Sendable (URL) throws -> Void
+    private let onIgnored: @Sendable (String) -> Void
+    let connectionTimeout: TimeAmount
+    let maxRequestBytes: Int
+
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let answerPromise: EventLoopPromise<URL>
+    private let lock = NSLock()
+    private var serverChannel: Channel?
+    /// `http://127.0.0.1:PORT` (the requested host as written, the bound port),
+    /// prefixed to request targets; never taken from the request's `Host` header.
+    private var origin: String?
+    private var answered = false
+    /// Accepted connections still open, so closing can wait for browsers to hang up.
+    private var connections: [ObjectIdentifier: Channel] = [:]
+
+    init(redirect: LoopbackRedirect, providerName: String, validate: @escaping @Sendable (URL) throws -> Void,
+         connectionTimeout: TimeAmount, maxRequestBytes: Int, onIgnored: @escaping @Sendable (String) -> Void) {
+        self.redirect = redirect
+        self.providerName = providerName
+        self.validate = validate
+        self.onIgnored = onIgnored
+        self.connectionTimeout = connectionTimeout
+        self.maxRequestBytes = maxRequestBytes
+        self.answerPromise = group.next().makePromise(of: URL.self)
+    }
+
+    /// Binds and returns the final redirect URI (the requested one with the bound port).
+    ///
+    /// `SO_REUSEADDR` and `SO_REUSEPORT` are explicitly off (RFC 8252 §8.3
+    /// forbids sharing the port; SwiftNIO's `ServerBootstrap` does not set them
+    /// either, this only makes the choice visible): with either on, another
+    /// local program could bind the same port and receive the code.
+    func start() async throws -> URL {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 16)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 0)
+            .serverChannelOption(Self.reusePort, value: 0)
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: false)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(RequestSizeLimiter(maxBytes: maxRequestBytes))
+                    try pipeline.addHandler(HTTPResponseEncoder())
+                    try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    try pipeline.addHandler(LoopbackRequestHandler(listener: self))
+                }
+            }
+        let channel: Channel
+        do {
+            channel = try await bootstrap.bind(host: redirect.bindHost, port: redirect.bindPort).get()
+        } catch {
+            answerPromise.fail(CancellationError()) // never awaited; NIO reports an unfulfilled promise
+            try? await group.shutdownGracefully()
+            throw Self.bindError(error, host: redirect.bindHost, port: redirect.bindPort)
+        }
+        let port = channel.localAddress?.port ?? redirect.bindPort
+        let final = redirect.final(boundPort: port)
+        var components = URLComponents(url: final, resolvingAgainstBaseURL: false)
+        components?.percentEncodedPath = ""
+        components?.percentEncodedQuery = nil
+        components?.fragment = nil
+        lock.withLock {
+            serverChannel = channel
+            origin = components?.string
+        }
+        return final
+    }
+
+    /// The bound port.
+    var port: Int? { lock.withLock { serverChannel?.localAddress?.port } }
+
+    /// The listening socket's `SO_REUSEADDR` and `SO_REUSEPORT` values, for the test that both are off.
+    func reuseOptions() async throws -> (address: Int32, port: Int32) {
+        guard let channel = lock.withLock({ serverChannel }) else { return (-1, -1) }
+        let address = try await channel.getOption(ChannelOptions.socketOption(.so_reuseaddr)).get()
+        let port = try await channel.getOption(Self.reusePort).get()
+        return (Int32(address), Int32(port))
+    }
+
+    /// Waits for the genuine redirect.
+    /// - Throws: ``LoopbackError/timedOut(after:)``; ``AuthKit/AuthKitError/cancelled``
+    ///   when the task is cancelled.
+    func answer(timeout: Duration) async throws -> URL {
+        let promise = answerPromise
+        let deadline = promise.futureResult.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            promise.fail(LoopbackError.timedOut(after: timeout))
+        }
+        defer { deadline.cancel() }
+        do {
+            return try await withTaskCancellationHandler {
+                try await promise.futureResult.get()
+            } onCancel: {
+                promise.fail(CancellationError())
+            }
+        } catch is CancellationError {
+            throw AuthKitError.cancelled
+        }
+    }
+
+    /// Closes the listening socket at once, then every open connection: after
+    /// the browsers hang up (they were sent `Connection: close`), or after
+    /// `grace`. Closing a connection first would leave its port in TIME_WAIT,
+    /// which without SO_REUSEADDR blocks the next bind of a fixed port.
+    func close(grace: Duration = .seconds(1)) async {
+        answerPromise.fail(CancellationError()) // no-op when answered
+        let channel = lock.withLock { serverChannel }
+        try? await channel?.close()
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: grace)
+        while clock.now < end, lock.withLock({ !connections.isEmpty }) {
+            do { try await Task.sleep(for: .milliseconds(10)) } catch { break } // cancelled: close now
+        }
+        try? await group.shutdownGracefully()
+    }
+
+    func track(_ channel: Channel) {
+        lock.withLock { connections[ObjectIdentifier(channel)] = channel }
+    }
+
+    func untrack(_ channel: Channel) {
+        lock.withLock { connections[ObjectIdentifier(channel)] = nil }
+    }
+
+    // MARK: - Used by LoopbackRequestHandler, on the event loop
+
+    /// The URL a request target (`/callback?code=…`) stands for on this listener.
+    func url(forTarget target: String) -> URL? {
+        guard target.hasPrefix("/"), let origin = lock.withLock({ origin }) else { return nil }
+        return URL(string: origin + target)
+    }
+
+    /// Runs the session's check; returns the reason to ignore the request, or nil for the genuine answer.
+    func check(_ url: URL) -> Error? {
+        do {
+            try validate(url)
+            return nil
+        } catch {
+            onIgnored("\(error)")
+            return error
+        }
+    }
+
+    /// True for the first genuine answer only: later ones (a reload) get the page but do not answer again.
+    func claimAnswer() -> Bool {
+        lock.withLock {
+            defer { answered = true }
+            return !answered
+        }
+    }
+
+    func deliver(_ url: URL) {
+        answerPromise.succeed(url)
+    }
+
+    // MARK: - Errors
+
+    private static var reusePort: ChannelOptions.Types.SocketOption {
+        ChannelOptions.Types.SocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_REUSEPORT))
+    }
+
+    private static func bindError(_ error: Error, host: String, port: Int) -> Error {
+        let display = host.contains(":") ? "[\(host)]" : host
+        if let error = error as? IOError {
+            if error.errnoCode == EADDRINUSE { return LoopbackError.portInUse(host: display, port: port) }
+            return LoopbackError.bindFailed(host: display, port: port, reason: String(cString: strerror(error.errnoCode)))
+        }
+        return LoopbackError.bindFailed(host: display, port: port, reason: "\(error)")
+    }
+}

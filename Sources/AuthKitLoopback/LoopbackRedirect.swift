@@ -1,0 +1,69 @@
+import AuthKit
+import Foundation
+
+/// The requested redirect URI, checked for a loopback listener, and where to bind.
+///
+/// RFC 8252 §7.3: the redirect is `http://127.0.0.1:{port}/{path}` or
+/// `http://[::1]:{port}/{path}`, and the client listens on the loopback
+/// interface only. `localhost` is "NOT RECOMMENDED" (§8.3: it may resolve to a
+/// non-loopback address, and firewalls treat it differently), but some providers
+/// only accept it; it is kept in the URI exactly as given and the listener binds
+/// 127.0.0.1, where browsers reach `localhost` (they fall back from `::1` to
+/// 127.0.0.1 when `::1` refuses).
+struct LoopbackRedirect: Sendable {
+    /// The redirect URI as requested.
+    var requested: URL
+    /// The address to bind: `127.0.0.1` or `::1`.
+    var bindHost: String
+    /// The port to bind: 0 (any free port) when the port is flexible, else the URI's.
+    var bindPort: Int
+
+    /// - Throws: ``AuthKit/AuthKitError/unsupported(_:)`` for a redirect a
+    ///   loopback listener cannot receive (not `http`, not a loopback host).
+    init(requested: URL?, portIsFlexible: Bool) throws {
+        guard let requested else {
+            throw AuthKitError.unsupported(
+                "This sign-in has no redirect URI (an out-of-band flow), so there is nothing for a loopback listener to receive; use ManualUserAgent.")
+        }
+        guard let components = URLComponents(url: requested, resolvingAgainstBaseURL: false),
+              components.scheme?.lowercased() == "http" else {
+            throw AuthKitError.unsupported(
+                "The redirect URI \(Self.display(requested)) is not an http:// URI, so a loopback listener cannot receive it (RFC 8252 §7.3). "
+                + "Register http://127.0.0.1/callback (any port) with the provider, or use ManualUserAgent.")
+        }
+        var host = (components.host ?? "").lowercased()
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        switch host {
+        case "127.0.0.1", "localhost": bindHost = "127.0.0.1"
+        case "::1": bindHost = "::1"
+        default:
+            throw AuthKitError.unsupported(
+                "The redirect URI \(Self.display(requested)) does not point to this machine's loopback interface; "
+                + "the listener only binds 127.0.0.1 or [::1] (RFC 8252 §7.3, §8.3), never an address other machines can reach. "
+                + "Use a redirect URI such as http://127.0.0.1/callback, or ManualUserAgent.")
+        }
+        self.requested = requested
+        if portIsFlexible {
+            bindPort = 0
+        } else {
+            bindPort = components.port ?? 80
+        }
+    }
+
+    /// The requested URI with the bound port: the URI sent in the authorization
+    /// request and the token request (RFC 6749 §4.1.3 wants the same string).
+    /// A fixed port is left as written (an absent `:80` stays absent).
+    func final(boundPort: Int) -> URL {
+        guard bindPort == 0, var components = URLComponents(url: requested, resolvingAgainstBaseURL: false) else { return requested }
+        components.port = boundPort
+        return components.url ?? requested
+    }
+
+    /// The URI without query or fragment, for messages.
+    static func display(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(unreadable URI)" }
+        components.query = nil
+        components.fragment = nil
+        return components.string ?? "(unreadable URI)"
+    }
+}

@@ -1,0 +1,132 @@
+import AuthKit
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Answers one request on one connection, then closes it.
+///
+/// Every request goes through the session's `validateRedirect` first
+/// (RFC 6749 §10.12: `state` before anything else). A request it rejects — a
+/// favicon, another path, a missing or forged `state` — gets a 404 or 400 page
+/// and the attempt goes on: a stray or hostile request must not end the
+/// user's sign-in. The genuine answer gets the "signed in" page (or the
+/// provider's error), and is handed to the listener once the page is written.
+///
+/// Only GET and HEAD are served; a HEAD gets the page's headers but never
+/// counts as the answer (a link preview must not consume the redirect). A
+/// connection that has not sent a whole request within the listener's
+/// connection timeout is closed; the attempt goes on. After the response the
+/// browser closes the connection (`Connection: close`), or the same deadline does.
+final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let listener: LoopbackListener
+    private var head: HTTPRequestHead?
+    private var responded = false
+    private var deadline: Scheduled<Void>?
+
+    init(listener: LoopbackListener) { self.listener = listener }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let channel = context.channel
+        listener.track(channel)
+        deadline = context.eventLoop.scheduleTask(in: listener.connectionTimeout) {
+            channel.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        listener.untrack(context.channel)
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !responded else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            if head.method != .GET && head.method != .HEAD {
+                respond(context, .methodNotAllowed(), version: head.version, headOnly: false)
+            }
+        case .body:
+            break // a GET has no body; the size limiter caps it anyway
+        case .end:
+            guard let head else { return }
+            handle(context, head)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        guard !responded else { return }
+        let version = head?.version ?? .http1_1
+        switch error {
+        case is RequestSizeLimiter.TooLarge:
+            respond(context, .headTooLarge(), version: version, headOnly: false)
+        case is HTTPParserError:
+            respond(context, .badRequest(), version: version, headOnly: false)
+        default:
+            context.close(promise: nil)
+        }
+    }
+
+    private func handle(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
+        let headOnly = head.method == .HEAD
+        guard let url = listener.url(forTarget: head.uri) else {
+            respond(context, .badRequest(), version: head.version, headOnly: headOnly)
+            return
+        }
+        if let rejection = listener.check(url) {
+            let page: LoopbackPage
+            if case AuthKitError.redirect(.unexpectedTarget) = rejection {
+                page = .notFound()
+            } else {
+                page = .rejected(reason: "\(rejection)")
+            }
+            respond(context, page, version: head.version, headOnly: headOnly)
+            return
+        }
+        let page = answerPage(for: url)
+        guard !headOnly, listener.claimAnswer() else {
+            respond(context, page, version: head.version, headOnly: headOnly)
+            return
+        }
+        let listener = self.listener
+        respond(context, page, version: head.version, headOnly: false) {
+            listener.deliver(url)
+        }
+    }
+
+    /// "Signed in", or the provider's `error` and `error_description` (RFC 6749 §4.1.2.1).
+    private func answerPage(for url: URL) -> LoopbackPage {
+        let query = url.query(percentEncoded: true) ?? ""
+        let parameters = FormURLEncoding.decode(query) ?? []
+        if let code = parameters.first(where: { $0.0 == "error" })?.1 {
+            let description = parameters.first { $0.0 == "error_description" }?.1
+            return .providerError(provider: listener.providerName, code: code, description: description)
+        }
+        return .signedIn(provider: listener.providerName)
+    }
+
+    private func respond(_ context: ChannelHandlerContext, _ page: LoopbackPage, version: HTTPVersion, headOnly: Bool,
+                         then: (@Sendable () -> Void)? = nil) {
+        responded = true
+        let body = ByteBuffer(string: page.html)
+        context.write(wrapOutboundOut(.head(page.head(version: version, bodyLength: body.readableBytes))), promise: nil)
+        if !headOnly {
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        // The socket is left for the browser to close (`Connection: close`):
+        // the side that closes first keeps the port in TIME_WAIT, and without
+        // SO_REUSEADDR that would stop the next sign-in on a fixed port from
+        // binding for a minute. The connection deadline closes it otherwise.
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            then?()
+        }
+    }
+}

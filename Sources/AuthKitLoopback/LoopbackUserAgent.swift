@@ -1,0 +1,94 @@
+import AuthKit
+import Foundation
+
+/// A ``AuthKit/UserAgent`` that opens the system browser and receives the
+/// provider's redirect on a loopback HTTP listener (RFC 8252 §7.3): the way a
+/// command-line or desktop app signs in without the user pasting anything.
+///
+/// For one ``run(_:)``:
+/// 1. binds the redirect URI's loopback host — 127.0.0.1 or [::1] only, never
+///    an address other machines reach (§8.3); `localhost` binds 127.0.0.1 and is
+///    kept as written in the URI. The port is any free one when the session allows
+///    it (§7.3), else exactly the URI's; no `SO_REUSEADDR`/`SO_REUSEPORT`;
+/// 2. builds the authorization URL with the bound redirect URI and hands it to
+///    the ``BrowserLauncher``; a launch failure is reported through `onEvent`
+///    and the listener keeps waiting (the user can open the URL by hand);
+/// 3. serves the redirect path only, checking each request with the session's
+///    `validateRedirect`: strays get an error page and are ignored, the genuine
+///    answer gets a short page and ends the wait;
+/// 4. closes the listener, and returns the full redirect URL.
+///
+/// ```swift
+/// let agent = LoopbackUserAgent { event in
+///     if case .waiting(let url, _, let opened) = event {
+///         print(opened ? "Waiting for you to approve in the browser…" : "Open this URL to sign in:\n\(url)")
+///     }
+/// }
+/// let credential = try await client.authorize(using: agent)
+/// ```
+public struct LoopbackUserAgent: UserAgent {
+    /// Opens the authorization URL; ``BrowserLauncher/system`` by default.
+    public var browser: BrowserLauncher
+    /// How long to wait for the genuine redirect before giving up with
+    /// ``LoopbackError/timedOut(after:)``.
+    public var timeout: Duration
+    /// How long one connection may take to send its request; a slower or idle
+    /// one is closed (the attempt goes on).
+    public var connectionTimeout: Duration
+    /// The most bytes one connection may send (the request head; there is no body).
+    public var maxRequestBytes: Int
+    /// Status for the caller: see ``LoopbackEvent``. Called from any thread.
+    public var onEvent: (@Sendable (LoopbackEvent) -> Void)?
+
+    public init(browser: BrowserLauncher = .system, timeout: Duration = .seconds(300),
+                connectionTimeout: Duration = .seconds(5), maxRequestBytes: Int = 16 * 1024,
+                onEvent: (@Sendable (LoopbackEvent) -> Void)? = nil) {
+        self.browser = browser
+        self.timeout = timeout
+        self.connectionTimeout = connectionTimeout
+        self.maxRequestBytes = maxRequestBytes
+        self.onEvent = onEvent
+    }
+
+    /// - Throws: ``AuthKit/AuthKitError/unsupported(_:)`` for a redirect URI that
+    ///   is not `http` on a loopback host; ``LoopbackError`` when the port cannot
+    ///   be bound or the wait times out; ``AuthKit/AuthKitError/cancelled`` when the
+    ///   task is cancelled. The listener is closed whenever this returns or throws.
+    public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+        let redirect = try LoopbackRedirect(requested: session.redirectURI, portIsFlexible: session.redirectPortIsFlexible)
+        guard !Task.isCancelled else { throw AuthKitError.cancelled }
+        let onEvent = self.onEvent
+        let listener = LoopbackListener(
+            redirect: redirect, providerName: session.providerName, validate: session.validateRedirect,
+            connectionTimeout: .init(connectionTimeout), maxRequestBytes: maxRequestBytes,
+            onIgnored: { onEvent?(.ignoredRequest(reason: $0)) })
+        let redirectURI = try await listener.start()
+        // Not awaited on the way out: a launcher that never returns must not keep the answer from the caller.
+        var launch: Task<Void, Never>?
+        do {
+            let authorizationURL = try await session.makeAuthorizationURL(redirectURI)
+            let browser = self.browser
+            launch = Task {
+                let opened: Bool
+                do {
+                    try await browser.open(authorizationURL)
+                    opened = true
+                } catch {
+                    opened = false
+                }
+                if !Task.isCancelled {
+                    onEvent?(.waiting(authorizationURL: authorizationURL, redirectURI: redirectURI, browserOpened: opened))
+                }
+            }
+            let answer = try await listener.answer(timeout: timeout)
+            launch?.cancel()
+            await listener.close()
+            return .redirect(answer, redirectURI: redirectURI)
+        } catch {
+            launch?.cancel()
+            await listener.close()
+            if error is CancellationError || Task.isCancelled { throw AuthKitError.cancelled }
+            throw error
+        }
+    }
+}

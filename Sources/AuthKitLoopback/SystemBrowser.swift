@@ -1,0 +1,99 @@
+import Foundation
+
+/// Launches the user's browser the way other command-line tools do.
+///
+/// `$BROWSER`, when set, wins: the convention `xdg-open` and Python's
+/// `webbrowser` follow. It is a list of commands separated by `:`, each tried
+/// in turn; a command may carry arguments separated by spaces
+/// (`firefox --new-window`) and may say where the URL goes with `%s`,
+/// otherwise the URL is appended as the last argument. Without `$BROWSER`,
+/// `xdg-open` on Linux and `open` on macOS.
+///
+/// The URL is passed as one argument to the program, never through a shell, so
+/// nothing in it is interpreted. The program's standard output goes to standard
+/// error, so a caller's standard output stays clean for `--json` and pipes.
+public struct SystemBrowser: Sendable {
+    /// A browser command that could not be started or that reported failure.
+    public struct LaunchError: Error, Sendable, Hashable, CustomStringConvertible {
+        public var command: String
+        public var reason: String
+
+        public init(command: String, reason: String) {
+            self.command = command
+            self.reason = reason
+        }
+
+        public var description: String { "Could not open a browser with '\(command)': \(reason). Open the URL by hand." }
+    }
+
+    /// The environment `$BROWSER` is read from.
+    public var environment: [String: String]
+    /// How long to watch a launched command for a quick failure (a missing
+    /// program, `xdg-open` finding no browser). A command still running after
+    /// this is taken as a browser that opened.
+    public var failureWindow: Duration
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment,
+                failureWindow: Duration = .seconds(2)) {
+        self.environment = environment
+        self.failureWindow = failureWindow
+    }
+
+    /// The candidate command lines for `url`, in the order they are tried.
+    public func commands(for url: URL) -> [[String]] {
+        let text = url.absoluteString
+        if let browser = environment["BROWSER"]?.trimmingCharacters(in: .whitespaces), !browser.isEmpty {
+            let commands = browser.split(separator: ":").compactMap { entry -> [String]? in
+                let words = entry.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+                guard !words.isEmpty else { return nil }
+                if words.contains("%s") { return words.map { $0 == "%s" ? text : $0 } }
+                return words + [text]
+            }
+            if !commands.isEmpty { return commands }
+        }
+        #if os(macOS)
+        return [["open", text]]
+        #else
+        return [["xdg-open", text]]
+        #endif
+    }
+
+    /// Tries each of ``commands(for:)`` until one starts and does not fail
+    /// within ``failureWindow``.
+    /// - Throws: ``LaunchError`` for the last command tried, when none worked.
+    public func open(_ url: URL) async throws {
+        var lastError = LaunchError(command: "(none)", reason: "no command to try")
+        for command in commands(for: url) {
+            do {
+                try await launch(command)
+                return
+            } catch let error as LaunchError {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    /// Starts `command` through `/usr/bin/env` (which searches `PATH`) and
+    /// watches it for ``failureWindow``: exit status 0 or still running is
+    /// success; a non-zero exit (127: no such program) is failure.
+    private func launch(_ command: [String]) async throws {
+        let name = command[0]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.standardError
+        let exit = ProcessExitWatcher()
+        process.terminationHandler = { exit.finish($0.terminationStatus) }
+        do {
+            try process.run()
+        } catch {
+            throw LaunchError(command: name, reason: "\(error)")
+        }
+        if let status = await exit.status(within: failureWindow), status != 0 {
+            let reason = status == 127 ? "no such program on PATH" : "it exited with status \(status)"
+            throw LaunchError(command: name, reason: reason)
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import AuthKit
+import AuthKitTestSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import AuthKitLoopback
+
+/// The whole sign-in: `OAuth2Client.authorize(using: LoopbackUserAgent(…))`
+/// with a "browser" that follows the provider's redirect to the listener, and a
+/// real token endpoint on another local port.
+@Suite struct EndToEndTests {
+    /// What the fake browser saw after following the redirect.
+    final class BrowserPage: @unchecked Sendable {
+        private let lock = NSLock()
+        private var result: (status: Int, body: String)?
+        func set(_ value: (Int, String)) { lock.withLock { result = value } }
+        var value: (status: Int, body: String)? { lock.withLock { result } }
+    }
+
+    func descriptor(_ server: TestHTTPServer) -> ProviderDescriptor {
+        server.route("POST", "/token") { request in
+            let body = Dictionary(FormURLEncoding.decode(request.bodyText) ?? [], uniquingKeysWith: { first, _ in first })
+            guard body["code"] == "good-code" else { return .json(#"{"error":"invalid_grant"}"#, status: 400) }
+            return .json(#"{"access_token":"at-123","token_type":"Bearer","expires_in":3600}"#)
+        }
+        return ProviderDescriptor(
+            id: "local", name: "Local", protocol: .oauth2,
+            authorization: AuthorizationEndpoint(url: "\(server.baseURL)/authorize"),
+            token: TokenEndpoint(url: "\(server.baseURL)/token"), pkce: .s256)
+    }
+
+    /// A browser that "approves" at the provider: it reads the authorization
+    /// URL's `state` and `redirect_uri` and GETs the redirect with `answer`
+    /// appended, in the background, as a browser does after `open` returns.
+    func browser(answer: String, page: BrowserPage) -> BrowserLauncher {
+        BrowserLauncher { url in
+            let query = url.query(percentEncoded: true) ?? ""
+            let parameters = Dictionary(FormURLEncoding.decode(query) ?? [], uniquingKeysWith: { first, _ in first })
+            let redirect = parameters["redirect_uri"] ?? ""
+            let state = PercentEncoding.encode(parameters["state"] ?? "")
+            let target = URL(string: "\(redirect)?\(answer)&state=\(state)")!
+            Task {
+                let (data, response) = try await URLSession.shared.data(from: target)
+                page.set(((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self)))
+            }
+        }
+    }
+
+    @Test func signsInThroughTheLoopbackListener() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c"))
+        let page = BrowserPage()
+        let agent = LoopbackUserAgent(browser: browser(answer: "code=good-code", page: page), timeout: .seconds(30))
+
+        let credential = try await client.authorize(using: agent)
+        #expect(credential.accessToken == "at-123")
+
+        // The token request carried the redirect URI with the port the listener bound.
+        let tokenBody = Dictionary(FormURLEncoding.decode(try #require(server.requests(to: "/token").last).bodyText) ?? [],
+                                   uniquingKeysWith: { first, _ in first })
+        let redirectURI = try #require(tokenBody["redirect_uri"])
+        let port = try #require(URLComponents(string: redirectURI)?.port)
+        #expect(redirectURI == "http://127.0.0.1:\(port)/callback")
+        #expect(tokenBody["code_verifier"] != nil)
+        #expect(RawHTTP.isRefused(port: port))
+
+        // The browser was shown the "signed in" page.
+        for _ in 0..<100 where page.value == nil { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(page.value?.status == 200)
+        #expect(page.value?.body.contains("Signed in to Local — you can close this tab") == true)
+    }
+
+    @Test func deniedConsentShowsTheErrorAndThrowsIt() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c"))
+        let page = BrowserPage()
+        let agent = LoopbackUserAgent(
+            browser: browser(answer: "error=access_denied&error_description=The+user+said+no", page: page), timeout: .seconds(30))
+
+        await #expect {
+            try await client.authorize(using: agent)
+        } throws: { error in
+            (error as? AuthKitError)?.isAccessDenied == true
+        }
+        #expect(server.requests.isEmpty) // no token request
+        for _ in 0..<100 where page.value == nil { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(page.value?.body.contains("access_denied — The user said no") == true)
+    }
+
+    /// The README's snippet, compiled: the trailing closure is `onEvent`.
+    @Test func readmeSnippetCompiles() {
+        let printed = EventLog()
+        let agent = LoopbackUserAgent { event in
+            if case .waiting(let url, _, let opened) = event {
+                print(opened ? "Waiting for you to approve in the browser…" : "Open this URL to sign in:\n\(url)")
+            }
+            printed.append(event)
+        }
+        agent.onEvent?(.ignoredRequest(reason: "test"))
+        #expect(printed.all == [.ignoredRequest(reason: "test")])
+        #expect(agent.timeout == .seconds(300))
+    }
+}

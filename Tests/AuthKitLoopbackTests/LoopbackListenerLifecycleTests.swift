@@ -1,0 +1,193 @@
+import AuthKit
+import Foundation
+import Testing
+@testable import AuthKitLoopback
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Binding, ports, timeouts, cancellation, and closing: RFC 8252 §7.3 and §8.3.
+@Suite struct LoopbackListenerLifecycleTests {
+    @Test func thePortIsClosedAfterTheAnswer() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+        #expect(!RawHTTP.isRefused(port: port))
+        _ = try await RawHTTP.request(attempt.target("code=abc"), port: port)
+        _ = try await task.value
+        #expect(RawHTTP.isRefused(port: port))
+    }
+
+    @Test func aFixedPortIsHonouredAndCanBeReusedByTheNextAttempt() async throws {
+        let port = try RawHTTP.freePort()
+        // Twice in a row: the listener lets the browser close first, so no
+        // TIME_WAIT socket keeps the port from the next attempt (no SO_REUSEADDR).
+        for _ in 0..<2 {
+            let attempt = TestAttempt(redirectURI: "http://127.0.0.1:\(port)/cb", flexible: false)
+            let browser = BrowserSpy()
+            let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+            let (task, _) = try await start(agent, attempt, browser: browser)
+            #expect(attempt.redirectURI?.absoluteString == "http://127.0.0.1:\(port)/cb")
+            // A browser that reads the page and hangs up a little later.
+            let response = try await RawHTTP.request(attempt.target("code=abc"), port: port, holdOpen: .milliseconds(200))
+            #expect(response.status == 200)
+            guard case .redirect(let url, let redirectURI) = try await task.value else { Issue.record("not a redirect"); return }
+            #expect(redirectURI.absoluteString == "http://127.0.0.1:\(port)/cb")
+            #expect(url.absoluteString == "http://127.0.0.1:\(port)/cb?code=abc&state=\(attempt.state)")
+            #expect(RawHTTP.isRefused(port: port))
+        }
+    }
+
+    @Test func aPortInUseIsAClearError() async throws {
+        let (fd, port) = try RawHTTP.listen()
+        defer { close(fd) }
+        let attempt = TestAttempt(redirectURI: "http://127.0.0.1:\(port)/callback", flexible: false)
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        await #expect(throws: LoopbackError.portInUse(host: "127.0.0.1", port: port)) {
+            try await agent.run(attempt.session)
+        }
+        #expect(attempt.redirectURI == nil) // no authorization URL was built
+        #expect("\(LoopbackError.portInUse(host: "127.0.0.1", port: port))".contains("Port \(port) on 127.0.0.1 is already in use"))
+    }
+
+    @Test func theListeningSocketSharesItsPortWithNobody() async throws {
+        let redirect = try LoopbackRedirect(requested: URL(string: "http://127.0.0.1/callback"), portIsFlexible: true)
+        let listener = LoopbackListener(redirect: redirect, providerName: "Local", validate: { _ in },
+                                        connectionTimeout: .seconds(5), maxRequestBytes: 1024, onIgnored: { _ in })
+        let uri = try await listener.start()
+        let options = try await listener.reuseOptions()
+        #expect(options.address == 0)
+        #expect(options.port == 0)
+        // Another program asking to share the port (SO_REUSEADDR + SO_REUSEPORT) is refused.
+        let port = try #require(URLComponents(url: uri, resolvingAgainstBaseURL: false)?.port)
+        #expect(throws: SocketError.self) { _ = try RawHTTP.listen(port: port, reusePort: true) }
+        await listener.close()
+        #expect(RawHTTP.isRefused(port: port))
+    }
+
+    @Test func theOverallTimeoutEndsTheAttemptAndClosesThePort() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .milliseconds(400))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        await #expect(throws: LoopbackError.timedOut(after: .milliseconds(400))) { try await task.value }
+        #expect(RawHTTP.isRefused(port: attempt.port))
+    }
+
+    @Test func cancellationClosesThePortAndThrowsCancelled() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+        #expect(!RawHTTP.isRefused(port: port))
+        let started = ContinuousClock.now
+        task.cancel()
+        await #expect(throws: AuthKitError.cancelled) { try await task.value }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(RawHTTP.isRefused(port: port))
+    }
+
+    @Test func cancellationBeforeStartingThrowsCancelled() async throws {
+        let attempt = TestAttempt()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await LoopbackUserAgent(browser: BrowserSpy().launcher).run(attempt.session)
+        }
+        await #expect(throws: AuthKitError.cancelled) { try await task.value }
+    }
+
+    @Test(arguments: [
+        "http://192.168.1.10/callback", "http://example.com/callback", "http://0.0.0.0:8080/callback",
+        "http://127.0.0.1.example.com/callback", "https://127.0.0.1/callback", "myapp:/callback",
+    ])
+    func aRedirectOffTheLoopbackInterfaceIsRefused(uri: String) async throws {
+        let attempt = TestAttempt(redirectURI: uri)
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        await #expect {
+            try await agent.run(attempt.session)
+        } throws: { error in
+            guard case AuthKitError.unsupported(let message) = error else { return false }
+            return message.contains("127.0.0.1")
+        }
+        #expect(attempt.redirectURI == nil)
+    }
+
+    @Test func anOutOfBandSessionIsRefused() async throws {
+        let session = AuthorizationSession(providerName: "X", redirectURI: nil, redirectPortIsFlexible: false,
+                                           makeAuthorizationURL: { _ in URL(string: "https://as.example")! },
+                                           validateRedirect: { _ in })
+        await #expect(throws: AuthKitError.self) { try await LoopbackUserAgent(browser: BrowserSpy().launcher).run(session) }
+    }
+
+    @Test func localhostBinds127001AndKeepsTheURIAsWritten() async throws {
+        let attempt = TestAttempt(redirectURI: "http://localhost/callback")
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+        #expect(attempt.redirectURI?.absoluteString == "http://localhost:\(port)/callback")
+        let response = try await RawHTTP.request(attempt.target("code=abc"), port: port)
+        #expect(response.status == 200)
+        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        #expect(url.absoluteString == "http://localhost:\(port)/callback?code=abc&state=\(attempt.state)")
+    }
+
+    @Test(.enabled(if: RawHTTP.ipv6Available, "this machine cannot bind ::1 (no IPv6 loopback)"))
+    func ipv6LoopbackWorks() async throws {
+        let attempt = TestAttempt(redirectURI: "http://[::1]/callback")
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+        #expect(attempt.redirectURI?.absoluteString == "http://[::1]:\(port)/callback")
+        let response = try await RawHTTP.request(attempt.target("code=abc"), host: "::1", port: port)
+        #expect(response.status == 200)
+        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        #expect(url.absoluteString == "http://[::1]:\(port)/callback?code=abc&state=\(attempt.state)")
+        #expect(RawHTTP.isRefused(host: "::1", port: port))
+    }
+
+    @Test func idleAndSlowConnectionsAreClosedWithoutEndingTheAttempt() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30), connectionTimeout: .milliseconds(300))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+        let started = ContinuousClock.now
+        // One connection says nothing; another sends half a request line.
+        let (idle, slow) = try await RawHTTP.blocking {
+            let idle = try RawHTTP.connect(port: port)
+            defer { close(idle) }
+            let slow = try RawHTTP.connect(port: port)
+            defer { close(slow) }
+            try RawHTTP.write(slow, Data("GET /callb".utf8))
+            return (try RawHTTP.readUntilClosed(idle), try RawHTTP.readUntilClosed(slow))
+        }
+        #expect(idle.isEmpty)
+        #expect(slow.isEmpty)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        let response = try await RawHTTP.request(attempt.target("code=abc"), port: port)
+        #expect(response.status == 200)
+        _ = try await task.value
+    }
+
+    @Test func anOversizedRequestGets431AndTheAttemptGoesOn() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30), maxRequestBytes: 2048)
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+        let padding = String(repeating: "a", count: 4000)
+        let big = try await RawHTTP.request(attempt.target("code=abc"), port: port, extraHeaders: "X-Padding: \(padding)\r\n")
+        #expect(big.status == 431)
+        #expect(big.header("Referrer-Policy") == "no-referrer")
+        let response = try await RawHTTP.request(attempt.target("code=abc"), port: port)
+        #expect(response.status == 200)
+        _ = try await task.value
+    }
+}

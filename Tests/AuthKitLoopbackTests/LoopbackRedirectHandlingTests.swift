@@ -1,0 +1,150 @@
+import AuthKit
+import Foundation
+import Testing
+@testable import AuthKitLoopback
+
+/// What the listener answers to each request, and which request ends the wait.
+@Suite struct LoopbackRedirectHandlingTests {
+    @Test func genuineRedirectCompletesWithTheFullURL() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let events = EventLog()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30)) { events.append($0) }
+        let (task, authorizationURL) = try await start(agent, attempt, browser: browser)
+
+        // The authorization URL was built with the bound port.
+        let port = attempt.port
+        #expect(port > 0)
+        let redirectURI = try #require(attempt.redirectURI)
+        #expect(redirectURI.absoluteString == "http://127.0.0.1:\(port)/callback")
+        let query = try #require(authorizationURL.query(percentEncoded: true))
+        let sent = try #require(FormURLEncoding.decode(query))
+        #expect(sent.first { $0.0 == "redirect_uri" }?.1 == redirectURI.absoluteString)
+
+        let response = try await RawHTTP.request(attempt.target("code=abc%2B1"), port: port)
+        #expect(response.status == 200)
+        #expect(response.body.contains("Signed in to Local &lt;Test&gt; — you can close this tab"))
+        #expect(!response.body.contains("<Test>"))
+
+        let result = try await task.value
+        #expect(result == .redirect(URL(string: "http://127.0.0.1:\(port)/callback?code=abc%2B1&state=\(attempt.state)")!,
+                                    redirectURI: redirectURI))
+        #expect(events.all.contains(.waiting(authorizationURL: authorizationURL, redirectURI: redirectURI, browserOpened: true)))
+    }
+
+    @Test func everyResponseCarriesTheSecurityHeaders() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+
+        let responses = [
+            try await RawHTTP.request("/favicon.ico", port: port),
+            try await RawHTTP.request(attempt.target("code=x").replacingOccurrences(of: attempt.state, with: "forged"), port: port),
+            try await RawHTTP.request(attempt.target("code=x"), method: "POST", port: port, extraHeaders: "Content-Length: 0\r\n"),
+            try await RawHTTP.request(attempt.target("code=x"), port: port),
+        ]
+        #expect(responses.map(\.status) == [404, 400, 405, 200])
+        for response in responses {
+            #expect(response.header("Referrer-Policy") == "no-referrer")
+            #expect(response.header("Content-Security-Policy")?.hasPrefix("default-src 'none'; style-src 'unsafe-inline'") == true)
+            #expect(response.header("Cache-Control") == "no-store")
+            #expect(response.header("Content-Type") == "text/html; charset=utf-8")
+            #expect(response.header("Connection") == "close")
+            #expect(response.header("Location") == nil)
+            // Self-contained: nothing to fetch from anywhere.
+            #expect(!response.body.contains("src="))
+            #expect(!response.body.contains("href="))
+            #expect(!response.body.contains("<script"))
+        }
+        #expect(responses[2].header("Allow") == "GET, HEAD")
+        _ = try await task.value
+    }
+
+    @Test func straysGetErrorPagesAndTheListenerKeepsWaiting() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let events = EventLog()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30)) { events.append($0) }
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+
+        let favicon = try await RawHTTP.request("/favicon.ico", port: port)
+        #expect(favicon.status == 404)
+        let wrongPath = try await RawHTTP.request(attempt.target("code=abc", path: "/other"), port: port)
+        #expect(wrongPath.status == 404)
+        let wrongState = try await RawHTTP.request("/callback?code=abc&state=forged", port: port)
+        #expect(wrongState.status == 400)
+        #expect(wrongState.body.contains("does not match this sign-in"))
+        let missingState = try await RawHTTP.request("/callback?code=abc", port: port)
+        #expect(missingState.status == 400)
+        #expect(missingState.body.contains("no &#39;state&#39; parameter"))
+        let forgedError = try await RawHTTP.request("/callback?error=access_denied&state=forged", port: port)
+        #expect(forgedError.status == 400)
+        let duplicated = try await RawHTTP.request(attempt.target("code=a&code=b"), port: port)
+        #expect(duplicated.status == 400)
+        // The listener never trusts a target naming another host, and never redirects there.
+        let absolute = try await RawHTTP.request("http://evil.example\(attempt.target("code=abc"))", port: port)
+        #expect(absolute.status == 400)
+        #expect(absolute.header("Location") == nil)
+        // Only GET and HEAD.
+        let post = try await RawHTTP.request(attempt.target("code=abc"), method: "POST", port: port, extraHeaders: "Content-Length: 0\r\n")
+        #expect(post.status == 405)
+        let garbage = try await RawHTTP.send(Data("NOT HTTP AT ALL\r\n\r\n".utf8), port: port)
+        #expect(garbage.status == 400)
+        // A HEAD of the genuine URL gets the headers but does not count as the answer.
+        let head = try await RawHTTP.request(attempt.target("code=abc"), method: "HEAD", port: port)
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(Int(head.header("Content-Length") ?? "") ?? 0 > 0)
+
+        #expect(events.ignoredCount == 6) // the last four never reach validateRedirect
+        // None of these ended the attempt: the genuine answer still does.
+        let genuine = try await RawHTTP.request(attempt.target("code=abc"), port: port)
+        #expect(genuine.status == 200)
+        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        #expect(url.query == "code=abc&state=\(attempt.state)")
+        // Reasons never repeat the request's query.
+        for case .ignoredRequest(let reason) in events.all {
+            #expect(!reason.contains("code=abc"))
+        }
+    }
+
+    @Test func genuineProviderErrorIsShownEscapedAndReturned() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+
+        let response = try await RawHTTP.request(
+            attempt.target("error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E+%26+more"), port: port)
+        #expect(response.status == 200)
+        #expect(response.body.contains("access_denied"))
+        #expect(response.body.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more"))
+        #expect(!response.body.contains("<script>"))
+        #expect(!response.body.contains("Signed in"))
+
+        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        #expect(url.query?.hasPrefix("error=access_denied&") == true)
+    }
+
+    @Test func aFailedBrowserLaunchIsReportedAndTheListenerKeepsWaiting() async throws {
+        let attempt = TestAttempt()
+        let events = EventLog()
+        let opened = BrowserSpy()
+        let failing = BrowserLauncher { url in
+            try await opened.launcher.open(url)
+            throw SystemBrowser.LaunchError(command: "nobrowser", reason: "no such program on PATH")
+        }
+        let agent = LoopbackUserAgent(browser: failing, timeout: .seconds(30)) { events.append($0) }
+        let (task, authorizationURL) = try await start(agent, attempt, browser: opened)
+        // The user opens the URL by hand and approves.
+        let response = try await RawHTTP.request(attempt.target("code=abc"), port: attempt.port)
+        #expect(response.status == 200)
+        _ = try await task.value
+        let redirectURI = try #require(attempt.redirectURI)
+        #expect(events.all.contains(.waiting(authorizationURL: authorizationURL, redirectURI: redirectURI, browserOpened: false)))
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An HTTP response as read off a plain socket.
+struct RawResponse: Sendable {
+    var status: Int
+    var headers: [(name: String, value: String)]
+    var body: String
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+struct SocketError: Error, CustomStringConvertible {
+    var call: String
+    var code: Int32
+    var description: String { "\(call): \(String(cString: strerror(code))) (errno \(code))" }
+}
+
+/// A deliberately plain HTTP/1.1 client on BSD sockets, so tests control every
+/// byte (odd methods, absolute-form targets, oversized or unfinished requests)
+/// and see exactly what the listener sends. Blocking calls run on a Dispatch
+/// queue, never on the Swift concurrency pool.
+enum RawHTTP {
+    /// Sends `GET target` (or another method) and reads the whole response.
+    static func request(_ target: String, method: String = "GET", host: String = "127.0.0.1", port: Int,
+                        extraHeaders: String = "", holdOpen: Duration = .zero) async throws -> RawResponse {
+        let hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let text = "\(method) \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: RawHTTP\r\n\(extraHeaders)Connection: close\r\n\r\n"
+        return try await send(Data(text.utf8), host: host, port: port, headOnly: method == "HEAD", holdOpen: holdOpen)
+    }
+
+    /// Sends raw bytes and reads one response: headers, then `Content-Length`
+    /// bytes of body; then waits `holdOpen` before closing, like a browser that
+    /// is slow to hang up.
+    static func send(_ bytes: Data, host: String = "127.0.0.1", port: Int, headOnly: Bool = false,
+                     holdOpen: Duration = .zero) async throws -> RawResponse {
+        try await blocking {
+            let fd = try connect(host: host, port: port)
+            defer { close(fd) }
+            try write(fd, bytes)
+            let response = try readResponse(fd, headOnly: headOnly)
+            if holdOpen > .zero { usleep(UInt32(holdOpen.components.attoseconds / 1_000_000_000_000 + holdOpen.components.seconds * 1_000_000)) }
+            return response
+        }
+    }
+
+    /// Runs `body` on a Dispatch thread.
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// A connected TCP socket with 10-second send and receive timeouts.
+    static func connect(host: String = "127.0.0.1", port: Int) throws -> Int32 {
+        let ipv6 = host.contains(":")
+        let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SocketError(call: "socket", code: errno) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let result = withSocketAddress(host: host, port: port) { Glibc.connect(fd, $0, $1) }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw SocketError(call: "connect", code: code)
+        }
+        return fd
+    }
+
+    /// A listening socket on `host`, port 0 unless given; returns it and its port.
+    static func listen(host: String = "127.0.0.1", port: Int = 0, reusePort: Bool = false) throws -> (fd: Int32, port: Int) {
+        let ipv6 = host.contains(":")
+        let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SocketError(call: "socket", code: errno) }
+        if reusePort {
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
+        guard withSocketAddress(host: host, port: port, { bind(fd, $0, $1) }) == 0 else {
+            let code = errno
+            close(fd)
+            throw SocketError(call: "bind", code: code)
+        }
+        guard Glibc.listen(fd, 4) == 0 else {
+            let code = errno
+            close(fd)
+            throw SocketError(call: "listen", code: code)
+        }
+        var storage = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        // sin_port and sin6_port sit at the same offset.
+        return (fd, Int(UInt16(bigEndian: storage.sin6_port)))
+    }
+
+    /// A port that was free a moment ago.
+    static func freePort() throws -> Int {
+        let (fd, port) = try listen()
+        close(fd)
+        return port
+    }
+
+    static func write(_ fd: Int32, _ bytes: Data) throws {
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let sent = Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                guard sent > 0 else { throw SocketError(call: "send", code: errno) }
+                offset += sent
+            }
+        }
+    }
+
+    /// Reads until the peer closes or `limit` bytes; returns what was read.
+    static func readUntilClosed(_ fd: Int32, limit: Int = 1 << 20) throws -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while data.count < limit {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count == 0 { break }
+            guard count > 0 else { throw SocketError(call: "recv", code: errno) }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        return data
+    }
+
+    static func readResponse(_ fd: Int32, headOnly: Bool) throws -> RawResponse {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let separator = Data("\r\n\r\n".utf8)
+        var headEnd: Range<Data.Index>?
+        var expected: Int?
+        while true {
+            if headEnd == nil, let range = data.range(of: separator) { headEnd = range }
+            if let headEnd {
+                let headText = String(decoding: data[..<headEnd.lowerBound], as: UTF8.self)
+                let length = headText.split(separator: "\r\n").dropFirst()
+                    .first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces)) }
+                expected = headOnly ? 0 : (length ?? Int.max)
+                if data.count - headEnd.upperBound >= expected! { break }
+            }
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count == 0 { break }
+            guard count > 0 else { throw SocketError(call: "recv", code: errno) }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        guard let headEnd else { throw SocketError(call: "response without a complete head", code: 0) }
+        let lines = String(decoding: data[..<headEnd.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw SocketError(call: "status line '\(lines[0])'", code: 0) }
+        let headers = lines.dropFirst().compactMap { line -> (name: String, value: String)? in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2 else { return nil }
+            return (String(parts[0]), parts[1].trimmingCharacters(in: .whitespaces))
+        }
+        let body = String(decoding: data[headEnd.upperBound...], as: UTF8.self)
+        return RawResponse(status: status, headers: headers, body: body)
+    }
+
+    /// True when nothing accepts connections on `port` any more.
+    static func isRefused(host: String = "127.0.0.1", port: Int) -> Bool {
+        do {
+            let fd = try connect(host: host, port: port)
+            close(fd)
+            return false
+        } catch let error as SocketError {
+            return error.code == ECONNREFUSED
+        } catch {
+            return false
+        }
+    }
+
+    static func withSocketAddress<T>(host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+        if host.contains(":") {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = UInt16(port).bigEndian
+            _ = inet_pton(AF_INET6, host, &address.sin6_addr)
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        _ = inet_pton(AF_INET, host, &address.sin_addr)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+    }
+
+    /// True when this machine can bind `::1`.
+    static let ipv6Available: Bool = {
+        guard let (fd, _) = try? listen(host: "::1") else { return false }
+        close(fd)
+        return true
+    }()
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import AuthKitLoopback
+
+/// `$BROWSER` and the platform fallback, with real processes.
+@Suite struct SystemBrowserTests {
+    let url = URL(string: "https://as.example/authorize?client_id=c&state=a%20b&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb")!
+
+    /// A directory with a shell script `name` whose body is `script`, and the
+    /// command that runs it. The command is `/bin/sh <path>` rather than the
+    /// path itself: executing a file just written can fail with ETXTBSY while a
+    /// parallel test forks (the child briefly holds the write descriptor).
+    func makeScript(_ name: String, _ script: String) throws -> (directory: URL, command: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-browser-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent(name).path
+        try Data("#!/bin/sh\n\(script)\n".utf8).write(to: URL(fileURLWithPath: path))
+        return (directory, "/bin/sh \(path)")
+    }
+
+    @Test func commandsFollowTheBrowserConvention() {
+        let text = url.absoluteString
+        #expect(SystemBrowser(environment: ["BROWSER": "firefox"]).commands(for: url) == [["firefox", text]])
+        #expect(SystemBrowser(environment: ["BROWSER": "firefox --new-window"]).commands(for: url) == [["firefox", "--new-window", text]])
+        #expect(SystemBrowser(environment: ["BROWSER": "w3m %s -no-mouse"]).commands(for: url) == [["w3m", text, "-no-mouse"]])
+        #expect(SystemBrowser(environment: ["BROWSER": "nope:lynx"]).commands(for: url) == [["nope", text], ["lynx", text]])
+        #expect(SystemBrowser(environment: ["BROWSER": "  "]).commands(for: url) == [["xdg-open", text]])
+        #expect(SystemBrowser(environment: [:]).commands(for: url) == [["xdg-open", text]])
+    }
+
+    @Test func browserVariableGetsTheURLAsOneArgument() async throws {
+        let (directory, script) = try makeScript("record-browser", #"for a in "$@"; do printf '%s\n' "$a"; done > "$(dirname "$0")/args""#)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await SystemBrowser(environment: ["BROWSER": "\(script) --new-tab"]).open(url)
+        let recorded = try String(contentsOfFile: directory.appendingPathComponent("args").path, encoding: .utf8)
+        #expect(recorded == "--new-tab\n\(url.absoluteString)\n")
+    }
+
+    @Test func aMissingProgramIsReported() async throws {
+        let browser = SystemBrowser(environment: ["BROWSER": "/nonexistent/authkit-browser"])
+        await #expect {
+            try await browser.open(url)
+        } throws: { error in
+            (error as? SystemBrowser.LaunchError)?.command == "/nonexistent/authkit-browser"
+        }
+    }
+
+    @Test func aFailingProgramIsReportedAndTheNextOneIsTried() async throws {
+        let (directory, failing) = try makeScript("failing-browser", "exit 3")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        await #expect(throws: SystemBrowser.LaunchError(command: "/bin/sh", reason: "it exited with status 3")) {
+            try await SystemBrowser(environment: ["BROWSER": failing]).open(url)
+        }
+        let (recorder, recording) = try makeScript("record-browser", #"printf '%s' "$1" > "$(dirname "$0")/args""#)
+        defer { try? FileManager.default.removeItem(at: recorder) }
+        try await SystemBrowser(environment: ["BROWSER": "\(failing):\(recording)"]).open(url)
+        #expect(try String(contentsOfFile: recorder.appendingPathComponent("args").path, encoding: .utf8) == url.absoluteString)
+    }
+
+    @Test func aBrowserThatKeepsRunningDoesNotBlock() async throws {
+        let (directory, script) = try makeScript("slow-browser", "sleep 5")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let started = ContinuousClock.now
+        try await SystemBrowser(environment: ["BROWSER": script], failureWindow: .milliseconds(300)).open(url)
+        #expect(ContinuousClock.now - started < .seconds(3))
+    }
+
+    @Test func theLoopbackAgentUsesBrowserFromTheEnvironment() async throws {
+        // The script plays a browser: it records the URL; the test then follows the redirect.
+        let (directory, script) = try makeScript("record-browser", #"printf '%s' "$1" > "$(dirname "$0")/args""#)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let argsFile = directory.appendingPathComponent("args").path
+        let attempt = TestAttempt()
+        let system = SystemBrowser(environment: ["BROWSER": script])
+        let agent = LoopbackUserAgent(browser: BrowserLauncher { try await system.open($0) }, timeout: .seconds(30))
+        let task = Task { try await agent.run(attempt.session) }
+        var opened: String?
+        for _ in 0..<200 where opened == nil {
+            try await Task.sleep(for: .milliseconds(25))
+            opened = try? String(contentsOfFile: argsFile, encoding: .utf8)
+        }
+        let authorizationURL = try #require(opened)
+        #expect(authorizationURL.contains("state=\(attempt.state)"))
+        _ = try await RawHTTP.request(attempt.target("code=abc"), port: attempt.port)
+        _ = try await task.value
+    }
+}
