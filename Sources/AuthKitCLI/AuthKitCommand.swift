@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitLoopback
 import Foundation
 
 /// `authkit`: sign in to OAuth providers from a terminal, keep the credentials,
@@ -34,6 +35,8 @@ enum AuthKitMain {
                 try command.run()
             }
         } catch let error as AuthKitError {
+            fail(error.description, status: ExitStatus(for: error))
+        } catch let error as LoopbackError {
             fail(error.description, status: ExitStatus(for: error))
         } catch let error as CLIError {
             fail(error.message, status: error.status)

@@ -4,10 +4,12 @@ import Foundation
 /// line can print status ("Waiting for you to approve in the browser…") or
 /// the URL to open by hand.
 public enum LoopbackEvent: Sendable, Hashable {
-    /// The listener is bound on `redirectURI` and the browser was asked to open
-    /// `authorizationURL`. `browserOpened` is false when launching failed: show
-    /// the URL so the user can open it; the listener keeps waiting either way.
-    case waiting(authorizationURL: URL, redirectURI: URL, browserOpened: Bool)
+    /// The listener is bound on `redirectURI` and the browser is being asked
+    /// to open `authorizationURL`: the moment to show "waiting for you…".
+    case listening(authorizationURL: URL, redirectURI: URL)
+    /// Launching the browser failed (`reason` says how): show the URL so the
+    /// user can open it by hand; the listener keeps waiting.
+    case browserFailed(authorizationURL: URL, reason: String)
     /// A request reached the listener but is not this attempt's answer (a
     /// favicon, a stale tab, a forged `state`); it got an error page and the
     /// listener keeps waiting. `reason` never contains the request's query.

@@ -20,8 +20,10 @@ import Foundation
 ///
 /// ```swift
 /// let agent = LoopbackUserAgent { event in
-///     if case .waiting(let url, _, let opened) = event {
-///         print(opened ? "Waiting for you to approve in the browser…" : "Open this URL to sign in:\n\(url)")
+///     switch event {
+///     case .listening: print("Waiting for you to approve in the browser…")
+///     case .browserFailed(let url, _): print("Open this URL to sign in:\n\(url)")
+///     case .ignoredRequest: break
 ///     }
 /// }
 /// let credential = try await client.authorize(using: agent)
@@ -68,16 +70,14 @@ public struct LoopbackUserAgent: UserAgent {
         do {
             let authorizationURL = try await session.makeAuthorizationURL(redirectURI)
             let browser = self.browser
+            onEvent?(.listening(authorizationURL: authorizationURL, redirectURI: redirectURI))
             launch = Task {
-                let opened: Bool
                 do {
                     try await browser.open(authorizationURL)
-                    opened = true
                 } catch {
-                    opened = false
-                }
-                if !Task.isCancelled {
-                    onEvent?(.waiting(authorizationURL: authorizationURL, redirectURI: redirectURI, browserOpened: opened))
+                    if !Task.isCancelled {
+                        onEvent?(.browserFailed(authorizationURL: authorizationURL, reason: "\(error)"))
+                    }
                 }
             }
             let answer = try await listener.answer(timeout: timeout)

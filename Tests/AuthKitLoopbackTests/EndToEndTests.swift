@@ -97,8 +97,10 @@ import Testing
     @Test func readmeSnippetCompiles() {
         let printed = EventLog()
         let agent = LoopbackUserAgent { event in
-            if case .waiting(let url, _, let opened) = event {
-                print(opened ? "Waiting for you to approve in the browser…" : "Open this URL to sign in:\n\(url)")
+            switch event {
+            case .listening: print("Waiting for you to approve in the browser…")
+            case .browserFailed(let url, _): print("Open this URL to sign in:\n\(url)")
+            case .ignoredRequest: break
             }
             printed.append(event)
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitLoopback
 import AuthKitOAuth1
 import Foundation
 
@@ -63,15 +64,27 @@ struct Authorize: AsyncParsableCommand {
             explicit.redirectURI = OAuth1Client.outOfBand
         }
         let authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
+        let redirectScheme = redirectURI.flatMap { URL(string: $0)?.scheme?.lowercased() }
+            ?? (descriptor.redirect ?? RedirectSettings()).resolvedScheme
+        if !manual, redirectScheme != "http", explicit.redirectURI != OAuth1Client.outOfBand {
+            throw CLIError("\(descriptor.displayName) redirects to an \(redirectScheme) URI, which the loopback listener cannot receive. Use --manual and paste the URL the browser ends on.")
+        }
 
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: name)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
 
         Interrupt.install(message: "Cancelled; nothing was stored.")
-        let agent = ManualUserAgent()
-        let options = requested
-        let credential = try await withTimeout(seconds: timeout) {
-            try await authenticator.authorize(using: agent, options: options)
+        Watchdog.start(seconds: timeout, message: "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored. Run it again, or raise --timeout.")
+        let status = StatusLine()
+        let credential: Credential
+        if manual {
+            credential = try await authenticator.authorize(using: ManualUserAgent(), options: requested)
+        } else {
+            let agent = LoopbackUserAgent(
+                browser: noBrowser ? .none : .system, timeout: .seconds(timeout),
+                onEvent: { event in Self.report(event, provider: descriptor.displayName, noBrowser: noBrowser, status: status) })
+            defer { status.stop() }
+            credential = try await authenticator.authorize(using: agent, options: requested)
         }
         try await workspace.store.save(credential)
         if json {
@@ -79,6 +92,21 @@ struct Authorize: AsyncParsableCommand {
         } else {
             Console.out("Signed in to \(descriptor.displayName). Stored in \(workspace.store.fileURL.path).")
             CredentialSummary.lines(credential).forEach(Console.out)
+        }
+    }
+
+    /// Tells the user what the listener is doing, on standard error.
+    static func report(_ event: LoopbackEvent, provider: String, noBrowser: Bool, status: StatusLine) {
+        switch event {
+        case .listening(let url, let redirectURI):
+            if noBrowser {
+                status.note("Open this URL in a browser to sign in to \(provider):\n\n  \(url.absoluteString)\n")
+            }
+            status.show("Waiting for you to approve in the browser (listening on \(redirectURI.absoluteString))… Ctrl-C to cancel")
+        case .browserFailed(let url, let reason):
+            status.note("Could not open a browser (\(reason)); set $BROWSER to choose one. Open this URL to sign in to \(provider):\n\n  \(url.absoluteString)\n")
+        case .ignoredRequest(let reason):
+            status.note("authkit: ignored a request to the listener: \(reason)")
         }
     }
 
@@ -91,19 +119,5 @@ struct Authorize: AsyncParsableCommand {
         components?.port = port
         guard let url = components?.url else { throw CLIError("Cannot put port \(port) into \(base).") }
         return url
-    }
-}
-
-/// Runs `operation`, failing with exit status 5 after `seconds`.
-func withTimeout<T: Sendable>(seconds: Int, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw CLIError("Timed out after \(seconds) s waiting for the sign-in to finish; nothing was stored. Run it again, or raise --timeout.",
-                           status: .timedOut)
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
     }
 }

@@ -15,11 +15,7 @@ struct GlobalOptions: ParsableArguments {
     /// Sends swift-log output to standard error, at `debug` with `--verbose`.
     func bootstrapLogging() {
         let level: Logger.Level = verbose ? .debug : .warning
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in ConsoleLogHandler(logLevel: level, label: label) }
     }
 
     var providerDirectoryURLs: [URL] {

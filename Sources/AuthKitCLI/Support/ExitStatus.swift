@@ -1,4 +1,5 @@
 import AuthKit
+import AuthKitLoopback
 
 /// The exit codes of `authkit`, one per kind of failure, so scripts can react
 /// (documented in README.md, "Exit codes").
@@ -31,6 +32,11 @@ enum ExitStatus: Int32, CaseIterable {
             case .invalidFile, .redirect, .store: self = .badInput
             case .cancelled: self = .cancelled
             case .unsupported: self = .failure
+            }
+        case let error as LoopbackError:
+            switch error {
+            case .portInUse, .bindFailed: self = .usage
+            case .timedOut: self = .timedOut
             }
         case is CLIError:
             self = (error as! CLIError).status

@@ -12,8 +12,9 @@ struct Workspace {
     init(global: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.environment = environment
         self.catalog = ProviderCatalog.standard(additional: global.providerDirectoryURLs, environment: environment)
+        // The store logs a warning (with the chmod that fixes it) when its
+        // files are readable by others.
         self.store = FileCredentialStore(environment: environment)
-        for warning in store.permissionWarnings() { Console.err("authkit: warning: \(warning)") }
     }
 
     func descriptor(_ id: String) throws -> ProviderDescriptor {

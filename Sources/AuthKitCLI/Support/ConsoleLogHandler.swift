@@ -1,0 +1,24 @@
+import Foundation
+import Logging
+
+/// swift-log output as `authkit` prints everything else on standard error:
+/// `authkit: warning: …`, plus the logger's label with `--verbose`.
+///
+/// AuthKit's log messages never contain secrets (they name endpoints by
+/// their redacted URL and never print bodies), so `--verbose` is safe to share.
+struct ConsoleLogHandler: LogHandler {
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
+    let label: String
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+             file: String, function: String, line: UInt) {
+        let origin = logLevel <= .debug ? " [\(label)]" : ""
+        Console.err("authkit\(origin): \(level): \(message)")
+    }
+}

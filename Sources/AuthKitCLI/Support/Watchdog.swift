@@ -1,0 +1,17 @@
+import Dispatch
+import Foundation
+
+/// Ends the process with exit status 5 when a deadline passes.
+///
+/// A task-based timeout cannot interrupt a thread blocked reading standard
+/// input (`--manual`); a process-level deadline can, and since credentials are
+/// saved by atomic rename only after the sign-in completes, exiting at any
+/// moment leaves the store as it was.
+enum Watchdog {
+    static func start(seconds: Int, message: String) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
+            Console.err("\nauthkit: error: \(message)")
+            exit(ExitStatus.timedOut.rawValue)
+        }
+    }
+}
