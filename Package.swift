@@ -14,9 +14,10 @@
 //                      system-browser launcher: a UserAgent built on SwiftNIO,
 //                      kept out of AuthKit so the core stays free of NIO.
 //   authkit            the command-line tool (swift-argument-parser, swift-log).
-//   QiitaSignInExample the README's library example, built with the package.
+//   QiitaSignInExample, TwitterSignInExample
+//                      the README's library examples, built with the package.
 //   AuthKitSignBenchmark  not a product: times OAuth 1.0a signing
-//                      (Benchmarks/run-signing-benchmark compares it with oauthlib).
+//                      (Benchmarks/run-benchmarks compares it with oauthlib).
 //   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
 //                      that records the exact bytes it receives, and a launcher
 //                      for the independent Python peers in Tests/Interop/servers.
@@ -80,7 +81,13 @@ let package = Package(
             dependencies: ["AuthKit"],
             path: "Sources/Examples/QiitaSignIn"
         ),
-        // Not a product: `Benchmarks/run-signing-benchmark` builds and runs it.
+        // The README's OAuth 1.0a example (X/Twitter), compiled the same way.
+        .executableTarget(
+            name: "TwitterSignInExample",
+            dependencies: ["AuthKit", "AuthKitOAuth1", "AuthKitLoopback"],
+            path: "Sources/Examples/TwitterSignIn"
+        ),
+        // Not a product: `Benchmarks/run-benchmarks` builds and runs it.
         .executableTarget(
             name: "AuthKitSignBenchmark",
             dependencies: ["AuthKitOAuth1"]

@@ -1,15 +1,16 @@
 import Foundation
 import Testing
 
-/// README.md shows the Qiita example verbatim, so the documented code is the
-/// code that compiles (the `QiitaSignInExample` target).
+/// README.md shows the example programs verbatim, so the documented code is
+/// the code that compiles (the `…SignInExample` targets).
 @Suite struct ReadmeTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
 
-    @Test func readmeShowsTheCompiledExample() throws {
+    @Test(arguments: ["QiitaSignIn", "TwitterSignIn"])
+    func readmeShowsTheCompiledExample(name: String) throws {
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let example = try String(contentsOf: root.appendingPathComponent("Sources/Examples/QiitaSignIn/main.swift"), encoding: .utf8)
-        let start = try #require(readme.range(of: "<!-- example:QiitaSignIn -->\n```swift\n"))
+        let example = try String(contentsOf: root.appendingPathComponent("Sources/Examples/\(name)/main.swift"), encoding: .utf8)
+        let start = try #require(readme.range(of: "<!-- example:\(name) -->\n```swift\n"))
         let end = try #require(readme.range(of: "```\n<!-- /example -->", range: start.upperBound..<readme.endIndex))
         #expect(String(readme[start.upperBound..<end.lowerBound]) == example)
     }
