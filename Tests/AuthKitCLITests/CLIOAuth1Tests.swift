@@ -71,6 +71,30 @@ struct CLIOAuth1Tests {
     }
 }
 
+extension CLIOAuth1Tests {
+    /// OAuth 1.0a through the loopback listener: `$BROWSER` follows oauthlib's
+    /// redirect to the callback, which the listener catches.
+    @Test func browserSignInWithCallback() async throws {
+        let server = OAuthlibServer()
+        try await server.start(consumerKey: consumerKey, consumerSecret: consumerSecret)
+        defer { server.stop() }
+        let home = try home(for: server)
+        // Any free port this time: drop the fixed one from the override.
+        let file = home.appendingPathComponent("providers/twitter.json")
+        try String(contentsOf: file, encoding: .utf8).replacingOccurrences(of: #""port": 8765, "#, with: "")
+            .write(to: file, atomically: true, encoding: .utf8)
+        try "#!/bin/sh\nexec curl -s -L --max-time 10 -o /dev/null \"$1\"\n".write(
+            to: home.appendingPathComponent("browser.sh"), atomically: true, encoding: .utf8)
+        let env = ["AUTHKIT_HOME": home.path, "AUTHKIT_TWITTER_CLIENT_ID": consumerKey, "AUTHKIT_TWITTER_CLIENT_SECRET": consumerSecret,
+                   "BROWSER": "/bin/sh \(home.path)/browser.sh"]
+        let result = try CLIProcess.run(["authorize", "--provider", "twitter", "--json"], environment: env)
+        #expect(result.status == 0, "\(result.stderr)")
+        let credential = try JSONDecoder.iso.decode(Credential.self, from: Data(result.stdout.utf8))
+        #expect(credential.kind == .oauth1)
+        #expect(credential.rawFields["screen_name"] == .string("authkit-tester"))
+    }
+}
+
 /// A blocking GET for use inside the subprocess prompt handler.
 enum Fetch {
     static func text(_ url: URL) -> String? {

@@ -19,7 +19,8 @@ enum CLIProcess {
     /// then closed — this plays a person pasting a URL at a prompt.
     static func run(
         _ arguments: [String], environment: [String: String], timeout: TimeInterval = 60,
-        respond: (@Sendable (String) -> String?)? = nil
+        respond: (@Sendable (String) -> String?)? = nil,
+        interruptWhen: (@Sendable (String) -> Bool)? = nil
     ) throws -> CLIResult {
         let process = Process()
         process.executableURL = binary
@@ -36,6 +37,10 @@ enum CLIProcess {
         stdout.fileHandleForReading.readabilityHandler = { handle in collected.appendOut(handle.availableData) }
         stderr.fileHandleForReading.readabilityHandler = { handle in
             let text = collected.appendErr(handle.availableData)
+            if let interruptWhen, !collected.hasResponded, interruptWhen(text) {
+                collected.hasResponded = true
+                process.interrupt() // SIGINT, as Ctrl-C sends
+            }
             // Handler calls for one handle are serial, so a flag is enough.
             if let respond, !collected.hasResponded, let answer = respond(text) {
                 collected.hasResponded = true

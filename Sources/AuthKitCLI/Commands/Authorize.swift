@@ -63,6 +63,10 @@ struct Authorize: AsyncParsableCommand {
             // Typing a PIN is the natural manual flow for OAuth 1.0a (RFC 5849 §2.1 "oob").
             explicit.redirectURI = OAuth1Client.outOfBand
         }
+        if let required = descriptor.redirect?.scheme?.lowercased(), let redirectURI,
+           URL(string: redirectURI)?.scheme?.lowercased() != required {
+            throw CLIError("\(descriptor.displayName) only accepts \(required) redirect URIs; '\(redirectURI)' would be refused after you sign in. Pass the \(required) URI registered with your app.")
+        }
         let authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
         let redirectScheme = redirectURI.flatMap { URL(string: $0)?.scheme?.lowercased() }
             ?? (descriptor.redirect ?? RedirectSettings()).resolvedScheme

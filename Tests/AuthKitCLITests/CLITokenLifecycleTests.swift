@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+import AuthKitTestSupport
+import AuthKit
+
+/// Refresh, automatic refresh before a request, revocation, signing and Ctrl-C,
+/// through the built binary.
+@Suite(.serialized) struct CLITokenLifecycleTests {
+    func home(_ server: TestHTTPServer) throws -> URL {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-life-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        try """
+        {"id": "local", "name": "Local AS", "protocol": "oauth2", "pkce": "S256",
+         "authorization": {"url": "\(server.baseURL)/authorize"},
+         "token": {"url": "\(server.baseURL)/token", "clientAuthentication": "basic"},
+         "revocation": {"url": "\(server.baseURL)/revoke"}}
+        """.write(to: home.appendingPathComponent("providers/local.json"), atomically: true, encoding: .utf8)
+        return home
+    }
+
+    func env(_ home: URL) -> [String: String] {
+        ["AUTHKIT_HOME": home.path, "AUTHKIT_LOCAL_CLIENT_ID": "life-client", "AUTHKIT_LOCAL_CLIENT_SECRET": "life-secret"]
+    }
+
+    /// Stores an already-expired credential, as if signed in an hour ago.
+    func storeExpired(in home: URL) async throws {
+        try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(Credential(
+            providerID: "local", accessToken: "old-access-token-0000", refreshToken: "refresh-one",
+            expiresAt: Date().addingTimeInterval(-60), scopes: ["read"], obtainedAt: Date().addingTimeInterval(-3660)))
+    }
+
+    func routes(_ server: TestHTTPServer) {
+        server.route("POST", "/token") { request in
+            let body = Dictionary((FormURLEncoding.decode(request.bodyText) ?? []), uniquingKeysWith: { a, _ in a })
+            guard body["grant_type"] == "refresh_token", body["refresh_token"] == "refresh-one" else {
+                return .json(#"{"error":"invalid_grant"}"#, status: 400)
+            }
+            return .json(#"{"access_token":"new-access-token-1111","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-two"}"#)
+        }
+        server.route("GET", "/api/me") { request in
+            request.header("Authorization") == "Bearer new-access-token-1111" ? .json(#"{"me":"ok"}"#) : .json(#"{"error":"expired"}"#, status: 401)
+        }
+        server.route("POST", "/revoke") { _ in StubResponse(status: 200) }
+    }
+
+    @Test func requestRefreshesAnExpiredTokenOnceAndSavesTheNewOne() async throws {
+        try await withServer { server in
+            routes(server)
+            let home = try home(server)
+            try await storeExpired(in: home)
+            let first = try CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/me"], environment: env(home))
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(first.stdout == #"{"me":"ok"}"#)
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+            #expect(stored.first?.accessToken == "new-access-token-1111")
+            #expect(stored.first?.refreshToken == "refresh-two")
+            // The saved token is valid now: a second request does not refresh again.
+            let second = try CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/me"], environment: env(home))
+            #expect(second.status == 0)
+            #expect(server.requests(to: "/token").count == 1)
+        }
+    }
+
+    @Test func nonSuccessResponseExitsThreeAndPrintsTheBody() async throws {
+        try await withServer { server in
+            routes(server)
+            let home = try home(server)
+            try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(
+                Credential(providerID: "local", accessToken: "wrong-token-value-99"))
+            let result = try CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/me"], environment: env(home))
+            #expect(result.status == 3)
+            #expect(result.stdout == #"{"error":"expired"}"#)
+            #expect(result.stderr.contains("HTTP 401"))
+        }
+    }
+
+    @Test func tokenRefreshAndRevoke() async throws {
+        try await withServer { server in
+            routes(server)
+            let home = try home(server)
+            try await storeExpired(in: home)
+            let refreshed = try CLIProcess.run(["token", "refresh", "--provider", "local"], environment: env(home))
+            #expect(refreshed.status == 0, "\(refreshed.stderr)")
+            #expect(!refreshed.stdout.contains("new-access-token-1111")) // masked
+            #expect(refreshed.stdout.contains("••••1111"))
+
+            let revoked = try CLIProcess.run(["token", "revoke", "--provider", "local"], environment: env(home))
+            #expect(revoked.status == 0, "\(revoked.stderr)")
+            let request = try #require(server.requests(to: "/revoke").first)
+            #expect(request.header("Authorization") == "Basic " + Data("life-client:life-secret".utf8).base64EncodedString())
+            #expect(request.bodyText == "token=new-access-token-1111&token_type_hint=access_token")
+            #expect(try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials().isEmpty)
+        }
+    }
+
+    @Test func ctrlCEndsTheWaitCleanly() async throws {
+        try await withServer { server in
+            let home = try home(server)
+            let result = try CLIProcess.run(["authorize", "--provider", "local", "--no-browser"], environment: env(home),
+                                            interruptWhen: { $0.contains("Waiting for you to approve") })
+            #expect(result.status == 130)
+            #expect(result.stderr.contains("Cancelled; nothing was stored."))
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+        }
+    }
+
+    @Test func signReproducesTwittersDocumentedExample() throws {
+        let result = try CLIProcess.run([
+            "sign", "-X", "POST", "https://api.twitter.com/1.1/statuses/update.json?include_entities=true",
+            "-d", "status=Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21",
+            "--consumer-key", "xvz1evFS4wEEPTGEFPHBog", "--consumer-secret", "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw",
+            "--token", "370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb", "--token-secret", "LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE",
+            "--nonce", "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg", "--timestamp", "1318622958",
+        ], environment: [:])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("Authorization: OAuth "))
+        #expect(result.stdout.contains(#"oauth_signature="hCtSmYh%2BiHYCEqBWrE7C7hYmtUk%3D""#))
+        let bad = try CLIProcess.run(["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s", "--signature-method", "RSA-SHA1"], environment: [:])
+        #expect(bad.status == 64)
+        #expect(!bad.stderr.contains("\"s\""))
+    }
+
+    @Test func redirectSchemeTheProviderRefusesIsAUsageError() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-ig-\(UUID().uuidString)")
+        let result = try CLIProcess.run(["authorize", "--provider", "instagram", "--manual", "--redirect-uri", "http://127.0.0.1:9000/cb"],
+                                        environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_INSTAGRAM_CLIENT_ID": "x"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("only accepts https"))
+    }
+}
