@@ -16,6 +16,7 @@ public final class TestHTTPServer: @unchecked Sendable {
     private let lock = NSLock()
     private var routes: [String: Handler] = [:]
     private var recorded: [RecordedRequest] = []
+    private var stopped = false
 
     public init() {}
 
@@ -45,7 +46,14 @@ public final class TestHTTPServer: @unchecked Sendable {
 
     public func requests(to path: String) -> [RecordedRequest] { requests.filter { $0.path == path } }
 
+    /// Closes the listener and its threads. Safe to call more than once: a
+    /// second `shutdownGracefully` on the same group would never return.
     public func stop() async {
+        let first = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
         try? await channel?.close()
         try? await group.shutdownGracefully()
     }

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+import AuthKitTestSupport
+import AuthKit
+
+/// Every command, in success and failure paths, with `--verbose`: no client
+/// secret, access token, refresh token or PKCE verifier appears on standard
+/// output or standard error, except where the user asked for one
+/// (`--json`, `token show --field`, `token header`).
+@Suite(.serialized) struct CLISecretLeakTests {
+    static let clientSecret = "CLIENT-SECRET-must-not-leak-0001"
+    static let accessToken = "ACCESS-TOKEN-must-not-leak-00002"
+    static let refreshToken = "REFRESH-TOKEN-must-not-leak-0003"
+    static let newAccessToken = "NEW-ACCESS-TOKEN-must-not-leak-4"
+
+    let verifiers = Recorder<String>()
+
+    func server(_ server: TestHTTPServer) {
+        let verifiers = self.verifiers
+        server.route("POST", "/token") { request in
+            let body = Dictionary((FormURLEncoding.decode(request.bodyText) ?? []), uniquingKeysWith: { a, _ in a })
+            if let verifier = body["code_verifier"] { verifiers.append(verifier) }
+            switch (body["grant_type"], body["code"]) {
+            case ("authorization_code", "good"):
+                return .json(#"{"access_token":"\#(Self.accessToken)","token_type":"Bearer","expires_in":3600,"refresh_token":"\#(Self.refreshToken)"}"#)
+            case ("refresh_token", _):
+                return .json(#"{"access_token":"\#(Self.newAccessToken)","token_type":"Bearer","expires_in":3600}"#)
+            default:
+                // A hostile server echoing what it got must not make AuthKit print it either.
+                return .json(#"{"error":"invalid_grant","error_description":"bad code"}"#, status: 400)
+            }
+        }
+        server.route("GET", "/api") { _ in .json(#"{"ok":true}"#) }
+        server.route("GET", "/api-fail") { _ in .json(#"{"error":"nope"}"#, status: 500) }
+        server.route("POST", "/revoke") { _ in StubResponse(status: 200) }
+    }
+
+    func home(_ server: TestHTTPServer) throws -> URL {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-leak-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        try """
+        {"id": "local", "protocol": "oauth2", "pkce": "S256",
+         "authorization": {"url": "\(server.baseURL)/authorize"},
+         "token": {"url": "\(server.baseURL)/token"},
+         "revocation": {"url": "\(server.baseURL)/revoke"}}
+        """.write(to: home.appendingPathComponent("providers/local.json"), atomically: true, encoding: .utf8)
+        return home
+    }
+
+    static func paste(code: String) -> @Sendable (String) -> String? {
+        { stderr in
+            guard stderr.contains("paste"),
+                  let line = stderr.split(separator: "\n").first(where: { $0.contains("/authorize?") }),
+                  let state = URLComponents(string: line.trimmingCharacters(in: .whitespaces))?.queryItems?.first(where: { $0.name == "state" })?.value
+            else { return nil }
+            return "http://127.0.0.1/callback?code=\(code)&state=\(state)"
+        }
+    }
+
+    func assertClean(_ result: CLIResult, _ label: String, allowOnStdout: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+        let secrets = [Self.clientSecret, Self.accessToken, Self.refreshToken, Self.newAccessToken] + verifiers.all
+        for secret in secrets {
+            #expect(!result.stderr.contains(secret), "\(label): stderr shows a secret", sourceLocation: sourceLocation)
+            if !allowOnStdout.contains(secret) {
+                #expect(!result.stdout.contains(secret), "\(label): stdout shows a secret", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    @Test func noSecretInAnyCommandsOutput() async throws {
+        try await withServer { server in
+            self.server(server)
+            let home = try home(server)
+            let env = ["AUTHKIT_HOME": home.path, "AUTHKIT_LOCAL_CLIENT_ID": "leak-client", "AUTHKIT_LOCAL_CLIENT_SECRET": Self.clientSecret]
+            func run(_ args: [String], respond: (@Sendable (String) -> String?)? = nil) throws -> CLIResult {
+                return try CLIProcess.run(args + ["--verbose"], environment: env, respond: respond)
+            }
+
+            // Failure first: a rejected code, with the secret-bearing request logged at debug level.
+            let failed = try run(["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "bad"))
+            #expect(failed.status == 3)
+            assertClean(failed, "authorize (provider error)")
+            let forged = try CLIProcess.run(["authorize", "--provider", "local", "--manual", "--verbose"], environment: env) { stderr in
+                stderr.contains("paste") ? "http://127.0.0.1/callback?code=good&state=forged" : nil
+            }
+            #expect(forged.status == 65)
+            assertClean(forged, "authorize (forged state)")
+
+            let ok = try run(["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "good"))
+            #expect(ok.status == 0, "\(ok.stderr)")
+            #expect(!verifiers.all.isEmpty)
+            assertClean(ok, "authorize")
+
+            let json = try run(["authorize", "--provider", "local", "--manual", "--name", "second", "--json"], respond: Self.paste(code: "good"))
+            #expect(json.status == 0)
+            assertClean(json, "authorize --json", allowOnStdout: [Self.accessToken, Self.refreshToken])
+
+            for args in [["token", "list"], ["token", "list", "--json"], ["token", "show", "--provider", "local"],
+                         ["providers", "list"], ["providers", "show", "local"],
+                         ["request", "--provider", "local", "\(server.baseURL)/api"]] {
+                let result = try run(args)
+                #expect(result.status == 0, "\(args): \(result.stderr)")
+                assertClean(result, args.joined(separator: " "))
+            }
+            let apiFailure = try run(["request", "--provider", "local", "\(server.baseURL)/api-fail"])
+            #expect(apiFailure.status == 3)
+            assertClean(apiFailure, "request (HTTP 500)")
+
+            let field = try run(["token", "show", "--provider", "local", "--field", "access_token"])
+            assertClean(field, "token show --field", allowOnStdout: [Self.accessToken])
+            let header = try run(["token", "header", "--provider", "local"])
+            assertClean(header, "token header", allowOnStdout: [Self.accessToken])
+
+            let refreshed = try run(["token", "refresh", "--provider", "local"])
+            #expect(refreshed.status == 0, "\(refreshed.stderr)")
+            assertClean(refreshed, "token refresh")
+            let revoked = try run(["token", "revoke", "--provider", "local"])
+            #expect(revoked.status == 0)
+            assertClean(revoked, "token revoke")
+            let deleted = try run(["token", "delete", "--provider", "local", "--name", "second"])
+            assertClean(deleted, "token delete")
+            let missing = try run(["token", "show", "--provider", "local"])
+            #expect(missing.status != 0)
+            assertClean(missing, "token show (missing)")
+
+            // Network failure: the endpoint is gone.
+            let downHome = try self.home(server)
+            await server.stop()
+            let down = try CLIProcess.run(["authorize", "--provider", "local", "--manual", "--verbose"],
+                                          environment: env.merging(["AUTHKIT_HOME": downHome.path]) { _, new in new },
+                                          respond: Self.paste(code: "good"))
+            #expect(down.status == 4, "\(down.stderr)")
+            assertClean(down, "authorize (network error)")
+        }
+    }
+}
+
+/// Thread-safe list for values seen inside `@Sendable` server routes.
+final class Recorder<Element>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Element] = []
+    func append(_ item: Element) { lock.withLock { items.append(item) } }
+    var all: [Element] { lock.withLock { items } }
+}
