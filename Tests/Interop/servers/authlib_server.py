@@ -43,7 +43,7 @@ from werkzeug.serving import make_server
 
 from authlib.common.security import generate_token
 from authlib.common.urls import add_params_to_uri
-from authlib.integrations.flask_oauth2 import AuthorizationServer, ResourceProtector
+from authlib.integrations.flask_oauth2 import AuthorizationServer, ResourceProtector, current_token
 from authlib.oauth2.rfc6749 import InvalidRequestError, OAuth2Error, grants
 from authlib.oauth2.rfc6749.models import AuthorizationCodeMixin, ClientMixin, TokenMixin
 from authlib.oauth2.rfc6750 import BearerTokenGenerator, BearerTokenValidator
@@ -347,9 +347,10 @@ def create_app(issuer_holder):
         return jsonify(dict(data))
 
     @app.get("/api/me")
+    @require_oauth()
     def me():
-        with require_oauth.acquire_token() as token:
-            return jsonify(user=token.user.name, client_id=token.client_id, scope=token.scope)
+        token = current_token
+        return jsonify(user=token.user.name, client_id=token.client_id, scope=token.scope)
 
     @app.get("/_test/stats")
     def stats():
