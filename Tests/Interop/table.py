@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Turns the interop suite's output into a Markdown table: feature x peer -> result.
+
+    Tests/Interop/run --no-table | python3 Tests/Interop/table.py
+
+Reads `PASS name`, `FAIL name: reason` and `SKIP name: reason` lines (anything
+else is ignored). Each scenario proves one or more (peer, feature) cells, listed
+in CELLS; a scenario not listed there is shown as peer.feature from its name.
+A cell is "pass" when every scenario behind it passed, "**FAIL**" when one
+failed, "skipped" when all were skipped, and empty where the peer has no such
+feature or it is not tested.
+"""
+import sys
+
+PEERS = ["Authlib", "Qiita-like", "Instagram-like", "oauthlib (1.0a)"]
+
+LISTENER = "sign-in through the loopback listener (curl as browser)"
+CHROMIUM = "sign-in with headless Chromium"
+MANUAL = "sign-in with --manual (pasted URL / PIN)"
+REQUEST = "authenticated request (`authkit request`)"
+
+CELLS = {
+    "authlib.basic-auth-pkce-iss": [("Authlib", LISTENER), ("Authlib", "client_secret_basic, id/secret needing form-encoding"),
+                                    ("Authlib", "PKCE S256 verified by the server"), ("Authlib", "RFC 9207 `iss` checked"),
+                                    ("Authlib", REQUEST)],
+    "authlib.client-secret-post": [("Authlib", "client_secret_post")],
+    "authlib.public-client": [("Authlib", "public client (`none`)")],
+    "authlib.refresh-rotation": [("Authlib", "refresh before a request, rotated refresh token saved")],
+    "authlib.revocation": [("Authlib", "revocation (`token revoke`)")],
+    "authlib.consent-denied": [("Authlib", "denied consent: exit 3, nothing stored")],
+    "authlib.metadata-rfc8414": [("Authlib", "RFC 8414 metadata agrees with the descriptor")],
+    "attack.wrong-state-then-genuine": [("Authlib", "attack: forged `state` ignored, genuine redirect completes")],
+    "attack.missing-state-then-genuine": [("Authlib", "attack: redirect without `state` ignored")],
+    "attack.error-with-wrong-state": [("Authlib", "attack: error redirect with forged `state` ignored")],
+    "attack.iss-of-another-server": [("Authlib", "attack: `iss` of another server rejected")],
+    "attack.replayed-redirect": [("Authlib", "attack: replayed redirect after success")],
+    "attack.code-from-another-attempt": [("Authlib", "attack: code or redirect of another attempt")],
+    "quirks.qiita": [("Qiita-like", LISTENER), ("Qiita-like", "non-RFC token step (JSON body, 201, `token`)"),
+                     ("Qiita-like", REQUEST), ("Qiita-like", "revocation (`token revoke`)")],
+    "quirks.instagram-manual": [("Instagram-like", MANUAL), ("Instagram-like", "follow-up exchange (long-lived token)"),
+                                ("Instagram-like", REQUEST), ("Instagram-like", "custom refresh (`token refresh`)")],
+    "oauthlib.callback": [("oauthlib (1.0a)", LISTENER), ("oauthlib (1.0a)", REQUEST)],
+    "oauthlib.pin": [("oauthlib (1.0a)", MANUAL), ("oauthlib (1.0a)", REQUEST)],
+    "chromium.oauth2": [("Authlib", CHROMIUM)],
+    "chromium.oauth1": [("oauthlib (1.0a)", CHROMIUM)],
+}
+
+WORDS = {"PASS", "FAIL", "SKIP"}
+
+
+def parse(lines):
+    results = []
+    for line in lines:
+        word, _, rest = line.strip().partition(" ")
+        if word in WORDS and rest:
+            results.append((rest.split(":", 1)[0].strip(), word))
+    return results
+
+
+def render(lines):
+    cells, features, peers = {}, [], list(PEERS)
+    for name, word in parse(lines):
+        peer, _, feature = name.partition(".")
+        for cell in CELLS.get(name, [(peer, feature or peer)]):
+            if cell[0] not in peers:
+                peers.append(cell[0])
+            if cell[1] not in features:
+                features.append(cell[1])
+            cells.setdefault(cell, []).append(word)
+
+    def show(words):
+        if not words:
+            return ""
+        if "FAIL" in words:
+            return "**FAIL**"
+        if all(w == "SKIP" for w in words):
+            return "skipped"
+        return "pass"
+
+    used = [p for p in peers if any(c[0] == p for c in cells)]
+    out = ["| feature | " + " | ".join(used) + " |", "|---|" + "---|" * len(used)]
+    for feature in features:
+        out.append("| %s | " % feature + " | ".join(show(cells.get((p, feature), [])) for p in used) + " |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(render(sys.stdin.read().splitlines()))
