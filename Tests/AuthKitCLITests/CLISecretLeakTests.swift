@@ -134,11 +134,3 @@ import AuthKit
         }
     }
 }
-
-/// Thread-safe list for values seen inside `@Sendable` server routes.
-final class Recorder<Element>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Element] = []
-    func append(_ item: Element) { lock.withLock { items.append(item) } }
-    var all: [Element] { lock.withLock { items } }
-}

@@ -174,17 +174,3 @@ extension JSONDecoder {
         return decoder
     }
 }
-
-/// Runs `body` with a started test server and always stops it.
-func withServer<T>(_ body: (TestHTTPServer) async throws -> T) async throws -> T {
-    let server = TestHTTPServer()
-    try await server.start()
-    do {
-        let result = try await body(server)
-        await server.stop()
-        return result
-    } catch {
-        await server.stop()
-        throw error
-    }
-}

@@ -87,7 +87,8 @@ import Glibc
         let started = ContinuousClock.now
         task.cancel()
         await #expect(throws: AuthKitError.cancelled) { try await task.value }
-        #expect(ContinuousClock.now - started < .seconds(2))
+        // Ended by the cancellation, not by the 30 s timeout (loose bound: CI machines are busy).
+        #expect(ContinuousClock.now - started < .seconds(15))
         #expect(RawHTTP.isRefused(port: port))
     }
 
@@ -170,7 +171,8 @@ import Glibc
         }
         #expect(idle.isEmpty)
         #expect(slow.isEmpty)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Closed by the 300 ms connection timeout, long before the attempt's 30 s one.
+        #expect(ContinuousClock.now - started < .seconds(15))
         let response = try await RawHTTP.request(attempt.target("code=abc"), port: port)
         #expect(response.status == 200)
         _ = try await task.value

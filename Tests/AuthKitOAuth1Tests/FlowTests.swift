@@ -12,18 +12,6 @@ import Testing
 @Suite struct FlowTests {
     static let fixed = NonceAndTimestamp.fixed(nonce: "fixednonce0123456789", timestamp: "1700000000")
 
-    private func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
-        let server = TestHTTPServer()
-        try await server.start()
-        do {
-            try await body(server)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
-    }
-
     private func routeHappyPath(_ server: TestHTTPServer) {
         server.route("POST", "/request_token") { _ in
             .form("oauth_token=request-token&oauth_token_secret=request%2Bsecret&oauth_callback_confirmed=true")

@@ -51,14 +51,6 @@ struct ScriptedUserAgent: UserAgent {
     }
 }
 
-/// Thread-safe append-only list for observations made inside `@Sendable` closures.
-final class Recorder<Element>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Element] = []
-    func append(_ item: Element) { lock.withLock { items.append(item) } }
-    var all: [Element] { lock.withLock { items } }
-}
-
 /// Parses a JSON body into a dictionary for assertions.
 func jsonObject(_ data: Data) throws -> [String: String] {
     try JSONDecoder().decode([String: String].self, from: data)
@@ -66,18 +58,4 @@ func jsonObject(_ data: Data) throws -> [String: String] {
 
 func formObject(_ text: String) throws -> [String: String] {
     Dictionary(try #require(FormURLEncoding.decode(text)), uniquingKeysWith: { first, _ in first })
-}
-
-/// Runs `body` with a started test server and always stops it.
-func withServer<T>(_ body: (TestHTTPServer) async throws -> T) async throws -> T {
-    let server = TestHTTPServer()
-    try await server.start()
-    do {
-        let result = try await body(server)
-        await server.stop()
-        return result
-    } catch {
-        await server.stop()
-        throw error
-    }
 }
