@@ -92,6 +92,15 @@ let package = Package(
             name: "AuthKitSignBenchmark",
             dependencies: ["AuthKitOAuth1"]
         ),
+        // libFuzzer targets, not products. A plain build makes replayers (run
+        // the files named on the command line); `Fuzz/run` rebuilds them with
+        // `-D FUZZING -sanitize=fuzzer,address` in .build-fuzz and fuzzes them.
+        .target(name: "FuzzSupport", path: "Fuzz/Support"),
+        .executableTarget(name: "FuzzRedirect", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzRedirect"),
+        .executableTarget(name: "FuzzDescriptor", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzDescriptor"),
+        .executableTarget(name: "FuzzTokenResponse", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzTokenResponse"),
+        .executableTarget(name: "FuzzOAuth1Signing", dependencies: ["AuthKit", "AuthKitOAuth1", "FuzzSupport"],
+                          path: "Fuzz/FuzzOAuth1Signing"),
         .target(
             name: "AuthKitTestSupport",
             dependencies: [

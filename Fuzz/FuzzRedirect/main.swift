@@ -1,0 +1,23 @@
+// libFuzzer target: the redirect URL parser (RFC 6749 §4.1.2) on arbitrary
+// text, against a fixed pending attempt with an expected issuer.
+import AuthKit
+import Foundation
+import FuzzSupport
+
+enum Fixture {
+    static let pending = PendingAuthorization(
+        providerID: "fuzz", state: "kN3r7Zxq0k7mR4vYV1fQ8u6m2oXgH5sJc9tLwBpAeDy", codeVerifier: nil,
+        redirectURI: "http://127.0.0.1:4321/callback", expectedIssuer: "https://as.example", issuerRequired: false,
+        scopes: [], createdAt: Date(timeIntervalSince1970: 1_700_000_000))
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
+    _ = try? RedirectParser().code(from: text, for: Fixture.pending)
+    _ = try? RedirectParser(appendedFragment: "_").code(from: text, for: Fixture.pending)
+    if let url = URL(string: text) { _ = try? RedirectParser().code(from: url, for: Fixture.pending) }
+    return 0
+}
+
+fuzzMain { fuzzTestOneInput($0, $1) }
