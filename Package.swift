@@ -101,6 +101,13 @@ let package = Package(
         .executableTarget(name: "FuzzTokenResponse", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzTokenResponse"),
         .executableTarget(name: "FuzzOAuth1Signing", dependencies: ["AuthKit", "AuthKitOAuth1", "FuzzSupport"],
                           path: "Fuzz/FuzzOAuth1Signing"),
+        // Test-only: a separate process saving to a FileCredentialStore, run
+        // by AuthKitStoreTests (many at once, and killed mid-write).
+        .executableTarget(
+            name: "AuthKitStoreStress",
+            dependencies: ["AuthKit"],
+            path: "Tests/AuthKitStoreStress"
+        ),
         .target(
             name: "AuthKitTestSupport",
             dependencies: [
@@ -128,6 +135,12 @@ let package = Package(
         .testTarget(
             name: "AuthKitCLITests",
             dependencies: ["authkit", "AuthKit", "AuthKitTestSupport"]
+        ),
+        // Runs AuthKitStoreStress as subprocesses (the dependency makes
+        // `swift test` build it).
+        .testTarget(
+            name: "AuthKitStoreTests",
+            dependencies: ["AuthKitStoreStress", "AuthKit"]
         ),
     ]
 )
