@@ -60,6 +60,7 @@ import AuthKit
         let file = home.appendingPathComponent("credentials.json")
         var generator = SystemRandomNumberGenerator()
         var killedBeforeReport = 0
+        var killedMidWrite = 0
         for round in 0..<12 {
             let output = Pipe()
             let writer = try stress(["loop", file.path, "20000"], output: output)
@@ -77,6 +78,10 @@ import AuthKit
             let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let lastSaved = printed.split(separator: "\n").last.flatMap { Int64($0.dropFirst("saved ".count)) }
 
+            // A temporary file left behind means the kill landed mid-write.
+            if try FileManager.default.contentsOfDirectory(atPath: home.path).contains(where: { $0.hasSuffix(".tmp") }) {
+                killedMidWrite += 1
+            }
             let all = try await FileCredentialStore(file: file).allCredentials()
             try #require(all.count == 1, "round \(round): \(all.count) credentials")
             guard case .integer(let generation) = all[0].rawFields["generation"] else {
@@ -92,7 +97,12 @@ import AuthKit
             }
             #expect(try mode(file.path) == 0o600)
         }
-        print("SIGKILL rounds: 12, killed between replacing the file and reporting it: \(killedBeforeReport)")
+        let abandoned = try FileManager.default.contentsOfDirectory(atPath: home.path).filter { $0.hasSuffix(".tmp") }
+        print("SIGKILL rounds: 12, killed mid-write (temporary file left): \(killedMidWrite), killed between replacing the file and reporting it: \(killedBeforeReport)")
+        #expect(abandoned.count <= 1) // each save clears those earlier kills left
         #expect(try mode(home.path) == 0o700)
+        // The next save removes the temporary files killed writers left (they hold tokens).
+        try await FileCredentialStore(file: file).save(Credential(providerID: "after", accessToken: "t"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: home.path).filter { $0.hasSuffix(".tmp") }.isEmpty)
     }
 }
