@@ -14,7 +14,15 @@ enum Fixture {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
-    _ = try? RedirectParser().code(from: text, for: Fixture.pending)
+    if let code = try? RedirectParser().code(from: text, for: Fixture.pending) {
+        // An accepted answer comes from the URL's query, never its fragment
+        // (RFC 6749 §4.1.2), with this attempt's state.
+        let query = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines))?.percentEncodedQuery
+        let pairs = FormURLEncoding.decode(query ?? "") ?? []
+        precondition(pairs.contains { $0.0 == "code" && $0.1 == code }
+                     && pairs.contains { $0.0 == "state" && $0.1 == Fixture.pending.state },
+                     "accepted code '\(code)' that is not in the query of \(text)")
+    }
     _ = try? RedirectParser(appendedFragment: "_").code(from: text, for: Fixture.pending)
     if let url = URL(string: text) { _ = try? RedirectParser().code(from: url, for: Fixture.pending) }
     return 0
