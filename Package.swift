@@ -18,6 +18,10 @@
 //                      the README's library examples, built with the package.
 //   AuthKitSignBenchmark  not a product: times OAuth 1.0a signing
 //                      (Benchmarks/run-benchmarks compares it with oauthlib).
+//   Fuzz*              not products: libFuzzer targets in Fuzz/ (`Fuzz/run`
+//                      builds them with -sanitize=fuzzer,address and runs them).
+//   AuthKitStoreStress test-only: a separate process writing credentials,
+//                      for AuthKitStoreTests.
 //   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
 //                      that records the exact bytes it receives, and a launcher
 //                      for the independent Python peers in Tests/Interop/servers.
