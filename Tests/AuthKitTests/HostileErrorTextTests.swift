@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+/// What a token endpoint sends back is echoed in error messages, which reach
+/// terminals and logs: control characters are escaped and long text is cut
+/// (found with Fuzz/FuzzTokenResponse's message checks).
+@Suite struct HostileErrorTextTests {
+    func message(_ body: String, status: Int = 400) -> String {
+        do {
+            _ = try TokenResponseParser().parse(HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+            return "accepted"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }
+    }
+
+    @Test func terminalEscapesInTheProviderErrorAreEscaped() {
+        let text = message(#"{"error":"invalid_grant\u001b[2J","error_description":"expired\u001b]0;pwned\u0007\nnext line","error_uri":"https://as.example/\u009b"}"#)
+        #expect(!hasControlCharacters(text), "\(text.debugDescription)")
+        #expect(text.contains(#"invalid_grant\u{1B}[2J: expired\u{1B}]0;pwned\u{7}\u{A}next line (see https://as.example/\u{9B})"#))
+    }
+
+    @Test func translatedDescriptionsAreKept() {
+        #expect(message(#"{"error":"invalid_grant","error_description":"認可コードの有効期限が切れています"}"#)
+            .contains("invalid_grant: 認可コードの有効期限が切れています"))
+    }
+
+    @Test func longDescriptionsAreCut() {
+        let text = message(#"{"error":"invalid_grant","error_description":"\#(String(repeating: "x", count: 100_000))"}"#)
+        #expect(text.count < 600)
+        #expect(text.contains("x…"))
+    }
+
+    @Test func aBadExpiresInIsQuotedShortAndEscaped() {
+        let text = message(#"{"access_token":"at","token_type":"Bearer","expires_in":"soon\u001b[31m and a very long tail that goes on"}"#, status: 200)
+        #expect(!hasControlCharacters(text))
+        #expect(text.contains(#"got the string 'soon\u{1B}[31m and a very…'"#), "\(text)")
+    }
+}
