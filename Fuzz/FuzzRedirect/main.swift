@@ -23,7 +23,15 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
                      && pairs.contains { $0.0 == "state" && $0.1 == Fixture.pending.state },
                      "accepted code '\(code)' that is not in the query of \(text)")
     }
-    _ = try? RedirectParser(appendedFragment: "_").code(from: text, for: Fixture.pending)
+    do {
+        _ = try RedirectParser(appendedFragment: "_").code(from: text, for: Fixture.pending)
+    } catch {
+        // The loopback listener reports why it ignored a request, and any web
+        // page can send one: the reason holds no control characters.
+        let message = "\(error)"
+        precondition(!message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
+                     "control character in the error: \(message.debugDescription)")
+    }
     if let url = URL(string: text) { _ = try? RedirectParser().code(from: url, for: Fixture.pending) }
     return 0
 }

@@ -41,4 +41,22 @@ import Testing
         #expect(!hasControlCharacters(text))
         #expect(text.contains(#"got the string 'soon\u{1B}[31m and a very…'"#), "\(text)")
     }
+
+    /// Any web page can send the browser to the loopback listener, and the
+    /// parameter name of a duplicate is reported before `state` is checked:
+    /// the CLI prints the reason, so it must not carry terminal escapes.
+    @Test func redirectErrorsEscapeWhatTheURLCarried() {
+        let pending = PendingAuthorization(providerID: "p", state: "s", codeVerifier: nil, redirectURI: "http://127.0.0.1:4321/callback",
+                                           expectedIssuer: "https://as.example", issuerRequired: false, scopes: [], createdAt: fixedNow)
+        for url in ["http://127.0.0.1:4321/callback?%1B]0;pwned%07=1&%1B]0;pwned%07=2",
+                    "http://127.0.0.1:4321/callback?code=c&state=s&iss=https%3A%2F%2Fevil%1B%5B2J"] {
+            do {
+                _ = try RedirectParser().code(from: url, for: pending)
+                Issue.record("accepted \(url)")
+            } catch {
+                #expect(!hasControlCharacters("\(error)"), "\("\(error)".debugDescription)")
+                #expect("\(error)".contains("\\u{1B}"))
+            }
+        }
+    }
 }
