@@ -18,6 +18,10 @@
 //                      the README's library examples, built with the package.
 //   AuthKitSignBenchmark  not a product: times OAuth 1.0a signing
 //                      (Benchmarks/run-benchmarks compares it with oauthlib).
+//   Fuzz*              not products: libFuzzer targets in Fuzz/ (`Fuzz/run`
+//                      builds them with -sanitize=fuzzer,address and runs them).
+//   AuthKitStoreStress test-only: a separate process writing credentials,
+//                      for AuthKitStoreTests.
 //   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
 //                      that records the exact bytes it receives, and a launcher
 //                      for the independent Python peers in Tests/Interop/servers.
@@ -92,6 +96,22 @@ let package = Package(
             name: "AuthKitSignBenchmark",
             dependencies: ["AuthKitOAuth1"]
         ),
+        // libFuzzer targets, not products. A plain build makes replayers (run
+        // the files named on the command line); `Fuzz/run` rebuilds them with
+        // `-D FUZZING -sanitize=fuzzer,address` in .build-fuzz and fuzzes them.
+        .target(name: "FuzzSupport", path: "Fuzz/Support"),
+        .executableTarget(name: "FuzzRedirect", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzRedirect"),
+        .executableTarget(name: "FuzzDescriptor", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzDescriptor"),
+        .executableTarget(name: "FuzzTokenResponse", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzTokenResponse"),
+        .executableTarget(name: "FuzzOAuth1Signing", dependencies: ["AuthKit", "AuthKitOAuth1", "FuzzSupport"],
+                          path: "Fuzz/FuzzOAuth1Signing"),
+        // Test-only: a separate process saving to a FileCredentialStore, run
+        // by AuthKitStoreTests (many at once, and killed mid-write).
+        .executableTarget(
+            name: "AuthKitStoreStress",
+            dependencies: ["AuthKit"],
+            path: "Tests/AuthKitStoreStress"
+        ),
         .target(
             name: "AuthKitTestSupport",
             dependencies: [
@@ -119,6 +139,12 @@ let package = Package(
         .testTarget(
             name: "AuthKitCLITests",
             dependencies: ["authkit", "AuthKit", "AuthKitTestSupport"]
+        ),
+        // Runs AuthKitStoreStress as subprocesses (the dependency makes
+        // `swift test` build it).
+        .testTarget(
+            name: "AuthKitStoreTests",
+            dependencies: ["AuthKitStoreStress", "AuthKit"]
         ),
     ]
 )

@@ -52,8 +52,12 @@ final class LoopbackListener: @unchecked Sendable {
     /// either, this only makes the choice visible): with either on, another
     /// local program could bind the same port and receive the code.
     func start() async throws -> URL {
+        // A deep accept queue: with a shallow one (16), a burst of stray or
+        // hostile local connections fills it, the kernel drops further
+        // handshakes' final ACK, and the browser's redirect waits for a SYN-ACK
+        // retransmission — seconds (ListenerAbuseTests).
         let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 16)
+            .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 0)
             .serverChannelOption(Self.reusePort, value: 0)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: false)

@@ -109,6 +109,15 @@ import Testing
         }
     }
 
+    /// Found by Fuzz/FuzzRedirect: the query was taken from after the first
+    /// `?` anywhere, so one inside the fragment was read as the answer.
+    @Test func parametersInTheFragmentAreNotTheAnswer() throws {
+        #expect(redirectError("http://127.0.0.1:4321/callback#?code=abc&state=\(state)") == .missingState)
+        #expect(redirectError("http://127.0.0.1:4321/callback#x?code=abc&state=\(state)") == .missingState)
+        #expect(redirectError("http://127.0.0.1:4321/callback?state=\(state)#?code=abc") == .missingCode)
+        #expect(try parse("http://127.0.0.1:4321/callback?code=abc&state=\(state)#?code=evil") == "abc")
+    }
+
     @Test func messagesDoNotContainTheCode() {
         let error = AuthKitError.redirect(.unexpectedTarget(expected: "http://127.0.0.1:1/cb", received: RedirectParser.target(of: URLComponents(string: "http://127.0.0.1:2/cb?code=SECRETCODE")!)))
         #expect(!error.description.contains("SECRETCODE"))

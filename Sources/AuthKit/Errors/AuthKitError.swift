@@ -67,17 +67,17 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     private static func describe(_ error: RedirectError) -> String {
         switch error {
         case .unexpectedTarget(let expected, let received):
-            return "The redirect went to \(received), not to this attempt's redirect URI \(expected)."
+            return "The redirect went to \(DisplayText.sanitized(received)), not to this attempt's redirect URI \(expected)."
         case .malformed(let detail):
             return "The redirect URL is malformed: \(detail)."
         case .duplicateParameter(let name):
-            return "The redirect URL has the parameter '\(name)' more than once; it was rejected (RFC 6749 §3.1)."
+            return "The redirect URL has the parameter '\(DisplayText.sanitized(name, limit: 100))' more than once; it was rejected (RFC 6749 §3.1)."
         case .missingState:
             return "The redirect URL has no 'state' parameter, so it cannot be matched to this sign-in; it was rejected."
         case .stateMismatch:
             return "The redirect URL's 'state' does not match this sign-in (a stale tab, another attempt, or a forged request); it was rejected."
         case .issuerMismatch(let expected, let received):
-            return "The response names issuer '\(received)', but this sign-in was started with '\(expected)' (RFC 9207 mix-up protection); it was rejected."
+            return "The response names issuer '\(DisplayText.sanitized(received, limit: 200))', but this sign-in was started with '\(expected)' (RFC 9207 mix-up protection); it was rejected."
         case .missingIssuer(let expected):
             return "The response has no 'iss' parameter, but '\(expected)' always sends one (RFC 9207); it was rejected."
         case .missingCode:

@@ -17,11 +17,12 @@ public struct ProviderErrorResponse: Sendable, Hashable, Codable {
         self.uri = uri
     }
 
-    /// `invalid_grant: Code expired (see https://…) [HTTP 400]`
+    /// `invalid_grant: Code expired (see https://…) [HTTP 400]`, with control
+    /// characters escaped and each part cut short (``DisplayText``).
     public var summary: String {
-        var text = code
-        if let description, !description.isEmpty { text += ": \(description)" }
-        if let uri, !uri.isEmpty { text += " (see \(uri))" }
+        var text = DisplayText.sanitized(code, limit: 100)
+        if let description, !description.isEmpty { text += ": \(DisplayText.sanitized(description))" }
+        if let uri, !uri.isEmpty { text += " (see \(DisplayText.sanitized(uri)))" }
         if let status { text += " [HTTP \(status)]" }
         return text
     }

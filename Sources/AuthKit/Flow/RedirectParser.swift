@@ -42,8 +42,12 @@ public struct RedirectParser: Sendable {
 
         // The query is read from the text itself: URLComponents silently
         // re-encodes a malformed escape such as `%ZZ` instead of reporting it.
-        let afterQuestionMark = text.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
-        let rawQuery = afterQuestionMark.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        // It is what lies between the first `?` and the first `#`: a `?` inside
+        // the fragment (`/callback#?code=…`) starts no query (RFC 3986 §3.5).
+        let scalars = text.unicodeScalars
+        let fragmentStart = scalars.firstIndex(of: "#") ?? scalars.endIndex
+        let rawQuery = scalars[..<fragmentStart].firstIndex(of: "?")
+            .map { Substring(scalars[scalars.index(after: $0)..<fragmentStart]) } ?? ""
         guard let parameters = FormURLEncoding.decode(rawQuery) else {
             throw AuthKitError.redirect(.malformed("a query parameter has an invalid %-escape"))
         }

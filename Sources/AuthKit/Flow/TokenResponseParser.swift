@@ -145,7 +145,7 @@ public struct TokenResponseParser: Sendable {
         }
         guard let seconds, seconds.isFinite, seconds >= 0, seconds < 1e11 else {
             throw AuthKitError.invalidResponse(
-                step: step, reason: "'\(path)' must be a number of seconds (a number or numeric string), got \(value.typeName == "a string" ? "the string '\(value.scalarText ?? "")'" : value.typeName)")
+                step: step, reason: "'\(path)' must be a number of seconds (a number or numeric string), got \(value.typeName == "a string" ? "the string '\(DisplayText.sanitized(value.scalarText ?? "", limit: 20))'" : value.typeName)")
         }
         return seconds
     }

@@ -14,7 +14,8 @@ import Darwin
 /// - **Private**: the directory is created `0700` and the file `0600`; a file
 ///   others can read is reported with a warning that says how to fix it.
 /// - **Atomic**: each change writes a new file beside the old one, `fsync`s it
-///   and `rename`s it over, so a crash leaves the old or the new content, never half.
+///   and `rename`s it over, so a crash leaves the old or the new content, never half;
+///   the next save deletes the temporary file a killed writer left.
 /// - **Safe across processes**: every read-modify-write holds an exclusive
 ///   `flock` on `credentials.json.lock`, so two `authkit` processes saving
 ///   different credentials at once both land.
@@ -104,6 +105,7 @@ public struct FileCredentialStore: CredentialStore {
 
     private func write(_ credentials: [Credential]) throws {
         let data = try JSONEncoder.credentials.encode(CredentialFile(credentials: credentials))
+        removeAbandonedTemporaryFiles()
         let temporary = directory.appendingPathComponent(".credentials.json.\(getpid()).\(SecureRandom.token().prefix(8)).tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw AuthKitError.store(path: temporary.path, reason: "cannot be created (\(String(cString: strerror(errno)))).") }
@@ -137,6 +139,16 @@ public struct FileCredentialStore: CredentialStore {
         if directoryFD >= 0 {
             _ = fsync(directoryFD)
             close(directoryFD)
+        }
+    }
+
+    /// Deletes temporary files a writer left when it was killed between
+    /// creating one and renaming it: they hold tokens. Only a lock holder
+    /// creates them, and the caller holds the lock, so any that exist are abandoned.
+    private func removeAbandonedTemporaryFiles() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix(".credentials.json.") && name.hasSuffix(".tmp") {
+            unlink(directory.appendingPathComponent(name).path)
         }
     }
 

@@ -1,0 +1,41 @@
+// Test-only: a separate process writing to a FileCredentialStore, for
+// Tests/AuthKitStoreTests (many processes at once, and SIGKILL mid-write).
+//
+//   AuthKitStoreStress save <file> <provider-prefix> <count>
+//       saves <count> credentials <prefix>-0 … <prefix>-(count-1), then exits.
+//   AuthKitStoreStress loop <file> <size>
+//       forever: saves credential `loop` as generation 1, 2, 3…, its token
+//       `genN-` repeated <size> times, printing "saved N" after each save returns.
+import AuthKit
+import Foundation
+
+let arguments = CommandLine.arguments
+func usage() -> Never {
+    FileHandle.standardError.write(Data("usage: AuthKitStoreStress save <file> <prefix> <count> | loop <file> <size>\n".utf8))
+    exit(64)
+}
+guard arguments.count >= 4 else { usage() }
+let store = FileCredentialStore(file: URL(fileURLWithPath: arguments[2]))
+
+switch arguments[1] {
+case "save":
+    guard arguments.count == 5, let count = Int(arguments[4]) else { usage() }
+    for index in 0..<count {
+        try await store.save(Credential(providerID: "\(arguments[3])-\(index)", accessToken: "token-\(arguments[3])-\(index)"))
+    }
+case "loop":
+    guard let size = Int(arguments[3]) else { usage() }
+    // One credential whose token is large enough that writing the file takes
+    // a while, so a kill often lands mid-write. The token repeats its
+    // generation number, so a torn file would show mixed generations.
+    var generation: Int64 = 0
+    while true {
+        generation += 1
+        let token = String(repeating: "gen\(generation)-", count: size)
+        try await store.save(Credential(providerID: "loop", accessToken: token, rawFields: ["generation": .integer(generation)]))
+        // Unbuffered, so the test sees every report made before the kill.
+        FileHandle.standardOutput.write(Data("saved \(generation)\n".utf8))
+    }
+default:
+    usage()
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+/// What a token endpoint sends back is echoed in error messages, which reach
+/// terminals and logs: control characters are escaped and long text is cut
+/// (found with Fuzz/FuzzTokenResponse's message checks).
+@Suite struct HostileErrorTextTests {
+    func message(_ body: String, status: Int = 400) -> String {
+        do {
+            _ = try TokenResponseParser().parse(HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+            return "accepted"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }
+    }
+
+    @Test func terminalEscapesInTheProviderErrorAreEscaped() {
+        let text = message(#"{"error":"invalid_grant\u001b[2J","error_description":"expired\u001b]0;pwned\u0007\nnext line","error_uri":"https://as.example/\u009b"}"#)
+        #expect(!hasControlCharacters(text), "\(text.debugDescription)")
+        #expect(text.contains(#"invalid_grant\u{1B}[2J: expired\u{1B}]0;pwned\u{7}\u{A}next line (see https://as.example/\u{9B})"#))
+    }
+
+    @Test func translatedDescriptionsAreKept() {
+        #expect(message(#"{"error":"invalid_grant","error_description":"認可コードの有効期限が切れています"}"#)
+            .contains("invalid_grant: 認可コードの有効期限が切れています"))
+    }
+
+    @Test func longDescriptionsAreCut() {
+        let text = message(#"{"error":"invalid_grant","error_description":"\#(String(repeating: "x", count: 100_000))"}"#)
+        #expect(text.count < 600)
+        #expect(text.contains("x…"))
+    }
+
+    @Test func aBadExpiresInIsQuotedShortAndEscaped() {
+        let text = message(#"{"access_token":"at","token_type":"Bearer","expires_in":"soon\u001b[31m and a very long tail that goes on"}"#, status: 200)
+        #expect(!hasControlCharacters(text))
+        #expect(text.contains(#"got the string 'soon\u{1B}[31m and a very…'"#), "\(text)")
+    }
+
+    /// Any web page can send the browser to the loopback listener, and the
+    /// parameter name of a duplicate is reported before `state` is checked:
+    /// the CLI prints the reason, so it must not carry terminal escapes.
+    @Test func redirectErrorsEscapeWhatTheURLCarried() {
+        let pending = PendingAuthorization(providerID: "p", state: "s", codeVerifier: nil, redirectURI: "http://127.0.0.1:4321/callback",
+                                           expectedIssuer: "https://as.example", issuerRequired: false, scopes: [], createdAt: fixedNow)
+        for url in ["http://127.0.0.1:4321/callback?%1B]0;pwned%07=1&%1B]0;pwned%07=2",
+                    "http://127.0.0.1:4321/callback?code=c&state=s&iss=https%3A%2F%2Fevil%1B%5B2J"] {
+            do {
+                _ = try RedirectParser().code(from: url, for: pending)
+                Issue.record("accepted \(url)")
+            } catch {
+                #expect(!hasControlCharacters("\(error)"), "\("\(error)".debugDescription)")
+                #expect("\(error)".contains("\\u{1B}"))
+            }
+        }
+    }
+}
