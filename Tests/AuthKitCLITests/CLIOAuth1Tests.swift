@@ -68,6 +68,9 @@ struct CLIOAuth1Tests {
         let header = try CLIProcess.run(["token", "header", "--provider", "twitter", "-X", "GET", "\(server.baseURL)/resource"], environment: env)
         #expect(header.stdout.hasPrefix("Authorization: OAuth "))
         #expect(header.stdout.contains("oauth_signature=\""))
+        let unsigned = try CLIProcess.run(["token", "header", "--provider", "twitter"], environment: env)
+        #expect(unsigned.status == 64)
+        #expect(unsigned.stderr.contains("give its method and URL"))
     }
 }
 

@@ -18,11 +18,14 @@ struct TokenHeader: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
     @Option(name: [.customShort("X"), .long], help: "The request method (OAuth 1.0a signs it).") var method = "GET"
-    @Argument(help: "The request URL (OAuth 1.0a signs it).") var url = "https://example.invalid/"
+    @Argument(help: "The request URL (required for OAuth 1.0a, which signs it).") var url: String?
 
     func run() async throws {
         global.bootstrapLogging()
         let (credential, authenticator) = try await Workspace(global: global).freshCredential(account.key)
+        guard let url = url ?? (credential.kind == .oauth2 ? "https://example.invalid/" : nil) else {
+            throw CLIError("An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'.")
+        }
         guard let target = URL(string: url), target.scheme != nil else { throw CLIError("'\(url)' is not an absolute URL.") }
         var request = URLRequest(url: target)
         request.httpMethod = method.uppercased()
