@@ -118,6 +118,24 @@ import Testing
         #expect(try parse("http://127.0.0.1:4321/callback?code=abc&state=\(state)#?code=evil") == "abc")
     }
 
+    /// Found by Fuzz/FuzzRedirect in CI: raw control characters, tabs and
+    /// invalid UTF-8 inside a "URL" made the query read here differ from
+    /// URLComponents' reading of it. Such text is not a URL and is refused.
+    @Test func charactersAURLCannotHoldAreRefused() {
+        for text in [
+            "http://127.0.0.1:4321/callback?code=a\u{01}b&state=\(state)",
+            "http://127.0.0.1:4321/callback?code=a\tb&state=\(state)",
+            "http://127.0.0.1:4321/callback?code=a b&state=\(state)",
+            "http://127.0.0.1:4321/callback?code=\u{FFFD}&state=\(state)",
+            "http://127.0.0.1:4321/callback?code=é&state=\(state)",
+        ] {
+            guard case .malformed? = redirectError(text) else {
+                Issue.record("accepted \(text.debugDescription)")
+                continue
+            }
+        }
+    }
+
     @Test func messagesDoNotContainTheCode() {
         let error = AuthKitError.redirect(.unexpectedTarget(expected: "http://127.0.0.1:1/cb", received: RedirectParser.target(of: URLComponents(string: "http://127.0.0.1:2/cb?code=SECRETCODE")!)))
         #expect(!error.description.contains("SECRETCODE"))

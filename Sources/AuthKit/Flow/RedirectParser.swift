@@ -30,6 +30,15 @@ public struct RedirectParser: Sendable {
         if let appendedFragment, text.hasSuffix("#" + appendedFragment) {
             text.removeLast(appendedFragment.count + 1)
         }
+        // RFC 3986 §2: a URL holds printable ASCII only. Spaces, control
+        // characters and raw non-ASCII bytes mean the text is not a URL as a
+        // browser sends it; parsers disagree on such text (URLComponents
+        // re-encodes it), so it is refused rather than guessed at (found by
+        // Fuzz/FuzzRedirect).
+        guard text.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+            throw AuthKitError.redirect(.malformed(
+                "it contains spaces, control characters or non-ASCII characters, which a URL cannot hold; paste it exactly as the browser's address bar gives it"))
+        }
         guard let received = URLComponents(string: text), received.scheme != nil else {
             throw AuthKitError.redirect(.malformed("it is not an absolute URL"))
         }
