@@ -34,35 +34,48 @@ enum CLIProcess {
         process.standardError = stderr
 
         let collected = Collected()
-        stdout.fileHandleForReading.readabilityHandler = { handle in collected.appendOut(handle.availableData) }
-        stderr.fileHandleForReading.readabilityHandler = { handle in
-            let text = collected.appendErr(handle.availableData)
-            if let interruptWhen, !collected.hasResponded, interruptWhen(text) {
-                collected.hasResponded = true
-                process.interrupt() // SIGINT, as Ctrl-C sends
-            }
-            // Handler calls for one handle are serial, so a flag is enough.
-            if let respond, !collected.hasResponded, let answer = respond(text) {
-                collected.hasResponded = true
-                stdin.fileHandleForWriting.write(Data((answer + "\n").utf8))
-                try? stdin.fileHandleForWriting.close()
-            }
-        }
+        // Plain blocking reads on two threads, not `readabilityHandler`: its
+        // dispatch sources race with the pipe's descriptor being closed and its
+        // number reused (other tests open and close many sockets at once), which
+        // crashed libdispatch's event loop on Linux.
+        let outDone = DispatchSemaphore(value: 0), errDone = DispatchSemaphore(value: 0)
+        let stdoutReader = stdout.fileHandleForReading, stderrReader = stderr.fileHandleForReading
+        let stdinWriter = stdin.fileHandleForWriting
         try process.run()
-        if respond == nil { try? stdin.fileHandleForWriting.close() }
+        if respond == nil && interruptWhen == nil { try? stdinWriter.close() }
+        Thread.detachNewThread {
+            while case let chunk = stdoutReader.availableData, !chunk.isEmpty { collected.appendOut(chunk) }
+            outDone.signal()
+        }
+        Thread.detachNewThread {
+            while case let chunk = stderrReader.availableData, !chunk.isEmpty {
+                let text = collected.appendErr(chunk)
+                guard !collected.hasResponded else { continue }
+                if let interruptWhen, interruptWhen(text) {
+                    collected.hasResponded = true
+                    process.interrupt() // SIGINT, as Ctrl-C sends
+                } else if let respond, let answer = respond(text) {
+                    collected.hasResponded = true
+                    stdinWriter.write(Data((answer + "\n").utf8))
+                    try? stdinWriter.close()
+                }
+            }
+            errDone.signal()
+        }
 
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
+            _ = outDone.wait(timeout: .now() + 5)
+            _ = errDone.wait(timeout: .now() + 5)
             throw CLIError.timedOut(arguments, collected.err)
         }
         process.waitUntilExit()
-        stdout.fileHandleForReading.readabilityHandler = nil
-        stderr.fileHandleForReading.readabilityHandler = nil
-        collected.appendOut(stdout.fileHandleForReading.readDataToEndOfFile())
-        _ = collected.appendErr(stderr.fileHandleForReading.readDataToEndOfFile())
+        _ = outDone.wait(timeout: .now() + 10)
+        _ = errDone.wait(timeout: .now() + 10)
+        if !collected.hasResponded { try? stdinWriter.close() }
         return CLIResult(status: process.terminationStatus, stdout: collected.out, stderr: collected.err)
     }
 
