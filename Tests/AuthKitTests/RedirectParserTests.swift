@@ -128,12 +128,22 @@ import Testing
             "http://127.0.0.1:4321/callback?code=a b&state=\(state)",
             "http://127.0.0.1:4321/callback?code=\u{FFFD}&state=\(state)",
             "http://127.0.0.1:4321/callback?code=é&state=\(state)",
+            // Found next: `]` made Foundation re-read `%01` as a literal `%01`.
+            "http://127.0.0.1:4321/callback?code=a%01b]&state=\(state)",
+            "http://127.0.0.1:4321/callback?code=a|b&state=\(state)",
+            "http://127.0.0.1:4321/callback?code=a{b}&state=\(state)",
         ] {
             guard case .malformed? = redirectError(text) else {
                 Issue.record("accepted \(text.debugDescription)")
                 continue
             }
         }
+    }
+
+    @Test func escapedControlCharactersAreDecodedNotRefused() throws {
+        // %01 is a valid escape; the code is passed on as decoded (the token
+        // endpoint decides), only raw characters a URL cannot hold are refused.
+        #expect(try parse("http://127.0.0.1:4321/callback?code=a%01b%5D&state=\(state)") == "a\u{01}b]")
     }
 
     @Test func messagesDoNotContainTheCode() {

@@ -39,6 +39,16 @@ public struct RedirectParser: Sendable {
             throw AuthKitError.redirect(.malformed(
                 "it contains spaces, control characters or non-ASCII characters, which a URL cannot hold; paste it exactly as the browser's address bar gives it"))
         }
+        // RFC 3986 §3.4–3.5: after `?`, only unreserved characters, %-escapes,
+        // sub-delimiters, `:`, `@`, `/`, `?` (and `#` starting the fragment).
+        // Foundation quietly re-encodes a whole query holding anything else
+        // (`]`, `|`, `{`), turning `%01` into a literal `%01`, so such a URL
+        // could be read two ways; it is refused instead (found by Fuzz/FuzzRedirect).
+        if let questionMark = text.firstIndex(of: "?"),
+           let bad = text[questionMark...].unicodeScalars.first(where: { !Self.queryCharacters.contains($0) }) {
+            throw AuthKitError.redirect(.malformed(
+                "its query holds '\(bad)', which RFC 3986 does not allow there unescaped; paste it exactly as the browser's address bar gives it"))
+        }
         guard let received = URLComponents(string: text), received.scheme != nil else {
             throw AuthKitError.redirect(.malformed("it is not an absolute URL"))
         }
@@ -86,6 +96,10 @@ public struct RedirectParser: Sendable {
         guard let code = values["code"], !code.isEmpty else { throw AuthKitError.redirect(.missingCode) }
         return code
     }
+
+    /// Characters RFC 3986 allows in a query or fragment, plus `#` between them.
+    static let queryCharacters: Set<Unicode.Scalar> = Set(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&'()*+,;=:@/?#".unicodeScalars)
 
     /// Scheme and host compare case-insensitively (RFC 3986 §6.2.2.1); an absent
     /// port equals the scheme's default; the path compares exactly, with an empty
