@@ -48,7 +48,8 @@ import Testing
     @Test func redirectErrorsEscapeWhatTheURLCarried() {
         let pending = PendingAuthorization(providerID: "p", state: "s", codeVerifier: nil, redirectURI: "http://127.0.0.1:4321/callback",
                                            expectedIssuer: "https://as.example", issuerRequired: false, scopes: [], createdAt: fixedNow)
-        for url in ["http://127.0.0.1:4321/callback?%1B]0;pwned%07=1&%1B]0;pwned%07=2",
+        // `]` escaped: a raw one is refused before parameters are read.
+        for url in ["http://127.0.0.1:4321/callback?%1B%5D0;pwned%07=1&%1B%5D0;pwned%07=2",
                     "http://127.0.0.1:4321/callback?code=c&state=s&iss=https%3A%2F%2Fevil%1B%5B2J"] {
             do {
                 _ = try RedirectParser().code(from: url, for: pending)
