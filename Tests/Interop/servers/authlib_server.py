@@ -51,6 +51,8 @@ from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
 
+from lifecycle import serve_until_stdin_closes
+
 AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
 LOCK = threading.RLock()
 
@@ -373,17 +375,7 @@ def main():
     server = make_server("127.0.0.1", 0, app, threaded=True)
     port = server.server_port
     issuer_holder[0] = args.issuer or "http://127.0.0.1:%d" % port
-    print(port, flush=True)
-
-    def watch_stdin():
-        try:
-            while sys.stdin.buffer.read(4096):
-                pass
-        finally:
-            os._exit(0)
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
-    server.serve_forever()
+    serve_until_stdin_closes(server, port)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ Needs: oauthlib (tested with 4.0).
 import argparse
 import html
 import json
-import os
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +41,8 @@ from oauthlib.oauth1 import (
     ResourceEndpoint,
 )
 from oauthlib.oauth1.rfc5849 import errors
+
+from lifecycle import serve_until_stdin_closes
 
 USER_ID = "4242"
 SCREEN_NAME = "authkit-tester"
@@ -274,19 +275,7 @@ def main():
     store = Store(args.consumer_key, args.consumer_secret)
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(store, args.verbose))
     server.daemon_threads = True
-    print(server.server_address[1], flush=True)
-
-    def watch_stdin():
-        # The test holds our stdin open; when it closes (the test ended or
-        # crashed), stop, so no server outlives its test.
-        try:
-            while sys.stdin.buffer.read(4096):
-                pass
-        finally:
-            os._exit(0)
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
-    server.serve_forever()
+    serve_until_stdin_closes(server, server.server_address[1])
 
 
 if __name__ == "__main__":

@@ -34,12 +34,13 @@ The first line on stdout is the port. It stops when stdin closes or on SIGTERM.
 """
 import argparse
 import json
-import os
 import secrets
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from lifecycle import serve_until_stdin_closes
 
 QIITA_CLIENT = ("qiita-client-id", "qiita-client-secret")
 IG_CLIENT = ("990602627938098", "ig-app-secret")
@@ -243,17 +244,7 @@ def main():
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args.qiita_callback), args.verbose))
     server.daemon_threads = True
-    print(server.server_address[1], flush=True)
-
-    def watch_stdin():
-        try:
-            while sys.stdin.buffer.read(4096):
-                pass
-        finally:
-            os._exit(0)
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
-    server.serve_forever()
+    serve_until_stdin_closes(server, server.server_address[1])
 
 
 if __name__ == "__main__":
