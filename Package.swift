@@ -6,7 +6,8 @@
 //
 //   AuthKit            core: provider descriptors, OAuth 2.0 flow engine,
 //                      credentials and their stores, the Authenticator protocol.
-//                      Depends only on swift-crypto and swift-log, so app and
+//                      Depends only on swift-crypto, swift-log and swift-http-types
+//                      (the request/response currency of HTTPClient), so app and
 //                      server code can use it without pulling in SwiftNIO or the CLI.
 //   AuthKitOAuth1      OAuth 1.0a (RFC 5849) signing and three-legged flow,
 //                      behind the same Authenticator protocol.
@@ -39,6 +40,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
@@ -48,6 +50,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .target(

@@ -16,8 +16,8 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
     let selector = Int(bytes[0])
     let contentType = Fixture.contentTypes[selector % Fixture.contentTypes.count]
     let status = selector & 0x80 != 0 ? 400 : 200
-    let headers: [(name: String, value: String)] = contentType.isEmpty ? [] : [("Content-Type", contentType)]
-    let response = HTTPResponse(status: status, headers: headers, body: Data(bytes.dropFirst()))
+    let headers: [(String, String)] = contentType.isEmpty ? [] : [("Content-Type", contentType)]
+    let response = IncomingResponse(status: status, headers: headers, body: Data(bytes.dropFirst()))
     do {
         let fields = try TokenResponseParser().parse(response)
         precondition(!fields.accessToken.isEmpty, "accepted an empty access token")

@@ -35,7 +35,7 @@ enum AuthKitMain {
                 try command.run()
             }
         } catch let error as AuthKitError {
-            fail(error.description, status: ExitStatus(for: error))
+            fail(ErrorReport.message(for: error), status: ExitStatus(for: error))
         } catch let error as LoopbackError {
             fail(error.description, status: ExitStatus(for: error))
         } catch let error as CLIError {

@@ -1,7 +1,7 @@
 /// Why a ``LoopbackUserAgent`` could not bring back the provider's answer.
 ///
 /// Problems with the redirect URI itself (not `http`, not a loopback host) are
-/// ``AuthKit/AuthKitError/unsupported(_:)``, like every other configuration
+/// ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)``, like every other configuration
 /// problem; cancellation is ``AuthKit/AuthKitError/cancelled``. These cases are
 /// the ones only a listener has: the socket and the clock.
 public enum LoopbackError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -18,17 +18,19 @@ struct LoopbackRedirect: Sendable {
     /// The port to bind: 0 (any free port) when the port is flexible, else the URI's.
     var bindPort: Int
 
-    /// - Throws: ``AuthKit/AuthKitError/unsupported(_:)`` for a redirect a
-    ///   loopback listener cannot receive (not `http`, not a loopback host).
+    /// - Throws: ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)`` for a
+    ///   redirect a loopback listener cannot receive (none, not `http`, not a loopback host).
     init(requested: URL?, portIsFlexible: Bool) throws {
         guard let requested else {
-            throw AuthKitError.unsupported(
-                "This sign-in has no redirect URI (an out-of-band flow), so there is nothing for a loopback listener to receive; use ManualUserAgent.")
+            throw AuthKitError.unusableRedirectURI(
+                uri: "oob",
+                reason: "this sign-in has no redirect URI (an out-of-band flow), so there is nothing for a loopback listener to receive; use ManualUserAgent.")
         }
         guard let components = URLComponents(url: requested, resolvingAgainstBaseURL: false),
               components.scheme?.lowercased() == "http" else {
-            throw AuthKitError.unsupported(
-                "The redirect URI \(Self.display(requested)) is not an http:// URI, so a loopback listener cannot receive it (RFC 8252 §7.3). "
+            throw AuthKitError.unusableRedirectURI(
+                uri: Self.display(requested),
+                reason: "it is not an http:// URI, so a loopback listener cannot receive it (RFC 8252 §7.3). "
                 + "Register http://127.0.0.1/callback (any port) with the provider, or use ManualUserAgent.")
         }
         var host = (components.host ?? "").lowercased()
@@ -37,8 +39,9 @@ struct LoopbackRedirect: Sendable {
         case "127.0.0.1", "localhost": bindHost = "127.0.0.1"
         case "::1": bindHost = "::1"
         default:
-            throw AuthKitError.unsupported(
-                "The redirect URI \(Self.display(requested)) does not point to this machine's loopback interface; "
+            throw AuthKitError.unusableRedirectURI(
+                uri: Self.display(requested),
+                reason: "it does not point to this machine's loopback interface; "
                 + "the listener only binds 127.0.0.1 or [::1] (RFC 8252 §7.3, §8.3), never an address other machines can reach. "
                 + "Use a redirect URI such as http://127.0.0.1/callback, or ManualUserAgent.")
         }

@@ -52,7 +52,7 @@ public struct LoopbackUserAgent: UserAgent {
         self.onEvent = onEvent
     }
 
-    /// - Throws: ``AuthKit/AuthKitError/unsupported(_:)`` for a redirect URI that
+    /// - Throws: ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)`` for a redirect URI that
     ///   is not `http` on a loopback host; ``LoopbackError`` when the port cannot
     ///   be bound or the wait times out; ``AuthKit/AuthKitError/cancelled`` when the
     ///   task is cancelled. The listener is closed whenever this returns or throws.

@@ -91,7 +91,7 @@ import AuthKit
             #expect(!verifiers.all.isEmpty)
             assertClean(ok, "authorize")
 
-            let json = try run(["authorize", "--provider", "local", "--manual", "--name", "second", "--json"], respond: Self.paste(code: "good"))
+            let json = try run(["authorize", "--provider", "local", "--manual", "--label", "second", "--json"], respond: Self.paste(code: "good"))
             #expect(json.status == 0)
             assertClean(json, "authorize --json", allowOnStdout: [Self.accessToken, Self.refreshToken])
 
@@ -117,7 +117,7 @@ import AuthKit
             let revoked = try run(["token", "revoke", "--provider", "local"])
             #expect(revoked.status == 0)
             assertClean(revoked, "token revoke")
-            let deleted = try run(["token", "delete", "--provider", "local", "--name", "second"])
+            let deleted = try run(["token", "delete", "--provider", "local", "--label", "second"])
             assertClean(deleted, "token delete")
             let missing = try run(["token", "show", "--provider", "local"])
             #expect(missing.status != 0)

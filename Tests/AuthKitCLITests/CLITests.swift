@@ -63,7 +63,7 @@ import AuthKit
             qiitaServer(server)
             let home = try home(qiitaAt: server)
             let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
-            let signIn = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual", "--json", "--name", "work"],
+            let signIn = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual", "--json", "--label", "work"],
                                             environment: env, respond: Self.pasteRedirect())
             #expect(signIn.status == 0, "\(signIn.stderr)")
             // --json: the credential, and only it, on standard output.
@@ -75,7 +75,7 @@ import AuthKit
             let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
             #expect(stored.map(\.accessToken) == ["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"])
 
-            let field = try CLIProcess.run(["token", "show", "--provider", "qiita", "--name", "work", "--field", "access_token"], environment: env)
+            let field = try CLIProcess.run(["token", "show", "--provider", "qiita", "--label", "work", "--field", "access_token"], environment: env)
             #expect(field.stdout == "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b\n")
 
             let summary = try CLIProcess.run(["token", "list"], environment: env)
@@ -83,14 +83,14 @@ import AuthKit
             #expect(summary.stdout.contains("qiita (work)"))
             #expect(!summary.stdout.contains("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"))
 
-            let request = try CLIProcess.run(["request", "--provider", "qiita", "--name", "work", "\(server.baseURL)/api/v2/authenticated_user"], environment: env)
+            let request = try CLIProcess.run(["request", "--provider", "qiita", "--label", "work", "\(server.baseURL)/api/v2/authenticated_user"], environment: env)
             #expect(request.status == 0, "\(request.stderr)")
             #expect(request.stdout == #"{"id":"alice"}"#)
 
-            let header = try CLIProcess.run(["token", "header", "--provider", "qiita", "--name", "work"], environment: env)
+            let header = try CLIProcess.run(["token", "header", "--provider", "qiita", "--label", "work"], environment: env)
             #expect(header.stdout == "Authorization: Bearer 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b\n")
 
-            let deleted = try CLIProcess.run(["token", "delete", "--provider", "qiita", "--name", "work"], environment: env)
+            let deleted = try CLIProcess.run(["token", "delete", "--provider", "qiita", "--label", "work"], environment: env)
             #expect(deleted.status == 0)
             #expect(try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials().isEmpty)
         }

@@ -1,4 +1,4 @@
-import AuthKit
+@testable import AuthKit
 import AuthKitTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
@@ -25,10 +25,10 @@ import Testing
             guard body["code"] == "good-code" else { return .json(#"{"error":"invalid_grant"}"#, status: 400) }
             return .json(#"{"access_token":"at-123","token_type":"Bearer","expires_in":3600}"#)
         }
-        return ProviderDescriptor(
+        return testDescriptor(
             id: "local", name: "Local", protocol: .oauth2,
-            authorization: AuthorizationEndpoint(url: "\(server.baseURL)/authorize"),
-            token: TokenEndpoint(url: "\(server.baseURL)/token"), pkce: .s256)
+            authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/authorize"),
+            token: DescriptorFile.Token(url: "\(server.baseURL)/token"), pkce: .s256)
     }
 
     /// A browser that "approves" at the provider: it reads the authorization

@@ -112,8 +112,8 @@ import Glibc
         await #expect {
             try await agent.run(attempt.session)
         } throws: { error in
-            guard case AuthKitError.unsupported(let message) = error else { return false }
-            return message.contains("127.0.0.1")
+            guard case AuthKitError.unusableRedirectURI(_, let reason) = error else { return false }
+            return reason.contains("127.0.0.1")
         }
         #expect(attempt.redirectURI == nil)
     }

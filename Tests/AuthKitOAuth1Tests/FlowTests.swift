@@ -97,9 +97,9 @@ import Testing
         let client = try OAuth1Client(
             descriptor: Fixture.descriptor(baseURL: "https://example.com"),
             settings: ClientSettings(clientID: "k", clientSecret: "s", redirectURI: "oob"))
-        #expect(client.defaultCallbackURI == nil)
+        #expect(client.defaultRedirectURI == nil)
         let loopback = try Fixture.client(baseURL: "https://example.com")
-        #expect(loopback.defaultCallbackURI?.absoluteString == "http://127.0.0.1/callback")
+        #expect(loopback.defaultRedirectURI?.absoluteString == "http://127.0.0.1/callback")
         #expect(loopback.redirectPortIsFlexible)
     }
 
@@ -109,11 +109,11 @@ import Testing
             var client = try Fixture.client(baseURL: server.baseURL, requestTokenParameters: ["x_auth_access_type": "read"])
             client.authorizationPage = .authenticate
             let (url, pending) = try await client.startAuthorization(
-                callback: URL(string: "myapp:///cb")!, additionalParameters: ["force_login": "true", "screen_name": "a b"])
+                redirectURI: URL(string: "myapp:///cb")!, additionalParameters: ["force_login": "true", "screen_name": "a b"])
             #expect(url.absoluteString == server.baseURL + "/authenticate?oauth_token=request-token&force_login=true&screen_name=a%20b")
             #expect(pending.requestToken == "request-token")
             #expect(pending.requestTokenSecret == "request+secret")
-            #expect(pending.callback == "myapp:///cb")
+            #expect(pending.redirectURI == "myapp:///cb")
             #expect(!pending.description.contains("request+secret"))
             let first = try #require(server.requests.first)
             #expect(first.uri == "/request_token?x_auth_access_type=read")
@@ -124,10 +124,10 @@ import Testing
                 method: "POST", url: URL(string: server.baseURL + first.uri)!, contentType: nil, body: nil,
                 header: header, consumerSecret: Fixture.consumerSecret, tokenSecret: "")))
 
-            let (page, _) = try await client.startAuthorization(callback: nil, page: .authorize)
+            let (page, _) = try await client.startAuthorization(redirectURI: nil, page: .authorize)
             #expect(page.absoluteString.hasPrefix(server.baseURL + "/authorize?oauth_token="))
             await #expect(throws: AuthKitError.self) {
-                _ = try await client.startAuthorization(callback: nil, additionalParameters: ["oauth_token": "x"])
+                _ = try await client.startAuthorization(redirectURI: nil, additionalParameters: ["oauth_token": "x"])
             }
         }
     }
@@ -142,7 +142,7 @@ import Testing
             }
             let client = try Fixture.client(baseURL: server.baseURL)
             let error = await #expect(throws: AuthKitError.self) {
-                _ = try await client.startAuthorization(callback: nil)
+                _ = try await client.startAuthorization(redirectURI: nil)
             }
             guard case .invalidResponse(.requestToken, let reason)? = error else {
                 Issue.record("unexpected \(String(describing: error))")
@@ -159,7 +159,7 @@ import Testing
             server.route("POST", "/request_token") { _ in .form("oauth_token=rt&oauth_token_secret=rts") }
             let client = try Fixture.client(baseURL: server.baseURL)
             let error = await #expect(throws: AuthKitError.self) {
-                _ = try await client.startAuthorization(callback: nil)
+                _ = try await client.startAuthorization(redirectURI: nil)
             }
             guard case .invalidResponse(.requestToken, let reason)? = error else {
                 Issue.record("unexpected \(String(describing: error))")
@@ -170,7 +170,7 @@ import Testing
 
             // A descriptor may waive the check for an OAuth 1.0 server.
             let lenient = try Fixture.client(baseURL: server.baseURL, requireCallbackConfirmed: false)
-            let (_, pending) = try await lenient.startAuthorization(callback: nil)
+            let (_, pending) = try await lenient.startAuthorization(redirectURI: nil)
             #expect(pending.requestToken == "rt")
         }
     }
@@ -181,14 +181,14 @@ import Testing
                 .text("Failed to validate oauth signature and token", contentType: "text/plain", status: 401)
             }
             let client = try Fixture.client(baseURL: server.baseURL)
-            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(callback: nil) }
+            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(redirectURI: nil) }
             #expect(error == .providerError(step: .requestToken, ProviderErrorResponse(
                 status: 401, code: "http_401", description: "Failed to validate oauth signature and token")))
 
             server.route("POST", "/request_token") { _ in
                 .json(#"{"errors":[{"code":32,"message":"Could not authenticate you."}]}"#, status: 401)
             }
-            let json = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(callback: nil) }
+            let json = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(redirectURI: nil) }
             #expect(json == .providerError(step: .requestToken, ProviderErrorResponse(
                 status: 401, code: "32", description: "Could not authenticate you.")))
             #expect(json?.description == "The request token failed at the provider: 32: Could not authenticate you. [HTTP 401]")
@@ -203,7 +203,7 @@ import Testing
                 .text("Rejected: \(request.header("Authorization") ?? "")", contentType: "text/plain", status: 400)
             }
             let client = try Fixture.client(baseURL: server.baseURL, signatureMethod: "PLAINTEXT")
-            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(callback: nil) }
+            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(redirectURI: nil) }
             let text = try #require(error?.description)
             #expect(text.contains("Rejected: OAuth"))
             #expect(text.contains("••••"))
@@ -221,7 +221,7 @@ import Testing
             let client = try Fixture.client(baseURL: server.baseURL)
             let pending = OAuth1PendingAuthorization(
                 providerID: "test-oauth1", requestToken: "rt", requestTokenSecret: "request-secret-value",
-                callback: "oob", createdAt: Date())
+                redirectURI: "oob", createdAt: Date())
 
             server.route("POST", "/access_token") { _ in
                 .form("error=invalid_request&error_description=Invalid+verifier+format.", status: 400)
@@ -279,7 +279,7 @@ import Testing
         let client = try Fixture.client(baseURL: "https://example.com")
         let pending = OAuth1PendingAuthorization(
             providerID: "test-oauth1", requestToken: "request-token", requestTokenSecret: "s",
-            callback: "http://127.0.0.1:5555/callback", createdAt: Date())
+            redirectURI: "http://127.0.0.1:5555/callback", createdAt: Date())
         func check(_ url: String) -> AuthKitError? {
             do {
                 _ = try client.verifier(from: URL(string: url)!, pending: pending)
@@ -330,9 +330,10 @@ import Testing
             server.route("POST", "/invalidate_token") { _ in .json(#"{"access_token":"at"}"#) }
             let credential = Credential(providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
             let plain = try Fixture.client(baseURL: server.baseURL)
-            await #expect(throws: AuthKitError.self) { _ = try await plain.refresh(credential) }
-            let revokeError = await #expect(throws: AuthKitError.self) { try await plain.revoke(credential) }
-            if case .unsupported? = revokeError {} else { Issue.record("expected unsupported, got \(String(describing: revokeError))") }
+            await #expect(throws: AuthKitError.signInRequired(credential.key, reason: .protocolHasNoRefresh)) {
+                _ = try await plain.refresh(credential)
+            }
+            await #expect(throws: AuthKitError.notSupported(providerID: "test-oauth1", .revocation)) { try await plain.revoke(credential) }
 
             let client = try Fixture.client(baseURL: server.baseURL, invalidate: true)
             try await client.revoke(credential)

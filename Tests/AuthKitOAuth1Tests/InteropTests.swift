@@ -101,7 +101,7 @@ struct InteropTests {
             let client = try OAuth1Client(
                 descriptor: Fixture.descriptor(baseURL: provider.baseURL),
                 settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: "not-the-secret"))
-            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(callback: nil) }
+            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(redirectURI: nil) }
             guard case .invalidResponse(.requestToken, _)? = error else {
                 // oauthlib answers 401 with an empty body.
                 Issue.record("unexpected \(String(describing: error))")

@@ -1,4 +1,5 @@
-import AuthKit
+@testable import AuthKit
+import AuthKitTestSupport
 import Crypto
 import Foundation
 #if canImport(FoundationNetworking)
@@ -21,9 +22,9 @@ enum Fixture {
     static func descriptor(baseURL: String, signatureMethod: String? = nil, requireCallbackConfirmed: Bool? = nil,
                            requestTokenParameters: [String: String]? = nil, invalidate: Bool = false,
                            authorizePath: String = "/authorize") -> ProviderDescriptor {
-        ProviderDescriptor(
+        testDescriptor(
             id: "test-oauth1", name: "Test OAuth1", protocol: .oauth1,
-            oauth1: OAuth1Endpoints(
+            oauth1: DescriptorFile.OAuth1(
                 requestTokenURL: baseURL + "/request_token", authorizeURL: baseURL + authorizePath,
                 authenticateURL: baseURL + "/authenticate", accessTokenURL: baseURL + "/access_token",
                 signatureMethod: signatureMethod, requestTokenParameters: requestTokenParameters,

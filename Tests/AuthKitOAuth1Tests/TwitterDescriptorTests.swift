@@ -17,11 +17,11 @@ import Testing
         #expect(oauth1.accessTokenURL == "https://api.x.com/oauth/access_token")
         #expect(oauth1.invalidateTokenURL == "https://api.x.com/1.1/oauth/invalidate_token")
         #expect(oauth1.signatureMethod == "HMAC-SHA1")
-        #expect(descriptor.redirect?.host == "127.0.0.1")
+        #expect(descriptor.redirect.host == "127.0.0.1")
 
         let client = try OAuth1Client(descriptor: descriptor, settings: ClientSettings(clientID: "key", clientSecret: "secret"))
         #expect(client.signer.signatureMethod == .hmacSHA1)
-        #expect(client.defaultCallbackURI?.absoluteString == "http://127.0.0.1:8765/callback")
+        #expect(client.defaultRedirectURI?.absoluteString == "http://127.0.0.1:8765/callback")
         #expect(!client.redirectPortIsFlexible)
     }
 

@@ -7,16 +7,16 @@ import AuthKitTestSupport
 @testable import AuthKit
 
 @Suite struct AuthenticatorTests {
-    func server(_ server: TestHTTPServer, issuer: IssuerSettings? = nil) -> ProviderDescriptor {
+    func server(_ server: TestHTTPServer, issuer: DescriptorFile.Issuer? = nil) -> ProviderDescriptor {
         server.route("POST", "/token") { request in
             let body = (try? formObject(request.bodyText)) ?? [:]
             guard body["code"] == "good-code" else { return .json(#"{"error":"invalid_grant"}"#, status: 400) }
             return .json(#"{"access_token":"at-123","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-1","scope":"read write"}"#)
         }
-        return ProviderDescriptor(
+        return testDescriptor(
             id: "local", name: "Local", protocol: .oauth2,
-            authorization: AuthorizationEndpoint(url: "\(server.baseURL)/authorize"),
-            token: TokenEndpoint(url: "\(server.baseURL)/token"), pkce: .s256, issuer: issuer)
+            authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/authorize"),
+            token: DescriptorFile.Token(url: "\(server.baseURL)/token"), pkce: .s256, issuer: issuer)
     }
 
     @Test func wholeFlowThroughAUserAgent() async throws {
@@ -69,7 +69,7 @@ import AuthKitTestSupport
 
     @Test func mixUpIsRejected() async throws {
         try await withServer { server in
-            let descriptor = self.server(server, issuer: IssuerSettings(identifier: "https://as.local", includedInResponse: true))
+            let descriptor = self.server(server, issuer: DescriptorFile.Issuer(identifier: "https://as.local", includedInResponse: true))
             let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c"))
             let agent = ScriptedUserAgent { p, redirect in
                 "\(redirect.absoluteString)?code=good-code&state=\(PercentEncoding.encode(p["state"] ?? ""))&iss=https%3A%2F%2Fattacker.example"

@@ -74,7 +74,7 @@ import Testing
             case .issuerMismatch: outcome = "issuerMismatch"
             case .missingIssuer: outcome = "missingIssuer"
             case .missingCode: outcome = "missingCode"
-            case .missingRequestToken, .requestTokenMismatch, .missingVerifier: outcome = "oauth1:\(error)"
+            case .missingRequestToken, .requestTokenMismatch, .missingVerifier, .outOfBandAttempt: outcome = "oauth1:\(error)"
             }
         } catch AuthKitError.authorizationFailed(let response) {
             outcome = "authorizationFailed:\(response.code)"
@@ -96,13 +96,13 @@ import Testing
             try JSONDecoder().decode([TokenResponseCase].self, from: Data(contentsOf: BadInputCorpusTests.corpus.appendingPathComponent("token-responses.json")))
         }
 
-        var response: HTTPResponse {
+        var response: IncomingResponse {
             var data = Data((body ?? "").utf8)
             if let spec = `repeat` {
                 data = Data(spec.prefix.utf8)
                 data.append(Data(repeating: spec.unit.utf8.first!, count: spec.count))
             }
-            return HTTPResponse(status: status, headers: contentType.isEmpty ? [] : [("Content-Type", contentType)], body: data)
+            return IncomingResponse(status: status, headers: contentType.isEmpty ? [] : [("Content-Type", contentType)], body: data)
         }
     }
 

@@ -53,21 +53,21 @@ import Testing
         #expect(qiita.token?.url == "https://qiita.com/api/v2/access_tokens")
         #expect(qiita.token?.encoding == .json)
         #expect(qiita.token?.successStatus == [201])
-        #expect(qiita.token?.response?.accessToken == "token")
+        #expect(qiita.token?.response.accessToken == "token")
         #expect(qiita.revocation?.method == "DELETE")
-        #expect(qiita.pkceMode == .none)
+        #expect(qiita.pkce == .none)
     }
 
     @Test func instagramIsDescribedAccurately() throws {
         let instagram = try bundledDescriptor("instagram")
         #expect(instagram.authorization?.url == "https://www.instagram.com/oauth/authorize")
         #expect(instagram.token?.url == "https://api.instagram.com/oauth/access_token")
-        #expect(instagram.scopeSeparator == ",")
-        #expect(instagram.redirect?.resolvedScheme == "https")
-        #expect(instagram.redirect?.appendedFragment == "_")
+        #expect(instagram.scopes.separator == ",")
+        #expect(instagram.redirect.scheme == "https" && instagram.redirect.schemeIsRequired)
+        #expect(instagram.redirect.appendedFragment == "_")
         #expect(instagram.followUp?.url == "https://graph.instagram.com/access_token")
-        #expect(instagram.followUp?.parameters?["grant_type"] == "ig_exchange_token")
-        #expect(instagram.refresh?.parameters?["grant_type"] == "ig_refresh_token")
+        #expect(instagram.followUp?.parameters["grant_type"] == "ig_exchange_token")
+        #expect(instagram.refresh?.parameters["grant_type"] == "ig_refresh_token")
     }
 
     @Test func missingEndpointIsNamed() {

@@ -8,7 +8,7 @@ import Testing
 @Suite struct HostileErrorTextTests {
     func message(_ body: String, status: Int = 400) -> String {
         do {
-            _ = try TokenResponseParser().parse(HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+            _ = try TokenResponseParser().parse(IncomingResponse(status: status, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
             return "accepted"
         } catch {
             return "\(error)"

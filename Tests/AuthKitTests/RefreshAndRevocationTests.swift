@@ -4,11 +4,11 @@ import AuthKitTestSupport
 @testable import AuthKit
 
 @Suite struct RefreshTests {
-    func descriptor(_ server: TestHTTPServer, revocation: RequestTemplate? = nil) -> ProviderDescriptor {
-        ProviderDescriptor(
+    func descriptor(_ server: TestHTTPServer, revocation: DescriptorFile.Template? = nil) -> ProviderDescriptor {
+        testDescriptor(
             id: "rotating", name: "Rotating", protocol: .oauth2,
-            authorization: AuthorizationEndpoint(url: "\(server.baseURL)/authorize"),
-            token: TokenEndpoint(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256,
+            authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/authorize"),
+            token: DescriptorFile.Token(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256,
             revocation: revocation)
     }
 
@@ -60,7 +60,8 @@ import AuthKitTestSupport
             await #expect {
                 try await client.refresh(expired)
             } throws: { error in
-                if case AuthKitError.providerError(.refresh, let r) = error { return r.code == "invalid_grant" }
+                // invalid_grant at refresh: the grant is gone, so the caller must show its sign-in.
+                if case AuthKitError.signInRequired(expired.key, .refreshRefused(let r)) = error { return r.code == "invalid_grant" }
                 return false
             }
             var noRefresh = expired
@@ -68,8 +69,7 @@ import AuthKitTestSupport
             await #expect {
                 try await client.refresh(noRefresh)
             } throws: { error in
-                if case AuthKitError.unsupported = error { return true }
-                return false
+                error as? AuthKitError == .signInRequired(noRefresh.key, reason: .noRefreshToken)
             }
             #expect(server.requests.count == 1)
         }
@@ -112,9 +112,9 @@ import AuthKitTestSupport
 
     /// A provider whose revocation is RFC 7009 with every default.
     func rfc7009Provider(_ server: TestHTTPServer) -> ProviderDescriptor {
-        ProviderDescriptor(
-            id: "p", name: "P", protocol: .oauth2, authorization: AuthorizationEndpoint(url: "\(server.baseURL)/a"),
-            token: TokenEndpoint(url: "\(server.baseURL)/token"), revocation: RequestTemplate(url: "\(server.baseURL)/revoke"))
+        testDescriptor(
+            id: "p", name: "P", protocol: .oauth2, authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/a"),
+            token: DescriptorFile.Token(url: "\(server.baseURL)/token"), revocation: DescriptorFile.Template(url: "\(server.baseURL)/revoke"))
     }
 
     @Test func rfc7009DefaultsWithClientAuthentication() async throws {
@@ -169,10 +169,10 @@ import AuthKitTestSupport
     @Test func providersWithoutRevocationSaySo() async throws {
         let client = try OAuth2Client(descriptor: bundledDescriptor("github"), settings: ClientSettings(clientID: "c"))
         await #expect {
-            try await client.revoke(credential)
+            try await client.revoke(Credential(providerID: "github", accessToken: "t"))
         } throws: { error in
-            if case AuthKitError.unsupported(let text) = error { return text.contains("GitHub") }
-            return false
+            guard error as? AuthKitError == .notSupported(providerID: "github", .revocation) else { return false }
+            return "\(error)".contains("github descriptor names no way to revoke")
         }
     }
 }

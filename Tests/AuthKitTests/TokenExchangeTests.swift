@@ -136,10 +136,10 @@ import AuthKitTestSupport
     @Test func basicAuthenticationVectorAndFormEncodingBeforeBase64() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"access_token":"at","token_type":"Bearer"}"#) }
-            let descriptor = ProviderDescriptor(
+            let descriptor = testDescriptor(
                 id: "rfc", name: "RFC", protocol: .oauth2,
-                authorization: AuthorizationEndpoint(url: "\(server.baseURL)/authorize"),
-                token: TokenEndpoint(url: "\(server.baseURL)/token"), pkce: .s256)
+                authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/authorize"),
+                token: DescriptorFile.Token(url: "\(server.baseURL)/token"), pkce: .s256)
             // security.md vector.
             let plain = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "CLIENT_ID", clientSecret: "CLIENT_SECRET"))
             _ = try await plain.exchange(code: "c", pending: pending(for: plain))
@@ -164,9 +164,9 @@ import AuthKitTestSupport
     @Test func publicClientSendsOnlyClientID() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"access_token":"at","token_type":"Bearer"}"#) }
-            let descriptor = ProviderDescriptor(
-                id: "pub", name: "Pub", protocol: .oauth2, authorization: AuthorizationEndpoint(url: "\(server.baseURL)/a"),
-                token: TokenEndpoint(url: "\(server.baseURL)/token", clientAuthentication: .basic), pkce: .required)
+            let descriptor = testDescriptor(
+                id: "pub", name: "Pub", protocol: .oauth2, authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/a"),
+                token: DescriptorFile.Token(url: "\(server.baseURL)/token", clientAuthentication: .basic), pkce: .required)
             let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "public-app"))
             _ = try await client.exchange(code: "c", pending: pending(for: client))
             let request = try #require(server.requests.last)
@@ -210,13 +210,13 @@ import AuthKitTestSupport
         (#"{"access_token":"a","token_type":"Bearer","expires_in":3599.5}"#, 3599.5),
     ])
     func expiresInAsNumberOrString(body: String, seconds: Double) async throws {
-        let fields = try TokenResponseParser().parse(HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+        let fields = try TokenResponseParser().parse(IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
         #expect(fields.expiresIn == seconds)
     }
 
     @Test func expiresInNullOrAbsentMeansUnknown() throws {
         for body in [#"{"access_token":"a","token_type":"Bearer","expires_in":null}"#, #"{"access_token":"a","token_type":"Bearer"}"#] {
-            let fields = try TokenResponseParser().parse(HTTPResponse(status: 200, body: Data(body.utf8)))
+            let fields = try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
             #expect(fields.expiresIn == nil)
         }
     }
@@ -225,7 +225,7 @@ import AuthKitTestSupport
     func expiresInOfOtherTypesIsAnError(value: String) {
         let body = #"{"access_token":"a","token_type":"Bearer","expires_in":\#(value)}"#
         #expect {
-            try TokenResponseParser().parse(HTTPResponse(status: 200, body: Data(body.utf8)))
+            try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
         } throws: { error in
             guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
             return reason.contains("expires_in")
@@ -234,22 +234,24 @@ import AuthKitTestSupport
 
     @Test func unknownFieldsAreKept() throws {
         let body = #"{"access_token":"a","token_type":"Bearer","created_at":1700000000,"team":{"id":"T1"},"id_token":null}"#
-        let fields = try TokenResponseParser().parse(HTTPResponse(status: 200, body: Data(body.utf8)))
+        let fields = try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
         #expect(fields.raw["created_at"] == .integer(1700000000))
         #expect(fields.raw["team"] == .object(["id": .string("T1")]))
     }
 
     @Test func tokenTypeIsRequiredUnlessRelaxed() throws {
         let body = Data(#"{"access_token":"a"}"#.utf8)
-        #expect(throws: AuthKitError.self) { try TokenResponseParser().parse(HTTPResponse(status: 200, body: body)) }
-        let relaxed = TokenResponseParser(mapping: TokenResponseMapping(requireTokenType: false))
-        #expect(try relaxed.parse(HTTPResponse(status: 200, body: body)).tokenType == nil)
+        #expect(throws: AuthKitError.self) { try TokenResponseParser().parse(IncomingResponse(status: 200, body: body)) }
+        var mapping = TokenResponseMapping.standard
+        mapping.requireTokenType = false
+        let relaxed = TokenResponseParser(mapping: mapping)
+        #expect(try relaxed.parse(IncomingResponse(status: 200, body: body)).tokenType == nil)
     }
 
     @Test func rfc6749ErrorBodyIsTyped() throws {
         let body = Data(#"{"error":"invalid_grant","error_description":"Code expired"}"#.utf8)
         #expect {
-            try TokenResponseParser().parse(HTTPResponse(status: 400, headers: [("Content-Type", "application/json")], body: body))
+            try TokenResponseParser().parse(IncomingResponse(status: 400, headers: [("Content-Type", "application/json")], body: body))
         } throws: { error in
             guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
             return response.code == "invalid_grant" && response.description == "Code expired" && response.status == 400
@@ -258,7 +260,7 @@ import AuthKitTestSupport
     }
 
     @Test func invalidClientAs401WithChallenge() throws {
-        let response = HTTPResponse(status: 401, headers: [("WWW-Authenticate", #"Basic realm="x", error="invalid_client""#)])
+        let response = IncomingResponse(status: 401, headers: [("WWW-Authenticate", #"Basic realm="x", error="invalid_client""#)])
         #expect {
             try TokenResponseParser().parse(response)
         } throws: { error in
@@ -268,12 +270,12 @@ import AuthKitTestSupport
     }
 
     @Test func htmlAndTruncatedBodiesAreUnusable() throws {
-        let cases: [(HTTPResponse, String)] = [
-            (HTTPResponse(status: 502, headers: [("Content-Type", "text/html")], body: Data("<html><title>Bad Gateway</title></html>".utf8)), "HTML page"),
-            (HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(#"{"access_token":"a","tok"#.utf8)), "malformed or truncated"),
-            (HTTPResponse(status: 200, body: Data("[1,2]".utf8)), "not an object"),
-            (HTTPResponse(status: 500, headers: [("Content-Type", "application/json")], body: Data("{}".utf8)), "HTTP 500"),
-            (HTTPResponse(status: 200, body: Data(#"{"access_token":42,"token_type":"Bearer"}"#.utf8)), "access_token"),
+        let cases: [(IncomingResponse, String)] = [
+            (IncomingResponse(status: 502, headers: [("Content-Type", "text/html")], body: Data("<html><title>Bad Gateway</title></html>".utf8)), "HTML page"),
+            (IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(#"{"access_token":"a","tok"#.utf8)), "malformed or truncated"),
+            (IncomingResponse(status: 200, body: Data("[1,2]".utf8)), "not an object"),
+            (IncomingResponse(status: 500, headers: [("Content-Type", "application/json")], body: Data("{}".utf8)), "HTTP 500"),
+            (IncomingResponse(status: 200, body: Data(#"{"access_token":42,"token_type":"Bearer"}"#.utf8)), "access_token"),
         ]
         for (response, fragment) in cases {
             #expect {
@@ -291,9 +293,9 @@ import AuthKitTestSupport
         try await server.start()
         let base = server.baseURL
         await server.stop()
-        let descriptor = ProviderDescriptor(
-            id: "down", name: "Down", protocol: .oauth2, authorization: AuthorizationEndpoint(url: "\(base)/a"),
-            token: TokenEndpoint(url: "\(base)/token"))
+        let descriptor = testDescriptor(
+            id: "down", name: "Down", protocol: .oauth2, authorization: DescriptorFile.Authorization(url: "\(base)/a"),
+            token: DescriptorFile.Token(url: "\(base)/token"))
         let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "top-secret"),
                                       httpClient: URLSessionHTTPClient(timeout: 5))
         await #expect {

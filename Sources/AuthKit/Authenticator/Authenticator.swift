@@ -7,10 +7,15 @@ import FoundationNetworking
 ///
 /// ``OAuth2Client`` (OAuth 2.0) and the `AuthKitOAuth1` module's client
 /// (OAuth 1.0a) both conform, so a caller signs in to Qiita and to Twitter with
-/// the same two calls and stores both results in the same ``CredentialStore``.
+/// the same calls and stores both results in the same ``CredentialStore``.
+/// What the two protocols share — the default redirect URI, the redirect
+/// scheme a provider accepts, running a ``UserAgent`` — lives once, in this
+/// protocol's extension.
 public protocol Authenticator: Sendable {
     /// The provider this authenticator talks to.
     var descriptor: ProviderDescriptor { get }
+    /// The client registration it uses (client id and secret, redirect URI, placeholders).
+    var settings: ClientSettings { get }
 
     /// Runs the whole authorization: builds the request, lets `userAgent` get
     /// the user's approval, checks the answer and exchanges it for a credential.
@@ -21,12 +26,12 @@ public protocol Authenticator: Sendable {
     /// `Authorization: OAuth` signature for OAuth 1.0a (RFC 5849 §3.5.1).
     func authorize(_ request: URLRequest, with credential: Credential) throws -> URLRequest
 
-    /// Returns a fresh credential for an expired one; throws
-    /// ``AuthKitError/unsupported(_:)`` when the provider cannot refresh it.
+    /// Returns a fresh credential for an expired one.
+    /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when it cannot be renewed.
     func refresh(_ credential: Credential) async throws -> Credential
 
-    /// Invalidates `credential` at the provider; throws
-    /// ``AuthKitError/unsupported(_:)`` when the descriptor names no way to.
+    /// Invalidates `credential` at the provider.
+    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor names no way to.
     func revoke(_ credential: Credential) async throws
 }
 
@@ -41,5 +46,73 @@ extension Authenticator {
     public func validCredential(_ credential: Credential, now: Date = Date()) async throws -> (credential: Credential, refreshed: Bool) {
         guard credential.isExpired(at: now) else { return (credential, false) }
         return (try await refresh(credential), true)
+    }
+
+    /// The redirect URI used when the caller gives none: the configured one,
+    /// else the descriptor's default (`http://127.0.0.1/callback`, with its
+    /// fixed port if it has one). `nil` when the configured value is `oob`, the
+    /// out-of-band flow of protocols that have one (RFC 5849 §2.1).
+    public var defaultRedirectURI: URL? {
+        if let configured = settings.redirectURI {
+            return configured == "oob" ? nil : URL(string: configured)
+        }
+        return descriptor.redirect.uri
+    }
+
+    /// True when a loopback listener may choose the port (RFC 8252 §7.3): no
+    /// configured redirect URI, and a descriptor default without a fixed port.
+    public var redirectPortIsFlexible: Bool {
+        settings.redirectURI == nil && descriptor.redirect.portIsFlexible
+    }
+
+    /// Refuses a redirect URI the provider is documented to refuse (Instagram
+    /// takes only `https`): it would fail only after the user has logged in.
+    package func checkRedirectScheme(_ uri: URL) throws {
+        let redirect = descriptor.redirect
+        guard redirect.schemeIsRequired, uri.scheme?.lowercased() != redirect.scheme else { return }
+        throw AuthKitError.unusableRedirectURI(
+            uri: uri.redactedForLogs,
+            reason: "\(descriptor.name) only accepts \(redirect.scheme) redirect URIs. Register one and pass it (for example \(redirect.uri.absoluteString)).")
+    }
+
+    /// Refuses a pending attempt another provider's client started.
+    package func checkAttempt(startedBy providerID: String) throws {
+        guard providerID == descriptor.id else {
+            throw AuthKitError.misuse(.attemptOfAnotherProvider(attempt: providerID, providerID: descriptor.id))
+        }
+    }
+
+    /// Runs `userAgent` for one attempt: `start` builds the authorization URL
+    /// (and the attempt to keep) for the redirect URI the agent chose;
+    /// `validate` tells a genuine answer from one to ignore. Returns the
+    /// agent's answer and the attempt it answers.
+    package func runUserAgent<Attempt: Sendable>(
+        _ userAgent: some UserAgent, redirectURI: URL?, portIsFlexible: Bool,
+        start: @escaping @Sendable (URL?) async throws -> (URL, Attempt),
+        validate: @escaping @Sendable (URL, Attempt) throws -> Void
+    ) async throws -> (UserAgentResult, Attempt) {
+        let attempt = LockedValue<Attempt?>(nil)
+        let session = AuthorizationSession(
+            providerName: descriptor.name,
+            redirectURI: redirectURI,
+            redirectPortIsFlexible: portIsFlexible,
+            makeAuthorizationURL: { redirect in
+                let (url, started) = try await start(redirect)
+                attempt.withLock { $0 = started }
+                return url
+            },
+            validateRedirect: { url in
+                guard let started = attempt.current else { throw AuthKitError.redirect(.missingState) }
+                do {
+                    try validate(url, started)
+                } catch AuthKitError.authorizationFailed {
+                    return // a genuine answer, carrying the provider's error (access_denied)
+                }
+            })
+        let result = try await userAgent.run(session)
+        guard let started = attempt.current else {
+            throw AuthKitError.misuse(.userAgentBrokeProtocol("it returned without asking for the authorization URL."))
+        }
+        return (result, started)
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Something that shows the user an authorization URL and hands back where the
 /// provider sent them: the system browser with a loopback listener, a person
 /// pasting the URL from the address bar, or a test that plays the user.
@@ -6,4 +8,48 @@
 /// embedded web view that could read the user's password.
 public protocol UserAgent: Sendable {
     func run(_ session: AuthorizationSession) async throws -> UserAgentResult
+}
+
+/// What a ``UserAgent`` brings back.
+public enum UserAgentResult: Sendable, Hashable {
+    /// The full redirect URL the provider sent the browser to, and the redirect
+    /// URI the agent used (which may differ from the requested one in its port).
+    case redirect(URL, redirectURI: URL)
+    /// A verification code the user typed (OAuth 1.0a out-of-band PIN, RFC 5849 §2.1 `oob`).
+    case verificationCode(String)
+}
+
+/// What a ``UserAgent`` is asked to do: get the user to approve, and bring back
+/// the provider's answer.
+///
+/// The agent decides the final redirect URI (a loopback listener knows its port
+/// only once it is bound) and passes it to ``makeAuthorizationURL``, which builds
+/// the URL to open — for OAuth 1.0a that call also fetches the request token,
+/// because the callback is registered in that step (RFC 5849 §2.1).
+public struct AuthorizationSession: Sendable {
+    /// The provider's display name, for prompts and the browser page ("Signed in to Qiita").
+    public var providerName: String
+    /// The redirect the provider expects. `nil` means out-of-band: the provider
+    /// shows a code (OAuth 1.0a PIN) that the user types in.
+    public var redirectURI: URL?
+    /// The redirect's port may be chosen by the agent (RFC 8252 §7.3: any port
+    /// on loopback); otherwise the agent must use ``redirectURI`` exactly.
+    public var redirectPortIsFlexible: Bool
+    /// Builds the URL the user opens, given the redirect URI the agent will listen on.
+    public var makeAuthorizationURL: @Sendable (_ redirectURI: URL?) async throws -> URL
+    /// Checks that a URL arriving at the redirect answers this attempt (target,
+    /// `state`, `iss`). Throws ``AuthKitError/redirect(_:)`` for a URL that must
+    /// be ignored (a loopback listener keeps waiting); returns for the genuine
+    /// answer, including a genuine error answer such as `access_denied`.
+    public var validateRedirect: @Sendable (URL) throws -> Void
+
+    public init(providerName: String, redirectURI: URL?, redirectPortIsFlexible: Bool,
+                makeAuthorizationURL: @escaping @Sendable (URL?) async throws -> URL,
+                validateRedirect: @escaping @Sendable (URL) throws -> Void) {
+        self.providerName = providerName
+        self.redirectURI = redirectURI
+        self.redirectPortIsFlexible = redirectPortIsFlexible
+        self.makeAuthorizationURL = makeAuthorizationURL
+        self.validateRedirect = validateRedirect
+    }
 }

@@ -5,8 +5,8 @@ import Foundation
 ///
 /// `$AUTHKIT_HOME` if set; else `$XDG_CONFIG_HOME/authkit`; else
 /// `~/.config/authkit` (the XDG Base Directory default).
-public enum AuthKitHome {
-    public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+package enum AuthKitHome {
+    package static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         if let home = environment["AUTHKIT_HOME"], !home.isEmpty {
             return URL(fileURLWithPath: home, isDirectory: true)
         }

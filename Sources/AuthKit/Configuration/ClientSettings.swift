@@ -30,15 +30,20 @@ public struct ClientSettings: Codable, Sendable, Hashable {
     }
 
     /// `AUTHKIT_QIITA` for `qiita`; append `_CLIENT_ID` and so on.
-    public static func environmentPrefix(for providerID: String) -> String {
+    package static func environmentPrefix(for providerID: String) -> String {
         let upper = providerID.uppercased().unicodeScalars.map { scalar -> Character in
             (("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)) ? Character(scalar) : "_"
         }
         return "AUTHKIT_" + String(upper)
     }
 
+    /// The variable holding placeholder `name` of `providerID`: `AUTHKIT_QIITA_TEAM_TEAM`.
+    package static func placeholderVariable(providerID: String, name: String) -> String {
+        environmentPrefix(for: providerID) + "_" + environmentPrefix(for: name).dropFirst("AUTHKIT_".count)
+    }
+
     /// Reads the values for `providerID` from the environment.
-    public static func fromEnvironment(providerID: String, placeholderNames: [String],
+    package static func fromEnvironment(providerID: String, placeholderNames: [String],
                                        environment: [String: String]) -> ClientSettings {
         let prefix = environmentPrefix(for: providerID)
         func value(_ suffix: String) -> String? {
@@ -47,7 +52,7 @@ public struct ClientSettings: Codable, Sendable, Hashable {
         }
         var placeholders = [String: String]()
         for name in placeholderNames {
-            if let found = value(environmentPrefix(for: name).dropFirst("AUTHKIT_".count).description) {
+            if let found = environment[placeholderVariable(providerID: providerID, name: name)], !found.isEmpty {
                 placeholders[name] = found
             }
         }
@@ -57,7 +62,7 @@ public struct ClientSettings: Codable, Sendable, Hashable {
     }
 
     /// Merges `self` over `fallback`, field by field.
-    public func merged(over fallback: ClientSettings) -> ClientSettings {
+    package func merged(over fallback: ClientSettings) -> ClientSettings {
         ClientSettings(
             clientID: clientID ?? fallback.clientID,
             clientSecret: clientSecret ?? fallback.clientSecret,
@@ -68,7 +73,7 @@ public struct ClientSettings: Codable, Sendable, Hashable {
     }
 
     /// Caller values, then environment, then configuration file.
-    public static func resolve(
+    package static func resolve(
         providerID: String, placeholderNames: [String] = [], explicit: ClientSettings = ClientSettings(),
         environment: [String: String] = ProcessInfo.processInfo.environment,
         configuration: UserConfiguration? = nil
@@ -87,13 +92,8 @@ public struct ClientSettings: Codable, Sendable, Hashable {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> ClientSettings {
         let configuration = try UserConfiguration.load(home: AuthKitHome.directory(environment: environment))
-        return resolve(providerID: descriptor.id, placeholderNames: (descriptor.placeholders ?? [:]).keys.sorted(),
+        return resolve(providerID: descriptor.id, placeholderNames: descriptor.placeholders.keys.sorted(),
                        explicit: explicit, environment: environment, configuration: configuration)
-    }
-
-    /// The sentence that tells a user every way to set `field` for `providerID`.
-    public static func hint(providerID: String, field: String, flag: String, environmentSuffix: String) -> String {
-        "Pass \(flag), set \(environmentPrefix(for: providerID))_\(environmentSuffix), or add \"\(field)\" under \"providers\".\"\(providerID)\" in $AUTHKIT_HOME/config.json."
     }
 }
 

@@ -6,16 +6,16 @@ import Foundation
 ///
 /// It may hold client secrets, so AuthKit warns when the file is readable by
 /// other users (see ``FileCredentialStore`` for the same rule on credentials).
-public struct UserConfiguration: Codable, Sendable, Hashable {
-    public var providers: [String: ClientSettings]?
+package struct UserConfiguration: Codable, Sendable, Hashable {
+    package var providers: [String: ClientSettings]?
 
-    public init(providers: [String: ClientSettings]? = nil) {
+    package init(providers: [String: ClientSettings]? = nil) {
         self.providers = providers
     }
 
     /// Loads `config.json` from `home`; a missing file is an empty configuration.
     /// - Throws: ``AuthKitError/invalidFile(_:)`` naming the file and field when it is malformed.
-    public static func load(home: URL) throws -> UserConfiguration {
+    package static func load(home: URL) throws -> UserConfiguration {
         let url = home.appendingPathComponent("config.json")
         guard FileManager.default.fileExists(atPath: url.path) else { return UserConfiguration() }
         do {

@@ -85,8 +85,24 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
 
     /// Shows at most the last four characters of a secret, and only when it is
     /// long enough (≥ 16) that four characters reveal next to nothing.
-    public static func mask(_ secret: String) -> String {
+    package static func mask(_ secret: String) -> String {
         guard secret.count >= 16 else { return "••••" }
         return "••••" + secret.suffix(4)
+    }
+}
+
+/// Identifies one stored credential: a provider and an optional account label.
+public struct CredentialKey: Hashable, Sendable, Codable, CustomStringConvertible {
+    public var providerID: String
+    /// `nil` is the provider's default account.
+    public var label: String?
+
+    public init(providerID: String, label: String? = nil) {
+        self.providerID = providerID
+        self.label = label
+    }
+
+    public var description: String {
+        label.map { "\(providerID) (\($0))" } ?? providerID
     }
 }

@@ -59,7 +59,7 @@ public enum JSONValue: Codable, Sendable, Hashable {
     }
 
     /// A short name of the JSON type, for error messages ("expected a number, got an object").
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"

@@ -2,14 +2,12 @@ import Foundation
 
 /// Reads descriptor files and turns every kind of failure into a
 /// ``FileIssue`` that names the file and the field.
-public struct DescriptorLoader: Sendable {
-    public var validator = DescriptorValidator()
-
-    public init() {}
+package struct DescriptorLoader: Sendable {
+    package init() {}
 
     /// Loads, decodes and validates one file.
     /// - Throws: ``AuthKitError/invalidFile(_:)`` listing every problem found.
-    public func load(contentsOf url: URL) throws -> ProviderDescriptor {
+    package func load(contentsOf url: URL) throws -> ProviderDescriptor {
         let data: Data
         do {
             data = try Data(contentsOf: url)
@@ -22,10 +20,10 @@ public struct DescriptorLoader: Sendable {
     }
 
     /// Decodes and validates descriptor JSON; `file` names it in errors.
-    public func decode(_ data: Data, file: String) throws -> ProviderDescriptor {
-        let descriptor: ProviderDescriptor
+    package func decode(_ data: Data, file: String) throws -> ProviderDescriptor {
+        let descriptor: DescriptorFile
         do {
-            descriptor = try JSONDecoder().decode(ProviderDescriptor.self, from: data)
+            descriptor = try JSONDecoder().decode(DescriptorFile.self, from: data)
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
                 throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "is not valid JSON: \(Self.syntaxError(in: data))")])
@@ -35,15 +33,15 @@ public struct DescriptorLoader: Sendable {
             throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: Self.reason(error))])
         }
         var issues = unknownMembers(in: data, descriptor: descriptor, file: file)
-        issues += validator.validate(descriptor, file: file)
+        issues += DescriptorValidator().validate(descriptor, file: file)
         guard issues.isEmpty else { throw AuthKitError.invalidFile(issues) }
-        return descriptor
+        return descriptor.resolved(source: file)
     }
 
     /// Members the format does not define, found by re-encoding the decoded
     /// descriptor and comparing: a typo such as `sendRedirectUri` would
     /// otherwise be ignored silently and the default used.
-    private func unknownMembers(in data: Data, descriptor: ProviderDescriptor, file: String) -> [FileIssue] {
+    private func unknownMembers(in data: Data, descriptor: DescriptorFile, file: String) -> [FileIssue] {
         guard let raw = try? JSONDecoder().decode(JSONValue.self, from: data),
               let reencoded = try? JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(descriptor))
         else { return [] }

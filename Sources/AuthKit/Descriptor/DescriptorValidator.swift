@@ -7,15 +7,14 @@ import Foundation
 ///
 /// Every problem is collected, not just the first, so `authkit providers
 /// validate` can list them all.
-public struct DescriptorValidator: Sendable {
+struct DescriptorValidator: Sendable {
     /// Variables the flow engine fills in at run time (see ``RequestTemplate``).
-    public static let runtimeVariables: Set<String> = [
+    static let runtimeVariables: Set<String> = [
         "access_token", "refresh_token", "client_id", "client_secret", "redirect_uri",
     ]
 
-    public init() {}
 
-    public func validate(_ descriptor: ProviderDescriptor, file: String) -> [FileIssue] {
+    func validate(_ descriptor: DescriptorFile, file: String) -> [FileIssue] {
         var issues = [FileIssue]()
         func issue(_ field: String, _ problem: String) {
             issues.append(FileIssue(file: file, field: field, problem: problem))
@@ -94,8 +93,9 @@ public struct DescriptorValidator: Sendable {
             if let path = redirect.path, !path.hasPrefix("/") {
                 issue("redirect.path", "'\(path)' must start with '/'.")
             }
-            if redirect.resolvedScheme == "http", !Self.isLoopback(host: redirect.resolvedHost) {
-                issue("redirect.host", "an http redirect must go to a loopback address (127.0.0.1 or [::1], RFC 8252 §7.3); '\(redirect.resolvedHost)' is not one.")
+            let scheme = redirect.scheme?.lowercased() ?? "http", host = redirect.host ?? "127.0.0.1"
+            if scheme == "http", !Self.isLoopback(host: host) {
+                issue("redirect.host", "an http redirect must go to a loopback address (127.0.0.1 or [::1], RFC 8252 §7.3); '\(host)' is not one.")
             }
         }
         if let separator = descriptor.scopes?.separator, separator.isEmpty {
@@ -109,7 +109,7 @@ public struct DescriptorValidator: Sendable {
     private static let idCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789-_")
 
     /// True for `127.0.0.0/8`, `::1` (bracketed or not) and `localhost`.
-    public static func isLoopback(host: String) -> Bool {
+    package static func isLoopback(host: String) -> Bool {
         let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         if host == "localhost" || host == "::1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)

@@ -4,17 +4,17 @@
 /// Dots separate object members and `[n]` indexes arrays. Providers put the
 /// token in different places; the descriptor names the place instead of code
 /// naming the provider.
-public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
+package struct FieldPath: Sendable, Hashable, CustomStringConvertible {
     enum Component: Hashable, Sendable {
         case member(String)
         case index(Int)
     }
 
-    public let description: String
+    package let description: String
     let components: [Component]
 
     /// Parses `text`; returns `nil` for an empty path, an empty member or a bad index.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var components = [Component]()
         for segment in text.split(separator: ".", omittingEmptySubsequences: false) {
             var rest = Substring(segment)
@@ -37,7 +37,7 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value at this path in `object`, or `nil` when any step is missing.
-    public func value(in object: [String: JSONValue]) -> JSONValue? {
+    package func value(in object: [String: JSONValue]) -> JSONValue? {
         var current = JSONValue.object(object)
         for component in components {
             switch (component, current) {
@@ -53,4 +53,69 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
         }
         return current
     }
+}
+
+/// One or more ``FieldPath``s tried in order; the first present value wins.
+///
+/// In JSON either a string (`"token"`) or an array
+/// (`["access_token", "data[0].access_token"]`: Instagram documents one shape
+/// and sends the other).
+package struct FieldPaths: Codable, Sendable, Hashable, ExpressibleByStringLiteral, ExpressibleByArrayLiteral {
+    package var paths: [FieldPath]
+
+    package init(_ paths: [FieldPath]) { self.paths = paths }
+
+    package init(stringLiteral value: String) {
+        self.paths = FieldPath(value).map { [$0] } ?? []
+    }
+
+    package init(arrayLiteral elements: String...) {
+        self.paths = elements.compactMap(FieldPath.init)
+    }
+
+    package init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let texts: [String]
+        if let single = try? container.decode(String.self) {
+            texts = [single]
+        } else {
+            texts = try container.decode([String].self)
+        }
+        guard !texts.isEmpty else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected at least one field path")
+        }
+        self.paths = try texts.map { text in
+            guard let path = FieldPath(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container,
+                    debugDescription: "'\(text)' is not a field path; write names separated by dots, with [n] for array elements, e.g. data[0].access_token")
+            }
+            return path
+        }
+    }
+
+    package func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if paths.count == 1 { try container.encode(paths[0].description) } else { try container.encode(paths.map(\.description)) }
+    }
+
+    /// The text of the first path holding a string or number: Instagram's Graph
+    /// errors have an object at `error` and the code at `error.type`.
+    package func firstScalar(in object: [String: JSONValue]) -> String? {
+        for path in paths {
+            if let text = path.value(in: object)?.scalarText, !text.isEmpty { return text }
+        }
+        return nil
+    }
+
+    /// The first value found, with the path that found it.
+    package func firstValue(in object: [String: JSONValue]) -> (path: FieldPath, value: JSONValue)? {
+        for path in paths {
+            if let value = path.value(in: object), value != .null { return (path, value) }
+        }
+        return nil
+    }
+
+    /// `'a' or 'b'`, for messages.
+    package var alternatives: String { paths.map(\.description).joined(separator: "' or '") }
 }

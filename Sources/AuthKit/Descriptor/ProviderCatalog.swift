@@ -10,22 +10,23 @@ import Foundation
 /// rather than silently falling back to a bundled file the user meant to replace.
 public struct ProviderCatalog: Sendable {
     /// A loaded descriptor and the file it came from.
-    public struct Entry: Sendable, Hashable {
-        public var descriptor: ProviderDescriptor
+    package struct Entry: Sendable, Hashable {
+        package var descriptor: ProviderDescriptor
         /// The file's path; bundled descriptors show `(bundled) providers/<name>.json`.
-        public var file: String
+        package var file: String { descriptor.source }
     }
 
-    public private(set) var entries: [String: Entry] = [:]
+    package private(set) var entries: [String: Entry] = [:]
     /// Problems of files that failed to load, by the file's base name.
     public private(set) var problems: [String: [FileIssue]] = [:]
 
     /// Loads the compiled-in descriptors (when `includeBundled`), then every
     /// `*.json` in `directories` (except `schema.json`), in order. Missing
     /// directories are skipped: a user without overrides has none.
-    public init(includeBundled: Bool = false, directories: [URL], loader: DescriptorLoader = DescriptorLoader()) {
+    public init(includeBundled: Bool = false, directories: [URL]) {
+        let loader = DescriptorLoader()
         if includeBundled {
-            for file in BundledProviders.files {
+            for file in Self.bundledFiles {
                 add(data: file.data, path: file.path, stem: Self.stem(of: file.path), loader: loader)
             }
         }
@@ -49,7 +50,7 @@ public struct ProviderCatalog: Sendable {
             let descriptor = try loader.decode(data, file: path)
             problems[stem] = nil
             problems[descriptor.id] = nil
-            entries[descriptor.id] = Entry(descriptor: descriptor, file: path)
+            entries[descriptor.id] = Entry(descriptor: descriptor)
         } catch AuthKitError.invalidFile(let issues) {
             problems[stem] = issues
             entries[stem] = nil
@@ -70,7 +71,7 @@ public struct ProviderCatalog: Sendable {
         additional: [URL] = [], environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> ProviderCatalog {
         var directories = [URL]()
-        let override = BundledProviders.directoryOverride(environment: environment)
+        let override = bundledDirectoryOverride(environment: environment)
         if let override { directories.append(override) }
         directories.append(AuthKitHome.directory(environment: environment).appendingPathComponent("providers", isDirectory: true))
         directories += additional
@@ -90,7 +91,7 @@ public struct ProviderCatalog: Sendable {
     }
 
     /// Known ids within a small edit distance of `id`, nearest first.
-    public func suggestions(for id: String) -> [String] {
+    package func suggestions(for id: String) -> [String] {
         let scored = ids.map { ($0, Self.editDistance(id.lowercased(), $0)) }
         let limit = max(2, id.count / 3)
         return scored.filter { $0.1 <= limit || $0.0.hasPrefix(id.lowercased()) }
@@ -110,5 +111,21 @@ public struct ProviderCatalog: Sendable {
             previous = current
         }
         return previous[b.count]
+    }
+
+    // MARK: - Bundled descriptors
+
+    /// The descriptors that ship with AuthKit: the repository's `providers/*.json`,
+    /// compiled in by `scripts/embed-providers` (see `BundledDescriptors`), so
+    /// they need no resource bundle at run time. Each is (display path, JSON).
+    package static var bundledFiles: [(path: String, data: Data)] {
+        BundledDescriptors.files.map { ("(bundled) providers/\($0.name)", Data($0.json.utf8)) }
+    }
+
+    /// `$AUTHKIT_BUNDLED_PROVIDERS`: a directory that replaces the compiled-in
+    /// descriptors, for packagers who install the files under `share/` and for tests.
+    package static func bundledDirectoryOverride(environment: [String: String]) -> URL? {
+        guard let path = environment["AUTHKIT_BUNDLED_PROVIDERS"], !path.isEmpty else { return nil }
+        return URL(fileURLWithPath: path, isDirectory: true)
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything AuthKit knows about one provider, loaded from `providers/<id>.json`.
 ///
 /// Provider differences live here as named options, never as code that tests a
@@ -6,53 +8,56 @@
 /// documented field by field in README.md and as JSON Schema in
 /// `providers/schema.json`. Client ids and secrets are not part of it; see
 /// ``ClientSettings``.
-public struct ProviderDescriptor: Codable, Sendable, Hashable {
-    /// Lowercase identifier, the file's base name by convention: `qiita`.
-    public var id: String
-    /// Human-readable name for messages: `Qiita`. Absent: the id.
-    public var name: String?
-    public var `protocol`: ProtocolKind
+///
+/// This is the *resolved* descriptor: every value the file left out has its
+/// default (applied in one place, `DescriptorFile.resolved(source:)`), so the
+/// engines never repeat a fallback. Get one from a ``ProviderCatalog``, or
+/// from JSON with ``init(json:source:)``. Only what an app needs to show is
+/// public; the endpoints and options are for the flow engines.
+public struct ProviderDescriptor: Sendable, Hashable {
+    /// Lowercase identifier, the file's base name: `qiita`.
+    public package(set) var id: String
+    /// Human-readable name for messages: `Qiita` (the id when the file has none).
+    public package(set) var name: String
+    public package(set) var `protocol`: ProtocolKind
     /// Where the provider documents its OAuth API.
-    public var documentation: String?
+    public package(set) var documentation: String?
+
+    /// The file this descriptor was read from, for error messages.
+    package var source: String
     /// Host placeholders used as `{name}` in URLs.
-    public var placeholders: [String: PlaceholderSpec]?
-    public var redirect: RedirectSettings?
-    public var scopes: ScopeSettings?
+    package var placeholders: [String: PlaceholderSpec]
+    package var redirect: RedirectSettings
+    package var scopes: ScopeSettings
 
-    // MARK: OAuth 2.0
-    public var authorization: AuthorizationEndpoint?
-    public var token: TokenEndpoint?
-    /// PKCE support (RFC 7636). Absent means `none`, so a descriptor never
-    /// claims support the provider lacks; bundled descriptors say it explicitly.
-    public var pkce: PKCEMode?
-    public var issuer: IssuerSettings?
+    // OAuth 2.0: `authorization` and `token` are present for every OAuth 2.0 descriptor.
+    package var authorization: AuthorizationEndpoint?
+    package var token: TokenEndpoint?
+    package var pkce: PKCEMode
+    package var issuer: IssuerSettings?
     /// A second call that turns the first token into the one to keep
-    /// (Instagram's short-lived → long-lived exchange). Defaults: `GET` when
-    /// `encoding` is `query`, else `POST`; success `200`; the answer mapped by
-    /// `response`; fields it lacks (refresh token, scopes) carried over.
-    public var followUp: RequestTemplate?
-    /// How to refresh. Absent: RFC 6749 §6 at the token endpoint
-    /// (`grant_type=refresh_token`), used when a refresh token was issued.
-    public var refresh: RequestTemplate?
-    /// How to revoke. Defaults are RFC 7009 §2.1: `POST` form
-    /// `token={access_token}&token_type_hint=access_token` with the token
-    /// endpoint's client authentication, success `200`.
-    public var revocation: RequestTemplate?
+    /// (Instagram's short-lived → long-lived exchange); fields its answer
+    /// lacks (refresh token, scopes) are carried over.
+    package var followUp: RequestTemplate?
+    /// A provider's own refresh call. `nil`: RFC 6749 §6 at the token endpoint.
+    package var refresh: RequestTemplate?
+    /// How to revoke; RFC 7009 §2.1 when the file gives only a URL. `nil`: revocation is not possible.
+    package var revocation: RequestTemplate?
 
-    // MARK: OAuth 1.0a
-    public var oauth1: OAuth1Endpoints?
+    // OAuth 1.0a
+    package var oauth1: OAuth1Endpoints?
 
-    public init(
-        id: String, name: String? = nil, protocol: ProtocolKind, documentation: String? = nil,
-        placeholders: [String: PlaceholderSpec]? = nil, redirect: RedirectSettings? = nil,
-        scopes: ScopeSettings? = nil, authorization: AuthorizationEndpoint? = nil, token: TokenEndpoint? = nil,
-        pkce: PKCEMode? = nil, issuer: IssuerSettings? = nil, followUp: RequestTemplate? = nil,
-        refresh: RequestTemplate? = nil, revocation: RequestTemplate? = nil, oauth1: OAuth1Endpoints? = nil
+    package init(
+        id: String, name: String, protocol: ProtocolKind, documentation: String?, source: String,
+        placeholders: [String: PlaceholderSpec], redirect: RedirectSettings, scopes: ScopeSettings,
+        authorization: AuthorizationEndpoint?, token: TokenEndpoint?, pkce: PKCEMode, issuer: IssuerSettings?,
+        followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?, oauth1: OAuth1Endpoints?
     ) {
         self.id = id
         self.name = name
         self.protocol = `protocol`
         self.documentation = documentation
+        self.source = source
         self.placeholders = placeholders
         self.redirect = redirect
         self.scopes = scopes
@@ -66,9 +71,76 @@ public struct ProviderDescriptor: Codable, Sendable, Hashable {
         self.oauth1 = oauth1
     }
 
-    /// ``name``, or the id when the descriptor has none.
-    public var displayName: String { name ?? id }
+    /// Reads and validates descriptor JSON, as if it were a file named `source`.
+    /// - Throws: ``AuthKitError/invalidFile(_:)`` listing every problem, each
+    ///   with the field and what to do.
+    public init(json: Data, source: String = "<memory>") throws {
+        self = try DescriptorLoader().decode(json, file: source)
+    }
 
-    public var pkceMode: PKCEMode { pkce ?? .none }
-    public var scopeSeparator: String { scopes?.resolvedSeparator ?? " " }
+    /// Reads and validates a descriptor file.
+    /// - Throws: ``AuthKitError/invalidFile(_:)`` naming the file and every problem.
+    public init(contentsOf url: URL) throws {
+        self = try DescriptorLoader().load(contentsOf: url)
+    }
+
+    /// The descriptor as a file with every default written out: loading it
+    /// again gives an equal descriptor.
+    package func encodedAsFile() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(DescriptorFile(self))
+    }
+}
+
+/// The protocol a provider speaks; chooses the flow engine that runs it.
+public enum ProtocolKind: String, Codable, Sendable, Hashable, CaseIterable {
+    /// OAuth 2.0 authorization code grant (RFC 6749 §4.1), with PKCE (RFC 7636) where supported.
+    case oauth2
+    /// OAuth 1.0a three-legged flow (RFC 5849), as Twitter/X uses it.
+    case oauth1
+}
+
+/// Whether the provider supports Proof Key for Code Exchange (RFC 7636).
+///
+/// AuthKit only ever sends `S256`: RFC 9700 §2.1.1 says clients SHOULD NOT use
+/// `plain` when S256 is possible, and every PKCE server supports S256.
+package enum PKCEMode: String, Codable, Sendable, Hashable, CaseIterable {
+    /// The provider does not support PKCE; no challenge is sent.
+    case none
+    /// S256 is supported and used.
+    case s256 = "S256"
+    /// S256 is required by the provider; used as with `S256`.
+    case required
+
+    package var isEnabled: Bool { self != .none }
+}
+
+/// The authorization server's issuer identifier, for mix-up protection (RFC 9207).
+package struct IssuerSettings: Sendable, Hashable {
+    /// The issuer identifier (RFC 8414 §2 `issuer`), compared by simple string comparison.
+    package var identifier: String
+    /// The server sends `iss` in every authorization response
+    /// (`authorization_response_iss_parameter_supported`); a response without one is rejected.
+    package var includedInResponse: Bool
+}
+
+/// How the provider spells scopes.
+package struct ScopeSettings: Sendable, Hashable {
+    /// Joins scopes in the authorize URL (RFC 6749 §3.3: a space; Instagram uses `,`).
+    package var separator: String
+    /// Requested when the caller asks for none.
+    package var `default`: [String]
+    /// Scopes the provider documents, for help texts.
+    package var known: [String]
+}
+
+/// A value that varies per user and appears as `{name}` in endpoint URLs:
+/// Qiita Team's `{team}`, Microsoft's `{tenant}`, GitLab's `{host}`.
+/// The same in the file and resolved: both members are optional by meaning.
+package struct PlaceholderSpec: Codable, Sendable, Hashable {
+    /// Tells the user what to supply ("your Qiita Team name").
+    package var description: String?
+    /// Used when the user supplies nothing; without one the value is required.
+    package var `default`: String?
 }

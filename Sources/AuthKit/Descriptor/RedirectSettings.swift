@@ -6,45 +6,33 @@ import Foundation
 /// A caller may always pass its own redirect URI (a web backend's `https` URL,
 /// a custom scheme such as `myapp:///cb`); these settings describe the default
 /// and what the provider accepts.
-public struct RedirectSettings: Codable, Sendable, Hashable {
-    /// Default `http`. When set, the only scheme the provider accepts: a
-    /// caller's redirect URI with another scheme is refused up front
-    /// (Instagram requires `https` even for `localhost`).
-    public var scheme: String?
-    /// Default `127.0.0.1` (RFC 8252 §8.3: not `localhost`).
-    public var host: String?
-    /// A fixed port the provider has registered; `null` or absent means any free port.
-    public var port: Int?
-    /// Default `/callback`.
-    public var path: String?
+package struct RedirectSettings: Sendable, Hashable {
+    /// The default redirect URI's scheme, lowercased.
+    package var scheme: String
+    /// The file named a scheme: then it is the only one the provider accepts,
+    /// and a caller's redirect URI with another is refused before the browser
+    /// opens (Instagram requires `https` even for `localhost`).
+    package var schemeIsRequired: Bool
+    /// RFC 8252 §8.3: the loopback IP literal rather than `localhost`.
+    package var host: String
+    /// A fixed port the provider has registered; `nil` means any free port.
+    package var port: Int?
+    package var path: String
     /// A fragment the provider appends to the redirect, stripped before
     /// parsing: Instagram appends `#_`, so its descriptor says `"_"`.
-    public var appendedFragment: String?
-
-    public init(scheme: String? = nil, host: String? = nil, port: Int? = nil, path: String? = nil,
-                appendedFragment: String? = nil) {
-        self.scheme = scheme
-        self.host = host
-        self.port = port
-        self.path = path
-        self.appendedFragment = appendedFragment
-    }
+    package var appendedFragment: String?
 
     /// The default redirect URI these settings describe:
     /// `http://127.0.0.1/callback`, with the fixed port if there is one.
-    public var uri: URL {
+    package var uri: URL {
         var components = URLComponents()
-        components.scheme = resolvedScheme
-        components.host = resolvedHost
+        components.scheme = scheme
+        components.host = host
         components.port = port
-        components.path = resolvedPath
+        components.path = path
         return components.url ?? URL(string: "http://127.0.0.1/callback")!
     }
 
     /// A loopback listener may pick the port (RFC 8252 §7.3): no fixed port, plain http.
-    public var portIsFlexible: Bool { port == nil && resolvedScheme == "http" }
-
-    public var resolvedScheme: String { scheme?.lowercased() ?? "http" }
-    public var resolvedHost: String { host ?? "127.0.0.1" }
-    public var resolvedPath: String { path ?? "/callback" }
+    package var portIsFlexible: Bool { port == nil && scheme == "http" }
 }

@@ -2,41 +2,27 @@
 /// token exchange, its refresh, Qiita's `DELETE` revocation.
 ///
 /// Parameter values, header values and the URL may contain variables in braces,
-/// filled in when the call is made:
-/// `{access_token}`, `{refresh_token}`, `{client_id}`, `{client_secret}`,
-/// `{redirect_uri}`, and the descriptor's host placeholders (`{team}`).
-/// Every member but `url` is optional; the context (refresh, revocation,
-/// follow-up) supplies the defaults documented on the descriptor field.
-public struct RequestTemplate: Codable, Sendable, Hashable {
-    public var url: String
-    /// HTTP method. Default `POST`, or `GET` when `encoding` is `query`.
-    public var method: String?
-    /// Where the parameters go. Default `form`.
-    public var encoding: BodyEncoding?
-    public var parameters: [String: String]?
-    public var headers: [String: String]?
-    /// Default: the token endpoint's client authentication.
-    public var clientAuthentication: ClientAuthentication?
-    /// HTTP statuses that mean success. Default `[200]`.
-    public var successStatus: [Int]?
-    /// Where the answer's fields are, when the call returns a token.
-    public var response: TokenResponseMapping?
+/// filled in when the call is made: `{access_token}`, `{refresh_token}`,
+/// `{client_id}`, `{client_secret}`, `{redirect_uri}`, and the descriptor's
+/// host placeholders (`{team}`). Only descriptor text is ever rendered; values
+/// substituted into it are not scanned again.
+package struct RequestTemplate: Sendable, Hashable {
+    package var url: String
+    /// `POST`, or `GET` when `encoding` is `query` (unless the file says otherwise).
+    package var method: String
+    package var encoding: BodyEncoding
+    package var parameters: [String: String]
+    package var headers: [String: String]
+    /// `nil`: no client authentication is added (the template's own
+    /// parameters carry what the provider wants).
+    package var clientAuthentication: ClientAuthentication?
+    /// HTTP statuses that mean success.
+    package var successStatus: [Int]
+    /// Where the answer's fields are, when the call returns a token (or an error).
+    package var response: TokenResponseMapping
 
-    public init(
-        url: String, method: String? = nil, encoding: BodyEncoding? = nil, parameters: [String: String]? = nil,
-        headers: [String: String]? = nil, clientAuthentication: ClientAuthentication? = nil,
-        successStatus: [Int]? = nil, response: TokenResponseMapping? = nil
-    ) {
-        self.url = url
-        self.method = method
-        self.encoding = encoding
-        self.parameters = parameters
-        self.headers = headers
-        self.clientAuthentication = clientAuthentication
-        self.successStatus = successStatus
-        self.response = response
+    /// The parameters in a stable order (by name), as they are sent.
+    package var orderedParameters: [(String, String)] {
+        parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
-
-    var resolvedEncoding: BodyEncoding { encoding ?? .form }
-    var resolvedMethod: String { (method ?? (resolvedEncoding == .query ? "GET" : "POST")).uppercased() }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// `application/x-www-form-urlencoded` bodies and query strings as ordered
 /// name/value pairs.
 ///
@@ -5,9 +7,9 @@
 /// signature care) and a repeated name stays visible, so the redirect parser can
 /// reject duplicated parameters (RFC 6749 §3.1: "Request and response parameters
 /// MUST NOT be included more than once").
-public enum FormURLEncoding {
+package enum FormURLEncoding {
     /// Serialises pairs with ``PercentEncoding/encode(_:)`` on both sides of `=`.
-    public static func encode(_ pairs: [(String, String)]) -> String {
+    package static func encode(_ pairs: [(String, String)]) -> String {
         pairs.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }
             .joined(separator: "&")
     }
@@ -16,7 +18,7 @@ public enum FormURLEncoding {
     ///
     /// Empty segments (`a=1&&b=2`) are skipped; a segment without `=` is a name
     /// with an empty value. Returns `nil` for an undecodable escape.
-    public static func decode(_ string: Substring) -> [(String, String)]? {
+    package static func decode(_ string: Substring) -> [(String, String)]? {
         var pairs = [(String, String)]()
         for segment in string.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = segment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -29,7 +31,21 @@ public enum FormURLEncoding {
     }
 
     /// Convenience overload for a whole `String`.
-    public static func decode(_ string: String) -> [(String, String)]? {
+    package static func decode(_ string: String) -> [(String, String)]? {
         decode(Substring(string))
+    }
+}
+
+extension URL {
+    /// This URL with `pairs` appended to its query, form-encoded, keeping the
+    /// query it has (RFC 6749 §3.1: an endpoint's own query "MUST be retained";
+    /// RFC 5849 §2.2 authorize URLs likewise). `nil` only for a URL Foundation
+    /// cannot take apart.
+    package func appendingQuery(_ pairs: [(String, String)]) -> URL? {
+        guard !pairs.isEmpty else { return self }
+        guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else { return nil }
+        let existing = components.percentEncodedQuery.map { $0.isEmpty ? "" : $0 + "&" } ?? ""
+        components.percentEncodedQuery = existing + FormURLEncoding.encode(pairs)
+        return components.url
     }
 }

@@ -7,11 +7,11 @@
 /// decoder reads it back unchanged, whereas `URLComponents` leaves `+`, `&`-free
 /// sub-delimiters and `=` raw in ways that servers decode differently
 /// (a raw `+` is read as a space).
-public enum PercentEncoding {
+package enum PercentEncoding {
     /// Percent-encodes `string`'s UTF-8 bytes, keeping only unreserved characters.
     ///
     ///     PercentEncoding.encode("Ladies + Gentlemen") == "Ladies%20%2B%20Gentlemen"
-    public static func encode(_ string: String) -> String {
+    package static func encode(_ string: String) -> String {
         var string = string
         return string.withUTF8 { input in
             if input.isEmpty { return "" }
@@ -28,7 +28,7 @@ public enum PercentEncoding {
     /// The other entry points wrap this one; the OAuth 1.0a signer calls it
     /// directly because it runs on every signed request.
     @inlinable
-    public static func encode(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutablePointer<UInt8>) -> Int {
+    package static func encode(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutablePointer<UInt8>) -> Int {
         var written = 0
         for byte in input {
             if isUnreserved(byte) {
@@ -50,7 +50,7 @@ public enum PercentEncoding {
     /// that changes is `%`, to `%25`, so no byte needs the unreserved test.
     /// `output` must have room for `3 * input.count` bytes.
     @inlinable
-    public static func encode(alreadyEncoded input: UnsafeBufferPointer<UInt8>,
+    package static func encode(alreadyEncoded input: UnsafeBufferPointer<UInt8>,
                               into output: UnsafeMutablePointer<UInt8>) -> Int {
         guard let source = input.baseAddress else { return 0 }
         var written = 0
@@ -78,7 +78,7 @@ public enum PercentEncoding {
     /// Python's `unquote` and most servers read it. `output` must have room for
     /// `3 * input.count` bytes.
     @inlinable
-    public static func reencode(formEncoded input: UnsafeBufferPointer<UInt8>,
+    package static func reencode(formEncoded input: UnsafeBufferPointer<UInt8>,
                                 into output: UnsafeMutablePointer<UInt8>) -> Int {
         guard let source = input.baseAddress else { return 0 }
         var written = 0
@@ -110,7 +110,7 @@ public enum PercentEncoding {
     /// Appends the encoding of `bytes` to `output`: ``encode(_:)`` for callers
     /// that build a larger buffer, without an intermediate `String`.
     @inlinable
-    public static func appendEncoded<Bytes: Sequence<UInt8>>(_ bytes: Bytes, to output: inout [UInt8]) {
+    package static func appendEncoded<Bytes: Sequence<UInt8>>(_ bytes: Bytes, to output: inout [UInt8]) {
         let contiguous: Void? = bytes.withContiguousStorageIfAvailable { input in
             appendEncoded(buffer: input, to: &output)
         }
@@ -133,7 +133,7 @@ public enum PercentEncoding {
     /// (room for `input.count` bytes) and returns the number of bytes written,
     /// or `nil` at a malformed escape. Bytes need not be UTF-8.
     @inlinable
-    public static func decode(_ input: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool,
+    package static func decode(_ input: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool,
                               into output: UnsafeMutablePointer<UInt8>) -> Int? {
         var written = 0
         var index = 0
@@ -163,7 +163,7 @@ public enum PercentEncoding {
     ///
     /// Returns `nil` when an escape is malformed or the bytes are not UTF-8, so a
     /// caller can report the offending parameter rather than guess.
-    public static func decode(_ string: String, plusAsSpace: Bool = false) -> String? {
+    package static func decode(_ string: String, plusAsSpace: Bool = false) -> String? {
         var string = string
         let bytes: [UInt8]? = string.withUTF8 { input in
             if input.isEmpty { return [] }
@@ -187,7 +187,7 @@ public enum PercentEncoding {
     /// A bitmap lookup rather than a chain of range tests: it runs for every
     /// byte of every signed OAuth 1.0a request.
     @inlinable @inline(__always)
-    public static func isUnreserved(_ byte: UInt8) -> Bool {
+    package static func isUnreserved(_ byte: UInt8) -> Bool {
         // Bit n of `low` is byte n (0–63): '-' (45), '.' (46), '0'–'9' (48–57).
         let low: UInt64 = 0x03FF_6000_0000_0000
         // Bit n of `high` is byte 64 + n: 'A'–'Z' (65–90), '_' (95), 'a'–'z' (97–122), '~' (126).

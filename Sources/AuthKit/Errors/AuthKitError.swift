@@ -1,17 +1,28 @@
 /// Every error AuthKit throws, with cases a caller can switch on.
 ///
-/// Each `description` says what went wrong and, where there is one, what to do.
-/// No message contains a client secret, token, PKCE verifier or a URL query.
+/// The cases say what the caller should do, not only what happened:
+/// ``signInRequired(_:reason:)`` means "show the sign-in screen";
+/// ``notSupported(providerID:_:)`` means "this provider cannot do that, do not
+/// offer it"; ``misuse(_:)`` is a programming error to fix in the calling code;
+/// ``cancelled`` needs no message at all.
+///
+/// Each `description` says what went wrong and, where there is one, what to do,
+/// in the library's terms (``ClientSettings``, ``ManualUserAgent``); a command
+/// line adds its own flags when it reports one. No message contains a client
+/// secret, token, PKCE verifier or a URL query.
 public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     /// One or more problems in a provider descriptor or configuration file.
     case invalidFile([FileIssue])
     /// No descriptor with that id; `suggestions` are the nearest known ids.
     case unknownProvider(id: String, suggestions: [String])
-    /// A required setting (client id, client secret, a host placeholder) has no
-    /// value; `hint` says every way to provide it.
-    case missingSetting(providerID: String, setting: String, hint: String)
+    /// A required setting (client id, client secret, a host placeholder) has no value.
+    case missingSetting(providerID: String, Setting)
     /// The redirect URL did not answer this attempt.
     case redirect(RedirectError)
+    /// The redirect URI cannot be used for this sign-in: the provider refuses its
+    /// scheme, or the user agent cannot receive it (a loopback listener needs
+    /// `http://127.0.0.1`). `uri` is shown without query or fragment.
+    case unusableRedirectURI(uri: String, reason: String)
     /// The provider redirected back with `error` (RFC 6749 §4.1.2.1); `access_denied` means the user declined.
     case authorizationFailed(ProviderErrorResponse)
     /// An endpoint answered with an error (RFC 6749 §5.2, or a provider's own error body).
@@ -22,10 +33,60 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     case network(url: String, reason: String)
     /// A credential store could not be read or written; `path` says which file.
     case store(path: String, reason: String)
-    /// The operation is not possible for this provider or credential.
-    case unsupported(String)
+    /// The credential can no longer be renewed: the user must sign in again.
+    case signInRequired(CredentialKey, reason: SignInReason)
+    /// The provider (as its descriptor describes it) offers no way to do this.
+    case notSupported(providerID: String, Capability)
+    /// The calling code used the API in a way it does not allow.
+    case misuse(Misuse)
     /// The user or the caller cancelled.
     case cancelled
+
+    /// A setting that ``missingSetting(providerID:_:)`` reports as absent.
+    public enum Setting: Sendable, Hashable {
+        /// ``ClientSettings/clientID`` (an OAuth 1.0a consumer key).
+        case clientID
+        /// ``ClientSettings/clientSecret`` (an OAuth 1.0a consumer secret).
+        case clientSecret
+        /// A host placeholder such as `{team}`, and the descriptor field using it.
+        case placeholder(name: String, usedIn: String)
+    }
+
+    /// Why a credential cannot be renewed.
+    public enum SignInReason: Sendable, Hashable {
+        /// The provider issued no refresh token, and the descriptor names no other way to refresh.
+        case noRefreshToken
+        /// The provider refused the refresh (`invalid_grant`: revoked, expired or already used).
+        case refreshRefused(ProviderErrorResponse)
+        /// The protocol has no refresh (OAuth 1.0a tokens do not expire; one that stopped working was revoked).
+        case protocolHasNoRefresh
+    }
+
+    /// Something a provider may not offer.
+    public enum Capability: String, Sendable, Hashable {
+        /// Revoking a token at the provider (RFC 7009, or the descriptor's own call).
+        case revocation
+    }
+
+    /// A programming error in the code calling AuthKit.
+    public enum Misuse: Sendable, Hashable {
+        /// The descriptor speaks another protocol than this client runs.
+        case wrongProtocol(providerID: String, protocol: ProtocolKind, client: ProtocolKind)
+        /// The credential was issued by another provider than this client's.
+        case credentialOfAnotherProvider(credential: CredentialKey, providerID: String)
+        /// The credential was issued under another protocol (no OAuth 1.0a token secret, or one where none belongs).
+        case credentialOfAnotherProtocol(credential: CredentialKey, protocol: ProtocolKind)
+        /// The pending attempt was started by another provider's client.
+        case attemptOfAnotherProvider(attempt: String, providerID: String)
+        /// A parameter AuthKit sets itself (`state`, `client_id`, `oauth_token`…) was passed as an extra.
+        case reservedParameter(String)
+        /// The user agent returned without building the authorization URL, or with a kind of answer the protocol does not use.
+        case userAgentBrokeProtocol(String)
+        /// The credential's token type is not one AuthKit can send (RFC 6750 defines `Bearer`).
+        case unsupportedTokenType(String)
+        /// A request AuthKit cannot authorize as given (no URL, a form body as a stream).
+        case unsignableRequest(String)
+    }
 
     /// True for `access_denied`: the user declined consent.
     public var isAccessDenied: Bool {
@@ -39,11 +100,13 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             return issues.map(\.description).joined(separator: "\n")
         case .unknownProvider(let id, let suggestions):
             let tail = suggestions.isEmpty ? "" : " Did you mean \(suggestions.map { "'\($0)'" }.joined(separator: " or "))?"
-            return "No provider named '\(id)'.\(tail) 'authkit providers list' shows the known ones."
-        case .missingSetting(let providerID, let setting, let hint):
-            return "\(providerID): no \(setting) is configured. \(hint)"
+            return "No provider named '\(DisplayText.sanitized(id, limit: 100))'.\(tail)"
+        case .missingSetting(let providerID, let setting):
+            return "\(providerID): no \(setting.name) is configured. \(setting.hint(providerID: providerID))"
         case .redirect(let error):
-            return Self.describe(error)
+            return error.description
+        case .unusableRedirectURI(let uri, let reason):
+            return "The redirect URI \(DisplayText.sanitized(uri)) cannot be used: \(reason)"
         case .authorizationFailed(let response):
             if response.code == "access_denied" {
                 return "Authorization was denied at the provider (\(response.summary)). Nothing was stored."
@@ -57,37 +120,97 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             return "Could not reach \(url): \(reason)"
         case .store(let path, let reason):
             return "Credential store \(path): \(reason)"
-        case .unsupported(let reason):
-            return reason
+        case .signInRequired(let key, let reason):
+            switch reason {
+            case .noRefreshToken:
+                return "\(key) cannot be refreshed: the provider issued no refresh token. Sign in again."
+            case .refreshRefused(let response):
+                return "\(key) cannot be refreshed: the provider refused (\(response.summary)). Sign in again."
+            case .protocolHasNoRefresh:
+                return "\(key) uses OAuth 1.0a, whose tokens do not expire and cannot be refreshed; if it stopped working, it was revoked. Sign in again."
+            }
+        case .notSupported(let providerID, let capability):
+            switch capability {
+            case .revocation:
+                return "The \(providerID) descriptor names no way to revoke a token; delete the credential locally, and revoke the app's access in the provider's settings."
+            }
+        case .misuse(let misuse):
+            return misuse.description
         case .cancelled:
             return "Cancelled."
         }
     }
+}
 
-    private static func describe(_ error: RedirectError) -> String {
-        switch error {
-        case .unexpectedTarget(let expected, let received):
-            return "The redirect went to \(DisplayText.sanitized(received)), not to this attempt's redirect URI \(expected)."
-        case .malformed(let detail):
-            return "The redirect URL is malformed: \(detail)."
-        case .duplicateParameter(let name):
-            return "The redirect URL has the parameter '\(DisplayText.sanitized(name, limit: 100))' more than once; it was rejected (RFC 6749 §3.1)."
-        case .missingState:
-            return "The redirect URL has no 'state' parameter, so it cannot be matched to this sign-in; it was rejected."
-        case .stateMismatch:
-            return "The redirect URL's 'state' does not match this sign-in (a stale tab, another attempt, or a forged request); it was rejected."
-        case .issuerMismatch(let expected, let received):
-            return "The response names issuer '\(DisplayText.sanitized(received, limit: 200))', but this sign-in was started with '\(expected)' (RFC 9207 mix-up protection); it was rejected."
-        case .missingIssuer(let expected):
-            return "The response has no 'iss' parameter, but '\(expected)' always sends one (RFC 9207); it was rejected."
-        case .missingCode:
-            return "The redirect URL has neither 'code' nor 'error'."
-        case .missingRequestToken:
-            return "The callback URL has no 'oauth_token', so it cannot be matched to this sign-in; it was rejected."
-        case .requestTokenMismatch:
-            return "The callback URL's 'oauth_token' is not this sign-in's request token (a stale tab, another attempt, or a forged request); it was rejected."
-        case .missingVerifier:
-            return "The callback URL has no 'oauth_verifier' (RFC 5849 §2.2); sign in again, or use the PIN flow."
+extension AuthKitError.Setting {
+    /// "client id", "value for {team} (used in token.url)".
+    public var name: String {
+        switch self {
+        case .clientID: return "client id"
+        case .clientSecret: return "client secret"
+        case .placeholder(let name, let field): return "value for {\(name)} (used in \(field))"
         }
     }
+
+    /// Every way the library reads this setting: ``ClientSettings``, the
+    /// environment variable, `config.json`.
+    func hint(providerID: String) -> String {
+        "Set it in ClientSettings, or \(environmentVariable(providerID: providerID)), or \(configEntry(providerID: providerID)) in config.json."
+    }
+
+    /// The environment variable that holds it: `AUTHKIT_QIITA_CLIENT_ID`.
+    package func environmentVariable(providerID: String) -> String {
+        switch self {
+        case .clientID: return ClientSettings.environmentPrefix(for: providerID) + "_CLIENT_ID"
+        case .clientSecret: return ClientSettings.environmentPrefix(for: providerID) + "_CLIENT_SECRET"
+        case .placeholder(let name, _): return ClientSettings.placeholderVariable(providerID: providerID, name: name)
+        }
+    }
+
+    /// Where it goes in `config.json`: `"clientID" under "providers"."qiita"`.
+    package func configEntry(providerID: String) -> String {
+        let key: String
+        switch self {
+        case .clientID: key = #""clientID""#
+        case .clientSecret: key = #""clientSecret""#
+        case .placeholder(let name, _): key = #""placeholders": {""# + name + #"": "…"}"#
+        }
+        return key + #" under "providers".""# + providerID + #"""#
+    }
+}
+
+extension AuthKitError.Misuse: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .wrongProtocol(let providerID, let kind, let client):
+            return "\(providerID) is an \(kind.rawValue) provider; this client runs \(client.rawValue) providers only."
+        case .credentialOfAnotherProvider(let credential, let providerID):
+            return "The credential \(credential) belongs to another provider; it cannot be used with \(providerID)."
+        case .credentialOfAnotherProtocol(let credential, let kind):
+            return "The credential \(credential) was not issued by \(kind.rawValue); use the authenticator that issued it."
+        case .attemptOfAnotherProvider(let attempt, let providerID):
+            return "This attempt was started with '\(attempt)', not '\(providerID)'."
+        case .reservedParameter(let name):
+            return "The authorization parameter '\(DisplayText.sanitized(name, limit: 100))' is set by AuthKit and cannot be overridden."
+        case .userAgentBrokeProtocol(let detail):
+            return "The user agent did not follow the protocol: \(detail)"
+        case .unsupportedTokenType(let type):
+            return "Token type '\(DisplayText.sanitized(type, limit: 100))' is not supported; AuthKit sends Bearer tokens (RFC 6750)."
+        case .unsignableRequest(let detail):
+            return "The request cannot be authorized: \(detail)"
+        }
+    }
+}
+
+/// The step of an authorization flow an error came from, so a message can say
+/// "the token exchange failed" rather than just "failed".
+public enum FlowStep: String, Sendable, Hashable, Codable {
+    case authorization = "authorization"
+    case tokenExchange = "token exchange"
+    case followUpExchange = "follow-up token exchange"
+    case refresh = "token refresh"
+    case revocation = "token revocation"
+    case requestToken = "request token"
+    case accessToken = "access token"
+    case apiRequest = "API request"
 }

@@ -6,8 +6,8 @@
 /// `error_description` or `expires_in` must not move the cursor, rewrite the
 /// line or flood the screen. RFC 6749 §5.2 allows only printable ASCII there,
 /// but other printable characters are kept (providers translate messages).
-enum DisplayText {
-    static func sanitized(_ text: String, limit: Int = 300) -> String {
+package enum DisplayText {
+    package static func sanitized(_ text: String, limit: Int = 300) -> String {
         var output = ""
         var count = 0
         for scalar in text.unicodeScalars {

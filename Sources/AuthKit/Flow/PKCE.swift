@@ -5,24 +5,24 @@ import Crypto
 /// The verifier is 32 random bytes in base64url: 43 characters from
 /// `[A-Z a-z 0-9 - _]`, inside §4.1's 43–128 range. The challenge is
 /// `BASE64URL(SHA256(ASCII(verifier)))`; `plain` is never used (RFC 9700 §2.1.1).
-public struct PKCE: Sendable, Hashable {
-    public let verifier: String
-    public let challenge: String
+package struct PKCE: Sendable, Hashable {
+    package let verifier: String
+    package let challenge: String
     /// Always `S256`; sent explicitly because an absent method means `plain` (RFC 7636 §4.3).
-    public let method = "S256"
+    package let method = "S256"
 
     /// A fresh random verifier.
-    public init() {
+    package init() {
         self.init(verifier: SecureRandom.token())
     }
 
     /// A known verifier, for tests and for re-deriving the challenge.
-    public init(verifier: String) {
+    package init(verifier: String) {
         self.verifier = verifier
         self.challenge = Self.challenge(for: verifier)
     }
 
-    public static func challenge(for verifier: String) -> String {
+    package static func challenge(for verifier: String) -> String {
         Base64URL.encode(SHA256.hash(data: Array(verifier.utf8)))
     }
 }

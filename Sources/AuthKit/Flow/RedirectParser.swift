@@ -1,31 +1,61 @@
 import Foundation
 
-/// Reads the provider's answer out of a redirect URL (RFC 6749 §4.1.2).
+/// Reads the provider's answer out of a redirect URL: OAuth 2.0's (RFC 6749
+/// §4.1.2) and OAuth 1.0a's callback (RFC 5849 §2.2) alike.
 ///
-/// The order of checks is the point of this type:
-/// 1. the URL must be this attempt's redirect URI (scheme, host, port, path);
-/// 2. no parameter may appear twice (RFC 6749 §3.1);
-/// 3. `state` must be present and equal, compared in constant time, **before**
+/// ``parameters(of:expectedTarget:)`` is the part both protocols share:
+/// 1. the text must be a URL as a browser sends it (printable ASCII, and only
+///    what RFC 3986 allows in a query);
+/// 2. it must be this attempt's redirect URI (scheme, host, port, path);
+/// 3. no parameter may appear twice (RFC 6749 §3.1), and every %-escape must decode.
+///
+/// ``code(from:for:)`` then applies OAuth 2.0's rules, in an order that is the point:
+/// 4. `state` must be present and equal, compared in constant time, **before**
 ///    `code` or `error` is looked at — a forged error redirect is as much an
 ///    attack as a forged code (RFC 9700 §4.7);
-/// 4. `iss`, when expected or present, must name the attempt's issuer (RFC 9207 §2.4);
-/// 5. only then is `error` reported or `code` returned.
-public struct RedirectParser: Sendable {
+/// 5. `iss`, when expected or present, must name the attempt's issuer (RFC 9207 §2.4);
+/// 6. only then is `error` reported or `code` returned.
+package struct RedirectParser: Sendable {
     /// A fragment the provider appends (Instagram's `_`), removed before parsing.
-    public var appendedFragment: String?
+    package var appendedFragment: String?
 
-    public init(appendedFragment: String? = nil) {
+    package init(appendedFragment: String? = nil) {
         self.appendedFragment = appendedFragment
     }
 
     /// Returns the authorization code.
     /// - Throws: ``AuthKitError/redirect(_:)`` when the URL is not a valid answer
     ///   to `pending`; ``AuthKitError/authorizationFailed(_:)`` when it is, and carries `error`.
-    public func code(from url: URL, for pending: PendingAuthorization) throws -> String {
+    package func code(from url: URL, for pending: PendingAuthorization) throws -> String {
         try code(from: url.absoluteString, for: pending)
     }
 
-    public func code(from text: String, for pending: PendingAuthorization) throws -> String {
+    package func code(from text: String, for pending: PendingAuthorization) throws -> String {
+        let values = try parameters(of: text, expectedTarget: pending.redirectURI)
+        guard let state = values["state"] else { throw AuthKitError.redirect(.missingState) }
+        guard ConstantTime.equals(state, pending.state) else { throw AuthKitError.redirect(.stateMismatch) }
+
+        if let expectedIssuer = pending.expectedIssuer {
+            if let issuer = values["iss"] {
+                guard issuer == expectedIssuer else {
+                    throw AuthKitError.redirect(.issuerMismatch(expected: expectedIssuer, received: issuer))
+                }
+            } else if pending.issuerRequired {
+                throw AuthKitError.redirect(.missingIssuer(expected: expectedIssuer))
+            }
+        }
+
+        if let error = values["error"] {
+            throw AuthKitError.authorizationFailed(ProviderErrorResponse(
+                code: error, description: values["error_description"], uri: values["error_uri"]))
+        }
+        guard let code = values["code"], !code.isEmpty else { throw AuthKitError.redirect(.missingCode) }
+        return code
+    }
+
+    /// The decoded query parameters of `text`, once it has passed checks 1–3.
+    /// - Throws: ``AuthKitError/redirect(_:)`` naming the first check it fails.
+    package func parameters(of text: String, expectedTarget: String) throws -> [String: String] {
         var text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if let appendedFragment, text.hasSuffix("#" + appendedFragment) {
             text.removeLast(appendedFragment.count + 1)
@@ -52,11 +82,11 @@ public struct RedirectParser: Sendable {
         guard let received = URLComponents(string: text), received.scheme != nil else {
             throw AuthKitError.redirect(.malformed("it is not an absolute URL"))
         }
-        guard let expected = URLComponents(string: pending.redirectURI) else {
-            throw AuthKitError.redirect(.malformed("the attempt's redirect URI \(pending.redirectURI) is not a URL"))
+        guard let expected = URLComponents(string: expectedTarget) else {
+            throw AuthKitError.redirect(.malformed("the attempt's redirect URI \(expectedTarget) is not a URL"))
         }
         guard Self.sameTarget(received, expected) else {
-            throw AuthKitError.redirect(.unexpectedTarget(expected: pending.redirectURI, received: Self.target(of: received)))
+            throw AuthKitError.redirect(.unexpectedTarget(expected: Self.target(of: expected), received: Self.target(of: received)))
         }
 
         // The query is read from the text itself: URLComponents silently
@@ -76,25 +106,7 @@ public struct RedirectParser: Sendable {
             values[name] = value
         }
 
-        guard let state = values["state"] else { throw AuthKitError.redirect(.missingState) }
-        guard ConstantTime.equals(state, pending.state) else { throw AuthKitError.redirect(.stateMismatch) }
-
-        if let expectedIssuer = pending.expectedIssuer {
-            if let issuer = values["iss"] {
-                guard issuer == expectedIssuer else {
-                    throw AuthKitError.redirect(.issuerMismatch(expected: expectedIssuer, received: issuer))
-                }
-            } else if pending.issuerRequired {
-                throw AuthKitError.redirect(.missingIssuer(expected: expectedIssuer))
-            }
-        }
-
-        if let error = values["error"] {
-            throw AuthKitError.authorizationFailed(ProviderErrorResponse(
-                code: error, description: values["error_description"], uri: values["error_uri"]))
-        }
-        guard let code = values["code"], !code.isEmpty else { throw AuthKitError.redirect(.missingCode) }
-        return code
+        return values
     }
 
     /// Characters RFC 3986 allows in a query or fragment, plus `#` between them.
@@ -104,7 +116,7 @@ public struct RedirectParser: Sendable {
     /// Scheme and host compare case-insensitively (RFC 3986 §6.2.2.1); an absent
     /// port equals the scheme's default; the path compares exactly, with an empty
     /// path equal to `/`. Custom schemes (`myapp:///cb`) have an empty host.
-    public static func sameTarget(_ a: URLComponents, _ b: URLComponents) -> Bool {
+    package static func sameTarget(_ a: URLComponents, _ b: URLComponents) -> Bool {
         func port(_ c: URLComponents) -> Int? {
             if let port = c.port { return port }
             switch c.scheme?.lowercased() {

@@ -10,13 +10,13 @@ import Foundation
 ///   the status**, because GitHub and Slack report errors with HTTP 200.
 /// - `expires_in` may be a number, a numeric string or null; other types are errors.
 /// - Every member is kept in ``Credential/rawFields``.
-public struct TokenResponseParser: Sendable {
-    public var mapping: TokenResponseMapping
-    public var successStatus: [Int]
-    public var scopeSeparator: String
-    public var step: FlowStep
+package struct TokenResponseParser: Sendable {
+    package var mapping: TokenResponseMapping
+    package var successStatus: [Int]
+    package var scopeSeparator: String
+    package var step: FlowStep
 
-    public init(mapping: TokenResponseMapping = TokenResponseMapping(), successStatus: [Int] = [200],
+    package init(mapping: TokenResponseMapping = .standard, successStatus: [Int] = [200],
                 scopeSeparator: String = " ", step: FlowStep = .tokenExchange) {
         self.mapping = mapping
         self.successStatus = successStatus
@@ -26,16 +26,16 @@ public struct TokenResponseParser: Sendable {
 
     /// The fields of a successful answer; ``Credential`` is assembled by the caller,
     /// which knows the provider, label and previous token.
-    public struct Fields: Sendable, Hashable {
-        public var accessToken: String
-        public var tokenType: String?
-        public var expiresIn: TimeInterval?
-        public var refreshToken: String?
-        public var scopes: [String]?
-        public var raw: [String: JSONValue]
+    package struct Fields: Sendable, Hashable {
+        package var accessToken: String
+        package var tokenType: String?
+        package var expiresIn: TimeInterval?
+        package var refreshToken: String?
+        package var scopes: [String]?
+        package var raw: [String: JSONValue]
     }
 
-    public func parse(_ response: HTTPResponse) throws -> Fields {
+    package func parse(_ response: IncomingResponse) throws -> Fields {
         let object = try decodeBody(response)
 
         if let error = providerError(in: object, status: response.status) {
@@ -53,31 +53,31 @@ public struct TokenResponseParser: Sendable {
                 reason: "HTTP \(response.status) (expected \(successStatus.map(String.init).joined(separator: " or "))) without an OAuth error in the body")
         }
 
-        guard let (accessPath, accessValue) = mapping.accessTokenPaths.firstValue(in: object) else {
-            throw AuthKitError.invalidResponse(step: step, reason: "no access token at '\(describe(mapping.accessTokenPaths))'")
+        guard let (accessPath, accessValue) = mapping.accessToken.firstValue(in: object) else {
+            throw AuthKitError.invalidResponse(step: step, reason: "no access token at '\(mapping.accessToken.alternatives)'")
         }
         guard case .string(let accessToken) = accessValue, !accessToken.isEmpty else {
             throw AuthKitError.invalidResponse(step: step, reason: "'\(accessPath)' must be a non-empty string, got \(accessValue.typeName)")
         }
 
-        let tokenType = try string(mapping.tokenTypePaths, in: object)
-        if tokenType == nil, mapping.tokenTypeIsRequired {
+        let tokenType = try string(mapping.tokenType, in: object)
+        if tokenType == nil, mapping.requireTokenType {
             throw AuthKitError.invalidResponse(
                 step: step,
-                reason: "no '\(describe(mapping.tokenTypePaths))' (RFC 6749 §5.1 requires it; a descriptor can set token.response.requireTokenType to false)")
+                reason: "no '\(mapping.tokenType.alternatives)' (RFC 6749 §5.1 requires it; a descriptor can set token.response.requireTokenType to false)")
         }
         return Fields(
             accessToken: accessToken,
             tokenType: tokenType,
             expiresIn: try expiresIn(in: object),
-            refreshToken: try string(mapping.refreshTokenPaths, in: object),
+            refreshToken: try string(mapping.refreshToken, in: object),
             scopes: try scopes(in: object),
             raw: object)
     }
 
     // MARK: - Body
 
-    private func decodeBody(_ response: HTTPResponse) throws -> [String: JSONValue] {
+    private func decodeBody(_ response: IncomingResponse) throws -> [String: JSONValue] {
         let body = response.body
         let mediaType = response.mediaType ?? ""
         let firstByte = body.first { !Set<UInt8>([0x20, 0x09, 0x0A, 0x0D]).contains($0) }
@@ -119,11 +119,11 @@ public struct TokenResponseParser: Sendable {
     private func providerError(in object: [String: JSONValue], status: Int) -> ProviderErrorResponse? {
         // Only a string or number is an error code: an object at `error` may hold
         // the code deeper (`error.type`), and `"error": false` is no error.
-        guard let code = mapping.errorCodePaths.firstScalar(in: object), code != "false" else { return nil }
+        guard let code = mapping.errorCode.firstScalar(in: object), code != "false" else { return nil }
         return ProviderErrorResponse(
             status: status, code: code,
-            description: mapping.errorDescriptionPaths.firstScalar(in: object),
-            uri: mapping.errorURIPaths.firstScalar(in: object))
+            description: mapping.errorDescription.firstScalar(in: object),
+            uri: mapping.errorURI.firstScalar(in: object))
     }
 
     private func string(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> String? {
@@ -135,7 +135,7 @@ public struct TokenResponseParser: Sendable {
     }
 
     private func expiresIn(in object: [String: JSONValue]) throws -> TimeInterval? {
-        guard let (path, value) = mapping.expiresInPaths.firstValue(in: object) else { return nil }
+        guard let (path, value) = mapping.expiresIn.firstValue(in: object) else { return nil }
         let seconds: Double?
         switch value {
         case .integer(let number): seconds = Double(number)
@@ -151,7 +151,7 @@ public struct TokenResponseParser: Sendable {
     }
 
     private func scopes(in object: [String: JSONValue]) throws -> [String]? {
-        guard let (path, value) = mapping.scopePaths.firstValue(in: object) else { return nil }
+        guard let (path, value) = mapping.scope.firstValue(in: object) else { return nil }
         switch value {
         case .string(let text):
             // RFC 6749 §3.3 says spaces, but answers often use commas even where
@@ -168,10 +168,6 @@ public struct TokenResponseParser: Sendable {
         default:
             throw AuthKitError.invalidResponse(step: step, reason: "'\(path)' must be a string or an array of strings, got \(value.typeName)")
         }
-    }
-
-    private func describe(_ paths: FieldPaths) -> String {
-        paths.paths.map(\.description).joined(separator: "' or '")
     }
 
     /// The `error="…"` parameter of a `WWW-Authenticate` challenge (RFC 6750 §3).

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HTTPTypes
 
 /// ``HTTPClient`` on Foundation's `URLSession` (libcurl on Linux).
 ///
@@ -31,34 +32,37 @@ public struct URLSessionHTTPClient: HTTPClient {
         }
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        var urlRequest = URLRequest(url: request.url, timeoutInterval: timeout)
-        urlRequest.httpMethod = request.method
-        for header in request.headers {
-            urlRequest.addValue(header.value, forHTTPHeaderField: header.name)
+    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        let display = request.url?.redactedForLogs ?? "(no URL)"
+        guard let url = request.url else { throw AuthKitError.network(url: display, reason: "the request has no absolute URL") }
+        var urlRequest = URLRequest(url: url, timeoutInterval: timeout)
+        urlRequest.httpMethod = request.method.rawValue
+        for field in request.headerFields {
+            urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
-        urlRequest.httpBody = request.body
+        urlRequest.httpBody = body
         let data: Data
         let response: URLResponse
         do {
             (data, response) = try await session.data(for: urlRequest)
         } catch let error as URLError where error.code == .timedOut {
-            throw AuthKitError.network(url: request.displayURL, reason: "timed out after \(Int(timeout)) s")
+            throw AuthKitError.network(url: display, reason: "timed out after \(Int(timeout)) s")
         } catch {
-            throw AuthKitError.network(url: request.displayURL, reason: error.localizedDescription)
+            throw AuthKitError.network(url: display, reason: error.localizedDescription)
         }
         guard let http = response as? HTTPURLResponse else {
-            throw AuthKitError.network(url: request.displayURL, reason: "the response was not HTTP")
+            throw AuthKitError.network(url: display, reason: "the response was not HTTP")
         }
         guard data.count <= maximumBodySize else {
             throw AuthKitError.network(
-                url: request.displayURL,
-                reason: "the response body is \(data.count) bytes, more than the \(maximumBodySize) allowed")
+                url: display, reason: "the response body is \(data.count) bytes, more than the \(maximumBodySize) allowed")
         }
-        var headers = [(name: String, value: String)]()
+        var fields = HTTPFields()
         for (name, value) in http.allHeaderFields {
-            headers.append((String(describing: name), String(describing: value)))
+            if let name = HTTPField.Name(String(describing: name)) {
+                fields.append(HTTPField(name: name, value: String(describing: value)))
+            }
         }
-        return HTTPResponse(status: http.statusCode, headers: headers, body: data)
+        return (HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), data)
     }
 }

@@ -63,7 +63,7 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     /// Problems with the store's permissions, each with the command that fixes it.
-    public func permissionWarnings() -> [String] {
+    package func permissionWarnings() -> [String] {
         var warnings = [String]()
         for (target, expected) in [(directory.path, 0o700), (path, 0o600)] {
             var info = stat()

@@ -4,7 +4,7 @@ import AuthKitLoopback
 import AuthKitOAuth1
 import Foundation
 
-struct Authorize: AsyncParsableCommand {
+struct Authorize: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign in to a provider and store the credential.",
         discussion: """
@@ -19,8 +19,7 @@ struct Authorize: AsyncParsableCommand {
         """)
 
     @OptionGroup var global: GlobalOptions
-    @Option(name: .shortAndLong, help: ArgumentHelp("The provider id, as in 'authkit providers list'.", valueName: "id"))
-    var provider: String
+    @OptionGroup var account: AccountOptions
     @OptionGroup var client: ClientOptions
 
     @Option(name: .long, help: ArgumentHelp("A scope to request (repeatable). Default: the provider's default scopes.", valueName: "scope"))
@@ -38,9 +37,6 @@ struct Authorize: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
     var timeout: Int = 300
 
-    @Option(name: .long, help: ArgumentHelp("A label for this account, when one provider holds several.", valueName: "label"))
-    var name: String?
-
     @Flag(help: "Print the credential as JSON on standard output (secrets included), and nothing else there.")
     var json = false
 
@@ -53,29 +49,24 @@ struct Authorize: AsyncParsableCommand {
         if redirectURI != nil, port != nil { throw ValidationError("Use --redirect-uri or --port, not both.") }
     }
 
-    func run() async throws {
-        global.bootstrapLogging()
-        let workspace = Workspace(global: global)
-        let descriptor = try workspace.descriptor(provider)
+    func run(in workspace: Workspace) async throws {
+        let descriptor = try workspace.descriptor(account.provider)
         var explicit = try client.settings()
         explicit.redirectURI = redirectURI
         if manual, redirectURI == nil, port == nil, descriptor.protocol == .oauth1 {
             // Typing a PIN is the natural manual flow for OAuth 1.0a (RFC 5849 §2.1 "oob").
             explicit.redirectURI = OAuth1Client.outOfBand
         }
-        if let required = descriptor.redirect?.scheme?.lowercased(), let redirectURI,
-           URL(string: redirectURI)?.scheme?.lowercased() != required {
-            throw CLIError("\(descriptor.displayName) only accepts \(required) redirect URIs; '\(redirectURI)' would be refused after you sign in. Pass the \(required) URI registered with your app.")
-        }
         let authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
-        let redirectScheme = redirectURI.flatMap { URL(string: $0)?.scheme?.lowercased() }
-            ?? (descriptor.redirect ?? RedirectSettings()).resolvedScheme
-        if !manual, redirectScheme != "http", explicit.redirectURI != OAuth1Client.outOfBand {
-            throw CLIError("\(descriptor.displayName) redirects to an \(redirectScheme) URI, which the loopback listener cannot receive. Use --manual and paste the URL the browser ends on.")
-        }
-
-        var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: name)
+        var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: account.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
+        // Refused now rather than after the user has logged in at the provider.
+        if let target = requested.redirectURI ?? authenticator.defaultRedirectURI {
+            try authenticator.checkRedirectScheme(target)
+            if !manual, target.scheme?.lowercased() != "http" {
+                throw CLIError("\(descriptor.name) redirects to \(target.redactedForLogs), which the loopback listener cannot receive. Use --manual and paste the URL the browser ends on.")
+            }
+        }
 
         Interrupt.install(message: "Cancelled; nothing was stored.")
         Watchdog.start(seconds: timeout, message: "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored. Run it again, or raise --timeout.")
@@ -86,7 +77,7 @@ struct Authorize: AsyncParsableCommand {
         } else {
             let agent = LoopbackUserAgent(
                 browser: noBrowser ? .none : .system, timeout: .seconds(timeout),
-                onEvent: { event in Self.report(event, provider: descriptor.displayName, noBrowser: noBrowser, status: status) })
+                onEvent: { event in Self.report(event, provider: descriptor.name, noBrowser: noBrowser, status: status) })
             defer { status.stop() }
             credential = try await authenticator.authorize(using: agent, options: requested)
         }
@@ -94,7 +85,7 @@ struct Authorize: AsyncParsableCommand {
         if json {
             try Console.json(credential)
         } else {
-            Console.out("Signed in to \(descriptor.displayName). Stored in \(workspace.store.fileURL.path).")
+            Console.out("Signed in to \(descriptor.name). Stored in \(workspace.store.fileURL.path).")
             CredentialSummary.lines(credential).forEach(Console.out)
         }
     }
@@ -116,9 +107,7 @@ struct Authorize: AsyncParsableCommand {
 
     /// The default redirect URI with `port` in place of its port.
     private func redirect(for authenticator: any Authenticator, port: Int) throws -> URL {
-        let base = (authenticator as? OAuth2Client)?.defaultRedirectURI
-            ?? (authenticator as? OAuth1Client)?.defaultCallbackURI
-            ?? (authenticator.descriptor.redirect ?? RedirectSettings()).uri
+        let base = authenticator.defaultRedirectURI ?? authenticator.descriptor.redirect.uri
         var components = URLComponents(url: base, resolvingAgainstBaseURL: false)
         components?.port = port
         guard let url = components?.url else { throw CLIError("Cannot put port \(port) into \(base).") }

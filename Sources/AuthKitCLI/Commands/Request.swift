@@ -5,7 +5,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-struct Request: AsyncParsableCommand {
+struct Request: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send an authorized request with a stored credential and print the response body.",
         discussion: """
@@ -27,8 +27,7 @@ struct Request: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds to wait for the response.", valueName: "seconds")) var timeout: Int = 30
     @Argument(help: "The URL.") var url: String
 
-    func run() async throws {
-        global.bootstrapLogging()
+    func run(in workspace: Workspace) async throws {
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
             throw CLIError("'\(url)' is not an http(s) URL.")
         }
@@ -45,7 +44,7 @@ struct Request: AsyncParsableCommand {
                 request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
             }
         }
-        let (credential, authenticator) = try await Workspace(global: global).freshCredential(account.key)
+        let (credential, authenticator) = try await workspace.freshCredential(account.key)
         let authorized = try authenticator.authorize(request, with: credential)
 
         let body: Data

@@ -27,14 +27,11 @@ struct Sign: AsyncParsableCommand {
     @Option(name: .long, help: "The consumer secret.") var consumerSecret: String
     @Option(name: .long, help: "The token (oauth_token), if any.") var token: String?
     @Option(name: .long, help: "The token secret, if any.") var tokenSecret: String?
-    @Option(name: .long, help: "HMAC-SHA1 (default), HMAC-SHA256 or PLAINTEXT.") var signatureMethod = "HMAC-SHA1"
+    @Option(name: .long, help: "The signature method.") var signatureMethod: OAuth1SignatureMethod = .hmacSHA1
     @Option(name: .long, help: "A fixed nonce (default: 32 random bytes).") var nonce: String?
     @Option(name: .long, help: "A fixed timestamp in seconds (default: now).") var timestamp: String?
 
     func validate() throws {
-        guard OAuth1SignatureMethod(rawValue: signatureMethod) != nil else {
-            throw ValidationError("--signature-method takes HMAC-SHA1, HMAC-SHA256 or PLAINTEXT; got '\(signatureMethod)'.")
-        }
         if let timestamp, UInt64(timestamp) == nil {
             throw ValidationError("--timestamp takes whole seconds since 1970, e.g. 1318622958.")
         }
@@ -46,7 +43,7 @@ struct Sign: AsyncParsableCommand {
     func run() async throws {
         let live = NonceAndTimestamp.live
         var signer = OAuth1Signer(consumerKey: consumerKey, consumerSecret: consumerSecret,
-                                  signatureMethod: OAuth1SignatureMethod(rawValue: signatureMethod) ?? .hmacSHA1)
+                                  signatureMethod: signatureMethod)
         let fixedNonce = nonce, fixedTimestamp = timestamp
         signer.nonceAndTimestamp = NonceAndTimestamp(
             nonce: { fixedNonce ?? live.nonce() }, timestamp: { fixedTimestamp ?? live.timestamp() })
@@ -57,3 +54,6 @@ struct Sign: AsyncParsableCommand {
         Console.out("Authorization: \(header)")
     }
 }
+
+/// `--signature-method HMAC-SHA1`: the closed set argument-parser lists in help and completions.
+extension OAuth1SignatureMethod: ExpressibleByArgument {}

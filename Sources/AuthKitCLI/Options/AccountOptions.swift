@@ -1,13 +1,13 @@
 import ArgumentParser
 import AuthKit
 
-/// Which stored credential a command works on.
+/// Which provider, and which of its accounts, a command works on.
 struct AccountOptions: ParsableArguments {
     @Option(name: .shortAndLong, help: ArgumentHelp("The provider id, as in 'authkit providers list'.", valueName: "id"))
     var provider: String
 
     @Option(name: .long, help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"))
-    var name: String?
+    var label: String?
 
-    var key: CredentialKey { CredentialKey(providerID: provider, label: name) }
+    var key: CredentialKey { CredentialKey(providerID: provider, label: label) }
 }

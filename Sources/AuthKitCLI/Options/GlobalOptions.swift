@@ -6,7 +6,7 @@ import Logging
 struct GlobalOptions: ParsableArguments {
     @Option(name: .customLong("providers-dir"), help: ArgumentHelp(
         "A directory of provider descriptors to load after the bundled ones and $AUTHKIT_HOME/providers (repeatable).",
-        valueName: "dir"))
+        valueName: "dir"), completion: .directory)
     var providersDirectories: [String] = []
 
     @Flag(name: [.short, .long], help: "Log what happens (to standard error; secrets are never logged).")
@@ -20,5 +20,21 @@ struct GlobalOptions: ParsableArguments {
 
     var providerDirectoryURLs: [URL] {
         providersDirectories.map { URL(fileURLWithPath: $0, isDirectory: true) }
+    }
+}
+
+/// A command that works on the user's providers, settings and credentials.
+///
+/// The shared setup — logging to standard error, the catalogue, the store —
+/// happens once here; each command implements ``run(in:)``.
+protocol WorkspaceCommand: AsyncParsableCommand {
+    var global: GlobalOptions { get }
+    func run(in workspace: Workspace) async throws
+}
+
+extension WorkspaceCommand {
+    func run() async throws {
+        global.bootstrapLogging()
+        try await run(in: Workspace(global: global))
     }
 }

@@ -5,7 +5,7 @@ import AuthKitLoopback
 /// (documented in README.md, "Exit codes").
 enum ExitStatus: Int32, CaseIterable {
     case success = 0
-    /// Anything not covered below (an unsupported operation, say).
+    /// Anything not covered below (an operation the provider does not offer, say).
     case failure = 1
     /// The provider refused: the user denied consent, or an endpoint answered
     /// with an error or an unusable response, or an API request was not 2xx.
@@ -27,11 +27,12 @@ enum ExitStatus: Int32, CaseIterable {
         case let error as AuthKitError:
             switch error {
             case .authorizationFailed, .providerError, .invalidResponse: self = .providerError
+            case .signInRequired(_, .refreshRefused): self = .providerError
+            case .signInRequired, .notSupported, .misuse: self = .failure
             case .network: self = .networkError
-            case .unknownProvider, .missingSetting: self = .usage
+            case .unknownProvider, .missingSetting, .unusableRedirectURI: self = .usage
             case .invalidFile, .redirect, .store: self = .badInput
             case .cancelled: self = .cancelled
-            case .unsupported: self = .failure
             }
         case let error as LoopbackError:
             switch error {
@@ -44,4 +45,17 @@ enum ExitStatus: Int32, CaseIterable {
             self = .failure
         }
     }
+}
+
+/// An error of the command line itself, with its exit status.
+struct CLIError: Error, CustomStringConvertible {
+    var message: String
+    var status: ExitStatus
+
+    init(_ message: String, status: ExitStatus = .usage) {
+        self.message = message
+        self.status = status
+    }
+
+    var description: String { message }
 }

@@ -36,7 +36,7 @@ struct Workspace {
     /// The stored credential for `key`, or an error that says how to get one.
     func credential(_ key: CredentialKey) async throws -> Credential {
         guard let credential = try await store.credential(for: key) else {
-            let nameFlag = key.label.map { " --name \($0)" } ?? ""
+            let nameFlag = key.label.map { " --label \($0)" } ?? ""
             throw CLIError("No stored credential for \(key). Sign in first: authkit authorize --provider \(key.providerID)\(nameFlag)",
                            status: .usage)
         }

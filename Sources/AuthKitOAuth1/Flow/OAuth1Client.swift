@@ -19,8 +19,8 @@ import Logging
 ///    `oauth_verifier`, signed with `enc(consumer_secret)&enc(request_token_secret)`.
 ///
 /// Like ``OAuth2Client`` it runs all in one (``authorize(using:options:)``) or
-/// in two requests for a web backend (``startAuthorization(callback:page:additionalParameters:)``,
-/// then ``exchange(callback:pending:label:)``). Everything provider-specific
+/// in two requests for a web backend (``startAuthorization(redirectURI:page:additionalParameters:)``,
+/// then ``exchange(redirect:pending:label:)``). Everything provider-specific
 /// comes from the descriptor; nothing here names a provider.
 public struct OAuth1Client: Authenticator {
     /// The `oauth_callback` value for the out-of-band (PIN) flow (RFC 5849 §2.1).
@@ -36,13 +36,12 @@ public struct OAuth1Client: Authenticator {
     /// `force_login`, `screen_name`), so a reserved key there would be a trap.
     public var authorizationPage: OAuth1AuthorizationPage = .authorize
     private let endpoints: OAuth1Endpoints
-    private let http: any HTTPClient
-    private let logger: Logger
+    private let transport: FlowTransport
     private let now: @Sendable () -> Date
 
-    /// - Throws: ``AuthKitError/missingSetting(providerID:setting:hint:)`` when the
-    ///   consumer key (client id) or secret is missing; ``AuthKitError/unsupported(_:)``
-    ///   for a descriptor that is not OAuth 1.0a or names an unknown signature method.
+    /// - Throws: ``AuthKit/AuthKitError/missingSetting(providerID:_:)`` when the
+    ///   consumer key (client id) or secret is missing; ``AuthKit/AuthKitError/misuse(_:)``
+    ///   for a descriptor that is not OAuth 1.0a.
     public init(
         descriptor: ProviderDescriptor,
         settings: ClientSettings,
@@ -52,26 +51,23 @@ public struct OAuth1Client: Authenticator {
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         guard descriptor.protocol == .oauth1, let endpoints = descriptor.oauth1 else {
-            throw AuthKitError.unsupported("\(descriptor.displayName) is an \(descriptor.protocol.rawValue) provider; OAuth1Client runs OAuth 1.0a providers only.")
+            throw AuthKitError.misuse(.wrongProtocol(providerID: descriptor.id, protocol: descriptor.protocol, client: .oauth1))
         }
         guard let consumerKey = settings.clientID, !consumerKey.isEmpty else {
-            throw AuthKitError.missingSetting(
-                providerID: descriptor.id, setting: "consumer key (client id)",
-                hint: ClientSettings.hint(providerID: descriptor.id, field: "clientID", flag: "--client-id", environmentSuffix: "CLIENT_ID"))
+            throw AuthKitError.missingSetting(providerID: descriptor.id, .clientID)
         }
         guard let consumerSecret = settings.clientSecret, !consumerSecret.isEmpty else {
-            throw AuthKitError.missingSetting(
-                providerID: descriptor.id, setting: "consumer secret (client secret)",
-                hint: ClientSettings.hint(providerID: descriptor.id, field: "clientSecret", flag: "--client-secret", environmentSuffix: "CLIENT_SECRET"))
+            throw AuthKitError.missingSetting(providerID: descriptor.id, .clientSecret)
         }
-        let methodName = endpoints.signatureMethod ?? OAuth1SignatureMethod.hmacSHA1.rawValue
-        guard let method = OAuth1SignatureMethod(rawValue: methodName) else {
-            throw AuthKitError.unsupported("\(descriptor.id): signature method '\(methodName)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")
+        guard let method = OAuth1SignatureMethod(rawValue: endpoints.signatureMethod) else {
+            throw AuthKitError.invalidFile([FileIssue(
+                file: descriptor.source, field: "oauth1.signatureMethod",
+                problem: "'\(endpoints.signatureMethod)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")])
         }
         for (field, url) in [("requestTokenURL", endpoints.requestTokenURL), ("authorizeURL", endpoints.authorizeURL),
                              ("accessTokenURL", endpoints.accessTokenURL)] where URL(string: url)?.host == nil || url.contains("{") {
             throw AuthKitError.invalidFile([FileIssue(
-                file: descriptor.id, field: "oauth1.\(field)",
+                file: descriptor.source, field: "oauth1.\(field)",
                 problem: "'\(url)' is not an absolute URL without placeholders, which OAuth 1.0a endpoints must be.")])
         }
         self.descriptor = descriptor
@@ -79,26 +75,8 @@ public struct OAuth1Client: Authenticator {
         self.endpoints = endpoints
         self.signer = OAuth1Signer(consumerKey: consumerKey, consumerSecret: consumerSecret, signatureMethod: method,
                                    nonceAndTimestamp: nonceAndTimestamp)
-        self.http = httpClient
-        self.logger = logger
+        self.transport = FlowTransport(http: httpClient, logger: logger)
         self.now = now
-    }
-
-    // MARK: - The callback
-
-    /// The callback used when the caller gives none: the configured redirect
-    /// URI (`oob` there selects the PIN flow, giving `nil`), else the
-    /// descriptor's loopback default `http://127.0.0.1/callback`.
-    public var defaultCallbackURI: URL? {
-        if let configured = settings.redirectURI {
-            return configured == Self.outOfBand ? nil : URL(string: configured)
-        }
-        return (descriptor.redirect ?? RedirectSettings()).uri
-    }
-
-    /// True when a loopback listener may choose the port (RFC 8252 §7.3).
-    public var redirectPortIsFlexible: Bool {
-        settings.redirectURI == nil && (descriptor.redirect ?? RedirectSettings()).portIsFlexible
     }
 
     // MARK: - Steps 1 and 2: request token and authorization URL
@@ -113,33 +91,35 @@ public struct OAuth1Client: Authenticator {
     ///   - additionalParameters: added to the authorization URL's query
     ///     (e.g. `force_login=true`); `oauth_token` is reserved.
     public func startAuthorization(
-        callback: URL?, page: OAuth1AuthorizationPage? = nil, additionalParameters: [String: String] = [:]
+        redirectURI: URL?, page: OAuth1AuthorizationPage? = nil, additionalParameters: [String: String] = [:]
     ) async throws -> (url: URL, pending: OAuth1PendingAuthorization) {
         if additionalParameters["oauth_token"] != nil {
-            throw AuthKitError.unsupported("The authorization parameter 'oauth_token' is set by AuthKit and cannot be overridden.")
+            throw AuthKitError.misuse(.reservedParameter("oauth_token"))
         }
-        let callbackValue = callback?.absoluteString ?? Self.outOfBand
+        if let redirectURI { try checkRedirectScheme(redirectURI) }
+        let callbackValue = redirectURI?.absoluteString ?? Self.outOfBand
         var url = try Self.url(endpoints.requestTokenURL, field: "requestTokenURL", descriptor: descriptor)
-        let extra = (endpoints.requestTokenParameters ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        if !extra.isEmpty { url = try Self.appendingQuery(extra, to: url) }
+        let extra = endpoints.requestTokenParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        url = try appendingQuery(extra, to: url)
 
         let header = try signer.authorizationHeader(
             method: "POST", url: url, protocolParameters: [("oauth_callback", callbackValue)])
-        let request = HTTPRequest(method: "POST", url: url, headers: [("Authorization", header)])
+        var request = OutgoingRequest(method: .post, url: url)
+        request.setHeader("Authorization", header)
         let fields = try ReplyParser(step: .requestToken, secrets: knownSecrets()).fields(
-            of: try await send(request, step: .requestToken), required: ["oauth_token", "oauth_token_secret"])
+            of: try await transport.send(request, step: .requestToken), required: ["oauth_token", "oauth_token_secret"])
         let values = Dictionary(fields, uniquingKeysWith: { first, _ in first })
 
         // RFC 5849 §2.1: "oauth_callback_confirmed: MUST be present and set to
         // 'true'". Its absence means an OAuth 1.0 server, open to session fixation.
-        if endpoints.requireCallbackConfirmed ?? true, values["oauth_callback_confirmed"] != "true" {
+        if endpoints.requireCallbackConfirmed, values["oauth_callback_confirmed"] != "true" {
             throw AuthKitError.invalidResponse(
                 step: .requestToken,
                 reason: "the reply lacks oauth_callback_confirmed=true, which RFC 5849 §2.1 requires (it shows the callback was registered). For a server that only speaks OAuth 1.0, set \"requireCallbackConfirmed\": false under \"oauth1\" in the provider file.")
         }
         let pending = OAuth1PendingAuthorization(
             providerID: descriptor.id, requestToken: values["oauth_token"] ?? "",
-            requestTokenSecret: values["oauth_token_secret"] ?? "", callback: callbackValue, createdAt: now())
+            requestTokenSecret: values["oauth_token_secret"] ?? "", redirectURI: callbackValue, createdAt: now())
 
         let pageURL: String
         switch page ?? authorizationPage {
@@ -148,27 +128,25 @@ public struct OAuth1Client: Authenticator {
         }
         let query = [("oauth_token", pending.requestToken)]
             + additionalParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        let authorizationURL = try Self.appendingQuery(query, to: try Self.url(pageURL, field: "authorizeURL", descriptor: descriptor))
+        let authorizationURL = try appendingQuery(query, to: try Self.url(pageURL, field: "authorizeURL", descriptor: descriptor))
         return (authorizationURL, pending)
     }
 
-    // MARK: - Step 3: the callback and the access token
+    // MARK: - Step 3: the redirect (RFC 5849 "callback") and the access token
 
     /// Checks `callback` against `pending` and returns `oauth_verifier`; see
     /// `CallbackParser` for the checks and their order.
-    /// - Throws: ``AuthKitError/redirect(_:)`` for a URL that does not answer
-    ///   this attempt; ``AuthKitError/authorizationFailed(_:)`` (`access_denied`)
+    /// - Throws: ``AuthKit/AuthKitError/redirect(_:)`` for a URL that does not answer
+    ///   this attempt; ``AuthKit/AuthKitError/authorizationFailed(_:)`` (`access_denied`)
     ///   when the user declined.
-    public func verifier(from callback: URL, pending: OAuth1PendingAuthorization) throws -> String {
-        guard pending.providerID == descriptor.id else {
-            throw AuthKitError.unsupported("This attempt was started with '\(pending.providerID)', not '\(descriptor.id)'.")
-        }
-        return try CallbackParser().verifier(from: callback, for: pending)
+    public func verifier(from redirect: URL, pending: OAuth1PendingAuthorization) throws -> String {
+        try checkAttempt(startedBy: pending.providerID)
+        return try CallbackParser().verifier(from: redirect, for: pending)
     }
 
     /// Checks the callback, then exchanges its verifier for a credential.
-    public func exchange(callback: URL, pending: OAuth1PendingAuthorization, label: String? = nil) async throws -> Credential {
-        try await exchange(verifier: try verifier(from: callback, pending: pending), pending: pending, label: label)
+    public func exchange(redirect: URL, pending: OAuth1PendingAuthorization, label: String? = nil) async throws -> Credential {
+        try await exchange(verifier: try verifier(from: redirect, pending: pending), pending: pending, label: label)
     }
 
     /// Exchanges the request token and verifier (from the callback, or the PIN
@@ -180,8 +158,9 @@ public struct OAuth1Client: Authenticator {
         let header = try signer.authorizationHeader(
             method: "POST", url: url, token: pending.requestToken, tokenSecret: pending.requestTokenSecret,
             protocolParameters: [("oauth_verifier", verifier)])
-        let request = HTTPRequest(method: "POST", url: url, headers: [("Authorization", header)])
-        let response = try await send(request, step: .accessToken)
+        var request = OutgoingRequest(method: .post, url: url)
+        request.setHeader("Authorization", header)
+        let response = try await transport.send(request, step: .accessToken)
         let receivedAt = now()
         let fields = try ReplyParser(step: .accessToken, secrets: knownSecrets(pending.requestTokenSecret))
             .fields(of: response, required: ["oauth_token", "oauth_token_secret"])
@@ -212,41 +191,25 @@ public struct OAuth1Client: Authenticator {
     /// Runs the three steps with `userAgent`.
     ///
     /// The session's redirect URI is `options.redirectURI`, else
-    /// ``defaultCallbackURI``; `nil` asks for the PIN flow. The agent may answer
+    /// ``AuthKit/Authenticator/defaultRedirectURI``; `nil` asks for the PIN flow. The agent may answer
     /// with the callback URL (`.redirect`) or the PIN the user typed
     /// (`.verificationCode`). `options.additionalParameters` go to the
     /// authorization URL; `options.scopes` has no meaning in OAuth 1.0a (a
     /// provider's access level is a descriptor `requestTokenParameters` entry,
     /// such as Twitter's `x_auth_access_type`).
     public func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential {
-        let requested = options.redirectURI ?? defaultCallbackURI
-        let attempt = AttemptState()
+        let requested = options.redirectURI ?? defaultRedirectURI
         let page = authorizationPage
-        let session = AuthorizationSession(
-            providerName: descriptor.displayName,
-            redirectURI: requested,
-            redirectPortIsFlexible: options.redirectURI == nil && requested != nil && redirectPortIsFlexible,
-            makeAuthorizationURL: { [self] redirect in
-                let (url, pending) = try await startAuthorization(
-                    callback: redirect, page: page, additionalParameters: options.additionalParameters)
-                attempt.set(pending)
-                return url
+        let (result, pending) = try await runUserAgent(
+            userAgent, redirectURI: requested,
+            portIsFlexible: options.redirectURI == nil && requested != nil && redirectPortIsFlexible,
+            start: { [self] redirect in
+                try await startAuthorization(redirectURI: redirect, page: page, additionalParameters: options.additionalParameters)
             },
-            validateRedirect: { [self] url in
-                guard let pending = attempt.current else { throw AuthKitError.redirect(.missingRequestToken) }
-                do {
-                    _ = try verifier(from: url, pending: pending)
-                } catch AuthKitError.authorizationFailed {
-                    return // a genuine answer: the user declined
-                }
-            })
-        let result = try await userAgent.run(session)
-        guard let pending = attempt.current else {
-            throw AuthKitError.unsupported("The user agent returned without asking for the authorization URL.")
-        }
+            validate: { [self] url, pending in _ = try verifier(from: url, pending: pending) })
         switch result {
         case .redirect(let url, _):
-            return try await exchange(callback: url, pending: pending, label: options.label)
+            return try await exchange(redirect: url, pending: pending, label: options.label)
         case .verificationCode(let code):
             return try await exchange(verifier: code, pending: pending, label: options.label)
         }
@@ -260,10 +223,10 @@ public struct OAuth1Client: Authenticator {
     /// `Content-Type` is `application/x-www-form-urlencoded` (§3.4.1.3.1); set
     /// the body before calling this, and do not change the request afterwards.
     public func authorize(_ request: URLRequest, with credential: Credential) throws -> URLRequest {
-        guard let url = request.url else { throw AuthKitError.unsupported("The request has no URL to sign.") }
+        guard let url = request.url else { throw AuthKitError.misuse(.unsignableRequest("it has no URL.")) }
         let contentType = request.value(forHTTPHeaderField: "Content-Type")
         if request.httpBodyStream != nil, SignatureBaseString.isFormEncoded(contentType) {
-            throw AuthKitError.unsupported("A form-encoded body must be signed, so it must be set as httpBody, not as a stream.")
+            throw AuthKitError.misuse(.unsignableRequest("a form-encoded body must be signed, so it must be set as httpBody, not as a stream."))
         }
         var request = request
         request.setValue(try header(method: request.httpMethod ?? "GET", url: url, contentType: contentType,
@@ -272,10 +235,10 @@ public struct OAuth1Client: Authenticator {
         return request
     }
 
-    /// ``authorize(_:with:)-(URLRequest,_)`` for AuthKit's own ``HTTPRequest``.
-    public func authorize(_ request: HTTPRequest, with credential: Credential) throws -> HTTPRequest {
+    /// ``authorize(_:with:)`` for a request the engines build.
+    func authorize(_ request: OutgoingRequest, with credential: Credential) throws -> OutgoingRequest {
         var request = request
-        request.setHeader("Authorization", try header(method: request.method, url: request.url,
+        request.setHeader("Authorization", try header(method: request.head.method.rawValue, url: request.url,
                                                       contentType: request.header("Content-Type"),
                                                       body: request.body, credential: credential))
         return request
@@ -283,10 +246,10 @@ public struct OAuth1Client: Authenticator {
 
     private func header(method: String, url: URL, contentType: String?, body: Data?, credential: Credential) throws -> String {
         guard credential.kind == .oauth1, let tokenSecret = credential.tokenSecret else {
-            throw AuthKitError.unsupported("\(credential.key) is not an OAuth 1.0a credential (it has no token secret); use the authenticator that issued it.")
+            throw AuthKitError.misuse(.credentialOfAnotherProtocol(credential: credential.key, protocol: .oauth1))
         }
         guard credential.providerID == descriptor.id else {
-            throw AuthKitError.unsupported("\(credential.key) belongs to '\(credential.providerID)'; it cannot be signed with \(descriptor.displayName)'s consumer key.")
+            throw AuthKitError.misuse(.credentialOfAnotherProvider(credential: credential.key, providerID: descriptor.id))
         }
         return try signer.authorizationHeader(method: method, url: url, contentType: contentType, body: body,
                                               token: credential.accessToken, tokenSecret: tokenSecret)
@@ -295,23 +258,22 @@ public struct OAuth1Client: Authenticator {
     // MARK: - Refresh and revocation
 
     /// OAuth 1.0a access tokens do not expire and RFC 5849 has no refresh:
-    /// always throws ``AuthKitError/unsupported(_:)``.
+    /// always throws ``AuthKit/AuthKitError/signInRequired(_:reason:)``.
     public func refresh(_ credential: Credential) async throws -> Credential {
-        throw AuthKitError.unsupported(
-            "\(descriptor.displayName) uses OAuth 1.0a, whose access tokens do not expire and cannot be refreshed; if the token stopped working, sign in again.")
+        throw AuthKitError.signInRequired(credential.key, reason: .protocolHasNoRefresh)
     }
 
     /// Invalidates the token at the descriptor's `oauth1.invalidateTokenURL`
     /// (a `POST` signed with the token itself; Twitter's `oauth/invalidate_token`).
     /// RFC 5849 defines no revocation, so without that field this throws
-    /// ``AuthKitError/unsupported(_:)``.
+    /// ``AuthKit/AuthKitError/notSupported(providerID:_:)``.
     public func revoke(_ credential: Credential) async throws {
         guard let invalidate = endpoints.invalidateTokenURL else {
-            throw AuthKitError.unsupported("The \(descriptor.displayName) descriptor names no token invalidation endpoint; delete the credential locally, and revoke the app's access in the provider's settings.")
+            throw AuthKitError.notSupported(providerID: descriptor.id, .revocation)
         }
         let url = try Self.url(invalidate, field: "invalidateTokenURL", descriptor: descriptor)
-        let request = try authorize(HTTPRequest(method: "POST", url: url), with: credential)
-        let response = try await send(request, step: .revocation)
+        let request = try authorize(OutgoingRequest(method: .post, url: url), with: credential)
+        let response = try await transport.send(request, step: .revocation)
         if (200...299).contains(response.status) { return }
         _ = try ReplyParser(step: .revocation, secrets: knownSecrets(credential.tokenSecret ?? "")).fields(of: response, required: [])
         throw AuthKitError.invalidResponse(step: .revocation, reason: "HTTP \(response.status)")
@@ -324,29 +286,27 @@ public struct OAuth1Client: Authenticator {
         [settings.clientSecret ?? "", tokenSecret].filter { !$0.isEmpty }
     }
 
-    private func send(_ request: HTTPRequest, step: FlowStep) async throws -> HTTPResponse {
-        logger.debug("\(step.rawValue): \(request.method) \(request.displayURL)")
-        let response = try await http.send(request)
-        logger.debug("\(step.rawValue): HTTP \(response.status), \(response.body.count) bytes")
-        return response
-    }
-
     private static func url(_ text: String, field: String, descriptor: ProviderDescriptor) throws -> URL {
         guard let url = URL(string: text), url.host != nil else {
-            throw AuthKitError.invalidFile([FileIssue(file: descriptor.id, field: "oauth1.\(field)", problem: "'\(text)' is not an absolute URL.")])
+            throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "oauth1.\(field)", problem: "'\(text)' is not an absolute URL.")])
         }
         return url
     }
 
-    /// Appends `pairs` to `url`'s query, keeping the query it has (RFC 5849 §2.2
-    /// authorize URLs, like RFC 6749 §3.1's, may carry their own).
-    private static func appendingQuery(_ pairs: [(String, String)], to url: URL) throws -> URL {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            throw AuthKitError.unsupported("Could not add parameters to \(url.redactedForLogs).")
+    private func appendingQuery(_ pairs: [(String, String)], to url: URL) throws -> URL {
+        guard let result = url.appendingQuery(pairs) else {
+            throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "oauth1", problem: "\(url.redactedForLogs) cannot take a query.")])
         }
-        let existing = components.percentEncodedQuery.map { $0.isEmpty ? "" : $0 + "&" } ?? ""
-        components.percentEncodedQuery = existing + FormURLEncoding.encode(pairs)
-        guard let result = components.url else { throw AuthKitError.unsupported("Could not add parameters to \(url.redactedForLogs).") }
         return result
     }
+}
+
+/// Which page the user is sent to in RFC 5849 §2.2.
+public enum OAuth1AuthorizationPage: String, Sendable, Hashable, Codable {
+    /// The descriptor's `authorizeURL`: the provider always asks the user to approve.
+    case authorize
+    /// The descriptor's `authenticateURL` ("Sign in with …"): a user who has
+    /// approved the app before is sent straight back. Falls back to `authorize`
+    /// when the descriptor names no such endpoint.
+    case authenticate
 }

@@ -14,21 +14,21 @@ public struct OAuth1PendingAuthorization: Codable, Sendable, Hashable, CustomStr
     /// `oauth_token_secret` from the request-token reply; signs the access-token request.
     public var requestTokenSecret: String
     /// The `oauth_callback` sent: a URL, or `oob` for the PIN flow.
-    public var callback: String
+    public var redirectURI: String
     public var createdAt: Date
 
-    public init(providerID: String, requestToken: String, requestTokenSecret: String, callback: String, createdAt: Date) {
+    public init(providerID: String, requestToken: String, requestTokenSecret: String, redirectURI: String, createdAt: Date) {
         self.providerID = providerID
         self.requestToken = requestToken
         self.requestTokenSecret = requestTokenSecret
-        self.callback = callback
+        self.redirectURI = redirectURI
         self.createdAt = createdAt
     }
 
     /// True for the out-of-band (PIN) flow.
-    public var isOutOfBand: Bool { callback == OAuth1Client.outOfBand }
+    public var isOutOfBand: Bool { redirectURI == OAuth1Client.outOfBand }
 
     public var description: String {
-        "OAuth1PendingAuthorization(provider: \(providerID), callback: \(isOutOfBand ? "oob" : URL(string: callback)?.redactedForLogs ?? "(invalid)"), request token secret: ••••)"
+        "OAuth1PendingAuthorization(provider: \(providerID), redirect: \(isOutOfBand ? "oob" : URL(string: redirectURI)?.redactedForLogs ?? "(invalid)"), request token secret: ••••)"
     }
 }

@@ -23,7 +23,7 @@ struct ReplyParser {
     var secrets: [String] = []
 
     /// The fields of a 2xx form reply that contains every name in `required`.
-    func fields(of response: HTTPResponse, required: [String]) throws -> [(String, String)] {
+    func fields(of response: IncomingResponse, required: [String]) throws -> [(String, String)] {
         let body = response.body
         let first = body.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
         let success = (200...299).contains(response.status)

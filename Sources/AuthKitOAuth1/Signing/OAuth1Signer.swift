@@ -53,7 +53,7 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
     ///   - protocolParameters: further `oauth_*` parameters of this request
     ///     (`oauth_callback`, `oauth_verifier`).
     ///   - realm: an optional `realm`, sent but not signed (§3.5.1).
-    /// - Throws: ``AuthKitError/unsupported(_:)`` when `url` is not absolute.
+    /// - Throws: ``AuthKit/AuthKitError/misuse(_:)`` when `url` is not absolute.
     public func authorizationHeader(
         method: String, url: URL, contentType: String? = nil, body: Data? = nil,
         token: String? = nil, tokenSecret: String? = nil,

@@ -97,7 +97,7 @@ final class SignerCore: Sendable {
             }
         }
         guard let result else {
-            throw AuthKitError.unsupported("Cannot sign a request to \(url.redactedForLogs): OAuth 1.0a signs absolute http(s) URLs only.")
+            throw AuthKitError.misuse(.unsignableRequest("\(url.redactedForLogs) is not an absolute http(s) URL, which is all OAuth 1.0a signs."))
         }
         return result
     }

@@ -24,7 +24,7 @@ print("Signed in as", credential.rawFields["screen_name"]?.scalarText ?? "?")
 var post = URLRequest(url: URL(string: "https://api.x.com/1.1/statuses/update.json")!)
 post.httpMethod = "POST"
 post.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-post.httpBody = Data("status=\(PercentEncoding.encode("Hello from AuthKit!"))".utf8)
+post.httpBody = Data("status=Hello%20from%20AuthKit%21".utf8) // form-encoded: RFC 5849 §3.6 encoding
 let signed = try client.authorize(post, with: credential) // Authorization: OAuth oauth_signature="…", …
 let (data, _) = try await URLSession.shared.data(for: signed)
 print(String(decoding: data, as: UTF8.self))

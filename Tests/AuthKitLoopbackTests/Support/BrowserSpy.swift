@@ -37,7 +37,7 @@ func start(_ agent: LoopbackUserAgent, _ attempt: TestAttempt, browser: BrowserS
     }
     guard let url = await browser.next() else {
         _ = try await task.value // the agent failed before opening the browser: its error
-        throw AuthKitError.unsupported("the agent returned without opening the browser")
+        throw AuthKitError.misuse(.userAgentBrokeProtocol("the agent returned without opening the browser"))
     }
     return (task, url)
 }

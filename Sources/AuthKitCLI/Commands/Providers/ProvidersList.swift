@@ -1,7 +1,7 @@
 import ArgumentParser
 import AuthKit
 
-struct ProvidersList: AsyncParsableCommand {
+struct ProvidersList: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List the known providers and the file each comes from.",
@@ -17,12 +17,10 @@ struct ProvidersList: AsyncParsableCommand {
         var file: String
     }
 
-    func run() async throws {
-        global.bootstrapLogging()
-        let workspace = Workspace(global: global)
+    func run(in workspace: Workspace) async throws {
         let rows = workspace.catalog.ids.compactMap { id in
             workspace.catalog.entries[id].map {
-                Row(id: id, name: $0.descriptor.displayName, protocol: $0.descriptor.protocol.rawValue, file: $0.file)
+                Row(id: id, name: $0.descriptor.name, protocol: $0.descriptor.protocol.rawValue, file: $0.file)
             }
         }
         if json {

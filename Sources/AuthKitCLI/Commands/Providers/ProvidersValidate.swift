@@ -8,7 +8,7 @@ struct ProvidersValidate: AsyncParsableCommand {
         abstract: "Check descriptor files; print each problem with its file and field.",
         discussion: "Exits 65 when any file has a problem.\n\nExample:\n  authkit providers validate ~/.config/authkit/providers/*.json")
 
-    @Argument(help: ArgumentHelp("Descriptor files to check.", valueName: "file"))
+    @Argument(help: ArgumentHelp("Descriptor files to check.", valueName: "file"), completion: .file(extensions: ["json"]))
     var files: [String]
 
     func validate() throws {
@@ -19,7 +19,7 @@ struct ProvidersValidate: AsyncParsableCommand {
         var failed = false
         for file in files {
             do {
-                let descriptor = try DescriptorLoader().load(contentsOf: URL(fileURLWithPath: file))
+                let descriptor = try ProviderDescriptor(contentsOf: URL(fileURLWithPath: file))
                 Console.out("\(file): ok (\(descriptor.id), \(descriptor.protocol.rawValue))")
             } catch AuthKitError.invalidFile(let issues) {
                 failed = true

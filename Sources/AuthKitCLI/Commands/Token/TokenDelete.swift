@@ -1,7 +1,7 @@
 import ArgumentParser
 import AuthKit
 
-struct TokenDelete: AsyncParsableCommand {
+struct TokenDelete: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
         abstract: "Delete a stored credential here (the provider is not told; see 'token revoke').",
@@ -10,9 +10,8 @@ struct TokenDelete: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
 
-    func run() async throws {
-        global.bootstrapLogging()
-        guard try await Workspace(global: global).store.remove(account.key) != nil else {
+    func run(in workspace: Workspace) async throws {
+        guard try await workspace.store.remove(account.key) != nil else {
             throw CLIError("No stored credential for \(account.key); 'authkit token list' shows what is stored.", status: .failure)
         }
         Console.err("Deleted \(account.key).")

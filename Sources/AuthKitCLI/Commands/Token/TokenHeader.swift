@@ -5,7 +5,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-struct TokenHeader: AsyncParsableCommand {
+struct TokenHeader: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "header",
         abstract: "Print the Authorization header for a request, refreshing an expired token first.",
@@ -20,9 +20,8 @@ struct TokenHeader: AsyncParsableCommand {
     @Option(name: [.customShort("X"), .long], help: "The request method (OAuth 1.0a signs it).") var method = "GET"
     @Argument(help: "The request URL (required for OAuth 1.0a, which signs it).") var url: String?
 
-    func run() async throws {
-        global.bootstrapLogging()
-        let (credential, authenticator) = try await Workspace(global: global).freshCredential(account.key)
+    func run(in workspace: Workspace) async throws {
+        let (credential, authenticator) = try await workspace.freshCredential(account.key)
         guard let url = url ?? (credential.kind == .oauth2 ? "https://example.invalid/" : nil) else {
             throw CLIError("An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'.")
         }

@@ -2,7 +2,7 @@ import ArgumentParser
 import AuthKit
 import Foundation
 
-struct TokenList: AsyncParsableCommand {
+struct TokenList: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List stored credentials (tokens masked).",
@@ -19,9 +19,8 @@ struct TokenList: AsyncParsableCommand {
         var expiresAt: Date?
     }
 
-    func run() async throws {
-        global.bootstrapLogging()
-        let credentials = try await Workspace(global: global).store.allCredentials()
+    func run(in workspace: Workspace) async throws {
+        let credentials = try await workspace.store.allCredentials()
         if json {
             try Console.json(credentials.map {
                 Row(provider: $0.providerID, name: $0.label, protocol: $0.kind.rawValue, scopes: $0.scopes, expiresAt: $0.expiresAt)

@@ -1,7 +1,7 @@
 import ArgumentParser
 import AuthKit
 
-struct TokenRefresh: AsyncParsableCommand {
+struct TokenRefresh: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh",
         abstract: "Refresh a stored credential now and save the result.",
@@ -11,9 +11,7 @@ struct TokenRefresh: AsyncParsableCommand {
     @OptionGroup var account: AccountOptions
     @OptionGroup var client: ClientOptions
 
-    func run() async throws {
-        global.bootstrapLogging()
-        let workspace = Workspace(global: global)
+    func run(in workspace: Workspace) async throws {
         let credential = try await workspace.credential(account.key)
         let authenticator = try workspace.authenticator(for: workspace.descriptor(account.provider), explicit: client.settings())
         let refreshed = try await authenticator.refresh(credential)

@@ -1,7 +1,7 @@
 import ArgumentParser
 import AuthKit
 
-struct TokenRevoke: AsyncParsableCommand {
+struct TokenRevoke: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke",
         abstract: "Revoke a credential at the provider, then delete it here.",
@@ -12,9 +12,7 @@ struct TokenRevoke: AsyncParsableCommand {
     @OptionGroup var client: ClientOptions
     @Flag(help: "Keep the local copy after revoking.") var keep = false
 
-    func run() async throws {
-        global.bootstrapLogging()
-        let workspace = Workspace(global: global)
+    func run(in workspace: Workspace) async throws {
         let credential = try await workspace.credential(account.key)
         let authenticator = try workspace.authenticator(for: workspace.descriptor(account.provider), explicit: client.settings())
         try await authenticator.revoke(credential)

@@ -2,7 +2,7 @@ import ArgumentParser
 import AuthKit
 import Foundation
 
-struct TokenShow: AsyncParsableCommand {
+struct TokenShow: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Show a stored credential; secrets only when asked for.",
@@ -22,9 +22,8 @@ struct TokenShow: AsyncParsableCommand {
 
     @Flag(help: "Print the whole credential as JSON, secrets included.") var json = false
 
-    func run() async throws {
-        global.bootstrapLogging()
-        let credential = try await Workspace(global: global).credential(account.key)
+    func run(in workspace: Workspace) async throws {
+        let credential = try await workspace.credential(account.key)
         if let field {
             Console.out(try value(of: field, in: credential))
         } else if json {

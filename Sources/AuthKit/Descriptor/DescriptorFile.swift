@@ -1,0 +1,248 @@
+/// A descriptor file as written: `providers/<id>.json`, every member but the
+/// required ones optional.
+///
+/// This is the *file model*. It exists to read and write JSON exactly (unknown
+/// members are found by re-encoding it, see ``DescriptorLoader``) and to report
+/// problems by the field a person wrote. The flow engines never read it: they
+/// read the resolved ``ProviderDescriptor``, made by ``resolved(source:)``, the
+/// one place where every default is applied. `providers/schema.json` states the
+/// same defaults with `default` keywords, and a test (`DescriptorDefaultsTests`)
+/// checks the two against each other and against README's field table.
+package struct DescriptorFile: Codable, Sendable, Hashable {
+    package var id: String
+    package var name: String?
+    package var `protocol`: ProtocolKind
+    package var documentation: String?
+    package var placeholders: [String: PlaceholderSpec]?
+    package var redirect: Redirect?
+    package var scopes: Scopes?
+    package var authorization: Authorization?
+    package var token: Token?
+    package var pkce: PKCEMode?
+    package var issuer: Issuer?
+    package var followUp: Template?
+    package var refresh: Template?
+    package var revocation: Template?
+    package var oauth1: OAuth1?
+
+    package struct Redirect: Codable, Sendable, Hashable {
+        package var scheme: String?
+        package var host: String?
+        package var port: Int?
+        package var path: String?
+        package var appendedFragment: String?
+    }
+
+    package struct Scopes: Codable, Sendable, Hashable {
+        package var separator: String?
+        package var `default`: [String]?
+        package var known: [String]?
+    }
+
+    package struct Authorization: Codable, Sendable, Hashable {
+        package var url: String
+        package var sendRedirectURI: Bool?
+        package var sendResponseType: Bool?
+        package var parameters: [String: String]?
+    }
+
+    package struct Token: Codable, Sendable, Hashable {
+        package var url: String
+        package var encoding: BodyEncoding?
+        package var clientAuthentication: ClientAuthentication?
+        package var sendGrantType: Bool?
+        package var sendRedirectURI: Bool?
+        package var headers: [String: String]?
+        package var successStatus: [Int]?
+        package var response: ResponseMapping?
+    }
+
+    package struct ResponseMapping: Codable, Sendable, Hashable {
+        package var accessToken: FieldPaths?
+        package var tokenType: FieldPaths?
+        package var expiresIn: FieldPaths?
+        package var refreshToken: FieldPaths?
+        package var scope: FieldPaths?
+        package var requireTokenType: Bool?
+        package var errorCode: FieldPaths?
+        package var errorDescription: FieldPaths?
+        package var errorURI: FieldPaths?
+    }
+
+    package struct Template: Codable, Sendable, Hashable {
+        package var url: String
+        package var method: String?
+        package var encoding: BodyEncoding?
+        package var parameters: [String: String]?
+        package var headers: [String: String]?
+        package var clientAuthentication: ClientAuthentication?
+        package var successStatus: [Int]?
+        package var response: ResponseMapping?
+    }
+
+    package struct Issuer: Codable, Sendable, Hashable {
+        package var identifier: String
+        package var includedInResponse: Bool?
+    }
+
+    package struct OAuth1: Codable, Sendable, Hashable {
+        package var requestTokenURL: String
+        package var authorizeURL: String
+        package var authenticateURL: String?
+        package var accessTokenURL: String
+        package var signatureMethod: String?
+        package var requestTokenParameters: [String: String]?
+        package var requireCallbackConfirmed: Bool?
+        package var invalidateTokenURL: String?
+    }
+}
+
+// MARK: - Defaults: the one place they are applied
+
+extension DescriptorFile {
+    /// The resolved descriptor: every absent value replaced by its default.
+    ///
+    /// Call only on a file ``DescriptorValidator`` accepted: an OAuth 2.0 file
+    /// has `authorization` and `token`, an OAuth 1.0a file has `oauth1`.
+    package func resolved(source: String) -> ProviderDescriptor {
+        let sendRedirectURI = authorization?.sendRedirectURI ?? true
+        let tokenEndpoint = token.map { token in
+            TokenEndpoint(
+                url: token.url,
+                encoding: token.encoding ?? .form,
+                // RFC 6749 §2.3.1: servers MUST support HTTP Basic. (A client
+                // without a secret sends only client_id; see OAuth2Client.)
+                clientAuthentication: token.clientAuthentication ?? .basic,
+                sendGrantType: token.sendGrantType ?? true,
+                // RFC 6749 §4.1.3: required when it was in the authorization request.
+                sendRedirectURI: token.sendRedirectURI ?? sendRedirectURI,
+                headers: token.headers ?? [:],
+                successStatus: token.successStatus ?? [200],
+                response: Self.resolve(token.response, over: nil))
+        }
+        return ProviderDescriptor(
+            id: id,
+            name: name ?? id,
+            protocol: `protocol`,
+            documentation: documentation,
+            source: source,
+            placeholders: placeholders ?? [:],
+            redirect: RedirectSettings(
+                scheme: redirect?.scheme?.lowercased() ?? "http",
+                schemeIsRequired: redirect?.scheme != nil,
+                // RFC 8252 §8.3: the loopback IP literal, not `localhost`.
+                host: redirect?.host ?? "127.0.0.1",
+                port: redirect?.port,
+                path: redirect?.path ?? "/callback",
+                appendedFragment: redirect?.appendedFragment),
+            scopes: ScopeSettings(
+                separator: scopes?.separator ?? " ",  // RFC 6749 §3.3
+                default: scopes?.default ?? [],
+                known: scopes?.known ?? []),
+            authorization: authorization.map {
+                AuthorizationEndpoint(
+                    url: $0.url, sendRedirectURI: sendRedirectURI, sendResponseType: $0.sendResponseType ?? true,
+                    parameters: $0.parameters ?? [:])
+            },
+            token: tokenEndpoint,
+            // Absent: none, so a descriptor never claims support the provider lacks.
+            pkce: pkce ?? .none,
+            issuer: issuer.map { IssuerSettings(identifier: $0.identifier, includedInResponse: $0.includedInResponse ?? false) },
+            followUp: followUp.map { Self.resolve($0, responseFallback: nil) },
+            refresh: refresh.map { Self.resolve($0, responseFallback: nil) },
+            revocation: revocation.map { template in
+                var resolved = Self.resolve(template, responseFallback: token?.response)
+                if template.parameters == nil && template.clientAuthentication == nil {
+                    // RFC 7009 §2.1: the token and a hint, authenticated as at the token endpoint.
+                    resolved.parameters = ["token": "{access_token}", "token_type_hint": "access_token"]
+                    resolved.clientAuthentication = tokenEndpoint?.clientAuthentication ?? .basic
+                }
+                return resolved
+            },
+            oauth1: oauth1.map {
+                OAuth1Endpoints(
+                    requestTokenURL: $0.requestTokenURL, authorizeURL: $0.authorizeURL, authenticateURL: $0.authenticateURL,
+                    accessTokenURL: $0.accessTokenURL, signatureMethod: $0.signatureMethod ?? "HMAC-SHA1",
+                    requestTokenParameters: $0.requestTokenParameters ?? [:],
+                    // RFC 5849 §2.1: oauth_callback_confirmed "MUST be present and set to true".
+                    requireCallbackConfirmed: $0.requireCallbackConfirmed ?? true,
+                    invalidateTokenURL: $0.invalidateTokenURL)
+            })
+    }
+
+    private static func resolve(_ template: Template, responseFallback: ResponseMapping?) -> RequestTemplate {
+        let encoding = template.encoding ?? .form
+        return RequestTemplate(
+            url: template.url,
+            method: (template.method ?? (encoding == .query ? "GET" : "POST")).uppercased(),
+            encoding: encoding,
+            parameters: template.parameters ?? [:],
+            headers: template.headers ?? [:],
+            clientAuthentication: template.clientAuthentication,
+            successStatus: template.successStatus ?? [200],
+            response: resolve(template.response, over: responseFallback))
+    }
+
+    /// RFC 6749 §5.1 and §5.2 member names, unless the file (or, for a
+    /// revocation's errors, the token endpoint's mapping) names others.
+    package static func resolve(_ mapping: ResponseMapping?, over fallback: ResponseMapping?) -> TokenResponseMapping {
+        let mapping = mapping ?? fallback
+        return TokenResponseMapping(
+            accessToken: mapping?.accessToken ?? "access_token",
+            tokenType: mapping?.tokenType ?? "token_type",
+            expiresIn: mapping?.expiresIn ?? "expires_in",
+            refreshToken: mapping?.refreshToken ?? "refresh_token",
+            scope: mapping?.scope ?? "scope",
+            requireTokenType: mapping?.requireTokenType ?? true,
+            errorCode: mapping?.errorCode ?? "error",
+            errorDescription: mapping?.errorDescription ?? "error_description",
+            errorURI: mapping?.errorURI ?? "error_uri")
+    }
+}
+
+// MARK: - Back to a file
+
+extension DescriptorFile {
+    /// The file that resolves to `descriptor`, with every value written out:
+    /// what `authkit providers show --json` prints, and a starting point for an
+    /// override. Loading it again gives an equal descriptor.
+    package init(_ descriptor: ProviderDescriptor) {
+        func mapping(_ m: TokenResponseMapping) -> ResponseMapping {
+            ResponseMapping(
+                accessToken: m.accessToken, tokenType: m.tokenType, expiresIn: m.expiresIn, refreshToken: m.refreshToken,
+                scope: m.scope, requireTokenType: m.requireTokenType, errorCode: m.errorCode,
+                errorDescription: m.errorDescription, errorURI: m.errorURI)
+        }
+        func template(_ t: RequestTemplate) -> Template {
+            Template(url: t.url, method: t.method, encoding: t.encoding, parameters: t.parameters, headers: t.headers,
+                     clientAuthentication: t.clientAuthentication, successStatus: t.successStatus, response: mapping(t.response))
+        }
+        let r = descriptor.redirect
+        self.init(
+            id: descriptor.id, name: descriptor.name, protocol: descriptor.protocol, documentation: descriptor.documentation,
+            placeholders: descriptor.placeholders.isEmpty ? nil : descriptor.placeholders,
+            redirect: Redirect(scheme: r.schemeIsRequired ? r.scheme : nil, host: r.host, port: r.port, path: r.path,
+                               appendedFragment: r.appendedFragment),
+            scopes: Scopes(separator: descriptor.scopes.separator, default: descriptor.scopes.default, known: descriptor.scopes.known),
+            authorization: descriptor.authorization.map {
+                Authorization(url: $0.url, sendRedirectURI: $0.sendRedirectURI, sendResponseType: $0.sendResponseType,
+                              parameters: $0.parameters)
+            },
+            token: descriptor.token.map {
+                Token(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
+                      sendGrantType: $0.sendGrantType, sendRedirectURI: $0.sendRedirectURI, headers: $0.headers,
+                      successStatus: $0.successStatus, response: mapping($0.response))
+            },
+            pkce: descriptor.pkce,
+            issuer: descriptor.issuer.map { Issuer(identifier: $0.identifier, includedInResponse: $0.includedInResponse) },
+            followUp: descriptor.followUp.map(template),
+            refresh: descriptor.refresh.map(template),
+            revocation: descriptor.revocation.map(template),
+            oauth1: descriptor.oauth1.map {
+                OAuth1(requestTokenURL: $0.requestTokenURL, authorizeURL: $0.authorizeURL, authenticateURL: $0.authenticateURL,
+                       accessTokenURL: $0.accessTokenURL, signatureMethod: $0.signatureMethod,
+                       requestTokenParameters: $0.requestTokenParameters, requireCallbackConfirmed: $0.requireCallbackConfirmed,
+                       invalidateTokenURL: $0.invalidateTokenURL)
+            })
+    }
+}

@@ -1,0 +1,51 @@
+/// The endpoints of an OAuth 2.0 descriptor and the closed choices they use.
+
+/// The token endpoint (RFC 6749 §3.2) and how this provider wants to be asked.
+package struct TokenEndpoint: Sendable, Hashable {
+    package var url: String
+    /// Body encoding: `form` (RFC 6749 §4.1.3); Qiita takes `json`.
+    package var encoding: BodyEncoding
+    /// How a client with a secret authenticates; a client without one always
+    /// sends only `client_id` (RFC 6749 §3.2.1, a public client).
+    package var clientAuthentication: ClientAuthentication
+    /// Send `grant_type`; Qiita takes none.
+    package var sendGrantType: Bool
+    /// Send `redirect_uri` (RFC 6749 §4.1.3 requires it when it was in the authorization request).
+    package var sendRedirectURI: Bool
+    /// Extra headers, e.g. GitHub's `{"Accept": "application/json"}`.
+    package var headers: [String: String]
+    /// HTTP statuses that mean success; Qiita answers `201`.
+    package var successStatus: [Int]
+    package var response: TokenResponseMapping
+}
+
+/// How the client proves its identity to the token endpoint (RFC 6749 §2.3).
+package enum ClientAuthentication: String, Codable, Sendable, Hashable, CaseIterable {
+    /// HTTP Basic with the form-urlencoded id and secret (RFC 6749 §2.3.1) — `client_secret_basic`.
+    case basic
+    /// `client_id` and `client_secret` in the request body — `client_secret_post`.
+    case post
+    /// A public client: only `client_id` is sent, in the body (RFC 6749 §3.2.1); PKCE protects the code.
+    case none
+}
+
+/// How request parameters are carried.
+package enum BodyEncoding: String, Codable, Sendable, Hashable, CaseIterable {
+    /// `application/x-www-form-urlencoded` body (RFC 6749 §4.1.3, the standard).
+    case form
+    /// `application/json` body (Qiita's token endpoint).
+    case json
+    /// In the URL's query string, no body (Instagram's GET long-lived token exchange).
+    case query
+}
+
+/// The authorization endpoint (RFC 6749 §3.1) and what to send there.
+package struct AuthorizationEndpoint: Sendable, Hashable {
+    package var url: String
+    /// Send `redirect_uri`; Qiita uses the registered one and takes none.
+    package var sendRedirectURI: Bool
+    /// Send `response_type=code`; Qiita takes none.
+    package var sendResponseType: Bool
+    /// Extra fixed parameters, e.g. Google's `{"access_type": "offline"}`.
+    package var parameters: [String: String]
+}

@@ -1,0 +1,190 @@
+import Foundation
+import HTTPTypes
+
+/// The token-endpoint machinery behind ``OAuth2Client``: requests built from
+/// the descriptor (the code exchange, RFC 6749 §6 refresh, and the
+/// descriptor's follow-up, refresh and revocation templates), sent, and their
+/// answers turned into credentials.
+///
+/// `OAuth2Client` holds the public flow and decides *what* to call; this type
+/// knows *how*: encodings, client authentication, template variables.
+struct TokenEndpointCalls: Sendable {
+    let descriptor: ProviderDescriptor
+    let token: TokenEndpoint
+    /// `token.url` with the placeholders filled in.
+    let tokenURL: String
+    let clientID: String
+    let clientSecret: String?
+    /// Fills `{redirect_uri}` in templates.
+    let redirectURI: String
+    let placeholderValues: [String: String]
+    let transport: FlowTransport
+    let now: @Sendable () -> Date
+
+    // MARK: - Calls
+
+    /// The access token request (RFC 6749 §4.1.3), then the descriptor's follow-up exchange, if any.
+    func exchange(code: String, pending: PendingAuthorization, label: String?) async throws -> Credential {
+        var parameters = [(String, String)]()
+        if token.sendGrantType { parameters.append(("grant_type", "authorization_code")) }
+        parameters.append(("code", code))
+        if token.sendRedirectURI { parameters.append(("redirect_uri", pending.redirectURI)) }
+        if let verifier = pending.codeVerifier { parameters.append(("code_verifier", verifier)) }
+        var credential = try await callTokenEndpoint(parameters, step: .tokenExchange, previous: nil,
+                                                     requestedScopes: pending.scopes, label: label)
+        if let followUp = descriptor.followUp {
+            credential = try await run(followUp, step: .followUpExchange, for: credential)
+        }
+        return credential
+    }
+
+    /// RFC 6749 §6 at the token endpoint. The old refresh token is kept when
+    /// the answer has none (the server MAY issue a new one).
+    func refreshAtTokenEndpoint(_ credential: Credential, refreshToken: String) async throws -> Credential {
+        try await callTokenEndpoint([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], step: .refresh,
+                                    previous: credential, requestedScopes: credential.scopes, label: credential.label)
+    }
+
+    /// Runs a follow-up or refresh ``RequestTemplate`` and merges its answer into `previous`.
+    func run(_ template: RequestTemplate, step: FlowStep, for previous: Credential) async throws -> Credential {
+        let request = try makeRequest(template, for: previous)
+        let parser = TokenResponseParser(mapping: template.response, successStatus: template.successStatus,
+                                         scopeSeparator: descriptor.scopes.separator, step: step)
+        let receivedAt = now()
+        let fields = try parser.parse(try await transport.send(request, step: step))
+        return makeCredential(fields, receivedAt: receivedAt, previous: previous, requestedScopes: previous.scopes, label: previous.label)
+    }
+
+    /// Sends the revocation template. A 200 for an unknown token is success
+    /// (RFC 7009 §2.2); 503 is reported as `temporarily_unavailable`, to retry later.
+    func revoke(_ credential: Credential, using template: RequestTemplate) async throws {
+        let response = try await transport.send(try makeRequest(template, for: credential), step: .revocation)
+        if template.successStatus.contains(response.status) { return }
+        if response.status == 503 {
+            throw AuthKitError.providerError(step: .revocation, ProviderErrorResponse(
+                status: 503, code: "temporarily_unavailable", description: "the server asks to try again later (RFC 7009 §2.2.1)"))
+        }
+        // Not a success: report the provider's error if the body has one.
+        _ = try TokenResponseParser(mapping: template.response, successStatus: template.successStatus, step: .revocation)
+            .parse(response)
+        throw AuthKitError.invalidResponse(step: .revocation, reason: "HTTP \(response.status)")
+    }
+
+    // MARK: - Building requests
+
+    private func callTokenEndpoint(
+        _ parameters: [(String, String)], step: FlowStep, previous: Credential?, requestedScopes: [String], label: String?
+    ) async throws -> Credential {
+        let request = try makeRequest(
+            method: .post, url: tokenURL, displayURL: token.url, encoding: token.encoding, parameters: parameters,
+            headers: token.headers, clientAuthentication: effective(token.clientAuthentication),
+            variables: variables(for: previous))
+        let parser = TokenResponseParser(mapping: token.response, successStatus: token.successStatus,
+                                         scopeSeparator: descriptor.scopes.separator, step: step)
+        let receivedAt = now()
+        let fields = try parser.parse(try await transport.send(request, step: step))
+        return makeCredential(fields, receivedAt: receivedAt, previous: previous, requestedScopes: requestedScopes, label: label)
+    }
+
+    private func makeRequest(_ template: RequestTemplate, for credential: Credential) throws -> OutgoingRequest {
+        let variables = variables(for: credential)
+        let parameters = try template.orderedParameters.map { name, value in
+            (name, try variables.render(value, inURL: false, field: "parameter \(name)"))
+        }
+        return try makeRequest(
+            method: HTTPRequest.Method(template.method) ?? .post,
+            url: try variables.render(template.url, inURL: true, field: "URL"), displayURL: template.url,
+            encoding: template.encoding, parameters: parameters, headers: template.headers,
+            clientAuthentication: effective(template.clientAuthentication), variables: variables)
+    }
+
+    /// A client without a secret is a public client: it sends only its id
+    /// (RFC 6749 §3.2.1), whatever the descriptor prefers for confidential ones.
+    private func effective(_ authentication: ClientAuthentication?) -> ClientAuthentication? {
+        guard let authentication else { return nil }
+        return clientSecret == nil ? .none : authentication
+    }
+
+    /// Builds a request: `parameters` (already rendered) encoded per
+    /// `encoding`, client authentication applied (RFC 6749 §2.3.1 for `basic`:
+    /// id and secret are form-urlencoded *before* base64), `Accept:
+    /// application/json` unless the descriptor's headers say otherwise.
+    private func makeRequest(
+        method: HTTPRequest.Method, url: String, displayURL: String, encoding: BodyEncoding, parameters: [(String, String)],
+        headers: [String: String], clientAuthentication: ClientAuthentication?, variables: TemplateVariables
+    ) throws -> OutgoingRequest {
+        var parameters = parameters
+        var authorization: String?
+        switch clientAuthentication {
+        case .basic?:
+            let pair = PercentEncoding.encode(clientID) + ":" + PercentEncoding.encode(clientSecret ?? "")
+            authorization = "Basic " + Data(pair.utf8).base64EncodedString()
+        case .post?:
+            parameters.append(("client_id", clientID))
+            if let clientSecret { parameters.append(("client_secret", clientSecret)) }
+        case .none?:
+            parameters.append(("client_id", clientID))
+        case nil:
+            break
+        }
+        guard var target = URL(string: url), target.host != nil else {
+            throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "is not an absolute URL.")])
+        }
+        if encoding == .query {
+            guard let withQuery = target.appendingQuery(parameters) else {
+                throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "cannot take a query.")])
+            }
+            target = withQuery
+        }
+        var request = OutgoingRequest(method: method, url: target, displayURL: displayURL)
+        switch encoding {
+        case .form where parameters.isEmpty, .json where parameters.isEmpty, .query:
+            break // no body at all (Qiita's DELETE revocation; a GET with a query)
+        case .form:
+            request.setHeader("Content-Type", "application/x-www-form-urlencoded")
+            request.body = Data(FormURLEncoding.encode(parameters).utf8)
+        case .json:
+            request.setHeader("Content-Type", "application/json")
+            var object = [String: String]()
+            for (name, value) in parameters { object[name] = value }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            request.body = try encoder.encode(object)
+        }
+        if let authorization { request.setHeader("Authorization", authorization) }
+        request.setHeader("Accept", "application/json")
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            request.setHeader(name, try variables.render(value, inURL: false, field: "header \(name)"))
+        }
+        return request
+    }
+
+    private func variables(for credential: Credential?) -> TemplateVariables {
+        var values = placeholderValues
+        values["client_id"] = clientID
+        values["redirect_uri"] = redirectURI
+        if let clientSecret { values["client_secret"] = clientSecret }
+        if let credential {
+            values["access_token"] = credential.accessToken
+            if let refreshToken = credential.refreshToken { values["refresh_token"] = refreshToken }
+        }
+        return TemplateVariables(values: values, providerID: descriptor.id, credentialKey: credential?.key)
+    }
+
+    private func makeCredential(
+        _ fields: TokenResponseParser.Fields, receivedAt: Date, previous: Credential?, requestedScopes: [String], label: String?
+    ) -> Credential {
+        Credential(
+            providerID: descriptor.id,
+            label: label,
+            kind: .oauth2,
+            accessToken: fields.accessToken,
+            tokenType: fields.tokenType ?? previous?.tokenType ?? "Bearer",
+            refreshToken: fields.refreshToken ?? previous?.refreshToken,
+            expiresAt: fields.expiresIn.map { receivedAt.addingTimeInterval($0) }
+                ?? (fields.raw.isEmpty ? previous?.expiresAt : nil),
+            scopes: fields.scopes ?? previous?.scopes ?? requestedScopes,
+            obtainedAt: receivedAt,
+            rawFields: (previous?.rawFields ?? [:]).merging(fields.raw) { _, new in new })
+    }
+}

@@ -1,0 +1,37 @@
+import AuthKit
+import AuthKitLoopback
+import Foundation
+
+/// What the command line says about a library error: the library's message in
+/// the library's terms, plus what to type here (the flags and commands the
+/// library cannot know about).
+enum ErrorReport {
+    static func message(for error: AuthKitError, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        switch error {
+        case .missingSetting(let providerID, let setting):
+            return "\(providerID): no \(setting.name) is configured. \(hint(for: setting, providerID: providerID, environment: environment))"
+        case .unknownProvider:
+            return error.description + " 'authkit providers list' shows the known ones."
+        case .signInRequired(let key, _):
+            let label = key.label.map { " --label \($0)" } ?? ""
+            return error.description.replacingOccurrences(of: "Sign in again.", with: "Sign in again: authkit authorize --provider \(key.providerID)\(label)")
+        case .unusableRedirectURI:
+            return error.description.replacingOccurrences(of: "use ManualUserAgent", with: "use --manual")
+                .replacingOccurrences(of: "or ManualUserAgent", with: "or --manual")
+        default:
+            return error.description
+        }
+    }
+
+    /// Every way to give `setting` to the command line, with the real path of config.json.
+    static func hint(for setting: AuthKitError.Setting, providerID: String, environment: [String: String]) -> String {
+        let config = AuthKitHome.directory(environment: environment).appendingPathComponent("config.json").path
+        let flag: String
+        switch setting {
+        case .clientID: flag = "--client-id"
+        case .clientSecret: flag = "--client-secret"
+        case .placeholder(let name, _): flag = "--placeholder \(name)=…"
+        }
+        return "Pass \(flag), set \(setting.environmentVariable(providerID: providerID)), or add \(setting.configEntry(providerID: providerID)) in \(config)."
+    }
+}
