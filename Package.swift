@@ -4,6 +4,7 @@
 //
 // Module map (dependencies point one way, downwards):
 //
+//   CCurl              libcurl's C API, for AuthKit's Linux HTTP transport.
 //   AuthKit            core: provider descriptors, OAuth 2.0 flow engine,
 //                      credentials and their stores, the Authenticator protocol.
 //                      Depends only on swift-crypto, swift-log and swift-http-types
@@ -45,9 +46,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
+        // libcurl, for the Linux transport (CurlHTTPClient): the library
+        // FoundationNetworking wraps, driven directly to bound what it reads.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .target(
             name: "AuthKit",
             dependencies: [
+                .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -79,6 +88,7 @@ let package = Package(
                 "AuthKitLoopback",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Sources/AuthKitCLI"
         ),
@@ -127,7 +137,11 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKitTests",
-            dependencies: ["AuthKit", "AuthKitTestSupport"]
+            dependencies: [
+                "AuthKit", "AuthKitTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "AuthKitOAuth1Tests",

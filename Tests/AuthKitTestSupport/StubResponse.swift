@@ -1,10 +1,39 @@
 import Foundation
+import NIOCore
 
 /// What the test server answers to a request.
 public struct StubResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: Data
+    /// Instead of `body`: a chunked body sent in `count` pieces, `interval` apart.
+    public var stream: Stream?
+
+    /// A body that takes its time, or never ends.
+    public struct Stream: Sendable {
+        public var chunk: [UInt8]
+        public var count: Int
+        public var interval: TimeAmount
+
+        /// One byte every `interval`, for ever (a client must give up on its own).
+        public static func drip(every interval: TimeAmount = .milliseconds(200)) -> Stream {
+            Stream(chunk: [UInt8(ascii: "{")], count: .max, interval: interval)
+        }
+
+        /// 64 KiB chunks as fast as the client reads, for ever.
+        public static let flood = Stream(chunk: Array(repeating: UInt8(ascii: "a"), count: 64 << 10), count: .max, interval: .zero)
+    }
+
+    public static func streaming(_ stream: Stream, status: Int = 200, headers: [(name: String, value: String)] = []) -> StubResponse {
+        var response = StubResponse(status: status, headers: headers)
+        response.stream = stream
+        return response
+    }
+
+    /// A redirect to `location`.
+    public static func redirect(_ status: Int, to location: String) -> StubResponse {
+        StubResponse(status: status, headers: [("Location", location), ("Content-Type", "text/plain")], body: Data("moved".utf8))
+    }
 
     public init(status: Int = 200, headers: [(name: String, value: String)] = [], body: Data = Data()) {
         self.status = status

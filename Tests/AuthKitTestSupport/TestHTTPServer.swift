@@ -18,9 +18,13 @@ public final class TestHTTPServer: @unchecked Sendable {
     private var recorded: [RecordedRequest] = []
     private var stopped = false
 
-    public init() {}
+    /// The loopback address to bind: `127.0.0.1`, or another (`127.0.0.2`) to
+    /// play a second host.
+    public let host: String
 
-    /// Binds 127.0.0.1 on a free port.
+    public init(host: String = "127.0.0.1") { self.host = host }
+
+    /// Binds ``host`` on a free port.
     public func start() async throws {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
@@ -29,13 +33,13 @@ public final class TestHTTPServer: @unchecked Sendable {
                     channel.pipeline.addHandler(RecordingHandler(server: self))
                 }
             }
-        channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        channel = try await bootstrap.bind(host: host, port: 0).get()
     }
 
     public var port: Int { channel?.localAddress?.port ?? 0 }
 
     /// `http://127.0.0.1:PORT`
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://\(host):\(port)" }
 
     public func route(_ method: String, _ path: String, _ handler: @escaping Handler) {
         lock.withLock { routes["\(method) \(path)"] = handler }
@@ -90,6 +94,11 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
                 method: head.method.rawValue, uri: head.uri,
                 headers: head.headers.map { ($0.name, $0.value) }, body: body)
             let stub = server.respond(to: request)
+            if let stream = stub.stream {
+                self.head = nil
+                Self.send(stream, status: stub.status, headers: stub.headers, version: head.version, context: context)
+                return
+            }
             var headers = HTTPHeaders(stub.headers.map { ($0.name, $0.value) })
             headers.replaceOrAdd(name: "Content-Length", value: String(stub.body.count))
             headers.replaceOrAdd(name: "Connection", value: "close")
@@ -99,5 +108,30 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
             self.head = nil
         }
+    }
+
+    /// A chunked body written piece by piece on the event loop until it ends
+    /// or the client goes away (a write fails): a drip, or an endless flood.
+    private static func send(_ stream: StubResponse.Stream, status: Int, headers: [(name: String, value: String)],
+                             version: HTTPVersion, context: ChannelHandlerContext) {
+        var fields = HTTPHeaders(headers.map { ($0.name, $0.value) })
+        fields.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
+        fields.replaceOrAdd(name: "Connection", value: "close")
+        context.writeAndFlush(NIOAny(HTTPServerResponsePart.head(
+            HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: fields))), promise: nil)
+        let loop = context.eventLoop
+        let boxed = NIOLoopBound(context, eventLoop: loop)
+        func write(_ index: Int) {
+            let context = boxed.value
+            guard index < stream.count, context.channel.isActive else {
+                context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in boxed.value.close(promise: nil) }
+                return
+            }
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: stream.chunk))))).whenComplete { result in
+                guard case .success = result else { boxed.value.close(promise: nil); return }
+                loop.scheduleTask(in: stream.interval) { write(index + 1) }
+            }
+        }
+        write(0)
     }
 }

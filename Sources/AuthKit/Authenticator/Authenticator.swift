@@ -75,6 +75,22 @@ extension Authenticator {
             reason: "\(descriptor.name) only accepts \(redirect.scheme) redirect URIs. Register one and pass it (for example \(redirect.uri.absoluteString)).")
     }
 
+    /// ``authorize(_:with:)`` for a request the engines build: the same
+    /// `Authorization` header, for OAuth 2.0 and OAuth 1.0a alike (a signature
+    /// covers the method, URL and form body, so each redirect hop is signed anew).
+    package func authorize(_ request: OutgoingRequest, with credential: Credential) throws -> OutgoingRequest {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.head.method.rawValue
+        for field in request.head.headerFields { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
+        urlRequest.httpBody = request.body
+        var authorized = request
+        if let header = try authorize(urlRequest, with: credential).value(forHTTPHeaderField: "Authorization") {
+            authorized.setHeader("Authorization", header)
+        }
+        authorized.secrets += [credential.accessToken, credential.tokenSecret, credential.refreshToken].compactMap { $0 }
+        return authorized
+    }
+
     /// Refuses a pending attempt another provider's client started.
     package func checkAttempt(startedBy providerID: String) throws {
         guard providerID == descriptor.id else {

@@ -37,6 +37,15 @@ public struct ClientSettings: Codable, Sendable, Hashable {
         return "AUTHKIT_" + String(upper)
     }
 
+    /// The endings of the environment variables a provider's own settings use.
+    package static let settingSuffixes = ["CLIENT_ID", "CLIENT_SECRET", "REDIRECT_URI"]
+
+    /// Every environment variable `descriptor`'s settings are read from.
+    package static func environmentVariables(for descriptor: ProviderDescriptor) -> [String] {
+        settingSuffixes.map { environmentPrefix(for: descriptor.id) + "_" + $0 }
+            + descriptor.placeholders.keys.sorted().map { placeholderVariable(providerID: descriptor.id, name: $0) }
+    }
+
     /// The variable holding placeholder `name` of `providerID`: `AUTHKIT_QIITA_TEAM_TEAM`.
     package static func placeholderVariable(providerID: String, name: String) -> String {
         environmentPrefix(for: providerID) + "_" + environmentPrefix(for: name).dropFirst("AUTHKIT_".count)

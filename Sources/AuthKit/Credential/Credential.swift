@@ -33,6 +33,12 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     public var obtainedAt: Date
     /// Every field of the last token response, including ones AuthKit does not interpret.
     public var rawFields: [String: JSONValue]
+    /// The origins (`https://host[:port]`) of the provider's token, refresh
+    /// and revocation endpoints when this credential was issued. Refresh and
+    /// revocation send it to no other origin: a descriptor edited (or replaced
+    /// by a file someone else placed) to point elsewhere gets no token.
+    /// `nil` for a credential stored before AuthKit recorded them.
+    public var endpointOrigins: [String]?
 
     public init(
         providerID: String,
@@ -45,7 +51,8 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         expiresAt: Date? = nil,
         scopes: [String] = [],
         obtainedAt: Date = Date(),
-        rawFields: [String: JSONValue] = [:]
+        rawFields: [String: JSONValue] = [:],
+        endpointOrigins: [String]? = nil
     ) {
         self.providerID = providerID
         self.label = label
@@ -58,6 +65,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         self.scopes = scopes
         self.obtainedAt = obtainedAt
         self.rawFields = rawFields
+        self.endpointOrigins = endpointOrigins
     }
 
     /// The key a ``CredentialStore`` files this credential under.
@@ -102,7 +110,9 @@ public struct CredentialKey: Hashable, Sendable, Codable, CustomStringConvertibl
         self.label = label
     }
 
+    /// `qiita (work)`, with control characters escaped (a label is typed by
+    /// someone, and reaches terminals in messages).
     public var description: String {
-        label.map { "\(providerID) (\($0))" } ?? providerID
+        DisplayText.sanitized(label.map { "\(providerID) (\($0))" } ?? providerID, limit: 200)
     }
 }

@@ -16,7 +16,10 @@ package struct DescriptorLoader: Sendable {
                 FileIssue(file: url.path, field: "", problem: "cannot be read (\(Self.reason(error))).")
             ])
         }
-        return try decode(data, file: url.path)
+        let descriptor = try decode(data, file: url.path)
+        let stem = url.deletingPathExtension().lastPathComponent
+        guard descriptor.id == stem else { throw AuthKitError.invalidFile([ProviderCatalog.nameMismatch(file: url.path, id: descriptor.id)]) }
+        return descriptor
     }
 
     /// Decodes and validates descriptor JSON; `file` names it in errors.

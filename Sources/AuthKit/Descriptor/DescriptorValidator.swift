@@ -30,6 +30,16 @@ struct DescriptorValidator: Sendable {
         for name in declared where Self.runtimeVariables.contains(name) {
             issue("placeholders.\(name)", "'\(name)' is filled in by AuthKit at run time and cannot be a placeholder; choose another name.")
         }
+        // A placeholder is read from AUTHKIT_<ID>_<NAME>. A name that makes that
+        // look like another provider's setting (placeholder 'secret' of
+        // 'github-client' → AUTHKIT_GITHUB_CLIENT_SECRET, GitHub's secret)
+        // would read one provider's secret as another's URL part.
+        for name in declared.sorted() {
+            let variable = ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)
+            if let setting = ClientSettings.settingSuffixes.first(where: { variable.hasSuffix("_" + $0) }) {
+                issue("placeholders.\(name)", "would be read from \(variable), which is also how another provider's \(setting.lowercased().replacingOccurrences(of: "_", with: " ")) is named; choose a placeholder name that does not end in \(setting.lowercased().replacingOccurrences(of: "_", with: "-")).")
+            }
+        }
 
         switch descriptor.protocol {
         case .oauth2:
@@ -78,6 +88,10 @@ struct DescriptorValidator: Sendable {
         for (field, template) in [("followUp", descriptor.followUp), ("refresh", descriptor.refresh), ("revocation", descriptor.revocation)] {
             guard let template else { continue }
             checkEndpoint(template.url, field: "\(field).url", allowed: templateVariables, issue: issue)
+            if Self.variables(in: template.url).contains("client_secret") {
+                // URLs reach logs, proxies and history; a secret goes in a parameter or header.
+                issue("\(field).url", "must not contain {client_secret}; send the secret as a parameter or header.")
+            }
             checkStatuses(template.successStatus, field: "\(field).successStatus", issue: issue)
             checkTemplates(Array((template.parameters ?? [:]).values), field: "\(field).parameters", allowed: templateVariables, issue: issue)
             checkTemplates(Array((template.headers ?? [:]).values), field: "\(field).headers", allowed: templateVariables, issue: issue)

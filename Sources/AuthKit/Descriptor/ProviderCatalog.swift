@@ -12,8 +12,16 @@ public struct ProviderCatalog: Sendable {
     /// A loaded descriptor and the file it came from.
     package struct Entry: Sendable, Hashable {
         package var descriptor: ProviderDescriptor
+        /// The descriptor this one replaced (a bundled one a user corrected), if any.
+        package var replaced: ProviderDescriptor?
         /// The file's path; bundled descriptors show `(bundled) providers/<name>.json`.
         package var file: String { descriptor.source }
+
+        /// Hosts this descriptor sends to that the one it replaced did not, sorted.
+        package var newHosts: [String] {
+            guard let replaced else { return [] }
+            return descriptor.endpointHosts.subtracting(replaced.endpointHosts).sorted()
+        }
     }
 
     package private(set) var entries: [String: Entry] = [:]
@@ -48,9 +56,19 @@ public struct ProviderCatalog: Sendable {
     private mutating func add(data: Data, path: String, stem: String, loader: DescriptorLoader) {
         do {
             let descriptor = try loader.decode(data, file: path)
+            // A stray notes.json must not silently become `github`.
+            guard descriptor.id == stem else {
+                problems[stem] = [Self.nameMismatch(file: path, id: descriptor.id)]
+                entries[stem] = nil
+                return
+            }
+            if let clash = environmentClash(descriptor) {
+                problems[stem] = [clash]
+                entries[stem] = nil
+                return
+            }
             problems[stem] = nil
-            problems[descriptor.id] = nil
-            entries[descriptor.id] = Entry(descriptor: descriptor)
+            entries[descriptor.id] = Entry(descriptor: descriptor, replaced: entries[descriptor.id]?.descriptor)
         } catch AuthKitError.invalidFile(let issues) {
             problems[stem] = issues
             entries[stem] = nil
@@ -58,6 +76,26 @@ public struct ProviderCatalog: Sendable {
             problems[stem] = [FileIssue(file: path, field: "", problem: "\(error)")]
             entries[stem] = nil
         }
+    }
+
+    /// A descriptor's file must be named after its id.
+    package static func nameMismatch(file: String, id: String) -> FileIssue {
+        let name = file.split(separator: "/").last.map(String.init) ?? file
+        return FileIssue(file: file, field: "id", problem: "is '\(id)', but the file is named '\(name)'; a descriptor's file name must be its id: rename the file to \(id).json, or change the id.")
+    }
+
+    /// A setting of `descriptor` read from an environment variable another
+    /// loaded provider (with a different id) reads too: `my-gitlab` and
+    /// `my_gitlab` both read AUTHKIT_MY_GITLAB_CLIENT_ID. Neither may be read
+    /// as the other's, so the later file is refused.
+    private func environmentClash(_ descriptor: ProviderDescriptor) -> FileIssue? {
+        let mine = Set(ClientSettings.environmentVariables(for: descriptor))
+        for (id, entry) in entries.sorted(by: { $0.key < $1.key }) where id != descriptor.id {
+            if let shared = mine.intersection(ClientSettings.environmentVariables(for: entry.descriptor)).sorted().first {
+                return FileIssue(file: descriptor.source, field: "id", problem: "its settings would be read from \(shared), which provider '\(id)' (\(entry.file)) reads too; rename this provider's id or placeholder so that no variable names two providers.")
+            }
+        }
+        return nil
     }
 
     private static func stem(of path: String) -> String {

@@ -84,6 +84,16 @@ public struct ProviderDescriptor: Sendable, Hashable {
         self = try DescriptorLoader().load(contentsOf: url)
     }
 
+    /// The hosts of every endpoint, lowercased, with `{placeholders}` as written.
+    package var endpointHosts: Set<String> {
+        let urls = [authorization?.url, token?.url, followUp?.url, refresh?.url, revocation?.url, oauth1?.requestTokenURL,
+                    oauth1?.authorizeURL, oauth1?.authenticateURL, oauth1?.accessTokenURL, oauth1?.invalidateTokenURL]
+        return Set(urls.compactMap { text in
+            guard let text, let start = text.range(of: "://")?.upperBound else { return nil }
+            return String(text[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }).lowercased()
+        })
+    }
+
     /// The descriptor as a file with every default written out: loading it
     /// again gives an equal descriptor.
     package func encodedAsFile() throws -> Data {

@@ -31,6 +31,16 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidResponse(step: FlowStep, reason: String)
     /// The request did not complete (connection refused, timeout, TLS failure).
     case network(url: String, reason: String)
+    /// The server answered with a redirect that was not followed: a
+    /// token-endpoint call never follows one (it carries the client's
+    /// credentials), and no request follows one from https to http.
+    /// `location` is the target's origin only.
+    case redirectNotFollowed(step: FlowStep, status: Int, location: String)
+    /// The answer was larger than the request allows; reading stopped at the cap.
+    case responseTooLarge(url: String, limit: Int)
+    /// The request would carry a credential over plain http to a host that is
+    /// not this machine (RFC 6749 §2.3.1, RFC 6750 §5.3 require TLS).
+    case insecureTransport(url: String)
     /// A credential store could not be read or written; `path` says which file.
     case store(path: String, reason: String)
     /// The credential can no longer be renewed: the user must sign in again.
@@ -60,6 +70,9 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case refreshRefused(ProviderErrorResponse)
         /// The protocol has no refresh (OAuth 1.0a tokens do not expire; one that stopped working was revoked).
         case protocolHasNoRefresh
+        /// The descriptor now sends the credential to `origin`, where it was
+        /// not issued (``Credential/endpointOrigins``): a changed or replaced descriptor.
+        case endpointChanged(origin: String)
     }
 
     /// Something a provider may not offer.
@@ -118,6 +131,13 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             return "The \(step.rawValue) returned an unusable response: \(reason)"
         case .network(let url, let reason):
             return "Could not reach \(url): \(reason)"
+        case .redirectNotFollowed(let step, let status, let location):
+            return "The \(step.rawValue) answered HTTP \(status), a redirect to \(DisplayText.sanitized(location, limit: 200)), which was not followed: "
+                + (step == .apiRequest ? "a redirect from https to http, or past the limit, would expose the credential." : "AuthKit never resends client credentials, codes or tokens to where a redirect points. Check the endpoint URL in the provider's descriptor.")
+        case .responseTooLarge(let url, let limit):
+            return "The answer from \(url) is larger than the \(limit) bytes allowed; reading stopped there."
+        case .insecureTransport(let url):
+            return "\(url) is plain http on a host that is not this machine; a credential is sent only over https (RFC 6750 §5.3), or over http to 127.0.0.1, [::1] or localhost."
         case .store(let path, let reason):
             return "Credential store \(path): \(reason)"
         case .signInRequired(let key, let reason):
@@ -128,6 +148,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
                 return "\(key) cannot be refreshed: the provider refused (\(response.summary)). Sign in again."
             case .protocolHasNoRefresh:
                 return "\(key) uses OAuth 1.0a, whose tokens do not expire and cannot be refreshed; if it stopped working, it was revoked. Sign in again."
+            case .endpointChanged(let origin):
+                return "\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where the provider's descriptor now sends it (a changed or replaced descriptor), so it was not sent. Sign in again."
             }
         case .notSupported(let providerID, let capability):
             switch capability {

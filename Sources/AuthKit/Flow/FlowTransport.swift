@@ -1,8 +1,10 @@
 import Foundation
+import HTTPTypes
 import Logging
 
-/// How both flow engines send a request: through the caller's ``HTTPClient``,
-/// logged by step and display URL (never a query, a body or a header value).
+/// How both flow engines, and every authorized request, are sent: through the
+/// caller's ``HTTPClient``, under a ``RequestPolicy``, logged by step and
+/// display URL (never a query, a body or a header value).
 package struct FlowTransport: Sendable {
     package let http: any HTTPClient
     package let logger: Logger
@@ -12,10 +14,115 @@ package struct FlowTransport: Sendable {
         self.logger = logger
     }
 
-    package func send(_ request: OutgoingRequest, step: FlowStep) async throws -> IncomingResponse {
-        logger.debug("\(step.rawValue): \(request.head.method.rawValue) \(request.displayURL)")
-        let (head, body) = try await http.send(request.head, body: request.body)
-        logger.debug("\(step.rawValue): HTTP \(head.status.code), \(body.count) bytes")
-        return IncomingResponse(head, body: body)
+    /// Sends a token-endpoint style request and reads the whole answer under
+    /// `policy` (by default: no redirects, 1 MiB, 30 s).
+    package func send(_ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy = .tokenEndpoint) async throws -> IncomingResponse {
+        try await withDeadline(policy.deadline, display: request.displayURL) {
+            let opened = try await open(request, step: step, policy: policy)
+            return IncomingResponse(status: opened.status, headers: opened.headers,
+                                    body: try await opened.collect(), secrets: request.secrets)
+        }
+    }
+
+    /// Sends `request` and returns once the head of the final response arrives.
+    ///
+    /// With a policy that follows redirects, `authorize` adds the credential
+    /// to each hop on the original request's origin, and only there: a hop to
+    /// another origin goes without it (and without `Authorization`, `Cookie`
+    /// or `Proxy-Authorization` headers the caller set), and a hop from https
+    /// to http is refused. 301, 302 and 303 turn a request other than GET or
+    /// HEAD into a GET without body; 307 and 308 keep method and body (RFC 9110 §15.4).
+    package func open(
+        _ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy,
+        authorize: (@Sendable (OutgoingRequest) throws -> OutgoingRequest)? = nil
+    ) async throws -> OpenedResponse {
+        let origin = request.url.origin
+        var current = request
+        var hops = 0
+        while true {
+            let credentialed = authorize == nil || current.url.origin == origin
+            var outgoing = current
+            if credentialed {
+                try Self.checkTransport(current.url, display: current.displayURL)
+                if let authorize { outgoing = try authorize(current) }
+            }
+            logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)")
+            let (head, body) = try await http.send(outgoing.head, body: outgoing.body)
+            let status = head.status.code
+            logger.debug("\(step.rawValue): HTTP \(status)")
+            guard (300...399).contains(status), status != 304 else {
+                return OpenedResponse(status: status, headers: head.headerFields, url: current.url,
+                                      body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL)
+            }
+            if policy.redirects == .deliver {
+                return OpenedResponse(status: status, headers: head.headerFields, url: current.url,
+                                      body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL)
+            }
+            body.cancel()
+            let location = head.headerFields[.location].flatMap { URL(string: $0, relativeTo: current.url)?.absoluteURL }
+            guard case .follow(let maximum) = policy.redirects, hops < maximum, let target = location,
+                  ["http", "https"].contains(target.scheme?.lowercased() ?? ""),
+                  !(current.url.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http")
+            else {
+                throw AuthKitError.redirectNotFollowed(step: step, status: status, location: location?.origin ?? "(no usable Location)")
+            }
+            current = Self.redirected(current, to: target, status: status, sameOrigin: target.origin == origin)
+            hops += 1
+        }
+    }
+
+    /// A credential only over TLS, or to this machine (RFC 6749 §2.3.1, RFC 6750 §5.3, RFC 8252 §8.3).
+    static func checkTransport(_ url: URL, display: String) throws {
+        guard url.scheme?.lowercased() == "https" || url.isLoopback else {
+            throw AuthKitError.insecureTransport(url: display)
+        }
+    }
+
+    private static func redirected(_ request: OutgoingRequest, to target: URL, status: Int, sameOrigin: Bool) -> OutgoingRequest {
+        var next = request
+        next.head.url = target
+        next.displayURL = target.redactedForLogs
+        if [301, 302, 303].contains(status), ![.get, .head].contains(request.head.method) {
+            next.head.method = .get
+            next.body = nil
+            next.head.headerFields[.contentType] = nil
+            next.head.headerFields[.contentLength] = nil
+        }
+        if !sameOrigin {
+            for name in [HTTPField.Name.authorization, .cookie, .proxyAuthorization] { next.head.headerFields[name] = nil }
+        }
+        return next
+    }
+}
+
+/// A response whose head has arrived; its body is read under the policy's cap.
+package struct OpenedResponse: Sendable {
+    package var status: Int
+    package var headers: HTTPFields
+    /// The URL that answered (after any redirects followed).
+    package var url: URL
+    package var body: HTTPResponseBody
+    package var maximumBodySize: Int
+    package var display: String
+
+    /// Passes each chunk to `consume` as it arrives, and stops the transfer with
+    /// ``AuthKitError/responseTooLarge(url:limit:)`` once more than the cap has arrived.
+    package func forEachChunk(_ consume: (Data) throws -> Void) async throws {
+        var total = 0
+        for try await chunk in body {
+            total += chunk.count
+            guard total <= maximumBodySize else {
+                body.cancel()
+                throw AuthKitError.responseTooLarge(url: display, limit: maximumBodySize)
+            }
+            try consume(chunk)
+        }
+    }
+
+    /// The whole body, refused past the cap.
+    package func collect() async throws -> Data {
+        var data = Data()
+        try await forEachChunk { data.append($0) }
+        return data
     }
 }

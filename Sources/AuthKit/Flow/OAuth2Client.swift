@@ -30,13 +30,15 @@ public struct OAuth2Client: Authenticator {
     /// (a rotated refresh token that is not saved is lost).
     public var onRefresh: (@Sendable (Credential) async -> Void)?
 
+    /// `httpClient` sends every request; `nil` is the platform's default
+    /// (``CurlHTTPClient`` on Linux, ``URLSessionHTTPClient`` elsewhere).
     /// - Throws: ``AuthKitError/missingSetting(providerID:_:)`` when the client
     ///   id or a placeholder value is missing; ``AuthKitError/misuse(_:)`` for a
     ///   descriptor that is not OAuth 2.0.
     public init(
         descriptor: ProviderDescriptor,
         settings: ClientSettings,
-        httpClient: any HTTPClient = URLSessionHTTPClient(),
+        httpClient: (any HTTPClient)? = nil,
         logger: Logger = Logger(label: "authkit.oauth2"),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
@@ -63,7 +65,7 @@ public struct OAuth2Client: Authenticator {
             tokenURL: try variables.render(token.url, inURL: true, field: "token.url"),
             clientID: clientID, clientSecret: settings.clientSecret.flatMap { $0.isEmpty ? nil : $0 },
             redirectURI: redirect, placeholderValues: placeholderValues,
-            transport: FlowTransport(http: httpClient, logger: logger), now: now)
+            transport: FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: logger), now: now)
     }
 
     // MARK: - Step 1: the authorization request

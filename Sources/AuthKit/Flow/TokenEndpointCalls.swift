@@ -21,6 +21,25 @@ struct TokenEndpointCalls: Sendable {
     let transport: FlowTransport
     let now: @Sendable () -> Date
 
+    /// The origins of the token, follow-up, refresh and revocation endpoints
+    /// (placeholders filled in): recorded on every credential issued, checked
+    /// before any of its tokens is sent for refresh or revocation.
+    var endpointOrigins: [String] {
+        let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id)
+        let urls = [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
+        return Array(Set(urls.compactMap { template in
+            // Only the authority matters; run-time variables sit in paths and queries.
+            let host = template.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).prefix(3).joined(separator: "/")
+            return (try? variables.render(host, inURL: true, field: "url")).flatMap { URL(string: $0)?.origin }
+        })).sorted()
+    }
+
+    /// Refuses to send `credential`'s tokens to an origin it was not issued for.
+    func checkOrigin(of request: OutgoingRequest, for credential: Credential) throws {
+        guard let allowed = credential.endpointOrigins, !allowed.contains(request.url.origin) else { return }
+        throw AuthKitError.signInRequired(credential.key, reason: .endpointChanged(origin: request.url.origin))
+    }
+
     // MARK: - Calls
 
     /// The access token request (RFC 6749 §4.1.3), then the descriptor's follow-up exchange, if any.
@@ -30,8 +49,8 @@ struct TokenEndpointCalls: Sendable {
         parameters.append(("code", code))
         if token.sendRedirectURI { parameters.append(("redirect_uri", pending.redirectURI)) }
         if let verifier = pending.codeVerifier { parameters.append(("code_verifier", verifier)) }
-        var credential = try await callTokenEndpoint(parameters, step: .tokenExchange, previous: nil,
-                                                     requestedScopes: pending.scopes, label: label)
+        var credential = try await callTokenEndpoint(parameters, secrets: [code, pending.codeVerifier ?? ""], step: .tokenExchange,
+                                                     previous: nil, requestedScopes: pending.scopes, label: label)
         if let followUp = descriptor.followUp {
             credential = try await run(followUp, step: .followUpExchange, for: credential)
         }
@@ -41,13 +60,14 @@ struct TokenEndpointCalls: Sendable {
     /// RFC 6749 §6 at the token endpoint. The old refresh token is kept when
     /// the answer has none (the server MAY issue a new one).
     func refreshAtTokenEndpoint(_ credential: Credential, refreshToken: String) async throws -> Credential {
-        try await callTokenEndpoint([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], step: .refresh,
-                                    previous: credential, requestedScopes: credential.scopes, label: credential.label)
+        try await callTokenEndpoint([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], secrets: [],
+                                    step: .refresh, previous: credential, requestedScopes: credential.scopes, label: credential.label)
     }
 
     /// Runs a follow-up or refresh ``RequestTemplate`` and merges its answer into `previous`.
     func run(_ template: RequestTemplate, step: FlowStep, for previous: Credential) async throws -> Credential {
         let request = try makeRequest(template, for: previous)
+        try checkOrigin(of: request, for: previous)
         let parser = TokenResponseParser(mapping: template.response, successStatus: template.successStatus,
                                          scopeSeparator: descriptor.scopes.separator, step: step)
         let receivedAt = now()
@@ -58,7 +78,9 @@ struct TokenEndpointCalls: Sendable {
     /// Sends the revocation template. A 200 for an unknown token is success
     /// (RFC 7009 §2.2); 503 is reported as `temporarily_unavailable`, to retry later.
     func revoke(_ credential: Credential, using template: RequestTemplate) async throws {
-        let response = try await transport.send(try makeRequest(template, for: credential), step: .revocation)
+        let request = try makeRequest(template, for: credential)
+        try checkOrigin(of: request, for: credential)
+        let response = try await transport.send(request, step: .revocation)
         if template.successStatus.contains(response.status) { return }
         if response.status == 503 {
             throw AuthKitError.providerError(step: .revocation, ProviderErrorResponse(
@@ -73,12 +95,15 @@ struct TokenEndpointCalls: Sendable {
     // MARK: - Building requests
 
     private func callTokenEndpoint(
-        _ parameters: [(String, String)], step: FlowStep, previous: Credential?, requestedScopes: [String], label: String?
+        _ parameters: [(String, String)], secrets: [String], step: FlowStep, previous: Credential?, requestedScopes: [String],
+        label: String?
     ) async throws -> Credential {
-        let request = try makeRequest(
+        var request = try makeRequest(
             method: .post, url: tokenURL, displayURL: token.url, encoding: token.encoding, parameters: parameters,
             headers: token.headers, clientAuthentication: effective(token.clientAuthentication),
             variables: variables(for: previous))
+        request.secrets += secrets
+        if let previous { try checkOrigin(of: request, for: previous) }
         let parser = TokenResponseParser(mapping: token.response, successStatus: token.successStatus,
                                          scopeSeparator: descriptor.scopes.separator, step: step)
         let receivedAt = now()
@@ -152,6 +177,9 @@ struct TokenEndpointCalls: Sendable {
             request.body = try encoder.encode(object)
         }
         if let authorization { request.setHeader("Authorization", authorization) }
+        // What an error quoting the provider must mask (SecretMask).
+        request.secrets = [clientSecret, authorization, variables.values["access_token"], variables.values["refresh_token"]]
+            .compactMap { $0 }
         request.setHeader("Accept", "application/json")
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             request.setHeader(name, try variables.render(value, inURL: false, field: "header \(name)"))
@@ -185,6 +213,7 @@ struct TokenEndpointCalls: Sendable {
                 ?? (fields.raw.isEmpty ? previous?.expiresAt : nil),
             scopes: fields.scopes ?? previous?.scopes ?? requestedScopes,
             obtainedAt: receivedAt,
-            rawFields: (previous?.rawFields ?? [:]).merging(fields.raw) { _, new in new })
+            rawFields: (previous?.rawFields ?? [:]).merging(fields.raw) { _, new in new },
+            endpointOrigins: endpointOrigins)
     }
 }

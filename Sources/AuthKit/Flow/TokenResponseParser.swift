@@ -35,7 +35,17 @@ package struct TokenResponseParser: Sendable {
         package var raw: [String: JSONValue]
     }
 
+    /// - Throws: an ``AuthKitError`` in which any provider text it quotes has
+    ///   the request's secrets masked (``IncomingResponse/secrets``).
     package func parse(_ response: IncomingResponse) throws -> Fields {
+        do {
+            return try parseUnmasked(response)
+        } catch let error as AuthKitError {
+            throw SecretMask(response.secrets).apply(error)
+        }
+    }
+
+    private func parseUnmasked(_ response: IncomingResponse) throws -> Fields {
         let object = try decodeBody(response)
 
         if let error = providerError(in: object, status: response.status) {

@@ -1,13 +1,21 @@
 import Foundation
 import HTTPTypes
 
-/// Sends one HTTP request and returns the response and its whole body.
+/// Sends one HTTP request and hands back the response as it arrives.
 ///
-/// The flow engines talk to token endpoints only through this protocol, so tests
+/// The flow engines talk to every endpoint only through this protocol, so tests
 /// can observe exactly what is sent and apps can use their own HTTP stack.
-/// ``URLSessionHTTPClient`` is the default. Implementations return non-2xx
-/// responses as responses (the engines interpret provider errors) and throw only
-/// for transport failures.
+/// ``URLSessionHTTPClient`` is the default. What a transport must do, because
+/// AuthKit's rules for credentials rest on it:
+/// - **never follow a redirect**: a 3xx comes back as the response. Whether a
+///   redirect is followed, and with which headers, is AuthKit's decision per
+///   request (a token request never; a resource request only with the
+///   credential kept to its origin, RFC 9110 §15.4), made once for every transport;
+/// - hand over the body **in chunks as they arrive**, after content decoding
+///   (gzip), and stop reading when the consumer stops iterating: AuthKit
+///   enforces its size cap and deadline while bytes arrive, so a hostile
+///   server cannot make it hold more than the cap;
+/// - return non-2xx responses as responses and throw only for transport failures.
 ///
 /// Requests and responses are swift-http-types' `HTTPRequest` and
 /// `HTTPResponse` rather than types of AuthKit's own: they are the currency
@@ -16,7 +24,18 @@ import HTTPTypes
 /// methods, and header names compare case-insensitively by construction
 /// (RFC 9110 §5.1). The body travels beside the head, as in those libraries.
 public protocol HTTPClient: Sendable {
-    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data)
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody)
+}
+
+/// The transport used when the caller names none: ``CurlHTTPClient`` on
+/// Linux (it bounds memory against a hostile body; FoundationNetworking's
+/// `URLSession` cannot), ``URLSessionHTTPClient`` on Apple platforms.
+package func defaultHTTPClient() -> any HTTPClient {
+    #if canImport(CCurl)
+    return CurlHTTPClient()
+    #else
+    return URLSessionHTTPClient()
+    #endif
 }
 
 /// A request as the engines build it: the head, the body, and how the URL may
@@ -27,6 +46,9 @@ package struct OutgoingRequest: Sendable {
     /// The URL without its query (`?…`), or the descriptor's template for a
     /// URL with a token in its path (Qiita's revocation): never a secret.
     package var displayURL: String
+    /// Every secret this request carries (client secret and its Basic form,
+    /// code, verifier, tokens): masked in any provider text an error quotes.
+    package var secrets: [String] = []
 
     package init(method: HTTPRequest.Method, url: URL, displayURL: String? = nil) {
         self.head = HTTPRequest(method: method, url: url)
@@ -52,10 +74,14 @@ package struct IncomingResponse: Sendable {
     package var headers: HTTPFields
     package var body: Data
 
-    package init(_ head: HTTPResponse, body: Data) {
-        self.status = head.status.code
-        self.headers = head.headerFields
+    /// The secrets the request carried, masked in any provider text an error quotes.
+    package var secrets: [String] = []
+
+    package init(status: Int, headers: HTTPFields, body: Data, secrets: [String]) {
+        self.status = status
+        self.headers = headers
         self.body = body
+        self.secrets = secrets
     }
 
     /// For tests and fuzzers: a response from plain values.
@@ -80,6 +106,23 @@ package struct IncomingResponse: Sendable {
 }
 
 extension URL {
+    /// `scheme://host[:port]`, lowercased, for the origin rule (RFC 6454 §4)
+    /// and for messages that must not show a path or query.
+    package var origin: String {
+        let scheme = (self.scheme ?? "").lowercased()
+        var host = (self.host ?? "").lowercased()
+        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+        let defaultPort = scheme == "https" ? 443 : (scheme == "http" ? 80 : nil)
+        if let port, port != defaultPort { return "\(scheme)://\(host):\(port)" }
+        return "\(scheme)://\(host)"
+    }
+
+    /// True for `127.0.0.0/8`, `::1` and `localhost`: the hosts a credential may
+    /// reach over plain http (RFC 8252 §8.3; RFC 6749 §2.3.1 otherwise requires TLS).
+    package var isLoopback: Bool {
+        DescriptorValidator.isLoopback(host: host ?? "")
+    }
+
     /// The URL without its query, fragment and user info, for logs and error
     /// messages. Some providers put secrets in query strings (Instagram's
     /// long-lived token exchange sends `client_secret` and `access_token` in a

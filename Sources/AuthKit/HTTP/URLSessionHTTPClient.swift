@@ -6,33 +6,39 @@ import HTTPTypes
 
 /// ``HTTPClient`` on Foundation's `URLSession` (libcurl on Linux).
 ///
-/// Every request has a timeout, and bodies larger than ``maximumBodySize`` are
-/// refused: a token response is a few hundred bytes, and an endpoint that
-/// answers with megabytes is misconfigured or hostile.
+/// A data task with a delegate, so that, as ``HTTPClient`` requires, a
+/// redirect is never followed (`willPerformHTTPRedirection` answers `nil`, and
+/// the 3xx is returned) and the body is passed on chunk by chunk as it
+/// arrives. No cookies are kept and nothing is cached.
+///
+/// It asks for `Accept-Encoding: identity` and refuses, unread, a body sent
+/// compressed anyway. On Linux, libcurl inflates each socket read whole and
+/// FoundationNetworking queues every inflated chunk for the delegate with no
+/// backpressure, so a gzip bomb (13 MB that inflate to 2 GiB) would be held in
+/// memory before any reader could stop it: measured, 2.1 GB. Not asking for
+/// compression is what curl does without `--compressed`.
+/// `timeout` is the longest silence allowed between bytes; AuthKit adds a
+/// total deadline per request on top (see `RequestPolicy`).
 public struct URLSessionHTTPClient: HTTPClient {
+    /// Seconds without any bytes after which a request fails.
     public var timeout: TimeInterval
-    public var maximumBodySize: Int
     private let session: URLSession
+    private let delegate: TaskDelegate
 
-    /// - Parameters:
-    ///   - timeout: seconds allowed for the whole request.
-    ///   - maximumBodySize: the largest response body accepted, in bytes.
-    public init(timeout: TimeInterval = 30, maximumBodySize: Int = 1 << 20, session: URLSession? = nil) {
+    public init(timeout: TimeInterval = 30) {
         self.timeout = timeout
-        self.maximumBodySize = maximumBodySize
-        if let session {
-            self.session = session
-        } else {
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.timeoutIntervalForRequest = timeout
-            configuration.timeoutIntervalForResource = timeout
-            configuration.httpCookieStorage = nil
-            configuration.urlCache = nil
-            self.session = URLSession(configuration: configuration)
-        }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let delegate = TaskDelegate()
+        self.delegate = delegate
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 
-    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         let display = request.url?.redactedForLogs ?? "(no URL)"
         guard let url = request.url else { throw AuthKitError.network(url: display, reason: "the request has no absolute URL") }
         var urlRequest = URLRequest(url: url, timeoutInterval: timeout)
@@ -40,22 +46,62 @@ public struct URLSessionHTTPClient: HTTPClient {
         for field in request.headerFields {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
+        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         urlRequest.httpBody = body
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await session.data(for: urlRequest)
-        } catch let error as URLError where error.code == .timedOut {
-            throw AuthKitError.network(url: display, reason: "timed out after \(Int(timeout)) s")
-        } catch {
-            throw AuthKitError.network(url: display, reason: error.localizedDescription)
+        let task = session.dataTask(with: urlRequest)
+        let (stream, bodyContinuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        // The reader stopped (cap reached, deadline passed, cancelled): stop the transfer.
+        bodyContinuation.onTermination = { _ in task.cancel() }
+        let head: HTTPResponse = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { headContinuation in
+                delegate.register(task.taskIdentifier, TaskDelegate.Transfer(
+                    display: display, timeout: timeout, head: headContinuation, body: bodyContinuation))
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
         }
+        return (head, HTTPResponseBody(stream, onCancel: { task.cancel() }))
+    }
+}
+
+/// Routes one session's delegate callbacks to the transfer each task belongs to.
+private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    struct Transfer {
+        var display: String
+        var timeout: TimeInterval
+        var head: CheckedContinuation<HTTPResponse, any Error>?
+        var body: AsyncThrowingStream<Data, any Error>.Continuation
+    }
+
+    private let lock = NSLock()
+    private var transfers: [Int: Transfer] = [:]
+
+    func register(_ id: Int, _ transfer: Transfer) {
+        lock.withLock { transfers[id] = transfer }
+    }
+
+    /// The head continuation of `id`, taken so it is resumed once.
+    private func takeHead(_ id: Int) -> CheckedContinuation<HTTPResponse, any Error>? {
+        lock.withLock {
+            let head = transfers[id]?.head
+            transfers[id]?.head = nil
+            return head
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(nil) // the 3xx itself is the response; AuthKit decides what follows
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         guard let http = response as? HTTPURLResponse else {
-            throw AuthKitError.network(url: display, reason: "the response was not HTTP")
-        }
-        guard data.count <= maximumBodySize else {
-            throw AuthKitError.network(
-                url: display, reason: "the response body is \(data.count) bytes, more than the \(maximumBodySize) allowed")
+            takeHead(dataTask.taskIdentifier)?.resume(throwing: AuthKitError.network(
+                url: response.url?.redactedForLogs ?? "(no URL)", reason: "the response was not HTTP"))
+            completionHandler(.cancel)
+            return
         }
         var fields = HTTPFields()
         for (name, value) in http.allHeaderFields {
@@ -63,6 +109,37 @@ public struct URLSessionHTTPClient: HTTPClient {
                 fields.append(HTTPField(name: name, value: String(describing: value)))
             }
         }
-        return (HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), data)
+        if let encoding = fields[.contentEncoding]?.lowercased(), !["", "identity"].contains(encoding) {
+            takeHead(dataTask.taskIdentifier)?.resume(throwing: AuthKitError.network(
+                url: response.url?.redactedForLogs ?? "(no URL)",
+                reason: "the server sent a '\(DisplayText.sanitized(encoding, limit: 40))'-encoded body though none was asked for (Accept-Encoding: identity); it was refused unread"))
+            completionHandler(.cancel)
+            return
+        }
+        takeHead(dataTask.taskIdentifier)?.resume(returning: HTTPResponse(status: .init(code: http.statusCode), headerFields: fields))
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        _ = lock.withLock { transfers[dataTask.taskIdentifier]?.body }?.yield(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let transfer = lock.withLock({ transfers.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let error else {
+            transfer.head?.resume(throwing: AuthKitError.network(url: transfer.display, reason: "the connection closed before a response"))
+            transfer.body.finish()
+            return
+        }
+        let failure: any Error
+        if let error = error as? URLError, error.code == .cancelled {
+            failure = CancellationError()
+        } else if let error = error as? URLError, error.code == .timedOut {
+            failure = AuthKitError.network(url: transfer.display, reason: "no data for \(Int(transfer.timeout)) s")
+        } else {
+            failure = AuthKitError.network(url: transfer.display, reason: error.localizedDescription)
+        }
+        transfer.head?.resume(throwing: failure)
+        transfer.body.finish(throwing: failure)
     }
 }

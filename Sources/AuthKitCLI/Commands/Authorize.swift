@@ -85,7 +85,7 @@ struct Authorize: WorkspaceCommand {
         if json {
             try Console.json(credential)
         } else {
-            Console.out("Signed in to \(descriptor.name). Stored in \(workspace.store.fileURL.path).")
+            Console.out("Signed in to \(CredentialSummary.safe(descriptor.name)). Stored in \(workspace.store.fileURL.path).")
             CredentialSummary.lines(credential).forEach(Console.out)
         }
     }

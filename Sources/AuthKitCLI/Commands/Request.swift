@@ -1,16 +1,22 @@
 import ArgumentParser
 import AuthKit
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPTypes
+import Logging
 
 struct Request: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send an authorized request with a stored credential and print the response body.",
         discussion: """
-        An expired OAuth 2.0 token is refreshed (and saved) first. A response
-        that is not 2xx prints its body and exits 3.
+        An expired OAuth 2.0 token is refreshed (and saved) first. The body is
+        streamed to standard output as it arrives. A response that is not 2xx
+        prints its body and exits 3.
+
+        Redirects are not followed unless you pass -L. With -L the credential
+        goes only to the URL's own origin: a redirect to another host is
+        followed without it, and one from https to http is refused. A
+        credential is sent over plain http only to 127.0.0.1, [::1] or localhost.
+
         Examples:
           authkit request --provider qiita https://qiita.com/api/v2/authenticated_user
           authkit request --provider twitter -X POST https://api.x.com/1.1/statuses/update.json -d 'status=Hello'
@@ -24,39 +30,51 @@ struct Request: WorkspaceCommand {
     var data: String?
     @Option(name: [.customShort("H"), .long], help: ArgumentHelp("A request header, 'Name: value' (repeatable).", valueName: "header"))
     var header: [String] = []
-    @Option(help: ArgumentHelp("Seconds to wait for the response.", valueName: "seconds")) var timeout: Int = 30
+    @Flag(name: [.customShort("L"), .long], help: "Follow redirects (at most 10), keeping the credential to the URL's origin.")
+    var location = false
+    @Option(help: ArgumentHelp("Seconds the whole request may take, body included.", valueName: "seconds")) var timeout: Int = 60
+    @Option(help: ArgumentHelp("The largest response body to accept, in bytes; more ends the request.", valueName: "bytes"))
+    var maxSize: Int = 100 << 20
     @Argument(help: "The URL.") var url: String
 
+    func validate() throws {
+        if timeout <= 0 { throw ValidationError("--timeout takes a positive number of seconds.") }
+        if maxSize <= 0 { throw ValidationError("--max-size takes a positive number of bytes.") }
+        if HTTPRequest.Method(method.uppercased()) == nil { throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(method)'.") }
+    }
+
     func run(in workspace: Workspace) async throws {
-        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
-            throw CLIError("'\(url)' is not an http(s) URL.")
+        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              target.host != nil else {
+            throw CLIError("'\(url)' is not an absolute http(s) URL.")
         }
-        var request = URLRequest(url: target, timeoutInterval: TimeInterval(timeout))
-        request.httpMethod = method.uppercased()
+        var request = OutgoingRequest(method: HTTPRequest.Method(method.uppercased()) ?? .get, url: target)
         for line in header {
             let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard parts.count == 2, !parts[0].isEmpty else { throw CLIError("-H takes 'Name: value'; got '\(line)'.") }
-            request.addValue(parts[1], forHTTPHeaderField: parts[0])
+            guard parts.count == 2, HTTPField.Name(parts[0]) != nil else { throw CLIError("-H takes 'Name: value'; got '\(line)'.") }
+            request.setHeader(parts[0], parts[1])
         }
         if let data {
-            request.httpBody = Data(data.utf8)
-            if request.value(forHTTPHeaderField: "Content-Type") == nil {
-                request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-            }
+            request.body = Data(data.utf8)
+            if request.header("Content-Type") == nil { request.setHeader("Content-Type", "application/x-www-form-urlencoded") }
         }
-        let (credential, authenticator) = try await workspace.freshCredential(account.key)
-        let authorized = try authenticator.authorize(request, with: credential)
+        // Refused before a refresh could send anything.
+        if scheme == "http", !target.isLoopback { throw AuthKitError.insecureTransport(url: target.redactedForLogs) }
 
-        let body: Data
-        let response: URLResponse
-        do {
-            (body, response) = try await URLSession.shared.data(for: authorized)
-        } catch {
-            throw AuthKitError.network(url: target.redactedForLogs, reason: error.localizedDescription)
+        let (credential, authenticator) = try await workspace.freshCredential(account.key)
+        let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
+                                   deadline: .seconds(timeout))
+        let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "authkit.request"))
+        let status = try await withDeadline(policy.deadline, display: target.redactedForLogs) { [request] in
+            let opened = try await transport.open(request, step: .apiRequest, policy: policy) {
+                try authenticator.authorize($0, with: credential)
+            }
+            try await opened.forEachChunk { FileHandle.standardOutput.write($0) }
+            return opened.status
         }
-        FileHandle.standardOutput.write(body)
-        if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
-            throw CLIError("\(method.uppercased()) \(target.redactedForLogs) answered HTTP \(http.statusCode).", status: .providerError)
+        guard (200...299).contains(status) else {
+            let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
+            throw CLIError("\(method.uppercased()) \(target.redactedForLogs) answered HTTP \(status)\(hint).", status: .providerError)
         }
     }
 }

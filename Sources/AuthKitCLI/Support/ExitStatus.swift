@@ -30,6 +30,8 @@ enum ExitStatus: Int32, CaseIterable {
             case .signInRequired(_, .refreshRefused): self = .providerError
             case .signInRequired, .notSupported, .misuse: self = .failure
             case .network: self = .networkError
+            case .redirectNotFollowed, .responseTooLarge: self = .providerError
+            case .insecureTransport: self = .usage
             case .unknownProvider, .missingSetting, .unusableRedirectURI: self = .usage
             case .invalidFile, .redirect, .store: self = .badInput
             case .cancelled: self = .cancelled

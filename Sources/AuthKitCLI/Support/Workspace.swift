@@ -17,8 +17,15 @@ struct Workspace {
         self.store = FileCredentialStore(environment: environment)
     }
 
+    /// The descriptor for `id`. One that replaces a bundled descriptor and
+    /// sends to hosts the bundled one did not is announced on standard error:
+    /// a file someone else placed must not redirect sign-ins silently.
     func descriptor(_ id: String) throws -> ProviderDescriptor {
-        try catalog.descriptor(id: id)
+        let descriptor = try catalog.descriptor(id: id)
+        if let entry = catalog.entries[id], !entry.newHosts.isEmpty {
+            Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.replaced?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.replaced.map { $0.endpointHosts.sorted().joined(separator: ", ") } ?? "?").")
+        }
+        return descriptor
     }
 
     /// The authenticator for `descriptor`'s protocol, with settings from

@@ -45,7 +45,7 @@ public struct OAuth1Client: Authenticator {
     public init(
         descriptor: ProviderDescriptor,
         settings: ClientSettings,
-        httpClient: any HTTPClient = URLSessionHTTPClient(),
+        httpClient: (any HTTPClient)? = nil,
         logger: Logger = Logger(label: "authkit.oauth1"),
         nonceAndTimestamp: NonceAndTimestamp = .live,
         now: @escaping @Sendable () -> Date = { Date() }
@@ -75,7 +75,7 @@ public struct OAuth1Client: Authenticator {
         self.endpoints = endpoints
         self.signer = OAuth1Signer(consumerKey: consumerKey, consumerSecret: consumerSecret, signatureMethod: method,
                                    nonceAndTimestamp: nonceAndTimestamp)
-        self.transport = FlowTransport(http: httpClient, logger: logger)
+        self.transport = FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: logger)
         self.now = now
     }
 
@@ -162,7 +162,7 @@ public struct OAuth1Client: Authenticator {
         request.setHeader("Authorization", header)
         let response = try await transport.send(request, step: .accessToken)
         let receivedAt = now()
-        let fields = try ReplyParser(step: .accessToken, secrets: knownSecrets(pending.requestTokenSecret))
+        let fields = try ReplyParser(step: .accessToken, secrets: knownSecrets(pending.requestTokenSecret, pending.requestToken, verifier))
             .fields(of: response, required: ["oauth_token", "oauth_token_secret"])
         return makeCredential(fields, receivedAt: receivedAt, label: label)
     }
@@ -181,9 +181,10 @@ public struct OAuth1Client: Authenticator {
             default: if raw[name] == nil { raw[name] = .string(value) }
             }
         }
+        let origins = [endpoints.accessTokenURL, endpoints.invalidateTokenURL].compactMap { $0.flatMap(URL.init(string:))?.origin }
         return Credential(
             providerID: descriptor.id, label: label, kind: .oauth1, accessToken: token, tokenType: "OAuth",
-            tokenSecret: secret, obtainedAt: receivedAt, rawFields: raw)
+            tokenSecret: secret, obtainedAt: receivedAt, rawFields: raw, endpointOrigins: Array(Set(origins)).sorted())
     }
 
     // MARK: - The whole flow
@@ -235,15 +236,6 @@ public struct OAuth1Client: Authenticator {
         return request
     }
 
-    /// ``authorize(_:with:)`` for a request the engines build.
-    func authorize(_ request: OutgoingRequest, with credential: Credential) throws -> OutgoingRequest {
-        var request = request
-        request.setHeader("Authorization", try header(method: request.head.method.rawValue, url: request.url,
-                                                      contentType: request.header("Content-Type"),
-                                                      body: request.body, credential: credential))
-        return request
-    }
-
     private func header(method: String, url: URL, contentType: String?, body: Data?, credential: Credential) throws -> String {
         guard credential.kind == .oauth1, let tokenSecret = credential.tokenSecret else {
             throw AuthKitError.misuse(.credentialOfAnotherProtocol(credential: credential.key, protocol: .oauth1))
@@ -272,18 +264,22 @@ public struct OAuth1Client: Authenticator {
             throw AuthKitError.notSupported(providerID: descriptor.id, .revocation)
         }
         let url = try Self.url(invalidate, field: "invalidateTokenURL", descriptor: descriptor)
+        if let allowed = credential.endpointOrigins, !allowed.contains(url.origin) {
+            throw AuthKitError.signInRequired(credential.key, reason: .endpointChanged(origin: url.origin))
+        }
         let request = try authorize(OutgoingRequest(method: .post, url: url), with: credential)
         let response = try await transport.send(request, step: .revocation)
         if (200...299).contains(response.status) { return }
-        _ = try ReplyParser(step: .revocation, secrets: knownSecrets(credential.tokenSecret ?? "")).fields(of: response, required: [])
+        _ = try ReplyParser(step: .revocation, secrets: knownSecrets(credential.tokenSecret ?? "", credential.accessToken)).fields(of: response, required: [])
         throw AuthKitError.invalidResponse(step: .revocation, reason: "HTTP \(response.status)")
     }
 
     // MARK: - Requests
 
-    /// What error messages must never show: the consumer secret and the token secret in use.
-    private func knownSecrets(_ tokenSecret: String = "") -> [String] {
-        [settings.clientSecret ?? "", tokenSecret].filter { !$0.isEmpty }
+    /// What error messages must never show: the consumer secret, and the
+    /// token, secret and verifier of the step.
+    private func knownSecrets(_ extra: String...) -> [String] {
+        ([settings.clientSecret ?? ""] + extra).filter { !$0.isEmpty }
     }
 
     private static func url(_ text: String, field: String, descriptor: ProviderDescriptor) throws -> URL {

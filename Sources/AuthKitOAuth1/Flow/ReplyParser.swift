@@ -106,16 +106,10 @@ struct ReplyParser {
         return title.isEmpty ? nil : title
     }
 
-    /// The provider's text as it may appear in a message: known secrets
-    /// (raw and percent-encoded) masked, then ``clip(_:)``.
+    /// The provider's text as it may appear in a message: the secrets the
+    /// request carried masked (`SecretMask`, shared with OAuth 2.0), then ``clip(_:)``.
     func quote(_ text: String) -> String {
-        var text = text
-        for secret in secrets where secret.count >= 4 {
-            for form in Set([secret, PercentEncoding.encode(secret), PercentEncoding.encode(PercentEncoding.encode(secret))]) {
-                text = text.replacingOccurrences(of: form, with: "••••")
-            }
-        }
-        return Self.clip(text)
+        Self.clip(SecretMask(secrets).apply(text))
     }
 
     /// One line, printable, at most 200 characters.

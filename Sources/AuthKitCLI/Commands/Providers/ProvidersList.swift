@@ -15,12 +15,15 @@ struct ProvidersList: WorkspaceCommand {
         var name: String
         var `protocol`: String
         var file: String
+        /// The file this one replaces, when it overrides another descriptor.
+        var overrides: String?
     }
 
     func run(in workspace: Workspace) async throws {
         let rows = workspace.catalog.ids.compactMap { id in
             workspace.catalog.entries[id].map {
-                Row(id: id, name: $0.descriptor.name, protocol: $0.descriptor.protocol.rawValue, file: $0.file)
+                Row(id: id, name: $0.descriptor.name, protocol: $0.descriptor.protocol.rawValue, file: $0.file,
+                    overrides: $0.replaced?.source)
             }
         }
         if json {
@@ -28,8 +31,9 @@ struct ProvidersList: WorkspaceCommand {
         } else {
             let width = max(2, rows.map(\.id.count).max() ?? 0)
             for row in rows {
+                let origin = row.overrides.map { _ in "  (override: \(row.file))" } ?? ""
                 Console.out(row.id.padding(toLength: width + 2, withPad: " ", startingAt: 0)
-                    + row.protocol.padding(toLength: 8, withPad: " ", startingAt: 0) + row.name)
+                    + row.protocol.padding(toLength: 8, withPad: " ", startingAt: 0) + DisplayText.sanitized(row.name) + origin)
             }
         }
         for (stem, issues) in workspace.catalog.problems.sorted(by: { $0.key < $1.key }) {

@@ -32,8 +32,8 @@ struct TokenList: WorkspaceCommand {
             return
         }
         for credential in credentials {
-            let name = credential.label.map { " (\($0))" } ?? ""
-            Console.out("\(credential.providerID)\(name)  \(Credential.mask(credential.accessToken))  expires: \(CredentialSummary.expiry(credential))  scopes: \(credential.scopes.joined(separator: " "))")
+            let name = credential.label.map { " (\(CredentialSummary.safe($0)))" } ?? ""
+            Console.out("\(CredentialSummary.safe(credential.providerID))\(name)  \(Credential.mask(credential.accessToken))  expires: \(CredentialSummary.expiry(credential))  scopes: \(CredentialSummary.safe(credential.scopes.joined(separator: " ")))")
         }
     }
 }

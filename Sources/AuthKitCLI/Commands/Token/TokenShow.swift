@@ -25,7 +25,8 @@ struct TokenShow: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         let credential = try await workspace.credential(account.key)
         if let field {
-            Console.out(try value(of: field, in: credential))
+            // Whole (a token is longer than a display limit), control characters escaped.
+            Console.out(DisplayText.sanitized(try value(of: field, in: credential), limit: .max))
         } else if json {
             try Console.json(credential)
         } else {

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Masks the secrets a request carried in text its answer brought back.
+///
+/// A server may echo what it was sent (a PLAINTEXT signature, the request in a
+/// debug page, the code in an error description); an error that quotes the
+/// provider must not put the client secret, its Basic form, the code, the PKCE
+/// verifier or a token on a terminal or in a log. Each secret is masked raw,
+/// percent-encoded (once and twice) and form-encoded. Both protocols' parsers
+/// use this one mask.
+package struct SecretMask: Sendable {
+    package var secrets: [String]
+
+    package init(_ secrets: [String]) {
+        // Long first, so a secret containing another is masked whole.
+        self.secrets = Array(Set(secrets.filter { $0.count >= 4 })).sorted { $0.count > $1.count }
+    }
+
+    package func apply(_ text: String) -> String {
+        var text = text
+        for secret in secrets {
+            let encoded = PercentEncoding.encode(secret)
+            for form in [secret, encoded, PercentEncoding.encode(encoded), encoded.replacingOccurrences(of: "%20", with: "+")] {
+                text = text.replacingOccurrences(of: form, with: "••••")
+            }
+        }
+        return text
+    }
+
+    package func apply(_ response: ProviderErrorResponse) -> ProviderErrorResponse {
+        var masked = response
+        masked.code = apply(response.code)
+        masked.description = response.description.map(apply)
+        masked.uri = response.uri.map(apply)
+        return masked
+    }
+
+    /// `error` with every provider text it quotes masked.
+    package func apply(_ error: AuthKitError) -> AuthKitError {
+        guard !secrets.isEmpty else { return error }
+        switch error {
+        case .providerError(let step, let response): return .providerError(step: step, apply(response))
+        case .authorizationFailed(let response): return .authorizationFailed(apply(response))
+        case .invalidResponse(let step, let reason): return .invalidResponse(step: step, reason: apply(reason))
+        default: return error
+        }
+    }
+}

@@ -1,0 +1,211 @@
+#if canImport(CCurl)
+import CCurl
+import Foundation
+import HTTPTypes
+
+/// ``HTTPClient`` on libcurl's easy interface: the default on Linux.
+///
+/// It is the libcurl that FoundationNetworking's `URLSession` wraps, driven
+/// directly because `URLSession` on Linux cannot bound what a hostile server
+/// makes it hold: it always turns on content decoding, inflates each socket
+/// read whole and queues every inflated chunk for its delegate without
+/// backpressure, so a 13 MB gzip body that inflates to 2 GiB was measured to
+/// cost 2.1 GB of memory before any reader could stop it. Here the body
+/// arrives through a write callback that AuthKit controls:
+/// - decoding (gzip, deflate) stays on, and each inflated chunk waits until the
+///   reader has room for it (a few chunks are buffered), so memory stays near
+///   what the reader keeps, and a cap stops the transfer mid-inflation;
+/// - redirects are never followed, as ``HTTPClient`` requires;
+/// - stopping the body (a cap, a deadline, a cancelled task) aborts the transfer
+///   at the next callback; `timeout` aborts a connection silent for that long.
+/// Only `http` and `https` are spoken, with libcurl's system CA store.
+public struct CurlHTTPClient: HTTPClient {
+    /// Seconds to connect, and the longest silence allowed between bytes.
+    public var timeout: TimeInterval
+
+    public init(timeout: TimeInterval = 30) {
+        self.timeout = timeout
+        _ = CurlTransfer.globalInit
+    }
+
+    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        let display = request.url?.redactedForLogs ?? "(no URL)"
+        guard let url = request.url else { throw AuthKitError.network(url: display, reason: "the request has no absolute URL") }
+        let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout, display: display)
+        return try await transfer.start()
+    }
+}
+
+/// One request on its own thread: `curl_easy_perform` blocks, and its
+/// callbacks hand the head and the body chunks to the async side.
+private final class CurlTransfer: @unchecked Sendable {
+    static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    /// Chunks buffered for the reader before libcurl is made to wait.
+    static let bufferedChunks = 8
+
+    let request: HTTPRequest
+    let url: URL
+    let body: Data?
+    let timeout: TimeInterval
+    let display: String
+
+    private let lock = NSLock()
+    private var headContinuation: CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>?
+    private var cancelled = false
+    private var status = 0
+    private var fields = HTTPFields()
+    private let stream: AsyncThrowingStream<Data, any Error>
+    private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
+
+    init(request: HTTPRequest, url: URL, body: Data?, timeout: TimeInterval, display: String) {
+        self.request = request
+        self.url = url
+        self.body = body
+        self.timeout = timeout
+        self.display = display
+        (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedChunks))
+    }
+
+    func start() async throws -> (HTTPResponse, HTTPResponseBody) {
+        continuation.onTermination = { [weak self] _ in self?.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { head in
+                lock.withLock { headContinuation = head }
+                let thread = Thread { self.perform() }
+                thread.name = "authkit.curl"
+                thread.start()
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    func cancel() {
+        lock.withLock { cancelled = true }
+    }
+
+    private var isCancelled: Bool { lock.withLock { cancelled } }
+
+    // MARK: - The transfer (on its thread)
+
+    private func perform() {
+        guard let handle = curl_easy_init() else {
+            finish(AuthKitError.network(url: display, reason: "libcurl could not start a transfer"))
+            return
+        }
+        var headers: UnsafeMutablePointer<curl_slist>?
+        defer {
+            curl_slist_free_all(headers)
+            curl_easy_cleanup(handle)
+        }
+        var hasContentType = false
+        for field in request.headerFields {
+            if field.name == .contentType { hasContentType = true }
+            headers = curl_slist_append(headers, "\(field.name.rawName): \(field.value)")
+        }
+        headers = curl_slist_append(headers, "Expect:") // no 100-continue round trip
+        if body != nil, !hasContentType { headers = curl_slist_append(headers, "Content-Type:") }
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let method = request.method.rawValue
+        _ = authkit_curl_set_pointer(handle, CURLOPT_URL, url.absoluteString)
+        _ = authkit_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = authkit_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
+        _ = authkit_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+        _ = authkit_curl_set_pointer(handle, CURLOPT_ACCEPT_ENCODING, "") // every decoding libcurl has; bounded below
+        _ = authkit_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, max(1, Int(timeout)))
+        _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
+        _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, Int(timeout)))
+        _ = authkit_curl_set_pointer(handle, CURLOPT_HTTPHEADER, headers)
+        if method == "HEAD" {
+            _ = authkit_curl_set_long(handle, CURLOPT_NOBODY, 1)
+        } else if let body {
+            _ = authkit_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            body.withUnsafeBytes { _ = authkit_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)) }
+            _ = authkit_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, method)
+        } else if method != "GET" {
+            _ = authkit_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, method)
+        }
+        _ = authkit_curl_set_data_callback(handle, CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+            return transfer.header(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
+        }
+        _ = authkit_curl_set_pointer(handle, CURLOPT_HEADERDATA, context)
+        _ = authkit_curl_set_data_callback(handle, CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+            return transfer.data(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
+        }
+        _ = authkit_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
+        _ = authkit_curl_set_long(handle, CURLOPT_NOPROGRESS, 0)
+        _ = authkit_curl_set_progress_callback(handle) { context, _, _, _, _ in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().isCancelled ? 1 : 0
+        }
+        _ = authkit_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
+
+        let code = curl_easy_perform(handle)
+        if code == CURLE_OK {
+            deliverHead()
+            finish(nil)
+        } else if isCancelled {
+            finish(CancellationError())
+        } else if code == CURLE_OPERATION_TIMEDOUT {
+            finish(AuthKitError.network(url: display, reason: "no data for \(Int(timeout)) s"))
+        } else {
+            finish(AuthKitError.network(url: display, reason: String(cString: curl_easy_strerror(code))))
+        }
+    }
+
+    /// One header line. A status line starts a new head (after `100 Continue`);
+    /// the empty line ends it, and a final head is handed over.
+    private func header(_ line: UnsafeRawBufferPointer) -> Bool {
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.hasPrefix("HTTP/") {
+            let parts = text.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            fields = HTTPFields()
+        } else if text.isEmpty {
+            if status >= 200 { deliverHead() }
+        } else if let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) {
+            fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        return !isCancelled
+    }
+
+    /// One decoded chunk: waits while the reader's buffer is full, and stops
+    /// the transfer (returns false) once the reader is gone.
+    private func data(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        deliverHead()
+        var chunk = Data(bytes)
+        while true {
+            if isCancelled { return false }
+            switch continuation.yield(chunk) {
+            case .enqueued: return true
+            case .terminated: return false
+            case .dropped(let back):
+                chunk = back
+                usleep(1000)
+            @unknown default: return false
+            }
+        }
+    }
+
+    private func deliverHead() {
+        guard let head = lock.withLock({ () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
+            defer { headContinuation = nil }
+            return headContinuation
+        }) else { return }
+        let response = HTTPResponse(status: .init(code: status), headerFields: fields)
+        head.resume(returning: (response, HTTPResponseBody(stream, onCancel: { [self] in cancel() })))
+    }
+
+    private func finish(_ error: (any Error)?) {
+        let head = lock.withLock { () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
+            defer { headContinuation = nil }
+            return headContinuation
+        }
+        head?.resume(throwing: error ?? AuthKitError.network(url: display, reason: "the connection closed before a response"))
+        continuation.finish(throwing: error)
+    }
+}
+#endif

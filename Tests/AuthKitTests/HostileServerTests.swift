@@ -1,0 +1,325 @@
+import AuthKitTestSupport
+import Foundation
+import HTTPTypes
+import Logging
+import Testing
+@testable import AuthKit
+
+/// Every request that carries a credential goes through one policy
+/// (`RequestPolicy`, applied by `FlowTransport` for every `HTTPClient`). These
+/// tests play the servers a polite stub never is: one that redirects the
+/// token request elsewhere, inflates, drips, floods or echoes what it was sent.
+@Suite struct HostileServerTests {
+    static let secret = "s3cr3t+/&=~client"
+
+    func client(_ server: TestHTTPServer, secret: String? = HostileServerTests.secret, auth: ClientAuthentication = .basic,
+                revocation: Bool = false) throws -> OAuth2Client {
+        let descriptor = testDescriptor(
+            id: "hostile", protocol: .oauth2,
+            authorization: .init(url: "\(server.baseURL)/authorize"),
+            token: .init(url: "\(server.baseURL)/token", clientAuthentication: auth), pkce: .s256,
+            revocation: revocation ? .init(url: "\(server.baseURL)/revoke") : nil)
+        // The platform's default transport: what a user of OAuth2Client gets.
+        return try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: secret))
+    }
+
+    func pending(for client: OAuth2Client) throws -> PendingAuthorization {
+        try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback")).pending
+    }
+
+    // MARK: - Redirects
+
+    @Test(arguments: [301, 302, 303, 307, 308], ["127.0.0.1", "127.0.0.2"])
+    func aTokenRequestNeverFollowsARedirect(status: Int, otherHost: String) async throws {
+        try await withServer { server in
+            let elsewhere = TestHTTPServer(host: otherHost)
+            try await elsewhere.start()
+            defer { Task { await elsewhere.stop() } }
+            elsewhere.route("POST", "/token") { _ in .json(#"{"access_token":"stolen","token_type":"Bearer"}"#) }
+            server.route("POST", "/token") { _ in .redirect(status, to: "\(elsewhere.baseURL)/token?x=1") }
+            let client = try client(server)
+            await #expect(throws: AuthKitError.redirectNotFollowed(step: .tokenExchange, status: status, location: elsewhere.baseURL)) {
+                _ = try await client.exchange(code: "the-code", pending: pending(for: client))
+            }
+            #expect(elsewhere.requests.isEmpty, "the client secret and code were resent to \(elsewhere.baseURL)")
+        }
+    }
+
+    @Test func refreshAndRevocationNeverFollowARedirect() async throws {
+        try await withServer { server in
+            let elsewhere = TestHTTPServer()
+            try await elsewhere.start()
+            defer { Task { await elsewhere.stop() } }
+            server.route("POST", "/token") { _ in .redirect(307, to: "\(elsewhere.baseURL)/token") }
+            server.route("POST", "/revoke") { _ in .redirect(308, to: "\(elsewhere.baseURL)/revoke") }
+            let client = try client(server, revocation: true)
+            let credential = Credential(providerID: "hostile", accessToken: "access-token-1", refreshToken: "refresh-token-1")
+            await #expect(throws: AuthKitError.redirectNotFollowed(step: .refresh, status: 307, location: elsewhere.baseURL)) {
+                _ = try await client.refresh(credential)
+            }
+            await #expect(throws: AuthKitError.redirectNotFollowed(step: .revocation, status: 308, location: elsewhere.baseURL)) {
+                try await client.revoke(credential)
+            }
+            #expect(elsewhere.requests.isEmpty)
+        }
+    }
+
+    /// An authorized resource request follows redirects only when asked, and
+    /// the credential stays on its origin (RFC 9110 §15.4).
+    @Test func aResourceRequestKeepsTheCredentialToItsOrigin() async throws {
+        try await withServer { server in
+            let elsewhere = TestHTTPServer()
+            try await elsewhere.start()
+            defer { Task { await elsewhere.stop() } }
+            server.route("POST", "/start") { _ in .redirect(307, to: "/same") }
+            server.route("POST", "/same") { _ in .redirect(303, to: "\(elsewhere.baseURL)/other") }
+            elsewhere.route("GET", "/other") { _ in .json(#"{"ok":true}"#) }
+            let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
+            var request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/start")!)
+            request.body = Data("a=1".utf8)
+            request.setHeader("Content-Type", "application/x-www-form-urlencoded")
+            request.setHeader("Cookie", "session=1")
+            let policy = RequestPolicy(redirects: .follow(maximum: 5), maximumBodySize: 1 << 20, deadline: .seconds(20))
+            let opened = try await transport.open(request, step: .apiRequest, policy: policy) { request in
+                var authorized = request
+                authorized.setHeader("Authorization", "Bearer the-token")
+                return authorized
+            }
+            #expect(opened.status == 200)
+            #expect(try await opened.collect() == Data(#"{"ok":true}"#.utf8))
+            let start = try #require(server.requests(to: "/start").first), same = try #require(server.requests(to: "/same").first)
+            #expect(start.header("Authorization") == "Bearer the-token")
+            #expect(same.header("Authorization") == "Bearer the-token" && same.method == "POST" && same.bodyText == "a=1", "307 keeps method, body and credential on the same origin")
+            let other = try #require(elsewhere.requests(to: "/other").first)
+            #expect(other.method == "GET" && other.body.isEmpty, "303 turns the POST into a GET")
+            #expect(other.header("Authorization") == nil && other.header("Cookie") == nil, "credential sent to another origin")
+
+            // Without following, the 3xx is the answer (curl without -L).
+            let delivered = try await transport.open(request, step: .apiRequest, policy: RequestPolicy(
+                redirects: .deliver, maximumBodySize: 1 << 20, deadline: .seconds(20)))
+            #expect(delivered.status == 307)
+        }
+    }
+
+    @Test func httpsToHttpIsNeverFollowed() async throws {
+        try await withServer { server in
+            server.route("GET", "/downgraded") { _ in .json("{}") }
+            let https = ScriptedTransport { request in
+                request.url?.host == "secure.test" ? .redirect(302, to: "\(server.baseURL)/downgraded") : .json("{}")
+            }
+            let transport = FlowTransport(http: https, logger: Logger(label: "test"))
+            let request = OutgoingRequest(method: .get, url: URL(string: "https://secure.test/data")!)
+            await #expect(throws: AuthKitError.redirectNotFollowed(step: .apiRequest, status: 302, location: server.baseURL)) {
+                _ = try await transport.open(request, step: .apiRequest,
+                                             policy: RequestPolicy(redirects: .follow(maximum: 5), maximumBodySize: 1024, deadline: .seconds(5))) {
+                    var authorized = $0
+                    authorized.setHeader("Authorization", "Bearer t")
+                    return authorized
+                }
+            }
+            #expect(server.requests.isEmpty && https.count == 1)
+        }
+    }
+
+    @Test func aCredentialGoesOverPlainHTTPOnlyToLoopback() async throws {
+        let nowhere = ScriptedTransport { _ in .json(#"{"access_token":"a","token_type":"Bearer"}"#) }
+        let descriptor = testDescriptor(id: "plain", protocol: .oauth2, authorization: .init(url: "http://192.0.2.1/authorize"),
+                                        token: .init(url: "http://192.0.2.1/token"))
+        let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: "s"), httpClient: nowhere)
+        await #expect(throws: AuthKitError.insecureTransport(url: "http://192.0.2.1/token")) {
+            _ = try await client.exchange(code: "c", pending: pending(for: client))
+        }
+        #expect(nowhere.count == 0)
+    }
+
+    // MARK: - Bounded answers
+
+    /// 2 GiB of zeros in about 13 MB of gzip: refused at the 1 MiB cap while
+    /// it inflates, with the process's memory staying far below what holding
+    /// it would take. (A 100 KB bomb inflating to 16 MiB shows that the cap
+    /// counts inflated bytes: its compressed size is under the cap.)
+    @Test func aGzipBombIsRefusedAtTheCapAfterDecompression() async throws {
+        try await withServer { server in
+            let bomb = GzipBomb.make(inflatedSize: 2 << 30)
+            let small = GzipBomb.make(inflatedSize: 16 << 20)
+            server.route("POST", "/token") { request in
+                StubResponse(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
+                             body: request.bodyText.contains("code=big") ? bomb : small)
+            }
+            let client = try client(server)
+            let before = Self.peakMemory()
+            for code in ["small", "big"] {
+                await #expect(throws: AuthKitError.responseTooLarge(url: "\(server.baseURL)/token", limit: 1 << 20)) {
+                    _ = try await client.exchange(code: code, pending: pending(for: client))
+                }
+            }
+            let growth = Self.peakMemory() - before
+            #expect(growth < 256 << 20, "peak memory grew by \(growth >> 20) MiB reading a 2 GiB bomb")
+        }
+    }
+
+    /// `URLSessionHTTPClient` asks for `identity` and refuses a compressed body
+    /// unread (on Linux it cannot bound the memory of inflating one; see its
+    /// documentation), so a polite server never sends one to it.
+    @Test func urlSessionAsksForIdentityAndRefusesCompression() async throws {
+        try await withServer { server in
+            server.route("GET", "/data") { _ in
+                StubResponse(status: 200, headers: [("Content-Encoding", "gzip")], body: GzipBomb.make(inflatedSize: 1 << 20))
+            }
+            let transport = FlowTransport(http: URLSessionHTTPClient(timeout: 10), logger: Logger(label: "test"))
+            await #expect {
+                _ = try await transport.send(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/data")!), step: .apiRequest)
+            } throws: { error in
+                guard case AuthKitError.network(_, let reason) = error else { return false }
+                return reason.contains("'gzip'-encoded body though none was asked for")
+            }
+            let sent = try #require(server.requests.first)
+            #expect(sent.header("Accept-Encoding") == "identity")
+        }
+    }
+
+    /// The cap counts bytes as the reader receives them, after any decoding a
+    /// transport does: a transport that inflates 100 KB into 16 MiB and hands
+    /// it over in chunks is stopped at 1 MiB, and told to stop.
+    @Test func theCapCountsDecodedBytes() async throws {
+        let inflating = ChunkingTransport(chunk: Data(count: 64 << 10), chunks: 256)
+        let transport = FlowTransport(http: inflating, logger: Logger(label: "test"))
+        let request = OutgoingRequest(method: .post, url: URL(string: "https://as.test/token")!)
+        await #expect(throws: AuthKitError.responseTooLarge(url: "https://as.test/token", limit: 1 << 20)) {
+            _ = try await transport.send(request, step: .tokenExchange)
+        }
+        #expect(inflating.delivered <= (1 << 20) + (128 << 10), "read \(inflating.delivered) bytes past a 1 MiB cap")
+        #expect(inflating.cancelled)
+    }
+
+    @Test func anEndlessBodyEndsAtTheCap() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .streaming(.flood, headers: [("Content-Type", "application/json")]) }
+            let client = try client(server)
+            await #expect(throws: AuthKitError.responseTooLarge(url: "\(server.baseURL)/token", limit: 1 << 20)) {
+                _ = try await client.exchange(code: "c", pending: pending(for: client))
+            }
+        }
+    }
+
+    /// One byte every 200 ms never trips the transport's silence timeout; the
+    /// total deadline ends it.
+    @Test func aDripEndsAtTheDeadline() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .streaming(.drip(), headers: [("Content-Type", "application/json")]) }
+            let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
+            let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+            let started = ContinuousClock.now
+            await #expect {
+                _ = try await transport.send(request, step: .tokenExchange, policy: RequestPolicy(
+                    redirects: .refuse, maximumBodySize: 1 << 20, deadline: .seconds(2)))
+            } throws: { error in
+                guard case AuthKitError.network(_, let reason) = error else { return false }
+                return reason.contains("within 2 s")
+            }
+            #expect(ContinuousClock.now - started < .seconds(15))
+        }
+    }
+
+    // MARK: - What comes back is data
+
+    /// A server that puts the request it received into its error: the client
+    /// secret (raw, form-encoded, in the Basic header), the code and the PKCE
+    /// verifier are masked in the message.
+    @Test(arguments: [ClientAuthentication.basic, .post])
+    func anEchoedRequestLeaksNoSecret(auth: ClientAuthentication) async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { request in
+                let echo = "got \(request.header("Authorization") ?? "") body \(request.bodyText)"
+                let escaped = echo.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                return .json(#"{"error":"invalid_request","error_description":"\#(escaped)"}"#, status: 400)
+            }
+            let client = try client(server, auth: auth)
+            let pending = try pending(for: client)
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchange(code: "the-authorization-code", pending: pending)
+            }
+            let message = "\(try #require(error))"
+            let basic = Data("app:\(PercentEncoding.encode(Self.secret))".utf8).base64EncodedString()
+            for secret in [Self.secret, PercentEncoding.encode(Self.secret), basic, "the-authorization-code", pending.codeVerifier ?? "-"] {
+                #expect(!message.contains(secret), "the error shows \(secret): \(message)")
+            }
+            #expect(message.contains("••••") && message.contains("invalid_request"))
+        }
+    }
+
+    /// A code or token is sent as the bytes it is, never read as a template.
+    @Test func valuesFromTheNetworkAreNeverRendered() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"{client_secret}","token_type":"Bearer","refresh_token":"{client_secret}"}"#) }
+            server.route("POST", "/refresh") { _ in .json(#"{"access_token":"new","token_type":"Bearer"}"#) }
+            let descriptor = testDescriptor(
+                id: "hostile", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+                token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post),
+                refresh: .init(url: "\(server.baseURL)/refresh", parameters: ["token": "{refresh_token}", "access": "{access_token}"]))
+            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: Self.secret))
+            let credential = try await client.exchange(code: "{client_secret}", pending: pending(for: client))
+            let exchange = try #require(server.requests(to: "/token").first).bodyText
+            #expect(exchange.contains("code=%7Bclient_secret%7D"))
+            #expect(credential.accessToken == "{client_secret}")
+            _ = try await client.refresh(credential)
+            let refresh = try formObject(try #require(server.requests(to: "/refresh").first).bodyText)
+            #expect(refresh["token"] == "{client_secret}" && refresh["access"] == "{client_secret}")
+        }
+    }
+
+    /// The process's peak resident memory (`VmHWM`), in bytes.
+    static func peakMemory() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kilobytes * 1024
+    }
+}
+
+/// An ``HTTPClient`` whose body is `chunks` pieces handed over on demand, as a
+/// transport that inflates would; it records how much was taken and whether
+/// the reader told it to stop.
+final class ChunkingTransport: HTTPClient, @unchecked Sendable {
+    let chunk: Data
+    let chunks: Int
+    private let lock = NSLock()
+    private var taken = 0
+    private var stopped = false
+
+    init(chunk: Data, chunks: Int) { self.chunk = chunk; self.chunks = chunks }
+
+    var delivered: Int { lock.withLock { taken } }
+    var cancelled: Bool { lock.withLock { stopped } }
+
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        let stream = AsyncThrowingStream<Data, any Error>(unfolding: { [self] in
+            lock.withLock { () -> Data? in
+                guard taken < chunk.count * chunks else { return nil }
+                taken += chunk.count
+                return chunk
+            }
+        })
+        return (HTTPResponse(status: .ok), HTTPResponseBody(stream, onCancel: { [self] in lock.withLock { stopped = true } }))
+    }
+}
+
+/// An ``HTTPClient`` that answers from a script, for hosts no test can serve
+/// (an https origin): it sees each request and never touches the network.
+final class ScriptedTransport: HTTPClient, @unchecked Sendable {
+    private let answer: @Sendable (HTTPRequest) -> StubResponse
+    private let lock = NSLock()
+    private var seen = 0
+
+    init(_ answer: @escaping @Sendable (HTTPRequest) -> StubResponse) { self.answer = answer }
+
+    var count: Int { lock.withLock { seen } }
+
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        lock.withLock { seen += 1 }
+        let stub = answer(request)
+        var fields = HTTPFields()
+        for (name, value) in stub.headers { if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) } }
+        return (HTTPResponse(status: .init(code: stub.status), headerFields: fields), HTTPResponseBody(stub.body))
+    }
+}

@@ -1,0 +1,102 @@
+import AuthKitTestSupport
+import Foundation
+import Testing
+@testable import AuthKit
+
+/// One provider never speaks for another: not through an environment variable
+/// two providers would read, not through a file named after someone else, not
+/// by receiving a credential another endpoint issued.
+@Suite struct ProviderBoundaryTests {
+    func directory(_ files: [String: String]) throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-boundary-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        for (name, json) in files { try Data(json.utf8).write(to: dir.appendingPathComponent(name)) }
+        return dir
+    }
+
+    static func oauth2(_ id: String, host: String = "as.example", placeholders: String = "", url: String? = nil) -> String {
+        #"{"id": "\#(id)", "protocol": "oauth2", \#(placeholders) "authorization": {"url": "https://\#(host)/authorize"}, "token": {"url": "\#(url ?? "https://\(host)/token")"}}"#
+    }
+
+    /// The reported case: placeholder `secret` of `github-client` would be read
+    /// from AUTHKIT_GITHUB_CLIENT_SECRET, GitHub's client secret, into a URL.
+    @Test func aPlaceholderCannotBeReadFromAnotherProvidersSecret() throws {
+        let json = Self.oauth2("github-client", placeholders: #""placeholders": {"secret": {}},"#, url: "https://{secret}.example/token")
+        #expect {
+            _ = try ProviderDescriptor(json: Data(json.utf8), source: "github-client.json")
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.contains { $0.field == "placeholders.secret" && $0.problem.contains("AUTHKIT_GITHUB_CLIENT_SECRET") }
+        }
+    }
+
+    @Test func aClientSecretNeverFillsAURL() throws {
+        let json = #"""
+        {"id": "leaky", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t"},
+         "refresh": {"url": "https://as.example/refresh/{client_secret}"}}
+        """#
+        #expect {
+            _ = try ProviderDescriptor(json: Data(json.utf8), source: "leaky.json")
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.contains { $0.field == "refresh.url" && $0.problem.contains("{client_secret}") }
+        }
+    }
+
+    /// `my-gitlab` and `my_gitlab` would both read AUTHKIT_MY_GITLAB_CLIENT_ID:
+    /// the second is refused, naming the variable and the other file.
+    @Test func twoProvidersReadingOneVariableAreRefused() throws {
+        let dir = try directory(["my-gitlab.json": Self.oauth2("my-gitlab"), "my_gitlab.json": Self.oauth2("my_gitlab")])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let catalog = ProviderCatalog(directories: [dir])
+        #expect(catalog.entries["my-gitlab"] != nil)
+        let issues = try #require(catalog.problems["my_gitlab"])
+        #expect(issues.first?.problem.contains("AUTHKIT_MY_GITLAB_CLIENT_ID") == true)
+        #expect(throws: AuthKitError.self) { _ = try catalog.descriptor(id: "my_gitlab") }
+    }
+
+    /// A stray `notes.json` holding `"id": "github"` does not become GitHub.
+    @Test func aFileNamedOtherThanItsIdIsRefused() throws {
+        let dir = try directory(["notes.json": Self.oauth2("github", host: "evil.example")])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
+        #expect(catalog.entries["github"]?.descriptor.token?.url == "https://github.com/login/oauth/access_token")
+        let issue = try #require(catalog.problems["notes"]?.first)
+        #expect(issue.field == "id" && issue.problem.contains("rename the file to github.json"))
+        #expect(throws: AuthKitError.self) { _ = try ProviderDescriptor(contentsOf: dir.appendingPathComponent("notes.json")) }
+    }
+
+    @Test func anOverrideIsRecordedWithTheHostsItAdds() throws {
+        let dir = try directory(["qiita.json": Self.oauth2("qiita", host: "qiita.evil.example")])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let entry = try #require(ProviderCatalog(includeBundled: true, directories: [dir]).entries["qiita"])
+        #expect(entry.replaced?.source == "(bundled) providers/qiita.json")
+        #expect(entry.newHosts == ["qiita.evil.example"])
+    }
+
+    // MARK: - A credential stays with the endpoints that issued it
+
+    @Test func refreshAndRevocationRefuseAnOriginTheCredentialWasNotIssuedFor() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"at","token_type":"Bearer","refresh_token":"rt","expires_in":60}"#) }
+            let original = testDescriptor(id: "moving", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                                          token: .init(url: "\(server.baseURL)/token"), revocation: .init(url: "\(server.baseURL)/revoke"))
+            let client = try OAuth2Client(descriptor: original, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let credential = try await client.exchange(code: "c", pending: client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending)
+            #expect(credential.endpointOrigins == [server.baseURL])
+
+            // The descriptor is edited to send tokens elsewhere (here, another port).
+            let elsewhere = TestHTTPServer()
+            try await elsewhere.start()
+            defer { Task { await elsewhere.stop() } }
+            let moved = testDescriptor(id: "moving", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                                       token: .init(url: "\(elsewhere.baseURL)/token"), revocation: .init(url: "\(elsewhere.baseURL)/revoke"))
+            let movedClient = try OAuth2Client(descriptor: moved, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let refused = AuthKitError.signInRequired(credential.key, reason: .endpointChanged(origin: elsewhere.baseURL))
+            await #expect(throws: refused) { _ = try await movedClient.refresh(credential) }
+            await #expect(throws: refused) { try await movedClient.revoke(credential) }
+            #expect(elsewhere.requests.isEmpty)
+            #expect("\(refused)".contains("Sign in again"))
+        }
+    }
+}
