@@ -44,6 +44,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
     ],
     targets: [
         // libcurl, for the Linux transport (CurlHTTPClient): the library
@@ -77,6 +79,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                // FilePath for Subprocess on Linux (Apple platforms have System).
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
         ),
         // The command-line tool. Only it depends on swift-argument-parser.
@@ -116,6 +121,7 @@ let package = Package(
         .executableTarget(name: "FuzzRedirect", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzRedirect"),
         .executableTarget(name: "FuzzDescriptor", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzDescriptor"),
         .executableTarget(name: "FuzzTokenResponse", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzTokenResponse"),
+        .executableTarget(name: "FuzzCallback", dependencies: ["AuthKit", "AuthKitOAuth1", "FuzzSupport"], path: "Fuzz/FuzzCallback"),
         .executableTarget(name: "FuzzOAuth1Signing", dependencies: ["AuthKit", "AuthKitOAuth1", "FuzzSupport"],
                           path: "Fuzz/FuzzOAuth1Signing"),
         // Test-only: a separate process saving to a FileCredentialStore, run

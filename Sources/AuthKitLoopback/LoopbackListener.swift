@@ -18,7 +18,8 @@ import Darwin
 final class LoopbackListener: @unchecked Sendable {
     private let redirect: LoopbackRedirect
     let providerName: String
-    private let validate: @Sendable (URL) throws -> Void
+    /// The session's check, given the redirect as text exactly as it arrived.
+    private let validate: @Sendable (String) throws -> Void
     private let onIgnored: @Sendable (String) -> Void
     let connectionTimeout: TimeAmount
     let maxRequestBytes: Int
@@ -26,7 +27,8 @@ final class LoopbackListener: @unchecked Sendable {
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let answerPromise: EventLoopPromise<URL>
     private let lock = NSLock()
-    private var serverChannel: Channel?
+    /// The listening sockets: one, or two for `localhost` (127.0.0.1 and ::1, one port).
+    private var serverChannels: [Channel] = []
     /// `http://127.0.0.1:PORT` (the requested host as written, the bound port),
     /// prefixed to request targets; never taken from the request's `Host` header.
     private var origin: String?
@@ -34,7 +36,7 @@ final class LoopbackListener: @unchecked Sendable {
     /// Accepted connections still open, so closing can wait for browsers to hang up.
     private var connections: [ObjectIdentifier: Channel] = [:]
 
-    init(redirect: LoopbackRedirect, providerName: String, validate: @escaping @Sendable (URL) throws -> Void,
+    init(redirect: LoopbackRedirect, providerName: String, validate: @escaping @Sendable (String) throws -> Void,
          connectionTimeout: TimeAmount, maxRequestBytes: Int, onIgnored: @escaping @Sendable (String) -> Void) {
         self.redirect = redirect
         self.providerName = providerName
@@ -70,33 +72,72 @@ final class LoopbackListener: @unchecked Sendable {
                     try pipeline.addHandler(LoopbackRequestHandler(listener: self))
                 }
             }
-        let channel: Channel
+        let channels: [Channel]
         do {
-            channel = try await bootstrap.bind(host: redirect.bindHost, port: redirect.bindPort).get()
+            channels = try await bindAll(bootstrap)
         } catch {
             answerPromise.fail(CancellationError()) // never awaited; NIO reports an unfulfilled promise
             try? await group.shutdownGracefully()
-            throw Self.bindError(error, host: redirect.bindHost, port: redirect.bindPort)
+            throw error
         }
-        let port = channel.localAddress?.port ?? redirect.bindPort
+        let port = channels[0].localAddress?.port ?? redirect.bindPort
         let final = redirect.final(boundPort: port)
         var components = URLComponents(url: final, resolvingAgainstBaseURL: false)
         components?.percentEncodedPath = ""
         components?.percentEncodedQuery = nil
         components?.fragment = nil
         lock.withLock {
-            serverChannel = channel
+            serverChannels = channels
             origin = components?.string
         }
         return final
     }
 
+    /// Binds every address of the redirect on one port. When the second
+    /// address's port is taken (another program on [::1]), a flexible port is
+    /// tried again elsewhere and a fixed one fails as `portInUse` naming that
+    /// address. A machine without IPv6 has no ::1 anyone could bind, so there
+    /// the IPv4 socket alone is enough.
+    private func bindAll(_ bootstrap: ServerBootstrap) async throws -> [Channel] {
+        let hosts = redirect.bindHosts
+        var lastError: Error = LoopbackError.bindFailed(host: hosts[0], port: redirect.bindPort, reason: "no address to bind")
+        for _ in 0..<(redirect.bindPort == 0 ? 5 : 1) {
+            let first: Channel
+            do {
+                first = try await bootstrap.bind(host: hosts[0], port: redirect.bindPort).get()
+            } catch {
+                throw Self.bindError(error, host: hosts[0], port: redirect.bindPort)
+            }
+            let port = first.localAddress?.port ?? redirect.bindPort
+            var channels = [first]
+            do {
+                for host in hosts.dropFirst() {
+                    do {
+                        channels.append(try await bootstrap.bind(host: host, port: port).get())
+                    } catch let error as IOError where [EAFNOSUPPORT, EADDRNOTAVAIL].contains(error.errnoCode) {
+                        continue // no IPv6 loopback on this machine
+                    } catch {
+                        throw Self.bindError(error, host: host, port: port)
+                    }
+                }
+                return channels
+            } catch {
+                for channel in channels { try? await channel.close() }
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
     /// The bound port.
-    var port: Int? { lock.withLock { serverChannel?.localAddress?.port } }
+    var port: Int? { lock.withLock { serverChannels.first?.localAddress?.port } }
+
+    /// The addresses listened on, for tests (`127.0.0.1`, `::1`).
+    var boundAddresses: [String] { lock.withLock { serverChannels.compactMap { $0.localAddress?.ipAddress } } }
 
     /// The listening socket's `SO_REUSEADDR` and `SO_REUSEPORT` values, for the test that both are off.
     func reuseOptions() async throws -> (address: Int32, port: Int32) {
-        guard let channel = lock.withLock({ serverChannel }) else { return (-1, -1) }
+        guard let channel = lock.withLock({ serverChannels.first }) else { return (-1, -1) }
         let address = try await channel.getOption(ChannelOptions.socketOption(.so_reuseaddr)).get()
         let port = try await channel.getOption(Self.reusePort).get()
         return (Int32(address), Int32(port))
@@ -128,8 +169,7 @@ final class LoopbackListener: @unchecked Sendable {
     /// which without SO_REUSEADDR blocks the next bind of a fixed port.
     func close(grace: Duration = .seconds(1)) async {
         answerPromise.fail(CancellationError()) // no-op when answered
-        let channel = lock.withLock { serverChannel }
-        try? await channel?.close()
+        for channel in lock.withLock({ serverChannels }) { try? await channel.close() }
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: grace)
         while clock.now < end, lock.withLock({ !connections.isEmpty }) {
@@ -148,16 +188,19 @@ final class LoopbackListener: @unchecked Sendable {
 
     // MARK: - Used by LoopbackRequestHandler, on the event loop
 
-    /// The URL a request target (`/callback?code=…`) stands for on this listener.
-    func url(forTarget target: String) -> URL? {
+    /// The redirect a request target (`/callback?code=…`) stands for on this
+    /// listener, as text: the target exactly as the browser sent it, so the
+    /// redirect parser sees (and refuses) what arrived, not what a `URL` would
+    /// make of it.
+    func redirect(forTarget target: String) -> String? {
         guard target.hasPrefix("/"), let origin = lock.withLock({ origin }) else { return nil }
-        return URL(string: origin + target)
+        return origin + target
     }
 
     /// Runs the session's check; returns the reason to ignore the request, or nil for the genuine answer.
-    func check(_ url: URL) -> Error? {
+    func check(_ redirect: String) -> Error? {
         do {
-            try validate(url)
+            try validate(redirect)
             return nil
         } catch {
             onIgnored("\(error)")

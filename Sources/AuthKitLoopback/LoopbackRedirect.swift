@@ -7,14 +7,15 @@ import Foundation
 /// `http://[::1]:{port}/{path}`, and the client listens on the loopback
 /// interface only. `localhost` is "NOT RECOMMENDED" (§8.3: it may resolve to a
 /// non-loopback address, and firewalls treat it differently), but some providers
-/// only accept it; it is kept in the URI exactly as given and the listener binds
-/// 127.0.0.1, where browsers reach `localhost` (they fall back from `::1` to
-/// 127.0.0.1 when `::1` refuses).
+/// only accept it; it is kept in the URI exactly as given, and the listener
+/// binds **both** 127.0.0.1 and ::1 on the same port: a browser may try either,
+/// and a port left free on one of them could be taken by another local
+/// program, which would then receive the code.
 struct LoopbackRedirect: Sendable {
     /// The redirect URI as requested.
     var requested: URL
-    /// The address to bind: `127.0.0.1` or `::1`.
-    var bindHost: String
+    /// The addresses to bind, all on one port: `127.0.0.1`, `::1`, or both for `localhost`.
+    var bindHosts: [String]
     /// The port to bind: 0 (any free port) when the port is flexible, else the URI's.
     var bindPort: Int
 
@@ -36,8 +37,9 @@ struct LoopbackRedirect: Sendable {
         var host = (components.host ?? "").lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         switch host {
-        case "127.0.0.1", "localhost": bindHost = "127.0.0.1"
-        case "::1": bindHost = "::1"
+        case "127.0.0.1": bindHosts = ["127.0.0.1"]
+        case "localhost": bindHosts = ["127.0.0.1", "::1"]
+        case "::1": bindHosts = ["::1"]
         default:
             throw AuthKitError.unusableRedirectURI(
                 uri: Self.display(requested),

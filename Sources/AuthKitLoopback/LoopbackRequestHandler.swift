@@ -77,11 +77,11 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
 
     private func handle(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
         let headOnly = head.method == .HEAD
-        guard let url = listener.url(forTarget: head.uri) else {
+        guard let redirect = listener.redirect(forTarget: head.uri) else {
             respond(context, .badRequest(), version: head.version, headOnly: headOnly)
             return
         }
-        if let rejection = listener.check(url) {
+        if let rejection = listener.check(redirect) {
             let page: LoopbackPage
             if case AuthKitError.redirect(.unexpectedTarget) = rejection {
                 page = .notFound()
@@ -89,6 +89,11 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
                 page = .rejected(reason: "\(rejection)")
             }
             respond(context, page, version: head.version, headOnly: headOnly)
+            return
+        }
+        // Accepted by the strict parser, so a URL without any re-encoding.
+        guard let url = URL(string: redirect) else {
+            respond(context, .badRequest(), version: head.version, headOnly: headOnly)
             return
         }
         let page = answerPage(for: url)

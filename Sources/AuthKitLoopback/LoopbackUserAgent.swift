@@ -61,7 +61,7 @@ public struct LoopbackUserAgent: UserAgent {
         guard !Task.isCancelled else { throw AuthKitError.cancelled }
         let onEvent = self.onEvent
         let listener = LoopbackListener(
-            redirect: redirect, providerName: session.providerName, validate: session.validateRedirect,
+            redirect: redirect, providerName: session.providerName, validate: { (text: String) in try session.validateRedirect(text) },
             connectionTimeout: .init(connectionTimeout), maxRequestBytes: maxRequestBytes,
             onIgnored: { onEvent?(.ignoredRequest(reason: $0)) })
         let redirectURI = try await listener.start()

@@ -11,7 +11,7 @@ final class ProcessExitWatcher: @unchecked Sendable {
     private var expired = false
     private var waiter: CheckedContinuation<Int32?, Never>?
 
-    /// Call from the process's `terminationHandler`.
+    /// Call when the process has exited.
     func finish(_ status: Int32) {
         let waiter = lock.withLock { () -> CheckedContinuation<Int32?, Never>? in
             exitStatus = status

@@ -1,4 +1,10 @@
 import Foundation
+import Subprocess
+#if canImport(SystemPackage)
+import SystemPackage
+#else
+import System
+#endif
 
 /// Launches the user's browser the way other command-line tools do.
 ///
@@ -12,6 +18,13 @@ import Foundation
 /// The URL is passed as one argument to the program, never through a shell, so
 /// nothing in it is interpreted. The program's standard output goes to standard
 /// error, so a caller's standard output stays clean for `--json` and pipes.
+///
+/// The child is started with swift-subprocess, which spawns with an empty
+/// signal mask and default signal dispositions (`POSIX_SPAWN_SETSIGMASK |
+/// POSIX_SPAWN_SETSIGDEF`): Foundation's `Process` on Linux hands the child
+/// the parent's blocked mask, so a `$BROWSER` wrapper that waits for its own
+/// child hangs and ignores `kill`. Its environment is the caller's without any
+/// `AUTHKIT_*` variable, which may hold client secrets.
 public struct SystemBrowser: Sendable {
     /// A browser command that could not be started or that reported failure.
     public struct LaunchError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -74,22 +87,34 @@ public struct SystemBrowser: Sendable {
         throw lastError
     }
 
-    /// Starts `command` through `/usr/bin/env` (which searches `PATH`) and
-    /// watches it for ``failureWindow``: exit status 0 or still running is
-    /// success; a non-zero exit (127: no such program) is failure.
+    /// The browser's environment: the caller's, less every `AUTHKIT_*` variable.
+    var childEnvironment: [String: String] {
+        environment.filter { !$0.key.hasPrefix("AUTHKIT_") }
+    }
+
+    /// Starts `command` (its first word searched in `PATH`) and watches it for
+    /// ``failureWindow``: exit status 0 or still running is success; a
+    /// non-zero exit (127: no such program) is failure. A browser that keeps
+    /// running is left running; a task keeps waiting for it to exit.
     private func launch(_ command: [String]) async throws {
         let name = command[0]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.standardError
         let exit = ProcessExitWatcher()
-        process.terminationHandler = { exit.finish($0.terminationStatus) }
-        do {
-            try process.run()
-        } catch {
-            throw LaunchError(command: name, reason: "\(error)")
+        let environment = Environment.custom(childEnvironment.map { Array("\($0.key)=\($0.value)".utf8) })
+        let arguments = Arguments(Array(command.dropFirst()))
+        Task.detached {
+            do {
+                // A name is searched in the browser's PATH; a path is run as given.
+                let executable: Executable = name.contains("/") ? .path(FilePath(name)) : .name(name)
+                let result = try await Subprocess.run(
+                    executable, arguments: arguments, environment: environment,
+                    input: .none, output: .currentStandardError, error: .currentStandardError)
+                switch result.terminationStatus {
+                case .exited(let code): exit.finish(Int32(code))
+                case .signaled(let signal): exit.finish(128 + Int32(signal))
+                }
+            } catch {
+                exit.finish(127) // not found, or could not be started
+            }
         }
         if let status = await exit.status(within: failureWindow), status != 0 {
             let reason = status == 127 ? "no such program on PATH" : "it exited with status \(status)"

@@ -36,6 +36,31 @@ import Testing
         #expect(recorded == "--new-tab\n\(url.absoluteString)\n")
     }
 
+    /// The child starts with no blocked and no ignored signals (a Foundation
+    /// `Process` child on Linux inherits a blocked mask: a wrapper that waits
+    /// for its own child then ignores `kill`), and without AuthKit's variables.
+    @Test func theBrowserStartsWithDefaultSignalsAndNoSecrets() async throws {
+        let (directory, script) = try makeScript("inspect-browser", #"""
+        grep -E '^(SigBlk|SigIgn):' /proc/$$/status > "$(dirname "$0")/signals"
+        env > "$(dirname "$0")/environment"
+        """#)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let environment = ["BROWSER": script, "PATH": "/usr/bin:/bin", "AUTHKIT_QIITA_CLIENT_SECRET": "top-secret",
+                           "AUTHKIT_HOME": "/tmp/x", "LANG": "C.UTF-8"]
+        try await SystemBrowser(environment: environment).open(url)
+        let signals = try String(contentsOfFile: directory.appendingPathComponent("signals").path, encoding: .utf8)
+        let masks = Dictionary(uniqueKeysWithValues: signals.split(separator: "\n").map {
+            let parts = $0.split(separator: ":").map { $0.trimmingCharacters(in: .whitespaces) }
+            return (parts[0], UInt64(parts[1], radix: 16) ?? .max)
+        })
+        #expect(masks["SigBlk"] == 0, "blocked signals in the browser: \(signals)")
+        // Signals 1–31 at their default action (32 and 33 are glibc's own, outside any set POSIX spawn resets).
+        #expect(masks["SigIgn"].map { $0 & 0x7FFF_FFFF } == 0, "ignored signals in the browser: \(signals)")
+        let childEnvironment = try String(contentsOfFile: directory.appendingPathComponent("environment").path, encoding: .utf8)
+        #expect(!childEnvironment.contains("AUTHKIT_") && !childEnvironment.contains("top-secret"))
+        #expect(childEnvironment.contains("LANG=C.UTF-8"))
+    }
+
     @Test func aMissingProgramIsReported() async throws {
         let browser = SystemBrowser(environment: ["BROWSER": "/nonexistent/authkit-browser"])
         await #expect {

@@ -105,7 +105,7 @@ extension Authenticator {
     package func runUserAgent<Attempt: Sendable>(
         _ userAgent: some UserAgent, redirectURI: URL?, portIsFlexible: Bool,
         start: @escaping @Sendable (URL?) async throws -> (URL, Attempt),
-        validate: @escaping @Sendable (URL, Attempt) throws -> Void
+        validate: @escaping @Sendable (String, Attempt) throws -> Void
     ) async throws -> (UserAgentResult, Attempt) {
         let attempt = LockedValue<Attempt?>(nil)
         let session = AuthorizationSession(
@@ -117,10 +117,10 @@ extension Authenticator {
                 attempt.withLock { $0 = started }
                 return url
             },
-            validateRedirect: { url in
+            validateRedirect: { text in
                 guard let started = attempt.current else { throw AuthKitError.redirect(.missingState) }
                 do {
-                    try validate(url, started)
+                    try validate(text, started)
                 } catch AuthKitError.authorizationFailed {
                     return // a genuine answer, carrying the provider's error (access_denied)
                 }

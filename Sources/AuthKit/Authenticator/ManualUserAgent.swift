@@ -30,9 +30,11 @@ public struct ManualUserAgent: UserAgent {
         }
         write("Then paste the full URL the browser was sent to (it starts with \(redirectURI.absoluteString)): ")
         guard let line = readLine()?.trimmingCharacters(in: .whitespaces), !line.isEmpty else { throw AuthKitError.cancelled }
+        // The text as pasted goes to the parser (a URL made from it first would
+        // re-encode what the parser must refuse). A wrong paste is an error
+        // here: there is no browser to wait for.
+        try session.validateRedirect(line)
         guard let pasted = URL(string: line) else { throw AuthKitError.redirect(.malformed("the pasted text is not a URL")) }
-        // A wrong paste is an error here: there is no browser to wait for.
-        try session.validateRedirect(pasted)
         return .redirect(pasted, redirectURI: redirectURI)
     }
 }

@@ -37,19 +37,30 @@ public struct AuthorizationSession: Sendable {
     public var redirectPortIsFlexible: Bool
     /// Builds the URL the user opens, given the redirect URI the agent will listen on.
     public var makeAuthorizationURL: @Sendable (_ redirectURI: URL?) async throws -> URL
-    /// Checks that a URL arriving at the redirect answers this attempt (target,
-    /// `state`, `iss`). Throws ``AuthKitError/redirect(_:)`` for a URL that must
-    /// be ignored (a loopback listener keeps waiting); returns for the genuine
-    /// answer, including a genuine error answer such as `access_denied`.
-    public var validateRedirect: @Sendable (URL) throws -> Void
+    private let validate: @Sendable (String) throws -> Void
 
+    /// `validateRedirect` receives the redirect as text, exactly as it arrived.
     public init(providerName: String, redirectURI: URL?, redirectPortIsFlexible: Bool,
                 makeAuthorizationURL: @escaping @Sendable (URL?) async throws -> URL,
-                validateRedirect: @escaping @Sendable (URL) throws -> Void) {
+                validateRedirect: @escaping @Sendable (String) throws -> Void) {
         self.providerName = providerName
         self.redirectURI = redirectURI
         self.redirectPortIsFlexible = redirectPortIsFlexible
         self.makeAuthorizationURL = makeAuthorizationURL
-        self.validateRedirect = validateRedirect
+        self.validate = validateRedirect
     }
+
+    /// Checks that a redirect answers this attempt (target, `state`, `iss`).
+    /// Throws ``AuthKitError/redirect(_:)`` for one that must be ignored (a
+    /// loopback listener keeps waiting); returns for the genuine answer,
+    /// including a genuine error answer such as `access_denied`.
+    ///
+    /// Pass the text **exactly as received** (the listener's origin and the
+    /// request target, or what the user pasted), not a `URL` made from it:
+    /// Foundation quietly re-encodes what a URL may not hold (`%ZZ`, `|`, `[`),
+    /// and the parser must see, and refuse, what actually arrived.
+    public func validateRedirect(_ text: String) throws { try validate(text) }
+
+    /// For agents that are handed a `URL` (`ASWebAuthenticationSession`).
+    public func validateRedirect(_ url: URL) throws { try validate(url.absoluteString) }
 }

@@ -145,8 +145,9 @@ extension DescriptorFile {
                     parameters: $0.parameters ?? [:])
             },
             token: tokenEndpoint,
-            // Absent: none, so a descriptor never claims support the provider lacks.
-            pkce: pkce ?? .none,
+            // RFC 9700 §2.1.1: clients MUST use PKCE unless they know the server
+            // does not support it; a descriptor says "none" for such a server.
+            pkce: pkce ?? .s256,
             issuer: issuer.map { IssuerSettings(identifier: $0.identifier, includedInResponse: $0.includedInResponse ?? false) },
             followUp: followUp.map { Self.resolve($0, responseFallback: nil) },
             refresh: refresh.map { Self.resolve($0, responseFallback: nil) },

@@ -112,6 +112,8 @@ public enum ProtocolKind: String, Codable, Sendable, Hashable, CaseIterable {
 }
 
 /// Whether the provider supports Proof Key for Code Exchange (RFC 7636).
+/// `S256` unless the descriptor says `none`; a client without a secret uses it
+/// whatever the descriptor says.
 ///
 /// AuthKit only ever sends `S256`: RFC 9700 §2.1.1 says clients SHOULD NOT use
 /// `plain` when S256 is possible, and every PKCE server supports S256.

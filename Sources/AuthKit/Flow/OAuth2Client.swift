@@ -92,7 +92,9 @@ public struct OAuth2Client: Authenticator {
         let redirectURI = redirect.absoluteString
         let scopes = scopes ?? settings.scopes ?? descriptor.scopes.default
         let state = SecureRandom.token()
-        let pkce = descriptor.pkce.isEnabled ? PKCE() : nil
+        // A public client (no secret) always uses PKCE: nothing else binds the
+        // code to it (RFC 8252 §8.1, RFC 9700 §2.1.1).
+        let pkce = descriptor.pkce.isEnabled || calls.clientSecret == nil ? PKCE() : nil
 
         var pairs = [(String, String)]()
         if authorization.sendResponseType { pairs.append(("response_type", "code")) }
@@ -215,7 +217,7 @@ public struct OAuth2Client: Authenticator {
                 try startAuthorization(redirectURI: redirect ?? requested, scopes: options.scopes,
                                        additionalParameters: options.additionalParameters)
             },
-            validate: { url, pending in _ = try parser.code(from: url, for: pending) })
+            validate: { text, pending in _ = try parser.code(from: text, for: pending) })
         guard case .redirect(let url, _) = result else {
             throw AuthKitError.misuse(.userAgentBrokeProtocol("OAuth 2.0 answers with a redirect URL, not a typed code."))
         }

@@ -21,6 +21,8 @@ import Darwin
 ///   different credentials at once both land.
 /// - **Never destroys what it cannot read**: a corrupt file is reported with its
 ///   path and left untouched; nothing is saved until the user fixes or moves it.
+/// - **Follows no links**: the store and its lock are opened with `O_NOFOLLOW`,
+///   so a symbolic link someone placed cannot redirect tokens to another file.
 public struct FileCredentialStore: CredentialStore {
     public let fileURL: URL
     private let logger: Logger
@@ -75,18 +77,56 @@ public struct FileCredentialStore: CredentialStore {
         return warnings
     }
 
+    /// Checks, before a sign-in asks anything of the user, that its result can
+    /// be saved: the directory can be made and written, and the file (if any)
+    /// is a readable credentials file. A problem found after the user consented
+    /// would cost them the grant.
+    package func checkWritable() throws {
+        try withLock {
+            _ = try read()
+            guard access(directory.path, W_OK) == 0 else {
+                throw AuthKitError.store(path: directory.path, reason: "is not writable (\(String(cString: strerror(errno)))); a credential could not be saved there.")
+            }
+        }
+    }
+
+    /// Holds the sign-in of `key` for this process: a second sign-in for the
+    /// same provider and label at once (another terminal, a script) fails at
+    /// once instead of silently overwriting the first one's credential.
+    /// Released when the returned value is released.
+    package func beginSignIn(for key: CredentialKey) throws -> SignInLock {
+        try ensureDirectory()
+        let name = (key.providerID + (key.label.map { "." + $0 } ?? "")).unicodeScalars
+            .map { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" || $0 == "." ? String($0) : "_" }.joined()
+        let lockPath = directory.appendingPathComponent(".signin-\(name).lock").path
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw AuthKitError.store(path: lockPath, reason: "cannot be opened (\(String(cString: strerror(errno)))).") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw AuthKitError.store(path: lockPath, reason: "another sign-in to \(key) is in progress; finish or cancel it first.")
+        }
+        return SignInLock(fd: fd)
+    }
+
+    /// A held sign-in (``beginSignIn(for:)``); closing the descriptor releases the lock.
+    package final class SignInLock: @unchecked Sendable {
+        private let fd: Int32
+        init(fd: Int32) { self.fd = fd }
+        deinit { close(fd) }
+    }
+
     // MARK: - File operations (callers hold the lock)
 
     private func read() throws -> [Credential] {
-        let data: Data
-        do {
-            data = try Data(contentsOf: fileURL)
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return []
-        } catch {
-            if !FileManager.default.fileExists(atPath: path) { return [] }
-            throw AuthKitError.store(path: path, reason: "cannot be read (\(DescriptorLoader.reason(error))).")
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            if errno == ENOENT { return [] }
+            if errno == ELOOP {
+                throw AuthKitError.store(path: path, reason: "is a symbolic link; AuthKit does not follow links for its credentials (one could send them elsewhere). Replace it with the file itself.")
+            }
+            throw AuthKitError.store(path: path, reason: "cannot be read (\(String(cString: strerror(errno)))).")
         }
+        let data = try FileHandle(fileDescriptor: fd, closeOnDealloc: true).readToEnd() ?? Data()
         if data.isEmpty { return [] }
         do {
             let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)
@@ -156,7 +196,7 @@ public struct FileCredentialStore: CredentialStore {
     private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
         try ensureDirectory()
         let lockPath = path + ".lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw AuthKitError.store(path: lockPath, reason: "cannot be opened (\(String(cString: strerror(errno)))).") }
         defer { close(fd) }
         while flock(fd, LOCK_EX) != 0 {

@@ -68,6 +68,12 @@ struct Authorize: WorkspaceCommand {
             }
         }
 
+        // Before the user is asked to consent: the result must be storable, and
+        // no other sign-in for this account may be under way.
+        try workspace.store.checkWritable()
+        let signIn = try workspace.store.beginSignIn(for: account.key)
+        defer { withExtendedLifetime(signIn) {} }
+
         Interrupt.install(message: "Cancelled; nothing was stored.")
         Watchdog.start(seconds: timeout, message: "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored. Run it again, or raise --timeout.")
         let status = StatusLine()

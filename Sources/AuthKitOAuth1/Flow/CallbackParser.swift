@@ -15,10 +15,12 @@ import Foundation
 ///    in constant time ("the client SHOULD verify that the token matches the
 ///    request token", via RFC 5849 §2.2's callback);
 /// 4. `oauth_verifier` must be present.
-struct CallbackParser {
-    func verifier(from url: URL, for pending: OAuth1PendingAuthorization) throws -> String {
+package struct CallbackParser {
+    package init() {}
+
+    package func verifier(from text: String, for pending: OAuth1PendingAuthorization) throws -> String {
         guard !pending.isOutOfBand else { throw AuthKitError.redirect(.outOfBandAttempt) }
-        let values = try RedirectParser().parameters(of: url.absoluteString, expectedTarget: pending.redirectURI)
+        let values = try RedirectParser().parameters(of: text, expectedTarget: pending.redirectURI)
 
         if let denied = values["denied"] {
             guard ConstantTime.equals(denied, pending.requestToken) else { throw AuthKitError.redirect(.requestTokenMismatch) }

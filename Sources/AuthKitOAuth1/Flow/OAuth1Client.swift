@@ -141,7 +141,7 @@ public struct OAuth1Client: Authenticator {
     ///   when the user declined.
     public func verifier(from redirect: URL, pending: OAuth1PendingAuthorization) throws -> String {
         try checkAttempt(startedBy: pending.providerID)
-        return try CallbackParser().verifier(from: redirect, for: pending)
+        return try CallbackParser().verifier(from: redirect.absoluteString, for: pending)
     }
 
     /// Checks the callback, then exchanges its verifier for a credential.
@@ -207,7 +207,10 @@ public struct OAuth1Client: Authenticator {
             start: { [self] redirect in
                 try await startAuthorization(redirectURI: redirect, page: page, additionalParameters: options.additionalParameters)
             },
-            validate: { [self] url, pending in _ = try verifier(from: url, pending: pending) })
+            validate: { [self] text, pending in
+                try checkAttempt(startedBy: pending.providerID)
+                _ = try CallbackParser().verifier(from: text, for: pending)
+            })
         switch result {
         case .redirect(let url, _):
             return try await exchange(redirect: url, pending: pending, label: options.label)

@@ -1,0 +1,160 @@
+import AuthKitTestSupport
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The command line at its boundaries: what `authkit` refuses before the user
+/// is asked anything, what `request` does with redirects and plain http, and
+/// what it says about a provider file someone else placed.
+@Suite(.serialized) struct CLIBoundaryTests {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+
+    func home() throws -> URL {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-boundary-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        return home
+    }
+
+    /// A user override of qiita.json whose endpoints are `server`'s.
+    func overrideQiita(in home: URL, at server: TestHTTPServer) throws {
+        let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
+        try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
+            .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
+    }
+
+    /// A `$BROWSER` that records that it ran.
+    func recordingBrowser(in home: URL) throws -> (command: String, marker: URL) {
+        let script = home.appendingPathComponent("browser.sh"), marker = home.appendingPathComponent("browser-ran")
+        try Data("#!/bin/sh\ntouch '\(marker.path)'\n".utf8).write(to: script)
+        return ("/bin/sh \(script.path)", marker)
+    }
+
+    /// A stored Qiita credential (no expiry, so nothing is refreshed).
+    static let storedQiita = #"{"version":1,"credentials":[{"providerID":"qiita","kind":"oauth2","accessToken":"the-qiita-token","tokenType":"Bearer","scopes":[],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
+
+    func environment(_ home: URL, _ extra: [String: String] = [:]) -> [String: String] {
+        ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "id", "AUTHKIT_QIITA_CLIENT_SECRET": "secret"]
+            .merging(extra) { _, new in new }
+    }
+
+    @Test func anUnusableStoreFailsBeforeTheBrowserOpens() throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        try Data("{ not json".utf8).write(to: home.appendingPathComponent("credentials.json"))
+        let browser = try recordingBrowser(in: home)
+        let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "20"],
+                                        environment: environment(home, ["BROWSER": browser.command]))
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("credentials.json") && result.stderr.contains("not a valid credentials file"))
+        #expect(!FileManager.default.fileExists(atPath: browser.marker.path), "the browser opened before the store was checked")
+    }
+
+    @Test func aSymlinkedStoreIsNotFollowed() throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let elsewhere = home.appendingPathComponent("elsewhere.json")
+        try Data(#"{"version":1,"credentials":[]}"#.utf8).write(to: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: home.appendingPathComponent("credentials.json").path, withDestinationPath: elsewhere.path)
+        let result = try CLIProcess.run(["token", "list"], environment: environment(home))
+        #expect(result.status == 65 && result.stderr.contains("symbolic link"), "\(result.stderr)")
+    }
+
+    /// Another sign-in for the same provider and label holds its lock: this
+    /// one fails at once, before any browser, instead of overwriting the other.
+    @Test func aSecondSignInForTheSameAccountFailsFast() throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let fd = open(home.appendingPathComponent(".signin-qiita.work.lock").path, O_RDWR | O_CREAT, 0o600)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        let browser = try recordingBrowser(in: home)
+        let started = Date()
+        let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--label", "work", "--timeout", "30"],
+                                        environment: environment(home, ["BROWSER": browser.command]))
+        #expect(result.status == 65 && result.stderr.contains("another sign-in to qiita (work) is in progress"), "\(result.stderr)")
+        #expect(Date().timeIntervalSince(started) < 20)
+        #expect(!FileManager.default.fileExists(atPath: browser.marker.path))
+    }
+
+    @Test func requestRefusesPlainHTTPToAnotherHost() throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let result = try CLIProcess.run(["request", "--provider", "qiita", "http://api.example.com/user"], environment: environment(home))
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("plain http") && result.stderr.contains("https"))
+    }
+
+    /// `request -L` follows a redirect to another origin without the token; without -L the 3xx is the answer.
+    @Test func requestKeepsTheTokenToItsOrigin() async throws {
+        try await withServer { server in
+            let elsewhere = TestHTTPServer()
+            try await elsewhere.start()
+            defer { Task { await elsewhere.stop() } }
+            server.route("GET", "/api/v2/items") { _ in .redirect(302, to: "\(elsewhere.baseURL)/items") }
+            elsewhere.route("GET", "/items") { request in .json(#"{"authorization":"\#(request.header("Authorization") ?? "none")"}"#) }
+            let home = try home()
+            defer { try? FileManager.default.removeItem(at: home) }
+            try overrideQiita(in: home, at: server)
+            try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+
+            let followed = try CLIProcess.run(["request", "--provider", "qiita", "-L", "\(server.baseURL)/api/v2/items"], environment: environment(home))
+            #expect(followed.status == 0, "\(followed.stderr)")
+            #expect(followed.stdout == #"{"authorization":"none"}"#)
+            #expect(try #require(server.requests(to: "/api/v2/items").first).header("Authorization") == "Bearer the-qiita-token")
+
+            let unfollowed = try CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"], environment: environment(home))
+            #expect(unfollowed.status == 3 && unfollowed.stderr.contains("HTTP 302 (a redirect; -L follows it)"), "\(unfollowed.stderr)")
+            #expect(elsewhere.requests.count == 1)
+        }
+    }
+
+    /// A file that replaces a bundled descriptor is marked in the list, and a
+    /// command that uses it while it sends to other hosts says so.
+    @Test func anOverrideIsVisible() async throws {
+        try await withServer { server in
+            let home = try home()
+            defer { try? FileManager.default.removeItem(at: home) }
+            try overrideQiita(in: home, at: server)
+            let list = try CLIProcess.run(["providers", "list"], environment: environment(home))
+            let line = try #require(list.stdout.split(separator: "\n").first { $0.hasPrefix("qiita ") })
+            #expect(line.contains("(override: \(home.path)/providers/qiita.json)"), "\(line)")
+            try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let request = try CLIProcess.run(["token", "header", "--provider", "qiita"], environment: environment(home))
+            #expect(request.stderr.contains("note: 'qiita' comes from \(home.path)/providers/qiita.json, which replaces (bundled) providers/qiita.json and sends to 127.0.0.1:\(server.port)"), "\(request.stderr)")
+        }
+    }
+
+    /// What the user pastes reaches the strict parser as pasted: `%ZZ` or a raw
+    /// `|` is refused (exit 65) and no token request is made.
+    @Test(arguments: ["a%ZZ", "a|b"])
+    func aPastedRedirectIsParsedAsPasted(code: String) async throws {
+        try await withServer { server in
+            let home = try home()
+            defer { try? FileManager.default.removeItem(at: home) }
+            try overrideQiita(in: home, at: server)
+            let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: environment(home),
+                                            respond: CLITests.pasteRedirect(code: code))
+            #expect(result.status == 65, "\(result.stderr)")
+            #expect(result.stderr.contains("malformed"), "\(result.stderr)")
+            #expect(server.requests(to: "/api/v2/access_tokens").isEmpty)
+        }
+    }
+
+    /// Scopes, labels and raw fields come from a provider or a person: printed
+    /// to a terminal, their control characters are escaped.
+    @Test func providerTextCannotDriveTheTerminal() throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let store = #"{"version":1,"credentials":[{"providerID":"qiita","label":"w\u001b[2J","kind":"oauth2","accessToken":"the-qiita-token","tokenType":"Bearer\u001b[31m","scopes":["read\u001b]0;pwned\u0007"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{"screen_name":"x\u001b[1A"}}]}"#
+        try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
+        for arguments in [["token", "list"], ["token", "show", "--provider", "qiita", "--label", "w\u{1B}[2J"],
+                          ["token", "show", "--provider", "qiita", "--label", "w\u{1B}[2J", "--field", "screen_name"]] {
+            let result = try CLIProcess.run(arguments, environment: environment(home))
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            #expect(!result.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(arguments) printed a control character")
+            #expect(result.stdout.contains("\\u{1B}"), "\(arguments): \(result.stdout)")
+        }
+    }
+}

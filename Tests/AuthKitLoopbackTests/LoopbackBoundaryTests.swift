@@ -1,0 +1,69 @@
+import AuthKit
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import AuthKitLoopback
+
+/// The listener at its boundaries: a `localhost` redirect leaves no loopback
+/// family for another program to take, and what arrives reaches the strict
+/// redirect parser exactly as sent.
+@Suite struct LoopbackBoundaryTests {
+    /// Whether this machine has an IPv6 loopback to test with.
+    static var hasIPv6: Bool {
+        guard let (fd, _) = try? RawHTTP.listen(host: "::1") else { return false }
+        close(fd)
+        return true
+    }
+
+    @Test(.enabled(if: hasIPv6, "no IPv6 loopback on this machine"))
+    func aLocalhostRedirectListensOnBothFamilies() async throws {
+        let attempt = TestAttempt(redirectURI: "http://localhost/callback")
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+        #expect(attempt.redirectURI?.absoluteString == "http://localhost:\(port)/callback")
+        // Nobody else can take [::1] on this port: the code cannot go there.
+        #expect(throws: SocketError.self) { _ = try RawHTTP.listen(host: "::1", port: port) }
+        // And the browser reaching ::1 gets the listener.
+        let response = try await RawHTTP.request(attempt.target("code=v6"), host: "::1", port: port)
+        #expect(response.status == 200)
+        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        #expect(url.absoluteString.contains("code=v6"))
+    }
+
+    /// A fixed `localhost` port whose ::1 side another program holds fails
+    /// clearly rather than listening on 127.0.0.1 alone.
+    @Test(.enabled(if: hasIPv6, "no IPv6 loopback on this machine"))
+    func aTakenIPv6PortFailsClearly() async throws {
+        let (fd, port) = try RawHTTP.listen(host: "::1")
+        defer { close(fd) }
+        let attempt = TestAttempt(redirectURI: "http://localhost:\(port)/callback", flexible: false)
+        let agent = LoopbackUserAgent(browser: BrowserSpy().launcher, timeout: .seconds(10))
+        await #expect(throws: LoopbackError.portInUse(host: "[::1]", port: port)) {
+            _ = try await agent.run(attempt.session)
+        }
+    }
+
+    /// `%ZZ`, a raw `|` or `[` in the query: the parser refuses them on the
+    /// listener too (a `URL` made from the request would have re-encoded them
+    /// into something acceptable), and the wait goes on.
+    @Test func theListenerHandsTheParserWhatArrived() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let events = EventLog()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30)) { events.append($0) }
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        for hostile in ["code=a%ZZ", "code=a|b", "code=a[0]"] {
+            let response = try await RawHTTP.request(attempt.target(hostile), port: attempt.port)
+            #expect(response.status == 400, "\(hostile) was accepted")
+        }
+        #expect(events.ignoredCount == 3)
+        let genuine = try await RawHTTP.request(attempt.target("code=fine"), port: attempt.port)
+        #expect(genuine.status == 200)
+        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        #expect(url.absoluteString.contains("code=fine"))
+    }
+}
