@@ -100,7 +100,7 @@ let package = Package(
         // The README's Qiita example, compiled on every build so it cannot rot.
         .executableTarget(
             name: "QiitaSignInExample",
-            dependencies: ["AuthKit"],
+            dependencies: ["AuthKit", .product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Sources/Examples/QiitaSignIn"
         ),
         // The README's OAuth 1.0a example (X/Twitter), compiled the same way.
@@ -167,7 +167,7 @@ let package = Package(
         // `swift test` build it).
         .testTarget(
             name: "AuthKitStoreTests",
-            dependencies: ["AuthKitStoreStress", "AuthKit"]
+            dependencies: ["AuthKitStoreStress", "AuthKit", "AuthKitTestSupport"]
         ),
     ]
 )

@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func aMissingProgramIsReported() async throws {
-        let browser = SystemBrowser(environment: ["BROWSER": "/nonexistent/authkit-browser"])
+        let browser = SystemBrowser(environment: ["BROWSER": "/nonexistent/authkit-browser"], failureWindow: .seconds(20))
         await #expect {
             try await browser.open(url)
         } throws: { error in
@@ -74,11 +74,12 @@ import Testing
         let (directory, failing) = try makeScript("failing-browser", "exit 3")
         defer { try? FileManager.default.removeItem(at: directory) }
         await #expect(throws: SystemBrowser.LaunchError(command: "/bin/sh", reason: "it exited with status 3")) {
-            try await SystemBrowser(environment: ["BROWSER": failing]).open(url)
+            // A generous window: the exit is awaited, not raced, on a loaded machine.
+            try await SystemBrowser(environment: ["BROWSER": failing], failureWindow: .seconds(20)).open(url)
         }
         let (recorder, recording) = try makeScript("record-browser", #"printf '%s' "$1" > "$(dirname "$0")/args""#)
         defer { try? FileManager.default.removeItem(at: recorder) }
-        try await SystemBrowser(environment: ["BROWSER": "\(failing):\(recording)"]).open(url)
+        try await SystemBrowser(environment: ["BROWSER": "\(failing):\(recording)"], failureWindow: .seconds(20)).open(url)
         #expect(try String(contentsOfFile: recorder.appendingPathComponent("args").path, encoding: .utf8) == url.absoluteString)
     }
 

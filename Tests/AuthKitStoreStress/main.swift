@@ -36,6 +36,19 @@ case "loop":
         // Unbuffered, so the test sees every report made before the kill.
         FileHandle.standardOutput.write(Data("saved \(generation)\n".utf8))
     }
+case "current":
+    var environment = ProcessInfo.processInfo.environment
+    environment["AUTHKIT_HOME"] = arguments[2]
+    let descriptor = try ProviderCatalog.standard(environment: environment).descriptor(id: arguments[3])
+    let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings.standard(for: descriptor, environment: environment))
+    let source = CredentialSource(authenticator: client, store: FileCredentialStore(environment: environment),
+                                  key: CredentialKey(providerID: arguments[3]))
+    do {
+        print(try await source.current().accessToken)
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
 default:
     usage()
 }

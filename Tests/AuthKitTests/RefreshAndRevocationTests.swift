@@ -21,10 +21,7 @@ import AuthKitTestSupport
                 Thread.sleep(forTimeInterval: 0.3) // keep the first request in flight while the others arrive
                 return .json(#"{"access_token":"new-access","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
             }
-            let persisted = Recorder<Credential>()
-            var configured = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
-            configured.onRefresh = { persisted.append($0) }
-            let client = configured
+            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
             let expired = self.expired
             let results = try await withThrowingTaskGroup(of: Credential.self) { group in
                 for _ in 0..<8 { group.addTask { try await client.refresh(expired) } }
@@ -32,8 +29,6 @@ import AuthKitTestSupport
             }
             #expect(server.requests(to: "/token").count == 1)
             #expect(results.allSatisfy { $0.accessToken == "new-access" && $0.refreshToken == "refresh-2" })
-            #expect(!persisted.all.isEmpty)
-            #expect(persisted.all.allSatisfy { $0.refreshToken == "refresh-2" })
 
             let body = try formObject(try #require(server.requests.first).bodyText)
             #expect(body == ["grant_type": "refresh_token", "refresh_token": "refresh-1", "client_id": "c", "client_secret": "s"])
@@ -75,18 +70,35 @@ import AuthKitTestSupport
         }
     }
 
-    @Test func validCredentialRefreshesOnlyWhenExpired() async throws {
+    @Test func aSourceRefreshesOnlyWhenDueAndSavesFirst() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"fresh","token_type":"Bearer","expires_in":3600}"#) }
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"fresh","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#) }
             let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
             var valid = expired
             valid.expiresAt = fixedNow.addingTimeInterval(3600)
-            let unchanged = try await client.validCredential(valid, now: fixedNow)
-            #expect(!unchanged.refreshed)
+            let store = InMemoryCredentialStore([valid])
+            let source = CredentialSource(authenticator: client, store: store, key: valid.key)
+            #expect(try await source.current(at: fixedNow).accessToken == "old-access")
             #expect(server.requests.isEmpty)
-            let renewed = try await client.validCredential(expired, now: fixedNow)
-            #expect(renewed.refreshed)
-            #expect(renewed.credential.accessToken == "fresh")
+            // Inside the 60 s margin: refreshed, and saved before it is returned.
+            let renewed = try await source.current(at: fixedNow.addingTimeInterval(3590))
+            #expect(renewed.accessToken == "fresh")
+            #expect(try await store.credential(for: valid.key) == renewed)
+            // A caller's margin replaces the descriptor's.
+            let eager = CredentialSource(authenticator: client, store: store, key: valid.key, refreshMargin: 7200)
+            #expect(eager.policy.mustRefresh(renewed, at: fixedNow))
+        }
+    }
+
+    /// A store that cannot save: the refreshed credential is not handed out.
+    @Test func aCredentialThatCouldNotBeSavedIsNotHandedOut() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"fresh","token_type":"Bearer","expires_in":3600}"#) }
+            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let source = CredentialSource(authenticator: client, store: ReadOnlyStore(expired), key: expired.key)
+            await #expect(throws: AuthKitError.store(path: "read-only", reason: "cannot save")) {
+                _ = try await source.current(at: fixedNow)
+            }
         }
     }
 
@@ -173,6 +185,46 @@ import AuthKitTestSupport
         } throws: { error in
             guard error as? AuthKitError == .notSupported(providerID: "github", .revocation) else { return false }
             return "\(error)".contains("github descriptor names no way to revoke")
+        }
+    }
+}
+
+/// A store that holds one credential and refuses to save.
+struct ReadOnlyStore: CredentialStore {
+    let held: Credential
+    init(_ held: Credential) { self.held = held }
+    func credential(for key: CredentialKey) async throws -> Credential? { key == held.key ? held : nil }
+    func allCredentials() async throws -> [Credential] { [held] }
+    func save(_ credential: Credential) async throws { throw AuthKitError.store(path: "read-only", reason: "cannot save") }
+    func remove(_ key: CredentialKey) async throws -> Credential? { nil }
+}
+
+/// Refresh policy as data: the margin, and Instagram's refresh-ahead window and minimum age.
+@Suite struct RefreshPolicyTests {
+    @Test func instagramsRulesComeFromItsDescriptor() throws {
+        let policy = try bundledDescriptor("instagram").refreshPolicy
+        #expect(policy == RefreshPolicy(margin: 60, ahead: 14 * 86400, minimumAge: 86400))
+        func token(obtainedHoursAgo age: Double, expiresInDays days: Double) -> Credential {
+            Credential(providerID: "instagram", accessToken: "t", expiresAt: fixedNow.addingTimeInterval(days * 86400),
+                       obtainedAt: fixedNow.addingTimeInterval(-age * 3600))
+        }
+        #expect(!policy.isDue(token(obtainedHoursAgo: 48, expiresInDays: 30), at: fixedNow))
+        #expect(policy.isDue(token(obtainedHoursAgo: 48, expiresInDays: 10), at: fixedNow))
+        #expect(!policy.isDue(token(obtainedHoursAgo: 2, expiresInDays: 10), at: fixedNow), "younger than 24 h")
+        #expect(policy.isDue(token(obtainedHoursAgo: 2, expiresInDays: 0.0001), at: fixedNow), "about to expire: refreshed whatever its age")
+        #expect(try bundledDescriptor("github").refreshPolicy == RefreshPolicy())
+    }
+
+    @Test func refreshTokenLifetimeIsKept() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"a","token_type":"Bearer","expires_in":28800,"refresh_token":"r","refresh_token_expires_in":15897600}"#)
+            }
+            let descriptor = testDescriptor(id: "gh", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                                            token: .init(url: "\(server.baseURL)/token"))
+            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let credential = try await client.exchange(code: "c", pending: client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending)
+            #expect(credential.refreshTokenExpiresAt == fixedNow.addingTimeInterval(15_897_600))
         }
     }
 }

@@ -41,13 +41,6 @@ extension Authenticator {
         try await authorize(using: userAgent, options: AuthorizationOptions())
     }
 
-    /// `credential` if it is still valid, else a refreshed one; `refreshed` is
-    /// true when the caller must persist the result.
-    public func validCredential(_ credential: Credential, now: Date = Date()) async throws -> (credential: Credential, refreshed: Bool) {
-        guard credential.isExpired(at: now) else { return (credential, false) }
-        return (try await refresh(credential), true)
-    }
-
     /// The redirect URI used when the caller gives none: the configured one,
     /// else the descriptor's default (`http://127.0.0.1/callback`, with its
     /// fixed port if it has one). `nil` when the configured value is `oob`, the

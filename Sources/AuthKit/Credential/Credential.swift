@@ -39,6 +39,9 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// by a file someone else placed) to point elsewhere gets no token.
     /// `nil` for a credential stored before AuthKit recorded them.
     public var endpointOrigins: [String]?
+    /// When the refresh token stops working (from `refresh_token_expires_in`;
+    /// GitHub's live six months): after it, the user must sign in again.
+    public var refreshTokenExpiresAt: Date?
 
     public init(
         providerID: String,
@@ -52,7 +55,8 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         scopes: [String] = [],
         obtainedAt: Date = Date(),
         rawFields: [String: JSONValue] = [:],
-        endpointOrigins: [String]? = nil
+        endpointOrigins: [String]? = nil,
+        refreshTokenExpiresAt: Date? = nil
     ) {
         self.providerID = providerID
         self.label = label
@@ -66,6 +70,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         self.obtainedAt = obtainedAt
         self.rawFields = rawFields
         self.endpointOrigins = endpointOrigins
+        self.refreshTokenExpiresAt = refreshTokenExpiresAt
     }
 
     /// The key a ``CredentialStore`` files this credential under.

@@ -34,7 +34,7 @@ enum BundledDescriptors {
   "name": "Instagram",
   "protocol": "oauth2",
   "documentation": "https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login",
-  "_comment": "Instagram API with Instagram Login. Redirect URIs must be https, even for localhost, and match a registered one exactly: register https://localhost/callback (or set AUTHKIT_INSTAGRAM_REDIRECT_URI) and paste the URL the browser ends on (authkit authorize --manual). Instagram appends #_ to the redirect. The first token lives one hour; the follow-up exchange turns it into a 60-day token, which 'refresh' extends.",
+  "_comment": "Instagram API with Instagram Login. Redirect URIs must be https, even for localhost, and match a registered one exactly: register https://localhost/callback (or set AUTHKIT_INSTAGRAM_REDIRECT_URI) and paste the URL the browser ends on (authkit authorize --manual). Instagram appends #_ to the redirect. The first token lives one hour; the follow-up exchange turns it into a 60-day token, which 'refresh' extends. Instagram refreshes a long-lived token only when it is at least 24 hours old and not expired, and it dies after 60 days without one: refreshPolicy refreshes it in its last 14 days (run 'authkit token refresh --due' daily).",
   "redirect": {
     "scheme": "https",
     "host": "localhost",
@@ -81,6 +81,10 @@ enum BundledDescriptors {
       "errorCode": ["error", "error_type", "error.type"],
       "errorDescription": ["error_description", "error_message", "error.message"]
     }
+  },
+  "refreshPolicy": {
+    "aheadSeconds": 1209600,
+    "minimumAgeSeconds": 86400
   },
   "refresh": {
     "method": "GET",

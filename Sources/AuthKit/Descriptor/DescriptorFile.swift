@@ -24,6 +24,14 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
     package var refresh: Template?
     package var revocation: Template?
     package var oauth1: OAuth1?
+    package var refreshPolicy: RefreshPolicyFile?
+
+    /// When a credential is refreshed (see ``RefreshPolicy``).
+    package struct RefreshPolicyFile: Codable, Sendable, Hashable {
+        package var marginSeconds: Double?
+        package var aheadSeconds: Double?
+        package var minimumAgeSeconds: Double?
+    }
 
     package struct Redirect: Codable, Sendable, Hashable {
         package var scheme: String?
@@ -62,6 +70,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var tokenType: FieldPaths?
         package var expiresIn: FieldPaths?
         package var refreshToken: FieldPaths?
+        package var refreshTokenExpiresIn: FieldPaths?
         package var scope: FieldPaths?
         package var requireTokenType: Bool?
         package var errorCode: FieldPaths?
@@ -160,6 +169,10 @@ extension DescriptorFile {
                 }
                 return resolved
             },
+            refreshPolicy: RefreshPolicy(
+                margin: refreshPolicy?.marginSeconds ?? 60,
+                ahead: refreshPolicy?.aheadSeconds ?? 0,
+                minimumAge: refreshPolicy?.minimumAgeSeconds ?? 0),
             oauth1: oauth1.map {
                 OAuth1Endpoints(
                     requestTokenURL: $0.requestTokenURL, authorizeURL: $0.authorizeURL, authenticateURL: $0.authenticateURL,
@@ -193,6 +206,7 @@ extension DescriptorFile {
             tokenType: mapping?.tokenType ?? "token_type",
             expiresIn: mapping?.expiresIn ?? "expires_in",
             refreshToken: mapping?.refreshToken ?? "refresh_token",
+            refreshTokenExpiresIn: mapping?.refreshTokenExpiresIn ?? "refresh_token_expires_in",
             scope: mapping?.scope ?? "scope",
             requireTokenType: mapping?.requireTokenType ?? true,
             errorCode: mapping?.errorCode ?? "error",
@@ -211,6 +225,7 @@ extension DescriptorFile {
         func mapping(_ m: TokenResponseMapping) -> ResponseMapping {
             ResponseMapping(
                 accessToken: m.accessToken, tokenType: m.tokenType, expiresIn: m.expiresIn, refreshToken: m.refreshToken,
+                refreshTokenExpiresIn: m.refreshTokenExpiresIn,
                 scope: m.scope, requireTokenType: m.requireTokenType, errorCode: m.errorCode,
                 errorDescription: m.errorDescription, errorURI: m.errorURI)
         }
@@ -244,6 +259,9 @@ extension DescriptorFile {
                        accessTokenURL: $0.accessTokenURL, signatureMethod: $0.signatureMethod,
                        requestTokenParameters: $0.requestTokenParameters, requireCallbackConfirmed: $0.requireCallbackConfirmed,
                        invalidateTokenURL: $0.invalidateTokenURL)
-            })
+            },
+            refreshPolicy: RefreshPolicyFile(
+                marginSeconds: descriptor.refreshPolicy.margin, aheadSeconds: descriptor.refreshPolicy.ahead,
+                minimumAgeSeconds: descriptor.refreshPolicy.minimumAge))
     }
 }

@@ -112,6 +112,10 @@ struct DescriptorValidator: Sendable {
                 issue("redirect.host", "an http redirect must go to a loopback address (127.0.0.1 or [::1], RFC 8252 §7.3); '\(host)' is not one.")
             }
         }
+        for (name, value) in [("marginSeconds", descriptor.refreshPolicy?.marginSeconds), ("aheadSeconds", descriptor.refreshPolicy?.aheadSeconds),
+                              ("minimumAgeSeconds", descriptor.refreshPolicy?.minimumAgeSeconds)] {
+            if let value, !(value.isFinite && value >= 0) { issue("refreshPolicy.\(name)", "must be a number of seconds, 0 or more.") }
+        }
         if let separator = descriptor.scopes?.separator, separator.isEmpty {
             issue("scopes.separator", "must not be empty; most providers use \" \", some \",\".")
         }

@@ -47,11 +47,15 @@ public struct ProviderDescriptor: Sendable, Hashable {
     // OAuth 1.0a
     package var oauth1: OAuth1Endpoints?
 
+    /// When a credential of this provider is refreshed.
+    public package(set) var refreshPolicy: RefreshPolicy
+
     package init(
         id: String, name: String, protocol: ProtocolKind, documentation: String?, source: String,
         placeholders: [String: PlaceholderSpec], redirect: RedirectSettings, scopes: ScopeSettings,
         authorization: AuthorizationEndpoint?, token: TokenEndpoint?, pkce: PKCEMode, issuer: IssuerSettings?,
-        followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?, oauth1: OAuth1Endpoints?
+        followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?, refreshPolicy: RefreshPolicy,
+        oauth1: OAuth1Endpoints?
     ) {
         self.id = id
         self.name = name
@@ -68,6 +72,7 @@ public struct ProviderDescriptor: Sendable, Hashable {
         self.followUp = followUp
         self.refresh = refresh
         self.revocation = revocation
+        self.refreshPolicy = refreshPolicy
         self.oauth1 = oauth1
     }
 

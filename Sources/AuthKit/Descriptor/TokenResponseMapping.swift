@@ -6,6 +6,9 @@ package struct TokenResponseMapping: Sendable, Hashable {
     package var tokenType: FieldPaths
     package var expiresIn: FieldPaths
     package var refreshToken: FieldPaths
+    /// Seconds the refresh token lives (GitHub: `refresh_token_expires_in`,
+    /// six months): when the user will have to sign in again.
+    package var refreshTokenExpiresIn: FieldPaths
     package var scope: FieldPaths
     /// RFC 6749 §5.1 makes `token_type` required; some providers omit it
     /// (Qiita, Instagram), and then `Bearer` is assumed.

@@ -64,6 +64,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Why a credential cannot be renewed.
     public enum SignInReason: Sendable, Hashable {
+        /// Nothing is stored under the key: there is no credential to use.
+        case noCredential
         /// The provider issued no refresh token, and the descriptor names no other way to refresh.
         case noRefreshToken
         /// The provider refused the refresh (`invalid_grant`: revoked, expired or already used).
@@ -142,6 +144,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             return "Credential store \(path): \(reason)"
         case .signInRequired(let key, let reason):
             switch reason {
+            case .noCredential:
+                return "No stored credential for \(key). Sign in first."
             case .noRefreshToken:
                 return "\(key) cannot be refreshed: the provider issued no refresh token. Sign in again."
             case .refreshRefused(let response):

@@ -119,6 +119,44 @@ package struct OpenedResponse: Sendable {
         }
     }
 
+    /// The body for a caller to stream: the cap still counted as chunks
+    /// arrive, and each chunk awaited only until `deadline`. It pulls from the
+    /// transport as the caller reads, so backpressure is kept.
+    package func bounded(until deadline: ContinuousClock.Instant) -> HTTPResponseBody {
+        let relay = Relay(body.makeAsyncIterator())
+        let body = self.body, limit = maximumBodySize, display = self.display
+        let stream = AsyncThrowingStream<Data, any Error>(unfolding: {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else {
+                body.cancel()
+                throw AuthKitError.network(url: display, reason: "no complete answer in the time allowed")
+            }
+            let chunk: Data?
+            do {
+                chunk = try await withDeadline(remaining, display: display) { try await relay.next() }
+            } catch {
+                body.cancel()
+                throw error
+            }
+            guard let chunk else { return nil }
+            relay.total += chunk.count
+            guard relay.total <= limit else {
+                body.cancel()
+                throw AuthKitError.responseTooLarge(url: display, limit: limit)
+            }
+            return chunk
+        })
+        return HTTPResponseBody(stream, onCancel: { body.cancel() })
+    }
+
+    /// The transport's iterator, advanced by one reader at a time.
+    private final class Relay: @unchecked Sendable {
+        private var iterator: HTTPResponseBody.AsyncIterator
+        var total = 0
+        init(_ iterator: HTTPResponseBody.AsyncIterator) { self.iterator = iterator }
+        func next() async throws -> Data? { try await iterator.next() }
+    }
+
     /// The whole body, refused past the cap.
     package func collect() async throws -> Data {
         var data = Data()

@@ -26,9 +26,6 @@ public struct OAuth2Client: Authenticator {
     private let calls: TokenEndpointCalls
     private let now: @Sendable () -> Date
     private let coordinator = RefreshCoordinator()
-    /// Called with every refreshed credential, so it can be persisted at once
-    /// (a rotated refresh token that is not saved is lost).
-    public var onRefresh: (@Sendable (Credential) async -> Void)?
 
     /// `httpClient` sends every request; `nil` is the platform's default
     /// (``CurlHTTPClient`` on Linux, ``URLSessionHTTPClient`` elsewhere).
@@ -148,7 +145,9 @@ public struct OAuth2Client: Authenticator {
 
     /// Refreshes `credential` (RFC 6749 §6), or runs the descriptor's own
     /// refresh call. Concurrent calls for one credential share one request.
-    /// ``onRefresh`` is called with the result.
+    /// Save the result before using it (a rotated refresh token that is not
+    /// saved is lost): ``CredentialSource`` does, and shares the refresh
+    /// across processes too.
     /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when there is no
     ///   refresh token, or the provider refuses it (`invalid_grant`).
     public func refresh(_ credential: Credential) async throws -> Credential {
@@ -168,7 +167,6 @@ public struct OAuth2Client: Authenticator {
             // RFC 6749 §5.2: the refresh token is invalid, expired or revoked.
             throw AuthKitError.signInRequired(credential.key, reason: .refreshRefused(response))
         }
-        await onRefresh?(refreshed)
         return refreshed
     }
 

@@ -214,6 +214,9 @@ struct TokenEndpointCalls: Sendable {
             scopes: fields.scopes ?? previous?.scopes ?? requestedScopes,
             obtainedAt: receivedAt,
             rawFields: (previous?.rawFields ?? [:]).merging(fields.raw) { _, new in new },
-            endpointOrigins: endpointOrigins)
+            endpointOrigins: endpointOrigins,
+            // A new refresh token brings its own lifetime; a kept one keeps its.
+            refreshTokenExpiresAt: fields.refreshTokenExpiresIn.map { receivedAt.addingTimeInterval($0) }
+                ?? (fields.refreshToken == nil ? previous?.refreshTokenExpiresAt : nil))
     }
 }

@@ -31,6 +31,7 @@ package struct TokenResponseParser: Sendable {
         package var tokenType: String?
         package var expiresIn: TimeInterval?
         package var refreshToken: String?
+        package var refreshTokenExpiresIn: TimeInterval?
         package var scopes: [String]?
         package var raw: [String: JSONValue]
     }
@@ -79,8 +80,9 @@ package struct TokenResponseParser: Sendable {
         return Fields(
             accessToken: accessToken,
             tokenType: tokenType,
-            expiresIn: try expiresIn(in: object),
+            expiresIn: try seconds(mapping.expiresIn, in: object),
             refreshToken: try string(mapping.refreshToken, in: object),
+            refreshTokenExpiresIn: try seconds(mapping.refreshTokenExpiresIn, in: object),
             scopes: try scopes(in: object),
             raw: object)
     }
@@ -144,8 +146,9 @@ package struct TokenResponseParser: Sendable {
         return text.isEmpty ? nil : text
     }
 
-    private func expiresIn(in object: [String: JSONValue]) throws -> TimeInterval? {
-        guard let (path, value) = mapping.expiresIn.firstValue(in: object) else { return nil }
+    /// A lifetime in seconds (`expires_in`, `refresh_token_expires_in`).
+    private func seconds(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> TimeInterval? {
+        guard let (path, value) = paths.firstValue(in: object) else { return nil }
         let seconds: Double?
         switch value {
         case .integer(let number): seconds = Double(number)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where credentials live between runs.
 ///
 /// ``FileCredentialStore`` keeps them in a JSON file under `$AUTHKIT_HOME`;
@@ -13,4 +15,63 @@ public protocol CredentialStore: Sendable {
     /// Removes the credential under `key`; returns it, or `nil` if there was none.
     @discardableResult
     func remove(_ key: CredentialKey) async throws -> Credential?
+
+    /// Runs `body` while no other refresh of `key` runs, so that a rotating
+    /// refresh token (single use, RFC 9700 §4.14.2) is sent once: read the
+    /// stored credential, refresh, save — all inside `body`.
+    ///
+    /// The default implementation excludes other tasks of this process. A
+    /// store shared between processes should exclude them too, as
+    /// ``FileCredentialStore`` does with a lock file; a Keychain store, say,
+    /// can use a lock file beside the app's data. Waiting longer than
+    /// `timeout` throws ``AuthKitError/store(path:reason:)``, never hangs.
+    func withRefreshLock<Result: Sendable>(
+        for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
+    ) async throws -> Result
+}
+
+extension CredentialStore {
+    public func withRefreshLock<Result: Sendable>(
+        for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
+    ) async throws -> Result {
+        try await KeyedAsyncLock.shared.withLock("\(key.providerID)\u{0}\(key.label ?? "")", timeout: timeout,
+                                                 what: "the refresh of \(key)", body)
+    }
+}
+
+/// Exclusion between tasks of one process, per key, with a bounded wait.
+///
+/// A polling wait (every 20 ms) rather than a queue of continuations: refreshes
+/// are rare and short, and a poll cannot lose a wake-up or outlive its deadline.
+package actor KeyedAsyncLock {
+    package static let shared = KeyedAsyncLock()
+    private var held: Set<String> = []
+
+    package init() {}
+
+    private func acquire(_ key: String, deadline: ContinuousClock.Instant, what: String, timeout: Duration) async throws {
+        while held.contains(key) {
+            guard ContinuousClock.now < deadline else {
+                throw AuthKitError.store(path: what, reason: "another task has held it for more than \(timeout.components.seconds) s; try again.")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        held.insert(key)
+    }
+
+    private func release(_ key: String) { held.remove(key) }
+
+    package nonisolated func withLock<Result: Sendable>(
+        _ key: String, timeout: Duration, what: String, _ body: @Sendable () async throws -> Result
+    ) async throws -> Result {
+        try await acquire(key, deadline: ContinuousClock.now.advanced(by: timeout), what: what, timeout: timeout)
+        do {
+            let result = try await body()
+            await release(key)
+            return result
+        } catch {
+            await release(key)
+            throw error
+        }
+    }
 }

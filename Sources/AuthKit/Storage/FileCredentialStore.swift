@@ -64,6 +64,39 @@ public struct FileCredentialStore: CredentialStore {
         }
     }
 
+    /// Holds `key`'s refresh against other tasks of this process and against
+    /// other processes using this file (an `flock` on `.refresh-<key>.lock`
+    /// beside it), waiting at most `timeout`.
+    public func withRefreshLock<Result: Sendable>(
+        for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
+    ) async throws -> Result {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        let lockPath = directory.appendingPathComponent(".refresh-\(Self.fileName(for: key)).lock").path
+        return try await KeyedAsyncLock.shared.withLock(lockPath, timeout: timeout, what: lockPath) {
+            try ensureDirectory()
+            let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw AuthKitError.store(path: lockPath, reason: "cannot be opened (\(String(cString: strerror(errno)))).") }
+            defer { close(fd) }
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR else {
+                    throw AuthKitError.store(path: lockPath, reason: "cannot be locked (\(String(cString: strerror(errno)))).")
+                }
+                guard ContinuousClock.now < deadline else {
+                    throw AuthKitError.store(path: lockPath, reason: "another process has been refreshing \(key) for more than \(timeout.components.seconds) s; try again.")
+                }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            defer { flock(fd, LOCK_UN) }
+            return try await body()
+        }
+    }
+
+    /// `qiita` or `qiita.work`, with anything but letters, digits, `-`, `_`, `.` as `_`.
+    static func fileName(for key: CredentialKey) -> String {
+        (key.providerID + (key.label.map { "." + $0 } ?? "")).unicodeScalars
+            .map { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" || $0 == "." ? String($0) : "_" }.joined()
+    }
+
     /// Problems with the store's permissions, each with the command that fixes it.
     package func permissionWarnings() -> [String] {
         var warnings = [String]()
@@ -96,9 +129,7 @@ public struct FileCredentialStore: CredentialStore {
     /// Released when the returned value is released.
     package func beginSignIn(for key: CredentialKey) throws -> SignInLock {
         try ensureDirectory()
-        let name = (key.providerID + (key.label.map { "." + $0 } ?? "")).unicodeScalars
-            .map { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" || $0 == "." ? String($0) : "_" }.joined()
-        let lockPath = directory.appendingPathComponent(".signin-\(name).lock").path
+        let lockPath = directory.appendingPathComponent(".signin-\(Self.fileName(for: key)).lock").path
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw AuthKitError.store(path: lockPath, reason: "cannot be opened (\(String(cString: strerror(errno)))).") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {

@@ -24,6 +24,7 @@ struct Request: WorkspaceCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
+    @OptionGroup var client: ClientOptions
     @Option(name: [.customShort("X"), .long], help: "The request method.") var method = "GET"
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
         "A request body; sent as application/x-www-form-urlencoded unless a Content-Type header is given.", valueName: "data"))
@@ -58,20 +59,12 @@ struct Request: WorkspaceCommand {
             request.body = Data(data.utf8)
             if request.header("Content-Type") == nil { request.setHeader("Content-Type", "application/x-www-form-urlencoded") }
         }
-        // Refused before a refresh could send anything.
-        if scheme == "http", !target.isLoopback { throw AuthKitError.insecureTransport(url: target.redactedForLogs) }
-
-        let (credential, authenticator) = try await workspace.freshCredential(account.key)
         let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
                                    deadline: .seconds(timeout))
-        let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "authkit.request"))
-        let status = try await withDeadline(policy.deadline, display: target.redactedForLogs) { [request] in
-            let opened = try await transport.open(request, step: .apiRequest, policy: policy) {
-                try authenticator.authorize($0, with: credential)
-            }
-            try await opened.forEachChunk { FileHandle.standardOutput.write($0) }
-            return opened.status
-        }
+        let source = try workspace.source(account.key, explicit: client.settings())
+        let (head, body) = try await source.send(request, policy: policy)
+        for try await chunk in body { FileHandle.standardOutput.write(chunk) }
+        let status = head.status.code
         guard (200...299).contains(status) else {
             let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
             throw CLIError("\(method.uppercased()) \(target.redactedForLogs) answered HTTP \(status)\(hint).", status: .providerError)

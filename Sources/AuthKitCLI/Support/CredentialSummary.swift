@@ -14,6 +14,9 @@ enum CredentialSummary {
         if credential.refreshToken != nil { lines.append("refresh:   yes") }
         lines.append("scopes:    \(credential.scopes.isEmpty ? "(none listed)" : safe(credential.scopes.joined(separator: " ")))")
         lines.append("expires:   \(expiry(credential, now: now))")
+        if let deadline = credential.refreshTokenExpiresAt {
+            lines.append("sign in again by: \(stamp(deadline, now: now)) (when the refresh token expires)")
+        }
         for key in ["screen_name", "user_id"] {
             if let value = credential.rawFields[key]?.scalarText { lines.append("\(key.replacingOccurrences(of: "_", with: " ")): \(safe(value))") }
         }
@@ -25,10 +28,24 @@ enum CredentialSummary {
 
     static func expiry(_ credential: Credential, now: Date = Date()) -> String {
         guard let expiresAt = credential.expiresAt else { return "unknown (the provider did not say)" }
-        let seconds = Int(expiresAt.timeIntervalSince(now))
-        let stamp = ISO8601DateFormatter().string(from: expiresAt)
+        return stamp(expiresAt, now: now)
+    }
+
+    /// `2026-12-01T10:00:00Z (in 3 d)`, or `(expired)`.
+    static func stamp(_ date: Date, now: Date) -> String {
+        let seconds = Int(date.timeIntervalSince(now))
+        let stamp = ISO8601DateFormatter().string(from: date)
         if seconds <= 0 { return "\(stamp) (expired)" }
         let relative = seconds >= 86400 ? "\(seconds / 86400) d" : seconds >= 3600 ? "\(seconds / 3600) h" : "\(max(1, seconds / 60)) min"
         return "\(stamp) (in \(relative))"
+    }
+
+    /// A warning when the refresh token dies within two weeks: after that the
+    /// user must sign in again, and a refresh cannot help.
+    static func signInWarning(_ credential: Credential, now: Date = Date()) -> String? {
+        guard let deadline = credential.refreshTokenExpiresAt, deadline.timeIntervalSince(now) < 14 * 86400 else { return nil }
+        let label = credential.label.map { " --label \(safe($0))" } ?? ""
+        let when = deadline <= now ? "has expired" : "expires \(stamp(deadline, now: now))"
+        return "authkit: warning: the refresh token of \(credential.key) \(when); sign in again: authkit authorize --provider \(safe(credential.providerID))\(label)"
     }
 }

@@ -14,7 +14,9 @@ enum ErrorReport {
             return error.description + " 'authkit providers list' shows the known ones."
         case .signInRequired(let key, _):
             let label = key.label.map { " --label \($0)" } ?? ""
-            return error.description.replacingOccurrences(of: "Sign in again.", with: "Sign in again: authkit authorize --provider \(key.providerID)\(label)")
+            return error.description
+                .replacingOccurrences(of: "Sign in again.", with: "Sign in again: authkit authorize --provider \(key.providerID)\(label)")
+                .replacingOccurrences(of: "Sign in first.", with: "Sign in first: authkit authorize --provider \(key.providerID)\(label)")
         case .unusableRedirectURI:
             return error.description.replacingOccurrences(of: "use ManualUserAgent", with: "use --manual")
                 .replacingOccurrences(of: "or ManualUserAgent", with: "or --manual")

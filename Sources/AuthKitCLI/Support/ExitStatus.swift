@@ -28,6 +28,7 @@ enum ExitStatus: Int32, CaseIterable {
             switch error {
             case .authorizationFailed, .providerError, .invalidResponse: self = .providerError
             case .signInRequired(_, .refreshRefused): self = .providerError
+            case .signInRequired(_, .noCredential): self = .usage
             case .signInRequired, .notSupported, .misuse: self = .failure
             case .network: self = .networkError
             case .redirectNotFollowed, .responseTooLarge: self = .providerError

@@ -43,19 +43,15 @@ struct Workspace {
     /// The stored credential for `key`, or an error that says how to get one.
     func credential(_ key: CredentialKey) async throws -> Credential {
         guard let credential = try await store.credential(for: key) else {
-            let nameFlag = key.label.map { " --label \($0)" } ?? ""
-            throw CLIError("No stored credential for \(key). Sign in first: authkit authorize --provider \(key.providerID)\(nameFlag)",
-                           status: .usage)
+            throw AuthKitError.signInRequired(key, reason: .noCredential)
         }
         return credential
     }
 
-    /// A valid credential for `key`: refreshed and saved first if it has expired.
-    func freshCredential(_ key: CredentialKey) async throws -> (Credential, any Authenticator) {
-        let credential = try await credential(key)
-        let authenticator = try self.authenticator(for: descriptor(key.providerID))
-        let (current, refreshed) = try await authenticator.validCredential(credential)
-        if refreshed { try await store.save(current) }
-        return (current, authenticator)
+    /// The credential source for `key`: its provider's authenticator (with
+    /// `explicit` settings), this store; refreshes are shared with other
+    /// processes through the store's refresh lock.
+    func source(_ key: CredentialKey, explicit: ClientSettings = ClientSettings()) throws -> CredentialSource {
+        CredentialSource(authenticator: try authenticator(for: descriptor(key.providerID), explicit: explicit), store: store, key: key)
     }
 }

@@ -2,9 +2,7 @@
 // Run: AUTHKIT_QIITA_CLIENT_ID=… AUTHKIT_QIITA_CLIENT_SECRET=… swift run QiitaSignInExample
 import AuthKit
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPTypes
 
 // 1. The provider, from the bundled providers/qiita.json (or your override of it).
 let qiita = try ProviderCatalog.standard().descriptor(id: "qiita")
@@ -21,12 +19,16 @@ let credential = try await client.authorize(
     options: AuthorizationOptions(scopes: ["read_qiita"]))
 
 // 4. Keep it: $AUTHKIT_HOME/credentials.json, mode 0600.
-try await FileCredentialStore().save(credential)
+let store = FileCredentialStore()
+try await store.save(credential)
 print("Signed in:", credential) // description masks the token
 
-// 5. Call the API with it (an Authorization: Bearer header).
-let request = try client.authorize(
-    URLRequest(url: URL(string: "https://qiita.com/api/v2/authenticated_user")!),
-    with: credential)
-let (data, _) = try await URLSession.shared.data(for: request)
-print(String(decoding: data, as: UTF8.self))
+// 5. Use it through a CredentialSource: a valid credential on every call
+//    (refreshed once, and saved, when due, even with other processes asking),
+//    sent only to the request's own origin.
+let source = CredentialSource(authenticator: client, store: store, key: credential.key)
+let (response, body) = try await source.send(
+    HTTPRequest(method: .get, url: URL(string: "https://qiita.com/api/v2/authenticated_user")!))
+var data = Data()
+for try await chunk in body { data.append(chunk) }
+print(response.status, String(decoding: data, as: UTF8.self))

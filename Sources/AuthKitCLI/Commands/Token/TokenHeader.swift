@@ -17,11 +17,14 @@ struct TokenHeader: WorkspaceCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
+    @OptionGroup var client: ClientOptions
     @Option(name: [.customShort("X"), .long], help: "The request method (OAuth 1.0a signs it).") var method = "GET"
     @Argument(help: "The request URL (required for OAuth 1.0a, which signs it).") var url: String?
 
     func run(in workspace: Workspace) async throws {
-        let (credential, authenticator) = try await workspace.freshCredential(account.key)
+        let source = try workspace.source(account.key, explicit: client.settings())
+        let credential = try await source.current()
+        let authenticator = source.authenticator
         guard let url = url ?? (credential.kind == .oauth2 ? "https://example.invalid/" : nil) else {
             throw CLIError("An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'.")
         }

@@ -1,21 +1,64 @@
 import ArgumentParser
 import AuthKit
+import Foundation
 
 struct TokenRefresh: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh",
-        abstract: "Refresh a stored credential now and save the result.",
-        discussion: "Example:\n  authkit token refresh --provider instagram")
+        abstract: "Refresh a stored credential now, or every one that is due, and save the result.",
+        discussion: """
+        With --provider, that credential is refreshed now. With --due, every
+        stored credential inside its provider's refresh window is refreshed
+        (Instagram's long-lived tokens: in their last 14 days, once 24 hours
+        old), each reported on its own line; the exit status is 1 when any
+        failed. Run it daily from cron or a systemd timer (README shows one).
+        Another process refreshing the same credential at the same time is
+        waited for, and its result used: a refresh token is sent once.
+        Examples:
+          authkit token refresh --provider instagram
+          authkit token refresh --due
+        """)
 
     @OptionGroup var global: GlobalOptions
-    @OptionGroup var account: AccountOptions
+    @Option(name: .shortAndLong, help: ArgumentHelp("The provider id, as in 'authkit providers list'.", valueName: "id"))
+    var provider: String?
+    @Option(name: .long, help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"))
+    var label: String?
+    @Flag(help: "Refresh every stored credential that is due, instead of one.") var due = false
     @OptionGroup var client: ClientOptions
 
+    func validate() throws {
+        if due == (provider != nil) { throw ValidationError("Give --provider ID to refresh one credential, or --due to refresh every one that is due.") }
+        if due, label != nil { throw ValidationError("--label picks one credential; --due goes through all of them.") }
+    }
+
     func run(in workspace: Workspace) async throws {
-        let credential = try await workspace.credential(account.key)
-        let authenticator = try workspace.authenticator(for: workspace.descriptor(account.provider), explicit: client.settings())
-        let refreshed = try await authenticator.refresh(credential)
-        try await workspace.store.save(refreshed)
-        CredentialSummary.lines(refreshed).forEach(Console.out)
+        guard due, provider == nil else {
+            let key = CredentialKey(providerID: provider ?? "", label: label)
+            let refreshed = try await workspace.source(key, explicit: client.settings()).refresh()
+            CredentialSummary.lines(refreshed).forEach(Console.out)
+            return
+        }
+        var failures = 0
+        let credentials = try await workspace.store.allCredentials()
+        for credential in credentials {
+            let name = "\(credential.key)"
+            do {
+                let source = try workspace.source(credential.key, explicit: client.settings())
+                guard source.policy.isDue(credential) else {
+                    Console.out("\(name): not due (expires \(CredentialSummary.expiry(credential)))")
+                    continue
+                }
+                let refreshed = try await source.current()
+                Console.out("\(name): refreshed (expires \(CredentialSummary.expiry(refreshed)))")
+            } catch let error as AuthKitError {
+                failures += 1
+                Console.out("\(name): failed: \(ErrorReport.message(for: error))")
+            }
+        }
+        if credentials.isEmpty { Console.err("No stored credentials.") }
+        if failures > 0 {
+            throw CLIError("\(failures) of \(credentials.count) credentials could not be refreshed (see above).", status: .failure)
+        }
     }
 }

@@ -31,6 +31,7 @@ struct TokenShow: WorkspaceCommand {
             try Console.json(credential)
         } else {
             CredentialSummary.lines(credential).forEach(Console.out)
+            if let warning = CredentialSummary.signInWarning(credential) { Console.err(warning) }
         }
     }
 

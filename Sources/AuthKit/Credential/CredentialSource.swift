@@ -1,0 +1,132 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPTypes
+import Logging
+
+/// A valid credential on demand: an authenticator, a store and the key of one
+/// stored credential.
+///
+/// ``current(at:)`` returns the stored credential, refreshed first when its
+/// ``RefreshPolicy`` says so. The refresh happens once, however many tasks
+/// and processes ask at the same time: under the store's refresh lock
+/// (``CredentialStore/withRefreshLock(for:timeout:_:)``) it re-reads the
+/// stored credential, adopts it without a request when another process has
+/// refreshed it meanwhile, else refreshes and **saves before returning**. A
+/// credential it failed to save is never handed out: with rotating refresh
+/// tokens (RFC 9700 §4.14.2) an unsaved refresh loses the grant.
+///
+///     let source = CredentialSource(authenticator: client, store: FileCredentialStore(), key: credential.key)
+///     let (response, body) = try await source.send(HTTPRequest(method: .get, url: apiURL))
+///
+/// ``send(_:body:followRedirects:maximumBodySize:deadline:)`` attaches the
+/// credential (Bearer, or an OAuth 1.0a signature) under AuthKit's redirect
+/// policy: the credential goes only to the request's own origin.
+public struct CredentialSource: Sendable {
+    public let authenticator: any Authenticator
+    public let store: any CredentialStore
+    public let key: CredentialKey
+    /// When to refresh: the descriptor's policy, with the caller's margin if given.
+    public var policy: RefreshPolicy
+    /// The longest wait for another task's or process's refresh of the same credential.
+    public var lockTimeout: Duration = .seconds(30)
+    private let transport: FlowTransport
+
+    /// - Parameters:
+    ///   - refreshMargin: seconds before expiry to refresh; `nil` uses the descriptor's (default 60).
+    ///   - httpClient: sends ``send(_:body:followRedirects:maximumBodySize:deadline:)``'s requests; `nil` is the platform default.
+    public init(authenticator: any Authenticator, store: any CredentialStore, key: CredentialKey,
+                refreshMargin: TimeInterval? = nil, httpClient: (any HTTPClient)? = nil,
+                logger: Logger = Logger(label: "authkit.credentials")) {
+        self.authenticator = authenticator
+        self.store = store
+        self.key = key
+        var policy = authenticator.descriptor.refreshPolicy
+        if let refreshMargin { policy.margin = refreshMargin }
+        self.policy = policy
+        self.transport = FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: logger)
+    }
+
+    /// The stored credential, refreshed (once, and saved) when it is due.
+    /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when nothing is
+    ///   stored or the credential cannot be renewed; the refresh's own errors.
+    public func current(at now: Date = Date()) async throws -> Credential {
+        let stored = try await stored()
+        guard policy.isDue(stored, at: now) else { return stored }
+        do {
+            return try await refresh(ifStill: { policy.isDue($0, at: now) })
+        } catch {
+            // Refreshing ahead of time failed, but the token still works: use it.
+            if !policy.mustRefresh(stored, at: now), !(error is CancellationError) { return stored }
+            throw error
+        }
+    }
+
+    /// Refreshes now (for `authkit token refresh`), under the same lock, and saves.
+    @discardableResult
+    public func refresh() async throws -> Credential {
+        let held = try await stored()
+        // Another process may have refreshed it meanwhile: then its result is the refresh.
+        return try await refresh(ifStill: { $0.accessToken == held.accessToken && $0.refreshToken == held.refreshToken })
+    }
+
+    /// Under the lock: re-read, refresh when `needed` still holds for what is
+    /// stored, save, return. What another process stored meanwhile is adopted.
+    private func refresh(ifStill needed: @escaping @Sendable (Credential) -> Bool) async throws -> Credential {
+        let authenticator = self.authenticator, store = self.store, key = self.key
+        return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
+            guard let latest = try await store.credential(for: key) else {
+                throw AuthKitError.signInRequired(key, reason: .noCredential)
+            }
+            guard needed(latest) else { return latest }
+            let refreshed = try await authenticator.refresh(latest)
+            try await store.save(refreshed)
+            return refreshed
+        }
+    }
+
+    private func stored() async throws -> Credential {
+        guard let credential = try await store.credential(for: key) else {
+            throw AuthKitError.signInRequired(key, reason: .noCredential)
+        }
+        return credential
+    }
+
+    /// Sends `request` with a current credential attached and returns once the
+    /// response head arrives; the body streams.
+    ///
+    /// The credential goes only to the request's own origin: with
+    /// `followRedirects`, a redirect there is followed with it (re-signed for
+    /// OAuth 1.0a), one to another origin without it, and none from https to
+    /// http (RFC 9110 §15.4). A credential travels over plain http only to
+    /// loopback. The body is cut at `maximumBodySize` as it arrives and the
+    /// whole request, body included, must end within `deadline`.
+    public func send(
+        _ request: HTTPRequest, body: Data? = nil, followRedirects: Bool = false,
+        maximumBodySize: Int = 100 << 20, deadline: Duration = .seconds(60)
+    ) async throws -> (HTTPResponse, HTTPResponseBody) {
+        guard let url = request.url else { throw AuthKitError.misuse(.unsignableRequest("it has no absolute URL.")) }
+        var outgoing = OutgoingRequest(method: request.method, url: url)
+        outgoing.head.headerFields = request.headerFields
+        outgoing.body = body
+        return try await send(outgoing, policy: RequestPolicy(
+            redirects: followRedirects ? .follow(maximum: 10) : .deliver, maximumBodySize: maximumBodySize, deadline: deadline))
+    }
+
+    /// ``send(_:body:followRedirects:maximumBodySize:deadline:)`` for a request
+    /// the command line builds, returning the body already bounded.
+    package func send(_ request: OutgoingRequest, policy: RequestPolicy) async throws -> (HTTPResponse, HTTPResponseBody) {
+        // Refused before a refresh could send anything over plain http.
+        try FlowTransport.checkTransport(request.url, display: request.displayURL)
+        let end = ContinuousClock.now.advanced(by: policy.deadline)
+        let credential = try await current()
+        let authenticator = self.authenticator, transport = self.transport
+        let opened = try await withDeadline(end - ContinuousClock.now, display: request.displayURL) {
+            try await transport.open(request, step: .apiRequest, policy: policy) {
+                try authenticator.authorize($0, with: credential)
+            }
+        }
+        return (HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers), opened.bounded(until: end))
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// When a credential is refreshed: a provider's own rules, as data.
+///
+/// - ``margin``: refresh when the access token expires within this many
+///   seconds, so a request never carries a token that dies in flight (default 60).
+/// - ``ahead``: refresh when less than this much of the token's life remains,
+///   for long-lived tokens that die unless refreshed in time (Instagram's live
+///   60 days and must be refreshed before they expire); 0 for none.
+/// - ``minimumAge``: a token younger than this is not refreshed ahead of time
+///   (Instagram refuses to refresh a token less than 24 hours old); a token
+///   about to expire (within ``margin``) is refreshed whatever its age.
+///
+/// A descriptor states them under `refreshPolicy` (`marginSeconds`,
+/// `aheadSeconds`, `minimumAgeSeconds`); a caller can change the margin.
+public struct RefreshPolicy: Sendable, Hashable {
+    public var margin: TimeInterval
+    public var ahead: TimeInterval
+    public var minimumAge: TimeInterval
+
+    public init(margin: TimeInterval = 60, ahead: TimeInterval = 0, minimumAge: TimeInterval = 0) {
+        self.margin = margin
+        self.ahead = ahead
+        self.minimumAge = minimumAge
+    }
+
+    /// The token is about to expire (or has): it must be refreshed before use.
+    public func mustRefresh(_ credential: Credential, at now: Date = Date()) -> Bool {
+        credential.isExpired(at: now, margin: margin)
+    }
+
+    /// Refreshing now is due: it must, or it is inside the refresh-ahead
+    /// window and old enough to be refreshed.
+    public func isDue(_ credential: Credential, at now: Date = Date()) -> Bool {
+        if mustRefresh(credential, at: now) { return true }
+        guard ahead > 0, let expiresAt = credential.expiresAt else { return false }
+        return expiresAt.timeIntervalSince(now) <= ahead && now.timeIntervalSince(credential.obtainedAt) >= minimumAge
+    }
+}

@@ -1,0 +1,92 @@
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+/// The acceptance test of one refresh across processes: eight `authkit
+/// request` at once on one expired credential, against a server that rotates
+/// refresh tokens and revokes the grant when one is used twice.
+@Suite(.serialized) struct CLIRefreshTests {
+    @Test func eightRequestsAtOnceRefreshOnce() async throws {
+        try await withServer { server in
+            let grant = RotatingGrant(on: server)
+            let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-refresh-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: home) }
+            try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+            try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
+            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_ROTATING_CLIENT_ID": "app", "AUTHKIT_ROTATING_CLIENT_SECRET": "secret"]
+            let url = "\(server.baseURL)/resource"
+
+            let results = try await withThrowingTaskGroup(of: CLIResult.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { try CLIProcess.run(["request", "--provider", "rotating", url], environment: environment) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for result in results {
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(result.stdout == #"{"ok":"at-1"}"#)
+            }
+            #expect(grant.refreshCount == 1, "the refresh token was sent \(grant.refreshCount) times")
+            #expect(!grant.isRevoked)
+            // The stored credential works afterwards.
+            let after = try CLIProcess.run(["request", "--provider", "rotating", url], environment: environment)
+            #expect(after.status == 0 && after.stdout == #"{"ok":"at-1"}"#, "\(after.stderr)")
+        }
+    }
+
+    /// `token refresh --due`: the due credential is refreshed, the fresh one
+    /// left alone, the one whose client is not configured reported; exit 1.
+    @Test func refreshDueGoesThroughEveryCredential() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed","token_type":"Bearer","expires_in":5184000,"refresh_token_expires_in":600}"#) }
+            let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-due-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: home) }
+            try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+            // Refreshed in the last 14 days of a token's life, once a day old (Instagram's rules).
+            let policy = #", "refreshPolicy": {"aheadSeconds": 1209600, "minimumAgeSeconds": 86400}}"#
+            for id in ["longlived", "unconfigured"] {
+                let descriptor = RotatingGrant.descriptor(id: id, server: server)
+                try Data((String(descriptor.dropLast()) + policy).utf8).write(to: home.appendingPathComponent("providers/\(id).json"))
+            }
+            let now = Date()
+            func credential(_ id: String, label: String, expiresIn days: Double) -> String {
+                let format = ISO8601DateFormatter()
+                return #"{"providerID":"\#(id)","label":"\#(label)","kind":"oauth2","accessToken":"old-\#(label)","tokenType":"Bearer","refreshToken":"r","expiresAt":"\#(format.string(from: now.addingTimeInterval(days * 86400)))","scopes":[],"obtainedAt":"\#(format.string(from: now.addingTimeInterval(-40 * 86400)))","rawFields":{}}"#
+            }
+            let store = #"{"version":1,"credentials":["# + [credential("longlived", label: "due", expiresIn: 5), credential("longlived", label: "fresh", expiresIn: 40),
+                                                                 credential("unconfigured", label: "broken", expiresIn: 2)].joined(separator: ",") + "]}"
+            try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_LONGLIVED_CLIENT_ID": "app", "AUTHKIT_LONGLIVED_CLIENT_SECRET": "s"]
+
+            let result = try CLIProcess.run(["token", "refresh", "--due"], environment: environment)
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stdout.contains("longlived (due): refreshed"), "\(result.stdout)")
+            #expect(result.stdout.contains("longlived (fresh): not due"))
+            #expect(result.stdout.contains("unconfigured (broken): failed: unconfigured: no client id is configured"))
+            #expect(server.requests(to: "/token").count == 1)
+
+            // The refreshed one was saved, with when its refresh token dies.
+            let shown = try CLIProcess.run(["token", "show", "--provider", "longlived", "--label", "due"], environment: environment)
+            #expect(shown.stdout.contains("sign in again by:"), "\(shown.stdout)")
+            #expect(shown.stderr.contains("warning: the refresh token of longlived (due) expires"), "\(shown.stderr)")
+        }
+    }
+
+    /// The client options `authorize` takes work for the commands that refresh.
+    @Test func tokenHeaderTakesTheClientOptions() async throws {
+        try await withServer { server in
+            _ = RotatingGrant(on: server)
+            let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-flags-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: home) }
+            try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+            try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
+            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let without = try CLIProcess.run(["token", "header", "--provider", "rotating"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(without.status == 64 && without.stderr.contains("Pass --client-id"), "\(without.stderr)")
+            let with = try CLIProcess.run(["token", "header", "--provider", "rotating", "--client-id", "app", "--client-secret", "secret"],
+                                          environment: ["AUTHKIT_HOME": home.path])
+            #expect(with.status == 0 && with.stdout == "Authorization: Bearer at-1\n", "\(with.stderr)")
+        }
+    }
+}

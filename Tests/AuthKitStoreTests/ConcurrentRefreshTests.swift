@@ -1,0 +1,45 @@
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+/// One refresh across processes: eight library processes (`AuthKitStoreStress
+/// current`, a `CredentialSource` on a `FileCredentialStore`) ask for the same
+/// expired credential at once, against a server that revokes the grant when a
+/// refresh token is used twice.
+@Suite struct ConcurrentRefreshTests {
+    @Test func eightLibraryProcessesRefreshOnce() async throws {
+        try await withServer { server in
+            let grant = RotatingGrant(on: server)
+            let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-refresh-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: home) }
+            try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+            try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
+            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
+
+            let outputs = try (0..<8).map { _ -> (Process, Pipe) in
+                let process = Process(), pipe = Pipe()
+                process.executableURL = CrossProcessStoreTests.binary
+                process.arguments = ["current", home.path, "rotating"]
+                var environment = ProcessInfo.processInfo.environment
+                environment["AUTHKIT_ROTATING_CLIENT_ID"] = "app"
+                environment["AUTHKIT_ROTATING_CLIENT_SECRET"] = "secret"
+                process.environment = environment
+                process.standardOutput = pipe
+                try process.run()
+                return (process, pipe)
+            }
+            var tokens = [String]()
+            for (process, pipe) in outputs {
+                let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 0)
+                tokens.append(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            #expect(grant.refreshCount == 1, "the refresh token was sent \(grant.refreshCount) times")
+            #expect(!grant.isRevoked)
+            #expect(Set(tokens) == ["at-1"], "\(tokens)")
+            let stored = try String(contentsOf: home.appendingPathComponent("credentials.json"), encoding: .utf8)
+            #expect(stored.contains("\"rt-1\"") && stored.contains("\"at-1\""))
+        }
+    }
+}
