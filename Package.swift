@@ -147,7 +147,8 @@ let package = Package(
                 "AuthKit", "AuthKitTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["Corpus"] // data the tests read by path, not sources
         ),
         .testTarget(
             name: "AuthKitOAuth1Tests",
@@ -161,7 +162,11 @@ let package = Package(
         // `swift test` build it).
         .testTarget(
             name: "AuthKitCLITests",
-            dependencies: ["authkit", "AuthKit", "AuthKitTestSupport"]
+            dependencies: [
+                "authkit", "AuthKit", "AuthKitTestSupport",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
+            ]
         ),
         // Runs AuthKitStoreStress as subprocesses (the dependency makes
         // `swift test` build it).

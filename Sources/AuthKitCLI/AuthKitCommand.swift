@@ -19,7 +19,13 @@ struct AuthKitCommand: AsyncParsableCommand {
         AUTHKIT_<ID>_CLIENT_ID / AUTHKIT_<ID>_CLIENT_SECRET, or from
         $AUTHKIT_HOME/config.json ($AUTHKIT_HOME defaults to ~/.config/authkit).
         """,
+        version: AuthKitVersion.current,
         subcommands: [Authorize.self, TokenCommand.self, Request.self, Sign.self, ProvidersCommand.self])
+}
+
+/// `authkit --version`.
+enum AuthKitVersion {
+    static let current = "0.3.0"
 }
 
 /// Runs the command and turns every error into one line on standard error and
@@ -27,6 +33,9 @@ struct AuthKitCommand: AsyncParsableCommand {
 @main
 enum AuthKitMain {
     static func main() async {
+        if let suggestion = suggestion(for: Array(CommandLine.arguments.dropFirst())) {
+            fail(suggestion, status: .usage)
+        }
         do {
             var command = try AuthKitCommand.parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -44,6 +53,29 @@ enum AuthKitMain {
             // Help, version, usage errors and ExitCode: argument-parser's own handling.
             AuthKitCommand.exit(withError: error)
         }
+    }
+
+    /// "unknown command 'tokn'; did you mean 'token'?" for a word where a
+    /// subcommand belongs that names none (argument-parser only says
+    /// "Unexpected argument").
+    static func suggestion(for arguments: [String]) -> String? {
+        var command: ParsableCommand.Type = AuthKitCommand.self
+        var path = ["authkit"]
+        for word in arguments {
+            let subcommands = command.configuration.subcommands
+            guard !subcommands.isEmpty, !word.hasPrefix("-") else { return nil }
+            let names = subcommands.map { $0._commandName }
+            if let next = subcommands.first(where: { $0._commandName == word }) {
+                command = next
+                path.append(word)
+                continue
+            }
+            if word == "help" { return nil }
+            let near = names.map { ($0, ProviderCatalog.editDistance(word.lowercased(), $0)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+            let hint = near.map { " Did you mean '\(path.joined(separator: " ")) \($0)'?" } ?? ""
+            return "unknown command '\(DisplayText.sanitized(word, limit: 40))'.\(hint) '\(path.joined(separator: " ")) --help' lists the commands: \(names.joined(separator: ", "))."
+        }
+        return nil
     }
 
     static func fail(_ message: String, status: ExitStatus) -> Never {

@@ -11,7 +11,13 @@ public enum LoopbackEvent: Sendable, Hashable {
     /// user can open it by hand; the listener keeps waiting.
     case browserFailed(authorizationURL: URL, reason: String)
     /// A request reached the listener but is not this attempt's answer (a
-    /// favicon, a stale tab, a forged `state`); it got an error page and the
-    /// listener keeps waiting. `reason` never contains the request's query.
+    /// favicon, another path); it got an error page and the listener keeps
+    /// waiting. `reason` never contains the request's query.
     case ignoredRequest(reason: String)
+    /// A request came to the redirect path but failed the `state` or issuer
+    /// check (OAuth 1.0a: the request token): a stale tab, another attempt's
+    /// answer, or a forged request. It was refused and the listener keeps
+    /// waiting for the genuine answer; a caller should say so, since the user
+    /// may otherwise wait for an answer that already came and was refused.
+    case rejectedAnswer(reason: String)
 }

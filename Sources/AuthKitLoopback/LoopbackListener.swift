@@ -20,7 +20,7 @@ final class LoopbackListener: @unchecked Sendable {
     let providerName: String
     /// The session's check, given the redirect as text exactly as it arrived.
     private let validate: @Sendable (String) throws -> Void
-    private let onIgnored: @Sendable (String) -> Void
+    private let onIgnored: @Sendable (Error) -> Void
     let connectionTimeout: TimeAmount
     let maxRequestBytes: Int
 
@@ -37,7 +37,7 @@ final class LoopbackListener: @unchecked Sendable {
     private var connections: [ObjectIdentifier: Channel] = [:]
 
     init(redirect: LoopbackRedirect, providerName: String, validate: @escaping @Sendable (String) throws -> Void,
-         connectionTimeout: TimeAmount, maxRequestBytes: Int, onIgnored: @escaping @Sendable (String) -> Void) {
+         connectionTimeout: TimeAmount, maxRequestBytes: Int, onIgnored: @escaping @Sendable (Error) -> Void) {
         self.redirect = redirect
         self.providerName = providerName
         self.validate = validate
@@ -203,7 +203,7 @@ final class LoopbackListener: @unchecked Sendable {
             try validate(redirect)
             return nil
         } catch {
-            onIgnored("\(error)")
+            onIgnored(error)
             return error
         }
     }

@@ -63,7 +63,16 @@ public struct LoopbackUserAgent: UserAgent {
         let listener = LoopbackListener(
             redirect: redirect, providerName: session.providerName, validate: { (text: String) in try session.validateRedirect(text) },
             connectionTimeout: .init(connectionTimeout), maxRequestBytes: maxRequestBytes,
-            onIgnored: { onEvent?(.ignoredRequest(reason: $0)) })
+            onIgnored: { error in
+                switch error {
+                case AuthKitError.redirect(.stateMismatch), AuthKitError.redirect(.missingState),
+                     AuthKitError.redirect(.issuerMismatch), AuthKitError.redirect(.missingIssuer),
+                     AuthKitError.redirect(.requestTokenMismatch), AuthKitError.redirect(.missingRequestToken):
+                    onEvent?(.rejectedAnswer(reason: "\(error)"))
+                default:
+                    onEvent?(.ignoredRequest(reason: "\(error)"))
+                }
+            })
         let redirectURI = try await listener.start()
         // Not awaited on the way out: a launcher that never returns must not keep the answer from the caller.
         var launch: Task<Void, Never>?

@@ -36,7 +36,7 @@ public struct SystemBrowser: Sendable {
             self.reason = reason
         }
 
-        public var description: String { "Could not open a browser with '\(command)': \(reason). Open the URL by hand." }
+        public var description: String { "Could not open a browser with '\(command)' (\(reason))." }
     }
 
     /// The environment `$BROWSER` is read from.

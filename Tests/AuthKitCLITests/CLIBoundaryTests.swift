@@ -12,7 +12,7 @@ import Glibc
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
 
     func home() throws -> URL {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-boundary-\(UUID().uuidString)")
+        let home = TemporaryDirectory.url("authkit-cli-boundary")
         try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
         return home
     }
@@ -156,5 +156,21 @@ import Glibc
             #expect(!result.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(arguments) printed a control character")
             #expect(result.stdout.contains("\\u{1B}"), "\(arguments): \(result.stdout)")
         }
+    }
+
+    /// The browser `authkit authorize` starts has no blocked signals and none
+    /// of the caller's AUTHKIT_ variables (swift-subprocess; a Foundation
+    /// `Process` child inherits a blocked mask on Linux).
+    @Test func theBrowserAuthorizeStartsHasDefaultSignals() throws {
+        let home = try home()
+        let script = home.appendingPathComponent("browser.sh"), out = home.appendingPathComponent("browser-status")
+        try Data("#!/bin/sh\n{ grep -E '^(SigBlk|SigIgn):' /proc/$$/status; env; } > '\(out.path)'\n".utf8).write(to: script)
+        let result = try CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--timeout", "3"],
+                                        environment: ["AUTHKIT_HOME": home.path, "BROWSER": "/bin/sh \(script.path)",
+                                                      "AUTHKIT_GITHUB_CLIENT_SECRET": "browser-must-not-see-this"])
+        #expect(result.status == 5, "\(result.stderr)") // no one approves: the timeout ends it
+        let status = try String(contentsOf: out, encoding: .utf8)
+        #expect(status.contains("SigBlk:\t0000000000000000"), "\(status)")
+        #expect(!status.contains("browser-must-not-see-this") && !status.contains("AUTHKIT_"))
     }
 }

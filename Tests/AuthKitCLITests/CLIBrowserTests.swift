@@ -8,7 +8,7 @@ import AuthKit
 /// the provider's redirects (curl -L) to the listener, as a browser would.
 @Suite(.serialized) struct CLIBrowserTests {
     func home(descriptor: String) throws -> URL {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-browser-\(UUID().uuidString)")
+        let home = TemporaryDirectory.url("authkit-cli-browser")
         try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
         try descriptor.write(to: home.appendingPathComponent("providers/local.json"), atomically: true, encoding: .utf8)
         let script = home.appendingPathComponent("browser.sh")

@@ -16,7 +16,7 @@ struct CLIOAuth1Tests {
 
     /// A user override of twitter.json whose endpoints are the oauthlib server's.
     func home(for server: OAuthlibServer) throws -> URL {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli1-\(UUID().uuidString)")
+        let home = TemporaryDirectory.url("authkit-cli1")
         try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
         let descriptor = """
         {"id": "twitter", "name": "X (local oauthlib)", "protocol": "oauth1",

@@ -18,13 +18,14 @@ enum CLIProcess {
     /// grows; whatever it returns (once) is written to standard input, which is
     /// then closed — this plays a person pasting a URL at a prompt.
     static func run(
-        _ arguments: [String], environment: [String: String], timeout: TimeInterval = 60,
+        _ arguments: [String], environment: [String: String], timeout: TimeInterval = 60, workingDirectory: URL? = nil,
         respond: (@Sendable (String) -> String?)? = nil,
         interruptWhen: (@Sendable (String) -> Bool)? = nil
     ) throws -> CLIResult {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": environment["AUTHKIT_HOME"] ?? "/nonexistent"]
         env.merge(environment) { _, new in new }
         process.environment = env

@@ -9,7 +9,7 @@ import Testing
     @Test func eightRequestsAtOnceRefreshOnce() async throws {
         try await withServer { server in
             let grant = RotatingGrant(on: server)
-            let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-refresh-\(UUID().uuidString)")
+            let home = TemporaryDirectory.url("authkit-cli-refresh")
             defer { try? FileManager.default.removeItem(at: home) }
             try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
             try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
@@ -40,7 +40,7 @@ import Testing
     @Test func refreshDueGoesThroughEveryCredential() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed","token_type":"Bearer","expires_in":5184000,"refresh_token_expires_in":600}"#) }
-            let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-due-\(UUID().uuidString)")
+            let home = TemporaryDirectory.url("authkit-cli-due")
             defer { try? FileManager.default.removeItem(at: home) }
             try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
             // Refreshed in the last 14 days of a token's life, once a day old (Instagram's rules).
@@ -77,7 +77,7 @@ import Testing
     @Test func tokenHeaderTakesTheClientOptions() async throws {
         try await withServer { server in
             _ = RotatingGrant(on: server)
-            let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-flags-\(UUID().uuidString)")
+            let home = TemporaryDirectory.url("authkit-cli-flags")
             defer { try? FileManager.default.removeItem(at: home) }
             try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
             try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))

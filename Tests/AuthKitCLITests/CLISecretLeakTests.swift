@@ -36,7 +36,7 @@ import AuthKit
     }
 
     func home(_ server: TestHTTPServer) throws -> URL {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-leak-\(UUID().uuidString)")
+        let home = TemporaryDirectory.url("authkit-leak")
         try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
         try """
         {"id": "local", "protocol": "oauth2", "pkce": "S256",

@@ -7,7 +7,7 @@ import AuthKit
 /// through the built binary.
 @Suite(.serialized) struct CLITokenLifecycleTests {
     func home(_ server: TestHTTPServer) throws -> URL {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-life-\(UUID().uuidString)")
+        let home = TemporaryDirectory.url("authkit-cli-life")
         try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
         try """
         {"id": "local", "name": "Local AS", "protocol": "oauth2", "pkce": "S256",
@@ -121,7 +121,7 @@ import AuthKit
     }
 
     @Test func redirectSchemeTheProviderRefusesIsAUsageError() throws {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-cli-ig-\(UUID().uuidString)")
+        let home = TemporaryDirectory.url("authkit-cli-ig")
         let result = try CLIProcess.run(["authorize", "--provider", "instagram", "--manual", "--redirect-uri", "http://127.0.0.1:9000/cb"],
                                         environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_INSTAGRAM_CLIENT_ID": "x"])
         #expect(result.status == 64)

@@ -101,6 +101,7 @@ import Testing
             case .listening: print("Waiting for you to approve in the browser…")
             case .browserFailed(let url, _): print("Open this URL to sign in:\n\(url)")
             case .ignoredRequest: break
+            case .rejectedAnswer: print("A request failed the state check; still waiting…")
             }
             printed.append(event)
         }

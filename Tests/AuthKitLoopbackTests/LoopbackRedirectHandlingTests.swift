@@ -101,6 +101,7 @@ import Testing
         #expect(Int(head.header("Content-Length") ?? "") ?? 0 > 0)
 
         #expect(events.ignoredCount == 6) // the last four never reach validateRedirect
+        #expect(events.rejectedCount == 3) // wrong, missing and forged-error state: reported as refused answers
         // None of these ended the attempt: the genuine answer still does.
         let genuine = try await RawHTTP.request(attempt.target("code=abc"), port: port)
         #expect(genuine.status == 200)

@@ -1,3 +1,4 @@
+import AuthKitTestSupport
 import Foundation
 import Testing
 @testable import AuthKitLoopback
@@ -11,7 +12,7 @@ import Testing
     /// path itself: executing a file just written can fail with ETXTBSY while a
     /// parallel test forks (the child briefly holds the write descriptor).
     func makeScript(_ name: String, _ script: String) throws -> (directory: URL, command: String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-browser-\(UUID().uuidString)")
+        let directory = TemporaryDirectory.url("authkit-browser")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent(name).path
         try Data("#!/bin/sh\n\(script)\n".utf8).write(to: URL(fileURLWithPath: path))
@@ -87,11 +88,17 @@ import Testing
         // The "browser" runs for a minute; `open` must return long before it
         // exits. The bound is loose on purpose: this checks that launching does
         // not wait for the browser, not how fast it is (a loaded CI machine is slow).
-        let (directory, script) = try makeScript("slow-browser", "sleep 60")
+        // It closes its output and records its pid, so the test can end it:
+        // a child holding `swift test`'s pipe open keeps the run waiting for it.
+        let (directory, script) = try makeScript("slow-browser", #"echo $$ > "$(dirname "$0")/pid"; exec sleep 60 >/dev/null 2>&1"#)
         defer { try? FileManager.default.removeItem(at: directory) }
         let started = ContinuousClock.now
         try await SystemBrowser(environment: ["BROWSER": script], failureWindow: .milliseconds(300)).open(url)
         #expect(ContinuousClock.now - started < .seconds(30))
+        if let pid = Int32((try? String(contentsOfFile: directory.appendingPathComponent("pid").path, encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
+            kill(pid, SIGTERM)
+        }
     }
 
     @Test func theLoopbackAgentUsesBrowserFromTheEnvironment() async throws {

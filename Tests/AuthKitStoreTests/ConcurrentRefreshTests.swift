@@ -10,7 +10,7 @@ import Testing
     @Test func eightLibraryProcessesRefreshOnce() async throws {
         try await withServer { server in
             let grant = RotatingGrant(on: server)
-            let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-refresh-\(UUID().uuidString)")
+            let home = TemporaryDirectory.url("authkit-refresh")
             defer { try? FileManager.default.removeItem(at: home) }
             try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
             try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))

@@ -1,3 +1,4 @@
+import AuthKitTestSupport
 import Foundation
 import Testing
 import AuthKit
@@ -11,7 +12,7 @@ import AuthKit
     }
 
     func temporaryDirectory() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("authkit-xproc-\(UUID().uuidString)/home")
+        TemporaryDirectory.url("authkit-xproc").appendingPathComponent("home")
     }
 
     func mode(_ path: String) throws -> Int {

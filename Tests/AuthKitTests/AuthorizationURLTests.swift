@@ -1,3 +1,4 @@
+import AuthKitTestSupport
 import Foundation
 import Testing
 @testable import AuthKit
@@ -170,7 +171,7 @@ import Testing
     }
 
     @Test func configurationFileErrorsNameTheFile() throws {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-config-\(UUID().uuidString)")
+        let home = TemporaryDirectory.url("authkit-config")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
         #expect(try UserConfiguration.load(home: home) == UserConfiguration())

@@ -1,10 +1,11 @@
+import AuthKitTestSupport
 import Foundation
 import Testing
 @testable import AuthKit
 
 @Suite struct CredentialStoreTests {
     func temporaryHome() throws -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("authkit-store-\(UUID().uuidString)/home")
+        TemporaryDirectory.url("authkit-store").appendingPathComponent("home")
     }
 
     func mode(_ path: String) throws -> Int {
@@ -106,9 +107,9 @@ import Testing
 
     @Test func inMemoryStoreKeepsAndRemoves() async throws {
         let memory = InMemoryCredentialStore([credential("a")])
-        try await memory.save(credential("b", "x"))
-        #expect(try await memory.allCredentials().map(\.providerID) == ["a", "b"])
-        #expect(try await memory.remove(CredentialKey(providerID: "a")) != nil)
-        #expect(try await memory.credential(for: CredentialKey(providerID: "b", label: "x")) != nil)
+        await memory.save(credential("b", "x"))
+        #expect(await memory.allCredentials().map(\.providerID) == ["a", "b"])
+        #expect(await memory.remove(CredentialKey(providerID: "a")) != nil)
+        #expect(await memory.credential(for: CredentialKey(providerID: "b", label: "x")) != nil)
     }
 }

@@ -143,3 +143,31 @@ import Testing
         }
     }
 }
+
+/// Validation lists every problem of a file, each with its field and what to
+/// write, instead of stopping at the first or quoting the decoder.
+@Suite struct DescriptorProblemListTests {
+    @Test func everyProblemIsListedInWords() throws {
+        let json = #"""
+        {"id": "acme", "protocol": "oauth2", "pkce": "plain", "tokenn": {},
+         "authorization": {"url": "https://{tenant}.acme.example/authorize"},
+         "token": {"url": "http://acme.example/token"}, "scopes": {"separator": ""}}
+        """#
+        let error = try #require(throws: AuthKitError.self) { _ = try ProviderDescriptor(json: Data(json.utf8), source: "acme.json") }
+        guard case .invalidFile(let issues) = error else { Issue.record("\(error)"); return }
+        let byField = Dictionary(grouping: issues, by: \.field).mapValues { $0.map(\.problem).joined(separator: " | ") }
+        #expect(byField["pkce"]?.contains("'plain' is not allowed; use one of: none, S256, required.") == true, "\(byField)")
+        #expect(byField["tokenn"]?.contains("unknown field. Did you mean 'token'?") == true, "\(byField)")
+        #expect(byField["authorization.url"]?.contains("'{tenant}' is an unresolved placeholder") == true, "\(byField)")
+        #expect(byField["token.url"]?.contains("must use https") == true, "\(byField)")
+        #expect(byField["scopes.separator"]?.contains("must not be empty") == true, "\(byField)")
+        #expect(!"\(error)".contains("Cannot initialize"), "the decoder's own words: \(error)")
+    }
+
+    @Test func aMissingRequiredFieldHidesNothingElse() throws {
+        let json = #"{"protocol": "oauth2", "pkce": "plain", "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t"}}"#
+        let error = try #require(throws: AuthKitError.self) { _ = try ProviderDescriptor(json: Data(json.utf8), source: "x.json") }
+        guard case .invalidFile(let issues) = error else { return }
+        #expect(Set(issues.map(\.field)) == ["id", "pkce"], "\(issues)")
+    }
+}

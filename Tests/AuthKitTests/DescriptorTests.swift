@@ -1,3 +1,4 @@
+import AuthKitTestSupport
 import Foundation
 import Testing
 @testable import AuthKit
@@ -171,7 +172,7 @@ import Testing
 
 @Suite struct ProviderCatalogTests {
     func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-tests-\(UUID().uuidString)")
+        let url = TemporaryDirectory.url("authkit-tests")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

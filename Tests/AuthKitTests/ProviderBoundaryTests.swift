@@ -8,7 +8,7 @@ import Testing
 /// by receiving a credential another endpoint issued.
 @Suite struct ProviderBoundaryTests {
     func directory(_ files: [String: String]) throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-boundary-\(UUID().uuidString)")
+        let dir = TemporaryDirectory.url("authkit-boundary")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         for (name, json) in files { try Data(json.utf8).write(to: dir.appendingPathComponent(name)) }
         return dir

@@ -24,11 +24,16 @@ public struct ManualUserAgent: UserAgent {
         let url = try await session.makeAuthorizationURL(session.redirectURI)
         write("Open this URL in a browser and approve access to \(session.providerName):\n\n  \(url.absoluteString)\n\n")
         guard let redirectURI = session.redirectURI else {
-            write("Then type the code \(session.providerName) shows: ")
+            write("Then type the code \(session.providerName) shows:\n")
             guard let code = readLine()?.trimmingCharacters(in: .whitespaces), !code.isEmpty else { throw AuthKitError.cancelled }
             return .verificationCode(code)
         }
-        write("Then paste the full URL the browser was sent to (it starts with \(redirectURI.absoluteString)): ")
+        var prompt = "Then paste the full URL the browser was sent to (it starts with \(redirectURI.absoluteString))"
+        if redirectURI.scheme?.lowercased() == "http", redirectURI.isLoopback {
+            // Nothing listens there in this mode: the browser's error page is expected.
+            prompt += ". Nothing is listening at that address, so the browser will show a connection error; the URL in its address bar is what to paste"
+        }
+        write(prompt + ":\n")
         guard let line = readLine()?.trimmingCharacters(in: .whitespaces), !line.isEmpty else { throw AuthKitError.cancelled }
         // The text as pasted goes to the parser (a URL made from it first would
         // re-encode what the parser must refuse). A wrong paste is an error

@@ -18,12 +18,33 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
     package static func load(home: URL) throws -> UserConfiguration {
         let url = home.appendingPathComponent("config.json")
         guard FileManager.default.fileExists(atPath: url.path) else { return UserConfiguration() }
+        let data: Data
         do {
-            return try JSONDecoder().decode(UserConfiguration.self, from: Data(contentsOf: url))
+            data = try Data(contentsOf: url)
+        } catch {
+            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: "cannot be read (\(DescriptorLoader.reason(error))).")])
+        }
+        // As strict as a descriptor: a misspelt key (clientId) would otherwise be
+        // ignored and the setting silently missing.
+        guard let raw = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: "is not valid JSON: \(DescriptorLoader.syntaxError(in: data))")])
+        }
+        let issues = SchemaCheck(json: schema).problems(in: raw, file: url.path)
+        guard issues.isEmpty else { throw AuthKitError.invalidFile(issues) }
+        do {
+            return try JSONDecoder().decode(UserConfiguration.self, from: data)
         } catch let error as DecodingError {
             throw AuthKitError.invalidFile([DescriptorLoader.issue(for: error, file: url.path)])
-        } catch {
-            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: DescriptorLoader.reason(error))])
         }
     }
+
+    /// The shape of `config.json`, checked like a descriptor's.
+    static let schema = #"""
+    {"type": "object", "additionalProperties": false, "properties": {
+      "providers": {"type": "object", "additionalProperties": {
+        "type": "object", "additionalProperties": false, "properties": {
+          "clientID": {"type": "string"}, "clientSecret": {"type": "string"}, "redirectURI": {"type": "string"},
+          "placeholders": {"type": "object", "additionalProperties": {"type": "string"}},
+          "scopes": {"type": "array", "items": {"type": "string"}}}}}}}
+    """#
 }

@@ -224,4 +224,181 @@ enum BundledDescriptors {
 }
 """#),
     ]
+
+    /// providers/schema.json: the shape every descriptor file is checked against.
+    static let schema = #"""
+{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$id": "https://authkit.invalid/providers/schema.json",
+  "title": "AuthKit provider descriptor",
+  "description": "One provider's OAuth endpoints and quirks. Client ids and secrets never go here: see README.md, 'Client id and secret'. Members starting with '$' or '_' at the top level are ignored (use _comment for notes).",
+  "type": "object",
+  "required": ["id", "protocol"],
+  "additionalProperties": false,
+  "patternProperties": { "^[$_]": {} },
+  "properties": {
+    "id": { "type": "string", "pattern": "^[a-z0-9_-]+$", "description": "Lowercase identifier; by convention the file's base name. A user file with the same id replaces the bundled one." },
+    "name": { "type": "string", "description": "Display name. Default: the id." },
+    "protocol": { "enum": ["oauth2", "oauth1"] },
+    "documentation": { "type": "string", "description": "Where the provider documents its OAuth API." },
+    "placeholders": {
+      "type": "object",
+      "description": "Values written as {name} in endpoint URLs (a team, tenant or self-hosted base).",
+      "additionalProperties": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "description": { "type": "string" },
+          "default": { "type": ["string", "null"] }
+        }
+      }
+    },
+    "redirect": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "The default redirect URI and its quirks. Default http://127.0.0.1:{any port}/callback (RFC 8252 §7.3).",
+      "properties": {
+        "scheme": { "default": "http", "type": "string", "description": "Default http. When set, the only scheme the provider accepts." },
+        "host": { "default": "127.0.0.1", "type": "string", "description": "Default 127.0.0.1. An http redirect must be loopback." },
+        "port": { "default": null, "type": ["integer", "null"], "minimum": 1, "maximum": 65535, "description": "A fixed, registered port; absent or null means any free port." },
+        "path": { "default": "/callback", "type": "string", "pattern": "^/", "description": "Default /callback." },
+        "appendedFragment": { "type": "string", "description": "A fragment the provider appends to the redirect (Instagram: \"_\"), stripped before parsing." }
+      }
+    },
+    "scopes": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "separator": { "default": " ", "type": "string", "minLength": 1, "description": "Default \" \" (RFC 6749 §3.3)." },
+        "default": { "default": [], "type": "array", "items": { "type": "string" } },
+        "known": { "default": [], "type": "array", "items": { "type": "string" } }
+      }
+    },
+    "authorization": {
+      "type": "object",
+      "required": ["url"],
+      "additionalProperties": false,
+      "properties": {
+        "url": { "$ref": "#/$defs/endpoint" },
+        "sendRedirectURI": { "default": true, "type": "boolean", "description": "Default true." },
+        "sendResponseType": { "default": true, "type": "boolean", "description": "Default true." },
+        "parameters": { "default": {}, "$ref": "#/$defs/stringMap", "description": "Extra fixed authorize-URL parameters." }
+      }
+    },
+    "token": {
+      "type": "object",
+      "required": ["url"],
+      "additionalProperties": false,
+      "properties": {
+        "url": { "$ref": "#/$defs/endpoint" },
+        "encoding": { "default": "form", "enum": ["form", "json"], "description": "Default form." },
+        "clientAuthentication": { "default": "basic", "$ref": "#/$defs/clientAuthentication", "description": "Default basic when a secret is configured, else none." },
+        "sendGrantType": { "default": true, "type": "boolean", "description": "Default true." },
+        "sendRedirectURI": { "default": true, "type": "boolean", "description": "Default: authorization.sendRedirectURI." },
+        "headers": { "default": {}, "$ref": "#/$defs/stringMap" },
+        "successStatus": { "default": [200], "$ref": "#/$defs/statuses" },
+        "response": { "$ref": "#/$defs/responseMapping" }
+      }
+    },
+    "pkce": { "default": "S256", "enum": ["none", "S256", "required"], "description": "Default S256 (RFC 9700 §2.1.1); 'none' only for a server that does not support PKCE. A client without a secret always uses it. AuthKit only sends S256." },
+    "issuer": {
+      "type": "object",
+      "required": ["identifier"],
+      "additionalProperties": false,
+      "description": "RFC 9207 mix-up protection.",
+      "properties": {
+        "identifier": { "type": "string", "minLength": 1 },
+        "includedInResponse": { "default": false, "type": "boolean", "description": "The server always sends iss; a response without it is rejected. Default false." }
+      }
+    },
+    "followUp": { "$ref": "#/$defs/requestTemplate", "description": "A second call after the token exchange (Instagram's long-lived token)." },
+    "refresh": { "$ref": "#/$defs/requestTemplate", "description": "A provider's own refresh call. Absent: RFC 6749 §6 at the token endpoint." },
+    "revocation": { "$ref": "#/$defs/requestTemplate", "description": "How to revoke. With only url: RFC 7009." },
+    "refreshPolicy": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "When a credential is refreshed: the margin before expiry, a refresh-ahead window for long-lived tokens, and the minimum age before refreshing ahead.",
+      "properties": {
+        "marginSeconds": { "default": 60, "type": "number", "minimum": 0, "description": "Refresh when the access token expires within this many seconds." },
+        "aheadSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "Refresh when less than this much of the token's life remains (0: only at the margin)." },
+        "minimumAgeSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "Do not refresh ahead a token younger than this (a token about to expire is always refreshed)." }
+      }
+    },
+    "oauth1": {
+      "type": "object",
+      "required": ["requestTokenURL", "authorizeURL", "accessTokenURL"],
+      "additionalProperties": false,
+      "properties": {
+        "requestTokenURL": { "$ref": "#/$defs/endpoint" },
+        "authorizeURL": { "$ref": "#/$defs/endpoint" },
+        "authenticateURL": { "$ref": "#/$defs/endpoint" },
+        "accessTokenURL": { "$ref": "#/$defs/endpoint" },
+        "signatureMethod": { "default": "HMAC-SHA1", "enum": ["HMAC-SHA1", "HMAC-SHA256", "PLAINTEXT"], "description": "Default HMAC-SHA1." },
+        "requestTokenParameters": { "default": {}, "$ref": "#/$defs/stringMap" },
+        "requireCallbackConfirmed": { "default": true, "type": "boolean", "description": "Default true." },
+        "invalidateTokenURL": { "$ref": "#/$defs/endpoint", "description": "Where 'revoke' sends a POST signed with the access token (Twitter's /1.1/oauth/invalidate_token). Absent: revoke is unsupported." }
+      }
+    }
+  },
+  "allOf": [
+    {
+      "if": { "properties": { "protocol": { "const": "oauth2" } } },
+      "then": { "required": ["authorization", "token"] }
+    },
+    {
+      "if": { "properties": { "protocol": { "const": "oauth1" } } },
+      "then": { "required": ["oauth1"] }
+    }
+  ],
+  "$defs": {
+    "endpoint": {
+      "type": "string",
+      "pattern": "^(https://|http://(127\\.[0-9]+\\.[0-9]+\\.[0-9]+|\\[::1\\]|localhost)(:[0-9]+)?/)",
+      "description": "An https URL (or http on loopback, for test servers). May contain {placeholders}."
+    },
+    "stringMap": { "type": "object", "additionalProperties": { "type": "string" } },
+    "statuses": { "type": "array", "minItems": 1, "items": { "type": "integer", "minimum": 200, "maximum": 299 } },
+    "clientAuthentication": { "enum": ["basic", "post", "none"] },
+    "fieldPaths": {
+      "description": "A path such as token or data[0].access_token, or a list tried in order.",
+      "oneOf": [
+        { "type": "string", "minLength": 1 },
+        { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 } }
+      ]
+    },
+    "responseMapping": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "accessToken": { "default": "access_token", "$ref": "#/$defs/fieldPaths", "description": "Default access_token." },
+        "tokenType": { "default": "token_type", "$ref": "#/$defs/fieldPaths", "description": "Default token_type." },
+        "expiresIn": { "default": "expires_in", "$ref": "#/$defs/fieldPaths", "description": "Default expires_in." },
+        "refreshToken": { "default": "refresh_token", "$ref": "#/$defs/fieldPaths", "description": "Default refresh_token." },
+        "refreshTokenExpiresIn": { "default": "refresh_token_expires_in", "$ref": "#/$defs/fieldPaths", "description": "Seconds the refresh token lives (GitHub: six months): when the user must sign in again." },
+        "scope": { "default": "scope", "$ref": "#/$defs/fieldPaths", "description": "Default scope." },
+        "requireTokenType": { "default": true, "type": "boolean", "description": "Default true (RFC 6749 §5.1)." },
+        "errorCode": { "default": "error", "$ref": "#/$defs/fieldPaths", "description": "Default error. Present means error, whatever the HTTP status." },
+        "errorDescription": { "default": "error_description", "$ref": "#/$defs/fieldPaths", "description": "Default error_description." },
+        "errorURI": { "default": "error_uri", "$ref": "#/$defs/fieldPaths", "description": "Default error_uri." }
+      }
+    },
+    "requestTemplate": {
+      "type": "object",
+      "required": ["url"],
+      "additionalProperties": false,
+      "description": "A provider-specific call. {access_token}, {refresh_token}, {client_id}, {client_secret}, {redirect_uri} and placeholders are filled in.",
+      "properties": {
+        "url": { "type": "string" },
+        "method": { "default": "POST", "enum": ["GET", "POST", "PUT", "PATCH", "DELETE"], "description": "Default POST, or GET with encoding query." },
+        "encoding": { "default": "form", "enum": ["form", "json", "query"], "description": "Default form." },
+        "parameters": { "default": {}, "$ref": "#/$defs/stringMap" },
+        "headers": { "default": {}, "$ref": "#/$defs/stringMap" },
+        "clientAuthentication": { "$ref": "#/$defs/clientAuthentication", "description": "Default: none added (revocation with neither parameters nor clientAuthentication uses the token endpoint's, per RFC 7009)." },
+        "successStatus": { "default": [200], "$ref": "#/$defs/statuses" },
+        "response": { "$ref": "#/$defs/responseMapping" }
+      }
+    }
+  }
+}
+"""#
 }

@@ -7,71 +7,66 @@ package struct DescriptorLoader: Sendable {
 
     /// Loads, decodes and validates one file.
     /// - Throws: ``AuthKitError/invalidFile(_:)`` listing every problem found.
-    package func load(contentsOf url: URL) throws -> ProviderDescriptor {
+    /// `displayPath` names the file in messages (the path as the user typed it); default the full path.
+    package func load(contentsOf url: URL, displayPath: String? = nil) throws -> ProviderDescriptor {
+        let path = displayPath ?? url.path
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw AuthKitError.invalidFile([FileIssue(file: path, field: "", problem: "is a directory; name the descriptor files in it (for example \(path)/*.json).")])
+        }
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw AuthKitError.invalidFile([
-                FileIssue(file: url.path, field: "", problem: "cannot be read (\(Self.reason(error))).")
-            ])
+            let reason = FileManager.default.fileExists(atPath: url.path) ? Self.reason(error) : "no such file"
+            throw AuthKitError.invalidFile([FileIssue(file: path, field: "", problem: "cannot be read (\(reason)).")])
         }
-        let descriptor = try decode(data, file: url.path)
+        let descriptor = try decode(data, file: path)
         let stem = url.deletingPathExtension().lastPathComponent
-        guard descriptor.id == stem else { throw AuthKitError.invalidFile([ProviderCatalog.nameMismatch(file: url.path, id: descriptor.id)]) }
+        guard descriptor.id == stem else { throw AuthKitError.invalidFile([ProviderCatalog.nameMismatch(file: path, id: descriptor.id)]) }
         return descriptor
     }
 
     /// Decodes and validates descriptor JSON; `file` names it in errors.
+    ///
+    /// Every problem is listed, not the first: the JSON's shape is checked
+    /// against `providers/schema.json` (``SchemaCheck``: types, allowed
+    /// values, required and unknown fields), and whatever can be decoded is
+    /// then checked for meaning (`DescriptorValidator`: URLs, placeholders,
+    /// template variables). Where both find a problem in one field, the more
+    /// specific message stays.
     package func decode(_ data: Data, file: String) throws -> ProviderDescriptor {
-        let descriptor: DescriptorFile
+        let raw: JSONValue
         do {
-            descriptor = try JSONDecoder().decode(DescriptorFile.self, from: data)
-        } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "is not valid JSON: \(Self.syntaxError(in: data))")])
-            }
-            throw AuthKitError.invalidFile([Self.issue(for: error, file: file)])
+            raw = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: Self.reason(error))])
+            throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "is not valid JSON: \(Self.syntaxError(in: data))")])
         }
-        var issues = unknownMembers(in: data, descriptor: descriptor, file: file)
-        issues += DescriptorValidator().validate(descriptor, file: file)
-        guard issues.isEmpty else { throw AuthKitError.invalidFile(issues) }
-        return descriptor.resolved(source: file)
-    }
-
-    /// Members the format does not define, found by re-encoding the decoded
-    /// descriptor and comparing: a typo such as `sendRedirectUri` would
-    /// otherwise be ignored silently and the default used.
-    private func unknownMembers(in data: Data, descriptor: DescriptorFile, file: String) -> [FileIssue] {
-        guard let raw = try? JSONDecoder().decode(JSONValue.self, from: data),
-              let reencoded = try? JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(descriptor))
-        else { return [] }
-        var issues = [FileIssue]()
-        func walk(_ raw: JSONValue, _ known: JSONValue?, path: String) {
-            switch (raw, known) {
-            case (.object(let members), .object(let knownMembers)):
-                for (name, value) in members.sorted(by: { $0.key < $1.key }) {
-                    let childPath = path.isEmpty ? name : "\(path).\(name)"
-                    if let knownValue = knownMembers[name] {
-                        walk(value, knownValue, path: childPath)
-                    } else if value != .null, !(path.isEmpty && (name.hasPrefix("$") || name.hasPrefix("_"))) {
-                        issues.append(FileIssue(
-                            file: file, field: childPath,
-                            problem: "unknown field; check its spelling against README.md or providers/schema.json (names are case-sensitive)."))
-                    }
-                }
-            case (.array(let elements), .array(let knownElements)):
-                for (index, element) in elements.enumerated() where index < knownElements.count {
-                    walk(element, knownElements[index], path: "\(path)[\(index)]")
-                }
-            default:
-                break
+        guard case .object = raw else {
+            throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "must be a JSON object, not \(raw.typeName).")])
+        }
+        var issues = SchemaCheck.descriptor.problems(in: raw, file: file)
+        // The meaning checks run on what is left once the fields the schema
+        // refused are taken out, so a bad `pkce` does not hide a bad URL.
+        let pruned = issues.reduce(raw) { $0.removing(path: $1.field) }
+        let descriptor = (try? JSONDecoder().decode(DescriptorFile.self, from: data))
+            ?? (try? JSONEncoder().encode(pruned)).flatMap { try? JSONDecoder().decode(DescriptorFile.self, from: $0) }
+        if let descriptor {
+            let semantic = DescriptorValidator().validate(descriptor, file: file)
+            let fields = semantic.map(\.field)
+            issues = issues.filter { shape in
+                !fields.contains { $0 == shape.field || shape.field.hasPrefix($0 + ".") || shape.field.hasPrefix($0 + "[") }
+            } + semantic
+        } else if issues.isEmpty {
+            // The schema let through what the types refuse: report the decoder's view.
+            do {
+                _ = try JSONDecoder().decode(DescriptorFile.self, from: data)
+            } catch let error as DecodingError {
+                issues.append(Self.issue(for: error, file: file))
             }
         }
-        walk(raw, reencoded, path: "")
-        return issues
+        guard issues.isEmpty, let descriptor else { throw AuthKitError.invalidFile(issues.sorted { $0.field < $1.field }) }
+        return descriptor.resolved(source: file)
     }
 
     static func issue(for error: DecodingError, file: String) -> FileIssue {
@@ -151,5 +146,28 @@ package struct DescriptorLoader: Sendable {
         let nsError = error as NSError
         if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
         return nsError.localizedDescription
+    }
+}
+
+extension JSONValue {
+    /// This value without the member at `path` (`token.url`, `a.b[2]`); a path
+    /// into an array removes the whole array, whose other elements may need it.
+    func removing(path: String) -> JSONValue {
+        guard !path.isEmpty else { return self }
+        let arrayStart = path.firstIndex(of: "[")
+        let objectPath = arrayStart.map { String(path[..<$0]) } ?? path
+        var parts = objectPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !parts.isEmpty else { return self }
+        let last = parts.removeLast()
+        func remove(_ value: JSONValue, _ rest: ArraySlice<String>) -> JSONValue {
+            guard case .object(var members) = value else { return value }
+            if let first = rest.first {
+                if let child = members[first] { members[first] = remove(child, rest.dropFirst()) }
+            } else {
+                members.removeValue(forKey: last)
+            }
+            return .object(members)
+        }
+        return remove(self, parts[...])
     }
 }

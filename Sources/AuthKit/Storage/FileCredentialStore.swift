@@ -38,11 +38,17 @@ public struct FileCredentialStore: CredentialStore {
     private var directory: URL { fileURL.deletingLastPathComponent() }
 
     public func credential(for key: CredentialKey) async throws -> Credential? {
-        try withLock { try read().first { $0.key == key } }
+        try await allCredentials().first { $0.key == key }
     }
 
+    /// Reading creates nothing: with no store yet, there is nothing to lock.
     public func allCredentials() async throws -> [Credential] {
-        try withLock { try read() }
+        guard FileManager.default.fileExists(atPath: path) || isSymbolicLink(path) else { return [] }
+        return try withLock { try read() }
+    }
+
+    private func isSymbolicLink(_ path: String) -> Bool {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
     }
 
     public func save(_ credential: Credential) async throws {

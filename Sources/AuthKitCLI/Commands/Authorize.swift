@@ -75,15 +75,23 @@ struct Authorize: WorkspaceCommand {
         defer { withExtendedLifetime(signIn) {} }
 
         Interrupt.install(message: "Cancelled; nothing was stored.")
-        Watchdog.start(seconds: timeout, message: "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored. Run it again, or raise --timeout.")
         let status = StatusLine()
+        let waiting = WaitState()
+        Watchdog.start(seconds: timeout) {
+            let refused = waiting.refusedCount > 0
+                ? " \(waiting.refusedCount) request(s) to the listener failed the state/issuer check and were refused: an answer from a stale tab or another sign-in, or a forged request."
+                : ""
+            return "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored.\(refused) Run it again, or raise --timeout."
+        }
         let credential: Credential
         if manual {
             credential = try await authenticator.authorize(using: ManualUserAgent(), options: requested)
         } else {
             let agent = LoopbackUserAgent(
-                browser: noBrowser ? .none : .system, timeout: .seconds(timeout),
-                onEvent: { event in Self.report(event, provider: descriptor.name, noBrowser: noBrowser, status: status) })
+                // The watchdog ends the wait at --timeout with the fuller message;
+                // the listener's own deadline is only a backstop.
+                browser: noBrowser ? .none : .system, timeout: .seconds(timeout + 5),
+                onEvent: { event in Self.report(event, provider: descriptor.name, noBrowser: noBrowser, status: status, waiting: waiting) })
             defer { status.stop() }
             credential = try await authenticator.authorize(using: agent, options: requested)
         }
@@ -96,18 +104,46 @@ struct Authorize: WorkspaceCommand {
         }
     }
 
-    /// Tells the user what the listener is doing, on standard error.
-    static func report(_ event: LoopbackEvent, provider: String, noBrowser: Bool, status: StatusLine) {
+    /// Tells the user what the listener is doing, on standard error. The
+    /// URL is printed once; strays only count on the status line, so nothing
+    /// scrolls the URL away; a refused answer is said plainly.
+    static func report(_ event: LoopbackEvent, provider: String, noBrowser: Bool, status: StatusLine, waiting: WaitState) {
         switch event {
-        case .listening(let url, let redirectURI):
+        case .listening(let url, _):
             if noBrowser {
                 status.note("Open this URL in a browser to sign in to \(provider):\n\n  \(url.absoluteString)\n")
             }
-            status.show("Waiting for you to approve in the browser (listening on \(redirectURI.absoluteString))… Ctrl-C to cancel")
+            status.show(waiting.line)
         case .browserFailed(let url, let reason):
-            status.note("Could not open a browser (\(reason)); set $BROWSER to choose one. Open this URL to sign in to \(provider):\n\n  \(url.absoluteString)\n")
-        case .ignoredRequest(let reason):
-            status.note("authkit: ignored a request to the listener: \(reason)")
+            guard !noBrowser else { return } // the URL is already on the screen
+            status.note("\(reason) Open this URL to sign in to \(provider), or set $BROWSER to choose a browser:\n\n  \(url.absoluteString)\n")
+        case .ignoredRequest:
+            waiting.ignored()
+            status.show(waiting.line)
+        case .rejectedAnswer:
+            waiting.rejected()
+            status.show(waiting.line)
+        }
+    }
+
+    /// What the wait has seen, for the status line and the final message.
+    final class WaitState: @unchecked Sendable {
+        private let lock = NSLock()
+        private var strays = 0
+        private var refused = 0
+
+        func ignored() { lock.withLock { strays += 1 } }
+        func rejected() { lock.withLock { refused += 1 } }
+        var refusedCount: Int { lock.withLock { refused } }
+
+        var line: String {
+            lock.withLock {
+                if refused > 0 {
+                    return "\(refused == 1 ? "A request" : "\(refused) requests") failed the state/issuer check (a stale tab or a forged request) and \(refused == 1 ? "was" : "were") refused. Still waiting for your approval… Ctrl-C cancels"
+                }
+                let tail = strays > 0 ? " (\(strays) stray request\(strays == 1 ? "" : "s") ignored)" : ""
+                return "Waiting for you to approve in the browser…\(tail) Ctrl-C cancels"
+            }
         }
     }
 

@@ -27,8 +27,12 @@ struct Request: WorkspaceCommand {
     @OptionGroup var client: ClientOptions
     @Option(name: [.customShort("X"), .long], help: "The request method.") var method = "GET"
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "A request body; sent as application/x-www-form-urlencoded unless a Content-Type header is given.", valueName: "data"))
+        "A request body, already form-encoded (a=1&b=x%20y); sent as application/x-www-form-urlencoded unless a Content-Type header is given.",
+        valueName: "data"))
     var data: String?
+    @Option(name: .customLong("data-urlencode"), help: ArgumentHelp(
+        "A form field whose value AuthKit encodes for you, as curl does: 'status=Hello + world!' (repeatable).", valueName: "name=value"))
+    var dataURLEncode: [String] = []
     @Option(name: [.customShort("H"), .long], help: ArgumentHelp("A request header, 'Name: value' (repeatable).", valueName: "header"))
     var header: [String] = []
     @Flag(name: [.customShort("L"), .long], help: "Follow redirects (at most 10), keeping the credential to the URL's origin.")
@@ -44,6 +48,35 @@ struct Request: WorkspaceCommand {
         if HTTPRequest.Method(method.uppercased()) == nil { throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(method)'.") }
     }
 
+    /// `-d` as given (checked when it is to be sent as a form) and each
+    /// `--data-urlencode` field encoded, joined with `&`.
+    func body() throws -> String? {
+        var parts = [String]()
+        if let data {
+            let isForm = header.first { $0.lowercased().hasPrefix("content-type:") }.map { $0.lowercased().contains("x-www-form-urlencoded") } ?? true
+            if isForm, let problem = Self.formProblem(data) {
+                throw CLIError("-d is sent as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B), or use --data-urlencode 'name=value' and AuthKit encodes it.")
+            }
+            parts.append(data)
+        }
+        for field in dataURLEncode {
+            let pieces = field.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pieces.count == 2, !pieces[0].isEmpty else { throw CLIError("--data-urlencode takes name=value; got '\(field)'.") }
+            parts.append(FormURLEncoding.encode([(pieces[0], pieces[1])]))
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "&")
+    }
+
+    /// Why `text` is not form-encoded as a server will read it, or nil.
+    static func formProblem(_ text: String) -> String? {
+        if let bad = text.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value >= 0x7F }) {
+            return bad == " " ? "it contains a space" : "it contains '\(DisplayText.sanitized(String(bad)))', which must be %-encoded"
+        }
+        if text.contains("+") { return "it contains a raw '+', which a server reads as a space" }
+        if FormURLEncoding.decode(text) == nil { return "it has a '%' that is not followed by two hex digits" }
+        return nil
+    }
+
     func run(in workspace: Workspace) async throws {
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme),
               target.host != nil else {
@@ -55,8 +88,8 @@ struct Request: WorkspaceCommand {
             guard parts.count == 2, HTTPField.Name(parts[0]) != nil else { throw CLIError("-H takes 'Name: value'; got '\(line)'.") }
             request.setHeader(parts[0], parts[1])
         }
-        if let data {
-            request.body = Data(data.utf8)
+        if let body = try body() {
+            request.body = Data(body.utf8)
             if request.header("Content-Type") == nil { request.setHeader("Content-Type", "application/x-www-form-urlencoded") }
         }
         let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,

@@ -7,13 +7,21 @@ struct Sign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the OAuth 1.0a Authorization header for a request (RFC 5849), from keys you give.",
         discussion: """
-        With a fixed --nonce and --timestamp the header is reproducible, e.g.
-        Twitter's documented example:
-          authkit sign -X POST 'https://api.twitter.com/1.1/statuses/update.json?include_entities=true' \\
-            -d 'status=Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21' \\
-            --consumer-key xvz1evFS4wEEPTGEFPHBog --consumer-secret … \\
-            --token 370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb --token-secret … \\
-            --nonce kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg --timestamp 1318622958
+        With a fixed --nonce and --timestamp the header is reproducible. Twitter's
+        documented example, with its published test keys (paste it as it is; it
+        prints oauth_signature="hCtSmYh%2BiHYCEqBWrE7C7hYmtUk%3D"):
+
+          u='https://api.twitter.com/1.1/statuses/update.json'
+          d='status=Hello%20Ladies%20%2B%20Gentlemen%2C%20a'
+          d="$d%20signed%20OAuth%20request%21"
+          authkit sign -X POST "$u?include_entities=true" -d "$d" \\
+            --consumer-key xvz1evFS4wEEPTGEFPHBog \\
+            --consumer-secret kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw \\
+            --token 370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb \\
+            --token-secret LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE \\
+            --nonce kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg \\
+            --timestamp 1318622958
+
         Secrets on a command line are visible to other users; for stored
         credentials use 'authkit token header' instead.
         """)
@@ -28,7 +36,7 @@ struct Sign: AsyncParsableCommand {
     @Option(name: .long, help: "The token (oauth_token), if any.") var token: String?
     @Option(name: .long, help: "The token secret, if any.") var tokenSecret: String?
     @Option(name: .long, help: "The signature method.") var signatureMethod: OAuth1SignatureMethod = .hmacSHA1
-    @Option(name: .long, help: "A fixed nonce (default: 32 random bytes).") var nonce: String?
+    @Option(name: .long, help: "A fixed nonce (default: 16 random bytes as 32 hex digits).") var nonce: String?
     @Option(name: .long, help: "A fixed timestamp in seconds (default: now).") var timestamp: String?
 
     func validate() throws {

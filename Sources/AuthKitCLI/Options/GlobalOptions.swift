@@ -35,6 +35,6 @@ protocol WorkspaceCommand: AsyncParsableCommand {
 extension WorkspaceCommand {
     func run() async throws {
         global.bootstrapLogging()
-        try await run(in: Workspace(global: global))
+        try await run(in: try Workspace(global: global))
     }
 }

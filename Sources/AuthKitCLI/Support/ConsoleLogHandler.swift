@@ -16,9 +16,8 @@ struct ConsoleLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
         let origin = logLevel <= .debug ? " [\(label)]" : ""
-        Console.err("authkit\(origin): \(level): \(message)")
+        Console.err("authkit\(origin): \(event.level): \(event.message)")
     }
 }

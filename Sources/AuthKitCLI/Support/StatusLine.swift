@@ -1,7 +1,15 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A one-line status with a spinner on standard error, drawn only when
-/// standard error is a terminal (in a pipe or a log it prints the message once).
+/// standard error is a terminal (in a pipe or a log it prints each message once).
+///
+/// The line never wraps: it is cut to the terminal's width (read again at
+/// every redraw, so a resize is followed) and redrawn in place with `\r` and
+/// erase-line. A wrapped line would leave a stale copy on the screen at every
+/// redraw and scroll the sign-in URL away.
 final class StatusLine: @unchecked Sendable {
     private let lock = NSLock()
     private var timer: DispatchSourceTimer?
@@ -25,7 +33,7 @@ final class StatusLine: @unchecked Sendable {
         }
     }
 
-    /// Prints `text` on its own line without garbling the spinner.
+    /// Prints `text` on its own lines above the status line.
     func note(_ text: String) {
         lock.withLock {
             if timer != nil { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
@@ -45,7 +53,23 @@ final class StatusLine: @unchecked Sendable {
     private func draw() {
         lock.withLock {
             frame = (frame + 1) % Self.frames.count
-            FileHandle.standardError.write(Data("\r\u{1B}[K\(Self.frames[frame]) \(message)".utf8))
+            let line = Self.fit("\(Self.frames[frame]) \(message)", width: Self.width())
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
         }
+    }
+
+    /// `text` cut to one column less than `width` (a character in the last
+    /// column makes some terminals wrap), with `…` where it was cut.
+    static func fit(_ text: String, width: Int) -> String {
+        let room = max(1, width - 1)
+        guard text.count > room else { return text }
+        return String(text.prefix(room - 1)) + "…"
+    }
+
+    /// Standard error's terminal width, or 80.
+    static func width() -> Int {
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
     }
 }

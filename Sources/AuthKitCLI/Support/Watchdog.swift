@@ -8,9 +8,10 @@ import Foundation
 /// saved by atomic rename only after the sign-in completes, exiting at any
 /// moment leaves the store as it was.
 enum Watchdog {
-    static func start(seconds: Int, message: String) {
+    /// `message` is made when the deadline passes, so it can say what happened meanwhile.
+    static func start(seconds: Int, message: @escaping @Sendable () -> String) {
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
-            Console.err("\nauthkit: error: \(message)")
+            Console.err("\nauthkit: error: \(message())")
             exit(ExitStatus.timedOut.rawValue)
         }
     }

@@ -9,7 +9,17 @@ struct Workspace {
     let store: FileCredentialStore
     let environment: [String: String]
 
-    init(global: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    /// - Throws: when `$AUTHKIT_BUNDLED_PROVIDERS` or a `--providers-dir` names
+    ///   no directory (silently loading nothing would hide every provider).
+    init(global: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        for (name, url) in [("$AUTHKIT_BUNDLED_PROVIDERS", ProviderCatalog.bundledDirectoryOverride(environment: environment))]
+            + global.providerDirectoryURLs.map({ ("--providers-dir", Optional($0)) }) {
+            guard let url else { continue }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CLIError("\(name) names \(url.path), which is not a directory of provider files.", status: .usage)
+            }
+        }
         self.environment = environment
         self.catalog = ProviderCatalog.standard(additional: global.providerDirectoryURLs, environment: environment)
         // The store logs a warning (with the chmod that fixes it) when its

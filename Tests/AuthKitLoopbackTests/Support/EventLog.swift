@@ -7,7 +7,17 @@ final class EventLog: @unchecked Sendable {
     private var items: [LoopbackEvent] = []
     func append(_ event: LoopbackEvent) { lock.withLock { items.append(event) } }
     var all: [LoopbackEvent] { lock.withLock { items } }
+    /// Requests that did not end the wait: strays and refused answers.
     var ignoredCount: Int {
-        all.filter { if case .ignoredRequest = $0 { return true } else { return false } }.count
+        all.filter {
+            switch $0 {
+            case .ignoredRequest, .rejectedAnswer: return true
+            default: return false
+            }
+        }.count
+    }
+    /// Requests refused by the state or issuer check.
+    var rejectedCount: Int {
+        all.filter { if case .rejectedAnswer = $0 { return true } else { return false } }.count
     }
 }

@@ -3,6 +3,13 @@ import ArgumentParser
 struct ProvidersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "providers",
-        abstract: "List, show and validate provider descriptors.",
-        subcommands: [ProvidersList.self, ProvidersShow.self, ProvidersValidate.self])
+        abstract: "List, show, validate and override provider descriptors.",
+        discussion: """
+        Examples:
+          authkit providers list
+          authkit providers show github
+          authkit providers validate ~/.config/authkit/providers/*.json
+          authkit providers override qiita      # a copy to edit
+        """,
+        subcommands: [ProvidersList.self, ProvidersShow.self, ProvidersValidate.self, ProvidersOverride.self])
 }

@@ -5,15 +5,56 @@ import Foundation
 struct ProvidersShow: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "Print a provider's descriptor as AuthKit reads it, every default written out.",
-        discussion: "Example:\n  authkit providers show instagram")
+        abstract: "Show a provider's descriptor: a summary, the JSON as loaded, or the bundled file.",
+        discussion: """
+        --json prints the descriptor as AuthKit loaded it, every default written
+        out; --bundled prints the file that ships with AuthKit, even when a file
+        of yours replaces it.
+        Examples:
+          authkit providers show instagram
+          authkit providers show github --json
+          authkit providers show qiita --bundled
+        """)
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The provider id.") var id: String
+    @Flag(help: "Print the descriptor as loaded, as JSON with every default written out.") var json = false
+    @Flag(help: "Print the bundled descriptor file, even when overridden.") var bundled = false
+
+    func validate() throws {
+        if json && bundled { throw ValidationError("Use --json or --bundled, not both.") }
+    }
 
     func run(in workspace: Workspace) async throws {
+        if bundled {
+            guard let file = ProviderCatalog.bundledFiles.first(where: { $0.path.hasSuffix("/\(id).json") }) else {
+                throw CLIError("No bundled descriptor is named '\(id)'. Bundled: \(ProviderCatalog.bundledFiles.map { ($0.path as NSString).lastPathComponent.replacingOccurrences(of: ".json", with: "") }.joined(separator: ", ")).")
+            }
+            FileHandle.standardOutput.write(file.data)
+            return
+        }
         let descriptor = try workspace.descriptor(id)
-        Console.err("# from \(descriptor.source)")
-        FileHandle.standardOutput.write(try descriptor.encodedAsFile() + Data("\n".utf8))
+        if json {
+            FileHandle.standardOutput.write(try descriptor.encodedAsFile() + Data("\n".utf8))
+            return
+        }
+        let entry = workspace.catalog.entries[id]
+        var lines = ["\(descriptor.name) (\(descriptor.id)), \(descriptor.protocol == .oauth2 ? "OAuth 2.0" : "OAuth 1.0a")"]
+        lines.append("file:          \(descriptor.source)" + (entry?.replaced.map { "  (replaces \($0.source))" } ?? ""))
+        if let documentation = descriptor.documentation { lines.append("documentation: \(documentation)") }
+        if let authorization = descriptor.authorization { lines.append("authorize:     \(authorization.url)") }
+        if let token = descriptor.token { lines.append("token:         \(token.url)") }
+        if let oauth1 = descriptor.oauth1 {
+            lines.append("request token: \(oauth1.requestTokenURL)")
+            lines.append("authorize:     \(oauth1.authorizeURL)")
+            lines.append("access token:  \(oauth1.accessTokenURL)")
+        }
+        if descriptor.protocol == .oauth2 {
+            lines.append("pkce:          \(descriptor.pkce.rawValue)")
+            lines.append("revocation:    \(descriptor.revocation?.url ?? "none")")
+        }
+        lines.append("redirect:      \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")")
+        if !descriptor.scopes.default.isEmpty { lines.append("scopes:        \(descriptor.scopes.default.joined(separator: descriptor.scopes.separator)) (default)") }
+        lines.map { DisplayText.sanitized($0, limit: 500) }.forEach(Console.out)
     }
 }

@@ -18,8 +18,13 @@ struct ProvidersValidate: AsyncParsableCommand {
     func run() async throws {
         var failed = false
         for file in files {
+            if (file as NSString).lastPathComponent == "schema.json" {
+                // `providers validate providers/*.json` names the schema too.
+                Console.out("\(file): skipped (the JSON Schema descriptors follow, not a descriptor)")
+                continue
+            }
             do {
-                let descriptor = try ProviderDescriptor(contentsOf: URL(fileURLWithPath: file))
+                let descriptor = try DescriptorLoader().load(contentsOf: URL(fileURLWithPath: file), displayPath: file)
                 Console.out("\(file): ok (\(descriptor.id), \(descriptor.protocol.rawValue))")
             } catch AuthKitError.invalidFile(let issues) {
                 failed = true

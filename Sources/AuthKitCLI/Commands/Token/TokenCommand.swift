@@ -4,5 +4,13 @@ struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "List, show, refresh, revoke and delete stored credentials.",
+        discussion: """
+        Examples:
+          authkit token list
+          authkit token show --provider qiita --field access_token
+          curl -H "$(authkit token header --provider qiita)" URL
+          authkit token refresh --due
+          authkit token revoke --provider qiita --label work
+        """,
         subcommands: [TokenList.self, TokenShow.self, TokenHeader.self, TokenRefresh.self, TokenRevoke.self, TokenDelete.self])
 }

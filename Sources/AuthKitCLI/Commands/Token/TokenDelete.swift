@@ -12,7 +12,7 @@ struct TokenDelete: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         guard try await workspace.store.remove(account.key) != nil else {
-            throw CLIError("No stored credential for \(account.key); 'authkit token list' shows what is stored.", status: .failure)
+            throw AuthKitError.signInRequired(account.key, reason: .noCredential)
         }
         Console.err("Deleted \(account.key).")
     }

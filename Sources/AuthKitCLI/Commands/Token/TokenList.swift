@@ -24,6 +24,7 @@ struct TokenList: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         let credentials = try await workspace.store.allCredentials()
         if json {
+            guard !credentials.isEmpty else { return Console.out("[]") }
             try Console.json(credentials.map {
                 Row(provider: $0.providerID, label: $0.label, protocol: $0.kind.rawValue, scopes: $0.scopes, expiresAt: $0.expiresAt,
                     refreshTokenExpiresAt: $0.refreshTokenExpiresAt)
@@ -34,10 +35,19 @@ struct TokenList: WorkspaceCommand {
             Console.err("No stored credentials. Sign in with: authkit authorize --provider NAME")
             return
         }
-        for credential in credentials {
+        // Columns: account (provider and label), token, expiry, scopes.
+        let accounts = credentials.map { CredentialSummary.safe("\($0.key)") }
+        let tokens = credentials.map { Credential.mask($0.accessToken) }
+        let expiries = credentials.map { CredentialSummary.expiry($0) }
+        let widths = zip([accounts, tokens, expiries], ["ACCOUNT", "TOKEN", "EXPIRES"]).map { column, title in
+            max(title.count, column.map(\.count).max() ?? 0)
+        }
+        func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+        Console.out(pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES")
+        for (index, credential) in credentials.enumerated() {
             if let warning = CredentialSummary.signInWarning(credential) { Console.err(warning) }
-            let name = credential.label.map { " (\(CredentialSummary.safe($0)))" } ?? ""
-            Console.out("\(CredentialSummary.safe(credential.providerID))\(name)  \(Credential.mask(credential.accessToken))  expires: \(CredentialSummary.expiry(credential))  scopes: \(CredentialSummary.safe(credential.scopes.joined(separator: " ")))")
+            Console.out(pad(accounts[index], widths[0]) + "  " + pad(tokens[index], widths[1]) + "  "
+                + pad(expiries[index], widths[2]) + "  " + CredentialSummary.safe(credential.scopes.joined(separator: " ")))
         }
     }
 }

@@ -5,7 +5,7 @@ struct TokenRevoke: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke",
         abstract: "Revoke a credential at the provider, then delete it here.",
-        discussion: "Example:\n  authkit token revoke --provider qiita --name work")
+        discussion: "Example:\n  authkit token revoke --provider qiita --label work")
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions

@@ -52,7 +52,8 @@ struct TokenShow: WorkspaceCommand {
     }
 
     private func require(_ value: String?, _ field: String) throws -> String {
-        guard let value else { throw CLIError("\(account.key) has no \(field).", status: .failure) }
+        // The same exit status as an unknown field: the field names nothing this credential has.
+        guard let value else { throw CLIError("\(account.key) has no \(field): the provider issued none, or it belongs to the other protocol (a token secret is OAuth 1.0a's, a refresh token OAuth 2.0's).", status: .usage) }
         return value
     }
 }

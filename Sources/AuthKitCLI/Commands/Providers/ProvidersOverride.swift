@@ -1,0 +1,43 @@
+import ArgumentParser
+import AuthKit
+import Foundation
+
+struct ProvidersOverride: WorkspaceCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "override",
+        abstract: "Start an override: copy a bundled descriptor to your providers directory to edit.",
+        discussion: """
+        Writes $AUTHKIT_HOME/providers/ID.json from the bundled file and prints
+        its path. An existing file is never replaced unless you pass --force.
+        Your file then replaces the bundled one for every command ('providers
+        list' marks it).
+        Example:
+          authkit providers override qiita && $EDITOR "$(authkit providers override qiita --path)"
+        """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The bundled provider's id.") var id: String
+    @Flag(help: "Replace an existing file of yours.") var force = false
+    @Flag(help: "Only print where the file is (or would be).") var path = false
+
+    func run(in workspace: Workspace) async throws {
+        let directory = AuthKitHome.directory(environment: workspace.environment).appendingPathComponent("providers", isDirectory: true)
+        let target = directory.appendingPathComponent("\(id).json")
+        if path {
+            Console.out(target.path)
+            return
+        }
+        guard let bundled = ProviderCatalog.bundledFiles.first(where: { $0.path.hasSuffix("/\(id).json") }) else {
+            throw CLIError("No bundled descriptor is named '\(id)'; write \(target.path) yourself (see README.md, \"Provider descriptors\").")
+        }
+        if FileManager.default.fileExists(atPath: target.path), !force {
+            throw CLIError("\(target.path) exists already; it was left as it is. Edit it, or pass --force to start again from the bundled file.",
+                           status: .badInput)
+        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Written beside and renamed over: never a half-written descriptor.
+        try bundled.data.write(to: target, options: .atomic)
+        Console.out(target.path)
+        Console.err("Wrote \(target.path) from the bundled \(id).json; edit it, then check it with: authkit providers validate '\(target.path)'")
+    }
+}

@@ -1,0 +1,153 @@
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+/// The command line as a newcomer meets it: validation that lists every
+/// problem, hints that name only flags the command takes, help that pastes,
+/// and scripts that get what they expect.
+@Suite(.serialized) struct CLINewcomerTests {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+
+    func home() throws -> URL {
+        let home = TemporaryDirectory.url("authkit-newcomer")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        return home
+    }
+
+    @Test func validateSkipsTheSchemaExplainsDirectoriesAndKeepsPathsAsGiven() throws {
+        let home = try home()
+        let bad = #"{"id": "bad", "protocol": "oauth2", "pkce": "plain", "authorization": {"url": "https://a.example/x"}, "token": {"url": "http://a.example/t"}}"#
+        try Data(bad.utf8).write(to: home.appendingPathComponent("providers/bad.json"))
+        let result = try CLIProcess.run(["providers", "validate", "providers/schema.json", "providers/qiita.json", "\(home.path)/providers", "providers/../providers/github.json",
+                                         "\(home.path)/providers/bad.json"],
+                                        environment: ["AUTHKIT_HOME": home.path], workingDirectory: root)
+        #expect(result.status == 65)
+        #expect(result.stdout.contains("providers/schema.json: skipped"))
+        #expect(result.stdout.contains("providers/qiita.json: ok (qiita, oauth2)"))
+        #expect(result.stdout.contains("providers/../providers/github.json: ok"), "a passing path is printed as given")
+        #expect(result.stdout.contains("\(home.path)/providers: is a directory; name the descriptor files in it"))
+        #expect(!result.stdout.contains("NSCocoaErrorDomain"))
+        #expect(result.stdout.contains("field 'pkce': 'plain' is not allowed; use one of: none, S256, required."))
+        #expect(result.stdout.contains("field 'token.url':"), "every problem of the file, not the first")
+    }
+
+    @Test func configJSONIsCheckedStrictly() throws {
+        let home = try home()
+        try Data(#"{"providers": {"qiita": {"clientId": "x"}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
+        let misspelt = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(misspelt.status == 65)
+        #expect(misspelt.stderr.contains("field 'providers.qiita.clientId': unknown field. Did you mean 'clientID'?"), "\(misspelt.stderr)")
+        try Data("{\n  \"providers\": {,\n}".utf8).write(to: home.appendingPathComponent("config.json"))
+        let broken = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(broken.status == 65 && broken.stderr.contains("line 2, column"), "\(broken.stderr)")
+    }
+
+    /// Hints name the real path and only flags the command takes.
+    @Test func hintsAreHonest() throws {
+        let home = try home()
+        let noClient = try CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(noClient.status == 64)
+        #expect(noClient.stderr.contains("Pass --client-id") && noClient.stderr.contains("\(home.path)/config.json"), "\(noClient.stderr)")
+        #expect(!noClient.stderr.contains("$AUTHKIT_HOME"))
+        let noTeam = try CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(noTeam.stderr.contains("Pass --placeholder team=…"), "\(noTeam.stderr)")
+        let remote = try CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--redirect-uri", "http://app.example/cb"],
+                                        environment: ["AUTHKIT_HOME": home.path])
+        #expect(remote.status == 64 && remote.stderr.contains("--manual") && !remote.stderr.contains("ManualUserAgent"), "\(remote.stderr)")
+    }
+
+    @Test func requestChecksFormBodiesAndEncodesOnRequest() async throws {
+        try await withServer { server in
+            server.route("POST", "/api/v2/items") { request in .json(#"{"body":"\#(request.bodyText)"}"#) }
+            let home = try home()
+            let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
+            try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
+                .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
+            try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"]
+            let url = "\(server.baseURL)/api/v2/items"
+            for raw in ["status=hello world", "status=1+1"] {
+                let refused = try CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "-d", raw], environment: environment)
+                #expect(refused.status == 64 && refused.stderr.contains("--data-urlencode"), "\(raw): \(refused.stderr)")
+            }
+            #expect(server.requests(to: "/api/v2/items").isEmpty)
+            let encoded = try CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "--data-urlencode", "status=1+1 is 2!"],
+                                             environment: environment)
+            #expect(encoded.status == 0, "\(encoded.stderr)")
+            #expect(try #require(server.requests(to: "/api/v2/items").first).bodyText == "status=1%2B1%20is%202%21")
+        }
+    }
+
+    @Test func tokenListAlignsPrintsEmptyJSONAndCreatesNothing() throws {
+        let home = TemporaryDirectory.url("authkit-newcomer-empty")
+        let empty = try CLIProcess.run(["token", "list", "--json"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(empty.status == 0 && empty.stdout == "[]\n", "\(empty.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: home.path), "listing created \(home.path)")
+
+        let full = try self.home()
+        let store = #"{"version":1,"credentials":[{"providerID":"qiita","kind":"oauth2","accessToken":"a-rather-long-token-value-1234","tokenType":"Bearer","scopes":["read_qiita"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}},{"providerID":"github","label":"a-long-label","kind":"oauth2","accessToken":"t","tokenType":"Bearer","scopes":["repo"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
+        try Data(store.utf8).write(to: full.appendingPathComponent("credentials.json"))
+        let list = try CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": full.path])
+        let lines = list.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        let tokenColumns = Set(lines.compactMap { line in line.range(of: "••••").map { line.distance(from: line.startIndex, to: $0.lowerBound) } })
+        #expect(tokenColumns.count == 1, "columns do not line up:\n\(list.stdout)")
+    }
+
+    @Test func aMissingBundledDirectoryIsAnError() throws {
+        let home = try home()
+        let result = try CLIProcess.run(["providers", "list"], environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_BUNDLED_PROVIDERS": "/nonexistent/authkit"])
+        #expect(result.status == 64 && result.stderr.contains("$AUTHKIT_BUNDLED_PROVIDERS names /nonexistent/authkit"), "\(result.stderr)")
+    }
+
+    @Test func versionAndSuggestions() throws {
+        let home = try home()
+        let version = try CLIProcess.run(["--version"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(version.status == 0 && version.stdout.contains("."))
+        let typo = try CLIProcess.run(["tokn", "list"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(typo.status == 64 && typo.stderr.contains("Did you mean 'authkit token'?"), "\(typo.stderr)")
+        for group in ["token", "providers"] {
+            let help = try CLIProcess.run([group, "--help"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(help.stdout.contains("Examples:"), "\(group) --help has no examples")
+        }
+    }
+
+    /// Every line of every --help fits 80 columns, except argument-parser's own usage line.
+    @Test func helpExamplesFitEightyColumns() throws {
+        let home = try home()
+        for command in [["authorize"], ["request"], ["sign"], ["token"], ["token", "refresh"], ["providers"], ["providers", "override"]] {
+            let help = try CLIProcess.run(command + ["--help"], environment: ["AUTHKIT_HOME": home.path, "COLUMNS": "80"])
+            var inDiscussion = false
+            for line in help.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
+                if line.hasPrefix("OVERVIEW") { inDiscussion = true }
+                if line.hasPrefix("USAGE") || line.hasPrefix("OPTIONS") || line.hasPrefix("ARGUMENTS") || line.hasPrefix("SUBCOMMANDS") { inDiscussion = false }
+                guard inDiscussion else { continue }
+                #expect(line.count < 80, "\(command): a line of \(line.count) columns: \(line)")
+                #expect(line.trimmingCharacters(in: .whitespaces) != "\\", "\(command): a lone backslash")
+            }
+        }
+    }
+
+    @Test func providersShowAndOverride() throws {
+        let home = try home()
+        let environment = ["AUTHKIT_HOME": home.path]
+        let json = try CLIProcess.run(["providers", "show", "qiita", "--json"], environment: environment)
+        #expect(json.status == 0 && json.stdout.contains(#""successStatus" : ["#), "\(json.stdout)")
+        let override = try CLIProcess.run(["providers", "override", "qiita"], environment: environment)
+        let written = home.appendingPathComponent("providers/qiita.json")
+        #expect(override.status == 0 && override.stdout == written.path + "\n", "\(override.stderr)")
+        try Data(#"{"id": "qiita", "protocol": "oauth2", "authorization": {"url": "https://mine.example/a"}, "token": {"url": "https://mine.example/t"}}"#.utf8)
+            .write(to: written)
+        let again = try CLIProcess.run(["providers", "override", "qiita"], environment: environment)
+        #expect(again.status == 65 && again.stderr.contains("exists already"))
+        #expect(try String(contentsOf: written, encoding: .utf8).contains("mine.example"), "the user's file was replaced")
+        let bundled = try CLIProcess.run(["providers", "show", "qiita", "--bundled"], environment: environment)
+        #expect(bundled.stdout.contains("https://qiita.com/api/v2/oauth/authorize"), "--bundled shows the shipped file even when overridden")
+    }
+
+    @Test func theManualPromptEndsItsLineAndExplainsTheErrorPage() async throws {
+        let home = try home()
+        let result = try CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(result.stderr.contains("the browser will show a connection error; the URL in its address bar is what to paste:\n"), "\(result.stderr)")
+    }
+}

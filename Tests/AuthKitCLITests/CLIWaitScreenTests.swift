@@ -1,0 +1,46 @@
+import AuthKitTestSupport
+import Foundation
+import Subprocess
+import Testing
+#if canImport(SystemPackage)
+import SystemPackage
+#endif
+
+/// The wait screen in a real 80×24 terminal (tmux): the status line fits and
+/// is redrawn in place, so the sign-in URL stays on the screen.
+@Suite(.serialized) struct CLIWaitScreenTests {
+    static let tmuxPath = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// Runs tmux through swift-subprocess: a tmux server started by
+    /// `Foundation.Process` on Linux inherits a blocked signal mask and never
+    /// notices its session's command start or end.
+    @discardableResult
+    func tmux(_ arguments: [String]) async throws -> String {
+        let result = try await Subprocess.run(.path(FilePath(Self.tmuxPath ?? "/usr/bin/tmux")), arguments: Arguments(arguments),
+                                              input: .none, output: .string(limit: 1 << 20), error: .discarded)
+        return result.standardOutput
+    }
+
+    @Test(.enabled(if: tmuxPath != nil, "tmux is not installed (.ci/run installs it)"))
+    func theURLStaysVisibleAt80Columns() async throws {
+        let home = TemporaryDirectory.url("authkit-wait")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let session = "authkit-wait-\(UUID().uuidString.prefix(8))"
+        let command = "env AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 30"
+        try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
+        try await Task.sleep(for: .milliseconds(3500)) // 35 redraws of the spinner
+        let screen = try await tmux(["capture-pane", "-p", "-J", "-t", session]) // -J joins lines the terminal wrapped
+        let raw = try await tmux(["capture-pane", "-p", "-t", session])
+        try await tmux(["kill-session", "-t", session])
+
+        let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("https://github.com/login/oauth/authorize?") },
+                "the sign-in URL is not on the screen:\n\(screen)")
+        #expect(lines.filter { $0.contains("Waiting for you to approve") }.count == 1, "stale status lines:\n\(screen)")
+        #expect(lines.filter { $0.contains("Could not open a browser") || $0.contains("no browser launcher") }.isEmpty,
+                "--no-browser printed a launch failure:\n\(screen)")
+        let statusRow = raw.split(separator: "\n").first { $0.contains("Waiting for you") }
+        #expect(statusRow.map { $0.count <= 80 } == true, "the status line wrapped:\n\(raw)")
+    }
+}
