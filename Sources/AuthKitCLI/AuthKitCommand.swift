@@ -33,6 +33,14 @@ enum AuthKitVersion {
 @main
 enum AuthKitMain {
     static func main() async {
+        // A parent may hand authkit a blocked signal mask (Foundation's Process
+        // on Linux blocks every signal in its children), and every process
+        // authkit starts would inherit it: a $BROWSER wrapper that waits for its
+        // child would then ignore `kill`. The browser's spawn clears its own
+        // thread's mask too (see SystemBrowser); this clears the main thread's.
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)
         if let suggestion = suggestion(for: Array(CommandLine.arguments.dropFirst())) {
             fail(suggestion, status: .usage)
         }

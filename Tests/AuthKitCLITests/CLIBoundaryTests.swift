@@ -164,7 +164,7 @@ import Glibc
     @Test func theBrowserAuthorizeStartsHasDefaultSignals() throws {
         let home = try home()
         let script = home.appendingPathComponent("browser.sh"), out = home.appendingPathComponent("browser-status")
-        try Data("#!/bin/sh\n{ grep -E '^(SigBlk|SigIgn):' /proc/$$/status; env; } > '\(out.path)'\n".utf8).write(to: script)
+        try Data("#!/bin/sh\n{ grep -E '^(SigBlk|SigIgn):' /proc/$$/status; echo \"parent: $(tr '\\\\0' ' ' < /proc/$PPID/cmdline)\"; env; } > '\(out.path)'\n".utf8).write(to: script)
         let result = try CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--timeout", "3"],
                                         environment: ["AUTHKIT_HOME": home.path, "BROWSER": "/bin/sh \(script.path)",
                                                       "AUTHKIT_GITHUB_CLIENT_SECRET": "browser-must-not-see-this"])

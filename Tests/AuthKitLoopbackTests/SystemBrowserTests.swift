@@ -48,8 +48,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let environment = ["BROWSER": script, "PATH": "/usr/bin:/bin", "AUTHKIT_QIITA_CLIENT_SECRET": "top-secret",
                            "AUTHKIT_HOME": "/tmp/x", "LANG": "C.UTF-8"]
-        try await SystemBrowser(environment: environment).open(url)
-        let signals = try String(contentsOfFile: directory.appendingPathComponent("signals").path, encoding: .utf8)
+        // Waits for the script to finish (a loaded machine may take longer than the default window).
+        try await SystemBrowser(environment: environment, failureWindow: .seconds(20)).open(url)
+        let signalsData = try Data(contentsOf: directory.appendingPathComponent("signals"))
+        let signals = String(decoding: signalsData, as: UTF8.self)
         let masks = Dictionary(uniqueKeysWithValues: signals.split(separator: "\n").map {
             let parts = $0.split(separator: ":").map { $0.trimmingCharacters(in: .whitespaces) }
             return (parts[0], UInt64(parts[1], radix: 16) ?? .max)
@@ -57,7 +59,7 @@ import Testing
         #expect(masks["SigBlk"] == 0, "blocked signals in the browser: \(signals)")
         // Signals 1–31 at their default action (32 and 33 are glibc's own, outside any set POSIX spawn resets).
         #expect(masks["SigIgn"].map { $0 & 0x7FFF_FFFF } == 0, "ignored signals in the browser: \(signals)")
-        let childEnvironment = try String(contentsOfFile: directory.appendingPathComponent("environment").path, encoding: .utf8)
+        let childEnvironment = String(decoding: try Data(contentsOf: directory.appendingPathComponent("environment")), as: UTF8.self)
         #expect(!childEnvironment.contains("AUTHKIT_") && !childEnvironment.contains("top-secret"))
         #expect(childEnvironment.contains("LANG=C.UTF-8"))
     }

@@ -41,6 +41,11 @@ CELLS = {
                                 ("Instagram-like", REQUEST), ("Instagram-like", "custom refresh (`token refresh`)")],
     "oauthlib.callback": [("oauthlib (1.0a)", LISTENER), ("oauthlib (1.0a)", REQUEST)],
     "oauthlib.pin": [("oauthlib (1.0a)", MANUAL), ("oauthlib (1.0a)", REQUEST)],
+    "authlib.device-approve": [("Authlib", "device grant (RFC 8628): approve, polls keep `interval`"),
+                               ("Authlib", "device grant: token stored and used by `authkit request`")],
+    "authlib.device-deny": [("Authlib", "device grant: denied (exit 3, nothing stored)")],
+    "authlib.device-expire": [("Authlib", "device grant: code expires (nothing stored)")],
+    "authlib.device-slow-down": [("Authlib", "device grant: slow_down honoured (+5 s)")],
     "chromium.oauth2": [("Authlib", CHROMIUM)],
     "chromium.oauth1": [("oauthlib (1.0a)", CHROMIUM)],
 }

@@ -33,9 +33,27 @@ public protocol Authenticator: Sendable {
     /// Invalidates `credential` at the provider.
     /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor names no way to.
     func revoke(_ credential: Credential) async throws
+
+    /// Signs in with the device authorization grant (RFC 8628), for machines
+    /// where no browser can reach a redirect (SSH, containers, TVs): `show` is
+    /// called once with the code and the address to enter it at; this returns
+    /// when the user has approved on another device.
+    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` (`.deviceGrant`)
+    ///   when the provider offers no device grant (see
+    ///   ``ProviderDescriptor/supportsDeviceGrant``).
+    func authorizeWithDeviceCode(
+        options: AuthorizationOptions, show: @escaping @Sendable (DeviceAuthorization) async -> Void
+    ) async throws -> Credential
 }
 
 extension Authenticator {
+    /// The protocol has no device grant unless the authenticator provides one.
+    public func authorizeWithDeviceCode(
+        options: AuthorizationOptions, show: @escaping @Sendable (DeviceAuthorization) async -> Void
+    ) async throws -> Credential {
+        throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant)
+    }
+
     /// Authorizes with default options.
     public func authorize(using userAgent: some UserAgent) async throws -> Credential {
         try await authorize(using: userAgent, options: AuthorizationOptions())

@@ -11,7 +11,7 @@ enum BundledDescriptors {
   "name": "GitHub",
   "protocol": "oauth2",
   "documentation": "https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps",
-  "_comment": "GitHub answers form-encoded unless asked for JSON, and reports token errors with HTTP 200 and an 'error' field (detected by default). Register http://127.0.0.1/callback; GitHub accepts any port on loopback.",
+  "_comment": "GitHub answers form-encoded unless asked for JSON, and reports token errors with HTTP 200 and an 'error' field (detected by default). Register http://127.0.0.1/callback; GitHub accepts any port on loopback. The device flow (authkit authorize --device) must be enabled in the app's settings; it takes the client id alone (https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps#device-flow).",
   "authorization": {
     "url": "https://github.com/login/oauth/authorize"
   },
@@ -23,6 +23,10 @@ enum BundledDescriptors {
   "scopes": {
     "separator": " ",
     "default": ["read:user"]
+  },
+  "device": {
+    "url": "https://github.com/login/device/code",
+    "clientAuthentication": "none"
   },
   "pkce": "S256"
 }
@@ -314,6 +318,17 @@ enum BundledDescriptors {
     "followUp": { "$ref": "#/$defs/requestTemplate", "description": "A second call after the token exchange (Instagram's long-lived token)." },
     "refresh": { "$ref": "#/$defs/requestTemplate", "description": "A provider's own refresh call. Absent: RFC 6749 §6 at the token endpoint." },
     "revocation": { "$ref": "#/$defs/requestTemplate", "description": "How to revoke. With only url: RFC 7009." },
+    "device": {
+      "type": "object",
+      "required": ["url"],
+      "additionalProperties": false,
+      "description": "The device authorization grant (RFC 8628): the device authorization endpoint; polling goes to token.url.",
+      "properties": {
+        "url": { "$ref": "#/$defs/endpoint", "description": "The device authorization endpoint (RFC 8628 §3.1)." },
+        "encoding": { "enum": ["form", "json"], "description": "Default: token.encoding." },
+        "clientAuthentication": { "$ref": "#/$defs/clientAuthentication", "description": "Default: token.clientAuthentication (a client without a secret sends only client_id)." }
+      }
+    },
     "refreshPolicy": {
       "type": "object",
       "additionalProperties": false,

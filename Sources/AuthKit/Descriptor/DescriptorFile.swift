@@ -25,6 +25,14 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
     package var revocation: Template?
     package var oauth1: OAuth1?
     package var refreshPolicy: RefreshPolicyFile?
+    package var device: Device?
+
+    /// The device authorization grant (RFC 8628).
+    package struct Device: Codable, Sendable, Hashable {
+        package var url: String
+        package var encoding: BodyEncoding?
+        package var clientAuthentication: ClientAuthentication?
+    }
 
     /// When a credential is refreshed (see ``RefreshPolicy``).
     package struct RefreshPolicyFile: Codable, Sendable, Hashable {
@@ -169,6 +177,10 @@ extension DescriptorFile {
                 }
                 return resolved
             },
+            device: device.map {
+                DeviceEndpoint(url: $0.url, encoding: $0.encoding ?? tokenEndpoint?.encoding ?? .form,
+                               clientAuthentication: $0.clientAuthentication ?? tokenEndpoint?.clientAuthentication ?? .basic)
+            },
             refreshPolicy: RefreshPolicy(
                 margin: refreshPolicy?.marginSeconds ?? 60,
                 ahead: refreshPolicy?.aheadSeconds ?? 0,
@@ -262,6 +274,7 @@ extension DescriptorFile {
             },
             refreshPolicy: RefreshPolicyFile(
                 marginSeconds: descriptor.refreshPolicy.margin, aheadSeconds: descriptor.refreshPolicy.ahead,
-                minimumAgeSeconds: descriptor.refreshPolicy.minimumAge))
+                minimumAgeSeconds: descriptor.refreshPolicy.minimumAge),
+            device: descriptor.device.map { Device(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication) })
     }
 }

@@ -62,6 +62,12 @@ struct DescriptorValidator: Sendable {
             } else {
                 issue("token", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/token\"}.")
             }
+            if let device = descriptor.device {
+                checkEndpoint(device.url, field: "device.url", allowed: declared, issue: issue)
+                if device.encoding == .query {
+                    issue("device.encoding", "'query' would put the client's credentials in a URL; use 'form' or 'json'.")
+                }
+            }
             if let issuer = descriptor.issuer, issuer.identifier.isEmpty {
                 issue("issuer.identifier", "must not be empty.")
             }

@@ -19,6 +19,19 @@ package struct TokenEndpoint: Sendable, Hashable {
     package var response: TokenResponseMapping
 }
 
+/// The device authorization endpoint (RFC 8628 §3.1), for signing in where
+/// no browser can reach a redirect: the device shows a code, the user enters it
+/// on another device. Polling happens at the token endpoint.
+package struct DeviceEndpoint: Sendable, Hashable {
+    package var url: String
+    /// Body encoding of the device authorization request and of the polls;
+    /// the token endpoint's unless the descriptor says otherwise.
+    package var encoding: BodyEncoding
+    /// How the client authenticates in both; the token endpoint's unless the
+    /// descriptor says otherwise (GitHub's device flow takes the client id alone).
+    package var clientAuthentication: ClientAuthentication
+}
+
 /// How the client proves its identity to the token endpoint (RFC 6749 §2.3).
 package enum ClientAuthentication: String, Codable, Sendable, Hashable, CaseIterable {
     /// HTTP Basic with the form-urlencoded id and secret (RFC 6749 §2.3.1) — `client_secret_basic`.

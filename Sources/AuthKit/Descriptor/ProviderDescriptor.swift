@@ -47,15 +47,21 @@ public struct ProviderDescriptor: Sendable, Hashable {
     // OAuth 1.0a
     package var oauth1: OAuth1Endpoints?
 
+    /// The device authorization grant (RFC 8628), when the provider offers it.
+    package var device: DeviceEndpoint?
     /// When a credential of this provider is refreshed.
     public package(set) var refreshPolicy: RefreshPolicy
+
+    /// The provider offers the device authorization grant (RFC 8628): a
+    /// sign-in for machines where no browser can reach a redirect.
+    public var supportsDeviceGrant: Bool { device != nil }
 
     package init(
         id: String, name: String, protocol: ProtocolKind, documentation: String?, source: String,
         placeholders: [String: PlaceholderSpec], redirect: RedirectSettings, scopes: ScopeSettings,
         authorization: AuthorizationEndpoint?, token: TokenEndpoint?, pkce: PKCEMode, issuer: IssuerSettings?,
-        followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?, refreshPolicy: RefreshPolicy,
-        oauth1: OAuth1Endpoints?
+        followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?, device: DeviceEndpoint? = nil,
+        refreshPolicy: RefreshPolicy, oauth1: OAuth1Endpoints?
     ) {
         self.id = id
         self.name = name
@@ -72,6 +78,7 @@ public struct ProviderDescriptor: Sendable, Hashable {
         self.followUp = followUp
         self.refresh = refresh
         self.revocation = revocation
+        self.device = device
         self.refreshPolicy = refreshPolicy
         self.oauth1 = oauth1
     }

@@ -81,6 +81,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Capability: String, Sendable, Hashable {
         /// Revoking a token at the provider (RFC 7009, or the descriptor's own call).
         case revocation
+        /// The device authorization grant (RFC 8628).
+        case deviceGrant
     }
 
     /// A programming error in the code calling AuthKit.
@@ -159,6 +161,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             switch capability {
             case .revocation:
                 return "The \(providerID) descriptor names no way to revoke a token; delete the credential locally, and revoke the app's access in the provider's settings."
+            case .deviceGrant:
+                return "The \(providerID) descriptor names no device authorization endpoint (RFC 8628), so there is no sign-in by code; sign in through a browser, or paste the redirect (ManualUserAgent)."
             }
         case .misuse(let misuse):
             return misuse.description
@@ -239,4 +243,8 @@ public enum FlowStep: String, Sendable, Hashable, Codable {
     case requestToken = "request token"
     case accessToken = "access token"
     case apiRequest = "API request"
+    /// RFC 8628 §3.1: asking for a device code.
+    case deviceAuthorization = "device authorization"
+    /// RFC 8628 §3.4: polling for the token.
+    case devicePolling = "device token request"
 }

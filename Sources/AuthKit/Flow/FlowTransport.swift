@@ -16,11 +16,16 @@ package struct FlowTransport: Sendable {
 
     /// Sends a token-endpoint style request and reads the whole answer under
     /// `policy` (by default: no redirects, 1 MiB, 30 s).
+    /// A cancelled task ends with ``AuthKitError/cancelled``, as every AuthKit call does.
     package func send(_ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy = .tokenEndpoint) async throws -> IncomingResponse {
-        try await withDeadline(policy.deadline, display: request.displayURL) {
-            let opened = try await open(request, step: step, policy: policy)
-            return IncomingResponse(status: opened.status, headers: opened.headers,
-                                    body: try await opened.collect(), secrets: request.secrets)
+        do {
+            return try await withDeadline(policy.deadline, display: request.displayURL) {
+                let opened = try await open(request, step: step, policy: policy)
+                return IncomingResponse(status: opened.status, headers: opened.headers,
+                                        body: try await opened.collect(), secrets: request.secrets)
+            }
+        } catch is CancellationError {
+            throw AuthKitError.cancelled
         }
     }
 

@@ -26,6 +26,9 @@ public struct OAuth2Client: Authenticator {
     private let calls: TokenEndpointCalls
     private let now: @Sendable () -> Date
     private let coordinator = RefreshCoordinator()
+    /// How the device grant waits between polls; tests replace it to check
+    /// the timing rules without waiting.
+    package var deviceSleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     /// `httpClient` sends every request; `nil` is the platform's default
     /// (``CurlHTTPClient`` on Linux, ``URLSessionHTTPClient`` elsewhere).
@@ -202,6 +205,44 @@ public struct OAuth2Client: Authenticator {
         guard credential.providerID == descriptor.id else {
             throw AuthKitError.misuse(.credentialOfAnotherProvider(credential: credential.key, providerID: descriptor.id))
         }
+    }
+
+    // MARK: - The device authorization grant (RFC 8628)
+
+    /// Asks the provider for a device code and a user code (RFC 8628 §3.1–3.2).
+    /// Show the user ``DeviceAuthorization/userCode`` and
+    /// ``DeviceAuthorization/verificationURI``, then call ``pollDeviceAuthorization(_:label:)``.
+    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor has no `device` section.
+    public func startDeviceAuthorization(scopes: [String]? = nil, additionalParameters: [String: String] = [:]) async throws -> DeviceAuthorization {
+        guard let device = descriptor.device else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
+        for name in additionalParameters.keys where ["client_id", "client_secret", "scope"].contains(name) {
+            throw AuthKitError.misuse(.reservedParameter(name))
+        }
+        return try await calls.startDeviceAuthorization(
+            device: device, scopes: scopes ?? settings.scopes ?? descriptor.scopes.default,
+            parameters: additionalParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+
+    /// Polls the token endpoint until the user approves (RFC 8628 §3.4–3.5):
+    /// every `interval` seconds, 5 more after each `slow_down`, until the
+    /// codes expire. Cancelling the task stops it.
+    /// - Throws: ``AuthKitError/authorizationFailed(_:)`` (`access_denied`)
+    ///   when the user declines; ``AuthKitError/providerError(step:_:)`` with
+    ///   `expired_token` when the codes expire first; ``AuthKitError/cancelled``.
+    public func pollDeviceAuthorization(_ authorization: DeviceAuthorization, label: String? = nil) async throws -> Credential {
+        guard let device = descriptor.device else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
+        guard authorization.providerID == descriptor.id else {
+            throw AuthKitError.misuse(.attemptOfAnotherProvider(attempt: authorization.providerID, providerID: descriptor.id))
+        }
+        return try await DevicePoller(calls: calls, device: device, now: now, sleep: deviceSleep).poll(authorization, label: label)
+    }
+
+    public func authorizeWithDeviceCode(
+        options: AuthorizationOptions, show: @escaping @Sendable (DeviceAuthorization) async -> Void
+    ) async throws -> Credential {
+        let authorization = try await startDeviceAuthorization(scopes: options.scopes, additionalParameters: options.additionalParameters)
+        await show(authorization)
+        return try await pollDeviceAuthorization(authorization, label: options.label)
     }
 
     // MARK: - The whole flow

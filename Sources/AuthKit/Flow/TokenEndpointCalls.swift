@@ -92,6 +92,51 @@ struct TokenEndpointCalls: Sendable {
         throw AuthKitError.invalidResponse(step: .revocation, reason: "HTTP \(response.status)")
     }
 
+    // MARK: - The device authorization grant (RFC 8628)
+
+    /// RFC 8628 §3.1–3.2: asks for a device code and a user code.
+    func startDeviceAuthorization(device: DeviceEndpoint, scopes: [String], parameters extra: [(String, String)]) async throws -> DeviceAuthorization {
+        var parameters = [(String, String)]()
+        if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: descriptor.scopes.separator))) }
+        parameters += extra
+        let request = try makeRequest(
+            method: .post, url: try variables(for: nil).render(device.url, inURL: true, field: "device.url"), displayURL: device.url,
+            encoding: device.encoding, parameters: parameters, headers: token.headers,
+            clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none, variables: variables(for: nil))
+        let sentAt = now()
+        let parser = TokenResponseParser(mapping: token.response, successStatus: [200], step: .deviceAuthorization)
+        let members = try parser.members(of: try await transport.send(request, step: .deviceAuthorization))
+        func text(_ name: String) -> String? { members[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
+        // RFC 8628 names it verification_uri; some servers spell it verification_url.
+        guard let deviceCode = text("device_code"), let userCode = text("user_code"),
+              let verification = (text("verification_uri") ?? text("verification_url")).flatMap(URL.init(string:)), verification.host != nil,
+              let expiresIn = text("expires_in").flatMap(Double.init), expiresIn > 0 else {
+            let present = members.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            throw AuthKitError.invalidResponse(step: .deviceAuthorization,
+                reason: "it lacks device_code, user_code, verification_uri or a positive expires_in (fields present: \(present.isEmpty ? "none" : present))")
+        }
+        return DeviceAuthorization(
+            providerID: descriptor.id, deviceCode: deviceCode, userCode: userCode, verificationURI: verification,
+            verificationURIComplete: text("verification_uri_complete").flatMap(URL.init(string:)),
+            expiresAt: sentAt.addingTimeInterval(expiresIn), interval: text("interval").flatMap(Double.init) ?? 5,
+            scopes: scopes)
+    }
+
+    /// RFC 8628 §3.4: one poll of the token endpoint.
+    func pollDeviceToken(_ authorization: DeviceAuthorization, device: DeviceEndpoint, label: String?) async throws -> Credential {
+        var request = try makeRequest(
+            method: .post, url: tokenURL, displayURL: token.url, encoding: device.encoding,
+            parameters: [("grant_type", DevicePoller.grantType), ("device_code", authorization.deviceCode)],
+            headers: token.headers, clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none,
+            variables: variables(for: nil))
+        request.secrets.append(authorization.deviceCode)
+        let parser = TokenResponseParser(mapping: token.response, successStatus: token.successStatus,
+                                         scopeSeparator: descriptor.scopes.separator, step: .devicePolling)
+        let receivedAt = now()
+        let fields = try parser.parse(try await transport.send(request, step: .devicePolling))
+        return makeCredential(fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label)
+    }
+
     // MARK: - Building requests
 
     private func callTokenEndpoint(

@@ -46,6 +46,21 @@ package struct TokenResponseParser: Sendable {
         }
     }
 
+    /// The members of a successful answer that carries no token (RFC 8628
+    /// §3.2's device authorization response), errors reported as for a token.
+    package func members(of response: IncomingResponse) throws -> [String: JSONValue] {
+        do {
+            let object = try decodeBody(response)
+            if let error = providerError(in: object, status: response.status) { throw AuthKitError.providerError(step: step, error) }
+            guard successStatus.contains(response.status) else {
+                throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) without an OAuth error in the body")
+            }
+            return object
+        } catch let error as AuthKitError {
+            throw SecretMask(response.secrets).apply(error)
+        }
+    }
+
     private func parseUnmasked(_ response: IncomingResponse) throws -> Fields {
         let object = try decodeBody(response)
 

@@ -10,12 +10,16 @@ struct Authorize: WorkspaceCommand {
         discussion: """
         Examples:
           authkit authorize --provider qiita
+          authkit authorize --provider github --device
           authkit authorize --provider instagram --manual
-          authkit authorize --provider github --scope repo --scope read:user --json | jq -r .accessToken
+          authkit authorize --provider github --scope repo --json | jq -r .accessToken
 
-        --manual prints the URL and reads the URL the browser ends on (or a PIN)
-        from standard input: for providers that require an https redirect
-        (Instagram) and for sessions over SSH.
+        The way in: a browser on this machine and a loopback listener; or, with
+        --device, a code you enter on any other device (RFC 8628, for SSH
+        sessions and containers); or, with --manual, a URL you open anywhere and
+        paste back. When no browser can be opened here (no display, an SSH
+        session without one), a provider with the device grant is signed in
+        with --device, and one without it needs --manual. The flags choose.
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -32,6 +36,7 @@ struct Authorize: WorkspaceCommand {
     var port: Int?
 
     @Flag(help: "Do not open a browser; print the URL and keep waiting.") var noBrowser = false
+    @Flag(help: "Sign in with a code entered on another device (the device grant).") var device = false
     @Flag(help: "Print the URL and read the redirect URL (or PIN) from standard input.") var manual = false
 
     @Option(help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
@@ -47,10 +52,36 @@ struct Authorize: WorkspaceCommand {
             throw ValidationError("--redirect-uri takes an absolute URI such as http://127.0.0.1:8765/callback; got '\(redirectURI)'.")
         }
         if redirectURI != nil, port != nil { throw ValidationError("Use --redirect-uri or --port, not both.") }
+        if device, manual || redirectURI != nil || port != nil {
+            throw ValidationError("--device signs in with a code, without a redirect: drop --manual, --redirect-uri and --port.")
+        }
+    }
+
+    /// How this sign-in reaches the user.
+    enum WayIn { case loopback, manual, device }
+
+    /// The flags decide; without one, a machine where no browser can open
+    /// uses the device grant when the provider has it, and otherwise is told
+    /// about --manual (a loopback listener would wait for a browser that
+    /// cannot come).
+    func wayIn(for descriptor: ProviderDescriptor, environment: [String: String]) throws -> WayIn {
+        if device {
+            guard descriptor.supportsDeviceGrant else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
+            return .device
+        }
+        if manual { return .manual }
+        if noBrowser || redirectURI != nil || port != nil { return .loopback }
+        guard let missing = BrowserAvailability.missing(environment) else { return .loopback }
+        if descriptor.supportsDeviceGrant {
+            Console.err("No browser can be opened here (\(missing)); signing in to \(descriptor.name) with a device code instead (--device). Pass --no-browser to use the loopback listener anyway.")
+            return .device
+        }
+        throw CLIError("No browser can be opened here (\(missing)), and \(descriptor.name) offers no device grant. Use --manual: it prints a URL to open in a browser on any machine, and reads back the URL that browser ends on. (Pass --no-browser to wait on the loopback listener anyway.)")
     }
 
     func run(in workspace: Workspace) async throws {
         let descriptor = try workspace.descriptor(account.provider)
+        let way = try wayIn(for: descriptor, environment: workspace.environment)
         var explicit = try client.settings()
         explicit.redirectURI = redirectURI
         if manual, redirectURI == nil, port == nil, descriptor.protocol == .oauth1 {
@@ -61,7 +92,7 @@ struct Authorize: WorkspaceCommand {
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: account.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
         // Refused now rather than after the user has logged in at the provider.
-        if let target = requested.redirectURI ?? authenticator.defaultRedirectURI {
+        if way != .device, let target = requested.redirectURI ?? authenticator.defaultRedirectURI {
             try authenticator.checkRedirectScheme(target)
             if !manual, target.scheme?.lowercased() != "http" {
                 throw CLIError("\(descriptor.name) redirects to \(target.redactedForLogs), which the loopback listener cannot receive. Use --manual and paste the URL the browser ends on.")
@@ -84,9 +115,15 @@ struct Authorize: WorkspaceCommand {
             return "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored.\(refused) Run it again, or raise --timeout."
         }
         let credential: Credential
-        if manual {
+        switch way {
+        case .device:
+            defer { status.stop() }
+            credential = try await authenticator.authorizeWithDeviceCode(options: requested) { authorization in
+                await Self.show(authorization, provider: descriptor.name, openBrowser: !noBrowser && BrowserAvailability.missing(workspace.environment) == nil, status: status)
+            }
+        case .manual:
             credential = try await authenticator.authorize(using: ManualUserAgent(), options: requested)
-        } else {
+        case .loopback:
             let agent = LoopbackUserAgent(
                 // The watchdog ends the wait at --timeout with the fuller message;
                 // the listener's own deadline is only a backstop.
@@ -102,6 +139,18 @@ struct Authorize: WorkspaceCommand {
             Console.out("Signed in to \(CredentialSummary.safe(descriptor.name)). Stored in \(workspace.store.fileURL.path).")
             CredentialSummary.lines(credential).forEach(Console.out)
         }
+    }
+
+    /// The code and where to enter it, once; the browser opened on the page
+    /// with the code filled in when there is one to open; then the wait.
+    static func show(_ authorization: DeviceAuthorization, provider: String, openBrowser: Bool, status: StatusLine) async {
+        let complete = authorization.verificationURIComplete.map { " (or open \($0.absoluteString))" } ?? ""
+        status.note("Open \(authorization.verificationURI.absoluteString) and enter the code \(DisplayText.sanitized(authorization.userCode, limit: 40)) to sign in to \(provider)\(complete).\n")
+        if openBrowser {
+            try? await SystemBrowser().open(authorization.verificationURIComplete ?? authorization.verificationURI)
+        }
+        let minutes = max(1, Int(authorization.expiresAt.timeIntervalSinceNow / 60))
+        status.show("Waiting for you to approve on the other device (the code expires in \(minutes) min)… Ctrl-C cancels")
     }
 
     /// Tells the user what the listener is doing, on standard error. The

@@ -22,3 +22,20 @@ enum Console {
 
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
 }
+
+/// Whether a browser can be opened on this machine, and if not, why.
+enum BrowserAvailability {
+    /// `nil` when one can (a `$BROWSER`, a display, a Mac's own session); else
+    /// what is missing, for the message.
+    static func missing(_ environment: [String: String]) -> String? {
+        if let browser = environment["BROWSER"], !browser.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
+        let overSSH = environment["SSH_CONNECTION"] != nil || environment["SSH_TTY"] != nil
+        #if os(macOS)
+        return overSSH ? "an SSH session: the browser would open on the remote Mac's screen" : nil
+        #else
+        let display = [environment["DISPLAY"], environment["WAYLAND_DISPLAY"]].contains { !($0 ?? "").isEmpty }
+        if display { return nil }
+        return overSSH ? "an SSH session without a display" : "no display ($DISPLAY and $WAYLAND_DISPLAY are unset) and no $BROWSER"
+        #endif
+    }
+}

@@ -17,6 +17,8 @@ enum ErrorReport {
             return error.description
                 .replacingOccurrences(of: "Sign in again.", with: "Sign in again: authkit authorize --provider \(key.providerID)\(label)")
                 .replacingOccurrences(of: "Sign in first.", with: "Sign in first: authkit authorize --provider \(key.providerID)\(label)")
+        case .notSupported(_, .deviceGrant):
+            return error.description.replacingOccurrences(of: "(ManualUserAgent)", with: "(--manual)")
         case .unusableRedirectURI:
             return error.description.replacingOccurrences(of: "use ManualUserAgent", with: "use --manual")
                 .replacingOccurrences(of: "or ManualUserAgent", with: "or --manual")

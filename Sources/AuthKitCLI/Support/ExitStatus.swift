@@ -29,6 +29,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .authorizationFailed, .providerError, .invalidResponse: self = .providerError
             case .signInRequired(_, .refreshRefused): self = .providerError
             case .signInRequired(_, .noCredential): self = .usage
+            case .notSupported(_, .deviceGrant): self = .usage // --device for a provider without it
             case .signInRequired, .notSupported, .misuse: self = .failure
             case .network: self = .networkError
             case .redirectNotFollowed, .responseTooLarge: self = .providerError

@@ -1,0 +1,174 @@
+import AuthKitTestSupport
+import Foundation
+import Testing
+@testable import AuthKit
+
+/// The device authorization grant (RFC 8628) against a local server, with an
+/// injected clock: each rule of §3.4–3.5 is checked without waiting.
+@Suite struct DeviceGrantTests {
+    /// A clock that moves only when the poller sleeps, recording each sleep.
+    final class FakeClock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var elapsed: TimeInterval = 0
+        private(set) var sleeps: [TimeInterval] = []
+        var now: Date { lock.withLock { fixedNow.addingTimeInterval(elapsed) } }
+        func sleep(_ duration: Duration) async throws {
+            try Task.checkCancellation()
+            let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            lock.withLock { elapsed += seconds; sleeps.append(seconds) }
+        }
+        var recorded: [TimeInterval] { lock.withLock { sleeps } }
+    }
+
+    func client(_ server: TestHTTPServer, clock: FakeClock, secret: String? = nil, device: DescriptorFile.Device? = nil) throws -> OAuth2Client {
+        let descriptor = testDescriptor(
+            id: "tv", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+            token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post))
+        var file = DescriptorFile(descriptor)
+        file.device = device ?? .init(url: "\(server.baseURL)/device")
+        var client = try OAuth2Client(descriptor: file.resolved(source: "tv.json (test)"),
+                                      settings: ClientSettings(clientID: "tv-app", clientSecret: secret, scopes: ["read"]),
+                                      now: { clock.now })
+        client.deviceSleep = { try await clock.sleep($0) }
+        return client
+    }
+
+    /// Answers the device authorization request, then each poll in turn from `polls`.
+    func serve(_ server: TestHTTPServer, expiresIn: Int = 900, interval: Int? = 5, polls: [StubResponse]) {
+        let intervalMember = interval.map { #","interval":\#($0)"# } ?? ""
+        server.route("POST", "/device") { _ in
+            .json(#"{"device_code":"dev-code-secret","user_code":"WDJB-MJHT","verification_uri":"https://as.example/device","verification_uri_complete":"https://as.example/device?user_code=WDJB-MJHT","expires_in":\#(expiresIn)\#(intervalMember)}"#)
+        }
+        let remaining = Recorder<Int>()
+        server.route("POST", "/token") { _ in
+            remaining.append(1)
+            let index = remaining.all.count - 1
+            return index < polls.count ? polls[index] : .json(#"{"error":"authorization_pending"}"#, status: 400)
+        }
+    }
+
+    static let pending = StubResponse.json(#"{"error":"authorization_pending"}"#, status: 400)
+    static let slowDown = StubResponse.json(#"{"error":"slow_down"}"#, status: 400)
+    static let granted = StubResponse.json(#"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600,"refresh_token":"tv-refresh"}"#)
+
+    @Test func pollsAtTheIntervalUntilApproved() async throws {
+        try await withServer { server in
+            serve(server, polls: [Self.pending, Self.pending, Self.granted])
+            let clock = FakeClock()
+            let client = try client(server, clock: clock)
+            let shown = Recorder<DeviceAuthorization>()
+            let credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions(label: "tv")) { shown.append($0) }
+            let authorization = try #require(shown.all.first)
+            #expect(authorization.userCode == "WDJB-MJHT" && authorization.verificationURI.absoluteString == "https://as.example/device")
+            #expect(authorization.verificationURIComplete?.absoluteString == "https://as.example/device?user_code=WDJB-MJHT")
+            #expect(authorization.expiresAt == fixedNow.addingTimeInterval(900))
+            #expect(!"\(authorization)".contains("dev-code-secret"))
+            #expect(clock.recorded == [5, 5, 5])
+            #expect(credential.accessToken == "tv-token" && credential.label == "tv" && credential.scopes == ["read"])
+
+            let start = try formObject(try #require(server.requests(to: "/device").first).bodyText)
+            #expect(start == ["scope": "read", "client_id": "tv-app"])
+            let polls = try server.requests(to: "/token").map { try formObject($0.bodyText) }
+            #expect(polls.count == 3)
+            #expect(polls.allSatisfy { $0 == ["grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": "dev-code-secret", "client_id": "tv-app"] })
+        }
+    }
+
+    /// RFC 8628 §3.5: slow_down adds 5 seconds to this and every later interval.
+    @Test func slowDownAddsFiveSecondsForGood() async throws {
+        try await withServer { server in
+            serve(server, polls: [Self.pending, Self.slowDown, Self.pending, Self.granted])
+            let clock = FakeClock()
+            _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            #expect(clock.recorded == [5, 5, 10, 10])
+        }
+    }
+
+    @Test func withoutAnIntervalTheDefaultIsFiveSeconds() async throws {
+        try await withServer { server in
+            serve(server, interval: nil, polls: [Self.granted])
+            let clock = FakeClock()
+            _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            #expect(clock.recorded == [5])
+        }
+    }
+
+    @Test func aDenialIsAccessDenied() async throws {
+        try await withServer { server in
+            serve(server, polls: [Self.pending, .json(#"{"error":"access_denied"}"#, status: 400)])
+            let clock = FakeClock()
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            }
+            #expect(error?.isAccessDenied == true)
+        }
+    }
+
+    @Test func theServersExpiryEndsIt() async throws {
+        try await withServer { server in
+            serve(server, polls: [.json(#"{"error":"expired_token"}"#, status: 400)])
+            await #expect {
+                _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            } throws: { error in
+                guard case AuthKitError.providerError(.devicePolling, let response) = error else { return false }
+                return response.code == "expired_token"
+            }
+        }
+    }
+
+    /// The codes expire after 12 s: polls at 5 and 10, and none after.
+    @Test func ourOwnClockStopsAtExpiry() async throws {
+        try await withServer { server in
+            serve(server, expiresIn: 12, polls: [])
+            let clock = FakeClock()
+            await #expect(throws: DevicePoller.expired) {
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            }
+            #expect(server.requests(to: "/token").count == 2)
+        }
+    }
+
+    @Test func cancellingStopsThePolling() async throws {
+        try await withServer { server in
+            serve(server, polls: [])
+            var client = try client(server, clock: FakeClock())
+            client.deviceSleep = { try await Task.sleep(for: $0 / 50) } // real, short sleeps
+            let task = Task { [client] in try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in } }
+            try await Task.sleep(for: .milliseconds(300))
+            task.cancel()
+            await #expect(throws: AuthKitError.cancelled) { _ = try await task.value }
+        }
+    }
+
+    /// GitHub's device flow takes the client id alone, even from a client with a secret.
+    @Test func githubsDescriptorPollsWithTheClientIDAlone() async throws {
+        let github = try bundledDescriptor("github")
+        #expect(github.supportsDeviceGrant && github.device?.url == "https://github.com/login/device/code")
+        try await withServer { server in
+            serve(server, polls: [Self.granted])
+            let client = try client(server, clock: FakeClock(), secret: "gh-secret",
+                                    device: .init(url: "\(server.baseURL)/device", clientAuthentication: ClientAuthentication.none))
+            _ = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            for request in server.requests { #expect(!request.bodyText.contains("gh-secret")) }
+        }
+    }
+
+    @Test func aProviderWithoutTheGrantSaysSo() async throws {
+        let qiita = try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings(clientID: "c"))
+        await #expect(throws: AuthKitError.notSupported(providerID: "qiita", .deviceGrant)) {
+            _ = try await qiita.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+        }
+    }
+
+    @Test func anIncompleteAnswerNamesWhatIsMissing() async throws {
+        try await withServer { server in
+            server.route("POST", "/device") { _ in .json(#"{"device_code":"d","verification_uri":"https://as.example/device"}"#) }
+            await #expect {
+                _ = try await client(server, clock: FakeClock()).startDeviceAuthorization()
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
+                return reason.contains("user_code") && reason.contains("'device_code', 'verification_uri'")
+            }
+        }
+    }
+}
