@@ -36,8 +36,8 @@ enum AuthKitMain {
         // A parent may hand authkit a blocked signal mask (Foundation's Process
         // on Linux blocks every signal in its children), and every process
         // authkit starts would inherit it: a $BROWSER wrapper that waits for its
-        // child would then ignore `kill`. The browser's spawn clears its own
-        // thread's mask too (see SystemBrowser); this clears the main thread's.
+        // child would then ignore `kill`. Cleared here, before any thread
+        // exists, so that every thread inherits the empty mask.
         var none = sigset_t()
         sigemptyset(&none)
         sigprocmask(SIG_SETMASK, &none, nil)

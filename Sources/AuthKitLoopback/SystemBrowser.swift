@@ -105,13 +105,9 @@ public struct SystemBrowser: Sendable {
             do {
                 // A name is searched in the browser's PATH; a path is run as given.
                 let executable: Executable = name.contains("/") ? .path(FilePath(name)) : .name(name)
-                // swift-subprocess asks posix_spawn for an empty mask, but a child
-                // has been seen with the spawning thread's blocked mask (a parent
-                // started authkit with every signal blocked). Clear this thread's
-                // mask too; nothing here relies on blocked signals.
-                var none = sigset_t()
-                sigemptyset(&none)
-                pthread_sigmask(SIG_SETMASK, &none, nil)
+                // swift-subprocess asks posix_spawn for an empty signal mask and
+                // default dispositions (a Foundation Process child would inherit
+                // a blocked mask on Linux).
                 let result = try await Subprocess.run(
                     executable, arguments: arguments, environment: environment,
                     input: .none, output: .currentStandardError, error: .currentStandardError)

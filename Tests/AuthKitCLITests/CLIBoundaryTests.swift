@@ -164,12 +164,12 @@ import Glibc
     @Test func theBrowserAuthorizeStartsHasDefaultSignals() throws {
         let home = try home()
         let script = home.appendingPathComponent("browser.sh"), out = home.appendingPathComponent("browser-status")
-        try Data("#!/bin/sh\n{ grep -E '^(SigBlk|SigIgn):' /proc/$$/status; echo \"parent: $(tr '\\\\0' ' ' < /proc/$PPID/cmdline)\"; env; } > '\(out.path)'\n".utf8).write(to: script)
+        try Data("#!/bin/sh\n{ while IFS= read -r l; do case $l in SigBlk:*|SigIgn:*) echo \"$l\";; esac; done < /proc/$$/status; echo \"parent: $(tr '\\\\0' ' ' < /proc/$PPID/cmdline)\"; env; } > '\(out.path)'\n".utf8).write(to: script)
         let result = try CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--timeout", "3"],
                                         environment: ["AUTHKIT_HOME": home.path, "BROWSER": "/bin/sh \(script.path)",
                                                       "AUTHKIT_GITHUB_CLIENT_SECRET": "browser-must-not-see-this"])
         #expect(result.status == 5, "\(result.stderr)") // no one approves: the timeout ends it
-        let status = try String(contentsOf: out, encoding: .utf8)
+        let status = String(decoding: try Data(contentsOf: out), as: UTF8.self)
         #expect(status.contains("SigBlk:\t0000000000000000"), "\(status)")
         #expect(!status.contains("browser-must-not-see-this") && !status.contains("AUTHKIT_"))
     }

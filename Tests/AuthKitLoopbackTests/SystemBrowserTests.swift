@@ -42,7 +42,9 @@ import Testing
     /// for its own child then ignores `kill`), and without AuthKit's variables.
     @Test func theBrowserStartsWithDefaultSignalsAndNoSecrets() async throws {
         let (directory, script) = try makeScript("inspect-browser", #"""
-        grep -E '^(SigBlk|SigIgn):' /proc/$$/status > "$(dirname "$0")/signals"
+        # Read with builtins: a shell waiting for a child (grep) blocks every
+        # signal while it waits, which grep would then see in /proc/$$/status.
+        while IFS= read -r line; do case $line in SigBlk:*|SigIgn:*) printf '%s\n' "$line";; esac; done < /proc/$$/status > "$(dirname "$0")/signals"
         env > "$(dirname "$0")/environment"
         """#)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -115,7 +117,8 @@ import Testing
         var opened: String?
         for _ in 0..<200 where opened == nil {
             try await Task.sleep(for: .milliseconds(25))
-            opened = try? String(contentsOfFile: argsFile, encoding: .utf8)
+            // The shell creates the file before printf fills it: wait for content.
+            opened = (try? String(contentsOfFile: argsFile, encoding: .utf8)).flatMap { $0.isEmpty ? nil : $0 }
         }
         let authorizationURL = try #require(opened)
         #expect(authorizationURL.contains("state=\(attempt.state)"))

@@ -127,6 +127,7 @@ enum RawHTTP {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while data.count < limit {
             let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue } // a signal arrived; read again
             if count == 0 { break }
             guard count > 0 else { throw SocketError(call: "recv", code: errno) }
             data.append(contentsOf: buffer[0..<count])
@@ -151,6 +152,7 @@ enum RawHTTP {
                 if data.count - headEnd.upperBound >= expected! { break }
             }
             let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue } // a signal arrived; read again
             if count == 0 { break }
             guard count > 0 else { throw SocketError(call: "recv", code: errno) }
             data.append(contentsOf: buffer[0..<count])
