@@ -115,7 +115,7 @@ import Testing
     /// Every line of every --help fits 80 columns, except argument-parser's own usage line.
     @Test func helpExamplesFitEightyColumns() throws {
         let home = try home()
-        for command in [["authorize"], ["request"], ["sign"], ["token"], ["token", "refresh"], ["providers"], ["providers", "override"]] {
+        for command in [["authorize"], ["request"], ["sign"], ["token"], ["token", "refresh"], ["providers"], ["providers", "override"], ["providers", "add"]] {
             let help = try CLIProcess.run(command + ["--help"], environment: ["AUTHKIT_HOME": home.path, "COLUMNS": "80"])
             var inDiscussion = false
             for line in help.stdout.split(separator: "\n", omittingEmptySubsequences: false) {

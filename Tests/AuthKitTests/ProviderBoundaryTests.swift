@@ -123,7 +123,7 @@ import Testing
     }
 
     @Test func bundledDescriptorsStateTheirChoice() throws {
-        for (name, json) in BundledDescriptors.files where !name.hasPrefix("twitter") {
+        for (name, json) in BundledDescriptors.files where !json.contains(#""protocol": "oauth1""#) {
             #expect(json.contains(#""pkce":"#), "\(name) does not say whether its provider supports PKCE")
         }
     }

@@ -178,13 +178,29 @@ import AuthKitTestSupport
         }
     }
 
+    /// GitHub's revocation is not RFC 7009: `DELETE /applications/{client_id}/token`
+    /// with HTTP Basic and the token in a JSON body, answered 204.
+    @Test func githubDeletesTheTokenWithBasicAndAJSONBody() async throws {
+        try await withServer { server in
+            server.route("DELETE", "/applications/Iv1.abc/token") { _ in StubResponse(status: 204) }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
+                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret"))
+            try await client.revoke(Credential(providerID: "github", accessToken: "gho_token"))
+            let request = try #require(server.requests.last)
+            #expect(request.method == "DELETE")
+            #expect(request.header("Authorization") == "Basic " + Data("Iv1.abc:gh-secret".utf8).base64EncodedString())
+            #expect(request.header("Content-Type") == "application/json")
+            #expect(try jsonObject(request.body) == ["access_token": "gho_token"])
+        }
+    }
+
     @Test func providersWithoutRevocationSaySo() async throws {
-        let client = try OAuth2Client(descriptor: bundledDescriptor("github"), settings: ClientSettings(clientID: "c"))
+        let client = try OAuth2Client(descriptor: bundledDescriptor("spotify"), settings: ClientSettings(clientID: "c"))
         await #expect {
-            try await client.revoke(Credential(providerID: "github", accessToken: "t"))
+            try await client.revoke(Credential(providerID: "spotify", accessToken: "t"))
         } throws: { error in
-            guard error as? AuthKitError == .notSupported(providerID: "github", .revocation) else { return false }
-            return "\(error)".contains("github descriptor names no way to revoke")
+            guard error as? AuthKitError == .notSupported(providerID: "spotify", .revocation) else { return false }
+            return "\(error)".contains("spotify descriptor names no way to revoke")
         }
     }
 }

@@ -81,6 +81,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var refreshTokenExpiresIn: FieldPaths?
         package var scope: FieldPaths?
         package var requireTokenType: Bool?
+        package var assumeBearer: Bool?
         package var errorCode: FieldPaths?
         package var errorDescription: FieldPaths?
         package var errorURI: FieldPaths?
@@ -221,6 +222,7 @@ extension DescriptorFile {
             refreshTokenExpiresIn: mapping?.refreshTokenExpiresIn ?? "refresh_token_expires_in",
             scope: mapping?.scope ?? "scope",
             requireTokenType: mapping?.requireTokenType ?? true,
+            assumeBearer: mapping?.assumeBearer ?? false,
             errorCode: mapping?.errorCode ?? "error",
             errorDescription: mapping?.errorDescription ?? "error_description",
             errorURI: mapping?.errorURI ?? "error_uri")
@@ -238,7 +240,7 @@ extension DescriptorFile {
             ResponseMapping(
                 accessToken: m.accessToken, tokenType: m.tokenType, expiresIn: m.expiresIn, refreshToken: m.refreshToken,
                 refreshTokenExpiresIn: m.refreshTokenExpiresIn,
-                scope: m.scope, requireTokenType: m.requireTokenType, errorCode: m.errorCode,
+                scope: m.scope, requireTokenType: m.requireTokenType, assumeBearer: m.assumeBearer, errorCode: m.errorCode,
                 errorDescription: m.errorDescription, errorURI: m.errorURI)
         }
         func template(_ t: RequestTemplate) -> Template {

@@ -13,6 +13,10 @@ package struct TokenResponseMapping: Sendable, Hashable {
     /// RFC 6749 §5.1 makes `token_type` required; some providers omit it
     /// (Qiita, Instagram), and then `Bearer` is assumed.
     package var requireTokenType: Bool
+    /// The token is sent as a Bearer token whatever `token_type` says: a
+    /// provider that names its token kind there (Slack: `user`, `bot`) rather
+    /// than how to present it.
+    package var assumeBearer: Bool
     /// The member(s) holding an error code. A response containing one is an
     /// error even with HTTP 200 (GitHub, Slack).
     package var errorCode: FieldPaths

@@ -247,4 +247,6 @@ public enum FlowStep: String, Sendable, Hashable, Codable {
     case deviceAuthorization = "device authorization"
     /// RFC 8628 §3.4: polling for the token.
     case devicePolling = "device token request"
+    /// RFC 8414 §3: reading an authorization server's metadata.
+    case discovery = "server metadata request"
 }

@@ -247,12 +247,13 @@ struct TokenEndpointCalls: Sendable {
     private func makeCredential(
         _ fields: TokenResponseParser.Fields, receivedAt: Date, previous: Credential?, requestedScopes: [String], label: String?
     ) -> Credential {
-        Credential(
+        let bearer = token.response.assumeBearer
+        return Credential(
             providerID: descriptor.id,
             label: label,
             kind: .oauth2,
             accessToken: fields.accessToken,
-            tokenType: fields.tokenType ?? previous?.tokenType ?? "Bearer",
+            tokenType: bearer ? "Bearer" : fields.tokenType ?? previous?.tokenType ?? "Bearer",
             refreshToken: fields.refreshToken ?? previous?.refreshToken,
             expiresAt: fields.expiresIn.map { receivedAt.addingTimeInterval($0) }
                 ?? (fields.raw.isEmpty ? previous?.expiresAt : nil),

@@ -11,9 +11,14 @@ Flask + Authlib's AuthorizationServer, with in-memory storage:
   POST /token         authorization_code and refresh_token grants; refresh
                       tokens rotate (the old one is revoked on use).
   POST /revoke        RFC 7009 revocation.
-  GET  /.well-known/oauth-authorization-server   RFC 8414 metadata.
+  GET  /.well-known/oauth-authorization-server   RFC 8414 metadata; its `issuer`
+                      is the issuer below, the endpoints are on the host asked.
+  GET  /.well-known/openid-configuration   the same metadata where OpenID Connect
+                      Discovery puts it (RFC 8414 §5); not an OpenID Provider:
+                      no ID tokens, no jwks_uri.
   GET  /api/me        a protected resource (Bearer, RFC 6750).
-  GET  /_test/stats   counters for the suite (grants issued by type, revocations).
+  GET  /_test/stats   counters for the suite (grants issued by type, revocations,
+                      metadata documents served by path).
 
 Clients (all may use redirect URIs on http://127.0.0.1 with any port, RFC 8252 §7.3):
   0!1*$$            secret 1/2_3+4   client_secret_basic  (needs form-encoding in Basic)
@@ -180,7 +185,7 @@ class Token(TokenMixin):
 CODES = {}    # code -> AuthorizationCode
 TOKENS = []   # every Token issued
 STATS = {"authorization_code": 0, "refresh_token": 0, "revoked": 0, "rejected_refresh": 0,
-         "pkce_s256_verified": 0, "auth_method": {}}
+         "pkce_s256_verified": 0, "auth_method": {}, "metadata": {}}
 
 
 class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
@@ -329,7 +334,10 @@ def create_app(issuer_holder):
         return server.create_endpoint_response(Revocation.ENDPOINT_NAME)
 
     @app.get("/.well-known/oauth-authorization-server")
+    @app.get("/.well-known/openid-configuration")
     def metadata():
+        with LOCK:
+            STATS["metadata"][request.path] = STATS["metadata"].get(request.path, 0) + 1
         issuer = issuer_holder[0]
         base = "http://%s" % request.host
         data = AuthorizationServerMetadata({

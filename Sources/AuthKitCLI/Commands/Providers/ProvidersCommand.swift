@@ -10,6 +10,7 @@ struct ProvidersCommand: AsyncParsableCommand {
           authkit providers show github
           authkit providers validate ~/.config/authkit/providers/*.json
           authkit providers override qiita      # a copy to edit
+          authkit providers add acme --issuer https://auth.acme.example
         """,
-        subcommands: [ProvidersList.self, ProvidersShow.self, ProvidersValidate.self, ProvidersOverride.self])
+        subcommands: [ProvidersList.self, ProvidersShow.self, ProvidersValidate.self, ProvidersOverride.self, ProvidersAdd.self])
 }

@@ -1,0 +1,106 @@
+import Foundation
+import Logging
+
+/// A descriptor made from what an authorization server says about itself:
+/// RFC 8414 metadata, or OpenID Connect discovery.
+///
+/// Everything a standards-following provider needs is there: the
+/// authorization, token, revocation and device endpoints; PKCE support
+/// (`code_challenge_methods_supported`, RFC 8414 §2: absent means none);
+/// client authentication (`token_endpoint_auth_methods_supported`, default
+/// `client_secret_basic`); RFC 9207 `iss` (`authorization_response_iss_parameter_supported`);
+/// the scopes it knows. The answer must name the issuer asked for, exactly
+/// (RFC 8414 §3.3): metadata that names another is an impersonation attempt
+/// or a misconfiguration, and is refused.
+extension ProviderDescriptor {
+    /// Reads `issuer`'s metadata and returns a descriptor with id `id`.
+    ///
+    /// Tries RFC 8414's location (`/.well-known/oauth-authorization-server`
+    /// inserted between the host and the issuer's path, §3.1), then OpenID
+    /// Connect's (`/.well-known/openid-configuration` appended to the issuer).
+    /// The requests follow AuthKit's token-endpoint policy: no redirects, a
+    /// size cap, a deadline; plain http only to loopback.
+    /// - Throws: ``AuthKitError/invalidFile(_:)`` when the metadata names
+    ///   another issuer, lacks an endpoint, or makes an invalid descriptor;
+    ///   ``AuthKitError/network(url:reason:)`` when neither location answers.
+    public static func discover(issuer: URL, id: String, httpClient: (any HTTPClient)? = nil) async throws -> ProviderDescriptor {
+        let transport = FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: Logger(label: "authkit.discovery"))
+        let display = issuer.redactedForLogs
+        var reasons = [String]()
+        var answered = false // a server answered (with a status), as opposed to none being reachable
+        for location in Self.metadataLocations(for: issuer) {
+            let response: IncomingResponse
+            do {
+                response = try await transport.send(OutgoingRequest(method: .get, url: location), step: .discovery)
+            } catch let error as AuthKitError {
+                reasons.append("\(location.redactedForLogs): \(error)")
+                continue
+            }
+            guard response.status == 200 else {
+                answered = true
+                reasons.append("\(location.redactedForLogs): HTTP \(response.status)")
+                continue
+            }
+            guard case .object(let metadata)? = try? JSONDecoder().decode(JSONValue.self, from: response.body) else {
+                throw AuthKitError.invalidFile([FileIssue(file: location.redactedForLogs, field: "", problem: "is not a JSON object of server metadata.")])
+            }
+            return try descriptor(from: metadata, issuer: issuer, id: id, source: location.redactedForLogs)
+        }
+        let found = "no server metadata at \(display) (\(reasons.joined(separator: "; ")))"
+        throw answered ? AuthKitError.invalidResponse(step: .discovery, reason: found) : AuthKitError.network(url: display, reason: found)
+    }
+
+    /// RFC 8414 §3.1 first, then OpenID Connect Discovery 1.0 §4.
+    static func metadataLocations(for issuer: URL) -> [URL] {
+        guard var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) else { return [] }
+        // §3.1: "any terminating '/' MUST be removed before inserting '/.well-known/'".
+        var path = components.percentEncodedPath
+        while path.hasSuffix("/") { path.removeLast() }
+        components.percentEncodedQuery = nil
+        components.fragment = nil
+        components.percentEncodedPath = "/.well-known/oauth-authorization-server" + path
+        let rfc8414 = components.url
+        components.percentEncodedPath = path + "/.well-known/openid-configuration"
+        return [rfc8414, components.url].compactMap { $0 }
+    }
+
+    /// The descriptor the metadata describes, validated like a file.
+    static func descriptor(from metadata: [String: JSONValue], issuer: URL, id: String, source: String) throws -> ProviderDescriptor {
+        func issue(_ field: String, _ problem: String) -> AuthKitError {
+            .invalidFile([FileIssue(file: source, field: field, problem: problem)])
+        }
+        let named = metadata["issuer"]?.scalarText ?? ""
+        guard named == issuer.absoluteString else {
+            throw issue("issuer", "is '\(DisplayText.sanitized(named, limit: 200))', not the '\(issuer.absoluteString)' asked for; RFC 8414 §3.3 requires them to be identical, so this metadata is refused.")
+        }
+        func text(_ name: String) -> String? { metadata[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
+        func list(_ name: String) -> [String]? {
+            guard case .array(let items)? = metadata[name] else { return nil }
+            return items.compactMap(\.scalarText)
+        }
+        guard let authorization = text("authorization_endpoint") else { throw issue("authorization_endpoint", "missing; AuthKit signs in with the authorization code grant.") }
+        guard let token = text("token_endpoint") else { throw issue("token_endpoint", "missing.") }
+        // RFC 8414 §2: absent means client_secret_basic.
+        let methods = list("token_endpoint_auth_methods_supported") ?? ["client_secret_basic"]
+        let authentication: ClientAuthentication
+        if methods.contains("client_secret_basic") { authentication = .basic }
+        else if methods.contains("client_secret_post") { authentication = .post }
+        else if methods.contains("none") { authentication = .none }
+        else {
+            throw issue("token_endpoint_auth_methods_supported", "lists only \(methods.joined(separator: ", ")); AuthKit authenticates with client_secret_basic, client_secret_post or none (a public client).")
+        }
+        // PKCE unless the server lists its methods without S256 (RFC 9700 §2.1.1:
+        // an absent list does not say the server lacks it; S256 is harmless then).
+        let challengeMethods = list("code_challenge_methods_supported")
+        var file = DescriptorFile(
+            id: id, name: issuer.host ?? id, protocol: .oauth2, documentation: text("service_documentation"),
+            authorization: .init(url: authorization),
+            token: .init(url: token, clientAuthentication: authentication),
+            pkce: challengeMethods.map { $0.contains("S256") ? .s256 : PKCEMode.none } ?? .s256,
+            issuer: .init(identifier: named, includedInResponse: metadata["authorization_response_iss_parameter_supported"] == .bool(true)),
+            revocation: text("revocation_endpoint").map { .init(url: $0) })
+        if let scopes = list("scopes_supported"), !scopes.isEmpty { file.scopes = .init(known: scopes) }
+        if let device = text("device_authorization_endpoint") { file.device = .init(url: device) }
+        return try DescriptorLoader().decode(try JSONEncoder().encode(file), file: source)
+    }
+}

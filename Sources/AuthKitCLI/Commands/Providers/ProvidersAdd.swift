@@ -1,0 +1,53 @@
+import ArgumentParser
+import AuthKit
+import Foundation
+
+struct ProvidersAdd: WorkspaceCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Add a provider from its issuer's metadata (RFC 8414, or OpenID Connect discovery).",
+        discussion: """
+        Reads the server's metadata, checks that it names the issuer you gave,
+        and writes $AUTHKIT_HOME/providers/ID.json: endpoints (authorization,
+        token, revocation, device), PKCE, client authentication, RFC 9207 iss,
+        known scopes. An existing file is never replaced without --force.
+        Example:
+          authkit providers add acme --issuer https://auth.acme.example
+          AUTHKIT_ACME_CLIENT_ID=… authkit authorize --provider acme
+        """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The id to give it (lowercase letters, digits, '-', '_').") var id: String
+    @Option(help: ArgumentHelp("The issuer identifier, exactly as the server names itself.", valueName: "url")) var issuer: String
+    @Flag(help: "Replace an existing file of that name.") var force = false
+
+    func validate() throws {
+        guard let url = URL(string: issuer), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
+            throw ValidationError("--issuer takes an absolute https URL such as https://auth.example.com; got '\(issuer)'.")
+        }
+        if scheme == "http", !url.isLoopback { throw ValidationError("--issuer must use https (plain http only for 127.0.0.1 test servers).") }
+    }
+
+    func run(in workspace: Workspace) async throws {
+        let directory = AuthKitHome.directory(environment: workspace.environment).appendingPathComponent("providers", isDirectory: true)
+        let target = directory.appendingPathComponent("\(id).json")
+        if FileManager.default.fileExists(atPath: target.path), !force {
+            throw CLIError("\(target.path) exists already; it was left as it is. Pass --force to replace it.", status: .badInput)
+        }
+        let found = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: id)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var descriptor = found
+        descriptor.source = target.path
+        try descriptor.encodedAsFile().write(to: target, options: .atomic)
+        Console.out(target.path)
+        var summary = ["Added \(id) from \(found.source):"]
+        if let authorization = found.authorization { summary.append("  authorize: \(authorization.url)") }
+        if let token = found.token { summary.append("  token:     \(token.url) (client authentication: \(token.clientAuthentication.rawValue))") }
+        summary.append("  pkce:      \(found.pkce.rawValue)")
+        summary.append("  revoke:    \(found.revocation?.url ?? "none")")
+        summary.append("  device:    \(found.device?.url ?? "none")")
+        summary.append("  issuer:    \(found.issuer?.identifier ?? "-")\(found.issuer?.includedInResponse == true ? " (iss checked in every answer)" : "")")
+        summary.append("Sign in with: \(ClientSettings.environmentPrefix(for: id))_CLIENT_ID=… authkit authorize --provider \(id)")
+        summary.map { DisplayText.sanitized($0, limit: 400) }.forEach(Console.err)
+    }
+}

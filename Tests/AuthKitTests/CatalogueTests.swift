@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import AuthKitTestSupport
+@testable import AuthKit
+
+/// The bundled catalogue: every file loads (schema and validator), cites the
+/// provider's documentation, and README's table is generated from the files.
+@Suite struct CatalogueTests {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+
+    @Test func atLeastThirtyProvidersEachCitingItsDocumentation() throws {
+        let catalog = ProviderCatalog(includeBundled: true, directories: [])
+        #expect(catalog.problems.isEmpty, "\(catalog.problems)")
+        #expect(catalog.ids.count >= 30)
+        for id in catalog.ids {
+            let descriptor = try #require(catalog.entries[id]?.descriptor)
+            let documentation = try #require(descriptor.documentation.flatMap(URL.init(string:)), "\(id) has no documentation URL")
+            #expect(documentation.scheme == "https", "\(id): documentation is not https")
+        }
+    }
+
+    @Test func readmeTableIsTheFiles() throws {
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "<!-- catalogue -->\n"))
+        let end = try #require(readme.range(of: "<!-- /catalogue -->", range: start.upperBound..<readme.endIndex))
+        let rows = readme[start.upperBound..<end.lowerBound].split(separator: "\n").dropFirst(2)
+        let catalog = ProviderCatalog(includeBundled: true, directories: [])
+        #expect(rows.count == catalog.ids.count, "run scripts/embed-providers")
+        for (row, id) in zip(rows, catalog.ids.sorted()) {
+            let descriptor = try #require(catalog.entries[id]?.descriptor)
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(cells.first == "`\(id)`", "run scripts/embed-providers")
+            #expect(cells.dropFirst().first == descriptor.name, "\(id): name differs from the file")
+            #expect(row.contains("(\(descriptor.documentation ?? "-"))"), "\(id): documentation link differs from the file")
+            #expect(cells.count == 6 && cells[3].contains("device") == (descriptor.device != nil), "\(id): sign-in column differs from the file")
+        }
+    }
+
+    /// Slack's `token_type` says `user` or `bot`: `assumeBearer` makes the
+    /// token usable as a Bearer token, read from `authed_user`.
+    @Test func slackUserTokenIsReadFromAuthedUserAsBearer() async throws {
+        try await withServer { server in
+            server.route("POST", "/api/oauth.v2.access") { _ in
+                .json(#"{"ok":true,"app_id":"A1","authed_user":{"id":"U1","scope":"users:read","access_token":"xoxp-1234","token_type":"user"},"team":{"id":"T1"}}"#)
+            }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("slack", pointingTo: server),
+                                          settings: ClientSettings(clientID: "slack-client", clientSecret: "slack-secret"))
+            let pending = try client.startAuthorization(redirectURI: URL(string: "http://localhost:8765/callback")).pending
+            let credential = try await client.exchange(code: "c", pending: pending)
+            #expect(credential.accessToken == "xoxp-1234")
+            #expect(credential.tokenType == "Bearer")
+            #expect(credential.scopes == ["users:read"])
+            #expect(server.requests.last?.header("Authorization") == "Basic " + Data("slack-client:slack-secret".utf8).base64EncodedString())
+            // Slack's errors come with HTTP 200.
+            server.route("POST", "/api/oauth.v2.access") { _ in .json(#"{"ok":false,"error":"invalid_code"}"#) }
+            await #expect {
+                try await client.exchange(code: "c", pending: pending)
+            } throws: { error in
+                guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
+                return response.code == "invalid_code"
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import AuthKitTestSupport
+import Foundation
+import Testing
+@testable import AuthKit
+
+/// Discovery from an issuer (RFC 8414, OpenID Connect) into a descriptor.
+@Suite struct ProviderDiscoveryTests {
+    func metadata(_ server: TestHTTPServer, issuer: String? = nil, extra: String = "") -> String {
+        #"{"issuer":"\#(issuer ?? server.baseURL)","authorization_endpoint":"\#(server.baseURL)/authorize","token_endpoint":"\#(server.baseURL)/token","revocation_endpoint":"\#(server.baseURL)/revoke","device_authorization_endpoint":"\#(server.baseURL)/device","code_challenge_methods_supported":["plain","S256"],"token_endpoint_auth_methods_supported":["client_secret_post","client_secret_basic"],"authorization_response_iss_parameter_supported":true,"scopes_supported":["read","write"]\#(extra)}"#
+    }
+
+    @Test func rfc8414MetadataBecomesADescriptor() async throws {
+        try await withServer { server in
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(metadata(server)) }
+            let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
+            #expect(descriptor.id == "found" && descriptor.protocol == .oauth2)
+            #expect(descriptor.authorization?.url == "\(server.baseURL)/authorize" && descriptor.token?.url == "\(server.baseURL)/token")
+            #expect(descriptor.revocation?.url == "\(server.baseURL)/revoke" && descriptor.device?.url == "\(server.baseURL)/device")
+            #expect(descriptor.pkce == .s256 && descriptor.token?.clientAuthentication == .basic)
+            #expect(descriptor.issuer == IssuerSettings(identifier: server.baseURL, includedInResponse: true))
+            #expect(descriptor.scopes.known == ["read", "write"])
+            // What `providers add` writes loads again as the same descriptor.
+            let again = try DescriptorLoader().decode(try descriptor.encodedAsFile(), file: descriptor.source)
+            #expect(again == descriptor)
+        }
+    }
+
+    /// RFC 8414 §3.1: the well-known segment goes between the host and the issuer's path.
+    @Test func anIssuerWithAPathIsLookedUpPerRFC8414ThenOIDC() {
+        #expect(ProviderDescriptor.metadataLocations(for: URL(string: "https://as.example/tenant1/")!).map(\.absoluteString).first
+                == "https://as.example/.well-known/oauth-authorization-server/tenant1", "a terminating / is removed first")
+        let locations = ProviderDescriptor.metadataLocations(for: URL(string: "https://as.example/tenant1")!).map(\.absoluteString)
+        #expect(locations == ["https://as.example/.well-known/oauth-authorization-server/tenant1",
+                              "https://as.example/tenant1/.well-known/openid-configuration"])
+    }
+
+    @Test func openIDConnectDiscoveryIsTheFallback() async throws {
+        try await withServer { server in
+            server.route("GET", "/.well-known/openid-configuration") { _ in
+                .json(#"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/a","token_endpoint":"\#(server.baseURL)/t"}"#)
+            }
+            let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "oidc")
+            #expect(descriptor.token?.url == "\(server.baseURL)/t")
+            #expect(descriptor.pkce == .s256, "no code_challenge_methods_supported: S256 anyway (RFC 9700 §2.1.1), harmless to a server without it")
+            #expect(descriptor.token?.clientAuthentication == .basic, "the RFC 8414 default")
+        }
+    }
+
+    /// RFC 8414 §3.3: metadata that names another issuer is refused.
+    @Test func metadataNamingAnotherIssuerIsRefused() async throws {
+        try await withServer { server in
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(metadata(server, issuer: "https://evil.example")) }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.first?.field == "issuer" && issues.first?.problem.contains("https://evil.example") == true
+            }
+        }
+    }
+
+    @Test func nothingFoundIsANetworkErrorNamingBothPlaces() async throws {
+        try await withServer { server in
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                return reason.contains("oauth-authorization-server") && reason.contains("openid-configuration") && reason.contains("HTTP 404")
+            }
+        }
+    }
+}
