@@ -57,29 +57,18 @@ from werkzeug.serving import make_server
 
 from authlib.common.security import generate_token
 from authlib.integrations.flask_oauth2 import AuthorizationServer, ResourceProtector, current_token
-from authlib.oauth2.rfc6749.models import ClientMixin, TokenMixin
+from authlib.oauth2.rfc6749.models import ClientMixin
 from authlib.oauth2.rfc6750 import BearerTokenGenerator, BearerTokenValidator
 from authlib.oauth2.rfc8628 import (DEVICE_CODE_GRANT_TYPE, DeviceAuthorizationEndpoint, DeviceCodeGrant,
                                     DeviceCredentialDict)
 
+from authlib_models import ALICE, Token
 from lifecycle import serve_until_stdin_closes
 
 INTERVAL = 1         # seconds between polls, announced in every device authorization response
 SLOW_DOWN_STEP = 5   # RFC 8628 §3.5: each slow_down adds 5 s "for this and all subsequent requests"
 JITTER = 0.2         # a poll this much early is timing noise, not a client polling too fast
 LOCK = threading.RLock()
-
-
-class User:
-    def __init__(self, uid, name):
-        self.id = uid
-        self.name = name
-
-    def get_user_id(self):
-        return self.id
-
-
-ALICE = User(1, "alice")
 
 
 class Client(ClientMixin):
@@ -128,37 +117,6 @@ class DeviceCredential(DeviceCredentialDict):
         return {k: self[k] for k in ("client_id", "scope", "device_code", "user_code", "verification_uri",
                                      "verification_uri_complete", "expires_in", "interval", "current_interval",
                                      "decision", "slow_downs", "used", "polls")}
-
-
-class Token(TokenMixin):
-    def __init__(self, client_id, user, data):
-        self.client_id = client_id
-        self.user = user
-        self.access_token = data["access_token"]
-        self.scope = data.get("scope", "")
-        self.expires_in = int(data.get("expires_in", 0))
-        self.issued_at = time.time()
-
-    def check_client(self, client):
-        return client.get_client_id() == self.client_id
-
-    def get_scope(self):
-        return self.scope
-
-    def get_expires_in(self):
-        return self.expires_in
-
-    def is_expired(self):
-        return time.time() >= self.issued_at + self.expires_in
-
-    def is_revoked(self):
-        return False
-
-    def get_user(self):
-        return self.user
-
-    def get_client(self):
-        return CLIENTS[self.client_id]
 
 
 DEVICES = {}   # device_code -> DeviceCredential
@@ -258,7 +216,7 @@ def create_app(base_holder):
 
     def save_token(data, req):
         with LOCK:
-            TOKENS.append(Token(req.client.get_client_id(), req.user, data))
+            TOKENS.append(Token(req.client, req.user, data))
             STATS["tokens"] += 1
 
     server = AuthorizationServer(app, query_client=query_client, save_token=save_token)

@@ -50,28 +50,17 @@ from authlib.common.security import generate_token
 from authlib.common.urls import add_params_to_uri
 from authlib.integrations.flask_oauth2 import AuthorizationServer, ResourceProtector, current_token
 from authlib.oauth2.rfc6749 import InvalidRequestError, OAuth2Error, grants
-from authlib.oauth2.rfc6749.models import AuthorizationCodeMixin, ClientMixin, TokenMixin
+from authlib.oauth2.rfc6749.models import AuthorizationCodeMixin, ClientMixin
 from authlib.oauth2.rfc6750 import BearerTokenGenerator, BearerTokenValidator
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
 
+from authlib_models import ALICE, Token
 from lifecycle import serve_until_stdin_closes
 
 AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
 LOCK = threading.RLock()
-
-
-class User:
-    def __init__(self, uid, name):
-        self.id = uid
-        self.name = name
-
-    def get_user_id(self):
-        return self.id
-
-
-ALICE = User(1, "alice")
 
 
 class Client(ClientMixin):
@@ -147,39 +136,6 @@ class AuthorizationCode(AuthorizationCodeMixin):
 
     def get_amr(self):
         return None
-
-
-class Token(TokenMixin):
-    def __init__(self, client_id, user, data):
-        self.client_id = client_id
-        self.user = user
-        self.access_token = data["access_token"]
-        self.refresh_token = data.get("refresh_token")
-        self.scope = data.get("scope", "")
-        self.expires_in = int(data.get("expires_in", 0))
-        self.issued_at = time.time()
-        self.revoked = False
-
-    def check_client(self, client):
-        return client.get_client_id() == self.client_id
-
-    def get_scope(self):
-        return self.scope
-
-    def get_expires_in(self):
-        return self.expires_in
-
-    def is_expired(self):
-        return time.time() >= self.issued_at + self.expires_in
-
-    def is_revoked(self):
-        return self.revoked
-
-    def get_user(self):
-        return self.user
-
-    def get_client(self):
-        return CLIENTS[self.client_id]
 
 
 CODES = {}    # code -> AuthorizationCode
@@ -287,7 +243,7 @@ def create_app(issuer_holder):
 
     def save_token(data, req):
         with LOCK:
-            TOKENS.append(Token(req.client.get_client_id(), req.user, data))
+            TOKENS.append(Token(req.client, req.user, data))
             STATS[req.payload.grant_type] += 1
             STATS["auth_method"][req.client.get_client_id()] = req.auth_method
 
