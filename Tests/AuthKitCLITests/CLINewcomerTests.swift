@@ -112,6 +112,21 @@ import Testing
         }
     }
 
+    /// A reader that goes away (`2>&1 | head -1`) is no crash: the sign-in
+    /// still ends as it would have (here: the timeout, exit 5), though its
+    /// status line and error had nowhere to go.
+    @Test func aClosedPipeIsNotACrash() throws {
+        let home = try home()
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+        shell.arguments = ["-c", #""$0" authorize --provider microsoft --client-id c --no-browser --timeout 1 2>&1 | head -1 >/dev/null; exit ${PIPESTATUS[0]}"#,
+                           CLIProcess.binary.path]
+        shell.environment = ["AUTHKIT_HOME": home.path, "HOME": home.path, "PATH": "/usr/bin:/bin"]
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 5, "authkit ended with \(shell.terminationStatus) (132: a trap on the closed pipe)")
+    }
+
     /// Every line of every --help fits 80 columns, except argument-parser's own usage line.
     @Test func helpExamplesFitEightyColumns() throws {
         let home = try home()

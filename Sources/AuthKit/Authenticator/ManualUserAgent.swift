@@ -13,7 +13,14 @@ public struct ManualUserAgent: UserAgent {
     /// Prompts on standard error and reads standard input, so standard output
     /// stays clean for `--json` and pipes.
     public init(
-        write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) },
+        // write(2), not FileHandle.write, which traps on Linux when the reader has gone.
+        write: @escaping @Sendable (String) -> Void = { text in
+            var bytes = Array(text.utf8)[...]
+            while !bytes.isEmpty {
+                let written = bytes.withUnsafeBytes { Foundation.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                if written > 0 { bytes = bytes.dropFirst(written) } else if written < 0 && errno == EINTR { continue } else { return }
+            }
+        },
         readLine: @escaping @Sendable () -> String? = { Swift.readLine(strippingNewline: true) }
     ) {
         self.write = write

@@ -96,7 +96,7 @@ struct Request: WorkspaceCommand {
                                    deadline: .seconds(timeout))
         let source = try workspace.source(account.key, explicit: client.settings())
         let (head, body) = try await source.send(request, policy: policy)
-        for try await chunk in body { FileHandle.standardOutput.write(chunk) }
+        for try await chunk in body where !Console.write(chunk, to: STDOUT_FILENO) { break } // the reader has gone
         let status = head.status.code
         guard (200...299).contains(status) else {
             let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""

@@ -5,11 +5,28 @@ import Foundation
 /// `authkit … --json | jq` always reads clean JSON.
 enum Console {
     static func out(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(Data((text + "\n").utf8), to: STDOUT_FILENO)
     }
 
     static func err(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        write(Data((text + "\n").utf8), to: STDERR_FILENO)
+    }
+
+    /// Writes all of `data`, or as much as the reader takes. Not
+    /// `FileHandle.write`: on Linux it traps when the reader has gone (a pipe
+    /// into `head` that closed, with SIGPIPE ignored as SwiftNIO does), and a
+    /// closed pipe must not crash a sign-in that can still store its credential.
+    /// Returns false when the reader is gone.
+    @discardableResult
+    static func write(_ data: Data, to descriptor: Int32) -> Bool {
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 { offset += written } else if written < 0 && errno == EINTR { continue } else { return false }
+            }
+            return true
+        }
     }
 
     /// Pretty, key-sorted JSON of `value` on standard output.

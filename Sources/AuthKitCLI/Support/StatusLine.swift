@@ -36,7 +36,7 @@ final class StatusLine: @unchecked Sendable {
     /// Prints `text` on its own lines above the status line.
     func note(_ text: String) {
         lock.withLock {
-            if timer != nil { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if timer != nil { Console.write(Data("\r\u{1B}[K".utf8), to: STDERR_FILENO) }
             Console.err(text)
         }
     }
@@ -46,7 +46,7 @@ final class StatusLine: @unchecked Sendable {
             guard let timer else { return }
             timer.cancel()
             self.timer = nil
-            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            Console.write(Data("\r\u{1B}[K".utf8), to: STDERR_FILENO)
         }
     }
 
@@ -54,7 +54,7 @@ final class StatusLine: @unchecked Sendable {
         lock.withLock {
             frame = (frame + 1) % Self.frames.count
             let line = Self.fit("\(Self.frames[frame]) \(message)", width: Self.width())
-            FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+            Console.write(Data("\r\u{1B}[K\(line)".utf8), to: STDERR_FILENO)
         }
     }
 

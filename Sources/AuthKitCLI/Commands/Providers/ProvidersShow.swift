@@ -30,12 +30,12 @@ struct ProvidersShow: WorkspaceCommand {
             guard let file = ProviderCatalog.bundledFiles.first(where: { $0.path.hasSuffix("/\(id).json") }) else {
                 throw CLIError("No bundled descriptor is named '\(id)'. Bundled: \(ProviderCatalog.bundledFiles.map { ($0.path as NSString).lastPathComponent.replacingOccurrences(of: ".json", with: "") }.joined(separator: ", ")).")
             }
-            FileHandle.standardOutput.write(file.data)
+            Console.write(file.data, to: STDOUT_FILENO)
             return
         }
         let descriptor = try workspace.descriptor(id)
         if json {
-            FileHandle.standardOutput.write(try descriptor.encodedAsFile() + Data("\n".utf8))
+            Console.write(try descriptor.encodedAsFile() + Data("\n".utf8), to: STDOUT_FILENO)
             return
         }
         let entry = workspace.catalog.entries[id]
