@@ -59,6 +59,23 @@ import Testing
         }
     }
 
+    /// A metadata location that redirects is not followed (a redirect could
+    /// hand discovery another server's document) and is reported as such.
+    @Test func aRedirectingMetadataLocationIsNotFollowed() async throws {
+        try await withServer { server in
+            let followed = Recorder<Int>()
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .redirect(302, to: "\(server.baseURL)/elsewhere") }
+            server.route("GET", "/elsewhere") { _ in followed.append(1); return .json(metadata(server)) }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                return reason.contains("HTTP 302") && reason.contains("HTTP 404")
+            }
+            #expect(followed.all.isEmpty)
+        }
+    }
+
     @Test func nothingFoundIsANetworkErrorNamingBothPlaces() async throws {
         try await withServer { server in
             await #expect {
