@@ -194,6 +194,39 @@ import AuthKitTestSupport
         }
     }
 
+    /// Slack answers a failed revocation with HTTP 200 and `"ok": false`:
+    /// that is an error, not a revoked token.
+    @Test func anErrorInASuccessfulAnswerIsAnError() async throws {
+        try await withServer { server in
+            let answers = Recorder<Int>()
+            server.route("POST", "/api/auth.revoke") { _ in
+                answers.append(1)
+                return answers.all.count == 1 ? .json(#"{"ok":false,"error":"invalid_auth"}"#) : .json(#"{"ok":true,"revoked":true}"#)
+            }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("slack", pointingTo: server),
+                                          settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let credential = Credential(providerID: "slack", accessToken: "xoxp-secret-token")
+            await #expect {
+                try await client.revoke(credential)
+            } throws: { error in
+                guard case AuthKitError.providerError(.revocation, let response) = error else { return false }
+                return response.code == "invalid_auth" && !"\(error)".contains("xoxp-secret-token")
+            }
+            #expect(server.requests.last?.header("Authorization") == "Bearer xoxp-secret-token")
+            try await client.revoke(credential)
+        }
+    }
+
+    /// RFC 7009 gives a successful revocation no body format: an HTML page
+    /// with HTTP 200 is still a success.
+    @Test func aSuccessWithAnyBodyIsASuccess() async throws {
+        try await withServer { server in
+            server.route("POST", "/revoke") { _ in StubResponse(status: 200, headers: [("Content-Type", "text/html")], body: Data("<p>ok</p>".utf8)) }
+            let client = try OAuth2Client(descriptor: rfc7009Provider(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            try await client.revoke(credential)
+        }
+    }
+
     @Test func providersWithoutRevocationSaySo() async throws {
         let client = try OAuth2Client(descriptor: bundledDescriptor("spotify"), settings: ClientSettings(clientID: "c"))
         await #expect {

@@ -81,14 +81,19 @@ struct TokenEndpointCalls: Sendable {
         let request = try makeRequest(template, for: credential)
         try checkOrigin(of: request, for: credential)
         let response = try await transport.send(request, step: .revocation)
-        if template.successStatus.contains(response.status) { return }
+        let parser = TokenResponseParser(mapping: template.response, successStatus: template.successStatus, step: .revocation)
+        if template.successStatus.contains(response.status) {
+            // An error code in the body is an error whatever the status: the
+            // credential is then kept, not deleted as if revoked.
+            try parser.rejectReportedError(in: response)
+            return
+        }
         if response.status == 503 {
             throw AuthKitError.providerError(step: .revocation, ProviderErrorResponse(
                 status: 503, code: "temporarily_unavailable", description: "the server asks to try again later (RFC 7009 §2.2.1)"))
         }
         // Not a success: report the provider's error if the body has one.
-        _ = try TokenResponseParser(mapping: template.response, successStatus: template.successStatus, step: .revocation)
-            .parse(response)
+        _ = try parser.parse(response)
         throw AuthKitError.invalidResponse(step: .revocation, reason: "HTTP \(response.status)")
     }
 

@@ -61,6 +61,15 @@ package struct TokenResponseParser: Sendable {
         }
     }
 
+    /// Throws when an answer with a success status still names an error in
+    /// its body (Slack answers `{"ok": false, "error": …}` with HTTP 200). A
+    /// body that is neither JSON nor form data is no error here: RFC 7009
+    /// §2.2 gives a successful revocation no body format.
+    package func rejectReportedError(in response: IncomingResponse) throws {
+        guard let object = try? decodeBody(response), let error = providerError(in: object, status: response.status) else { return }
+        throw SecretMask(response.secrets).apply(AuthKitError.providerError(step: step, error))
+    }
+
     private func parseUnmasked(_ response: IncomingResponse) throws -> Fields {
         let object = try decodeBody(response)
 
