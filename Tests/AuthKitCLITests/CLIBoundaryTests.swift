@@ -12,8 +12,7 @@ import Glibc
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
 
     func home() throws -> URL {
-        let home = TemporaryDirectory.url("authkit-cli-boundary")
-        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        let home = try CLIProcess.home("authkit-cli-boundary")
         return home
     }
 

@@ -8,8 +8,7 @@ import AuthKit
 /// the provider's redirects (curl -L) to the listener, as a browser would.
 @Suite(.serialized) struct CLIBrowserTests {
     func home(descriptor: String) throws -> URL {
-        let home = TemporaryDirectory.url("authkit-cli-browser")
-        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        let home = try CLIProcess.home("authkit-cli-browser")
         try descriptor.write(to: home.appendingPathComponent("providers/local.json"), atomically: true, encoding: .utf8)
         let script = home.appendingPathComponent("browser.sh")
         // Records the URL it was given, then follows it like a browser.

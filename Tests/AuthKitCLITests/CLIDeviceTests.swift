@@ -16,8 +16,7 @@ import Testing
             return polls.all.count < 2 ? .json(#"{"error":"authorization_pending"}"#, status: 400)
                 : .json(#"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600}"#)
         }
-        let home = TemporaryDirectory.url("authkit-device")
-        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        let home = try CLIProcess.home("authkit-device")
         let descriptor = #"{"id": "tv", "name": "TV", "protocol": "oauth2", "authorization": {"url": "\#(server.baseURL)/authorize"}, "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}}"#
         try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/tv.json"))
         return home

@@ -9,8 +9,7 @@ import Testing
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
 
     func home() throws -> URL {
-        let home = TemporaryDirectory.url("authkit-newcomer")
-        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        let home = try CLIProcess.home("authkit-newcomer")
         return home
     }
 
@@ -110,6 +109,15 @@ import Testing
             let help = try CLIProcess.run([group, "--help"], environment: ["AUTHKIT_HOME": home.path])
             #expect(help.stdout.contains("Examples:"), "\(group) --help has no examples")
         }
+    }
+
+    /// `providers add` refuses an id that is not a file name before it fetches anything.
+    @Test func providersAddRefusesAnIdThatIsNoFileName() throws {
+        let home = try home()
+        let result = try CLIProcess.run(["providers", "add", "../evil", "--issuer", "https://127.0.0.1:1"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("'../evil' is not a valid provider id"))
+        #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("evil.json").path))
     }
 
     /// A reader that goes away (`2>&1 | head -1`) is no crash: the sign-in

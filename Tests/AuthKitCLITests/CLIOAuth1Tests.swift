@@ -16,8 +16,7 @@ struct CLIOAuth1Tests {
 
     /// A user override of twitter.json whose endpoints are the oauthlib server's.
     func home(for server: OAuthlibServer) throws -> URL {
-        let home = TemporaryDirectory.url("authkit-cli1")
-        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        let home = try CLIProcess.home("authkit-cli1")
         let descriptor = """
         {"id": "twitter", "name": "X (local oauthlib)", "protocol": "oauth1",
          "redirect": {"host": "127.0.0.1", "port": 8765, "path": "/callback"},

@@ -1,4 +1,5 @@
 import Foundation
+import AuthKitTestSupport
 
 /// Runs the built `authkit` binary as a user would, with its own environment,
 /// and captures exit status, standard output and standard error.
@@ -9,6 +10,13 @@ struct CLIResult {
 }
 
 enum CLIProcess {
+    /// A fresh `$AUTHKIT_HOME` for one test, with its `providers` folder.
+    static func home(_ name: String) throws -> URL {
+        let home = TemporaryDirectory.url(name)
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        return home
+    }
+
     /// `authkit` sits beside the test bundle in the build directory.
     static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("authkit")

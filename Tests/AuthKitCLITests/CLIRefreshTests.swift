@@ -9,9 +9,8 @@ import Testing
     @Test func eightRequestsAtOnceRefreshOnce() async throws {
         try await withServer { server in
             let grant = RotatingGrant(on: server)
-            let home = TemporaryDirectory.url("authkit-cli-refresh")
+            let home = try CLIProcess.home("authkit-cli-refresh")
             defer { try? FileManager.default.removeItem(at: home) }
-            try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
             try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
             try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
             let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_ROTATING_CLIENT_ID": "app", "AUTHKIT_ROTATING_CLIENT_SECRET": "secret"]
@@ -40,9 +39,8 @@ import Testing
     @Test func refreshDueGoesThroughEveryCredential() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed","token_type":"Bearer","expires_in":5184000,"refresh_token_expires_in":600}"#) }
-            let home = TemporaryDirectory.url("authkit-cli-due")
+            let home = try CLIProcess.home("authkit-cli-due")
             defer { try? FileManager.default.removeItem(at: home) }
-            try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
             // Refreshed in the last 14 days of a token's life, once a day old (Instagram's rules).
             let policy = #", "refreshPolicy": {"aheadSeconds": 1209600, "minimumAgeSeconds": 86400}}"#
             for id in ["longlived", "unconfigured"] {
@@ -77,9 +75,8 @@ import Testing
     @Test func tokenHeaderTakesTheClientOptions() async throws {
         try await withServer { server in
             _ = RotatingGrant(on: server)
-            let home = TemporaryDirectory.url("authkit-cli-flags")
+            let home = try CLIProcess.home("authkit-cli-flags")
             defer { try? FileManager.default.removeItem(at: home) }
-            try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
             try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
             try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
             let without = try CLIProcess.run(["token", "header", "--provider", "rotating"], environment: ["AUTHKIT_HOME": home.path])

@@ -36,8 +36,7 @@ import AuthKit
     }
 
     func home(_ server: TestHTTPServer) throws -> URL {
-        let home = TemporaryDirectory.url("authkit-leak")
-        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        let home = try CLIProcess.home("authkit-leak")
         try """
         {"id": "local", "protocol": "oauth2", "pkce": "S256",
          "authorization": {"url": "\(server.baseURL)/authorize"},

@@ -9,8 +9,7 @@ import AuthKit
 @Suite(.serialized) struct CLITests {
     /// A fresh $AUTHKIT_HOME; `qiitaAt` writes a user override of qiita.json whose endpoints are the server's.
     func home(qiitaAt server: TestHTTPServer? = nil) throws -> URL {
-        let home = TemporaryDirectory.url("authkit-cli")
-        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        let home = try CLIProcess.home("authkit-cli")
         if let server {
             let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
             let local = bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)

@@ -7,8 +7,7 @@ import AuthKit
 /// through the built binary.
 @Suite(.serialized) struct CLITokenLifecycleTests {
     func home(_ server: TestHTTPServer) throws -> URL {
-        let home = TemporaryDirectory.url("authkit-cli-life")
-        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        let home = try CLIProcess.home("authkit-cli-life")
         try """
         {"id": "local", "name": "Local AS", "protocol": "oauth2", "pkce": "S256",
          "authorization": {"url": "\(server.baseURL)/authorize"},

@@ -10,14 +10,7 @@ import Glibc
 /// family for another program to take, and what arrives reaches the strict
 /// redirect parser exactly as sent.
 @Suite struct LoopbackBoundaryTests {
-    /// Whether this machine has an IPv6 loopback to test with.
-    static var hasIPv6: Bool {
-        guard let (fd, _) = try? RawHTTP.listen(host: "::1") else { return false }
-        close(fd)
-        return true
-    }
-
-    @Test(.enabled(if: hasIPv6, "no IPv6 loopback on this machine"))
+    @Test(.enabled(if: RawHTTP.ipv6Available, "this machine cannot bind ::1 (no IPv6 loopback)"))
     func aLocalhostRedirectListensOnBothFamilies() async throws {
         let attempt = TestAttempt(redirectURI: "http://localhost/callback")
         let browser = BrowserSpy()
@@ -36,7 +29,7 @@ import Glibc
 
     /// A fixed `localhost` port whose ::1 side another program holds fails
     /// clearly rather than listening on 127.0.0.1 alone.
-    @Test(.enabled(if: hasIPv6, "no IPv6 loopback on this machine"))
+    @Test(.enabled(if: RawHTTP.ipv6Available, "this machine cannot bind ::1 (no IPv6 loopback)"))
     func aTakenIPv6PortFailsClearly() async throws {
         // The port is free on ::1 only by chance for 127.0.0.1: another test may
         // hold it there, which is a different (also clear) refusal; pick again.

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Every problem is collected, not just the first, so `authkit providers
 /// validate` can list them all.
-struct DescriptorValidator: Sendable {
+package struct DescriptorValidator: Sendable {
     /// Variables the flow engine fills in at run time (see ``RequestTemplate``).
     static let runtimeVariables: Set<String> = [
         "access_token", "refresh_token", "client_id", "client_secret", "redirect_uri",
@@ -21,10 +21,10 @@ struct DescriptorValidator: Sendable {
         }
         let declared = Set((descriptor.placeholders ?? [:]).keys)
 
-        if descriptor.id.isEmpty || descriptor.id.unicodeScalars.contains(where: { !Self.idCharacters.contains($0) }) {
+        if !Self.isValidName(descriptor.id) {
             issue("id", "'\(descriptor.id)' is not a valid id; use lowercase letters, digits, '-' and '_' (e.g. \"qiita\").")
         }
-        for name in declared where name.isEmpty || name.unicodeScalars.contains(where: { !Self.idCharacters.contains($0) }) {
+        for name in declared where !Self.isValidName(name) {
             issue("placeholders.\(name)", "placeholder names use lowercase letters, digits, '-' and '_'.")
         }
         for name in declared where Self.runtimeVariables.contains(name) {
@@ -131,6 +131,12 @@ struct DescriptorValidator: Sendable {
     // MARK: - Helpers
 
     private static let idCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789-_")
+
+    /// A provider id or placeholder name: lowercase letters, digits, '-' and '_'
+    /// (it becomes a file name and part of an environment variable's name).
+    package static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && !name.unicodeScalars.contains { !idCharacters.contains($0) }
+    }
 
     /// True for `127.0.0.0/8`, `::1` (bracketed or not) and `localhost`.
     package static func isLoopback(host: String) -> Bool {

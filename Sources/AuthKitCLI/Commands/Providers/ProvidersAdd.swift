@@ -22,6 +22,9 @@ struct ProvidersAdd: WorkspaceCommand {
     @Flag(help: "Replace an existing file of that name.") var force = false
 
     func validate() throws {
+        guard DescriptorValidator.isValidName(id) else {
+            throw ValidationError("'\(id)' is not a valid provider id; use lowercase letters, digits, '-' and '_' (e.g. acme).")
+        }
         guard let url = URL(string: issuer), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
             throw ValidationError("--issuer takes an absolute https URL such as https://auth.example.com; got '\(issuer)'.")
         }
@@ -40,13 +43,7 @@ struct ProvidersAdd: WorkspaceCommand {
         descriptor.source = target.path
         try descriptor.encodedAsFile().write(to: target, options: .atomic)
         Console.out(target.path)
-        var summary = ["Added \(id) from \(found.source):"]
-        if let authorization = found.authorization { summary.append("  authorize: \(authorization.url)") }
-        if let token = found.token { summary.append("  token:     \(token.url) (client authentication: \(token.clientAuthentication.rawValue))") }
-        summary.append("  pkce:      \(found.pkce.rawValue)")
-        summary.append("  revoke:    \(found.revocation?.url ?? "none")")
-        summary.append("  device:    \(found.device?.url ?? "none")")
-        summary.append("  issuer:    \(found.issuer?.identifier ?? "-")\(found.issuer?.includedInResponse == true ? " (iss checked in every answer)" : "")")
+        var summary = ["Added \(id) from \(found.source):"] + ProvidersShow.endpoints(of: found).map { "  " + $0 }
         summary.append("Sign in with: \(ClientSettings.environmentPrefix(for: id))_CLIENT_ID=… authkit authorize --provider \(id)")
         summary.map { DisplayText.sanitized($0, limit: 400) }.forEach(Console.err)
     }

@@ -42,8 +42,16 @@ struct ProvidersShow: WorkspaceCommand {
         var lines = ["\(descriptor.name) (\(descriptor.id)), \(descriptor.protocol == .oauth2 ? "OAuth 2.0" : "OAuth 1.0a")"]
         lines.append("file:          \(descriptor.source)" + (entry?.replaced.map { "  (replaces \($0.source))" } ?? ""))
         if let documentation = descriptor.documentation { lines.append("documentation: \(documentation)") }
+        lines += Self.endpoints(of: descriptor)
+        lines.map { DisplayText.sanitized($0, limit: 500) }.forEach(Console.out)
+    }
+
+    /// Where a descriptor sends the user and the client, one line each (also
+    /// what `providers add` reports having found).
+    static func endpoints(of descriptor: ProviderDescriptor) -> [String] {
+        var lines = [String]()
         if let authorization = descriptor.authorization { lines.append("authorize:     \(authorization.url)") }
-        if let token = descriptor.token { lines.append("token:         \(token.url)") }
+        if let token = descriptor.token { lines.append("token:         \(token.url) (client authentication: \(token.clientAuthentication.rawValue))") }
         if let oauth1 = descriptor.oauth1 {
             lines.append("request token: \(oauth1.requestTokenURL)")
             lines.append("authorize:     \(oauth1.authorizeURL)")
@@ -52,9 +60,13 @@ struct ProvidersShow: WorkspaceCommand {
         if descriptor.protocol == .oauth2 {
             lines.append("pkce:          \(descriptor.pkce.rawValue)")
             lines.append("revocation:    \(descriptor.revocation?.url ?? "none")")
+            lines.append("device grant:  \(descriptor.device?.url ?? "none")")
+        }
+        if let issuer = descriptor.issuer {
+            lines.append("issuer:        \(issuer.identifier)\(issuer.includedInResponse ? " (iss checked in every answer)" : "")")
         }
         lines.append("redirect:      \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")")
         if !descriptor.scopes.default.isEmpty { lines.append("scopes:        \(descriptor.scopes.default.joined(separator: descriptor.scopes.separator)) (default)") }
-        lines.map { DisplayText.sanitized($0, limit: 500) }.forEach(Console.out)
+        return lines
     }
 }
