@@ -5,6 +5,7 @@
 // Module map (dependencies point one way, downwards):
 //
 //   CCurl              libcurl's C API, for AuthKit's Linux HTTP transport.
+//   CAuthKitRandom     getrandom(2), for AuthKit's random state and verifiers on Linux.
 //   AuthKit            core: provider descriptors, OAuth 2.0 flow engine,
 //                      credentials and their stores, the Authenticator protocol.
 //                      Depends only on swift-crypto, swift-log and swift-http-types
@@ -18,8 +19,8 @@
 //   authkit            the command-line tool (swift-argument-parser, swift-log).
 //   QiitaSignInExample, TwitterSignInExample
 //                      the README's library examples, built with the package.
-//   AuthKitSignBenchmark  not a product: times OAuth 1.0a signing
-//                      (Benchmarks/run-benchmarks compares it with oauthlib).
+//   AuthKitBenchmark, AuthKitFloor*  not products: AuthKit's side of
+//                      Benchmarks/run-benchmarks (peers: x/oauth2, liboauth, oauthlib).
 //   Fuzz*              not products: libFuzzer targets in Fuzz/ (`Fuzz/run`
 //                      builds them with -sanitize=fuzzer,address and runs them).
 //   AuthKitStoreStress test-only: a separate process writing credentials,
@@ -55,10 +56,13 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // getrandom(2), for SecureRandom on Linux (Apple platforms use arc4random_buf).
+        .target(name: "CAuthKitRandom"),
         .target(
             name: "AuthKit",
             dependencies: [
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
+                .target(name: "CAuthKitRandom", condition: .when(platforms: [.linux])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -109,11 +113,23 @@ let package = Package(
             dependencies: ["AuthKit", "AuthKitOAuth1", "AuthKitLoopback"],
             path: "Sources/Examples/TwitterSignIn"
         ),
-        // Not a product: `Benchmarks/run-benchmarks` builds and runs it.
+        // Not products: `Benchmarks/run-benchmarks` builds and runs them beside
+        // their peers. AuthKitFloor* are hello worlds linking what authkit
+        // links (and Foundation alone): the start-up floor of a sign-in.
         .executableTarget(
-            name: "AuthKitSignBenchmark",
-            dependencies: ["AuthKitOAuth1"]
+            name: "AuthKitBenchmark",
+            dependencies: ["AuthKit", "AuthKitOAuth1", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
+        .executableTarget(
+            name: "AuthKitFloor",
+            dependencies: [
+                "AuthKit", "AuthKitOAuth1", "AuthKitLoopback",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Floor/AuthKitFloor"
+        ),
+        .executableTarget(name: "AuthKitFloorFoundation", path: "Sources/Floor/AuthKitFloorFoundation"),
         // libFuzzer targets, not products. A plain build makes replayers (run
         // the files named on the command line); `Fuzz/run` rebuilds them with
         // `-D FUZZING -sanitize=fuzzer,address` in .build-fuzz and fuzzes them.

@@ -26,7 +26,7 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
         }
         // As strict as a descriptor: a misspelt key (clientId) would otherwise be
         // ignored and the setting silently missing.
-        guard let raw = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+        guard let raw = try? JSONValue(parsing: data) else {
             throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: "is not valid JSON: \(DescriptorLoader.syntaxError(in: data))")])
         }
         let issues = SchemaCheck(json: schema).problems(in: raw, file: url.path)

@@ -38,7 +38,7 @@ package struct DescriptorLoader: Sendable {
     package func decode(_ data: Data, file: String) throws -> ProviderDescriptor {
         let raw: JSONValue
         do {
-            raw = try JSONDecoder().decode(JSONValue.self, from: data)
+            raw = try JSONValue(parsing: data)
         } catch {
             throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "is not valid JSON: \(Self.syntaxError(in: data))")])
         }

@@ -140,7 +140,8 @@ package struct DescriptorValidator: Sendable {
 
     /// True for `127.0.0.0/8`, `::1` (bracketed or not) and `localhost`.
     package static func isLoopback(host: String) -> Bool {
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        var host = Substring(host.lowercased())
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
         if host == "localhost" || host == "::1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }

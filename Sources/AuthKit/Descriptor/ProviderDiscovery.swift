@@ -41,7 +41,7 @@ extension ProviderDescriptor {
                 reasons.append("\(location.redactedForLogs): HTTP \(response.status)")
                 continue
             }
-            guard case .object(let metadata)? = try? JSONDecoder().decode(JSONValue.self, from: response.body) else {
+            guard case .object(let metadata)? = try? JSONValue(parsing: response.body) else {
                 throw AuthKitError.invalidFile([FileIssue(file: location.redactedForLogs, field: "", problem: "is not a JSON object of server metadata.")])
             }
             return try descriptor(from: metadata, issuer: issuer, id: id, source: location.redactedForLogs)

@@ -23,7 +23,7 @@ struct SchemaCheck {
     static let descriptor = SchemaCheck(json: BundledDescriptors.schema)
 
     init(json: String) {
-        if case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)) {
+        if case .object(let object)? = try? JSONValue(parsing: Data(json.utf8)) {
             root = object
         } else {
             root = [:]

@@ -10,8 +10,30 @@ import Foundation
 package enum FormURLEncoding {
     /// Serialises pairs with ``PercentEncoding/encode(_:)`` on both sides of `=`.
     package static func encode(_ pairs: [(String, String)]) -> String {
-        pairs.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }
-            .joined(separator: "&")
+        // One buffer sized for the worst case (every byte becomes %XX), filled
+        // by the encoder directly: no string per name, value and pair.
+        var capacity = 0
+        for (name, value) in pairs { capacity += 3 * (name.utf8.count + value.utf8.count) + 2 }
+        guard capacity > 0 else { return "" }
+        return String(unsafeUninitializedCapacity: capacity) { output in
+            var written = 0
+            for (index, (name, value)) in pairs.enumerated() {
+                if index > 0 {
+                    output[written] = UInt8(ascii: "&")
+                    written += 1
+                }
+                written += append(name, to: output.baseAddress! + written)
+                output[written] = UInt8(ascii: "=")
+                written += 1
+                written += append(value, to: output.baseAddress! + written)
+            }
+            return written
+        }
+    }
+
+    private static func append(_ text: String, to output: UnsafeMutablePointer<UInt8>) -> Int {
+        var text = text
+        return text.withUTF8 { PercentEncoding.encode($0, into: output) }
     }
 
     /// Parses `a=1&b=two+words`; `+` decodes to a space, as in HTML forms.

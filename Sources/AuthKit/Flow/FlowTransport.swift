@@ -41,14 +41,14 @@ package struct FlowTransport: Sendable {
         _ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy,
         authorize: (@Sendable (OutgoingRequest) throws -> OutgoingRequest)? = nil
     ) async throws -> OpenedResponse {
-        let origin = request.url.origin
+        let origin = request.target.origin
         var current = request
         var hops = 0
         while true {
-            let credentialed = authorize == nil || current.url.origin == origin
+            let credentialed = authorize == nil || current.target.origin == origin
             var outgoing = current
             if credentialed {
-                try Self.checkTransport(current.url, display: current.displayURL)
+                guard current.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: current.displayURL) }
                 if let authorize { outgoing = try authorize(current) }
             }
             logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)")
@@ -78,14 +78,14 @@ package struct FlowTransport: Sendable {
 
     /// A credential only over TLS, or to this machine (RFC 6749 §2.3.1, RFC 6750 §5.3, RFC 8252 §8.3).
     static func checkTransport(_ url: URL, display: String) throws {
-        guard url.scheme?.lowercased() == "https" || url.isLoopback else {
+        guard RequestTarget(url).allowsCredentials else {
             throw AuthKitError.insecureTransport(url: display)
         }
     }
 
     private static func redirected(_ request: OutgoingRequest, to target: URL, status: Int, sameOrigin: Bool) -> OutgoingRequest {
         var next = request
-        next.head.url = target
+        next.retarget(target)
         next.displayURL = target.redactedForLogs
         if [301, 302, 303].contains(status), ![.get, .head].contains(request.head.method) {
             next.head.method = .get

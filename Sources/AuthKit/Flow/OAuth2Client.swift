@@ -21,8 +21,13 @@ public struct OAuth2Client: Authenticator {
     public let settings: ClientSettings
     public let clientID: String
     private let authorization: AuthorizationEndpoint
-    /// `authorization.url` with the placeholders filled in.
+    /// `authorization.url` with the placeholders filled in, and the
+    /// separator its query parameters follow (`?`, or `&` after a query the
+    /// endpoint already has: RFC 6749 §3.1 says it "MUST be retained").
     private let authorizationURL: String
+    private let querySeparator: String
+    /// The redirect URI when the caller names none.
+    private let standardRedirect: URL
     private let calls: TokenEndpointCalls
     private let now: @Sendable () -> Date
     private let coordinator = RefreshCoordinator()
@@ -58,7 +63,15 @@ public struct OAuth2Client: Authenticator {
         self.clientID = clientID
         self.authorization = authorization
         self.now = now
-        self.authorizationURL = try variables.render(authorization.url, inURL: true, field: "authorization.url")
+        let authorizationURL = try variables.render(authorization.url, inURL: true, field: "authorization.url")
+        guard var components = URLComponents(string: authorizationURL), components.host != nil else {
+            throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "authorization.url", problem: "is not a URL a query can be added to.")])
+        }
+        // A fragment would swallow the query appended after it.
+        components.fragment = nil
+        self.authorizationURL = components.string ?? authorizationURL
+        self.querySeparator = components.percentEncodedQuery.map { $0.isEmpty ? "" : "&" } ?? "?"
+        self.standardRedirect = (settings.redirectURI == "oob" ? nil : settings.redirectURI.flatMap(URL.init(string:))) ?? descriptor.redirect.uri
         let redirect = settings.redirectURI ?? descriptor.redirect.uri.absoluteString
         self.calls = TokenEndpointCalls(
             descriptor: descriptor, token: token,
@@ -87,7 +100,7 @@ public struct OAuth2Client: Authenticator {
         for name in additionalParameters.keys where Self.reservedParameters.contains(name) {
             throw AuthKitError.misuse(.reservedParameter(name))
         }
-        let redirect = redirectURI ?? defaultRedirectURI ?? descriptor.redirect.uri
+        let redirect = redirectURI ?? standardRedirect
         try checkRedirectScheme(redirect)
         let redirectURI = redirect.absoluteString
         let scopes = scopes ?? settings.scopes ?? descriptor.scopes.default
@@ -112,7 +125,7 @@ public struct OAuth2Client: Authenticator {
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) {
             pairs.append((name, value))
         }
-        guard let url = URL(string: authorizationURL)?.appendingQuery(pairs) else {
+        guard let url = URL(string: authorizationURL + querySeparator + FormURLEncoding.encode(pairs)) else {
             throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "authorization.url", problem: "is not a URL a query can be added to.")])
         }
         let pending = PendingAuthorization(

@@ -23,6 +23,6 @@ package struct PKCE: Sendable, Hashable {
     }
 
     package static func challenge(for verifier: String) -> String {
-        Base64URL.encode(SHA256.hash(data: Array(verifier.utf8)))
+        SHA256.hash(data: Array(verifier.utf8)).withUnsafeBytes { Base64URL.encode($0) }
     }
 }

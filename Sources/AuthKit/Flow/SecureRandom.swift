@@ -1,29 +1,101 @@
-import Crypto
-import Foundation
+#if canImport(Darwin)
+import Darwin
+#else
+import CAuthKitRandom
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+#endif
 
-/// Cryptographically secure random bytes from swift-crypto.
+/// Cryptographically secure random bytes from the operating system's CSPRNG.
 ///
 /// `state` and PKCE verifiers must be unguessable (RFC 6749 §10.10, RFC 7636
-/// §7.1); a `SymmetricKey` is generated from the platform's CSPRNG.
+/// §7.1). The bytes come from the kernel in one call per value — `getrandom(2)`
+/// on Linux, `arc4random_buf(3)` on Apple platforms — the same source
+/// swift-crypto's `SymmetricKey(size:)` draws from, but that one asks for 8
+/// bytes per system call (four calls for a 32-byte state). Nothing is derived
+/// or mixed here: the bytes are the kernel's.
 package enum SecureRandom {
-    /// `count` random bytes; `count` must be a multiple of 8 bits' worth (any byte count works).
+    /// `count` random bytes.
     package static func bytes(_ count: Int) -> [UInt8] {
-        let key = SymmetricKey(size: SymmetricKeySize(bitCount: count * 8))
-        return key.withUnsafeBytes { Array($0) }
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            fill(UnsafeMutableRawBufferPointer(buffer))
+            initialized = count
+        }
+    }
+
+    /// Fills `buffer` from the kernel's CSPRNG.
+    package static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard var next = buffer.baseAddress else { return }
+        var remaining = buffer.count
+        #if canImport(Darwin)
+        arc4random_buf(next, remaining)
+        #else
+        while remaining > 0 {
+            // getrandom(2) returns at most 32 MiB per call and may be
+            // interrupted by a signal before filling anything (EINTR).
+            let got = authkit_getrandom(next, remaining)
+            if got < 0 {
+                if errno == EINTR { continue }
+                fatalError("getrandom(2) failed (errno \(errno)): no secure randomness on this system")
+            }
+            next += got
+            remaining -= got
+        }
+        #endif
     }
 
     /// 32 random bytes as base64url without padding: 43 characters, 256 bits.
     package static func token() -> String {
-        Base64URL.encode(bytes(32))
+        withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { buffer in
+            fill(buffer)
+            return Base64URL.encode(UnsafeRawBufferPointer(buffer))
+        }
     }
 }
 
 /// Base64url without padding (RFC 4648 §5), as RFC 7636 §3 specifies for PKCE.
 package enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
     package static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let input = Array(bytes)
+        return input.withUnsafeBytes { encode($0) }
+    }
+
+    /// The encoder on raw bytes: 3 bytes become 4 characters; a final 1 or 2
+    /// bytes become 2 or 3 characters, with no `=` padding.
+    package static func encode(_ input: UnsafeRawBufferPointer) -> String {
+        let count = input.count
+        let length = count / 3 * 4 + [0, 2, 3][count % 3]
+        guard length > 0 else { return "" }
+        return String(unsafeUninitializedCapacity: length) { output in
+            alphabet.withUnsafeBufferPointer { table in
+                var read = 0, written = 0
+                while read + 3 <= count {
+                    let chunk = UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8 | UInt32(input[read + 2])
+                    output[written] = table[Int(chunk >> 18)]
+                    output[written + 1] = table[Int(chunk >> 12 & 0x3F)]
+                    output[written + 2] = table[Int(chunk >> 6 & 0x3F)]
+                    output[written + 3] = table[Int(chunk & 0x3F)]
+                    read += 3
+                    written += 4
+                }
+                if read < count {
+                    let second = read + 1 < count ? UInt32(input[read + 1]) : 0
+                    let chunk = UInt32(input[read]) << 16 | second << 8
+                    output[written] = table[Int(chunk >> 18)]
+                    output[written + 1] = table[Int(chunk >> 12 & 0x3F)]
+                    written += 2
+                    if read + 1 < count {
+                        output[written] = table[Int(chunk >> 6 & 0x3F)]
+                        written += 1
+                    }
+                }
+                return written
+            }
+        }
     }
 }

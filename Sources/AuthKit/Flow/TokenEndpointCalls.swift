@@ -24,10 +24,25 @@ struct TokenEndpointCalls: Sendable {
     /// The origins of the token, follow-up, refresh and revocation endpoints
     /// (placeholders filled in): recorded on every credential issued, checked
     /// before any of its tokens is sent for refresh or revocation.
-    var endpointOrigins: [String] {
+    let endpointOrigins: [String]
+    /// `tokenURL` parsed once: every exchange and refresh posts to it.
+    let tokenTarget: RequestTarget?
+
+    init(descriptor: ProviderDescriptor, token: TokenEndpoint, tokenURL: String, clientID: String, clientSecret: String?,
+         redirectURI: String, placeholderValues: [String: String], transport: FlowTransport, now: @escaping @Sendable () -> Date) {
+        self.descriptor = descriptor
+        self.token = token
+        self.tokenURL = tokenURL
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.redirectURI = redirectURI
+        self.placeholderValues = placeholderValues
+        self.transport = transport
+        self.now = now
+        self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
         let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id)
         let urls = [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
-        return Array(Set(urls.compactMap { template in
+        self.endpointOrigins = Array(Set(urls.compactMap { template in
             // Only the authority matters; run-time variables sit in paths and queries.
             let host = template.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).prefix(3).joined(separator: "/")
             return (try? variables.render(host, inURL: true, field: "url")).flatMap { URL(string: $0)?.origin }
@@ -36,8 +51,8 @@ struct TokenEndpointCalls: Sendable {
 
     /// Refuses to send `credential`'s tokens to an origin it was not issued for.
     func checkOrigin(of request: OutgoingRequest, for credential: Credential) throws {
-        guard let allowed = credential.endpointOrigins, !allowed.contains(request.url.origin) else { return }
-        throw AuthKitError.signInRequired(credential.key, reason: .endpointChanged(origin: request.url.origin))
+        guard let allowed = credential.endpointOrigins, !allowed.contains(request.target.origin) else { return }
+        throw AuthKitError.signInRequired(credential.key, reason: .endpointChanged(origin: request.target.origin))
     }
 
     // MARK: - Calls
@@ -107,7 +122,7 @@ struct TokenEndpointCalls: Sendable {
         let request = try makeRequest(
             method: .post, url: try variables(for: nil).render(device.url, inURL: true, field: "device.url"), displayURL: device.url,
             encoding: device.encoding, parameters: parameters, headers: token.headers,
-            clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none, variables: variables(for: nil))
+            clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none, credential: nil, variables: variables(for: nil))
         let sentAt = now()
         let parser = TokenResponseParser(mapping: token.response, successStatus: [200], step: .deviceAuthorization)
         let members = try parser.members(of: try await transport.send(request, step: .deviceAuthorization))
@@ -133,7 +148,7 @@ struct TokenEndpointCalls: Sendable {
             method: .post, url: tokenURL, displayURL: token.url, encoding: device.encoding,
             parameters: [("grant_type", DevicePoller.grantType), ("device_code", authorization.deviceCode)],
             headers: token.headers, clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none,
-            variables: variables(for: nil))
+            credential: nil, variables: variables(for: nil))
         request.secrets.append(authorization.deviceCode)
         let parser = TokenResponseParser(mapping: token.response, successStatus: token.successStatus,
                                          scopeSeparator: descriptor.scopes.separator, step: .devicePolling)
@@ -149,9 +164,9 @@ struct TokenEndpointCalls: Sendable {
         label: String?
     ) async throws -> Credential {
         var request = try makeRequest(
-            method: .post, url: tokenURL, displayURL: token.url, encoding: token.encoding, parameters: parameters,
+            method: .post, url: tokenURL, target: tokenTarget, displayURL: token.url, encoding: token.encoding, parameters: parameters,
             headers: token.headers, clientAuthentication: effective(token.clientAuthentication),
-            variables: variables(for: previous))
+            credential: previous, variables: variables(for: previous))
         request.secrets += secrets
         if let previous { try checkOrigin(of: request, for: previous) }
         let parser = TokenResponseParser(mapping: token.response, successStatus: token.successStatus,
@@ -170,7 +185,7 @@ struct TokenEndpointCalls: Sendable {
             method: HTTPRequest.Method(template.method) ?? .post,
             url: try variables.render(template.url, inURL: true, field: "URL"), displayURL: template.url,
             encoding: template.encoding, parameters: parameters, headers: template.headers,
-            clientAuthentication: effective(template.clientAuthentication), variables: variables)
+            clientAuthentication: effective(template.clientAuthentication), credential: credential, variables: variables)
     }
 
     /// A client without a secret is a public client: it sends only its id
@@ -185,8 +200,9 @@ struct TokenEndpointCalls: Sendable {
     /// id and secret are form-urlencoded *before* base64), `Accept:
     /// application/json` unless the descriptor's headers say otherwise.
     private func makeRequest(
-        method: HTTPRequest.Method, url: String, displayURL: String, encoding: BodyEncoding, parameters: [(String, String)],
-        headers: [String: String], clientAuthentication: ClientAuthentication?, variables: TemplateVariables
+        method: HTTPRequest.Method, url: String, target parsed: RequestTarget? = nil, displayURL: String, encoding: BodyEncoding, parameters: [(String, String)],
+        headers: [String: String], clientAuthentication: ClientAuthentication?, credential: Credential?,
+        variables: @autoclosure () -> TemplateVariables
     ) throws -> OutgoingRequest {
         var parameters = parameters
         var authorization: String?
@@ -202,37 +218,39 @@ struct TokenEndpointCalls: Sendable {
         case nil:
             break
         }
-        guard var target = URL(string: url), target.host != nil else {
+        guard var target = parsed ?? URL(string: url).map(RequestTarget.init), target.hasHost else {
             throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "is not an absolute URL.")])
         }
         if encoding == .query {
-            guard let withQuery = target.appendingQuery(parameters) else {
+            guard let withQuery = target.url.appendingQuery(parameters) else {
                 throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "cannot take a query.")])
             }
-            target = withQuery
+            target = RequestTarget(withQuery)
         }
-        var request = OutgoingRequest(method: method, url: target, displayURL: displayURL)
+        var request = OutgoingRequest(method: method, target: target, displayURL: displayURL)
         switch encoding {
         case .form where parameters.isEmpty, .json where parameters.isEmpty, .query:
             break // no body at all (Qiita's DELETE revocation; a GET with a query)
         case .form:
-            request.setHeader("Content-Type", "application/x-www-form-urlencoded")
+            request.head.headerFields[.contentType] = "application/x-www-form-urlencoded"
             request.body = Data(FormURLEncoding.encode(parameters).utf8)
         case .json:
-            request.setHeader("Content-Type", "application/json")
+            request.head.headerFields[.contentType] = "application/json"
             var object = [String: String]()
             for (name, value) in parameters { object[name] = value }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             request.body = try encoder.encode(object)
         }
-        if let authorization { request.setHeader("Authorization", authorization) }
+        if let authorization { request.head.headerFields[.authorization] = authorization }
         // What an error quoting the provider must mask (SecretMask).
-        request.secrets = [clientSecret, authorization, variables.values["access_token"], variables.values["refresh_token"]]
+        request.secrets = [clientSecret, authorization, credential?.accessToken, credential?.refreshToken]
             .compactMap { $0 }
-        request.setHeader("Accept", "application/json")
+        request.head.headerFields[.accept] = "application/json"
+        // Built only when a header needs it: most descriptors have none.
+        let variables = headers.isEmpty ? nil : variables()
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-            request.setHeader(name, try variables.render(value, inURL: false, field: "header \(name)"))
+            request.setHeader(name, try variables!.render(value, inURL: false, field: "header \(name)"))
         }
         return request
     }

@@ -132,7 +132,7 @@ package struct TokenResponseParser: Sendable {
         if mediaType.hasSuffix("json") || firstByte == UInt8(ascii: "{") || firstByte == UInt8(ascii: "[") {
             let value: JSONValue
             do {
-                value = try JSONDecoder().decode(JSONValue.self, from: body)
+                value = try JSONValue(parsing: body)
             } catch {
                 throw AuthKitError.invalidResponse(step: step, reason: "the JSON body (HTTP \(response.status)) is malformed or truncated")
             }
@@ -193,6 +193,14 @@ package struct TokenResponseParser: Sendable {
         case .string(let text):
             // RFC 6749 §3.3 says spaces, but answers often use commas even where
             // requests take spaces (GitHub): split on both, and the descriptor's own.
+            // On bytes: every separator is ASCII in practice, and a multi-byte
+            // one still splits correctly on its own bytes' boundaries below.
+            let separator = Array(scopeSeparator.utf8)
+            if separator.count <= 1 {
+                let extra = separator.first ?? UInt8(ascii: " ")
+                return text.utf8.split(whereSeparator: { $0 == 0x20 || $0 == UInt8(ascii: ",") || $0 == extra })
+                    .map { String(Substring($0)) }
+            }
             let separators = Set(scopeSeparator + " ,")
             return text.split(whereSeparator: { separators.contains($0) }).map(String.init)
         case .array(let elements):

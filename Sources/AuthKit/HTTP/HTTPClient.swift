@@ -38,10 +38,42 @@ package func defaultHTTPClient() -> any HTTPClient {
     #endif
 }
 
+/// A URL and what the engines derive from it for every request sent there:
+/// its origin, whether a credential may travel to it, and the parts of an
+/// `HTTPRequest` head. Worked out once per endpoint (the token endpoint's is
+/// kept by the client), not once per request.
+package struct RequestTarget: Sendable {
+    package let url: URL
+    /// ``Foundation/URL/origin``.
+    package let origin: String
+    /// https, or a loopback host (RFC 6749 §2.3.1, RFC 6750 §5.3, RFC 8252 §8.3).
+    package let allowsCredentials: Bool
+    /// Whether the URL names a host at all (an endpoint must).
+    package let hasHost: Bool
+    private let head: HTTPRequest
+
+    package init(_ url: URL) {
+        self.url = url
+        self.origin = url.origin
+        self.allowsCredentials = url.scheme?.lowercased() == "https" || url.isLoopback
+        self.hasHost = url.host(percentEncoded: true) != nil
+        self.head = HTTPRequest(method: .get, url: url)
+    }
+
+    /// A head for `method` to this URL, without header fields.
+    func head(_ method: HTTPRequest.Method) -> HTTPRequest {
+        var head = self.head
+        head.method = method
+        return head
+    }
+}
+
 /// A request as the engines build it: the head, the body, and how the URL may
 /// appear in logs and errors.
 package struct OutgoingRequest: Sendable {
     package var head: HTTPRequest
+    /// Where `head` goes, with its origin worked out. Change it with ``retarget(_:)``.
+    package private(set) var target: RequestTarget
     package var body: Data?
     /// The URL without its query (`?…`), or the descriptor's template for a
     /// URL with a token in its path (Qiita's revocation): never a secret.
@@ -51,11 +83,22 @@ package struct OutgoingRequest: Sendable {
     package var secrets: [String] = []
 
     package init(method: HTTPRequest.Method, url: URL, displayURL: String? = nil) {
-        self.head = HTTPRequest(method: method, url: url)
-        self.displayURL = displayURL ?? url.redactedForLogs
+        self.init(method: method, target: RequestTarget(url), displayURL: displayURL)
     }
 
-    package var url: URL { head.url ?? URL(string: "about:blank")! }
+    package init(method: HTTPRequest.Method, target: RequestTarget, displayURL: String? = nil) {
+        self.head = target.head(method)
+        self.target = target
+        self.displayURL = displayURL ?? target.url.redactedForLogs
+    }
+
+    package var url: URL { target.url }
+
+    /// Sends the request to `url` instead (a redirect's target).
+    package mutating func retarget(_ url: URL) {
+        target = RequestTarget(url)
+        head.url = url
+    }
 
     package func header(_ name: String) -> String? {
         HTTPField.Name(name).flatMap { head.headerFields[$0] }
@@ -99,9 +142,28 @@ package struct IncomingResponse: Sendable {
 
     /// The media type without parameters, lowercased: `application/json`.
     package var mediaType: String? {
-        header("Content-Type")?
-            .split(separator: ";", maxSplits: 1).first
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        // A linear look: HTTPFields' subscript builds a name index first,
+        // which costs more than reading the few fields an answer has.
+        guard let value = headers.first(where: { $0.name == .contentType })?.value else { return nil }
+        // Most answers say plainly `application/json`: nothing to cut or fold.
+        if value.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: ";") && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
+            return value
+        }
+        let type = value.utf8.split(separator: UInt8(ascii: ";"), maxSplits: 1, omittingEmptySubsequences: false).first ?? Substring(value).utf8[...]
+        return Substring(type).trimmingOptionalWhitespace().lowercased()
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs: HTTP's optional
+    /// whitespace (RFC 9110 §5.6.3). Cheaper than Foundation's
+    /// `trimmingCharacters(in:)`, which builds a character set per call.
+    package func trimmingOptionalWhitespace() -> SubSequence {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }
 
@@ -110,8 +172,10 @@ extension URL {
     /// and for messages that must not show a path or query.
     package var origin: String {
         let scheme = (self.scheme ?? "").lowercased()
-        var host = (self.host ?? "").lowercased()
-        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+        // The host as written (percent-encoded): decoding it costs more than
+        // the whole comparison, and both sides of a comparison come from here.
+        var host = (self.host(percentEncoded: true) ?? "").lowercased()
+        if host.utf8.contains(UInt8(ascii: ":")), !host.hasPrefix("[") { host = "[\(host)]" }
         let defaultPort = scheme == "https" ? 443 : (scheme == "http" ? 80 : nil)
         if let port, port != defaultPort { return "\(scheme)://\(host):\(port)" }
         return "\(scheme)://\(host)"
@@ -120,7 +184,7 @@ extension URL {
     /// True for `127.0.0.0/8`, `::1` and `localhost`: the hosts a credential may
     /// reach over plain http (RFC 8252 §8.3; RFC 6749 §2.3.1 otherwise requires TLS).
     package var isLoopback: Bool {
-        DescriptorValidator.isLoopback(host: host ?? "")
+        DescriptorValidator.isLoopback(host: host(percentEncoded: true) ?? "")
     }
 
     /// The URL without its query, fragment and user info, for logs and error

@@ -10,41 +10,61 @@ import Foundation
 ///     let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
 ///     return (head, HTTPResponseBody(stream, onCancel: { task.cancel() }))
 public struct HTTPResponseBody: AsyncSequence, Sendable {
-    private let stream: AsyncThrowingStream<Data, any Error>
-    private let cancellation: Cancellation
+    /// A stream the transport feeds, or bytes that are all there already
+    /// (kept as they are: no stream to set up for an answer in memory).
+    private enum Source: Sendable {
+        case stream(AsyncThrowingStream<Data, any Error>, Cancellation)
+        case complete(Data)
+    }
+
+    private let source: Source
 
     public init(_ stream: AsyncThrowingStream<Data, any Error>, onCancel: @escaping @Sendable () -> Void) {
-        self.stream = stream
-        self.cancellation = Cancellation(onCancel)
+        self.source = .stream(stream, Cancellation(onCancel))
     }
 
     /// A body that is already complete (tests, transports that buffer).
     public init(_ data: Data) {
-        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
-        if !data.isEmpty { continuation.yield(data) }
-        continuation.finish()
-        self.init(stream, onCancel: {})
+        self.source = .complete(data)
     }
 
     /// Stops the transfer; the body is not read.
-    public func cancel() { cancellation.fire() }
+    public func cancel() {
+        if case .stream(_, let cancellation) = source { cancellation.fire() }
+    }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator(), watch: Watch(cancellation))
+        switch source {
+        case .stream(let stream, let cancellation):
+            return AsyncIterator(state: .stream(stream.makeAsyncIterator(), Watch(cancellation)))
+        case .complete(let data):
+            return AsyncIterator(state: .complete(data.isEmpty ? nil : data))
+        }
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<Data, any Error>.AsyncIterator
-        let watch: Watch
+        enum State {
+            case stream(AsyncThrowingStream<Data, any Error>.AsyncIterator, Watch)
+            case complete(Data?)
+        }
+
+        var state: State
 
         public mutating func next() async throws -> Data? {
-            do {
-                let chunk = try await base.next()
-                if chunk == nil { watch.finished() }
-                return chunk
-            } catch {
-                watch.finished()
-                throw error
+            switch state {
+            case .complete(let data):
+                state = .complete(nil)
+                return data
+            case .stream(var base, let watch):
+                do {
+                    let chunk = try await base.next()
+                    state = .stream(base, watch)
+                    if chunk == nil { watch.finished() }
+                    return chunk
+                } catch {
+                    watch.finished()
+                    throw error
+                }
             }
         }
     }

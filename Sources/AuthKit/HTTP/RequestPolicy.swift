@@ -46,22 +46,51 @@ package struct RequestPolicy: Sendable, Hashable {
 /// has not finished after `duration` (a server that drips one byte a second
 /// would otherwise hold the caller for ever: the transport's timeout only
 /// measures silence).
+///
+/// The operation runs as one child task that ``DeadlineWatchdog`` cancels at
+/// the deadline; the caller's own task is never cancelled by it. Where the
+/// runtime offers `Task.immediate` (Swift 6.2; Linux, and macOS/iOS 26), the
+/// child starts on the caller's thread, so an answer that is already there
+/// (a transport that buffers, a test) costs no thread hand-off. Cancelling
+/// the caller cancels the operation; the call returns when the operation has
+/// ended (every AuthKit transport ends promptly once cancelled).
 package func withDeadline<Result: Sendable>(
     _ duration: Duration, display: String, _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
-    try await withThrowingTaskGroup(of: Result.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: duration)
-            throw AuthKitError.network(url: display, reason: "no complete answer within \(duration.seconds) s")
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw CancellationError() }
-        return first
+    let deadline = ContinuousClock.now.advanced(by: duration)
+    let task: Task<Result, any Error>
+    if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+        task = Task.immediate { try await operation() }
+    } else {
+        task = Task { try await operation() }
     }
+    let expired = LockedValue(false)
+    let registration = DeadlineWatchdog.shared.register(deadline) {
+        expired.withLock { $0 = true }
+        task.cancel()
+    }
+    defer { DeadlineWatchdog.shared.cancel(registration) }
+    let timeout = AuthKitError.network(url: display, reason: "no complete answer within \(duration.seconds) s")
+    let result: Result
+    do {
+        result = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    } catch where expired.current {
+        throw timeout
+    }
+    // A transport may end a cancelled transfer as if the body were complete:
+    // what it returned after the deadline is not the answer.
+    if expired.current { throw timeout }
+    return result
 }
 
 extension Duration {
     /// Whole seconds, for messages.
     var seconds: Int64 { components.seconds }
-}
+
+    /// For `DispatchTime`: nanoseconds, at least 0, at most about 292 years.
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return .nanoseconds(0) }
+        guard seconds < Int64.max / 1_000_000_000 - 1 else { return .never }
+        return .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+    }}

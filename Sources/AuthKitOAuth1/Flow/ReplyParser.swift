@@ -83,7 +83,7 @@ struct ReplyParser {
     /// Twitter's `{"errors":[{"code":32,"message":"Could not authenticate you."}]}`,
     /// or `{"error": …, "error_description": …}`.
     static func jsonError(in body: Data, status: Int) -> ProviderErrorResponse? {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: body), case .object(let object) = value else { return nil }
+        guard let value = try? JSONValue(parsing: body), case .object(let object) = value else { return nil }
         if case .array(let errors)? = object["errors"], case .object(let first)? = errors.first {
             let code = first["code"]?.scalarText ?? "error"
             return ProviderErrorResponse(status: status, code: clip(code), description: first["message"]?.scalarText.map(clip))

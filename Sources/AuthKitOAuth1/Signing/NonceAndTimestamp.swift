@@ -16,7 +16,7 @@ public struct NonceAndTimestamp: Sendable {
         self.timestamp = timestamp
     }
 
-    /// 128 random bits from swift-crypto as 32 hex digits, and the current time.
+    /// 128 random bits from the system's CSPRNG (``SecureRandom``) as 32 hex digits, and the current time.
     ///
     /// Hex keeps the nonce to letters and digits, which every server accepts
     /// (oauthlib's default validator, for one, rejects other characters).
@@ -30,13 +30,17 @@ public struct NonceAndTimestamp: Sendable {
     }
 
     static func randomNonce() -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(32)
-        for byte in SecureRandom.bytes(16) {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { random in
+            SecureRandom.fill(UnsafeMutableRawBufferPointer(random))
+            return String(unsafeUninitializedCapacity: 32) { text in
+                for (index, byte) in random.enumerated() {
+                    text[2 * index] = hexDigits[Int(byte >> 4)]
+                    text[2 * index + 1] = hexDigits[Int(byte & 0x0F)]
+                }
+                return 32
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }

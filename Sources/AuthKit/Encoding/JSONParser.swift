@@ -1,0 +1,293 @@
+import Foundation
+
+/// A strict JSON parser (RFC 8259) that reads UTF-8 bytes straight into
+/// ``JSONValue``.
+///
+/// Every token answer passes through it, so it avoids what makes the
+/// `Codable` route slow for an untyped value: `JSONValue(from:)` asks the
+/// decoder for each type in turn and each miss throws. Here one pass over the
+/// bytes decides the type from the first character.
+///
+/// Strict where RFC 8259 is: no comments, no trailing commas, no leading
+/// zeros or `+`, no bare control characters in strings, UTF-8 only, `\u`
+/// escapes with surrogates in pairs (§7, §8.2), nothing but whitespace after
+/// the value. Nesting is limited (``maximumDepth``) so a hostile answer
+/// cannot exhaust the stack. An integer that fits `Int64` stays exact
+/// (§6 lets implementations choose; Instagram's user ids need it); any other
+/// number is a `Double`. A repeated member name keeps the last value.
+package struct JSONParser {
+    /// Deeper than any token answer or descriptor; shallow enough for any stack.
+    package static let maximumDepth = 128
+
+    package struct Failure: Error, Hashable {
+        /// Byte offset where parsing stopped.
+        package var offset: Int
+        package var reason: String
+    }
+
+    /// Parses `bytes` as one JSON text.
+    package static func parse<Bytes: ContiguousBytes>(_ bytes: Bytes) throws -> JSONValue {
+        try bytes.withUnsafeBytes { buffer in
+            var parser = JSONParser(buffer)
+            parser.skipWhitespace()
+            let value = try parser.value(depth: 0)
+            parser.skipWhitespace()
+            guard parser.position == buffer.count else { throw parser.failure("text after the JSON value") }
+            return value
+        }
+    }
+
+    private let bytes: UnsafeRawBufferPointer
+    private var position = 0
+
+    private init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    private func failure(_ reason: String) -> Failure {
+        Failure(offset: position, reason: reason)
+    }
+
+    private var current: UInt8? {
+        position < bytes.count ? bytes[position] : nil
+    }
+
+    private mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func value(depth: Int) throws -> JSONValue {
+        guard let byte = current else { throw failure("the text ends where a value should start") }
+        switch byte {
+        case UInt8(ascii: "{"): return try object(depth: depth + 1)
+        case UInt8(ascii: "["): return try array(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw failure("unexpected character")
+        }
+    }
+
+    private mutating func literal(_ word: StaticString) throws {
+        let count = word.utf8CodeUnitCount
+        guard position + count <= bytes.count,
+              memcmp(bytes.baseAddress! + position, word.utf8Start, count) == 0 else {
+            throw failure("unknown literal")
+        }
+        position += count
+    }
+
+    private mutating func object(depth: Int) throws -> JSONValue {
+        guard depth <= Self.maximumDepth else { throw failure("nested too deeply") }
+        position += 1 // {
+        var members = [String: JSONValue](minimumCapacity: 8) // a token answer's size
+        skipWhitespace()
+        if current == UInt8(ascii: "}") {
+            position += 1
+            return .object(members)
+        }
+        while true {
+            guard current == UInt8(ascii: "\"") else { throw failure("an object member must start with a string name") }
+            let name = try string()
+            skipWhitespace()
+            guard current == UInt8(ascii: ":") else { throw failure("expected ':' after a member name") }
+            position += 1
+            skipWhitespace()
+            members[name] = try value(depth: depth)
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","):
+                position += 1
+                skipWhitespace()
+            case UInt8(ascii: "}"):
+                position += 1
+                return .object(members)
+            default:
+                throw failure("expected ',' or '}' in an object")
+            }
+        }
+    }
+
+    private mutating func array(depth: Int) throws -> JSONValue {
+        guard depth <= Self.maximumDepth else { throw failure("nested too deeply") }
+        position += 1 // [
+        var elements = [JSONValue]()
+        skipWhitespace()
+        if current == UInt8(ascii: "]") {
+            position += 1
+            return .array(elements)
+        }
+        while true {
+            elements.append(try value(depth: depth))
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","):
+                position += 1
+                skipWhitespace()
+            case UInt8(ascii: "]"):
+                position += 1
+                return .array(elements)
+            default:
+                throw failure("expected ',' or ']' in an array")
+            }
+        }
+    }
+
+    // MARK: - Strings (RFC 8259 §7)
+
+    private mutating func string() throws -> String {
+        position += 1 // opening quote
+        let start = position
+        // Fast path: no escapes, so the bytes between the quotes are the string.
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let text = try validatedUTF8(start..<position)
+                position += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            guard byte >= 0x20 else { throw failure("a control character inside a string") }
+            position += 1
+        }
+        guard position < bytes.count else { throw failure("a string is not closed") }
+        var decoded = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
+        while position < bytes.count {
+            let byte = bytes[position]
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                guard let text = decoded.withUnsafeBytes({ Self.utf8String($0) }) else {
+                    throw Failure(offset: start, reason: "a string is not valid UTF-8")
+                }
+                return text
+            case UInt8(ascii: "\\"):
+                position += 1
+                try escape(into: &decoded)
+            case ..<0x20:
+                throw failure("a control character inside a string")
+            default:
+                decoded.append(byte)
+                position += 1
+            }
+        }
+        throw failure("a string is not closed")
+    }
+
+    private func validatedUTF8(_ range: Range<Int>) throws -> String {
+        guard let text = Self.utf8String(UnsafeRawBufferPointer(rebasing: bytes[range])) else {
+            throw Failure(offset: range.lowerBound, reason: "a string is not valid UTF-8")
+        }
+        return text
+    }
+
+    /// `bytes` as a string, or `nil` when they are not valid UTF-8. Decoding
+    /// repairs invalid sequences with U+FFFD, so valid means the decoded text
+    /// re-encodes to the same bytes. (`String(validating:)` needs macOS 15.)
+    private static func utf8String(_ bytes: UnsafeRawBufferPointer) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if bytes.allSatisfy({ $0 < 0x80 }) { return text }
+        return text.utf8.elementsEqual(bytes) ? text : nil
+    }
+
+    /// After a backslash: one escape, appended as UTF-8.
+    private mutating func escape(into decoded: inout [UInt8]) throws {
+        guard let byte = current else { throw failure("a string ends inside an escape") }
+        position += 1
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(byte)
+        case UInt8(ascii: "b"): decoded.append(0x08)
+        case UInt8(ascii: "f"): decoded.append(0x0C)
+        case UInt8(ascii: "n"): decoded.append(0x0A)
+        case UInt8(ascii: "r"): decoded.append(0x0D)
+        case UInt8(ascii: "t"): decoded.append(0x09)
+        case UInt8(ascii: "u"):
+            var scalar = UInt32(try hexQuad())
+            if (0xD800...0xDBFF).contains(scalar) {
+                // A high surrogate must be followed by an escaped low one (§7).
+                guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                    throw failure("an unpaired surrogate in a \\u escape")
+                }
+                position += 2
+                let low = UInt32(try hexQuad())
+                guard (0xDC00...0xDFFF).contains(low) else { throw failure("an unpaired surrogate in a \\u escape") }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00...0xDFFF).contains(scalar) {
+                throw failure("an unpaired surrogate in a \\u escape")
+            }
+            guard let unicode = Unicode.Scalar(scalar) else { throw failure("an invalid \\u escape") }
+            decoded.append(contentsOf: UTF8.encode(unicode)!)
+        default:
+            throw failure("an unknown escape")
+        }
+    }
+
+    private mutating func hexQuad() throws -> UInt16 {
+        guard position + 4 <= bytes.count else { throw failure("a \\u escape needs four hex digits") }
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            let byte = bytes[position]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw failure("a \\u escape needs four hex digits")
+            }
+            value = value << 4 | UInt16(digit)
+            position += 1
+        }
+        return value
+    }
+
+    // MARK: - Numbers (RFC 8259 §6)
+
+    private mutating func number() throws -> JSONValue {
+        let start = position
+        if current == UInt8(ascii: "-") { position += 1 }
+        guard let first = current, isDigit(first) else { throw failure("a number needs a digit") }
+        position += 1
+        if first != UInt8(ascii: "0") { skipDigits() }
+        var integral = true
+        if current == UInt8(ascii: ".") {
+            integral = false
+            position += 1
+            guard let digit = current, isDigit(digit) else { throw failure("a fraction needs a digit") }
+            skipDigits()
+        }
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            integral = false
+            position += 1
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { position += 1 }
+            guard let digit = current, isDigit(digit) else { throw failure("an exponent needs a digit") }
+            skipDigits()
+        }
+        if let next = current, isDigit(next) { throw failure("a number may not have a leading zero") }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        if integral, let exact = Int64(text) { return .integer(exact) }
+        guard let double = Double(text), double.isFinite else { throw Failure(offset: start, reason: "a number out of range") }
+        return .number(double)
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    private mutating func skipDigits() {
+        while let byte = current, isDigit(byte) { position += 1 }
+    }
+}
+
+extension JSONValue {
+    /// Parses a JSON text with ``JSONParser``.
+    package init<Bytes: ContiguousBytes>(parsing bytes: Bytes) throws {
+        self = try JSONParser.parse(bytes)
+    }
+}

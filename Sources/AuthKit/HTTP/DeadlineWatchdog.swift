@@ -1,0 +1,66 @@
+import Foundation
+
+/// Fires an action when a deadline passes, for ``withDeadline(_:display:_:)``.
+///
+/// One coarse timer serves every request in flight: registering is a lock
+/// and a dictionary insert, with no system call and no timer per request.
+/// The timer ticks every ``resolution`` while something is registered and
+/// stops at the first tick that finds nothing, so an idle process has no
+/// timer at all. Deadlines fire up to one tick late, which is nothing next to
+/// the seconds a request deadline allows.
+final class DeadlineWatchdog: @unchecked Sendable {
+    static let shared = DeadlineWatchdog()
+    static let resolution: Duration = .milliseconds(20)
+
+    private struct Entry {
+        var deadline: ContinuousClock.Instant
+        var action: @Sendable () -> Void
+    }
+
+    private let lock = NSLock()
+    private var entries: [UInt64: Entry] = [:]
+    private var nextID: UInt64 = 0
+    private var timer: (any DispatchSourceTimer)?
+    private let queue = DispatchQueue(label: "authkit.deadline-watchdog")
+
+    /// Runs `action` once `deadline` has passed, unless ``cancel(_:)`` comes first.
+    func register(_ deadline: ContinuousClock.Instant, action: @escaping @Sendable () -> Void) -> UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        nextID &+= 1
+        entries[nextID] = Entry(deadline: deadline, action: action)
+        if timer == nil {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            let interval = Self.resolution.dispatchInterval
+            timer.schedule(deadline: .now() + interval, repeating: interval, leeway: interval)
+            timer.setEventHandler { [weak self] in self?.tick() }
+            timer.resume()
+            self.timer = timer
+        }
+        return nextID
+    }
+
+    /// Forgets a registration. An action already taken out by a tick may
+    /// still run once: actions must be safe to run late.
+    func cancel(_ id: UInt64) {
+        lock.lock()
+        entries[id] = nil
+        lock.unlock()
+    }
+
+    private func tick() {
+        let now = ContinuousClock.now
+        lock.lock()
+        var due = [@Sendable () -> Void]()
+        for (id, entry) in entries where entry.deadline <= now {
+            due.append(entry.action)
+            entries[id] = nil
+        }
+        if entries.isEmpty {
+            timer?.cancel()
+            timer = nil
+        }
+        lock.unlock()
+        for action in due { action() }
+    }
+}

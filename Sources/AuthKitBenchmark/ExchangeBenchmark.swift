@@ -1,0 +1,98 @@
+import AuthKit
+import Foundation
+import HTTPTypes
+
+/// The authorization code exchange and the refresh (RFC 6749 §4.1.3, §6) as
+/// an app runs them, against Benchmarks/peers/tokenserver's provider: client
+/// `bench-client`, secret sent in the body, PKCE, the answer below.
+struct ExchangeBenchmark {
+    let client: OAuth2Client
+
+    /// The token answer the in-memory transport gives, and the tokenserver too.
+    static let answer = Data(#"{"access_token":"bench-access","token_type":"Bearer","expires_in":3600,"refresh_token":"bench-refresh","scope":"read write"}"#.utf8)
+
+    static func descriptor(tokenURL: String) throws -> ProviderDescriptor {
+        let authorizeURL = tokenURL.replacingOccurrences(of: "/token", with: "/authorize")
+        let json = """
+        {"id": "bench", "name": "Benchmark", "protocol": "oauth2",
+         "authorization": {"url": "\(authorizeURL)"},
+         "token": {"url": "\(tokenURL)", "clientAuthentication": "post"},
+         "scopes": {"default": ["read", "write"]},
+         "pkce": "S256",
+         "redirect": {"port": 8765}}
+        """
+        return try ProviderDescriptor(json: Data(json.utf8), source: "benchmark")
+    }
+
+    /// Library work only: the transport answers at once from memory, as
+    /// x/oauth2's peer does with an in-memory RoundTripper.
+    static func inMemory() throws -> ExchangeBenchmark {
+        try ExchangeBenchmark(client: OAuth2Client(
+            descriptor: descriptor(tokenURL: "http://127.0.0.1:9/token"),
+            settings: ClientSettings(clientID: "bench-client", clientSecret: "bench-secret"),
+            httpClient: InstantHTTPClient()))
+    }
+
+    /// Through the default transport to a real loopback token endpoint.
+    static func loopback(tokenURL: String) throws -> ExchangeBenchmark {
+        try ExchangeBenchmark(client: OAuth2Client(
+            descriptor: descriptor(tokenURL: tokenURL),
+            settings: ClientSettings(clientID: "bench-client", clientSecret: "bench-secret")))
+    }
+
+    /// One op: a fresh authorization request (state, PKCE) and its code exchanged.
+    func exchangeOnce() async throws -> Credential {
+        let (_, pending) = try client.startAuthorization()
+        return try await client.exchange(code: "bench-code", pending: pending)
+    }
+
+    func measureExchanges(seconds: Double) async throws -> Measurement {
+        let credential = try await exchangeOnce()
+        guard credential.accessToken == "bench-access", credential.refreshToken == "bench-refresh" else {
+            throw BenchmarkFailure("unexpected credential")
+        }
+        _ = try await Measurement.loop(seconds: 0.2, batch: 100) { for _ in 0..<100 { _ = try await exchangeOnce() } }
+        return try await Measurement.loop(seconds: seconds, batch: 100) { for _ in 0..<100 { _ = try await exchangeOnce() } }
+    }
+
+    func measureRefreshes(seconds: Double) async throws -> Measurement {
+        let expired = try await exchangeOnce()
+        let refreshed = try await client.refresh(expired)
+        guard refreshed.accessToken == "bench-access" else { throw BenchmarkFailure("unexpected refresh") }
+        _ = try await Measurement.loop(seconds: 0.2, batch: 100) { for _ in 0..<100 { _ = try await client.refresh(expired) } }
+        return try await Measurement.loop(seconds: seconds, batch: 100) { for _ in 0..<100 { _ = try await client.refresh(expired) } }
+    }
+
+    /// `concurrency` tasks, each exchanging codes one after another until time is up.
+    func measureNetworkExchanges(seconds: Double, concurrency: Int) async throws -> Measurement {
+        guard try await exchangeOnce().accessToken == "bench-access" else { throw BenchmarkFailure("unexpected credential") }
+        let clock = ContinuousClock()
+        let warmUp = clock.now.advanced(by: .milliseconds(200))
+        let start = warmUp
+        let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
+        let ops = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    var done = 0
+                    while clock.now < deadline {
+                        _ = try await exchangeOnce()
+                        if clock.now >= start { done += 1 }
+                    }
+                    return done
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
+    }
+}
+
+/// Answers every request at once with the token answer, as an in-memory
+/// `http.RoundTripper` does for x/oauth2.
+struct InstantHTTPClient: HTTPClient {
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        var fields = HTTPFields()
+        fields[.contentType] = "application/json"
+        return (HTTPResponse(status: .ok, headerFields: fields), HTTPResponseBody(ExchangeBenchmark.answer))
+    }
+}

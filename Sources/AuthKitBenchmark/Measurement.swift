@@ -1,0 +1,43 @@
+import Foundation
+
+/// Work done in a timed loop: the line every benchmark program prints.
+struct Measurement {
+    var ops: Int
+    var seconds: Double
+
+    var json: String { #"{"ops": \#(ops), "seconds": \#(seconds)}"# }
+
+    /// Runs `body` (which does `batch` operations) until `seconds` have passed.
+    static func loop(seconds: Double, batch: Int, _ body: () throws -> Void) rethrows -> Measurement {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
+        var ops = 0
+        repeat {
+            try body()
+            ops += batch
+        } while clock.now < deadline
+        return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
+    }
+
+    static func loop(seconds: Double, batch: Int, _ body: () async throws -> Void) async rethrows -> Measurement {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
+        var ops = 0
+        repeat {
+            try await body()
+            ops += batch
+        } while clock.now < deadline
+        return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
+    }
+}
+
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

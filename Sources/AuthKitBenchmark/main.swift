@@ -1,0 +1,44 @@
+// AuthKit's side of the benchmark suite (Benchmarks/run-benchmarks runs it
+// beside golang.org/x/oauth2, liboauth and oauthlib doing the same work).
+// Each mode runs for a number of seconds after a warm-up, checks its result
+// first, and prints one JSON line: {"ops": N, "seconds": S}.
+//
+//   AuthKitBenchmark library-exchange -seconds S
+//   AuthKitBenchmark library-refresh -seconds S
+//   AuthKitBenchmark exchanges -token-url URL -seconds S -concurrency C
+//   AuthKitBenchmark sign fixed|live -seconds S
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let mode = arguments.first ?? ""
+
+func flag(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: "-\(name)"), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+let seconds = flag("seconds").flatMap(Double.init) ?? 2
+
+do {
+    let result: Measurement
+    switch mode {
+    case "library-exchange":
+        result = try await ExchangeBenchmark.inMemory().measureExchanges(seconds: seconds)
+    case "library-refresh":
+        result = try await ExchangeBenchmark.inMemory().measureRefreshes(seconds: seconds)
+    case "exchanges":
+        guard let tokenURL = flag("token-url") else { throw BenchmarkFailure("exchanges needs -token-url URL") }
+        let concurrency = flag("concurrency").flatMap(Int.init) ?? 1
+        result = try await ExchangeBenchmark.loopback(tokenURL: tokenURL)
+            .measureNetworkExchanges(seconds: seconds, concurrency: concurrency)
+    case "sign":
+        let live = arguments.dropFirst().first == "live"
+        result = try SignBenchmark(live: live).measure(seconds: seconds)
+    default:
+        throw BenchmarkFailure("usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|sign … (see main.swift)")
+    }
+    print(result.json)
+} catch {
+    FileHandle.standardError.write(Data("AuthKitBenchmark: \(error)\n".utf8))
+    exit(1)
+}

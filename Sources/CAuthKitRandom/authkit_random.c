@@ -1,0 +1,1 @@
+// The header does the work; SwiftPM needs a source file in a C target.

@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+/// AuthKit's own JSON parser (the token-answer fast path) against RFC 8259
+/// and against Foundation's `JSONSerialization` as an independent reader.
+@Suite struct JSONParserTests {
+    @Test func readsATokenAnswer() throws {
+        let value = try JSONValue(parsing: Data(#" {"access_token":"a\"b","expires_in":3600,"ratio":1.5,"ok":true,"none":null,"scope":["r","w"],"team":{"id":"T1"}} "#.utf8))
+        #expect(value == .object([
+            "access_token": .string(#"a"b"#), "expires_in": .integer(3600), "ratio": .number(1.5), "ok": .bool(true),
+            "none": .null, "scope": .array([.string("r"), .string("w")]), "team": .object(["id": .string("T1")]),
+        ]))
+    }
+
+    @Test func keepsLargeIntegersExact() throws {
+        #expect(try JSONValue(parsing: Data("17841400000000001".utf8)) == .integer(17_841_400_000_000_001))
+        #expect(try JSONValue(parsing: Data("-9223372036854775808".utf8)) == .integer(.min))
+        // Past Int64: a Double, as JSON allows (RFC 8259 §6).
+        #expect(try JSONValue(parsing: Data("9223372036854775808".utf8)) == .number(9_223_372_036_854_775_808))
+        #expect(try JSONValue(parsing: Data("1e3".utf8)) == .number(1000))
+    }
+
+    @Test func decodesEscapesAndSurrogatePairs() throws {
+        let text = #""\u00e9\u20AC\ud83d\ude00\n\t\/\\\b\f\r""#
+        #expect(try JSONValue(parsing: Data(text.utf8)) == .string("é€😀\n\t/\\\u{08}\u{0C}\r"))
+        #expect(try JSONValue(parsing: Data("\"naïve 東京\"".utf8)) == .string("naïve 東京"))
+    }
+
+    @Test(arguments: [
+        "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "[1 2]", "01", "-", "1.", ".5", "1e", "+1", "--1",
+        "tru", "nul", "True", "\"abc", "\"a\u{01}b\"", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"",
+        "{} x", "[] []", "NaN", "Infinity", "1e999", "// c\n{}", "'a'",
+    ])
+    func refusesWhatRFC8259Refuses(_ text: String) {
+        #expect(throws: JSONParser.Failure.self) { try JSONValue(parsing: Data(text.utf8)) }
+    }
+
+    @Test func refusesInvalidUTF8() {
+        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0x5C, 0x6E, 0xC0, 0xAF, 0x22]] {
+            #expect(throws: JSONParser.Failure.self) { try JSONValue(parsing: Data(bytes)) }
+        }
+    }
+
+    @Test func limitsNesting() throws {
+        let fine = String(repeating: "[", count: JSONParser.maximumDepth) + String(repeating: "]", count: JSONParser.maximumDepth)
+        _ = try JSONValue(parsing: Data(fine.utf8))
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(throws: JSONParser.Failure.self) { try JSONValue(parsing: Data(deep.utf8)) }
+        let deepObjects = String(repeating: #"{"a":"#, count: 10_000) + "1" + String(repeating: "}", count: 10_000)
+        #expect(throws: JSONParser.Failure.self) { try JSONValue(parsing: Data(deepObjects.utf8)) }
+    }
+
+    @Test func aRepeatedMemberKeepsTheLastValue() throws {
+        #expect(try JSONValue(parsing: Data(#"{"a":1,"a":2}"#.utf8)) == .object(["a": .integer(2)]))
+    }
+
+    /// Every corpus answer: where Foundation reads a JSON text, AuthKit reads
+    /// the same values; where Foundation refuses it, so does AuthKit.
+    @Test func agreesWithFoundationOnTheCorpus() throws {
+        let url = BadInputCorpusTests.corpus.appendingPathComponent("token-responses.json")
+        guard case .array(let cases)? = try? JSONValue(parsing: Data(contentsOf: url)) else {
+            Issue.record("token-responses.json is not a JSON array")
+            return
+        }
+        var compared = 0
+        for entry in cases {
+            guard case .object(let fields) = entry, case .string(let body)? = fields["body"] else { continue }
+            let data = Data(body.utf8)
+            let foundation = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            let ours = try? JSONValue(parsing: data)
+            #expect((foundation == nil) == (ours == nil), "disagree on \(body.prefix(60))")
+            if let foundation, let ours { #expect(Self.same(ours, foundation), "different values for \(body.prefix(60))") }
+            compared += 1
+        }
+        #expect(compared >= 10)
+    }
+
+    static func same(_ value: JSONValue, _ object: Any) -> Bool {
+        switch value {
+        case .null: return object is NSNull
+        case .bool(let flag): return (object as? Bool) == flag
+        case .integer(let number): return (object as? NSNumber)?.int64Value == number
+        case .number(let number): return (object as? NSNumber)?.doubleValue == number
+        case .string(let text): return (object as? String) == text
+        case .array(let elements):
+            guard let array = object as? [Any], array.count == elements.count else { return false }
+            return zip(elements, array).allSatisfy { same($0, $1) }
+        case .object(let members):
+            guard let dictionary = object as? [String: Any], dictionary.count == members.count else { return false }
+            return members.allSatisfy { key, value in dictionary[key].map { same(value, $0) } ?? false }
+        }
+    }
+}
+
+@Suite struct Base64URLTests {
+    /// RFC 4648 §10's vectors, in the URL alphabet without padding.
+    @Test(arguments: [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy")])
+    func rfc4648Vectors(_ input: String, _ expected: String) {
+        #expect(Base64URL.encode(Array(input.utf8)) == expected)
+    }
+
+    @Test func agreesWithFoundationOnRandomBytes() {
+        for count in 0..<70 {
+            let bytes = SecureRandom.bytes(count)
+            let foundation = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == foundation)
+        }
+    }
+
+    @Test func randomBytesAreNotAllTheSame() {
+        let draws = Set((0..<100).map { _ in SecureRandom.bytes(16) })
+        #expect(draws.count == 100)
+        #expect(SecureRandom.bytes(0).isEmpty)
+        #expect(SecureRandom.bytes(1000).count == 1000)
+    }
+}
