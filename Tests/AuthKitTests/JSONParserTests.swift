@@ -92,27 +92,3 @@ import Testing
         }
     }
 }
-
-@Suite struct Base64URLTests {
-    /// RFC 4648 §10's vectors, in the URL alphabet without padding.
-    @Test(arguments: [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy")])
-    func rfc4648Vectors(_ input: String, _ expected: String) {
-        #expect(Base64URL.encode(Array(input.utf8)) == expected)
-    }
-
-    @Test func agreesWithFoundationOnRandomBytes() {
-        for count in 0..<70 {
-            let bytes = SecureRandom.bytes(count)
-            let foundation = Data(bytes).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-            #expect(Base64URL.encode(bytes) == foundation)
-        }
-    }
-
-    @Test func randomBytesAreNotAllTheSame() {
-        let draws = Set((0..<100).map { _ in SecureRandom.bytes(16) })
-        #expect(draws.count == 100)
-        #expect(SecureRandom.bytes(0).isEmpty)
-        #expect(SecureRandom.bytes(1000).count == 1000)
-    }
-}

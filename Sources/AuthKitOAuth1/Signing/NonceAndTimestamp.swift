@@ -22,7 +22,7 @@ public struct NonceAndTimestamp: Sendable {
     /// (oauthlib's default validator, for one, rejects other characters).
     public static let live = NonceAndTimestamp(
         nonce: { randomNonce() },
-        timestamp: { String(Int(Date().timeIntervalSince1970)) })
+        timestamp: { String(time(nil)) })
 
     /// The same nonce and timestamp for every request: for tests and published examples only.
     public static func fixed(nonce: String, timestamp: String) -> NonceAndTimestamp {
@@ -31,7 +31,7 @@ public struct NonceAndTimestamp: Sendable {
 
     static func randomNonce() -> String {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { random in
-            SecureRandom.fill(UnsafeMutableRawBufferPointer(random))
+            SecureRandom.fillFromPool(UnsafeMutableRawBufferPointer(random))
             return String(unsafeUninitializedCapacity: 32) { text in
                 for (index, byte) in random.enumerated() {
                     text[2 * index] = hexDigits[Int(byte >> 4)]
