@@ -16,6 +16,8 @@
 //   AuthKitLoopback    the loopback redirect listener (RFC 8252 §7.3) and the
 //                      system-browser launcher: a UserAgent built on SwiftNIO,
 //                      kept out of AuthKit so the core stays free of NIO.
+//   AuthKitAsyncHTTPClient  an HTTPClient on AsyncHTTPClient, for servers
+//                      already on SwiftNIO (pooled connections).
 //   authkit            the command-line tool (swift-argument-parser, swift-log).
 //   QiitaSignInExample, TwitterSignInExample
 //                      the README's library examples, built with the package.
@@ -37,6 +39,7 @@ let package = Package(
         .library(name: "AuthKit", targets: ["AuthKit"]),
         .library(name: "AuthKitOAuth1", targets: ["AuthKitOAuth1"]),
         .library(name: "AuthKitLoopback", targets: ["AuthKitLoopback"]),
+        .library(name: "AuthKitAsyncHTTPClient", targets: ["AuthKitAsyncHTTPClient"]),
         .executable(name: "authkit", targets: ["authkit"]),
     ],
     dependencies: [
@@ -46,6 +49,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
     ],
     targets: [
@@ -88,6 +92,19 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
         ),
+        // An HTTPClient on AsyncHTTPClient, for server applications already on
+        // SwiftNIO: pooled keep-alive connections. Its own product, so the core
+        // never depends on SwiftNIO.
+        .target(
+            name: "AuthKitAsyncHTTPClient",
+            dependencies: [
+                "AuthKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         // The command-line tool. Only it depends on swift-argument-parser.
         .executableTarget(
             name: "authkit",
@@ -118,7 +135,7 @@ let package = Package(
         // links (and Foundation alone): the start-up floor of a sign-in.
         .executableTarget(
             name: "AuthKitBenchmark",
-            dependencies: ["AuthKit", "AuthKitOAuth1", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: ["AuthKit", "AuthKitOAuth1", "AuthKitAsyncHTTPClient", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .executableTarget(
             name: "AuthKitFloor",
@@ -173,6 +190,10 @@ let package = Package(
         .testTarget(
             name: "AuthKitLoopbackTests",
             dependencies: ["AuthKitLoopback", "AuthKit", "AuthKitTestSupport"]
+        ),
+        .testTarget(
+            name: "AuthKitAsyncHTTPClientTests",
+            dependencies: ["AuthKitAsyncHTTPClient", "AuthKit", "AuthKitTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // Runs the built `authkit` binary as a subprocess (the dependency makes
         // `swift test` build it).

@@ -1,4 +1,5 @@
 import AuthKit
+import AuthKitAsyncHTTPClient
 import Foundation
 import HTTPTypes
 
@@ -33,11 +34,17 @@ struct ExchangeBenchmark {
             httpClient: InstantHTTPClient()))
     }
 
-    /// Through the default transport to a real loopback token endpoint.
-    static func loopback(tokenURL: String) throws -> ExchangeBenchmark {
-        try ExchangeBenchmark(client: OAuth2Client(
+    /// To a real loopback token endpoint, through the default transport
+    /// (`nil`) or AsyncHTTPClient (`"ahc"`).
+    static func loopback(tokenURL: String, transport: String?) throws -> ExchangeBenchmark {
+        let http: (any HTTPClient)? = switch transport {
+        case nil, "default": nil
+        case "ahc": AsyncHTTPClientTransport()
+        case let other?: throw BenchmarkFailure("unknown -transport \(other) (default or ahc)")
+        }
+        return try ExchangeBenchmark(client: OAuth2Client(
             descriptor: descriptor(tokenURL: tokenURL),
-            settings: ClientSettings(clientID: "bench-client", clientSecret: "bench-secret")))
+            settings: ClientSettings(clientID: "bench-client", clientSecret: "bench-secret"), httpClient: http))
     }
 
     /// One op: a fresh authorization request (state, PKCE) and its code exchanged.

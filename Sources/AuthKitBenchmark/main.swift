@@ -5,7 +5,7 @@
 //
 //   AuthKitBenchmark library-exchange -seconds S
 //   AuthKitBenchmark library-refresh -seconds S
-//   AuthKitBenchmark exchanges -token-url URL -seconds S -concurrency C
+//   AuthKitBenchmark exchanges -token-url URL -seconds S -concurrency C [-transport default|ahc]
 //   AuthKitBenchmark sign fixed|live -seconds S
 import Foundation
 
@@ -29,7 +29,7 @@ do {
     case "exchanges":
         guard let tokenURL = flag("token-url") else { throw BenchmarkFailure("exchanges needs -token-url URL") }
         let concurrency = flag("concurrency").flatMap(Int.init) ?? 1
-        result = try await ExchangeBenchmark.loopback(tokenURL: tokenURL)
+        result = try await ExchangeBenchmark.loopback(tokenURL: tokenURL, transport: flag("transport"))
             .measureNetworkExchanges(seconds: seconds, concurrency: concurrency)
     case "sign":
         let live = arguments.dropFirst().first == "live"

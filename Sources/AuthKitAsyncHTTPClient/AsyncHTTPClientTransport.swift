@@ -1,0 +1,91 @@
+import AsyncHTTPClient
+import AuthKit
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+/// ``AuthKit/HTTPClient`` on swift-server's AsyncHTTPClient, for server
+/// applications that already run SwiftNIO: connections are pooled and kept
+/// alive, and requests share the application's event loops instead of a
+/// thread each. Pass it as `httpClient:` to `OAuth2Client` or
+/// `CredentialSource`.
+///
+/// It keeps the rules every AuthKit transport keeps (see ``AuthKit/HTTPClient``):
+/// - its AsyncHTTPClient is configured with redirects **disallowed**, so a 3xx
+///   comes back as the response and AuthKit decides (a token request never
+///   follows one). That is why it owns its client rather than taking the
+///   application's: AsyncHTTPClient sets redirects per client, and a client
+///   that follows them would resend a code or a secret wherever it is pointed;
+/// - decompression is off, so nothing is inflated behind AuthKit's size cap
+///   (no `Accept-Encoding` is sent);
+/// - the body is pulled from the connection as the reader asks for it: a
+///   flood is stopped at the cap, not buffered.
+///
+/// The client is created once per process (on AsyncHTTPClient's shared event
+/// loop group) and lives as long as the process, like `HTTPClient.shared`.
+public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
+    /// AuthKit's client: redirects disallowed, no decompression.
+    private static let client = AsyncHTTPClient.HTTPClient(
+        eventLoopGroup: AsyncHTTPClient.HTTPClient.defaultEventLoopGroup,
+        configuration: .init(redirectConfiguration: .disallow,
+                             timeout: .init(connect: .seconds(10), read: .seconds(30)),
+                             decompression: .disabled))
+
+    public init() {}
+
+    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        guard let url = request.url else {
+            throw AuthKitError.network(url: "(no URL)", reason: "the request has no absolute URL")
+        }
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        for field in request.headerFields {
+            outgoing.headers.add(name: field.name.rawName, value: field.value)
+        }
+        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let response: HTTPClientResponse
+        do {
+            // AuthKit's RequestPolicy sets the real deadline; this one only
+            // keeps a forgotten request from living for ever.
+            response = try await Self.client.execute(outgoing, timeout: .hours(1))
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw AuthKitError.network(url: url.redactedForLogs, reason: "\(error)")
+        }
+        var fields = HTTPFields()
+        for (name, value) in response.headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let relay = BodyRelay(response.body.makeAsyncIterator())
+        let stream = AsyncThrowingStream<Data, any Error>(unfolding: { try await relay.next() })
+        return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields),
+                HTTPResponseBody(stream, onCancel: { relay.cancel() }))
+    }
+}
+
+/// Pulls the body one buffer at a time, when AuthKit asks for it. Cancelling
+/// drops the iterator: AsyncHTTPClient then closes the connection.
+private final class BodyRelay: @unchecked Sendable {
+    private let lock = NSLock()
+    private var iterator: HTTPClientResponse.Body.AsyncIterator?
+
+    init(_ iterator: HTTPClientResponse.Body.AsyncIterator) {
+        self.iterator = iterator
+    }
+
+    func next() async throws -> Data? {
+        guard var current = lock.withLock({ iterator }) else { return nil }
+        guard let buffer = try await current.next() else {
+            cancel()
+            return nil
+        }
+        lock.withLock { if iterator != nil { iterator = current } }
+        return Data(buffer.readableBytesView)
+    }
+
+    func cancel() {
+        lock.withLock { iterator = nil }
+    }
+}
