@@ -42,8 +42,13 @@ public struct ClientSettings: Codable, Sendable, Hashable {
 
     /// Every environment variable `descriptor`'s settings are read from.
     package static func environmentVariables(for descriptor: ProviderDescriptor) -> [String] {
-        settingSuffixes.map { environmentPrefix(for: descriptor.id) + "_" + $0 }
-            + descriptor.placeholders.keys.sorted().map { placeholderVariable(providerID: descriptor.id, name: $0) }
+        environmentVariables(providerID: descriptor.id, placeholderNames: Array(descriptor.placeholders.keys))
+    }
+
+    /// The same, from a provider's id and placeholder names alone.
+    package static func environmentVariables(providerID: String, placeholderNames: [String]) -> [String] {
+        settingSuffixes.map { environmentPrefix(for: providerID) + "_" + $0 }
+            + placeholderNames.sorted().map { placeholderVariable(providerID: providerID, name: $0) }
     }
 
     /// The variable holding placeholder `name` of `providerID`: `AUTHKIT_QIITA_TEAM_TEAM`.

@@ -24,19 +24,61 @@ public struct ProviderCatalog: Sendable {
         }
     }
 
-    package private(set) var entries: [String: Entry] = [:]
-    /// Problems of files that failed to load, by the file's base name.
-    public private(set) var problems: [String: [FileIssue]] = [:]
+    /// One descriptor file, in load order.
+    private struct Source: Sendable {
+        var path: String
+        /// The file's bytes, or why they could not be read.
+        var contents: Result<Data, FileIssueBox>
+        /// Position in load order: bundled files first, then each directory's.
+        var order: Int
+    }
 
-    /// Loads the compiled-in descriptors (when `includeBundled`), then every
+    private struct FileIssueBox: Error, Sendable { var issue: FileIssue }
+
+    /// What a file name stands for once its files are read, later over earlier.
+    private enum Resolution: Sendable {
+        case entry(Entry)
+        case problems([FileIssue])
+    }
+
+    /// Every file by base name (which must be its id), in load order.
+    private let sources: [String: [Source]]
+    /// Files are decoded and checked when their id is first asked for, not all
+    /// at start-up: a command that signs in to one provider decodes one or two
+    /// files, not the whole catalogue.
+    private let cache = Cache()
+
+    private final class Cache: Sendable {
+        let resolutions = LockedValue([String: Resolution]())
+        let sketches = LockedValue([Int: [String]?]())
+    }
+
+    /// Loaded descriptors by id. Asking for all of them decodes every file.
+    package var entries: [String: Entry] {
+        var entries = [String: Entry]()
+        for stem in sources.keys { if case .entry(let entry)? = resolve(stem) { entries[stem] = entry } }
+        return entries
+    }
+
+    /// Problems of files that failed to load, by the file's base name.
+    public var problems: [String: [FileIssue]] {
+        var problems = [String: [FileIssue]]()
+        for stem in sources.keys { if case .problems(let issues)? = resolve(stem) { problems[stem] = issues } }
+        return problems
+    }
+
+    /// Reads the compiled-in descriptors (when `includeBundled`), then every
     /// `*.json` in `directories` (except `schema.json`), in order. Missing
     /// directories are skipped: a user without overrides has none.
     public init(includeBundled: Bool = false, directories: [URL]) {
-        let loader = DescriptorLoader()
+        var sources = [String: [Source]]()
+        var order = 0
+        func add(_ stem: String, _ path: String, _ contents: Result<Data, FileIssueBox>) {
+            sources[stem, default: []].append(Source(path: path, contents: contents, order: order))
+            order += 1
+        }
         if includeBundled {
-            for file in Self.bundledFiles {
-                add(data: file.data, path: file.path, stem: Self.stem(of: file.path), loader: loader)
-            }
+            for file in Self.bundledFiles { add(Self.stem(of: file.path), file.path, .success(file.data)) }
         }
         for directory in directories {
             let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
@@ -44,37 +86,64 @@ public struct ProviderCatalog: Sendable {
             where file.pathExtension == "json" && file.lastPathComponent != "schema.json" {
                 let stem = file.deletingPathExtension().lastPathComponent
                 do {
-                    add(data: try Data(contentsOf: file), path: file.path, stem: stem, loader: loader)
+                    add(stem, file.path, .success(try Data(contentsOf: file)))
                 } catch {
-                    problems[stem] = [FileIssue(file: file.path, field: "", problem: "cannot be read (\(DescriptorLoader.reason(error))).")]
-                    entries[stem] = nil
+                    add(stem, file.path, .failure(FileIssueBox(issue: FileIssue(
+                        file: file.path, field: "", problem: "cannot be read (\(DescriptorLoader.reason(error)))."))))
                 }
             }
         }
+        self.sources = sources
     }
 
-    private mutating func add(data: Data, path: String, stem: String, loader: DescriptorLoader) {
+    /// The entry for `id`, decoding its files on first use.
+    package func entry(id: String) -> Entry? {
+        if case .entry(let entry)? = resolve(id) { return entry }
+        return nil
+    }
+
+    /// Decodes `stem`'s files in load order, as if each replaced the one
+    /// before: a later file that fails hides the earlier ones (its problems
+    /// are reported, not the bundled file the user meant to replace).
+    private func resolve(_ stem: String) -> Resolution? {
+        if let known = cache.resolutions.withLock({ $0[stem] }) { return known }
+        guard let layers = sources[stem] else { return nil }
+        let loader = DescriptorLoader()
+        var result: Resolution?
+        var previous: ProviderDescriptor?
+        for source in layers {
+            let outcome = load(source, stem: stem, loader: loader)
+            switch outcome {
+            case .entry(let descriptor):
+                result = .entry(Entry(descriptor: descriptor, replaced: previous))
+                previous = descriptor
+            case .problems(let issues):
+                result = .problems(issues)
+                previous = nil
+            }
+        }
+        if let result { cache.resolutions.withLock { $0[stem] = result } }
+        return result
+    }
+
+    private enum Outcome {
+        case entry(ProviderDescriptor)
+        case problems([FileIssue])
+    }
+
+    private func load(_ source: Source, stem: String, loader: DescriptorLoader) -> Outcome {
         do {
-            let descriptor = try loader.decode(data, file: path)
+            let descriptor = try loader.decode(try source.contents.get(), file: source.path)
             // A stray notes.json must not silently become `github`.
-            guard descriptor.id == stem else {
-                problems[stem] = [Self.nameMismatch(file: path, id: descriptor.id)]
-                entries[stem] = nil
-                return
-            }
-            if let clash = environmentClash(descriptor) {
-                problems[stem] = [clash]
-                entries[stem] = nil
-                return
-            }
-            problems[stem] = nil
-            entries[descriptor.id] = Entry(descriptor: descriptor, replaced: entries[descriptor.id]?.descriptor)
+            guard descriptor.id == stem else { return .problems([Self.nameMismatch(file: source.path, id: descriptor.id)]) }
+            if let clash = environmentClash(descriptor, order: source.order) { return .problems([clash]) }
+            return .entry(descriptor)
+        } catch let box as FileIssueBox {
+            return .problems([box.issue])
         } catch AuthKitError.invalidFile(let issues) {
-            problems[stem] = issues
-            entries[stem] = nil
+            return .problems(issues)
         } catch {
-            problems[stem] = [FileIssue(file: path, field: "", problem: "\(error)")]
-            entries[stem] = nil
+            return .problems([FileIssue(file: source.path, field: "", problem: "\(error)")])
         }
     }
 
@@ -85,17 +154,36 @@ public struct ProviderCatalog: Sendable {
     }
 
     /// A setting of `descriptor` read from an environment variable another
-    /// loaded provider (with a different id) reads too: `my-gitlab` and
-    /// `my_gitlab` both read AUTHKIT_MY_GITLAB_CLIENT_ID. Neither may be read
-    /// as the other's, so the later file is refused.
-    private func environmentClash(_ descriptor: ProviderDescriptor) -> FileIssue? {
+    /// provider (with a different id) loaded before it reads too: `my-gitlab`
+    /// and `my_gitlab` both read AUTHKIT_MY_GITLAB_CLIENT_ID. Neither may be
+    /// read as the other's, so the later file is refused. The others are read
+    /// only as far as their id and placeholder names (``sketch(_:)``), so this
+    /// check does not decode the catalogue.
+    private func environmentClash(_ descriptor: ProviderDescriptor, order: Int) -> FileIssue? {
         let mine = Set(ClientSettings.environmentVariables(for: descriptor))
-        for (id, entry) in entries.sorted(by: { $0.key < $1.key }) where id != descriptor.id {
-            if let shared = mine.intersection(ClientSettings.environmentVariables(for: entry.descriptor)).sorted().first {
-                return FileIssue(file: descriptor.source, field: "id", problem: "its settings would be read from \(shared), which provider '\(id)' (\(entry.file)) reads too; rename this provider's id or placeholder so that no variable names two providers.")
+        for (id, layers) in sources.sorted(by: { $0.key < $1.key }) where id != descriptor.id {
+            // That provider as it stood when this file was read: its last file before this one.
+            guard let earlier = layers.last(where: { $0.order < order }), let theirs = sketch(earlier) else { continue }
+            if let shared = mine.intersection(theirs).sorted().first {
+                return FileIssue(file: descriptor.source, field: "id", problem: "its settings would be read from \(shared), which provider '\(id)' (\(earlier.path)) reads too; rename this provider's id or placeholder so that no variable names two providers.")
             }
         }
         return nil
+    }
+
+    /// The environment variables a file's provider reads, from its `id` and
+    /// `placeholders` alone; `nil` when the file is not JSON with an id.
+    private func sketch(_ source: Source) -> [String]? {
+        if let known = cache.sketches.withLock({ $0[source.order] }) { return known }
+        var variables: [String]?
+        if case .success(let data) = source.contents, case .object(let object)? = try? JSONValue(parsing: data),
+           case .string(let id)? = object["id"] {
+            var names = [String]()
+            if case .object(let placeholders)? = object["placeholders"] { names = Array(placeholders.keys) }
+            variables = ClientSettings.environmentVariables(providerID: id, placeholderNames: names)
+        }
+        cache.sketches.withLock { $0[source.order] = .some(variables) }
+        return variables
     }
 
     private static func stem(of path: String) -> String {
@@ -116,16 +204,18 @@ public struct ProviderCatalog: Sendable {
         return ProviderCatalog(includeBundled: override == nil, directories: directories)
     }
 
-    /// All loaded ids, sorted.
+    /// All loaded ids, sorted (every file is decoded to know which load).
     public var ids: [String] { entries.keys.sorted() }
 
     /// The descriptor for `id`.
     /// - Throws: ``AuthKitError/invalidFile(_:)`` if that provider's file is
     ///   broken, else ``AuthKitError/unknownProvider(id:suggestions:)`` with the nearest ids.
     public func descriptor(id: String) throws -> ProviderDescriptor {
-        if let issues = problems[id] { throw AuthKitError.invalidFile(issues) }
-        if let entry = entries[id] { return entry.descriptor }
-        throw AuthKitError.unknownProvider(id: id, suggestions: suggestions(for: id))
+        switch resolve(id) {
+        case .entry(let entry)?: return entry.descriptor
+        case .problems(let issues)?: throw AuthKitError.invalidFile(issues)
+        case nil: throw AuthKitError.unknownProvider(id: id, suggestions: suggestions(for: id))
+        }
     }
 
     /// Known ids within a small edit distance of `id`, nearest first.

@@ -170,8 +170,8 @@ public struct OAuth2Client: Authenticator {
         try checkCredential(credential)
         let refreshed: Credential
         do {
-            refreshed = try await coordinator.refresh(credential) { [calls, descriptor] in
-                if let template = descriptor.refresh {
+            refreshed = try await coordinator.refresh(credential) { [calls] in
+                if let template = calls.descriptor.refresh {
                     return try await calls.run(template, step: .refresh, for: credential)
                 }
                 guard let refreshToken = credential.refreshToken else {

@@ -16,7 +16,8 @@ final class RefreshCoordinator: Sendable {
     func refresh(_ credential: Credential, using operation: @escaping @Sendable () async throws -> Credential) async throws -> Credential {
         // Keyed by account and refresh token: a refresh of an already-rotated
         // token is a different request and is not merged with a stale one.
-        let key = "\(credential.key)\u{0}\(credential.refreshToken ?? credential.accessToken)"
+        let key = [credential.providerID, credential.label ?? "", credential.refreshToken ?? credential.accessToken]
+            .joined(separator: "\u{0}")
         while true {
             let (flight, leads) = inFlight.withLock { flights -> (Flight, Bool) in
                 if let flight = flights[key] { return (flight, false) }

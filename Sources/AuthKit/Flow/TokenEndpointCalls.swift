@@ -8,7 +8,7 @@ import HTTPTypes
 ///
 /// `OAuth2Client` holds the public flow and decides *what* to call; this type
 /// knows *how*: encodings, client authentication, template variables.
-struct TokenEndpointCalls: Sendable {
+final class TokenEndpointCalls: Sendable {
     let descriptor: ProviderDescriptor
     let token: TokenEndpoint
     /// `token.url` with the placeholders filled in.

@@ -32,7 +32,7 @@ struct Workspace {
     /// a file someone else placed must not redirect sign-ins silently.
     func descriptor(_ id: String) throws -> ProviderDescriptor {
         let descriptor = try catalog.descriptor(id: id)
-        if let entry = catalog.entries[id], !entry.newHosts.isEmpty {
+        if let entry = catalog.entry(id: id), !entry.newHosts.isEmpty {
             Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.replaced?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.replaced.map { $0.endpointHosts.sorted().joined(separator: ", ") } ?? "?").")
         }
         return descriptor
