@@ -35,6 +35,9 @@ final class LoopbackListener: @unchecked Sendable {
     private var answered = false
     /// Accepted connections still open, so closing can wait for browsers to hang up.
     private var connections: [ObjectIdentifier: Channel] = [:]
+    /// `close` waiting for the last connection to go (resumed once, by
+    /// whichever comes first: the last hang-up, the grace period, cancellation).
+    private var hangUpWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(redirect: LoopbackRedirect, providerName: String, validate: @escaping @Sendable (String) throws -> Void,
          connectionTimeout: TimeAmount, maxRequestBytes: Int, onIgnored: @escaping @Sendable (Error) -> Void) {
@@ -170,11 +173,7 @@ final class LoopbackListener: @unchecked Sendable {
     func close(grace: Duration = .seconds(1)) async {
         answerPromise.fail(CancellationError()) // no-op when answered
         for channel in lock.withLock({ serverChannels }) { try? await channel.close() }
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: grace)
-        while clock.now < end, lock.withLock({ !connections.isEmpty }) {
-            do { try await Task.sleep(for: .milliseconds(10)) } catch { break } // cancelled: close now
-        }
+        await waitForHangUps(within: grace)
         try? await group.shutdownGracefully()
     }
 
@@ -183,7 +182,40 @@ final class LoopbackListener: @unchecked Sendable {
     }
 
     func untrack(_ channel: Channel) {
-        lock.withLock { connections[ObjectIdentifier(channel)] = nil }
+        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            connections[ObjectIdentifier(channel)] = nil
+            return connections.isEmpty ? takeHangUpWaiters() : []
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns when no connection is open, or after `grace`, or when the
+    /// task is cancelled: no polling, so the answer is exchanged the moment
+    /// the browser has hung up.
+    private func waitForHangUps(within grace: Duration) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let idle = lock.withLock { () -> Bool in
+                    if connections.isEmpty || Task.isCancelled { return true }
+                    hangUpWaiters.append(waiter)
+                    return false
+                }
+                if idle { return waiter.resume() }
+                group.next().scheduleTask(in: TimeAmount(grace)) { self.resumeHangUpWaiters() }
+            }
+        } onCancel: {
+            resumeHangUpWaiters()
+        }
+    }
+
+    private func resumeHangUpWaiters() {
+        for waiter in lock.withLock({ takeHangUpWaiters() }) { waiter.resume() }
+    }
+
+    /// Called with `lock` held.
+    private func takeHangUpWaiters() -> [CheckedContinuation<Void, Never>] {
+        defer { hangUpWaiters = [] }
+        return hangUpWaiters
     }
 
     // MARK: - Used by LoopbackRequestHandler, on the event loop
