@@ -1,0 +1,79 @@
+"""Building both sides and finding their binaries."""
+import os
+import subprocess
+import sys
+
+from .programs import ProgramFailed
+
+
+def build_peers(benchmarks):
+    """Runs peers/build (quick when up to date); returns the peers' bin directory."""
+    build = os.path.join(benchmarks, "peers", "build")
+    if subprocess.run([build], stdout=sys.stderr).returncode != 0:
+        raise ProgramFailed("Benchmarks/peers/build failed (its output is above)")
+    return os.path.join(benchmarks, ".peers-bin")
+
+
+class SwiftSide:
+    """The Swift binaries. `benchmark` and `authkit` are required for every
+    AuthKit column; the floors are optional (None: their rows are skipped)."""
+
+    def __init__(self, bin_dir):
+        def path(name):
+            p = os.path.join(bin_dir, name)
+            return p if os.access(p, os.X_OK) else None
+
+        self.bin_dir = bin_dir
+        self.benchmark = path("AuthKitBenchmark")
+        self.authkit = path("authkit")
+        self.floor = path("AuthKitFloor")
+        self.floor_foundation = path("AuthKitFloorFoundation")
+
+    def missing_required(self, names):
+        """The binaries the selected rows need that are not there: the
+        sign-in row runs authkit, the floor rows only the optional floors,
+        every other row AuthKitBenchmark."""
+        needed = []
+        if set(names) - {"signin", "floor"}:
+            needed.append(("AuthKitBenchmark", self.benchmark))
+        if "signin" in names:
+            needed.append(("authkit", self.authkit))
+        return [name for name, p in needed if p is None]
+
+
+def _swift_build(root, product):
+    """One `swift build -c release --product X`; its output goes to stderr."""
+    command = ["swift", "build", "-c", "release", "--product", product]
+    print("$ " + " ".join(command), file=sys.stderr, flush=True)
+    try:
+        return subprocess.run(command, cwd=root, stdout=sys.stderr).returncode == 0
+    except OSError as e:
+        print("cannot run swift: %s" % e, file=sys.stderr)
+        return False
+
+
+def build_swift(root, names, build=True, bin_dir=None):
+    """Builds the Swift products (unless build is False: then whatever
+    .build/release holds is used) and returns a SwiftSide for the rows in
+    `names`. bin_dir: where to look instead of .build/release."""
+    bin_dir = os.path.abspath(bin_dir) if bin_dir else os.path.join(root, ".build", "release")
+    if build:
+        for product in ("AuthKitBenchmark", "authkit"):
+            if not _swift_build(root, product):
+                raise ProgramFailed("swift build --product %s failed (its output is above); the AuthKit side "
+                                    "cannot run. --peers-only measures the peers alone." % product)
+        for product in ("AuthKitFloor", "AuthKitFloorFoundation"):
+            if not _swift_build(root, product):
+                print("note: %s did not build; its floor row is skipped" % product, file=sys.stderr)
+        shown = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=root,
+                               capture_output=True, text=True)
+        if shown.returncode == 0 and shown.stdout.strip():
+            bin_dir = shown.stdout.strip()
+    swift = SwiftSide(bin_dir)
+    missing = swift.missing_required(names)
+    if missing:
+        raise ProgramFailed("the AuthKit side is not built: no %s in %s. Build it with `swift build -c release "
+                            "--product AuthKitBenchmark` and `--product authkit` (or drop --no-swift-build / --swift-bin), "
+                            "or pass --peers-only to measure the peers alone."
+                            % (" or ".join(missing), bin_dir))
+    return swift

@@ -1,0 +1,51 @@
+"""What each side runs: one function per kind of measurement, returning the
+round's value in the row's unit."""
+import statistics
+
+from .programs import measure, wall_time
+
+
+class Side:
+    """One column of a row: a name shown in the table and a measuring function."""
+
+    def __init__(self, name, run):
+        self.name = name
+        self.run = run
+
+
+def micros_per_op(command, seconds):
+    """Library rows: µs per operation over the program's timed loop."""
+    def run():
+        ops, elapsed = measure(command + ["-seconds", str(seconds)], seconds)
+        return elapsed / ops * 1e6
+    return run
+
+
+def ops_per_second(command, seconds, seconds_flag=("-seconds",)):
+    """Throughput rows. seconds_flag: how the program takes its duration
+    (flag name, or () when it is a positional argument)."""
+    def run():
+        ops, elapsed = measure(command + list(seconds_flag) + [str(seconds)], seconds)
+        return ops / elapsed
+    return run
+
+
+def signin_millis(command, env, server, count):
+    """Sign-in rows: the median, over `count` sign-ins run one after another,
+    of each one's wall time minus the time the tokenserver spent inside its
+    handlers meanwhile (its /stats before and after), in ms."""
+    def run():
+        values = []
+        for _ in range(count):
+            before = server.handler_ns()
+            wall = wall_time(command, env)
+            values.append((wall - (server.handler_ns() - before) / 1e9) * 1e3)
+        return statistics.median(values)
+    return run
+
+
+def process_millis(command, count):
+    """Floor rows: median wall time of `count` runs of a program, in ms."""
+    def run():
+        return statistics.median(wall_time(command) * 1e3 for _ in range(count))
+    return run

@@ -1,0 +1,86 @@
+"""The Markdown report: one line per (row, peer) pair, plus the derived
+lines (sign-in above the floor, live ÷ fixed signing)."""
+from .summary import Spread, verdict
+
+
+def number(value, unit):
+    """Enough digits to compare, not more."""
+    if unit in ("exchanges/s", "signatures/s"):
+        return "{:,.0f}".format(value)
+    if value >= 100:
+        return "%.0f" % value
+    return "%.2f" % value if value < 10 else "%.1f" % value
+
+
+def spread_text(spread, unit):
+    return "%s / **%s** / %s" % (number(spread.min, unit), number(spread.median, unit), number(spread.max, unit))
+
+
+HEADER = ("| what | unit | AuthKit min / **median** / max | peer | peer min / **median** / max | "
+          "AuthKit ÷ peer (medians) | reading |\n|---|---|---|---|---|---|---|")
+
+
+def render(results):
+    """results: [(row, {side: [values]})] in table order; returns the table."""
+    lines = [HEADER]
+    medians = {}  # (row name, side) -> median, for the derived lines
+    for row, values in results:
+        spreads = {name: Spread(v) for name, v in values.items()}
+        for name, sp in spreads.items():
+            medians.setdefault((row.name, name), sp.median)
+        unit = "%s (%s is better)" % (row.unit, row.better)
+        authkit = spreads.get("AuthKit")
+        ak_text = spread_text(authkit, row.unit) if authkit else "—"
+        peers = [side.name for side in row.sides if side.name != "AuthKit"] or [None]
+        for peer in peers:
+            if peer is None:
+                lines.append("| %s | %s | %s | — | — | — | — |" % (row.title, unit, ak_text))
+                continue
+            if authkit:
+                ratio, words = verdict(authkit.median, spreads[peer].median, row.better)
+                ratio_text = "%.2f" % ratio
+            else:
+                ratio_text, words = "—", "—"
+            lines.append("| %s | %s | %s | %s | %s | %s | %s |"
+                         % (row.title, unit, ak_text, peer, spread_text(spreads[peer], row.unit), ratio_text, words))
+    lines += derived(medians)
+    return "\n".join(lines)
+
+
+def derived(medians):
+    """Lines computed from other rows' medians, when those rows ran."""
+    lines = []
+    signin, floor = medians.get(("signin", "AuthKit")), medians.get(("floor", "AuthKit"))
+    go_signin, go_floor = medians.get(("signin", "x/oauth2")), medians.get(("floor", "x/oauth2"))
+    if go_signin is not None and go_floor is not None:
+        ak = "**%.2f**" % (signin - floor) if signin is not None and floor is not None else "—"
+        go = go_signin - go_floor
+        if signin is not None and floor is not None and go > 0:
+            ratio, words = verdict(signin - floor, go, "lower")
+            tail = "%.2f | %s" % (ratio, words)
+        else:
+            tail = "— | —"
+        lines.append("| sign-in above its process floor (medians) | ms (lower is better) | %s | x/oauth2 | **%.2f** | %s |"
+                     % (ak, go, tail))
+    fixed = {side: m for (row, side), m in medians.items() if row == "sign-fixed"}
+    live = {side: m for (row, side), m in medians.items() if row == "sign-live"}
+    common = [side for side in ("AuthKit", "liboauth", "oauthlib") if side in fixed and side in live]
+    if common:
+        ratios = {side: live[side] / fixed[side] for side in common}
+        ak = "**%.2f**" % ratios["AuthKit"] if "AuthKit" in ratios else "—"
+        others = ", ".join("%s %.2f" % (side, ratios[side]) for side in common if side != "AuthKit")
+        lines.append("| live ÷ fixed nonce signing rate (1 = a live nonce costs nothing) | ratio (higher is better) "
+                     "| %s | %s | | — | — |" % (ak, others or "—"))
+    return lines
+
+
+LEGEND = """\
+How to read it:
+- Each side ran R rounds back to back with the other(s), the first side alternating; min / median / max are over rounds.
+- "AuthKit ÷ peer" is AuthKit's median divided by the peer's, in the row's unit: for µs and ms (lower is better)
+  below 1 means AuthKit is faster; for exchanges/s and signatures/s (higher is better) above 1 means AuthKit is faster.
+  "reading" says it in words.
+- library rows: in-process work per operation with an in-memory transport (no network).
+- sign-in: each sign-in is a whole process (CLI start, listener, scripted browser, exchange, storing the token),
+  wall time from fork to exit minus the tokenserver's time inside its handlers; a round's value is the median of K.
+- process floor: a program that links the same libraries and exits at once; what start-up alone costs."""

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// The fixed values of the benchmark's provider; both clients are configured
+// with the same ones.
+const (
+	clientID     = "bench-client"
+	clientSecret = "bench-secret"
+	code         = "bench-code"
+	refreshToken = "bench-refresh"
+)
+
+// tokenAnswer is byte for byte the answer the in-memory transports of both
+// sides return, so the library rows and the network rows parse the same JSON.
+var tokenAnswer = []byte(`{"access_token":"bench-access","token_type":"Bearer","expires_in":3600,"refresh_token":"bench-refresh","scope":"read write"}`)
+
+// Header values allocated once: the handlers should cost as little as
+// possible, since their time is subtracted but their allocations are not.
+var (
+	jsonType = []string{"application/json"}
+	noStore  = []string{"no-store"} // RFC 6749 §5.1: token answers must not be cached
+)
+
+// authorize stands in for the consent screen: a request that is a valid
+// PKCE (S256) authorization request for bench-client is approved at once.
+//
+//	GET /authorize?response_type=code&client_id=…&redirect_uri=R&state=S&code_challenge=…&code_challenge_method=S256
+//	→ 302 Location: R?code=bench-code&state=S
+func authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	redirect := q.Get("redirect_uri")
+	switch {
+	case r.Method != http.MethodGet:
+		fail(w, http.StatusMethodNotAllowed, "invalid_request")
+	case q.Get("response_type") != "code":
+		fail(w, http.StatusBadRequest, "unsupported_response_type")
+	case q.Get("client_id") != clientID:
+		fail(w, http.StatusBadRequest, "unauthorized_client")
+	case q.Get("code_challenge") == "" || q.Get("code_challenge_method") != "S256":
+		fail(w, http.StatusBadRequest, "invalid_request")
+	case redirect == "":
+		fail(w, http.StatusBadRequest, "invalid_request")
+	default:
+		// Append to whatever query the redirect URI already has (RFC 6749 §4.1.2).
+		sep := "?"
+		if strings.Contains(redirect, "?") {
+			sep = "&"
+		}
+		location := redirect + sep + "code=" + code
+		if state := q.Get("state"); state != "" {
+			location += "&state=" + url.QueryEscape(state)
+		}
+		w.Header()["Location"] = []string{location}
+		w.WriteHeader(http.StatusFound)
+	}
+}
+
+// token is the token endpoint (RFC 6749 §4.1.3, §6) with client_secret_post:
+// the client's id and secret are in the form body.
+func token(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		fail(w, http.StatusMethodNotAllowed, "invalid_request")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request")
+		return
+	}
+	f := r.PostForm
+	if f.Get("client_id") != clientID || f.Get("client_secret") != clientSecret {
+		fail(w, http.StatusUnauthorized, "invalid_client")
+		return
+	}
+	switch f.Get("grant_type") {
+	case "authorization_code":
+		// The server keeps no state, so the verifier cannot be checked
+		// against the challenge; its presence (and the redirect URI's) is.
+		if f.Get("code_verifier") == "" || f.Get("redirect_uri") == "" {
+			fail(w, http.StatusBadRequest, "invalid_request")
+			return
+		}
+		if f.Get("code") != code {
+			fail(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+	case "refresh_token":
+		if f.Get("refresh_token") != refreshToken {
+			fail(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+	default:
+		fail(w, http.StatusBadRequest, "unsupported_grant_type")
+		return
+	}
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["Cache-Control"] = noStore
+	w.Write(tokenAnswer)
+}
+
+// fail answers with an RFC 6749 §5.2 error body.
+func fail(w http.ResponseWriter, status int, code string) {
+	w.Header()["Content-Type"] = jsonType
+	w.WriteHeader(status)
+	w.Write([]byte(`{"error":"` + code + `"}`))
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// networkExchanges runs the same op as library-exchange, but through the
+// default net/http client to the real tokenserver over loopback, with
+// `concurrency` goroutines each exchanging one code after another.
+//
+// The default client is used on purpose (no context client): it is what an
+// app gets. Note its transport keeps only 2 idle connections per host
+// (http.DefaultMaxIdleConnsPerHost), so above 2 at once some requests open
+// new connections; that is x/oauth2's out-of-the-box behaviour.
+func networkExchanges(tokenURL string, seconds float64, concurrency int) error {
+	if tokenURL == "" || concurrency < 1 {
+		return fmt.Errorf("exchanges needs -token-url URL and -concurrency >= 1")
+	}
+	authURL := strings.TrimSuffix(tokenURL, "/token") + "/authorize"
+	config := newConfig(authURL, tokenURL, "http://127.0.0.1:8765/callback")
+	ctx := context.Background()
+
+	first, err := exchangeOnce(ctx, config)
+	if err != nil {
+		return err
+	}
+	if err := checkToken(first); err != nil {
+		return err
+	}
+	if _, _, err := runConcurrently(ctx, warmUp.Seconds(), concurrency, config); err != nil {
+		return err
+	}
+	ops, elapsed, err := runConcurrently(ctx, seconds, concurrency, config)
+	if err != nil {
+		return err
+	}
+	report(ops, elapsed)
+	return nil
+}
+
+// runConcurrently starts the goroutines together and stops them at the
+// deadline; the time is until the last one finished its last exchange, so
+// every counted exchange is inside it.
+func runConcurrently(ctx context.Context, seconds float64, concurrency int, config *oauth2.Config) (int, float64, error) {
+	start := time.Now()
+	deadline := start.Add(time.Duration(seconds * float64(time.Second)))
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		total    int
+		firstErr error
+	)
+	for i := 0; i < concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done := 0
+			var err error
+			// A network exchange takes tens of µs, so reading the clock
+			// after each one costs nothing measurable.
+			for time.Now().Before(deadline) {
+				if _, err = exchangeOnce(ctx, config); err != nil {
+					break
+				}
+				done++
+			}
+			mu.Lock()
+			total += done
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return total, time.Since(start).Seconds(), firstErr
+}
