@@ -1,3 +1,5 @@
+import Foundation
+
 /// Merges concurrent refreshes of one credential into one request.
 ///
 /// Many providers rotate refresh tokens (RFC 9700 §4.14.2): the first refresh
@@ -10,31 +12,48 @@
 /// for its result. Should the first caller be cancelled, a waiter that was not
 /// cancelled itself starts the refresh again rather than report a
 /// cancellation it did not ask for.
-final class RefreshCoordinator: Sendable {
-    private let inFlight = LockedValue([String: Flight]())
+final class RefreshCoordinator: @unchecked Sendable {
+    /// Guards `inFlight` and every flight's state: one lock, taken briefly.
+    private let lock = NSLock()
+    private var inFlight: [String: Flight] = [:]
 
     func refresh(_ credential: Credential, using operation: @escaping @Sendable () async throws -> Credential) async throws -> Credential {
         // Keyed by account and refresh token: a refresh of an already-rotated
         // token is a different request and is not merged with a stale one.
-        let key = [credential.providerID, credential.label ?? "", credential.refreshToken ?? credential.accessToken]
-            .joined(separator: "\u{0}")
+        let key = credential.providerID + "\u{0}" + (credential.label ?? "") + "\u{0}" + (credential.refreshToken ?? credential.accessToken)
         while true {
-            let (flight, leads) = inFlight.withLock { flights -> (Flight, Bool) in
-                if let flight = flights[key] { return (flight, false) }
+            let (flight, leads) = lock.withLock { () -> (Flight, Bool) in
+                if let flight = inFlight[key] { return (flight, false) }
                 let flight = Flight()
-                flights[key] = flight
+                inFlight[key] = flight
                 return (flight, true)
             }
             guard leads else {
-                let result = await flight.result()
+                let result = await wait(for: flight)
                 if case .failure(let error) = result, Self.isCancellation(error), !Task.isCancelled { continue }
                 return try result.get()
             }
             let result: Result<Credential, any Error>
             do { result = .success(try await operation()) } catch { result = .failure(error) }
-            inFlight.withLock { $0[key] = nil }
-            flight.finish(result)
+            let waiters = lock.withLock { () -> [CheckedContinuation<Result<Credential, any Error>, Never>] in
+                inFlight[key] = nil
+                flight.result = result
+                defer { flight.waiters = [] }
+                return flight.waiters
+            }
+            for waiter in waiters { waiter.resume(returning: result) }
             return try result.get()
+        }
+    }
+
+    private func wait(for flight: Flight) async -> Result<Credential, any Error> {
+        await withCheckedContinuation { continuation in
+            let ready = lock.withLock { () -> Result<Credential, any Error>? in
+                if let result = flight.result { return result }
+                flight.waiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
         }
     }
 
@@ -44,28 +63,9 @@ final class RefreshCoordinator: Sendable {
         return false
     }
 
-    /// One refresh's outcome, for the callers waiting on it.
-    private final class Flight: @unchecked Sendable {
-        private let state = LockedValue<(result: Result<Credential, any Error>?, waiters: [CheckedContinuation<Result<Credential, any Error>, Never>])>((nil, []))
-
-        func result() async -> Result<Credential, any Error> {
-            await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> Result<Credential, any Error>? in
-                    if let result = state.result { return result }
-                    state.waiters.append(continuation)
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        }
-
-        func finish(_ result: Result<Credential, any Error>) {
-            let waiters = state.withLock { state in
-                state.result = result
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume(returning: result) }
-        }
+    /// One refresh's outcome and the callers waiting for it (under `lock`).
+    private final class Flight {
+        var result: Result<Credential, any Error>?
+        var waiters: [CheckedContinuation<Result<Credential, any Error>, Never>] = []
     }
 }

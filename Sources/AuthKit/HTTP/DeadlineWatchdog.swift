@@ -19,11 +19,13 @@ final class DeadlineWatchdog: @unchecked Sendable {
 
     private let lock = NSLock()
     private var entries: [UInt64: Entry] = [:]
+    /// Registrations whose deadline passed, until ``finish(_:)`` asks.
+    private var fired: Set<UInt64> = []
     private var nextID: UInt64 = 0
     private var timer: (any DispatchSourceTimer)?
     private let queue = DispatchQueue(label: "authkit.deadline-watchdog")
 
-    /// Runs `action` once `deadline` has passed, unless ``cancel(_:)`` comes first.
+    /// Runs `action` once `deadline` has passed, unless ``finish(_:)`` comes first.
     func register(_ deadline: ContinuousClock.Instant, action: @escaping @Sendable () -> Void) -> UInt64 {
         lock.lock()
         defer { lock.unlock() }
@@ -40,12 +42,14 @@ final class DeadlineWatchdog: @unchecked Sendable {
         return nextID
     }
 
-    /// Forgets a registration. An action already taken out by a tick may
-    /// still run once: actions must be safe to run late.
-    func cancel(_ id: UInt64) {
+    /// Ends a registration and tells whether its deadline had passed (its
+    /// action was taken out to run; it may still be running: actions must be
+    /// safe to run late).
+    func finish(_ id: UInt64) -> Bool {
         lock.lock()
-        entries[id] = nil
-        lock.unlock()
+        defer { lock.unlock() }
+        if entries.removeValue(forKey: id) != nil { return false }
+        return fired.remove(id) != nil
     }
 
     private func tick() {
@@ -55,6 +59,7 @@ final class DeadlineWatchdog: @unchecked Sendable {
         for (id, entry) in entries where entry.deadline <= now {
             due.append(entry.action)
             entries[id] = nil
+            fired.insert(id)
         }
         if entries.isEmpty {
             timer?.cancel()

@@ -64,23 +64,18 @@ package func withDeadline<Result: Sendable>(
     } else {
         task = Task { try await operation() }
     }
-    let expired = LockedValue(false)
-    let registration = DeadlineWatchdog.shared.register(deadline) {
-        expired.withLock { $0 = true }
+    let registration = DeadlineWatchdog.shared.register(deadline) { task.cancel() }
+    let outcome = await withTaskCancellationHandler {
+        await task.result
+    } onCancel: {
         task.cancel()
     }
-    defer { DeadlineWatchdog.shared.cancel(registration) }
-    let timeout = AuthKitError.network(url: display, reason: "no complete answer within \(duration.seconds) s")
-    let result: Result
-    do {
-        result = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
-    } catch where expired.current {
-        throw timeout
+    // Past the deadline, whatever the operation ended with is a timeout: a
+    // transport may end a cancelled transfer as if the body were complete.
+    if DeadlineWatchdog.shared.finish(registration) {
+        throw AuthKitError.network(url: display, reason: "no complete answer within \(duration.seconds) s")
     }
-    // A transport may end a cancelled transfer as if the body were complete:
-    // what it returned after the deadline is not the answer.
-    if expired.current { throw timeout }
-    return result
+    return try outcome.get()
 }
 
 extension Duration {
