@@ -168,6 +168,7 @@ let package = Package(
             name: "AuthKitTestSupport",
             dependencies: [
                 "AuthKit",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// It runs on every API call, so it works on UTF-8 bytes end to end: the URL,
 /// body and parameters are encoded once into one buffer and the base string is
-/// written straight from it (see `Benchmarks/run-signing-benchmark`).
+/// written straight from it (measured by `Benchmarks/run-benchmarks` beside liboauth and oauthlib).
 ///
 ///     let signer = OAuth1Signer(consumerKey: "key", consumerSecret: "secret")
 ///     let header = try signer.authorizationHeader(
