@@ -73,7 +73,7 @@ package func withDeadline<Result: Sendable>(
     // Past the deadline, whatever the operation ended with is a timeout: a
     // transport may end a cancelled transfer as if the body were complete.
     if DeadlineWatchdog.shared.finish(registration) {
-        throw AuthKitError.network(url: display, reason: "no complete answer within \(duration.seconds) s")
+        throw AuthKitError.network(url: display, reason: "no complete answer within \(duration.spoken)")
     }
     return try outcome.get()
 }
@@ -81,6 +81,11 @@ package func withDeadline<Result: Sendable>(
 extension Duration {
     /// Whole seconds, for messages.
     var seconds: Int64 { components.seconds }
+
+    /// `30 s`, or `200 ms` below a second, for messages.
+    var spoken: String {
+        self < .seconds(1) ? "\(components.attoseconds / 1_000_000_000_000_000) ms" : "\(seconds) s"
+    }
 
     /// For `DispatchTime`: nanoseconds, at least 0, at most about 292 years.
     var dispatchInterval: DispatchTimeInterval {

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+/// The per-request deadline (`withDeadline`, `DeadlineWatchdog`) and the
+/// refresh merging (`RefreshCoordinator`) without a network: their timing
+/// and cancellation rules, which the benchmarks' fast paths must not bend.
+@Suite struct DeadlineTests {
+    @Test func aSlowOperationEndsAtTheDeadlineAndTheCallerIsNotCancelled() async throws {
+        let started = ContinuousClock.now
+        await #expect {
+            try await withDeadline(.milliseconds(200), display: "https://as.test/token") {
+                try await Task.sleep(for: .seconds(20))
+                return 1
+            }
+        } throws: { error in
+            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            return url == "https://as.test/token" && reason.contains("within 200 ms")
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        // The deadline cancels the request, never the task that made it.
+        #expect(!Task.isCancelled)
+        try await Task.sleep(for: .milliseconds(1))
+    }
+
+    @Test func aQuickOperationKeepsItsResult() async throws {
+        let value = try await withDeadline(.seconds(30), display: "x") { 42 }
+        #expect(value == 42)
+        let thrown = await #expect(throws: AuthKitError.self) {
+            try await withDeadline(.seconds(30), display: "x") { () async throws -> Int in throw AuthKitError.cancelled }
+        }
+        #expect(thrown == .cancelled)
+    }
+
+    @Test func cancellingTheCallerCancelsTheOperation() async throws {
+        let task = Task {
+            try await withDeadline(.seconds(30), display: "x") {
+                try await Task.sleep(for: .seconds(20))
+                return 1
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        task.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await task.value }
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func theWatchdogFiresOnlyWhatIsDue() async throws {
+        let watchdog = DeadlineWatchdog()
+        let fired = LockedValue([String]())
+        let past = watchdog.register(.now - .seconds(1)) { fired.withLock { $0.append("past") } }
+        let future = watchdog.register(.now + .seconds(60)) { fired.withLock { $0.append("future") } }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while fired.current.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(fired.current == ["past"])
+        #expect(watchdog.finish(past), "a fired registration must say so")
+        #expect(!watchdog.finish(future))
+        try await Task.sleep(for: DeadlineWatchdog.resolution * 3)
+        #expect(fired.current == ["past"], "a finished registration fired")
+    }
+}
+
+@Suite struct RefreshCoordinatorTests {
+    static let credential = Credential(providerID: "p", accessToken: "a", refreshToken: "r")
+
+    @Test func concurrentCallersShareOneRun() async throws {
+        let coordinator = RefreshCoordinator()
+        let runs = LockedValue(0)
+        let results = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    try await coordinator.refresh(Self.credential) {
+                        runs.withLock { $0 += 1 }
+                        try await Task.sleep(for: .milliseconds(300))
+                        return Credential(providerID: "p", accessToken: "new", refreshToken: "r2")
+                    }.accessToken
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(results == Array(repeating: "new", count: 8))
+        #expect(runs.current == 1)
+    }
+
+    /// The first caller's cancellation is its own: a waiter that was not
+    /// cancelled runs the refresh itself rather than fail with it.
+    @Test func aWaiterOutlivesTheFirstCallersCancellation() async throws {
+        let coordinator = RefreshCoordinator()
+        let runs = LockedValue(0)
+        let first = Task {
+            try await coordinator.refresh(Self.credential) {
+                runs.withLock { $0 += 1 }
+                try await Task.sleep(for: .seconds(20))
+                return Self.credential
+            }
+        }
+        while runs.current == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let second = Task {
+            try await coordinator.refresh(Self.credential) {
+                runs.withLock { $0 += 1 }
+                return Credential(providerID: "p", accessToken: "second", refreshToken: "r2")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        first.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await first.value }
+        #expect(try await second.value.accessToken == "second")
+        #expect(runs.current == 2)
+    }
+}
+
+@Suite struct HTTPResponseBodyTests {
+    @Test func aCompleteBodyIsOneChunkThenTheEnd() async throws {
+        var chunks = [Data]()
+        for try await chunk in HTTPResponseBody(Data("abc".utf8)) { chunks.append(chunk) }
+        #expect(chunks == [Data("abc".utf8)])
+        var empty = 0
+        for try await _ in HTTPResponseBody(Data()) { empty += 1 }
+        #expect(empty == 0)
+    }
+}
