@@ -69,7 +69,7 @@ import Testing
     @Test func aDripEndsAtTheDeadline() async throws {
         let outcome = try await DripPlay.play(to: AsyncHTTPClientTransport())
         #expect(outcome.endedAtTheDeadline, "ended with \(String(describing: outcome.error))")
-        #expect(outcome.elapsed < .seconds(10))
+        #expect(outcome.elapsed < .seconds(30)) // loose: the suite runs in parallel on two cores
     }
 
     /// AsyncHTTPClient retries a refused connection until its connect
