@@ -3,18 +3,59 @@ import Foundation
 /// The directory AuthKit keeps its user files in: `providers/` overrides,
 /// `config.json` client settings and `credentials.json`.
 ///
-/// `$AUTHKIT_HOME` if set; else `$XDG_CONFIG_HOME/authkit`; else
-/// `~/.config/authkit` (the XDG Base Directory default).
+/// `$AUTHKIT_HOME` if set. Otherwise, on a desktop (Linux, macOS):
+/// `$XDG_CONFIG_HOME/authkit`, else `~/.config/authkit` (the XDG Base
+/// Directory default). On Apple's mobile platforms, where an app has no home
+/// directory of its own to write in (`homeDirectoryForCurrentUser` is
+/// macOS-only): `Library/Application Support/AuthKit` inside the app's
+/// container, the place Apple gives for files an app creates and keeps.
 package enum AuthKitHome {
+    /// Which rule picks the default directory.
+    package enum Platform: Sendable {
+        /// Linux and macOS: the XDG configuration directory.
+        case desktop
+        /// iOS, iPadOS, tvOS, watchOS, visionOS: the app's Application Support directory.
+        case mobile(applicationSupport: URL)
+
+        /// The platform this code runs on.
+        static var current: Platform {
+            #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+                ?? FileManager.default.temporaryDirectory
+            return .mobile(applicationSupport: support)
+            #else
+            return .desktop
+            #endif
+        }
+    }
+
     package static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        directory(environment: environment, platform: .current)
+    }
+
+    package static func directory(environment: [String: String], platform: Platform) -> URL {
         if let home = environment["AUTHKIT_HOME"], !home.isEmpty {
             return URL(fileURLWithPath: home, isDirectory: true)
         }
-        if let config = environment["XDG_CONFIG_HOME"], !config.isEmpty {
-            return URL(fileURLWithPath: config, isDirectory: true).appendingPathComponent("authkit", isDirectory: true)
+        switch platform {
+        case .mobile(let applicationSupport):
+            return applicationSupport.appendingPathComponent("AuthKit", isDirectory: true)
+        case .desktop:
+            if let config = environment["XDG_CONFIG_HOME"], !config.isEmpty {
+                return URL(fileURLWithPath: config, isDirectory: true).appendingPathComponent("authkit", isDirectory: true)
+            }
+            return desktopHome(environment: environment).appendingPathComponent(".config/authkit", isDirectory: true)
         }
-        let home = environment["HOME"].map { URL(fileURLWithPath: $0, isDirectory: true) }
-            ?? FileManager.default.homeDirectoryForCurrentUser
-        return home.appendingPathComponent(".config/authkit", isDirectory: true)
+    }
+
+    /// `$HOME`, else the account's home directory (asked of the system only
+    /// on macOS and Linux, where the call exists).
+    private static func desktopHome(environment: [String: String]) -> URL {
+        if let home = environment["HOME"], !home.isEmpty { return URL(fileURLWithPath: home, isDirectory: true) }
+        #if os(macOS) || os(Linux)
+        return FileManager.default.homeDirectoryForCurrentUser
+        #else
+        return FileManager.default.temporaryDirectory
+        #endif
     }
 }

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+/// There is no Apple SDK on the Linux machines CI runs on, so what can be
+/// checked here is checked here: the core and AuthKitOAuth1 call nothing
+/// Apple marks unavailable on iOS outside code compiled only for macOS or
+/// Linux, and the home directory has a default an iOS app can write to.
+@Suite struct ApplePlatformTests {
+    /// Foundation and POSIX calls that exist on macOS (and Linux) but not on
+    /// iOS, iPadOS, tvOS, watchOS or visionOS. A start, not an exhaustive list.
+    static let desktopOnlyCalls = [
+        "homeDirectoryForCurrentUser", "homeDirectory(forUser", "NSHomeDirectoryForUser", "NSUserName()",
+        "NSFullUserName()", "Process()", "Foundation.Process", "NSTask", "NSWorkspace", "NSAppleScript",
+        "Host.current", "NSRunningApplication", "NSPasteboard", "import AppKit", "fork()", "system(",
+        "posix_spawn", "execv(", "execvp(",
+    ]
+
+    /// `#if` conditions under which code is compiled for macOS or Linux only.
+    static let desktopConditions: Set<String> = [
+        "os(macOS)", "os(Linux)", "canImport(Glibc)", "canImport(Musl)", "canImport(CCurl)", "canImport(FoundationNetworking)",
+    ]
+    static let mobileConditions: Set<String> = ["os(iOS)", "os(tvOS)", "os(watchOS)", "os(visionOS)"]
+
+    static func disjuncts(_ condition: some StringProtocol) -> [String] {
+        condition.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// The lines of `text` that every platform compiles, numbered from 1:
+    /// lines inside `#if os(macOS) || os(Linux)` (or the `#else` of an iOS
+    /// branch) are left out.
+    static func linesEveryPlatformCompiles(_ text: String) -> [(Int, String)] {
+        var stack: [(condition: String, desktopOnly: Bool)] = []
+        var kept = [(Int, String)]()
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("#if ") {
+                let condition = String(trimmed.dropFirst(4))
+                stack.append((condition, disjuncts(condition).allSatisfy(desktopConditions.contains)))
+            } else if trimmed.hasPrefix("#elseif "), !stack.isEmpty {
+                let condition = String(trimmed.dropFirst(8))
+                stack[stack.count - 1] = (condition, disjuncts(condition).allSatisfy(desktopConditions.contains))
+            } else if trimmed == "#else", let top = stack.last {
+                stack[stack.count - 1] = ("!(\(top.condition))", disjuncts(top.condition).allSatisfy(mobileConditions.contains))
+            } else if trimmed == "#endif" {
+                _ = stack.popLast()
+            } else if !stack.contains(where: \.desktopOnly), !trimmed.hasPrefix("//") {
+                kept.append((index + 1, String(line)))
+            }
+        }
+        return kept
+    }
+
+    @Test(arguments: ["Sources/AuthKit", "Sources/AuthKitOAuth1"])
+    func noDesktopOnlyCallOutsideDesktopCode(directory: String) throws {
+        let root = PublicAPITests.root.appendingPathComponent(directory)
+        let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        #expect(files.count > 5)
+        var found = [String]()
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for (number, line) in Self.linesEveryPlatformCompiles(text) {
+                for call in Self.desktopOnlyCalls where line.contains(call) {
+                    found.append("\(file.lastPathComponent):\(number): \(call)")
+                }
+            }
+        }
+        #expect(found.isEmpty, "unavailable on iOS: \(found)")
+    }
+
+    /// The scanner itself: it must see a call outside a guard, and not one inside.
+    @Test func theScannerSeesThroughGuards() {
+        let text = """
+        let a = FileManager.default.homeDirectoryForCurrentUser
+        #if os(macOS) || os(Linux)
+        let b = FileManager.default.homeDirectoryForCurrentUser
+        #else
+        let c = 1
+        #endif
+        #if os(iOS)
+        let d = 2
+        #else
+        let e = Process()
+        #endif
+        """
+        let kept = Self.linesEveryPlatformCompiles(text).map(\.0)
+        #expect(kept == [1, 5, 8])
+    }
+
+    @Test func theHomeDirectoryOnMobileIsInApplicationSupport() {
+        let support = URL(fileURLWithPath: "/var/mobile/Containers/Data/Application/X/Library/Application Support")
+        let home = AuthKitHome.directory(environment: ["HOME": "/var/mobile"], platform: .mobile(applicationSupport: support))
+        #expect(home.path == support.path + "/AuthKit")
+        // $AUTHKIT_HOME still wins, on every platform.
+        #expect(AuthKitHome.directory(environment: ["AUTHKIT_HOME": "/tmp/x"], platform: .mobile(applicationSupport: support)).path == "/tmp/x")
+        #expect(AuthKitHome.directory(environment: ["HOME": "/home/u"], platform: .desktop).path == "/home/u/.config/authkit")
+        #expect(AuthKitHome.directory(environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": "/c"], platform: .desktop).path == "/c/authkit")
+    }
+}
