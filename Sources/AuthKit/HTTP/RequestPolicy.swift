@@ -59,11 +59,15 @@ package func withDeadline<Result: Sendable>(
 ) async throws -> Result {
     let deadline = ContinuousClock.now.advanced(by: duration)
     let task: Task<Result, any Error>
+    #if compiler(>=6.2)
     if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
         task = Task.immediate { try await operation() }
     } else {
         task = Task { try await operation() }
     }
+    #else
+    task = Task { try await operation() } // Task.immediate arrived with Swift 6.2
+    #endif
     let registration = DeadlineWatchdog.shared.register(deadline) { task.cancel() }
     let outcome = await withTaskCancellationHandler {
         await task.result
