@@ -64,6 +64,11 @@ extension Authenticator {
     /// fixed port if it has one). `nil` when the configured value is `oob`, the
     /// out-of-band flow of protocols that have one (RFC 5849 §2.1).
     public var defaultRedirectURI: URL? {
+        Self.defaultRedirectURI(settings: settings, descriptor: descriptor)
+    }
+
+    /// ``defaultRedirectURI`` from its inputs, for an initializer that keeps it.
+    package static func defaultRedirectURI(settings: ClientSettings, descriptor: ProviderDescriptor) -> URL? {
         if let configured = settings.redirectURI {
             return configured == "oob" ? nil : URL(string: configured)
         }

@@ -118,7 +118,7 @@ public struct CredentialSource: Sendable {
     /// the command line builds, returning the body already bounded.
     package func send(_ request: OutgoingRequest, policy: RequestPolicy) async throws -> (HTTPResponse, HTTPResponseBody) {
         // Refused before a refresh could send anything over plain http.
-        try FlowTransport.checkTransport(request.url, display: request.displayURL)
+        guard request.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: request.displayURL) }
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
         let authenticator = self.authenticator, transport = self.transport

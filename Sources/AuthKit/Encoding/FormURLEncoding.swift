@@ -65,9 +65,22 @@ extension URL {
     /// cannot take apart.
     package func appendingQuery(_ pairs: [(String, String)]) -> URL? {
         guard !pairs.isEmpty else { return self }
+        return queryPrefix.flatMap { URL(string: $0 + FormURLEncoding.encode(pairs)) }
+    }
+
+    /// This URL as text, ready for form-encoded pairs to be appended: followed
+    /// by `?`, or by `&` after the query it has. A fragment is dropped (an
+    /// endpoint has none, RFC 6749 §3.1; it would swallow the query). Worked
+    /// out once per endpoint where a query is appended on every call
+    /// (``OAuth2Client``'s authorization URL).
+    package var queryPrefix: String? {
         guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else { return nil }
-        let existing = components.percentEncodedQuery.map { $0.isEmpty ? "" : $0 + "&" } ?? ""
-        components.percentEncodedQuery = existing + FormURLEncoding.encode(pairs)
-        return components.url
+        components.fragment = nil
+        guard let text = components.string else { return nil }
+        switch components.percentEncodedQuery {
+        case nil: return text + "?"
+        case ""?: return text
+        default: return text + "&"
+        }
     }
 }

@@ -76,13 +76,6 @@ package struct FlowTransport: Sendable {
         }
     }
 
-    /// A credential only over TLS, or to this machine (RFC 6749 §2.3.1, RFC 6750 §5.3, RFC 8252 §8.3).
-    static func checkTransport(_ url: URL, display: String) throws {
-        guard RequestTarget(url).allowsCredentials else {
-            throw AuthKitError.insecureTransport(url: display)
-        }
-    }
-
     private static func redirected(_ request: OutgoingRequest, to target: URL, status: Int, sameOrigin: Bool) -> OutgoingRequest {
         var next = request
         next.retarget(target)

@@ -21,11 +21,10 @@ public struct OAuth2Client: Authenticator {
     public let settings: ClientSettings
     public let clientID: String
     private let authorization: AuthorizationEndpoint
-    /// `authorization.url` with the placeholders filled in, and the
-    /// separator its query parameters follow (`?`, or `&` after a query the
-    /// endpoint already has: RFC 6749 §3.1 says it "MUST be retained").
-    private let authorizationURL: String
-    private let querySeparator: String
+    /// `authorization.url` with the placeholders filled in, as the
+    /// ``Foundation/URL/queryPrefix`` its parameters are appended to (a query
+    /// the endpoint already has is kept, RFC 6749 §3.1).
+    private let authorizationPrefix: String
     /// The redirect URI when the caller names none.
     private let standardRedirect: URL
     private let calls: TokenEndpointCalls
@@ -63,15 +62,12 @@ public struct OAuth2Client: Authenticator {
         self.clientID = clientID
         self.authorization = authorization
         self.now = now
-        let authorizationURL = try variables.render(authorization.url, inURL: true, field: "authorization.url")
-        guard var components = URLComponents(string: authorizationURL), components.host != nil else {
+        let authorizationURL = URL(string: try variables.render(authorization.url, inURL: true, field: "authorization.url"))
+        guard let authorizationURL, authorizationURL.host != nil, let prefix = authorizationURL.queryPrefix else {
             throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "authorization.url", problem: "is not a URL a query can be added to.")])
         }
-        // A fragment would swallow the query appended after it.
-        components.fragment = nil
-        self.authorizationURL = components.string ?? authorizationURL
-        self.querySeparator = components.percentEncodedQuery.map { $0.isEmpty ? "" : "&" } ?? "?"
-        self.standardRedirect = (settings.redirectURI == "oob" ? nil : settings.redirectURI.flatMap(URL.init(string:))) ?? descriptor.redirect.uri
+        self.authorizationPrefix = prefix
+        self.standardRedirect = Self.defaultRedirectURI(settings: settings, descriptor: descriptor) ?? descriptor.redirect.uri
         let redirect = settings.redirectURI ?? descriptor.redirect.uri.absoluteString
         self.calls = TokenEndpointCalls(
             descriptor: descriptor, token: token,
@@ -125,7 +121,7 @@ public struct OAuth2Client: Authenticator {
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) {
             pairs.append((name, value))
         }
-        guard let url = URL(string: authorizationURL + querySeparator + FormURLEncoding.encode(pairs)) else {
+        guard let url = URL(string: authorizationPrefix + FormURLEncoding.encode(pairs)) else {
             throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "authorization.url", problem: "is not a URL a query can be added to.")])
         }
         let pending = PendingAuthorization(
@@ -261,7 +257,7 @@ public struct OAuth2Client: Authenticator {
     // MARK: - The whole flow
 
     public func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential {
-        let requested = options.redirectURI ?? defaultRedirectURI ?? descriptor.redirect.uri
+        let requested = options.redirectURI ?? standardRedirect
         let parser = RedirectParser(appendedFragment: descriptor.redirect.appendedFragment)
         let (result, pending) = try await runUserAgent(
             userAgent, redirectURI: requested, portIsFlexible: options.redirectURI == nil && redirectPortIsFlexible,
