@@ -49,8 +49,8 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
             // AuthKit's RequestPolicy sets the real deadline; this one only
             // keeps a forgotten request from living for ever.
             response = try await Self.client.execute(outgoing, timeout: .hours(1))
-        } catch is CancellationError {
-            throw CancellationError()
+        } catch let cancellation as CancellationError {
+            throw cancellation
         } catch {
             throw AuthKitError.network(url: url.redactedForLogs, reason: "\(error)")
         }

@@ -114,12 +114,16 @@ package enum Base64URL {
 private final class RandomPool: @unchecked Sendable {
     static let shared: RandomPool = {
         let pool = RandomPool()
-        // A child process starts with an empty pool (see fillFromPool).
-        pthread_atfork(nil, nil, { RandomPool.shared.forget() })
+        // A child process starts with an empty pool (see fillFromPool). The
+        // lock is held across fork(2) so the child never inherits it locked
+        // by a thread that does not exist there.
+        pthread_atfork({ RandomPool.shared.lock.lock() },
+                       { RandomPool.shared.lock.unlock() },
+                       { RandomPool.shared.forgetAfterFork() })
         return pool
     }()
 
-    private let lock = NSLock()
+    let lock = NSLock()
     private var bytes = [UInt8](repeating: 0, count: 4096)
     /// How many bytes at the end of `bytes` are still unused.
     private var available = 0
@@ -142,8 +146,10 @@ private final class RandomPool: @unchecked Sendable {
         available -= buffer.count
     }
 
-    /// After fork(2), in the child: the pool's bytes belong to the parent.
-    func forget() {
+    /// After fork(2), in the child (the lock taken before the fork is
+    /// still held): the pool's bytes belong to the parent.
+    func forgetAfterFork() {
         available = 0
+        lock.unlock()
     }
 }
