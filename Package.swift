@@ -18,6 +18,8 @@
 //                      kept out of AuthKit so the core stays free of NIO.
 //   AuthKitAsyncHTTPClient  an HTTPClient on AsyncHTTPClient, for servers
 //                      already on SwiftNIO (pooled connections).
+//   AuthKitSandbox     a local authorization server emulating a provider from
+//                      its descriptor (offline sign-ins, users' tests); SwiftNIO.
 //   authkit            the command-line tool (swift-argument-parser, swift-log).
 //   QiitaSignInExample, TwitterSignInExample
 //                      the README's library examples, built with the package.
@@ -40,6 +42,7 @@ let package = Package(
         .library(name: "AuthKitOAuth1", targets: ["AuthKitOAuth1"]),
         .library(name: "AuthKitLoopback", targets: ["AuthKitLoopback"]),
         .library(name: "AuthKitAsyncHTTPClient", targets: ["AuthKitAsyncHTTPClient"]),
+        .library(name: "AuthKitSandbox", targets: ["AuthKitSandbox"]),
         .executable(name: "authkit", targets: ["authkit"]),
     ],
     dependencies: [
@@ -105,6 +108,22 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // A local authorization server that emulates a provider from its
+        // descriptor, for offline sign-ins and for users' tests. On SwiftNIO
+        // (already a dependency) rather than Hummingbird: see README, "The sandbox".
+        .target(
+            name: "AuthKitSandbox",
+            dependencies: [
+                "AuthKit",
+                "AuthKitOAuth1",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The command-line tool. Only it depends on swift-argument-parser.
         .executableTarget(
             name: "authkit",
@@ -112,6 +131,7 @@ let package = Package(
                 "AuthKit",
                 "AuthKitOAuth1",
                 "AuthKitLoopback",
+                "AuthKitSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -191,6 +211,11 @@ let package = Package(
         .testTarget(
             name: "AuthKitLoopbackTests",
             dependencies: ["AuthKitLoopback", "AuthKit", "AuthKitTestSupport"]
+        ),
+        .testTarget(
+            name: "AuthKitSandboxTests",
+            dependencies: ["AuthKitSandbox", "AuthKit", "AuthKitOAuth1", "AuthKitTestSupport",
+                           .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .testTarget(
             name: "AuthKitAsyncHTTPClientTests",

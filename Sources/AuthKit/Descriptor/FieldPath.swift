@@ -5,13 +5,13 @@
 /// token in different places; the descriptor names the place instead of code
 /// naming the provider.
 package struct FieldPath: Sendable, Hashable, CustomStringConvertible {
-    enum Component: Hashable, Sendable {
+    package enum Component: Hashable, Sendable {
         case member(String)
         case index(Int)
     }
 
     package let description: String
-    let components: [Component]
+    package let components: [Component]
 
     /// Parses `text`; returns `nil` for an empty path, an empty member or a bad index.
     package init?(_ text: String) {

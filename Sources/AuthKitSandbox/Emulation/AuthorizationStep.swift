@@ -1,0 +1,142 @@
+import AuthKit
+import Crypto
+import Foundation
+
+/// The authorization endpoint (RFC 6749 §4.1.1–4.1.2) and the consent page.
+extension Emulator {
+    /// Checks the request as a strict server does, then asks for consent (or
+    /// decides at once, per ``SandboxOptions/consent``). A bad `client_id` or
+    /// redirect URI gets an error page and no redirect (§4.1.2.1); other
+    /// problems are redirected as `error=…`.
+    func authorize(_ request: SandboxRequest) -> SandboxResponse {
+        guard let query = request.query else {
+            return errorPage("The authorization request's query is not form-encoded.", step: "authorize")
+        }
+        let parameters = Parameters(query)
+        if let repeated = parameters.repeated { return errorPage("'\(repeated)' is sent more than once (RFC 6749 §3.1).", step: "authorize") }
+        guard let clientID = parameters["client_id"] else { return errorPage("client_id is missing.", step: "authorize") }
+        guard clientID == options.clientID else {
+            return errorPage("Unknown client_id. The sandbox knows one client: \(options.clientID).", step: "authorize")
+        }
+        let redirectURI: String
+        if let sent = parameters["redirect_uri"] {
+            guard isRegistered(sent) else {
+                return errorPage("redirect_uri is not registered for this client (registered: \(registeredRedirects.joined(separator: ", "))).", step: "authorize")
+            }
+            redirectURI = sent
+        } else {
+            guard registeredRedirects.count == 1 || !descriptor.authorization!.sendRedirectURI else {
+                return errorPage("redirect_uri is missing and the client registered more than one.", step: "authorize")
+            }
+            redirectURI = registeredRedirects[0]
+        }
+        let state = parameters.values["state"]
+        func refuse(_ code: String, _ text: String) -> SandboxResponse {
+            redirectResponse(to: redirectURI, [("error", code), ("error_description", text)], state: state, step: "authorize", summary: "\(code): \(text)")
+        }
+        if descriptor.authorization!.sendResponseType || parameters.has("response_type") {
+            guard let type = parameters["response_type"] else { return refuse("invalid_request", "response_type is missing") }
+            guard type == "code" else { return refuse("unsupported_response_type", "only response_type=code is supported") }
+        }
+        var scopes = parameters["scope"].map { splitScopes($0) } ?? []
+        if scopes.isEmpty { scopes = descriptor.scopes.default }
+        let known = Set(descriptor.scopes.known + descriptor.scopes.default)
+        if !descriptor.scopes.known.isEmpty, let unknown = scopes.first(where: { !known.contains($0) }) {
+            return refuse("invalid_scope", "unknown scope '\(unknown)'")
+        }
+        var challenge: String?
+        var method: String?
+        if descriptor.pkce.isEnabled || options.clientSecret == nil {
+            challenge = parameters["code_challenge"]
+            method = challenge == nil ? nil : (parameters["code_challenge_method"] ?? "plain")
+            if let method, method != "S256", method != "plain" {
+                return refuse("invalid_request", "code_challenge_method must be S256 or plain (RFC 7636 §4.3)")
+            }
+            if let challenge, !(43...128).contains(challenge.count) {
+                return refuse("invalid_request", "code_challenge must be 43 to 128 characters (RFC 7636 §4.2)")
+            }
+            if challenge == nil, descriptor.pkce == .required || options.clientSecret == nil {
+                return refuse("invalid_request", "code_challenge is required (PKCE, RFC 7636)")
+            }
+        }
+        let consent = GrantLedger.PendingConsent(
+            redirectURI: redirectURI, sentRedirectURI: parameters.has("redirect_uri"), scopes: scopes, state: state,
+            challenge: challenge, challengeMethod: method, expiresAt: now.addingTimeInterval(600))
+        switch options.consent {
+        case .approve:
+            return decide(consent, approve: true, account: options.defaultAccount)
+        case .deny:
+            return decide(consent, approve: false, account: options.defaultAccount)
+        case .ask:
+            let id = ledger.mint("consent")
+            ledger.consents[id] = consent
+            return .html(ConsentPage.consent(provider: descriptor.name, client: options.clientID, scopes: scopes, request: id,
+                                             account: options.defaultAccount),
+                         step: "authorize", summary: "consent page for \(scopeText(scopes).isEmpty ? "no scopes" : scopeText(scopes))")
+        }
+    }
+
+    /// The consent page's answer: approve or deny, as which account.
+    func consent(_ request: SandboxRequest) -> SandboxResponse {
+        guard case .success(let pairs) = request.bodyParameters(.form) else { return errorPage("The consent form is not form-encoded.", step: "consent") }
+        let form = Parameters(pairs)
+        guard let id = form["request"], let pending = ledger.consents.removeValue(forKey: id) else {
+            return errorPage("This consent request is unknown or already answered. Start the sign-in again.", step: "consent")
+        }
+        guard pending.expiresAt > now else { return errorPage("This consent request has expired. Start the sign-in again.", step: "consent") }
+        let account = form["account"] ?? options.defaultAccount
+        if let requestToken = pending.requestToken {
+            return oauth1Decide(requestToken: requestToken, approve: form["decision"] == "approve", account: account)
+        }
+        return decide(pending, approve: form["decision"] == "approve", account: account)
+    }
+
+    private func decide(_ pending: GrantLedger.PendingConsent, approve: Bool, account: String) -> SandboxResponse {
+        guard approve else {
+            return redirectResponse(to: pending.redirectURI, [("error", "access_denied"), ("error_description", "The user denied the request.")],
+                                    state: pending.state, step: "consent", summary: "denied by \(account)")
+        }
+        let grant = ledger.newGrant(account: account, scopes: pending.scopes)
+        let code = ledger.mint("code")
+        ledger.codes[code] = GrantLedger.Code(
+            grant: grant, redirectURI: pending.redirectURI, sentRedirectURI: pending.sentRedirectURI,
+            challenge: pending.challenge, challengeMethod: pending.challengeMethod, expiresAt: now.addingTimeInterval(options.codeLifetime))
+        return redirectResponse(to: pending.redirectURI, [("code", code)], state: pending.state, step: "consent",
+                                summary: "approved by \(account); code issued")
+    }
+
+    /// `redirectURI` with `pairs`, `state` and (RFC 9207) `iss` added to its
+    /// query, and the fragment the provider appends (Instagram's `#_`).
+    func redirectResponse(to redirectURI: String, _ pairs: [(String, String)], state: String?, step: String, summary: String) -> SandboxResponse {
+        var pairs = pairs
+        if let state { pairs.append(("state", state)) }
+        if descriptor.issuer != nil { pairs.append(("iss", issuer)) }
+        var location = redirectURI + (redirectURI.contains("?") ? "&" : "?") + FormURLEncoding.encode(pairs)
+        if let fragment = descriptor.redirect.appendedFragment { location += "#" + fragment }
+        return .redirect(location, step: step, summary: summary)
+    }
+
+    func errorPage(_ text: String, step: String, status: Int = 400) -> SandboxResponse {
+        .html(ConsentPage.message(title: "\(descriptor.name) sandbox: request refused", text, isError: true), status: status, step: step, summary: text)
+    }
+
+    func splitScopes(_ text: String) -> [String] {
+        let separators = Set(descriptor.scopes.separator + " ")
+        return text.split { separators.contains($0) }.map(String.init)
+    }
+
+    /// RFC 7636 §4.6: `BASE64URL(SHA256(verifier))` for S256, the verifier itself for plain.
+    static func verifies(verifier: String, challenge: String, method: String) -> Bool {
+        guard (43...128).contains(verifier.count), verifier.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._~".contains($0)) }) else {
+            return false
+        }
+        let expected: String
+        if method == "S256" {
+            expected = Data(SHA256.hash(data: Data(verifier.utf8))).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        } else {
+            expected = verifier
+        }
+        return ConstantTime.equals(expected, challenge)
+    }
+}

@@ -1,0 +1,90 @@
+import AuthKit
+import Foundation
+
+/// The device authorization grant (RFC 8628): the device authorization
+/// endpoint (§3.1–3.2), the page where the user enters the code (§3.3), and
+/// the polls at the token endpoint (§3.4–3.5).
+extension Emulator {
+    func deviceAuthorization(_ request: SandboxRequest) -> SandboxResponse {
+        let device = descriptor.device!
+        do {
+            let parameters = try parameters(of: request, device.encoding)
+            _ = try authenticateClient(request, parameters, as: device.clientAuthentication)
+            var scopes = parameters["scope"].map { splitScopes($0) } ?? []
+            if scopes.isEmpty { scopes = descriptor.scopes.default }
+            let deviceCode = ledger.mint("device")
+            let userCode = ledger.mintUserCode()
+            let status: GrantLedger.DeviceCode.Status = .pending
+            ledger.deviceCodes[deviceCode] = GrantLedger.DeviceCode(
+                userCode: userCode, scopes: scopes, status: status, expiresAt: now.addingTimeInterval(600), interval: options.deviceInterval)
+            let verification = address.base + "/device"
+            let complete = verification + "?" + FormURLEncoding.encode([("user_code", userCode)])
+            return .json(.object([
+                "device_code": .string(deviceCode), "user_code": .string(userCode),
+                "verification_uri": .string(verification), "verification_uri_complete": .string(complete),
+                "expires_in": .integer(600), "interval": .integer(Int64(options.deviceInterval.rounded(.up))),
+            ]), step: "device", summary: "device code issued; user code \(userCode)")
+        } catch let refusal as Refusal {
+            return shaped(refusal, mapping: .standard, step: "device")
+        } catch {
+            return shaped(Refusal("server_error", "\(error)", status: 500), mapping: .standard, step: "device")
+        }
+    }
+
+    /// One poll. With ``SandboxOptions/Consent/approve`` (or `deny`) the
+    /// first poll is still answered `authorization_pending`, so a client's
+    /// waiting is exercised, and the decision lands before the second.
+    func pollDevice(_ parameters: Parameters) throws -> SandboxResponse {
+        guard let code = parameters["device_code"] else { throw Refusal.invalidRequest("device_code is missing") }
+        guard var record = ledger.deviceCodes[code] else { throw Refusal.invalidGrant("the device code is unknown") }
+        defer { ledger.deviceCodes[code] = record }
+        guard record.expiresAt > now else { throw Refusal("expired_token", "the device code has expired") }
+        record.polls += 1
+        if let last = record.lastPoll, now.timeIntervalSince(last) < record.interval {
+            record.lastPoll = now
+            record.interval += 5 // §3.5
+            throw Refusal("slow_down", "polled sooner than the interval; wait \(Int(record.interval)) s between polls")
+        }
+        record.lastPoll = now
+        if case .pending = record.status, record.polls > 1 {
+            switch options.consent {
+            case .approve: record.status = .approved(account: options.defaultAccount)
+            case .deny: record.status = .denied
+            case .ask: break
+            }
+        }
+        switch record.status {
+        case .pending:
+            throw Refusal("authorization_pending", "the user has not yet entered the code")
+        case .denied:
+            throw Refusal("access_denied", "the user denied the request")
+        case .used:
+            throw Refusal.invalidGrant("the device code was already used")
+        case .approved(let account):
+            record.status = .used
+            let grant = ledger.newGrant(account: account, scopes: record.scopes)
+            return issue(grant: grant, scopes: record.scopes, step: "token", summary: "device code exchanged for account \(account)")
+        }
+    }
+
+    /// §3.3: the page where the user enters the code, and its answer.
+    func deviceVerification(_ request: SandboxRequest) -> SandboxResponse {
+        guard descriptor.device != nil else { return errorPage("\(descriptor.name) has no device grant.", step: "device", status: 404) }
+        if request.method == "GET" {
+            let userCode = request.query.flatMap { Parameters($0)["user_code"] }
+            return .html(ConsentPage.deviceForm(provider: descriptor.name, userCode: userCode), step: "device", summary: "device code page")
+        }
+        guard case .success(let pairs) = request.bodyParameters(.form) else { return errorPage("The form is not form-encoded.", step: "device") }
+        let form = Parameters(pairs)
+        let typed = (form["user_code"] ?? "").uppercased().filter { $0 != "-" && $0 != " " }
+        guard let (code, record) = ledger.deviceCodes.first(where: { $0.value.userCode.filter { $0 != "-" } == typed }),
+              case .pending = record.status, record.expiresAt > now else {
+            return errorPage("That code is unknown, expired or already used.", step: "device")
+        }
+        let account = form["account"] ?? options.defaultAccount
+        let approve = form["decision"] == "approve"
+        ledger.deviceCodes[code]?.status = approve ? .approved(account: account) : .denied
+        return .html(ConsentPage.message(title: "\(descriptor.name) sandbox", approve ? "Approved. Return to your device." : "Denied."),
+                     step: "device", summary: approve ? "device approved by \(account)" : "device denied by \(account)")
+    }
+}

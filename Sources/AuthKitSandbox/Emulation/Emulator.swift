@@ -1,0 +1,228 @@
+import AuthKit
+import Foundation
+
+/// The provider emulation behind a ``Sandbox``: routes each request to the
+/// step of the descriptor it belongs to and answers as that provider would.
+///
+/// Every request is handled whole under one lock, so two clients racing (two
+/// refreshes of one token) see the ledger change atomically, as they would
+/// at a real server with a transactional store.
+final class Emulator: @unchecked Sendable {
+    /// The descriptor as the provider publishes it (real URLs), for routes and quirks.
+    let descriptor: ProviderDescriptor
+    let address: SandboxAddress
+    let options: SandboxOptions
+    let issuer: String
+    let registeredRedirects: [String]
+    private let routes: [Route]
+    private let lock = NSLock()
+    /// Guarded by `lock`.
+    var ledger: GrantLedger
+    private var eventLog: [SandboxEvent] = []
+    private let onEvent: (@Sendable (SandboxEvent) -> Void)?
+
+    /// What a descriptor URL is for.
+    enum Role: Sendable {
+        case authorize, token, device
+        case followUp(RequestTemplate), refresh(RequestTemplate), revocation(RequestTemplate)
+        case requestToken, oauth1Authorize, accessToken, invalidateToken
+    }
+
+    struct Route: Sendable {
+        var role: Role
+        var path: TemplatePattern
+    }
+
+    init(descriptor: ProviderDescriptor, address: SandboxAddress, options: SandboxOptions,
+         onEvent: (@Sendable (SandboxEvent) -> Void)?) {
+        self.descriptor = descriptor
+        self.address = address
+        self.options = options
+        self.onEvent = onEvent
+        self.issuer = address.issuer(for: descriptor)
+        self.registeredRedirects = options.redirectURIs ?? [descriptor.redirect.uri.absoluteString]
+        self.ledger = GrantLedger(deterministic: options.deterministic)
+        var routes = [Route]()
+        func add(_ role: Role, _ url: String?) {
+            if let url { routes.append(Route(role: role, path: address.pathTemplate(of: url))) }
+        }
+        // Templates first: a provider's refresh may share the token URL and
+        // differ only in its fixed parameters (checked in `claims`).
+        if let template = descriptor.followUp { add(.followUp(template), template.url) }
+        if let template = descriptor.refresh { add(.refresh(template), template.url) }
+        if let template = descriptor.revocation { add(.revocation(template), template.url) }
+        add(.device, descriptor.device?.url)
+        add(.token, descriptor.token?.url)
+        add(.authorize, descriptor.authorization?.url)
+        add(.requestToken, descriptor.oauth1?.requestTokenURL)
+        add(.oauth1Authorize, descriptor.oauth1?.authorizeURL)
+        add(.oauth1Authorize, descriptor.oauth1?.authenticateURL)
+        add(.accessToken, descriptor.oauth1?.accessTokenURL)
+        add(.invalidateToken, descriptor.oauth1?.invalidateTokenURL)
+        self.routes = routes
+    }
+
+    var events: [SandboxEvent] { lock.withLock { eventLog } }
+
+    func respond(_ request: SandboxRequest) -> SandboxResponse {
+        let response = lock.withLock { () -> SandboxResponse in
+            let response = route(request)
+            eventLog.append(SandboxEvent(step: response.step, request: request.line, status: response.status, summary: response.summary))
+            return response
+        }
+        onEvent?(SandboxEvent(step: response.step, request: request.line, status: response.status, summary: response.summary))
+        return response
+    }
+
+    // MARK: - Routing
+
+    private func route(_ request: SandboxRequest) -> SandboxResponse {
+        switch (request.method, request.path) {
+        case ("GET", "/"): return index()
+        case ("POST", "/consent"): return consent(request)
+        case ("GET", "/device"), ("POST", "/device"): return deviceVerification(request)
+        case (_, "/whoami"), (_, "/echo"): return resource(request)
+        case ("GET", let path) where path.hasPrefix("/.well-known/oauth-authorization-server"): return metadata(path: path)
+        default: break
+        }
+        var pathMatched = false
+        for route in routes {
+            guard let captures = route.path.match(request.path, decodingPercent: true) else { continue }
+            pathMatched = true
+            if let response = handle(route.role, request, pathCaptures: captures) { return response }
+        }
+        if pathMatched {
+            return .json(.object(["error": .string("invalid_request"),
+                                  "error_description": .string("\(request.method) is not what \(descriptor.name) takes here")]),
+                         status: 405, step: "unknown", summary: "method not allowed")
+        }
+        return .json(.object(["error": .string("not_found"),
+                              "error_description": .string("the sandbox emulates \(descriptor.name); GET / lists its endpoints")]),
+                     status: 404, step: "unknown", summary: "no such endpoint")
+    }
+
+    /// The response for `role`, or `nil` when the request is not this route's
+    /// (another method, or a template whose fixed parameters differ).
+    private func handle(_ role: Role, _ request: SandboxRequest, pathCaptures: [String: String]) -> SandboxResponse? {
+        switch role {
+        case .authorize:
+            return request.method == "GET" ? authorize(request) : nil
+        case .token:
+            return request.method == "POST" ? token(request) : nil
+        case .device:
+            return request.method == "POST" ? deviceAuthorization(request) : nil
+        case .followUp(let template), .refresh(let template), .revocation(let template):
+            guard let call = TemplateCall(template: template, request: request, pathCaptures: pathCaptures) else { return nil }
+            return templateStep(role, call)
+        case .requestToken:
+            return request.method == "POST" ? oauth1RequestToken(request) : nil
+        case .oauth1Authorize:
+            return request.method == "GET" ? oauth1Authorize(request) : nil
+        case .accessToken:
+            return request.method == "POST" ? oauth1AccessToken(request) : nil
+        case .invalidateToken:
+            return request.method == "POST" ? oauth1Invalidate(request) : nil
+        }
+    }
+
+    private func index() -> SandboxResponse {
+        let urls = [descriptor.authorization?.url, descriptor.token?.url, descriptor.device?.url, descriptor.followUp?.url,
+                    descriptor.refresh?.url, descriptor.revocation?.url, descriptor.oauth1?.requestTokenURL,
+                    descriptor.oauth1?.authorizeURL, descriptor.oauth1?.accessTokenURL].compactMap { $0 }
+        let items = urls.map { "<li><code>\(ConsentPage.escape(address.rewrite($0)))</code></li>" }.joined()
+        return .html(ConsentPage.page(title: "\(descriptor.name) sandbox", body: """
+            <p>Emulating \(ConsentPage.escape(descriptor.name)) from <code>\(ConsentPage.escape(descriptor.source))</code>.
+            Client id <code>\(ConsentPage.escape(options.clientID))</code>.</p>
+            <ul>\(items)<li><code>/whoami</code>, <code>/echo</code> (protected resource)</li></ul>
+            """), step: "index", summary: "index page")
+    }
+
+    // MARK: - Shared checks
+
+    var now: Date { options.now() }
+
+    /// RFC 6749 §2.3: the client authenticates one way only, the way the
+    /// descriptor says (a client without a secret: `client_id` alone).
+    /// - Returns: the client id that authenticated.
+    func authenticateClient(_ request: SandboxRequest, _ parameters: Parameters, as expected: ClientAuthentication?) throws -> String? {
+        guard let expected else { return nil }
+        let basic = request.header("authorization").flatMap(Self.basicCredentials)
+        let bodySecret = parameters["client_secret"]
+        if basic != nil, bodySecret != nil {
+            throw Refusal.invalidRequest("the client authenticated in more than one way (RFC 6749 §2.3)")
+        }
+        guard let secret = options.clientSecret else {
+            // A public client: an id, and nothing that looks like a secret.
+            guard basic == nil, bodySecret == nil else { throw Refusal.invalidClient("this client is public (it has no secret) but sent one") }
+            guard let id = parameters["client_id"] else { throw Refusal.invalidRequest("client_id is missing") }
+            guard id == options.clientID else { throw Refusal.invalidClient("unknown client_id") }
+            return id
+        }
+        switch expected {
+        case .basic:
+            guard let (id, sent) = basic else {
+                throw Refusal.invalidClient("expected HTTP Basic client authentication (the descriptor's clientAuthentication is basic)")
+            }
+            guard id == options.clientID, ConstantTime.equals(sent, secret) else { throw Refusal.invalidClient("wrong client id or secret") }
+            return id
+        case .post:
+            guard basic == nil else { throw Refusal.invalidClient("expected client_id and client_secret in the body (clientAuthentication post), got HTTP Basic") }
+            guard let id = parameters["client_id"], let sent = bodySecret else {
+                throw Refusal.invalidClient("client_id and client_secret are required in the body (clientAuthentication post)")
+            }
+            guard id == options.clientID, ConstantTime.equals(sent, secret) else { throw Refusal.invalidClient("wrong client id or secret") }
+            return id
+        case .none:
+            guard let id = parameters["client_id"] else { throw Refusal.invalidRequest("client_id is missing") }
+            guard id == options.clientID else { throw Refusal.invalidClient("unknown client_id") }
+            return id
+        }
+    }
+
+    /// `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1).
+    static func basicCredentials(_ header: String) -> (String, String)? {
+        guard header.lowercased().hasPrefix("basic "),
+              let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":"),
+              let id = PercentEncoding.decode(String(text[..<colon]), plusAsSpace: true),
+              let secret = PercentEncoding.decode(String(text[text.index(after: colon)...]), plusAsSpace: true)
+        else { return nil }
+        return (id, secret)
+    }
+
+    /// A redirect URI the client registered; a loopback `http` one matches
+    /// on any port (RFC 8252 §7.3).
+    func isRegistered(_ uri: String) -> Bool {
+        registeredRedirects.contains { registered in
+            if registered == uri { return true }
+            guard let a = URLComponents(string: registered), let b = URLComponents(string: uri),
+                  a.scheme == "http", b.scheme == "http", let host = a.host, ["127.0.0.1", "[::1]", "::1", "localhost"].contains(host),
+                  a.host == b.host, a.percentEncodedPath == b.percentEncodedPath, a.percentEncodedQuery == b.percentEncodedQuery,
+                  b.fragment == nil
+            else { return false }
+            return true
+        }
+    }
+
+    /// The parameters of `request` in `encoding`, or a refusal that says what was expected.
+    func parameters(of request: SandboxRequest, _ encoding: BodyEncoding) throws -> Parameters {
+        switch request.bodyParameters(encoding) {
+        case .success(let pairs):
+            var parameters = Parameters(pairs)
+            if encoding != .query, let query = request.query, !query.isEmpty { parameters.merge(Parameters(query)) }
+            if let repeated = parameters.repeated { throw Refusal.invalidRequest("'\(repeated)' is sent more than once (RFC 6749 §3.2)") }
+            return parameters
+        case .failure(let problem):
+            throw Refusal.invalidRequest(problem.text)
+        }
+    }
+
+    func shaped(_ refusal: Refusal, mapping: TokenResponseMapping, step: String) -> SandboxResponse {
+        var headers = [(String, String)]()
+        if refusal.status == 401 { headers.append(("WWW-Authenticate", "Basic realm=\"sandbox\"")) }
+        return .json(ProviderShape(mapping: mapping).error(refusal), status: refusal.status, step: step,
+                     summary: "\(refusal.code): \(refusal.description)", headers: headers)
+    }
+
+    func scopeText(_ scopes: [String]) -> String { scopes.joined(separator: descriptor.scopes.separator) }
+}

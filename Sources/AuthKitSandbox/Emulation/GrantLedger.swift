@@ -1,0 +1,117 @@
+import AuthKit
+import Foundation
+
+/// Everything the sandbox has issued, in memory: authorization requests
+/// waiting for consent, codes, grants and their tokens, device codes, and
+/// OAuth 1.0a credentials. Only ``Emulator`` touches it, under its lock.
+struct GrantLedger: Sendable {
+    /// One user's approval of one client for some scopes: the family every
+    /// code, access token and refresh token descends from. Revoking it
+    /// (a replayed code, a reused refresh token, RFC 7009) kills them all.
+    struct Grant: Sendable {
+        var account: String
+        var scopes: [String]
+        var revoked = false
+    }
+
+    /// An authorization request the consent page has not decided yet.
+    struct PendingConsent: Sendable {
+        var redirectURI: String
+        var sentRedirectURI: Bool
+        var scopes: [String]
+        var state: String?
+        var challenge: String?
+        var challengeMethod: String?
+        var expiresAt: Date
+        /// OAuth 1.0a: the request token being authorized.
+        var requestToken: String?
+    }
+
+    struct Code: Sendable {
+        var grant: Int
+        var redirectURI: String
+        var sentRedirectURI: Bool
+        var challenge: String?
+        var challengeMethod: String?
+        var expiresAt: Date
+        var used = false
+    }
+
+    struct AccessToken: Sendable {
+        var grant: Int
+        var expiresAt: Date?
+    }
+
+    struct RefreshToken: Sendable {
+        var grant: Int
+        /// Replaced by a newer one (rotation); using it again is reuse.
+        var rotated = false
+    }
+
+    struct DeviceCode: Sendable {
+        enum Status: Sendable { case pending, approved(account: String), denied, used }
+        var userCode: String
+        var scopes: [String]
+        var status: Status
+        var expiresAt: Date
+        var lastPoll: Date?
+        var interval: TimeInterval
+        var polls = 0
+    }
+
+    /// OAuth 1.0a temporary credentials (RFC 5849 §2.1) and token credentials (§2.3).
+    struct OAuth1Token: Sendable {
+        var secret: String
+        var callback: String
+        var verifier: String?
+        var account: String?
+        var isAccessToken: Bool
+        var used = false
+    }
+
+    var grants: [Int: Grant] = [:]
+    var consents: [String: PendingConsent] = [:]
+    var codes: [String: Code] = [:]
+    var accessTokens: [String: AccessToken] = [:]
+    var refreshTokens: [String: RefreshToken] = [:]
+    var deviceCodes: [String: DeviceCode] = [:]
+    var oauth1Tokens: [String: OAuth1Token] = [:]
+    /// `timestamp nonce` pairs seen (RFC 5849 §3.3: a nonce is unique per timestamp).
+    var nonces: Set<String> = []
+    private var counter = 0
+    let deterministic: Bool
+
+    init(deterministic: Bool) { self.deterministic = deterministic }
+
+    /// A new opaque value: `sandbox-code-3` when deterministic, else
+    /// `sandbox-code-` and 256 random bits.
+    mutating func mint(_ kind: String) -> String {
+        counter += 1
+        return deterministic ? "sandbox-\(kind)-\(counter)" : "sandbox-\(kind)-" + SecureRandom.token()
+    }
+
+    /// RFC 8628 §6.1: eight characters from an alphabet without vowels or
+    /// look-alikes, shown as XXXX-XXXX.
+    mutating func mintUserCode() -> String {
+        counter += 1
+        if deterministic { return String(format: "SAND-%04d", counter % 10000) }
+        let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
+        let picked = SecureRandom.bytes(8).map { alphabet[Int($0) % alphabet.count] }
+        return String(picked[0..<4]) + "-" + String(picked[4...])
+    }
+
+    mutating func newGrant(account: String, scopes: [String]) -> Int {
+        counter += 1
+        grants[counter] = Grant(account: account, scopes: scopes)
+        return counter
+    }
+
+    /// The grant of a live (issued, unexpired, unrevoked) access token.
+    func liveGrant(ofAccessToken token: String, at now: Date) -> (id: Int, grant: Grant)? {
+        guard let record = accessTokens[token], let grant = grants[record.grant], !grant.revoked else { return nil }
+        if let expiry = record.expiresAt, expiry <= now { return nil }
+        return (record.grant, grant)
+    }
+
+    mutating func revoke(grant id: Int) { grants[id]?.revoked = true }
+}

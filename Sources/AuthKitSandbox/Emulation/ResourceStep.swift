@@ -1,0 +1,83 @@
+import AuthKit
+import Foundation
+
+/// A protected resource, so a signed-in client has something to call
+/// (`/whoami`: the account and scopes; `/echo`: what arrived), and the
+/// server's metadata (RFC 8414).
+extension Emulator {
+    func resource(_ request: SandboxRequest) -> SandboxResponse {
+        let account: String
+        let scopes: [String]
+        if descriptor.protocol == .oauth1 {
+            switch verifyOAuth1(request, tokenKind: .access) {
+            case .failure(let refusal):
+                return .json(.object(["error": .string(refusal.code), "error_description": .string(refusal.description)]),
+                             status: 401, step: "resource", summary: "\(refusal.code): \(refusal.description)",
+                             headers: [("WWW-Authenticate", "OAuth realm=\"sandbox\"")])
+            case .success(let verified):
+                account = verified.account ?? "?"
+                scopes = []
+            }
+        } else {
+            // RFC 6750 §2.1: the Bearer header (§2.2's form body and §2.3's
+            // query are not accepted: the query leaks into logs).
+            guard let header = request.header("authorization"), header.lowercased().hasPrefix("bearer ") else {
+                return bearerChallenge(nil, "no Bearer token (RFC 6750 §2.1)")
+            }
+            let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+            guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now) else {
+                return bearerChallenge("invalid_token", "the access token is unknown, expired or revoked")
+            }
+            account = grant.account
+            scopes = grant.scopes
+        }
+        if request.path == "/whoami" {
+            return .json(.object([
+                "account": .string(account), "provider": .string(descriptor.id),
+                "scopes": .array(scopes.map(JSONValue.string)), "client_id": .string(options.clientID),
+            ]), step: "resource", summary: "whoami for account \(account)")
+        }
+        // The echo shows what arrived, except the credential itself.
+        let headers = request.headers.map { name, value in
+            JSONValue.array([.string(name), .string(name == "authorization" ? String(value.prefix { $0 != " " }) + " (hidden)" : value)])
+        }
+        return .json(.object([
+            "method": .string(request.method), "path": .string(request.path), "query": .string(request.rawQuery ?? ""),
+            "headers": .array(headers), "body": .string(String(decoding: request.body, as: UTF8.self)), "account": .string(account),
+        ]), step: "resource", summary: "echo for account \(account)")
+    }
+
+    private func bearerChallenge(_ code: String?, _ text: String) -> SandboxResponse {
+        let challenge = "Bearer realm=\"sandbox\"" + (code.map { ", error=\"\($0)\"" } ?? "")
+        return .json(.object(["error": .string(code ?? "invalid_request"), "error_description": .string(text)]),
+                     status: 401, step: "resource", summary: text, headers: [("WWW-Authenticate", challenge)])
+    }
+
+    /// RFC 8414 §3: at `/.well-known/oauth-authorization-server` followed by
+    /// the issuer's path (the sandbox's issuer is `BASE/HOST`), and at the bare location.
+    func metadata(path: String) -> SandboxResponse {
+        let issuerPath = String(issuer.dropFirst(address.base.count))
+        guard descriptor.protocol == .oauth2, path == "/.well-known/oauth-authorization-server" + issuerPath
+                || path == "/.well-known/oauth-authorization-server" else {
+            return .json(.object(["error": .string("not_found")]), status: 404, step: "metadata", summary: "no metadata here")
+        }
+        var members: [String: JSONValue] = [
+            "issuer": .string(issuer),
+            "authorization_endpoint": .string(address.rewrite(descriptor.authorization!.url)),
+            "token_endpoint": .string(address.rewrite(descriptor.token!.url)),
+            "response_types_supported": .array([.string("code")]),
+            "grant_types_supported": .array((["authorization_code", "refresh_token"] + (descriptor.device == nil ? [] : [Self.deviceGrantType])).map(JSONValue.string)),
+            "authorization_response_iss_parameter_supported": .bool(descriptor.issuer != nil),
+        ]
+        let methods: [String: String] = ["basic": "client_secret_basic", "post": "client_secret_post", "none": "none"]
+        members["token_endpoint_auth_methods_supported"] = .array([.string(methods[descriptor.token!.clientAuthentication.rawValue]!)])
+        if descriptor.pkce.isEnabled { members["code_challenge_methods_supported"] = .array([.string("S256")]) }
+        if !descriptor.scopes.known.isEmpty { members["scopes_supported"] = .array(descriptor.scopes.known.map(JSONValue.string)) }
+        if let device = descriptor.device { members["device_authorization_endpoint"] = .string(address.rewrite(device.url)) }
+        // Only an RFC 7009 revocation fits the metadata's single URL.
+        if let revocation = descriptor.revocation, revocation.method == "POST", revocation.parameters["token"] != nil {
+            members["revocation_endpoint"] = .string(address.rewrite(revocation.url))
+        }
+        return .json(.object(members), step: "metadata", summary: "server metadata (RFC 8414)")
+    }
+}

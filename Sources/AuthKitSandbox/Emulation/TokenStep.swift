@@ -1,0 +1,107 @@
+import AuthKit
+import Foundation
+
+/// The token endpoint (RFC 6749 §3.2): the code exchange (§4.1.3), refresh
+/// (§6) with rotation and reuse detection, and device-code polls (RFC 8628 §3.4).
+extension Emulator {
+    static let deviceGrantType = "urn:ietf:params:oauth:grant-type:device_code"
+
+    func token(_ request: SandboxRequest) -> SandboxResponse {
+        let endpoint = descriptor.token!
+        do {
+            let parameters = try parameters(of: request, endpoint.encoding)
+            let grantType = parameters["grant_type"] ?? (endpoint.sendGrantType ? nil : (parameters.has("code") ? "authorization_code" : nil))
+            guard let grantType else { throw Refusal.invalidRequest("grant_type is missing") }
+            switch grantType {
+            case "authorization_code":
+                _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
+                return try exchangeCode(parameters)
+            case "refresh_token":
+                _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
+                return try refresh(parameters)
+            case Self.deviceGrantType where descriptor.device != nil:
+                _ = try authenticateClient(request, parameters, as: descriptor.device!.clientAuthentication)
+                return try pollDevice(parameters)
+            default:
+                throw Refusal("unsupported_grant_type", "grant_type '\(grantType)' is not supported here")
+            }
+        } catch let refusal as Refusal {
+            return shaped(refusal, mapping: endpoint.response, step: "token")
+        } catch {
+            return shaped(Refusal("server_error", "\(error)", status: 500), mapping: endpoint.response, step: "token")
+        }
+    }
+
+    private func exchangeCode(_ parameters: Parameters) throws -> SandboxResponse {
+        guard let code = parameters["code"] else { throw Refusal.invalidRequest("code is missing") }
+        guard var record = ledger.codes[code] else { throw Refusal.invalidGrant("the code is unknown") }
+        if record.used {
+            // §4.1.2: a code used twice revokes what it gave (the first use may have been the attacker's).
+            ledger.revoke(grant: record.grant)
+            throw Refusal.invalidGrant("the code was already used; every token issued from it is revoked")
+        }
+        record.used = true
+        ledger.codes[code] = record
+        guard record.expiresAt > now else { throw Refusal.invalidGrant("the code has expired") }
+        if record.sentRedirectURI {
+            guard parameters.values["redirect_uri"] == record.redirectURI else {
+                throw Refusal.invalidGrant("redirect_uri must be identical to the one in the authorization request (RFC 6749 §4.1.3)")
+            }
+        } else if let sent = parameters["redirect_uri"], sent != record.redirectURI {
+            throw Refusal.invalidGrant("redirect_uri does not match the redirect the code was sent to")
+        }
+        if let challenge = record.challenge {
+            guard let verifier = parameters["code_verifier"] else { throw Refusal.invalidGrant("code_verifier is missing (the request had a code_challenge)") }
+            guard Self.verifies(verifier: verifier, challenge: challenge, method: record.challengeMethod ?? "plain") else {
+                throw Refusal.invalidGrant("code_verifier does not match the code_challenge (RFC 7636 §4.6)")
+            }
+        } else if descriptor.pkce.isEnabled, parameters.has("code_verifier") {
+            throw Refusal.invalidGrant("code_verifier sent, but the authorization request had no code_challenge")
+        }
+        guard let grant = ledger.grants[record.grant], !grant.revoked else { throw Refusal.invalidGrant("the grant was revoked") }
+        return issue(grant: record.grant, scopes: grant.scopes, step: "token", summary: "code exchanged for account \(grant.account)")
+    }
+
+    private func refresh(_ parameters: Parameters) throws -> SandboxResponse {
+        guard let token = parameters["refresh_token"] else { throw Refusal.invalidRequest("refresh_token is missing") }
+        let (grantID, grant) = try useRefreshToken(token)
+        var scopes = grant.scopes
+        if let asked = parameters["scope"] {
+            // §6: the scope may narrow, never widen.
+            scopes = splitScopes(asked)
+            if let extra = scopes.first(where: { !grant.scopes.contains($0) }) { throw Refusal("invalid_scope", "'\(extra)' was not granted") }
+        }
+        return issue(grant: grantID, scopes: scopes, step: "refresh", summary: "refreshed for account \(grant.account)")
+    }
+
+    /// Marks `token` used. A rotated token used again means two parties hold
+    /// it: the whole grant is revoked (RFC 9700 §4.14.2).
+    func useRefreshToken(_ token: String) throws -> (Int, GrantLedger.Grant) {
+        guard let record = ledger.refreshTokens[token] else { throw Refusal.invalidGrant("the refresh token is unknown") }
+        guard let grant = ledger.grants[record.grant], !grant.revoked else { throw Refusal.invalidGrant("the refresh token was revoked") }
+        if record.rotated {
+            ledger.revoke(grant: record.grant)
+            throw Refusal.invalidGrant("refresh token reused after rotation: every token of this grant is revoked")
+        }
+        if options.issuesRefreshTokens { ledger.refreshTokens[token]?.rotated = true }
+        return (record.grant, grant)
+    }
+
+    /// A new access token (and, when configured, a new refresh token) for
+    /// `grant`, written in the descriptor's shape with its success status.
+    func issue(grant: Int, scopes: [String], step: String, summary: String,
+               mapping: TokenResponseMapping? = nil, status: Int? = nil, lifetime: TimeInterval? = nil, refresh: Bool = true) -> SandboxResponse {
+        let endpoint = descriptor.token!
+        let access = ledger.mint("access")
+        let lifetime = lifetime ?? options.accessTokenLifetime
+        ledger.accessTokens[access] = GrantLedger.AccessToken(grant: grant, expiresAt: lifetime.map { now.addingTimeInterval($0) })
+        var refreshToken: String?
+        if refresh, options.issuesRefreshTokens {
+            refreshToken = ledger.mint("refresh")
+            ledger.refreshTokens[refreshToken!] = GrantLedger.RefreshToken(grant: grant)
+        }
+        let body = ProviderShape(mapping: mapping ?? endpoint.response).token(.init(
+            accessToken: access, expiresIn: lifetime.map { Int($0) }, refreshToken: refreshToken, scope: scopeText(scopes)))
+        return .json(body, status: status ?? endpoint.successStatus.first ?? 200, step: step, summary: summary)
+    }
+}

@@ -1,0 +1,106 @@
+import AuthKit
+import Foundation
+
+/// A local authorization server that behaves like one provider, built from
+/// that provider's descriptor: its encodings, client authentication, success
+/// statuses, field paths, follow-up and revocation calls, PKCE and `iss`
+/// rules, and OAuth 1.0a signatures.
+///
+/// Start one in a test, sign in with the descriptor it hands back, and run
+/// your own code against it — no network, no registered app:
+///
+///     let sandbox = try await Sandbox.start(emulating: try ProviderCatalog.standard().descriptor(id: "qiita"))
+///     defer { Task { await sandbox.stop() } }
+///     let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+///     let credential = try await client.authorize(using: sandbox.userAgent())
+///
+/// It listens on 127.0.0.1 only and keeps everything in memory. It accepts
+/// one client (``SandboxOptions/clientID``) and rejects what the real server
+/// rejects: a reused code, a wrong verifier, an unregistered redirect URI, a
+/// refresh token used twice (which also revokes the grant).
+public final class Sandbox: Sendable {
+    /// The emulated provider as clients must see it: every endpoint at this sandbox.
+    public let descriptor: ProviderDescriptor
+    /// `http://127.0.0.1:PORT`
+    public let baseURL: URL
+    public let options: SandboxOptions
+    private let server: SandboxHTTPServer
+    private let emulator: Emulator
+
+    /// Starts an emulation of `descriptor` on 127.0.0.1 (``SandboxOptions/port``; 0 picks a free port).
+    /// - Parameter onEvent: called once per request, after it is answered,
+    ///   with a line that holds no secret.
+    public static func start(emulating descriptor: ProviderDescriptor, options: SandboxOptions = SandboxOptions(),
+                             onEvent: (@Sendable (SandboxEvent) -> Void)? = nil) async throws -> Sandbox {
+        let box = EmulatorBox()
+        let server = SandboxHTTPServer { request in
+            box.emulator?.respond(request) ?? .empty(status: 503, step: "unknown", summary: "the sandbox is still starting")
+        }
+        let port: Int
+        do {
+            port = try await server.start(port: options.port)
+        } catch {
+            await server.stop()
+            throw AuthKitError.network(url: "http://127.0.0.1:\(options.port)",
+                                       reason: "the sandbox cannot listen there (\(error)); choose another port, or 0 for any free one")
+        }
+        let base = URL(string: "http://127.0.0.1:\(port)")!
+        let address = SandboxAddress(base: base)
+        box.emulator = Emulator(descriptor: descriptor, address: address, options: options, onEvent: onEvent)
+        return Sandbox(descriptor: address.point(descriptor), baseURL: base, options: options, server: server, emulator: box.emulator!)
+    }
+
+    private init(descriptor: ProviderDescriptor, baseURL: URL, options: SandboxOptions, server: SandboxHTTPServer, emulator: Emulator) {
+        self.descriptor = descriptor
+        self.baseURL = baseURL
+        self.options = options
+        self.server = server
+        self.emulator = emulator
+    }
+
+    /// Runs `body` with a started sandbox and stops it afterwards, also when `body` throws.
+    public static func with<Result: Sendable>(
+        emulating descriptor: ProviderDescriptor, options: SandboxOptions = SandboxOptions(),
+        _ body: (Sandbox) async throws -> Result
+    ) async throws -> Result {
+        let sandbox = try await start(emulating: descriptor, options: options)
+        do {
+            let result = try await body(sandbox)
+            await sandbox.stop()
+            return result
+        } catch {
+            await sandbox.stop()
+            throw error
+        }
+    }
+
+    /// Stops listening. Safe to call more than once.
+    public func stop() async { await server.stop() }
+
+    /// The settings of the sandbox's registered client, for ``OAuth2Client`` or `OAuth1Client`.
+    public var clientSettings: ClientSettings {
+        ClientSettings(clientID: options.clientID, clientSecret: options.clientSecret)
+    }
+
+    /// A user agent that plays the user: opens the authorization URL, answers
+    /// the consent page with `decision` as `account`, and brings back the redirect.
+    public func userAgent(_ decision: SandboxUserAgent.Decision = .approve, account: String? = nil) -> SandboxUserAgent {
+        SandboxUserAgent(decision: decision, account: account ?? options.defaultAccount)
+    }
+
+    /// `/whoami` on this sandbox: the account and scopes of the token presented.
+    public var whoamiURL: URL { baseURL.appendingPathComponent("whoami") }
+
+    /// Every request answered so far, in order, without secrets.
+    public var events: [SandboxEvent] { emulator.events }
+}
+
+/// Lets the server's closure reach the emulator, which needs the bound port.
+private final class EmulatorBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Emulator?
+    var emulator: Emulator? {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// How a ``Sandbox`` behaves: its one registered client, what the consent
+/// page decides, token lifetimes, and whether tokens and time are fixed.
+///
+/// The defaults are what `authkit sandbox` serves and what `authkit --sandbox`
+/// expects: the client `sandbox-client` with the secret `sandbox-secret`
+/// (published here, so they are not secrets), the descriptor's default
+/// redirect URI, one-hour access tokens with rotating refresh tokens.
+public struct SandboxOptions: Sendable {
+    /// What the authorization endpoint does with a request it accepts.
+    public enum Consent: String, Sendable, CaseIterable {
+        /// Shows a consent page; the user (or ``SandboxUserAgent``) approves or denies.
+        case ask
+        /// Approves at once, as `alice`, without a page (headless use).
+        case approve
+        /// Denies at once: the redirect carries `error=access_denied`.
+        case deny
+    }
+
+    /// The client id the sandbox knows (`sandbox-client`).
+    public static let standardClientID = "sandbox-client"
+    /// The client secret the sandbox expects (`sandbox-secret`). Published:
+    /// the sandbox holds nothing worth protecting.
+    public static let standardClientSecret = "sandbox-secret"
+    /// The port `authkit sandbox` listens on unless told otherwise.
+    public static let standardPort = 8790
+
+    /// The loopback port to bind; 0 picks a free one.
+    public var port: Int
+    public var consent: Consent
+    /// The account a sign-in approves when nobody chooses one.
+    public var defaultAccount: String
+    public var clientID: String
+    /// `nil`: a public client, which must use PKCE (RFC 9700 §2.1.1) and must
+    /// not send a secret.
+    public var clientSecret: String?
+    /// The redirect URIs registered for the client; `nil`: the descriptor's
+    /// default redirect. A loopback `http` URI matches on any port (RFC 8252 §7.3).
+    public var redirectURIs: [String]?
+    /// Lifetime of access tokens; `nil`: they never expire (and no `expires_in` is sent).
+    public var accessTokenLifetime: TimeInterval?
+    /// Issue refresh tokens, rotated on every use (RFC 9700 §4.14.2).
+    public var issuesRefreshTokens: Bool
+    /// Lifetime of authorization codes (RFC 6749 §4.1.2 recommends at most 10 minutes).
+    public var codeLifetime: TimeInterval
+    /// The polling interval the device grant asks for (RFC 8628 §3.2); a poll
+    /// sooner than this is answered `slow_down`.
+    public var deviceInterval: TimeInterval
+    /// Tokens, codes and user codes from a counter (`sandbox-access-1`, …)
+    /// instead of random bytes, so tests can compare them.
+    public var deterministic: Bool
+    /// The sandbox's clock (code and token expiry, OAuth 1.0a timestamps).
+    public var now: @Sendable () -> Date
+
+    public init(port: Int = 0, consent: Consent = .ask, defaultAccount: String = "alice",
+                clientID: String = SandboxOptions.standardClientID, clientSecret: String? = SandboxOptions.standardClientSecret,
+                redirectURIs: [String]? = nil, accessTokenLifetime: TimeInterval? = 3600, issuesRefreshTokens: Bool = true,
+                codeLifetime: TimeInterval = 600, deviceInterval: TimeInterval = 5, deterministic: Bool = false,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.port = port
+        self.consent = consent
+        self.defaultAccount = defaultAccount
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.redirectURIs = redirectURIs
+        self.accessTokenLifetime = accessTokenLifetime
+        self.issuesRefreshTokens = issuesRefreshTokens
+        self.codeLifetime = codeLifetime
+        self.deviceInterval = deviceInterval
+        self.deterministic = deterministic
+        self.now = now
+    }
+}

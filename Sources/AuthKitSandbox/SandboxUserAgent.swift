@@ -1,0 +1,134 @@
+import AuthKit
+import Foundation
+import HTTPTypes
+
+/// Plays the user at a ``Sandbox``: opens the authorization URL, answers the
+/// consent page (approve or deny, as an account), and brings back where the
+/// sandbox redirected — over real HTTP, as a browser would.
+///
+/// As a ``UserAgent`` it returns the redirect without following it, so any
+/// redirect URI works (a custom scheme, Instagram's `https://localhost`). As
+/// a browser for the loopback listener (``browse(_:)``) it also follows the
+/// redirect to the listener.
+public struct SandboxUserAgent: UserAgent {
+    public enum Decision: String, Sendable, CaseIterable {
+        case approve, deny
+    }
+
+    /// What the agent did, for a narrated sign-in (`authkit sandbox try`).
+    public enum Step: Sendable, CustomStringConvertible {
+        /// The authorization URL opened.
+        case opened(URL)
+        /// The consent page shown, and the answer given.
+        case consented(Decision, account: String)
+        /// The sandbox redirected to this URL (it carries the code: show ``redirectForDisplay``).
+        case redirected(URL)
+        /// The sandbox showed an OAuth 1.0a PIN (out-of-band callback).
+        case showedPIN
+
+        public var description: String {
+            switch self {
+            case .opened(let url): "opened \(url.absoluteString)"
+            case .consented(let decision, let account): "\(decision == .approve ? "approved" : "denied") on the consent page as \(account)"
+            case .redirected(let url): "redirected to \(Self.masked(url))"
+            case .showedPIN: "shown a PIN to type in"
+            }
+        }
+
+        /// `url` with the values of `code`, `oauth_verifier` and `oauth_token` replaced by `…`.
+        static func masked(_ url: URL) -> String {
+            guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(a URL)" }
+            components.queryItems = components.queryItems?.map { item in
+                ["code", "oauth_verifier", "oauth_token", "denied"].contains(item.name) ? URLQueryItem(name: item.name, value: "…") : item
+            }
+            return components.string ?? "(a URL)"
+        }
+    }
+
+    public var decision: Decision
+    public var account: String
+    public var onStep: (@Sendable (Step) -> Void)?
+    private let http: any HTTPClient
+
+    public init(decision: Decision = .approve, account: String = "alice", httpClient: (any HTTPClient)? = nil,
+                onStep: (@Sendable (Step) -> Void)? = nil) {
+        self.decision = decision
+        self.account = account
+        self.onStep = onStep
+        self.http = httpClient ?? defaultHTTPClient()
+    }
+
+    public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+        let url = try await session.makeAuthorizationURL(session.redirectURI)
+        switch try await answer(url) {
+        case .redirect(let location):
+            return .redirect(location, redirectURI: session.redirectURI ?? location)
+        case .pin(let pin):
+            return .verificationCode(pin)
+        }
+    }
+
+    /// A browser for `LoopbackUserAgent` (its `BrowserLauncher`): answers the
+    /// consent page and follows the redirect to the loopback listener.
+    public func browse(_ url: URL) async throws {
+        guard case .redirect(let location) = try await answer(url) else { return }
+        guard location.scheme == "http", ["127.0.0.1", "localhost", "::1", "[::1]"].contains(location.host ?? "") else {
+            throw AuthKitError.misuse(.userAgentBrokeProtocol("the sandbox redirected to \(location.redactedForLogs), which is not a loopback listener"))
+        }
+        _ = try await fetch(location)
+    }
+
+    private enum Answer { case redirect(URL), pin(String) }
+
+    private func answer(_ url: URL) async throws -> Answer {
+        onStep?(.opened(url))
+        var (status, location, page) = try await fetch(url)
+        if status == 200, let request = Self.hiddenValue("request", in: page) {
+            onStep?(.consented(decision, account: account))
+            let form = FormURLEncoding.encode([("request", request), ("account", account), ("decision", decision.rawValue)])
+            let consent = URL(string: "/consent", relativeTo: url)!.absoluteURL
+            (status, location, page) = try await fetch(consent, form: form)
+        }
+        if status == 302, let location, let target = URL(string: location, relativeTo: url)?.absoluteURL {
+            onStep?(.redirected(target))
+            return .redirect(target)
+        }
+        if status == 200, let pin = Self.element(id: "pin", in: page) {
+            onStep?(.showedPIN)
+            return .pin(pin)
+        }
+        let message = Self.element(className: "error", in: page) ?? "HTTP \(status)"
+        throw AuthKitError.authorizationFailed(ProviderErrorResponse(status: status, code: "invalid_request", description: message))
+    }
+
+    private func fetch(_ url: URL, form: String? = nil) async throws -> (Int, String?, String) {
+        var request = HTTPRequest(method: form == nil ? .get : .post, url: url)
+        if form != nil { request.headerFields[.contentType] = "application/x-www-form-urlencoded" }
+        let (response, body) = try await http.send(request, body: form.map { Data($0.utf8) })
+        var data = Data()
+        for try await chunk in body {
+            data.append(chunk)
+            if data.count > 1 << 20 { body.cancel(); break }
+        }
+        return (response.status.code, response.headerFields[.location], String(decoding: data, as: UTF8.self))
+    }
+
+    static func hiddenValue(_ name: String, in page: String) -> String? {
+        guard let range = page.range(of: "name=\"\(name)\" value=\"") else { return nil }
+        return unescape(String(page[range.upperBound...].prefix { $0 != "\"" }))
+    }
+
+    static func element(id: String, in page: String) -> String? { text(after: "id=\"\(id)\">", in: page) }
+    static func element(className: String, in page: String) -> String? { text(after: "class=\"\(className)\">", in: page) }
+
+    private static func text(after marker: String, in page: String) -> String? {
+        guard let range = page.range(of: marker) else { return nil }
+        return unescape(String(page[range.upperBound...].prefix { $0 != "<" }))
+    }
+
+    private static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// HTTP/1.1 on a loopback address, one request per connection, handing each
+/// complete request to `respond`.
+///
+/// Bounded like the listener it stands in for: a request body over
+/// ``maxBodyBytes`` gets 413 and the connection closes; the server binds only
+/// 127.0.0.1 (a sandbox that accepted tokens from the network would be a
+/// credential sink for anyone on it).
+final class SandboxHTTPServer: @unchecked Sendable {
+    static let maxBodyBytes = 1 << 20
+
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private var channel: Channel?
+    private let lock = NSLock()
+    private var stopped = false
+    let respond: @Sendable (SandboxRequest) -> SandboxResponse
+
+    init(respond: @escaping @Sendable (SandboxRequest) -> SandboxResponse) {
+        self.respond = respond
+    }
+
+    /// Binds 127.0.0.1:`port` (0: a free port) and returns the port bound.
+    func start(port: Int) async throws -> Int {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 64)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { [self] channel in
+                channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
+                    channel.pipeline.addHandler(SandboxRequestHandler(server: self, port: channel.localAddress?.port ?? 0))
+                }
+            }
+        let channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
+        lock.withLock { self.channel = channel }
+        return channel.localAddress?.port ?? port
+    }
+
+    /// Closes the listener. Safe to call more than once.
+    func stop() async {
+        let first = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        try? await lock.withLock { channel }?.close()
+        try? await group.shutdownGracefully()
+    }
+}
+
+private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let server: SandboxHTTPServer
+    private let port: Int
+    private var head: HTTPRequestHead?
+    private var body = Data()
+    private var tooLarge = false
+
+    init(server: SandboxHTTPServer, port: Int) {
+        self.server = server
+        self.port = port
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = Data()
+            tooLarge = false
+        case .body(var buffer):
+            guard !tooLarge else { return }
+            if body.count + buffer.readableBytes > SandboxHTTPServer.maxBodyBytes {
+                tooLarge = true
+                body = Data()
+                return
+            }
+            if let bytes = buffer.readBytes(length: buffer.readableBytes) { body.append(contentsOf: bytes) }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let response: SandboxResponse
+            if tooLarge {
+                response = .empty(status: 413, step: "unknown", summary: "request body over \(SandboxHTTPServer.maxBodyBytes) bytes")
+            } else {
+                let request = SandboxRequest(method: head.method.rawValue, target: head.uri,
+                                             headers: head.headers.map { ($0.name, $0.value) }, body: body,
+                                             origin: "http://127.0.0.1:\(port)")
+                response = server.respond(request)
+            }
+            var headers = HTTPHeaders(response.headers)
+            headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
+            headers.replaceOrAdd(name: "Connection", value: "close")
+            let status = HTTPResponseStatus(statusCode: response.status)
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+            if !response.body.isEmpty {
+                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)
+            }
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,111 @@
+import AuthKit
+import Foundation
+
+/// A request as the emulation reads it: the raw target split once, the
+/// parameters of the query and of a form or JSON body.
+struct SandboxRequest: Sendable {
+    var method: String
+    /// The path as sent (percent-encoded), without the query.
+    var path: String
+    /// The raw query, without `?`; `nil` when the target had none.
+    var rawQuery: String?
+    /// Header names lowercased.
+    var headers: [(name: String, value: String)]
+    var body: Data
+    /// `http://127.0.0.1:PORT`, from the address the server is bound to.
+    var origin: String
+
+    init(method: String, target: String, headers: [(name: String, value: String)], body: Data, origin: String) {
+        self.method = method
+        if let mark = target.firstIndex(of: "?") {
+            path = String(target[..<mark])
+            rawQuery = String(target[target.index(after: mark)...])
+        } else {
+            path = target
+            rawQuery = nil
+        }
+        self.headers = headers.map { ($0.name.lowercased(), $0.value) }
+        self.body = body
+        self.origin = origin
+    }
+
+    /// For events and messages: never the query, where secrets may travel.
+    var line: String { "\(method) \(path)" }
+
+    func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+
+    /// The media type of the body, lowercased, without parameters.
+    var mediaType: String? {
+        header("content-type").map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased() }
+    }
+
+    /// The query's parameters; `nil` when it is not form-encoded correctly.
+    var query: [(String, String)]? { rawQuery.map { FormURLEncoding.decode($0) } ?? [] }
+
+    /// The URL the client signed or requested, for OAuth 1.0a: origin + target.
+    var url: URL? { URL(string: origin + path + (rawQuery.map { "?" + $0 } ?? "")) }
+
+    /// The body's parameters as `encoding` says they must come, or why not.
+    func bodyParameters(_ encoding: BodyEncoding) -> Result<[(String, String)], ParameterProblem> {
+        switch encoding {
+        case .query:
+            guard let query else { return .failure(.malformed("the query is not form-encoded")) }
+            return .success(query)
+        case .form:
+            if body.isEmpty { return .success([]) }
+            guard mediaType == "application/x-www-form-urlencoded" else {
+                return .failure(.wrongEncoding("a form body (Content-Type: application/x-www-form-urlencoded)"))
+            }
+            guard let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text) else {
+                return .failure(.malformed("the body is not form-encoded"))
+            }
+            return .success(pairs)
+        case .json:
+            if body.isEmpty { return .success([]) }
+            guard mediaType == "application/json" else {
+                return .failure(.wrongEncoding("a JSON body (Content-Type: application/json)"))
+            }
+            guard case .object(let members)? = try? JSONValue(parsing: body) else {
+                return .failure(.malformed("the body is not a JSON object"))
+            }
+            return .success(members.sorted { $0.key < $1.key }.map { ($0.key, $0.value.scalarText ?? "") })
+        }
+    }
+
+    enum ParameterProblem: Error {
+        case wrongEncoding(String)
+        case malformed(String)
+
+        var text: String {
+            switch self {
+            case .wrongEncoding(let expected): "expected \(expected), as the descriptor says"
+            case .malformed(let what): what
+            }
+        }
+    }
+}
+
+/// Parameters by name, refusing repeats (RFC 6749 §3.1, §3.2: "parameters MUST
+/// NOT be included more than once").
+struct Parameters: Sendable {
+    private(set) var values: [String: String] = [:]
+    /// The first name sent more than once.
+    private(set) var repeated: String?
+
+    init(_ pairs: [(String, String)]) {
+        for (name, value) in pairs {
+            if values[name] != nil, repeated == nil { repeated = name }
+            values[name] = value
+        }
+    }
+
+    subscript(name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }
+    func has(_ name: String) -> Bool { values[name] != nil }
+    mutating func merge(_ other: Parameters) {
+        for (name, value) in other.values {
+            if values[name] != nil, repeated == nil { repeated = name }
+            values[name] = value
+        }
+        if repeated == nil { repeated = other.repeated }
+    }
+}

@@ -1,0 +1,56 @@
+import AuthKit
+import AuthKitOAuth1
+import AuthKitSandbox
+import Foundation
+import Testing
+
+/// X (Twitter) through the emulation: every step signed, every signature checked.
+@Suite struct OAuth1SandboxTests {
+    @Test func twitterSignInAndASignedRequest() async throws {
+        try await Sandbox.with(emulating: try bundled("twitter")) { sandbox in
+            let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent(account: "dave"))
+            #expect(credential.tokenSecret != nil)
+            #expect(sandbox.events.map(\.step) == ["request-token", "authorize", "consent", "access-token"])
+            let (status, me) = try await getJSON(sandbox.whoamiURL, with: client, credential: credential)
+            #expect(status == 200 && me["account"] as? String == "dave")
+        }
+    }
+
+    @Test func outOfBandPIN() async throws {
+        try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(redirectURIs: ["oob"])) { sandbox in
+            var settings = sandbox.clientSettings
+            settings.redirectURI = OAuth1Client.outOfBand
+            let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: settings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            #expect(!credential.accessToken.isEmpty)
+        }
+    }
+
+    @Test func aForgedSignatureAReplayedNonceAndAStaleTimestampAreRefused() async throws {
+        let now = Date()
+        try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(now: { now })) { sandbox in
+            let url = try #require(URL(string: sandbox.baseURL.absoluteString + "/api.x.com/oauth/request_token"))
+            func send(_ signer: OAuth1Signer, secretOverride: String? = nil) async throws -> Int {
+                var header = try signer.authorizationHeader(method: "POST", url: url,
+                                                            protocolParameters: [("oauth_callback", "http://127.0.0.1:8765/callback")])
+                if let secretOverride { header = header.replacingOccurrences(of: "oauth_signature=\"", with: "oauth_signature=\"\(secretOverride)") }
+                return try await raw("POST", url, headers: ["Authorization": header]).status
+            }
+            let stamp = String(Int(now.timeIntervalSince1970))
+            let fixed = OAuth1Signer(consumerKey: "sandbox-client", consumerSecret: "sandbox-secret",
+                                     nonceAndTimestamp: .fixed(nonce: "n1", timestamp: stamp))
+            #expect(try await send(fixed) == 200)
+            #expect(try await send(fixed) == 401) // same nonce and timestamp again
+            let wrongSecret = OAuth1Signer(consumerKey: "sandbox-client", consumerSecret: "guess",
+                                           nonceAndTimestamp: .fixed(nonce: "n2", timestamp: stamp))
+            #expect(try await send(wrongSecret) == 401)
+            let stale = OAuth1Signer(consumerKey: "sandbox-client", consumerSecret: "sandbox-secret",
+                                     nonceAndTimestamp: .fixed(nonce: "n3", timestamp: String(Int(now.timeIntervalSince1970) - 3600)))
+            #expect(try await send(stale) == 401)
+            #expect(sandbox.events.map(\.summary).contains { $0.hasPrefix("invalid_signature") })
+            #expect(sandbox.events.map(\.summary).contains { $0.hasPrefix("nonce_used") })
+            #expect(sandbox.events.map(\.summary).contains { $0.hasPrefix("timestamp_refused") })
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import AuthKit
+import AuthKitSandbox
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Sign-ins through the emulation with AuthKit's own engine, and the rules a
+/// strict server enforces: each test would fail if the sandbox were lenient.
+@Suite struct OAuth2SandboxTests {
+    @Test func qiitaSignInFollowsQiitasShape() async throws {
+        try await Sandbox.with(emulating: try bundled("qiita"), options: SandboxOptions(deterministic: true)) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent(account: "carol"))
+            #expect(credential.accessToken.hasPrefix("sandbox-access-"))
+            #expect(credential.scopes == ["read_qiita"])
+            // Qiita's token step: JSON body, 201, the token in `token`, no token_type.
+            let exchange = try #require(sandbox.events.first { $0.step == "token" })
+            #expect(exchange.status == 201)
+            #expect(credential.rawFields["token"] != nil && credential.rawFields["token_type"] == nil)
+            let (status, me) = try await getJSON(sandbox.whoamiURL, with: client, credential: credential)
+            #expect(status == 200 && me["account"] as? String == "carol")
+            // Events never carry the token or the code.
+            #expect(!sandbox.events.contains { $0.description.contains(credential.accessToken) || $0.description.contains("sandbox-code-") })
+        }
+    }
+
+    @Test func qiitaTokenEndpointRefusesAFormBody() async throws {
+        try await Sandbox.with(emulating: try bundled("qiita")) { sandbox in
+            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/qiita.com/api/v2/access_tokens"))
+            let answer = try await raw("POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                       body: "client_id=sandbox-client&client_secret=sandbox-secret&code=x")
+            #expect(answer.status == 400)
+            #expect(answer.body.contains("expected a JSON body"))
+        }
+    }
+
+    @Test func deniedConsentIsAccessDenied() async throws {
+        try await Sandbox.with(emulating: try bundled("github")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            await #expect { try await client.authorize(using: sandbox.userAgent(.deny)) } throws: { error in
+                (error as? AuthKitError)?.isAccessDenied == true
+            }
+        }
+    }
+
+    @Test func aCodeWorksOnceAndItsReplayRevokesTheGrant() async throws {
+        try await Sandbox.with(emulating: try bundled("google")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let (url, pending) = try client.startAuthorization()
+            let location = try await redirect(of: sandbox.userAgent(), opening: url)
+            let code = try client.authorizationCode(from: location, pending: pending)
+            let first = try await client.exchange(code: code, pending: pending)
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: first).0 == 200)
+            await #expect(throws: AuthKitError.self) { try await client.exchange(code: code, pending: pending) }
+            #expect(sandbox.events.last?.summary.contains("already used") == true)
+            // RFC 6749 §4.1.2: the tokens the code gave are revoked too.
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: first).0 == 401)
+        }
+    }
+
+    @Test func aWrongCodeVerifierIsRefused() async throws {
+        try await Sandbox.with(emulating: try bundled("google")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let (url, pending) = try client.startAuthorization()
+            let other = try client.startAuthorization().pending
+            let location = try await redirect(of: sandbox.userAgent(), opening: url)
+            let code = try client.authorizationCode(from: location, pending: pending)
+            // The code, sent with another attempt's verifier (a stolen code).
+            await #expect(throws: AuthKitError.self) { try await client.exchange(code: code, pending: other) }
+            #expect(sandbox.events.last?.summary.contains("code_verifier does not match") == true)
+        }
+    }
+
+    @Test func aPublicClientMustUsePKCE() async throws {
+        var options = SandboxOptions()
+        options.clientSecret = nil
+        try await Sandbox.with(emulating: try bundled("qiita"), options: options) { sandbox in
+            // Qiita's descriptor says no PKCE; AuthKit still sends S256 for a
+            // client without a secret, and the sandbox insists on it.
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            #expect(!credential.accessToken.isEmpty)
+            let authorize = try #require(URL(string: sandbox.baseURL.absoluteString + "/qiita.com/api/v2/oauth/authorize?client_id=sandbox-client&state=s"))
+            let answer = try await raw("GET", authorize)
+            #expect(answer.status == 302)
+            #expect(answer.headers[.location]?.contains("error=invalid_request") == true)
+            #expect(answer.headers[.location]?.contains("state=s") == true)
+        }
+    }
+
+    @Test func anUnregisteredRedirectGetsAnErrorPageNotARedirect() async throws {
+        try await Sandbox.with(emulating: try bundled("github")) { sandbox in
+            var settings = sandbox.clientSettings
+            settings.redirectURI = "https://attacker.example/callback"
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+            let answer = try await raw("GET", try client.startAuthorization().url)
+            #expect(answer.status == 400)
+            #expect(answer.headers[.location] == nil)
+            #expect(answer.body.contains("redirect_uri is not registered"))
+        }
+    }
+
+    @Test func aRotatedRefreshTokenUsedTwiceRevokesTheGrant() async throws {
+        try await Sandbox.with(emulating: try bundled("google")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let signedIn = try await client.authorize(using: sandbox.userAgent())
+            let refreshed = try await client.refresh(signedIn)
+            #expect(refreshed.refreshToken != signedIn.refreshToken)
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: refreshed).0 == 200)
+            // A second party replays the old refresh token.
+            await #expect(throws: AuthKitError.self) { try await client.refresh(signedIn) }
+            #expect(sandbox.events.last?.summary.contains("reused") == true)
+            await #expect(throws: AuthKitError.self) { try await client.refresh(refreshed) }
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: refreshed).0 == 401)
+        }
+    }
+
+    @Test func instagramFollowUpAndRefreshTemplates() async throws {
+        try await Sandbox.with(emulating: try bundled("instagram")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            // https://localhost/callback#_ : the agent hands the redirect back without following it.
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            #expect(sandbox.events.map(\.step).contains("follow-up"))
+            let lifetime = try #require(credential.expiresAt).timeIntervalSince(credential.obtainedAt)
+            #expect(lifetime > 59 * 86_400)
+            let refreshed = try await client.refresh(credential)
+            #expect(refreshed.accessToken != credential.accessToken)
+            #expect(sandbox.events.last?.step == "refresh" && sandbox.events.last?.status == 200)
+        }
+    }
+
+    @Test func githubRevocationWithBasicAndDelete() async throws {
+        try await Sandbox.with(emulating: try bundled("github")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            try await client.revoke(credential)
+            #expect(sandbox.events.last?.step == "revocation" && sandbox.events.last?.status == 204)
+            #expect(sandbox.events.last?.summary == "grant revoked")
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: credential).0 == 401)
+        }
+    }
+
+    @Test func githubErrorsComeInGitHubsShape() async throws {
+        var options = SandboxOptions()
+        options.clientSecret = "the-real-one"
+        try await Sandbox.with(emulating: try bundled("github"), options: options) { sandbox in
+            var settings = sandbox.clientSettings
+            settings.clientSecret = "a-wrong-one"
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+            await #expect { try await client.authorize(using: sandbox.userAgent()) } throws: { error in
+                guard case .providerError(_, let response)? = error as? AuthKitError else { return false }
+                return response.code == "invalid_client" && !"\(error)".contains("a-wrong-one")
+            }
+        }
+    }
+
+    @Test func theDeviceGrant() async throws {
+        try await Sandbox.with(emulating: try bundled("github"), options: SandboxOptions(consent: .approve, deviceInterval: 1)) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            #expect(!credential.accessToken.isEmpty)
+            let polls = sandbox.events.filter { $0.step == "token" }
+            #expect(polls.first?.summary.hasPrefix("authorization_pending") == true)
+            #expect(polls.last?.status == 200)
+        }
+    }
+
+    @Test func discoveryReadsTheSandboxesMetadata() async throws {
+        try await Sandbox.with(emulating: try bundled("google")) { sandbox in
+            let issuer = try #require(sandbox.descriptor.issuer.flatMap { URL(string: $0.identifier) })
+            let discovered = try await ProviderDescriptor.discover(issuer: issuer, id: "found")
+            let client = try OAuth2Client(descriptor: discovered, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            #expect(!credential.accessToken.isEmpty)
+        }
+    }
+
+    @Test func hostileRequestsAreBounded() async throws {
+        try await Sandbox.with(emulating: try bundled("github")) { sandbox in
+            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token"))
+            let flood = try await raw("POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                      body: String(repeating: "a", count: 2 << 20))
+            #expect(flood.status == 413)
+            let repeated = try await raw("POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                         body: "grant_type=authorization_code&code=a&code=b&client_id=sandbox-client&client_secret=sandbox-secret")
+            #expect(repeated.status == 400 && repeated.body.contains("more than once"))
+            let unknown = try await raw("GET", sandbox.baseURL.appendingPathComponent("nowhere"))
+            #expect(unknown.status == 404)
+        }
+    }
+
+    /// Every bundled OAuth 2.0 descriptor signs in through its own emulation:
+    /// the engine, the descriptors and the sandbox agree on every quirk.
+    @Test func everyBundledOAuth2ProviderSignsIn() async throws {
+        let catalog = ProviderCatalog(includeBundled: true, directories: [])
+        var tried = 0
+        for id in catalog.ids {
+            let descriptor = try catalog.descriptor(id: id)
+            guard descriptor.protocol == .oauth2 else { continue }
+            tried += 1
+            try await Sandbox.with(emulating: descriptor) { sandbox in
+                var settings = sandbox.clientSettings
+                settings.placeholders = Dictionary(uniqueKeysWithValues: descriptor.placeholders.keys.map { ($0, "example") })
+                let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+                do {
+                    let credential = try await client.authorize(using: sandbox.userAgent())
+                    #expect(!credential.accessToken.isEmpty, "\(id)")
+                } catch {
+                    Issue.record("\(id): \(error) — \(sandbox.events.map(\.description))")
+                }
+            }
+        }
+        #expect(tried >= 25)
+    }
+}

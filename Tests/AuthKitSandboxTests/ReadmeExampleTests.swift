@@ -1,0 +1,28 @@
+// README.md, "Testing your code against the sandbox", shows this file from
+// the line after "// README begins" to "// README ends"; ReadmeSnippetTests
+// keeps the two identical.
+// README begins
+import AuthKit
+import AuthKitSandbox
+import HTTPTypes
+import Testing
+
+@Test func signsInToQiitaAndCallsTheAPI() async throws {
+    let qiita = try ProviderCatalog.standard().descriptor(id: "qiita")
+    try await Sandbox.with(emulating: qiita) { sandbox in
+        // The descriptor points at the sandbox; the settings are its client's.
+        let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+        let credential = try await client.authorize(using: sandbox.userAgent(account: "alice"))
+
+        let store = InMemoryCredentialStore([credential])
+        let source = CredentialSource(authenticator: client, store: store, key: credential.key)
+        let (response, _) = try await source.send(HTTPRequest(method: .get, url: sandbox.whoamiURL))
+        #expect(response.status == .ok)
+
+        // A user who says no is an error your code must handle.
+        await #expect { try await client.authorize(using: sandbox.userAgent(.deny)) } throws: { error in
+            (error as? AuthKitError)?.isAccessDenied == true
+        }
+    }
+}
+// README ends

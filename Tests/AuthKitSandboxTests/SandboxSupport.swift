@@ -1,0 +1,39 @@
+import AuthKit
+import AuthKitSandbox
+import Foundation
+import HTTPTypes
+
+/// The bundled descriptor `id`.
+func bundled(_ id: String) throws -> ProviderDescriptor {
+    try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: id)
+}
+
+/// A plain HTTP exchange with the sandbox (no AuthKit policy in the way), for
+/// what a hostile or careless client would send.
+func raw(_ method: String, _ url: URL, headers: [String: String] = [:], body: String? = nil) async throws -> (status: Int, headers: HTTPFields, body: String) {
+    let client = URLSessionHTTPClient()
+    var head = HTTPRequest(method: HTTPRequest.Method(method)!, url: url)
+    for (name, value) in headers { head.headerFields[HTTPField.Name(name)!] = value }
+    let (response, stream) = try await client.send(head, body: body.map { Data($0.utf8) })
+    var data = Data()
+    for try await chunk in stream { data.append(chunk) }
+    return (response.status.code, response.headerFields, String(decoding: data, as: UTF8.self))
+}
+
+/// The JSON object at `url` read with `credential` through a ``CredentialSource``.
+func getJSON(_ url: URL, with client: any Authenticator, credential: Credential) async throws -> (Int, [String: Any]) {
+    let store = InMemoryCredentialStore([credential])
+    let source = CredentialSource(authenticator: client, store: store, key: credential.key)
+    let (response, body) = try await source.send(HTTPRequest(method: .get, url: url))
+    var data = Data()
+    for try await chunk in body { data.append(chunk) }
+    return (response.status.code, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+}
+
+/// Where an agent's run ends when it is handed `url` directly (no client flow).
+func redirect(of agent: SandboxUserAgent, opening url: URL) async throws -> URL {
+    let session = AuthorizationSession(providerName: "test", redirectURI: nil, redirectPortIsFlexible: false,
+                                       makeAuthorizationURL: { _ in url }, validateRedirect: { _ in })
+    guard case .redirect(let location, _) = try await agent.run(session) else { throw CancellationError() }
+    return location
+}
