@@ -226,7 +226,7 @@ let package = Package(
         .testTarget(
             name: "AuthKitCLITests",
             dependencies: [
-                "authkit", "AuthKit", "AuthKitTestSupport",
+                "authkit", "AuthKit", "AuthKitSandbox", "AuthKitTestSupport",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]

@@ -20,7 +20,7 @@ struct AuthKitCommand: AsyncParsableCommand {
         $AUTHKIT_HOME/config.json ($AUTHKIT_HOME defaults to ~/.config/authkit).
         """,
         version: AuthKitVersion.current,
-        subcommands: [Authorize.self, TokenCommand.self, Request.self, Sign.self, ProvidersCommand.self])
+        subcommands: [Authorize.self, TokenCommand.self, Request.self, Sign.self, ProvidersCommand.self, SandboxCommand.self])
 }
 
 /// `authkit --version`.

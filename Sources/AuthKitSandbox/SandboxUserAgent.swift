@@ -35,11 +35,11 @@ public struct SandboxUserAgent: UserAgent {
             }
         }
 
-        /// `url` with the values of `code`, `oauth_verifier` and `oauth_token` replaced by `…`.
+        /// `url` with the values of `code`, `oauth_verifier` and `oauth_token` replaced by `***`.
         static func masked(_ url: URL) -> String {
             guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(a URL)" }
             components.queryItems = components.queryItems?.map { item in
-                ["code", "oauth_verifier", "oauth_token", "denied"].contains(item.name) ? URLQueryItem(name: item.name, value: "…") : item
+                ["code", "oauth_verifier", "oauth_token", "denied"].contains(item.name) ? URLQueryItem(name: item.name, value: "***") : item
             }
             return components.string ?? "(a URL)"
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthKit
 import AuthKitLoopback
 import AuthKitOAuth1
+import AuthKitSandbox
 import Foundation
 
 struct Authorize: WorkspaceCommand {
@@ -20,6 +21,10 @@ struct Authorize: WorkspaceCommand {
         paste back. When no browser can be opened here (no display, an SSH
         session without one), a provider with the device grant is signed in
         with --device, and one without it needs --manual. The flags choose.
+
+        With --sandbox (or $AUTHKIT_SANDBOX) the sign-in goes to a running
+        'authkit sandbox' instead; where no browser can be opened, the
+        sandbox's scripted browser answers its consent page.
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -38,6 +43,7 @@ struct Authorize: WorkspaceCommand {
     @Flag(help: "Do not open a browser; print the URL and keep waiting.") var noBrowser = false
     @Flag(help: "Sign in with a code entered on another device (the device grant).") var device = false
     @Flag(help: "Print the URL and read the redirect URL (or PIN) from standard input.") var manual = false
+    @Flag(help: "With --sandbox: let the sandbox's scripted browser answer its consent page.") var scriptedBrowser = false
 
     @Option(help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
     var timeout: Int = 300
@@ -52,26 +58,37 @@ struct Authorize: WorkspaceCommand {
             throw ValidationError("--redirect-uri takes an absolute URI such as http://127.0.0.1:8765/callback; got '\(redirectURI)'.")
         }
         if redirectURI != nil, port != nil { throw ValidationError("Use --redirect-uri or --port, not both.") }
+        if scriptedBrowser, device || manual || noBrowser {
+            throw ValidationError("--scripted-browser plays the browser of a loopback sign-in: drop --device, --manual and --no-browser.")
+        }
         if device, manual || redirectURI != nil || port != nil {
             throw ValidationError("--device signs in with a code, without a redirect: drop --manual, --redirect-uri and --port.")
         }
     }
 
     /// How this sign-in reaches the user.
-    enum WayIn { case loopback, manual, device }
+    enum WayIn: Equatable { case loopback, manual, device, scriptedBrowser }
 
     /// The flags decide; without one, a machine where no browser can open
     /// uses the device grant when the provider has it, and otherwise is told
     /// about --manual (a loopback listener would wait for a browser that
     /// cannot come).
-    func wayIn(for descriptor: ProviderDescriptor, environment: [String: String]) throws -> WayIn {
+    func wayIn(for descriptor: ProviderDescriptor, environment: [String: String], sandbox: Bool = false) throws -> WayIn {
         if device {
             guard descriptor.supportsDeviceGrant else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
             return .device
         }
         if manual { return .manual }
+        if scriptedBrowser {
+            guard sandbox else { throw CLIError("--scripted-browser only answers the sandbox's consent page: add --sandbox URL (see 'authkit sandbox').", status: .usage) }
+            return .scriptedBrowser
+        }
         if noBrowser || redirectURI != nil || port != nil { return .loopback }
         guard let missing = BrowserAvailability.missing(environment) else { return .loopback }
+        if sandbox {
+            Console.err("No browser can be opened here (\(missing)); the sandbox's scripted browser answers its consent page as \(SandboxOptions().defaultAccount). Pass --no-browser to open the URL yourself.")
+            return .scriptedBrowser
+        }
         if descriptor.supportsDeviceGrant {
             Console.err("No browser can be opened here (\(missing)); signing in to \(descriptor.name) with a device code instead (--device). Pass --no-browser to use the loopback listener anyway.")
             return .device
@@ -81,7 +98,7 @@ struct Authorize: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         let descriptor = try workspace.descriptor(account.provider)
-        let way = try wayIn(for: descriptor, environment: workspace.environment)
+        let way = try wayIn(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
         var explicit = try client.settings()
         explicit.redirectURI = redirectURI
         if manual, redirectURI == nil, port == nil, descriptor.protocol == .oauth1 {
@@ -123,11 +140,14 @@ struct Authorize: WorkspaceCommand {
             }
         case .manual:
             credential = try await authenticator.authorize(using: ManualUserAgent(), options: requested)
-        case .loopback:
+        case .loopback, .scriptedBrowser:
+            let scripted = BrowserLauncher { url in
+                try await SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }).browse(url)
+            }
             let agent = LoopbackUserAgent(
                 // The watchdog ends the wait at --timeout with the fuller message;
                 // the listener's own deadline is only a backstop.
-                browser: noBrowser ? .none : .system, timeout: .seconds(timeout + 5),
+                browser: way == .scriptedBrowser ? scripted : noBrowser ? .none : .system, timeout: .seconds(timeout + 5),
                 onEvent: { event in Self.report(event, provider: descriptor.name, noBrowser: noBrowser, status: status, waiting: waiting) })
             defer { status.stop() }
             credential = try await authenticator.authorize(using: agent, options: requested)

@@ -12,6 +12,11 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: [.short, .long], help: "Log what happens (to standard error; secrets are never logged).")
     var verbose = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Use the AuthKit sandbox at this URL (what 'authkit sandbox' prints) instead of the real provider. Default: $AUTHKIT_SANDBOX.",
+        valueName: "url"))
+    var sandbox: String?
+
     /// Sends swift-log output to standard error, at `debug` with `--verbose`.
     func bootstrapLogging() {
         let level: Logger.Level = verbose ? .debug : .warning

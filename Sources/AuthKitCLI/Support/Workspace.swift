@@ -1,5 +1,6 @@
 import AuthKit
 import AuthKitOAuth1
+import AuthKitSandbox
 import Foundation
 
 /// What a command needs from the environment: the provider catalogue, the
@@ -8,6 +9,10 @@ struct Workspace {
     let catalog: ProviderCatalog
     let store: FileCredentialStore
     let environment: [String: String]
+    /// A running `authkit sandbox` every provider is pointed at (`--sandbox`,
+    /// `$AUTHKIT_SANDBOX`): its client instead of the user's, and a store of
+    /// its own, so a sandbox credential never replaces a real one.
+    let sandbox: URL?
 
     /// - Throws: when `$AUTHKIT_BUNDLED_PROVIDERS` or a `--providers-dir` names
     ///   no directory (silently loading nothing would hide every provider).
@@ -22,9 +27,33 @@ struct Workspace {
         }
         self.environment = environment
         self.catalog = ProviderCatalog.standard(additional: global.providerDirectoryURLs, environment: environment)
+        self.sandbox = try Self.sandboxURL(global.sandbox ?? environment["AUTHKIT_SANDBOX"].flatMap { $0.isEmpty ? nil : $0 },
+                                           from: global.sandbox == nil ? "$AUTHKIT_SANDBOX" : "--sandbox")
         // The store logs a warning (with the chmod that fixes it) when its
         // files are readable by others.
-        self.store = FileCredentialStore(environment: environment)
+        if let sandbox {
+            self.store = FileCredentialStore(file: Self.sandboxStoreURL(environment: environment), environment: environment)
+            Console.err("authkit: using the sandbox at \(sandbox.absoluteString), not the real providers; its credentials are kept in \(store.fileURL.path).")
+        } else {
+            self.store = FileCredentialStore(environment: environment)
+        }
+    }
+
+    /// `$AUTHKIT_HOME/sandbox/credentials.json`: apart from the real credentials.
+    static func sandboxStoreURL(environment: [String: String]) -> URL {
+        AuthKitHome.directory(environment: environment).appendingPathComponent("sandbox/credentials.json")
+    }
+
+    /// The sandbox's base URL, checked: plain http to this machine, as
+    /// `authkit sandbox` serves (anything else would send tokens elsewhere).
+    static func sandboxURL(_ text: String?, from source: String) throws -> URL? {
+        guard let text else { return nil }
+        guard let url = URL(string: text), url.scheme == "http", let host = url.host,
+              ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host), url.port != nil,
+              url.path.isEmpty || url.path == "/", url.query == nil else {
+            throw CLIError("\(source) takes the URL 'authkit sandbox' prints, such as http://127.0.0.1:\(SandboxOptions.standardPort); got '\(DisplayText.sanitized(text, limit: 80))'. The sandbox runs on this machine only.", status: .usage)
+        }
+        return url
     }
 
     /// The descriptor for `id`. One that replaces a bundled descriptor and
@@ -32,6 +61,7 @@ struct Workspace {
     /// a file someone else placed must not redirect sign-ins silently.
     func descriptor(_ id: String) throws -> ProviderDescriptor {
         let descriptor = try catalog.descriptor(id: id)
+        if let sandbox { return descriptor.pointed(atSandbox: sandbox) }
         if let entry = catalog.entry(id: id), !entry.newHosts.isEmpty {
             Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.replaced?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.replaced.map { $0.endpointHosts.sorted().joined(separator: ", ") } ?? "?").")
         }
@@ -41,7 +71,12 @@ struct Workspace {
     /// The authenticator for `descriptor`'s protocol, with settings from
     /// `explicit`, then the environment, then config.json.
     func authenticator(for descriptor: ProviderDescriptor, explicit: ClientSettings = ClientSettings()) throws -> any Authenticator {
-        let settings = try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment)
+        var settings = try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment)
+        if sandbox != nil {
+            // The sandbox's client, never the user's real id and secret.
+            settings.clientID = explicit.clientID ?? SandboxOptions.standardClientID
+            settings.clientSecret = explicit.clientSecret ?? SandboxOptions.standardClientSecret
+        }
         switch descriptor.protocol {
         case .oauth2:
             return try OAuth2Client(descriptor: descriptor, settings: settings)

@@ -1,0 +1,28 @@
+import ArgumentParser
+
+/// `authkit sandbox`: a provider's emulation on this machine.
+struct SandboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sandbox",
+        abstract: "Emulate a provider on this machine, from its descriptor: sign in offline, test your app.",
+        discussion: """
+        Examples:
+          authkit sandbox try --provider qiita      # the whole sign-in, step by step
+          authkit sandbox --provider github          # serve until Ctrl-C
+          AUTHKIT_SANDBOX=http://127.0.0.1:8790 authkit authorize --provider github
+
+        The sandbox knows one client (sandbox-client, secret sandbox-secret)
+        and keeps everything in memory; it listens on 127.0.0.1 only.
+        """,
+        subcommands: [SandboxServe.self, SandboxTry.self],
+        defaultSubcommand: SandboxServe.self)
+}
+
+/// Options both sandbox commands take.
+struct SandboxProviderOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The provider to emulate (an id from 'authkit providers list').", valueName: "id"))
+    var provider: String
+
+    @Flag(help: "Tokens and codes from a counter (sandbox-access-1, …) instead of random bytes.")
+    var deterministic = false
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import AuthKit
+import AuthKitSandbox
+import Foundation
+
+/// `authkit sandbox serve`: the emulation, until Ctrl-C.
+struct SandboxServe: WorkspaceCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a provider's emulation on 127.0.0.1 until Ctrl-C, printing each request.",
+        discussion: """
+        Examples:
+          authkit sandbox serve --provider qiita
+          authkit sandbox serve --provider github --consent approve --port 0
+
+        Then, in another terminal:
+          export AUTHKIT_SANDBOX=http://127.0.0.1:8790
+          authkit authorize --provider qiita
+          authkit request --provider qiita http://127.0.0.1:8790/whoami
+        """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var emulation: SandboxProviderOptions
+
+    @Option(help: ArgumentHelp("The port to listen on; 0 picks a free one.", valueName: "port"))
+    var port: Int = SandboxOptions.standardPort
+
+    @Option(help: ArgumentHelp("What the consent page does: ask (show it), approve or deny at once.", valueName: "ask|approve|deny"))
+    var consent: String = "ask"
+
+    @Flag(help: "Register a public client (no secret): PKCE becomes mandatory.") var publicClient = false
+
+    func validate() throws {
+        if !(0...65535).contains(port) { throw ValidationError("--port takes 0–65535; got \(port).") }
+        if SandboxOptions.Consent(rawValue: consent) == nil { throw ValidationError("--consent takes ask, approve or deny; got '\(consent)'.") }
+        if global.sandbox != nil { throw ValidationError("--sandbox points a client at a sandbox; 'sandbox serve' is the sandbox. Drop it.") }
+    }
+
+    func run(in workspace: Workspace) async throws {
+        let descriptor = try workspace.catalog.descriptor(id: emulation.provider)
+        var options = SandboxOptions(port: port, consent: SandboxOptions.Consent(rawValue: consent)!, deterministic: emulation.deterministic)
+        if publicClient { options.clientSecret = nil }
+        let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in Console.out("  \(event)") }
+        let base = sandbox.baseURL.absoluteString
+        let redirect = descriptor.redirect.uri.absoluteString
+        Console.out("""
+            Emulating \(descriptor.name) (\(descriptor.source)) at \(base): this machine only, in memory.
+            Client id \(options.clientID), \(options.clientSecret.map { "secret \($0)" } ?? "public (no secret)"); redirect \(redirect)\(descriptor.redirect.portIsFlexible ? " (any port)" : "").
+            Point authkit at it, in another terminal:
+              export AUTHKIT_SANDBOX=\(base)
+              authkit authorize --provider \(descriptor.id)
+              authkit request --provider \(descriptor.id) \(base)/whoami
+            Ctrl-C stops it.
+            """)
+        Interrupt.install(message: "Sandbox stopped; everything it issued is gone.")
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import AuthKit
+import AuthKitLoopback
+import AuthKitSandbox
+import Foundation
+import HTTPTypes
+
+/// `authkit sandbox try`: the whole sign-in against an emulation, every step shown.
+struct SandboxTry: WorkspaceCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "try",
+        abstract: "Sign in to a provider's emulation and call its API, showing every step. Needs no network and no app registration.",
+        discussion: """
+        Examples:
+          authkit sandbox try --provider qiita
+          authkit sandbox try --provider github --browser     # click through the consent page yourself
+
+        It starts the emulation on a free port, runs the same sign-in as
+        'authkit authorize' (the real loopback listener), stores the credential
+        in $AUTHKIT_HOME/sandbox/credentials.json, and sends one authorized
+        request. Without --browser a scripted browser approves as 'alice'.
+        """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var emulation: SandboxProviderOptions
+
+    @Flag(help: "Open the consent page in your browser instead of approving by script.") var browser = false
+
+    @Option(help: ArgumentHelp("The loopback port to receive the redirect on, instead of the descriptor's.", valueName: "port"))
+    var port: Int?
+
+    @Option(help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
+    var timeout: Int = 120
+
+    func validate() throws {
+        if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
+        if timeout <= 0 { throw ValidationError("--timeout takes a positive number of seconds.") }
+        if global.sandbox != nil { throw ValidationError("'sandbox try' starts its own sandbox; drop --sandbox.") }
+    }
+
+    func run(in workspace: Workspace) async throws {
+        let descriptor = try workspace.catalog.descriptor(id: emulation.provider)
+        var redirect = descriptor.redirect.uri
+        if let port, var components = URLComponents(url: redirect, resolvingAgainstBaseURL: false) {
+            components.port = port
+            redirect = components.url ?? redirect
+        }
+        if descriptor.protocol == .oauth2 || descriptor.protocol == .oauth1, redirect.scheme != "http" {
+            throw CLIError("\(descriptor.name) redirects to \(redirect.absoluteString), which a loopback listener cannot receive; 'sandbox try' needs an http loopback redirect. Test it with the AuthKitSandbox library instead (README, \"The sandbox\").")
+        }
+        var step = 0
+        func say(_ text: String) { step += 1; Console.out("\n\(step). \(text)") }
+        let options = SandboxOptions(redirectURIs: [redirect.absoluteString], deterministic: emulation.deterministic)
+        let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in
+            Console.out("   sandbox: \(event)")
+        }
+        defer { Task { await sandbox.stop() } }
+        Console.out("""
+            Emulating \(descriptor.name) from \(descriptor.source) at \(sandbox.baseURL.absoluteString): \
+            nothing leaves this machine, no app registration is needed.
+            The sandbox's client: id \(options.clientID), secret \(options.clientSecret ?? "none") (your own settings are not used).
+            """)
+
+        var environment = workspace.environment
+        environment["AUTHKIT_SANDBOX"] = sandbox.baseURL.absoluteString
+        var global = self.global
+        global.sandbox = sandbox.baseURL.absoluteString
+        let pointed = try Workspace(global: global, environment: environment)
+
+        say("Sign in: the authorization request opens \(browser ? "in your browser" : "in a scripted browser"), the loopback listener waits at \(redirect.absoluteString).")
+        var arguments = ["--provider", descriptor.id, "--timeout", String(timeout), "--redirect-uri", redirect.absoluteString]
+        if !browser { arguments.append("--scripted-browser") }
+        let authorize = try Authorize.parse(arguments)
+        try await authorize.run(in: pointed)
+
+        say("An authorized request with the stored credential:")
+        let key = CredentialKey(providerID: descriptor.id)
+        let source = try pointed.source(key)
+        let url = sandbox.whoamiURL
+        Console.out("   GET \(url.absoluteString)")
+        let (response, body) = try await source.send(HTTPRequest(method: .get, url: url), maximumBodySize: 1 << 20, deadline: .seconds(30))
+        var data = Data()
+        for try await chunk in body { data.append(chunk) }
+        Console.out("   → \(response.status.code): \(DisplayText.sanitized(String(decoding: data, as: UTF8.self), limit: 400))")
+        guard response.status.kind == .successful else { throw CLIError("The authorized request failed with HTTP \(response.status.code).", status: .providerError) }
+
+        say("Done. Try it yourself: 'authkit sandbox serve --provider \(descriptor.id)' keeps an emulation running; point any command at it with --sandbox or $AUTHKIT_SANDBOX (README, \"The sandbox\").")
+    }
+}

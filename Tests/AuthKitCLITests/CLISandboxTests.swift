@@ -1,0 +1,79 @@
+import AuthKit
+import AuthKitSandbox
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+/// The sandbox from the command line: the README's first command offline, and
+/// a real sign-in pointed at a running sandbox without touching what the user
+/// had stored or sending the user's secret.
+@Suite(.serialized) struct CLISandboxTests {
+    /// A loopback port that was free a moment ago.
+    func freePort() async throws -> Int {
+        let probe = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))
+        let port = probe.baseURL.port!
+        await probe.stop()
+        return port
+    }
+
+    @Test func sandboxTryRunsTheWholeSignInOffline() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-try")
+        let port = try await freePort()
+        // No display, no $BROWSER, no client id: a fresh machine.
+        let result = try CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--deterministic", "--port", String(port)],
+                                        environment: ["AUTHKIT_HOME": home.path], timeout: 90)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("POST /qiita.com/api/v2/access_tokens → 201: code exchanged for account alice"))
+        #expect(result.stdout.contains("Signed in to Qiita (sandbox)"))
+        #expect(result.stdout.contains(#""account":"alice""#))
+        #expect(result.stderr.contains("Sandbox browser: redirected to http://127.0.0.1:\(port)/callback?code=***"))
+        // Deterministic values make a leak visible: neither the code nor a token is printed.
+        for output in [result.stdout, result.stderr] {
+            #expect(!output.contains("sandbox-code-") && !output.contains("sandbox-access-") && !output.contains("sandbox-refresh-"))
+        }
+        #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("sandbox/credentials.json").path))
+        #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+    }
+
+    @Test func authorizeAgainstARunningSandboxLeavesRealCredentialsAndSecretsAlone() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-authorize")
+        let real = Credential(providerID: "github", kind: .oauth2, accessToken: "gho_real", tokenType: "Bearer", scopes: ["repo"])
+        try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(real)
+        let before = try Data(contentsOf: home.appendingPathComponent("credentials.json"))
+        let sandbox = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
+        defer { Task { await sandbox.stop() } }
+        let result = try CLIProcess.run(["authorize", "--provider", "github", "--sandbox", sandbox.baseURL.absoluteString],
+                                        environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_GITHUB_CLIENT_ID": "real-id",
+                                                      "AUTHKIT_GITHUB_CLIENT_SECRET": "real-secret"], timeout: 60)
+        // The sandbox accepts only its own client: success means the real id and secret were not sent.
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(sandbox.events.contains { $0.step == "token" && $0.status == 200 })
+        #expect(try Data(contentsOf: home.appendingPathComponent("credentials.json")) == before)
+        let request = try CLIProcess.run(["request", "--provider", "github", sandbox.whoamiURL.absoluteString],
+                                         environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString])
+        #expect(request.status == 0 && request.stdout.contains(#""account":"alice""#), "\(request.stderr)")
+    }
+
+    @Test func aSandboxURLElsewhereIsRefused() throws {
+        let home = try CLIProcess.home("authkit-sandbox-elsewhere")
+        for url in ["https://sandbox.example", "http://10.0.0.5:8790", "http://127.0.0.1"] {
+            let result = try CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": url])
+            #expect(result.status == 64)
+            #expect(result.stderr.contains("$AUTHKIT_SANDBOX takes the URL 'authkit sandbox' prints"), "\(result.stderr)")
+        }
+        let scripted = try CLIProcess.run(["authorize", "--provider", "github", "--scripted-browser"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(scripted.status == 64 && scripted.stderr.contains("--scripted-browser only answers the sandbox's consent page"))
+    }
+
+    @Test func serveOnABusyPortSaysWhatToDo() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-busy")
+        let holder = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))
+        defer { Task { await holder.stop() } }
+        let result = try CLIProcess.run(["sandbox", "serve", "--provider", "qiita", "--port", String(holder.baseURL.port!)],
+                                        environment: ["AUTHKIT_HOME": home.path], timeout: 30)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("choose another port, or 0 for any free one"), "\(result.stderr)")
+        let unknown = try CLIProcess.run(["sandbox", "try", "--provider", "qiitaa"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(unknown.status == 64 && unknown.stderr.contains("qiita"), "\(unknown.stderr)")
+    }
+}
