@@ -138,7 +138,7 @@ import Testing
     /// Every line of every --help fits 80 columns, except argument-parser's own usage line.
     @Test func helpExamplesFitEightyColumns() throws {
         let home = try home()
-        for command in [["authorize"], ["request"], ["sign"], ["token"], ["token", "refresh"], ["providers"], ["providers", "override"], ["providers", "add"]] {
+        for command in [["authorize"], ["request"], ["sign"], ["token"], ["token", "refresh"], ["providers"], ["providers", "override"], ["providers", "add"], ["sandbox"], ["sandbox", "serve"], ["sandbox", "try"]] {
             let help = try CLIProcess.run(command + ["--help"], environment: ["AUTHKIT_HOME": home.path, "COLUMNS": "80"])
             var inDiscussion = false
             for line in help.stdout.split(separator: "\n", omittingEmptySubsequences: false) {

@@ -1,6 +1,7 @@
 import AuthKit
 import AuthKitOAuth1
 import AuthKitSandbox
+import AuthKitTestSupport
 import Foundation
 import Testing
 
@@ -24,6 +25,35 @@ import Testing
             let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: settings)
             let credential = try await client.authorize(using: sandbox.userAgent())
             #expect(!credential.accessToken.isEmpty)
+        }
+    }
+
+    /// The sandbox's signature check against an independent signer: a
+    /// request oauthlib signs, the sandbox accepts (and one it tampers with, it refuses).
+    @Test(.enabled(if: OAuthlibServer.isEnabled)) func acceptsWhatOauthlibSigns() async throws {
+        try await Sandbox.with(emulating: try bundled("twitter")) { sandbox in
+            let url = sandbox.baseURL.absoluteString + "/api.x.com/oauth/request_token?x_auth_access_type=read"
+            let script = """
+                import sys
+                from oauthlib.oauth1 import Client
+                client = Client('sandbox-client', client_secret='sandbox-secret', callback_uri='http://127.0.0.1:8765/callback')
+                print(client.sign(sys.argv[1], http_method='POST')[1]['Authorization'])
+                """
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [OAuthlibServer.python, "-c", script, url]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let header = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            process.waitUntilExit()
+            #expect(header.hasPrefix("OAuth "))
+            let accepted = try await raw("POST", try #require(URL(string: url)), headers: ["Authorization": header])
+            #expect(accepted.status == 200 && accepted.body.contains("oauth_callback_confirmed=true"), "\(accepted.body)")
+            let tampered = try await raw("POST", try #require(URL(string: url.replacingOccurrences(of: "read", with: "write"))),
+                                         headers: ["Authorization": header.replacingOccurrences(of: "oauth_nonce=\"", with: "oauth_nonce=\"x")])
+            #expect(tampered.status == 401)
         }
     }
 

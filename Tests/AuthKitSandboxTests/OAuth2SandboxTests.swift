@@ -175,6 +175,32 @@ import Testing
         }
     }
 
+    @Test func anUnknownScopeIsRedirectedAsInvalidScope() async throws {
+        try await Sandbox.with(emulating: try bundled("github")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let answer = try await raw("GET", try client.startAuthorization(scopes: ["read:user", "root"]).url)
+            #expect(answer.status == 302)
+            #expect(answer.headers[.location]?.contains("error=invalid_scope") == true)
+        }
+    }
+
+    @Test func pollingFasterThanTheIntervalIsSlowDown() async throws {
+        try await Sandbox.with(emulating: try bundled("github"), options: SandboxOptions(deviceInterval: 5)) { sandbox in
+            let form = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+            let start = try await raw("POST", try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/device/code")),
+                                      headers: form, body: "client_id=sandbox-client&scope=read%3Auser")
+            #expect(start.status == 200)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(start.body.utf8)) as? [String: Any])
+            let deviceCode = try #require(json["device_code"] as? String)
+            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token"))
+            let poll = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=\(deviceCode)&client_id=sandbox-client&client_secret=sandbox-secret"
+            let first = try await raw("POST", token, headers: form, body: poll)
+            #expect(first.body.contains("authorization_pending"))
+            let second = try await raw("POST", token, headers: form, body: poll)
+            #expect(second.status == 400 && second.body.contains("slow_down"), "\(second.body)")
+        }
+    }
+
     @Test func hostileRequestsAreBounded() async throws {
         try await Sandbox.with(emulating: try bundled("github")) { sandbox in
             let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token"))

@@ -1,12 +1,9 @@
-// README.md, "Testing your code against the sandbox", shows this file from
-// the line after "// README begins" to "// README ends"; ReadmeSnippetTests
-// keeps the two identical.
-// README begins
 import AuthKit
 import AuthKitSandbox
 import HTTPTypes
 import Testing
 
+// Your code, signed in to an emulated Qiita: no network, no registered app.
 @Test func signsInToQiitaAndCallsTheAPI() async throws {
     let qiita = try ProviderCatalog.standard().descriptor(id: "qiita")
     try await Sandbox.with(emulating: qiita) { sandbox in
@@ -25,4 +22,3 @@ import Testing
         }
     }
 }
-// README ends
