@@ -65,6 +65,17 @@ import Testing
         #expect(scripted.status == 64 && scripted.stderr.contains("--scripted-browser only answers the sandbox's consent page"))
     }
 
+    @Test func aSandboxThatIsGoneEndsTheSignInInsteadOfWaiting() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-gone")
+        let gone = "http://127.0.0.1:\(try await freePort())"
+        let started = Date()
+        let result = try CLIProcess.run(["authorize", "--provider", "github", "--sandbox", gone, "--scripted-browser"],
+                                        environment: ["AUTHKIT_HOME": home.path], timeout: 60)
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("The sandbox's scripted browser failed"))
+        #expect(Date().timeIntervalSince(started) < 30, "it must not wait for --timeout")
+    }
+
     @Test func serveOnABusyPortSaysWhatToDo() async throws {
         let home = try CLIProcess.home("authkit-sandbox-busy")
         let holder = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))

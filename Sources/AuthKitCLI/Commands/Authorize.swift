@@ -148,7 +148,15 @@ struct Authorize: WorkspaceCommand {
                 // The watchdog ends the wait at --timeout with the fuller message;
                 // the listener's own deadline is only a backstop.
                 browser: way == .scriptedBrowser ? scripted : noBrowser ? .none : .system, timeout: .seconds(timeout + 5),
-                onEvent: { event in Self.report(event, provider: descriptor.name, noBrowser: noBrowser, status: status, waiting: waiting) })
+                onEvent: { event in
+                    if way == .scriptedBrowser, case .browserFailed(_, let reason) = event {
+                        // No person is there to open the URL: waiting would only end at --timeout.
+                        status.stop()
+                        Console.err("The sandbox's scripted browser failed: \(reason) Is the sandbox still running? Nothing was stored.")
+                        ExitStatus.networkError.terminate()
+                    }
+                    Self.report(event, provider: descriptor.name, noBrowser: noBrowser, status: status, waiting: waiting)
+                })
             defer { status.stop() }
             credential = try await authenticator.authorize(using: agent, options: requested)
         }

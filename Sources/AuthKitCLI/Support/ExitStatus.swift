@@ -1,3 +1,4 @@
+import Foundation
 import AuthKit
 import AuthKitLoopback
 
@@ -62,4 +63,10 @@ struct CLIError: Error, CustomStringConvertible {
     }
 
     var description: String { message }
+}
+
+extension ExitStatus {
+    /// Ends the process now with this status, from a callback that cannot
+    /// throw (a command's own `exit` is argument-parser's, for errors).
+    func terminate() -> Never { exit(rawValue) }
 }
