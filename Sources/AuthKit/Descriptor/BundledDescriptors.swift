@@ -415,6 +415,9 @@ enum BundledDescriptors {
     "clientAuthentication": "post",
     "headers": {
       "Accept": "application/json"
+    },
+    "response": {
+      "errorStatus": 200
     }
   },
   "scopes": {
@@ -1247,7 +1250,8 @@ enum BundledDescriptors {
         "error_description",
         "needed"
       ],
-      "assumeBearer": true
+      "assumeBearer": true,
+      "errorStatus": 200
     }
   },
   "scopes": {
@@ -1878,7 +1882,8 @@ enum BundledDescriptors {
         "assumeBearer": { "default": false, "type": "boolean", "description": "Send the token as a Bearer token whatever token_type says (Slack names the token's kind there: user, bot)." },
         "errorCode": { "default": "error", "$ref": "#/$defs/fieldPaths", "description": "Default error. Present means error, whatever the HTTP status." },
         "errorDescription": { "default": "error_description", "$ref": "#/$defs/fieldPaths", "description": "Default error_description." },
-        "errorURI": { "default": "error_uri", "$ref": "#/$defs/fieldPaths", "description": "Default error_uri." }
+        "errorURI": { "default": "error_uri", "$ref": "#/$defs/fieldPaths", "description": "Default error_uri." },
+        "errorStatus": { "type": "integer", "minimum": 200, "maximum": 599, "description": "The HTTP status of the provider's errors when not RFC 6749's 400 (GitHub, Slack: 200). Errors are recognised by errorCode whatever the status; the sandbox answers with this one." }
       }
     },
     "requestTemplate": {

@@ -85,6 +85,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var errorCode: FieldPaths?
         package var errorDescription: FieldPaths?
         package var errorURI: FieldPaths?
+        package var errorStatus: Int?
     }
 
     package struct Template: Codable, Sendable, Hashable {
@@ -225,7 +226,8 @@ extension DescriptorFile {
             assumeBearer: mapping?.assumeBearer ?? false,
             errorCode: mapping?.errorCode ?? "error",
             errorDescription: mapping?.errorDescription ?? "error_description",
-            errorURI: mapping?.errorURI ?? "error_uri")
+            errorURI: mapping?.errorURI ?? "error_uri",
+            errorStatus: mapping?.errorStatus)
     }
 }
 
@@ -241,7 +243,7 @@ extension DescriptorFile {
                 accessToken: m.accessToken, tokenType: m.tokenType, expiresIn: m.expiresIn, refreshToken: m.refreshToken,
                 refreshTokenExpiresIn: m.refreshTokenExpiresIn,
                 scope: m.scope, requireTokenType: m.requireTokenType, assumeBearer: m.assumeBearer, errorCode: m.errorCode,
-                errorDescription: m.errorDescription, errorURI: m.errorURI)
+                errorDescription: m.errorDescription, errorURI: m.errorURI, errorStatus: m.errorStatus)
         }
         func template(_ t: RequestTemplate) -> Template {
             Template(url: t.url, method: t.method, encoding: t.encoding, parameters: t.parameters, headers: t.headers,

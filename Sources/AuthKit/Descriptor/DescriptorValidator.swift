@@ -55,6 +55,9 @@ package struct DescriptorValidator: Sendable {
             if let token = descriptor.token {
                 checkEndpoint(token.url, field: "token.url", allowed: declared, issue: issue)
                 checkStatuses(token.successStatus, field: "token.successStatus", issue: issue)
+                if let status = token.response?.errorStatus, !(200...599).contains(status) {
+                    issue("token.response.errorStatus", "\(status) is not an HTTP status; give the status the provider answers errors with, e.g. 200 or 400.")
+                }
                 if token.encoding == .query {
                     issue("token.encoding", "'query' would put the authorization code and client secret in a URL; use 'form' or 'json'.")
                 }

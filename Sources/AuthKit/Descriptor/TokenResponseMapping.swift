@@ -22,6 +22,11 @@ package struct TokenResponseMapping: Sendable, Hashable {
     package var errorCode: FieldPaths
     package var errorDescription: FieldPaths
     package var errorURI: FieldPaths
+    /// The HTTP status the provider answers errors with, when it is not
+    /// RFC 6749 §5.2's 400 (401 for `invalid_client`): GitHub and Slack answer
+    /// 200 with an error field. AuthKit reads an error code whatever the
+    /// status; the sandbox answers with this one. `nil`: RFC 6749.
+    package var errorStatus: Int?
 
     /// RFC 6749's own names: what a descriptor without a `response` gets.
     /// (Made by the same resolution as a file's, so the defaults stay in one place.)

@@ -219,7 +219,7 @@ final class Emulator: @unchecked Sendable {
 
     func shaped(_ refusal: Refusal, mapping: TokenResponseMapping, step: String) -> SandboxResponse {
         var headers = [(String, String)]()
-        if refusal.status == 401 { headers.append(("WWW-Authenticate", "Basic realm=\"sandbox\"")) }
+        if refusal.status == 401, refusal.code == "invalid_client" { headers.append(("WWW-Authenticate", "Basic realm=\"sandbox\"")) }
         return .json(ProviderShape(mapping: mapping).error(refusal), status: refusal.status, step: step,
                      summary: "\(refusal.code): \(refusal.description)", headers: headers)
     }

@@ -25,7 +25,9 @@ extension Emulator {
             default:
                 throw Refusal("unsupported_grant_type", "grant_type '\(grantType)' is not supported here")
             }
-        } catch let refusal as Refusal {
+        } catch var refusal as Refusal {
+            // GitHub and Slack answer token errors with 200 (descriptor: errorStatus).
+            if let status = endpoint.response.errorStatus { refusal.status = status }
             return shaped(refusal, mapping: endpoint.response, step: "token")
         } catch {
             return shaped(Refusal("server_error", "\(error)", status: 500), mapping: endpoint.response, step: "token")
