@@ -20,6 +20,8 @@
 //                      already on SwiftNIO (pooled connections).
 //   AuthKitSandbox     a local authorization server emulating a provider from
 //                      its descriptor (offline sign-ins, users' tests); SwiftNIO.
+//   AuthKitApple       ASWebAuthenticationSession user agent and Keychain store
+//                      (Apple SDKs only; their portable logic builds everywhere).
 //   authkit            the command-line tool (swift-argument-parser, swift-log).
 //   QiitaSignInExample, TwitterSignInExample
 //                      the README's library examples, built with the package.
@@ -43,6 +45,7 @@ let package = Package(
         .library(name: "AuthKitLoopback", targets: ["AuthKitLoopback"]),
         .library(name: "AuthKitAsyncHTTPClient", targets: ["AuthKitAsyncHTTPClient"]),
         .library(name: "AuthKitSandbox", targets: ["AuthKitSandbox"]),
+        .library(name: "AuthKitApple", targets: ["AuthKitApple"]),
         .executable(name: "authkit", targets: ["authkit"]),
     ],
     dependencies: [
@@ -124,6 +127,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // Apple platforms: a UserAgent on ASWebAuthenticationSession and a
+        // Keychain CredentialStore (Apple/, compiled only where the SDK is),
+        // and their portable logic (Portable/, compiled and tested on Linux).
+        .target(name: "AuthKitApple", dependencies: ["AuthKit"]),
         // The command-line tool. Only it depends on swift-argument-parser.
         .executableTarget(
             name: "authkit",
@@ -211,6 +218,10 @@ let package = Package(
         .testTarget(
             name: "AuthKitLoopbackTests",
             dependencies: ["AuthKitLoopback", "AuthKit", "AuthKitTestSupport"]
+        ),
+        .testTarget(
+            name: "AuthKitAppleTests",
+            dependencies: ["AuthKitApple", "AuthKit", "AuthKitTestSupport"]
         ),
         .testTarget(
             name: "AuthKitSandboxTests",

@@ -51,7 +51,7 @@ import Testing
         return kept
     }
 
-    @Test(arguments: ["Sources/AuthKit", "Sources/AuthKitOAuth1"])
+    @Test(arguments: ["Sources/AuthKit", "Sources/AuthKitOAuth1", "Sources/AuthKitApple"])
     func noDesktopOnlyCallOutsideDesktopCode(directory: String) throws {
         let root = PublicAPITests.root.appendingPathComponent(directory)
         let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?

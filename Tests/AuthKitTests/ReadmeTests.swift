@@ -11,9 +11,10 @@ import Testing
         "QiitaSignIn": "Sources/Examples/QiitaSignIn/main.swift",
         "TwitterSignIn": "Sources/Examples/TwitterSignIn/main.swift",
         "SandboxTest": "Tests/AuthKitSandboxTests/ReadmeExampleTests.swift",
+        "iOSQiitaSignIn": "Examples/iOS/QiitaSignIn.swift",
     ]
 
-    @Test(arguments: ["QiitaSignIn", "TwitterSignIn", "SandboxTest"])
+    @Test(arguments: ["QiitaSignIn", "TwitterSignIn", "SandboxTest", "iOSQiitaSignIn"])
     func readmeShowsTheCompiledExample(name: String) throws {
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let example = try String(contentsOf: root.appendingPathComponent(try #require(Self.examples[name])), encoding: .utf8)

@@ -76,29 +76,11 @@ public struct FileCredentialStore: CredentialStore {
     public func withRefreshLock<Result: Sendable>(
         for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
     ) async throws -> Result {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        let lockPath = directory.appendingPathComponent(".refresh-\(Self.fileName(for: key)).lock").path
-        return try await KeyedAsyncLock.shared.withLock(lockPath, timeout: timeout, what: lockPath) {
-            try ensureDirectory()
-            let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard fd >= 0 else { throw AuthKitError.store(path: lockPath, reason: "cannot be opened (\(String(cString: strerror(errno)))).") }
-            defer { close(fd) }
-            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                guard errno == EWOULDBLOCK || errno == EINTR else {
-                    throw AuthKitError.store(path: lockPath, reason: "cannot be locked (\(String(cString: strerror(errno)))).")
-                }
-                guard ContinuousClock.now < deadline else {
-                    throw AuthKitError.store(path: lockPath, reason: "another process has been refreshing \(key) for more than \(timeout.components.seconds) s; try again.")
-                }
-                try await Task.sleep(for: .milliseconds(25))
-            }
-            defer { flock(fd, LOCK_UN) }
-            return try await body()
-        }
+        try await RefreshLockFile(directory: directory, key: key).withLock(timeout: timeout, prepare: { try ensureDirectory() }, body)
     }
 
     /// `qiita` or `qiita.work`, with anything but letters, digits, `-`, `_`, `.` as `_`.
-    static func fileName(for key: CredentialKey) -> String {
+    package static func fileName(for key: CredentialKey) -> String {
         (key.providerID + (key.label.map { "." + $0 } ?? "")).unicodeScalars
             .map { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" || $0 == "." ? String($0) : "_" }.joined()
     }

@@ -1,0 +1,53 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The refresh lock of one credential across processes: an `flock` on
+/// `.refresh-<key>.lock` in a directory every process sharing the credential
+/// can reach (beside `credentials.json`; for the Keychain, an app group
+/// container), held together with the in-process lock of ``KeyedAsyncLock``.
+///
+/// `flock` locks are released by the kernel when the holder dies, so a
+/// crashed refresher never blocks the next one (RFC 9700 §4.14.2: a rotating
+/// refresh token must be sent once; two processes refreshing one credential
+/// would lose the grant).
+package struct RefreshLockFile: Sendable {
+    package let path: String
+    let key: CredentialKey
+
+    package init(directory: URL, key: CredentialKey) {
+        self.path = directory.appendingPathComponent(".refresh-\(FileCredentialStore.fileName(for: key)).lock").path
+        self.key = key
+    }
+
+    /// Runs `body` holding the lock, waiting at most `timeout` for it;
+    /// `prepare` runs first (creating the directory).
+    package func withLock<Result: Sendable>(
+        timeout: Duration, prepare: @Sendable () throws -> Void = {}, _ body: @Sendable () async throws -> Result
+    ) async throws -> Result {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        let path = self.path, key = self.key
+        return try await KeyedAsyncLock.shared.withLock(path, timeout: timeout, what: path) {
+            try prepare()
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw AuthKitError.store(path: path, reason: "cannot be opened (\(String(cString: strerror(errno)))).") }
+            defer { close(fd) }
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR else {
+                    throw AuthKitError.store(path: path, reason: "cannot be locked (\(String(cString: strerror(errno)))).")
+                }
+                guard ContinuousClock.now < deadline else {
+                    throw AuthKitError.store(path: path, reason: "another process has been refreshing \(key) for more than \(timeout.components.seconds) s; try again.")
+                }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            defer { flock(fd, LOCK_UN) }
+            return try await body()
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import AuthKit
+import Foundation
+
+/// How credentials are laid out in the Keychain, and the queries that reach
+/// them — built here, as names of the Security framework's constants, so the
+/// layout is tested on Linux; `KeychainCredentialStore` turns them into the
+/// constants on Apple platforms.
+///
+/// One generic-password item per credential: service ``service``, account
+/// `provider` or `provider/label` (provider ids cannot contain `/`), the
+/// credential's JSON as the data. Not synchronized to other devices, and
+/// readable after the first unlock by default, so a background refresh works
+/// while the device is locked but the tokens never leave it in a backup.
+public struct KeychainItemLayout: Sendable, Hashable {
+    /// `kSecAttrService` of every item (`dev.authkit.credentials`).
+    public var service: String
+    /// `kSecAttrAccessGroup`: share the credentials with an app extension
+    /// (the group must be in the app's `keychain-access-groups` entitlement).
+    public var accessGroup: String?
+    public var accessibility: KeychainAccessibility
+
+    public init(service: String = "dev.authkit.credentials", accessGroup: String? = nil,
+                accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly) {
+        self.service = service
+        self.accessGroup = accessGroup
+        self.accessibility = accessibility
+    }
+
+    /// An item's data: the credential as JSON, dates in ISO 8601 (as in `credentials.json`).
+    package func data(for credential: Credential) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(credential)
+    }
+
+    /// The credential in an item's data; an item that is not one names the item.
+    package func credential(from data: Data, account: String) throws -> Credential {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do {
+            let credential = try decoder.decode(Credential.self, from: data)
+            guard credential.key == key(forAccount: account) else {
+                throw AuthKitError.store(path: "Keychain item \(service)/\(account)", reason: "holds the credential of \(credential.key), not its own; delete it.")
+            }
+            return credential
+        } catch let error as AuthKitError {
+            throw error
+        } catch {
+            throw AuthKitError.store(path: "Keychain item \(service)/\(account)", reason: "is not a credential AuthKit wrote (\(error)); delete it.")
+        }
+    }
+
+    /// `kSecAttrAccount` of `key`'s item.
+    package func account(for key: CredentialKey) -> String {
+        key.providerID + (key.label.map { "/" + $0 } ?? "")
+    }
+
+    /// The key an item's account names; `nil` for an account AuthKit did not write.
+    package func key(forAccount account: String) -> CredentialKey? {
+        let parts = account.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard let provider = parts.first, !provider.isEmpty else { return nil }
+        return CredentialKey(providerID: provider, label: parts.count == 2 ? parts[1] : nil)
+    }
+
+    /// The attributes that identify `key`'s item (or, with `nil`, every item of this layout).
+    package func identity(_ key: CredentialKey?) -> KeychainQuery {
+        var query: KeychainQuery = [
+            .itemClass: .constant("kSecClassGenericPassword"),
+            .service: .string(service),
+            // Tokens stay on this device: never an iCloud Keychain item.
+            .synchronizable: .bool(false),
+            // macOS: the data protection keychain, as on iOS, not the file-based one.
+            .useDataProtectionKeychain: .bool(true),
+        ]
+        if let key { query[.account] = .string(account(for: key)) }
+        if let accessGroup { query[.accessGroup] = .string(accessGroup) }
+        return query
+    }
+
+    /// `SecItemCopyMatching`: one item's data.
+    package func read(_ key: CredentialKey) -> KeychainQuery {
+        identity(key).merging([.returnData: .bool(true), .matchLimit: .constant("kSecMatchLimitOne")]) { $1 }
+    }
+
+    /// `SecItemCopyMatching`: every item's account and data.
+    package func readAll() -> KeychainQuery {
+        identity(nil).merging([.returnData: .bool(true), .returnAttributes: .bool(true), .matchLimit: .constant("kSecMatchLimitAll")]) { $1 }
+    }
+
+    /// `SecItemAdd`: a new item holding `data`.
+    package func add(_ key: CredentialKey, data: Data) -> KeychainQuery {
+        identity(key).merging(update(data: data)) { $1 }.merging([.label: .string("AuthKit: \(account(for: key))")]) { $1 }
+    }
+
+    /// `SecItemUpdate`'s attributes: the new data, and the accessibility (so
+    /// a changed layout applies to items written before).
+    package func update(data: Data) -> KeychainQuery {
+        [.valueData: .data(data), .accessible: .constant(accessibility.constantName)]
+    }
+}
+
+/// `kSecAttrAccessible`: when the item can be read.
+public enum KeychainAccessibility: String, Sendable, Hashable, CaseIterable {
+    /// After the first unlock since boot, on this device only: background refresh works; no backup restores it elsewhere.
+    case afterFirstUnlockThisDeviceOnly
+    /// Only while unlocked, on this device only.
+    case whenUnlockedThisDeviceOnly
+    /// After the first unlock; may move to a new device with an encrypted backup.
+    case afterFirstUnlock
+    /// Only while unlocked; may move to a new device with an encrypted backup.
+    case whenUnlocked
+
+    package var constantName: String {
+        "kSecAttrAccessible" + rawValue.prefix(1).uppercased() + rawValue.dropFirst()
+    }
+}
+
+/// A Keychain query as constant names and values.
+package typealias KeychainQuery = [KeychainAttribute: KeychainValue]
+
+/// The Security framework constants AuthKit uses as keys (their names).
+package enum KeychainAttribute: String, Sendable, Hashable, CaseIterable {
+    case itemClass = "kSecClass"
+    case service = "kSecAttrService"
+    case account = "kSecAttrAccount"
+    case accessGroup = "kSecAttrAccessGroup"
+    case accessible = "kSecAttrAccessible"
+    case synchronizable = "kSecAttrSynchronizable"
+    case label = "kSecAttrLabel"
+    case useDataProtectionKeychain = "kSecUseDataProtectionKeychain"
+    case valueData = "kSecValueData"
+    case returnData = "kSecReturnData"
+    case returnAttributes = "kSecReturnAttributes"
+    case matchLimit = "kSecMatchLimit"
+}
+
+package enum KeychainValue: Sendable, Hashable {
+    case string(String)
+    case data(Data)
+    case bool(Bool)
+    /// A Security framework constant, by name (`kSecClassGenericPassword`).
+    case constant(String)
+}

@@ -1,0 +1,61 @@
+import AuthKit
+import Foundation
+
+/// What `ASWebAuthenticationSession` waits for, derived from the redirect URI
+/// the provider sends the browser to.
+///
+/// The session ends when the browser is sent to a URL it was told to catch: a
+/// private-use scheme (RFC 8252 §7.1, `com.example.app:/oauth`), or — from
+/// iOS 17.4 and macOS 14.4 — an `https` URL on a host the app has associated
+/// with itself (RFC 8252 §7.2). It cannot catch plain `http`: a loopback
+/// redirect needs a listener (`AuthKitLoopback`, on macOS). Portable, so the
+/// rule is tested on Linux too.
+public enum WebAuthenticationCallback: Sendable, Hashable {
+    /// A private-use URI scheme, lowercased (`com.example.app`).
+    case customScheme(String)
+    /// An `https` host and path (an associated domain).
+    case https(host: String, path: String)
+
+    /// - Throws: ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)``
+    ///   naming what to register instead.
+    public init(redirectURI: URL) throws {
+        let text = redirectURI.absoluteString
+        guard let scheme = redirectURI.scheme?.lowercased(), !scheme.isEmpty else {
+            throw AuthKitError.unusableRedirectURI(uri: text, reason: "it has no scheme; register a private-use scheme such as com.example.app:/oauth (RFC 8252 §7.1).")
+        }
+        switch scheme {
+        case "https":
+            guard let host = redirectURI.host, !host.isEmpty else {
+                throw AuthKitError.unusableRedirectURI(uri: text, reason: "an https redirect needs a host the app is associated with (RFC 8252 §7.2).")
+            }
+            let path = redirectURI.path.isEmpty ? "/" : redirectURI.path
+            self = .https(host: host.lowercased(), path: path)
+        case "http":
+            throw AuthKitError.unusableRedirectURI(uri: text, reason: "ASWebAuthenticationSession cannot catch a plain http redirect; register a private-use scheme such as com.example.app:/oauth, an https associated domain, or use the loopback listener (AuthKitLoopback) on macOS.")
+        default:
+            // RFC 3986 §3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+            let valid = scheme.first!.isLetter && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+            guard valid else {
+                throw AuthKitError.unusableRedirectURI(uri: text, reason: "'\(scheme)' is not a URI scheme (RFC 3986 §3.1: a letter, then letters, digits, '+', '-' or '.').")
+            }
+            self = .customScheme(scheme)
+        }
+    }
+
+    /// The scheme for the API before iOS 17.4 (`callbackURLScheme:`); `nil`
+    /// for an https callback, which that API cannot express.
+    public var scheme: String? {
+        if case .customScheme(let scheme) = self { return scheme }
+        return nil
+    }
+
+    /// Whether `url` is where this callback ends the session.
+    public func matches(_ url: URL) -> Bool {
+        switch self {
+        case .customScheme(let scheme):
+            return url.scheme?.lowercased() == scheme
+        case .https(let host, let path):
+            return url.scheme?.lowercased() == "https" && url.host?.lowercased() == host && (url.path.isEmpty ? "/" : url.path) == path
+        }
+    }
+}
