@@ -214,6 +214,17 @@ import Testing
             #expect(repeated.status == 200 && repeated.body.contains("more than once")) // GitHub's errors come with 200
             let unknown = try await raw("GET", sandbox.baseURL.appendingPathComponent("nowhere"))
             #expect(unknown.status == 404)
+            // Malformed headers and encodings are refused, and the sandbox keeps answering.
+            for headers in [["Content-Type": ";"], ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic !!!"],
+                            ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic " + Data("no-colon".utf8).base64EncodedString()]] {
+                let answer = try await raw("POST", token, headers: headers, body: "code=%ZZ&grant_type=authorization_code")
+                #expect(answer.status == 200 && answer.body.contains("\"error\""), "\(headers): \(answer.body)") // GitHub's errors come with 200
+            }
+            let badQuery = try await raw("GET", try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/authorize?client_id=%ZZ")))
+            #expect(badQuery.status == 400)
+            let signedNonsense = try await raw("GET", sandbox.whoamiURL, headers: ["Authorization": "OAuth ,,=\""])
+            #expect(signedNonsense.status == 401)
+            #expect(try await raw("GET", sandbox.baseURL).status == 200, "still serving")
         }
     }
 

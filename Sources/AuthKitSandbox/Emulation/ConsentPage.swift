@@ -15,11 +15,11 @@ enum ConsentPage {
             """)
     }
 
-    static func deviceForm(provider: String, userCode: String?) -> String {
+    static func deviceForm(provider: String, userCode: String?, account: String) -> String {
         page(title: "Connect a device to \(provider) (sandbox)", body: """
             <form method="post" action="/device">
             <label>Code <input name="user_code" value="\(escape(userCode ?? ""))"></label>
-            <label>Account <input name="account" value="alice"></label>
+            <label>Account <input name="account" value="\(escape(account))"></label>
             <p><button name="decision" value="approve">Approve</button>
             <button name="decision" value="deny">Deny</button></p>
             </form>

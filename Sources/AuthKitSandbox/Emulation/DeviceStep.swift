@@ -72,7 +72,7 @@ extension Emulator {
         guard descriptor.device != nil else { return errorPage("\(descriptor.name) has no device grant.", step: "device", status: 404) }
         if request.method == "GET" {
             let userCode = request.query.flatMap { Parameters($0)["user_code"] }
-            return .html(ConsentPage.deviceForm(provider: descriptor.name, userCode: userCode), step: "device", summary: "device code page")
+            return .html(ConsentPage.deviceForm(provider: descriptor.name, userCode: userCode, account: options.defaultAccount), step: "device", summary: "device code page")
         }
         guard case .success(let pairs) = request.bodyParameters(.form) else { return errorPage("The form is not form-encoded.", step: "device") }
         let form = Parameters(pairs)

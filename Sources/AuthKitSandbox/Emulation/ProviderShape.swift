@@ -50,6 +50,8 @@ struct ProviderShape: Sendable {
             members[name] = setting(value, at: rest, in: members[name])
             return .object(members)
         case .index(let index):
+            // A descriptor is the user's own file, but `data[99999999]` must not allocate the machine away.
+            guard index < 64 else { return node ?? .null }
             var elements: [JSONValue] = []
             if case .array(let existing)? = node { elements = existing }
             while elements.count <= index { elements.append(.object([:])) }
