@@ -97,6 +97,10 @@ public struct SandboxUserAgent: UserAgent {
             onStep?(.showedPIN)
             return .pin(pin)
         }
+        if status == 200, decision == .deny {
+            // An out-of-band sign-in the user declined: no redirect to carry access_denied.
+            throw AuthKitError.authorizationFailed(ProviderErrorResponse(status: 200, code: "access_denied", description: "the user denied the request"))
+        }
         let message = Self.element(className: "error", in: page) ?? "HTTP \(status)"
         throw AuthKitError.authorizationFailed(ProviderErrorResponse(status: status, code: "invalid_request", description: message))
     }

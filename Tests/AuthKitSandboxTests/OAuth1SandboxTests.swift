@@ -25,6 +25,9 @@ import Testing
             let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: settings)
             let credential = try await client.authorize(using: sandbox.userAgent())
             #expect(!credential.accessToken.isEmpty)
+            await #expect { try await client.authorize(using: sandbox.userAgent(.deny)) } throws: { error in
+                (error as? AuthKitError)?.isAccessDenied == true
+            }
         }
     }
 
