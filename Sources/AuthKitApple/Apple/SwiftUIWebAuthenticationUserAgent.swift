@@ -43,8 +43,12 @@ public struct SwiftUIWebAuthenticationUserAgent: UserAgent, @unchecked Sendable 
         } catch let error as AuthKitError {
             throw error
         } catch {
-            let error = error as NSError
-            throw try WebAuthenticationOutcome.map(callbackURL: nil, error: (error.domain, error.code, error.localizedDescription)).get()
+            let described = error as NSError
+            if case .failure(let mapped) = WebAuthenticationOutcome.map(
+                callbackURL: nil, error: (described.domain, described.code, described.localizedDescription)) {
+                throw mapped
+            }
+            throw error
         }
     }
 }

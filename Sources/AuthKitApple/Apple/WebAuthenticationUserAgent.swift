@@ -40,7 +40,7 @@ public struct WebAuthenticationUserAgent: UserAgent {
     /// for the two-request flow where a backend exchanges the code.
     public func redirect(opening url: URL, redirectURI: URL) async throws -> URL {
         let callback = try WebAuthenticationCallback(redirectURI: redirectURI)
-        let holder = SessionHolder()
+        let holder = await SessionHolder()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<URL, Error>) in
                 Task { @MainActor in
@@ -56,7 +56,7 @@ public struct WebAuthenticationUserAgent: UserAgent {
 
 /// Keeps the session and its context provider alive until it ends.
 @MainActor
-private final class SessionHolder: NSObject, ASWebAuthenticationPresentationContextProviding, @unchecked Sendable {
+private final class SessionHolder: NSObject, ASWebAuthenticationPresentationContextProviding {
     private var session: ASWebAuthenticationSession?
     private var anchor: ASPresentationAnchor?
     private var cancelled = false
@@ -105,8 +105,9 @@ private final class SessionHolder: NSObject, ASWebAuthenticationPresentationCont
         session?.cancel()
     }
 
-    nonisolated func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
-        MainActor.assumeIsolated { anchor ?? ASPresentationAnchor() }
+    /// The protocol is main-actor isolated (AuthenticationServices asks on the main thread).
+    func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
+        anchor ?? ASPresentationAnchor()
     }
 }
 #endif
