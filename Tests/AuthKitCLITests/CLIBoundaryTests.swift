@@ -38,31 +38,31 @@ import Glibc
             .merging(extra) { _, new in new }
     }
 
-    @Test func anUnusableStoreFailsBeforeTheBrowserOpens() throws {
+    @Test func anUnusableStoreFailsBeforeTheBrowserOpens() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
         try Data("{ not json".utf8).write(to: home.appendingPathComponent("credentials.json"))
         let browser = try recordingBrowser(in: home)
-        let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "20"],
+        let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "20"],
                                         environment: environment(home, ["BROWSER": browser.command]))
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("credentials.json") && result.stderr.contains("not a valid credentials file"))
         #expect(!FileManager.default.fileExists(atPath: browser.marker.path), "the browser opened before the store was checked")
     }
 
-    @Test func aSymlinkedStoreIsNotFollowed() throws {
+    @Test func aSymlinkedStoreIsNotFollowed() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
         let elsewhere = home.appendingPathComponent("elsewhere.json")
         try Data(#"{"version":1,"credentials":[]}"#.utf8).write(to: elsewhere)
         try FileManager.default.createSymbolicLink(atPath: home.appendingPathComponent("credentials.json").path, withDestinationPath: elsewhere.path)
-        let result = try CLIProcess.run(["token", "list"], environment: environment(home))
+        let result = try await CLIProcess.run(["token", "list"], environment: environment(home))
         #expect(result.status == 65 && result.stderr.contains("symbolic link"), "\(result.stderr)")
     }
 
     /// Another sign-in for the same provider and label holds its lock: this
     /// one fails at once, before any browser, instead of overwriting the other.
-    @Test func aSecondSignInForTheSameAccountFailsFast() throws {
+    @Test func aSecondSignInForTheSameAccountFailsFast() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
         let fd = open(home.appendingPathComponent(".signin-qiita.work.lock").path, O_RDWR | O_CREAT, 0o600)
@@ -70,17 +70,17 @@ import Glibc
         #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
         let browser = try recordingBrowser(in: home)
         let started = Date()
-        let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--label", "work", "--timeout", "30"],
+        let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--label", "work", "--timeout", "30"],
                                         environment: environment(home, ["BROWSER": browser.command]))
         #expect(result.status == 65 && result.stderr.contains("another sign-in to qiita (work) is in progress"), "\(result.stderr)")
         #expect(Date().timeIntervalSince(started) < 20)
         #expect(!FileManager.default.fileExists(atPath: browser.marker.path))
     }
 
-    @Test func requestRefusesPlainHTTPToAnotherHost() throws {
+    @Test func requestRefusesPlainHTTPToAnotherHost() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
-        let result = try CLIProcess.run(["request", "--provider", "qiita", "http://api.example.com/user"], environment: environment(home))
+        let result = try await CLIProcess.run(["request", "--provider", "qiita", "http://api.example.com/user"], environment: environment(home))
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("plain http") && result.stderr.contains("https"))
     }
@@ -98,12 +98,12 @@ import Glibc
             try overrideQiita(in: home, at: server)
             try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
 
-            let followed = try CLIProcess.run(["request", "--provider", "qiita", "-L", "\(server.baseURL)/api/v2/items"], environment: environment(home))
+            let followed = try await CLIProcess.run(["request", "--provider", "qiita", "-L", "\(server.baseURL)/api/v2/items"], environment: environment(home))
             #expect(followed.status == 0, "\(followed.stderr)")
             #expect(followed.stdout == #"{"authorization":"none"}"#)
             #expect(try #require(server.requests(to: "/api/v2/items").first).header("Authorization") == "Bearer the-qiita-token")
 
-            let unfollowed = try CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"], environment: environment(home))
+            let unfollowed = try await CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"], environment: environment(home))
             #expect(unfollowed.status == 3 && unfollowed.stderr.contains("HTTP 302 (a redirect; -L follows it)"), "\(unfollowed.stderr)")
             #expect(elsewhere.requests.count == 1)
         }
@@ -116,11 +116,11 @@ import Glibc
             let home = try home()
             defer { try? FileManager.default.removeItem(at: home) }
             try overrideQiita(in: home, at: server)
-            let list = try CLIProcess.run(["providers", "list"], environment: environment(home))
+            let list = try await CLIProcess.run(["providers", "list"], environment: environment(home))
             let line = try #require(list.stdout.split(separator: "\n").first { $0.hasPrefix("qiita ") })
             #expect(line.contains("(override: \(home.path)/providers/qiita.json)"), "\(line)")
             try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
-            let request = try CLIProcess.run(["token", "header", "--provider", "qiita"], environment: environment(home))
+            let request = try await CLIProcess.run(["token", "header", "--provider", "qiita"], environment: environment(home))
             #expect(request.stderr.contains("note: 'qiita' comes from \(home.path)/providers/qiita.json, which replaces (bundled) providers/qiita.json and sends to 127.0.0.1:\(server.port)"), "\(request.stderr)")
         }
     }
@@ -133,7 +133,7 @@ import Glibc
             let home = try home()
             defer { try? FileManager.default.removeItem(at: home) }
             try overrideQiita(in: home, at: server)
-            let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: environment(home),
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: environment(home),
                                             respond: CLITests.pasteRedirect(code: code))
             #expect(result.status == 65, "\(result.stderr)")
             #expect(result.stderr.contains("malformed"), "\(result.stderr)")
@@ -143,14 +143,14 @@ import Glibc
 
     /// Scopes, labels and raw fields come from a provider or a person: printed
     /// to a terminal, their control characters are escaped.
-    @Test func providerTextCannotDriveTheTerminal() throws {
+    @Test func providerTextCannotDriveTheTerminal() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
         let store = #"{"version":1,"credentials":[{"providerID":"qiita","label":"w\u001b[2J","kind":"oauth2","accessToken":"the-qiita-token","tokenType":"Bearer\u001b[31m","scopes":["read\u001b]0;pwned\u0007"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{"screen_name":"x\u001b[1A"}}]}"#
         try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
         for arguments in [["token", "list"], ["token", "show", "--provider", "qiita", "--label", "w\u{1B}[2J"],
                           ["token", "show", "--provider", "qiita", "--label", "w\u{1B}[2J", "--field", "screen_name"]] {
-            let result = try CLIProcess.run(arguments, environment: environment(home))
+            let result = try await CLIProcess.run(arguments, environment: environment(home))
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
             #expect(!result.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(arguments) printed a control character")
             #expect(result.stdout.contains("\\u{1B}"), "\(arguments): \(result.stdout)")
@@ -160,11 +160,11 @@ import Glibc
     /// The browser `authkit authorize` starts has no blocked signals and none
     /// of the caller's AUTHKIT_ variables (swift-subprocess; a Foundation
     /// `Process` child inherits a blocked mask on Linux).
-    @Test func theBrowserAuthorizeStartsHasDefaultSignals() throws {
+    @Test func theBrowserAuthorizeStartsHasDefaultSignals() async throws {
         let home = try home()
         let script = home.appendingPathComponent("browser.sh"), out = home.appendingPathComponent("browser-status")
         try Data("#!/bin/sh\n{ while IFS= read -r l; do case $l in SigBlk:*|SigIgn:*) echo \"$l\";; esac; done < /proc/$$/status; echo \"parent: $(tr '\\\\0' ' ' < /proc/$PPID/cmdline)\"; env; } > '\(out.path)'\n".utf8).write(to: script)
-        let result = try CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--timeout", "3"],
+        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--timeout", "3"],
                                         environment: ["AUTHKIT_HOME": home.path, "BROWSER": "/bin/sh \(script.path)",
                                                       "AUTHKIT_GITHUB_CLIENT_SECRET": "browser-must-not-see-this"])
         #expect(result.status == 5, "\(result.stderr)") // no one approves: the timeout ends it

@@ -54,7 +54,7 @@ import AuthKit
         try await withServer { server in
             authorizationServer(server)
             let home = try home(descriptor: descriptor(server))
-            let result = try CLIProcess.run(["authorize", "--provider", "local", "--json"], environment: env(home))
+            let result = try await CLIProcess.run(["authorize", "--provider", "local", "--json"], environment: env(home))
             #expect(result.status == 0, "\(result.stderr)")
             let credential = try JSONDecoder.iso.decode(Credential.self, from: Data(result.stdout.utf8))
             #expect(credential.accessToken == "browser-token-0123456789")
@@ -72,7 +72,7 @@ import AuthKit
         try await withServer { server in
             authorizationServer(server, deny: true)
             let home = try home(descriptor: descriptor(server))
-            let result = try CLIProcess.run(["authorize", "--provider", "local"], environment: env(home))
+            let result = try await CLIProcess.run(["authorize", "--provider", "local"], environment: env(home))
             #expect(result.status == 3)
             #expect(result.stderr.contains("denied"))
             #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
@@ -84,7 +84,7 @@ import AuthKit
             authorizationServer(server)
             let home = try home(descriptor: descriptor(server))
             let started = Date()
-            let result = try CLIProcess.run(["authorize", "--provider", "local", "--no-browser", "--timeout", "2"], environment: env(home))
+            let result = try await CLIProcess.run(["authorize", "--provider", "local", "--no-browser", "--timeout", "2"], environment: env(home))
             #expect(result.status == 5)
             #expect(Date().timeIntervalSince(started) < 20)
             #expect(result.stderr.contains("\(server.baseURL)/authorize?"))
@@ -98,15 +98,15 @@ import AuthKit
             authorizationServer(server)
             let home = try home(descriptor: descriptor(server))
             // The test server already holds this port.
-            let result = try CLIProcess.run(["authorize", "--provider", "local", "--port", "\(server.port)", "--no-browser"], environment: env(home))
+            let result = try await CLIProcess.run(["authorize", "--provider", "local", "--port", "\(server.port)", "--no-browser"], environment: env(home))
             #expect(result.status == 64)
             #expect(result.stderr.contains("\(server.port)"))
         }
     }
 
-    @Test func httpsOnlyProviderAsksForManual() throws {
+    @Test func httpsOnlyProviderAsksForManual() async throws {
         let home = try home(descriptor: "{\"id\": \"local\", \"protocol\": \"oauth2\", \"authorization\": {\"url\": \"https://example.com/a\"}, \"token\": {\"url\": \"https://example.com/t\"}}")
-        let result = try CLIProcess.run(["authorize", "--provider", "instagram"],
+        let result = try await CLIProcess.run(["authorize", "--provider", "instagram"],
                                         environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_INSTAGRAM_CLIENT_ID": "x"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--manual"))

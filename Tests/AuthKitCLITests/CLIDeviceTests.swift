@@ -30,11 +30,11 @@ import Testing
     @Test func deviceSignsInWithTheCodeShown() async throws {
         try await withServer { server in
             let home = try setUp(server)
-            let result = try CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home))
+            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home))
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stderr.contains("Open \(server.baseURL)/activate and enter the code WDJB-MJHT to sign in to TV"), "\(result.stderr)")
             #expect(result.stdout.contains("Signed in to TV"))
-            let list = try CLIProcess.run(["token", "list", "--json"], environment: headless(home))
+            let list = try await CLIProcess.run(["token", "list", "--json"], environment: headless(home))
             #expect(list.stdout.contains(#""provider" : "tv""#), "\(list.stdout)")
         }
     }
@@ -43,20 +43,20 @@ import Testing
     @Test func noBrowserHereChoosesTheDeviceGrant() async throws {
         try await withServer { server in
             let home = try setUp(server)
-            let result = try CLIProcess.run(["authorize", "--provider", "tv", "--timeout", "30"], environment: headless(home))
+            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--timeout", "30"], environment: headless(home))
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stderr.contains("No browser can be opened here (an SSH session without a display); signing in to TV with a device code instead (--device)"), "\(result.stderr)")
         }
     }
 
     /// A provider without the grant: told that --manual is the way, and how.
-    @Test func noBrowserAndNoDeviceGrantPointsToManual() throws {
+    @Test func noBrowserAndNoDeviceGrantPointsToManual() async throws {
         let home = TemporaryDirectory.url("authkit-device-none")
-        let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c"],
+        let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c"],
                                         environment: ["AUTHKIT_HOME": home.path, "SSH_TTY": "/dev/pts/3"])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("offers no device grant. Use --manual"), "\(result.stderr)")
-        let asked = try CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--device"], environment: ["AUTHKIT_HOME": home.path])
+        let asked = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--device"], environment: ["AUTHKIT_HOME": home.path])
         #expect(asked.status == 64 && asked.stderr.contains("no device authorization endpoint") && asked.stderr.contains("--manual"), "\(asked.stderr)")
     }
 
@@ -64,7 +64,7 @@ import Testing
         try await withServer { server in
             let home = try setUp(server)
             server.route("POST", "/token") { _ in .json(#"{"error":"authorization_pending"}"#, status: 400) }
-            let result = try CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
+            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
                                             interruptWhen: { $0.contains("enter the code") })
             #expect(result.status == 130, "\(result.stderr)")
         }

@@ -13,11 +13,11 @@ import Testing
         return home
     }
 
-    @Test func validateSkipsTheSchemaExplainsDirectoriesAndKeepsPathsAsGiven() throws {
+    @Test func validateSkipsTheSchemaExplainsDirectoriesAndKeepsPathsAsGiven() async throws {
         let home = try home()
         let bad = #"{"id": "bad", "protocol": "oauth2", "pkce": "plain", "authorization": {"url": "https://a.example/x"}, "token": {"url": "http://a.example/t"}}"#
         try Data(bad.utf8).write(to: home.appendingPathComponent("providers/bad.json"))
-        let result = try CLIProcess.run(["providers", "validate", "providers/schema.json", "providers/qiita.json", "\(home.path)/providers", "providers/../providers/github.json",
+        let result = try await CLIProcess.run(["providers", "validate", "providers/schema.json", "providers/qiita.json", "\(home.path)/providers", "providers/../providers/github.json",
                                          "\(home.path)/providers/bad.json"],
                                         environment: ["AUTHKIT_HOME": home.path], workingDirectory: root)
         #expect(result.status == 65)
@@ -30,27 +30,27 @@ import Testing
         #expect(result.stdout.contains("field 'token.url':"), "every problem of the file, not the first")
     }
 
-    @Test func configJSONIsCheckedStrictly() throws {
+    @Test func configJSONIsCheckedStrictly() async throws {
         let home = try home()
         try Data(#"{"providers": {"qiita": {"clientId": "x"}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
-        let misspelt = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        let misspelt = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(misspelt.status == 65)
         #expect(misspelt.stderr.contains("field 'providers.qiita.clientId': unknown field. Did you mean 'clientID'?"), "\(misspelt.stderr)")
         try Data("{\n  \"providers\": {,\n}".utf8).write(to: home.appendingPathComponent("config.json"))
-        let broken = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        let broken = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(broken.status == 65 && broken.stderr.contains("line 2, column"), "\(broken.stderr)")
     }
 
     /// Hints name the real path and only flags the command takes.
-    @Test func hintsAreHonest() throws {
+    @Test func hintsAreHonest() async throws {
         let home = try home()
-        let noClient = try CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        let noClient = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(noClient.status == 64)
         #expect(noClient.stderr.contains("Pass --client-id") && noClient.stderr.contains("\(home.path)/config.json"), "\(noClient.stderr)")
         #expect(!noClient.stderr.contains("$AUTHKIT_HOME"))
-        let noTeam = try CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c"], environment: ["AUTHKIT_HOME": home.path])
+        let noTeam = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c"], environment: ["AUTHKIT_HOME": home.path])
         #expect(noTeam.stderr.contains("Pass --placeholder team=…"), "\(noTeam.stderr)")
-        let remote = try CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--redirect-uri", "http://app.example/cb"],
+        let remote = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--redirect-uri", "http://app.example/cb"],
                                         environment: ["AUTHKIT_HOME": home.path])
         #expect(remote.status == 64 && remote.stderr.contains("--manual") && !remote.stderr.contains("ManualUserAgent"), "\(remote.stderr)")
     }
@@ -66,55 +66,55 @@ import Testing
             let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"]
             let url = "\(server.baseURL)/api/v2/items"
             for raw in ["status=hello world", "status=1+1"] {
-                let refused = try CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "-d", raw], environment: environment)
+                let refused = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "-d", raw], environment: environment)
                 #expect(refused.status == 64 && refused.stderr.contains("--data-urlencode"), "\(raw): \(refused.stderr)")
             }
             #expect(server.requests(to: "/api/v2/items").isEmpty)
-            let encoded = try CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "--data-urlencode", "status=1+1 is 2!"],
+            let encoded = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "--data-urlencode", "status=1+1 is 2!"],
                                              environment: environment)
             #expect(encoded.status == 0, "\(encoded.stderr)")
             #expect(try #require(server.requests(to: "/api/v2/items").first).bodyText == "status=1%2B1%20is%202%21")
         }
     }
 
-    @Test func tokenListAlignsPrintsEmptyJSONAndCreatesNothing() throws {
+    @Test func tokenListAlignsPrintsEmptyJSONAndCreatesNothing() async throws {
         let home = TemporaryDirectory.url("authkit-newcomer-empty")
-        let empty = try CLIProcess.run(["token", "list", "--json"], environment: ["AUTHKIT_HOME": home.path])
+        let empty = try await CLIProcess.run(["token", "list", "--json"], environment: ["AUTHKIT_HOME": home.path])
         #expect(empty.status == 0 && empty.stdout == "[]\n", "\(empty.stdout)")
         #expect(!FileManager.default.fileExists(atPath: home.path), "listing created \(home.path)")
 
         let full = try self.home()
         let store = #"{"version":1,"credentials":[{"providerID":"qiita","kind":"oauth2","accessToken":"a-rather-long-token-value-1234","tokenType":"Bearer","scopes":["read_qiita"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}},{"providerID":"github","label":"a-long-label","kind":"oauth2","accessToken":"t","tokenType":"Bearer","scopes":["repo"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
         try Data(store.utf8).write(to: full.appendingPathComponent("credentials.json"))
-        let list = try CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": full.path])
+        let list = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": full.path])
         let lines = list.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
         let tokenColumns = Set(lines.compactMap { line in line.range(of: "••••").map { line.distance(from: line.startIndex, to: $0.lowerBound) } })
         #expect(tokenColumns.count == 1, "columns do not line up:\n\(list.stdout)")
     }
 
-    @Test func aMissingBundledDirectoryIsAnError() throws {
+    @Test func aMissingBundledDirectoryIsAnError() async throws {
         let home = try home()
-        let result = try CLIProcess.run(["providers", "list"], environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_BUNDLED_PROVIDERS": "/nonexistent/authkit"])
+        let result = try await CLIProcess.run(["providers", "list"], environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_BUNDLED_PROVIDERS": "/nonexistent/authkit"])
         #expect(result.status == 64 && result.stderr.contains("$AUTHKIT_BUNDLED_PROVIDERS names /nonexistent/authkit"), "\(result.stderr)")
     }
 
-    @Test func versionAndSuggestions() throws {
+    @Test func versionAndSuggestions() async throws {
         let home = try home()
-        let version = try CLIProcess.run(["--version"], environment: ["AUTHKIT_HOME": home.path])
+        let version = try await CLIProcess.run(["--version"], environment: ["AUTHKIT_HOME": home.path])
         #expect(version.status == 0 && version.stdout.contains("."))
-        let typo = try CLIProcess.run(["tokn", "list"], environment: ["AUTHKIT_HOME": home.path])
+        let typo = try await CLIProcess.run(["tokn", "list"], environment: ["AUTHKIT_HOME": home.path])
         #expect(typo.status == 64 && typo.stderr.contains("Did you mean 'authkit token'?"), "\(typo.stderr)")
         for group in ["token", "providers"] {
-            let help = try CLIProcess.run([group, "--help"], environment: ["AUTHKIT_HOME": home.path])
+            let help = try await CLIProcess.run([group, "--help"], environment: ["AUTHKIT_HOME": home.path])
             #expect(help.stdout.contains("Examples:"), "\(group) --help has no examples")
         }
     }
 
     /// `providers add` refuses an id that is not a file name before it fetches anything.
-    @Test func providersAddRefusesAnIdThatIsNoFileName() throws {
+    @Test func providersAddRefusesAnIdThatIsNoFileName() async throws {
         let home = try home()
-        let result = try CLIProcess.run(["providers", "add", "../evil", "--issuer", "https://127.0.0.1:1"], environment: ["AUTHKIT_HOME": home.path])
+        let result = try await CLIProcess.run(["providers", "add", "../evil", "--issuer", "https://127.0.0.1:1"], environment: ["AUTHKIT_HOME": home.path])
         #expect(result.status == 64)
         #expect(result.stderr.contains("'../evil' is not a valid provider id"))
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("evil.json").path))
@@ -136,10 +136,10 @@ import Testing
     }
 
     /// Every line of every --help fits 80 columns, except argument-parser's own usage line.
-    @Test func helpExamplesFitEightyColumns() throws {
+    @Test func helpExamplesFitEightyColumns() async throws {
         let home = try home()
         for command in [["authorize"], ["request"], ["sign"], ["token"], ["token", "refresh"], ["providers"], ["providers", "override"], ["providers", "add"], ["sandbox"], ["sandbox", "serve"], ["sandbox", "try"]] {
-            let help = try CLIProcess.run(command + ["--help"], environment: ["AUTHKIT_HOME": home.path, "COLUMNS": "80"])
+            let help = try await CLIProcess.run(command + ["--help"], environment: ["AUTHKIT_HOME": home.path, "COLUMNS": "80"])
             var inDiscussion = false
             for line in help.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
                 if line.hasPrefix("OVERVIEW") { inDiscussion = true }
@@ -151,26 +151,26 @@ import Testing
         }
     }
 
-    @Test func providersShowAndOverride() throws {
+    @Test func providersShowAndOverride() async throws {
         let home = try home()
         let environment = ["AUTHKIT_HOME": home.path]
-        let json = try CLIProcess.run(["providers", "show", "qiita", "--json"], environment: environment)
+        let json = try await CLIProcess.run(["providers", "show", "qiita", "--json"], environment: environment)
         #expect(json.status == 0 && json.stdout.contains(#""successStatus" : ["#), "\(json.stdout)")
-        let override = try CLIProcess.run(["providers", "override", "qiita"], environment: environment)
+        let override = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
         let written = home.appendingPathComponent("providers/qiita.json")
         #expect(override.status == 0 && override.stdout == written.path + "\n", "\(override.stderr)")
         try Data(#"{"id": "qiita", "protocol": "oauth2", "authorization": {"url": "https://mine.example/a"}, "token": {"url": "https://mine.example/t"}}"#.utf8)
             .write(to: written)
-        let again = try CLIProcess.run(["providers", "override", "qiita"], environment: environment)
+        let again = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
         #expect(again.status == 65 && again.stderr.contains("exists already"))
         #expect(try String(contentsOf: written, encoding: .utf8).contains("mine.example"), "the user's file was replaced")
-        let bundled = try CLIProcess.run(["providers", "show", "qiita", "--bundled"], environment: environment)
+        let bundled = try await CLIProcess.run(["providers", "show", "qiita", "--bundled"], environment: environment)
         #expect(bundled.stdout.contains("https://qiita.com/api/v2/oauth/authorize"), "--bundled shows the shipped file even when overridden")
     }
 
     @Test func theManualPromptEndsItsLineAndExplainsTheErrorPage() async throws {
         let home = try home()
-        let result = try CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(result.stderr.contains("the browser will show a connection error; the URL in its address bar is what to paste:\n"), "\(result.stderr)")
     }
 }

@@ -45,7 +45,7 @@ struct CLIOAuth1Tests {
         let home = try home(for: server)
         let env = ["AUTHKIT_HOME": home.path, "AUTHKIT_TWITTER_CLIENT_ID": consumerKey, "AUTHKIT_TWITTER_CLIENT_SECRET": consumerSecret]
 
-        let signIn = try CLIProcess.run(["authorize", "--provider", "twitter", "--manual"], environment: env, respond: Self.typePIN)
+        let signIn = try await CLIProcess.run(["authorize", "--provider", "twitter", "--manual"], environment: env, respond: Self.typePIN)
         #expect(signIn.status == 0, "\(signIn.stderr)")
         #expect(signIn.stdout.contains("screen name: authkit-tester") || signIn.stdout.contains("screen_name"), "\(signIn.stdout)")
         #expect(!signIn.stdout.contains(consumerSecret) && !signIn.stderr.contains(consumerSecret))
@@ -55,19 +55,19 @@ struct CLIOAuth1Tests {
         #expect(stored.first?.kind == .oauth1)
         #expect(stored.first?.tokenSecret?.isEmpty == false)
 
-        let get = try CLIProcess.run(["request", "--provider", "twitter", "\(server.baseURL)/resource?count=2&q=a%20b"], environment: env)
+        let get = try await CLIProcess.run(["request", "--provider", "twitter", "\(server.baseURL)/resource?count=2&q=a%20b"], environment: env)
         #expect(get.status == 0, "\(get.stdout) \(get.stderr)")
         #expect(get.stdout.contains(#""ok": true"#))
 
-        let post = try CLIProcess.run(["request", "--provider", "twitter", "-X", "POST", "\(server.baseURL)/resource",
+        let post = try await CLIProcess.run(["request", "--provider", "twitter", "-X", "POST", "\(server.baseURL)/resource",
                                        "-d", "status=Hello%20Ladies%20%2B%20Gentlemen"], environment: env)
         #expect(post.status == 0, "\(post.stdout) \(post.stderr)")
         #expect(post.stdout.contains("Hello Ladies + Gentlemen"))
 
-        let header = try CLIProcess.run(["token", "header", "--provider", "twitter", "-X", "GET", "\(server.baseURL)/resource"], environment: env)
+        let header = try await CLIProcess.run(["token", "header", "--provider", "twitter", "-X", "GET", "\(server.baseURL)/resource"], environment: env)
         #expect(header.stdout.hasPrefix("Authorization: OAuth "))
         #expect(header.stdout.contains("oauth_signature=\""))
-        let unsigned = try CLIProcess.run(["token", "header", "--provider", "twitter"], environment: env)
+        let unsigned = try await CLIProcess.run(["token", "header", "--provider", "twitter"], environment: env)
         #expect(unsigned.status == 64)
         #expect(unsigned.stderr.contains("give its method and URL"))
     }
@@ -89,7 +89,7 @@ extension CLIOAuth1Tests {
             to: home.appendingPathComponent("browser.sh"), atomically: true, encoding: .utf8)
         let env = ["AUTHKIT_HOME": home.path, "AUTHKIT_TWITTER_CLIENT_ID": consumerKey, "AUTHKIT_TWITTER_CLIENT_SECRET": consumerSecret,
                    "BROWSER": "/bin/sh \(home.path)/browser.sh"]
-        let result = try CLIProcess.run(["authorize", "--provider", "twitter", "--json"], environment: env)
+        let result = try await CLIProcess.run(["authorize", "--provider", "twitter", "--json"], environment: env)
         #expect(result.status == 0, "\(result.stderr)")
         let credential = try JSONDecoder.iso.decode(Credential.self, from: Data(result.stdout.utf8))
         #expect(credential.kind == .oauth1)

@@ -25,10 +25,29 @@ enum CLIProcess {
     /// Runs `authkit arguments…`. `respond` is called with standard error as it
     /// grows; whatever it returns (once) is written to standard input, which is
     /// then closed — this plays a person pasting a URL at a prompt.
+    ///
+    /// The waiting happens on a thread of its own, not on the concurrency
+    /// pool: a test awaiting the binary must not hold up the other tests'
+    /// tasks (with the pool's few threads blocked, a 200 ms deadline elsewhere
+    /// was seen to fire after 16 s).
     static func run(
         _ arguments: [String], environment: [String: String], timeout: TimeInterval = 60, workingDirectory: URL? = nil,
         respond: (@Sendable (String) -> String?)? = nil,
         interruptWhen: (@Sendable (String) -> Bool)? = nil
+    ) async throws -> CLIResult {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    try runBlocking(arguments, environment: environment, timeout: timeout, workingDirectory: workingDirectory,
+                                    respond: respond, interruptWhen: interruptWhen)
+                })
+            }.start()
+        }
+    }
+
+    private static func runBlocking(
+        _ arguments: [String], environment: [String: String], timeout: TimeInterval, workingDirectory: URL?,
+        respond: (@Sendable (String) -> String?)?, interruptWhen: (@Sendable (String) -> Bool)?
     ) throws -> CLIResult {
         let process = Process()
         process.executableURL = binary

@@ -18,7 +18,7 @@ import Testing
 
             let results = try await withThrowingTaskGroup(of: CLIResult.self) { group in
                 for _ in 0..<8 {
-                    group.addTask { try CLIProcess.run(["request", "--provider", "rotating", url], environment: environment) }
+                    group.addTask { try await CLIProcess.run(["request", "--provider", "rotating", url], environment: environment) }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -29,7 +29,7 @@ import Testing
             #expect(grant.refreshCount == 1, "the refresh token was sent \(grant.refreshCount) times")
             #expect(!grant.isRevoked)
             // The stored credential works afterwards.
-            let after = try CLIProcess.run(["request", "--provider", "rotating", url], environment: environment)
+            let after = try await CLIProcess.run(["request", "--provider", "rotating", url], environment: environment)
             #expect(after.status == 0 && after.stdout == #"{"ok":"at-1"}"#, "\(after.stderr)")
         }
     }
@@ -57,7 +57,7 @@ import Testing
             try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
             let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_LONGLIVED_CLIENT_ID": "app", "AUTHKIT_LONGLIVED_CLIENT_SECRET": "s"]
 
-            let result = try CLIProcess.run(["token", "refresh", "--due"], environment: environment)
+            let result = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)
             #expect(result.status == 1, "\(result.stderr)")
             #expect(result.stdout.contains("longlived (due): refreshed"), "\(result.stdout)")
             #expect(result.stdout.contains("longlived (fresh): not due"))
@@ -65,7 +65,7 @@ import Testing
             #expect(server.requests(to: "/token").count == 1)
 
             // The refreshed one was saved, with when its refresh token dies.
-            let shown = try CLIProcess.run(["token", "show", "--provider", "longlived", "--label", "due"], environment: environment)
+            let shown = try await CLIProcess.run(["token", "show", "--provider", "longlived", "--label", "due"], environment: environment)
             #expect(shown.stdout.contains("sign in again by:"), "\(shown.stdout)")
             #expect(shown.stderr.contains("warning: the refresh token of longlived (due) expires"), "\(shown.stderr)")
         }
@@ -79,9 +79,9 @@ import Testing
             defer { try? FileManager.default.removeItem(at: home) }
             try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
             try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
-            let without = try CLIProcess.run(["token", "header", "--provider", "rotating"], environment: ["AUTHKIT_HOME": home.path])
+            let without = try await CLIProcess.run(["token", "header", "--provider", "rotating"], environment: ["AUTHKIT_HOME": home.path])
             #expect(without.status == 64 && without.stderr.contains("Pass --client-id"), "\(without.stderr)")
-            let with = try CLIProcess.run(["token", "header", "--provider", "rotating", "--client-id", "app", "--client-secret", "secret"],
+            let with = try await CLIProcess.run(["token", "header", "--provider", "rotating", "--client-id", "app", "--client-secret", "secret"],
                                           environment: ["AUTHKIT_HOME": home.path])
             #expect(with.status == 0 && with.stdout == "Authorization: Bearer at-1\n", "\(with.stderr)")
         }

@@ -20,7 +20,7 @@ import Testing
         let home = try CLIProcess.home("authkit-sandbox-try")
         let port = try await freePort()
         // No display, no $BROWSER, no client id: a fresh machine.
-        let result = try CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--deterministic", "--port", String(port)],
+        let result = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--deterministic", "--port", String(port)],
                                         environment: ["AUTHKIT_HOME": home.path], timeout: 90)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("POST /qiita.com/api/v2/access_tokens → 201: code exchanged for account alice"))
@@ -42,26 +42,26 @@ import Testing
         let before = try Data(contentsOf: home.appendingPathComponent("credentials.json"))
         let sandbox = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
         defer { Task { await sandbox.stop() } }
-        let result = try CLIProcess.run(["authorize", "--provider", "github", "--sandbox", sandbox.baseURL.absoluteString],
+        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--sandbox", sandbox.baseURL.absoluteString],
                                         environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_GITHUB_CLIENT_ID": "real-id",
                                                       "AUTHKIT_GITHUB_CLIENT_SECRET": "real-secret"], timeout: 60)
         // The sandbox accepts only its own client: success means the real id and secret were not sent.
         #expect(result.status == 0, "\(result.stderr)")
         #expect(sandbox.events.contains { $0.step == "token" && $0.status == 200 })
         #expect(try Data(contentsOf: home.appendingPathComponent("credentials.json")) == before)
-        let request = try CLIProcess.run(["request", "--provider", "github", sandbox.whoamiURL.absoluteString],
+        let request = try await CLIProcess.run(["request", "--provider", "github", sandbox.whoamiURL.absoluteString],
                                          environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString])
         #expect(request.status == 0 && request.stdout.contains(#""account":"alice""#), "\(request.stderr)")
     }
 
-    @Test func aSandboxURLElsewhereIsRefused() throws {
+    @Test func aSandboxURLElsewhereIsRefused() async throws {
         let home = try CLIProcess.home("authkit-sandbox-elsewhere")
         for url in ["https://sandbox.example", "http://10.0.0.5:8790", "http://127.0.0.1"] {
-            let result = try CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": url])
+            let result = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": url])
             #expect(result.status == 64)
             #expect(result.stderr.contains("$AUTHKIT_SANDBOX takes the URL 'authkit sandbox' prints"), "\(result.stderr)")
         }
-        let scripted = try CLIProcess.run(["authorize", "--provider", "github", "--scripted-browser"], environment: ["AUTHKIT_HOME": home.path])
+        let scripted = try await CLIProcess.run(["authorize", "--provider", "github", "--scripted-browser"], environment: ["AUTHKIT_HOME": home.path])
         #expect(scripted.status == 64 && scripted.stderr.contains("--scripted-browser only answers the sandbox's consent page"))
     }
 
@@ -69,7 +69,7 @@ import Testing
         let home = try CLIProcess.home("authkit-sandbox-gone")
         let gone = "http://127.0.0.1:\(try await freePort())"
         let started = Date()
-        let result = try CLIProcess.run(["authorize", "--provider", "github", "--sandbox", gone, "--scripted-browser"],
+        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--sandbox", gone, "--scripted-browser"],
                                         environment: ["AUTHKIT_HOME": home.path], timeout: 60)
         #expect(result.status == 4, "\(result.stderr)")
         #expect(result.stderr.contains("The sandbox's scripted browser failed"))
@@ -80,11 +80,11 @@ import Testing
         let home = try CLIProcess.home("authkit-sandbox-busy")
         let holder = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))
         defer { Task { await holder.stop() } }
-        let result = try CLIProcess.run(["sandbox", "serve", "--provider", "qiita", "--port", String(holder.baseURL.port!)],
+        let result = try await CLIProcess.run(["sandbox", "serve", "--provider", "qiita", "--port", String(holder.baseURL.port!)],
                                         environment: ["AUTHKIT_HOME": home.path], timeout: 30)
         #expect(result.status != 0)
         #expect(result.stderr.contains("choose another port, or 0 for any free one"), "\(result.stderr)")
-        let unknown = try CLIProcess.run(["sandbox", "try", "--provider", "qiitaa"], environment: ["AUTHKIT_HOME": home.path])
+        let unknown = try await CLIProcess.run(["sandbox", "try", "--provider", "qiitaa"], environment: ["AUTHKIT_HOME": home.path])
         #expect(unknown.status == 64 && unknown.stderr.contains("qiita"), "\(unknown.stderr)")
     }
 }

@@ -71,61 +71,61 @@ import AuthKit
             self.server(server)
             let home = try home(server)
             let env = ["AUTHKIT_HOME": home.path, "AUTHKIT_LOCAL_CLIENT_ID": "leak-client", "AUTHKIT_LOCAL_CLIENT_SECRET": Self.clientSecret]
-            func run(_ args: [String], respond: (@Sendable (String) -> String?)? = nil) throws -> CLIResult {
-                return try CLIProcess.run(args + ["--verbose"], environment: env, respond: respond)
+            func run(_ args: [String], respond: (@Sendable (String) -> String?)? = nil) async throws -> CLIResult {
+                return try await CLIProcess.run(args + ["--verbose"], environment: env, respond: respond)
             }
 
             // Failure first: a rejected code, with the secret-bearing request logged at debug level.
-            let failed = try run(["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "bad"))
+            let failed = try await run(["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "bad"))
             #expect(failed.status == 3)
             assertClean(failed, "authorize (provider error)")
-            let forged = try CLIProcess.run(["authorize", "--provider", "local", "--manual", "--verbose"], environment: env) { stderr in
+            let forged = try await CLIProcess.run(["authorize", "--provider", "local", "--manual", "--verbose"], environment: env) { stderr in
                 stderr.contains("paste") ? "http://127.0.0.1/callback?code=good&state=forged" : nil
             }
             #expect(forged.status == 65)
             assertClean(forged, "authorize (forged state)")
 
-            let ok = try run(["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "good"))
+            let ok = try await run(["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "good"))
             #expect(ok.status == 0, "\(ok.stderr)")
             #expect(!verifiers.all.isEmpty)
             assertClean(ok, "authorize")
 
-            let json = try run(["authorize", "--provider", "local", "--manual", "--label", "second", "--json"], respond: Self.paste(code: "good"))
+            let json = try await run(["authorize", "--provider", "local", "--manual", "--label", "second", "--json"], respond: Self.paste(code: "good"))
             #expect(json.status == 0)
             assertClean(json, "authorize --json", allowOnStdout: [Self.accessToken, Self.refreshToken])
 
             for args in [["token", "list"], ["token", "list", "--json"], ["token", "show", "--provider", "local"],
                          ["providers", "list"], ["providers", "show", "local"],
                          ["request", "--provider", "local", "\(server.baseURL)/api"]] {
-                let result = try run(args)
+                let result = try await run(args)
                 #expect(result.status == 0, "\(args): \(result.stderr)")
                 assertClean(result, args.joined(separator: " "))
             }
-            let apiFailure = try run(["request", "--provider", "local", "\(server.baseURL)/api-fail"])
+            let apiFailure = try await run(["request", "--provider", "local", "\(server.baseURL)/api-fail"])
             #expect(apiFailure.status == 3)
             assertClean(apiFailure, "request (HTTP 500)")
 
-            let field = try run(["token", "show", "--provider", "local", "--field", "access_token"])
+            let field = try await run(["token", "show", "--provider", "local", "--field", "access_token"])
             assertClean(field, "token show --field", allowOnStdout: [Self.accessToken])
-            let header = try run(["token", "header", "--provider", "local"])
+            let header = try await run(["token", "header", "--provider", "local"])
             assertClean(header, "token header", allowOnStdout: [Self.accessToken])
 
-            let refreshed = try run(["token", "refresh", "--provider", "local"])
+            let refreshed = try await run(["token", "refresh", "--provider", "local"])
             #expect(refreshed.status == 0, "\(refreshed.stderr)")
             assertClean(refreshed, "token refresh")
-            let revoked = try run(["token", "revoke", "--provider", "local"])
+            let revoked = try await run(["token", "revoke", "--provider", "local"])
             #expect(revoked.status == 0)
             assertClean(revoked, "token revoke")
-            let deleted = try run(["token", "delete", "--provider", "local", "--label", "second"])
+            let deleted = try await run(["token", "delete", "--provider", "local", "--label", "second"])
             assertClean(deleted, "token delete")
-            let missing = try run(["token", "show", "--provider", "local"])
+            let missing = try await run(["token", "show", "--provider", "local"])
             #expect(missing.status != 0)
             assertClean(missing, "token show (missing)")
 
             // Network failure: the endpoint is gone.
             let downHome = try self.home(server)
             await server.stop()
-            let down = try CLIProcess.run(["authorize", "--provider", "local", "--manual", "--verbose"],
+            let down = try await CLIProcess.run(["authorize", "--provider", "local", "--manual", "--verbose"],
                                           environment: env.merging(["AUTHKIT_HOME": downHome.path]) { _, new in new },
                                           respond: Self.paste(code: "good"))
             #expect(down.status == 4, "\(down.stderr)")

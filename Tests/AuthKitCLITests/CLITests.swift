@@ -50,9 +50,9 @@ import AuthKit
         }
     }
 
-    @Test func providersListShowsBundledDescriptors() throws {
+    @Test func providersListShowsBundledDescriptors() async throws {
         let home = try home()
-        let result = try CLIProcess.run(["providers", "list"], environment: environment(home))
+        let result = try await CLIProcess.run(["providers", "list"], environment: environment(home))
         #expect(result.status == 0, "\(result.stderr)")
         for id in ["qiita", "instagram", "github"] { #expect(result.stdout.contains(id)) }
     }
@@ -62,7 +62,7 @@ import AuthKit
             qiitaServer(server)
             let home = try home(qiitaAt: server)
             let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
-            let signIn = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual", "--json", "--label", "work"],
+            let signIn = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual", "--json", "--label", "work"],
                                             environment: env, respond: Self.pasteRedirect())
             #expect(signIn.status == 0, "\(signIn.stderr)")
             // --json: the credential, and only it, on standard output.
@@ -74,22 +74,22 @@ import AuthKit
             let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
             #expect(stored.map(\.accessToken) == ["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"])
 
-            let field = try CLIProcess.run(["token", "show", "--provider", "qiita", "--label", "work", "--field", "access_token"], environment: env)
+            let field = try await CLIProcess.run(["token", "show", "--provider", "qiita", "--label", "work", "--field", "access_token"], environment: env)
             #expect(field.stdout == "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b\n")
 
-            let summary = try CLIProcess.run(["token", "list"], environment: env)
+            let summary = try await CLIProcess.run(["token", "list"], environment: env)
             #expect(summary.status == 0)
             #expect(summary.stdout.contains("qiita (work)"))
             #expect(!summary.stdout.contains("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"))
 
-            let request = try CLIProcess.run(["request", "--provider", "qiita", "--label", "work", "\(server.baseURL)/api/v2/authenticated_user"], environment: env)
+            let request = try await CLIProcess.run(["request", "--provider", "qiita", "--label", "work", "\(server.baseURL)/api/v2/authenticated_user"], environment: env)
             #expect(request.status == 0, "\(request.stderr)")
             #expect(request.stdout == #"{"id":"alice"}"#)
 
-            let header = try CLIProcess.run(["token", "header", "--provider", "qiita", "--label", "work"], environment: env)
+            let header = try await CLIProcess.run(["token", "header", "--provider", "qiita", "--label", "work"], environment: env)
             #expect(header.stdout == "Authorization: Bearer 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b\n")
 
-            let deleted = try CLIProcess.run(["token", "delete", "--provider", "qiita", "--label", "work"], environment: env)
+            let deleted = try await CLIProcess.run(["token", "delete", "--provider", "qiita", "--label", "work"], environment: env)
             #expect(deleted.status == 0)
             #expect(try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials().isEmpty)
         }
@@ -100,7 +100,7 @@ import AuthKit
             qiitaServer(server)
             let home = try home(qiitaAt: server)
             let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
-            let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: env,
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: env,
                                             respond: Self.pasteRedirect(stateOverride: "forged"))
             #expect(result.status == 65)
             #expect(result.stderr.contains("'state' does not match"))
@@ -114,51 +114,51 @@ import AuthKit
             qiitaServer(server)
             let home = try home(qiitaAt: server)
             let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
-            let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: env,
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: env,
                                             respond: Self.pasteRedirect(code: "expired"))
             #expect(result.status == 3)
             #expect(result.stderr.contains("bad_request: Bad code"))
         }
     }
 
-    @Test func unknownProviderSuggestsAndExits64() throws {
-        let result = try CLIProcess.run(["authorize", "--provider", "quiita", "--manual"], environment: environment(try home()))
+    @Test func unknownProviderSuggestsAndExits64() async throws {
+        let result = try await CLIProcess.run(["authorize", "--provider", "quiita", "--manual"], environment: environment(try home()))
         #expect(result.status == 64)
         #expect(result.stderr.contains("Did you mean 'qiita'"))
     }
 
-    @Test func missingClientIDSaysHowAndExits64() throws {
-        let result = try CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: environment(try home()))
+    @Test func missingClientIDSaysHowAndExits64() async throws {
+        let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: environment(try home()))
         #expect(result.status == 64)
         #expect(result.stderr.contains("AUTHKIT_QIITA_CLIENT_ID"))
     }
 
-    @Test func corruptCredentialFileIsReportedAndKept() throws {
+    @Test func corruptCredentialFileIsReportedAndKept() async throws {
         let home = try home()
         let file = home.appendingPathComponent("credentials.json")
         try Data("{not json".utf8).write(to: file)
-        let result = try CLIProcess.run(["token", "list"], environment: environment(home))
+        let result = try await CLIProcess.run(["token", "list"], environment: environment(home))
         #expect(result.status == 65)
         #expect(result.stderr.contains(file.path))
         #expect(try Data(contentsOf: file) == Data("{not json".utf8))
     }
 
-    @Test func validateReportsFileAndFieldAndExits65() throws {
+    @Test func validateReportsFileAndFieldAndExits65() async throws {
         let home = try home()
         let bad = home.appendingPathComponent("bad.json")
         try #"{"id": "bad", "protocol": "oauth2", "authorization": {"url": "http://example.com/a"}, "token": {"url": "https://example.com/t"}}"#
             .write(to: bad, atomically: true, encoding: .utf8)
-        let result = try CLIProcess.run(["providers", "validate", bad.path, root.appendingPathComponent("providers/qiita.json").path],
+        let result = try await CLIProcess.run(["providers", "validate", bad.path, root.appendingPathComponent("providers/qiita.json").path],
                                         environment: environment(home))
         #expect(result.status == 65)
         #expect(result.stdout.contains("\(bad.path): field 'authorization.url'"))
         #expect(result.stdout.contains("qiita.json: ok"))
     }
 
-    @Test func helpShowsExamplesAndNoSecrets() throws {
+    @Test func helpShowsExamplesAndNoSecrets() async throws {
         let env = environment(try home(), ["AUTHKIT_QIITA_CLIENT_SECRET": "env-secret-value"])
         for command in [["--help"], ["authorize", "--help"], ["token", "show", "--help"], ["request", "--help"]] {
-            let result = try CLIProcess.run(command, environment: env)
+            let result = try await CLIProcess.run(command, environment: env)
             #expect(result.status == 0)
             #expect(result.stdout.contains("Example"), "\(command)")
             #expect(!result.stdout.contains("env-secret-value"))

@@ -47,14 +47,14 @@ import AuthKit
             routes(server)
             let home = try home(server)
             try await storeExpired(in: home)
-            let first = try CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/me"], environment: env(home))
+            let first = try await CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/me"], environment: env(home))
             #expect(first.status == 0, "\(first.stderr)")
             #expect(first.stdout == #"{"me":"ok"}"#)
             let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
             #expect(stored.first?.accessToken == "new-access-token-1111")
             #expect(stored.first?.refreshToken == "refresh-two")
             // The saved token is valid now: a second request does not refresh again.
-            let second = try CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/me"], environment: env(home))
+            let second = try await CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/me"], environment: env(home))
             #expect(second.status == 0)
             #expect(server.requests(to: "/token").count == 1)
         }
@@ -66,7 +66,7 @@ import AuthKit
             let home = try home(server)
             try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(
                 Credential(providerID: "local", accessToken: "wrong-token-value-99"))
-            let result = try CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/me"], environment: env(home))
+            let result = try await CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/me"], environment: env(home))
             #expect(result.status == 3)
             #expect(result.stdout == #"{"error":"expired"}"#)
             #expect(result.stderr.contains("HTTP 401"))
@@ -78,12 +78,12 @@ import AuthKit
             routes(server)
             let home = try home(server)
             try await storeExpired(in: home)
-            let refreshed = try CLIProcess.run(["token", "refresh", "--provider", "local"], environment: env(home))
+            let refreshed = try await CLIProcess.run(["token", "refresh", "--provider", "local"], environment: env(home))
             #expect(refreshed.status == 0, "\(refreshed.stderr)")
             #expect(!refreshed.stdout.contains("new-access-token-1111")) // masked
             #expect(refreshed.stdout.contains("••••1111"))
 
-            let revoked = try CLIProcess.run(["token", "revoke", "--provider", "local"], environment: env(home))
+            let revoked = try await CLIProcess.run(["token", "revoke", "--provider", "local"], environment: env(home))
             #expect(revoked.status == 0, "\(revoked.stderr)")
             let request = try #require(server.requests(to: "/revoke").first)
             #expect(request.header("Authorization") == "Basic " + Data("life-client:life-secret".utf8).base64EncodedString())
@@ -95,7 +95,7 @@ import AuthKit
     @Test func ctrlCEndsTheWaitCleanly() async throws {
         try await withServer { server in
             let home = try home(server)
-            let result = try CLIProcess.run(["authorize", "--provider", "local", "--no-browser"], environment: env(home),
+            let result = try await CLIProcess.run(["authorize", "--provider", "local", "--no-browser"], environment: env(home),
                                             interruptWhen: { $0.contains("Waiting for you to approve") })
             #expect(result.status == 130)
             #expect(result.stderr.contains("Cancelled; nothing was stored."))
@@ -103,8 +103,8 @@ import AuthKit
         }
     }
 
-    @Test func signReproducesTwittersDocumentedExample() throws {
-        let result = try CLIProcess.run([
+    @Test func signReproducesTwittersDocumentedExample() async throws {
+        let result = try await CLIProcess.run([
             "sign", "-X", "POST", "https://api.twitter.com/1.1/statuses/update.json?include_entities=true",
             "-d", "status=Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21",
             "--consumer-key", "xvz1evFS4wEEPTGEFPHBog", "--consumer-secret", "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw",
@@ -114,14 +114,14 @@ import AuthKit
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("Authorization: OAuth "))
         #expect(result.stdout.contains(#"oauth_signature="hCtSmYh%2BiHYCEqBWrE7C7hYmtUk%3D""#))
-        let bad = try CLIProcess.run(["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s", "--signature-method", "RSA-SHA1"], environment: [:])
+        let bad = try await CLIProcess.run(["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s", "--signature-method", "RSA-SHA1"], environment: [:])
         #expect(bad.status == 64)
         #expect(!bad.stderr.contains("\"s\""))
     }
 
-    @Test func redirectSchemeTheProviderRefusesIsAUsageError() throws {
+    @Test func redirectSchemeTheProviderRefusesIsAUsageError() async throws {
         let home = TemporaryDirectory.url("authkit-cli-ig")
-        let result = try CLIProcess.run(["authorize", "--provider", "instagram", "--manual", "--redirect-uri", "http://127.0.0.1:9000/cb"],
+        let result = try await CLIProcess.run(["authorize", "--provider", "instagram", "--manual", "--redirect-uri", "http://127.0.0.1:9000/cb"],
                                         environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_INSTAGRAM_CLIENT_ID": "x"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("only accepts https"))
