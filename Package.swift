@@ -184,6 +184,7 @@ let package = Package(
         .executableTarget(name: "FuzzCallback", dependencies: ["AuthKit", "AuthKitOAuth1", "FuzzSupport"], path: "Fuzz/FuzzCallback"),
         .executableTarget(name: "FuzzOAuth1Signing", dependencies: ["AuthKit", "AuthKitOAuth1", "FuzzSupport"],
                           path: "Fuzz/FuzzOAuth1Signing"),
+        .executableTarget(name: "FuzzSandbox", dependencies: ["AuthKit", "AuthKitSandbox", "FuzzSupport"], path: "Fuzz/FuzzSandbox"),
         // Test-only: a separate process saving to a FileCredentialStore, run
         // by AuthKitStoreTests (many at once, and killed mid-write).
         .executableTarget(

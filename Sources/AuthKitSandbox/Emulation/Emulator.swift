@@ -7,7 +7,7 @@ import Foundation
 /// Every request is handled whole under one lock, so two clients racing (two
 /// refreshes of one token) see the ledger change atomically, as they would
 /// at a real server with a transactional store.
-final class Emulator: @unchecked Sendable {
+package final class Emulator: @unchecked Sendable {
     /// The descriptor as the provider publishes it (real URLs), for routes and quirks.
     let descriptor: ProviderDescriptor
     let address: SandboxAddress
@@ -33,8 +33,8 @@ final class Emulator: @unchecked Sendable {
         var path: TemplatePattern
     }
 
-    init(descriptor: ProviderDescriptor, address: SandboxAddress, options: SandboxOptions,
-         onEvent: (@Sendable (SandboxEvent) -> Void)?) {
+    package init(descriptor: ProviderDescriptor, address: SandboxAddress, options: SandboxOptions,
+                 onEvent: (@Sendable (SandboxEvent) -> Void)?) {
         self.descriptor = descriptor
         self.address = address
         self.options = options
@@ -64,9 +64,10 @@ final class Emulator: @unchecked Sendable {
 
     var events: [SandboxEvent] { lock.withLock { eventLog } }
 
-    func respond(_ request: SandboxRequest) -> SandboxResponse {
+    package func respond(_ request: SandboxRequest) -> SandboxResponse {
         let response = lock.withLock { () -> SandboxResponse in
             let response = route(request)
+            ledger.prune(now: now)
             eventLog.append(SandboxEvent(step: response.step, request: request.line, status: response.status, summary: response.summary))
             return response
         }
@@ -198,7 +199,7 @@ final class Emulator: @unchecked Sendable {
             guard let a = URLComponents(string: registered), let b = URLComponents(string: uri),
                   a.scheme == "http", b.scheme == "http", let host = a.host, ["127.0.0.1", "[::1]", "::1", "localhost"].contains(host),
                   a.host == b.host, a.percentEncodedPath == b.percentEncodedPath, a.percentEncodedQuery == b.percentEncodedQuery,
-                  b.fragment == nil
+                  b.fragment == nil, b.user == nil, b.password == nil
             else { return false }
             return true
         }

@@ -114,4 +114,30 @@ struct GrantLedger: Sendable {
     }
 
     mutating func revoke(grant id: Int) { grants[id]?.revoked = true }
+
+    /// The most records of one kind kept: a client (or a page reloaded in a
+    /// loop) cannot make a long-running `authkit sandbox` grow without bound.
+    static let limit = 10_000
+
+    /// Drops what has expired or been used up; if a kind is still past
+    /// ``limit``, some of its records at random (a sandbox may forget).
+    mutating func prune(now: Date) {
+        func trim<Value>(_ records: inout [String: Value], expired: (Value) -> Bool) {
+            guard records.count > Self.limit else { return }
+            records = records.filter { !expired($0.value) }
+            while records.count > Self.limit, let victim = records.keys.first { records[victim] = nil }
+        }
+        trim(&consents) { $0.expiresAt <= now }
+        trim(&codes) { $0.expiresAt <= now || $0.used }
+        trim(&deviceCodes) { $0.expiresAt <= now }
+        trim(&accessTokens) { ($0.expiresAt ?? .distantFuture) <= now || grants[$0.grant]?.revoked != false }
+        trim(&refreshTokens) { $0.rotated || grants[$0.grant]?.revoked != false }
+        trim(&oauth1Tokens) { $0.used }
+        if nonces.count > Self.limit {
+            // A nonce only matters while its timestamp is inside the five-minute window.
+            nonces = nonces.filter { entry in
+                entry.split(separator: " ").first.flatMap { TimeInterval($0) }.map { abs(now.timeIntervalSince1970 - $0) <= 300 } ?? false
+            }
+        }
+    }
 }

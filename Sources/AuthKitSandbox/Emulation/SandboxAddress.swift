@@ -9,11 +9,11 @@ import Foundation
 /// The rule is a pure function of the descriptor and the base URL, so a
 /// client in another process (`authkit --sandbox URL`) points its copy of the
 /// descriptor at a running sandbox without asking it anything.
-struct SandboxAddress: Sendable {
+package struct SandboxAddress: Sendable {
     /// `http://127.0.0.1:PORT`, no trailing slash.
     let base: String
 
-    init(base: URL) {
+    package init(base: URL) {
         var text = base.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
         self.base = text

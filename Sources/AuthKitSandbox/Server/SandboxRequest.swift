@@ -3,7 +3,7 @@ import Foundation
 
 /// A request as the emulation reads it: the raw target split once, the
 /// parameters of the query and of a form or JSON body.
-struct SandboxRequest: Sendable {
+package struct SandboxRequest: Sendable {
     var method: String
     /// The path as sent (percent-encoded), without the query.
     var path: String
@@ -15,7 +15,7 @@ struct SandboxRequest: Sendable {
     /// `http://127.0.0.1:PORT`, from the address the server is bound to.
     var origin: String
 
-    init(method: String, target: String, headers: [(name: String, value: String)], body: Data, origin: String) {
+    package init(method: String, target: String, headers: [(name: String, value: String)], body: Data, origin: String) {
         self.method = method
         if let mark = target.firstIndex(of: "?") {
             path = String(target[..<mark])

@@ -2,10 +2,10 @@ import AuthKit
 import Foundation
 
 /// What the emulation answers, and the event it reports.
-struct SandboxResponse: Sendable {
-    var status: Int
-    var headers: [(String, String)]
-    var body: Data
+package struct SandboxResponse: Sendable {
+    package var status: Int
+    package var headers: [(String, String)]
+    package var body: Data
     /// What happened, without secrets (``SandboxEvent/summary``).
     var summary: String
     var step: String

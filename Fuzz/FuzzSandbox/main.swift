@@ -1,0 +1,59 @@
+// libFuzzer target: the sandbox's request handling (AuthKitSandbox's
+// Emulator), which reads whatever a browser or client on this machine sends.
+// Input: a selector byte (descriptor and method), then `target\n` and
+// `name: value` header lines up to an empty line, then the body.
+import AuthKit
+import AuthKitSandbox
+import Foundation
+import FuzzSupport
+
+enum Fixture {
+    /// Decoded once; the catalogue itself is dropped (LeakSanitizer cannot
+    /// follow the tagged pointers of the `Data` it would keep for the whole run).
+    static let descriptors: [ProviderDescriptor] = {
+        let catalog = ProviderCatalog(includeBundled: true, directories: [])
+        return ["qiita", "github", "google", "instagram", "twitter", "slack"].compactMap { try? catalog.descriptor(id: $0) }
+    }()
+    static let methods = ["GET", "POST", "DELETE", "PUT"]
+    static let base = URL(string: "http://127.0.0.1:8790")!
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    guard count > 1 else { return 0 }
+    let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
+    let selector = Int(bytes[0])
+    let descriptor = Fixture.descriptors[selector % Fixture.descriptors.count]
+    let method = Fixture.methods[(selector / 8) % Fixture.methods.count]
+    let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
+    var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    let target = lines.isEmpty ? "/" : String(lines.removeFirst())
+    var headers = [(name: String, value: String)]()
+    while let line = lines.first, !line.isEmpty {
+        lines.removeFirst()
+        if let colon = line.firstIndex(of: ":") {
+            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+    }
+    let body = Data(lines.dropFirst().joined(separator: "\n").utf8)
+    let emulator = Emulator(descriptor: descriptor, address: SandboxAddress(base: Fixture.base),
+                            options: SandboxOptions(consent: selector & 0x80 != 0 ? .approve : .ask, deterministic: true), onEvent: nil)
+    let request = SandboxRequest(method: method, target: target.hasPrefix("/") ? target : "/" + target,
+                                 headers: headers, body: body, origin: Fixture.base.absoluteString)
+    // Twice: the second sees what the first left in the ledger (a used code, a consent).
+    for _ in 0..<2 {
+        let response = emulator.respond(request)
+        precondition((200...599).contains(response.status), "status \(response.status)")
+        // Nothing the sandbox issues travels in a Location it did not build from a registered redirect.
+        if let location = response.headers.first(where: { $0.0 == "Location" })?.1 {
+            precondition(location.hasPrefix(descriptor.redirect.uri.absoluteString) || location.hasPrefix("http://127.0.0.1"),
+                         "redirect to an unregistered place: \(location)")
+        }
+    }
+    return 0
+}
+
+// Loaded before libFuzzer starts: a first use inside an input would count
+// the catalogue as that input's leak.
+precondition(Fixture.descriptors.count == 6, "the bundled descriptors the fixture names")
+fuzzMain { fuzzTestOneInput($0, $1) }
