@@ -27,6 +27,7 @@ import Testing
         #expect(result.stdout.contains("Signed in to Qiita (sandbox)"))
         #expect(result.stdout.contains(#""account":"alice""#))
         #expect(result.stderr.contains("Sandbox browser: redirected to http://127.0.0.1:\(port)/callback?code=***"))
+        #expect(result.stderr.contains("Waiting for the sandbox's scripted browser") && !result.stderr.contains("approve in the browser"))
         // Deterministic values make a leak visible: neither the code nor a token is printed.
         for output in [result.stdout, result.stderr] {
             #expect(!output.contains("sandbox-code-") && !output.contains("sandbox-access-") && !output.contains("sandbox-refresh-"))

@@ -124,7 +124,7 @@ struct Authorize: WorkspaceCommand {
 
         Interrupt.install(message: "Cancelled; nothing was stored.")
         let status = StatusLine()
-        let waiting = WaitState()
+        let waiting = WaitState(waitingFor: way == .scriptedBrowser ? "the sandbox's scripted browser" : "you to approve in the browser")
         Watchdog.start(seconds: timeout) {
             let refused = waiting.refusedCount > 0
                 ? " \(waiting.refusedCount) request(s) to the listener failed the state/issuer check and were refused: an answer from a stale tab or another sign-in, or a forged request."
@@ -208,6 +208,10 @@ struct Authorize: WorkspaceCommand {
         private let lock = NSLock()
         private var strays = 0
         private var refused = 0
+        /// Who the wait is for: the user, or the sandbox's scripted browser.
+        private let waitingFor: String
+
+        init(waitingFor: String = "you to approve in the browser") { self.waitingFor = waitingFor }
 
         func ignored() { lock.withLock { strays += 1 } }
         func rejected() { lock.withLock { refused += 1 } }
@@ -219,7 +223,7 @@ struct Authorize: WorkspaceCommand {
                     return "\(refused == 1 ? "A request" : "\(refused) requests") failed the state/issuer check (a stale tab or a forged request) and \(refused == 1 ? "was" : "were") refused. Still waiting for your approval… Ctrl-C cancels"
                 }
                 let tail = strays > 0 ? " (\(strays) stray request\(strays == 1 ? "" : "s") ignored)" : ""
-                return "Waiting for you to approve in the browser…\(tail) Ctrl-C cancels"
+                return "Waiting for \(waitingFor)…\(tail) Ctrl-C cancels"
             }
         }
     }
