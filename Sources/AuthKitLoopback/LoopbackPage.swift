@@ -1,3 +1,4 @@
+import AuthKit
 import NIOHTTP1
 
 /// A page the listener sends back to the browser: status, headers and a small
@@ -94,19 +95,5 @@ struct LoopbackPage: Sendable {
 
     /// Escapes text for HTML element content and attribute values: everything
     /// shown on a page comes from the request or the provider.
-    static func escape(_ text: String) -> String {
-        var output = ""
-        output.reserveCapacity(text.count)
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            default: output.unicodeScalars.append(character)
-            }
-        }
-        return output
-    }
+    static func escape(_ text: String) -> String { HTMLEscaping.escape(text) }
 }

@@ -72,7 +72,7 @@ public struct SandboxUserAgent: UserAgent {
     /// consent page and follows the redirect to the loopback listener.
     public func browse(_ url: URL) async throws {
         guard case .redirect(let location) = try await answer(url) else { return }
-        guard location.scheme == "http", ["127.0.0.1", "localhost", "::1", "[::1]"].contains(location.host ?? "") else {
+        guard location.scheme == "http", location.isLoopback else {
             throw AuthKitError.misuse(.userAgentBrokeProtocol("the sandbox redirected to \(location.redactedForLogs), which is not a loopback listener"))
         }
         _ = try await fetch(location)

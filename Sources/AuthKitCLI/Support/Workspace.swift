@@ -48,8 +48,7 @@ struct Workspace {
     /// `authkit sandbox` serves (anything else would send tokens elsewhere).
     static func sandboxURL(_ text: String?, from source: String) throws -> URL? {
         guard let text else { return nil }
-        guard let url = URL(string: text), url.scheme == "http", let host = url.host,
-              ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host), url.port != nil,
+        guard let url = URL(string: text), url.scheme == "http", url.isLoopback, url.port != nil,
               url.path.isEmpty || url.path == "/", url.query == nil else {
             throw CLIError("\(source) takes the URL 'authkit sandbox' prints, such as http://127.0.0.1:\(SandboxOptions.standardPort); got '\(DisplayText.sanitized(text, limit: 80))'. The sandbox runs on this machine only.", status: .usage)
         }

@@ -111,7 +111,8 @@ extension Emulator {
         var pairs = pairs
         if let state { pairs.append(("state", state)) }
         if descriptor.issuer != nil { pairs.append(("iss", issuer)) }
-        var location = redirectURI + (redirectURI.contains("?") ? "&" : "?") + FormURLEncoding.encode(pairs)
+        // A registered redirect URI parses (isRegistered compared it as a URL).
+        var location = URL(string: redirectURI)?.appendingQuery(pairs)?.absoluteString ?? redirectURI
         if let fragment = descriptor.redirect.appendedFragment { location += "#" + fragment }
         return .redirect(location, step: step, summary: summary)
     }

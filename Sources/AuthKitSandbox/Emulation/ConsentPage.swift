@@ -1,3 +1,5 @@
+import AuthKit
+
 /// The small HTML pages a person sees in the sandbox: consent, the device
 /// code form, an OAuth 1.0a PIN, errors. Every value is escaped; no script.
 enum ConsentPage {
@@ -46,18 +48,5 @@ enum ConsentPage {
         """
     }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { HTMLEscaping.escape(text) }
 }

@@ -18,7 +18,7 @@ extension Emulator {
             ledger.deviceCodes[deviceCode] = GrantLedger.DeviceCode(
                 userCode: userCode, scopes: scopes, status: status, expiresAt: now.addingTimeInterval(600), interval: options.deviceInterval)
             let verification = address.base + "/device"
-            let complete = verification + "?" + FormURLEncoding.encode([("user_code", userCode)])
+            let complete = URL(string: verification)?.appendingQuery([("user_code", userCode)])?.absoluteString ?? verification
             return .json(.object([
                 "device_code": .string(deviceCode), "user_code": .string(userCode),
                 "verification_uri": .string(verification), "verification_uri_complete": .string(complete),

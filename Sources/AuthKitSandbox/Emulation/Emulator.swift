@@ -197,7 +197,7 @@ package final class Emulator: @unchecked Sendable {
         registeredRedirects.contains { registered in
             if registered == uri { return true }
             guard let a = URLComponents(string: registered), let b = URLComponents(string: uri),
-                  a.scheme == "http", b.scheme == "http", let host = a.host, ["127.0.0.1", "[::1]", "::1", "localhost"].contains(host),
+                  a.scheme == "http", b.scheme == "http", let host = a.host, DescriptorValidator.isLoopback(host: host),
                   a.host == b.host, a.percentEncodedPath == b.percentEncodedPath, a.percentEncodedQuery == b.percentEncodedQuery,
                   b.fragment == nil, b.user == nil, b.password == nil
             else { return false }

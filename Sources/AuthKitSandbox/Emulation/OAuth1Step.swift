@@ -122,7 +122,7 @@ extension Emulator {
     }
 
     private func redirectOAuth1(_ callback: String, _ pairs: [(String, String)], summary: String) -> SandboxResponse {
-        .redirect(callback + (callback.contains("?") ? "&" : "?") + FormURLEncoding.encode(pairs), step: "consent", summary: summary)
+        .redirect(URL(string: callback)?.appendingQuery(pairs)?.absoluteString ?? callback, step: "consent", summary: summary)
     }
 
     /// §2.3: token credentials for an authorized request token and its verifier (once).
