@@ -5,6 +5,10 @@ import Foundation
 
 /// `authkit`: sign in to OAuth providers from a terminal, keep the credentials,
 /// and use them.
+///
+/// Every command names itself (`commandName:`): without one, argument-parser
+/// derives the name with `String(describing:)` of the type, whose dynamic
+/// casts scan every protocol conformance in the binary, on every start.
 struct AuthKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "authkit",
@@ -41,11 +45,18 @@ enum AuthKitMain {
         var none = sigset_t()
         sigemptyset(&none)
         sigprocmask(SIG_SETMASK, &none, nil)
-        if let suggestion = suggestion(for: Array(CommandLine.arguments.dropFirst())) {
-            fail(suggestion, status: .usage)
-        }
         do {
-            var command = try AuthKitCommand.parseAsRoot()
+            var command: ParsableCommand
+            do {
+                command = try AuthKitCommand.parseAsRoot()
+            } catch {
+                // Only a command line that does not parse pays for the walk
+                // over the command tree (a few milliseconds of every start).
+                if let suggestion = suggestion(for: Array(CommandLine.arguments.dropFirst())) {
+                    fail(suggestion, status: .usage)
+                }
+                throw error
+            }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

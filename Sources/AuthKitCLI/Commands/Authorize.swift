@@ -7,6 +7,7 @@ import Foundation
 
 struct Authorize: WorkspaceCommand {
     static let configuration = CommandConfiguration(
+        commandName: "authorize",
         abstract: "Sign in to a provider and store the credential.",
         discussion: """
         Examples:

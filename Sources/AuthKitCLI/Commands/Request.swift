@@ -6,6 +6,7 @@ import Logging
 
 struct Request: WorkspaceCommand {
     static let configuration = CommandConfiguration(
+        commandName: "request",
         abstract: "Send an authorized request with a stored credential and print the response body.",
         discussion: """
         An expired OAuth 2.0 token is refreshed (and saved) first. The body is

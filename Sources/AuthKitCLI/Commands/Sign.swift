@@ -5,6 +5,7 @@ import Foundation
 
 struct Sign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sign",
         abstract: "Print the OAuth 1.0a Authorization header for a request (RFC 5849), from keys you give.",
         discussion: """
         With a fixed --nonce and --timestamp the header is reproducible. Twitter's

@@ -34,7 +34,7 @@ enum CredentialSummary {
     /// `2026-12-01T10:00:00Z (in 3 d)`, or `(expired)`.
     static func stamp(_ date: Date, now: Date) -> String {
         let seconds = Int(date.timeIntervalSince(now))
-        let stamp = ISO8601DateFormatter().string(from: date)
+        let stamp = date.formatted(.iso8601)
         if seconds <= 0 { return "\(stamp) (expired)" }
         let relative = seconds >= 86400 ? "\(seconds / 86400) d" : seconds >= 3600 ? "\(seconds / 3600) h" : "\(max(1, seconds / 60)) min"
         return "\(stamp) (in \(relative))"

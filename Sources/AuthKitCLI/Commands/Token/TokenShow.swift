@@ -42,7 +42,7 @@ struct TokenShow: WorkspaceCommand {
         case "token_secret": return try require(credential.tokenSecret, field)
         case "token_type": return credential.tokenType
         case "scope": return credential.scopes.joined(separator: " ")
-        case "expires_at": return try require(credential.expiresAt.map { ISO8601DateFormatter().string(from: $0) }, field)
+        case "expires_at": return try require(credential.expiresAt.map { $0.formatted(.iso8601) }, field)
         default:
             guard let value = credential.rawFields[field]?.scalarText else {
                 throw CLIError("\(credential.key) has no field '\(field)'. Known: access_token, refresh_token, token_secret, token_type, expires_at, scope, \(credential.rawFields.keys.sorted().joined(separator: ", ")).")
