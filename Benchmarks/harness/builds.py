@@ -41,9 +41,15 @@ class SwiftSide:
         return [name for name, p in needed if p is None]
 
 
+# Built as README.md tells users to build authkit: with the Swift runtime and
+# Foundation linked in (--static-swift-stdlib), so every Swift program here,
+# the floors included, starts the way the shipped binary does.
+SWIFT_BUILD = ["swift", "build", "-c", "release", "--static-swift-stdlib"]
+
+
 def _swift_build(root, product):
-    """One `swift build -c release --product X`; its output goes to stderr."""
-    command = ["swift", "build", "-c", "release", "--product", product]
+    """One `swift build -c release --static-swift-stdlib --product X`; its output goes to stderr."""
+    command = SWIFT_BUILD + ["--product", product]
     print("$ " + " ".join(command), file=sys.stderr, flush=True)
     try:
         return subprocess.run(command, cwd=root, stdout=sys.stderr).returncode == 0
@@ -65,14 +71,14 @@ def build_swift(root, names, build=True, bin_dir=None):
         for product in ("AuthKitFloor", "AuthKitFloorFoundation"):
             if not _swift_build(root, product):
                 print("note: %s did not build; its floor row is skipped" % product, file=sys.stderr)
-        shown = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=root,
+        shown = subprocess.run(SWIFT_BUILD + ["--show-bin-path"], cwd=root,
                                capture_output=True, text=True)
         if shown.returncode == 0 and shown.stdout.strip():
             bin_dir = shown.stdout.strip()
     swift = SwiftSide(bin_dir)
     missing = swift.missing_required(names)
     if missing:
-        raise ProgramFailed("the AuthKit side is not built: no %s in %s. Build it with `swift build -c release "
+        raise ProgramFailed("the AuthKit side is not built: no %s in %s. Build it with `swift build -c release --static-swift-stdlib "
                             "--product AuthKitBenchmark` and `--product authkit` (or drop --no-swift-build / --swift-bin), "
                             "or pass --peers-only to measure the peers alone."
                             % (" or ".join(missing), bin_dir))

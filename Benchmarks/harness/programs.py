@@ -30,6 +30,20 @@ def _describe(command, result_or_error, stderr):
 
 def measure(command, seconds, env=None):
     """Runs a program that prints {"ops": N, "seconds": S}; returns (ops, seconds)."""
+    result, done = run_json(command, seconds, env)
+    try:
+        ops, elapsed = int(result["ops"]), float(result["seconds"])
+    except (ValueError, KeyError, TypeError):
+        raise ProgramFailed(_describe(command, "no {\"ops\", \"seconds\"} line on stdout: %r" % done.stdout[-200:],
+                                      done.stderr)) from None
+    if ops <= 0 or elapsed <= 0:
+        raise ProgramFailed(_describe(command, "measured nothing: %r" % result, done.stderr))
+    return ops, elapsed
+
+
+def run_json(command, seconds, env=None):
+    """Runs a timed program whose last line on stdout is a JSON object;
+    returns (that object, the finished process)."""
     try:
         done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
                               env=child_environment(env), timeout=seconds * 3 + 60)
@@ -42,15 +56,13 @@ def measure(command, seconds, env=None):
     lines = done.stdout.decode(errors="replace").strip().splitlines()
     try:
         result = json.loads(lines[-1])
-        ops, elapsed = int(result["ops"]), float(result["seconds"])
-    except (IndexError, ValueError, KeyError, TypeError):
-        raise ProgramFailed(_describe(command, "no {\"ops\", \"seconds\"} line on stdout: %r" % done.stdout[-200:],
-                                      done.stderr)) from None
+    except (IndexError, ValueError):
+        raise ProgramFailed(_describe(command, "no JSON line on stdout: %r" % done.stdout[-200:], done.stderr)) from None
+    if not isinstance(result, dict):
+        raise ProgramFailed(_describe(command, "its last line is not a JSON object: %r" % lines[-1][:200], done.stderr))
     if len(lines) != 1:
         sys.stderr.write("note: %s printed %d lines on stdout; used the last\n" % (command[0], len(lines)))
-    if ops <= 0 or elapsed <= 0:
-        raise ProgramFailed(_describe(command, "measured nothing: %r" % result, done.stderr))
-    return ops, elapsed
+    return result, done
 
 
 def wall_time(command, env=None, timeout=60):

@@ -3,11 +3,11 @@ each side runs. `make_rows` returns them in table order."""
 import os
 import sys
 
-from .sides import Side, micros_per_op, ops_per_second, process_millis, signin_millis
+from .sides import Side, micros_per_op, ops_per_second, process_millis, ratio_value, signin_millis
 
 # Every name --only accepts, in table order.
 ROW_NAMES = ("exchange-library", "refresh-library", "exchanges-sequential", "exchanges-16",
-             "exchanges-ahc-sequential", "exchanges-ahc-16", "signin", "floor", "sign-fixed", "sign-live")
+             "exchanges-ahc-sequential", "exchanges-ahc-16", "signin", "floor", "sign-fixed", "sign-live", "sign-ratio")
 
 
 class Row:
@@ -100,4 +100,8 @@ def make_rows(ctx, names):
             lambda mode=mode: ops_per_second([ak, "sign", mode], s),
             ("liboauth", ops_per_second([ctx.peer("liboauth-sign"), mode], s, seconds_flag=())),
             ("oauthlib", ops_per_second(oauthlib + [mode], s, seconds_flag=())))
+    # The target's own measure: both nonces in one process, alternating
+    # batches, so the machine's drift between rounds does not decide it.
+    add("sign-ratio", "live ÷ fixed nonce signing rate, alternating in one process (1 = a live nonce costs nothing)",
+        "ratio", "higher", lambda: ratio_value([ak, "sign-ratio"], s))
     return rows

@@ -2,7 +2,7 @@
 round's value in the row's unit."""
 import statistics
 
-from .programs import measure, wall_time
+from .programs import ProgramFailed, _describe, measure, run_json, wall_time
 
 
 class Side:
@@ -48,4 +48,16 @@ def process_millis(command, count):
     """Floor rows: median wall time of `count` runs of a program, in ms."""
     def run():
         return statistics.median(wall_time(command) * 1e3 for _ in range(count))
+    return run
+
+
+def ratio_value(command, seconds):
+    """Ratio rows: a program that measures both parts itself and prints
+    {"ratio": R, …}; the round's value is R."""
+    def run():
+        result, done = run_json(command + ["-seconds", str(seconds)], seconds)
+        ratio = result.get("ratio")
+        if not isinstance(ratio, (int, float)) or ratio <= 0:
+            raise ProgramFailed(_describe(command, "no positive \"ratio\" in %r" % result, done.stderr))
+        return float(ratio)
     return run

@@ -69,7 +69,7 @@ def derived(medians):
         ratios = {side: live[side] / fixed[side] for side in common}
         ak = "**%.2f**" % ratios["AuthKit"] if "AuthKit" in ratios else "—"
         others = ", ".join("%s %.2f" % (side, ratios[side]) for side in common if side != "AuthKit")
-        lines.append("| live ÷ fixed nonce signing rate (1 = a live nonce costs nothing) | ratio (higher is better) "
+        lines.append("| live ÷ fixed nonce signing rate, from the two rows above (separate runs) | ratio (higher is better) "
                      "| %s | %s | | — | — |" % (ak, others or "—"))
     return lines
 

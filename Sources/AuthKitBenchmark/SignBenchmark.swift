@@ -39,4 +39,31 @@ struct SignBenchmark {
         if checksum == 0 { throw BenchmarkFailure("nothing signed") }
         return result
     }
+
+    /// The live-nonce rate over the fixed-nonce rate, measured in one process
+    /// by alternating batches of 1,000 signatures (the first of each pair
+    /// alternating too), so a change in the machine's speed during the run
+    /// weighs on both sides alike; separate runs minutes apart do not.
+    static func liveOverFixed(seconds: Double) throws -> (ratio: Double, fixed: Measurement, live: Measurement) {
+        let fixed = SignBenchmark(live: false), live = SignBenchmark(live: true)
+        _ = try fixed.measure(seconds: 0.1)  // checks the published signature, warms up
+        _ = try live.measure(seconds: 0.1)
+        let clock = ContinuousClock()
+        var spent = (fixed: Duration.zero, live: Duration.zero)
+        var batches = 0, checksum = 0
+        let deadline = clock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
+        repeat {
+            for side in batches % 2 == 0 ? [fixed, live] : [live, fixed] {
+                let start = clock.now
+                for _ in 0..<1000 { checksum &+= try side.signOnce().utf8.count }
+                let took = start.duration(to: clock.now)
+                if side.live { spent.live += took } else { spent.fixed += took }
+            }
+            batches += 1
+        } while clock.now < deadline
+        if checksum == 0 { throw BenchmarkFailure("nothing signed") }
+        let fixedRun = Measurement(ops: batches * 1000, seconds: spent.fixed.seconds)
+        let liveRun = Measurement(ops: batches * 1000, seconds: spent.live.seconds)
+        return (fixedRun.seconds / liveRun.seconds, fixedRun, liveRun)
+    }
 }

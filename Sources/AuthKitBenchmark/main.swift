@@ -7,6 +7,7 @@
 //   AuthKitBenchmark library-refresh -seconds S
 //   AuthKitBenchmark exchanges -token-url URL -seconds S -concurrency C [-transport default|ahc]
 //   AuthKitBenchmark sign fixed|live -seconds S
+//   AuthKitBenchmark sign-ratio -seconds S   (live ÷ fixed, alternating batches in one process)
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -34,8 +35,12 @@ do {
     case "sign":
         let live = arguments.dropFirst().first == "live"
         result = try SignBenchmark(live: live).measure(seconds: seconds)
+    case "sign-ratio":
+        let (ratio, fixed, live) = try SignBenchmark.liveOverFixed(seconds: seconds)
+        print(#"{"ratio": \#(ratio), "fixed": \#(fixed.json), "live": \#(live.json)}"#)
+        exit(0)
     default:
-        throw BenchmarkFailure("usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|sign … (see main.swift)")
+        throw BenchmarkFailure("usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|sign|sign-ratio … (see main.swift)")
     }
     print(result.json)
 } catch {
