@@ -93,6 +93,10 @@ def make_rows(ctx, names):
                             [Side("AuthKit", process_millis([foundation], ctx.signins))]))
         elif ctx.swift:
             print("skipping the Foundation-only floor: AuthKitFloorFoundation is not built", file=sys.stderr)
+        # What linking libcurl alone costs a process (Debian's, with its
+        # dependencies): the part of AuthKit's floor no Swift code decides.
+        rows.append(Row("floor", "process floor, a C program linking libcurl", "ms", "lower",
+                        [Side("C + libcurl", process_millis([ctx.peer("curlfloor")], ctx.signins))]))
 
     oauthlib = [ctx.python, os.path.join(ctx.benchmarks, "oauthlib_sign.py")]
     for mode in ("fixed", "live"):
