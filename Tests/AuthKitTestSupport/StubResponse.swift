@@ -8,6 +8,9 @@ public struct StubResponse: Sendable {
     public var body: Data
     /// Instead of `body`: a chunked body sent in `count` pieces, `interval` apart.
     public var stream: Stream?
+    /// Keep the connection open for the client's next request (HTTP/1.1's
+    /// default); otherwise the server answers `Connection: close` and closes.
+    public var keepAlive = false
 
     /// A body that takes its time, or never ends.
     public struct Stream: Sendable {
@@ -47,6 +50,13 @@ public struct StubResponse: Sendable {
 
     public static func form(_ text: String, status: Int = 200) -> StubResponse {
         StubResponse(status: status, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data(text.utf8))
+    }
+
+    /// The same response on a connection kept open afterwards.
+    public func keptAlive() -> StubResponse {
+        var response = self
+        response.keepAlive = true
+        return response
     }
 
     public static func text(_ text: String, contentType: String, status: Int) -> StubResponse {

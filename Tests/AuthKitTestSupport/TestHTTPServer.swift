@@ -16,6 +16,7 @@ public final class TestHTTPServer: @unchecked Sendable {
     private let lock = NSLock()
     private var routes: [String: Handler] = [:]
     private var recorded: [RecordedRequest] = []
+    private var accepted = 0
     private var stopped = false
 
     /// The loopback address to bind: `127.0.0.1`, or another (`127.0.0.2`) to
@@ -29,7 +30,8 @@ public final class TestHTTPServer: @unchecked Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .childChannelInitializer { [self] channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap {
+                lock.withLock { accepted += 1 }
+                return channel.pipeline.configureHTTPServerPipeline().flatMap {
                     channel.pipeline.addHandler(RecordingHandler(server: self))
                 }
             }
@@ -49,6 +51,9 @@ public final class TestHTTPServer: @unchecked Sendable {
     public var requests: [RecordedRequest] { lock.withLock { recorded } }
 
     public func requests(to path: String) -> [RecordedRequest] { requests.filter { $0.path == path } }
+
+    /// How many connections clients have opened so far.
+    public var connections: Int { lock.withLock { accepted } }
 
     /// Closes the listener and its threads. Safe to call more than once: a
     /// second `shutdownGracefully` on the same group would never return.
@@ -101,11 +106,15 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
             }
             var headers = HTTPHeaders(stub.headers.map { ($0.name, $0.value) })
             headers.replaceOrAdd(name: "Content-Length", value: String(stub.body.count))
-            headers.replaceOrAdd(name: "Connection", value: "close")
+            if !stub.keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
             let responseHead = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: stub.status), headers: headers)
             context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: stub.body)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+            if stub.keepAlive {
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            } else {
+                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+            }
             self.head = nil
         }
     }

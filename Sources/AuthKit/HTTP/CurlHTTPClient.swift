@@ -23,8 +23,17 @@ public struct CurlHTTPClient: HTTPClient {
     /// Seconds to connect, and the longest silence allowed between bytes.
     public var timeout: TimeInterval
 
+    /// The threads, and easy handles with their open connections, transfers run on.
+    let workers: CurlWorkers
+
     public init(timeout: TimeInterval = 30) {
+        self.init(timeout: timeout, workers: .shared)
+    }
+
+    /// With a pool of its own (tests count connections on one).
+    init(timeout: TimeInterval, workers: CurlWorkers) {
         self.timeout = timeout
+        self.workers = workers
         _ = CurlTransfer.globalInit
     }
 
@@ -32,12 +41,12 @@ public struct CurlHTTPClient: HTTPClient {
         let display = request.url?.redactedForLogs ?? "(no URL)"
         guard let url = request.url else { throw AuthKitError.network(url: display, reason: "the request has no absolute URL") }
         let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout, display: display)
-        return try await transfer.start()
+        return try await transfer.start(on: workers)
     }
 }
 
-/// One request on its own thread: `curl_easy_perform` blocks, and its
-/// callbacks hand the head and the body chunks to the async side.
+/// One request on a worker's thread (``CurlWorkers``): `curl_easy_perform`
+/// blocks, and its callbacks hand the head and the body chunks to the async side.
 private final class CurlTransfer: @unchecked Sendable {
     static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
@@ -67,14 +76,15 @@ private final class CurlTransfer: @unchecked Sendable {
         (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedChunks))
     }
 
-    func start() async throws -> (HTTPResponse, HTTPResponseBody) {
+    func start(on workers: CurlWorkers) async throws -> (HTTPResponse, HTTPResponseBody) {
         continuation.onTermination = { [weak self] _ in self?.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { head in
                 lock.withLock { headContinuation = head }
-                let thread = Thread { self.perform() }
-                thread.name = "authkit.curl"
-                thread.start()
+                workers.run(origin: url.origin) { handle in
+                    let failure = self.perform(on: handle)
+                    return { self.finish(failure) }
+                }
             }
         } onCancel: {
             cancel()
@@ -87,18 +97,17 @@ private final class CurlTransfer: @unchecked Sendable {
 
     private var isCancelled: Bool { lock.withLock { cancelled } }
 
-    // MARK: - The transfer (on its thread)
+    // MARK: - The transfer (on a worker's thread)
 
-    private func perform() {
-        guard let handle = curl_easy_init() else {
-            finish(AuthKitError.network(url: display, reason: "libcurl could not start a transfer"))
-            return
+    /// Runs the transfer on `handle`, a worker's easy handle, reset: every
+    /// option is set here, for this request alone (see ``CurlWorkers``).
+    /// Returns how it failed, or nil; ``finish(_:)`` reports it.
+    private func perform(on handle: UnsafeMutableRawPointer?) -> (any Error)? {
+        guard let handle else {
+            return AuthKitError.network(url: display, reason: "libcurl could not start a transfer")
         }
         var headers: UnsafeMutablePointer<curl_slist>?
-        defer {
-            curl_slist_free_all(headers)
-            curl_easy_cleanup(handle)
-        }
+        defer { curl_slist_free_all(headers) }
         var hasContentType = false
         for field in request.headerFields {
             if field.name == .contentType { hasContentType = true }
@@ -145,14 +154,13 @@ private final class CurlTransfer: @unchecked Sendable {
 
         let code = curl_easy_perform(handle)
         if code == CURLE_OK {
-            deliverHead()
-            finish(nil)
+            return nil
         } else if isCancelled {
-            finish(CancellationError())
+            return CancellationError()
         } else if code == CURLE_OPERATION_TIMEDOUT {
-            finish(AuthKitError.network(url: display, reason: "no data for \(Int(timeout)) s"))
+            return AuthKitError.network(url: display, reason: "no data for \(Int(timeout)) s")
         } else {
-            finish(AuthKitError.network(url: display, reason: String(cString: curl_easy_strerror(code))))
+            return AuthKitError.network(url: display, reason: String(cString: curl_easy_strerror(code)))
         }
     }
 
@@ -199,7 +207,10 @@ private final class CurlTransfer: @unchecked Sendable {
         head.resume(returning: (response, HTTPResponseBody(stream, onCancel: { [self] in cancel() })))
     }
 
+    /// The end of the transfer: a response without a body gets its head now;
+    /// an error goes to whoever waits, for the head or for the body.
     private func finish(_ error: (any Error)?) {
+        if error == nil { deliverHead() }
         let head = lock.withLock { () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
             defer { headContinuation = nil }
             return headContinuation

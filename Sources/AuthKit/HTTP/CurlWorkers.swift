@@ -1,0 +1,105 @@
+#if canImport(CCurl)
+import CCurl
+import Foundation
+
+/// The threads ``CurlHTTPClient`` runs its transfers on.
+///
+/// `curl_easy_perform` blocks, so every transfer needs a thread; and an easy
+/// handle keeps the connections of its finished transfers open for the next
+/// one to the same host, port and TLS settings (RFC 9112 §9.3, persistent
+/// connections). So each worker keeps one thread and one easy handle from one
+/// transfer to the next: a second token request to the same endpoint skips
+/// the thread start, the TCP handshake and, over https, the TLS handshake.
+///
+/// What carries over is only that cache: every transfer starts from
+/// `curl_easy_reset` and sets all of its options again (no redirects, the
+/// protocols, the timeouts), and libcurl reuses a connection only after a
+/// transfer that ended cleanly; one stopped mid-body (a cap, a deadline, a
+/// cancelled task) or answered with `Connection: close` is closed, not reused.
+///
+/// A transfer goes to the idle worker that last spoke to its origin, when
+/// there is one (its connection may still be open), else to the most recently
+/// idle one. There is no limit on concurrent transfers (one thread each); at
+/// most ``keptIdle`` idle workers wait for the next, the rest end.
+final class CurlWorkers: @unchecked Sendable {
+    static let shared = CurlWorkers(keptIdle: 8)
+
+    typealias Transfer = @Sendable (UnsafeMutableRawPointer?) -> (@Sendable () -> Void)
+
+    /// Idle workers kept for later transfers.
+    let keptIdle: Int
+    private let lock = NSLock()
+    private var idle: [Worker] = []
+
+    init(keptIdle: Int) { self.keptIdle = keptIdle }
+
+    /// Runs `transfer` on an idle worker's thread, or on a new worker's.
+    /// `transfer` gets an easy handle freshly reset (or new, or nil when
+    /// libcurl could not make one) and returns what reports its outcome: the
+    /// worker is back among the idle ones before that runs, so the caller's
+    /// next request finds it, and the connection it keeps.
+    func run(origin: String, _ transfer: @escaping Transfer) {
+        let worker = lock.withLock { () -> Worker? in
+            let index = idle.lastIndex { $0.origin == origin } ?? idle.indices.last
+            return index.map { idle.remove(at: $0) }
+        } ?? Worker(pool: self)
+        worker.origin = origin
+        worker.submit(transfer)
+    }
+
+    /// How many workers wait for a transfer now (for tests).
+    var idleCount: Int { lock.withLock { idle.count } }
+
+    /// Called by a worker between transfers: true keeps it.
+    fileprivate func returned(_ worker: Worker) -> Bool {
+        lock.withLock {
+            guard idle.count < keptIdle else { return false }
+            idle.append(worker)
+            return true
+        }
+    }
+
+    /// One thread and its easy handle.
+    fileprivate final class Worker: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var next: Transfer?
+        /// Where its last transfer went; read and written under the pool's lock
+        /// or before the worker is handed its transfer.
+        var origin = ""
+
+        init(pool: CurlWorkers) {
+            let thread = Thread { [self] in loop(pool: pool) }
+            thread.name = "authkit.curl"
+            thread.start()
+        }
+
+        func submit(_ transfer: @escaping Transfer) {
+            condition.withLock {
+                next = transfer
+                condition.signal()
+            }
+        }
+
+        private func loop(pool: CurlWorkers) {
+            // nil when libcurl cannot make one; the transfer reports it.
+            let handle = curl_easy_init()
+            defer { if let handle { curl_easy_cleanup(handle) } }
+            while true {
+                let transfer = condition.withLock { () -> Transfer in
+                    while next == nil { condition.wait() }
+                    defer { next = nil }
+                    return next!
+                }
+                let report = transfer(handle)
+                var kept = false
+                if let handle {
+                    curl_easy_reset(handle)
+                    kept = pool.returned(self)
+                }
+                report()
+                guard kept else { return }
+            }
+        }
+    }
+}
+#endif
