@@ -17,6 +17,14 @@ import Foundation
 /// transfer that ended cleanly; one stopped mid-body (a cap, a deadline, a
 /// cancelled task) or answered with `Connection: close` is closed, not reused.
 ///
+/// A kept connection the server has meanwhile closed is found out when the
+/// next request gets no byte back on it; libcurl then sends the request once
+/// more on a new connection, POST included. For a token request that is the
+/// better outcome: a server that closed an idle connection never saw the
+/// request, and one that took the request and died before answering has
+/// spent the code or rotated the refresh token either way, so the answer
+/// is lost with or without the second attempt.
+///
 /// A transfer goes to the idle worker that last spoke to its origin, when
 /// there is one (its connection may still be open), else to the most recently
 /// idle one. There is no limit on concurrent transfers (one thread each); at
