@@ -38,7 +38,7 @@ struct ProvidersShow: WorkspaceCommand {
             Console.write(try descriptor.encodedAsFile() + Data("\n".utf8), to: STDOUT_FILENO)
             return
         }
-        let entry = workspace.catalog.entries[id]
+        let entry = workspace.catalog.entry(id: id) // this one only: `entries` decodes every descriptor
         var lines = ["\(descriptor.name) (\(descriptor.id)), \(descriptor.protocol == .oauth2 ? "OAuth 2.0" : "OAuth 1.0a")"]
         lines.append("file:          \(descriptor.source)" + (entry?.replaced.map { "  (replaces \($0.source))" } ?? ""))
         if let documentation = descriptor.documentation { lines.append("documentation: \(documentation)") }
