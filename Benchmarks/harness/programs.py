@@ -23,7 +23,7 @@ def child_environment(extra=None):
     return env
 
 
-def _describe(command, result_or_error, stderr):
+def describe(command, result_or_error, stderr):
     text = stderr.decode(errors="replace").strip() if stderr else ""
     return "%s: %s%s" % (" ".join(command), result_or_error, ("\n" + text) if text else "")
 
@@ -34,10 +34,10 @@ def measure(command, seconds, env=None):
     try:
         ops, elapsed = int(result["ops"]), float(result["seconds"])
     except (ValueError, KeyError, TypeError):
-        raise ProgramFailed(_describe(command, "no {\"ops\", \"seconds\"} line on stdout: %r" % done.stdout[-200:],
+        raise ProgramFailed(describe(command, "no {\"ops\", \"seconds\"} line on stdout: %r" % done.stdout[-200:],
                                       done.stderr)) from None
     if ops <= 0 or elapsed <= 0:
-        raise ProgramFailed(_describe(command, "measured nothing: %r" % result, done.stderr))
+        raise ProgramFailed(describe(command, "measured nothing: %r" % result, done.stderr))
     return ops, elapsed
 
 
@@ -48,18 +48,18 @@ def run_json(command, seconds, env=None):
         done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
                               env=child_environment(env), timeout=seconds * 3 + 60)
     except subprocess.TimeoutExpired as e:
-        raise ProgramFailed(_describe(command, "timed out", e.stderr)) from None
+        raise ProgramFailed(describe(command, "timed out", e.stderr)) from None
     except OSError as e:
         raise ProgramFailed("%s: %s" % (" ".join(command), e)) from None
     if done.returncode != 0:
-        raise ProgramFailed(_describe(command, "exit status %d" % done.returncode, done.stderr))
+        raise ProgramFailed(describe(command, "exit status %d" % done.returncode, done.stderr))
     lines = done.stdout.decode(errors="replace").strip().splitlines()
     try:
         result = json.loads(lines[-1])
     except (IndexError, ValueError):
-        raise ProgramFailed(_describe(command, "no JSON line on stdout: %r" % done.stdout[-200:], done.stderr)) from None
+        raise ProgramFailed(describe(command, "no JSON line on stdout: %r" % done.stdout[-200:], done.stderr)) from None
     if not isinstance(result, dict):
-        raise ProgramFailed(_describe(command, "its last line is not a JSON object: %r" % lines[-1][:200], done.stderr))
+        raise ProgramFailed(describe(command, "its last line is not a JSON object: %r" % lines[-1][:200], done.stderr))
     if len(lines) != 1:
         sys.stderr.write("note: %s printed %d lines on stdout; used the last\n" % (command[0], len(lines)))
     return result, done
@@ -74,10 +74,10 @@ def wall_time(command, env=None, timeout=60):
     try:
         done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired as e:
-        raise ProgramFailed(_describe(command, "timed out after %d s" % timeout, e.stderr)) from None
+        raise ProgramFailed(describe(command, "timed out after %d s" % timeout, e.stderr)) from None
     except OSError as e:
         raise ProgramFailed("%s: %s" % (" ".join(command), e)) from None
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        raise ProgramFailed(_describe(command, "exit status %d" % done.returncode, done.stderr))
+        raise ProgramFailed(describe(command, "exit status %d" % done.returncode, done.stderr))
     return elapsed

@@ -2,7 +2,7 @@
 round's value in the row's unit."""
 import statistics
 
-from .programs import ProgramFailed, _describe, measure, run_json, wall_time
+from .programs import ProgramFailed, describe, measure, run_json, wall_time
 
 
 class Side:
@@ -58,6 +58,6 @@ def ratio_value(command, seconds):
         result, done = run_json(command + ["-seconds", str(seconds)], seconds)
         ratio = result.get("ratio")
         if not isinstance(ratio, (int, float)) or ratio <= 0:
-            raise ProgramFailed(_describe(command, "no positive \"ratio\" in %r" % result, done.stderr))
+            raise ProgramFailed(describe(command, "no positive \"ratio\" in %r" % result, done.stderr))
         return float(ratio)
     return run

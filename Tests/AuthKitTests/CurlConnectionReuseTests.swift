@@ -52,10 +52,10 @@ import Testing
     /// get its own answer on a new connection, not the first one's remains.
     @Test func aConnectionLeftMidBodyIsNeverReused() async throws {
         try await withServer { server in
-            let calls = Counter()
             let oversized = #"{"access_token":""# + String(repeating: "x", count: 4 << 20) + #"","token_type":"Bearer"}"#
-            server.route("POST", "/token") { _ in
-                calls.next() == 1 ? StubResponse.json(oversized).keptAlive() : StubResponse.json(Self.token).keptAlive()
+            // The server records a request before routing it: the first one gets the oversized answer.
+            server.route("POST", "/token") { [server] _ in
+                StubResponse.json(server.requests(to: "/token").count == 1 ? oversized : Self.token).keptAlive()
             }
             let client = try client(server)
             await #expect(throws: AuthKitError.responseTooLarge(url: "\(server.baseURL)/token", limit: 1 << 20)) {
@@ -81,12 +81,5 @@ import Testing
             #expect(try await exchange(client).accessToken == "at-1")
         }
     }
-}
-
-/// Counts calls from the server's event loop.
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
 }
 #endif
