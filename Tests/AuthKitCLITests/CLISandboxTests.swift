@@ -36,6 +36,20 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
     }
 
+    /// The store is touched three times in a sign-in (check, sign-in lock,
+    /// save); a directory others can read is still reported once, with its fix.
+    @Test func aStoreOthersCanReadIsReportedOnce() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-shared-store")
+        let store = home.appendingPathComponent("sandbox")
+        try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let port = try await freePort()
+        let result = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--port", String(port)],
+                                              environment: ["AUTHKIT_HOME": home.path], timeout: 90)
+        #expect(result.status == 0, "\(result.stderr)")
+        let warning = "\(store.path) is accessible by other users (mode 755); run: chmod 700 '\(store.path)'"
+        #expect(result.stderr.components(separatedBy: warning).count - 1 == 1, "\(result.stderr)")
+    }
+
     @Test func authorizeAgainstARunningSandboxLeavesRealCredentialsAndSecretsAlone() async throws {
         let home = try CLIProcess.home("authkit-sandbox-authorize")
         let real = Credential(providerID: "github", kind: .oauth2, accessToken: "gho_real", tokenType: "Bearer", scopes: ["repo"])

@@ -238,8 +238,14 @@ public struct FileCredentialStore: CredentialStore {
                 throw AuthKitError.store(path: directory.path, reason: "cannot be created (\(DescriptorLoader.reason(error))).")
             }
         }
-        for warning in permissionWarnings() { logger.warning("\(warning)") }
+        for warning in permissionWarnings() where Self.warned.withLock({ $0.insert(warning).inserted }) {
+            logger.warning("\(warning)")
+        }
     }
+
+    /// Warnings already given by this process: a sign-in touches the store three
+    /// times (check, sign-in lock, save), and one problem is said once.
+    private static let warned = LockedValue<Set<String>>([])
 }
 
 /// The C `write`, named apart from Swift's `write` overloads.
