@@ -101,13 +101,18 @@ final class LoopbackListener: @unchecked Sendable {
     /// tried again elsewhere and a fixed one fails as `portInUse` naming that
     /// address. A machine without IPv6 has no ::1 anyone could bind, so there
     /// the IPv4 socket alone is enough.
+    ///
+    /// The hosts are address literals, bound as such: `bind(host:port:)` would
+    /// resolve them with `getaddrinfo`, which loads the system's name-service
+    /// modules (and waits for any library another thread is loading, such as
+    /// libcurl for the token request).
     private func bindAll(_ bootstrap: ServerBootstrap) async throws -> [Channel] {
         let hosts = redirect.bindHosts
         var lastError: Error = LoopbackError.bindFailed(host: hosts[0], port: redirect.bindPort, reason: "no address to bind")
         for _ in 0..<(redirect.bindPort == 0 ? 5 : 1) {
             let first: Channel
             do {
-                first = try await bootstrap.bind(host: hosts[0], port: redirect.bindPort).get()
+                first = try await bootstrap.bind(to: SocketAddress(ipAddress: hosts[0], port: redirect.bindPort)).get()
             } catch {
                 throw Self.bindError(error, host: hosts[0], port: redirect.bindPort)
             }
@@ -116,7 +121,7 @@ final class LoopbackListener: @unchecked Sendable {
             do {
                 for host in hosts.dropFirst() {
                     do {
-                        channels.append(try await bootstrap.bind(host: host, port: port).get())
+                        channels.append(try await bootstrap.bind(to: SocketAddress(ipAddress: host, port: port)).get())
                     } catch let error as IOError where [EAFNOSUPPORT, EADDRNOTAVAIL].contains(error.errnoCode) {
                         continue // no IPv6 loopback on this machine
                     } catch {
