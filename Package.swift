@@ -4,13 +4,18 @@
 //
 // Module map (dependencies point one way, downwards):
 //
-//   CCurl              libcurl's C API, for AuthKit's Linux HTTP transport.
+//   CCurl              libcurl's C API, for AuthKit's Linux HTTP transport,
+//                      loaded on first use (dlopen) rather than linked.
 //   CAuthKitRandom     getrandom(2), for AuthKit's random state and verifiers on Linux.
 //   AuthKit            core: provider descriptors, OAuth 2.0 flow engine,
 //                      credentials and their stores, the Authenticator protocol.
 //                      Depends only on swift-crypto, swift-log and swift-http-types
 //                      (the request/response currency of HTTPClient), so app and
 //                      server code can use it without pulling in SwiftNIO or the CLI.
+//   AuthKitFoundationNetworking  on Linux, URLSessionHTTPClient and URLRequest
+//                      signing (FoundationNetworking links libcurl; AuthKit
+//                      loads libcurl only when it sends a request). Empty on
+//                      Apple platforms, where both are in AuthKit.
 //   AuthKitOAuth1      OAuth 1.0a (RFC 5849) signing and three-legged flow,
 //                      behind the same Authenticator protocol.
 //   AuthKitLoopback    the loopback redirect listener (RFC 8252 §7.3) and the
@@ -40,7 +45,7 @@ let package = Package(
     name: "AuthKit",
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
-        .library(name: "AuthKit", targets: ["AuthKit"]),
+        .library(name: "AuthKit", targets: ["AuthKit", "AuthKitFoundationNetworking"]),
         .library(name: "AuthKitOAuth1", targets: ["AuthKitOAuth1"]),
         .library(name: "AuthKitLoopback", targets: ["AuthKitLoopback"]),
         .library(name: "AuthKitAsyncHTTPClient", targets: ["AuthKitAsyncHTTPClient"]),
@@ -61,11 +66,9 @@ let package = Package(
     targets: [
         // libcurl, for the Linux transport (CurlHTTPClient): the library
         // FoundationNetworking wraps, driven directly to bound what it reads.
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
+        // Loaded with dlopen on first use, not linked (see its header); its
+        // header comes from libcurl4-openssl-dev.
+        .target(name: "CCurl"),
         // getrandom(2), for SecureRandom on Linux (Apple platforms use arc4random_buf).
         .target(name: "CAuthKitRandom"),
         .target(
@@ -78,12 +81,22 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // On Linux, AuthKit's URLSession transport and URLRequest signing: they
+        // need FoundationNetworking, which links libcurl, so they are kept out
+        // of AuthKit there. On Apple platforms both are in AuthKit and this
+        // module is empty. Its files are links to AuthKit's.
+        .target(
+            name: "AuthKitFoundationNetworking",
+            dependencies: ["AuthKit", .product(name: "HTTPTypes", package: "swift-http-types")],
+            swiftSettings: [.define("AUTHKIT_FOUNDATION_NETWORKING")]
+        ),
         .target(
             name: "AuthKitOAuth1",
             dependencies: [
                 "AuthKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .target(
@@ -154,7 +167,7 @@ let package = Package(
         // The README's OAuth 1.0a example (X/Twitter), compiled the same way.
         .executableTarget(
             name: "TwitterSignInExample",
-            dependencies: ["AuthKit", "AuthKitOAuth1", "AuthKitLoopback"],
+            dependencies: ["AuthKit", "AuthKitFoundationNetworking", "AuthKitOAuth1", "AuthKitLoopback"],
             path: "Sources/Examples/TwitterSignIn"
         ),
         // Not products: `Benchmarks/run-benchmarks` builds and runs them beside
@@ -206,7 +219,7 @@ let package = Package(
         .testTarget(
             name: "AuthKitTests",
             dependencies: [
-                "AuthKit", "AuthKitTestSupport",
+                "AuthKit", "AuthKitFoundationNetworking", "AuthKitTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -214,7 +227,8 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKitOAuth1Tests",
-            dependencies: ["AuthKitOAuth1", "AuthKit", "AuthKitTestSupport"]
+            dependencies: ["AuthKitOAuth1", "AuthKit", "AuthKitFoundationNetworking", "AuthKitTestSupport",
+                           .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .testTarget(
             name: "AuthKitLoopbackTests",
@@ -226,7 +240,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKitSandboxTests",
-            dependencies: ["AuthKitSandbox", "AuthKit", "AuthKitOAuth1", "AuthKitTestSupport",
+            dependencies: ["AuthKitSandbox", "AuthKit", "AuthKitFoundationNetworking", "AuthKitOAuth1", "AuthKitTestSupport",
                            .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .testTarget(

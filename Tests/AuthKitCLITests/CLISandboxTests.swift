@@ -3,6 +3,9 @@ import AuthKitSandbox
 import AuthKitTestSupport
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The sandbox from the command line: the README's first command offline, and
 /// a real sign-in pointed at a running sandbox without touching what the user
@@ -48,6 +51,40 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         let warning = "\(store.path) is accessible by other users (mode 755); run: chmod 700 '\(store.path)'"
         #expect(result.stderr.components(separatedBy: warning).count - 1 == 1, "\(result.stderr)")
+    }
+
+    /// AuthKit loads libcurl when the first request is sent (dlopen), not
+    /// before main(): without it, a command that sends a request says what to
+    /// install, and one that sends none works. Run in a mount namespace in which
+    /// libcurl reads as an empty file, so root only.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")))
+    func withoutLibcurlARequestSaysWhatToInstall() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-no-libcurl")
+        let port = try await freePort()
+        let hide = """
+            lib=$(readlink -f "$(ldconfig -p | awk '/libcurl\\.so\\.4 /{print $NF; exit}')") && mount --bind /dev/null "$lib" || exit 99
+            "$@"; echo "exit $?"
+            """
+        func run(_ arguments: [String]) throws -> (output: String, errors: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+            process.arguments = ["-m", "sh", "-c", hide, "sh", CLIProcess.binary.path] + arguments
+            process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "AUTHKIT_HOME": home.path, "HOME": home.path]
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (output, errors)
+        }
+        let signIn = try run(["sandbox", "try", "--provider", "qiita", "--port", String(port)])
+        #expect(!signIn.output.contains("exit 0") && signIn.output.contains("exit "), "\(signIn.output)\n\(signIn.errors)")
+        #expect(signIn.errors.contains("libcurl could not be loaded") && signIn.errors.contains("apt-get install libcurl4"),
+                "\(signIn.errors)")
+        let list = try run(["token", "list"])
+        #expect(list.output.contains("exit 0"), "\(list.output)\n\(list.errors)")
     }
 
     @Test func authorizeAgainstARunningSandboxLeavesRealCredentialsAndSecretsAlone() async throws {

@@ -2,6 +2,7 @@ import AuthKit
 import AuthKitTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
+import AuthKitFoundationNetworking
 import FoundationNetworking
 #endif
 import Testing

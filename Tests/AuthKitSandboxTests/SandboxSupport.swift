@@ -1,5 +1,8 @@
 import AuthKit
 import AuthKitSandbox
+#if canImport(FoundationNetworking)
+import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
+#endif
 import Foundation
 import HTTPTypes
 

@@ -1,7 +1,9 @@
 import Foundation
 #if canImport(FoundationNetworking)
+import AuthKitFoundationNetworking
 import FoundationNetworking
 #endif
+import HTTPTypes
 import Testing
 import AuthKitTestSupport
 @testable import AuthKit
@@ -119,6 +121,31 @@ import AuthKitTestSupport
         }
         #expect(throws: AuthKitError.self) {
             try client.authorize(request, with: Credential(providerID: "twitter", kind: .oauth1, accessToken: "t", tokenType: "OAuth"))
+        }
+    }
+
+    /// The protocol's own form, on swift-http-types (what `URLRequest` signing is built on):
+    /// an `Authorization` the caller had set is replaced, not doubled.
+    @Test func authorizesHTTPRequestsReplacingAnyAuthorization() throws {
+        let client = try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings(clientID: "c"))
+        var request = HTTPRequest(method: .post, url: URL(string: "https://qiita.com/api/v2/items?x=1")!)
+        request.headerFields[.authorization] = "Basic c3RhbGU="
+        request.headerFields[.contentType] = "application/json"
+        let authorized = try client.authorize(request, body: Data("{}".utf8), with: Credential(providerID: "qiita", accessToken: "tok"))
+        #expect(authorized.headerFields[values: .authorization] == ["Bearer tok"])
+        #expect(authorized.url == request.url && authorized.method == .post)
+        #expect(authorized.headerFields[.contentType] == "application/json")
+    }
+
+    /// A method `HTTPRequest` cannot carry is refused by name, not sent as something else.
+    @Test func aURLRequestWithAnInvalidMethodIsRefusedByName() throws {
+        let client = try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings(clientID: "c"))
+        var request = URLRequest(url: URL(string: "https://qiita.com/api/v2/items")!)
+        request.httpMethod = "GE T"
+        #expect {
+            try client.authorize(request, with: Credential(providerID: "qiita", accessToken: "tok"))
+        } throws: { error in
+            "\(error)".contains("'GE T' is not an HTTP method")
         }
     }
 }

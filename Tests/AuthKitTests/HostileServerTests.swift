@@ -1,4 +1,7 @@
 import AuthKitTestSupport
+#if canImport(FoundationNetworking)
+import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
+#endif
 import Foundation
 import HTTPTypes
 import Logging

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
+#endif
 import Testing
 import AuthKitTestSupport
 @testable import AuthKit

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPTypes
 
 /// One provider's sign-in, whatever its protocol.
 ///
@@ -24,7 +22,14 @@ public protocol Authenticator: Sendable {
     /// Returns `request` carrying `credential`: an `Authorization: Bearer` header
     /// for OAuth 2.0 (RFC 6750 §2.1; never a token in the query), an
     /// `Authorization: OAuth` signature for OAuth 1.0a (RFC 5849 §3.5.1).
-    func authorize(_ request: URLRequest, with credential: Credential) throws -> URLRequest
+    ///
+    /// An OAuth 1.0a signature covers the method, the URL and, when
+    /// `Content-Type` is `application/x-www-form-urlencoded`, `body`
+    /// (§3.4.1.3.1): pass the body the request will carry, and change neither
+    /// afterwards. For a `URLRequest`, `authorize(_:with:)` does the same
+    /// (on Linux it is in `AuthKitFoundationNetworking`, as `URLRequest` itself
+    /// is in FoundationNetworking there).
+    func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest
 
     /// Returns a fresh credential for an expired one.
     /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when it cannot be renewed.
@@ -95,14 +100,8 @@ extension Authenticator {
     /// `Authorization` header, for OAuth 2.0 and OAuth 1.0a alike (a signature
     /// covers the method, URL and form body, so each redirect hop is signed anew).
     package func authorize(_ request: OutgoingRequest, with credential: Credential) throws -> OutgoingRequest {
-        var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = request.head.method.rawValue
-        for field in request.head.headerFields { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
-        urlRequest.httpBody = request.body
         var authorized = request
-        if let header = try authorize(urlRequest, with: credential).value(forHTTPHeaderField: "Authorization") {
-            authorized.setHeader("Authorization", header)
-        }
+        authorized.head = try authorize(request.head, body: request.body, with: credential)
         authorized.secrets += [credential.accessToken, credential.tokenSecret, credential.refreshToken].compactMap { $0 }
         return authorized
     }

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPTypes
 import Logging
 
 /// The OAuth 2.0 authorization code flow (RFC 6749 §4.1) for any provider a
@@ -197,13 +195,14 @@ public struct OAuth2Client: Authenticator {
 
     /// Adds `Authorization: Bearer …` (RFC 6750 §2.1). The token is never put in
     /// the query (RFC 6750 §2.3 is "NOT RECOMMENDED"; RFC 9700 §2.4 forbids it).
-    public func authorize(_ request: URLRequest, with credential: Credential) throws -> URLRequest {
+    /// The body is not read: a bearer token does not cover it.
+    public func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest {
         try checkCredential(credential)
         guard credential.tokenType.caseInsensitiveCompare("bearer") == .orderedSame else {
             throw AuthKitError.misuse(.unsupportedTokenType(credential.tokenType))
         }
         var request = request
-        request.setValue("Bearer \(credential.accessToken)", forHTTPHeaderField: "Authorization")
+        request.headerFields[.authorization] = "Bearer \(credential.accessToken)"
         return request
     }
 

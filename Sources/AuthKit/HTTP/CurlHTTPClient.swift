@@ -34,22 +34,32 @@ public struct CurlHTTPClient: HTTPClient {
     init(timeout: TimeInterval, workers: CurlWorkers) {
         self.timeout = timeout
         self.workers = workers
-        _ = CurlTransfer.globalInit
     }
 
     public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         let display = request.url?.redactedForLogs ?? "(no URL)"
         guard let url = request.url else { throw AuthKitError.network(url: display, reason: "the request has no absolute URL") }
+        try Self.loadLibrary(display: display)
         let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout, display: display)
         return try await transfer.start(on: workers)
+    }
+}
+
+extension CurlHTTPClient {
+    /// Loads libcurl if ``preloadDefaultHTTPClient()`` has not (see
+    /// `authkit_curl.h` for why it is not linked), or waits for that load to
+    /// finish. A machine without it gets an error that says what to install.
+    static func loadLibrary(display: String) throws {
+        var reason = [CChar](repeating: 0, count: 512)
+        guard authkit_curl_load(&reason, reason.count) != 0 else { return }
+        let text = reason.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        throw AuthKitError.network(url: display, reason: text)
     }
 }
 
 /// One request on a worker's thread (``CurlWorkers``): `curl_easy_perform`
 /// blocks, and its callbacks hand the head and the body chunks to the async side.
 private final class CurlTransfer: @unchecked Sendable {
-    static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
-
     /// Chunks buffered for the reader before libcurl is made to wait.
     static let bufferedChunks = 8
 
@@ -107,14 +117,14 @@ private final class CurlTransfer: @unchecked Sendable {
             return AuthKitError.network(url: display, reason: "libcurl could not start a transfer")
         }
         var headers: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headers) }
+        defer { authkit_curl_slist_free_all(headers) }
         var hasContentType = false
         for field in request.headerFields {
             if field.name == .contentType { hasContentType = true }
-            headers = curl_slist_append(headers, "\(field.name.rawName): \(field.value)")
+            headers = authkit_curl_slist_append(headers, "\(field.name.rawName): \(field.value)")
         }
-        headers = curl_slist_append(headers, "Expect:") // no 100-continue round trip
-        if body != nil, !hasContentType { headers = curl_slist_append(headers, "Content-Type:") }
+        headers = authkit_curl_slist_append(headers, "Expect:") // no 100-continue round trip
+        if body != nil, !hasContentType { headers = authkit_curl_slist_append(headers, "Content-Type:") }
 
         let context = Unmanaged.passUnretained(self).toOpaque()
         let method = request.method.rawValue
@@ -152,7 +162,7 @@ private final class CurlTransfer: @unchecked Sendable {
         }
         _ = authkit_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
 
-        let code = curl_easy_perform(handle)
+        let code = authkit_curl_easy_perform(handle)
         if code == CURLE_OK {
             return nil
         } else if isCancelled {
@@ -160,7 +170,7 @@ private final class CurlTransfer: @unchecked Sendable {
         } else if code == CURLE_OPERATION_TIMEDOUT {
             return AuthKitError.network(url: display, reason: "no data for \(Int(timeout)) s")
         } else {
-            return AuthKitError.network(url: display, reason: String(cString: curl_easy_strerror(code)))
+            return AuthKitError.network(url: display, reason: String(cString: authkit_curl_easy_strerror(code)))
         }
     }
 

@@ -90,8 +90,8 @@ final class CurlWorkers: @unchecked Sendable {
 
         private func loop(pool: CurlWorkers) {
             // nil when libcurl cannot make one; the transfer reports it.
-            let handle = curl_easy_init()
-            defer { if let handle { curl_easy_cleanup(handle) } }
+            let handle = authkit_curl_easy_init()
+            defer { if let handle { authkit_curl_easy_cleanup(handle) } }
             while true {
                 let transfer = condition.withLock { () -> Transfer in
                     while next == nil { condition.wait() }
@@ -101,7 +101,7 @@ final class CurlWorkers: @unchecked Sendable {
                 let report = transfer(handle)
                 var kept = false
                 if let handle {
-                    curl_easy_reset(handle)
+                    authkit_curl_easy_reset(handle)
                     kept = pool.returned(self)
                 }
                 report()

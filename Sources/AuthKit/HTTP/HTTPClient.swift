@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(CCurl)
+import CCurl
+#endif
 import HTTPTypes
 
 /// Sends one HTTP request and hands back the response as it arrives.
@@ -35,6 +38,23 @@ package func defaultHTTPClient() -> any HTTPClient {
     return CurlHTTPClient()
     #else
     return URLSessionHTTPClient()
+    #endif
+}
+
+/// Starts loading what ``defaultHTTPClient()`` needs, on a thread of its own,
+/// for a caller that knows a request will follow (`authkit authorize`): libcurl
+/// on Linux, nothing elsewhere. ``CurlHTTPClient`` itself loads libcurl only at
+/// its first request, because a process that ends before the load has finished
+/// waits for it at exit (`exit` takes the loader's lock), and most of a short
+/// command's work (a token header) needs no request.
+///
+/// Started while the caller reads its files, the load costs nothing on the
+/// way to the first request; but a thread started meanwhile waits for it (glibc
+/// holds the loader's lock while it loads, and creating a thread takes it), so
+/// start it before, not after, starting threads.
+package func preloadDefaultHTTPClient() {
+    #if canImport(CCurl)
+    authkit_curl_preload()
     #endif
 }
 

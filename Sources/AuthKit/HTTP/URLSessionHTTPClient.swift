@@ -1,7 +1,14 @@
-import Foundation
-#if canImport(FoundationNetworking)
+// One file, two modules: compiled into AuthKit on Apple platforms and, on
+// Linux, into AuthKitFoundationNetworking (Sources/AuthKitFoundationNetworking
+// links to it), because there URLSession is in FoundationNetworking, which
+// links libcurl: AuthKit itself does not import it on Linux, so a program on
+// AuthKit (authkit among them) does not load libcurl before main().
+#if (AUTHKIT_FOUNDATION_NETWORKING && canImport(FoundationNetworking)) || (!AUTHKIT_FOUNDATION_NETWORKING && !canImport(FoundationNetworking))
+#if AUTHKIT_FOUNDATION_NETWORKING
+import AuthKit
 import FoundationNetworking
 #endif
+import Foundation
 import HTTPTypes
 
 /// ``HTTPClient`` on Foundation's `URLSession` (libcurl on Linux).
@@ -143,3 +150,4 @@ private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked S
         transfer.body.finish(throwing: failure)
     }
 }
+#endif

@@ -6,6 +6,7 @@ import AuthKitSandbox
 import Foundation
 
 struct Authorize: WorkspaceCommand {
+    static let sendsRequests = true
     static let configuration = CommandConfiguration(
         commandName: "authorize",
         abstract: "Sign in to a provider and store the credential.",

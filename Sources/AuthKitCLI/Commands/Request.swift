@@ -5,6 +5,7 @@ import HTTPTypes
 import Logging
 
 struct Request: WorkspaceCommand {
+    static let sendsRequests = true
     static let configuration = CommandConfiguration(
         commandName: "request",
         abstract: "Send an authorized request with a stored credential and print the response body.",

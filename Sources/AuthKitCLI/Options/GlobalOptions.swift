@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthKit
 import Foundation
 import Logging
 
@@ -34,11 +35,19 @@ struct GlobalOptions: ParsableArguments {
 /// happens once here; each command implements ``run(in:)``.
 protocol WorkspaceCommand: AsyncParsableCommand {
     var global: GlobalOptions { get }
+    /// True for a command that always sends a request (a sign-in, `request`,
+    /// `token refresh`): its HTTP library is loaded on another thread while
+    /// the workspace is read, instead of at the first request. False for the
+    /// rest, which would otherwise wait at exit for a load they do not use.
+    static var sendsRequests: Bool { get }
     func run(in workspace: Workspace) async throws
 }
 
 extension WorkspaceCommand {
+    static var sendsRequests: Bool { false }
+
     func run() async throws {
+        if Self.sendsRequests { preloadDefaultHTTPClient() }
         global.bootstrapLogging()
         try await run(in: try Workspace(global: global))
     }

@@ -1,8 +1,6 @@
 import AuthKit
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPTypes
 import Logging
 
 /// The OAuth 1.0a three-legged flow (RFC 5849 §2) for any provider a
@@ -226,16 +224,11 @@ public struct OAuth1Client: Authenticator {
     /// The URL's query parameters are signed, and so is the body when
     /// `Content-Type` is `application/x-www-form-urlencoded` (§3.4.1.3.1); set
     /// the body before calling this, and do not change the request afterwards.
-    public func authorize(_ request: URLRequest, with credential: Credential) throws -> URLRequest {
+    public func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest {
         guard let url = request.url else { throw AuthKitError.misuse(.unsignableRequest("it has no URL.")) }
-        let contentType = request.value(forHTTPHeaderField: "Content-Type")
-        if request.httpBodyStream != nil, SignatureBaseString.isFormEncoded(contentType) {
-            throw AuthKitError.misuse(.unsignableRequest("a form-encoded body must be signed, so it must be set as httpBody, not as a stream."))
-        }
         var request = request
-        request.setValue(try header(method: request.httpMethod ?? "GET", url: url, contentType: contentType,
-                                    body: request.httpBody, credential: credential),
-                         forHTTPHeaderField: "Authorization")
+        request.headerFields[.authorization] = try header(
+            method: request.method.rawValue, url: url, contentType: request.headerFields[.contentType], body: body, credential: credential)
         return request
     }
 

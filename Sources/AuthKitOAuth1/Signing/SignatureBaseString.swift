@@ -79,24 +79,6 @@ enum SignatureBaseString {
         }
     }
 
-    /// True when `contentType`'s media type is `application/x-www-form-urlencoded`,
-    /// ignoring case and parameters such as `; charset=utf-8`.
-    static func isFormEncoded(_ contentType: String?) -> Bool {
-        guard var contentType else { return false }
-        return contentType.withUTF8 { bytes in
-            var start = 0, end = bytes.count
-            if let semicolon = bytes.firstIndex(of: UInt8(ascii: ";")) { end = semicolon }
-            while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
-            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-            let expected: StaticString = "application/x-www-form-urlencoded"
-            guard end - start == expected.utf8CodeUnitCount else { return false }
-            for index in 0..<(end - start) where BaseStringURI.lowercased(bytes[start + index]) != expected.utf8Start[index] {
-                return false
-            }
-            return true
-        }
-    }
-
     @inline(__always)
     private static func uppercased(_ byte: UInt8) -> UInt8 {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) ? byte - 32 : byte

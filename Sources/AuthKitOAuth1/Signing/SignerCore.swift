@@ -83,7 +83,7 @@ final class SignerCore: Sendable {
         _ use: (UnsafeBufferPointer<UInt8>, EncodedParameters) throws -> Result
     ) throws -> Result {
         var text = url.absoluteString
-        let formBody = SignatureBaseString.isFormEncoded(contentType) ? body : nil
+        let formBody = FormURLEncoding.isFormContentType(contentType) ? body : nil
         let result: Result? = try text.withUTF8 { urlBytes in
             guard let formBody else {
                 return try SignatureBaseString.withBaseString(

@@ -7,6 +7,7 @@ import AuthKitLoopback
 import AuthKitOAuth1
 import Foundation
 #if canImport(FoundationNetworking)
+import AuthKitFoundationNetworking // URLRequest signing on Linux, as URLRequest itself
 import FoundationNetworking
 #endif
 

@@ -1,6 +1,7 @@
 // The start-up floor of `authkit`: a hello world that links what the CLI
-// links (AuthKit with FoundationNetworking and libcurl, AuthKitOAuth1,
-// AuthKitLoopback with SwiftNIO, ArgumentParser, Logging) and does nothing.
+// links (AuthKit, which loads libcurl only when it sends a request,
+// AuthKitOAuth1, AuthKitLoopback with SwiftNIO, ArgumentParser, Logging) and
+// does nothing.
 // Benchmarks/run-benchmarks reports its wall time beside a sign-in's, so the
 // part of the sign-in AuthKit controls is visible.
 import ArgumentParser

@@ -3,6 +3,7 @@ import AuthKit
 import Foundation
 
 struct ProvidersAdd: WorkspaceCommand {
+    static let sendsRequests = true
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Add a provider from its issuer's metadata (RFC 8414, or OpenID Connect discovery).",

@@ -1,9 +1,7 @@
 import ArgumentParser
 import AuthKit
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPTypes
 
 struct TokenHeader: WorkspaceCommand {
     static let configuration = CommandConfiguration(
@@ -29,10 +27,11 @@ struct TokenHeader: WorkspaceCommand {
             throw CLIError("An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'.")
         }
         guard let target = URL(string: url), target.scheme != nil else { throw CLIError("'\(url)' is not an absolute URL.") }
-        var request = URLRequest(url: target)
-        request.httpMethod = method.uppercased()
-        let authorized = try authenticator.authorize(request, with: credential)
-        guard let header = authorized.value(forHTTPHeaderField: "Authorization") else {
+        guard let httpMethod = HTTPRequest.Method(method.uppercased()) else {
+            throw CLIError("'\(DisplayText.sanitized(method, limit: 40))' is not an HTTP method (-X takes a name such as GET or POST).")
+        }
+        let authorized = try authenticator.authorize(HTTPRequest(method: httpMethod, url: target), body: nil, with: credential)
+        guard let header = authorized.headerFields[.authorization] else {
             throw CLIError("No Authorization header was produced for \(account.key).", status: .failure)
         }
         Console.out("Authorization: \(header)")

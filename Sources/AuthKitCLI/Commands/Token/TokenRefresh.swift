@@ -3,6 +3,7 @@ import AuthKit
 import Foundation
 
 struct TokenRefresh: WorkspaceCommand {
+    static let sendsRequests = true
     static let configuration = CommandConfiguration(
         commandName: "refresh",
         abstract: "Refresh a stored credential now, or every one that is due, and save the result.",

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthKit
 
 struct TokenRevoke: WorkspaceCommand {
+    static let sendsRequests = true
     static let configuration = CommandConfiguration(
         commandName: "revoke",
         abstract: "Revoke a credential at the provider, then delete it here.",

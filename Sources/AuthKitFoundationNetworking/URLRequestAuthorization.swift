@@ -1,0 +1,1 @@
+../AuthKit/Authenticator/URLRequestAuthorization.swift

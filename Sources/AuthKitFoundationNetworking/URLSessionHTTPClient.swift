@@ -1,0 +1,1 @@
+../AuthKit/HTTP/URLSessionHTTPClient.swift

@@ -1,0 +1,110 @@
+#include "authkit_curl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+// The sonames libcurl4 and its -dev package install, in the order tried.
+static const char *const library_names[] = {"libcurl.so.4", "libcurl.so"};
+
+static struct {
+    CURLcode (*global_init)(long flags);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *handle);
+    void (*easy_reset)(CURL *handle);
+    CURLcode (*easy_perform)(CURL *handle);
+    const char *(*easy_strerror)(CURLcode code);
+    CURLcode (*easy_setopt)(CURL *handle, CURLoption option, ...);
+    CURLcode (*easy_getinfo)(CURL *handle, CURLINFO info, ...);
+    struct curl_slist *(*slist_append)(struct curl_slist *list, const char *string);
+    void (*slist_free_all)(struct curl_slist *list);
+} api;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[512];
+
+static int resolve(void *library, void **slot, const char *name) {
+    *slot = dlsym(library, name);
+    if (*slot == NULL) {
+        snprintf(load_error, sizeof load_error, "libcurl was found but has no %s; install a current libcurl (Debian: apt-get install libcurl4)", name);
+        return -1;
+    }
+    return 0;
+}
+
+static void load(void) {
+    void *library = NULL;
+    const char *first_error = NULL;
+    char first[256] = "";
+    for (size_t i = 0; i < sizeof library_names / sizeof *library_names && library == NULL; i++) {
+        library = dlopen(library_names[i], RTLD_NOW | RTLD_LOCAL);
+        if (library == NULL && first_error == NULL) {
+            const char *reason = dlerror();
+            snprintf(first, sizeof first, "%s", reason ? reason : library_names[i]);
+            first_error = first;
+        }
+    }
+    if (library == NULL) {
+        snprintf(load_error, sizeof load_error, "libcurl could not be loaded (%s); install it (Debian: apt-get install libcurl4)", first_error);
+        return;
+    }
+    if (resolve(library, (void **)&api.global_init, "curl_global_init") ||
+        resolve(library, (void **)&api.easy_init, "curl_easy_init") ||
+        resolve(library, (void **)&api.easy_cleanup, "curl_easy_cleanup") ||
+        resolve(library, (void **)&api.easy_reset, "curl_easy_reset") ||
+        resolve(library, (void **)&api.easy_perform, "curl_easy_perform") ||
+        resolve(library, (void **)&api.easy_strerror, "curl_easy_strerror") ||
+        resolve(library, (void **)&api.easy_setopt, "curl_easy_setopt") ||
+        resolve(library, (void **)&api.easy_getinfo, "curl_easy_getinfo") ||
+        resolve(library, (void **)&api.slist_append, "curl_slist_append") ||
+        resolve(library, (void **)&api.slist_free_all, "curl_slist_free_all")) {
+        return;
+    }
+    CURLcode code = api.global_init(CURL_GLOBAL_DEFAULT);
+    if (code != CURLE_OK) {
+        snprintf(load_error, sizeof load_error, "libcurl did not initialise (%s)", api.easy_strerror(code));
+    }
+}
+
+int authkit_curl_load(char *error, size_t size) {
+    pthread_once(&load_once, load);
+    if (load_error[0] == '\0') return 0;
+    if (error != NULL && size > 0) snprintf(error, size, "%s", load_error);
+    return -1;
+}
+
+static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
+
+static void *preload_thread(void *unused) {
+    (void)unused;
+    pthread_once(&load_once, load);
+    return NULL;
+}
+
+static void start_preload(void) {
+    pthread_attr_t attributes;
+    pthread_t thread;
+    if (pthread_attr_init(&attributes) != 0) return;
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    // Without a thread, the first request loads the library itself.
+    (void)pthread_create(&thread, &attributes, preload_thread, NULL);
+    pthread_attr_destroy(&attributes);
+}
+
+void authkit_curl_preload(void) { pthread_once(&preload_once, start_preload); }
+
+CURL *authkit_curl_easy_init(void) { return api.easy_init(); }
+void authkit_curl_easy_cleanup(CURL *handle) { api.easy_cleanup(handle); }
+void authkit_curl_easy_reset(CURL *handle) { api.easy_reset(handle); }
+CURLcode authkit_curl_easy_perform(CURL *handle) { return api.easy_perform(handle); }
+const char *authkit_curl_easy_strerror(CURLcode code) { return api.easy_strerror(code); }
+struct curl_slist *authkit_curl_slist_append(struct curl_slist *list, const char *string) { return api.slist_append(list, string); }
+void authkit_curl_slist_free_all(struct curl_slist *list) { api.slist_free_all(list); }
+
+CURLcode authkit_curl_set_long(CURL *handle, CURLoption option, long value) { return api.easy_setopt(handle, option, value); }
+CURLcode authkit_curl_set_pointer(CURL *handle, CURLoption option, const void *value) { return api.easy_setopt(handle, option, value); }
+CURLcode authkit_curl_set_offset(CURL *handle, CURLoption option, curl_off_t value) { return api.easy_setopt(handle, option, value); }
+CURLcode authkit_curl_set_data_callback(CURL *handle, CURLoption option, authkit_curl_data_callback value) { return api.easy_setopt(handle, option, value); }
+CURLcode authkit_curl_set_progress_callback(CURL *handle, authkit_curl_progress_callback value) { return api.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value); }
+CURLcode authkit_curl_get_long(CURL *handle, CURLINFO info, long *value) { return api.easy_getinfo(handle, info, value); }

@@ -1,0 +1,44 @@
+// libcurl for AuthKit's Linux transport (CurlHTTPClient), loaded with dlopen
+// on first use instead of linked.
+//
+// Linked, libcurl and the thirty or so libraries Debian builds it with (GnuTLS,
+// OpenSSL, Kerberos, LDAP, RTMP, SSH2, …) are mapped and relocated before
+// main() of every program that uses AuthKit: about 8 ms of each `authkit` start
+// on the CI machine, whether or not the command sends a request. Loaded here,
+// only a process that sends one pays, and authkit_curl_preload() lets that
+// cost overlap with the work that comes before the first request.
+//
+// <curl/curl.h> (libcurl4-openssl-dev) supplies the types and constants; the
+// functions below stand in for the libcurl functions of the same name.
+// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot
+// call, so each argument type gets a typed function.
+#ifndef AUTHKIT_CURL_H
+#define AUTHKIT_CURL_H
+#include <curl/curl.h>
+#include <stddef.h>
+
+typedef size_t (*authkit_curl_data_callback)(char *buffer, size_t size, size_t count, void *context);
+typedef int (*authkit_curl_progress_callback)(void *context, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
+
+/// Loads libcurl and runs curl_global_init, once per process; later calls wait
+/// for the first. Returns 0, or -1 with a sentence saying why in `error`.
+int authkit_curl_load(char *error, size_t size);
+/// Starts authkit_curl_load on a thread of its own and returns at once (once
+/// per process; later calls do nothing).
+void authkit_curl_preload(void);
+
+// Valid only after authkit_curl_load returned 0.
+CURL *authkit_curl_easy_init(void);
+void authkit_curl_easy_cleanup(CURL *handle);
+void authkit_curl_easy_reset(CURL *handle);
+CURLcode authkit_curl_easy_perform(CURL *handle);
+const char *authkit_curl_easy_strerror(CURLcode code);
+struct curl_slist *authkit_curl_slist_append(struct curl_slist *list, const char *string);
+void authkit_curl_slist_free_all(struct curl_slist *list);
+CURLcode authkit_curl_set_long(CURL *handle, CURLoption option, long value);
+CURLcode authkit_curl_set_pointer(CURL *handle, CURLoption option, const void *value);
+CURLcode authkit_curl_set_offset(CURL *handle, CURLoption option, curl_off_t value);
+CURLcode authkit_curl_set_data_callback(CURL *handle, CURLoption option, authkit_curl_data_callback value);
+CURLcode authkit_curl_set_progress_callback(CURL *handle, authkit_curl_progress_callback value);
+CURLcode authkit_curl_get_long(CURL *handle, CURLINFO info, long *value);
+#endif
