@@ -94,7 +94,8 @@ def make_rows(ctx, names):
         elif ctx.swift:
             print("skipping the Foundation-only floor: AuthKitFloorFoundation is not built", file=sys.stderr)
         # What linking libcurl alone costs a process (Debian's, with its
-        # dependencies): the part of AuthKit's floor no Swift code decides.
+        # dependencies). No longer in AuthKit's floor: AuthKit loads libcurl
+        # with dlopen when a request is due (a sign-in, on a thread of its own).
         rows.append(Row("floor", "process floor, a C program linking libcurl", "ms", "lower",
                         [Side("C + libcurl", process_millis([ctx.peer("curlfloor")], ctx.signins))]))
 
