@@ -5,6 +5,7 @@ import Foundation
 import AuthKitFoundationNetworking
 import FoundationNetworking
 #endif
+import HTTPTypes
 import Testing
 @testable import AuthKitOAuth1
 
@@ -383,6 +384,35 @@ import Testing
         #expect(throws: AuthKitError.self) { _ = try client.authorize(get, with: bearer) }
         let other = Credential(providerID: "other", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
         #expect(throws: AuthKitError.self) { _ = try client.authorize(get, with: other) }
+    }
+
+    /// The protocol's own form (swift-http-types) signs the same way, and the
+    /// `URLRequest` form refuses a form body it cannot sign (a stream, readable
+    /// once) but lets any other streamed body through.
+    @Test func signsHTTPRequestsAndRefusesAStreamedFormBody() throws {
+        let client = try Fixture.client(baseURL: "https://example.com", nonceAndTimestamp: Self.fixed)
+        let credential = Credential(providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+        let url = URL(string: "https://api.example.com/1.1/statuses/update.json?trim=1")!
+        let body = Data("status=Hello%20Ladies%20%2B%20Gentlemen".utf8)
+
+        var head = HTTPRequest(method: .post, url: url)
+        head.headerFields[.contentType] = "application/x-www-form-urlencoded; charset=utf-8"
+        let header = try client.authorize(head, body: body, with: credential).headerFields[.authorization]
+        #expect(authorizationDictionary(header)["oauth_signature"] == (try expectedHMACSHA1(
+            method: "POST", url: url, contentType: "application/x-www-form-urlencoded", body: body, header: header,
+            consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")))
+
+        var streamed = URLRequest(url: url)
+        streamed.httpMethod = "POST"
+        streamed.setValue("Application/X-WWW-Form-Urlencoded", forHTTPHeaderField: "Content-Type")
+        streamed.httpBodyStream = InputStream(data: body)
+        #expect {
+            _ = try client.authorize(streamed, with: credential)
+        } throws: { error in
+            "\(error)".contains("must be set as httpBody, not as a stream")
+        }
+        streamed.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        #expect(try client.authorize(streamed, with: credential).value(forHTTPHeaderField: "Authorization")?.hasPrefix("OAuth ") == true)
     }
 
     @Test func settingsAreRequired() {
