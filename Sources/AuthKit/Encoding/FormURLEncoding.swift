@@ -12,21 +12,7 @@ package enum FormURLEncoding {
     /// ignoring case and parameters such as `; charset=utf-8` (RFC 9110 §8.3.1).
     /// OAuth 1.0a signs such a body (RFC 5849 §3.4.1.3.1), and only such a body.
     package static func isFormContentType(_ contentType: String?) -> Bool {
-        guard var contentType else { return false }
-        return contentType.withUTF8 { bytes in
-            var start = 0, end = bytes.count
-            if let semicolon = bytes.firstIndex(of: UInt8(ascii: ";")) { end = semicolon }
-            while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
-            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-            let expected: StaticString = "application/x-www-form-urlencoded"
-            guard end - start == expected.utf8CodeUnitCount else { return false }
-            for index in 0..<(end - start) {
-                let byte = bytes[start + index]
-                let lowered = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
-                if lowered != expected.utf8Start[index] { return false }
-            }
-            return true
-        }
+        contentType.map(mediaType(ofContentType:)) == "application/x-www-form-urlencoded"
     }
 
     /// Serialises pairs with ``PercentEncoding/encode(_:)`` on both sides of `=`.

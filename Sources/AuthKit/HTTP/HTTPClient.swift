@@ -164,14 +164,19 @@ package struct IncomingResponse: Sendable {
     package var mediaType: String? {
         // A linear look: HTTPFields' subscript builds a name index first,
         // which costs more than reading the few fields an answer has.
-        guard let value = headers.first(where: { $0.name == .contentType })?.value else { return nil }
-        // Most answers say plainly `application/json`: nothing to cut or fold.
-        if value.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: ";") && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
-            return value
-        }
-        let type = value.utf8.split(separator: UInt8(ascii: ";"), maxSplits: 1, omittingEmptySubsequences: false).first ?? Substring(value).utf8[...]
-        return Substring(type).trimmingOptionalWhitespace().lowercased()
+        headers.first(where: { $0.name == .contentType }).map { AuthKit.mediaType(ofContentType: $0.value) }
     }
+}
+
+/// The media type of a `Content-Type` value, without parameters, lowercased:
+/// `application/json` for `Application/JSON; charset=utf-8` (RFC 9110 §8.3.1).
+package func mediaType(ofContentType value: String) -> String {
+    // Most values say plainly `application/json`: nothing to cut or fold.
+    if value.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: ";") && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
+        return value
+    }
+    let type = value.utf8.split(separator: UInt8(ascii: ";"), maxSplits: 1, omittingEmptySubsequences: false).first ?? Substring(value).utf8[...]
+    return Substring(type).trimmingOptionalWhitespace().lowercased()
 }
 
 extension StringProtocol {

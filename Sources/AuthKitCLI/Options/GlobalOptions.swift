@@ -35,10 +35,11 @@ struct GlobalOptions: ParsableArguments {
 /// happens once here; each command implements ``run(in:)``.
 protocol WorkspaceCommand: AsyncParsableCommand {
     var global: GlobalOptions { get }
-    /// True for a command that always sends a request (a sign-in, `request`,
+    /// True for a command whose work is a request (a sign-in, `request`,
     /// `token refresh`): its HTTP library is loaded on another thread while
     /// the workspace is read, instead of at the first request. False for the
-    /// rest, which would otherwise wait at exit for a load they do not use.
+    /// rest, which would otherwise wait at exit for a load they rarely use
+    /// (`token header` sends one only to refresh an expired token).
     static var sendsRequests: Bool { get }
     func run(in workspace: Workspace) async throws
 }

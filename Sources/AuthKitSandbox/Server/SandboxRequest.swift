@@ -36,7 +36,7 @@ package struct SandboxRequest: Sendable {
 
     /// The media type of the body, lowercased, without parameters.
     var mediaType: String? {
-        header("content-type").map { String($0.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased() }
+        header("content-type").map(AuthKit.mediaType(ofContentType:))
     }
 
     /// The query's parameters; `nil` when it is not form-encoded correctly.
