@@ -24,7 +24,9 @@ enum CLIProcess {
 
     /// Runs `authkit arguments…`. `respond` is called with standard error as it
     /// grows; whatever it returns (once) is written to standard input, which is
-    /// then closed — this plays a person pasting a URL at a prompt.
+    /// then closed — this plays a person pasting a URL at a prompt. With a
+    /// `launcher`, runs `launcher… authkit arguments…` instead (a wrapper that
+    /// changes the world authkit runs in, then runs it).
     ///
     /// The waiting happens on a thread of its own, not on the concurrency
     /// pool: a test awaiting the binary must not hold up the other tests'
@@ -32,6 +34,7 @@ enum CLIProcess {
     /// was seen to fire after 16 s).
     static func run(
         _ arguments: [String], environment: [String: String], timeout: TimeInterval = 60, workingDirectory: URL? = nil,
+        launcher: [String] = [],
         respond: (@Sendable (String) -> String?)? = nil,
         interruptWhen: (@Sendable (String) -> Bool)? = nil
     ) async throws -> CLIResult {
@@ -39,7 +42,7 @@ enum CLIProcess {
             Thread {
                 continuation.resume(with: Result {
                     try runBlocking(arguments, environment: environment, timeout: timeout, workingDirectory: workingDirectory,
-                                    respond: respond, interruptWhen: interruptWhen)
+                                    launcher: launcher, respond: respond, interruptWhen: interruptWhen)
                 })
             }.start()
         }
@@ -47,11 +50,16 @@ enum CLIProcess {
 
     private static func runBlocking(
         _ arguments: [String], environment: [String: String], timeout: TimeInterval, workingDirectory: URL?,
-        respond: (@Sendable (String) -> String?)?, interruptWhen: (@Sendable (String) -> Bool)?
+        launcher: [String], respond: (@Sendable (String) -> String?)?, interruptWhen: (@Sendable (String) -> Bool)?
     ) throws -> CLIResult {
         let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+        if let wrapper = launcher.first {
+            process.executableURL = URL(fileURLWithPath: wrapper)
+            process.arguments = launcher.dropFirst() + [binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": environment["AUTHKIT_HOME"] ?? "/nonexistent"]
         env.merge(environment) { _, new in new }

@@ -50,8 +50,9 @@ extension CurlHTTPClient {
     /// `authkit_curl.h` for why it is not linked), or waits for that load to
     /// finish. A machine without it gets an error that says what to install.
     static func loadLibrary(display: String) throws {
+        guard authkit_curl_load(nil, 0) != 0 else { return }
         var reason = [CChar](repeating: 0, count: 512)
-        guard authkit_curl_load(&reason, reason.count) != 0 else { return }
+        _ = authkit_curl_load(&reason, reason.count)
         let text = reason.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         throw AuthKitError.network(url: display, reason: text)
     }
