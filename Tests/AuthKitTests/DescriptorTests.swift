@@ -46,6 +46,17 @@ import Testing
         }
     }
 
+    @Test func bundledOutlinesMatchTheirFiles() throws {
+        // The clash check trusts these instead of parsing each bundled file.
+        #expect(Set(BundledDescriptors.outlines.keys) == Set(BundledDescriptors.files.map(\.name)))
+        for (name, json) in BundledDescriptors.files {
+            let descriptor = try DescriptorLoader().decode(Data(json.utf8), file: name)
+            let outline = try #require(BundledDescriptors.outlines[name])
+            #expect(outline.id == descriptor.id, "run scripts/embed-providers: \(name)")
+            #expect(outline.placeholders == descriptor.placeholders.keys.sorted(), "run scripts/embed-providers: \(name)")
+        }
+    }
+
     @Test func qiitaIsDescribedAccurately() throws {
         let qiita = try bundledDescriptor("qiita")
         #expect(qiita.authorization?.url == "https://qiita.com/api/v2/oauth/authorize")

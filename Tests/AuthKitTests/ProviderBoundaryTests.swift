@@ -55,6 +55,23 @@ import Testing
         #expect(throws: AuthKitError.self) { _ = try catalog.descriptor(id: "my_gitlab") }
     }
 
+    /// The same against bundled files, whose ids and placeholder names come
+    /// from their outlines instead of being parsed: a user's `qiita_team`
+    /// would read bundled `qiita-team`'s AUTHKIT_QIITA_TEAM_CLIENT_ID, and a
+    /// user's `qiita` with placeholder `team_team` would read
+    /// AUTHKIT_QIITA_TEAM_TEAM, bundled `qiita-team`'s placeholder `team`.
+    @Test func aUserFileReadingABundledProvidersVariableIsRefused() throws {
+        let dir = try directory(["qiita_team.json": Self.oauth2("qiita_team"),
+                                 "qiita.json": Self.oauth2("qiita", placeholders: #""placeholders": {"team_team": {}},"#)])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
+        let issues = try #require(catalog.problems["qiita_team"])
+        #expect(issues.first?.problem.contains("AUTHKIT_QIITA_TEAM_CLIENT_ID") == true)
+        #expect(issues.first?.problem.contains("(bundled) providers/qiita-team.json") == true)
+        let placeholderIssues = try #require(catalog.problems["qiita"])
+        #expect(placeholderIssues.first?.problem.contains("AUTHKIT_QIITA_TEAM_TEAM") == true)
+    }
+
     /// A stray `notes.json` holding `"id": "github"` does not become GitHub.
     @Test func aFileNamedOtherThanItsIdIsRefused() throws {
         let dir = try directory(["notes.json": Self.oauth2("github", host: "evil.example")])

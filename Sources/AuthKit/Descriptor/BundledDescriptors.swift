@@ -1716,6 +1716,45 @@ enum BundledDescriptors {
 """#),
     ]
 
+    /// Each file's `id` and placeholder names, as in its JSON: what the
+    /// catalogue's clash check (`ProviderCatalog.sketch`) needs of every
+    /// file, so a start-up does not parse all of them to learn it.
+    static let outlines: [String: (id: String, placeholders: [String])] = [
+        "atlassian.json": ("atlassian", []),
+        "bitbucket.json": ("bitbucket", []),
+        "box.json": ("box", []),
+        "discord.json": ("discord", []),
+        "dropbox.json": ("dropbox", []),
+        "figma.json": ("figma", []),
+        "flickr.json": ("flickr", []),
+        "github-enterprise.json": ("github-enterprise", ["host"]),
+        "github.json": ("github", []),
+        "gitlab-self-managed.json": ("gitlab-self-managed", ["host"]),
+        "gitlab.json": ("gitlab", []),
+        "google.json": ("google", []),
+        "hatena.json": ("hatena", []),
+        "instagram.json": ("instagram", []),
+        "line.json": ("line", []),
+        "linkedin.json": ("linkedin", []),
+        "microsoft.json": ("microsoft", ["tenant"]),
+        "notion.json": ("notion", []),
+        "qiita-team.json": ("qiita-team", ["team"]),
+        "qiita.json": ("qiita", []),
+        "reddit.json": ("reddit", ["user_agent"]),
+        "salesforce.json": ("salesforce", ["host"]),
+        "slack.json": ("slack", []),
+        "spotify.json": ("spotify", []),
+        "strava.json": ("strava", []),
+        "trello.json": ("trello", []),
+        "tumblr-oauth2.json": ("tumblr-oauth2", []),
+        "tumblr.json": ("tumblr", []),
+        "twitch.json": ("twitch", []),
+        "twitter.json": ("twitter", []),
+        "x.json": ("x", []),
+        "yahoo-japan.json": ("yahoo-japan", []),
+        "zoom.json": ("zoom", []),
+    ]
+
     /// providers/schema.json: the shape every descriptor file is checked against.
     static let schema = #"""
 {

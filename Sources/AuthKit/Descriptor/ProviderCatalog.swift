@@ -31,6 +31,8 @@ public struct ProviderCatalog: Sendable {
         var contents: Result<Data, FileIssueBox>
         /// Position in load order: bundled files first, then each directory's.
         var order: Int
+        /// A bundled file's id and placeholder names, known without parsing it.
+        var outline: (id: String, placeholders: [String])?
     }
 
     private struct FileIssueBox: Error, Sendable { var issue: FileIssue }
@@ -73,12 +75,16 @@ public struct ProviderCatalog: Sendable {
     public init(includeBundled: Bool = false, directories: [URL]) {
         var sources = [String: [Source]]()
         var order = 0
-        func add(_ stem: String, _ path: String, _ contents: Result<Data, FileIssueBox>) {
-            sources[stem, default: []].append(Source(path: path, contents: contents, order: order))
+        func add(_ stem: String, _ path: String, _ contents: Result<Data, FileIssueBox>,
+                 outline: (id: String, placeholders: [String])? = nil) {
+            sources[stem, default: []].append(Source(path: path, contents: contents, order: order, outline: outline))
             order += 1
         }
         if includeBundled {
-            for file in Self.bundledFiles { add(Self.stem(of: file.path), file.path, .success(file.data)) }
+            for file in BundledDescriptors.files {
+                add(Self.stem(of: file.name), Self.bundledPath(file.name), .success(Data(file.json.utf8)),
+                    outline: BundledDescriptors.outlines[file.name])
+            }
         }
         for directory in directories {
             let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
@@ -173,7 +179,12 @@ public struct ProviderCatalog: Sendable {
 
     /// The environment variables a file's provider reads, from its `id` and
     /// `placeholders` alone; `nil` when the file is not JSON with an id.
+    /// A bundled file's are known from its outline: parsing all of them was
+    /// a fiftieth of a sign-in.
     private func sketch(_ source: Source) -> [String]? {
+        if let outline = source.outline {
+            return ClientSettings.environmentVariables(providerID: outline.id, placeholderNames: outline.placeholders)
+        }
         if let known = cache.sketches.withLock({ $0[source.order] }) { return known }
         var variables: [String]?
         if case .success(let data) = source.contents, case .object(let object)? = try? JSONValue(parsing: data),
@@ -247,8 +258,11 @@ public struct ProviderCatalog: Sendable {
     /// compiled in by `scripts/embed-providers` (see `BundledDescriptors`), so
     /// they need no resource bundle at run time. Each is (display path, JSON).
     package static var bundledFiles: [(path: String, data: Data)] {
-        BundledDescriptors.files.map { ("(bundled) providers/\($0.name)", Data($0.json.utf8)) }
+        BundledDescriptors.files.map { (bundledPath($0.name), Data($0.json.utf8)) }
     }
+
+    /// How a bundled file is named in messages: `(bundled) providers/github.json`.
+    private static func bundledPath(_ name: String) -> String { "(bundled) providers/\(name)" }
 
     /// `$AUTHKIT_BUNDLED_PROVIDERS`: a directory that replaces the compiled-in
     /// descriptors, for packagers who install the files under `share/` and for tests.
