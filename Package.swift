@@ -28,6 +28,13 @@
 //   AuthKitApple       ASWebAuthenticationSession user agent and Keychain store
 //                      (Apple SDKs only; their portable logic builds everywhere).
 //   authkit            the command-line tool (swift-argument-parser, swift-log).
+//
+//   On Linux, AuthKit, AuthKitOAuth1, AuthKitLoopback, AuthKitSandbox and
+//   authkit import FoundationEssentials, not Foundation (the usual
+//   `#if canImport(FoundationEssentials)` pair; Apple platforms get Foundation):
+//   the whole of Foundation would link FoundationInternationalization, ICU and a
+//   quarter more protocol conformances into every start. AuthKit/Platform holds
+//   the little they used from it (a lock, trimming, two POSIX file questions).
 //   QiitaSignInExample, TwitterSignInExample
 //                      the README's library examples, built with the package.
 //   AuthKitBenchmark, AuthKitFloor*  not products: AuthKit's side of

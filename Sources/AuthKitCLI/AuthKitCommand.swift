@@ -1,7 +1,18 @@
 import ArgumentParser
 import AuthKit
 import AuthKitLoopback
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `authkit`: sign in to OAuth providers from a terminal, keep the credentials,
 /// and use them.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a ``LoopbackUserAgent`` tells its caller while it waits, so a command
 /// line can print status ("Waiting for you to approve in the browser…") or

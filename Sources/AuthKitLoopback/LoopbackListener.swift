@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -26,7 +30,7 @@ final class LoopbackListener: @unchecked Sendable {
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let answerPromise: EventLoopPromise<URL>
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     /// The listening sockets: one, or two for `localhost` (127.0.0.1 and ::1, one port).
     private var serverChannels: [Channel] = []
     /// `http://127.0.0.1:PORT` (the requested host as written, the bound port),

@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A ``AuthKit/UserAgent`` that opens the system browser and receives the
 /// provider's redirect on a loopback HTTP listener (RFC 8252 §7.3): the way a

@@ -1,4 +1,9 @@
+import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The exit status of a launched process, awaited for a limited time.
 ///
@@ -6,7 +11,7 @@ import Foundation
 /// (report it, so the URL can be shown) from "the browser is running" (do not
 /// wait for it: the listener must keep serving meanwhile).
 final class ProcessExitWatcher: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var exitStatus: Int32?
     private var expired = false
     private var waiter: CheckedContinuation<Int32?, Never>?

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Subprocess
 #if canImport(SystemPackage)
 import SystemPackage
@@ -55,7 +59,7 @@ public struct SystemBrowser: Sendable {
     /// The candidate command lines for `url`, in the order they are tried.
     public func commands(for url: URL) -> [[String]] {
         let text = url.absoluteString
-        if let browser = environment["BROWSER"]?.trimmingCharacters(in: .whitespaces), !browser.isEmpty {
+        if let browser = environment["BROWSER"]?.trimmingSpaces(), !browser.isEmpty {
             let commands = browser.split(separator: ":").compactMap { entry -> [String]? in
                 let words = entry.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
                 guard !words.isEmpty else { return nil }

@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A local authorization server that behaves like one provider, built from
 /// that provider's descriptor: its encodings, client authentication, success
@@ -97,7 +101,7 @@ public final class Sandbox: Sendable {
 
 /// Lets the server's closure reach the emulator, which needs the bound port.
 private final class EmulatorBox: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var value: Emulator?
     var emulator: Emulator? {
         get { lock.withLock { value } }

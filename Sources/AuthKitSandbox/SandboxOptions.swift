@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How a ``Sandbox`` behaves: its one registered client, what the consent
 /// page decides, token lifetimes, and whether tokens and time are fixed.

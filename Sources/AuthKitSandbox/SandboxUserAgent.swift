@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPTypes
 
 /// Plays the user at a ``Sandbox``: opens the authorization URL, answers the
@@ -118,7 +122,7 @@ public struct SandboxUserAgent: UserAgent {
     }
 
     static func hiddenValue(_ name: String, in page: String) -> String? {
-        guard let range = page.range(of: "name=\"\(name)\" value=\"") else { return nil }
+        guard let range = page.firstRange(of: "name=\"\(name)\" value=\"") else { return nil }
         return unescape(String(page[range.upperBound...].prefix { $0 != "\"" }))
     }
 
@@ -126,13 +130,13 @@ public struct SandboxUserAgent: UserAgent {
     static func element(className: String, in page: String) -> String? { text(after: "class=\"\(className)\">", in: page) }
 
     private static func text(after marker: String, in page: String) -> String? {
-        guard let range = page.range(of: marker) else { return nil }
+        guard let range = page.firstRange(of: marker) else { return nil }
         return unescape(String(page[range.upperBound...].prefix { $0 != "<" }))
     }
 
     private static func unescape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
-            .replacingOccurrences(of: "&amp;", with: "&")
+        text.replacing("&lt;", with: "<").replacing("&gt;", with: ">")
+            .replacing("&quot;", with: "\"").replacing("&#39;", with: "'")
+            .replacing("&amp;", with: "&")
     }
 }

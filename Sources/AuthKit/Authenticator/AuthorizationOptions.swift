@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Per-attempt choices a caller makes when authorizing.
 public struct AuthorizationOptions: Sendable, Hashable {

@@ -1,4 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A ``UserAgent`` for terminals without a browser on the same machine (SSH),
 /// and for providers whose redirect cannot reach a loopback listener
@@ -17,7 +28,13 @@ public struct ManualUserAgent: UserAgent {
         write: @escaping @Sendable (String) -> Void = { text in
             var bytes = Array(text.utf8)[...]
             while !bytes.isEmpty {
-                let written = bytes.withUnsafeBytes { Foundation.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                #if canImport(Glibc)
+                let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                #elseif canImport(Musl)
+                let written = bytes.withUnsafeBytes { Musl.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                #else
+                let written = bytes.withUnsafeBytes { Darwin.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                #endif
                 if written > 0 { bytes = bytes.dropFirst(written) } else if written < 0 && errno == EINTR { continue } else { return }
             }
         },
@@ -32,7 +49,7 @@ public struct ManualUserAgent: UserAgent {
         write("Open this URL in a browser and approve access to \(session.providerName):\n\n  \(url.absoluteString)\n\n")
         guard let redirectURI = session.redirectURI else {
             write("Then type the code \(session.providerName) shows:\n")
-            guard let code = readLine()?.trimmingCharacters(in: .whitespaces), !code.isEmpty else { throw AuthKitError.cancelled }
+            guard let code = readLine()?.trimmingSpaces(), !code.isEmpty else { throw AuthKitError.cancelled }
             return .verificationCode(code)
         }
         var prompt = "Then paste the full URL the browser was sent to (it starts with \(redirectURI.absoluteString))"
@@ -41,7 +58,7 @@ public struct ManualUserAgent: UserAgent {
             prompt += ". Nothing is listening at that address, so the browser will show a connection error; the URL in its address bar is what to paste"
         }
         write(prompt + ":\n")
-        guard let line = readLine()?.trimmingCharacters(in: .whitespaces), !line.isEmpty else { throw AuthKitError.cancelled }
+        guard let line = readLine()?.trimmingSpaces(), !line.isEmpty else { throw AuthKitError.cancelled }
         // The text as pasted goes to the parser (a URL made from it first would
         // re-encode what the parser must refuse). A wrong paste is an error
         // here: there is no browser to wait for.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Something that shows the user an authorization URL and hands back where the
 /// provider sent them: the system browser with a loopback listener, a person

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The directory AuthKit keeps its user files in: `providers/` overrides,
 /// `config.json` client settings and `credentials.json`.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The per-user, per-provider values that never belong in a shipped
 /// descriptor: the client id and secret the user registered, the redirect URI

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `$AUTHKIT_HOME/config.json`: the user's client settings per provider.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a successful authorization yields, for OAuth 2.0 and OAuth 1.0a alike.
 ///

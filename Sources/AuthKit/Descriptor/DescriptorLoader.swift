@@ -1,4 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads descriptor files and turns every kind of failure into a
 /// ``FileIssue`` that names the file and the field.
@@ -10,8 +21,7 @@ package struct DescriptorLoader: Sendable {
     /// `displayPath` names the file in messages (the path as the user typed it); default the full path.
     package func load(contentsOf url: URL, displayPath: String? = nil) throws -> ProviderDescriptor {
         let path = displayPath ?? url.path
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+        if FileSystem.isDirectory(url.path) {
             throw AuthKitError.invalidFile([FileIssue(file: path, field: "", problem: "is a directory; name the descriptor files in it (for example \(path)/*.json).")])
         }
         let data: Data
@@ -120,32 +130,41 @@ package struct DescriptorLoader: Sendable {
         }
     }
 
-    /// Where JSON text is malformed, as "line L, column C: detail".
-    ///
-    /// `JSONDecoder` on Linux reports no position, but `JSONSerialization`
-    /// reports a byte offset ("around character 25"), which is turned into a
-    /// line and column a person can find in an editor.
+    /// Where JSON text is malformed, as "line L, column C: detail": AuthKit's
+    /// own parser (``JSONParser``) stops at a byte offset, which is turned
+    /// into a line and column a person can find in an editor.
     static func syntaxError(in data: Data) -> String {
         do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            _ = try JSONParser.parse(data)
             return "the document is not a JSON object"
-        } catch {
-            let detail = reason(error)
-            guard let range = detail.range(of: "character "),
-                  let offset = Int(detail[range.upperBound...].prefix { $0.isNumber }) else { return detail }
-            let prefix = data.prefix(max(0, min(offset, data.count)))
+        } catch let failure as JSONParser.Failure {
+            let prefix = data.prefix(max(0, min(failure.offset, data.count)))
             let line = prefix.filter { $0 == UInt8(ascii: "\n") }.count + 1
             let lineStart = prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? prefix.startIndex
             let column = String(decoding: prefix[lineStart...], as: UTF8.self).count + 1
-            let what = detail.replacingOccurrences(of: #" around character \d+\.?"#, with: "", options: .regularExpression)
-            return "line \(line), column \(column): \(what)"
+            return "line \(line), column \(column): \(failure.reason)"
+        } catch {
+            return reason(error)
         }
     }
 
+    /// What went wrong, in words: a file-system error's POSIX reason
+    /// ("No such file or directory"), a decoding error's description, rather
+    /// than a type name and code.
     static func reason(_ error: Error) -> String {
-        let nsError = error as NSError
-        if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
-        return nsError.localizedDescription
+        switch error {
+        case let posix as POSIXError:
+            return String(cString: strerror(posix.code.rawValue))
+        case let cocoa as CocoaError:
+            if let underlying = cocoa.underlying as? POSIXError { return String(cString: strerror(underlying.code.rawValue)) }
+            return "\(cocoa.code)"
+        case let decoding as DecodingError:
+            // Where in the document, and what: "credentials[0].providerID: required field is missing."
+            let issue = issue(for: decoding, file: "")
+            return issue.field.isEmpty ? issue.problem : "\(issue.field): \(issue.problem)"
+        default:
+            return "\(error)"
+        }
     }
 }
 

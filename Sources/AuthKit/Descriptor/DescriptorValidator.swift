@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Checks a decoded descriptor for what JSON decoding cannot: endpoint URLs
 /// that parse and use `https` (RFC 6749 §3.1, §3.2: TLS is required; loopback
@@ -37,7 +41,7 @@ package struct DescriptorValidator: Sendable {
         for name in declared.sorted() {
             let variable = ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)
             if let setting = ClientSettings.settingSuffixes.first(where: { variable.hasSuffix("_" + $0) }) {
-                issue("placeholders.\(name)", "would be read from \(variable), which is also how another provider's \(setting.lowercased().replacingOccurrences(of: "_", with: " ")) is named; choose a placeholder name that does not end in \(setting.lowercased().replacingOccurrences(of: "_", with: "-")).")
+                issue("placeholders.\(name)", "would be read from \(variable), which is also how another provider's \(setting.lowercased().replacing("_", with: " ")) is named; choose a placeholder name that does not end in \(setting.lowercased().replacing("_", with: "-")).")
             }
         }
 
@@ -133,7 +137,7 @@ package struct DescriptorValidator: Sendable {
 
     // MARK: - Helpers
 
-    private static let idCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789-_")
+    private static let idCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789-_".unicodeScalars)
 
     /// A provider id or placeholder name: lowercase letters, digits, '-' and '_'
     /// (it becomes a file name and part of an environment variable's name).
@@ -177,7 +181,7 @@ package struct DescriptorValidator: Sendable {
         }
         // Substitute harmless values so the URL's shape can be checked.
         var sample = text
-        for name in Set(names) { sample = sample.replacingOccurrences(of: "{\(name)}", with: "x") }
+        for name in Set(names) { sample = sample.replacing("{\(name)}", with: "x") }
         guard !text.isEmpty else {
             issue(field, "missing endpoint URL.")
             return

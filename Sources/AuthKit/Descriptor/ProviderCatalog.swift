@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The providers AuthKit knows: the bundled `providers/*.json`, then the user's
 /// `$AUTHKIT_HOME/providers`, then any directories the caller adds. A later
@@ -87,7 +91,8 @@ public struct ProviderCatalog: Sendable {
             }
         }
         for directory in directories {
-            let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            let files = names.map { directory.appendingPathComponent($0) }
             for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent })
             where file.pathExtension == "json" && file.lastPathComponent != "schema.json" {
                 let stem = file.deletingPathExtension().lastPathComponent

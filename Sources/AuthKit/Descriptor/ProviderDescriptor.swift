@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Everything AuthKit knows about one provider, loaded from `providers/<id>.json`.
 ///
@@ -101,7 +105,7 @@ public struct ProviderDescriptor: Sendable, Hashable {
         let urls = [authorization?.url, token?.url, followUp?.url, refresh?.url, revocation?.url, oauth1?.requestTokenURL,
                     oauth1?.authorizeURL, oauth1?.authenticateURL, oauth1?.accessTokenURL, oauth1?.invalidateTokenURL]
         return Set(urls.compactMap { text in
-            guard let text, let start = text.range(of: "://")?.upperBound else { return nil }
+            guard let text, let start = text.firstRange(of: "://")?.upperBound else { return nil }
             return String(text[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }).lowercased()
         })
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Checks a descriptor's JSON against `providers/schema.json` and reports
 /// **every** problem, each by its field and in words: a wrong type, a value

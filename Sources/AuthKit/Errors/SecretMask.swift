@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Masks the secrets a request carried in text its answer brought back.
 ///
@@ -20,8 +24,8 @@ package struct SecretMask: Sendable {
         var text = text
         for secret in secrets {
             let encoded = PercentEncoding.encode(secret)
-            for form in [secret, encoded, PercentEncoding.encode(encoded), encoded.replacingOccurrences(of: "%20", with: "+")] {
-                text = text.replacingOccurrences(of: form, with: "••••")
+            for form in [secret, encoded, PercentEncoding.encode(encoded), encoded.replacing("%20", with: "+")] {
+                text = text.replacing(form, with: "••••")
             }
         }
         return text

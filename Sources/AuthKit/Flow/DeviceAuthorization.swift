@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A device authorization in progress (RFC 8628 §3.2): the code the user
 /// enters at ``verificationURI`` on another device, while this one polls.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPTypes
 import Logging
 
@@ -198,7 +202,7 @@ public struct OAuth2Client: Authenticator {
     /// The body is not read: a bearer token does not cover it.
     public func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest {
         try checkCredential(credential)
-        guard credential.tokenType.caseInsensitiveCompare("bearer") == .orderedSame else {
+        guard credential.tokenType.lowercased() == "bearer" else {
             throw AuthKitError.misuse(.unsupportedTokenType(credential.tokenType))
         }
         var request = request

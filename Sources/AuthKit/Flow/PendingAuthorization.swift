@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One authorization attempt between "send the user to the provider" and
 /// "the provider sent the user back".

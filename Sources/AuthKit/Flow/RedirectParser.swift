@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reads the provider's answer out of a redirect URL: OAuth 2.0's (RFC 6749
 /// §4.1.2) and OAuth 1.0a's callback (RFC 5849 §2.2) alike.
@@ -56,7 +60,7 @@ package struct RedirectParser: Sendable {
     /// The decoded query parameters of `text`, once it has passed checks 1–3.
     /// - Throws: ``AuthKitError/redirect(_:)`` naming the first check it fails.
     package func parameters(of text: String, expectedTarget: String) throws -> [String: String] {
-        var text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        var text = text.trimmingSpacesAndNewlines()
         if let appendedFragment, text.hasSuffix("#" + appendedFragment) {
             text.removeLast(appendedFragment.count + 1)
         }

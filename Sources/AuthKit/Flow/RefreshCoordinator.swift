@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Merges concurrent refreshes of one credential into one request.
 ///
@@ -14,7 +18,7 @@ import Foundation
 /// cancellation it did not ask for.
 final class RefreshCoordinator: @unchecked Sendable {
     /// Guards `inFlight` and every flight's state: one lock, taken briefly.
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var inFlight: [String: Flight] = [:]
 
     func refresh(_ credential: Credential, using operation: @escaping @Sendable () async throws -> Credential) async throws -> Credential {

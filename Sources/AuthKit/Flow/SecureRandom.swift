@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Darwin)
 import Darwin
 #else
@@ -123,7 +127,7 @@ private final class RandomPool: @unchecked Sendable {
         return pool
     }()
 
-    let lock = NSLock()
+    let lock = ThreadLock()
     private var bytes = [UInt8](repeating: 0, count: 4096)
     /// How many bytes at the end of `bytes` are still unused.
     private var available = 0

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Turns a token endpoint's HTTP response into a ``Credential`` or a typed error
 /// (RFC 6749 §5.1, §5.2), following the descriptor's ``TokenResponseMapping``.
@@ -177,7 +181,7 @@ package struct TokenResponseParser: Sendable {
         switch value {
         case .integer(let number): seconds = Double(number)
         case .number(let number): seconds = number
-        case .string(let text): seconds = Double(text.trimmingCharacters(in: .whitespaces))
+        case .string(let text): seconds = Double(text.trimmingSpaces())
         default: seconds = nil
         }
         guard let seconds, seconds.isFinite, seconds >= 0, seconds < 1e11 else {
@@ -217,7 +221,7 @@ package struct TokenResponseParser: Sendable {
 
     /// The `error="…"` parameter of a `WWW-Authenticate` challenge (RFC 6750 §3).
     static func challengeError(_ challenge: String) -> String? {
-        guard let range = challenge.range(of: "error=\"") else { return nil }
+        guard let range = challenge.firstRange(of: "error=\"") else { return nil }
         let rest = challenge[range.upperBound...]
         return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
     }

@@ -1,6 +1,17 @@
 #if canImport(CCurl)
 import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTPTypes
 
 /// ``HTTPClient`` on libcurl's easy interface: the default on Linux.
@@ -70,7 +81,7 @@ private final class CurlTransfer: @unchecked Sendable {
     let timeout: TimeInterval
     let display: String
 
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var headContinuation: CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>?
     private var cancelled = false
     private var status = 0
@@ -178,7 +189,7 @@ private final class CurlTransfer: @unchecked Sendable {
     /// One header line. A status line starts a new head (after `100 Continue`);
     /// the empty line ends it, and a final head is handed over.
     private func header(_ line: UnsafeRawBufferPointer) -> Bool {
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: line, as: UTF8.self).trimmingSpacesAndNewlines()
         if text.hasPrefix("HTTP/") {
             let parts = text.split(separator: " ", maxSplits: 2)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
@@ -186,7 +197,7 @@ private final class CurlTransfer: @unchecked Sendable {
         } else if text.isEmpty {
             if status >= 200 { deliverHead() }
         } else if let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) {
-            fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingSpaces()))
         }
         return !isCancelled
     }

@@ -1,6 +1,17 @@
 #if canImport(CCurl)
 import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The threads ``CurlHTTPClient`` runs its transfers on.
 ///
@@ -36,7 +47,7 @@ final class CurlWorkers: @unchecked Sendable {
 
     /// Idle workers kept for later transfers.
     let keptIdle: Int
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var idle: [Worker] = []
 
     init(keptIdle: Int) { self.keptIdle = keptIdle }
@@ -51,6 +62,11 @@ final class CurlWorkers: @unchecked Sendable {
             let index = idle.lastIndex { $0.origin == origin } ?? idle.indices.last
             return index.map { idle.remove(at: $0) }
         } ?? Worker(pool: self)
+        guard let worker else {
+            // No thread to run it on: reported as a transfer without a handle.
+            transfer(nil)()
+            return
+        }
         worker.origin = origin
         worker.submit(transfer)
     }
@@ -69,16 +85,33 @@ final class CurlWorkers: @unchecked Sendable {
 
     /// One thread and its easy handle.
     fileprivate final class Worker: @unchecked Sendable {
-        private let condition = NSCondition()
+        private let condition = ThreadLock.Condition()
         private var next: Transfer?
         /// Where its last transfer went; read and written under the pool's lock
         /// or before the worker is handed its transfer.
         var origin = ""
 
-        init(pool: CurlWorkers) {
-            let thread = Thread { [self] in loop(pool: pool) }
-            thread.name = "authkit.curl"
-            thread.start()
+        /// nil when no thread can be started (the process is at its limit).
+        init?(pool: CurlWorkers) {
+            // A thread of its own (pthread: FoundationEssentials has no Thread).
+            let body = Unmanaged.passRetained(Body { [self] in loop(pool: pool) }).toOpaque()
+            var thread = pthread_t()
+            let started = pthread_create(&thread, nil, { raw in
+                let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
+                body.run()
+                return nil
+            }, body)
+            guard started == 0 else {
+                Unmanaged<Body>.fromOpaque(body).release()
+                return nil
+            }
+            pthread_detach(thread)
+        }
+
+        /// What a new worker thread runs.
+        private final class Body {
+            let run: () -> Void
+            init(_ run: @escaping () -> Void) { self.run = run }
         }
 
         func submit(_ transfer: @escaping Transfer) {

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
 
 /// Fires an action when a deadline passes, for ``withDeadline(_:display:_:)``.
 ///
@@ -17,7 +22,7 @@ final class DeadlineWatchdog: @unchecked Sendable {
         var action: @Sendable () -> Void
     }
 
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var entries: [UInt64: Entry] = [:]
     /// Registrations whose deadline passed, until ``finish(_:)`` asks.
     private var fired: Set<UInt64> = []

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A response body as it arrives: chunks of bytes, after content decoding.
 ///
@@ -71,7 +75,7 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
 
     /// Fires `onCancel` once.
     final class Cancellation: @unchecked Sendable {
-        private let lock = NSLock()
+        private let lock = ThreadLock()
         private var action: (@Sendable () -> Void)?
         init(_ action: @escaping @Sendable () -> Void) { self.action = action }
         func fire() {

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
 
 /// The rules a request that carries a credential is sent under: whether a
 /// redirect is followed, how much of the answer is read, and for how long.

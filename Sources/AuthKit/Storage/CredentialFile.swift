@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The on-disk document of ``FileCredentialStore``: a version and a list.
 ///

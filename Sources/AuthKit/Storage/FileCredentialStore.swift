@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -82,7 +86,7 @@ public struct FileCredentialStore: CredentialStore {
     /// `qiita` or `qiita.work`, with anything but letters, digits, `-`, `_`, `.` as `_`.
     package static func fileName(for key: CredentialKey) -> String {
         (key.providerID + (key.label.map { "." + $0 } ?? "")).unicodeScalars
-            .map { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" || $0 == "." ? String($0) : "_" }.joined()
+            .map { $0.isAlphanumeric || $0 == "-" || $0 == "_" || $0 == "." ? String($0) : "_" }.joined()
     }
 
     /// Problems with the store's permissions, each with the command that fixes it.
@@ -145,7 +149,8 @@ public struct FileCredentialStore: CredentialStore {
             }
             throw AuthKitError.store(path: path, reason: "cannot be read (\(String(cString: strerror(errno)))).")
         }
-        let data = try FileHandle(fileDescriptor: fd, closeOnDealloc: true).readToEnd() ?? Data()
+        defer { close(fd) }
+        let data = try FileSystem.readToEnd(fd)
         if data.isEmpty { return [] }
         do {
             let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)
@@ -156,9 +161,14 @@ public struct FileCredentialStore: CredentialStore {
         } catch let error as AuthKitError {
             throw error
         } catch {
+            // Malformed JSON is located by line and column; anything else named by field.
+            var what = DescriptorLoader.reason(error)
+            if case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                what = "not JSON: \(DescriptorLoader.syntaxError(in: data))"
+            }
             throw AuthKitError.store(
                 path: path,
-                reason: "is not a valid credentials file (\(DescriptorLoader.reason(error))). It was left untouched; fix it, or move it away to start afresh.")
+                reason: "is not a valid credentials file (\(what)). It was left untouched; fix it, or move it away to start afresh.")
         }
     }
 
@@ -228,9 +238,8 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     private func ensureDirectory() throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw AuthKitError.store(path: directory.path, reason: "exists but is not a directory.") }
+        if FileManager.default.fileExists(atPath: directory.path) {
+            guard FileSystem.isDirectory(directory.path) else { throw AuthKitError.store(path: directory.path, reason: "exists but is not a directory.") }
         } else {
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -3,7 +3,11 @@ import AuthKit
 import AuthKitLoopback
 import AuthKitOAuth1
 import AuthKitSandbox
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 struct Authorize: WorkspaceCommand {
     static let sendsRequests = true
@@ -207,7 +211,7 @@ struct Authorize: WorkspaceCommand {
 
     /// What the wait has seen, for the status line and the final message.
     final class WaitState: @unchecked Sendable {
-        private let lock = NSLock()
+        private let lock = ThreadLock()
         private var strays = 0
         private var refused = 0
         /// Who the wait is for: the user, or the sandbox's scripted browser.

@@ -1,6 +1,17 @@
 import ArgumentParser
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTPTypes
 import Logging
 
@@ -86,7 +97,7 @@ struct Request: WorkspaceCommand {
         }
         var request = OutgoingRequest(method: HTTPRequest.Method(method.uppercased()) ?? .get, url: target)
         for line in header {
-            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingSpaces() }
             guard parts.count == 2, HTTPField.Name(parts[0]) != nil else { throw CLIError("-H takes 'Name: value'; got '\(line)'.") }
             request.setHeader(parts[0], parts[1])
         }

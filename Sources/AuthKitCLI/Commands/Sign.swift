@@ -1,7 +1,11 @@
 import ArgumentParser
 import AuthKit
 import AuthKitOAuth1
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 struct Sign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

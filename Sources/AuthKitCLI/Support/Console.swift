@@ -1,4 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where `authkit` writes. Results go to standard output, everything else
 /// (prompts, progress, warnings, errors) to standard error, so
@@ -22,7 +33,7 @@ enum Console {
         data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if written > 0 { offset += written } else if written < 0 && errno == EINTR { continue } else { return false }
             }
             return true
@@ -45,7 +56,7 @@ enum BrowserAvailability {
     /// `nil` when one can (a `$BROWSER`, a display, a Mac's own session); else
     /// what is missing, for the message.
     static func missing(_ environment: [String: String]) -> String? {
-        if let browser = environment["BROWSER"], !browser.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
+        if let browser = environment["BROWSER"], !browser.trimmingSpaces().isEmpty { return nil }
         let overSSH = environment["SSH_CONNECTION"] != nil || environment["SSH_TTY"] != nil
         #if os(macOS)
         return overSSH ? "an SSH session: the browser would open on the remote Mac's screen" : nil
@@ -54,5 +65,19 @@ enum BrowserAvailability {
         if display { return nil }
         return overSSH ? "an SSH session without a display" : "no display ($DISPLAY and $WAYLAND_DISPLAY are unset) and no $BROWSER"
         #endif
+    }
+}
+
+/// write(2), named apart from ``Console/write(_:to:)``.
+private func systemWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(fd, bytes, count)
+}
+
+extension String {
+    /// This text cut or padded with spaces to `width` characters: a column
+    /// of a table (`padding(toLength:withPad:startingAt:)` is Foundation's,
+    /// which authkit does not link on Linux).
+    func padded(to width: Int) -> String {
+        count >= width ? String(prefix(width)) : self + String(repeating: " ", count: width - count)
     }
 }

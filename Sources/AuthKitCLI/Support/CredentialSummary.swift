@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The human-readable lines `authkit` prints about a credential: never a
 /// secret, only its last four characters. Every value a provider (or a label
@@ -18,7 +22,7 @@ enum CredentialSummary {
             lines.append("sign in again by: \(stamp(deadline, now: now)) (when the refresh token expires)")
         }
         for key in ["screen_name", "user_id"] {
-            if let value = credential.rawFields[key]?.scalarText { lines.append("\(key.replacingOccurrences(of: "_", with: " ")): \(safe(value))") }
+            if let value = credential.rawFields[key]?.scalarText { lines.append("\(key.replacing("_", with: " ")): \(safe(value))") }
         }
         return lines
     }

@@ -1,6 +1,10 @@
 import AuthKit
 import AuthKitLoopback
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What the command line says about a library error: the library's message in
 /// the library's terms, plus what to type here (the flags and commands the
@@ -15,13 +19,13 @@ enum ErrorReport {
         case .signInRequired(let key, _):
             let label = key.label.map { " --label \($0)" } ?? ""
             return error.description
-                .replacingOccurrences(of: "Sign in again.", with: "Sign in again: authkit authorize --provider \(key.providerID)\(label)")
-                .replacingOccurrences(of: "Sign in first.", with: "Sign in first: authkit authorize --provider \(key.providerID)\(label)")
+                .replacing("Sign in again.", with: "Sign in again: authkit authorize --provider \(key.providerID)\(label)")
+                .replacing("Sign in first.", with: "Sign in first: authkit authorize --provider \(key.providerID)\(label)")
         case .notSupported(_, .deviceGrant):
-            return error.description.replacingOccurrences(of: "(ManualUserAgent)", with: "(--manual)")
+            return error.description.replacing("(ManualUserAgent)", with: "(--manual)")
         case .unusableRedirectURI:
-            return error.description.replacingOccurrences(of: "use ManualUserAgent", with: "use --manual")
-                .replacingOccurrences(of: "or ManualUserAgent", with: "or --manual")
+            return error.description.replacing("use ManualUserAgent", with: "use --manual")
+                .replacing("or ManualUserAgent", with: "or --manual")
         default:
             return error.description
         }

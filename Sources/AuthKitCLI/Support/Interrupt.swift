@@ -1,5 +1,16 @@
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Ends `authkit` cleanly on Ctrl-C: one line on standard error and exit
 /// status 130, instead of a stack of cancelled-task errors.

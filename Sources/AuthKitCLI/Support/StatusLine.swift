@@ -1,4 +1,17 @@
+import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +24,7 @@ import Glibc
 /// erase-line. A wrapped line would leave a stale copy on the screen at every
 /// redraw and scroll the sign-in URL away.
 final class StatusLine: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var timer: DispatchSourceTimer?
     private var message = ""
     private var frame = 0

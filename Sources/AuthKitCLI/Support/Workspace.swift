@@ -1,7 +1,11 @@
 import AuthKit
 import AuthKitOAuth1
 import AuthKitSandbox
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a command needs from the environment: the provider catalogue, the
 /// user's configuration, the credential store, and authenticators built from them.
@@ -20,8 +24,7 @@ struct Workspace {
         for (name, url) in [("$AUTHKIT_BUNDLED_PROVIDERS", ProviderCatalog.bundledDirectoryOverride(environment: environment))]
             + global.providerDirectoryURLs.map({ ("--providers-dir", Optional($0)) }) {
             guard let url else { continue }
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard FileSystem.isDirectory(url.path) else {
                 throw CLIError("\(name) names \(url.path), which is not a directory of provider files.", status: .usage)
             }
         }

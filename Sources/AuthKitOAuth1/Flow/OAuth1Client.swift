@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPTypes
 import Logging
 
@@ -150,7 +154,7 @@ public struct OAuth1Client: Authenticator {
     /// Exchanges the request token and verifier (from the callback, or the PIN
     /// the user typed) for the access token (RFC 5849 §2.3).
     public func exchange(verifier: String, pending: OAuth1PendingAuthorization, label: String? = nil) async throws -> Credential {
-        let verifier = verifier.trimmingCharacters(in: .whitespacesAndNewlines)
+        let verifier = verifier.trimmingSpacesAndNewlines()
         guard !verifier.isEmpty else { throw AuthKitError.redirect(.missingVerifier) }
         let url = try Self.url(endpoints.accessTokenURL, field: "accessTokenURL", descriptor: descriptor)
         let header = try signer.authorizationHeader(

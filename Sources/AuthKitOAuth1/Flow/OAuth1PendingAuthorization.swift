@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What must be kept between sending the user to the provider and their
 /// return: the temporary credentials of RFC 5849 §2.1 and the callback they

@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Turns the answer of an OAuth 1.0a endpoint into form fields or a typed error.
 ///
@@ -98,11 +102,11 @@ struct ReplyParser {
     /// The text of an HTML page's `<title>`, if short and present.
     static func htmlTitle(in body: Data) -> String? {
         let text = String(decoding: body.prefix(4096), as: UTF8.self)
-        guard let open = text.range(of: "<title", options: .caseInsensitive),
-              let close = text.range(of: ">", range: open.upperBound..<text.endIndex),
-              let end = text.range(of: "</title>", options: .caseInsensitive, range: close.upperBound..<text.endIndex)
+        guard let open = text.firstMatch(of: #/<title/#.ignoresCase()),
+              let close = text[open.range.upperBound...].firstIndex(of: ">"),
+              let end = text[close...].firstMatch(of: #/</title>/#.ignoresCase())
         else { return nil }
-        let title = clip(String(text[close.upperBound..<end.lowerBound]))
+        let title = clip(String(text[text.index(after: close)..<end.range.lowerBound]))
         return title.isEmpty ? nil : title
     }
 
@@ -114,7 +118,7 @@ struct ReplyParser {
 
     /// One line, printable, at most 200 characters.
     static func clip(_ text: String) -> String {
-        let oneLine = text.unicodeScalars.map { CharacterSet.controlCharacters.contains($0) ? " " : String($0) }.joined()
+        let oneLine = text.unicodeScalars.map { $0.isControl ? " " : String($0) }.joined()
             .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
         return oneLine.count > 200 ? String(oneLine.prefix(200)) + "…" : oneLine
     }

@@ -1,5 +1,16 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The request parameters that enter a signature (RFC 5849 §3.4.1.3), already
 /// percent-encoded, in one caller-provided buffer.

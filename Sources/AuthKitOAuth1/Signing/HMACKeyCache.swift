@@ -1,4 +1,9 @@
+import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The HMAC state for the last signing key, so the next request signed with
 /// the same token does not redo the key setup (RFC 2104 §2: the key is padded
@@ -9,7 +14,7 @@ import Foundation
 /// a different token only costs a key setup. The entry holds no more than the
 /// signer already holds (its consumer secret, and the token secret it is given).
 final class HMACKeyCache<State: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var tokenSecret: String?
     private var state: State?
 

@@ -1,6 +1,10 @@
 import AuthKit
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Signs HTTP requests per RFC 5849 §3: builds the protocol parameters, the
 /// signature base string and the `Authorization: OAuth …` header.

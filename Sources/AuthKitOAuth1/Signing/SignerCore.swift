@@ -1,6 +1,10 @@
 import AuthKit
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The immutable state of an ``OAuth1Signer`` and the signing itself: the
 /// consumer key, the encoded consumer secret, and the prepared HMAC keys.

@@ -1,6 +1,10 @@
 import AuthKit
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The authorization endpoint (RFC 6749 §4.1.1–4.1.2) and the consent page.
 extension Emulator {
@@ -134,7 +138,7 @@ extension Emulator {
         let expected: String
         if method == "S256" {
             expected = Data(SHA256.hash(data: Data(verifier.utf8))).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                .replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: "")
         } else {
             expected = verifier
         }

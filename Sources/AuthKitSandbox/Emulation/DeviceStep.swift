@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The device authorization grant (RFC 8628): the device authorization
 /// endpoint (§3.1–3.2), the page where the user enters the code (§3.3), and

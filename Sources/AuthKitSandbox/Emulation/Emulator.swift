@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The provider emulation behind a ``Sandbox``: routes each request to the
 /// step of the descriptor it belongs to and answers as that provider would.
@@ -15,7 +19,7 @@ package final class Emulator: @unchecked Sendable {
     let issuer: String
     let registeredRedirects: [String]
     private let routes: [Route]
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     /// Guarded by `lock`.
     var ledger: GrantLedger
     private var eventLog: [SandboxEvent] = []
@@ -183,7 +187,7 @@ package final class Emulator: @unchecked Sendable {
     /// `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1).
     static func basicCredentials(_ header: String) -> (String, String)? {
         guard header.lowercased().hasPrefix("basic "),
-              let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+              let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingSpaces()),
               let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":"),
               let id = PercentEncoding.decode(String(text[..<colon]), plusAsSpace: true),
               let secret = PercentEncoding.decode(String(text[text.index(after: colon)...]), plusAsSpace: true)

@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Everything the sandbox has issued, in memory: authorization requests
 /// waiting for consent, codes, grants and their tokens, device codes, and
@@ -94,7 +98,10 @@ struct GrantLedger: Sendable {
     /// look-alikes, shown as XXXX-XXXX.
     mutating func mintUserCode() -> String {
         counter += 1
-        if deterministic { return String(format: "SAND-%04d", counter % 10000) }
+        if deterministic {
+            let digits = String(counter % 10000)
+            return "SAND-" + String(repeating: "0", count: 4 - digits.count) + digits
+        }
         let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
         let picked = SecureRandom.bytes(8).map { alphabet[Int($0) % alphabet.count] }
         return String(picked[0..<4]) + "-" + String(picked[4...])

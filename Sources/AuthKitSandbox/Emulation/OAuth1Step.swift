@@ -1,6 +1,10 @@
 import AuthKit
 import AuthKitOAuth1
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// OAuth 1.0a (RFC 5849): temporary credentials (§2.1), the authorization
 /// page (§2.2), token credentials (§2.3), and signature checks (§3.2) on
@@ -165,7 +169,7 @@ extension Emulator {
         guard header.lowercased().hasPrefix("oauth ") else { return nil }
         var fields = [(String, String)]()
         for part in header.dropFirst(6).split(separator: ",") {
-            let pair = part.trimmingCharacters(in: .whitespaces)
+            let pair = part.trimmingSpaces()
             guard let equals = pair.firstIndex(of: "=") else { return nil }
             var value = pair[pair.index(after: equals)...]
             guard value.count >= 2, value.first == "\"", value.last == "\"" else { return nil }

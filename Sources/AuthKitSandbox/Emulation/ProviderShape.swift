@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Token answers and errors written where the descriptor says the client
 /// reads them: Qiita's token at `token` with status 201, Instagram's error

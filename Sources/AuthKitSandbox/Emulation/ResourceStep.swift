@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A protected resource, so a signed-in client has something to call
 /// (`/whoami`: the account and scopes; `/echo`: what arrived), and the
@@ -24,7 +28,7 @@ extension Emulator {
             guard let header = request.header("authorization"), header.lowercased().hasPrefix("bearer ") else {
                 return bearerChallenge(nil, "no Bearer token (RFC 6750 §2.1)")
             }
-            let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+            let token = String(header.dropFirst(7)).trimmingSpaces()
             guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now) else {
                 return bearerChallenge("invalid_token", "the access token is unknown, expired or revoked")
             }

@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a provider's endpoints live in the sandbox: every URL
 /// `https://HOST/PATH` of the descriptor becomes `BASE/HOST/PATH`, so one
@@ -22,7 +26,7 @@ package struct SandboxAddress: Sendable {
     /// `https://qiita.com/api/v2/oauth/authorize` → `BASE/qiita.com/api/v2/oauth/authorize`.
     /// Placeholders (`https://{team}.qiita.com/…`) stay placeholders.
     func rewrite(_ url: String) -> String {
-        guard let start = url.range(of: "://")?.upperBound else { return url }
+        guard let start = url.firstRange(of: "://")?.upperBound else { return url }
         return base + "/" + url[start...]
     }
 
@@ -39,7 +43,7 @@ package struct SandboxAddress: Sendable {
     func issuer(for descriptor: ProviderDescriptor) -> String {
         if let issuer = descriptor.issuer?.identifier { return rewrite(issuer) }
         let any = descriptor.authorization?.url ?? descriptor.oauth1?.authorizeURL ?? ""
-        guard let start = any.range(of: "://")?.upperBound else { return base }
+        guard let start = any.firstRange(of: "://")?.upperBound else { return base }
         return base + "/" + any[start...].prefix { $0 != "/" && $0 != "?" }
     }
 

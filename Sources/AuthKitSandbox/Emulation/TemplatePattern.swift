@@ -64,7 +64,7 @@ struct TemplatePattern: Sendable, Hashable {
             }
             // Try each place the next literal occurs, shortest capture first.
             var searchStart = text.index(after: text.startIndex)
-            while searchStart <= text.endIndex, let found = text[searchStart...].range(of: next) {
+            while searchStart <= text.endIndex, let found = text[searchStart...].firstRange(of: next) {
                 var attempt = captures
                 attempt[name] = String(text[..<found.lowerBound])
                 if match(rest, text[found.lowerBound...], &attempt) {

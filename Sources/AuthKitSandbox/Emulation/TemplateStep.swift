@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A request that fits one of the descriptor's templates (follow-up exchange,
 /// provider refresh, revocation): the right method, the fixed parameters, and

@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The token endpoint (RFC 6749 §3.2): the code exchange (§4.1.3), refresh
 /// (§6) with rotation and reuse detection, and device-code polls (RFC 8628 §3.4).

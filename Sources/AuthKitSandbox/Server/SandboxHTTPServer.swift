@@ -1,4 +1,9 @@
+import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -15,7 +20,7 @@ final class SandboxHTTPServer: @unchecked Sendable {
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private var channel: Channel?
-    private let lock = NSLock()
+    private let lock = ThreadLock()
     private var stopped = false
     let respond: @Sendable (SandboxRequest) -> SandboxResponse
 

@@ -1,5 +1,9 @@
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A request as the emulation reads it: the raw target split once, the
 /// parameters of the query and of a form or JSON body.

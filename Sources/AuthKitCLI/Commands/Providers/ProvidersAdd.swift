@@ -1,6 +1,10 @@
 import ArgumentParser
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 struct ProvidersAdd: WorkspaceCommand {
     static let sendsRequests = true

@@ -32,8 +32,8 @@ struct ProvidersList: WorkspaceCommand {
             let width = max(2, rows.map(\.id.count).max() ?? 0)
             for row in rows {
                 let origin = row.overrides.map { _ in "  (override: \(row.file))" } ?? ""
-                Console.out(row.id.padding(toLength: width + 2, withPad: " ", startingAt: 0)
-                    + row.protocol.padding(toLength: 8, withPad: " ", startingAt: 0) + DisplayText.sanitized(row.name) + origin)
+                Console.out(row.id.padded(to: width + 2)
+                    + row.protocol.padded(to: 8) + DisplayText.sanitized(row.name) + origin)
             }
         }
         for (stem, issues) in workspace.catalog.problems.sorted(by: { $0.key < $1.key }) {

@@ -1,6 +1,10 @@
 import ArgumentParser
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 struct ProvidersOverride: WorkspaceCommand {
     static let configuration = CommandConfiguration(

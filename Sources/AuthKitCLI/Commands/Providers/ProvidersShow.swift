@@ -1,6 +1,17 @@
 import ArgumentParser
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 struct ProvidersShow: WorkspaceCommand {
     static let configuration = CommandConfiguration(
@@ -28,7 +39,7 @@ struct ProvidersShow: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         if bundled {
             guard let file = ProviderCatalog.bundledFiles.first(where: { $0.path.hasSuffix("/\(id).json") }) else {
-                throw CLIError("No bundled descriptor is named '\(id)'. Bundled: \(ProviderCatalog.bundledFiles.map { ($0.path as NSString).lastPathComponent.replacingOccurrences(of: ".json", with: "") }.joined(separator: ", ")).")
+                throw CLIError("No bundled descriptor is named '\(id)'. Bundled: \(ProviderCatalog.bundledFiles.map { URL(fileURLWithPath: $0.path).deletingPathExtension().lastPathComponent }.joined(separator: ", ")).")
             }
             Console.write(file.data, to: STDOUT_FILENO)
             return

@@ -1,6 +1,10 @@
 import ArgumentParser
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 struct ProvidersValidate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,7 +22,7 @@ struct ProvidersValidate: AsyncParsableCommand {
     func run() async throws {
         var failed = false
         for file in files {
-            if (file as NSString).lastPathComponent == "schema.json" {
+            if URL(fileURLWithPath: file).lastPathComponent == "schema.json" {
                 // `providers validate providers/*.json` names the schema too.
                 Console.out("\(file): skipped (the JSON Schema descriptors follow, not a descriptor)")
                 continue

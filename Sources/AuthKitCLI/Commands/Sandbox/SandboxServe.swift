@@ -1,7 +1,11 @@
 import ArgumentParser
 import AuthKit
 import AuthKitSandbox
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `authkit sandbox serve`: the emulation, until Ctrl-C.
 struct SandboxServe: WorkspaceCommand {

@@ -2,7 +2,11 @@ import ArgumentParser
 import AuthKit
 import AuthKitLoopback
 import AuthKitSandbox
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPTypes
 
 /// `authkit sandbox try`: the whole sign-in against an emulation, every step shown.

@@ -1,6 +1,10 @@
 import ArgumentParser
 import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 struct TokenList: WorkspaceCommand {
     static let configuration = CommandConfiguration(
@@ -42,7 +46,7 @@ struct TokenList: WorkspaceCommand {
         let widths = zip([accounts, tokens, expiries], ["ACCOUNT", "TOKEN", "EXPIRES"]).map { column, title in
             max(title.count, column.map(\.count).max() ?? 0)
         }
-        func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+        func pad(_ text: String, _ width: Int) -> String { text.padded(to: width) }
         Console.out(pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES")
         for (index, credential) in credentials.enumerated() {
             if let warning = CredentialSummary.signInWarning(credential) { Console.err(warning) }

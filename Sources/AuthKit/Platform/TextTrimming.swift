@@ -1,0 +1,55 @@
+/// What AuthKit used Foundation's `CharacterSet` for, on the standard
+/// library alone (FoundationEssentials, which AuthKit imports on Linux, has no
+/// `CharacterSet`). The whitespace classes match Foundation's on Linux
+/// exactly; the other two follow the Unicode general categories as the
+/// standard library knows them, where Foundation's tables on Linux lag (they
+/// lack Tangut and the letters of Unicode 15.1 and later, and count unassigned
+/// scalars of plane 14 as control characters). PlatformTests holds both to that.
+extension Unicode.Scalar {
+    /// `CharacterSet.whitespaces`: Unicode general category Zs, tab, and (as
+    /// Foundation on Linux has it) U+200B ZERO WIDTH SPACE, so one pasted
+    /// with a URL or a code is trimmed too.
+    package var isSpace: Bool { self == "\t" || self == "\u{200B}" || properties.generalCategory == .spaceSeparator }
+
+    /// `CharacterSet.whitespacesAndNewlines`: the above, and U+000A–U+000D, U+0085, U+2028, U+2029.
+    package var isSpaceOrNewline: Bool {
+        isSpace || ("\n"..."\r").contains(self) || self == "\u{85}" || self == "\u{2028}" || self == "\u{2029}"
+    }
+
+    /// `CharacterSet.alphanumerics`: general categories L*, M* and N*.
+    /// Only lock files' names derive from it (``FileCredentialStore``), so
+    /// where Foundation's older table differs nothing stored is affected.
+    package var isAlphanumeric: Bool {
+        switch properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .nonspacingMark, .spacingMark, .enclosingMark,
+             .decimalNumber, .letterNumber, .otherNumber:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// `CharacterSet.controlCharacters`: general categories Cc and Cf.
+    package var isControl: Bool {
+        let category = properties.generalCategory
+        return category == .control || category == .format
+    }
+}
+
+extension StringProtocol {
+    /// `trimmingSpaces()`.
+    package func trimmingSpaces() -> String { trimming { $0.isSpace } }
+
+    /// `trimmingSpacesAndNewlines()`.
+    package func trimmingSpacesAndNewlines() -> String { trimming { $0.isSpaceOrNewline } }
+
+    private func trimming(_ drop: (Unicode.Scalar) -> Bool) -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !drop($0) }) else { return "" }
+        let last = scalars.lastIndex(where: { !drop($0) })!
+        var kept = String.UnicodeScalarView()
+        kept.append(contentsOf: scalars[first...last])
+        return String(kept)
+    }
+}

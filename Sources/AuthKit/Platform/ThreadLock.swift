@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A mutual-exclusion lock for threads: a `pthread_mutex_t`, which is all
+/// `NSLock` is on Linux. AuthKit's modules import FoundationEssentials there
+/// rather than Foundation (see README, "Benchmarks": Foundation's other
+/// modules and ICU were a tenth of every start), and it has no `NSLock`.
+/// `Synchronization.Mutex` would do, but needs macOS 15 / iOS 18.
+package final class ThreadLock: @unchecked Sendable {
+    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    package init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    package func lock() { pthread_mutex_lock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
+
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
+    /// A condition threads wait on while holding this lock (`NSCondition`'s part).
+    package final class Condition: @unchecked Sendable {
+        package let lock = ThreadLock()
+        private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+        package init() {
+            condition = .allocate(capacity: 1)
+            condition.initialize(to: pthread_cond_t())
+            pthread_cond_init(condition, nil)
+        }
+
+        deinit {
+            pthread_cond_destroy(condition)
+            condition.deinitialize(count: 1)
+            condition.deallocate()
+        }
+
+        package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result { try lock.withLock(body) }
+        /// Called with the lock held; returns with it held again.
+        package func wait() { pthread_cond_wait(condition, lock.mutex) }
+        package func signal() { pthread_cond_signal(condition) }
+    }
+}

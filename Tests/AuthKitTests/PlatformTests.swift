@@ -1,0 +1,154 @@
+import AuthKitTestSupport
+import Foundation
+import Testing
+@testable import AuthKit
+
+/// AuthKit's modules import FoundationEssentials on Linux, not Foundation, and
+/// do with the standard library and POSIX what Foundation did for them
+/// (Sources/AuthKit/Platform). These tests hold each replacement to the
+/// Foundation behaviour it replaces (the tests themselves may import Foundation).
+@Suite struct PlatformTests {
+    /// Every Unicode scalar, against the `CharacterSet` each predicate replaces.
+    /// The whitespace classes agree everywhere. The others agree on every
+    /// scalar Foundation's tables know; where they do not (see TextTrimming),
+    /// the differences are only of the documented kinds: a letter, mark or
+    /// number Foundation's table lacks, or an unassigned scalar or variation
+    /// selector of plane 14 that Foundation counts as control. A wrong
+    /// category in the predicates shows up as any other difference.
+    @Test func scalarClassesMatchFoundationsCharacterSets() {
+        func differences(_ set: CharacterSet, _ predicate: (Unicode.Scalar) -> Bool) -> [Unicode.Scalar] {
+            (UInt32(0)...0x10FFFF).compactMap(Unicode.Scalar.init).filter { set.contains($0) != predicate($0) }
+        }
+        #expect(differences(.whitespaces, { $0.isSpace }).isEmpty)
+        #expect(differences(.whitespacesAndNewlines, { $0.isSpaceOrNewline }).isEmpty)
+
+        let alphanumeric = differences(.alphanumerics, { $0.isAlphanumeric })
+        let unexplained = alphanumeric.filter { CharacterSet.alphanumerics.contains($0) || !$0.isAlphanumeric }
+        #expect(unexplained.isEmpty, "\(unexplained.prefix(10).map { String($0.value, radix: 16) })")
+        #expect(alphanumeric.allSatisfy { $0.value > 0x7FF }, "Foundation and AuthKit differ on a Latin, Greek or Cyrillic character")
+
+        let control = differences(.controlCharacters, { $0.isControl })
+        let unexplainedControl = control.filter {
+            !($0.value >= 0xE0000 && $0.value <= 0xEFFFF && CharacterSet.controlCharacters.contains($0)
+              && ($0.properties.generalCategory == .unassigned || $0.properties.isVariationSelector))
+        }
+        #expect(unexplainedControl.isEmpty, "\(unexplainedControl.prefix(10).map { String($0.value, radix: 16) })")
+    }
+
+    @Test func trimmingMatchesFoundation() {
+        let samples = ["", " ", "\t\n", "  token ", "\u{3000}wide\u{3000}", "a b", "\n\rline\r\n", "\u{85}x\u{2028}",
+                       "\u{A0}nbsp\u{A0}", " e\u{301} ", "\u{200B}zero-width\u{200B}", "🙂 ", " \t 3600 \t "]
+        for sample in samples {
+            #expect(sample.trimmingSpaces() == sample.trimmingCharacters(in: .whitespaces), "\(sample.debugDescription)")
+            #expect(sample.trimmingSpacesAndNewlines() == sample.trimmingCharacters(in: .whitespacesAndNewlines), "\(sample.debugDescription)")
+            let sub = sample[...]
+            #expect(sub.trimmingSpaces() == sample.trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    @Test func threadLockExcludesAndConditionHandsOver() {
+        let lock = ThreadLock()
+        let total = LockedCounter()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<10_000 { lock.withLock { total.value += 1 } }
+        }
+        #expect(total.value == 80_000)
+
+        // One thread waits on the condition for a value another thread sets.
+        let condition = ThreadLock.Condition()
+        let box = LockedCounter()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let seen = condition.withLock { () -> Int in
+                while box.value == 0 { condition.wait() }
+                return box.value
+            }
+            box.seen = seen
+            done.signal()
+        }
+        usleep(10_000)
+        condition.withLock { box.value = 42; condition.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(box.seen == 42)
+    }
+
+    /// Unsynchronised on purpose: the lock under test guards it.
+    final class LockedCounter: @unchecked Sendable {
+        var value = 0
+        var seen = 0
+    }
+
+    @Test func fileSystemAnswersAsPOSIXDoes() throws {
+        let dir = TemporaryDirectory.url("authkit-platform")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("big.bin")
+        let bytes = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }) // more than one read
+        try bytes.write(to: file)
+        let link = dir.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: dir)
+
+        #expect(FileSystem.isDirectory(dir.path))
+        #expect(FileSystem.isDirectory(link.path)) // followed, as FileManager.fileExists(atPath:isDirectory:) does
+        #expect(!FileSystem.isDirectory(file.path))
+        #expect(!FileSystem.isDirectory(dir.appendingPathComponent("missing").path))
+
+        let fd = open(file.path, O_RDONLY)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        #expect(try FileSystem.readToEnd(fd) == bytes)
+        // A directory cannot be read: the POSIX error comes back, not a crash or empty data.
+        let dirFD = open(dir.path, O_RDONLY)
+        defer { close(dirFD) }
+        #expect(throws: POSIXError.self) { _ = try FileSystem.readToEnd(dirFD) }
+    }
+
+    /// Malformed JSON is located by AuthKit's parser, as a line and column.
+    @Test func syntaxErrorsAreLocatedByLineAndColumn() {
+        let text = "{\n  \"id\": \"x\",\n  \"name\": ,\n}"
+        #expect(DescriptorLoader.syntaxError(in: Data(text.utf8)) == "line 3, column 11: unexpected character")
+        #expect(DescriptorLoader.syntaxError(in: Data("[1, 2".utf8)).hasPrefix("line 1, column 6: "))
+    }
+
+    /// What a failed read or decode says: words, not a type dump.
+    @Test func reasonsAreWords() throws {
+        let missing = URL(fileURLWithPath: "/nonexistent-\(UUID().uuidString)/file.json")
+        #expect(throws: (any Error).self) { _ = try Data(contentsOf: missing) }
+        do { _ = try Data(contentsOf: missing) } catch {
+            #expect(DescriptorLoader.reason(error) == "No such file or directory")
+        }
+        struct Shape: Decodable { var providerID: String }
+        struct File: Decodable { var credentials: [Shape] }
+        do { _ = try JSONDecoder().decode(File.self, from: Data(#"{"credentials": [{}]}"#.utf8)) } catch {
+            #expect(DescriptorLoader.reason(error) == "credentials[0].providerID: required field is missing.")
+        }
+    }
+
+    /// The modules the `authkit` command links import FoundationEssentials on
+    /// Linux, never the whole of Foundation: one unconditional
+    /// `import Foundation` would link Foundation, FoundationInternationalization
+    /// and ICU back into every start (README, "Benchmarks"). The two files that
+    /// need FoundationNetworking compile into AuthKitFoundationNetworking there.
+    @Test func theCommandsModulesImportFoundationEssentialsOnLinux() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources").standardized
+        let exempt: Set = ["URLSessionHTTPClient.swift", "URLRequestAuthorization.swift"]
+        var offenders: [String] = []
+        for module in ["AuthKit", "AuthKitOAuth1", "AuthKitLoopback", "AuthKitSandbox", "AuthKitCLI"] {
+            let root = sources.appendingPathComponent(module)
+            let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
+            #expect(!files.isEmpty, "\(module): no sources found")
+            for file in files where file.hasSuffix(".swift") && !exempt.contains(URL(fileURLWithPath: file).lastPathComponent) {
+                let lines = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+                for (index, line) in lines.enumerated() {
+                    let code = line.trimmingCharacters(in: .whitespaces)
+                    guard code == "import Foundation" || code.hasSuffix(" import Foundation") else { continue }
+                    // Allowed only as the Apple-platform branch of the usual pair.
+                    let guarded = index >= 3 && lines[index - 1] == "#else" && lines[index - 2] == "import FoundationEssentials"
+                        && lines[index - 3] == "#if canImport(FoundationEssentials)"
+                    if !guarded { offenders.append("\(module)/\(file):\(index + 1)") }
+                }
+            }
+        }
+        #expect(offenders.isEmpty, "import FoundationEssentials where it exists: \(offenders)")
+    }
+}
