@@ -89,10 +89,10 @@ def make_rows(ctx, names):
             (lambda: process_millis([floor], ctx.signins)) if floor else None,
             ("x/oauth2", process_millis([xo, "floor"], ctx.signins)))
         if foundation:
-            rows.append(Row("floor", "process floor, Foundation only", "ms", "lower",
+            rows.append(Row("floor", "process floor, FoundationEssentials only", "ms", "lower",
                             [Side("AuthKit", process_millis([foundation], ctx.signins))]))
         elif ctx.swift:
-            print("skipping the Foundation-only floor: AuthKitFloorFoundation is not built", file=sys.stderr)
+            print("skipping the FoundationEssentials-only floor: AuthKitFloorFoundation is not built", file=sys.stderr)
         # What linking libcurl alone costs a process (Debian's, with its
         # dependencies). No longer in AuthKit's floor: AuthKit loads libcurl
         # with dlopen when a request is due (a sign-in, on a thread of its own).
