@@ -57,6 +57,25 @@ import Testing
         }
     }
 
+    /// `patternProperties` keys: the schema's leading character class is
+    /// matched without the regex engine, and every pattern means what the
+    /// regex engine says it means.
+    @Test func schemaNamePatternsMatchAsTheRegexEngineDoes() throws {
+        let names = ["$schema", "_comment", "schema", "", "x_y", "abc", "1bc", "a9", "é", "$", "_"]
+        for pattern in ["^[$_]", "^[a-z]", "^x_", "[0-9]$", "^[^a]", "^[_]"] {
+            let own = try #require(SchemaCheck.NamePattern(pattern))
+            let regex = try Regex(pattern)
+            for name in names {
+                #expect(own.matches(name) == name.contains(regex), "\(pattern) on '\(name)'")
+            }
+        }
+        guard case .firstCharacter? = SchemaCheck.NamePattern("^[$_]") else {
+            Issue.record("the schema's own pattern should not need the regex engine")
+            return
+        }
+        #expect(SchemaCheck.NamePattern("^[") == nil) // not a pattern: ignored, as before
+    }
+
     @Test func qiitaIsDescribedAccurately() throws {
         let qiita = try bundledDescriptor("qiita")
         #expect(qiita.authorization?.url == "https://qiita.com/api/v2/oauth/authorize")

@@ -125,16 +125,14 @@ struct SchemaCheck {
         }
         let properties: [String: JSONValue]
         if case .object(let declared)? = schema["properties"] { properties = declared } else { properties = [:] }
-        // Swift's own regex engine: NSRegularExpression on Linux loads ICU's
-        // regex and data at first use, milliseconds of every command's start.
-        var patterns = [Regex<AnyRegexOutput>]()
+        var patterns = [NamePattern]()
         if case .object(let patternProperties)? = schema["patternProperties"] {
-            patterns = patternProperties.keys.compactMap { try? Regex($0) }
+            patterns = patternProperties.keys.compactMap(NamePattern.init)
         }
         for (name, value) in members.sorted(by: { $0.key < $1.key }) {
             if let property = properties[name] {
                 check(value, against: property, path: child(name), file: file, into: &issues)
-            } else if patterns.contains(where: { name.contains($0) }) {
+            } else if patterns.contains(where: { $0.matches(name) }) {
                 continue
             } else if let additional = schema["additionalProperties"] {
                 if additional == .bool(false) {
@@ -144,6 +142,36 @@ struct SchemaCheck {
                 } else {
                     check(value, against: additional, path: child(name), file: file, into: &issues)
                 }
+            }
+        }
+    }
+
+    /// A `patternProperties` key (JSON Schema: a regular expression a member
+    /// name is searched with). A leading character class such as the
+    /// schema's own `^[$_]` (`$schema`, `_comment`) is matched here directly:
+    /// Swift's regex engine costs about half a millisecond at its first use,
+    /// in every command that reads a descriptor. Any other pattern goes to it.
+    enum NamePattern {
+        case firstCharacter(in: Set<Character>)
+        case regex(Regex<AnyRegexOutput>)
+
+        init?(_ pattern: String) {
+            if pattern.hasPrefix("^["), pattern.hasSuffix("]"), pattern.count > 3 {
+                let members = pattern.dropFirst(2).dropLast()
+                // Only literal members: no ranges, negation, escapes or nested classes.
+                if !members.contains(where: { "\\^-[]".contains($0) }) {
+                    self = .firstCharacter(in: Set(members))
+                    return
+                }
+            }
+            guard let regex = try? Regex(pattern) else { return nil }
+            self = .regex(regex)
+        }
+
+        func matches(_ name: String) -> Bool {
+            switch self {
+            case .firstCharacter(let set): return name.first.map(set.contains) ?? false
+            case .regex(let regex): return name.contains(regex)
             }
         }
     }
