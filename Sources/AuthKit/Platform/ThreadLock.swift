@@ -12,7 +12,7 @@ import Darwin
 /// modules and ICU were a tenth of every start), and it has no `NSLock`.
 /// `Synchronization.Mutex` would do, but needs macOS 15 / iOS 18.
 package final class ThreadLock: @unchecked Sendable {
-    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     package init() {
         mutex = .allocate(capacity: 1)
@@ -26,10 +26,12 @@ package final class ThreadLock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    package func lock() { pthread_mutex_lock(mutex) }
-    package func unlock() { pthread_mutex_unlock(mutex) }
+    // Inlinable: the other modules (OAuth 1.0a's signer takes this lock for
+    // every signature) would otherwise call an unspecialised generic.
+    @inlinable package func lock() { pthread_mutex_lock(mutex) }
+    @inlinable package func unlock() { pthread_mutex_unlock(mutex) }
 
-    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    @inlinable package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         lock()
         defer { unlock() }
         return try body()
