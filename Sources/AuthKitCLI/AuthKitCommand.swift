@@ -73,6 +73,8 @@ enum AuthKitMain {
             } else {
                 try command.run()
             }
+            // The runtime calls exit() when main returns: not while libcurl loads.
+            settleDefaultHTTPClient()
         } catch let error as AuthKitError {
             fail(ErrorReport.message(for: error), status: ExitStatus(for: error))
         } catch let error as LoopbackError {
@@ -81,6 +83,7 @@ enum AuthKitMain {
             fail(error.message, status: error.status)
         } catch {
             // Help, version, usage errors and ExitCode: argument-parser's own handling.
+            settleDefaultHTTPClient()
             AuthKitCommand.exit(withError: error)
         }
     }
@@ -110,6 +113,6 @@ enum AuthKitMain {
 
     static func fail(_ message: String, status: ExitStatus) -> Never {
         Console.err("authkit: error: \(message)")
-        exit(status.rawValue)
+        status.terminate()
     }
 }

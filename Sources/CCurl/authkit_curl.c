@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,8 @@ static struct {
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[512];
+// Set before anything starts the load: authkit_curl_settle waits only then.
+static atomic_int load_requested;
 
 static int resolve(void *library, void **slot, const char *name) {
     *slot = dlsym(library, name);
@@ -68,6 +71,7 @@ static void load(void) {
 }
 
 int authkit_curl_load(char *error, size_t size) {
+    atomic_store(&load_requested, 1);
     pthread_once(&load_once, load);
     if (load_error[0] == '\0') return 0;
     if (error != NULL && size > 0) snprintf(error, size, "%s", load_error);
@@ -92,7 +96,16 @@ static void start_preload(void) {
     pthread_attr_destroy(&attributes);
 }
 
-void authkit_curl_preload(void) { pthread_once(&preload_once, start_preload); }
+void authkit_curl_preload(void) {
+    atomic_store(&load_requested, 1);
+    pthread_once(&preload_once, start_preload);
+}
+
+// pthread_once returns only once the load (run here, or on the thread that
+// began it) is complete.
+void authkit_curl_settle(void) {
+    if (atomic_load(&load_requested)) pthread_once(&load_once, load);
+}
 
 CURL *authkit_curl_easy_init(void) { return api.easy_init(); }
 void authkit_curl_easy_cleanup(CURL *handle) { api.easy_cleanup(handle); }

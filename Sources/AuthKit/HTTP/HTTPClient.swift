@@ -48,8 +48,8 @@ package func defaultHTTPClient() -> any HTTPClient {
 /// Starts loading what ``defaultHTTPClient()`` needs, on a thread of its own,
 /// for a caller that knows a request will follow (`authkit authorize`): libcurl
 /// on Linux, nothing elsewhere. ``CurlHTTPClient`` itself loads libcurl only at
-/// its first request, because a process that ends before the load has finished
-/// waits for it at exit (`exit` takes the loader's lock), and most of a short
+/// its first request, because a process that ends while the load runs must
+/// wait for it first (``settleDefaultHTTPClient()``), and most of a short
 /// command's work (a token header) needs no request.
 ///
 /// Started while the caller reads its files, the load costs nothing on the
@@ -59,6 +59,17 @@ package func defaultHTTPClient() -> any HTTPClient {
 package func preloadDefaultHTTPClient() {
     #if canImport(CCurl)
     authkit_curl_preload()
+    #endif
+}
+
+/// Waits for a load ``preloadDefaultHTTPClient()`` or a first request began,
+/// so that the process can exit: exiting while another thread loads libcurl
+/// can deadlock (exit and dlopen both take the loader's lock) or crash (exit's
+/// handlers run while the library's constructors do). Returns at once when no
+/// load was started, and everywhere but Linux.
+package func settleDefaultHTTPClient() {
+    #if canImport(CCurl)
+    authkit_curl_settle()
     #endif
 }
 

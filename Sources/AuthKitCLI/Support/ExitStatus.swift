@@ -78,6 +78,19 @@ struct CLIError: Error, CustomStringConvertible {
 
 extension ExitStatus {
     /// Ends the process now with this status, from a callback that cannot
-    /// throw (a command's own `exit` is argument-parser's, for errors).
-    func terminate() -> Never { exit(rawValue) }
+    /// throw (a command's own `exit` is argument-parser's, for errors): a
+    /// Ctrl-C, a timeout, an error already reported.
+    ///
+    /// Other threads may still be working (loading libcurl, in a transfer),
+    /// so it first waits for a libcurl load to finish (see
+    /// `settleDefaultHTTPClient`), then ends with `_exit` after flushing
+    /// standard I/O: `exit`'s handlers (OpenSSL's cleanup among them) would
+    /// run while those threads still use what they tear down. Nothing is
+    /// lost: output is written unbuffered or flushed here, and a credential is
+    /// stored by an atomic rename or not at all.
+    func terminate() -> Never {
+        settleDefaultHTTPClient()
+        fflush(nil)
+        _exit(rawValue)
+    }
 }

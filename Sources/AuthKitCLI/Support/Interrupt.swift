@@ -21,11 +21,19 @@ enum Interrupt {
     nonisolated(unsafe) private static var source: DispatchSourceSignal?
 
     static func install(message: String) {
+        #if canImport(Darwin)
+        // kqueue only reports the signal; its default action must be off.
         signal(SIGINT, SIG_IGN)
+        #endif
+        // On Linux, libdispatch installs a handler of its own when the source
+        // is registered (on its manager thread, after resume() returns).
+        // Ignoring SIGINT first, as on Darwin, would lose a Ctrl-C that came
+        // in between, and the sign-in would go on waiting; until then the
+        // default action ends the process, as Ctrl-C does anywhere.
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler {
             Console.err("\n\(message)")
-            exit(ExitStatus.cancelled.rawValue)
+            ExitStatus.cancelled.terminate()
         }
         source.resume()
         self.source = source

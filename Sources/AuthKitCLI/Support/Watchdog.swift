@@ -23,7 +23,7 @@ enum Watchdog {
     static func start(seconds: Int, message: @escaping @Sendable () -> String) {
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
             Console.err("\nauthkit: error: \(message())")
-            exit(ExitStatus.timedOut.rawValue)
+            ExitStatus.timedOut.terminate()
         }
     }
 }

@@ -26,6 +26,12 @@ int authkit_curl_load(char *error, size_t size);
 /// Starts authkit_curl_load on a thread of its own and returns at once (once
 /// per process; later calls do nothing).
 void authkit_curl_preload(void);
+/// Waits until a load that was started (by either function above) has
+/// finished; returns at once when none was. A process must not exit while
+/// the library loads on another thread: exit() and dlopen() can deadlock on
+/// the loader's lock, and exit's handlers can tear down what the library's
+/// constructors are still setting up (a Ctrl-C at that moment crashed authkit).
+void authkit_curl_settle(void);
 
 // Valid only after authkit_curl_load returned 0.
 CURL *authkit_curl_easy_init(void);
