@@ -38,10 +38,10 @@ extension Unicode.Scalar {
 }
 
 extension StringProtocol {
-    /// `trimmingSpaces()`.
+    /// `trimmingCharacters(in: .whitespaces)`.
     package func trimmingSpaces() -> String { trimming { $0.isSpace } }
 
-    /// `trimmingSpacesAndNewlines()`.
+    /// `trimmingCharacters(in: .whitespacesAndNewlines)`.
     package func trimmingSpacesAndNewlines() -> String { trimming { $0.isSpaceOrNewline } }
 
     private func trimming(_ drop: (Unicode.Scalar) -> Bool) -> String {
