@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 // The sonames libcurl4 and its -dev package install, in the order tried.
 static const char *const library_names[] = {"libcurl.so.4", "libcurl.so"};
@@ -106,6 +107,8 @@ void authkit_curl_preload(void) {
 void authkit_curl_settle(void) {
     if (atomic_load(&load_requested)) pthread_once(&load_once, load);
 }
+
+void authkit_curl_name_thread(const char *name) { (void)prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 CURL *authkit_curl_easy_init(void) { return api.easy_init(); }
 void authkit_curl_easy_cleanup(CURL *handle) { api.easy_cleanup(handle); }

@@ -81,5 +81,22 @@ import Testing
             #expect(try await exchange(client).accessToken == "at-1")
         }
     }
+
+    /// A transfer runs on a thread named `authkit.curl`, which `top -H`,
+    /// `ps -L` and a debugger show; read from inside the transfer, by the
+    /// thread itself.
+    @Test func transfersRunOnThreadsNamedForThem() async throws {
+        try CurlHTTPClient.loadLibrary(display: "test")
+        let pool = CurlWorkers(keptIdle: 0) // the worker ends after its transfer
+        let name = await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
+            pool.run(origin: "http://127.0.0.1:1") { slot in
+                let name = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+                let hasHandle = if case .handle = slot { true } else { false }
+                return { done.resume(returning: hasHandle ? name : "no handle") }
+            }
+        }
+        #expect(name?.trimmingCharacters(in: .newlines) == CurlWorkers.threadName)
+        #expect(CurlWorkers.threadName == "authkit.curl")
+    }
 }
 #endif

@@ -103,8 +103,8 @@ private final class CurlTransfer: @unchecked Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { head in
                 lock.withLock { headContinuation = head }
-                workers.run(origin: url.origin) { handle in
-                    let failure = self.perform(on: handle)
+                workers.run(origin: url.origin) { slot in
+                    let failure = self.perform(on: slot)
                     return { self.finish(failure) }
                 }
             }
@@ -121,12 +121,15 @@ private final class CurlTransfer: @unchecked Sendable {
 
     // MARK: - The transfer (on a worker's thread)
 
-    /// Runs the transfer on `handle`, a worker's easy handle, reset: every
+    /// Runs the transfer on the slot's easy handle, a worker's, reset: every
     /// option is set here, for this request alone (see ``CurlWorkers``).
-    /// Returns how it failed, or nil; ``finish(_:)`` reports it.
-    private func perform(on handle: UnsafeMutableRawPointer?) -> (any Error)? {
-        guard let handle else {
-            return AuthKitError.network(url: display, reason: "libcurl could not start a transfer")
+    /// Returns how it failed (a slot without a handle fails with its
+    /// reason), or nil; ``finish(_:)`` reports it.
+    private func perform(on slot: CurlWorkers.Slot) -> (any Error)? {
+        let handle: UnsafeMutableRawPointer
+        switch slot {
+        case .handle(let ready): handle = ready
+        case .unavailable(let reason): return AuthKitError.network(url: display, reason: reason)
         }
         var headers: UnsafeMutablePointer<curl_slist>?
         defer { authkit_curl_slist_free_all(headers) }

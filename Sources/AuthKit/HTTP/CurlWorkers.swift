@@ -42,8 +42,18 @@ import Darwin
 /// most ``keptIdle`` idle workers wait for the next, the rest end.
 final class CurlWorkers: @unchecked Sendable {
     static let shared = CurlWorkers(keptIdle: 8)
+    /// Each worker thread's name, as `top -H` and `/proc/<pid>/task/*/comm` show it.
+    static let threadName = "authkit.curl"
 
-    typealias Transfer = @Sendable (UnsafeMutableRawPointer?) -> (@Sendable () -> Void)
+    /// What a transfer runs with: a worker's easy handle, or why there is none.
+    enum Slot {
+        case handle(UnsafeMutableRawPointer)
+        /// No thread could be started, or libcurl made no handle: the reason,
+        /// a clause for ``AuthKitError/network(url:reason:)``.
+        case unavailable(String)
+    }
+
+    typealias Transfer = @Sendable (Slot) -> (@Sendable () -> Void)
 
     /// Idle workers kept for later transfers.
     let keptIdle: Int
@@ -53,20 +63,25 @@ final class CurlWorkers: @unchecked Sendable {
     init(keptIdle: Int) { self.keptIdle = keptIdle }
 
     /// Runs `transfer` on an idle worker's thread, or on a new worker's.
-    /// `transfer` gets an easy handle freshly reset (or new, or nil when
-    /// libcurl could not make one) and returns what reports its outcome: the
+    /// `transfer` gets an easy handle freshly reset or new (or the reason
+    /// there is none) and returns what reports its outcome: the
     /// worker is back among the idle ones before that runs, so the caller's
     /// next request finds it, and the connection it keeps.
     func run(origin: String, _ transfer: @escaping Transfer) {
-        let worker = lock.withLock { () -> Worker? in
+        var worker = lock.withLock { () -> Worker? in
             let index = idle.lastIndex { $0.origin == origin } ?? idle.indices.last
             return index.map { idle.remove(at: $0) }
-        } ?? Worker(pool: self)
-        guard let worker else {
-            // No thread to run it on: reported as a transfer without a handle.
-            transfer(nil)()
-            return
         }
+        if worker == nil {
+            let new = Worker()
+            let code = new.start(pool: self)
+            guard code == 0 else {
+                transfer(.unavailable("no thread could be started for the transfer (\(String(cString: strerror(code)))); the process is at its limit of threads or memory"))()
+                return
+            }
+            worker = new
+        }
+        guard let worker else { return }
         worker.origin = origin
         worker.submit(transfer)
     }
@@ -91,10 +106,14 @@ final class CurlWorkers: @unchecked Sendable {
         /// or before the worker is handed its transfer.
         var origin = ""
 
-        /// nil when no thread can be started (the process is at its limit).
-        init?(pool: CurlWorkers) {
-            // A thread of its own (pthread: FoundationEssentials has no Thread).
-            let body = Unmanaged.passRetained(Body { [self] in loop(pool: pool) }).toOpaque()
+        /// Starts the worker's thread (pthread: FoundationEssentials has no
+        /// `Thread`), named ``threadName``. Returns 0, or `pthread_create`'s
+        /// error (EAGAIN: the process is at its limit of threads).
+        func start(pool: CurlWorkers) -> Int32 {
+            let body = Unmanaged.passRetained(Body { [self] in
+                authkit_curl_name_thread(CurlWorkers.threadName)
+                loop(pool: pool)
+            }).toOpaque()
             var thread = pthread_t()
             let started = pthread_create(&thread, nil, { raw in
                 let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
@@ -103,9 +122,10 @@ final class CurlWorkers: @unchecked Sendable {
             }, body)
             guard started == 0 else {
                 Unmanaged<Body>.fromOpaque(body).release()
-                return nil
+                return started
             }
             pthread_detach(thread)
+            return 0
         }
 
         /// What a new worker thread runs.
@@ -131,7 +151,7 @@ final class CurlWorkers: @unchecked Sendable {
                     defer { next = nil }
                     return next!
                 }
-                let report = transfer(handle)
+                let report = transfer(handle.map { .handle($0) } ?? .unavailable("libcurl could not make a transfer handle (curl_easy_init failed: out of memory?)"))
                 var kept = false
                 if let handle {
                     authkit_curl_easy_reset(handle)

@@ -33,6 +33,11 @@ void authkit_curl_preload(void);
 /// constructors are still setting up (a Ctrl-C at that moment crashed authkit).
 void authkit_curl_settle(void);
 
+/// Names the calling thread (at most 15 bytes show), so that `top -H`, `ps -L`
+/// and a debugger tell a transfer's thread from the rest. Swift's Glibc module
+/// offers neither pthread_setname_np nor prctl.
+void authkit_curl_name_thread(const char *name);
+
 // Valid only after authkit_curl_load returned 0.
 CURL *authkit_curl_easy_init(void);
 void authkit_curl_easy_cleanup(CURL *handle);
