@@ -72,6 +72,19 @@ import Glibc
         #expect(signIn.status == 4, "\(signIn.stderr)") // a network error, not a crash at start-up
         #expect(signIn.stderr.contains("libcurl could not be loaded") && signIn.stderr.contains("apt-get install libcurl4"),
                 "\(signIn.stderr)")
+        // Said before the consent page: the scripted browser never ran, and nothing blames the sandbox.
+        #expect(!signIn.stderr.contains("Sandbox browser:") && !signIn.stderr.contains("still running"), "\(signIn.stderr)")
+        // A sign-in at a provider (here a sandbox outside the namespace) stops
+        // before the user is sent to consent: no URL is shown to open (without
+        // the check it would be, and the wait would end at --timeout).
+        let provider = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
+        defer { Task { await provider.stop() } }
+        let authorize = try await CLIProcess.run(["authorize", "--provider", "github", "--sandbox", provider.baseURL.absoluteString,
+                                                  "--no-browser", "--timeout", "5"],
+                                                 environment: environment, launcher: hideLibcurl)
+        #expect(authorize.status == 4, "\(authorize.stderr)")
+        #expect(authorize.stderr.contains("Could not reach the token endpoint of GitHub (sandbox): libcurl could not be loaded"), "\(authorize.stderr)")
+        #expect(!authorize.stderr.contains("Open this URL"), "\(authorize.stderr)")
         let list = try await CLIProcess.run(["token", "list"], environment: environment, launcher: hideLibcurl)
         #expect(list.status == 0, "\(list.stderr)")
     }

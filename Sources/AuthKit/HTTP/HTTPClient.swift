@@ -62,6 +62,18 @@ package func preloadDefaultHTTPClient() {
     #endif
 }
 
+/// Throws what the first request through ``defaultHTTPClient()`` would fail
+/// with because the transport itself is missing (no libcurl on this Linux
+/// machine), waiting for a load already under way. `authkit authorize` asks
+/// before the user is sent to consent: a code the exchange cannot send is a
+/// consent wasted. `display` names the endpoint in the error. Returns at once
+/// everywhere but Linux.
+package func requireDefaultHTTPClient(display: String) throws {
+    #if canImport(CCurl)
+    try CurlHTTPClient.loadLibrary(display: display)
+    #endif
+}
+
 /// Waits for a load ``preloadDefaultHTTPClient()`` or a first request began,
 /// so that the process can exit: exiting while another thread loads libcurl
 /// can deadlock (exit and dlopen both take the loader's lock) or crash (exit's

@@ -129,6 +129,10 @@ struct Authorize: WorkspaceCommand {
         defer { withExtendedLifetime(signIn) {} }
 
         Interrupt.install(message: "Cancelled; nothing was stored.")
+        // Nor may the token request be unsendable (Linux without libcurl).
+        // This waits for the load begun at start-up, as the listener's thread
+        // would (glibc's loader lock), so Ctrl-C is handled from here on.
+        try requireDefaultHTTPClient(display: "the token endpoint of \(descriptor.name)")
         let status = StatusLine()
         let waiting = WaitState(waitingFor: way == .scriptedBrowser ? "the sandbox's scripted browser" : "you to approve in the browser")
         Watchdog.start(seconds: timeout) {
