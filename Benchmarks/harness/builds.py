@@ -44,11 +44,11 @@ class SwiftSide:
 # Built as README.md tells users to build authkit: with the Swift runtime and
 # Foundation linked in (--static-swift-stdlib), so every Swift program here,
 # the floors included, starts the way the shipped binary does.
-SWIFT_BUILD = ["swift", "build", "-c", "release", "--static-swift-stdlib"]
+SWIFT_BUILD = ["swift", "build", "-c", "release", "--static-swift-stdlib", "--disable-local-rpath"]
 
 
 def _swift_build(root, product):
-    """One `swift build -c release --static-swift-stdlib --product X`; its output goes to stderr."""
+    """One `swift build -c release --static-swift-stdlib --disable-local-rpath --product X`; its output goes to stderr."""
     command = SWIFT_BUILD + ["--product", product]
     print("$ " + " ".join(command), file=sys.stderr, flush=True)
     try:
@@ -78,7 +78,7 @@ def build_swift(root, names, build=True, bin_dir=None):
     swift = SwiftSide(bin_dir)
     missing = swift.missing_required(names)
     if missing:
-        raise ProgramFailed("the AuthKit side is not built: no %s in %s. Build it with `swift build -c release --static-swift-stdlib "
+        raise ProgramFailed("the AuthKit side is not built: no %s in %s. Build it with `swift build -c release --static-swift-stdlib --disable-local-rpath "
                             "--product AuthKitBenchmark` and `--product authkit` (or drop --no-swift-build / --swift-bin), "
                             "or pass --peers-only to measure the peers alone."
                             % (" or ".join(missing), bin_dir))

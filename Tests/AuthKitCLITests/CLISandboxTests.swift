@@ -89,6 +89,46 @@ import Glibc
         #expect(list.status == 0, "\(list.stderr)")
     }
 
+    /// SwiftPM links `authkit` with RUNPATH $ORIGIN, so `dlopen("libcurl.so.4")`
+    /// would look beside the program first: a libcurl someone placed there
+    /// (a Downloads folder) would run inside a process holding secrets. Here
+    /// the planted file is a copy of the real libcurl, which would load and
+    /// work: only the refusal tells it apart. The same copy of `authkit`
+    /// signs in once the file is gone, and a command without a request is
+    /// unaffected.
+    @Test(.enabled(if: Self.systemLibcurl != nil))
+    func aLibcurlPlacedBesideTheProgramIsRefused() async throws {
+        let home = try CLIProcess.home("authkit-planted-libcurl")
+        let directory = TemporaryDirectory.url("authkit-planted-bin")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let program = directory.appendingPathComponent("authkit")
+        try FileManager.default.copyItem(at: CLIProcess.binary, to: program)
+        let planted = directory.appendingPathComponent("libcurl.so.4")
+        // The file itself: copying the soname's link would leave a dangling one.
+        let library = URL(fileURLWithPath: try #require(Self.systemLibcurl)).resolvingSymlinksInPath()
+        try FileManager.default.copyItem(at: library, to: planted)
+        // The launcher runs the copy in place of the built binary (its first argument).
+        let copy = ["/bin/sh", "-c", #"shift; exec "$0" "$@""#, program.path]
+        let environment = ["AUTHKIT_HOME": home.path]
+
+        let refused = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--port", String(try await freePort())],
+                                               environment: environment, launcher: copy)
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("refusing to load \(planted.path): a libcurl beside the program"), "\(refused.stderr)")
+        #expect(try await CLIProcess.run(["token", "list"], environment: environment, launcher: copy).status == 0)
+
+        try FileManager.default.removeItem(at: planted)
+        let signedIn = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--port", String(try await freePort())],
+                                                environment: environment, launcher: copy)
+        #expect(signedIn.status == 0, "\(signedIn.stderr)")
+    }
+
+    /// The system's libcurl.so.4, found where Debian's multiarch layout puts it.
+    static let systemLibcurl: String? = ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                                         "/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"]
+        .map { $0 + "/libcurl.so.4" }
+        .first { FileManager.default.fileExists(atPath: $0) }
+
     @Test func authorizeAgainstARunningSandboxLeavesRealCredentialsAndSecretsAlone() async throws {
         let home = try CLIProcess.home("authkit-sandbox-authorize")
         let real = Credential(providerID: "github", kind: .oauth2, accessToken: "gho_real", tokenType: "Bearer", scopes: ["repo"])
