@@ -205,6 +205,7 @@ let package = Package(
         .executableTarget(name: "FuzzOAuth1Signing", dependencies: ["AuthKit", "AuthKitOAuth1", "FuzzSupport"],
                           path: "Fuzz/FuzzOAuth1Signing"),
         .executableTarget(name: "FuzzSandbox", dependencies: ["AuthKit", "AuthKitSandbox", "FuzzSupport"], path: "Fuzz/FuzzSandbox"),
+        .executableTarget(name: "FuzzJSON", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzJSON"),
         // Test-only: a separate process saving to a FileCredentialStore, run
         // by AuthKitStoreTests (many at once, and killed mid-write).
         .executableTarget(
