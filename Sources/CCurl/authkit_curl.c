@@ -67,6 +67,8 @@ static int planted_library(char *found, size_t size) {
     if (slash == NULL) return 0;
     *(slash == own ? slash + 1 : slash) = '\0';
 
+    // The search path dlopen would use for this object ($ORIGIN expanded).
+    // glibc's dlopen handles are its link maps, so the map serves as one.
     Dl_serinfo sizes;
     if (dlinfo(map, RTLD_DI_SERINFOSIZE, &sizes) != 0) return 0;
     Dl_serinfo *paths = malloc(sizes.dls_size);

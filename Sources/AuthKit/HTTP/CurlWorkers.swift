@@ -68,20 +68,21 @@ final class CurlWorkers: @unchecked Sendable {
     /// worker is back among the idle ones before that runs, so the caller's
     /// next request finds it, and the connection it keeps.
     func run(origin: String, _ transfer: @escaping Transfer) {
-        var worker = lock.withLock { () -> Worker? in
+        let idleWorker = lock.withLock { () -> Worker? in
             let index = idle.lastIndex { $0.origin == origin } ?? idle.indices.last
             return index.map { idle.remove(at: $0) }
         }
-        if worker == nil {
-            let new = Worker()
-            let code = new.start(pool: self)
+        let worker: Worker
+        if let idleWorker {
+            worker = idleWorker
+        } else {
+            worker = Worker()
+            let code = worker.start(pool: self)
             guard code == 0 else {
                 transfer(.unavailable("no thread could be started for the transfer (\(String(cString: strerror(code)))); the process is at its limit of threads or memory"))()
                 return
             }
-            worker = new
         }
-        guard let worker else { return }
         worker.origin = origin
         worker.submit(transfer)
     }
