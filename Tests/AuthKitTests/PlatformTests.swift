@@ -122,6 +122,11 @@ import Testing
         do { _ = try JSONDecoder().decode(File.self, from: Data(#"{"credentials": [{}]}"#.utf8)) } catch {
             #expect(DescriptorLoader.reason(error) == "credentials[0].providerID: required field is missing.")
         }
+        // Foundation's file errors without the system's error under them.
+        #expect(DescriptorLoader.reason(CocoaError(.fileReadNoPermission)) == "Permission denied")
+        #expect(DescriptorLoader.reason(CocoaError(.fileReadInapplicableStringEncoding)) == "the file is not UTF-8 text")
+        #expect(DescriptorLoader.reason(CocoaError(.featureUnsupported)) == "file error \(CocoaError.Code.featureUnsupported.rawValue) (CocoaError)")
+        #expect(!DescriptorLoader.reason(CocoaError(.fileReadTooLarge)).contains("rawValue"))
     }
 
     /// The modules the `authkit` command links import FoundationEssentials on

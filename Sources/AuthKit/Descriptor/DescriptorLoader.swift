@@ -151,13 +151,29 @@ package struct DescriptorLoader: Sendable {
     /// What went wrong, in words: a file-system error's POSIX reason
     /// ("No such file or directory"), a decoding error's description, rather
     /// than a type name and code.
+    /// A file error Foundation reports without the system's error under it,
+    /// in words (its description would be "CocoaError.Code(rawValue: 260)").
+    static func words(for code: CocoaError.Code) -> String {
+        switch code {
+        case .fileNoSuchFile, .fileReadNoSuchFile: return "No such file or directory"
+        case .fileReadNoPermission, .fileWriteNoPermission: return "Permission denied"
+        case .fileReadTooLarge: return "the file is too large to read"
+        case .fileReadInapplicableStringEncoding, .fileReadUnknownStringEncoding: return "the file is not UTF-8 text"
+        case .fileReadCorruptFile: return "the file is corrupt or not in the expected format"
+        case .fileWriteOutOfSpace: return "No space left on device"
+        case .fileWriteVolumeReadOnly: return "Read-only file system"
+        case .fileWriteFileExists: return "File exists"
+        default: return "file error \(code.rawValue) (CocoaError)"
+        }
+    }
+
     static func reason(_ error: Error) -> String {
         switch error {
         case let posix as POSIXError:
             return String(cString: strerror(posix.code.rawValue))
         case let cocoa as CocoaError:
             if let underlying = cocoa.underlying as? POSIXError { return String(cString: strerror(underlying.code.rawValue)) }
-            return "\(cocoa.code)"
+            return words(for: cocoa.code)
         case let decoding as DecodingError:
             // Where in the document, and what: "credentials[0].providerID: required field is missing."
             let issue = issue(for: decoding, file: "")
