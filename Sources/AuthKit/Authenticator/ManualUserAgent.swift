@@ -24,19 +24,9 @@ public struct ManualUserAgent: UserAgent {
     /// Prompts on standard error and reads standard input, so standard output
     /// stays clean for `--json` and pipes.
     public init(
-        // write(2), not FileHandle.write, which traps on Linux when the reader has gone.
         write: @escaping @Sendable (String) -> Void = { text in
-            var bytes = Array(text.utf8)[...]
-            while !bytes.isEmpty {
-                #if canImport(Glibc)
-                let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-                #elseif canImport(Musl)
-                let written = bytes.withUnsafeBytes { Musl.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-                #else
-                let written = bytes.withUnsafeBytes { Darwin.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-                #endif
-                if written > 0 { bytes = bytes.dropFirst(written) } else if written < 0 && errno == EINTR { continue } else { return }
-            }
+            var text = text
+            text.withUTF8 { FileSystem.writeAll(STDERR_FILENO, UnsafeRawBufferPointer($0)) }
         },
         readLine: @escaping @Sendable () -> String? = { Swift.readLine(strippingNewline: true) }
     ) {

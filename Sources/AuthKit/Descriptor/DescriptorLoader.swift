@@ -148,9 +148,6 @@ package struct DescriptorLoader: Sendable {
         }
     }
 
-    /// What went wrong, in words: a file-system error's POSIX reason
-    /// ("No such file or directory"), a decoding error's description, rather
-    /// than a type name and code.
     /// A file error Foundation reports without the system's error under it,
     /// in words (its description would be "CocoaError.Code(rawValue: 260)").
     static func words(for code: CocoaError.Code) -> String {
@@ -167,6 +164,9 @@ package struct DescriptorLoader: Sendable {
         }
     }
 
+    /// What went wrong, in words: a file-system error's POSIX reason
+    /// ("No such file or directory"), a decoding error's field and problem,
+    /// rather than a type name and code.
     static func reason(_ error: Error) -> String {
         switch error {
         case let posix as POSIXError:

@@ -1,3 +1,4 @@
+import AuthKit
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -23,21 +24,12 @@ enum Console {
         write(Data((text + "\n").utf8), to: STDERR_FILENO)
     }
 
-    /// Writes all of `data`, or as much as the reader takes. Not
-    /// `FileHandle.write`: on Linux it traps when the reader has gone (a pipe
-    /// into `head` that closed, with SIGPIPE ignored as SwiftNIO does), and a
-    /// closed pipe must not crash a sign-in that can still store its credential.
-    /// Returns false when the reader is gone.
+    /// Writes all of `data`, or as much as the reader takes: a closed pipe
+    /// must not crash a sign-in that can still store its credential
+    /// (``FileSystem/writeAll(_:_:)``). Returns false when the reader is gone.
     @discardableResult
     static func write(_ data: Data, to descriptor: Int32) -> Bool {
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 { offset += written } else if written < 0 && errno == EINTR { continue } else { return false }
-            }
-            return true
-        }
+        data.withUnsafeBytes { FileSystem.writeAll(descriptor, $0) }
     }
 
     /// Pretty, key-sorted JSON of `value` on standard output.
@@ -66,11 +58,6 @@ enum BrowserAvailability {
         return overSSH ? "an SSH session without a display" : "no display ($DISPLAY and $WAYLAND_DISPLAY are unset) and no $BROWSER"
         #endif
     }
-}
-
-/// write(2), named apart from ``Console/write(_:to:)``.
-private func systemWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(fd, bytes, count)
 }
 
 extension String {
