@@ -217,6 +217,7 @@ let package = Package(
             name: "AuthKitTestSupport",
             dependencies: [
                 "AuthKit",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -253,7 +254,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKitAsyncHTTPClientTests",
-            dependencies: ["AuthKitAsyncHTTPClient", "AuthKit", "AuthKitTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AuthKitAsyncHTTPClient", "AuthKit", "AuthKitTestSupport"]
         ),
         // Runs the built `authkit` binary as a subprocess (the dependency makes
         // `swift test` build it).

@@ -58,7 +58,7 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
         for (name, value) in response.headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
-        let relay = BodyRelay(response.body.makeAsyncIterator())
+        let relay = BodyRelay(response.body.makeAsyncIterator(), display: url.redactedForLogs)
         let stream = AsyncThrowingStream<Data, any Error>(unfolding: { try await relay.next() })
         return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields),
                 HTTPResponseBody(stream, onCancel: { relay.cancel() }))
@@ -67,17 +67,32 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
 
 /// Pulls the body one buffer at a time, when AuthKit asks for it. Cancelling
 /// drops the iterator: AsyncHTTPClient then closes the connection.
+///
+/// A body that fails part-way (the server closed before its
+/// `Content-Length`, or before a chunked body's last chunk) is an
+/// ``AuthKitError/network(url:reason:)``, like a failure before the head: a
+/// caller handles one kind of error, not AsyncHTTPClient's as well.
 private final class BodyRelay: @unchecked Sendable {
     private let lock = NSLock()
     private var iterator: HTTPClientResponse.Body.AsyncIterator?
+    private let display: String
 
-    init(_ iterator: HTTPClientResponse.Body.AsyncIterator) {
+    init(_ iterator: HTTPClientResponse.Body.AsyncIterator, display: String) {
         self.iterator = iterator
+        self.display = display
     }
 
     func next() async throws -> Data? {
         guard var current = lock.withLock({ iterator }) else { return nil }
-        guard let buffer = try await current.next() else {
+        let next: ByteBuffer?
+        do {
+            next = try await current.next()
+        } catch let cancellation as CancellationError {
+            throw cancellation
+        } catch {
+            throw AuthKitError.network(url: display, reason: "the answer broke off: \(error)")
+        }
+        guard let buffer = next else {
             cancel()
             return nil
         }

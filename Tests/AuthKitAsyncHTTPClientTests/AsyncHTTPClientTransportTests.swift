@@ -1,13 +1,13 @@
 import AuthKitAsyncHTTPClient
 import AuthKitTestSupport
 import Foundation
-import Logging
 import Testing
 @testable import AuthKit
 
 /// The AsyncHTTPClient transport keeps AuthKit's rules like the default one:
-/// the same flows, and the same hostile servers (a redirect, a flood, a drip)
-/// stopped the same way (HostileServerTests plays them to the default transport).
+/// the same flows, and every promise of ``HTTPClient`` against the same
+/// hostile servers (``TransportContract``; TransportContractTests plays them
+/// to the default transport and to URLSession).
 @Suite struct AsyncHTTPClientTransportTests {
     func client(_ server: TestHTTPServer) throws -> OAuth2Client {
         let descriptor = testDescriptor(
@@ -40,50 +40,9 @@ import Testing
         }
     }
 
-    @Test(arguments: [302, 307])
-    func aRedirectComesBackUnfollowed(status: Int) async throws {
-        try await withServer { server in
-            let elsewhere = TestHTTPServer()
-            try await elsewhere.start()
-            defer { Task { await elsewhere.stop() } }
-            elsewhere.route("POST", "/token") { _ in .json(#"{"access_token":"stolen","token_type":"Bearer"}"#) }
-            server.route("POST", "/token") { _ in .redirect(status, to: "\(elsewhere.baseURL)/token") }
-            let client = try client(server)
-            await #expect(throws: AuthKitError.redirectNotFollowed(step: .tokenExchange, status: status, location: elsewhere.baseURL)) {
-                _ = try await client.exchange(code: "the-code", pending: pending(for: client))
-            }
-            #expect(elsewhere.requests.isEmpty, "the code and secret were resent to \(elsewhere.baseURL)")
-        }
-    }
-
-    @Test func aFloodEndsAtTheCap() async throws {
-        try await withServer { server in
-            server.route("POST", "/token") { _ in .streaming(.flood, headers: [("Content-Type", "application/json")]) }
-            let client = try client(server)
-            await #expect(throws: AuthKitError.responseTooLarge(url: "\(server.baseURL)/token", limit: 1 << 20)) {
-                _ = try await client.exchange(code: "c", pending: pending(for: client))
-            }
-        }
-    }
-
-    @Test func aDripEndsAtTheDeadline() async throws {
-        let outcome = try await DripPlay.play(to: AsyncHTTPClientTransport())
-        #expect(outcome.endedAtTheDeadline, "ended with \(String(describing: outcome.error))")
-        #expect(outcome.elapsed < .seconds(30)) // loose: the suite runs in parallel on two cores
-    }
-
-    /// AsyncHTTPClient retries a refused connection until its connect
-    /// timeout; AuthKit's deadline ends the wait first, with an error that
-    /// shows no query.
-    @Test func aClosedPortIsANetworkError() async throws {
-        let transport = FlowTransport(http: AsyncHTTPClientTransport(), logger: Logger(label: "test"))
-        let request = OutgoingRequest(method: .post, url: URL(string: "http://127.0.0.1:9/token?code=secret-code")!)
-        await #expect {
-            _ = try await transport.send(request, step: .tokenExchange, policy: RequestPolicy(
-                redirects: .refuse, maximumBodySize: 1 << 20, deadline: .seconds(2)))
-        } throws: { error in
-            guard case AuthKitError.network(let url, _) = error else { return false }
-            return !url.contains("secret-code")
-        }
+    @Test(.serialized, arguments: TransportContract.Clause.all)
+    func keepsThePromise(_ clause: TransportContract.Clause) async throws {
+        let broken = try await TransportContract(AsyncHTTPClientTransport()).check(clause)
+        #expect(broken.isEmpty, "AsyncHTTPClientTransport broke \(clause): \(broken.joined(separator: "; "))")
     }
 }

@@ -17,6 +17,7 @@ public final class TestHTTPServer: @unchecked Sendable {
     private var routes: [String: Handler] = [:]
     private var recorded: [RecordedRequest] = []
     private var accepted = 0
+    private var streamed = 0
     private var stopped = false
 
     /// The loopback address to bind: `127.0.0.1`, or another (`127.0.0.2`) to
@@ -54,6 +55,13 @@ public final class TestHTTPServer: @unchecked Sendable {
 
     /// How many connections clients have opened so far.
     public var connections: Int { lock.withLock { accepted } }
+
+    /// How many bytes of streamed bodies (``StubResponse/Stream``) clients
+    /// have taken so far: still growing after a client gave up means it is
+    /// still reading.
+    public var bytesStreamed: Int { lock.withLock { streamed } }
+
+    fileprivate func countStreamed(_ bytes: Int) { lock.withLock { streamed += bytes } }
 
     /// Closes the listener and its threads. Safe to call more than once: a
     /// second `shutdownGracefully` on the same group would never return.
@@ -101,7 +109,8 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
             let stub = server.respond(to: request)
             if let stream = stub.stream {
                 self.head = nil
-                Self.send(stream, status: stub.status, headers: stub.headers, version: head.version, context: context)
+                Self.send(stream, status: stub.status, headers: stub.headers, version: head.version, context: context,
+                          server: server)
                 return
             }
             var headers = HTTPHeaders(stub.headers.map { ($0.name, $0.value) })
@@ -122,7 +131,7 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
     /// A chunked body written piece by piece on the event loop until it ends
     /// or the client goes away (a write fails): a drip, or an endless flood.
     private static func send(_ stream: StubResponse.Stream, status: Int, headers: [(name: String, value: String)],
-                             version: HTTPVersion, context: ChannelHandlerContext) {
+                             version: HTTPVersion, context: ChannelHandlerContext, server: TestHTTPServer) {
         var fields = HTTPHeaders(headers.map { ($0.name, $0.value) })
         fields.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
         fields.replaceOrAdd(name: "Connection", value: "close")
@@ -138,6 +147,7 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
             }
             context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: stream.chunk))))).whenComplete { result in
                 guard case .success = result else { boxed.value.close(promise: nil); return }
+                server.countStreamed(stream.chunk.count)
                 loop.scheduleTask(in: stream.interval) { write(index + 1) }
             }
         }

@@ -22,7 +22,12 @@ import HTTPTypes
 ///   (gzip), and stop reading when the consumer stops iterating: AuthKit
 ///   enforces its size cap and deadline while bytes arrive, so a hostile
 ///   server cannot make it hold more than the cap;
-/// - return non-2xx responses as responses and throw only for transport failures.
+/// - return non-2xx responses as responses and throw only for transport failures
+///   (a body cut short of its length is one), as ``AuthKitError/network(url:reason:)``.
+///
+/// AuthKit's tests hold every transport it ships to these promises against
+/// hostile servers (`TransportContract` in Tests/AuthKitTestSupport); a
+/// transport of your own can be checked the same way.
 ///
 /// Requests and responses are swift-http-types' `HTTPRequest` and
 /// `HTTPResponse` rather than types of AuthKit's own: they are the currency

@@ -1,0 +1,324 @@
+import AuthKit
+import Foundation
+import HTTPTypes
+import Logging
+
+/// What every ``HTTPClient`` promises (see its documentation), played against
+/// one transport by hostile servers. AuthKit's rules for credentials rest on
+/// these promises, so each transport's tests run every clause: the default
+/// one and `URLSessionHTTPClient` in AuthKitTests, AsyncHTTPClient's in its
+/// own target.
+///
+/// ``check(_:)`` returns the promises a transport broke, in words (empty: it
+/// kept them), so that the test that runs it reports them.
+public struct TransportContract: Sendable {
+    /// One promise, with the server that tests it.
+    public enum Clause: Sendable, Hashable, CustomStringConvertible {
+        /// Method, target, headers and body arrive as built; status, headers
+        /// and body come back as sent.
+        case sentAsBuilt
+        /// A 500 is a response to read, not a thrown error.
+        case errorStatusIsAResponse
+        /// A 3xx comes back as the response, and its target hears nothing.
+        case redirectComesBack(Int)
+        /// An endless body ends at the size cap, and the transport stops reading.
+        case floodEndsAtTheCap
+        /// A body of one byte every 200 ms ends at the total deadline.
+        case dripEndsAtTheDeadline
+        /// A head that never ends is refused; memory stays bounded.
+        case endlessHeadIsRefused
+        /// A head sent one line every 200 ms ends at the total deadline.
+        case headDripEndsAtTheDeadline
+        /// A body cut off before its `Content-Length` is an error, not a short answer.
+        case shortBodyIsAnError
+        /// A chunked body cut off before its last chunk is an error.
+        case unfinishedChunkedBodyIsAnError
+        /// 2 GiB of zeros in 13 MB of gzip, sent though not asked for, is
+        /// refused (unread, or at the cap while it inflates) in bounded memory.
+        case gzipBombIsRefused
+        /// A closed port is a network error that shows no query.
+        case closedPortIsANetworkError
+
+        public static let all: [Clause] = [
+            .sentAsBuilt, .errorStatusIsAResponse,
+            .redirectComesBack(301), .redirectComesBack(302), .redirectComesBack(303),
+            .redirectComesBack(307), .redirectComesBack(308),
+            .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
+            .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .closedPortIsANetworkError,
+        ]
+
+        public var description: String {
+            switch self {
+            case .redirectComesBack(let status): "redirectComesBack(\(status))"
+            case .sentAsBuilt: "sentAsBuilt"
+            case .errorStatusIsAResponse: "errorStatusIsAResponse"
+            case .floodEndsAtTheCap: "floodEndsAtTheCap"
+            case .dripEndsAtTheDeadline: "dripEndsAtTheDeadline"
+            case .endlessHeadIsRefused: "endlessHeadIsRefused"
+            case .headDripEndsAtTheDeadline: "headDripEndsAtTheDeadline"
+            case .shortBodyIsAnError: "shortBodyIsAnError"
+            case .unfinishedChunkedBodyIsAnError: "unfinishedChunkedBodyIsAnError"
+            case .gzipBombIsRefused: "gzipBombIsRefused"
+            case .closedPortIsANetworkError: "closedPortIsANetworkError"
+            }
+        }
+    }
+
+    private let http: any HTTPClient
+
+    public init(_ http: any HTTPClient) { self.http = http }
+
+    /// The size cap and total deadline the clauses send under: 2 s where the
+    /// deadline is what must end the request, 30 s elsewhere, so that the
+    /// transport's own error comes first even with every suite running at
+    /// once on two cores.
+    static let policy = RequestPolicy(redirects: .refuse, maximumBodySize: 1 << 20, deadline: .seconds(30))
+    static let shortDeadline = RequestPolicy(redirects: .refuse, maximumBodySize: 1 << 20, deadline: .seconds(2))
+    /// How much the process's peak memory may grow during a clause: far below
+    /// what holding a flood, an endless head or a bomb would take, and above
+    /// what the other tests running beside it use.
+    static let memoryAllowance = 256 << 20
+
+    public func check(_ clause: Clause) async throws -> [String] {
+        switch clause {
+        case .sentAsBuilt: try await sentAsBuilt()
+        case .errorStatusIsAResponse: try await errorStatusIsAResponse()
+        case .redirectComesBack(let status): try await redirectComesBack(status)
+        case .floodEndsAtTheCap: try await floodEndsAtTheCap()
+        case .dripEndsAtTheDeadline: try await dripEndsAtTheDeadline()
+        case .endlessHeadIsRefused:
+            try await refused(RawResponseServer.Script(
+                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n",
+                repeating: "X-Flood: \(String(repeating: "a", count: 1000))\r\n"))
+        case .headDripEndsAtTheDeadline:
+            try await refused(RawResponseServer.Script(
+                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", repeating: "X-Drip: a\r\n",
+                interval: .milliseconds(200)), byTheDeadline: true)
+        case .shortBodyIsAnError:
+            try await refused(RawResponseServer.Script(
+                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"access_token\":\"at"))
+        case .unfinishedChunkedBodyIsAnError:
+            try await refused(RawResponseServer.Script(
+                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{\"access_token\":\r\n"))
+        case .gzipBombIsRefused: try await gzipBombIsRefused()
+        case .closedPortIsANetworkError: try await closedPortIsANetworkError()
+        }
+    }
+
+    private var transport: FlowTransport { FlowTransport(http: http, logger: Logger(label: "transport-contract")) }
+
+    private func sentAsBuilt() async throws -> [String] {
+        try await withServer { server in
+            let body = Data("grant_type=authorization_code&code=a%2Bb%20c&empty=".utf8)
+            let answer = Data("{\"access_token\":\"at-1\",\"note\":\"\u{00e9}\u{1f511}\"}".utf8)
+            server.route("POST", "/token") { _ in
+                StubResponse(status: 201, headers: [("Content-Type", "application/json"), ("X-Answer", "as sent")], body: answer)
+            }
+            var request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token?x=a%2Fb&y=%20")!)
+            request.head.headerFields[.contentType] = "application/x-www-form-urlencoded"
+            request.head.headerFields[.accept] = "application/json"
+            request.head.headerFields[.authorization] = "Basic YXBwOnNlY3JldA=="
+            request.head.headerFields[HTTPField.Name("X-Custom")!] = "one, two"
+            request.body = body
+            let response = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
+            var broken: [String] = []
+            guard let sent = server.requests.first else { return ["the server received no request"] }
+            if sent.method != "POST" { broken.append("sent method \(sent.method), not POST") }
+            if sent.uri != "/token?x=a%2Fb&y=%20" { broken.append("sent target \(sent.uri), not /token?x=a%2Fb&y=%20") }
+            for (name, value) in [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json"),
+                                  ("Authorization", "Basic YXBwOnNlY3JldA=="), ("X-Custom", "one, two")]
+                where sent.header(name) != value {
+                broken.append("sent \(name): \(sent.header(name) ?? "nothing"), not \(value)")
+            }
+            if sent.header("Cookie") != nil { broken.append("sent a Cookie header no one set") }
+            if sent.body != body { broken.append("sent body \(sent.bodyText), not \(String(decoding: body, as: UTF8.self))") }
+            if response.status != 201 { broken.append("returned status \(response.status), not 201") }
+            if response.headers[HTTPField.Name("X-Answer")!] != "as sent" { broken.append("lost the response header X-Answer") }
+            if response.body != answer { broken.append("returned body \(String(decoding: response.body, as: UTF8.self)), not the bytes sent") }
+            return broken
+        }
+    }
+
+    private func errorStatusIsAResponse() async throws -> [String] {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"error":"server_error"}"#, status: 500) }
+            let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+            do {
+                let response = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
+                var broken: [String] = []
+                if response.status != 500 { broken.append("returned status \(response.status) for a 500") }
+                if response.body != Data(#"{"error":"server_error"}"#.utf8) { broken.append("lost the body of a 500") }
+                return broken
+            } catch {
+                return ["threw for a 500 instead of returning it: \(error)"]
+            }
+        }
+    }
+
+    private func redirectComesBack(_ status: Int) async throws -> [String] {
+        try await withServer { server in
+            let elsewhere = TestHTTPServer(host: "127.0.0.2")
+            try await elsewhere.start()
+            defer { Task { await elsewhere.stop() } }
+            elsewhere.route("POST", "/token") { _ in .json(#"{"access_token":"stolen"}"#) }
+            elsewhere.route("GET", "/token") { _ in .json(#"{"access_token":"stolen"}"#) }
+            server.route("POST", "/token") { _ in .redirect(status, to: "\(elsewhere.baseURL)/token") }
+            var head = HTTPRequest(method: .post, scheme: "http", authority: server.baseURL.dropFirst(7).description, path: "/token")
+            head.headerFields[.authorization] = "Basic YXBwOnNlY3JldA=="
+            let (response, body) = try await http.send(head, body: Data("code=the-code".utf8))
+            // Read to the end, so that a transport that follows has the time to.
+            var received = Data()
+            for try await chunk in body { received += chunk }
+            var broken: [String] = []
+            if received != Data("moved".utf8) { broken.append("returned the body \(String(decoding: received, as: UTF8.self)) for a \(status)") }
+            if response.status.code != status { broken.append("returned \(response.status.code) for a \(status): it followed the redirect") }
+            if response.headerFields[.location] != "\(elsewhere.baseURL)/token" { broken.append("lost the Location of a \(status)") }
+            if !elsewhere.requests.isEmpty { broken.append("sent the request on to \(elsewhere.baseURL) after a \(status)") }
+            return broken
+        }
+    }
+
+    private func floodEndsAtTheCap() async throws -> [String] {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .streaming(.flood, headers: [("Content-Type", "application/json")]) }
+            let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+            let before = ProcessMemory.peak
+            var broken = await expect(tooLarge: "\(server.baseURL)/token") {
+                _ = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
+            }
+            broken += memoryStayedBounded(since: before, reading: "an endless body")
+            broken += await stoppedReading(after: "it gave up on an endless body") { server.bytesStreamed }
+            return broken
+        }
+    }
+
+    private func dripEndsAtTheDeadline() async throws -> [String] {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .streaming(.drip(), headers: [("Content-Type", "application/json")]) }
+            let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+            return await expectDeadline {
+                _ = try await transport.send(request, step: .tokenExchange, policy: Self.shortDeadline)
+            }
+        }
+    }
+
+    /// Plays `script` and expects a network error (or, `byTheDeadline`, the
+    /// one the total deadline gives), with memory bounded and the server no
+    /// longer read from afterwards.
+    private func refused(_ script: RawResponseServer.Script, byTheDeadline: Bool = false) async throws -> [String] {
+        let server = RawResponseServer(script)
+        try await server.start()
+        let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+        let before = ProcessMemory.peak
+        let policy = byTheDeadline ? Self.shortDeadline : Self.policy
+        let send: @Sendable () async throws -> Void = { [transport] in
+            _ = try await transport.send(request, step: .tokenExchange, policy: policy)
+        }
+        var broken = byTheDeadline ? await expectDeadline(send) : await expectNetworkError(send)
+        broken += memoryStayedBounded(since: before, reading: "what the server sent")
+        broken += await stoppedReading(after: "it gave up") { server.bytesWritten }
+        await server.stop()
+        return broken
+    }
+
+    private func gzipBombIsRefused() async throws -> [String] {
+        try await withServer { server in
+            let bomb = GzipBomb.make(inflatedSize: 2 << 30)
+            server.route("POST", "/token") { _ in
+                StubResponse(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: bomb)
+            }
+            let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+            let before = ProcessMemory.peak
+            var broken: [String] = []
+            do {
+                let response = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
+                broken.append("returned \(response.body.count) bytes of a 2 GiB gzip bomb as the answer")
+            } catch AuthKitError.responseTooLarge, AuthKitError.network {
+                // refused at the cap while inflating, or refused unread
+            } catch {
+                broken.append("a gzip bomb ended with \(error), not a size or network error")
+            }
+            broken += memoryStayedBounded(since: before, reading: "a 2 GiB gzip bomb")
+            return broken
+        }
+    }
+
+    private func closedPortIsANetworkError() async throws -> [String] {
+        let request = OutgoingRequest(method: .post, url: URL(string: "http://127.0.0.1:9/token?code=secret-code")!)
+        do {
+            _ = try await transport.send(request, step: .tokenExchange, policy: Self.shortDeadline)
+            return ["a closed port answered"]
+        } catch AuthKitError.network(let url, _) {
+            return url.contains("secret-code") ? ["the error shows the query: \(url)"] : []
+        } catch {
+            return ["a closed port ended with \(error), not a network error"]
+        }
+    }
+
+    // MARK: - Expectations, in words
+
+    private func expect(tooLarge url: String, _ send: @Sendable () async throws -> Void) async -> [String] {
+        do {
+            try await send()
+            return ["returned an answer from an endless body"]
+        } catch AuthKitError.responseTooLarge(let at, let limit) where at == url && limit == 1 << 20 {
+            return []
+        } catch {
+            return ["an endless body ended with \(error), not responseTooLarge at 1 MiB"]
+        }
+    }
+
+    private func expectNetworkError(_ send: @Sendable () async throws -> Void) async -> [String] {
+        let started = ContinuousClock.now
+        do {
+            try await send()
+            return ["returned an answer"]
+        } catch AuthKitError.network(_, let reason) {
+            let elapsed = ContinuousClock.now - started
+            if reason.contains("within 30 s") { return ["ended only by the 30 s deadline, without an error of its own"] }
+            return elapsed < .seconds(15) ? [] : ["took \(elapsed) to fail"]
+        } catch {
+            return ["ended with \(error), not a network error"]
+        }
+    }
+
+    private func expectDeadline(_ send: @Sendable () async throws -> Void) async -> [String] {
+        let started = ContinuousClock.now
+        do {
+            try await send()
+            return ["returned an answer before the 2 s deadline"]
+        } catch AuthKitError.network(_, let reason) where reason.contains("within 2 s") {
+            let elapsed = ContinuousClock.now - started
+            // Loose: the suites run in parallel on two cores.
+            return elapsed < .seconds(15) ? [] : ["the 2 s deadline ended the request only after \(elapsed)"]
+        } catch {
+            return ["ended with \(error), not by the 2 s deadline"]
+        }
+    }
+
+    private func memoryStayedBounded(since before: Int, reading what: String) -> [String] {
+        let growth = ProcessMemory.peak - before
+        return growth < Self.memoryAllowance ? [] : ["peak memory grew by \(growth >> 20) MiB reading \(what)"]
+    }
+
+    /// `written` must stop growing once the transport has given up: more
+    /// than the socket buffers hold means it is still reading.
+    private func stoppedReading(after what: String, _ written: @Sendable () -> Int) async -> [String] {
+        try? await Task.sleep(for: .milliseconds(300))
+        let settled = written()
+        try? await Task.sleep(for: .milliseconds(700))
+        let later = written()
+        return later - settled <= 8 << 20 ? [] : ["took \((later - settled) >> 20) MiB more in the second after \(what)"]
+    }
+}
+
+/// The process's memory, as the kernel counts it.
+public enum ProcessMemory {
+    /// Peak resident memory (`VmHWM`), in bytes; 0 where `/proc` has none.
+    public static var peak: Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kilobytes * 1024
+    }
+}

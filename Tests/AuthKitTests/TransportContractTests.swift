@@ -1,0 +1,67 @@
+import AuthKitTestSupport
+#if canImport(FoundationNetworking)
+import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
+#endif
+import Foundation
+import Logging
+import Testing
+@testable import AuthKit
+
+/// Both transports this package ships in its core products keep every promise
+/// ``HTTPClient`` makes (``TransportContract``): the platform's default one,
+/// which `OAuth2Client` and `authkit` use, and `URLSessionHTTPClient`.
+@Suite struct TransportContractTests {
+    enum Transport: String, Sendable, CaseIterable {
+        case defaultTransport, urlSession
+
+        var client: any HTTPClient {
+            switch self {
+            case .defaultTransport: defaultHTTPClient()
+            case .urlSession: URLSessionHTTPClient(timeout: 10)
+            }
+        }
+    }
+
+    /// Every clause for every transport, but two for `URLSessionHTTPClient`
+    /// on Linux, where FoundationNetworking reads on with no backpressure:
+    /// it inflates a gzip body whatever `Accept-Encoding` asked for, and goes
+    /// on while the delegate refuses it (a 2 GiB bomb: 2.2 GB and 20 s before
+    /// the error), and it queues an endless body as fast as the socket gives
+    /// it, so memory is bounded only by how soon the reader is scheduled (with
+    /// every suite running at once: 1.3 GB). Its documentation and README say
+    /// so; `urlSessionRefusesACompressedBodyUnread` below checks the refusal.
+    static let cases: [(Transport, TransportContract.Clause)] = Transport.allCases.flatMap { transport in
+        TransportContract.Clause.all.compactMap { clause in
+            #if canImport(FoundationNetworking)
+            if transport == .urlSession, [.gzipBombIsRefused, .floodEndsAtTheCap].contains(clause) { return nil }
+            #endif
+            return (transport, clause)
+        }
+    }
+
+    @Test(.serialized, arguments: cases)
+    func keepsThePromise(transport: Transport, clause: TransportContract.Clause) async throws {
+        let broken = try await TransportContract(transport.client).check(clause)
+        #expect(broken.isEmpty, "\(transport) broke \(clause): \(broken.joined(separator: "; "))")
+    }
+
+    /// `URLSessionHTTPClient` asks for `identity` and refuses a compressed body
+    /// unread (on Linux it cannot bound the memory of inflating one; see its
+    /// documentation), with a message that says so.
+    @Test func urlSessionRefusesACompressedBodyUnread() async throws {
+        try await withServer { server in
+            server.route("GET", "/data") { _ in
+                StubResponse(status: 200, headers: [("Content-Encoding", "gzip")], body: GzipBomb.make(inflatedSize: 1 << 20))
+            }
+            let transport = FlowTransport(http: URLSessionHTTPClient(timeout: 10), logger: Logger(label: "test"))
+            await #expect {
+                _ = try await transport.send(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/data")!), step: .apiRequest)
+            } throws: { error in
+                guard case AuthKitError.network(_, let reason) = error else { return false }
+                return reason.contains("'gzip'-encoded body though none was asked for")
+            }
+            let sent = try #require(server.requests.first)
+            #expect(sent.header("Accept-Encoding") == "identity")
+        }
+    }
+}
