@@ -109,6 +109,30 @@ import Glibc
         }
     }
 
+    /// An answer that breaks off before its `Content-Length` (or a chunked
+    /// one before its last chunk) ends `request` with a failure, like curl's
+    /// exit 18, never status 0 with part of a body on standard output.
+    @Test(arguments: [
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"items\":[1,2",
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n{\"items\":[1,\r\n",
+    ])
+    func aBodyCutShortIsAFailure(answer: String) async throws {
+        let server = RawResponseServer(.init(head: answer))
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
+        try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
+            .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
+        try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+
+        let result = try await CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"], environment: environment(home))
+        #expect(result.status == 4, "exit \(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("The request to \(server.baseURL)/api/v2/items failed: the server closed the connection before the end of its answer"), "\(result.stderr)")
+        #expect(!result.stderr.contains("the-qiita-token"))
+    }
+
     /// A file that replaces a bundled descriptor is marked in the list, and a
     /// command that uses it while it sends to other hosts says so.
     @Test func anOverrideIsVisible() async throws {

@@ -83,7 +83,7 @@ import Glibc
                                                   "--no-browser", "--timeout", "5"],
                                                  environment: environment, launcher: hideLibcurl)
         #expect(authorize.status == 4, "\(authorize.stderr)")
-        #expect(authorize.stderr.contains("Could not reach the token endpoint of GitHub (sandbox): libcurl could not be loaded"), "\(authorize.stderr)")
+        #expect(authorize.stderr.contains("The request to the token endpoint of GitHub (sandbox) failed: libcurl could not be loaded"), "\(authorize.stderr)")
         #expect(!authorize.stderr.contains("Open this URL"), "\(authorize.stderr)")
         let list = try await CLIProcess.run(["token", "list"], environment: environment, launcher: hideLibcurl)
         #expect(list.status == 0, "\(list.stderr)")

@@ -134,7 +134,7 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidResponse(let step, let reason):
             return "The \(step.rawValue) returned an unusable response: \(reason)"
         case .network(let url, let reason):
-            return "Could not reach \(url): \(reason)"
+            return "The request to \(url) failed: \(reason)"
         case .redirectNotFollowed(let step, let status, let location):
             return "The \(step.rawValue) answered HTTP \(status), a redirect to \(DisplayText.sanitized(location, limit: 200)), which was not followed: "
                 + (step == .apiRequest ? "a redirect from https to http, or past the limit, would expose the credential." : "AuthKit never resends client credentials, codes or tokens to where a redirect points. Check the endpoint URL in the provider's descriptor.")

@@ -184,6 +184,9 @@ private final class CurlTransfer: @unchecked Sendable {
             return CancellationError()
         } else if code == CURLE_OPERATION_TIMEDOUT {
             return AuthKitError.network(url: display, reason: "no data for \(Int(timeout)) s")
+        } else if code == CURLE_PARTIAL_FILE {
+            // libcurl's own words, "Transferred a partial file", suggest a download tool.
+            return AuthKitError.network(url: display, reason: "the server closed the connection before the end of its answer")
         } else {
             return AuthKitError.network(url: display, reason: String(cString: authkit_curl_easy_strerror(code)))
         }
