@@ -1,6 +1,7 @@
 #if os(Linux)
 import AuthKitTestSupport
 import Foundation
+import Logging
 import Testing
 @testable import AuthKit
 
@@ -12,8 +13,10 @@ import Testing
 @Suite struct CurlConnectionReuseTests {
     static let token = #"{"access_token":"at-1","token_type":"Bearer","expires_in":3600}"#
 
-    /// A pool of its own, so tests running beside this one do not take its workers.
-    let workers = CurlWorkers(keptIdle: 8)
+    /// A pool of its own, so tests running beside this one do not take its
+    /// workers; closed when the test ends, so that its threads do not stay parked.
+    let pool = ClosingPool(keptIdle: 8)
+    var workers: CurlWorkers { pool.workers }
 
     func client(_ server: TestHTTPServer) throws -> OAuth2Client {
         let descriptor = testDescriptor(
@@ -98,5 +101,68 @@ import Testing
         #expect(name?.trimmingCharacters(in: .newlines) == CurlWorkers.threadName)
         #expect(CurlWorkers.threadName == "authkit.curl")
     }
+
+    /// A process at its limit of threads: `pthread_create` fails with
+    /// EAGAIN, and the request fails saying so, naming the endpoint.
+    @Test func aTransferWithNoThreadSaysSo() async throws {
+        let pool = CurlWorkers(keptIdle: 1, startThread: { _ in EAGAIN })
+        let transport = FlowTransport(http: CurlHTTPClient(timeout: 5, workers: pool), logger: Logger(label: "test"))
+        let request = OutgoingRequest(method: .post, url: URL(string: "http://127.0.0.1:1/token?code=c")!)
+        await #expect(throws: AuthKitError.network(
+            url: "http://127.0.0.1:1/token?…", // the query is never shown
+            reason: "no thread could be started for the transfer (\(String(cString: strerror(EAGAIN)))); the process is at its limit of threads or memory")) {
+            _ = try await transport.send(request, step: .tokenExchange)
+        }
+        #expect(pool.idleCount == 0)
+    }
+
+    /// Closing a pool ends the threads of its idle workers.
+    @Test func closingAPoolEndsItsIdleWorkers() async throws {
+        let started = ThreadIDs()
+        let pool = CurlWorkers(keptIdle: 4, startThread: { body in
+            CurlWorkers.startDetachedThread { started.addCurrent(); body() }
+        })
+        try await withServer { server in
+            server.route("POST", "/token") { _ in StubResponse.json(Self.token).keptAlive() }
+            let transport = FlowTransport(http: CurlHTTPClient(timeout: 10, workers: pool), logger: Logger(label: "test"))
+            let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<3 { group.addTask { _ = try await transport.send(request, step: .tokenExchange) } }
+                try await group.waitForAll()
+            }
+        }
+        let threads = started.all
+        #expect(threads.count >= 1 && pool.idleCount == threads.count)
+        #expect(threads.allSatisfy { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") }, "a kept worker's thread ended")
+        pool.close()
+        #expect(pool.idleCount == 0)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while threads.contains(where: { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let left = threads.filter { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") }
+        #expect(left.isEmpty, "threads \(left) still run after close()")
+    }
+}
+
+/// A test's own worker pool, closed when the test's suite value goes away.
+final class ClosingPool: Sendable {
+    let workers: CurlWorkers
+    init(keptIdle: Int) { workers = CurlWorkers(keptIdle: keptIdle) }
+    deinit { workers.close() }
+}
+
+/// Thread ids (as `/proc/self/task` lists them), each recorded by the thread itself.
+final class ThreadIDs: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ids: [String] = []
+
+    /// Records the calling thread: `/proc/thread-self` links to `PID/task/TID`.
+    func addCurrent() {
+        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "?"
+        lock.withLock { ids.append(String(link.split(separator: "/").last ?? "?")) }
+    }
+
+    var all: [String] { lock.withLock { ids } }
 }
 #endif

@@ -55,12 +55,60 @@ final class CurlWorkers: @unchecked Sendable {
 
     typealias Transfer = @Sendable (Slot) -> (@Sendable () -> Void)
 
+    /// Starts a thread running the body it is given; returns 0 or
+    /// `pthread_create`'s error. Tests pass one that fails, or one that
+    /// records the threads it starts.
+    typealias ThreadStarter = @Sendable (@escaping @Sendable () -> Void) -> Int32
+
     /// Idle workers kept for later transfers.
     let keptIdle: Int
+    private let startThread: ThreadStarter
     private let lock = ThreadLock()
     private var idle: [Worker] = []
+    private var closed = false
 
-    init(keptIdle: Int) { self.keptIdle = keptIdle }
+    init(keptIdle: Int, startThread: @escaping ThreadStarter = CurlWorkers.startDetachedThread) {
+        self.keptIdle = keptIdle
+        self.startThread = startThread
+    }
+
+    /// Ends the idle workers, and each busy one after its transfer. The
+    /// shared pool lives as long as the process; a pool made for a test is
+    /// closed when the test ends, so its threads do not stay parked.
+    func close() {
+        let ending = lock.withLock { () -> [Worker] in
+            closed = true
+            defer { idle.removeAll() }
+            return idle
+        }
+        for worker in ending { worker.stop() }
+    }
+
+    /// A detached pthread (FoundationEssentials has no `Thread`), named
+    /// ``threadName``.
+    static func startDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
+        let box = Unmanaged.passRetained(ThreadBody {
+            authkit_curl_name_thread(CurlWorkers.threadName)
+            body()
+        }).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(&thread, nil, { raw in
+            Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, box)
+        guard started == 0 else {
+            Unmanaged<ThreadBody>.fromOpaque(box).release()
+            return started
+        }
+        pthread_detach(thread)
+        return 0
+    }
+
+    /// What a new thread runs, passed through `pthread_create`'s one pointer.
+    private final class ThreadBody {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
 
     /// Runs `transfer` on an idle worker's thread, or on a new worker's.
     /// `transfer` gets an easy handle freshly reset or new (or the reason
@@ -77,7 +125,7 @@ final class CurlWorkers: @unchecked Sendable {
             worker = idleWorker
         } else {
             worker = Worker()
-            let code = worker.start(pool: self)
+            let code = startThread { [self] in worker.loop(pool: self) }
             guard code == 0 else {
                 transfer(.unavailable("no thread could be started for the transfer (\(String(cString: strerror(code)))); the process is at its limit of threads or memory"))()
                 return
@@ -93,7 +141,7 @@ final class CurlWorkers: @unchecked Sendable {
     /// Called by a worker between transfers: true keeps it.
     fileprivate func returned(_ worker: Worker) -> Bool {
         lock.withLock {
-            guard idle.count < keptIdle else { return false }
+            guard !closed, idle.count < keptIdle else { return false }
             idle.append(worker)
             return true
         }
@@ -103,37 +151,10 @@ final class CurlWorkers: @unchecked Sendable {
     fileprivate final class Worker: @unchecked Sendable {
         private let condition = ThreadLock.Condition()
         private var next: Transfer?
+        private var stopping = false
         /// Where its last transfer went; read and written under the pool's lock
         /// or before the worker is handed its transfer.
         var origin = ""
-
-        /// Starts the worker's thread (pthread: FoundationEssentials has no
-        /// `Thread`), named ``threadName``. Returns 0, or `pthread_create`'s
-        /// error (EAGAIN: the process is at its limit of threads).
-        func start(pool: CurlWorkers) -> Int32 {
-            let body = Unmanaged.passRetained(Body { [self] in
-                authkit_curl_name_thread(CurlWorkers.threadName)
-                loop(pool: pool)
-            }).toOpaque()
-            var thread = pthread_t()
-            let started = pthread_create(&thread, nil, { raw in
-                let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
-                body.run()
-                return nil
-            }, body)
-            guard started == 0 else {
-                Unmanaged<Body>.fromOpaque(body).release()
-                return started
-            }
-            pthread_detach(thread)
-            return 0
-        }
-
-        /// What a new worker thread runs.
-        private final class Body {
-            let run: () -> Void
-            init(_ run: @escaping () -> Void) { self.run = run }
-        }
 
         func submit(_ transfer: @escaping Transfer) {
             condition.withLock {
@@ -142,16 +163,27 @@ final class CurlWorkers: @unchecked Sendable {
             }
         }
 
-        private func loop(pool: CurlWorkers) {
+        /// Ends the thread once it is idle (the pool has let go of it).
+        func stop() {
+            condition.withLock {
+                stopping = true
+                condition.signal()
+            }
+        }
+
+        /// What the worker's thread runs: transfers, until the pool keeps it
+        /// no longer or stops it.
+        func loop(pool: CurlWorkers) {
             // nil when libcurl cannot make one; the transfer reports it.
             let handle = authkit_curl_easy_init()
             defer { if let handle { authkit_curl_easy_cleanup(handle) } }
             while true {
-                let transfer = condition.withLock { () -> Transfer in
-                    while next == nil { condition.wait() }
+                let waiting = condition.withLock { () -> Transfer? in
+                    while next == nil, !stopping { condition.wait() }
                     defer { next = nil }
-                    return next!
+                    return next
                 }
+                guard let transfer = waiting else { return }
                 let report = transfer(handle.map { .handle($0) } ?? .unavailable("libcurl could not make a transfer handle (curl_easy_init failed: out of memory?)"))
                 var kept = false
                 if let handle {
