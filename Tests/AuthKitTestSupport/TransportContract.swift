@@ -38,6 +38,11 @@ public struct TransportContract: Sendable {
         case gzipBombIsRefused
         /// A closed port is a network error that shows no query.
         case closedPortIsANetworkError
+        /// An interim response (`100 Continue`, sent unasked, or `103 Early
+        /// Hints`) before the answer is skipped: the answer is the final response.
+        case interimResponseIsSkipped(Int)
+        /// Bytes with no status line (HTTP/0.9) are an error, not a 200.
+        case missingStatusLineIsAnError
 
         public static let all: [Clause] = [
             .sentAsBuilt, .errorStatusIsAResponse,
@@ -45,6 +50,7 @@ public struct TransportContract: Sendable {
             .redirectComesBack(307), .redirectComesBack(308),
             .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
             .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .closedPortIsANetworkError,
+            .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError,
         ]
 
         public var description: String {
@@ -60,6 +66,8 @@ public struct TransportContract: Sendable {
             case .unfinishedChunkedBodyIsAnError: "unfinishedChunkedBodyIsAnError"
             case .gzipBombIsRefused: "gzipBombIsRefused"
             case .closedPortIsANetworkError: "closedPortIsANetworkError"
+            case .interimResponseIsSkipped(let status): "interimResponseIsSkipped(\(status))"
+            case .missingStatusLineIsAnError: "missingStatusLineIsAnError"
             }
         }
     }
@@ -102,6 +110,9 @@ public struct TransportContract: Sendable {
                 head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{\"access_token\":\r\n"))
         case .gzipBombIsRefused: try await gzipBombIsRefused()
         case .closedPortIsANetworkError: try await closedPortIsANetworkError()
+        case .interimResponseIsSkipped(let status): try await interimResponseIsSkipped(status)
+        case .missingStatusLineIsAnError:
+            try await refused(RawResponseServer.Script(head: "{\"access_token\":\"at-1\",\"token_type\":\"Bearer\"}\r\n"))
         }
     }
 
@@ -240,6 +251,25 @@ public struct TransportContract: Sendable {
             }
             broken += memoryStayedBounded(since: before, reading: "a 2 GiB gzip bomb")
             return broken
+        }
+    }
+
+    private func interimResponseIsSkipped(_ status: Int) async throws -> [String] {
+        let answer = #"{"access_token":"at-1"}"#
+        let interim = status == 103 ? "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" : "HTTP/1.1 \(status) Continue\r\n\r\n"
+        let server = RawResponseServer(.init(head: interim
+            + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\nConnection: close\r\n\r\n\(answer)"))
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+        do {
+            let response = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
+            var broken: [String] = []
+            if response.status != 200 { broken.append("returned status \(response.status) after a \(status), not the final 200") }
+            if response.body != Data(answer.utf8) { broken.append("returned body \(String(decoding: response.body, as: UTF8.self)), not the final answer's") }
+            return broken
+        } catch {
+            return ["a \(status) before the answer ended with \(error)"]
         }
     }
 

@@ -114,6 +114,14 @@ private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked S
             refuse(dataTask, completionHandler)
             return
         }
+        // An interim response (100 Continue, sent even unasked, or 103 Early
+        // Hints) comes before the answer, and a client must read past it
+        // (RFC 9110 §15.2). FoundationNetworking on Linux reports it to the
+        // delegate like an answer, then the final head again.
+        if (100...199).contains(http.statusCode), http.statusCode != 101 {
+            completionHandler(.allow)
+            return
+        }
         var fields = HTTPFields()
         for (name, value) in http.allHeaderFields {
             if let name = HTTPField.Name(String(describing: name)) {
