@@ -117,6 +117,19 @@ import Glibc
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n{\"items\":[1,\r\n",
     ])
     func aBodyCutShortIsAFailure(answer: String) async throws {
+        try await expectRequestFails(on: answer, saying: "the server closed the connection before the end of its answer")
+    }
+
+    /// Bytes with no status line (HTTP/0.9), or a status that is not three
+    /// digits, are refused in words, not libcurl's "Unsupported protocol".
+    @Test(arguments: ["{\"items\":[]}\r\n", "HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\n{}"])
+    func anAnswerThatIsNotHTTPIsAFailure(answer: String) async throws {
+        try await expectRequestFails(on: answer, saying: "the server's answer is not HTTP AuthKit can read")
+    }
+
+    /// `authkit request` to a server that answers `answer` (raw bytes) exits
+    /// 4 with `reason`, naming the URL, showing no token.
+    func expectRequestFails(on answer: String, saying reason: String) async throws {
         let server = RawResponseServer(.init(head: answer))
         try await server.start()
         defer { Task { await server.stop() } }
@@ -129,7 +142,7 @@ import Glibc
 
         let result = try await CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"], environment: environment(home))
         #expect(result.status == 4, "exit \(result.status): \(result.stderr)")
-        #expect(result.stderr.contains("The request to \(server.baseURL)/api/v2/items failed: the server closed the connection before the end of its answer"), "\(result.stderr)")
+        #expect(result.stderr.contains("The request to \(server.baseURL)/api/v2/items failed: \(reason)"), "\(result.stderr)")
         #expect(!result.stderr.contains("the-qiita-token"))
     }
 

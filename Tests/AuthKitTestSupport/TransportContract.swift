@@ -43,6 +43,9 @@ public struct TransportContract: Sendable {
         case interimResponseIsSkipped(Int)
         /// Bytes with no status line (HTTP/0.9) are an error, not a 200.
         case missingStatusLineIsAnError
+        /// A status that is not three digits (`2000`) is an error, not a crash
+        /// (swift-http-types traps on a code outside 0...999).
+        case malformedStatusIsAnError
 
         public static let all: [Clause] = [
             .sentAsBuilt, .errorStatusIsAResponse,
@@ -50,7 +53,7 @@ public struct TransportContract: Sendable {
             .redirectComesBack(307), .redirectComesBack(308),
             .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
             .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .closedPortIsANetworkError,
-            .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError,
+            .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError,
         ]
 
         public var description: String {
@@ -68,6 +71,7 @@ public struct TransportContract: Sendable {
             case .closedPortIsANetworkError: "closedPortIsANetworkError"
             case .interimResponseIsSkipped(let status): "interimResponseIsSkipped(\(status))"
             case .missingStatusLineIsAnError: "missingStatusLineIsAnError"
+            case .malformedStatusIsAnError: "malformedStatusIsAnError"
             }
         }
     }
@@ -113,6 +117,9 @@ public struct TransportContract: Sendable {
         case .interimResponseIsSkipped(let status): try await interimResponseIsSkipped(status)
         case .missingStatusLineIsAnError:
             try await refused(RawResponseServer.Script(head: "{\"access_token\":\"at-1\",\"token_type\":\"Bearer\"}\r\n"))
+        case .malformedStatusIsAnError:
+            try await refused(RawResponseServer.Script(
+                head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
         }
     }
 

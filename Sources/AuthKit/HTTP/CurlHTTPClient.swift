@@ -187,6 +187,10 @@ private final class CurlTransfer: @unchecked Sendable {
         } else if code == CURLE_PARTIAL_FILE {
             // libcurl's own words, "Transferred a partial file", suggest a download tool.
             return AuthKitError.network(url: display, reason: "the server closed the connection before the end of its answer")
+        } else if code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_WEIRD_SERVER_REPLY {
+            // Only http and https are allowed, so "Unsupported protocol" here
+            // means the answer was not HTTP (no status line, or a malformed one).
+            return AuthKitError.network(url: display, reason: "the server's answer is not HTTP AuthKit can read (libcurl: \(String(cString: authkit_curl_easy_strerror(code))))")
         } else {
             return AuthKitError.network(url: display, reason: String(cString: authkit_curl_easy_strerror(code)))
         }
