@@ -46,6 +46,9 @@ public struct TransportContract: Sendable {
         /// A status that is not three digits (`2000`) is an error, not a crash
         /// (swift-http-types traps on a code outside 0...999).
         case malformedStatusIsAnError
+        /// Two different `Content-Length`s make the framing unknowable: an
+        /// error, never one of the two bodies (RFC 9112 §6.3).
+        case conflictingLengthsAreAnError
 
         public static let all: [Clause] = [
             .sentAsBuilt, .errorStatusIsAResponse,
@@ -53,7 +56,7 @@ public struct TransportContract: Sendable {
             .redirectComesBack(307), .redirectComesBack(308),
             .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
             .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .closedPortIsANetworkError,
-            .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError,
+            .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
         ]
 
         public var description: String {
@@ -72,6 +75,7 @@ public struct TransportContract: Sendable {
             case .interimResponseIsSkipped(let status): "interimResponseIsSkipped(\(status))"
             case .missingStatusLineIsAnError: "missingStatusLineIsAnError"
             case .malformedStatusIsAnError: "malformedStatusIsAnError"
+            case .conflictingLengthsAreAnError: "conflictingLengthsAreAnError"
             }
         }
     }
@@ -117,6 +121,9 @@ public struct TransportContract: Sendable {
         case .interimResponseIsSkipped(let status): try await interimResponseIsSkipped(status)
         case .missingStatusLineIsAnError:
             try await refused(RawResponseServer.Script(head: "{\"access_token\":\"at-1\",\"token_type\":\"Bearer\"}\r\n"))
+        case .conflictingLengthsAreAnError:
+            try await refused(RawResponseServer.Script(
+                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 24\r\n\r\n{}\"access_token\":\"at-1\"}"))
         case .malformedStatusIsAnError:
             try await refused(RawResponseServer.Script(
                 head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))

@@ -86,6 +86,8 @@ private final class CurlTransfer: @unchecked Sendable {
     private var cancelled = false
     private var status = 0
     private var fields = HTTPFields()
+    /// Why the head was refused (read on the transfer's thread only).
+    private var refusedHead: String?
     private let stream: AsyncThrowingStream<Data, any Error>
     private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
 
@@ -180,6 +182,8 @@ private final class CurlTransfer: @unchecked Sendable {
         let code = authkit_curl_easy_perform(handle)
         if code == CURLE_OK {
             return nil
+        } else if let refusedHead {
+            return AuthKitError.network(url: display, reason: refusedHead)
         } else if isCancelled {
             return CancellationError()
         } else if code == CURLE_OPERATION_TIMEDOUT {
@@ -205,7 +209,13 @@ private final class CurlTransfer: @unchecked Sendable {
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             fields = HTTPFields()
         } else if text.isEmpty {
-            if status >= 200 { deliverHead() }
+            if status >= 200 {
+                if let problem = fields.framingProblem {
+                    refusedHead = problem
+                    return false
+                }
+                deliverHead()
+            }
         } else if let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) {
             fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingSpaces()))
         }

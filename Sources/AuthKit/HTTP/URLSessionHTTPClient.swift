@@ -128,6 +128,12 @@ private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked S
                 fields.append(HTTPField(name: name, value: String(describing: value)))
             }
         }
+        if let problem = fields.framingProblem {
+            takeHead(dataTask.taskIdentifier)?.resume(throwing: AuthKitError.network(
+                url: response.url?.redactedForLogs ?? "(no URL)", reason: problem))
+            refuse(dataTask, completionHandler)
+            return
+        }
         if let encoding = fields[.contentEncoding]?.lowercased(), !["", "identity"].contains(encoding) {
             takeHead(dataTask.taskIdentifier)?.resume(throwing: AuthKitError.network(
                 url: response.url?.redactedForLogs ?? "(no URL)",
