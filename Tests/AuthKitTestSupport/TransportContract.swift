@@ -49,6 +49,11 @@ public struct TransportContract: Sendable {
         /// Two different `Content-Length`s make the framing unknowable: an
         /// error, never one of the two bodies (RFC 9112 §6.3).
         case conflictingLengthsAreAnError
+        /// A `Content-Length` that is not a number is an error too.
+        case invalidLengthIsAnError
+        /// A server that accepts the connection and never answers is ended
+        /// by the total deadline.
+        case silenceEndsAtTheDeadline
 
         public static let all: [Clause] = [
             .sentAsBuilt, .errorStatusIsAResponse,
@@ -57,6 +62,7 @@ public struct TransportContract: Sendable {
             .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
             .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .closedPortIsANetworkError,
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
+            .invalidLengthIsAnError, .silenceEndsAtTheDeadline,
         ]
 
         public var description: String {
@@ -76,6 +82,8 @@ public struct TransportContract: Sendable {
             case .missingStatusLineIsAnError: "missingStatusLineIsAnError"
             case .malformedStatusIsAnError: "malformedStatusIsAnError"
             case .conflictingLengthsAreAnError: "conflictingLengthsAreAnError"
+            case .invalidLengthIsAnError: "invalidLengthIsAnError"
+            case .silenceEndsAtTheDeadline: "silenceEndsAtTheDeadline"
             }
         }
     }
@@ -124,6 +132,11 @@ public struct TransportContract: Sendable {
         case .conflictingLengthsAreAnError:
             try await refused(RawResponseServer.Script(
                 head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 24\r\n\r\n{}\"access_token\":\"at-1\"}"))
+        case .invalidLengthIsAnError:
+            try await refused(RawResponseServer.Script(
+                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -2\r\n\r\n{}"))
+        case .silenceEndsAtTheDeadline:
+            try await refused(RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
         case .malformedStatusIsAnError:
             try await refused(RawResponseServer.Script(
                 head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
