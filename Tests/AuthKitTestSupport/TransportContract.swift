@@ -2,6 +2,7 @@ import AuthKit
 import Foundation
 import HTTPTypes
 import Logging
+import NIOCore
 
 /// What every ``HTTPClient`` promises (see its documentation), played against
 /// one transport by hostile servers. AuthKit's rules for credentials rest on
@@ -111,36 +112,34 @@ public struct TransportContract: Sendable {
         case .floodEndsAtTheCap: try await floodEndsAtTheCap()
         case .dripEndsAtTheDeadline: try await dripEndsAtTheDeadline()
         case .endlessHeadIsRefused:
-            try await refused(RawResponseServer.Script(
-                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n",
-                repeating: "X-Flood: \(String(repeating: "a", count: 1000))\r\n"))
+            try await refused(Self.json200("", repeating: "X-Flood: \(String(repeating: "a", count: 1000))\r\n"))
         case .headDripEndsAtTheDeadline:
-            try await refused(RawResponseServer.Script(
-                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", repeating: "X-Drip: a\r\n",
-                interval: .milliseconds(200)), byTheDeadline: true)
+            try await refused(Self.json200("", repeating: "X-Drip: a\r\n", interval: .milliseconds(200)), byTheDeadline: true)
         case .shortBodyIsAnError:
-            try await refused(RawResponseServer.Script(
-                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"access_token\":\"at"))
+            try await refused(Self.json200("Content-Length: 100\r\n\r\n{\"access_token\":\"at"))
         case .unfinishedChunkedBodyIsAnError:
-            try await refused(RawResponseServer.Script(
-                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{\"access_token\":\r\n"))
+            try await refused(Self.json200("Transfer-Encoding: chunked\r\n\r\n10\r\n{\"access_token\":\r\n"))
         case .gzipBombIsRefused: try await gzipBombIsRefused()
         case .closedPortIsANetworkError: try await closedPortIsANetworkError()
         case .interimResponseIsSkipped(let status): try await interimResponseIsSkipped(status)
         case .missingStatusLineIsAnError:
             try await refused(RawResponseServer.Script(head: "{\"access_token\":\"at-1\",\"token_type\":\"Bearer\"}\r\n"))
         case .conflictingLengthsAreAnError:
-            try await refused(RawResponseServer.Script(
-                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 24\r\n\r\n{}\"access_token\":\"at-1\"}"))
+            try await refused(Self.json200("Content-Length: 2\r\nContent-Length: 24\r\n\r\n{}\"access_token\":\"at-1\"}"))
         case .invalidLengthIsAnError:
-            try await refused(RawResponseServer.Script(
-                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -2\r\n\r\n{}"))
+            try await refused(Self.json200("Content-Length: -2\r\n\r\n{}"))
         case .silenceEndsAtTheDeadline:
             try await refused(RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
         case .malformedStatusIsAnError:
             try await refused(RawResponseServer.Script(
                 head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
         }
+    }
+
+    /// A raw answer that starts `HTTP/1.1 200 OK` with a JSON content type;
+    /// `rest` is the remaining header lines, the blank line and the body.
+    static func json200(_ rest: String, repeating: String? = nil, interval: TimeAmount = .zero) -> RawResponseServer.Script {
+        RawResponseServer.Script(head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + rest, repeating: repeating, interval: interval)
     }
 
     private var transport: FlowTransport { FlowTransport(http: http, logger: Logger(label: "transport-contract")) }
