@@ -43,8 +43,8 @@
 //                      builds them with -sanitize=fuzzer,address and runs them).
 //   AuthKitStoreStress test-only: a separate process writing credentials,
 //                      for AuthKitStoreTests.
-//   AuthKitTestSupport test-only: a real HTTP server on 127.0.0.1 (SwiftNIO)
-//                      that records the exact bytes it receives, and a launcher
+//   AuthKitTestSupport test-only: real HTTP(S) servers on 127.0.0.1 (SwiftNIO, NIOSSL)
+//                      that record the exact bytes they receive, and a launcher
 //                      for the independent Python peers in Tests/Interop/servers.
 import PackageDescription
 
@@ -69,6 +69,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
+        // Tests only: a TLS server whose certificate no CA vouches for.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
     ],
     targets: [
         // libcurl, for the Linux transport (CurlHTTPClient): the library
@@ -222,6 +224,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/AuthKitTestSupport"
         ),

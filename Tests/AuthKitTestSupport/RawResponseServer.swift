@@ -1,12 +1,14 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// A server on 127.0.0.1 that answers every connection with bytes written as
 /// they are, once the request starts arriving: for answers ``TestHTTPServer``
 /// cannot give because its HTTP encoder keeps them well formed — a head that
 /// never ends, a head sent one line at a time, a body shorter than its
-/// `Content-Length`, a chunked body cut off before its last chunk.
+/// `Content-Length`, a chunked body cut off before its last chunk. With
+/// `tls`, it speaks https with that certificate first.
 public final class RawResponseServer: @unchecked Sendable {
     /// What the server writes: `head` at once, then `repeating` again and again
     /// (`interval` apart, until the client goes away), then it closes.
@@ -23,23 +25,41 @@ public final class RawResponseServer: @unchecked Sendable {
     }
 
     private let script: Script
+    private let tls: NIOSSLContext?
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private var channel: Channel?
     private let lock = NSLock()
     private var written = 0
+    private var received = 0
 
-    public init(_ script: Script) { self.script = script }
+    public init(_ script: Script) {
+        self.script = script
+        self.tls = nil
+    }
+
+    public init(_ script: Script, tls certificate: SelfSignedCertificate) throws {
+        self.script = script
+        self.tls = try NIOSSLContext(configuration: .makeServerConfiguration(
+            certificateChain: [.certificate(certificate.certificate)], privateKey: .privateKey(certificate.key)))
+    }
 
     public func start() async throws {
         let bootstrap = ServerBootstrap(group: group)
             .childChannelInitializer { [self] channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(ScriptHandler(server: self)) }
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+                    try channel.pipeline.syncOperations.addHandler(ScriptHandler(server: self))
+                }
             }
         channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
     }
 
-    /// `http://127.0.0.1:PORT`
-    public var baseURL: String { "http://127.0.0.1:\(channel?.localAddress?.port ?? 0)" }
+    /// `http://127.0.0.1:PORT`, or `https://` with TLS.
+    public var baseURL: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(channel?.localAddress?.port ?? 0)" }
+
+    /// How many bytes of requests arrived (over TLS: after decryption, so
+    /// none when the client gave up during the handshake).
+    public var bytesReceived: Int { lock.withLock { received } }
 
     /// How many bytes clients have taken so far: still growing after a client
     /// gave up means it is still reading.
@@ -47,6 +67,7 @@ public final class RawResponseServer: @unchecked Sendable {
 
     fileprivate var scriptToPlay: Script { script }
     fileprivate func count(_ bytes: Int) { lock.withLock { written += bytes } }
+    fileprivate func countReceived(_ bytes: Int) { lock.withLock { received += bytes } }
 
     public func stop() async {
         try? await channel?.close()
@@ -63,6 +84,7 @@ private final class ScriptHandler: ChannelInboundHandler, @unchecked Sendable {
     init(server: RawResponseServer) { self.server = server }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        server.countReceived(unwrapInboundIn(data).readableBytes)
         guard !started else { return }
         started = true
         let script = server.scriptToPlay
@@ -81,5 +103,34 @@ private final class ScriptHandler: ChannelInboundHandler, @unchecked Sendable {
             write(piece) { loop.scheduleTask(in: script.interval) { repeatForever() } }
         }
         write(script.head) { repeatForever() }
+    }
+}
+
+/// A key and a certificate for 127.0.0.1 that signs itself, made with the
+/// `openssl` command for the test that uses it (so no key is kept in the
+/// repository): no client trusts it, as none would trust a man in the middle.
+public struct SelfSignedCertificate: Sendable {
+    public let certificate: NIOSSLCertificate
+    public let key: NIOSSLPrivateKey
+
+    public static func make() throws -> SelfSignedCertificate {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = directory.appendingPathComponent("key.pem"), certificateFile = directory.appendingPathComponent("cert.pem")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                             "-keyout", keyFile.path, "-out", certificateFile.path, "-days", "1",
+                             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "openssl req failed (status \(process.terminationStatus)); install the openssl package"])
+        }
+        return SelfSignedCertificate(certificate: try NIOSSLCertificate(file: certificateFile.path, format: .pem),
+                                     key: try NIOSSLPrivateKey(file: keyFile.path, format: .pem))
     }
 }

@@ -55,6 +55,10 @@ public struct TransportContract: Sendable {
         /// A server that accepts the connection and never answers is ended
         /// by the total deadline.
         case silenceEndsAtTheDeadline
+        /// An https server whose certificate no CA vouches for (as a man in
+        /// the middle's) is refused during the handshake: it receives no
+        /// request, so no credential.
+        case untrustedCertificateIsRefused
 
         public static let all: [Clause] = [
             .sentAsBuilt, .errorStatusIsAResponse,
@@ -63,7 +67,7 @@ public struct TransportContract: Sendable {
             .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
             .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .closedPortIsANetworkError,
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
-            .invalidLengthIsAnError, .silenceEndsAtTheDeadline,
+            .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
         ]
 
         public var description: String {
@@ -85,6 +89,7 @@ public struct TransportContract: Sendable {
             case .conflictingLengthsAreAnError: "conflictingLengthsAreAnError"
             case .invalidLengthIsAnError: "invalidLengthIsAnError"
             case .silenceEndsAtTheDeadline: "silenceEndsAtTheDeadline"
+            case .untrustedCertificateIsRefused: "untrustedCertificateIsRefused"
             }
         }
     }
@@ -130,6 +135,7 @@ public struct TransportContract: Sendable {
             try await refused(Self.json200("Content-Length: -2\r\n\r\n{}"))
         case .silenceEndsAtTheDeadline:
             try await refused(RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
+        case .untrustedCertificateIsRefused: try await untrustedCertificateIsRefused()
         case .malformedStatusIsAnError:
             try await refused(RawResponseServer.Script(
                 head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
@@ -297,6 +303,23 @@ public struct TransportContract: Sendable {
         } catch {
             return ["a \(status) before the answer ended with \(error)"]
         }
+    }
+
+    private func untrustedCertificateIsRefused() async throws -> [String] {
+        let server = try RawResponseServer(Self.json200("Content-Length: 24\r\n\r\n{\"access_token\":\"stolen\"}"),
+                                           tls: SelfSignedCertificate.make())
+        try await server.start()
+        defer { Task { await server.stop() } }
+        var outgoing = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token?code=secret-code")!)
+        outgoing.head.headerFields[.authorization] = "Basic YXBwOnNlY3JldA=="
+        outgoing.body = Data("code=secret-code".utf8)
+        let request = outgoing
+        let send: @Sendable () async throws -> Void = { [transport] in
+            _ = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
+        }
+        var broken = await expectNetworkError(send)
+        if server.bytesReceived > 0 { broken.append("sent \(server.bytesReceived) bytes of the request to a server it could not trust") }
+        return broken
     }
 
     private func closedPortIsANetworkError() async throws -> [String] {

@@ -191,6 +191,9 @@ private final class CurlTransfer: @unchecked Sendable {
         } else if code == CURLE_PARTIAL_FILE {
             // libcurl's own words, "Transferred a partial file", suggest a download tool.
             return AuthKitError.network(url: display, reason: "the server closed the connection before the end of its answer")
+        } else if code == CURLE_PEER_FAILED_VERIFICATION {
+            // libcurl's words name SSH keys as well, which never apply here.
+            return AuthKitError.network(url: display, reason: "the server's TLS certificate could not be verified (self-signed, expired, for another host, or someone in the middle); nothing was sent")
         } else if code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_WEIRD_SERVER_REPLY {
             // Only http and https are allowed, so "Unsupported protocol" here
             // means the answer was not HTTP (no status line, or a malformed one).
