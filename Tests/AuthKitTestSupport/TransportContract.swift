@@ -55,6 +55,10 @@ public struct TransportContract: Sendable {
         /// A server that accepts the connection and never answers is ended
         /// by the total deadline.
         case silenceEndsAtTheDeadline
+        /// An answer with no body (`204`, or `Content-Length: 0`) on a
+        /// connection the server keeps open comes back at once, not at the
+        /// deadline: revocation endpoints answer so.
+        case emptyAnswerComesAtOnce(Int)
         /// An https server whose certificate no CA vouches for (as a man in
         /// the middle's) is refused during the handshake: it receives no
         /// request, so no credential.
@@ -68,6 +72,7 @@ public struct TransportContract: Sendable {
             .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .closedPortIsANetworkError,
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
+            .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200),
         ]
 
         public var description: String {
@@ -90,6 +95,7 @@ public struct TransportContract: Sendable {
             case .invalidLengthIsAnError: "invalidLengthIsAnError"
             case .silenceEndsAtTheDeadline: "silenceEndsAtTheDeadline"
             case .untrustedCertificateIsRefused: "untrustedCertificateIsRefused"
+            case .emptyAnswerComesAtOnce(let status): "emptyAnswerComesAtOnce(\(status))"
             }
         }
     }
@@ -136,6 +142,7 @@ public struct TransportContract: Sendable {
         case .silenceEndsAtTheDeadline:
             try await refused(RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
         case .untrustedCertificateIsRefused: try await untrustedCertificateIsRefused()
+        case .emptyAnswerComesAtOnce(let status): try await emptyAnswerComesAtOnce(status)
         case .malformedStatusIsAnError:
             try await refused(RawResponseServer.Script(
                 head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
@@ -302,6 +309,25 @@ public struct TransportContract: Sendable {
             return broken
         } catch {
             return ["a \(status) before the answer ended with \(error)"]
+        }
+    }
+
+    private func emptyAnswerComesAtOnce(_ status: Int) async throws -> [String] {
+        let head = status == 204 ? "HTTP/1.1 204 No Content\r\n\r\n" : "HTTP/1.1 \(status) OK\r\nContent-Length: 0\r\n\r\n"
+        // Zero bytes an hour apart: the connection stays open, as a kept-alive one does.
+        let server = RawResponseServer(.init(head: head, repeating: "", interval: .hours(1)))
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/revoke")!)
+        do {
+            // A transport that waits for a body that never comes ends at the deadline, with an error.
+            let response = try await transport.send(request, step: .revocation, policy: Self.policy)
+            var broken: [String] = []
+            if response.status != status { broken.append("returned status \(response.status), not \(status)") }
+            if !response.body.isEmpty { broken.append("returned \(response.body.count) bytes for an empty answer") }
+            return broken
+        } catch {
+            return ["an empty \(status) ended with \(error)"]
         }
     }
 
