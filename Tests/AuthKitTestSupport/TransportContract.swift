@@ -296,38 +296,33 @@ public struct TransportContract: Sendable {
     private func interimResponseIsSkipped(_ status: Int) async throws -> [String] {
         let answer = #"{"access_token":"at-1"}"#
         let interim = status == 103 ? "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" : "HTTP/1.1 \(status) Continue\r\n\r\n"
-        let server = RawResponseServer(.init(head: interim
-            + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\nConnection: close\r\n\r\n\(answer)"))
+        return try await expectAnswer(200, Data(answer.utf8), after: "a \(status) before the answer", to: RawResponseServer.Script(
+            head: interim + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\nConnection: close\r\n\r\n\(answer)"))
+    }
+
+    private func emptyAnswerComesAtOnce(_ status: Int) async throws -> [String] {
+        let head = status == 204 ? "HTTP/1.1 204 No Content\r\n\r\n" : "HTTP/1.1 \(status) OK\r\nContent-Length: 0\r\n\r\n"
+        // Zero bytes an hour apart: the connection stays open, as a kept-alive
+        // one does. A transport that waits for a body that never comes ends at
+        // the deadline, with an error.
+        return try await expectAnswer(status, Data(), after: "an empty \(status)", to: RawResponseServer.Script(
+            head: head, repeating: "", interval: .hours(1)))
+    }
+
+    /// Plays `script` to a request and expects `status` and `body` back.
+    private func expectAnswer(_ status: Int, _ body: Data, after what: String, to script: RawResponseServer.Script) async throws -> [String] {
+        let server = RawResponseServer(script)
         try await server.start()
         defer { Task { await server.stop() } }
         let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
         do {
             let response = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
             var broken: [String] = []
-            if response.status != 200 { broken.append("returned status \(response.status) after a \(status), not the final 200") }
-            if response.body != Data(answer.utf8) { broken.append("returned body \(String(decoding: response.body, as: UTF8.self)), not the final answer's") }
+            if response.status != status { broken.append("returned status \(response.status) after \(what), not \(status)") }
+            if response.body != body { broken.append("returned body \(String(decoding: response.body, as: UTF8.self)) after \(what)") }
             return broken
         } catch {
-            return ["a \(status) before the answer ended with \(error)"]
-        }
-    }
-
-    private func emptyAnswerComesAtOnce(_ status: Int) async throws -> [String] {
-        let head = status == 204 ? "HTTP/1.1 204 No Content\r\n\r\n" : "HTTP/1.1 \(status) OK\r\nContent-Length: 0\r\n\r\n"
-        // Zero bytes an hour apart: the connection stays open, as a kept-alive one does.
-        let server = RawResponseServer(.init(head: head, repeating: "", interval: .hours(1)))
-        try await server.start()
-        defer { Task { await server.stop() } }
-        let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/revoke")!)
-        do {
-            // A transport that waits for a body that never comes ends at the deadline, with an error.
-            let response = try await transport.send(request, step: .revocation, policy: Self.policy)
-            var broken: [String] = []
-            if response.status != status { broken.append("returned status \(response.status), not \(status)") }
-            if !response.body.isEmpty { broken.append("returned \(response.body.count) bytes for an empty answer") }
-            return broken
-        } catch {
-            return ["an empty \(status) ended with \(error)"]
+            return ["\(what) ended with \(error)"]
         }
     }
 
