@@ -24,7 +24,7 @@ public final class RawResponseServer: @unchecked Sendable {
         }
     }
 
-    private let script: Script
+    fileprivate let script: Script
     private let tls: NIOSSLContext?
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private var channel: Channel?
@@ -65,7 +65,6 @@ public final class RawResponseServer: @unchecked Sendable {
     /// gave up means it is still reading.
     public var bytesWritten: Int { lock.withLock { written } }
 
-    fileprivate var scriptToPlay: Script { script }
     fileprivate func count(_ bytes: Int) { lock.withLock { written += bytes } }
     fileprivate func countReceived(_ bytes: Int) { lock.withLock { received += bytes } }
 
@@ -87,7 +86,7 @@ private final class ScriptHandler: ChannelInboundHandler, @unchecked Sendable {
         server.countReceived(unwrapInboundIn(data).readableBytes)
         guard !started else { return }
         started = true
-        let script = server.scriptToPlay
+        let script = server.script
         let server = self.server
         let loop = context.eventLoop
         let channel = context.channel

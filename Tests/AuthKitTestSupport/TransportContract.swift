@@ -213,7 +213,7 @@ public struct TransportContract: Sendable {
             elsewhere.route("POST", "/token") { _ in .json(#"{"access_token":"stolen"}"#) }
             elsewhere.route("GET", "/token") { _ in .json(#"{"access_token":"stolen"}"#) }
             server.route("POST", "/token") { _ in .redirect(status, to: "\(elsewhere.baseURL)/token") }
-            var head = HTTPRequest(method: .post, scheme: "http", authority: server.baseURL.dropFirst(7).description, path: "/token")
+            var head = HTTPRequest(method: .post, scheme: "http", authority: "\(server.host):\(server.port)", path: "/token")
             head.headerFields[.authorization] = "Basic YXBwOnNlY3JldA=="
             let (response, body) = try await http.send(head, body: Data("code=the-code".utf8))
             // Read to the end, so that a transport that follows has the time to.

@@ -109,9 +109,7 @@ private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked S
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         guard let http = response as? HTTPURLResponse else {
-            takeHead(dataTask.taskIdentifier)?.resume(throwing: AuthKitError.network(
-                url: response.url?.redactedForLogs ?? "(no URL)", reason: "the response was not HTTP"))
-            refuse(dataTask, completionHandler)
+            refuse(dataTask, response, because: "the response was not HTTP", completionHandler)
             return
         }
         // An interim response (100 Continue, sent even unasked, or 103 Early
@@ -129,28 +127,27 @@ private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked S
             }
         }
         if let problem = fields.framingProblem {
-            takeHead(dataTask.taskIdentifier)?.resume(throwing: AuthKitError.network(
-                url: response.url?.redactedForLogs ?? "(no URL)", reason: problem))
-            refuse(dataTask, completionHandler)
+            refuse(dataTask, response, because: problem, completionHandler)
             return
         }
         if let encoding = fields[.contentEncoding]?.lowercased(), !["", "identity"].contains(encoding) {
-            takeHead(dataTask.taskIdentifier)?.resume(throwing: AuthKitError.network(
-                url: response.url?.redactedForLogs ?? "(no URL)",
-                reason: "the server sent a '\(DisplayText.sanitized(encoding, limit: 40))'-encoded body though none was asked for (Accept-Encoding: identity); it was refused unread"))
-            refuse(dataTask, completionHandler)
+            refuse(dataTask, response, because: "the server sent a '\(DisplayText.sanitized(encoding, limit: 40))'-encoded body though none was asked for (Accept-Encoding: identity); it was refused", completionHandler)
             return
         }
         takeHead(dataTask.taskIdentifier)?.resume(returning: HTTPResponse(status: .init(code: http.statusCode), headerFields: fields))
         completionHandler(.allow)
     }
 
-    /// Ends a transfer whose head was refused. FoundationNetworking on Linux
-    /// disregards the `.cancel` disposition (it cannot pause libcurl there, so
-    /// the transfer runs on while the delegate decides): without the explicit
-    /// `cancel()` the task would run to its end. (It does not save the memory
-    /// of a gzip bomb, which is inflated before the cancel is handled.)
-    private func refuse(_ task: URLSessionDataTask, _ completionHandler: (URLSession.ResponseDisposition) -> Void) {
+    /// Refuses a head: its caller gets `reason` as a network error, and the
+    /// transfer ends. FoundationNetworking on Linux disregards the `.cancel`
+    /// disposition (it cannot pause libcurl there, so the transfer runs on
+    /// while the delegate decides): without the explicit `cancel()` the task
+    /// would run to its end. (It does not save the memory of a gzip bomb,
+    /// which is inflated before the cancel is handled.)
+    private func refuse(_ task: URLSessionDataTask, _ response: URLResponse, because reason: String,
+                        _ completionHandler: (URLSession.ResponseDisposition) -> Void) {
+        takeHead(task.taskIdentifier)?.resume(throwing: AuthKitError.network(
+            url: response.url?.redactedForLogs ?? "(no URL)", reason: reason))
         completionHandler(.cancel)
         task.cancel()
     }
