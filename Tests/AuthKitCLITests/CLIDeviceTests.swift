@@ -60,6 +60,53 @@ import Testing
         #expect(asked.status == 64 && asked.stderr.contains("no device authorization endpoint") && asked.stderr.contains("--manual"), "\(asked.stderr)")
     }
 
+    /// A device-only provider: `tv` with its `authorization` section taken out.
+    func deviceOnly(_ server: TestHTTPServer) throws -> URL {
+        let home = try setUp(server)
+        let descriptor = #"{"id": "tv", "name": "TV", "protocol": "oauth2", "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}}"#
+        try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/tv.json"))
+        return home
+    }
+
+    /// With a browser at hand and no flag, a device-only provider still signs
+    /// in with a code (the browser opens the verification page, not an
+    /// authorization URL); a flag for a redirect is refused, naming the file.
+    @Test func aDeviceOnlyProviderSignsInWithACodeWithoutTheFlag() async throws {
+        try await withServer { server in
+            let home = try deviceOnly(server)
+            let opened = home.appendingPathComponent("opened")
+            try Data("#!/bin/sh\necho \"$1\" >> '\(opened.path)'\n".utf8).write(to: home.appendingPathComponent("browser.sh"))
+            let desktop = ["AUTHKIT_HOME": home.path, "AUTHKIT_TV_CLIENT_ID": "tv-app", "DISPLAY": ":0", "BROWSER": "/bin/sh \(home.path)/browser.sh"]
+            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--timeout", "30"], environment: desktop)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("enter the code WDJB-MJHT to sign in to TV"), "\(result.stderr)")
+            #expect(try String(contentsOf: opened, encoding: .utf8) == "\(server.baseURL)/activate\n")
+            #expect(server.requests(to: "/authorize").isEmpty)
+
+            let manual = try await CLIProcess.run(["authorize", "--provider", "tv", "--manual", "--port", "9000"], environment: desktop)
+            #expect(manual.status == 64, "\(manual.stderr)")
+            #expect(manual.stderr.contains("TV signs in only with a device code") && manual.stderr.contains("providers/tv.json")
+                    && manual.stderr.contains("Drop --manual, --port."), "\(manual.stderr)")
+
+            let show = try await CLIProcess.run(["providers", "show", "tv"], environment: desktop)
+            #expect(show.status == 0 && show.stdout.contains("authorize:     none: signs in only with the device grant"), "\(show.stdout)")
+            #expect(!show.stdout.contains("redirect:"), "a device-only provider has no redirect to register")
+        }
+    }
+
+    /// `sandbox try` on a device-only provider runs the device grant, which
+    /// the sandbox approves, and calls the API with the credential.
+    @Test func sandboxTryRunsTheDeviceGrantForADeviceOnlyProvider() async throws {
+        try await withServer { server in
+            let home = try deviceOnly(server)
+            let result = try await CLIProcess.run(["sandbox", "try", "--provider", "tv", "--timeout", "30"], environment: headless(home))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("Sign in with a device code (TV has no authorization endpoint)"), "\(result.stdout)")
+            #expect(result.stdout.contains("device code exchanged for account alice") && result.stdout.contains("→ 200:"), "\(result.stdout)")
+            #expect(server.requests.isEmpty, "the sandbox, not the real endpoints, answered")
+        }
+    }
+
     @Test func ctrlCCancelsThePolling() async throws {
         try await withServer { server in
             let home = try setUp(server)

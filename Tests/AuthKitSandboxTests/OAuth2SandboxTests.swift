@@ -167,6 +167,29 @@ import Testing
         }
     }
 
+    /// A device-only provider (no authorization endpoint): its metadata
+    /// leaves out `authorization_endpoint` and `response_types_supported`, as
+    /// RFC 8414 §2 has such a server do, and what discovery makes of it signs
+    /// in with a code.
+    @Test func aDeviceOnlyProviderIsEmulatedAndDiscovered() async throws {
+        let tv = try ProviderDescriptor(json: Data(#"{"id": "tv", "protocol": "oauth2", "token": {"url": "https://tv.example/token"}, "device": {"url": "https://tv.example/device"}}"#.utf8))
+        try await Sandbox.with(emulating: tv, options: SandboxOptions(consent: .approve, deviceInterval: 1)) { sandbox in
+            let issuer = try #require(URL(string: sandbox.baseURL.absoluteString + "/tv.example"))
+            let metadata = try await raw("GET", try #require(URL(string: sandbox.baseURL.absoluteString + "/.well-known/oauth-authorization-server/tv.example")))
+            let members = try #require(try JSONSerialization.jsonObject(with: Data(metadata.body.utf8)) as? [String: Any])
+            #expect(metadata.status == 200 && members["issuer"] as? String == issuer.absoluteString, "\(metadata.body)")
+            #expect(members["authorization_endpoint"] == nil && members["response_types_supported"] == nil, "\(metadata.body)")
+            #expect((members["grant_types_supported"] as? [String])?.contains("authorization_code") == false, "\(metadata.body)")
+
+            let discovered = try await ProviderDescriptor.discover(issuer: issuer, id: "found")
+            #expect(discovered.isDeviceOnly)
+            let client = try OAuth2Client(descriptor: discovered, settings: sandbox.clientSettings)
+            let credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            #expect(!credential.accessToken.isEmpty)
+            #expect(sandbox.events.contains { $0.step == "token" && $0.status == 200 })
+        }
+    }
+
     @Test func discoveryReadsTheSandboxesMetadata() async throws {
         try await Sandbox.with(emulating: try bundled("google")) { sandbox in
             let issuer = try #require(sandbox.descriptor.issuer.flatMap { URL(string: $0.identifier) })

@@ -108,6 +108,26 @@ import Testing
         #expect(found.allSatisfy { $0.file == "/tmp/example.json" })
     }
 
+    /// RFC 8414 §2 lets a server without the authorization code grant omit
+    /// its authorization endpoint: with a `device` section that is a
+    /// device-only provider; with neither, there is no way in, and the
+    /// message names both ways to fix it.
+    @Test func authorizationMayBeLeftOutOnlyForADeviceOnlyProvider() throws {
+        let withoutAuthorization = Self.minimal.replacingOccurrences(of: #""authorization": {"url": "https://example.com/authorize"},"#, with: "")
+        let neither = issues(withoutAuthorization)
+        #expect(neither.contains { $0.field == "authorization" && $0.problem.contains("missing") }, "\(neither)")
+        let validatorSays = DescriptorValidator().validate(try JSONDecoder().decode(DescriptorFile.self, from: Data(withoutAuthorization.utf8)), file: "x.json")
+        #expect(validatorSays.contains { $0.field == "authorization" && $0.problem.contains("\"device\" section") }, "\(validatorSays)")
+
+        let deviceOnly = withoutAuthorization.replacingOccurrences(of: #""protocol": "oauth2","#, with: #""protocol": "oauth2", "device": {"url": "https://example.com/device"},"#)
+        #expect(issues(deviceOnly).isEmpty, "\(issues(deviceOnly))")
+        let descriptor = try DescriptorLoader().decode(Data(deviceOnly.utf8), file: "/tmp/example.json")
+        #expect(descriptor.isDeviceOnly && descriptor.authorization == nil && descriptor.supportsDeviceGrant)
+        #expect(try DescriptorLoader().decode(Data(Self.minimal.utf8), file: "/tmp/example.json").isDeviceOnly == false)
+        // A device-only descriptor written out loads again unchanged.
+        #expect(try DescriptorLoader().decode(try descriptor.encodedAsFile(), file: "/tmp/example.json") == descriptor)
+    }
+
     @Test func emptyEndpointURLIsNamed() {
         let json = Self.minimal.replacingOccurrences(of: "https://example.com/token", with: "")
         #expect(issues(json).contains { $0.field == "token.url" })

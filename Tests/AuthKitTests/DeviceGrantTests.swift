@@ -74,6 +74,42 @@ import Testing
         }
     }
 
+    /// A user agent that only records that it was started.
+    struct RecordingUserAgent: UserAgent {
+        let started = Recorder<Int>()
+        func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+            started.append(1)
+            throw AuthKitError.cancelled
+        }
+    }
+
+    /// A descriptor with a `device` section and no `authorization` endpoint
+    /// signs in with a code; asked for the browser flow, it says which way
+    /// in it has, before any user agent is started or URL is built.
+    @Test func aDeviceOnlyProviderSignsInWithACodeAndNamesItWhenAskedForABrowser() async throws {
+        try await withServer { server in
+            serve(server, interval: 1, polls: [Self.granted])
+            let json = #"{"id": "tv", "protocol": "oauth2", "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}}"#
+            let clock = FakeClock()
+            var client = try OAuth2Client(descriptor: ProviderDescriptor(json: Data(json.utf8), source: "tv.json"),
+                                          settings: ClientSettings(clientID: "tv-app"), now: { clock.now })
+            client.deviceSleep = { try await clock.sleep($0) }
+
+            func isNoAuthorizationEndpoint(_ error: any Error) -> Bool {
+                guard case AuthKitError.notSupported("tv", .authorizationCodeGrant) = error else { return false }
+                return "\(error)".contains("device grant") && "\(error)".contains("authorize --device")
+            }
+            #expect(performing: { _ = try client.startAuthorization() }, throws: isNoAuthorizationEndpoint)
+            let agent = RecordingUserAgent()
+            await #expect(performing: { _ = try await client.authorize(using: agent, options: AuthorizationOptions()) }, throws: isNoAuthorizationEndpoint)
+            #expect(agent.started.all.isEmpty, "the user agent must not be started for a flow that cannot run")
+            #expect(server.requests(to: "/token").isEmpty)
+
+            let credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            #expect(credential.accessToken == "tv-token" && credential.key.providerID == "tv")
+        }
+    }
+
     /// RFC 8628 §3.5: slow_down adds 5 seconds to this and every later interval.
     @Test func slowDownAddsFiveSecondsForGood() async throws {
         try await withServer { server in

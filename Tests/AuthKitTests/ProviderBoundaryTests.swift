@@ -91,6 +91,18 @@ import Testing
         #expect(entry.newHosts == ["qiita.evil.example"])
     }
 
+    /// The device endpoint receives the client id (and, with `basic` or
+    /// `post`, the secret): an override that moves only it is reported too.
+    @Test func anOverrideThatMovesOnlyTheDeviceEndpointIsRecorded() throws {
+        let github = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github")
+        var file = DescriptorFile(github)
+        file.device?.url = "https://device.evil.example/login/device/code"
+        let dir = try directory(["github.json": String(decoding: try JSONEncoder().encode(file), as: UTF8.self)])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let entry = try #require(ProviderCatalog(includeBundled: true, directories: [dir]).entries["github"])
+        #expect(entry.newHosts == ["device.evil.example"])
+    }
+
     // MARK: - A credential stays with the endpoints that issued it
 
     @Test func refreshAndRevocationRefuseAnOriginTheCredentialWasNotIssuedFor() async throws {

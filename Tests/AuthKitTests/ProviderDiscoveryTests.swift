@@ -46,6 +46,30 @@ import Testing
         }
     }
 
+    /// RFC 8414 §2: `authorization_endpoint` is required "unless no grant
+    /// types are supported that use the authorization endpoint". A server
+    /// with only the device grant becomes a device-only descriptor; one with
+    /// neither endpoint is refused, naming both.
+    @Test func metadataWithoutAnAuthorizationEndpointIsDeviceOnlyOrRefused() async throws {
+        try await withServer { server in
+            let deviceOnly = #"{"issuer":"\#(server.baseURL)","token_endpoint":"\#(server.baseURL)/token","device_authorization_endpoint":"\#(server.baseURL)/device","grant_types_supported":["urn:ietf:params:oauth:grant-type:device_code"]}"#
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(deviceOnly) }
+            let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "tv")
+            #expect(descriptor.isDeviceOnly && descriptor.device?.url == "\(server.baseURL)/device" && descriptor.token?.url == "\(server.baseURL)/token")
+            #expect(try DescriptorLoader().decode(try descriptor.encodedAsFile(), file: descriptor.source) == descriptor)
+
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .json(#"{"issuer":"\#(server.baseURL)","token_endpoint":"\#(server.baseURL)/token"}"#)
+            }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error, let issue = issues.first else { return false }
+                return issue.field == "authorization_endpoint" && issue.problem.contains("device_authorization_endpoint")
+            }
+        }
+    }
+
     /// RFC 8414 §3.3: metadata that names another issuer is refused.
     @Test func metadataNamingAnotherIssuerIsRefused() async throws {
         try await withServer { server in

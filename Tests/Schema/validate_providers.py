@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Validates providers/*.json against providers/schema.json (JSON Schema 2020-12).
+"""Validates providers/*.json against providers/schema.json (JSON Schema 2020-12),
+and checks the schema on the few rules no bundled file exercises.
 
 The Swift loader is the authority on what AuthKit accepts; this check keeps the
 published schema honest: every bundled descriptor must satisfy it, and the
@@ -29,5 +30,21 @@ for path in sorted(root.glob("*.json")):
     else:
         passed += 1
         print(f"PASS {path.name}")
+
+# Rules no bundled file exercises, held to what the Swift loader accepts
+# (DescriptorTests.authorizationMayBeLeftOutOnlyForADeviceOnlyProvider).
+base = {"id": "x", "protocol": "oauth2", "token": {"url": "https://x.example/token"}}
+cases = [
+    ("a device-only OAuth 2.0 descriptor (device, no authorization)", {**base, "device": {"url": "https://x.example/device"}}, True),
+    ("an OAuth 2.0 descriptor with neither authorization nor device", base, False),
+    ("an OAuth 2.0 descriptor with authorization and no device", {**base, "authorization": {"url": "https://x.example/a"}}, True),
+]
+for name, document, valid in cases:
+    if validator.is_valid(document) == valid:
+        passed += 1
+        print(f"PASS {name}: {'valid' if valid else 'invalid'}")
+    else:
+        failed += 1
+        print(f"FAIL {name}: should be {'valid' if valid else 'invalid'}")
 print(f"schema: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -1848,7 +1848,7 @@ enum BundledDescriptors {
       "type": "object",
       "required": ["url"],
       "additionalProperties": false,
-      "description": "The device authorization grant (RFC 8628): the device authorization endpoint; polling goes to token.url.",
+      "description": "The device authorization grant (RFC 8628): the device authorization endpoint; polling goes to token.url. With it, authorization may be left out: a device-only provider.",
       "properties": {
         "url": { "$ref": "#/$defs/endpoint", "description": "The device authorization endpoint (RFC 8628 §3.1)." },
         "encoding": { "enum": ["form", "json"], "description": "Default: token.encoding." },
@@ -1884,7 +1884,12 @@ enum BundledDescriptors {
   "allOf": [
     {
       "if": { "properties": { "protocol": { "const": "oauth2" } } },
-      "then": { "required": ["authorization", "token"] }
+      "then": { "required": ["token"] }
+    },
+    {
+      "$comment": "A device-only provider (a device section and no authorization endpoint, RFC 8414 §2) is the one OAuth 2.0 descriptor without an authorization section.",
+      "if": { "properties": { "protocol": { "const": "oauth2" }, "device": { "type": "null" } } },
+      "then": { "required": ["authorization"] }
     },
     {
       "if": { "properties": { "protocol": { "const": "oauth1" } } },

@@ -53,8 +53,11 @@ package struct DescriptorValidator: Sendable {
                     // It would end up in browser history and server logs (RFC 9700 §2.5).
                     issue("authorization.parameters.client_secret", "a client secret must never be sent in the authorization URL; remove it.")
                 }
-            } else {
-                issue("authorization", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/authorize\"}.")
+            } else if descriptor.device == nil {
+                // Without either, there is no way to sign in. A device-only
+                // provider (RFC 8414 §2 lets it omit the authorization endpoint)
+                // is fine: `authkit authorize` uses the device grant for it.
+                issue("authorization", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/authorize\"} (or, if it signs in only with the device grant, a \"device\" section instead).")
             }
             if let token = descriptor.token {
                 checkEndpoint(token.url, field: "token.url", allowed: declared, issue: issue)

@@ -34,7 +34,8 @@ public struct ProviderDescriptor: Sendable, Hashable {
     package var redirect: RedirectSettings
     package var scopes: ScopeSettings
 
-    // OAuth 2.0: `authorization` and `token` are present for every OAuth 2.0 descriptor.
+    // OAuth 2.0: `token` is present for every OAuth 2.0 descriptor, and
+    // `authorization` for every one that is not device-only (`device` alone).
     package var authorization: AuthorizationEndpoint?
     package var token: TokenEndpoint?
     package var pkce: PKCEMode
@@ -59,6 +60,12 @@ public struct ProviderDescriptor: Sendable, Hashable {
     /// The provider offers the device authorization grant (RFC 8628): a
     /// sign-in for machines where no browser can reach a redirect.
     public var supportsDeviceGrant: Bool { device != nil }
+
+    /// An OAuth 2.0 provider that signs in only with the device grant: its
+    /// descriptor has a `device` section and no `authorization` endpoint, as
+    /// RFC 8414 §2 lets a server without the authorization code grant omit
+    /// `authorization_endpoint` from its metadata.
+    package var isDeviceOnly: Bool { `protocol` == .oauth2 && authorization == nil && device != nil }
 
     package init(
         id: String, name: String, protocol: ProtocolKind, documentation: String?, source: String,
@@ -102,7 +109,7 @@ public struct ProviderDescriptor: Sendable, Hashable {
 
     /// The hosts of every endpoint, lowercased, with `{placeholders}` as written.
     package var endpointHosts: Set<String> {
-        let urls = [authorization?.url, token?.url, followUp?.url, refresh?.url, revocation?.url, oauth1?.requestTokenURL,
+        let urls = [authorization?.url, token?.url, device?.url, followUp?.url, refresh?.url, revocation?.url, oauth1?.requestTokenURL,
                     oauth1?.authorizeURL, oauth1?.authenticateURL, oauth1?.accessTokenURL, oauth1?.invalidateTokenURL]
         return Set(urls.compactMap { text in
             guard let text, let start = text.firstRange(of: "://")?.upperBound else { return nil }

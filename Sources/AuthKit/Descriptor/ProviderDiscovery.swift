@@ -82,7 +82,12 @@ extension ProviderDescriptor {
             guard case .array(let items)? = metadata[name] else { return nil }
             return items.compactMap(\.scalarText)
         }
-        guard let authorization = text("authorization_endpoint") else { throw issue("authorization_endpoint", "missing; AuthKit signs in with the authorization code grant.") }
+        // RFC 8414 §2: a server without the authorization code grant leaves the
+        // authorization endpoint out; with a device endpoint it is device-only.
+        let authorization = text("authorization_endpoint")
+        guard authorization != nil || text("device_authorization_endpoint") != nil else {
+            throw issue("authorization_endpoint", "missing, and so is device_authorization_endpoint; AuthKit signs in with the authorization code grant or the device grant (RFC 8628), and this server offers neither.")
+        }
         guard let token = text("token_endpoint") else { throw issue("token_endpoint", "missing.") }
         // RFC 8414 §2: absent means client_secret_basic.
         let methods = list("token_endpoint_auth_methods_supported") ?? ["client_secret_basic"]
@@ -98,7 +103,7 @@ extension ProviderDescriptor {
         let challengeMethods = list("code_challenge_methods_supported")
         var file = DescriptorFile(
             id: id, name: issuer.host ?? id, protocol: .oauth2, documentation: text("service_documentation"),
-            authorization: .init(url: authorization),
+            authorization: authorization.map { .init(url: $0) },
             token: .init(url: token, clientAuthentication: authentication),
             pkce: challengeMethods.map { $0.contains("S256") ? .s256 : PKCEMode.none } ?? .s256,
             issuer: .init(identifier: named, includedInResponse: metadata["authorization_response_iss_parameter_supported"] == .bool(true)),

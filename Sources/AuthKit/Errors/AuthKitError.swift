@@ -83,6 +83,9 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case revocation
         /// The device authorization grant (RFC 8628).
         case deviceGrant
+        /// The authorization code grant (RFC 6749 §4.1): a device-only
+        /// provider has no authorization endpoint to send a browser to.
+        case authorizationCodeGrant
     }
 
     /// A programming error in the code calling AuthKit.
@@ -163,6 +166,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
                 return "The \(providerID) descriptor names no way to revoke a token; delete the credential locally, and revoke the app's access in the provider's settings."
             case .deviceGrant:
                 return "The \(providerID) descriptor names no device authorization endpoint (RFC 8628), so there is no sign-in by code; sign in through a browser, or paste the redirect (ManualUserAgent)."
+            case .authorizationCodeGrant:
+                return "The \(providerID) descriptor names no authorization endpoint: it signs in only with the device grant (RFC 8628). Use the device grant (authorizeWithDeviceCode, or 'authkit authorize --device')."
             }
         case .misuse(let misuse):
             return misuse.description

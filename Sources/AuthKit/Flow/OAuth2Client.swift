@@ -22,11 +22,11 @@ public struct OAuth2Client: Authenticator {
     public let descriptor: ProviderDescriptor
     public let settings: ClientSettings
     public let clientID: String
-    private let authorization: AuthorizationEndpoint
-    /// `authorization.url` with the placeholders filled in, as the
-    /// ``Foundation/URL/queryPrefix`` its parameters are appended to (a query
-    /// the endpoint already has is kept, RFC 6749 §3.1).
-    private let authorizationPrefix: String
+    /// The authorization endpoint, and its URL with the placeholders filled
+    /// in as the ``Foundation/URL/queryPrefix`` its parameters are appended to
+    /// (a query the endpoint already has is kept, RFC 6749 §3.1). `nil` for a
+    /// device-only provider.
+    private let authorization: (endpoint: AuthorizationEndpoint, prefix: String)?
     /// The redirect URI when the caller names none.
     private let standardRedirect: URL
     private let calls: TokenEndpointCalls
@@ -48,7 +48,7 @@ public struct OAuth2Client: Authenticator {
         logger: Logger = Logger(label: "authkit.oauth2"),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
-        guard descriptor.protocol == .oauth2, let authorization = descriptor.authorization, let token = descriptor.token else {
+        guard descriptor.protocol == .oauth2, let token = descriptor.token else {
             throw AuthKitError.misuse(.wrongProtocol(providerID: descriptor.id, protocol: descriptor.protocol, client: .oauth2))
         }
         guard let clientID = settings.clientID, !clientID.isEmpty else {
@@ -62,13 +62,16 @@ public struct OAuth2Client: Authenticator {
         self.descriptor = descriptor
         self.settings = settings
         self.clientID = clientID
-        self.authorization = authorization
         self.now = now
-        let authorizationURL = URL(string: try variables.render(authorization.url, inURL: true, field: "authorization.url"))
-        guard let authorizationURL, authorizationURL.host != nil, let prefix = authorizationURL.queryPrefix else {
-            throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "authorization.url", problem: "is not a URL a query can be added to.")])
+        if let endpoint = descriptor.authorization {
+            let url = URL(string: try variables.render(endpoint.url, inURL: true, field: "authorization.url"))
+            guard let url, url.host != nil, let prefix = url.queryPrefix else {
+                throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "authorization.url", problem: "is not a URL a query can be added to.")])
+            }
+            self.authorization = (endpoint, prefix)
+        } else {
+            self.authorization = nil
         }
-        self.authorizationPrefix = prefix
         self.standardRedirect = Self.defaultRedirectURI(settings: settings, descriptor: descriptor) ?? descriptor.redirect.uri
         let redirect = settings.redirectURI ?? descriptor.redirect.uri.absoluteString
         self.calls = TokenEndpointCalls(
@@ -92,9 +95,12 @@ public struct OAuth2Client: Authenticator {
     /// challenge (RFC 7636 §4.3) are generated per call. Values are
     /// percent-encoded so `+`, `&`, `=`, spaces and non-ASCII survive any form
     /// decoder. The client secret is never part of the URL.
+    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` for a device-only
+    ///   provider (no `authorization` endpoint).
     public func startAuthorization(
         redirectURI: URL? = nil, scopes: [String]? = nil, additionalParameters: [String: String] = [:]
     ) throws -> (url: URL, pending: PendingAuthorization) {
+        let (authorization, authorizationPrefix) = try authorizationEndpoint()
         for name in additionalParameters.keys where Self.reservedParameters.contains(name) {
             throw AuthKitError.misuse(.reservedParameter(name))
         }
@@ -131,6 +137,13 @@ public struct OAuth2Client: Authenticator {
             expectedIssuer: descriptor.issuer?.identifier, issuerRequired: descriptor.issuer?.includedInResponse ?? false,
             scopes: scopes, createdAt: now())
         return (url, pending)
+    }
+
+    /// The authorization endpoint, or the error that names the device grant
+    /// as this provider's way in.
+    private func authorizationEndpoint() throws -> (endpoint: AuthorizationEndpoint, prefix: String) {
+        guard let authorization else { throw AuthKitError.notSupported(providerID: descriptor.id, .authorizationCodeGrant) }
+        return authorization
     }
 
     // MARK: - Step 2: the redirect and the token request
@@ -259,7 +272,10 @@ public struct OAuth2Client: Authenticator {
 
     // MARK: - The whole flow
 
+    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` for a device-only
+    ///   provider, before the user agent is started.
     public func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential {
+        _ = try authorizationEndpoint()
         let requested = options.redirectURI ?? standardRedirect
         let parser = RedirectParser(appendedFragment: descriptor.redirect.appendedFragment)
         let (result, pending) = try await runUserAgent(

@@ -27,6 +27,8 @@ struct Authorize: WorkspaceCommand {
         paste back. When no browser can be opened here (no display, an SSH
         session without one), a provider with the device grant is signed in
         with --device, and one without it needs --manual. The flags choose.
+        A provider whose descriptor has a device section and no authorization
+        endpoint signs in with a device code, with or without --device.
 
         With --sandbox (or $AUTHKIT_SANDBOX) the sign-in goes to a running
         'authkit sandbox' instead; where no browser can be opened, the
@@ -78,8 +80,18 @@ struct Authorize: WorkspaceCommand {
     /// The flags decide; without one, a machine where no browser can open
     /// uses the device grant when the provider has it, and otherwise is told
     /// about --manual (a loopback listener would wait for a browser that
-    /// cannot come).
+    /// cannot come). A device-only provider (no authorization endpoint) has
+    /// one way in, taken without --device; a flag for a redirect is refused.
     func wayIn(for descriptor: ProviderDescriptor, environment: [String: String], sandbox: Bool = false) throws -> WayIn {
+        if descriptor.isDeviceOnly {
+            // (--no-browser stays: with a device code it means "do not open the verification page".)
+            let redirectFlags = [("--manual", manual), ("--scripted-browser", scriptedBrowser),
+                                 ("--redirect-uri", redirectURI != nil), ("--port", port != nil)].filter(\.1).map(\.0)
+            guard redirectFlags.isEmpty else {
+                throw CLIError("\(descriptor.name) signs in only with a device code: its descriptor (\(descriptor.source)) names no authorization endpoint to redirect from. Drop \(redirectFlags.joined(separator: ", ")).", status: .usage)
+            }
+            return .device
+        }
         if device {
             guard descriptor.supportsDeviceGrant else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
             return .device

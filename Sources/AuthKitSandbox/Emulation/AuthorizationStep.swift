@@ -13,6 +13,10 @@ extension Emulator {
     /// redirect URI gets an error page and no redirect (§4.1.2.1); other
     /// problems are redirected as `error=…`.
     func authorize(_ request: SandboxRequest) -> SandboxResponse {
+        // Routed only when the descriptor has the endpoint (a device-only one has none).
+        guard let endpoint = descriptor.authorization else {
+            return errorPage("This provider signs in only with the device grant.", step: "authorize")
+        }
         guard let query = request.query else {
             return errorPage("The authorization request's query is not form-encoded.", step: "authorize")
         }
@@ -29,7 +33,7 @@ extension Emulator {
             }
             redirectURI = sent
         } else {
-            guard registeredRedirects.count == 1 || !descriptor.authorization!.sendRedirectURI else {
+            guard registeredRedirects.count == 1 || !endpoint.sendRedirectURI else {
                 return errorPage("redirect_uri is missing and the client registered more than one.", step: "authorize")
             }
             redirectURI = registeredRedirects[0]
@@ -38,7 +42,7 @@ extension Emulator {
         func refuse(_ code: String, _ text: String) -> SandboxResponse {
             redirectResponse(to: redirectURI, [("error", code), ("error_description", text)], state: state, step: "authorize", summary: "\(code): \(text)")
         }
-        if descriptor.authorization!.sendResponseType || parameters.has("response_type") {
+        if endpoint.sendResponseType || parameters.has("response_type") {
             guard let type = parameters["response_type"] else { return refuse("invalid_request", "response_type is missing") }
             guard type == "code" else { return refuse("unsupported_response_type", "only response_type=code is supported") }
         }

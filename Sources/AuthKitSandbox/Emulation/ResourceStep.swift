@@ -67,12 +67,17 @@ extension Emulator {
         }
         var members: [String: JSONValue] = [
             "issuer": .string(issuer),
-            "authorization_endpoint": .string(address.rewrite(descriptor.authorization!.url)),
             "token_endpoint": .string(address.rewrite(descriptor.token!.url)),
-            "response_types_supported": .array([.string("code")]),
-            "grant_types_supported": .array((["authorization_code", "refresh_token"] + (descriptor.device == nil ? [] : [Self.deviceGrantType])).map(JSONValue.string)),
+            "grant_types_supported": .array(((descriptor.authorization == nil ? [] : ["authorization_code"]) + ["refresh_token"]
+                + (descriptor.device == nil ? [] : [Self.deviceGrantType])).map(JSONValue.string)),
             "authorization_response_iss_parameter_supported": .bool(descriptor.issuer != nil),
         ]
+        // A device-only provider has no authorization endpoint, and so no
+        // response types (RFC 8414 §2: both are left out).
+        if let authorization = descriptor.authorization {
+            members["authorization_endpoint"] = .string(address.rewrite(authorization.url))
+            members["response_types_supported"] = .array([.string("code")])
+        }
         let methods: [String: String] = ["basic": "client_secret_basic", "post": "client_secret_post", "none": "none"]
         members["token_endpoint_auth_methods_supported"] = .array([.string(methods[descriptor.token!.clientAuthentication.rawValue]!)])
         if descriptor.pkce.isEnabled { members["code_challenge_methods_supported"] = .array([.string("S256")]) }

@@ -39,10 +39,11 @@ package struct SandboxAddress: Sendable {
     }
 
     /// The issuer the sandbox presents: the descriptor's, rewritten, or
-    /// `BASE/HOST` of the authorization endpoint when the descriptor names none.
+    /// `BASE/HOST` of the authorization endpoint (the token endpoint for a
+    /// device-only provider) when the descriptor names none.
     func issuer(for descriptor: ProviderDescriptor) -> String {
         if let issuer = descriptor.issuer?.identifier { return rewrite(issuer) }
-        let any = descriptor.authorization?.url ?? descriptor.oauth1?.authorizeURL ?? ""
+        let any = descriptor.authorization?.url ?? descriptor.oauth1?.authorizeURL ?? descriptor.token?.url ?? ""
         guard let start = any.firstRange(of: "://")?.upperBound else { return base }
         return base + "/" + any[start...].prefix { $0 != "/" && $0 != "?" }
     }

@@ -62,6 +62,7 @@ struct ProvidersShow: WorkspaceCommand {
     static func endpoints(of descriptor: ProviderDescriptor) -> [String] {
         var lines = [String]()
         if let authorization = descriptor.authorization { lines.append("authorize:     \(authorization.url)") }
+        if descriptor.isDeviceOnly { lines.append("authorize:     none: signs in only with the device grant") }
         if let token = descriptor.token { lines.append("token:         \(token.url) (client authentication: \(token.clientAuthentication.rawValue))") }
         if let oauth1 = descriptor.oauth1 {
             lines.append("request token: \(oauth1.requestTokenURL)")
@@ -76,7 +77,9 @@ struct ProvidersShow: WorkspaceCommand {
         if let issuer = descriptor.issuer {
             lines.append("issuer:        \(issuer.identifier)\(issuer.includedInResponse ? " (iss checked in every answer)" : "")")
         }
-        lines.append("redirect:      \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")")
+        if !descriptor.isDeviceOnly {
+            lines.append("redirect:      \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")")
+        }
         if !descriptor.scopes.default.isEmpty { lines.append("scopes:        \(descriptor.scopes.default.joined(separator: descriptor.scopes.separator)) (default)") }
         return lines
     }

@@ -50,12 +50,17 @@ struct SandboxTry: WorkspaceCommand {
             components.port = port
             redirect = components.url ?? redirect
         }
-        if descriptor.protocol == .oauth2 || descriptor.protocol == .oauth1, redirect.scheme != "http" {
+        // A device-only provider signs in with a code: no redirect to receive.
+        let deviceOnly = descriptor.isDeviceOnly
+        if !deviceOnly, redirect.scheme != "http" {
             throw CLIError("\(descriptor.name) redirects to \(redirect.absoluteString), which a loopback listener cannot receive; 'sandbox try' needs an http loopback redirect. Test it with the AuthKitSandbox library instead (README, \"The sandbox\").")
         }
         var step = 0
         func say(_ text: String) { step += 1; Console.out("\n\(step). \(text)") }
-        let options = SandboxOptions(redirectURIs: [redirect.absoluteString], deterministic: emulation.deterministic)
+        // With a device code and no --browser, the sandbox approves as 'alice'
+        // at the second poll, a second after the first (RFC 8628 §3.5's wait, shortened).
+        let options = SandboxOptions(consent: deviceOnly && !browser ? .approve : .ask, redirectURIs: [redirect.absoluteString],
+                                     deviceInterval: deviceOnly ? 1 : 5, deterministic: emulation.deterministic)
         let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in
             Console.out("   sandbox: \(event)")
         }
@@ -72,9 +77,14 @@ struct SandboxTry: WorkspaceCommand {
         global.sandbox = sandbox.baseURL.absoluteString
         let pointed = try Workspace(global: global, environment: environment)
 
-        say("Sign in: the authorization request opens \(browser ? "in your browser" : "in a scripted browser"), the loopback listener waits at \(redirect.absoluteString).")
-        var arguments = ["--provider", descriptor.id, "--timeout", String(timeout), "--redirect-uri", redirect.absoluteString]
-        if !browser { arguments.append("--scripted-browser") }
+        var arguments = ["--provider", descriptor.id, "--timeout", String(timeout)]
+        if deviceOnly {
+            say("Sign in with a device code (\(descriptor.name) has no authorization endpoint): \(browser ? "enter the code on the sandbox's page in your browser" : "the sandbox approves it as \(options.defaultAccount) at the second poll").")
+            arguments += ["--device"] + (browser ? [] : ["--no-browser"])
+        } else {
+            say("Sign in: the authorization request opens \(browser ? "in your browser" : "in a scripted browser"), the loopback listener waits at \(redirect.absoluteString).")
+            arguments += ["--redirect-uri", redirect.absoluteString] + (browser ? [] : ["--scripted-browser"])
+        }
         let authorize = try Authorize.parse(arguments)
         try await authorize.run(in: pointed)
 
