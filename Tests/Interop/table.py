@@ -49,6 +49,7 @@ CELLS = {
     "authlib.device-deny": [("Authlib", "device grant: denied (exit 3, nothing stored)")],
     "authlib.device-expire": [("Authlib", "device grant: code expires (nothing stored)")],
     "authlib.device-slow-down": [("Authlib", "device grant: slow_down honoured (+5 s)")],
+    "authlib.device-only": [("Authlib", "device-only provider (no authorization endpoint): code without --device")],
     "chromium.oauth2": [("Authlib", CHROMIUM)],
     "chromium.oauth1": [("oauthlib (1.0a)", CHROMIUM)],
 }
