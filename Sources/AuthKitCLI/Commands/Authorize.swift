@@ -116,7 +116,6 @@ struct Authorize: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         let descriptor = try workspace.descriptor(account.provider)
-        let way = try wayIn(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
         var explicit = try client.settings()
         explicit.redirectURI = redirectURI
         if manual, redirectURI == nil, port == nil, descriptor.protocol == .oauth1 {
@@ -124,6 +123,8 @@ struct Authorize: WorkspaceCommand {
             explicit.redirectURI = OAuth1Client.outOfBand
         }
         let authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
+        // After the settings: a missing client id is told first, as every way in needs one.
+        let way = try wayIn(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: account.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
         // Refused now rather than after the user has logged in at the provider.
