@@ -77,12 +77,12 @@ struct Authorize: WorkspaceCommand {
     /// How this sign-in reaches the user.
     enum WayIn: Equatable { case loopback, manual, device, scriptedBrowser }
 
-    /// The flags decide; without one, a machine where no browser can open
-    /// uses the device grant when the provider has it, and otherwise is told
-    /// about --manual (a loopback listener would wait for a browser that
-    /// cannot come). A device-only provider (no authorization endpoint) has
-    /// one way in, taken without --device; a flag for a redirect is refused.
-    func wayIn(for descriptor: ProviderDescriptor, environment: [String: String], sandbox: Bool = false) throws -> WayIn {
+    /// The way the flags choose, or `nil` when they leave it to this machine
+    /// (``wayOffered(for:environment:sandbox:)``). Flags that cannot work
+    /// with this provider are refused here, before anything else is checked.
+    /// A device-only provider (no authorization endpoint) has one way in,
+    /// taken without --device; a flag for a redirect is refused.
+    func wayChosenByFlags(for descriptor: ProviderDescriptor, sandbox: Bool) throws -> WayIn? {
         if descriptor.isDeviceOnly {
             // (--no-browser stays: with a device code it means "do not open the verification page".)
             let redirectFlags = [("--manual", manual), ("--scripted-browser", scriptedBrowser),
@@ -102,6 +102,14 @@ struct Authorize: WorkspaceCommand {
             return .scriptedBrowser
         }
         if noBrowser || redirectURI != nil || port != nil { return .loopback }
+        return nil
+    }
+
+    /// Without a flag: the loopback listener where a browser can open; else
+    /// the sandbox's scripted browser, or the device grant when the provider
+    /// has it, and otherwise the user is told about --manual (a loopback
+    /// listener would wait for a browser that cannot come).
+    func wayOffered(for descriptor: ProviderDescriptor, environment: [String: String], sandbox: Bool) throws -> WayIn {
         guard let missing = BrowserAvailability.missing(environment) else { return .loopback }
         if sandbox {
             Console.err("No browser can be opened here (\(missing)); the sandbox's scripted browser answers its consent page as \(SandboxOptions().defaultAccount). Pass --no-browser to open the URL yourself.")
@@ -116,6 +124,7 @@ struct Authorize: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         let descriptor = try workspace.descriptor(account.provider)
+        let chosen = try wayChosenByFlags(for: descriptor, sandbox: workspace.sandbox != nil)
         var explicit = try client.settings()
         explicit.redirectURI = redirectURI
         if manual, redirectURI == nil, port == nil, descriptor.protocol == .oauth1 {
@@ -123,8 +132,9 @@ struct Authorize: WorkspaceCommand {
             explicit.redirectURI = OAuth1Client.outOfBand
         }
         let authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
-        // After the settings: a missing client id is told first, as every way in needs one.
-        let way = try wayIn(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
+        // After the settings: a missing client id is told before advice on
+        // what this machine offers, as every way in needs one.
+        let way = try chosen ?? wayOffered(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: account.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
         // Refused now rather than after the user has logged in at the provider.
