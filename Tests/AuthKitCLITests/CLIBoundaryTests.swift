@@ -162,6 +162,31 @@ import Glibc
         }
     }
 
+    /// An override every user can write to is not read: `authorize` stops
+    /// before any browser or request (exit 65, the file and the chmod that
+    /// fixes it), `providers list` warns, and once fixed it works again.
+    @Test func anOverrideOthersCanWriteIsNotRead() async throws {
+        try await withServer { server in
+            let home = try home()
+            defer { try? FileManager.default.removeItem(at: home) }
+            try overrideQiita(in: home, at: server)
+            let file = home.appendingPathComponent("providers/qiita.json")
+            try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: file.path)
+            let browser = try recordingBrowser(in: home)
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "5"],
+                                                  environment: environment(home, ["BROWSER": browser.command]))
+            #expect(result.status == 65, "exit \(result.status): \(result.stderr)")
+            #expect(result.stderr.contains("\(file.path): every user can write to it (mode 0666)") && result.stderr.contains("Run: chmod go-w '\(file.path)'"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: browser.marker.path) && server.requests.isEmpty)
+            let list = try await CLIProcess.run(["providers", "list"], environment: environment(home))
+            #expect(list.stderr.contains("'qiita' could not be loaded") && list.stderr.contains("chmod go-w"), "\(list.stderr)")
+
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+            let fixed = try await CLIProcess.run(["providers", "show", "qiita"], environment: environment(home))
+            #expect(fixed.status == 0 && fixed.stdout.contains(server.baseURL), "\(fixed.stderr)")
+        }
+    }
+
     /// What the user pastes reaches the strict parser as pasted: `%ZZ` or a raw
     /// `|` is refused (exit 65) and no token request is made.
     @Test(arguments: ["a%ZZ", "a|b"])

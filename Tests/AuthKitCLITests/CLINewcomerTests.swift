@@ -28,6 +28,13 @@ import Testing
         #expect(!result.stdout.contains("NSCocoaErrorDomain"))
         #expect(result.stdout.contains("field 'pkce': 'plain' is not allowed; use one of: none, S256, required."))
         #expect(result.stdout.contains("field 'token.url':"), "every problem of the file, not the first")
+
+        // A valid file authkit would refuse to read (others can write to it) is a problem too.
+        let shared = home.appendingPathComponent("providers/shared.json")
+        try Data(#"{"id": "shared", "protocol": "oauth2", "authorization": {"url": "https://a.example/x"}, "token": {"url": "https://a.example/t"}}"#.utf8).write(to: shared)
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: shared.path)
+        let writable = try await CLIProcess.run(["providers", "validate", shared.path], environment: ["AUTHKIT_HOME": home.path])
+        #expect(writable.status == 65 && writable.stdout.contains("\(shared.path): valid (shared, oauth2), but authkit will not read it: every user can write to it (mode 0666)"), "\(writable.stdout)")
     }
 
     @Test func configJSONIsCheckedStrictly() async throws {

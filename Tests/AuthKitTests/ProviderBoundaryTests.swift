@@ -103,6 +103,75 @@ import Testing
         #expect(entry.newHosts == ["device.evil.example"])
     }
 
+    // MARK: - A file someone else could have written is not read
+
+    /// The problem `ProviderCatalog.standard` reports for `id` with
+    /// `$AUTHKIT_HOME` at `home` (its `providers` directory holds the file).
+    func standardProblem(_ id: String, home: URL) -> String? {
+        ProviderCatalog.standard(environment: ["AUTHKIT_HOME": home.path]).problems[id]?.first?.problem
+    }
+
+    /// A descriptor decides where codes, tokens and the client secret go. A
+    /// GitHub override that another user can rewrite (or put there, or
+    /// replace through its directory) is refused, and GitHub fails closed
+    /// rather than silently falling back; each refusal names the fix.
+    @Test func aProviderFileAnotherUserCouldHaveWrittenIsRefused() throws {
+        let home = TemporaryDirectory.url("authkit-foreign")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let providers = home.appendingPathComponent("providers")
+        try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
+        let file = providers.appendingPathComponent("github.json")
+        try Data(Self.oauth2("github", host: "github.evil.example").utf8).write(to: file)
+        func chmod(_ url: URL, _ mode: Int) throws { try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path) }
+        try chmod(providers, 0o755)
+
+        try chmod(file, 0o644)
+        #expect(standardProblem("github", home: home) == nil, "the user's own file, written by no one else, loads")
+        try chmod(file, 0o666)
+        #expect(standardProblem("github", home: home) == "every user can write to it (mode 0666), and so make it send your sign-ins elsewhere; it is not read. Run: chmod go-w '\(file.path)'")
+        #expect(throws: AuthKitError.self, "no fallback to the bundled GitHub") {
+            _ = try ProviderCatalog.standard(environment: ["AUTHKIT_HOME": home.path]).descriptor(id: "github")
+        }
+        #expect(ProviderCatalog(includeBundled: true, directories: [providers]).problems["github"] == nil,
+                "the plain initialiser trusts the directories it is given (an app's bundle)")
+
+        try chmod(file, 0o644)
+        try chmod(providers, 0o777)
+        #expect(standardProblem("github", home: home)?.hasPrefix("every user can write to its directory \(providers.path) (mode 0777)") == true)
+        try chmod(providers, 0o1777)
+        #expect(standardProblem("github", home: home) == nil, "in a sticky directory (/tmp) others cannot replace the user's own file")
+        try chmod(providers, 0o755)
+
+        // Group-writable: refused unless the group is the user's own (a user-private group).
+        try chmod(file, 0o664)
+        #expect(standardProblem("github", home: home) == nil)
+        if geteuid() == 0 { // only root can give a file away
+            #expect(chown(file.path, uid_t.max, 4343) == 0)
+            #expect(standardProblem("github", home: home)?.hasPrefix("the members of group 4343 can write to it (mode 0664)") == true)
+            #expect(chown(file.path, 4242, gid_t.max) == 0)
+            try chmod(file, 0o644)
+            #expect(standardProblem("github", home: home)?.hasPrefix("belongs to another user (uid 4242)") == true)
+        }
+    }
+
+    /// config.json's placeholders choose hosts: the same rule holds for it.
+    @Test func aConfigurationAnotherUserCanWriteIsRefused() throws {
+        let home = TemporaryDirectory.url("authkit-foreign-config")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let config = home.appendingPathComponent("config.json")
+        try Data(#"{"providers": {"github": {"clientID": "mine"}}}"#.utf8).write(to: config)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: config.path)
+        #expect(try UserConfiguration.load(home: home).providers?["github"]?.clientID == "mine")
+        try FileManager.default.setAttributes([.posixPermissions: 0o646], ofItemAtPath: config.path)
+        #expect {
+            _ = try UserConfiguration.load(home: home)
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.first?.file == config.path && issues.first?.problem.contains("chmod go-w") == true
+        }
+    }
+
     // MARK: - A credential stays with the endpoints that issued it
 
     @Test func refreshAndRevocationRefuseAnOriginTheCredentialWasNotIssuedFor() async throws {

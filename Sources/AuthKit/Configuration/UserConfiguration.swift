@@ -9,7 +9,9 @@ import Foundation
 ///     {"providers": {"qiita": {"clientID": "…", "clientSecret": "…"}}}
 ///
 /// It may hold client secrets, so AuthKit warns when the file is readable by
-/// other users (see ``FileCredentialStore`` for the same rule on credentials).
+/// other users (see ``FileCredentialStore`` for the same rule on credentials),
+/// and its placeholders choose hosts, so a file another user could have
+/// written is not read at all.
 package struct UserConfiguration: Codable, Sendable, Hashable {
     package var providers: [String: ClientSettings]?
 
@@ -22,6 +24,11 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
     package static func load(home: URL) throws -> UserConfiguration {
         let url = home.appendingPathComponent("config.json")
         guard FileManager.default.fileExists(atPath: url.path) else { return UserConfiguration() }
+        // Its placeholders choose hosts, so it is refused as a foreign
+        // descriptor is (``FileSystem/foreignWriteProblem(at:)``).
+        if let problem = FileSystem.foreignWriteProblem(at: url.path) {
+            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: problem)])
+        }
         let data: Data
         do {
             data = try Data(contentsOf: url)

@@ -76,7 +76,19 @@ public struct ProviderCatalog: Sendable {
     /// Reads the compiled-in descriptors (when `includeBundled`), then every
     /// `*.json` in `directories` (except `schema.json`), in order. Missing
     /// directories are skipped: a user without overrides has none.
+    ///
+    /// The files are trusted as they are (an app's own bundle may belong to
+    /// the system's installer); ``standard(additional:environment:)`` also
+    /// refuses files another user could have written.
     public init(includeBundled: Bool = false, directories: [URL]) {
+        self.init(includeBundled: includeBundled, directories: directories, refusingForeignFiles: false)
+    }
+
+    /// With `refusingForeignFiles`, a file that another user could have
+    /// written (``FileSystem/foreignWriteProblem(at:)``) is not read: it is
+    /// reported as that provider's problem, and hides an earlier file of the
+    /// same name as any broken file does, so the provider fails closed.
+    package init(includeBundled: Bool, directories: [URL], refusingForeignFiles: Bool) {
         var sources = [String: [Source]]()
         var order = 0
         func add(_ stem: String, _ path: String, _ contents: Result<Data, FileIssueBox>,
@@ -96,6 +108,10 @@ public struct ProviderCatalog: Sendable {
             for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent })
             where file.pathExtension == "json" && file.lastPathComponent != "schema.json" {
                 let stem = file.deletingPathExtension().lastPathComponent
+                if refusingForeignFiles, let problem = FileSystem.foreignWriteProblem(at: file.path) {
+                    add(stem, file.path, .failure(FileIssueBox(issue: FileIssue(file: file.path, field: "", problem: problem))))
+                    continue
+                }
                 do {
                     add(stem, file.path, .success(try Data(contentsOf: file)))
                 } catch {
@@ -208,7 +224,10 @@ public struct ProviderCatalog: Sendable {
     }
 
     /// The bundled descriptors (or `$AUTHKIT_BUNDLED_PROVIDERS`), then
-    /// `$AUTHKIT_HOME/providers`, then `additional`.
+    /// `$AUTHKIT_HOME/providers`, then `additional`. A file there that
+    /// another user could have written, or in a directory they could write
+    /// to, is refused with the `chmod` that fixes it: it would decide where
+    /// sign-ins, codes and client secrets are sent.
     public static func standard(
         additional: [URL] = [], environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> ProviderCatalog {
@@ -217,7 +236,7 @@ public struct ProviderCatalog: Sendable {
         if let override { directories.append(override) }
         directories.append(AuthKitHome.directory(environment: environment).appendingPathComponent("providers", isDirectory: true))
         directories += additional
-        return ProviderCatalog(includeBundled: override == nil, directories: directories)
+        return ProviderCatalog(includeBundled: override == nil, directories: directories, refusingForeignFiles: true)
     }
 
     /// All loaded ids, sorted (every file is decoded to know which load).

@@ -20,6 +20,46 @@ import Darwin
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// Why a file that decides where sign-ins go (a provider descriptor,
+    /// `config.json`) must not be read, or `nil` when only this user (or
+    /// root) can have written it.
+    ///
+    /// The rule is OpenSSH's for its configuration (StrictModes): the file and
+    /// the directory it is in (whoever can write the directory can replace
+    /// the file) belong to this user or root, and no one else can write them.
+    /// Two exceptions keep it from refusing safe set-ups: a group-writable
+    /// file or directory whose group is this user's own primary group (a
+    /// user-private group, as umask 002 systems use), and a sticky directory
+    /// such as /tmp, in which others cannot replace a file they do not own.
+    package static func foreignWriteProblem(at path: String) -> String? {
+        var file = stat()
+        guard stat(path, &file) == 0 else { return nil } // unreadable: reading it reports why
+        if let problem = problem(file, path, isDirectory: false) { return problem }
+        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        var folder = stat()
+        guard stat(directory, &folder) == 0 else { return nil }
+        return problem(folder, directory, isDirectory: true)
+    }
+
+    private static func problem(_ info: stat, _ path: String, isDirectory: Bool) -> String? {
+        let mode = Int(info.st_mode) & 0o7777
+        if info.st_uid != geteuid() && info.st_uid != 0 {
+            return isDirectory
+                ? "is in \(path), which belongs to another user (uid \(info.st_uid)), who could replace it to send your sign-ins elsewhere; it is not read. Move it to a directory of your own."
+                : "belongs to another user (uid \(info.st_uid)), who could make it send your sign-ins elsewhere; it is not read. If you trust it, copy it to a file of your own; else remove it."
+        }
+        let sticky = isDirectory && mode & 0o1000 != 0
+        let otherWritable = mode & 0o002 != 0 && !sticky
+        let groupWritable = mode & 0o020 != 0 && info.st_gid != getegid() && !sticky
+        guard otherWritable || groupWritable else { return nil }
+        let who = otherWritable ? "every user" : "the members of group \(info.st_gid)"
+        let octal = String(mode, radix: 8)
+        let shown = "(mode \(octal.count < 4 ? "0" + octal : octal))"
+        return isDirectory
+            ? "\(who) can write to its directory \(path) \(shown), and so replace it to send your sign-ins elsewhere; it is not read. Run: chmod go-w '\(path)'"
+            : "\(who) can write to it \(shown), and so make it send your sign-ins elsewhere; it is not read. Run: chmod go-w '\(path)'"
+    }
+
     /// Writes all of `bytes` to `fd` with write(2), retrying interrupted
     /// writes. Not `FileHandle.write`, which traps on Linux when the reader has
     /// gone (a pipe into `head` that closed, with SIGPIPE ignored as SwiftNIO

@@ -29,6 +29,12 @@ struct ProvidersValidate: AsyncParsableCommand {
             }
             do {
                 let descriptor = try DescriptorLoader().load(contentsOf: URL(fileURLWithPath: file), displayPath: file)
+                if let problem = FileSystem.foreignWriteProblem(at: file) {
+                    // authkit would refuse it from a providers directory (ProviderCatalog.standard).
+                    failed = true
+                    Console.out("\(file): valid (\(descriptor.id), \(descriptor.protocol.rawValue)), but authkit will not read it: \(problem)")
+                    continue
+                }
                 Console.out("\(file): ok (\(descriptor.id), \(descriptor.protocol.rawValue))")
             } catch AuthKitError.invalidFile(let issues) {
                 failed = true
