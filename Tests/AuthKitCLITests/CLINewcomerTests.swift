@@ -48,6 +48,23 @@ import Testing
         #expect(broken.status == 65 && broken.stderr.contains("line 2, column"), "\(broken.stderr)")
     }
 
+    /// A config.json holding a client secret that others can read is warned
+    /// about, with the chmod; one without a secret, or private, is not.
+    @Test func aReadableClientSecretIsWarnedAbout() async throws {
+        let home = try home()
+        let config = home.appendingPathComponent("config.json")
+        let warning = "\(config.path) holds a client secret and other users can read it (mode 644); run: chmod 600 '\(config.path)'"
+        for (json, mode, warned) in [(#"{"providers": {"qiita": {"clientID": "x", "clientSecret": "s3cret"}}}"#, 0o644, true),
+                                     (#"{"providers": {"qiita": {"clientID": "x", "clientSecret": "s3cret"}}}"#, 0o600, false),
+                                     (#"{"providers": {"qiita": {"clientID": "x"}}}"#, 0o644, false)] {
+            try Data(json.utf8).write(to: config)
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: config.path)
+            let result = try await CLIProcess.run(["token", "header", "--provider", "qiita"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.stderr.contains(warning) == warned, "mode \(String(mode, radix: 8)): \(result.stderr)")
+            #expect(!result.stderr.contains("s3cret"))
+        }
+    }
+
     /// Hints name the real path and only flags the command takes.
     @Test func hintsAreHonest() async throws {
         let home = try home()

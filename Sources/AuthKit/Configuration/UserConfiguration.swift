@@ -3,13 +3,14 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Logging
 
 /// `$AUTHKIT_HOME/config.json`: the user's client settings per provider.
 ///
 ///     {"providers": {"qiita": {"clientID": "…", "clientSecret": "…"}}}
 ///
-/// It may hold client secrets, so AuthKit warns when the file is readable by
-/// other users (see ``FileCredentialStore`` for the same rule on credentials),
+/// It may hold client secrets, so AuthKit warns when such a file is readable
+/// by other users (see ``FileCredentialStore`` for the same rule on credentials),
 /// and its placeholders choose hosts, so a file another user could have
 /// written is not read at all.
 package struct UserConfiguration: Codable, Sendable, Hashable {
@@ -42,12 +43,29 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
         }
         let issues = SchemaCheck(json: schema).problems(in: raw, file: url.path)
         guard issues.isEmpty else { throw AuthKitError.invalidFile(issues) }
+        let configuration: UserConfiguration
         do {
-            return try JSONDecoder().decode(UserConfiguration.self, from: data)
+            configuration = try JSONDecoder().decode(UserConfiguration.self, from: data)
         } catch let error as DecodingError {
             throw AuthKitError.invalidFile([DescriptorLoader.issue(for: error, file: url.path)])
         }
+        if let warning = configuration.exposedSecretWarning(path: url.path), warned.withLock({ $0.insert(warning).inserted }) {
+            Logger(label: "authkit.config").warning("\(warning)")
+        }
+        return configuration
     }
+
+    /// A warning when the file holds a client secret that other users can
+    /// read, with the `chmod` that fixes it (as ``FileCredentialStore`` warns
+    /// about credentials); `nil` otherwise.
+    package func exposedSecretWarning(path: String) -> String? {
+        guard providers?.values.contains(where: { $0.clientSecret?.isEmpty == false }) == true else { return nil }
+        guard let mode = FileSystem.permissions(of: path), mode & 0o044 != 0 else { return nil }
+        return "\(path) holds a client secret and other users can read it (mode \(String(mode & 0o777, radix: 8))); run: chmod 600 '\(path)'"
+    }
+
+    /// Warnings already given by this process: settings are read once per authenticator.
+    private static let warned = LockedValue<Set<String>>([])
 
     /// The shape of `config.json`, checked like a descriptor's.
     static let schema = #"""

@@ -20,6 +20,12 @@ import Darwin
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// The permission bits of `path` (following a symbolic link), or `nil`.
+    package static func permissions(of path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_mode) & 0o7777 : nil
+    }
+
     /// Why a file that decides where sign-ins go (a provider descriptor,
     /// `config.json`) must not be read, or `nil` when only this user (or
     /// root) can have written it.
