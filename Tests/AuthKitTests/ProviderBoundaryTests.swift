@@ -142,6 +142,17 @@ import Testing
         #expect(standardProblem("github", home: home) == nil, "in a sticky directory (/tmp) others cannot replace the user's own file")
         try chmod(providers, 0o755)
 
+        // A link is followed: the file it names may sit in a directory others can write to.
+        let elsewhere = home.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        try chmod(elsewhere, 0o777)
+        try FileManager.default.moveItem(at: file, to: elsewhere.appendingPathComponent("github.json"))
+        try FileManager.default.createSymbolicLink(at: file, withDestinationURL: elsewhere.appendingPathComponent("github.json"))
+        #expect(standardProblem("github", home: home)?.contains("its directory \(elsewhere.path) (mode 0777)") == true,
+                "\(standardProblem("github", home: home) ?? "loaded")")
+        try FileManager.default.removeItem(at: file)
+        try FileManager.default.moveItem(at: elsewhere.appendingPathComponent("github.json"), to: file)
+
         // Group-writable: refused unless the group is the user's own (a user-private group).
         try chmod(file, 0o664)
         #expect(standardProblem("github", home: home) == nil)

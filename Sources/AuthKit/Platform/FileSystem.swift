@@ -37,14 +37,27 @@ import Darwin
     /// file or directory whose group is this user's own primary group (a
     /// user-private group, as umask 002 systems use), and a sticky directory
     /// such as /tmp, in which others cannot replace a file they do not own.
+    ///
+    /// A symbolic link is followed: the file it names and that file's
+    /// directory are held to the rule, and so is the link's own directory.
     package static func foreignWriteProblem(at path: String) -> String? {
+        func directory(of path: String) -> String {
+            path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        }
         var file = stat()
         guard stat(path, &file) == 0 else { return nil } // unreadable: reading it reports why
         if let problem = problem(file, path, isDirectory: false) { return problem }
-        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        var folder = stat()
-        guard stat(directory, &folder) == 0 else { return nil }
-        return problem(folder, directory, isDirectory: true)
+        var directories = [directory(of: path)]
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            let target = directory(of: String(cString: resolved))
+            if target != directories[0] { directories.append(target) }
+        }
+        for folder in directories {
+            var info = stat()
+            if stat(folder, &info) == 0, let problem = problem(info, folder, isDirectory: true) { return problem }
+        }
+        return nil
     }
 
     private static func problem(_ info: stat, _ path: String, isDirectory: Bool) -> String? {
