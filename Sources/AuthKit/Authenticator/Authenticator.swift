@@ -21,6 +21,9 @@ public protocol Authenticator: Sendable {
 
     /// Runs the whole authorization: builds the request, lets `userAgent` get
     /// the user's approval, checks the answer and exchanges it for a credential.
+    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` (`.authorizationCodeGrant`)
+    ///   for a device-only provider (``ProviderDescriptor/isDeviceOnly``),
+    ///   before the user agent is started.
     func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential
 
     /// Returns `request` carrying `credential`: an `Authorization: Bearer` header

@@ -64,8 +64,8 @@ public struct ProviderDescriptor: Sendable, Hashable {
     /// An OAuth 2.0 provider that signs in only with the device grant: its
     /// descriptor has a `device` section and no `authorization` endpoint, as
     /// RFC 8414 §2 lets a server without the authorization code grant omit
-    /// `authorization_endpoint` from its metadata.
-    package var isDeviceOnly: Bool { `protocol` == .oauth2 && authorization == nil && device != nil }
+    /// `authorization_endpoint` from its metadata. An app shows its device-code screen instead of a browser button for it.
+    public var isDeviceOnly: Bool { `protocol` == .oauth2 && authorization == nil && device != nil }
 
     package init(
         id: String, name: String, protocol: ProtocolKind, documentation: String?, source: String,
