@@ -107,6 +107,17 @@ import Testing
         }
     }
 
+    /// `sandbox serve` tells where a device-only provider's users enter
+    /// their code, not a redirect to register.
+    @Test func sandboxServeNamesTheDevicePageForADeviceOnlyProvider() async throws {
+        try await withServer { server in
+            let home = try deviceOnly(server)
+            let result = try await CLIProcess.run(["sandbox", "serve", "--provider", "tv", "--port", "0"], environment: headless(home), interruptAfter: 3)
+            #expect(result.stdout.contains("secret sandbox-secret; device codes entered at http://127.0.0.1:"), "\(result.stdout)")
+            #expect(!result.stdout.contains("redirect"), "\(result.stdout)")
+        }
+    }
+
     @Test func ctrlCCancelsThePolling() async throws {
         try await withServer { server in
             let home = try setUp(server)

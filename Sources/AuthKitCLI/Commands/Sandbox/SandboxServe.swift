@@ -46,10 +46,13 @@ struct SandboxServe: WorkspaceCommand {
         if publicClient { options.clientSecret = nil }
         let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in Console.out("  \(event)") }
         let base = sandbox.baseURL.absoluteString
-        let redirect = descriptor.redirect.uri.absoluteString
+        // A device-only provider has no redirect: its users enter a code at the sandbox's /device page.
+        let wayIn = descriptor.isDeviceOnly
+            ? "device codes entered at \(base)/device"
+            : "redirect \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")"
         Console.out("""
             Emulating \(descriptor.name) (\(descriptor.source)) at \(base): this machine only, in memory.
-            Client id \(options.clientID), \(options.clientSecret.map { "secret \($0)" } ?? "public (no secret)"); redirect \(redirect)\(descriptor.redirect.portIsFlexible ? " (any port)" : "").
+            Client id \(options.clientID), \(options.clientSecret.map { "secret \($0)" } ?? "public (no secret)"); \(wayIn).
             Point authkit at it, in another terminal:
               export AUTHKIT_SANDBOX=\(base)
               authkit authorize --provider \(descriptor.id)
