@@ -208,6 +208,30 @@ import Testing
             #expect("\(refused)".contains("Sign in again"))
         }
     }
+
+    /// A credential stored before origins were recorded (none in its file)
+    /// refreshes where the descriptor says, once, and comes back with the
+    /// origins: from then on it is held to them like any other.
+    @Test func aCredentialWithoutOriginsIsStampedAtItsFirstRefresh() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"at2","token_type":"Bearer","refresh_token":"rt2","expires_in":60}"#) }
+            let descriptor = testDescriptor(id: "legacy", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                                            token: .init(url: "\(server.baseURL)/token"))
+            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let legacy = Credential(providerID: "legacy", kind: .oauth2, accessToken: "at1", tokenType: "Bearer", refreshToken: "rt1",
+                                    obtainedAt: fixedNow)
+            #expect(legacy.endpointOrigins == nil)
+            let refreshed = try await client.refresh(legacy)
+            #expect(refreshed.accessToken == "at2" && refreshed.endpointOrigins == [server.baseURL])
+
+            let moved = testDescriptor(id: "legacy", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                                       token: .init(url: "https://elsewhere.example/token"))
+            let movedClient = try OAuth2Client(descriptor: moved, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            await #expect(throws: AuthKitError.signInRequired(refreshed.key, reason: .endpointChanged(origin: "https://elsewhere.example"))) {
+                _ = try await movedClient.refresh(refreshed)
+            }
+        }
+    }
 }
 
 /// PKCE S256 is on unless a descriptor says "none", and a client without a
