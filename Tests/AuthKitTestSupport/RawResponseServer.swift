@@ -129,7 +129,9 @@ public struct SelfSignedCertificate: Sendable {
         guard process.terminationStatus == 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "openssl req failed (status \(process.terminationStatus)); install the openssl package"])
         }
-        return SelfSignedCertificate(certificate: try NIOSSLCertificate(file: certificateFile.path, format: .pem),
-                                     key: try NIOSSLPrivateKey(file: keyFile.path, format: .pem))
+        guard let certificate = try NIOSSLCertificate.fromPEMFile(certificateFile.path).first else {
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "openssl req wrote no certificate to \(certificateFile.path)"])
+        }
+        return SelfSignedCertificate(certificate: certificate, key: try NIOSSLPrivateKey(file: keyFile.path, format: .pem))
     }
 }
