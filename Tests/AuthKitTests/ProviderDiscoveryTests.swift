@@ -100,6 +100,23 @@ import Testing
         }
     }
 
+    /// Nothing listening: one network error that names the issuer once and
+    /// each location once, with why it failed (not three nested "The request
+    /// to … failed").
+    @Test func anUnreachableIssuerIsOneNetworkErrorNamingEachLocationOnce() async throws {
+        let issuer = URL(string: "http://127.0.0.1:1/tenant")!
+        await #expect {
+            _ = try await ProviderDescriptor.discover(issuer: issuer, id: "x")
+        } throws: { error in
+            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            let text = "\(error)"
+            return url == issuer.absoluteString && reason.hasPrefix("neither metadata location answered (")
+                && text.components(separatedBy: "The request to").count == 2
+                && text.components(separatedBy: "/.well-known/oauth-authorization-server/tenant").count == 2
+                && text.components(separatedBy: "/tenant/.well-known/openid-configuration").count == 2
+        }
+    }
+
     @Test func nothingFoundIsANetworkErrorNamingBothPlaces() async throws {
         try await withServer { server in
             await #expect {

@@ -36,6 +36,9 @@ extension ProviderDescriptor {
             let response: IncomingResponse
             do {
                 response = try await transport.send(OutgoingRequest(method: .get, url: location), step: .discovery)
+            } catch AuthKitError.network(_, let reason) {
+                reasons.append("\(location.redactedForLogs): \(reason)") // the location is said once
+                continue
             } catch let error as AuthKitError {
                 reasons.append("\(location.redactedForLogs): \(error)")
                 continue
@@ -50,8 +53,9 @@ extension ProviderDescriptor {
             }
             return try descriptor(from: metadata, issuer: issuer, id: id, source: location.redactedForLogs)
         }
-        let found = "no server metadata at \(display) (\(reasons.joined(separator: "; ")))"
-        throw answered ? AuthKitError.invalidResponse(step: .discovery, reason: found) : AuthKitError.network(url: display, reason: found)
+        let tried = reasons.joined(separator: "; ")
+        if answered { throw AuthKitError.invalidResponse(step: .discovery, reason: "no server metadata at \(display) (\(tried))") }
+        throw AuthKitError.network(url: display, reason: "neither metadata location answered (\(tried))")
     }
 
     /// RFC 8414 §3.1 first, then OpenID Connect Discovery 1.0 §4.
