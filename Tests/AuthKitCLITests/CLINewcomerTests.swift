@@ -77,6 +77,8 @@ import Testing
         let remote = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--redirect-uri", "http://app.example/cb"],
                                         environment: ["AUTHKIT_HOME": home.path])
         #expect(remote.status == 64 && remote.stderr.contains("--manual") && !remote.stderr.contains("ManualUserAgent"), "\(remote.stderr)")
+        let emptyScope = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--scope", ""], environment: ["AUTHKIT_HOME": home.path])
+        #expect(emptyScope.status == 64 && emptyScope.stderr.contains("--scope takes a scope name"), "\(emptyScope.stderr)")
         // Over SSH with no client id, the client id is told first: every way
         // in needs it, so advice about --manual would only lead to this error next.
         let headless = try await CLIProcess.run(["authorize", "--provider", "qiita"], environment: ["AUTHKIT_HOME": home.path, "SSH_TTY": "/dev/pts/3"])
