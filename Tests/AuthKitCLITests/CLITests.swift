@@ -76,6 +76,12 @@ import AuthKit
 
             let field = try await CLIProcess.run(["token", "show", "--provider", "qiita", "--label", "work", "--field", "access_token"], environment: env)
             #expect(field.stdout == "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b\n")
+            // The name --json printed it under works too; an unknown one lists each known field once.
+            let jsonName = try await CLIProcess.run(["token", "show", "--provider", "qiita", "--label", "work", "--field", "accessToken"], environment: env)
+            #expect(jsonName.stdout == field.stdout, "\(jsonName.stderr)")
+            let unknown = try await CLIProcess.run(["token", "show", "--provider", "qiita", "--label", "work", "--field", "nope"], environment: env)
+            let known = try #require(unknown.stderr.split(separator: "Known: ").last).dropLast(2).components(separatedBy: ", ")
+            #expect(unknown.status == 64 && known.first == "access_token" && Set(known).count == known.count, "\(unknown.stderr)")
 
             let summary = try await CLIProcess.run(["token", "list"], environment: env)
             #expect(summary.status == 0)

@@ -20,7 +20,7 @@ struct TokenShow: WorkspaceCommand {
     @OptionGroup var account: AccountOptions
 
     @Option(help: ArgumentHelp(
-        "Print only this field, raw: access_token, refresh_token, token_secret, token_type, expires_at, scope, or any raw response field.",
+        "Print only this field, raw: access_token, refresh_token, token_secret, token_type, expires_at, scope (or their --json names, such as accessToken), or any raw response field.",
         valueName: "field"))
     var field: String?
 
@@ -39,7 +39,16 @@ struct TokenShow: WorkspaceCommand {
         }
     }
 
-    func value(of field: String, in credential: Credential) throws -> String {
+    /// The credential's own fields, in the order help lists them.
+    static let ownFields = ["access_token", "refresh_token", "token_secret", "token_type", "expires_at", "scope"]
+    /// `--json` spells the credential's own fields in camelCase; a name
+    /// copied from it is taken too, unless the provider's answer had a field
+    /// of exactly that name.
+    static let jsonNames = ["accessToken": "access_token", "refreshToken": "refresh_token", "tokenSecret": "token_secret",
+                            "tokenType": "token_type", "expiresAt": "expires_at", "scopes": "scope"]
+
+    func value(of requested: String, in credential: Credential) throws -> String {
+        let field = credential.rawFields[requested] == nil ? Self.jsonNames[requested] ?? requested : requested
         switch field {
         case "access_token": return credential.accessToken
         case "refresh_token": return try require(credential.refreshToken, field)
@@ -49,7 +58,8 @@ struct TokenShow: WorkspaceCommand {
         case "expires_at": return try require(credential.expiresAt.map { $0.formatted(.iso8601) }, field)
         default:
             guard let value = credential.rawFields[field]?.scalarText else {
-                throw CLIError("\(credential.key) has no field '\(field)'. Known: access_token, refresh_token, token_secret, token_type, expires_at, scope, \(credential.rawFields.keys.sorted().joined(separator: ", ")).")
+                let known = Self.ownFields + credential.rawFields.keys.filter { !Self.ownFields.contains($0) }.sorted()
+                throw CLIError("\(credential.key) has no field '\(DisplayText.sanitized(field, limit: 60))'. Known: \(known.joined(separator: ", ")).")
             }
             return value
         }
