@@ -74,6 +74,33 @@ import Testing
         }
     }
 
+    /// A hostile device endpoint cannot make AuthKit show or open anything
+    /// but an https page of a server (http only on loopback): not a file,
+    /// not a scheme that starts another program, not plain http elsewhere.
+    @Test(arguments: [
+        (#""verification_uri":"file:///etc/passwd""#, "verification_uri"),
+        (#""verification_uri":"http://as.example/device""#, "verification_uri"),
+        (#""verification_uri":"javascript:alert(1)""#, "verification_uri"),
+        (#""verification_uri":"https://as.example/device","verification_uri_complete":"ms-settings:network""#, "verification_uri_complete"),
+        (#""verification_uri":"https://as.example/device","verification_uri_complete":"file://as.example/x""#, "verification_uri_complete"),
+    ])
+    func aVerificationURIThatIsNotAnHTTPSPageIsRefused(members: String, field: String) async throws {
+        try await withServer { server in
+            server.route("POST", "/device") { _ in
+                .json(#"{"device_code":"d","user_code":"U","expires_in":60,\#(members)}"#)
+            }
+            let client = try client(server, clock: FakeClock())
+            let shown = Recorder<DeviceAuthorization>()
+            await #expect {
+                _ = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { shown.append($0) }
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
+                return reason.contains("its \(field) ") && reason.contains("not an https page")
+            }
+            #expect(shown.all.isEmpty && server.requests(to: "/token").isEmpty)
+        }
+    }
+
     /// A user agent that only records that it was started.
     struct RecordingUserAgent: UserAgent {
         let started = Recorder<Int>()
