@@ -37,6 +37,18 @@ import Testing
         #expect(recorded == "--new-tab\n\(url.absoluteString)\n")
     }
 
+    /// Only web pages are opened: a `file:` or scheme-handler URL starts no program.
+    @Test func onlyHTTPAndHTTPSAreOpened() async throws {
+        let (directory, script) = try makeScript("never-browser", #"touch "$(dirname "$0")/ran""#)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for text in ["file:///etc/passwd", "ms-settings:network", "javascript:alert(1)"] {
+            await #expect(throws: SystemBrowser.LaunchError.self) {
+                try await SystemBrowser(environment: ["BROWSER": script]).open(URL(string: text)!)
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("ran").path))
+    }
+
     /// The child starts with no blocked and no ignored signals (a Foundation
     /// `Process` child on Linux inherits a blocked mask: a wrapper that waits
     /// for its own child then ignores `kill`), and without AuthKit's variables.
