@@ -198,6 +198,23 @@ import Testing
         #expect(bundled.stdout.contains("https://qiita.com/api/v2/oauth/authorize"), "--bundled shows the shipped file even when overridden")
     }
 
+    /// What `providers override` writes, authkit reads, even under umask 000
+    /// (a file others can write is refused): the new directory is 0700 and
+    /// the file 0644.
+    @Test func anOverrideWrittenUnderAPermissiveUmaskIsStillRead() async throws {
+        let home = TemporaryDirectory.url("authkit-umask")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let permissive = ["/bin/sh", "-c", #"umask 000; exec "$0" "$@""#]
+        let override = try await CLIProcess.run(["providers", "override", "qiita"], environment: ["AUTHKIT_HOME": home.path], launcher: permissive)
+        #expect(override.status == 0, "\(override.stderr)")
+        func mode(_ path: String) throws -> Int { try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) }
+        #expect(try mode(home.appendingPathComponent("providers").path) == 0o700)
+        #expect(try mode(home.appendingPathComponent("providers/qiita.json").path) == 0o644)
+        let show = try await CLIProcess.run(["providers", "show", "qiita"], environment: ["AUTHKIT_HOME": home.path], launcher: permissive)
+        #expect(show.status == 0, "\(show.stderr)")
+    }
+
     @Test func theManualPromptEndsItsLineAndExplainsTheErrorPage() async throws {
         let home = try home()
         let result = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--manual"], environment: ["AUTHKIT_HOME": home.path])

@@ -43,10 +43,9 @@ struct ProvidersAdd: WorkspaceCommand {
             throw CLIError("\(target.path) exists already; it was left as it is. Pass --force to replace it.", status: .badInput)
         }
         let found = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: id)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var descriptor = found
         descriptor.source = target.path
-        try descriptor.encodedAsFile().write(to: target, options: .atomic)
+        try UserProviderFile.write(try descriptor.encodedAsFile(), to: target)
         Console.out(target.path)
         var summary = ["Added \(id) from \(found.source):"] + ProvidersShow.endpoints(of: found).map { "  " + $0 }
         summary.append("Sign in with: \(ClientSettings.environmentPrefix(for: id))_CLIENT_ID=… authkit authorize --provider \(id)")

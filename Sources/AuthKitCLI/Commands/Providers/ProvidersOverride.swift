@@ -38,9 +38,7 @@ struct ProvidersOverride: WorkspaceCommand {
             throw CLIError("\(target.path) exists already; it was left as it is. Edit it, or pass --force to start again from the bundled file.",
                            status: .badInput)
         }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        // Written beside and renamed over: never a half-written descriptor.
-        try bundled.data.write(to: target, options: .atomic)
+        try UserProviderFile.write(bundled.data, to: target)
         Console.out(target.path)
         Console.err("Wrote \(target.path) from the bundled \(id).json; edit it, then check it with: authkit providers validate '\(target.path)'")
     }
