@@ -191,6 +191,35 @@ import Testing
         }
     }
 
+    /// Hostile numbers end the sign-in with a message instead of trapping on
+    /// an overflowing wait; an interval longer than the codes live is waited
+    /// only until they expire.
+    @Test func hostileNumbersAreRefusedAndNoWaitOutlivesTheCodes() async throws {
+        for (members, field) in [(#""expires_in":"inf","interval":5"#, "expires_in"), (#""expires_in":60,"interval":"1e300""#, "interval"),
+                                 (#""expires_in":60,"interval":"nan""#, "interval"), (#""expires_in":1e300"#, "expires_in")] {
+            try await withServer { server in
+                server.route("POST", "/device") { _ in
+                    .json(#"{"device_code":"d","user_code":"U","verification_uri":"https://as.example/device",\#(members)}"#)
+                }
+                await #expect {
+                    _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+                } throws: { error in
+                    guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
+                    return reason.contains(field)
+                }
+            }
+        }
+        try await withServer { server in
+            serve(server, expiresIn: 30, interval: 3600, polls: [])
+            let clock = FakeClock()
+            await #expect(throws: DevicePoller.expired) {
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            }
+            #expect(clock.recorded == [30], "one wait, to the codes' expiry, not an hour")
+            #expect(server.requests(to: "/token").isEmpty)
+        }
+    }
+
     @Test func cancellingStopsThePolling() async throws {
         try await withServer { server in
             serve(server, polls: [])

@@ -49,9 +49,12 @@ struct DevicePoller: Sendable {
     func poll(_ authorization: DeviceAuthorization, label: String?) async throws -> Credential {
         var interval = max(1, authorization.interval)
         while true {
-            guard now() < authorization.expiresAt else { throw Self.expired }
+            let left = authorization.expiresAt.timeIntervalSince(now())
+            guard left > 0 else { throw Self.expired }
             do {
-                try await sleep(.milliseconds(Int64(interval * 1000)))
+                // No longer than the codes live: an interval past their expiry
+                // would only make the user wait to be told they expired.
+                try await sleep(.milliseconds(Int64(min(interval, left) * 1000)))
             } catch {
                 throw AuthKitError.cancelled
             }

@@ -140,10 +140,15 @@ final class TokenEndpointCalls: Sendable {
             let scheme = url.scheme?.lowercased()
             return scheme == "https" || (scheme == "http" && url.isLoopback) ? url : nil
         }
+        // A count of seconds, as token answers' lifetimes are read: finite and
+        // below 1e11 (a hostile 1e300 or "inf" would overflow the wait).
+        func seconds(_ text: String?) -> Double? {
+            text.flatMap { Double($0) }.flatMap { $0.isFinite && $0 >= 0 && $0 < 1e11 ? $0 : nil }
+        }
         // RFC 8628 names it verification_uri; some servers spell it verification_url.
         let verificationText = text("verification_uri") ?? text("verification_url")
         guard let deviceCode = text("device_code"), let userCode = text("user_code"), verificationText != nil,
-              let expiresIn = text("expires_in").flatMap(Double.init), expiresIn > 0 else {
+              let expiresIn = seconds(text("expires_in")), expiresIn > 0 else {
             let present = members.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
             throw AuthKitError.invalidResponse(step: .deviceAuthorization,
                 reason: "it lacks device_code, user_code, verification_uri or a positive expires_in (fields present: \(present.isEmpty ? "none" : present))")
@@ -151,6 +156,11 @@ final class TokenEndpointCalls: Sendable {
         guard let verification = webPage(verificationText) else {
             throw AuthKitError.invalidResponse(step: .deviceAuthorization,
                 reason: "its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page (RFC 8628 §3.2), so it is neither shown nor opened")
+        }
+        let intervalText = text("interval")
+        guard let interval = intervalText == nil ? 5 : seconds(intervalText) else { // §3.2: 5 s when absent
+            throw AuthKitError.invalidResponse(step: .deviceAuthorization,
+                reason: "its interval '\(DisplayText.sanitized(intervalText ?? "", limit: 20))' is not a number of seconds")
         }
         let complete = text("verification_uri_complete")
         if complete != nil, webPage(complete) == nil {
@@ -160,7 +170,7 @@ final class TokenEndpointCalls: Sendable {
         return DeviceAuthorization(
             providerID: descriptor.id, deviceCode: deviceCode, userCode: userCode, verificationURI: verification,
             verificationURIComplete: webPage(complete),
-            expiresAt: sentAt.addingTimeInterval(expiresIn), interval: text("interval").flatMap(Double.init) ?? 5,
+            expiresAt: sentAt.addingTimeInterval(expiresIn), interval: interval,
             scopes: scopes)
     }
 
