@@ -1,4 +1,5 @@
-// libFuzzer target: the token endpoint response parser (RFC 6749 §5.1, §5.2).
+// libFuzzer target: the token endpoint response parser (RFC 6749 §5.1, §5.2),
+// and the same body read as a device authorization answer (RFC 8628 §3.2).
 // The first byte chooses the Content-Type and status; the rest is the body.
 import AuthKit
 import Foundation
@@ -34,7 +35,32 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
                      "control character in the error: \(message.debugDescription)")
     }
     _ = try? TokenResponseParser(step: .refresh).parse(response)
+    deviceAnswer(response)
     return 0
+}
+
+/// The same body as a device authorization answer (RFC 8628 §3.2): whatever
+/// it says, nothing but an https page (http on loopback) is accepted to be
+/// shown or opened, the wait and the expiry are finite, and an error neither
+/// repeats the device code nor carries control characters.
+func deviceAnswer(_ response: IncomingResponse) {
+    guard let members = try? TokenResponseParser(successStatus: [200], step: .deviceAuthorization).members(of: response) else { return }
+    do {
+        let device = try DeviceAuthorization(answer: members, providerID: "fuzz", sentAt: Date(timeIntervalSince1970: 0), scopes: [])
+        for url in [device.verificationURI] + (device.verificationURIComplete.map { [$0] } ?? []) {
+            let scheme = url.scheme?.lowercased()
+            precondition(scheme == "https" || (scheme == "http" && url.isLoopback), "accepted a verification URI that is no web page: \(url)")
+        }
+        precondition(device.interval.isFinite && device.interval < 1e11 && device.expiresAt.timeIntervalSince1970 < 1e11,
+                     "accepted an unbounded interval or expiry")
+    } catch {
+        let message = "\(error)"
+        if let code = members["device_code"]?.scalarText, code.count >= 12, !code.contains(" ") {
+            precondition(!message.contains(code), "the error repeats the device code: \(message)")
+        }
+        precondition(!message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
+                     "control character in the error: \(message.debugDescription)")
+    }
 }
 
 /// The token values in a JSON or form body: long enough not to match a word of an error message by chance.

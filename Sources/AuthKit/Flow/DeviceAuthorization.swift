@@ -31,6 +31,63 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "DeviceAuthorization(provider: \(providerID), user code: \(userCode), verification URI: \(verificationURI.redactedForLogs), device code: ••••)"
     }
+
+    init(providerID: String, deviceCode: String, userCode: String, verificationURI: URL, verificationURIComplete: URL?,
+         expiresAt: Date, interval: TimeInterval, scopes: [String]) {
+        self.providerID = providerID
+        self.deviceCode = deviceCode
+        self.userCode = userCode
+        self.verificationURI = verificationURI
+        self.verificationURIComplete = verificationURIComplete
+        self.expiresAt = expiresAt
+        self.interval = interval
+        self.scopes = scopes
+    }
+
+    /// Reads the device authorization response (RFC 8628 §3.2), refusing
+    /// what a hostile server could use against the user or the client:
+    /// - the verification URIs are pages of the authorization server, which
+    ///   the user (or authkit, in a browser) opens: https, or http on
+    ///   loopback for test servers, as for every endpoint; anything else
+    ///   (`file:`, a scheme that starts another program) is neither shown nor opened;
+    /// - `expires_in` and `interval` are counts of seconds read as token
+    ///   answers' lifetimes are: finite and below 1e11 (a 1e300 or "inf"
+    ///   would overflow the wait);
+    /// - no error repeats the device code.
+    /// - Throws: ``AuthKitError/invalidResponse(step:reason:)`` naming the field.
+    package init(answer members: [String: JSONValue], providerID: String, sentAt: Date, scopes: [String]) throws {
+        func text(_ name: String) -> String? { members[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
+        func webPage(_ text: String?) -> URL? {
+            guard let url = text.flatMap(URL.init(string:)), url.host?.isEmpty == false else { return nil }
+            let scheme = url.scheme?.lowercased()
+            return scheme == "https" || (scheme == "http" && url.isLoopback) ? url : nil
+        }
+        func seconds(_ text: String?) -> Double? {
+            text.flatMap { Double($0) }.flatMap { $0.isFinite && $0 >= 0 && $0 < 1e11 ? $0 : nil }
+        }
+        func refused(_ reason: String) -> AuthKitError { .invalidResponse(step: .deviceAuthorization, reason: reason) }
+        // RFC 8628 names it verification_uri; some servers spell it verification_url.
+        let verificationText = text("verification_uri") ?? text("verification_url")
+        guard let deviceCode = text("device_code"), let userCode = text("user_code"), verificationText != nil,
+              let expiresIn = seconds(text("expires_in")), expiresIn > 0 else {
+            let present = members.keys.sorted().map { "'\(DisplayText.sanitized($0, limit: 40))'" }.joined(separator: ", ")
+            throw refused("it lacks device_code, user_code, verification_uri or a positive expires_in (fields present: \(present.isEmpty ? "none" : present))")
+        }
+        guard let verification = webPage(verificationText) else {
+            throw refused("its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page (RFC 8628 §3.2), so it is neither shown nor opened")
+        }
+        let intervalText = text("interval")
+        guard let interval = intervalText == nil ? 5 : seconds(intervalText) else { // §3.2: 5 s when absent
+            throw refused("its interval '\(DisplayText.sanitized(intervalText ?? "", limit: 20))' is not a number of seconds")
+        }
+        let complete = text("verification_uri_complete")
+        guard complete == nil || webPage(complete) != nil else {
+            throw refused("its verification_uri_complete '\(DisplayText.sanitized(complete ?? "", limit: 80))' is not an https page (RFC 8628 §3.3.1), so it is neither shown nor opened")
+        }
+        self.init(providerID: providerID, deviceCode: deviceCode, userCode: userCode, verificationURI: verification,
+                  verificationURIComplete: webPage(complete), expiresAt: sentAt.addingTimeInterval(expiresIn),
+                  interval: interval, scopes: scopes)
+    }
 }
 
 /// Polling the token endpoint for a device authorization (RFC 8628 §3.4–3.5).

@@ -130,48 +130,7 @@ final class TokenEndpointCalls: Sendable {
         let sentAt = now()
         let parser = TokenResponseParser(mapping: token.response, successStatus: [200], step: .deviceAuthorization)
         let members = try parser.members(of: try await transport.send(request, step: .deviceAuthorization))
-        func text(_ name: String) -> String? { members[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
-        // RFC 8628 §3.2: the verification URIs are pages of the authorization
-        // server, which the user (or authkit, in a browser) opens: https, or
-        // http on loopback for test servers, as for every endpoint. Anything
-        // else (file:, a scheme that starts some other program) is refused.
-        func webPage(_ text: String?) -> URL? {
-            guard let url = text.flatMap(URL.init(string:)), url.host?.isEmpty == false else { return nil }
-            let scheme = url.scheme?.lowercased()
-            return scheme == "https" || (scheme == "http" && url.isLoopback) ? url : nil
-        }
-        // A count of seconds, as token answers' lifetimes are read: finite and
-        // below 1e11 (a hostile 1e300 or "inf" would overflow the wait).
-        func seconds(_ text: String?) -> Double? {
-            text.flatMap { Double($0) }.flatMap { $0.isFinite && $0 >= 0 && $0 < 1e11 ? $0 : nil }
-        }
-        // RFC 8628 names it verification_uri; some servers spell it verification_url.
-        let verificationText = text("verification_uri") ?? text("verification_url")
-        guard let deviceCode = text("device_code"), let userCode = text("user_code"), verificationText != nil,
-              let expiresIn = seconds(text("expires_in")), expiresIn > 0 else {
-            let present = members.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
-            throw AuthKitError.invalidResponse(step: .deviceAuthorization,
-                reason: "it lacks device_code, user_code, verification_uri or a positive expires_in (fields present: \(present.isEmpty ? "none" : present))")
-        }
-        guard let verification = webPage(verificationText) else {
-            throw AuthKitError.invalidResponse(step: .deviceAuthorization,
-                reason: "its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page (RFC 8628 §3.2), so it is neither shown nor opened")
-        }
-        let intervalText = text("interval")
-        guard let interval = intervalText == nil ? 5 : seconds(intervalText) else { // §3.2: 5 s when absent
-            throw AuthKitError.invalidResponse(step: .deviceAuthorization,
-                reason: "its interval '\(DisplayText.sanitized(intervalText ?? "", limit: 20))' is not a number of seconds")
-        }
-        let complete = text("verification_uri_complete")
-        if complete != nil, webPage(complete) == nil {
-            throw AuthKitError.invalidResponse(step: .deviceAuthorization,
-                reason: "its verification_uri_complete '\(DisplayText.sanitized(complete ?? "", limit: 80))' is not an https page (RFC 8628 §3.3.1), so it is neither shown nor opened")
-        }
-        return DeviceAuthorization(
-            providerID: descriptor.id, deviceCode: deviceCode, userCode: userCode, verificationURI: verification,
-            verificationURIComplete: webPage(complete),
-            expiresAt: sentAt.addingTimeInterval(expiresIn), interval: interval,
-            scopes: scopes)
+        return try DeviceAuthorization(answer: members, providerID: descriptor.id, sentAt: sentAt, scopes: scopes)
     }
 
     /// RFC 8628 §3.4: one poll of the token endpoint.
