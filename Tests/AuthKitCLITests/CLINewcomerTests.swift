@@ -65,6 +65,21 @@ import Testing
         }
     }
 
+    /// A --timeout too large for the deadline arithmetic (it trapped) or not
+    /// positive is a usage error in every command that waits.
+    @Test func aTimeoutOutOfRangeIsAUsageError() async throws {
+        let home = try home()
+        for command in [["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser"],
+                        ["request", "--provider", "qiita", "https://qiita.com/api/v2/authenticated_user"],
+                        ["sandbox", "try", "--provider", "qiita"]] {
+            for value in ["9223372036854775807", "604801", "0"] {
+                let result = try await CLIProcess.run(command + ["--timeout", value], environment: ["AUTHKIT_HOME": home.path])
+                #expect(result.status == 64 && result.stderr.contains("--timeout takes 1–604800 seconds (a week at most); got \(value)."),
+                        "\(command[0]) --timeout \(value): exit \(result.status): \(result.stderr)")
+            }
+        }
+    }
+
     /// Hints name the real path and only flags the command takes.
     @Test func hintsAreHonest() async throws {
         let home = try home()

@@ -61,7 +61,7 @@ struct Authorize: WorkspaceCommand {
 
     func validate() throws {
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
-        if timeout <= 0 { throw ValidationError("--timeout takes a positive number of seconds.") }
+        try TimeoutOption.check(timeout)
         // An empty scope (`--scope ''`, an unset shell variable) would be sent as a scope named "".
         if scope.contains(where: { $0.allSatisfy(\.isWhitespace) }) {
             throw ValidationError("--scope takes a scope name, such as read_qiita; got an empty one.")

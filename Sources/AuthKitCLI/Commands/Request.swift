@@ -56,7 +56,7 @@ struct Request: WorkspaceCommand {
     @Argument(help: "The URL.") var url: String
 
     func validate() throws {
-        if timeout <= 0 { throw ValidationError("--timeout takes a positive number of seconds.") }
+        try TimeoutOption.check(timeout)
         if maxSize <= 0 { throw ValidationError("--max-size takes a positive number of bytes.") }
         if HTTPRequest.Method(method.uppercased()) == nil { throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(method)'.") }
     }

@@ -39,7 +39,7 @@ struct SandboxTry: WorkspaceCommand {
 
     func validate() throws {
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
-        if timeout <= 0 { throw ValidationError("--timeout takes a positive number of seconds.") }
+        try TimeoutOption.check(timeout)
         if global.sandbox != nil { throw ValidationError("'sandbox try' starts its own sandbox; drop --sandbox.") }
     }
 
