@@ -176,7 +176,23 @@ struct Authorize: WorkspaceCommand {
                 await Self.show(authorization, provider: descriptor.name, openBrowser: !noBrowser && BrowserAvailability.missing(workspace.environment) == nil, status: status)
             }
         case .manual:
-            credential = try await authenticator.authorize(using: ManualUserAgent(), options: requested)
+            // ManualUserAgent takes no answer as "cancelled"; here it is said
+            // what happened: standard input ended (a pipe with nothing in
+            // it), or an empty line was entered.
+            let answer = LockedValue<String??>(.none)
+            let agent = ManualUserAgent(readLine: {
+                let line = Swift.readLine(strippingNewline: true)
+                answer.withLock { $0 = .some(line) }
+                return line
+            })
+            do {
+                credential = try await authenticator.authorize(using: agent, options: requested)
+            } catch AuthKitError.cancelled {
+                // Read, and nothing in it: the agent's only way to cancel.
+                guard case .some(let line) = answer.withLock({ $0 }), (line ?? "").allSatisfy(\.isWhitespace) else { throw AuthKitError.cancelled }
+                let ended = line == nil
+                throw CLIError("\(ended ? "Standard input ended" : "An empty line was entered") before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
+            }
         case .loopback, .scriptedBrowser:
             let scripted = BrowserLauncher { url in
                 try await SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }).browse(url)

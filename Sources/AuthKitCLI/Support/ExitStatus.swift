@@ -42,6 +42,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .signInRequired(_, .refreshRefused): self = .providerError
             case .signInRequired(_, .noCredential): self = .usage
             case .notSupported(_, .deviceGrant): self = .usage // --device for a provider without it
+            case .notSupported(_, .authorizationCodeGrant): self = .usage // a browser sign-in for a device-only provider
             case .signInRequired, .notSupported, .misuse: self = .failure
             case .network: self = .networkError
             case .redirectNotFollowed, .responseTooLarge: self = .providerError
