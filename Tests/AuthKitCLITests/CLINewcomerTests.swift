@@ -119,7 +119,25 @@ import Testing
                                              environment: environment)
             #expect(encoded.status == 0, "\(encoded.stderr)")
             #expect(try #require(server.requests(to: "/api/v2/items").first).bodyText == "status=1%2B1%20is%202%21")
+            let spaced = try await CLIProcess.run(["request", "--provider", "qiita", "\(url)/a b"], environment: environment)
+            #expect(spaced.status == 64 && spaced.stderr.contains("contains a space or control character"), "\(spaced.stderr)")
+            #expect(server.requests.count == 1)
         }
+    }
+
+    /// `sign` signs what will be sent: a body or URL that a server (or curl)
+    /// would read differently from how it is signed is refused.
+    @Test func signRefusesWhatWouldBeSentDifferently() async throws {
+        let keys = ["--consumer-key", "k", "--consumer-secret", "s"]
+        for (arguments, expected) in [(["https://x.example/", "-d", "a=%zz"], "'%' that is not followed by two hex digits"),
+                                      (["https://x.example/", "-d", "a=1+1"], "raw '+'"),
+                                      (["https://x.example/", "-d", "a=b c"], "contains a space"),
+                                      (["https://x.example/a b"], "contains a space or control character")] {
+            let result = try await CLIProcess.run(["sign"] + arguments + keys, environment: [:])
+            #expect(result.status == 64 && result.stderr.contains(expected) && !result.stdout.contains("oauth_signature"), "\(arguments): \(result.stderr)")
+        }
+        let fine = try await CLIProcess.run(["sign", "https://x.example/?q=a%20b", "-d", "a=1%2B1"] + keys, environment: [:])
+        #expect(fine.status == 0 && fine.stdout.hasPrefix("Authorization: OAuth "), "\(fine.stderr)")
     }
 
     @Test func tokenListAlignsPrintsEmptyJSONAndCreatesNothing() async throws {
