@@ -89,6 +89,12 @@ import Testing
         #expect(!noClient.stderr.contains("$AUTHKIT_HOME"))
         let noTeam = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c"], environment: ["AUTHKIT_HOME": home.path])
         #expect(noTeam.stderr.contains("Pass --placeholder team=…"), "\(noTeam.stderr)")
+        let typo = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c", "--placeholder", "tema=acme"],
+                                            environment: ["AUTHKIT_HOME": home.path])
+        #expect(typo.status == 64 && typo.stderr.contains("has no placeholder 'tema' (--placeholder); it takes: team."), "\(typo.stderr)")
+        let none = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual", "--client-id", "c", "--placeholder", "team=acme"],
+                                            environment: ["AUTHKIT_HOME": home.path])
+        #expect(none.status == 64 && none.stderr.contains("Qiita has no placeholder 'team' (--placeholder); it takes none."), "\(none.stderr)")
         let remote = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--redirect-uri", "http://app.example/cb"],
                                         environment: ["AUTHKIT_HOME": home.path])
         #expect(remote.status == 64 && remote.stderr.contains("--manual") && !remote.stderr.contains("ManualUserAgent"), "\(remote.stderr)")
