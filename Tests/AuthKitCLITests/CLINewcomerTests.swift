@@ -98,6 +98,10 @@ import Testing
         let remote = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--redirect-uri", "http://app.example/cb"],
                                         environment: ["AUTHKIT_HOME": home.path])
         #expect(remote.status == 64 && remote.stderr.contains("--manual") && !remote.stderr.contains("ManualUserAgent"), "\(remote.stderr)")
+        for command in [["token", "show"], ["authorize", "--client-id", "c"], ["request", "https://qiita.com/api/v2/items"]] {
+            let emptyLabel = try await CLIProcess.run(command + ["--provider", "qiita", "--label", " "], environment: ["AUTHKIT_HOME": home.path])
+            #expect(emptyLabel.status == 64 && emptyLabel.stderr.contains("--label takes a name such as work"), "\(command): \(emptyLabel.stderr)")
+        }
         let emptyScope = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--scope", ""], environment: ["AUTHKIT_HOME": home.path])
         #expect(emptyScope.status == 64 && emptyScope.stderr.contains("--scope takes a scope name"), "\(emptyScope.stderr)")
         // Over SSH with no client id, the client id is told first: every way

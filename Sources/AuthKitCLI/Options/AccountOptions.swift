@@ -10,4 +10,12 @@ struct AccountOptions: ParsableArguments {
     var label: String?
 
     var key: CredentialKey { CredentialKey(providerID: provider, label: label) }
+
+    func validate() throws {
+        // An empty label (an unset shell variable) would name a second account
+        // that prints as "qiita ()" and is easily mistaken for the default.
+        if let label, label.allSatisfy(\.isWhitespace) {
+            throw ValidationError("--label takes a name such as work; got an empty one. Leave --label out for the default account.")
+        }
+    }
 }
