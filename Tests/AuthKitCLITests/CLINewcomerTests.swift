@@ -131,6 +131,8 @@ import Testing
             #expect(try #require(server.requests(to: "/api/v2/items").first).bodyText == "status=1%2B1%20is%202%21")
             let spaced = try await CLIProcess.run(["request", "--provider", "qiita", "\(url)/a b"], environment: environment)
             #expect(spaced.status == 64 && spaced.stderr.contains("contains a space or control character"), "\(spaced.stderr)")
+            let header = try await CLIProcess.run(["token", "header", "--provider", "qiita", "\(url)/a\tb"], environment: environment)
+            #expect(header.status == 64 && header.stderr.contains("'\(url)/a\\u{9}b' contains a space or control character"), "\(header.stderr)")
             #expect(server.requests.count == 1)
         }
     }

@@ -91,9 +91,7 @@ struct Request: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
-        if url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            throw CLIError("'\(DisplayText.sanitized(url, limit: 200))' contains a space or control character; encode it (a space is %20).")
-        }
+        if let problem = TypedURL.problem(url) { throw CLIError(problem) }
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme),
               target.host != nil else {
             throw CLIError("'\(url)' is not an absolute http(s) URL.")

@@ -51,11 +51,7 @@ struct Sign: AsyncParsableCommand {
         guard let target = URL(string: url), target.scheme != nil, target.host != nil else {
             throw ValidationError("'\(url)' is not an absolute URL.")
         }
-        // What is signed must be what is sent: a raw space would be encoded
-        // here one way and sent (or refused) by the HTTP client another.
-        if url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            throw ValidationError("'\(DisplayText.sanitized(url, limit: 200))' contains a space or control character; encode it (a space is %20) as it will be sent.")
-        }
+        if let problem = TypedURL.problem(url) { throw ValidationError(problem) }
         if let data, let problem = Request.formProblem(data) {
             throw ValidationError("-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B) exactly as it will be sent.")
         }

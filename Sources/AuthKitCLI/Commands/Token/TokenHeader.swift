@@ -30,7 +30,8 @@ struct TokenHeader: WorkspaceCommand {
         guard let url = url ?? (credential.kind == .oauth2 ? "https://example.invalid/" : nil) else {
             throw CLIError("An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'.")
         }
-        guard let target = URL(string: url), target.scheme != nil else { throw CLIError("'\(url)' is not an absolute URL.") }
+        if let problem = TypedURL.problem(url) { throw CLIError(problem) }
+        guard let target = URL(string: url), target.scheme != nil else { throw CLIError("'\(DisplayText.sanitized(url, limit: 200))' is not an absolute URL.") }
         guard let httpMethod = HTTPRequest.Method(method.uppercased()) else {
             throw CLIError("'\(DisplayText.sanitized(method, limit: 40))' is not an HTTP method (-X takes a name such as GET or POST).")
         }
