@@ -89,6 +89,14 @@ import Testing
         #expect(!noClient.stderr.contains("$AUTHKIT_HOME"))
         let noTeam = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c"], environment: ["AUTHKIT_HOME": home.path])
         #expect(noTeam.stderr.contains("Pass --placeholder team=…"), "\(noTeam.stderr)")
+        try Data(#"{"providers": {"qiita-tem": {"clientID": "mine"}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
+        let misspelt = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(misspelt.status == 64 && misspelt.stderr.contains("config.json has settings under 'qiita-tem', which no provider reads: did you mean 'qiita-team'?"),
+                "\(misspelt.stderr)")
+        try Data(#"{"providers": {"box": {"clientID": "mine"}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
+        let another = try await CLIProcess.run(["authorize", "--provider", "x", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(another.status == 64 && !another.stderr.contains("did you mean"), "box is a provider, not a misspelt x: \(another.stderr)")
+        try FileManager.default.removeItem(at: home.appendingPathComponent("config.json"))
         let typo = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c", "--placeholder", "tema=acme"],
                                             environment: ["AUTHKIT_HOME": home.path])
         #expect(typo.status == 64 && typo.stderr.contains("has no placeholder 'tema' (--placeholder); it takes: team."), "\(typo.stderr)")

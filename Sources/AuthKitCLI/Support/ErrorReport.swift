@@ -41,5 +41,19 @@ enum ErrorReport {
         case .placeholder(let name, _): flag = "--placeholder \(name)=…"
         }
         return "Pass \(flag), set \(setting.environmentVariable(providerID: providerID)), or add \(setting.configEntry(providerID: providerID)) in \(config)."
+            + misspeltEntry(providerID: providerID, environment: environment)
+    }
+
+    /// " config.json has settings under 'qitta': did you mean 'qiita'?" when
+    /// the user's settings sit under a near miss of the id (which nothing
+    /// reads), else "".
+    static func misspeltEntry(providerID: String, environment: [String: String]) -> String {
+        let home = AuthKitHome.directory(environment: environment)
+        guard let entries = (try? UserConfiguration.load(home: home))?.providers?.keys else { return "" }
+        let catalog = ProviderCatalog.standard(environment: environment)
+        // Near misses only: `box` is one edit from `x`, and is a provider of its own.
+        guard let near = entries.filter({ $0 != providerID && ProviderCatalog.editDistance($0, providerID) <= 2 && catalog.entry(id: $0) == nil })
+            .sorted().first else { return "" }
+        return " config.json has settings under '\(DisplayText.sanitized(near, limit: 40))', which no provider reads: did you mean '\(providerID)'?"
     }
 }
