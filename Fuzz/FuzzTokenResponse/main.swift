@@ -22,6 +22,9 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
     do {
         let fields = try TokenResponseParser().parse(response)
         precondition(!fields.accessToken.isEmpty, "accepted an empty access token")
+        for token in [fields.accessToken] + (fields.refreshToken.map { [$0] } ?? []) {
+            precondition(token.utf8.allSatisfy { (0x20...0x7E).contains($0) }, "accepted a token no header can carry (RFC 6749 A.12)")
+        }
     } catch {
         // Errors are logged and shown: they never repeat a token the body
         // carried, and hold no control characters (terminal escapes) however

@@ -235,6 +235,26 @@ import AuthKitTestSupport
         }
     }
 
+    /// RFC 6749 A.12/A.17: tokens are visible ASCII. One with a CR/LF (which
+    /// a header would silently turn into spaces, or a pasted header split),
+    /// a NUL or non-ASCII is refused, and the error does not repeat it.
+    @Test(arguments: [
+        (#""access_token":"abc\r\nX-Evil: 1""#, "access_token"),
+        (#""access_token":"ok-token","refresh_token":"r\u0000r""#, "refresh_token"),
+        (#""access_token":"tökén""#, "access_token"),
+    ])
+    func aTokenNoHeaderCanCarryIsRefused(members: String, field: String) {
+        let body = #"{"token_type":"Bearer",\#(members)}"#
+        #expect {
+            try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
+        } throws: { error in
+            guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
+            return reason.contains("'\(field)'") && reason.contains("§A.1") && !"\(error)".contains("X-Evil") && !"\(error)".contains("tök")
+        }
+        let fine = #"{"token_type":"Bearer","access_token":"a-Z_0.9~+/= x","refresh_token":"eyJ.abc"}"#
+        #expect(throws: Never.self) { try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(fine.utf8))) }
+    }
+
     @Test func unknownFieldsAreKept() throws {
         let body = #"{"access_token":"a","token_type":"Bearer","created_at":1700000000,"team":{"id":"T1"},"id_token":null}"#
         let fields = try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))

@@ -99,6 +99,12 @@ package struct TokenResponseParser: Sendable {
             throw AuthKitError.invalidResponse(step: step, reason: "'\(accessPath)' must be a non-empty string, got \(accessValue.typeName)")
         }
 
+        try checkHeaderSafe(accessToken, at: accessPath, rule: "A.12")
+        let refreshToken = try string(mapping.refreshToken, in: object)
+        if let refreshToken, let (refreshPath, _) = mapping.refreshToken.firstValue(in: object) {
+            try checkHeaderSafe(refreshToken, at: refreshPath, rule: "A.17")
+        }
+
         let tokenType = try string(mapping.tokenType, in: object)
         if tokenType == nil, mapping.requireTokenType {
             throw AuthKitError.invalidResponse(
@@ -109,10 +115,22 @@ package struct TokenResponseParser: Sendable {
             accessToken: accessToken,
             tokenType: tokenType,
             expiresIn: try seconds(mapping.expiresIn, in: object),
-            refreshToken: try string(mapping.refreshToken, in: object),
+            refreshToken: refreshToken,
             refreshTokenExpiresIn: try seconds(mapping.refreshTokenExpiresIn, in: object),
             scopes: try scopes(in: object),
             raw: object)
+    }
+
+    /// RFC 6749 Appendix A.12 and A.17: a token is visible ASCII (VSCHAR,
+    /// 0x20–0x7E). A CR or LF would be turned into spaces by the header it is
+    /// sent in (the token silently changed), or split the header where a
+    /// script pastes `authkit token header`; so such an answer is refused,
+    /// without repeating the token.
+    private func checkHeaderSafe(_ token: String, at path: FieldPath, rule: String) throws {
+        guard token.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+            throw AuthKitError.invalidResponse(
+                step: step, reason: "'\(path)' holds a control or non-ASCII character, which RFC 6749 §\(rule) does not allow in a token and no header can carry")
+        }
     }
 
     // MARK: - Body
