@@ -93,6 +93,10 @@ import Testing
         let misspelt = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(misspelt.status == 64 && misspelt.stderr.contains("config.json has settings under 'qiita-tem', which no provider reads: did you mean 'qiita-team'?"),
                 "\(misspelt.stderr)")
+        try Data(#"{"providers": {"qiita-team": {"clientID": "mine", "placeholders": {"tema": "acme"}}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
+        let configTypo = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(configTypo.status == 65 && configTypo.stderr.contains("field 'providers.qiita-team.placeholders.tema': qiita-team has no placeholder 'tema'; it takes: team."),
+                "\(configTypo.stderr)")
         try Data(#"{"providers": {"box": {"clientID": "mine"}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
         let another = try await CLIProcess.run(["authorize", "--provider", "x", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(another.status == 64 && !another.stderr.contains("did you mean"), "box is a provider, not a misspelt x: \(another.stderr)")

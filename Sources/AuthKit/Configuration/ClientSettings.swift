@@ -104,12 +104,23 @@ public struct ClientSettings: Codable, Sendable, Hashable {
 
     /// The standard resolution for `descriptor`: `explicit`, then the process
     /// environment, then `$AUTHKIT_HOME/config.json`.
-    /// - Throws: ``AuthKitError/invalidFile(_:)`` when `config.json` is malformed.
+    /// - Throws: ``AuthKitError/invalidFile(_:)`` when `config.json` is
+    ///   malformed, or gives this provider a placeholder its descriptor does
+    ///   not declare (a misspelt name would be ignored, and the real one
+    ///   reported missing or its default used).
     public static func standard(
         for descriptor: ProviderDescriptor, explicit: ClientSettings = ClientSettings(),
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> ClientSettings {
-        let configuration = try UserConfiguration.load(home: AuthKitHome.directory(environment: environment))
+        let home = AuthKitHome.directory(environment: environment)
+        let configuration = try UserConfiguration.load(home: home)
+        let given = configuration.providers?[descriptor.id]?.placeholders?.keys.sorted() ?? []
+        if let unknown = given.first(where: { descriptor.placeholders[$0] == nil }) {
+            let known = descriptor.placeholders.keys.sorted()
+            throw AuthKitError.invalidFile([FileIssue(
+                file: home.appendingPathComponent("config.json").path, field: "providers.\(descriptor.id).placeholders.\(unknown)",
+                problem: "\(descriptor.id) has no placeholder '\(unknown)'; \(known.isEmpty ? "it takes none" : "it takes: " + known.joined(separator: ", ")).")])
+        }
         return resolve(providerID: descriptor.id, placeholderNames: descriptor.placeholders.keys.sorted(),
                        explicit: explicit, environment: environment, configuration: configuration)
     }
