@@ -122,7 +122,8 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
             if stub.keepAlive {
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             } else {
-                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+                let channel = context.channel
+                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
             }
             self.head = nil
         }
@@ -139,7 +140,7 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
             HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: fields))), promise: nil)
         let loop = context.eventLoop
         let boxed = NIOLoopBound(context, eventLoop: loop)
-        func write(_ index: Int) {
+        @Sendable func write(_ index: Int) {
             let context = boxed.value
             guard index < stream.count, context.channel.isActive else {
                 context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in boxed.value.close(promise: nil) }

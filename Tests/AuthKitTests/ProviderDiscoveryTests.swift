@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test func nothingFoundIsANetworkErrorNamingBothPlaces() async throws {
-        try await withServer { server in
+        _ = try await withServer { server in
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in

@@ -26,7 +26,7 @@ public struct ManualUserAgent: UserAgent {
     public init(
         write: @escaping @Sendable (String) -> Void = { text in
             var text = text
-            text.withUTF8 { FileSystem.writeAll(STDERR_FILENO, UnsafeRawBufferPointer($0)) }
+            _ = text.withUTF8 { FileSystem.writeAll(STDERR_FILENO, UnsafeRawBufferPointer($0)) }
         },
         readLine: @escaping @Sendable () -> String? = { Swift.readLine(strippingNewline: true) }
     ) {
