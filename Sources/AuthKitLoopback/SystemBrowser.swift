@@ -77,11 +77,10 @@ public struct SystemBrowser: Sendable {
 
     /// Tries each of ``commands(for:)`` until one starts and does not fail
     /// within ``failureWindow``.
-    /// - Throws: ``LaunchError`` for the last command tried, when none worked.
-    /// - Throws: ``LaunchError`` at once, starting nothing, for a URL that is
-    ///   not http or https: `xdg-open` and `open` hand `file:` and other
-    ///   schemes to whatever program claims them, and a sign-in only ever
-    ///   opens web pages.
+    /// - Throws: ``LaunchError`` for the last command tried, when none worked;
+    ///   at once, starting nothing, for a URL that is not http or https
+    ///   (`xdg-open` and `open` hand `file:` and other schemes to whatever
+    ///   program claims them, and a sign-in only ever opens web pages).
     public func open(_ url: URL) async throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
             throw LaunchError(command: "(none)", reason: "only http and https pages are opened, and this is a '\(url.scheme ?? "")' URL.")

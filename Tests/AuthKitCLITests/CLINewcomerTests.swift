@@ -95,7 +95,7 @@ import Testing
                 "\(misspelt.stderr)")
         try Data(#"{"providers": {"qiita-team": {"clientID": "mine", "placeholders": {"tema": "acme"}}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
         let configTypo = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(configTypo.status == 65 && configTypo.stderr.contains("field 'providers.qiita-team.placeholders.tema': qiita-team has no placeholder 'tema'; it takes: team."),
+        #expect(configTypo.status == 65 && configTypo.stderr.contains("field 'providers.qiita-team.placeholders.tema': Qiita Team has no placeholder 'tema'; it takes: team."),
                 "\(configTypo.stderr)")
         try Data(#"{"providers": {"box": {"clientID": "mine"}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
         let another = try await CLIProcess.run(["authorize", "--provider", "x", "--manual"], environment: ["AUTHKIT_HOME": home.path])
@@ -103,10 +103,10 @@ import Testing
         try FileManager.default.removeItem(at: home.appendingPathComponent("config.json"))
         let typo = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c", "--placeholder", "tema=acme"],
                                             environment: ["AUTHKIT_HOME": home.path])
-        #expect(typo.status == 64 && typo.stderr.contains("has no placeholder 'tema' (--placeholder); it takes: team."), "\(typo.stderr)")
+        #expect(typo.status == 64 && typo.stderr.contains("--placeholder: Qiita Team has no placeholder 'tema'; it takes: team."), "\(typo.stderr)")
         let none = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual", "--client-id", "c", "--placeholder", "team=acme"],
                                             environment: ["AUTHKIT_HOME": home.path])
-        #expect(none.status == 64 && none.stderr.contains("Qiita has no placeholder 'team' (--placeholder); it takes none."), "\(none.stderr)")
+        #expect(none.status == 64 && none.stderr.contains("--placeholder: Qiita has no placeholder 'team'; it takes none."), "\(none.stderr)")
         let remote = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--redirect-uri", "http://app.example/cb"],
                                         environment: ["AUTHKIT_HOME": home.path])
         #expect(remote.status == 64 && remote.stderr.contains("--manual") && !remote.stderr.contains("ManualUserAgent"), "\(remote.stderr)")

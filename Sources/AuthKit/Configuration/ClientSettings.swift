@@ -114,12 +114,9 @@ public struct ClientSettings: Codable, Sendable, Hashable {
     ) throws -> ClientSettings {
         let home = AuthKitHome.directory(environment: environment)
         let configuration = try UserConfiguration.load(home: home)
-        let given = configuration.providers?[descriptor.id]?.placeholders?.keys.sorted() ?? []
-        if let unknown = given.first(where: { descriptor.placeholders[$0] == nil }) {
-            let known = descriptor.placeholders.keys.sorted()
-            throw AuthKitError.invalidFile([FileIssue(
-                file: home.appendingPathComponent("config.json").path, field: "providers.\(descriptor.id).placeholders.\(unknown)",
-                problem: "\(descriptor.id) has no placeholder '\(unknown)'; \(known.isEmpty ? "it takes none" : "it takes: " + known.joined(separator: ", ")).")])
+        if let unknown = descriptor.undeclaredPlaceholder(in: configuration.providers?[descriptor.id]?.placeholders.map { Array($0.keys) } ?? []) {
+            throw AuthKitError.invalidFile([FileIssue(file: home.appendingPathComponent("config.json").path,
+                                                      field: "providers.\(descriptor.id).placeholders.\(unknown.name)", problem: unknown.problem)])
         }
         return resolve(providerID: descriptor.id, placeholderNames: descriptor.placeholders.keys.sorted(),
                        explicit: explicit, environment: environment, configuration: configuration)

@@ -107,6 +107,15 @@ public struct ProviderDescriptor: Sendable, Hashable {
         self = try DescriptorLoader().load(contentsOf: url)
     }
 
+    /// The first of `names` this descriptor declares no placeholder for, and
+    /// what to say about it: a misspelt name given in settings would be
+    /// ignored, and the real placeholder reported missing or its default used.
+    package func undeclaredPlaceholder(in names: some Collection<String>) -> (name: String, problem: String)? {
+        guard let name = names.sorted().first(where: { placeholders[$0] == nil }) else { return nil }
+        let known = placeholders.keys.sorted()
+        return (name, "\(self.name) has no placeholder '\(DisplayText.sanitized(name, limit: 40))'; \(known.isEmpty ? "it takes none" : "it takes: " + known.joined(separator: ", ")).")
+    }
+
     /// The hosts of every endpoint, lowercased, with `{placeholders}` as written.
     package var endpointHosts: Set<String> {
         let urls = [authorization?.url, token?.url, device?.url, followUp?.url, refresh?.url, revocation?.url, oauth1?.requestTokenURL,

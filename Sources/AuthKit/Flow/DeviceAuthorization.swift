@@ -50,9 +50,9 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
     ///   the user (or authkit, in a browser) opens: https, or http on
     ///   loopback for test servers, as for every endpoint; anything else
     ///   (`file:`, a scheme that starts another program) is neither shown nor opened;
-    /// - `expires_in` and `interval` are counts of seconds read as token
-    ///   answers' lifetimes are: finite and below 1e11 (a 1e300 or "inf"
-    ///   would overflow the wait);
+    /// - `expires_in` and `interval` are counts of seconds held to the rule
+    ///   for token lifetimes (`TokenResponseParser.lifetime`): a 1e300 or
+    ///   "inf" would overflow the wait;
     /// - no error repeats the device code.
     /// - Throws: ``AuthKitError/invalidResponse(step:reason:)`` naming the field.
     package init(answer members: [String: JSONValue], providerID: String, sentAt: Date, scopes: [String]) throws {
@@ -62,9 +62,7 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
             let scheme = url.scheme?.lowercased()
             return scheme == "https" || (scheme == "http" && url.isLoopback) ? url : nil
         }
-        func seconds(_ text: String?) -> Double? {
-            text.flatMap { Double($0) }.flatMap { $0.isFinite && $0 >= 0 && $0 < 1e11 ? $0 : nil }
-        }
+        func seconds(_ text: String?) -> Double? { TokenResponseParser.lifetime(text.flatMap { Double($0) }) }
         func refused(_ reason: String) -> AuthKitError { .invalidResponse(step: .deviceAuthorization, reason: reason) }
         // RFC 8628 names it verification_uri; some servers spell it verification_url.
         let verificationText = text("verification_uri") ?? text("verification_url")

@@ -192,6 +192,13 @@ package struct TokenResponseParser: Sendable {
         return text.isEmpty ? nil : text
     }
 
+    /// `seconds` when it can be a lifetime: finite, not negative, and below
+    /// 1e11 (three thousand years), so that no date or wait computed from it
+    /// overflows (a hostile `1e300` or `inf`). Device answers use it too.
+    package static func lifetime(_ seconds: Double?) -> Double? {
+        seconds.flatMap { $0.isFinite && $0 >= 0 && $0 < 1e11 ? $0 : nil }
+    }
+
     /// A lifetime in seconds (`expires_in`, `refresh_token_expires_in`).
     private func seconds(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> TimeInterval? {
         guard let (path, value) = paths.firstValue(in: object) else { return nil }
@@ -202,7 +209,7 @@ package struct TokenResponseParser: Sendable {
         case .string(let text): seconds = Double(text.trimmingSpaces())
         default: seconds = nil
         }
-        guard let seconds, seconds.isFinite, seconds >= 0, seconds < 1e11 else {
+        guard let seconds = Self.lifetime(seconds) else {
             throw AuthKitError.invalidResponse(
                 step: step, reason: "'\(path)' must be a number of seconds (a number or numeric string), got \(value.typeName == "a string" ? "the string '\(DisplayText.sanitized(value.scalarText ?? "", limit: 20))'" : value.typeName)")
         }

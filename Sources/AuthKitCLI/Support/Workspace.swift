@@ -73,11 +73,8 @@ struct Workspace {
     /// The authenticator for `descriptor`'s protocol, with settings from
     /// `explicit`, then the environment, then config.json.
     func authenticator(for descriptor: ProviderDescriptor, explicit: ClientSettings = ClientSettings()) throws -> any Authenticator {
-        // A mistyped --placeholder name would otherwise be ignored, and the
-        // real placeholder reported missing (or its default silently used).
-        if let unknown = explicit.placeholders?.keys.sorted().first(where: { descriptor.placeholders[$0] == nil }) {
-            let known = descriptor.placeholders.keys.sorted()
-            throw CLIError("\(descriptor.name) has no placeholder '\(DisplayText.sanitized(unknown, limit: 40))' (--placeholder); \(known.isEmpty ? "it takes none" : "it takes: " + known.joined(separator: ", ")).")
+        if let unknown = descriptor.undeclaredPlaceholder(in: explicit.placeholders.map { Array($0.keys) } ?? []) {
+            throw CLIError("--placeholder: \(unknown.problem)")
         }
         var settings = try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment)
         if sandbox != nil {
