@@ -60,6 +60,34 @@ import Glibc
         #expect(result.status == 65 && result.stderr.contains("symbolic link"), "\(result.stderr)")
     }
 
+    /// A store others can write (someone could have put their own account in
+    /// it) is refused by every command that reads it, before any browser
+    /// opens, and left as it was: it may hold the user's own credentials too.
+    @Test func aStoreOthersCanWriteIsRefusedAndKept() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let store = home.appendingPathComponent("credentials.json")
+        let planted = Data(Self.storedQiita.utf8)
+        try planted.write(to: store)
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: store.path)
+        let list = try await CLIProcess.run(["token", "list"], environment: environment(home))
+        #expect(list.status == 65, "\(list.stderr)")
+        #expect(list.stderr.contains(store.path) && list.stderr.contains("every user can write to it (mode 0666)")
+                && list.stderr.contains("chmod go-w"), "\(list.stderr)")
+        #expect(!list.stdout.contains("qiita") && !list.stderr.contains("the-qiita-token"))
+
+        let browser = try recordingBrowser(in: home)
+        let signIn = try await CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "20"],
+                                        environment: environment(home, ["BROWSER": browser.command]))
+        #expect(signIn.status == 65 && signIn.stderr.contains("chmod go-w"), "\(signIn.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: browser.marker.path), "the browser opened before the store was checked")
+        #expect(try Data(contentsOf: store) == planted, "the refused store was rewritten")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: store.path)
+        let fixed = try await CLIProcess.run(["token", "list"], environment: environment(home))
+        #expect(fixed.status == 0 && fixed.stdout.contains("qiita"), "\(fixed.stderr)")
+    }
+
     /// Another sign-in for the same provider and label holds its lock: this
     /// one fails at once, before any browser, instead of overwriting the other.
     @Test func aSecondSignInForTheSameAccountFailsFast() async throws {

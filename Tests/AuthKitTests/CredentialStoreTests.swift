@@ -33,6 +33,52 @@ import Testing
         #expect(warnings.first?.contains("chmod 600") == true)
     }
 
+    /// The rule for provider files holds for the store: a file or directory
+    /// someone else could have written is refused, for reading and saving,
+    /// and left untouched; a sticky directory (/tmp) and the user's own
+    /// files pass.
+    @Test func aStoreAnotherUserCouldHaveWrittenIsRefused() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        try await store.save(credential("qiita", token: "mine"))
+        let saved = try Data(contentsOf: store.fileURL)
+        func refusal(_ body: () async throws -> Void) async -> String? {
+            do { try await body(); return nil } catch AuthKitError.store(let path, let reason) {
+                return path == store.fileURL.path ? reason : "another path: \(path)"
+            } catch { return "\(error)" }
+        }
+
+        chmod(store.fileURL.path, 0o646)
+        #expect(await refusal { _ = try await store.allCredentials() }
+                == "every user can write to it (mode 0646), and so make it sign you in to someone else's account; it is not read. Run: chmod go-w '\(store.fileURL.path)'")
+        #expect(await refusal { try await store.save(credential("github")) } != nil)
+        #expect(await refusal { _ = try await store.remove(CredentialKey(providerID: "qiita")) } != nil)
+        #expect(await refusal { try store.checkWritable() } != nil)
+        #expect(try Data(contentsOf: store.fileURL) == saved, "a refused store is never rewritten")
+        chmod(store.fileURL.path, 0o600)
+        #expect(try await store.allCredentials().map(\.accessToken) == ["mine"])
+
+        chmod(home.path, 0o777)
+        #expect(await refusal { _ = try await store.allCredentials() }?.hasPrefix("every user can write to its directory \(home.path) (mode 0777)") == true)
+        chmod(home.path, 0o1777)
+        #expect(try await store.allCredentials().count == 1, "in a sticky directory others cannot replace the user's file")
+
+        // No store yet: a sign-in is refused before it starts rather than
+        // saving where others could replace the result.
+        chmod(home.path, 0o777)
+        try FileManager.default.removeItem(at: store.fileURL)
+        #expect(await refusal { try store.checkWritable() }?.contains("nothing is saved there. Run: chmod go-w '\(home.path)'") == true)
+        chmod(home.path, 0o700)
+        try store.checkWritable()
+
+        if geteuid() == 0 { // only root can give a file away
+            try await store.save(credential("qiita", token: "mine"))
+            #expect(chown(store.fileURL.path, 4242, gid_t.max) == 0)
+            #expect(await refusal { _ = try await store.allCredentials() }?.hasPrefix("belongs to another user (uid 4242)") == true)
+        }
+    }
+
     @Test func saveLoadReplaceRemove() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }

@@ -40,13 +40,16 @@ import Darwin
     ///
     /// A symbolic link is followed: the file it names and that file's
     /// directory are held to the rule, and so is the link's own directory.
-    package static func foreignWriteProblem(at path: String) -> String? {
+    ///
+    /// `harm` completes "who could make it …": what a writer could do with
+    /// this file (the credential store passes its own).
+    package static func foreignWriteProblem(at path: String, harm: String = "send your sign-ins elsewhere") -> String? {
         func directory(of path: String) -> String {
             path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         }
         var file = stat()
         guard stat(path, &file) == 0 else { return nil } // unreadable: reading it reports why
-        if let problem = problem(file, path, isDirectory: false) { return problem }
+        if let problem = problem(file, path, isDirectory: false, harm: harm, refusal: "it is not read") { return problem }
         var directories = [directory(of: path)]
         if let resolved = realpath(path, nil) {
             defer { free(resolved) }
@@ -55,17 +58,26 @@ import Darwin
         }
         for folder in directories {
             var info = stat()
-            if stat(folder, &info) == 0, let problem = problem(info, folder, isDirectory: true) { return problem }
+            if stat(folder, &info) == 0, let problem = problem(info, folder, isDirectory: true, harm: harm, refusal: "it is not read") { return problem }
         }
         return nil
     }
 
-    private static func problem(_ info: stat, _ path: String, isDirectory: Bool) -> String? {
+    /// The directory half of ``foreignWriteProblem(at:harm:)``, for a file
+    /// not written yet: whoever else can write `folder` could replace what
+    /// is saved there. `refusal` says what is not done because of it.
+    package static func foreignWriteProblem(inDirectory folder: String, harm: String, refusal: String) -> String? {
+        var info = stat()
+        guard stat(folder, &info) == 0 else { return nil }
+        return problem(info, folder, isDirectory: true, harm: harm, refusal: refusal)
+    }
+
+    private static func problem(_ info: stat, _ path: String, isDirectory: Bool, harm: String, refusal: String) -> String? {
         let mode = Int(info.st_mode) & 0o7777
         if info.st_uid != geteuid() && info.st_uid != 0 {
             return isDirectory
-                ? "is in \(path), which belongs to another user (uid \(info.st_uid)), who could replace it to send your sign-ins elsewhere; it is not read. Move it to a directory of your own."
-                : "belongs to another user (uid \(info.st_uid)), who could make it send your sign-ins elsewhere; it is not read. If you trust it, copy it to a file of your own; else remove it."
+                ? "is in \(path), which belongs to another user (uid \(info.st_uid)), who could replace it to \(harm); \(refusal). Move it to a directory of your own."
+                : "belongs to another user (uid \(info.st_uid)), who could make it \(harm); \(refusal). If you trust it, copy it to a file of your own; else remove it."
         }
         let sticky = isDirectory && mode & 0o1000 != 0
         let otherWritable = mode & 0o002 != 0 && !sticky
@@ -75,8 +87,8 @@ import Darwin
         let octal = String(mode, radix: 8)
         let shown = "(mode \(octal.count < 4 ? "0" + octal : octal))"
         return isDirectory
-            ? "\(who) can write to its directory \(path) \(shown), and so replace it to send your sign-ins elsewhere; it is not read. Run: chmod go-w '\(path)'"
-            : "\(who) can write to it \(shown), and so make it send your sign-ins elsewhere; it is not read. Run: chmod go-w '\(path)'"
+            ? "\(who) can write to its directory \(path) \(shown), and so replace it to \(harm); \(refusal). Run: chmod go-w '\(path)'"
+            : "\(who) can write to it \(shown), and so make it \(harm); \(refusal). Run: chmod go-w '\(path)'"
     }
 
     /// Writes all of `bytes` to `fd` with write(2), retrying interrupted

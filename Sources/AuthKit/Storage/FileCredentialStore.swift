@@ -27,6 +27,12 @@ import Darwin
 ///   path and left untouched; nothing is saved until the user fixes or moves it.
 /// - **Follows no links**: the store and its lock are opened with `O_NOFOLLOW`,
 ///   so a symbolic link someone placed cannot redirect tokens to another file.
+/// - **Reads no file another user could have written**: the rule for provider
+///   files (``FileSystem/foreignWriteProblem(at:harm:)``, OpenSSH's
+///   StrictModes). A credential planted by someone else would sign the user
+///   in to that person's account, and what the user then uploads goes there
+///   (a login CSRF, RFC 6749 §10.12, by file). The store is refused with the
+///   fix, not rewritten: it may still hold the user's own credentials.
 public struct FileCredentialStore: CredentialStore {
     public let fileURL: URL
     private let logger: Logger
@@ -109,6 +115,10 @@ public struct FileCredentialStore: CredentialStore {
     package func checkWritable() throws {
         try withLock {
             _ = try read()
+            if let problem = FileSystem.foreignWriteProblem(inDirectory: directory.path, harm: Self.plantedHarm,
+                                                            refusal: "nothing is saved there") {
+                throw AuthKitError.store(path: path, reason: problem)
+            }
             guard access(directory.path, W_OK) == 0 else {
                 throw AuthKitError.store(path: directory.path, reason: "is not writable (\(String(cString: strerror(errno)))); a credential could not be saved there.")
             }
@@ -150,6 +160,9 @@ public struct FileCredentialStore: CredentialStore {
             throw AuthKitError.store(path: path, reason: "cannot be read (\(String(cString: strerror(errno)))).")
         }
         defer { close(fd) }
+        if let problem = FileSystem.foreignWriteProblem(at: path, harm: Self.plantedHarm) {
+            throw AuthKitError.store(path: path, reason: problem)
+        }
         let data = try FileSystem.readToEnd(fd)
         if data.isEmpty { return [] }
         do {
@@ -251,6 +264,11 @@ public struct FileCredentialStore: CredentialStore {
             logger.warning("\(warning)")
         }
     }
+
+    /// What someone else who could write the store could do: put their own
+    /// account's tokens in it, so that the user's requests (and what they
+    /// upload) go to that account. Completes "who could make it …".
+    private static let plantedHarm = "sign you in to someone else's account"
 
     /// Warnings already given by this process: a sign-in touches the store three
     /// times (check, sign-in lock, save), and one problem is said once.
