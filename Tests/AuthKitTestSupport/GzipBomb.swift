@@ -3,7 +3,9 @@ import Foundation
 /// A gzip stream that inflates to `size` zero bytes from about `size / 159`
 /// bytes: one deflate block with fixed Huffman codes (RFC 1951 §3.2.6) made
 /// of a literal 0 and then "repeat 258 bytes at distance 1" again and again.
-/// Its CRC-32 is left 0: a client that inflates it all has already failed.
+/// The trailer is right (CRC-32 and length), so a bomb below a size cap
+/// decodes as a real answer would: a client's refusal of the large one is
+/// then its cap at work, not a bad checksum.
 public enum GzipBomb {
     public static func make(inflatedSize size: Int) -> Data {
         // 8 repeats are 104 bits, 13 whole bytes: the bulk is one 13-byte
@@ -21,10 +23,35 @@ public enum GzipBomb {
         if repeats >= 8 { stream.insert(contentsOf: bulk, at: split) } else { stream = deflate(repeats: 0, trailingLiterals: size - 1) }
         var data = Data([0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0xFF])
         data.append(contentsOf: stream)
-        data.append(contentsOf: [0, 0, 0, 0]) // CRC-32 (not computed)
-        let isize = UInt32(truncatingIfNeeded: size)
-        data.append(contentsOf: [UInt8(isize & 0xFF), UInt8(isize >> 8 & 0xFF), UInt8(isize >> 16 & 0xFF), UInt8(isize >> 24)])
+        for value in [crc32OfZeros(size), UInt32(truncatingIfNeeded: size)] { // CRC32, ISIZE (RFC 1952 §2.3.1)
+            data.append(contentsOf: [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)])
+        }
         return data
+    }
+
+    /// The CRC-32 (ISO-HDLC, as gzip uses) of `count` zero bytes, without
+    /// feeding them one by one: feeding a zero byte is a linear map of the
+    /// 32-bit register over GF(2), so `count` of them is that map's matrix
+    /// raised to `count`, by repeated squaring (as zlib's `crc32_combine`).
+    static func crc32OfZeros(_ count: Int) -> UInt32 {
+        typealias Matrix = [UInt32] // column j is the image of bit j
+        func apply(_ m: Matrix, _ vector: UInt32) -> UInt32 {
+            (0..<32).reduce(0) { vector >> UInt32($1) & 1 == 1 ? $0 ^ m[$1] : $0 }
+        }
+        func multiply(_ a: Matrix, _ b: Matrix) -> Matrix { b.map { apply(a, $0) } }
+        let zeroByte: Matrix = (0..<32).map { bit in
+            var register = UInt32(1) << UInt32(bit)
+            for _ in 0..<8 { register = register & 1 == 1 ? register >> 1 ^ 0xEDB8_8320 : register >> 1 }
+            return register
+        }
+        var result: Matrix = (0..<32).map { UInt32(1) << UInt32($0) }
+        var power = zeroByte, n = count
+        while n > 0 {
+            if n & 1 == 1 { result = multiply(power, result) }
+            power = multiply(power, power)
+            n >>= 1
+        }
+        return ~apply(result, 0xFFFF_FFFF)
     }
 
     /// The deflate block: a literal 0, `repeats` copies of 258 bytes, more literal zeros, end of block.

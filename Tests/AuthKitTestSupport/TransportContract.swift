@@ -37,6 +37,10 @@ public struct TransportContract: Sendable {
         /// 2 GiB of zeros in 13 MB of gzip, sent though not asked for, is
         /// refused (unread, or at the cap while it inflates) in bounded memory.
         case gzipBombIsRefused
+        /// 2 GiB of zeros in 64 KB of Zstandard, sent though not asked for,
+        /// is refused at the cap while it decodes, or handed back as the
+        /// 64 KB it was (a transport that does not decode it), in bounded memory.
+        case zstdBombIsRefused
         /// A closed port is a network error that shows no query.
         case closedPortIsANetworkError
         /// An interim response (`100 Continue`, sent unasked, or `103 Early
@@ -69,7 +73,7 @@ public struct TransportContract: Sendable {
             .redirectComesBack(301), .redirectComesBack(302), .redirectComesBack(303),
             .redirectComesBack(307), .redirectComesBack(308),
             .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
-            .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .closedPortIsANetworkError,
+            .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .zstdBombIsRefused, .closedPortIsANetworkError,
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
             .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200),
@@ -87,6 +91,7 @@ public struct TransportContract: Sendable {
             case .shortBodyIsAnError: "shortBodyIsAnError"
             case .unfinishedChunkedBodyIsAnError: "unfinishedChunkedBodyIsAnError"
             case .gzipBombIsRefused: "gzipBombIsRefused"
+            case .zstdBombIsRefused: "zstdBombIsRefused"
             case .closedPortIsANetworkError: "closedPortIsANetworkError"
             case .interimResponseIsSkipped(let status): "interimResponseIsSkipped(\(status))"
             case .missingStatusLineIsAnError: "missingStatusLineIsAnError"
@@ -130,7 +135,8 @@ public struct TransportContract: Sendable {
             try await refused(Self.json200("Content-Length: 100\r\n\r\n{\"access_token\":\"at"))
         case .unfinishedChunkedBodyIsAnError:
             try await refused(Self.json200("Transfer-Encoding: chunked\r\n\r\n10\r\n{\"access_token\":\r\n"))
-        case .gzipBombIsRefused: try await gzipBombIsRefused()
+        case .gzipBombIsRefused: try await bombIsRefused("gzip", GzipBomb.make(inflatedSize: 2 << 30))
+        case .zstdBombIsRefused: try await bombIsRefused("zstd", ZstdBomb.make(inflatedSize: 2 << 30))
         case .closedPortIsANetworkError: try await closedPortIsANetworkError()
         case .interimResponseIsSkipped(let status): try await interimResponseIsSkipped(status)
         case .missingStatusLineIsAnError:
@@ -271,24 +277,29 @@ public struct TransportContract: Sendable {
         return broken
     }
 
-    private func gzipBombIsRefused() async throws -> [String] {
+    /// 2 GiB of zeros, compressed as `encoding`, answer a token request
+    /// that asked for no compression. Decoding must stop at the size cap;
+    /// a transport that does not decode may hand back the compressed bytes
+    /// as they came (they are within the cap and parse as nothing).
+    private func bombIsRefused(_ encoding: String, _ bomb: Data) async throws -> [String] {
         try await withServer { server in
-            let bomb = GzipBomb.make(inflatedSize: 2 << 30)
             server.route("POST", "/token") { _ in
-                StubResponse(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: bomb)
+                StubResponse(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", encoding)], body: bomb)
             }
             let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
             let before = ProcessMemory.peak
             var broken: [String] = []
             do {
                 let response = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
-                broken.append("returned \(response.body.count) bytes of a 2 GiB gzip bomb as the answer")
+                if response.body != bomb || bomb.count > Self.policy.maximumBodySize {
+                    broken.append("returned \(response.body.count) bytes of a 2 GiB \(encoding) bomb as the answer")
+                }
             } catch AuthKitError.responseTooLarge, AuthKitError.network {
                 // refused at the cap while inflating, or refused unread
             } catch {
-                broken.append("a gzip bomb ended with \(error), not a size or network error")
+                broken.append("a \(encoding) bomb ended with \(error), not a size or network error")
             }
-            broken += memoryStayedBounded(since: before, reading: "a 2 GiB gzip bomb")
+            broken += memoryStayedBounded(since: before, reading: "a 2 GiB \(encoding) bomb")
             return broken
         }
     }
