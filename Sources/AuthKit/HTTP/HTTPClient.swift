@@ -20,8 +20,9 @@ import HTTPTypes
 ///   credential kept to its origin, RFC 9110 §15.4), made once for every transport;
 /// - hand over the body **in chunks as they arrive**, after content decoding
 ///   (gzip, zstd, br: whatever the transport decodes), and stop reading when
-///   the consumer stops iterating: AuthKit enforces its size cap and deadline while bytes arrive, so a hostile
-///   server cannot make it hold more than the cap;
+///   the consumer stops iterating: AuthKit enforces its size cap and
+///   deadline while bytes arrive, so a hostile server cannot make it hold
+///   more than the cap;
 /// - return non-2xx responses as responses and throw only for transport failures
 ///   (a body cut short of its length is one), as ``AuthKitError/network(url:reason:)``.
 ///
