@@ -222,18 +222,32 @@ import Testing
         #expect(shell.terminationStatus == 5, "authkit ended with \(shell.terminationStatus) (132: a trap on the closed pipe)")
     }
 
-    /// Every line of every --help fits 80 columns, except argument-parser's own usage line.
+    /// Every line of every --help fits 80 columns, except argument-parser's
+    /// own usage line, and no example is wrapped: argument-parser breaks a
+    /// long line at the terminal's width, and an example broken so is no
+    /// longer a command one can paste. An indented example line goes on only
+    /// after a trailing backslash.
     @Test func helpExamplesFitEightyColumns() async throws {
         let home = try home()
-        for command in [["authorize"], ["request"], ["sign"], ["token"], ["token", "refresh"], ["providers"], ["providers", "override"], ["providers", "add"], ["sandbox"], ["sandbox", "serve"], ["sandbox", "try"]] {
+        let commands = [[], ["authorize"], ["request"], ["sign"], ["token"], ["token", "list"], ["token", "show"], ["token", "header"],
+                        ["token", "refresh"], ["token", "revoke"], ["token", "delete"], ["providers"], ["providers", "list"],
+                        ["providers", "show"], ["providers", "override"], ["providers", "add"], ["providers", "validate"],
+                        ["sandbox"], ["sandbox", "serve"], ["sandbox", "try"]]
+        for command in commands {
             let help = try await CLIProcess.run(command + ["--help"], environment: ["AUTHKIT_HOME": home.path, "COLUMNS": "80"])
+            #expect(help.status == 0, "\(command): \(help.stderr)")
             var inDiscussion = false
+            var previous: Substring = ""
             for line in help.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
                 if line.hasPrefix("OVERVIEW") { inDiscussion = true }
                 if line.hasPrefix("USAGE") || line.hasPrefix("OPTIONS") || line.hasPrefix("ARGUMENTS") || line.hasPrefix("SUBCOMMANDS") { inDiscussion = false }
                 guard inDiscussion else { continue }
                 #expect(line.count < 80, "\(command): a line of \(line.count) columns: \(line)")
                 #expect(line.trimmingCharacters(in: .whitespaces) != "\\", "\(command): a lone backslash")
+                let example = previous.hasPrefix("  ") && (previous.contains("authkit ") || previous.contains("curl "))
+                #expect(!(example && !previous.hasSuffix("\\") && !line.isEmpty && !line.hasPrefix(" ")),
+                        "\(command): an example broken at the terminal's width: \(previous) / \(line)")
+                previous = line
             }
         }
     }

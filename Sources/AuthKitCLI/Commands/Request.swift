@@ -32,7 +32,8 @@ struct Request: WorkspaceCommand {
 
         Examples:
           authkit request --provider qiita https://qiita.com/api/v2/authenticated_user
-          authkit request --provider twitter -X POST https://api.x.com/1.1/statuses/update.json -d 'status=Hello'
+          authkit request --provider twitter -X POST -d 'status=Hello' \\
+            https://api.x.com/1.1/statuses/update.json
         """)
 
     @OptionGroup var global: GlobalOptions

@@ -18,7 +18,7 @@ struct SandboxTry: WorkspaceCommand {
         discussion: """
         Examples:
           authkit sandbox try --provider qiita
-          authkit sandbox try --provider github --browser     # click through the consent page yourself
+          authkit sandbox try --provider github --browser   # you click Approve
 
         It starts the emulation on a free port, runs the same sign-in as
         'authkit authorize' (the real loopback listener), stores the credential

@@ -14,7 +14,8 @@ struct TokenHeader: WorkspaceCommand {
         discussion: """
         OAuth 2.0 gives a Bearer header; OAuth 1.0a signs the given method and URL.
         Example:
-          curl -H "$(authkit token header --provider qiita)" https://qiita.com/api/v2/authenticated_user
+          curl -H "$(authkit token header --provider qiita)" \\
+            https://qiita.com/api/v2/authenticated_user
         """)
 
     @OptionGroup var global: GlobalOptions

@@ -13,7 +13,8 @@ struct TokenShow: WorkspaceCommand {
         discussion: """
         Examples:
           authkit token show --provider qiita
-          curl -H "Authorization: Bearer $(authkit token show --provider qiita --field access_token)" …
+          token=$(authkit token show --provider qiita --field access_token)
+          curl -H "Authorization: Bearer $token" https://qiita.com/api/v2/items
         """)
 
     @OptionGroup var global: GlobalOptions
