@@ -236,6 +236,14 @@ import Testing
         for command in commands {
             let help = try await CLIProcess.run(command + ["--help"], environment: ["AUTHKIT_HOME": home.path, "COLUMNS": "80"])
             #expect(help.status == 0, "\(command): \(help.stderr)")
+            // The usage line fits too (some are written by hand, shorter
+            // than argument-parser's), and names only flags the command has.
+            let usage = help.stdout.split(separator: "\n").first { $0.hasPrefix("USAGE: ") } ?? ""
+            #expect(usage.count < 80, "\(command): \(usage)")
+            for flag in usage.split(separator: " ") where flag.hasPrefix("--") || flag.hasPrefix("[--") {
+                let name = flag.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+                #expect(help.stdout.contains("  \(name) ") || help.stdout.contains(", \(name) "), "\(command): the usage names \(name), which it lacks")
+            }
             var inDiscussion = false
             var previous: Substring = ""
             for line in help.stdout.split(separator: "\n", omittingEmptySubsequences: false) {

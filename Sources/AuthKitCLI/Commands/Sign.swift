@@ -11,6 +11,7 @@ struct Sign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign",
         abstract: "Print the OAuth 1.0a Authorization header for a request (RFC 5849), from keys you give.",
+        usage: "authkit sign [<options>] <url>",
         discussion: """
         With a fixed --nonce and --timestamp the header is reproducible. Twitter's
         documented example, with its published test keys (paste it as it is; it

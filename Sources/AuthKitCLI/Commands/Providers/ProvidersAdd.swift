@@ -11,6 +11,7 @@ struct ProvidersAdd: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Add a provider from its issuer's metadata (RFC 8414, or OpenID Connect discovery).",
+        usage: "authkit providers add [<options>] <id> --issuer <url>",
         discussion: """
         Reads the server's metadata, checks that it names the issuer you gave,
         and writes $AUTHKIT_HOME/providers/ID.json: endpoints (authorization,

@@ -5,6 +5,7 @@ struct ProvidersList: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List the known providers and the file each comes from.",
+        usage: "authkit providers list [<options>]",
         discussion: "Example:\n  authkit providers list --providers-dir ./my-providers")
 
     @OptionGroup var global: GlobalOptions

@@ -10,6 +10,7 @@ struct ProvidersOverride: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "override",
         abstract: "Start an override: copy a bundled descriptor to your providers directory to edit.",
+        usage: "authkit providers override [<options>] <id>",
         discussion: """
         Writes $AUTHKIT_HOME/providers/ID.json from the bundled file and prints
         its path. An existing file is never replaced unless you pass --force.

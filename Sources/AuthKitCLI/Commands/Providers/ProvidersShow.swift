@@ -17,6 +17,7 @@ struct ProvidersShow: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Show a provider's descriptor: a summary, the JSON as loaded, or the bundled file.",
+        usage: "authkit providers show [<options>] <id>",
         discussion: """
         --json prints the descriptor as AuthKit loaded it, every default written
         out; --bundled prints the file that ships with AuthKit, even when a file

@@ -12,6 +12,7 @@ struct SandboxServe: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve a provider's emulation on 127.0.0.1 until Ctrl-C, printing each request.",
+        usage: "authkit sandbox serve [<options>] --provider <id>",
         discussion: """
         Examples:
           authkit sandbox serve --provider qiita

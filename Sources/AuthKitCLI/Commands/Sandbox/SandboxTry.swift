@@ -15,6 +15,7 @@ struct SandboxTry: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "try",
         abstract: "Sign in to a provider's emulation and call its API, showing every step. Needs no network and no app registration.",
+        usage: "authkit sandbox try [<options>] --provider <id>",
         discussion: """
         Examples:
           authkit sandbox try --provider qiita

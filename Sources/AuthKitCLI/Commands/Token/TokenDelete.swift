@@ -5,6 +5,7 @@ struct TokenDelete: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
         abstract: "Delete a stored credential here (the provider is not told; see 'token revoke').",
+        usage: "authkit token delete [<options>] --provider <id>",
         discussion: "Example:\n  authkit token delete --provider github")
 
     @OptionGroup var global: GlobalOptions

@@ -11,6 +11,7 @@ struct TokenHeader: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "header",
         abstract: "Print the Authorization header for a request, refreshing an expired token first.",
+        usage: "authkit token header [<options>] --provider <id> [<url>]",
         discussion: """
         OAuth 2.0 gives a Bearer header; OAuth 1.0a signs the given method and URL.
         Example:

@@ -10,6 +10,7 @@ struct TokenList: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List stored credentials (tokens masked).",
+        usage: "authkit token list [<options>]",
         discussion: "Example:\n  authkit token list --json | jq '.[].provider'")
 
     @OptionGroup var global: GlobalOptions

@@ -11,6 +11,7 @@ struct TokenRefresh: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh",
         abstract: "Refresh a stored credential now, or every one that is due, and save the result.",
+        usage: "authkit token refresh [<options>] [--provider <id>]",
         discussion: """
         With --provider, that credential is refreshed now. With --due, every
         stored credential inside its provider's refresh window is refreshed

@@ -6,6 +6,7 @@ struct TokenRevoke: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke",
         abstract: "Revoke a credential at the provider, then delete it here.",
+        usage: "authkit token revoke [<options>] --provider <id>",
         discussion: "Example:\n  authkit token revoke --provider qiita --label work")
 
     @OptionGroup var global: GlobalOptions

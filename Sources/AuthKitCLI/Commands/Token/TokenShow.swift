@@ -10,6 +10,7 @@ struct TokenShow: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Show a stored credential; secrets only when asked for.",
+        usage: "authkit token show [<options>] --provider <id>",
         discussion: """
         Examples:
           authkit token show --provider qiita
