@@ -40,14 +40,15 @@ enum CLIProcess {
         launcher: [String] = [],
         respond: (@Sendable (String) -> String?)? = nil,
         interruptWhen: (@Sendable (String) -> Bool)? = nil,
-        interruptAfter: TimeInterval? = nil
+        interruptAfter: TimeInterval? = nil,
+        signalWhen: (@Sendable () -> Bool)? = nil, signals: [Int32] = [SIGINT]
     ) async throws -> CLIResult {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(with: Result {
                     try runBlocking(arguments, environment: environment, timeout: timeout, workingDirectory: workingDirectory,
                                     launcher: launcher, respond: respond, interruptWhen: interruptWhen,
-                                    interruptAfter: interruptAfter)
+                                    interruptAfter: interruptAfter, signalWhen: signalWhen, signals: signals)
                 })
             }.start()
         }
@@ -56,7 +57,7 @@ enum CLIProcess {
     private static func runBlocking(
         _ arguments: [String], environment: [String: String], timeout: TimeInterval, workingDirectory: URL?,
         launcher: [String], respond: (@Sendable (String) -> String?)?, interruptWhen: (@Sendable (String) -> Bool)?,
-        interruptAfter: TimeInterval?
+        interruptAfter: TimeInterval?, signalWhen: (@Sendable () -> Bool)?, signals: [Int32]
     ) throws -> CLIResult {
         let process = Process()
         if let wrapper = launcher.first {
@@ -89,6 +90,17 @@ enum CLIProcess {
             Thread.detachNewThread {
                 Thread.sleep(forTimeInterval: interruptAfter)
                 if process.isRunning { process.interrupt() } // SIGINT, as Ctrl-C sends
+            }
+        }
+        if let signalWhen {
+            // Once the condition holds (the server has a request, say), the
+            // signals in turn, 200 ms apart: a second Ctrl-C is a second press.
+            Thread.detachNewThread {
+                while process.isRunning && !signalWhen() { Thread.sleep(forTimeInterval: 0.01) }
+                for number in signals where process.isRunning {
+                    kill(process.processIdentifier, number)
+                    Thread.sleep(forTimeInterval: 0.2)
+                }
             }
         }
         Thread.detachNewThread {

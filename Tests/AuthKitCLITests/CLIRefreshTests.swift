@@ -86,4 +86,60 @@ import Testing
             #expect(with.status == 0 && with.stdout == "Authorization: Bearer at-1\n", "\(with.stderr)")
         }
     }
+
+    // MARK: - A signal during a refresh
+
+    /// A refresh in flight when a signal comes: the provider has spent the
+    /// old refresh token, so a process killed before saving the new one loses
+    /// the grant (here, the next refresh reuses rt-0 and the server revokes
+    /// everything). authkit finishes the refresh, saves, then dies of the
+    /// signal itself, so a shell loop stops as it would for any Ctrl-C.
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+    func aSignalDuringARefreshWaitsForTheSave(signal: Int32) async throws {
+        try await withServer { server in
+            let grant = RotatingGrant(on: server, delay: 1.5)
+            let (home, environment) = try Self.rotatingHome(server, "authkit-cli-signal")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let url = "\(server.baseURL)/resource"
+
+            let interrupted = try await CLIProcess.run(["request", "--provider", "rotating", url], environment: environment,
+                                                       signalWhen: { grant.arrivedCount > 0 }, signals: [signal])
+            #expect(interrupted.signal == signal, "status \(interrupted.status), signal \(interrupted.signal.map { String($0) } ?? "none"): \(interrupted.stderr)")
+            #expect(interrupted.stderr.contains("finishing the token refresh first") && interrupted.stderr.contains("the renewed credential is saved; stopping"),
+                    "\(interrupted.stderr)")
+            #expect(interrupted.stdout.isEmpty, "the request itself is not sent after the signal")
+            #expect(grant.refreshCount == 1)
+            let stored = try String(contentsOf: home.appendingPathComponent("credentials.json"), encoding: .utf8)
+            #expect(stored.contains(#""refreshToken" : "rt-1""#) || stored.contains(#""refreshToken":"rt-1""#), "the rotated token was not saved: \(stored)")
+
+            let after = try await CLIProcess.run(["request", "--provider", "rotating", url], environment: environment)
+            #expect(after.status == 0 && after.stdout == #"{"ok":"at-1"}"#, "\(after.stderr)")
+            #expect(!grant.isRevoked && grant.refreshCount == 1)
+        }
+    }
+
+    /// A second Ctrl-C does not wait: it ends authkit at once, as the first
+    /// one's message promised, and the store is as it was.
+    @Test func aSecondCtrlCStopsAtOnce() async throws {
+        try await withServer { server in
+            let grant = RotatingGrant(on: server, delay: 5)
+            let (home, environment) = try Self.rotatingHome(server, "authkit-cli-signal-twice")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let started = Date()
+            let result = try await CLIProcess.run(["request", "--provider", "rotating", "\(server.baseURL)/resource"], environment: environment,
+                                                  signalWhen: { grant.arrivedCount > 0 }, signals: [SIGINT, SIGINT])
+            #expect(result.signal == SIGINT, "status \(result.status): \(result.stderr)")
+            #expect(Date().timeIntervalSince(started) < 4.5, "waited for the refresh")
+            #expect(result.stderr.contains("A second Ctrl-C stops now"))
+            let stored = try String(contentsOf: home.appendingPathComponent("credentials.json"), encoding: .utf8)
+            #expect(stored == RotatingGrant.expiredCredential(id: "rotating"), "the store changed: \(stored)")
+        }
+    }
+
+    static func rotatingHome(_ server: TestHTTPServer, _ name: String) throws -> (URL, [String: String]) {
+        let home = try CLIProcess.home(name)
+        try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
+        try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
+        return (home, ["AUTHKIT_HOME": home.path, "AUTHKIT_ROTATING_CLIENT_ID": "app", "AUTHKIT_ROTATING_CLIENT_SECRET": "secret"])
+    }
 }

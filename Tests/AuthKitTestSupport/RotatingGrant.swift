@@ -9,6 +9,7 @@ public final class RotatingGrant: @unchecked Sendable {
     private var generation = 0
     private var revoked = false
     private var refreshes = 0
+    private var arrivals = 0
     private let delay: TimeInterval
 
     /// Installs `POST /token` and `GET /resource` on `server`.
@@ -16,6 +17,7 @@ public final class RotatingGrant: @unchecked Sendable {
         self.delay = delay
         server.route("POST", "/token") { [self] request in
             let body = Dictionary((FormURLBody.decode(request.bodyText)), uniquingKeysWith: { first, _ in first })
+            lock.withLock { arrivals += 1 }
             Thread.sleep(forTimeInterval: delay)
             return lock.withLock {
                 refreshes += 1
@@ -40,6 +42,8 @@ public final class RotatingGrant: @unchecked Sendable {
 
     /// Refresh requests received (each rotation, and each refused reuse).
     public var refreshCount: Int { lock.withLock { refreshes } }
+    /// Refresh requests that have arrived, answered or still held for `delay`.
+    public var arrivedCount: Int { lock.withLock { arrivals } }
     public var isRevoked: Bool { lock.withLock { revoked } }
     public var currentAccessToken: String { lock.withLock { "at-\(generation)" } }
 

@@ -1,3 +1,4 @@
+import AuthKit
 import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -37,5 +38,80 @@ enum Interrupt {
         }
         source.resume()
         self.source = source
+    }
+
+    // MARK: - A refresh finishes saving before a signal ends the process
+
+    /// The refreshes under way that have not saved their result, and the
+    /// first signal that came meanwhile (0: none).
+    private static let shield = LockedValue<(depth: Int, pending: Int32)>((0, 0))
+    nonisolated(unsafe) private static var shieldSources: [DispatchSourceSignal] = []
+    private static let shieldInstalled = LockedValue(false)
+
+    /// Makes SIGINT, SIGTERM and SIGHUP wait for the refreshes run in
+    /// ``shielding(_:)``. Outside one, a signal ends the process as its
+    /// default action does (so a shell sees the same death). Called before
+    /// the refresh lock is waited for, so that libdispatch, which installs
+    /// its handlers on a thread of its own, has them in place by the time a
+    /// refresh request is sent.
+    static func installShield() {
+        guard shieldInstalled.withLock({ installed in defer { installed = true }; return !installed }) else { return }
+        shieldSources = [SIGINT, SIGTERM, SIGHUP].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { arrived(number) }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Runs `body` (a refresh: request, then save) with signals held back:
+    /// killed between the provider's answer and the save, the process would
+    /// lose the rotated refresh token, the old one already spent (RFC 9700
+    /// §4.14.2), and with it the grant. A second signal ends it at once.
+    static func shielding<Result>(_ body: () async throws -> Result) async rethrows -> Result {
+        shield.withLock { $0.depth += 1 }
+        func leave(saved: Bool) {
+            let pending = shield.withLock { state -> Int32 in
+                state.depth -= 1
+                return state.depth == 0 ? state.pending : 0
+            }
+            guard pending != 0 else { return }
+            Console.err(saved ? "authkit: the renewed credential is saved; stopping." : "authkit: the refresh did not complete; stopping.")
+            die(pending)
+        }
+        do {
+            let result = try await body()
+            leave(saved: true)
+            return result
+        } catch {
+            leave(saved: false)
+            throw error
+        }
+    }
+
+    private static func arrived(_ number: Int32) {
+        let deferred = shield.withLock { state -> Bool in
+            guard state.depth > 0, state.pending == 0 else { return false }
+            state.pending = number
+            return true
+        }
+        if deferred {
+            Console.err("\nauthkit: finishing the token refresh first, so that the renewed credential is saved. "
+                        + "A second Ctrl-C stops now, and may cost the stored sign-in.")
+        } else {
+            die(number)
+        }
+    }
+
+    /// Ends the process as `number`'s default action would: a shell running
+    /// authkit in a loop then stops, as it does for a child killed by Ctrl-C
+    /// (exiting with 130 instead would let the loop go on).
+    private static func die(_ number: Int32) -> Never {
+        fflush(nil)
+        signal(number, SIG_DFL)
+        kill(getpid(), number)
+        // The signal is delivered to some thread at once; should every
+        // thread have it blocked, end the way a signal's death reports.
+        _exit(128 + number)
     }
 }

@@ -100,8 +100,10 @@ struct Workspace {
 
     /// The credential source for `key`: its provider's authenticator (with
     /// `explicit` settings), this store; refreshes are shared with other
-    /// processes through the store's refresh lock.
+    /// processes through the store's refresh lock, and a signal waits until
+    /// a refresh has saved what it renewed (``ShieldedCredentialStore``).
     func source(_ key: CredentialKey, explicit: ClientSettings = ClientSettings()) throws -> CredentialSource {
-        CredentialSource(authenticator: try authenticator(for: descriptor(key.providerID), explicit: explicit), store: store, key: key)
+        CredentialSource(authenticator: try authenticator(for: descriptor(key.providerID), explicit: explicit),
+                         store: ShieldedCredentialStore(base: store), key: key)
     }
 }
