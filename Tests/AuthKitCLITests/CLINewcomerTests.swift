@@ -145,6 +145,14 @@ import Testing
             #expect(spaced.status == 64 && spaced.stderr.contains("contains a space or control character"), "\(spaced.stderr)")
             let header = try await CLIProcess.run(["token", "header", "--provider", "qiita", "\(url)/a\tb"], environment: environment)
             #expect(header.status == 64 && header.stderr.contains("'\(url)/a\\u{9}b' contains a space or control character"), "\(header.stderr)")
+            // A user name and password in the URL would go out as Basic
+            // credentials beside the token: refused, and not repeated.
+            let withUser = url.replacingOccurrences(of: "http://", with: "http://me:hunter2@")
+            for command in [["request", "--provider", "qiita", withUser], ["token", "header", "--provider", "qiita", withUser]] {
+                let refused = try await CLIProcess.run(command, environment: environment)
+                #expect(refused.status == 64 && refused.stderr.contains("carries a user name or password") && !refused.stderr.contains("hunter2"),
+                        "\(command[0]): \(refused.stderr)")
+            }
             #expect(server.requests.count == 1)
         }
     }
@@ -156,7 +164,8 @@ import Testing
         for (arguments, expected) in [(["https://x.example/", "-d", "a=%zz"], "'%' that is not followed by two hex digits"),
                                       (["https://x.example/", "-d", "a=1+1"], "raw '+'"),
                                       (["https://x.example/", "-d", "a=b c"], "contains a space"),
-                                      (["https://x.example/a b"], "contains a space or control character")] {
+                                      (["https://x.example/a b"], "contains a space or control character"),
+                                      (["https://me:hunter2@x.example/"], "carries a user name or password")] {
             let result = try await CLIProcess.run(["sign"] + arguments + keys, environment: [:])
             #expect(result.status == 64 && result.stderr.contains(expected) && !result.stdout.contains("oauth_signature"), "\(arguments): \(result.stderr)")
         }
@@ -205,6 +214,22 @@ import Testing
         #expect(result.status == 64)
         #expect(result.stderr.contains("'../evil' is not a valid provider id"))
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("evil.json").path))
+    }
+
+    /// An issuer is the server's plain URL (RFC 8414 §2): a user name and
+    /// password (which would be sent as Basic credentials, and are not
+    /// repeated), a query or a fragment are refused before anything is fetched.
+    @Test func providersAddRefusesAnIssuerThatIsNoPlainURL() async throws {
+        try await withServer { server in
+            let home = try home()
+            let base = server.baseURL
+            for (issuer, expected) in [(base.replacingOccurrences(of: "http://", with: "http://me:hunter2@"), "must not carry a user name or password"),
+                                       (base + "/?tenant=a", "has no query or fragment"), (base + "/#top", "has no query or fragment")] {
+                let result = try await CLIProcess.run(["providers", "add", "acme", "--issuer", issuer], environment: ["AUTHKIT_HOME": home.path])
+                #expect(result.status == 64 && result.stderr.contains(expected) && !result.stderr.contains("hunter2"), "\(issuer): \(result.stderr)")
+            }
+            #expect(server.requests.isEmpty, "metadata was fetched")
+        }
     }
 
     /// A reader that goes away (`2>&1 | head -1`) is no crash: the sign-in

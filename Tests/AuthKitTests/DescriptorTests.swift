@@ -146,6 +146,20 @@ import Testing
         }
     }
 
+    /// User info in an endpoint would be sent as Basic credentials by the
+    /// transport, beside AuthKit's; the error does not repeat the password.
+    /// Discovered metadata goes through the same check.
+    @Test func userInfoInAnEndpointIsRejected() {
+        for url in ["https://me:hunter2@example.com/token", "https://me@example.com/token", "https://:hunter2@example.com/token"] {
+            let found = issues(Self.minimal.replacingOccurrences(of: "https://example.com/token", with: url))
+            #expect(found.count == 1 && found.first?.field == "token.url", "\(url): \(found)")
+            #expect(found.first?.problem.contains("user name or password") == true)
+            #expect(found.allSatisfy { !$0.description.contains("hunter2") })
+        }
+        #expect(issues(Self.minimal.replacingOccurrences(of: "https://example.com/token", with: "https://example.com/token?user=@x")).isEmpty,
+                "an @ in the query is not user info")
+    }
+
     @Test func unknownProtocolIsNamed() {
         let found = issues(Self.minimal.replacingOccurrences(of: "\"oauth2\"", with: "\"oauth3\""))
         #expect(found.count == 1)

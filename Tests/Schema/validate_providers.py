@@ -38,6 +38,9 @@ cases = [
     ("a device-only OAuth 2.0 descriptor (device, no authorization)", {**base, "device": {"url": "https://x.example/device"}}, True),
     ("an OAuth 2.0 descriptor with neither authorization nor device", base, False),
     ("an OAuth 2.0 descriptor with authorization and no device", {**base, "authorization": {"url": "https://x.example/a"}}, True),
+    # DescriptorTests.userInfoInAnEndpointIsRejected
+    ("an endpoint with a user name and password", {**base, "token": {"url": "https://me:pw@x.example/token"}, "device": {"url": "https://x.example/d"}}, False),
+    ("an endpoint with an @ in its query", {**base, "token": {"url": "https://x.example/token?u=@x"}, "device": {"url": "https://x.example/d"}}, True),
 ]
 for name, document, valid in cases:
     if validator.is_valid(document) == valid:

@@ -194,6 +194,14 @@ package struct DescriptorValidator: Sendable {
             issue(field, "'\(text)' is not an absolute URL; write it in full, e.g. https://example.com/oauth/token.")
             return
         }
+        // RFC 9110 §4.2.4: an http(s) URL a request targets carries no user
+        // name or password. Sent, they would go to the server as HTTP Basic
+        // credentials (libcurl and URLSession use them), beside AuthKit's own.
+        // The URL is not repeated: its password would be.
+        if components.user != nil || components.password != nil {
+            issue(field, "an endpoint URL must not carry a user name or password (user:password@, RFC 9110 §4.2.4); remove them. The client's own id and secret go in config.json or $AUTHKIT_<ID>_CLIENT_ID / _CLIENT_SECRET.")
+            return
+        }
         switch scheme {
         case "https":
             break

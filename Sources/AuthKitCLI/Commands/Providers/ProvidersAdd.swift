@@ -35,6 +35,15 @@ struct ProvidersAdd: WorkspaceCommand {
             throw ValidationError("--issuer takes an absolute https URL such as https://auth.example.com; got '\(issuer)'.")
         }
         if scheme == "http", !url.isLoopback { throw ValidationError("--issuer must use https (plain http only for 127.0.0.1 test servers).") }
+        // RFC 8414 §2: "a URL that uses the https scheme and has no query or
+        // fragment components"; a user name or password would be sent to the
+        // metadata locations as Basic credentials (and is not repeated here).
+        if url.user != nil || url.password != nil {
+            throw ValidationError("--issuer must not carry a user name or password (user:password@); an issuer identifier is the server's plain URL.")
+        }
+        if url.query != nil || url.fragment != nil {
+            throw ValidationError("--issuer has no query or fragment (RFC 8414 §2); got '\(DisplayText.sanitized(issuer, limit: 200))'.")
+        }
     }
 
     func run(in workspace: Workspace) async throws {
