@@ -141,6 +141,8 @@ import Testing
                                              environment: environment)
             #expect(encoded.status == 0, "\(encoded.stderr)")
             #expect(try #require(server.requests(to: "/api/v2/items").first).bodyText == "status=1%2B1%20is%202%21")
+            let empty = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "--data-urlencode", "status="], environment: environment)
+            #expect(empty.status == 0 && server.requests(to: "/api/v2/items").last?.bodyText == "status=", "an empty value is a value, as in curl: \(empty.stderr)")
             let spaced = try await CLIProcess.run(["request", "--provider", "qiita", "\(url)/a b"], environment: environment)
             #expect(spaced.status == 64 && spaced.stderr.contains("contains a space or control character"), "\(spaced.stderr)")
             let header = try await CLIProcess.run(["token", "header", "--provider", "qiita", "\(url)/a\tb"], environment: environment)
@@ -153,7 +155,7 @@ import Testing
                 #expect(refused.status == 64 && refused.stderr.contains("carries a user name or password") && !refused.stderr.contains("hunter2"),
                         "\(command[0]): \(refused.stderr)")
             }
-            #expect(server.requests.count == 1)
+            #expect(server.requests.count == 2)
         }
     }
 

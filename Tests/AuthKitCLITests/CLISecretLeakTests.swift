@@ -66,6 +66,24 @@ import AuthKit
         }
     }
 
+    /// A mistyped -H or --data-urlencode often holds a secret (an API key, a
+    /// password); the error that rejects it does not repeat it, since errors
+    /// end up in CI logs.
+    @Test func aMistypedHeaderOrFieldIsNotRepeated() async throws {
+        let home = try CLIProcess.home("authkit-leak-typo")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let secret = "API-KEY-must-not-leak-0005"
+        for (arguments, expected) in [(["-H", "X-Api-Key \(secret)"], "one -H has no ':'"),
+                                      (["-H", "X Api Key: \(secret)"], "'X Api Key' is not a header name"),
+                                      (["--data-urlencode", secret], "one has no '='"),
+                                      (["--data-urlencode", "=\(secret)"], "no name before its '='")] {
+            let result = try await CLIProcess.run(["request", "--provider", "qiita", "https://qiita.com/api/v2/items"] + arguments,
+                                                  environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
+            #expect(result.status == 64 && result.stderr.contains(expected), "\(arguments): \(result.stderr)")
+            #expect(!result.stderr.contains(secret) && !result.stdout.contains(secret), "\(arguments): the secret was repeated")
+        }
+    }
+
     @Test func noSecretInAnyCommandsOutput() async throws {
         try await withServer { server in
             self.server(server)

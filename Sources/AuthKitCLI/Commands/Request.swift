@@ -74,8 +74,10 @@ struct Request: WorkspaceCommand {
             parts.append(data)
         }
         for field in dataURLEncode {
-            let pieces = field.split(separator: "=", maxSplits: 1).map(String.init)
-            guard pieces.count == 2, !pieces[0].isEmpty else { throw CLIError("--data-urlencode takes name=value; got '\(field)'.") }
+            let pieces = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard pieces.count == 2, !pieces[0].isEmpty else {
+                throw CLIError("--data-urlencode takes name=value; one has \(pieces.count == 2 ? "no name before its '='" : "no '='") (its value is not repeated here).")
+            }
             parts.append(FormURLEncoding.encode([(pieces[0], pieces[1])]))
         }
         return parts.isEmpty ? nil : parts.joined(separator: "&")
@@ -100,7 +102,12 @@ struct Request: WorkspaceCommand {
         var request = OutgoingRequest(method: HTTPRequest.Method(method.uppercased()) ?? .get, url: target)
         for line in header {
             let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingSpaces() }
-            guard parts.count == 2, HTTPField.Name(parts[0]) != nil else { throw CLIError("-H takes 'Name: value'; got '\(line)'.") }
+            // The line is not repeated: a header's value is often a secret
+            // (an API key), and errors end up in logs.
+            guard parts.count == 2 else { throw CLIError("-H takes 'Name: value'; one -H has no ':' after its name (it is not repeated here).") }
+            guard HTTPField.Name(parts[0]) != nil else {
+                throw CLIError("-H takes 'Name: value'; '\(DisplayText.sanitized(String(parts[0].prefix(40))))' is not a header name (letters, digits and !#$%&'*+-.^_`|~ only).")
+            }
             request.setHeader(parts[0], parts[1])
         }
         if let body = try body() {
