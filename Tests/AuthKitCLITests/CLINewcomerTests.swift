@@ -159,6 +159,35 @@ import Testing
         }
     }
 
+    /// Binary bytes are not written to a terminal (curl's rule): in a real
+    /// terminal (`script` gives one) the command stops with a hint; through a
+    /// pipe every byte arrives.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    func binaryIsNotWrittenToATerminal() async throws {
+        try await withServer { server in
+            let binary = Data([0x50, 0x4E, 0x47, 0x00, 0x1B, 0x5D, 0x30, 0x3B, 0x70, 0x77, 0x6E, 0x07, 0x00])
+            server.route("GET", "/api/v2/image") { _ in StubResponse(status: 200, headers: [("Content-Type", "image/png")], body: binary) }
+            let home = try home()
+            let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
+            try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
+                .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
+            try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"]
+            let arguments = ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/image"]
+
+            let piped = try await CLIProcess.run(arguments, environment: environment)
+            #expect(piped.status == 0, "\(piped.stderr)")
+            #expect(Data(piped.stdout.utf8) == binary, "a pipe gets every byte")
+
+            let command = (["env", "AUTHKIT_HOME=\(home.path)", "AUTHKIT_QIITA_CLIENT_ID=c", CLIProcess.binary.path] + arguments)
+                .map { "'\($0)'" }.joined(separator: " ")
+            let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+            #expect(terminal.status == 1, "\(terminal.stdout)")
+            #expect(terminal.stdout.contains("The response is binary"), "\(terminal.stdout)")
+            #expect(!terminal.stdout.contains("\u{1B}]0;pwn"), "the body reached the terminal")
+        }
+    }
+
     /// `sign` signs what will be sent: a body or URL that a server (or curl)
     /// would read differently from how it is signed is refused.
     @Test func signRefusesWhatWouldBeSentDifferently() async throws {

@@ -29,7 +29,8 @@ enum CLIProcess {
     /// grows; whatever it returns (once) is written to standard input, which is
     /// then closed — this plays a person pasting a URL at a prompt. With a
     /// `launcher`, runs `launcher… authkit arguments…` instead (a wrapper that
-    /// changes the world authkit runs in, then runs it).
+    /// changes the world authkit runs in, then runs it); with `bareLauncher`,
+    /// `launcher… arguments…`, the arguments naming authkit themselves.
     ///
     /// The waiting happens on a thread of its own, not on the concurrency
     /// pool: a test awaiting the binary must not hold up the other tests'
@@ -37,7 +38,7 @@ enum CLIProcess {
     /// was seen to fire after 16 s).
     static func run(
         _ arguments: [String], environment: [String: String], timeout: TimeInterval = 60, workingDirectory: URL? = nil,
-        launcher: [String] = [],
+        launcher: [String] = [], bareLauncher: Bool = false,
         respond: (@Sendable (String) -> String?)? = nil,
         interruptWhen: (@Sendable (String) -> Bool)? = nil,
         interruptAfter: TimeInterval? = nil,
@@ -47,7 +48,7 @@ enum CLIProcess {
             Thread {
                 continuation.resume(with: Result {
                     try runBlocking(arguments, environment: environment, timeout: timeout, workingDirectory: workingDirectory,
-                                    launcher: launcher, respond: respond, interruptWhen: interruptWhen,
+                                    launcher: launcher, bareLauncher: bareLauncher, respond: respond, interruptWhen: interruptWhen,
                                     interruptAfter: interruptAfter, signalWhen: signalWhen, signals: signals)
                 })
             }.start()
@@ -56,13 +57,13 @@ enum CLIProcess {
 
     private static func runBlocking(
         _ arguments: [String], environment: [String: String], timeout: TimeInterval, workingDirectory: URL?,
-        launcher: [String], respond: (@Sendable (String) -> String?)?, interruptWhen: (@Sendable (String) -> Bool)?,
+        launcher: [String], bareLauncher: Bool, respond: (@Sendable (String) -> String?)?, interruptWhen: (@Sendable (String) -> Bool)?,
         interruptAfter: TimeInterval?, signalWhen: (@Sendable () -> Bool)?, signals: [Int32]
     ) throws -> CLIResult {
         let process = Process()
         if let wrapper = launcher.first {
             process.executableURL = URL(fileURLWithPath: wrapper)
-            process.arguments = launcher.dropFirst() + [binary.path] + arguments
+            process.arguments = launcher.dropFirst() + (bareLauncher ? [] : [binary.path]) + arguments
         } else {
             process.executableURL = binary
             process.arguments = arguments

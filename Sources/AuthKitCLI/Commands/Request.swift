@@ -118,7 +118,17 @@ struct Request: WorkspaceCommand {
                                    deadline: .seconds(timeout))
         let source = try workspace.source(account.key, explicit: client.settings())
         let (head, body) = try await source.send(request, policy: policy)
-        for try await chunk in body where !Console.write(chunk, to: STDOUT_FILENO) { break } // the reader has gone
+        // As curl does: binary output is not written to a terminal, which it
+        // could garble (or drive: a body is the server's bytes, not text
+        // AuthKit escaped). A file or a pipe gets every byte.
+        let toTerminal = isatty(STDOUT_FILENO) != 0
+        for try await chunk in body {
+            if toTerminal, chunk.contains(0) {
+                throw CLIError("The response is binary (it holds NUL bytes), so it was not written to the terminal, which it could garble. "
+                               + "Redirect it to a file (> file), or pipe it (| cat) to see it anyway.", status: .failure)
+            }
+            if !Console.write(chunk, to: STDOUT_FILENO) { break } // the reader has gone
+        }
         let status = head.status.code
         guard (200...299).contains(status) else {
             let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
