@@ -11,12 +11,10 @@ import Glibc
 /// a real sign-in pointed at a running sandbox without touching what the user
 /// had stored or sending the user's secret.
 @Suite(.serialized) struct CLISandboxTests {
-    /// A loopback port that was free a moment ago.
+    /// A loopback port that was free a moment ago, and that no other test's
+    /// connection will take meanwhile (``UnusedPort``).
     func freePort() async throws -> Int {
-        let probe = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))
-        let port = probe.baseURL.port!
-        await probe.stop()
-        return port
+        try UnusedPort.next()
     }
 
     @Test func sandboxTryRunsTheWholeSignInOffline() async throws {

@@ -1,3 +1,4 @@
+import AuthKitTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -103,11 +104,10 @@ enum RawHTTP {
         return (fd, Int(UInt16(bigEndian: storage.sin6_port)))
     }
 
-    /// A port that was free a moment ago.
+    /// A port that was free a moment ago, and that no other test's
+    /// connection will take meanwhile (``UnusedPort``).
     static func freePort() throws -> Int {
-        let (fd, port) = try listen()
-        close(fd)
-        return port
+        try UnusedPort.next()
     }
 
     static func write(_ fd: Int32, _ bytes: Data) throws {
