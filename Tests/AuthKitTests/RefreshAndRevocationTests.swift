@@ -93,11 +93,17 @@ import AuthKitTestSupport
     /// A store that cannot save: the refreshed credential is not handed out.
     @Test func aCredentialThatCouldNotBeSavedIsNotHandedOut() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"fresh","token_type":"Bearer","expires_in":3600}"#) }
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed-token-1","token_type":"Bearer","expires_in":3600}"#) }
             let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
             let source = CredentialSource(authenticator: client, store: ReadOnlyStore(expired), key: expired.key)
-            await #expect(throws: AuthKitError.store(path: "read-only", reason: "cannot save")) {
+            // The error says the renewal happened and was lost, so the user
+            // knows why the next refresh may ask for a new sign-in.
+            await #expect {
                 _ = try await source.current(at: fixedNow)
+            } throws: { error in
+                guard case AuthKitError.store(let path, let reason) = error else { return false }
+                return path == "read-only" && reason.hasPrefix("cannot save ") && reason.contains("the renewal was not saved")
+                    && !reason.contains("renewed-token-1")
             }
         }
     }

@@ -82,7 +82,14 @@ public struct CredentialSource: Sendable {
             }
             guard needed(latest) else { return latest }
             let refreshed = try await authenticator.refresh(latest)
-            try await store.save(refreshed)
+            do {
+                try await store.save(refreshed)
+            } catch AuthKitError.store(let path, let reason) {
+                // The provider has answered: a rotating refresh token (RFC 9700
+                // §4.14.2) is now spent, and only the unsaved answer held the
+                // new one. Say so, so the user knows why the next refresh fails.
+                throw AuthKitError.store(path: path, reason: reason + " The provider did renew the credential, but the renewal was not saved; if the provider rotates refresh tokens, the stored one is now spent, and the next refresh will ask you to sign in again.")
+            }
             return refreshed
         }
     }
