@@ -109,9 +109,15 @@ enum Interrupt {
     private static func die(_ number: Int32) -> Never {
         fflush(nil)
         signal(number, SIG_DFL)
-        kill(getpid(), number)
-        // The signal is delivered to some thread at once; should every
-        // thread have it blocked, end the way a signal's death reports.
-        _exit(128 + number)
+        // Raised on this thread with the signal unblocked here, it is
+        // delivered before raise returns (libdispatch's threads, where the
+        // handler runs, block signals; sent to the process, it would race
+        // the fallback below).
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        sigaddset(&unblocked, number)
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
+        raise(number)
+        _exit(128 + number) // not reached; the status a signal's death reports
     }
 }
