@@ -136,6 +136,27 @@ import Testing
         }
     }
 
+    /// `token delete` while another process refreshes the credential: the
+    /// delete waits for the refresh's save and then deletes; before, the
+    /// refresh saved the credential back after it was deleted.
+    @Test func aDeleteDuringARefreshIsNotUndone() async throws {
+        try await withServer { server in
+            let grant = RotatingGrant(on: server, delay: 1.5)
+            let (home, environment) = try Self.rotatingHome(server, "authkit-cli-delete-race")
+            defer { try? FileManager.default.removeItem(at: home) }
+            async let request = CLIProcess.run(["request", "--provider", "rotating", "\(server.baseURL)/resource"], environment: environment)
+            let deadline = Date().addingTimeInterval(30)
+            while grant.arrivedCount == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+
+            let deleted = try await CLIProcess.run(["token", "delete", "--provider", "rotating"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(deleted.status == 0, "\(deleted.stderr)")
+            let finished = try await request
+            #expect(finished.status == 0 && finished.stdout == #"{"ok":"at-1"}"#, "\(finished.stderr)")
+            let list = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(list.status == 0 && (list.stdout + list.stderr).contains("No stored credentials"), "the deleted credential came back: \(list.stdout)")
+        }
+    }
+
     static func rotatingHome(_ server: TestHTTPServer, _ name: String) throws -> (URL, [String: String]) {
         let home = try CLIProcess.home(name)
         try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))

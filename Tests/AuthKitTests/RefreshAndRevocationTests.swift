@@ -35,6 +35,34 @@ import AuthKitTestSupport
         }
     }
 
+    /// Signing out while a refresh is in flight: the refresh saves first, the
+    /// renewed credential is what is revoked, and nothing is saved back
+    /// after the removal (before, the refresh's save brought it back).
+    @Test func signingOutDuringARefreshRevokesTheRenewedCredentialAndKeepsItGone() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                Thread.sleep(forTimeInterval: 0.5)
+                return .json(#"{"access_token":"new-access","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
+            }
+            server.route("POST", "/revoke") { _ in StubResponse(status: 200) }
+            let client = try OAuth2Client(descriptor: descriptor(server, revocation: .init(url: "\(server.baseURL)/revoke")),
+                                          settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let store = InMemoryCredentialStore()
+            try await store.save(expired)
+            let source = CredentialSource(authenticator: client, store: store, key: expired.key)
+            async let refreshed = source.current(at: fixedNow)
+            let deadline = Date().addingTimeInterval(10)
+            while server.requests(to: "/token").isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+
+            let revoked = try await source.revoke()
+            #expect(try await refreshed.accessToken == "new-access")
+            #expect(revoked.accessToken == "new-access", "the spent credential was revoked, not the one the refresh saved")
+            #expect(try formObject(try #require(server.requests(to: "/revoke").first).bodyText)["token"] == "new-access")
+            #expect(try await store.credential(for: expired.key) == nil, "the refresh saved the credential back after the sign-out")
+            await #expect(throws: AuthKitError.signInRequired(expired.key, reason: .noCredential)) { try await source.revoke() }
+        }
+    }
+
     @Test func keepsTheOldRefreshTokenWhenNoneIsReturned() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"access_token":"new-access","token_type":"Bearer","expires_in":60}"#) }

@@ -94,6 +94,46 @@ public struct CredentialSource: Sendable {
         }
     }
 
+    /// Signs out: revokes the stored credential at the provider (RFC 7009),
+    /// then removes it from the store, unless `keepingLocalCopy`.
+    ///
+    /// Both happen under the refresh lock, so a refresh in flight in another
+    /// task or process cannot undo them: it finishes and saves first, and the
+    /// credential it saved (with the rotated refresh token, RFC 9700
+    /// §4.14.2) is the one revoked; or it waits, and then finds nothing to
+    /// refresh. Without the lock, such a refresh saved its result after the
+    /// removal, and the user, told they were signed out, was signed in again.
+    /// A failed revocation removes nothing.
+    /// - Returns: the credential revoked.
+    @discardableResult
+    public func revoke(keepingLocalCopy: Bool = false) async throws -> Credential {
+        let authenticator = self.authenticator, store = self.store, key = self.key
+        return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
+            guard let latest = try await store.credential(for: key) else {
+                throw AuthKitError.signInRequired(key, reason: .noCredential)
+            }
+            try await authenticator.revoke(latest)
+            if !keepingLocalCopy { try await store.remove(key) }
+            return latest
+        }
+    }
+
+    /// Removes the stored credential without telling the provider, under the
+    /// refresh lock for the reason ``revoke(keepingLocalCopy:)`` gives.
+    /// - Returns: what was removed, or `nil` if nothing was stored.
+    @discardableResult
+    public func remove() async throws -> Credential? {
+        try await Self.remove(key, from: store, lockTimeout: lockTimeout)
+    }
+
+    /// ``remove()`` for a caller with no authenticator at hand (`authkit token
+    /// delete` needs no client id).
+    package static func remove(_ key: CredentialKey, from store: any CredentialStore, lockTimeout: Duration = .seconds(30)) async throws -> Credential? {
+        try await store.withRefreshLock(for: key, timeout: lockTimeout) {
+            try await store.remove(key)
+        }
+    }
+
     private func stored() async throws -> Credential {
         guard let credential = try await store.credential(for: key) else {
             throw AuthKitError.signInRequired(key, reason: .noCredential)

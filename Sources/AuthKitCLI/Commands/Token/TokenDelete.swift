@@ -12,7 +12,9 @@ struct TokenDelete: WorkspaceCommand {
     @OptionGroup var account: AccountOptions
 
     func run(in workspace: Workspace) async throws {
-        guard try await workspace.store.remove(account.key) != nil else {
+        // Under the refresh lock, so that a refresh running in another
+        // process cannot save the credential back after it is deleted.
+        guard try await CredentialSource.remove(account.key, from: workspace.store) != nil else {
             throw AuthKitError.signInRequired(account.key, reason: .noCredential)
         }
         Console.err("Deleted \(account.key).")

@@ -15,10 +15,10 @@ struct TokenRevoke: WorkspaceCommand {
     @Flag(help: "Keep the local copy after revoking.") var keep = false
 
     func run(in workspace: Workspace) async throws {
-        let credential = try await workspace.credential(account.key)
-        let authenticator = try workspace.authenticator(for: workspace.descriptor(account.provider), explicit: client.settings())
-        try await authenticator.revoke(credential)
-        if !keep { try await workspace.store.remove(account.key) }
+        _ = try await workspace.credential(account.key) // no credential: say so before asking for a client id
+        // Under the refresh lock: a refresh running in another process saves
+        // first, and its rotated token is what gets revoked (CredentialSource).
+        try await workspace.source(account.key, explicit: client.settings()).revoke(keepingLocalCopy: keep)
         Console.err("Revoked \(account.key)\(keep ? "" : " and deleted it here").")
     }
 }
