@@ -93,6 +93,12 @@ import Testing
         let misspelt = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(misspelt.status == 64 && misspelt.stderr.contains("config.json has settings under 'qiita-tem', which no provider reads: did you mean 'qiita-team'?"),
                 "\(misspelt.stderr)")
+        // `providers list`, where one looks at what is configured, names every such entry.
+        try Data(#"{"providers": {"qiita-tem": {"clientID": "mine"}, "github": {"clientID": "g"}, "zzzzzz": {"clientID": "z"}}}"#.utf8)
+            .write(to: home.appendingPathComponent("config.json"))
+        let listed = try await CLIProcess.run(["providers", "list"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(listed.status == 0 && listed.stderr.contains("config.json has settings under 'qiita-tem', which no provider reads: did you mean 'qiita-team'?")
+                && listed.stderr.contains("settings under 'zzzzzz', which no provider reads.") && !listed.stderr.contains("'github'"), "\(listed.stderr)")
         try Data(#"{"providers": {"qiita-team": {"clientID": "mine", "placeholders": {"tema": "acme"}}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
         let configTypo = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(configTypo.status == 65 && configTypo.stderr.contains("field 'providers.qiita-team.placeholders.tema': Qiita Team has no placeholder 'tema'; it takes: team."),

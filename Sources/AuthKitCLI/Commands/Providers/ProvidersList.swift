@@ -41,5 +41,21 @@ struct ProvidersList: WorkspaceCommand {
             Console.err("authkit: warning: '\(stem)' could not be loaded:")
             for issue in issues { Console.err("  \(issue)") }
         }
+        for warning in Self.unreadSettings(workspace) { Console.err("authkit: warning: \(warning)") }
+    }
+
+    /// config.json settings under an id no provider has: nothing reads them
+    /// (a typo, or a provider file since removed), and the provider meant
+    /// then reports its client id missing. Said here, where the user looks
+    /// at what is configured; `authorize` names a near miss of the id asked for.
+    static func unreadSettings(_ workspace: Workspace) -> [String] {
+        let home = AuthKitHome.directory(environment: workspace.environment)
+        guard let configuration = try? UserConfiguration.load(home: home), let entries = configuration.providers?.keys else { return [] }
+        return entries.sorted().compactMap { entry in
+            guard workspace.catalog.entry(id: entry) == nil, workspace.catalog.problems[entry] == nil else { return nil }
+            let shown = DisplayText.sanitized(entry, limit: 40)
+            let guess = workspace.catalog.suggestions(for: entry).first.map { ": did you mean '\($0)'?" } ?? "."
+            return "\(home.appendingPathComponent("config.json").path) has settings under '\(shown)', which no provider reads\(guess)"
+        }
     }
 }
