@@ -105,7 +105,7 @@ import Testing
             let interrupted = try await CLIProcess.run(["request", "--provider", "rotating", url], environment: environment,
                                                        signalWhen: { grant.arrivedCount > 0 }, signals: [signal])
             #expect(interrupted.signal == signal, "status \(interrupted.status), signal \(interrupted.signal.map { String($0) } ?? "none"): \(interrupted.stderr)")
-            #expect(interrupted.stderr.contains("finishing the token refresh first") && interrupted.stderr.contains("the renewed credential is saved; stopping"),
+            #expect(interrupted.stderr.contains("finishing the refresh (or sign-out) under way first") && interrupted.stderr.contains("the stored credential is up to date; stopping"),
                     "\(interrupted.stderr)")
             #expect(interrupted.stdout.isEmpty, "the request itself is not sent after the signal")
             #expect(grant.refreshCount == 1)

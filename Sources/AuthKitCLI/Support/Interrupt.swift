@@ -64,10 +64,12 @@ enum Interrupt {
         }
     }
 
-    /// Runs `body` (a refresh: request, then save) with signals held back:
-    /// killed between the provider's answer and the save, the process would
-    /// lose the rotated refresh token, the old one already spent (RFC 9700
-    /// §4.14.2), and with it the grant. A second signal ends it at once.
+    /// Runs `body` (a refresh: request, then save; or a sign-out: revoke,
+    /// then remove) with signals held back. Killed between the provider's
+    /// answer and the save, the process would lose the rotated refresh
+    /// token, the old one already spent (RFC 9700 §4.14.2), and with it the
+    /// grant; killed after a revocation, it would keep a dead credential.
+    /// A second signal ends it at once.
     static func shielding<Result>(_ body: () async throws -> Result) async rethrows -> Result {
         shield.withLock { $0.depth += 1 }
         func leave(saved: Bool) {
@@ -76,7 +78,7 @@ enum Interrupt {
                 return state.depth == 0 ? state.pending : 0
             }
             guard pending != 0 else { return }
-            Console.err(saved ? "authkit: the renewed credential is saved; stopping." : "authkit: the refresh did not complete; stopping.")
+            Console.err(saved ? "authkit: the stored credential is up to date; stopping." : "authkit: the update did not complete; stopping.")
             die(pending)
         }
         do {
@@ -96,8 +98,8 @@ enum Interrupt {
             return true
         }
         if deferred {
-            Console.err("\nauthkit: finishing the token refresh first, so that the renewed credential is saved. "
-                        + "A second Ctrl-C stops now, and may cost the stored sign-in.")
+            Console.err("\nauthkit: finishing the refresh (or sign-out) under way first, so that the stored credential matches what "
+                        + "the provider did. A second Ctrl-C stops now, and may cost the stored sign-in.")
         } else {
             die(number)
         }
