@@ -157,6 +157,29 @@ import Testing
         }
     }
 
+    /// A credential whose provider file has since been removed: each command
+    /// that would use it says so and how to proceed, instead of suggesting
+    /// another provider's id; `--due` goes on with the others.
+    @Test func aCredentialWhoseProviderIsGoneIsNamed() async throws {
+        let home = try CLIProcess.home("authkit-cli-gone")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try Data(RotatingGrant.expiredCredential(id: "gone").utf8).write(to: home.appendingPathComponent("credentials.json"))
+        let environment = ["AUTHKIT_HOME": home.path]
+        let expected = "The credential gone was issued by 'gone', which no provider file describes any more"
+        for command in [["token", "header", "--provider", "gone"], ["request", "--provider", "gone", "https://example.com/"],
+                        ["token", "refresh", "--provider", "gone"]] {
+            let result = try await CLIProcess.run(command, environment: environment)
+            #expect(result.status == 64 && result.stderr.contains(expected) && result.stderr.contains("authkit token delete --provider gone"),
+                    "\(command): \(result.stderr)")
+        }
+        let due = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)
+        #expect(due.status == 1 && due.stdout.contains("gone: failed: \(expected)"), "\(due.stdout) \(due.stderr)")
+        let unknown = try await CLIProcess.run(["token", "header", "--provider", "nope"], environment: environment)
+        #expect(unknown.status == 64 && unknown.stderr.contains("No provider named 'nope'"), "no credential, no provider: \(unknown.stderr)")
+        let deleted = try await CLIProcess.run(["token", "delete", "--provider", "gone"], environment: environment)
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+    }
+
     static func rotatingHome(_ server: TestHTTPServer, _ name: String) throws -> (URL, [String: String]) {
         let home = try CLIProcess.home(name)
         try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))

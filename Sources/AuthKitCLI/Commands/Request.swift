@@ -116,7 +116,7 @@ struct Request: WorkspaceCommand {
         }
         let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
                                    deadline: .seconds(timeout))
-        let source = try workspace.source(account.key, explicit: client.settings())
+        let source = try await workspace.source(account.key, explicit: client.settings())
         let (head, body) = try await source.send(request, policy: policy)
         // As curl does: binary output is not written to a terminal, which it
         // could garble (or drive: a body is the server's bytes, not text

@@ -102,8 +102,19 @@ struct Workspace {
     /// `explicit` settings), this store; refreshes are shared with other
     /// processes through the store's refresh lock, and a signal waits until
     /// a refresh has saved what it renewed (``ShieldedCredentialStore``).
-    func source(_ key: CredentialKey, explicit: ClientSettings = ClientSettings()) throws -> CredentialSource {
-        CredentialSource(authenticator: try authenticator(for: descriptor(key.providerID), explicit: explicit),
-                         store: ShieldedCredentialStore(base: store), key: key)
+    func source(_ key: CredentialKey, explicit: ClientSettings = ClientSettings()) async throws -> CredentialSource {
+        let descriptor: ProviderDescriptor
+        do {
+            descriptor = try self.descriptor(key.providerID)
+        } catch AuthKitError.unknownProvider(let id, let suggestions) {
+            // A credential stored for a provider whose file has since gone:
+            // "did you mean …" would point at some other provider.
+            guard (try? await store.credential(for: key)) != nil else { throw AuthKitError.unknownProvider(id: id, suggestions: suggestions) }
+            throw CLIError("The credential \(key) was issued by '\(DisplayText.sanitized(id, limit: 40))', which no provider file describes any more: "
+                           + "put its file back in \(AuthKitHome.directory(environment: environment).appendingPathComponent("providers").path), "
+                           + "or delete the credential: authkit token delete --provider \(id)\(key.label.map { " --label \($0)" } ?? "")")
+        }
+        return CredentialSource(authenticator: try authenticator(for: descriptor, explicit: explicit),
+                                store: ShieldedCredentialStore(base: store), key: key)
     }
 }

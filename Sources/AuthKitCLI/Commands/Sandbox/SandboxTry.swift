@@ -91,7 +91,7 @@ struct SandboxTry: WorkspaceCommand {
 
         say("An authorized request with the stored credential:")
         let key = CredentialKey(providerID: descriptor.id)
-        let source = try pointed.source(key)
+        let source = try await pointed.source(key)
         let url = sandbox.whoamiURL
         Console.out("   GET \(url.absoluteString)")
         let (response, body) = try await source.send(HTTPRequest(method: .get, url: url), maximumBodySize: 1 << 20, deadline: .seconds(30))

@@ -26,7 +26,7 @@ struct TokenHeader: WorkspaceCommand {
     @Argument(help: "The request URL (required for OAuth 1.0a, which signs it).") var url: String?
 
     func run(in workspace: Workspace) async throws {
-        let source = try workspace.source(account.key, explicit: client.settings())
+        let source = try await workspace.source(account.key, explicit: client.settings())
         let credential = try await source.current()
         let authenticator = source.authenticator
         guard let url = url ?? (credential.kind == .oauth2 ? "https://example.invalid/" : nil) else {

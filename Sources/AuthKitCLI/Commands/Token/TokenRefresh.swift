@@ -50,7 +50,7 @@ struct TokenRefresh: WorkspaceCommand {
         for credential in credentials {
             let name = "\(credential.key)"
             do {
-                let source = try workspace.source(credential.key, explicit: client.settings())
+                let source = try await workspace.source(credential.key, explicit: client.settings())
                 guard source.policy.isDue(credential) else {
                     Console.out("\(name): not due (expires \(CredentialSummary.expiry(credential)))")
                     continue
@@ -60,6 +60,9 @@ struct TokenRefresh: WorkspaceCommand {
             } catch let error as AuthKitError {
                 failures += 1
                 Console.out("\(name): failed: \(ErrorReport.message(for: error))")
+            } catch let error as CLIError {
+                failures += 1
+                Console.out("\(name): failed: \(error.message)")
             }
         }
         if credentials.isEmpty { Console.err("No stored credentials.") }
