@@ -141,6 +141,32 @@ import Testing
         #expect(try client.startAuthorization().url.absoluteString.hasPrefix("https://acme.qiita.com/api/v2/oauth/team_authorize?"))
     }
 
+    /// A self-managed server's host setting may hold a port and a path (GitLab
+    /// under a relative URL root), as gitlab-self-managed.json documents; no
+    /// other delimiter of a value reaches the URL raw.
+    @Test func aHostPlaceholderMayCarryAPortAndAPath() async throws {
+        let gitlab = try bundledDescriptor("gitlab-self-managed")
+        let client = try OAuth2Client(descriptor: gitlab, settings: ClientSettings(clientID: "c", placeholders: ["host": "gitlab.example.com:8443/gitlab"]))
+        #expect(try client.startAuthorization().url.absoluteString.hasPrefix("https://gitlab.example.com:8443/gitlab/oauth/authorize?"))
+
+        // The token request goes to the same place (here a closed port, named in the error).
+        let local = try OAuth2Client(descriptor: gitlab, settings: ClientSettings(clientID: "c", placeholders: ["host": "127.0.0.1:1/gitlab"]))
+        let (_, pending) = try local.startAuthorization()
+        await #expect {
+            _ = try await local.exchange(code: "code", pending: pending)
+        } throws: { error in
+            guard case AuthKitError.network(let url, _) = error else { return false }
+            return url == "https://127.0.0.1:1/gitlab/oauth/token"
+        }
+
+        for hostile in ["me@evil.example", "gitlab.example.com?x=1", "gitlab.example.com#x", "evil.example&a=b"] {
+            let odd = try OAuth2Client(descriptor: gitlab, settings: ClientSettings(clientID: "c", placeholders: ["host": hostile]))
+            guard let url = try? odd.startAuthorization().url else { continue } // refused is fine too
+            #expect(url.user == nil && url.fragment == nil && !url.absoluteString.contains("@") && !url.absoluteString.contains("?x=1")
+                    && !url.absoluteString.contains("&a=b"), "\(hostile) → \(url)")
+        }
+    }
+
     @Test func pendingAuthorizationRoundTripsThroughJSON() throws {
         let (_, pending) = try client("github").startAuthorization()
         let decoded = try JSONDecoder().decode(PendingAuthorization.self, from: JSONEncoder().encode(pending))

@@ -58,7 +58,7 @@ public struct OAuth2Client: Authenticator {
         for (name, spec) in descriptor.placeholders {
             if let value = settings.placeholders?[name] ?? spec.default { placeholderValues[name] = value }
         }
-        let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id)
+        let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id, settings: Set(placeholderValues.keys))
         self.descriptor = descriptor
         self.settings = settings
         self.clientID = clientID

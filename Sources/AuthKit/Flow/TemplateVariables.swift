@@ -7,11 +7,27 @@
 /// `DELETE /access_tokens/{access_token}`) cannot change the URL's shape; in
 /// parameters and headers the value is inserted as is and encoded with the
 /// rest of the body.
+///
+/// The descriptor's own placeholders (`{host}` of a self-managed GitLab) are
+/// the user's settings, not values from the network, and name where a server
+/// is: in a URL they keep `:` and `/`, so that `gitlab.example.com:8443` or
+/// an instance under a path (`gitlab.example.com/gitlab`) works. Every other
+/// delimiter (`@ ? # &` …) is still encoded, so no value adds user info, a
+/// query or a fragment.
 struct TemplateVariables: Sendable {
     var values: [String: String]
     var providerID: String
     /// The credential the values came from, for a "sign in again" error.
     var credentialKey: CredentialKey?
+    /// The names of the descriptor's declared placeholders among `values`.
+    var settings: Set<String>
+
+    init(values: [String: String], providerID: String, credentialKey: CredentialKey? = nil, settings: Set<String> = []) {
+        self.values = values
+        self.providerID = providerID
+        self.credentialKey = credentialKey
+        self.settings = settings
+    }
 
     /// Replaces every `{name}`; throws for the first one with no value.
     func render(_ template: String, inURL: Bool, field: String) throws -> String {
@@ -21,7 +37,13 @@ struct TemplateVariables: Sendable {
             output += rest[..<open]
             let name = String(rest[rest.index(after: open)..<close])
             guard let value = values[name] else { throw missing(name, field: field) }
-            output += inURL ? PercentEncoding.encode(value) : value
+            if !inURL {
+                output += value
+            } else if settings.contains(name) {
+                output += PercentEncoding.encode(value).replacing("%3A", with: ":").replacing("%2F", with: "/")
+            } else {
+                output += PercentEncoding.encode(value)
+            }
             rest = rest[rest.index(after: close)...]
         }
         output += rest

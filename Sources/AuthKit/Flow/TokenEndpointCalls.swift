@@ -44,7 +44,7 @@ final class TokenEndpointCalls: Sendable {
         self.transport = transport
         self.now = now
         self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
-        let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id)
+        let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id, settings: Set(placeholderValues.keys))
         let urls = [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
         self.endpointOrigins = Array(Set(urls.compactMap { template in
             // Only the authority matters; run-time variables sit in paths and queries.
@@ -255,7 +255,8 @@ final class TokenEndpointCalls: Sendable {
             values["access_token"] = credential.accessToken
             if let refreshToken = credential.refreshToken { values["refresh_token"] = refreshToken }
         }
-        return TemplateVariables(values: values, providerID: descriptor.id, credentialKey: credential?.key)
+        return TemplateVariables(values: values, providerID: descriptor.id, credentialKey: credential?.key,
+                                 settings: Set(placeholderValues.keys))
     }
 
     private func makeCredential(
