@@ -48,7 +48,7 @@ import AuthKitTestSupport
             let client = try OAuth2Client(descriptor: descriptor(server, revocation: .init(url: "\(server.baseURL)/revoke")),
                                           settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
             let store = InMemoryCredentialStore()
-            try await store.save(expired)
+            await store.save(expired)
             let source = CredentialSource(authenticator: client, store: store, key: expired.key)
             async let refreshed = source.current(at: fixedNow)
             let deadline = Date().addingTimeInterval(10)
