@@ -108,6 +108,7 @@ import Glibc
     @Test func requestRefusesPlainHTTPToAnotherHost() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
+        try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
         let result = try await CLIProcess.run(["request", "--provider", "qiita", "http://api.example.com/user"], environment: environment(home))
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("plain http") && result.stderr.contains("https"))

@@ -52,6 +52,7 @@ import Testing
     /// about, with the chmod; one without a secret, or private, is not.
     @Test func aReadableClientSecretIsWarnedAbout() async throws {
         let home = try home()
+        try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json")) // so that settings are read
         let config = home.appendingPathComponent("config.json")
         let warning = "\(config.path) holds a client secret and other users can read it (mode 644); run: chmod 600 '\(config.path)'"
         for (json, mode, warned) in [(#"{"providers": {"qiita": {"clientID": "x", "clientSecret": "s3cret"}}}"#, 0o644, true),
@@ -241,6 +242,19 @@ import Testing
         for group in ["token", "providers"] {
             let help = try await CLIProcess.run([group, "--help"], environment: ["AUTHKIT_HOME": home.path])
             #expect(help.stdout.contains("Examples:"), "\(group) --help has no examples")
+        }
+    }
+
+    /// With neither a stored credential nor a client id, the commands that use
+    /// a credential say to sign in first: that is the step that helps (and
+    /// it asks for the client id itself).
+    @Test func nothingStoredIsSaidBeforeAMissingClientID() async throws {
+        let home = try home()
+        for command in [["token", "header", "--provider", "github"], ["request", "--provider", "github", "https://api.github.com/user"],
+                        ["token", "refresh", "--provider", "github"], ["token", "revoke", "--provider", "github"]] {
+            let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 64 && result.stderr.contains("No stored credential for github. Sign in first: authkit authorize --provider github"),
+                    "\(command): \(result.stderr)")
         }
     }
 

@@ -114,6 +114,9 @@ struct Workspace {
                            + "put its file back in \(AuthKitHome.directory(environment: environment).appendingPathComponent("providers").path), "
                            + "or delete the credential: authkit token delete --provider \(id)\(key.label.map { " --label \($0)" } ?? "")")
         }
+        // Nothing stored is said before a missing client id: signing in
+        // first is the step that helps, and it asks for the client id itself.
+        _ = try await credential(key)
         return CredentialSource(authenticator: try authenticator(for: descriptor, explicit: explicit),
                                 store: ShieldedCredentialStore(base: store), key: key)
     }

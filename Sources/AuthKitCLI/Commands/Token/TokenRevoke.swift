@@ -15,7 +15,6 @@ struct TokenRevoke: WorkspaceCommand {
     @Flag(help: "Keep the local copy after revoking.") var keep = false
 
     func run(in workspace: Workspace) async throws {
-        _ = try await workspace.credential(account.key) // no credential: say so before asking for a client id
         // Under the refresh lock: a refresh running in another process saves
         // first, and its rotated token is what gets revoked (CredentialSource).
         try await workspace.source(account.key, explicit: client.settings()).revoke(keepingLocalCopy: keep)
