@@ -41,6 +41,8 @@ public struct TransportContract: Sendable {
         /// is refused at the cap while it decodes, or handed back as the
         /// 64 KB it was (a transport that does not decode it), in bounded memory.
         case zstdBombIsRefused
+        /// The same in under 2 KB of Brotli.
+        case brotliBombIsRefused
         /// A closed port is a network error that shows no query.
         case closedPortIsANetworkError
         /// An interim response (`100 Continue`, sent unasked, or `103 Early
@@ -73,7 +75,7 @@ public struct TransportContract: Sendable {
             .redirectComesBack(301), .redirectComesBack(302), .redirectComesBack(303),
             .redirectComesBack(307), .redirectComesBack(308),
             .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
-            .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .zstdBombIsRefused, .closedPortIsANetworkError,
+            .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .zstdBombIsRefused, .brotliBombIsRefused, .closedPortIsANetworkError,
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
             .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200),
@@ -92,6 +94,7 @@ public struct TransportContract: Sendable {
             case .unfinishedChunkedBodyIsAnError: "unfinishedChunkedBodyIsAnError"
             case .gzipBombIsRefused: "gzipBombIsRefused"
             case .zstdBombIsRefused: "zstdBombIsRefused"
+            case .brotliBombIsRefused: "brotliBombIsRefused"
             case .closedPortIsANetworkError: "closedPortIsANetworkError"
             case .interimResponseIsSkipped(let status): "interimResponseIsSkipped(\(status))"
             case .missingStatusLineIsAnError: "missingStatusLineIsAnError"
@@ -137,6 +140,7 @@ public struct TransportContract: Sendable {
             try await refused(Self.json200("Transfer-Encoding: chunked\r\n\r\n10\r\n{\"access_token\":\r\n"))
         case .gzipBombIsRefused: try await bombIsRefused("gzip", GzipBomb.make(inflatedSize: 2 << 30))
         case .zstdBombIsRefused: try await bombIsRefused("zstd", ZstdBomb.make(inflatedSize: 2 << 30))
+        case .brotliBombIsRefused: try await bombIsRefused("br", BrotliBomb.make(inflatedSize: 2 << 30))
         case .closedPortIsANetworkError: try await closedPortIsANetworkError()
         case .interimResponseIsSkipped(let status): try await interimResponseIsSkipped(status)
         case .missingStatusLineIsAnError:

@@ -22,9 +22,9 @@ import Testing
         }
     }
 
-    /// Every clause for every transport, but three for `URLSessionHTTPClient`
+    /// Every clause for every transport, but four for `URLSessionHTTPClient`
     /// on Linux, where FoundationNetworking reads on with no backpressure:
-    /// it inflates a gzip (or zstd) body whatever `Accept-Encoding` asked for,
+    /// it inflates a gzip (zstd, br) body whatever `Accept-Encoding` asked for,
     /// and goes on while the delegate refuses it (a 2 GiB bomb: 2.2 GB and 20 s
     /// before the error), and it queues an endless body as fast as the socket gives
     /// it, so memory is bounded only by how soon the reader is scheduled (with
@@ -33,7 +33,7 @@ import Testing
     static let cases: [(Transport, TransportContract.Clause)] = Transport.allCases.flatMap { transport in
         TransportContract.Clause.all.compactMap { clause in
             #if canImport(FoundationNetworking)
-            if transport == .urlSession, [.gzipBombIsRefused, .zstdBombIsRefused, .floodEndsAtTheCap].contains(clause) { return nil }
+            if transport == .urlSession, [.gzipBombIsRefused, .zstdBombIsRefused, .brotliBombIsRefused, .floodEndsAtTheCap].contains(clause) { return nil }
             #endif
             return (transport, clause)
         }
@@ -48,10 +48,14 @@ import Testing
     /// The bombs are real: below the size cap, the default transport (libcurl,
     /// which decodes what the server sends) returns the zeros they stand for.
     /// Without this, a malformed bomb would pass the clauses above as refused.
-    @Test(arguments: ["gzip", "zstd"])
+    @Test(arguments: ["gzip", "zstd", "br"])
     func theBombsDecodeToWhatTheyClaim(encoding: String) async throws {
         let size = 300 << 10
-        let bomb = encoding == "gzip" ? GzipBomb.make(inflatedSize: size) : ZstdBomb.make(inflatedSize: size)
+        let bomb = switch encoding {
+        case "gzip": GzipBomb.make(inflatedSize: size)
+        case "zstd": ZstdBomb.make(inflatedSize: size)
+        default: BrotliBomb.make(inflatedSize: size)
+        }
         try await withServer { server in
             server.route("GET", "/data") { _ in StubResponse(status: 200, headers: [("Content-Encoding", encoding)], body: bomb) }
             let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
