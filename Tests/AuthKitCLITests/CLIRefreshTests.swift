@@ -178,6 +178,12 @@ import Testing
         #expect(unknown.status == 64 && unknown.stderr.contains("No provider named 'nope'"), "no credential, no provider: \(unknown.stderr)")
         let deleted = try await CLIProcess.run(["token", "delete", "--provider", "gone"], environment: environment)
         #expect(deleted.status == 0, "\(deleted.stderr)")
+
+        // A label from the store is shown escaped in that message, never raw.
+        let labelled = RotatingGrant.expiredCredential(id: "gone").replacingOccurrences(of: #""providerID":"gone""#, with: #""providerID":"gone","label":"w\u001b[2J""#)
+        try Data(labelled.utf8).write(to: home.appendingPathComponent("credentials.json"))
+        let escaped = try await CLIProcess.run(["token", "header", "--provider", "gone", "--label", "w\u{1B}[2J"], environment: environment)
+        #expect(escaped.status == 64 && escaped.stderr.contains("which no provider file describes any more") && !escaped.stderr.contains("\u{1B}"), "\(escaped.stderr)")
     }
 
     static func rotatingHome(_ server: TestHTTPServer, _ name: String) throws -> (URL, [String: String]) {

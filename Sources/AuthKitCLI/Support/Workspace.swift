@@ -110,9 +110,12 @@ struct Workspace {
             // A credential stored for a provider whose file has since gone:
             // "did you mean …" would point at some other provider.
             guard (try? await store.credential(for: key)) != nil else { throw AuthKitError.unknownProvider(id: id, suggestions: suggestions) }
-            throw CLIError("The credential \(key) was issued by '\(DisplayText.sanitized(id, limit: 40))', which no provider file describes any more: "
+            // The id and label come from the store: shown escaped, as everywhere on the terminal.
+            let shownID = DisplayText.sanitized(id, limit: 40)
+            throw CLIError("The credential \(DisplayText.sanitized("\(key)", limit: 80)) was issued by '\(shownID)', which no provider file describes any more: "
                            + "put its file back in \(AuthKitHome.directory(environment: environment).appendingPathComponent("providers").path), "
-                           + "or delete the credential: authkit token delete --provider \(id)\(key.label.map { " --label \($0)" } ?? "")")
+                           + "or delete the credential: authkit token delete --provider \(shownID)"
+                           + (key.label.map { " --label \(DisplayText.sanitized($0, limit: 40))" } ?? ""))
         }
         // Nothing stored is said before a missing client id: signing in
         // first is the step that helps, and it asks for the client id itself.
