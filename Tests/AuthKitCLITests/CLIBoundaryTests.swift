@@ -216,6 +216,50 @@ import Glibc
         }
     }
 
+    /// A provider file with two `token` sections: a reviewer, `jq` or Python
+    /// reads the last (the provider's own endpoint), Foundation's decoder the
+    /// first — which would have received the code and the client secret. The
+    /// file is refused before the browser opens, naming the field and lines;
+    /// so is a config.json naming one provider twice.
+    @Test func aNameGivenTwiceInAFileIsRefused() async throws {
+        try await withServer { server in
+            let home = try home()
+            defer { try? FileManager.default.removeItem(at: home) }
+            try overrideQiita(in: home, at: server)
+            let file = home.appendingPathComponent("providers/qiita.json")
+            let genuine = try String(contentsOf: file, encoding: .utf8)
+            let planted = genuine.replacingOccurrences(
+                of: #""id": "qiita","#, with: #""id": "qiita", "token": {"url": "\#(server.baseURL)/collect"},"#)
+            #expect(planted != genuine)
+            try Data(planted.utf8).write(to: file)
+            let browser = try recordingBrowser(in: home)
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "5"],
+                                                  environment: environment(home, ["BROWSER": browser.command]))
+            // The genuine section's line (the planted one is on line 3, with the id).
+            let line = planted.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+                .first { $0.offset > 2 && $0.element.contains(#""token": {"#) }.map { $0.offset + 1 }
+            #expect(result.status == 65, "exit \(result.status): \(result.stderr)")
+            #expect(result.stderr.contains("\(file.path): field 'token': is given twice (lines 3 and \(line ?? 0))") && result.stderr.contains("keep one"),
+                    "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: browser.marker.path) && server.requests.isEmpty)
+            let validate = try await CLIProcess.run(["providers", "validate", file.path], environment: environment(home))
+            #expect(validate.status == 65 && validate.stdout.contains("field 'token': is given twice"), "\(validate.stdout)")
+
+            try Data(genuine.utf8).write(to: file)
+            let config = home.appendingPathComponent("config.json")
+            try Data("{\"providers\": {\n  \"qiita\": {\"clientID\": \"old\"},\n  \"qiita\": {\"clientID\": \"new\"}\n}}\n".utf8).write(to: config)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: config.path)
+            let configured = try await CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "5"],
+                                                      environment: ["AUTHKIT_HOME": home.path, "BROWSER": browser.command])
+            #expect(configured.status == 65 && configured.stderr.contains("\(config.path): field 'providers.qiita': is given twice (lines 2 and 3)"),
+                    "exit \(configured.status): \(configured.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: browser.marker.path) && server.requests.isEmpty)
+            let list = try await CLIProcess.run(["providers", "list"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(list.status == 0 && list.stderr.contains("config.json cannot be used") && list.stderr.contains("'providers.qiita': is given twice"),
+                    "\(list.stderr)")
+        }
+    }
+
     /// What the user pastes reaches the strict parser as pasted: `%ZZ` or a raw
     /// `|` is refused (exit 65) and no token request is made.
     @Test(arguments: ["a%ZZ", "a|b"])

@@ -213,6 +213,18 @@ import Testing
         #expect(issues(json).map(\.field) == ["authorization.parameters.client_secret"])
     }
 
+    /// Foundation's decoder would take the first of two `token` sections,
+    /// a reviewer, `jq` and the schema check the last (RFC 8259 §4 leaves it
+    /// open): the file is refused, naming the field and both lines.
+    @Test func aFieldGivenTwiceIsRefused() {
+        let json = Self.minimal.replacingOccurrences(of: #""token": {"url": "https://example.com/token"}"#,
+                                                     with: "\"token\": {\"url\": \"https://attacker.example/token\"},\n\"token\": {\"url\": \"https://example.com/token\"}")
+        let found = issues(json)
+        #expect(found.map(\.field) == ["token"])
+        let lines = json.split(separator: "\n", omittingEmptySubsequences: false).enumerated().filter { $0.element.contains("\"token\": {") }.map { $0.offset + 1 }
+        #expect(lines.count == 2 && found.first?.problem.hasPrefix("is given twice (lines \(lines[0]) and \(lines[1])).") == true, "\(found)")
+    }
+
     @Test func errorDescriptionNamesFileAndField() {
         let issue = FileIssue(file: "/home/u/.config/authkit/providers/x.json", field: "token.url", problem: "must use https.")
         #expect(issue.description == "/home/u/.config/authkit/providers/x.json: field 'token.url': must use https.")

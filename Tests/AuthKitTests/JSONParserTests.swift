@@ -55,6 +55,45 @@ import Testing
         #expect(try JSONValue(parsing: Data(#"{"a":1,"a":2}"#.utf8)) == .object(["a": .integer(2)]))
     }
 
+    /// Where repeated names are refused, the failure names the member's path
+    /// and both places; names equal once unescaped are the same name.
+    @Test func aRepeatedNameIsRefusedWhereAsked() throws {
+        func refusal(_ text: String) -> JSONParser.Failure? {
+            do {
+                _ = try JSONParser.parse(Data(text.utf8), repeatedNames: .refused)
+                return nil
+            } catch {
+                return error as? JSONParser.Failure
+            }
+        }
+        let cases: [(text: String, field: String, first: String, second: String)] = [
+            (#"{"a":1,"b":2,"a":3}"#, "a", #""a":1"#, #""a":3"#),
+            (#"{"token":{"url":"x","url":"y"}}"#, "token.url", #""url":"x""#, #""url":"y""#),
+            (#"{"scopes":[{"n":1},{"n":1,"n":2}]}"#, "scopes[1].n", #""n":1,"#, #""n":2"#),
+            (#"[{"a":1},{"a":1,"a":2}]"#, "[1].a", #""a":1,""#, #""a":2"#),
+            (#"{"m":[[{"k":0,"k":0}]]}"#, "m[0][0].k", #""k":0,"#, #""k":0}"#),
+            (#"{"token":1,"tok\u0065n":2}"#, "token", #""token""#, #""tok\u0065n""#),
+        ]
+        for (text, field, first, second) in cases {
+            let failure = refusal(text)
+            #expect(failure?.repeatedField == field, "\(text)")
+            let bytes = Array(text.utf8)
+            func offset(of part: String, from start: Int) -> Int? {
+                let needle = Array(part.utf8)
+                return (start...(bytes.count - needle.count)).first { Array(bytes[$0..<($0 + needle.count)]) == needle }
+            }
+            // The first occurrence is the first match; the second, the last.
+            let firstOffset = offset(of: first, from: 0)
+            #expect(failure?.firstOffset == firstOffset && failure?.offset == offset(of: second, from: (firstOffset ?? 0) + 1),
+                    "\(text): \(String(describing: failure))")
+            // Read as a token answer is, the same text is accepted.
+            #expect(throws: Never.self) { try JSONParser.parse(Data(text.utf8)) }
+        }
+        #expect(refusal(#"{"a":{"b":1},"b":{"a":1},"c":[{"a":1},{"a":2}]}"#) == nil, "a name may recur in other objects")
+        // A syntax error stays a syntax error.
+        #expect(refusal(#"{"a":1,}"#)?.repeatedField == nil && refusal(#"{"a":1,}"#) != nil)
+    }
+
     /// Every corpus answer: where Foundation reads a JSON text, AuthKit reads
     /// the same values; where Foundation refuses it, so does AuthKit.
     @Test func agreesWithFoundationOnTheCorpus() throws {

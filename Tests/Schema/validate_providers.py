@@ -13,7 +13,19 @@ import sys
 import jsonschema
 
 root = pathlib.Path(__file__).resolve().parents[2] / "providers"
-schema = json.loads((root / "schema.json").read_text(encoding="utf-8"))
+
+
+def unique_members(pairs):
+    """Refuses a name given twice in one object, as AuthKit's loader does
+    (RFC 8259 §4: readers disagree on which one counts)."""
+    names = [name for name, _ in pairs]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{', '.join(repeated)} given twice in one object")
+    return dict(pairs)
+
+
+schema = json.loads((root / "schema.json").read_text(encoding="utf-8"), object_pairs_hook=unique_members)
 jsonschema.Draft202012Validator.check_schema(schema)
 validator = jsonschema.Draft202012Validator(schema)
 
@@ -21,7 +33,13 @@ passed = failed = 0
 for path in sorted(root.glob("*.json")):
     if path.name == "schema.json":
         continue
-    errors = list(validator.iter_errors(json.loads(path.read_text(encoding="utf-8"))))
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_members)
+    except ValueError as error:
+        failed += 1
+        print(f"FAIL {path.name}: {error}")
+        continue
+    errors = list(validator.iter_errors(document))
     if errors:
         failed += 1
         for error in errors:

@@ -38,9 +38,7 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
         }
         // As strict as a descriptor: a misspelt key (clientId) would otherwise be
         // ignored and the setting silently missing.
-        guard let raw = try? JSONValue(parsing: data) else {
-            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: "is not valid JSON: \(DescriptorLoader.syntaxError(in: data))")])
-        }
+        let raw = try DescriptorLoader.parseRefusingRepeatedNames(data, file: url.path)
         let issues = SchemaCheck(json: schema).problems(in: raw, file: url.path)
         guard issues.isEmpty else { throw AuthKitError.invalidFile(issues) }
         let configuration: UserConfiguration

@@ -46,12 +46,7 @@ package struct DescriptorLoader: Sendable {
     /// template variables). Where both find a problem in one field, the more
     /// specific message stays.
     package func decode(_ data: Data, file: String) throws -> ProviderDescriptor {
-        let raw: JSONValue
-        do {
-            raw = try JSONValue(parsing: data)
-        } catch {
-            throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "is not valid JSON: \(Self.syntaxError(in: data))")])
-        }
+        let raw = try Self.parseRefusingRepeatedNames(data, file: file)
         guard case .object = raw else {
             throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "must be a JSON object, not \(raw.typeName).")])
         }
@@ -130,6 +125,28 @@ package struct DescriptorLoader: Sendable {
         }
     }
 
+    /// Parses a file a person writes and reviews (a provider file,
+    /// `config.json`), refusing a member name given twice in one object.
+    ///
+    /// Readers disagree on which of the two counts (RFC 8259 §4): Foundation's
+    /// `JSONDecoder` keeps the first, `jq`, Python and the schema check here
+    /// the last. A provider file with two `token` sections could show a
+    /// reviewer the provider's token endpoint while AuthKit sent the code and
+    /// the client secret to the other one.
+    /// - Throws: ``AuthKitError/invalidFile(_:)`` naming the field and the
+    ///   lines of both, or the line and column where the JSON is malformed.
+    static func parseRefusingRepeatedNames(_ data: Data, file: String) throws -> JSONValue {
+        do {
+            return try JSONValue(parsing: data, repeatedNames: .refused)
+        } catch let failure as JSONParser.Failure {
+            if let field = failure.repeatedField, let first = failure.firstOffset {
+                let lines = "lines \(position(of: first, in: data).line) and \(position(of: failure.offset, in: data).line)"
+                throw AuthKitError.invalidFile([FileIssue(file: file, field: field, problem: "is given twice (\(lines)). JSON readers disagree on which one counts (RFC 8259 §4), so a person or a tool reading this file could see the other one; keep one.")])
+            }
+            throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "is not valid JSON: \(describe(failure, in: data))")])
+        }
+    }
+
     /// Where JSON text is malformed, as "line L, column C: detail": AuthKit's
     /// own parser (``JSONParser``) stops at a byte offset, which is turned
     /// into a line and column a person can find in an editor.
@@ -138,14 +155,24 @@ package struct DescriptorLoader: Sendable {
             _ = try JSONParser.parse(data)
             return "the document is not a JSON object"
         } catch let failure as JSONParser.Failure {
-            let prefix = data.prefix(max(0, min(failure.offset, data.count)))
-            let line = prefix.filter { $0 == UInt8(ascii: "\n") }.count + 1
-            let lineStart = prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? prefix.startIndex
-            let column = String(decoding: prefix[lineStart...], as: UTF8.self).count + 1
-            return "line \(line), column \(column): \(failure.reason)"
+            return describe(failure, in: data)
         } catch {
             return reason(error)
         }
+    }
+
+    private static func describe(_ failure: JSONParser.Failure, in data: Data) -> String {
+        let (line, column) = position(of: failure.offset, in: data)
+        return "line \(line), column \(column): \(failure.reason)"
+    }
+
+    /// The line and column (in characters, from 1) of a byte offset.
+    private static func position(of offset: Int, in data: Data) -> (line: Int, column: Int) {
+        let prefix = data.prefix(max(0, min(offset, data.count)))
+        let line = prefix.filter { $0 == UInt8(ascii: "\n") }.count + 1
+        let lineStart = prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? prefix.startIndex
+        let column = String(decoding: prefix[lineStart...], as: UTF8.self).count + 1
+        return (line, column)
     }
 
     /// A file error Foundation reports without the system's error under it,

@@ -25,21 +25,41 @@ import Darwin
 /// the value. Nesting is limited (``maximumDepth``) so a hostile answer
 /// cannot exhaust the stack. An integer that fits `Int64` stays exact
 /// (§6 lets implementations choose; Instagram's user ids need it); any other
-/// number is a `Double`. A repeated member name keeps the last value.
+/// number is a `Double`. A member name given twice in one object keeps
+/// the last value, or is refused (``RepeatedNames``).
 package struct JSONParser {
     /// Deeper than any token answer or descriptor; shallow enough for any stack.
     package static let maximumDepth = 128
+
+    /// What a member name given twice in one object means. RFC 8259 §4: the
+    /// names "SHOULD be unique"; when they are not, "the behavior of software
+    /// that receives such an object is unpredictable" — Python's `json`, Go's
+    /// `encoding/json` and `jq` keep the last value, Foundation's
+    /// `JSONDecoder` the first.
+    package enum RepeatedNames: Sendable {
+        /// Keep the last value, as the peers a token answer is also read by.
+        case lastWins
+        /// Refuse the text: for files a person reviews (a provider file, the
+        /// configuration), where a reviewer or a tool could read the one
+        /// value and AuthKit the other.
+        case refused
+    }
 
     package struct Failure: Error, Hashable {
         /// Byte offset where parsing stopped.
         package var offset: Int
         package var reason: String
+        /// For a name given twice (``RepeatedNames/refused``): where it is,
+        /// as a field path (`token.url`, `scopes[2].name`); `offset` is its
+        /// second occurrence and ``firstOffset`` its first.
+        package var repeatedField: String?
+        package var firstOffset: Int?
     }
 
     /// Parses `bytes` as one JSON text.
-    package static func parse<Bytes: ContiguousBytes>(_ bytes: Bytes) throws -> JSONValue {
+    package static func parse<Bytes: ContiguousBytes>(_ bytes: Bytes, repeatedNames: RepeatedNames = .lastWins) throws -> JSONValue {
         try bytes.withUnsafeBytes { buffer in
-            var parser = JSONParser(buffer)
+            var parser = JSONParser(buffer, repeatedNames: repeatedNames)
             parser.skipWhitespace()
             let value = try parser.value(depth: 0)
             parser.skipWhitespace()
@@ -49,10 +69,12 @@ package struct JSONParser {
     }
 
     private let bytes: UnsafeRawBufferPointer
+    private let repeatedNames: RepeatedNames
     private var position = 0
 
-    private init(_ bytes: UnsafeRawBufferPointer) {
+    private init(_ bytes: UnsafeRawBufferPointer, repeatedNames: RepeatedNames) {
         self.bytes = bytes
+        self.repeatedNames = repeatedNames
     }
 
     private func failure(_ reason: String) -> Failure {
@@ -104,14 +126,30 @@ package struct JSONParser {
             position += 1
             return .object(members)
         }
+        // Where each name started, kept only when a repeated name is refused.
+        var nameOffsets = [String: Int]()
         while true {
             guard current == UInt8(ascii: "\"") else { throw failure("an object member must start with a string name") }
+            let nameOffset = position
             let name = try string()
+            if repeatedNames == .refused {
+                if let first = nameOffsets.updateValue(nameOffset, forKey: name) {
+                    var repeated = Failure(offset: nameOffset, reason: "the name \"\(name)\" is given twice in one object")
+                    repeated.repeatedField = Self.field(name, under: nil)
+                    repeated.firstOffset = first
+                    throw repeated
+                }
+            }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw failure("expected ':' after a member name") }
             position += 1
             skipWhitespace()
-            members[name] = try value(depth: depth)
+            do {
+                members[name] = try value(depth: depth)
+            } catch var inner as Failure where inner.repeatedField != nil {
+                inner.repeatedField = Self.field(name, under: inner.repeatedField)
+                throw inner
+            }
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","):
@@ -136,7 +174,12 @@ package struct JSONParser {
             return .array(elements)
         }
         while true {
-            elements.append(try value(depth: depth))
+            do {
+                elements.append(try value(depth: depth))
+            } catch var inner as Failure where inner.repeatedField != nil {
+                inner.repeatedField = Self.field("[\(elements.count)]", under: inner.repeatedField)
+                throw inner
+            }
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","):
@@ -149,6 +192,14 @@ package struct JSONParser {
                 throw failure("expected ',' or ']' in an array")
             }
         }
+    }
+
+    /// A member name or an element's `[index]` in front of the path found
+    /// inside its value: `token` and `url` make `token.url`; `scopes` and
+    /// `[2]` make `scopes[2]`; `[2]` and `name` make `[2].name`.
+    private static func field(_ name: String, under inner: String?) -> String {
+        guard let inner else { return name }
+        return inner.hasPrefix("[") ? name + inner : name + "." + inner
     }
 
     // MARK: - Strings (RFC 8259 §7)
@@ -298,7 +349,7 @@ package struct JSONParser {
 
 extension JSONValue {
     /// Parses a JSON text with ``JSONParser``.
-    package init<Bytes: ContiguousBytes>(parsing bytes: Bytes) throws {
-        self = try JSONParser.parse(bytes)
+    package init<Bytes: ContiguousBytes>(parsing bytes: Bytes, repeatedNames: JSONParser.RepeatedNames = .lastWins) throws {
+        self = try JSONParser.parse(bytes, repeatedNames: repeatedNames)
     }
 }

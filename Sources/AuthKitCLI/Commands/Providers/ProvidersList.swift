@@ -48,9 +48,19 @@ struct ProvidersList: WorkspaceCommand {
     /// (a typo, or a provider file since removed), and the provider meant
     /// then reports its client id missing. Said here, where the user looks
     /// at what is configured; `authorize` names a near miss of the id asked for.
+    /// A config.json that cannot be used at all is said here too: every
+    /// command that needs a client id would stop on it.
     static func unreadSettings(_ workspace: Workspace) -> [String] {
         let home = AuthKitHome.directory(environment: workspace.environment)
-        guard let configuration = try? UserConfiguration.load(home: home), let entries = configuration.providers?.keys else { return [] }
+        let configuration: UserConfiguration
+        do {
+            configuration = try UserConfiguration.load(home: home)
+        } catch let error as AuthKitError {
+            return ["config.json cannot be used; commands that need a client id will stop on it: " + ErrorReport.message(for: error)]
+        } catch {
+            return ["config.json cannot be used: \(error)"]
+        }
+        guard let entries = configuration.providers?.keys else { return [] }
         return entries.sorted().compactMap { entry in
             guard workspace.catalog.entry(id: entry) == nil, workspace.catalog.problems[entry] == nil else { return nil }
             let shown = DisplayText.sanitized(entry, limit: 40)
