@@ -160,6 +160,28 @@ import Testing
                 "an @ in the query is not user info")
     }
 
+    /// The host in the file is the one requests go to: not a look-alike
+    /// letter (the transports would send `xn--gthub-n2e.com` for `gіthub.com`)
+    /// nor percent-encoding (libcurl and browsers send `github.com%2eevil.example` to
+    /// `github.com.evil.example`). The schema agrees
+    /// (`Tests/Schema/validate_providers.py`).
+    @Test func aHostIsWrittenAsTheNameRequestsGoTo() {
+        let refused = [
+            ("https://g\u{0456}thub.com/login/oauth/access_token", "is not ASCII"),
+            ("https://bücher.de:8443/token", "is not ASCII"),
+            ("https://github.com%2eevil.example/token", "is percent-encoded"),
+            ("https://a!b.example/token", "holds '!'"),
+        ]
+        for (url, problem) in refused {
+            let found = issues(Self.minimal.replacingOccurrences(of: "https://example.com/token", with: url))
+            #expect(found.count == 1 && found.first?.field == "token.url" && found.first?.problem.contains(problem) == true, "\(url): \(found)")
+        }
+        for url in ["https://xn--bcher-kva.de:8443/token", "https://login_eu.example.com/token", "https://[2001:db8::1]:8443/token",
+                    "https://EXAMPLE.com/token", "https://example.com?x=%C3%BC"] {
+            #expect(issues(Self.minimal.replacingOccurrences(of: "https://example.com/token", with: url)).isEmpty, "\(url)")
+        }
+    }
+
     @Test func unknownProtocolIsNamed() {
         let found = issues(Self.minimal.replacingOccurrences(of: "\"oauth2\"", with: "\"oauth3\""))
         #expect(found.count == 1)

@@ -59,6 +59,10 @@ cases = [
     # DescriptorTests.userInfoInAnEndpointIsRejected
     ("an endpoint with a user name and password", {**base, "token": {"url": "https://me:pw@x.example/token"}, "device": {"url": "https://x.example/d"}}, False),
     ("an endpoint with an @ in its query", {**base, "token": {"url": "https://x.example/token?u=@x"}, "device": {"url": "https://x.example/d"}}, True),
+    # DescriptorTests.aHostIsWrittenAsTheNameRequestsGoTo
+    ("a host with a look-alike letter", {**base, "token": {"url": "https://g\u0456thub.com/token"}, "device": {"url": "https://x.example/d"}}, False),
+    ("a percent-encoded host", {**base, "token": {"url": "https://github.com%2eevil.example/token"}, "device": {"url": "https://x.example/d"}}, False),
+    ("an IDNA host, a port, a placeholder, an IP literal", {**base, "token": {"url": "https://xn--bcher-kva.de:8443/t"}, "device": {"url": "https://{host}.x_y.example"}, "revocation": {"url": "https://[::1]:9/r"}}, True),
 ]
 for name, document, valid in cases:
     if validator.is_valid(document) == valid:

@@ -1899,8 +1899,8 @@ enum BundledDescriptors {
   "$defs": {
     "endpoint": {
       "type": "string",
-      "pattern": "^(https://(?![^/?#]*@)|http://(127\\.[0-9]+\\.[0-9]+\\.[0-9]+|\\[::1\\]|localhost)(:[0-9]+)?/)",
-      "description": "An https URL (or http on loopback, for test servers), with no user name or password (RFC 9110 §4.2.4). May contain {placeholders}."
+      "pattern": "^(https://(?![^/?#]*@)(?=(\\[[^\\]/?#]*\\]|[A-Za-z0-9._{}-]+)(:[^/?#]*)?([/?#]|$))|http://(127\\.[0-9]+\\.[0-9]+\\.[0-9]+|\\[::1\\]|localhost)(:[0-9]+)?/)",
+      "description": "An https URL (or http on loopback, for test servers), with no user name or password (RFC 9110 §4.2.4) and its host in ASCII (IDNA form 'xn--…' for an international name, RFC 5890), not percent-encoded. May contain {placeholders}."
     },
     "stringMap": { "type": "object", "additionalProperties": { "type": "string" } },
     "statuses": { "type": "array", "minItems": 1, "items": { "type": "integer", "minimum": 200, "maximum": 299 } },

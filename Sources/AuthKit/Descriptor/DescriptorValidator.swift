@@ -202,6 +202,10 @@ package struct DescriptorValidator: Sendable {
             issue(field, "an endpoint URL must not carry a user name or password (user:password@, RFC 9110 §4.2.4); remove them. The client's own id and secret go in config.json or $AUTHKIT_<ID>_CLIENT_ID / _CLIENT_SECRET.")
             return
         }
+        if let problem = Self.hostProblem(in: sample) {
+            issue(field, problem)
+            return
+        }
         switch scheme {
         case "https":
             break
@@ -213,6 +217,34 @@ package struct DescriptorValidator: Sendable {
         if components.fragment != nil {
             issue(field, "an endpoint URL must not have a fragment (RFC 6749 §3.1).")
         }
+    }
+
+    /// Why the host of `url` (an absolute URL whose placeholders have been
+    /// filled) is not written as the name requests go to; `nil` when it is:
+    /// ASCII letters, digits, `-`, `.` and `_`, or an IP literal in brackets.
+    ///
+    /// The file is what a person reviews and what `providers show` prints,
+    /// but libcurl and browsers turn a non-ASCII host into its IDNA A-label
+    /// (RFC 5890: `gіthub.com` with a Cyrillic `і` is `xn--gthub-n2e.com`)
+    /// and decode a percent-encoded one (`github.com%2eevil.example` is
+    /// `github.com.evil.example`, as it is to Foundation's `URL.host`).
+    /// Asking for the name as requests use it keeps what is read and what is
+    /// used the same, and no look-alike letter can hide in a host.
+    static func hostProblem(in url: String) -> String? {
+        guard let start = url.firstRange(of: "://")?.upperBound else { return nil }
+        let authority = url[start...].prefix { !"/?#".contains($0) }
+        if authority.hasPrefix("[") { return nil } // an IP literal: URLComponents has checked it
+        let host = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? authority
+        if !host.allSatisfy(\.isASCII) {
+            return "the host '\(host)' is not ASCII; write the ASCII name requests go to, its IDNA form ('xn--…', RFC 5890), so that no look-alike letter hides in it."
+        }
+        if host.contains("%") {
+            return "the host '\(host)' is percent-encoded, and requests decode it ('%2e' is '.'); write the name as requests use it: letters, digits, '-' and '.'."
+        }
+        if let odd = host.first(where: { !($0.isLetter || $0.isNumber || "-._".contains($0)) }) {
+            return "the host '\(host)' holds '\(odd)', which no host name has; write the server's name or address."
+        }
+        return nil
     }
 
     private func checkStatuses(_ statuses: [Int]?, field: String, issue: (String, String) -> Void) {
