@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthKit
 import AuthKitLoopback
+import AuthKitSandbox
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -78,6 +79,8 @@ enum AuthKitMain {
         } catch let error as AuthKitError {
             fail(ErrorReport.message(for: error), status: ExitStatus(for: error))
         } catch let error as LoopbackError {
+            fail(error.description, status: ExitStatus(for: error))
+        } catch let error as SandboxError {
             fail(error.description, status: ExitStatus(for: error))
         } catch let error as CLIError {
             fail(error.message, status: error.status)

@@ -32,6 +32,7 @@ public final class Sandbox: Sendable {
     private let emulator: Emulator
 
     /// Starts an emulation of `descriptor` on 127.0.0.1 (``SandboxOptions/port``; 0 picks a free port).
+    /// - Throws: ``SandboxError`` when it cannot listen on that port.
     /// - Parameter onEvent: called once per request, after it is answered,
     ///   with a line that holds no secret.
     public static func start(emulating descriptor: ProviderDescriptor, options: SandboxOptions = SandboxOptions(),
@@ -45,8 +46,7 @@ public final class Sandbox: Sendable {
             port = try await server.start(port: options.port)
         } catch {
             await server.stop()
-            throw AuthKitError.network(url: "http://127.0.0.1:\(options.port)",
-                                       reason: "the sandbox cannot listen there (\(error)); choose another port, or 0 for any free one")
+            throw error
         }
         let base = URL(string: "http://127.0.0.1:\(port)")!
         let address = SandboxAddress(base: base)

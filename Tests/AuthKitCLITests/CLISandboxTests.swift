@@ -174,8 +174,17 @@ import Glibc
         defer { Task { await holder.stop() } }
         let result = try await CLIProcess.run(["sandbox", "serve", "--provider", "qiita", "--port", String(holder.baseURL.port!)],
                                         environment: ["AUTHKIT_HOME": home.path], timeout: 30)
-        #expect(result.status != 0)
-        #expect(result.stderr.contains("choose another port, or 0 for any free one"), "\(result.stderr)")
+        let port = holder.baseURL.port!
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("Port \(port) on 127.0.0.1 is already in use, so the sandbox cannot listen there")
+                && result.stderr.contains("Choose another port, or 0 for any free one."), "\(result.stderr)")
+        // Not framed as a failed request, and no event-loop internals.
+        #expect(!result.stderr.contains("request") && !result.stderr.contains("bind("), "\(result.stderr)")
+        // The library says the same, typed.
+        await #expect(throws: SandboxError.portInUse(port: port)) {
+            _ = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
+                                        options: SandboxOptions(port: port))
+        }
         let unknown = try await CLIProcess.run(["sandbox", "try", "--provider", "qiitaa"], environment: ["AUTHKIT_HOME": home.path])
         #expect(unknown.status == 64 && unknown.stderr.contains("qiita"), "\(unknown.stderr)")
     }

@@ -12,6 +12,7 @@ import Darwin
 #endif
 import AuthKit
 import AuthKitLoopback
+import AuthKitSandbox
 
 /// The exit codes of `authkit`, one per kind of failure, so scripts can react
 /// (documented in README.md, "Exit codes").
@@ -56,6 +57,8 @@ enum ExitStatus: Int32, CaseIterable {
             case .portInUse, .bindFailed: self = .usage
             case .timedOut: self = .timedOut
             }
+        case is SandboxError:
+            self = .usage // like a redirect port in use: choose another --port
         case is CLIError:
             self = (error as! CLIError).status
         default:

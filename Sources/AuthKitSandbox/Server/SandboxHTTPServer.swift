@@ -7,6 +7,13 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// HTTP/1.1 on a loopback address, one request per connection, handing each
 /// complete request to `respond`.
@@ -29,6 +36,7 @@ final class SandboxHTTPServer: @unchecked Sendable {
     }
 
     /// Binds 127.0.0.1:`port` (0: a free port) and returns the port bound.
+    /// - Throws: ``SandboxError`` naming the port and the system's reason.
     func start(port: Int) async throws -> Int {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
@@ -38,7 +46,15 @@ final class SandboxHTTPServer: @unchecked Sendable {
                     channel.pipeline.addHandler(SandboxRequestHandler(server: self, port: channel.localAddress?.port ?? 0))
                 }
             }
-        let channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
+        let channel: Channel
+        do {
+            channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
+        } catch let error as IOError {
+            if error.errnoCode == EADDRINUSE { throw SandboxError.portInUse(port: port) }
+            throw SandboxError.cannotListen(port: port, reason: String(cString: strerror(error.errnoCode)))
+        } catch {
+            throw SandboxError.cannotListen(port: port, reason: "\(error)")
+        }
         lock.withLock { self.channel = channel }
         return channel.localAddress?.port ?? port
     }

@@ -1,0 +1,23 @@
+/// Why a ``Sandbox`` could not start.
+///
+/// Only the socket can stop it: everything else a sandbox needs is in
+/// memory. (Errors of the sign-ins run against it are the flow's own,
+/// ``AuthKit/AuthKitError``.)
+public enum SandboxError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// ``SandboxOptions/port`` is taken by another program (often a sandbox
+    /// still serving).
+    case portInUse(port: Int)
+    /// Listening failed for another reason (a port below 1024 without
+    /// privileges); `reason` is the system's message.
+    case cannotListen(port: Int, reason: String)
+
+    public var description: String {
+        switch self {
+        case .portInUse(let port):
+            return "Port \(port) on 127.0.0.1 is already in use, so the sandbox cannot listen there "
+                + "(`lsof -i :\(port)` shows which program holds it). Choose another port, or 0 for any free one."
+        case .cannotListen(let port, let reason):
+            return "The sandbox cannot listen on 127.0.0.1:\(port): \(reason). Choose another port, or 0 for any free one."
+        }
+    }
+}
