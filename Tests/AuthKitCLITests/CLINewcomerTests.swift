@@ -81,6 +81,26 @@ import Testing
         }
     }
 
+    /// A relative `AUTHKIT_HOME` (or one starting with a `~` no shell
+    /// expanded) would be another store in every directory: refused with
+    /// exit 64 before anything is read or created; help still works.
+    @Test func aRelativeHomeIsRefused() async throws {
+        let directory = TemporaryDirectory.url("authkit-relative-home")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for value in ["relative/dir", "~/.config/authkit"] {
+            for command in [["token", "list"], ["authorize", "--provider", "qiita", "--client-id", "c", "--manual"], ["providers", "list"]] {
+                let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": value], workingDirectory: directory)
+                #expect(result.status == 64 && result.stderr.contains("AUTHKIT_HOME is '\(value)', a relative path")
+                        && result.stderr.contains("Set it to an absolute path"), "\(command) with \(value): \(result.stderr)")
+                #expect(result.stderr.contains("write $HOME instead") == value.hasPrefix("~"), "\(result.stderr)")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "nothing was created in the working directory")
+        let help = try await CLIProcess.run(["token", "list", "--help"], environment: ["AUTHKIT_HOME": "relative"], workingDirectory: directory)
+        #expect(help.status == 0 && help.stdout.contains("USAGE"), "\(help.stderr)")
+    }
+
     /// Hints name the real path and only flags the command takes.
     @Test func hintsAreHonest() async throws {
         let home = try home()

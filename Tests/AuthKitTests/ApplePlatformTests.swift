@@ -96,5 +96,10 @@ import Testing
         #expect(AuthKitHome.directory(environment: ["AUTHKIT_HOME": "/tmp/x"], platform: .mobile(applicationSupport: support)).path == "/tmp/x")
         #expect(AuthKitHome.directory(environment: ["HOME": "/home/u"], platform: .desktop).path == "/home/u/.config/authkit")
         #expect(AuthKitHome.directory(environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": "/c"], platform: .desktop).path == "/c/authkit")
+        // A relative $XDG_CONFIG_HOME is ignored (XDG Base Directory specification);
+        // a relative $AUTHKIT_HOME is a problem the command line refuses.
+        #expect(AuthKitHome.directory(environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": "c"], platform: .desktop).path == "/home/u/.config/authkit")
+        #expect(AuthKitHome.problem(environment: ["AUTHKIT_HOME": "c"]) != nil && AuthKitHome.problem(environment: ["AUTHKIT_HOME": "/c"]) == nil
+                && AuthKitHome.problem(environment: [:]) == nil)
     }
 }

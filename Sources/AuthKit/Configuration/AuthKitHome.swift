@@ -37,6 +37,11 @@ package enum AuthKitHome {
         directory(environment: environment, platform: .current)
     }
 
+    /// A relative `$AUTHKIT_HOME` is taken from the working directory;
+    /// ``problem(environment:)`` says why a command line should refuse it.
+    /// A relative `$XDG_CONFIG_HOME` is ignored, as the XDG Base Directory
+    /// specification says ("If an implementation encounters a relative path
+    /// in any of these variables it should consider the path invalid").
     package static func directory(environment: [String: String], platform: Platform) -> URL {
         if let home = environment["AUTHKIT_HOME"], !home.isEmpty {
             return URL(fileURLWithPath: home, isDirectory: true)
@@ -45,11 +50,23 @@ package enum AuthKitHome {
         case .mobile(let applicationSupport):
             return applicationSupport.appendingPathComponent("AuthKit", isDirectory: true)
         case .desktop:
-            if let config = environment["XDG_CONFIG_HOME"], !config.isEmpty {
+            if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
                 return URL(fileURLWithPath: config, isDirectory: true).appendingPathComponent("authkit", isDirectory: true)
             }
             return desktopHome(environment: environment).appendingPathComponent(".config/authkit", isDirectory: true)
         }
+    }
+
+    /// Why `$AUTHKIT_HOME` cannot be used, or `nil`: a relative path names
+    /// another directory — another store, other provider files — in every
+    /// working directory, so a sign-in made in one would be missing in the
+    /// next; a leading `~` is usually a shell's tilde left unexpanded in
+    /// quotes or an env file.
+    package static func problem(environment: [String: String]) -> String? {
+        guard let home = environment["AUTHKIT_HOME"], !home.isEmpty, !home.hasPrefix("/") else { return nil }
+        let shown = home.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "a relative path" : "'\(home)', a relative path"
+        let tilde = home.hasPrefix("~") ? " ('~' is expanded only by a shell, and not inside quotes: write $HOME instead)" : ""
+        return "AUTHKIT_HOME is \(shown)\(tilde); it would name another directory in every working directory. Set it to an absolute path, such as $HOME/.config/authkit."
     }
 
     /// `$HOME`, else the account's home directory (asked of the system only

@@ -19,8 +19,12 @@ struct Workspace {
     let sandbox: URL?
 
     /// - Throws: when `$AUTHKIT_BUNDLED_PROVIDERS` or a `--providers-dir` names
-    ///   no directory (silently loading nothing would hide every provider).
+    ///   no directory (silently loading nothing would hide every provider), or
+    ///   when `$AUTHKIT_HOME` is a relative path.
     init(global: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        if let problem = AuthKitHome.problem(environment: environment) {
+            throw CLIError(problem, status: .usage)
+        }
         for (name, url) in [("$AUTHKIT_BUNDLED_PROVIDERS", ProviderCatalog.bundledDirectoryOverride(environment: environment))]
             + global.providerDirectoryURLs.map({ ("--providers-dir", Optional($0)) }) {
             guard let url else { continue }
