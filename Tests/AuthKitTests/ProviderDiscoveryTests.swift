@@ -117,6 +117,22 @@ import Testing
         }
     }
 
+    /// A metadata document past the size cap is not read on, and the error
+    /// names the location and the cap once, in one sentence.
+    @Test func anOversizedMetadataDocumentIsNamedWithTheCap() async throws {
+        try await withServer { server in
+            let flood = String(repeating: " ", count: 2 << 20)
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .text(flood + "{}", contentType: "application/json", status: 200) }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                return reason.contains("/.well-known/oauth-authorization-server: larger than the 1048576 bytes allowed; ")
+                    && reason.contains("openid-configuration: HTTP 404") && !reason.contains(".;")
+            }
+        }
+    }
+
     @Test func nothingFoundIsANetworkErrorNamingBothPlaces() async throws {
         _ = try await withServer { server in
             await #expect {

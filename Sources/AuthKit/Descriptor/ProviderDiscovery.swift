@@ -39,8 +39,14 @@ extension ProviderDescriptor {
             } catch AuthKitError.network(_, let reason) {
                 reasons.append("\(location.redactedForLogs): \(reason)") // the location is said once
                 continue
+            } catch AuthKitError.responseTooLarge(_, let limit) {
+                answered = true
+                reasons.append("\(location.redactedForLogs): larger than the \(limit) bytes allowed")
+                continue
             } catch let error as AuthKitError {
-                reasons.append("\(location.redactedForLogs): \(error)")
+                // Each reason is one clause of a list: no full stop inside it.
+                let description = "\(error)"
+                reasons.append("\(location.redactedForLogs): \(description.hasSuffix(".") ? String(description.dropLast()) : description)")
                 continue
             }
             guard response.status == 200 else {
