@@ -17,6 +17,9 @@ enum CLIProcess {
     static func home(_ name: String) throws -> URL {
         let home = TemporaryDirectory.url(name)
         try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        // Private, as authkit makes a home it creates: otherwise every
+        // command would warn that the store is readable by others.
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: home.path)
         return home
     }
 
