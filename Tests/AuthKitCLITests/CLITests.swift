@@ -57,6 +57,57 @@ import AuthKit
         for id in ["qiita", "instagram", "github"] { #expect(result.stdout.contains(id)) }
     }
 
+    /// Ctrl-C, SIGTERM or SIGHUP once the provider's answer is in: the code
+    /// is being exchanged, and the tokens would exist only in this process.
+    /// The signal waits for the save, then ends authkit by itself; before,
+    /// the sign-in was dropped ("nothing was stored") and its grant left
+    /// behind at the provider.
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+    func aSignalDuringTheCodeExchangeWaitsForTheSave(signal: Int32) async throws {
+        try await withServer { server in
+            let exchanges = Recorder<Int>()
+            server.route("POST", "/api/v2/access_tokens") { _ in
+                exchanges.append(1)
+                Thread.sleep(forTimeInterval: 1.5)
+                return .json(#"{"client_id":"cli-client","scopes":["read_qiita"],"token":"the-new-token"}"#, status: 201)
+            }
+            let home = try home(qiitaAt: server)
+            defer { try? FileManager.default.removeItem(at: home) }
+            let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: env,
+                                                  respond: Self.pasteRedirect(), signalWhen: { !exchanges.all.isEmpty }, signals: [signal])
+            #expect(result.signal == signal, "status \(result.status), signal \(result.signal.map { String($0) } ?? "none"): \(result.stderr)")
+            #expect(result.stderr.contains("the provider has answered; finishing the sign-in first")
+                    && result.stderr.contains("the sign-in is stored ('authkit token delete' removes it); stopping."), "\(result.stderr)")
+            #expect(!result.stderr.contains("nothing was stored"), "\(result.stderr)")
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+            #expect(stored.map(\.accessToken) == ["the-new-token"])
+        }
+    }
+
+    /// A second Ctrl-C does not wait for the exchange: authkit ends at once
+    /// and nothing is stored, as the first one's message said.
+    @Test func aSecondCtrlCDuringTheCodeExchangeStopsAtOnce() async throws {
+        try await withServer { server in
+            let exchanges = Recorder<Int>()
+            server.route("POST", "/api/v2/access_tokens") { _ in
+                exchanges.append(1)
+                Thread.sleep(forTimeInterval: 5)
+                return .json(#"{"token":"the-new-token"}"#, status: 201)
+            }
+            let home = try home(qiitaAt: server)
+            defer { try? FileManager.default.removeItem(at: home) }
+            let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
+            let started = Date()
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: env,
+                                                  respond: Self.pasteRedirect(), signalWhen: { !exchanges.all.isEmpty }, signals: [SIGINT, SIGINT])
+            #expect(result.signal == SIGINT, "status \(result.status): \(result.stderr)")
+            #expect(Date().timeIntervalSince(started) < 4.5, "waited for the exchange")
+            #expect(result.stderr.contains("A second Ctrl-C stops now, without storing it."), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+        }
+    }
+
     @Test func manualSignInStoresTheCredentialAndRequestUsesIt() async throws {
         try await withServer { server in
             qiitaServer(server)

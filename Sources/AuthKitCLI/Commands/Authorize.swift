@@ -175,18 +175,19 @@ struct Authorize: WorkspaceCommand {
             credential = try await authenticator.authorizeWithDeviceCode(options: requested) { authorization in
                 await Self.show(authorization, provider: descriptor.name, openBrowser: !noBrowser && BrowserAvailability.missing(workspace.environment) == nil, status: status)
             }
+            try await workspace.store.save(credential)
         case .manual:
             // ManualUserAgent takes no answer as "cancelled"; here it is said
             // what happened: standard input ended (a pipe with nothing in
             // it), or an empty line was entered.
             let answer = LockedValue<String??>(.none)
-            let agent = ManualUserAgent(readLine: {
+            let agent = ShieldedUserAgent(ManualUserAgent(readLine: {
                 let line = Swift.readLine(strippingNewline: true)
                 answer.withLock { $0 = .some(line) }
                 return line
-            })
+            }))
             do {
-                credential = try await authenticator.authorize(using: agent, options: requested)
+                credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
             } catch AuthKitError.cancelled {
                 // Read, and nothing in it: the agent's only way to cancel.
                 guard case .some(let line) = answer.withLock({ $0 }), (line ?? "").allSatisfy(\.isWhitespace) else { throw AuthKitError.cancelled }
@@ -197,7 +198,7 @@ struct Authorize: WorkspaceCommand {
             let scripted = BrowserLauncher { url in
                 try await SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }).browse(url)
             }
-            let agent = LoopbackUserAgent(
+            let agent = ShieldedUserAgent(LoopbackUserAgent(
                 // The watchdog ends the wait at --timeout with the fuller message;
                 // the listener's own deadline is only a backstop.
                 browser: way == .scriptedBrowser ? scripted : noBrowser ? .none : .system, timeout: .seconds(timeout + 5),
@@ -209,16 +210,30 @@ struct Authorize: WorkspaceCommand {
                         ExitStatus.networkError.terminate()
                     }
                     Self.report(event, provider: descriptor.name, noBrowser: noBrowser, status: status, waiting: waiting)
-                })
+                }))
             defer { status.stop() }
-            credential = try await authenticator.authorize(using: agent, options: requested)
+            credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
         }
-        try await workspace.store.save(credential)
         if json {
             try Console.json(credential)
         } else {
             Console.out("Signed in to \(CredentialSummary.safe(descriptor.name)). Stored in \(workspace.store.fileURL.path).")
             CredentialSummary.lines(credential).forEach(Console.out)
+        }
+    }
+
+    /// Signs in through `agent` and stores the result, with signals held
+    /// back from the agent's answer to the save (``ShieldedUserAgent``).
+    static func signIn(_ authenticator: any Authenticator, _ agent: ShieldedUserAgent, _ options: AuthorizationOptions,
+                       store: some CredentialStore) async throws -> Credential {
+        do {
+            let credential = try await authenticator.authorize(using: agent, options: options)
+            try await store.save(credential)
+            agent.lower(stored: true)
+            return credential
+        } catch {
+            agent.lower(stored: false)
+            throw error
         }
     }
 

@@ -14,49 +14,71 @@ import Darwin
 #endif
 
 /// Ends `authkit` cleanly on Ctrl-C: one line on standard error and exit
-/// status 130, instead of a stack of cancelled-task errors.
+/// status 130, instead of a stack of cancelled-task errors — except where
+/// a shield holds signals back until what the provider did is stored.
 ///
-/// Credentials are saved with an atomic rename after the sign-in completes, so
-/// an interrupt at any point leaves the store as it was.
+/// Credentials are saved with an atomic rename, so an interrupt at any point
+/// leaves the store as it was.
 enum Interrupt {
-    nonisolated(unsafe) private static var source: DispatchSourceSignal?
+    /// What the shield is holding signals back for: the words said when a
+    /// signal comes during it, and when it ends with that signal pending.
+    struct Purpose: Sendable {
+        /// Said when the first signal comes, and what a second one does.
+        var waiting: String
+        var done: String
+        var failed: String
 
-    static func install(message: String) {
-        #if canImport(Darwin)
-        // kqueue only reports the signal; its default action must be off.
-        signal(SIGINT, SIG_IGN)
-        #endif
-        // On Linux, libdispatch installs a handler of its own when the source
-        // is registered (on its manager thread, after resume() returns).
-        // Ignoring SIGINT first, as on Darwin, would lose a Ctrl-C that came
-        // in between, and the sign-in would go on waiting; until then the
-        // default action ends the process, as Ctrl-C does anywhere.
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler {
-            Console.err("\n\(message)")
-            ExitStatus.cancelled.terminate()
-        }
-        source.resume()
-        self.source = source
+        /// A refresh (request, then save; or a sign-out: revoke, then remove).
+        static let refresh = Purpose(
+            waiting: "authkit: finishing the refresh (or sign-out) under way first, so that the stored credential matches what "
+                + "the provider did. A second Ctrl-C stops now, and may cost the stored sign-in.",
+            done: "authkit: the stored credential is up to date; stopping.",
+            failed: "authkit: the update did not complete; stopping.")
+        /// A sign-in, from the provider's answer to the save.
+        static let signIn = Purpose(
+            waiting: "authkit: the provider has answered; finishing the sign-in first, so that what it issued is stored "
+                + "rather than left behind. A second Ctrl-C stops now, without storing it.",
+            done: "authkit: the sign-in is stored ('authkit token delete' removes it); stopping.",
+            failed: "Cancelled; nothing was stored.")
     }
 
-    // MARK: - A refresh finishes saving before a signal ends the process
+    /// What SIGINT outside a shield says before exit status 130; `nil`: it
+    /// ends the process as its default action does.
+    private static let cancelMessage = LockedValue<String?>(nil)
 
-    /// The refreshes under way that have not saved their result, and the
-    /// first signal that came meanwhile (0: none).
-    private static let shield = LockedValue<(depth: Int, pending: Int32)>((0, 0))
+    /// Ctrl-C outside a shield prints `message` and exits with status 130;
+    /// inside one (``raiseShield(for:)``) it waits, as SIGTERM and SIGHUP do.
+    static func install(message: String) {
+        cancelMessage.withLock { $0 = message }
+        installShield()
+    }
+
+    // MARK: - What the provider did is saved before a signal ends the process
+
+    /// How many shields are up, what the outermost is for, and the first
+    /// signal that came meanwhile (0: none).
+    private static let shield = LockedValue<(depth: Int, purpose: Purpose?, pending: Int32)>((0, nil, 0))
     nonisolated(unsafe) private static var shieldSources: [DispatchSourceSignal] = []
     private static let shieldInstalled = LockedValue(false)
 
-    /// Makes SIGINT, SIGTERM and SIGHUP wait for the refreshes run in
-    /// ``shielding(_:)``. Outside one, a signal ends the process as its
-    /// default action does (so a shell sees the same death). Called before
-    /// the refresh lock is waited for, so that libdispatch, which installs
-    /// its handlers on a thread of its own, has them in place by the time a
-    /// refresh request is sent.
+    /// Makes SIGINT, SIGTERM and SIGHUP wait for the shields raised by
+    /// ``shielding(_:)`` and ``raiseShield(for:)``. Outside one, a signal
+    /// ends the process as its default action does (so a shell sees the same
+    /// death), or, for SIGINT after ``install(message:)``, with its message.
+    /// Called before the refresh lock is waited for, so that libdispatch,
+    /// which installs its handlers on a thread of its own, has them in place
+    /// by the time a refresh request is sent.
     static func installShield() {
         guard shieldInstalled.withLock({ installed in defer { installed = true }; return !installed }) else { return }
         shieldSources = [SIGINT, SIGTERM, SIGHUP].map { number in
+            #if canImport(Darwin)
+            // kqueue only reports the signal; its default action must be off.
+            // (On Linux, libdispatch installs a handler of its own when the
+            // source is registered, on its manager thread after resume()
+            // returns. Ignoring the signal first would lose one that came in
+            // between; until then the default action ends the process.)
+            signal(number, SIG_IGN)
+            #endif
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { arrived(number) }
             source.resume()
@@ -71,35 +93,54 @@ enum Interrupt {
     /// grant; killed after a revocation, it would keep a dead credential.
     /// A second signal ends it at once.
     static func shielding<Result>(_ body: () async throws -> Result) async rethrows -> Result {
-        shield.withLock { $0.depth += 1 }
-        func leave(saved: Bool) {
-            let pending = shield.withLock { state -> Int32 in
-                state.depth -= 1
-                return state.depth == 0 ? state.pending : 0
-            }
-            guard pending != 0 else { return }
-            Console.err(saved ? "authkit: the stored credential is up to date; stopping." : "authkit: the update did not complete; stopping.")
-            die(pending)
-        }
+        raiseShield(for: .refresh)
         do {
             let result = try await body()
-            leave(saved: true)
+            lowerShield(done: true)
             return result
         } catch {
-            leave(saved: false)
+            lowerShield(done: false)
             throw error
         }
     }
 
-    private static func arrived(_ number: Int32) {
-        let deferred = shield.withLock { state -> Bool in
-            guard state.depth > 0, state.pending == 0 else { return false }
-            state.pending = number
-            return true
+    /// Holds signals back from now until ``lowerShield(done:)``, for a span
+    /// that does not fit one closure (a sign-in's, from the user agent's
+    /// answer to the save). Each call needs its `lowerShield`.
+    static func raiseShield(for purpose: Purpose) {
+        installShield()
+        shield.withLock { state in
+            if state.depth == 0 { state.purpose = purpose }
+            state.depth += 1
         }
-        if deferred {
-            Console.err("\nauthkit: finishing the refresh (or sign-out) under way first, so that the stored credential matches what "
-                        + "the provider did. A second Ctrl-C stops now, and may cost the stored sign-in.")
+    }
+
+    /// Ends the span of the matching ``raiseShield(for:)``; when it was the
+    /// outermost and a signal came meanwhile, says whether the work got
+    /// `done` and ends the process by that signal.
+    static func lowerShield(done: Bool) {
+        let (pending, purpose) = shield.withLock { state -> (Int32, Purpose?) in
+            state.depth -= 1
+            return state.depth == 0 ? (state.pending, state.purpose) : (0, nil)
+        }
+        guard pending != 0, let purpose else { return }
+        Console.err(done ? purpose.done : purpose.failed)
+        die(pending)
+    }
+
+    private static func arrived(_ number: Int32) {
+        enum Outcome { case deferred(Purpose), second, unshielded }
+        let outcome = shield.withLock { state -> Outcome in
+            guard state.depth > 0, let purpose = state.purpose else { return .unshielded }
+            guard state.pending == 0 else { return .second }
+            state.pending = number
+            return .deferred(purpose)
+        }
+        if case .deferred(let purpose) = outcome {
+            Console.err("\n\(purpose.waiting)")
+        } else if case .unshielded = outcome, number == SIGINT, let message = cancelMessage.withLock({ $0 }) {
+            Console.err("\n\(message)")
+            ExitStatus.cancelled.terminate()
         } else {
             die(number)
         }
