@@ -137,6 +137,22 @@ import AuthKit
         let bad = try await CLIProcess.run(["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s", "--signature-method", "RSA-SHA1"], environment: [:])
         #expect(bad.status == 64)
         #expect(!bad.stderr.contains("\"s\""))
+
+        // The secrets from the environment, off the command line (which other
+        // users see in the process list): the same header. A flag still wins.
+        let secrets = ["AUTHKIT_CONSUMER_SECRET": "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw", "AUTHKIT_TOKEN_SECRET": "LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE"]
+        let withoutSecrets = [
+            "sign", "-X", "POST", "https://api.twitter.com/1.1/statuses/update.json?include_entities=true",
+            "-d", "status=Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21",
+            "--consumer-key", "xvz1evFS4wEEPTGEFPHBog", "--token", "370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb",
+            "--nonce", "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg", "--timestamp", "1318622958",
+        ]
+        let fromEnvironment = try await CLIProcess.run(withoutSecrets, environment: secrets)
+        #expect(fromEnvironment.status == 0 && fromEnvironment.stdout == result.stdout, "\(fromEnvironment.stderr)")
+        let flagWins = try await CLIProcess.run(withoutSecrets + ["--consumer-secret", "another"], environment: secrets)
+        #expect(flagWins.status == 0 && flagWins.stdout.hasPrefix("Authorization: OAuth ") && flagWins.stdout != result.stdout)
+        let none = try await CLIProcess.run(withoutSecrets, environment: [:])
+        #expect(none.status == 64 && none.stderr.contains("No consumer secret: set AUTHKIT_CONSUMER_SECRET"), "\(none.stderr)")
     }
 
     @Test func redirectSchemeTheProviderRefusesIsAUsageError() async throws {

@@ -28,8 +28,10 @@ struct Sign: AsyncParsableCommand {
             --nonce kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg \\
             --timestamp 1318622958
 
-        Secrets on a command line are visible to other users; for stored
-        credentials use 'authkit token header' instead.
+        Secrets on a command line are visible to other users: leave out
+        --consumer-secret and --token-secret and set AUTHKIT_CONSUMER_SECRET
+        and AUTHKIT_TOKEN_SECRET instead. For stored credentials use
+        'authkit token header'.
         """)
 
     @Option(name: [.customShort("X"), .long], help: "The request method.") var method = "GET"
@@ -38,9 +40,15 @@ struct Sign: AsyncParsableCommand {
         "An application/x-www-form-urlencoded body; its parameters are signed.", valueName: "data"))
     var data: String?
     @Option(name: .long, help: "The consumer key (client id).") var consumerKey: String
-    @Option(name: .long, help: "The consumer secret.") var consumerSecret: String
+    @Option(name: .long, help: "The consumer secret (or $AUTHKIT_CONSUMER_SECRET).") var consumerSecret: String?
     @Option(name: .long, help: "The token (oauth_token), if any.") var token: String?
-    @Option(name: .long, help: "The token secret, if any.") var tokenSecret: String?
+    @Option(name: .long, help: "The token secret, if any (or $AUTHKIT_TOKEN_SECRET).") var tokenSecret: String?
+
+    /// A flag wins over the environment, which other users cannot read (a
+    /// command line they can, in the process list).
+    private static func secret(_ flag: String?, variable: String) -> String? {
+        flag ?? ProcessInfo.processInfo.environment[variable]
+    }
     @Option(name: .long, help: "The signature method.") var signatureMethod: OAuth1SignatureMethod = .hmacSHA1
     @Option(name: .long, help: "A fixed nonce (default: 16 random bytes as 32 hex digits).") var nonce: String?
     @Option(name: .long, help: "A fixed timestamp in seconds (default: now).") var timestamp: String?
@@ -53,6 +61,9 @@ struct Sign: AsyncParsableCommand {
             throw ValidationError("'\(url)' is not an absolute URL.")
         }
         if let problem = TypedURL.problem(url) { throw ValidationError(problem) }
+        if Self.secret(consumerSecret, variable: "AUTHKIT_CONSUMER_SECRET") == nil {
+            throw ValidationError("No consumer secret: set AUTHKIT_CONSUMER_SECRET (other users can see a command line, not the environment), or pass --consumer-secret.")
+        }
         if let data, let problem = Request.formProblem(data) {
             throw ValidationError("-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B) exactly as it will be sent.")
         }
@@ -60,6 +71,8 @@ struct Sign: AsyncParsableCommand {
 
     func run() async throws {
         let live = NonceAndTimestamp.live
+        let consumerSecret = Self.secret(consumerSecret, variable: "AUTHKIT_CONSUMER_SECRET") ?? ""
+        let tokenSecret = Self.secret(tokenSecret, variable: "AUTHKIT_TOKEN_SECRET")
         var signer = OAuth1Signer(consumerKey: consumerKey, consumerSecret: consumerSecret,
                                   signatureMethod: signatureMethod)
         let fixedNonce = nonce, fixedTimestamp = timestamp
