@@ -36,6 +36,35 @@ import Testing
         #expect(throws: JSONParser.Failure.self) { try JSONValue(parsing: Data(text.utf8)) }
     }
 
+    /// A file that looks right but does not parse: the failure names what
+    /// stands there, visible or not (a byte-order mark, a no-break space, a
+    /// typographic quote pasted from a web page, a trailing comma).
+    @Test func failuresNameWhatStandsThere() {
+        let cases: [(bytes: [UInt8], reason: String)] = [
+            ([0xEF, 0xBB, 0xBF] + Array(#"{"a":1}"#.utf8), "unexpected character: U+FEFF, a byte-order mark: save the file as UTF-8 without one (RFC 8259 §8.1)"),
+            (Array("{\u{201C}a\u{201D}: 1}".utf8), "an object member must start with a string name, not \u{201C} (U+201C, a typographic quote: JSON wants a straight \")"),
+            (Array("{\"a\":\u{00A0}1}".utf8), "unexpected character: U+00A0, a no-break space: JSON allows only ordinary spaces, tabs and line breaks"),
+            (Array("{\"a\": \u{200B}1}".utf8), "unexpected character: U+200B, an invisible zero-width character"),
+            (Array(#"{"a":1,}"#.utf8), "a comma before '}' (JSON allows no trailing comma)"),
+            (Array(#"[1, ]"#.utf8), "a comma before ']' (JSON allows no trailing comma)"),
+            (Array(#"{'a':1}"#.utf8), "an object member must start with a string name, not ' (JSON strings take double quotes)"),
+            (Array(#"{"a" 1}"#.utf8), "expected ':' after a member name, not '1'"),
+            (Array(#"{"a":1"#.utf8), "expected ',' or '}' in an object, not the end of the text"),
+            (Array(#"{"a":1}"#.utf8) + [0x07], "text after the JSON value: U+0007 (a control character)"),
+            (Array(#"{"a":"#.utf8) + [0xC3], "unexpected character: a byte that is not UTF-8"),
+        ]
+        for (bytes, reason) in cases {
+            do {
+                _ = try JSONParser.parse(Data(bytes))
+                Issue.record("accepted \(bytes)")
+            } catch let failure as JSONParser.Failure {
+                #expect(failure.reason == reason, "\(String(decoding: bytes, as: UTF8.self))")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+    }
+
     @Test func refusesInvalidUTF8() {
         for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0x5C, 0x6E, 0xC0, 0xAF, 0x22]] {
             #expect(throws: JSONParser.Failure.self) { try JSONValue(parsing: Data(bytes)) }

@@ -63,7 +63,7 @@ package struct JSONParser {
             parser.skipWhitespace()
             let value = try parser.value(depth: 0)
             parser.skipWhitespace()
-            guard parser.position == buffer.count else { throw parser.failure("text after the JSON value") }
+            guard parser.position == buffer.count else { throw parser.failure("text after the JSON value: " + parser.found) }
             return value
         }
     }
@@ -79,6 +79,42 @@ package struct JSONParser {
 
     private func failure(_ reason: String) -> Failure {
         Failure(offset: position, reason: reason)
+    }
+
+    /// What stands at the failure, for a person looking at the file: a
+    /// character they may not see, or cannot tell from the one JSON wants,
+    /// named with its code point (`“ (U+201C, a typographic quote: JSON
+    /// wants a straight ")`). Pasted from a web page or saved by an editor,
+    /// these are the usual reasons a file that looks right does not parse.
+    private var found: String {
+        guard let byte = current else { return "the end of the text" }
+        switch byte {
+        case UInt8(ascii: "'"): return "' (JSON strings take double quotes)"
+        case 0x21..<0x7F: return "'\(Character(Unicode.Scalar(byte)))'"
+        case 0..<0x80: return "U+\(Self.hex(UInt32(byte)))" + (byte < 0x20 || byte == 0x7F ? " (a control character)" : " (a space)")
+        default: break
+        }
+        // A UTF-8 sequence: decode the one scalar that starts here.
+        var iterator = UnsafeRawBufferPointer(rebasing: bytes[position..<min(bytes.count, position + 4)]).makeIterator()
+        var decoder = UTF8()
+        guard case .scalarValue(let scalar) = decoder.decode(&iterator) else { return "a byte that is not UTF-8" }
+        let hint: String
+        switch scalar.value {
+        case 0xFEFF: hint = ", a byte-order mark: save the file as UTF-8 without one (RFC 8259 §8.1)"
+        case 0x00A0, 0x2007, 0x202F: hint = ", a no-break space: JSON allows only ordinary spaces, tabs and line breaks"
+        case 0x200B...0x200D, 0x2060: hint = ", an invisible zero-width character"
+        case 0x201C, 0x201D, 0x201E, 0x00AB, 0x00BB: hint = ", a typographic quote: JSON wants a straight \""
+        case 0x2018, 0x2019: hint = ", a typographic apostrophe: JSON strings take straight double quotes \""
+        default: hint = ""
+        }
+        let visible = !(scalar.properties.generalCategory == .format || scalar.properties.isWhitespace)
+        let code = "U+\(Self.hex(scalar.value))"
+        return visible ? "\(Character(scalar)) (\(code)\(hint))" : code + hint
+    }
+
+    private static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     private var current: UInt8? {
@@ -104,7 +140,7 @@ package struct JSONParser {
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-        default: throw failure("unexpected character")
+        default: throw failure("unexpected character: " + found)
         }
     }
 
@@ -129,7 +165,7 @@ package struct JSONParser {
         // Where each name started, kept only when a repeated name is refused.
         var nameOffsets = [String: Int]()
         while true {
-            guard current == UInt8(ascii: "\"") else { throw failure("an object member must start with a string name") }
+            guard current == UInt8(ascii: "\"") else { throw failure("an object member must start with a string name, not " + found) }
             let nameOffset = position
             let name = try string()
             if repeatedNames == .refused {
@@ -141,7 +177,7 @@ package struct JSONParser {
                 }
             }
             skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw failure("expected ':' after a member name") }
+            guard current == UInt8(ascii: ":") else { throw failure("expected ':' after a member name, not " + found) }
             position += 1
             skipWhitespace()
             do {
@@ -155,11 +191,12 @@ package struct JSONParser {
             case UInt8(ascii: ","):
                 position += 1
                 skipWhitespace()
+                if current == UInt8(ascii: "}") { throw failure("a comma before '}' (JSON allows no trailing comma)") }
             case UInt8(ascii: "}"):
                 position += 1
                 return .object(members)
             default:
-                throw failure("expected ',' or '}' in an object")
+                throw failure("expected ',' or '}' in an object, not " + found)
             }
         }
     }
@@ -185,11 +222,12 @@ package struct JSONParser {
             case UInt8(ascii: ","):
                 position += 1
                 skipWhitespace()
+                if current == UInt8(ascii: "]") { throw failure("a comma before ']' (JSON allows no trailing comma)") }
             case UInt8(ascii: "]"):
                 position += 1
                 return .array(elements)
             default:
-                throw failure("expected ',' or ']' in an array")
+                throw failure("expected ',' or ']' in an array, not " + found)
             }
         }
     }
