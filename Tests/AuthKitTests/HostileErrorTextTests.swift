@@ -42,6 +42,24 @@ import Testing
         #expect(text.contains(#"got the string 'soon\u{1B}[31m and a very…'"#), "\(text)")
     }
 
+    /// A provider file comes from someone else as often as not: a key, a
+    /// value it quotes or a name given twice reaches the terminal through
+    /// the file's issues, escaped (`FileIssue.description`).
+    @Test func aProviderFileCannotDriveTheTerminalThroughItsIssues() {
+        let base = #""id":"t","protocol":"oauth2","authorization":{"url":"https://a.example/a"},"token":{"url":"https://a.example/t"}"#
+        for file in [#"{\#(base),"x\u001b]0;pwned\u0007":1}"#,
+                     #"{\#(base),"p\u001b[2J":1,"p\u001b[2J":2}"#,
+                     #"{"id":"t","protocol":"oauth2","authorization":{"url":"https://a.example/a"},"token":{"url":"https://a\u001b[31m.example/t"}}"#] {
+            do {
+                _ = try DescriptorLoader().decode(Data(file.utf8), file: "/tmp/t\u{1B}[1m.json")
+                Issue.record("accepted \(file)")
+            } catch {
+                #expect(!hasControlCharacters("\(error)"), "\("\(error)".debugDescription)")
+                #expect("\(error)".contains("\\u{1B}"), "\(error)")
+            }
+        }
+    }
+
     /// Any web page can send the browser to the loopback listener, and the
     /// parameter name of a duplicate is reported before `state` is checked:
     /// the CLI prints the reason, so it must not carry terminal escapes.

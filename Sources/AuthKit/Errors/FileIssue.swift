@@ -13,7 +13,12 @@ public struct FileIssue: Sendable, Hashable, CustomStringConvertible {
         self.problem = problem
     }
 
+    /// One line, with control characters escaped (``DisplayText``): a
+    /// field name, a quoted value or a file name comes from the file, which
+    /// someone else may have written, and must not drive the terminal that
+    /// shows it (an ESC sequence in a key of a downloaded provider file).
     public var description: String {
-        field.isEmpty ? "\(file): \(problem)" : "\(file): field '\(field)': \(problem)"
+        let file = DisplayText.sanitized(file, limit: 1_000), problem = DisplayText.sanitized(problem, limit: 2_000)
+        return field.isEmpty ? "\(file): \(problem)" : "\(file): field '\(DisplayText.sanitized(field, limit: 200))': \(problem)"
     }
 }
