@@ -106,7 +106,7 @@ import Testing
     /// Malformed JSON is located by AuthKit's parser, as a line and column.
     @Test func syntaxErrorsAreLocatedByLineAndColumn() {
         let text = "{\n  \"id\": \"x\",\n  \"name\": ,\n}"
-        #expect(DescriptorLoader.syntaxError(in: Data(text.utf8)) == "line 3, column 11: unexpected character")
+        #expect(DescriptorLoader.syntaxError(in: Data(text.utf8)) == "line 3, column 11: unexpected character: ','")
         #expect(DescriptorLoader.syntaxError(in: Data("[1, 2".utf8)).hasPrefix("line 1, column 6: "))
     }
 
