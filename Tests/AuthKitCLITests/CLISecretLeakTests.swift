@@ -36,12 +36,16 @@ import AuthKit
     }
 
     func home(_ server: TestHTTPServer) throws -> URL {
+        try home(baseURL: server.baseURL)
+    }
+
+    func home(baseURL: String) throws -> URL {
         let home = try CLIProcess.home("authkit-leak")
         try """
         {"id": "local", "protocol": "oauth2", "pkce": "S256",
-         "authorization": {"url": "\(server.baseURL)/authorize"},
-         "token": {"url": "\(server.baseURL)/token"},
-         "revocation": {"url": "\(server.baseURL)/revoke"}}
+         "authorization": {"url": "\(baseURL)/authorize"},
+         "token": {"url": "\(baseURL)/token"},
+         "revocation": {"url": "\(baseURL)/revoke"}}
         """.write(to: home.appendingPathComponent("providers/local.json"), atomically: true, encoding: .utf8)
         return home
     }
@@ -140,9 +144,9 @@ import AuthKit
             #expect(missing.status != 0)
             assertClean(missing, "token show (missing)")
 
-            // Network failure: the endpoint is gone.
-            let downHome = try self.home(server)
-            await server.stop()
+            // Network failure: nothing listens at the endpoint. (Not the
+            // stopped server's port: another test's server may take it.)
+            let downHome = try self.home(baseURL: "http://127.0.0.1:\(try UnusedPort.next())")
             let down = try await CLIProcess.run(["authorize", "--provider", "local", "--manual", "--verbose"],
                                           environment: env.merging(["AUTHKIT_HOME": downHome.path]) { _, new in new },
                                           respond: Self.paste(code: "good"))

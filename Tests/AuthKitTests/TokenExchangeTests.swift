@@ -311,11 +311,9 @@ import AuthKitTestSupport
     }
 
     @Test func networkFailureIsTypedAndNamesOnlyTheEndpoint() async throws {
-        // A port nothing listens on: connect to a server, stop it, reuse its port.
-        let server = TestHTTPServer()
-        try await server.start()
-        let base = server.baseURL
-        await server.stop()
+        // A port nothing listens on. (Not a stopped server's: another test's
+        // server may take it, and did, answering this exchange with 404.)
+        let base = "http://127.0.0.1:\(try UnusedPort.next())"
         let descriptor = testDescriptor(
             id: "down", name: "Down", protocol: .oauth2, authorization: DescriptorFile.Authorization(url: "\(base)/a"),
             token: DescriptorFile.Token(url: "\(base)/token"))
