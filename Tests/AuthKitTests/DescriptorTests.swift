@@ -182,6 +182,19 @@ import Testing
         }
     }
 
+    /// A provider file's strings are shown on terminals ("approve access to
+    /// NAME"): one holding a control character is refused where it is,
+    /// comments aside, rather than escaped at every place it is shown.
+    @Test func controlCharactersAreRefusedWhereTheyAre() {
+        let json = Self.minimal
+            .replacingOccurrences(of: #""name": "Example","#, with: #""name": "Example\u001b]0;pwned\u0007", "_comment": "line\nbreaks are fine here","#)
+            .replacingOccurrences(of: #""protocol": "oauth2","#, with: #""protocol": "oauth2", "scopes": {"default": ["read", "write\u009b"]},"#)
+        let found = issues(json)
+        #expect(found.map(\.field) == ["name", "scopes.default[1]"], "\(found)")
+        #expect(found.first?.problem.hasPrefix("holds a control character (U+001B)") == true)
+        #expect(found.last?.problem.hasPrefix("holds a control character (U+009B)") == true)
+    }
+
     @Test func unknownProtocolIsNamed() {
         let found = issues(Self.minimal.replacingOccurrences(of: "\"oauth2\"", with: "\"oauth3\""))
         #expect(found.count == 1)

@@ -50,7 +50,7 @@ package struct DescriptorLoader: Sendable {
         guard case .object = raw else {
             throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "must be a JSON object, not \(raw.typeName).")])
         }
-        var issues = SchemaCheck.descriptor.problems(in: raw, file: file)
+        var issues = SchemaCheck.descriptor.problems(in: raw, file: file) + Self.controlCharacterIssues(in: raw, file: file)
         // The meaning checks run on what is left once the fields the schema
         // refused are taken out, so a bad `pkce` does not hide a bad URL.
         let pruned = issues.reduce(raw) { $0.removing(path: $1.field) }
@@ -144,6 +144,31 @@ package struct DescriptorLoader: Sendable {
                 throw AuthKitError.invalidFile([FileIssue(file: file, field: field, problem: "is given twice (\(lines)). JSON readers disagree on which one counts (RFC 8259 §4), so a person or a tool reading this file could see the other one; keep one.")])
             }
             throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "is not valid JSON: \(describe(failure, in: data))")])
+        }
+    }
+
+    /// A field for each string in the file that holds a control character
+    /// (C0, DEL, C1), comments (`_…`, `$…`) aside.
+    ///
+    /// A provider file has no use for one, and its name, scopes, URLs and
+    /// placeholder descriptions are printed on terminals ("approve access to
+    /// NAME"), where an ESC sequence from a file someone else wrote would be
+    /// obeyed. Refused once here rather than escaped at every place a value
+    /// is shown.
+    static func controlCharacterIssues(in value: JSONValue, path: String = "", file: String) -> [FileIssue] {
+        switch value {
+        case .object(let members):
+            return members.keys.sorted().filter { !$0.hasPrefix("_") && !$0.hasPrefix("$") }.flatMap { key in
+                controlCharacterIssues(in: members[key]!, path: path.isEmpty ? key : "\(path).\(key)", file: file)
+            }
+        case .array(let elements):
+            return elements.enumerated().flatMap { controlCharacterIssues(in: $0.element, path: "\(path)[\($0.offset)]", file: file) }
+        case .string(let text):
+            guard let control = text.unicodeScalars.first(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }) else { return [] }
+            let code = String(control.value, radix: 16, uppercase: true)
+            return [FileIssue(file: file, field: path, problem: "holds a control character (U+\(String(repeating: "0", count: 4 - code.count))\(code)); a provider file has no use for one, and it would reach the terminals its values are shown on. Remove it.")]
+        case .null, .bool, .integer, .number:
+            return []
         }
     }
 
