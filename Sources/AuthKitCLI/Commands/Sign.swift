@@ -43,12 +43,6 @@ struct Sign: AsyncParsableCommand {
     @Option(name: .long, help: "The consumer secret (or $AUTHKIT_CONSUMER_SECRET).") var consumerSecret: String?
     @Option(name: .long, help: "The token (oauth_token), if any.") var token: String?
     @Option(name: .long, help: "The token secret, if any (or $AUTHKIT_TOKEN_SECRET).") var tokenSecret: String?
-
-    /// A flag wins over the environment, which other users cannot read (a
-    /// command line they can, in the process list).
-    private static func secret(_ flag: String?, variable: String) -> String? {
-        flag ?? ProcessInfo.processInfo.environment[variable]
-    }
     @Option(name: .long, help: "The signature method.") var signatureMethod: OAuth1SignatureMethod = .hmacSHA1
     @Option(name: .long, help: "A fixed nonce (default: 16 random bytes as 32 hex digits).") var nonce: String?
     @Option(name: .long, help: "A fixed timestamp in seconds (default: now).") var timestamp: String?
@@ -67,6 +61,12 @@ struct Sign: AsyncParsableCommand {
         if let data, let problem = Request.formProblem(data) {
             throw ValidationError("-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B) exactly as it will be sent.")
         }
+    }
+
+    /// A flag wins over the environment, which other users cannot read (a
+    /// command line they can, in the process list).
+    private static func secret(_ flag: String?, variable: String) -> String? {
+        flag ?? ProcessInfo.processInfo.environment[variable]
     }
 
     func run() async throws {
