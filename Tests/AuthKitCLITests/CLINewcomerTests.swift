@@ -186,6 +186,50 @@ import Testing
         }
     }
 
+    /// `-d @FILE`, `-d @-` and `--data-binary @FILE`, as curl reads them: a
+    /// curl user's `-d @body.json` was sent as the text "@body.json".
+    @Test func requestReadsBodiesFromFilesAsCurlDoes() async throws {
+        try await withServer { server in
+            server.route("POST", "/api/v2/items") { _ in .json("{}") }
+            let home = try home()
+            let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
+            try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
+                .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
+            try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"]
+            let url = "\(server.baseURL)/api/v2/items"
+            let form = home.appendingPathComponent("form.txt"), json = home.appendingPathComponent("item.json"), png = home.appendingPathComponent("a.png")
+            try Data("title=a%20b&\r\nbody=c\n".utf8).write(to: form)
+            try Data("{\n  \"title\": \"x\"\n}\n".utf8).write(to: json)
+            let binary = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0x0A, 0xFF])
+            try binary.write(to: png)
+            func post(_ arguments: [String], launcher: [String] = []) async throws -> (CLIResult, RecordedRequest?) {
+                let before = server.requests(to: "/api/v2/items").count
+                let result = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url] + arguments, environment: environment, launcher: launcher)
+                let requests = server.requests(to: "/api/v2/items")
+                return (result, requests.count > before ? requests.last : nil)
+            }
+            // -d @FILE: line breaks removed, as curl does; checked as a form.
+            let (fromFile, formRequest) = try await post(["-d", "@\(form.path)"])
+            #expect(fromFile.status == 0 && formRequest?.bodyText == "title=a%20b&body=c", "\(fromFile.stderr)")
+            #expect(formRequest?.header("Content-Type") == "application/x-www-form-urlencoded")
+            let (jsonFile, jsonRequest) = try await post(["-d", "@\(json.path)", "-H", "Content-Type: application/json"])
+            #expect(jsonFile.status == 0 && jsonRequest?.bodyText == #"{  "title": "x"}"#, "\(jsonFile.stderr)")
+            // --data-binary @FILE: every byte, with the type given.
+            let (raw, rawRequest) = try await post(["--data-binary", "@\(png.path)", "-H", "Content-Type: image/png"])
+            #expect(raw.status == 0 && rawRequest?.body == binary, "\(raw.stderr)")
+            // -d @-: standard input, beside --data-urlencode.
+            let (piped, pipedRequest) = try await post(["-d", "@-", "--data-urlencode", "n=a b"], launcher: ["/bin/sh", "-c", #"printf 'c=3\n' | "$0" "$@""#])
+            #expect(piped.status == 0 && pipedRequest?.bodyText == "c=3&n=a%20b", "\(piped.stderr)")
+            // Refused before anything is sent: a missing file, bytes sent as a form.
+            let (missing, sent1) = try await post(["-d", "@\(home.path)/nope.json"])
+            #expect(missing.status == 64 && missing.stderr.contains("-d @\(home.path)/nope.json: the file cannot be read (No such file or directory).") && sent1 == nil,
+                    "\(missing.stderr)")
+            let (binaryForm, sent2) = try await post(["--data-binary", "@\(png.path)"])
+            #expect(binaryForm.status == 64 && binaryForm.stderr.contains("it is not text. Give its type with -H") && sent2 == nil, "\(binaryForm.stderr)")
+        }
+    }
+
     /// Binary bytes are not written to a terminal (curl's rule): in a real
     /// terminal (`script` gives one) the command stops with a hint; through a
     /// pipe every byte arrives.

@@ -219,7 +219,7 @@ package struct DescriptorLoader: Sendable {
     /// What went wrong, in words: a file-system error's POSIX reason
     /// ("No such file or directory"), a decoding error's field and problem,
     /// rather than a type name and code.
-    static func reason(_ error: Error) -> String {
+    package static func reason(_ error: Error) -> String {
         switch error {
         case let posix as POSIXError:
             return String(cString: strerror(posix.code.rawValue))

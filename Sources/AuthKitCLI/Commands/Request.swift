@@ -41,9 +41,13 @@ struct Request: WorkspaceCommand {
     @OptionGroup var client: ClientOptions
     @Option(name: [.customShort("X"), .long], help: "The request method.") var method = "GET"
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "A request body, already form-encoded (a=1&b=x%20y); sent as application/x-www-form-urlencoded unless a Content-Type header is given.",
+        "A request body, already form-encoded (a=1&b=x%20y); sent as application/x-www-form-urlencoded unless a Content-Type header is given. @FILE reads it from a file (@- from standard input) without its line breaks, as curl does.",
         valueName: "data"))
     var data: String?
+    @Option(name: .customLong("data-binary"), help: ArgumentHelp(
+        "A request body sent byte for byte; @FILE reads it from a file (@- from standard input). Give its Content-Type with -H.",
+        valueName: "data"))
+    var dataBinary: String?
     @Option(name: .customLong("data-urlencode"), help: ArgumentHelp(
         "A form field whose value AuthKit encodes for you, as curl does: 'status=Hello + world!' (repeatable).", valueName: "name=value"))
     var dataURLEncode: [String] = []
@@ -62,25 +66,54 @@ struct Request: WorkspaceCommand {
         if HTTPRequest.Method(method.uppercased()) == nil { throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(method)'.") }
     }
 
-    /// `-d` as given (checked when it is to be sent as a form) and each
-    /// `--data-urlencode` field encoded, joined with `&`.
-    func body() throws -> String? {
-        var parts = [String]()
-        if let data {
-            let isForm = header.first { $0.lowercased().hasPrefix("content-type:") }.map { $0.lowercased().contains("x-www-form-urlencoded") } ?? true
-            if isForm, let problem = Self.formProblem(data) {
-                throw CLIError("-d is sent as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B), or use --data-urlencode 'name=value' and AuthKit encodes it.")
+    /// `-d` (from a file with `@`, its line breaks removed, as curl does),
+    /// `--data-binary` (from a file, byte for byte) and each
+    /// `--data-urlencode` field encoded, joined with `&`. Sent as a form
+    /// (no Content-Type header), every part is checked to be one, since
+    /// OAuth 1.0a signs its fields as they will be sent.
+    func body() throws -> Data? {
+        let isForm = header.first { $0.lowercased().hasPrefix("content-type:") }.map { $0.lowercased().contains("x-www-form-urlencoded") } ?? true
+        var parts = [Data]()
+        for (flag, value, keepsLineBreaks) in [("-d", data, false), ("--data-binary", dataBinary, true)] {
+            guard let value else { continue }
+            var bytes = value.hasPrefix("@") ? try Self.contents(of: String(value.dropFirst()), flag: flag) : Data(value.utf8)
+            if value.hasPrefix("@"), !keepsLineBreaks { bytes.removeAll { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") } }
+            if isForm {
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    throw CLIError("\(flag) is sent as application/x-www-form-urlencoded, but it is not text. Give its type with -H 'Content-Type: …'.")
+                }
+                if let problem = Self.formProblem(text) {
+                    throw CLIError("\(flag) is sent as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B), or use --data-urlencode 'name=value' and AuthKit encodes it.")
+                }
             }
-            parts.append(data)
+            parts.append(bytes)
         }
         for field in dataURLEncode {
             let pieces = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard pieces.count == 2, !pieces[0].isEmpty else {
                 throw CLIError("--data-urlencode takes name=value; one has \(pieces.count == 2 ? "no name before its '='" : "no '='") (its value is not repeated here).")
             }
-            parts.append(FormURLEncoding.encode([(pieces[0], pieces[1])]))
+            parts.append(Data(FormURLEncoding.encode([(pieces[0], pieces[1])]).utf8))
         }
-        return parts.isEmpty ? nil : parts.joined(separator: "&")
+        guard var body = parts.first else { return nil }
+        for part in parts.dropFirst() { body.append(UInt8(ascii: "&")); body.append(part) }
+        return body
+    }
+
+    /// The bytes of `path`, or of standard input for `-`, for `flag`'s `@`.
+    private static func contents(of path: String, flag: String) throws -> Data {
+        if path == "-" {
+            do { return try FileSystem.readToEnd(STDIN_FILENO) } catch {
+                throw CLIError("\(flag) @-: standard input cannot be read (\(DescriptorLoader.reason(error))).")
+            }
+        }
+        guard !path.isEmpty else { throw CLIError("\(flag) @ needs a file name after the '@' (or - for standard input).") }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: path) ? DescriptorLoader.reason(error) : "No such file or directory"
+            throw CLIError("\(flag) @\(DisplayText.sanitized(path, limit: 200)): the file cannot be read (\(reason)).")
+        }
     }
 
     /// Why `text` is not form-encoded as a server will read it, or nil.
@@ -111,7 +144,7 @@ struct Request: WorkspaceCommand {
             request.setHeader(parts[0], parts[1])
         }
         if let body = try body() {
-            request.body = Data(body.utf8)
+            request.body = body
             if request.header("Content-Type") == nil { request.setHeader("Content-Type", "application/x-www-form-urlencoded") }
         }
         let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
