@@ -68,6 +68,26 @@ import AuthKit
         }
     }
 
+    /// Through the loopback listener too: a SIGTERM once the redirect has
+    /// come (the token request is held) waits for the save.
+    @Test func aSignalAfterTheRedirectWaitsForTheSave() async throws {
+        try await withServer { server in
+            authorizationServer(server)
+            let exchanges = Recorder<Int>()
+            server.route("POST", "/token") { _ in
+                exchanges.append(1)
+                Thread.sleep(forTimeInterval: 1.5)
+                return .json(#"{"access_token":"browser-token-0123456789","token_type":"Bearer","expires_in":3600}"#)
+            }
+            let home = try home(descriptor: descriptor(server))
+            let result = try await CLIProcess.run(["authorize", "--provider", "local"], environment: env(home),
+                                                  signalWhen: { !exchanges.all.isEmpty }, signals: [SIGTERM])
+            #expect(result.signal == SIGTERM && result.stderr.contains("the sign-in is stored"), "status \(result.status): \(result.stderr)")
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+            #expect(stored.map(\.accessToken) == ["browser-token-0123456789"])
+        }
+    }
+
     @Test func deniedConsentExitsThreeAndStoresNothing() async throws {
         try await withServer { server in
             authorizationServer(server, deny: true)
