@@ -69,6 +69,33 @@ import Testing
         #expect(found.isEmpty, "unavailable on iOS: \(found)")
     }
 
+    /// Standard-library calls newer than the platforms Package.swift declares
+    /// (macOS 13, iOS 16): `String(validating:as:)` needs macOS 15 and iOS
+    /// 18, so the core did not compile for the platforms it names. Where one
+    /// is wanted, AuthKit has its own (`ValidUTF8`) or an `#available` check.
+    static let newerThanThePlatforms = ["String(validating:"]
+
+    @Test func noCallNewerThanTheDeclaredPlatforms() throws {
+        let root = PublicAPITests.root.appendingPathComponent("Sources")
+        let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        #expect(files.count > 50)
+        var found = [String]()
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.trimmingCharacters(in: .whitespaces)
+                guard !code.hasPrefix("//") else { continue }
+                for call in Self.newerThanThePlatforms where code.contains(call) {
+                    found.append("\(file.lastPathComponent):\(number + 1): \(call)")
+                }
+            }
+        }
+        #expect(found.isEmpty, "needs a newer OS than Package.swift's platforms: \(found)")
+        #expect(ValidUTF8.string([0x61, 0xC3, 0xA9]) == "aé" && ValidUTF8.string([0x61, 0xC3]) == nil
+                && ValidUTF8.string([0xEF, 0xBF, 0xBD]) == "\u{FFFD}" && ValidUTF8.string([0xED, 0xA0, 0x80]) == nil)
+    }
+
     /// The scanner itself: it must see a call outside a guard, and not one inside.
     @Test func theScannerSeesThroughGuards() {
         let text = """

@@ -264,7 +264,7 @@ package struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 position += 1
-                guard let text = decoded.withUnsafeBytes({ Self.utf8String($0) }) else {
+                guard let text = decoded.withUnsafeBytes({ ValidUTF8.string($0) }) else {
                     throw Failure(offset: start, reason: "a string is not valid UTF-8")
                 }
                 return text
@@ -282,19 +282,10 @@ package struct JSONParser {
     }
 
     private func validatedUTF8(_ range: Range<Int>) throws -> String {
-        guard let text = Self.utf8String(UnsafeRawBufferPointer(rebasing: bytes[range])) else {
+        guard let text = ValidUTF8.string(UnsafeRawBufferPointer(rebasing: bytes[range])) else {
             throw Failure(offset: range.lowerBound, reason: "a string is not valid UTF-8")
         }
         return text
-    }
-
-    /// `bytes` as a string, or `nil` when they are not valid UTF-8. Decoding
-    /// repairs invalid sequences with U+FFFD, so valid means the decoded text
-    /// re-encodes to the same bytes. (`String(validating:)` needs macOS 15.)
-    private static func utf8String(_ bytes: UnsafeRawBufferPointer) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        if bytes.allSatisfy({ $0 < 0x80 }) { return text }
-        return text.utf8.elementsEqual(bytes) ? text : nil
     }
 
     /// After a backslash: one escape, appended as UTF-8.

@@ -179,7 +179,7 @@ package enum PercentEncoding {
             return failed ? nil : bytes
         }
         guard let bytes else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+        return ValidUTF8.string(bytes)
     }
 
     /// RFC 3986 §2.3 *unreserved*: `A-Z a-z 0-9 - . _ ~`.

@@ -79,7 +79,7 @@ struct Request: WorkspaceCommand {
             var bytes = value.hasPrefix("@") ? try Self.contents(of: String(value.dropFirst()), flag: flag) : Data(value.utf8)
             if value.hasPrefix("@"), !keepsLineBreaks { bytes.removeAll { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") } }
             if isForm {
-                guard let text = String(validating: bytes, as: UTF8.self) else {
+                guard let text = ValidUTF8.string(bytes) else {
                     throw CLIError("\(flag) is sent as application/x-www-form-urlencoded, but it is not text. Give its type with -H 'Content-Type: …'.")
                 }
                 if let problem = Self.formProblem(text) {
