@@ -259,6 +259,34 @@ import Testing
         }
     }
 
+    /// Text is shown on a terminal with its escape sequences written out,
+    /// colours aside: an OSC 52 in a response would otherwise have put a
+    /// command in the user's clipboard. A pipe still gets every byte.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    func escapeSequencesAreShownNotObeyedOnATerminal() async throws {
+        try await withServer { server in
+            let text = "\u{1B}[32mok\u{1B}[0m \u{1B}]52;c;cm0gLXJmIH4K\u{07} done\n"
+            server.route("GET", "/api/v2/text") { _ in StubResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Data(text.utf8)) }
+            let home = try home()
+            let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
+            try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
+                .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
+            try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let arguments = ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/text"]
+
+            let piped = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
+            #expect(piped.status == 0 && piped.stdout == text, "a pipe gets every byte: \(piped.stderr)")
+
+            let command = (["env", "AUTHKIT_HOME=\(home.path)", "AUTHKIT_QIITA_CLIENT_ID=c", CLIProcess.binary.path] + arguments)
+                .map { "'\($0)'" }.joined(separator: " ")
+            let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+            #expect(terminal.status == 0, "\(terminal.stdout)")
+            #expect(terminal.stdout.contains("\u{1B}[32mok\u{1B}[0m") && terminal.stdout.contains(#"\u{1B}]52;c;cm0gLXJmIH4K\u{7} done"#),
+                    "\(terminal.stdout.debugDescription)")
+            #expect(!terminal.stdout.contains("\u{1B}]52"), "the OSC 52 reached the terminal")
+        }
+    }
+
     /// `sign` signs what will be sent: a body or URL that a server (or curl)
     /// would read differently from how it is signed is refused.
     @Test func signRefusesWhatWouldBeSentDifferently() async throws {

@@ -23,7 +23,9 @@ struct Request: WorkspaceCommand {
         discussion: """
         An expired OAuth 2.0 token is refreshed (and saved) first. The body is
         streamed to standard output as it arrives. A response that is not 2xx
-        prints its body and exits 3.
+        prints its body and exits 3. On a terminal, control characters and
+        escape sequences in it are shown as text (colours pass); a file or a
+        pipe gets every byte.
 
         Redirects are not followed unless you pass -L. With -L the credential
         goes only to the URL's own origin: a redirect to another host is
@@ -154,14 +156,18 @@ struct Request: WorkspaceCommand {
         // As curl does: binary output is not written to a terminal, which it
         // could garble (or drive: a body is the server's bytes, not text
         // AuthKit escaped). A file or a pipe gets every byte.
+        // Text shown on a terminal has its control characters and escape
+        // sequences written out, colours aside (TerminalFilter).
         let toTerminal = isatty(STDOUT_FILENO) != 0
+        var filter = TerminalFilter()
         for try await chunk in body {
             if toTerminal, chunk.contains(0) {
                 throw CLIError("The response is binary (it holds NUL bytes), so it was not written to the terminal, which it could garble. "
                                + "Redirect it to a file (> file), or pipe it (| cat) to see it anyway.", status: .failure)
             }
-            if !Console.write(chunk, to: STDOUT_FILENO) { break } // the reader has gone
+            if !Console.write(toTerminal ? filter.filter(chunk) : chunk, to: STDOUT_FILENO) { break } // the reader has gone
         }
+        if toTerminal { _ = Console.write(filter.finish(), to: STDOUT_FILENO) }
         let status = head.status.code
         guard (200...299).contains(status) else {
             let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
