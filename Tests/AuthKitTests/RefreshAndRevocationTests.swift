@@ -58,7 +58,7 @@ import AuthKitTestSupport
             #expect(try await refreshed.accessToken == "new-access")
             #expect(revoked.accessToken == "new-access", "the spent credential was revoked, not the one the refresh saved")
             #expect(try formObject(try #require(server.requests(to: "/revoke").first).bodyText)["token"] == "new-access")
-            #expect(try await store.credential(for: expired.key) == nil, "the refresh saved the credential back after the sign-out")
+            #expect(await store.credential(for: expired.key) == nil, "the refresh saved the credential back after the sign-out")
             await #expect(throws: AuthKitError.signInRequired(expired.key, reason: .noCredential)) { try await source.revoke() }
         }
     }
@@ -111,7 +111,7 @@ import AuthKitTestSupport
             // Inside the 60 s margin: refreshed, and saved before it is returned.
             let renewed = try await source.current(at: fixedNow.addingTimeInterval(3590))
             #expect(renewed.accessToken == "fresh")
-            #expect(try await store.credential(for: valid.key) == renewed)
+            #expect(await store.credential(for: valid.key) == renewed)
             // A caller's margin replaces the descriptor's.
             let eager = CredentialSource(authenticator: client, store: store, key: valid.key, refreshMargin: 7200)
             #expect(eager.policy.mustRefresh(renewed, at: fixedNow))
