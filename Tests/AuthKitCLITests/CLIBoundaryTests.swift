@@ -292,6 +292,25 @@ import Glibc
         }
     }
 
+    /// A wide label (two terminal columns per character) keeps the columns
+    /// after it in line: padding counts columns, not characters.
+    @Test func aWideLabelKeepsTheColumnsInLine() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        func stored(_ label: String, _ token: String) -> String {
+            #"{"providerID":"qiita","label":"\#(label)","kind":"oauth2","accessToken":"\#(token)","tokenType":"Bearer","scopes":[],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}"#
+        }
+        let store = #"{"version":1,"credentials":[\#(stored("仕事", "0000000000000000aaaa")),\#(stored("personal", "0000000000000000bbbb"))]}"#
+        try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
+        let result = try await CLIProcess.run(["token", "list"], environment: environment(home))
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        // "qiita (仕事)" takes 12 columns, "qiita (personal)" 16: four spaces of
+        // padding and the two between columns (six, counting characters).
+        #expect(lines.contains { $0.hasPrefix("qiita (仕事)      ••••aaaa") }, "\(result.stdout)")
+        #expect(lines.contains { $0.hasPrefix("qiita (personal)  ••••bbbb") }, "\(result.stdout)")
+    }
+
     /// The browser `authkit authorize` starts has no blocked signals and none
     /// of the caller's AUTHKIT_ variables (swift-subprocess; a Foundation
     /// `Process` child inherits a blocked mask on Linux).

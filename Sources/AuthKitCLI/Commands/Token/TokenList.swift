@@ -45,7 +45,7 @@ struct TokenList: WorkspaceCommand {
         let tokens = credentials.map { Credential.mask($0.accessToken) }
         let expiries = credentials.map { CredentialSummary.expiry($0) }
         let widths = zip([accounts, tokens, expiries], ["ACCOUNT", "TOKEN", "EXPIRES"]).map { column, title in
-            max(title.count, column.map(\.count).max() ?? 0)
+            max(title.count, column.map(\.terminalColumns).max() ?? 0)
         }
         func pad(_ text: String, _ width: Int) -> String { text.padded(to: width) }
         Console.out(pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES")
