@@ -375,6 +375,31 @@ import Testing
         }
     }
 
+    /// A file that appears while discovery reads the metadata (the user's
+    /// editor, another `providers add`) is not replaced without --force; with
+    /// it, the file is replaced whole, 0644 from the start.
+    @Test func providersAddDoesNotReplaceAFileThatAppearedMeanwhile() async throws {
+        try await withServer { server in
+            let home = try home()
+            let target = home.appendingPathComponent("providers/acme.json")
+            let mine = Data(#"{"id": "acme", "protocol": "oauth2", "authorization": {"url": "https://mine.example/a"}, "token": {"url": "https://mine.example/t"}}"#.utf8)
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                if !FileManager.default.fileExists(atPath: target.path) { try? mine.write(to: target) }
+                return .json(#"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/authorize","token_endpoint":"\#(server.baseURL)/token"}"#)
+            }
+            let result = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL], environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 65 && result.stderr.contains("\(target.path) appeared while the metadata was read; it was left as it is. Pass --force"),
+                    "\(result.stderr)")
+            #expect(try Data(contentsOf: target) == mine)
+            let forced = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL, "--force"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(try String(contentsOf: target, encoding: .utf8).contains("\(server.baseURL)/token"))
+            let mode = try FileManager.default.attributesOfItem(atPath: target.path)[.posixPermissions] as? Int
+            #expect(mode == 0o644)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: target.deletingLastPathComponent().path) == ["acme.json"], "no temporary file left")
+        }
+    }
+
     /// A reader that goes away (`2>&1 | head -1`) is no crash: the sign-in
     /// still ends as it would have (here: the timeout, exit 5), though its
     /// status line and error had nowhere to go.

@@ -55,7 +55,9 @@ struct ProvidersAdd: WorkspaceCommand {
         let found = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: id)
         var descriptor = found
         descriptor.source = target.path
-        try UserProviderFile.write(try descriptor.encodedAsFile(), to: target)
+        guard try UserProviderFile.write(try descriptor.encodedAsFile(), to: target, replacing: force) else {
+            throw CLIError("\(target.path) appeared while the metadata was read; it was left as it is. Pass --force to replace it.", status: .badInput)
+        }
         Console.out(target.path)
         var summary = ["Added \(id) from \(found.source):"] + ProvidersShow.endpoints(of: found).map { "  " + $0 }
         summary.append("Sign in with: \(ClientSettings.environmentPrefix(for: id))_CLIENT_ID=… authkit authorize --provider \(id)")

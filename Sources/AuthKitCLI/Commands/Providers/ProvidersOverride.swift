@@ -36,11 +36,10 @@ struct ProvidersOverride: WorkspaceCommand {
         guard let bundled = ProviderCatalog.bundledFiles.first(where: { $0.path.hasSuffix("/\(id).json") }) else {
             throw CLIError("No bundled descriptor is named '\(id)'; write \(target.path) yourself (see README.md, \"Provider descriptors\").")
         }
-        if FileManager.default.fileExists(atPath: target.path), !force {
+        guard try UserProviderFile.write(bundled.data, to: target, replacing: force) else {
             throw CLIError("\(target.path) exists already; it was left as it is. Edit it, or pass --force to start again from the bundled file.",
                            status: .badInput)
         }
-        try UserProviderFile.write(bundled.data, to: target)
         Console.out(target.path)
         Console.err("Wrote \(target.path) from the bundled \(id).json; edit it, then check it with: authkit providers validate '\(target.path)'")
     }
