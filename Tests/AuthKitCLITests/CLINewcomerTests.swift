@@ -13,6 +13,16 @@ import Testing
         return home
     }
 
+    /// A home whose qiita.json sends to `server`, with a Qiita credential stored.
+    func signedInToQiita(at server: TestHTTPServer) throws -> URL {
+        let home = try home()
+        let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
+        try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
+            .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
+        try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+        return home
+    }
+
     @Test func validateSkipsTheSchemaExplainsDirectoriesAndKeepsPathsAsGiven() async throws {
         let home = try home()
         let bad = #"{"id": "bad", "protocol": "oauth2", "pkce": "plain", "authorization": {"url": "https://a.example/x"}, "token": {"url": "http://a.example/t"}}"#
@@ -152,11 +162,7 @@ import Testing
     @Test func requestChecksFormBodiesAndEncodesOnRequest() async throws {
         try await withServer { server in
             server.route("POST", "/api/v2/items") { request in .json(#"{"body":"\#(request.bodyText)"}"#) }
-            let home = try home()
-            let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
-            try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
-                .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
-            try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let home = try signedInToQiita(at: server)
             let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"]
             let url = "\(server.baseURL)/api/v2/items"
             for raw in ["status=hello world", "status=1+1"] {
@@ -191,11 +197,7 @@ import Testing
     @Test func requestReadsBodiesFromFilesAsCurlDoes() async throws {
         try await withServer { server in
             server.route("POST", "/api/v2/items") { _ in .json("{}") }
-            let home = try home()
-            let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
-            try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
-                .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
-            try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let home = try signedInToQiita(at: server)
             let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"]
             let url = "\(server.baseURL)/api/v2/items"
             let form = home.appendingPathComponent("form.txt"), json = home.appendingPathComponent("item.json"), png = home.appendingPathComponent("a.png")
@@ -238,11 +240,7 @@ import Testing
         try await withServer { server in
             let binary = Data([0x50, 0x4E, 0x47, 0x00, 0x1B, 0x5D, 0x30, 0x3B, 0x70, 0x77, 0x6E, 0x07, 0x00])
             server.route("GET", "/api/v2/image") { _ in StubResponse(status: 200, headers: [("Content-Type", "image/png")], body: binary) }
-            let home = try home()
-            let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
-            try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
-                .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
-            try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let home = try signedInToQiita(at: server)
             let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"]
             let arguments = ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/image"]
 
@@ -267,11 +265,7 @@ import Testing
         try await withServer { server in
             let text = "\u{1B}[32mok\u{1B}[0m \u{1B}]52;c;cm0gLXJmIH4K\u{07} done\n"
             server.route("GET", "/api/v2/text") { _ in StubResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Data(text.utf8)) }
-            let home = try home()
-            let bundled = try String(contentsOf: root.appendingPathComponent("providers/qiita.json"), encoding: .utf8)
-            try bundled.replacingOccurrences(of: "https://qiita.com", with: server.baseURL)
-                .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
-            try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let home = try signedInToQiita(at: server)
             let arguments = ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/text"]
 
             let piped = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
