@@ -51,11 +51,15 @@ import Testing
         return kept
     }
 
+    /// The Swift files under `directory` (relative to the package root).
+    static func swiftFiles(in directory: String) -> [URL] {
+        FileManager.default.enumerator(at: PublicAPITests.root.appendingPathComponent(directory), includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+    }
+
     @Test(arguments: ["Sources/AuthKit", "Sources/AuthKitOAuth1", "Sources/AuthKitApple"])
     func noDesktopOnlyCallOutsideDesktopCode(directory: String) throws {
-        let root = PublicAPITests.root.appendingPathComponent(directory)
-        let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?
-            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        let files = Self.swiftFiles(in: directory)
         #expect(files.count > 5)
         var found = [String]()
         for file in files {
@@ -76,9 +80,7 @@ import Testing
     static let newerThanThePlatforms = ["String(validating:"]
 
     @Test func noCallNewerThanTheDeclaredPlatforms() throws {
-        let root = PublicAPITests.root.appendingPathComponent("Sources")
-        let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?
-            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        let files = Self.swiftFiles(in: "Sources")
         #expect(files.count > 50)
         var found = [String]()
         for file in files {
