@@ -165,8 +165,7 @@ package struct DescriptorLoader: Sendable {
             return elements.enumerated().flatMap { controlCharacterIssues(in: $0.element, path: "\(path)[\($0.offset)]", file: file) }
         case .string(let text):
             guard let control = text.unicodeScalars.first(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }) else { return [] }
-            let code = String(control.value, radix: 16, uppercase: true)
-            return [FileIssue(file: file, field: path, problem: "holds a control character (U+\(String(repeating: "0", count: 4 - code.count))\(code)); a provider file has no use for one, and it would reach the terminals its values are shown on. Remove it.")]
+            return [FileIssue(file: file, field: path, problem: "holds a control character (\(control.codePoint)); a provider file has no use for one, and it would reach the terminals its values are shown on. Remove it.")]
         case .null, .bool, .integer, .number:
             return []
         }

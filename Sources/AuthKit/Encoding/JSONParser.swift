@@ -91,7 +91,7 @@ package struct JSONParser {
         switch byte {
         case UInt8(ascii: "'"): return "' (JSON strings take double quotes)"
         case 0x21..<0x7F: return "'\(Character(Unicode.Scalar(byte)))'"
-        case 0..<0x80: return "U+\(Self.hex(UInt32(byte)))" + (byte < 0x20 || byte == 0x7F ? " (a control character)" : " (a space)")
+        case 0..<0x80: return Unicode.Scalar(byte).codePoint + (byte < 0x20 || byte == 0x7F ? " (a control character)" : " (a space)")
         default: break
         }
         // A UTF-8 sequence: decode the one scalar that starts here.
@@ -108,13 +108,8 @@ package struct JSONParser {
         default: hint = ""
         }
         let visible = !(scalar.properties.generalCategory == .format || scalar.properties.isWhitespace)
-        let code = "U+\(Self.hex(scalar.value))"
+        let code = scalar.codePoint
         return visible ? "\(Character(scalar)) (\(code)\(hint))" : code + hint
-    }
-
-    private static func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     private var current: UInt8? {

@@ -25,3 +25,11 @@ package enum DisplayText {
         return output
     }
 }
+
+extension Unicode.Scalar {
+    /// `U+001B`: how messages name a character a person cannot see.
+    package var codePoint: String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}
