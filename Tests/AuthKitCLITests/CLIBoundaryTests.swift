@@ -216,6 +216,30 @@ import Glibc
         }
     }
 
+    /// What stands in the providers directory, or at config.json, is read
+    /// only if it is a regular file of at most 1 MiB: a named pipe would make
+    /// every command wait for a writer (Foundation's read called it
+    /// "Permission denied"), and a huge file would be read whole into memory.
+    /// Each is that provider's problem, named with what it is; commands that
+    /// do not need it go on, at once.
+    @Test func onlyFilesOfADescriptorsSizeAreRead() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let pipe = home.appendingPathComponent("providers/piped.json").path
+        #expect(mkfifo(pipe, 0o600) == 0)
+        let config = home.appendingPathComponent("config.json").path
+        #expect(mkfifo(config, 0o600) == 0)
+        let big = home.appendingPathComponent("providers/big.json")
+        try Data(repeating: UInt8(ascii: " "), count: (1 << 20) + 1).write(to: big)
+        let list = try await CLIProcess.run(["providers", "list"], environment: environment(home), timeout: 20)
+        #expect(list.status == 0 && list.stdout.contains("qiita"), "exit \(list.status): \(list.stderr)")
+        #expect(list.stderr.contains("\(pipe): is a named pipe, not a regular file; it is not read."), "\(list.stderr)")
+        #expect(list.stderr.contains("\(big.path): is 1048577 bytes, more than the 1048576 allowed; it is not read."), "\(list.stderr)")
+        #expect(list.stderr.contains("\(config): is a named pipe, not a regular file; it is not read."), "\(list.stderr)")
+        let authorize = try await CLIProcess.run(["authorize", "--provider", "piped"], environment: environment(home), timeout: 20)
+        #expect(authorize.status == 65 && authorize.stderr.contains("is a named pipe"), "exit \(authorize.status): \(authorize.stderr)")
+    }
+
     /// A provider file with two `token` sections: a reviewer, `jq` or Python
     /// reads the last (the provider's own endpoint), Foundation's decoder the
     /// first — which would have received the code and the client secret. The

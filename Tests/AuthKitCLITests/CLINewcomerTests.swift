@@ -223,10 +223,15 @@ import Testing
             // -d @-: standard input, beside --data-urlencode.
             let (piped, pipedRequest) = try await post(["-d", "@-", "--data-urlencode", "n=a b"], launcher: ["/bin/sh", "-c", #"printf 'c=3\n' | "$0" "$@""#])
             #expect(piped.status == 0 && pipedRequest?.bodyText == "c=3&n=a%20b", "\(piped.stderr)")
+            // -d @<(…): a pipe from the shell (Foundation's read called it "Permission denied").
+            let (substituted, substitutedRequest) = try await post([], launcher: ["/bin/bash", "-c", #""$0" "$@" -d @<(printf 'p=1\n')"#])
+            #expect(substituted.status == 0 && substitutedRequest?.bodyText == "p=1", "\(substituted.stderr)")
             // Refused before anything is sent: a missing file, bytes sent as a form.
             let (missing, sent1) = try await post(["-d", "@\(home.path)/nope.json"])
             #expect(missing.status == 64 && missing.stderr.contains("-d @\(home.path)/nope.json: the file cannot be read (No such file or directory).") && sent1 == nil,
                     "\(missing.stderr)")
+            let (directory, sent3) = try await post(["-d", "@\(home.path)"])
+            #expect(directory.status == 64 && directory.stderr.contains("-d @\(home.path): the file is a directory.") && sent3 == nil, "\(directory.stderr)")
             let (binaryForm, sent2) = try await post(["--data-binary", "@\(png.path)"])
             #expect(binaryForm.status == 64 && binaryForm.stderr.contains("it is not text. Give its type with -H") && sent2 == nil, "\(binaryForm.stderr)")
         }

@@ -103,6 +103,44 @@ import Testing
         #expect(throws: POSIXError.self) { _ = try FileSystem.readToEnd(dirFD) }
     }
 
+    /// What `FileSystem.contents(of:accepting:limit:)` refuses, each with
+    /// words that say why: a named pipe where only a file will do (opening
+    /// it must not wait for a writer), a device, a directory, and more bytes
+    /// than the limit, whether the size is known up front or only as a pipe
+    /// delivers it. Foundation read a pipe as "Permission denied".
+    @Test func boundedReadsRefuseWhatCouldHangOrFlood() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bounded-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func failure(_ path: String, _ accepting: FileSystem.Readable, limit: Int = 64) -> String? {
+            do { _ = try FileSystem.contents(of: path, accepting: accepting, limit: limit); return nil } catch { return error.description }
+        }
+
+        let file = dir.appendingPathComponent("small.json").path
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try FileSystem.contents(of: file, accepting: .regularFile, limit: 2) == Data("{}".utf8))
+        #expect(failure(file, .regularFile, limit: 1) == "is 2 bytes, more than the 1 allowed; it is not read.")
+        #expect(failure(dir.appendingPathComponent("none").path, .fileOrPipe) == "cannot be read (No such file or directory).")
+        #expect(failure(dir.path, .fileOrPipe) == "is a directory.")
+        #expect(failure("/dev/zero", .fileOrPipe) == "is a device, not a regular file; it is not read.")
+
+        let fifo = dir.appendingPathComponent("fifo.json").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // No writer ever comes: a refusal, at once, not a wait.
+        #expect(failure(fifo, .regularFile) == "is a named pipe, not a regular file; it is not read.")
+
+        // A pipe the user named is read as its writer writes, and held to the limit.
+        let writer = Thread {
+            let fd = open(fifo, O_WRONLY)
+            guard fd >= 0 else { return }
+            let bytes = [UInt8](repeating: UInt8(ascii: " "), count: 100)
+            _ = bytes.withUnsafeBytes { FileSystem.writeAll(fd, $0) }
+            close(fd)
+        }
+        writer.start()
+        #expect(failure(fifo, .fileOrPipe) == "holds more than the 64 bytes allowed; it is not read.")
+    }
+
     /// Malformed JSON is located by AuthKit's parser, as a line and column.
     @Test func syntaxErrorsAreLocatedByLineAndColumn() {
         let text = "{\n  \"id\": \"x\",\n  \"name\": ,\n}"

@@ -32,9 +32,9 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
         }
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            data = try FileSystem.contents(of: url.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)
         } catch {
-            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: "cannot be read (\(DescriptorLoader.reason(error))).")])
+            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: error.description)])
         }
         // As strict as a descriptor: a misspelt key (clientId) would otherwise be
         // ignored and the setting silently missing.

@@ -16,6 +16,11 @@ import Darwin
 package struct DescriptorLoader: Sendable {
     package init() {}
 
+    /// The most a provider file or `config.json` may hold. The largest
+    /// bundled descriptor is under 4 KB; a file past this is not one, and
+    /// is not read into memory to find that out.
+    package static let maximumFileSize = 1 << 20
+
     /// Loads, decodes and validates one file.
     /// - Throws: ``AuthKitError/invalidFile(_:)`` listing every problem found.
     /// `displayPath` names the file in messages (the path as the user typed it); default the full path.
@@ -26,14 +31,14 @@ package struct DescriptorLoader: Sendable {
         }
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            data = try FileSystem.contents(of: url.path, accepting: .fileOrPipe, limit: Self.maximumFileSize)
         } catch {
-            let reason = FileManager.default.fileExists(atPath: url.path) ? Self.reason(error) : "no such file"
-            throw AuthKitError.invalidFile([FileIssue(file: path, field: "", problem: "cannot be read (\(reason)).")])
+            throw AuthKitError.invalidFile([FileIssue(file: path, field: "", problem: error.description)])
         }
         let descriptor = try decode(data, file: path)
         let stem = url.deletingPathExtension().lastPathComponent
-        guard descriptor.id == stem else { throw AuthKitError.invalidFile([ProviderCatalog.nameMismatch(file: path, id: descriptor.id)]) }
+        // A pipe (`providers validate <(curl …)`) has no name of its own to match.
+        guard descriptor.id == stem || !FileSystem.isRegularFile(url.path) else { throw AuthKitError.invalidFile([ProviderCatalog.nameMismatch(file: path, id: descriptor.id)]) }
         return descriptor
     }
 

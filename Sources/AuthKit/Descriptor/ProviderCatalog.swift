@@ -113,10 +113,10 @@ public struct ProviderCatalog: Sendable {
                     continue
                 }
                 do {
-                    add(stem, file.path, .success(try Data(contentsOf: file)))
+                    let data = try FileSystem.contents(of: file.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)
+                    add(stem, file.path, .success(data))
                 } catch {
-                    add(stem, file.path, .failure(FileIssueBox(issue: FileIssue(
-                        file: file.path, field: "", problem: "cannot be read (\(DescriptorLoader.reason(error)))."))))
+                    add(stem, file.path, .failure(FileIssueBox(issue: FileIssue(file: file.path, field: "", problem: error.description))))
                 }
             }
         }

@@ -20,6 +20,12 @@ import Darwin
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// Whether `path` names a regular file (following a symbolic link).
+    package static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// The permission bits of `path` (following a symbolic link), or `nil`.
     package static func permissions(of path: String) -> Int? {
         var info = stat()
@@ -104,6 +110,80 @@ import Darwin
             if written > 0 { offset += written } else if written < 0 && errno == EINTR { continue } else { return false }
         }
         return true
+    }
+
+    /// What may be read by ``contents(of:accepting:limit:)``.
+    package enum Readable: Sendable {
+        /// Only a regular file: for files AuthKit finds by itself (a
+        /// providers directory, `config.json`), where a named pipe would make
+        /// every command wait for a writer that never comes.
+        case regularFile
+        /// A regular file or a pipe: for a file the user named on the command
+        /// line, which may be a shell's `<(…)`.
+        case fileOrPipe
+    }
+
+    /// Why ``contents(of:accepting:limit:)`` could not read a file, as words that
+    /// complete "PATH …": "cannot be read (No such file or directory)".
+    package struct ReadFailure: Error, Sendable, Hashable, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// The bytes of `path`, refusing what could hang the process or exhaust
+    /// its memory: a device or socket (and a pipe, unless `accepting`
+    /// allows it), and more than `limit` bytes, however large the file
+    /// claims to be. Foundation's `Data(contentsOf:)` reports a pipe as
+    /// "Permission denied" and reads any size.
+    package static func contents(of path: String, accepting: Readable, limit: Int) throws(ReadFailure) -> Data {
+        // O_NONBLOCK: opening a named pipe must not wait for its writer
+        // before its type can be checked.
+        var fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).") }
+        let type = info.st_mode & S_IFMT
+        switch type {
+        case S_IFREG:
+            break
+        case S_IFIFO where accepting == .fileOrPipe:
+            // Opened again, blocking: a named pipe's writer may not have
+            // come yet (a read would find the end at once), and then it is
+            // read as the writer writes, as `cat` would.
+            let blocking = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+            guard blocking >= 0 else { throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).") }
+            close(fd)
+            fd = blocking
+        case S_IFDIR:
+            throw ReadFailure(description: "is a directory.")
+        default:
+            let what = switch type {
+            case S_IFIFO: "a named pipe"
+            case S_IFCHR, S_IFBLK: "a device"
+            case S_IFSOCK: "a socket"
+            default: "not a regular file"
+            }
+            throw ReadFailure(description: "is \(what), not a regular file; it is not read.")
+        }
+        if type == S_IFREG, Int(info.st_size) > limit {
+            throw ReadFailure(description: "is \(info.st_size) bytes, more than the \(limit) allowed; it is not read.")
+        }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                // A file that grew after fstat, or a pipe, is held to the limit too.
+                guard data.count + count <= limit else {
+                    throw ReadFailure(description: "holds more than the \(limit) bytes allowed; it is not read.")
+                }
+                data.append(contentsOf: buffer[..<count])
+            } else if count == 0 {
+                return data
+            } else if errno != EINTR {
+                throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).")
+            }
+        }
     }
 
     /// Reads `fd` to its end (retrying interrupted reads).

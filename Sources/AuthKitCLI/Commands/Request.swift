@@ -102,6 +102,9 @@ struct Request: WorkspaceCommand {
         return body
     }
 
+    /// The most `-d @FILE` reads: a body is held in memory before it is sent.
+    static let maximumBodyFileSize = 256 << 20
+
     /// The bytes of `path`, or of standard input for `-`, for `flag`'s `@`.
     private static func contents(of path: String, flag: String) throws -> Data {
         if path == "-" {
@@ -111,10 +114,10 @@ struct Request: WorkspaceCommand {
         }
         guard !path.isEmpty else { throw CLIError("\(flag) @ needs a file name after the '@' (or - for standard input).") }
         do {
-            return try Data(contentsOf: URL(fileURLWithPath: path))
+            // A pipe too: `-d @<(jq …)`, as curl reads it.
+            return try FileSystem.contents(of: path, accepting: .fileOrPipe, limit: Self.maximumBodyFileSize)
         } catch {
-            let reason = FileManager.default.fileExists(atPath: path) ? DescriptorLoader.reason(error) : "No such file or directory"
-            throw CLIError("\(flag) @\(DisplayText.sanitized(path, limit: 200)): the file cannot be read (\(reason)).")
+            throw CLIError("\(flag) @\(DisplayText.sanitized(path, limit: 200)): the file \(error.description)")
         }
     }
 
