@@ -17,7 +17,7 @@ package struct DescriptorLoader: Sendable {
     package init() {}
 
     /// The most a provider file or `config.json` may hold. The largest
-    /// bundled descriptor is under 4 KB; a file past this is not one, and
+    /// bundled descriptor is under 5 KB; a file past this is not one, and
     /// is not read into memory to find that out.
     package static let maximumFileSize = 1 << 20
 
