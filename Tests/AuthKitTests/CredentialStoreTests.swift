@@ -151,6 +151,33 @@ import Testing
         #expect(try Data(contentsOf: file) == future)
     }
 
+    /// A named pipe or a directory where the file should be: every command
+    /// waited on the pipe for a writer that never came. Now each read and
+    /// save is refused at once, naming what stands there and the fix, and
+    /// nothing replaces it.
+    @Test(.timeLimit(.minutes(1))) func somethingOtherThanAFileInItsPlaceIsRefusedAtOnce() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let file = home.appendingPathComponent("credentials.json")
+        func refusal(_ operation: () async throws -> Void) async -> String? {
+            do { try await operation(); return nil } catch AuthKitError.store(let path, let reason) where path == file.path {
+                return reason
+            } catch { return "\(error)" }
+        }
+        #expect(mkfifo(file.path, 0o600) == 0)
+        let store = FileCredentialStore(file: file)
+        let pipe = "is a named pipe, not a regular file; AuthKit keeps credentials only in a file. Move it aside; the next sign-in creates the file."
+        #expect(await refusal { _ = try await store.allCredentials() } == pipe)
+        #expect(await refusal { try await store.save(credential("github")) } == pipe)
+        var info = stat()
+        #expect(stat(file.path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the save replaced it")
+
+        try FileManager.default.removeItem(at: file)
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+        #expect(await refusal { _ = try await store.allCredentials() }?.hasPrefix("is a directory, not a regular file;") == true)
+    }
+
     @Test func inMemoryStoreKeepsAndRemoves() async throws {
         let memory = InMemoryCredentialStore([credential("a")])
         await memory.save(credential("b", "x"))

@@ -20,6 +20,20 @@ import Darwin
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// What a file of type `type` (`st_mode & S_IFMT`) is, for messages:
+    /// "a named pipe".
+    package static func kind(_ type: mode_t) -> String {
+        switch type {
+        case S_IFREG: "a regular file"
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a named pipe"
+        case S_IFCHR, S_IFBLK: "a device"
+        case S_IFSOCK: "a socket"
+        case S_IFLNK: "a symbolic link"
+        default: "a file of unknown type"
+        }
+    }
+
     /// Whether `path` names a regular file (following a symbolic link).
     package static func isRegularFile(_ path: String) -> Bool {
         var info = stat()
@@ -157,13 +171,7 @@ import Darwin
         case S_IFDIR:
             throw ReadFailure(description: "is a directory.")
         default:
-            let what = switch type {
-            case S_IFIFO: "a named pipe"
-            case S_IFCHR, S_IFBLK: "a device"
-            case S_IFSOCK: "a socket"
-            default: "not a regular file"
-            }
-            throw ReadFailure(description: "is \(what), not a regular file; it is not read.")
+            throw ReadFailure(description: "is \(kind(type)), not a regular file; it is not read.")
         }
         if type == S_IFREG, Int(info.st_size) > limit {
             throw ReadFailure(description: "is \(info.st_size) bytes, more than the \(limit) allowed; it is not read.")

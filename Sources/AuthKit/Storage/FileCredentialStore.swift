@@ -151,7 +151,9 @@ public struct FileCredentialStore: CredentialStore {
     // MARK: - File operations (callers hold the lock)
 
     private func read() throws -> [Credential] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // O_NONBLOCK: a named pipe in the file's place must be refused, not
+        // waited on by every command (it does not change reading a file).
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
             if errno == ENOENT { return [] }
             if errno == ELOOP {
@@ -160,6 +162,10 @@ public struct FileCredentialStore: CredentialStore {
             throw AuthKitError.store(path: path, reason: "cannot be read (\(String(cString: strerror(errno)))).")
         }
         defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            throw AuthKitError.store(path: path, reason: "is \(FileSystem.kind(info.st_mode & S_IFMT)), not a regular file; AuthKit keeps credentials only in a file. Move it aside; the next sign-in creates the file.")
+        }
         if let problem = FileSystem.foreignWriteProblem(at: path, harm: Self.plantedHarm) {
             throw AuthKitError.store(path: path, reason: problem)
         }
