@@ -1,3 +1,4 @@
+import AuthKit
 import AuthKitTestSupport
 import Foundation
 import Testing
@@ -118,13 +119,40 @@ import Testing
         }
     }
 
+    /// Ctrl-C while waiting for the user stops at once (by SIGINT, as a
+    /// shell expects), storing nothing.
     @Test func ctrlCCancelsThePolling() async throws {
         try await withServer { server in
             let home = try setUp(server)
             server.route("POST", "/token") { _ in .json(#"{"error":"authorization_pending"}"#, status: 400) }
+            let started = Date()
             let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
                                             interruptWhen: { $0.contains("enter the code") })
-            #expect(result.status == 130, "\(result.stderr)")
+            #expect(result.signal == SIGINT && result.stderr.contains("Cancelled; nothing was stored."), "status \(result.status): \(result.stderr)")
+            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+        }
+    }
+
+    /// Ctrl-C while a poll is under way: its answer brings the tokens (and
+    /// spends the device code), so the poll is seen through and the sign-in
+    /// stored before the process stops. Before, the poll was cancelled and
+    /// the grant left at the provider with nothing holding it.
+    @Test func ctrlCDuringAPollStoresWhatItBrings() async throws {
+        try await withServer { server in
+            let home = try setUp(server)
+            let polls = Recorder<Int>()
+            server.route("POST", "/token") { _ in
+                polls.append(1)
+                Thread.sleep(forTimeInterval: 1.5)
+                return .json(#"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600}"#)
+            }
+            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
+                                                  signalWhen: { !polls.all.isEmpty })
+            #expect(result.signal == SIGINT && result.stderr.contains("A poll of the provider under way is finished first")
+                    && result.stderr.contains("the sign-in is stored"), "status \(result.status): \(result.stderr)")
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+            #expect(stored.map(\.accessToken) == ["tv-token"] && polls.all.count == 1)
         }
     }
 }

@@ -232,6 +232,28 @@ import Testing
         }
     }
 
+    /// Cancelled while a poll is under way, the poll is seen through: its
+    /// answer issued the tokens (and spent the device code), so they are
+    /// returned, not dropped with the grant left at the provider. Before, the
+    /// request was cancelled with the task and the answer never read.
+    @Test func aPollUnderWayWhenCancelledIsSeenThrough() async throws {
+        try await withServer { server in
+            serve(server, polls: [])
+            let polled = Recorder<Int>()
+            server.route("POST", "/token") { _ in
+                polled.append(1)
+                Thread.sleep(forTimeInterval: 0.6)
+                return Self.granted
+            }
+            let client = try client(server, clock: FakeClock())
+            let task = Task { [client] in try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in } }
+            while polled.all.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+            task.cancel()
+            let credential = try await task.value
+            #expect(credential.accessToken == "tv-token" && polled.all.count == 1)
+        }
+    }
+
     /// GitHub's device flow takes the client id alone, even from a client with a secret.
     @Test func githubsDescriptorPollsWithTheClientIDAlone() async throws {
         let github = try bundledDescriptor("github")

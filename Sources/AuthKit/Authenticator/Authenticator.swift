@@ -49,7 +49,9 @@ public protocol Authenticator: Sendable {
     /// Signs in with the device authorization grant (RFC 8628), for machines
     /// where no browser can reach a redirect (SSH, containers, TVs): `show` is
     /// called once with the code and the address to enter it at; this returns
-    /// when the user has approved on another device.
+    /// when the user has approved on another device. Cancelled while a poll
+    /// is under way, it lets that poll finish and returns the credential if
+    /// the poll brought one: the provider has issued it by then.
     /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` (`.deviceGrant`)
     ///   when the provider offers no device grant (see
     ///   ``ProviderDescriptor/supportsDeviceGrant``).

@@ -116,7 +116,7 @@ struct DevicePoller: Sendable {
             if Task.isCancelled { throw AuthKitError.cancelled }
             guard now() < authorization.expiresAt else { throw Self.expired }
             do {
-                return try await calls.pollDeviceToken(authorization, device: device, label: label)
+                return try await Self.seenThrough { [calls] in try await calls.pollDeviceToken(authorization, device: device, label: label) }
             } catch AuthKitError.providerError(_, let response) where response.code == "authorization_pending" {
                 continue // §3.5: the user has not acted yet
             } catch AuthKitError.providerError(_, let response) where response.code == "slow_down" {
@@ -125,6 +125,18 @@ struct DevicePoller: Sendable {
                 throw AuthKitError.authorizationFailed(response)
             }
         }
+    }
+
+    /// Runs one poll to its end even if the task is cancelled meanwhile (for
+    /// at most the request's deadline), in a task of its own, which does not
+    /// inherit the cancellation. Its answer may carry the tokens, and the
+    /// device code is then spent (RFC 8628 §3.5 `expired_token` for any
+    /// later poll): cancelled halfway, the grant would exist at the provider
+    /// with nothing holding it. So a cancellation that comes during a poll
+    /// still returns the credential the poll brings; otherwise it takes
+    /// effect at the next wait.
+    private static func seenThrough(_ poll: @escaping @Sendable () async throws -> Credential) async throws -> Credential {
+        try await Task { try await poll() }.value
     }
 
     /// The codes expired before the user approved (RFC 8628 §3.5 `expired_token`, or our own clock).

@@ -250,7 +250,9 @@ public struct OAuth2Client: Authenticator {
 
     /// Polls the token endpoint until the user approves (RFC 8628 §3.4–3.5):
     /// every `interval` seconds, 5 more after each `slow_down`, until the
-    /// codes expire. Cancelling the task stops it.
+    /// codes expire. Cancelling the task stops it; a poll already sent is
+    /// seen through first, and if its answer brings the tokens, they are
+    /// returned rather than dropped (the device code is spent by then).
     /// - Throws: ``AuthKitError/authorizationFailed(_:)`` (`access_denied`)
     ///   when the user declines; ``AuthKitError/providerError(step:_:)`` with
     ///   `expired_token` when the codes expire first; ``AuthKitError/cancelled``.

@@ -172,10 +172,24 @@ struct Authorize: WorkspaceCommand {
         switch way {
         case .device:
             defer { status.stop() }
-            credential = try await authenticator.authorizeWithDeviceCode(options: requested) { authorization in
-                await Self.show(authorization, provider: descriptor.name, openBrowser: !noBrowser && BrowserAvailability.missing(workspace.environment) == nil, status: status)
+            let openBrowser = !noBrowser && BrowserAvailability.missing(workspace.environment) == nil
+            let polling = Task {
+                try await authenticator.authorizeWithDeviceCode(options: requested) { authorization in
+                    await Self.show(authorization, provider: descriptor.name, openBrowser: openBrowser, status: status)
+                }
             }
-            try await workspace.store.save(credential)
+            // A signal cancels the polling, but waits for a poll under way
+            // and for the save of what it brings: its answer may hold the
+            // tokens, and the device code is spent then.
+            Interrupt.raiseShield(for: .devicePolling(cancel: { polling.cancel() }))
+            do {
+                credential = try await polling.value
+                try await workspace.store.save(credential)
+                Interrupt.lowerShield(done: true)
+            } catch {
+                Interrupt.lowerShield(done: false)
+                throw error
+            }
         case .manual:
             // ManualUserAgent takes no answer as "cancelled"; here it is said
             // what happened: standard input ended (a pipe with nothing in

@@ -27,6 +27,9 @@ enum Interrupt {
         var waiting: String
         var done: String
         var failed: String
+        /// Run once, when the first signal comes: for a span that can be
+        /// cut short safely, the way to cut it short.
+        var onFirstSignal: (@Sendable () -> Void)? = nil
 
         /// A refresh (request, then save; or a sign-out: revoke, then remove).
         static let refresh = Purpose(
@@ -40,6 +43,15 @@ enum Interrupt {
                 + "rather than left behind. A second Ctrl-C stops now, without storing it.",
             done: "authkit: the sign-in is stored ('authkit token delete' removes it); stopping.",
             failed: "Cancelled; nothing was stored.")
+        /// A device-code sign-in's polling: stopped by a signal (`cancel`),
+        /// but a poll under way is seen through, since its answer may
+        /// carry the tokens (``AuthKit/OAuth2Client/pollDeviceAuthorization(_:label:)``).
+        static func devicePolling(cancel: @escaping @Sendable () -> Void) -> Purpose {
+            Purpose(
+                waiting: "authkit: stopping. A poll of the provider under way is finished first, so that a sign-in it "
+                    + "brings is stored rather than left behind. A second Ctrl-C stops now.",
+                done: signIn.done, failed: signIn.failed, onFirstSignal: cancel)
+        }
     }
 
     /// What SIGINT outside a shield says before exit status 130; `nil`: it
@@ -138,6 +150,7 @@ enum Interrupt {
         }
         if case .deferred(let purpose) = outcome {
             Console.err("\n\(purpose.waiting)")
+            purpose.onFirstSignal?()
         } else if case .unshielded = outcome, number == SIGINT, let message = cancelMessage.withLock({ $0 }) {
             Console.err("\n\(message)")
             ExitStatus.cancelled.terminate()
