@@ -23,6 +23,8 @@ import Testing
         let cases: [(String, String)] = [
             ("plain text, tabs\tand lines\r\n", "plain text, tabs\tand lines\r\n"),
             ("\u{1B}[1;31mred\u{1B}[0m ok", "\u{1B}[1;31mred\u{1B}[0m ok"),
+            ("\u{1B}[38:2::255:0:0mtrue\u{1B}[4:3m", "\u{1B}[38:2::255:0:0mtrue\u{1B}[4:3m"), // sub-parameters (T.416)
+            ("\u{1B}[1:2H", "\\u{1B}[1:2H"), // not a colour, colon or not
             ("\u{1B}]52;c;cm0gLXJmIH4=\u{07}", "\\u{1B}]52;c;cm0gLXJmIH4=\\u{7}"), // OSC 52: the clipboard
             ("\u{1B}]0;pwned\u{07}title", "\\u{1B}]0;pwned\\u{7}title"),
             ("\u{1B}[2J\u{1B}[H", "\\u{1B}[2J\\u{1B}[H"), // clear screen, cursor home

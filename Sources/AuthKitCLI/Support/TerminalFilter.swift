@@ -20,7 +20,7 @@ import Foundation
 /// The body arrives in chunks, and a sequence may be split between two:
 /// what could still become a colour sequence is held until the next chunk.
 struct TerminalFilter {
-    /// The bytes held back from the last chunk: an unfinished `ESC [ digits`,
+    /// The bytes held back from the last chunk: an unfinished `ESC [ 1;31`,
     /// or the first byte of a two-byte character that may be a C1 control.
     private var pending: [UInt8] = []
     /// No colour sequence is longer (`ESC [ 38;2;255;255;255;48;2;255;255;255 m`
@@ -36,13 +36,15 @@ struct TerminalFilter {
             let byte = bytes[index]
             switch byte {
             case 0x1B:
-                // ESC [ (digits and ;)* m: a colour, kept.
+                // ESC [ (digits, ; and :)* m: a colour, kept. The colon
+                // separates sub-parameters (ITU-T T.416): `ESC[38:2::255:0:0m`
+                // for a true colour, `ESC[4:3m` for a curly underline.
                 var end = index + 1
                 guard end < bytes.count else { pending = Array(bytes[index...]); return output }
                 if bytes[end] == UInt8(ascii: "[") {
                     end += 1
                     while end < bytes.count, end - index < Self.longestSequence,
-                          (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) || bytes[end] == UInt8(ascii: ";") {
+                          (UInt8(ascii: "0")...UInt8(ascii: ";")).contains(bytes[end]) { // 0-9, ':' and ';' in ASCII
                         end += 1
                     }
                     if end == bytes.count, end - index < Self.longestSequence { pending = Array(bytes[index...]); return output }
