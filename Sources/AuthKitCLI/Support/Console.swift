@@ -77,22 +77,23 @@ extension String {
     }
 
     /// How many columns a terminal gives this text: two for each wide
-    /// character (CJK, Hangul, fullwidth forms, most emoji; Unicode's East
-    /// Asian Width W and F), one for any other. A label such as 仕事 would
-    /// otherwise push the columns after it out of line.
+    /// character (CJK, Hangul, fullwidth forms, emoji; Unicode's East Asian
+    /// Width W and F), none for a lone combining mark or format character,
+    /// one for any other. A label such as 仕事 would otherwise push the
+    /// columns after it out of line. Ambiguous-width characters (A) count as
+    /// one, as terminals outside East Asian locales show them.
     var terminalColumns: Int { reduce(0) { $0 + $1.terminalColumns } }
 }
 
 extension Character {
     var terminalColumns: Int {
         guard let first = unicodeScalars.first else { return 0 }
-        switch first.value {
-        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
-             0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
-             0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
-            return 2
-        default:
-            return 1
+        if WideCharacters.contains(first.value) { return 2 }
+        // U+FE0F asks for the emoji form, two columns wide: ❤️ (U+2764 U+FE0F).
+        if unicodeScalars.contains("\u{FE0F}") { return 2 }
+        switch first.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0
+        default: return 1
         }
     }
 }
