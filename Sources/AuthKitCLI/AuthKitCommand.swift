@@ -57,6 +57,7 @@ enum AuthKitMain {
         var none = sigset_t()
         sigemptyset(&none)
         sigprocmask(SIG_SETMASK, &none, nil)
+        Console.reopenClosedStandardDescriptors()
         do {
             var command: ParsableCommand
             do {
@@ -76,6 +77,9 @@ enum AuthKitMain {
             }
             // The runtime calls exit() when main returns: not while libcurl loads.
             settleDefaultHTTPClient()
+            if let reason = Console.outputFailureReason {
+                fail("standard output could not be written (\(reason)); what this command printed there is incomplete.", status: .outputFailed)
+            }
         } catch let error as AuthKitError {
             fail(ErrorReport.message(for: error), status: ExitStatus(for: error))
         } catch let error as LoopbackError {

@@ -111,6 +111,28 @@ import Testing
         #expect(help.status == 0 && help.stdout.contains("USAGE"), "\(help.stderr)")
     }
 
+    /// A home taken by a file (or below one): `token list` said "No stored
+    /// credentials" and exited 0, hiding that every sign-in was elsewhere.
+    /// Now refused with exit 64, naming the path, from AUTHKIT_HOME or the
+    /// default under XDG_CONFIG_HOME.
+    @Test func aHomeTakenByAFileIsRefused() async throws {
+        let directory = TemporaryDirectory.url("authkit-file-home")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("authkit")
+        try Data("not a directory".utf8).write(to: file)
+        let cases: [([String: String], String)] = [
+            (["AUTHKIT_HOME": file.path], "AUTHKIT_HOME (\(file.path)) is a file, not a directory."),
+            (["AUTHKIT_HOME": file.path + "/below"], "AUTHKIT_HOME (\(file.path)/below) cannot be a directory: a part of its path is a file."),
+            (["XDG_CONFIG_HOME": directory.path, "HOME": directory.path], "AuthKit's directory \(file.path) is a file, not a directory."),
+        ]
+        for (environment, message) in cases {
+            let result = try await CLIProcess.run(["token", "list"], environment: environment)
+            #expect(result.status == 64 && result.stderr.contains(message) && result.stdout.isEmpty, "\(environment): \(result.stderr)")
+        }
+        #expect(try String(contentsOf: file, encoding: .utf8) == "not a directory")
+    }
+
     /// Hints name the real path and only flags the command takes.
     @Test func hintsAreHonest() async throws {
         let home = try home()

@@ -3,6 +3,13 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The directory AuthKit keeps its user files in: `providers/` overrides,
 /// `config.json` client settings and `credentials.json`.
@@ -62,7 +69,31 @@ package enum AuthKitHome {
     /// working directory, so a sign-in made in one would be missing in the
     /// next; a leading `~` is usually a shell's tilde left unexpanded in
     /// quotes or an env file.
+    ///
+    /// It also says when the directory (``directory(environment:)``, from
+    /// `$AUTHKIT_HOME` or the default) is taken by a file, or a part of its
+    /// path is: every command would otherwise report no credentials, and no
+    /// sign-in could be stored.
     package static func problem(environment: [String: String]) -> String? {
+        relativeProblem(environment: environment) ?? fileProblem(environment: environment)
+    }
+
+    private static func fileProblem(environment: [String: String]) -> String? {
+        let path = directory(environment: environment).path
+        let named = environment["AUTHKIT_HOME"].map { !$0.isEmpty } == true ? "AUTHKIT_HOME (\(path))" : "AuthKit's directory \(path)"
+        if FileSystem.isDirectory(path) { return nil }
+        if FileManager.default.fileExists(atPath: path) {
+            return "\(named) is a file, not a directory. Move the file aside, or set AUTHKIT_HOME to a directory."
+        }
+        // stat(2)'s ENOTDIR: a part of the path before the last is a file.
+        var info = stat()
+        if stat(path, &info) != 0, errno == ENOTDIR {
+            return "\(named) cannot be a directory: a part of its path is a file. Set AUTHKIT_HOME to a directory."
+        }
+        return nil
+    }
+
+    private static func relativeProblem(environment: [String: String]) -> String? {
         guard let home = environment["AUTHKIT_HOME"], !home.isEmpty, !home.hasPrefix("/") else { return nil }
         let shown = home.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "a relative path" : "'\(home)', a relative path"
         let tilde = home.hasPrefix("~") ? " ('~' is expanded only by a shell, and not inside quotes: write $HOME instead)" : ""

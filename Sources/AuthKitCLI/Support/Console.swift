@@ -26,10 +26,50 @@ enum Console {
 
     /// Writes all of `data`, or as much as the reader takes: a closed pipe
     /// must not crash a sign-in that can still store its credential
-    /// (``FileSystem/writeAll(_:_:)``). Returns false when the reader is gone.
+    /// (``FileSystem/writeAll(_:_:)``). Returns false when the write failed
+    /// or the reader is gone.
     @discardableResult
     static func write(_ data: Data, to descriptor: Int32) -> Bool {
-        data.withUnsafeBytes { FileSystem.writeAll(descriptor, $0) }
+        let closed = descriptor == STDOUT_FILENO && outputWasClosed.withLock { $0 }
+        let written = !closed && data.withUnsafeBytes { FileSystem.writeAll(descriptor, $0) }
+        let failure = closed ? EBADF : written ? 0 : errno
+        if descriptor == STDOUT_FILENO, !written, failure != EPIPE {
+            outputFailure.withLock { $0 = $0 ?? failure }
+        }
+        return written
+    }
+
+    /// The first write to standard output that failed for a reason other
+    /// than a reader that left (`| head`): a full disk, a closed descriptor.
+    /// What was printed is then incomplete, and `main` does not end with
+    /// success (``ExitStatus/outputFailed``): `authkit token header > h`
+    /// on a full disk would otherwise leave a script an empty file and exit 0.
+    static var outputFailureReason: String? {
+        outputFailure.withLock { $0 }.map { $0 == 0 ? "nothing more could be written" : String(cString: strerror($0)) }
+    }
+
+    private static let outputFailure = LockedValue<Int32?>(nil)
+    private static let outputWasClosed = LockedValue(false)
+
+    /// Opens /dev/null on standard input, output or error where the parent
+    /// left one closed (`authkit … >&-`). Otherwise the next file opened,
+    /// the credential store's new file say, would take its number, and
+    /// what is printed would be written into it. Output meant for a closed
+    /// standard output is refused instead (``outputFailureReason``). Called
+    /// first thing in `main`, before any file is opened.
+    static func reopenClosedStandardDescriptors() {
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            let null = open("/dev/null", (descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY) | O_CLOEXEC)
+            guard null >= 0 else { continue }
+            if null != descriptor {
+                dup2(null, descriptor)
+                close(null)
+            } else {
+                // open(2) took the lowest free number, this one; keep it open across exec.
+                _ = fcntl(descriptor, F_SETFD, 0)
+            }
+            if descriptor == STDOUT_FILENO { outputWasClosed.withLock { $0 = true } }
+        }
     }
 
     /// Pretty, key-sorted JSON of `value` on standard output.

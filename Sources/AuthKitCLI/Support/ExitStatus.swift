@@ -32,6 +32,9 @@ enum ExitStatus: Int32, CaseIterable {
     /// Bad input data: an invalid descriptor, config or credential file, a
     /// pasted URL that is not this sign-in's redirect (sysexits EX_DATAERR).
     case badInput = 65
+    /// Standard output could not be written (a full disk, a closed
+    /// descriptor): what the command printed is incomplete (sysexits EX_IOERR).
+    case outputFailed = 74
     /// Cancelled with Ctrl-C (128 + SIGINT, the shell convention).
     case cancelled = 130
 

@@ -20,7 +20,7 @@ struct Workspace {
 
     /// - Throws: when `$AUTHKIT_BUNDLED_PROVIDERS` or a `--providers-dir` names
     ///   no directory (silently loading nothing would hide every provider), or
-    ///   when `$AUTHKIT_HOME` is a relative path.
+    ///   when `$AUTHKIT_HOME` is a relative path, or AuthKit's directory is taken by a file.
     init(global: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         if let problem = AuthKitHome.problem(environment: environment) {
             throw CLIError(problem, status: .usage)

@@ -1,0 +1,50 @@
+import AuthKit
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+/// What `authkit` does when its standard output cannot take what it prints:
+/// a full disk or a closed descriptor is a failure (exit 74), never a silent
+/// success; a reader that stops early (`| head`) is not; and a closed
+/// standard output never becomes a file authkit opens.
+@Suite(.serialized) struct CLIStandardOutputTests {
+    /// `authkit ARGUMENTS` run by bash with `redirection` after it.
+    func run(_ arguments: [String], _ redirection: String, environment: [String: String]) async throws -> CLIResult {
+        try await CLIProcess.run(arguments, environment: environment,
+                                 launcher: ["/bin/bash", "-c", #""$0" "$@" "# + redirection])
+    }
+
+    @Test func aFullDiskOrAClosedOutputIsAFailure() async throws {
+        let home = try CLIProcess.home("authkit-stdout")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path]
+        let full = try await run(["providers", "list"], "> /dev/full", environment: environment)
+        #expect(full.status == 74 && full.stderr.contains("standard output could not be written (No space left on device)"), "\(full.status): \(full.stderr)")
+        let closed = try await run(["providers", "list"], ">&-", environment: environment)
+        #expect(closed.status == 74 && closed.stderr.contains("standard output could not be written (Bad file descriptor)"), "\(closed.status): \(closed.stderr)")
+        // Nothing printed to standard output, nothing lost: the command's own status.
+        let quiet = try await run(["token", "delete", "--provider", "github"], ">&-", environment: environment)
+        #expect(quiet.status == 64 && !quiet.stderr.contains("standard output"), "\(quiet.status): \(quiet.stderr)")
+        // A reader that takes one byte and leaves is not an error of authkit's.
+        let head = try await CLIProcess.run(["providers", "list"], environment: environment, launcher: [
+            "/bin/bash", "-c", #""$0" "$@" | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}"#])
+        #expect(head.status != 74 && !head.stderr.contains("standard output"), "\(head.status): \(head.stderr)")
+    }
+
+    /// With standard output closed, the next file, socket or event
+    /// descriptor opened takes its number, and what is printed goes there
+    /// (before, `providers list >&-` failed on an event descriptor with
+    /// "Invalid argument" and exited 0). Now /dev/null holds the number, the
+    /// sign-in is stored whole, and the lost "Signed in" line makes the exit
+    /// status 74.
+    @Test func aSignInWithItsOutputClosedIsStoredAndReported() async throws {
+        let home = try CLIProcess.home("authkit-stdout-signin")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let port = try UnusedPort.next()
+        let result = try await run(["sandbox", "try", "--provider", "qiita", "--deterministic", "--port", String(port)], ">&-",
+                                   environment: ["AUTHKIT_HOME": home.path])
+        #expect(result.status == 74, "\(result.status): \(result.stderr)")
+        let stored = try await FileCredentialStore(file: home.appendingPathComponent("sandbox/credentials.json")).allCredentials()
+        #expect(stored.map(\.providerID) == ["qiita"])
+    }
+}
