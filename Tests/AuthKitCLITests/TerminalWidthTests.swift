@@ -25,6 +25,20 @@ import Testing
         }
     }
 
+    /// The status line is cut to the terminal's width less one column, in
+    /// columns: cut by characters, a line naming a provider in CJK wrapped,
+    /// and every redraw left a copy behind.
+    @Test func theStatusLineIsCutByColumns() {
+        let line = "⠋ Waiting for you to approve 仕事アプリ in the browser… Ctrl-C cancels"
+        for width in [20, 33, 34, 40, 80] {
+            let fitted = StatusLine.fit(line, width: width)
+            #expect(fitted.terminalColumns <= width - 1, "\(width): \(fitted)")
+            #expect(fitted == line || fitted.hasSuffix("…"))
+        }
+        #expect(StatusLine.fit(line, width: 80) == line)
+        #expect(StatusLine.fit(line, width: 34) == "⠋ Waiting for you to approve 仕…", "a wide character that does not fit is left out")
+    }
+
     @Test func paddingCountsColumnsNotCharacters() {
         #expect("仕事".padded(to: 6) == "仕事  ")
         #expect("仕事です".padded(to: 5) == "仕事 ", "a wide character that does not fit is left out")

@@ -12,9 +12,6 @@ import Musl
 import Darwin
 #endif
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A one-line status with a spinner on standard error, drawn only when
 /// standard error is a terminal (in a pipe or a log it prints each message once).
@@ -73,10 +70,19 @@ final class StatusLine: @unchecked Sendable {
 
     /// `text` cut to one column less than `width` (a character in the last
     /// column makes some terminals wrap), with `…` where it was cut.
+    /// Counted in terminal columns: a provider named in CJK takes two per
+    /// character, and a line cut by characters would still wrap.
     static func fit(_ text: String, width: Int) -> String {
         let room = max(1, width - 1)
-        guard text.count > room else { return text }
-        return String(text.prefix(room - 1)) + "…"
+        guard text.terminalColumns > room else { return text }
+        var kept = "", used = 0
+        for character in text {
+            let columns = character.terminalColumns
+            if used + columns > room - 1 { break }
+            kept.append(character)
+            used += columns
+        }
+        return kept + "…"
     }
 
     /// Standard error's terminal width, or 80.
