@@ -87,6 +87,35 @@ import Glibc
         #expect(list.status == 0, "\(list.stderr)")
     }
 
+    /// A sign-in whose save finds the disk full: the store is left as it
+    /// was (an earlier sign-in still in it, no temporary copy behind), and
+    /// the error names the store's own path, not the temporary copy's,
+    /// with the system's reason. Run on a small tmpfs in a mount namespace
+    /// of its own, so root only.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")))
+    func aFullDiskLeavesTheStoreAsItWas() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-full-disk")
+        let (first, second) = (try await freePort(), try await freePort())
+        // Everything in one namespace: the tmpfs lives only as long as it.
+        let script = """
+            mount -t tmpfs -o size=256k tmpfs "$AUTHKIT_HOME" && chmod 700 "$AUTHKIT_HOME" || exit 99
+            store="$AUTHKIT_HOME/sandbox/credentials.json"
+            "$0" sandbox try --provider qiita --deterministic --port \(first) > /dev/null 2>&1; echo "first $?"
+            cp "$store" /tmp/authkit-full-disk-before.$$
+            dd if=/dev/zero of="$AUTHKIT_HOME/filler" bs=4k > /dev/null 2>&1
+            "$0" sandbox try --provider github --deterministic --port \(second) > /dev/null; echo "second $?"
+            cmp -s "$store" /tmp/authkit-full-disk-before.$$ && echo "store as it was"; rm -f /tmp/authkit-full-disk-before.$$
+            ls -A "$AUTHKIT_HOME/sandbox" | grep -c '\\.tmp$' | sed 's/^/temporary copies /'
+            """
+        let result = try await CLIProcess.run([], environment: ["AUTHKIT_HOME": home.path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"],
+                                              launcher: ["/usr/bin/unshare", "-m", "sh", "-c", script, CLIProcess.binary.path], bareLauncher: true)
+        try #require(result.status != 99, "no tmpfs could be mounted: \(result.stderr)")
+        #expect(result.stdout.contains("first 0") && result.stdout.contains("second 65"), "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("store as it was") && result.stdout.contains("temporary copies 0"), "\(result.stdout)")
+        #expect(result.stderr.contains("Credential store \(home.path)/sandbox/credentials.json: could not be saved: writing its new copy failed (No space left on device). The file was left as it was."),
+                "\(result.stderr)")
+    }
+
     /// SwiftPM links `authkit` with RUNPATH $ORIGIN, so `dlopen("libcurl.so.4")`
     /// would look beside the program first: a libcurl someone placed there
     /// (a Downloads folder) would run inside a process holding secrets. Here

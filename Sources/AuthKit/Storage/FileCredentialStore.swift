@@ -196,7 +196,7 @@ public struct FileCredentialStore: CredentialStore {
         removeAbandonedTemporaryFiles()
         let temporary = directory.appendingPathComponent(".credentials.json.\(getpid()).\(SecureRandom.token().prefix(8)).tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw AuthKitError.store(path: temporary.path, reason: "cannot be created (\(String(cString: strerror(errno)))).") }
+        guard fd >= 0 else { throw notSaved("its new copy cannot be created") }
         var succeeded = false
         defer {
             if !succeeded { unlink(temporary.path) }
@@ -209,17 +209,17 @@ public struct FileCredentialStore: CredentialStore {
                     let written = Glue.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                     if written < 0 {
                         if errno == EINTR { continue }
-                        throw AuthKitError.store(path: temporary.path, reason: "write failed (\(String(cString: strerror(errno)))).")
+                        throw notSaved("writing its new copy failed")
                     }
                     offset += written
                 }
             }
             guard fsync(fd) == 0 else {
-                throw AuthKitError.store(path: temporary.path, reason: "fsync failed (\(String(cString: strerror(errno)))).")
+                throw notSaved("its new copy could not be flushed to disk")
             }
         }
         guard rename(temporary.path, path) == 0 else {
-            throw AuthKitError.store(path: path, reason: "cannot be replaced (\(String(cString: strerror(errno)))).")
+            throw notSaved("its new copy could not replace it")
         }
         succeeded = true
         // Make the rename itself durable.
@@ -228,6 +228,15 @@ public struct FileCredentialStore: CredentialStore {
             _ = fsync(directoryFD)
             close(directoryFD)
         }
+    }
+
+    /// A failed save, named by the store's own path (not the temporary
+    /// copy's, which is gone by the time anyone reads the message), with
+    /// the system's reason (`errno`, read here first) and what became of
+    /// the file: nothing, since only a complete copy replaces it.
+    private func notSaved(_ what: String) -> AuthKitError {
+        let reason = String(cString: strerror(errno))
+        return AuthKitError.store(path: path, reason: "could not be saved: \(what) (\(reason)). The file was left as it was.")
     }
 
     /// Deletes temporary files a writer left when it was killed between
