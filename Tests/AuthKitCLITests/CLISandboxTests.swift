@@ -90,7 +90,7 @@ import Glibc
     /// A sign-in whose save finds the disk full: the store is left as it
     /// was (an earlier sign-in still in it, no temporary copy behind), and
     /// the error names the store's own path, not the temporary copy's,
-    /// with the system's reason. Run on a small tmpfs in a mount namespace
+    /// with the system's reason; exit 74, as for any write that failed. Run on a small tmpfs in a mount namespace
     /// of its own, so root only.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")))
     func aFullDiskLeavesTheStoreAsItWas() async throws {
@@ -106,13 +106,20 @@ import Glibc
             "$0" sandbox try --provider github --deterministic --port \(second) > /dev/null; echo "second $?"
             cmp -s "$store" /tmp/authkit-full-disk-before.$$ && echo "store as it was"; rm -f /tmp/authkit-full-disk-before.$$
             ls -A "$AUTHKIT_HOME/sandbox" | grep -c '\\.tmp$' | sed 's/^/temporary copies /'
+            "$0" providers override github > /dev/null; echo "override $?"
+            ls -A "$AUTHKIT_HOME/providers" 2> /dev/null | wc -l | sed 's/^/provider files /'
             """
         let result = try await CLIProcess.run([], environment: ["AUTHKIT_HOME": home.path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"],
                                               launcher: ["/usr/bin/unshare", "-m", "sh", "-c", script, CLIProcess.binary.path], bareLauncher: true)
         try #require(result.status != 99, "no tmpfs could be mounted: \(result.stderr)")
-        #expect(result.stdout.contains("first 0") && result.stdout.contains("second 65"), "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("first 0") && result.stdout.contains("second 74"), "\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("store as it was") && result.stdout.contains("temporary copies 0"), "\(result.stdout)")
         #expect(result.stderr.contains("Credential store \(home.path)/sandbox/credentials.json: could not be saved: writing its new copy failed (No space left on device). The file was left as it was."),
+                "\(result.stderr)")
+        // A provider file likewise: named, nothing half-written left (it
+        // was a type dump with exit 1, and a stray .tmp file).
+        #expect(result.stdout.contains("override 74") && result.stdout.contains("provider files 0"), "\(result.stdout)")
+        #expect(result.stderr.contains("\(home.path)/providers/github.json could not be written: writing it failed (No space left on device). Nothing was changed."),
                 "\(result.stderr)")
     }
 

@@ -236,8 +236,12 @@ public struct FileCredentialStore: CredentialStore {
     /// the file: nothing, since only a complete copy replaces it.
     private func notSaved(_ what: String) -> AuthKitError {
         let reason = String(cString: strerror(errno))
-        return AuthKitError.store(path: path, reason: "could not be saved: \(what) (\(reason)). The file was left as it was.")
+        return AuthKitError.store(path: path, reason: "\(Self.notSavedReason)\(what) (\(reason)). The file was left as it was.")
     }
+
+    /// How the reason of a failed save begins: the command line tells a
+    /// full disk (exit 74) from a damaged file (65) by it.
+    package static let notSavedReason = "could not be saved: "
 
     /// Deletes temporary files a writer left when it was killed between
     /// creating one and renaming it: they hold tokens. Only a lock holder

@@ -32,8 +32,9 @@ enum ExitStatus: Int32, CaseIterable {
     /// Bad input data: an invalid descriptor, config or credential file, a
     /// pasted URL that is not this sign-in's redirect (sysexits EX_DATAERR).
     case badInput = 65
-    /// Standard output could not be written (a full disk, a closed
-    /// descriptor): what the command printed is incomplete (sysexits EX_IOERR).
+    /// Something could not be written (a full disk, a closed descriptor):
+    /// standard output, so what the command printed is incomplete; the
+    /// credential store or a provider file, left as it was (sysexits EX_IOERR).
     case outputFailed = 74
     /// Cancelled with Ctrl-C (128 + SIGINT, the shell convention).
     case cancelled = 130
@@ -52,6 +53,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .redirectNotFollowed, .responseTooLarge: self = .providerError
             case .insecureTransport: self = .usage
             case .unknownProvider, .missingSetting, .unusableRedirectURI: self = .usage
+            case .store(_, let reason) where reason.hasPrefix(FileCredentialStore.notSavedReason): self = .outputFailed
             case .invalidFile, .redirect, .store: self = .badInput
             case .cancelled: self = .cancelled
             }

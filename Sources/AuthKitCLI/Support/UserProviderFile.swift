@@ -26,17 +26,35 @@ import Foundation
 enum UserProviderFile {
     /// - Returns: `false`, writing nothing, when not `replacing` and a file
     ///   is already at `target`.
+    /// - Throws: a ``CLIError`` (exit 74) naming `target` and the system's
+    ///   reason when it cannot be written (a full disk); nothing is left behind.
     static func write(_ data: Data, to target: URL, replacing: Bool) throws -> Bool {
+        func failure(_ what: String) -> CLIError {
+            CLIError("\(target.path) could not be written: \(what) (\(String(cString: strerror(errno)))). Nothing was changed.",
+                     status: .outputFailed)
+        }
         let directory = target.deletingLastPathComponent()
         if !FileSystem.isDirectory(directory.path) {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw CLIError("\(target.path) could not be written: its directory cannot be created (\(DescriptorLoader.reason(error))). Nothing was changed.",
+                               status: .outputFailed)
+            }
         }
         let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
-        try data.write(to: temporary)
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure("a new file beside it cannot be created") }
         defer { unlink(temporary.path) }
-        guard chmod(temporary.path, 0o644) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let written = data.withUnsafeBytes { FileSystem.writeAll(fd, $0) }
+        let error = errno
+        close(fd)
+        errno = error
+        guard written else { throw failure("writing it failed") }
+        // 0644 whatever the umask: the rule for provider files wants no group or other write.
+        guard chmod(temporary.path, 0o644) == 0 else { throw failure("its mode cannot be set") }
         if replacing {
-            guard rename(temporary.path, target.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            guard rename(temporary.path, target.path) == 0 else { throw failure("it cannot be replaced") }
             return true
         }
         if link(temporary.path, target.path) == 0 { return true }
@@ -44,7 +62,7 @@ enum UserProviderFile {
         // A file system without hard links: check, then rename (the check
         // and the rename are then two steps).
         if FileManager.default.fileExists(atPath: target.path) { return false }
-        guard rename(temporary.path, target.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        guard rename(temporary.path, target.path) == 0 else { throw failure("it cannot be put in place") }
         return true
     }
 }
