@@ -43,4 +43,19 @@ import SystemPackage
         let statusRow = raw.split(separator: "\n").first { $0.contains("Waiting for you") }
         #expect(statusRow.map { $0.count <= 80 } == true, "the status line wrapped:\n\(raw)")
     }
+
+    /// With `TERM=dumb` (an Emacs shell buffer), which shows escape
+    /// sequences as text, the wait is said once, without the spinner's
+    /// redraws (`\r`, erase-line), as in a pipe.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    func aDumbTerminalGetsNoEscapes() async throws {
+        let home = TemporaryDirectory.url("authkit-wait-dumb")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let command = "env TERM=dumb AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 2"
+        let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+        #expect(terminal.status == 5, "\(terminal.stdout)")
+        #expect(terminal.stdout.components(separatedBy: "Waiting for you to approve").count - 1 == 1, "\(terminal.stdout)")
+        #expect(!terminal.stdout.contains("\u{1B}[K") && !terminal.stdout.contains("⠋"), "\(terminal.stdout.debugDescription)")
+    }
 }

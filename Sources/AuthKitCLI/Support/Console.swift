@@ -80,7 +80,14 @@ enum Console {
         out(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
-    static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
+    /// Whether standard error is a terminal that acts on cursor movement
+    /// and erase sequences: not with `TERM=dumb` (an Emacs shell buffer, some
+    /// CI logs), which shows them as `^[[K`.
+    static var stderrTakesEscapes: Bool {
+        guard isatty(STDERR_FILENO) != 0 else { return false }
+        guard let term = getenv("TERM") else { return true }
+        return String(cString: term) != "dumb"
+    }
 }
 
 /// Whether a browser can be opened on this machine, and if not, why.

@@ -14,7 +14,8 @@ import Darwin
 import Dispatch
 
 /// A one-line status with a spinner on standard error, drawn only when
-/// standard error is a terminal (in a pipe or a log it prints each message once).
+/// standard error is a terminal that takes escape sequences (in a pipe, a
+/// log or with `TERM=dumb` it prints each message once).
 ///
 /// The line never wraps: it is cut to the terminal's width (read again at
 /// every redraw, so a resize is followed) and redrawn in place with `\r` and
@@ -28,7 +29,7 @@ final class StatusLine: @unchecked Sendable {
     private static let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
     func show(_ message: String) {
-        guard Console.stderrIsTerminal else {
+        guard Console.stderrTakesEscapes else {
             Console.err(message)
             return
         }
