@@ -76,6 +76,21 @@ import AuthKitTestSupport
         }
     }
 
+    /// A refresh answer's members replace the earlier ones of the same
+    /// name; members it does not repeat (an account id the sign-in
+    /// brought) are kept.
+    @Test func aRefreshKeepsEarlierMembersItDoesNotRepeat() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"new-access","token_type":"Bearer","scope":"read write"}"#) }
+            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            var earlier = expired
+            earlier.rawFields = ["access_token": .string("old-access"), "user_id": .integer(17), "scope": .string("read")]
+            let refreshed = try await client.refresh(earlier)
+            #expect(refreshed.rawFields == ["access_token": .string("new-access"), "token_type": .string("Bearer"),
+                                            "scope": .string("read write"), "user_id": .integer(17)])
+        }
+    }
+
     @Test func refreshErrorIsTypedAndNoRefreshTokenIsUnsupported() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"error":"invalid_grant"}"#, status: 400) }

@@ -223,21 +223,23 @@ final class TokenEndpointCalls: Sendable {
         case .form where parameters.isEmpty, .json where parameters.isEmpty, .query:
             break // no body at all (Qiita's DELETE revocation; a GET with a query)
         case .form:
-            request.head.headerFields[.contentType] = "application/x-www-form-urlencoded"
+            // Appended: the head comes without fields (RequestTarget), so
+            // there is nothing to replace, and a subscript would search first.
+            request.head.headerFields.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
             request.body = Data(FormURLEncoding.encode(parameters).utf8)
         case .json:
-            request.head.headerFields[.contentType] = "application/json"
+            request.head.headerFields.append(HTTPField(name: .contentType, value: "application/json"))
             var object = [String: String]()
             for (name, value) in parameters { object[name] = value }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             request.body = try encoder.encode(object)
         }
-        if let authorization { request.head.headerFields[.authorization] = authorization }
+        if let authorization { request.head.headerFields.append(HTTPField(name: .authorization, value: authorization)) }
         // What an error quoting the provider must mask (SecretMask).
         request.secrets = [clientSecret, authorization, credential?.accessToken, credential?.refreshToken]
             .compactMap { $0 }
-        request.head.headerFields[.accept] = "application/json"
+        request.head.headerFields.append(HTTPField(name: .accept, value: "application/json"))
         // Built only when a header needs it: most descriptors have none.
         let variables = headers.isEmpty ? nil : variables()
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
@@ -259,6 +261,17 @@ final class TokenEndpointCalls: Sendable {
                                  settings: Set(placeholderValues.keys))
     }
 
+    /// The answer's members, with any earlier member it does not repeat
+    /// kept. Built from the new answer rather than with `merging`, which
+    /// copies the earlier dictionary first: a refresh's answer usually
+    /// repeats every member, and then nothing is copied at all.
+    private static func merged(_ new: [String: JSONValue], over earlier: [String: JSONValue]?) -> [String: JSONValue] {
+        guard let earlier else { return new }
+        var merged = new
+        for (name, value) in earlier where merged[name] == nil { merged[name] = value }
+        return merged
+    }
+
     private func makeCredential(
         _ fields: TokenResponseParser.Fields, receivedAt: Date, previous: Credential?, requestedScopes: [String], label: String?
     ) -> Credential {
@@ -274,7 +287,7 @@ final class TokenEndpointCalls: Sendable {
                 ?? (fields.raw.isEmpty ? previous?.expiresAt : nil),
             scopes: fields.scopes ?? previous?.scopes ?? requestedScopes,
             obtainedAt: receivedAt,
-            rawFields: (previous?.rawFields ?? [:]).merging(fields.raw) { _, new in new },
+            rawFields: Self.merged(fields.raw, over: previous?.rawFields),
             endpointOrigins: endpointOrigins,
             // A new refresh token brings its own lifetime; a kept one keeps its.
             refreshTokenExpiresAt: fields.refreshTokenExpiresIn.map { receivedAt.addingTimeInterval($0) }

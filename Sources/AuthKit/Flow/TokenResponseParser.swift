@@ -138,7 +138,7 @@ package struct TokenResponseParser: Sendable {
     private func decodeBody(_ response: IncomingResponse) throws -> [String: JSONValue] {
         let body = response.body
         let mediaType = response.mediaType ?? ""
-        let firstByte = body.first { !Set<UInt8>([0x20, 0x09, 0x0A, 0x0D]).contains($0) }
+        let firstByte = body.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
         // Form-encoded answers (GitHub without `Accept: application/json`); some
         // servers label them text/plain, so accept that when it looks like a form.
         let looksLikeForm = mediaType == "text/plain" && body.contains(UInt8(ascii: "="))

@@ -103,21 +103,30 @@ package struct RequestTarget: Sendable {
     package let allowsCredentials: Bool
     /// Whether the URL names a host at all (an endpoint must).
     package let hasHost: Bool
-    private let head: HTTPRequest
+    private let get: HTTPRequest
+    /// The token endpoint's method, kept made: setting a method builds and
+    /// checks a pseudo-header field each time.
+    private let post: HTTPRequest
 
     package init(_ url: URL) {
         self.url = url
         self.origin = url.origin
         self.allowsCredentials = url.scheme?.lowercased() == "https" || url.isLoopback
         self.hasHost = url.host(percentEncoded: true) != nil
-        self.head = HTTPRequest(method: .get, url: url)
+        self.get = HTTPRequest(method: .get, url: url)
+        self.post = HTTPRequest(method: .post, url: url)
     }
 
     /// A head for `method` to this URL, without header fields.
     func head(_ method: HTTPRequest.Method) -> HTTPRequest {
-        var head = self.head
-        head.method = method
-        return head
+        switch method {
+        case .get: return get
+        case .post: return post
+        default:
+            var head = get
+            head.method = method
+            return head
+        }
     }
 }
 
