@@ -52,9 +52,10 @@ enum Console {
     private static let outputWasClosed = LockedValue(false)
 
     /// Opens /dev/null on standard input, output or error where the parent
-    /// left one closed (`authkit … >&-`). Otherwise the next file opened,
-    /// the credential store's new file say, would take its number, and
-    /// what is printed would be written into it. Output meant for a closed
+    /// left one closed (`authkit … >&-`). Otherwise the next descriptor
+    /// opened takes its number (an event descriptor of the runtime's, as
+    /// seen: writes failed with "Invalid argument" and authkit exited 0; a
+    /// socket or a file could take it as well), and what is printed goes there. Output meant for a closed
     /// standard output is refused instead (``outputFailureReason``). Called
     /// first thing in `main`, before any file is opened.
     static func reopenClosedStandardDescriptors() {
