@@ -48,8 +48,8 @@ enum Interrupt {
         /// carry the tokens (``AuthKit/OAuth2Client/pollDeviceAuthorization(_:label:)``).
         static func devicePolling(cancel: @escaping @Sendable () -> Void) -> Purpose {
             Purpose(
-                waiting: "authkit: stopping. A poll of the provider under way is finished first, so that a sign-in it "
-                    + "brings is stored rather than left behind. A second Ctrl-C stops now.",
+                waiting: "authkit: stopping. A poll of the provider under way, if any, is finished first, so that a "
+                    + "sign-in it brings is stored rather than left behind. A second Ctrl-C stops now.",
                 done: signIn.done, failed: signIn.failed, onFirstSignal: cancel)
         }
     }
