@@ -1,4 +1,5 @@
 import AuthKitTestSupport
+@testable import authkit
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -333,6 +334,26 @@ import Glibc
         // padding and the two between columns (six, counting characters).
         #expect(lines.contains { $0.hasPrefix("qiita (仕事)      ••••aaaa") }, "\(result.stdout)")
         #expect(lines.contains { $0.hasPrefix("qiita (personal)  ••••bbbb") }, "\(result.stdout)")
+    }
+
+    /// On an 80-column terminal a row of `token list` does not wrap: the last
+    /// column (scopes, often long URLs) is cut with `…`. A pipe gets every scope.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    func longScopesAreCutToTheTerminal() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let scopes = #"["openid","https://www.googleapis.com/auth/userinfo.email","https://www.googleapis.com/auth/drive.readonly"]"#
+        let store = #"{"version":1,"credentials":[{"providerID":"qiita","label":"仕事","kind":"oauth2","accessToken":"0000000000000000aaaa","tokenType":"Bearer","scopes":\#(scopes),"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
+        try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: home.appendingPathComponent("credentials.json").path)
+        let command = "stty cols 80; env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' token list"
+        let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+        let rows = terminal.stdout.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
+        #expect(rows.count == 2 && rows.allSatisfy { $0.terminalColumns < 80 }, "\(terminal.stdout)")
+        #expect(rows.last?.hasPrefix("qiita (仕事)") == true && rows.last?.hasSuffix("…") == true, "\(terminal.stdout)")
+        let piped = try await CLIProcess.run(["token", "list"], environment: environment(home))
+        #expect(piped.stdout.contains("openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/drive.readonly"),
+                "\(piped.stdout)")
     }
 
     /// The browser `authkit authorize` starts has no blocked signals and none

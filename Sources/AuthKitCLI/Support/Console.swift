@@ -81,6 +81,17 @@ enum Console {
         out(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
+    /// The width of the terminal `descriptor` is, or `nil` when it is not
+    /// one (a file, a pipe) or does not say.
+    static func columns(of descriptor: Int32) -> Int? {
+        var size = winsize()
+        guard isatty(descriptor) != 0, ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
+    /// Standard output's terminal width, or `nil` when it is not a terminal.
+    static var outputColumns: Int? { columns(of: STDOUT_FILENO) }
+
     /// Whether standard error is a terminal that acts on cursor movement
     /// and erase sequences: not with `TERM=dumb` (an Emacs shell buffer, some
     /// CI logs), which shows them as `^[[K`.
@@ -122,6 +133,20 @@ extension String {
             used += columns
         }
         return kept + String(repeating: " ", count: width - used)
+    }
+
+    /// This text cut to at most `columns` terminal columns, with `…` (one
+    /// column) where it was cut; unchanged when it fits.
+    func cut(toColumns columns: Int) -> String {
+        guard terminalColumns > columns else { return self }
+        var kept = "", used = 0
+        for character in self {
+            let width = character.terminalColumns
+            if used + width > columns - 1 { break }
+            kept.append(character)
+            used += width
+        }
+        return kept + "…"
     }
 
     /// How many columns a terminal gives this text: two for each wide

@@ -74,22 +74,11 @@ final class StatusLine: @unchecked Sendable {
     /// Counted in terminal columns: a provider named in CJK takes two per
     /// character, and a line cut by characters would still wrap.
     static func fit(_ text: String, width: Int) -> String {
-        let room = max(1, width - 1)
-        guard text.terminalColumns > room else { return text }
-        var kept = "", used = 0
-        for character in text {
-            let columns = character.terminalColumns
-            if used + columns > room - 1 { break }
-            kept.append(character)
-            used += columns
-        }
-        return kept + "…"
+        text.cut(toColumns: max(1, width - 1))
     }
 
     /// Standard error's terminal width, or 80.
     static func width() -> Int {
-        var size = winsize()
-        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
-        return Int(size.ws_col)
+        Console.columns(of: STDERR_FILENO) ?? 80
     }
 }

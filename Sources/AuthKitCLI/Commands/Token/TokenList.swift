@@ -48,11 +48,19 @@ struct TokenList: WorkspaceCommand {
             max(title.count, column.map(\.terminalColumns).max() ?? 0)
         }
         func pad(_ text: String, _ width: Int) -> String { text.padded(to: width) }
+        // On a terminal, the last column (scopes, often long URLs) is cut to
+        // the line, so a row does not wrap under the next; a file or a pipe
+        // gets every scope, and `token show` lists them all.
+        let room = Console.outputColumns.map { $0 - 1 - (widths.reduce(0, +) + 6) }
+        func scopes(_ text: String) -> String {
+            guard let room, room >= 12 else { return text }
+            return text.cut(toColumns: room)
+        }
         Console.out(pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES")
         for (index, credential) in credentials.enumerated() {
             if let warning = CredentialSummary.signInWarning(credential) { Console.err(warning) }
             Console.out(pad(accounts[index], widths[0]) + "  " + pad(tokens[index], widths[1]) + "  "
-                + pad(expiries[index], widths[2]) + "  " + CredentialSummary.safe(credential.scopes.joined(separator: " ")))
+                + pad(expiries[index], widths[2]) + "  " + scopes(CredentialSummary.safe(credential.scopes.joined(separator: " "))))
         }
     }
 }
