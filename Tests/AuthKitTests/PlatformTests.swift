@@ -139,6 +139,17 @@ import Testing
         }
         writer.start()
         #expect(failure(fifo, .fileOrPipe) == "holds more than the 64 bytes allowed; it is not read.")
+
+        // Standard input (`request -d @-`) is held to a limit the same way.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let bytes = [UInt8](repeating: UInt8(ascii: "x"), count: 100)
+        _ = bytes.withUnsafeBytes { FileSystem.writeAll(ends[1], $0) }
+        close(ends[1])
+        defer { close(ends[0]) }
+        #expect(throws: FileSystem.ReadFailure(description: "holds more than the 99 bytes allowed; it is not read.")) {
+            _ = try FileSystem.readToEnd(ends[0], limit: 99)
+        }
     }
 
     /// Malformed JSON is located by AuthKit's parser, as a line and column.

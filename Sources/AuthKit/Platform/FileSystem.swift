@@ -176,32 +176,29 @@ import Darwin
         if type == S_IFREG, Int(info.st_size) > limit {
             throw ReadFailure(description: "is \(info.st_size) bytes, more than the \(limit) allowed; it is not read.")
         }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count > 0 {
-                // A file that grew after fstat, or a pipe, is held to the limit too.
-                guard data.count + count <= limit else {
-                    throw ReadFailure(description: "holds more than the \(limit) bytes allowed; it is not read.")
-                }
-                data.append(contentsOf: buffer[..<count])
-            } else if count == 0 {
-                return data
-            } else if errno != EINTR {
-                throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).")
-            }
+        // A file that grew after fstat, or a pipe, is held to the limit too.
+        do {
+            return try readToEnd(fd, limit: limit)
+        } catch let failure as ReadFailure {
+            throw failure
+        } catch {
+            throw ReadFailure(description: "cannot be read (\(DescriptorLoader.reason(error))).")
         }
     }
 
-    /// Reads `fd` to its end (retrying interrupted reads).
-    /// - Throws: the `errno` of a failed read, as a `POSIXError`.
-    package static func readToEnd(_ fd: Int32) throws -> Data {
+    /// Reads `fd` to its end (retrying interrupted reads), refusing more
+    /// than `limit` bytes as they arrive.
+    /// - Throws: the `errno` of a failed read, as a `POSIXError`; past
+    ///   `limit`, a ``ReadFailure`` ("holds more than the N bytes allowed").
+    package static func readToEnd(_ fd: Int32, limit: Int = .max) throws -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count > 0 {
+                guard count <= limit - data.count else {
+                    throw ReadFailure(description: "holds more than the \(limit) bytes allowed; it is not read.")
+                }
                 data.append(contentsOf: buffer[..<count])
             } else if count == 0 {
                 return data

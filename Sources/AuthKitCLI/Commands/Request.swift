@@ -102,13 +102,17 @@ struct Request: WorkspaceCommand {
         return body
     }
 
-    /// The most `-d @FILE` reads: a body is held in memory before it is sent.
+    /// The most `-d @FILE` (or `@-`) reads: a body is held in memory before it is sent.
     static let maximumBodyFileSize = 256 << 20
 
     /// The bytes of `path`, or of standard input for `-`, for `flag`'s `@`.
     private static func contents(of path: String, flag: String) throws -> Data {
         if path == "-" {
-            do { return try FileSystem.readToEnd(STDIN_FILENO) } catch {
+            do {
+                return try FileSystem.readToEnd(STDIN_FILENO, limit: Self.maximumBodyFileSize)
+            } catch let failure as FileSystem.ReadFailure {
+                throw CLIError("\(flag) @-: standard input \(failure.description)")
+            } catch {
                 throw CLIError("\(flag) @-: standard input cannot be read (\(DescriptorLoader.reason(error))).")
             }
         }
