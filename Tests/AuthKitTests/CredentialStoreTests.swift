@@ -178,6 +178,28 @@ import Testing
         #expect(await refusal { _ = try await store.allCredentials() }?.hasPrefix("is a directory, not a regular file;") == true)
     }
 
+    /// A label of 300 characters (or 100 CJK ones, three bytes each) made a
+    /// lock file's name longer than the 255 bytes a file name may hold:
+    /// the sign-in failed with "File name too long", and so would a
+    /// refresh. Long names are cut and end with a hash of the whole key.
+    @Test func aLongLabelStillGetsItsLocks() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        let long = CredentialKey(providerID: "qiita", label: String(repeating: "x", count: 300))
+        let other = CredentialKey(providerID: "qiita", label: String(repeating: "x", count: 299) + "y")
+        let wide = CredentialKey(providerID: "qiita", label: String(repeating: "仕", count: 100))
+        for key in [long, other, wide] {
+            let name = FileCredentialStore.fileName(for: key)
+            #expect(name.utf8.count <= FileCredentialStore.longestFileName && name.hasPrefix("qiita."), "\(name)")
+        }
+        #expect(FileCredentialStore.fileName(for: long) != FileCredentialStore.fileName(for: other))
+        #expect(FileCredentialStore.fileName(for: CredentialKey(providerID: "qiita", label: "work")) == "qiita.work")
+        let lock = try store.beginSignIn(for: long)
+        withExtendedLifetime(lock) {}
+        #expect(try await store.withRefreshLock(for: wide, timeout: .seconds(5)) { 42 } == 42)
+    }
+
     @Test func inMemoryStoreKeepsAndRemoves() async throws {
         let memory = InMemoryCredentialStore([credential("a")])
         await memory.save(credential("b", "x"))

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Crypto
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -89,11 +90,37 @@ public struct FileCredentialStore: CredentialStore {
         try await RefreshLockFile(directory: directory, key: key).withLock(timeout: timeout, prepare: { try ensureDirectory() }, body)
     }
 
-    /// `qiita` or `qiita.work`, with anything but letters, digits, `-`, `_`, `.` as `_`.
+    /// `qiita` or `qiita.work`, with anything but letters, digits, `-`, `_`, `.` as `_`:
+    /// the part of a lock file's name that says whose it is.
+    ///
+    /// A file name holds at most 255 bytes (NAME_MAX on Linux and macOS), and
+    /// a label may be longer (or hold letters of three UTF-8 bytes each): a
+    /// name past ``longestFileName`` bytes is cut and ends with a hash of the
+    /// whole key, so the lock still names its account and no two long
+    /// labels share one. Before, a sign-in with a 300-character label failed
+    /// with "File name too long".
     package static func fileName(for key: CredentialKey) -> String {
-        (key.providerID + (key.label.map { "." + $0 } ?? "")).unicodeScalars
+        let readable = (key.providerID + (key.label.map { "." + $0 } ?? "")).unicodeScalars
             .map { $0.isAlphanumeric || $0 == "-" || $0 == "_" || $0 == "." ? String($0) : "_" }.joined()
+        guard readable.utf8.count > longestFileName else { return readable }
+        var kept = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in readable.unicodeScalars {
+            bytes += String(scalar).utf8.count
+            if bytes > longestFileName - 17 { break }
+            kept.append(scalar)
+        }
+        let digest = SHA256.hash(data: Data((key.providerID + "\u{0}" + (key.label ?? "")).utf8))
+        let hex = digest.prefix(8).map { byte in
+            let digits = Array("0123456789abcdef".utf8)
+            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
+        }.joined()
+        return String(kept) + "-" + hex
     }
+
+    /// The most bytes ``fileName(for:)`` returns: with `.refresh-` and
+    /// `.lock` around it, well within a file name's 255.
+    package static let longestFileName = 128
 
     /// Problems with the store's permissions, each with the command that fixes it.
     package func permissionWarnings() -> [String] {
