@@ -79,6 +79,7 @@ import AuthKit
         let secret = "API-KEY-must-not-leak-0005"
         for (arguments, expected) in [(["-H", "X-Api-Key \(secret)"], "one -H has no ':'"),
                                       (["-H", "X Api Key: \(secret)"], "'X Api Key' is not a header name"),
+                                      (["-H", "X-Api-Key: \(secret)\r\nX-Evil: 1"], "-H 'X-Api-Key': the value holds a line break"),
                                       (["--data-urlencode", secret], "one has no '='"),
                                       (["--data-urlencode", "=\(secret)"], "no name before its '='")] {
             let result = try await CLIProcess.run(["request", "--provider", "qiita", "https://qiita.com/api/v2/items"] + arguments,

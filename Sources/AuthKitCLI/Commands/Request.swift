@@ -150,6 +150,12 @@ struct Request: WorkspaceCommand {
             guard HTTPField.Name(parts[0]) != nil else {
                 throw CLIError("-H takes 'Name: value'; '\(DisplayText.sanitized(String(parts[0].prefix(40))))' is not a header name (letters, digits and !#$%&'*+-.^_`|~ only).")
             }
+            // swift-http-types would turn a CR, LF or NUL into a space: a
+            // value changed silently (a key that then fails), or, sent raw by
+            // another client, a second header smuggled in.
+            guard HTTPField.isValidValue(parts[1]) else {
+                throw CLIError("-H '\(DisplayText.sanitized(String(parts[0].prefix(40))))': the value holds a line break or another control character, which a header cannot carry (it is not repeated here).")
+            }
             request.setHeader(parts[0], parts[1])
         }
         if let body = try body() {
