@@ -51,6 +51,12 @@ struct LoopbackRedirect: Sendable {
                 + "the listener only binds 127.0.0.1 or [::1] (RFC 8252 §7.3, §8.3), never an address other machines can reach. "
                 + "Use a redirect URI such as http://127.0.0.1/callback, or ManualUserAgent.")
         }
+        // URLComponents reads any number as a port; a socket address takes 16 bits.
+        if let port = components.port, !(0...65535).contains(port) {
+            throw AuthKitError.unusableRedirectURI(
+                uri: Self.display(requested),
+                reason: "its port \(port) is not a TCP port (1–65535). Give the port the provider has registered, or none.")
+        }
         self.requested = requested
         if portIsFlexible {
             bindPort = 0

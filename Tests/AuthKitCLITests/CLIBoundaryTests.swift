@@ -241,6 +241,22 @@ import Glibc
         #expect(authorize.status == 65 && authorize.stderr.contains("is a named pipe"), "exit \(authorize.status): \(authorize.stderr)")
     }
 
+    /// A redirect URI the listener could never receive is refused before
+    /// anything starts: a port past 65535 crashed authkit (SwiftNIO traps on
+    /// a port that does not fit 16 bits), and a fragment, which RFC 6749
+    /// §3.1.2 forbids, went into the authorization request.
+    @Test func anImpossibleRedirectURIIsRefused() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        for (uri, expected) in [("http://127.0.0.1:99999/cb", "its port 99999 is not a TCP port (1–65535)"),
+                                ("http://127.0.0.1/cb#frag", "it has a fragment (#…), which a redirect URI must not have (RFC 6749 §3.1.2)")] {
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5", "--redirect-uri", uri],
+                                                  environment: environment(home))
+            #expect(result.status == 64 && result.stderr.contains(expected), "\(uri): exit \(result.status): \(result.stderr.suffix(300))")
+            #expect(!result.stderr.contains("Open this URL"), "\(uri): the sign-in started")
+        }
+    }
+
     /// A provider file with two `token` sections: a reviewer, `jq` or Python
     /// reads the last (the provider's own endpoint), Foundation's decoder the
     /// first — which would have received the code and the client secret. The

@@ -221,6 +221,11 @@ import Glibc
             _ = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
                                         options: SandboxOptions(port: port))
         }
+        // A port that does not fit 16 bits: SwiftNIO would trap; the library refuses it.
+        await #expect(throws: SandboxError.cannotListen(port: 70000, reason: "not a TCP port (0–65535)")) {
+            _ = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
+                                        options: SandboxOptions(port: 70000))
+        }
         let unknown = try await CLIProcess.run(["sandbox", "try", "--provider", "qiitaa"], environment: ["AUTHKIT_HOME": home.path])
         #expect(unknown.status == 64 && unknown.stderr.contains("qiita"), "\(unknown.stderr)")
     }

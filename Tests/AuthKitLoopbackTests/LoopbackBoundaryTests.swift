@@ -10,6 +10,20 @@ import Glibc
 /// family for another program to take, and what arrives reaches the strict
 /// redirect parser exactly as sent.
 @Suite struct LoopbackBoundaryTests {
+    /// A port past 65535 is refused as an unusable redirect, typed, before
+    /// any socket: SwiftNIO's socket address traps on it (authkit crashed).
+    @Test func aPortPast65535IsAnUnusableRedirect() {
+        for uri in ["http://127.0.0.1:99999/cb", "http://[::1]:65536/cb", "http://localhost:4294967297/cb"] {
+            do {
+                _ = try LoopbackRedirect(requested: URL(string: uri), portIsFlexible: false)
+                Issue.record("\(uri) was accepted")
+            } catch AuthKitError.unusableRedirectURI(_, let reason) {
+                #expect(reason.contains("is not a TCP port"), "\(uri): \(reason)")
+            } catch { Issue.record("\(uri): \(error)") }
+        }
+        #expect(throws: Never.self) { _ = try LoopbackRedirect(requested: URL(string: "http://127.0.0.1:65535/cb"), portIsFlexible: false) }
+    }
+
     @Test(.enabled(if: RawHTTP.ipv6Available, "this machine cannot bind ::1 (no IPv6 loopback)"))
     func aLocalhostRedirectListensOnBothFamilies() async throws {
         let attempt = TestAttempt(redirectURI: "http://localhost/callback")

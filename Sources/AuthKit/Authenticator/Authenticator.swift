@@ -131,6 +131,13 @@ extension Authenticator {
         start: @escaping @Sendable (URL?) async throws -> (URL, Attempt),
         validate: @escaping @Sendable (String, Attempt) throws -> Void
     ) async throws -> (UserAgentResult, Attempt) {
+        // RFC 6749 §3.1.2: "The endpoint URI MUST NOT include a fragment
+        // component"; the answer's parameters would be read from the wrong part.
+        if let redirectURI, redirectURI.fragment != nil {
+            throw AuthKitError.unusableRedirectURI(
+                uri: redirectURI.redactedForLogs,
+                reason: "it has a fragment (#…), which a redirect URI must not have (RFC 6749 §3.1.2). Remove it.")
+        }
         let attempt = LockedValue<Attempt?>(nil)
         let session = AuthorizationSession(
             providerName: descriptor.name,

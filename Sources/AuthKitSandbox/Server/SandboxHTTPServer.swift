@@ -38,6 +38,8 @@ final class SandboxHTTPServer: @unchecked Sendable {
     /// Binds 127.0.0.1:`port` (0: a free port) and returns the port bound.
     /// - Throws: ``SandboxError`` naming the port and the system's reason.
     func start(port: Int) async throws -> Int {
+        // SwiftNIO traps on a port that does not fit 16 bits.
+        guard (0...65535).contains(port) else { throw SandboxError.cannotListen(port: port, reason: "not a TCP port (0–65535)") }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
