@@ -137,6 +137,12 @@ import AuthKit
         let bad = try await CLIProcess.run(["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s", "--signature-method", "RSA-SHA1"], environment: [:])
         #expect(bad.status == 64)
         #expect(!bad.stderr.contains("\"s\""))
+        // A method no server would verify a signature over: refused, shown escaped.
+        for method in ["", "G\nET"] {
+            let odd = try await CLIProcess.run(["sign", "-X", method, "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s"], environment: [:])
+            #expect(odd.status == 64 && odd.stderr.contains("-X takes an HTTP method") && odd.stdout.isEmpty, "\(method.debugDescription): \(odd.stderr)")
+            #expect(!odd.stderr.contains("G\nET"), "the newline reached the terminal")
+        }
 
         // The secrets from the environment, off the command line (which other
         // users see in the process list): the same header. A flag still wins.

@@ -65,7 +65,7 @@ struct Request: WorkspaceCommand {
     func validate() throws {
         try TimeoutOption.check(timeout)
         if maxSize <= 0 { throw ValidationError("--max-size takes a positive number of bytes.") }
-        if HTTPRequest.Method(method.uppercased()) == nil { throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(method)'.") }
+        if HTTPRequest.Method(method.uppercased()) == nil { throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(DisplayText.sanitized(method, limit: 40))'.") }
     }
 
     /// `-d` (from a file with `@`, its line breaks removed, as curl does),
