@@ -489,6 +489,10 @@ import Testing
         #expect(try String(contentsOf: written, encoding: .utf8).contains("mine.example"), "the user's file was replaced")
         let bundled = try await CLIProcess.run(["providers", "show", "qiita", "--bundled"], environment: environment)
         #expect(bundled.stdout.contains("https://qiita.com/api/v2/oauth/authorize"), "--bundled shows the shipped file even when overridden")
+        // An id names a file in the providers directory: '../x' named one
+        // outside it ("write …/providers/../x.json yourself"; --path printed it).
+        let outside = try await CLIProcess.run(["providers", "override", "../x", "--path"], environment: environment)
+        #expect(outside.status == 64 && outside.stderr.contains("'../x' is not a provider id") && outside.stdout.isEmpty, "\(outside.stderr)")
     }
 
     /// What `providers override` writes, authkit reads, even under umask 000

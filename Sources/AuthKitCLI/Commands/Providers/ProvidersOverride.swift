@@ -26,6 +26,13 @@ struct ProvidersOverride: WorkspaceCommand {
     @Flag(help: "Replace an existing file of yours.") var force = false
     @Flag(help: "Only print where the file is (or would be).") var path = false
 
+    func validate() throws {
+        // An id names a file in the providers directory: '../x' would name one outside it.
+        guard DescriptorValidator.isValidName(id) else {
+            throw ValidationError("'\(DisplayText.sanitized(id, limit: 60))' is not a provider id; ids are lowercase letters, digits, '-' and '_' ('authkit providers list' shows them).")
+        }
+    }
+
     func run(in workspace: Workspace) async throws {
         let directory = AuthKitHome.directory(environment: workspace.environment).appendingPathComponent("providers", isDirectory: true)
         let target = directory.appendingPathComponent("\(id).json")
