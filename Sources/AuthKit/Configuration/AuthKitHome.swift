@@ -81,16 +81,15 @@ package enum AuthKitHome {
     private static func fileProblem(environment: [String: String]) -> String? {
         let path = directory(environment: environment).path
         let named = environment["AUTHKIT_HOME"].map { !$0.isEmpty } == true ? "AUTHKIT_HOME (\(path))" : "AuthKit's directory \(path)"
-        if FileSystem.isDirectory(path) { return nil }
-        if FileManager.default.fileExists(atPath: path) {
-            return "\(named) is a file, not a directory. Move the file aside, or set AUTHKIT_HOME to a directory."
-        }
-        // stat(2)'s ENOTDIR: a part of the path before the last is a file.
         var info = stat()
-        if stat(path, &info) != 0, errno == ENOTDIR {
+        guard stat(path, &info) == 0 else {
+            // ENOTDIR: a part of the path before the last is a file. (ENOENT
+            // is a home not made yet: the first save makes it.)
+            guard errno == ENOTDIR else { return nil }
             return "\(named) cannot be a directory: a part of its path is a file. Set AUTHKIT_HOME to a directory."
         }
-        return nil
+        guard info.st_mode & S_IFMT != S_IFDIR else { return nil }
+        return "\(named) is a file, not a directory. Move the file aside, or set AUTHKIT_HOME to a directory."
     }
 
     private static func relativeProblem(environment: [String: String]) -> String? {

@@ -111,10 +111,7 @@ public struct FileCredentialStore: CredentialStore {
             kept.append(scalar)
         }
         let digest = SHA256.hash(data: Data((key.providerID + "\u{0}" + (key.label ?? "")).utf8))
-        let hex = digest.prefix(8).map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
-        }.joined()
+        let hex = digest.prefix(8).map { ($0 < 0x10 ? "0" : "") + String($0, radix: 16) }.joined()
         return String(kept) + "-" + hex
     }
 

@@ -125,13 +125,7 @@ extension String {
     /// Foundation's, which authkit does not link on Linux, and counts
     /// characters, not columns).
     func padded(to width: Int) -> String {
-        var kept = "", used = 0
-        for character in self {
-            let columns = character.terminalColumns
-            if used + columns > width { break }
-            kept.append(character)
-            used += columns
-        }
+        let (kept, used) = prefix(columns: width)
         return kept + String(repeating: " ", count: width - used)
     }
 
@@ -139,14 +133,21 @@ extension String {
     /// column) where it was cut; unchanged when it fits.
     func cut(toColumns columns: Int) -> String {
         guard terminalColumns > columns else { return self }
+        return prefix(columns: columns - 1).text + "…"
+    }
+
+    /// The longest start of this text that fits `columns` terminal columns
+    /// (a wide character that would straddle the edge is left out), and
+    /// the columns it takes.
+    private func prefix(columns: Int) -> (text: String, columns: Int) {
         var kept = "", used = 0
         for character in self {
             let width = character.terminalColumns
-            if used + width > columns - 1 { break }
+            if used + width > columns { break }
             kept.append(character)
             used += width
         }
-        return kept + "…"
+        return (kept, used)
     }
 
     /// How many columns a terminal gives this text: two for each wide
