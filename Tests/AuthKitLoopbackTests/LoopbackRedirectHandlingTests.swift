@@ -1,4 +1,5 @@
 import AuthKit
+import AuthKitTestSupport
 import Foundation
 import Testing
 @testable import AuthKitLoopback

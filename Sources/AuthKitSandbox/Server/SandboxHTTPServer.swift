@@ -18,20 +18,31 @@ import Darwin
 /// HTTP/1.1 on a loopback address, one request per connection, handing each
 /// complete request to `respond`.
 ///
-/// Bounded like the listener it stands in for: a request body over
-/// ``maxBodyBytes`` gets 413 and the connection closes; the server binds only
-/// 127.0.0.1 (a sandbox that accepted tokens from the network would be a
-/// credential sink for anyone on it).
+/// Bounded like the listener it stands in for:
+/// - a request body over ``maxBodyBytes`` gets 413 as soon as that is known
+///   (from `Content-Length`, or once that many bytes have come), and the
+///   connection closes without reading the rest;
+/// - a connection that has not sent its whole request within
+///   ``requestTimeout`` is closed, so idle or dripping clients cannot hold
+///   descriptors open for ever;
+/// - the server binds only 127.0.0.1 (a sandbox that accepted tokens from the
+///   network would be a credential sink for anyone on it).
 final class SandboxHTTPServer: @unchecked Sendable {
     static let maxBodyBytes = 1 << 20
+    /// Ample for a client on the same machine: a whole request takes
+    /// milliseconds over loopback.
+    static let standardRequestTimeout = Duration.seconds(10)
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private var channel: Channel?
     private let lock = ThreadLock()
     private var stopped = false
     let respond: @Sendable (SandboxRequest) -> SandboxResponse
+    let requestTimeout: Duration
 
-    init(respond: @escaping @Sendable (SandboxRequest) -> SandboxResponse) {
+    init(requestTimeout: Duration = SandboxHTTPServer.standardRequestTimeout,
+         respond: @escaping @Sendable (SandboxRequest) -> SandboxResponse) {
+        self.requestTimeout = requestTimeout
         self.respond = respond
     }
 
@@ -81,50 +92,65 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
     private let port: Int
     private var head: HTTPRequestHead?
     private var body = Data()
-    private var tooLarge = false
+    /// Set once a response is on its way: the connection serves one request,
+    /// and whatever the client still sends is dropped.
+    private var answered = false
+    private var deadline: Scheduled<Void>?
 
     init(server: SandboxHTTPServer, port: Int) {
         self.server = server
         self.port = port
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: TimeAmount(server.requestTimeout)) { channel.close(promise: nil) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !answered else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
+            let declared = head.headers.first(name: "Content-Length").flatMap { Int($0) } ?? 0
+            guard declared <= SandboxHTTPServer.maxBodyBytes else { return refuseTooLarge(head, context: context) }
             self.head = head
             body = Data()
-            tooLarge = false
         case .body(var buffer):
-            guard !tooLarge else { return }
-            if body.count + buffer.readableBytes > SandboxHTTPServer.maxBodyBytes {
-                tooLarge = true
-                body = Data()
-                return
-            }
+            guard let head else { return }
+            // Chunked bodies say nothing in advance; count what arrives.
+            guard body.count + buffer.readableBytes <= SandboxHTTPServer.maxBodyBytes else { return refuseTooLarge(head, context: context) }
             if let bytes = buffer.readBytes(length: buffer.readableBytes) { body.append(contentsOf: bytes) }
         case .end:
             guard let head else { return }
-            self.head = nil
-            let response: SandboxResponse
-            if tooLarge {
-                response = .empty(status: 413, step: "unknown", summary: "request body over \(SandboxHTTPServer.maxBodyBytes) bytes")
-            } else {
-                let request = SandboxRequest(method: head.method.rawValue, target: head.uri,
-                                             headers: head.headers.map { ($0.name, $0.value) }, body: body,
-                                             origin: "http://127.0.0.1:\(port)")
-                response = server.respond(request)
-            }
-            var headers = HTTPHeaders(response.headers)
-            headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
-            headers.replaceOrAdd(name: "Connection", value: "close")
-            let status = HTTPResponseStatus(statusCode: response.status)
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
-            if !response.body.isEmpty {
-                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)
-            }
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+            let request = SandboxRequest(method: head.method.rawValue, target: head.uri,
+                                         headers: head.headers.map { ($0.name, $0.value) }, body: body,
+                                         origin: "http://127.0.0.1:\(port)")
+            answer(server.respond(request), to: head, context: context)
         }
+    }
+
+    private func refuseTooLarge(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        body = Data()
+        answer(.empty(status: 413, step: "unknown", summary: "request body over \(SandboxHTTPServer.maxBodyBytes) bytes"), to: head, context: context)
+    }
+
+    private func answer(_ response: SandboxResponse, to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        answered = true
+        self.head = nil
+        var headers = HTTPHeaders(response.headers)
+        headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
+        headers.replaceOrAdd(name: "Connection", value: "close")
+        let status = HTTPResponseStatus(statusCode: response.status)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if !response.body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)
+        }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {

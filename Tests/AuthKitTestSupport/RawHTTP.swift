@@ -1,4 +1,3 @@
-import AuthKitTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -7,29 +6,33 @@ import Darwin
 #endif
 
 /// An HTTP response as read off a plain socket.
-struct RawResponse: Sendable {
-    var status: Int
-    var headers: [(name: String, value: String)]
-    var body: String
+public struct RawResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: String
 
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
 
-struct SocketError: Error, CustomStringConvertible {
-    var call: String
-    var code: Int32
-    var description: String { "\(call): \(String(cString: strerror(code))) (errno \(code))" }
+public struct SocketError: Error, CustomStringConvertible {
+    public var call: String
+    public var code: Int32
+    public init(call: String, code: Int32) {
+        self.call = call
+        self.code = code
+    }
+    public var description: String { "\(call): \(String(cString: strerror(code))) (errno \(code))" }
 }
 
 /// A deliberately plain HTTP/1.1 client on BSD sockets, so tests control every
 /// byte (odd methods, absolute-form targets, oversized or unfinished requests)
 /// and see exactly what the listener sends. Blocking calls run on a Dispatch
 /// queue, never on the Swift concurrency pool.
-enum RawHTTP {
+public enum RawHTTP {
     /// Sends `GET target` (or another method) and reads the whole response.
-    static func request(_ target: String, method: String = "GET", host: String = "127.0.0.1", port: Int,
+    public static func request(_ target: String, method: String = "GET", host: String = "127.0.0.1", port: Int,
                         extraHeaders: String = "", holdOpen: Duration = .zero) async throws -> RawResponse {
         let hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         let text = "\(method) \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: RawHTTP\r\n\(extraHeaders)Connection: close\r\n\r\n"
@@ -39,7 +42,7 @@ enum RawHTTP {
     /// Sends raw bytes and reads one response: headers, then `Content-Length`
     /// bytes of body; then waits `holdOpen` before closing, like a browser that
     /// is slow to hang up.
-    static func send(_ bytes: Data, host: String = "127.0.0.1", port: Int, headOnly: Bool = false,
+    public static func send(_ bytes: Data, host: String = "127.0.0.1", port: Int, headOnly: Bool = false,
                      holdOpen: Duration = .zero) async throws -> RawResponse {
         try await blocking {
             let fd = try connect(host: host, port: port)
@@ -52,14 +55,14 @@ enum RawHTTP {
     }
 
     /// Runs `body` on a Dispatch thread.
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    public static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
         }
     }
 
     /// A connected TCP socket with 10-second send and receive timeouts.
-    static func connect(host: String = "127.0.0.1", port: Int) throws -> Int32 {
+    public static func connect(host: String = "127.0.0.1", port: Int) throws -> Int32 {
         let ipv6 = host.contains(":")
         let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SocketError(call: "socket", code: errno) }
@@ -76,7 +79,7 @@ enum RawHTTP {
     }
 
     /// A listening socket on `host`, port 0 unless given; returns it and its port.
-    static func listen(host: String = "127.0.0.1", port: Int = 0, reusePort: Bool = false) throws -> (fd: Int32, port: Int) {
+    public static func listen(host: String = "127.0.0.1", port: Int = 0, reusePort: Bool = false) throws -> (fd: Int32, port: Int) {
         let ipv6 = host.contains(":")
         let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SocketError(call: "socket", code: errno) }
@@ -106,11 +109,11 @@ enum RawHTTP {
 
     /// A port that was free a moment ago, and that no other test's
     /// connection will take meanwhile (``UnusedPort``).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         try UnusedPort.next()
     }
 
-    static func write(_ fd: Int32, _ bytes: Data) throws {
+    public static func write(_ fd: Int32, _ bytes: Data) throws {
         try bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -122,7 +125,7 @@ enum RawHTTP {
     }
 
     /// Reads until the peer closes or `limit` bytes; returns what was read.
-    static func readUntilClosed(_ fd: Int32, limit: Int = 1 << 20) throws -> Data {
+    public static func readUntilClosed(_ fd: Int32, limit: Int = 1 << 20) throws -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while data.count < limit {
@@ -135,7 +138,7 @@ enum RawHTTP {
         return data
     }
 
-    static func readResponse(_ fd: Int32, headOnly: Bool) throws -> RawResponse {
+    public static func readResponse(_ fd: Int32, headOnly: Bool) throws -> RawResponse {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         let separator = Data("\r\n\r\n".utf8)
@@ -171,7 +174,7 @@ enum RawHTTP {
     }
 
     /// True when nothing accepts connections on `port` any more.
-    static func isRefused(host: String = "127.0.0.1", port: Int) -> Bool {
+    public static func isRefused(host: String = "127.0.0.1", port: Int) -> Bool {
         do {
             let fd = try connect(host: host, port: port)
             close(fd)
@@ -183,7 +186,7 @@ enum RawHTTP {
         }
     }
 
-    static func withSocketAddress<T>(host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+    public static func withSocketAddress<T>(host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
         if host.contains(":") {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
@@ -203,7 +206,7 @@ enum RawHTTP {
     }
 
     /// True when this machine can bind `::1`.
-    static let ipv6Available: Bool = {
+    public static let ipv6Available: Bool = {
         guard let (fd, _) = try? listen(host: "::1") else { return false }
         close(fd)
         return true

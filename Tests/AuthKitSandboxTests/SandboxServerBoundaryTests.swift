@@ -1,0 +1,84 @@
+import AuthKitTestSupport
+import Foundation
+import Testing
+@testable import AuthKitSandbox
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The sandbox's HTTP server against clients that misbehave on the wire: one
+/// that announces a huge body, one that streams a chunked body without end,
+/// one that connects and says nothing. Each would hold the server (a
+/// descriptor, a thread's time) for as long as the client liked before.
+@Suite struct SandboxServerBoundaryTests {
+    /// Runs `body` with a server that answers every request 200 "ok".
+    private func withServer(requestTimeout: Duration = SandboxHTTPServer.standardRequestTimeout,
+                            _ body: (Int) async throws -> Void) async throws {
+        let server = SandboxHTTPServer(requestTimeout: requestTimeout) { _ in .empty(status: 200, step: "test", summary: "ok") }
+        let port = try await server.start(port: 0)
+        do {
+            try await body(port)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test func anAnnouncedHugeBodyIsRefusedBeforeItIsSent() async throws {
+        try await withServer { port in
+            let head = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000000000\r\n\r\n"
+            // Nothing of the body is sent: the answer must come from the head alone.
+            let response = try await RawHTTP.send(Data(head.utf8), port: port)
+            #expect(response.status == 413)
+        }
+    }
+
+    @Test func anEndlessChunkedBodyIsCutOffAtTheLimit() async throws {
+        try await withServer { port in
+            let outcome = try await RawHTTP.blocking { () -> (sent: Int, answer: String) in
+                let fd = try RawHTTP.connect(port: port)
+                defer { close(fd) }
+                try RawHTTP.write(fd, Data("POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+                let chunk = Data("10000\r\n".utf8) + Data(repeating: UInt8(ascii: "a"), count: 0x10000) + Data("\r\n".utf8)
+                var sent = 0
+                // Up to 64 MiB; the server must stop this long before.
+                while sent < 64 << 20 {
+                    do { try RawHTTP.write(fd, chunk) } catch { break }
+                    sent += 0x10000
+                }
+                return (sent, String(decoding: (try? RawHTTP.readUntilClosed(fd)) ?? Data(), as: UTF8.self))
+            }
+            #expect(outcome.sent < 64 << 20, "the server read \(outcome.sent) bytes and still wanted more")
+            // The 413 may be lost to a reset when the client is still sending as
+            // the server closes; when anything arrives, it is the 413.
+            #expect(outcome.answer.isEmpty || outcome.answer.hasPrefix("HTTP/1.1 413"), "\(outcome.answer.prefix(80))")
+        }
+    }
+
+    @Test func aSilentConnectionIsClosedAndOthersAreStillServed() async throws {
+        try await withServer(requestTimeout: .milliseconds(300)) { port in
+            let closedAfter = try await RawHTTP.blocking { () -> Duration in
+                let fd = try RawHTTP.connect(port: port)
+                defer { close(fd) }
+                let start = ContinuousClock.now
+                _ = try RawHTTP.readUntilClosed(fd) // connection-level receive timeout: 10 s
+                return ContinuousClock.now - start
+            }
+            #expect(closedAfter < .seconds(5), "the server held a silent connection \(closedAfter)")
+            let response = try await RawHTTP.request("/", port: port)
+            #expect(response.status == 200)
+        }
+    }
+
+    @Test func aBodyWithinTheLimitIsStillServed() async throws {
+        try await withServer { port in
+            let body = String(repeating: "a", count: SandboxHTTPServer.maxBodyBytes)
+            let request = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            let response = try await RawHTTP.send(Data(request.utf8), port: port)
+            #expect(response.status == 200)
+        }
+    }
+}
