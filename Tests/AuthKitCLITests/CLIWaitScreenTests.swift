@@ -44,6 +44,33 @@ import SystemPackage
         #expect(statusRow.map { $0.count <= 80 } == true, "the status line wrapped:\n\(raw)")
     }
 
+    /// Lines printed while the status line is drawn (`sandbox try`'s events
+    /// come as the scripted browser works) start at the left edge: before,
+    /// they were written after the spinner, on the status line's row.
+    @Test(.enabled(if: tmuxPath != nil, "tmux is not installed (.ci/run installs it)"))
+    func linesPrintedDuringTheWaitDoNotJoinTheStatusLine() async throws {
+        let home = TemporaryDirectory.url("authkit-wait-try")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let session = "authkit-try-\(UUID().uuidString.prefix(8))"
+        // The trailing sleep keeps the pane (and its history) to capture.
+        let command = "env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' sandbox try --provider google --deterministic; echo EXIT=$?; sleep 30"
+        try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
+        var screen = ""
+        for _ in 0..<100 where !screen.contains("EXIT=") {
+            try await Task.sleep(for: .milliseconds(100))
+            screen = try await tmux(["capture-pane", "-p", "-J", "-S", "-200", "-t", session])
+        }
+        try await tmux(["kill-session", "-t", session])
+
+        #expect(screen.contains("EXIT=0"), "\(screen)")
+        let lines = screen.split(separator: "\n").map(String.init)
+        let events = lines.filter { $0.contains("sandbox: ") }
+        #expect(events.count >= 3, "\(screen)")
+        #expect(events.allSatisfy { $0.hasPrefix("   sandbox: ") }, "an event joined another line:\n\(screen)")
+        #expect(!lines.contains { $0.contains("Waiting for") && $0.contains("sandbox:") }, "\(screen)")
+    }
+
     /// With `TERM=dumb` (an Emacs shell buffer), which shows escape
     /// sequences as text, the wait is said once, without the spinner's
     /// redraws (`\r`, erase-line), as in a pipe.

@@ -16,12 +16,15 @@ import Darwin
 /// (prompts, progress, warnings, errors) to standard error, so
 /// `authkit … --json | jq` always reads clean JSON.
 enum Console {
+    /// Prints a line of results; a status line on the screen is erased first
+    /// (``StatusLine/printing(_:)``).
     static func out(_ text: String) {
-        write(Data((text + "\n").utf8), to: STDOUT_FILENO)
+        StatusLine.printing { write(Data((text + "\n").utf8), to: STDOUT_FILENO) }
     }
 
+    /// Prints a line of messages; a status line on the screen is erased first.
     static func err(_ text: String) {
-        write(Data((text + "\n").utf8), to: STDERR_FILENO)
+        StatusLine.printing { write(Data((text + "\n").utf8), to: STDERR_FILENO) }
     }
 
     /// Writes all of `data`, or as much as the reader takes: a closed pipe

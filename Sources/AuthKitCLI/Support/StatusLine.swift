@@ -21,12 +21,19 @@ import Dispatch
 /// every redraw, so a resize is followed) and redrawn in place with `\r` and
 /// erase-line. A wrapped line would leave a stale copy on the screen at every
 /// redraw and scroll the sign-in URL away.
+///
+/// Anything else printed while it is drawn (``Console/out(_:)``,
+/// ``Console/err(_:)``: a sandbox's events, `--verbose` logs) first erases it
+/// (``printing(_:)``), so that text starts at the left edge instead of after
+/// the spinner; the next tick draws the line again below it.
 final class StatusLine: @unchecked Sendable {
     private let lock = ThreadLock()
     private var timer: DispatchSourceTimer?
     private var message = ""
     private var frame = 0
     private static let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+    /// The line on the screen now, if any.
+    private static let drawn = LockedValue<StatusLine?>(nil)
 
     func show(_ message: String) {
         guard Console.stderrTakesEscapes else {
@@ -41,15 +48,13 @@ final class StatusLine: @unchecked Sendable {
             timer.setEventHandler { [weak self] in self?.draw() }
             timer.resume()
             self.timer = timer
+            Self.drawn.withLock { $0 = self }
         }
     }
 
     /// Prints `text` on its own lines above the status line.
     func note(_ text: String) {
-        lock.withLock {
-            if timer != nil { Console.write(Data("\r\u{1B}[K".utf8), to: STDERR_FILENO) }
-            Console.err(text)
-        }
+        Console.err(text)
     }
 
     func stop() {
@@ -57,7 +62,18 @@ final class StatusLine: @unchecked Sendable {
             guard let timer else { return }
             timer.cancel()
             self.timer = nil
+            Self.drawn.withLock { if $0 === self { $0 = nil } }
             Console.write(Data("\r\u{1B}[K".utf8), to: STDERR_FILENO)
+        }
+    }
+
+    /// Runs `write` with the status line, if one is drawn, erased first and
+    /// held from redrawing until `write` is done.
+    static func printing(_ write: () -> Void) {
+        guard let line = drawn.withLock({ $0 }) else { return write() }
+        line.lock.withLock {
+            if line.timer != nil { Console.write(Data("\r\u{1B}[K".utf8), to: STDERR_FILENO) }
+            write()
         }
     }
 

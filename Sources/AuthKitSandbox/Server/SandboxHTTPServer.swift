@@ -92,9 +92,10 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
     private let port: Int
     private var head: HTTPRequestHead?
     private var body = Data()
-    /// Set once a response is on its way: the connection serves one request,
-    /// and whatever the client still sends is dropped.
-    private var answered = false
+    /// The response, once it is on its way: the connection serves one request.
+    private var answer: EventLoopFuture<Void>?
+    /// Body bytes dropped after a 413 (see ``refuseTooLarge(_:context:)``).
+    private var drained = 0
     private var deadline: Scheduled<Void>?
 
     init(server: SandboxHTTPServer, port: Int) {
@@ -112,8 +113,21 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !answered else { return }
-        switch unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        if let answer {
+            // Only a refused body is still coming: drop it, within bounds.
+            switch part {
+            case .body(let buffer):
+                drained += buffer.readableBytes
+                if drained > SandboxHTTPServer.maxBodyBytes { close(after: answer, context: context) }
+            case .end:
+                close(after: answer, context: context)
+            case .head:
+                break
+            }
+            return
+        }
+        switch part {
         case .head(let head):
             let declared = head.headers.first(name: "Content-Length").flatMap { Int($0) } ?? 0
             guard declared <= SandboxHTTPServer.maxBodyBytes else { return refuseTooLarge(head, context: context) }
@@ -129,17 +143,25 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
             let request = SandboxRequest(method: head.method.rawValue, target: head.uri,
                                          headers: head.headers.map { ($0.name, $0.value) }, body: body,
                                          origin: "http://127.0.0.1:\(port)")
-            answer(server.respond(request), to: head, context: context)
+            let answer = send(server.respond(request), to: head, context: context)
+            close(after: answer, context: context)
         }
     }
 
+    /// Answers 413 before the body has all come, then drops up to another
+    /// ``SandboxHTTPServer/maxBodyBytes`` of it before closing, as servers
+    /// do ("lingering close"): closing with unread bytes makes the kernel
+    /// reset the connection, and a client still sending would never read
+    /// the 413. A client that sends more is cut off then, and one that
+    /// stops sending is closed at the connection's deadline.
     private func refuseTooLarge(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         body = Data()
-        answer(.empty(status: 413, step: "unknown", summary: "request body over \(SandboxHTTPServer.maxBodyBytes) bytes"), to: head, context: context)
+        self.head = nil
+        answer = send(.empty(status: 413, step: "unknown", summary: "request body over \(SandboxHTTPServer.maxBodyBytes) bytes"),
+                      to: head, context: context)
     }
 
-    private func answer(_ response: SandboxResponse, to head: HTTPRequestHead, context: ChannelHandlerContext) {
-        answered = true
+    private func send(_ response: SandboxResponse, to head: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
         self.head = nil
         var headers = HTTPHeaders(response.headers)
         headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
@@ -149,8 +171,14 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
         if !response.body.isEmpty {
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)
         }
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        answer = written
+        return written
+    }
+
+    private func close(after answer: EventLoopFuture<Void>, context: ChannelHandlerContext) {
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        answer.whenComplete { _ in channel.close(promise: nil) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
