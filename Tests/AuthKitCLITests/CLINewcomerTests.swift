@@ -91,6 +91,24 @@ import Testing
         }
     }
 
+    /// Two flags that each choose what is printed or done are refused
+    /// together, each named: before, `token show --field F --json` printed
+    /// the field raw, ignoring --json, and `token refresh --due --provider`
+    /// was told to give one of the two flags it had given.
+    @Test func flagsThatExcludeEachOtherAreRefusedTogether() async throws {
+        let home = try home()
+        try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+        for (command, message) in [(["token", "show", "--provider", "qiita", "--field", "access_token", "--json"],
+                                    "--field prints one field raw and --json the whole credential; give one of them."),
+                                   (["token", "refresh", "--provider", "qiita", "--due"],
+                                    "--due refreshes every credential that is due, --provider one credential now; give one of them."),
+                                   (["token", "refresh"], "Give --provider ID to refresh one credential, or --due")] {
+            let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 64 && result.stderr.contains(message), "\(command): exit \(result.status): \(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(command) printed \(result.stdout)")
+        }
+    }
+
     /// A relative `AUTHKIT_HOME` (or one starting with a `~` no shell
     /// expanded) would be another store in every directory: refused with
     /// exit 64 before anything is read or created; help still works.

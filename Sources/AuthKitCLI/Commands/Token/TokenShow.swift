@@ -28,6 +28,11 @@ struct TokenShow: WorkspaceCommand {
 
     @Flag(help: "Print the whole credential as JSON, secrets included.") var json = false
 
+    func validate() throws {
+        // Both asked for: printing either would silently drop the other.
+        if field != nil, json { throw ValidationError("--field prints one field raw and --json the whole credential; give one of them.") }
+    }
+
     func run(in workspace: Workspace) async throws {
         let credential = try await workspace.credential(account.key)
         if let field {
