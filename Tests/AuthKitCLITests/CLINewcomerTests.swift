@@ -216,6 +216,13 @@ import Testing
             #expect(try #require(server.requests(to: "/api/v2/items").first).bodyText == "status=1%2B1%20is%202%21")
             let empty = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "--data-urlencode", "status="], environment: environment)
             #expect(empty.status == 0 && server.requests(to: "/api/v2/items").last?.bodyText == "status=", "an empty value is a value, as in curl: \(empty.stderr)")
+            // A body without -X is POSTed, as curl does; it was sent with GET,
+            // whose body servers ignore.
+            for body in [["-d", "status=implied"], ["--data-urlencode", "status=implied"], ["--data-binary", "status=implied"]] {
+                let implied = try await CLIProcess.run(["request", "--provider", "qiita", url] + body, environment: environment)
+                let sent = server.requests(to: "/api/v2/items").last
+                #expect(implied.status == 0 && sent?.method == "POST" && sent?.bodyText == "status=implied", "\(body[0]): \(implied.stderr)")
+            }
             let spaced = try await CLIProcess.run(["request", "--provider", "qiita", "\(url)/a b"], environment: environment)
             #expect(spaced.status == 64 && spaced.stderr.contains("contains a space or control character"), "\(spaced.stderr)")
             let header = try await CLIProcess.run(["token", "header", "--provider", "qiita", "\(url)/a\tb"], environment: environment)
@@ -228,7 +235,7 @@ import Testing
                 #expect(refused.status == 64 && refused.stderr.contains("carries a user name or password") && !refused.stderr.contains("hunter2"),
                         "\(command[0]): \(refused.stderr)")
             }
-            #expect(server.requests.count == 2)
+            #expect(server.requests.count == 5)
         }
     }
 
@@ -323,6 +330,28 @@ import Testing
             #expect(terminal.stdout.contains("\u{1B}[32mok\u{1B}[0m") && terminal.stdout.contains(#"\u{1B}]52;c;cm0gLXJmIH4K\u{7} done"#),
                     "\(terminal.stdout.debugDescription)")
             #expect(!terminal.stdout.contains("\u{1B}]52"), "the OSC 52 reached the terminal")
+        }
+    }
+
+    /// On a terminal a body without a final line break gets one, so the
+    /// error that follows a non-2xx answer (and the shell's prompt) starts
+    /// its own line; a pipe gets the server's bytes unchanged.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    func aBodyEndsItsLineOnATerminal() async throws {
+        try await withServer { server in
+            let json = #"{"error":"nope"}"#
+            server.route("GET", "/api/v2/denied") { _ in StubResponse(status: 403, headers: [("Content-Type", "application/json")], body: Data(json.utf8)) }
+            let home = try signedInToQiita(at: server)
+            let arguments = ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/denied"]
+
+            let piped = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
+            #expect(piped.status == 3 && piped.stdout == json, "a pipe gets the bytes unchanged: \(piped.stdout.debugDescription)")
+
+            let command = (["env", "AUTHKIT_HOME=\(home.path)", "AUTHKIT_QIITA_CLIENT_ID=c", CLIProcess.binary.path] + arguments)
+                .map { "'\($0)'" }.joined(separator: " ")
+            let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+            let lines = terminal.stdout.split(whereSeparator: \.isNewline).map(String.init)
+            #expect(lines.contains(json) && lines.contains { $0.hasPrefix("authkit: error: GET ") }, "\(terminal.stdout.debugDescription)")
         }
     }
 

@@ -124,16 +124,21 @@ import AuthKit
     }
 
     @Test func signReproducesTwittersDocumentedExample() async throws {
-        let result = try await CLIProcess.run([
-            "sign", "-X", "POST", "https://api.twitter.com/1.1/statuses/update.json?include_entities=true",
+        let example = [
+            "https://api.twitter.com/1.1/statuses/update.json?include_entities=true",
             "-d", "status=Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21",
             "--consumer-key", "xvz1evFS4wEEPTGEFPHBog", "--consumer-secret", "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw",
             "--token", "370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb", "--token-secret", "LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE",
             "--nonce", "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg", "--timestamp", "1318622958",
-        ], environment: [:])
+        ]
+        let result = try await CLIProcess.run(["sign", "-X", "POST"] + example, environment: [:])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("Authorization: OAuth "))
         #expect(result.stdout.contains(#"oauth_signature="hCtSmYh%2BiHYCEqBWrE7C7hYmtUk%3D""#))
+        // -d without -X signs POST, the method `curl -d` sends: it signed GET,
+        // and the header failed at the server.
+        let implied = try await CLIProcess.run(["sign"] + example, environment: [:])
+        #expect(implied.status == 0 && implied.stdout == result.stdout, "\(implied.stdout)")
         let bad = try await CLIProcess.run(["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s", "--signature-method", "RSA-SHA1"], environment: [:])
         #expect(bad.status == 64)
         #expect(!bad.stderr.contains("\"s\""))

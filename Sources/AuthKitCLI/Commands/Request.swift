@@ -34,14 +34,19 @@ struct Request: WorkspaceCommand {
 
         Examples:
           authkit request --provider qiita https://qiita.com/api/v2/authenticated_user
-          authkit request --provider twitter -X POST -d 'status=Hello' \\
+          authkit request --provider twitter -d 'status=Hello' \\
             https://api.x.com/1.1/statuses/update.json
         """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
     @OptionGroup var client: ClientOptions
-    @Option(name: [.customShort("X"), .long], help: "The request method.") var method = "GET"
+    /// As in curl: a body without `-X` is POSTed (a GET's body is ignored
+    /// by most servers, so the data would be dropped without a word).
+    @Option(name: [.customShort("X"), .long], help: ArgumentHelp(
+        "The request method. Default: GET, or POST when a body is given (-d, --data-binary, --data-urlencode), as in curl.",
+        valueName: "method"))
+    var method: String?
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
         "A request body, already form-encoded (a=1&b=x%20y); sent as application/x-www-form-urlencoded unless a Content-Type header is given. @FILE reads it from a file (@- from standard input) without its line breaks, as curl does.",
         valueName: "data"))
@@ -65,7 +70,9 @@ struct Request: WorkspaceCommand {
     func validate() throws {
         try TimeoutOption.check(timeout)
         if maxSize <= 0 { throw ValidationError("--max-size takes a positive number of bytes.") }
-        if HTTPRequest.Method(method.uppercased()) == nil { throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(DisplayText.sanitized(method, limit: 40))'.") }
+        if let method, HTTPRequest.Method(method.uppercased()) == nil {
+            throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(DisplayText.sanitized(method, limit: 40))'.")
+        }
     }
 
     /// `-d` (from a file with `@`, its line breaks removed, as curl does),
@@ -141,7 +148,9 @@ struct Request: WorkspaceCommand {
               target.host != nil else {
             throw CLIError("'\(url)' is not an absolute http(s) URL.")
         }
-        var request = OutgoingRequest(method: HTTPRequest.Method(method.uppercased()) ?? .get, url: target)
+        let body = try body()
+        let method = method?.uppercased() ?? (body == nil ? "GET" : "POST")
+        var request = OutgoingRequest(method: HTTPRequest.Method(method) ?? .get, url: target)
         for line in header {
             let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingSpaces() }
             // The line is not repeated: a header's value is often a secret
@@ -158,14 +167,14 @@ struct Request: WorkspaceCommand {
             }
             request.setHeader(parts[0], parts[1])
         }
-        if let body = try body() {
+        if let body {
             request.body = body
             if request.header("Content-Type") == nil { request.setHeader("Content-Type", "application/x-www-form-urlencoded") }
         }
         let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
                                    deadline: .seconds(timeout))
         let source = try await workspace.source(account.key, explicit: client.settings())
-        let (head, body) = try await source.send(request, policy: policy)
+        let (head, response) = try await source.send(request, policy: policy)
         // As curl does: binary output is not written to a terminal, which it
         // could garble (or drive: a body is the server's bytes, not text
         // AuthKit escaped). A file or a pipe gets every byte.
@@ -173,18 +182,25 @@ struct Request: WorkspaceCommand {
         // sequences written out, colours aside (TerminalFilter).
         let toTerminal = isatty(STDOUT_FILENO) != 0
         var filter = TerminalFilter()
-        for try await chunk in body {
+        var last: UInt8?
+        for try await chunk in response {
+            last = chunk.last ?? last
             if toTerminal, chunk.contains(0) {
                 throw CLIError("The response is binary (it holds NUL bytes), so it was not written to the terminal, which it could garble. "
                                + "Redirect it to a file (> file), or pipe it (| cat) to see it anyway.", status: .failure)
             }
             if !Console.write(toTerminal ? filter.filter(chunk) : chunk, to: STDOUT_FILENO) { break } // the reader has gone
         }
-        if toTerminal { _ = Console.write(filter.finish(), to: STDOUT_FILENO) }
+        if toTerminal {
+            // A body without a final line break would leave the shell's
+            // prompt, or the error below, on its last line. Only on a
+            // terminal: a file or a pipe gets the server's bytes unchanged.
+            _ = Console.write(filter.finish() + (last.map { $0 == UInt8(ascii: "\n") } == false ? Data("\n".utf8) : Data()), to: STDOUT_FILENO)
+        }
         let status = head.status.code
         guard (200...299).contains(status) else {
             let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
-            throw CLIError("\(method.uppercased()) \(target.redactedForLogs) answered HTTP \(status)\(hint).", status: .providerError)
+            throw CLIError("\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint).", status: .providerError)
         }
     }
 }

@@ -35,7 +35,11 @@ struct Sign: AsyncParsableCommand {
         'authkit token header'.
         """)
 
-    @Option(name: [.customShort("X"), .long], help: "The request method.") var method = "GET"
+    /// The method is signed (RFC 5849 §3.4.1.1), so it must be the one curl
+    /// will send: `curl -d` POSTs unless told otherwise, and so does this.
+    @Option(name: [.customShort("X"), .long], help: ArgumentHelp(
+        "The request method. Default: GET, or POST with -d, as curl sends it.", valueName: "method"))
+    var method: String?
     @Argument(help: "The request URL, with its query.") var url: String
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
         "An application/x-www-form-urlencoded body; its parameters are signed.", valueName: "data"))
@@ -51,7 +55,7 @@ struct Sign: AsyncParsableCommand {
     func validate() throws {
         // A method is an HTTP token (RFC 9110 §9.1): a signature over "" or
         // "G\nET" would be printed, and verified by no server.
-        if HTTPRequest.Method(method.uppercased()) == nil {
+        if let method, HTTPRequest.Method(method.uppercased()) == nil {
             throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(DisplayText.sanitized(method, limit: 40))'.")
         }
         if let timestamp, UInt64(timestamp) == nil {
@@ -85,7 +89,7 @@ struct Sign: AsyncParsableCommand {
         signer.nonceAndTimestamp = NonceAndTimestamp(
             nonce: { fixedNonce ?? live.nonce() }, timestamp: { fixedTimestamp ?? live.timestamp() })
         let header = try signer.authorizationHeader(
-            method: method.uppercased(), url: URL(string: url)!,
+            method: method?.uppercased() ?? (data == nil ? "GET" : "POST"), url: URL(string: url)!,
             contentType: data == nil ? nil : "application/x-www-form-urlencoded",
             body: data.map { Data($0.utf8) }, token: token, tokenSecret: tokenSecret)
         Console.out("Authorization: \(header)")

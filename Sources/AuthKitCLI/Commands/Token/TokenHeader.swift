@@ -13,17 +13,34 @@ struct TokenHeader: WorkspaceCommand {
         abstract: "Print the Authorization header for a request, refreshing an expired token first.",
         usage: "authkit token header [<options>] --provider <id> [<url>]",
         discussion: """
-        OAuth 2.0 gives a Bearer header; OAuth 1.0a signs the given method and URL.
-        Example:
+        OAuth 2.0 gives a Bearer header; OAuth 1.0a signs the given method, URL
+        and form body (-d, as you will send it with curl -d).
+        Examples:
           curl -H "$(authkit token header --provider qiita)" \\
             https://qiita.com/api/v2/authenticated_user
+          u=https://api.x.com/1.1/statuses/update.json d='status=Hello%20world'
+          curl -d "$d" -H "$(authkit token header -p twitter -d "$d" "$u")" "$u"
         """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
     @OptionGroup var client: ClientOptions
-    @Option(name: [.customShort("X"), .long], help: "The request method (OAuth 1.0a signs it).") var method = "GET"
+    /// Signed by OAuth 1.0a (RFC 5849 §3.4.1.1): it must be what curl sends,
+    /// and `curl -d` POSTs.
+    @Option(name: [.customShort("X"), .long], help: ArgumentHelp(
+        "The request method (OAuth 1.0a signs it). Default: GET, or POST with -d, as curl sends it.", valueName: "method"))
+    var method: String?
+    /// RFC 5849 §3.4.1.3.1: a form body's parameters are part of the signature.
+    @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
+        "The form body the request will carry, already encoded (a=1&b=x%20y); OAuth 1.0a signs its parameters.", valueName: "data"))
+    var data: String?
     @Argument(help: "The request URL (required for OAuth 1.0a, which signs it).") var url: String?
+
+    func validate() throws {
+        if let data, let problem = Request.formProblem(data) {
+            throw ValidationError("-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B) exactly as it will be sent.")
+        }
+    }
 
     func run(in workspace: Workspace) async throws {
         let source = try await workspace.source(account.key, explicit: client.settings())
@@ -34,10 +51,13 @@ struct TokenHeader: WorkspaceCommand {
         }
         if let problem = TypedURL.problem(url) { throw CLIError(problem) }
         guard let target = URL(string: url), target.scheme != nil else { throw CLIError("'\(DisplayText.sanitized(url, limit: 200))' is not an absolute URL.") }
+        let method = method ?? (data == nil ? "GET" : "POST")
         guard let httpMethod = HTTPRequest.Method(method.uppercased()) else {
             throw CLIError("'\(DisplayText.sanitized(method, limit: 40))' is not an HTTP method (-X takes a name such as GET or POST).")
         }
-        let authorized = try authenticator.authorize(HTTPRequest(method: httpMethod, url: target), body: nil, with: credential)
+        var request = HTTPRequest(method: httpMethod, url: target)
+        if data != nil { request.headerFields[.contentType] = "application/x-www-form-urlencoded" }
+        let authorized = try authenticator.authorize(request, body: data.map { Data($0.utf8) }, with: credential)
         guard let header = authorized.headerFields[.authorization] else {
             throw CLIError("No Authorization header was produced for \(account.key).", status: .failure)
         }
