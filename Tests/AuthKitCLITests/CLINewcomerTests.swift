@@ -109,6 +109,34 @@ import Testing
         }
     }
 
+    /// A client id or secret with a line break or a space at an end (a
+    /// paste slip) is refused before the browser opens, naming where it came
+    /// from and never repeating it; before, it was sent as it was and the
+    /// provider refused it after the user had approved.
+    @Test func aClientValueWithAPastedLineBreakIsRefusedByItsSource() async throws {
+        let home = try home()
+        let base = ["AUTHKIT_HOME": home.path]
+        let cases: [([String], [String: String], String)] = [
+            ([], ["AUTHKIT_GITHUB_CLIENT_ID": "abc\n"], "AUTHKIT_GITHUB_CLIENT_ID: the client id holds a line break"),
+            ([], ["AUTHKIT_GITHUB_CLIENT_ID": " abc"], "AUTHKIT_GITHUB_CLIENT_ID: the client id begins or ends with a space"),
+            ([], ["AUTHKIT_GITHUB_CLIENT_ID": "abc", "AUTHKIT_GITHUB_CLIENT_SECRET": "pasted-secret\t"], "AUTHKIT_GITHUB_CLIENT_SECRET: the client secret holds"),
+            (["--client-id", "a\u{1B}[2Jb"], [:], "--client-id: the client id holds a line break or another control character"),
+        ]
+        for (flags, environment, message) in cases {
+            let result = try await CLIProcess.run(["authorize", "--provider", "github", "--no-browser", "--timeout", "5"] + flags,
+                                                  environment: base.merging(environment) { $1 })
+            #expect(result.status == 64 && result.stderr.contains(message), "\(message): exit \(result.status): \(result.stderr)")
+            #expect(!result.stderr.contains("pasted-secret") && !result.stderr.contains("\u{1B}[2J") && !result.stderr.contains("github.com/login"),
+                    "\(result.stderr)")
+        }
+        let config = home.appendingPathComponent("config.json")
+        try Data(#"{"providers": {"github": {"clientID": "abc", "clientSecret": "pasted-secret\n"}}}"#.utf8).write(to: config)
+        chmod(config.path, 0o600)
+        let fromFile = try await CLIProcess.run(["authorize", "--provider", "github", "--no-browser", "--timeout", "5"], environment: base)
+        #expect(fromFile.status == 65 && fromFile.stderr.contains("\(config.path): field 'providers.github.clientSecret': holds a line break")
+                && !fromFile.stderr.contains("pasted-secret"), "\(fromFile.stderr)")
+    }
+
     /// A relative `AUTHKIT_HOME` (or one starting with a `~` no shell
     /// expanded) would be another store in every directory: refused with
     /// exit 64 before anything is read or created; help still works.

@@ -86,6 +86,7 @@ struct Workspace {
             settings.clientID = explicit.clientID ?? SandboxOptions.standardClientID
             settings.clientSecret = explicit.clientSecret ?? SandboxOptions.standardClientSecret
         }
+        try PastedClientValue.check(settings, explicit: explicit, descriptor: descriptor, environment: environment)
         switch descriptor.protocol {
         case .oauth2:
             return try OAuth2Client(descriptor: descriptor, settings: settings)
