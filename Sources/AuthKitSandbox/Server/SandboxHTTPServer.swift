@@ -20,8 +20,9 @@ import Darwin
 ///
 /// Bounded like the listener it stands in for:
 /// - a request body over ``maxBodyBytes`` gets 413 as soon as that is known
-///   (from `Content-Length`, or once that many bytes have come), and the
-///   connection closes without reading the rest;
+///   (from `Content-Length`, or once that many bytes have come); at most
+///   as much again is read and dropped before the connection closes, so a
+///   client still sending can read the answer;
 /// - a connection that has not sent its whole request within
 ///   ``requestTimeout`` is closed, so idle or dripping clients cannot hold
 ///   descriptors open for ever;
