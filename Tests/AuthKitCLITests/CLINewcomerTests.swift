@@ -76,6 +76,20 @@ import Testing
         }
     }
 
+    /// `authkit request` for `path` at `server`, with the Qiita credential
+    /// ``signedInToQiita(at:)`` stores: once through a pipe, and once in a
+    /// real terminal (`script` gives one; its output is both streams, as the
+    /// terminal shows them).
+    func requestPipedAndOnATerminal(_ path: String, at server: TestHTTPServer) async throws -> (piped: CLIResult, terminal: CLIResult) {
+        let home = try signedInToQiita(at: server)
+        let arguments = ["request", "--provider", "qiita", "\(server.baseURL)\(path)"]
+        let piped = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
+        let command = (["env", "AUTHKIT_HOME=\(home.path)", "AUTHKIT_QIITA_CLIENT_ID=c", CLIProcess.binary.path] + arguments)
+            .map { "'\($0)'" }.joined(separator: " ")
+        let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+        return (piped, terminal)
+    }
+
     /// A --timeout too large for the deadline arithmetic (it trapped) or not
     /// positive is a usage error in every command that waits.
     @Test func aTimeoutOutOfRangeIsAUsageError() async throws {
@@ -151,6 +165,20 @@ import Testing
                         && result.stderr.contains("Set it to an absolute path"), "\(command) with \(value): \(result.stderr)")
                 #expect(result.stderr.contains("write $HOME instead") == value.hasPrefix("~"), "\(result.stderr)")
             }
+        }
+        // The default directory under a relative HOME (a service's or a
+        // script's environment) is the same fault; an absolute
+        // XDG_CONFIG_HOME or AUTHKIT_HOME takes its place, and is used.
+        for command in [["token", "list"], ["providers", "list"]] {
+            let result = try await CLIProcess.run(command, environment: ["HOME": "relative"], workingDirectory: directory)
+            #expect(result.status == 64 && result.stderr.contains("HOME is 'relative', a relative path") && result.stderr.contains("Set HOME, or AUTHKIT_HOME, to an absolute path"),
+                    "\(command): \(result.stderr)")
+        }
+        let elsewhere = TemporaryDirectory.url("authkit-relative-home-xdg")
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        for environment in [["HOME": "relative", "XDG_CONFIG_HOME": elsewhere.path], ["HOME": "relative", "AUTHKIT_HOME": elsewhere.path]] {
+            let result = try await CLIProcess.run(["token", "list"], environment: environment, workingDirectory: directory)
+            #expect(result.status == 0, "\(environment): \(result.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "nothing was created in the working directory")
         let help = try await CLIProcess.run(["token", "list", "--help"], environment: ["AUTHKIT_HOME": "relative"], workingDirectory: directory)
@@ -320,17 +348,9 @@ import Testing
         try await withServer { server in
             let binary = Data([0x50, 0x4E, 0x47, 0x00, 0x1B, 0x5D, 0x30, 0x3B, 0x70, 0x77, 0x6E, 0x07, 0x00])
             server.route("GET", "/api/v2/image") { _ in StubResponse(status: 200, headers: [("Content-Type", "image/png")], body: binary) }
-            let home = try signedInToQiita(at: server)
-            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"]
-            let arguments = ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/image"]
-
-            let piped = try await CLIProcess.run(arguments, environment: environment)
+            let (piped, terminal) = try await requestPipedAndOnATerminal("/api/v2/image", at: server)
             #expect(piped.status == 0, "\(piped.stderr)")
             #expect(Data(piped.stdout.utf8) == binary, "a pipe gets every byte")
-
-            let command = (["env", "AUTHKIT_HOME=\(home.path)", "AUTHKIT_QIITA_CLIENT_ID=c", CLIProcess.binary.path] + arguments)
-                .map { "'\($0)'" }.joined(separator: " ")
-            let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
             #expect(terminal.status == 1, "\(terminal.stdout)")
             #expect(terminal.stdout.contains("The response is binary"), "\(terminal.stdout)")
             #expect(!terminal.stdout.contains("\u{1B}]0;pwn"), "the body reached the terminal")
@@ -345,15 +365,8 @@ import Testing
         try await withServer { server in
             let text = "\u{1B}[32mok\u{1B}[0m \u{1B}]52;c;cm0gLXJmIH4K\u{07} done\n"
             server.route("GET", "/api/v2/text") { _ in StubResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Data(text.utf8)) }
-            let home = try signedInToQiita(at: server)
-            let arguments = ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/text"]
-
-            let piped = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
+            let (piped, terminal) = try await requestPipedAndOnATerminal("/api/v2/text", at: server)
             #expect(piped.status == 0 && piped.stdout == text, "a pipe gets every byte: \(piped.stderr)")
-
-            let command = (["env", "AUTHKIT_HOME=\(home.path)", "AUTHKIT_QIITA_CLIENT_ID=c", CLIProcess.binary.path] + arguments)
-                .map { "'\($0)'" }.joined(separator: " ")
-            let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
             #expect(terminal.status == 0, "\(terminal.stdout)")
             #expect(terminal.stdout.contains("\u{1B}[32mok\u{1B}[0m") && terminal.stdout.contains(#"\u{1B}]52;c;cm0gLXJmIH4K\u{7} done"#),
                     "\(terminal.stdout.debugDescription)")
@@ -369,15 +382,8 @@ import Testing
         try await withServer { server in
             let json = #"{"error":"nope"}"#
             server.route("GET", "/api/v2/denied") { _ in StubResponse(status: 403, headers: [("Content-Type", "application/json")], body: Data(json.utf8)) }
-            let home = try signedInToQiita(at: server)
-            let arguments = ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/denied"]
-
-            let piped = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
+            let (piped, terminal) = try await requestPipedAndOnATerminal("/api/v2/denied", at: server)
             #expect(piped.status == 3 && piped.stdout == json, "a pipe gets the bytes unchanged: \(piped.stdout.debugDescription)")
-
-            let command = (["env", "AUTHKIT_HOME=\(home.path)", "AUTHKIT_QIITA_CLIENT_ID=c", CLIProcess.binary.path] + arguments)
-                .map { "'\($0)'" }.joined(separator: " ")
-            let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
             let lines = terminal.stdout.split(whereSeparator: \.isNewline).map(String.init)
             #expect(lines.contains(json) && lines.contains { $0.hasPrefix("authkit: error: GET ") }, "\(terminal.stdout.debugDescription)")
         }

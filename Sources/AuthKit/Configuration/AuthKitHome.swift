@@ -93,10 +93,22 @@ package enum AuthKitHome {
     }
 
     private static func relativeProblem(environment: [String: String]) -> String? {
-        guard let home = environment["AUTHKIT_HOME"], !home.isEmpty, !home.hasPrefix("/") else { return nil }
+        guard let home = environment["AUTHKIT_HOME"], !home.isEmpty else { return relativeHOMEProblem(environment: environment) }
+        guard !home.hasPrefix("/") else { return nil }
         let shown = home.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "a relative path" : "'\(home)', a relative path"
         let tilde = home.hasPrefix("~") ? " ('~' is expanded only by a shell, and not inside quotes: write $HOME instead)" : ""
         return "AUTHKIT_HOME is \(shown)\(tilde); it would name another directory in every working directory. Set it to an absolute path, such as $HOME/.config/authkit."
+    }
+
+    /// The default directory comes from `$HOME` (no `$AUTHKIT_HOME`, no
+    /// absolute `$XDG_CONFIG_HOME`) and `$HOME` is relative: the same fault as
+    /// a relative `$AUTHKIT_HOME`, from a service manager's or a script's
+    /// environment.
+    private static func relativeHOMEProblem(environment: [String: String]) -> String? {
+        guard case .desktop = Platform.current, environment["XDG_CONFIG_HOME"]?.hasPrefix("/") != true,
+              let home = environment["HOME"], !home.isEmpty, !home.hasPrefix("/") else { return nil }
+        let shown = home.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "a relative path" : "'\(home)', a relative path"
+        return "HOME is \(shown), so AuthKit's directory ($HOME/.config/authkit) would be another in every working directory. Set HOME, or AUTHKIT_HOME, to an absolute path."
     }
 
     /// `$HOME`, else the account's home directory (asked of the system only
