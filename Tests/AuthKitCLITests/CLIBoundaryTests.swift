@@ -157,10 +157,26 @@ import Glibc
         try await expectRequestFails(on: answer, saying: "the server's answer is not HTTP AuthKit can read")
     }
 
+    /// A body that drips, a chunk every 200 ms, ends at `--timeout`, and the
+    /// error names that time: it named what was left of it when the last
+    /// chunk came ("within 481 ms" for `--timeout 2`).
+    @Test func aDrippingBodyEndsAtTheTimeoutItNames() async throws {
+        let started = ContinuousClock.now
+        try await expectRequestFails(on: .init(head: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n",
+                                               repeating: "2\r\nx\n\r\n", interval: .milliseconds(200)),
+                                     arguments: ["--timeout", "2"], saying: "no complete answer within 2 s")
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
     /// `authkit request` to a server that answers `answer` (raw bytes) exits
     /// 4 with `reason`, naming the URL, showing no token.
     func expectRequestFails(on answer: String, saying reason: String) async throws {
-        let server = RawResponseServer(.init(head: answer))
+        try await expectRequestFails(on: .init(head: answer), saying: reason)
+    }
+
+    /// The same for a server that follows `script`, with `arguments` added to the command.
+    func expectRequestFails(on script: RawResponseServer.Script, arguments: [String] = [], saying reason: String) async throws {
+        let server = RawResponseServer(script)
         try await server.start()
         defer { Task { await server.stop() } }
         let home = try home()
@@ -170,7 +186,7 @@ import Glibc
             .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
         try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
 
-        let result = try await CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"], environment: environment(home))
+        let result = try await CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"] + arguments, environment: environment(home))
         #expect(result.status == 4, "exit \(result.status): \(result.stderr)")
         #expect(result.stderr.contains("The request to \(server.baseURL)/api/v2/items failed: \(reason)"), "\(result.stderr)")
         #expect(!result.stderr.contains("the-qiita-token"))

@@ -170,11 +170,11 @@ public struct CredentialSource: Sendable {
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
         let authenticator = self.authenticator, transport = self.transport
-        let opened = try await withDeadline(end - ContinuousClock.now, display: request.displayURL) {
+        let opened = try await withDeadline(end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL) {
             try await transport.open(request, step: .apiRequest, policy: policy) {
                 try authenticator.authorize($0, with: credential)
             }
         }
-        return (HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers), opened.bounded(until: end))
+        return (HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers), opened.bounded(until: end, allowed: policy.deadline))
     }
 }

@@ -124,18 +124,19 @@ package struct OpenedResponse: Sendable {
     /// The body for a caller to stream: the cap still counted as chunks
     /// arrive, and each chunk awaited only until `deadline`. It pulls from the
     /// transport as the caller reads, so backpressure is kept.
-    package func bounded(until deadline: ContinuousClock.Instant) -> HTTPResponseBody {
+    /// `allowed` is the whole request's time, which a timeout names.
+    package func bounded(until deadline: ContinuousClock.Instant, allowed: Duration) -> HTTPResponseBody {
         let relay = Relay(body.makeAsyncIterator())
         let body = self.body, limit = maximumBodySize, display = self.display
         let stream = AsyncThrowingStream<Data, any Error>(unfolding: {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else {
                 body.cancel()
-                throw AuthKitError.network(url: display, reason: "no complete answer in the time allowed")
+                throw AuthKitError.network(url: display, reason: "no complete answer within \(allowed.spoken)")
             }
             let chunk: Data?
             do {
-                chunk = try await withDeadline(remaining, display: display) { try await relay.next() }
+                chunk = try await withDeadline(remaining, allowed: allowed, display: display) { try await relay.next() }
             } catch {
                 body.cancel()
                 throw error

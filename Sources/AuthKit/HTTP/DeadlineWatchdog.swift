@@ -5,7 +5,7 @@ import Foundation
 #endif
 import Dispatch
 
-/// Fires an action when a deadline passes, for ``withDeadline(_:display:_:)``.
+/// Fires an action when a deadline passes, for ``withDeadline(_:allowed:display:_:)``.
 ///
 /// One coarse timer serves every request in flight: registering is a lock
 /// and a dictionary insert, with no system call and no timer per request.

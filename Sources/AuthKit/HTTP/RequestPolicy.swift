@@ -50,7 +50,10 @@ package struct RequestPolicy: Sendable, Hashable {
 /// Runs `operation`, failing with a network error naming `display` when it
 /// has not finished after `duration` (a server that drips one byte a second
 /// would otherwise hold the caller for ever: the transport's timeout only
-/// measures silence).
+/// measures silence). `allowed` is the time the whole request was given,
+/// which the error names: a body read chunk by chunk waits for each chunk
+/// only what is left of it, and "within 481 ms" would misstate a 2-second
+/// `--timeout`.
 ///
 /// The operation runs as one child task that ``DeadlineWatchdog`` cancels at
 /// the deadline; the caller's own task is never cancelled by it. Where the
@@ -60,7 +63,7 @@ package struct RequestPolicy: Sendable, Hashable {
 /// the caller cancels the operation; the call returns when the operation has
 /// ended (every AuthKit transport ends promptly once cancelled).
 package func withDeadline<Result: Sendable>(
-    _ duration: Duration, display: String, _ operation: @escaping @Sendable () async throws -> Result
+    _ duration: Duration, allowed: Duration? = nil, display: String, _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
     let deadline = ContinuousClock.now.advanced(by: duration)
     let task: Task<Result, any Error>
@@ -82,7 +85,7 @@ package func withDeadline<Result: Sendable>(
     // Past the deadline, whatever the operation ended with is a timeout: a
     // transport may end a cancelled transfer as if the body were complete.
     if DeadlineWatchdog.shared.finish(registration) {
-        throw AuthKitError.network(url: display, reason: "no complete answer within \(duration.spoken)")
+        throw AuthKitError.network(url: display, reason: "no complete answer within \((allowed ?? duration).spoken)")
     }
     return try outcome.get()
 }
