@@ -1,4 +1,5 @@
 import AuthKitTestSupport
+@testable import authkit
 import Foundation
 import Testing
 
@@ -149,6 +150,27 @@ import Testing
         let fromFile = try await CLIProcess.run(["authorize", "--provider", "github", "--no-browser", "--timeout", "5"], environment: base)
         #expect(fromFile.status == 65 && fromFile.stderr.contains("\(config.path): field 'providers.github.clientSecret': holds a line break")
                 && !fromFile.stderr.contains("pasted-secret"), "\(fromFile.stderr)")
+    }
+
+    /// A URL whose host is not ASCII, or whose port is not a TCP port, is a
+    /// usage error naming what to change, in every command that takes one:
+    /// libcurl refused both as a "bad/illegal format" network error (exit 4),
+    /// and `sign` signed a host other than the one curl would send.
+    @Test func aURLWithAHostOrPortThatCannotBeSentIsRefused() async throws {
+        let home = try home()
+        try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_CONSUMER_SECRET": "s"]
+        for (url, message) in [("https://bücher.example/api", "The host 'bücher.example' is not ASCII; give its ASCII (IDNA) form"),
+                               ("https://qiita.com:99999/api", "The URL's port 99999 is not a TCP port (1–65535)."),
+                               ("http://127.0.0.1:0/api", "The URL's port 0 is not a TCP port")] {
+            for command in [["request", "--provider", "qiita", url], ["token", "header", "--provider", "qiita", url], ["sign", url, "--consumer-key", "k"]] {
+                let result = try await CLIProcess.run(command, environment: environment)
+                #expect(result.status == 64 && result.stderr.contains(message), "\(command): exit \(result.status): \(result.stderr)")
+            }
+        }
+        // An IPv6 literal's colons are not a port; an empty port is the default one.
+        #expect(TypedURL.authority(of: "http://[::1]:8080/x").port == "8080" && TypedURL.authority(of: "http://[::1]/x").port == nil)
+        #expect(TypedURL.problem("http://127.0.0.1:/x") == nil && TypedURL.problem("https://u@qiita.com:8443/x")?.contains("user name") == true)
     }
 
     /// A relative `AUTHKIT_HOME` (or one starting with a `~` no shell

@@ -21,7 +21,35 @@ enum TypedURL {
         if let components = URLComponents(string: text), components.user != nil || components.password != nil {
             return "The URL carries a user name or password (user:password@), which authkit does not send (RFC 9110 §4.2.4); remove them."
         }
-        guard text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else { return nil }
-        return "'\(DisplayText.sanitized(text, limit: 200))' contains a space or control character; encode it (a space is %20) as it will be sent."
+        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            return "'\(DisplayText.sanitized(text, limit: 200))' contains a space or control character; encode it (a space is %20) as it will be sent."
+        }
+        let (host, port) = authority(of: text)
+        if let host, host.unicodeScalars.contains(where: { !$0.isASCII }) {
+            // libcurl refused it as "bad/illegal format", a network error; and
+            // OAuth 1.0a would sign a host other than the one sent.
+            return "The host '\(DisplayText.sanitized(host, limit: 80))' is not ASCII; give its ASCII (IDNA) form, 'xn--…', as `idn2 '\(DisplayText.sanitized(host, limit: 80))'` prints it."
+        }
+        if let port, !port.isEmpty, !(UInt16(port).map { $0 > 0 } ?? false) { // empty: the default port (RFC 3986 §3.2.3)
+            return "The URL's port \(DisplayText.sanitized(port, limit: 20)) is not a TCP port (1–65535)."
+        }
+        return nil
+    }
+
+    /// The host and the port as written (nil when absent), read off the text
+    /// itself: `URL` would percent-encode a non-ASCII host and refuse a port
+    /// past 65535 without saying why.
+    static func authority(of text: String) -> (host: String?, port: String?) {
+        guard let schemeEnd = text.firstRange(of: "://") else { return (nil, nil) }
+        var authority = text[schemeEnd.upperBound...].prefix { !"/?#".contains($0) }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if authority.hasPrefix("[") {
+            // An IPv6 literal: its colons are not the port's.
+            guard let close = authority.firstIndex(of: "]") else { return (String(authority), nil) }
+            let rest = authority[authority.index(after: close)...]
+            return (String(authority[...close]), rest.hasPrefix(":") ? String(rest.dropFirst()) : nil)
+        }
+        guard let colon = authority.lastIndex(of: ":") else { return (String(authority), nil) }
+        return (String(authority[..<colon]), String(authority[authority.index(after: colon)...]))
     }
 }
