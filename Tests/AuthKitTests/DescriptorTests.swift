@@ -193,6 +193,12 @@ import Testing
         #expect(found.map(\.field) == ["name", "scopes.default[1]"], "\(found)")
         #expect(found.first?.problem.hasPrefix("holds a control character (U+001B)") == true)
         #expect(found.last?.problem.hasPrefix("holds a control character (U+009B)") == true)
+        // A right-to-left override would make the name show as another
+        // provider's ("Go\u{202E}elgoo" reads "Google"-like); a name in a
+        // right-to-left script needs none and is kept.
+        let spoofed = issues(Self.minimal.replacingOccurrences(of: #""name": "Example","#, with: #""name": "Go\u202eelgoo\u202c","#))
+        #expect(spoofed.map(\.field) == ["name"] && spoofed.first?.problem.hasPrefix("holds an invisible formatting character (U+202E)") == true, "\(spoofed)")
+        #expect(issues(Self.minimal.replacingOccurrences(of: #""name": "Example","#, with: #""name": "مثال","#)).isEmpty)
     }
 
     @Test func unknownProtocolIsNamed() {

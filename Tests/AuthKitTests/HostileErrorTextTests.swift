@@ -25,6 +25,16 @@ import Testing
         #expect(text.contains(#"invalid_grant\u{1B}[2J: expired\u{1B}]0;pwned\u{7}\u{A}next line (see https://as.example/\u{9B})"#))
     }
 
+    /// A text-direction override (U+202E) would make "...rorre" show as
+    /// "error...", and a description show as something it does not say
+    /// (CVE-2021-42574); it is written out, while right-to-left text itself,
+    /// which needs no such character, is kept.
+    @Test func textDirectionOverridesAreWrittenOut() {
+        let text = message(#"{"error":"access_denied","error_description":"‮deyalpsid‬ ⁦x⁩   الرمز منتهي الصلاحية"}"#)
+        #expect(!text.unicodeScalars.contains { $0.isHiddenFormatting }, "\(text.debugDescription)")
+        #expect(text.contains(#"access_denied: \u{202E}deyalpsid\u{202C} \u{2066}x\u{2069} \u{2028} الرمز منتهي الصلاحية"#), "\(text)")
+    }
+
     @Test func translatedDescriptionsAreKept() {
         #expect(message(#"{"error":"invalid_grant","error_description":"認可コードの有効期限が切れています"}"#)
             .contains("invalid_grant: 認可コードの有効期限が切れています"))

@@ -153,13 +153,16 @@ package struct DescriptorLoader: Sendable {
     }
 
     /// A field for each string in the file that holds a control character
-    /// (C0, DEL, C1), comments (`_…`, `$…`) aside.
+    /// (C0, DEL, C1) or a hidden formatting character (a text-direction
+    /// override, a line separator: ``Unicode/Scalar/isHiddenFormatting``),
+    /// comments (`_…`, `$…`) aside.
     ///
     /// A provider file has no use for one, and its name, scopes, URLs and
     /// placeholder descriptions are printed on terminals ("approve access to
     /// NAME"), where an ESC sequence from a file someone else wrote would be
-    /// obeyed. Refused once here rather than escaped at every place a value
-    /// is shown.
+    /// obeyed, and a right-to-left override would make the name read as
+    /// another provider's. Refused once here rather than escaped at every
+    /// place a value is shown.
     static func controlCharacterIssues(in value: JSONValue, path: String = "", file: String) -> [FileIssue] {
         switch value {
         case .object(let members):
@@ -169,8 +172,13 @@ package struct DescriptorLoader: Sendable {
         case .array(let elements):
             return elements.enumerated().flatMap { controlCharacterIssues(in: $0.element, path: "\(path)[\($0.offset)]", file: file) }
         case .string(let text):
-            guard let control = text.unicodeScalars.first(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }) else { return [] }
-            return [FileIssue(file: file, field: path, problem: "holds a control character (\(control.codePoint)); a provider file has no use for one, and it would reach the terminals its values are shown on. Remove it.")]
+            if let control = text.unicodeScalars.first(where: \.isTerminalControl) {
+                return [FileIssue(file: file, field: path, problem: "holds a control character (\(control.codePoint)); a provider file has no use for one, and it would reach the terminals its values are shown on. Remove it.")]
+            }
+            if let hidden = text.unicodeScalars.first(where: \.isHiddenFormatting) {
+                return [FileIssue(file: file, field: path, problem: "holds an invisible formatting character (\(hidden.codePoint)), which would make the value read differently on a terminal than it is (a text-direction override can make one name show as another). Remove it.")]
+            }
+            return []
         case .null, .bool, .integer, .number:
             return []
         }
