@@ -37,6 +37,23 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
     }
 
+    /// A provider whose URLs need a value nobody gave ({host} of a
+    /// self-hosted GitHub or GitLab, {team} of Qiita Team) is tried with a
+    /// stand-in: the sandbox answers at its own address whatever the value.
+    /// It failed with "Pass --placeholder host=…", a flag `sandbox try` does
+    /// not take. A value that is given is still used.
+    @Test func sandboxTryNeedsNoPlaceholderValues() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-placeholder")
+        for provider in ["github-enterprise", "qiita-team"] {
+            let result = try await CLIProcess.run(["sandbox", "try", "--provider", provider, "--deterministic"], environment: ["AUTHKIT_HOME": home.path], timeout: 90)
+            #expect(result.status == 0 && result.stdout.contains(#""account":"alice""#), "\(provider): \(result.stderr)")
+            #expect(!result.stderr.contains("--placeholder"), "\(result.stderr)")
+        }
+        let given = try await CLIProcess.run(["sandbox", "try", "--provider", "github-enterprise", "--deterministic"],
+                                             environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_GITHUB_ENTERPRISE_HOST": "ghe.example"], timeout: 90)
+        #expect(given.status == 0 && given.stderr.contains("/ghe.example/login/oauth/authorize?"), "\(given.stderr)")
+    }
+
     /// The store is touched three times in a sign-in (check, sign-in lock,
     /// save); a directory others can read is still reported once, with its fix.
     @Test func aStoreOthersCanReadIsReportedOnce() async throws {
