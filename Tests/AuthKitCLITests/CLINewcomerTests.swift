@@ -467,10 +467,23 @@ import Testing
     @Test func nothingStoredIsSaidBeforeAMissingClientID() async throws {
         let home = try home()
         for command in [["token", "header", "--provider", "github"], ["request", "--provider", "github", "https://api.github.com/user"],
-                        ["token", "refresh", "--provider", "github"], ["token", "revoke", "--provider", "github"]] {
+                        ["token", "refresh", "--provider", "github"]] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
             #expect(result.status == 64 && result.stderr.contains("No stored credential for github. Sign in first: authkit authorize --provider github"),
                     "\(command): \(result.stderr)")
+        }
+        // Revoking or deleting what is not there is no reason to sign in.
+        for (command, outcome) in [(["token", "revoke", "--provider", "github"], "nothing was revoked"), (["token", "delete", "--provider", "github"], "nothing was deleted")] {
+            let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 64 && result.stderr.contains("No stored credential for github; \(outcome). 'authkit token list' shows what is stored."),
+                    "\(command): \(result.stderr)")
+        }
+        // The suggested command pastes: a label a shell would split is
+        // quoted, and a control character is written out, not obeyed.
+        for (label, shown) in [("my work", "--label 'my work'"), ("w\u{1B}[2J", #"--label 'w\u{1B}[2J'"#), ("it's", #"--label 'it'\''s'"#), ("仕事", "--label 仕事")] {
+            let result = try await CLIProcess.run(["token", "header", "--provider", "github", "--label", label], environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 64 && result.stderr.contains("Sign in first: authkit authorize --provider github \(shown)\n"), "\(label): \(result.stderr)")
+            #expect(!result.stderr.contains("\u{1B}"), "the escape reached the terminal: \(result.stderr.debugDescription)")
         }
     }
 

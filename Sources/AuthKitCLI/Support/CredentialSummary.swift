@@ -48,8 +48,7 @@ enum CredentialSummary {
     /// user must sign in again, and a refresh cannot help.
     static func signInWarning(_ credential: Credential, now: Date = Date()) -> String? {
         guard let deadline = credential.refreshTokenExpiresAt, deadline.timeIntervalSince(now) < 14 * 86400 else { return nil }
-        let label = credential.label.map { " --label \(safe($0))" } ?? ""
         let when = deadline <= now ? "has expired" : "expires \(stamp(deadline, now: now))"
-        return "authkit: warning: the refresh token of \(credential.key) \(when); sign in again: authkit authorize --provider \(safe(credential.providerID))\(label)"
+        return "authkit: warning: the refresh token of \(credential.key) \(when); sign in again: authkit authorize \(ShellWord.account(credential.key))"
     }
 }

@@ -17,10 +17,9 @@ enum ErrorReport {
         case .unknownProvider:
             return error.description + " 'authkit providers list' shows the known ones."
         case .signInRequired(let key, _):
-            let label = key.label.map { " --label \($0)" } ?? ""
             return error.description
-                .replacing("Sign in again.", with: "Sign in again: authkit authorize --provider \(key.providerID)\(label)")
-                .replacing("Sign in first.", with: "Sign in first: authkit authorize --provider \(key.providerID)\(label)")
+                .replacing("Sign in again.", with: "Sign in again: authkit authorize \(ShellWord.account(key))")
+                .replacing("Sign in first.", with: "Sign in first: authkit authorize \(ShellWord.account(key))")
         case .notSupported(_, .deviceGrant):
             return error.description.replacing("(ManualUserAgent)", with: "(--manual)")
         case .unusableRedirectURI:

@@ -126,8 +126,7 @@ struct Workspace {
             let shownID = DisplayText.sanitized(id, limit: 40)
             throw CLIError("The credential \(DisplayText.sanitized("\(key)", limit: 80)) was issued by '\(shownID)', which no provider file describes any more: "
                            + "put its file back in \(AuthKitHome.directory(environment: environment).appendingPathComponent("providers").path), "
-                           + "or delete the credential: authkit token delete --provider \(shownID)"
-                           + (key.label.map { " --label \(DisplayText.sanitized($0, limit: 40))" } ?? ""))
+                           + "or delete the credential: authkit token delete \(ShellWord.account(key))")
         }
         // Nothing stored is said before a missing client id: signing in
         // first is the step that helps, and it asks for the client id itself.

@@ -17,7 +17,14 @@ struct TokenRevoke: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         // Under the refresh lock: a refresh running in another process saves
         // first, and its rotated token is what gets revoked (CredentialSource).
-        try await workspace.source(account.key, explicit: client.settings()).revoke(keepingLocalCopy: keep)
+        let source: CredentialSource
+        do {
+            source = try await workspace.source(account.key, explicit: client.settings())
+        } catch AuthKitError.signInRequired(let key, .noCredential) {
+            // "Sign in first" is no advice for a revocation.
+            throw CLIError.nothingStored(key, so: "nothing was revoked")
+        }
+        try await source.revoke(keepingLocalCopy: keep)
         Console.err("Revoked \(account.key)\(keep ? "" : " and deleted it here").")
     }
 }

@@ -1,0 +1,23 @@
+import AuthKit
+
+/// A value inside a command line that a message suggests ("sign in again:
+/// authkit authorize --provider github --label 'my work'"), written so that
+/// it pastes: single-quoted when a shell would split or expand it, and with
+/// control characters written out (`\u{1B}`) rather than sent to the
+/// terminal, which would obey them.
+enum ShellWord {
+    static func quoted(_ text: String) -> String {
+        let shown = DisplayText.sanitized(text, limit: 80)
+        guard shown.isEmpty || shown.unicodeScalars.contains(where: { special.contains($0) || $0.properties.isWhitespace }) else { return shown }
+        return "'" + shown.replacing("'", with: #"'\''"#) + "'"
+    }
+
+    /// What a POSIX shell reads specially outside quotes.
+    private static let special = Set("\\'\"`$&|;<>()*?[]#~!{}".unicodeScalars)
+
+    /// `--provider ID`, and `--label LABEL` for a labelled account: the
+    /// flags that name `key` on the command line.
+    static func account(_ key: CredentialKey) -> String {
+        "--provider \(quoted(key.providerID))" + (key.label.map { " --label \(quoted($0))" } ?? "")
+    }
+}
