@@ -89,9 +89,17 @@ enum AuthKitMain {
         } catch let error as CLIError {
             fail(error.message, status: error.status)
         } catch {
-            // Help, version, usage errors and ExitCode: argument-parser's own handling.
+            // Help, version, usage errors and ExitCode: argument-parser's own
+            // handling, except that a usage error, which quotes what was
+            // typed ("Unknown option '--x<ESC>[2J'"), is printed with its
+            // control characters written out, as every message here is.
             settleDefaultHTTPClient()
-            AuthKitCommand.exit(withError: error)
+            let code = AuthKitCommand.exitCode(for: error)
+            guard code != .success else { AuthKitCommand.exit(withError: error) }
+            let message = AuthKitCommand.fullMessage(for: error)
+            if !message.isEmpty { Console.err(message) }
+            fflush(nil)
+            _exit(code.rawValue)
         }
     }
 

@@ -173,6 +173,23 @@ import Testing
         #expect(TypedURL.problem("http://127.0.0.1:/x") == nil && TypedURL.problem("https://u@qiita.com:8443/x")?.contains("user name") == true)
     }
 
+    /// No message sends a control character to the terminal, whatever it
+    /// quotes: an option as typed (argument-parser's own errors printed it
+    /// raw), or a path from `$AUTHKIT_HOME` (the permission warnings did).
+    @Test func messagesWriteOutControlCharactersTheyQuote() async throws {
+        let home = try home().appendingPathComponent("h\u{1B}[2Jx")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chmod(home.path, 0o755)
+        try Data(#"{"version":1,"credentials":[]}"#.utf8).write(to: home.appendingPathComponent("credentials.json"))
+        let option = try await CLIProcess.run(["token", "list", "--x\u{1B}[2J"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(option.status == 64 && option.stderr.contains(#"Unknown option '--x\u{1B}[2J'"#), "\(option.stderr.debugDescription)")
+        let warning = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(warning.status == 0 && warning.stderr.contains(#"h\u{1B}[2Jx is accessible by other users"#), "\(warning.stderr.debugDescription)")
+        for result in [option, warning] {
+            #expect(!result.stderr.contains("\u{1B}") && !result.stdout.contains("\u{1B}"), "\(result.stderr.debugDescription)")
+        }
+    }
+
     /// A relative `AUTHKIT_HOME` (or one starting with a `~` no shell
     /// expanded) would be another store in every directory: refused with
     /// exit 64 before anything is read or created; help still works.

@@ -23,8 +23,22 @@ enum Console {
     }
 
     /// Prints a line of messages; a status line on the screen is erased first.
+    /// Control characters other than line breaks and tabs are written out
+    /// (``visible(_:)``).
     static func err(_ text: String) {
-        StatusLine.printing { write(Data((text + "\n").utf8), to: STDERR_FILENO) }
+        StatusLine.printing { write(Data((visible(text) + "\n").utf8), to: STDERR_FILENO) }
+    }
+
+    /// `text` with its control characters (but line feeds and tabs) and
+    /// hidden formatting characters written out as `\u{1B}`. Messages name
+    /// paths, labels and ids the user or another program chose (a directory
+    /// named with an escape sequence in `$AUTHKIT_HOME`); each place that
+    /// shows one escapes it too, and this holds for the places that forget.
+    static func visible(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0 != "\n" && $0 != "\t" && ($0.isTerminalControl || $0.isHiddenFormatting) }) else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { line in line.split(separator: "\t", omittingEmptySubsequences: false).map { DisplayText.sanitized(String($0), limit: .max) }.joined(separator: "\t") }
+            .joined(separator: "\n")
     }
 
     /// Writes all of `data`, or as much as the reader takes: a closed pipe
