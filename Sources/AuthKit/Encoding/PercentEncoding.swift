@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Strict percent-encoding of UTF-8 text.
 ///
 /// Every byte outside the RFC 3986 §2.3 *unreserved* set (`A-Z a-z 0-9 - . _ ~`)
@@ -53,19 +61,24 @@ package enum PercentEncoding {
     package static func encode(alreadyEncoded input: UnsafeBufferPointer<UInt8>,
                               into output: UnsafeMutablePointer<UInt8>) -> Int {
         guard let source = input.baseAddress else { return 0 }
+        // Runs between `%`s are copied whole: the C library finds and moves
+        // them many bytes at a time.
         var written = 0
         var index = 0
         let count = input.count
         while index < count {
-            let byte = source[index]
+            let rest = count &- index
+            let found = memchr(source + index, Int32(UInt8(ascii: "%")), rest)
+            let run = found.map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - (source + index) } ?? rest
+            (output + written).update(from: source + index, count: run)
+            written &+= run
+            index &+= run
+            guard index < count else { break }
+            output[written] = UInt8(ascii: "%")
+            output[written &+ 1] = UInt8(ascii: "2")
+            output[written &+ 2] = UInt8(ascii: "5")
+            written &+= 3
             index &+= 1
-            output[written] = byte
-            written &+= 1
-            if byte == UInt8(ascii: "%") {
-                output[written] = UInt8(ascii: "2")
-                output[written &+ 1] = UInt8(ascii: "5")
-                written &+= 2
-            }
         }
         return written
     }
