@@ -65,10 +65,11 @@ enum AuthKitMain {
             } catch {
                 // Only a command line that does not parse pays for the walk
                 // over the command tree (a few milliseconds of every start).
-                if let suggestion = suggestion(for: Array(CommandLine.arguments.dropFirst())) {
+                let arguments = Array(CommandLine.arguments.dropFirst())
+                if let suggestion = suggestion(for: arguments) {
                     fail(suggestion, status: .usage)
                 }
-                throw error
+                throw misspeltInsteadOfMissing(error, arguments: arguments) ?? error
             }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
@@ -122,6 +123,31 @@ enum AuthKitMain {
             let near = names.map { ($0, ProviderCatalog.editDistance(word.lowercased(), $0)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
             let hint = near.map { " Did you mean '\(path.joined(separator: " ")) \($0)'?" } ?? ""
             return "unknown command '\(DisplayText.sanitized(word, limit: 40))'.\(hint) '\(path.joined(separator: " ")) --help' lists the commands: \(names.joined(separator: ", "))."
+        }
+        return nil
+    }
+
+    /// argument-parser reports a missing required option before an unknown
+    /// one, so `authorize --provder github` said only "Missing expected
+    /// argument '--provider <id>'", and the typo went unmentioned. When
+    /// `error` is that, the command line is parsed once more with a stand-in
+    /// for the missing option; an unknown option found then ("Did you mean
+    /// '--provider'?") is the error to report.
+    static func misspeltInsteadOfMissing(_ error: Error, arguments: [String]) -> Error? {
+        let message = AuthKitCommand.message(for: error)
+        guard message.hasPrefix("Missing expected argument '--"),
+              let name = message.dropFirst("Missing expected argument '".count).split(separator: " ").first,
+              name.hasPrefix("--"), arguments.contains(where: { $0.hasPrefix("-") && !$0.hasPrefix(name) }) else { return nil }
+        // A stand-in the option's own check accepts, or that check fails first.
+        for standIn in ["stand-in", "https://stand-in.example"] {
+            do {
+                _ = try AuthKitCommand.parseAsRoot(arguments + [String(name), standIn])
+                return nil
+            } catch let second where AuthKitCommand.message(for: second).hasPrefix("Unknown option") {
+                return second
+            } catch {
+                continue
+            }
         }
         return nil
     }

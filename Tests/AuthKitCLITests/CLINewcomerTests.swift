@@ -476,6 +476,14 @@ import Testing
             let help = try await CLIProcess.run([group, "--help"], environment: ["AUTHKIT_HOME": home.path])
             #expect(help.stdout.contains("Examples:"), "\(group) --help has no examples")
         }
+        // A misspelt required option is named as such: argument-parser said
+        // only that the real one was missing.
+        for (command, message) in [(["authorize", "--provder", "github"], "Unknown option '--provder'. Did you mean '--provider'?"),
+                                   (["providers", "add", "acme", "--isuer", "https://x.example"], "Unknown option '--isuer'. Did you mean '--issuer'?"),
+                                   (["authorize", "-v"], "Missing expected argument '--provider <id>'")] {
+            let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 64 && result.stderr.contains(message), "\(command): \(result.stderr)")
+        }
     }
 
     /// With neither a stored credential nor a client id, the commands that use
