@@ -330,6 +330,14 @@ import Testing
                 #expect(refused.status == 64 && refused.stderr.contains("carries a user name or password") && !refused.stderr.contains("hunter2"),
                         "\(command[0]): \(refused.stderr)")
             }
+            // Headers that were dropped (the credential's Authorization
+            // replaced the one given) or obeyed to the request's harm (a
+            // Content-Length that left the server waiting) are refused.
+            for header in ["Authorization: Bearer mine", "content-length: 5", "Transfer-Encoding: chunked"] {
+                let refused = try await CLIProcess.run(["request", "--provider", "qiita", url, "-H", header], environment: environment)
+                let name = header.prefix { $0 != ":" }
+                #expect(refused.status == 64 && refused.stderr.contains("-H '\(name)': ") && refused.stderr.contains("Remove it."), "\(header): \(refused.stderr)")
+            }
             #expect(server.requests.count == 5)
         }
     }

@@ -109,6 +109,17 @@ struct Request: WorkspaceCommand {
         return body
     }
 
+    /// Header fields `-H` cannot set, and why. Each was dropped or obeyed to
+    /// the request's harm: the credential's `Authorization` silently replaced
+    /// the one given; a `Content-Length` that disagreed with the body left the
+    /// server waiting for bytes that never came (RFC 9110 §8.6), and a
+    /// `Transfer-Encoding` would frame the body as it is not (RFC 9112 §6.1).
+    static let headersNotTaken = [
+        "authorization": "the stored credential's Authorization header is sent; a request with one of your own is a job for curl.",
+        "content-length": "the length is that of the body given with -d or --data-binary, and is set from it.",
+        "transfer-encoding": "the body is sent whole, with its length; it cannot be framed otherwise.",
+    ]
+
     /// The most `-d @FILE` (or `@-`) reads: a body is held in memory before it is sent.
     static let maximumBodyFileSize = 256 << 20
 
@@ -164,6 +175,9 @@ struct Request: WorkspaceCommand {
             // another client, a second header smuggled in.
             guard HTTPField.isValidValue(parts[1]) else {
                 throw CLIError("-H '\(DisplayText.sanitized(String(parts[0].prefix(40))))': the value holds a line break or another control character, which a header cannot carry (it is not repeated here).")
+            }
+            if let reason = Self.headersNotTaken[parts[0].lowercased()] {
+                throw CLIError("-H '\(DisplayText.sanitized(String(parts[0].prefix(40))))': \(reason) Remove it.")
             }
             request.setHeader(parts[0], parts[1])
         }
