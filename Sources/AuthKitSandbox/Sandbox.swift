@@ -81,9 +81,22 @@ public final class Sandbox: Sendable {
     /// Stops listening. Safe to call more than once.
     public func stop() async { await server.stop() }
 
-    /// The settings of the sandbox's registered client, for ``OAuth2Client`` or `OAuth1Client`.
+    /// The settings of the sandbox's registered client, for ``OAuth2Client`` or
+    /// `OAuth1Client`, with a stand-in for each placeholder the descriptor
+    /// has no default for (``standInPlaceholders(for:)``).
     public var clientSettings: ClientSettings {
-        ClientSettings(clientID: options.clientID, clientSecret: options.clientSecret)
+        let standIns = Self.standInPlaceholders(for: descriptor)
+        return ClientSettings(clientID: options.clientID, clientSecret: options.clientSecret, placeholders: standIns.isEmpty ? nil : standIns)
+    }
+
+    /// `sandbox-NAME` for each placeholder of `descriptor` without a default
+    /// (`{host}` of a self-hosted server, `{team}` of Qiita Team). A sandbox
+    /// answers at its own address whatever the value, so such a provider can
+    /// be tried with no settings; a value the caller gives still wins.
+    package static func standInPlaceholders(for descriptor: ProviderDescriptor) -> [String: String] {
+        var standIns = [String: String]()
+        for (name, placeholder) in descriptor.placeholders where placeholder.default == nil { standIns[name] = "sandbox-\(name)" }
+        return standIns
     }
 
     /// A user agent that plays the user: opens the authorization URL, answers

@@ -261,9 +261,8 @@ import Testing
             guard descriptor.protocol == .oauth2 else { continue }
             tried += 1
             try await Sandbox.with(emulating: descriptor) { sandbox in
-                var settings = sandbox.clientSettings
-                settings.placeholders = Dictionary(uniqueKeysWithValues: descriptor.placeholders.keys.map { ($0, "example") })
-                let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+                // The sandbox's settings alone: a placeholder without a default gets a stand-in.
+                let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
                 do {
                     let credential = try await client.authorize(using: sandbox.userAgent())
                     #expect(!credential.accessToken.isEmpty, "\(id)")

@@ -85,13 +85,9 @@ struct Workspace {
             // The sandbox's client, never the user's real id and secret.
             settings.clientID = explicit.clientID ?? SandboxOptions.standardClientID
             settings.clientSecret = explicit.clientSecret ?? SandboxOptions.standardClientSecret
-            // The sandbox answers at its own address whatever a placeholder
-            // says, so one nobody gave ({host} of a self-hosted server) gets
-            // a stand-in: such a provider can be tried with no settings
+            // A placeholder nobody gave gets the sandbox's stand-in
             // (`sandbox try` takes no --placeholder).
-            for (name, placeholder) in descriptor.placeholders where placeholder.default == nil && settings.placeholders?[name] == nil {
-                settings.placeholders = (settings.placeholders ?? [:]).merging([name: "sandbox-\(name)"]) { given, _ in given }
-            }
+            settings.placeholders = (settings.placeholders ?? [:]).merging(Sandbox.standInPlaceholders(for: descriptor)) { given, _ in given }
         }
         try PastedClientValue.check(settings, explicit: explicit, descriptor: descriptor, environment: environment)
         switch descriptor.protocol {
