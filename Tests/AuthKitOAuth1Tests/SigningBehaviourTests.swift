@@ -154,3 +154,28 @@ import Testing
         }
     }
 }
+
+/// `SignedBytes` stands in for `UnsafeRawBufferPointer` in `HMAC.update(data:)`,
+/// which reads it through `DataProtocol`'s regions: it must present the same
+/// bytes, as one region, whichever way it is read.
+@Suite struct SignedBytesTests {
+    @Test func presentsTheBytesAsOneRegion() {
+        let text = Array("GET&https%3A%2F%2Fexample.com%2F&a%3D1".utf8)
+        text.withUnsafeBufferPointer { buffer in
+            let bytes = SignedBytes(buffer)
+            #expect(Array(bytes) == text)
+            #expect(Data(bytes) == Data(text))
+            #expect(bytes.regions.count == 1)
+            #expect(Array(bytes.regions.reversed().flatMap { $0 }) == text)
+            var iterator = bytes.regions.makeIterator()
+            #expect(iterator.next().map(Array.init) == text)
+            #expect(iterator.next() == nil)
+            #expect(HMAC<Insecure.SHA1>.authenticationCode(for: bytes, using: SymmetricKey(data: Data("k".utf8)))
+                == HMAC<Insecure.SHA1>.authenticationCode(for: text, using: SymmetricKey(data: Data("k".utf8))))
+        }
+        [UInt8]().withUnsafeBufferPointer { empty in
+            #expect(SignedBytes(empty).isEmpty)
+            #expect(Data(SignedBytes(empty)).isEmpty)
+        }
+    }
+}

@@ -118,11 +118,11 @@ final class SignerCore: Sendable {
             return key.bytes(tokenSecret: secret).withUnsafeBufferPointer(use)
         case .hmacSHA1:
             var mac = sha1Keys.state(for: secret) { HMAC(key: SymmetricKey(data: key.bytes(tokenSecret: secret))) }
-            mac.update(data: UnsafeRawBufferPointer(base))
+            mac.update(data: SignedBytes(base))
             return Self.withBase64(mac.finalize(), use)
         case .hmacSHA256:
             var mac = sha256Keys.state(for: secret) { HMAC(key: SymmetricKey(data: key.bytes(tokenSecret: secret))) }
-            mac.update(data: UnsafeRawBufferPointer(base))
+            mac.update(data: SignedBytes(base))
             return Self.withBase64(mac.finalize(), use)
         }
     }
