@@ -152,6 +152,51 @@ import Testing
                 && !fromFile.stderr.contains("pasted-secret"), "\(fromFile.stderr)")
     }
 
+    /// A placeholder value that would not make a host (`me@gitlab.example.com`,
+    /// a port past 65535, a `/` in the middle of a name) is refused before the
+    /// browser opens, naming where it came from. Before, it was percent-encoded
+    /// into a host nobody has and the browser opened on it; an IPv6 address
+    /// was blamed on the bundled descriptor. Values that are right still pass:
+    /// a port, a path, an IPv6 address.
+    @Test func aPlaceholderValueThatMakesNoHostIsRefusedByItsSource() async throws {
+        let home = try home()
+        let base = ["AUTHKIT_HOME": home.path, "AUTHKIT_GITLAB_SELF_MANAGED_CLIENT_ID": "c", "AUTHKIT_QIITA_TEAM_CLIENT_ID": "c",
+                    "AUTHKIT_QIITA_TEAM_CLIENT_SECRET": "s"]
+        let cases: [(String, [String], [String: String], String)] = [
+            ("gitlab-self-managed", ["--placeholder", "host=me@gitlab.example.com"], [:],
+             "--placeholder host=…: 'me@gitlab.example.com' holds '@', which no host name has"),
+            ("gitlab-self-managed", [], ["AUTHKIT_GITLAB_SELF_MANAGED_HOST": "gitlab.example.com:99999"],
+             "AUTHKIT_GITLAB_SELF_MANAGED_HOST: 'gitlab.example.com:99999' names port 99999, which is not a TCP port"),
+            ("gitlab-self-managed", ["--placeholder", "host=gitläb.example.com"], [:], "'gitläb.example.com' is not ASCII; give its IDNA form"),
+            ("gitlab-self-managed", ["--placeholder", "host=gitlab.example.com/x?y"], [:], "holds '?' or '#' after its path"),
+            ("gitlab-self-managed", ["--placeholder", "host=[fe80::zz]"], [:], "is not an IPv6 address in brackets"),
+            ("gitlab-self-managed", ["--placeholder", "host=gitlab.example.com\u{0A}"], [:], "holds a line break or another control character"),
+            ("qiita-team", ["--placeholder", "team=evil.example/"], [:],
+             "'evil.example/' holds '/', which would end the name early in https://{team}.qiita.com/"),
+        ]
+        for (provider, flags, environment, message) in cases {
+            let result = try await CLIProcess.run(["authorize", "--provider", provider, "--no-browser", "--timeout", "5"] + flags,
+                                                  environment: base.merging(environment) { $1 })
+            #expect(result.status == 64 && result.stderr.contains(message), "\(message): exit \(result.status): \(result.stderr)")
+            #expect(!result.stderr.contains("Open this URL") && !result.stdout.contains("https://"), "\(result.stdout)\(result.stderr)")
+        }
+        let config = home.appendingPathComponent("config.json")
+        try Data(#"{"providers": {"gitlab-self-managed": {"placeholders": {"host": "gitlab.example.com:0"}}}}"#.utf8).write(to: config)
+        chmod(config.path, 0o600)
+        let fromFile = try await CLIProcess.run(["authorize", "--provider", "gitlab-self-managed", "--no-browser", "--timeout", "5"], environment: base)
+        #expect(fromFile.status == 65 && fromFile.stderr.contains(
+            "\(config.path): field 'providers.gitlab-self-managed.placeholders.host': 'gitlab.example.com:0' names port 0"), "\(fromFile.stderr)")
+        try FileManager.default.removeItem(at: config)
+
+        for (value, shown) in [("gitlab.example.com:8443", "https://gitlab.example.com:8443/oauth/authorize?"),
+                               ("gitlab.example.com/gitlab", "https://gitlab.example.com/gitlab/oauth/authorize?"),
+                               ("[2001:db8::1]", "https://[2001:db8::1]/oauth/authorize?")] {
+            let result = try await CLIProcess.run(["authorize", "--provider", "gitlab-self-managed", "--manual", "--timeout", "5", "--placeholder", "host=" + value],
+                                                  environment: base)
+            #expect(result.stderr.contains(shown) || result.stdout.contains(shown), "\(value): \(result.stdout)\(result.stderr)")
+        }
+    }
+
     /// A URL whose host is not ASCII, or whose port is not a TCP port, is a
     /// usage error naming what to change, in every command that takes one:
     /// libcurl refused both as a "bad/illegal format" network error (exit 4),

@@ -219,6 +219,17 @@ import Testing
         #expect(issues(declared).isEmpty)
     }
 
+    /// A placeholder's default is checked as a user's value would be: where
+    /// it stands in a host, it must make one.
+    @Test func aPlaceholderDefaultThatMakesNoHostIsNamed() {
+        let json = Self.minimal.replacingOccurrences(of: "https://example.com/authorize", with: "https://{host}/authorize")
+            .replacingOccurrences(of: "\"protocol\": \"oauth2\",", with: "\"protocol\": \"oauth2\", \"placeholders\": {\"host\": {\"default\": \"me@example.com\"}},")
+        let found = issues(json)
+        #expect(found.map(\.field) == ["placeholders.host.default"])
+        #expect(found.first?.problem.contains("'me@example.com' holds '@', which no host name has") == true, "\(found)")
+        #expect(issues(json.replacingOccurrences(of: "me@example.com", with: "example.com:8443")).isEmpty)
+    }
+
     @Test func malformedJSONReportsWhere() {
         let found = issues("{\n  \"id\": \"x\",\n  \"name\": oops\n}")
         #expect(found.count == 1)

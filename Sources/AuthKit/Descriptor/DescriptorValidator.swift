@@ -45,6 +45,17 @@ package struct DescriptorValidator: Sendable {
             }
         }
 
+        // A default is a value like any other: it must make a host where it stands in one.
+        let urls = [descriptor.authorization?.url, descriptor.token?.url, descriptor.device?.url, descriptor.followUp?.url,
+                    descriptor.refresh?.url, descriptor.revocation?.url, descriptor.oauth1?.requestTokenURL,
+                    descriptor.oauth1?.authorizeURL, descriptor.oauth1?.authenticateURL, descriptor.oauth1?.accessTokenURL,
+                    descriptor.oauth1?.invalidateTokenURL].compactMap { $0 }
+        for (name, placeholder) in (descriptor.placeholders ?? [:]).sorted(by: { $0.key < $1.key }) {
+            if let value = placeholder.default, let problem = PlaceholderValue.problem(name: name, value: value, urls: urls) {
+                issue("placeholders.\(name).default", problem)
+            }
+        }
+
         switch descriptor.protocol {
         case .oauth2:
             if let authorization = descriptor.authorization {

@@ -116,14 +116,20 @@ public struct ProviderDescriptor: Sendable, Hashable {
         return (name, "\(self.name) has no placeholder '\(DisplayText.sanitized(name, limit: 40))'; \(known.isEmpty ? "it takes none" : "it takes: " + known.joined(separator: ", ")).")
     }
 
+    /// Every endpoint URL, with `{placeholders}` as written.
+    package var endpointURLs: [String] {
+        [authorization?.url, token?.url, device?.url, followUp?.url, refresh?.url, revocation?.url, oauth1?.requestTokenURL,
+         oauth1?.authorizeURL, oauth1?.authenticateURL, oauth1?.accessTokenURL, oauth1?.invalidateTokenURL].compactMap { $0 }
+    }
+
     /// The hosts of every endpoint, lowercased, with `{placeholders}` as written.
     package var endpointHosts: Set<String> {
-        let urls = [authorization?.url, token?.url, device?.url, followUp?.url, refresh?.url, revocation?.url, oauth1?.requestTokenURL,
-                    oauth1?.authorizeURL, oauth1?.authenticateURL, oauth1?.accessTokenURL, oauth1?.invalidateTokenURL]
-        return Set(urls.compactMap { text in
-            guard let text, let start = text.firstRange(of: "://")?.upperBound else { return nil }
-            return String(text[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }).lowercased()
-        })
+        Set(endpointURLs.compactMap { PlaceholderValue.hostTemplate(in: $0).map { $0.lowercased() } })
+    }
+
+    /// Why `value` cannot fill placeholder `name`, or `nil` (``PlaceholderValue``).
+    package func problem(placeholder name: String, value: String) -> String? {
+        PlaceholderValue.problem(name: name, value: value, urls: endpointURLs)
     }
 
     /// The descriptor as a file with every default written out: loading it

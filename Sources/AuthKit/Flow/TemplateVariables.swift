@@ -10,10 +10,11 @@
 ///
 /// The descriptor's own placeholders (`{host}` of a self-managed GitLab) are
 /// the user's settings, not values from the network, and name where a server
-/// is: in a URL they keep `:` and `/`, so that `gitlab.example.com:8443` or
-/// an instance under a path (`gitlab.example.com/gitlab`) works. Every other
-/// delimiter (`@ ? # &` …) is still encoded, so no value adds user info, a
-/// query or a fragment.
+/// is: in a URL they keep `:`, `/`, `[` and `]`, so that
+/// `gitlab.example.com:8443`, `[2001:db8::1]` or an instance under a path
+/// (`gitlab.example.com/gitlab`) works. Every other delimiter (`@ ? # &` …)
+/// is still encoded, so no value adds user info, a query or a fragment;
+/// ``PlaceholderValue`` refuses a value that would not make a host.
 struct TemplateVariables: Sendable {
     var values: [String: String]
     var providerID: String
@@ -41,6 +42,7 @@ struct TemplateVariables: Sendable {
                 output += value
             } else if settings.contains(name) {
                 output += PercentEncoding.encode(value).replacing("%3A", with: ":").replacing("%2F", with: "/")
+                    .replacing("%5B", with: "[").replacing("%5D", with: "]")
             } else {
                 output += PercentEncoding.encode(value)
             }

@@ -90,6 +90,7 @@ struct Workspace {
             settings.placeholders = (settings.placeholders ?? [:]).merging(Sandbox.standInPlaceholders(for: descriptor)) { given, _ in given }
         }
         try PastedClientValue.check(settings, explicit: explicit, descriptor: descriptor, environment: environment)
+        try PlaceholderSetting.check(settings, explicit: explicit, descriptor: descriptor, environment: environment)
         switch descriptor.protocol {
         case .oauth2:
             return try OAuth2Client(descriptor: descriptor, settings: settings)
