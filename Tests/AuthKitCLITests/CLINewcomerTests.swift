@@ -333,6 +333,16 @@ import Testing
         }
         let emptyScope = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--scope", ""], environment: ["AUTHKIT_HOME": home.path])
         #expect(emptyScope.status == 64 && emptyScope.stderr.contains("--scope takes a scope name"), "\(emptyScope.stderr)")
+        // RFC 6749 §3.3 scope tokens: two names in one flag are shown split
+        // into flags; a pasted line break is refused (and shown escaped)
+        // rather than sent as `%0A` for the provider to refuse after the browser.
+        for (value, message) in [("repo user:email", "--scope takes one scope; give each with its own --scope (--scope repo --scope user:email)."),
+                                 ("read\nwrite", "--scope 'read\\u{A}write' holds a control character"),
+                                 ("a\"b", "holds a control character, a non-ASCII one, '\"' or '\\'")] {
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser", "--scope", value],
+                                                  environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 64 && result.stderr.contains(message) && !result.stderr.contains("Open this URL"), "\(value): \(result.stderr)")
+        }
         // Over SSH with no client id, the client id is told first: every way
         // in needs it, so advice about --manual would only lead to this error next.
         let headless = try await CLIProcess.run(["authorize", "--provider", "qiita"], environment: ["AUTHKIT_HOME": home.path, "SSH_TTY": "/dev/pts/3"])
