@@ -369,23 +369,30 @@ import Glibc
     }
 
     /// On an 80-column terminal a row of `token list` does not wrap: the last
-    /// column (scopes, often long URLs) is cut with `…`. A pipe gets every scope.
+    /// column (scopes, often long URLs) is cut with `…`, and so is a label
+    /// too long for the line (it took 200 columns, and every row wrapped).
+    /// A pipe gets every scope and the whole label.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
     func longScopesAreCutToTheTerminal() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
         let scopes = #"["openid","https://www.googleapis.com/auth/userinfo.email","https://www.googleapis.com/auth/drive.readonly"]"#
-        let store = #"{"version":1,"credentials":[{"providerID":"qiita","label":"仕事","kind":"oauth2","accessToken":"0000000000000000aaaa","tokenType":"Bearer","scopes":\#(scopes),"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
+        let long = String(repeating: "w", count: 120)
+        let store = #"{"version":1,"credentials":[{"providerID":"qiita","label":"仕事","kind":"oauth2","accessToken":"0000000000000000aaaa","tokenType":"Bearer","scopes":\#(scopes),"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}},"#
+            + #"{"providerID":"qiita","label":"\#(long)","kind":"oauth2","accessToken":"0000000000000000bbbb","tokenType":"Bearer","scopes":["read_qiita"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
         try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: home.appendingPathComponent("credentials.json").path)
         let command = "stty cols 80; env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' token list"
         let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
         let rows = terminal.stdout.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
-        #expect(rows.count == 2 && rows.allSatisfy { $0.terminalColumns < 80 }, "\(terminal.stdout)")
-        #expect(rows.last?.hasPrefix("qiita (仕事)") == true && rows.last?.hasSuffix("…") == true, "\(terminal.stdout)")
+        #expect(rows.count == 3 && rows.allSatisfy { $0.terminalColumns < 80 }, "\(terminal.stdout)")
+        let work = rows.first { $0.hasPrefix("qiita (仕事)") }, wide = rows.first { $0.hasPrefix("qiita (www") }
+        #expect(work?.hasSuffix("…") == true && wide?.contains("w…  ••••bbbb") == true && wide?.hasSuffix("read_qiita") == true,
+                "\(terminal.stdout)")
         let piped = try await CLIProcess.run(["token", "list"], environment: environment(home))
         #expect(piped.stdout.contains("openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/drive.readonly"),
                 "\(piped.stdout)")
+        #expect(piped.stdout.contains("qiita (\(long))"), "\(piped.stdout)")
     }
 
     /// The browser `authkit authorize` starts has no blocked signals and none

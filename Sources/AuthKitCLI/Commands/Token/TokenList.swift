@@ -44,14 +44,18 @@ struct TokenList: WorkspaceCommand {
         let accounts = credentials.map { CredentialSummary.safe("\($0.key)") }
         let tokens = credentials.map { Credential.mask($0.accessToken) }
         let expiries = credentials.map { CredentialSummary.expiry($0) }
-        let widths = zip([accounts, tokens, expiries], ["ACCOUNT", "TOKEN", "EXPIRES"]).map { column, title in
+        var widths = zip([accounts, tokens, expiries], ["ACCOUNT", "TOKEN", "EXPIRES"]).map { column, title in
             max(title.count, column.map(\.terminalColumns).max() ?? 0)
         }
         func pad(_ text: String, _ width: Int) -> String { text.padded(to: width) }
-        // On a terminal, the last column (scopes, often long URLs) is cut to
-        // the line, so a row does not wrap under the next; a file or a pipe
-        // gets every scope, and `token show` lists them all.
-        let room = Console.outputColumns.map { $0 - 1 - (widths.reduce(0, +) + 6) }
+        // On a terminal, a row is kept to one line, so it does not wrap under
+        // the next: a long label is cut to leave the scopes 12 columns (the
+        // account column keeps at least 16), and the scopes (often long URLs)
+        // are cut to the line. A file or a pipe gets everything whole, as do
+        // `--json` and `token show`.
+        let columns = Console.outputColumns
+        if let columns { widths[0] = min(widths[0], max(16, columns - 1 - (widths[1] + widths[2] + 6) - 12)) }
+        let room = columns.map { $0 - 1 - (widths.reduce(0, +) + 6) }
         func scopes(_ text: String) -> String {
             guard let room, room >= 12 else { return text }
             return text.cut(toColumns: room)
@@ -59,7 +63,7 @@ struct TokenList: WorkspaceCommand {
         Console.out(pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES")
         for (index, credential) in credentials.enumerated() {
             if let warning = CredentialSummary.signInWarning(credential) { Console.err(warning) }
-            Console.out(pad(accounts[index], widths[0]) + "  " + pad(tokens[index], widths[1]) + "  "
+            Console.out(pad(accounts[index].cut(toColumns: widths[0]), widths[0]) + "  " + pad(tokens[index], widths[1]) + "  "
                 + pad(expiries[index], widths[2]) + "  " + scopes(CredentialSummary.safe(credential.scopes.joined(separator: " "))))
         }
     }
