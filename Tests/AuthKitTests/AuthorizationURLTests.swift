@@ -209,4 +209,27 @@ import Testing
             return issues.first?.file.hasSuffix("config.json") == true && issues.first?.field == "providers.qiita.clientID"
         }
     }
+
+    /// Scopes in config.json are RFC 6749 §3.3 tokens: "repo user" is named
+    /// as two scopes, a line break or an empty one refused, each by field;
+    /// before, they were sent as one scope with `%20`, `%0A` or an empty name.
+    @Test func configurationScopesAreScopeTokens() throws {
+        let home = TemporaryDirectory.url("authkit-config-scopes")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let file = home.appendingPathComponent("config.json")
+        try #"{"providers": {"github": {"scopes": ["read:user", "repo user", "a\nb", ""]}}}"#.write(to: file, atomically: true, encoding: .utf8)
+        #expect {
+            try UserConfiguration.load(home: home)
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.map(\.problem) == [#"'repo user' is several scopes; list each on its own: "repo", "user"."#,
+                                             #"'a\u{A}b' holds a control character, a non-ASCII one, '"' or '\', which no scope has (RFC 6749 §3.3)."#,
+                                             "holds an empty scope; remove it."]
+                && issues.map(\.field) == ["providers.github.scopes[1]", "providers.github.scopes[2]", "providers.github.scopes[3]"]
+                && issues.allSatisfy { $0.file == file.path }
+        }
+        try #"{"providers": {"google": {"scopes": ["openid", "https://www.googleapis.com/auth/drive.readonly"]}}}"#.write(to: file, atomically: true, encoding: .utf8)
+        #expect(try UserConfiguration.load(home: home).providers?["google"]?.scopes?.count == 2)
+    }
 }

@@ -230,6 +230,16 @@ import Testing
         #expect(issues(json.replacingOccurrences(of: "me@example.com", with: "example.com:8443")).isEmpty)
     }
 
+    /// A descriptor's scopes are RFC 6749 §3.3 tokens too.
+    @Test func scopesThatAreNotScopeTokensAreNamed() {
+        let json = Self.minimal.replacingOccurrences(of: "\"protocol\": \"oauth2\",",
+                                                     with: "\"protocol\": \"oauth2\", \"scopes\": {\"default\": [\"openid profile\"], \"known\": [\"ok\", \"caf\u{E9}\"]},")
+        let found = issues(json)
+        #expect(found.map(\.field) == ["scopes.default[0]", "scopes.known[1]"], "\(found)")
+        #expect(found.first?.problem.contains("is several scopes; list each on its own: \"openid\", \"profile\"") == true, "\(found)")
+        #expect(found.last?.problem.contains("a non-ASCII one") == true, "\(found)")
+    }
+
     @Test func malformedJSONReportsWhere() {
         let found = issues("{\n  \"id\": \"x\",\n  \"name\": oops\n}")
         #expect(found.count == 1)

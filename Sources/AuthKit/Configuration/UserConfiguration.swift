@@ -47,6 +47,12 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
         } catch let error as DecodingError {
             throw AuthKitError.invalidFile([DescriptorLoader.issue(for: error, file: url.path)])
         }
+        let scopeIssues = (configuration.providers ?? [:]).sorted { $0.key < $1.key }.flatMap { id, settings in
+            (settings.scopes ?? []).enumerated().compactMap { index, scope in
+                ScopeToken.problem(scope).map { FileIssue(file: url.path, field: "providers.\(id).scopes[\(index)]", problem: ScopeToken.describe($0, scope)) }
+            }
+        }
+        guard scopeIssues.isEmpty else { throw AuthKitError.invalidFile(scopeIssues) }
         if let warning = configuration.exposedSecretWarning(path: url.path), warned.withLock({ $0.insert(warning).inserted }) {
             Logger(label: "authkit.config").warning("\(warning)")
         }

@@ -143,6 +143,12 @@ package struct DescriptorValidator: Sendable {
                               ("minimumAgeSeconds", descriptor.refreshPolicy?.minimumAgeSeconds)] {
             if let value, !(value.isFinite && value >= 0) { issue("refreshPolicy.\(name)", "must be a number of seconds, 0 or more.") }
         }
+        for (field, scopes) in [("scopes.default", descriptor.scopes?.default), ("scopes.known", descriptor.scopes?.known)] {
+            // A control character is the loader's own finding, reported before this.
+            for (index, scope) in (scopes ?? []).enumerated() where !scope.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                if let problem = ScopeToken.problem(scope) { issue("\(field)[\(index)]", ScopeToken.describe(problem, scope)) }
+            }
+        }
         if let separator = descriptor.scopes?.separator, separator.isEmpty {
             issue("scopes.separator", "must not be empty; most providers use \" \", some \",\".")
         }

@@ -62,19 +62,19 @@ struct Authorize: WorkspaceCommand {
     func validate() throws {
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
         try TimeoutOption.check(timeout)
-        // An empty scope (`--scope ''`, an unset shell variable) would be sent as a scope named "".
-        if scope.contains(where: { $0.allSatisfy(\.isWhitespace) }) {
-            throw ValidationError("--scope takes a scope name, such as read_qiita; got an empty one.")
-        }
-        // RFC 6749 §3.3: a scope token is printable ASCII without a space, '"'
-        // or '\'. Two names in one --scope ('repo user') would be one scope
-        // to a provider that separates with commas; a pasted line break is
-        // refused by the provider only after the browser.
-        if let odd = scope.first(where: { $0.unicodeScalars.contains { $0.value < 0x21 || $0.value > 0x7E || $0 == "\"" || $0 == "\\" } }) {
-            let shown = DisplayText.sanitized(odd, limit: 80)
-            throw ValidationError(odd.contains(" ") && !odd.contains(where: { $0 != " " && ($0.asciiValue ?? 0) < 0x21 })
-                ? "--scope takes one scope; give each with its own --scope (\(odd.split(separator: " ").map { "--scope " + ShellWord.quoted(String($0)) }.joined(separator: " "))). Got '\(shown)'."
-                : "--scope '\(shown)' holds a control character, a non-ASCII one, '\"' or '\\', which no scope has (RFC 6749 §3.3).")
+        // An empty scope (`--scope ''`, an unset shell variable) would be sent
+        // as a scope named ""; see ScopeToken for the rest.
+        for value in scope {
+            switch ScopeToken.problem(value) {
+            case nil:
+                continue
+            case .empty:
+                throw ValidationError("--scope takes a scope name, such as read_qiita; got an empty one.")
+            case .several(let names):
+                throw ValidationError("--scope takes one scope; give each with its own --scope (\(names.map { "--scope " + ShellWord.quoted($0) }.joined(separator: " "))). Got '\(value)'.")
+            case .character:
+                throw ValidationError("--scope '\(DisplayText.sanitized(value, limit: 80))' holds a control character, a non-ASCII one, '\"' or '\\', which no scope has (RFC 6749 §3.3).")
+            }
         }
         if let redirectURI, URL(string: redirectURI)?.scheme == nil {
             throw ValidationError("--redirect-uri takes an absolute URI such as http://127.0.0.1:8765/callback; got '\(redirectURI)'.")
