@@ -260,17 +260,25 @@ import Glibc
     /// A redirect URI the listener could never receive is refused before
     /// anything starts: a port past 65535 crashed authkit (SwiftNIO traps on
     /// a port that does not fit 16 bits), and a fragment, which RFC 6749
-    /// §3.1.2 forbids, went into the authorization request.
+    /// §3.1.2 forbids, went into the authorization request, as did a user
+    /// name and password (`http://me:pw@127.0.0.1/cb`) and a pasted line break
+    /// (sent as `%250A`, to match no registered URI after the user approved).
     @Test func anImpossibleRedirectURIIsRefused() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
         for (uri, expected) in [("http://127.0.0.1:99999/cb", "its port 99999 is not a TCP port (1–65535)"),
-                                ("http://127.0.0.1/cb#frag", "it has a fragment (#…), which a redirect URI must not have (RFC 6749 §3.1.2)")] {
+                                ("http://127.0.0.1/cb#frag", "it has a fragment (#…), which a redirect URI must not have (RFC 6749 §3.1.2)"),
+                                ("http://me:pw@127.0.0.1/cb", "it carries a user name or password (user:password@), which a redirect URI has no use for"),
+                                ("http://127.0.0.1/c\nb", "--redirect-uri: the redirect URI holds a line break or another control character")] {
             let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5", "--redirect-uri", uri],
                                                   environment: environment(home))
             #expect(result.status == 64 && result.stderr.contains(expected), "\(uri): exit \(result.status): \(result.stderr.suffix(300))")
-            #expect(!result.stderr.contains("Open this URL"), "\(uri): the sign-in started")
+            #expect(!result.stderr.contains("Open this URL") && !result.stderr.contains(":pw@"), "\(uri): the sign-in started")
         }
+        let fromEnvironment = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"],
+                                                       environment: environment(home).merging(["AUTHKIT_QIITA_REDIRECT_URI": "http://127.0.0.1/cb "]) { $1 })
+        #expect(fromEnvironment.status == 64 && fromEnvironment.stderr.contains("AUTHKIT_QIITA_REDIRECT_URI: the redirect URI begins or ends with a space"),
+                "\(fromEnvironment.stderr)")
     }
 
     /// A provider file with two `token` sections: a reviewer, `jq` or Python

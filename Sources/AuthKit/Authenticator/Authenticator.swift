@@ -138,6 +138,14 @@ extension Authenticator {
                 uri: redirectURI.redactedForLogs,
                 reason: "it has a fragment (#…), which a redirect URI must not have (RFC 6749 §3.1.2). Remove it.")
         }
+        // A user name or password (user:pw@) in a redirect URI serves nothing
+        // (RFC 9110 §4.2.4 deprecates them in http URIs), would not match the
+        // registered URI, and a password would travel in the authorization URL.
+        if let redirectURI, redirectURI.user != nil || redirectURI.password != nil {
+            throw AuthKitError.unusableRedirectURI(
+                uri: redirectURI.redactedForLogs,
+                reason: "it carries a user name or password (user:password@), which a redirect URI has no use for (RFC 9110 §4.2.4). Remove them.")
+        }
         let attempt = LockedValue<Attempt?>(nil)
         let session = AuthorizationSession(
             providerName: descriptor.name,

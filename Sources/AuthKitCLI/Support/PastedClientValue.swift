@@ -5,10 +5,11 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Catches a client id or secret that picked up a stray character on its way
-/// in: a line break pasted with it, a space at either end. Such a value would
-/// be sent as it is, and the sign-in would fail only at the provider, after
-/// the browser, with "invalid client". RFC 6749 Appendix A.1 and A.2 make both
+/// Catches a client id or secret (or a redirect URI) that picked up a stray
+/// character on its way in: a line break pasted with it, a space at either
+/// end. Such a value would be sent as it is, and the sign-in would fail only
+/// at the provider, after the browser, with "invalid client" (or a redirect
+/// URI that matches none registered). RFC 6749 Appendix A.1 and A.2 make both
 /// printable characters (`VSCHAR`), so no real one holds a control character;
 /// a space at an end is allowed there, but no provider issues one.
 ///
@@ -25,7 +26,7 @@ enum PastedClientValue {
         return nil
     }
 
-    /// Throws for the first of `settings`' client id and secret with a
+    /// Throws for the first of `settings`' client id, secret and redirect URI with a
     /// ``problem(_:)``, naming where it came from: the flag, the environment
     /// variable, or the field of `config.json` (as a file issue, exit 65).
     static func check(_ settings: ClientSettings, explicit: ClientSettings, descriptor: ProviderDescriptor,
@@ -34,6 +35,7 @@ enum PastedClientValue {
         for (what, value, flag, given, variable, field) in [
             ("client id", settings.clientID, "--client-id", explicit.clientID, prefix + "_CLIENT_ID", "clientID"),
             ("client secret", settings.clientSecret, "--client-secret", explicit.clientSecret, prefix + "_CLIENT_SECRET", "clientSecret"),
+            ("redirect URI", settings.redirectURI, "--redirect-uri", explicit.redirectURI, prefix + "_REDIRECT_URI", "redirectURI"),
         ] {
             guard let value, let problem = problem(value) else { continue }
             let advice = "Give it as the provider shows it; it is not repeated here."
