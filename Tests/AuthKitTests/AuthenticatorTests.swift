@@ -109,6 +109,20 @@ import AuthKitTestSupport
         }
     }
 
+    /// A URL pasted with the quotes or angle brackets it was copied with
+    /// (from a shell command, a log, a chat message) is read without them;
+    /// it was "not an absolute URL". Only one surrounding pair goes.
+    @Test func aPastedURLMayComeInQuotesOrAngleBrackets() {
+        let url = "http://127.0.0.1/callback?code=c&state=s"
+        for pasted in ["'\(url)'", "\"\(url)\"", "<\(url)>", "  '\(url)'  ", " < \(url) > "] {
+            #expect(ManualUserAgent.unwrapped(pasted) == url, "\(pasted)")
+        }
+        #expect(ManualUserAgent.unwrapped("''\(url)''") == "'\(url)'")
+        #expect(ManualUserAgent.unwrapped("'\(url)") == "'\(url)")
+        #expect(ManualUserAgent.unwrapped("'") == "'" && ManualUserAgent.unwrapped("''").isEmpty)
+        #expect(ManualUserAgent.unwrapped("123-456-789") == "123-456-789")
+    }
+
     @Test func authorizesURLRequestsWithABearerHeaderOnly() throws {
         let client = try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings(clientID: "c"))
         let request = URLRequest(url: URL(string: "https://qiita.com/api/v2/authenticated_user?x=1")!)

@@ -39,7 +39,7 @@ public struct ManualUserAgent: UserAgent {
         write("Open this URL in a browser and approve access to \(session.providerName):\n\n  \(url.absoluteString)\n\n")
         guard let redirectURI = session.redirectURI else {
             write("Then type the code \(session.providerName) shows:\n")
-            guard let code = readLine()?.trimmingSpaces(), !code.isEmpty else { throw AuthKitError.cancelled }
+            guard let code = readLine().map(Self.unwrapped), !code.isEmpty else { throw AuthKitError.cancelled }
             return .verificationCode(code)
         }
         var prompt = "Then paste the full URL the browser was sent to (it starts with \(redirectURI.absoluteString))"
@@ -48,12 +48,26 @@ public struct ManualUserAgent: UserAgent {
             prompt += ". Nothing is listening at that address, so the browser will show a connection error; the URL in its address bar is what to paste"
         }
         write(prompt + ":\n")
-        guard let line = readLine()?.trimmingSpaces(), !line.isEmpty else { throw AuthKitError.cancelled }
+        guard let line = readLine().map(Self.unwrapped), !line.isEmpty else { throw AuthKitError.cancelled }
         // The text as pasted goes to the parser (a URL made from it first would
         // re-encode what the parser must refuse). A wrong paste is an error
         // here: there is no browser to wait for.
         try session.validateRedirect(line)
         guard let pasted = URL(string: line) else { throw AuthKitError.redirect(.malformed("the pasted text is not a URL")) }
         return .redirect(pasted, redirectURI: redirectURI)
+    }
+
+    /// The pasted text without spaces around it and without one pair of
+    /// quotes or angle brackets around that: a URL copied from a shell
+    /// command, a log or a message often comes with them (RFC 3986
+    /// Appendix C delimits URIs in text with `<…>`). Nothing inside is
+    /// changed, and the answer's `state` is checked as before.
+    static func unwrapped(_ text: String) -> String {
+        let trimmed = text.trimmingSpaces()
+        for (open, close) in [("'", "'"), ("\"", "\""), ("<", ">")]
+        where trimmed.count >= 2 && trimmed.hasPrefix(open) && trimmed.hasSuffix(close) {
+            return String(trimmed.dropFirst().dropLast()).trimmingSpaces()
+        }
+        return trimmed
     }
 }
