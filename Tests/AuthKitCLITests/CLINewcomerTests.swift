@@ -338,7 +338,8 @@ import Testing
         // rather than sent as `%0A` for the provider to refuse after the browser.
         for (value, message) in [("repo user:email", "--scope takes one scope; give each with its own --scope (--scope repo --scope user:email)."),
                                  ("read\nwrite", "--scope 'read\\u{A}write' holds a control character"),
-                                 ("a\"b", "holds a control character, a non-ASCII one, '\"' or '\\'")] {
+                                 ("a\"b", "holds a control character, a non-ASCII one, '\"' or '\\'"),
+                                 (" repo", "--scope ' repo' begins or ends with a space; give --scope repo.")] {
             let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser", "--scope", value],
                                                   environment: ["AUTHKIT_HOME": home.path])
             #expect(result.status == 64 && result.stderr.contains(message) && !result.stderr.contains("Open this URL"), "\(value): \(result.stderr)")

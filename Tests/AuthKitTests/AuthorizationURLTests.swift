@@ -218,15 +218,15 @@ import Testing
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
         let file = home.appendingPathComponent("config.json")
-        try #"{"providers": {"github": {"scopes": ["read:user", "repo user", "a\nb", ""]}}}"#.write(to: file, atomically: true, encoding: .utf8)
+        try #"{"providers": {"github": {"scopes": ["read:user", "repo user", "a\nb", "", " repo"]}}}"#.write(to: file, atomically: true, encoding: .utf8)
         #expect {
             try UserConfiguration.load(home: home)
         } throws: { error in
             guard case AuthKitError.invalidFile(let issues) = error else { return false }
             return issues.map(\.problem) == [#"'repo user' is several scopes; list each on its own: "repo", "user"."#,
                                              #"'a\u{A}b' holds a control character, a non-ASCII one, '"' or '\', which no scope has (RFC 6749 §3.3)."#,
-                                             "holds an empty scope; remove it."]
-                && issues.map(\.field) == ["providers.github.scopes[1]", "providers.github.scopes[2]", "providers.github.scopes[3]"]
+                                             "holds an empty scope; remove it.", #"' repo' begins or ends with a space; write "repo"."#]
+                && issues.map(\.field) == ["providers.github.scopes[1]", "providers.github.scopes[2]", "providers.github.scopes[3]", "providers.github.scopes[4]"]
                 && issues.allSatisfy { $0.file == file.path }
         }
         try #"{"providers": {"google": {"scopes": ["openid", "https://www.googleapis.com/auth/drive.readonly"]}}}"#.write(to: file, atomically: true, encoding: .utf8)

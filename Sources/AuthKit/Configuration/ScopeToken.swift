@@ -13,6 +13,8 @@ package enum ScopeToken {
         case empty
         /// Scope names separated by spaces, each a valid token: give them one by one.
         case several([String])
+        /// One valid token with spaces around it.
+        case spacesAround(String)
         /// A control character, a non-ASCII character, `"` or `\`.
         case character
     }
@@ -21,7 +23,9 @@ package enum ScopeToken {
         if text.allSatisfy(\.isWhitespace) { return .empty }
         if text.unicodeScalars.allSatisfy(isTokenCharacter) { return nil }
         let words = text.split(separator: " ").map(String.init)
-        if words.count > 1, words.allSatisfy({ $0.unicodeScalars.allSatisfy(isTokenCharacter) }) { return .several(words) }
+        if words.allSatisfy({ $0.unicodeScalars.allSatisfy(isTokenCharacter) }) {
+            return words.count > 1 ? .several(words) : .spacesAround(words[0])
+        }
         return .character
     }
 
@@ -36,6 +40,8 @@ package enum ScopeToken {
             return "holds an empty scope; remove it."
         case .several(let names):
             return "'\(DisplayText.sanitized(scope, limit: 80))' is several scopes; list each on its own: \(names.map { "\"\($0)\"" }.joined(separator: ", "))."
+        case .spacesAround(let name):
+            return "'\(DisplayText.sanitized(scope, limit: 80))' begins or ends with a space; write \"\(name)\"."
         case .character:
             return "'\(DisplayText.sanitized(scope, limit: 80))' holds a control character, a non-ASCII one, '\"' or '\\', which no scope has (RFC 6749 §3.3)."
         }

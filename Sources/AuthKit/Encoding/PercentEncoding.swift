@@ -207,8 +207,9 @@ package enum PercentEncoding {
     /// Character n is `1` when byte n is unreserved (64 bytes a line): `-` (45),
     /// `.` (46), `0`–`9` (48–57), `A`–`Z` (65–90), `_` (95), `a`–`z` (97–122),
     /// `~` (126). A literal is constant memory that needs no lazy set-up, and
-    /// one load per byte replaced a bitmap's chain of comparisons (with the
-    /// other changes of that commit, about 2% of a signature).
+    /// one load per byte replaced a bitmap's chain of comparisons (together
+    /// with the unchecked arithmetic in ``encode(_:into:)``, about 2.6% of a
+    /// signature, measured).
     @usableFromInline
     static var unreservedTable: StaticString {
         """

@@ -72,6 +72,8 @@ struct Authorize: WorkspaceCommand {
                 throw ValidationError("--scope takes a scope name, such as read_qiita; got an empty one.")
             case .several(let names):
                 throw ValidationError("--scope takes one scope; give each with its own --scope (\(names.map { "--scope " + ShellWord.quoted($0) }.joined(separator: " "))). Got '\(value)'.")
+            case .spacesAround(let name):
+                throw ValidationError("--scope '\(value)' begins or ends with a space; give --scope \(ShellWord.quoted(name)).")
             case .character:
                 throw ValidationError("--scope '\(DisplayText.sanitized(value, limit: 80))' holds a control character, a non-ASCII one, '\"' or '\\', which no scope has (RFC 6749 §3.3).")
             }
