@@ -63,3 +63,23 @@ import Testing
         #expect(url == "https://[2001:db8::1]:8443/oauth/token" && URL(string: url)?.host == "2001:db8::1")
     }
 }
+
+/// ``ScopeToken``: RFC 6749 §3.3 scope tokens, and the schema's pattern for
+/// a descriptor's scopes says the same (editors and the Python check use it).
+@Suite struct ScopeTokenTests {
+    @Test func classifiesAsTheRFCDoes() throws {
+        let cases: [(String, ScopeToken.Problem?)] = [
+            ("read:user", nil), ("https://www.googleapis.com/auth/drive.readonly", nil), ("a!#$%&'()*+,-./[]^_`{|}~", nil),
+            ("", .empty), ("  ", .empty), ("repo user", .several(["repo", "user"])), (" repo", .spacesAround("repo")),
+            ("a\nb", .character), ("a\"b", .character), ("a\\b", .character), ("café", .character), ("a\u{7F}", .character),
+        ]
+        let schema = try JSONSerialization.jsonObject(with: Data(BundledDescriptors.schema.utf8)) as? [String: Any]
+        let scopes = (schema?["properties"] as? [String: Any])?["scopes"] as? [String: Any]
+        let items = ((scopes?["properties"] as? [String: Any])?["default"] as? [String: Any])?["items"] as? [String: Any]
+        let pattern = try Regex(try #require(items?["pattern"] as? String))
+        for (text, expected) in cases {
+            #expect(ScopeToken.problem(text) == expected, "\(text)")
+            #expect((text.wholeMatch(of: pattern) != nil) == (expected == nil), "schema pattern on '\(text)'")
+        }
+    }
+}

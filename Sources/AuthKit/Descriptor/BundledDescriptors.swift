@@ -1800,8 +1800,8 @@ enum BundledDescriptors {
       "additionalProperties": false,
       "properties": {
         "separator": { "default": " ", "type": "string", "minLength": 1, "description": "Default \" \" (RFC 6749 §3.3)." },
-        "default": { "default": [], "type": "array", "items": { "type": "string" } },
-        "known": { "default": [], "type": "array", "items": { "type": "string" } }
+        "default": { "default": [], "type": "array", "items": { "type": "string", "pattern": "^[!#-\\[\\]-~]+$", "description": "One scope (RFC 6749 §3.3: printable ASCII without a space, '\"' or '\\')." } },
+        "known": { "default": [], "type": "array", "items": { "type": "string", "pattern": "^[!#-\\[\\]-~]+$" } }
       }
     },
     "authorization": {
