@@ -403,6 +403,27 @@ import Glibc
         #expect(piped.stdout.contains("qiita (\(long))"), "\(piped.stdout)")
     }
 
+    /// One provider file of the user's own with a long id (51 characters)
+    /// pushed every row of `providers list` past 80 columns: the id column
+    /// grew to fit it. It now grows to 24 at most; the long id is shown whole,
+    /// its row alone out of line.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    func oneLongProviderIdDoesNotWidenEveryRow() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let id = "acme-internal-identity-provider-for-the-staging-env"
+        let providers = home.appendingPathComponent("providers")
+        try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
+        try Data(#"{"id": "\#(id)", "name": "Acme staging", "protocol": "oauth2", "authorization": {"url": "https://e.example/a"}, "token": {"url": "https://e.example/t"}}"#.utf8)
+            .write(to: providers.appendingPathComponent("\(id).json"))
+        let command = "stty cols 80; env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' providers list"
+        let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+        let rows = terminal.stdout.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
+        #expect(rows.contains("\(id)  oauth2  Acme staging"), "\(terminal.stdout)")
+        #expect(rows.contains { $0.hasPrefix("github                    oauth2  GitHub") }, "\(terminal.stdout)")
+        #expect(rows.filter { !$0.hasPrefix(id) }.allSatisfy { $0.terminalColumns < 80 }, "\(terminal.stdout)")
+    }
+
     /// The browser `authkit authorize` starts has no blocked signals and none
     /// of the caller's AUTHKIT_ variables (swift-subprocess; a Foundation
     /// `Process` child inherits a blocked mask on Linux).

@@ -30,10 +30,14 @@ struct ProvidersList: WorkspaceCommand {
         if json {
             try Console.json(rows)
         } else {
-            let width = max(2, rows.map(\.id.count).max() ?? 0)
+            // Ids are aligned up to the longest bundled one's width and a
+            // little more: one long id of the user's own (ids are ASCII) would
+            // otherwise push every row's name past 80 columns. A longer id is
+            // shown whole, its row alone out of line.
+            let width = min(max(2, rows.map(\.id.count).max() ?? 0), Self.idColumn)
             for row in rows {
                 let origin = row.overrides.map { _ in "  (override: \(row.file))" } ?? ""
-                Console.out(row.id.padded(to: width + 2)
+                Console.out(row.id.padded(to: max(width, row.id.count) + 2)
                     + row.protocol.padded(to: 8) + DisplayText.sanitized(row.name) + origin)
             }
         }
@@ -43,6 +47,9 @@ struct ProvidersList: WorkspaceCommand {
         }
         for warning in Self.unreadSettings(workspace) { Console.err("authkit: warning: \(warning)") }
     }
+
+    /// The widest the id column grows (the longest bundled id is 19).
+    static let idColumn = 24
 
     /// config.json settings under an id no provider has: nothing reads them
     /// (a typo, or a provider file since removed), and the provider meant
