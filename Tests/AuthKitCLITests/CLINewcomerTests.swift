@@ -684,6 +684,13 @@ import Testing
         let environment = ["AUTHKIT_HOME": home.path]
         let json = try await CLIProcess.run(["providers", "show", "qiita", "--json"], environment: environment)
         #expect(json.status == 0 && json.stdout.contains(#""successStatus" : ["#), "\(json.stdout)")
+        // The summary's `{host}` is explained: what it is, and where its value comes from.
+        let summary = try await CLIProcess.run(["providers", "show", "gitlab-self-managed"], environment: environment)
+        #expect(summary.stdout.contains("authorize:     https://{host}/oauth/authorize\n")
+                && summary.stdout.contains("placeholder:   {host} (required, no default): the GitLab instance's host name")
+                && summary.stdout.contains("set with --placeholder host=…, AUTHKIT_GITLAB_SELF_MANAGED_HOST, or config.json"), "\(summary.stdout)")
+        let withDefault = try await CLIProcess.run(["providers", "show", "microsoft"], environment: environment)
+        #expect(withDefault.stdout.contains("placeholder:   {tenant} (default: common):"), "\(withDefault.stdout)")
         let override = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
         let written = home.appendingPathComponent("providers/qiita.json")
         #expect(override.status == 0 && override.stdout == written.path + "\n", "\(override.stderr)")

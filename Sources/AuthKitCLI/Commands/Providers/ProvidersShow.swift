@@ -55,6 +55,12 @@ struct ProvidersShow: WorkspaceCommand {
         lines.append("file:          \(descriptor.source)" + (entry?.replaced.map { "  (replaces \($0.source))" } ?? ""))
         if let documentation = descriptor.documentation { lines.append("documentation: \(documentation)") }
         lines += Self.endpoints(of: descriptor)
+        // The `{name}`s the endpoints above show: what each is, and where its value comes from.
+        for (name, placeholder) in descriptor.placeholders.sorted(by: { $0.key < $1.key }) {
+            let value = placeholder.default.map { "default: \($0)" } ?? "required, no default"
+            lines.append("placeholder:   {\(name)} (\(value))" + (placeholder.description.map { ": \($0)" } ?? ""))
+            lines.append("               set with --placeholder \(name)=…, \(ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)), or config.json")
+        }
         lines.map { DisplayText.sanitized($0, limit: 500) }.forEach(Console.out)
     }
 
