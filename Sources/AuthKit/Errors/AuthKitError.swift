@@ -17,6 +17,12 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownProvider(id: String, suggestions: [String])
     /// A required setting (client id, client secret, a host placeholder) has no value.
     case missingSetting(providerID: String, Setting)
+    /// A setting's value cannot be used: a host placeholder whose value would
+    /// not make a host (`me@gitlab.example.com`), or would end the host early
+    /// and send the client's credentials to another one (`evil.example/` in
+    /// `https://{team}.qiita.com`). `problem` says why; it shows the value,
+    /// which names a server and is no secret.
+    case invalidSetting(providerID: String, Setting, problem: String)
     /// The redirect URL did not answer this attempt.
     case redirect(RedirectError)
     /// The redirect URI cannot be used for this sign-in: the provider refuses its
@@ -123,6 +129,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             return "No provider named '\(DisplayText.sanitized(id, limit: 100))'.\(tail)"
         case .missingSetting(let providerID, let setting):
             return "\(providerID): no \(setting.name) is configured. \(setting.hint(providerID: providerID))"
+        case .invalidSetting(let providerID, let setting, let problem):
+            return "\(providerID): the \(setting.name) cannot be used: \(problem)"
         case .redirect(let error):
             return error.description
         case .unusableRedirectURI(let uri, let reason):

@@ -39,8 +39,10 @@ public struct OAuth2Client: Authenticator {
     /// `httpClient` sends every request; `nil` is the platform's default
     /// (``CurlHTTPClient`` on Linux, ``URLSessionHTTPClient`` elsewhere).
     /// - Throws: ``AuthKitError/missingSetting(providerID:_:)`` when the client
-    ///   id or a placeholder value is missing; ``AuthKitError/misuse(_:)`` for a
-    ///   descriptor that is not OAuth 2.0.
+    ///   id or a placeholder value is missing;
+    ///   ``AuthKitError/invalidSetting(providerID:_:problem:)`` for a
+    ///   placeholder value that would not make a host; ``AuthKitError/misuse(_:)``
+    ///   for a descriptor that is not OAuth 2.0.
     public init(
         descriptor: ProviderDescriptor,
         settings: ClientSettings,
@@ -57,6 +59,16 @@ public struct OAuth2Client: Authenticator {
         var placeholderValues = [String: String]()
         for (name, spec) in descriptor.placeholders {
             if let value = settings.placeholders?[name] ?? spec.default { placeholderValues[name] = value }
+        }
+        // A value from the caller (a descriptor's default was checked when
+        // the file was loaded) must make a host where it stands in one: a
+        // server app that takes `{team}` from a web form would otherwise send
+        // its client secret to `https://evil.example/.qiita.com/…`.
+        for (name, value) in (settings.placeholders ?? [:]).sorted(by: { $0.key < $1.key }) where descriptor.placeholders[name] != nil {
+            if let problem = descriptor.problem(placeholder: name, value: value) {
+                let field = descriptor.endpointURLs.contains { $0.contains("{\(name)}") } ? "the endpoint URLs" : "the descriptor"
+                throw AuthKitError.invalidSetting(providerID: descriptor.id, .placeholder(name: name, usedIn: field), problem: problem)
+            }
         }
         let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id, settings: Set(placeholderValues.keys))
         self.descriptor = descriptor

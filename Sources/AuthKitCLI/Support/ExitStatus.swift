@@ -52,7 +52,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .network: self = .networkError
             case .redirectNotFollowed, .responseTooLarge: self = .providerError
             case .insecureTransport: self = .usage
-            case .unknownProvider, .missingSetting, .unusableRedirectURI: self = .usage
+            case .unknownProvider, .missingSetting, .invalidSetting, .unusableRedirectURI: self = .usage
             case .store(_, let reason) where reason.hasPrefix(FileCredentialStore.notSavedReason): self = .outputFailed
             case .invalidFile, .redirect, .store: self = .badInput
             case .cancelled: self = .cancelled
