@@ -25,6 +25,29 @@ import Testing
         }
     }
 
+    /// `scopes_supported` only informs: a value that is no RFC 6749 scope
+    /// token is left out rather than refusing the whole server (it was
+    /// refused once descriptors' scopes were checked), while a control
+    /// character still refuses it, as in any discovered text.
+    @Test func scopesThatAreNotScopeTokensAreLeftOutOfDiscovery() async throws {
+        try await withServer { server in
+            let odd = metadata(server).replacingOccurrences(of: #"["read","write"]"#, with: #"["read","a b","","caf\u00e9","write"]"#)
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(odd) }
+            let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
+            #expect(descriptor.scopes.known == ["read", "write"])
+        }
+        try await withServer { server in
+            let hostile = metadata(server).replacingOccurrences(of: #"["read","write"]"#, with: #"["read","x\u001b[2Jy"]"#)
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(hostile) }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.contains { $0.field == "scopes.known[1]" && $0.problem.contains("control character") }
+            }
+        }
+    }
+
     /// RFC 8414 §3.1: the well-known segment goes between the host and the issuer's path.
     @Test func anIssuerWithAPathIsLookedUpPerRFC8414ThenOIDC() {
         #expect(ProviderDescriptor.metadataLocations(for: URL(string: "https://as.example/tenant1/")!).map(\.absoluteString).first

@@ -118,7 +118,14 @@ extension ProviderDescriptor {
             pkce: challengeMethods.map { $0.contains("S256") ? .s256 : PKCEMode.none } ?? .s256,
             issuer: .init(identifier: named, includedInResponse: metadata["authorization_response_iss_parameter_supported"] == .bool(true)),
             revocation: text("revocation_endpoint").map { .init(url: $0) })
-        if let scopes = list("scopes_supported"), !scopes.isEmpty { file.scopes = .init(known: scopes) }
+        // `known` scopes only inform (help texts, the sandbox): one that is no
+        // RFC 6749 §3.3 scope token ("a b", "") is left out rather than
+        // refusing the server. A control character still refuses it, as
+        // everywhere in discovered text.
+        let scopes = list("scopes_supported")?.filter { scope in
+            ScopeToken.problem(scope) == nil || scope.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        }
+        if let scopes, !scopes.isEmpty { file.scopes = .init(known: scopes) }
         if let device = text("device_authorization_endpoint") { file.device = .init(url: device) }
         return try DescriptorLoader().decode(try JSONEncoder().encode(file), file: source)
     }
