@@ -180,6 +180,11 @@ import Testing
             #expect(result.status == 64 && result.stderr.contains(message), "\(message): exit \(result.status): \(result.stderr)")
             #expect(!result.stderr.contains("Open this URL") && !result.stdout.contains("https://"), "\(result.stdout)\(result.stderr)")
         }
+        // With --sandbox too: the sandbox would answer whatever the value, but
+        // the real provider could not be reached with it.
+        let sandboxed = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--sandbox", "http://127.0.0.1:9", "--scripted-browser",
+                                                  "--placeholder", "team=evil.example/"], environment: base)
+        #expect(sandboxed.status == 64 && sandboxed.stderr.contains("'evil.example/' holds '/', which would end the name early"), "\(sandboxed.stderr)")
         let config = home.appendingPathComponent("config.json")
         try Data(#"{"providers": {"gitlab-self-managed": {"placeholders": {"host": "gitlab.example.com:0"}}}}"#.utf8).write(to: config)
         chmod(config.path, 0o600)

@@ -90,7 +90,10 @@ struct Workspace {
             settings.placeholders = (settings.placeholders ?? [:]).merging(Sandbox.standInPlaceholders(for: descriptor)) { given, _ in given }
         }
         try PastedClientValue.check(settings, explicit: explicit, descriptor: descriptor, environment: environment)
-        try PlaceholderSetting.check(settings, explicit: explicit, descriptor: descriptor, environment: environment)
+        // Against the provider's own URLs, also with --sandbox (whose copy
+        // points elsewhere): a value the real provider could not use fails here too.
+        let real = sandbox == nil ? descriptor : (try? catalog.descriptor(id: descriptor.id)) ?? descriptor
+        try PlaceholderSetting.check(settings, explicit: explicit, descriptor: real, environment: environment)
         switch descriptor.protocol {
         case .oauth2:
             return try OAuth2Client(descriptor: descriptor, settings: settings)
