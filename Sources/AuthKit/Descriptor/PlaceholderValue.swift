@@ -8,9 +8,9 @@
 /// (`me%40gitlab.example.com`), the browser opened on it, and the sign-in
 /// failed at a DNS lookup or in libcurl with no word about the setting; an
 /// IPv6 address was blamed on the descriptor's URL. ``TemplateVariables``
-/// keeps `:` and `/` of these values (a port, an instance under a path), so
-/// a `/` in a value put in front of more host text (`{team}.qiita.com`)
-/// would end the host early and send to another one.
+/// keeps `:`, `/`, `[` and `]` of these values (a port, an instance under a
+/// path, an IPv6 address), so a `/` in a value put in front of more host
+/// text (`{team}.qiita.com`) would end the host early and send to another one.
 package enum PlaceholderValue {
     /// Why `value` cannot fill `{name}` in `urls` (a descriptor's endpoint
     /// URL templates), or `nil`. Values are shown: they name servers, not
