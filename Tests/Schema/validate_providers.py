@@ -63,6 +63,12 @@ cases = [
     ("a host with a look-alike letter", {**base, "token": {"url": "https://g\u0456thub.com/token"}, "device": {"url": "https://x.example/d"}}, False),
     ("a percent-encoded host", {**base, "token": {"url": "https://github.com%2eevil.example/token"}, "device": {"url": "https://x.example/d"}}, False),
     ("an IDNA host, a port, a placeholder, an IP literal", {**base, "token": {"url": "https://xn--bcher-kva.de:8443/t"}, "device": {"url": "https://{host}.x_y.example"}, "revocation": {"url": "https://[::1]:9/r"}}, True),
+    # ScopeTokenTests / DescriptorTests.scopesThatAreNotScopeTokensAreNamed (RFC 6749 §3.3)
+    ("scopes that are scope tokens", {**base, "device": {"url": "https://x.example/d"}, "scopes": {"default": ["openid", "https://x.example/auth/read", "a!#$%&'()*+,-./[]^_`{|}~"], "known": ["read:user"]}}, True),
+    ("a default scope holding a space", {**base, "device": {"url": "https://x.example/d"}, "scopes": {"default": ["openid profile"]}}, False),
+    ("an empty known scope", {**base, "device": {"url": "https://x.example/d"}, "scopes": {"known": [""]}}, False),
+    ("a scope with a quote", {**base, "device": {"url": "https://x.example/d"}, "scopes": {"known": ['a"b']}}, False),
+    ("a scope with a non-ASCII letter", {**base, "device": {"url": "https://x.example/d"}, "scopes": {"known": ["caf\u00e9"]}}, False),
 ]
 for name, document, valid in cases:
     if validator.is_valid(document) == valid:
