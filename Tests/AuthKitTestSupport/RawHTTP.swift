@@ -174,11 +174,22 @@ public enum RawHTTP {
     }
 
     /// True when nothing accepts connections on `port` any more.
+    ///
+    /// A connection to a closed port in the ephemeral range can still
+    /// succeed: when the kernel picks that same port as the source, the two
+    /// ends meet in a TCP simultaneous open (RFC 9293 §3.5), a connection to
+    /// itself. That is no listener, and counts as refused.
     public static func isRefused(host: String = "127.0.0.1", port: Int) -> Bool {
         do {
             let fd = try connect(host: host, port: port)
-            close(fd)
-            return false
+            defer { close(fd) }
+            var storage = sockaddr_in6()
+            var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            let named = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            // sin_port and sin6_port sit at the same offset.
+            return named == 0 && Int(UInt16(bigEndian: storage.sin6_port)) == port
         } catch let error as SocketError {
             return error.code == ECONNREFUSED
         } catch {
