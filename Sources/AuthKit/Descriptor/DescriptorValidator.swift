@@ -258,10 +258,16 @@ package struct DescriptorValidator: Sendable {
         if host.contains("%") {
             return "the host '\(host)' is percent-encoded, and requests decode it ('%2e' is '.'); write the name as requests use it: letters, digits, '-' and '.'."
         }
-        if let odd = host.first(where: { !($0.isLetter || $0.isNumber || "-._".contains($0)) }) {
+        if let odd = host.first(where: { !isHostNameCharacter($0) }) {
             return "the host '\(host)' holds '\(odd)', which no host name has; write the server's name or address."
         }
         return nil
+    }
+
+    /// What a host name is written with: ASCII letters and digits, `-`, `.`
+    /// and `_` (which DNS names in practice hold). Checked for ASCII first.
+    static func isHostNameCharacter(_ character: Character) -> Bool {
+        character.isLetter || character.isNumber || "-._".contains(character)
     }
 
     private func checkStatuses(_ statuses: [Int]?, field: String, issue: (String, String) -> Void) {

@@ -47,7 +47,7 @@ package enum PlaceholderValue {
         guard authority.hasSuffix(placeholder) else {
             // Part of a name (`{team}.qiita.com`): a label, nothing else.
             if !value.unicodeScalars.allSatisfy(\.isASCII) { return notASCII }
-            if let odd = value.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0))) }) {
+            if let odd = value.first(where: { !DescriptorValidator.isHostNameCharacter($0) }) {
                 return odd == "/" || odd == ":"
                     ? "holds '\(odd)', which would end the name early in \(url); give the name alone."
                     : "holds '\(DisplayText.sanitized(String(odd)))', which no host name has; it goes in \(url)."
@@ -78,7 +78,7 @@ package enum PlaceholderValue {
                 host = String(host[..<colon])
             }
             if !host.unicodeScalars.allSatisfy(\.isASCII) { return notASCII }
-            if let odd = host.first(where: { !($0.isLetter || $0.isNumber || "-._".contains($0)) }) {
+            if let odd = host.first(where: { !DescriptorValidator.isHostNameCharacter($0) }) {
                 return "holds '\(odd)', which no host name has; give the server's name or address, and ':port' if it needs one (it goes in \(url))."
             }
             if host.isEmpty || host.hasPrefix(".") || host.contains("..") {
