@@ -98,13 +98,7 @@ public enum RawHTTP {
             close(fd)
             throw SocketError(call: "listen", code: code)
         }
-        var storage = sockaddr_in6()
-        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        _ = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        // sin_port and sin6_port sit at the same offset.
-        return (fd, Int(UInt16(bigEndian: storage.sin6_port)))
+        return (fd, localPort(of: fd) ?? 0)
     }
 
     /// A port that was free a moment ago, and that no other test's
@@ -183,18 +177,23 @@ public enum RawHTTP {
         do {
             let fd = try connect(host: host, port: port)
             defer { close(fd) }
-            var storage = sockaddr_in6()
-            var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            let named = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            // sin_port and sin6_port sit at the same offset.
-            return named == 0 && Int(UInt16(bigEndian: storage.sin6_port)) == port
+            return localPort(of: fd) == port
         } catch let error as SocketError {
             return error.code == ECONNREFUSED
         } catch {
             return false
         }
+    }
+
+    /// The port `fd` is bound to on this machine, or nil.
+    static func localPort(of fd: Int32) -> Int? {
+        var storage = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let named = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        // sin_port and sin6_port sit at the same offset.
+        return named == 0 ? Int(UInt16(bigEndian: storage.sin6_port)) : nil
     }
 
     public static func withSocketAddress<T>(host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
