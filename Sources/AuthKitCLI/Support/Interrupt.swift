@@ -96,7 +96,27 @@ enum Interrupt {
             source.resume()
             return source
         }
+        #if !canImport(Darwin)
+        waitForHandlers([SIGINT, SIGTERM, SIGHUP])
+        #endif
     }
+
+    #if !canImport(Darwin)
+    /// libdispatch installs a signal source's handler on its manager thread
+    /// after `resume()` returns; until then the default action ends the
+    /// process. A Ctrl-C right after "Waiting for you to approve…" appeared
+    /// ended it so, without "Cancelled" and status 130 (seen once in CI,
+    /// under load). Waits until each handler is in place, 250 ms at most.
+    private static func waitForHandlers(_ numbers: [Int32]) {
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(250))
+        for number in numbers {
+            var current = sigaction()
+            while sigaction(number, nil, &current) == 0, current.__sigaction_handler.sa_handler == nil, ContinuousClock.now < deadline {
+                usleep(200)
+            }
+        }
+    }
+    #endif
 
     /// Runs `body` (a refresh: request, then save; or a sign-out: revoke,
     /// then remove) with signals held back. Killed between the provider's
