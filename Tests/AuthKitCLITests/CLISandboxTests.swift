@@ -221,6 +221,26 @@ import Glibc
         #expect(Date().timeIntervalSince(started) < 30, "it must not wait for --timeout")
     }
 
+    /// `export AUTHKIT_SANDBOX=…` is what `sandbox serve` tells the user to
+    /// type; in that terminal a later `sandbox serve` or `sandbox try` is
+    /// the sandbox, not a client of it. They announced "using the sandbox at
+    /// <the exported URL>" (one they do not use), and a stale or mistyped
+    /// value stopped them with an error about a variable they do not read.
+    @Test func theSandboxCommandsIgnoreAnExportedSandboxURL() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-exported")
+        let stale = "http://127.0.0.1:\(try await freePort())"
+        let tried = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--deterministic"],
+                                             environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": stale], timeout: 90)
+        #expect(tried.status == 0 && tried.stdout.contains(#""account":"alice""#), "\(tried.stderr)")
+        #expect(!tried.stderr.contains(stale) && !tried.stdout.contains(stale), "\(tried.stderr)")
+        let holder = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))
+        defer { Task { await holder.stop() } }
+        let served = try await CLIProcess.run(["sandbox", "serve", "--provider", "qiita", "--port", String(holder.baseURL.port!)],
+                                              environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": "garbage"], timeout: 30)
+        #expect(served.status == 64 && served.stderr.contains("is already in use"), "\(served.stderr)")
+        #expect(!served.stderr.contains("AUTHKIT_SANDBOX"), "\(served.stderr)")
+    }
+
     @Test func serveOnABusyPortSaysWhatToDo() async throws {
         let home = try CLIProcess.home("authkit-sandbox-busy")
         let holder = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))

@@ -45,15 +45,22 @@ protocol WorkspaceCommand: AsyncParsableCommand {
     /// rest, which would otherwise wait at exit for a load they rarely use
     /// (`token header` sends one only to refresh an expired token).
     static var sendsRequests: Bool { get }
+    /// False for `sandbox serve` and `sandbox try`: they are the sandbox, not
+    /// its clients. `$AUTHKIT_SANDBOX`, left exported in the terminal as
+    /// `sandbox serve` suggests, is not theirs to follow, check or announce.
+    static var followsSandbox: Bool { get }
     func run(in workspace: Workspace) async throws
 }
 
 extension WorkspaceCommand {
     static var sendsRequests: Bool { false }
+    static var followsSandbox: Bool { true }
 
     func run() async throws {
         if Self.sendsRequests { preloadDefaultHTTPClient() }
         global.bootstrapLogging()
-        try await run(in: try Workspace(global: global))
+        var environment = ProcessInfo.processInfo.environment
+        if !Self.followsSandbox { environment["AUTHKIT_SANDBOX"] = nil }
+        try await run(in: try Workspace(global: global, environment: environment))
     }
 }

@@ -23,6 +23,7 @@ struct SandboxServe: WorkspaceCommand {
           authkit authorize --provider qiita
           authkit request --provider qiita http://127.0.0.1:8790/whoami
         """)
+    static let followsSandbox = false
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var emulation: SandboxProviderOptions

@@ -12,6 +12,7 @@ import HTTPTypes
 /// `authkit sandbox try`: the whole sign-in against an emulation, every step shown.
 struct SandboxTry: WorkspaceCommand {
     static let sendsRequests = true
+    static let followsSandbox = false
     static let configuration = CommandConfiguration(
         commandName: "try",
         abstract: "Sign in to a provider's emulation and call its API, showing every step. Needs no network and no app registration.",
