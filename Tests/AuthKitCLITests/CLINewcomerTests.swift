@@ -679,6 +679,9 @@ import Testing
                 let example = previous.hasPrefix("  ") && (previous.contains("authkit ") || previous.contains("curl "))
                 #expect(!(example && !previous.hasSuffix("\\") && !line.isEmpty && !line.hasPrefix(" ")),
                         "\(command): an example broken at the terminal's width: \(previous) / \(line)")
+                // "Examples:" is a heading: set off from the paragraph before it.
+                #expect(!(line.hasPrefix("Example") && !previous.isEmpty && !previous.hasPrefix("OVERVIEW")),
+                        "\(command): '\(line)' runs on from '\(previous)'")
                 previous = line
             }
         }

@@ -17,6 +17,7 @@ struct ProvidersAdd: WorkspaceCommand {
         and writes $AUTHKIT_HOME/providers/ID.json: endpoints (authorization,
         token, revocation, device), PKCE, client authentication, RFC 9207 iss,
         known scopes. An existing file is never replaced without --force.
+
         Example:
           authkit providers add acme --issuer https://auth.acme.example
           AUTHKIT_ACME_CLIENT_ID=… authkit authorize --provider acme

@@ -16,6 +16,7 @@ struct ProvidersOverride: WorkspaceCommand {
         its path. An existing file is never replaced unless you pass --force.
         Your file then replaces the bundled one for every command ('providers
         list' marks it).
+
         Examples:
           authkit providers override qiita
           $EDITOR "$(authkit providers override qiita --path)"

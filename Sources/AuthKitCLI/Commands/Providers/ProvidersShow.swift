@@ -22,6 +22,7 @@ struct ProvidersShow: WorkspaceCommand {
         --json prints the descriptor as AuthKit loaded it, every default written
         out; --bundled prints the file that ships with AuthKit, even when a file
         of yours replaces it.
+
         Examples:
           authkit providers show instagram
           authkit providers show github --json

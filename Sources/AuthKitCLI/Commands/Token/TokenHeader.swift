@@ -15,6 +15,7 @@ struct TokenHeader: WorkspaceCommand {
         discussion: """
         OAuth 2.0 gives a Bearer header; OAuth 1.0a signs the given method, URL
         and form body (-d, as you will send it with curl -d).
+
         Examples:
           curl -H "$(authkit token header --provider qiita)" \\
             https://qiita.com/api/v2/authenticated_user

@@ -20,6 +20,7 @@ struct TokenRefresh: WorkspaceCommand {
         failed. Run it daily from cron or a systemd timer (README shows one).
         Another process refreshing the same credential at the same time is
         waited for, and its result used: a refresh token is sent once.
+
         Examples:
           authkit token refresh --provider instagram
           authkit token refresh --due
