@@ -109,6 +109,32 @@ import Testing
         }
     }
 
+    /// Scopes are joined with the descriptor's separator, so one element
+    /// holding a space is one unknown scope to a comma-separated provider,
+    /// and a line break reaches the provider as %0A, refused only after the
+    /// user approved. The library refuses them before the URL exists; the
+    /// command line and config.json check them in their own words.
+    @Test func scopesThatAreNotScopeTokensAreRefused() async throws {
+        for bad in ["openid profile", "", " repo", "repo\n", "caf\u{E9}", #"a"b"#] {
+            #expect(throws: AuthKitError.misuse(.invalidScope(bad))) {
+                try client("github").startAuthorization(scopes: ["user", bad])
+            }
+            await #expect(throws: AuthKitError.misuse(.invalidScope(bad))) {
+                try await client("github").startDeviceAuthorization(scopes: [bad])
+            }
+        }
+        // Settings made in code are held to the same rule.
+        let configured = try client("github", settings: ClientSettings(clientID: "c", scopes: ["read:user write"]))
+        #expect(throws: AuthKitError.misuse(.invalidScope("read:user write"))) { try configured.startAuthorization() }
+        let message = "\(AuthKitError.misuse(.invalidScope("openid profile")))"
+        #expect(message.contains("is several scopes; list each on its own: \"openid\", \"profile\""), "\(message)")
+        // The scope is shown, its escape sequence as text: it is the caller's, maybe read from a file.
+        #expect(!"\(AuthKitError.misuse(.invalidScope("a\u{1B}[2Jb")))".contains("\u{1B}"))
+        // Every scope token passes, the unusual ones included.
+        let url = try client("github").startAuthorization(scopes: ["a+b", "z&w", "https://x.example/s?q=1", "!#$"]).url
+        #expect(try parameters(url)["scope"] == "a+b z&w https://x.example/s?q=1 !#$")
+    }
+
     @Test func endpointQueryIsRetained() throws {
         var descriptor = try bundledDescriptor("github")
         descriptor.authorization?.url = "https://example.com/authorize?tenant=a%2Bb"

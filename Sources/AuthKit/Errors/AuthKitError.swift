@@ -106,6 +106,10 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case attemptOfAnotherProvider(attempt: String, providerID: String)
         /// A parameter AuthKit sets itself (`state`, `client_id`, `oauth_token`…) was passed as an extra.
         case reservedParameter(String)
+        /// A scope that is not one RFC 6749 §3.3 scope token: empty, holding a
+        /// space (`"openid profile"`: pass each scope as an element of its
+        /// own), or a control, non-ASCII, `"` or `\` character.
+        case invalidScope(String)
         /// The user agent returned without building the authorization URL, or with a kind of answer the protocol does not use.
         case userAgentBrokeProtocol(String)
         /// The credential's token type is not one AuthKit can send (RFC 6750 defines `Bearer`).
@@ -235,6 +239,9 @@ extension AuthKitError.Misuse: CustomStringConvertible {
             return "This attempt was started with '\(attempt)', not '\(providerID)'."
         case .reservedParameter(let name):
             return "The authorization parameter '\(DisplayText.sanitized(name, limit: 100))' is set by AuthKit and cannot be overridden."
+        case .invalidScope(let scope):
+            return ScopeToken.problem(scope).map { "The scope list " + ScopeToken.describe($0, scope) }
+                ?? "'\(DisplayText.sanitized(scope, limit: 80))' is not a scope."
         case .userAgentBrokeProtocol(let detail):
             return "The user agent did not follow the protocol: \(detail)"
         case .unsupportedTokenType(let type):

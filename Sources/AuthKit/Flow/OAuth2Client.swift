@@ -108,7 +108,9 @@ public struct OAuth2Client: Authenticator {
     /// percent-encoded so `+`, `&`, `=`, spaces and non-ASCII survive any form
     /// decoder. The client secret is never part of the URL.
     /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` for a device-only
-    ///   provider (no `authorization` endpoint).
+    ///   provider (no `authorization` endpoint);
+    ///   ``AuthKitError/Misuse/invalidScope(_:)`` for a scope that is not one
+    ///   scope token (``checkScopes(_:)``).
     public func startAuthorization(
         redirectURI: URL? = nil, scopes: [String]? = nil, additionalParameters: [String: String] = [:]
     ) throws -> (url: URL, pending: PendingAuthorization) {
@@ -119,7 +121,7 @@ public struct OAuth2Client: Authenticator {
         let redirect = redirectURI ?? standardRedirect
         try checkRedirectScheme(redirect)
         let redirectURI = redirect.absoluteString
-        let scopes = scopes ?? settings.scopes ?? descriptor.scopes.default
+        let scopes = try Self.checkScopes(scopes ?? settings.scopes ?? descriptor.scopes.default)
         let state = SecureRandom.token()
         // A public client (no secret) always uses PKCE: nothing else binds the
         // code to it (RFC 8252 §8.1, RFC 9700 §2.1.1).
@@ -149,6 +151,19 @@ public struct OAuth2Client: Authenticator {
             expectedIssuer: descriptor.issuer?.identifier, issuerRequired: descriptor.issuer?.includedInResponse ?? false,
             scopes: scopes, createdAt: now())
         return (url, pending)
+    }
+
+    /// Each scope must be one scope token (RFC 6749 §3.3), as AuthKit joins
+    /// them with the descriptor's separator: `"openid profile"` as one element
+    /// is two scopes to a provider that separates with spaces but one unknown
+    /// scope to one that separates with commas, and a control character (a
+    /// line break read from a file) is refused by the provider only after
+    /// the user has approved. Caught here, before the browser opens.
+    private static func checkScopes(_ scopes: [String]) throws -> [String] {
+        if let bad = scopes.first(where: { ScopeToken.problem($0) != nil }) {
+            throw AuthKitError.misuse(.invalidScope(bad))
+        }
+        return scopes
     }
 
     /// The authorization endpoint, or the error that names the device grant
@@ -249,14 +264,15 @@ public struct OAuth2Client: Authenticator {
     /// Asks the provider for a device code and a user code (RFC 8628 §3.1–3.2).
     /// Show the user ``DeviceAuthorization/userCode`` and
     /// ``DeviceAuthorization/verificationURI``, then call ``pollDeviceAuthorization(_:label:)``.
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor has no `device` section.
+    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor has no `device` section;
+    ///   ``AuthKitError/Misuse/invalidScope(_:)`` for a scope that is not one scope token.
     public func startDeviceAuthorization(scopes: [String]? = nil, additionalParameters: [String: String] = [:]) async throws -> DeviceAuthorization {
         guard let device = descriptor.device else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
         for name in additionalParameters.keys where ["client_id", "client_secret", "scope"].contains(name) {
             throw AuthKitError.misuse(.reservedParameter(name))
         }
         return try await calls.startDeviceAuthorization(
-            device: device, scopes: scopes ?? settings.scopes ?? descriptor.scopes.default,
+            device: device, scopes: try Self.checkScopes(scopes ?? settings.scopes ?? descriptor.scopes.default),
             parameters: additionalParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
     }
 
