@@ -44,8 +44,25 @@ import Testing
         try await Task.sleep(for: .milliseconds(100))
         let started = ContinuousClock.now
         task.cancel()
-        await #expect(throws: CancellationError.self) { _ = try await task.value }
+        await #expect(throws: AuthKitError.cancelled) { _ = try await task.value }
         #expect(ContinuousClock.now - started < .seconds(120))
+    }
+
+    /// A transport may end a cancelled transfer as if it were complete (a
+    /// body cut short, a response parsed from half its bytes): the cancelled
+    /// caller is told it cancelled, not handed that result. Discovery read a
+    /// cut metadata document as "not a JSON object".
+    @Test func aCancelledCallerGetsNoResultFromTheCancelledOperation() async throws {
+        let task = Task {
+            try await withDeadline(.seconds(600), display: "x") { () async throws -> Int in
+                // Ends "normally" once cancelled, as a cut-short transfer does.
+                while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+                return 7
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        await #expect(throws: AuthKitError.cancelled) { _ = try await task.value }
     }
 
     @Test func theWatchdogFiresOnlyWhatIsDue() async throws {

@@ -61,7 +61,8 @@ package struct RequestPolicy: Sendable, Hashable {
 /// child starts on the caller's thread, so an answer that is already there
 /// (a transport that buffers, a test) costs no thread hand-off. Cancelling
 /// the caller cancels the operation; the call returns when the operation has
-/// ended (every AuthKit transport ends promptly once cancelled).
+/// ended (every AuthKit transport ends promptly once cancelled), with
+/// ``AuthKitError/cancelled``.
 package func withDeadline<Result: Sendable>(
     _ duration: Duration, allowed: Duration? = nil, display: String, _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
@@ -87,6 +88,11 @@ package func withDeadline<Result: Sendable>(
     if DeadlineWatchdog.shared.finish(registration) {
         throw AuthKitError.network(url: display, reason: "no complete answer within \((allowed ?? duration).spoken)")
     }
+    // Likewise a cancelled caller is told so, whatever the cancelled transfer
+    // ended with: a body cut short would read as a complete one, a token or
+    // metadata answer cut short as a malformed one, an aborted connection as
+    // a network failure.
+    if Task.isCancelled { throw AuthKitError.cancelled }
     return try outcome.get()
 }
 
