@@ -606,6 +606,26 @@ import Testing
         }
     }
 
+    /// A server that drips its metadata held `providers add` for 30 s at each
+    /// of the two locations. `--timeout` bounds the whole discovery; the
+    /// error names the issuer and the time, and nothing is written.
+    @Test func providersAddAgainstADrippingServerEndsAtItsTimeout() async throws {
+        try await withServer { server in
+            let home = try home()
+            for path in ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"] {
+                server.route("GET", path) { _ in .streaming(.drip(every: .milliseconds(100))) }
+            }
+            let started = Date()
+            let result = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL, "--timeout", "2"],
+                                                  environment: ["AUTHKIT_HOME": home.path], timeout: 30)
+            #expect(result.status == 4 && result.stderr.contains("The request to \(server.baseURL) failed: no complete answer within 2 s"), "\(result.status): \(result.stderr)")
+            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/acme.json").path))
+            let zero = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL, "--timeout", "0"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(zero.status == 64 && zero.stderr.contains("--timeout takes 1–"), "\(zero.stderr)")
+        }
+    }
+
     /// A file that appears while discovery reads the metadata (the user's
     /// editor, another `providers add`) is not replaced without --force; with
     /// it, the file is replaced whole, 0644 from the start.

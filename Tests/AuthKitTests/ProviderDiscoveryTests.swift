@@ -48,6 +48,37 @@ import Testing
         }
     }
 
+    /// A server that drips its metadata at both locations held discovery for
+    /// the 30-second deadline at each, a minute in all. `timeout` bounds the
+    /// whole of it, and the error names the issuer and the time allowed.
+    @Test func oneDeadlineBoundsBothMetadataLocations() async throws {
+        try await withServer { server in
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .streaming(.drip(every: .milliseconds(100))) }
+            server.route("GET", "/.well-known/openid-configuration") { _ in .streaming(.drip(every: .milliseconds(100))) }
+            let started = ContinuousClock.now
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x", timeout: .seconds(2))
+            } throws: { error in
+                guard case AuthKitError.network(let url, let reason) = error else { return false }
+                return url == server.baseURL && reason == "no complete answer within 2 s"
+            }
+            let took = ContinuousClock.now - started
+            #expect(took >= .seconds(2) && took < .seconds(3.5), "took \(took)")
+        }
+    }
+
+    /// Cancelling the caller ends discovery; it does not go on to the next location.
+    @Test func cancellingEndsDiscovery() async throws {
+        try await withServer { server in
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .streaming(.drip(every: .milliseconds(100))) }
+            server.route("GET", "/.well-known/openid-configuration") { _ in .json(metadata(server)) }
+            let task = Task { try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x", timeout: .seconds(20)) }
+            try await Task.sleep(for: .milliseconds(300))
+            task.cancel()
+            await #expect(throws: AuthKitError.cancelled) { _ = try await task.value }
+        }
+    }
+
     /// RFC 8414 §3.1: the well-known segment goes between the host and the issuer's path.
     @Test func anIssuerWithAPathIsLookedUpPerRFC8414ThenOIDC() {
         #expect(ProviderDescriptor.metadataLocations(for: URL(string: "https://as.example/tenant1/")!).map(\.absoluteString).first

@@ -23,22 +23,39 @@ extension ProviderDescriptor {
     /// inserted between the host and the issuer's path, §3.1), then OpenID
     /// Connect's (`/.well-known/openid-configuration` appended to the issuer).
     /// The requests follow AuthKit's token-endpoint policy: no redirects, a
-    /// size cap, a deadline; plain http only to loopback.
+    /// size cap; plain http only to loopback. `timeout` bounds the whole
+    /// discovery, both locations together: a server that drips its answer
+    /// at the first would otherwise hold the caller for a deadline at each.
     /// - Throws: ``AuthKitError/invalidFile(_:)`` when the metadata names
     ///   another issuer, lacks an endpoint, or makes an invalid descriptor;
-    ///   ``AuthKitError/network(url:reason:)`` when neither location answers.
-    public static func discover(issuer: URL, id: String, httpClient: (any HTTPClient)? = nil) async throws -> ProviderDescriptor {
-        let transport = FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: Logger(label: "authkit.discovery"))
+    ///   ``AuthKitError/network(url:reason:)`` when neither location answers,
+    ///   or no answer is complete within `timeout`.
+    public static func discover(
+        issuer: URL, id: String, httpClient: (any HTTPClient)? = nil, timeout: Duration = .seconds(30)
+    ) async throws -> ProviderDescriptor {
+        let http = httpClient ?? defaultHTTPClient()
+        return try await withDeadline(timeout, display: issuer.redactedForLogs) {
+            try await discover(issuer: issuer, id: id, http: http, timeout: timeout)
+        }
+    }
+
+    /// Each request may take the whole `timeout`; the caller's deadline ends them all.
+    private static func discover(issuer: URL, id: String, http: any HTTPClient, timeout: Duration) async throws -> ProviderDescriptor {
+        let transport = FlowTransport(http: http, logger: Logger(label: "authkit.discovery"))
+        var policy = RequestPolicy.tokenEndpoint
+        policy.deadline = timeout
         let display = issuer.redactedForLogs
         var reasons = [String]()
         var answered = false // a server answered (with a status), as opposed to none being reachable
         for location in Self.metadataLocations(for: issuer) {
             let response: IncomingResponse
             do {
-                response = try await transport.send(OutgoingRequest(method: .get, url: location), step: .discovery)
+                response = try await transport.send(OutgoingRequest(method: .get, url: location), step: .discovery, policy: policy)
             } catch AuthKitError.network(_, let reason) {
                 reasons.append("\(location.redactedForLogs): \(reason)") // the location is said once
                 continue
+            } catch AuthKitError.cancelled {
+                throw AuthKitError.cancelled // the caller's cancellation, or the deadline: not a reason to try the next location
             } catch AuthKitError.responseTooLarge(_, let limit) {
                 answered = true
                 reasons.append("\(location.redactedForLogs): larger than the \(limit) bytes allowed")

@@ -27,8 +27,11 @@ struct ProvidersAdd: WorkspaceCommand {
     @Argument(help: "The id to give it (lowercase letters, digits, '-', '_').") var id: String
     @Option(help: ArgumentHelp("The issuer identifier, exactly as the server names itself.", valueName: "url")) var issuer: String
     @Flag(help: "Replace an existing file of that name.") var force = false
+    @Option(help: ArgumentHelp("Seconds the whole discovery may take, both metadata locations included.", valueName: "seconds"))
+    var timeout = 30
 
     func validate() throws {
+        try TimeoutOption.check(timeout)
         guard DescriptorValidator.isValidName(id) else {
             throw ValidationError("'\(id)' is not a valid provider id; use lowercase letters, digits, '-' and '_' (e.g. acme).")
         }
@@ -53,7 +56,7 @@ struct ProvidersAdd: WorkspaceCommand {
         if FileManager.default.fileExists(atPath: target.path), !force {
             throw CLIError("\(target.path) exists already; it was left as it is. Pass --force to replace it.", status: .badInput)
         }
-        let found = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: id)
+        let found = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: id, timeout: .seconds(timeout))
         var descriptor = found
         descriptor.source = target.path
         guard try UserProviderFile.write(try descriptor.encodedAsFile(), to: target, replacing: force) else {
