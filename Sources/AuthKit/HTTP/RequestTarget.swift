@@ -1,0 +1,82 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import HTTPTypes
+
+/// A URL and what the engines derive from it for every request sent there:
+/// its origin, whether a credential may travel to it, and the parts of an
+/// `HTTPRequest` head. Worked out once per endpoint (the token endpoint's is
+/// kept by the client), not once per request.
+package struct RequestTarget: Sendable {
+    package let url: URL
+    /// ``Foundation/URL/origin``.
+    package let origin: String
+    /// https, or a loopback host (RFC 6749 §2.3.1, RFC 6750 §5.3, RFC 8252 §8.3).
+    package let allowsCredentials: Bool
+    /// Whether the URL names a host at all (an endpoint must).
+    package let hasHost: Bool
+    private let get: HTTPRequest
+    /// The token endpoint's method, kept made: setting a method builds and
+    /// checks a pseudo-header field each time.
+    private let post: HTTPRequest
+
+    package init(_ url: URL) {
+        self.url = url
+        self.origin = url.origin
+        self.allowsCredentials = url.scheme?.lowercased() == "https" || url.isLoopback
+        self.hasHost = url.host(percentEncoded: true) != nil
+        self.get = HTTPRequest(method: .get, url: url)
+        self.post = HTTPRequest(method: .post, url: url)
+    }
+
+    /// A head for `method` to this URL, without header fields.
+    func head(_ method: HTTPRequest.Method) -> HTTPRequest {
+        switch method {
+        case .get: return get
+        case .post: return post
+        default:
+            var head = get
+            head.method = method
+            return head
+        }
+    }
+}
+
+extension URL {
+    /// `scheme://host[:port]`, lowercased, for the origin rule (RFC 6454 §4)
+    /// and for messages that must not show a path or query.
+    package var origin: String {
+        let scheme = (self.scheme ?? "").lowercased()
+        // The host as written (percent-encoded): decoding it costs more than
+        // the whole comparison, and both sides of a comparison come from here.
+        var host = (self.host(percentEncoded: true) ?? "").lowercased()
+        if host.utf8.contains(UInt8(ascii: ":")), !host.hasPrefix("[") { host = "[\(host)]" }
+        let defaultPort = scheme == "https" ? 443 : (scheme == "http" ? 80 : nil)
+        if let port, port != defaultPort { return "\(scheme)://\(host):\(port)" }
+        return "\(scheme)://\(host)"
+    }
+
+    /// True for `127.0.0.0/8`, `::1` and `localhost`: the hosts a credential may
+    /// reach over plain http (RFC 8252 §8.3; RFC 6749 §2.3.1 otherwise requires TLS).
+    package var isLoopback: Bool {
+        DescriptorValidator.isLoopback(host: host(percentEncoded: true) ?? "")
+    }
+
+    /// The URL without its query, fragment and user info, for logs and error
+    /// messages. Some providers put secrets in query strings (Instagram's
+    /// long-lived token exchange sends `client_secret` and `access_token` in a
+    /// GET), so no message prints a query.
+    package var redactedForLogs: String {
+        guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else {
+            return "(unprintable URL)"
+        }
+        let hadQuery = components.percentEncodedQuery != nil
+        components.percentEncodedQuery = nil
+        components.fragment = nil
+        components.user = nil
+        components.password = nil
+        return (components.string ?? "(unprintable URL)") + (hadQuery ? "?…" : "")
+    }
+}
