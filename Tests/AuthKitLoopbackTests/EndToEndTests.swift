@@ -66,7 +66,7 @@ import Testing
         let port = try #require(URLComponents(string: redirectURI)?.port)
         #expect(redirectURI == "http://127.0.0.1:\(port)/callback")
         #expect(tokenBody["code_verifier"] != nil)
-        #expect(RawHTTP.isRefused(port: port))
+        #expect(RawHTTP.probe(port: port) == .refused)
 
         // The browser was shown the "signed in" page.
         for _ in 0..<100 where page.value == nil { try await Task.sleep(for: .milliseconds(20)) }

@@ -81,7 +81,7 @@ import Glibc
         #expect(ContinuousClock.now - genuineStarted < .seconds(1))
         guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
         #expect(url.query == "code=real&state=\(state)")
-        #expect(RawHTTP.isRefused(port: port))
+        #expect(RawHTTP.probe(port: port) == .refused)
 
         let memoryAfter = Memory.current()
         print("""
@@ -100,8 +100,8 @@ import Glibc
         let browser = BrowserSpy()
         let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
         let (task, _) = try await start(agent, attempt, browser: browser)
-        #expect(!RawHTTP.isRefused(port: attempt.port))
-        #expect(RawHTTP.isRefused(host: address, port: attempt.port), "the listener answered on \(address)")
+        #expect(RawHTTP.probe(port: attempt.port) != .refused)
+        #expect(RawHTTP.probe(host: address, port: attempt.port) == .refused, "the listener answered on \(address)")
         let genuine = try await RawHTTP.request(attempt.target("code=abc"), port: attempt.port)
         #expect(genuine.status == 200)
         _ = try await task.value

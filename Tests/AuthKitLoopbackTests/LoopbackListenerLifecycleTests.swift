@@ -15,10 +15,10 @@ import Glibc
         let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
-        #expect(!RawHTTP.isRefused(port: port))
+        #expect(RawHTTP.probe(port: port) != .refused)
         _ = try await RawHTTP.request(attempt.target("code=abc"), port: port)
         _ = try await task.value
-        #expect(RawHTTP.isRefused(port: port))
+        #expect(RawHTTP.probe(port: port) == .refused)
     }
 
     @Test func aFixedPortIsHonouredAndCanBeReusedByTheNextAttempt() async throws {
@@ -37,7 +37,7 @@ import Glibc
             guard case .redirect(let url, let redirectURI) = try await task.value else { Issue.record("not a redirect"); return }
             #expect(redirectURI.absoluteString == "http://127.0.0.1:\(port)/cb")
             #expect(url.absoluteString == "http://127.0.0.1:\(port)/cb?code=abc&state=\(attempt.state)")
-            #expect(RawHTTP.isRefused(port: port))
+            #expect(RawHTTP.probe(port: port) == .refused)
         }
     }
 
@@ -66,7 +66,7 @@ import Glibc
         let port = try #require(URLComponents(url: uri, resolvingAgainstBaseURL: false)?.port)
         #expect(throws: SocketError.self) { _ = try RawHTTP.listen(port: port, reusePort: true) }
         await listener.close()
-        #expect(RawHTTP.isRefused(port: port))
+        #expect(RawHTTP.probe(port: port) == .refused)
     }
 
     @Test func theOverallTimeoutEndsTheAttemptAndClosesThePort() async throws {
@@ -75,7 +75,7 @@ import Glibc
         let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .milliseconds(400))
         let (task, _) = try await start(agent, attempt, browser: browser)
         await #expect(throws: LoopbackError.timedOut(after: .milliseconds(400))) { try await task.value }
-        #expect(RawHTTP.isRefused(port: attempt.port))
+        #expect(RawHTTP.probe(port: attempt.port) == .refused)
     }
 
     @Test func cancellationClosesThePortAndThrowsCancelled() async throws {
@@ -84,13 +84,13 @@ import Glibc
         let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
-        #expect(!RawHTTP.isRefused(port: port))
+        #expect(RawHTTP.probe(port: port) != .refused)
         let started = ContinuousClock.now
         task.cancel()
         await #expect(throws: AuthKitError.cancelled) { try await task.value }
         // Ended by the cancellation, not by the 30 s timeout (loose bound: CI machines are busy).
         #expect(ContinuousClock.now - started < .seconds(15))
-        #expect(RawHTTP.isRefused(port: port))
+        #expect(RawHTTP.probe(port: port) == .refused)
     }
 
     @Test func cancellationBeforeStartingThrowsCancelled() async throws {
@@ -151,7 +151,7 @@ import Glibc
         #expect(response.status == 200)
         guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
         #expect(url.absoluteString == "http://[::1]:\(port)/callback?code=abc&state=\(attempt.state)")
-        #expect(RawHTTP.isRefused(host: "::1", port: port))
+        #expect(RawHTTP.probe(host: "::1", port: port) == .refused)
     }
 
     @Test func idleAndSlowConnectionsAreClosedWithoutEndingTheAttempt() async throws {

@@ -167,22 +167,42 @@ public enum RawHTTP {
         return RawResponse(status: status, headers: headers, body: body)
     }
 
-    /// True when nothing accepts connections on `port` any more.
+    /// What a connection to `port` finds: ``PortProbe/refused`` when nothing
+    /// accepts connections there any more.
     ///
     /// A connection to a closed port in the ephemeral range can still
     /// succeed: when the kernel picks that same port as the source, the two
     /// ends meet in a TCP simultaneous open (RFC 9293 §3.5), a connection to
     /// itself. That is no listener, and counts as refused.
-    public static func isRefused(host: String = "127.0.0.1", port: Int) -> Bool {
+    public static func probe(host: String = "127.0.0.1", port: Int) -> PortProbe {
         do {
             let fd = try connect(host: host, port: port)
             defer { close(fd) }
-            return localPort(of: fd) == port
+            let source = localPort(of: fd)
+            if source == port { return .refused }
+            return .accepted(fromPort: source ?? 0, listening: listeningSockets(port: port))
         } catch let error as SocketError {
-            return error.code == ECONNREFUSED
+            return error.code == ECONNREFUSED ? .refused : .failed(error.description)
         } catch {
-            return false
+            return .failed("\(error)")
         }
+    }
+
+    /// How many listening TCP sockets the kernel lists on `port` (IPv4 and
+    /// IPv6), from /proc/net/tcp and tcp6: for a failure message, to tell a
+    /// listener still open from a connection taken by something else.
+    static func listeningSockets(port: Int) -> Int {
+        let localPort = String(format: "%04X", port)
+        var count = 0
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                // local_address is ADDR:PORT in hex; state 0A is LISTEN.
+                if fields.count > 3, fields[1].hasSuffix(":" + localPort), fields[3] == "0A" { count += 1 }
+            }
+        }
+        return count
     }
 
     /// The port `fd` is bound to on this machine, or nil.
@@ -221,4 +241,24 @@ public enum RawHTTP {
         close(fd)
         return true
     }()
+}
+
+/// What a connection attempt to a port found (``RawHTTP/probe(host:port:)``);
+/// its description is the failure message when a test expected another.
+public enum PortProbe: Equatable, Sendable, CustomStringConvertible {
+    /// Nothing accepts connections there.
+    case refused
+    /// Something accepted the connection, made from `fromPort`; the kernel
+    /// listed `listening` listening sockets on the port just after.
+    case accepted(fromPort: Int, listening: Int)
+    /// The attempt failed otherwise (a timeout, an unreachable address).
+    case failed(String)
+
+    public var description: String {
+        switch self {
+        case .refused: return "refused"
+        case .accepted(let from, let listening): return "accepted (from port \(from); \(listening) listening socket(s) on the port)"
+        case .failed(let reason): return "failed: \(reason)"
+        }
+    }
 }
