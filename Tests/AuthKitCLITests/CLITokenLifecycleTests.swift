@@ -92,6 +92,37 @@ import AuthKit
         }
     }
 
+    /// A revocation that fails keeps the credential (it is deleted only once
+    /// the provider confirms), and the error says so and how to delete it
+    /// anyway: the provider may be gone for good. The same for a provider
+    /// whose descriptor names no revocation endpoint.
+    @Test func aFailedRevocationSaysTheCredentialIsKeptAndHowToDeleteIt() async throws {
+        try await withServer { server in
+            server.route("POST", "/revoke") { _ in StubResponse(status: 503, headers: [("Content-Type", "text/html")], body: Data("<h1>down</h1>".utf8)) }
+            let home = try home(server)
+            try await storeExpired(in: home)
+            let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+            let failed = try await CLIProcess.run(["token", "revoke", "--provider", "local"], environment: env(home))
+            #expect(failed.status == 3, "\(failed.stderr)")
+            #expect(failed.stderr.contains("[HTTP 503].") && failed.stderr.contains(
+                "The credential is still stored here; 'authkit token delete --provider local' deletes it without telling the provider."), "\(failed.stderr)")
+            #expect(try await store.allCredentials().count == 1)
+
+            // A provider that cannot revoke: the command to type, not "delete the credential locally".
+            let noRevocation = home.appendingPathComponent("providers/local.json")
+            let text = try String(contentsOf: noRevocation, encoding: .utf8)
+            try text.replacingOccurrences(of: #""revocation": {"url": "\#(server.baseURL)/revoke"}"#, with: #""documentation": "https://as.example/docs""#)
+                .write(to: noRevocation, atomically: true, encoding: .utf8)
+            let unsupported = try await CLIProcess.run(["token", "revoke", "--provider", "local"], environment: env(home))
+            #expect(unsupported.status == 1 && unsupported.stderr.contains(
+                "names no way to revoke a token. Delete it here with 'authkit token delete --provider local'"), "\(unsupported.stderr)")
+            #expect(try await store.allCredentials().count == 1)
+            let deleted = try await CLIProcess.run(["token", "delete", "--provider", "local"], environment: env(home))
+            #expect(deleted.status == 0, "\(deleted.stderr)")
+            #expect(try await store.allCredentials().isEmpty)
+        }
+    }
+
     /// Ctrl-C at any moment of the start: while libcurl loads on a thread of
     /// its own, before the handler is in place, while the listener starts.
     /// authkit ends with status 130, or by SIGINT itself before its handler is

@@ -24,7 +24,31 @@ struct TokenRevoke: WorkspaceCommand {
             // "Sign in first" is no advice for a revocation.
             throw CLIError.nothingStored(key, so: "nothing was revoked")
         }
-        try await source.revoke(keepingLocalCopy: keep)
+        do {
+            try await source.revoke(keepingLocalCopy: keep)
+        } catch let error as AuthKitError {
+            throw Self.stillStored(error, key: account.key)
+        }
         Console.err("Revoked \(account.key)\(keep ? "" : " and deleted it here").")
+    }
+
+    /// A revocation that fails leaves the credential stored here (it is
+    /// deleted only once the provider has confirmed, RFC 7009 §2.2): the
+    /// error says so, and how to delete it without the provider, for a
+    /// provider that is gone, broken or cannot revoke at all.
+    static func stillStored(_ error: AuthKitError, key: CredentialKey) -> any Error {
+        let delete = "'authkit token delete \(ShellWord.account(key))'"
+        switch error {
+        case .notSupported(let providerID, .revocation):
+            return CLIError("The \(providerID) descriptor names no way to revoke a token. Delete it here with \(delete), and revoke the app's access in the provider's settings.",
+                            status: ExitStatus(for: error))
+        case .providerError, .invalidResponse, .network, .redirectNotFollowed, .responseTooLarge, .insecureTransport, .store:
+            var message = ErrorReport.message(for: error)
+            if !message.hasSuffix(".") { message += "." }
+            return CLIError(message + " The credential is still stored here; \(delete) deletes it without telling the provider.",
+                            status: ExitStatus(for: error))
+        default:
+            return error
+        }
     }
 }
