@@ -54,6 +54,56 @@ import Glibc
         #expect(given.status == 0 && given.stderr.contains("/ghe.example/login/oauth/authorize?"), "\(given.stderr)")
     }
 
+    /// Instagram redirects to https://localhost, which no loopback listener
+    /// receives: `sandbox try` refused it ("test it with the library"). The
+    /// scripted browser now hands the redirect back as the app's web view
+    /// would; with --browser, the person pastes it (--manual), as with the
+    /// real Instagram. A plain `authorize --no-browser` still says to use --manual.
+    @Test func sandboxTrySignsInWhereNoListenerCanReceiveTheRedirect() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-instagram")
+        let scripted = try await CLIProcess.run(["sandbox", "try", "--provider", "instagram", "--deterministic"],
+                                                environment: ["AUTHKIT_HOME": home.path], timeout: 90)
+        #expect(scripted.status == 0 && scripted.stdout.contains(#""account":"alice""#), "\(scripted.stderr)")
+        #expect(scripted.stdout.contains("GET /graph.instagram.com/access_token → 200: follow-up exchange for account alice"), "\(scripted.stdout)")
+        #expect(scripted.stderr.contains("Sandbox browser: redirected to https://localhost/callback?code=***"), "\(scripted.stderr)")
+        for output in [scripted.stdout, scripted.stderr] { #expect(!output.contains("sandbox-code-") && !output.contains("sandbox-access-")) }
+
+        // --browser: the person approves (here: as bob) and pastes where the browser ended.
+        let pasted = try await CLIProcess.run(["sandbox", "try", "--provider", "instagram", "--browser"],
+                                              environment: ["AUTHKIT_HOME": home.path, "BROWSER": ""], timeout: 90,
+                                              respond: { stderr in
+            guard stderr.contains("paste"), let range = stderr.range(of: #"http://127\.0\.0\.1:\d+/www\.instagram\.com/oauth/authorize\?\S+"#, options: .regularExpression),
+                  let url = URL(string: String(stderr[range])) else { return nil }
+            return try? Self.approve(url, as: "bob")
+        })
+        #expect(pasted.status == 0 && pasted.stdout.contains(#""account":"bob""#), "\(pasted.stdout)\n\(pasted.stderr)")
+
+        let sandbox = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "instagram"))
+        defer { Task { await sandbox.stop() } }
+        let listener = try await CLIProcess.run(["authorize", "--provider", "instagram", "--sandbox", sandbox.baseURL.absoluteString, "--no-browser"],
+                                                environment: ["AUTHKIT_HOME": home.path])
+        #expect(listener.status == 64 && listener.stderr.contains("Use --manual"), "\(listener.stderr)")
+    }
+
+    /// A person at the sandbox's consent page, with plain sockets (this runs
+    /// on CLIProcess's reading thread): the page's hidden `request`, posted
+    /// back with an account; returns where the sandbox redirects.
+    static func approve(_ url: URL, as account: String) throws -> String? {
+        guard let port = url.port, let query = url.query else { return nil }
+        func exchange(_ text: String) throws -> RawResponse {
+            let fd = try RawHTTP.connect(port: port)
+            defer { close(fd) }
+            try RawHTTP.write(fd, Data(text.utf8))
+            return try RawHTTP.readResponse(fd, headOnly: false)
+        }
+        let page = try exchange("GET \(url.path)?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+        guard let range = page.body.range(of: #"name="request" value="[^"]+""#, options: .regularExpression) else { return nil }
+        let request = page.body[range].dropFirst(#"name="request" value=""#.count).dropLast()
+        let form = FormURLEncoding.encode([("request", String(request)), ("account", account), ("decision", "approve")])
+        let answer = try exchange("POST /consent HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\nConnection: close\r\n\r\n\(form)")
+        return answer.header("Location")
+    }
+
     /// The store is touched three times in a sign-in (check, sign-in lock,
     /// save); a directory others can read is still reported once, with its fix.
     @Test func aStoreOthersCanReadIsReportedOnce() async throws {

@@ -154,9 +154,13 @@ struct Authorize: WorkspaceCommand {
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: account.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
         // Refused now rather than after the user has logged in at the provider.
-        if way != .device, let target = requested.redirectURI ?? authenticator.defaultRedirectURI {
+        let redirectTarget = way == .device ? nil : requested.redirectURI ?? authenticator.defaultRedirectURI
+        // The sandbox's scripted browser hands back any redirect, as an app's
+        // web view or ASWebAuthenticationSession does: no listener needed.
+        let listens = way == .loopback || (way == .scriptedBrowser && redirectTarget?.scheme?.lowercased() == "http")
+        if let target = redirectTarget {
             try authenticator.checkRedirectScheme(target)
-            if !manual, target.scheme?.lowercased() != "http" {
+            if way == .loopback, target.scheme?.lowercased() != "http" {
                 throw CLIError("\(descriptor.name) redirects to \(target.redactedForLogs), which the loopback listener cannot receive. Use --manual and paste the URL the browser ends on.")
             }
         }
@@ -220,6 +224,10 @@ struct Authorize: WorkspaceCommand {
                 let ended = line == nil
                 throw CLIError("\(ended ? "Standard input ended" : "An empty line was entered") before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
             }
+        case .scriptedBrowser where !listens:
+            let agent = ShieldedUserAgent(SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }))
+            defer { status.stop() }
+            credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
         case .loopback, .scriptedBrowser:
             let scripted = BrowserLauncher { url in
                 try await SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }).browse(url)

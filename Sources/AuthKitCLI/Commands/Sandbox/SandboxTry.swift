@@ -26,6 +26,10 @@ struct SandboxTry: WorkspaceCommand {
         'authkit authorize' (the real loopback listener), stores the credential
         in $AUTHKIT_HOME/sandbox/credentials.json, and sends one authorized
         request. Without --browser a scripted browser approves as 'alice'.
+        A provider whose redirect no listener can receive (Instagram's
+        https://localhost) is signed in as its app would: the scripted
+        browser hands back the redirect, or, with --browser, you paste the
+        URL your browser ends on (--manual).
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -54,9 +58,10 @@ struct SandboxTry: WorkspaceCommand {
         }
         // A device-only provider signs in with a code: no redirect to receive.
         let deviceOnly = descriptor.isDeviceOnly
-        if !deviceOnly, redirect.scheme != "http" {
-            throw CLIError("\(descriptor.name) redirects to \(redirect.absoluteString), which a loopback listener cannot receive; 'sandbox try' needs an http loopback redirect. Test it with the AuthKitSandbox library instead (README, \"The sandbox\").")
-        }
+        // Instagram's https://localhost, an app's custom scheme: no listener
+        // receives it. The scripted browser brings the redirect back itself,
+        // as a web view does; a person pastes it (--manual).
+        let listened = redirect.scheme?.lowercased() == "http"
         var step = 0
         func say(_ text: String) { step += 1; Console.out("\n\(step). \(text)") }
         // With a device code and no --browser, the sandbox approves as 'alice'
@@ -83,9 +88,15 @@ struct SandboxTry: WorkspaceCommand {
         if deviceOnly {
             say("Sign in with a device code (\(descriptor.name) has no authorization endpoint): \(browser ? "enter the code on the sandbox's page in your browser" : "the sandbox approves it as \(options.defaultAccount) at the second poll").")
             arguments += ["--device"] + (browser ? [] : ["--no-browser"])
-        } else {
+        } else if listened {
             say("Sign in: the authorization request opens \(browser ? "in your browser" : "in a scripted browser"), the loopback listener waits at \(redirect.absoluteString).")
             arguments += ["--redirect-uri", redirect.absoluteString] + (browser ? [] : ["--scripted-browser"])
+        } else if browser {
+            say("Sign in: open the authorization request in your browser and approve; it ends on \(redirect.absoluteString)…, which no listener receives: paste that URL here, as with the real \(descriptor.name) (--manual).")
+            arguments += ["--redirect-uri", redirect.absoluteString, "--manual"]
+        } else {
+            say("Sign in: a scripted browser opens the authorization request and brings back the redirect to \(redirect.absoluteString), as \(descriptor.name)'s app would from its web view; no listener is needed.")
+            arguments += ["--redirect-uri", redirect.absoluteString, "--scripted-browser"]
         }
         let authorize = try Authorize.parse(arguments)
         try await authorize.run(in: pointed)
