@@ -403,7 +403,8 @@ import Testing
         }
     }
 
-    /// `-d @FILE`, `-d @-` and `--data-binary @FILE`, as curl reads them: a
+    /// `-d @FILE`, `-d @-`, `--data-binary @FILE` and `--data-urlencode
+    /// name@FILE`, as curl reads them: a
     /// curl user's `-d @body.json` was sent as the text "@body.json".
     @Test func requestReadsBodiesFromFilesAsCurlDoes() async throws {
         try await withServer { server in
@@ -445,6 +446,22 @@ import Testing
             #expect(directory.status == 64 && directory.stderr.contains("-d @\(home.path): the file is a directory.") && sent3 == nil, "\(directory.stderr)")
             let (binaryForm, sent2) = try await post(["--data-binary", "@\(png.path)"])
             #expect(binaryForm.status == 64 && binaryForm.stderr.contains("it is not text. Give its type with -H") && sent2 == nil, "\(binaryForm.stderr)")
+            // --data-urlencode name@FILE, as curl: the file's text, line breaks kept, encoded; @- standard input.
+            let message = home.appendingPathComponent("message.txt")
+            try Data("Hello + world!\nsecond line é".utf8).write(to: message)
+            let (fieldFromFile, fieldRequest) = try await post(["--data-urlencode", "status@\(message.path)", "--data-urlencode", "email=me@example.com"])
+            #expect(fieldFromFile.status == 0 && fieldRequest?.bodyText == "status=Hello%20%2B%20world%21%0Asecond%20line%20%C3%A9&email=me%40example.com",
+                    "\(fieldFromFile.stderr)")
+            let (fieldPiped, fieldPipedRequest) = try await post(["--data-urlencode", "q@-"], launcher: ["/bin/sh", "-c", #"printf 'a&b' | "$0" "$@""#])
+            #expect(fieldPiped.status == 0 && fieldPipedRequest?.bodyText == "q=a%26b", "\(fieldPiped.stderr)")
+            // Standard input is read once; bytes are no form field's text; a field needs a name.
+            let (twice, sent4) = try await post(["-d", "@-", "--data-urlencode", "q@-"], launcher: ["/bin/sh", "-c", #"printf 'c=3' | "$0" "$@""#])
+            #expect(twice.status == 64 && twice.stderr.contains("Standard input can be read once") && sent4 == nil, "\(twice.stderr)")
+            let (binaryField, sent5) = try await post(["--data-urlencode", "img@\(png.path)"])
+            #expect(binaryField.status == 64 && binaryField.stderr.contains("--data-urlencode img @\(png.path): the file is not UTF-8 text") && sent5 == nil,
+                    "\(binaryField.stderr)")
+            let (nameless, sent6) = try await post(["--data-urlencode", "@\(message.path)"])
+            #expect(nameless.status == 64 && nameless.stderr.contains("no name before its '@'") && sent6 == nil, "\(nameless.stderr)")
         }
     }
 

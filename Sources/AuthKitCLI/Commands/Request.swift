@@ -56,7 +56,8 @@ struct Request: WorkspaceCommand {
         valueName: "data"))
     var dataBinary: String?
     @Option(name: .customLong("data-urlencode"), help: ArgumentHelp(
-        "A form field whose value AuthKit encodes for you, as curl does: 'status=Hello + world!' (repeatable).", valueName: "name=value"))
+        "A form field whose value AuthKit encodes for you, as curl does: 'status=Hello + world!', or name@FILE for a file's text (@- standard input) (repeatable).",
+        valueName: "name=value"))
     var dataURLEncode: [String] = []
     @Option(name: [.customShort("H"), .long], help: ArgumentHelp("A request header, 'Name: value' (repeatable).", valueName: "header"))
     var header: [String] = []
@@ -97,16 +98,37 @@ struct Request: WorkspaceCommand {
             }
             parts.append(bytes)
         }
+        let readers = [data, dataBinary].filter { $0 == "@-" }.count + dataURLEncode.filter { Self.fileField($0)?.path == "-" }.count
+        if readers > 1 {
+            throw CLIError("Standard input can be read once: only one of -d, --data-binary and --data-urlencode may take @-.")
+        }
         for field in dataURLEncode {
+            // curl's forms: name=value, or name@FILE (the file's text, line breaks kept), whichever sign comes first.
+            if let (name, path) = Self.fileField(field) {
+                let flag = "--data-urlencode \(DisplayText.sanitized(name, limit: 40))"
+                guard let text = ValidUTF8.string(try Self.contents(of: path, flag: flag)) else {
+                    throw CLIError("\(flag) @\(DisplayText.sanitized(path, limit: 200)): the file is not UTF-8 text, which a form field carries. Send bytes with --data-binary and a Content-Type.")
+                }
+                parts.append(Data(FormURLEncoding.encode([(name, text)]).utf8))
+                continue
+            }
             let pieces = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard pieces.count == 2, !pieces[0].isEmpty else {
-                throw CLIError("--data-urlencode takes name=value; one has \(pieces.count == 2 ? "no name before its '='" : "no '='") (its value is not repeated here).")
+                let missing = field.hasPrefix("@") ? "no name before its '@'" : pieces.count == 2 ? "no name before its '='" : "no '=' or '@'"
+                throw CLIError("--data-urlencode takes name=value or name@FILE; one has \(missing) (its value is not repeated here).")
             }
             parts.append(Data(FormURLEncoding.encode([(pieces[0], pieces[1])]).utf8))
         }
         guard var body = parts.first else { return nil }
         for part in parts.dropFirst() { body.append(UInt8(ascii: "&")); body.append(part) }
         return body
+    }
+
+    /// `name@FILE` of `--data-urlencode` (an `@` before any `=`, after a
+    /// name): the name and the path (`-`: standard input); nil for `name=value`.
+    static func fileField(_ field: String) -> (name: String, path: String)? {
+        guard let at = field.firstIndex(of: "@"), field[..<at].firstIndex(of: "=") == nil, at > field.startIndex else { return nil }
+        return (String(field[..<at]), String(field[field.index(after: at)...]))
     }
 
     /// Header fields `-H` cannot set, and why. Each was dropped or obeyed to
@@ -123,23 +145,25 @@ struct Request: WorkspaceCommand {
     /// The most `-d @FILE` (or `@-`) reads: a body is held in memory before it is sent.
     static let maximumBodyFileSize = 256 << 20
 
-    /// The bytes of `path`, or of standard input for `-`, for `flag`'s `@`.
+    /// The bytes of `path`, or of standard input for `-`: what `@path` of
+    /// `flag` names (`-d`, or `--data-urlencode status`). Errors quote it as typed.
     private static func contents(of path: String, flag: String) throws -> Data {
+        let written = "\(flag) @\(DisplayText.sanitized(path, limit: 200))"
         if path == "-" {
             do {
                 return try FileSystem.readToEnd(STDIN_FILENO, limit: Self.maximumBodyFileSize)
             } catch let failure as FileSystem.ReadFailure {
-                throw CLIError("\(flag) @-: standard input \(failure.description)")
+                throw CLIError("\(written): standard input \(failure.description)")
             } catch {
-                throw CLIError("\(flag) @-: standard input cannot be read (\(DescriptorLoader.reason(error))).")
+                throw CLIError("\(written): standard input cannot be read (\(DescriptorLoader.reason(error))).")
             }
         }
-        guard !path.isEmpty else { throw CLIError("\(flag) @ needs a file name after the '@' (or - for standard input).") }
+        guard !path.isEmpty else { throw CLIError("\(written) needs a file name after the '@' (or - for standard input).") }
         do {
             // A pipe too: `-d @<(jq …)`, as curl reads it.
             return try FileSystem.contents(of: path, accepting: .fileOrPipe, limit: Self.maximumBodyFileSize)
         } catch {
-            throw CLIError("\(flag) @\(DisplayText.sanitized(path, limit: 200)): the file \(error.description)")
+            throw CLIError("\(written): the file \(error.description)")
         }
     }
 
