@@ -205,14 +205,18 @@ import Testing
     /// A URL whose host is not ASCII, or whose port is not a TCP port, is a
     /// usage error naming what to change, in every command that takes one:
     /// libcurl refused both as a "bad/illegal format" network error (exit 4),
-    /// and `sign` signed a host other than the one curl would send.
+    /// and `sign` signed a host other than the one curl would send. So is a
+    /// URL that is not http or https.
     @Test func aURLWithAHostOrPortThatCannotBeSentIsRefused() async throws {
         let home = try home()
         try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
         let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_CONSUMER_SECRET": "s"]
         for (url, message) in [("https://bücher.example/api", "The host 'bücher.example' is not ASCII; give its ASCII (IDNA) form"),
                                ("https://qiita.com:99999/api", "The URL's port 99999 is not a TCP port (1–65535)."),
-                               ("http://127.0.0.1:0/api", "The URL's port 0 is not a TCP port")] {
+                               ("http://127.0.0.1:0/api", "The URL's port 0 is not a TCP port"),
+                               // Only an HTTP request is signed or sent (RFC 5849 §3.4.1.2): `token header` signed ftp://.
+                               ("ftp://qiita.com/api", "'ftp://qiita.com/api' is not an http:// or https:// URL; give the request's whole URL, https:// included."),
+                               ("qiita.com/api/v2/items", "is not an http:// or https:// URL")] {
             for command in [["request", "--provider", "qiita", url], ["token", "header", "--provider", "qiita", url], ["sign", url, "--consumer-key", "k"]] {
                 let result = try await CLIProcess.run(command, environment: environment)
                 #expect(result.status == 64 && result.stderr.contains(message), "\(command): exit \(result.status): \(result.stderr)")

@@ -21,6 +21,12 @@ enum TypedURL {
         if let components = URLComponents(string: text), components.user != nil || components.password != nil {
             return "The URL carries a user name or password (user:password@), which authkit does not send (RFC 9110 §4.2.4); remove them."
         }
+        // RFC 5849 §3.4.1.2 signs an http or https URL, and only those are sent:
+        // `ftp://host/x` was signed, `mailto:…` called "a request with no URL".
+        let scheme = text.firstRange(of: "://").map { text[..<$0.lowerBound].lowercased() }
+        guard let scheme, scheme == "http" || scheme == "https" else {
+            return "'\(DisplayText.sanitized(text, limit: 200))' is not an http:// or https:// URL; give the request's whole URL, https:// included."
+        }
         if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
             return "'\(DisplayText.sanitized(text, limit: 200))' contains a space or control character; encode it (a space is %20) as it will be sent."
         }
