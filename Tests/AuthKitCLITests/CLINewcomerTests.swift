@@ -1,4 +1,5 @@
 import AuthKitTestSupport
+import AuthKit
 @testable import authkit
 import Foundation
 import Testing
@@ -340,6 +341,22 @@ import Testing
             let emptyLabel = try await CLIProcess.run(command + ["--provider", "qiita", "--label", " "], environment: ["AUTHKIT_HOME": home.path])
             #expect(emptyLabel.status == 64 && emptyLabel.stderr.contains("--label takes a name such as work"), "\(command): \(emptyLabel.stderr)")
         }
+        // A new account's label must be typeable as shown: a pasted tab or
+        // line break was stored and listed as `x\u{9}y`, which no --label then
+        // matched; spaces around it made a look-alike second account.
+        for (label, message) in [("x\ty", "--label 'x\\u{9}y' holds a control or invisible character"),
+                                 ("a\u{200B}b", "--label 'a\\u{200B}b' holds a control or invisible character"),
+                                 (" work", "--label ' work' begins or ends with a space; give --label work.")] {
+            let refused = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--manual", "--label", label],
+                                                   environment: ["AUTHKIT_HOME": home.path])
+            #expect(refused.status == 64 && refused.stderr.contains(message), "\(label): \(refused.stderr)")
+        }
+        // An account stored with such a label before can still be named, to delete it.
+        let oddLabel = "x\ty"
+        try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+            .save(Credential(providerID: "qiita", label: oddLabel, accessToken: "t"))
+        let deleted = try await CLIProcess.run(["token", "delete", "--provider", "qiita", "--label", oddLabel], environment: ["AUTHKIT_HOME": home.path])
+        #expect(deleted.status == 0, "\(deleted.stderr)")
         let emptyScope = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--scope", ""], environment: ["AUTHKIT_HOME": home.path])
         #expect(emptyScope.status == 64 && emptyScope.stderr.contains("--scope takes a scope name"), "\(emptyScope.stderr)")
         // RFC 6749 §3.3 scope tokens: two names in one flag are shown split

@@ -62,6 +62,7 @@ struct Authorize: WorkspaceCommand {
     func validate() throws {
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
         try TimeoutOption.check(timeout)
+        try account.checkNewLabel()
         // An empty scope (`--scope ''`, an unset shell variable) would be sent
         // as a scope named ""; see ScopeToken for the rest.
         for value in scope {

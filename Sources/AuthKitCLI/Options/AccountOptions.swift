@@ -18,4 +18,23 @@ struct AccountOptions: ParsableArguments {
             throw ValidationError("--label takes a name such as work; got an empty one. Leave --label out for the default account.")
         }
     }
+
+    /// For the command that creates an account (`authorize`): a label every
+    /// later command can be given again as it is shown. One with a control
+    /// character (a pasted tab or line break) was stored, listed as
+    /// `x\u{9}y`, and matched by no --label typed from that; spaces around
+    /// a label made a second account that looks like the first. Other commands
+    /// take any label, so such an account can still be shown and deleted.
+    func checkNewLabel() throws {
+        guard let label else { return }
+        // What DisplayText escapes, and the invisible spaces a paste brings along.
+        if label.unicodeScalars.contains(where: { $0.isTerminalControl || $0.isHiddenFormatting || $0 == "\u{200B}" || $0 == "\u{FEFF}" }) {
+            let shown = DisplayText.sanitized(label.replacing("\u{200B}", with: "\\u{200B}").replacing("\u{FEFF}", with: "\\u{FEFF}"), limit: 80)
+            throw ValidationError("--label '\(shown)' holds a control or invisible character (a pasted tab or line break?), which every later command would need typed exactly; use a plain name such as work.")
+        }
+        let trimmed = label.trimmingSpaces()
+        if trimmed != label {
+            throw ValidationError("--label '\(label)' begins or ends with a space; give --label \(ShellWord.quoted(String(trimmed))).")
+        }
+    }
 }
