@@ -644,6 +644,27 @@ import Testing
         }
     }
 
+    /// `providers add github --issuer …` wrote $AUTHKIT_HOME/providers/github.json,
+    /// which silently replaced the bundled GitHub for every command. The id of
+    /// a bundled provider is refused before anything is fetched, unless --force.
+    @Test func providersAddDoesNotReplaceABundledProviderUnasked() async throws {
+        try await withServer { server in
+            let home = try home()
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .json(#"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/authorize","token_endpoint":"\#(server.baseURL)/token"}"#)
+            }
+            let refused = try await CLIProcess.run(["providers", "add", "github", "--issuer", server.baseURL], environment: ["AUTHKIT_HOME": home.path])
+            #expect(refused.status == 64 && refused.stderr.contains(
+                "'github' is a bundled provider (GitHub); a file of that id would replace it for every command. Choose another id, such as github-2, or pass --force"),
+                    "\(refused.stderr)")
+            #expect(server.requests.isEmpty && !FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/github.json").path))
+            let forced = try await CLIProcess.run(["providers", "add", "github", "--issuer", server.baseURL, "--force"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(forced.status == 0, "\(forced.stderr)")
+            let list = try await CLIProcess.run(["providers", "list"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(list.stdout.contains("(override: \(home.path)/providers/github.json)"), "\(list.stdout)")
+        }
+    }
+
     /// A server that drips its metadata held `providers add` for 30 s at each
     /// of the two locations. `--timeout` bounds the whole discovery; the
     /// error names the issuer and the time, and nothing is written.

@@ -26,7 +26,7 @@ struct ProvidersAdd: WorkspaceCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The id to give it (lowercase letters, digits, '-', '_').") var id: String
     @Option(help: ArgumentHelp("The issuer identifier, exactly as the server names itself.", valueName: "url")) var issuer: String
-    @Flag(help: "Replace an existing file of that name.") var force = false
+    @Flag(help: "Replace an existing file of that name, or a bundled provider of that id.") var force = false
     @Option(help: ArgumentHelp("Seconds the whole discovery may take, both metadata locations included.", valueName: "seconds"))
     var timeout = 30
 
@@ -55,6 +55,12 @@ struct ProvidersAdd: WorkspaceCommand {
         let target = directory.appendingPathComponent("\(id).json")
         if FileManager.default.fileExists(atPath: target.path), !force {
             throw CLIError("\(target.path) exists already; it was left as it is. Pass --force to replace it.", status: .badInput)
+        }
+        // `providers add github --issuer …` silently replaced the bundled GitHub
+        // for every command; that is what `providers override` is for.
+        if !force, ProviderCatalog.bundledFiles.contains(where: { $0.path.hasSuffix("/\(id).json") }) {
+            let name = (try? ProviderCatalog(includeBundled: true, directories: []).descriptor(id: id).name).map { " (\($0))" } ?? ""
+            throw CLIError("'\(id)' is a bundled provider\(name); a file of that id would replace it for every command. Choose another id, such as \(id)-2, or pass --force to replace it.")
         }
         let found = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: id, timeout: .seconds(timeout))
         var descriptor = found
