@@ -792,6 +792,9 @@ import Testing
         // outside it ("write …/providers/../x.json yourself"; --path printed it).
         let outside = try await CLIProcess.run(["providers", "override", "../x", "--path"], environment: environment)
         #expect(outside.status == 64 && outside.stderr.contains("'../x' is not a provider id") && outside.stdout.isEmpty, "\(outside.stderr)")
+        // A misspelt id gets the near ones, as `providers show` gives them.
+        let typo = try await CLIProcess.run(["providers", "override", "githb"], environment: environment)
+        #expect(typo.status == 64 && typo.stderr.contains("No bundled descriptor is named 'githb'. Did you mean 'github' or 'gitlab'?"), "\(typo.stderr)")
     }
 
     /// What `providers override` writes, authkit reads, even under umask 000

@@ -285,6 +285,11 @@ public struct ProviderCatalog: Sendable {
         BundledDescriptors.files.map { (bundledPath($0.name), Data($0.json.utf8)) }
     }
 
+    /// The bundled file of provider `id`, if one ships.
+    package static func bundledFile(id: String) -> (path: String, data: Data)? {
+        BundledDescriptors.files.first { $0.name == "\(id).json" }.map { (bundledPath($0.name), Data($0.json.utf8)) }
+    }
+
     /// How a bundled file is named in messages: `(bundled) providers/github.json`.
     private static func bundledPath(_ name: String) -> String { "(bundled) providers/\(name)" }
 

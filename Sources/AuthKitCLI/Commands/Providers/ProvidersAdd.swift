@@ -58,7 +58,7 @@ struct ProvidersAdd: WorkspaceCommand {
         }
         // `providers add github --issuer …` silently replaced the bundled GitHub
         // for every command; that is what `providers override` is for.
-        if !force, ProviderCatalog.bundledFiles.contains(where: { $0.path.hasSuffix("/\(id).json") }) {
+        if !force, ProviderCatalog.bundledFile(id: id) != nil {
             let name = (try? ProviderCatalog(includeBundled: true, directories: []).descriptor(id: id).name).map { " (\($0))" } ?? ""
             throw CLIError("'\(id)' is a bundled provider\(name); a file of that id would replace it for every command. Choose another id, such as \(id)-2, or pass --force to replace it.")
         }

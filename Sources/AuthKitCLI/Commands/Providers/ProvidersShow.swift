@@ -40,7 +40,7 @@ struct ProvidersShow: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         if bundled {
-            guard let file = ProviderCatalog.bundledFiles.first(where: { $0.path.hasSuffix("/\(id).json") }) else {
+            guard let file = ProviderCatalog.bundledFile(id: id) else {
                 throw CLIError("No bundled descriptor is named '\(id)'. Bundled: \(ProviderCatalog.bundledFiles.map { URL(fileURLWithPath: $0.path).deletingPathExtension().lastPathComponent }.joined(separator: ", ")).")
             }
             Console.write(file.data, to: STDOUT_FILENO)
