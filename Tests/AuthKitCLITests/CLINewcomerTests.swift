@@ -766,6 +766,33 @@ import Testing
         }
     }
 
+    /// `--provider <TAB>` offers provider ids, as the completion scripts ask
+    /// for them (`authkit ---completion SUBCOMMAND -- --provider WORD CURSOR
+    /// WORDS…`, what `--generate-completion-script bash` runs): the bundled
+    /// ids, the user's, those of a `--providers-dir` already typed; and
+    /// nothing else on either stream, which the shell would show as candidates.
+    @Test func providerIDsComplete() async throws {
+        let home = try home()
+        let mine = home.appendingPathComponent("mine")
+        try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
+        try Data(#"{"id": "gizmo", "protocol": "oauth2", "authorization": {"url": "https://gizmo.example/a"}, "token": {"url": "https://gizmo.example/t"}}"#.utf8)
+            .write(to: mine.appendingPathComponent("gizmo.json"))
+        func complete(_ subcommand: [String], _ option: String, _ words: [String]) async throws -> [String] {
+            let result = try await CLIProcess.run(["---completion"] + subcommand + ["--", option, String(words.count - 1), String(words.last!.count)] + words,
+                                                  environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        let github = try await complete(["token", "show"], "--provider", ["authkit", "token", "show", "--provider", "gi"])
+        #expect(github.contains("github") && github.contains("gitlab") && github.allSatisfy { $0.hasPrefix("gi") }, "\(github)")
+        let withDirectory = try await complete(["authorize"], "--provider", ["authkit", "authorize", "--providers-dir", mine.path, "--provider", "gi"])
+        #expect(withDirectory.contains("gizmo") && withDirectory.contains("github"), "\(withDirectory)")
+        let shown = try await complete(["providers", "show"], "positional@0", ["authkit", "providers", "show", "qii"])
+        #expect(shown == ["qiita", "qiita-team"], "\(shown)")
+        let sandboxed = try await complete(["sandbox", "serve"], "--provider", ["authkit", "sandbox", "serve", "--provider", "x"])
+        #expect(sandboxed == ["x"], "\(sandboxed)")
+    }
+
     @Test func providersShowAndOverride() async throws {
         let home = try home()
         let environment = ["AUTHKIT_HOME": home.path]

@@ -23,7 +23,7 @@ struct ProvidersOverride: WorkspaceCommand {
         """)
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The bundled provider's id.") var id: String
+    @Argument(help: "The bundled provider's id.", completion: .custom(Completions.bundledIDs)) var id: String
     @Flag(help: "Replace an existing file of yours.") var force = false
     @Flag(help: "Only print where the file is (or would be).") var path = false
 

@@ -30,7 +30,7 @@ struct ProvidersShow: WorkspaceCommand {
         """)
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The provider id.") var id: String
+    @Argument(help: "The provider id.", completion: .custom(Completions.providerIDs)) var id: String
     @Flag(help: "Print the descriptor as loaded, as JSON with every default written out.") var json = false
     @Flag(help: "Print the bundled descriptor file, even when overridden.") var bundled = false
 

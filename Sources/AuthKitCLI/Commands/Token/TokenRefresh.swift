@@ -27,7 +27,8 @@ struct TokenRefresh: WorkspaceCommand {
         """)
 
     @OptionGroup var global: GlobalOptions
-    @Option(name: .shortAndLong, help: ArgumentHelp("The provider id, as in 'authkit providers list'.", valueName: "id"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("The provider id, as in 'authkit providers list'.", valueName: "id"),
+            completion: .custom(Completions.providerIDs))
     var provider: String?
     @Option(name: .long, help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"))
     var label: String?
