@@ -376,6 +376,27 @@ import Glibc
         #expect(lines.contains { $0.hasPrefix("qiita (personal)  ••••bbbb") }, "\(result.stdout)")
     }
 
+    /// `authorize --provider instagram` at a terminal: Instagram redirects to
+    /// https://localhost, which no listener receives, and the command said to
+    /// run it again with --manual. With a person at the terminal (and no flag
+    /// choosing otherwise) it now goes on as --manual does: the URL to open,
+    /// then the prompt to paste where the browser ends. Without a terminal to
+    /// paste at (a script), the error stays.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    func aRedirectNoListenerReceivesIsPastedAtATerminal() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let command = "env AUTHKIT_HOME='\(home.path)' BROWSER=true AUTHKIT_INSTAGRAM_CLIENT_ID=c AUTHKIT_INSTAGRAM_CLIENT_SECRET=s '\(CLIProcess.binary.path)' authorize --provider instagram --timeout 20"
+        let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], timeout: 30, launcher: ["/usr/bin/script"], bareLauncher: true)
+        #expect(terminal.stdout.contains("Instagram redirects to https://localhost/callback, which no listener here can receive: you will paste the address your browser ends on (--manual)."),
+                "\(terminal.stdout)")
+        #expect(terminal.stdout.contains("https://www.instagram.com/oauth/authorize?") && terminal.stdout.contains("Then paste the full URL the browser was sent to"),
+                "\(terminal.stdout)")
+        let script = try await CLIProcess.run(["authorize", "--provider", "instagram", "--timeout", "20"],
+                                              environment: environment(home, ["BROWSER": "true", "AUTHKIT_INSTAGRAM_CLIENT_ID": "c", "AUTHKIT_INSTAGRAM_CLIENT_SECRET": "s"]))
+        #expect(script.status == 64 && script.stderr.contains("which the loopback listener cannot receive. Use --manual"), "\(script.stderr)")
+    }
+
     /// On an 80-column terminal a row of `token list` does not wrap: the last
     /// column (scopes, often long URLs) is cut with `…`, and so is a label
     /// too long for the line (it took 200 columns, and every row wrapped).

@@ -151,11 +151,20 @@ struct Authorize: WorkspaceCommand {
         let authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
         // After the settings: a missing client id is told before advice on
         // what this machine offers, as every way in needs one.
-        let way = try chosen ?? wayOffered(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
+        let offered = try chosen ?? wayOffered(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: account.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
         // Refused now rather than after the user has logged in at the provider.
-        let redirectTarget = way == .device ? nil : requested.redirectURI ?? authenticator.defaultRedirectURI
+        let redirectTarget = offered == .device ? nil : requested.redirectURI ?? authenticator.defaultRedirectURI
+        // Instagram's https://localhost: no listener here receives it. With
+        // no flag to say otherwise and a person at the terminal, the sign-in
+        // is the one that works, pasting the address the browser ends on
+        // (--manual), not an error that says to run it again with --manual.
+        let pastes = chosen == nil && offered == .loopback && redirectTarget.map { $0.scheme?.lowercased() != "http" } == true && Console.inputIsTerminal
+        let way = pastes ? .manual : offered
+        if pastes, let target = redirectTarget {
+            Console.err("\(descriptor.name) redirects to \(target.redactedForLogs), which no listener here can receive: you will paste the address your browser ends on (--manual).")
+        }
         // The sandbox's scripted browser hands back any redirect, as an app's
         // web view or ASWebAuthenticationSession does: no listener needed.
         let listens = way == .loopback || (way == .scriptedBrowser && redirectTarget?.scheme?.lowercased() == "http")

@@ -106,6 +106,9 @@ enum Console {
         return Int(size.ws_col)
     }
 
+    /// Whether standard input is a terminal: a person who can paste an answer.
+    static var inputIsTerminal: Bool { isatty(STDIN_FILENO) != 0 }
+
     /// Standard output's terminal width, or `nil` when it is not a terminal.
     static var outputColumns: Int? { columns(of: STDOUT_FILENO) }
 
