@@ -381,7 +381,7 @@ import Glibc
     /// run it again with --manual. With a person at the terminal (and no flag
     /// choosing otherwise) it now goes on as --manual does: the URL to open,
     /// then the prompt to paste where the browser ends. Without a terminal to
-    /// paste at (a script), the error stays.
+    /// paste at (a script), the error stays. So where no browser can open.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
     func aRedirectNoListenerReceivesIsPastedAtATerminal() async throws {
         let home = try home()
@@ -395,6 +395,12 @@ import Glibc
         let script = try await CLIProcess.run(["authorize", "--provider", "instagram", "--timeout", "20"],
                                               environment: environment(home, ["BROWSER": "true", "AUTHKIT_INSTAGRAM_CLIENT_ID": "c", "AUTHKIT_INSTAGRAM_CLIENT_SECRET": "s"]))
         #expect(script.status == 64 && script.stderr.contains("which the loopback listener cannot receive. Use --manual"), "\(script.stderr)")
+        // The same where no browser can be opened (an SSH session) and the
+        // provider has no device grant: the error told the person to rerun with --manual.
+        let remote = "env -u DISPLAY -u WAYLAND_DISPLAY -u BROWSER AUTHKIT_HOME='\(home.path)' AUTHKIT_QIITA_CLIENT_ID=c '\(CLIProcess.binary.path)' authorize --provider qiita --timeout 20"
+        let ssh = try await CLIProcess.run(["-qec", remote, "/dev/null"], environment: [:], timeout: 30, launcher: ["/usr/bin/script"], bareLauncher: true)
+        #expect(ssh.stdout.contains("and Qiita offers no device grant: open the URL below in a browser on any machine, then paste the address it ends on (--manual).")
+                && ssh.stdout.contains("Then paste the full URL"), "\(ssh.stdout)")
     }
 
     /// On an 80-column terminal a row of `token list` does not wrap: the last

@@ -124,8 +124,9 @@ struct Authorize: WorkspaceCommand {
 
     /// Without a flag: the loopback listener where a browser can open; else
     /// the sandbox's scripted browser, or the device grant when the provider
-    /// has it, and otherwise the user is told about --manual (a loopback
-    /// listener would wait for a browser that cannot come).
+    /// has it, else --manual at a terminal, and otherwise (a script) the user
+    /// is told about --manual (a loopback listener would wait for a browser
+    /// that cannot come).
     func wayOffered(for descriptor: ProviderDescriptor, environment: [String: String], sandbox: Bool) throws -> WayIn {
         guard let missing = BrowserAvailability.missing(environment) else { return .loopback }
         if sandbox {
@@ -135,6 +136,12 @@ struct Authorize: WorkspaceCommand {
         if descriptor.supportsDeviceGrant {
             Console.err("No browser can be opened here (\(missing)); signing in to \(descriptor.name) with a device code instead (--device). Pass --no-browser to use the loopback listener anyway.")
             return .device
+        }
+        // A person at the terminal can open the URL elsewhere and paste back
+        // where that browser ends: what the error below tells a script to ask for.
+        if Console.inputIsTerminal {
+            Console.err("No browser can be opened here (\(missing)), and \(descriptor.name) offers no device grant: open the URL below in a browser on any machine, then paste the address it ends on (--manual).")
+            return .manual
         }
         throw CLIError("No browser can be opened here (\(missing)), and \(descriptor.name) offers no device grant. Use --manual: it prints a URL to open in a browser on any machine, and reads back the URL that browser ends on. (Pass --no-browser to wait on the loopback listener anyway.)")
     }
