@@ -22,6 +22,29 @@ import Testing
     }
 
     /// Duplicates are kept and sorted by encoded name, then encoded value, in byte order.
+    /// PLAINTEXT's signature is the two secrets (RFC 5849 §3.4.4): it must
+    /// travel over TLS. A header for plain http to another host carried them
+    /// in the clear (`authkit sign --signature-method PLAINTEXT http://…`
+    /// printed `oauth_signature="s3cr3t%26"`). HMAC reveals neither, so it
+    /// signs any URL; PLAINTEXT signs https and this machine's own hosts.
+    @Test func plaintextIsSignedOnlyForTLSOrThisMachine() throws {
+        var plaintext = OAuth1Signer(consumerKey: "k", consumerSecret: "s3cr3t", signatureMethod: .plaintext)
+        plaintext.nonceAndTimestamp = .fixed(nonce: "n", timestamp: "1")
+        for insecure in ["http://api.example/1.1/x", "HTTP://api.example/x?q=1"] {
+            let url = URL(string: insecure)!
+            #expect(throws: AuthKitError.insecureTransport(url: url.redactedForLogs)) {
+                try plaintext.authorizationHeader(method: "GET", url: url, token: "t", tokenSecret: "ts")
+            }
+            #expect(throws: AuthKitError.insecureTransport(url: url.redactedForLogs)) {
+                try plaintext.signature(method: "GET", url: url, protocolParameters: [], tokenSecret: "ts")
+            }
+            #expect(try OAuth1Signer(consumerKey: "k", consumerSecret: "s3cr3t").authorizationHeader(method: "GET", url: url).contains("HMAC-SHA1"))
+        }
+        for fine in ["https://api.example/x", "http://127.0.0.1:8080/x", "http://localhost/x", "http://[::1]/x"] {
+            #expect(try plaintext.authorizationHeader(method: "GET", url: URL(string: fine)!).contains(#"oauth_signature="s3cr3t%26""#), "\(fine)")
+        }
+    }
+
     @Test func duplicatesAndSorting() throws {
         let url = URL(string: "https://example.com/r?b=2&a=3&a=1&a=1&c=&A=upper&a%20b=x&a_=y")!
         let base = try Self.signer.signatureBaseString(

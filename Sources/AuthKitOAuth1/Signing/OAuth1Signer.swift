@@ -57,12 +57,15 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
     ///   - protocolParameters: further `oauth_*` parameters of this request
     ///     (`oauth_callback`, `oauth_verifier`).
     ///   - realm: an optional `realm`, sent but not signed (§3.5.1).
-    /// - Throws: ``AuthKit/AuthKitError/misuse(_:)`` when `url` is not absolute.
+    /// - Throws: ``AuthKit/AuthKitError/misuse(_:)`` when `url` is not absolute;
+    ///   ``AuthKit/AuthKitError/insecureTransport(url:)`` for PLAINTEXT to a
+    ///   plain-http URL that is not this machine (``checkTransport(_:)``).
     public func authorizationHeader(
         method: String, url: URL, contentType: String? = nil, body: Data? = nil,
         token: String? = nil, tokenSecret: String? = nil,
         protocolParameters: [(String, String)] = [], realm: String? = nil
     ) throws -> String {
+        if signatureMethod == .plaintext { try Self.checkTransport(url) }
         let core = self.core
         return try core.withBaseString(
             method: method, url: url, contentType: contentType, body: body, token: token, extra: protocolParameters,
@@ -71,6 +74,16 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
             core.withSignature(of: base, tokenSecret: tokenSecret) { signature in
                 AuthorizationHeader.render(encoded, signature: signature, realm: realm)
             }
+        }
+    }
+
+    /// PLAINTEXT's signature is the consumer and token secrets themselves
+    /// (§3.4.4), so it "MUST be used with a transport-layer mechanism such as
+    /// TLS": signed for plain http, the header would carry both secrets in
+    /// the clear. Loopback hosts are this machine (tests, the sandbox).
+    static func checkTransport(_ url: URL) throws {
+        if url.scheme?.lowercased() != "https", !url.isLoopback {
+            throw AuthKitError.insecureTransport(url: url.redactedForLogs)
         }
     }
 
@@ -97,6 +110,7 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
         method: String, url: URL, contentType: String? = nil, body: Data? = nil,
         protocolParameters: [(String, String)], tokenSecret: String?
     ) throws -> String {
+        if signatureMethod == .plaintext { try Self.checkTransport(url) }
         let core = self.core
         return try core.withBaseString(method: method, url: url, contentType: contentType, body: body,
                                        protocolParameters: protocolParameters) { base, _ in
