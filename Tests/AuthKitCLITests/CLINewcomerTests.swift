@@ -223,6 +223,11 @@ import Testing
                 #expect(result.status == 64 && result.stderr.contains(message), "\(command): exit \(result.status): \(result.stderr)")
             }
         }
+        // A header for plain http to another machine: curl would send the
+        // credential in the clear, which `request` refuses to do.
+        let plain = try await CLIProcess.run(["token", "header", "--provider", "qiita", "http://qiita.com/api/v2/items"], environment: environment)
+        #expect(plain.status == 64 && plain.stderr.contains("http://qiita.com/api/v2/items is plain http on a host that is not this machine")
+                && !plain.stdout.contains("Bearer"), "\(plain.stderr)")
         // An IPv6 literal's colons are not a port; an empty port is the default one.
         #expect(TypedURL.authority(of: "http://[::1]:8080/x").port == "8080" && TypedURL.authority(of: "http://[::1]/x").port == nil)
         #expect(TypedURL.problem("http://127.0.0.1:/x") == nil && TypedURL.problem("https://u@qiita.com:8443/x")?.contains("user name") == true)

@@ -44,14 +44,15 @@ struct TokenHeader: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
+        // Before anything is read or refreshed: the URL the header is for.
+        if let url { _ = try Self.target(url) }
         let source = try await workspace.source(account.key, explicit: client.settings())
         let credential = try await source.current()
         let authenticator = source.authenticator
         guard let url = url ?? (credential.kind == .oauth2 ? "https://example.invalid/" : nil) else {
             throw CLIError("An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'.")
         }
-        if let problem = TypedURL.problem(url) { throw CLIError(problem) }
-        guard let target = URL(string: url), target.scheme != nil else { throw CLIError("'\(DisplayText.sanitized(url, limit: 200))' is not an absolute URL.") }
+        let target = try Self.target(url)
         let method = method ?? (data == nil ? "GET" : "POST")
         guard let httpMethod = HTTPRequest.Method(method.uppercased()) else {
             throw CLIError("'\(DisplayText.sanitized(method, limit: 40))' is not an HTTP method (-X takes a name such as GET or POST).")
@@ -63,5 +64,16 @@ struct TokenHeader: WorkspaceCommand {
             throw CLIError("No Authorization header was produced for \(account.key).", status: .failure)
         }
         Console.out("Authorization: \(header)")
+    }
+
+    /// `url`, checked as `request` checks the URL it sends to. The header is
+    /// for that URL, so one for plain http to another machine is refused, as
+    /// `request` refuses to send the credential there: curl would send it in
+    /// the clear (RFC 6750 §5.3).
+    static func target(_ url: String) throws -> URL {
+        if let problem = TypedURL.problem(url) { throw CLIError(problem) }
+        guard let target = URL(string: url), target.scheme != nil else { throw CLIError("'\(DisplayText.sanitized(url, limit: 200))' is not an absolute URL.") }
+        guard RequestTarget(target).allowsCredentials else { throw AuthKitError.insecureTransport(url: target.redactedForLogs) }
+        return target
     }
 }
