@@ -26,7 +26,9 @@ struct Authorize: WorkspaceCommand {
         sessions and containers); or, with --manual, a URL you open anywhere and
         paste back. When no browser can be opened here (no display, an SSH
         session without one), a provider with the device grant is signed in
-        with --device, and one without it needs --manual. The flags choose.
+        with --device, and one without it as with --manual (at a terminal;
+        a script must pass it). So is a provider whose redirect no listener
+        receives (Instagram's https://localhost). The flags choose.
         A provider whose descriptor has a device section and no authorization
         endpoint signs in with a device code, with or without --device.
 
