@@ -73,6 +73,46 @@ import AuthKit
         }
     }
 
+    /// A resource server says why it refused the token in its
+    /// `WWW-Authenticate: Bearer` challenge (RFC 6750 §3.1); `request` said
+    /// only "answered HTTP 401". It now gives the reason, and the command that
+    /// deals with it: a refresh or a new sign-in for `invalid_token`, a
+    /// sign-in with the named scopes for `insufficient_scope`. A scope list
+    /// that could not be pasted as flags is not turned into a command.
+    @Test func aBearerChallengeSaysWhatToDo() async throws {
+        try await withServer { server in
+            server.route("GET", "/api/expired") { _ in
+                StubResponse(status: 401, headers: [("WWW-Authenticate", #"Bearer realm="api", error="invalid_token", error_description="The access token expired""#)])
+            }
+            server.route("GET", "/api/admin") { _ in
+                StubResponse(status: 403, headers: [("WWW-Authenticate", #"Basic realm="x", Bearer error="insufficient_scope", scope="read admin:org""#)])
+            }
+            server.route("GET", "/api/odd") { _ in
+                StubResponse(status: 403, headers: [("WWW-Authenticate", #"Bearer error="insufficient_scope", scope="read -rf""#)])
+            }
+            server.route("GET", "/api/plain") { _ in StubResponse(status: 401) }
+            let home = try home(server)
+            try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(
+                Credential(providerID: "local", label: "work", accessToken: "token-that-fails"))
+            func request(_ path: String) async throws -> CLIResult {
+                try await CLIProcess.run(["request", "--provider", "local", "--label", "work", "\(server.baseURL)\(path)"], environment: env(home))
+            }
+            let expired = try await request("/api/expired")
+            #expect(expired.status == 3 && expired.stderr.contains(
+                "answered HTTP 401: invalid_token (The access token expired). The token was not accepted (expired early, revoked, or for another audience): authkit token refresh --provider local --label work, or sign in again: authkit authorize --provider local --label work."),
+                    "\(expired.stderr)")
+            let admin = try await request("/api/admin")
+            #expect(admin.status == 3 && admin.stderr.contains(
+                "answered HTTP 403: insufficient_scope. It needs the scope read admin:org: sign in again with it, authkit authorize --provider local --label work --scope read --scope admin:org."),
+                    "\(admin.stderr)")
+            let odd = try await request("/api/odd")
+            #expect(odd.stderr.contains("The token lacks a scope this request needs") && !odd.stderr.contains("--scope -rf"), "\(odd.stderr)")
+            let plain = try await request("/api/plain")
+            #expect(plain.status == 3 && plain.stderr.contains("answered HTTP 401.\n"), "\(plain.stderr)")
+            #expect(![expired, admin, odd, plain].contains { $0.stderr.contains("token-that-fails") })
+        }
+    }
+
     @Test func tokenRefreshAndRevoke() async throws {
         try await withServer { server in
             routes(server)

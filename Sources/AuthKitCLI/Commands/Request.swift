@@ -238,7 +238,33 @@ struct Request: WorkspaceCommand {
         let status = head.status.code
         guard (200...299).contains(status) else {
             let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
-            throw CLIError("\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint).", status: .providerError)
+            let advice = BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate]).map { Self.advice($0, account: account.key) } ?? "."
+            throw CLIError("\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint)\(advice)", status: .providerError)
         }
+    }
+
+    /// What the resource server's Bearer challenge says (RFC 6750 §3.1), and
+    /// what to type about it: an `invalid_token` is renewed by a refresh or a
+    /// new sign-in; `insufficient_scope` needs a sign-in with the scope named.
+    /// Returns the rest of the sentence after "answered HTTP 401".
+    static func advice(_ challenge: BearerChallenge, account: CredentialKey) -> String {
+        guard let error = challenge.error else { return "." }
+        var text = ": \(DisplayText.sanitized(error, limit: 60))"
+        if let description = challenge.errorDescription, !description.isEmpty { text += " (\(DisplayText.sanitized(description, limit: 200)))" }
+        switch error {
+        case "invalid_token":
+            text += ". The token was not accepted (expired early, revoked, or for another audience): authkit token refresh \(ShellWord.account(account)), or sign in again: authkit authorize \(ShellWord.account(account))."
+        case "insufficient_scope":
+            // The server's words go into a command to paste: scope tokens
+            // only, none that reads as a flag, a few and short.
+            let named = (challenge.scope ?? "").split(separator: " ").prefix(10).map(String.init)
+            let scopes = named.filter { ScopeToken.problem($0) == nil && !$0.hasPrefix("-") && $0.count <= 100 }
+            text += scopes.isEmpty || scopes.count != named.count
+                ? ". The token lacks a scope this request needs: sign in again with it, authkit authorize \(ShellWord.account(account)) --scope …."
+                : ". It needs the scope \(DisplayText.sanitized(scopes.joined(separator: " "), limit: 300)): sign in again with it, authkit authorize \(ShellWord.account(account)) \(scopes.map { "--scope " + ShellWord.quoted($0) }.joined(separator: " "))."
+        default:
+            text += "."
+        }
+        return text
     }
 }
