@@ -208,6 +208,7 @@ let package = Package(
                           path: "Fuzz/FuzzOAuth1Signing"),
         .executableTarget(name: "FuzzSandbox", dependencies: ["AuthKit", "AuthKitSandbox", "FuzzSupport"], path: "Fuzz/FuzzSandbox"),
         .executableTarget(name: "FuzzJSON", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzJSON"),
+        .executableTarget(name: "FuzzBearerChallenge", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzBearerChallenge"),
         // Test-only: a separate process saving to a FileCredentialStore, run
         // by AuthKitStoreTests (many at once, and killed mid-write).
         .executableTarget(

@@ -34,6 +34,12 @@ import Testing
         for broken in ["", ",,,", "=", "Bearer =x", "Bearer error=", "Bearer error==", "Bearer \"", "Bearer error=\"\\", "@@@ Bearer error=x", "Bearer, error"] {
             _ = BearerChallenge(fields: [broken]) // must return, whatever it finds
         }
+        // Found by FuzzBearerChallenge: no token where a value must be was read
+        // as an empty value (and `request` printed "HTTP 401: ."); it ends the reading.
+        #expect(BearerChallenge(fields: ["Basic realm=\"x\", Bearer error=\"insufficient_scope\", scope=\u{1B}repo admin:org\""])
+                == BearerChallenge(error: "insufficient_scope"))
+        #expect(BearerChallenge(fields: ["Bearer error=\u{FFFD}cient_scope\", scope=\"repo\""]) == BearerChallenge())
+        #expect(BearerChallenge(fields: [#"Bearer error="", scope="read""#]) == BearerChallenge(error: "", scope: "read"), "a quoted empty value is a value")
         let flood = "Bearer " + String(repeating: "a=b, ", count: 100_000) + #"error="late""#
         #expect(BearerChallenge(fields: [flood])?.error == nil, "read up to 8 KiB only")
     }

@@ -64,8 +64,10 @@ package struct BearerChallenge: Sendable, Equatable {
                 continue
             }
             rest = padding
+            // An unclosed quoted string, or no token where a value must be
+            // (`scope=\u{1B}…`), ends the reading.
             let value = rest.first == "\"" ? quoted(&rest) : token(&rest)
-            guard let value else { return found }
+            guard let value, !value.isEmpty || rest.startIndex != padding.startIndex else { return found }
             guard inBearer, var challenge = found else { continue }
             // The first of a repeated parameter counts.
             switch name.lowercased() {

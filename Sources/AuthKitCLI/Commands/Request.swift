@@ -248,7 +248,7 @@ struct Request: WorkspaceCommand {
     /// new sign-in; `insufficient_scope` needs a sign-in with the scope named.
     /// Returns the rest of the sentence after "answered HTTP 401".
     static func advice(_ challenge: BearerChallenge, account: CredentialKey) -> String {
-        guard let error = challenge.error else { return "." }
+        guard let error = challenge.error, !error.isEmpty else { return "." }
         var text = ": \(DisplayText.sanitized(error, limit: 60))"
         if let description = challenge.errorDescription, !description.isEmpty { text += " (\(DisplayText.sanitized(description, limit: 200)))" }
         switch error {
