@@ -247,6 +247,14 @@ import Glibc
         let request = try await CLIProcess.run(["request", "--provider", "github", sandbox.whoamiURL.absoluteString],
                                          environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString])
         #expect(request.status == 0 && request.stdout.contains(#""account":"alice""#), "\(request.stderr)")
+        // Revoked at the sandbox but kept here: its API's Bearer challenge
+        // (RFC 6750 §3.1) is read out, with what to type.
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
+        let revoked = try await CLIProcess.run(["token", "revoke", "--provider", "github", "--keep"], environment: environment)
+        #expect(revoked.status == 0, "\(revoked.stderr)")
+        let refused = try await CLIProcess.run(["request", "--provider", "github", sandbox.whoamiURL.absoluteString], environment: environment)
+        #expect(refused.status == 3 && refused.stderr.contains("answered HTTP 401: invalid_token. The token was not accepted")
+                && refused.stderr.contains("authkit authorize --provider github."), "\(refused.stderr)")
     }
 
     @Test func aSandboxURLElsewhereIsRefused() async throws {
