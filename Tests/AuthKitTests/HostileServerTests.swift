@@ -133,6 +133,18 @@ import Testing
             _ = try await client.exchange(code: "c", pending: pending(for: client))
         }
         #expect(nowhere.count == 0)
+        // Nor does a header made for one: `authorize(_:body:with:)` (and the
+        // URLRequest form, and `authkit token header`) gave a Bearer header
+        // for any URL, and the caller's client sent it in the clear
+        // (RFC 6750 §5.3). https and this machine still get one.
+        let credential = Credential(providerID: "plain", accessToken: "bearer-secret")
+        #expect(throws: AuthKitError.insecureTransport(url: "http://api.example/me?…")) {
+            _ = try client.authorize(HTTPRequest(method: .get, url: URL(string: "http://api.example/me?x=1")!), body: nil, with: credential)
+        }
+        for allowed in ["https://api.example/me", "http://127.0.0.1:8080/me", "http://localhost/me"] {
+            let authorized = try client.authorize(HTTPRequest(method: .get, url: URL(string: allowed)!), body: nil, with: credential)
+            #expect(authorized.headerFields[.authorization] == "Bearer bearer-secret", "\(allowed)")
+        }
     }
 
     // MARK: - Bounded answers

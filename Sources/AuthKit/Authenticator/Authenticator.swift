@@ -36,6 +36,11 @@ public protocol Authenticator: Sendable {
     /// afterwards. For a `URLRequest`, `authorize(_:with:)` does the same
     /// (on Linux it is in `AuthKitFoundationNetworking`, as `URLRequest` itself
     /// is in FoundationNetworking there).
+    /// - Throws: ``AuthKitError/insecureTransport(url:)`` when the credential
+    ///   would cross plain http to another machine: a Bearer token (RFC 6750
+    ///   §5.3), or an OAuth 1.0a PLAINTEXT signature, which is the secrets
+    ///   themselves (RFC 5849 §3.4.4). An HMAC signature reveals no secret and
+    ///   signs any URL, as RFC 5849 intends.
     func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest
 
     /// Returns a fresh credential for an expired one.

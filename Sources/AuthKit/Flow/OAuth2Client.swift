@@ -242,6 +242,9 @@ public struct OAuth2Client: Authenticator {
     /// The body is not read: a bearer token does not cover it.
     public func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest {
         try checkCredential(credential)
+        // RFC 6750 §5.3: a bearer token travels only over TLS (or to this
+        // machine); a header made for plain http would send it in the clear.
+        if let url = request.url, !url.allowsCredentials { throw AuthKitError.insecureTransport(url: url.redactedForLogs) }
         guard credential.tokenType.lowercased() == "bearer" else {
             throw AuthKitError.misuse(.unsupportedTokenType(credential.tokenType))
         }

@@ -25,7 +25,7 @@ package struct RequestTarget: Sendable {
     package init(_ url: URL) {
         self.url = url
         self.origin = url.origin
-        self.allowsCredentials = url.scheme?.lowercased() == "https" || url.isLoopback
+        self.allowsCredentials = url.allowsCredentials
         self.hasHost = url.host(percentEncoded: true) != nil
         self.get = HTTPRequest(method: .get, url: url)
         self.post = HTTPRequest(method: .post, url: url)
@@ -57,6 +57,10 @@ extension URL {
         if let port, port != defaultPort { return "\(scheme)://\(host):\(port)" }
         return "\(scheme)://\(host)"
     }
+
+    /// https, or a loopback host: where a credential may be sent (RFC 6749
+    /// §2.3.1, RFC 6750 §5.3, RFC 8252 §8.3; RFC 5849 §3.4.4 for PLAINTEXT).
+    package var allowsCredentials: Bool { scheme?.lowercased() == "https" || isLoopback }
 
     /// True for `127.0.0.0/8`, `::1` and `localhost`: the hosts a credential may
     /// reach over plain http (RFC 8252 §8.3; RFC 6749 §2.3.1 otherwise requires TLS).

@@ -178,11 +178,7 @@ struct Request: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
-        if let problem = TypedURL.problem(url) { throw CLIError(problem) }
-        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme),
-              target.host != nil else {
-            throw CLIError("'\(url)' is not an absolute http(s) URL.")
-        }
+        let target = try TypedURL.url(url)
         let body = try body()
         let method = method?.uppercased() ?? (body == nil ? "GET" : "POST")
         var request = OutgoingRequest(method: HTTPRequest.Method(method) ?? .get, url: target)

@@ -61,10 +61,7 @@ struct Sign: AsyncParsableCommand {
         if let timestamp, UInt64(timestamp) == nil {
             throw ValidationError("--timestamp takes whole seconds since 1970, e.g. 1318622958.")
         }
-        if let problem = TypedURL.problem(url) { throw ValidationError(problem) }
-        guard let target = URL(string: url), target.scheme != nil, target.host != nil else {
-            throw ValidationError("'\(DisplayText.sanitized(url, limit: 200))' is not an absolute URL.")
-        }
+        do { _ = try TypedURL.url(url) } catch let error as CLIError { throw ValidationError(error.message) }
         if Self.secret(consumerSecret, variable: "AUTHKIT_CONSUMER_SECRET") == nil {
             throw ValidationError("No consumer secret: set AUTHKIT_CONSUMER_SECRET (other users can see a command line, not the environment), or pass --consumer-secret.")
         }

@@ -42,6 +42,16 @@ enum TypedURL {
         return nil
     }
 
+    /// `text` as the URL a command sends to or signs: refused for any
+    /// ``problem(_:)``, or without a host.
+    static func url(_ text: String) throws -> URL {
+        if let problem = problem(text) { throw CLIError(problem) }
+        guard let url = URL(string: text), url.host != nil else {
+            throw CLIError("'\(DisplayText.sanitized(text, limit: 200))' is not an absolute http(s) URL.")
+        }
+        return url
+    }
+
     /// The host and the port as written (nil when absent), read off the text
     /// itself: `URL` would percent-encode a non-ASCII host and refuse a port
     /// past 65535 without saying why.

@@ -82,9 +82,7 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
     /// TLS": signed for plain http, the header would carry both secrets in
     /// the clear. Loopback hosts are this machine (tests, the sandbox).
     static func checkTransport(_ url: URL) throws {
-        if url.scheme?.lowercased() != "https", !url.isLoopback {
-            throw AuthKitError.insecureTransport(url: url.redactedForLogs)
-        }
+        guard url.allowsCredentials else { throw AuthKitError.insecureTransport(url: url.redactedForLogs) }
     }
 
     /// The protocol parameters of §3.1 for a new request, with a fresh nonce and

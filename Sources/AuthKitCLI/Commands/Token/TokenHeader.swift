@@ -66,14 +66,13 @@ struct TokenHeader: WorkspaceCommand {
         Console.out("Authorization: \(header)")
     }
 
-    /// `url`, checked as `request` checks the URL it sends to. The header is
-    /// for that URL, so one for plain http to another machine is refused, as
-    /// `request` refuses to send the credential there: curl would send it in
-    /// the clear (RFC 6750 §5.3).
+    /// `url`, checked as `request` checks the URL it sends to, before the
+    /// store is read or a token refreshed. Plain http to another machine is
+    /// refused for OAuth 1.0a HMAC too, which the library would sign (RFC
+    /// 5849 allows it), as `request` refuses to send any credential there.
     static func target(_ url: String) throws -> URL {
-        if let problem = TypedURL.problem(url) { throw CLIError(problem) }
-        guard let target = URL(string: url), target.scheme != nil else { throw CLIError("'\(DisplayText.sanitized(url, limit: 200))' is not an absolute URL.") }
-        guard RequestTarget(target).allowsCredentials else { throw AuthKitError.insecureTransport(url: target.redactedForLogs) }
+        let target = try TypedURL.url(url)
+        guard target.allowsCredentials else { throw AuthKitError.insecureTransport(url: target.redactedForLogs) }
         return target
     }
 }
