@@ -72,6 +72,26 @@ public struct SandboxUserAgent: UserAgent {
         }
     }
 
+    /// The browser's part in a sign-in your own code drives, as a web backend
+    /// does: ``OAuth2Client/startAuthorization(redirectURI:scopes:additionalParameters:)``
+    /// in one request, ``OAuth2Client/exchange(redirect:pending:label:)`` in
+    /// the next. Opens `authorizationURL`, answers the consent page and
+    /// returns where the sandbox redirected, without following it: `code` and
+    /// `state`, or `error=access_denied` after ``Decision/deny`` (RFC 6749
+    /// §4.1.2). That URL is the request your callback handler would receive.
+    ///
+    /// Throws ``AuthKitError/Misuse/userAgentBrokeProtocol(_:)`` when the
+    /// sandbox shows an OAuth 1.0a PIN instead (an `oob` callback): there is
+    /// no redirect to hand back.
+    public func redirect(for authorizationURL: URL) async throws -> URL {
+        switch try await answer(authorizationURL) {
+        case .redirect(let location):
+            return location
+        case .pin:
+            throw AuthKitError.misuse(.userAgentBrokeProtocol("the sandbox showed a PIN (an out-of-band OAuth 1.0a sign-in), not a redirect; use the agent as a UserAgent to read the PIN"))
+        }
+    }
+
     /// A browser for `LoopbackUserAgent` (its `BrowserLauncher`): answers the
     /// consent page and follows the redirect to the loopback listener.
     public func browse(_ url: URL) async throws {

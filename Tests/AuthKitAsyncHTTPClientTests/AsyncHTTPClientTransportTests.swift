@@ -13,8 +13,9 @@ import Testing
         let descriptor = testDescriptor(
             id: "ahc", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
             token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256)
-        return try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: "secret"),
-                                httpClient: AsyncHTTPClientTransport())
+        let settings = ClientSettings(clientID: "app", clientSecret: "secret")
+        let client = try OAuth2Client(descriptor: descriptor, settings: settings, httpClient: AsyncHTTPClientTransport())
+        return client
     }
 
     func pending(for client: OAuth2Client) throws -> PendingAuthorization {

@@ -93,9 +93,10 @@ import Testing
         #expect(page.value?.body.contains("access_denied — The user said no") == true)
     }
 
-    /// The README's snippet, compiled: the trailing closure is `onEvent`.
+    /// The README's snippet, line for line (`ReadmeTests` checks it): the
+    /// trailing closure is `onEvent`, and the other settings keep their
+    /// defaults (the system browser, five minutes).
     @Test func readmeSnippetCompiles() {
-        let printed = EventLog()
         let agent = LoopbackUserAgent { event in
             switch event {
             case .listening: print("Waiting for you to approve in the browser…")
@@ -103,10 +104,8 @@ import Testing
             case .ignoredRequest: break
             case .rejectedAnswer: print("A request failed the state check; still waiting…")
             }
-            printed.append(event)
         }
-        agent.onEvent?(.ignoredRequest(reason: "test"))
-        #expect(printed.all == [.ignoredRequest(reason: "test")])
+        #expect(agent.onEvent != nil)
         #expect(agent.timeout == .seconds(300))
     }
 }

@@ -31,6 +31,27 @@ import Testing
         }
     }
 
+    /// A web backend's OAuth 1.0a sign-in, split over two requests: the
+    /// agent's `redirect(for:)` plays the browser. An out-of-band attempt has
+    /// no redirect, and the agent says so instead of returning the PIN page.
+    @Test func aBackendSignsInWithRedirectFor() async throws {
+        let callback = "https://app.example/oauth/callback"
+        try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(redirectURIs: [callback, "oob"])) { sandbox in
+            let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let (url, pending) = try await client.startAuthorization(redirectURI: URL(string: callback))
+            let back = try await sandbox.userAgent(account: "erin").redirect(for: url)
+            #expect(back.absoluteString.hasPrefix(callback + "?"))
+            let credential = try await client.exchange(redirect: back, pending: pending)
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: credential).1["account"] as? String == "erin")
+
+            let (pinPage, _) = try await client.startAuthorization(redirectURI: nil)
+            await #expect { try await sandbox.userAgent().redirect(for: pinPage) } throws: { error in
+                guard case .misuse(.userAgentBrokeProtocol(let detail)) = error as? AuthKitError else { return false }
+                return detail.contains("PIN")
+            }
+        }
+    }
+
     /// The sandbox's signature check against an independent signer: a
     /// request oauthlib signs, the sandbox accepts (and one it tampers with, it refuses).
     @Test(.enabled(if: OAuthlibServer.isEnabled)) func acceptsWhatOauthlibSigns() async throws {

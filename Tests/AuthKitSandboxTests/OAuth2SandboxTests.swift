@@ -47,7 +47,7 @@ import Testing
         try await Sandbox.with(emulating: try bundled("google")) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let (url, pending) = try client.startAuthorization()
-            let location = try await redirect(of: sandbox.userAgent(), opening: url)
+            let location = try await sandbox.userAgent().redirect(for: url)
             let code = try client.authorizationCode(from: location, pending: pending)
             let first = try await client.exchange(code: code, pending: pending)
             #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: first).0 == 200)
@@ -63,7 +63,7 @@ import Testing
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let (url, pending) = try client.startAuthorization()
             let other = try client.startAuthorization().pending
-            let location = try await redirect(of: sandbox.userAgent(), opening: url)
+            let location = try await sandbox.userAgent().redirect(for: url)
             let code = try client.authorizationCode(from: location, pending: pending)
             // The code, sent with another attempt's verifier (a stolen code).
             await #expect(throws: AuthKitError.self) { try await client.exchange(code: code, pending: other) }

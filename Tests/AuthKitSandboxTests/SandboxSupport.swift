@@ -32,11 +32,3 @@ func getJSON(_ url: URL, with client: any Authenticator, credential: Credential)
     for try await chunk in body { data.append(chunk) }
     return (response.status.code, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
 }
-
-/// Where an agent's run ends when it is handed `url` directly (no client flow).
-func redirect(of agent: SandboxUserAgent, opening url: URL) async throws -> URL {
-    let session = AuthorizationSession(providerName: "test", redirectURI: nil, redirectPortIsFlexible: false,
-                                       makeAuthorizationURL: { _ in url }, validateRedirect: { _ in })
-    guard case .redirect(let location, _) = try await agent.run(session) else { throw CancellationError() }
-    return location
-}
