@@ -397,7 +397,7 @@ import Glibc
         #expect(script.status == 64 && script.stderr.contains("which the loopback listener cannot receive. Use --manual"), "\(script.stderr)")
         // The same where no browser can be opened (an SSH session) and the
         // provider has no device grant: the error told the person to rerun with --manual.
-        let remote = "env -u DISPLAY -u WAYLAND_DISPLAY -u BROWSER AUTHKIT_HOME='\(home.path)' AUTHKIT_QIITA_CLIENT_ID=c '\(CLIProcess.binary.path)' authorize --provider qiita --timeout 20"
+        let remote = "env -u DISPLAY -u WAYLAND_DISPLAY -u BROWSER AUTHKIT_HOME='\(home.path)' AUTHKIT_QIITA_CLIENT_ID=c AUTHKIT_QIITA_CLIENT_SECRET=s '\(CLIProcess.binary.path)' authorize --provider qiita --timeout 20"
         let ssh = try await CLIProcess.run(["-qec", remote, "/dev/null"], environment: [:], timeout: 30, launcher: ["/usr/bin/script"], bareLauncher: true)
         #expect(ssh.stdout.contains("and Qiita offers no device grant: open the URL below in a browser on any machine, then paste the address it ends on (--manual).")
                 && ssh.stdout.contains("Then paste the full URL"), "\(ssh.stdout)")

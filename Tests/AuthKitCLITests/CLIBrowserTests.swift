@@ -127,7 +127,7 @@ import AuthKit
     @Test func httpsOnlyProviderAsksForManual() async throws {
         let home = try home(descriptor: "{\"id\": \"local\", \"protocol\": \"oauth2\", \"authorization\": {\"url\": \"https://example.com/a\"}, \"token\": {\"url\": \"https://example.com/t\"}}")
         let result = try await CLIProcess.run(["authorize", "--provider", "instagram"],
-                                        environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_INSTAGRAM_CLIENT_ID": "x"])
+                                        environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_INSTAGRAM_CLIENT_ID": "x", "AUTHKIT_INSTAGRAM_CLIENT_SECRET": "s"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--manual"))
     }

@@ -54,7 +54,7 @@ import Testing
     @Test func noBrowserAndNoDeviceGrantPointsToManual() async throws {
         let home = TemporaryDirectory.url("authkit-device-none")
         let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c"],
-                                        environment: ["AUTHKIT_HOME": home.path, "SSH_TTY": "/dev/pts/3"])
+                                        environment: ["AUTHKIT_HOME": home.path, "SSH_TTY": "/dev/pts/3", "AUTHKIT_QIITA_CLIENT_SECRET": "s"])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("offers no device grant. Use --manual"), "\(result.stderr)")
         let asked = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--device"], environment: ["AUTHKIT_HOME": home.path])

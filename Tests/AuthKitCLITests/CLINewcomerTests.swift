@@ -339,7 +339,7 @@ import Testing
         let none = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual", "--client-id", "c", "--placeholder", "team=acme"],
                                             environment: ["AUTHKIT_HOME": home.path])
         #expect(none.status == 64 && none.stderr.contains("--placeholder: Qiita has no placeholder 'team'; it takes none."), "\(none.stderr)")
-        let remote = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--redirect-uri", "http://app.example/cb"],
+        let remote = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--client-secret", "s", "--redirect-uri", "http://app.example/cb"],
                                         environment: ["AUTHKIT_HOME": home.path])
         #expect(remote.status == 64 && remote.stderr.contains("--manual") && !remote.stderr.contains("ManualUserAgent"), "\(remote.stderr)")
         for command in [["token", "show"], ["authorize", "--client-id", "c"], ["request", "https://qiita.com/api/v2/items"]] {
@@ -379,6 +379,24 @@ import Testing
         // in needs it, so advice about --manual would only lead to this error next.
         let headless = try await CLIProcess.run(["authorize", "--provider", "qiita"], environment: ["AUTHKIT_HOME": home.path, "SSH_TTY": "/dev/pts/3"])
         #expect(headless.status == 64 && headless.stderr.contains("no client id is configured") && !headless.stderr.contains("--manual"), "\(headless.stderr)")
+    }
+
+    /// Qiita has no public clients (`token.requiresClientSecret`): a sign-in
+    /// without the secret sent the user to approve, and the exchange failed
+    /// at Qiita after it. It is now refused before the URL is shown, naming
+    /// every way to give the secret.
+    @Test func aSecretTheProviderRequiresIsAskedForBeforeTheUserApproves() async throws {
+        let home = try CLIProcess.home("authkit-missing-secret")
+        let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--manual"],
+                                              environment: ["AUTHKIT_HOME": home.path], respond: { _ in "http://127.0.0.1:8765/callback?code=x&state=y\n" })
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("qiita: no client secret is configured") && result.stderr.contains("--client-secret")
+                && result.stderr.contains("AUTHKIT_QIITA_CLIENT_SECRET"), "\(result.stderr)")
+        #expect(!result.stdout.contains("qiita.com/api/v2/oauth/authorize") && !result.stderr.contains("qiita.com/api/v2/oauth/authorize"))
+        // A provider with public clients still signs in without one (PKCE); here it gets as far as the URL.
+        let open = try await CLIProcess.run(["authorize", "--provider", "gitlab", "--client-id", "c", "--manual"],
+                                            environment: ["AUTHKIT_HOME": home.path], respond: { _ in "\n" })
+        #expect((open.stdout + open.stderr).contains("gitlab.com/oauth/authorize?"), "\(open.stderr)")
     }
 
     @Test func requestChecksFormBodiesAndEncodesOnRequest() async throws {
@@ -851,12 +869,12 @@ import Testing
 
     @Test func theManualPromptEndsItsLineAndExplainsTheErrorPage() async throws {
         let home = try home()
-        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--client-secret", "s", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(result.stderr.contains("the browser will show a connection error; the URL in its address bar is what to paste:\n"), "\(result.stderr)")
         // Nothing to read (standard input closed at once): said as such, exit 65, not a bare "Cancelled." and 130.
         #expect(result.status == 65 && result.stderr.contains("authkit: error: Standard input ended before the redirect URL (or PIN) was pasted; nothing was stored."),
                 "exit \(result.status): \(result.stderr)")
-        let empty = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--manual"], environment: ["AUTHKIT_HOME": home.path],
+        let empty = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--client-secret", "s", "--manual"], environment: ["AUTHKIT_HOME": home.path],
                                              respond: { $0.contains("what to paste") ? "" : nil })
         #expect(empty.status == 65 && empty.stderr.contains("An empty line was entered before the redirect URL"), "exit \(empty.status): \(empty.stderr)")
     }

@@ -299,6 +299,44 @@ import Glibc
         #expect(!served.stderr.contains("AUTHKIT_SANDBOX"), "\(served.stderr)")
     }
 
+    /// `sandbox serve --public-client` told the user to run `authkit
+    /// authorize --provider google`, which sends the sandbox's standard
+    /// secret: the public client was refused (invalid_client) after the
+    /// consent. The commands it prints now work as printed: this runs them.
+    @Test func thePublicClientBannerCommandsWorkAsPrinted() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-public")
+        let script = #"""
+            "$1" sandbox serve --provider google --public-client --port 0 > "$AUTHKIT_HOME/serve.out" 2>&1 &
+            served=$!
+            for _ in $(seq 300); do grep -q 'Ctrl-C stops it' "$AUTHKIT_HOME/serve.out" && break; sleep 0.1; done
+            cat "$AUTHKIT_HOME/serve.out"
+            eval "$(sed -n 's/^  export /export /p' "$AUTHKIT_HOME/serve.out")"
+            for verb in authorize request; do
+                line=$(sed -n "s/^  authkit $verb /$verb /p" "$AUTHKIT_HOME/serve.out")
+                extra=; [ "$verb" = authorize ] && extra=--scripted-browser
+                eval "\"\$1\" $line $extra" || { kill $served; exit 1; }
+            done
+            kill $served
+            """#
+        let result = try await CLIProcess.run([], environment: ["AUTHKIT_HOME": home.path], timeout: 90,
+                                              launcher: ["/bin/bash", "-c", script, "bash"])
+        #expect(result.stdout.contains("authkit authorize --provider google --client-secret ''"), "\(result.stdout)")
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("Signed in to Google (sandbox)") && result.stdout.contains(#""account":"alice""#), "\(result.stdout)")
+    }
+
+    /// A provider with no public clients, and OAuth 1.0a, which has none:
+    /// `--public-client` would emulate what the provider does not offer.
+    @Test func serveRefusesAPublicClientWhereTheProviderHasNone() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-public-refused")
+        for (provider, reason) in [("qiita", "has no public clients"), ("twitter", "OAuth 1.0a")] {
+            let result = try await CLIProcess.run(["sandbox", "serve", "--provider", provider, "--public-client", "--port", "0"],
+                                                  environment: ["AUTHKIT_HOME": home.path], timeout: 30)
+            #expect(result.status == 64 && result.stderr.contains(reason) && result.stderr.contains("Drop --public-client"), "\(result.stderr)")
+            #expect(!result.stdout.contains("Emulating"))
+        }
+    }
+
     @Test func serveOnABusyPortSaysWhatToDo() async throws {
         let home = try CLIProcess.home("authkit-sandbox-busy")
         let holder = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))

@@ -240,7 +240,7 @@ import AuthKit
     @Test func redirectSchemeTheProviderRefusesIsAUsageError() async throws {
         let home = TemporaryDirectory.url("authkit-cli-ig")
         let result = try await CLIProcess.run(["authorize", "--provider", "instagram", "--manual", "--redirect-uri", "http://127.0.0.1:9000/cb"],
-                                        environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_INSTAGRAM_CLIENT_ID": "x"])
+                                        environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_INSTAGRAM_CLIENT_ID": "x", "AUTHKIT_INSTAGRAM_CLIENT_SECRET": "s"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("only accepts https"))
     }

@@ -27,7 +27,7 @@ import SystemPackage
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
         let session = "authkit-wait-\(UUID().uuidString.prefix(8))"
-        let command = "env AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 30"
+        let command = "env AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test AUTHKIT_GITHUB_CLIENT_SECRET=wait-secret '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 30"
         try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
         try await Task.sleep(for: .milliseconds(3500)) // 35 redraws of the spinner
         let screen = try await tmux(["capture-pane", "-p", "-J", "-t", session]) // -J joins lines the terminal wrapped
@@ -79,7 +79,7 @@ import SystemPackage
         let home = TemporaryDirectory.url("authkit-wait-dumb")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
-        let command = "env TERM=dumb AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 2"
+        let command = "env TERM=dumb AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test AUTHKIT_GITHUB_CLIENT_SECRET=wait-secret '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 2"
         let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
         #expect(terminal.status == 5, "\(terminal.stdout)")
         #expect(terminal.stdout.components(separatedBy: "Waiting for you to approve").count - 1 == 1, "\(terminal.stdout)")

@@ -74,13 +74,14 @@ import Testing
     @Test func aPublicClientMustUsePKCE() async throws {
         var options = SandboxOptions()
         options.clientSecret = nil
-        try await Sandbox.with(emulating: try bundled("qiita"), options: options) { sandbox in
-            // Qiita's descriptor says no PKCE; AuthKit still sends S256 for a
-            // client without a secret, and the sandbox insists on it.
+        try await Sandbox.with(emulating: try bundled("reddit"), options: options) { sandbox in
+            // Reddit's descriptor says no PKCE (its installed apps have no
+            // secret); AuthKit still sends S256 for a client without a
+            // secret, and the sandbox insists on it.
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorize(using: sandbox.userAgent())
             #expect(!credential.accessToken.isEmpty)
-            let authorize = try #require(URL(string: sandbox.baseURL.absoluteString + "/qiita.com/api/v2/oauth/authorize?client_id=sandbox-client&state=s"))
+            let authorize = try #require(URL(string: sandbox.baseURL.absoluteString + "/www.reddit.com/api/v1/authorize?client_id=sandbox-client&state=s"))
             let answer = try await raw("GET", authorize)
             #expect(answer.status == 302)
             #expect(answer.headers[.location]?.contains("error=invalid_request") == true)

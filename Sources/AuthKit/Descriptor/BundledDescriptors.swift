@@ -367,7 +367,7 @@ enum BundledDescriptors {
   "name": "GitHub Enterprise Server",
   "protocol": "oauth2",
   "documentation": "https://docs.github.com/en/enterprise-server@latest/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps",
-  "_comment": "Like github.json, on your own GitHub Enterprise Server: set the host with AUTHKIT_GITHUB_ENTERPRISE_HOST or \"placeholders\": {\"host\": \"github.example.com\"} in $AUTHKIT_HOME/config.json. PKCE is documented for github.com only, so it is off here; set \"pkce\": \"S256\" in an override if your server supports it. The REST API of a server lives at https://HOST/api/v3, hence the revocation URL.",
+  "_comment": "Like github.json, on your own GitHub Enterprise Server: set the host with AUTHKIT_GITHUB_ENTERPRISE_HOST or \"placeholders\": {\"host\": \"github.example.com\"} in $AUTHKIT_HOME/config.json. PKCE is documented for github.com only, so it is off here; set \"pkce\": \"S256\" in an override if your server supports it. The REST API of a server lives at https://HOST/api/v3, hence the revocation URL. CLIENT SECRET: as on github.com (the same Enterprise Server page: client_secret 'Required' for the code exchange; the device flow's polls carry none): token.requiresClientSecret true, device.requiresClientSecret false.",
   "placeholders": {
     "host": { "description": "your GitHub Enterprise Server host, e.g. github.example.com" }
   },
@@ -376,6 +376,7 @@ enum BundledDescriptors {
   },
   "token": {
     "url": "https://{host}/login/oauth/access_token",
+    "requiresClientSecret": true,
     "clientAuthentication": "post",
     "headers": { "Accept": "application/json" }
   },
@@ -385,6 +386,7 @@ enum BundledDescriptors {
   },
   "device": {
     "url": "https://{host}/login/device/code",
+    "requiresClientSecret": false,
     "clientAuthentication": "none"
   },
   "pkce": "none",
@@ -406,12 +408,13 @@ enum BundledDescriptors {
   "name": "GitHub",
   "protocol": "oauth2",
   "documentation": "https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps",
-  "_comment": "GitHub answers form-encoded unless asked for JSON, and reports token errors with HTTP 200 and an 'error' field (detected by default). Register http://127.0.0.1/callback; GitHub accepts any port on loopback. The device flow (authkit authorize --device) must be enabled in the app's settings; it takes the client id alone (https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps#device-flow).",
+  "_comment": "GitHub answers form-encoded unless asked for JSON, and reports token errors with HTTP 200 and an 'error' field (detected by default). Register http://127.0.0.1/callback; GitHub accepts any port on loopback. The device flow (authkit authorize --device) must be enabled in the app's settings; it takes the client id alone (https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps#device-flow). CLIENT SECRET: required for the code exchange (the token table: 'client_secret | string | Required', docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps; the 2025-07-14 PKCE changelog: 'GitHub does not distinguish between public and confidential clients'), not for the device flow (its poll table lists client_id, device_code and grant_type only): token.requiresClientSecret true, device.requiresClientSecret false.",
   "authorization": {
     "url": "https://github.com/login/oauth/authorize"
   },
   "token": {
     "url": "https://github.com/login/oauth/access_token",
+    "requiresClientSecret": true,
     "clientAuthentication": "post",
     "headers": {
       "Accept": "application/json"
@@ -463,6 +466,7 @@ enum BundledDescriptors {
   },
   "device": {
     "url": "https://github.com/login/device/code",
+    "requiresClientSecret": false,
     "clientAuthentication": "none"
   },
   "pkce": "S256",
@@ -613,7 +617,7 @@ enum BundledDescriptors {
   "name": "Google",
   "protocol": "oauth2",
   "documentation": "https://developers.google.com/identity/protocols/oauth2/native-app",
-  "_comment": "Sources read (excerpts): developers.google.com identity/protocols/oauth2/native-app ('OAuth 2.0 for desktop apps'), oauth2/resources/loopback-migration, oauth2/limited-input-device. CLIENT: create an OAuth client of type 'Desktop app'. Desktop apps are treated as public clients, but Google still issues them a client secret that the token request carries in the body (client_secret_post); Google's discovery document also lists client_secret_basic. PKCE S256 is supported and recommended (plain also accepted), not required. REDIRECT: the loopback IP address flow (http://127.0.0.1:PORT or http://[::1]:PORT, any port; localhost also accepted) stays supported for Desktop clients but was blocked for iOS, Android and Chrome app client types in 2022. REFRESH: desktop clients receive a refresh_token; web-server clients need access_type=offline (and prompt=consent to get one again) — access_type=offline is set below and is harmless for desktop clients. Refresh tokens do not rotate (the refresh answer has no new refresh_token). Not confirmed in the pages read: refresh-token expiry rules (unused for 6 months, 7 days for apps in 'Testing' publishing status, per-account token limits) — these are Google's documented policies elsewhere and the format cannot express them anyway. REVOCATION: POST https://oauth2.googleapis.com/revoke with form token=… (an access or a refresh token; revoking an access token that has a refresh token also revokes the refresh token), no client authentication, 200 on success, 400 with an error code otherwise. DEVICE GRANT: 'OAuth 2.0 for TV and Limited-Input Device Applications' — a separate 'TVs and Limited Input devices' client type, a limited set of scopes, the response names verification_url (not RFC 8628's verification_uri) and polling needs the client_secret; endpoint https://oauth2.googleapis.com/device/code (the URL itself was not visible in the excerpt read: not confirmed). OIDC: issuer https://accounts.google.com, discovery https://accounts.google.com/.well-known/openid-configuration (add the openid scope to get an id_token). Not confirmed: that Google always sends an RFC 9207 iss in the redirect (it is often seen as iss=https://accounts.google.com), so includedInResponse stays false. DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device).",
+  "_comment": "Sources read (excerpts): developers.google.com identity/protocols/oauth2/native-app ('OAuth 2.0 for desktop apps'), oauth2/resources/loopback-migration, oauth2/limited-input-device. CLIENT: create an OAuth client of type 'Desktop app'. Desktop apps are treated as public clients, but Google still issues them a client secret that the token request carries in the body (client_secret_post); Google's discovery document also lists client_secret_basic. PKCE S256 is supported and recommended (plain also accepted), not required. REDIRECT: the loopback IP address flow (http://127.0.0.1:PORT or http://[::1]:PORT, any port; localhost also accepted) stays supported for Desktop clients but was blocked for iOS, Android and Chrome app client types in 2022. REFRESH: desktop clients receive a refresh_token; web-server clients need access_type=offline (and prompt=consent to get one again) — access_type=offline is set below and is harmless for desktop clients. Refresh tokens do not rotate (the refresh answer has no new refresh_token). Not confirmed in the pages read: refresh-token expiry rules (unused for 6 months, 7 days for apps in 'Testing' publishing status, per-account token limits) — these are Google's documented policies elsewhere and the format cannot express them anyway. REVOCATION: POST https://oauth2.googleapis.com/revoke with form token=… (an access or a refresh token; revoking an access token that has a refresh token also revokes the refresh token), no client authentication, 200 on success, 400 with an error code otherwise. DEVICE GRANT: 'OAuth 2.0 for TV and Limited-Input Device Applications' — a separate 'TVs and Limited Input devices' client type, a limited set of scopes, the response names verification_url (not RFC 8628's verification_uri) and polling needs the client_secret; endpoint https://oauth2.googleapis.com/device/code (the URL itself was not visible in the excerpt read: not confirmed). OIDC: issuer https://accounts.google.com, discovery https://accounts.google.com/.well-known/openid-configuration (add the openid scope to get an id_token). Not confirmed: that Google always sends an RFC 9207 iss in the redirect (it is often seen as iss=https://accounts.google.com), so includedInResponse stays false. DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device). CLIENT SECRET: the device flow's polls carry client_secret (limited-input-device, step 4), and only the 'TVs and Limited Input devices' client type, which always has a secret, may use it: device.requiresClientSecret true. The code exchange is left unset: Google's iOS and Android client types have no secret.",
   "authorization": {
     "url": "https://accounts.google.com/o/oauth2/v2/auth",
     "parameters": {
@@ -660,7 +664,8 @@ enum BundledDescriptors {
     ]
   },
   "device": {
-    "url": "https://oauth2.googleapis.com/device/code"
+    "url": "https://oauth2.googleapis.com/device/code",
+    "requiresClientSecret": true
   }
 }
 """#),
@@ -695,7 +700,7 @@ enum BundledDescriptors {
   "name": "Instagram",
   "protocol": "oauth2",
   "documentation": "https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login",
-  "_comment": "Instagram API with Instagram Login. Redirect URIs must be https, even for localhost, and match a registered one exactly: register https://localhost/callback (or set AUTHKIT_INSTAGRAM_REDIRECT_URI) and paste the URL the browser ends on (authkit authorize --manual). Instagram appends #_ to the redirect. The first token lives one hour; the follow-up exchange turns it into a 60-day token, which 'refresh' extends. Instagram refreshes a long-lived token only when it is at least 24 hours old and not expired, and it dies after 60 days without one: refreshPolicy refreshes it in its last 14 days (run 'authkit token refresh --due' daily).",
+  "_comment": "Instagram API with Instagram Login. Redirect URIs must be https, even for localhost, and match a registered one exactly: register https://localhost/callback (or set AUTHKIT_INSTAGRAM_REDIRECT_URI) and paste the URL the browser ends on (authkit authorize --manual). Instagram appends #_ to the redirect. The first token lives one hour; the follow-up exchange turns it into a 60-day token, which 'refresh' extends. Instagram refreshes a long-lived token only when it is at least 24 hours old and not expired, and it dies after 60 days without one: refreshPolicy refreshes it in its last 14 days (run 'authkit token refresh --due' daily). CLIENT SECRET: required ('client_secret set to your app's Instagram App Secret', developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login; no public clients): token.requiresClientSecret.",
   "redirect": {
     "scheme": "https",
     "host": "localhost",
@@ -707,6 +712,7 @@ enum BundledDescriptors {
   },
   "token": {
     "url": "https://api.instagram.com/oauth/access_token",
+    "requiresClientSecret": true,
     "encoding": "form",
     "clientAuthentication": "post",
     "response": {
@@ -915,7 +921,7 @@ enum BundledDescriptors {
   "name": "Notion",
   "protocol": "oauth2",
   "documentation": "https://developers.notion.com/reference/create-a-token",
-  "_comment": "Sources read (excerpts): developers.notion.com reference/create-a-token, reference/refresh-a-token, reference/authentication, reference/authorization guide; a copy of Notion's 'Revoke token' reference page. PUBLIC CONNECTIONS (integrations) only; internal integrations use a static token and no OAuth. AUTHORIZE: https://api.notion.com/v1/oauth/authorize with client_id, response_type=code, owner=user (set below), redirect_uri, state; Notion has no scope parameter (access is chosen by the user per page). TOKEN: POST https://api.notion.com/v1/oauth/token with HTTP Basic (client id and secret) and a JSON body {grant_type, code, redirect_uri}. redirect_uri quirk: required in the token body if it was in the authorize URL or if several redirect URIs are registered, and NOT ALLOWED if exactly one is registered and the authorize URL omitted it — AuthKit always sends it on both legs, which satisfies the first rule. ANSWER: access_token, token_type, refresh_token, bot_id, workspace_id, workspace_name, workspace_icon, owner, duplicated_template_id, request_id; no expires_in in the documented example. REFRESH: POST /v1/oauth/token with grant_type=refresh_token 'generating a new access token and new refresh token' (rotation); whether access tokens now expire is not stated in the excerpt (not confirmed). REVOCATION: POST https://api.notion.com/v1/oauth/revoke with Basic and JSON body {\"token\": …}, 200. An introspection endpoint (POST /v1/oauth/introspect) also exists (per the Notion SDK). ERRORS: Notion API errors are {\"object\": \"error\", \"status\": …, \"code\": …, \"message\": …}; OAuth errors may instead use error/error_description — both mapped (not confirmed which the token endpoint uses). API calls also need a Notion-Version header — outside the descriptor. PKCE: not documented — none. REDIRECT: must be one of the URIs under 'OAuth Domain & URIs'; not confirmed whether http loopback or varying ports are accepted — register http://127.0.0.1:8765/callback. No device grant, no OIDC.",
+  "_comment": "Sources read (excerpts): developers.notion.com reference/create-a-token, reference/refresh-a-token, reference/authentication, reference/authorization guide; a copy of Notion's 'Revoke token' reference page. PUBLIC CONNECTIONS (integrations) only; internal integrations use a static token and no OAuth. AUTHORIZE: https://api.notion.com/v1/oauth/authorize with client_id, response_type=code, owner=user (set below), redirect_uri, state; Notion has no scope parameter (access is chosen by the user per page). TOKEN: POST https://api.notion.com/v1/oauth/token with HTTP Basic (client id and secret) and a JSON body {grant_type, code, redirect_uri}. redirect_uri quirk: required in the token body if it was in the authorize URL or if several redirect URIs are registered, and NOT ALLOWED if exactly one is registered and the authorize URL omitted it — AuthKit always sends it on both legs, which satisfies the first rule. ANSWER: access_token, token_type, refresh_token, bot_id, workspace_id, workspace_name, workspace_icon, owner, duplicated_template_id, request_id; no expires_in in the documented example. REFRESH: POST /v1/oauth/token with grant_type=refresh_token 'generating a new access token and new refresh token' (rotation); whether access tokens now expire is not stated in the excerpt (not confirmed). REVOCATION: POST https://api.notion.com/v1/oauth/revoke with Basic and JSON body {\"token\": …}, 200. An introspection endpoint (POST /v1/oauth/introspect) also exists (per the Notion SDK). ERRORS: Notion API errors are {\"object\": \"error\", \"status\": …, \"code\": …, \"message\": …}; OAuth errors may instead use error/error_description — both mapped (not confirmed which the token endpoint uses). API calls also need a Notion-Version header — outside the descriptor. PKCE: not documented — none. REDIRECT: must be one of the URIs under 'OAuth Domain & URIs'; not confirmed whether http loopback or varying ports are accepted — register http://127.0.0.1:8765/callback. No device grant, no OIDC. CLIENT SECRET: required (the token request 'is authorized using HTTP Basic Authentication … the integration's CLIENT_ID and CLIENT_SECRET', developers.notion.com/docs/authorization): token.requiresClientSecret.",
   "redirect": {
     "host": "127.0.0.1",
     "port": 8765,
@@ -929,6 +935,7 @@ enum BundledDescriptors {
   },
   "token": {
     "url": "https://api.notion.com/v1/oauth/token",
+    "requiresClientSecret": true,
     "encoding": "json",
     "clientAuthentication": "basic",
     "response": {
@@ -1014,7 +1021,7 @@ enum BundledDescriptors {
   "name": "Qiita",
   "protocol": "oauth2",
   "documentation": "https://qiita.com/api/v2/docs",
-  "_comment": "Qiita redirects only to the one callback URL registered with the application, and takes neither redirect_uri nor response_type. Register http://127.0.0.1:8765/callback, or set your own with AUTHKIT_QIITA_REDIRECT_URI. The token step is not RFC 6749: a JSON body without grant_type, answered with 201 and a field named 'token'.",
+  "_comment": "Qiita redirects only to the one callback URL registered with the application, and takes neither redirect_uri nor response_type. Register http://127.0.0.1:8765/callback, or set your own with AUTHKIT_QIITA_REDIRECT_URI. The token step is not RFC 6749: a JSON body without grant_type, answered with 201 and a field named 'token'. CLIENT SECRET: required: POST /api/v2/access_tokens takes client_secret ('登録されたAPIクライアントを認証するための秘密鍵', qiita.com/api/v2/docs) and Qiita documents no public client or PKCE: token.requiresClientSecret.",
   "redirect": {
     "host": "127.0.0.1",
     "port": 8765,
@@ -1027,6 +1034,7 @@ enum BundledDescriptors {
   },
   "token": {
     "url": "https://qiita.com/api/v2/access_tokens",
+    "requiresClientSecret": true,
     "encoding": "json",
     "clientAuthentication": "post",
     "sendGrantType": false,
@@ -1351,7 +1359,7 @@ enum BundledDescriptors {
   "name": "Strava",
   "protocol": "oauth2",
   "documentation": "https://developers.strava.com/docs/authentication",
-  "_comment": "Sources read (excerpts): developers.strava.com/docs/authentication (table of contents and overview), the older strava.github.io/api/v3/oauth page, Strava community hub answers; details below beyond the excerpts are from Strava's authentication page as widely quoted and are marked. AUTHORIZE: https://www.strava.com/oauth/authorize (mobile apps: /oauth/mobile/authorize) with client_id, redirect_uri, response_type=code, approval_prompt=auto|force, scope — a COMMA-delimited list (read, read_all, profile:read_all, profile:write, activity:read, activity:read_all, activity:write). The user may deselect scopes: the granted ones come back in the redirect's 'scope' parameter (AuthKit does not read it). REDIRECT: Strava matches only the host against the app's 'Authorization Callback Domain' (no scheme, no path); localhost and 127.0.0.1 are accepted for development (white-listed, as widely quoted; not confirmed on the excerpt read) — so any port; set the callback domain to 127.0.0.1. TOKEN: POST https://www.strava.com/oauth/token (also documented as https://www.strava.com/api/v3/oauth/token) with client_id and client_secret in the form body (post). The answer has token_type Bearer, access_token, expires_in, expires_at (Unix time), refresh_token and an 'athlete' summary. Access tokens live 6 hours (not re-confirmed). REFRESH: grant_type=refresh_token at the token URL with id and secret; the answer may carry a new refresh token and the old one then stops working — always keep the latest (not re-confirmed). ERRORS: 4xx with {\"message\": \"Bad Request\", \"errors\": [{\"resource\": …, \"field\": …, \"code\": \"invalid\"}]} (seen in Strava community answers) — mapped below. REVOCATION: POST https://www.strava.com/oauth/deauthorize with access_token=… (form) revokes the application's access for the athlete (all tokens) — from Strava's 'Deauthorization' section, not re-read here. PKCE: not documented — none. No device grant, no OIDC.",
+  "_comment": "Sources read (excerpts): developers.strava.com/docs/authentication (table of contents and overview), the older strava.github.io/api/v3/oauth page, Strava community hub answers; details below beyond the excerpts are from Strava's authentication page as widely quoted and are marked. AUTHORIZE: https://www.strava.com/oauth/authorize (mobile apps: /oauth/mobile/authorize) with client_id, redirect_uri, response_type=code, approval_prompt=auto|force, scope — a COMMA-delimited list (read, read_all, profile:read_all, profile:write, activity:read, activity:read_all, activity:write). The user may deselect scopes: the granted ones come back in the redirect's 'scope' parameter (AuthKit does not read it). REDIRECT: Strava matches only the host against the app's 'Authorization Callback Domain' (no scheme, no path); localhost and 127.0.0.1 are accepted for development (white-listed, as widely quoted; not confirmed on the excerpt read) — so any port; set the callback domain to 127.0.0.1. TOKEN: POST https://www.strava.com/oauth/token (also documented as https://www.strava.com/api/v3/oauth/token) with client_id and client_secret in the form body (post). The answer has token_type Bearer, access_token, expires_in, expires_at (Unix time), refresh_token and an 'athlete' summary. Access tokens live 6 hours (not re-confirmed). REFRESH: grant_type=refresh_token at the token URL with id and secret; the answer may carry a new refresh token and the old one then stops working — always keep the latest (not re-confirmed). ERRORS: 4xx with {\"message\": \"Bad Request\", \"errors\": [{\"resource\": …, \"field\": …, \"code\": \"invalid\"}]} (seen in Strava community answers) — mapped below. REVOCATION: POST https://www.strava.com/oauth/deauthorize with access_token=… (form) revokes the application's access for the athlete (all tokens) — from Strava's 'Deauthorization' section, not re-read here. PKCE: not documented — none. No device grant, no OIDC. CLIENT SECRET: required ('presenting a client_id and client_secret (obtained during application registration), along with the authorization code', strava.github.io/api/v3/oauth; no PKCE or public apps documented): token.requiresClientSecret.",
   "redirect": {
     "host": "127.0.0.1",
     "path": "/callback"
@@ -1364,6 +1372,7 @@ enum BundledDescriptors {
   },
   "token": {
     "url": "https://www.strava.com/oauth/token",
+    "requiresClientSecret": true,
     "clientAuthentication": "post",
     "response": {
       "errorCode": [
@@ -1434,7 +1443,7 @@ enum BundledDescriptors {
   "name": "Tumblr (OAuth 2.0)",
   "protocol": "oauth2",
   "documentation": "https://www.tumblr.com/docs/en/api/v2#oauth2-authorization",
-  "_comment": "Source read: Tumblr API docs (api.md in github.com/tumblr/docs, 'OAuth2 Authorization', '/oauth2/authorize', '/v2/oauth2/token'). Grants: authorization code, client credentials, refresh token. The app must have an 'OAuth2 redirect URL' set at https://www.tumblr.com/oauth/apps for OAuth 2.0 to be available; redirect_uri must be sent when several are registered (AuthKit always sends it, and then it must also go to the token request, which AuthKit does). Not confirmed: loopback/any-port matching — register http://127.0.0.1:8765/callback. AUTHORIZE: https://www.tumblr.com/oauth2/authorize with client_id (the OAuth consumer key), response_type=code, scope (REQUIRED, space-delimited: basic, write, offline_access), state (required). TOKEN: POST https://api.tumblr.com/v2/oauth2/token with grant_type, code, client_id, client_secret (in the body: post) and redirect_uri; Tumblr's curl examples send multipart form data, and form-urlencoded or JSON bodies are accepted API-wide. Answer: access_token, expires_in (e.g. 2520 s), id_token (false), refresh_token (only with offline_access), scope, token_type bearer; 401 when unauthorized. REFRESH: grant_type=refresh_token with client_id, client_secret, refresh_token at the same URL 'for a new OAuth2 access token and refresh token' (rotation; 401 when the refresh token has expired). PKCE: not documented — none. No revocation endpoint documented, no device grant, no OIDC. A consistent User-Agent header is required on every request (apps that vary it may be suspended).",
+  "_comment": "Source read: Tumblr API docs (api.md in github.com/tumblr/docs, 'OAuth2 Authorization', '/oauth2/authorize', '/v2/oauth2/token'). Grants: authorization code, client credentials, refresh token. The app must have an 'OAuth2 redirect URL' set at https://www.tumblr.com/oauth/apps for OAuth 2.0 to be available; redirect_uri must be sent when several are registered (AuthKit always sends it, and then it must also go to the token request, which AuthKit does). Not confirmed: loopback/any-port matching — register http://127.0.0.1:8765/callback. AUTHORIZE: https://www.tumblr.com/oauth2/authorize with client_id (the OAuth consumer key), response_type=code, scope (REQUIRED, space-delimited: basic, write, offline_access), state (required). TOKEN: POST https://api.tumblr.com/v2/oauth2/token with grant_type, code, client_id, client_secret (in the body: post) and redirect_uri; Tumblr's curl examples send multipart form data, and form-urlencoded or JSON bodies are accepted API-wide. Answer: access_token, expires_in (e.g. 2520 s), id_token (false), refresh_token (only with offline_access), scope, token_type bearer; 401 when unauthorized. REFRESH: grant_type=refresh_token with client_id, client_secret, refresh_token at the same URL 'for a new OAuth2 access token and refresh token' (rotation; 401 when the refresh token has expired). PKCE: not documented — none. No revocation endpoint documented, no device grant, no OIDC. A consistent User-Agent header is required on every request (apps that vary it may be suspended). CLIENT SECRET: required (the oauth2/token table: client_secret, 'Your OAuth consumer secret', required 'Yes', tumblr.com/docs/en/api/v2): token.requiresClientSecret.",
   "redirect": {
     "host": "127.0.0.1",
     "port": 8765,
@@ -1445,6 +1454,7 @@ enum BundledDescriptors {
   },
   "token": {
     "url": "https://api.tumblr.com/v2/oauth2/token",
+    "requiresClientSecret": true,
     "clientAuthentication": "post"
   },
   "scopes": {
@@ -1491,7 +1501,7 @@ enum BundledDescriptors {
   "name": "Twitch",
   "protocol": "oauth2",
   "documentation": "https://dev.twitch.tv/docs/authentication/getting-tokens-oauth/",
-  "_comment": "Sources read (excerpts): dev.twitch.tv/docs/authentication, authentication/getting-tokens-oauth, authentication/refresh-tokens; endpoint URLs also as listed by the twitch_oauth2 client library (authorize, token, revoke, validate). FLOWS: implicit, client credentials, authorization code (servers that can keep a secret) and the device code grant (for limited-input clients; Twitch recommends it with a 'Public' client type for open desktop platforms). TOKEN: POST https://id.twitch.tv/oauth2/token with client_id, client_secret, code, grant_type=authorization_code, redirect_uri in the form body (post). The answer's 'scope' is a JSON ARRAY and token_type is 'bearer'. REFRESH: only authorization-code (and device-code) user tokens can be refreshed, via grant_type=refresh_token at the token URL; 'because refresh tokens may change, your app should safely store the new refresh token'; refresh tokens of public (device-flow) clients are rotated on use and expire after 30 days of inactivity (from a third-party summary of Twitch's docs; not confirmed on the page excerpt read). Twitch asks apps to react to 401 rather than to expires_in, and to validate tokens (GET https://id.twitch.tv/oauth2/validate) at start-up and hourly — not expressible. REVOCATION: POST https://id.twitch.tv/oauth2/revoke with form client_id and token (no secret), 200 on success — from client libraries and Twitch's revoke section as commonly quoted, not re-read here. REDIRECT: must match a registered OAuth Redirect URL; Twitch's examples use http://localhost:3000; not confirmed whether 127.0.0.1 or varying ports are accepted — register http://localhost:8765/callback. PKCE: not documented — none. DEVICE GRANT: POST https://id.twitch.tv/oauth2/device (client_id, scopes), listed among Twitch's four flows; the URL is as used by the twitch_oauth_token client library (not read on Twitch's page). OIDC: issuer https://id.twitch.tv/oauth2, discovery https://id.twitch.tv/oauth2/.well-known/openid-configuration (not re-confirmed here). DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device).",
+  "_comment": "Sources read (excerpts): dev.twitch.tv/docs/authentication, authentication/getting-tokens-oauth, authentication/refresh-tokens; endpoint URLs also as listed by the twitch_oauth2 client library (authorize, token, revoke, validate). FLOWS: implicit, client credentials, authorization code (servers that can keep a secret) and the device code grant (for limited-input clients; Twitch recommends it with a 'Public' client type for open desktop platforms). TOKEN: POST https://id.twitch.tv/oauth2/token with client_id, client_secret, code, grant_type=authorization_code, redirect_uri in the form body (post). The answer's 'scope' is a JSON ARRAY and token_type is 'bearer'. REFRESH: only authorization-code (and device-code) user tokens can be refreshed, via grant_type=refresh_token at the token URL; 'because refresh tokens may change, your app should safely store the new refresh token'; refresh tokens of public (device-flow) clients are rotated on use and expire after 30 days of inactivity (from a third-party summary of Twitch's docs; not confirmed on the page excerpt read). Twitch asks apps to react to 401 rather than to expires_in, and to validate tokens (GET https://id.twitch.tv/oauth2/validate) at start-up and hourly — not expressible. REVOCATION: POST https://id.twitch.tv/oauth2/revoke with form client_id and token (no secret), 200 on success — from client libraries and Twitch's revoke section as commonly quoted, not re-read here. REDIRECT: must match a registered OAuth Redirect URL; Twitch's examples use http://localhost:3000; not confirmed whether 127.0.0.1 or varying ports are accepted — register http://localhost:8765/callback. PKCE: not documented — none. DEVICE GRANT: POST https://id.twitch.tv/oauth2/device (client_id, scopes), listed among Twitch's four flows; the URL is as used by the twitch_oauth_token client library (not read on Twitch's page). OIDC: issuer https://id.twitch.tv/oauth2, discovery https://id.twitch.tv/oauth2/.well-known/openid-configuration (not re-confirmed here). DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device). CLIENT SECRET: required for the authorization code flow (dev.twitch.tv/docs/authentication/getting-tokens-oauth: for an app that 'can securely store a client secret'; public clients get 'missing client secret', twitchdev/issues#1097), not for the device flow ('DCF supports a public mode (i.e. no client secret)', Twitch's announcement on discuss.dev.twitch.com): token.requiresClientSecret true, device.requiresClientSecret false.",
   "redirect": {
     "host": "localhost",
     "port": 8765,
@@ -1502,6 +1512,7 @@ enum BundledDescriptors {
   },
   "token": {
     "url": "https://id.twitch.tv/oauth2/token",
+    "requiresClientSecret": true,
     "encoding": "form",
     "clientAuthentication": "post"
   },
@@ -1542,7 +1553,8 @@ enum BundledDescriptors {
     ]
   },
   "device": {
-    "url": "https://id.twitch.tv/oauth2/device"
+    "url": "https://id.twitch.tv/oauth2/device",
+    "requiresClientSecret": false
   }
 }
 """#),
@@ -1823,6 +1835,7 @@ enum BundledDescriptors {
         "url": { "$ref": "#/$defs/endpoint" },
         "encoding": { "default": "form", "enum": ["form", "json"], "description": "Default form." },
         "clientAuthentication": { "default": "basic", "$ref": "#/$defs/clientAuthentication", "description": "Default basic when a secret is configured, else none." },
+        "requiresClientSecret": { "default": false, "type": "boolean", "description": "The provider has no public clients: it refuses a code exchange or refresh without the client secret, so a sign-in without one is refused before the browser opens. Default false (public clients exist, or the documentation does not say)." },
         "sendGrantType": { "default": true, "type": "boolean", "description": "Default true." },
         "sendRedirectURI": { "default": true, "type": "boolean", "description": "Default: authorization.sendRedirectURI." },
         "headers": { "default": {}, "$ref": "#/$defs/stringMap" },
@@ -1852,7 +1865,8 @@ enum BundledDescriptors {
       "properties": {
         "url": { "$ref": "#/$defs/endpoint", "description": "The device authorization endpoint (RFC 8628 §3.1)." },
         "encoding": { "enum": ["form", "json"], "description": "Default: token.encoding." },
-        "clientAuthentication": { "$ref": "#/$defs/clientAuthentication", "description": "Default: token.clientAuthentication (a client without a secret sends only client_id)." }
+        "clientAuthentication": { "$ref": "#/$defs/clientAuthentication", "description": "Default: token.clientAuthentication (a client without a secret sends only client_id)." },
+        "requiresClientSecret": { "type": "boolean", "description": "As token.requiresClientSecret, for the device grant. Default: token.requiresClientSecret." }
       }
     },
     "refreshPolicy": {

@@ -32,6 +32,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var url: String
         package var encoding: BodyEncoding?
         package var clientAuthentication: ClientAuthentication?
+        package var requiresClientSecret: Bool?
     }
 
     /// When a credential is refreshed (see ``RefreshPolicy``).
@@ -66,6 +67,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var url: String
         package var encoding: BodyEncoding?
         package var clientAuthentication: ClientAuthentication?
+        package var requiresClientSecret: Bool?
         package var sendGrantType: Bool?
         package var sendRedirectURI: Bool?
         package var headers: [String: String]?
@@ -132,6 +134,8 @@ extension DescriptorFile {
                 // RFC 6749 §2.3.1: servers MUST support HTTP Basic. (A client
                 // without a secret sends only client_id; see OAuth2Client.)
                 clientAuthentication: token.clientAuthentication ?? .basic,
+                // Unknown unless the file says so: many providers have public clients.
+                requiresClientSecret: token.requiresClientSecret ?? false,
                 sendGrantType: token.sendGrantType ?? true,
                 // RFC 6749 §4.1.3: required when it was in the authorization request.
                 sendRedirectURI: token.sendRedirectURI ?? sendRedirectURI,
@@ -181,7 +185,8 @@ extension DescriptorFile {
             },
             device: device.map {
                 DeviceEndpoint(url: $0.url, encoding: $0.encoding ?? tokenEndpoint?.encoding ?? .form,
-                               clientAuthentication: $0.clientAuthentication ?? tokenEndpoint?.clientAuthentication ?? .basic)
+                               clientAuthentication: $0.clientAuthentication ?? tokenEndpoint?.clientAuthentication ?? .basic,
+                               requiresClientSecret: $0.requiresClientSecret ?? tokenEndpoint?.requiresClientSecret ?? false)
             },
             refreshPolicy: RefreshPolicy(
                 margin: refreshPolicy?.marginSeconds ?? 60,
@@ -262,7 +267,7 @@ extension DescriptorFile {
             },
             token: descriptor.token.map {
                 Token(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
-                      sendGrantType: $0.sendGrantType, sendRedirectURI: $0.sendRedirectURI, headers: $0.headers,
+                      requiresClientSecret: $0.requiresClientSecret, sendGrantType: $0.sendGrantType, sendRedirectURI: $0.sendRedirectURI, headers: $0.headers,
                       successStatus: $0.successStatus, response: mapping($0.response))
             },
             pkce: descriptor.pkce,
@@ -279,6 +284,7 @@ extension DescriptorFile {
             refreshPolicy: RefreshPolicyFile(
                 marginSeconds: descriptor.refreshPolicy.margin, aheadSeconds: descriptor.refreshPolicy.ahead,
                 minimumAgeSeconds: descriptor.refreshPolicy.minimumAge),
-            device: descriptor.device.map { Device(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication) })
+            device: descriptor.device.map { Device(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
+                                                      requiresClientSecret: $0.requiresClientSecret) })
     }
 }

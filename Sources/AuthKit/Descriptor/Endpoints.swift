@@ -8,6 +8,12 @@ package struct TokenEndpoint: Sendable, Hashable {
     /// How a client with a secret authenticates; a client without one always
     /// sends only `client_id` (RFC 6749 §3.2.1, a public client).
     package var clientAuthentication: ClientAuthentication
+    /// The provider has no public clients (RFC 6749 §2.1): it refuses a code
+    /// exchange or a refresh without the client secret. A sign-in without
+    /// one is then refused before the browser opens, where the provider
+    /// would refuse it only after the user had approved. `false` where
+    /// public clients exist, and where the documentation does not say.
+    package var requiresClientSecret: Bool
     /// Send `grant_type`; Qiita takes none.
     package var sendGrantType: Bool
     /// Send `redirect_uri` (RFC 6749 §4.1.3 requires it when it was in the authorization request).
@@ -30,6 +36,10 @@ package struct DeviceEndpoint: Sendable, Hashable {
     /// How the client authenticates in both; the token endpoint's unless the
     /// descriptor says otherwise (GitHub's device flow takes the client id alone).
     package var clientAuthentication: ClientAuthentication
+    /// As ``TokenEndpoint/requiresClientSecret``, for this grant; the token
+    /// endpoint's unless the descriptor says otherwise (GitHub's device flow
+    /// needs no secret, its code exchange does).
+    package var requiresClientSecret: Bool
 }
 
 /// How the client proves its identity to the token endpoint (RFC 6749 §2.3).

@@ -111,6 +111,12 @@ public struct OAuth2Client: Authenticator {
     ///   provider (no `authorization` endpoint);
     ///   ``AuthKitError/Misuse/invalidScope(_:)`` for a scope that is not one
     ///   scope token (``checkScopes(_:)``).
+    ///
+    /// A client without the secret may start a sign-in that a provider
+    /// without public clients (`token.requiresClientSecret`) finishes only
+    /// with it: an app whose backend, holding the secret, exchanges the code.
+    /// ``exchange(code:pending:label:)`` and ``authorize(using:options:)``
+    /// are what refuse to go on without it.
     public func startAuthorization(
         redirectURI: URL? = nil, scopes: [String]? = nil, additionalParameters: [String: String] = [:]
     ) throws -> (url: URL, pending: PendingAuthorization) {
@@ -190,8 +196,12 @@ public struct OAuth2Client: Authenticator {
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3) and runs the
     /// descriptor's follow-up exchange, if any.
+    /// - Throws: ``AuthKitError/missingSetting(providerID:_:)`` (`.clientSecret`)
+    ///   before sending, when the provider has no public clients
+    ///   (`token.requiresClientSecret`) and the settings hold no secret.
     public func exchange(code: String, pending: PendingAuthorization, label: String? = nil) async throws -> Credential {
         try checkAttempt(startedBy: pending.providerID)
+        try checkClientSecret(requiredBy: calls.token.requiresClientSecret)
         return try await calls.exchange(code: code, pending: pending, label: label)
     }
 
@@ -206,6 +216,7 @@ public struct OAuth2Client: Authenticator {
     ///   refresh token, or the provider refuses it (`invalid_grant`).
     public func refresh(_ credential: Credential) async throws -> Credential {
         try checkCredential(credential)
+        if descriptor.refresh == nil { try checkClientSecret(requiredBy: calls.token.requiresClientSecret) }
         let refreshed: Credential
         do {
             refreshed = try await coordinator.refresh(credential) { [calls] in
@@ -253,6 +264,23 @@ public struct OAuth2Client: Authenticator {
         return request
     }
 
+    /// A provider without public clients (the descriptor's
+    /// `requiresClientSecret`) refuses the grant without the secret; it is
+    /// refused here first, before the user approves in vain or a device code
+    /// is shown.
+    private func checkClientSecret(requiredBy required: Bool) throws {
+        if required && calls.clientSecret == nil { throw AuthKitError.missingSetting(providerID: descriptor.id, .clientSecret) }
+    }
+
+    /// Throws when no grant the descriptor offers works without the missing
+    /// secret, for a caller that gives advice on how to sign in (`authkit
+    /// authorize`) before it knows which grant it will use.
+    package func checkClientSecretForEveryGrant() throws {
+        let code = descriptor.authorization == nil || calls.token.requiresClientSecret
+        let device = descriptor.device?.requiresClientSecret ?? true
+        try checkClientSecret(requiredBy: code && device)
+    }
+
     private func checkCredential(_ credential: Credential) throws {
         guard credential.kind == .oauth2 else {
             throw AuthKitError.misuse(.credentialOfAnotherProtocol(credential: credential.key, protocol: .oauth2))
@@ -286,9 +314,13 @@ public struct OAuth2Client: Authenticator {
     /// returned rather than dropped (the device code is spent by then).
     /// - Throws: ``AuthKitError/authorizationFailed(_:)`` (`access_denied`)
     ///   when the user declines; ``AuthKitError/providerError(step:_:)`` with
-    ///   `expired_token` when the codes expire first; ``AuthKitError/cancelled``.
+    ///   `expired_token` when the codes expire first; ``AuthKitError/cancelled``;
+    ///   ``AuthKitError/missingSetting(providerID:_:)`` (`.clientSecret`)
+    ///   before the first poll, when `device.requiresClientSecret` and the
+    ///   settings hold no secret.
     public func pollDeviceAuthorization(_ authorization: DeviceAuthorization, label: String? = nil) async throws -> Credential {
         guard let device = descriptor.device else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
+        try checkClientSecret(requiredBy: device.requiresClientSecret)
         guard authorization.providerID == descriptor.id else {
             throw AuthKitError.misuse(.attemptOfAnotherProvider(attempt: authorization.providerID, providerID: descriptor.id))
         }
@@ -298,6 +330,8 @@ public struct OAuth2Client: Authenticator {
     public func authorizeWithDeviceCode(
         options: AuthorizationOptions, show: @escaping @Sendable (DeviceAuthorization) async -> Void
     ) async throws -> Credential {
+        // Before the code is shown: the polls would be refused without the secret.
+        if let device = descriptor.device { try checkClientSecret(requiredBy: device.requiresClientSecret) }
         let authorization = try await startDeviceAuthorization(scopes: options.scopes, additionalParameters: options.additionalParameters)
         await show(authorization)
         return try await pollDeviceAuthorization(authorization, label: options.label)
@@ -306,9 +340,11 @@ public struct OAuth2Client: Authenticator {
     // MARK: - The whole flow
 
     /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` for a device-only
-    ///   provider, before the user agent is started.
+    ///   provider, and ``AuthKitError/missingSetting(providerID:_:)`` for a
+    ///   missing secret the provider requires, before the user agent is started.
     public func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential {
         _ = try authorizationEndpoint()
+        try checkClientSecret(requiredBy: calls.token.requiresClientSecret)
         let requested = options.redirectURI ?? standardRedirect
         let parser = RedirectParser(appendedFragment: descriptor.redirect.appendedFragment)
         let (result, pending) = try await runUserAgent(

@@ -159,7 +159,9 @@ struct Authorize: WorkspaceCommand {
         }
         let authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
         // After the settings: a missing client id is told before advice on
-        // what this machine offers, as every way in needs one.
+        // what this machine offers, as every way in needs one; so is a
+        // missing secret every way in needs (a provider without public clients).
+        try (authenticator as? OAuth2Client)?.checkClientSecretForEveryGrant()
         let offered = try chosen ?? wayOffered(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: account.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }

@@ -44,6 +44,15 @@ struct SandboxServe: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         let descriptor = try workspace.catalog.descriptor(id: emulation.provider)
+        // A public client signs in only by a grant that needs no secret.
+        let codeNeedsSecret = descriptor.authorization == nil || descriptor.token?.requiresClientSecret == true
+        let deviceNeedsSecret = descriptor.device?.requiresClientSecret ?? true
+        if publicClient, descriptor.protocol == .oauth1 {
+            throw CLIError("\(descriptor.name) uses OAuth 1.0a, whose every request is signed with the client's secret (RFC 5849 §3.4): it has no public clients. Drop --public-client.", status: .usage)
+        }
+        if publicClient, codeNeedsSecret, deviceNeedsSecret {
+            throw CLIError("\(descriptor.name) has no public clients (its descriptor says requiresClientSecret), so a public client could not sign in to its emulation. Drop --public-client.", status: .usage)
+        }
         var options = SandboxOptions(port: port, consent: SandboxOptions.Consent(rawValue: consent)!, deterministic: emulation.deterministic)
         if publicClient { options.clientSecret = nil }
         let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in Console.out("  \(event)") }
@@ -52,13 +61,18 @@ struct SandboxServe: WorkspaceCommand {
         let wayIn = descriptor.isDeviceOnly
             ? "device codes entered at \(base)/device"
             : "redirect \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")"
+        // With --sandbox, authkit sends the sandbox's standard secret unless
+        // told otherwise; a public client must send none (RFC 6749 §3.2.1).
+        let noSecret = options.clientSecret == nil ? " --client-secret ''" : ""
+        let grant = options.clientSecret == nil && codeNeedsSecret ? " --device" : ""
+        let why = options.clientSecret == nil ? " (a public client: --client-secret '' sends no secret)" : ""
         Console.out("""
             Emulating \(descriptor.name) (\(descriptor.source)) at \(base): this machine only, in memory.
             Client id \(options.clientID), \(options.clientSecret.map { "secret \($0)" } ?? "public (no secret)"); \(wayIn).
-            Point authkit at it, in another terminal:
+            Point authkit at it, in another terminal\(why):
               export AUTHKIT_SANDBOX=\(base)
-              authkit authorize --provider \(descriptor.id)
-              authkit request --provider \(descriptor.id) \(base)/whoami
+              authkit authorize --provider \(descriptor.id)\(noSecret)\(grant)
+              authkit request --provider \(descriptor.id)\(noSecret) \(base)/whoami
             Ctrl-C stops it.
             """)
         Interrupt.install(message: "Sandbox stopped; everything it issued is gone.")
