@@ -831,6 +831,14 @@ import Testing
                 && summary.stdout.contains("set with --placeholder host=…, AUTHKIT_GITLAB_SELF_MANAGED_HOST, or config.json"), "\(summary.stdout)")
         let withDefault = try await CLIProcess.run(["providers", "show", "microsoft"], environment: environment)
         #expect(withDefault.stdout.contains("placeholder:   {tenant} (default: common):"), "\(withDefault.stdout)")
+        // Whether a sign-in needs the client secret, where the descriptor says so.
+        for (id, line) in [("qiita", "client secret: required (no public clients)\n"), ("github", "client secret: required, except for the device grant\n"),
+                           ("google", "client secret: required for the device grant\n")] {
+            let shown = try await CLIProcess.run(["providers", "show", id], environment: environment)
+            #expect(shown.stdout.contains(line), "\(id): \(shown.stdout)")
+        }
+        #expect(!summary.stdout.contains("client secret:"), "GitLab has public clients")
+        #expect(json.stdout.contains(#""requiresClientSecret" : true"#), "\(json.stdout)")
         let override = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
         let written = home.appendingPathComponent("providers/qiita.json")
         #expect(override.status == 0 && override.stdout == written.path + "\n", "\(override.stderr)")

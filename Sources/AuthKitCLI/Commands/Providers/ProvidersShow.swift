@@ -81,6 +81,15 @@ struct ProvidersShow: WorkspaceCommand {
             lines.append("pkce:          \(descriptor.pkce.rawValue)")
             lines.append("revocation:    \(descriptor.revocation?.url ?? "none")")
             lines.append("device grant:  \(descriptor.device?.url ?? "none")")
+            // Only where the descriptor says the provider has no public clients: elsewhere it may not be known.
+            let code = descriptor.authorization != nil && descriptor.token?.requiresClientSecret == true
+            let device = descriptor.device?.requiresClientSecret == true
+            switch (code, device, descriptor.device != nil) {
+            case (true, false, true): lines.append("client secret: required, except for the device grant")
+            case (true, _, _): lines.append("client secret: required (no public clients)")
+            case (false, true, _): lines.append("client secret: required for the device grant")
+            default: break
+            }
         }
         if let issuer = descriptor.issuer {
             lines.append("issuer:        \(issuer.identifier)\(issuer.includedInResponse ? " (iss checked in every answer)" : "")")
