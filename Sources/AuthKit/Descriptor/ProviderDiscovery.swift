@@ -116,7 +116,9 @@ extension ProviderDescriptor {
             throw issue("authorization_endpoint", "missing, and so is device_authorization_endpoint; AuthKit signs in with the authorization code grant or the device grant (RFC 8628), and this server offers neither.")
         }
         guard let token = text("token_endpoint") else { throw issue("token_endpoint", "missing.") }
-        // RFC 8414 §2: absent means client_secret_basic.
+        // RFC 8414 §2: absent means client_secret_basic. A list without
+        // "none" does not make `token.requiresClientSecret`: Google's omits
+        // it, and Google's iOS clients are public.
         let methods = list("token_endpoint_auth_methods_supported") ?? ["client_secret_basic"]
         let authentication: ClientAuthentication
         if methods.contains("client_secret_basic") { authentication = .basic }
