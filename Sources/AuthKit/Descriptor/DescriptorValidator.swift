@@ -80,6 +80,9 @@ package struct DescriptorValidator: Sendable {
                     issue("token.encoding", "'query' would put the authorization code and client secret in a URL; use 'form' or 'json'.")
                 }
                 if let headers = token.headers { checkTemplates(Array(headers.values), field: "token.headers", allowed: declared, issue: issue) }
+                if token.requiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
+                    issue("token.requiresClientSecret", "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave requiresClientSecret out.")
+                }
             } else {
                 issue("token", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/token\"}.")
             }
@@ -87,6 +90,11 @@ package struct DescriptorValidator: Sendable {
                 checkEndpoint(device.url, field: "device.url", allowed: declared, issue: issue)
                 if device.encoding == .query {
                     issue("device.encoding", "'query' would put the client's credentials in a URL; use 'form' or 'json'.")
+                }
+                // The device grant's own authentication, else the token endpoint's (as resolved).
+                let sends = device.clientAuthentication ?? descriptor.token?.clientAuthentication ?? .basic
+                if (device.requiresClientSecret ?? descriptor.token?.requiresClientSecret) == true, sends == ClientAuthentication.none {
+                    issue("device.requiresClientSecret", "is true\(device.requiresClientSecret == nil ? " (from token.requiresClientSecret)" : ""), but the device grant's clientAuthentication 'none' never sends the secret; set device.requiresClientSecret to false, or use 'basic' or 'post'.")
                 }
             }
             if let issuer = descriptor.issuer, issuer.identifier.isEmpty {
