@@ -393,6 +393,13 @@ import Testing
         #expect(result.stderr.contains("qiita: no client secret is configured") && result.stderr.contains("--client-secret")
                 && result.stderr.contains("AUTHKIT_QIITA_CLIENT_SECRET"), "\(result.stderr)")
         #expect(!result.stdout.contains("qiita.com/api/v2/oauth/authorize") && !result.stderr.contains("qiita.com/api/v2/oauth/authorize"))
+        // GitHub's code grant needs the secret, its device grant does not: the error names that way too.
+        let github = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--manual", "--label", "work"],
+                                              environment: ["AUTHKIT_HOME": home.path], respond: { _ in "\n" })
+        #expect(github.status == 64 && github.stderr.contains("github: no client secret is configured")
+                && github.stderr.contains("Or sign in by the device grant, which GitHub allows without one: authkit authorize --provider github --label work --device."),
+                "\(github.stderr)")
+        #expect(!github.stderr.contains("github.com/login/oauth/authorize"))
         // A provider with public clients still signs in without one (PKCE); here it gets as far as the URL.
         let open = try await CLIProcess.run(["authorize", "--provider", "gitlab", "--client-id", "c", "--manual"],
                                             environment: ["AUTHKIT_HOME": home.path], respond: { _ in "\n" })

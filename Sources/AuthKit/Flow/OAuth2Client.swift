@@ -272,6 +272,12 @@ public struct OAuth2Client: Authenticator {
         if required && calls.clientSecret == nil { throw AuthKitError.missingSetting(providerID: descriptor.id, .clientSecret) }
     }
 
+    /// Throws what ``authorize(using:options:)`` would for a missing secret
+    /// the code grant needs, for a caller that can offer another way first.
+    package func checkClientSecretForCodeGrant() throws {
+        try checkClientSecret(requiredBy: calls.token.requiresClientSecret)
+    }
+
     /// Throws when no grant the descriptor offers works without the missing
     /// secret, for a caller that gives advice on how to sign in (`authkit
     /// authorize`) before it knows which grant it will use.

@@ -186,6 +186,17 @@ struct Authorize: WorkspaceCommand {
             }
         }
 
+        // GitHub's shape: the code grant needs the secret, the device grant
+        // does not. Without a secret, the way that works is named with the error.
+        if way != .device, descriptor.device?.requiresClientSecret == false, let oauth2 = authenticator as? OAuth2Client {
+            do {
+                try oauth2.checkClientSecretForCodeGrant()
+            } catch let error as AuthKitError {
+                throw CLIError(ErrorReport.message(for: error, environment: workspace.environment)
+                               + " Or sign in by the device grant, which \(descriptor.name) allows without one: authkit authorize \(ShellWord.account(account.key)) --device.")
+            }
+        }
+
         // Before the user is asked to consent: the result must be storable, and
         // no other sign-in for this account may be under way.
         try workspace.store.checkWritable()
