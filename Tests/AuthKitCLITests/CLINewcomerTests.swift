@@ -393,6 +393,13 @@ import Testing
         #expect(result.stderr.contains("qiita: no client secret is configured") && result.stderr.contains("--client-secret")
                 && result.stderr.contains("AUTHKIT_QIITA_CLIENT_SECRET"), "\(result.stderr)")
         #expect(!result.stdout.contains("qiita.com/api/v2/oauth/authorize") && !result.stderr.contains("qiita.com/api/v2/oauth/authorize"))
+        // A config.json entry left empty (a template filled in halfway) counts as none, and is named.
+        let config = home.appendingPathComponent("config.json")
+        try Data(#"{"providers": {"qiita": {"clientID": "c", "clientSecret": ""}}}"#.utf8).write(to: config)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: config.path)
+        let empty = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(empty.status == 64 && empty.stderr.contains(#"config.json has "clientSecret" under "providers"."qiita", but it is empty."#), "\(empty.stderr)")
+        try FileManager.default.removeItem(at: config)
         // GitHub's code grant needs the secret, its device grant does not: the error names that way too.
         let github = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--manual", "--label", "work"],
                                               environment: ["AUTHKIT_HOME": home.path], respond: { _ in "\n" })

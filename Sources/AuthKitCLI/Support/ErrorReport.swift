@@ -40,7 +40,23 @@ enum ErrorReport {
         case .placeholder(let name, _): flag = "--placeholder \(name)=…"
         }
         return "Pass \(flag), set \(setting.environmentVariable(providerID: providerID)), or add \(setting.configEntry(providerID: providerID)) in \(config)."
+            + emptyEntry(setting, providerID: providerID, config: config, environment: environment)
             + misspeltEntry(providerID: providerID, environment: environment)
+    }
+
+    /// " …config.json has "clientSecret" under "providers"."qiita", but it is
+    /// empty." when it does (a template filled in halfway), else "": an
+    /// empty value counts as none, and "add it" alone would read as wrong.
+    static func emptyEntry(_ setting: AuthKitError.Setting, providerID: String, config: String, environment: [String: String]) -> String {
+        let home = AuthKitHome.directory(environment: environment)
+        guard let settings = (try? UserConfiguration.load(home: home))?.providers?[providerID] else { return "" }
+        let value: String?
+        switch setting {
+        case .clientID: value = settings.clientID
+        case .clientSecret: value = settings.clientSecret
+        case .placeholder(let name, _): value = settings.placeholders?[name]
+        }
+        return value?.isEmpty == true ? " \(config) has \(setting.configEntry(providerID: providerID)), but it is empty." : ""
     }
 
     /// " config.json has settings under 'qitta': did you mean 'qiita'?" when
