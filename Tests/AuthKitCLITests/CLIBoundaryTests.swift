@@ -1,3 +1,4 @@
+import AuthKit
 import AuthKitTestSupport
 @testable import authkit
 import Foundation
@@ -49,6 +50,23 @@ import Glibc
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("credentials.json") && result.stderr.contains("not a valid credentials file"))
         #expect(!FileManager.default.fileExists(atPath: browser.marker.path), "the browser opened before the store was checked")
+    }
+
+    /// The store can still fail after the consent (a disk that fills
+    /// meanwhile): the error says the sign-in itself worked and its
+    /// credential is lost, beside why the file could not be written.
+    @Test func aSaveThatFailsAfterTheSignInSaysWhatWasLost() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let blocker = home.appendingPathComponent("not-a-directory")
+        try Data().write(to: blocker)
+        let store = FileCredentialStore(file: blocker.appendingPathComponent("credentials.json"))
+        await #expect {
+            try await Authorize.keep(Credential(providerID: "qiita", accessToken: "at"), in: store)
+        } throws: { error in
+            guard case .store(let path, let reason) = error as? AuthKitError else { return false }
+            return path.hasSuffix("not-a-directory") && reason.hasSuffix("The sign-in itself succeeded, but its credential was not kept: sign in again once the store can be written.")
+        }
     }
 
     @Test func aSymlinkedStoreIsNotFollowed() async throws {

@@ -232,7 +232,7 @@ struct Authorize: WorkspaceCommand {
             Interrupt.raiseShield(for: .devicePolling(cancel: { polling.cancel() }))
             do {
                 credential = try await polling.value
-                try await workspace.store.save(credential)
+                try await Self.keep(credential, in: workspace.store)
                 Interrupt.lowerShield(done: true)
             } catch {
                 Interrupt.lowerShield(done: false)
@@ -288,13 +288,25 @@ struct Authorize: WorkspaceCommand {
         }
     }
 
+    /// Saves a new sign-in's credential. The store was checked before the
+    /// consent, but a disk can fill meanwhile: then the error says that the
+    /// sign-in itself worked and what was lost, not only that a file could
+    /// not be written.
+    static func keep(_ credential: Credential, in store: some CredentialStore) async throws {
+        do {
+            try await store.save(credential)
+        } catch AuthKitError.store(let path, let reason) {
+            throw AuthKitError.store(path: path, reason: reason + " The sign-in itself succeeded, but its credential was not kept: sign in again once the store can be written.")
+        }
+    }
+
     /// Signs in through `agent` and stores the result, with signals held
     /// back from the agent's answer to the save (``ShieldedUserAgent``).
     static func signIn(_ authenticator: any Authenticator, _ agent: ShieldedUserAgent, _ options: AuthorizationOptions,
                        store: some CredentialStore) async throws -> Credential {
         do {
             let credential = try await authenticator.authorize(using: agent, options: options)
-            try await store.save(credential)
+            try await keep(credential, in: store)
             agent.lower(stored: true)
             return credential
         } catch {
