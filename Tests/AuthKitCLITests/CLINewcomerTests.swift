@@ -659,6 +659,25 @@ import Testing
         }
     }
 
+    /// A mistyped or forgotten --label, where the provider holds other
+    /// accounts: "sign in first" would make a second account of the typo.
+    /// The accounts stored are named instead, as they paste.
+    @Test func aLabelThatMatchesNothingNamesTheAccountsStored() async throws {
+        let home = try home()
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        for label in [nil, "work", "it's"] { try await store.save(Credential(providerID: "github", label: label, accessToken: "t")) }
+        try await store.save(Credential(providerID: "qiita", label: "other-provider", accessToken: "t"))
+        let stored = "Stored for github: the default account, 'it'\\''s', work. Name one with --label (none for the default)."
+        for (command, prefix) in [(["token", "header"], "No stored credential for github (wrok). "), (["token", "show"], "No stored credential for github (wrok). "),
+                                  (["token", "delete"], "No stored credential for github (wrok); nothing was deleted. "),
+                                  (["token", "revoke"], "No stored credential for github (wrok). ")] {
+            let result = try await CLIProcess.run(command + ["--provider", "github", "--label", "wrok"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 64 && result.stderr.contains(prefix + stored), "\(command): \(result.stderr)")
+            #expect(!result.stderr.contains("Sign in first") && !result.stderr.contains("other-provider"), "\(command): \(result.stderr)")
+        }
+        #expect(try await store.allCredentials().count == 4, "nothing was deleted")
+    }
+
     /// `providers add` refuses an id that is not a file name before it fetches anything.
     @Test func providersAddRefusesAnIdThatIsNoFileName() async throws {
         let home = try home()

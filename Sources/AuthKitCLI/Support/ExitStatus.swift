@@ -84,9 +84,10 @@ struct CLIError: Error, CustomStringConvertible {
 
     var description: String { message }
 
-    /// `token delete` or `token revoke` for an account with nothing stored.
-    static func nothingStored(_ key: CredentialKey, so outcome: String) -> CLIError {
-        CLIError("No stored credential for \(key); \(outcome). 'authkit token list' shows what is stored.")
+    /// `token delete` or `token revoke` for an account with nothing stored;
+    /// `others`: ``Workspace/otherAccounts(than:)``.
+    static func nothingStored(_ key: CredentialKey, so outcome: String, others: String?) -> CLIError {
+        CLIError("No stored credential for \(key); \(outcome). " + (others ?? "'authkit token list' shows what is stored."))
     }
 }
 

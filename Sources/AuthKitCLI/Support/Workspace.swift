@@ -105,9 +105,23 @@ struct Workspace {
     /// The stored credential for `key`, or an error that says how to get one.
     func credential(_ key: CredentialKey) async throws -> Credential {
         guard let credential = try await store.credential(for: key) else {
-            throw AuthKitError.signInRequired(key, reason: .noCredential)
+            throw await otherAccounts(than: key).map { CLIError("No stored credential for \(key). \($0)") }
+                ?? AuthKitError.signInRequired(key, reason: .noCredential)
         }
         return credential
+    }
+
+    /// "Stored for google: the default account, work. Name one with --label
+    /// (none for the default)." when the provider holds accounts other than
+    /// `key`'s: a mistyped or forgotten `--label` is the likelier slip then,
+    /// and "sign in first" would make a second account of the typo. Nil
+    /// when it holds none.
+    func otherAccounts(than key: CredentialKey) async -> String? {
+        let others = ((try? await store.allCredentials()) ?? []).map(\.key).filter { $0.providerID == key.providerID && $0 != key }
+        guard !others.isEmpty else { return nil }
+        let names = others.sorted { ($0.label ?? "") < ($1.label ?? "") }
+            .map { $0.label.map(ShellWord.quoted) ?? "the default account" }
+        return "Stored for \(ShellWord.quoted(key.providerID)): \(names.joined(separator: ", ")). Name one with --label (none for the default)."
     }
 
     /// The credential source for `key`: its provider's authenticator (with

@@ -22,7 +22,7 @@ struct TokenRevoke: WorkspaceCommand {
             source = try await workspace.source(account.key, explicit: client.settings())
         } catch AuthKitError.signInRequired(let key, .noCredential) {
             // "Sign in first" is no advice for a revocation.
-            throw CLIError.nothingStored(key, so: "nothing was revoked")
+            throw CLIError.nothingStored(key, so: "nothing was revoked", others: await workspace.otherAccounts(than: key))
         }
         do {
             try await source.revoke(keepingLocalCopy: keep)
