@@ -95,7 +95,9 @@ public struct SandboxUserAgent: UserAgent {
     /// A browser for `LoopbackUserAgent` (its `BrowserLauncher`): answers the
     /// consent page and follows the redirect to the loopback listener.
     public func browse(_ url: URL) async throws {
-        guard case .redirect(let location) = try await answer(url) else { return }
+        // A PIN page (an out-of-band sign-in) is an error here, not a quiet
+        // return: the listener would wait for a redirect that never comes.
+        let location = try await redirect(for: url)
         guard location.scheme == "http", location.isLoopback else {
             throw AuthKitError.misuse(.userAgentBrokeProtocol("the sandbox redirected to \(location.redactedForLogs), which is not a loopback listener"))
         }

@@ -33,7 +33,8 @@ import Testing
 
     /// A web backend's OAuth 1.0a sign-in, split over two requests: the
     /// agent's `redirect(for:)` plays the browser. An out-of-band attempt has
-    /// no redirect, and the agent says so instead of returning the PIN page.
+    /// no redirect, and the agent says so instead of returning the PIN page
+    /// (or, as a loopback browser, instead of returning quietly).
     @Test func aBackendSignsInWithRedirectFor() async throws {
         let callback = "https://app.example/oauth/callback"
         try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(redirectURIs: [callback, "oob"])) { sandbox in
@@ -44,10 +45,16 @@ import Testing
             let credential = try await client.exchange(redirect: back, pending: pending)
             #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: credential).1["account"] as? String == "erin")
 
-            let (pinPage, _) = try await client.startAuthorization(redirectURI: nil)
-            await #expect { try await sandbox.userAgent().redirect(for: pinPage) } throws: { error in
-                guard case .misuse(.userAgentBrokeProtocol(let detail)) = error as? AuthKitError else { return false }
-                return detail.contains("PIN")
+            // As a browser for a loopback listener, the agent says so too,
+            // rather than returning and leaving the listener to wait.
+            for browse in [false, true] {
+                let (pinPage, _) = try await client.startAuthorization(redirectURI: nil)
+                await #expect {
+                    if browse { try await sandbox.userAgent().browse(pinPage) } else { _ = try await sandbox.userAgent().redirect(for: pinPage) }
+                } throws: { error in
+                    guard case .misuse(.userAgentBrokeProtocol(let detail)) = error as? AuthKitError else { return false }
+                    return detail.contains("PIN")
+                }
             }
         }
     }
