@@ -678,6 +678,24 @@ import Testing
         #expect(try await store.allCredentials().count == 4, "nothing was deleted")
     }
 
+    /// `token=$(authkit token show --field access_token)` printed an expired
+    /// token and nothing else: the script met 401s. It still prints it (the
+    /// output is the script's), and standard error says what renews it.
+    @Test func anExpiredTokenShownRawIsWarnedAbout() async throws {
+        let home = try home()
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        let past = Date(timeIntervalSinceNow: -3600)
+        try await store.save(Credential(providerID: "github", accessToken: "old-token", refreshToken: "r", expiresAt: past))
+        try await store.save(Credential(providerID: "qiita", accessToken: "q-token", expiresAt: past))
+        let shown = try await CLIProcess.run(["token", "show", "--provider", "github", "--field", "access_token"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(shown.status == 0 && shown.stdout == "old-token\n", "\(shown.stdout)")
+        #expect(shown.stderr.contains("warning: this access token expired at") && shown.stderr.contains("'authkit token refresh --provider github' renews it"), "\(shown.stderr)")
+        let json = try await CLIProcess.run(["token", "show", "--provider", "qiita", "--json"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(json.status == 0 && json.stderr.contains("sign in again: authkit authorize --provider qiita"), "no refresh token: \(json.stderr)")
+        let scope = try await CLIProcess.run(["token", "show", "--provider", "github", "--field", "token_type"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(scope.status == 0 && !scope.stderr.contains("expired"), "not the token: \(scope.stderr)")
+    }
+
     /// `providers add` refuses an id that is not a file name before it fetches anything.
     @Test func providersAddRefusesAnIdThatIsNoFileName() async throws {
         let home = try home()

@@ -37,13 +37,27 @@ struct TokenShow: WorkspaceCommand {
         let credential = try await workspace.credential(account.key)
         if let field {
             // Whole (a token is longer than a display limit), control characters escaped.
-            Console.out(DisplayText.sanitized(try value(of: field, in: credential), limit: .max))
+            let value = try value(of: field, in: credential)
+            Console.out(DisplayText.sanitized(value, limit: .max))
+            if value == credential.accessToken { warnIfExpired(credential) }
         } else if json {
             try Console.json(credential)
+            warnIfExpired(credential)
         } else {
             CredentialSummary.lines(credential).forEach(Console.out)
             if let warning = CredentialSummary.signInWarning(credential) { Console.err(warning) }
         }
+    }
+
+    /// `token=$(authkit token show --field access_token)` reads the token
+    /// as stored: `show` changes nothing. An expired one is still printed
+    /// (standard output is the script's), and standard error says what renews it.
+    private func warnIfExpired(_ credential: Credential) {
+        guard let expiresAt = credential.expiresAt, expiresAt <= Date() else { return }
+        let renew = credential.kind == .oauth2 && credential.refreshToken != nil
+            ? "'authkit token refresh \(ShellWord.account(credential.key))' renews it, as 'authkit token header' does before it prints"
+            : "sign in again: authkit authorize \(ShellWord.account(credential.key))"
+        Console.err("authkit: warning: this access token expired at \(expiresAt.formatted(.iso8601)); \(renew).")
     }
 
     /// The credential's own fields, in the order help lists them.
