@@ -678,6 +678,22 @@ import Testing
         #expect(try await store.allCredentials().count == 4, "nothing was deleted")
     }
 
+    @Test func tokenListShowsOneProviderWhenAsked() async throws {
+        let home = try home()
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        for (provider, label) in [("github", nil), ("github", "work"), ("qiita", nil)] {
+            try await store.save(Credential(providerID: provider, label: label, accessToken: "t"))
+        }
+        let github = try await CLIProcess.run(["token", "list", "--provider", "github"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(github.status == 0 && github.stdout.contains("github (work)") && !github.stdout.contains("qiita"), "\(github.stdout)")
+        let json = try await CLIProcess.run(["token", "list", "-p", "qiita", "--json"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(json.status == 0 && json.stdout.contains(#""provider" : "qiita""#) && !json.stdout.contains("github"), "\(json.stdout)")
+        let none = try await CLIProcess.run(["token", "list", "--provider", "gitlab"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(none.status == 0 && none.stderr.contains("No stored credentials for gitlab. Sign in with: authkit authorize --provider gitlab"), "\(none.stderr)")
+        let typo = try await CLIProcess.run(["token", "list", "--provider", "githb"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(typo.status == 64 && typo.stderr.contains("Did you mean 'github'"), "\(typo.stderr)")
+    }
+
     /// `token=$(authkit token show --field access_token)` printed an expired
     /// token and nothing else: the script met 401s. It still prints it (the
     /// output is the script's), and standard error says what renews it.

@@ -11,9 +11,12 @@ struct TokenList: WorkspaceCommand {
         commandName: "list",
         abstract: "List stored credentials (tokens masked).",
         usage: "authkit token list [<options>]",
-        discussion: "Example:\n  authkit token list --json | jq '.[].provider'")
+        discussion: "Examples:\n  authkit token list --provider github\n  authkit token list --json | jq '.[].provider'")
 
     @OptionGroup var global: GlobalOptions
+    @Option(name: .shortAndLong, help: ArgumentHelp("Only this provider's accounts.", valueName: "id"),
+            completion: .custom(Completions.providerIDs))
+    var provider: String?
     @Flag(help: "Print JSON (without tokens).") var json = false
 
     struct Row: Encodable {
@@ -27,7 +30,13 @@ struct TokenList: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
-        let credentials = try await workspace.store.allCredentials()
+        var credentials = try await workspace.store.allCredentials()
+        if let provider {
+            credentials = credentials.filter { $0.providerID == provider }
+            // An id no provider file describes and nothing is stored under: a
+            // typo, told with its suggestions (a stored id whose file has gone still lists).
+            if credentials.isEmpty, workspace.catalog.entry(id: provider) == nil { _ = try workspace.descriptor(provider) }
+        }
         if json {
             guard !credentials.isEmpty else { return Console.out("[]") }
             try Console.json(credentials.map {
@@ -37,7 +46,11 @@ struct TokenList: WorkspaceCommand {
             return
         }
         if credentials.isEmpty {
-            Console.err("No stored credentials. Sign in with: authkit authorize --provider NAME")
+            if let provider {
+                Console.err("No stored credentials for \(ShellWord.quoted(provider)). Sign in with: authkit authorize --provider \(ShellWord.quoted(provider))")
+            } else {
+                Console.err("No stored credentials. Sign in with: authkit authorize --provider NAME")
+            }
             return
         }
         // Columns: account (provider and label), token, expiry, scopes.
