@@ -413,6 +413,29 @@ import Testing
         #expect((open.stdout + open.stderr).contains("gitlab.com/oauth/authorize?"), "\(open.stderr)")
     }
 
+    /// curl's header forms: 'Name;' sends an empty value, 'Name:' sends none
+    /// of that name, not even one authkit would add. 'X:' was refused as
+    /// having no ':', and an empty value never left the default transport
+    /// (libcurl reads "Name:" as its off switch).
+    @Test func requestTakesCurlsEmptyAndRemovedHeaders() async throws {
+        try await withServer { server in
+            server.route("POST", "/api/v2/items") { _ in .json("{}") }
+            let home = try signedInToQiita(at: server)
+            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"]
+            let url = "\(server.baseURL)/api/v2/items"
+            let result = try await CLIProcess.run(["request", "--provider", "qiita", url, "-d", "a=b", "-H", "X-Empty;", "-H", "X-Gone: 1",
+                                                   "-H", "X-Gone:", "-H", "Content-Type:"], environment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            let sent = try #require(server.requests(to: "/api/v2/items").last)
+            #expect(sent.header("X-Empty") == "" && sent.header("X-Gone") == nil && sent.header("Content-Type") == nil, "\(sent.headers)")
+            #expect(sent.bodyText == "a=b" && sent.header("Authorization") != nil)
+            let none = try await CLIProcess.run(["request", "--provider", "qiita", url, "-H", "X-Empty"], environment: environment)
+            #expect(none.status == 64 && none.stderr.contains("('Name;' for an empty value); one -H has no ':' after its name"), "\(none.stderr)")
+            let credential = try await CLIProcess.run(["request", "--provider", "qiita", url, "-H", "Authorization:"], environment: environment)
+            #expect(credential.status == 64 && credential.stderr.contains("the stored credential's Authorization header is sent"), "\(credential.stderr)")
+        }
+    }
+
     @Test func requestChecksFormBodiesAndEncodesOnRequest() async throws {
         try await withServer { server in
             server.route("POST", "/api/v2/items") { request in .json(#"{"body":"\#(request.bodyText)"}"#) }

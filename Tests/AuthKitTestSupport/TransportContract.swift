@@ -179,6 +179,8 @@ public struct TransportContract: Sendable {
             request.head.headerFields[.accept] = "application/json"
             request.head.headerFields[.authorization] = "Basic YXBwOnNlY3JldA=="
             request.head.headerFields[HTTPField.Name("X-Custom")!] = "one, two"
+            // An empty value is a value (libcurl drops a header given as "Name:").
+            request.head.headerFields[HTTPField.Name("X-Empty")!] = ""
             request.body = body
             let response = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
             var broken: [String] = []
@@ -190,6 +192,7 @@ public struct TransportContract: Sendable {
                 where sent.header(name) != value {
                 broken.append("sent \(name): \(sent.header(name) ?? "nothing"), not \(value)")
             }
+            if sent.header("X-Empty") != "" { broken.append("sent X-Empty: \(sent.header("X-Empty") ?? "nothing"), not an empty value") }
             if sent.header("Cookie") != nil { broken.append("sent a Cookie header no one set") }
             if sent.body != body { broken.append("sent body \(sent.bodyText), not \(String(decoding: body, as: UTF8.self))") }
             if response.status != 201 { broken.append("returned status \(response.status), not 201") }

@@ -138,7 +138,9 @@ private final class CurlTransfer: @unchecked Sendable {
         var hasContentType = false
         for field in request.headerFields {
             if field.name == .contentType { hasContentType = true }
-            headers = authkit_curl_slist_append(headers, "\(field.name.rawName): \(field.value)")
+            // libcurl removes a header given as "Name:" with nothing after
+            // it (its own default's off switch); "Name;" sends it empty.
+            headers = authkit_curl_slist_append(headers, field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
         }
         headers = authkit_curl_slist_append(headers, "Expect:") // no 100-continue round trip
         if body != nil, !hasContentType { headers = authkit_curl_slist_append(headers, "Content-Type:") }

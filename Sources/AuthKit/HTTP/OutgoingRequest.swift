@@ -46,4 +46,10 @@ package struct OutgoingRequest: Sendable {
         guard let fieldName = HTTPField.Name(name) else { return }
         head.headerFields[fieldName] = value
     }
+
+    /// Removes every header named `name`.
+    package mutating func removeHeader(_ name: String) {
+        guard let fieldName = HTTPField.Name(name) else { return }
+        head.headerFields[fieldName] = nil
+    }
 }

@@ -182,11 +182,21 @@ struct Request: WorkspaceCommand {
         let body = try body()
         let method = method?.uppercased() ?? (body == nil ? "GET" : "POST")
         var request = OutgoingRequest(method: HTTPRequest.Method(method) ?? .get, url: target)
+        // As in curl: 'Name;' sends the header with an empty value, and
+        // 'Name:' with nothing after it sends none of that name, not even one
+        // authkit would add (-H 'Content-Type:' sends -d's body without one).
+        var dropped = Set<String>()
         for line in header {
-            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingSpaces() }
-            // The line is not repeated: a header's value is often a secret
-            // (an API key), and errors end up in logs.
-            guard parts.count == 2 else { throw CLIError("-H takes 'Name: value'; one -H has no ':' after its name (it is not repeated here).") }
+            let parts: [String]
+            if let colon = line.firstIndex(of: ":") {
+                parts = [String(line[..<colon]).trimmingSpaces(), String(line[line.index(after: colon)...]).trimmingSpaces()]
+            } else if line.hasSuffix(";") {
+                parts = [String(line.dropLast()).trimmingSpaces(), ""]
+            } else {
+                // The line is not repeated: a header's value is often a secret
+                // (an API key), and errors end up in logs.
+                throw CLIError("-H takes 'Name: value' ('Name;' for an empty value); one -H has no ':' after its name (it is not repeated here).")
+            }
             guard HTTPField.Name(parts[0]) != nil else {
                 throw CLIError("-H takes 'Name: value'; '\(DisplayText.sanitized(String(parts[0].prefix(40))))' is not a header name (letters, digits and !#$%&'*+-.^_`|~ only).")
             }
@@ -199,11 +209,19 @@ struct Request: WorkspaceCommand {
             if let reason = Self.headersNotTaken[parts[0].lowercased()] {
                 throw CLIError("-H '\(DisplayText.sanitized(String(parts[0].prefix(40))))': \(reason) Remove it.")
             }
-            request.setHeader(parts[0], parts[1])
+            if parts[1].isEmpty, !line.hasSuffix(";") {
+                dropped.insert(parts[0].lowercased())
+                request.removeHeader(parts[0])
+            } else {
+                dropped.remove(parts[0].lowercased())
+                request.setHeader(parts[0], parts[1])
+            }
         }
         if let body {
             request.body = body
-            if request.header("Content-Type") == nil { request.setHeader("Content-Type", "application/x-www-form-urlencoded") }
+            if request.header("Content-Type") == nil, !dropped.contains("content-type") {
+                request.setHeader("Content-Type", "application/x-www-form-urlencoded")
+            }
         }
         let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
                                    deadline: .seconds(timeout))
