@@ -69,6 +69,11 @@ public struct TransportContract: Sendable {
         /// the middle's) is refused during the handshake: it receives no
         /// request, so no credential.
         case untrustedCertificateIsRefused
+        /// The transport frames the body it sends: a `Content-Length` or
+        /// `Transfer-Encoding` the caller set (a mistake, or an attempt to
+        /// smuggle a second request into the connection) is not what the
+        /// server goes by. Refusing such a request before sending is kept too.
+        case framingIsTheTransports
 
         public static let all: [Clause] = [
             .sentAsBuilt, .errorStatusIsAResponse,
@@ -78,7 +83,7 @@ public struct TransportContract: Sendable {
             .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .zstdBombIsRefused, .brotliBombIsRefused, .closedPortIsANetworkError,
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
-            .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200),
+            .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .framingIsTheTransports,
         ]
 
         public var description: String {
@@ -103,6 +108,7 @@ public struct TransportContract: Sendable {
             case .invalidLengthIsAnError: "invalidLengthIsAnError"
             case .silenceEndsAtTheDeadline: "silenceEndsAtTheDeadline"
             case .untrustedCertificateIsRefused: "untrustedCertificateIsRefused"
+            case .framingIsTheTransports: "framingIsTheTransports"
             case .emptyAnswerComesAtOnce(let status): "emptyAnswerComesAtOnce(\(status))"
             }
         }
@@ -152,6 +158,7 @@ public struct TransportContract: Sendable {
         case .silenceEndsAtTheDeadline:
             try await refused(RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
         case .untrustedCertificateIsRefused: try await untrustedCertificateIsRefused()
+        case .framingIsTheTransports: try await framingIsTheTransports()
         case .emptyAnswerComesAtOnce(let status): try await emptyAnswerComesAtOnce(status)
         case .malformedStatusIsAnError:
             try await refused(RawResponseServer.Script(
@@ -198,6 +205,34 @@ public struct TransportContract: Sendable {
             if response.status != 201 { broken.append("returned status \(response.status), not 201") }
             if response.headers[HTTPField.Name("X-Answer")!] != "as sent" { broken.append("lost the response header X-Answer") }
             if response.body != answer { broken.append("returned body \(String(decoding: response.body, as: UTF8.self)), not the bytes sent") }
+            return broken
+        }
+    }
+
+    private func framingIsTheTransports() async throws -> [String] {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json("{}") }
+            let body = Data("grant_type=authorization_code&code=the-code".utf8)
+            var broken: [String] = []
+            for (name, value) in [("Content-Length", "3"), ("Content-Length", "1000"), ("Transfer-Encoding", "chunked")] {
+                var request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+                request.head.headerFields[.contentType] = "application/x-www-form-urlencoded"
+                request.head.headerFields[HTTPField.Name(name)!] = value
+                request.body = body
+                let before = server.requests.count
+                var shortPolicy = Self.policy
+                shortPolicy.deadline = .seconds(5) // a server waiting for 1000 bytes never answers
+                do {
+                    _ = try await transport.send(request, step: .tokenExchange, policy: shortPolicy)
+                } catch {
+                    if server.requests.count > before { broken.append("with \(name): \(value) from the caller, failed (\(error)) after sending") }
+                    continue
+                }
+                let received = server.requests.dropFirst(before)
+                if received.count != 1 || received.first?.body != body {
+                    broken.append("with \(name): \(value) from the caller, the server read \(received.map { "'\($0.bodyText)'" }.joined(separator: " and ")), not the body")
+                }
+            }
             return broken
         }
     }

@@ -136,7 +136,7 @@ private final class CurlTransfer: @unchecked Sendable {
         var headers: UnsafeMutablePointer<curl_slist>?
         defer { authkit_curl_slist_free_all(headers) }
         var hasContentType = false
-        for field in request.headerFields {
+        for field in request.headerFields.withoutFraming {
             if field.name == .contentType { hasContentType = true }
             // libcurl removes a header given as "Name:" with nothing after
             // it (its own default's off switch); "Name;" sends it empty.

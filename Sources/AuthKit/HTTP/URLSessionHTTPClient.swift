@@ -54,7 +54,7 @@ public struct URLSessionHTTPClient: HTTPClient {
         guard let url = request.url else { throw AuthKitError.network(url: display, reason: "the request has no absolute URL") }
         var urlRequest = URLRequest(url: url, timeoutInterval: timeout)
         urlRequest.httpMethod = request.method.rawValue
-        for field in request.headerFields {
+        for field in request.headerFields.withoutFraming {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
         urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")

@@ -1,0 +1,24 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import HTTPTypes
+
+extension HTTPFields {
+    /// The fields to send, without those that frame the body.
+    ///
+    /// `Content-Length` and `Transfer-Encoding` are the transport's to set
+    /// from the body it sends (RFC 9112 §6). One from the caller that
+    /// disagrees with the body — a mistake, or an attempt to smuggle a second
+    /// request into a kept-alive connection — was sent by libcurl (and so by
+    /// URLSession on Linux) as given: with `Content-Length: 3`, the server
+    /// read three bytes of the body and the rest as another request. Apple's
+    /// URLSession reserves both headers the same way.
+    package var withoutFraming: HTTPFields {
+        var fields = self
+        fields[.contentLength] = nil
+        fields[.transferEncoding] = nil
+        return fields
+    }
+}
