@@ -74,6 +74,10 @@ public struct TransportContract: Sendable {
         /// smuggle a second request into the connection) is not what the
         /// server goes by. Refusing such a request before sending is kept too.
         case framingIsTheTransports
+        /// A `101 Switching Protocols` nobody asked for (AuthKit never sends
+        /// `Upgrade`) is an error at once: what follows it is another
+        /// protocol's bytes, not a body, even when they look like an answer.
+        case switchedProtocolIsAnError
 
         public static let all: [Clause] = [
             .sentAsBuilt, .errorStatusIsAResponse,
@@ -83,7 +87,7 @@ public struct TransportContract: Sendable {
             .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .zstdBombIsRefused, .brotliBombIsRefused, .closedPortIsANetworkError,
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
-            .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .framingIsTheTransports,
+            .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .framingIsTheTransports, .switchedProtocolIsAnError,
         ]
 
         public var description: String {
@@ -109,6 +113,7 @@ public struct TransportContract: Sendable {
             case .silenceEndsAtTheDeadline: "silenceEndsAtTheDeadline"
             case .untrustedCertificateIsRefused: "untrustedCertificateIsRefused"
             case .framingIsTheTransports: "framingIsTheTransports"
+            case .switchedProtocolIsAnError: "switchedProtocolIsAnError"
             case .emptyAnswerComesAtOnce(let status): "emptyAnswerComesAtOnce(\(status))"
             }
         }
@@ -159,6 +164,12 @@ public struct TransportContract: Sendable {
             try await refused(RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
         case .untrustedCertificateIsRefused: try await untrustedCertificateIsRefused()
         case .framingIsTheTransports: try await framingIsTheTransports()
+        case .switchedProtocolIsAnError:
+            // The connection then stays open: only the 101 itself can end the wait.
+            try await refused(RawResponseServer.Script(
+                head: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"
+                    + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 24\r\n\r\n{\"access_token\":\"at-1\"}",
+                repeating: "", interval: .hours(1)))
         case .emptyAnswerComesAtOnce(let status): try await emptyAnswerComesAtOnce(status)
         case .malformedStatusIsAnError:
             try await refused(RawResponseServer.Script(

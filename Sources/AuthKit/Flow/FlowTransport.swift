@@ -59,6 +59,13 @@ package struct FlowTransport: Sendable {
             let (head, body) = try await http.send(outgoing.head, body: outgoing.body)
             let status = head.status.code
             logger.debug("\(step.rawValue): HTTP \(status)")
+            // A transport reads past interim answers (100, 103); one that
+            // hands back a 1xx took a 101 as final (RFC 9110 §15.2.2: it
+            // answers only a request that asked to upgrade, as none here does).
+            guard status >= 200 else {
+                body.cancel()
+                throw AuthKitError.network(url: current.displayURL, reason: status == 101 ? Self.switchedProtocol : "the server answered \(status), an interim status, as its final answer")
+            }
             guard (300...399).contains(status), status != 304 else {
                 return OpenedResponse(status: status, headers: head.headerFields, url: current.url,
                                       body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL)
@@ -79,6 +86,9 @@ package struct FlowTransport: Sendable {
             hops += 1
         }
     }
+
+    /// Why a `101 Switching Protocols` is refused, whichever transport saw it.
+    package static let switchedProtocol = "the server switched protocols (101) though none was asked for; what follows is not an HTTP answer"
 
     private static func redirected(_ request: OutgoingRequest, to target: URL, status: Int, sameOrigin: Bool) -> OutgoingRequest {
         var next = request

@@ -213,6 +213,12 @@ private final class CurlTransfer: @unchecked Sendable {
             let parts = text.split(separator: " ", maxSplits: 2)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             fields = HTTPFields()
+            if status == 101 {
+                // Never asked for (no Upgrade is sent); libcurl would take up
+                // the offer (h2c) and wait on the other protocol's bytes.
+                refusedHead = FlowTransport.switchedProtocol
+                return false
+            }
         } else if text.isEmpty {
             if status >= 200 {
                 if let problem = fields.framingProblem {
