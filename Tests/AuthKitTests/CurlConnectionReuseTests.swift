@@ -69,6 +69,29 @@ import Testing
         }
     }
 
+    /// An answer followed on its kept-alive connection by more bytes than its
+    /// `Content-Length` — here a whole second answer, written before the
+    /// second request was sent (response smuggling). The next request must
+    /// not read that planted answer as its own.
+    @Test func bytesPastAnAnswerAreNeverReadAsTheNextOne() async throws {
+        let planted = #"{"access_token":"planted","token_type":"Bearer"}"#
+        let server = RawResponseServer(RawResponseServer.Script(
+            head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(Self.token.utf8.count)\r\n\r\n\(Self.token)"
+                + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(planted.utf8.count)\r\n\r\n\(planted)",
+            repeating: "", interval: .hours(1))) // the connection stays open
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let descriptor = testDescriptor(
+            id: "reuse", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+            token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256)
+        let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: "secret"),
+                                      httpClient: CurlHTTPClient(timeout: 10, workers: workers))
+        #expect(try await exchange(client).accessToken == "at-1")
+        // A new connection gets the script's first answer again; a reused one
+        // would hand back the planted one.
+        #expect(try await exchange(client).accessToken == "at-1")
+    }
+
     /// Transfers at once each get a worker; afterwards no more than the kept
     /// number wait idle, and the next request still gets its answer.
     @Test func concurrentTransfersEachGetAWorker() async throws {
