@@ -78,6 +78,9 @@ public struct TransportContract: Sendable {
         /// `Upgrade`) is an error at once: what follows it is another
         /// protocol's bytes, not a body, even when they look like an answer.
         case switchedProtocolIsAnError
+        /// A `Content-Length` beside `Transfer-Encoding: chunked` is an
+        /// error (RFC 9112 §6.3), whichever of the two a reader would believe.
+        case lengthBesideChunkedIsAnError
 
         public static let all: [Clause] = [
             .sentAsBuilt, .errorStatusIsAResponse,
@@ -88,6 +91,7 @@ public struct TransportContract: Sendable {
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
             .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .framingIsTheTransports, .switchedProtocolIsAnError,
+            .lengthBesideChunkedIsAnError,
         ]
 
         public var description: String {
@@ -114,6 +118,7 @@ public struct TransportContract: Sendable {
             case .untrustedCertificateIsRefused: "untrustedCertificateIsRefused"
             case .framingIsTheTransports: "framingIsTheTransports"
             case .switchedProtocolIsAnError: "switchedProtocolIsAnError"
+            case .lengthBesideChunkedIsAnError: "lengthBesideChunkedIsAnError"
             case .emptyAnswerComesAtOnce(let status): "emptyAnswerComesAtOnce(\(status))"
             }
         }
@@ -164,6 +169,9 @@ public struct TransportContract: Sendable {
             try await refused(RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
         case .untrustedCertificateIsRefused: try await untrustedCertificateIsRefused()
         case .framingIsTheTransports: try await framingIsTheTransports()
+        case .lengthBesideChunkedIsAnError:
+            // The chunk is 0x17 bytes: {"access_token":"at-1"}.
+            try await refused(Self.json200("Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n17\r\n{\"access_token\":\"at-1\"}\r\n0\r\n\r\n"))
         case .switchedProtocolIsAnError:
             // The connection then stays open: only the 101 itself can end the wait.
             try await refused(RawResponseServer.Script(
