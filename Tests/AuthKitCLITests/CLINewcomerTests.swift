@@ -436,6 +436,25 @@ import Testing
         }
     }
 
+    /// With `http_proxy` set (and no `no_proxy` for 127.0.0.1), libcurl sent
+    /// a plain-http loopback request through the proxy: a credential that
+    /// AuthKit sends over http only because it stays on this machine left it
+    /// in the clear (and reached the proxy's 127.0.0.1, not this one).
+    @Test func aLoopbackRequestNeverGoesThroughAProxy() async throws {
+        try await withServer { proxy in
+            try await withServer { server in
+                server.route("GET", "/api/v2/authenticated_user") { _ in .json(#"{"id":"me"}"#) }
+                let home = try signedInToQiita(at: server)
+                let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s",
+                                   "http_proxy": proxy.baseURL, "HTTPS_PROXY": proxy.baseURL, "ALL_PROXY": proxy.baseURL]
+                let result = try await CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/authenticated_user"], environment: environment)
+                #expect(result.status == 0 && result.stdout.contains(#""id":"me""#), "\(result.stderr)")
+                #expect(proxy.requests.isEmpty, "the proxy received \(proxy.requests.map(\.uri))")
+                #expect(server.requests(to: "/api/v2/authenticated_user").first?.header("Authorization") != nil)
+            }
+        }
+    }
+
     @Test func requestChecksFormBodiesAndEncodesOnRequest() async throws {
         try await withServer { server in
             server.route("POST", "/api/v2/items") { request in .json(#"{"body":"\#(request.bodyText)"}"#) }

@@ -149,6 +149,14 @@ private final class CurlTransfer: @unchecked Sendable {
         let method = request.method.rawValue
         _ = authkit_curl_set_pointer(handle, CURLOPT_URL, url.absoluteString)
         _ = authkit_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        if url.isLoopback {
+            // This machine is reached directly. libcurl sends through the
+            // proxy `http_proxy` names, and with no `no_proxy` for 127.0.0.1
+            // a plain-http loopback request, which AuthKit sends a
+            // credential over because it stays here, left the machine in
+            // the clear (and reached the proxy's own 127.0.0.1, not this one).
+            _ = authkit_curl_set_pointer(handle, CURLOPT_NOPROXY, "*")
+        }
         _ = authkit_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = authkit_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
         _ = authkit_curl_set_pointer(handle, CURLOPT_ACCEPT_ENCODING, "") // every decoding libcurl has; bounded below
