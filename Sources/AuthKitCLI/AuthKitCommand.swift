@@ -39,10 +39,6 @@ struct AuthKitCommand: AsyncParsableCommand {
         subcommands: [Authorize.self, TokenCommand.self, Request.self, Sign.self, ProvidersCommand.self, SandboxCommand.self])
 }
 
-/// `authkit --version`.
-enum AuthKitVersion {
-    static let current = "0.3.0"
-}
 
 /// Runs the command and turns every error into one line on standard error and
 /// a distinct exit code (see ``ExitStatus``).

@@ -218,6 +218,8 @@ public struct TransportContract: Sendable {
                 where sent.header(name) != value {
                 broken.append("sent \(name): \(sent.header(name) ?? "nothing"), not \(value)")
             }
+            // Added by FlowTransport when the caller set none: GitHub refuses requests without one.
+            if sent.header("User-Agent") != AuthKitVersion.userAgent { broken.append("sent User-Agent: \(sent.header("User-Agent") ?? "nothing"), not \(AuthKitVersion.userAgent)") }
             if sent.header("X-Empty") != "" { broken.append("sent X-Empty: \(sent.header("X-Empty") ?? "nothing"), not an empty value") }
             if sent.header("Cookie") != nil { broken.append("sent a Cookie header no one set") }
             if sent.body != body { broken.append("sent body \(sent.bodyText), not \(String(decoding: body, as: UTF8.self))") }

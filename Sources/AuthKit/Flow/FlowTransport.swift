@@ -55,6 +55,8 @@ package struct FlowTransport: Sendable {
                 guard current.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: current.displayURL) }
                 if let authorize { outgoing = try authorize(current) }
             }
+            // One the caller set (curl's -A, -H 'User-Agent: …') is kept.
+            if outgoing.head.headerFields[.userAgent] == nil { outgoing.head.headerFields[.userAgent] = AuthKitVersion.userAgent }
             logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)")
             let (head, body) = try await http.send(outgoing.head, body: outgoing.body)
             let status = head.status.code
