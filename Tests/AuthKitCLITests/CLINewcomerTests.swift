@@ -388,7 +388,7 @@ import Testing
     @Test func aSecretTheProviderRequiresIsAskedForBeforeTheUserApproves() async throws {
         let home = try CLIProcess.home("authkit-missing-secret")
         let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--manual"],
-                                              environment: ["AUTHKIT_HOME": home.path], respond: { _ in "http://127.0.0.1:8765/callback?code=x&state=y\n" })
+                                              environment: ["AUTHKIT_HOME": home.path], respond: { $0.contains("what to paste") ? "http://127.0.0.1:8765/callback?code=x&state=y" : nil })
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("qiita: no client secret is configured") && result.stderr.contains("--client-secret")
                 && result.stderr.contains("AUTHKIT_QIITA_CLIENT_SECRET"), "\(result.stderr)")
@@ -402,14 +402,14 @@ import Testing
         try FileManager.default.removeItem(at: config)
         // GitHub's code grant needs the secret, its device grant does not: the error names that way too.
         let github = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--manual", "--label", "work"],
-                                              environment: ["AUTHKIT_HOME": home.path], respond: { _ in "\n" })
+                                              environment: ["AUTHKIT_HOME": home.path], respond: { $0.contains("what to paste") ? "" : nil })
         #expect(github.status == 64 && github.stderr.contains("github: no client secret is configured")
                 && github.stderr.contains("Or sign in by the device grant, which GitHub allows without one: authkit authorize --provider github --label work --device."),
                 "\(github.stderr)")
         #expect(!github.stderr.contains("github.com/login/oauth/authorize"))
         // A provider with public clients still signs in without one (PKCE); here it gets as far as the URL.
         let open = try await CLIProcess.run(["authorize", "--provider", "gitlab", "--client-id", "c", "--manual"],
-                                            environment: ["AUTHKIT_HOME": home.path], respond: { _ in "\n" })
+                                            environment: ["AUTHKIT_HOME": home.path], respond: { $0.contains("what to paste") ? "" : nil })
         #expect((open.stdout + open.stderr).contains("gitlab.com/oauth/authorize?"), "\(open.stderr)")
     }
 

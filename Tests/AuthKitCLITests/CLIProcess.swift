@@ -120,7 +120,10 @@ enum CLIProcess {
                     process.interrupt() // SIGINT, as Ctrl-C sends
                 } else if let respond, let answer = respond(text) {
                     collected.hasResponded = true
-                    stdinWriter.write(Data((answer + "\n").utf8))
+                    // The throwing write: the child may have exited (the text
+                    // answered is its error), and Foundation's old write(_:)
+                    // traps on the broken pipe, taking every test with it.
+                    try? stdinWriter.write(contentsOf: Data((answer + "\n").utf8))
                     try? stdinWriter.close()
                 }
             }
