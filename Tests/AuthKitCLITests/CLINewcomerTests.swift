@@ -25,6 +25,14 @@ import Testing
         return home
     }
 
+    /// A home signed in to Qiita at `server`, whose items endpoint answers
+    /// `{}`; the environment `request` needs there; the endpoint's URL.
+    func qiitaItems(at server: TestHTTPServer) throws -> (home: URL, environment: [String: String], url: String) {
+        server.route("POST", "/api/v2/items") { _ in .json("{}") }
+        let home = try signedInToQiita(at: server)
+        return (home, ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"], "\(server.baseURL)/api/v2/items")
+    }
+
     @Test func validateSkipsTheSchemaExplainsDirectoriesAndKeepsPathsAsGiven() async throws {
         let home = try home()
         let bad = #"{"id": "bad", "protocol": "oauth2", "pkce": "plain", "authorization": {"url": "https://a.example/x"}, "token": {"url": "http://a.example/t"}}"#
@@ -419,10 +427,7 @@ import Testing
     /// (libcurl reads "Name:" as its off switch).
     @Test func requestTakesCurlsEmptyAndRemovedHeaders() async throws {
         try await withServer { server in
-            server.route("POST", "/api/v2/items") { _ in .json("{}") }
-            let home = try signedInToQiita(at: server)
-            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"]
-            let url = "\(server.baseURL)/api/v2/items"
+            let (_, environment, url) = try qiitaItems(at: server)
             let result = try await CLIProcess.run(["request", "--provider", "qiita", url, "-d", "a=b", "-H", "X-Empty;", "-H", "X-Gone: 1",
                                                    "-H", "X-Gone:", "-H", "Content-Type:"], environment: environment)
             #expect(result.status == 0, "\(result.stderr)")
@@ -511,10 +516,7 @@ import Testing
     /// curl user's `-d @body.json` was sent as the text "@body.json".
     @Test func requestReadsBodiesFromFilesAsCurlDoes() async throws {
         try await withServer { server in
-            server.route("POST", "/api/v2/items") { _ in .json("{}") }
-            let home = try signedInToQiita(at: server)
-            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"]
-            let url = "\(server.baseURL)/api/v2/items"
+            let (home, environment, url) = try qiitaItems(at: server)
             let form = home.appendingPathComponent("form.txt"), json = home.appendingPathComponent("item.json"), png = home.appendingPathComponent("a.png")
             try Data("title=a%20b&\r\nbody=c\n".utf8).write(to: form)
             try Data("{\n  \"title\": \"x\"\n}\n".utf8).write(to: json)
