@@ -85,8 +85,8 @@ struct CLIError: Error, CustomStringConvertible {
     var description: String { message }
 
     /// `token delete` or `token revoke` for an account with nothing stored;
-    /// `others`: ``Workspace/otherAccounts(than:)``.
-    static func nothingStored(_ key: CredentialKey, so outcome: String, others: String?) -> CLIError {
+    /// `others`: ``Workspace/otherAccounts(than:)``, when the provider holds some.
+    static func nothingStored(_ key: CredentialKey, so outcome: String, others: String? = nil) -> CLIError {
         CLIError("No stored credential for \(key); \(outcome). " + (others ?? "'authkit token list' shows what is stored."))
     }
 }

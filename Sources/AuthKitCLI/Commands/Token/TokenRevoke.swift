@@ -21,8 +21,9 @@ struct TokenRevoke: WorkspaceCommand {
         do {
             source = try await workspace.source(account.key, explicit: client.settings())
         } catch AuthKitError.signInRequired(let key, .noCredential) {
-            // "Sign in first" is no advice for a revocation.
-            throw CLIError.nothingStored(key, so: "nothing was revoked", others: await workspace.otherAccounts(than: key))
+            // "Sign in first" is no advice for a revocation. (Where the
+            // provider holds other accounts, `source` has named them instead.)
+            throw CLIError.nothingStored(key, so: "nothing was revoked")
         }
         do {
             try await source.revoke(keepingLocalCopy: keep)
