@@ -81,6 +81,12 @@ public struct TransportContract: Sendable {
         /// A `Content-Length` beside `Transfer-Encoding: chunked` is an
         /// error (RFC 9112 §6.3), whichever of the two a reader would believe.
         case lengthBesideChunkedIsAnError
+        /// A header line folded onto the next (obs-fold: a line that starts
+        /// with a space) is one field, its parts joined by a space, or the
+        /// answer is refused (RFC 9112 §5.2). Never the first part alone
+        /// (a `WWW-Authenticate` without its `error`), nor the continuation
+        /// read as a field of its own.
+        case foldedFieldIsOneField
 
         public static let all: [Clause] = [
             .sentAsBuilt, .errorStatusIsAResponse,
@@ -91,7 +97,7 @@ public struct TransportContract: Sendable {
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
             .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .framingIsTheTransports, .switchedProtocolIsAnError,
-            .lengthBesideChunkedIsAnError,
+            .lengthBesideChunkedIsAnError, .foldedFieldIsOneField,
         ]
 
         public var description: String {
@@ -119,6 +125,7 @@ public struct TransportContract: Sendable {
             case .framingIsTheTransports: "framingIsTheTransports"
             case .switchedProtocolIsAnError: "switchedProtocolIsAnError"
             case .lengthBesideChunkedIsAnError: "lengthBesideChunkedIsAnError"
+            case .foldedFieldIsOneField: "foldedFieldIsOneField"
             case .emptyAnswerComesAtOnce(let status): "emptyAnswerComesAtOnce(\(status))"
             }
         }
@@ -179,6 +186,7 @@ public struct TransportContract: Sendable {
                     + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 24\r\n\r\n{\"access_token\":\"at-1\"}",
                 repeating: "", interval: .hours(1)))
         case .emptyAnswerComesAtOnce(let status): try await emptyAnswerComesAtOnce(status)
+        case .foldedFieldIsOneField: try await foldedFieldIsOneField()
         case .malformedStatusIsAnError:
             try await refused(RawResponseServer.Script(
                 head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
@@ -372,6 +380,36 @@ public struct TransportContract: Sendable {
         let interim = status == 103 ? "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" : "HTTP/1.1 \(status) Continue\r\n\r\n"
         return try await expectAnswer(200, Data(answer.utf8), after: "a \(status) before the answer", to: RawResponseServer.Script(
             head: interim + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\nConnection: close\r\n\r\n\(answer)"))
+    }
+
+    private func foldedFieldIsOneField() async throws -> [String] {
+        let server = RawResponseServer(RawResponseServer.Script(head: "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
+            + "WWW-Authenticate: Bearer realm=\"api\",\r\n error=\"invalid_token\"\r\n"
+            + "X-Note: one\r\n\tX-Injected: yes\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"))
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+        let response: IncomingResponse
+        do {
+            response = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
+        } catch AuthKitError.network {
+            return [] // refused: allowed
+        } catch {
+            return ["folded header lines ended with \(error), not an answer or a network error"]
+        }
+        // One or more spaces may stand where each fold was.
+        func unfolded(_ name: String) -> String? {
+            response.headers[HTTPField.Name(name)!].map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ") }
+        }
+        var broken: [String] = []
+        if unfolded("WWW-Authenticate") != #"Bearer realm="api", error="invalid_token""# {
+            broken.append("returned WWW-Authenticate: \(response.headers[.wwwAuthenticate] ?? "nothing") for a field folded onto two lines")
+        }
+        if unfolded("X-Note") != "one X-Injected: yes" {
+            broken.append("returned X-Note: \(response.headers[HTTPField.Name("X-Note")!] ?? "nothing") for a field folded onto two lines")
+        }
+        if response.headers[HTTPField.Name("X-Injected")!] != nil { broken.append("read a folded line (X-Injected) as a field of its own") }
+        return broken
     }
 
     private func emptyAnswerComesAtOnce(_ status: Int) async throws -> [String] {

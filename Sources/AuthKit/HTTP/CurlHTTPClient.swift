@@ -217,7 +217,14 @@ private final class CurlTransfer: @unchecked Sendable {
     /// the empty line ends it, and a final head is handed over.
     private func header(_ line: UnsafeRawBufferPointer) -> Bool {
         let text = String(decoding: line, as: UTF8.self).trimmingSpacesAndNewlines()
-        if text.hasPrefix("HTTP/") {
+        if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"), !text.isEmpty {
+            // obs-fold: libcurl hands a folded field's continuation over as a
+            // line of its own. It belongs to the field before it, joined by a
+            // space (RFC 9112 §5.2); read alone, `WWW-Authenticate` lost its
+            // `error`, and a continuation with a colon became a field. One
+            // right after the status line has no field: it is ignored (§2.2).
+            if let last = fields.indices.last { fields[last].value += " " + text }
+        } else if text.hasPrefix("HTTP/") {
             let parts = text.split(separator: " ", maxSplits: 2)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             fields = HTTPFields()
