@@ -87,6 +87,11 @@ public struct TransportContract: Sendable {
         /// (a `WWW-Authenticate` without its `error`), nor the continuation
         /// read as a field of its own.
         case foldedFieldIsOneField
+        /// A `401` with a `WWW-Authenticate` challenge (`Basic`, as a token
+        /// endpoint answers `invalid_client`, RFC 6749 §5.2; `Bearer`, as a
+        /// resource server does) comes back as the response: the transport
+        /// neither answers the challenge itself nor waits for someone to.
+        case challengeIsAResponse(String)
 
         public static let all: [Clause] = [
             .sentAsBuilt, .errorStatusIsAResponse,
@@ -97,7 +102,7 @@ public struct TransportContract: Sendable {
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
             .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .framingIsTheTransports, .switchedProtocolIsAnError,
-            .lengthBesideChunkedIsAnError, .foldedFieldIsOneField,
+            .lengthBesideChunkedIsAnError, .foldedFieldIsOneField, .challengeIsAResponse("Basic"), .challengeIsAResponse("Digest"), .challengeIsAResponse("Bearer"),
         ]
 
         public var description: String {
@@ -126,6 +131,7 @@ public struct TransportContract: Sendable {
             case .switchedProtocolIsAnError: "switchedProtocolIsAnError"
             case .lengthBesideChunkedIsAnError: "lengthBesideChunkedIsAnError"
             case .foldedFieldIsOneField: "foldedFieldIsOneField"
+            case .challengeIsAResponse(let scheme): "challengeIsAResponse(\(scheme))"
             case .emptyAnswerComesAtOnce(let status): "emptyAnswerComesAtOnce(\(status))"
             }
         }
@@ -187,6 +193,7 @@ public struct TransportContract: Sendable {
                 repeating: "", interval: .hours(1)))
         case .emptyAnswerComesAtOnce(let status): try await emptyAnswerComesAtOnce(status)
         case .foldedFieldIsOneField: try await foldedFieldIsOneField()
+        case .challengeIsAResponse(let scheme): try await challengeIsAResponse(scheme)
         case .malformedStatusIsAnError:
             try await refused(RawResponseServer.Script(
                 head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
@@ -412,6 +419,14 @@ public struct TransportContract: Sendable {
         return broken
     }
 
+    private func challengeIsAResponse(_ scheme: String) async throws -> [String] {
+        let answer = #"{"error":"invalid_client"}"#
+        // The connection stays open after the answer, as a kept-alive one does.
+        return try await expectAnswer(401, Data(answer.utf8), after: "a 401 with a \(scheme) challenge", to: RawResponseServer.Script(
+            head: "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nWWW-Authenticate: \(scheme) realm=\"sandbox\"\r\n"
+                + "Content-Length: \(answer.utf8.count)\r\n\r\n\(answer)", repeating: "", interval: .hours(1)), policy: Self.shortDeadline)
+    }
+
     private func emptyAnswerComesAtOnce(_ status: Int) async throws -> [String] {
         let head = status == 204 ? "HTTP/1.1 204 No Content\r\n\r\n" : "HTTP/1.1 \(status) OK\r\nContent-Length: 0\r\n\r\n"
         // Zero bytes an hour apart: the connection stays open, as a kept-alive
@@ -422,13 +437,14 @@ public struct TransportContract: Sendable {
     }
 
     /// Plays `script` to a request and expects `status` and `body` back.
-    private func expectAnswer(_ status: Int, _ body: Data, after what: String, to script: RawResponseServer.Script) async throws -> [String] {
+    private func expectAnswer(_ status: Int, _ body: Data, after what: String, to script: RawResponseServer.Script,
+                              policy: RequestPolicy = Self.policy) async throws -> [String] {
         let server = RawResponseServer(script)
         try await server.start()
         defer { Task { await server.stop() } }
         let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
         do {
-            let response = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
+            let response = try await transport.send(request, step: .tokenExchange, policy: policy)
             var broken: [String] = []
             if response.status != status { broken.append("returned status \(response.status) after \(what), not \(status)") }
             if response.body != body { broken.append("returned body \(String(decoding: response.body, as: UTF8.self)) after \(what)") }

@@ -156,8 +156,30 @@ private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked S
         _ = lock.withLock { transfers[dataTask.taskIdentifier]?.body }?.yield(data)
     }
 
+    #if canImport(FoundationNetworking)
+    /// An HTTP authentication challenge: a `401` with `WWW-Authenticate:
+    /// Basic`, as a token endpoint answers `invalid_client` (RFC 6749 §5.2).
+    /// AuthKit sets `Authorization` itself, so it is the answer, not a
+    /// question for URLSession. FoundationNetworking raises it once the whole
+    /// 401 has been handed over, in place of the task's completion, and with
+    /// no credential to offer never completes the task
+    /// (swift-corelibs-foundation#5456): the request hung until AuthKit's
+    /// deadline. Here it ends the transfer as a completion would. (On Apple
+    /// platforms the default handling finds no credential and the 401 comes
+    /// back as the response.)
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        finish(task.taskIdentifier, error: nil)
+        completionHandler(.cancelAuthenticationChallenge, nil) // the cancellation that follows finds the transfer gone
+    }
+    #endif
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let transfer = lock.withLock({ transfers.removeValue(forKey: task.taskIdentifier) }) else { return }
+        finish(task.taskIdentifier, error: error)
+    }
+
+    private func finish(_ id: Int, error: (any Error)?) {
+        guard let transfer = lock.withLock({ transfers.removeValue(forKey: id) }) else { return }
         guard let error else {
             transfer.head?.resume(throwing: AuthKitError.network(url: transfer.display, reason: "the connection closed before a response"))
             transfer.body.finish()
