@@ -89,6 +89,28 @@ import Testing
         }
     }
 
+    /// Reddit's installed apps (no secret) authenticate with HTTP Basic and
+    /// an empty password (`token.publicClientAuthentication`); the
+    /// emulation refuses the usual public client's `client_id` in the body,
+    /// as Reddit does, and AuthKit's refresh and revocation get through.
+    @Test func redditsInstalledAppsSendBasicWithAnEmptyPassword() async throws {
+        var options = SandboxOptions()
+        options.clientSecret = nil
+        try await Sandbox.with(emulating: try bundled("reddit"), options: options) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            var credential = try await client.authorize(using: sandbox.userAgent())
+            credential.expiresAt = Date(timeIntervalSinceNow: -60)
+            let refreshed = try await client.refresh(credential)
+            #expect(refreshed.accessToken != credential.accessToken)
+            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/www.reddit.com/api/v1/access_token"))
+            let answer = try await raw("POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                       body: "grant_type=refresh_token&refresh_token=\(refreshed.refreshToken ?? "")&client_id=sandbox-client")
+            #expect(answer.status == 401 && answer.body.contains("invalid_client"), "\(answer.status) \(answer.body)")
+            #expect(sandbox.events.last?.summary.contains("publicClientAuthentication is basic") == true, "\(sandbox.events.map(\.description))")
+            try await client.revoke(refreshed) // Reddit's revocation authenticates the client too
+        }
+    }
+
     @Test func anUnregisteredRedirectGetsAnErrorPageNotARedirect() async throws {
         try await Sandbox.with(emulating: try bundled("github")) { sandbox in
             var settings = sandbox.clientSettings

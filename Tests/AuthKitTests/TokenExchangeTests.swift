@@ -180,6 +180,31 @@ import AuthKitTestSupport
         }
     }
 
+    /// Reddit's installed apps have no secret and must still send HTTP Basic,
+    /// with an empty password (`token.publicClientAuthentication`): for the
+    /// code, the refresh and the revocation. A request without it gets 401.
+    @Test func publicClientSendsBasicWithAnEmptyPasswordWhereTheDescriptorSaysSo() async throws {
+        try await withServer { server in
+            server.route("POST", "/api/v1/access_token") { _ in
+                .json(#"{"access_token":"at","token_type":"bearer","expires_in":3600,"refresh_token":"rt","scope":"identity"}"#)
+            }
+            server.route("POST", "/api/v1/revoke_token") { _ in StubResponse(status: 204) }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("reddit", pointingTo: server),
+                                          settings: ClientSettings(clientID: "installed-app", clientSecret: ""))
+            let credential = try await client.exchange(code: "c", pending: pending(for: client))
+            var expired = credential
+            expired.expiresAt = Date(timeIntervalSinceNow: -60)
+            _ = try await client.refresh(expired)
+            try await client.revoke(credential)
+            #expect(server.requests.count == 3)
+            for request in server.requests {
+                #expect(request.header("Authorization") == "Basic " + Data("installed-app:".utf8).base64EncodedString(), "\(request.uri)")
+                let body = try formObject(request.bodyText)
+                #expect(body["client_id"] == nil && body["client_secret"] == nil, "\(request.uri): one way to authenticate (RFC 6749 §2.3)")
+            }
+        }
+    }
+
     @Test func githubStyleFormResponseAndErrorWithHTTP200() async throws {
         try await withServer { server in
             let calls = Recorder<Int>()

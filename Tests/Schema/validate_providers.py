@@ -69,6 +69,9 @@ cases = [
     ("an empty known scope", {**base, "device": {"url": "https://x.example/d"}, "scopes": {"known": [""]}}, False),
     ("a scope with a quote", {**base, "device": {"url": "https://x.example/d"}, "scopes": {"known": ['a"b']}}, False),
     ("a scope with a non-ASCII letter", {**base, "device": {"url": "https://x.example/d"}, "scopes": {"known": ["caf\u00e9"]}}, False),
+    # Corpus 48: a public client authenticates with its id alone or with Basic and an empty password.
+    ("public clients sending basic", {**base, "device": {"url": "https://x.example/d"}, "token": {"url": "https://x.example/token", "publicClientAuthentication": "basic"}}, True),
+    ("public clients sending post", {**base, "device": {"url": "https://x.example/d"}, "token": {"url": "https://x.example/token", "publicClientAuthentication": "post"}}, False),
 ]
 for name, document, valid in cases:
     if validator.is_valid(document) == valid:

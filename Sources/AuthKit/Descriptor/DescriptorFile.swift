@@ -67,6 +67,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var url: String
         package var encoding: BodyEncoding?
         package var clientAuthentication: ClientAuthentication?
+        package var publicClientAuthentication: ClientAuthentication?
         package var requiresClientSecret: Bool?
         package var sendGrantType: Bool?
         package var sendRedirectURI: Bool?
@@ -134,6 +135,8 @@ extension DescriptorFile {
                 // RFC 6749 §2.3.1: servers MUST support HTTP Basic. (A client
                 // without a secret sends only client_id; see OAuth2Client.)
                 clientAuthentication: token.clientAuthentication ?? .basic,
+                // RFC 6749 §3.2.1: a public client sends its id in the body.
+                publicClientAuthentication: token.publicClientAuthentication ?? .none,
                 // Unknown unless the file says so: many providers have public clients.
                 requiresClientSecret: token.requiresClientSecret ?? false,
                 sendGrantType: token.sendGrantType ?? true,
@@ -267,6 +270,7 @@ extension DescriptorFile {
             },
             token: descriptor.token.map {
                 Token(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
+                      publicClientAuthentication: $0.publicClientAuthentication,
                       requiresClientSecret: $0.requiresClientSecret, sendGrantType: $0.sendGrantType, sendRedirectURI: $0.sendRedirectURI, headers: $0.headers,
                       successStatus: $0.successStatus, response: mapping($0.response))
             },

@@ -80,6 +80,14 @@ package struct DescriptorValidator: Sendable {
                     issue("token.encoding", "'query' would put the authorization code and client secret in a URL; use 'form' or 'json'.")
                 }
                 if let headers = token.headers { checkTemplates(Array(headers.values), field: "token.headers", allowed: declared, issue: issue) }
+                switch token.publicClientAuthentication {
+                case .post?:
+                    issue("token.publicClientAuthentication", "'post' would send an empty client_secret; a public client sends 'none' (its client_id) or 'basic' (HTTP Basic with an empty password).")
+                case .basic? where token.requiresClientSecret == true:
+                    issue("token.publicClientAuthentication", "says how public clients authenticate, but requiresClientSecret says the provider has none; leave one of the two out.")
+                default:
+                    break
+                }
                 if token.requiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
                     issue("token.requiresClientSecret", "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave requiresClientSecret out.")
                 }

@@ -5,9 +5,14 @@ package struct TokenEndpoint: Sendable, Hashable {
     package var url: String
     /// Body encoding: `form` (RFC 6749 §4.1.3); Qiita takes `json`.
     package var encoding: BodyEncoding
-    /// How a client with a secret authenticates; a client without one always
-    /// sends only `client_id` (RFC 6749 §3.2.1, a public client).
+    /// How a client with a secret authenticates.
     package var clientAuthentication: ClientAuthentication
+    /// How a client without one (a public client) identifies itself, here
+    /// and wherever else it authenticates (device grant, refresh,
+    /// revocation): `none`, only `client_id` in the body (RFC 6749 §3.2.1),
+    /// or `basic`, HTTP Basic with the id and an empty password, which
+    /// Reddit requires of its installed apps (a request without Basic gets 401).
+    package var publicClientAuthentication: ClientAuthentication
     /// The provider has no public clients (RFC 6749 §2.1): it refuses a code
     /// exchange or a refresh without the client secret. A sign-in without
     /// one is then refused before the browser opens, where the provider

@@ -179,11 +179,14 @@ final class TokenEndpointCalls: Sendable {
             clientAuthentication: effective(template.clientAuthentication), credential: credential, variables: variables)
     }
 
-    /// A client without a secret is a public client: it sends only its id
-    /// (RFC 6749 §3.2.1), whatever the descriptor prefers for confidential ones.
+    /// A client without a secret is a public client: it identifies itself
+    /// the way the descriptor says public clients do (its id in the body,
+    /// RFC 6749 §3.2.1, unless `token.publicClientAuthentication` says HTTP
+    /// Basic with an empty password), whatever it prefers for confidential ones.
     private func effective(_ authentication: ClientAuthentication?) -> ClientAuthentication? {
         guard let authentication else { return nil }
-        return clientSecret == nil ? .none : authentication
+        guard clientSecret == nil, authentication != .none else { return authentication }
+        return token.publicClientAuthentication
     }
 
     /// Builds a request: `parameters` (already rendered) encoded per

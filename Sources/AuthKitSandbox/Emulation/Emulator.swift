@@ -147,7 +147,9 @@ package final class Emulator: @unchecked Sendable {
     var now: Date { options.now() }
 
     /// RFC 6749 §2.3: the client authenticates one way only, the way the
-    /// descriptor says (a client without a secret: `client_id` alone).
+    /// descriptor says (a client without a secret: as its public clients
+    /// do, `client_id` alone unless `token.publicClientAuthentication` says
+    /// otherwise).
     /// - Returns: the client id that authenticated.
     func authenticateClient(_ request: SandboxRequest, _ parameters: Parameters, as expected: ClientAuthentication?) throws -> String? {
         guard let expected else { return nil }
@@ -157,6 +159,16 @@ package final class Emulator: @unchecked Sendable {
             throw Refusal.invalidRequest("the client authenticated in more than one way (RFC 6749 §2.3)")
         }
         guard let secret = options.clientSecret else {
+            if expected != .none, descriptor.token?.publicClientAuthentication == .basic {
+                // The provider's own way for public clients: HTTP Basic with
+                // the id and an empty password (Reddit's installed apps).
+                guard let (id, sent) = basic else {
+                    throw Refusal.invalidClient("expected HTTP Basic with the client id and an empty password (the descriptor's publicClientAuthentication is basic)")
+                }
+                guard sent.isEmpty, bodySecret == nil else { throw Refusal.invalidClient("this client is public (it has no secret) but sent one") }
+                guard id == options.clientID else { throw Refusal.invalidClient("unknown client_id") }
+                return id
+            }
             // A public client: an id, and nothing that looks like a secret.
             guard basic == nil, bodySecret == nil else { throw Refusal.invalidClient("this client is public (it has no secret) but sent one") }
             guard let id = parameters["client_id"] else { throw Refusal.invalidRequest("client_id is missing") }

@@ -76,7 +76,8 @@ extension Emulator {
             if let repeated = call.parameters.repeated { throw Refusal.invalidRequest("'\(repeated)' is sent more than once") }
             if let conflict = call.conflict { throw Refusal.invalidRequest("{\(conflict)} has two different values in one request") }
             if let missing = call.missing { throw Refusal.invalidRequest("\(missing) is missing") }
-            _ = try authenticateClient(call.request, call.parameters, as: effective(template.clientAuthentication))
+            // A client without a secret identifies itself as the provider's public clients do (authenticateClient).
+            _ = try authenticateClient(call.request, call.parameters, as: template.clientAuthentication)
             try checkClientVariables(call.bindings)
             switch role {
             case .followUp:
@@ -103,12 +104,6 @@ extension Emulator {
         } catch {
             return shaped(Refusal("server_error", "\(error)", status: 500), mapping: template.response, step: step)
         }
-    }
-
-    /// A client without a secret authenticates with its id alone (as the client does).
-    private func effective(_ authentication: ClientAuthentication?) -> ClientAuthentication? {
-        guard let authentication else { return nil }
-        return options.clientSecret == nil ? ClientAuthentication.none : authentication
     }
 
     /// `{client_id}`, `{client_secret}` and `{redirect_uri}` must be the registered client's.
