@@ -59,6 +59,17 @@ import AuthKitTestSupport
                 guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
                 return response.code == "invalid_code"
             }
+            // So do its revocation's (auth.revoke): reported, so the credential is kept, not deleted as revoked.
+            server.route("POST", "/api/auth.revoke") { _ in .json(#"{"ok":false,"error":"invalid_auth"}"#) }
+            await #expect {
+                try await client.revoke(credential)
+            } throws: { error in
+                guard case AuthKitError.providerError(.revocation, let response) = error else { return false }
+                return response.code == "invalid_auth"
+            }
+            #expect(server.requests.last?.header("Authorization") == "Bearer xoxp-1234")
+            server.route("POST", "/api/auth.revoke") { _ in .json(#"{"ok":true,"revoked":true}"#) }
+            try await client.revoke(credential)
         }
     }
 }
