@@ -225,7 +225,10 @@ import Testing
                                ("http://127.0.0.1:0/api", "The URL's port 0 is not a TCP port"),
                                // Only an HTTP request is signed or sent (RFC 5849 §3.4.1.2): `token header` signed ftp://.
                                ("ftp://qiita.com/api", "'ftp://qiita.com/api' is not an http:// or https:// URL; give the request's whole URL, https:// included."),
-                               ("qiita.com/api/v2/items", "is not an http:// or https:// URL")] {
+                               ("qiita.com/api/v2/items", "is not an http:// or https:// URL"),
+                               // It was sent (and signed) re-encoded as %25zz: another URL than the one typed.
+                               ("https://qiita.com/api?q=%zz", "has '%zz', which is not a percent escape (RFC 3986 §2.1); write %25 for a literal %."),
+                               ("https://qiita.com/a%2", "has '%2', which is not a percent escape")] {
             for command in [["request", "--provider", "qiita", url], ["token", "header", "--provider", "qiita", url], ["sign", url, "--consumer-key", "k"]] {
                 let result = try await CLIProcess.run(command, environment: environment)
                 #expect(result.status == 64 && result.stderr.contains(message), "\(command): exit \(result.status): \(result.stderr)")
@@ -239,6 +242,7 @@ import Testing
         // An IPv6 literal's colons are not a port; an empty port is the default one.
         #expect(TypedURL.authority(of: "http://[::1]:8080/x").port == "8080" && TypedURL.authority(of: "http://[::1]/x").port == nil)
         #expect(TypedURL.problem("http://127.0.0.1:/x") == nil && TypedURL.problem("https://u@qiita.com:8443/x")?.contains("user name") == true)
+        #expect(TypedURL.badEscape(in: "https://x.example/%E3%81%82?q=%2Fa%2f") == nil && TypedURL.badEscape(in: "https://x.example/?q=%G1") == "%G1")
     }
 
     /// No message sends a control character to the terminal, whatever it

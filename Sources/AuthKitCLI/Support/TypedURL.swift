@@ -30,6 +30,11 @@ enum TypedURL {
         if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
             return "'\(DisplayText.sanitized(text, limit: 200))' contains a space or control character; encode it (a space is %20) as it will be sent."
         }
+        if let bad = badEscape(in: text) {
+            // URL re-encoded it as %25…, so a different URL was sent (and,
+            // for OAuth 1.0a, signed) than the one typed; `-d` refuses the same.
+            return "'\(DisplayText.sanitized(text, limit: 200))' has '\(DisplayText.sanitized(bad, limit: 3))', which is not a percent escape (RFC 3986 §2.1); write %25 for a literal %."
+        }
         let (host, port) = authority(of: text)
         if let host, host.unicodeScalars.contains(where: { !$0.isASCII }) {
             // libcurl refused it as "bad/illegal format", a network error; and
@@ -38,6 +43,18 @@ enum TypedURL {
         }
         if let port, !port.isEmpty, !(UInt16(port).map { $0 > 0 } ?? false) { // empty: the default port (RFC 3986 §3.2.3)
             return "The URL's port \(DisplayText.sanitized(port, limit: 20)) is not a TCP port (1–65535)."
+        }
+        return nil
+    }
+
+    /// The first `%` in `text` not followed by two hex digits, with what follows it.
+    static func badEscape(in text: String) -> String? {
+        let bytes = Array(text.utf8)
+        for index in bytes.indices where bytes[index] == UInt8(ascii: "%") {
+            let digits = bytes[(index + 1)..<min(index + 3, bytes.count)]
+            if digits.count < 2 || !digits.allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "f") ~= $0 | 0x20 }) {
+                return String(decoding: bytes[index..<min(index + 3, bytes.count)], as: UTF8.self)
+            }
         }
         return nil
     }
