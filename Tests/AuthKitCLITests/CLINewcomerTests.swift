@@ -412,6 +412,16 @@ import Testing
         let empty = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(empty.status == 64 && empty.stderr.contains(#"config.json has "clientSecret" under "providers"."qiita", but it is empty."#), "\(empty.stderr)")
         try FileManager.default.removeItem(at: config)
+        // `--client-secret ''` (what `sandbox serve --public-client` prints) wins over the variable:
+        // "set AUTHKIT_QIITA_CLIENT_SECRET" would not help where it is set. A variable left empty is named.
+        let overriding = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--client-secret", "", "--manual"],
+                                                  environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_SECRET": "the-secret"])
+        #expect(overriding.status == 64 && overriding.stderr.contains("--client-secret '' gives none, and it overrides the one in AUTHKIT_QIITA_CLIENT_SECRET: drop --client-secret ''."),
+                "\(overriding.stderr)")
+        #expect(!overriding.stderr.contains("the-secret"))
+        let emptyVariable = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--manual"],
+                                                     environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_SECRET": ""])
+        #expect(emptyVariable.status == 64 && emptyVariable.stderr.contains("AUTHKIT_QIITA_CLIENT_SECRET is set, but empty."), "\(emptyVariable.stderr)")
         // GitHub's code grant needs the secret, its device grant does not: the error names that way too.
         let github = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--manual", "--label", "work"],
                                               environment: ["AUTHKIT_HOME": home.path], respond: { $0.contains("what to paste") ? "" : nil })

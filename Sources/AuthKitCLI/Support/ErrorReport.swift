@@ -31,7 +31,8 @@ enum ErrorReport {
     }
 
     /// Every way to give `setting` to the command line, with the real path of config.json.
-    static func hint(for setting: AuthKitError.Setting, providerID: String, environment: [String: String]) -> String {
+    static func hint(for setting: AuthKitError.Setting, providerID: String, environment: [String: String],
+                     arguments: [String] = CommandLine.arguments) -> String {
         let config = AuthKitHome.directory(environment: environment).appendingPathComponent("config.json").path
         let flag: String
         switch setting {
@@ -39,8 +40,19 @@ enum ErrorReport {
         case .clientSecret: flag = "--client-secret"
         case .placeholder(let name, _): flag = "--placeholder \(name)=…"
         }
-        return "Pass \(flag), set \(setting.environmentVariable(providerID: providerID)), or add \(setting.configEntry(providerID: providerID)) in \(config)."
-            + emptyEntry(setting, providerID: providerID, config: config, environment: environment)
+        let variable = setting.environmentVariable(providerID: providerID)
+        if case .placeholder = setting {} else if givenEmpty(flag, in: arguments) {
+            // `--client-secret ''` (a public client, as `sandbox serve
+            // --public-client` prints) wins over the environment and
+            // config.json: "set the variable" would not help where it is set.
+            let overridden = environment[variable].map { !$0.isEmpty } == true ? variable
+                : configuredValue(setting, providerID: providerID, environment: environment)?.isEmpty == false ? config : nil
+            if let overridden { return "\(flag) '' gives none, and it overrides the one in \(overridden): drop \(flag) ''." }
+            return "\(flag) '' gives none: pass the \(setting.name) with \(flag), set \(variable), or add \(setting.configEntry(providerID: providerID)) in \(config)."
+        }
+        let emptyVariable = environment[variable]?.isEmpty == true ? " \(variable) is set, but empty." : ""
+        return "Pass \(flag), set \(variable), or add \(setting.configEntry(providerID: providerID)) in \(config)."
+            + emptyVariable + emptyEntry(setting, providerID: providerID, config: config, environment: environment)
             + misspeltEntry(providerID: providerID, environment: environment)
     }
 
@@ -48,15 +60,29 @@ enum ErrorReport {
     /// empty." when it does (a template filled in halfway), else "": an
     /// empty value counts as none, and "add it" alone would read as wrong.
     static func emptyEntry(_ setting: AuthKitError.Setting, providerID: String, config: String, environment: [String: String]) -> String {
+        configuredValue(setting, providerID: providerID, environment: environment)?.isEmpty == true
+            ? " \(config) has \(setting.configEntry(providerID: providerID)), but it is empty." : ""
+    }
+
+    /// The value config.json holds for `setting`, if it has the entry.
+    static func configuredValue(_ setting: AuthKitError.Setting, providerID: String, environment: [String: String]) -> String? {
         let home = AuthKitHome.directory(environment: environment)
-        guard let settings = (try? UserConfiguration.load(home: home))?.providers?[providerID] else { return "" }
-        let value: String?
+        guard let settings = (try? UserConfiguration.load(home: home))?.providers?[providerID] else { return nil }
         switch setting {
-        case .clientID: value = settings.clientID
-        case .clientSecret: value = settings.clientSecret
-        case .placeholder(let name, _): value = settings.placeholders?[name]
+        case .clientID: return settings.clientID
+        case .clientSecret: return settings.clientSecret
+        case .placeholder(let name, _): return settings.placeholders?[name]
         }
-        return value?.isEmpty == true ? " \(config) has \(setting.configEntry(providerID: providerID)), but it is empty." : ""
+    }
+
+    /// Whether the command line gave `flag` an empty value (`--flag ''` or
+    /// `--flag=`), before any `--`.
+    static func givenEmpty(_ flag: String, in arguments: [String]) -> Bool {
+        for (index, argument) in arguments.enumerated() {
+            if argument == "--" { return false }
+            if argument == flag + "=" || (argument == flag && arguments.indices.contains(index + 1) && arguments[index + 1].isEmpty) { return true }
+        }
+        return false
     }
 
     /// " config.json has settings under 'qitta': did you mean 'qiita'?" when
