@@ -960,7 +960,8 @@ import Testing
         let withDefault = try await CLIProcess.run(["providers", "show", "microsoft"], environment: environment)
         #expect(withDefault.stdout.contains("placeholder:   {tenant} (default: common):"), "\(withDefault.stdout)")
         // Whether a sign-in needs the client secret, where the descriptor says so.
-        for (id, line) in [("qiita", "client secret: required (no public clients)\n"), ("github", "client secret: required, except for the device grant\n"),
+        for (id, line) in [("qiita", "client secret: required (no public clients)\n"), ("github", "client secret: required, except for the device grant (a refresh needs it)\n"),
+                           ("twitch", "client secret: required, except for the device grant and refreshing its tokens\n"),
                            ("google", "client secret: required for the device grant\n")] {
             let shown = try await CLIProcess.run(["providers", "show", id], environment: environment)
             #expect(shown.stdout.contains(line), "\(id): \(shown.stdout)")

@@ -190,6 +190,29 @@ import Testing
         }
     }
 
+    /// Twitch's device grant in public mode, through its emulation: the
+    /// scopes travel as `scopes` (`scope` is refused, where Twitch would
+    /// grant none), and the public client's token refreshes without a
+    /// secret though Twitch's code exchange needs one.
+    @Test func twitchsPublicDeviceGrantGetsItsScopesAndRefreshes() async throws {
+        var options = SandboxOptions(consent: .approve, deviceInterval: 1)
+        options.clientSecret = nil
+        try await Sandbox.with(emulating: try bundled("twitch"), options: options) { sandbox in
+            var settings = sandbox.clientSettings
+            settings.scopes = ["user:read:email", "chat:read"]
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+            var credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            #expect(Set(credential.scopes) == ["user:read:email", "chat:read"], "\(credential.scopes)")
+            credential.expiresAt = Date(timeIntervalSinceNow: -60)
+            let refreshed = try await client.refresh(credential)
+            #expect(refreshed.accessToken != credential.accessToken)
+            let device = try #require(URL(string: sandbox.baseURL.absoluteString + "/id.twitch.tv/oauth2/device"))
+            let answer = try await raw("POST", device, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                       body: "client_id=sandbox-client&scope=chat%3Aread")
+            #expect(answer.status == 400 && answer.body.contains("invalid_scope") && answer.body.contains("'scopes'"), "\(answer.body)")
+        }
+    }
+
     /// A device-only provider (no authorization endpoint): its metadata
     /// leaves out `authorization_endpoint` and `response_types_supported`, as
     /// RFC 8414 §2 has such a server do, and what discovery makes of it signs

@@ -101,6 +101,19 @@ import Testing
         #expect(items.first { $0.name == "login_hint" }?.value == tricky)
     }
 
+    /// Slack's user scopes go in `user_scope` (`authorization.scopeParameter`):
+    /// in `scope` they asked for bot scopes, which an app on a desktop
+    /// redirect may not request, and `--scope` could not reach `user_scope`.
+    @Test func slackUserScopesGoInUserScope() throws {
+        let client = try client("slack", settings: ClientSettings(clientID: "the-client"))
+        let redirect = URL(string: "http://localhost:8765/callback")
+        let standard = try parameters(client.startAuthorization(redirectURI: redirect).url)
+        #expect(standard["user_scope"] == "users:read" && standard["scope"] == nil, "\(standard)")
+        let asked = try parameters(client.startAuthorization(redirectURI: redirect, scopes: ["chat:write", "users:read"]).url)
+        #expect(asked["user_scope"] == "chat:write,users:read" && asked["scope"] == nil, "\(asked)")
+        #expect(throws: AuthKitError.self) { try client.startAuthorization(additionalParameters: ["user_scope": "x"]) }
+    }
+
     @Test func reservedParametersCannotBeOverridden() throws {
         for name in ["state", "code_challenge", "redirect_uri", "client_id"] {
             #expect(throws: AuthKitError.self) {

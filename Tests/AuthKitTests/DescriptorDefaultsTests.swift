@@ -16,7 +16,7 @@ import Testing
      "authorization": {"url": "https://as.example/authorize"}, "token": {"url": "https://as.example/token"},
      "redirect": {}, "scopes": {}, "issuer": {"identifier": "https://as.example"},
      "followUp": {"url": "https://as.example/follow"}, "refresh": {"url": "https://as.example/refresh"},
-     "revocation": {"url": "https://as.example/revoke"}}
+     "revocation": {"url": "https://as.example/revoke"}, "device": {"url": "https://as.example/device"}}
     """#
     static let minimalOAuth1 = #"""
     {"id": "d1", "protocol": "oauth1", "oauth1": {"requestTokenURL": "https://as.example/rt",
@@ -29,6 +29,10 @@ import Testing
         "name",                               // the id
         "revocation.parameters",              // RFC 7009: token and token_type_hint, when neither these…
         "revocation.clientAuthentication",    // …nor this is given: then the token endpoint's
+        "token.refreshRequiresClientSecret",  // token.requiresClientSecret
+        "device.encoding",                    // the token endpoint's
+        "device.clientAuthentication",
+        "device.requiresClientSecret",
     ]
 
     /// `(path, default)` for every `default` keyword in the schema, with a

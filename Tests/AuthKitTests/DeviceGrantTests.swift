@@ -267,6 +267,34 @@ import Testing
         }
     }
 
+    /// Twitch takes the device grant's scopes as `scopes`, in the request and
+    /// in each poll (`device.scopeParameter`, `sendScopesWhenPolling`): sent
+    /// as `scope`, Twitch would grant none of them. Its refresh of a public
+    /// client's token needs no secret (`token.refreshRequiresClientSecret`),
+    /// though its code exchange does.
+    @Test func twitchsDeviceGrantSendsScopesAndRefreshesWithoutASecret() async throws {
+        try await withServer { server in
+            server.route("POST", "/oauth2/device") { _ in
+                .json(#"{"device_code":"dev-code-secret","user_code":"WDJB-MJHT","verification_uri":"https://www.twitch.tv/activate","expires_in":1800,"interval":5}"#)
+            }
+            server.route("POST", "/oauth2/token") { _ in Self.granted }
+            var client = try OAuth2Client(descriptor: bundledDescriptor("twitch", pointingTo: server),
+                                          settings: ClientSettings(clientID: "public-app", scopes: ["user:read:email", "chat:read"]))
+            client.deviceSleep = { _ in }
+            var credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            let sent = try server.requests.map { try formObject($0.bodyText) }
+            #expect(sent.count == 2 && sent.allSatisfy { $0["scopes"] == "user:read:email chat:read" && $0["scope"] == nil }, "\(sent)")
+            credential.expiresAt = Date(timeIntervalSinceNow: -60)
+            _ = try await client.refresh(credential)
+            let refresh = try formObject(try #require(server.requests.last).bodyText)
+            #expect(refresh["grant_type"] == "refresh_token" && refresh["client_id"] == "public-app" && refresh["client_secret"] == nil)
+            // The code exchange still needs the secret.
+            await #expect(throws: AuthKitError.missingSetting(providerID: "twitch", .clientSecret)) {
+                _ = try await client.exchange(code: "c", pending: client.startAuthorization().pending)
+            }
+        }
+    }
+
     @Test func aProviderWithoutTheGrantSaysSo() async throws {
         let qiita = try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings(clientID: "c"))
         await #expect(throws: AuthKitError.notSupported(providerID: "qiita", .deviceGrant)) {

@@ -72,6 +72,10 @@ cases = [
     # Corpus 48: a public client authenticates with its id alone or with Basic and an empty password.
     ("public clients sending basic", {**base, "device": {"url": "https://x.example/d"}, "token": {"url": "https://x.example/token", "publicClientAuthentication": "basic"}}, True),
     ("public clients sending post", {**base, "device": {"url": "https://x.example/d"}, "token": {"url": "https://x.example/token", "publicClientAuthentication": "post"}}, False),
+    # Corpus 50, 52: the scopes' parameter is the provider's, never one AuthKit sets.
+    ("scopes in user_scope, and in the device grant's scopes", {**base, "authorization": {"url": "https://x.example/a", "scopeParameter": "user_scope"}, "device": {"url": "https://x.example/d", "scopeParameter": "scopes", "sendScopesWhenPolling": True}}, True),
+    ("scopes in the state parameter", {**base, "authorization": {"url": "https://x.example/a", "scopeParameter": "state"}}, False),
+    ("device scopes in client_id", {**base, "device": {"url": "https://x.example/d", "scopeParameter": "client_id"}}, False),
 ]
 for name, document, valid in cases:
     if validator.is_valid(document) == valid:

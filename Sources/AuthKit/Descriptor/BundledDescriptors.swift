@@ -1221,7 +1221,7 @@ enum BundledDescriptors {
   "name": "Slack (user token)",
   "protocol": "oauth2",
   "documentation": "https://docs.slack.dev/authentication/installing-with-oauth",
-  "_comment": "Sources read (excerpts): docs.slack.dev authentication/installing-with-oauth, reference/methods/oauth.v2.access and oauth.v2.user.access, authentication/using-pkce, changelog 2026-03-30 'PKCE is now generally available'. This descriptor is for a USER token (xoxp-) obtained by a CLI. AUTHORIZE: https://slack.com/oauth/v2/authorize takes bot scopes in 'scope' and user scopes in 'user_scope' (comma-separated). AuthKit puts the requested scopes in 'scope', which here would be BOT scopes — and 'desktop redirects' (custom schemes and localhost redirects of PKCE-enabled apps) cannot request bot scopes. So scopes.default is empty and the user scopes are a fixed authorization parameter (edit user_scope to change them); --scope would request bot scopes. TOKEN: POST https://slack.com/api/oauth.v2.access (form or JSON); Slack asks that client_id/client_secret be sent with HTTP Basic rather than as parameters. A PKCE-enabled app is a public client: no secret (AuthKit sends client_id only when none is configured) and code_verifier. ANSWER: HTTP 200 even for errors, {\"ok\": false, \"error\": \"invalid_code\"} (the default errorCode 'error' catches it); the bot token, if any, is at top level and the user token at authed_user.access_token (authed_user.token_type is 'user', top-level token_type 'bot'); granted scopes are comma-separated. Slack's token_type values are labels, not RFC 6750 types — the tokens are used as 'Authorization: Bearer'. So the token response sets assumeBearer. oauth.v2.user.access is a newer method that returns only a user token (same arguments incl. code_verifier); not used here because its answer shape was not confirmed. PKCE: optional, enabled per app in its settings, one-way (marks the app public); required when redirecting to a custom URI scheme. REFRESH / ROTATION: only with token rotation enabled (or always for PKCE apps redirecting to a custom scheme); access tokens then expire (expires_in) and a refresh is grant_type=refresh_token at oauth.v2.access; every refresh token of a PKCE-enabled app expires after 30 days; refreshes of desktop-redirect tokens need no client_secret. REDIRECT: non-PKCE apps need https redirect URLs registered under OAuth & Permissions; PKCE apps may use localhost redirects. Not confirmed: whether http://localhost (vs https) and any port are accepted, or 127.0.0.1 — hence a fixed http://localhost:8765/callback that you register. REVOCATION: auth.revoke (https://slack.com/api/auth.revoke) with the token in the Authorization header, answering {\"ok\": true, \"revoked\": true} — from Slack's method reference, not re-read in this research; errors also come with HTTP 200, and revocation.response.errorCode reads them: a refused revocation is reported and the credential kept. No device grant. 'Sign in with Slack' is a separate OpenID Connect flow (issuer https://slack.com, discovery https://slack.com/.well-known/openid-configuration, authorize https://slack.com/openid/connect/authorize, token https://slack.com/api/openid.connect.token) — not described by this file; issuer not confirmed here.",
+  "_comment": "Sources read (excerpts): docs.slack.dev authentication/installing-with-oauth, reference/methods/oauth.v2.access and oauth.v2.user.access, authentication/using-pkce, changelog 2026-03-30 'PKCE is now generally available'. This descriptor is for a USER token (xoxp-) obtained by a CLI. AUTHORIZE: https://slack.com/oauth/v2/authorize takes bot scopes in 'scope' and user scopes in 'user_scope' (comma-separated). 'Desktop redirects are not allowed to request bot scopes' (custom schemes and localhost redirects of PKCE-enabled apps; docs.slack.dev authentication/using-pkce), and 'user scopes should be added as user_scope=<user_scope>' (installing-with-oauth): so authorization.scopeParameter is 'user_scope', and the requested scopes (scopes.default, or --scope) go there. TOKEN: POST https://slack.com/api/oauth.v2.access (form or JSON); Slack asks that client_id/client_secret be sent with HTTP Basic rather than as parameters. A PKCE-enabled app is a public client: no secret (AuthKit sends client_id only when none is configured) and code_verifier. ANSWER: HTTP 200 even for errors, {\"ok\": false, \"error\": \"invalid_code\"} (the default errorCode 'error' catches it); the bot token, if any, is at top level and the user token at authed_user.access_token (authed_user.token_type is 'user', top-level token_type 'bot'); granted scopes are comma-separated. Slack's token_type values are labels, not RFC 6750 types — the tokens are used as 'Authorization: Bearer'. So the token response sets assumeBearer. oauth.v2.user.access is a newer method that returns only a user token (same arguments incl. code_verifier); not used here because its answer shape was not confirmed. PKCE: optional, enabled per app in its settings, one-way (marks the app public); required when redirecting to a custom URI scheme. REFRESH / ROTATION: only with token rotation enabled (or always for PKCE apps redirecting to a custom scheme); access tokens then expire (expires_in) and a refresh is grant_type=refresh_token at oauth.v2.access; every refresh token of a PKCE-enabled app expires after 30 days; refreshes of desktop-redirect tokens need no client_secret. REDIRECT: non-PKCE apps need https redirect URLs registered under OAuth & Permissions; PKCE apps may use localhost redirects. Not confirmed: whether http://localhost (vs https) and any port are accepted, or 127.0.0.1 — hence a fixed http://localhost:8765/callback that you register. REVOCATION: auth.revoke (https://slack.com/api/auth.revoke) with the token in the Authorization header, answering {\"ok\": true, \"revoked\": true} — from Slack's method reference, not re-read in this research; errors also come with HTTP 200, and revocation.response.errorCode reads them: a refused revocation is reported and the credential kept. No device grant. 'Sign in with Slack' is a separate OpenID Connect flow (issuer https://slack.com, discovery https://slack.com/.well-known/openid-configuration, authorize https://slack.com/openid/connect/authorize, token https://slack.com/api/openid.connect.token) — not described by this file; issuer not confirmed here.",
   "redirect": {
     "host": "localhost",
     "port": 8765,
@@ -1229,9 +1229,7 @@ enum BundledDescriptors {
   },
   "authorization": {
     "url": "https://slack.com/oauth/v2/authorize",
-    "parameters": {
-      "user_scope": "users:read"
-    }
+    "scopeParameter": "user_scope"
   },
   "token": {
     "url": "https://slack.com/api/oauth.v2.access",
@@ -1265,7 +1263,9 @@ enum BundledDescriptors {
   },
   "scopes": {
     "separator": ",",
-    "default": [],
+    "default": [
+      "users:read"
+    ],
     "known": [
       "users:read",
       "users:read.email",
@@ -1502,7 +1502,7 @@ enum BundledDescriptors {
   "name": "Twitch",
   "protocol": "oauth2",
   "documentation": "https://dev.twitch.tv/docs/authentication/getting-tokens-oauth/",
-  "_comment": "Sources read (excerpts): dev.twitch.tv/docs/authentication, authentication/getting-tokens-oauth, authentication/refresh-tokens; endpoint URLs also as listed by the twitch_oauth2 client library (authorize, token, revoke, validate). FLOWS: implicit, client credentials, authorization code (servers that can keep a secret) and the device code grant (for limited-input clients; Twitch recommends it with a 'Public' client type for open desktop platforms). TOKEN: POST https://id.twitch.tv/oauth2/token with client_id, client_secret, code, grant_type=authorization_code, redirect_uri in the form body (post). The answer's 'scope' is a JSON ARRAY and token_type is 'bearer'. REFRESH: only authorization-code (and device-code) user tokens can be refreshed, via grant_type=refresh_token at the token URL; 'because refresh tokens may change, your app should safely store the new refresh token'; refresh tokens of public (device-flow) clients are rotated on use and expire after 30 days of inactivity (from a third-party summary of Twitch's docs; not confirmed on the page excerpt read). Twitch asks apps to react to 401 rather than to expires_in, and to validate tokens (GET https://id.twitch.tv/oauth2/validate) at start-up and hourly — not expressible. REVOCATION: POST https://id.twitch.tv/oauth2/revoke with form client_id and token (no secret), 200 on success — from client libraries and Twitch's revoke section as commonly quoted, not re-read here. REDIRECT: must match a registered OAuth Redirect URL; Twitch's examples use http://localhost:3000; not confirmed whether 127.0.0.1 or varying ports are accepted — register http://localhost:8765/callback. PKCE: not documented — none. DEVICE GRANT: POST https://id.twitch.tv/oauth2/device (client_id, scopes), listed among Twitch's four flows; the URL is as used by the twitch_oauth_token client library (not read on Twitch's page). OIDC: issuer https://id.twitch.tv/oauth2, discovery https://id.twitch.tv/oauth2/.well-known/openid-configuration (not re-confirmed here). DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device). CLIENT SECRET: required for the authorization code flow (dev.twitch.tv/docs/authentication/getting-tokens-oauth: for an app that 'can securely store a client secret'; public clients get 'missing client secret', twitchdev/issues#1097), not for the device flow ('DCF supports a public mode (i.e. no client secret)', Twitch's announcement on discuss.dev.twitch.com): token.requiresClientSecret true, device.requiresClientSecret false.",
+  "_comment": "Sources read (excerpts): dev.twitch.tv/docs/authentication, authentication/getting-tokens-oauth, authentication/refresh-tokens; endpoint URLs also as listed by the twitch_oauth2 client library (authorize, token, revoke, validate). FLOWS: implicit, client credentials, authorization code (servers that can keep a secret) and the device code grant (for limited-input clients; Twitch recommends it with a 'Public' client type for open desktop platforms). TOKEN: POST https://id.twitch.tv/oauth2/token with client_id, client_secret, code, grant_type=authorization_code, redirect_uri in the form body (post). The answer's 'scope' is a JSON ARRAY and token_type is 'bearer'. REFRESH: only authorization-code (and device-code) user tokens can be refreshed, via grant_type=refresh_token at the token URL; 'because refresh tokens may change, your app should safely store the new refresh token'; refresh tokens of public (device-flow) clients are rotated on use and expire after 30 days of inactivity (from a third-party summary of Twitch's docs; not confirmed on the page excerpt read). Twitch asks apps to react to 401 rather than to expires_in, and to validate tokens (GET https://id.twitch.tv/oauth2/validate) at start-up and hourly — not expressible. REVOCATION: POST https://id.twitch.tv/oauth2/revoke with form client_id and token (no secret), 200 on success — from client libraries and Twitch's revoke section as commonly quoted, not re-read here. REDIRECT: must match a registered OAuth Redirect URL; Twitch's examples use http://localhost:3000; not confirmed whether 127.0.0.1 or varying ports are accepted — register http://localhost:8765/callback. PKCE: not documented — none. DEVICE GRANT: POST https://id.twitch.tv/oauth2/device (client_id, and 'scopes', plural: 'A space-delimited list of scopes'; device.scopeParameter), and the polls at the token URL list client_id, scopes, device_code and grant_type (device.sendScopesWhenPolling; quoted from Twitch's table by client libraries, not read on Twitch's page); listed among Twitch's four flows; the URL is as used by the twitch_oauth_token client library (not read on Twitch's page). OIDC: issuer https://id.twitch.tv/oauth2, discovery https://id.twitch.tv/oauth2/.well-known/openid-configuration (not re-confirmed here). DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device). CLIENT SECRET: required for the authorization code flow (dev.twitch.tv/docs/authentication/getting-tokens-oauth: for an app that 'can securely store a client secret'; public clients get 'missing client secret', twitchdev/issues#1097), not for the device flow ('DCF supports a public mode (i.e. no client secret)', Twitch's announcement on discuss.dev.twitch.com): token.requiresClientSecret true, device.requiresClientSecret false. REFRESH of a public client's token: 'client_secret … This field is not required if your application's client type was set to public' (authentication/refresh-tokens, quoted by client libraries), so token.refreshRequiresClientSecret is false while the code exchange requires it.",
   "redirect": {
     "host": "localhost",
     "port": 8765,
@@ -1515,7 +1515,8 @@ enum BundledDescriptors {
     "url": "https://id.twitch.tv/oauth2/token",
     "requiresClientSecret": true,
     "encoding": "form",
-    "clientAuthentication": "post"
+    "clientAuthentication": "post",
+    "refreshRequiresClientSecret": false
   },
   "scopes": {
     "separator": " ",
@@ -1555,7 +1556,9 @@ enum BundledDescriptors {
   },
   "device": {
     "url": "https://id.twitch.tv/oauth2/device",
-    "requiresClientSecret": false
+    "requiresClientSecret": false,
+    "scopeParameter": "scopes",
+    "sendScopesWhenPolling": true
   }
 }
 """#),
@@ -1825,6 +1828,7 @@ enum BundledDescriptors {
         "url": { "$ref": "#/$defs/endpoint" },
         "sendRedirectURI": { "default": true, "type": "boolean", "description": "Default true." },
         "sendResponseType": { "default": true, "type": "boolean", "description": "Default true." },
+        "scopeParameter": { "default": "scope", "type": "string", "minLength": 1, "not": { "enum": ["response_type", "client_id", "redirect_uri", "state", "code_challenge", "code_challenge_method", "client_secret"] }, "description": "The parameter that carries the requested scopes. Default scope (RFC 6749 §3.3); Slack's user tokens: user_scope." },
         "parameters": { "default": {}, "$ref": "#/$defs/stringMap", "description": "Extra fixed authorize-URL parameters." }
       }
     },
@@ -1838,6 +1842,7 @@ enum BundledDescriptors {
         "clientAuthentication": { "default": "basic", "$ref": "#/$defs/clientAuthentication", "description": "Default basic when a secret is configured, else none." },
         "publicClientAuthentication": { "default": "none", "enum": ["none", "basic"], "description": "How a client without a secret identifies itself, here and in the device grant, refresh and revocation: none sends only client_id (RFC 6749 §3.2.1); basic sends HTTP Basic with the id and an empty password (Reddit's installed apps). Default none." },
         "requiresClientSecret": { "default": false, "type": "boolean", "description": "The provider has no public clients: it refuses a code exchange or refresh without the client secret, so a sign-in without one is refused before the browser opens. Default false (public clients exist, or the documentation does not say)." },
+        "refreshRequiresClientSecret": { "type": "boolean", "description": "As requiresClientSecret, for a refresh at the token endpoint (Twitch refreshes a public client's device-grant token without the secret, though its code exchange needs it). Default: requiresClientSecret." },
         "sendGrantType": { "default": true, "type": "boolean", "description": "Default true." },
         "sendRedirectURI": { "default": true, "type": "boolean", "description": "Default: authorization.sendRedirectURI." },
         "headers": { "default": {}, "$ref": "#/$defs/stringMap" },
@@ -1868,7 +1873,9 @@ enum BundledDescriptors {
         "url": { "$ref": "#/$defs/endpoint", "description": "The device authorization endpoint (RFC 8628 §3.1)." },
         "encoding": { "enum": ["form", "json"], "description": "Default: token.encoding." },
         "clientAuthentication": { "$ref": "#/$defs/clientAuthentication", "description": "Default: token.clientAuthentication (a client without a secret sends only client_id)." },
-        "requiresClientSecret": { "type": "boolean", "description": "As token.requiresClientSecret, for the device grant. Default: token.requiresClientSecret." }
+        "requiresClientSecret": { "type": "boolean", "description": "As token.requiresClientSecret, for the device grant. Default: token.requiresClientSecret." },
+        "scopeParameter": { "default": "scope", "type": "string", "minLength": 1, "not": { "enum": ["client_id", "client_secret"] }, "description": "The parameter that carries the requested scopes in the device authorization request. Default scope (RFC 8628 §3.1); Twitch: scopes." },
+        "sendScopesWhenPolling": { "default": false, "type": "boolean", "description": "Send the scopes (under scopeParameter) in each poll of the token endpoint too, as Twitch lists them there; RFC 8628 §3.4 has none. Default false." }
       }
     },
     "refreshPolicy": {

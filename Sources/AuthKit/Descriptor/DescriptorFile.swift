@@ -33,6 +33,8 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var encoding: BodyEncoding?
         package var clientAuthentication: ClientAuthentication?
         package var requiresClientSecret: Bool?
+        package var scopeParameter: String?
+        package var sendScopesWhenPolling: Bool?
     }
 
     /// When a credential is refreshed (see ``RefreshPolicy``).
@@ -60,6 +62,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var url: String
         package var sendRedirectURI: Bool?
         package var sendResponseType: Bool?
+        package var scopeParameter: String?
         package var parameters: [String: String]?
     }
 
@@ -69,6 +72,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var clientAuthentication: ClientAuthentication?
         package var publicClientAuthentication: ClientAuthentication?
         package var requiresClientSecret: Bool?
+        package var refreshRequiresClientSecret: Bool?
         package var sendGrantType: Bool?
         package var sendRedirectURI: Bool?
         package var headers: [String: String]?
@@ -139,6 +143,7 @@ extension DescriptorFile {
                 publicClientAuthentication: token.publicClientAuthentication ?? .none,
                 // Unknown unless the file says so: many providers have public clients.
                 requiresClientSecret: token.requiresClientSecret ?? false,
+                refreshRequiresClientSecret: token.refreshRequiresClientSecret ?? token.requiresClientSecret ?? false,
                 sendGrantType: token.sendGrantType ?? true,
                 // RFC 6749 §4.1.3: required when it was in the authorization request.
                 sendRedirectURI: token.sendRedirectURI ?? sendRedirectURI,
@@ -168,7 +173,7 @@ extension DescriptorFile {
             authorization: authorization.map {
                 AuthorizationEndpoint(
                     url: $0.url, sendRedirectURI: sendRedirectURI, sendResponseType: $0.sendResponseType ?? true,
-                    parameters: $0.parameters ?? [:])
+                    scopeParameter: $0.scopeParameter ?? "scope", parameters: $0.parameters ?? [:])
             },
             token: tokenEndpoint,
             // RFC 9700 §2.1.1: clients MUST use PKCE unless they know the server
@@ -189,7 +194,8 @@ extension DescriptorFile {
             device: device.map {
                 DeviceEndpoint(url: $0.url, encoding: $0.encoding ?? tokenEndpoint?.encoding ?? .form,
                                clientAuthentication: $0.clientAuthentication ?? tokenEndpoint?.clientAuthentication ?? .basic,
-                               requiresClientSecret: $0.requiresClientSecret ?? tokenEndpoint?.requiresClientSecret ?? false)
+                               requiresClientSecret: $0.requiresClientSecret ?? tokenEndpoint?.requiresClientSecret ?? false,
+                               scopeParameter: $0.scopeParameter ?? "scope", sendScopesWhenPolling: $0.sendScopesWhenPolling ?? false)
             },
             refreshPolicy: RefreshPolicy(
                 margin: refreshPolicy?.marginSeconds ?? 60,
@@ -266,12 +272,12 @@ extension DescriptorFile {
             scopes: Scopes(separator: descriptor.scopes.separator, default: descriptor.scopes.default, known: descriptor.scopes.known),
             authorization: descriptor.authorization.map {
                 Authorization(url: $0.url, sendRedirectURI: $0.sendRedirectURI, sendResponseType: $0.sendResponseType,
-                              parameters: $0.parameters)
+                              scopeParameter: $0.scopeParameter, parameters: $0.parameters)
             },
             token: descriptor.token.map {
                 Token(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
                       publicClientAuthentication: $0.publicClientAuthentication,
-                      requiresClientSecret: $0.requiresClientSecret, sendGrantType: $0.sendGrantType, sendRedirectURI: $0.sendRedirectURI, headers: $0.headers,
+                      requiresClientSecret: $0.requiresClientSecret, refreshRequiresClientSecret: $0.refreshRequiresClientSecret, sendGrantType: $0.sendGrantType, sendRedirectURI: $0.sendRedirectURI, headers: $0.headers,
                       successStatus: $0.successStatus, response: mapping($0.response))
             },
             pkce: descriptor.pkce,
@@ -289,6 +295,7 @@ extension DescriptorFile {
                 marginSeconds: descriptor.refreshPolicy.margin, aheadSeconds: descriptor.refreshPolicy.ahead,
                 minimumAgeSeconds: descriptor.refreshPolicy.minimumAge),
             device: descriptor.device.map { Device(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
-                                                      requiresClientSecret: $0.requiresClientSecret) })
+                                                      requiresClientSecret: $0.requiresClientSecret, scopeParameter: $0.scopeParameter,
+                                                      sendScopesWhenPolling: $0.sendScopesWhenPolling) })
     }
 }

@@ -60,6 +60,13 @@ package struct DescriptorValidator: Sendable {
         case .oauth2:
             if let authorization = descriptor.authorization {
                 checkEndpoint(authorization.url, field: "authorization.url", allowed: declared, issue: issue)
+                if let name = authorization.scopeParameter {
+                    if name.isEmpty || (OAuth2Client.reservedParameters.contains(name) && name != "scope") {
+                        issue("authorization.scopeParameter", "'\(DisplayText.sanitized(name, limit: 40))' cannot carry the scopes: it is empty or a parameter AuthKit sets itself; give the name the provider reads them from, e.g. 'user_scope'.")
+                    } else if authorization.parameters?[name] != nil {
+                        issue("authorization.parameters.\(name)", "is where the requested scopes go (scopeParameter); list them in scopes.default instead.")
+                    }
+                }
                 if authorization.parameters?["client_secret"] != nil {
                     // It would end up in browser history and server logs (RFC 9700 §2.5).
                     issue("authorization.parameters.client_secret", "a client secret must never be sent in the authorization URL; remove it.")
@@ -88,6 +95,9 @@ package struct DescriptorValidator: Sendable {
                 default:
                     break
                 }
+                if token.refreshRequiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
+                    issue("token.refreshRequiresClientSecret", "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave refreshRequiresClientSecret out.")
+                }
                 if token.requiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
                     issue("token.requiresClientSecret", "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave requiresClientSecret out.")
                 }
@@ -96,6 +106,9 @@ package struct DescriptorValidator: Sendable {
             }
             if let device = descriptor.device {
                 checkEndpoint(device.url, field: "device.url", allowed: declared, issue: issue)
+                if let name = device.scopeParameter, name.isEmpty || ["client_id", "client_secret"].contains(name) {
+                    issue("device.scopeParameter", "'\(DisplayText.sanitized(name, limit: 40))' cannot carry the scopes: it is empty or a parameter AuthKit sets itself; give the name the provider reads them from, e.g. 'scopes'.")
+                }
                 if device.encoding == .query {
                     issue("device.encoding", "'query' would put the client's credentials in a URL; use 'form' or 'json'.")
                 }

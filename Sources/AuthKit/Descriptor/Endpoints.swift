@@ -19,6 +19,10 @@ package struct TokenEndpoint: Sendable, Hashable {
     /// would refuse it only after the user had approved. `false` where
     /// public clients exist, and where the documentation does not say.
     package var requiresClientSecret: Bool
+    /// The same, for a refresh (RFC 6749 §6) at the token endpoint: Twitch
+    /// refuses a code exchange without the secret, but refreshes a public
+    /// client's (device-grant) token without one.
+    package var refreshRequiresClientSecret: Bool
     /// Send `grant_type`; Qiita takes none.
     package var sendGrantType: Bool
     /// Send `redirect_uri` (RFC 6749 §4.1.3 requires it when it was in the authorization request).
@@ -45,6 +49,12 @@ package struct DeviceEndpoint: Sendable, Hashable {
     /// endpoint's unless the descriptor says otherwise (GitHub's device flow
     /// needs no secret, its code exchange does).
     package var requiresClientSecret: Bool
+    /// The parameter that carries the requested scopes in the device
+    /// authorization request: `scope` (RFC 8628 §3.1), or Twitch's `scopes`.
+    package var scopeParameter: String
+    /// Send the scopes again in each poll of the token endpoint, as Twitch
+    /// lists them there; RFC 8628 §3.4 has none.
+    package var sendScopesWhenPolling: Bool
 }
 
 /// How the client proves its identity to the token endpoint (RFC 6749 §2.3).
@@ -74,6 +84,9 @@ package struct AuthorizationEndpoint: Sendable, Hashable {
     package var sendRedirectURI: Bool
     /// Send `response_type=code`; Qiita takes none.
     package var sendResponseType: Bool
+    /// The parameter that carries the requested scopes: `scope` (RFC 6749
+    /// §3.3), or Slack's `user_scope`, where `scope` asks for bot scopes.
+    package var scopeParameter: String
     /// Extra fixed parameters, e.g. Google's `{"access_type": "offline"}`.
     package var parameters: [String: String]
 }

@@ -121,7 +121,7 @@ public struct OAuth2Client: Authenticator {
         redirectURI: URL? = nil, scopes: [String]? = nil, additionalParameters: [String: String] = [:]
     ) throws -> (url: URL, pending: PendingAuthorization) {
         let (authorization, authorizationPrefix) = try authorizationEndpoint()
-        for name in additionalParameters.keys where Self.reservedParameters.contains(name) {
+        for name in additionalParameters.keys where Self.reservedParameters.contains(name) || name == authorization.scopeParameter {
             throw AuthKitError.misuse(.reservedParameter(name))
         }
         let redirect = redirectURI ?? standardRedirect
@@ -137,13 +137,14 @@ public struct OAuth2Client: Authenticator {
         if authorization.sendResponseType { pairs.append(("response_type", "code")) }
         pairs.append(("client_id", clientID))
         if authorization.sendRedirectURI { pairs.append(("redirect_uri", redirectURI)) }
-        if !scopes.isEmpty { pairs.append(("scope", scopes.joined(separator: descriptor.scopes.separator))) }
+        if !scopes.isEmpty { pairs.append((authorization.scopeParameter, scopes.joined(separator: descriptor.scopes.separator))) }
         pairs.append(("state", state))
         if let pkce {
             pairs.append(("code_challenge", pkce.challenge))
             pairs.append(("code_challenge_method", pkce.method))
         }
-        for (name, value) in authorization.parameters.sorted(by: { $0.key < $1.key }) where !Self.reservedParameters.contains(name) {
+        for (name, value) in authorization.parameters.sorted(by: { $0.key < $1.key })
+        where !Self.reservedParameters.contains(name) && name != authorization.scopeParameter {
             pairs.append((name, value))
         }
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) {
@@ -216,7 +217,7 @@ public struct OAuth2Client: Authenticator {
     ///   refresh token, or the provider refuses it (`invalid_grant`).
     public func refresh(_ credential: Credential) async throws -> Credential {
         try checkCredential(credential)
-        if descriptor.refresh == nil { try checkClientSecret(requiredBy: calls.token.requiresClientSecret) }
+        if descriptor.refresh == nil { try checkClientSecret(requiredBy: calls.token.refreshRequiresClientSecret) }
         let refreshed: Credential
         do {
             refreshed = try await coordinator.refresh(credential) { [calls] in
@@ -305,7 +306,7 @@ public struct OAuth2Client: Authenticator {
     ///   ``AuthKitError/Misuse/invalidScope(_:)`` for a scope that is not one scope token.
     public func startDeviceAuthorization(scopes: [String]? = nil, additionalParameters: [String: String] = [:]) async throws -> DeviceAuthorization {
         guard let device = descriptor.device else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
-        for name in additionalParameters.keys where ["client_id", "client_secret", "scope"].contains(name) {
+        for name in additionalParameters.keys where ["client_id", "client_secret", "scope", device.scopeParameter].contains(name) {
             throw AuthKitError.misuse(.reservedParameter(name))
         }
         return try await calls.startDeviceAuthorization(

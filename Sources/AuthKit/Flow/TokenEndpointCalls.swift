@@ -121,7 +121,7 @@ final class TokenEndpointCalls: Sendable {
     /// RFC 8628 §3.1–3.2: asks for a device code and a user code.
     func startDeviceAuthorization(device: DeviceEndpoint, scopes: [String], parameters extra: [(String, String)]) async throws -> DeviceAuthorization {
         var parameters = [(String, String)]()
-        if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: descriptor.scopes.separator))) }
+        if !scopes.isEmpty { parameters.append((device.scopeParameter, scopes.joined(separator: descriptor.scopes.separator))) }
         parameters += extra
         let request = try makeRequest(
             method: .post, url: try variables(for: nil).render(device.url, inURL: true, field: "device.url"), displayURL: device.url,
@@ -135,9 +135,13 @@ final class TokenEndpointCalls: Sendable {
 
     /// RFC 8628 §3.4: one poll of the token endpoint.
     func pollDeviceToken(_ authorization: DeviceAuthorization, device: DeviceEndpoint, label: String?) async throws -> Credential {
+        var parameters = [("grant_type", DevicePoller.grantType), ("device_code", authorization.deviceCode)]
+        if device.sendScopesWhenPolling, !authorization.scopes.isEmpty {
+            parameters.append((device.scopeParameter, authorization.scopes.joined(separator: descriptor.scopes.separator)))
+        }
         var request = try makeRequest(
             method: .post, url: tokenURL, displayURL: token.url, encoding: device.encoding,
-            parameters: [("grant_type", DevicePoller.grantType), ("device_code", authorization.deviceCode)],
+            parameters: parameters,
             headers: token.headers, clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none,
             credential: nil, variables: variables(for: nil))
         request.secrets.append(authorization.deviceCode)

@@ -46,7 +46,12 @@ extension Emulator {
             guard let type = parameters["response_type"] else { return refuse("invalid_request", "response_type is missing") }
             guard type == "code" else { return refuse("unsupported_response_type", "only response_type=code is supported") }
         }
-        var scopes = parameters["scope"].map { splitScopes($0) } ?? []
+        // Where the descriptor puts the scopes (Slack: user_scope): a client
+        // sending them as `scope` instead would get the default scopes, or others.
+        if endpoint.scopeParameter != "scope", parameters.has("scope") {
+            return refuse("invalid_scope", "this provider reads the requested scopes from '\(endpoint.scopeParameter)' (authorization.scopeParameter), not 'scope'")
+        }
+        var scopes = parameters[endpoint.scopeParameter].map { splitScopes($0) } ?? []
         if scopes.isEmpty { scopes = descriptor.scopes.default }
         let known = Set(descriptor.scopes.known + descriptor.scopes.default)
         if !descriptor.scopes.known.isEmpty, let unknown = scopes.first(where: { !known.contains($0) }) {

@@ -14,7 +14,11 @@ extension Emulator {
         do {
             let parameters = try parameters(of: request, device.encoding)
             _ = try authenticateClient(request, parameters, as: device.clientAuthentication)
-            var scopes = parameters["scope"].map { splitScopes($0) } ?? []
+            // Where the descriptor puts the scopes (Twitch: scopes); the provider would ignore `scope`.
+            if device.scopeParameter != "scope", parameters["scope"] != nil {
+                throw Refusal("invalid_scope", "this provider reads the requested scopes from '\(device.scopeParameter)' (device.scopeParameter), not 'scope'")
+            }
+            var scopes = parameters[device.scopeParameter].map { splitScopes($0) } ?? []
             if scopes.isEmpty { scopes = descriptor.scopes.default }
             let deviceCode = ledger.mint("device")
             let userCode = ledger.mintUserCode()

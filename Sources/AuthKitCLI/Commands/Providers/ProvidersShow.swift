@@ -85,7 +85,11 @@ struct ProvidersShow: WorkspaceCommand {
             let code = descriptor.authorization != nil && descriptor.token?.requiresClientSecret == true
             let device = descriptor.device?.requiresClientSecret == true
             switch (code, device, descriptor.device != nil) {
-            case (true, false, true): lines.append("client secret: required, except for the device grant")
+            case (true, false, true):
+                // GitHub refreshes only with it, Twitch without (token.refreshRequiresClientSecret).
+                lines.append(descriptor.token?.refreshRequiresClientSecret == false
+                             ? "client secret: required, except for the device grant and refreshing its tokens"
+                             : "client secret: required, except for the device grant (a refresh needs it)")
             case (true, _, _): lines.append("client secret: required (no public clients)")
             case (false, true, _): lines.append("client secret: required for the device grant")
             default: break
