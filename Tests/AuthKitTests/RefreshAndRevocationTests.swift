@@ -313,6 +313,38 @@ struct ReadOnlyStore: CredentialStore {
         #expect(try bundledDescriptor("github").refreshPolicy == RefreshPolicy())
     }
 
+    /// Salesforce's answers carry no `expires_in`: its tokens last the org's
+    /// session timeout, which the client is not told. Such a token was used
+    /// until refused; its descriptor now has it refreshed once 15 minutes
+    /// old (`assumedLifetimeSeconds`), when it has a refresh token to do so.
+    @Test func salesforceTokensWithoutAnExpiryAreRefreshedAtTheAssumedLifetime() async throws {
+        let policy = try bundledDescriptor("salesforce").refreshPolicy
+        #expect(policy.assumedLifetime == 900)
+        func token(minutesOld age: Double, refreshToken: String? = "r") -> Credential {
+            Credential(providerID: "salesforce", accessToken: "t", refreshToken: refreshToken, obtainedAt: fixedNow.addingTimeInterval(-age * 60))
+        }
+        #expect(!policy.isDue(token(minutesOld: 10), at: fixedNow))
+        #expect(policy.isDue(token(minutesOld: 14.5), at: fixedNow), "inside the margin")
+        #expect(!policy.mustRefresh(token(minutesOld: 60), at: fixedNow), "due, not required: a failed refresh leaves it in use")
+        #expect(!policy.isDue(token(minutesOld: 60, refreshToken: nil), at: fixedNow), "nothing to refresh it with")
+        #expect(!RefreshPolicy().isDue(token(minutesOld: 600), at: fixedNow), "no lifetime assumed: used until refused")
+
+        // Through CredentialSource: the old token is refreshed and the new one used.
+        try await withServer { server in
+            server.route("POST", "/services/oauth2/token") { _ in
+                .json(#"{"access_token":"fresh","token_type":"Bearer","instance_url":"https://na1.salesforce.com","issued_at":"1700000000000"}"#)
+            }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("salesforce", pointingTo: server),
+                                          settings: ClientSettings(clientID: "c", clientSecret: "s", placeholders: ["host": "login.salesforce.com"]),
+                                          now: { fixedNow })
+            let store = InMemoryCredentialStore([token(minutesOld: 20)])
+            let source = CredentialSource(authenticator: client, store: store, key: token(minutesOld: 20).key)
+            #expect(try await source.current(at: fixedNow).accessToken == "fresh")
+            let kept = try await source.current(at: fixedNow.addingTimeInterval(60))
+            #expect(kept.accessToken == "fresh" && server.requests.count == 1)
+        }
+    }
+
     @Test func refreshTokenLifetimeIsKept() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in

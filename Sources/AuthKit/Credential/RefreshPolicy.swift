@@ -14,18 +14,27 @@ import Foundation
 /// - ``minimumAge``: a token younger than this is not refreshed ahead of time
 ///   (Instagram refuses to refresh a token less than 24 hours old); a token
 ///   about to expire (within ``margin``) is refreshed whatever its age.
+/// - ``assumedLifetime``: for a token whose answer gave no expiry (no
+///   `expires_in`, RFC 6749 §5.1 makes it optional), a refresh is due once
+///   it is this old (less ``margin``), when it can be refreshed: Salesforce's
+///   tokens last the org's session timeout, which the client is never told,
+///   and without this they were used until refused; 0 for none. Due, not
+///   required: if that refresh fails, the token is still used.
 ///
 /// A descriptor states them under `refreshPolicy` (`marginSeconds`,
-/// `aheadSeconds`, `minimumAgeSeconds`); a caller can change the margin.
+/// `aheadSeconds`, `minimumAgeSeconds`, `assumedLifetimeSeconds`); a caller
+/// can change the margin.
 public struct RefreshPolicy: Sendable, Hashable {
     public var margin: TimeInterval
     public var ahead: TimeInterval
     public var minimumAge: TimeInterval
+    public var assumedLifetime: TimeInterval
 
-    public init(margin: TimeInterval = 60, ahead: TimeInterval = 0, minimumAge: TimeInterval = 0) {
+    public init(margin: TimeInterval = 60, ahead: TimeInterval = 0, minimumAge: TimeInterval = 0, assumedLifetime: TimeInterval = 0) {
         self.margin = margin
         self.ahead = ahead
         self.minimumAge = minimumAge
+        self.assumedLifetime = assumedLifetime
     }
 
     /// The token is about to expire (or has): it must be refreshed before use.
@@ -37,7 +46,11 @@ public struct RefreshPolicy: Sendable, Hashable {
     /// window and old enough to be refreshed.
     public func isDue(_ credential: Credential, at now: Date = Date()) -> Bool {
         if mustRefresh(credential, at: now) { return true }
-        guard ahead > 0, let expiresAt = credential.expiresAt else { return false }
+        guard let expiresAt = credential.expiresAt else {
+            return assumedLifetime > 0 && credential.refreshToken != nil
+                && now.timeIntervalSince(credential.obtainedAt) >= assumedLifetime - margin
+        }
+        guard ahead > 0 else { return false }
         return expiresAt.timeIntervalSince(now) <= ahead && now.timeIntervalSince(credential.obtainedAt) >= minimumAge
     }
 }

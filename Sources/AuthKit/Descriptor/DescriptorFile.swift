@@ -42,6 +42,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var marginSeconds: Double?
         package var aheadSeconds: Double?
         package var minimumAgeSeconds: Double?
+        package var assumedLifetimeSeconds: Double?
     }
 
     package struct Redirect: Codable, Sendable, Hashable {
@@ -200,7 +201,8 @@ extension DescriptorFile {
             refreshPolicy: RefreshPolicy(
                 margin: refreshPolicy?.marginSeconds ?? 60,
                 ahead: refreshPolicy?.aheadSeconds ?? 0,
-                minimumAge: refreshPolicy?.minimumAgeSeconds ?? 0),
+                minimumAge: refreshPolicy?.minimumAgeSeconds ?? 0,
+                assumedLifetime: refreshPolicy?.assumedLifetimeSeconds ?? 0),
             oauth1: oauth1.map {
                 OAuth1Endpoints(
                     requestTokenURL: $0.requestTokenURL, authorizeURL: $0.authorizeURL, authenticateURL: $0.authenticateURL,
@@ -293,7 +295,7 @@ extension DescriptorFile {
             },
             refreshPolicy: RefreshPolicyFile(
                 marginSeconds: descriptor.refreshPolicy.margin, aheadSeconds: descriptor.refreshPolicy.ahead,
-                minimumAgeSeconds: descriptor.refreshPolicy.minimumAge),
+                minimumAgeSeconds: descriptor.refreshPolicy.minimumAge, assumedLifetimeSeconds: descriptor.refreshPolicy.assumedLifetime),
             device: descriptor.device.map { Device(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
                                                       requiresClientSecret: $0.requiresClientSecret, scopeParameter: $0.scopeParameter,
                                                       sendScopesWhenPolling: $0.sendScopesWhenPolling) })

@@ -169,7 +169,8 @@ package struct DescriptorValidator: Sendable {
             }
         }
         for (name, value) in [("marginSeconds", descriptor.refreshPolicy?.marginSeconds), ("aheadSeconds", descriptor.refreshPolicy?.aheadSeconds),
-                              ("minimumAgeSeconds", descriptor.refreshPolicy?.minimumAgeSeconds)] {
+                              ("minimumAgeSeconds", descriptor.refreshPolicy?.minimumAgeSeconds),
+                              ("assumedLifetimeSeconds", descriptor.refreshPolicy?.assumedLifetimeSeconds)] {
             if let value, !(value.isFinite && value >= 0) { issue("refreshPolicy.\(name)", "must be a number of seconds, 0 or more.") }
         }
         for (field, scopes) in [("scopes.default", descriptor.scopes?.default), ("scopes.known", descriptor.scopes?.known)] {
