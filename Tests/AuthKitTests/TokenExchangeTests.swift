@@ -205,6 +205,29 @@ import AuthKitTestSupport
         }
     }
 
+    /// Strava lets the user untick scopes, names the granted ones in the
+    /// redirect's `scope` and not in its token answer
+    /// (`authorization.grantedScopesParameter`): the credential recorded the
+    /// requested scopes, claiming what the user had refused.
+    @Test func stravasGrantedScopesComeFromTheRedirect() async throws {
+        try await withServer { server in
+            server.route("POST", "/oauth/token") { _ in
+                .json(#"{"token_type":"Bearer","expires_at":1900000000,"expires_in":21600,"refresh_token":"r","access_token":"a","athlete":{"id":1}}"#)
+            }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("strava", pointingTo: server),
+                                          settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let (_, pending) = try client.startAuthorization(scopes: ["read", "activity:read_all"])
+            func redirect(_ scope: String) throws -> URL {
+                try #require(URL(string: "\(pending.redirectURI)?state=\(pending.state)&code=the-code&scope=\(scope)"))
+            }
+            #expect(try await client.exchange(redirect: redirect("read"), pending: pending).scopes == ["read"])
+            #expect(try await client.exchange(redirect: redirect("read%2Cactivity%3Aread_all"), pending: pending).scopes == ["read", "activity:read_all"])
+            // Not scope tokens (it came through the browser): the requested ones are kept.
+            #expect(try await client.exchange(redirect: redirect("read%22"), pending: pending).scopes == ["read", "activity:read_all"])
+            #expect(try await client.exchange(code: "the-code", pending: pending).scopes == ["read", "activity:read_all"])
+        }
+    }
+
     @Test func githubStyleFormResponseAndErrorWithHTTP200() async throws {
         try await withServer { server in
             let calls = Recorder<Int>()

@@ -64,6 +64,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var sendRedirectURI: Bool?
         package var sendResponseType: Bool?
         package var scopeParameter: String?
+        package var grantedScopesParameter: String?
         package var parameters: [String: String]?
     }
 
@@ -174,7 +175,8 @@ extension DescriptorFile {
             authorization: authorization.map {
                 AuthorizationEndpoint(
                     url: $0.url, sendRedirectURI: sendRedirectURI, sendResponseType: $0.sendResponseType ?? true,
-                    scopeParameter: $0.scopeParameter ?? "scope", parameters: $0.parameters ?? [:])
+                    scopeParameter: $0.scopeParameter ?? "scope", grantedScopesParameter: $0.grantedScopesParameter,
+                    parameters: $0.parameters ?? [:])
             },
             token: tokenEndpoint,
             // RFC 9700 §2.1.1: clients MUST use PKCE unless they know the server
@@ -274,7 +276,7 @@ extension DescriptorFile {
             scopes: Scopes(separator: descriptor.scopes.separator, default: descriptor.scopes.default, known: descriptor.scopes.known),
             authorization: descriptor.authorization.map {
                 Authorization(url: $0.url, sendRedirectURI: $0.sendRedirectURI, sendResponseType: $0.sendResponseType,
-                              scopeParameter: $0.scopeParameter, parameters: $0.parameters)
+                              scopeParameter: $0.scopeParameter, grantedScopesParameter: $0.grantedScopesParameter, parameters: $0.parameters)
             },
             token: descriptor.token.map {
                 Token(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,

@@ -67,6 +67,9 @@ package struct DescriptorValidator: Sendable {
                         issue("authorization.parameters.\(name)", "is where the requested scopes go (scopeParameter); list them in scopes.default instead.")
                     }
                 }
+                if let name = authorization.grantedScopesParameter, name.isEmpty || ["code", "state", "iss", "error", "error_description", "error_uri"].contains(name) {
+                    issue("authorization.grantedScopesParameter", "'\(DisplayText.sanitized(name, limit: 40))' is not where a redirect names the granted scopes; give the provider's parameter, e.g. 'scope', or leave it out.")
+                }
                 if authorization.parameters?["client_secret"] != nil {
                     // It would end up in browser history and server logs (RFC 9700 §2.5).
                     issue("authorization.parameters.client_secret", "a client secret must never be sent in the authorization URL; remove it.")

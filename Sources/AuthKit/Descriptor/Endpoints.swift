@@ -87,6 +87,10 @@ package struct AuthorizationEndpoint: Sendable, Hashable {
     /// The parameter that carries the requested scopes: `scope` (RFC 6749
     /// §3.3), or Slack's `user_scope`, where `scope` asks for bot scopes.
     package var scopeParameter: String
+    /// The redirect's parameter that names the scopes the user granted, for
+    /// a provider whose token answer does not (Strava lets the user untick
+    /// some, and says which in `scope`); the credential records those.
+    package var grantedScopesParameter: String?
     /// Extra fixed parameters, e.g. Google's `{"access_type": "offline"}`.
     package var parameters: [String: String]
 }

@@ -189,10 +189,26 @@ public struct OAuth2Client: Authenticator {
         return try RedirectParser(appendedFragment: descriptor.redirect.appendedFragment).code(from: redirect, for: pending)
     }
 
-    /// Checks the redirect, then exchanges its code for a credential.
+    /// Checks the redirect, then exchanges its code for a credential. Where
+    /// the provider names the scopes the user granted in the redirect, not
+    /// in its token answer (`authorization.grantedScopesParameter`,
+    /// Strava's), the credential records those rather than the requested ones.
     public func exchange(redirect: URL, pending: PendingAuthorization, label: String? = nil) async throws -> Credential {
-        let code = try authorizationCode(from: redirect, pending: pending)
-        return try await exchange(code: code, pending: pending, label: label)
+        try checkAttempt(startedBy: pending.providerID)
+        let (code, parameters) = try RedirectParser(appendedFragment: descriptor.redirect.appendedFragment)
+            .answer(from: redirect.absoluteString, for: pending)
+        try checkClientSecret(requiredBy: calls.token.requiresClientSecret)
+        let granted = descriptor.authorization?.grantedScopesParameter.flatMap { parameters[$0] }.flatMap(grantedScopes)
+        return try await calls.exchange(code: code, pending: pending, label: label, grantedScopes: granted)
+    }
+
+    /// The scopes a redirect says were granted, split as token answers are
+    /// (spaces, commas, the descriptor's separator); nil when any of them is
+    /// not a scope token (RFC 6749 §3.3), as the redirect passed through the browser.
+    func grantedScopes(_ text: String) -> [String]? {
+        let separators = Set(descriptor.scopes.separator + " ,")
+        let scopes = text.split(whereSeparator: { separators.contains($0) }).map(String.init)
+        return scopes.isEmpty || scopes.contains(where: { ScopeToken.problem($0) != nil }) ? nil : scopes
     }
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3) and runs the

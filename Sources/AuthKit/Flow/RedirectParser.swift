@@ -35,6 +35,12 @@ package struct RedirectParser: Sendable {
     }
 
     package func code(from text: String, for pending: PendingAuthorization) throws -> String {
+        try answer(from: text, for: pending).code
+    }
+
+    /// The authorization code, and every parameter of the redirect (Strava
+    /// names the scopes the user granted there), after the checks above.
+    package func answer(from text: String, for pending: PendingAuthorization) throws -> (code: String, parameters: [String: String]) {
         let values = try parameters(of: text, expectedTarget: pending.redirectURI)
         guard let state = values["state"] else { throw AuthKitError.redirect(.missingState) }
         guard ConstantTime.equals(state, pending.state) else { throw AuthKitError.redirect(.stateMismatch) }
@@ -54,7 +60,7 @@ package struct RedirectParser: Sendable {
                 code: error, description: values["error_description"], uri: values["error_uri"]))
         }
         guard let code = values["code"], !code.isEmpty else { throw AuthKitError.redirect(.missingCode) }
-        return code
+        return (code, values)
     }
 
     /// The decoded query parameters of `text`, once it has passed checks 1–3.

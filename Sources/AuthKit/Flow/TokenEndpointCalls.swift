@@ -62,14 +62,14 @@ final class TokenEndpointCalls: Sendable {
     // MARK: - Calls
 
     /// The access token request (RFC 6749 §4.1.3), then the descriptor's follow-up exchange, if any.
-    func exchange(code: String, pending: PendingAuthorization, label: String?) async throws -> Credential {
+    func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]? = nil) async throws -> Credential {
         var parameters = [(String, String)]()
         if token.sendGrantType { parameters.append(("grant_type", "authorization_code")) }
         parameters.append(("code", code))
         if token.sendRedirectURI { parameters.append(("redirect_uri", pending.redirectURI)) }
         if let verifier = pending.codeVerifier { parameters.append(("code_verifier", verifier)) }
         var credential = try await callTokenEndpoint(parameters, secrets: [code, pending.codeVerifier ?? ""], step: .tokenExchange,
-                                                     previous: nil, requestedScopes: pending.scopes, label: label)
+                                                     previous: nil, requestedScopes: grantedScopes ?? pending.scopes, label: label)
         if let followUp = descriptor.followUp {
             credential = try await run(followUp, step: .followUpExchange, for: credential)
         }

@@ -114,7 +114,12 @@ extension Emulator {
         ledger.codes[code] = GrantLedger.Code(
             grant: grant, redirectURI: pending.redirectURI, sentRedirectURI: pending.sentRedirectURI,
             challenge: pending.challenge, challengeMethod: pending.challengeMethod, expiresAt: now.addingTimeInterval(options.codeLifetime))
-        return redirectResponse(to: pending.redirectURI, [("code", code)], state: pending.state, step: "consent",
+        var pairs = [("code", code)]
+        // Where the provider names the granted scopes in the redirect (Strava).
+        if let name = descriptor.authorization?.grantedScopesParameter {
+            pairs.append((name, pending.scopes.joined(separator: descriptor.scopes.separator)))
+        }
+        return redirectResponse(to: pending.redirectURI, pairs, state: pending.state, step: "consent",
                                 summary: "approved by \(account); code issued")
     }
 
