@@ -72,9 +72,7 @@ import Testing
     }
 
     @Test func aPublicClientMustUsePKCE() async throws {
-        var options = SandboxOptions()
-        options.clientSecret = nil
-        try await Sandbox.with(emulating: try bundled("reddit"), options: options) { sandbox in
+        try await Sandbox.with(emulating: try bundled("reddit"), options: publicClient()) { sandbox in
             // Reddit's descriptor says no PKCE (its installed apps have no
             // secret); AuthKit still sends S256 for a client without a
             // secret, and the sandbox insists on it.
@@ -94,9 +92,7 @@ import Testing
     /// emulation refuses the usual public client's `client_id` in the body,
     /// as Reddit does, and AuthKit's refresh and revocation get through.
     @Test func redditsInstalledAppsSendBasicWithAnEmptyPassword() async throws {
-        var options = SandboxOptions()
-        options.clientSecret = nil
-        try await Sandbox.with(emulating: try bundled("reddit"), options: options) { sandbox in
+        try await Sandbox.with(emulating: try bundled("reddit"), options: publicClient()) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             var credential = try await client.authorize(using: sandbox.userAgent())
             credential.expiresAt = Date(timeIntervalSinceNow: -60)
@@ -195,9 +191,7 @@ import Testing
     /// grant none), and the public client's token refreshes without a
     /// secret though Twitch's code exchange needs one.
     @Test func twitchsPublicDeviceGrantGetsItsScopesAndRefreshes() async throws {
-        var options = SandboxOptions(consent: .approve, deviceInterval: 1)
-        options.clientSecret = nil
-        try await Sandbox.with(emulating: try bundled("twitch"), options: options) { sandbox in
+        try await Sandbox.with(emulating: try bundled("twitch"), options: publicClient(SandboxOptions(consent: .approve, deviceInterval: 1))) { sandbox in
             var settings = sandbox.clientSettings
             settings.scopes = ["user:read:email", "chat:read"]
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)

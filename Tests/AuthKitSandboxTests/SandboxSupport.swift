@@ -11,6 +11,13 @@ func bundled(_ id: String) throws -> ProviderDescriptor {
     try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: id)
 }
 
+/// `options` for a public client: no client secret.
+func publicClient(_ options: SandboxOptions = SandboxOptions()) -> SandboxOptions {
+    var options = options
+    options.clientSecret = nil
+    return options
+}
+
 /// A plain HTTP exchange with the sandbox (no AuthKit policy in the way), for
 /// what a hostile or careless client would send.
 func raw(_ method: String, _ url: URL, headers: [String: String] = [:], body: String? = nil) async throws -> (status: Int, headers: HTTPFields, body: String) {
