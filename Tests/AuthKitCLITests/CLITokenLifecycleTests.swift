@@ -99,8 +99,21 @@ import AuthKit
             }
             let expired = try await request("/api/expired")
             #expect(expired.status == 3 && expired.stderr.contains(
-                "answered HTTP 401: invalid_token (The access token expired). The token was not accepted (expired early, revoked, or for another audience): authkit token refresh --provider local --label work, or sign in again: authkit authorize --provider local --label work."),
+                "answered HTTP 401: invalid_token (The access token expired). The token was not accepted (expired early, revoked, or for another audience), and a refresh could not renew it: sign in again: authkit authorize --provider local --label work."),
                     "\(expired.stderr)")
+            // With a refresh token, the 401 is answered by a refresh (saved) and the request sent again (RFC 6750 §3.1).
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed-token","token_type":"Bearer","expires_in":3600}"#) }
+            server.route("GET", "/api/revoked") { request in
+                request.header("Authorization") == "Bearer renewed-token" ? .json(#"{"ok":true}"#)
+                    : StubResponse(status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            }
+            try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(
+                Credential(providerID: "local", label: "work", accessToken: "token-that-fails", refreshToken: "refresh-one",
+                           expiresAt: Date().addingTimeInterval(3600)))
+            let renewed = try await request("/api/revoked")
+            #expect(renewed.status == 0 && renewed.stdout.contains(#"{"ok":true}"#), "\(renewed.stderr)")
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).credential(for: CredentialKey(providerID: "local", label: "work"))
+            #expect(stored?.accessToken == "renewed-token")
             let admin = try await request("/api/admin")
             #expect(admin.status == 3 && admin.stderr.contains(
                 "answered HTTP 403: insufficient_scope. It needs the scope read admin:org: sign in again with it, authkit authorize --provider local --label work --scope read --scope admin:org."),

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Testing
 import AuthKitTestSupport
 @testable import AuthKit
@@ -32,6 +33,49 @@ import AuthKitTestSupport
 
             let body = try formObject(try #require(server.requests.first).bodyText)
             #expect(body == ["grant_type": "refresh_token", "refresh_token": "refresh-1", "client_id": "c", "client_secret": "s"])
+        }
+    }
+
+    /// RFC 6750 §3.1: a resource server's `invalid_token` (a token revoked, or
+    /// dead before its expiry) is answered once: the credential is refreshed,
+    /// saved, and the request, body and all, sent again. A second refusal,
+    /// or a credential that cannot be renewed, gets the 401 back as it came.
+    @Test func anInvalidTokenIsRefreshedAndTheRequestSentAgainOnce() async throws {
+        try await withServer { server in
+            let issued = Recorder<Int>()
+            server.route("POST", "/token") { _ in
+                issued.append(1)
+                return .json(#"{"access_token":"new-access-\#(issued.all.count)","token_type":"Bearer","expires_in":3600}"#)
+            }
+            let refused = StubResponse.json(#"{"error":"invalid_token"}"#, status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            server.route("POST", "/api") { request in request.header("Authorization") == "Bearer new-access-1" ? .json(#"{"ok":true}"#) : refused }
+            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            var live = expired
+            live.expiresAt = Date().addingTimeInterval(3600) // not due: only the 401 says it is dead
+            let store = InMemoryCredentialStore([live])
+            let source = CredentialSource(authenticator: client, store: store, key: live.key)
+            let api = try #require(URL(string: "\(server.baseURL)/api"))
+            func send() async throws -> (Int, String) {
+                let (response, body) = try await source.send(HTTPRequest(method: .post, url: api), body: Data("x=1".utf8))
+                var text = Data()
+                for try await chunk in body { text += chunk }
+                return (response.status.code, String(decoding: text, as: UTF8.self))
+            }
+            #expect(try await send() == (200, #"{"ok":true}"#))
+            #expect(server.requests(to: "/api").map(\.bodyText) == ["x=1", "x=1"] && server.requests(to: "/token").count == 1)
+            #expect(try await store.credential(for: live.key)?.accessToken == "new-access-1")
+
+            // Refused again after a refresh: once only, and the 401 comes back.
+            server.route("POST", "/api") { _ in refused }
+            #expect(try await send() == (401, #"{"error":"invalid_token"}"#))
+            #expect(server.requests(to: "/api").count == 4 && server.requests(to: "/token").count == 2)
+
+            // Nothing to refresh it with: the 401 as it came, no refresh tried.
+            var bare = live
+            bare.refreshToken = nil
+            await store.save(bare)
+            #expect(try await send() == (401, #"{"error":"invalid_token"}"#))
+            #expect(server.requests(to: "/api").count == 5 && server.requests(to: "/token").count == 2)
         }
     }
 

@@ -150,6 +150,14 @@ public struct CredentialSource: Sendable {
     /// http (RFC 9110 §15.4). A credential travels over plain http only to
     /// loopback. The body is cut at `maximumBodySize` as it arrives and the
     /// whole request, body included, must end within `deadline`.
+    ///
+    /// A `401` whose Bearer challenge says `invalid_token` (RFC 6750 §3.1:
+    /// the token expired early, was revoked, or the provider gave no expiry)
+    /// is answered once as the RFC allows: the credential is refreshed (under
+    /// the lock, so one refresh serves every task and process that met the
+    /// same 401), saved, and the request sent again with it. When it cannot
+    /// be refreshed (OAuth 1.0a, no refresh token) or the refresh fails, the
+    /// 401 is returned as it came.
     public func send(
         _ request: HTTPRequest, body: Data? = nil, followRedirects: Bool = false,
         maximumBodySize: Int = 100 << 20, deadline: Duration = .seconds(60)
@@ -169,12 +177,33 @@ public struct CredentialSource: Sendable {
         guard request.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: request.displayURL) }
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
+        var opened = try await open(request, with: credential, until: end, policy: policy)
+        if opened.status == 401, BearerChallenge(fields: opened.headers[values: .wwwAuthenticate])?.error == "invalid_token",
+           credential.kind == .oauth2, credential.refreshToken != nil || authenticator.descriptor.refresh != nil {
+            let renewed: Credential?
+            do {
+                // Another task or process may have renewed it already: then that one is used.
+                renewed = try await refresh(ifStill: { $0.accessToken == credential.accessToken })
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                renewed = nil // the 401 is the answer
+            }
+            if let renewed, renewed.accessToken != credential.accessToken {
+                opened.body.cancel()
+                opened = try await open(request, with: renewed, until: end, policy: policy)
+            }
+        }
+        return (HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers), opened.bounded(until: end, allowed: policy.deadline))
+    }
+
+    private func open(_ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,
+                      policy: RequestPolicy) async throws -> OpenedResponse {
         let authenticator = self.authenticator, transport = self.transport
-        let opened = try await withDeadline(end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL) {
+        return try await withDeadline(end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL) {
             try await transport.open(request, step: .apiRequest, policy: policy) {
                 try authenticator.authorize($0, with: credential)
             }
         }
-        return (HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers), opened.bounded(until: end, allowed: policy.deadline))
     }
 }

@@ -267,7 +267,8 @@ struct Request: WorkspaceCommand {
         if let description = challenge.errorDescription, !description.isEmpty { text += " (\(DisplayText.sanitized(description, limit: 200)))" }
         switch error {
         case "invalid_token":
-            text += ". The token was not accepted (expired early, revoked, or for another audience): authkit token refresh \(ShellWord.account(account)), or sign in again: authkit authorize \(ShellWord.account(account))."
+            // CredentialSource has already refreshed and retried where the credential allows it.
+            text += ". The token was not accepted (expired early, revoked, or for another audience), and a refresh could not renew it: sign in again: authkit authorize \(ShellWord.account(account))."
         case "insufficient_scope":
             // The server's words go into a command to paste: scope tokens
             // only, none that reads as a flag, a few and short.
