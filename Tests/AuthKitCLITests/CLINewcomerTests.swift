@@ -945,6 +945,19 @@ import Testing
         #expect(shown == ["qiita", "qiita-team"], "\(shown)")
         let sandboxed = try await complete(["sandbox", "serve"], "--provider", ["authkit", "sandbox", "serve", "--provider", "x"])
         #expect(sandboxed == ["x"], "\(sandboxed)")
+
+        // `--label <TAB>`: the labels stored for the provider on the line, read without the lock or any write.
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        for label in ["work", "wiki-bot", "personal"] { try await store.save(Credential(providerID: "qiita", label: label, accessToken: "t-\(label)")) }
+        try await store.save(Credential(providerID: "github", label: "wander", accessToken: "t"))
+        let before = try FileManager.default.contentsOfDirectory(atPath: home.path).sorted()
+        let labels = try await complete(["token", "show"], "--label", ["authkit", "token", "show", "--provider", "qiita", "--label", "w"])
+        #expect(labels == ["wiki-bot", "work"], "\(labels)")
+        let refreshLabels = try await complete(["token", "refresh"], "--label", ["authkit", "token", "refresh", "-p", "github", "--label", ""])
+        #expect(refreshLabels == ["wander"], "\(refreshLabels)")
+        let noProvider = try await complete(["request"], "--label", ["authkit", "request", "--label", ""])
+        #expect(noProvider.isEmpty && !labels.joined().contains("t-"), "\(noProvider)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: home.path).sorted() == before, "completion wrote nothing")
     }
 
     @Test func providersShowAndOverride() async throws {

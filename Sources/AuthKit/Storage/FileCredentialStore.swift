@@ -58,6 +58,14 @@ public struct FileCredentialStore: CredentialStore {
         return try withLock { try read() }
     }
 
+    /// What the file holds now, read without the lock and without creating
+    /// the directory or the lock file: for shell completion, which must
+    /// neither wait on another process nor write. The file is only ever
+    /// replaced whole (a rename), so it is never seen half written.
+    package func unlockedSnapshot() throws -> [Credential] {
+        try read()
+    }
+
     private func isSymbolicLink(_ path: String) -> Bool {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
     }

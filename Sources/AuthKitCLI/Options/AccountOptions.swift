@@ -7,7 +7,8 @@ struct AccountOptions: ParsableArguments {
             completion: .custom(Completions.providerIDs))
     var provider: String
 
-    @Option(name: .long, help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"))
+    @Option(name: .long, help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"),
+            completion: .custom(Completions.labels))
     var label: String?
 
     var key: CredentialKey { CredentialKey(providerID: provider, label: label) }

@@ -23,6 +23,33 @@ enum Completions {
         ProviderCatalog(includeBundled: true, directories: []).ids.filter { $0.hasPrefix(prefix) }
     }
 
+    /// What the shell offers at `--label <TAB>`: the labels stored for the
+    /// `--provider` (`-p`) already on the line, in the store the command
+    /// would use (the sandbox's with `--sandbox` or `$AUTHKIT_SANDBOX`).
+    /// Read without the store's lock or any write; nothing on a problem.
+    static func labels(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
+        labels(words, prefix: prefix, environment: ProcessInfo.processInfo.environment)
+    }
+
+    static func labels(_ words: [String], prefix: String, environment: [String: String]) -> [String] {
+        guard let provider = value(of: ["--provider", "-p"], in: words) else { return [] }
+        let sandboxed = value(of: ["--sandbox"], in: words) ?? environment["AUTHKIT_SANDBOX"].flatMap { $0.isEmpty ? nil : $0 }
+        let file = sandboxed == nil ? nil : Workspace.sandboxStoreURL(environment: environment)
+        let stored = (try? FileCredentialStore(file: file, environment: environment).unlockedSnapshot()) ?? []
+        return stored.filter { $0.providerID == provider }.compactMap(\.label).filter { $0.hasPrefix(prefix) }.sorted()
+    }
+
+    /// The value of the first of `names` among `words` (`--name value` or `--name=value`).
+    static func value(of names: [String], in words: [String]) -> String? {
+        for (position, word) in words.enumerated() {
+            for name in names {
+                if word == name, position + 1 < words.count { return words[position + 1] }
+                if word.hasPrefix(name + "=") { return String(word.dropFirst(name.count + 1)) }
+            }
+        }
+        return nil
+    }
+
     /// The values of `--providers-dir DIR` and `--providers-dir=DIR` among `words`.
     static func providerDirectories(in words: [String]) -> [URL] {
         var directories = [URL]()

@@ -30,7 +30,8 @@ struct TokenRefresh: WorkspaceCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("The provider id, as in 'authkit providers list'.", valueName: "id"),
             completion: .custom(Completions.providerIDs))
     var provider: String?
-    @Option(name: .long, help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"))
+    @Option(name: .long, help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"),
+            completion: .custom(Completions.labels))
     var label: String?
     @Flag(help: "Refresh every stored credential that is due, instead of one.") var due = false
     @OptionGroup var client: ClientOptions
