@@ -26,6 +26,7 @@ CELLS = {
     "authlib.client-secret-post": [("Authlib", "client_secret_post")],
     "authlib.public-client": [("Authlib", "public client (`none`)")],
     "authlib.refresh-rotation": [("Authlib", "refresh before a request, rotated refresh token saved")],
+    "authlib.invalid-token-refreshed-and-retried": [("Authlib", "401 `invalid_token`: refreshed once, request sent again")],
     "authlib.revocation": [("Authlib", "revocation (`token revoke`)")],
     "authlib.consent-denied": [("Authlib", "denied consent: exit 3, nothing stored")],
     "authlib.metadata-rfc8414": [("Authlib", "RFC 8414 metadata agrees with the descriptor")],
