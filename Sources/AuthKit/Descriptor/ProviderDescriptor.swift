@@ -67,6 +67,14 @@ public struct ProviderDescriptor: Sendable, Hashable {
     /// `authorization_endpoint` from its metadata. An app shows its device-code screen instead of a browser button for it.
     public var isDeviceOnly: Bool { `protocol` == .oauth2 && authorization == nil && device != nil }
 
+    /// A client without a secret can sign in by the code grant: the provider
+    /// has one, and public clients for it (no `token.requiresClientSecret`).
+    package var codeGrantTakesPublicClients: Bool { authorization != nil && token?.requiresClientSecret != true }
+
+    /// A client without a secret can sign in by the device grant (GitHub's,
+    /// Twitch's: `device.requiresClientSecret` false).
+    package var deviceGrantTakesPublicClients: Bool { device?.requiresClientSecret == false }
+
     package init(
         id: String, name: String, protocol: ProtocolKind, documentation: String?, source: String,
         placeholders: [String: PlaceholderSpec], redirect: RedirectSettings, scopes: ScopeSettings,

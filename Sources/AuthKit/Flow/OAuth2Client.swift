@@ -185,8 +185,13 @@ public struct OAuth2Client: Authenticator {
     /// Checks `redirect` against `pending` and returns the authorization code.
     /// See `RedirectParser` for the checks and their order.
     public func authorizationCode(from redirect: URL, pending: PendingAuthorization) throws -> String {
+        try redirectAnswer(redirect, pending: pending).code
+    }
+
+    /// The redirect's code and parameters, once `RedirectParser` has checked it against `pending`.
+    private func redirectAnswer(_ redirect: URL, pending: PendingAuthorization) throws -> (code: String, parameters: [String: String]) {
         try checkAttempt(startedBy: pending.providerID)
-        return try RedirectParser(appendedFragment: descriptor.redirect.appendedFragment).code(from: redirect, for: pending)
+        return try RedirectParser(appendedFragment: descriptor.redirect.appendedFragment).answer(from: redirect.absoluteString, for: pending)
     }
 
     /// Checks the redirect, then exchanges its code for a credential. Where
@@ -194,12 +199,9 @@ public struct OAuth2Client: Authenticator {
     /// in its token answer (`authorization.grantedScopesParameter`,
     /// Strava's), the credential records those rather than the requested ones.
     public func exchange(redirect: URL, pending: PendingAuthorization, label: String? = nil) async throws -> Credential {
-        try checkAttempt(startedBy: pending.providerID)
-        let (code, parameters) = try RedirectParser(appendedFragment: descriptor.redirect.appendedFragment)
-            .answer(from: redirect.absoluteString, for: pending)
-        try checkClientSecret(requiredBy: calls.token.requiresClientSecret)
+        let (code, parameters) = try redirectAnswer(redirect, pending: pending)
         let granted = descriptor.authorization?.grantedScopesParameter.flatMap { parameters[$0] }.flatMap(grantedScopes)
-        return try await calls.exchange(code: code, pending: pending, label: label, grantedScopes: granted)
+        return try await exchange(code: code, pending: pending, label: label, grantedScopes: granted)
     }
 
     /// The scopes a redirect says were granted, split as token answers are
@@ -217,9 +219,13 @@ public struct OAuth2Client: Authenticator {
     ///   before sending, when the provider has no public clients
     ///   (`token.requiresClientSecret`) and the settings hold no secret.
     public func exchange(code: String, pending: PendingAuthorization, label: String? = nil) async throws -> Credential {
+        try await exchange(code: code, pending: pending, label: label, grantedScopes: nil)
+    }
+
+    private func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]?) async throws -> Credential {
         try checkAttempt(startedBy: pending.providerID)
         try checkClientSecret(requiredBy: calls.token.requiresClientSecret)
-        return try await calls.exchange(code: code, pending: pending, label: label)
+        return try await calls.exchange(code: code, pending: pending, label: label, grantedScopes: grantedScopes)
     }
 
     // MARK: - Refresh and revocation
@@ -299,9 +305,7 @@ public struct OAuth2Client: Authenticator {
     /// secret, for a caller that gives advice on how to sign in (`authkit
     /// authorize`) before it knows which grant it will use.
     package func checkClientSecretForEveryGrant() throws {
-        let code = descriptor.authorization == nil || calls.token.requiresClientSecret
-        let device = descriptor.device?.requiresClientSecret ?? true
-        try checkClientSecret(requiredBy: code && device)
+        try checkClientSecret(requiredBy: !descriptor.codeGrantTakesPublicClients && !descriptor.deviceGrantTakesPublicClients)
     }
 
     private func checkCredential(_ credential: Credential) throws {

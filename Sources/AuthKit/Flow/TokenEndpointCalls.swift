@@ -62,7 +62,7 @@ final class TokenEndpointCalls: Sendable {
     // MARK: - Calls
 
     /// The access token request (RFC 6749 §4.1.3), then the descriptor's follow-up exchange, if any.
-    func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]? = nil) async throws -> Credential {
+    func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]?) async throws -> Credential {
         var parameters = [(String, String)]()
         if token.sendGrantType { parameters.append(("grant_type", "authorization_code")) }
         parameters.append(("code", code))

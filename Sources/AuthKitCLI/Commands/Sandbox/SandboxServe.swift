@@ -45,8 +45,8 @@ struct SandboxServe: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         let descriptor = try workspace.catalog.descriptor(id: emulation.provider)
         // A public client signs in only by a grant that needs no secret.
-        let codeNeedsSecret = descriptor.authorization == nil || descriptor.token?.requiresClientSecret == true
-        let deviceNeedsSecret = descriptor.device?.requiresClientSecret ?? true
+        let codeNeedsSecret = !descriptor.codeGrantTakesPublicClients
+        let deviceNeedsSecret = !descriptor.deviceGrantTakesPublicClients
         if publicClient, descriptor.protocol == .oauth1 {
             throw CLIError("\(descriptor.name) uses OAuth 1.0a, whose every request is signed with the client's secret (RFC 5849 §3.4): it has no public clients. Drop --public-client.", status: .usage)
         }
