@@ -72,4 +72,25 @@ import AuthKitTestSupport
             try await client.revoke(credential)
         }
     }
+
+    /// Figma refreshes at an endpoint of its own, with Basic and no
+    /// `grant_type`, and answers with a new access token and its lifetime
+    /// only (arcticjs.dev): no `token_type`, no new refresh token. The
+    /// refresh must succeed, keep the refresh token and assume Bearer.
+    @Test func figmaRefreshAnswerWithoutTokenTypeOrRefreshToken() async throws {
+        try await withServer { server in
+            server.route("POST", "/v1/oauth/refresh") { _ in .json(#"{"access_token":"figd_new","expires_in":7776000}"#) }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("figma", pointingTo: server),
+                                          settings: ClientSettings(clientID: "figma-client", clientSecret: "figma-secret"))
+            let old = Credential(providerID: "figma", accessToken: "figd_old", refreshToken: "figr_keep",
+                                 expiresAt: Date(timeIntervalSinceNow: -60))
+            let refreshed = try await client.refresh(old)
+            #expect(refreshed.accessToken == "figd_new")
+            #expect(refreshed.tokenType == "Bearer")
+            #expect(refreshed.refreshToken == "figr_keep")
+            let request = try #require(server.requests.last)
+            #expect(request.header("Authorization") == "Basic " + Data("figma-client:figma-secret".utf8).base64EncodedString())
+            #expect(try formObject(request.bodyText) == ["refresh_token": "figr_keep"])
+        }
+    }
 }

@@ -286,7 +286,7 @@ enum BundledDescriptors {
   "name": "Figma",
   "protocol": "oauth2",
   "documentation": "https://developers.figma.com/docs/rest-api/authentication",
-  "_comment": "Sources read (excerpts): developers.figma.com/docs/rest-api/authentication (overview) and personal-access-tokens; the endpoint details below were not read on Figma's own OAuth page but agree across several independent client implementations (one annotated 'CONFIRMED (developers.figma.com)') and arcticjs.dev. AUTHORIZE: https://www.figma.com/oauth with client_id, redirect_uri, scope, state, response_type=code. TOKEN: POST https://api.figma.com/v1/oauth/token, form-encoded, with HTTP Basic (client id and secret) and redirect_uri, code, grant_type=authorization_code (older integrations used https://www.figma.com/api/oauth/token with the id and secret in the body). Answer: access_token, token_type, expires_in, refresh_token, user_id. REFRESH: Figma's own endpoint, POST https://api.figma.com/v1/oauth/refresh, form-encoded with Basic and refresh_token=… (implementations differ on sending grant_type=refresh_token; not sent here); the answer has a new access_token and expires_in but NO refresh_token — the original stays valid and AuthKit keeps it. SCOPES: granular scopes (current_user:read, file_content:read, …); the legacy files:read is deprecated; space-separated in the implementations seen (not confirmed on Figma's page). PKCE: not confirmed — none. REDIRECT: must match a callback URL registered on the OAuth app; one implementation uses http://127.0.0.1:PORT/…; any-port matching not confirmed — register http://127.0.0.1:8765/callback. No revocation endpoint documented (not confirmed), no device grant, no OIDC.",
+  "_comment": "Sources read (excerpts): developers.figma.com/docs/rest-api/authentication (overview) and personal-access-tokens; the endpoint details below were not read on Figma's own OAuth page but agree across several independent client implementations (one annotated 'CONFIRMED (developers.figma.com)') and arcticjs.dev. AUTHORIZE: https://www.figma.com/oauth with client_id, redirect_uri, scope, state, response_type=code. TOKEN: POST https://api.figma.com/v1/oauth/token, form-encoded, with HTTP Basic (client id and secret) and redirect_uri, code, grant_type=authorization_code (older integrations used https://www.figma.com/api/oauth/token with the id and secret in the body). Answer: access_token, token_type, expires_in, refresh_token, user_id. REFRESH: Figma's own endpoint, POST https://api.figma.com/v1/oauth/refresh, form-encoded with Basic and refresh_token=… (implementations differ on sending grant_type=refresh_token; not sent here); the answer has a new access_token and expires_in but NO refresh_token — the original stays valid and AuthKit keeps it — and, per arcticjs.dev ('Figma only returns an access token and its expiration'), no token_type either (one implementation falls back to 'Bearer' for it), so the refresh answer does not require one and Bearer is assumed. SCOPES: granular scopes (current_user:read, file_content:read, …); the legacy files:read is deprecated; space-separated in the implementations seen (not confirmed on Figma's page). PKCE: not confirmed — none. REDIRECT: must match a callback URL registered on the OAuth app; one implementation uses http://127.0.0.1:PORT/…; any-port matching not confirmed — register http://127.0.0.1:8765/callback. No revocation endpoint documented (not confirmed), no device grant, no OIDC.",
   "redirect": {
     "host": "127.0.0.1",
     "port": 8765,
@@ -335,7 +335,10 @@ enum BundledDescriptors {
     "clientAuthentication": "basic",
     "successStatus": [
       200
-    ]
+    ],
+    "response": {
+      "requireTokenType": false
+    }
   }
 }
 """#),
