@@ -25,6 +25,50 @@ import Testing
 
     // MARK: - Happy paths
 
+    /// A provider that documents its token calls as `GET` (Flickr's examples,
+    /// FatSecret) gets `GET`, signed as `GET` (RFC 5849 §3.4.1.1: the method
+    /// is in the base string), with the request-token call's extra parameters
+    /// in the query and no body.
+    @Test func tokenCallsUseTheDescriptorsMethods() async throws {
+        try await withServer { server in
+            server.route("GET", "/request_token") { _ in
+                .form("oauth_token=request-token&oauth_token_secret=request%2Bsecret&oauth_callback_confirmed=true")
+            }
+            server.route("GET", "/access_token") { _ in .form("oauth_token=access-token&oauth_token_secret=access-secret") }
+            let client = try OAuth1Client(
+                descriptor: Fixture.descriptor(baseURL: server.baseURL, requestTokenParameters: ["perms": "read"],
+                                               requestTokenMethod: "GET", accessTokenMethod: "GET"),
+                settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: Fixture.consumerSecret))
+            let (_, pending) = try await client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5555/callback")!)
+            let credential = try await client.exchange(verifier: "the-verifier", pending: pending)
+            #expect(credential.accessToken == "access-token")
+
+            let requests = server.requests
+            try #require(requests.count == 2)
+            #expect(requests.map(\.method) == ["GET", "GET"])
+            #expect(requests.map(\.uri) == ["/request_token?perms=read", "/access_token"])
+            #expect(requests.allSatisfy { $0.body.isEmpty && $0.header("Content-Type") == nil })
+            #expect(authorizationDictionary(requests[0].header("Authorization"))["oauth_signature"] == (try expectedHMACSHA1(
+                method: "GET", url: URL(string: server.baseURL + "/request_token?perms=read")!, contentType: nil, body: nil,
+                header: requests[0].header("Authorization"), consumerSecret: Fixture.consumerSecret, tokenSecret: "")))
+            #expect(authorizationDictionary(requests[1].header("Authorization"))["oauth_signature"] == (try expectedHMACSHA1(
+                method: "GET", url: URL(string: server.baseURL + "/access_token")!, contentType: nil, body: nil,
+                header: requests[1].header("Authorization"), consumerSecret: Fixture.consumerSecret, tokenSecret: "request+secret")))
+        }
+    }
+
+    /// A descriptor built in code skips the file validator; the client still
+    /// names the field rather than sending a method it cannot sign for.
+    @Test func anUnsupportedTokenCallMethodNamesTheField() throws {
+        #expect {
+            try OAuth1Client(descriptor: Fixture.descriptor(baseURL: "https://example.com", accessTokenMethod: "get"),
+                             settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: Fixture.consumerSecret))
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.first?.field == "oauth1.accessTokenMethod"
+        }
+    }
+
     @Test func callbackFlowSendsSignedRequestsAndBuildsCredential() async throws {
         try await withServer { server in
             routeHappyPath(server)

@@ -21,12 +21,14 @@ enum Fixture {
 
     static func descriptor(baseURL: String, signatureMethod: String? = nil, requireCallbackConfirmed: Bool? = nil,
                            requestTokenParameters: [String: String]? = nil, invalidate: Bool = false,
-                           authorizePath: String = "/authorize") -> ProviderDescriptor {
+                           authorizePath: String = "/authorize", requestTokenMethod: String? = nil,
+                           accessTokenMethod: String? = nil) -> ProviderDescriptor {
         testDescriptor(
             id: "test-oauth1", name: "Test OAuth1", protocol: .oauth1,
             oauth1: DescriptorFile.OAuth1(
                 requestTokenURL: baseURL + "/request_token", authorizeURL: baseURL + authorizePath,
                 authenticateURL: baseURL + "/authenticate", accessTokenURL: baseURL + "/access_token",
+                requestTokenMethod: requestTokenMethod, accessTokenMethod: accessTokenMethod,
                 signatureMethod: signatureMethod, requestTokenParameters: requestTokenParameters,
                 requireCallbackConfirmed: requireCallbackConfirmed,
                 invalidateTokenURL: invalidate ? baseURL + "/invalidate_token" : nil))

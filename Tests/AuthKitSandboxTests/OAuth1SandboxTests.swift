@@ -18,6 +18,26 @@ import Testing
         }
     }
 
+    /// A provider whose token calls are `GET` (the descriptor's
+    /// `requestTokenMethod` / `accessTokenMethod`) is emulated with them: the
+    /// client signs in by `GET`, and a client that sends `POST` is not answered.
+    @Test func tokenCallsByGET() async throws {
+        var descriptor = try bundled("flickr")
+        descriptor.oauth1?.requestTokenMethod = "GET"
+        descriptor.oauth1?.accessTokenMethod = "GET"
+        try await Sandbox.with(emulating: descriptor) { sandbox in
+            let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            #expect(!credential.accessToken.isEmpty && credential.tokenSecret != nil)
+            #expect(sandbox.events.map(\.step) == ["request-token", "authorize", "consent", "access-token"])
+
+            var posting = sandbox.descriptor
+            posting.oauth1?.requestTokenMethod = "POST"
+            let poster = try OAuth1Client(descriptor: posting, settings: sandbox.clientSettings)
+            await #expect(throws: AuthKitError.self) { try await poster.authorize(using: sandbox.userAgent()) }
+        }
+    }
+
     @Test func outOfBandPIN() async throws {
         try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(redirectURIs: ["oob"])) { sandbox in
             var settings = sandbox.clientSettings

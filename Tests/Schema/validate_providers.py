@@ -76,6 +76,9 @@ cases = [
     ("scopes in user_scope, and in the device grant's scopes", {**base, "authorization": {"url": "https://x.example/a", "scopeParameter": "user_scope"}, "device": {"url": "https://x.example/d", "scopeParameter": "scopes", "sendScopesWhenPolling": True}}, True),
     ("scopes in the state parameter", {**base, "authorization": {"url": "https://x.example/a", "scopeParameter": "state"}}, False),
     ("device scopes in client_id", {**base, "device": {"url": "https://x.example/d", "scopeParameter": "client_id"}}, False),
+    # Corpus 55: OAuth 1.0a token calls are POST (the default) or GET.
+    ("oauth1 token calls by GET", {"id": "x", "name": "X", "protocol": "oauth1", "oauth1": {"requestTokenURL": "https://x.example/r", "authorizeURL": "https://x.example/a", "accessTokenURL": "https://x.example/t", "requestTokenMethod": "GET", "accessTokenMethod": "GET"}}, True),
+    ("an oauth1 token call by PUT", {"id": "x", "name": "X", "protocol": "oauth1", "oauth1": {"requestTokenURL": "https://x.example/r", "authorizeURL": "https://x.example/a", "accessTokenURL": "https://x.example/t", "accessTokenMethod": "PUT"}}, False),
 ]
 for name, document, valid in cases:
     if validator.is_valid(document) == valid:

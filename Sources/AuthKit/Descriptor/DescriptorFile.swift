@@ -118,6 +118,8 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var authorizeURL: String
         package var authenticateURL: String?
         package var accessTokenURL: String
+        package var requestTokenMethod: String?
+        package var accessTokenMethod: String?
         package var signatureMethod: String?
         package var requestTokenParameters: [String: String]?
         package var requireCallbackConfirmed: Bool?
@@ -208,7 +210,9 @@ extension DescriptorFile {
             oauth1: oauth1.map {
                 OAuth1Endpoints(
                     requestTokenURL: $0.requestTokenURL, authorizeURL: $0.authorizeURL, authenticateURL: $0.authenticateURL,
-                    accessTokenURL: $0.accessTokenURL, signatureMethod: $0.signatureMethod ?? "HMAC-SHA1",
+                    accessTokenURL: $0.accessTokenURL,
+                    requestTokenMethod: $0.requestTokenMethod ?? "POST", accessTokenMethod: $0.accessTokenMethod ?? "POST",
+                    signatureMethod: $0.signatureMethod ?? "HMAC-SHA1",
                     requestTokenParameters: $0.requestTokenParameters ?? [:],
                     // RFC 5849 §2.1: oauth_callback_confirmed "MUST be present and set to true".
                     requireCallbackConfirmed: $0.requireCallbackConfirmed ?? true,
@@ -291,7 +295,8 @@ extension DescriptorFile {
             revocation: descriptor.revocation.map(template),
             oauth1: descriptor.oauth1.map {
                 OAuth1(requestTokenURL: $0.requestTokenURL, authorizeURL: $0.authorizeURL, authenticateURL: $0.authenticateURL,
-                       accessTokenURL: $0.accessTokenURL, signatureMethod: $0.signatureMethod,
+                       accessTokenURL: $0.accessTokenURL, requestTokenMethod: $0.requestTokenMethod,
+                       accessTokenMethod: $0.accessTokenMethod, signatureMethod: $0.signatureMethod,
                        requestTokenParameters: $0.requestTokenParameters, requireCallbackConfirmed: $0.requireCallbackConfirmed,
                        invalidateTokenURL: $0.invalidateTokenURL)
             },

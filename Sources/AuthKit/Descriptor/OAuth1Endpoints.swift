@@ -12,6 +12,14 @@ package struct OAuth1Endpoints: Sendable, Hashable {
     package var authenticateURL: String?
     /// Token request endpoint (RFC 5849 §2.3).
     package var accessTokenURL: String
+    /// The HTTP method of the request-token call: `POST` (RFC 5849 §2.1's
+    /// example, and what peers such as go-oauth and league/oauth1-client
+    /// default to) or `GET`, for a server that documents only `GET`. The
+    /// method is part of the signature base string (§3.4.1.1), so a server
+    /// that refuses the one it was not written for refuses the signature.
+    package var requestTokenMethod: String
+    /// The HTTP method of the access-token call (§2.3), as for ``requestTokenMethod``.
+    package var accessTokenMethod: String
     /// `HMAC-SHA1` (what Twitter requires), `HMAC-SHA256` or `PLAINTEXT`.
     package var signatureMethod: String
     /// Extra parameters for the request-token call, e.g. `{"x_auth_access_type": "read"}`.

@@ -11,7 +11,8 @@ import Logging
 /// ``ProviderDescriptor`` with `"protocol": "oauth1"` describes.
 ///
 /// The three steps, each a signed request (RFC 5849 §3):
-/// 1. **Request token** (§2.1): `POST requestTokenURL` with `oauth_callback`
+/// 1. **Request token** (§2.1): `POST requestTokenURL` (or the descriptor's
+///    `requestTokenMethod`; likewise in step 3) with `oauth_callback`
 ///    (a loopback URL, a custom scheme, or `oob` for the PIN flow), signed with
 ///    the key `enc(consumer_secret)&`. The reply must confirm the callback.
 /// 2. **Authorization** (§2.2): the user opens `authorizeURL?oauth_token=…`
@@ -66,6 +67,12 @@ public struct OAuth1Client: Authenticator {
                 file: descriptor.source, field: "oauth1.signatureMethod",
                 problem: "'\(endpoints.signatureMethod)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")])
         }
+        for (field, method) in [("requestTokenMethod", endpoints.requestTokenMethod), ("accessTokenMethod", endpoints.accessTokenMethod)]
+        where method != "GET" && method != "POST" {
+            throw AuthKitError.invalidFile([FileIssue(
+                file: descriptor.source, field: "oauth1.\(field)",
+                problem: "'\(method)' is not supported; use POST (the default) or GET, as the provider's documentation shows the call.")])
+        }
         for (field, url) in [("requestTokenURL", endpoints.requestTokenURL), ("authorizeURL", endpoints.authorizeURL),
                              ("accessTokenURL", endpoints.accessTokenURL)] where URL(string: url)?.host == nil || url.contains("{") {
             throw AuthKitError.invalidFile([FileIssue(
@@ -105,8 +112,8 @@ public struct OAuth1Client: Authenticator {
         url = try appendingQuery(extra, to: url)
 
         let header = try signer.authorizationHeader(
-            method: "POST", url: url, protocolParameters: [("oauth_callback", callbackValue)])
-        var request = OutgoingRequest(method: .post, url: url)
+            method: endpoints.requestTokenMethod, url: url, protocolParameters: [("oauth_callback", callbackValue)])
+        var request = OutgoingRequest(method: HTTPRequest.Method(endpoints.requestTokenMethod) ?? .post, url: url)
         request.setHeader("Authorization", header)
         let fields = try ReplyParser(step: .requestToken, secrets: knownSecrets()).fields(
             of: try await transport.send(request, step: .requestToken), required: ["oauth_token", "oauth_token_secret"])
@@ -158,9 +165,9 @@ public struct OAuth1Client: Authenticator {
         guard !verifier.isEmpty else { throw AuthKitError.redirect(.missingVerifier) }
         let url = try Self.url(endpoints.accessTokenURL, field: "accessTokenURL", descriptor: descriptor)
         let header = try signer.authorizationHeader(
-            method: "POST", url: url, token: pending.requestToken, tokenSecret: pending.requestTokenSecret,
+            method: endpoints.accessTokenMethod, url: url, token: pending.requestToken, tokenSecret: pending.requestTokenSecret,
             protocolParameters: [("oauth_verifier", verifier)])
-        var request = OutgoingRequest(method: .post, url: url)
+        var request = OutgoingRequest(method: HTTPRequest.Method(endpoints.accessTokenMethod) ?? .post, url: url)
         request.setHeader("Authorization", header)
         let response = try await transport.send(request, step: .accessToken)
         let receivedAt = now()

@@ -120,11 +120,11 @@ package final class Emulator: @unchecked Sendable {
             guard let call = TemplateCall(template: template, request: request, pathCaptures: pathCaptures) else { return nil }
             return templateStep(role, call)
         case .requestToken:
-            return request.method == "POST" ? oauth1RequestToken(request) : nil
+            return request.method == descriptor.oauth1?.requestTokenMethod ? oauth1RequestToken(request) : nil
         case .oauth1Authorize:
             return request.method == "GET" ? oauth1Authorize(request) : nil
         case .accessToken:
-            return request.method == "POST" ? oauth1AccessToken(request) : nil
+            return request.method == descriptor.oauth1?.accessTokenMethod ? oauth1AccessToken(request) : nil
         case .invalidateToken:
             return request.method == "POST" ? oauth1Invalidate(request) : nil
         }

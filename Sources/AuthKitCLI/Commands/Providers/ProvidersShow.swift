@@ -73,9 +73,9 @@ struct ProvidersShow: WorkspaceCommand {
         if descriptor.isDeviceOnly { lines.append("authorize:     none: signs in only with the device grant") }
         if let token = descriptor.token { lines.append("token:         \(token.url) (client authentication: \(token.clientAuthentication.rawValue))") }
         if let oauth1 = descriptor.oauth1 {
-            lines.append("request token: \(oauth1.requestTokenURL)")
+            lines.append("request token: \(oauth1.requestTokenMethod) \(oauth1.requestTokenURL)")
             lines.append("authorize:     \(oauth1.authorizeURL)")
-            lines.append("access token:  \(oauth1.accessTokenURL)")
+            lines.append("access token:  \(oauth1.accessTokenMethod) \(oauth1.accessTokenURL)")
         }
         if descriptor.protocol == .oauth2 {
             lines.append("pkce:          \(descriptor.pkce.rawValue)")
