@@ -134,6 +134,31 @@ import Testing
         }
     }
 
+    /// Salesforce tells no `expires_in`; its tokens last the org's session
+    /// timeout (here 900 s, the shortest). The credential records no expiry,
+    /// and a ``CredentialSource`` refreshes it at the descriptor's assumed
+    /// lifetime, before the sandbox refuses it.
+    @Test func salesforceGivesNoExpiryAndIsRefreshedAtTheAssumedLifetime() async throws {
+        let skew = LockedValue<TimeInterval>(0)
+        let options = SandboxOptions(accessTokenLifetime: 900, now: { Date().addingTimeInterval(skew.current) })
+        try await Sandbox.with(emulating: try bundled("salesforce"), options: options) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let signedIn = try await client.authorize(using: sandbox.userAgent())
+            #expect(signedIn.expiresAt == nil, "the sandbox sent expires_in")
+            let source = CredentialSource(authenticator: client, store: InMemoryCredentialStore([signedIn]), key: signedIn.key)
+            #expect(try await source.current(at: signedIn.obtainedAt.addingTimeInterval(600)).accessToken == signedIn.accessToken)
+
+            skew.withLock { $0 = 850 } // 50 s before the sandbox refuses it, inside the 60 s margin
+            let current = try await source.current(at: signedIn.obtainedAt.addingTimeInterval(850))
+            #expect(current.accessToken != signedIn.accessToken)
+            #expect(sandbox.events.last?.step == "refresh" && sandbox.events.last?.status == 200)
+            skew.withLock { $0 = 1000 } // the first token is refused now; the refreshed one is not
+            // (Sent raw: through a CredentialSource the 401 would refresh with the spent refresh token.)
+            #expect(try await raw("GET", sandbox.whoamiURL, headers: ["Authorization": "Bearer " + signedIn.accessToken]).status == 401)
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: current).0 == 200)
+        }
+    }
+
     @Test func instagramFollowUpAndRefreshTemplates() async throws {
         try await Sandbox.with(emulating: try bundled("instagram")) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)

@@ -106,8 +106,12 @@ extension Emulator {
             refreshToken = ledger.mint("refresh")
             ledger.refreshTokens[refreshToken!] = GrantLedger.RefreshToken(grant: grant)
         }
+        // A descriptor that assumes a lifetime (`refreshPolicy.assumedLifetimeSeconds`)
+        // describes a provider that does not tell it (Salesforce): the token
+        // still expires, but the answer has no `expires_in`.
+        let told = descriptor.refreshPolicy.assumedLifetime > 0 ? nil : lifetime
         let body = ProviderShape(mapping: mapping ?? endpoint.response).token(.init(
-            accessToken: access, expiresIn: lifetime.map { Int($0) }, refreshToken: refreshToken, scope: scopeText(scopes)))
+            accessToken: access, expiresIn: told.map { Int($0) }, refreshToken: refreshToken, scope: scopeText(scopes)))
         return .json(body, status: status ?? endpoint.successStatus.first ?? 200, step: step, summary: summary)
     }
 }
