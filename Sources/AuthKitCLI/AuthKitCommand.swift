@@ -95,7 +95,7 @@ enum AuthKitMain {
             guard code != .success else { AuthKitCommand.exit(withError: error) }
             let message = AuthKitCommand.fullMessage(for: error)
             if !message.isEmpty { Console.err(message) }
-            fflush(nil)
+            Console.flushStandardStreams()
             _exit(code.rawValue)
         }
     }

@@ -359,6 +359,38 @@ import Glibc
         }
     }
 
+    /// Waiting for a paste on a pipe that stays open, authkit still ends at
+    /// SIGTERM (`timeout`'s, a supervisor's). The signal's clean-up flushed
+    /// every stdio stream, standard input's too, whose lock the blocked
+    /// `readLine` held: the process stayed until the pipe closed.
+    @Test func aSignalEndsTheWaitForAPaste() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let prompted = LockedValue(false)
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--manual", "--client-id", "c", "--client-secret", "s"],
+            environment: environment(home), timeout: 20,
+            respond: { stderr in
+                if stderr.contains("Then paste") { prompted.withLock { $0 = true } }
+                return nil // the pipe stays open, as a script's would
+            },
+            signalWhen: { prompted.current }, signals: [SIGTERM])
+        #expect(result.signal == SIGTERM, "status \(result.status): \(result.stderr)")
+    }
+
+    /// A pasted line is read up to 64 KiB, not to its end: an endless line
+    /// (the wrong program piped in) grew the process to gigabytes.
+    @Test func aPasteLongerThanAnyRedirectIsRefusedUnread() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--manual", "--client-id", "c", "--client-secret", "s"],
+            environment: environment(home), timeout: 20,
+            respond: { $0.contains("Then paste") ? "http://127.0.0.1/callback?code=" + String(repeating: "a", count: 100_000) : nil })
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("longer than 64 KiB"), "\(result.stderr)")
+    }
+
     /// Scopes, labels and raw fields come from a provider or a person: printed
     /// to a terminal, their control characters are escaped.
     @Test func providerTextCannotDriveTheTerminal() async throws {

@@ -134,6 +134,11 @@ enum CLIProcess {
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         if process.isRunning {
             process.terminate()
+            // A process that ignores SIGTERM (as one waiting for a paste once
+            // did) must not hang the whole test run.
+            let grace = Date().addingTimeInterval(5)
+            while process.isRunning && Date() < grace { Thread.sleep(forTimeInterval: 0.02) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
             _ = outDone.wait(timeout: .now() + 5)
             _ = errDone.wait(timeout: .now() + 5)

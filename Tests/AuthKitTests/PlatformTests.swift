@@ -153,6 +153,25 @@ import Testing
     }
 
     /// Malformed JSON is located by AuthKit's parser, as a line and column.
+    /// `--manual`'s line: `\n` or `\r\n` stripped, the input's end told
+    /// apart from an empty line, and a line past the limit refused with
+    /// no more than the limit (and the byte that passed it) taken.
+    @Test func aLineIsReadToItsBreakAndNoFurtherThanTheLimit() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let written = "one\r\n\ntwo\n0123456789abc\nthree"
+        #expect(written.utf8.count == write(ends[1], written, written.utf8.count))
+        close(ends[1])
+        #expect(FileSystem.readLine(ends[0], limit: 8) == .line("one"))
+        #expect(FileSystem.readLine(ends[0], limit: 8) == .line(""))
+        #expect(FileSystem.readLine(ends[0], limit: 8) == .line("two"))
+        #expect(FileSystem.readLine(ends[0], limit: 8) == .tooLong(limit: 8))
+        #expect(FileSystem.readLine(ends[0], limit: 8) == .line("9abc"), "read past the limit and the byte that passed it")
+        #expect(FileSystem.readLine(ends[0], limit: 8) == .line("three"))
+        #expect(FileSystem.readLine(ends[0], limit: 8) == .end)
+    }
+
     @Test func syntaxErrorsAreLocatedByLineAndColumn() {
         let text = "{\n  \"id\": \"x\",\n  \"name\": ,\n}"
         #expect(DescriptorLoader.syntaxError(in: Data(text.utf8)) == "line 3, column 11: unexpected character: ','")

@@ -28,10 +28,19 @@ public struct ManualUserAgent: UserAgent {
             var text = text
             _ = text.withUTF8 { FileSystem.writeAll(STDERR_FILENO, UnsafeRawBufferPointer($0)) }
         },
-        readLine: @escaping @Sendable () -> String? = { Swift.readLine(strippingNewline: true) }
+        readLine: @escaping @Sendable () -> String? = ManualUserAgent.standardInputLine
     ) {
         self.write = write
         self.readLine = readLine
+    }
+
+    /// A line of standard input, at most 64 KiB (a redirect URL is a few): a
+    /// longer one, like the input's end, is taken as no answer. Read with
+    /// `read(2)`, not `Swift.readLine` (see ``FileSystem/readLine(_:limit:)``).
+    @usableFromInline
+    static func standardInputLine() -> String? {
+        guard case .line(let line) = FileSystem.readLine(STDIN_FILENO, limit: 64 << 10) else { return nil }
+        return line
     }
 
     public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {

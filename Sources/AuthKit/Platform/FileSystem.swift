@@ -207,4 +207,46 @@ import Darwin
             }
         }
     }
+
+    /// One line read from `fd` (without its line break, `\n` or `\r\n`, as
+    /// `Swift.readLine` strips them), or what ended the read.
+    package enum Line: Equatable, Sendable {
+        case line(String)
+        /// The input ended with nothing read.
+        case end
+        /// More than the limit came before a line break: the rest of the line
+        /// was not read.
+        case tooLong(limit: Int)
+    }
+
+    /// Reads one line from `fd` with `read(2)`, a byte at a time, so nothing
+    /// after the line break is taken from a descriptor another reader may
+    /// share, and at most `limit` bytes are held.
+    ///
+    /// Not `Swift.readLine`: it holds standard input's `FILE` lock while it
+    /// blocks, and `fflush(NULL)`, which glibc's `exit` and a signal's
+    /// clean-up call, then waits for that lock, so a process waiting for a
+    /// paste could not be stopped; nor is its line bounded (an endless line
+    /// grew it to gigabytes). Invalid UTF-8 is repaired, as `readLine` does.
+    package static func readLine(_ fd: Int32, limit: Int) -> Line {
+        var bytes = [UInt8]()
+        var byte: UInt8 = 0
+        while true {
+            let count = read(fd, &byte, 1)
+            if count == 1 {
+                if byte == UInt8(ascii: "\n") { break }
+                guard bytes.count < limit else { return .tooLong(limit: limit) }
+                bytes.append(byte)
+            } else if count == 0 {
+                if bytes.isEmpty { return .end }
+                break
+            } else if errno != EINTR {
+                // A read error ends the input, as it ends readLine's.
+                if bytes.isEmpty { return .end }
+                break
+            }
+        }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        return .line(String(decoding: bytes, as: UTF8.self))
+    }
 }

@@ -11,6 +11,9 @@ import Foundation
 
 struct Authorize: WorkspaceCommand {
     static let sendsRequests = true
+    /// The longest line `--manual` reads: a redirect URL is a few KiB, and
+    /// an endless line (a pipe from the wrong program) must not grow without end.
+    static let longestPaste = 64 << 10
     static let configuration = CommandConfiguration(
         commandName: "authorize",
         abstract: "Sign in to a provider and store the credential.",
@@ -242,19 +245,27 @@ struct Authorize: WorkspaceCommand {
             // ManualUserAgent takes no answer as "cancelled"; here it is said
             // what happened: standard input ended (a pipe with nothing in
             // it), or an empty line was entered.
-            let answer = LockedValue<String??>(.none)
+            let answer = LockedValue<FileSystem.Line?>(nil)
             let agent = ShieldedUserAgent(ManualUserAgent(readLine: {
-                let line = Swift.readLine(strippingNewline: true)
-                answer.withLock { $0 = .some(line) }
+                let read = FileSystem.readLine(0, limit: Self.longestPaste) // standard input
+                answer.withLock { $0 = read }
+                guard case .line(let line) = read else { return nil }
                 return line
             }))
             do {
                 credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
             } catch AuthKitError.cancelled {
                 // Read, and nothing in it: the agent's only way to cancel.
-                guard case .some(let line) = answer.withLock({ $0 }), (line ?? "").allSatisfy(\.isWhitespace) else { throw AuthKitError.cancelled }
-                let ended = line == nil
-                throw CLIError("\(ended ? "Standard input ended" : "An empty line was entered") before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
+                switch answer.withLock({ $0 }) {
+                case .tooLong(let limit)?:
+                    throw CLIError("The pasted line is longer than \(limit / 1024) KiB, which no redirect URL (or PIN) is; it was not read to its end, and nothing was stored. Run it again and paste only the URL the browser ends on.", status: .badInput)
+                case .end?:
+                    throw CLIError("Standard input ended before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
+                case .line(let line)? where line.allSatisfy(\.isWhitespace):
+                    throw CLIError("An empty line was entered before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
+                default:
+                    throw AuthKitError.cancelled
+                }
             }
         case .scriptedBrowser where !listens:
             let agent = ShieldedUserAgent(SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }))

@@ -5,11 +5,11 @@ import FoundationEssentials
 import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+@preconcurrency import Glibc
 #elseif canImport(Musl)
-import Musl
+@preconcurrency import Musl
 #elseif canImport(Darwin)
-import Darwin
+@preconcurrency import Darwin
 #endif
 
 /// Where `authkit` writes. Results go to standard output, everything else
@@ -39,6 +39,16 @@ enum Console {
         return text.split(separator: "\n", omittingEmptySubsequences: false)
             .map { line in line.split(separator: "\t", omittingEmptySubsequences: false).map { DisplayText.sanitized(String($0), limit: .max) }.joined(separator: "\t") }
             .joined(separator: "\n")
+    }
+
+    /// Flushes what stdio holds for standard output and standard error
+    /// (argument-parser's help, `print`), before the process ends with `_exit`.
+    /// Not `fflush(NULL)`: it takes every stream's lock, standard input's
+    /// too, which a reader blocked in `getline` holds, so a signal during
+    /// a wait for input would wait for that input.
+    static func flushStandardStreams() {
+        fflush(stdout)
+        fflush(stderr)
     }
 
     /// Writes all of `data`, or as much as the reader takes: a closed pipe

@@ -105,7 +105,7 @@ extension ExitStatus {
     /// stored by an atomic rename or not at all.
     func terminate() -> Never {
         settleDefaultHTTPClient()
-        fflush(nil)
+        Console.flushStandardStreams()
         _exit(rawValue)
     }
 }

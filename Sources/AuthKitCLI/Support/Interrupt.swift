@@ -183,7 +183,7 @@ enum Interrupt {
     /// authkit in a loop then stops, as it does for a child killed by Ctrl-C
     /// (exiting with 130 instead would let the loop go on).
     private static func die(_ number: Int32) -> Never {
-        fflush(nil)
+        Console.flushStandardStreams()
         signal(number, SIG_DFL)
         // Raised on this thread with the signal unblocked here, it is
         // delivered before raise returns (libdispatch's threads, where the
