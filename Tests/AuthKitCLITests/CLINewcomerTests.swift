@@ -650,6 +650,23 @@ import Testing
         }
         let fine = try await CLIProcess.run(["sign", "https://x.example/?q=a%20b", "-d", "a=1%2B1"] + keys, environment: [:])
         #expect(fine.status == 0 && fine.stdout.hasPrefix("Authorization: OAuth "), "\(fine.stderr)")
+
+        // -d @FILE signs the file's form, as request and curl -d send it (it
+        // signed the text '@FILE', silently); a file that is not there is named.
+        let fixed = keys + ["--nonce", "n", "--timestamp", "1318622958"]
+        let directory = TemporaryDirectory.url("authkit-sign-form")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("body.txt")
+        try Data("a=1%2B1\r\n".utf8).write(to: file)
+        let typed = try await CLIProcess.run(["sign", "https://x.example/", "-d", "a=1%2B1"] + fixed, environment: [:])
+        let fromFile = try await CLIProcess.run(["sign", "https://x.example/", "-d", "@" + file.path] + fixed, environment: [:])
+        #expect(typed.status == 0 && fromFile.status == 0 && fromFile.stdout == typed.stdout, "\(fromFile.stdout) \(fromFile.stderr)")
+        let missing = try await CLIProcess.run(["sign", "https://x.example/", "-d", "@" + directory.appendingPathComponent("none").path] + fixed, environment: [:])
+        #expect(missing.status == 64 && missing.stderr.contains("-d @") && missing.stdout.isEmpty, "\(missing.stderr)")
+        try Data("a=b c".utf8).write(to: file)
+        let unencoded = try await CLIProcess.run(["sign", "https://x.example/", "-d", "@" + file.path] + fixed, environment: [:])
+        #expect(unencoded.status == 64 && unencoded.stderr.contains("contains a space"), "\(unencoded.stderr)")
     }
 
     @Test func tokenListAlignsPrintsEmptyJSONAndCreatesNothing() async throws {

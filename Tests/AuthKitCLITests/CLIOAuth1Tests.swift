@@ -66,10 +66,14 @@ struct CLIOAuth1Tests {
 
         // The header `token header` prints is verified by oauthlib for the
         // request it describes: a GET, and a POST whose form body is signed
-        // (RFC 5849 §3.4.1.3.1), the method implied by -d as in curl.
+        // (RFC 5849 §3.4.1.3.1), the method implied by -d as in curl; -d @FILE
+        // signs the file's form (its line break removed, as curl -d sends it),
+        // not the text '@FILE'.
         let resource = try #require(URL(string: "\(server.baseURL)/resource"))
         let form = "status=Hello%20again"
-        for (arguments, method, body) in [(["-X", "GET"], "GET", nil), (["-d", form], "POST", form)] {
+        let formFile = home.appendingPathComponent("form.txt")
+        try Data((form + "\n").utf8).write(to: formFile)
+        for (arguments, method, body) in [(["-X", "GET"], "GET", nil), (["-d", form], "POST", form), (["-d", "@" + formFile.path], "POST", form)] {
             let header = try await CLIProcess.run(["token", "header", "--provider", "twitter", resource.absoluteString] + arguments, environment: env)
             #expect(header.stdout.hasPrefix("Authorization: OAuth "), "\(header.stderr)")
             var request = URLRequest(url: resource)

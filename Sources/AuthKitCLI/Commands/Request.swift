@@ -86,8 +86,7 @@ struct Request: WorkspaceCommand {
         var parts = [Data]()
         for (flag, value, keepsLineBreaks) in [("-d", data, false), ("--data-binary", dataBinary, true)] {
             guard let value else { continue }
-            var bytes = value.hasPrefix("@") ? try Self.contents(of: String(value.dropFirst()), flag: flag) : Data(value.utf8)
-            if value.hasPrefix("@"), !keepsLineBreaks { bytes.removeAll { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") } }
+            let bytes = try Self.bytes(of: value, flag: flag, keepsLineBreaks: keepsLineBreaks)
             if isForm {
                 guard let text = ValidUTF8.string(bytes) else {
                     throw CLIError("\(flag) is sent as application/x-www-form-urlencoded, but it is not text. Give its type with -H 'Content-Type: …'.")
@@ -122,6 +121,31 @@ struct Request: WorkspaceCommand {
         guard var body = parts.first else { return nil }
         for part in parts.dropFirst() { body.append(UInt8(ascii: "&")); body.append(part) }
         return body
+    }
+
+    /// The bytes `-d` or `--data-binary` gives: the value itself, or with
+    /// `@`, a file's (`@-`: standard input's), whose line breaks `-d`
+    /// removes, as curl does.
+    static func bytes(of value: String, flag: String, keepsLineBreaks: Bool) throws -> Data {
+        guard value.hasPrefix("@") else { return Data(value.utf8) }
+        var bytes = try contents(of: String(value.dropFirst()), flag: flag)
+        if !keepsLineBreaks { bytes.removeAll { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") } }
+        return bytes
+    }
+
+    /// `-d` as `sign` and `token header` sign it (RFC 5849 §3.4.1.3.1): read
+    /// as `request` reads it, `@FILE` included, so the signature covers the
+    /// body curl (or `request`) will send for the same `-d`, and checked to be
+    /// a form exactly as it will be sent.
+    static func signedForm(_ value: String) throws -> Data {
+        let bytes = try Self.bytes(of: value, flag: "-d", keepsLineBreaks: false)
+        guard let text = ValidUTF8.string(bytes) else {
+            throw CLIError("-d is signed as application/x-www-form-urlencoded, but it is not text. A body of other bytes is not signed (RFC 5849 §3.4.1.3.1): leave out -d.")
+        }
+        if let problem = formProblem(text) {
+            throw CLIError("-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B) exactly as it will be sent.")
+        }
+        return bytes
     }
 
     /// `name@FILE` of `--data-urlencode` (an `@` before any `=`, after a

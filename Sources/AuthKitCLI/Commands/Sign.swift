@@ -42,7 +42,7 @@ struct Sign: AsyncParsableCommand {
     var method: String?
     @Argument(help: "The request URL, with its query.") var url: String
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "An application/x-www-form-urlencoded body; its parameters are signed.", valueName: "data"))
+        "An application/x-www-form-urlencoded body; its parameters are signed. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does.", valueName: "data"))
     var data: String?
     @Option(name: .long, help: "The consumer key (client id).") var consumerKey: String
     @Option(name: .long, help: "The consumer secret (or $AUTHKIT_CONSUMER_SECRET).") var consumerSecret: String?
@@ -65,9 +65,6 @@ struct Sign: AsyncParsableCommand {
         if Self.secret(consumerSecret, variable: "AUTHKIT_CONSUMER_SECRET") == nil {
             throw ValidationError("No consumer secret: set AUTHKIT_CONSUMER_SECRET (other users can see a command line, not the environment), or pass --consumer-secret.")
         }
-        if let data, let problem = Request.formProblem(data) {
-            throw ValidationError("-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B) exactly as it will be sent.")
-        }
     }
 
     /// A flag wins over the environment, which other users cannot read (a
@@ -85,10 +82,11 @@ struct Sign: AsyncParsableCommand {
         let fixedNonce = nonce, fixedTimestamp = timestamp
         signer.nonceAndTimestamp = NonceAndTimestamp(
             nonce: { fixedNonce ?? live.nonce() }, timestamp: { fixedTimestamp ?? live.timestamp() })
+        let body = try data.map(Request.signedForm)
         let header = try signer.authorizationHeader(
-            method: method?.uppercased() ?? (data == nil ? "GET" : "POST"), url: URL(string: url)!,
-            contentType: data == nil ? nil : "application/x-www-form-urlencoded",
-            body: data.map { Data($0.utf8) }, token: token, tokenSecret: tokenSecret)
+            method: method?.uppercased() ?? (body == nil ? "GET" : "POST"), url: URL(string: url)!,
+            contentType: body == nil ? nil : "application/x-www-form-urlencoded",
+            body: body, token: token, tokenSecret: tokenSecret)
         Console.out("Authorization: \(header)")
     }
 }

@@ -33,19 +33,14 @@ struct TokenHeader: WorkspaceCommand {
     var method: String?
     /// RFC 5849 §3.4.1.3.1: a form body's parameters are part of the signature.
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "The form body the request will carry, already encoded (a=1&b=x%20y); OAuth 1.0a signs its parameters.", valueName: "data"))
+        "The form body the request will carry, already encoded (a=1&b=x%20y); OAuth 1.0a signs its parameters. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does.", valueName: "data"))
     var data: String?
     @Argument(help: "The request URL (required for OAuth 1.0a, which signs it).") var url: String?
-
-    func validate() throws {
-        if let data, let problem = Request.formProblem(data) {
-            throw ValidationError("-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B) exactly as it will be sent.")
-        }
-    }
 
     func run(in workspace: Workspace) async throws {
         // Before anything is read or refreshed: the URL the header is for.
         if let url { _ = try Self.target(url) }
+        let body = try data.map(Request.signedForm)
         let source = try await workspace.source(account.key, explicit: client.settings())
         let credential = try await source.current()
         let authenticator = source.authenticator
@@ -53,13 +48,13 @@ struct TokenHeader: WorkspaceCommand {
             throw CLIError("An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'.")
         }
         let target = try Self.target(url)
-        let method = method ?? (data == nil ? "GET" : "POST")
+        let method = method ?? (body == nil ? "GET" : "POST")
         guard let httpMethod = HTTPRequest.Method(method.uppercased()) else {
             throw CLIError("'\(DisplayText.sanitized(method, limit: 40))' is not an HTTP method (-X takes a name such as GET or POST).")
         }
         var request = HTTPRequest(method: httpMethod, url: target)
-        if data != nil { request.headerFields[.contentType] = "application/x-www-form-urlencoded" }
-        let authorized = try authenticator.authorize(request, body: data.map { Data($0.utf8) }, with: credential)
+        if body != nil { request.headerFields[.contentType] = "application/x-www-form-urlencoded" }
+        let authorized = try authenticator.authorize(request, body: body, with: credential)
         guard let header = authorized.headerFields[.authorization] else {
             throw CLIError("No Authorization header was produced for \(account.key).", status: .failure)
         }
