@@ -53,7 +53,8 @@ import Testing
                 return #"{"providerID":"\#(id)","label":"\#(label)","kind":"oauth2","accessToken":"old-\#(label)","tokenType":"Bearer","refreshToken":"r","expiresAt":"\#(format.string(from: now.addingTimeInterval(days * 86400)))","scopes":[],"obtainedAt":"\#(format.string(from: now.addingTimeInterval(-40 * 86400)))","rawFields":{}}"#
             }
             let store = #"{"version":1,"credentials":["# + [credential("longlived", label: "due", expiresIn: 5), credential("longlived", label: "fresh", expiresIn: 40),
-                                                                 credential("unconfigured", label: "broken", expiresIn: 2)].joined(separator: ",") + "]}"
+                                                                 credential("unconfigured", label: "broken", expiresIn: 2),
+                                                                 credential("unconfigured", label: "fine", expiresIn: 40)].joined(separator: ",") + "]}"
             try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
             let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_LONGLIVED_CLIENT_ID": "app", "AUTHKIT_LONGLIVED_CLIENT_SECRET": "s"]
 
@@ -62,12 +63,44 @@ import Testing
             #expect(result.stdout.contains("longlived (due): refreshed"), "\(result.stdout)")
             #expect(result.stdout.contains("longlived (fresh): not due"))
             #expect(result.stdout.contains("unconfigured (broken): failed: unconfigured: no client id is configured"))
+            // Not due, it needs no client: it was reported failed, and its token could not be sent either.
+            #expect(result.stdout.contains("unconfigured (fine): not due"), "\(result.stdout)")
+            #expect(result.stdout.contains("1 of 4") || result.stderr.contains("1 of 4"), "\(result.stderr)")
+            let header = try await CLIProcess.run(["token", "header", "--provider", "unconfigured", "--label", "fine"], environment: environment)
+            #expect(header.status == 0 && header.stdout == "Authorization: Bearer old-fine\n", "\(header.stderr)")
+            let request = try await CLIProcess.run(["request", "--provider", "unconfigured", "--label", "fine", "\(server.baseURL)/resource"], environment: environment)
+            #expect(server.requests(to: "/resource").last?.header("Authorization") == "Bearer old-fine", "\(request.stderr)")
             #expect(server.requests(to: "/token").count == 1)
 
             // The refreshed one was saved, with when its refresh token dies.
             let shown = try await CLIProcess.run(["token", "show", "--provider", "longlived", "--label", "due"], environment: environment)
             #expect(shown.stdout.contains("sign in again by:"), "\(shown.stdout)")
             #expect(shown.stderr.contains("warning: the refresh token of longlived (due) expires"), "\(shown.stderr)")
+        }
+    }
+
+    /// `token refresh --due` is run by a timer whose job is the refresh: a
+    /// due credential whose refresh fails is reported (exit 1), even while
+    /// its token still works. It printed "refreshed", with the old expiry.
+    @Test func aFailedRefreshOfADueCredentialIsReported() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"error":"invalid_grant","error_description":"revoked"}"#, status: 400) }
+            let home = try CLIProcess.home("authkit-cli-due-failed")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let descriptor = RotatingGrant.descriptor(id: "ahead", server: server)
+            try Data((String(descriptor.dropLast()) + #", "refreshPolicy": {"aheadSeconds": 1209600}}"#).utf8)
+                .write(to: home.appendingPathComponent("providers/ahead.json"))
+            let format = ISO8601DateFormatter()
+            let stored = #"{"version":1,"credentials":[{"providerID":"ahead","kind":"oauth2","accessToken":"still-works","tokenType":"Bearer","refreshToken":"r","expiresAt":"\#(format.string(from: Date().addingTimeInterval(5 * 86400)))","scopes":[],"obtainedAt":"\#(format.string(from: Date().addingTimeInterval(-86400)))","rawFields":{}}]}"#
+            try Data(stored.utf8).write(to: home.appendingPathComponent("credentials.json"))
+            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_AHEAD_CLIENT_ID": "app", "AUTHKIT_AHEAD_CLIENT_SECRET": "s"]
+            let result = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)
+            #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
+            #expect(result.stdout.contains("ahead: failed:") && !result.stdout.contains("ahead: refreshed"), "\(result.stdout)")
+            #expect(server.requests(to: "/token").count == 1)
+            // The token still works, and request uses it: only the refresh ahead of time failed.
+            let request = try await CLIProcess.run(["request", "--provider", "ahead", "\(server.baseURL)/resource"], environment: environment)
+            #expect(server.requests(to: "/resource").last?.header("Authorization") == "Bearer still-works", "\(request.stderr)")
         }
     }
 

@@ -64,6 +64,17 @@ public struct CredentialSource: Sendable {
         }
     }
 
+    /// The stored credential, refreshed (once, and saved) when it is due, as
+    /// ``current(at:)``, except that a failed refresh is thrown even while
+    /// the token still works: for a caller whose job is the refresh
+    /// (`authkit token refresh --due`, run by a timer), to which "used the
+    /// old token" would be a silent failure.
+    package func refreshIfDue(at now: Date = Date()) async throws -> Credential {
+        let stored = try await stored()
+        guard policy.isDue(stored, at: now) else { return stored }
+        return try await refresh(ifStill: { policy.isDue($0, at: now) })
+    }
+
     /// Refreshes now (for `authkit token refresh`), under the same lock, and saves.
     @discardableResult
     public func refresh() async throws -> Credential {

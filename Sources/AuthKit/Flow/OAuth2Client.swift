@@ -275,7 +275,14 @@ public struct OAuth2Client: Authenticator {
     /// the query (RFC 6750 §2.3 is "NOT RECOMMENDED"; RFC 9700 §2.4 forbids it).
     /// The body is not read: a bearer token does not cover it.
     public func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest {
-        try checkCredential(credential)
+        try Self.bearerAuthorized(request, with: credential, descriptor: descriptor)
+    }
+
+    /// `request` with `credential`'s Bearer header (RFC 6750 §2.1), which
+    /// needs no client setting: a caller that cannot build the client (no
+    /// client id configured) can still send a stored token.
+    package static func bearerAuthorized(_ request: HTTPRequest, with credential: Credential, descriptor: ProviderDescriptor) throws -> HTTPRequest {
+        try checkCredential(credential, descriptor: descriptor)
         // RFC 6750 §5.3: a bearer token travels only over TLS (or to this
         // machine); a header made for plain http would send it in the clear.
         if let url = request.url, !url.allowsCredentials { throw AuthKitError.insecureTransport(url: url.redactedForLogs) }
@@ -309,6 +316,10 @@ public struct OAuth2Client: Authenticator {
     }
 
     private func checkCredential(_ credential: Credential) throws {
+        try Self.checkCredential(credential, descriptor: descriptor)
+    }
+
+    private static func checkCredential(_ credential: Credential, descriptor: ProviderDescriptor) throws {
         guard credential.kind == .oauth2 else {
             throw AuthKitError.misuse(.credentialOfAnotherProtocol(credential: credential.key, protocol: .oauth2))
         }

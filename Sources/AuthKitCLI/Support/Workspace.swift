@@ -144,8 +144,15 @@ struct Workspace {
         }
         // Nothing stored is said before a missing client id: signing in
         // first is the step that helps, and it asks for the client id itself.
-        _ = try await credential(key)
-        return CredentialSource(authenticator: try authenticator(for: descriptor, explicit: explicit),
-                                store: ShieldedCredentialStore(base: store), key: key)
+        let stored = try await credential(key)
+        let authenticator: any Authenticator
+        do {
+            authenticator = try self.authenticator(for: descriptor, explicit: explicit)
+        } catch let missing as AuthKitError where stored.kind == .oauth2 && descriptor.protocol == .oauth2 {
+            // A token that is not due is sent without the client; a refresh says what is missing.
+            guard case .missingSetting = missing else { throw missing }
+            authenticator = ClientlessAuthenticator(descriptor: descriptor, settings: explicit, missing: missing)
+        }
+        return CredentialSource(authenticator: authenticator, store: ShieldedCredentialStore(base: store), key: key)
     }
 }

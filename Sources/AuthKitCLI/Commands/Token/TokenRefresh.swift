@@ -59,7 +59,7 @@ struct TokenRefresh: WorkspaceCommand {
                     Console.out("\(name): not due (expires \(CredentialSummary.expiry(credential)))")
                     continue
                 }
-                let refreshed = try await source.current()
+                let refreshed = try await source.refreshIfDue()
                 Console.out("\(name): refreshed (expires \(CredentialSummary.expiry(refreshed)))")
             } catch let error as AuthKitError {
                 failures += 1

@@ -1,0 +1,41 @@
+import AuthKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import HTTPTypes
+
+/// The authenticator of a stored OAuth 2.0 credential whose client is not
+/// configured here: no client id, or no value for a placeholder the
+/// provider's endpoints need, in the flags, the environment or
+/// `config.json` (a credential signed in with `--client-id` on the command
+/// line, say).
+///
+/// Sending a Bearer token needs no client (RFC 6750 §2.1), so `request`,
+/// `token header` and `token refresh --due` go on with a token that is not
+/// due. Whatever needs the client (a refresh, a revocation, a sign-in)
+/// throws what building it threw, which names the missing setting and
+/// where to give it.
+struct ClientlessAuthenticator: Authenticator {
+    let descriptor: ProviderDescriptor
+    let settings: ClientSettings
+    /// What building the client threw: ``AuthKitError/missingSetting(providerID:_:)``.
+    let missing: AuthKitError
+
+    func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential {
+        throw missing
+    }
+
+    func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest {
+        try OAuth2Client.bearerAuthorized(request, with: credential, descriptor: descriptor)
+    }
+
+    func refresh(_ credential: Credential) async throws -> Credential {
+        throw missing
+    }
+
+    func revoke(_ credential: Credential) async throws {
+        throw missing
+    }
+}
