@@ -232,6 +232,17 @@ import AuthKit
             #expect(odd.status == 64 && odd.stderr.contains("-X takes an HTTP method") && odd.stdout.isEmpty, "\(method.debugDescription): \(odd.stderr)")
             #expect(!odd.stderr.contains("G\nET"), "the newline reached the terminal")
         }
+        // CONNECT asks a proxy for a tunnel: request failed with "the request has no
+        // absolute URL" (exit 4), sign and token header printed a header. Refused in
+        // each, as a usage error, before anything is read or sent.
+        let home = try CLIProcess.home("authkit-connect")
+        defer { try? FileManager.default.removeItem(at: home) }
+        for command in [["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s"],
+                        ["request", "--provider", "qiita", "https://x.example/"], ["token", "header", "--provider", "qiita", "https://x.example/"]] {
+            let connect = try await CLIProcess.run(command + ["-X", "connect"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(connect.status == 64 && connect.stderr.contains("-X CONNECT asks a proxy for a tunnel") && connect.stdout.isEmpty,
+                    "\(command[0]): \(connect.status) \(connect.stderr)")
+        }
 
         // The secrets from the environment, off the command line (which other
         // users see in the process list): the same header. A flag still wins.

@@ -71,9 +71,7 @@ struct Request: WorkspaceCommand {
     func validate() throws {
         try TimeoutOption.check(timeout)
         if maxSize <= 0 { throw ValidationError("--max-size takes a positive number of bytes.") }
-        if let method, HTTPRequest.Method(method.uppercased()) == nil {
-            throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(DisplayText.sanitized(method, limit: 40))'.")
-        }
+        if let method, let problem = TypedMethod.problem(method) { throw ValidationError(problem) }
     }
 
     /// `-d` (from a file with `@`, its line breaks removed, as curl does),

@@ -53,11 +53,7 @@ struct Sign: AsyncParsableCommand {
     @Option(name: .long, help: "A fixed timestamp in seconds (default: now).") var timestamp: String?
 
     func validate() throws {
-        // A method is an HTTP token (RFC 9110 §9.1): a signature over "" or
-        // "G\nET" would be printed, and verified by no server.
-        if let method, HTTPRequest.Method(method.uppercased()) == nil {
-            throw ValidationError("-X takes an HTTP method such as GET or POST; got '\(DisplayText.sanitized(method, limit: 40))'.")
-        }
+        if let method, let problem = TypedMethod.problem(method) { throw ValidationError(problem) }
         if let timestamp, UInt64(timestamp) == nil {
             throw ValidationError("--timestamp takes whole seconds since 1970, e.g. 1318622958.")
         }

@@ -37,6 +37,10 @@ struct TokenHeader: WorkspaceCommand {
     var data: String?
     @Argument(help: "The request URL (required for OAuth 1.0a, which signs it).") var url: String?
 
+    func validate() throws {
+        if let method, let problem = TypedMethod.problem(method) { throw ValidationError(problem) }
+    }
+
     func run(in workspace: Workspace) async throws {
         // Before anything is read or refreshed: the URL the header is for.
         if let url { _ = try Self.target(url) }
