@@ -277,6 +277,15 @@ import Testing
                 #expect(result.stderr.contains("write $HOME instead") == value.hasPrefix("~"), "\(result.stderr)")
             }
         }
+        // An absolute one with an env file's slip, a space or a line break at
+        // its end, named another, empty, directory, used without a word.
+        for (value, expected) in [(directory.path + " ", "ends with a space"), (directory.path + "\n", "holds a line break")] {
+            for command in [["token", "list"], ["authorize", "--provider", "qiita", "--client-id", "c", "--manual"]] {
+                let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": value], workingDirectory: directory)
+                #expect(result.status == 64 && result.stderr.contains(expected), "\(command) with \(value.debugDescription): \(result.stderr)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: value), "\(value.debugDescription) was created")
+        }
         // The default directory under a relative HOME (a service's or a
         // script's environment) is the same fault; an absolute
         // XDG_CONFIG_HOME or AUTHKIT_HOME takes its place, and is used.

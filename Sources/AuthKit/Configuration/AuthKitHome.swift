@@ -94,7 +94,17 @@ package enum AuthKitHome {
 
     private static func relativeProblem(environment: [String: String]) -> String? {
         guard let home = environment["AUTHKIT_HOME"], !home.isEmpty else { return relativeHOMEProblem(environment: environment) }
-        guard !home.hasPrefix("/") else { return nil }
+        if home.hasPrefix("/") {
+            // An env file's or a paste's slip: "/srv/authkit " names another,
+            // empty, directory, which every command then used without a word.
+            if home.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                return "AUTHKIT_HOME holds a line break or other control character, which no directory meant for it does. Set it to the directory's path alone."
+            }
+            if home.last?.isWhitespace == true {
+                return "AUTHKIT_HOME ('\(home)') ends with a space, which names another directory than '\(home.trimmingSpacesAndNewlines())'. Remove the space (check the env file or unit that sets it)."
+            }
+            return nil
+        }
         let shown = home.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "a relative path" : "'\(home)', a relative path"
         let tilde = home.hasPrefix("~") ? " ('~' is expanded only by a shell, and not inside quotes: write $HOME instead)" : ""
         return "AUTHKIT_HOME is \(shown)\(tilde); it would name another directory in every working directory. Set it to an absolute path, such as $HOME/.config/authkit."
