@@ -92,12 +92,30 @@ enum AuthKitMain {
             // control characters written out, as every message here is.
             settleDefaultHTTPClient()
             let code = AuthKitCommand.exitCode(for: error)
-            guard code != .success else { AuthKitCommand.exit(withError: error) }
+            guard code != .success else { printRequested(error) }
             let message = AuthKitCommand.fullMessage(for: error)
             if !message.isEmpty { Console.err(message) }
             Console.flushStandardStreams()
             _exit(code.rawValue)
         }
+    }
+
+    /// What `--help`, `--version` or `--generate-completion-script` asked
+    /// for, on standard output, then exit 0, as argument-parser prints it;
+    /// except that output that could not be written exits 74, as every
+    /// other command's does (`--help > /dev/full` succeeded), and `help`
+    /// followed by a name no command has is the usage error it is
+    /// (`authkit help nosuch` printed the overview and succeeded).
+    static func printRequested(_ request: Error) -> Never {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "help", let suggestion = suggestion(for: Array(arguments.dropFirst())) {
+            fail(suggestion, status: .usage)
+        }
+        Console.out(AuthKitCommand.fullMessage(for: request))
+        if let reason = Console.outputFailureReason {
+            fail("standard output could not be written (\(reason)); what this command printed there is incomplete.", status: .outputFailed)
+        }
+        ExitStatus.success.terminate()
     }
 
     /// "unknown command 'tokn'; did you mean 'token'?" for a word where a

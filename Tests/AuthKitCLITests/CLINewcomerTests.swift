@@ -247,17 +247,22 @@ import Testing
 
     /// No message sends a control character to the terminal, whatever it
     /// quotes: an option as typed (argument-parser's own errors printed it
-    /// raw), or a path from `$AUTHKIT_HOME` (the permission warnings did).
+    /// raw), or a path from `$XDG_CONFIG_HOME` (the permission warnings did).
+    /// `$AUTHKIT_HOME` with one is refused, without repeating it.
     @Test func messagesWriteOutControlCharactersTheyQuote() async throws {
-        let home = try home().appendingPathComponent("h\u{1B}[2Jx")
+        let config = try home().appendingPathComponent("h\u{1B}[2Jx")
+        let home = config.appendingPathComponent("authkit")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         chmod(home.path, 0o755)
         try Data(#"{"version":1,"credentials":[]}"#.utf8).write(to: home.appendingPathComponent("credentials.json"))
-        let option = try await CLIProcess.run(["token", "list", "--x\u{1B}[2J"], environment: ["AUTHKIT_HOME": home.path])
+        let environment = ["XDG_CONFIG_HOME": config.path]
+        let option = try await CLIProcess.run(["token", "list", "--x\u{1B}[2J"], environment: environment)
         #expect(option.status == 64 && option.stderr.contains(#"Unknown option '--x\u{1B}[2J'"#), "\(option.stderr.debugDescription)")
-        let warning = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(warning.status == 0 && warning.stderr.contains(#"h\u{1B}[2Jx is accessible by other users"#), "\(warning.stderr.debugDescription)")
-        for result in [option, warning] {
+        let warning = try await CLIProcess.run(["token", "list"], environment: environment)
+        #expect(warning.status == 0 && warning.stderr.contains(#"h\u{1B}[2Jx/authkit is accessible by other users"#), "\(warning.stderr.debugDescription)")
+        let refused = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(refused.status == 64 && refused.stderr.contains("AUTHKIT_HOME holds a line break or other control character"), "\(refused.stderr.debugDescription)")
+        for result in [option, warning, refused] {
             #expect(!result.stderr.contains("\u{1B}") && !result.stdout.contains("\u{1B}"), "\(result.stderr.debugDescription)")
         }
     }

@@ -31,6 +31,26 @@ import Testing
         #expect(head.status != 74 && !head.stderr.contains("standard output"), "\(head.status): \(head.stderr)")
     }
 
+    /// Help, the version and the completion scripts are output like any
+    /// other: written to a full disk, they exit 74 (they exited 0); `help`
+    /// with a name no command has is a usage error (it printed the overview
+    /// and exited 0), and `help` with a command's name still helps.
+    @Test func helpAndVersionAreOutputToo() async throws {
+        let environment = ["AUTHKIT_HOME": "/nonexistent/authkit"]
+        for arguments in [["--help"], ["--version"], ["token", "list", "--help"], ["help", "request"], ["--generate-completion-script", "bash"]] {
+            let full = try await run(arguments, "> /dev/full", environment: environment)
+            #expect(full.status == 74 && full.stderr.contains("No space left on device"), "\(arguments): \(full.status) \(full.stderr)")
+            let fine = try await CLIProcess.run(arguments, environment: environment)
+            #expect(fine.status == 0 && !fine.stdout.isEmpty && fine.stderr.isEmpty, "\(arguments): \(fine.status) \(fine.stderr)")
+        }
+        let unknown = try await CLIProcess.run(["help", "nosuch"], environment: environment)
+        #expect(unknown.status == 64 && unknown.stdout.isEmpty && unknown.stderr.contains("unknown command 'nosuch'"), "\(unknown.stderr)")
+        let misspelt = try await CLIProcess.run(["help", "token", "lst"], environment: environment)
+        #expect(misspelt.status == 64 && misspelt.stderr.contains("Did you mean 'authkit token list'?"), "\(misspelt.stderr)")
+        let nested = try await CLIProcess.run(["help", "token", "list"], environment: environment)
+        #expect(nested.status == 0 && nested.stdout.hasPrefix("OVERVIEW: List stored credentials"), "\(nested.stdout)")
+    }
+
     /// With standard output closed, the next file, socket or event
     /// descriptor opened takes its number, and what is printed goes there
     /// (before, `providers list >&-` failed on an event descriptor with
