@@ -34,11 +34,46 @@ import Testing
             ("ends in ESC \u{1B}", "ends in ESC \\u{1B}"),
             ("ends in \u{1B}[12", "ends in \\u{1B}[12"),
             ("\u{1B}[" + String(repeating: "1;", count: 40) + "m", "\\u{1B}[" + String(repeating: "1;", count: 40) + "m"),
+            // A carriage return that ends no line moves the cursor back over it: "safe" read "EVIL".
+            ("safe line\rEVIL\r\nnext\r", "safe line\\u{D}EVIL\r\nnext\\u{D}"),
+            // Trojan Source (CVE-2021-42574): text displayed in another order than it holds.
+            ("abc\u{202E}fed\u{2066}x\u{2069} \u{200F}", "abc\\u{202E}fed\\u{2066}x\\u{2069} \\u{200F}"),
+            ("€ 𝄞 \u{10FFFF} \u{A0}", "€ 𝄞 \u{10FFFF} \u{A0}"),
         ]
         for (body, expected) in cases {
             let bytes = Array(body.utf8)
             for size in [1, 2, 3, 7, bytes.count] {
                 #expect(shown(bytes, chunks: size) == expected, "\(body.debugDescription) in chunks of \(size)")
+            }
+        }
+    }
+
+    /// Bytes that are not UTF-8: one in 0x80–0x9F on its own is a C1 control
+    /// to a terminal that reads 8-bit controls (0x9B is CSI), and is shown;
+    /// the other invalid bytes, which a terminal shows as a replacement
+    /// character, pass. A character split between chunks is held, not broken.
+    @Test func bytesThatAreNotCharactersAreShownWhereATerminalCouldObeyThem() {
+        func text(_ string: String) -> [UInt8] { Array(string.utf8) }
+        let cases: [([UInt8], [UInt8])] = [
+            ([0x61, 0x9B, 0x32, 0x4A], text("a\\x9B2J")),                     // raw CSI
+            ([0xC3, 0xA9, 0x85], text("é\\x85")),                              // a stray continuation byte (NEL)
+            ([0xE2, 0x82], [0xE2] + text("\\x82")),                            // cut off at the end
+            ([0xC0, 0xAF, 0xFF], [0xC0, 0xAF, 0xFF]),                          // overlong, invalid: the terminal's replacement
+            ([0xED, 0xA0, 0x80], [0xED, 0xA0] + text("\\x80")),                // a surrogate is no character
+            ([0xC2, 0x9B], text("\\u{9B}")),                                   // U+009B as UTF-8
+            ([0xF0, 0x9D, 0x84, 0x9E], [0xF0, 0x9D, 0x84, 0x9E]),              // 𝄞, whose bytes include 0x9D and 0x9E
+        ]
+        for (bytes, expected) in cases {
+            for size in [1, 2, bytes.count] {
+                var filter = TerminalFilter()
+                var output = Data()
+                var start = 0
+                while start < bytes.count {
+                    output += filter.filter(bytes[start..<min(bytes.count, start + size)])
+                    start += size
+                }
+                output += filter.finish()
+                #expect(Array(output) == expected, "\(bytes) in chunks of \(size): \(Array(output))")
             }
         }
     }
