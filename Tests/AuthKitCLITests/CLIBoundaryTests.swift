@@ -359,6 +359,22 @@ import Glibc
         }
     }
 
+    /// A provider file that is a link to a device (every user can write
+    /// /dev/zero) is refused as a device: the advice was "Run: chmod go-w"
+    /// on the link's path, which would have changed /dev/zero itself.
+    @Test func aProviderFileLinkedToADeviceIsNamedADevice() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let providers = home.appendingPathComponent("providers")
+        try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: providers.appendingPathComponent("zero.json").path, withDestinationPath: "/dev/zero")
+        for command in [["providers", "show", "zero"], ["providers", "validate", providers.appendingPathComponent("zero.json").path]] {
+            let result = try await CLIProcess.run(command, environment: environment(home))
+            let said = result.stdout + result.stderr
+            #expect(result.status != 0 && said.contains("is a device") && !said.contains("chmod"), "\(command): \(said)")
+        }
+    }
+
     /// Waiting for a paste on a pipe that stays open, authkit still ends at
     /// SIGTERM (`timeout`'s, a supervisor's). The signal's clean-up flushed
     /// every stdio stream, standard input's too, whose lock the blocked

@@ -69,6 +69,10 @@ import Darwin
         }
         var file = stat()
         guard stat(path, &file) == 0 else { return nil } // unreadable: reading it reports why
+        // A device, a pipe or a directory is refused by the read, which says
+        // what it is; "Run: chmod go-w" would be wrong advice for one (through
+        // a link named like a provider file, it would change /dev/zero).
+        guard file.st_mode & S_IFMT == S_IFREG else { return nil }
         if let problem = problem(file, path, isDirectory: false, harm: harm, refusal: "it is not read") { return problem }
         var directories = [directory(of: path)]
         if let resolved = realpath(path, nil) {
