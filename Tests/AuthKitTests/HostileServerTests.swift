@@ -104,6 +104,30 @@ import Testing
         }
     }
 
+    /// A redirect with two `Location` fields has none usable (RFC 9110
+    /// §10.2.2 allows one): they were joined with ", " and followed as the
+    /// path "/a,%20http://…". One to a `file:` URL is not followed, and the
+    /// error says which redirects are.
+    @Test func aRedirectWithTwoLocationsOrToAFileIsNotFollowed() async throws {
+        try await withServer { server in
+            server.route("GET", "/two") { _ in
+                StubResponse(status: 302, headers: [("Location", "/a"), ("Location", "\(server.baseURL)/b")], body: Data())
+            }
+            server.route("GET", "/file") { _ in .redirect(302, to: "file:///etc/passwd") }
+            let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
+            let policy = RequestPolicy(redirects: .follow(maximum: 5), maximumBodySize: 1024, deadline: .seconds(10))
+            await #expect(throws: AuthKitError.redirectNotFollowed(step: .apiRequest, status: 302, location: "(no usable Location)")) {
+                _ = try await transport.open(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/two")!), step: .apiRequest, policy: policy)
+            }
+            await #expect {
+                _ = try await transport.open(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/file")!), step: .apiRequest, policy: policy)
+            } throws: { error in
+                "\(error)".contains("only to an http or https URL") && !"\(error)".contains("from https to http, or past")
+            }
+            #expect(server.requests.map(\.path) == ["/two", "/file"], "a redirect was followed: \(server.requests.map(\.uri))")
+        }
+    }
+
     @Test func httpsToHttpIsNeverFollowed() async throws {
         try await withServer { server in
             server.route("GET", "/downgraded") { _ in .json("{}") }

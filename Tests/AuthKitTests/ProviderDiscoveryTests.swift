@@ -157,6 +157,23 @@ import Testing
         }
     }
 
+    /// A server whose every metadata location redirects was reached: the
+    /// error is not "could not be reached" (a network error, exit 4), and it
+    /// says why discovery does not follow, not "client credentials".
+    @Test func anIssuerThatOnlyRedirectsWasReached() async throws {
+        try await withServer { server in
+            for path in ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"] {
+                server.route("GET", path) { _ in .redirect(301, to: "https://login.example\(path)") }
+            }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                return reason.contains("issuer's own well-known URL") && !reason.contains("client credentials")
+            }
+        }
+    }
+
     /// Nothing listening: one network error that names the issuer once and
     /// each location once, with why it failed (not three nested "The request
     /// to … failed").

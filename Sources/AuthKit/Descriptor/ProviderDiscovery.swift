@@ -61,6 +61,8 @@ extension ProviderDescriptor {
                 reasons.append("\(location.redactedForLogs): larger than the \(limit) bytes allowed")
                 continue
             } catch let error as AuthKitError {
+                // A server that answered with a redirect was reached: not "could not be reached".
+                if case .redirectNotFollowed = error { answered = true }
                 // Each reason is one clause of a list: no full stop inside it.
                 let description = "\(error)"
                 reasons.append("\(location.redactedForLogs): \(description.hasSuffix(".") ? String(description.dropLast()) : description)")

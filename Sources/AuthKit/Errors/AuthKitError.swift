@@ -151,8 +151,15 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case .network(let url, let reason):
             return "The request to \(url) failed: \(reason)"
         case .redirectNotFollowed(let step, let status, let location):
-            return "The \(step.rawValue) answered HTTP \(status), a redirect to \(DisplayText.sanitized(location, limit: 200)), which was not followed: "
-                + (step == .apiRequest ? "a redirect from https to http, or past the limit, would expose the credential." : "AuthKit never resends client credentials, codes or tokens to where a redirect points. Check the endpoint URL in the provider's descriptor.")
+            let why = switch step {
+            case .apiRequest:
+                "a redirect is followed with the credential only to an http or https URL, never from https to http, and not past the limit of redirects."
+            case .discovery:
+                "server metadata is read at the issuer's own well-known URL (RFC 8414 §3), not where it redirects. Give the issuer as the server names itself (the \"issuer\" of its metadata)."
+            default:
+                "AuthKit never resends client credentials, codes or tokens to where a redirect points. Check the endpoint URL in the provider's descriptor."
+            }
+            return "The \(step.rawValue) answered HTTP \(status), a redirect to \(DisplayText.sanitized(location, limit: 200)), which was not followed: " + why
         case .responseTooLarge(let url, let limit):
             return "The answer from \(url) is larger than the \(limit) bytes allowed; reading stopped there."
         case .insecureTransport(let url):

@@ -77,7 +77,10 @@ package struct FlowTransport: Sendable {
                                       body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL)
             }
             body.cancel()
-            let location = head.headerFields[.location].flatMap { URL(string: $0, relativeTo: current.url)?.absoluteURL }
+            // One Location (RFC 9110 §10.2.2): two were joined with ", " and
+            // followed as the path "/a,%20http://…".
+            let locations = head.headerFields[values: .location]
+            let location = locations.count == 1 ? URL(string: locations[0], relativeTo: current.url)?.absoluteURL : nil
             guard case .follow(let maximum) = policy.redirects, hops < maximum, let target = location,
                   ["http", "https"].contains(target.scheme?.lowercased() ?? ""),
                   !(current.url.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http")
