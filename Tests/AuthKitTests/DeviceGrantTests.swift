@@ -205,7 +205,8 @@ import Testing
                     _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
                 } throws: { error in
                     guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
-                    return reason.contains(field)
+                    // Present but out of range: said so, not "it lacks … expires_in".
+                    return reason.contains("its \(field) ") && !reason.contains("lacks")
                 }
             }
         }

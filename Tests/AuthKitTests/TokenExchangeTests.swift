@@ -279,7 +279,9 @@ import AuthKitTestSupport
             try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
         } throws: { error in
             guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
-            return reason.contains("expires_in")
+            // A number out of range is named as one, not as "got a number".
+            let outOfRange = ["-5", "1e300"].contains(value)
+            return reason.contains("expires_in") && reason.contains("which is not 0 to 1e11 seconds") == outOfRange && !reason.contains("got a number")
         }
     }
 

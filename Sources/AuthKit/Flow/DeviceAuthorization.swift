@@ -66,10 +66,12 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
         func refused(_ reason: String) -> AuthKitError { .invalidResponse(step: .deviceAuthorization, reason: reason) }
         // RFC 8628 names it verification_uri; some servers spell it verification_url.
         let verificationText = text("verification_uri") ?? text("verification_url")
-        guard let deviceCode = text("device_code"), let userCode = text("user_code"), verificationText != nil,
-              let expiresIn = seconds(text("expires_in")), expiresIn > 0 else {
+        guard let deviceCode = text("device_code"), let userCode = text("user_code"), verificationText != nil, text("expires_in") != nil else {
             let present = members.keys.sorted().map { "'\(DisplayText.sanitized($0, limit: 40))'" }.joined(separator: ", ")
-            throw refused("it lacks device_code, user_code, verification_uri or a positive expires_in (fields present: \(present.isEmpty ? "none" : present))")
+            throw refused("it lacks device_code, user_code, verification_uri or expires_in (fields present: \(present.isEmpty ? "none" : present))")
+        }
+        guard let expiresIn = seconds(text("expires_in")), expiresIn > 0 else {
+            throw refused("its expires_in '\(DisplayText.sanitized(text("expires_in") ?? "", limit: 24))' is not a number of seconds above 0 and below 1e11")
         }
         guard let verification = webPage(verificationText) else {
             throw refused("its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page (RFC 8628 §3.2), so it is neither shown nor opened")

@@ -209,11 +209,14 @@ package struct TokenResponseParser: Sendable {
         case .string(let text): seconds = Double(text.trimmingSpaces())
         default: seconds = nil
         }
-        guard let seconds = Self.lifetime(seconds) else {
+        guard let lifetime = Self.lifetime(seconds) else {
+            // A number out of range is named by its value: "got a number" did not say what was wrong with it.
+            let got = seconds != nil ? "\(DisplayText.sanitized(value.scalarText ?? "", limit: 24)), which is not 0 to 1e11 seconds"
+                : value.typeName == "a string" ? "the string '\(DisplayText.sanitized(value.scalarText ?? "", limit: 20))'" : value.typeName
             throw AuthKitError.invalidResponse(
-                step: step, reason: "'\(path)' must be a number of seconds (a number or numeric string), got \(value.typeName == "a string" ? "the string '\(DisplayText.sanitized(value.scalarText ?? "", limit: 20))'" : value.typeName)")
+                step: step, reason: "'\(path)' must be a number of seconds (a number or numeric string), got \(got)")
         }
-        return seconds
+        return lifetime
     }
 
     private func scopes(in object: [String: JSONValue]) throws -> [String]? {
