@@ -19,7 +19,7 @@ public enum LoopbackError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .portInUse(let host, let port):
             return "Port \(port) on \(host) is already in use, so the sign-in redirect cannot be received there. "
-                + "The provider's redirect URI fixes this port: stop the program listening on it "
+                + "The redirect URI names this port (the provider's registered one, or the one asked for), so no other is tried: stop the program listening on it "
                 + "(for example another sign-in still waiting; `lsof -i :\(port)` shows which), then try again. "
                 + "If a sign-in on this port has just ended, the system may hold the port for up to a minute; wait and retry."
         case .bindFailed(let host, let port, let reason):

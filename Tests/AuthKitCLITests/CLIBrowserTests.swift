@@ -121,6 +121,8 @@ import AuthKit
             let result = try await CLIProcess.run(["authorize", "--provider", "local", "--port", "\(server.port)", "--no-browser"], environment: env(home))
             #expect(result.status == 64)
             #expect(result.stderr.contains("\(server.port)"))
+            // The port was the user's --port: not blamed on the provider.
+            #expect(!result.stderr.contains("The provider's redirect URI fixes this port") && result.stderr.contains("or the one asked for"), "\(result.stderr)")
         }
     }
 
