@@ -10,8 +10,9 @@ import Foundation
 /// RFC 5849 §2.1 and §2.3 replies are `application/x-www-form-urlencoded`, but
 /// providers label them loosely (Twitter has sent them as `text/html`), so the
 /// body is judged by its first byte, not by `Content-Type`:
-/// - `<`: an HTML or XML page (a proxy's error page, a login page) → an
-///   ``AuthKitError/invalidResponse(step:reason:)`` naming the page's `<title>`;
+/// - `<`: an HTML page (a proxy's error page, a login page) or an XML
+///   document (Flickr's API errors) → an ``AuthKitError/invalidResponse(step:reason:)``
+///   naming the page's `<title>`;
 /// - `{`: JSON, which only errors use (Twitter's `{"errors":[{"code":32,"message":…}]}`);
 /// - otherwise form fields; `error`/`error_description` (oauthlib) or
 ///   `oauth_problem`/`oauth_problem_advice` (the OAuth Problem Reporting
@@ -35,8 +36,10 @@ struct ReplyParser {
         switch first {
         case UInt8(ascii: "<")?:
             let title = Self.htmlTitle(in: body).map { " titled '\(quote($0))'" } ?? ""
+            let start = String(decoding: body.prefix(4096), as: UTF8.self).lowercased()
+            let kind = ["<html", "<!doctype html", "<head", "<body", "<title"].contains(where: start.contains) ? "an HTML page" : "an XML document"
             throw AuthKitError.invalidResponse(
-                step: step, reason: "HTTP \(response.status) with an HTML page\(title) instead of form-encoded OAuth fields")
+                step: step, reason: "HTTP \(response.status) with \(kind)\(title) instead of form-encoded OAuth fields")
         case UInt8(ascii: "{")?, UInt8(ascii: "[")?:
             if var error = Self.jsonError(in: body, status: response.status) {
                 error.code = quote(error.code)
@@ -71,6 +74,11 @@ struct ReplyParser {
             throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) with a body that is not form-encoded OAuth fields")
         }
         let names = Set(pairs.map(\.0))
+        // Which of two tokens is the one? Taking the first, silently, would
+        // guess (an OAuth 2.0 redirect with a parameter twice is refused too).
+        if let twice = required.first(where: { name in pairs.filter { $0.0 == name }.count > 1 }) {
+            throw AuthKitError.invalidResponse(step: step, reason: "the reply names '\(twice)' more than once")
+        }
         let missing = required.filter { name in !pairs.contains { $0.0 == name && !$0.1.isEmpty } }
         guard missing.isEmpty else {
             // Names only: the values may be secrets.
