@@ -591,7 +591,7 @@ import Testing
             let (twice, sent4) = try await post(["-d", "@-", "--data-urlencode", "q@-"], launcher: ["/bin/sh", "-c", #"printf 'c=3' | "$0" "$@""#])
             #expect(twice.status == 64 && twice.stderr.contains("Standard input can be read once") && sent4 == nil, "\(twice.stderr)")
             let (binaryField, sent5) = try await post(["--data-urlencode", "img@\(png.path)"])
-            #expect(binaryField.status == 64 && binaryField.stderr.contains("--data-urlencode img @\(png.path): the file is not UTF-8 text") && sent5 == nil,
+            #expect(binaryField.status == 64 && binaryField.stderr.contains("--data-urlencode img@\(png.path): the file is not UTF-8 text") && sent5 == nil,
                     "\(binaryField.stderr)")
             let (nameless, sent6) = try await post(["--data-urlencode", "@\(message.path)"])
             #expect(nameless.status == 64 && nameless.stderr.contains("no name before its '@'") && sent6 == nil, "\(nameless.stderr)")
@@ -679,6 +679,10 @@ import Testing
         let missing = try await CLIProcess.run(["sign", "https://x.example/", "-d", "@" + directory.appendingPathComponent("none").path] + fixed, environment: [:])
         #expect(missing.status == 64 && missing.stderr.contains("-d @") && missing.stdout.isEmpty, "\(missing.stderr)")
         try Data("a=b c".utf8).write(to: file)
+        for key in ["", "k\u{1B}[2J"] {
+            let odd = try await CLIProcess.run(["sign", "https://x.example/", "--consumer-key", key, "--consumer-secret", "s"], environment: [:])
+            #expect(odd.status == 64 && odd.stderr.contains("--consumer-key is") && !odd.stderr.contains("\u{1B}") && odd.stdout.isEmpty, "\(odd.stderr)")
+        }
         let unencoded = try await CLIProcess.run(["sign", "https://x.example/", "-d", "@" + file.path] + fixed, environment: [:])
         #expect(unencoded.status == 64 && unencoded.stderr.contains("contains a space"), "\(unencoded.stderr)")
     }

@@ -178,6 +178,29 @@ import Testing
         #expect(await refusal { _ = try await store.allCredentials() }?.hasPrefix("is a directory, not a regular file;") == true)
     }
 
+    /// A lock file that is a symbolic link (placed by someone else: authkit
+    /// makes only files) is not followed, and the error says what it is, not
+    /// "Too many levels of symbolic links"; for each of the three locks.
+    @Test func aLockFileThatIsALinkIsNamedOne() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        let key = CredentialKey(providerID: "qiita", label: nil)
+        let target = home.appendingPathComponent("elsewhere").path
+        for name in [".signin-qiita.lock", ".refresh-qiita.lock", "credentials.json.lock"] {
+            try FileManager.default.createSymbolicLink(atPath: home.appendingPathComponent(name).path, withDestinationPath: target)
+        }
+        func reason(_ operation: () async throws -> Void) async -> String {
+            do { try await operation(); return "no error" } catch AuthKitError.store(_, let reason) { return reason } catch { return "\(error)" }
+        }
+        let link = "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."
+        #expect(await reason { _ = try store.beginSignIn(for: key) } == link)
+        #expect(await reason { _ = try await store.withRefreshLock(for: key, timeout: .seconds(5)) { 1 } } == link)
+        #expect(await reason { try await store.save(credential("qiita")) } == link)
+        #expect(!FileManager.default.fileExists(atPath: target), "a lock was made through the link")
+    }
+
     /// A label of 300 characters (or 100 CJK ones, three bytes each) made a
     /// lock file's name longer than the 255 bytes a file name may hold:
     /// the sign-in failed with "File name too long", and so would a

@@ -164,8 +164,7 @@ public struct FileCredentialStore: CredentialStore {
     package func beginSignIn(for key: CredentialKey) throws -> SignInLock {
         try ensureDirectory()
         let lockPath = directory.appendingPathComponent(".signin-\(Self.fileName(for: key)).lock").path
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw AuthKitError.store(path: lockPath, reason: "cannot be opened (\(String(cString: strerror(errno)))).") }
+        let fd = try RefreshLockFile.openLock(lockPath)
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
             throw AuthKitError.store(path: lockPath, reason: "another sign-in to \(key) is in progress; finish or cancel it first.")
@@ -289,8 +288,7 @@ public struct FileCredentialStore: CredentialStore {
     private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
         try ensureDirectory()
         let lockPath = path + ".lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw AuthKitError.store(path: lockPath, reason: "cannot be opened (\(String(cString: strerror(errno)))).") }
+        let fd = try RefreshLockFile.openLock(lockPath)
         defer { close(fd) }
         while flock(fd, LOCK_EX) != 0 {
             guard errno == EINTR else {

@@ -38,8 +38,7 @@ package struct RefreshLockFile: Sendable {
         let path = self.path, key = self.key
         return try await KeyedAsyncLock.shared.withLock(path, timeout: timeout, what: path) {
             try prepare()
-            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard fd >= 0 else { throw AuthKitError.store(path: path, reason: "cannot be opened (\(String(cString: strerror(errno)))).") }
+            let fd = try Self.openLock(path)
             defer { close(fd) }
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 guard errno == EWOULDBLOCK || errno == EINTR else {
@@ -53,5 +52,21 @@ package struct RefreshLockFile: Sendable {
             defer { flock(fd, LOCK_UN) }
             return try await body()
         }
+    }
+
+    /// Opens (creating) the lock file at `path` for `flock`, never through a
+    /// symbolic link: one placed there by someone else would make authkit
+    /// create or lock a file of their choosing. The refresh, sign-in and
+    /// store locks all open theirs so.
+    package static func openLock(_ path: String) throws -> Int32 {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            // O_NOFOLLOW's refusal reads "Too many levels of symbolic links": say what it is.
+            let reason = errno == ELOOP
+                ? "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."
+                : "cannot be opened (\(String(cString: strerror(errno))))."
+            throw AuthKitError.store(path: path, reason: reason)
+        }
+        return fd
     }
 }

@@ -104,7 +104,7 @@ struct Request: WorkspaceCommand {
             if let (name, path) = Self.fileField(field) {
                 let flag = "--data-urlencode \(DisplayText.sanitized(name, limit: 40))"
                 guard let text = ValidUTF8.string(try Self.contents(of: path, flag: flag)) else {
-                    throw CLIError("\(flag) @\(DisplayText.sanitized(path, limit: 200)): the file is not UTF-8 text, which a form field carries. Send bytes with --data-binary and a Content-Type.")
+                    throw CLIError("\(flag)@\(DisplayText.sanitized(path, limit: 200)): the file is not UTF-8 text, which a form field carries. Send bytes with --data-binary and a Content-Type.")
                 }
                 parts.append(Data(FormURLEncoding.encode([(name, text)]).utf8))
                 continue
@@ -126,7 +126,7 @@ struct Request: WorkspaceCommand {
     /// removes, as curl does.
     static func bytes(of value: String, flag: String, keepsLineBreaks: Bool) throws -> Data {
         guard value.hasPrefix("@") else { return Data(value.utf8) }
-        var bytes = try contents(of: String(value.dropFirst()), flag: flag)
+        var bytes = try contents(of: String(value.dropFirst()), flag: flag + " ")
         if !keepsLineBreaks { bytes.removeAll { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") } }
         return bytes
     }
@@ -167,10 +167,11 @@ struct Request: WorkspaceCommand {
     /// The most `-d @FILE` (or `@-`) reads: a body is held in memory before it is sent.
     static let maximumBodyFileSize = 256 << 20
 
-    /// The bytes of `path`, or of standard input for `-`: what `@path` of
-    /// `flag` names (`-d`, or `--data-urlencode status`). Errors quote it as typed.
+    /// The bytes of `path`, or of standard input for `-`: what `@path` after
+    /// `flag` names (`-d `, or `--data-urlencode status`, whose `@` follows
+    /// the name). Errors quote it as typed.
     private static func contents(of path: String, flag: String) throws -> Data {
-        let written = "\(flag) @\(DisplayText.sanitized(path, limit: 200))"
+        let written = "\(flag)@\(DisplayText.sanitized(path, limit: 200))"
         if path == "-" {
             do {
                 return try FileSystem.readToEnd(STDIN_FILENO, limit: Self.maximumBodyFileSize)

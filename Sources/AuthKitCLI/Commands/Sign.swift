@@ -53,6 +53,11 @@ struct Sign: AsyncParsableCommand {
     @Option(name: .long, help: "A fixed timestamp in seconds (default: now).") var timestamp: String?
 
     func validate() throws {
+        // Signed into the header as it is: an empty key signs for no client, a
+        // control character would garble the header (RFC 9110 §5.5).
+        if consumerKey.isEmpty || consumerKey.unicodeScalars.contains(where: { $0.isTerminalControl }) {
+            throw ValidationError("--consumer-key is \(consumerKey.isEmpty ? "empty" : "holding a control character"); give the consumer key (client id) as the provider shows it.")
+        }
         if let method, let problem = TypedMethod.problem(method) { throw ValidationError(problem) }
         if let timestamp, UInt64(timestamp) == nil {
             throw ValidationError("--timestamp takes whole seconds since 1970, e.g. 1318622958.")
