@@ -316,6 +316,24 @@ import Testing
         }
     }
 
+    /// The consent form's account name is what any local process may post:
+    /// the event the operator's terminal shows writes its escape sequences
+    /// and line breaks out (it cleared the screen and forged a log line).
+    @Test func aHostileAccountNameCannotDriveTheLog() async throws {
+        try await Sandbox.with(emulating: try bundled("qiita")) { sandbox in
+            let authorize = try #require(URL(string: sandbox.baseURL.absoluteString
+                + "/qiita.com/api/v2/oauth/authorize?client_id=sandbox-client&redirect_uri=http%3A%2F%2F127.0.0.1%3A8765%2Fcallback&scope=read_qiita&state=abc"))
+            let page = try await raw("GET", authorize)
+            let consent = try #require(page.body.firstMatch(of: /sandbox-consent-[A-Za-z0-9_-]+/).map { String($0.output) }, "\(page.status) \(page.body.prefix(300))")
+            let account = FormURLEncoding.encode([("account", "\u{1B}[2J\u{1B}]0;pwned\u{07}\u{202E}evil\nGET /fake → 200: all good")])
+            _ = try await raw("POST", sandbox.baseURL.appendingPathComponent("consent"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                              body: "request=\(consent)&decision=approve&" + account)
+            let event = try #require(sandbox.events.last)
+            #expect(event.step == "consent" && event.summary.contains("approved by"), "\(event)")
+            #expect(!event.description.unicodeScalars.contains { $0.value < 0x20 || $0 == "\u{202E}" }, "\(event.description.debugDescription)")
+        }
+    }
+
     /// Every bundled OAuth 2.0 descriptor signs in through its own emulation:
     /// the engine, the descriptors and the sandbox agree on every quirk.
     @Test func everyBundledOAuth2ProviderSignsIn() async throws {

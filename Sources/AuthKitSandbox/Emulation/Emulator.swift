@@ -69,13 +69,18 @@ package final class Emulator: @unchecked Sendable {
     var events: [SandboxEvent] { lock.withLock { eventLog } }
 
     package func respond(_ request: SandboxRequest) -> SandboxResponse {
-        let response = lock.withLock { () -> SandboxResponse in
+        let (response, event) = lock.withLock { () -> (SandboxResponse, SandboxEvent) in
             let response = route(request)
             ledger.prune(now: now)
-            eventLog.append(SandboxEvent(step: response.step, request: request.line, status: response.status, summary: response.summary))
-            return response
+            // A summary quotes what a client sent (the consent form's account
+            // name, which any local process can post): written out, cut short,
+            // so it cannot drive the operator's terminal or forge a log line.
+            let event = SandboxEvent(step: response.step, request: request.line, status: response.status,
+                                     summary: DisplayText.sanitized(response.summary, limit: 300))
+            eventLog.append(event)
+            return (response, event)
         }
-        onEvent?(SandboxEvent(step: response.step, request: request.line, status: response.status, summary: response.summary))
+        onEvent?(event)
         return response
     }
 
