@@ -157,6 +157,23 @@ import Testing
         }
     }
 
+    /// Metadata naming a field twice is refused, as a provider file is: the
+    /// last token_endpoint won, so `providers add` wrote another host than
+    /// the one a reader of the document saw first.
+    @Test func metadataNamingAFieldTwiceIsRefused() async throws {
+        try await withServer { server in
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .json(metadata(server, extra: #","token_endpoint":"https://evil.example/t""#))
+            }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.first?.field == "token_endpoint" && issues.first?.problem.contains("is given twice") == true
+            }
+        }
+    }
+
     /// A server whose every metadata location redirects was reached: the
     /// error is not "could not be reached" (a network error, exit 4), and it
     /// says why discovery does not follow, not "client credentials".

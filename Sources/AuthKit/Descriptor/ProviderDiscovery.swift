@@ -73,7 +73,18 @@ extension ProviderDescriptor {
                 reasons.append("\(location.redactedForLogs): HTTP \(response.status)")
                 continue
             }
-            guard case .object(let metadata)? = try? JSONValue(parsing: response.body) else {
+            // Refusing a field named twice, as in a provider file: the metadata
+            // becomes one, and the reviewer of `providers add` would see one
+            // token_endpoint (or issuer) while another one counted.
+            let parsed: JSONValue?
+            do {
+                parsed = try DescriptorLoader.parseRefusingRepeatedNames(response.body, file: location.redactedForLogs)
+            } catch let error as AuthKitError {
+                throw error
+            } catch {
+                parsed = nil
+            }
+            guard case .object(let metadata)? = parsed else {
                 throw AuthKitError.invalidFile([FileIssue(file: location.redactedForLogs, field: "", problem: "is not a JSON object of server metadata.")])
             }
             return try descriptor(from: metadata, issuer: issuer, id: id, source: location.redactedForLogs)
