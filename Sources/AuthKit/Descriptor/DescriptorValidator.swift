@@ -272,6 +272,11 @@ package struct DescriptorValidator: Sendable {
         if components.fragment != nil {
             issue(field, "an endpoint URL must not have a fragment (RFC 6749 §3.1).")
         }
+        // A port no connection can use failed only when the request was
+        // sent, as a network error, though the file was called valid.
+        if let port = components.port, !(1...65535).contains(port) {
+            issue(field, "its port \(port) is not 1–65535; write the port the server listens on.")
+        }
     }
 
     /// Why the host of `url` (an absolute URL whose placeholders have been
