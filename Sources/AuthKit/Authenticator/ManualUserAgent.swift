@@ -34,12 +34,16 @@ public struct ManualUserAgent: UserAgent {
         self.readLine = readLine
     }
 
-    /// A line of standard input, at most 64 KiB (a redirect URL is a few): a
-    /// longer one, like the input's end, is taken as no answer. Read with
-    /// `read(2)`, not `Swift.readLine` (see ``FileSystem/readLine(_:limit:)``).
+    /// The longest answer read: a redirect URL is a few KiB, and an endless
+    /// line (a pipe from the wrong program) must not grow without end.
+    package static let longestAnswer = 64 << 10
+
+    /// A line of standard input, at most ``longestAnswer`` bytes: a longer
+    /// one, like the input's end, is taken as no answer. Read with `read(2)`,
+    /// not `Swift.readLine` (see ``FileSystem/readLine(_:limit:)``).
     @usableFromInline
     static func standardInputLine() -> String? {
-        guard case .line(let line) = FileSystem.readLine(STDIN_FILENO, limit: 64 << 10) else { return nil }
+        guard case .line(let line) = FileSystem.readLine(STDIN_FILENO, limit: longestAnswer) else { return nil }
         return line
     }
 

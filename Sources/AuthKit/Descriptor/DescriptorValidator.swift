@@ -136,9 +136,7 @@ package struct DescriptorValidator: Sendable {
                     checkEndpoint(url, field: "oauth1.invalidateTokenURL", allowed: declared, issue: issue)
                 }
                 for (field, method) in [("requestTokenMethod", oauth1.requestTokenMethod), ("accessTokenMethod", oauth1.accessTokenMethod)] {
-                    if let method, !["GET", "POST"].contains(method) {
-                        issue("oauth1.\(field)", "'\(method)' is not supported; use POST (the default) or GET, as the provider's documentation shows the call.")
-                    }
+                    if let problem = method.flatMap(OAuth1Endpoints.tokenCallMethodProblem) { issue("oauth1.\(field)", problem) }
                 }
                 if let method = oauth1.signatureMethod, !["HMAC-SHA1", "HMAC-SHA256", "PLAINTEXT"].contains(method) {
                     issue("oauth1.signatureMethod", "'\(method)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")

@@ -20,6 +20,12 @@ package struct OAuth1Endpoints: Sendable, Hashable {
     package var requestTokenMethod: String
     /// The HTTP method of the access-token call (§2.3), as for ``requestTokenMethod``.
     package var accessTokenMethod: String
+
+    /// Why `method` cannot be a token call's, or `nil`: checked by the
+    /// validator for files and by `OAuth1Client` for a descriptor built in code.
+    package static func tokenCallMethodProblem(_ method: String) -> String? {
+        ["GET", "POST"].contains(method) ? nil : "'\(method)' is not supported; use POST (the default) or GET, as the provider's documentation shows the call."
+    }
     /// `HMAC-SHA1` (what Twitter requires), `HMAC-SHA256` or `PLAINTEXT`.
     package var signatureMethod: String
     /// Extra parameters for the request-token call, e.g. `{"x_auth_access_type": "read"}`.

@@ -76,15 +76,7 @@ extension ProviderDescriptor {
             // Refusing a field named twice, as in a provider file: the metadata
             // becomes one, and the reviewer of `providers add` would see one
             // token_endpoint (or issuer) while another one counted.
-            let parsed: JSONValue?
-            do {
-                parsed = try DescriptorLoader.parseRefusingRepeatedNames(response.body, file: location.redactedForLogs)
-            } catch let error as AuthKitError {
-                throw error
-            } catch {
-                parsed = nil
-            }
-            guard case .object(let metadata)? = parsed else {
+            guard case .object(let metadata) = try DescriptorLoader.parseRefusingRepeatedNames(response.body, file: location.redactedForLogs) else {
                 throw AuthKitError.invalidFile([FileIssue(file: location.redactedForLogs, field: "", problem: "is not a JSON object of server metadata.")])
             }
             return try descriptor(from: metadata, issuer: issuer, id: id, source: location.redactedForLogs)

@@ -11,9 +11,6 @@ import Foundation
 
 struct Authorize: WorkspaceCommand {
     static let sendsRequests = true
-    /// The longest line `--manual` reads: a redirect URL is a few KiB, and
-    /// an endless line (a pipe from the wrong program) must not grow without end.
-    static let longestPaste = 64 << 10
     static let configuration = CommandConfiguration(
         commandName: "authorize",
         abstract: "Sign in to a provider and store the credential.",
@@ -247,7 +244,7 @@ struct Authorize: WorkspaceCommand {
             // it), or an empty line was entered.
             let answer = LockedValue<FileSystem.Line?>(nil)
             let agent = ShieldedUserAgent(ManualUserAgent(readLine: {
-                let read = FileSystem.readLine(0, limit: Self.longestPaste) // standard input
+                let read = FileSystem.readLine(0, limit: ManualUserAgent.longestAnswer) // standard input
                 answer.withLock { $0 = read }
                 guard case .line(let line) = read else { return nil }
                 return line

@@ -67,11 +67,10 @@ public struct OAuth1Client: Authenticator {
                 file: descriptor.source, field: "oauth1.signatureMethod",
                 problem: "'\(endpoints.signatureMethod)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")])
         }
-        for (field, method) in [("requestTokenMethod", endpoints.requestTokenMethod), ("accessTokenMethod", endpoints.accessTokenMethod)]
-        where method != "GET" && method != "POST" {
-            throw AuthKitError.invalidFile([FileIssue(
-                file: descriptor.source, field: "oauth1.\(field)",
-                problem: "'\(method)' is not supported; use POST (the default) or GET, as the provider's documentation shows the call.")])
+        for (field, method) in [("requestTokenMethod", endpoints.requestTokenMethod), ("accessTokenMethod", endpoints.accessTokenMethod)] {
+            if let problem = OAuth1Endpoints.tokenCallMethodProblem(method) {
+                throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "oauth1.\(field)", problem: problem)])
+            }
         }
         for (field, url) in [("requestTokenURL", endpoints.requestTokenURL), ("authorizeURL", endpoints.authorizeURL),
                              ("accessTokenURL", endpoints.accessTokenURL)] where URL(string: url)?.host == nil || url.contains("{") {
