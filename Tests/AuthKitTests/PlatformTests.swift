@@ -152,7 +152,61 @@ import Testing
         }
     }
 
-    /// Malformed JSON is located by AuthKit's parser, as a line and column.
+    /// A named pipe the user named is read whole whichever comes first, the
+    /// writer or AuthKit. A writer already waiting in open(2) is let go by
+    /// AuthKit's first open and may write and hang up at once: reading by
+    /// opening the path a second time then waited forever for a writer that
+    /// had come and gone (`request -d @fifo` hung; so did this suite, on a
+    /// busy machine). Each read runs on a thread of its own, watched: one
+    /// that does not end in 10 s is a failure, and is let go by opening the
+    /// pipe for writing, so the suite does not hang with it.
+    @Test func aNamedPipeIsReadWhicheverOfReaderAndWriterComesFirst() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("body.json").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+
+        final class Outcome: @unchecked Sendable { var read: Result<Data, FileSystem.ReadFailure>? }
+        for round in 0..<100 {
+            let message = Data("{\"round\": \(round)}".utf8)
+            let writerWaiting = DispatchSemaphore(value: 0)
+            let writer = Thread {
+                writerWaiting.signal()
+                let fd = open(fifo, O_WRONLY)
+                guard fd >= 0 else { return }
+                _ = message.withUnsafeBytes { FileSystem.writeAll(fd, $0) }
+                close(fd)
+            }
+            let outcome = Outcome()
+            let readerDone = DispatchSemaphore(value: 0)
+            let reader = Thread {
+                outcome.read = Result { () throws(FileSystem.ReadFailure) in try FileSystem.contents(of: fifo, accepting: .fileOrPipe, limit: 1024) }
+                readerDone.signal()
+            }
+            // Even rounds: the writer is waiting in open(2) before the read
+            // starts. Odd rounds: the reader waits for a writer to come.
+            if round.isMultiple(of: 2) {
+                writer.start()
+                writerWaiting.wait()
+                usleep(1_000)
+                reader.start()
+            } else {
+                reader.start()
+                usleep(1_000)
+                writer.start()
+            }
+            guard readerDone.wait(timeout: .now() + 10) == .success else {
+                Issue.record("round \(round): the read of a named pipe was still waiting after 10 s")
+                let release = open(fifo, O_WRONLY | O_NONBLOCK)
+                if release >= 0 { close(release) }
+                _ = readerDone.wait(timeout: .now() + 10)
+                return
+            }
+            #expect(try outcome.read?.get() == message, "round \(round)")
+        }
+    }
+
     /// `--manual`'s line: `\n` or `\r\n` stripped, the input's end told
     /// apart from an empty line, and a line past the limit refused with
     /// no more than the limit (and the byte that passed it) taken.
@@ -172,6 +226,7 @@ import Testing
         #expect(FileSystem.readLine(ends[0], limit: 8) == .end)
     }
 
+    /// Malformed JSON is located by AuthKit's parser, as a line and column.
     @Test func syntaxErrorsAreLocatedByLineAndColumn() {
         let text = "{\n  \"id\": \"x\",\n  \"name\": ,\n}"
         #expect(DescriptorLoader.syntaxError(in: Data(text.utf8)) == "line 3, column 11: unexpected character: ','")

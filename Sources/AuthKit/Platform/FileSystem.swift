@@ -161,17 +161,32 @@ import Darwin
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).") }
         let type = info.st_mode & S_IFMT
+        var waitsInPoll = false
         switch type {
         case S_IFREG:
             break
         case S_IFIFO where accepting == .fileOrPipe:
-            // Opened again, blocking: a named pipe's writer may not have
-            // come yet (a read would find the end at once), and then it is
-            // read as the writer writes, as `cat` would.
+            #if os(Linux)
+            // Read from this same descriptor, waiting in poll(2): a
+            // non-blocking reader of a FIFO is not told of a hang-up
+            // until a writer has come and gone since it opened (Linux
+            // fs/pipe.c), so a writer that has not come yet is waited
+            // for, as `cat` would. Not by opening the path again,
+            // blocking: a writer already waiting in open(2) is let go by
+            // the first open, may write and close before the second, and
+            // the second then waits for another writer, forever.
+            waitsInPoll = true
+            #else
+            // A BSD FIFO reads as ended while it has no writer, so the
+            // path is opened again, blocking, to wait for one. This has
+            // the race that Linux avoids above (a writer that was waiting
+            // and has already finished is not seen); no poll(2) semantics
+            // that avoid it are documented on Darwin.
             let blocking = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
             guard blocking >= 0 else { throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).") }
             close(fd)
             fd = blocking
+            #endif
         case S_IFDIR:
             throw ReadFailure(description: "is a directory.")
         default:
@@ -182,7 +197,7 @@ import Darwin
         }
         // A file that grew after fstat, or a pipe, is held to the limit too.
         do {
-            return try readToEnd(fd, limit: limit)
+            return try readToEnd(fd, limit: limit, waitingInPoll: waitsInPoll)
         } catch let failure as ReadFailure {
             throw failure
         } catch {
@@ -192,12 +207,24 @@ import Darwin
 
     /// Reads `fd` to its end (retrying interrupted reads), refusing more
     /// than `limit` bytes as they arrive.
+    /// - Parameter waitingInPoll: for a descriptor opened non-blocking
+    ///   (a named pipe, on Linux): each read waits in poll(2) until there
+    ///   is something to read or the writer has hung up, since a
+    ///   non-blocking read would find "no data yet" (EAGAIN), or, before
+    ///   any writer has come, the end.
     /// - Throws: the `errno` of a failed read, as a `POSIXError`; past
     ///   `limit`, a ``ReadFailure`` ("holds more than the N bytes allowed").
-    package static func readToEnd(_ fd: Int32, limit: Int = .max) throws -> Data {
+    package static func readToEnd(_ fd: Int32, limit: Int = .max, waitingInPoll: Bool = false) throws -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
+            if waitingInPoll {
+                var wanted = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                if poll(&wanted, 1, -1) < 0 {
+                    if errno == EINTR { continue }
+                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                }
+            }
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count > 0 {
                 guard count <= limit - data.count else {
@@ -206,6 +233,8 @@ import Darwin
                 data.append(contentsOf: buffer[..<count])
             } else if count == 0 {
                 return data
+            } else if errno == EAGAIN && waitingInPoll {
+                continue
             } else if errno != EINTR {
                 throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             }
