@@ -7,9 +7,9 @@ import Testing
 /// chosen because no browser can be opened here.
 @Suite(.serialized) struct CLIDeviceTests {
     /// A provider `tv` with a device endpoint; the token is granted on the second poll.
-    func setUp(_ server: TestHTTPServer) throws -> URL {
+    func setUp(_ server: TestHTTPServer, expiresIn: Int = 120) throws -> URL {
         server.route("POST", "/device") { _ in
-            .json(#"{"device_code":"dev-code","user_code":"WDJB-MJHT","verification_uri":"\#(server.baseURL)/activate","expires_in":60,"interval":1}"#)
+            .json(#"{"device_code":"dev-code","user_code":"WDJB-MJHT","verification_uri":"\#(server.baseURL)/activate","expires_in":\#(expiresIn),"interval":1}"#)
         }
         let polls = Recorder<Int>()
         server.route("POST", "/token") { _ in
@@ -34,9 +34,21 @@ import Testing
             let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home))
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stderr.contains("Open \(server.baseURL)/activate and enter the code WDJB-MJHT to sign in to TV"), "\(result.stderr)")
+            #expect(result.stderr.contains("(the code expires in 1 min)"), "\(result.stderr)")
             #expect(result.stdout.contains("Signed in to TV"))
             let list = try await CLIProcess.run(["token", "list", "--json"], environment: headless(home))
             #expect(list.stdout.contains(#""provider" : "tv""#), "\(list.stdout)")
+        }
+    }
+
+    /// A code that lives less than a minute is said to, in seconds: before,
+    /// one of 5 s was said to expire "in 1 min".
+    @Test func aShortLivedCodeIsGivenInSeconds() async throws {
+        try await withServer { server in
+            let home = try setUp(server, expiresIn: 5)
+            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("(the code expires in 4 s)") || result.stderr.contains("(the code expires in 5 s)"), "\(result.stderr)")
         }
     }
 

@@ -167,6 +167,23 @@ import Testing
         }
     }
 
+    /// A device sign-in's token of a type AuthKit cannot send is refused
+    /// when it comes, as a browser sign-in's is, not stored to fail later.
+    @Test func aTokenOfATypeAuthKitCannotSendEndsThePolling() async throws {
+        try await withServer { server in
+            serve(server, polls: [Self.pending, .json(#"{"access_token":"tv-token","token_type":"DPoP","expires_in":3600}"#)])
+            let clock = FakeClock()
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            }
+            guard case .invalidResponse(.devicePolling, let reason)? = error else {
+                Issue.record("not an unusable poll answer: \(String(describing: error))"); return
+            }
+            #expect(reason.contains("of type 'DPoP'") && reason.contains("tv.json (test)"), "\(reason)")
+            #expect(server.requests(to: "/token").count == 2, "polling went on after the token came")
+        }
+    }
+
     @Test func theServersExpiryEndsIt() async throws {
         try await withServer { server in
             serve(server, polls: [.json(#"{"error":"expired_token"}"#, status: 400)])
@@ -310,7 +327,31 @@ import Testing
                 _ = try await client(server, clock: FakeClock()).startDeviceAuthorization()
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
-                return reason.contains("user_code") && reason.contains("'device_code', 'verification_uri'")
+                return reason.hasPrefix("it lacks user_code, expires_in; RFC 8628 §3.2 requires each")
+                    && reason.contains("'device_code', 'verification_uri'")
+            }
+        }
+    }
+
+    /// A member that is there but empty is not called missing (before: "it
+    /// lacks … user_code …", with user_code among the fields present); a
+    /// user code no one could type is refused, not shown cut short.
+    @Test(arguments: [
+        (#""user_code":"""#, "its user_code is empty or not text; RFC 8628 §3.2 requires each"),
+        (#""user_code":{}"#, "its user_code is empty or not text"),
+        (#""user_code":"\#(String(repeating: "A", count: 41))""#, "its user_code (41 characters) is not a code a person can type: at most 40"),
+        (#""user_code":"WDJB\u001b[2JMJHT""#, "its user_code (12 characters, one of them a control character) is not a code a person can type"),
+    ])
+    func aUserCodeNoOneCouldTypeIsRefused(member: String, expected: String) async throws {
+        try await withServer { server in
+            server.route("POST", "/device") { _ in
+                .json(#"{"device_code":"d",\#(member),"verification_uri":"https://as.example/device","expires_in":600}"#)
+            }
+            await #expect {
+                _ = try await client(server, clock: FakeClock()).startDeviceAuthorization()
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
+                return reason.contains(expected) && !reason.contains("lacks")
             }
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
 #endif
+import HTTPTypes
 import Testing
 import AuthKitTestSupport
 @testable import AuthKit
@@ -251,6 +252,37 @@ import AuthKitTestSupport
                 guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
                 return response.code == "bad_verification_code" && response.status == 200
                     && response.description == "The code passed is incorrect or expired." && response.uri == "https://docs.github.com"
+            }
+        }
+    }
+
+    /// A token of a type AuthKit cannot send (RFC 6749 §7.1: not to be
+    /// used) is refused at the sign-in, naming the type and the descriptor
+    /// setting that fixes a provider whose tokens are Bearer tokens anyway.
+    /// Before, it was stored, and every request with it then failed.
+    /// A refresh's answer is kept: its rotated refresh token must be.
+    @Test func aTokenOfATypeAuthKitCannotSendIsRefusedAtTheSignIn() async throws {
+        try await withServer { server in
+            server.route("POST", "/login/oauth/access_token") { _ in
+                .json(#"{"access_token":"mac-token","token_type":"mac","mac_key":"k","refresh_token":"rotated"}"#)
+            }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
+                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret"), now: { fixedNow })
+            let error = await #expect(throws: AuthKitError.self) {
+                try await client.exchange(code: "c", pending: pending(for: client))
+            }
+            guard case .invalidResponse(.tokenExchange, let reason)? = error else {
+                Issue.record("not an unusable token exchange: \(String(describing: error))"); return
+            }
+            #expect(reason.contains("of type 'mac'") && reason.contains("nothing was stored"), "\(reason)")
+            #expect(reason.contains("token.response.assumeBearer") && reason.contains("(github.json (test))"), "\(reason)")
+            #expect(!reason.contains("mac-token") && !reason.contains("rotated"))
+
+            let earlier = Credential(providerID: "github", accessToken: "old", refreshToken: "old-refresh")
+            let refreshed = try await client.refresh(earlier)
+            #expect(refreshed.refreshToken == "rotated" && refreshed.tokenType == "mac")
+            #expect(throws: AuthKitError.misuse(.unsupportedTokenType("mac"))) {
+                try client.authorize(HTTPRequest(method: .get, scheme: "https", authority: "api.github.com", path: "/user"), body: nil, with: refreshed)
             }
         }
     }

@@ -252,7 +252,9 @@ extension AuthKitError.Misuse: CustomStringConvertible {
         case .userAgentBrokeProtocol(let detail):
             return "The user agent did not follow the protocol: \(detail)"
         case .unsupportedTokenType(let type):
-            return "Token type '\(DisplayText.sanitized(type, limit: 100))' is not supported; AuthKit sends Bearer tokens (RFC 6750)."
+            return "Token type '\(DisplayText.sanitized(type, limit: 100))' is not supported; AuthKit sends Bearer tokens (RFC 6750). "
+                + "If the provider's tokens are used as Bearer tokens whatever their type says, set token.response.assumeBearer "
+                + "to true in its descriptor and sign in again."
         case .unsignableRequest(let detail):
             return "The request cannot be authorized: \(detail)"
         }

@@ -44,6 +44,10 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
         self.scopes = scopes
     }
 
+    /// The longest user code accepted: the user types it, and authkit shows
+    /// it whole on an 80-column line. RFC 8628 §6.1's example is 8 characters.
+    package static let longestUserCode = 40
+
     /// Reads the device authorization response (RFC 8628 §3.2), refusing
     /// what a hostile server could use against the user or the client:
     /// - the verification URIs are pages of the authorization server, which
@@ -53,6 +57,11 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
     /// - `expires_in` and `interval` are counts of seconds held to the rule
     ///   for token lifetimes (`TokenResponseParser.lifetime`): a 1e300 or
     ///   "inf" would overflow the wait;
+    /// - the user code is what a person types (RFC 8628 §6.1 asks for a
+    ///   short one): one of more than ``longestUserCode`` characters, or
+    ///   holding a control character, could be neither shown whole nor typed;
+    /// - a required member that is there but empty (or not text) is named
+    ///   as such, not as missing;
     /// - no error repeats the device code.
     /// - Throws: ``AuthKitError/invalidResponse(step:reason:)`` naming the field.
     package init(answer members: [String: JSONValue], providerID: String, sentAt: Date, scopes: [String]) throws {
@@ -67,8 +76,24 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
         // RFC 8628 names it verification_uri; some servers spell it verification_url.
         let verificationText = text("verification_uri") ?? text("verification_url")
         guard let deviceCode = text("device_code"), let userCode = text("user_code"), verificationText != nil, text("expires_in") != nil else {
+            let found: [(name: String, given: Bool, usable: Bool)] = [
+                ("device_code", members["device_code"] != nil, text("device_code") != nil),
+                ("user_code", members["user_code"] != nil, text("user_code") != nil),
+                ("verification_uri", members["verification_uri"] != nil || members["verification_url"] != nil, verificationText != nil),
+                ("expires_in", members["expires_in"] != nil, text("expires_in") != nil),
+            ]
+            let missing = found.filter { !$0.given }.map(\.name)
+            let empty = found.filter { $0.given && !$0.usable }.map(\.name)
+            let problems = (missing.isEmpty ? [] : ["it lacks \(missing.joined(separator: ", "))"])
+                + (empty.isEmpty ? [] : ["its \(empty.joined(separator: ", ")) \(empty.count == 1 ? "is" : "are") empty or not text"])
             let present = members.keys.sorted().map { "'\(DisplayText.sanitized($0, limit: 40))'" }.joined(separator: ", ")
-            throw refused("it lacks device_code, user_code, verification_uri or expires_in (fields present: \(present.isEmpty ? "none" : present))")
+            throw refused("\(problems.joined(separator: ", and ")); RFC 8628 §3.2 requires each (fields present: \(present.isEmpty ? "none" : present))")
+        }
+        guard userCode.count <= Self.longestUserCode, !userCode.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw refused("""
+                its user_code (\(userCode.count) characters\(userCode.count > Self.longestUserCode ? "" : ", one of them a control character")) \
+                is not a code a person can type: at most \(Self.longestUserCode) characters, none of them a control character (RFC 8628 §6.1)
+                """)
         }
         guard let expiresIn = seconds(text("expires_in")), expiresIn > 0 else {
             throw refused("its expires_in '\(DisplayText.sanitized(text("expires_in") ?? "", limit: 24))' is not a number of seconds above 0 and below 1e11")

@@ -73,7 +73,25 @@ final class TokenEndpointCalls: Sendable {
         if let followUp = descriptor.followUp {
             credential = try await run(followUp, step: .followUpExchange, for: credential)
         }
+        try requireBearer(credential, step: descriptor.followUp == nil ? .tokenExchange : .followUpExchange)
         return credential
+    }
+
+    /// Refuses a sign-in's token of a type AuthKit cannot send, before it
+    /// is stored: RFC 6749 §7.1 has a client not use an access token whose
+    /// type it does not understand, and AuthKit sends Bearer tokens only
+    /// (RFC 6750 §2.1). Stored, it would look signed in and fail every
+    /// request. A refresh's answer is not refused here: its rotated refresh
+    /// token must be kept (RFC 9700 §4.14.2), and using the token names the
+    /// type and the fix (``AuthKitError/Misuse/unsupportedTokenType(_:)``).
+    private func requireBearer(_ credential: Credential, step: FlowStep) throws {
+        guard credential.tokenType.lowercased() != "bearer" else { return }
+        throw AuthKitError.invalidResponse(step: step, reason: """
+            its token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 100))', which AuthKit cannot send \
+            (it sends Bearer tokens, RFC 6750); nothing was stored. If this provider's tokens are used as Bearer tokens \
+            whatever their type says, set token.response.assumeBearer to true in its descriptor (\(descriptor.source)) \
+            and sign in again.
+            """)
     }
 
     /// RFC 6749 §6 at the token endpoint. The old refresh token is kept when
@@ -149,7 +167,9 @@ final class TokenEndpointCalls: Sendable {
                                          scopeSeparator: descriptor.scopes.separator, step: .devicePolling)
         let receivedAt = now()
         let fields = try parser.parse(try await transport.send(request, step: .devicePolling))
-        return makeCredential(fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label)
+        let credential = makeCredential(fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label)
+        try requireBearer(credential, step: .devicePolling)
+        return credential
     }
 
     // MARK: - Building requests

@@ -327,12 +327,14 @@ struct Authorize: WorkspaceCommand {
     /// with the code filled in when there is one to open; then the wait.
     static func show(_ authorization: DeviceAuthorization, provider: String, openBrowser: Bool, status: StatusLine) async {
         let complete = authorization.verificationURIComplete.map { " (or open \($0.absoluteString))" } ?? ""
-        status.note("Open \(authorization.verificationURI.absoluteString) and enter the code \(DisplayText.sanitized(authorization.userCode, limit: 40)) to sign in to \(provider)\(complete).\n")
+        status.note("Open \(authorization.verificationURI.absoluteString) and enter the code \(DisplayText.sanitized(authorization.userCode, limit: DeviceAuthorization.longestUserCode)) to sign in to \(provider)\(complete).\n")
         if openBrowser {
             try? await SystemBrowser().open(authorization.verificationURIComplete ?? authorization.verificationURI)
         }
-        let minutes = max(1, Int(authorization.expiresAt.timeIntervalSinceNow / 60))
-        status.show("Waiting for you to approve on the other device (the code expires in \(minutes) min)… Ctrl-C cancels")
+        // In seconds under a minute: a code that lives 5 s is not "1 min".
+        let seconds = max(1, Int(authorization.expiresAt.timeIntervalSinceNow))
+        let left = seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min"
+        status.show("Waiting for you to approve on the other device (the code expires in \(left))… Ctrl-C cancels")
     }
 
     /// Tells the user what the listener is doing, on standard error. The
