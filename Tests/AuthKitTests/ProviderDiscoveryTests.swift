@@ -127,6 +127,37 @@ import Testing
         }
     }
 
+    /// A member of another type than RFC 8414 §2 gives it is refused,
+    /// naming the member and both types. Before, it was read as absent: a
+    /// token_endpoint given as an array was "missing", and a string of
+    /// auth methods or challenge methods left the defaults in place, silently.
+    @Test(arguments: [
+        (#""token_endpoint":"http://x/token""#, #""token_endpoint":["http://x/token"]"#, "token_endpoint", "is an array, not a string"),
+        (#""scopes_supported":["read","write"]"#, #""scopes_supported":"read write""#, "scopes_supported", "is a string, not an array of strings"),
+        (#""code_challenge_methods_supported":["plain","S256"]"#, #""code_challenge_methods_supported":"plain""#, "code_challenge_methods_supported", "is a string, not an array of strings"),
+        (#""authorization_response_iss_parameter_supported":true"#, #""authorization_response_iss_parameter_supported":"true""#, "authorization_response_iss_parameter_supported", "is a string, not a boolean"),
+    ])
+    func aMemberOfAnotherTypeIsRefusedByName(original: String, replacement: String, field: String, problem: String) async throws {
+        try await withServer { server in
+            let given = metadata(server).replacingOccurrences(of: original.replacingOccurrences(of: "http://x", with: server.baseURL), with: replacement)
+            #expect(given != metadata(server))
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(given) }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error, let issue = issues.first else { return false }
+                return issue.field == field && issue.problem.hasPrefix(problem) && issue.problem.contains("RFC 8414 §2")
+            }
+        }
+        // `null` is absent, as servers write it: the revocation endpoint is then none.
+        try await withServer { server in
+            let nulled = metadata(server).replacingOccurrences(of: #""revocation_endpoint":"\#(server.baseURL)/revoke""#, with: #""revocation_endpoint":null"#)
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(nulled) }
+            let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
+            #expect(descriptor.revocation == nil)
+        }
+    }
+
     /// RFC 8414 §3.3: metadata that names another issuer is refused.
     @Test func metadataNamingAnotherIssuerIsRefused() async throws {
         try await withServer { server in

@@ -100,10 +100,30 @@ extension ProviderDescriptor {
         return [rfc8414, components.url].compactMap { $0 }
     }
 
+    /// The type RFC 8414 §2 gives each member discovery reads.
+    private static let metadataTypes: [(String, String)] = [
+        ("issuer", "a string"), ("authorization_endpoint", "a string"), ("token_endpoint", "a string"),
+        ("revocation_endpoint", "a string"), ("device_authorization_endpoint", "a string"), ("service_documentation", "a string"),
+        ("token_endpoint_auth_methods_supported", "an array of strings"), ("code_challenge_methods_supported", "an array of strings"),
+        ("scopes_supported", "an array of strings"), ("authorization_response_iss_parameter_supported", "a boolean"),
+    ]
+
     /// The descriptor the metadata describes, validated like a file.
     static func descriptor(from metadata: [String: JSONValue], issuer: URL, id: String, source: String) throws -> ProviderDescriptor {
         func issue(_ field: String, _ problem: String) -> AuthKitError {
             .invalidFile([FileIssue(file: source, field: field, problem: problem)])
+        }
+        // RFC 8414 §2 gives each member a type. One of another type was
+        // read as absent: a token_endpoint given as an array was reported
+        // "missing", and a string of auth methods left the default in place.
+        // `null` is taken as absent, as servers write it for "none".
+        for (name, expected) in metadataTypes {
+            guard let value = metadata[name], value != .null else { continue }
+            let matches = switch (expected, value) {
+            case ("a string", .string), ("an array of strings", .array), ("a boolean", .bool): true
+            default: false
+            }
+            if !matches { throw issue(name, "is \(value.typeName), not \(expected) (RFC 8414 §2), so this metadata is refused.") }
         }
         let named = metadata["issuer"]?.scalarText ?? ""
         guard named == issuer.absoluteString else {
