@@ -223,6 +223,25 @@ import Testing
         #expect(try await store.withRefreshLock(for: wide, timeout: .seconds(5)) { 42 } == 42)
     }
 
+    /// Labels that a file name would not tell apart have locks of their
+    /// own: `a/b` and `a_b` shared one, so a sign-in to one was refused as
+    /// "in progress" while the other's ran; `Work` and `work`, or a
+    /// composed and a decomposed `é`, are one name on macOS's file systems.
+    @Test func accountsAFileNameWouldConfuseHaveLocksOfTheirOwn() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        let labels = ["a/b", "a_b", "a b", "Work", "work", "caf\u{E9}", "cafe\u{301}", "a.b"]
+        let names = labels.map { FileCredentialStore.fileName(for: CredentialKey(providerID: "qiita", label: $0)) }
+        #expect(Set(names.map { $0.lowercased() }).count == labels.count, "\(names)")
+        #expect(names.allSatisfy { $0.hasPrefix("qiita.") && !$0.contains("/") && !$0.contains(" ") }, "\(names)")
+        #expect(names[1] == "qiita.a_b" && names[4] == "qiita.work" && names[7] == "qiita.a.b", "plain names stay as they are")
+        #expect(names[0].hasPrefix("qiita.a_b-") && names[3].hasPrefix("qiita.Work-"), "\(names)")
+        let held = try store.beginSignIn(for: CredentialKey(providerID: "qiita", label: "a/b"))
+        let other = try store.beginSignIn(for: CredentialKey(providerID: "qiita", label: "a_b"))
+        withExtendedLifetime((held, other)) {}
+    }
+
     @Test func inMemoryStoreKeepsAndRemoves() async throws {
         let memory = InMemoryCredentialStore([credential("a")])
         await memory.save(credential("b", "x"))

@@ -98,19 +98,29 @@ public struct FileCredentialStore: CredentialStore {
         try await RefreshLockFile(directory: directory, key: key).withLock(timeout: timeout, prepare: { try ensureDirectory() }, body)
     }
 
-    /// `qiita` or `qiita.work`, with anything but letters, digits, `-`, `_`, `.` as `_`:
-    /// the part of a lock file's name that says whose it is.
+    /// `qiita` or `qiita.work`: the part of a lock file's name that says
+    /// whose it is, one name per account.
+    ///
+    /// A key of anything but ASCII lowercase letters, digits, `-`, `_` and
+    /// `.` (provider ids have no `.`, so the first one ends the id) is
+    /// written with the others as `_` and ends with a hash of the whole key:
+    /// labels `a/b` and `a_b` shared one name, so a sign-in to one was
+    /// refused as "in progress" while the other signed in; and `Work` and
+    /// `work`, or a label's composed and decomposed `é`, are one file name
+    /// on macOS's case-insensitive, normalizing file systems.
     ///
     /// A file name holds at most 255 bytes (NAME_MAX on Linux and macOS), and
     /// a label may be longer (or hold letters of three UTF-8 bytes each): a
-    /// name past ``longestFileName`` bytes is cut and ends with a hash of the
-    /// whole key, so the lock still names its account and no two long
-    /// labels share one. Before, a sign-in with a 300-character label failed
-    /// with "File name too long".
+    /// name past ``longestFileName`` bytes is cut and ends with the hash
+    /// too. Before, a sign-in with a 300-character label failed with "File
+    /// name too long".
     package static func fileName(for key: CredentialKey) -> String {
-        let readable = (key.providerID + (key.label.map { "." + $0 } ?? "")).unicodeScalars
-            .map { $0.isAlphanumeric || $0 == "-" || $0 == "_" || $0 == "." ? String($0) : "_" }.joined()
-        guard readable.utf8.count > longestFileName else { return readable }
+        let whole = key.providerID + (key.label.map { "." + $0 } ?? "")
+        func isPlain(_ scalar: Unicode.Scalar) -> Bool {
+            ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_" || scalar == "."
+        }
+        guard whole.utf8.count > longestFileName || !whole.unicodeScalars.allSatisfy(isPlain) else { return whole }
+        let readable = whole.unicodeScalars.map { $0.isAlphanumeric || isPlain($0) ? String($0) : "_" }.joined()
         var kept = String.UnicodeScalarView()
         var bytes = 0
         for scalar in readable.unicodeScalars {
