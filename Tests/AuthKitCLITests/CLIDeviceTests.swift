@@ -167,4 +167,24 @@ import Testing
             #expect(stored.map(\.accessToken) == ["tv-token"] && polls.all.count == 1)
         }
     }
+
+    /// A second Ctrl-C during the poll seen through does not wait for it,
+    /// as the first one's message says: authkit ends at once, storing nothing.
+    @Test func aSecondCtrlCDuringAPollStopsAtOnce() async throws {
+        try await withServer { server in
+            let home = try setUp(server)
+            let polls = Recorder<Int>()
+            server.route("POST", "/token") { _ in
+                polls.append(1)
+                Thread.sleep(forTimeInterval: 5)
+                return .json(#"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600}"#)
+            }
+            let started = Date()
+            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
+                                                  signalWhen: { !polls.all.isEmpty }, signals: [SIGINT, SIGINT])
+            #expect(result.signal == SIGINT && result.stderr.contains("A second Ctrl-C stops now."), "status \(result.status): \(result.stderr)")
+            #expect(Date().timeIntervalSince(started) < 4.5, "waited for the poll")
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+        }
+    }
 }

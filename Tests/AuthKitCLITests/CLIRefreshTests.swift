@@ -140,6 +140,9 @@ import Testing
             #expect(interrupted.signal == signal, "status \(interrupted.status), signal \(interrupted.signal.map { String($0) } ?? "none"): \(interrupted.stderr)")
             #expect(interrupted.stderr.contains("finishing the refresh (or sign-out) under way first") && interrupted.stderr.contains("the stored credential is up to date; stopping"),
                     "\(interrupted.stderr)")
+            // SIGTERM and SIGHUP come from no key: the second is not called a Ctrl-C.
+            let second = signal == SIGINT ? "A second Ctrl-C stops now" : "A second signal stops now"
+            #expect(interrupted.stderr.contains(second) && (signal == SIGINT || !interrupted.stderr.contains("Ctrl-C")), "\(interrupted.stderr)")
             #expect(interrupted.stdout.isEmpty, "the request itself is not sent after the signal")
             #expect(grant.refreshCount == 1)
             let stored = try String(contentsOf: home.appendingPathComponent("credentials.json"), encoding: .utf8)

@@ -23,8 +23,11 @@ enum Interrupt {
     /// What the shield is holding signals back for: the words said when a
     /// signal comes during it, and when it ends with that signal pending.
     struct Purpose: Sendable {
-        /// Said when the first signal comes, and what a second one does.
+        /// Said when the first signal comes, then "A second Ctrl-C" (or
+        /// "signal", for SIGTERM and SIGHUP, which no key sends) and
+        /// `second`: what a second one does.
         var waiting: String
+        var second: String
         var done: String
         var failed: String
         /// Run once, when the first signal comes: for a span that can be
@@ -34,13 +37,15 @@ enum Interrupt {
         /// A refresh (request, then save; or a sign-out: revoke, then remove).
         static let refresh = Purpose(
             waiting: "authkit: finishing the refresh (or sign-out) under way first, so that the stored credential matches what "
-                + "the provider did. A second Ctrl-C stops now, and may cost the stored sign-in.",
+                + "the provider did.",
+            second: "stops now, and may cost the stored sign-in.",
             done: "authkit: the stored credential is up to date; stopping.",
             failed: "authkit: the update did not complete; stopping.")
         /// A sign-in, from the provider's answer to the save.
         static let signIn = Purpose(
             waiting: "authkit: the provider has answered; finishing the sign-in first, so that what it issued is stored "
-                + "rather than left behind. A second Ctrl-C stops now, without storing it.",
+                + "rather than left behind.",
+            second: "stops now, without storing it.",
             done: "authkit: the sign-in is stored ('authkit token delete' removes it); stopping.",
             failed: "Cancelled; nothing was stored.")
         /// A device-code sign-in's polling: stopped by a signal (`cancel`),
@@ -49,8 +54,8 @@ enum Interrupt {
         static func devicePolling(cancel: @escaping @Sendable () -> Void) -> Purpose {
             Purpose(
                 waiting: "authkit: stopping. A poll of the provider under way, if any, is finished first, so that a "
-                    + "sign-in it brings is stored rather than left behind. A second Ctrl-C stops now.",
-                done: signIn.done, failed: signIn.failed, onFirstSignal: cancel)
+                    + "sign-in it brings is stored rather than left behind.",
+                second: "stops now.", done: signIn.done, failed: signIn.failed, onFirstSignal: cancel)
         }
     }
 
@@ -169,7 +174,7 @@ enum Interrupt {
             return .deferred(purpose)
         }
         if case .deferred(let purpose) = outcome {
-            Console.err("\n\(purpose.waiting)")
+            Console.err("\n\(purpose.waiting) A second \(number == SIGINT ? "Ctrl-C" : "signal") \(purpose.second)")
             purpose.onFirstSignal?()
         } else if case .unshielded = outcome, number == SIGINT, let message = cancelMessage.withLock({ $0 }) {
             Console.err("\n\(message)")
