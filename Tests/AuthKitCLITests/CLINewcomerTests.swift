@@ -101,17 +101,27 @@ import Testing
     }
 
     /// A --timeout too large for the deadline arithmetic (it trapped) or not
-    /// positive is a usage error in every command that waits.
+    /// positive is a usage error in every command that waits, naming the
+    /// range; a negative one too (it was "Missing value for '--timeout'",
+    /// the parser taking `-1` for an option), and so is a negative port or size.
     @Test func aTimeoutOutOfRangeIsAUsageError() async throws {
         let home = try home()
         for command in [["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser"],
                         ["request", "--provider", "qiita", "https://qiita.com/api/v2/authenticated_user"],
-                        ["sandbox", "try", "--provider", "qiita"]] {
-            for value in ["9223372036854775807", "604801", "0"] {
+                        ["sandbox", "try", "--provider", "qiita"],
+                        ["providers", "add", "idp", "--issuer", "https://idp.example"]] {
+            for value in ["9223372036854775807", "604801", "0", "-1"] {
                 let result = try await CLIProcess.run(command + ["--timeout", value], environment: ["AUTHKIT_HOME": home.path])
                 #expect(result.status == 64 && result.stderr.contains("--timeout takes 1–604800 seconds (a week at most); got \(value)."),
                         "\(command[0]) --timeout \(value): exit \(result.status): \(result.stderr)")
             }
+        }
+        for (command, expected) in [(["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser", "--port", "-1"], "--port takes 1–65535; got -1."),
+                                    (["sandbox", "serve", "--provider", "qiita", "--port", "-1"], "--port takes 0–65535; got -1."),
+                                    (["sandbox", "try", "--provider", "qiita", "--port", "-8790"], "--port takes 1–65535; got -8790."),
+                                    (["request", "--provider", "qiita", "--max-size", "-1", "https://qiita.com/api/v2/items"], "--max-size takes a positive number of bytes.")] {
+            let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 64 && result.stderr.contains(expected), "\(command): exit \(result.status): \(result.stderr)")
         }
     }
 

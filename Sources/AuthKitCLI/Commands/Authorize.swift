@@ -47,7 +47,7 @@ struct Authorize: WorkspaceCommand {
     @Option(name: .long, help: ArgumentHelp("The redirect URI registered with the provider, if not the descriptor's default.", valueName: "uri"))
     var redirectURI: String?
 
-    @Option(name: .long, help: ArgumentHelp("The loopback port to listen on, when the provider registered a fixed one.", valueName: "port"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The loopback port to listen on, when the provider registered a fixed one.", valueName: "port"))
     var port: Int?
 
     @Flag(help: "Do not open a browser; print the URL and keep waiting.") var noBrowser = false
@@ -55,7 +55,7 @@ struct Authorize: WorkspaceCommand {
     @Flag(help: "Print the URL and read the redirect URL (or PIN) from standard input.") var manual = false
     @Flag(help: "With --sandbox: let the sandbox's scripted browser answer its consent page.") var scriptedBrowser = false
 
-    @Option(help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
     var timeout: Int = 300
 
     @Flag(help: "Print the credential as JSON on standard output (secrets included), and nothing else there.")

@@ -63,8 +63,8 @@ struct Request: WorkspaceCommand {
     var header: [String] = []
     @Flag(name: [.customShort("L"), .long], help: "Follow redirects (at most 10), keeping the credential to the URL's origin.")
     var location = false
-    @Option(help: ArgumentHelp("Seconds the whole request may take, body included.", valueName: "seconds")) var timeout: Int = 60
-    @Option(help: ArgumentHelp("The largest response body to accept, in bytes; more ends the request.", valueName: "bytes"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds the whole request may take, body included.", valueName: "seconds")) var timeout: Int = 60
+    @Option(parsing: .unconditional, help: ArgumentHelp("The largest response body to accept, in bytes; more ends the request.", valueName: "bytes"))
     var maxSize: Int = 100 << 20
     @Argument(help: "The URL.") var url: String
 

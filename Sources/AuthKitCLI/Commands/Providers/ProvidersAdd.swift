@@ -27,7 +27,7 @@ struct ProvidersAdd: WorkspaceCommand {
     @Argument(help: "The id to give it (lowercase letters, digits, '-', '_').") var id: String
     @Option(help: ArgumentHelp("The issuer identifier, exactly as the server names itself.", valueName: "url")) var issuer: String
     @Flag(help: "Replace an existing file of that name, or a bundled provider of that id.") var force = false
-    @Option(help: ArgumentHelp("Seconds the whole discovery may take, both metadata locations included.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds the whole discovery may take, both metadata locations included.", valueName: "seconds"))
     var timeout = 30
 
     func validate() throws {

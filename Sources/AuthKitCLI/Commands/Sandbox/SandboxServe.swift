@@ -28,7 +28,7 @@ struct SandboxServe: WorkspaceCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var emulation: SandboxProviderOptions
 
-    @Option(help: ArgumentHelp("The port to listen on; 0 picks a free one.", valueName: "port"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The port to listen on; 0 picks a free one.", valueName: "port"))
     var port: Int = SandboxOptions.standardPort
 
     @Option(help: ArgumentHelp("What the consent page does: ask (show it), approve or deny at once.", valueName: "ask|approve|deny"))

@@ -37,10 +37,10 @@ struct SandboxTry: WorkspaceCommand {
 
     @Flag(help: "Open the consent page in your browser instead of approving by script.") var browser = false
 
-    @Option(help: ArgumentHelp("The loopback port to receive the redirect on, instead of the descriptor's.", valueName: "port"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The loopback port to receive the redirect on, instead of the descriptor's.", valueName: "port"))
     var port: Int?
 
-    @Option(help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
     var timeout: Int = 120
 
     func validate() throws {
