@@ -146,6 +146,18 @@ import Testing
         }
     }
 
+    /// Answers every poll with the tokens, `seconds` after it came: a poll
+    /// under way for a signal to find. Returns the polls, as they arrive.
+    func grantSlowly(_ server: TestHTTPServer, after seconds: TimeInterval) -> Recorder<Int> {
+        let polls = Recorder<Int>()
+        server.route("POST", "/token") { _ in
+            polls.append(1)
+            Thread.sleep(forTimeInterval: seconds)
+            return .json(#"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600}"#)
+        }
+        return polls
+    }
+
     /// Ctrl-C while a poll is under way: its answer brings the tokens (and
     /// spends the device code), so the poll is seen through and the sign-in
     /// stored before the process stops. Before, the poll was cancelled and
@@ -153,12 +165,7 @@ import Testing
     @Test func ctrlCDuringAPollStoresWhatItBrings() async throws {
         try await withServer { server in
             let home = try setUp(server)
-            let polls = Recorder<Int>()
-            server.route("POST", "/token") { _ in
-                polls.append(1)
-                Thread.sleep(forTimeInterval: 1.5)
-                return .json(#"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600}"#)
-            }
+            let polls = grantSlowly(server, after: 1.5)
             let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
                                                   signalWhen: { !polls.all.isEmpty })
             #expect(result.signal == SIGINT && result.stderr.contains("A poll of the provider under way, if any, is finished first")
@@ -173,12 +180,7 @@ import Testing
     @Test func aSecondCtrlCDuringAPollStopsAtOnce() async throws {
         try await withServer { server in
             let home = try setUp(server)
-            let polls = Recorder<Int>()
-            server.route("POST", "/token") { _ in
-                polls.append(1)
-                Thread.sleep(forTimeInterval: 5)
-                return .json(#"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600}"#)
-            }
+            let polls = grantSlowly(server, after: 5)
             let started = Date()
             let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
                                                   signalWhen: { !polls.all.isEmpty }, signals: [SIGINT, SIGINT])

@@ -100,12 +100,24 @@ extension ProviderDescriptor {
         return [rfc8414, components.url].compactMap { $0 }
     }
 
-    /// The type RFC 8414 §2 gives each member discovery reads.
-    private static let metadataTypes: [(String, String)] = [
-        ("issuer", "a string"), ("authorization_endpoint", "a string"), ("token_endpoint", "a string"),
-        ("revocation_endpoint", "a string"), ("device_authorization_endpoint", "a string"), ("service_documentation", "a string"),
-        ("token_endpoint_auth_methods_supported", "an array of strings"), ("code_challenge_methods_supported", "an array of strings"),
-        ("scopes_supported", "an array of strings"), ("authorization_response_iss_parameter_supported", "a boolean"),
+    /// The JSON type RFC 8414 §2 gives a metadata member, named as an error says it.
+    private enum MemberType: String {
+        case string = "a string", array = "an array of strings", boolean = "a boolean"
+
+        func admits(_ value: JSONValue) -> Bool {
+            switch (self, value) {
+            case (.string, .string), (.array, .array), (.boolean, .bool): true
+            default: false
+            }
+        }
+    }
+
+    /// The members discovery reads, each with its type.
+    private static let memberTypes: [(name: String, type: MemberType)] = [
+        ("issuer", .string), ("authorization_endpoint", .string), ("token_endpoint", .string),
+        ("revocation_endpoint", .string), ("device_authorization_endpoint", .string), ("service_documentation", .string),
+        ("token_endpoint_auth_methods_supported", .array), ("code_challenge_methods_supported", .array),
+        ("scopes_supported", .array), ("authorization_response_iss_parameter_supported", .boolean),
     ]
 
     /// The descriptor the metadata describes, validated like a file.
@@ -117,13 +129,9 @@ extension ProviderDescriptor {
         // read as absent: a token_endpoint given as an array was reported
         // "missing", and a string of auth methods left the default in place.
         // `null` is taken as absent, as servers write it for "none".
-        for (name, expected) in metadataTypes {
-            guard let value = metadata[name], value != .null else { continue }
-            let matches = switch (expected, value) {
-            case ("a string", .string), ("an array of strings", .array), ("a boolean", .bool): true
-            default: false
-            }
-            if !matches { throw issue(name, "is \(value.typeName), not \(expected) (RFC 8414 §2), so this metadata is refused.") }
+        for (name, type) in memberTypes {
+            guard let value = metadata[name], value != .null, !type.admits(value) else { continue }
+            throw issue(name, "is \(value.typeName), not \(type.rawValue) (RFC 8414 §2), so this metadata is refused.")
         }
         let named = metadata["issuer"]?.scalarText ?? ""
         guard named == issuer.absoluteString else {
