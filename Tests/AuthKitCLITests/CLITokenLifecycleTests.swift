@@ -110,6 +110,16 @@ import AuthKit
             try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(
                 Credential(providerID: "local", label: "work", accessToken: "token-that-fails", refreshToken: "refresh-one",
                            expiresAt: Date().addingTimeInterval(3600)))
+            // Without a client id here, no refresh can be tried: the advice is
+            // the setting, not a new sign-in (which would need it too).
+            var clientless = env(home)
+            clientless["AUTHKIT_LOCAL_CLIENT_ID"] = nil
+            let unrefreshed = try await CLIProcess.run(["request", "--provider", "local", "--label", "work", "\(server.baseURL)/api/revoked"],
+                                                       environment: clientless)
+            #expect(unrefreshed.status == 3 && unrefreshed.stderr.contains(
+                "and no refresh could be tried: local: no client id is configured. Pass --client-id, set AUTHKIT_LOCAL_CLIENT_ID")
+                && unrefreshed.stderr.contains("With it, authkit renews the credential and sends the request again.")
+                && !unrefreshed.stderr.contains("sign in again"), "\(unrefreshed.stderr)")
             let renewed = try await request("/api/revoked")
             #expect(renewed.status == 0 && renewed.stdout.contains(#"{"ok":true}"#), "\(renewed.stderr)")
             let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).credential(for: CredentialKey(providerID: "local", label: "work"))

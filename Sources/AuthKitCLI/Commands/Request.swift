@@ -275,7 +275,17 @@ struct Request: WorkspaceCommand {
         let status = head.status.code
         guard (200...299).contains(status) else {
             let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
-            let advice = BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate]).map { Self.advice($0, account: account.key) } ?? "."
+            // A credential that could be refreshed but for a client setting
+            // missing here: the setting is what to give, not a new sign-in
+            // (which needs it too, and throws away a refresh token that works).
+            var refreshBlockedBy: String?
+            if let clientless = source.authenticator as? ClientlessAuthenticator,
+               let stored = try? await workspace.store.credential(for: account.key),
+               stored.refreshToken != nil || clientless.descriptor.refresh != nil {
+                refreshBlockedBy = ErrorReport.message(for: clientless.missing, environment: workspace.environment)
+            }
+            let advice = BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate])
+                .map { Self.advice($0, account: account.key, refreshBlockedBy: refreshBlockedBy) } ?? "."
             throw CLIError("\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint)\(advice)", status: .providerError)
         }
     }
@@ -284,14 +294,21 @@ struct Request: WorkspaceCommand {
     /// what to type about it: an `invalid_token` is renewed by a refresh or a
     /// new sign-in; `insufficient_scope` needs a sign-in with the scope named.
     /// Returns the rest of the sentence after "answered HTTP 401".
-    static func advice(_ challenge: BearerChallenge, account: CredentialKey) -> String {
+    /// - Parameter refreshBlockedBy: what kept a refresh from being tried (a
+    ///   client id not configured here), said instead of "sign in again".
+    static func advice(_ challenge: BearerChallenge, account: CredentialKey, refreshBlockedBy: String? = nil) -> String {
         guard let error = challenge.error, !error.isEmpty else { return "." }
         var text = ": \(DisplayText.sanitized(error, limit: 60))"
         if let description = challenge.errorDescription, !description.isEmpty { text += " (\(DisplayText.sanitized(description, limit: 200)))" }
         switch error {
         case "invalid_token":
             // CredentialSource has already refreshed and retried where the credential allows it.
-            text += ". The token was not accepted (expired early, revoked, or for another audience), and a refresh could not renew it: sign in again: authkit authorize \(ShellWord.account(account))."
+            text += ". The token was not accepted (expired early, revoked, or for another audience), and "
+            if let refreshBlockedBy {
+                text += "no refresh could be tried: \(refreshBlockedBy) With it, authkit renews the credential and sends the request again."
+            } else {
+                text += "a refresh could not renew it: sign in again: authkit authorize \(ShellWord.account(account))."
+            }
         case "insufficient_scope":
             // The server's words go into a command to paste: scope tokens
             // only, none that reads as a flag, a few and short.
