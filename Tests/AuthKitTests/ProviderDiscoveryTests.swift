@@ -149,7 +149,11 @@ import Testing
                 return issue.field == field && issue.problem.hasPrefix(problem) && issue.problem.contains("RFC 8414 §2")
             }
         }
-        // `null` is absent, as servers write it: the revocation endpoint is then none.
+    }
+
+    /// `null` is absent, as servers write it for "none": the revocation
+    /// endpoint is then none, not a wrongly typed member.
+    @Test func aNullMemberIsAbsent() async throws {
         try await withServer { server in
             let nulled = metadata(server).replacingOccurrences(of: #""revocation_endpoint":"\#(server.baseURL)/revoke""#, with: #""revocation_endpoint":null"#)
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(nulled) }

@@ -100,6 +100,10 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         return "Credential(" + parts.joined(separator: ", ") + ")"
     }
 
+    /// Whether the token is a Bearer token, the only type AuthKit sends
+    /// (RFC 6750); RFC 6749 §5.1 makes `token_type` case-insensitive.
+    package var isBearer: Bool { tokenType.lowercased() == "bearer" }
+
     /// Shows at most the last four characters of a secret, and only when it is
     /// long enough (≥ 16) that four characters reveal next to nothing.
     package static func mask(_ secret: String) -> String {

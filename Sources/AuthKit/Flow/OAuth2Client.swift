@@ -286,7 +286,7 @@ public struct OAuth2Client: Authenticator {
         // RFC 6750 §5.3: a bearer token travels only over TLS (or to this
         // machine); a header made for plain http would send it in the clear.
         if let url = request.url, !url.allowsCredentials { throw AuthKitError.insecureTransport(url: url.redactedForLogs) }
-        guard credential.tokenType.lowercased() == "bearer" else {
+        guard credential.isBearer else {
             throw AuthKitError.misuse(.unsupportedTokenType(credential.tokenType))
         }
         var request = request

@@ -85,7 +85,7 @@ final class TokenEndpointCalls: Sendable {
     /// token must be kept (RFC 9700 §4.14.2), and using the token names the
     /// type and the fix (``AuthKitError/Misuse/unsupportedTokenType(_:)``).
     private func requireBearer(_ credential: Credential, step: FlowStep) throws {
-        guard credential.tokenType.lowercased() != "bearer" else { return }
+        guard !credential.isBearer else { return }
         throw AuthKitError.invalidResponse(step: step, reason: """
             its token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 100))', which AuthKit cannot send \
             (it sends Bearer tokens, RFC 6750); nothing was stored. If this provider's tokens are used as Bearer tokens \
