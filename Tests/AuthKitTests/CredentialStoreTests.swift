@@ -99,6 +99,42 @@ import Testing
         #expect(try await again.allCredentials().map(\.accessToken) == ["three", "two"])
     }
 
+    /// An empty label is the default account, however it arrives: given to a
+    /// key or a credential, set later, or read from a file an earlier library
+    /// wrote with `"label": ""`. Before, it filed a second account that
+    /// looked like the default one and that `--label ''` (refused) could not
+    /// reach from the command line.
+    @Test func anEmptyLabelIsTheDefaultAccount() async throws {
+        #expect(CredentialKey(providerID: "qiita", label: "") == CredentialKey(providerID: "qiita"))
+        #expect(Set([CredentialKey(providerID: "qiita", label: ""), CredentialKey(providerID: "qiita")]).count == 1)
+        var key = CredentialKey(providerID: "qiita", label: "work")
+        key.label = ""
+        #expect(key.label == nil)
+        var changed = credential("qiita", "work")
+        changed.label = ""
+        #expect(changed.label == nil && changed == credential("qiita"))
+
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        try await store.save(credential("qiita", "", token: "empty"))
+        #expect(try await store.credential(for: CredentialKey(providerID: "qiita"))?.accessToken == "empty")
+        try await store.save(credential("qiita", token: "default"))
+        #expect(try await store.allCredentials().map(\.accessToken) == ["default"])
+
+        // A file written with an empty label, as an earlier library could.
+        let file = try String(contentsOf: store.fileURL, encoding: .utf8)
+        #expect(!file.contains("\"label\""))
+        try file.replacingOccurrences(of: "\"providerID\"", with: "\"label\" : \"\", \"providerID\"")
+            .write(to: store.fileURL, atomically: true, encoding: .utf8)
+        chmod(store.fileURL.path, 0o600)
+        #expect(try String(contentsOf: store.fileURL, encoding: .utf8).contains("\"label\" : \"\""))
+        let read = try await store.credential(for: CredentialKey(providerID: "qiita"))
+        #expect(read?.accessToken == "default" && read?.label == nil)
+        #expect(try await store.remove(CredentialKey(providerID: "qiita"))?.accessToken == "default")
+        #expect(try await store.allCredentials().isEmpty)
+    }
+
     /// Many writers at once, each with its own file handle and lock (as separate
     /// processes would have): nothing is lost and the file always parses.
     @Test func concurrentWritersLoseNothing() async throws {

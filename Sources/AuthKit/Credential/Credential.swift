@@ -15,8 +15,9 @@ import Foundation
 public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// The descriptor id this credential belongs to (`qiita`, `twitter`).
     public var providerID: String
-    /// A label distinguishing several accounts of one provider; `nil` is the default account.
-    public var label: String?
+    /// A label distinguishing several accounts of one provider; `nil` is the
+    /// default account, and so is an empty label (see ``CredentialKey/label``).
+    public var label: String? { didSet { label = CredentialKey.normalized(label) } }
     /// Which protocol issued it, and so how requests are authorized with it.
     public var kind: ProtocolKind
     /// The OAuth 2.0 access token, or the OAuth 1.0a `oauth_token`.
@@ -63,7 +64,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         refreshTokenExpiresAt: Date? = nil
     ) {
         self.providerID = providerID
-        self.label = label
+        self.label = CredentialKey.normalized(label)
         self.kind = kind
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -75,6 +76,26 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         self.rawFields = rawFields
         self.endpointOrigins = endpointOrigins
         self.refreshTokenExpiresAt = refreshTokenExpiresAt
+    }
+
+    /// Decoded as encoded, but for an empty label (a library may have
+    /// stored one before it meant the default account), read as `nil`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            providerID: try container.decode(String.self, forKey: .providerID),
+            label: try container.decodeIfPresent(String.self, forKey: .label),
+            kind: try container.decode(ProtocolKind.self, forKey: .kind),
+            accessToken: try container.decode(String.self, forKey: .accessToken),
+            tokenType: try container.decode(String.self, forKey: .tokenType),
+            refreshToken: try container.decodeIfPresent(String.self, forKey: .refreshToken),
+            tokenSecret: try container.decodeIfPresent(String.self, forKey: .tokenSecret),
+            expiresAt: try container.decodeIfPresent(Date.self, forKey: .expiresAt),
+            scopes: try container.decode([String].self, forKey: .scopes),
+            obtainedAt: try container.decode(Date.self, forKey: .obtainedAt),
+            rawFields: try container.decode([String: JSONValue].self, forKey: .rawFields),
+            endpointOrigins: try container.decodeIfPresent([String].self, forKey: .endpointOrigins),
+            refreshTokenExpiresAt: try container.decodeIfPresent(Date.self, forKey: .refreshTokenExpiresAt))
     }
 
     /// The key a ``CredentialStore`` files this credential under.
@@ -115,12 +136,27 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
 /// Identifies one stored credential: a provider and an optional account label.
 public struct CredentialKey: Hashable, Sendable, Codable, CustomStringConvertible {
     public var providerID: String
-    /// `nil` is the provider's default account.
-    public var label: String?
+    /// `nil` is the provider's default account. An empty label is the default
+    /// account too: a label taken from an empty text field or an unset
+    /// variable would otherwise file a second account no one can tell from
+    /// the first, and that the command line (which refuses `--label ''`)
+    /// cannot reach.
+    public var label: String? { didSet { label = Self.normalized(label) } }
 
     public init(providerID: String, label: String? = nil) {
         self.providerID = providerID
-        self.label = label
+        self.label = Self.normalized(label)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(providerID: try container.decode(String.self, forKey: .providerID),
+                  label: try container.decodeIfPresent(String.self, forKey: .label))
+    }
+
+    /// `""` as `nil`: one spelling of the default account.
+    static func normalized(_ label: String?) -> String? {
+        label?.isEmpty == true ? nil : label
     }
 
     /// `qiita (work)`, with control characters escaped (a label is typed by
