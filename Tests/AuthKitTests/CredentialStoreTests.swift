@@ -33,6 +33,32 @@ import Testing
         #expect(warnings.first?.contains("chmod 600") == true)
     }
 
+    /// A link or a directory in the file's place is refused when read, and
+    /// gets no `chmod` advice: `chmod` follows the link, so the advice for a
+    /// `credentials.json` linked to `/etc/passwd` would have changed that file.
+    @Test func noChmodAdviceForALinkOrADirectoryInTheFilesPlace() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chmod(home.path, 0o700)
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        let target = home.deletingLastPathComponent().appendingPathComponent("someone-elses-file")
+        try Data("x".utf8).write(to: target)
+        chmod(target.path, 0o644)
+        try FileManager.default.createSymbolicLink(atPath: store.fileURL.path, withDestinationPath: target.path)
+        #expect(store.permissionWarnings().isEmpty)
+        await #expect(throws: AuthKitError.self) { try await store.allCredentials() }
+        #expect(try mode(target.path) == 0o644)
+
+        try FileManager.default.removeItem(at: store.fileURL)
+        try FileManager.default.createDirectory(at: store.fileURL, withIntermediateDirectories: false)
+        chmod(store.fileURL.path, 0o755)
+        #expect(store.permissionWarnings().isEmpty)
+        // The directory holding the store still gets its advice.
+        chmod(home.path, 0o755)
+        #expect(store.permissionWarnings() == ["\(home.path) is accessible by other users (mode 755); run: chmod 700 '\(home.path)'"])
+    }
+
     /// The rule for provider files holds for the store: a file or directory
     /// someone else could have written is refused, for reading and saving,
     /// and left untouched; a sticky directory (/tmp) and the user's own

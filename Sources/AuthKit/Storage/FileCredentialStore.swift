@@ -138,11 +138,17 @@ public struct FileCredentialStore: CredentialStore {
     package static let longestFileName = 128
 
     /// Problems with the store's permissions, each with the command that fixes it.
+    ///
+    /// Only for what is what it should be: the file itself (`lstat`, so not
+    /// through a symbolic link) and a directory. A link or a directory in the
+    /// file's place is refused when read, and `chmod` follows links: the
+    /// advice for `credentials.json` linked to `/etc/passwd` would have
+    /// changed `/etc/passwd`.
     package func permissionWarnings() -> [String] {
         var warnings = [String]()
-        for (target, expected) in [(directory.path, 0o700), (path, 0o600)] {
+        for (target, expected, type, follow) in [(directory.path, 0o700, S_IFDIR, true), (path, 0o600, S_IFREG, false)] {
             var info = stat()
-            guard stat(target, &info) == 0 else { continue }
+            guard (follow ? stat(target, &info) : lstat(target, &info)) == 0, info.st_mode & S_IFMT == type else { continue }
             if Int(info.st_mode) & 0o077 != 0 {
                 warnings.append("\(target) is accessible by other users (mode \(String(Int(info.st_mode) & 0o777, radix: 8))); run: chmod \(String(expected, radix: 8)) '\(target)'")
             }
