@@ -281,22 +281,40 @@ import Glibc
     /// §3.1.2 forbids, went into the authorization request, as did a user
     /// name and password (`http://me:pw@127.0.0.1/cb`) and a pasted line break
     /// (sent as `%250A`, to match no registered URI after the user approved).
+    /// The same rules hold, naming the source, for a redirect URI from the
+    /// environment or config.json: one that did not parse
+    /// (`:8765x`) was silently replaced by the descriptor's default, and a
+    /// `%` beginning no escape was sent as `%25`.
     @Test func anImpossibleRedirectURIIsRefused() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
-        for (uri, expected) in [("http://127.0.0.1:99999/cb", "its port 99999 is not a TCP port (1–65535)"),
-                                ("http://127.0.0.1/cb#frag", "it has a fragment (#…), which a redirect URI must not have (RFC 6749 §3.1.2)"),
-                                ("http://me:pw@127.0.0.1/cb", "it carries a user name or password (user:password@), which a redirect URI has no use for"),
+        for (uri, expected) in [("http://127.0.0.1:99999/cb", "--redirect-uri: the redirect URI names port 99999, which is not a TCP port (1–65535)"),
+                                ("http://127.0.0.1/cb#frag", "--redirect-uri: the redirect URI has a fragment (#…), which a redirect URI must not have (RFC 6749 §3.1.2)"),
+                                ("http://me:pw@127.0.0.1/cb", "--redirect-uri: the redirect URI carries a user name or password (user:password@), which a redirect URI has no use for"),
+                                ("http://127.0.0.1:8765x/cb", "--redirect-uri: the redirect URI is not an absolute URI"),
+                                ("http://127.0.0.1/cb%zz", "--redirect-uri: the redirect URI holds '%zz', a '%' that begins no escape"),
                                 ("http://127.0.0.1/c\nb", "--redirect-uri: the redirect URI holds a line break or another control character")] {
             let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5", "--redirect-uri", uri],
                                                   environment: environment(home))
             #expect(result.status == 64 && result.stderr.contains(expected), "\(uri): exit \(result.status): \(result.stderr.suffix(300))")
             #expect(!result.stderr.contains("Open this URL") && !result.stderr.contains(":pw@"), "\(uri): the sign-in started")
         }
-        let fromEnvironment = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"],
-                                                       environment: environment(home).merging(["AUTHKIT_QIITA_REDIRECT_URI": "http://127.0.0.1/cb "]) { $1 })
-        #expect(fromEnvironment.status == 64 && fromEnvironment.stderr.contains("AUTHKIT_QIITA_REDIRECT_URI: the redirect URI begins or ends with a space"),
-                "\(fromEnvironment.stderr)")
+        for (uri, expected) in [("http://127.0.0.1/cb ", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI begins or ends with a space"),
+                                ("http://127.0.0.1:8765x/callback", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI is not an absolute URI"),
+                                ("http://127.0.0.1/callback#x", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI has a fragment"),
+                                ("oob", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI is not an absolute URI")] {
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"],
+                                                  environment: environment(home).merging(["AUTHKIT_QIITA_REDIRECT_URI": uri]) { $1 })
+            #expect(result.status == 64 && result.stderr.contains(expected), "\(uri): exit \(result.status): \(result.stderr.suffix(300))")
+            #expect(!result.stderr.contains("Open this URL"), "\(uri): the sign-in started")
+        }
+        let config = home.appendingPathComponent("config.json")
+        try Data(#"{"providers": {"qiita": {"redirectURI": "http://127.0.0.1:-1/callback"}}}"#.utf8).write(to: config)
+        chmod(config.path, 0o600)
+        let fromFile = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"], environment: environment(home))
+        #expect(fromFile.status == 65 && fromFile.stderr.contains("providers.qiita.redirectURI")
+                && fromFile.stderr.contains("is not an absolute URI") && !fromFile.stderr.contains("Open this URL"),
+                "exit \(fromFile.status): \(fromFile.stderr)")
     }
 
     /// A provider file with two `token` sections: a reviewer, `jq` or Python

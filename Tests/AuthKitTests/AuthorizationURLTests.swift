@@ -78,6 +78,25 @@ import Testing
         #expect(try client("instagram").startAuthorization(redirectURI: URL(string: "https://localhost:8443/cb")).pending.redirectURI == "https://localhost:8443/cb")
     }
 
+    /// A configured redirect URI that is not a usable one is refused when the
+    /// client is made, not replaced: one `URL(string:)` could not parse left
+    /// the descriptor's default in its place, to fail at the provider after
+    /// the user approved. `oob` is OAuth 1.0a's, not a redirect URI here.
+    @Test func aConfiguredRedirectURIThatCannotBeOneIsRefused() throws {
+        for (configured, expected) in [("http://127.0.0.1:8765x/callback", "is not an absolute URI"), ("oob", "is not an absolute URI"),
+                                       ("http://127.0.0.1/callback#top", "has a fragment"), ("http://127.0.0.1/c%zz", "holds '%zz'"),
+                                       ("http://127.0.0.1:70000/callback", "names port 70000")] {
+            #expect("\(configured)") {
+                try client("github", settings: ClientSettings(clientID: "the-client", redirectURI: configured))
+            } throws: { error in
+                guard case AuthKitError.unusableRedirectURI(_, let reason) = error else { return false }
+                return reason.contains(expected) && reason.contains("AUTHKIT_GITHUB_REDIRECT_URI")
+            }
+        }
+        let fine = try client("github", settings: ClientSettings(clientID: "the-client", redirectURI: "http://127.0.0.1:8765/callback?x=%2F"))
+        #expect(fine.defaultRedirectURI?.absoluteString == "http://127.0.0.1:8765/callback?x=%2F")
+    }
+
     @Test func defaultScopesComeFromDescriptorThenSettings() throws {
         #expect(try parameters(client("qiita").startAuthorization().url)["scope"] == "read_qiita")
         let configured = try client("qiita", settings: ClientSettings(clientID: "c", scopes: ["write_qiita"]))

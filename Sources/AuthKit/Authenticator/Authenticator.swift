@@ -88,10 +88,24 @@ extension Authenticator {
 
     /// ``defaultRedirectURI`` from its inputs, for an initializer that keeps it.
     package static func defaultRedirectURI(settings: ClientSettings, descriptor: ProviderDescriptor) -> URL? {
+        // (A configured value that does not parse was refused by ``checkConfiguredRedirectURI(_:descriptor:)``.)
         if let configured = settings.redirectURI {
             return configured == "oob" ? nil : URL(string: configured)
         }
         return descriptor.redirect.uri
+    }
+
+    /// Refuses a configured redirect URI (``ClientSettings/redirectURI``:
+    /// the caller's, `AUTHKIT_<ID>_REDIRECT_URI` or `config.json`'s) that
+    /// ``RedirectURIRules`` finds unusable, when the client is made: one
+    /// that did not parse used to leave the descriptor's default in its
+    /// place without a word. `oob` is OAuth 1.0a's "no redirect" (RFC 5849 §2.1).
+    package static func checkConfiguredRedirectURI(_ settings: ClientSettings, descriptor: ProviderDescriptor) throws {
+        guard let configured = settings.redirectURI, !(descriptor.protocol == .oauth1 && configured == "oob"),
+              let problem = RedirectURIRules.problem(configured) else { return }
+        let providerID = descriptor.id
+        let shown = configured.split(separator: "?", maxSplits: 1).first.map(String.init) ?? configured
+        throw AuthKitError.unusableRedirectURI(uri: shown, reason: "the configured redirect URI (ClientSettings.redirectURI, \(ClientSettings.environmentPrefix(for: providerID))_REDIRECT_URI or config.json) \(problem).")
     }
 
     /// True when a loopback listener may choose the port (RFC 8252 §7.3): no
@@ -136,20 +150,8 @@ extension Authenticator {
         start: @escaping @Sendable (URL?) async throws -> (URL, Attempt),
         validate: @escaping @Sendable (String, Attempt) throws -> Void
     ) async throws -> (UserAgentResult, Attempt) {
-        // RFC 6749 §3.1.2: "The endpoint URI MUST NOT include a fragment
-        // component"; the answer's parameters would be read from the wrong part.
-        if let redirectURI, redirectURI.fragment != nil {
-            throw AuthKitError.unusableRedirectURI(
-                uri: redirectURI.redactedForLogs,
-                reason: "it has a fragment (#…), which a redirect URI must not have (RFC 6749 §3.1.2). Remove it.")
-        }
-        // A user name or password (user:pw@) in a redirect URI serves nothing
-        // (RFC 9110 §4.2.4 deprecates them in http URIs), would not match the
-        // registered URI, and a password would travel in the authorization URL.
-        if let redirectURI, redirectURI.user != nil || redirectURI.password != nil {
-            throw AuthKitError.unusableRedirectURI(
-                uri: redirectURI.redactedForLogs,
-                reason: "it carries a user name or password (user:password@), which a redirect URI has no use for (RFC 9110 §4.2.4). Remove them.")
+        if let redirectURI, let problem = RedirectURIRules.problem(redirectURI.absoluteString) {
+            throw AuthKitError.unusableRedirectURI(uri: redirectURI.redactedForLogs, reason: "it \(problem).")
         }
         let attempt = LockedValue<Attempt?>(nil)
         let session = AuthorizationSession(

@@ -41,7 +41,9 @@ public struct OAuth2Client: Authenticator {
     /// - Throws: ``AuthKitError/missingSetting(providerID:_:)`` when the client
     ///   id or a placeholder value is missing;
     ///   ``AuthKitError/invalidSetting(providerID:_:problem:)`` for a
-    ///   placeholder value that would not make a host; ``AuthKitError/misuse(_:)``
+    ///   placeholder value that would not make a host;
+    ///   ``AuthKitError/unusableRedirectURI(uri:reason:)`` for a configured
+    ///   redirect URI that cannot be one; ``AuthKitError/misuse(_:)``
     ///   for a descriptor that is not OAuth 2.0.
     public init(
         descriptor: ProviderDescriptor,
@@ -56,6 +58,7 @@ public struct OAuth2Client: Authenticator {
         guard let clientID = settings.clientID, !clientID.isEmpty else {
             throw AuthKitError.missingSetting(providerID: descriptor.id, .clientID)
         }
+        try Self.checkConfiguredRedirectURI(settings, descriptor: descriptor)
         var placeholderValues = [String: String]()
         for (name, spec) in descriptor.placeholders {
             if let value = settings.placeholders?[name] ?? spec.default { placeholderValues[name] = value }

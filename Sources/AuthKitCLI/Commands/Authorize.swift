@@ -81,8 +81,9 @@ struct Authorize: WorkspaceCommand {
                 throw ValidationError("--scope '\(DisplayText.sanitized(value, limit: 80))' holds a control character, a non-ASCII one, '\"' or '\\', which no scope has (RFC 6749 §3.3).")
             }
         }
-        if let redirectURI, URL(string: redirectURI)?.scheme == nil {
-            throw ValidationError("--redirect-uri takes an absolute URI such as http://127.0.0.1:8765/callback; got '\(redirectURI)'.")
+        if let redirectURI, PastedClientValue.problem(redirectURI) == nil,
+           let problem = RedirectURIRules.problem(redirectURI) {
+            throw ValidationError("--redirect-uri: the redirect URI \(problem).")
         }
         if redirectURI != nil, port != nil { throw ValidationError("Use --redirect-uri or --port, not both.") }
         if scriptedBrowser, device || manual || noBrowser {

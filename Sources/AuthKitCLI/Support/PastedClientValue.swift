@@ -5,8 +5,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Catches a client id or secret (or a redirect URI) that picked up a stray
-/// character on its way in: a line break pasted with it, a space at either
+/// Catches a client id or secret (or a redirect URI, which must also be one:
+/// ``RedirectURIRules``) that picked up a stray character on its way in: a line break pasted with it, a space at either
 /// end. Such a value would be sent as it is, and the sign-in would fail only
 /// at the provider, after the browser, with "invalid client" (or a redirect
 /// URI that matches none registered). RFC 6749 Appendix A.1 and A.2 make both
@@ -37,8 +37,14 @@ enum PastedClientValue {
             ("client secret", settings.clientSecret, "--client-secret", explicit.clientSecret, prefix + "_CLIENT_SECRET", "clientSecret"),
             ("redirect URI", settings.redirectURI, "--redirect-uri", explicit.redirectURI, prefix + "_REDIRECT_URI", "redirectURI"),
         ] {
-            guard let value, let problem = problem(value) else { continue }
-            let advice = "Give it as the provider shows it; it is not repeated here."
+            // A redirect URI must also be one (`oob` is OAuth 1.0a's "none", RFC 5849 §2.1):
+            // the library refuses it too, but cannot say where it came from.
+            guard let value else { continue }
+            let pasted = problem(value)
+            let outOfBand = descriptor.protocol == .oauth1 && value == "oob"
+            let shape = what == "redirect URI" && !outOfBand ? RedirectURIRules.problem(value) : nil
+            guard let problem = pasted ?? shape else { continue }
+            let advice = pasted != nil ? "Give it as the provider shows it; it is not repeated here." : "Give the redirect URI registered with the provider."
             if given != nil { throw CLIError("\(flag): the \(what) \(problem). \(advice)") }
             if environment[variable]?.isEmpty == false { throw CLIError("\(variable): the \(what) \(problem). \(advice)") }
             let file = AuthKitHome.directory(environment: environment).appendingPathComponent("config.json").path

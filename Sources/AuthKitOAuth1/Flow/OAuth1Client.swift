@@ -43,7 +43,9 @@ public struct OAuth1Client: Authenticator {
     private let now: @Sendable () -> Date
 
     /// - Throws: ``AuthKit/AuthKitError/missingSetting(providerID:_:)`` when the
-    ///   consumer key (client id) or secret is missing; ``AuthKit/AuthKitError/misuse(_:)``
+    ///   consumer key (client id) or secret is missing;
+    ///   ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)`` for a
+    ///   configured redirect URI that cannot be one; ``AuthKit/AuthKitError/misuse(_:)``
     ///   for a descriptor that is not OAuth 1.0a.
     public init(
         descriptor: ProviderDescriptor,
@@ -62,6 +64,7 @@ public struct OAuth1Client: Authenticator {
         guard let consumerSecret = settings.clientSecret, !consumerSecret.isEmpty else {
             throw AuthKitError.missingSetting(providerID: descriptor.id, .clientSecret)
         }
+        try Self.checkConfiguredRedirectURI(settings, descriptor: descriptor)
         guard let method = OAuth1SignatureMethod(rawValue: endpoints.signatureMethod) else {
             throw AuthKitError.invalidFile([FileIssue(
                 file: descriptor.source, field: "oauth1.signatureMethod",
