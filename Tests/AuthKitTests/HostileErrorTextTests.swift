@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HTTPTypes
 @testable import AuthKit
 
 /// What a token endpoint sends back is echoed in error messages, which reach
@@ -50,6 +51,23 @@ import Testing
         let text = message(#"{"access_token":"at","token_type":"Bearer","expires_in":"soon\u001b[31m and a very long tail that goes on"}"#, status: 200)
         #expect(!hasControlCharacters(text))
         #expect(text.contains(#"got the string 'soon\u{1B}[31m and a very…'"#), "\(text)")
+    }
+
+    /// A quoted value is cut before the error is masked: a secret cut there
+    /// was not found whole, and its first 19 characters showed
+    /// (`got the string 'xSEKRET-client-xyz-0…'`). Now the part before `…`
+    /// that begins a secret is masked too.
+    @Test func aSecretCutShortIsStillMasked() {
+        let secret = "SEKRET-client-xyz-0123456789abcdefghij"
+        for body in [#"{"access_token":"at","token_type":"Bearer","expires_in":"x\#(secret)"}"#,
+                     #"{"access_token":"at","token_type":"Bearer","expires_in":"\#(secret)"}"#] {
+            let response = IncomingResponse(status: 200, headers: HTTPFields([HTTPField(name: .contentType, value: "application/json")]),
+                                            body: Data(body.utf8), secrets: [secret])
+            let error = #expect(throws: AuthKitError.self) { try TokenResponseParser().parse(response) }
+            let text = String(describing: error)
+            #expect(!text.contains("SEKR") && text.contains("••••…"), "\(text)")
+        }
+        #expect(SecretMask(["abcdefgh"]).apply("'xabc…' and 'xabcd…' and 'abcdefgh'") == "'xabc…' and 'x••••…' and '••••'")
     }
 
     /// A provider file comes from someone else as often as not: a key, a

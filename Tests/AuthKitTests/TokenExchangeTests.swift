@@ -287,6 +287,55 @@ import AuthKitTestSupport
         }
     }
 
+    /// A server that puts what it was sent into `token_type` got it printed:
+    /// whole in the sign-in's "of type '…'" refusal, and, from a refresh,
+    /// stored and shown by every later command. A value that is no token type
+    /// (RFC 6749 Appendix A.13) is refused without being repeated, and the
+    /// refusal of a well-formed type other than Bearer masks the code, the
+    /// verifier and the client secret.
+    @Test func aTokenTypeEchoingTheRequestIsNotRepeated() async throws {
+        try await withServer { server in
+            let echoed = LockedValue("")
+            server.route("POST", "/login/oauth/access_token") { request in
+                .json(#"{"access_token":"at","token_type":"\#(echoed.current)","refresh_token":"rotated"}"#)
+            }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
+                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
+            let attempt = try pending(for: client)
+            let verifier = try #require(attempt.codeVerifier)
+            for type in ["refresh_token|old-refresh-token|gh-secret-0123456789", "code-value-0123" + verifier, "gh-secret-0123456789"] {
+                echoed.withLock { $0 = type }
+                let error = await #expect(throws: AuthKitError.self) {
+                    try await client.exchange(code: "code-value-0123", pending: attempt)
+                }
+                let text = String(describing: error)
+                #expect(!text.contains("gh-secret") && !text.contains("code-value") && !text.contains(verifier.prefix(8)), "\(text)")
+            }
+            echoed.withLock { $0 = "refresh_token|old-refresh-token|gh-secret-0123456789" }
+            let error = await #expect(throws: AuthKitError.self) {
+                try await client.refresh(Credential(providerID: "github", accessToken: "old", refreshToken: "old-refresh-token"))
+            }
+            let text = String(describing: error)
+            #expect(text.contains("is not a token type") && !text.contains("old-refresh") && !text.contains("gh-secret"), "\(text)")
+        }
+    }
+
+    /// A refresh answer with a usable token and a side field that is not
+    /// (`expires_in: "soon"`, `1e12`, a `scope` object) was refused, and the
+    /// rotated refresh token it carried thrown away, which costs the grant
+    /// where reuse is detected (RFC 9700 §4.14.2). It is kept without the
+    /// field, and said so; a sign-in's answer is still refused.
+    @Test func aRefreshAnswerWithAnUnusableSideFieldKeepsItsRotatedToken() throws {
+        let body = #"{"access_token":"new","token_type":"Bearer","refresh_token":"rotated","expires_in":"soon","refresh_token_expires_in":1e12,"scope":{"a":1}}"#
+        let response = IncomingResponse(status: 200, headers: HTTPFields([HTTPField(name: .contentType, value: "application/json")]),
+                                        body: Data(body.utf8), secrets: ["rotated-not"])
+        let fields = try TokenResponseParser(step: .refresh).parse(response)
+        #expect(fields.refreshToken == "rotated" && fields.accessToken == "new")
+        #expect(fields.expiresIn == nil && fields.refreshTokenExpiresIn == nil && fields.scopes == nil)
+        #expect(fields.dropped.count == 3 && fields.dropped[0].contains("'expires_in' must be a number of seconds"), "\(fields.dropped)")
+        #expect(throws: AuthKitError.self) { try TokenResponseParser(step: .tokenExchange).parse(response) }
+    }
+
     @Test(arguments: [
         (#"{"access_token":"a","token_type":"Bearer","expires_in":3600}"#, 3600.0),
         (#"{"access_token":"a","token_type":"Bearer","expires_in":"3600"}"#, 3600.0),

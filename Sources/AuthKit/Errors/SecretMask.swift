@@ -26,9 +26,32 @@ package struct SecretMask: Sendable {
             let encoded = PercentEncoding.encode(secret)
             for form in [secret, encoded, PercentEncoding.encode(encoded), encoded.replacing("%20", with: "+")] {
                 text = text.replacing(form, with: "••••")
+                text = Self.maskingCutPrefix(of: form, in: text)
             }
         }
         return text
+    }
+
+    /// Quoted text is cut with `…` (``DisplayText/sanitized(_:limit:)``),
+    /// sometimes before it is masked: a secret cut there is not found whole,
+    /// and its first characters would show (`'xSEKRET-client-…'`). So the
+    /// four or more characters before each `…` that begin a secret are masked too.
+    private static func maskingCutPrefix(of secret: String, in text: String) -> String {
+        guard text.contains("…"), secret.count > 4 else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let cut = rest.firstIndex(of: "…") {
+            var head = rest[..<cut]
+            for length in stride(from: min(secret.count - 1, head.count), through: 4, by: -1) where head.hasSuffix(secret.prefix(length)) {
+                head = head.dropLast(length)
+                result += head + "••••"
+                head = ""
+                break
+            }
+            result += head + "…"
+            rest = rest[rest.index(after: cut)...]
+        }
+        return result + rest
     }
 
     package func apply(_ response: ProviderErrorResponse) -> ProviderErrorResponse {

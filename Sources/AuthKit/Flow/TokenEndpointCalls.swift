@@ -73,7 +73,8 @@ final class TokenEndpointCalls: Sendable {
         if let followUp = descriptor.followUp {
             credential = try await run(followUp, step: .followUpExchange, for: credential)
         }
-        try requireBearer(credential, step: descriptor.followUp == nil ? .tokenExchange : .followUpExchange)
+        try requireBearer(credential, step: descriptor.followUp == nil ? .tokenExchange : .followUpExchange,
+                          secrets: [code, pending.codeVerifier ?? "", clientSecret ?? ""])
         return credential
     }
 
@@ -84,14 +85,14 @@ final class TokenEndpointCalls: Sendable {
     /// request. A refresh's answer is not refused here: its rotated refresh
     /// token must be kept (RFC 9700 §4.14.2), and using the token names the
     /// type and the fix (``AuthKitError/Misuse/unsupportedTokenType(_:)``).
-    private func requireBearer(_ credential: Credential, step: FlowStep) throws {
+    private func requireBearer(_ credential: Credential, step: FlowStep, secrets: [String]) throws {
         guard !credential.isBearer else { return }
-        throw AuthKitError.invalidResponse(step: step, reason: """
+        throw SecretMask(secrets).apply(AuthKitError.invalidResponse(step: step, reason: """
             its token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 100))', which AuthKit cannot send \
             (it sends Bearer tokens, RFC 6750); nothing was stored. If this provider's tokens are used as Bearer tokens \
             whatever their type says, set token.response.assumeBearer to true in its descriptor (\(descriptor.source)) \
             and sign in again.
-            """)
+            """))
     }
 
     /// RFC 6749 §6 at the token endpoint. The old refresh token is kept when
@@ -109,7 +110,16 @@ final class TokenEndpointCalls: Sendable {
                                          scopeSeparator: descriptor.scopes.separator, step: step)
         let receivedAt = now()
         let fields = try parser.parse(try await transport.send(request, step: step))
+        warnAboutDropped(fields, step: step)
         return makeCredential(fields, receivedAt: receivedAt, previous: previous, requestedScopes: previous.scopes, label: previous.label)
+    }
+
+    /// Says which side fields of a refresh answer were left out, and why the
+    /// answer was kept anyway (``TokenResponseParser/Fields/dropped``).
+    private func warnAboutDropped(_ fields: TokenResponseParser.Fields, step: FlowStep) {
+        for reason in fields.dropped {
+            transport.logger.warning("\(descriptor.name)'s answer to the \(step): \(reason). It was kept without it, for the new token and the rotated refresh token it carries.")
+        }
     }
 
     /// Sends the revocation template. A 200 for an unknown token is success
@@ -168,7 +178,7 @@ final class TokenEndpointCalls: Sendable {
         let receivedAt = now()
         let fields = try parser.parse(try await transport.send(request, step: .devicePolling))
         let credential = makeCredential(fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label)
-        try requireBearer(credential, step: .devicePolling)
+        try requireBearer(credential, step: .devicePolling, secrets: [authorization.deviceCode, clientSecret ?? ""])
         return credential
     }
 
@@ -188,6 +198,7 @@ final class TokenEndpointCalls: Sendable {
                                          scopeSeparator: descriptor.scopes.separator, step: step)
         let receivedAt = now()
         let fields = try parser.parse(try await transport.send(request, step: step))
+        warnAboutDropped(fields, step: step)
         return makeCredential(fields, receivedAt: receivedAt, previous: previous, requestedScopes: requestedScopes, label: label)
     }
 

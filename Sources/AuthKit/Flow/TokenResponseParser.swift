@@ -37,6 +37,9 @@ package struct TokenResponseParser: Sendable {
         package var refreshToken: String?
         package var refreshTokenExpiresIn: TimeInterval?
         package var scopes: [String]?
+        /// Why a refresh answer's side field was left out instead of refusing
+        /// the answer (``parse(_:)``), secrets masked; empty otherwise.
+        package var dropped: [String] = []
         package var raw: [String: JSONValue]
     }
 
@@ -111,14 +114,45 @@ package struct TokenResponseParser: Sendable {
                 step: step,
                 reason: "no '\(mapping.tokenType.alternatives)' (RFC 6749 §5.1 requires it; a descriptor can set token.response.requireTokenType to false)")
         }
+        if let tokenType, !Self.isTokenType(tokenType), let (path, _) = mapping.tokenType.firstValue(in: object) {
+            // Not repeated: a server could put what it was sent there, to be
+            // stored and printed by every later command.
+            throw AuthKitError.invalidResponse(step: step, reason: """
+                '\(path)' is not a token type (RFC 6749 §7.1, Appendix A.13: a name of letters, digits, '-', '.' \
+                and '_', or a URI); it is not repeated here
+                """)
+        }
+        // A refresh answer with a usable token is kept even when a side field
+        // is not: refusing it would throw away the rotated refresh token it
+        // carries (RFC 9700 §4.14.2), and the grant with it. The field is
+        // left out (an unknown lifetime; the scopes as before) and said so.
+        var dropped = [String]()
+        func side<Value>(_ read: () throws -> Value?) throws -> Value? {
+            guard step == .refresh else { return try read() }
+            do {
+                return try read()
+            } catch AuthKitError.invalidResponse(_, let reason) {
+                dropped.append(SecretMask(response.secrets).apply(reason))
+                return nil
+            }
+        }
         return Fields(
             accessToken: accessToken,
             tokenType: tokenType,
-            expiresIn: try seconds(mapping.expiresIn, in: object),
+            expiresIn: try side { try seconds(mapping.expiresIn, in: object) },
             refreshToken: refreshToken,
-            refreshTokenExpiresIn: try seconds(mapping.refreshTokenExpiresIn, in: object),
-            scopes: try scopes(in: object),
+            refreshTokenExpiresIn: try side { try seconds(mapping.refreshTokenExpiresIn, in: object) },
+            scopes: try side { try scopes(in: object) },
+            dropped: dropped,
             raw: object)
+    }
+
+    /// RFC 6749 Appendix A.13: `token-type = type-name / URI-reference`, so
+    /// only the characters of a URI (RFC 3986 §2), and not too long to show.
+    static func isTokenType(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 256 && text.utf8.allSatisfy { byte in
+            (0x21...0x7E).contains(byte) && !#""<>\^`{|}"#.utf8.contains(byte)
+        }
     }
 
     /// RFC 6749 Appendix A.12 and A.17: a token is visible ASCII (VSCHAR,
