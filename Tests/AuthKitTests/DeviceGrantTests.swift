@@ -83,6 +83,9 @@ import Testing
         (#""verification_uri":"javascript:alert(1)""#, "verification_uri"),
         (#""verification_uri":"https://as.example/device","verification_uri_complete":"ms-settings:network""#, "verification_uri_complete"),
         (#""verification_uri":"https://as.example/device","verification_uri_complete":"file://as.example/x""#, "verification_uri_complete"),
+        // A user name before the host makes evil.example's page read as github.com's.
+        (#""verification_uri":"https://github.com@evil.example/login/device""#, "verification_uri"),
+        (#""verification_uri":"https://as.example/device","verification_uri_complete":"https://as.example:pw@evil.example/x""#, "verification_uri_complete"),
     ])
     func aVerificationURIThatIsNotAnHTTPSPageIsRefused(members: String, field: String) async throws {
         try await withServer { server in

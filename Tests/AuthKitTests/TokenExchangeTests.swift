@@ -346,6 +346,17 @@ import AuthKitTestSupport
         #expect(fields.expiresIn == seconds)
     }
 
+    /// `Double("0x10")` is 16, and `"inf"` and `"nan"` are numbers to it:
+    /// a numeric string is read only as JSON writes a number.
+    @Test(arguments: ["0x10", "inf", "nan", "e5", "1_000", "٣٦٠٠"])
+    func aLifetimeStringThatIsNotADecimalNumberIsRefused(text: String) {
+        let body = #"{"access_token":"a","token_type":"Bearer","expires_in":"\#(text)"}"#
+        #expect(throws: AuthKitError.self, "\(text)") {
+            try TokenResponseParser().parse(IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+        }
+        #expect(TokenResponseParser.decimal("3600") == 3600 && TokenResponseParser.decimal("3.6e3") == 3600 && TokenResponseParser.decimal("-1") == -1)
+    }
+
     @Test func expiresInNullOrAbsentMeansUnknown() throws {
         for body in [#"{"access_token":"a","token_type":"Bearer","expires_in":null}"#, #"{"access_token":"a","token_type":"Bearer"}"#] {
             let fields = try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))

@@ -67,11 +67,13 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
     package init(answer members: [String: JSONValue], providerID: String, sentAt: Date, scopes: [String]) throws {
         func text(_ name: String) -> String? { members[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
         func webPage(_ text: String?) -> URL? {
-            guard let url = text.flatMap(URL.init(string:)), url.host?.isEmpty == false else { return nil }
+            // A user name shown before the host (https://github.com@evil.example/…)
+            // makes the page look like another's: refused, as in endpoints.
+            guard let url = text.flatMap(URL.init(string:)), url.host?.isEmpty == false, url.user == nil, url.password == nil else { return nil }
             let scheme = url.scheme?.lowercased()
             return scheme == "https" || (scheme == "http" && url.isLoopback) ? url : nil
         }
-        func seconds(_ text: String?) -> Double? { TokenResponseParser.lifetime(text.flatMap { Double($0) }) }
+        func seconds(_ text: String?) -> Double? { TokenResponseParser.lifetime(text.flatMap(TokenResponseParser.decimal)) }
         func refused(_ reason: String) -> AuthKitError { .invalidResponse(step: .deviceAuthorization, reason: reason) }
         // RFC 8628 names it verification_uri; some servers spell it verification_url.
         let verificationText = text("verification_uri") ?? text("verification_url")
@@ -99,7 +101,7 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
             throw refused("its expires_in '\(DisplayText.sanitized(text("expires_in") ?? "", limit: 24))' is not a number of seconds above 0 and below 1e11")
         }
         guard let verification = webPage(verificationText) else {
-            throw refused("its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page (RFC 8628 §3.2), so it is neither shown nor opened")
+            throw refused("its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page without a user name (RFC 8628 §3.2), so it is neither shown nor opened")
         }
         let intervalText = text("interval")
         guard let interval = intervalText == nil ? 5 : seconds(intervalText) else { // §3.2: 5 s when absent
@@ -107,7 +109,7 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
         }
         let complete = text("verification_uri_complete")
         guard complete == nil || webPage(complete) != nil else {
-            throw refused("its verification_uri_complete '\(DisplayText.sanitized(complete ?? "", limit: 80))' is not an https page (RFC 8628 §3.3.1), so it is neither shown nor opened")
+            throw refused("its verification_uri_complete '\(DisplayText.sanitized(complete ?? "", limit: 80))' is not an https page without a user name (RFC 8628 §3.3.1), so it is neither shown nor opened")
         }
         self.init(providerID: providerID, deviceCode: deviceCode, userCode: userCode, verificationURI: verification,
                   verificationURIComplete: webPage(complete), expiresAt: sentAt.addingTimeInterval(expiresIn),

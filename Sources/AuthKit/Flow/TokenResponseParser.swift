@@ -233,6 +233,15 @@ package struct TokenResponseParser: Sendable {
         seconds.flatMap { $0.isFinite && $0 >= 0 && $0 < 1e11 ? $0 : nil }
     }
 
+    /// A numeric string as JSON writes a number (digits, a point, an
+    /// exponent): `Double.init` also reads `0x10` (16), `inf` and `nan`,
+    /// which no server means as a number of seconds.
+    package static func decimal(_ text: String) -> Double? {
+        guard let first = text.utf8.first, first != UInt8(ascii: "e"), first != UInt8(ascii: "E"),
+              text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) }) else { return nil }
+        return Double(text)
+    }
+
     /// A lifetime in seconds (`expires_in`, `refresh_token_expires_in`).
     private func seconds(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> TimeInterval? {
         guard let (path, value) = paths.firstValue(in: object) else { return nil }
@@ -240,7 +249,7 @@ package struct TokenResponseParser: Sendable {
         switch value {
         case .integer(let number): seconds = Double(number)
         case .number(let number): seconds = number
-        case .string(let text): seconds = Double(text.trimmingSpaces())
+        case .string(let text): seconds = Self.decimal(String(text.trimmingSpaces()))
         default: seconds = nil
         }
         guard let lifetime = Self.lifetime(seconds) else {
