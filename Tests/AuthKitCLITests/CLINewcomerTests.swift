@@ -697,6 +697,29 @@ import Testing
         #expect(unencoded.status == 64 && unencoded.stderr.contains("contains a space"), "\(unencoded.stderr)")
     }
 
+    /// The secrets key the signature: a consumer or token secret with a
+    /// pasted line break, a space at an end, or empty, or a token without its
+    /// secret, signed with another key (exit 0), for the provider to answer
+    /// 401. Each is refused naming the flag or variable, never the value.
+    @Test func signRefusesSecretsThatWouldSignWithAnotherKey() async throws {
+        let url = ["https://x.example/", "--consumer-key", "k", "--nonce", "n", "--timestamp", "1"]
+        for (arguments, environment, expected) in [
+            (["--consumer-secret", "hunter2-secret\n"], [String: String](), "--consumer-secret: the secret holds a line break"),
+            (["--consumer-secret", " hunter2-secret"], [:], "--consumer-secret: the secret begins or ends with a space"),
+            (["--consumer-secret", ""], [:], "--consumer-secret is empty"),
+            ([], ["AUTHKIT_CONSUMER_SECRET": "hunter2-secret\r\n"], "AUTHKIT_CONSUMER_SECRET: the secret holds a line break"),
+            (["--consumer-secret", "s", "--token", "t"], [:], "--token needs its secret"),
+            (["--consumer-secret", "s", "--token", "t", "--token-secret", "hunter2-secret "], [:], "--token-secret: the secret begins or ends with a space"),
+            (["--consumer-secret", "s", "--token-secret", "ts"], [:], "--token-secret is given without --token"),
+        ] {
+            let result = try await CLIProcess.run(["sign"] + url + arguments, environment: environment)
+            #expect(result.status == 64 && result.stderr.contains(expected) && result.stdout.isEmpty, "\(arguments) \(environment): \(result.stderr)")
+            #expect(!result.stderr.contains("hunter2"))
+        }
+        let paired = try await CLIProcess.run(["sign"] + url + ["--consumer-secret", "s", "--token", "t"], environment: ["AUTHKIT_TOKEN_SECRET": "ts"])
+        #expect(paired.status == 0 && paired.stdout.contains("oauth_token=\"t\""), "\(paired.stderr)")
+    }
+
     @Test func tokenListAlignsPrintsEmptyJSONAndCreatesNothing() async throws {
         let home = TemporaryDirectory.url("authkit-newcomer-empty")
         let empty = try await CLIProcess.run(["token", "list", "--json"], environment: ["AUTHKIT_HOME": home.path])

@@ -66,6 +66,29 @@ struct Sign: AsyncParsableCommand {
         if Self.secret(consumerSecret, variable: "AUTHKIT_CONSUMER_SECRET") == nil {
             throw ValidationError("No consumer secret: set AUTHKIT_CONSUMER_SECRET (other users can see a command line, not the environment), or pass --consumer-secret.")
         }
+        // The secrets key the signature: a pasted line break, a space or an
+        // empty value signs with another key, and the provider answers only
+        // 401. Checked as `authorize` checks a client secret, never repeated.
+        for (flag, variable, value) in [("--consumer-secret", "AUTHKIT_CONSUMER_SECRET", consumerSecret),
+                                        ("--token-secret", "AUTHKIT_TOKEN_SECRET", tokenSecret)] {
+            guard let given = Self.secret(value, variable: variable) else { continue }
+            let source = value != nil ? flag : variable
+            if given.isEmpty { throw ValidationError("\(source) is empty; give the secret as the provider shows it, or leave it out.") }
+            if let problem = PastedClientValue.problem(given) {
+                throw ValidationError("\(source): the secret \(problem). Give it as the provider shows it; it is not repeated here.")
+            }
+        }
+        if let token, token.isEmpty || PastedClientValue.problem(token) != nil {
+            throw ValidationError("--token \(token.isEmpty ? "is empty" : "holds a control character or a space at an end"); give the oauth_token as the provider issued it.")
+        }
+        // RFC 5849 §3.4.2: a token's requests are signed with its secret too.
+        let hasTokenSecret = Self.secret(tokenSecret, variable: "AUTHKIT_TOKEN_SECRET") != nil
+        if token != nil, !hasTokenSecret {
+            throw ValidationError("--token needs its secret: set AUTHKIT_TOKEN_SECRET, or pass --token-secret (RFC 5849 §3.4.2 signs with both).")
+        }
+        if token == nil, tokenSecret != nil {
+            throw ValidationError("--token-secret is given without --token; give both, or neither to sign for the client alone.")
+        }
     }
 
     /// A flag wins over the environment, which other users cannot read (a
