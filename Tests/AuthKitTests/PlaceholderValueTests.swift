@@ -22,6 +22,9 @@ import Testing
         (".example.com", "does not make a host name"), ("a..b", "does not make a host name"), ("[zz]", "not an IPv6 address"),
         ("[::1]x", "text after the IPv6 address"), ("gitlab.example.com%2eevil", "holds '%'"), (" gitlab.example.com", "begins or ends with a space"),
         ("gitlab.example.com\r\nX: y", "control character"),
+        // A natural paste: made https://gitlab.example.com//oauth/authorize, a 404 on many servers.
+        ("gitlab.example.com/", "ends with '/', which would make '//'"), ("gitlab.example.com/gitlab/", "ends with '/'"),
+        ("https://gitlab.example.com", "holds a scheme; give the host alone"),
     ])
     func hostsThatDoNotAreRefused(_ value: String, _ problem: String) {
         let found = PlaceholderValue.problem(name: "host", value: value, urls: Self.wholeHost)

@@ -54,9 +54,17 @@ package enum PlaceholderValue {
             }
             return nil
         }
+        if value.contains("://") {
+            return "holds a scheme; give the host alone (without 'https://'), optionally with ':port' and a path."
+        }
         if let slash = value.firstIndex(of: "/") {
             if value[slash...].contains(where: { "?#".contains($0) }) {
                 return "holds '?' or '#' after its path; give a host, optionally with ':port' and a path."
+            }
+            // `gitlab.example.com/` made `https://gitlab.example.com//oauth/…`,
+            // which many servers answer 404.
+            if value.hasSuffix("/") {
+                return "ends with '/', which would make '//' in \(url); give it without the trailing '/'."
             }
         }
         var host = String(authority).replacing(placeholder, with: value.prefix { $0 != "/" })
