@@ -53,6 +53,13 @@ enum AuthKitMain {
         var none = sigset_t()
         sigemptyset(&none)
         sigprocmask(SIG_SETMASK, &none, nil)
+        // A reader that leaves (`2>&1 | head`) ends the output, not the
+        // command: with SIGPIPE's default, the first message written to a
+        // closed standard error killed authkit, also between a refresh's
+        // answer and its save, which loses a rotated grant. Writes then fail
+        // with EPIPE, which ``Console/write(_:to:)`` takes as the reader gone.
+        // (swift-subprocess resets every signal for the programs it starts.)
+        signal(SIGPIPE, SIG_IGN)
         Console.reopenClosedStandardDescriptors()
         do {
             var command: ParsableCommand

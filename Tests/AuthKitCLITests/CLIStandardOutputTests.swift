@@ -31,6 +31,26 @@ import Testing
         #expect(head.status != 74 && !head.stderr.contains("standard output"), "\(head.status): \(head.stderr)")
     }
 
+    /// A standard error whose reader has gone (`2>&1 | head`) ends the
+    /// messages, not the command: the first warning written there killed
+    /// authkit with SIGPIPE (exit 141), also between a refresh's answer and
+    /// its save, which loses a rotated grant. Here `token list` warns about
+    /// the file's mode on a dead pipe, then lists (as JSON) on standard output.
+    @Test func aStandardErrorWhoseReaderLeftDoesNotEndTheCommand() async throws {
+        let home = try CLIProcess.home("authkit-stderr")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chmod(home.path, 0o700)
+        let file = home.appendingPathComponent("credentials.json")
+        try Data(#"{"version": 1, "credentials": []}"#.utf8).write(to: file)
+        chmod(file.path, 0o644)
+        // (Python ignores SIGPIPE, and an ignored signal stays so across exec: reset first.)
+        let deadPipe = "import os, signal, sys; signal.signal(signal.SIGPIPE, signal.SIG_DFL); r, w = os.pipe(); os.close(r); os.dup2(w, 2); os.execvp(sys.argv[1], sys.argv[1:])"
+        let result = try await CLIProcess.run(["token", "list", "--json"], environment: ["AUTHKIT_HOME": home.path],
+                                              launcher: ["/usr/bin/python3", "-c", deadPipe])
+        #expect(result.status == 0 && result.stdout == "[]\n", "exit \(result.status), signal \(String(describing: result.signal)): \(result.stdout)")
+    }
+
     /// Help, the version and the completion scripts are output like any
     /// other: written to a full disk, they exit 74 (they exited 0); `help`
     /// with a name no command has is a usage error (it printed the overview
