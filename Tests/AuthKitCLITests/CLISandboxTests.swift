@@ -275,8 +275,27 @@ import Glibc
         let result = try await CLIProcess.run(["authorize", "--provider", "github", "--sandbox", gone, "--scripted-browser"],
                                         environment: ["AUTHKIT_HOME": home.path], timeout: 60)
         #expect(result.status == 4, "\(result.stderr)")
-        #expect(result.stderr.contains("The sandbox's scripted browser failed"))
+        #expect(result.stderr.contains("The sandbox's scripted browser failed") && result.stderr.contains("Is the sandbox still running?"))
         #expect(Date().timeIntervalSince(started) < 30, "it must not wait for --timeout")
+    }
+
+    /// A running sandbox that refuses the authorization request is the
+    /// provider refusing (exit 3), not one out of reach (it was exit 4 and
+    /// "Is the sandbox still running?"); a 404 names the likely cause, a
+    /// sandbox emulating another provider.
+    @Test func aSandboxThatRefusesIsNotASandboxThatIsGone() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-refuses")
+        let sandbox = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
+        defer { Task { await sandbox.stop() } }
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
+        let other = try await CLIProcess.run(["authorize", "--provider", "qiita", "--scripted-browser"], environment: environment, timeout: 60)
+        #expect(other.status == 3 && other.stderr.contains("The sandbox refused the authorization request")
+                && other.stderr.contains("emulate Qiita") && other.stderr.contains("authkit sandbox serve --provider qiita")
+                && !other.stderr.contains("still running"), "\(other.status): \(other.stderr)")
+        let unregistered = try await CLIProcess.run(["authorize", "--provider", "github", "--scripted-browser", "--redirect-uri", "http://localhost/callback"],
+                                                    environment: environment, timeout: 60)
+        #expect(unregistered.status == 3 && unregistered.stderr.contains("redirect_uri is not registered")
+                && !unregistered.stderr.contains("still running"), "\(unregistered.status): \(unregistered.stderr)")
     }
 
     /// `export AUTHKIT_SANDBOX=…` is what `sandbox serve` tells the user to

@@ -270,8 +270,17 @@ struct Authorize: WorkspaceCommand {
             defer { status.stop() }
             credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
         case .loopback, .scriptedBrowser:
+            // Why the scripted browser failed: a sandbox that answered (a
+            // refusal: exit 3, and a 404 likely means it emulates another
+            // provider) is not one that could not be reached (exit 4).
+            let browserError = LockedValue<(any Error)?>(nil)
             let scripted = BrowserLauncher { url in
-                try await SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }).browse(url)
+                do {
+                    try await SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }).browse(url)
+                } catch {
+                    browserError.withLock { $0 = error }
+                    throw error
+                }
             }
             let agent = ShieldedUserAgent(LoopbackUserAgent(
                 // The watchdog ends the wait at --timeout with the fuller message;
@@ -281,8 +290,17 @@ struct Authorize: WorkspaceCommand {
                     if way == .scriptedBrowser, case .browserFailed(_, let reason) = event {
                         // No person is there to open the URL: waiting would only end at --timeout.
                         status.stop()
-                        Console.err("The sandbox's scripted browser failed: \(reason) Is the sandbox still running? Nothing was stored.")
-                        ExitStatus.networkError.terminate()
+                        let error = browserError.current
+                        if case AuthKitError.authorizationFailed(let response)? = error {
+                            let other = response.status == 404
+                                ? " Does the sandbox at \(workspace.sandbox?.absoluteString ?? "") emulate \(descriptor.name)? Start one that does: authkit sandbox serve --provider \(descriptor.id)."
+                                : ""
+                            Console.err("The sandbox refused the authorization request: \(response)\(other) Nothing was stored.")
+                            ExitStatus.providerError.terminate()
+                        }
+                        let unreached = error.map { ExitStatus(for: $0) == .networkError } ?? true
+                        Console.err("The sandbox's scripted browser failed: \(reason)\(unreached ? " Is the sandbox still running?" : "") Nothing was stored.")
+                        ExitStatus(for: error ?? CLIError("", status: .networkError)).terminate()
                     }
                     Self.report(event, provider: descriptor.name, noBrowser: noBrowser, status: status, waiting: waiting)
                 }))
