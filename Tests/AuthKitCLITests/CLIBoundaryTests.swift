@@ -69,6 +69,18 @@ import Glibc
         }
     }
 
+    /// A store directory the system will not create (a read-only file
+    /// system; here sysfs, which refuses even root) is a store that could not
+    /// be written, exit 74 as the exit table says, not a bad file (65, as it was).
+    @Test(.enabled(if: mkdir("/sys/authkit-probe", 0o700) != 0))
+    func aStoreThatCannotBeCreatedIsAWriteFailure() async throws {
+        let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"],
+                                              environment: ["AUTHKIT_HOME": "/sys/authkit-test", "AUTHKIT_QIITA_CLIENT_ID": "x", "AUTHKIT_QIITA_CLIENT_SECRET": "y"])
+        #expect(result.status == 74 && result.stderr.contains("/sys/authkit-test: could not be saved: this directory cannot be created"),
+                "exit \(result.status): \(result.stderr)")
+        #expect(!result.stderr.contains("Open this URL"), "the sign-in started")
+    }
+
     @Test func aSymlinkedStoreIsNotFollowed() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }

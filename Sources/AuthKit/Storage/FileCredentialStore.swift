@@ -168,7 +168,7 @@ public struct FileCredentialStore: CredentialStore {
                 throw AuthKitError.store(path: path, reason: problem)
             }
             guard access(directory.path, W_OK) == 0 else {
-                throw AuthKitError.store(path: directory.path, reason: "is not writable (\(String(cString: strerror(errno)))); a credential could not be saved there.")
+                throw AuthKitError.store(path: directory.path, reason: "\(Self.notSavedReason)this directory is not writable (\(String(cString: strerror(errno)))).")
             }
         }
     }
@@ -286,8 +286,9 @@ public struct FileCredentialStore: CredentialStore {
         return AuthKitError.store(path: path, reason: "\(Self.notSavedReason)\(what) (\(reason)). The file was left as it was.")
     }
 
-    /// How the reason of a failed save begins: the command line tells a
-    /// full disk (exit 74) from a damaged file (65) by it.
+    /// How the reason of a failed save begins, also of a directory that
+    /// cannot be made or written (a read-only file system): the command line
+    /// tells these (exit 74) from a damaged file (65) by it.
     package static let notSavedReason = "could not be saved: "
 
     /// Deletes temporary files a writer left when it was killed between
@@ -322,7 +323,7 @@ public struct FileCredentialStore: CredentialStore {
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw AuthKitError.store(path: directory.path, reason: "cannot be created (\(DescriptorLoader.reason(error))).")
+                throw AuthKitError.store(path: directory.path, reason: "\(Self.notSavedReason)this directory cannot be created (\(DescriptorLoader.reason(error))).")
             }
         }
         for warning in permissionWarnings() where Self.warned.withLock({ $0.insert(warning).inserted }) {
