@@ -346,6 +346,22 @@ import AuthKitTestSupport
         #expect(fields.expiresIn == seconds)
     }
 
+    /// An access token is sent as `Bearer <token>` (RFC 6750 §2.1): one with
+    /// a space, a quote, a comma or a backslash was stored and then sent as a
+    /// header that says something else (`Bearer AT with space`).
+    @Test(arguments: ["AT with space", #"AT\"q"#, "AT,x=y", #"AT\\x"#])
+    func anAccessTokenThatWouldChangeItsHeaderIsRefused(token: String) {
+        let body = #"{"access_token":"\#(token)","token_type":"Bearer"}"#
+        let error = #expect(throws: AuthKitError.self, "\(token)") {
+            try TokenResponseParser().parse(IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+        }
+        #expect(String(describing: error).contains("would change the Authorization header"), "\(String(describing: error))")
+        let amazon = #"{"access_token":"Atza|IQEBLjAsAhRmHjNgHpi0U-Dme37rR6CuUpSR","token_type":"bearer"}"#
+        #expect(throws: Never.self) {
+            try TokenResponseParser().parse(IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(amazon.utf8)))
+        }
+    }
+
     /// `Double("0x10")` is 16, and `"inf"` and `"nan"` are numbers to it:
     /// a numeric string is read only as JSON writes a number.
     @Test(arguments: ["0x10", "inf", "nan", "e5", "1_000", "٣٦٠٠"])
@@ -393,7 +409,9 @@ import AuthKitTestSupport
             guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
             return reason.contains("'\(field)'") && reason.contains("§A.1") && !"\(error)".contains("X-Evil") && !"\(error)".contains("tök")
         }
-        let fine = #"{"token_type":"Bearer","access_token":"a-Z_0.9~+/= x","refresh_token":"eyJ.abc"}"#
+        // (A space is visible ASCII too, but would change the Bearer header:
+        // anAccessTokenThatWouldChangeItsHeaderIsRefused. A refresh token, sent form-encoded, may hold one.)
+        let fine = #"{"token_type":"Bearer","access_token":"a-Z_0.9~+/=|x","refresh_token":"eyJ.abc x"}"#
         #expect(throws: Never.self) { try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(fine.utf8))) }
     }
 

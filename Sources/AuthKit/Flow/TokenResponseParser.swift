@@ -103,6 +103,16 @@ package struct TokenResponseParser: Sendable {
         }
 
         try checkHeaderSafe(accessToken, at: accessPath, rule: "A.12")
+        // RFC 6750 §2.1 sends it as `Bearer <b64token>`: a space, a quote, a
+        // comma or a backslash would make that header say something else
+        // (`Bearer AT with space`); real tokens never hold them (a '|', as
+        // Login with Amazon's `Atza|…`, is kept: it changes nothing there).
+        if accessToken.utf8.contains(where: { $0 == 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\\") }) {
+            throw AuthKitError.invalidResponse(step: step, reason: """
+                '\(accessPath)' holds a space, '"', ',' or '\\', which would change the Authorization header it is sent in \
+                (RFC 6750 §2.1); it is not repeated here
+                """)
+        }
         let refreshToken = try string(mapping.refreshToken, in: object)
         if let refreshToken, let (refreshPath, _) = mapping.refreshToken.firstValue(in: object) {
             try checkHeaderSafe(refreshToken, at: refreshPath, rule: "A.17")
