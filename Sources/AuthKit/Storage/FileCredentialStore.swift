@@ -102,8 +102,9 @@ public struct FileCredentialStore: CredentialStore {
     /// whose it is, one name per account.
     ///
     /// A key of anything but ASCII lowercase letters, digits, `-`, `_` and
-    /// `.` (provider ids have no `.`, so the first one ends the id) is
-    /// written with the others as `_` and ends with a hash of the whole key:
+    /// `.` (provider ids have no `.`, so the first one ends the id) keeps its
+    /// letters and digits (of any script, so `仕事` stays readable), has its
+    /// other characters written as `_`, and ends with a hash of the whole key:
     /// labels `a/b` and `a_b` shared one name, so a sign-in to one was
     /// refused as "in progress" while the other signed in; and `Work` and
     /// `work`, or a label's composed and decomposed `é`, are one file name
