@@ -734,6 +734,16 @@ import Testing
         #expect(lines.count == 3)
         let tokenColumns = Set(lines.compactMap { line in line.range(of: "••••").map { line.distance(from: line.startIndex, to: $0.lowerBound) } })
         #expect(tokenColumns.count == 1, "columns do not line up:\n\(list.stdout)")
+
+        // A pipe gets a long label and long scopes whole (they were cut at
+        // 200 characters with '…', though README says whole).
+        let label = String(repeating: "x", count: 300)
+        let scopes = (1...20).map { "https://www.googleapis.com/auth/scope\($0)" }
+        try await FileCredentialStore(file: full.appendingPathComponent("credentials.json"))
+            .save(Credential(providerID: "google", label: label, accessToken: "t", scopes: scopes))
+        let piped = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": full.path])
+        #expect(piped.stdout.contains("google (\(label))") && piped.stdout.contains(scopes.joined(separator: " ") + "\n")
+                && !piped.stdout.contains("…"), "\(piped.stdout)")
     }
 
     @Test func aMissingBundledDirectoryIsAnError() async throws {

@@ -54,7 +54,13 @@ struct TokenList: WorkspaceCommand {
             return
         }
         // Columns: account (provider and label), token, expiry, scopes.
-        let accounts = credentials.map { CredentialSummary.safe("\($0.key)") }
+        let columns = Console.outputColumns
+        // Escaped, and cut only on a terminal: a pipe gets a 300-character
+        // label or a long list of scope URLs whole (they were cut at 200).
+        func shown(_ text: String) -> String { columns == nil ? DisplayText.sanitized(text, limit: .max) : CredentialSummary.safe(text) }
+        let accounts = credentials.map { credential in
+            shown(credential.key.label.map { "\(credential.providerID) (\($0))" } ?? credential.providerID)
+        }
         let tokens = credentials.map { Credential.mask($0.accessToken) }
         let expiries = credentials.map { CredentialSummary.expiry($0) }
         var widths = zip([accounts, tokens, expiries], ["ACCOUNT", "TOKEN", "EXPIRES"]).map { column, title in
@@ -66,7 +72,6 @@ struct TokenList: WorkspaceCommand {
         // account column keeps at least 16), and the scopes (often long URLs)
         // are cut to the line. A file or a pipe gets everything whole, as do
         // `--json` and `token show`.
-        let columns = Console.outputColumns
         if let columns { widths[0] = min(widths[0], max(16, columns - 1 - (widths[1] + widths[2] + 6) - 12)) }
         let room = columns.map { $0 - 1 - (widths.reduce(0, +) + 6) }
         func scopes(_ text: String) -> String {
@@ -77,7 +82,7 @@ struct TokenList: WorkspaceCommand {
         for (index, credential) in credentials.enumerated() {
             if let warning = CredentialSummary.signInWarning(credential) { Console.err(warning) }
             Console.out(pad(accounts[index].cut(toColumns: widths[0]), widths[0]) + "  " + pad(tokens[index], widths[1]) + "  "
-                + pad(expiries[index], widths[2]) + "  " + scopes(CredentialSummary.safe(credential.scopes.joined(separator: " "))))
+                + pad(expiries[index], widths[2]) + "  " + scopes(shown(credential.scopes.joined(separator: " "))))
         }
     }
 }
