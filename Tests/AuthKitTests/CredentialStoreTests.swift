@@ -161,6 +161,30 @@ import Testing
         #expect(try await store.allCredentials().isEmpty)
     }
 
+    /// A credentials file edited by hand is reported by field, in the
+    /// file's terms: an unknown `kind` said "Cannot initialize ProtocolKind
+    /// from invalid String value", and a date that does not parse named only
+    /// `credentials[0]`.
+    @Test func aBadFieldInTheFileIsNamedInItsTerms() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        try await store.save(credential("qiita"))
+        let good = try String(contentsOf: store.fileURL, encoding: .utf8)
+        for (from, to, expected) in [("\"oauth2\"", "\"oauth9\"", "credentials[0].kind: unknown protocol; use \"oauth2\" or \"oauth1\"."),
+                                     ("\"obtainedAt\" : \"", "\"expiresAt\" : \"tomorrow\", \"obtainedAt\" : \"",
+                                      "credentials[0].expiresAt: is not a date and time in ISO 8601 form")] {
+            #expect(good.contains(from))
+            try good.replacingOccurrences(of: from, with: to).write(to: store.fileURL, atomically: false, encoding: .utf8)
+            await #expect {
+                _ = try await store.allCredentials()
+            } throws: { error in
+                guard case AuthKitError.store(_, let reason) = error else { return false }
+                return reason.contains(expected) && !reason.contains("ProtocolKind")
+            }
+        }
+    }
+
     /// Many writers at once, each with its own file handle and lock (as separate
     /// processes would have): nothing is lost and the file always parses.
     @Test func concurrentWritersLoseNothing() async throws {

@@ -82,6 +82,19 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// stored one before it meant the default account), read as `nil`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        // A date that does not parse is named by its field: the decoder's
+        // own error gave only "credentials[0]".
+        func date(_ key: CodingKeys) throws -> Date? {
+            do {
+                return try container.decodeIfPresent(Date.self, forKey: key)
+            } catch DecodingError.dataCorrupted {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "is not a date and time in ISO 8601 form, such as 2026-01-01T00:00:00Z.")
+            }
+        }
+        guard let obtainedAt = try date(.obtainedAt) else {
+            throw DecodingError.keyNotFound(CodingKeys.obtainedAt, .init(codingPath: container.codingPath, debugDescription: "required"))
+        }
         self.init(
             providerID: try container.decode(String.self, forKey: .providerID),
             label: try container.decodeIfPresent(String.self, forKey: .label),
@@ -90,12 +103,12 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
             tokenType: try container.decode(String.self, forKey: .tokenType),
             refreshToken: try container.decodeIfPresent(String.self, forKey: .refreshToken),
             tokenSecret: try container.decodeIfPresent(String.self, forKey: .tokenSecret),
-            expiresAt: try container.decodeIfPresent(Date.self, forKey: .expiresAt),
+            expiresAt: try date(.expiresAt),
             scopes: try container.decode([String].self, forKey: .scopes),
-            obtainedAt: try container.decode(Date.self, forKey: .obtainedAt),
+            obtainedAt: obtainedAt,
             rawFields: try container.decode([String: JSONValue].self, forKey: .rawFields),
             endpointOrigins: try container.decodeIfPresent([String].self, forKey: .endpointOrigins),
-            refreshTokenExpiresAt: try container.decodeIfPresent(Date.self, forKey: .refreshTokenExpiresAt))
+            refreshTokenExpiresAt: try date(.refreshTokenExpiresAt))
     }
 
     /// The key a ``CredentialStore`` files this credential under.

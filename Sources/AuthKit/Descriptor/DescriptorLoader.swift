@@ -108,7 +108,9 @@ package struct DescriptorLoader: Sendable {
                 return FileIssue(file: file, field: "", problem: "is not valid JSON: \(detail)")
             }
             let field = path(context.codingPath)
-            if field.hasSuffix("protocol") {
+            // (`kind` in a credentials file.) Not the decoder's "Cannot
+            // initialize ProtocolKind from invalid String value", which names a Swift type.
+            if field.hasSuffix("protocol") || field.hasSuffix("kind") {
                 return FileIssue(file: file, field: field, problem: "unknown protocol; use \"oauth2\" or \"oauth1\".")
             }
             return FileIssue(file: file, field: field, problem: context.debugDescription)

@@ -53,10 +53,17 @@ struct TokenRefresh: WorkspaceCommand {
         let credentials = try await workspace.store.allCredentials()
         for credential in credentials {
             let name = "\(credential.key)"
+            // An OAuth 1.0a token neither expires nor refreshes (RFC 5849): never
+            // due, whether or not its consumer key is configured here.
+            if credential.kind == .oauth1 {
+                Console.out("\(name): not due (OAuth 1.0a tokens do not expire)")
+                continue
+            }
             do {
                 let source = try await workspace.source(credential.key, explicit: client.settings())
                 guard source.policy.isDue(credential) else {
-                    Console.out("\(name): not due (expires \(CredentialSummary.expiry(credential)))")
+                    let when = credential.expiresAt == nil ? "the provider gave no lifetime" : "expires \(CredentialSummary.expiry(credential))"
+                    Console.out("\(name): not due (\(when))")
                     continue
                 }
                 let refreshed = try await source.refreshIfDue()
