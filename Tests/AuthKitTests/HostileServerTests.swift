@@ -128,6 +128,22 @@ import Testing
         }
     }
 
+    /// A loop is followed to the limit, and the error says so: it read
+    /// "a redirect to …, which was not followed", after ten were.
+    @Test func aRedirectLoopEndsAtTheLimitAndSaysSo() async throws {
+        try await withServer { server in
+            server.route("GET", "/loop") { _ in .redirect(302, to: "/loop") }
+            let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
+            let policy = RequestPolicy(redirects: .follow(maximum: 3), maximumBodySize: 1024, deadline: .seconds(10))
+            await #expect {
+                _ = try await transport.open(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/loop")!), step: .apiRequest, policy: policy)
+            } throws: { error in
+                "\(error)".contains("(after 3 redirects followed, the limit)")
+            }
+            #expect(server.requests(to: "/loop").count == 4)
+        }
+    }
+
     @Test func httpsToHttpIsNeverFollowed() async throws {
         try await withServer { server in
             server.route("GET", "/downgraded") { _ in .json("{}") }
@@ -136,7 +152,7 @@ import Testing
             }
             let transport = FlowTransport(http: https, logger: Logger(label: "test"))
             let request = OutgoingRequest(method: .get, url: URL(string: "https://secure.test/data")!)
-            await #expect(throws: AuthKitError.redirectNotFollowed(step: .apiRequest, status: 302, location: server.baseURL)) {
+            await #expect(throws: AuthKitError.redirectNotFollowed(step: .apiRequest, status: 302, location: server.baseURL + " (from https to plain http)")) {
                 _ = try await transport.open(request, step: .apiRequest,
                                              policy: RequestPolicy(redirects: .follow(maximum: 5), maximumBodySize: 1024, deadline: .seconds(5))) {
                     var authorized = $0

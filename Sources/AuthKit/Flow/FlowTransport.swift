@@ -85,7 +85,20 @@ package struct FlowTransport: Sendable {
                   ["http", "https"].contains(target.scheme?.lowercased() ?? ""),
                   !(current.url.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http")
             else {
-                throw AuthKitError.redirectNotFollowed(step: step, status: status, location: location?.origin ?? "(no usable Location)")
+                // Which rule stopped it, beside the target: a loop followed
+                // ten times was reported as if never followed.
+                var shown = location?.origin ?? "(no usable Location)"
+                if case .follow(let maximum) = policy.redirects, let target = location {
+                    let scheme = target.scheme?.lowercased() ?? ""
+                    if !["http", "https"].contains(scheme) {
+                        shown += " (not an http or https URL)"
+                    } else if current.url.scheme?.lowercased() == "https", scheme == "http" {
+                        shown += " (from https to plain http)"
+                    } else if hops >= maximum {
+                        shown += " (after \(hops) redirects followed, the limit)"
+                    }
+                }
+                throw AuthKitError.redirectNotFollowed(step: step, status: status, location: shown)
             }
             current = Self.redirected(current, to: target, status: status, sameOrigin: target.origin == origin)
             hops += 1
