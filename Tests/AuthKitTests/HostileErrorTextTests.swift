@@ -53,6 +53,14 @@ import HTTPTypes
         #expect(text.contains(#"got the string 'soon\u{1B}[31m and a very…'"#), "\(text)")
     }
 
+    /// `1e400` is well-formed JSON (RFC 8259 §6 sets no range) that no
+    /// number here can hold: said so, not "malformed or truncated".
+    @Test func aNumberOutOfRangeIsNotCalledMalformed() {
+        let text = message(#"{"access_token":"a","token_type":"Bearer","expires_in":1e400}"#, status: 200)
+        #expect(text.contains("holds a number out of any range AuthKit reads, at byte 55") && !text.contains("malformed"), "\(text)")
+        #expect(message(#"{"access_token":"a","#, status: 200).contains("malformed or truncated"))
+    }
+
     /// A quoted value is cut before the error is masked: a secret cut there
     /// was not found whole, and its first 19 characters showed
     /// (`got the string 'xSEKRET-client-xyz-0…'`). Now the part before `…`

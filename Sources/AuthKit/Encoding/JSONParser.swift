@@ -45,6 +45,10 @@ package struct JSONParser {
         case refused
     }
 
+    /// The reason of a number past a `Double`'s range (`1e400`): the JSON is
+    /// well formed, so callers say so rather than "malformed".
+    package static let numberOutOfRange = "a number out of range"
+
     package struct Failure: Error, Hashable {
         /// Byte offset where parsing stopped.
         package var offset: Int
@@ -358,7 +362,7 @@ package struct JSONParser {
         if let next = current, isDigit(next) { throw failure("a number may not have a leading zero") }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         if integral, let exact = Int64(text) { return .integer(exact) }
-        guard let double = Double(text), double.isFinite else { throw Failure(offset: start, reason: "a number out of range") }
+        guard let double = Double(text), double.isFinite else { throw Failure(offset: start, reason: Self.numberOutOfRange) }
         return .number(double)
     }
 

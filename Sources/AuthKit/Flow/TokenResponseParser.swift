@@ -199,6 +199,10 @@ package struct TokenResponseParser: Sendable {
             let value: JSONValue
             do {
                 value = try JSONValue(parsing: body)
+            } catch let failure as JSONParser.Failure where failure.reason == JSONParser.numberOutOfRange {
+                // Valid JSON (RFC 8259 §6 sets no range), but no number here can be one such as 1e400.
+                throw AuthKitError.invalidResponse(
+                    step: step, reason: "the JSON body (HTTP \(response.status)) holds a number out of any range AuthKit reads, at byte \(failure.offset)")
             } catch {
                 throw AuthKitError.invalidResponse(step: step, reason: "the JSON body (HTTP \(response.status)) is malformed or truncated")
             }
