@@ -118,6 +118,13 @@ enum AuthKitMain {
         if arguments.first == "help", let suggestion = suggestion(for: Array(arguments.dropFirst())) {
             fail(suggestion, status: .usage)
         }
+        // `authkit config --help` printed the overview, and `token lst --help`
+        // token's help, both exiting 0: a misspelt command is the same usage
+        // error with --help as without.
+        if arguments.contains(where: { $0 == "--help" || $0 == "-h" }),
+           let suggestion = suggestion(for: arguments.filter { $0 != "--help" && $0 != "-h" }) {
+            fail(suggestion, status: .usage)
+        }
         Console.out(AuthKitCommand.fullMessage(for: request))
         if let reason = Console.outputFailureReason {
             fail("standard output could not be written (\(reason)); what this command printed there is incomplete.", status: .outputFailed)

@@ -67,6 +67,11 @@ import Testing
         #expect(unknown.status == 64 && unknown.stdout.isEmpty && unknown.stderr.contains("unknown command 'nosuch'"), "\(unknown.stderr)")
         let misspelt = try await CLIProcess.run(["help", "token", "lst"], environment: environment)
         #expect(misspelt.status == 64 && misspelt.stderr.contains("Did you mean 'authkit token list'?"), "\(misspelt.stderr)")
+        // With --help, a misspelt command is as much a usage error (it printed the parent's help, exit 0).
+        for arguments in [["config", "--help"], ["token", "lst", "--help"], ["-h", "tokn"]] {
+            let help = try await CLIProcess.run(arguments, environment: environment)
+            #expect(help.status == 64 && help.stdout.isEmpty && help.stderr.contains("unknown command"), "\(arguments): \(help.status) \(help.stderr)")
+        }
         let nested = try await CLIProcess.run(["help", "token", "list"], environment: environment)
         #expect(nested.status == 0 && nested.stdout.hasPrefix("OVERVIEW: List stored credentials"), "\(nested.stdout)")
     }
