@@ -185,6 +185,24 @@ import Testing
         }
     }
 
+    /// An empty file and one of white space alone are alike no credentials
+    /// (the second was refused as "not a valid credentials file", the first
+    /// read as empty); a save then writes the file whole.
+    @Test func anEmptyOrBlankFileHoldsNoCredentials() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chmod(home.path, 0o700)
+        for blank in ["", "   \n", "\r\n\t"] {
+            try Data(blank.utf8).write(to: store.fileURL)
+            chmod(store.fileURL.path, 0o600)
+            #expect(try await store.allCredentials().isEmpty, "\(blank.debugDescription)")
+            try await store.save(credential("qiita"))
+            #expect(try await store.allCredentials().map(\.providerID) == ["qiita"])
+        }
+    }
+
     /// Many writers at once, each with its own file handle and lock (as separate
     /// processes would have): nothing is lost and the file always parses.
     @Test func concurrentWritersLoseNothing() async throws {

@@ -218,7 +218,9 @@ public struct FileCredentialStore: CredentialStore {
             throw AuthKitError.store(path: path, reason: problem)
         }
         let data = try FileSystem.readToEnd(fd)
-        if data.isEmpty { return [] }
+        // An empty file (`touch`, or only white space) holds nothing to keep:
+        // no credentials, as for no file; one with anything else must parse.
+        if data.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [] }
         do {
             let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)
             guard file.version <= CredentialFile.currentVersion else {
