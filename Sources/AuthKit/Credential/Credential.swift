@@ -79,7 +79,8 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Decoded as encoded, but for an empty label (a library may have
-    /// stored one before it meant the default account), read as `nil`.
+    /// stored one before it meant the default account), read as `nil`, and
+    /// a date that does not parse named by its field.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         // A date that does not parse is named by its field: the decoder's

@@ -118,7 +118,7 @@ final class TokenEndpointCalls: Sendable {
     /// answer was kept anyway (``TokenResponseParser/Fields/dropped``).
     private func warnAboutDropped(_ fields: TokenResponseParser.Fields, step: FlowStep) {
         for reason in fields.dropped {
-            transport.logger.warning("\(descriptor.name)'s answer to the \(step): \(reason). It was kept without it, for the new token and the rotated refresh token it carries.")
+            transport.logger.warning("\(descriptor.name)'s answer to the \(step.rawValue): \(reason). It was kept without it, for the new token and the rotated refresh token it carries.")
         }
     }
 
