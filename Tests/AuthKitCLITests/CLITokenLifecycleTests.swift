@@ -120,6 +120,14 @@ import AuthKit
                 "and no refresh could be tried: local: no client id is configured. Pass --client-id, set AUTHKIT_LOCAL_CLIENT_ID")
                 && unrefreshed.stderr.contains("With it, authkit renews the credential and sends the request again.")
                 && !unrefreshed.stderr.contains("sign in again"), "\(unrefreshed.stderr)")
+            // A refresh that fails says why beside the 401 (it said only "a refresh could not renew it").
+            server.route("POST", "/token") { _ in StubResponse(status: 400, headers: [("Content-Type", "application/json")],
+                                                               body: Data(#"{"error":"invalid_grant","error_description":"the grant was revoked"}"#.utf8)) }
+            let refused = try await request("/api/revoked")
+            #expect(refused.status == 3 && refused.stderr.contains("the refresh that followed failed")
+                    && refused.stderr.contains("invalid_grant: the grant was revoked") && refused.stderr.contains("a refresh could not renew it"),
+                    "\(refused.stderr)")
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed-token","token_type":"Bearer","expires_in":3600}"#) }
             let renewed = try await request("/api/revoked")
             #expect(renewed.status == 0 && renewed.stdout.contains(#"{"ok":true}"#), "\(renewed.stderr)")
             let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).credential(for: CredentialKey(providerID: "local", label: "work"))

@@ -168,7 +168,8 @@ public struct CredentialSource: Sendable {
     /// the lock, so one refresh serves every task and process that met the
     /// same 401), saved, and the request sent again with it. When it cannot
     /// be refreshed (OAuth 1.0a, no refresh token) or the refresh fails, the
-    /// 401 is returned as it came.
+    /// 401 is returned as it came (a failed refresh is logged as a warning,
+    /// with its error).
     public func send(
         _ request: HTTPRequest, body: Data? = nil, followRedirects: Bool = false,
         maximumBodySize: Int = 100 << 20, deadline: Duration = .seconds(60)
@@ -198,7 +199,11 @@ public struct CredentialSource: Sendable {
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
-                renewed = nil // the 401 is the answer
+                // The 401 is the answer; why the refresh failed (it timed out,
+                // the grant was refused) is said beside it, or the caller
+                // could only guess. Provider text in it is already masked.
+                transport.logger.warning("\(request.displayURL) answered 401 invalid_token, and the refresh that followed failed: \(error)")
+                renewed = nil
             }
             if let renewed, renewed.accessToken != credential.accessToken {
                 opened.body.cancel()
