@@ -163,6 +163,29 @@ import AuthKit
         }
     }
 
+    /// A refresh whose new token is of a type AuthKit cannot send keeps it
+    /// (its rotated refresh token must not be lost) but says so at once,
+    /// naming the type and the descriptor setting. Before, `token refresh`
+    /// printed the new token as a success and only the next request failed.
+    @Test func aRefreshToATokenAuthKitCannotSendSaysSo() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"mac-access-token-2222","token_type":"mac","expires_in":3600,"refresh_token":"refresh-two"}"#)
+            }
+            let home = try home(server)
+            try await storeExpired(in: home)
+            let refreshed = try await CLIProcess.run(["token", "refresh", "--provider", "local"], environment: env(home))
+            #expect(refreshed.status == 0, "\(refreshed.stderr)")
+            #expect(refreshed.stderr.contains("its new token is of type 'mac', which AuthKit cannot send")
+                    && refreshed.stderr.contains("requests with it will fail")
+                    && refreshed.stderr.contains("token.response.assumeBearer"), "\(refreshed.stderr)")
+            #expect(!refreshed.stderr.contains("mac-access-token-2222") && !refreshed.stderr.contains("refresh-two"))
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+                .credential(for: CredentialKey(providerID: "local"))
+            #expect(stored?.refreshToken == "refresh-two")
+        }
+    }
+
     /// A revocation that fails keeps the credential (it is deleted only once
     /// the provider confirms), and the error says so and how to delete it
     /// anyway: the provider may be gone for good. The same for a provider

@@ -320,6 +320,44 @@ import AuthKitTestSupport
         }
     }
 
+    /// Granted scopes are stored and printed by `token list`: a server
+    /// that put the client secret, the code or the verifier in `scope` got
+    /// it shown wherever that output went. A sign-in's answer that does is
+    /// refused without repeating it; a refresh's keeps its token and the
+    /// scopes as before, and says why. A short secret (`read`) that is part
+    /// of a real scope is not taken for an echo.
+    @Test func aScopeEchoingTheRequestIsNeitherStoredNorShown() async throws {
+        try await withServer { server in
+            let echoed = LockedValue("")
+            server.route("POST", "/login/oauth/access_token") { _ in
+                .json(#"{"access_token":"at","token_type":"bearer","refresh_token":"rotated-0123","scope":"\#(echoed.current)"}"#)
+            }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
+                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
+            let attempt = try pending(for: client)
+            let verifier = try #require(attempt.codeVerifier)
+            for scope in ["repo,gh-secret-0123456789", "user code=code/value+0123", "x:code%2Fvalue%2B0123", "x:" + verifier] {
+                echoed.withLock { $0 = scope }
+                let error = await #expect(throws: AuthKitError.self) {
+                    try await client.exchange(code: "code/value+0123", pending: attempt)
+                }
+                let text = String(describing: error)
+                #expect(text.contains("repeats a secret the request carried"), "\(scope): \(text)")
+                #expect(!text.contains("gh-secret") && !text.contains("value") && !text.contains(verifier.prefix(8)), "\(text)")
+            }
+            echoed.withLock { $0 = "repo read:old-refresh-token-0123" }
+            let refreshed = try await client.refresh(Credential(providerID: "github", accessToken: "old", refreshToken: "old-refresh-token-0123",
+                                                                scopes: ["repo"]))
+            #expect(refreshed.refreshToken == "rotated-0123" && refreshed.scopes == ["repo"], "\(refreshed.scopes)")
+
+            let plain = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
+                                         settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "read"), now: { fixedNow })
+            echoed.withLock { $0 = "read:user,repo" }
+            let credential = try await plain.exchange(code: "code-value-0123", pending: pending(for: plain))
+            #expect(credential.scopes == ["read:user", "repo"])
+        }
+    }
+
     /// A refresh answer with a usable token and a side field that is not
     /// (`expires_in: "soon"`, `1e12`, a `scope` object) was refused, and the
     /// rotated refresh token it carried thrown away, which costs the grant

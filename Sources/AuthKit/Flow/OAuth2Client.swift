@@ -246,13 +246,17 @@ public struct OAuth2Client: Authenticator {
         let refreshed: Credential
         do {
             refreshed = try await coordinator.refresh(credential) { [calls] in
+                let refreshed: Credential
                 if let template = calls.descriptor.refresh {
-                    return try await calls.run(template, step: .refresh, for: credential)
+                    refreshed = try await calls.run(template, step: .refresh, for: credential)
+                } else {
+                    guard let refreshToken = credential.refreshToken else {
+                        throw AuthKitError.signInRequired(credential.key, reason: .noRefreshToken)
+                    }
+                    refreshed = try await calls.refreshAtTokenEndpoint(credential, refreshToken: refreshToken)
                 }
-                guard let refreshToken = credential.refreshToken else {
-                    throw AuthKitError.signInRequired(credential.key, reason: .noRefreshToken)
-                }
-                return try await calls.refreshAtTokenEndpoint(credential, refreshToken: refreshToken)
+                calls.warnIfUnusable(refreshed, refreshedFrom: credential)
+                return refreshed
             }
         } catch AuthKitError.providerError(.refresh, let response) where response.code == "invalid_grant" {
             // RFC 6749 §5.2: the refresh token is invalid, expired or revoked.

@@ -95,6 +95,23 @@ final class TokenEndpointCalls: Sendable {
             """))
     }
 
+    /// Says at once when a refresh brought a token of a type AuthKit cannot
+    /// send. It is kept, not refused (see ``requireBearer(_:step:secrets:)``:
+    /// its rotated refresh token must not be lost), but without this the
+    /// refresh would look like a success and only the next request would
+    /// fail. Secrets the request carried are masked, as in the sign-in's refusal.
+    func warnIfUnusable(_ refreshed: Credential, refreshedFrom previous: Credential) {
+        guard !refreshed.isBearer else { return }
+        let type = SecretMask([previous.refreshToken ?? "", previous.accessToken, clientSecret ?? ""])
+            .apply(DisplayText.sanitized(refreshed.tokenType, limit: 100))
+        transport.logger.warning("""
+            \(descriptor.name)'s answer to the refresh: its new token is of type '\(type)', which AuthKit cannot send \
+            (it sends Bearer tokens, RFC 6750). It was stored for the refresh token it carries; requests with it will fail. \
+            If this provider's tokens are used as Bearer tokens whatever their type says, set token.response.assumeBearer \
+            to true in its descriptor (\(descriptor.source)) and refresh again.
+            """)
+    }
+
     /// RFC 6749 §6 at the token endpoint. The old refresh token is kept when
     /// the answer has none (the server MAY issue a new one).
     func refreshAtTokenEndpoint(_ credential: Credential, refreshToken: String) async throws -> Credential {

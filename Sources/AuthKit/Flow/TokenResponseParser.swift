@@ -152,7 +152,7 @@ package struct TokenResponseParser: Sendable {
             expiresIn: try side { try seconds(mapping.expiresIn, in: object) },
             refreshToken: refreshToken,
             refreshTokenExpiresIn: try side { try seconds(mapping.refreshTokenExpiresIn, in: object) },
-            scopes: try side { try scopes(in: object) },
+            scopes: try side { try scopes(in: object, secrets: response.secrets) },
             dropped: dropped,
             raw: object)
     }
@@ -276,8 +276,40 @@ package struct TokenResponseParser: Sendable {
         return lifetime
     }
 
-    private func scopes(in object: [String: JSONValue]) throws -> [String]? {
+    /// The granted scopes (RFC 6749 §5.1). A scope that repeats a secret
+    /// the request carried (the code, the verifier, the client secret, the
+    /// refresh token) is refused without being repeated, as a token type
+    /// is: scopes are stored and shown by `token list`, which would print
+    /// the secret wherever its output goes. Real scopes never hold one.
+    private func scopes(in object: [String: JSONValue], secrets: [String]) throws -> [String]? {
         guard let (path, value) = mapping.scope.firstValue(in: object) else { return nil }
+        let scopes = try scopes(value, at: path)
+        if Self.repeatsSecret(secrets, in: scopes) {
+            throw AuthKitError.invalidResponse(step: step, reason: """
+                '\(path)' repeats a secret the request carried (a code, verifier, client secret or token), \
+                so it is neither stored nor shown
+                """)
+        }
+        return scopes
+    }
+
+    /// Whether one of `scopes` holds one of `secrets`, as sent or
+    /// percent-encoded. Only secrets of eight characters or more count
+    /// (codes, verifiers and tokens are far longer): a short test secret
+    /// such as `test` must not make `test:read` look like an echo.
+    /// A scope shorter than a secret cannot hold it, which settles the
+    /// usual case (short scopes, long secrets) without a search.
+    private static func repeatsSecret(_ secrets: [String], in scopes: [String]) -> Bool {
+        let longest = scopes.reduce(0) { max($0, $1.utf8.count) }
+        for secret in secrets where secret.utf8.count >= 8 && secret.utf8.count <= longest {
+            if scopes.contains(where: { $0.contains(secret) }) { return true }
+            let encoded = PercentEncoding.encode(secret)
+            if encoded != secret, scopes.contains(where: { $0.utf8.count >= encoded.utf8.count && $0.contains(encoded) }) { return true }
+        }
+        return false
+    }
+
+    private func scopes(_ value: JSONValue, at path: FieldPath) throws -> [String] {
         switch value {
         case .string(let text):
             // RFC 6749 §3.3 says spaces, but answers often use commas even where
