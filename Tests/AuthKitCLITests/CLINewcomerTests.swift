@@ -382,16 +382,29 @@ import Testing
             let emptyLabel = try await CLIProcess.run(command + ["--provider", "qiita", "--label", " "], environment: ["AUTHKIT_HOME": home.path])
             #expect(emptyLabel.status == 64 && emptyLabel.stderr.contains("--label takes a name such as work"), "\(command): \(emptyLabel.stderr)")
         }
+        // An empty provider id (an unset variable) drew unrelated suggestions
+        // ("did you mean 'x' or 'box'?") or "No stored credential for ."
+        for command in [["token", "show", "--provider", ""], ["token", "list", "--provider", " "], ["token", "refresh", "--provider", ""],
+                        ["authorize", "--provider", ""], ["sandbox", "serve", "--provider", ""], ["providers", "show", ""]] {
+            let empty = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
+            #expect(empty.status == 64 && empty.stderr.contains("takes a provider id such as github; got an empty one")
+                    && !empty.stderr.contains("Did you mean"), "\(command): \(empty.stderr)")
+        }
         // A new account's label must be typeable as shown: a pasted tab or
         // line break was stored and listed as `x\u{9}y`, which no --label then
         // matched; spaces around it made a look-alike second account.
         for (label, message) in [("x\ty", "--label 'x\\u{9}y' holds a control or invisible character"),
                                  ("a\u{200B}b", "--label 'a\\u{200B}b' holds a control or invisible character"),
-                                 (" work", "--label ' work' begins or ends with a space; give --label work.")] {
+                                 (" work", "--label ' work' begins or ends with a space; give --label work."),
+                                 // Hints that name an account cut it at 80 characters: it could not be pasted back.
+                                 (String(repeating: "a", count: 81), "--label is 81 characters long; use a name of at most 80")] {
             let refused = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--manual", "--label", label],
                                                    environment: ["AUTHKIT_HOME": home.path])
             #expect(refused.status == 64 && refused.stderr.contains(message), "\(label): \(refused.stderr)")
         }
+        let longest = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--manual", "--label", String(repeating: "a", count: 80)],
+                                               environment: ["AUTHKIT_HOME": home.path], timeout: 20)
+        #expect(longest.stderr.contains("no client secret is configured") && !longest.stderr.contains("characters long"), "\(longest.stderr)")
         // An account stored with such a label before can still be named, to delete it.
         let oddLabel = "x\ty"
         try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))

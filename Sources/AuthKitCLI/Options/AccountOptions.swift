@@ -13,7 +13,16 @@ struct AccountOptions: ParsableArguments {
 
     var key: CredentialKey { CredentialKey(providerID: provider, label: label) }
 
+    /// An empty provider id (an unset shell variable, `--provider "$P"`)
+    /// drew "did you mean 'x' or 'box'?", or "No stored credential for .
+    /// Sign in first", neither of which says what was wrong.
+    static func checkProviderID(_ id: String?, given name: String = "--provider") throws {
+        guard let id, id.allSatisfy(\.isWhitespace) else { return }
+        throw ValidationError("\(name) takes a provider id such as github; got an empty one. 'authkit providers list' shows the known ones.")
+    }
+
     func validate() throws {
+        try Self.checkProviderID(provider)
         // An empty label (an unset shell variable) would name a second account
         // that prints as "qiita ()" and is easily mistaken for the default.
         if let label, label.allSatisfy(\.isWhitespace) {
@@ -25,10 +34,15 @@ struct AccountOptions: ParsableArguments {
     /// later command can be given again as it is shown. One with a control
     /// character (a pasted tab or line break) was stored, listed as
     /// `x\u{9}y`, and matched by no --label typed from that; spaces around
-    /// a label made a second account that looks like the first. Other commands
+    /// a label made a second account that looks like the first; one longer
+    /// than ``ShellWord/longestShown`` is cut in the hints that name it
+    /// (`Stored for github: …`), so it could not be pasted back. Other commands
     /// take any label, so such an account can still be shown and deleted.
     func checkNewLabel() throws {
         guard let label else { return }
+        if label.unicodeScalars.count > ShellWord.longestShown {
+            throw ValidationError("--label is \(label.unicodeScalars.count) characters long; use a name of at most \(ShellWord.longestShown), such as work or an email address.")
+        }
         // What DisplayText escapes, and the invisible spaces a paste brings along.
         if label.unicodeScalars.contains(where: { $0.isTerminalControl || $0.isHiddenFormatting || $0 == "\u{200B}" || $0 == "\u{FEFF}" }) {
             let shown = DisplayText.sanitized(label.replacing("\u{200B}", with: "\\u{200B}").replacing("\u{FEFF}", with: "\\u{FEFF}"), limit: 80)

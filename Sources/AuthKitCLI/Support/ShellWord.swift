@@ -6,8 +6,13 @@ import AuthKit
 /// control characters written out (`\u{1B}`) rather than sent to the
 /// terminal, which would obey them.
 enum ShellWord {
+    /// The most characters of a word shown; a longer one (from a file
+    /// placed by someone else, say) is cut with `…` rather than flood the
+    /// terminal, and so can no longer be pasted back.
+    static let longestShown = 80
+
     static func quoted(_ text: String) -> String {
-        let shown = DisplayText.sanitized(text, limit: 80)
+        let shown = DisplayText.sanitized(text, limit: longestShown)
         guard shown.isEmpty || shown.unicodeScalars.contains(where: { special.contains($0) || $0.properties.isWhitespace }) else { return shown }
         return "'" + shown.replacing("'", with: #"'\''"#) + "'"
     }

@@ -35,6 +35,7 @@ struct ProvidersShow: WorkspaceCommand {
     @Flag(help: "Print the bundled descriptor file, even when overridden.") var bundled = false
 
     func validate() throws {
+        try AccountOptions.checkProviderID(id, given: "'providers show'")
         if json && bundled { throw ValidationError("Use --json or --bundled, not both.") }
     }
 

@@ -26,4 +26,6 @@ struct SandboxProviderOptions: ParsableArguments {
 
     @Flag(help: "Tokens and codes from a counter (sandbox-access-1, …) instead of random bytes.")
     var deterministic = false
+
+    func validate() throws { try AccountOptions.checkProviderID(provider) }
 }

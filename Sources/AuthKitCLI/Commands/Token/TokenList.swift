@@ -19,6 +19,8 @@ struct TokenList: WorkspaceCommand {
     var provider: String?
     @Flag(help: "Print JSON (without tokens).") var json = false
 
+    func validate() throws { try AccountOptions.checkProviderID(provider) }
+
     struct Row: Encodable {
         var provider: String
         var label: String?

@@ -37,6 +37,7 @@ struct TokenRefresh: WorkspaceCommand {
     @OptionGroup var client: ClientOptions
 
     func validate() throws {
+        try AccountOptions.checkProviderID(provider)
         if due, provider != nil { throw ValidationError("--due refreshes every credential that is due, --provider one credential now; give one of them.") }
         if !due, provider == nil { throw ValidationError("Give --provider ID to refresh one credential, or --due to refresh every one that is due.") }
         if due, label != nil { throw ValidationError("--label picks one credential; --due goes through all of them.") }
