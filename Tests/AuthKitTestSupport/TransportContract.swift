@@ -202,7 +202,7 @@ public struct TransportContract: Sendable {
 
     /// A raw answer that starts `HTTP/1.1 200 OK` with a JSON content type;
     /// `rest` is the remaining header lines, the blank line and the body.
-    static func json200(_ rest: String, repeating: String? = nil, interval: TimeAmount = .zero) -> RawResponseServer.Script {
+    public static func json200(_ rest: String, repeating: String? = nil, interval: TimeAmount = .zero) -> RawResponseServer.Script {
         RawResponseServer.Script(head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + rest, repeating: repeating, interval: interval)
     }
 

@@ -65,6 +65,25 @@ import Testing
         }
     }
 
+    /// A head that does not end is refused in words that say so. libcurl's
+    /// own were "Out of memory" for one line over 100 KiB and "Failure when
+    /// receiving data from the peer" for many lines, neither of which points
+    /// at the server.
+    @Test(arguments: ["many lines", "one line"])
+    func anEndlessHeadIsNamedAsSuch(shape: String) async throws {
+        let line = shape == "one line" ? String(repeating: "a", count: 1000) : "X-Flood: " + String(repeating: "a", count: 1000) + "\r\n"
+        let server = RawResponseServer(TransportContract.json200("", repeating: line))
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
+        await #expect {
+            _ = try await transport.send(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/token")!), step: .apiRequest)
+        } throws: { error in
+            guard case AuthKitError.network(_, let reason) = error else { return false }
+            return reason.contains(shape == "one line" ? "a line of its header is longer than 100 KiB" : "its header is longer than 128 KiB")
+        }
+    }
+
     /// `URLSessionHTTPClient` asks for `identity` and refuses a compressed body
     /// with a message that says so (on Linux only after FoundationNetworking
     /// has inflated it; see its documentation).

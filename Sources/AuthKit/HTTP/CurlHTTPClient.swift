@@ -88,6 +88,15 @@ private final class CurlTransfer: @unchecked Sendable {
     private var fields = HTTPFields()
     /// Why the head was refused (read on the transfer's thread only).
     private var refusedHead: String?
+    /// The bytes of header lines read so far, interim heads and trailers
+    /// included (transfer's thread only), against ``largestHead``.
+    private var headBytes = 0
+    /// Whether the final head has been read (transfer's thread only).
+    private var headEnded = false
+    /// No real answer's header comes near this; libcurl's own limit
+    /// (300 KiB in all) is reported as "Failure when receiving data from the
+    /// peer", which does not say what the server did.
+    static let largestHead = 128 << 10
     private let stream: AsyncThrowingStream<Data, any Error>
     private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
 
@@ -196,6 +205,13 @@ private final class CurlTransfer: @unchecked Sendable {
             return AuthKitError.network(url: display, reason: refusedHead)
         } else if isCancelled {
             return CancellationError()
+        } else if code == CURLE_OUT_OF_MEMORY, !headEnded {
+            // libcurl's words for a header line over its 100 KiB limit
+            // (CURL_MAX_HTTP_HEADER), which it refuses before handing it over.
+            return AuthKitError.network(url: display, reason: """
+                a line of its header is longer than 100 KiB, which no real answer's is; libcurl stopped reading \
+                (it reports this as "Out of memory")
+                """)
         } else if code == CURLE_OPERATION_TIMEDOUT {
             return AuthKitError.network(url: display, reason: "no data for \(Int(timeout)) s")
         } else if code == CURLE_PARTIAL_FILE {
@@ -216,6 +232,11 @@ private final class CurlTransfer: @unchecked Sendable {
     /// One header line. A status line starts a new head (after `100 Continue`);
     /// the empty line ends it, and a final head is handed over.
     private func header(_ line: UnsafeRawBufferPointer) -> Bool {
+        headBytes += line.count
+        if headBytes > Self.largestHead {
+            refusedHead = "its header is longer than \(Self.largestHead >> 10) KiB, which no real answer's is; nothing more was read"
+            return false
+        }
         let text = String(decoding: line, as: UTF8.self).trimmingSpacesAndNewlines()
         if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"), !text.isEmpty {
             // obs-fold: libcurl hands a folded field's continuation over as a
@@ -236,6 +257,7 @@ private final class CurlTransfer: @unchecked Sendable {
             }
         } else if text.isEmpty {
             if status >= 200 {
+                headEnded = true
                 if let problem = fields.framingProblem {
                     refusedHead = problem
                     return false
