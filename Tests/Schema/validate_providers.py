@@ -63,6 +63,12 @@ cases = [
     ("a host with a look-alike letter", {**base, "token": {"url": "https://g\u0456thub.com/token"}, "device": {"url": "https://x.example/d"}}, False),
     ("a percent-encoded host", {**base, "token": {"url": "https://github.com%2eevil.example/token"}, "device": {"url": "https://x.example/d"}}, False),
     ("an IDNA host, a port, a placeholder, an IP literal", {**base, "token": {"url": "https://xn--bcher-kva.de:8443/t"}, "device": {"url": "https://{host}.x_y.example"}, "revocation": {"url": "https://[::1]:9/r"}}, True),
+    # Corpus 56: a port no connection can use is refused when the file is read.
+    ("an endpoint port above 65535", {**base, "token": {"url": "https://x.example:99999/t"}, "device": {"url": "https://x.example/d"}}, False),
+    ("an endpoint port 0", {**base, "token": {"url": "https://x.example:0/t"}, "device": {"url": "https://x.example/d"}}, False),
+    ("an endpoint port that is no number", {**base, "token": {"url": "https://x.example:ab/t"}, "device": {"url": "https://x.example/d"}}, False),
+    ("a loopback port above 65535", {**base, "token": {"url": "http://127.0.0.1:70000/t"}, "device": {"url": "https://x.example/d"}}, False),
+    ("the highest ports", {**base, "token": {"url": "https://x.example:65535/t"}, "device": {"url": "http://localhost:65535/d"}}, True),
     # ScopeTokenTests / DescriptorTests.scopesThatAreNotScopeTokensAreNamed (RFC 6749 §3.3)
     ("scopes that are scope tokens", {**base, "device": {"url": "https://x.example/d"}, "scopes": {"default": ["openid", "https://x.example/auth/read", "a!#$%&'()*+,-./[]^_`{|}~"], "known": ["read:user"]}}, True),
     ("a default scope holding a space", {**base, "device": {"url": "https://x.example/d"}, "scopes": {"default": ["openid profile"]}}, False),

@@ -1933,8 +1933,8 @@ enum BundledDescriptors {
   "$defs": {
     "endpoint": {
       "type": "string",
-      "pattern": "^(https://(?![^/?#]*@)(?=(\\[[^\\]/?#]*\\]|[A-Za-z0-9._{}-]+)(:[^/?#]*)?([/?#]|$))|http://(127\\.[0-9]+\\.[0-9]+\\.[0-9]+|\\[::1\\]|localhost)(:[0-9]+)?/)",
-      "description": "An https URL (or http on loopback, for test servers), with no user name or password (RFC 9110 §4.2.4) and its host in ASCII (IDNA form 'xn--…' for an international name, RFC 5890), not percent-encoded. May contain {placeholders}."
+      "pattern": "^(https://(?![^/?#]*@)(?=(\\[[^\\]/?#]*\\]|[A-Za-z0-9._{}-]+)(:(0*(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?)?([/?#]|$))|http://(127\\.[0-9]+\\.[0-9]+\\.[0-9]+|\\[::1\\]|localhost)(:0*(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?/)",
+      "description": "An https URL (or http on loopback, for test servers), with no user name or password (RFC 9110 §4.2.4), a port (if any) of 1–65535, and its host in ASCII (IDNA form 'xn--…' for an international name, RFC 5890), not percent-encoded. May contain {placeholders}."
     },
     "stringMap": { "type": "object", "additionalProperties": { "type": "string" } },
     "statuses": { "type": "array", "minItems": 1, "items": { "type": "integer", "minimum": 200, "maximum": 299 } },
