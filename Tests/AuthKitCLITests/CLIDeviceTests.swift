@@ -175,6 +175,32 @@ import Testing
         }
     }
 
+    /// --timeout during a poll sees it through as Ctrl-C does: the user
+    /// approved just in time, and the device code is spent once the poll
+    /// answers. Before, the process ended mid-poll: exit 5, "nothing was
+    /// stored", and the grant left at the provider. With no poll under way,
+    /// --timeout still ends the wait at once.
+    @Test func theTimeoutSeesAPollUnderWayThrough() async throws {
+        try await withServer { server in
+            let home = try setUp(server)
+            let polls = grantSlowly(server, after: 2.5)
+            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "2"], environment: headless(home))
+            #expect(result.status == 0 && result.stdout.contains("Signed in to TV"), "status \(result.status): \(result.stderr)")
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+            #expect(stored.map(\.accessToken) == ["tv-token"] && polls.all.count == 1)
+        }
+        try await withServer { server in
+            let home = try setUp(server)
+            server.route("POST", "/token") { _ in .json(#"{"error":"authorization_pending"}"#, status: 400) }
+            let started = Date()
+            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "2"], environment: headless(home))
+            #expect(result.status == 5 && result.stderr.contains("Timed out after 2 s waiting for the sign-in to finish; nothing was stored."),
+                    "status \(result.status): \(result.stderr)")
+            #expect(Date().timeIntervalSince(started) < 6, "the wait outlived --timeout")
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+        }
+    }
+
     /// A second Ctrl-C during the poll seen through does not wait for it,
     /// as the first one's message says: authkit ends at once, storing nothing.
     @Test func aSecondCtrlCDuringAPollStopsAtOnce() async throws {

@@ -150,6 +150,48 @@ import Testing
         }
     }
 
+    /// RFC 8628 §3.5: a connection that fails is retried at a lower
+    /// frequency (the interval doubled each time), and so is a server in
+    /// trouble (an HTML 502, a 503). One such poll ended the sign-in, though
+    /// the user may have approved already and the tokens were waiting.
+    @Test func aFailedConnectionOrAServerErrorIsRetriedLessOften() async throws {
+        try await withServer { server in
+            serve(server, polls: [.text("<h1>502 Bad Gateway</h1>", contentType: "text/html", status: 502),
+                                  .text("<h1>504 Gateway Timeout</h1>", contentType: "text/html", status: 504), Self.pending,
+                                  .text("down for maintenance", contentType: "text/plain", status: 503), Self.granted])
+            let clock = FakeClock()
+            let credential = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            #expect(credential.accessToken == "tv-token")
+            #expect(clock.recorded == [5, 10, 20, 20, 40], "\(clock.recorded)")
+        }
+    }
+
+    /// A server that keeps failing is reported with its own error after
+    /// three retries, not waited on until the code expires.
+    @Test func aServerThatKeepsFailingIsReportedAfterThreeRetries() async throws {
+        try await withServer { server in
+            let down = StubResponse.text("<h1>500</h1>", contentType: "text/html", status: 500)
+            serve(server, polls: [Self.pending, down, down, down, down, Self.granted])
+            let clock = FakeClock()
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            }
+            guard case .invalidResponse(.devicePolling, let reason)? = error else {
+                Issue.record("not the server's own error: \(String(describing: error))"); return
+            }
+            #expect(reason.contains("HTTP 500 with an HTML page"), "\(reason)")
+            #expect(clock.recorded == [5, 5, 10, 20, 40], "\(clock.recorded)")
+        }
+        // An answer about the grant (access_denied), whatever its status, is not retried.
+        try await withServer { server in
+            serve(server, polls: [.json(#"{"error":"access_denied"}"#, status: 500)])
+            let denied = await #expect(throws: AuthKitError.self) {
+                _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            }
+            #expect(denied?.isAccessDenied == true)
+        }
+    }
+
     @Test func withoutAnIntervalTheDefaultIsFiveSeconds() async throws {
         try await withServer { server in
             serve(server, interval: nil, polls: [Self.granted])

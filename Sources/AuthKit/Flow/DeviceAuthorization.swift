@@ -130,8 +130,21 @@ struct DevicePoller: Sendable {
     /// The grant type of the device access token request (RFC 8628 §3.4).
     static let grantType = "urn:ietf:params:oauth:grant-type:device_code"
 
+    /// A poll that failed for the server's sake (a 5xx answer), not with
+    /// an answer about the grant; retried as a connection failure is.
+    struct ServerTrouble: Error {
+        let error: AuthKitError
+    }
+
+    /// Polls in a row that may fail (the connection, a 5xx) before the
+    /// last failure is reported: enough to ride out a restart or a
+    /// dropped connection, few enough that a server that is gone is said
+    /// so within a minute or two rather than when the code expires.
+    static let retriedFailures = 3
+
     func poll(_ authorization: DeviceAuthorization, label: String?) async throws -> Credential {
         var interval = max(1, authorization.interval)
+        var failures = 0
         while true {
             let left = authorization.expiresAt.timeIntervalSince(now())
             guard left > 0 else { throw Self.expired }
@@ -146,14 +159,39 @@ struct DevicePoller: Sendable {
             guard now() < authorization.expiresAt else { throw Self.expired }
             do {
                 return try await Self.seenThrough { [calls] in try await calls.pollDeviceToken(authorization, device: device, label: label) }
+            } catch let error where Self.isTransient(error) {
+                // §3.5: "On encountering a connection timeout, clients MUST
+                // unilaterally reduce their polling frequency before
+                // retrying", by doubling the interval as it recommends. The
+                // user may have approved already: one dropped connection
+                // must not end a sign-in whose tokens are waiting.
+                let failure = (error as? ServerTrouble)?.error ?? error
+                failures += 1 // in a row: an answer about the grant starts the count again
+                guard failures <= Self.retriedFailures else { throw failure }
+                interval *= 2
+                calls.transport.logger.warning("""
+                    A poll of \(calls.descriptor.name)'s token endpoint failed (\(failure)); polling again in \(Int(interval)) s \
+                    (RFC 8628 §3.5), \(Self.retriedFailures + 1 - failures) more time\(Self.retriedFailures + 1 - failures == 1 ? "" : "s") at most.
+                    """)
+                continue
             } catch AuthKitError.providerError(_, let response) where response.code == "authorization_pending" {
+                failures = 0
                 continue // §3.5: the user has not acted yet
             } catch AuthKitError.providerError(_, let response) where response.code == "slow_down" {
+                failures = 0
                 interval += 5 // §3.5: "the interval MUST be increased by 5 seconds for this and all subsequent requests"
             } catch AuthKitError.providerError(_, let response) where response.code == "access_denied" {
                 throw AuthKitError.authorizationFailed(response)
             }
         }
+    }
+
+    /// A failure of the connection or of the server, after which the same
+    /// poll may well succeed: not a cancellation, and not an answer.
+    private static func isTransient(_ error: any Error) -> Bool {
+        if error is ServerTrouble { return true }
+        if case AuthKitError.network = error { return !Task.isCancelled }
+        return false
     }
 
     /// Runs one poll to its end even if the task is cancelled meanwhile (for

@@ -193,7 +193,16 @@ final class TokenEndpointCalls: Sendable {
         let parser = TokenResponseParser(mapping: token.response, successStatus: token.successStatus,
                                          scopeSeparator: descriptor.scopes.separator, step: .devicePolling)
         let receivedAt = now()
-        let fields = try parser.parse(try await transport.send(request, step: .devicePolling))
+        let response = try await transport.send(request, step: .devicePolling)
+        let fields: TokenResponseParser.Fields
+        do {
+            fields = try parser.parse(response)
+        } catch AuthKitError.invalidResponse(let step, let reason) where response.status >= 500 {
+            // An HTML 502 from a proxy, a 503 while the server restarts:
+            // the server's trouble, not an answer about this grant (an OAuth
+            // error, whatever its status, is one).
+            throw DevicePoller.ServerTrouble(error: .invalidResponse(step: step, reason: reason))
+        }
         let credential = makeCredential(fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label)
         try requireBearer(credential, step: .devicePolling, secrets: [authorization.deviceCode, clientSecret ?? ""])
         return credential

@@ -211,12 +211,17 @@ struct Authorize: WorkspaceCommand {
         try requireDefaultHTTPClient(display: "the token endpoint of \(descriptor.name)")
         let status = StatusLine()
         let waiting = WaitState(waitingFor: way == .scriptedBrowser ? "the sandbox's scripted browser" : "you to approve in the browser")
-        Watchdog.start(seconds: timeout) {
+        let timedOutMessage = { @Sendable [timeout] in
             let refused = waiting.refusedCount > 0
                 ? " \(waiting.refusedCount) request(s) to the listener failed the state/issuer check and were refused: an answer from a stale tab or another sign-in, or a forged request."
                 : ""
             return "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored.\(refused) Run it again, or raise --timeout."
         }
+        // The device grant ends at --timeout by cancelling its polling (below),
+        // which sees a poll under way through; the process deadline is then
+        // only a backstop, past the longest such poll.
+        let pollDeadline = Int(RequestPolicy.tokenEndpoint.deadline.components.seconds)
+        Watchdog.start(seconds: way == .device ? timeout + pollDeadline + 5 : timeout, message: timedOutMessage)
         let credential: Credential
         switch way {
         case .device:
@@ -231,10 +236,23 @@ struct Authorize: WorkspaceCommand {
             // and for the save of what it brings: its answer may hold the
             // tokens, and the device code is spent then.
             Interrupt.raiseShield(for: .devicePolling(cancel: { polling.cancel() }))
+            // --timeout as a signal would: a poll under way may bring the
+            // tokens (the user approved just in time), and the device code is
+            // spent then; ending the process mid-poll lost them.
+            let timedOut = LockedValue(false)
+            let deadline = Task {
+                guard (try? await Task.sleep(for: .seconds(timeout))) != nil else { return }
+                timedOut.withLock { $0 = true }
+                polling.cancel()
+            }
+            defer { deadline.cancel() }
             do {
                 credential = try await polling.value
                 try await Self.keep(credential, in: workspace.store)
                 Interrupt.lowerShield(done: true)
+            } catch AuthKitError.cancelled where timedOut.current {
+                Interrupt.lowerShield(done: false)
+                throw CLIError(timedOutMessage(), status: .timedOut)
             } catch {
                 Interrupt.lowerShield(done: false)
                 throw error
