@@ -186,6 +186,41 @@ import AuthKit
         }
     }
 
+    /// A sign-in that ends while a refresh of the same account is under way
+    /// in another process stays stored: the refresh had read the earlier
+    /// credential, and saved its renewal over the new sign-in when its slow
+    /// answer came, so every later request went to the earlier account.
+    @Test func aSignInDuringARefreshIsNotOverwrittenByIt() async throws {
+        try await withServer { server in
+            let refreshes = Recorder<Int>()
+            server.route("POST", "/token") { request in
+                let body = Dictionary((FormURLEncoding.decode(request.bodyText) ?? []), uniquingKeysWith: { a, _ in a })
+                guard body["grant_type"] == "refresh_token" else {
+                    return .json(#"{"access_token":"second-sign-in-token","token_type":"Bearer","expires_in":3600,"refresh_token":"second-refresh"}"#)
+                }
+                refreshes.append(1)
+                return StubResponse.json(#"{"access_token":"earlier-account-renewed","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-two"}"#)
+                    .delayed(by: .seconds(3))
+            }
+            let home = try home(server)
+            try await storeExpired(in: home)
+            let refresh = Task { try await CLIProcess.run(["token", "refresh", "--provider", "local"], environment: env(home)) }
+            let waitUntil = Date().addingTimeInterval(20)
+            while refreshes.all.isEmpty, Date() < waitUntil { try await Task.sleep(for: .milliseconds(20)) }
+            let signIn = try await CLIProcess.run(["authorize", "--provider", "local", "--manual"], environment: env(home), timeout: 30, respond: { stderr in
+                guard stderr.contains("Then paste"), let start = stderr.range(of: "\(server.baseURL)/authorize?"),
+                      let url = URLComponents(string: String(stderr[start.lowerBound...].prefix { !$0.isWhitespace })),
+                      let state = url.queryItems?.first(where: { $0.name == "state" })?.value,
+                      let redirect = url.queryItems?.first(where: { $0.name == "redirect_uri" })?.value else { return nil }
+                return "\(redirect)?code=second-code&state=\(state)"
+            })
+            #expect(signIn.status == 0, "\(signIn.stderr)")
+            #expect(try await refresh.value.status == 0)
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).credential(for: CredentialKey(providerID: "local"))
+            #expect(stored?.accessToken == "second-sign-in-token", "\(String(describing: stored))")
+        }
+    }
+
     /// A revocation that fails keeps the credential (it is deleted only once
     /// the provider confirms), and the error says so and how to delete it
     /// anyway: the provider may be gone for good. The same for a provider

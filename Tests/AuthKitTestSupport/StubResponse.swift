@@ -11,6 +11,16 @@ public struct StubResponse: Sendable {
     /// Keep the connection open for the client's next request (HTTP/1.1's
     /// default); otherwise the server answers `Connection: close` and closes.
     public var keepAlive = false
+    /// How long the answer waits before it is written, without holding up
+    /// the server's other requests (a handler that sleeps would).
+    public var delay: TimeAmount = .zero
+
+    /// This answer, written `delay` after the request.
+    public func delayed(by delay: TimeAmount) -> StubResponse {
+        var response = self
+        response.delay = delay
+        return response
+    }
 
     /// A body that takes its time, or never ends.
     public struct Stream: Sendable {

@@ -117,15 +117,24 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
             headers.replaceOrAdd(name: "Content-Length", value: String(stub.body.count))
             if !stub.keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
             let responseHead = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: stub.status), headers: headers)
-            context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: stub.body)))), promise: nil)
-            if stub.keepAlive {
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            } else {
-                let channel = context.channel
-                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
-            }
             self.head = nil
+            let boxed = NIOLoopBound(context, eventLoop: context.eventLoop)
+            @Sendable func answer() {
+                let context = boxed.value
+                context.write(NIOAny(HTTPServerResponsePart.head(responseHead)), promise: nil)
+                context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: stub.body)))), promise: nil)
+                if stub.keepAlive {
+                    context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+                } else {
+                    let channel = context.channel
+                    context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+                }
+            }
+            if stub.delay > .zero {
+                context.eventLoop.scheduleTask(in: stub.delay) { answer() }
+            } else {
+                answer()
+            }
         }
     }
 
