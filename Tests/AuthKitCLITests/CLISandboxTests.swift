@@ -154,10 +154,12 @@ import Glibc
         #expect(list.status == 0, "\(list.stderr)")
     }
 
-    /// A sign-in whose save finds the disk full: the store is left as it
-    /// was (an earlier sign-in still in it, no temporary copy behind), and
-    /// the error names the store's own path, not the temporary copy's,
-    /// with the system's reason; exit 74, as for any write that failed. Run on a small tmpfs in a mount namespace
+    /// A sign-in on a full disk: refused before the browser opens (it was
+    /// found when the save failed, after the user had consented), the store
+    /// left as it was (an earlier sign-in still in it, no temporary copy
+    /// behind), and the error names the store's own path; exit 74, as for
+    /// any write that failed. (A save that fails all the same:
+    /// `CLITokenLifecycleTests.aFullDiskIsFoundBeforeARefreshSpendsItsToken`.) Run on a small tmpfs in a mount namespace
     /// of its own, so root only.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")))
     func aFullDiskLeavesTheStoreAsItWas() async throws {
@@ -181,7 +183,7 @@ import Glibc
         try #require(result.status != 99, "no tmpfs could be mounted: \(result.stderr)")
         #expect(result.stdout.contains("first 0") && result.stdout.contains("second 74"), "\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("store as it was") && result.stdout.contains("temporary copies 0"), "\(result.stdout)")
-        #expect(result.stderr.contains("Credential store \(home.path)/sandbox/credentials.json: could not be saved: writing its new copy failed (No space left on device). The file was left as it was."),
+        #expect(result.stderr.contains("Credential store \(home.path)/sandbox/credentials.json: could not be saved: the disk holding it is full"),
                 "\(result.stderr)")
         // A provider file likewise: named, nothing half-written left (it
         // was a type dump with exit 1, and a stray .tmp file).

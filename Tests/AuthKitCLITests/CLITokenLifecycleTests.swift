@@ -221,6 +221,60 @@ import AuthKit
         }
     }
 
+    /// A store that cannot be saved to (here a full disk) is found before
+    /// the provider is asked: a refresh spent the refresh token and only
+    /// then found its renewal could not be kept, so the grant was lost; and
+    /// `--due` went on to do so for every stored credential. Needs root, to
+    /// mount a small file system.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount"), "mounting a small file system needs root"))
+    func aFullDiskIsFoundBeforeARefreshSpendsItsToken() async throws {
+        try await withServer { server in
+            routes(server)
+            let home = try home(server)
+            let disk = home.appendingPathComponent("disk")
+            try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+            let mount = try await CLIProcess.run(["-t", "tmpfs", "-o", "size=256k,mode=700", "tmpfs", disk.path], environment: [:],
+                                                 launcher: ["/bin/mount"], bareLauncher: true)
+            try #require(mount.status == 0, "mount: \(mount.stderr)")
+            defer { _ = umount2(disk.path, Int32(MNT_DETACH)) }
+            try FileManager.default.copyItem(at: home.appendingPathComponent("providers"), to: disk.appendingPathComponent("providers"))
+            try await storeExpired(in: disk)
+            let store = FileCredentialStore(file: disk.appendingPathComponent("credentials.json"))
+            try await store.save(Credential(providerID: "local", label: "second", accessToken: "old-access-token-0001",
+                                            refreshToken: "refresh-second", expiresAt: Date().addingTimeInterval(-60)))
+            // Fill the disk: less room is left than a new copy of the file needs.
+            let filler = disk.appendingPathComponent("filler")
+            FileManager.default.createFile(atPath: filler.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: filler)
+            while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
+            try? handle.close()
+
+            let environment = env(disk)
+            let one = try await CLIProcess.run(["token", "refresh", "--provider", "local"], environment: environment)
+            #expect(one.status == 74 && one.stderr.contains("the disk holding it is full"), "status \(one.status): \(one.stderr)")
+            let due = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)
+            #expect(due.status == 1 && due.stdout.contains("the disk holding it is full")
+                    && due.stdout.contains("not tried: the store cannot be saved to"), "status \(due.status): \(due.stdout) \(due.stderr)")
+            #expect(server.requests(to: "/token").isEmpty, "a refresh was sent though its renewal could not be saved")
+            #expect(try await store.credential(for: CredentialKey(providerID: "local"))?.refreshToken == "refresh-one")
+            // A save that fails all the same (the library's own, unchecked)
+            // names the store and the system's reason, and leaves the file as it was.
+            let before = try Data(contentsOf: disk.appendingPathComponent("credentials.json"))
+            await #expect {
+                try await store.save(Credential(providerID: "local", label: "third", accessToken: "a", rawFields: ["big": .string(String(repeating: "x", count: 200_000))]))
+            } throws: { error in
+                "\(error)".contains("Credential store \(disk.path)/credentials.json: could not be saved: writing its new copy failed (No space left on device). The file was left as it was.")
+            }
+            #expect(try Data(contentsOf: disk.appendingPathComponent("credentials.json")) == before)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).filter { $0.hasSuffix(".tmp") }.isEmpty)
+
+            try FileManager.default.removeItem(at: filler)
+            let freed = try await CLIProcess.run(["token", "refresh", "--provider", "local"], environment: environment)
+            #expect(freed.status == 0, "\(freed.stderr)")
+            #expect(try await store.credential(for: CredentialKey(providerID: "local"))?.refreshToken == "refresh-two")
+        }
+    }
+
     /// A revocation that fails keeps the credential (it is deleted only once
     /// the provider confirms), and the error says so and how to delete it
     /// anyway: the provider may be gone for good. The same for a provider

@@ -95,7 +95,14 @@ public struct FileCredentialStore: CredentialStore {
     public func withRefreshLock<Result: Sendable>(
         for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
     ) async throws -> Result {
-        try await RefreshLockFile(directory: directory, key: key).withLock(timeout: timeout, prepare: { try ensureDirectory() }, body)
+        // Whoever takes this lock is about to save (a refresh's renewal, a
+        // sign-in) or remove (a sign-out): a store that cannot be written is
+        // said before the provider is asked, not after it has spent the
+        // refresh token whose renewal could then not be kept.
+        try await RefreshLockFile(directory: directory, key: key).withLock(timeout: timeout, prepare: { try ensureDirectory() }) {
+            try checkWritable()
+            return try await body()
+        }
     }
 
     /// `qiita` or `qiita.work`: the part of a lock file's name that says
@@ -158,9 +165,11 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     /// Checks, before a sign-in asks anything of the user, that its result can
-    /// be saved: the directory can be made and written, and the file (if any)
-    /// is a readable credentials file. A problem found after the user consented
-    /// would cost them the grant.
+    /// be saved: the directory can be made and written, the file (if any)
+    /// is a readable credentials file, and the disk has room for its new
+    /// copy. A problem found after the user consented would cost them the
+    /// grant; found after a refresh, it costs the rotated refresh token
+    /// (``withRefreshLock(for:timeout:_:)`` checks this first).
     package func checkWritable() throws {
         try withLock {
             _ = try read()
@@ -170,6 +179,21 @@ public struct FileCredentialStore: CredentialStore {
             }
             guard access(directory.path, W_OK) == 0 else {
                 throw AuthKitError.store(path: directory.path, reason: "\(Self.notSavedReason)this directory is not writable (\(String(cString: strerror(errno)))).")
+            }
+            // The new copy is written whole beside the old one before the
+            // rename: room for the file as it is, and 64 KiB for what a
+            // save adds, is needed on top of it.
+            var disk = statvfs()
+            if statvfs(directory.path, &disk) == 0 {
+                let free = UInt64(disk.f_bavail) * UInt64(disk.f_frsize)
+                var file = stat()
+                let needed = (lstat(path, &file) == 0 ? UInt64(max(0, file.st_size)) : 0) + (64 << 10)
+                if free < needed {
+                    throw AuthKitError.store(path: path, reason: """
+                        \(Self.notSavedReason)the disk holding it is full (\(free / 1024) KiB free; a new copy of the file needs about \
+                        \(needed / 1024) KiB). Free some space, then try again.
+                        """)
+                }
             }
         }
     }

@@ -51,9 +51,17 @@ struct TokenRefresh: WorkspaceCommand {
             return
         }
         var failures = 0
+        // Once the store could not be saved to, every later refresh would
+        // spend its refresh token for a renewal that cannot be kept either.
+        var unsaved = false
         let credentials = try await workspace.store.allCredentials()
         for credential in credentials {
             let name = "\(credential.key)"
+            if unsaved {
+                failures += 1
+                Console.out("\(name): not tried: the store cannot be saved to (see above), and a refresh would spend its refresh token for nothing")
+                continue
+            }
             // An OAuth 1.0a token neither expires nor refreshes (RFC 5849): never
             // due, whether or not its consumer key is configured here.
             if credential.kind == .oauth1 {
@@ -72,6 +80,7 @@ struct TokenRefresh: WorkspaceCommand {
             } catch let error as AuthKitError {
                 failures += 1
                 Console.out("\(name): failed: \(ErrorReport.message(for: error))")
+                if case .store(_, let reason) = error, reason.hasPrefix(FileCredentialStore.notSavedReason) { unsaved = true }
             } catch let error as CLIError {
                 failures += 1
                 Console.out("\(name): failed: \(error.message)")
