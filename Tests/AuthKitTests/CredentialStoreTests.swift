@@ -226,6 +226,21 @@ import Testing
         #expect(leftovers.isEmpty)
     }
 
+    /// A save removes the copies its own file's writers left when killed
+    /// (they hold tokens), and only those: every store's were named
+    /// `.credentials.json.…`, so a second store in the same directory
+    /// deleted the copy another was about to rename, and that save failed.
+    @Test func aSaveRemovesOnlyItsOwnFilesAbandonedCopies() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let names = [".work.json.4242.AbCd-_12.tmp", ".personal.json.4242.AbCd-_12.tmp", ".work.json.x.4242.AbCd-_12.tmp", ".work.json.notes.tmp"]
+        for name in names { try Data("{}".utf8).write(to: home.appendingPathComponent(name)) }
+        try await FileCredentialStore(file: home.appendingPathComponent("work.json")).save(Credential(providerID: "p", accessToken: "t"))
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: home.path).filter { $0.hasSuffix(".tmp") })
+        #expect(left == Set(names.dropFirst()), "\(left)")
+    }
+
     @Test func corruptFileIsReportedAndLeftUntouched() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }

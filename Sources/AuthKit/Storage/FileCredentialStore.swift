@@ -268,7 +268,7 @@ public struct FileCredentialStore: CredentialStore {
     private func write(_ credentials: [Credential]) throws {
         let data = try JSONEncoder.credentials.encode(CredentialFile(credentials: credentials))
         removeAbandonedTemporaryFiles()
-        let temporary = directory.appendingPathComponent(".credentials.json.\(getpid()).\(SecureRandom.token().prefix(8)).tmp")
+        let temporary = directory.appendingPathComponent(".\(fileName).\(getpid()).\(SecureRandom.token().prefix(8)).tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw notSaved("its new copy cannot be created") }
         var succeeded = false
@@ -321,12 +321,23 @@ public struct FileCredentialStore: CredentialStore {
     /// Deletes temporary files a writer left when it was killed between
     /// creating one and renaming it: they hold tokens. Only a lock holder
     /// creates them, and the caller holds the lock, so any that exist are abandoned.
+    ///
+    /// Only this file's: `.work.json.<pid>.<8 characters>.tmp` for
+    /// `work.json`. The name was `.credentials.json.…` whatever the file,
+    /// so a second store in the same directory deleted the copy another was
+    /// about to rename, and that save (a refresh's renewal) failed.
     private func removeAbandonedTemporaryFiles() {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        for name in names where name.hasPrefix(".credentials.json.") && name.hasSuffix(".tmp") {
+        let prefix = ".\(fileName)."
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let parts = name.dropFirst(prefix.count).dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy { ("0"..."9").contains($0) }, parts[1].count == 8 else { continue }
             unlink(directory.appendingPathComponent(name).path)
         }
     }
+
+    /// The store file's own name (`credentials.json`), which its temporary copies carry.
+    private var fileName: String { URL(fileURLWithPath: path).lastPathComponent }
 
     /// Runs `body` holding an exclusive lock shared by every process using this file.
     private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
