@@ -86,6 +86,9 @@ import Testing
         // A user name before the host makes evil.example's page read as github.com's.
         (#""verification_uri":"https://github.com@evil.example/login/device""#, "verification_uri"),
         (#""verification_uri":"https://as.example/device","verification_uri_complete":"https://as.example:pw@evil.example/x""#, "verification_uri_complete"),
+        // A percent-encoded dot: browsers open github.com.evil.example.
+        (#""verification_uri":"https://github.com%2eevil.example/login/device""#, "verification_uri"),
+        (#""verification_uri":"https://as.example/\#(String(repeating: "a", count: 2100))""#, "verification_uri"),
     ])
     func aVerificationURIThatIsNotAnHTTPSPageIsRefused(members: String, field: String) async throws {
         try await withServer { server in
@@ -101,6 +104,33 @@ import Testing
                 return reason.contains("its \(field) ") && reason.contains("not an https page")
             }
             #expect(shown.all.isEmpty && server.requests(to: "/token").isEmpty)
+        }
+    }
+
+    /// The page a browser opens (verification_uri_complete) is on the
+    /// origin of the one the user reads (verification_uri), or it is left
+    /// out: the user read as.example and the browser opened evil.example.
+    /// A user code or page that repeats the client secret is not shown.
+    @Test func theOpenedPageIsTheOneShownAndNoSecretIsShown() async throws {
+        try await withServer { server in
+            let answer = LockedValue("")
+            server.route("POST", "/device") { _ in .json(#"{"device_code":"d","expires_in":60,\#(answer.current)}"#) }
+            let client = try client(server, clock: FakeClock(), secret: "tv-client-secret-0123")
+            answer.withLock { $0 = #""user_code":"U","verification_uri":"https://as.example/device","verification_uri_complete":"https://evil.example/device?user_code=U""# }
+            #expect(try await client.startDeviceAuthorization().verificationURIComplete == nil)
+            answer.withLock { $0 = #""user_code":"U","verification_uri":"https://as.example/device","verification_uri_complete":"https://AS.example:443/device?user_code=U""# }
+            #expect(try await client.startDeviceAuthorization().verificationURIComplete?.absoluteString == "https://AS.example:443/device?user_code=U")
+            for members in [#""user_code":"tv-client-secret-0123","verification_uri":"https://as.example/device""#,
+                            #""user_code":"U","verification_uri":"https://as.example/device?leak=tv-client-secret-0123""#,
+                            #""user_code":"U","verification_uri":"https://as.example/device","verification_uri_complete":"https://as.example/?s=tv-client-secret-0123""#] {
+                answer.withLock { $0 = members }
+                await #expect {
+                    _ = try await client.startDeviceAuthorization()
+                } throws: { error in
+                    guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
+                    return reason.contains("repeats a secret the request carried") && !"\(error)".contains("tv-client-secret")
+                }
+            }
         }
     }
 
@@ -385,7 +415,10 @@ import Testing
         (#""user_code":"""#, "its user_code is empty or not text; RFC 8628 §3.2 requires each"),
         (#""user_code":{}"#, "its user_code is empty or not text"),
         (#""user_code":"\#(String(repeating: "A", count: 41))""#, "its user_code (41 characters) is not a code a person can type: at most 40"),
-        (#""user_code":"WDJB\u001b[2JMJHT""#, "its user_code (12 characters, one of them a control character) is not a code a person can type"),
+        (#""user_code":"WDJB\u001b[2JMJHT""#, "its user_code (12 characters, one of them a control or invisible character) is not a code a person can type"),
+        // Shown as "WDJBMJHT" or "WDJB MJHT", and typed so it does not match.
+        (#""user_code":"WDJB\u200bMJHT""#, "one of them a control or invisible character"),
+        (#""user_code":"WDJB\u00a0MJHT""#, "one of them a control or invisible character"),
     ])
     func aUserCodeNoOneCouldTypeIsRefused(member: String, expected: String) async throws {
         try await withServer { server in

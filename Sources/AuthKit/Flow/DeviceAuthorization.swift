@@ -48,6 +48,10 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
     /// it whole on an 80-column line. RFC 8628 §6.1's example is 8 characters.
     package static let longestUserCode = 40
 
+    /// The longest verification URI shown or opened: real ones are short
+    /// (`https://github.com/login/device`), and a 200 KB one filled the terminal.
+    static let longestPage = 2048
+
     /// Reads the device authorization response (RFC 8628 §3.2), refusing
     /// what a hostile server could use against the user or the client:
     /// - the verification URIs are pages of the authorization server, which
@@ -62,14 +66,22 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
     ///   holding a control character, could be neither shown whole nor typed;
     /// - a required member that is there but empty (or not text) is named
     ///   as such, not as missing;
-    /// - no error repeats the device code.
+    /// - no error repeats the device code, and a user code or verification
+    ///   URI that repeats a secret the request carried (the client secret)
+    ///   is neither shown nor opened;
+    /// - a `verification_uri_complete` on another origin than
+    ///   `verification_uri` is left out: it is the one a browser opens, and
+    ///   the user would read the other.
     /// - Throws: ``AuthKitError/invalidResponse(step:reason:)`` naming the field.
-    package init(answer members: [String: JSONValue], providerID: String, sentAt: Date, scopes: [String]) throws {
+    package init(answer members: [String: JSONValue], providerID: String, sentAt: Date, scopes: [String], secrets: [String] = []) throws {
         func text(_ name: String) -> String? { members[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
         func webPage(_ text: String?) -> URL? {
             // A user name shown before the host (https://github.com@evil.example/…)
-            // makes the page look like another's: refused, as in endpoints.
-            guard let url = text.flatMap(URL.init(string:)), url.host?.isEmpty == false, url.user == nil, url.password == nil else { return nil }
+            // or a percent-encoded one (github.com%2eevil.example, which a
+            // browser reads as github.com.evil.example) makes the page look
+            // like another's: refused, as in endpoints.
+            guard let text, text.utf8.count <= Self.longestPage, DescriptorValidator.hostProblem(in: text) == nil,
+                  let url = URL(string: text), url.host?.isEmpty == false, url.user == nil, url.password == nil else { return nil }
             let scheme = url.scheme?.lowercased()
             return scheme == "https" || (scheme == "http" && url.isLoopback) ? url : nil
         }
@@ -91,28 +103,39 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
             let present = members.keys.sorted().map { "'\(DisplayText.sanitized($0, limit: 40))'" }.joined(separator: ", ")
             throw refused("\(problems.joined(separator: ", and ")); RFC 8628 §3.2 requires each (fields present: \(present.isEmpty ? "none" : present))")
         }
-        guard userCode.count <= Self.longestUserCode, !userCode.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        // A zero-width or no-break space shows as nothing, or as a space,
+        // and cannot be typed as it is: as unusable as a control character.
+        func untypeable(_ scalar: Unicode.Scalar) -> Bool {
+            [.control, .format].contains(scalar.properties.generalCategory) || (scalar.properties.isWhitespace && scalar != " ")
+        }
+        guard userCode.count <= Self.longestUserCode, !userCode.unicodeScalars.contains(where: untypeable) else {
             throw refused("""
-                its user_code (\(userCode.count) characters\(userCode.count > Self.longestUserCode ? "" : ", one of them a control character")) \
-                is not a code a person can type: at most \(Self.longestUserCode) characters, none of them a control character (RFC 8628 §6.1)
+                its user_code (\(userCode.count) characters\(userCode.count > Self.longestUserCode ? "" : ", one of them a control or invisible character")) \
+                is not a code a person can type: at most \(Self.longestUserCode) characters, none of them a control or invisible character (RFC 8628 §6.1)
                 """)
+        }
+        let complete = text("verification_uri_complete")
+        for (name, value) in [("user_code", userCode), ("verification_uri", verificationText), ("verification_uri_complete", complete)] {
+            if let value, TokenResponseParser.repeatsSecret(secrets, in: [value]) {
+                throw refused("its \(name) repeats a secret the request carried (the client secret), so it is neither shown nor opened")
+            }
         }
         guard let expiresIn = seconds(text("expires_in")), expiresIn > 0 else {
             throw refused("its expires_in '\(DisplayText.sanitized(text("expires_in") ?? "", limit: 24))' is not a number of seconds above 0 and below 1e11")
         }
         guard let verification = webPage(verificationText) else {
-            throw refused("its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page without a user name (RFC 8628 §3.2), so it is neither shown nor opened")
+            throw refused("its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page with a plain host name and no user name (RFC 8628 §3.2), so it is neither shown nor opened")
         }
         let intervalText = text("interval")
         guard let interval = intervalText == nil ? 5 : seconds(intervalText) else { // §3.2: 5 s when absent
             throw refused("its interval '\(DisplayText.sanitized(intervalText ?? "", limit: 20))' is not a number of seconds")
         }
-        let complete = text("verification_uri_complete")
         guard complete == nil || webPage(complete) != nil else {
-            throw refused("its verification_uri_complete '\(DisplayText.sanitized(complete ?? "", limit: 80))' is not an https page without a user name (RFC 8628 §3.3.1), so it is neither shown nor opened")
+            throw refused("its verification_uri_complete '\(DisplayText.sanitized(complete ?? "", limit: 80))' is not an https page with a plain host name and no user name (RFC 8628 §3.3.1), so it is neither shown nor opened")
         }
+        let completePage = webPage(complete).flatMap { $0.origin == verification.origin ? $0 : nil }
         self.init(providerID: providerID, deviceCode: deviceCode, userCode: userCode, verificationURI: verification,
-                  verificationURIComplete: webPage(complete), expiresAt: sentAt.addingTimeInterval(expiresIn),
+                  verificationURIComplete: completePage, expiresAt: sentAt.addingTimeInterval(expiresIn),
                   interval: interval, scopes: scopes)
     }
 }

@@ -174,8 +174,9 @@ final class TokenEndpointCalls: Sendable {
             clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none, credential: nil, variables: variables(for: nil))
         let sentAt = now()
         let parser = TokenResponseParser(mapping: token.response, successStatus: [200], step: .deviceAuthorization)
-        let members = try parser.members(of: try await transport.send(request, step: .deviceAuthorization))
-        return try DeviceAuthorization(answer: members, providerID: descriptor.id, sentAt: sentAt, scopes: scopes)
+        let response = try await transport.send(request, step: .deviceAuthorization)
+        let members = try parser.members(of: response)
+        return try DeviceAuthorization(answer: members, providerID: descriptor.id, sentAt: sentAt, scopes: scopes, secrets: response.secrets)
     }
 
     /// RFC 8628 §3.4: one poll of the token endpoint.

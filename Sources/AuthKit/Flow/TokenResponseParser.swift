@@ -299,7 +299,7 @@ package struct TokenResponseParser: Sendable {
     /// such as `test` must not make `test:read` look like an echo.
     /// A scope shorter than a secret cannot hold it, which settles the
     /// usual case (short scopes, long secrets) without a search.
-    private static func repeatsSecret(_ secrets: [String], in scopes: [String]) -> Bool {
+    static func repeatsSecret(_ secrets: [String], in scopes: [String]) -> Bool {
         let longest = scopes.reduce(0) { max($0, $1.utf8.count) }
         for secret in secrets where secret.utf8.count >= 8 && secret.utf8.count <= longest {
             if scopes.contains(where: { $0.contains(secret) }) { return true }
