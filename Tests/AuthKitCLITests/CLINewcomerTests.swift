@@ -864,13 +864,39 @@ import Testing
         #expect(scope.status == 0 && !scope.stderr.contains("expired"), "not the token: \(scope.stderr)")
     }
 
-    /// `providers add` refuses an id that is not a file name before it fetches anything.
+    /// `providers add` refuses an id that is not a file name before it
+    /// fetches anything; and one too long for a file name (found when the
+    /// write failed) or `schema` (written as providers/schema.json, which is
+    /// never read as a provider: exit 0, then "No provider named 'schema'").
     @Test func providersAddRefusesAnIdThatIsNoFileName() async throws {
         let home = try home()
         let result = try await CLIProcess.run(["providers", "add", "../evil", "--issuer", "https://127.0.0.1:1"], environment: ["AUTHKIT_HOME": home.path])
         #expect(result.status == 64)
         #expect(result.stderr.contains("'../evil' is not a valid provider id"))
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("evil.json").path))
+        for (id, expected) in [(String(repeating: "a", count: 65), "The provider id is 65 characters long; use at most 64"),
+                               ("schema", "'schema' names the descriptors' schema (providers/schema.json)")] {
+            let refused = try await CLIProcess.run(["providers", "add", id, "--issuer", "https://127.0.0.1:1"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(refused.status == 64 && refused.stderr.contains(expected), "\(refused.stderr)")
+        }
+    }
+
+    /// Metadata under the fetch's 1 MiB cap that makes a descriptor over the
+    /// 1 MiB a provider file may hold (95,000 scopes, pretty-printed) is not
+    /// written: every command then refused to read the file `providers add`
+    /// had reported added.
+    @Test func providersAddWritesNoFileNoCommandCouldRead() async throws {
+        try await withServer { server in
+            let home = try home()
+            let scopes = (0..<95_000).map { "\"s\($0)\"" }.joined(separator: ",")
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .json(#"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/authorize","token_endpoint":"\#(server.baseURL)/token","scopes_supported":[\#(scopes)]}"#)
+            }
+            let result = try await CLIProcess.run(["providers", "add", "idp", "--issuer", server.baseURL], environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 65 && result.stderr.contains("more than the 1048576 a provider file may hold") && result.stderr.contains("nothing was written"),
+                    "\(result.status): \(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/idp.json").path))
+        }
     }
 
     /// An issuer is the server's plain URL (RFC 8414 §2): a user name and

@@ -33,7 +33,16 @@ struct ProvidersAdd: WorkspaceCommand {
     func validate() throws {
         try TimeoutOption.check(timeout)
         guard DescriptorValidator.isValidName(id) else {
-            throw ValidationError("'\(id)' is not a valid provider id; use lowercase letters, digits, '-' and '_' (e.g. acme).")
+            throw ValidationError("'\(DisplayText.sanitized(id, limit: 80))' is not a valid provider id; use lowercase letters, digits, '-' and '_' (e.g. acme).")
+        }
+        // Refused before the metadata is fetched: each was only found when
+        // the file could not be written (a name too long), or, written,
+        // never read (schema.json is the schema, not a provider).
+        if id.count > Self.longestID {
+            throw ValidationError("The provider id is \(id.count) characters long; use at most \(Self.longestID) (e.g. acme).")
+        }
+        if id == "schema" {
+            throw ValidationError("'schema' names the descriptors' schema (providers/schema.json), which is never read as a provider; choose another id, such as schema-idp.")
         }
         guard let url = URL(string: issuer), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
             throw ValidationError("--issuer takes an absolute https URL such as https://auth.example.com; got '\(issuer)'.")
@@ -50,6 +59,9 @@ struct ProvidersAdd: WorkspaceCommand {
         }
     }
 
+    /// Ids are typed on every command line; none bundled is near this.
+    static let longestID = 64
+
     func run(in workspace: Workspace) async throws {
         let directory = AuthKitHome.directory(environment: workspace.environment).appendingPathComponent("providers", isDirectory: true)
         let target = directory.appendingPathComponent("\(id).json")
@@ -65,7 +77,17 @@ struct ProvidersAdd: WorkspaceCommand {
         let found = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: id, timeout: .seconds(timeout))
         var descriptor = found
         descriptor.source = target.path
-        guard try UserProviderFile.write(try descriptor.encodedAsFile(), to: target, replacing: force) else {
+        let file = try descriptor.encodedAsFile()
+        // Pretty-printed, a document under the fetch's 1 MiB cap (95,000
+        // scopes) made a file every command then refused to read.
+        guard file.count <= DescriptorLoader.maximumFileSize else {
+            throw CLIError("""
+                The descriptor made from \(found.source) would be \(file.count) bytes, more than the \(DescriptorLoader.maximumFileSize) a provider \
+                file may hold, so no command could read it; nothing was written. Its metadata lists far more than any sign-in uses \
+                (scopes_supported, most likely): write the descriptor by hand instead (README: "Provider descriptors").
+                """, status: .badInput)
+        }
+        guard try UserProviderFile.write(file, to: target, replacing: force) else {
             throw CLIError("\(target.path) appeared while the metadata was read; it was left as it is. Pass --force to replace it.", status: .badInput)
         }
         Console.out(target.path)
