@@ -275,6 +275,43 @@ import AuthKit
         }
     }
 
+    /// A store on a read-only mount (secrets in CI) is read as it is: every
+    /// command failed there, `token show` and `request` with a valid token
+    /// too, since the lock file could not be opened for writing. What must
+    /// write (a refresh) says so before the provider is asked. Needs root.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount"), "mounting a file system needs root"))
+    func aReadOnlyStoreIsReadAsItIs() async throws {
+        try await withServer { server in
+            routes(server)
+            let home = try home(server)
+            let disk = home.appendingPathComponent("secrets")
+            try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+            let mount = try await CLIProcess.run(["-t", "tmpfs", "-o", "size=256k,mode=700", "tmpfs", disk.path], environment: [:],
+                                                 launcher: ["/bin/mount"], bareLauncher: true)
+            try #require(mount.status == 0, "mount: \(mount.stderr)")
+            defer { _ = umount2(disk.path, Int32(MNT_DETACH)) }
+            try FileManager.default.copyItem(at: home.appendingPathComponent("providers"), to: disk.appendingPathComponent("providers"))
+            try await storeExpired(in: disk)
+            try await FileCredentialStore(file: disk.appendingPathComponent("credentials.json")).save(Credential(
+                providerID: "local", label: "valid", accessToken: "new-access-token-1111", expiresAt: Date().addingTimeInterval(3600)))
+            // As a volume is mounted: without the lock file a save leaves behind.
+            try FileManager.default.removeItem(atPath: disk.appendingPathComponent("credentials.json.lock").path)
+            let remount = try await CLIProcess.run(["-o", "remount,ro", disk.path], environment: [:], launcher: ["/bin/mount"], bareLauncher: true)
+            try #require(remount.status == 0, "remount: \(remount.stderr)")
+
+            let environment = env(disk)
+            let list = try await CLIProcess.run(["token", "list"], environment: environment)
+            #expect(list.status == 0 && list.stdout.contains("local (valid)"), "\(list.status): \(list.stderr)")
+            let field = try await CLIProcess.run(["token", "show", "--provider", "local", "--label", "valid", "--field", "access_token"], environment: environment)
+            #expect(field.status == 0 && field.stdout == "new-access-token-1111\n", "\(field.status): \(field.stderr)")
+            let request = try await CLIProcess.run(["request", "--provider", "local", "--label", "valid", "\(server.baseURL)/api/me"], environment: environment)
+            #expect(request.status == 0 && request.stdout.contains(#"{"me":"ok"}"#), "\(request.status): \(request.stderr)")
+            let refresh = try await CLIProcess.run(["token", "refresh", "--provider", "local"], environment: environment)
+            #expect(refresh.status != 0 && refresh.stderr.contains("Read-only file system"), "\(refresh.status): \(refresh.stderr)")
+            #expect(server.requests(to: "/token").isEmpty, "a refresh was sent though its renewal could not be saved")
+        }
+    }
+
     /// A revocation that fails keeps the credential (it is deleted only once
     /// the provider confirms), and the error says so and how to delete it
     /// anyway: the provider may be gone for good. The same for a provider

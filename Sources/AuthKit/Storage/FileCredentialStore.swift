@@ -53,8 +53,18 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     /// Reading creates nothing: with no store yet, there is nothing to lock.
+    ///
+    /// Nor can a lock be taken in a store this process cannot write (a
+    /// read-only mount of secrets in CI, a directory of another user's),
+    /// and none is needed to read: every save replaces the file whole by a
+    /// rename, so it is never seen half written. Such a store is read as it
+    /// is; before, every command failed there, `token show` too, as the
+    /// lock file could not be opened for writing.
     public func allCredentials() async throws -> [Credential] {
         guard FileManager.default.fileExists(atPath: path) || isSymbolicLink(path) else { return [] }
+        if access(path + ".lock", W_OK) != 0, access(directory.path, W_OK) != 0 {
+            return try read()
+        }
         return try withLock { try read() }
     }
 
