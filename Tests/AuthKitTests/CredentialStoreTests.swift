@@ -241,6 +241,47 @@ import Testing
         #expect(left == Set(names.dropFirst()), "\(left)")
     }
 
+    /// The store's lock is held for milliseconds; one held for longer (a
+    /// process stopped while holding it, a lock taken by hand) is named
+    /// after the wait, not waited on until the command is killed.
+    @Test func aStoreLockHeldForeverIsNamedAfterTheWait() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        var store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        try await store.save(Credential(providerID: "p", accessToken: "t"))
+        let holder = open(home.appendingPathComponent("credentials.json.lock").path, O_RDWR)
+        defer { close(holder) }
+        #expect(flock(holder, LOCK_EX) == 0)
+        store.lockTimeout = .milliseconds(300)
+        let started = Date()
+        await #expect {
+            _ = try await store.allCredentials()
+        } throws: { error in
+            "\(error)".contains("credentials.json.lock: has been held by another process for more than 0 s") && "\(error)".contains("fuser")
+        }
+        #expect(Date().timeIntervalSince(started) < 5)
+        flock(holder, LOCK_UN)
+        #expect(try await store.allCredentials().count == 1)
+    }
+
+    /// A lock file another user made (in a shared directory, mode 1777)
+    /// could be held by them to stop every command: refused, naming it.
+    /// Needs root, to give the file to another user.
+    @Test(.enabled(if: getuid() == 0, "chown needs root"))
+    func aLockFileOfAnotherUserIsRefused() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        try await store.save(Credential(providerID: "p", accessToken: "t"))
+        let lock = home.appendingPathComponent("credentials.json.lock").path
+        #expect(chown(lock, 65534, 65534) == 0)
+        await #expect {
+            _ = try await store.allCredentials()
+        } throws: { error in
+            "\(error)".contains("credentials.json.lock: is owned by another user (uid 65534), who could hold it to stop every command")
+        }
+    }
+
     @Test func corruptFileIsReportedAndLeftUntouched() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }

@@ -168,7 +168,7 @@ public struct FileCredentialStore: CredentialStore {
             var info = stat()
             guard (follow ? stat(target, &info) : lstat(target, &info)) == 0, info.st_mode & S_IFMT == type else { continue }
             if Int(info.st_mode) & 0o077 != 0 {
-                warnings.append("\(target) is accessible by other users (mode \(String(Int(info.st_mode) & 0o777, radix: 8))); run: chmod \(String(expected, radix: 8)) '\(target)'")
+                warnings.append("\(target) is accessible by other users (mode \(String(Int(info.st_mode) & 0o7777, radix: 8))); run: chmod \(String(expected, radix: 8)) '\(target)'")
             }
         }
         return warnings
@@ -349,16 +349,30 @@ public struct FileCredentialStore: CredentialStore {
     /// The store file's own name (`credentials.json`), which its temporary copies carry.
     private var fileName: String { URL(fileURLWithPath: path).lastPathComponent }
 
+    /// How long a read or a save waits for the store's lock (set shorter by tests).
+    package var lockTimeout: Duration = .seconds(30)
+
     /// Runs `body` holding an exclusive lock shared by every process using this file.
     private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
         try ensureDirectory()
         let lockPath = path + ".lock"
         let fd = try RefreshLockFile.openLock(lockPath)
         defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else {
+        // A read or a save holds this for milliseconds. Waited on without
+        // a limit, a holder that never lets go (a stopped process, a lock
+        // taken by hand) hung every command until it was killed.
+        let deadline = ContinuousClock.now.advanced(by: lockTimeout)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
                 throw AuthKitError.store(path: lockPath, reason: "cannot be locked (\(String(cString: strerror(errno)))).")
             }
+            guard ContinuousClock.now < deadline else {
+                throw AuthKitError.store(path: lockPath, reason: """
+                    has been held by another process for more than \(lockTimeout.components.seconds) s, though a read or a save \
+                    holds it for milliseconds: a process stopped while holding it (`fuser \(lockPath)` shows which). End it, then try again.
+                    """)
+            }
+            usleep(5_000)
         }
         defer { flock(fd, LOCK_UN) }
         return try body()

@@ -67,6 +67,17 @@ package struct RefreshLockFile: Sendable {
                 : "cannot be opened (\(String(cString: strerror(errno))))."
             throw AuthKitError.store(path: path, reason: reason)
         }
+        // Someone who can create files in the store's directory (a shared
+        // one, mode 1777) could create the lock before authkit does and
+        // hold it for ever, and every command would wait on it.
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_uid != geteuid(), info.st_uid != 0 {
+            close(fd)
+            throw AuthKitError.store(path: path, reason: """
+                is owned by another user (uid \(info.st_uid)), who could hold it to stop every command; \
+                a lock file is only ever one authkit made as you. Remove it, and keep the store in a directory only you can write.
+                """)
+        }
         return fd
     }
 }
