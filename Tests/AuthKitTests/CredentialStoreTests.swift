@@ -282,6 +282,23 @@ import Testing
         }
     }
 
+    /// A file far larger than any store (a sparse gigabyte) is refused by
+    /// its size, not read whole into memory first.
+    @Test func aFileLargerThanAnyStoreIsNotRead() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = home.appendingPathComponent("credentials.json")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]))
+        #expect(truncate(file.path, 1 << 30) == 0)
+        await #expect {
+            _ = try await FileCredentialStore(file: file).allCredentials()
+        } throws: { error in
+            "\(error)".contains("is 1073741824 bytes, more than the 64 MiB a credentials file could hold; it was not read")
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int == 1 << 30)
+    }
+
     @Test func corruptFileIsReportedAndLeftUntouched() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }

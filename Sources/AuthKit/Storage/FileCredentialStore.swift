@@ -251,6 +251,14 @@ public struct FileCredentialStore: CredentialStore {
         if let problem = FileSystem.foreignWriteProblem(at: path, harm: Self.plantedHarm) {
             throw AuthKitError.store(path: path, reason: problem)
         }
+        // Read whole: a 1 GB file took a gigabyte of memory before it was
+        // found not to be JSON. Thousands of credentials take a few MiB.
+        if info.st_size > Self.largestFile {
+            throw AuthKitError.store(path: path, reason: """
+                is \(info.st_size) bytes, more than the \(Self.largestFile >> 20) MiB a credentials file could hold; it was not read, \
+                and left untouched. Move it away to start afresh.
+                """)
+        }
         let data = try FileSystem.readToEnd(fd)
         // An empty file (`touch`, or only white space) holds nothing to keep:
         // no credentials, as for no file; one with anything else must parse.
@@ -348,6 +356,9 @@ public struct FileCredentialStore: CredentialStore {
 
     /// The store file's own name (`credentials.json`), which its temporary copies carry.
     private var fileName: String { URL(fileURLWithPath: path).lastPathComponent }
+
+    /// The largest credentials file read.
+    static let largestFile = 64 << 20
 
     /// How long a read or a save waits for the store's lock (set shorter by tests).
     package var lockTimeout: Duration = .seconds(30)
