@@ -103,6 +103,28 @@ import Testing
         }
     }
 
+    /// A web app that answers every path with its page (HTTP 200, HTML) at
+    /// RFC 8414's location stopped discovery there; OpenID Connect's is
+    /// tried next, and an error names what each location gave.
+    @Test func aPageWhereRFC8414sMetadataWouldBeIsPassedOver() async throws {
+        try await withServer { server in
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .text("<!doctype html><p>app</p>", contentType: "text/html", status: 200) }
+            server.route("GET", "/.well-known/openid-configuration") { _ in
+                .json(#"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/a","token_endpoint":"\#(server.baseURL)/t"}"#)
+            }
+            let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "spa")
+            #expect(descriptor.token?.url == "\(server.baseURL)/t")
+            server.route("GET", "/.well-known/openid-configuration") { _ in .text("<!doctype html>", contentType: "text/html", status: 200) }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "spa")
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                return reason.contains("oauth-authorization-server: HTTP 200 with a body that is no JSON object ('text/html')")
+                    && reason.contains("openid-configuration: HTTP 200 with a body that is no JSON object")
+            }
+        }
+    }
+
     /// RFC 8414 §2: `authorization_endpoint` is required "unless no grant
     /// types are supported that use the authorization endpoint". A server
     /// with only the device grant becomes a device-only descriptor; one with

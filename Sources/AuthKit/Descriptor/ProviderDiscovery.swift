@@ -73,6 +73,15 @@ extension ProviderDescriptor {
                 reasons.append("\(location.redactedForLogs): HTTP \(response.status)")
                 continue
             }
+            // A web app that answers every path with its page (HTTP 200, HTML)
+            // has no metadata here; its identity server may still have it at
+            // the next location. Only a JSON object is read as metadata.
+            guard response.body.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) == UInt8(ascii: "{") else {
+                answered = true
+                let type = response.mediaType.map { "'\(DisplayText.sanitized($0, limit: 60))'" } ?? "no Content-Type"
+                reasons.append("\(location.redactedForLogs): HTTP 200 with \(response.body.isEmpty ? "no body" : "a body that is no JSON object (\(type))")")
+                continue
+            }
             // Refusing a field named twice, as in a provider file: the metadata
             // becomes one, and the reviewer of `providers add` would see one
             // token_endpoint (or issuer) while another one counted.
