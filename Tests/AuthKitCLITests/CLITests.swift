@@ -50,6 +50,23 @@ import AuthKit
         }
     }
 
+    /// A store edited by hand to hold one account twice: the first was
+    /// used without a word (a stale copy, whose refresh then failed), and
+    /// `token list` showed two identical rows. Said once, with the way out.
+    @Test func anAccountStoredTwiceIsSaid() async throws {
+        let home = try home()
+        let entry = { (token: String) in
+            #"{"providerID":"qiita","kind":"oauth2","accessToken":"\#(token)","tokenType":"Bearer","scopes":[],"obtainedAt":"2026-11-20T00:00:00Z","rawFields":{}}"#
+        }
+        let file = home.appendingPathComponent("credentials.json")
+        try Data(#"{"version":1,"credentials":[\#(entry("first-token")),\#(entry("second-token"))]}"#.utf8).write(to: file)
+        #expect(chmod(file.path, 0o600) == 0)
+        let list = try await CLIProcess.run(["token", "list"], environment: environment(home))
+        #expect(list.status == 0 && list.stderr.contains("credentials.json holds more than one credential for qiita; the first is used. Sign in again"),
+                "\(list.stderr)")
+        #expect(list.stderr.components(separatedBy: "holds more than one").count == 2, "said once: \(list.stderr)")
+    }
+
     @Test func providersListShowsBundledDescriptors() async throws {
         let home = try home()
         let result = try await CLIProcess.run(["providers", "list"], environment: environment(home))

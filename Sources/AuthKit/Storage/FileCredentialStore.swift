@@ -268,6 +268,7 @@ public struct FileCredentialStore: CredentialStore {
             guard file.version <= CredentialFile.currentVersion else {
                 throw AuthKitError.store(path: path, reason: "was written by a newer AuthKit (format version \(file.version)); upgrade AuthKit to use it. It was left untouched.")
             }
+            warnAboutRepeatedAccounts(in: file.credentials)
             return file.credentials
         } catch let error as AuthKitError {
             throw error
@@ -359,6 +360,19 @@ public struct FileCredentialStore: CredentialStore {
 
     /// The largest credentials file read.
     static let largestFile = 64 << 20
+
+    /// A file edited by hand (or merged from two machines) may hold one
+    /// account twice: the first is used, silently before, though the other
+    /// may be the newer one. Said once per process; the next save for that
+    /// account keeps only what it saves.
+    private func warnAboutRepeatedAccounts(in credentials: [Credential]) {
+        guard credentials.count > 1 else { return }
+        var seen = Set<CredentialKey>()
+        for credential in credentials where !seen.insert(credential.key).inserted {
+            let warning = "\(path) holds more than one credential for \(credential.key); the first is used. Sign in again (which keeps one), or remove the other in an editor."
+            if Self.warned.withLock({ $0.insert(warning).inserted }) { logger.warning("\(warning)") }
+        }
+    }
 
     /// How long a read or a save waits for the store's lock (set shorter by tests).
     package var lockTimeout: Duration = .seconds(30)
