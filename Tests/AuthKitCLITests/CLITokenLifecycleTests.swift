@@ -222,13 +222,10 @@ import AuthKit
     }
 
     #if os(Linux) // mount(8) and umount2(2)
-    /// A store that cannot be saved to (here a full disk) is found before
-    /// the provider is asked: a refresh spent the refresh token and only
-    /// then found its renewal could not be kept, so the grant was lost; and
-    /// `--due` went on to do so for every stored credential. Needs root, to
-    /// mount a small file system.
-    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount"), "mounting a small file system needs root"))
-    func aFullDiskIsFoundBeforeARefreshSpendsItsToken() async throws {
+    /// Runs `body` with the test server (routed as ``routes(_:)``) and an
+    /// `AUTHKIT_HOME` on a tmpfs of 256 KiB of its own, unmounted after,
+    /// which holds the `local` descriptor and an expired credential.
+    func withSmallDisk(_ body: (TestHTTPServer, URL) async throws -> Void) async throws {
         try await withServer { server in
             routes(server)
             let home = try home(server)
@@ -240,6 +237,18 @@ import AuthKit
             defer { _ = umount2(disk.path, Int32(MNT_DETACH)) }
             try FileManager.default.copyItem(at: home.appendingPathComponent("providers"), to: disk.appendingPathComponent("providers"))
             try await storeExpired(in: disk)
+            try await body(server, disk)
+        }
+    }
+
+    /// A store that cannot be saved to (here a full disk) is found before
+    /// the provider is asked: a refresh spent the refresh token and only
+    /// then found its renewal could not be kept, so the grant was lost; and
+    /// `--due` went on to do so for every stored credential. Needs root, to
+    /// mount a small file system.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount"), "mounting a small file system needs root"))
+    func aFullDiskIsFoundBeforeARefreshSpendsItsToken() async throws {
+        try await withSmallDisk { server, disk in
             let store = FileCredentialStore(file: disk.appendingPathComponent("credentials.json"))
             try await store.save(Credential(providerID: "local", label: "second", accessToken: "old-access-token-0001",
                                             refreshToken: "refresh-second", expiresAt: Date().addingTimeInterval(-60)))
@@ -275,26 +284,14 @@ import AuthKit
             #expect(try await store.credential(for: CredentialKey(providerID: "local"))?.refreshToken == "refresh-two")
         }
     }
-    #endif
 
-    #if os(Linux) // mount(8) and umount2(2)
     /// A store on a read-only mount (secrets in CI) is read as it is: every
     /// command failed there, `token show` and `request` with a valid token
     /// too, since the lock file could not be opened for writing. What must
     /// write (a refresh) says so before the provider is asked. Needs root.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount"), "mounting a file system needs root"))
     func aReadOnlyStoreIsReadAsItIs() async throws {
-        try await withServer { server in
-            routes(server)
-            let home = try home(server)
-            let disk = home.appendingPathComponent("secrets")
-            try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
-            let mount = try await CLIProcess.run(["-t", "tmpfs", "-o", "size=256k,mode=700", "tmpfs", disk.path], environment: [:],
-                                                 launcher: ["/bin/mount"], bareLauncher: true)
-            try #require(mount.status == 0, "mount: \(mount.stderr)")
-            defer { _ = umount2(disk.path, Int32(MNT_DETACH)) }
-            try FileManager.default.copyItem(at: home.appendingPathComponent("providers"), to: disk.appendingPathComponent("providers"))
-            try await storeExpired(in: disk)
+        try await withSmallDisk { server, disk in
             try await FileCredentialStore(file: disk.appendingPathComponent("credentials.json")).save(Credential(
                 providerID: "local", label: "valid", accessToken: "new-access-token-1111", expiresAt: Date().addingTimeInterval(3600)))
             // As a volume is mounted: without the lock file a save leaves behind.
