@@ -165,6 +165,14 @@ import AuthKitTestSupport
 }
 
 @Suite struct CredentialTests {
+    /// RFC 6749 §5.1: `token_type` is case-insensitive, and nothing but
+    /// the six letters of "bearer" in either case is Bearer.
+    @Test(arguments: [("Bearer", true), ("bearer", true), ("BEARER", true), ("bEaReR", true),
+                      ("Bearer ", false), ("Bearers", false), ("bear", false), ("mac", false), ("ｂearer", false), ("Bea\u{0}er", false)])
+    func aBearerTokenIsNamedSoInEitherCase(type: String, bearer: Bool) {
+        #expect(Credential(providerID: "p", accessToken: "t", tokenType: type).isBearer == bearer)
+    }
+
     let credential = Credential(
         providerID: "qiita", label: "work", accessToken: "ea5d0a593b2655e9568f144fb1826342292f5c6b",
         refreshToken: "refresh-secret-value", tokenSecret: "token-secret-value",

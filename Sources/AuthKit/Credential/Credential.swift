@@ -137,7 +137,13 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the token is a Bearer token, the only type AuthKit sends
     /// (RFC 6750); RFC 6749 §5.1 makes `token_type` case-insensitive.
-    package var isBearer: Bool { tokenType.lowercased() == "bearer" }
+    /// Compared byte by byte, ASCII letters folded: it is asked on every
+    /// request and refresh, and `lowercased()` built a new string each time.
+    /// (`| 0x20` folds only `B`/`b`, `E`/`e`, … onto the letters of "bearer":
+    /// no other byte maps onto a lowercase letter.)
+    package var isBearer: Bool {
+        tokenType.utf8.count == 6 && zip(tokenType.utf8, "bearer".utf8).allSatisfy { $0 | 0x20 == $1 }
+    }
 
     /// Shows at most the last four characters of a secret, and only when it is
     /// long enough (≥ 16) that four characters reveal next to nothing.
