@@ -78,6 +78,19 @@ import HTTPTypes
         #expect(SecretMask(["abcdefgh"]).apply("'xabc…' and 'xabcd…' and 'abcdefgh'") == "'xabc…' and 'x••••…' and '••••'")
     }
 
+    /// A field stored or shown whole (a granted scope, a device grant's
+    /// user code) is refused when it holds a request's secret, raw or
+    /// percent-encoded; secrets under eight characters do not count, so a
+    /// test secret `test` leaves the scope `test:read` alone.
+    @Test func aRepeatedSecretIsFoundRawOrEncoded() {
+        let secret = "s3cr3t/with+parts"
+        #expect(SecretMask.anyRepeated([secret], in: ["read", "x\(secret)y"]))
+        #expect(SecretMask.anyRepeated([secret], in: ["read", "x" + PercentEncoding.encode(secret)]))
+        #expect(!SecretMask.anyRepeated([secret], in: ["read", "s3cr3t/with", "write"]))
+        #expect(!SecretMask.anyRepeated(["test"], in: ["test:read"]))
+        #expect(!SecretMask.anyRepeated([secret], in: []))
+    }
+
     /// A provider file comes from someone else as often as not: a key, a
     /// value it quotes or a name given twice reaches the terminal through
     /// the file's issues, escaped (`FileIssue.description`).

@@ -36,6 +36,17 @@ import Testing
         #expect(throws: JSONParser.Failure.self) { try JSONValue(parsing: Data(text.utf8)) }
     }
 
+    /// The white space other readers skip before looking at a body's first
+    /// byte (a token answer, a credentials file, discovery metadata) is the
+    /// parser's own, byte for byte: no form feed, no vertical tab, no NUL.
+    @Test func itsWhitespaceIsTheOneOthersSkip() {
+        for byte in UInt8.min...UInt8.max {
+            let parses = (try? JSONParser.parse(Data([byte, UInt8(ascii: "1"), byte]))) == .integer(1)
+            #expect(JSONParser.isWhitespace(byte) == parses, "byte \(byte)")
+        }
+        #expect([0x20, 0x09, 0x0A, 0x0D].allSatisfy(JSONParser.isWhitespace))
+    }
+
     /// A file that looks right but does not parse: the failure names what
     /// stands there, visible or not (a byte-order mark, a no-break space, a
     /// typographic quote pasted from a web page, a trailing comma).

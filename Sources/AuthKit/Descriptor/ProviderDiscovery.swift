@@ -76,7 +76,7 @@ extension ProviderDescriptor {
             // A web app that answers every path with its page (HTTP 200, HTML)
             // has no metadata here; its identity server may still have it at
             // the next location. Only a JSON object is read as metadata.
-            guard response.body.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) == UInt8(ascii: "{") else {
+            guard response.body.first(where: { !JSONParser.isWhitespace($0) }) == UInt8(ascii: "{") else {
                 answered = true
                 let type = response.mediaType.map { "'\(DisplayText.sanitized($0, limit: 60))'" } ?? "no Content-Type"
                 reasons.append("\(location.redactedForLogs): HTTP 200 with \(response.body.isEmpty ? "no body" : "a body that is no JSON object (\(type))")")

@@ -120,13 +120,16 @@ package struct JSONParser {
         position < bytes.count ? bytes[position] : nil
     }
 
+    /// JSON's insignificant white space (RFC 8259 §2): space, tab, line feed,
+    /// carriage return — and nothing else (no form feed, no no-break space).
+    /// Callers that look past it to the first byte of a body use this rather
+    /// than `Character.isWhitespace`, which is wider than JSON's.
+    package static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
     private mutating func skipWhitespace() {
-        while position < bytes.count {
-            switch bytes[position] {
-            case 0x20, 0x09, 0x0A, 0x0D: position += 1
-            default: return
-            }
-        }
+        while position < bytes.count, Self.isWhitespace(bytes[position]) { position += 1 }
     }
 
     private mutating func value(depth: Int) throws -> JSONValue {

@@ -54,6 +54,26 @@ package struct SecretMask: Sendable {
         return result + rest
     }
 
+    /// Whether one of `texts` holds one of `secrets`, as sent or
+    /// percent-encoded: for a field that is stored or shown whole (granted
+    /// scopes, a device grant's user code and pages), where masking part of
+    /// it would leave a value that means something else, so it is refused.
+    ///
+    /// Only secrets of eight characters or more count (codes, verifiers and
+    /// tokens are far longer): a short test secret such as `test` must not
+    /// make the scope `test:read` look like an echo. A text shorter than a
+    /// secret cannot hold it, which settles the usual case (short scopes,
+    /// long secrets) without a search; this runs on every refresh.
+    package static func anyRepeated(_ secrets: [String], in texts: [String]) -> Bool {
+        let longest = texts.reduce(0) { max($0, $1.utf8.count) }
+        for secret in secrets where secret.utf8.count >= 8 && secret.utf8.count <= longest {
+            if texts.contains(where: { $0.contains(secret) }) { return true }
+            let encoded = PercentEncoding.encode(secret)
+            if encoded != secret, texts.contains(where: { $0.utf8.count >= encoded.utf8.count && $0.contains(encoded) }) { return true }
+        }
+        return false
+    }
+
     package func apply(_ response: ProviderErrorResponse) -> ProviderErrorResponse {
         var masked = response
         masked.code = apply(response.code)

@@ -116,7 +116,7 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
         }
         let complete = text("verification_uri_complete")
         for (name, value) in [("user_code", userCode), ("verification_uri", verificationText), ("verification_uri_complete", complete)] {
-            if let value, TokenResponseParser.repeatsSecret(secrets, in: [value]) {
+            if let value, SecretMask.anyRepeated(secrets, in: [value]) {
                 throw refused("its \(name) repeats a secret the request carried (the client secret), so it is neither shown nor opened")
             }
         }

@@ -182,7 +182,7 @@ package struct TokenResponseParser: Sendable {
     private func decodeBody(_ response: IncomingResponse) throws -> [String: JSONValue] {
         let body = response.body
         let mediaType = response.mediaType ?? ""
-        let firstByte = body.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
+        let firstByte = body.first { !JSONParser.isWhitespace($0) }
         // Form-encoded answers (GitHub without `Accept: application/json`); some
         // servers label them text/plain, so accept that when it looks like a form.
         let looksLikeForm = mediaType == "text/plain" && body.contains(UInt8(ascii: "="))
@@ -284,29 +284,13 @@ package struct TokenResponseParser: Sendable {
     private func scopes(in object: [String: JSONValue], secrets: [String]) throws -> [String]? {
         guard let (path, value) = mapping.scope.firstValue(in: object) else { return nil }
         let scopes = try scopes(value, at: path)
-        if Self.repeatsSecret(secrets, in: scopes) {
+        if SecretMask.anyRepeated(secrets, in: scopes) {
             throw AuthKitError.invalidResponse(step: step, reason: """
                 '\(path)' repeats a secret the request carried (a code, verifier, client secret or token), \
                 so it is neither stored nor shown
                 """)
         }
         return scopes
-    }
-
-    /// Whether one of `scopes` holds one of `secrets`, as sent or
-    /// percent-encoded. Only secrets of eight characters or more count
-    /// (codes, verifiers and tokens are far longer): a short test secret
-    /// such as `test` must not make `test:read` look like an echo.
-    /// A scope shorter than a secret cannot hold it, which settles the
-    /// usual case (short scopes, long secrets) without a search.
-    static func repeatsSecret(_ secrets: [String], in scopes: [String]) -> Bool {
-        let longest = scopes.reduce(0) { max($0, $1.utf8.count) }
-        for secret in secrets where secret.utf8.count >= 8 && secret.utf8.count <= longest {
-            if scopes.contains(where: { $0.contains(secret) }) { return true }
-            let encoded = PercentEncoding.encode(secret)
-            if encoded != secret, scopes.contains(where: { $0.utf8.count >= encoded.utf8.count && $0.contains(encoded) }) { return true }
-        }
-        return false
     }
 
     private func scopes(_ value: JSONValue, at path: FieldPath) throws -> [String] {

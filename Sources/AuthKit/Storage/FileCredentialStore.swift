@@ -262,7 +262,7 @@ public struct FileCredentialStore: CredentialStore {
         let data = try FileSystem.readToEnd(fd)
         // An empty file (`touch`, or only white space) holds nothing to keep:
         // no credentials, as for no file; one with anything else must parse.
-        if data.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [] }
+        if data.allSatisfy(JSONParser.isWhitespace) { return [] }
         do {
             let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)
             guard file.version <= CredentialFile.currentVersion else {
