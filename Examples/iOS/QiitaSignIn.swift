@@ -33,7 +33,7 @@ final class QiitaSignIn {
         let (data, response) = try await URLSession.shared.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
         let credential = try JSONDecoder().decode(Credential.self, from: data)
-        try await store.save(credential) // the Keychain, this device only
+        try await store.saveSignIn(credential) // the Keychain, this device only
         return credential
     }
 }

@@ -107,6 +107,33 @@ import AuthKitTestSupport
         }
     }
 
+    /// A new sign-in stored while a refresh of the account's earlier
+    /// credential is in flight: the refresh saves first and the sign-in is
+    /// what stays (with a plain `save`, the refresh's renewal of the earlier
+    /// credential replaced it, and every request went to the earlier account).
+    @Test func aNewSignInSavedDuringARefreshIsWhatStays() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                Thread.sleep(forTimeInterval: 0.5)
+                return .json(#"{"access_token":"renewed-earlier","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
+            }
+            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let store = InMemoryCredentialStore()
+            await store.save(expired)
+            let source = CredentialSource(authenticator: client, store: store, key: expired.key)
+            async let refreshed = source.current(at: fixedNow)
+            let deadline = Date().addingTimeInterval(10)
+            while server.requests(to: "/token").isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+
+            let signIn = Credential(providerID: "rotating", label: "me", accessToken: "new-sign-in", refreshToken: "other-grant",
+                                    expiresAt: fixedNow.addingTimeInterval(3600), scopes: ["read"], obtainedAt: fixedNow)
+            try await store.saveSignIn(signIn, lockTimeout: .seconds(10))
+            #expect(try await refreshed.accessToken == "renewed-earlier")
+            #expect(await store.credential(for: expired.key)?.accessToken == "new-sign-in",
+                    "the refresh of the earlier credential was saved over the new sign-in")
+        }
+    }
+
     @Test func keepsTheOldRefreshTokenWhenNoneIsReturned() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"access_token":"new-access","token_type":"Bearer","expires_in":60}"#) }

@@ -35,6 +35,26 @@ public protocol CredentialStore: Sendable {
 }
 
 extension CredentialStore {
+    /// Stores a new sign-in's credential: ``save(_:)`` under the account's
+    /// refresh lock, which is how an app should store what
+    /// ``Authenticator/authorize(using:options:)`` returned.
+    ///
+    /// A refresh of the account's earlier credential may be under way, in
+    /// this process or another (a timer's `authkit token refresh --due`, a
+    /// ``CredentialSource`` of a background task). It read that credential
+    /// before the sign-in ended and saves its renewal when it is done: with
+    /// a plain `save`, that renewal replaced the new sign-in, and every
+    /// request went to the earlier account. Under the lock, the refresh
+    /// finishes and saves first, and the new sign-in is saved over it.
+    /// - Parameter lockTimeout: the longest wait for such a refresh; longer
+    ///   than ``CredentialSource/lockTimeout``, as a sign-in the user has
+    ///   just completed is worth waiting for.
+    public func saveSignIn(_ credential: Credential, lockTimeout: Duration = .seconds(60)) async throws {
+        try await withRefreshLock(for: credential.key, timeout: lockTimeout) {
+            try await save(credential)
+        }
+    }
+
     public func withRefreshLock<Result: Sendable>(
         for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
     ) async throws -> Result {

@@ -338,17 +338,13 @@ struct Authorize: WorkspaceCommand {
     /// sign-in itself worked and what was lost, not only that a file could
     /// not be written.
     ///
-    /// Saved under the account's refresh lock: a refresh of its earlier
-    /// credential under way in another process (`token refresh --due` from a
-    /// timer, a script's `request`) read that credential before this sign-in
-    /// ended, and saved its renewal over the new one once it was done, so
-    /// every request went to the old account. It finishes first now, and
-    /// the newest sign-in is what stays stored.
+    /// Saved under the account's refresh lock (``CredentialStore/saveSignIn(_:lockTimeout:)``):
+    /// a refresh of its earlier credential under way in another process
+    /// (`token refresh --due` from a timer, a script's `request`) finishes
+    /// first, and the newest sign-in is what stays stored.
     static func keep(_ credential: Credential, in store: some CredentialStore) async throws {
         do {
-            try await store.withRefreshLock(for: credential.key, timeout: .seconds(60)) {
-                try await store.save(credential)
-            }
+            try await store.saveSignIn(credential)
         } catch AuthKitError.store(let path, let reason) {
             throw AuthKitError.store(path: path, reason: reason + " The sign-in itself succeeded, but its credential was not kept: sign in again once the store can be written.")
         }

@@ -18,9 +18,10 @@ let credential = try await client.authorize(
     using: ManualUserAgent(),
     options: AuthorizationOptions(scopes: ["read_qiita"]))
 
-// 4. Keep it: $AUTHKIT_HOME/credentials.json, mode 0600.
+// 4. Keep it: $AUTHKIT_HOME/credentials.json, mode 0600. saveSignIn waits for
+//    a refresh of this account under way elsewhere, so the new sign-in stays.
 let store = FileCredentialStore()
-try await store.save(credential)
+try await store.saveSignIn(credential)
 print("Signed in:", credential) // description masks the token
 
 // 5. Use it through a CredentialSource: a valid credential on every call

@@ -18,7 +18,7 @@ let client = try OAuth1Client(descriptor: twitter, settings: ClientSettings.stan
 // 2. Sign in: request token, the browser for consent, the callback caught on
 //    127.0.0.1, the access token. The same call as for an OAuth 2.0 provider.
 let credential = try await client.authorize(using: LoopbackUserAgent())
-try await FileCredentialStore().save(credential)
+try await FileCredentialStore().saveSignIn(credential)
 print("Signed in as", credential.rawFields["screen_name"]?.scalarText ?? "?")
 
 // 3. A signed POST with a form body (the body's parameters are signed too).
