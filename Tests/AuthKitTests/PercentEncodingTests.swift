@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import AuthKit
 
@@ -30,6 +31,19 @@ import Testing
         #expect(PercentEncoding.decode("%4") == nil)
         #expect(PercentEncoding.decode("%zz") == nil)
         #expect(PercentEncoding.decode("%FF") == nil) // not UTF-8
+    }
+
+    /// A token request's body is written straight into `Data`: byte for
+    /// byte the text ``FormURLEncoding/encode(_:)`` gives, for any pairs.
+    @Test func aBodyIsTheEncodedText() {
+        let cases: [[(String, String)]] = [
+            [], [("", "")], [("grant_type", "refresh_token"), ("refresh_token", "r/1+2=3&4")],
+            [("name", "☃ %41 ~._-"), ("empty", ""), ("b", "two words\n")],
+            [("long", String(repeating: "é&", count: 5_000))],
+        ]
+        for pairs in cases {
+            #expect(FormURLEncoding.encodedBody(pairs) == Data(FormURLEncoding.encode(pairs).utf8), "\(pairs.map(\.0))")
+        }
     }
 
     @Test func formPairsKeepOrderAndDuplicates() throws {

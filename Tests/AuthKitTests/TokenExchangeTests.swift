@@ -525,3 +525,31 @@ import AuthKitTestSupport
         }
     }
 }
+
+@Suite struct TokenAnswerSyntaxTests {
+    /// RFC 6749 Appendix A.13: a token type is a name or a URI, so the
+    /// printable ASCII a URI may hold, and nothing else, for every byte.
+    @Test func aTokenTypeIsWhatAURIMayHold() {
+        let excluded = Set(#""<>\^`{|}"#.utf8)
+        for byte in UInt8.min...UInt8.max {
+            let allowed = (0x21...0x7E).contains(byte) && !excluded.contains(byte)
+            #expect(TokenResponseParser.isTokenType(String(decoding: [UInt8(ascii: "a"), byte], as: UTF8.self)) == allowed, "byte \(byte)")
+        }
+        #expect(TokenResponseParser.isTokenType("Bearer") && TokenResponseParser.isTokenType("urn:ietf:params:oauth:token-type:jwt"))
+        #expect(!TokenResponseParser.isTokenType("") && !TokenResponseParser.isTokenType(String(repeating: "a", count: 257)))
+    }
+
+    /// Granted scopes split on spaces and commas (RFC 6749 §3.3; GitHub
+    /// answers with commas) and the descriptor's one-byte separator, empty
+    /// pieces dropped, multi-byte scopes kept whole.
+    @Test(arguments: [
+        (" ", "read write", ["read", "write"]), (" ", "repo,gist", ["repo", "gist"]), (" ", " a  ,, b ", ["a", "b"]),
+        (" ", "", []), (" ", "ü ☃,東京", ["ü", "☃", "東京"]), ("+", "a+b c", ["a", "b", "c"]), (";", ";;", []),
+    ])
+    func scopesSplitOnEverySeparator(separator: String, scope: String, expected: [String]) throws {
+        let body = #"{"access_token":"at","token_type":"Bearer","scope":"\#(scope)"}"#
+        let response = IncomingResponse(status: 200, headers: HTTPFields([HTTPField(name: .contentType, value: "application/json")]),
+                                        body: Data(body.utf8), secrets: [])
+        #expect(try TokenResponseParser(scopeSeparator: separator).parse(response).scopes == expected)
+    }
+}

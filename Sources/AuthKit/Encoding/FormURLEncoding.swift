@@ -25,25 +25,45 @@ package enum FormURLEncoding {
 
     /// Serialises pairs with ``PercentEncoding/encode(_:)`` on both sides of `=`.
     package static func encode(_ pairs: [(String, String)]) -> String {
-        // One buffer sized for the worst case (every byte becomes %XX), filled
-        // by the encoder directly: no string per name, value and pair.
+        let capacity = worstCaseSize(pairs)
+        guard capacity > 0 else { return "" }
+        return String(unsafeUninitializedCapacity: capacity) { write(pairs, into: $0.baseAddress!) }
+    }
+
+    /// ``encode(_:)`` as a request body: the bytes written straight into
+    /// the `Data` sent, with no `String` between (which would check the
+    /// ASCII it was given is UTF-8, and be copied into `Data` again).
+    package static func encodedBody(_ pairs: [(String, String)]) -> Data {
+        let capacity = worstCaseSize(pairs)
+        guard capacity > 0 else { return Data() }
+        // A scratch buffer (on the stack when small), then one copy of what
+        // was written: resizing a `Data` after writing into it costs more.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
+            Data(bytes: scratch.baseAddress!, count: write(pairs, into: scratch.baseAddress!))
+        }
+    }
+
+    /// One buffer sized for the worst case (every byte becomes %XX), filled
+    /// by the encoder directly: no string per name, value and pair.
+    private static func worstCaseSize(_ pairs: [(String, String)]) -> Int {
         var capacity = 0
         for (name, value) in pairs { capacity += 3 * (name.utf8.count + value.utf8.count) + 2 }
-        guard capacity > 0 else { return "" }
-        return String(unsafeUninitializedCapacity: capacity) { output in
-            var written = 0
-            for (index, (name, value)) in pairs.enumerated() {
-                if index > 0 {
-                    output[written] = UInt8(ascii: "&")
-                    written += 1
-                }
-                written += append(name, to: output.baseAddress! + written)
-                output[written] = UInt8(ascii: "=")
+        return capacity
+    }
+
+    private static func write(_ pairs: [(String, String)], into output: UnsafeMutablePointer<UInt8>) -> Int {
+        var written = 0
+        for (index, (name, value)) in pairs.enumerated() {
+            if index > 0 {
+                output[written] = UInt8(ascii: "&")
                 written += 1
-                written += append(value, to: output.baseAddress! + written)
             }
-            return written
+            written += append(name, to: output + written)
+            output[written] = UInt8(ascii: "=")
+            written += 1
+            written += append(value, to: output + written)
         }
+        return written
     }
 
     private static func append(_ text: String, to output: UnsafeMutablePointer<UInt8>) -> Int {

@@ -56,7 +56,8 @@ package struct FlowTransport: Sendable {
                 if let authorize { outgoing = try authorize(current) }
             }
             // One the caller set (curl's -A, -H 'User-Agent: …') is kept.
-            if outgoing.head.headerFields[.userAgent] == nil { outgoing.head.headerFields[.userAgent] = AuthKitVersion.userAgent }
+            // Appended, as none is there: assigning would search the fields again.
+            if outgoing.head.headerFields[.userAgent] == nil { outgoing.head.headerFields.append(.authKitUserAgent) }
             logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)")
             let (head, body) = try await http.send(outgoing.head, body: outgoing.body)
             let status = head.status.code
@@ -190,8 +191,12 @@ package struct OpenedResponse: Sendable {
 
     /// The whole body, refused past the cap.
     package func collect() async throws -> Data {
-        var data = Data()
-        try await forEachChunk { data.append($0) }
-        return data
+        // A body that comes in one chunk (a token answer, nearly always) is
+        // that chunk, not a copy of it.
+        var data: Data?
+        try await forEachChunk { chunk in
+            if data == nil { data = chunk } else { data!.append(chunk) }
+        }
+        return data ?? Data()
     }
 }

@@ -290,8 +290,8 @@ final class TokenEndpointCalls: Sendable {
         case .form:
             // Appended: the head comes without fields (RequestTarget), so
             // there is nothing to replace, and a subscript would search first.
-            request.head.headerFields.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
-            request.body = Data(FormURLEncoding.encode(parameters).utf8)
+            request.head.headerFields.append(.formContentType)
+            request.body = FormURLEncoding.encodedBody(parameters)
         case .json:
             request.head.headerFields.append(HTTPField(name: .contentType, value: "application/json"))
             var object = [String: String]()
@@ -304,7 +304,10 @@ final class TokenEndpointCalls: Sendable {
         // What an error quoting the provider must mask (SecretMask).
         request.secrets = [clientSecret, authorization, credential?.accessToken, credential?.refreshToken]
             .compactMap { $0 }
-        request.head.headerFields.append(HTTPField(name: .accept, value: "application/json"))
+        request.head.headerFields.append(.acceptJSON)
+        // Here, where the fields are this request's alone, rather than by
+        // FlowTransport, which would copy them to add it.
+        request.head.headerFields.append(.authKitUserAgent)
         // Built only when a header needs it: most descriptors have none.
         let variables = headers.isEmpty ? nil : variables()
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {

@@ -114,11 +114,11 @@ package struct TokenResponseParser: Sendable {
                 """)
         }
         let refreshToken = try string(mapping.refreshToken, in: object)
-        if let refreshToken, let (refreshPath, _) = mapping.refreshToken.firstValue(in: object) {
+        if let (refreshPath, refreshToken) = refreshToken {
             try checkHeaderSafe(refreshToken, at: refreshPath, rule: "A.17")
         }
 
-        let tokenType = try string(mapping.tokenType, in: object)
+        let tokenType = try string(mapping.tokenType, in: object)?.text
         if tokenType == nil, mapping.requireTokenType {
             throw AuthKitError.invalidResponse(
                 step: step,
@@ -150,7 +150,7 @@ package struct TokenResponseParser: Sendable {
             accessToken: accessToken,
             tokenType: tokenType,
             expiresIn: try side { try seconds(mapping.expiresIn, in: object) },
-            refreshToken: refreshToken,
+            refreshToken: refreshToken?.text,
             refreshTokenExpiresIn: try side { try seconds(mapping.refreshTokenExpiresIn, in: object) },
             scopes: try side { try scopes(in: object, secrets: response.secrets) },
             dropped: dropped,
@@ -161,7 +161,11 @@ package struct TokenResponseParser: Sendable {
     /// only the characters of a URI (RFC 3986 §2), and not too long to show.
     static func isTokenType(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= 256 && text.utf8.allSatisfy { byte in
-            (0x21...0x7E).contains(byte) && !#""<>\^`{|}"#.utf8.contains(byte)
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\\"), UInt8(ascii: "^"),
+                 UInt8(ascii: "`"), UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"): false
+            default: (0x21...0x7E).contains(byte)
+            }
         }
     }
 
@@ -182,7 +186,9 @@ package struct TokenResponseParser: Sendable {
     private func decodeBody(_ response: IncomingResponse) throws -> [String: JSONValue] {
         let body = response.body
         let mediaType = response.mediaType ?? ""
-        let firstByte = body.first { !JSONParser.isWhitespace($0) }
+        // Looked for only when the type does not settle it (reading `Data`
+        // byte by byte is slow on Linux, and most answers say they are JSON).
+        func firstByte() -> UInt8? { body.first { !JSONParser.isWhitespace($0) } }
         // Form-encoded answers (GitHub without `Accept: application/json`); some
         // servers label them text/plain, so accept that when it looks like a form.
         let looksLikeForm = mediaType == "text/plain" && body.contains(UInt8(ascii: "="))
@@ -195,7 +201,7 @@ package struct TokenResponseParser: Sendable {
             for (name, value) in pairs where object[name] == nil { object[name] = .string(value) }
             return object
         }
-        if mediaType.hasSuffix("json") || firstByte == UInt8(ascii: "{") || firstByte == UInt8(ascii: "[") {
+        if mediaType.hasSuffix("json") || [UInt8(ascii: "{"), UInt8(ascii: "[")].contains(firstByte()) {
             let value: JSONValue
             do {
                 value = try JSONValue(parsing: body)
@@ -215,7 +221,7 @@ package struct TokenResponseParser: Sendable {
             // No body at all: a success status here still lacks a token.
             return [:]
         }
-        let looksLikeHTML = mediaType.contains("html") || (mediaType.isEmpty && firstByte == UInt8(ascii: "<"))
+        let looksLikeHTML = mediaType.contains("html") || (mediaType.isEmpty && firstByte() == UInt8(ascii: "<"))
         let what = looksLikeHTML ? "an HTML page" : "a \(mediaType.isEmpty ? "body of unknown type" : "'\(mediaType)' body")"
         throw AuthKitError.invalidResponse(step: step, reason: "the endpoint answered HTTP \(response.status) with \(what), not JSON or form data")
     }
@@ -232,12 +238,13 @@ package struct TokenResponseParser: Sendable {
             uri: mapping.errorURI.firstScalar(in: object))
     }
 
-    private func string(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> String? {
+    /// A non-empty string, with the path it was found at (for messages).
+    private func string(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> (path: FieldPath, text: String)? {
         guard let (path, value) = paths.firstValue(in: object) else { return nil }
         guard case .string(let text) = value else {
             throw AuthKitError.invalidResponse(step: step, reason: "'\(path)' must be a string, got \(value.typeName)")
         }
-        return text.isEmpty ? nil : text
+        return text.isEmpty ? nil : (path, text)
     }
 
     /// `seconds` when it can be a lifetime: finite, not negative, and below
@@ -303,8 +310,18 @@ package struct TokenResponseParser: Sendable {
             let separator = Array(scopeSeparator.utf8)
             if separator.count <= 1 {
                 let extra = separator.first ?? UInt8(ascii: " ")
-                return text.utf8.split(whereSeparator: { $0 == 0x20 || $0 == UInt8(ascii: ",") || $0 == extra })
-                    .map { String(Substring($0)) }
+                var text = text
+                return text.withUTF8 { bytes in
+                    // One pass over contiguous bytes; a scope is a short
+                    // (small, unallocated) string made from its slice.
+                    var scopes = [String](), start = 0
+                    for index in 0...bytes.count where index == bytes.count || bytes[index] == 0x20
+                        || bytes[index] == UInt8(ascii: ",") || bytes[index] == extra {
+                        if index > start { scopes.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)) }
+                        start = index + 1
+                    }
+                    return scopes
+                }
             }
             let separators = Set(scopeSeparator + " ,")
             return text.split(whereSeparator: { separators.contains($0) }).map(String.init)
