@@ -141,8 +141,11 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// request and refresh, and `lowercased()` built a new string each time.
     /// (`| 0x20` folds only `B`/`b`, `E`/`e`, … onto the letters of "bearer":
     /// no other byte maps onto a lowercase letter.)
+    /// The two spellings nearly every provider uses are one comparison of
+    /// small strings each, before any byte is looked at.
     package var isBearer: Bool {
-        tokenType.utf8.count == 6 && zip(tokenType.utf8, "bearer".utf8).allSatisfy { $0 | 0x20 == $1 }
+        tokenType == "Bearer" || tokenType == "bearer"
+            || tokenType.utf8.count == 6 && zip(tokenType.utf8, "bearer".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 
     /// Shows at most the last four characters of a secret, and only when it is
