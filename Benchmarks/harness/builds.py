@@ -58,6 +58,19 @@ def _swift_build(root, product):
         return False
 
 
+def links_swift_runtime(binary):
+    """Whether `binary` loads libswiftCore.so at run time: the mark of a
+    build without --static-swift-stdlib (an incremental `swift build -c
+    release` leaves one in .build/release, where --no-swift-build looks).
+    Read from the ELF dynamic section's needed libraries, as `ldd` would
+    list them, without running anything."""
+    try:
+        shown = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True)
+    except OSError:
+        return False  # no binutils: nothing to say
+    return shown.returncode == 0 and "libswiftCore.so" in shown.stdout
+
+
 def build_swift(root, names, build=True, bin_dir=None):
     """Builds the Swift products (unless build is False: then whatever
     .build/release holds is used) and returns a SwiftSide for the rows in
@@ -76,6 +89,13 @@ def build_swift(root, names, build=True, bin_dir=None):
         if shown.returncode == 0 and shown.stdout.strip():
             bin_dir = shown.stdout.strip()
     swift = SwiftSide(bin_dir)
+    if not build:
+        for binary in (swift.benchmark, swift.authkit, swift.floor, swift.floor_foundation):
+            if binary and links_swift_runtime(binary):
+                print("note: %s links the Swift runtime dynamically (built without --static-swift-stdlib), so its rows "
+                      "do not measure the build README describes: the library rows read about a tenth slower, the "
+                      "sign-in and floors slower still. Rebuild with `%s --product %s`, or drop --no-swift-build."
+                      % (binary, " ".join(SWIFT_BUILD), os.path.basename(binary)), file=sys.stderr)
     missing = swift.missing_required(names)
     if missing:
         raise ProgramFailed("the AuthKit side is not built: no %s in %s. Build it with `swift build -c release --static-swift-stdlib --disable-local-rpath "
