@@ -84,25 +84,19 @@ import AuthKitTestSupport
     /// after the removal (before, the refresh's save brought it back).
     @Test func signingOutDuringARefreshRevokesTheRenewedCredentialAndKeepsItGone() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in
-                Thread.sleep(forTimeInterval: 0.5)
-                return .json(#"{"access_token":"new-access","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
-            }
             server.route("POST", "/revoke") { _ in StubResponse(status: 200) }
             let client = try OAuth2Client(descriptor: descriptor(server, revocation: .init(url: "\(server.baseURL)/revoke")),
                                           settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
             let store = InMemoryCredentialStore()
-            await store.save(expired)
-            let source = CredentialSource(authenticator: client, store: store, key: expired.key)
-            async let refreshed = source.current(at: fixedNow)
-            let deadline = Date().addingTimeInterval(10)
-            while server.requests(to: "/token").isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
-
-            let revoked = try await source.revoke()
-            #expect(try await refreshed.accessToken == "new-access")
-            #expect(revoked.accessToken == "new-access", "the spent credential was revoked, not the one the refresh saved")
+            var revoked: Credential?
+            let refreshed = try await slowRefresh(on: server, answering: "new-access", by: client, in: store) { source in
+                revoked = try await source.revoke()
+            }
+            #expect(refreshed.accessToken == "new-access")
+            #expect(revoked?.accessToken == "new-access", "the spent credential was revoked, not the one the refresh saved")
             #expect(try formObject(try #require(server.requests(to: "/revoke").first).bodyText)["token"] == "new-access")
             #expect(await store.credential(for: expired.key) == nil, "the refresh saved the credential back after the sign-out")
+            let source = CredentialSource(authenticator: client, store: store, key: expired.key)
             await #expect(throws: AuthKitError.signInRequired(expired.key, reason: .noCredential)) { try await source.revoke() }
         }
     }
@@ -113,25 +107,36 @@ import AuthKitTestSupport
     /// credential replaced it, and every request went to the earlier account).
     @Test func aNewSignInSavedDuringARefreshIsWhatStays() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in
-                Thread.sleep(forTimeInterval: 0.5)
-                return .json(#"{"access_token":"renewed-earlier","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
-            }
             let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
             let store = InMemoryCredentialStore()
-            await store.save(expired)
-            let source = CredentialSource(authenticator: client, store: store, key: expired.key)
-            async let refreshed = source.current(at: fixedNow)
-            let deadline = Date().addingTimeInterval(10)
-            while server.requests(to: "/token").isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
-
             let signIn = Credential(providerID: "rotating", label: "me", accessToken: "new-sign-in", refreshToken: "other-grant",
                                     expiresAt: fixedNow.addingTimeInterval(3600), scopes: ["read"], obtainedAt: fixedNow)
-            try await store.saveSignIn(signIn, lockTimeout: .seconds(10))
-            #expect(try await refreshed.accessToken == "renewed-earlier")
+            let refreshed = try await slowRefresh(on: server, answering: "renewed-earlier", by: client, in: store) { _ in
+                try await store.saveSignIn(signIn, lockTimeout: .seconds(10))
+            }
+            #expect(refreshed.accessToken == "renewed-earlier")
             #expect(await store.credential(for: expired.key)?.accessToken == "new-sign-in",
                     "the refresh of the earlier credential was saved over the new sign-in")
         }
+    }
+
+    /// Stores `expired`, starts refreshing it through a ``CredentialSource``
+    /// (the token endpoint answers `accessToken` after half a second), runs
+    /// `meanwhile` once the refresh request has reached the server, and
+    /// returns what the refresh returned.
+    func slowRefresh(on server: TestHTTPServer, answering accessToken: String, by client: OAuth2Client, in store: InMemoryCredentialStore,
+                     meanwhile: (CredentialSource) async throws -> Void) async throws -> Credential {
+        server.route("POST", "/token") { _ in
+            Thread.sleep(forTimeInterval: 0.5)
+            return .json(#"{"access_token":"\#(accessToken)","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
+        }
+        await store.save(expired)
+        let source = CredentialSource(authenticator: client, store: store, key: expired.key)
+        async let refreshed = source.current(at: fixedNow)
+        let deadline = Date().addingTimeInterval(10)
+        while server.requests(to: "/token").isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await meanwhile(source)
+        return try await refreshed
     }
 
     @Test func keepsTheOldRefreshTokenWhenNoneIsReturned() async throws {
