@@ -99,7 +99,7 @@ import AuthKit
             }
             let expired = try await request("/api/expired")
             #expect(expired.status == 3 && expired.stderr.contains(
-                "answered HTTP 401: invalid_token (The access token expired). The token was not accepted (expired early, revoked, or for another audience), and a refresh could not renew it: sign in again: authkit authorize --provider local --label work."),
+                "answered HTTP 401: invalid_token (The access token expired). The token was not accepted (expired early, revoked, or for another audience), and it cannot be refreshed (the provider gave no refresh token): sign in again: authkit authorize --provider local --label work."),
                     "\(expired.stderr)")
             // With a refresh token, the 401 is answered by a refresh (saved) and the request sent again (RFC 6750 §3.1).
             server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed-token","token_type":"Bearer","expires_in":3600}"#) }
@@ -127,6 +127,14 @@ import AuthKit
             #expect(refused.status == 3 && refused.stderr.contains("the refresh that followed failed")
                     && refused.stderr.contains("invalid_grant: the grant was revoked") && refused.stderr.contains("a refresh could not renew it"),
                     "\(refused.stderr)")
+            // A refresh that works, and an API that refuses the renewed token
+            // too: no "could not renew" (it did), and no refresh loop.
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"also-refused","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-two"}"#) }
+            let stillRefused = try await request("/api/revoked")
+            #expect(stillRefused.status == 3 && stillRefused.stderr.contains(
+                "and the token a refresh renewed it with just now was refused as well (the account may have lost access to this API): sign in again: authkit authorize --provider local --label work.")
+                && !stillRefused.stderr.contains("could not renew"), "\(stillRefused.stderr)")
+            #expect(server.requests(to: "/token").count == 2, "one refresh per 401 invalid_token")
             server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed-token","token_type":"Bearer","expires_in":3600}"#) }
             let renewed = try await request("/api/revoked")
             #expect(renewed.status == 0 && renewed.stdout.contains(#"{"ok":true}"#), "\(renewed.stderr)")

@@ -278,25 +278,42 @@ struct Request: WorkspaceCommand {
             // A credential that could be refreshed but for a client setting
             // missing here: the setting is what to give, not a new sign-in
             // (which needs it too, and throws away a refresh token that works).
-            var refreshBlockedBy: String?
-            if let clientless = source.authenticator as? ClientlessAuthenticator,
-               let stored = try? await workspace.store.credential(for: account.key),
-               stored.refreshToken != nil || clientless.descriptor.refresh != nil {
-                refreshBlockedBy = ErrorReport.message(for: clientless.missing, environment: workspace.environment)
+            let stored = try? await workspace.store.credential(for: account.key)
+            let refreshable = stored.map { $0.kind == .oauth2 && ($0.refreshToken != nil || source.authenticator.descriptor.refresh != nil) } ?? false
+            let refresh: RefreshOutcome
+            if let clientless = source.authenticator as? ClientlessAuthenticator, refreshable {
+                refresh = .blocked(ErrorReport.message(for: clientless.missing, environment: workspace.environment))
+            } else if (source.store as? ShieldedCredentialStore)?.saved(account.key) == true {
+                refresh = .renewedAndRefused
+            } else {
+                refresh = refreshable ? .failed : .impossible
             }
             let advice = BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate])
-                .map { Self.advice($0, account: account.key, refreshBlockedBy: refreshBlockedBy) } ?? "."
+                .map { Self.advice($0, account: account.key, refresh: refresh) } ?? "."
             throw CLIError("\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint)\(advice)", status: .providerError)
         }
+    }
+
+    /// What became of the refresh an `invalid_token` asks for.
+    enum RefreshOutcome {
+        /// None could be tried for want of this setting (a client id).
+        case blocked(String)
+        /// One renewed the credential during this command, and the API
+        /// refused the renewed token too: another refresh would not help.
+        case renewedAndRefused
+        /// The credential has no refresh token and the descriptor no refresh call.
+        case impossible
+        /// One was tried and failed (its error is logged beside the 401).
+        case failed
     }
 
     /// What the resource server's Bearer challenge says (RFC 6750 §3.1), and
     /// what to type about it: an `invalid_token` is renewed by a refresh or a
     /// new sign-in; `insufficient_scope` needs a sign-in with the scope named.
     /// Returns the rest of the sentence after "answered HTTP 401".
-    /// - Parameter refreshBlockedBy: what kept a refresh from being tried (a
-    ///   client id not configured here), said instead of "sign in again".
-    static func advice(_ challenge: BearerChallenge, account: CredentialKey, refreshBlockedBy: String? = nil) -> String {
+    /// - Parameter refresh: what became of the refresh that `CredentialSource`
+    ///   tries for an `invalid_token`, seen from the store afterwards.
+    static func advice(_ challenge: BearerChallenge, account: CredentialKey, refresh: RefreshOutcome = .failed) -> String {
         guard let error = challenge.error, !error.isEmpty else { return "." }
         var text = ": \(DisplayText.sanitized(error, limit: 60))"
         if let description = challenge.errorDescription, !description.isEmpty { text += " (\(DisplayText.sanitized(description, limit: 200)))" }
@@ -304,10 +321,16 @@ struct Request: WorkspaceCommand {
         case "invalid_token":
             // CredentialSource has already refreshed and retried where the credential allows it.
             text += ". The token was not accepted (expired early, revoked, or for another audience), and "
-            if let refreshBlockedBy {
-                text += "no refresh could be tried: \(refreshBlockedBy) With it, authkit renews the credential and sends the request again."
-            } else {
-                text += "a refresh could not renew it: sign in again: authkit authorize \(ShellWord.account(account))."
+            let signIn = "sign in again: authkit authorize \(ShellWord.account(account))."
+            switch refresh {
+            case .blocked(let missing):
+                text += "no refresh could be tried: \(missing) With it, authkit renews the credential and sends the request again."
+            case .renewedAndRefused:
+                text += "the token a refresh renewed it with just now was refused as well (the account may have lost access to this API): " + signIn
+            case .impossible:
+                text += "it cannot be refreshed (the provider gave no refresh token): " + signIn
+            case .failed:
+                text += "a refresh could not renew it: " + signIn
             }
         case "insufficient_scope":
             // The server's words go into a command to paste: scope tokens
