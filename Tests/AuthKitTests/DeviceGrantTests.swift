@@ -276,10 +276,14 @@ import Testing
         try await withServer { server in
             serve(server, expiresIn: 12, polls: [])
             let clock = FakeClock()
-            await #expect(throws: DevicePoller.expired) {
+            let error = await #expect(throws: DevicePoller.expired) {
                 _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
             }
             #expect(server.requests(to: "/token").count == 2)
+            // Said as what it is: no provider answered expired_token.
+            let text = String(describing: try #require(error))
+            #expect(text.hasPrefix("The device authorization ended: expired_token") && text.contains("on this computer's clock")
+                    && !text.contains("at the provider"), "\(text)")
         }
     }
 

@@ -145,6 +145,9 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             }
             return "The provider refused the authorization request: \(response.summary)"
         case .providerError(let step, let response):
+            // No status: no provider answered; AuthKit ended the step the
+            // way the provider would have (a device code's lifetime, timed here).
+            guard response.status != nil else { return "The \(step.rawValue) ended: \(response.summary)" }
             return "The \(step.rawValue) failed at the provider: \(response.summary)"
         case .invalidResponse(let step, let reason):
             return "The \(step.rawValue) returned an unusable response: \(reason)"

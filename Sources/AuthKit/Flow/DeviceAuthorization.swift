@@ -229,7 +229,11 @@ struct DevicePoller: Sendable {
         try await Task { try await poll() }.value
     }
 
-    /// The codes expired before the user approved (RFC 8628 §3.5 `expired_token`, or our own clock).
+    /// The codes' lifetime ran out by this computer's clock before the user
+    /// approved: `expired_token` as the provider would say it (RFC 8628
+    /// §3.5), so a caller handles both alike, but with no HTTP status, as no
+    /// provider answered it; the message says whose clock it was.
     static let expired = AuthKitError.providerError(step: .deviceAuthorization, ProviderErrorResponse(
-        code: "expired_token", description: "the code expired before it was approved; start again"))
+        code: "expired_token",
+        description: "the code's lifetime (the provider's expires_in) ran out on this computer's clock before it was approved; start again"))
 }
