@@ -132,7 +132,7 @@ import AuthKit
             server.route("POST", "/token") { _ in .json(#"{"access_token":"also-refused","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-two"}"#) }
             let stillRefused = try await request("/api/revoked")
             #expect(stillRefused.status == 3 && stillRefused.stderr.contains(
-                "and the token a refresh renewed it with just now was refused as well (the account may have lost access to this API): sign in again: authkit authorize --provider local --label work.")
+                "and a refresh renewed it just now, but the API refused the new token as well (the account may have lost access to this API): sign in again: authkit authorize --provider local --label work.")
                 && !stillRefused.stderr.contains("could not renew"), "\(stillRefused.stderr)")
             #expect(server.requests(to: "/token").count == 2, "one refresh per 401 invalid_token")
             server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed-token","token_type":"Bearer","expires_in":3600}"#) }

@@ -275,9 +275,11 @@ struct Request: WorkspaceCommand {
         let status = head.status.code
         guard (200...299).contains(status) else {
             let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
-            // A credential that could be refreshed but for a client setting
-            // missing here: the setting is what to give, not a new sign-in
-            // (which needs it too, and throws away a refresh token that works).
+            // Why the refresh CredentialSource tries for an invalid_token did
+            // not help. A credential that could be refreshed but for a client
+            // setting missing here: the setting is what to give, not a new
+            // sign-in (which needs it too, and throws away a refresh token
+            // that works).
             let stored = try? await workspace.store.credential(for: account.key)
             let refreshable = stored.map { $0.kind == .oauth2 && ($0.refreshToken != nil || source.authenticator.descriptor.refresh != nil) } ?? false
             let refresh: RefreshOutcome
@@ -326,7 +328,7 @@ struct Request: WorkspaceCommand {
             case .blocked(let missing):
                 text += "no refresh could be tried: \(missing) With it, authkit renews the credential and sends the request again."
             case .renewedAndRefused:
-                text += "the token a refresh renewed it with just now was refused as well (the account may have lost access to this API): " + signIn
+                text += "a refresh renewed it just now, but the API refused the new token as well (the account may have lost access to this API): " + signIn
             case .impossible:
                 text += "it cannot be refreshed (the provider gave no refresh token): " + signIn
             case .failed:
