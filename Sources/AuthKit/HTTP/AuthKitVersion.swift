@@ -1,5 +1,3 @@
-import HTTPTypes
-
 /// The version `authkit --version` prints, and the one every request names
 /// in its `User-Agent` (``FlowTransport``).
 package enum AuthKitVersion {
@@ -10,14 +8,4 @@ package enum AuthKitVersion {
     /// docs.github.com, getting started with the REST API); libcurl sends
     /// none of its own. RFC 9110 §10.1.5: a product token and its version.
     package static let userAgent = "AuthKit/\(current)"
-}
-
-extension HTTPField {
-    /// `User-Agent: AuthKit/0.3.0`, made once: a field checks its value
-    /// when made, and every request carries this one.
-    static let authKitUserAgent = HTTPField(name: .userAgent, value: AuthKitVersion.userAgent)
-    /// `Accept: application/json`, which every token-endpoint request sends.
-    static let acceptJSON = HTTPField(name: .accept, value: "application/json")
-    /// `Content-Type: application/x-www-form-urlencoded`, a token request's body.
-    static let formContentType = HTTPField(name: .contentType, value: "application/x-www-form-urlencoded")
 }

@@ -106,7 +106,7 @@ struct Request: WorkspaceCommand {
                 guard let text = ValidUTF8.string(try Self.contents(of: path, flag: flag)) else {
                     throw CLIError("\(flag)@\(DisplayText.sanitized(path, limit: 200)): the file is not UTF-8 text, which a form field carries. Send bytes with --data-binary and a Content-Type.")
                 }
-                parts.append(Data(FormURLEncoding.encode([(name, text)]).utf8))
+                parts.append(FormURLEncoding.encodedBody([(name, text)]))
                 continue
             }
             let pieces = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
@@ -114,7 +114,7 @@ struct Request: WorkspaceCommand {
                 let missing = field.hasPrefix("@") ? "no name before its '@'" : pieces.count == 2 ? "no name before its '='" : "no '=' or '@'"
                 throw CLIError("--data-urlencode takes name=value or name@FILE; one has \(missing) (its value is not repeated here).")
             }
-            parts.append(Data(FormURLEncoding.encode([(pieces[0], pieces[1])]).utf8))
+            parts.append(FormURLEncoding.encodedBody([(pieces[0], pieces[1])]))
         }
         guard var body = parts.first else { return nil }
         for part in parts.dropFirst() { body.append(UInt8(ascii: "&")); body.append(part) }

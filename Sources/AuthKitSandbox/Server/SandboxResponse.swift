@@ -21,7 +21,7 @@ package struct SandboxResponse: Sendable {
 
     static func form(_ pairs: [(String, String)], status: Int = 200, step: String, summary: String) -> SandboxResponse {
         SandboxResponse(status: status, headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Cache-Control", "no-store")],
-                        body: Data(FormURLEncoding.encode(pairs).utf8), summary: summary, step: step)
+                        body: FormURLEncoding.encodedBody(pairs), summary: summary, step: step)
     }
 
     static func html(_ page: String, status: Int = 200, step: String, summary: String) -> SandboxResponse {
