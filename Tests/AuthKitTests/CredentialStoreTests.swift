@@ -257,7 +257,7 @@ import Testing
         await #expect {
             _ = try await store.allCredentials()
         } throws: { error in
-            "\(error)".contains("credentials.json.lock: has been held by another process for more than 0 s") && "\(error)".contains("fuser")
+            "\(error)".contains("credentials.json.lock: has been held by another process for more than 300 ms") && "\(error)".contains("fuser")
         }
         #expect(Date().timeIntervalSince(started) < 5)
         flock(holder, LOCK_UN)

@@ -393,7 +393,7 @@ public struct FileCredentialStore: CredentialStore {
             }
             guard ContinuousClock.now < deadline else {
                 throw AuthKitError.store(path: lockPath, reason: """
-                    has been held by another process for more than \(lockTimeout.components.seconds) s, though a read or a save \
+                    has been held by another process for more than \(lockTimeout.spoken), though a read or a save \
                     holds it for milliseconds: a process stopped while holding it (`fuser \(lockPath)` shows which). End it, then try again.
                     """)
             }

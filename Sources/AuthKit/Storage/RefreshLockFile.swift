@@ -45,7 +45,7 @@ package struct RefreshLockFile: Sendable {
                     throw AuthKitError.store(path: path, reason: "cannot be locked (\(String(cString: strerror(errno)))).")
                 }
                 guard ContinuousClock.now < deadline else {
-                    throw AuthKitError.store(path: path, reason: "another process has been refreshing \(key) for more than \(timeout.components.seconds) s; try again.")
+                    throw AuthKitError.store(path: path, reason: "another process has been refreshing \(key) for more than \(timeout.spoken); try again.")
                 }
                 try await Task.sleep(for: .milliseconds(25))
             }
