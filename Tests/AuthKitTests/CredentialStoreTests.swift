@@ -328,6 +328,64 @@ import Testing
         #expect(try Data(contentsOf: file) == future)
     }
 
+    /// A later AuthKit may add optional members (the format stays version
+    /// 1, which an older version may read). An older `authkit` saving
+    /// another account, or removing one, must write them back: before, it
+    /// decoded what it knew and dropped the rest, top level and per
+    /// credential. The credential it replaces is replaced whole.
+    @Test func membersThisVersionDoesNotKnowAreKept() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chmod(home.path, 0o700)
+        let file = home.appendingPathComponent("credentials.json")
+        let store = FileCredentialStore(file: file)
+        try await store.save(credential("qiita"))
+        try await store.save(credential("gitlab"))
+        func object(_ data: Data) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        }
+        var document = try object(Data(contentsOf: file))
+        document["syncedFrom"] = ["host": "laptop", "at": 1_700_000_000_123]
+        var entries = try #require(document["credentials"] as? [[String: Any]])
+        for index in entries.indices {
+            entries[index]["boundKey"] = "key-of-\(entries[index]["providerID"]!)"
+            entries[index]["flags"] = [true, NSNull(), 2.5]
+        }
+        document["credentials"] = entries
+        try JSONSerialization.data(withJSONObject: document).write(to: file)
+
+        try await store.save(credential("github"))
+        _ = try await store.remove(CredentialKey(providerID: "github"))
+        try await store.save(credential("qiita", token: "renewed"))
+
+        let kept = try object(Data(contentsOf: file))
+        let synced = try #require(kept["syncedFrom"] as? [String: Any])
+        #expect(synced["host"] as? String == "laptop")
+        #expect((synced["at"] as? NSNumber)?.int64Value == 1_700_000_000_123)
+        let stored = try #require(kept["credentials"] as? [[String: Any]])
+        #expect(stored.map { $0["providerID"] as? String } == ["gitlab", "qiita"])
+        let gitlab = stored[0], qiita = stored[1]
+        #expect(gitlab["boundKey"] as? String == "key-of-gitlab")
+        #expect((gitlab["flags"] as? [Any])?.count == 3)
+        #expect(qiita["accessToken"] as? String == "renewed")
+        #expect(qiita["boundKey"] == nil)
+        // What this version reads is unchanged by what it keeps.
+        #expect(try await store.credential(for: CredentialKey(providerID: "gitlab")) == credential("gitlab"))
+    }
+
+    /// The names the store reads as a credential's own are exactly those a
+    /// credential is written with: a name missing from the list would be
+    /// written twice, once as "unknown".
+    @Test func aCredentialsOwnMemberNamesAreTheOnesItIsWrittenWith() throws {
+        let full = Credential(
+            providerID: "p", label: "l", kind: .oauth1, accessToken: "a", tokenType: "OAuth", refreshToken: "r",
+            tokenSecret: "s", expiresAt: fixedNow, scopes: ["x"], obtainedAt: fixedNow, rawFields: ["k": .null],
+            endpointOrigins: ["https://example.com"], refreshTokenExpiresAt: fixedNow)
+        let written = try #require(try JSONSerialization.jsonObject(with: JSONEncoder.credentials.encode(full)) as? [String: Any])
+        #expect(Set(written.keys) == Credential.memberNames)
+    }
+
     /// A named pipe or a directory where the file should be: every command
     /// waited on the pipe for a writer that never came. Now each read and
     /// save is refused at once, naming what stands there and the fix, and

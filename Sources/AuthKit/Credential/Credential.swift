@@ -112,6 +112,16 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
             refreshTokenExpiresAt: try date(.refreshTokenExpiresAt))
     }
 
+    /// Spelled out (rather than synthesized) so ``memberNames`` can list them.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case providerID, label, kind, accessToken, tokenType, refreshToken, tokenSecret, expiresAt, scopes
+        case obtainedAt, rawFields, endpointOrigins, refreshTokenExpiresAt
+    }
+
+    /// The member names of a stored credential this version reads and
+    /// writes; the store keeps any other member as it found it.
+    package static let memberNames = Set(CodingKeys.allCases.map(\.stringValue))
+
     /// The key a ``CredentialStore`` files this credential under.
     public var key: CredentialKey { CredentialKey(providerID: providerID, label: label) }
 

@@ -8,18 +8,101 @@ import Foundation
 ///
 /// A list rather than a dictionary so the JSON reads naturally and keys with
 /// `nil` labels need no encoding trick; the version lets a later format migrate.
+///
+/// **Members this version does not know are kept.** A later AuthKit that adds
+/// an optional member (one an older version may ignore, so the version stays
+/// 1) must not lose it because an older `authkit` on the same machine saved
+/// another account: the file's own unknown members, and each credential's,
+/// are written back as they were read. A credential that is replaced (a new
+/// sign-in, a refresh's renewal) is replaced whole, its unknown members with
+/// it: what they said was about the token that is gone. A change that an
+/// older version must not ignore raises ``currentVersion`` instead, and then
+/// an older version refuses the file without writing it.
 struct CredentialFile: Codable, Sendable {
     static let currentVersion = 1
 
     var version: Int
-    var credentials: [Credential]
+    var entries: [Entry]
+    /// Top-level members other than `version` and `credentials`.
+    var otherMembers: [String: JSONValue]
 
-    init(credentials: [Credential]) {
-        self.version = Self.currentVersion
-        self.credentials = credentials.sorted(by: Self.order)
+    /// One stored credential and the members of its object this version does not know.
+    struct Entry: Codable, Sendable {
+        var credential: Credential
+        var otherMembers: [String: JSONValue]
+
+        init(_ credential: Credential, otherMembers: [String: JSONValue] = [:]) {
+            self.credential = credential
+            self.otherMembers = otherMembers
+        }
+
+        init(from decoder: any Decoder) throws {
+            credential = try Credential(from: decoder)
+            otherMembers = try MemberName.others(in: decoder, known: Credential.memberNames)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try credential.encode(to: encoder)
+            try MemberName.encode(otherMembers, to: encoder)
+        }
     }
+
+    init(entries: [Entry], otherMembers: [String: JSONValue] = [:]) {
+        self.version = Self.currentVersion
+        self.entries = entries.sorted { Self.order($0.credential, $1.credential) }
+        self.otherMembers = otherMembers
+    }
+
+    var credentials: [Credential] { entries.map(\.credential) }
 
     static func order(_ a: Credential, _ b: Credential) -> Bool {
         (a.providerID, a.label ?? "") < (b.providerID, b.label ?? "")
+    }
+
+    private static let memberNames: Set<String> = ["version", "credentials"]
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: MemberName.self)
+        version = try container.decode(Int.self, forKey: MemberName("version"))
+        entries = try container.decode([Entry].self, forKey: MemberName("credentials"))
+        otherMembers = try MemberName.others(in: decoder, known: Self.memberNames)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: MemberName.self)
+        try container.encode(version, forKey: MemberName("version"))
+        try container.encode(entries, forKey: MemberName("credentials"))
+        try MemberName.encode(otherMembers, to: encoder)
+    }
+}
+
+/// Any member name of a JSON object, for reading and writing the members
+/// ``CredentialFile`` keeps without knowing them.
+struct MemberName: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+
+    /// The members of the object `decoder` reads that are not in `known`.
+    static func others(in decoder: any Decoder, known: Set<String>) throws -> [String: JSONValue] {
+        let container = try decoder.container(keyedBy: MemberName.self)
+        var others = [String: JSONValue]()
+        for key in container.allKeys where !known.contains(key.stringValue) {
+            others[key.stringValue] = try container.decode(JSONValue.self, forKey: key)
+        }
+        return others
+    }
+
+    /// Writes `members` into the object `encoder` is writing, beside what is
+    /// already there. A known name is never among them (``others(in:known:)``
+    /// leaves those out), so nothing is written twice.
+    static func encode(_ members: [String: JSONValue], to encoder: any Encoder) throws {
+        guard !members.isEmpty else { return }
+        var container = encoder.container(keyedBy: MemberName.self)
+        for (name, value) in members {
+            try container.encode(value, forKey: MemberName(name))
+        }
     }
 }

@@ -26,6 +26,8 @@ import Darwin
 ///   different credentials at once both land.
 /// - **Never destroys what it cannot read**: a corrupt file is reported with its
 ///   path and left untouched; nothing is saved until the user fixes or moves it.
+/// - **Keeps what it does not know**: members a later version added are
+///   written back unchanged (see ``CredentialFile``).
 /// - **Follows no links**: the store and its lock are opened with `O_NOFOLLOW`,
 ///   so a symbolic link someone placed cannot redirect tokens to another file.
 /// - **Reads no file another user could have written**: the rule for provider
@@ -82,20 +84,21 @@ public struct FileCredentialStore: CredentialStore {
 
     public func save(_ credential: Credential) async throws {
         try withLock {
-            var credentials = try read().filter { $0.key != credential.key }
-            credentials.append(credential)
-            try write(credentials)
+            var file = try readFile()
+            file.entries.removeAll { $0.credential.key == credential.key }
+            file.entries.append(CredentialFile.Entry(credential))
+            try write(file)
         }
     }
 
     @discardableResult
     public func remove(_ key: CredentialKey) async throws -> Credential? {
         try withLock {
-            var credentials = try read()
-            guard let index = credentials.firstIndex(where: { $0.key == key }) else { return nil }
-            let removed = credentials.remove(at: index)
-            try write(credentials)
-            return removed
+            var file = try readFile()
+            guard let index = file.entries.firstIndex(where: { $0.credential.key == key }) else { return nil }
+            let removed = file.entries.remove(at: index)
+            try write(file)
+            return removed.credential
         }
     }
 
@@ -233,11 +236,16 @@ public struct FileCredentialStore: CredentialStore {
     // MARK: - File operations (callers hold the lock)
 
     private func read() throws -> [Credential] {
+        try readFile().credentials
+    }
+
+    /// The file as read, with the members this version does not know (see ``CredentialFile``).
+    private func readFile() throws -> CredentialFile {
         // O_NONBLOCK: a named pipe in the file's place must be refused, not
         // waited on by every command (it does not change reading a file).
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
-            if errno == ENOENT { return [] }
+            if errno == ENOENT { return CredentialFile(entries: []) }
             if errno == ELOOP {
                 throw AuthKitError.store(path: path, reason: "is a symbolic link; AuthKit does not follow links for its credentials (one could send them elsewhere). Replace it with the file itself.")
             }
@@ -262,14 +270,14 @@ public struct FileCredentialStore: CredentialStore {
         let data = try FileSystem.readToEnd(fd)
         // An empty file (`touch`, or only white space) holds nothing to keep:
         // no credentials, as for no file; one with anything else must parse.
-        if data.allSatisfy(JSONParser.isWhitespace) { return [] }
+        if data.allSatisfy(JSONParser.isWhitespace) { return CredentialFile(entries: []) }
         do {
             let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)
             guard file.version <= CredentialFile.currentVersion else {
                 throw AuthKitError.store(path: path, reason: "was written by a newer AuthKit (format version \(file.version)); upgrade AuthKit to use it. It was left untouched.")
             }
             warnAboutRepeatedAccounts(in: file.credentials)
-            return file.credentials
+            return file
         } catch let error as AuthKitError {
             throw error
         } catch {
@@ -284,8 +292,9 @@ public struct FileCredentialStore: CredentialStore {
         }
     }
 
-    private func write(_ credentials: [Credential]) throws {
-        let data = try JSONEncoder.credentials.encode(CredentialFile(credentials: credentials))
+    /// Writes `file` as the current version, its credentials in order.
+    private func write(_ file: CredentialFile) throws {
+        let data = try JSONEncoder.credentials.encode(CredentialFile(entries: file.entries, otherMembers: file.otherMembers))
         removeAbandonedTemporaryFiles()
         let temporary = directory.appendingPathComponent(".\(fileName).\(getpid()).\(SecureRandom.token().prefix(8)).tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
