@@ -185,6 +185,67 @@ import Testing
         }
     }
 
+    /// The file is read as strict JSON before it is decoded. Foundation's
+    /// decoder kept the first of a member given twice (an editor, `jq` and
+    /// Python show the last): with `"credentials"` twice, the store read as
+    /// empty and the next save replaced the credentials the user could see.
+    /// It also took a trailing comma and a byte-order mark, and reported a
+    /// format version that is no `Int` as "not valid JSON", naming no field;
+    /// version 0 and -1 were read, and rewritten as 1.
+    @Test func aFileReadersDisagreeOnIsRefusedAndKept() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        try await store.save(credential("qiita"))
+        let good = try String(contentsOf: store.fileURL, encoding: .utf8)
+        let entry = try #require(good.range(of: "\"credentials\" : ").map { good[$0.upperBound...] }?.dropLast(2))
+        let cases: [(String, String)] = [
+            ("{\n\"credentials\" : [],\n\"credentials\" : \(entry),\n\"version\" : 1\n}", "credentials is given twice, lines 2 and 3"),
+            ("{\"version\" : 1, \"credentials\" : \(entry), \"version\" : 2}", "version is given twice, lines 1 and"),
+            (good.replacingOccurrences(of: "\"accessToken\" : \"token\"", with: "\"accessToken\" : \"first\", \"accessToken\" : \"token\""),
+             "credentials[0].accessToken is given twice"),
+            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1,"), "not JSON: line"),
+            ("\u{FEFF}" + good, "byte-order mark"),
+            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1.5"), "version: is not a format version"),
+            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 99999999999999999999"), "version: is not a format version"),
+            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 0"), "version: 0 is no format version"),
+            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : -1"), "version: -1 is no format version"),
+        ]
+        for (text, expected) in cases {
+            #expect(text != good)
+            try Data(text.utf8).write(to: store.fileURL)
+            await #expect {
+                try await store.save(credential("github"))
+            } throws: { error in
+                guard case AuthKitError.store(let path, let reason) = error else { return false }
+                return path == store.fileURL.path && reason.contains(expected) && reason.contains("left untouched")
+            }
+            #expect(try Data(contentsOf: store.fileURL) == Data(text.utf8), "\(expected)")
+        }
+    }
+
+    /// A file edited by hand may hold one account twice (the store warns and
+    /// uses the first). Deleting the account removed only the first, said
+    /// "Deleted", and the other copy was then the account's credential.
+    @Test func removingAnAccountHeldTwiceRemovesBoth() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        try await store.save(credential("qiita", "work", token: "one"))
+        try await store.save(credential("gitlab"))
+        var document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: store.fileURL)) as? [String: Any])
+        var entries = try #require(document["credentials"] as? [[String: Any]])
+        var copy = try #require(entries.first { $0["accessToken"] as? String == "one" })
+        copy["accessToken"] = "two"
+        entries.append(copy)
+        document["credentials"] = entries
+        try JSONSerialization.data(withJSONObject: document).write(to: store.fileURL)
+        #expect(try await store.allCredentials().map(\.accessToken).sorted() == ["one", "token", "two"])
+        let removed = try await store.remove(CredentialKey(providerID: "qiita", label: "work"))
+        #expect(removed?.accessToken == "one")
+        #expect(try await store.allCredentials().map(\.providerID) == ["gitlab"])
+    }
+
     /// An empty file and one of white space alone are alike no credentials
     /// (the second was refused as "not a valid credentials file", the first
     /// read as empty); a save then writes the file whole.

@@ -206,7 +206,7 @@ package struct DescriptorLoader: Sendable {
     }
 
     /// The line and column (in characters, from 1) of a byte offset.
-    private static func position(of offset: Int, in data: Data) -> (line: Int, column: Int) {
+    static func position(of offset: Int, in data: Data) -> (line: Int, column: Int) {
         let prefix = data.prefix(max(0, min(offset, data.count)))
         let line = prefix.filter { $0 == UInt8(ascii: "\n") }.count + 1
         let lineStart = prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? prefix.startIndex

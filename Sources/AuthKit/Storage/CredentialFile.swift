@@ -18,6 +18,11 @@ import Foundation
 /// it: what they said was about the token that is gone. A change that an
 /// older version must not ignore raises ``currentVersion`` instead, and then
 /// an older version refuses the file without writing it.
+///
+/// They are kept as JSON values (``JSONValue``), as the members of a token
+/// answer are: what `JSONEncoder` writes comes back the same, but a number
+/// is kept as a value, not as its text: `1.0` is written back as `1`, and an
+/// integer past 64 bits as the nearest `Double`.
 struct CredentialFile: Codable, Sendable {
     static let currentVersion = 1
 
@@ -63,7 +68,13 @@ struct CredentialFile: Codable, Sendable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: MemberName.self)
-        version = try container.decode(Int.self, forKey: MemberName("version"))
+        // Read as a JSON value: Foundation's decoder reports a number that is
+        // no `Int` (`1.5`, `1e20`) as "not valid JSON", naming no field.
+        guard case .integer(let number) = try container.decode(JSONValue.self, forKey: MemberName("version")),
+              let version = Int(exactly: number) else {
+            throw DecodingError.dataCorruptedError(forKey: MemberName("version"), in: container, debugDescription: "is not a format version: a whole number, 1 for this AuthKit.")
+        }
+        self.version = version
         entries = try container.decode([Entry].self, forKey: MemberName("credentials"))
         otherMembers = try MemberName.others(in: decoder, known: Self.memberNames)
     }

@@ -94,9 +94,11 @@ public struct FileCredentialStore: CredentialStore {
     @discardableResult
     public func remove(_ key: CredentialKey) async throws -> Credential? {
         try withLock {
+            // Every copy: a file edited by hand may hold the account twice,
+            // and "deleted" must mean no credential for it is left.
             var file = try readFile()
-            guard let index = file.entries.firstIndex(where: { $0.credential.key == key }) else { return nil }
-            let removed = file.entries.remove(at: index)
+            guard let removed = file.entries.first(where: { $0.credential.key == key }) else { return nil }
+            file.entries.removeAll { $0.credential.key == key }
             try write(file)
             return removed.credential
         }
@@ -271,24 +273,39 @@ public struct FileCredentialStore: CredentialStore {
         // An empty file (`touch`, or only white space) holds nothing to keep:
         // no credentials, as for no file; one with anything else must parse.
         if data.allSatisfy(JSONParser.isWhitespace) { return CredentialFile(entries: []) }
+        func invalid(_ what: String) -> AuthKitError {
+            AuthKitError.store(path: path, reason: "is not a valid credentials file (\(what)). It was left untouched; fix it, or move it away to start afresh.")
+        }
+        // Strict JSON first (RFC 8259, AuthKit's own parser): Foundation's
+        // decoder takes a trailing comma and a byte-order mark, and of a
+        // member given twice keeps the first, where an editor, `jq` or
+        // Python keep the last. A file with `"credentials"` twice showed no
+        // credentials, and the next save replaced the ones the user saw.
+        do {
+            _ = try JSONParser.parse(data, repeatedNames: .refused)
+        } catch let failure as JSONParser.Failure {
+            if let field = failure.repeatedField, let first = failure.firstOffset {
+                let (one, two) = (DescriptorLoader.position(of: first, in: data), DescriptorLoader.position(of: failure.offset, in: data))
+                let places = one.line == two.line ? "line \(one.line), columns \(one.column) and \(two.column)" : "lines \(one.line) and \(two.line)"
+                throw invalid("\(field) is given twice, \(places): JSON readers disagree on which one counts (RFC 8259 §4); keep one")
+            }
+            throw invalid("not JSON: \(DescriptorLoader.syntaxError(in: data))")
+        }
         do {
             let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)
             guard file.version <= CredentialFile.currentVersion else {
                 throw AuthKitError.store(path: path, reason: "was written by a newer AuthKit (format version \(file.version)); upgrade AuthKit to use it. It was left untouched.")
+            }
+            guard file.version >= 1 else {
+                throw invalid("version: \(file.version) is no format version; AuthKit writes \(CredentialFile.currentVersion)")
             }
             warnAboutRepeatedAccounts(in: file.credentials)
             return file
         } catch let error as AuthKitError {
             throw error
         } catch {
-            // Malformed JSON is located by line and column; anything else named by field.
-            var what = DescriptorLoader.reason(error)
-            if case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                what = "not JSON: \(DescriptorLoader.syntaxError(in: data))"
-            }
-            throw AuthKitError.store(
-                path: path,
-                reason: "is not a valid credentials file (\(what)). It was left untouched; fix it, or move it away to start afresh.")
+            // The JSON is well formed (checked above): what is wrong is named by field.
+            throw invalid(DescriptorLoader.reason(error))
         }
     }
 
