@@ -300,6 +300,33 @@ import Glibc
                 && !unregistered.stderr.contains("still running"), "\(unregistered.status): \(unregistered.stderr)")
     }
 
+    /// Qiita's authorization request names no redirect URI: the provider
+    /// (and its sandbox) redirects to the one registered for the client. A
+    /// `--port` that is not that one listened where no redirect came; the
+    /// scripted browser's failure to reach the registered one was reported
+    /// as "Is the sandbox still running?" of a sandbox that was running.
+    /// Now the sign-in says so before it starts, and the failure names
+    /// both addresses. With the registered port, no note.
+    @Test func aPortTheProviderDoesNotRedirectToIsSaid() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-registered")
+        let registered = "http://127.0.0.1:\(try await freePort())/callback"
+        let elsewhere = try await freePort()
+        let sandbox = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
+                                              options: SandboxOptions(redirectURIs: [registered]))
+        defer { Task { await sandbox.stop() } }
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString, "AUTHKIT_QIITA_REDIRECT_URI": registered]
+        let missed = try await CLIProcess.run(["authorize", "--provider", "qiita", "--scripted-browser", "--port", String(elsewhere), "--timeout", "50"],
+                                              environment: environment, timeout: 60)
+        #expect(missed.status == 4, "\(missed.stderr)")
+        #expect(missed.stderr.contains("Note: Qiita (sandbox) takes no redirect URI in the request: it redirects to the one registered for the client (\(registered) as AuthKit is set up)"), "\(missed.stderr)")
+        #expect(missed.stderr.contains("The sandbox redirected to \(registered)?…, where this sign-in does not listen (http://127.0.0.1:\(elsewhere)/callback)"), "\(missed.stderr)")
+        #expect(!missed.stderr.contains("still running"))
+        let port = try #require(URL(string: registered)?.port)
+        let signedIn = try await CLIProcess.run(["authorize", "--provider", "qiita", "--scripted-browser", "--port", String(port)],
+                                                environment: environment, timeout: 60)
+        #expect(signedIn.status == 0 && !signedIn.stderr.contains("Note:"), "\(signedIn.stderr)")
+    }
+
     /// `export AUTHKIT_SANDBOX=…` is what `sandbox serve` tells the user to
     /// type; in that terminal a later `sandbox serve` or `sandbox try` is
     /// the sandbox, not a client of it. They announced "using the sandbox at

@@ -177,6 +177,19 @@ struct Authorize: WorkspaceCommand {
         if pastes, let target = redirectTarget {
             Console.err("\(descriptor.name) redirects to \(target.redactedForLogs), which no listener here can receive: you will paste the address your browser ends on (--manual).")
         }
+        // Qiita's shape: the authorization request names no redirect URI, so
+        // the provider redirects to the one registered for the client,
+        // whatever this sign-in listens at. A --port or --redirect-uri that
+        // is not that one waited until --timeout for a redirect that went
+        // elsewhere (the browser showing "cannot connect").
+        let redirectsToRegistered = descriptor.authorization?.sendRedirectURI == false && (port != nil || redirectURI != nil)
+        if redirectsToRegistered, way != .device, let target = redirectTarget, let registered = authenticator.defaultRedirectURI, target != registered {
+            Console.err("""
+                Note: \(descriptor.name) takes no redirect URI in the request: it redirects to the one registered for the client \
+                (\(registered.redactedForLogs) as AuthKit is set up). This sign-in receives \(target.redactedForLogs); \
+                unless that is the one registered, the redirect will not arrive.
+                """)
+        }
         // The sandbox's scripted browser hands back any redirect, as an app's
         // web view or ASWebAuthenticationSession does: no listener needed.
         let listens = way == .loopback || (way == .scriptedBrowser && redirectTarget?.scheme?.lowercased() == "http")
@@ -292,9 +305,15 @@ struct Authorize: WorkspaceCommand {
             // refusal: exit 3, and a 404 likely means it emulates another
             // provider) is not one that could not be reached (exit 4).
             let browserError = LockedValue<(any Error)?>(nil)
+            // Where the sandbox sent the browser, once it has: a failure after
+            // that is the listener's address, not the sandbox, unreached.
+            let redirectedTo = LockedValue<URL?>(nil)
             let scripted = BrowserLauncher { url in
                 do {
-                    try await SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }).browse(url)
+                    try await SandboxUserAgent(onStep: { step in
+                        if case .redirected(let target) = step { redirectedTo.withLock { $0 = target } }
+                        status.note("Sandbox browser: \(step)")
+                    }).browse(url)
                 } catch {
                     browserError.withLock { $0 = error }
                     throw error
@@ -317,7 +336,14 @@ struct Authorize: WorkspaceCommand {
                             ExitStatus.providerError.terminate()
                         }
                         let unreached = error.map { ExitStatus(for: $0) == .networkError } ?? true
-                        Console.err("The sandbox's scripted browser failed: \(reason)\(unreached ? " Is the sandbox still running?" : "") Nothing was stored.")
+                        var hint = unreached ? " Is the sandbox still running?" : ""
+                        if unreached, redirectsToRegistered, let target = redirectedTo.current, let listening = redirectTarget,
+                           target.host != listening.host || target.port != listening.port || target.path != listening.path {
+                            hint = " The sandbox redirected to \(target.redactedForLogs), where this sign-in does not listen (\(listening.redactedForLogs)): "
+                                + "\(descriptor.name) redirects to the URI registered for the client, which --port and --redirect-uri do not change."
+                        }
+                        let said = reason.last.map { ".!?".contains($0) } == true ? reason : reason + "."
+                        Console.err("The sandbox's scripted browser failed: \(said)\(hint) Nothing was stored.")
                         ExitStatus(for: error ?? CLIError("", status: .networkError)).terminate()
                     }
                     Self.report(event, provider: descriptor.name, noBrowser: noBrowser, status: status, waiting: waiting)
