@@ -36,6 +36,16 @@ import HTTPTypes
         #expect(text.contains(#"access_denied: \u{202E}deyalpsid\u{202C} \u{2066}x\u{2069} \u{2028} الرمز منتهي الصلاحية"#), "\(text)")
     }
 
+    /// Characters that show as nothing: `work` and `work` with a zero-width
+    /// space (a label an app saved, or a file edited by hand) listed as
+    /// the same account, and one could be taken for the other in a prompt.
+    /// The joiners that scripts and emoji need are kept.
+    @Test func charactersThatShowAsNothingAreWrittenOut() {
+        #expect(CredentialKey(providerID: "qiita", label: "work\u{200B}").description == #"qiita (work\u{200B})"#)
+        #expect(DisplayText.sanitized("a\u{2060}b\u{FEFF}") == #"a\u{2060}b\u{FEFF}"#)
+        #expect(DisplayText.sanitized("می\u{200C}خواهم 👩\u{200D}💻") == "می\u{200C}خواهم 👩\u{200D}💻")
+    }
+
     @Test func translatedDescriptionsAreKept() {
         #expect(message(#"{"error":"invalid_grant","error_description":"認可コードの有効期限が切れています"}"#)
             .contains("invalid_grant: 認可コードの有効期限が切れています"))

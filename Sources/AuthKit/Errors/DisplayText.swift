@@ -41,9 +41,15 @@ extension Unicode.Scalar {
     /// which some terminals break lines at. Readable text in any script has no
     /// need of them; shown, they could make one provider's name, a user code
     /// or an error read as something else.
+    ///
+    /// Also the characters that show as nothing at all: the zero-width space
+    /// (U+200B), the word joiner (U+2060) and the byte-order mark (U+FEFF),
+    /// with which `work` and `work\u{200B}` list as the same account. Not
+    /// the zero-width joiner and non-joiner (U+200C, U+200D), which Persian,
+    /// Indic scripts and emoji sequences need.
     package var isHiddenFormatting: Bool {
         switch value {
-        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029: true
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029, 0x200B, 0x2060, 0xFEFF: true
         default: false
         }
     }

@@ -43,9 +43,9 @@ struct AccountOptions: ParsableArguments {
         if label.unicodeScalars.count > ShellWord.longestShown {
             throw ValidationError("--label is \(label.unicodeScalars.count) characters long; use a name of at most \(ShellWord.longestShown), such as work or an email address.")
         }
-        // What DisplayText escapes, and the invisible spaces a paste brings along.
-        if label.unicodeScalars.contains(where: { $0.isTerminalControl || $0.isHiddenFormatting || $0 == "\u{200B}" || $0 == "\u{FEFF}" }) {
-            let shown = DisplayText.sanitized(label.replacing("\u{200B}", with: "\\u{200B}").replacing("\u{FEFF}", with: "\\u{FEFF}"), limit: 80)
+        // What DisplayText escapes, the invisible spaces a paste brings along among them.
+        if label.unicodeScalars.contains(where: { $0.isTerminalControl || $0.isHiddenFormatting }) {
+            let shown = DisplayText.sanitized(label, limit: 80)
             throw ValidationError("--label '\(shown)' holds a control or invisible character (a pasted tab or line break?), which every later command would need typed exactly; use a plain name such as work.")
         }
         let trimmed = label.trimmingSpaces()
