@@ -285,6 +285,8 @@ import Testing
         #expect(found.map(\.field) == ["token"])
         let lines = json.split(separator: "\n", omittingEmptySubsequences: false).enumerated().filter { $0.element.contains("\"token\": {") }.map { $0.offset + 1 }
         #expect(lines.count == 2 && found.first?.problem.hasPrefix("is given twice (lines \(lines[0]) and \(lines[1])).") == true, "\(found)")
+        // On one line (discovery metadata often is), "lines 1 and 1" said nothing: the columns are given.
+        #expect(issues(#"{"id": "x", "id": "x"}"#).first?.problem.hasPrefix("is given twice (line 1, columns 2 and 13).") == true)
     }
 
     @Test func errorDescriptionNamesFileAndField() {

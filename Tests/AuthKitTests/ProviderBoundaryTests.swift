@@ -55,6 +55,23 @@ import Testing
         #expect(throws: AuthKitError.self) { _ = try catalog.descriptor(id: "my_gitlab") }
     }
 
+    /// A file that is no provider (named after no valid id, or holding
+    /// another id than its name) shares nothing: a backup copy beside an
+    /// override, `qiita copy.json` or `Qiita.json`, itself refused for its
+    /// name, made `qiita` unusable with advice to rename qiita's id.
+    @Test func aCopyThatIsNoProviderDoesNotClashWithTheOneItCopies() throws {
+        let qiita = Self.oauth2("qiita", host: "qiita.example")
+        let dir = try directory(["qiita.json": qiita, "qiita copy.json": qiita, "Qiita.json": qiita, "old-qiita.json": qiita])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
+        #expect(try catalog.descriptor(id: "qiita").token?.url == "https://qiita.example/token")
+        // The copies are still refused, each for its name.
+        for name in ["qiita copy", "Qiita", "old-qiita"] {
+            let issues = try #require(catalog.problems[name], "\(name)")
+            #expect(issues.first?.problem.contains("the file is named") == true || issues.first?.field == "id", "\(name): \(issues)")
+        }
+    }
+
     /// The same against bundled files, whose ids and placeholder names come
     /// from their outlines instead of being parsed: a user's `qiita_team`
     /// would read bundled `qiita-team`'s AUTHKIT_QIITA_TEAM_CLIENT_ID, and a

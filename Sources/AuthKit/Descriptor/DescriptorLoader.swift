@@ -147,8 +147,7 @@ package struct DescriptorLoader: Sendable {
             return try JSONValue(parsing: data, repeatedNames: .refused)
         } catch let failure as JSONParser.Failure {
             if let field = failure.repeatedField, let first = failure.firstOffset {
-                let lines = "lines \(position(of: first, in: data).line) and \(position(of: failure.offset, in: data).line)"
-                throw AuthKitError.invalidFile([FileIssue(file: file, field: field, problem: "is given twice (\(lines)). JSON readers disagree on which one counts (RFC 8259 §4), so a person or a tool reading this file could see the other one; keep one.")])
+                throw AuthKitError.invalidFile([FileIssue(file: file, field: field, problem: "is given twice (\(places(first, failure.offset, in: data))). JSON readers disagree on which one counts (RFC 8259 §4), so a person or a tool reading this file could see the other one; keep one.")])
             }
             throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "is not valid JSON: \(describe(failure, in: data))")])
         }
@@ -205,8 +204,16 @@ package struct DescriptorLoader: Sendable {
         return "line \(line), column \(column): \(failure.reason)"
     }
 
+    /// Where two byte offsets are, for a person: "lines 3 and 9", or
+    /// "line 1, columns 14 and 31" in a file of one line (where "lines 1
+    /// and 1" said nothing).
+    static func places(_ first: Int, _ second: Int, in data: Data) -> String {
+        let (one, two) = (position(of: first, in: data), position(of: second, in: data))
+        return one.line == two.line ? "line \(one.line), columns \(one.column) and \(two.column)" : "lines \(one.line) and \(two.line)"
+    }
+
     /// The line and column (in characters, from 1) of a byte offset.
-    static func position(of offset: Int, in data: Data) -> (line: Int, column: Int) {
+    private static func position(of offset: Int, in data: Data) -> (line: Int, column: Int) {
         let prefix = data.prefix(max(0, min(offset, data.count)))
         let line = prefix.filter { $0 == UInt8(ascii: "\n") }.count + 1
         let lineStart = prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? prefix.startIndex

@@ -184,13 +184,18 @@ public struct ProviderCatalog: Sendable {
     /// provider (with a different id) loaded before it reads too: `my-gitlab`
     /// and `my_gitlab` both read AUTHKIT_MY_GITLAB_CLIENT_ID. Neither may be
     /// read as the other's, so the later file is refused. The others are read
-    /// only as far as their id and placeholder names (``sketch(_:)``), so this
+    /// only as far as their id and placeholder names (``sketch(_:stem:)``), so this
     /// check does not decode the catalogue.
+    ///
+    /// Only files that could be providers count: named after a valid id,
+    /// holding that id. A copy beside an override (`qiita copy.json`,
+    /// `Qiita.json`), itself refused for its name, made `qiita` unusable,
+    /// with advice to rename qiita's id.
     private func environmentClash(_ descriptor: ProviderDescriptor, order: Int) -> FileIssue? {
         let mine = Set(ClientSettings.environmentVariables(for: descriptor))
-        for (id, layers) in sources.sorted(by: { $0.key < $1.key }) where id != descriptor.id {
+        for (id, layers) in sources.sorted(by: { $0.key < $1.key }) where id != descriptor.id && DescriptorValidator.isValidName(id) {
             // That provider as it stood when this file was read: its last file before this one.
-            guard let earlier = layers.last(where: { $0.order < order }), let theirs = sketch(earlier) else { continue }
+            guard let earlier = layers.last(where: { $0.order < order }), let theirs = sketch(earlier, stem: id) else { continue }
             if let shared = mine.intersection(theirs).sorted().first {
                 return FileIssue(file: descriptor.source, field: "id", problem: "its settings would be read from \(shared), which provider '\(id)' (\(earlier.path)) reads too; rename this provider's id or placeholder so that no variable names two providers.")
             }
@@ -199,17 +204,18 @@ public struct ProviderCatalog: Sendable {
     }
 
     /// The environment variables a file's provider reads, from its `id` and
-    /// `placeholders` alone; `nil` when the file is not JSON with an id.
+    /// `placeholders` alone; `nil` when the file is not JSON with an id, or
+    /// its id is not `stem` (such a file is refused, no provider).
     /// A bundled file's are known from its outline: parsing all of them was
     /// a fiftieth of a sign-in.
-    private func sketch(_ source: Source) -> [String]? {
+    private func sketch(_ source: Source, stem: String) -> [String]? {
         if let outline = source.outline {
             return ClientSettings.environmentVariables(providerID: outline.id, placeholderNames: outline.placeholders)
         }
         if let known = cache.sketches.withLock({ $0[source.order] }) { return known }
         var variables: [String]?
         if case .success(let data) = source.contents, case .object(let object)? = try? JSONValue(parsing: data),
-           case .string(let id)? = object["id"] {
+           case .string(let id)? = object["id"], id == stem {
             var names = [String]()
             if case .object(let placeholders)? = object["placeholders"] { names = Array(placeholders.keys) }
             variables = ClientSettings.environmentVariables(providerID: id, placeholderNames: names)

@@ -285,9 +285,7 @@ public struct FileCredentialStore: CredentialStore {
             _ = try JSONParser.parse(data, repeatedNames: .refused)
         } catch let failure as JSONParser.Failure {
             if let field = failure.repeatedField, let first = failure.firstOffset {
-                let (one, two) = (DescriptorLoader.position(of: first, in: data), DescriptorLoader.position(of: failure.offset, in: data))
-                let places = one.line == two.line ? "line \(one.line), columns \(one.column) and \(two.column)" : "lines \(one.line) and \(two.line)"
-                throw invalid("\(field) is given twice, \(places): JSON readers disagree on which one counts (RFC 8259 §4); keep one")
+                throw invalid("\(field) is given twice, \(DescriptorLoader.places(first, failure.offset, in: data)): JSON readers disagree on which one counts (RFC 8259 §4); keep one")
             }
             throw invalid("not JSON: \(DescriptorLoader.syntaxError(in: data))")
         }
