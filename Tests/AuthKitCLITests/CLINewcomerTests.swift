@@ -1117,6 +1117,32 @@ import Testing
         #expect(typo.status == 64 && typo.stderr.contains("No bundled descriptor is named 'githb'. Did you mean 'github' or 'gitlab'?"), "\(typo.stderr)")
     }
 
+    /// A file where `$AUTHKIT_HOME/providers` belongs: `providers list` was
+    /// silent (every override in it missed, the bundled files used), and
+    /// `providers override` said its directory "cannot be created (File
+    /// exists)". The help's example edits what `override` prints, and
+    /// `--path` prints the same path for the next edit.
+    @Test func aFileWhereTheProvidersDirectoryBelongsIsNamed() async throws {
+        let home = try CLIProcess.home("authkit-providers-file")
+        let providers = home.appendingPathComponent("providers")
+        try FileManager.default.removeItem(at: providers)
+        try Data("notes".utf8).write(to: providers)
+        let environment = ["AUTHKIT_HOME": home.path]
+        let list = try await CLIProcess.run(["providers", "list"], environment: environment)
+        #expect(list.status == 0 && list.stderr.contains("\(providers.path): is a regular file, not a directory: no provider file is read from it. Move it aside."), "\(list.stderr)")
+        let override = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
+        #expect(override.status == 74 && override.stderr.contains("\(providers.path) is a regular file, not a directory. Move it aside"), "\(override.stderr)")
+        #expect(try String(contentsOf: providers, encoding: .utf8) == "notes")
+
+        try FileManager.default.removeItem(at: providers)
+        let help = try await CLIProcess.run(["providers", "override", "--help"], environment: environment)
+        #expect(help.stdout.contains(#"$EDITOR "$(authkit providers override qiita)""#), "\(help.stdout)")
+        let written = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
+        let again = try await CLIProcess.run(["providers", "override", "qiita", "--path"], environment: environment)
+        #expect(written.status == 0 && again.status == 0 && written.stdout == again.stdout
+                && FileManager.default.fileExists(atPath: written.stdout.trimmingCharacters(in: .newlines)), "\(written.stderr)")
+    }
+
     /// What `providers override` writes, authkit reads, even under umask 000
     /// (a file others can write is refused): the new directory is 0700 and
     /// the file 0644.

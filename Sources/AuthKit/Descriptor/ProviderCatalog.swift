@@ -102,8 +102,21 @@ public struct ProviderCatalog: Sendable {
                     outline: BundledDescriptors.outlines[file.name])
             }
         }
+        var unread = [FileIssue]()
         for directory in directories {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            // Missing is the usual case (no files of one's own); anything else is said.
+            guard FileManager.default.fileExists(atPath: directory.path) else { continue }
+            if let kind = FileSystem.kindUnlessDirectory(directory.path) {
+                unread.append(FileIssue(file: directory.path, field: "", problem: "is \(kind), not a directory: no provider file is read from it. Move it aside."))
+                continue
+            }
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            } catch {
+                unread.append(FileIssue(file: directory.path, field: "", problem: "cannot be read (\(DescriptorLoader.reason(error))): no provider file is read from it."))
+                continue
+            }
             let files = names.map { directory.appendingPathComponent($0) }
             for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent })
             where file.pathExtension == "json" && file.lastPathComponent != "schema.json" {
@@ -121,7 +134,13 @@ public struct ProviderCatalog: Sendable {
             }
         }
         self.sources = sources
+        self.unreadDirectories = unread
     }
+
+    /// Directories given that exist but could not be listed (a file in the
+    /// directory's place, no permission): every provider file in them is
+    /// missed, and the bundled ones they override are used instead.
+    package let unreadDirectories: [FileIssue]
 
     /// The entry for `id`, decoding its files on first use.
     package func entry(id: String) -> Entry? {

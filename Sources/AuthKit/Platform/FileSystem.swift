@@ -20,6 +20,14 @@ import Darwin
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// What stands at `path` when it is not a directory ("a regular file"),
+    /// following a symbolic link; `nil` for a directory or for nothing there.
+    package static func kindUnlessDirectory(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR else { return nil }
+        return kind(info.st_mode & S_IFMT)
+    }
+
     /// What a file of type `type` (`st_mode & S_IFMT`) is, for messages:
     /// "a named pipe".
     package static func kind(_ type: mode_t) -> String {

@@ -35,6 +35,12 @@ enum UserProviderFile {
         }
         let directory = target.deletingLastPathComponent()
         if !FileSystem.isDirectory(directory.path) {
+            // "cannot be created (File exists)" left the reader to find that
+            // a file stands where the directory belongs.
+            if let kind = FileSystem.kindUnlessDirectory(directory.path) {
+                throw CLIError("\(target.path) could not be written: \(directory.path) is \(kind), not a directory. Move it aside; the directory is then created. Nothing was changed.",
+                               status: .outputFailed)
+            }
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {

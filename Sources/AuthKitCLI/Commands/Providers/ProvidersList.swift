@@ -41,6 +41,7 @@ struct ProvidersList: WorkspaceCommand {
                     + row.protocol.padded(to: 8) + DisplayText.sanitized(row.name) + origin)
             }
         }
+        for issue in workspace.catalog.unreadDirectories { Console.err("authkit: warning: \(issue)") }
         for (stem, issues) in workspace.catalog.problems.sorted(by: { $0.key < $1.key }) {
             Console.err("authkit: warning: '\(stem)' could not be loaded:")
             for issue in issues { Console.err("  \(issue)") }

@@ -18,8 +18,8 @@ struct ProvidersOverride: WorkspaceCommand {
         list' marks it).
 
         Examples:
-          authkit providers override qiita
-          $EDITOR "$(authkit providers override qiita --path)"
+          $EDITOR "$(authkit providers override qiita)"         # write it, edit it
+          $EDITOR "$(authkit providers override qiita --path)"  # edit it again
         """)
 
     @OptionGroup var global: GlobalOptions
