@@ -1,6 +1,7 @@
 #if os(Linux)
 import AuthKitTestSupport
 import Foundation
+import HTTPTypes
 import Logging
 import Testing
 @testable import AuthKit
@@ -38,6 +39,26 @@ import Testing
             for _ in 0..<3 { #expect(try await exchange(client).accessToken == "at-1") }
             #expect(server.requests(to: "/token").count == 3)
             #expect(server.connections == 1, "three requests opened \(server.connections) connections")
+        }
+    }
+
+    /// libcurl's limit on a stalled transfer (under a byte a second for the
+    /// timeout) was reported as "no data for 30 s" of a server that was
+    /// sending, slowly; one that sends nothing is told apart.
+    @Test func aStallIsToldFromSilence() async throws {
+        try await withServer { server in
+            server.route("GET", "/drip") { _ in .streaming(.drip(every: .milliseconds(1500))) }
+            server.route("GET", "/silent") { _ in StubResponse.json("{}").delayed(by: .seconds(30)) }
+            let client = CurlHTTPClient(timeout: 2, workers: workers)
+            for (path, expected) in [("/drip", "it sent less than a byte a second for 2 s, and was cut off"), ("/silent", "no answer for 2 s")] {
+                await #expect {
+                    let (_, body) = try await client.send(HTTPRequest(method: .get, url: URL(string: server.baseURL + path)!), body: nil)
+                    for try await _ in body {}
+                } throws: { error in
+                    guard case AuthKitError.network(_, let reason) = error else { return false }
+                    return reason == expected
+                }
+            }
         }
     }
 

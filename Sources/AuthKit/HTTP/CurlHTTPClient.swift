@@ -213,7 +213,12 @@ private final class CurlTransfer: @unchecked Sendable {
                 (it reports this as "Out of memory")
                 """)
         } else if code == CURLE_OPERATION_TIMEDOUT {
-            return AuthKitError.network(url: display, reason: "no data for \(Int(timeout)) s")
+            // The connection, or the low-speed limit (under a byte a second
+            // for `timeout`): a server dripping a byte a second was said to
+            // have sent "no data" while it was sending.
+            return AuthKitError.network(url: display, reason: headBytes == 0
+                ? "no answer for \(Int(timeout)) s"
+                : "it sent less than a byte a second for \(Int(timeout)) s, and was cut off")
         } else if code == CURLE_PARTIAL_FILE {
             // libcurl's own words, "Transferred a partial file", suggest a download tool.
             return AuthKitError.network(url: display, reason: "the server closed the connection before the end of its answer")
