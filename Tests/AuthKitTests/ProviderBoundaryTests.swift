@@ -57,19 +57,43 @@ import Testing
 
     /// A file that is no provider (named after no valid id, or holding
     /// another id than its name) shares nothing: a backup copy beside an
-    /// override, `qiita copy.json` or `Qiita.json`, itself refused for its
-    /// name, made `qiita` unusable with advice to rename qiita's id.
+    /// override, `qiita copy.json`, itself refused for its name, made
+    /// `qiita` unusable with advice to rename qiita's id. (A copy whose name
+    /// differs only in case hides the provider, for another reason: the
+    /// next test.)
     @Test func aCopyThatIsNoProviderDoesNotClashWithTheOneItCopies() throws {
         let qiita = Self.oauth2("qiita", host: "qiita.example")
-        let dir = try directory(["qiita.json": qiita, "qiita copy.json": qiita, "Qiita.json": qiita, "old-qiita.json": qiita])
+        let dir = try directory(["qiita.json": qiita, "qiita copy.json": qiita, "old-qiita.json": qiita])
         defer { try? FileManager.default.removeItem(at: dir) }
         let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
         #expect(try catalog.descriptor(id: "qiita").token?.url == "https://qiita.example/token")
         // The copies are still refused, each for its name.
-        for name in ["qiita copy", "Qiita", "old-qiita"] {
+        for name in ["qiita copy", "old-qiita"] {
             let issues = try #require(catalog.problems[name], "\(name)")
             #expect(issues.first?.problem.contains("the file is named") == true || issues.first?.field == "id", "\(name): \(issues)")
         }
+    }
+
+    /// `gitHub.json` holding `"id": "github"` replaced nothing, and GitHub
+    /// went on as the bundled file without a word (only `providers list`
+    /// named the refused file): a file meant to replace a provider that
+    /// cannot, hides it, as a broken `github.json` does.
+    @Test func aFileNamedAfterAProviderInAnotherCaseHidesIt() throws {
+        let dir = try directory(["gitHub.json": Self.oauth2("github", host: "mine.example")])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
+        #expect {
+            _ = try catalog.descriptor(id: "github")
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.first?.file == dir.appendingPathComponent("gitHub.json").path
+                && issues.first?.problem.contains("differs from 'github.json' only in case") == true
+        }
+        #expect(catalog.entry(id: "gitlab") != nil, "other providers are not touched")
+        // Beside a `github.json` of the user's, which of the two is being
+        // edited cannot be told: GitHub is not used until one is gone.
+        try Data(Self.oauth2("github", host: "theirs.example").utf8).write(to: dir.appendingPathComponent("github.json"))
+        #expect(throws: AuthKitError.self) { _ = try ProviderCatalog(includeBundled: true, directories: [dir]).descriptor(id: "github") }
     }
 
     /// The same against bundled files, whose ids and placeholder names come

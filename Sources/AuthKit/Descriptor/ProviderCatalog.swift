@@ -153,6 +153,24 @@ public struct ProviderCatalog: Sendable {
     /// are reported, not the bundled file the user meant to replace).
     private func resolve(_ stem: String) -> Resolution? {
         if let known = cache.resolutions.withLock({ $0[stem] }) { return known }
+        // `gitHub.json` holding `"id": "github"` is refused for its name, and
+        // `github` went on as the bundled file, silently, though the file was
+        // plainly meant to replace it (on macOS, `gitHub.json` is what the
+        // file system shows for a `github.json` saved under that name).
+        let variants = sources.keys.filter { $0 != stem && $0.lowercased() == stem }.sorted()
+        if !variants.isEmpty, DescriptorValidator.isValidName(stem) {
+            let issues = variants.flatMap { variant in
+                (sources[variant] ?? []).map { source in
+                    FileIssue(file: source.path, field: "", problem: """
+                        is named '\(variant).json', which differs from '\(stem).json' only in case: a provider's file is named \
+                        its id exactly, so this one replaces nothing, and '\(stem)' is not used while it is there. \
+                        Rename it to \(stem).json, or remove it.
+                        """)
+                }
+            }
+            cache.resolutions.withLock { $0[stem] = .problems(issues) }
+            return .problems(issues)
+        }
         guard let layers = sources[stem] else { return nil }
         let loader = DescriptorLoader()
         var result: Resolution?
