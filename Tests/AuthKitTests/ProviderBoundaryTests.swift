@@ -65,6 +65,8 @@ import Testing
         let qiita = Self.oauth2("qiita", host: "qiita.example")
         let dir = try directory(["qiita.json": qiita, "qiita copy.json": qiita, "old-qiita.json": qiita])
         defer { try? FileManager.default.removeItem(at: dir) }
+        // An editor's hidden files are not read at all (Emacs's lock, a dangling link).
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent(".#qiita.json").path, withDestinationPath: "me@host.1234:1700000000")
         let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
         #expect(try catalog.descriptor(id: "qiita").token?.url == "https://qiita.example/token")
         // The copies are still refused, each for its name.
@@ -72,6 +74,7 @@ import Testing
             let issues = try #require(catalog.problems[name], "\(name)")
             #expect(issues.first?.problem.contains("the file is named") == true || issues.first?.field == "id", "\(name): \(issues)")
         }
+        #expect(Set(catalog.problems.keys) == ["qiita copy", "old-qiita"], "\(catalog.problems.keys)")
     }
 
     /// `gitHub.json` holding `"id": "github"` replaced nothing, and GitHub

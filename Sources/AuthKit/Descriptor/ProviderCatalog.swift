@@ -119,7 +119,9 @@ public struct ProviderCatalog: Sendable {
             }
             let files = names.map { directory.appendingPathComponent($0) }
             for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent })
-            where file.pathExtension == "json" && file.lastPathComponent != "schema.json" {
+            // Hidden files are an editor's (Emacs's `.#qiita.json` lock, a
+            // dangling link, warned about by every `providers list`), not providers.
+            where file.pathExtension == "json" && file.lastPathComponent != "schema.json" && !file.lastPathComponent.hasPrefix(".") {
                 let stem = file.deletingPathExtension().lastPathComponent
                 if refusingForeignFiles, let problem = FileSystem.foreignWriteProblem(at: file.path) {
                     add(stem, file.path, .failure(FileIssueBox(issue: FileIssue(file: file.path, field: "", problem: problem))))
