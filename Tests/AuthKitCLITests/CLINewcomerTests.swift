@@ -975,6 +975,7 @@ import Testing
             let forced = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL, "--force"], environment: ["AUTHKIT_HOME": home.path])
             #expect(forced.status == 0, "\(forced.stderr)")
             #expect(try String(contentsOf: target, encoding: .utf8).contains("\(server.baseURL)/token"))
+            #expect(try String(contentsOf: target, encoding: .utf8).hasSuffix("}\n"), "a text file ends with a line break")
             let mode = try FileManager.default.attributesOfItem(atPath: target.path)[.posixPermissions] as? Int
             #expect(mode == 0o644)
             #expect(try FileManager.default.contentsOfDirectory(atPath: target.deletingLastPathComponent().path) == ["acme.json"], "no temporary file left")

@@ -145,7 +145,8 @@ public struct ProviderDescriptor: Sendable, Hashable {
     package func encodedAsFile() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(DescriptorFile(self))
+        // A text file ends with a line break (POSIX: a line is terminated).
+        return try encoder.encode(DescriptorFile(self)) + Data("\n".utf8)
     }
 }
 

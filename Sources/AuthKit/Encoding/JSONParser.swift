@@ -256,7 +256,7 @@ package struct JSONParser {
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
-            guard byte >= 0x20 else { throw failure("a control character inside a string") }
+            guard byte >= 0x20 else { throw failure("a control character (\(Unicode.Scalar(byte).codePoint)) inside a string; write it escaped, \\u\(Unicode.Scalar(byte).codePoint.dropFirst(2)), if it is meant") }
             position += 1
         }
         guard position < bytes.count else { throw failure("a string is not closed") }
@@ -274,7 +274,7 @@ package struct JSONParser {
                 position += 1
                 try escape(into: &decoded)
             case ..<0x20:
-                throw failure("a control character inside a string")
+                throw failure("a control character (\(Unicode.Scalar(byte).codePoint)) inside a string; write it escaped, \\u\(Unicode.Scalar(byte).codePoint.dropFirst(2)), if it is meant")
             default:
                 decoded.append(byte)
                 position += 1

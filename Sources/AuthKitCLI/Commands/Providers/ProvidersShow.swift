@@ -49,7 +49,7 @@ struct ProvidersShow: WorkspaceCommand {
         }
         let descriptor = try workspace.descriptor(id)
         if json {
-            Console.write(try descriptor.encodedAsFile() + Data("\n".utf8), to: STDOUT_FILENO)
+            Console.write(try descriptor.encodedAsFile(), to: STDOUT_FILENO)
             return
         }
         let entry = workspace.catalog.entry(id: id) // this one only: `entries` decodes every descriptor
