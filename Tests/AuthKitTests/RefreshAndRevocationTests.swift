@@ -112,7 +112,7 @@ import AuthKitTestSupport
             let signIn = Credential(providerID: "rotating", label: "me", accessToken: "new-sign-in", refreshToken: "other-grant",
                                     expiresAt: fixedNow.addingTimeInterval(3600), scopes: ["read"], obtainedAt: fixedNow)
             let refreshed = try await slowRefresh(on: server, answering: "renewed-earlier", by: client, in: store) { _ in
-                try await store.saveSignIn(signIn, lockTimeout: .seconds(10))
+                try await store.saveSignIn(signIn, lockTimeout: .seconds(60))
             }
             #expect(refreshed.accessToken == "renewed-earlier")
             #expect(await store.credential(for: expired.key)?.accessToken == "new-sign-in",
@@ -133,8 +133,12 @@ import AuthKitTestSupport
         await store.save(expired)
         let source = CredentialSource(authenticator: client, store: store, key: expired.key)
         async let refreshed = source.current(at: fixedNow)
-        let deadline = Date().addingTimeInterval(10)
+        // Generous: on a loaded machine (the whole suite, two cores) the
+        // request once took over 10 s to arrive, `meanwhile` then ran before
+        // the refresh had begun, and the test checked another order than it says.
+        let deadline = Date().addingTimeInterval(60)
         while server.requests(to: "/token").isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(!server.requests(to: "/token").isEmpty, "the refresh request never reached the token endpoint")
         try await meanwhile(source)
         return try await refreshed
     }
