@@ -43,9 +43,26 @@ import Testing
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
             } throws: { error in
                 guard case AuthKitError.invalidFile(let issues) = error else { return false }
-                return issues.contains { $0.field == "scopes.known[1]" && $0.problem.contains("control character") }
+                // Said of the metadata (its member), without advice to edit a file the user does not have.
+                return issues.contains { $0.field == "scopes_supported" && $0.problem.contains("control character")
+                    && $0.problem.hasSuffix("AuthKit does not write it into a provider file, so this metadata is refused.") }
             }
         }
+    }
+
+    /// The descriptor's checks name the descriptor's fields; what they find
+    /// in discovered metadata is named by the metadata's members.
+    @Test func problemsInMetadataAreNamedByItsMembers() {
+        func said(_ field: String, _ problem: String = "must use https.") -> FileIssue {
+            ProviderDescriptor.inMetadataTerms(FileIssue(file: "https://as.example/.well-known/x", field: field, problem: problem))
+        }
+        #expect(said("token.url").field == "token_endpoint")
+        #expect(said("authorization.url").field == "authorization_endpoint")
+        #expect(said("device.url").field == "device_authorization_endpoint")
+        #expect(said("scopes.known[3]").field == "scopes_supported")
+        #expect(said("token.clientAuthentication").field == "token.clientAuthentication", "no member to name: left as it is")
+        #expect(said("documentation", "holds an invisible formatting character (U+202E), which would make it read otherwise. Remove it.").problem
+                == "holds an invisible formatting character (U+202E), which would make it read otherwise; AuthKit does not write it into a provider file, so this metadata is refused.")
     }
 
     /// A server that drips its metadata at both locations held discovery for

@@ -188,6 +188,32 @@ extension ProviderDescriptor {
         }
         if let scopes, !scopes.isEmpty { file.scopes = .init(known: scopes) }
         if let device = text("device_authorization_endpoint") { file.device = .init(url: device) }
-        return try DescriptorLoader().decode(try JSONEncoder().encode(file), file: source)
+        do {
+            return try DescriptorLoader().decode(try JSONEncoder().encode(file), file: source)
+        } catch AuthKitError.invalidFile(let issues) {
+            throw AuthKitError.invalidFile(issues.map(inMetadataTerms))
+        }
+    }
+
+    /// A problem the descriptor's checks found, said of the metadata it was
+    /// made from: its member (`token_endpoint`, not `token.url`), and without
+    /// advice to edit a file the user does not have.
+    static func inMetadataTerms(_ issue: FileIssue) -> FileIssue {
+        var issue = issue
+        for (field, member) in [("token.url", "token_endpoint"), ("authorization.url", "authorization_endpoint"),
+                                ("revocation.url", "revocation_endpoint"), ("device.url", "device_authorization_endpoint"),
+                                ("documentation", "service_documentation"), ("issuer.identifier", "issuer"), ("scopes.known", "scopes_supported"),
+                                ("name", "issuer")]
+        where issue.field == field || issue.field.hasPrefix(field + "[") || issue.field.hasPrefix(field + ".") {
+            // `known` holds only the usable scopes: its index is not the metadata's.
+            issue.field = field == "scopes.known" ? member : member + issue.field.dropFirst(field.count)
+            break
+        }
+        for advice in ["; a provider file has no use for one, and it would reach the terminals its values are shown on. Remove it.",
+                       ". Remove it."] where issue.problem.hasSuffix(advice) {
+            issue.problem = issue.problem.dropLast(advice.count) + "; AuthKit does not write it into a provider file, so this metadata is refused."
+            break
+        }
+        return issue
     }
 }
