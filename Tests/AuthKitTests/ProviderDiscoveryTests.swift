@@ -136,8 +136,8 @@ import Testing
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "spa")
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
-                return reason.contains("oauth-authorization-server: HTTP 200 with a body that is no JSON object ('text/html')")
-                    && reason.contains("openid-configuration: HTTP 200 with a body that is no JSON object")
+                // The same at both: said once, of both.
+                return reason.contains("oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: HTTP 200 with a body that is no JSON object ('text/html')")
             }
         }
     }
@@ -260,7 +260,10 @@ import Testing
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                // Said once, of both locations (it was a 900-character line, the explanation twice).
                 return reason.contains("issuer's own well-known URL") && !reason.contains("client credentials")
+                    && reason.components(separatedBy: "issuer's own well-known URL").count == 2
+                    && reason.contains("/.well-known/oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: ")
             }
         }
     }

@@ -45,32 +45,32 @@ extension ProviderDescriptor {
         var policy = RequestPolicy.tokenEndpoint
         policy.deadline = timeout
         let display = issuer.redactedForLogs
-        var reasons = [String]()
+        var reasons = [(location: String, reason: String)]()
         var answered = false // a server answered (with a status), as opposed to none being reachable
         for location in Self.metadataLocations(for: issuer) {
             let response: IncomingResponse
             do {
                 response = try await transport.send(OutgoingRequest(method: .get, url: location), step: .discovery, policy: policy)
             } catch AuthKitError.network(_, let reason) {
-                reasons.append("\(location.redactedForLogs): \(reason)") // the location is said once
+                reasons.append((location.redactedForLogs, reason)) // the location is said once
                 continue
             } catch AuthKitError.cancelled {
                 throw AuthKitError.cancelled // the caller's cancellation, or the deadline: not a reason to try the next location
             } catch AuthKitError.responseTooLarge(_, let limit) {
                 answered = true
-                reasons.append("\(location.redactedForLogs): larger than the \(limit) bytes allowed")
+                reasons.append((location.redactedForLogs, "larger than the \(limit) bytes allowed"))
                 continue
             } catch let error as AuthKitError {
                 // A server that answered with a redirect was reached: not "could not be reached".
                 if case .redirectNotFollowed = error { answered = true }
                 // Each reason is one clause of a list: no full stop inside it.
                 let description = "\(error)"
-                reasons.append("\(location.redactedForLogs): \(description.hasSuffix(".") ? String(description.dropLast()) : description)")
+                reasons.append((location.redactedForLogs, "\(description.hasSuffix(".") ? String(description.dropLast()) : description)"))
                 continue
             }
             guard response.status == 200 else {
                 answered = true
-                reasons.append("\(location.redactedForLogs): HTTP \(response.status)")
+                reasons.append((location.redactedForLogs, "HTTP \(response.status)"))
                 continue
             }
             // A web app that answers every path with its page (HTTP 200, HTML)
@@ -79,7 +79,7 @@ extension ProviderDescriptor {
             guard response.body.first(where: { !JSONParser.isWhitespace($0) }) == UInt8(ascii: "{") else {
                 answered = true
                 let type = response.mediaType.map { "'\(DisplayText.sanitized($0, limit: 60))'" } ?? "no Content-Type"
-                reasons.append("\(location.redactedForLogs): HTTP 200 with \(response.body.isEmpty ? "no body" : "a body that is no JSON object (\(type))")")
+                reasons.append((location.redactedForLogs, "HTTP 200 with \(response.body.isEmpty ? "no body" : "a body that is no JSON object (\(type))")"))
                 continue
             }
             // Refusing a field named twice, as in a provider file: the metadata
@@ -90,7 +90,10 @@ extension ProviderDescriptor {
             }
             return try descriptor(from: metadata, issuer: issuer, id: id, source: location.redactedForLogs)
         }
-        let tried = reasons.joined(separator: "; ")
+        // The same reason at both locations (a redirect, a timeout) is said once, of both.
+        let tried = reasons.count > 1 && Set(reasons.map(\.reason)).count == 1
+            ? "\(reasons.map(\.location).joined(separator: " and ")): \(reasons[0].reason)"
+            : reasons.map { "\($0.location): \($0.reason)" }.joined(separator: "; ")
         if answered { throw AuthKitError.invalidResponse(step: .discovery, reason: "no server metadata at \(display) (\(tried))") }
         throw AuthKitError.network(url: display, reason: "neither metadata location answered (\(tried))")
     }
