@@ -42,6 +42,25 @@ import AuthKit
         server.route("POST", "/revoke") { _ in StubResponse(status: 200) }
     }
 
+    /// A stored credential of the other protocol than its provider file now
+    /// says (an override that changed it, a store edited by hand): the
+    /// library's "use the authenticator that issued it" said nothing a user
+    /// of the command line could do. Nothing is sent; sign in again.
+    @Test func aCredentialOfAnotherProtocolThanItsProviderFileSaysSignInAgain() async throws {
+        try await withServer { server in
+            let home = try home(server)
+            try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(Credential(
+                providerID: "local", kind: .oauth1, accessToken: "oauth1-token-0000", tokenType: "OAuth", tokenSecret: "secret-0000", obtainedAt: Date()))
+            for command in [["request", "--provider", "local", "\(server.baseURL)/api/me"], ["token", "refresh", "--provider", "local"]] {
+                let result = try await CLIProcess.run(command, environment: env(home))
+                #expect(result.status == 1 && result.stderr.contains(
+                    "The stored credential local is an oauth1 one, but its provider file now says oauth2 (a changed or replaced provider file, or an edited store), so it was not used. Sign in again: authkit authorize --provider local"),
+                        "\(command): \(result.stderr)")
+            }
+            #expect(server.requests(to: "/api/me").isEmpty && server.requests(to: "/token").isEmpty)
+        }
+    }
+
     @Test func requestRefreshesAnExpiredTokenOnceAndSavesTheNewOne() async throws {
         try await withServer { server in
             routes(server)

@@ -25,6 +25,13 @@ enum ErrorReport {
         case .unusableRedirectURI:
             return error.description.replacing("use ManualUserAgent", with: "use --manual")
                 .replacing("or ManualUserAgent", with: "or --manual")
+        case .misuse(.credentialOfAnotherProtocol(let credential, let kind)):
+            // Here the authenticator is the provider file's: the file now says
+            // another protocol than the stored credential (an override that
+            // changed it, or a store edited by hand).
+            let other = kind == .oauth2 ? "oauth1" : "oauth2"
+            return "The stored credential \(credential) is an \(other) one, but its provider file now says \(kind.rawValue) "
+                + "(a changed or replaced provider file, or an edited store), so it was not used. Sign in again: authkit authorize \(ShellWord.account(credential))"
         default:
             return error.description
         }
