@@ -98,6 +98,50 @@ import AuthKit
     /// deals with it: a refresh or a new sign-in for `invalid_token`, a
     /// sign-in with the named scopes for `insufficient_scope`. A scope list
     /// that could not be pasted as flags is not turned into a command.
+    /// An API that echoes the request in its challenge had the token, and
+    /// with the refresh it triggered the refresh token and client secret,
+    /// printed whole on standard error (the token endpoint's errors masked
+    /// them). And after -L to another origin, which got no credential, its
+    /// 401 invalid_token refreshed the user's credential and advised a new
+    /// sign-in, and its 403 the scopes it named.
+    @Test func anAPIChallengeNeitherRepeatsSecretsNorSpeaksForAnotherOrigin() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"renewed-access-token-2222","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-two-3333"}"#)
+            }
+            server.route("GET", "/api/echo") { request in
+                let sent = request.header("Authorization") ?? ""
+                return StubResponse(status: 401, headers: [("WWW-Authenticate",
+                    #"Bearer error="invalid_token", error_description="you sent \#(sent) with refresh-two-3333 and life-secret""#)])
+            }
+            try await withServer { elsewhere in
+                elsewhere.route("GET", "/denied") { _ in
+                    StubResponse(status: 403, headers: [("WWW-Authenticate", #"Bearer error="insufficient_scope", scope="admin:org""#)])
+                }
+                elsewhere.route("GET", "/expired") { _ in StubResponse(status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)]) }
+                server.route("GET", "/api/away") { _ in .redirect(302, to: "\(elsewhere.baseURL)/denied") }
+                server.route("GET", "/api/gone") { _ in .redirect(302, to: "\(elsewhere.baseURL)/expired") }
+                let home = try home(server)
+                let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+                try await store.save(Credential(providerID: "local", accessToken: "first-access-token-1111", refreshToken: "refresh-one-0000",
+                                                expiresAt: Date().addingTimeInterval(3600)))
+                let echoed = try await CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/echo"], environment: env(home))
+                #expect(echoed.status == 3 && echoed.stderr.contains("invalid_token (you sent Bearer •••• with •••• and ••••)"), "\(echoed.stderr)")
+                for secret in ["first-access-token-1111", "renewed-access-token-2222", "refresh-two-3333", "life-secret"] {
+                    #expect(!echoed.stderr.contains(secret) && !echoed.stdout.contains(secret), "\(secret) was printed")
+                }
+                let refreshes = server.requests(to: "/token").count
+                for (path, said) in [("/api/away", "answered HTTP 403 from \(elsewhere.baseURL)/denied, where a redirect led"),
+                                     ("/api/gone", "answered HTTP 401 from \(elsewhere.baseURL)/expired, where a redirect led")] {
+                    let result = try await CLIProcess.run(["request", "--provider", "local", "-L", "\(server.baseURL)\(path)"], environment: env(home))
+                    #expect(result.status == 3 && result.stderr.contains(said) && !result.stderr.contains("authorize"), "\(result.stderr)")
+                }
+                #expect(server.requests(to: "/token").count == refreshes, "a 401 from an origin that got no credential refreshed it")
+                #expect(elsewhere.requests(to: "/expired").allSatisfy { $0.header("Authorization") == nil })
+            }
+        }
+    }
+
     @Test func aBearerChallengeSaysWhatToDo() async throws {
         try await withServer { server in
             server.route("GET", "/api/expired") { _ in

@@ -178,19 +178,27 @@ public struct CredentialSource: Sendable {
         var outgoing = OutgoingRequest(method: request.method, url: url)
         outgoing.head.headerFields = request.headerFields
         outgoing.body = body
-        return try await send(outgoing, policy: RequestPolicy(
+        let (response, body, _) = try await send(outgoing, policy: RequestPolicy(
             redirects: followRedirects ? .follow(maximum: 10) : .deliver, maximumBodySize: maximumBodySize, deadline: deadline))
+        return (response, body)
     }
 
     /// ``send(_:body:followRedirects:maximumBodySize:deadline:)`` for a request
-    /// the command line builds, returning the body already bounded.
-    package func send(_ request: OutgoingRequest, policy: RequestPolicy) async throws -> (HTTPResponse, HTTPResponseBody) {
+    /// the command line builds, returning the body already bounded, and
+    /// the URL that answered (after any redirects followed).
+    ///
+    /// A 401 `invalid_token` is about the credential only from the origin it
+    /// was sent to: after a redirect to another origin, which got none, a
+    /// refresh of the user's credential was made for an answer that could
+    /// not concern it (and any server there could trigger one).
+    package func send(_ request: OutgoingRequest, policy: RequestPolicy) async throws -> (HTTPResponse, HTTPResponseBody, URL) {
         // Refused before a refresh could send anything over plain http.
         guard request.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: request.displayURL) }
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
         var opened = try await open(request, with: credential, until: end, policy: policy)
-        if opened.status == 401, BearerChallenge(fields: opened.headers[values: .wwwAuthenticate])?.error == "invalid_token",
+        if opened.status == 401, opened.url.origin == request.target.origin,
+           BearerChallenge(fields: opened.headers[values: .wwwAuthenticate])?.error == "invalid_token",
            credential.kind == .oauth2, credential.refreshToken != nil || authenticator.descriptor.refresh != nil {
             let renewed: Credential?
             do {
@@ -210,7 +218,7 @@ public struct CredentialSource: Sendable {
                 opened = try await open(request, with: renewed, until: end, policy: policy)
             }
         }
-        return (HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers), opened.bounded(until: end, allowed: policy.deadline))
+        return (HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers), opened.bounded(until: end, allowed: policy.deadline), opened.url)
     }
 
     private func open(_ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,

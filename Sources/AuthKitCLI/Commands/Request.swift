@@ -249,7 +249,10 @@ struct Request: WorkspaceCommand {
         let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
                                    deadline: .seconds(timeout))
         let source = try await workspace.source(account.key, explicit: client.settings())
-        let (head, response) = try await source.send(request, policy: policy)
+        // What a refresh may replace: the secrets this command could send,
+        // which an API's error must not repeat on standard error.
+        let sent = try? await workspace.store.credential(for: account.key)
+        let (head, response, answering) = try await source.send(request, policy: policy)
         // As curl does: binary output is not written to a terminal, which it
         // could garble (or drive: a body is the server's bytes, not text
         // AuthKit escaped). A file or a pipe gets every byte.
@@ -290,8 +293,15 @@ struct Request: WorkspaceCommand {
             } else {
                 refresh = refreshable ? .failed : .impossible
             }
-            let advice = BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate])
-                .map { Self.advice($0, account: account.key, refresh: refresh) } ?? "."
+            // A challenge from another origin (after -L) is not about the
+            // credential, which was not sent there: no advice to sign in
+            // again, nor to grant the scopes a third party names.
+            let fromCredentialed = answering.origin == target.origin
+            let mask = SecretMask([sent, stored].compactMap { $0 }.flatMap { [$0.accessToken, $0.refreshToken, $0.tokenSecret] }.compactMap { $0 }
+                                  + [source.authenticator.settings.clientSecret].compactMap { $0 })
+            let advice = fromCredentialed
+                ? BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate]).map { Self.advice($0, account: account.key, refresh: refresh, mask: mask) } ?? "."
+                : " from \(answering.redactedForLogs), where a redirect led; the credential is not sent to another origin, so this is not about it."
             throw CLIError("\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint)\(advice)", status: .providerError)
         }
     }
@@ -315,10 +325,13 @@ struct Request: WorkspaceCommand {
     /// Returns the rest of the sentence after "answered HTTP 401".
     /// - Parameter refresh: what became of the refresh that `CredentialSource`
     ///   tries for an `invalid_token`, seen from the store afterwards.
-    static func advice(_ challenge: BearerChallenge, account: CredentialKey, refresh: RefreshOutcome = .failed) -> String {
+    /// - Parameter mask: the secrets the request could carry (a token, the
+    ///   client secret): a server echoing the request in its challenge had
+    ///   them printed whole, where the token endpoint's errors mask them.
+    static func advice(_ challenge: BearerChallenge, account: CredentialKey, refresh: RefreshOutcome = .failed, mask: SecretMask = SecretMask([])) -> String {
         guard let error = challenge.error, !error.isEmpty else { return "." }
-        var text = ": \(DisplayText.sanitized(error, limit: 60))"
-        if let description = challenge.errorDescription, !description.isEmpty { text += " (\(DisplayText.sanitized(description, limit: 200)))" }
+        var text = ": \(mask.apply(DisplayText.sanitized(error, limit: 60)))"
+        if let description = challenge.errorDescription, !description.isEmpty { text += " (\(mask.apply(DisplayText.sanitized(description, limit: 200))))" }
         switch error {
         case "invalid_token":
             // CredentialSource has already refreshed and retried where the credential allows it.
