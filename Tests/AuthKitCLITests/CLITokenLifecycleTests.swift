@@ -142,6 +142,37 @@ import AuthKit
         }
     }
 
+    /// Another process renewed the credential while this one's request was
+    /// being refused: the refresh took up that renewal (no second refresh),
+    /// the API refused it too, and the advice said "a refresh could not
+    /// renew it", though no refresh had failed.
+    @Test func aRenewalByAnotherProcessIsNotCalledAFailedRefresh() async throws {
+        try await withServer { server in
+            let home = try home(server)
+            let file = home.appendingPathComponent("credentials.json")
+            try await FileCredentialStore(file: file).save(Credential(providerID: "local", accessToken: "first-access-token-1111",
+                                                                      refreshToken: "refresh-one-0000", expiresAt: Date().addingTimeInterval(3600)))
+            server.route("GET", "/api/refused") { request in
+                if request.header("Authorization") == "Bearer first-access-token-1111" {
+                    // Meanwhile, another process renews the credential.
+                    let saved = DispatchSemaphore(value: 0)
+                    Task {
+                        try? await FileCredentialStore(file: file).save(Credential(providerID: "local", accessToken: "other-process-token-2222",
+                                                                                   refreshToken: "refresh-two-0000", expiresAt: Date().addingTimeInterval(3600)))
+                        saved.signal()
+                    }
+                    saved.wait()
+                }
+                return StubResponse(status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            }
+            let result = try await CLIProcess.run(["request", "--provider", "local", "\(server.baseURL)/api/refused"], environment: env(home))
+            #expect(result.status == 3 && result.stderr.contains("a refresh renewed it just now, but the API refused the new token as well")
+                    && !result.stderr.contains("could not renew"), "\(result.stderr)")
+            #expect(server.requests(to: "/token").isEmpty, "the other process's renewal is taken up, not refreshed again")
+            #expect(server.requests(to: "/api/refused").map { $0.header("Authorization") } == ["Bearer first-access-token-1111", "Bearer other-process-token-2222"])
+        }
+    }
+
     @Test func aBearerChallengeSaysWhatToDo() async throws {
         try await withServer { server in
             server.route("GET", "/api/expired") { _ in

@@ -288,7 +288,11 @@ struct Request: WorkspaceCommand {
             let refresh: RefreshOutcome
             if let clientless = source.authenticator as? ClientlessAuthenticator, refreshable {
                 refresh = .blocked(ErrorReport.message(for: clientless.missing, environment: workspace.environment))
-            } else if (source.store as? ShieldedCredentialStore)?.saved(account.key) == true {
+            } else if (source.store as? ShieldedCredentialStore)?.saved(account.key) == true
+                        || (sent != nil && stored != nil && sent?.accessToken != stored?.accessToken) {
+                // Renewed by this command, or by another process meanwhile
+                // (whose renewal the refresh then took up): either way the
+                // token sent last was a new one.
                 refresh = .renewedAndRefused
             } else {
                 refresh = refreshable ? .failed : .impossible
@@ -310,7 +314,8 @@ struct Request: WorkspaceCommand {
     enum RefreshOutcome {
         /// None could be tried for want of this setting (a client id).
         case blocked(String)
-        /// One renewed the credential during this command, and the API
+        /// One renewed the credential during this command (this command's
+        /// refresh, or another process's that it took up), and the API
         /// refused the renewed token too: another refresh would not help.
         case renewedAndRefused
         /// The credential has no refresh token and the descriptor no refresh call.
