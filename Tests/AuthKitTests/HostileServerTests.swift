@@ -119,12 +119,24 @@ import Testing
             await #expect(throws: AuthKitError.redirectNotFollowed(step: .apiRequest, status: 302, location: "(no usable Location)")) {
                 _ = try await transport.open(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/two")!), step: .apiRequest, policy: policy)
             }
+            // A Location whose host is none (`http:\\host\path`, which leaves
+            // no host) or no host name (an escape, a space, a non-ASCII
+            // letter): handed to the transport, it failed as a network error,
+            // "The request to (no URL) failed".
+            for (path, location) in [("/backslashes", #"http:\\127.0.0.1:1\landed"#), ("/escape", "http://ex%1Bample.com/"),
+                                     ("/letter", "http://exämple.com/"), ("/space", "http://ex ample.com/")] {
+                server.route("GET", path) { _ in StubResponse(status: 302, headers: [("Location", location)], body: Data()) }
+                await #expect(throws: AuthKitError.redirectNotFollowed(step: .apiRequest, status: 302, location: "(no usable Location)"), "\(path)") {
+                    _ = try await transport.open(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)\(path)")!), step: .apiRequest, policy: policy)
+                }
+            }
+            #expect(FlowTransport.hasUsableHost(URL(string: "http://[::1]:8080/x")!) && FlowTransport.hasUsableHost(URL(string: "https://api.example-1.com/")!))
             await #expect {
                 _ = try await transport.open(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/file")!), step: .apiRequest, policy: policy)
             } throws: { error in
                 "\(error)".contains("only to an http or https URL") && !"\(error)".contains("from https to http, or past")
             }
-            #expect(server.requests.map(\.path) == ["/two", "/file"], "a redirect was followed: \(server.requests.map(\.uri))")
+            #expect(server.requests.map(\.path) == ["/two", "/backslashes", "/escape", "/letter", "/space", "/file"], "a redirect was followed: \(server.requests.map(\.uri))")
         }
     }
 

@@ -81,7 +81,12 @@ package struct FlowTransport: Sendable {
             // One Location (RFC 9110 §10.2.2): two were joined with ", " and
             // followed as the path "/a,%20http://…".
             let locations = head.headerFields[values: .location]
-            let location = locations.count == 1 ? URL(string: locations[0], relativeTo: current.url)?.absoluteURL : nil
+            // A host that is no host name or address literal (`http:\\host`
+            // leaves none; an escape or a non-ASCII byte, percent-encoded)
+            // was handed to the transport, and its refusal reported as a
+            // network error ("the request has no absolute URL").
+            let location = (locations.count == 1 ? URL(string: locations[0], relativeTo: current.url)?.absoluteURL : nil)
+                .flatMap { Self.hasUsableHost($0) ? $0 : nil }
             guard case .follow(let maximum) = policy.redirects, hops < maximum, let target = location,
                   ["http", "https"].contains(target.scheme?.lowercased() ?? ""),
                   !(current.url.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http")
@@ -104,6 +109,16 @@ package struct FlowTransport: Sendable {
             current = Self.redirected(current, to: target, status: status, sameOrigin: target.origin == origin)
             hops += 1
         }
+    }
+
+    /// A host name of letters, digits, `-`, `.` and `_`, or a bracketed IPv6 literal.
+    static func hasUsableHost(_ url: URL) -> Bool {
+        guard var host = url.host(percentEncoded: true), !host.isEmpty else { return false }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.contains(":") { // an IPv6 literal (Foundation gives it without its brackets)
+            return host.unicodeScalars.allSatisfy { $0.properties.isASCIIHexDigit || $0 == ":" || $0 == "." }
+        }
+        return host.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-._".unicodeScalars.contains($0) }
     }
 
     /// Why a `101 Switching Protocols` is refused, whichever transport saw it.
