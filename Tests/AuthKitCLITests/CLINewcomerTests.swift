@@ -613,6 +613,11 @@ import Testing
             // Standard input is read once; bytes are no form field's text; a field needs a name.
             let (twice, sent4) = try await post(["-d", "@-", "--data-urlencode", "q@-"], launcher: ["/bin/sh", "-c", #"printf 'c=3' | "$0" "$@""#])
             #expect(twice.status == 64 && twice.stderr.contains("Standard input can be read once") && sent4 == nil, "\(twice.stderr)")
+            let (twiceD, sent7) = try await post(["-d", "@-", "-d", "@-"], launcher: ["/bin/sh", "-c", #"printf 'c=3' | "$0" "$@""#])
+            #expect(twiceD.status == 64 && twiceD.stderr.contains("Standard input can be read once") && sent7 == nil, "\(twiceD.stderr)")
+            // -d repeated, as in curl: every part, joined with & (the last alone was sent).
+            let (repeated, repeatedRequest) = try await post(["-d", "a=1", "-d", "b=2", "--data-binary", "c=3", "--data-urlencode", "d=4 5"])
+            #expect(repeated.status == 0 && repeatedRequest?.bodyText == "a=1&b=2&c=3&d=4%205", "\(repeated.stderr)")
             let (binaryField, sent5) = try await post(["--data-urlencode", "img@\(png.path)"])
             #expect(binaryField.status == 64 && binaryField.stderr.contains("--data-urlencode img@\(png.path): the file is not UTF-8 text") && sent5 == nil,
                     "\(binaryField.stderr)")

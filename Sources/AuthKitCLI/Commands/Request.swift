@@ -48,13 +48,13 @@ struct Request: WorkspaceCommand {
         valueName: "method"))
     var method: String?
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "A request body, already form-encoded (a=1&b=x%20y); sent as application/x-www-form-urlencoded unless a Content-Type header is given. @FILE reads it from a file (@- from standard input) without its line breaks, as curl does.",
+        "A request body, already form-encoded (a=1&b=x%20y); sent as application/x-www-form-urlencoded unless a Content-Type header is given. @FILE reads it from a file (@- from standard input) without its line breaks, as curl does. Repeatable: the parts are joined with &, as in curl.",
         valueName: "data"))
-    var data: String?
+    var data: [String] = []
     @Option(name: .customLong("data-binary"), help: ArgumentHelp(
-        "A request body sent byte for byte; @FILE reads it from a file (@- from standard input). Give its Content-Type with -H.",
+        "A request body sent byte for byte; @FILE reads it from a file (@- from standard input). Give its Content-Type with -H. Repeatable, joined with &.",
         valueName: "data"))
-    var dataBinary: String?
+    var dataBinary: [String] = []
     @Option(name: .customLong("data-urlencode"), help: ArgumentHelp(
         "A form field whose value AuthKit encodes for you, as curl does: 'status=Hello + world!', or name@FILE for a file's text (@- standard input) (repeatable).",
         valueName: "name=value"))
@@ -81,9 +81,16 @@ struct Request: WorkspaceCommand {
     /// OAuth 1.0a signs its fields as they will be sent.
     func body() throws -> Data? {
         let isForm = header.first { $0.lowercased().hasPrefix("content-type:") }.map { $0.lowercased().contains("x-www-form-urlencoded") } ?? true
+        // Before anything is read: the first reader would take it all.
+        let readers = (data + dataBinary).filter { $0 == "@-" }.count + dataURLEncode.filter { Self.fileField($0)?.path == "-" }.count
+        if readers > 1 {
+            throw CLIError("Standard input can be read once: only one of -d, --data-binary and --data-urlencode may take @-.")
+        }
         var parts = [Data]()
-        for (flag, value, keepsLineBreaks) in [("-d", data, false), ("--data-binary", dataBinary, true)] {
-            guard let value else { continue }
+        // Repeated, each part is kept (the last alone was sent, the others
+        // dropped without a word); joined with & in the order -d, then
+        // --data-binary, then --data-urlencode.
+        for (flag, value, keepsLineBreaks) in data.map({ ("-d", $0, false) }) + dataBinary.map({ ("--data-binary", $0, true) }) {
             let bytes = try Self.bytes(of: value, flag: flag, keepsLineBreaks: keepsLineBreaks)
             if isForm {
                 guard let text = ValidUTF8.string(bytes) else {
@@ -94,10 +101,6 @@ struct Request: WorkspaceCommand {
                 }
             }
             parts.append(bytes)
-        }
-        let readers = [data, dataBinary].filter { $0 == "@-" }.count + dataURLEncode.filter { Self.fileField($0)?.path == "-" }.count
-        if readers > 1 {
-            throw CLIError("Standard input can be read once: only one of -d, --data-binary and --data-urlencode may take @-.")
         }
         for field in dataURLEncode {
             // curl's forms: name=value, or name@FILE (the file's text, line breaks kept), whichever sign comes first.
@@ -135,6 +138,18 @@ struct Request: WorkspaceCommand {
     /// as `request` reads it, `@FILE` included, so the signature covers the
     /// body curl (or `request`) will send for the same `-d`, and checked to be
     /// a form exactly as it will be sent.
+    /// Every `-d` of `token header` and `sign`, joined with `&` as curl
+    /// joins them (the last alone was signed); `nil` for none.
+    static func signedForm(_ values: [String]) throws -> Data? {
+        if values.filter({ $0 == "@-" }).count > 1 {
+            throw CLIError("Standard input can be read once: only one -d may take @-.")
+        }
+        var parts = try values.map(signedForm).makeIterator()
+        guard var body = parts.next() else { return nil }
+        while let part = parts.next() { body.append(UInt8(ascii: "&")); body.append(part) }
+        return body
+    }
+
     static func signedForm(_ value: String) throws -> Data {
         let bytes = try Self.bytes(of: value, flag: "-d", keepsLineBreaks: false)
         guard let text = ValidUTF8.string(bytes) else {

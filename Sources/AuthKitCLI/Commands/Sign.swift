@@ -42,8 +42,8 @@ struct Sign: AsyncParsableCommand {
     var method: String?
     @Argument(help: "The request URL, with its query.") var url: String
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "An application/x-www-form-urlencoded body; its parameters are signed. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does.", valueName: "data"))
-    var data: String?
+        "An application/x-www-form-urlencoded body; its parameters are signed. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does. Repeatable: the parts are joined with &, as in curl.", valueName: "data"))
+    var data: [String] = []
     @Option(name: .long, help: "The consumer key (client id).") var consumerKey: String
     @Option(name: .long, help: "The consumer secret (or $AUTHKIT_CONSUMER_SECRET).") var consumerSecret: String?
     @Option(name: .long, help: "The token (oauth_token), if any.") var token: String?
@@ -106,7 +106,7 @@ struct Sign: AsyncParsableCommand {
         let fixedNonce = nonce, fixedTimestamp = timestamp
         signer.nonceAndTimestamp = NonceAndTimestamp(
             nonce: { fixedNonce ?? live.nonce() }, timestamp: { fixedTimestamp ?? live.timestamp() })
-        let body = try data.map(Request.signedForm)
+        let body = try Request.signedForm(data)
         let header = try signer.authorizationHeader(
             method: method?.uppercased() ?? (body == nil ? "GET" : "POST"), url: URL(string: url)!,
             contentType: body == nil ? nil : "application/x-www-form-urlencoded",

@@ -33,8 +33,8 @@ struct TokenHeader: WorkspaceCommand {
     var method: String?
     /// RFC 5849 §3.4.1.3.1: a form body's parameters are part of the signature.
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "The form body the request will carry, already encoded (a=1&b=x%20y); OAuth 1.0a signs its parameters. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does.", valueName: "data"))
-    var data: String?
+        "The form body the request will carry, already encoded (a=1&b=x%20y); OAuth 1.0a signs its parameters. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does. Repeatable: the parts are joined with &, as in curl.", valueName: "data"))
+    var data: [String] = []
     @Argument(help: "The request URL (required for OAuth 1.0a, which signs it).") var url: String?
 
     func validate() throws {
@@ -44,7 +44,7 @@ struct TokenHeader: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         // Before anything is read or refreshed: the URL the header is for.
         if let url { _ = try Self.target(url) }
-        let body = try data.map(Request.signedForm)
+        let body = try Request.signedForm(data)
         let source = try await workspace.source(account.key, explicit: client.settings())
         let credential = try await source.current()
         let authenticator = source.authenticator
