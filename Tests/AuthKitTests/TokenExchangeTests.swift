@@ -293,6 +293,26 @@ import AuthKitTestSupport
     /// (RFC 6749 Appendix A.13) is refused without being repeated, and the
     /// refusal of a well-formed type other than Bearer masks the code, the
     /// verifier and the client secret.
+    /// An empty access token was "must be a non-empty string, got a string".
+    @Test func anEmptyAccessTokenIsCalledEmpty() async throws {
+        try await withServer { server in
+            let answer = LockedValue(#"{"access_token":"","token_type":"Bearer"}"#)
+            server.route("POST", "/login/oauth/access_token") { _ in .json(answer.current) }
+            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
+                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
+            for (body, said) in [(#"{"access_token":"","token_type":"Bearer"}"#, "'access_token' must be a non-empty string, got an empty one"),
+                                 (#"{"access_token":7,"token_type":"Bearer"}"#, "'access_token' must be a non-empty string, got a number")] {
+                answer.withLock { $0 = body }
+                await #expect {
+                    try await client.exchange(code: "c", pending: try pending(for: client))
+                } throws: { error in
+                    guard case AuthKitError.invalidResponse(_, let reason) = error else { return false }
+                    return reason == said
+                }
+            }
+        }
+    }
+
     @Test func aTokenTypeEchoingTheRequestIsNotRepeated() async throws {
         try await withServer { server in
             let echoed = LockedValue("")

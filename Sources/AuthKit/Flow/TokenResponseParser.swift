@@ -99,7 +99,7 @@ package struct TokenResponseParser: Sendable {
             throw AuthKitError.invalidResponse(step: step, reason: "no access token at '\(mapping.accessToken.alternatives)'")
         }
         guard case .string(let accessToken) = accessValue, !accessToken.isEmpty else {
-            throw AuthKitError.invalidResponse(step: step, reason: "'\(accessPath)' must be a non-empty string, got \(accessValue.typeName)")
+            throw AuthKitError.invalidResponse(step: step, reason: "'\(accessPath)' must be a non-empty string, got \(accessValue == .string("") ? "an empty one" : accessValue.typeName)")
         }
 
         try checkHeaderSafe(accessToken, at: accessPath, rule: "A.12")
