@@ -166,7 +166,7 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case .responseTooLarge(let url, let limit):
             return "The answer from \(url) is larger than the \(limit) bytes allowed; reading stopped there."
         case .insecureTransport(let url):
-            return "\(url) is plain http on a host that is not this machine; a credential is sent only over https (RFC 6750 §5.3), or over http to 127.0.0.1, [::1] or localhost."
+            return "\(url) is plain http on a host that is not this machine; a credential is sent only over https (RFC 6750 §5.3), or over http to a loopback address (127.0.0.1 or any of 127.0.0.0/8, [::1]) or localhost."
         case .store(let path, let reason):
             return "Credential store \(path): \(reason)"
         case .signInRequired(let key, let reason):

@@ -30,7 +30,7 @@ struct Request: WorkspaceCommand {
         Redirects are not followed unless you pass -L. With -L the credential
         goes only to the URL's own origin: a redirect to another host is
         followed without it, and one from https to http is refused. A
-        credential is sent over plain http only to 127.0.0.1, [::1] or localhost.
+        credential is sent over plain http only to loopback: 127.0.0.0/8, [::1], localhost.
 
         Examples:
           authkit request --provider qiita https://qiita.com/api/v2/authenticated_user
