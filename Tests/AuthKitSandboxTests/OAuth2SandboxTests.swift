@@ -275,7 +275,9 @@ import Testing
     }
 
     @Test func pollingFasterThanTheIntervalIsSlowDown() async throws {
-        try await Sandbox.with(emulating: try bundled("github"), options: SandboxOptions(deviceInterval: 5)) { sandbox in
+        // An interval no loaded machine takes between two requests: with 5 s,
+        // the whole suite on two cores once put the second poll past it.
+        try await Sandbox.with(emulating: try bundled("github"), options: SandboxOptions(deviceInterval: 120)) { sandbox in
             let form = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
             let start = try await raw("POST", try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/device/code")),
                                       headers: form, body: "client_id=sandbox-client&scope=read%3Auser")
