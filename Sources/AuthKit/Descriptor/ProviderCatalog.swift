@@ -227,9 +227,11 @@ public struct ProviderCatalog: Sendable {
     /// check does not decode the catalogue.
     ///
     /// Only files that could be providers count: named after a valid id,
-    /// holding that id. A copy beside an override (`qiita copy.json`,
-    /// `Qiita.json`), itself refused for its name, made `qiita` unusable,
-    /// with advice to rename qiita's id.
+    /// holding that id. A copy beside an override (`qiita copy.json`, or
+    /// `old-qiita.json` still holding `"id": "qiita"`), itself refused for
+    /// its name, made `qiita` unusable, with advice to rename qiita's id.
+    /// (A name that differs from an id only in case hides that provider on
+    /// purpose: ``resolve(_:)``.)
     private func environmentClash(_ descriptor: ProviderDescriptor, order: Int) -> FileIssue? {
         let mine = Set(ClientSettings.environmentVariables(for: descriptor))
         for (id, layers) in sources.sorted(by: { $0.key < $1.key }) where id != descriptor.id && DescriptorValidator.isValidName(id) {

@@ -134,10 +134,6 @@ struct Request: WorkspaceCommand {
         return bytes
     }
 
-    /// `-d` as `sign` and `token header` sign it (RFC 5849 §3.4.1.3.1): read
-    /// as `request` reads it, `@FILE` included, so the signature covers the
-    /// body curl (or `request`) will send for the same `-d`, and checked to be
-    /// a form exactly as it will be sent.
     /// Every `-d` of `token header` and `sign`, joined with `&` as curl
     /// joins them (the last alone was signed); `nil` for none.
     static func signedForm(_ values: [String]) throws -> Data? {
@@ -150,6 +146,10 @@ struct Request: WorkspaceCommand {
         return body
     }
 
+    /// `-d` as `sign` and `token header` sign it (RFC 5849 §3.4.1.3.1): read
+    /// as `request` reads it, `@FILE` included, so the signature covers the
+    /// body curl (or `request`) will send for the same `-d`, and checked to be
+    /// a form exactly as it will be sent.
     static func signedForm(_ value: String) throws -> Data {
         let bytes = try Self.bytes(of: value, flag: "-d", keepsLineBreaks: false)
         guard let text = ValidUTF8.string(bytes) else {
