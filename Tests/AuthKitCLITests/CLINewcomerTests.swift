@@ -553,7 +553,7 @@ import Testing
             // Headers that were dropped (the credential's Authorization
             // replaced the one given) or obeyed to the request's harm (a
             // Content-Length that left the server waiting) are refused.
-            for header in ["Authorization: Bearer mine", "content-length: 5", "Transfer-Encoding: chunked"] {
+            for header in ["Authorization: Bearer mine", "content-length: 5", "Transfer-Encoding: chunked", "Host: elsewhere.example"] {
                 let refused = try await CLIProcess.run(["request", "--provider", "qiita", url, "-H", header], environment: environment)
                 let name = header.prefix { $0 != ":" }
                 #expect(refused.status == 64 && refused.stderr.contains("-H '\(name)': ") && refused.stderr.contains("Remove it."), "\(header): \(refused.stderr)")

@@ -172,11 +172,14 @@ struct Request: WorkspaceCommand {
     /// the request's harm: the credential's `Authorization` silently replaced
     /// the one given; a `Content-Length` that disagreed with the body left the
     /// server waiting for bytes that never came (RFC 9110 §8.6), and a
-    /// `Transfer-Encoding` would frame the body as it is not (RFC 9112 §6.1).
+    /// `Transfer-Encoding` would frame the body as it is not (RFC 9112 §6.1);
+    /// a `Host` of one's own was kept on redirects to other hosts.
     static let headersNotTaken = [
         "authorization": "the stored credential's Authorization header is sent; a request with one of your own is a job for curl.",
         "content-length": "the length is that of the body given with -d or --data-binary, and is set from it.",
         "transfer-encoding": "the body is sent whole, with its length; it cannot be framed otherwise.",
+        // Kept on every hop of -L, it named the first host to the others.
+        "host": "the Host is the URL's, which is also the origin the credential goes to; give the URL with that host.",
     ]
 
     /// The most `-d @FILE` (or `@-`) reads: a body is held in memory before it is sent.
