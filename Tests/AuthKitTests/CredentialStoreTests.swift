@@ -200,11 +200,11 @@ import Testing
         let good = try String(contentsOf: store.fileURL, encoding: .utf8)
         let entry = try #require(good.range(of: "\"credentials\" : ").map { good[$0.upperBound...] }?.dropLast(2))
         let cases: [(String, String)] = [
-            ("{\n\"credentials\" : [],\n\"credentials\" : \(entry),\n\"version\" : 1\n}", "credentials is given twice, lines 2 and 3"),
-            ("{\"version\" : 1, \"credentials\" : \(entry), \"version\" : 2}", "version is given twice, lines 1 and"),
+            ("{\n\"credentials\" : [],\n\"credentials\" : \(entry),\n\"version\" : 1\n}", "credentials is given twice (lines 2 and 3). JSON readers disagree"),
+            ("{\"version\" : 1, \"credentials\" : \(entry), \"version\" : 2}", "version is given twice (lines 1 and"),
             (good.replacingOccurrences(of: "\"accessToken\" : \"token\"", with: "\"accessToken\" : \"first\", \"accessToken\" : \"token\""),
              "credentials[0].accessToken is given twice"),
-            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1,"), "not JSON: line"),
+            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1,"), "is not valid JSON: line"),
             ("\u{FEFF}" + good, "byte-order mark"),
             (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1.5"), "version: is not a format version"),
             (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 99999999999999999999"), "version: is not a format version"),

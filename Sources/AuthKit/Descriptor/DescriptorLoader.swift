@@ -146,11 +146,18 @@ package struct DescriptorLoader: Sendable {
         do {
             return try JSONValue(parsing: data, repeatedNames: .refused)
         } catch let failure as JSONParser.Failure {
-            if let field = failure.repeatedField, let first = failure.firstOffset {
-                throw AuthKitError.invalidFile([FileIssue(file: file, field: field, problem: "is given twice (\(places(first, failure.offset, in: data))). JSON readers disagree on which one counts (RFC 8259 §4), so a person or a tool reading this file could see the other one; keep one.")])
-            }
-            throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "is not valid JSON: \(describe(failure, in: data))")])
+            throw AuthKitError.invalidFile([issue(failure, in: data, file: file)])
         }
+    }
+
+    /// Why `data` failed strict parsing, for a person: a member given twice
+    /// with the lines (or columns) of both, or where the JSON is malformed.
+    /// Provider files, `config.json` and the credential store say it alike.
+    static func issue(_ failure: JSONParser.Failure, in data: Data, file: String) -> FileIssue {
+        if let field = failure.repeatedField, let first = failure.firstOffset {
+            return FileIssue(file: file, field: field, problem: "is given twice (\(places(first, failure.offset, in: data))). JSON readers disagree on which one counts (RFC 8259 §4), so a person or a tool reading this file could see the other one; keep one.")
+        }
+        return FileIssue(file: file, field: "", problem: "is not valid JSON: \(describe(failure, in: data))")
     }
 
     /// A field for each string in the file that holds a control character
@@ -207,7 +214,7 @@ package struct DescriptorLoader: Sendable {
     /// Where two byte offsets are, for a person: "lines 3 and 9", or
     /// "line 1, columns 14 and 31" in a file of one line (where "lines 1
     /// and 1" said nothing).
-    static func places(_ first: Int, _ second: Int, in data: Data) -> String {
+    private static func places(_ first: Int, _ second: Int, in data: Data) -> String {
         let (one, two) = (position(of: first, in: data), position(of: second, in: data))
         return one.line == two.line ? "line \(one.line), columns \(one.column) and \(two.column)" : "lines \(one.line) and \(two.line)"
     }

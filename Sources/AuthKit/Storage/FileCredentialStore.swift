@@ -284,10 +284,8 @@ public struct FileCredentialStore: CredentialStore {
         do {
             _ = try JSONParser.parse(data, repeatedNames: .refused)
         } catch let failure as JSONParser.Failure {
-            if let field = failure.repeatedField, let first = failure.firstOffset {
-                throw invalid("\(field) is given twice, \(DescriptorLoader.places(first, failure.offset, in: data)): JSON readers disagree on which one counts (RFC 8259 §4); keep one")
-            }
-            throw invalid("not JSON: \(DescriptorLoader.syntaxError(in: data))")
+            let issue = DescriptorLoader.issue(failure, in: data, file: path)
+            throw invalid(issue.field.isEmpty ? issue.problem : "\(issue.field) \(issue.problem)")
         }
         do {
             let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)

@@ -119,6 +119,11 @@ struct Request: WorkspaceCommand {
             }
             parts.append(FormURLEncoding.encodedBody([(pieces[0], pieces[1])]))
         }
+        return Self.joined(parts)
+    }
+
+    /// Form parts joined with `&`, as curl joins its `-d`s; `nil` for none.
+    static func joined(_ parts: [Data]) -> Data? {
         guard var body = parts.first else { return nil }
         for part in parts.dropFirst() { body.append(UInt8(ascii: "&")); body.append(part) }
         return body
@@ -140,10 +145,7 @@ struct Request: WorkspaceCommand {
         if values.filter({ $0 == "@-" }).count > 1 {
             throw CLIError("Standard input can be read once: only one -d may take @-.")
         }
-        var parts = try values.map(signedForm).makeIterator()
-        guard var body = parts.next() else { return nil }
-        while let part = parts.next() { body.append(UInt8(ascii: "&")); body.append(part) }
-        return body
+        return joined(try values.map(signedForm))
     }
 
     /// `-d` as `sign` and `token header` sign it (RFC 5849 §3.4.1.3.1): read
