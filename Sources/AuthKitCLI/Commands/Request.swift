@@ -308,11 +308,10 @@ struct Request: WorkspaceCommand {
             let refresh: RefreshOutcome
             if let clientless = source.authenticator as? ClientlessAuthenticator, refreshable {
                 refresh = .blocked(ErrorReport.message(for: clientless.missing, environment: workspace.environment))
-            } else if (source.store as? ShieldedCredentialStore)?.saved(account.key) == true
-                        || (sent != nil && stored != nil && sent?.accessToken != stored?.accessToken) {
-                // Renewed by this command, or by another process meanwhile
-                // (whose renewal the refresh then took up): either way the
-                // token sent last was a new one.
+            } else if let sent, let stored, sent.accessToken != stored.accessToken {
+                // Renewed by this command's refresh, or by another process
+                // meanwhile (whose renewal the refresh then took up): either
+                // way the token sent last was a new one.
                 refresh = .renewedAndRefused
             } else {
                 refresh = refreshable ? .failed : .impossible

@@ -7,24 +7,14 @@ import AuthKit
 /// span is where a killed process loses the grant with a rotating refresh
 /// token, so the shield is put around exactly the lock's body; waiting for
 /// another process's refresh stays interruptible.
-///
-/// It also notes which accounts this command saved: `request` tells a
-/// renewed token the API refused as well from a refresh that failed.
 struct ShieldedCredentialStore: CredentialStore {
     let base: FileCredentialStore
-    private let savedKeys = LockedValue<Set<CredentialKey>>([])
 
     init(base: FileCredentialStore) { self.base = base }
 
     func credential(for key: CredentialKey) async throws -> Credential? { try await base.credential(for: key) }
     func allCredentials() async throws -> [Credential] { try await base.allCredentials() }
-    func save(_ credential: Credential) async throws {
-        try await base.save(credential)
-        savedKeys.withLock { _ = $0.insert(credential.key) }
-    }
-
-    /// Whether this command saved a credential under `key` (a refresh's renewal).
-    func saved(_ key: CredentialKey) -> Bool { savedKeys.withLock { $0.contains(key) } }
+    func save(_ credential: Credential) async throws { try await base.save(credential) }
     @discardableResult
     func remove(_ key: CredentialKey) async throws -> Credential? { try await base.remove(key) }
 
