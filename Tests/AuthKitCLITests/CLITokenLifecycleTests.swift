@@ -133,8 +133,11 @@ import AuthKit
                 let refreshes = server.requests(to: "/token").count
                 for (path, said) in [("/api/away", "answered HTTP 403 from \(elsewhere.baseURL)/denied, where a redirect led"),
                                      ("/api/gone", "answered HTTP 401 from \(elsewhere.baseURL)/expired, where a redirect led")] {
-                    let result = try await CLIProcess.run(["request", "--provider", "local", "-L", "\(server.baseURL)\(path)"], environment: env(home))
+                    let result = try await CLIProcess.run(["request", "--provider", "local", "-L", "-v", "\(server.baseURL)\(path)"], environment: env(home))
                     #expect(result.status == 3 && result.stderr.contains(said) && !result.stderr.contains("authorize"), "\(result.stderr)")
+                    // -v says which hop went without the credential.
+                    #expect(result.stderr.contains("GET \(elsewhere.baseURL)/\(path == "/api/away" ? "denied" : "expired") (without the credential, which goes only to \(server.baseURL))"),
+                            "\(result.stderr)")
                 }
                 #expect(server.requests(to: "/token").count == refreshes, "a 401 from an origin that got no credential refreshed it")
                 #expect(elsewhere.requests(to: "/expired").allSatisfy { $0.header("Authorization") == nil })
@@ -183,6 +186,11 @@ import AuthKit
             }
             server.route("GET", "/api/odd") { _ in
                 StubResponse(status: 403, headers: [("WWW-Authenticate", #"Bearer error="insufficient_scope", scope="read -rf""#)])
+            }
+            // Twelve scopes were cut to the first ten, a command that signs in to a token refused again.
+            let twelve = (1...12).map { "scope\($0)" }.joined(separator: " ")
+            server.route("GET", "/api/many") { _ in
+                StubResponse(status: 403, headers: [("WWW-Authenticate", "Bearer error=\"insufficient_scope\", scope=\"\(twelve)\"")])
             }
             server.route("GET", "/api/plain") { _ in StubResponse(status: 401) }
             let home = try home(server)
@@ -240,6 +248,9 @@ import AuthKit
                     "\(admin.stderr)")
             let odd = try await request("/api/odd")
             #expect(odd.stderr.contains("The token lacks a scope this request needs") && !odd.stderr.contains("--scope -rf"), "\(odd.stderr)")
+            let many = try await request("/api/many")
+            #expect(many.status == 3 && many.stderr.contains("It needs 12 scopes (\(twelve)): sign in again with them, authkit authorize --provider local --label work with a --scope for each.")
+                    && !many.stderr.contains("--scope scope1"), "\(many.stderr)")
             let plain = try await request("/api/plain")
             #expect(plain.status == 3 && plain.stderr.contains("answered HTTP 401.\n"), "\(plain.stderr)")
             #expect(![expired, admin, odd, plain].contains { $0.stderr.contains("token-that-fails") })

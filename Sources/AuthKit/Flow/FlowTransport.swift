@@ -58,7 +58,10 @@ package struct FlowTransport: Sendable {
             // One the caller set (curl's -A, -H 'User-Agent: …') is kept.
             // Appended, as none is there: assigning would search the fields again.
             if outgoing.head.headerFields[.userAgent] == nil { outgoing.head.headerFields.append(.authKitUserAgent) }
-            logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)")
+            // -v said nothing of a hop that went without the credential, so
+            // an API's 401 after it read as the credential's refusal.
+            let uncredentialed = authorize != nil && !credentialed ? " (without the credential, which goes only to \(origin))" : ""
+            logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)\(uncredentialed)")
             let (head, body) = try await http.send(outgoing.head, body: outgoing.body)
             let status = head.status.code
             logger.debug("\(step.rawValue): HTTP \(status)")

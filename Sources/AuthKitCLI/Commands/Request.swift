@@ -352,6 +352,10 @@ struct Request: WorkspaceCommand {
     /// - Parameter mask: the secrets the request could carry (a token, the
     ///   client secret): a server echoing the request in its challenge had
     ///   them printed whole, where the token endpoint's errors mask them.
+    /// The most scopes from an `insufficient_scope` challenge written out
+    /// as a command to paste.
+    static let scopesInAdvice = 10
+
     static func advice(_ challenge: BearerChallenge, account: CredentialKey, refresh: RefreshOutcome = .failed, mask: SecretMask = SecretMask([])) -> String {
         guard let error = challenge.error, !error.isEmpty else { return "." }
         var text = ": \(mask.apply(DisplayText.sanitized(error, limit: 60)))"
@@ -373,12 +377,18 @@ struct Request: WorkspaceCommand {
             }
         case "insufficient_scope":
             // The server's words go into a command to paste: scope tokens
-            // only, none that reads as a flag, a few and short.
-            let named = (challenge.scope ?? "").split(separator: " ").prefix(10).map(String.init)
+            // only, none that reads as a flag, a few and short. A longer
+            // list is counted, not cut: a command with ten of its twelve
+            // scopes would sign in to a token refused again.
+            let named = (challenge.scope ?? "").split(separator: " ").map(String.init)
             let scopes = named.filter { ScopeToken.problem($0) == nil && !$0.hasPrefix("-") && $0.count <= 100 }
-            text += scopes.isEmpty || scopes.count != named.count
-                ? ". The token lacks a scope this request needs: sign in again with it, authkit authorize \(ShellWord.account(account)) --scope …."
-                : ". It needs the scope \(DisplayText.sanitized(scopes.joined(separator: " "), limit: 300)): sign in again with it, authkit authorize \(ShellWord.account(account)) \(scopes.map { "--scope " + ShellWord.quoted($0) }.joined(separator: " "))."
+            if named.count > Self.scopesInAdvice {
+                text += ". It needs \(named.count) scopes (\(DisplayText.sanitized(named.joined(separator: " "), limit: 300))): sign in again with them, authkit authorize \(ShellWord.account(account)) with a --scope for each."
+            } else {
+                text += scopes.isEmpty || scopes.count != named.count
+                    ? ". The token lacks a scope this request needs: sign in again with it, authkit authorize \(ShellWord.account(account)) --scope …."
+                    : ". It needs the scope \(DisplayText.sanitized(scopes.joined(separator: " "), limit: 300)): sign in again with it, authkit authorize \(ShellWord.account(account)) \(scopes.map { "--scope " + ShellWord.quoted($0) }.joined(separator: " "))."
+            }
         default:
             text += "."
         }
