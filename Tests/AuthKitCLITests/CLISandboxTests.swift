@@ -35,6 +35,13 @@ import Glibc
         }
         #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("sandbox/credentials.json").path))
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+        // Without the sandbox named, its credential is pointed to, not "sign in first" (to the real Qiita).
+        for command in [["token", "show", "--provider", "qiita"], ["request", "--provider", "qiita", "https://qiita.com/api/v2/authenticated_user"]] {
+            let unnamed = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
+            #expect(unnamed.status == 64 && unnamed.stderr.contains(
+                "No stored credential for qiita. The sandbox's store (\(home.path)/sandbox/credentials.json) has one: to use it, pass --sandbox"),
+                    "\(unnamed.stderr)")
+        }
     }
 
     /// A provider whose URLs need a value nobody gave ({host} of a

@@ -105,10 +105,23 @@ struct Workspace {
     /// The stored credential for `key`, or an error that says how to get one.
     func credential(_ key: CredentialKey) async throws -> Credential {
         guard let credential = try await store.credential(for: key) else {
-            throw await otherAccounts(than: key).map { CLIError("No stored credential for \(key). \($0)") }
-                ?? AuthKitError.signInRequired(key, reason: .noCredential)
+            if let others = await otherAccounts(than: key) { throw CLIError("No stored credential for \(key). \(others)") }
+            if let inSandbox = await sandboxCredentialHint(for: key) { throw CLIError("No stored credential for \(key). \(inSandbox)") }
+            throw AuthKitError.signInRequired(key, reason: .noCredential)
         }
         return credential
+    }
+
+    /// Without a sandbox named, a credential for `key` in the sandbox's own
+    /// store (signed in with `--sandbox`, then the variable unset in a new
+    /// shell) was met with "sign in first", which would sign in to the real
+    /// provider. Nil when that store holds none, or a sandbox is in use.
+    func sandboxCredentialHint(for key: CredentialKey) async -> String? {
+        let file = Self.sandboxStoreURL(environment: environment)
+        guard sandbox == nil,
+              (try? await FileCredentialStore(file: file, environment: environment).credential(for: key)) != nil else { return nil }
+        return "The sandbox's store (\(file.path)) has one: to use it, pass --sandbox with the URL of a running 'authkit sandbox' "
+            + "or set AUTHKIT_SANDBOX. To sign in to the real provider: authkit authorize \(ShellWord.account(key))"
     }
 
     /// "Stored for google: the default account, work. Name one with --label
