@@ -45,3 +45,27 @@ import Testing
         #expect("label".padded(to: 3) == "lab")
     }
 }
+
+/// `providers list` on an 80-column terminal: a row with an override's path
+/// (128 columns with a long $AUTHKIT_HOME) wrapped mid-path.
+@Suite struct ProvidersListLayoutTests {
+    let rows = [
+        ProvidersList.Row(id: "github", name: "GitHub", protocol: "oauth2",
+                          file: "/home/someone-with-a-long-name/.config/authkit/providers/github.json", overrides: "(bundled) providers/github.json"),
+        ProvidersList.Row(id: "qiita", name: "Qiita", protocol: "oauth2", file: "/h/providers/qiita.json", overrides: "(bundled) providers/qiita.json"),
+        ProvidersList.Row(id: "x", name: "X", protocol: "oauth1", file: "(bundled) providers/x.json"),
+    ]
+
+    @Test func anOverridesPathThatWouldWrapGoesOnALineOfItsOwn() {
+        let lines = ProvidersList.lines(rows, columns: 80)
+        #expect(lines == [
+            "github  oauth2  GitHub",
+            "                (override: /home/someone-with-a-long-name/.config/authkit/providers/github.json)",
+            "qiita   oauth2  Qiita  (override: /h/providers/qiita.json)",
+            "x       oauth1  X",
+        ])
+        // Into a pipe, one line per provider, whatever its length.
+        #expect(ProvidersList.lines(rows, columns: nil).count == 3)
+        #expect(ProvidersList.lines(rows, columns: nil)[0].hasSuffix("GitHub  (override: /home/someone-with-a-long-name/.config/authkit/providers/github.json)"))
+    }
+}

@@ -30,16 +30,7 @@ struct ProvidersList: WorkspaceCommand {
         if json {
             try Console.json(rows)
         } else {
-            // Ids are aligned up to the longest bundled one's width and a
-            // little more: one long id of the user's own (ids are ASCII) would
-            // otherwise push every row's name past 80 columns. A longer id is
-            // shown whole, its row alone out of line.
-            let width = min(max(2, rows.map(\.id.count).max() ?? 0), Self.idColumn)
-            for row in rows {
-                let origin = row.overrides.map { _ in "  (override: \(row.file))" } ?? ""
-                Console.out(row.id.padded(to: max(width, row.id.count) + 2)
-                    + row.protocol.padded(to: 8) + DisplayText.sanitized(row.name) + origin)
-            }
+            for line in Self.lines(rows, columns: Console.outputColumns) { Console.out(line) }
         }
         for issue in workspace.catalog.unreadDirectories { Console.err("authkit: warning: \(issue)") }
         for (stem, issues) in workspace.catalog.problems.sorted(by: { $0.key < $1.key }) {
@@ -47,6 +38,28 @@ struct ProvidersList: WorkspaceCommand {
             for issue in issues { Console.err("  \(issue)") }
         }
         for warning in Self.unreadSettings(workspace) { Console.err("authkit: warning: \(warning)") }
+    }
+
+    /// The table: id, protocol, name, and an override's file.
+    ///
+    /// Ids are aligned up to the longest bundled one's width and a little
+    /// more: one long id of the user's own (ids are ASCII) would otherwise
+    /// push every row's name past 80 columns. A longer id is shown whole, its
+    /// row alone out of line. On a terminal (`columns`), an override's path
+    /// that would make its row wrap goes on a line of its own below it,
+    /// under the name; into a pipe, each provider stays one line, for grep.
+    static func lines(_ rows: [Row], columns: Int?) -> [String] {
+        let width = min(max(2, rows.map(\.id.count).max() ?? 0), Self.idColumn)
+        return rows.flatMap { row -> [String] in
+            let start = row.id.padded(to: max(width, row.id.count) + 2) + row.protocol.padded(to: 8)
+            let line = start + DisplayText.sanitized(row.name)
+            guard row.overrides != nil else { return [line] }
+            let origin = "(override: \(row.file))"
+            if let columns, (line + "  " + origin).terminalColumns >= columns {
+                return [line, String(repeating: " ", count: width + 2 + 8) + origin]
+            }
+            return [line + "  " + origin]
+        }
     }
 
     /// The widest the id column grows (the longest bundled id is 19).
