@@ -161,6 +161,20 @@ import Testing
         #expect(try await store.allCredentials().isEmpty)
     }
 
+    /// Dates the calendar has pass, whatever their form (a leap day, an
+    /// offset, a fraction); ones it has not are named by the part out of range.
+    @Test func aStoredDateIsCheckedAgainstTheCalendar() {
+        for good in ["2024-02-29T23:59:59Z", "2026-12-31T00:00:00-09:30", "2026-11-24T10:00:00.5Z", "2000-02-29T00:00:00+23:59", "tomorrow"] {
+            #expect(StoredDate.problem(good) == nil, "\(good)")
+        }
+        for (bad, said) in [("2026-02-29T00:00:00Z", "has day 29 of a month with 28 days"), ("1900-02-29T00:00:00Z", "has day 29 of a month with 28 days"),
+                            ("2026-04-31T00:00:00Z", "has day 31 of a month with 30 days"), ("2026-00-10T00:00:00Z", "has month 0; months run 1–12"),
+                            ("2026-11-24T24:00:00Z", "has hour 24; hours run 0–23"), ("2026-11-24T10:60:00Z", "has minute 60; minutes run 0–59"),
+                            ("2026-11-24T10:00:60Z", "has second 60; seconds run 0–59"), ("2026-11-24T10:00:00.25-00:60", "has the offset -00:60")] {
+            #expect(StoredDate.problem(bad)?.hasPrefix(said) == true, "\(bad): \(StoredDate.problem(bad) ?? "nil")")
+        }
+    }
+
     /// A credentials file edited by hand is reported by field, in the
     /// file's terms: an unknown `kind` said "Cannot initialize ProtocolKind
     /// from invalid String value", and a date that does not parse named only
@@ -173,6 +187,13 @@ import Testing
         let good = try String(contentsOf: store.fileURL, encoding: .utf8)
         for (from, to, expected) in [("\"oauth2\"", "\"oauth9\"", "credentials[0].kind: unknown protocol; use \"oauth2\" or \"oauth1\"."),
                                      ("\"obtainedAt\" : \"", "\"expiresAt\" : \"tomorrow\", \"obtainedAt\" : \"",
+                                      "credentials[0].expiresAt: is not a date and time in ISO 8601 form"),
+                                     // Rolled over by the parser (Feb 30 read as 2 March) and written back so.
+                                     ("\"obtainedAt\" : \"", "\"expiresAt\" : \"2026-02-30T10:00:00Z\", \"obtainedAt\" : \"",
+                                      "credentials[0].expiresAt: has day 30 of a month with 28 days, a date the calendar does not have"),
+                                     ("\"obtainedAt\" : \"", "\"expiresAt\" : \"2026-11-24T25:00:00+09:00\", \"obtainedAt\" : \"",
+                                      "credentials[0].expiresAt: has hour 25; hours run 0–23"),
+                                     ("\"obtainedAt\" : \"", "\"expiresAt\" : \"2026-11-24T10:00:00+24:00\", \"obtainedAt\" : \"",
                                       "credentials[0].expiresAt: is not a date and time in ISO 8601 form")] {
             #expect(good.contains(from))
             try good.replacingOccurrences(of: from, with: to).write(to: store.fileURL, atomically: false, encoding: .utf8)

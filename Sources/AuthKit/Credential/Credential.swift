@@ -85,13 +85,22 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         // A date that does not parse is named by its field: the decoder's
         // own error gave only "credentials[0]".
+        // One the calendar does not have (Feb 30, 25:00) is refused, not
+        // rolled over into another date (``StoredDate``).
         func date(_ key: CodingKeys) throws -> Date? {
+            let form = "a date and time in ISO 8601 form, such as 2026-01-01T00:00:00Z."
+            let decoded: Date?
             do {
-                return try container.decodeIfPresent(Date.self, forKey: key)
+                decoded = try container.decodeIfPresent(Date.self, forKey: key)
             } catch DecodingError.dataCorrupted {
-                throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container, debugDescription: "is not a date and time in ISO 8601 form, such as 2026-01-01T00:00:00Z.")
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "is not " + form)
             }
+            // A decoder that stores dates as numbers has no text to check.
+            if decoded != nil, let text = try? container.decode(String.self, forKey: key), let problem = StoredDate.problem(text) {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container,
+                                                       debugDescription: "\(problem), a date the calendar does not have; write " + form)
+            }
+            return decoded
         }
         guard let obtainedAt = try date(.obtainedAt) else {
             throw DecodingError.keyNotFound(CodingKeys.obtainedAt, .init(codingPath: container.codingPath, debugDescription: "required"))
