@@ -138,6 +138,21 @@ import AuthKitTestSupport
         }
     }
 
+    /// A token no Bearer header can carry, in a credential the sign-in did
+    /// not check (a store edited by hand, one made in code): the header
+    /// field turned its NUL, CR and LF into spaces and sent another token.
+    @Test(arguments: ["abc\u{0}def\r\nX-Evil: 1", "tok en", "caf\u{E9}", "a\"b", ""])
+    func aStoredTokenNoHeaderCanCarryIsNotSent(token: String) throws {
+        let client = try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings(clientID: "c"))
+        let request = HTTPRequest(method: .get, scheme: "https", authority: "qiita.com", path: "/api/v2/authenticated_user")
+        let error = #expect(throws: AuthKitError.self) {
+            try client.authorize(request, body: nil, with: Credential(providerID: "qiita", accessToken: token))
+        }
+        let said = String(describing: error)
+        #expect(said.contains("is empty or holds a character a Bearer header cannot carry") && said.contains("Sign in again"), "\(said)")
+        #expect(token.isEmpty || !said.contains(token))
+    }
+
     /// The protocol's own form, on swift-http-types (what `URLRequest` signing is built on):
     /// an `Authorization` the caller had set is replaced, not doubled.
     @Test func authorizesHTTPRequestsReplacingAnyAuthorization() throws {

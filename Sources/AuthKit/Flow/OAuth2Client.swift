@@ -296,6 +296,16 @@ public struct OAuth2Client: Authenticator {
         guard credential.isBearer else {
             throw AuthKitError.misuse(.unsupportedTokenType(credential.tokenType))
         }
+        // A sign-in refuses such a token (TokenResponseParser); one that
+        // reached the credential otherwise (a store edited by hand, a
+        // credential made in code) had its NUL, CR and LF turned into spaces
+        // by the header field, and was sent as another token.
+        guard !credential.accessToken.isEmpty, credential.accessToken.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\\") }) else {
+            throw AuthKitError.misuse(.unsignableRequest("""
+                the access token of \(credential.key) is empty or holds a character a Bearer header cannot carry (a control or non-ASCII \
+                character, a space, '"', ',' or '\\'; RFC 6750 §2.1), so it was not sent. Sign in again to replace it.
+                """))
+        }
         var request = request
         request.headerFields[.authorization] = "Bearer \(credential.accessToken)"
         return request
