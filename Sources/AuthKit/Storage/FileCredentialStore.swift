@@ -114,7 +114,9 @@ public struct FileCredentialStore: CredentialStore {
         // sign-in) or remove (a sign-out): a store that cannot be written is
         // said before the provider is asked, not after it has spent the
         // refresh token whose renewal could then not be kept.
-        try await RefreshLockFile(directory: directory, key: key).withLock(timeout: timeout, prepare: { try ensureDirectory() }) {
+        // The directory's writability first: on a read-only mount the lock
+        // file itself cannot be made, which read as a bad lock file.
+        try await RefreshLockFile(directory: directory, key: key).withLock(timeout: timeout, prepare: { try ensureDirectory(); try checkDirectoryWritable() }) {
             try checkWritable()
             return try await body()
         }
@@ -192,9 +194,7 @@ public struct FileCredentialStore: CredentialStore {
                                                             refusal: "nothing is saved there") {
                 throw AuthKitError.store(path: path, reason: problem)
             }
-            guard access(directory.path, W_OK) == 0 else {
-                throw AuthKitError.store(path: directory.path, reason: "\(Self.notSavedReason)this directory is not writable (\(String(cString: strerror(errno)))).")
-            }
+            try checkDirectoryWritable()
             // The new copy is written whole beside the old one before the
             // rename: room for the file as it is, and 64 KiB for what a
             // save adds, is needed on top of it.
@@ -423,6 +423,14 @@ public struct FileCredentialStore: CredentialStore {
         }
         defer { flock(fd, LOCK_UN) }
         return try body()
+    }
+
+    /// A directory this process cannot write to (its mode, a read-only
+    /// mount) is said as a store that cannot be saved (exit 74 in the CLI).
+    private func checkDirectoryWritable() throws {
+        guard access(directory.path, W_OK) == 0 else {
+            throw AuthKitError.store(path: directory.path, reason: "\(Self.notSavedReason)this directory is not writable (\(String(cString: strerror(errno)))).")
+        }
     }
 
     private func ensureDirectory() throws {
