@@ -176,6 +176,30 @@ import AuthKit
         }
     }
 
+    /// A refresh lock held by a process stopped mid-refresh was found only
+    /// when the sign-in was saved: after the user had consented and the
+    /// code was exchanged, so the new grant was thrown away. The sign-in now
+    /// waits for that lock (30 s) before it begins, and the error says who
+    /// may hold it.
+    @Test func aRefreshLockHeldElsewhereStopsTheSignInBeforeItBegins() async throws {
+        try await withServer { server in
+            routes(server)
+            let home = try home(server)
+            // Held by this test process, as another process's refresh would hold it.
+            let lockPath = home.appendingPathComponent(".refresh-local.lock").path
+            let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
+            try #require(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            defer { close(fd) }
+            let result = try await CLIProcess.run(["authorize", "--provider", "local", "--manual"], environment: env(home), timeout: 90) { stderr in
+                stderr.contains("paste") ? "http://127.0.0.1/callback?code=x&state=y" : nil
+            }
+            #expect(result.status == 65 && result.stderr.contains("another process has been refreshing local for more than 30 s")
+                    && result.stderr.contains("(`fuser \(lockPath)` shows which)"), "\(result.status): \(result.stderr)")
+            #expect(!result.stderr.contains("/authorize?"), "the sign-in began: \(result.stderr)")
+            #expect(server.requests(to: "/token").isEmpty)
+        }
+    }
+
     @Test func aBearerChallengeSaysWhatToDo() async throws {
         try await withServer { server in
             server.route("GET", "/api/expired") { _ in

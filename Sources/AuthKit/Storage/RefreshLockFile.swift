@@ -45,7 +45,13 @@ package struct RefreshLockFile: Sendable {
                     throw AuthKitError.store(path: path, reason: "cannot be locked (\(String(cString: strerror(errno)))).")
                 }
                 guard ContinuousClock.now < deadline else {
-                    throw AuthKitError.store(path: path, reason: "another process has been refreshing \(key) for more than \(timeout.spoken); try again.")
+                    // A refresh takes seconds: as with the store's lock, a
+                    // stopped process is the likelier holder, and "try again"
+                    // alone failed the same way while it stayed stopped.
+                    throw AuthKitError.store(path: path, reason: """
+                        another process has been refreshing \(key) for more than \(timeout.spoken), where a refresh takes seconds: \
+                        one stopped while refreshing may hold it (`fuser \(path)` shows which). End it, then try again.
+                        """)
                 }
                 try await Task.sleep(for: .milliseconds(25))
             }

@@ -214,6 +214,13 @@ struct Authorize: WorkspaceCommand {
         // Before the user is asked to consent: the result must be storable, and
         // no other sign-in for this account may be under way.
         try workspace.store.checkWritable()
+        // A refresh of this account's credential under way in another
+        // process is waited for now, as saving the sign-in would wait for
+        // it: one stopped while holding its lock was found only after the
+        // user had consented and the code was exchanged, and the new grant
+        // was thrown away.
+        // (30 s: a refresh's own wait, CredentialSource.lockTimeout.)
+        try await workspace.store.withRefreshLock(for: account.key, timeout: .seconds(30)) {}
         let signIn = try workspace.store.beginSignIn(for: account.key)
         defer { withExtendedLifetime(signIn) {} }
 
