@@ -18,10 +18,12 @@ public enum LoopbackEvent: Sendable, Hashable {
     /// favicon, another path); it got an error page and the listener keeps
     /// waiting. `reason` never contains the request's query.
     case ignoredRequest(reason: String)
-    /// A request came to the redirect path but failed the `state` or issuer
-    /// check (OAuth 1.0a: the request token): a stale tab, another attempt's
-    /// answer, or a forged request. It was refused and the listener keeps
-    /// waiting for the genuine answer; a caller should say so, since the user
+    /// A request came to the redirect path and was refused: it failed the
+    /// `state` or issuer check (OAuth 1.0a: the request token), as a stale
+    /// tab, another attempt's answer or a forged request does, or it was
+    /// malformed (a parameter given twice, no code or verifier). The listener
+    /// keeps waiting for the genuine answer; a caller should say so, and
+    /// `reason` (which never repeats the request's values), since the user
     /// may otherwise wait for an answer that already came and was refused.
     case rejectedAnswer(reason: String)
 }

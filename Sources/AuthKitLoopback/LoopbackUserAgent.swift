@@ -69,9 +69,15 @@ public struct LoopbackUserAgent: UserAgent {
             connectionTimeout: .init(connectionTimeout), maxRequestBytes: maxRequestBytes,
             onIgnored: { error in
                 switch error {
-                case AuthKitError.redirect(.stateMismatch), AuthKitError.redirect(.missingState),
-                     AuthKitError.redirect(.issuerMismatch), AuthKitError.redirect(.missingIssuer),
-                     AuthKitError.redirect(.requestTokenMismatch), AuthKitError.redirect(.missingRequestToken):
+                case AuthKitError.redirect(.unexpectedTarget):
+                    // Another path (a favicon): no answer at all.
+                    onEvent?(.ignoredRequest(reason: "\(error)"))
+                case AuthKitError.redirect:
+                    // At the redirect path and refused: not this attempt's
+                    // (state, issuer, request token), or malformed (a
+                    // parameter twice, no verifier). Counted as a stray, a
+                    // provider's malformed callback left the user waiting
+                    // out the timeout with no word of it.
                     onEvent?(.rejectedAnswer(reason: "\(error)"))
                 default:
                     onEvent?(.ignoredRequest(reason: "\(error)"))

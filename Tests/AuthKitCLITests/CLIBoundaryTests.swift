@@ -119,6 +119,35 @@ import Glibc
         #expect(fixed.status == 0 && fixed.stdout.contains("qiita"), "\(fixed.stderr)")
     }
 
+    /// Answers at the redirect address that are refused (another state, a
+    /// parameter twice) are said with their reason, once each, and the
+    /// timeout names the last one: a malformed callback was counted as a
+    /// stray request, and the wait ran out without a word of it.
+    @Test func refusedAnswersAreSaidWithTheirReason() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        // A browser that answers twice wrongly, as a stale tab and a broken provider would.
+        let script = home.appendingPathComponent("browser.sh")
+        try Data(#"""
+            #!/bin/sh
+            query() { printf '%s' "$1" | sed -n "s/.*[?&]$2=\([^&]*\).*/\1/p"; }
+            redirect=$(query "$1" redirect_uri | sed 's/%3A/:/g; s/%2F/\//g')
+            state=$(query "$1" state)
+            curl -s -o /dev/null "$redirect?code=abc&state=forged"
+            curl -s -o /dev/null "$redirect?code=abc&state=forged"
+            curl -s -o /dev/null "$redirect?code=a&code=b&state=$state"
+            """#.utf8).write(to: script)
+        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--timeout", "5"], environment: environment(home, [
+            "BROWSER": "/bin/sh \(script.path)", "AUTHKIT_GITHUB_CLIENT_ID": "id", "AUTHKIT_GITHUB_CLIENT_SECRET": "secret"]))
+        #expect(result.status == 5, "\(result.stderr)")
+        let said = result.stderr.components(separatedBy: "A request to the redirect address was refused: ")
+        #expect(said.count == 3, "each reason once: \(result.stderr)")
+        #expect(result.stderr.contains("was refused: The redirect URL's 'state' does not match this sign-in"), "\(result.stderr)")
+        #expect(result.stderr.contains("3 requests to the redirect address were refused, the last because: The redirect URL has the parameter 'code' more than once"),
+                "\(result.stderr)")
+        #expect(!result.stderr.contains("stray"), "\(result.stderr)")
+    }
+
     /// Another sign-in for the same provider and label holds its lock: this
     /// one fails at once, before any browser, instead of overwriting the other.
     @Test func aSecondSignInForTheSameAccountFailsFast() async throws {

@@ -102,7 +102,7 @@ import Testing
             case .listening: print("Waiting for you to approve in the browser…")
             case .browserFailed(let url, _): print("Open this URL to sign in:\n\(url)")
             case .ignoredRequest: break
-            case .rejectedAnswer: print("A request failed the state check; still waiting…")
+            case .rejectedAnswer: print("A request to the redirect address was refused; still waiting…")
             }
         }
         #expect(agent.onEvent != nil)

@@ -232,9 +232,9 @@ struct Authorize: WorkspaceCommand {
         let status = StatusLine()
         let waiting = WaitState(waitingFor: way == .scriptedBrowser ? "the sandbox's scripted browser" : "you to approve in the browser")
         let timedOutMessage = { @Sendable [timeout] in
-            let refused = waiting.refusedCount > 0
-                ? " \(waiting.refusedCount) request(s) to the listener failed the state/issuer check and were refused: an answer from a stale tab or another sign-in, or a forged request."
-                : ""
+            let refused = waiting.lastRefusal.map { count, reason in
+                " \(count == 1 ? "A request" : "\(count) requests") to the redirect address \(count == 1 ? "was" : "were") refused, the last because: \(reason)"
+            } ?? ""
             return "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored.\(refused) Run it again, or raise --timeout."
         }
         // The device grant ends at --timeout by cancelling its polling (below),
@@ -428,8 +428,12 @@ struct Authorize: WorkspaceCommand {
         case .ignoredRequest:
             waiting.ignored()
             status.show(waiting.line)
-        case .rejectedAnswer:
-            waiting.rejected()
+        case .rejectedAnswer(let reason):
+            // Said once per new reason (a flood of forged requests must not
+            // scroll the screen), and counted on the status line.
+            if waiting.rejected(reason) {
+                status.note("A request to the redirect address was refused: \(reason) Still waiting for the sign-in's own answer.")
+            }
             status.show(waiting.line)
         }
     }
@@ -444,14 +448,28 @@ struct Authorize: WorkspaceCommand {
 
         init(waitingFor: String = "you to approve in the browser") { self.waitingFor = waitingFor }
 
+        private var reasons = [String]()
+
         func ignored() { lock.withLock { strays += 1 } }
-        func rejected() { lock.withLock { refused += 1 } }
-        var refusedCount: Int { lock.withLock { refused } }
+        /// Counts a refused answer; true when its reason is one not said
+        /// before (at most three are).
+        func rejected(_ reason: String) -> Bool {
+            lock.withLock {
+                refused += 1
+                guard !reasons.contains(reason), reasons.count < 3 else { return false }
+                reasons.append(reason)
+                return true
+            }
+        }
+        /// How many answers were refused, and the last new reason; nil when none was.
+        var lastRefusal: (count: Int, reason: String)? {
+            lock.withLock { reasons.last.map { (refused, $0) } }
+        }
 
         var line: String {
             lock.withLock {
                 if refused > 0 {
-                    return "\(refused == 1 ? "A request" : "\(refused) requests") failed the state/issuer check (a stale tab or a forged request) and \(refused == 1 ? "was" : "were") refused. Still waiting for your approval… Ctrl-C cancels"
+                    return "\(refused == 1 ? "A request" : "\(refused) requests") to the redirect address refused (above). Still waiting for \(waitingFor)… Ctrl-C cancels"
                 }
                 let tail = strays > 0 ? " (\(strays) stray request\(strays == 1 ? "" : "s") ignored)" : ""
                 return "Waiting for \(waitingFor)…\(tail) Ctrl-C cancels"
