@@ -16,7 +16,7 @@ final class EventLog: @unchecked Sendable {
             }
         }.count
     }
-    /// Requests refused by the state or issuer check.
+    /// Answers at the redirect path refused (state, issuer, malformed).
     var rejectedCount: Int {
         all.filter { if case .rejectedAnswer = $0 { return true } else { return false } }.count
     }
