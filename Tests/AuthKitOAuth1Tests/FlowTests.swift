@@ -484,3 +484,20 @@ import Testing
         #expect(throws: AuthKitError.self) { _ = try OAuth1Client(descriptor: bad, settings: ClientSettings(clientID: "k", clientSecret: "s")) }
     }
 }
+
+extension FlowTests {
+    /// A refusal's `oauth_problem_advice` is the provider's text: one that
+    /// repeats the consumer secret had it printed whole.
+    @Test func aCallbackRefusalRepeatingTheSecretIsMasked() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            let client = try Fixture.client(baseURL: server.baseURL, nonceAndTimestamp: Self.fixed)
+            let (_, pending) = try await client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5555/callback")!)
+            let advice = "secret+is+" + Fixture.consumerSecret.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let callback = URL(string: "http://127.0.0.1:5555/callback?oauth_token=\(pending.requestToken)&oauth_problem=permission_denied&oauth_problem_advice=\(advice)")!
+            let error = #expect(throws: AuthKitError.self) { try client.verifier(from: callback, pending: pending) }
+            #expect(!"\(String(describing: error))".contains(Fixture.consumerSecret) && "\(String(describing: error))".contains("••••"),
+                    "\(String(describing: error))")
+        }
+    }
+}

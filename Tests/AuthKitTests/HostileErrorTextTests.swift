@@ -138,3 +138,21 @@ import HTTPTypes
         }
     }
 }
+
+/// The redirect's own error (RFC 6749 §4.1.2.1) is the provider's text too:
+/// one that repeats the client secret (a debug page echoing its
+/// configuration) had it printed whole, where the token endpoint's are masked.
+@Suite struct RedirectErrorSecretTests {
+    @Test func aRedirectErrorRepeatingTheClientSecretIsMasked() throws {
+        let secret = "SEKRET-client-777"
+        let client = try OAuth2Client(descriptor: bundledDescriptor("github"), settings: ClientSettings(clientID: "id", clientSecret: secret))
+        let (_, pending) = try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:4321/callback")!)
+        for description in ["your+secret+is+\(secret)", "secret%3D\(secret)%26more"] {
+            let redirect = URL(string: "http://127.0.0.1:4321/callback?error=access_denied&error_description=\(description)&state=\(pending.state)")!
+            let error = #expect(throws: AuthKitError.self) { try client.authorizationCode(from: redirect, pending: pending) }
+            guard case .authorizationFailed(let response)? = error else { Issue.record("\(String(describing: error))"); continue }
+            #expect(response.code == "access_denied" && response.description?.contains("••••") == true, "\(response)")
+            #expect(!"\(String(describing: error))".contains(secret))
+        }
+    }
+}

@@ -194,7 +194,14 @@ public struct OAuth2Client: Authenticator {
     /// The redirect's code and parameters, once `RedirectParser` has checked it against `pending`.
     private func redirectAnswer(_ redirect: URL, pending: PendingAuthorization) throws -> (code: String, parameters: [String: String]) {
         try checkAttempt(startedBy: pending.providerID)
-        return try RedirectParser(appendedFragment: descriptor.redirect.appendedFragment).answer(from: redirect.absoluteString, for: pending)
+        // The provider's error_description may repeat the client secret (a
+        // debug page echoing its configuration): masked, as the token
+        // endpoint's errors are.
+        do {
+            return try RedirectParser(appendedFragment: descriptor.redirect.appendedFragment).answer(from: redirect.absoluteString, for: pending)
+        } catch let error as AuthKitError {
+            throw SecretMask([calls.clientSecret ?? ""]).apply(error)
+        }
     }
 
     /// Checks the redirect, then exchanges its code for a credential. Where

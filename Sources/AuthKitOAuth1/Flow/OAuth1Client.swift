@@ -152,7 +152,12 @@ public struct OAuth1Client: Authenticator {
     ///   when the user declined.
     public func verifier(from redirect: URL, pending: OAuth1PendingAuthorization) throws -> String {
         try checkAttempt(startedBy: pending.providerID)
-        return try CallbackParser().verifier(from: redirect.absoluteString, for: pending)
+        // A refusal's oauth_problem_advice may repeat the consumer secret: masked, as reply errors are.
+        do {
+            return try CallbackParser().verifier(from: redirect.absoluteString, for: pending)
+        } catch let error as AuthKitError {
+            throw SecretMask(knownSecrets(pending.requestTokenSecret)).apply(error)
+        }
     }
 
     /// Checks the callback, then exchanges its verifier for a credential.
