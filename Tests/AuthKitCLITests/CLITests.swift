@@ -102,6 +102,30 @@ import AuthKit
         }
     }
 
+    /// An exchange that fails while a signal waits for it: its error was
+    /// never printed (the signal ended authkit with "Cancelled; nothing was
+    /// stored."), so a token endpoint that refused, or never answered,
+    /// read as the user's own cancel.
+    @Test func aSignalDuringAFailingCodeExchangeSaysWhyItFailed() async throws {
+        try await withServer { server in
+            let exchanges = Recorder<Int>()
+            server.route("POST", "/api/v2/access_tokens") { _ in
+                exchanges.append(1)
+                Thread.sleep(forTimeInterval: 1.5)
+                return .json(#"{"message":"bad code","type":"unauthorized"}"#, status: 401)
+            }
+            let home = try home(qiitaAt: server)
+            defer { try? FileManager.default.removeItem(at: home) }
+            let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
+            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: env,
+                                                  respond: Self.pasteRedirect(), signalWhen: { !exchanges.all.isEmpty }, signals: [SIGINT])
+            #expect(result.signal == SIGINT, "\(result.stderr)")
+            #expect(result.stderr.contains("waits up to 30 s for the token endpoint"), "\(result.stderr)")
+            #expect(result.stderr.contains("authkit: error: ") && result.stderr.contains("401") && result.stderr.contains("Cancelled; nothing was stored."),
+                    "\(result.stderr)")
+        }
+    }
+
     /// A second Ctrl-C does not wait for the exchange: authkit ends at once
     /// and nothing is stored, as the first one's message said.
     @Test func aSecondCtrlCDuringTheCodeExchangeStopsAtOnce() async throws {

@@ -393,7 +393,7 @@ struct Authorize: WorkspaceCommand {
             agent.lower(stored: true)
             return credential
         } catch {
-            agent.lower(stored: false)
+            agent.lower(stored: false, failure: error)
             throw error
         }
     }

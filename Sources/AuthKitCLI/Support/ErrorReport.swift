@@ -10,6 +10,16 @@ import Foundation
 /// the library's terms, plus what to type here (the flags and commands the
 /// library cannot know about).
 enum ErrorReport {
+    /// What `main` prints for `error`, whatever its type, for a path that
+    /// ends the process itself (a signal held back until a sign-in failed).
+    static func message(forAny error: any Error) -> String {
+        switch error {
+        case let error as AuthKitError: return message(for: error)
+        case let error as CLIError: return error.message
+        default: return DisplayText.sanitized("\(error)", limit: 2000)
+        }
+    }
+
     static func message(for error: AuthKitError, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         switch error {
         case .missingSetting(let providerID, let setting):

@@ -43,8 +43,9 @@ enum Interrupt {
             failed: "authkit: the update did not complete; stopping.")
         /// A sign-in, from the provider's answer to the save.
         static let signIn = Purpose(
-            waiting: "authkit: the provider has answered; finishing the sign-in first, so that what it issued is stored "
-                + "rather than left behind.",
+            waiting: "authkit: the provider has answered; finishing the sign-in first (its code exchange waits up to "
+                + "\(Int(RequestPolicy.tokenEndpoint.deadline.components.seconds)) s for the token endpoint), so that what it issues "
+                + "is stored rather than left behind.",
             second: "stops now, without storing it.",
             done: "authkit: the sign-in is stored ('authkit token delete' removes it); stopping.",
             failed: "Cancelled; nothing was stored.")
@@ -155,12 +156,16 @@ enum Interrupt {
     /// Ends the span of the matching ``raiseShield(for:)``; when it was the
     /// outermost and a signal came meanwhile, says whether the work got
     /// `done` and ends the process by that signal.
-    static func lowerShield(done: Bool) {
+    /// - Parameter failure: why the span failed, said before the signal
+    ///   ends the process: the error would otherwise never be printed (a
+    ///   token endpoint that never answered read only as "Cancelled").
+    static func lowerShield(done: Bool, failure: (any Error)? = nil) {
         let (pending, purpose) = shield.withLock { state -> (Int32, Purpose?) in
             state.depth -= 1
             return state.depth == 0 ? (state.pending, state.purpose) : (0, nil)
         }
         guard pending != 0, let purpose else { return }
+        if !done, let failure { Console.err("authkit: error: \(ErrorReport.message(forAny: failure))") }
         Console.err(done ? purpose.done : purpose.failed)
         die(pending)
     }

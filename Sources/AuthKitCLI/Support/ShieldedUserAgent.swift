@@ -28,11 +28,11 @@ final class ShieldedUserAgent: UserAgent {
 
     /// Ends the shield if the agent raised it; with a signal pending, says
     /// whether the sign-in was `stored` and ends the process by that signal.
-    func lower(stored: Bool) {
+    func lower(stored: Bool, failure: (any Error)? = nil) {
         let wasRaised = raised.withLock { raised in
             defer { raised = false }
             return raised
         }
-        if wasRaised { Interrupt.lowerShield(done: stored) }
+        if wasRaised { Interrupt.lowerShield(done: stored, failure: failure) }
     }
 }
