@@ -146,6 +146,11 @@ import Glibc
         #expect(result.stderr.contains("3 requests to the redirect address were refused, the last because: The redirect URL has the parameter 'code' more than once"),
                 "\(result.stderr)")
         #expect(!result.stderr.contains("stray"), "\(result.stderr)")
+        // The status line keeps its end within 80 columns (it lost "Ctrl-C cancels").
+        #expect(result.stderr.contains("Waiting for you to approve in the browser… (3 refused, see above) Ctrl-C cancels"), "\(result.stderr)")
+        // The URL is shown though a browser was started (one may start and show nothing).
+        #expect(result.stderr.contains("Opening a browser to sign in to GitHub; if none appears, open this URL:\n\n  https://github.com/login/oauth/authorize?"),
+                "\(result.stderr)")
     }
 
     /// Another sign-in for the same provider and label holds its lock: this

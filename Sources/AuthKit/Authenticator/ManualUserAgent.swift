@@ -58,7 +58,8 @@ public struct ManualUserAgent: UserAgent {
         var prompt = "Then paste the full URL the browser was sent to (it starts with \(redirectURI.absoluteString))"
         if redirectURI.scheme?.lowercased() == "http", redirectURI.isLoopback {
             // Nothing listens there in this mode: the browser's error page is expected.
-            prompt += ". Nothing is listening at that address, so the browser will show a connection error; the URL in its address bar is what to paste"
+            // Not checked: some other program could listen there (and see the code; PKCE keeps it useless to it).
+            prompt += ". authkit does not listen at that address in this mode, so the browser will most likely show a connection error; the URL in its address bar is what to paste"
         }
         write(prompt + ":\n")
         guard let line = readLine().map(Self.unwrapped), !line.isEmpty else { throw AuthKitError.cancelled }

@@ -353,7 +353,7 @@ struct Authorize: WorkspaceCommand {
                         Console.err("The sandbox's scripted browser failed: \(said)\(hint) Nothing was stored.")
                         ExitStatus(for: error ?? CLIError("", status: .networkError)).terminate()
                     }
-                    Self.report(event, provider: descriptor.name, noBrowser: noBrowser, status: status, waiting: waiting)
+                    Self.report(event, provider: descriptor.name, noBrowser: noBrowser, scripted: way == .scriptedBrowser, status: status, waiting: waiting)
                 }))
             defer { status.stop() }
             credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
@@ -415,16 +415,21 @@ struct Authorize: WorkspaceCommand {
     /// Tells the user what the listener is doing, on standard error. The
     /// URL is printed once; strays only count on the status line, so nothing
     /// scrolls the URL away; a refused answer is said plainly.
-    static func report(_ event: LoopbackEvent, provider: String, noBrowser: Bool, status: StatusLine, waiting: WaitState) {
+    static func report(_ event: LoopbackEvent, provider: String, noBrowser: Bool, scripted: Bool = false, status: StatusLine, waiting: WaitState) {
         switch event {
         case .listening(let url, _):
+            // Printed also when a browser is started: one that starts and
+            // shows nothing (WSL, a display elsewhere) left no URL to open.
             if noBrowser {
                 status.note("Open this URL in a browser to sign in to \(provider):\n\n  \(url.absoluteString)\n")
+            } else if !scripted {
+                status.note("Opening a browser to sign in to \(provider); if none appears, open this URL:\n\n  \(url.absoluteString)\n")
             }
             status.show(waiting.line)
         case .browserFailed(let url, let reason):
             guard !noBrowser else { return } // the URL is already on the screen
-            status.note("\(reason) Open this URL to sign in to \(provider), or set $BROWSER to choose a browser:\n\n  \(url.absoluteString)\n")
+            status.note(scripted ? "\(reason) Open this URL to sign in to \(provider), or set $BROWSER to choose a browser:\n\n  \(url.absoluteString)\n"
+                                 : "\(reason) Open the URL above to sign in, or set $BROWSER to choose a browser.")
         case .ignoredRequest:
             waiting.ignored()
             status.show(waiting.line)
@@ -468,10 +473,12 @@ struct Authorize: WorkspaceCommand {
 
         var line: String {
             lock.withLock {
-                if refused > 0 {
-                    return "\(refused == 1 ? "A request" : "\(refused) requests") to the redirect address refused (above). Still waiting for \(waitingFor)… Ctrl-C cancels"
-                }
-                let tail = strays > 0 ? " (\(strays) stray request\(strays == 1 ? "" : "s") ignored)" : ""
+                // Short enough for 80 columns: cut to the width, a longer
+                // line lost its "Ctrl-C cancels".
+                var counts = [String]()
+                if refused > 0 { counts.append("\(refused) refused, see above") }
+                if strays > 0 { counts.append("\(strays) stray request\(strays == 1 ? "" : "s") ignored") }
+                let tail = counts.isEmpty ? "" : " (\(counts.joined(separator: "; ")))"
                 return "Waiting for \(waitingFor)…\(tail) Ctrl-C cancels"
             }
         }
