@@ -26,6 +26,16 @@ import HTTPTypes
         #expect(text.contains(#"invalid_grant\u{1B}[2J: expired\u{1B}]0;pwned\u{7}\u{A}next line (see https://as.example/\u{9B})"#))
     }
 
+    /// `error_uri` names a web page for people (RFC 6749 §5.2): one of
+    /// another scheme (`javascript:`, `file:`) was shown as a link to follow.
+    @Test func anErrorURIThatIsNoWebPageIsLeftOut() {
+        for uri in ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,x"] {
+            let text = message(#"{"error":"invalid_grant","error_uri":"\#(uri)"}"#)
+            #expect(text.contains("invalid_grant") && !text.contains(uri) && !text.contains("(see"), "\(text)")
+        }
+        #expect(message(#"{"error":"invalid_grant","error_uri":"HTTPS://as.example/e"}"#).contains("(see HTTPS://as.example/e)"))
+    }
+
     /// A text-direction override (U+202E) would make "...rorre" show as
     /// "error...", and a description show as something it does not say
     /// (CVE-2021-42574); it is written out, while right-to-left text itself,
