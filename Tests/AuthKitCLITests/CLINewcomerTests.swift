@@ -721,6 +721,10 @@ import Testing
     /// 401. Each is refused naming the flag or variable, never the value.
     @Test func signRefusesSecretsThatWouldSignWithAnotherKey() async throws {
         let url = ["https://x.example/", "--consumer-key", "k", "--nonce", "n", "--timestamp", "1"]
+        let secretFile = TemporaryDirectory.url("authkit-sign-secret")
+        try FileManager.default.createDirectory(at: secretFile, withIntermediateDirectories: true)
+        try Data("hunter2-secret\n".utf8).write(to: secretFile.appendingPathComponent("secret"))
+        defer { try? FileManager.default.removeItem(at: secretFile) }
         for (arguments, environment, expected) in [
             (["--consumer-secret", "hunter2-secret\n"], [String: String](), "--consumer-secret: the secret holds a line break"),
             (["--consumer-secret", " hunter2-secret"], [:], "--consumer-secret: the secret begins or ends with a space"),
@@ -729,11 +733,17 @@ import Testing
             (["--consumer-secret", "s", "--token", "t"], [:], "--token needs its secret"),
             (["--consumer-secret", "s", "--token", "t", "--token-secret", "hunter2-secret "], [:], "--token-secret: the secret begins or ends with a space"),
             (["--consumer-secret", "s", "--token-secret", "ts"], [:], "--token-secret is given without --token"),
+            // As -d reads them: signed with the two characters "@-" (exit 0).
+            (["--consumer-secret", "@-"], [:], "--consumer-secret takes the secret itself, not a file or standard input. To keep it off the command line, set AUTHKIT_CONSUMER_SECRET"),
+            (["--consumer-secret", "s", "--token", "t", "--token-secret", "@" + secretFile.appendingPathComponent("secret").path], [:], "--token-secret takes the secret itself"),
         ] {
             let result = try await CLIProcess.run(["sign"] + url + arguments, environment: environment)
             #expect(result.status == 64 && result.stderr.contains(expected) && result.stdout.isEmpty, "\(arguments) \(environment): \(result.stderr)")
             #expect(!result.stderr.contains("hunter2"))
         }
+        // A negative timestamp was "Missing value for '--timestamp <timestamp>'".
+        let negative = try await CLIProcess.run(["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s", "--timestamp", "-5"], environment: [:])
+        #expect(negative.status == 64 && negative.stderr.contains("--timestamp takes whole seconds since 1970"), "\(negative.stderr)")
         let paired = try await CLIProcess.run(["sign"] + url + ["--consumer-secret", "s", "--token", "t"], environment: ["AUTHKIT_TOKEN_SECRET": "ts"])
         #expect(paired.status == 0 && paired.stdout.contains("oauth_token=\"t\""), "\(paired.stderr)")
     }

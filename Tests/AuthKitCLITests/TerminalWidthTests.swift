@@ -1,5 +1,6 @@
 import Testing
 @testable import authkit
+import AuthKit
 
 /// How many columns `token list` counts for a label, against what a
 /// terminal shows (Unicode Standard Annex #11; the table in
@@ -67,5 +68,15 @@ import Testing
         // Into a pipe, one line per provider, whatever its length.
         #expect(ProvidersList.lines(rows, columns: nil).count == 3)
         #expect(ProvidersList.lines(rows, columns: nil)[0].hasSuffix("GitHub  (override: /home/someone-with-a-long-name/.config/authkit/providers/github.json)"))
+    }
+}
+
+/// An OAuth 1.0a token has no lifetime (RFC 5849): "expires: unknown (the
+/// provider did not say)" read as if the provider had left something out.
+@Suite struct CredentialSummaryTests {
+    @Test func anOAuth1TokenNeverExpires() {
+        let oauth1 = Credential(providerID: "twitter", kind: .oauth1, accessToken: "t", tokenType: "OAuth", tokenSecret: "s")
+        #expect(CredentialSummary.expiry(oauth1) == "never (OAuth 1.0a)")
+        #expect(CredentialSummary.expiry(Credential(providerID: "github", accessToken: "t")) == "unknown (the provider did not say)")
     }
 }

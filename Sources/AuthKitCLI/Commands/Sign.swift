@@ -49,8 +49,9 @@ struct Sign: AsyncParsableCommand {
     @Option(name: .long, help: "The token (oauth_token), if any.") var token: String?
     @Option(name: .long, help: "The token secret, if any (or $AUTHKIT_TOKEN_SECRET).") var tokenSecret: String?
     @Option(name: .long, help: "The signature method.") var signatureMethod: OAuth1SignatureMethod = .hmacSHA1
-    @Option(name: .long, help: "A fixed nonce (default: 16 random bytes as 32 hex digits).") var nonce: String?
-    @Option(name: .long, help: "A fixed timestamp in seconds (default: now).") var timestamp: String?
+    // Taken whatever they start with: `--timestamp -5` was "Missing value".
+    @Option(name: .long, parsing: .unconditional, help: "A fixed nonce (default: 16 random bytes as 32 hex digits).") var nonce: String?
+    @Option(name: .long, parsing: .unconditional, help: "A fixed timestamp in seconds (default: now).") var timestamp: String?
 
     func validate() throws {
         // Signed into the header as it is: an empty key signs for no client, a
@@ -73,6 +74,11 @@ struct Sign: AsyncParsableCommand {
                                         ("--token-secret", "AUTHKIT_TOKEN_SECRET", tokenSecret)] {
             guard let given = Self.secret(value, variable: variable) else { continue }
             let source = value != nil ? flag : variable
+            // `-d @-` reads standard input; a secret given so was signed
+            // with as the two characters "@-".
+            if value != nil, given == "-" || given.hasPrefix("@") && (given == "@-" || FileManager.default.fileExists(atPath: String(given.dropFirst()))) {
+                throw ValidationError("\(flag) takes the secret itself, not a file or standard input. To keep it off the command line, set \(variable) (for a file: \(variable)=\"$(cat FILE)\").")
+            }
             if given.isEmpty { throw ValidationError("\(source) is empty; give the secret as the provider shows it, or leave it out.") }
             if let problem = PastedClientValue.problem(given) {
                 throw ValidationError("\(source): the secret \(problem). Give it as the provider shows it; it is not repeated here.")

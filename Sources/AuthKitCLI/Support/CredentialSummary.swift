@@ -31,7 +31,10 @@ enum CredentialSummary {
     static func safe(_ text: String) -> String { DisplayText.sanitized(text, limit: 200) }
 
     static func expiry(_ credential: Credential, now: Date = Date()) -> String {
-        guard let expiresAt = credential.expiresAt else { return "unknown (the provider did not say)" }
+        guard let expiresAt = credential.expiresAt else {
+            // RFC 5849 tokens have no lifetime: they last until revoked.
+            return credential.kind == .oauth1 ? "never (OAuth 1.0a)" : "unknown (the provider did not say)"
+        }
         return stamp(expiresAt, now: now)
     }
 
