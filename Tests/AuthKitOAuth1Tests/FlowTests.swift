@@ -501,3 +501,26 @@ extension FlowTests {
         }
     }
 }
+
+extension FlowTests {
+    /// The PIN flow's answer is a short code: a callback URL pasted there was
+    /// sent whole as `oauth_verifier`, and a PIN with a control character as
+    /// typed; the provider answered only "invalid verifier". Neither reaches
+    /// the access-token endpoint now, and the error does not repeat it.
+    @Test func aVerifierNoProviderIssuesIsNotSent() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            let client = try Fixture.client(baseURL: server.baseURL, nonceAndTimestamp: Self.fixed)
+            let (_, pending) = try await client.startAuthorization(redirectURI: nil)
+            for (typed, said) in [("http://127.0.0.1:8766/callback?oauth_token=\(pending.requestToken)&oauth_verifier=v", "is a URL: this sign-in uses the PIN flow"),
+                                  ("12\u{1B}]0;x\u{7}34", "holds a space or a control character"), ("12 34", "holds a space")] {
+                let error = await #expect(throws: AuthKitError.self) { try await client.exchange(verifier: typed, pending: pending) }
+                let text = String(describing: error)
+                #expect(text.contains(said) && !text.contains(pending.requestToken), "\(text)")
+            }
+            #expect(server.requests.filter { $0.uri.contains("access_token") }.isEmpty)
+            // A PIN as a provider shows it still goes through.
+            _ = try await client.exchange(verifier: " 1234567 \n", pending: pending)
+        }
+    }
+}

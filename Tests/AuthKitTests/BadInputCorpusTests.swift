@@ -74,7 +74,7 @@ import Testing
             case .issuerMismatch: outcome = "issuerMismatch"
             case .missingIssuer: outcome = "missingIssuer"
             case .missingCode: outcome = "missingCode"
-            case .missingRequestToken, .requestTokenMismatch, .missingVerifier, .outOfBandAttempt: outcome = "oauth1:\(error)"
+            case .missingRequestToken, .requestTokenMismatch, .missingVerifier, .outOfBandAttempt, .unusableVerifier: outcome = "oauth1:\(error)"
             }
         } catch AuthKitError.authorizationFailed(let response) {
             outcome = "authorizationFailed:\(response.code)"

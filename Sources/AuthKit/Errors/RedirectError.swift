@@ -30,6 +30,10 @@ public enum RedirectError: Error, Sendable, Hashable {
     case missingVerifier
     /// OAuth 1.0a: the attempt used the out-of-band (PIN) flow, so no callback URL answers it.
     case outOfBandAttempt
+    /// OAuth 1.0a: the verifier (a typed PIN, or the callback's
+    /// `oauth_verifier`) is no code a provider issues: it holds a space or
+    /// a control character, or is a whole URL pasted where the PIN goes.
+    case unusableVerifier(String)
 }
 
 extension RedirectError: CustomStringConvertible {
@@ -57,6 +61,8 @@ extension RedirectError: CustomStringConvertible {
             return "The callback URL's 'oauth_token' is not this sign-in's request token (a stale tab, another attempt, or a forged request); it was rejected."
         case .missingVerifier:
             return "The callback URL has no 'oauth_verifier' (RFC 5849 §2.2); sign in again, or use the PIN flow."
+        case .unusableVerifier(let reason):
+            return "The verification code \(reason); enter the code (PIN) the provider shows once you approve. It is not repeated here."
         case .outOfBandAttempt:
             return "This sign-in used the out-of-band (PIN) flow; enter the PIN the provider shows instead of a callback URL."
         }

@@ -170,6 +170,16 @@ public struct OAuth1Client: Authenticator {
     public func exchange(verifier: String, pending: OAuth1PendingAuthorization, label: String? = nil) async throws -> Credential {
         let verifier = verifier.trimmingSpacesAndNewlines()
         guard !verifier.isEmpty else { throw AuthKitError.redirect(.missingVerifier) }
+        // A PIN flow's answer is a short code. A callback URL pasted there
+        // (as --manual asks for one in other flows) was sent whole as the
+        // verifier, and a control character sent as typed: the provider
+        // answered only "invalid verifier".
+        if verifier.contains("://") {
+            throw AuthKitError.redirect(.unusableVerifier("is a URL: this sign-in uses the PIN flow (oauth_callback=oob), where the provider shows a code to type instead of redirecting"))
+        }
+        if verifier.unicodeScalars.contains(where: { $0.value < 0x21 || (0x7F...0x9F).contains($0.value) }) {
+            throw AuthKitError.redirect(.unusableVerifier("holds a space or a control character, which no provider's verifier has"))
+        }
         let url = try Self.url(endpoints.accessTokenURL, field: "accessTokenURL", descriptor: descriptor)
         let header = try signer.authorizationHeader(
             method: endpoints.accessTokenMethod, url: url, token: pending.requestToken, tokenSecret: pending.requestTokenSecret,
