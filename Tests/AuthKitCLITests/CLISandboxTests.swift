@@ -266,6 +266,17 @@ import Glibc
                 && refused.stderr.contains("authkit authorize --provider github."), "\(refused.stderr)")
     }
 
+    /// The sandbox's own commands listed `--sandbox <url>` in their help
+    /// ("Use the AuthKit sandbox at this URL"), and refused it when given.
+    @Test func theSandboxsOwnCommandsDoNotOfferSandbox() async throws {
+        for command in ["serve", "try"] {
+            let help = try await CLIProcess.run(["sandbox", command, "--help"], environment: [:])
+            #expect(help.status == 0 && help.stdout.contains("--providers-dir") && !help.stdout.contains("--sandbox"), "\(help.stdout)")
+            let given = try await CLIProcess.run(["sandbox", command, "--provider", "qiita", "--sandbox", "http://127.0.0.1:1"], environment: [:])
+            #expect(given.status == 64 && given.stderr.contains("Unknown option '--sandbox'"), "\(given.stderr)")
+        }
+    }
+
     @Test func aSandboxURLElsewhereIsRefused() async throws {
         let home = try CLIProcess.home("authkit-sandbox-elsewhere")
         for url in ["https://sandbox.example", "http://10.0.0.5:8790", "http://127.0.0.1"] {

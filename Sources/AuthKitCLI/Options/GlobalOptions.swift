@@ -7,8 +7,8 @@ import Foundation
 #endif
 import Logging
 
-/// Options every command takes.
-struct GlobalOptions: ParsableArguments {
+/// Options every command takes, `sandbox serve` and `sandbox try` too.
+struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("providers-dir"), help: ArgumentHelp(
         "A directory of provider descriptors to load after the bundled ones and $AUTHKIT_HOME/providers (repeatable).",
         valueName: "dir"), completion: .directory)
@@ -16,20 +16,38 @@ struct GlobalOptions: ParsableArguments {
 
     @Flag(name: [.short, .long], help: "Log what happens (to standard error; secrets are never logged).")
     var verbose = false
+}
+
+/// Options every command that works with providers takes: the common ones
+/// and `--sandbox`, which `sandbox serve` and `sandbox try` (the sandbox
+/// itself) do not take, and so do not list in their help.
+struct GlobalOptions: ParsableArguments {
+    @OptionGroup var common: CommonOptions
 
     @Option(name: .long, help: ArgumentHelp(
         "Use the AuthKit sandbox at this URL (what 'authkit sandbox' prints) instead of the real provider. Default: $AUTHKIT_SANDBOX.",
         valueName: "url"))
     var sandbox: String?
 
+    /// The sandbox's own commands' options, as the workspace reads them:
+    /// theirs, and no sandbox. Made by parsing an empty command line, as a
+    /// property wrapper's value exists only once parsed (`init()` alone
+    /// leaves them unset, and reading one traps).
+    static func withoutSandbox(_ common: CommonOptions) -> GlobalOptions {
+        // An empty command line always parses: every option here is optional.
+        var options = try! GlobalOptions.parse([])
+        options.common = common
+        return options
+    }
+
     /// Sends swift-log output to standard error, at `debug` with `--verbose`.
     func bootstrapLogging() {
-        let level: Logger.Level = verbose ? .debug : .warning
+        let level: Logger.Level = common.verbose ? .debug : .warning
         LoggingSystem.bootstrap { label in ConsoleLogHandler(logLevel: level, label: label) }
     }
 
     var providerDirectoryURLs: [URL] {
-        providersDirectories.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        common.providersDirectories.map { URL(fileURLWithPath: $0, isDirectory: true) }
     }
 }
 

@@ -25,8 +25,10 @@ struct SandboxServe: WorkspaceCommand {
         """)
     static let followsSandbox = false
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var common: CommonOptions
     @OptionGroup var emulation: SandboxProviderOptions
+    /// No `--sandbox`: this is the sandbox (its help listed the flag it refused).
+    var global: GlobalOptions { GlobalOptions.withoutSandbox(common) }
 
     @Option(parsing: .unconditional, help: ArgumentHelp("The port to listen on; 0 picks a free one.", valueName: "port"))
     var port: Int = SandboxOptions.standardPort
@@ -39,7 +41,6 @@ struct SandboxServe: WorkspaceCommand {
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port takes 0–65535; got \(port).") }
         if SandboxOptions.Consent(rawValue: consent) == nil { throw ValidationError("--consent takes ask, approve or deny; got '\(consent)'.") }
-        if global.sandbox != nil { throw ValidationError("--sandbox points a client at a sandbox; 'sandbox serve' is the sandbox. Drop it.") }
     }
 
     func run(in workspace: Workspace) async throws {

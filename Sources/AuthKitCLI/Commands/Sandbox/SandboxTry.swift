@@ -32,8 +32,10 @@ struct SandboxTry: WorkspaceCommand {
         URL your browser ends on (--manual).
         """)
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var common: CommonOptions
     @OptionGroup var emulation: SandboxProviderOptions
+    /// No `--sandbox`: this is the sandbox (its help listed the flag it refused).
+    var global: GlobalOptions { GlobalOptions.withoutSandbox(common) }
 
     @Flag(help: "Open the consent page in your browser instead of approving by script.") var browser = false
 
@@ -46,7 +48,6 @@ struct SandboxTry: WorkspaceCommand {
     func validate() throws {
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
         try TimeoutOption.check(timeout)
-        if global.sandbox != nil { throw ValidationError("'sandbox try' starts its own sandbox; drop --sandbox.") }
     }
 
     func run(in workspace: Workspace) async throws {
