@@ -741,6 +741,11 @@ import Testing
             #expect(result.status == 64 && result.stderr.contains(expected) && result.stdout.isEmpty, "\(arguments) \(environment): \(result.stderr)")
             #expect(!result.stderr.contains("hunter2"))
         }
+        // A protocol parameter the header carries, given in the query or the body too, was signed and sent twice (RFC 5849 §3.5).
+        for (extra, place) in [(["-d", "oauth_nonce=evil"], "oauth_nonce is in -d"), (["https://x.example/?oauth%5Fconsumer%5Fkey=other"], "oauth_consumer_key is in the URL's query")] {
+            let twice = try await CLIProcess.run(["sign", "--consumer-key", "k", "--consumer-secret", "s"] + (extra.count == 1 ? extra : ["https://x.example/"] + extra), environment: [:])
+            #expect(twice.status == 64 && twice.stderr.contains(place) && twice.stderr.contains("RFC 5849 §3.5") && twice.stdout.isEmpty, "\(twice.stderr)")
+        }
         // A negative timestamp was "Missing value for '--timestamp <timestamp>'".
         let negative = try await CLIProcess.run(["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s", "--timestamp", "-5"], environment: [:])
         #expect(negative.status == 64 && negative.stderr.contains("--timestamp takes whole seconds since 1970"), "\(negative.stderr)")

@@ -97,6 +97,20 @@ struct Sign: AsyncParsableCommand {
         }
     }
 
+    /// RFC 5849 §3.5: each protocol parameter goes in one place. One the
+    /// header carries given also in the URL or the body was signed there
+    /// too, and the request sent with it twice, which a server refuses.
+    static func checkNoProtocolParameter(in url: String, body: Data?, withToken: Bool) throws {
+        let carried = ["oauth_consumer_key", "oauth_signature_method", "oauth_timestamp", "oauth_nonce", "oauth_version", "oauth_signature"]
+            + (withToken ? ["oauth_token"] : [])
+        let query = url.split(separator: "?", maxSplits: 1).dropFirst().first.map { String($0.split(separator: "#").first ?? "") } ?? ""
+        for (place, text) in [("the URL's query", query), ("-d", body.map { String(decoding: $0, as: UTF8.self) } ?? "")] {
+            if let name = (FormURLEncoding.decode(text) ?? []).map(\.0).first(where: carried.contains) {
+                throw CLIError("\(name) is in \(place) and in the Authorization header this prints; OAuth 1.0a sends each protocol parameter in one place (RFC 5849 §3.5), so a server would refuse the request. Leave it out of \(place).")
+            }
+        }
+    }
+
     /// A flag wins over the environment, which other users cannot read (a
     /// command line they can, in the process list).
     private static func secret(_ flag: String?, variable: String) -> String? {
@@ -113,6 +127,7 @@ struct Sign: AsyncParsableCommand {
         signer.nonceAndTimestamp = NonceAndTimestamp(
             nonce: { fixedNonce ?? live.nonce() }, timestamp: { fixedTimestamp ?? live.timestamp() })
         let body = try Request.signedForm(data)
+        try Self.checkNoProtocolParameter(in: url, body: body, withToken: token != nil)
         let header = try signer.authorizationHeader(
             method: method?.uppercased() ?? (body == nil ? "GET" : "POST"), url: URL(string: url)!,
             contentType: body == nil ? nil : "application/x-www-form-urlencoded",
