@@ -333,6 +333,10 @@ import Testing
             let event = try #require(sandbox.events.last)
             #expect(event.step == "consent" && event.summary.contains("approved by"), "\(event)")
             #expect(!event.description.unicodeScalars.contains { $0.value < 0x20 || $0 == "\u{202E}" }, "\(event.description.debugDescription)")
+            // A 5,000-character path was logged whole.
+            _ = try await raw("GET", sandbox.baseURL.appendingPathComponent(String(repeating: "a", count: 5000)))
+            let long = try #require(sandbox.events.last)
+            #expect(long.request.count < 250 && long.request.hasPrefix("GET /aaaa"), "\(long.request.count)")
         }
     }
 

@@ -75,7 +75,8 @@ package final class Emulator: @unchecked Sendable {
             // A summary quotes what a client sent (the consent form's account
             // name, which any local process can post): written out, cut short,
             // so it cannot drive the operator's terminal or forge a log line.
-            let event = SandboxEvent(step: response.step, request: request.line, status: response.status,
+            // The path too (a 5,000-character one was logged whole, over a screenful).
+            let event = SandboxEvent(step: response.step, request: DisplayText.sanitized(request.line, limit: 200), status: response.status,
                                      summary: DisplayText.sanitized(response.summary, limit: 300))
             eventLog.append(event)
             return (response, event)
