@@ -57,8 +57,9 @@ public struct ManualUserAgent: UserAgent {
         }
         var prompt = "Then paste the full URL the browser was sent to (it starts with \(redirectURI.absoluteString))"
         if redirectURI.scheme?.lowercased() == "http", redirectURI.isLoopback {
-            // Nothing listens there in this mode: the browser's error page is expected.
-            // Not checked: some other program could listen there (and see the code; PKCE keeps it useless to it).
+            // authkit listens nowhere in this mode: the browser's error page
+            // is expected. "Nothing listens" is not said: another program
+            // could (it would see the code, which PKCE keeps useless to it).
             prompt += ". authkit does not listen at that address in this mode, so the browser will most likely show a connection error; the URL in its address bar is what to paste"
         }
         write(prompt + ":\n")

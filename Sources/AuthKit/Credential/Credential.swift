@@ -84,9 +84,9 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         // A date that does not parse is named by its field: the decoder's
-        // own error gave only "credentials[0]".
-        // One the calendar does not have (Feb 30, 25:00) is refused, not
-        // rolled over into another date (``StoredDate``).
+        // own error gave only "credentials[0]". One the calendar does not
+        // have (Feb 30, 25:00) is refused, not rolled over into another
+        // date (``StoredDate``).
         func date(_ key: CodingKeys) throws -> Date? {
             let form = "a date and time in ISO 8601 form, such as 2026-01-01T00:00:00Z."
             let decoded: Date?

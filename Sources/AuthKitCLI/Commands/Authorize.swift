@@ -453,22 +453,25 @@ struct Authorize: WorkspaceCommand {
 
         init(waitingFor: String = "you to approve in the browser") { self.waitingFor = waitingFor }
 
+        /// The reasons said so far (at most three), and the latest.
         private var reasons = [String]()
+        private var latest: String?
 
         func ignored() { lock.withLock { strays += 1 } }
         /// Counts a refused answer; true when its reason is one not said
-        /// before (at most three are).
+        /// before (at most three are said).
         func rejected(_ reason: String) -> Bool {
             lock.withLock {
                 refused += 1
+                latest = reason
                 guard !reasons.contains(reason), reasons.count < 3 else { return false }
                 reasons.append(reason)
                 return true
             }
         }
-        /// How many answers were refused, and the last new reason; nil when none was.
+        /// How many answers were refused, and the latest one's reason; nil when none was.
         var lastRefusal: (count: Int, reason: String)? {
-            lock.withLock { reasons.last.map { (refused, $0) } }
+            lock.withLock { latest.map { (refused, $0) } }
         }
 
         var line: String {

@@ -343,6 +343,10 @@ struct Request: WorkspaceCommand {
         case failed
     }
 
+    /// The most scopes from an `insufficient_scope` challenge written out
+    /// as a command to paste.
+    static let scopesInAdvice = 10
+
     /// What the resource server's Bearer challenge says (RFC 6750 §3.1), and
     /// what to type about it: an `invalid_token` is renewed by a refresh or a
     /// new sign-in; `insufficient_scope` needs a sign-in with the scope named.
@@ -352,10 +356,6 @@ struct Request: WorkspaceCommand {
     /// - Parameter mask: the secrets the request could carry (a token, the
     ///   client secret): a server echoing the request in its challenge had
     ///   them printed whole, where the token endpoint's errors mask them.
-    /// The most scopes from an `insufficient_scope` challenge written out
-    /// as a command to paste.
-    static let scopesInAdvice = 10
-
     static func advice(_ challenge: BearerChallenge, account: CredentialKey, refresh: RefreshOutcome = .failed, mask: SecretMask = SecretMask([])) -> String {
         guard let error = challenge.error, !error.isEmpty else { return "." }
         var text = ": \(mask.apply(DisplayText.sanitized(error, limit: 60)))"
