@@ -22,7 +22,9 @@ enum Watchdog {
     /// `message` is made when the deadline passes, so it can say what happened meanwhile.
     static func start(seconds: Int, message: @escaping @Sendable () -> String) {
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
-            Console.err("\nauthkit: error: \(message())")
+            // On a terminal the cursor may stand after a half-typed answer
+            // (--manual): a line of its own. A pipe or a log had a blank line.
+            Console.err((isatty(STDERR_FILENO) != 0 ? "\n" : "") + "authkit: error: \(message())")
             ExitStatus.timedOut.terminate()
         }
     }
