@@ -35,7 +35,11 @@ import Glibc
         }
         #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("sandbox/credentials.json").path))
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
-        // Without the sandbox named, its credential is pointed to, not "sign in first" (to the real Qiita).
+        // Without the sandbox named, its credential is pointed to, not "sign in first" (to the real Qiita),
+        // and `token list` says the sandbox's store holds one (it said only "No stored credentials").
+        let list = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(list.status == 0 && list.stderr.contains("The sandbox's store (\(home.path)/sandbox/credentials.json) holds 1 credential: list it with --sandbox"),
+                "\(list.stderr)")
         for command in [["token", "show", "--provider", "qiita"], ["request", "--provider", "qiita", "https://qiita.com/api/v2/authenticated_user"]] {
             let unnamed = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
             #expect(unnamed.status == 64 && unnamed.stderr.contains(

@@ -112,6 +112,14 @@ struct Workspace {
         return credential
     }
 
+    /// How many credentials (of `provider`, or all) the sandbox's own store
+    /// holds, when no sandbox is named; nil when one is, or it cannot be read.
+    func sandboxCredentialCount(provider: String?) async -> Int? {
+        guard sandbox == nil else { return nil }
+        let store = FileCredentialStore(file: Self.sandboxStoreURL(environment: environment), environment: environment)
+        return (try? await store.allCredentials())?.filter { provider == nil || $0.providerID == provider }.count
+    }
+
     /// Without a sandbox named, a credential for `key` in the sandbox's own
     /// store (signed in with `--sandbox`, then the variable unset in a new
     /// shell) was met with "sign in first", which would sign in to the real
