@@ -33,7 +33,8 @@ struct AuthKitCommand: AsyncParsableCommand {
 
         Client ids and secrets come from --client-id/--client-secret, from
         AUTHKIT_<ID>_CLIENT_ID / AUTHKIT_<ID>_CLIENT_SECRET, or from
-        $AUTHKIT_HOME/config.json ($AUTHKIT_HOME defaults to ~/.config/authkit).
+        $AUTHKIT_HOME/config.json ($AUTHKIT_HOME defaults to
+        $XDG_CONFIG_HOME/authkit, else ~/.config/authkit).
         """,
         version: AuthKitVersion.current,
         subcommands: [Authorize.self, TokenCommand.self, Request.self, Sign.self, ProvidersCommand.self, SandboxCommand.self])
@@ -100,7 +101,13 @@ enum AuthKitMain {
             settleDefaultHTTPClient()
             let code = AuthKitCommand.exitCode(for: error)
             guard code != .success else { printRequested(error) }
-            let message = AuthKitCommand.fullMessage(for: error)
+            var message = AuthKitCommand.fullMessage(for: error)
+            // argument-parser suggests among a command's own options, which
+            // --help is not: `--hlep` got no "Did you mean".
+            if let typed = message.firstMatch(of: /^Error: Unknown option '--([a-z]+)'/)?.1,
+               ProviderCatalog.editDistance(String(typed), "help") <= 2, !message.contains("Did you mean") {
+                message = message.replacing("Unknown option '--\(typed)'", with: "Unknown option '--\(typed)'. Did you mean '--help'?")
+            }
             if !message.isEmpty { Console.err(message) }
             Console.flushStandardStreams()
             _exit(code.rawValue)

@@ -799,7 +799,9 @@ import Testing
         // only that the real one was missing.
         for (command, message) in [(["authorize", "--provder", "github"], "Unknown option '--provder'. Did you mean '--provider'?"),
                                    (["providers", "add", "acme", "--isuer", "https://x.example"], "Unknown option '--isuer'. Did you mean '--issuer'?"),
-                                   (["authorize", "-v"], "Missing expected argument '--provider <id>'")] {
+                                   (["authorize", "-v"], "Missing expected argument '--provider <id>'"),
+                                   // --help is argument-parser's, not among the options it suggests from.
+                                   (["token", "show", "--hlep"], "Unknown option '--hlep'. Did you mean '--help'?")] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
             #expect(result.status == 64 && result.stderr.contains(message), "\(command): \(result.stderr)")
         }

@@ -60,7 +60,7 @@ struct CLIOAuth1Tests {
 
         let signIn = try await CLIProcess.run(["authorize", "--provider", "twitter", "--manual"], environment: env, respond: Self.typePIN)
         #expect(signIn.status == 0, "\(signIn.stderr)")
-        #expect(signIn.stdout.contains("screen name: authkit-tester") || signIn.stdout.contains("screen_name"), "\(signIn.stdout)")
+        #expect(signIn.stdout.contains("\naccount:   authkit-tester"), "\(signIn.stdout)")
         #expect(!signIn.stdout.contains(consumerSecret) && !signIn.stderr.contains(consumerSecret))
 
         let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()

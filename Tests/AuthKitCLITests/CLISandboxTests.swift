@@ -260,6 +260,11 @@ import Glibc
         let request = try await CLIProcess.run(["request", "--provider", "github", sandbox.whoamiURL.absoluteString],
                                          environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString])
         #expect(request.status == 0 && request.stdout.contains(#""account":"alice""#), "\(request.stderr)")
+        // The URL given is not rewritten: a real API's went out with the sandbox's token.
+        let elsewhere = try await CLIProcess.run(["request", "--provider", "github", "https://api.github.com/user"],
+                                                 environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString])
+        #expect(elsewhere.status == 64 && elsewhere.stderr.contains("the credential is the sandbox's and goes only to it")
+                && elsewhere.stderr.contains("\(sandbox.baseURL.absoluteString)/whoami"), "\(elsewhere.stderr)")
         // Revoked at the sandbox but kept here: its API's Bearer challenge
         // (RFC 6750 §3.1) is read out, with what to type.
         let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]

@@ -78,5 +78,9 @@ import AuthKit
         let oauth1 = Credential(providerID: "twitter", kind: .oauth1, accessToken: "t", tokenType: "OAuth", tokenSecret: "s")
         #expect(CredentialSummary.expiry(oauth1) == "never (OAuth 1.0a)")
         #expect(CredentialSummary.expiry(Credential(providerID: "github", accessToken: "t")) == "unknown (the provider did not say)")
+        // The account it names, in the column of the other fields ("screen name:" stood out of line).
+        var named = oauth1
+        named.rawFields = ["screen_name": .string("alice"), "user_id": .string("42")]
+        #expect(CredentialSummary.lines(named).contains("account:   alice (user id 42)"), "\(CredentialSummary.lines(named))")
     }
 }

@@ -166,7 +166,7 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case .responseTooLarge(let url, let limit):
             return "The answer from \(url) is larger than the \(limit) bytes allowed; reading stopped there."
         case .insecureTransport(let url):
-            return "\(url) is plain http on a host that is not this machine; a credential is sent only over https (RFC 6750 §5.3), or over http to a loopback address (127.0.0.1 or any of 127.0.0.0/8, [::1]) or localhost."
+            return "\(url) is plain http on a host that is not this machine; a credential is sent only over https (RFC 6750 §5.3; RFC 5849 §3.4.4 for PLAINTEXT), or over http to a loopback address (127.0.0.1 or any of 127.0.0.0/8, [::1]) or localhost."
         case .store(let path, let reason):
             return "Credential store \(path): \(reason)"
         case .signInRequired(let key, let reason):
@@ -180,7 +180,7 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             case .protocolHasNoRefresh:
                 return "\(key) uses OAuth 1.0a, whose tokens do not expire and cannot be refreshed; if it stopped working, it was revoked. Sign in again."
             case .endpointChanged(let origin):
-                return "\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where the provider's descriptor now sends it (a changed or replaced descriptor), so it was not sent. Sign in again."
+                return "\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where the provider's descriptor now sends it (a changed or replaced descriptor; or a sandbox other than the one that issued it, as each run of one keeps its grants in memory only), so it was not sent. Sign in again."
             }
         case .notSupported(let providerID, let capability):
             switch capability {

@@ -21,8 +21,12 @@ enum CredentialSummary {
         if let deadline = credential.refreshTokenExpiresAt {
             lines.append("sign in again by: \(stamp(deadline, now: now)) (when the refresh token expires)")
         }
-        for key in ["screen_name", "user_id"] {
-            if let value = credential.rawFields[key]?.scalarText { lines.append("\(key.replacing("_", with: " ")): \(safe(value))") }
+        // OAuth 1.0a providers name the account (Twitter's screen_name and
+        // user_id), in the column the other fields use.
+        let screenName = credential.rawFields["screen_name"]?.scalarText, userID = credential.rawFields["user_id"]?.scalarText
+        if screenName != nil || userID != nil {
+            let id = userID.map { screenName == nil ? "user id \(safe($0))" : " (user id \(safe($0)))" } ?? ""
+            lines.append("account:   \(screenName.map(safe) ?? "")\(id)")
         }
         return lines
     }

@@ -3,12 +3,12 @@ import ArgumentParser
 struct ProvidersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "providers",
-        abstract: "List, show, validate and override provider descriptors.",
+        abstract: "List, show, validate, override and add provider descriptors.",
         discussion: """
         Examples:
           authkit providers list
           authkit providers show github
-          authkit providers validate ~/.config/authkit/providers/*.json
+          authkit providers validate ./my-providers/*.json
           authkit providers override qiita      # a copy to edit
           authkit providers add acme --issuer https://auth.acme.example
         """,

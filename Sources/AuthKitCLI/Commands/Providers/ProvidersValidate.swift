@@ -10,7 +10,7 @@ struct ProvidersValidate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check descriptor files; print each problem with its file and field.",
-        discussion: "Exits 65 when any file has a problem.\n\nExample:\n  authkit providers validate ~/.config/authkit/providers/*.json")
+        discussion: "Exits 65 when any file has a problem.\n\nExample:\n  authkit providers validate ./my-providers/*.json")
 
     @Argument(help: ArgumentHelp("Descriptor files to check.", valueName: "file"), completion: .file(extensions: ["json"]))
     var files: [String]

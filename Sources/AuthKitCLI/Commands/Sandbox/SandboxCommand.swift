@@ -20,11 +20,11 @@ struct SandboxCommand: AsyncParsableCommand {
 
 /// Options both sandbox commands take.
 struct SandboxProviderOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The provider to emulate (an id from 'authkit providers list').", valueName: "id"),
+    @Option(name: [.short, .long], help: ArgumentHelp("The provider to emulate (an id from 'authkit providers list').", valueName: "id"),
             completion: .custom(Completions.providerIDs))
     var provider: String
 
-    @Flag(help: "Tokens and codes from a counter (sandbox-access-1, …) instead of random bytes.")
+    @Flag(help: "Tokens and codes from one counter (sandbox-code-1, sandbox-access-2, …) instead of random bytes.")
     var deterministic = false
 
     func validate() throws { try AccountOptions.checkProviderID(provider) }

@@ -113,6 +113,8 @@ struct SandboxTry: WorkspaceCommand {
         Console.out("   → \(response.status.code): \(DisplayText.sanitized(String(decoding: data, as: UTF8.self), limit: 400))")
         guard response.status.kind == .successful else { throw CLIError("The authorized request failed with HTTP \(response.status.code).", status: .providerError) }
 
-        say("Done. Try it yourself: 'authkit sandbox serve --provider \(descriptor.id)' keeps an emulation running; point any command at it with --sandbox or $AUTHKIT_SANDBOX (README, \"The sandbox\").")
+        // The credential stored here is this emulation's, gone with it: a
+        // request to the next one was refused as "not issued by" it.
+        say("Done. Try it yourself: 'authkit sandbox serve --provider \(descriptor.id)' keeps an emulation running; point any command at it with --sandbox or $AUTHKIT_SANDBOX, signing in to it first with 'authkit authorize --provider \(descriptor.id)', since this emulation's credential ends with it (README, \"The sandbox\").")
     }
 }

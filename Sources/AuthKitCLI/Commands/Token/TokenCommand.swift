@@ -3,7 +3,7 @@ import ArgumentParser
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
-        abstract: "List, show, refresh, revoke and delete stored credentials.",
+        abstract: "List, show, refresh, revoke and delete stored credentials; print their Authorization header.",
         discussion: """
         Examples:
           authkit token list
