@@ -136,7 +136,10 @@ import Testing
                                     "--field prints one field raw and --json the whole credential; give one of them."),
                                    (["token", "refresh", "--provider", "qiita", "--due"],
                                     "--due refreshes every credential that is due, --provider one credential now; give one of them."),
-                                   (["token", "refresh"], "Give --provider ID to refresh one credential, or --due")] {
+                                   (["token", "refresh"], "Give --provider ID to refresh one credential, or --due"),
+                                   // One provider's client secret went to every provider's token endpoint.
+                                   (["token", "refresh", "--due", "--client-secret", "one-providers-secret"],
+                                    "--client-id, --client-secret and --placeholder are one provider's; --due refreshes every provider's credentials")] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
             #expect(result.status == 64 && result.stderr.contains(message), "\(command): exit \(result.status): \(result.stderr)")
             #expect(result.stdout.isEmpty, "\(command) printed \(result.stdout)")

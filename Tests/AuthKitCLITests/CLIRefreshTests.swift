@@ -102,6 +102,12 @@ import Testing
             #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
             #expect(result.stdout.contains("ahead: failed:") && !result.stdout.contains("ahead: refreshed"), "\(result.stdout)")
             #expect(server.requests(to: "/token").count == 1)
+            // A missing client id is advised without --client-id, which --due does not take.
+            var clientless = environment
+            clientless["AUTHKIT_AHEAD_CLIENT_ID"] = nil
+            let unconfigured = try await CLIProcess.run(["token", "refresh", "--due"], environment: clientless)
+            #expect(unconfigured.status == 1 && unconfigured.stdout.contains("ahead: failed: ahead: no client id is configured. Set AUTHKIT_AHEAD_CLIENT_ID or add")
+                    && !unconfigured.stdout.contains("--client-id"), "\(unconfigured.stdout)")
             // The token still works, and request uses it: only the refresh ahead of time failed.
             let request = try await CLIProcess.run(["request", "--provider", "ahead", "\(server.baseURL)/resource"], environment: environment)
             #expect(server.requests(to: "/resource").last?.header("Authorization") == "Bearer still-works", "\(request.stderr)")

@@ -20,10 +20,12 @@ enum ErrorReport {
         }
     }
 
-    static func message(for error: AuthKitError, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    /// - Parameter flags: whether the command takes `--client-id` and the
+    ///   like: `token refresh --due` does not (they are one provider's).
+    static func message(for error: AuthKitError, environment: [String: String] = ProcessInfo.processInfo.environment, flags: Bool = true) -> String {
         switch error {
         case .missingSetting(let providerID, let setting):
-            return "\(providerID): no \(setting.name) is configured. \(hint(for: setting, providerID: providerID, environment: environment))"
+            return "\(providerID): no \(setting.name) is configured. \(hint(for: setting, providerID: providerID, environment: environment, flags: flags))"
         case .unknownProvider:
             return error.description + " 'authkit providers list' shows the known ones."
         case .signInRequired(let key, _):
@@ -49,7 +51,7 @@ enum ErrorReport {
 
     /// Every way to give `setting` to the command line, with the real path of config.json.
     static func hint(for setting: AuthKitError.Setting, providerID: String, environment: [String: String],
-                     arguments: [String] = CommandLine.arguments) -> String {
+                     arguments: [String] = CommandLine.arguments, flags: Bool = true) -> String {
         let config = AuthKitHome.directory(environment: environment).appendingPathComponent("config.json").path
         let flag: String
         switch setting {
@@ -68,7 +70,7 @@ enum ErrorReport {
             return "\(flag) '' gives none: pass the \(setting.name) with \(flag), set \(variable), or add \(setting.configEntry(providerID: providerID)) in \(config)."
         }
         let emptyVariable = environment[variable]?.isEmpty == true ? " \(variable) is set, but empty." : ""
-        return "Pass \(flag), set \(variable), or add \(setting.configEntry(providerID: providerID)) in \(config)."
+        return (flags ? "Pass \(flag), set \(variable)," : "Set \(variable)") + " or add \(setting.configEntry(providerID: providerID)) in \(config)."
             + emptyVariable + emptyEntry(setting, providerID: providerID, config: config, environment: environment)
             + misspeltEntry(providerID: providerID, environment: environment)
     }

@@ -41,6 +41,11 @@ struct TokenRefresh: WorkspaceCommand {
         if due, provider != nil { throw ValidationError("--due refreshes every credential that is due, --provider one credential now; give one of them.") }
         if !due, provider == nil { throw ValidationError("Give --provider ID to refresh one credential, or --due to refresh every one that is due.") }
         if due, label != nil { throw ValidationError("--label picks one credential; --due goes through all of them.") }
+        // One provider's client: with --due it went to every provider's token
+        // endpoint, one provider's secret to all the others.
+        if due, client.clientID != nil || client.clientSecret != nil || !client.placeholder.isEmpty {
+            throw ValidationError("--client-id, --client-secret and --placeholder are one provider's; --due refreshes every provider's credentials, each with its own AUTHKIT_<ID>_… variables or config.json entry. Refresh one with --provider ID to pass them.")
+        }
     }
 
     func run(in workspace: Workspace) async throws {
@@ -79,7 +84,7 @@ struct TokenRefresh: WorkspaceCommand {
                 Console.out("\(name): refreshed (expires \(CredentialSummary.expiry(refreshed)))")
             } catch let error as AuthKitError {
                 failures += 1
-                Console.out("\(name): failed: \(ErrorReport.message(for: error))")
+                Console.out("\(name): failed: \(ErrorReport.message(for: error, flags: false))")
                 if case .store(_, let reason) = error, reason.hasPrefix(FileCredentialStore.notSavedReason) { unsaved = true }
             } catch let error as CLIError {
                 failures += 1
