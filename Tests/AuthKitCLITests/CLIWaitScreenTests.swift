@@ -57,7 +57,7 @@ import SystemPackage
         let command = "env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' sandbox try --provider google --deterministic; echo EXIT=$?; sleep 30"
         try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
         var screen = ""
-        for _ in 0..<100 where !screen.contains("EXIT=") {
+        for _ in 0..<400 where !screen.contains("EXIT=") { // up to 40 s: the whole suite may be running
             try await Task.sleep(for: .milliseconds(100))
             screen = try await tmux(["capture-pane", "-p", "-J", "-S", "-200", "-t", session])
         }

@@ -94,7 +94,9 @@ import AuthKitTestSupport
             }
             #expect(refreshed.accessToken == "new-access")
             #expect(revoked?.accessToken == "new-access", "the spent credential was revoked, not the one the refresh saved")
-            #expect(try formObject(try #require(server.requests(to: "/revoke").first).bodyText)["token"] == "new-access")
+            // RFC 7009: the renewed refresh token first (it also ends the grant's access tokens), then the access token.
+            #expect(try server.requests(to: "/revoke").map { try formObject($0.bodyText)["token_type_hint"] } == ["refresh_token", "access_token"])
+            #expect(try formObject(try #require(server.requests(to: "/revoke").last).bodyText)["token"] == "new-access")
             #expect(await store.credential(for: expired.key) == nil, "the refresh saved the credential back after the sign-out")
             let source = CredentialSource(authenticator: client, store: store, key: expired.key)
             await #expect(throws: AuthKitError.signInRequired(expired.key, reason: .noCredential)) { try await source.revoke() }

@@ -191,7 +191,8 @@ extension DescriptorFile {
                 var resolved = Self.resolve(template, responseFallback: token?.response)
                 if template.parameters == nil && template.clientAuthentication == nil {
                     // RFC 7009 §2.1: the token and a hint, authenticated as at the token endpoint.
-                    resolved.parameters = ["token": "{access_token}", "token_type_hint": "access_token"]
+                    resolved.parameters = RequestTemplate.revokingAccessToken
+                    resolved.isRFC7009Revocation = true
                     resolved.clientAuthentication = tokenEndpoint?.clientAuthentication ?? .basic
                 }
                 return resolved
@@ -268,8 +269,11 @@ extension DescriptorFile {
                 errorDescription: m.errorDescription, errorURI: m.errorURI, errorStatus: m.errorStatus)
         }
         func template(_ t: RequestTemplate) -> Template {
-            Template(url: t.url, method: t.method, encoding: t.encoding, parameters: t.parameters, headers: t.headers,
-                     clientAuthentication: t.clientAuthentication, successStatus: t.successStatus, response: mapping(t.response))
+            // RFC 7009's revocation is written as the file said it, without
+            // parameters: written out, it would read back as a template of
+            // the file's own, which revokes the access token only.
+            Template(url: t.url, method: t.method, encoding: t.encoding, parameters: t.isRFC7009Revocation ? nil : t.parameters, headers: t.headers,
+                     clientAuthentication: t.isRFC7009Revocation ? nil : t.clientAuthentication, successStatus: t.successStatus, response: mapping(t.response))
         }
         let r = descriptor.redirect
         self.init(

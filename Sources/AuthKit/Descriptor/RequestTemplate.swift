@@ -20,6 +20,24 @@ package struct RequestTemplate: Sendable, Hashable {
     package var successStatus: [Int]
     /// Where the answer's fields are, when the call returns a token (or an error).
     package var response: TokenResponseMapping
+    /// A `revocation` that named no parameters of its own, so RFC 7009's:
+    /// revoking a credential then revokes its refresh token first, where it
+    /// has one (``OAuth2Client/revoke(_:)``). One that names its own is sent as named.
+    package var isRFC7009Revocation = false
+
+    /// RFC 7009 §2.1's revocation of the access token: what a descriptor's
+    /// `revocation` sends when it names no parameters of its own.
+    package static let revokingAccessToken = ["token": "{access_token}", "token_type_hint": "access_token"]
+    /// The same for the refresh token, which RFC 7009 §2.1 says also ends
+    /// the access tokens of its grant where the server can revoke them.
+    package static let revokingRefreshToken = ["token": "{refresh_token}", "token_type_hint": "refresh_token"]
+
+    /// This RFC 7009 revocation, for the refresh token.
+    package var revokingRefreshToken: RequestTemplate {
+        var template = self
+        template.parameters = Self.revokingRefreshToken
+        return template
+    }
 
     /// The parameters in a stable order (by name), as they are sent.
     package var orderedParameters: [(String, String)] {

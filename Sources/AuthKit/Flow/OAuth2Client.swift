@@ -272,13 +272,22 @@ public struct OAuth2Client: Authenticator {
         return refreshed
     }
 
-    /// Revokes the access token, per the descriptor's `revocation`
-    /// (RFC 7009 §2.1 by default).
+    /// Revokes the credential, per the descriptor's `revocation`.
+    ///
+    /// By default (RFC 7009 §2.1), the refresh token first, when there is
+    /// one, then the access token. Revoking the access token alone left the
+    /// refresh token valid at the provider (a server answers 200 for a token
+    /// it no longer knows, such as an expired access token), so a "signed
+    /// out" credential could still be renewed by whoever held a copy.
+    /// A descriptor whose `revocation` names its own parameters gets exactly that call.
     /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor names no revocation.
     public func revoke(_ credential: Credential) async throws {
         try checkCredential(credential)
         guard let template = descriptor.revocation else {
             throw AuthKitError.notSupported(providerID: descriptor.id, .revocation)
+        }
+        if template.isRFC7009Revocation, credential.refreshToken != nil {
+            try await calls.revoke(credential, using: template.revokingRefreshToken)
         }
         try await calls.revoke(credential, using: template)
     }

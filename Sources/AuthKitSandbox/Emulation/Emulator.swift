@@ -54,7 +54,11 @@ package final class Emulator: @unchecked Sendable {
         // differ only in its fixed parameters (checked in `claims`).
         if let template = descriptor.followUp { add(.followUp(template), template.url) }
         if let template = descriptor.refresh { add(.refresh(template), template.url) }
-        if let template = descriptor.revocation { add(.revocation(template), template.url) }
+        if let template = descriptor.revocation {
+            add(.revocation(template), template.url)
+            // RFC 7009's revocation takes a refresh token too (token_type_hint=refresh_token).
+            if template.isRFC7009Revocation { add(.revocation(template.revokingRefreshToken), template.url) }
+        }
         add(.device, descriptor.device?.url)
         add(.token, descriptor.token?.url)
         add(.authorize, descriptor.authorization?.url)
