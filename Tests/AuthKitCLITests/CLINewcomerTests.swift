@@ -821,6 +821,10 @@ import Testing
             #expect(result.status == 64 && result.stderr.contains("No stored credential for github. Sign in first: authkit authorize --provider github"),
                     "\(command): \(result.stderr)")
         }
+        // A provider no file describes is not one to sign in to: the near ids instead.
+        let typo = try await CLIProcess.run(["token", "show", "--provider", "githbu"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(typo.status == 64 && typo.stderr.contains("No provider named 'githbu'. Did you mean 'github'?") && !typo.stderr.contains("Sign in"),
+                "\(typo.stderr)")
         // Revoking or deleting what is not there is no reason to sign in.
         for (command, outcome) in [(["token", "revoke", "--provider", "github"], "nothing was revoked"), (["token", "delete", "--provider", "github"], "nothing was deleted")] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])

@@ -474,6 +474,16 @@ import AuthKit
                 "The credential is still stored here; 'authkit token delete --provider local' deletes it without telling the provider."), "\(failed.stderr)")
             #expect(try await store.allCredentials().count == 1)
 
+            // A provider file that now sends revocations elsewhere: not "Sign in again" (someone getting rid of the credential).
+            var moved = try #require(try await store.allCredentials().first)
+            moved.endpointOrigins = ["https://as.example"]
+            try await store.save(moved)
+            let elsewhere = try await CLIProcess.run(["token", "revoke", "--provider", "local"], environment: env(home))
+            #expect(elsewhere.status != 0 && elsewhere.stderr.contains("where its provider file now sends revocations")
+                    && elsewhere.stderr.contains("'authkit token delete --provider local' deletes it") && !elsewhere.stderr.contains("Sign in again"),
+                    "\(elsewhere.stderr)")
+            #expect(server.requests(to: "/revoke").count == 1)
+
             // A provider that cannot revoke: the command to type, not "delete the credential locally".
             let noRevocation = home.appendingPathComponent("providers/local.json")
             let text = try String(contentsOf: noRevocation, encoding: .utf8)

@@ -107,6 +107,9 @@ struct Workspace {
         guard let credential = try await store.credential(for: key) else {
             if let others = await otherAccounts(than: key) { throw CLIError("No stored credential for \(key). \(others)") }
             if let inSandbox = await sandboxCredentialHint(for: key) { throw CLIError("No stored credential for \(key). \(inSandbox)") }
+            // A mistyped provider (`githbu`) was told to sign in to it; one
+            // no file describes is said so, with the near ids, as `token list` does.
+            if catalog.entry(id: key.providerID) == nil { _ = try descriptor(key.providerID) }
             throw AuthKitError.signInRequired(key, reason: .noCredential)
         }
         return credential

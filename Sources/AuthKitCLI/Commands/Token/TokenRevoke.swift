@@ -48,6 +48,11 @@ struct TokenRevoke: WorkspaceCommand {
             if !message.hasSuffix(".") { message += "." }
             return CLIError(message + " The credential is still stored here; \(delete) deletes it without telling the provider.",
                             status: ExitStatus(for: error))
+        case .signInRequired(_, .endpointChanged(let origin)):
+            // "Sign in again" is no advice for someone getting rid of it.
+            return CLIError("\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where its provider file now sends revocations "
+                            + "(a changed or replaced provider file, or another sandbox), so its tokens were not sent there. The credential is still "
+                            + "stored here; \(delete) deletes it without telling the provider.", status: ExitStatus(for: error))
         default:
             return error
         }
