@@ -281,6 +281,19 @@ import AuthKit
         }
     }
 
+    /// A refresh answer kept without an unusable side field said it was
+    /// kept "for the rotated refresh token it carries" when it carried none.
+    @Test func aKeptRefreshAnswerIsDescribedAsItIs() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"new-access-token-1111","token_type":"Bearer","expires_in":"soon"}"#) }
+            let home = try home(server)
+            try await storeExpired(in: home)
+            let refreshed = try await CLIProcess.run(["token", "refresh", "--provider", "local"], environment: env(home))
+            #expect(refreshed.status == 0 && refreshed.stderr.contains("It was kept without it, for the new token it carries.")
+                    && !refreshed.stderr.contains("rotated"), "\(refreshed.stderr)")
+        }
+    }
+
     @Test func tokenRefreshAndRevoke() async throws {
         try await withServer { server in
             routes(server)

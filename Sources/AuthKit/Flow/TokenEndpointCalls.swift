@@ -135,7 +135,9 @@ final class TokenEndpointCalls: Sendable {
     /// answer was kept anyway (``TokenResponseParser/Fields/dropped``).
     private func warnAboutDropped(_ fields: TokenResponseParser.Fields, step: FlowStep) {
         for reason in fields.dropped {
-            transport.logger.warning("\(descriptor.name)'s answer to the \(step.rawValue): \(reason). It was kept without it, for the new token and the rotated refresh token it carries.")
+            // "the rotated refresh token" only where there is one.
+            let kept = fields.refreshToken == nil ? "for the new token it carries" : "for the new token and the rotated refresh token it carries"
+            transport.logger.warning("\(descriptor.name)'s answer to the \(step.rawValue): \(reason). It was kept without it, \(kept).")
         }
     }
 
