@@ -47,6 +47,19 @@ import AuthKit
     }
 }
 
+/// `token list` cuts an account that does not fit in its middle: two
+/// labels that differ at their end were cut to the same `h (client-…`.
+@Suite struct MiddleCutTests {
+    @Test func namesThatDifferAtTheirEndStayApart() {
+        let production = "h-invgrant (client-acme-production)".cutInMiddle(toColumns: 24)
+        let staging = "h-invgrant (client-acme-staging)".cutInMiddle(toColumns: 24)
+        #expect(production != staging && production.terminalColumns == 24 && staging.terminalColumns == 24, "\(production) \(staging)")
+        #expect(production.hasPrefix("h-invgrant") && production.hasSuffix("-production)") && production.contains("…"), "\(production)")
+        #expect("short".cutInMiddle(toColumns: 24) == "short")
+        #expect("仕事仕事仕事仕事仕事仕事".cutInMiddle(toColumns: 9).terminalColumns <= 9)
+    }
+}
+
 /// `providers list` on an 80-column terminal: a row with an override's path
 /// (128 columns with a long $AUTHKIT_HOME) wrapped mid-path.
 @Suite struct ProvidersListLayoutTests {

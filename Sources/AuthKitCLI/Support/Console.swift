@@ -166,6 +166,16 @@ extension String {
         return prefix(columns: columns - 1).text + "…"
     }
 
+    /// This text cut to `columns` terminal columns with `…` in the middle:
+    /// for names that differ at their end (`client-acme-production`,
+    /// `client-acme-staging`), which a cut at the end made alike.
+    func cutInMiddle(toColumns columns: Int) -> String {
+        guard terminalColumns > columns, columns >= 5 else { return cut(toColumns: columns) }
+        let head = prefix(columns: (columns - 1) / 2)
+        let tail = String(String(reversed()).prefix(columns: columns - 1 - head.columns).text.reversed())
+        return head.text + "…" + tail
+    }
+
     /// The longest start of this text that fits `columns` terminal columns
     /// (a wide character that would straddle the edge is left out), and
     /// the columns it takes.

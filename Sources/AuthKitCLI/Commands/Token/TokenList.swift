@@ -88,9 +88,12 @@ struct TokenList: WorkspaceCommand {
         }
         Console.out(pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES")
         for (index, credential) in credentials.enumerated() {
-            if let warning = CredentialSummary.signInWarning(credential) { Console.err(warning) }
-            Console.out(pad(accounts[index].cut(toColumns: widths[0]), widths[0]) + "  " + pad(tokens[index], widths[1]) + "  "
+            // Cut in the middle: labels of one provider often differ at the end.
+            Console.out(pad(accounts[index].cutInMiddle(toColumns: widths[0]), widths[0]) + "  " + pad(tokens[index], widths[1]) + "  "
                 + pad(expiries[index], widths[2]) + "  " + scopes(shown(credential.scopes.joined(separator: " "))))
         }
+        // After the table: on a terminal, where both streams meet, a warning
+        // printed between rows split it.
+        for warning in credentials.compactMap({ CredentialSummary.signInWarning($0) }) { Console.err(warning) }
     }
 }
