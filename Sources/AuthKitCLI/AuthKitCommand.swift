@@ -108,6 +108,9 @@ enum AuthKitMain {
                ProviderCatalog.editDistance(String(typed), "help") <= 2, !message.contains("Did you mean") {
                 message = message.replacing("Unknown option '--\(typed)'", with: "Unknown option '--\(typed)'. Did you mean '--help'?")
             }
+            // `authkit -v token list`: the options every command takes go after
+            // the command's name, which argument-parser does not say.
+            if let hint = misplacedCommonOption(message, arguments: Array(CommandLine.arguments.dropFirst())) { message = hint }
             if !message.isEmpty { Console.err(message) }
             Console.flushStandardStreams()
             _exit(code.rawValue)
@@ -185,6 +188,18 @@ enum AuthKitMain {
             }
         }
         return nil
+    }
+
+    /// `message` with where the option belongs, when it is one every command
+    /// takes given before the command's name (`authkit -v token list`).
+    static func misplacedCommonOption(_ message: String, arguments: [String]) -> String? {
+        guard let first = arguments.first, message.hasPrefix("Error: Unknown option '\(first)'") else { return nil }
+        let common = ["-v", "--verbose", "--sandbox", "--providers-dir"]
+        guard common.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) else { return nil }
+        var names = [String]()
+        for subcommand in AuthKitCommand.configuration.subcommands { names.append(subcommand._commandName) }
+        guard let command = arguments.first(where: { names.contains($0) }) else { return nil }
+        return message.replacing("Unknown option '\(first)'", with: "Unknown option '\(first)'. It belongs after the command: authkit \(command) … \(first)")
     }
 
     static func fail(_ message: String, status: ExitStatus) -> Never {

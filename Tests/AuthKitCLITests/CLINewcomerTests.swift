@@ -804,7 +804,9 @@ import Testing
                                    (["providers", "add", "acme", "--isuer", "https://x.example"], "Unknown option '--isuer'. Did you mean '--issuer'?"),
                                    (["authorize", "-v"], "Missing expected argument '--provider <id>'"),
                                    // --help is argument-parser's, not among the options it suggests from.
-                                   (["token", "show", "--hlep"], "Unknown option '--hlep'. Did you mean '--help'?")] {
+                                   (["token", "show", "--hlep"], "Unknown option '--hlep'. Did you mean '--help'?"),
+                                   // An option every command takes, before the command's name.
+                                   (["-v", "token", "list"], "Unknown option '-v'. It belongs after the command: authkit token … -v")] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
             #expect(result.status == 64 && result.stderr.contains(message), "\(command): \(result.stderr)")
         }
