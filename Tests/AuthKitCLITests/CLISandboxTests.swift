@@ -421,7 +421,7 @@ import Glibc
         let port = holder.baseURL.port!
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("Port \(port) on 127.0.0.1 is already in use, so the sandbox cannot listen there")
-                && result.stderr.contains("Choose another port, or 0 for any free one."), "\(result.stderr)")
+                && result.stderr.contains("Choose another with --port, or --port 0 for any free one."), "\(result.stderr)")
         // Not framed as a failed request, and no event-loop internals.
         #expect(!result.stderr.contains("request") && !result.stderr.contains("bind("), "\(result.stderr)")
         // The library says the same, typed.
