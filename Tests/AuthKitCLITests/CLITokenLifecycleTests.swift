@@ -294,6 +294,21 @@ import AuthKit
         }
     }
 
+    /// A refresh answer too unusable to keep (an empty access token) that
+    /// still carried a new refresh token was reported as any bad answer,
+    /// though the provider may have spent the stored refresh token.
+    @Test func anUnusableRefreshAnswerWithANewRefreshTokenSaysSo() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"","token_type":"Bearer","refresh_token":"refresh-new-9999"}"#) }
+            let home = try home(server)
+            try await storeExpired(in: home)
+            let refreshed = try await CLIProcess.run(["token", "refresh", "--provider", "local"], environment: env(home))
+            #expect(refreshed.status == 3 && refreshed.stderr.contains("got an empty one")
+                    && refreshed.stderr.contains("it carried a new refresh token, so the stored one may have been spent"), "\(refreshed.stderr)")
+            #expect(!refreshed.stderr.contains("refresh-new-9999"))
+        }
+    }
+
     @Test func tokenRefreshAndRevoke() async throws {
         try await withServer { server in
             routes(server)

@@ -126,7 +126,7 @@ final class TokenEndpointCalls: Sendable {
         let parser = TokenResponseParser(mapping: template.response, successStatus: template.successStatus,
                                          scopeSeparator: descriptor.scopes.separator, step: step)
         let receivedAt = now()
-        let fields = try parser.parse(try await transport.send(request, step: step))
+        let fields = try parse(try await transport.send(request, step: step), with: parser, mapping: template.response, previous: previous)
         warnAboutDropped(fields, step: step)
         return makeCredential(fields, receivedAt: receivedAt, previous: previous, requestedScopes: previous.scopes, label: previous.label)
     }
@@ -226,9 +226,27 @@ final class TokenEndpointCalls: Sendable {
         let parser = TokenResponseParser(mapping: token.response, successStatus: token.successStatus,
                                          scopeSeparator: descriptor.scopes.separator, step: step)
         let receivedAt = now()
-        let fields = try parser.parse(try await transport.send(request, step: step))
+        let response = try await transport.send(request, step: step)
+        let fields = try parse(response, with: parser, mapping: token.response, previous: previous)
         warnAboutDropped(fields, step: step)
         return makeCredential(fields, receivedAt: receivedAt, previous: previous, requestedScopes: requestedScopes, label: label)
+    }
+
+    /// `response` parsed; a refresh answer too unusable to keep that still
+    /// carries a new refresh token says so: the provider may have spent the
+    /// stored one (RFC 9700 §4.14.2), and the error was otherwise the same
+    /// as for an answer that changed nothing.
+    private func parse(_ response: IncomingResponse, with parser: TokenResponseParser, mapping: TokenResponseMapping,
+                       previous: Credential?) throws -> TokenResponseParser.Fields {
+        do {
+            return try parser.parse(response)
+        } catch AuthKitError.invalidResponse(let step, let reason) where step == .refresh {
+            guard let members = try? parser.members(of: response),
+                  case .string(let rotated)? = mapping.refreshToken.firstValue(in: members)?.value,
+                  !rotated.isEmpty, rotated != previous?.refreshToken else { throw AuthKitError.invalidResponse(step: step, reason: reason) }
+            throw AuthKitError.invalidResponse(step: step, reason: reason
+                + "; it carried a new refresh token, so the stored one may have been spent: if the next refresh is refused, sign in again")
+        }
     }
 
     private func makeRequest(_ template: RequestTemplate, for credential: Credential) throws -> OutgoingRequest {
