@@ -79,6 +79,29 @@ import AuthKitTestSupport
         }
     }
 
+    /// RFC 7009's two calls: a server that refuses the access token once its
+    /// refresh token (and with it the grant) is revoked does not fail the
+    /// sign-out; a refused refresh token still lets the access token be
+    /// revoked, and is the error (the refresh token stands).
+    @Test func theSecondRevocationCallNeitherFailsASignOutNorIsSkipped() async throws {
+        try await withServer { server in
+            let client = try OAuth2Client(descriptor: descriptor(server, revocation: .init(url: "\(server.baseURL)/revoke")),
+                                          settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            server.route("POST", "/revoke") { request in
+                (try? formObject(request.bodyText)["token_type_hint"]) == "access_token"
+                    ? .json(#"{"error":"invalid_token","error_description":"the grant is gone"}"#, status: 400) : StubResponse(status: 200)
+            }
+            try await client.revoke(expired)
+            #expect(server.requests(to: "/revoke").count == 2)
+            server.route("POST", "/revoke") { request in
+                (try? formObject(request.bodyText)["token_type_hint"]) == "refresh_token" ? StubResponse(status: 503) : StubResponse(status: 200)
+            }
+            let error = await #expect(throws: AuthKitError.self) { try await client.revoke(expired) }
+            #expect("\(String(describing: error))".contains("temporarily_unavailable"), "\(String(describing: error))")
+            #expect(try server.requests(to: "/revoke").suffix(2).map { try formObject($0.bodyText)["token"] } == ["refresh-1", "old-access"])
+        }
+    }
+
     /// Signing out while a refresh is in flight: the refresh saves first, the
     /// renewed credential is what is revoked, and nothing is saved back
     /// after the removal (before, the refresh's save brought it back).
@@ -96,6 +119,8 @@ import AuthKitTestSupport
             #expect(revoked?.accessToken == "new-access", "the spent credential was revoked, not the one the refresh saved")
             // RFC 7009: the renewed refresh token first (it also ends the grant's access tokens), then the access token.
             #expect(try server.requests(to: "/revoke").map { try formObject($0.bodyText)["token_type_hint"] } == ["refresh_token", "access_token"])
+            let renewedRefresh = try #require(revoked?.refreshToken)
+            #expect(try formObject(try #require(server.requests(to: "/revoke").first).bodyText)["token"] == renewedRefresh)
             #expect(try formObject(try #require(server.requests(to: "/revoke").last).bodyText)["token"] == "new-access")
             #expect(await store.credential(for: expired.key) == nil, "the refresh saved the credential back after the sign-out")
             let source = CredentialSource(authenticator: client, store: store, key: expired.key)

@@ -124,6 +124,15 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// Whether this is the provider's own answer to `step` (an error it
+    /// reported, or an answer that is not one), not a failure to reach it.
+    package func isProvidersAnswer(to step: FlowStep) -> Bool {
+        switch self {
+        case .providerError(let answered, _), .invalidResponse(let answered, _): return answered == step
+        default: return false
+        }
+    }
+
     public var description: String {
         switch self {
         case .invalidFile(let issues):

@@ -279,6 +279,12 @@ public struct OAuth2Client: Authenticator {
     /// refresh token valid at the provider (a server answers 200 for a token
     /// it no longer knows, such as an expired access token), so a "signed
     /// out" credential could still be renewed by whoever held a copy.
+    ///
+    /// Once the refresh token is revoked, the grant's access tokens end with
+    /// it where the server can revoke them (§2.1), so a refusal of the second
+    /// call (a server that answers an error for the now dead access token)
+    /// is logged, not thrown. A refused first call still lets the second
+    /// try, then throws the first call's error: the refresh token stands.
     /// A descriptor whose `revocation` names its own parameters gets exactly that call.
     /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor names no revocation.
     public func revoke(_ credential: Credential) async throws {
@@ -286,10 +292,23 @@ public struct OAuth2Client: Authenticator {
         guard let template = descriptor.revocation else {
             throw AuthKitError.notSupported(providerID: descriptor.id, .revocation)
         }
-        if template.isRFC7009Revocation, credential.refreshToken != nil {
-            try await calls.revoke(credential, using: template.revokingRefreshToken)
+        guard template.isRFC7009Revocation, credential.refreshToken != nil else {
+            return try await calls.revoke(credential, using: template)
         }
-        try await calls.revoke(credential, using: template)
+        var refreshRefusal: (any Error)?
+        do {
+            try await calls.revoke(credential, using: template.revokingRefreshToken)
+        } catch AuthKitError.cancelled {
+            throw AuthKitError.cancelled
+        } catch {
+            refreshRefusal = error
+        }
+        do {
+            try await calls.revoke(credential, using: template)
+        } catch let error as AuthKitError where refreshRefusal == nil && error.isProvidersAnswer(to: .revocation) {
+            calls.transport.logger.warning("\(descriptor.name) revoked the refresh token, then refused the access token's revocation (\(error)); the grant's access tokens end with its refresh token (RFC 7009 §2.1).")
+        }
+        if let refreshRefusal { throw refreshRefusal }
     }
 
     // MARK: - Using the credential

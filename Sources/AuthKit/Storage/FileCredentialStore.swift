@@ -188,13 +188,16 @@ public struct FileCredentialStore: CredentialStore {
     /// grant; found after a refresh, it costs the rotated refresh token
     /// (``withRefreshLock(for:timeout:_:)`` checks this first).
     package func checkWritable() throws {
+        // Before the lock: on a read-only mount its file cannot be made,
+        // which read as a bad lock file (exit 65, not 74).
+        try ensureDirectory()
+        try checkDirectoryWritable()
         try withLock {
             _ = try read()
             if let problem = FileSystem.foreignWriteProblem(inDirectory: directory.path, harm: Self.plantedHarm,
                                                             refusal: "nothing is saved there") {
                 throw AuthKitError.store(path: path, reason: problem)
             }
-            try checkDirectoryWritable()
             // The new copy is written whole beside the old one before the
             // rename: room for the file as it is, and 64 KiB for what a
             // save adds, is needed on top of it.
