@@ -107,7 +107,8 @@ enum AuthKitMain {
             // argument-parser suggests among a command's own options, which
             // --help is not: `--hlep` got no "Did you mean".
             if let typed = message.firstMatch(of: /^Error: Unknown option '--([a-z]+)'/)?.1,
-               ProviderCatalog.editDistance(String(typed), "help") <= 2, !message.contains("Did you mean") {
+               // Near, and its first letter (`--keep` is two edits from it too).
+               ProviderCatalog.editDistance(String(typed), "help") <= (typed.hasPrefix("h") ? 2 : 1), !message.contains("Did you mean") {
                 message = message.replacing("Unknown option '--\(typed)'", with: "Unknown option '--\(typed)'. Did you mean '--help'?")
             }
             // `authkit -v token list`: the options every command takes go after
@@ -200,7 +201,8 @@ enum AuthKitMain {
         guard common.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) else { return nil }
         var names = [String]()
         for subcommand in AuthKitCommand.configuration.subcommands { names.append(subcommand._commandName) }
-        guard let command = arguments.first(where: { names.contains($0) }) else { return nil }
+        // `sandbox serve` and `sandbox try` take no --sandbox: no place to move it to.
+        guard let command = arguments.first(where: { names.contains($0) }), !(command == "sandbox" && first.hasPrefix("--sandbox")) else { return nil }
         return message.replacing("Unknown option '\(first)'", with: "Unknown option '\(first)'. It belongs after the command: authkit \(command) … \(first)")
     }
 

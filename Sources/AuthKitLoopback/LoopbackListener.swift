@@ -243,11 +243,29 @@ final class LoopbackListener: @unchecked Sendable {
         do {
             try validate(redirect)
             return nil
+        } catch AuthKitError.redirect(.malformed) where !isAtRedirectPath(redirect) {
+            // Another path with a character no URL holds (a port scanner,
+            // `/favicon.ico?a|b`): a stray, not a refused answer, whatever
+            // the parser found first.
+            let error = AuthKitError.redirect(.unexpectedTarget(expected: expectedPath, received: "another path"))
+            onIgnored(error)
+            return error
         } catch {
             onIgnored(error)
             return error
         }
     }
+
+    /// Whether `redirect` (the request as it arrived, with this listener's
+    /// origin) names the redirect URI's path.
+    private func isAtRedirectPath(_ redirect: String) -> Bool {
+        guard let origin = lock.withLock({ origin }) else { return false }
+        let target = redirect.dropFirst(origin.count)
+        let path = target.prefix { $0 != "?" && $0 != "#" }
+        return path == expectedPath
+    }
+
+    private var expectedPath: String { redirect.requested.path.isEmpty ? "/" : redirect.requested.path }
 
     /// True for the first genuine answer only: later ones (a reload) get the page but do not answer again.
     func claimAnswer() -> Bool {

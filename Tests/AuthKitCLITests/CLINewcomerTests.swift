@@ -810,6 +810,12 @@ import Testing
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
             #expect(result.status == 64 && result.stderr.contains(message), "\(command): \(result.stderr)")
         }
+        // Neither hint where it would mislead: `--kep` is no --help, and the sandbox takes no --sandbox.
+        for (command, unsaid) in [(["token", "delete", "--provider", "x", "--kep"], "Did you mean '--help'"),
+                                  (["--sandbox", "http://127.0.0.1:1", "sandbox", "serve", "-p", "qiita"], "belongs after")] {
+            let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
+            #expect(result.status == 64 && result.stderr.contains("Unknown option") && !result.stderr.contains(unsaid), "\(command): \(result.stderr)")
+        }
     }
 
     /// With neither a stored credential nor a client id, the commands that use
