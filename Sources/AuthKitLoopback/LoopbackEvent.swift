@@ -23,7 +23,8 @@ public enum LoopbackEvent: Sendable, Hashable {
     /// tab, another attempt's answer or a forged request does, or it was
     /// malformed (a parameter given twice, no code or verifier). The listener
     /// keeps waiting for the genuine answer; a caller should say so, and
-    /// `reason` (which never repeats the request's values), since the user
+    /// `reason` (which never repeats a code or `state`; it may name a
+    /// parameter or the issuer the request gave), since the user
     /// may otherwise wait for an answer that already came and was refused.
     case rejectedAnswer(reason: String)
 }

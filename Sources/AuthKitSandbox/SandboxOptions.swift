@@ -51,7 +51,7 @@ public struct SandboxOptions: Sendable {
     /// The polling interval the device grant asks for (RFC 8628 §3.2); a poll
     /// sooner than this is answered `slow_down`.
     public var deviceInterval: TimeInterval
-    /// Tokens, codes and user codes from a counter (`sandbox-access-1`, …)
+    /// Tokens, codes and user codes from one counter (`sandbox-code-1`, `sandbox-access-2`, …)
     /// instead of random bytes, so tests can compare them.
     public var deterministic: Bool
     /// The sandbox's clock (code and token expiry, OAuth 1.0a timestamps).

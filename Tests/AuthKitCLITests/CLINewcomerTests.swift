@@ -738,6 +738,7 @@ import Testing
             (["--consumer-secret", "s", "--token-secret", "ts"], [:], "--token-secret is given without --token"),
             // As -d reads them: signed with the two characters "@-" (exit 0).
             (["--consumer-secret", "@-"], [:], "--consumer-secret takes the secret itself, not a file or standard input. To keep it off the command line, set AUTHKIT_CONSUMER_SECRET"),
+            (["--consumer-secret", "-"], [:], "--consumer-secret takes the secret itself"),
             (["--consumer-secret", "s", "--token", "t", "--token-secret", "@" + secretFile.appendingPathComponent("secret").path], [:], "--token-secret takes the secret itself"),
         ] {
             let result = try await CLIProcess.run(["sign"] + url + arguments, environment: environment)

@@ -123,6 +123,9 @@ import AuthKit
             #expect(result.stderr.contains("waits up to 30 s for the token endpoint"), "\(result.stderr)")
             #expect(result.stderr.contains("authkit: error: ") && result.stderr.contains("401") && result.stderr.contains("Cancelled; nothing was stored."),
                     "\(result.stderr)")
+            // The reason first, then what became of the sign-in.
+            let reason = try #require(result.stderr.range(of: "authkit: error: ")), outcome = try #require(result.stderr.range(of: "Cancelled; nothing was stored."))
+            #expect(reason.lowerBound < outcome.lowerBound, "\(result.stderr)")
         }
     }
 

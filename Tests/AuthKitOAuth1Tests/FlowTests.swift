@@ -513,7 +513,8 @@ extension FlowTests {
             let client = try Fixture.client(baseURL: server.baseURL, nonceAndTimestamp: Self.fixed)
             let (_, pending) = try await client.startAuthorization(redirectURI: nil)
             for (typed, said) in [("http://127.0.0.1:8766/callback?oauth_token=\(pending.requestToken)&oauth_verifier=v", "is a URL: this sign-in uses the PIN flow"),
-                                  ("12\u{1B}]0;x\u{7}34", "holds a space or a control character"), ("12 34", "holds a space")] {
+                                  ("12\u{1B}]0;x\u{7}34", "holds a space, a control character"), ("12 34", "holds a space"),
+                                  ("12\u{3000}34", "outside ASCII"), ("12\u{A0}34", "outside ASCII")] {
                 let error = await #expect(throws: AuthKitError.self) { try await client.exchange(verifier: typed, pending: pending) }
                 let text = String(describing: error)
                 #expect(text.contains(said) && !text.contains(pending.requestToken), "\(text)")

@@ -38,7 +38,7 @@ enum StoredDate {
         if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-"),
            let offsetHours = number(index + 1 ..< index + 3), let offsetMinutes = number(index + 4 ..< index + 6),
            offsetHours > 23 || offsetMinutes > 59 {
-            return "has the offset \(text[text.utf8.index(text.startIndex, offsetBy: index)...]); an offset runs up to ±23:59"
+            return "has the offset \(DisplayText.sanitized(String(text[text.utf8.index(text.startIndex, offsetBy: index)...]), limit: 20)); an offset runs up to ±23:59"
         }
         return nil
     }

@@ -257,7 +257,9 @@ extension DescriptorFile {
 // MARK: - Back to a file
 
 extension DescriptorFile {
-    /// The file that resolves to `descriptor`, with every value written out:
+    /// The file that resolves to `descriptor`, with every value written out
+    /// (but RFC 7009's default revocation parameters, which stay implied:
+    /// written, they would read back as parameters of the file's own):
     /// what `authkit providers show --json` prints, and a starting point for an
     /// override. Loading it again gives an equal descriptor.
     package init(_ descriptor: ProviderDescriptor) {

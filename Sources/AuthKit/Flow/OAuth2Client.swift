@@ -335,7 +335,7 @@ public struct OAuth2Client: Authenticator {
         // reached the credential otherwise (a store edited by hand, a
         // credential made in code) had its NUL, CR and LF turned into spaces
         // by the header field, and was sent as another token.
-        guard !credential.accessToken.isEmpty, credential.accessToken.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\\") }) else {
+        guard TokenResponseParser.isSendableAsBearer(credential.accessToken) else {
             throw AuthKitError.misuse(.unsignableRequest("""
                 the access token of \(credential.key) is empty or holds a character a Bearer header cannot carry (a control or non-ASCII \
                 character, a space, '"', ',' or '\\'; RFC 6750 §2.1), so it was not sent. Sign in again to replace it.

@@ -107,7 +107,7 @@ package struct TokenResponseParser: Sendable {
         // comma or a backslash would make that header say something else
         // (`Bearer AT with space`); real tokens never hold them (a '|', as
         // Login with Amazon's `Atza|…`, is kept: it changes nothing there).
-        if accessToken.utf8.contains(where: { $0 == 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\\") }) {
+        if !Self.isSendableAsBearer(accessToken) {
             throw AuthKitError.invalidResponse(step: step, reason: """
                 '\(accessPath)' holds a space, '"', ',' or '\\', which would change the Authorization header it is sent in \
                 (RFC 6750 §2.1); it is not repeated here
@@ -174,6 +174,14 @@ package struct TokenResponseParser: Sendable {
     /// sent in (the token silently changed), or split the header where a
     /// script pastes `authkit token header`; so such an answer is refused,
     /// without repeating the token.
+    /// Whether `token` can be sent as `Bearer <token>` and mean itself
+    /// (RFC 6750 §2.1's b64token, loosely: printable ASCII but a space, `"`,
+    /// `,` and `\`, which would change what the header says). Checked at the
+    /// sign-in and again whenever a credential is sent (``OAuth2Client``).
+    package static func isSendableAsBearer(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\\") }
+    }
+
     private func checkHeaderSafe(_ token: String, at path: FieldPath, rule: String) throws {
         guard token.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
             throw AuthKitError.invalidResponse(

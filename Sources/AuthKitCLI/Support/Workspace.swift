@@ -106,7 +106,7 @@ struct Workspace {
     func credential(_ key: CredentialKey) async throws -> Credential {
         guard let credential = try await store.credential(for: key) else {
             if let others = await otherAccounts(than: key) { throw CLIError("No stored credential for \(key). \(others)") }
-            if let inSandbox = await sandboxCredentialHint(for: key) { throw CLIError("No stored credential for \(key). \(inSandbox)") }
+            if let inSandbox = sandboxCredentialHint(for: key) { throw CLIError("No stored credential for \(key). \(inSandbox)") }
             // A mistyped provider (`githbu`) was told to sign in to it; one
             // no file describes is said so, with the near ids, as `token list` does.
             if catalog.entry(id: key.providerID) == nil { _ = try descriptor(key.providerID) }
@@ -117,20 +117,21 @@ struct Workspace {
 
     /// How many credentials (of `provider`, or all) the sandbox's own store
     /// holds, when no sandbox is named; nil when one is, or it cannot be read.
-    func sandboxCredentialCount(provider: String?) async -> Int? {
+    func sandboxCredentialCount(provider: String?) -> Int? {
         guard sandbox == nil else { return nil }
+        // Read as completion reads: no wait on its lock, nothing written.
         let store = FileCredentialStore(file: Self.sandboxStoreURL(environment: environment), environment: environment)
-        return (try? await store.allCredentials())?.filter { provider == nil || $0.providerID == provider }.count
+        return (try? store.unlockedSnapshot())?.filter { provider == nil || $0.providerID == provider }.count
     }
 
     /// Without a sandbox named, a credential for `key` in the sandbox's own
     /// store (signed in with `--sandbox`, then the variable unset in a new
     /// shell) was met with "sign in first", which would sign in to the real
     /// provider. Nil when that store holds none, or a sandbox is in use.
-    func sandboxCredentialHint(for key: CredentialKey) async -> String? {
+    func sandboxCredentialHint(for key: CredentialKey) -> String? {
         let file = Self.sandboxStoreURL(environment: environment)
         guard sandbox == nil,
-              (try? await FileCredentialStore(file: file, environment: environment).credential(for: key)) != nil else { return nil }
+              (try? FileCredentialStore(file: file, environment: environment).unlockedSnapshot())?.contains(where: { $0.key == key }) == true else { return nil }
         return "The sandbox's store (\(file.path)) has one: to use it, pass --sandbox with the URL of a running 'authkit sandbox' "
             + "or set AUTHKIT_SANDBOX. To sign in to the real provider: authkit authorize \(ShellWord.account(key))"
     }

@@ -175,10 +175,14 @@ public struct OAuth1Client: Authenticator {
         // verifier, and a control character sent as typed: the provider
         // answered only "invalid verifier".
         if verifier.contains("://") {
-            throw AuthKitError.redirect(.unusableVerifier("is a URL: this sign-in uses the PIN flow (oauth_callback=oob), where the provider shows a code to type instead of redirecting"))
+            throw AuthKitError.redirect(.unusableVerifier(pending.isOutOfBand
+                ? "is a URL: this sign-in uses the PIN flow (oauth_callback=oob), where the provider shows a code to type instead of redirecting"
+                : "is a URL, where the callback's oauth_verifier goes"))
         }
-        if verifier.unicodeScalars.contains(where: { $0.value < 0x21 || (0x7F...0x9F).contains($0.value) }) {
-            throw AuthKitError.redirect(.unusableVerifier("holds a space or a control character, which no provider's verifier has"))
+        // Printable ASCII only: a verifier is a code to type or a URL
+        // parameter (an ideographic or no-break space from a paste, too).
+        if verifier.unicodeScalars.contains(where: { !(0x21...0x7E).contains($0.value) }) {
+            throw AuthKitError.redirect(.unusableVerifier("holds a space, a control character or a character outside ASCII, which no provider's verifier has"))
         }
         let url = try Self.url(endpoints.accessTokenURL, field: "accessTokenURL", descriptor: descriptor)
         let header = try signer.authorizationHeader(

@@ -55,7 +55,7 @@ struct TokenList: WorkspaceCommand {
             }
             // After `sandbox try`, which says it stored a credential, this
             // answered "No stored credentials" and said nothing of its store.
-            if let sandboxCount = await workspace.sandboxCredentialCount(provider: provider), sandboxCount > 0 {
+            if let sandboxCount = workspace.sandboxCredentialCount(provider: provider), sandboxCount > 0 {
                 Console.err("The sandbox's store (\(Workspace.sandboxStoreURL(environment: workspace.environment).path)) holds \(sandboxCount) "
                             + "credential\(sandboxCount == 1 ? "" : "s"): list \(sandboxCount == 1 ? "it" : "them") with --sandbox and the URL of a running 'authkit sandbox', or with AUTHKIT_SANDBOX set.")
             }
