@@ -82,12 +82,7 @@ import AuthKit
     @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
     func aSignalDuringTheCodeExchangeWaitsForTheSave(signal: Int32) async throws {
         try await withServer { server in
-            let exchanges = Recorder<Int>()
-            server.route("POST", "/api/v2/access_tokens") { _ in
-                exchanges.append(1)
-                Thread.sleep(forTimeInterval: 1.5)
-                return .json(#"{"client_id":"cli-client","scopes":["read_qiita"],"token":"the-new-token"}"#, status: 201)
-            }
+            let exchanges = Self.slowExchange(on: server, seconds: 1.5) { .json(#"{"client_id":"cli-client","scopes":["read_qiita"],"token":"the-new-token"}"#, status: 201) }
             let home = try home(qiitaAt: server)
             defer { try? FileManager.default.removeItem(at: home) }
             let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
@@ -108,12 +103,7 @@ import AuthKit
     /// read as the user's own cancel.
     @Test func aSignalDuringAFailingCodeExchangeSaysWhyItFailed() async throws {
         try await withServer { server in
-            let exchanges = Recorder<Int>()
-            server.route("POST", "/api/v2/access_tokens") { _ in
-                exchanges.append(1)
-                Thread.sleep(forTimeInterval: 1.5)
-                return .json(#"{"message":"bad code","type":"unauthorized"}"#, status: 401)
-            }
+            let exchanges = Self.slowExchange(on: server, seconds: 1.5) { .json(#"{"message":"bad code","type":"unauthorized"}"#, status: 401) }
             let home = try home(qiitaAt: server)
             defer { try? FileManager.default.removeItem(at: home) }
             let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
@@ -129,16 +119,24 @@ import AuthKit
         }
     }
 
+    /// Qiita's token endpoint on `server`, answering `answer` after
+    /// `seconds`; the recorder fills as each exchange arrives, for a signal
+    /// to be sent while the answer is awaited.
+    static func slowExchange(on server: TestHTTPServer, seconds: Double, answer: @escaping @Sendable () -> StubResponse) -> Recorder<Int> {
+        let exchanges = Recorder<Int>()
+        server.route("POST", "/api/v2/access_tokens") { _ in
+            exchanges.append(1)
+            Thread.sleep(forTimeInterval: seconds)
+            return answer()
+        }
+        return exchanges
+    }
+
     /// A second Ctrl-C does not wait for the exchange: authkit ends at once
     /// and nothing is stored, as the first one's message said.
     @Test func aSecondCtrlCDuringTheCodeExchangeStopsAtOnce() async throws {
         try await withServer { server in
-            let exchanges = Recorder<Int>()
-            server.route("POST", "/api/v2/access_tokens") { _ in
-                exchanges.append(1)
-                Thread.sleep(forTimeInterval: 5)
-                return .json(#"{"token":"the-new-token"}"#, status: 201)
-            }
+            let exchanges = Self.slowExchange(on: server, seconds: 5) { .json(#"{"token":"the-new-token"}"#, status: 201) }
             let home = try home(qiitaAt: server)
             defer { try? FileManager.default.removeItem(at: home) }
             let env = environment(home, ["AUTHKIT_QIITA_CLIENT_ID": "cli-client", "AUTHKIT_QIITA_CLIENT_SECRET": "cli-secret"])
