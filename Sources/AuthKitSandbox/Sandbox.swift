@@ -38,9 +38,11 @@ public final class Sandbox: Sendable {
     public static func start(emulating descriptor: ProviderDescriptor, options: SandboxOptions = SandboxOptions(),
                              onEvent: (@Sendable (SandboxEvent) -> Void)? = nil) async throws -> Sandbox {
         let box = EmulatorBox()
-        let server = SandboxHTTPServer { request in
+        let server = SandboxHTTPServer(refused: { line, status, reason in
+            box.emulator?.record(step: "unknown", request: line ?? "(unreadable request)", status: status, summary: "refused before routing: \(reason)")
+        }, respond: { request in
             box.emulator?.respond(request) ?? .empty(status: 503, step: "unknown", summary: "the sandbox is still starting")
-        }
+        })
         let port: Int
         do {
             port = try await server.start(port: options.port)

@@ -1128,6 +1128,15 @@ import Testing
                 && summary.stdout.contains("set with --placeholder host=…, AUTHKIT_GITLAB_SELF_MANAGED_HOST, or config.json"), "\(summary.stdout)")
         let withDefault = try await CLIProcess.run(["providers", "show", "microsoft"], environment: environment)
         #expect(withDefault.stdout.contains("placeholder:   {tenant} (default: common):"), "\(withDefault.stdout)")
+        // A value config.json or the environment sets is shown with where it comes from.
+        try Data(#"{"providers": {"gitlab-self-managed": {"placeholders": {"host": "git.example.com"}}}}"#.utf8)
+            .write(to: home.appendingPathComponent("config.json"))
+        let fromFile = try await CLIProcess.run(["providers", "show", "gitlab-self-managed"], environment: environment)
+        #expect(fromFile.stdout.contains("placeholder:   {host} (set to git.example.com by config.json; required, no default)"), "\(fromFile.stdout)")
+        let fromVariable = try await CLIProcess.run(["providers", "show", "microsoft"],
+                                                    environment: environment.merging(["AUTHKIT_MICROSOFT_TENANT": "contoso"]) { $1 })
+        #expect(fromVariable.stdout.contains("placeholder:   {tenant} (set to contoso by AUTHKIT_MICROSOFT_TENANT; default: common)"), "\(fromVariable.stdout)")
+        try FileManager.default.removeItem(at: home.appendingPathComponent("config.json"))
         // Whether a sign-in needs the client secret, where the descriptor says so.
         for (id, line) in [("qiita", "client secret: required (no public clients)\n"), ("github", "client secret: required, except for the device grant (a refresh needs it)\n"),
                            ("twitch", "client secret: required, except for the device grant and refreshing its tokens\n"),

@@ -215,7 +215,8 @@ import Testing
         for command in [["token", "header", "--provider", "gone"], ["request", "--provider", "gone", "https://example.com/"],
                         ["token", "refresh", "--provider", "gone"]] {
             let result = try await CLIProcess.run(command, environment: environment)
-            #expect(result.status == 64 && result.stderr.contains(expected) && result.stderr.contains("authkit token delete --provider gone"),
+            #expect(result.status == 64 && result.stderr.contains(expected) && result.stderr.contains("authkit token delete --provider gone")
+                    && result.stderr.contains("(or give the --providers-dir it was signed in from)"),
                     "\(command): \(result.stderr)")
         }
         let due = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)

@@ -431,7 +431,7 @@ import AuthKit
             let one = try await CLIProcess.run(["token", "refresh", "--provider", "local"], environment: environment)
             #expect(one.status == 74 && one.stderr.contains("the disk holding it is full"), "status \(one.status): \(one.stderr)")
             let due = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)
-            #expect(due.status == 1 && due.stdout.contains("the disk holding it is full")
+            #expect(due.status == 74 && due.stdout.contains("the disk holding it is full")
                     && due.stdout.contains("not tried: the store cannot be saved to"), "status \(due.status): \(due.stdout) \(due.stderr)")
             #expect(server.requests(to: "/token").isEmpty, "a refresh was sent though its renewal could not be saved")
             #expect(try await store.credential(for: CredentialKey(providerID: "local"))?.refreshToken == "refresh-one")

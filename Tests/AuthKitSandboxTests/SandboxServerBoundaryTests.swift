@@ -73,6 +73,32 @@ import Darwin
         }
     }
 
+    /// Requests the HTTP layer refuses before any route sees them are in the
+    /// sandbox's log too (`authkit sandbox serve` prints it), with their
+    /// line when one was read and never the query.
+    @Test func requestsRefusedBeforeRoutingAreLogged() async throws {
+        try await Sandbox.with(emulating: try bundled("qiita")) { sandbox in
+            let port = try #require(sandbox.baseURL.port)
+            let huge = "POST /token?code=SECRETCODE HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000\r\n\r\n"
+            #expect(try await RawHTTP.send(Data(huge.utf8), port: port).status == 413)
+            let oversized = try await RawHTTP.request("/x", port: port, extraHeaders: "X-Big: \(String(repeating: "a", count: 100_000))\r\n")
+            #expect(oversized.status == 400)
+            let garbage = try await RawHTTP.send(Data("NOT HTTP AT ALL\r\n\r\n".utf8), port: port)
+            #expect(garbage.status == 400)
+            // The 400s are logged as the connection closes, after the answer was read.
+            var events = sandbox.events
+            for _ in 0..<100 where events.count < 3 {
+                try await Task.sleep(for: .milliseconds(20))
+                events = sandbox.events
+            }
+            #expect(events.count == 3, "\(events)")
+            #expect(events.first?.description == "POST /token → 413: refused before routing: request body over 1048576 bytes", "\(events)")
+            #expect(events.contains { $0.status == 400 && $0.summary.contains("header section over NIO's 80 KiB") }, "\(events)")
+            #expect(events.contains { $0.status == 400 && $0.summary.contains("not a well-formed HTTP/1.1 request") }, "\(events)")
+            #expect(!events.description.contains("SECRETCODE"))
+        }
+    }
+
     @Test func aBodyWithinTheLimitIsStillServed() async throws {
         try await withServer { port in
             let body = String(repeating: "a", count: SandboxHTTPServer.maxBodyBytes)

@@ -164,7 +164,8 @@ struct Workspace {
             // The id and label come from the store: shown escaped, as everywhere on the terminal.
             let shownID = DisplayText.sanitized(id, limit: 40)
             throw CLIError("The credential \(DisplayText.sanitized("\(key)", limit: 80)) was issued by '\(shownID)', which no provider file describes any more: "
-                           + "put its file back in \(AuthKitHome.directory(environment: environment).appendingPathComponent("providers").path), "
+                           + "put its file back in \(AuthKitHome.directory(environment: environment).appendingPathComponent("providers").path) "
+                           + "(or give the --providers-dir it was signed in from), "
                            + "or delete the credential: authkit token delete \(ShellWord.account(key))")
         }
         // Nothing stored is said before a missing client id: signing in

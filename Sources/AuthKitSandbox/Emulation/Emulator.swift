@@ -76,17 +76,30 @@ package final class Emulator: @unchecked Sendable {
         let (response, event) = lock.withLock { () -> (SandboxResponse, SandboxEvent) in
             let response = route(request)
             ledger.prune(now: now)
-            // A summary quotes what a client sent (the consent form's account
-            // name, which any local process can post): written out, cut short,
-            // so it cannot drive the operator's terminal or forge a log line.
-            // The path too (a 5,000-character one was logged whole, over a screenful).
-            let event = SandboxEvent(step: response.step, request: DisplayText.sanitized(request.line, limit: 200), status: response.status,
-                                     summary: DisplayText.sanitized(response.summary, limit: 300))
+            // Logged under the lock that routed it, so the log keeps the order requests were handled in.
+            let event = Self.event(step: response.step, request: request.line, status: response.status, summary: response.summary)
             eventLog.append(event)
             return (response, event)
         }
         onEvent?(event)
         return response
+    }
+
+    /// Logs a request the HTTP server answered itself (413, 400), which no
+    /// route saw: kept for ``events`` and told to `onEvent`, as answered ones are.
+    func record(step: String, request line: String, status: Int, summary: String) {
+        let event = Self.event(step: step, request: line, status: status, summary: summary)
+        lock.withLock { eventLog.append(event) }
+        onEvent?(event)
+    }
+
+    /// A summary quotes what a client sent (the consent form's account name,
+    /// which any local process can post), and so does the path: both are
+    /// written out and cut short, so neither can drive the operator's
+    /// terminal, forge a log line or fill a screen.
+    private static func event(step: String, request line: String, status: Int, summary: String) -> SandboxEvent {
+        SandboxEvent(step: step, request: DisplayText.sanitized(line, limit: 200), status: status,
+                     summary: DisplayText.sanitized(summary, limit: 300))
     }
 
     // MARK: - Routing

@@ -28,6 +28,11 @@ import Darwin
 ///   descriptors open for ever;
 /// - the server binds only 127.0.0.1 (a sandbox that accepted tokens from the
 ///   network would be a credential sink for anyone on it).
+///
+/// A request refused here, before `respond` sees it (a 413, or NIO's 400 for
+/// one that is not HTTP: a header section over NIO's 80 KiB, bad framing),
+/// is handed to `refused`, so the operator's log shows it as it shows every
+/// answered request.
 final class SandboxHTTPServer: @unchecked Sendable {
     static let maxBodyBytes = 1 << 20
     /// Ample for a client on the same machine: a whole request takes
@@ -39,11 +44,17 @@ final class SandboxHTTPServer: @unchecked Sendable {
     private let lock = ThreadLock()
     private var stopped = false
     let respond: @Sendable (SandboxRequest) -> SandboxResponse
+    /// Told of each request answered here rather than by `respond`: its
+    /// line (method and path, never the query; `nil` when it could not be
+    /// read), the status sent and why.
+    let refused: @Sendable (_ line: String?, _ status: Int, _ reason: String) -> Void
     let requestTimeout: Duration
 
     init(requestTimeout: Duration = SandboxHTTPServer.standardRequestTimeout,
+         refused: @escaping @Sendable (_ line: String?, _ status: Int, _ reason: String) -> Void = { _, _, _ in },
          respond: @escaping @Sendable (SandboxRequest) -> SandboxResponse) {
         self.requestTimeout = requestTimeout
+        self.refused = refused
         self.respond = respond
     }
 
@@ -158,8 +169,10 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
     private func refuseTooLarge(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         body = Data()
         self.head = nil
-        answer = send(.empty(status: 413, step: "unknown", summary: "request body over \(SandboxHTTPServer.maxBodyBytes) bytes"),
-                      to: head, context: context)
+        let reason = "request body over \(SandboxHTTPServer.maxBodyBytes) bytes"
+        answer = send(.empty(status: 413, step: "unknown", summary: reason), to: head, context: context)
+        let path = head.uri.prefix { $0 != "?" }
+        server.refused("\(head.method.rawValue) \(path)", 413, reason)
     }
 
     private func send(_ response: SandboxResponse, to head: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
@@ -183,6 +196,12 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // NIO's error handler has answered 400 to a request it could not
+        // parse, unless an answer had begun (then nothing more is sent).
+        if let error = error as? HTTPParserError, answer == nil {
+            let reason = error == .headerOverflow ? "header section over NIO's 80 KiB" : "not a well-formed HTTP/1.1 request (\(error))"
+            server.refused(head.map { "\($0.method.rawValue) \($0.uri.prefix { $0 != "?" })" }, 400, reason)
+        }
         context.close(promise: nil)
     }
 }

@@ -57,11 +57,21 @@ struct ProvidersShow: WorkspaceCommand {
         lines.append("file:          \(descriptor.source)" + (entry?.replaced.map { "  (replaces \($0.source))" } ?? ""))
         if let documentation = descriptor.documentation { lines.append("documentation: \(documentation)") }
         lines += Self.endpoints(of: descriptor)
-        // The `{name}`s the endpoints above show: what each is, and where its value comes from.
+        // The `{name}`s the endpoints above show: what each is, and where its
+        // value comes from. A value the environment or config.json sets is
+        // shown with its source (placeholders name a team or tenant, not a
+        // secret); a config.json that cannot be read is reported by the
+        // command that uses it, not here.
+        let configured = descriptor.placeholders.isEmpty ? nil
+            : try? ClientSettings.standard(for: descriptor, environment: workspace.environment)
         for (name, placeholder) in descriptor.placeholders.sorted(by: { $0.key < $1.key }) {
-            let value = placeholder.default.map { "default: \($0)" } ?? "required, no default"
+            let variable = ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)
+            let defaultOrRequired = placeholder.default.map { "default: \($0)" } ?? "required, no default"
+            let value = configured?.placeholders?[name].map { set in
+                "set to \(set) by \(workspace.environment[variable]?.isEmpty == false ? variable : "config.json"); \(defaultOrRequired)"
+            } ?? defaultOrRequired
             lines.append("placeholder:   {\(name)} (\(value))" + (placeholder.description.map { ": \($0)" } ?? ""))
-            lines.append("               set with --placeholder \(name)=…, \(ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)), or config.json")
+            lines.append("               set with --placeholder \(name)=…, \(variable), or config.json")
         }
         lines.map { DisplayText.sanitized($0, limit: 500) }.forEach(Console.out)
     }

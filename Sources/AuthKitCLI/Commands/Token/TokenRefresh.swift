@@ -17,9 +17,10 @@ struct TokenRefresh: WorkspaceCommand {
         stored credential inside its provider's refresh window is refreshed
         (Instagram's long-lived tokens: in their last 14 days, once 24 hours
         old), each reported on its own line; the exit status is 1 when any
-        failed. Run it daily from cron or a systemd timer (README shows one).
-        Another process refreshing the same credential at the same time is
-        waited for, and its result used: a refresh token is sent once.
+        failed (74 when the store could not be written). Run it daily from cron
+        or a systemd timer (README shows one). Another process refreshing the
+        same credential at the same time is waited for, and its result used: a
+        refresh token is sent once.
 
         Examples:
           authkit token refresh --provider instagram
@@ -93,7 +94,13 @@ struct TokenRefresh: WorkspaceCommand {
         }
         if credentials.isEmpty { Console.err("No stored credentials.") }
         if failures > 0 {
-            throw CLIError("\(failures) of \(credentials.count) credentials could not be refreshed (see above).", status: .failure)
+            // The store that cannot be written is the one cause a script
+            // should tell apart (exit 74, as for one credential): every
+            // credential waits on it, and retrying changes nothing until
+            // there is room.
+            throw CLIError("\(failures) of \(credentials.count) credentials could not be refreshed (see above)"
+                           + (unsaved ? "; the credential store could not be written." : "."),
+                           status: unsaved ? .outputFailed : .failure)
         }
     }
 }
