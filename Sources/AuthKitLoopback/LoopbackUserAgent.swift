@@ -11,9 +11,10 @@ import Foundation
 ///
 /// For one ``run(_:)``:
 /// 1. binds the redirect URI's loopback host — 127.0.0.1 or [::1] only, never
-///    an address other machines reach (§8.3); `localhost` binds 127.0.0.1 and is
-///    kept as written in the URI. The port is any free one when the session allows
-///    it (§7.3), else exactly the URI's; no `SO_REUSEADDR`/`SO_REUSEPORT`;
+///    an address other machines reach (§8.3); `localhost` binds both (a
+///    browser may resolve it to either) and is kept as written in the URI.
+///    The port is any free one when the session allows it (§7.3), else
+///    exactly the URI's; no `SO_REUSEADDR`/`SO_REUSEPORT`;
 /// 2. builds the authorization URL with the bound redirect URI and hands it to
 ///    the ``BrowserLauncher``; a launch failure is reported through `onEvent`
 ///    and the listener keeps waiting (the user can open the URL by hand);
@@ -28,6 +29,7 @@ import Foundation
 ///     case .listening: print("Waiting for you to approve in the browser…")
 ///     case .browserFailed(let url, _): print("Open this URL to sign in:\n\(url)")
 ///     case .ignoredRequest: break
+///     case .rejectedAnswer: print("A request to the redirect address was refused; still waiting…")
 ///     }
 /// }
 /// let credential = try await client.authorize(using: agent)

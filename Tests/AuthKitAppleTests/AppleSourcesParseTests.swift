@@ -15,7 +15,7 @@ import Testing
         return nil
     }
 
-    /// The Apple-only sources, and README's iOS example.
+    /// The Apple-only sources, and the iOS example docs/library.md shows.
     @Test func appleOnlyFilesParse() throws {
         let directory = Self.root.appendingPathComponent("Sources/AuthKitApple/Apple")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }.sorted()

@@ -93,7 +93,7 @@ import Testing
         #expect(page.value?.body.contains("access_denied — The user said no") == true)
     }
 
-    /// The README's snippet, line for line (`ReadmeTests` checks it): the
+    /// docs/library.md's snippet, line for line (`ReadmeTests` checks it): the
     /// trailing closure is `onEvent`, and the other settings keep their
     /// defaults (the system browser, five minutes).
     @Test func readmeSnippetCompiles() {

@@ -42,7 +42,7 @@ import Testing
     }
 
     /// An app without the secret starts the sign-in, and its backend, which
-    /// has it, exchanges the code (README's iOS example): starting is
+    /// has it, exchanges the code (the iOS example in docs/library.md): starting is
     /// allowed; exchanging without the secret is refused before it is sent.
     @Test func anAppMayStartWhatItsBackendFinishes() async throws {
         try await withServer { server in

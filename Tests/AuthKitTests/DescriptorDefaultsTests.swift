@@ -3,8 +3,8 @@ import Testing
 @testable import AuthKit
 
 /// Every descriptor default lives in one place, `DescriptorFile.resolved(source:)`.
-/// `providers/schema.json` states them with `default` keywords and README.md in
-/// its field tables; these tests hold the three together, so a default changed
+/// `providers/schema.json` states them with `default` keywords and
+/// docs/providers.md in its field tables; these tests hold the three together, so a default changed
 /// in one place and not the others fails here.
 @Suite struct DescriptorDefaultsTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -112,11 +112,11 @@ import Testing
         return members.flatMap { leaves(of: $1, path: path.isEmpty ? $0 : "\(path).\($0)") }
     }
 
-    /// README's field tables: each defaulted field has a row whose last cell
+    /// docs/providers.md's field tables: each defaulted field has a row whose last cell
     /// shows the schema's default. Members of a request template are listed as
     /// `template.X`, of a response mapping as `response.X`.
-    @Test func readmeStatesTheSameDefaults() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    @Test func theFieldReferenceStatesTheSameDefaults() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("docs/providers.md"), encoding: .utf8)
         var rows = [String: String]()
         for line in readme.split(separator: "\n") where line.hasPrefix("| `") {
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
@@ -142,8 +142,8 @@ import Testing
             case .array(let items): shown = "`[\(items.compactMap(\.scalarText).joined(separator: ", "))]`"
             default: shown = "`\(value.scalarText ?? "")`"
             }
-            let row = try #require(rows[name], "README.md has no field-table row for `\(name)`")
-            #expect(row.contains(shown), "README's default for `\(name)` is '\(row)'; the schema says \(shown)")
+            let row = try #require(rows[name], "docs/providers.md has no field-table row for `\(name)`")
+            #expect(row.contains(shown), "docs/providers.md's default for `\(name)` is '\(row)'; the schema says \(shown)")
         }
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-/// README.md shows the example programs verbatim, so the documented code is
-/// the code that compiles (the `…SignInExample` targets) and the test that runs.
+/// README.md and the guides in docs/ show the example programs verbatim, so
+/// the documented code is the code that compiles (the `…SignInExample`
+/// targets) and the test that runs.
 @Suite struct ReadmeTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
 
@@ -16,14 +17,26 @@ import Testing
 
     @Test(arguments: ["QiitaSignIn", "TwitterSignIn", "SandboxTest", "iOSQiitaSignIn"])
     func readmeShowsTheCompiledExample(name: String) throws {
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let example = try String(contentsOf: root.appendingPathComponent(try #require(Self.examples[name])), encoding: .utf8)
-        let start = try #require(readme.range(of: "<!-- example:\(name) -->\n```swift\n"))
-        let end = try #require(readme.range(of: "```\n<!-- /example -->", range: start.upperBound..<readme.endIndex))
-        #expect(String(readme[start.upperBound..<end.lowerBound]) == example)
+        let marker = "<!-- example:\(name) -->\n```swift\n"
+        let shown = try documents().filter { $0.text.contains(marker) }
+        #expect(shown.count == 1, "example \(name) is shown in \(shown.map(\.name)), once expected")
+        let text = try #require(shown.first?.text)
+        let start = try #require(text.range(of: marker))
+        let end = try #require(text.range(of: "```\n<!-- /example -->", range: start.upperBound..<text.endIndex))
+        #expect(String(text[start.upperBound..<end.lowerBound]) == example)
     }
 
-    /// README's other Swift blocks are fragments: each paragraph of one
+    /// README.md, then every guide in docs/, each with its path for messages.
+    func documents() throws -> [(name: String, text: String)] {
+        let docs = root.appendingPathComponent("docs")
+        let guides = (try? FileManager.default.contentsOfDirectory(atPath: docs.path))?.filter { $0.hasSuffix(".md") }.sorted() ?? []
+        return try (["README.md"] + guides.map { "docs/\($0)" }).map { name in
+            (name, try String(contentsOf: root.appendingPathComponent(name), encoding: .utf8))
+        }
+    }
+
+    /// The other Swift blocks are fragments: each paragraph of one
     /// (lines between blank lines) must appear line for line, indentation
     /// aside, in a test source, where it is compiled and run (most in
     /// `AuthKitSandboxTests/ReadmeFragmentTests.swift`); a paragraph of
@@ -31,19 +44,19 @@ import Testing
     /// `<!-- manifest -->` is a user's Package.swift: the products it names
     /// must exist, and its package requirements must be this package's own.
     @Test func everyOtherSwiftBlockIsCompiledInATest() throws {
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
         let products = Set(manifest.matches(of: /\.library\(name: "(\w+)"/).map { String($0.1) })
         let sources = try testSources().map { $0.split(separator: "\n", omittingEmptySubsequences: false).map(trimmed) }
         var fragments = 0
-        for block in Self.swiftBlocks(in: readme) where !block.marker.hasPrefix("<!-- example:") {
+        let blocks = try documents().flatMap { document in Self.swiftBlocks(in: document.text).map { (document.name, $0) } }
+        for (document, block) in blocks where !block.marker.hasPrefix("<!-- example:") {
             if block.marker == "<!-- manifest -->" {
                 for line in block.lines.map(trimmed) {
                     if let product = line.firstMatch(of: /\.product\(name: "(\w+)", package: "authkit"\)/) {
-                        #expect(products.contains(String(product.1)), "README line \(block.line): no product \(product.1)")
+                        #expect(products.contains(String(product.1)), "\(document) line \(block.line): no product \(product.1)")
                     } else if line.hasPrefix(".package(url:"), !line.contains("your-org") {
                         let required = manifest.contains(line)
-                        #expect(required, "README line \(block.line): Package.swift has no \(line)")
+                        #expect(required, "\(document) line \(block.line): Package.swift has no \(line)")
                     }
                 }
                 continue
@@ -52,21 +65,21 @@ import Testing
             for paragraph in block.lines.split(whereSeparator: { trimmed($0).isEmpty }).map({ $0.map(trimmed) }) {
                 if paragraph.allSatisfy({ $0.hasPrefix("import ") }) {
                     for module in paragraph.map({ $0.dropFirst("import ".count) }) {
-                        #expect(products.contains(String(module)), "README line \(block.line): no product \(module) to import")
+                        #expect(products.contains(String(module)), "\(document) line \(block.line): no product \(module) to import")
                     }
                     continue
                 }
                 let found = sources.contains { source in
                     source.indices.contains { source[$0...].starts(with: paragraph) }
                 }
-                #expect(found, "README line \(block.line): no test source holds these lines:\n\(paragraph.joined(separator: "\n"))")
+                #expect(found, "\(document) line \(block.line): no test source holds these lines:\n\(paragraph.joined(separator: "\n"))")
             }
         }
         #expect(fragments >= 5)
     }
 
-    /// README's ```swift blocks: the line before each (a marker comment or
-    /// prose), the line number of its first line, and its lines.
+    /// A document's ```swift blocks: the line before each (a marker comment
+    /// or prose), the line number of its first line, and its lines.
     static func swiftBlocks(in readme: String) -> [(marker: String, line: Int, lines: [Substring])] {
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false)
         var blocks: [(marker: String, line: Int, lines: [Substring])] = []

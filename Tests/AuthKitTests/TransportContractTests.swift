@@ -28,7 +28,7 @@ import Testing
     /// and goes on while the delegate refuses it (a 2 GiB bomb: 2.2 GB and 20 s
     /// before the error), and it queues an endless body as fast as the socket gives
     /// it, so memory is bounded only by how soon the reader is scheduled (with
-    /// every suite running at once: 1.3 GB). Its documentation and README say
+    /// every suite running at once: 1.3 GB). Its documentation and docs/http.md say
     /// so; `urlSessionRefusesACompressedBody` below checks the refusal.
     static let cases: [(Transport, TransportContract.Clause)] = Transport.allCases.flatMap { transport in
         TransportContract.Clause.all.compactMap { clause in

@@ -7,7 +7,7 @@
 /// read the resolved ``ProviderDescriptor``, made by ``resolved(source:)``, the
 /// one place where every default is applied. `providers/schema.json` states the
 /// same defaults with `default` keywords, and a test (`DescriptorDefaultsTests`)
-/// checks the two against each other and against README's field table.
+/// checks the two against each other and against docs/providers.md's field tables.
 package struct DescriptorFile: Codable, Sendable, Hashable {
     package var id: String
     package var name: String?

@@ -9,7 +9,7 @@ import Foundation
 /// Provider differences live here as named options, never as code that tests a
 /// provider's name: a new provider, or a correction to a bundled one, is a JSON
 /// file in the user's providers directory, with no rebuild. The format is
-/// documented field by field in README.md and as JSON Schema in
+/// documented field by field in docs/providers.md and as JSON Schema in
 /// `providers/schema.json`. Client ids and secrets are not part of it; see
 /// ``ClientSettings``.
 ///

@@ -138,7 +138,7 @@ struct SchemaCheck {
                 if additional == .bool(false) {
                     let hint = Self.nearest(name, in: Array(properties.keys)).map { " Did you mean '\($0)'?" } ?? ""
                     issues.append(FileIssue(file: file, field: child(name), problem:
-                        "unknown field.\(hint) Check its spelling against README.md or providers/schema.json (names are case-sensitive)."))
+                        "unknown field.\(hint) Check its spelling against docs/providers.md or providers/schema.json (names are case-sensitive)."))
                 } else {
                     check(value, against: additional, path: child(name), file: file, into: &issues)
                 }

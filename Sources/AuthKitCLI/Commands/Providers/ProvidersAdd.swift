@@ -84,7 +84,7 @@ struct ProvidersAdd: WorkspaceCommand {
             throw CLIError("""
                 The descriptor made from \(found.source) would be \(file.count) bytes, more than the \(DescriptorLoader.maximumFileSize) a provider \
                 file may hold, so no command could read it; nothing was written. Its metadata lists far more than any sign-in uses \
-                (scopes_supported, most likely): write the descriptor by hand instead (README: "Provider descriptors").
+                (scopes_supported, most likely): write the descriptor by hand instead (docs/providers.md).
                 """, status: .badInput)
         }
         guard try UserProviderFile.write(file, to: target, replacing: force) else {

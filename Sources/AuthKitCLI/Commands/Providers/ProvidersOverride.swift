@@ -44,7 +44,7 @@ struct ProvidersOverride: WorkspaceCommand {
         guard let bundled = ProviderCatalog.bundledFile(id: id) else {
             let near = ProviderCatalog(includeBundled: true, directories: []).suggestions(for: id)
             let tail = near.isEmpty ? "" : " Did you mean \(near.map { "'\($0)'" }.joined(separator: " or "))?"
-            throw CLIError("No bundled descriptor is named '\(DisplayText.sanitized(id, limit: 80))'.\(tail) For a provider of your own, write \(target.path) (see README.md, \"Provider descriptors\").")
+            throw CLIError("No bundled descriptor is named '\(DisplayText.sanitized(id, limit: 80))'.\(tail) For a provider of your own, write \(target.path) (see docs/providers.md).")
         }
         guard try UserProviderFile.write(bundled.data, to: target, replacing: force) else {
             throw CLIError("\(target.path) exists already; it was left as it is. Edit it, or pass --force to start again from the bundled file.",

@@ -18,9 +18,9 @@ struct TokenRefresh: WorkspaceCommand {
         (Instagram's long-lived tokens: in their last 14 days, once 24 hours
         old), each reported on its own line; the exit status is 1 when any
         failed (74 when the store could not be written). Run it daily from cron
-        or a systemd timer (README shows one). Another process refreshing the
-        same credential at the same time is waited for, and its result used: a
-        refresh token is sent once.
+        or a systemd timer (docs/command-line.md shows one). Another process
+        refreshing the same credential at the same time is waited for, and its
+        result used: a refresh token is sent once.
 
         Examples:
           authkit token refresh --provider instagram
