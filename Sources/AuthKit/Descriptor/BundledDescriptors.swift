@@ -1790,7 +1790,7 @@ enum BundledDescriptors {
   "additionalProperties": false,
   "patternProperties": { "^[$_]": {} },
   "properties": {
-    "id": { "type": "string", "pattern": "^[a-z0-9_-]+$", "description": "Lowercase identifier; by convention the file's base name. A user file with the same id replaces the bundled one." },
+    "id": { "type": "string", "pattern": "^[a-z0-9_-]+$", "description": "Lowercase identifier, equal to the file's base name (qiita.json holds id qiita; a file whose name differs is refused). A user file with the same id replaces the bundled one." },
     "name": { "type": "string", "description": "Display name. Default: the id." },
     "protocol": { "enum": ["oauth2", "oauth1"] },
     "documentation": { "type": "string", "description": "Where the provider documents its OAuth API." },
