@@ -1123,7 +1123,7 @@ import Testing
         #expect(json.status == 0 && json.stdout.contains(#""successStatus" : ["#), "\(json.stdout)")
         // The summary's `{host}` is explained: what it is, and where its value comes from.
         let summary = try await CLIProcess.run(["providers", "show", "gitlab-self-managed"], environment: environment)
-        #expect(summary.stdout.contains("authorize:     https://{host}/oauth/authorize\n")
+        #expect(summary.stdout.contains("authorize:     https://{host}/oauth/authorize\n") && summary.stdout.contains("api:           https://{host}\n")
                 && summary.stdout.contains("placeholder:   {host} (required, no default): the GitLab instance's host name")
                 && summary.stdout.contains("set with --placeholder host=…, AUTHKIT_GITLAB_SELF_MANAGED_HOST, or config.json"), "\(summary.stdout)")
         let withDefault = try await CLIProcess.run(["providers", "show", "microsoft"], environment: environment)

@@ -51,7 +51,8 @@ enum BundledDescriptors {
       "write:page:confluence"
     ]
   },
-  "pkce": "none"
+  "pkce": "none",
+  "api": { "origins": ["https://api.atlassian.com"] }
 }
 """#),
         ("bitbucket.json", #"""
@@ -111,7 +112,8 @@ enum BundledDescriptors {
       "email"
     ]
   },
-  "pkce": "none"
+  "pkce": "none",
+  "api": { "origins": ["https://api.bitbucket.org"] }
 }
 """#),
         ("box.json", #"""
@@ -154,7 +156,8 @@ enum BundledDescriptors {
   "pkce": "none",
   "revocation": {
     "url": "https://api.box.com/oauth2/revoke"
-  }
+  },
+  "api": { "origins": ["https://api.box.com", "https://upload.box.com"] }
 }
 """#),
         ("discord.json", #"""
@@ -217,7 +220,8 @@ enum BundledDescriptors {
   "pkce": "S256",
   "revocation": {
     "url": "https://discord.com/api/oauth2/token/revoke"
-  }
+  },
+  "api": { "origins": ["https://discord.com"] }
 }
 """#),
         ("dropbox.json", #"""
@@ -276,7 +280,8 @@ enum BundledDescriptors {
     "successStatus": [
       200
     ]
-  }
+  },
+  "api": { "origins": ["https://*.dropboxapi.com"] }
 }
 """#),
         ("figma.json", #"""
@@ -339,7 +344,8 @@ enum BundledDescriptors {
     "response": {
       "requireTokenType": false
     }
-  }
+  },
+  "api": { "origins": ["https://api.figma.com"] }
 }
 """#),
         ("flickr.json", #"""
@@ -360,7 +366,8 @@ enum BundledDescriptors {
     "accessTokenURL": "https://www.flickr.com/services/oauth/access_token",
     "signatureMethod": "HMAC-SHA1",
     "requireCallbackConfirmed": true
-  }
+  },
+  "api": { "origins": ["https://api.flickr.com", "https://up.flickr.com", "https://www.flickr.com"] }
 }
 """#),
         ("github-enterprise.json", #"""
@@ -401,7 +408,8 @@ enum BundledDescriptors {
     "headers": { "Accept": "application/vnd.github+json" },
     "clientAuthentication": "basic",
     "successStatus": [204]
-  }
+  },
+  "api": { "origins": ["https://{host}"] }
 }
 """#),
         ("github.json", #"""
@@ -487,7 +495,8 @@ enum BundledDescriptors {
     "successStatus": [
       204
     ]
-  }
+  },
+  "api": { "origins": ["https://api.github.com", "https://uploads.github.com"] }
 }
 """#),
         ("gitlab-self-managed.json", #"""
@@ -549,7 +558,8 @@ enum BundledDescriptors {
   },
   "device": {
     "url": "https://{host}/oauth/authorize_device"
-  }
+  },
+  "api": { "origins": ["https://{host}"] }
 }
 """#),
         ("gitlab.json", #"""
@@ -610,7 +620,8 @@ enum BundledDescriptors {
   },
   "device": {
     "url": "https://gitlab.com/oauth/authorize_device"
-  }
+  },
+  "api": { "origins": ["https://gitlab.com"] }
 }
 """#),
         ("google.json", #"""
@@ -669,7 +680,8 @@ enum BundledDescriptors {
   "device": {
     "url": "https://oauth2.googleapis.com/device/code",
     "requiresClientSecret": true
-  }
+  },
+  "api": { "origins": ["https://*.googleapis.com"] }
 }
 """#),
         ("hatena.json", #"""
@@ -693,7 +705,8 @@ enum BundledDescriptors {
       "scope": "read_public"
     },
     "requireCallbackConfirmed": true
-  }
+  },
+  "api": { "origins": ["https://*.hatena.ne.jp", "https://*.hatena.com", "https://*.hatenaapis.com"] }
 }
 """#),
         ("instagram.json", #"""
@@ -770,7 +783,8 @@ enum BundledDescriptors {
       "errorCode": ["error", "error_type", "error.type"],
       "errorDescription": ["error_description", "error_message", "error.message"]
     }
-  }
+  },
+  "api": { "origins": ["https://graph.instagram.com", "https://api.instagram.com"] }
 }
 """#),
         ("line.json", #"""
@@ -817,7 +831,8 @@ enum BundledDescriptors {
     "successStatus": [
       200
     ]
-  }
+  },
+  "api": { "origins": ["https://api.line.me"] }
 }
 """#),
         ("linkedin.json", #"""
@@ -862,7 +877,8 @@ enum BundledDescriptors {
       "r_member_social"
     ]
   },
-  "pkce": "none"
+  "pkce": "none",
+  "api": { "origins": ["https://api.linkedin.com"] }
 }
 """#),
         ("microsoft.json", #"""
@@ -914,6 +930,17 @@ enum BundledDescriptors {
   "pkce": "S256",
   "device": {
     "url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode"
+  },
+  "api": {
+    "origins": [
+      "https://*.microsoft.com",
+      "https://*.office.com",
+      "https://*.office365.com",
+      "https://*.sharepoint.com",
+      "https://*.azure.com",
+      "https://*.windows.net",
+      "https://*.microsoftonline.com"
+    ]
   }
 }
 """#),
@@ -964,7 +991,8 @@ enum BundledDescriptors {
     "successStatus": [
       200
     ]
-  }
+  },
+  "api": { "origins": ["https://api.notion.com"] }
 }
 """#),
         ("qiita-team.json", #"""
@@ -1014,7 +1042,8 @@ enum BundledDescriptors {
     "method": "DELETE",
     "parameters": {},
     "successStatus": [204]
-  }
+  },
+  "api": { "origins": ["https://{team}.qiita.com"] }
 }
 """#),
         ("qiita.json", #"""
@@ -1062,7 +1091,8 @@ enum BundledDescriptors {
     "method": "DELETE",
     "parameters": {},
     "successStatus": [204]
-  }
+  },
+  "api": { "origins": ["https://qiita.com"] }
 }
 """#),
         ("reddit.json", #"""
@@ -1143,7 +1173,8 @@ enum BundledDescriptors {
       200,
       204
     ]
-  }
+  },
+  "api": { "origins": ["https://oauth.reddit.com"] }
 }
 """#),
         ("salesforce.json", #"""
@@ -1217,7 +1248,8 @@ enum BundledDescriptors {
   },
   "refreshPolicy": {
     "assumedLifetimeSeconds": 900
-  }
+  },
+  "api": { "origins": ["https://{host}", "https://*.salesforce.com", "https://*.force.com"] }
 }
 """#),
         ("slack.json", #"""
@@ -1304,7 +1336,8 @@ enum BundledDescriptors {
       "requireTokenType": false,
       "errorCode": "error"
     }
-  }
+  },
+  "api": { "origins": ["https://slack.com", "https://*.slack.com"] }
 }
 """#),
         ("spotify.json", #"""
@@ -1356,7 +1389,8 @@ enum BundledDescriptors {
       "user-personalized"
     ]
   },
-  "pkce": "S256"
+  "pkce": "S256",
+  "api": { "origins": ["https://api.spotify.com"] }
 }
 """#),
         ("strava.json", #"""
@@ -1419,7 +1453,8 @@ enum BundledDescriptors {
     "successStatus": [
       200
     ]
-  }
+  },
+  "api": { "origins": ["https://www.strava.com"] }
 }
 """#),
         ("trello.json", #"""
@@ -1441,7 +1476,8 @@ enum BundledDescriptors {
     "accessTokenURL": "https://trello.com/1/OAuthGetAccessToken",
     "signatureMethod": "HMAC-SHA1",
     "requireCallbackConfirmed": true
-  }
+  },
+  "api": { "origins": ["https://api.trello.com", "https://trello.com"] }
 }
 """#),
         ("tumblr-oauth2.json", #"""
@@ -1477,7 +1513,8 @@ enum BundledDescriptors {
       "offline_access"
     ]
   },
-  "pkce": "none"
+  "pkce": "none",
+  "api": { "origins": ["https://api.tumblr.com"] }
 }
 """#),
         ("tumblr.json", #"""
@@ -1499,7 +1536,8 @@ enum BundledDescriptors {
     "accessTokenURL": "https://www.tumblr.com/oauth/access_token",
     "signatureMethod": "HMAC-SHA1",
     "requireCallbackConfirmed": true
-  }
+  },
+  "api": { "origins": ["https://api.tumblr.com"] }
 }
 """#),
         ("twitch.json", #"""
@@ -1566,7 +1604,8 @@ enum BundledDescriptors {
     "requiresClientSecret": false,
     "scopeParameter": "scopes",
     "sendScopesWhenPolling": true
-  }
+  },
+  "api": { "origins": ["https://api.twitch.tv", "https://id.twitch.tv"] }
 }
 """#),
         ("twitter.json", #"""
@@ -1590,6 +1629,14 @@ enum BundledDescriptors {
     "signatureMethod": "HMAC-SHA1",
     "requireCallbackConfirmed": true,
     "invalidateTokenURL": "https://api.x.com/1.1/oauth/invalidate_token"
+  },
+  "api": {
+    "origins": [
+      "https://api.x.com",
+      "https://api.twitter.com",
+      "https://upload.x.com",
+      "https://upload.twitter.com"
+    ]
   }
 }
 """#),
@@ -1648,6 +1695,14 @@ enum BundledDescriptors {
   "pkce": "required",
   "revocation": {
     "url": "https://api.x.com/2/oauth2/revoke"
+  },
+  "api": {
+    "origins": [
+      "https://api.x.com",
+      "https://api.twitter.com",
+      "https://upload.x.com",
+      "https://upload.twitter.com"
+    ]
   }
 }
 """#),
@@ -1684,7 +1739,8 @@ enum BundledDescriptors {
       "address"
     ]
   },
-  "pkce": "S256"
+  "pkce": "S256",
+  "api": { "origins": ["https://*.yahooapis.jp"] }
 }
 """#),
         ("zoom.json", #"""
@@ -1734,7 +1790,8 @@ enum BundledDescriptors {
     "successStatus": [
       200
     ]
-  }
+  },
+  "api": { "origins": ["https://api.zoom.us"] }
 }
 """#),
     ]
@@ -1895,6 +1952,20 @@ enum BundledDescriptors {
         "aheadSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "Refresh when less than this much of the token's life remains (0: only at the margin)." },
         "minimumAgeSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "Do not refresh ahead a token younger than this (a token about to expire is always refreshed)." },
         "assumedLifetimeSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "For a token whose answer gave no expiry: refresh it once it is this old (Salesforce's tokens last the org's session timeout, 15 minutes to 24 hours, which the client is not told). 0: use it until refused." }
+      }
+    },
+    "api": {
+      "type": "object",
+      "required": ["origins"],
+      "additionalProperties": false,
+      "description": "Where the provider's API lives. authkit request and token header send a stored credential only to these origins (and to loopback addresses, for a local mock). Absent: any origin.",
+      "properties": {
+        "origins": {
+          "type": "array",
+          "minItems": 1,
+          "items": { "type": "string", "pattern": "^https?://[^/?#@ ]+$" },
+          "description": "Origins (scheme, host, optional port; no path), e.g. https://api.github.com; *. before the host for any subdomain (https://*.googleapis.com); {placeholders} in the host (https://{host})."
+        }
       }
     },
     "oauth1": {

@@ -26,6 +26,12 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
     package var oauth1: OAuth1?
     package var refreshPolicy: RefreshPolicyFile?
     package var device: Device?
+    package var api: API?
+
+    /// Where the provider's API lives (see ``APIOrigins``).
+    package struct API: Codable, Sendable, Hashable {
+        package var origins: [String]
+    }
 
     /// The device authorization grant (RFC 8628).
     package struct Device: Codable, Sendable, Hashable {
@@ -218,7 +224,9 @@ extension DescriptorFile {
                     // RFC 5849 §2.1: oauth_callback_confirmed "MUST be present and set to true".
                     requireCallbackConfirmed: $0.requireCallbackConfirmed ?? true,
                     invalidateTokenURL: $0.invalidateTokenURL)
-            })
+            },
+            // None: any origin, as before the field existed.
+            apiOrigins: APIOrigins(api?.origins ?? []))
     }
 
     private static func resolve(_ template: Template, responseFallback: ResponseMapping?) -> RequestTemplate {
@@ -311,6 +319,7 @@ extension DescriptorFile {
                 minimumAgeSeconds: descriptor.refreshPolicy.minimumAge, assumedLifetimeSeconds: descriptor.refreshPolicy.assumedLifetime),
             device: descriptor.device.map { Device(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
                                                       requiresClientSecret: $0.requiresClientSecret, scopeParameter: $0.scopeParameter,
-                                                      sendScopesWhenPolling: $0.sendScopesWhenPolling) })
+                                                      sendScopesWhenPolling: $0.sendScopesWhenPolling) },
+            api: descriptor.apiOrigins.isRestricted ? API(origins: descriptor.apiOrigins.patterns) : nil)
     }
 }

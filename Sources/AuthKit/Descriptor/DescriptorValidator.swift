@@ -56,6 +56,18 @@ package struct DescriptorValidator: Sendable {
             }
         }
 
+        if let origins = descriptor.api?.origins {
+            if origins.isEmpty {
+                issue("api.origins", "lists no origin; list where the provider's API lives (e.g. [\"https://api.example.com\"]), or leave \"api\" out to allow any.")
+            }
+            for (index, pattern) in origins.enumerated() {
+                for name in Self.variables(in: pattern) where !declared.contains(name) {
+                    issue("api.origins[\(index)]", "'{\(DisplayText.sanitized(name, limit: 40))}' is not a declared placeholder; declare it under \"placeholders\".")
+                }
+                if let problem = APIOrigins.problem(pattern) { issue("api.origins[\(index)]", problem) }
+            }
+        }
+
         switch descriptor.protocol {
         case .oauth2:
             if let authorization = descriptor.authorization {
@@ -211,7 +223,7 @@ package struct DescriptorValidator: Sendable {
     }
 
     /// `{name}` occurrences in `text`.
-    static func variables(in text: String) -> [String] {
+    package static func variables(in text: String) -> [String] {
         var names = [String]()
         var rest = Substring(text)
         while let open = rest.firstIndex(of: "{") {

@@ -56,6 +56,9 @@ public struct ProviderDescriptor: Sendable, Hashable {
     package var device: DeviceEndpoint?
     /// When a credential of this provider is refreshed.
     public package(set) var refreshPolicy: RefreshPolicy
+    /// Where its API lives: the only origins the command line sends a stored
+    /// credential to (none listed: any).
+    package var apiOrigins: APIOrigins
 
     /// The provider offers the device authorization grant (RFC 8628): a
     /// sign-in for machines where no browser can reach a redirect.
@@ -80,7 +83,7 @@ public struct ProviderDescriptor: Sendable, Hashable {
         placeholders: [String: PlaceholderSpec], redirect: RedirectSettings, scopes: ScopeSettings,
         authorization: AuthorizationEndpoint?, token: TokenEndpoint?, pkce: PKCEMode, issuer: IssuerSettings?,
         followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?, device: DeviceEndpoint? = nil,
-        refreshPolicy: RefreshPolicy, oauth1: OAuth1Endpoints?
+        refreshPolicy: RefreshPolicy, oauth1: OAuth1Endpoints?, apiOrigins: APIOrigins = APIOrigins([])
     ) {
         self.id = id
         self.name = name
@@ -100,6 +103,7 @@ public struct ProviderDescriptor: Sendable, Hashable {
         self.device = device
         self.refreshPolicy = refreshPolicy
         self.oauth1 = oauth1
+        self.apiOrigins = apiOrigins
     }
 
     /// Reads and validates descriptor JSON, as if it were a file named `source`.

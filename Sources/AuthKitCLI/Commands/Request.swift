@@ -230,6 +230,11 @@ struct Request: WorkspaceCommand {
                            + "send the request to its API, \(sandbox.appendingPathComponent("whoami").absoluteString) or …/echo, "
                            + "not to \(target.redactedForLogs).")
         }
+        // Plain http to another machine is refused as such when it is sent
+        // (insecureTransport), whatever the descriptor lists.
+        if target.allowsCredentials {
+            try workspace.checkAPIOrigin(target, providerID: account.provider, explicit: client.settings())
+        }
         let body = try body()
         let method = method?.uppercased() ?? (body == nil ? "GET" : "POST")
         var request = OutgoingRequest(method: HTTPRequest.Method(method) ?? .get, url: target)

@@ -62,6 +62,33 @@ struct Workspace {
         return url
     }
 
+    /// Refuses `url` when `providerID`'s descriptor names where its API
+    /// lives (`api.origins`) and `url` is elsewhere: a mistyped host, or a
+    /// URL pasted from someone else, must not receive the stored credential.
+    /// Nothing is read from the store for this, so it comes before any
+    /// refresh. With a sandbox, `Request` keeps the credential to it instead.
+    func checkAPIOrigin(_ url: URL, providerID: String, explicit: ClientSettings) throws {
+        guard sandbox == nil, let descriptor = try? catalog.descriptor(id: providerID), descriptor.apiOrigins.isRestricted else { return }
+        var values = descriptor.placeholders.compactMapValues(\.default)
+        if let settings = try? ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment) {
+            values.merge(settings.placeholders ?? [:]) { $1 }
+        }
+        guard !descriptor.apiOrigins.allow(url, placeholders: values) else { return }
+        // A `{name}` with no value matches nothing: say how to give it, as the sign-in did.
+        let unset = Set(descriptor.apiOrigins.patterns.flatMap(DescriptorValidator.variables(in:))).subtracting(values.keys).sorted()
+        if let name = unset.first {
+            throw CLIError("\(descriptor.name)'s API lives at \(DisplayText.sanitized(descriptor.apiOrigins.shown(placeholders: values), limit: 300)), "
+                           + "and {\(name)} is not set, so the stored credential is not sent to \(DisplayText.sanitized(url.origin, limit: 120)). "
+                           + "Give it as at the sign-in: --placeholder \(name)=…, \(ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)) or config.json.")
+        }
+        let file = descriptor.source.hasPrefix("(bundled)")
+            ? "an override (authkit providers override \(descriptor.id) prints the file to edit)"
+            : descriptor.source
+        throw CLIError("\(DisplayText.sanitized(url.origin, limit: 120)) is not where \(descriptor.name)'s API lives "
+                       + "(\(DisplayText.sanitized(descriptor.apiOrigins.shown(placeholders: values), limit: 300))), so the stored credential is not sent there. "
+                       + "Check the URL; if \(descriptor.name)'s API is there too, add \"\(DisplayText.sanitized(url.origin, limit: 120))\" to api.origins in \(file).")
+    }
+
     /// The descriptor for `id`. One that replaces a bundled descriptor and
     /// sends to hosts the bundled one did not is announced on standard error:
     /// a file someone else placed must not redirect sign-ins silently.

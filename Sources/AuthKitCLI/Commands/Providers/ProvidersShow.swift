@@ -57,6 +57,8 @@ struct ProvidersShow: WorkspaceCommand {
         lines.append("file:          \(descriptor.source)" + (entry?.replaced.map { "  (replaces \($0.source))" } ?? ""))
         if let documentation = descriptor.documentation { lines.append("documentation: \(documentation)") }
         lines += Self.endpoints(of: descriptor)
+        // Where `request` and `token header` will send its credentials.
+        if descriptor.apiOrigins.isRestricted { lines.append("api:           \(descriptor.apiOrigins.patterns.joined(separator: ", "))") }
         // The `{name}`s the endpoints above show: what each is, and where its
         // value comes from. A value the environment or config.json sets is
         // shown with its source (placeholders name a team or tenant, not a

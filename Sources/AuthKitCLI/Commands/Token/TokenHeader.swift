@@ -43,7 +43,9 @@ struct TokenHeader: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         // Before anything is read or refreshed: the URL the header is for.
-        if let url { _ = try Self.target(url) }
+        if let url {
+            try workspace.checkAPIOrigin(try Self.target(url), providerID: account.provider, explicit: client.settings())
+        }
         let body = try Request.signedForm(data)
         let source = try await workspace.source(account.key, explicit: client.settings())
         let credential = try await source.current()

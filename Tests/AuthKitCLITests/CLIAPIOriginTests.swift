@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// A stored credential goes only where its provider's API lives (the
+/// descriptor's `api.origins`): a mistyped host or a URL pasted from
+/// someone else gets an error naming the API's origins, before the store is
+/// read or a token refreshed, and an override can add an origin.
+@Suite struct CLIAPIOriginTests {
+    @Test func aCredentialGoesOnlyToItsProvidersAPI() async throws {
+        let home = try CLIProcess.home("authkit-cli-origins")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let credentials = home.appendingPathComponent("credentials.json")
+        try Data(CLIBoundaryTests.storedQiita.utf8).write(to: credentials)
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"]
+        for command in [["request", "--provider", "qiita", "https://qitta.com/api/v2/items"],
+                        ["token", "header", "--provider", "qiita", "https://qiita.com.evil.example/api/v2/items"],
+                        ["request", "--provider", "qiita", "-X", "POST", "https://evil.example/collect", "-d", "a=b"]] {
+            let result = try await CLIProcess.run(command, environment: environment)
+            #expect(result.status == 64 && result.stdout.isEmpty
+                    && result.stderr.contains("is not where Qiita's API lives (https://qiita.com), so the stored credential is not sent there")
+                    && result.stderr.contains("authkit providers override qiita") && !result.stderr.contains("the-qiita-token"),
+                    "\(command): exit \(result.status): \(result.stderr)")
+        }
+        #expect(try String(contentsOf: credentials, encoding: .utf8) == CLIBoundaryTests.storedQiita)
+        let own = try await CLIProcess.run(["token", "header", "--provider", "qiita", "https://qiita.com/api/v2/items"], environment: environment)
+        #expect(own.status == 0 && own.stdout == "Authorization: Bearer the-qiita-token\n", "\(own.stderr)")
+
+        // An override that lists another origin lets the credential go there.
+        let override = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
+        let file = home.appendingPathComponent("providers/qiita.json")
+        #expect(override.status == 0 && FileManager.default.fileExists(atPath: file.path), "\(override.stderr)")
+        let text = try String(contentsOf: file, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: #"["https://qiita.com"]"#, with: #"["https://qiita.com", "https://qiita-mirror.example"]"#).utf8).write(to: file)
+        let added = try await CLIProcess.run(["token", "header", "--provider", "qiita", "https://qiita-mirror.example/api"], environment: environment)
+        #expect(added.status == 0 && added.stdout == "Authorization: Bearer the-qiita-token\n", "\(added.stderr)")
+        let elsewhere = try await CLIProcess.run(["token", "header", "--provider", "qiita", "https://evil.example/"], environment: environment)
+        #expect(elsewhere.status == 64 && elsewhere.stderr.contains("(https://qiita.com, https://qiita-mirror.example)")
+                && elsewhere.stderr.contains("to api.origins in \(file.path)"), "\(elsewhere.stderr)")
+    }
+
+    /// An origin with a placeholder (a self-hosted GitLab's `{host}`) is
+    /// filled from the same settings as the sign-in; unset, the error says
+    /// how to give it.
+    @Test func aPlaceholderOriginIsFilledFromTheSettings() async throws {
+        let home = try CLIProcess.home("authkit-cli-origins-host")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path]
+        let unset = try await CLIProcess.run(["request", "--provider", "gitlab-self-managed", "https://git.example.com/api/v4/user"], environment: environment)
+        #expect(unset.status == 64 && unset.stderr.contains("{host} is not set, so the stored credential is not sent to https://git.example.com")
+                && unset.stderr.contains("AUTHKIT_GITLAB_SELF_MANAGED_HOST"), "\(unset.stderr)")
+        let other = try await CLIProcess.run(["request", "--provider", "gitlab-self-managed", "--placeholder", "host=git.example.com", "https://evil.example/"],
+                                             environment: environment)
+        #expect(other.status == 64 && other.stderr.contains("(https://git.example.com)"), "\(other.stderr)")
+        // The right host passes the check and goes on to what is missing: a sign-in.
+        let own = try await CLIProcess.run(["request", "--provider", "gitlab-self-managed", "--placeholder", "host=git.example.com", "https://git.example.com/api/v4/user"],
+                                           environment: environment)
+        #expect(own.status == 64 && own.stderr.contains("No stored credential for gitlab-self-managed"), "\(own.stderr)")
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+/// `api.origins`: where a provider's API lives, so that the command line
+/// sends a stored credential nowhere else. The matching is the security
+/// boundary, so each way a host can look like another's is tried here.
+@Suite struct APIOriginsTests {
+    let github = APIOrigins(["https://api.github.com", "https://uploads.github.com"])
+    let google = APIOrigins(["https://*.googleapis.com"])
+
+    func allowed(_ origins: APIOrigins, _ url: String, _ placeholders: [String: String] = [:]) -> Bool {
+        origins.allow(URL(string: url)!, placeholders: placeholders)
+    }
+
+    @Test func anOriginMatchesBySchemeHostAndPort() {
+        #expect(allowed(github, "https://api.github.com/user"))
+        #expect(allowed(github, "https://API.GitHub.com:443/user"), "the default port, any case")
+        #expect(allowed(github, "https://api.github.com./user"), "the host's final dot names the same host")
+        #expect(!allowed(github, "http://api.github.com/user"), "another scheme")
+        #expect(!allowed(github, "https://api.github.com:8443/user"), "another port")
+        #expect(!allowed(github, "https://api.github.com.evil.example/user"))
+        #expect(!allowed(github, "https://evilapi.github.com/user"))
+        #expect(!allowed(github, "https://github.com/user"))
+        #expect(!allowed(github, "https://api.github.com@evil.example/user"), "the host is evil.example")
+    }
+
+    @Test func aWildcardMatchesSubdomainsOnly() {
+        #expect(allowed(google, "https://people.googleapis.com/v1/people/me"))
+        #expect(allowed(google, "https://a.b.googleapis.com/"))
+        #expect(!allowed(google, "https://googleapis.com/"), "the bare domain is not a subdomain")
+        #expect(!allowed(google, "https://evilgoogleapis.com/"))
+        #expect(!allowed(google, "https://people.googleapis.com.evil.example/"))
+    }
+
+    @Test func loopbackIsAlwaysAllowedAndNoListAllowsAll() {
+        #expect(allowed(github, "http://127.0.0.1:8080/user"))
+        #expect(allowed(github, "http://[::1]:8080/user"))
+        #expect(allowed(github, "http://localhost/user"))
+        #expect(allowed(APIOrigins([]), "https://anywhere.example/"))
+    }
+
+    @Test func placeholdersAreFilledAndAnUnsetOneMatchesNothing() {
+        let gitlab = APIOrigins(["https://{host}"])
+        #expect(allowed(gitlab, "https://git.example.com/api/v4/user", ["host": "git.example.com"]))
+        // A host given with GitLab's relative URL root: the origin is before the path.
+        #expect(allowed(gitlab, "https://git.example.com/gitlab/api/v4/user", ["host": "git.example.com/gitlab"]))
+        #expect(!allowed(gitlab, "https://evil.example/", ["host": "git.example.com"]))
+        #expect(!allowed(gitlab, "https://git.example.com/"), "{host} unset")
+        #expect(gitlab.shown(placeholders: ["host": "git.example.com"]) == "https://git.example.com")
+    }
+
+    @Test(arguments: [
+        ("https://api.example.com/v1", "is not an origin"),
+        ("https://api.example.com?x=1", "is not an origin"),
+        ("https://user@api.example.com", "is not an origin"),
+        ("api.example.com", "is not an origin"),
+        ("https://api.example.com:0", "is not an origin"),
+        ("https://*.*.example.com", "is not an origin"),
+        ("http://api.example.com", "is not https"),
+        ("https://*.com", "every host under a top-level domain"),
+    ])
+    func aPatternThatIsNoOriginIsRefused(pattern: String, problem: String) {
+        #expect(APIOrigins.problem(pattern)?.contains(problem) == true, "\(pattern): \(APIOrigins.problem(pattern) ?? "accepted")")
+    }
+
+    @Test func goodPatternsPass() {
+        for pattern in ["https://api.example.com", "https://*.example.com", "https://api.example.com:8443", "http://127.0.0.1:8080", "https://{host}"] {
+            #expect(APIOrigins.problem(pattern) == nil, "\(pattern): \(APIOrigins.problem(pattern) ?? "")")
+        }
+    }
+
+    /// A descriptor file's list is checked by field, and kept when the
+    /// descriptor is written back out (`providers show --json`).
+    @Test func theFieldIsValidatedAndWrittenBack() throws {
+        func descriptor(_ api: String) throws -> ProviderDescriptor {
+            try ProviderDescriptor(json: Data("""
+                {"id": "p", "protocol": "oauth2", "authorization": {"url": "https://p.example/a"}, "token": {"url": "https://p.example/t"}, \(api)}
+                """.utf8))
+        }
+        let written = try descriptor(#""api": {"origins": ["https://api.p.example"]}"#)
+        #expect(written.apiOrigins.patterns == ["https://api.p.example"])
+        #expect(String(decoding: try written.encodedAsFile(), as: UTF8.self).contains("https://api.p.example"))
+        for (api, field, problem) in [(#""api": {"origins": ["https://api.p.example/v1"]}"#, "api.origins[0]", "is not an origin"),
+                                      (#""api": {"origins": ["https://a.p.example", "https://{tenant}.p.example"]}"#, "api.origins[1]", "'{tenant}' is not a declared placeholder"),
+                                      (#""api": {"origins": []}"#, "api.origins", "lists no origin")] {
+            #expect {
+                try descriptor(api)
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.contains { $0.field == field && $0.problem.contains(problem) }
+            }
+        }
+        #expect(try descriptor(#""name": "P""#).apiOrigins.isRestricted == false)
+    }
+
+    /// Every bundled provider says where its API lives, so the command line's
+    /// check covers each of them.
+    @Test func everyBundledProviderListsItsAPI() throws {
+        #expect(ProviderCatalog.bundledFiles.count >= 33)
+        for file in ProviderCatalog.bundledFiles {
+            let descriptor = try ProviderDescriptor(json: file.data, source: file.path)
+            #expect(descriptor.apiOrigins.isRestricted, "\(file.path) has no api.origins")
+        }
+    }
+}
