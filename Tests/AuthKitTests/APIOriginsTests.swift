@@ -1,4 +1,6 @@
+import AuthKitTestSupport
 import Foundation
+import HTTPTypes
 import Testing
 @testable import AuthKit
 
@@ -102,5 +104,29 @@ import Testing
             let descriptor = try ProviderDescriptor(json: file.data, source: file.path)
             #expect(descriptor.apiOrigins.isRestricted, "\(file.path) has no api.origins")
         }
+    }
+}
+
+/// The library keeps to the same origins: `CredentialSource.send` refuses a
+/// URL outside the provider's API (an app following a link an answer gave)
+/// before the credential is read, and the transport is never called.
+@Suite struct CredentialSourceAPIOriginTests {
+    @Test func aRequestOutsideTheAPIIsRefusedBeforeAnythingIsSent() async throws {
+        let transport = ScriptedTransport { _ in .json(#"{"ok":true}"#) }
+        let qiita = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita")
+        let client = try OAuth2Client(descriptor: qiita, settings: ClientSettings(clientID: "app", clientSecret: "s"), httpClient: transport)
+        let store = InMemoryCredentialStore()
+        let credential = Credential(providerID: "qiita", accessToken: "api-secret")
+        try await store.save(credential)
+        let source = CredentialSource(authenticator: client, store: store, key: credential.key, httpClient: transport)
+        await #expect(throws: AuthKitError.outsideProviderAPI(url: "https://qiita.com.evil.example", providerID: "qiita", origins: "https://qiita.com")) {
+            _ = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://qiita.com.evil.example/api/v2/items?page=2")!))
+        }
+        #expect(transport.count == 0)
+        let error = AuthKitError.outsideProviderAPI(url: "https://qiita.com.evil.example", providerID: "qiita", origins: "https://qiita.com")
+        #expect(error.description.contains("is not where qiita's API lives (https://qiita.com)") && !error.description.contains("api-secret"))
+        // Its own API gets the request, with the credential.
+        let (response, _) = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://qiita.com/api/v2/items")!))
+        #expect(response.status == .ok && transport.count == 1)
     }
 }

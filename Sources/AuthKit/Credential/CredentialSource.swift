@@ -155,7 +155,11 @@ public struct CredentialSource: Sendable {
     /// Sends `request` with a current credential attached and returns once the
     /// response head arrives; the body streams.
     ///
-    /// The credential goes only to the request's own origin: with
+    /// The credential goes only to the provider's API, the origins its
+    /// descriptor lists in `api.origins` (and loopback, for a local mock):
+    /// another URL throws ``AuthKitError/outsideProviderAPI(url:providerID:origins:)``
+    /// before the credential is read. Within that, it goes only to the
+    /// request's own origin: with
     /// `followRedirects`, a redirect there is followed with it (re-signed for
     /// OAuth 1.0a), one to another origin without it, and none from https to
     /// http (RFC 9110 §15.4). A credential travels over plain http only to
@@ -194,6 +198,17 @@ public struct CredentialSource: Sendable {
     package func send(_ request: OutgoingRequest, policy: RequestPolicy) async throws -> (HTTPResponse, HTTPResponseBody, URL) {
         // Refused before a refresh could send anything over plain http.
         guard request.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: request.displayURL) }
+        // And outside the provider's API (a `next` link an answer gave, a
+        // mistyped host), before the credential is read or refreshed.
+        let descriptor = authenticator.descriptor
+        if descriptor.apiOrigins.isRestricted {
+            var placeholders = descriptor.placeholders.compactMapValues(\.default)
+            placeholders.merge(authenticator.settings.placeholders ?? [:]) { $1 }
+            guard descriptor.apiOrigins.allow(request.target.url, placeholders: placeholders) else {
+                throw AuthKitError.outsideProviderAPI(url: request.target.origin, providerID: descriptor.id,
+                                                      origins: descriptor.apiOrigins.shown(placeholders: placeholders))
+            }
+        }
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
         var opened = try await open(request, with: credential, until: end, policy: policy)

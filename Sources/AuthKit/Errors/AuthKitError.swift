@@ -47,6 +47,11 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The request would carry a credential over plain http to a host that is
     /// not this machine (RFC 6749 §2.3.1, RFC 6750 §5.3 require TLS).
     case insecureTransport(url: String)
+    /// The request would carry the credential outside the provider's API:
+    /// to an origin its descriptor's `api.origins` does not list (a URL from
+    /// an API answer, a mistyped host). `origins` are the listed ones, with
+    /// placeholders filled where set.
+    case outsideProviderAPI(url: String, providerID: String, origins: String)
     /// A credential store could not be read or written; `path` says which file.
     case store(path: String, reason: String)
     /// The credential can no longer be renewed: the user must sign in again.
@@ -176,6 +181,9 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             return "The answer from \(url) is larger than the \(limit) bytes allowed; reading stopped there."
         case .insecureTransport(let url):
             return "\(url) is plain http on a host that is not this machine; a credential is sent only over https (RFC 6750 §5.3; RFC 5849 §3.4.4 for PLAINTEXT), or over http to a loopback address (127.0.0.1 or any of 127.0.0.0/8, [::1]) or localhost."
+        case .outsideProviderAPI(let url, let providerID, let origins):
+            return "\(url) is not where \(providerID)'s API lives (\(origins)), so its credential is not sent there. "
+                + "If the API is there too, list that origin in the descriptor's api.origins."
         case .store(let path, let reason):
             return "Credential store \(path): \(reason)"
         case .signInRequired(let key, let reason):

@@ -51,7 +51,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .signInRequired, .notSupported, .misuse: self = .failure
             case .network: self = .networkError
             case .redirectNotFollowed, .responseTooLarge: self = .providerError
-            case .insecureTransport: self = .usage
+            case .insecureTransport, .outsideProviderAPI: self = .usage
             case .unknownProvider, .missingSetting, .invalidSetting, .unusableRedirectURI: self = .usage
             case .store(_, let reason) where reason.hasPrefix(FileCredentialStore.notSavedReason): self = .outputFailed
             case .invalidFile, .redirect, .store: self = .badInput
