@@ -56,4 +56,26 @@ import Testing
                                            environment: environment)
         #expect(own.status == 64 && own.stderr.contains("No stored credential for gitlab-self-managed"), "\(own.stderr)")
     }
+
+    /// A placeholder given now that differs from the sign-in's does not
+    /// carry the credential to the host it names, in `token header` as in
+    /// `request`; with a sandbox, the header is made for the sandbox only.
+    @Test func aPlaceholderCannotMoveTheCredential() async throws {
+        let home = try CLIProcess.home("authkit-cli-origins-moved")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let stored = #"{"version":1,"credentials":[{"providerID":"gitlab-self-managed","kind":"oauth2","accessToken":"the-gitlab-token","tokenType":"Bearer","scopes":[],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{},"endpointOrigins":["https://git.example.com"]}]}"#
+        try Data(stored.utf8).write(to: home.appendingPathComponent("credentials.json"))
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_GITLAB_SELF_MANAGED_CLIENT_ID": "c"]
+        for command in [["token", "header", "-p", "gitlab-self-managed", "--placeholder", "host=evil.example", "https://evil.example/api/v4/user"],
+                        ["request", "-p", "gitlab-self-managed", "--placeholder", "host=evil.invalid", "https://evil.invalid/api/v4/user"]] {
+            let moved = try await CLIProcess.run(command, environment: environment)
+            #expect(moved.status == 64 && !moved.stdout.contains("the-gitlab-token")
+                    && moved.stderr.contains("when its token endpoint was https://git.example.com"), "\(command): exit \(moved.status): \(moved.stderr)")
+        }
+        let own = try await CLIProcess.run(["token", "header", "-p", "gitlab-self-managed", "--placeholder", "host=git.example.com", "https://git.example.com/api/v4/user"],
+                                           environment: environment)
+        #expect(own.status == 0 && own.stdout == "Authorization: Bearer the-gitlab-token\n", "\(own.stderr)")
+        let sandboxed = try await CLIProcess.run(["token", "header", "--sandbox", "http://127.0.0.1:9", "-p", "qiita", "https://evil.example/"], environment: environment)
+        #expect(sandboxed.status == 64 && sandboxed.stderr.contains("the credential is the sandbox's and goes only to it"), "\(sandboxed.stderr)")
+    }
 }

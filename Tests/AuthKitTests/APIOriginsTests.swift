@@ -52,6 +52,35 @@ import Testing
         #expect(gitlab.shown(placeholders: ["host": "git.example.com"]) == "https://git.example.com")
     }
 
+    /// A value stands for host labels: one that would end the host early
+    /// (`evil.example/`, `evil.example:443/`, `x@evil.example`) matches
+    /// nothing, so it cannot drop the provider's domain from the origin.
+    @Test func aValueCannotEndTheHostEarly() {
+        let regional = APIOrigins(["https://{region}.api.acme.example"])
+        #expect(allowed(regional, "https://eu.api.acme.example/", ["region": "eu"]))
+        for value in ["evil.example/", "evil.example:443/", "evil.example#", "x@evil.example", "evil.example?", "*", "", "eu api"] {
+            #expect(!allowed(regional, "https://evil.example/", ["region": value]), "\(value)")
+            #expect(!allowed(regional, "https://eu.api.acme.example/", ["region": value]), "\(value)")
+        }
+        // At the end, a port and a path may follow the host; nothing else.
+        let host = APIOrigins(["https://{host}"])
+        #expect(allowed(host, "https://git.example.com:8443/gitlab/api", ["host": "git.example.com:8443/gitlab"]))
+        #expect(!allowed(host, "https://evil.example/", ["host": "git.example.com@evil.example"]))
+        #expect(!allowed(host, "https://evil.example/", ["host": "evil.example#.git.example.com"]))
+    }
+
+    /// Both sides are read the same way: a final dot names the same host, a
+    /// percent-encoded or non-ASCII host is no host a pattern names.
+    @Test func hostsAreComparedAsTheyAreNamed() {
+        #expect(allowed(APIOrigins(["https://api.acme.example."]), "https://api.acme.example/"))
+        #expect(allowed(APIOrigins(["https://{host}"]), "https://git.example.com/", ["host": "git.example.com."]))
+        #expect(!allowed(APIOrigins(["https://qiita.com"]), "https://q%69ita.com/"))
+        for pattern in ["https://ápi.acme.example", "https://api%2eacme.example", "https://[::1", "https://a..b.example"] {
+            #expect(APIOrigins.problem(pattern) != nil, "\(pattern)")
+        }
+        #expect(APIOrigins.problem("https://*.{host}") == nil)
+    }
+
     @Test(arguments: [
         ("https://api.example.com/v1", "is not an origin"),
         ("https://api.example.com?x=1", "is not an origin"),
@@ -127,6 +156,30 @@ import Testing
         #expect(error.description.contains("is not where qiita's API lives (https://qiita.com)") && !error.description.contains("api-secret"))
         // Its own API gets the request, with the credential.
         let (response, _) = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://qiita.com/api/v2/items")!))
+        #expect(response.status == .ok && transport.count == 1)
+    }
+
+    /// An origin made of a placeholder follows the sign-in's value: settings
+    /// that name another host now (`--placeholder host=evil.example`) do
+    /// not carry the credential there, though the pattern would match.
+    @Test func aPlaceholderOriginMustBeTheSignInsOne() async throws {
+        let transport = ScriptedTransport { _ in .json(#"{"ok":true}"#) }
+        let gitlab = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "gitlab-self-managed")
+        let store = InMemoryCredentialStore()
+        let credential = Credential(providerID: "gitlab-self-managed", accessToken: "gitlab-secret", endpointOrigins: ["https://git.example.com"])
+        try await store.save(credential)
+        func source(host: String) throws -> CredentialSource {
+            let client = try OAuth2Client(descriptor: gitlab, settings: ClientSettings(clientID: "app", placeholders: ["host": host]), httpClient: transport)
+            return CredentialSource(authenticator: client, store: store, key: credential.key, httpClient: transport)
+        }
+        await #expect {
+            _ = try await source(host: "evil.example").send(HTTPRequest(method: .get, url: URL(string: "https://evil.example/api/v4/user")!))
+        } throws: { error in
+            guard case AuthKitError.outsideProviderAPI(_, _, let origins) = error else { return false }
+            return origins.contains("when its token endpoint was https://git.example.com")
+        }
+        #expect(transport.count == 0)
+        let (response, _) = try await source(host: "git.example.com").send(HTTPRequest(method: .get, url: URL(string: "https://git.example.com/api/v4/user")!))
         #expect(response.status == .ok && transport.count == 1)
     }
 }

@@ -200,17 +200,10 @@ public struct CredentialSource: Sendable {
         guard request.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: request.displayURL) }
         // And outside the provider's API (a `next` link an answer gave, a
         // mistyped host), before the credential is read or refreshed.
-        let descriptor = authenticator.descriptor
-        if descriptor.apiOrigins.isRestricted {
-            var placeholders = descriptor.placeholders.compactMapValues(\.default)
-            placeholders.merge(authenticator.settings.placeholders ?? [:]) { $1 }
-            guard descriptor.apiOrigins.allow(request.target.url, placeholders: placeholders) else {
-                throw AuthKitError.outsideProviderAPI(url: request.target.origin, providerID: descriptor.id,
-                                                      origins: descriptor.apiOrigins.shown(placeholders: placeholders))
-            }
-        }
+        try checkAPIOrigin(of: request.target.url)
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
+        try checkAPIOrigin(of: request.target.url, for: credential)
         var opened = try await open(request, with: credential, until: end, policy: policy)
         if opened.status == 401, opened.url.origin == request.target.origin,
            BearerChallenge(fields: opened.headers[values: .wwwAuthenticate])?.error == "invalid_token",
@@ -234,6 +227,32 @@ public struct CredentialSource: Sendable {
             }
         }
         return (HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers), opened.bounded(until: end, allowed: policy.deadline), opened.url)
+    }
+
+    /// Refuses `url` outside the provider's API (`api.origins`), with the
+    /// placeholders of these settings filled in.
+    ///
+    /// Given the credential, an origin with a placeholder must also be the
+    /// one it was signed in with: the settings of this run could name any
+    /// host (`--placeholder host=evil.example`, a changed variable), and the
+    /// credential recorded its token endpoints' origins when issued
+    /// (``Credential/endpointOrigins``), which the same values must make again.
+    package func checkAPIOrigin(of url: URL, for credential: Credential? = nil) throws {
+        let descriptor = authenticator.descriptor
+        guard descriptor.apiOrigins.isRestricted, !url.isLoopback else { return }
+        var placeholders = descriptor.placeholders.compactMapValues(\.default)
+        placeholders.merge(authenticator.settings.placeholders ?? [:]) { $1 }
+        guard descriptor.apiOrigins.allow(url, placeholders: placeholders) else {
+            throw AuthKitError.outsideProviderAPI(url: url.origin, providerID: descriptor.id,
+                                                  origins: descriptor.apiOrigins.shown(placeholders: placeholders))
+        }
+        if descriptor.apiOrigins.usesPlaceholders, let credential, let issued = credential.endpointOrigins, !issued.isEmpty,
+           Set(issued) != Set(descriptor.tokenEndpointOrigins(placeholderValues: placeholders)) {
+            throw AuthKitError.outsideProviderAPI(
+                url: url.origin, providerID: descriptor.id,
+                origins: "\(descriptor.apiOrigins.shown(placeholders: [:])) with the placeholder values \(credential.key) was signed in with, "
+                    + "when its token endpoint was \(issued.joined(separator: ", ")); the values given now differ")
+        }
     }
 
     private func open(_ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,

@@ -29,43 +29,59 @@ package struct APIOrigins: Sendable, Hashable {
     package var isRestricted: Bool { !patterns.isEmpty }
 
     /// Whether a credential may be sent to `url`: one of the origins, with
-    /// each `{name}` filled from `placeholders` (a pattern whose placeholder
-    /// has no value matches nothing), or a loopback address.
+    /// each `{name}` filled from `placeholders` (see ``filled(_:placeholders:)``),
+    /// or a loopback address.
     package func allow(_ url: URL, placeholders: [String: String]) -> Bool {
         guard isRestricted, !url.isLoopback else { return true }
         let target = url.origin
         return patterns.contains { pattern in
-            var filled = pattern
-            for name in DescriptorValidator.variables(in: pattern) {
-                guard let value = placeholders[name] else { return false }
-                filled = filled.replacing("{\(name)}", with: value)
-            }
-            // A value may carry a path (a GitLab under a relative URL root):
-            // the origin is what comes before it.
-            if let path = filled.dropFirst("https://".count).firstIndex(of: "/") { filled = String(filled[..<path]) }
-            return Self.matches(target, pattern: filled)
+            Self.filled(pattern, placeholders: placeholders).map { Self.matches(target, pattern: $0) } ?? false
         }
     }
 
+    /// Some pattern has a `{placeholder}`: its origin depends on settings.
+    package var usesPlaceholders: Bool { patterns.contains { $0.contains("{") } }
+
     /// The origins as a user reads them, placeholders filled where known.
     package func shown(placeholders: [String: String]) -> String {
-        patterns.map { pattern in
-            var filled = pattern
-            for name in DescriptorValidator.variables(in: pattern) {
-                if let value = placeholders[name] { filled = filled.replacing("{\(name)}", with: value) }
+        patterns.map { Self.filled($0, placeholders: placeholders) ?? $0 }.joined(separator: ", ")
+    }
+
+    /// `pattern` with each `{name}` filled in, or nil when one has no value or
+    /// a value that is not what it stands for. A value stands for host
+    /// labels (letters, digits, `-` and `.`): `evil.example/` in
+    /// `https://{region}.api.example` would otherwise end the host early and
+    /// drop the provider's domain. Only a placeholder that ends the pattern
+    /// (`https://{host}`) may add a port, and a path, which the origin leaves
+    /// out (a GitLab under a relative URL root: `git.example.com/gitlab`).
+    static func filled(_ pattern: String, placeholders: [String: String]) -> String? {
+        var result = ""
+        var rest = Substring(pattern)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            result += rest[..<open]
+            guard let value = placeholders[String(rest[rest.index(after: open)..<close])] else { return nil }
+            rest = rest[rest.index(after: close)...]
+            var authority = Substring(value)
+            if rest.isEmpty, let slash = value.firstIndex(of: "/") { authority = value[..<slash] }
+            var host = authority
+            if rest.isEmpty, let colon = authority.firstIndex(of: ":") {
+                guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+                host = authority[..<colon]
             }
-            return filled
-        }.joined(separator: ", ")
+            guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }) else { return nil }
+            result += authority
+        }
+        return result + rest
     }
 
     /// Why `pattern` is not an origin pattern, or nil. Placeholders are
-    /// checked by the caller; here each stands for one host label.
+    /// checked by the caller; here each stands for a host.
     package static func problem(_ pattern: String) -> String? {
         var sample = pattern
-        for name in Set(DescriptorValidator.variables(in: pattern)) { sample = sample.replacing("{\(name)}", with: "x") }
+        for name in Set(DescriptorValidator.variables(in: pattern)) { sample = sample.replacing("{\(name)}", with: "p.example") }
         let example = "e.g. https://api.example.com or https://*.example.com"
         guard let parsed = parse(sample) else {
-            return "'\(DisplayText.sanitized(pattern, limit: 80))' is not an origin (scheme, host and optional port, with no path); \(example)."
+            return "'\(DisplayText.sanitized(pattern, limit: 80))' is not an origin (scheme, ASCII host and optional port, with no path); \(example)."
         }
         guard parsed.scheme == "https" || DescriptorValidator.isLoopback(host: parsed.host) else {
             return "'\(DisplayText.sanitized(pattern, limit: 80))' is not https: a credential goes over plain http only to this machine; \(example)."
@@ -80,20 +96,20 @@ package struct APIOrigins: Sendable, Hashable {
     static func matches(_ target: String, pattern: String) -> Bool {
         guard let want = parse(pattern), let have = parse(target), !have.wildcard,
               have.scheme == want.scheme, have.port == want.port else { return false }
-        // A host written with its final dot names the same host.
-        let host = have.host.hasSuffix(".") ? String(have.host.dropLast()) : have.host
-        guard want.wildcard else { return host == want.host }
-        return host.hasSuffix("." + want.host) && host.count > want.host.count + 1
+        guard want.wildcard else { return have.host == want.host }
+        return have.host.hasSuffix("." + want.host)
     }
 
-    /// `scheme://[*.]host[:port]`, lowercased, the default port made explicit;
-    /// nil for anything with a path, query, fragment or user name.
+    /// `scheme://[*.]host[:port]`, lowercased, without a final dot on the
+    /// host (it names the same host), the default port made explicit; nil
+    /// for anything with a path, query, fragment or user name, or a host
+    /// that is neither ASCII labels nor a bracketed IPv6 address (a
+    /// percent-encoded one included: URLs name hosts plainly).
     private static func parse(_ text: String) -> (scheme: String, host: String, port: Int, wildcard: Bool)? {
         let lowered = text.lowercased()
         let scheme: String
         if lowered.hasPrefix("https://") { scheme = "https" } else if lowered.hasPrefix("http://") { scheme = "http" } else { return nil }
         var authority = Substring(lowered.dropFirst(scheme.count + 3))
-        guard !authority.isEmpty, !authority.contains(where: { "/?#@ \\".contains($0) }) else { return nil }
         var port = scheme == "https" ? 443 : 80
         if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
             guard let number = Int(authority[authority.index(after: colon)...]), (1...65535).contains(number) else { return nil }
@@ -102,7 +118,14 @@ package struct APIOrigins: Sendable, Hashable {
         }
         let wildcard = authority.hasPrefix("*.")
         if wildcard { authority = authority.dropFirst(2) }
-        guard !authority.isEmpty, !authority.contains("*"), !authority.hasPrefix(".") else { return nil }
+        if authority.hasSuffix(".") { authority = authority.dropLast() }
+        if authority.hasPrefix("[") {
+            guard !wildcard, authority.hasSuffix("]"), authority.count > 2,
+                  authority.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
+        } else {
+            let labels = authority.split(separator: ".", omittingEmptySubsequences: false)
+            guard labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") } }) else { return nil }
+        }
         return (scheme, String(authority), port, wildcard)
     }
 }

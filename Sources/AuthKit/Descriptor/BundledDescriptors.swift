@@ -933,13 +933,11 @@ enum BundledDescriptors {
   },
   "api": {
     "origins": [
-      "https://*.microsoft.com",
-      "https://*.office.com",
-      "https://*.office365.com",
-      "https://*.sharepoint.com",
-      "https://*.azure.com",
-      "https://*.windows.net",
-      "https://*.microsoftonline.com"
+      "https://graph.microsoft.com",
+      "https://management.azure.com",
+      "https://outlook.office.com",
+      "https://outlook.office365.com",
+      "https://*.sharepoint.com"
     ]
   }
 }
@@ -1249,7 +1247,7 @@ enum BundledDescriptors {
   "refreshPolicy": {
     "assumedLifetimeSeconds": 900
   },
-  "api": { "origins": ["https://{host}", "https://*.salesforce.com", "https://*.force.com"] }
+  "api": { "origins": ["https://{host}", "https://*.my.salesforce.com"] }
 }
 """#),
         ("slack.json", #"""

@@ -106,6 +106,20 @@ public struct ProviderDescriptor: Sendable, Hashable {
         self.apiOrigins = apiOrigins
     }
 
+    /// The origins of the token, follow-up, refresh and revocation endpoints
+    /// with `placeholderValues` filled in, sorted: what a credential records
+    /// as ``Credential/endpointOrigins`` when it is issued.
+    package func tokenEndpointOrigins(placeholderValues: [String: String]) -> [String] {
+        guard let token else { return [] }
+        let variables = TemplateVariables(values: placeholderValues, providerID: id, settings: Set(placeholderValues.keys))
+        let urls = [token.url] + [followUp, refresh, revocation].compactMap { $0?.url }
+        return Array(Set(urls.compactMap { template in
+            // Only the authority matters; run-time variables sit in paths and queries.
+            let host = template.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).prefix(3).joined(separator: "/")
+            return (try? variables.render(host, inURL: true, field: "url")).flatMap { URL(string: $0)?.origin }
+        })).sorted()
+    }
+
     /// Reads and validates descriptor JSON, as if it were a file named `source`.
     /// - Throws: ``AuthKitError/invalidFile(_:)`` listing every problem, each
     ///   with the field and what to do.

@@ -44,13 +44,7 @@ final class TokenEndpointCalls: Sendable {
         self.transport = transport
         self.now = now
         self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
-        let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id, settings: Set(placeholderValues.keys))
-        let urls = [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
-        self.endpointOrigins = Array(Set(urls.compactMap { template in
-            // Only the authority matters; run-time variables sit in paths and queries.
-            let host = template.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).prefix(3).joined(separator: "/")
-            return (try? variables.render(host, inURL: true, field: "url")).flatMap { URL(string: $0)?.origin }
-        })).sorted()
+        self.endpointOrigins = descriptor.tokenEndpointOrigins(placeholderValues: placeholderValues)
     }
 
     /// Refuses to send `credential`'s tokens to an origin it was not issued for.

@@ -81,11 +81,21 @@ struct Workspace {
                            + "and {\(name)} is not set, so the stored credential is not sent to \(DisplayText.sanitized(url.origin, limit: 120)). "
                            + "Give it as at the sign-in: --placeholder \(name)=…, \(ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)) or config.json.")
         }
+        let host = url.host(percentEncoded: true) ?? ""
+        if host.contains("%") {
+            throw CLIError("The URL's host '\(DisplayText.sanitized(host, limit: 120))' is percent-encoded; write it plainly "
+                           + "(\(descriptor.name)'s API lives at \(DisplayText.sanitized(descriptor.apiOrigins.shown(placeholders: values), limit: 300))).")
+        }
+        // An origin made of a placeholder's value: the value is the likelier slip.
+        let given = descriptor.apiOrigins.patterns.flatMap(DescriptorValidator.variables(in:)).sorted().first.map { name in
+            " ({\(name)} is '\(DisplayText.sanitized(values[name] ?? "", limit: 80))' here, from --placeholder, "
+                + "\(ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)), config.json or the descriptor's default: it must be the sign-in's)"
+        } ?? ""
         let file = descriptor.source.hasPrefix("(bundled)")
             ? "an override (authkit providers override \(descriptor.id) prints the file to edit)"
             : descriptor.source
         throw CLIError("\(DisplayText.sanitized(url.origin, limit: 120)) is not where \(descriptor.name)'s API lives "
-                       + "(\(DisplayText.sanitized(descriptor.apiOrigins.shown(placeholders: values), limit: 300))), so the stored credential is not sent there. "
+                       + "(\(DisplayText.sanitized(descriptor.apiOrigins.shown(placeholders: values), limit: 300)))\(given), so the stored credential is not sent there. "
                        + "Check the URL; if \(descriptor.name)'s API is there too, add \"\(DisplayText.sanitized(url.origin, limit: 120))\" to api.origins in \(file).")
     }
 
@@ -97,6 +107,15 @@ struct Workspace {
         if let sandbox { return descriptor.pointed(atSandbox: sandbox) }
         if let entry = catalog.entry(id: id), !entry.newHosts.isEmpty {
             Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.replaced?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.replaced.map { $0.endpointHosts.sorted().joined(separator: ", ") } ?? "?").")
+        }
+        // So is one that lets credentials go to more API origins than the file it replaces.
+        if let entry = catalog.entry(id: id), let replaced = entry.replaced, replaced.apiOrigins.isRestricted {
+            let added = descriptor.apiOrigins.isRestricted
+                ? descriptor.apiOrigins.patterns.filter { !replaced.apiOrigins.patterns.contains($0) }.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", ")
+                : "any origin (it lists no api.origins)"
+            if !added.isEmpty {
+                Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and lets credentials go to \(added) as well as \(replaced.apiOrigins.patterns.joined(separator: ", ")).")
+            }
         }
         return descriptor
     }

@@ -58,7 +58,8 @@ struct ProvidersShow: WorkspaceCommand {
         if let documentation = descriptor.documentation { lines.append("documentation: \(documentation)") }
         lines += Self.endpoints(of: descriptor)
         // Where `request` and `token header` will send its credentials.
-        if descriptor.apiOrigins.isRestricted { lines.append("api:           \(descriptor.apiOrigins.patterns.joined(separator: ", "))") }
+        lines.append("api:           " + (descriptor.apiOrigins.isRestricted ? descriptor.apiOrigins.patterns.joined(separator: ", ")
+                                                : "any origin (the file lists no api.origins)"))
         // The `{name}`s the endpoints above show: what each is, and where its
         // value comes from. A value the environment or config.json sets is
         // shown with its source (placeholders name a team or tenant, not a
