@@ -33,6 +33,8 @@ import Testing
         try Data(text.replacingOccurrences(of: #"["https://qiita.com"]"#, with: #"["https://qiita.com", "https://qiita-mirror.example"]"#).utf8).write(to: file)
         let added = try await CLIProcess.run(["token", "header", "--provider", "qiita", "https://qiita-mirror.example/api"], environment: environment)
         #expect(added.status == 0 && added.stdout == "Authorization: Bearer the-qiita-token\n", "\(added.stderr)")
+        // The wider list is announced, as a file that moves the endpoints is.
+        #expect(added.stderr.contains("lets credentials go to https://qiita-mirror.example as well as https://qiita.com"), "\(added.stderr)")
         let elsewhere = try await CLIProcess.run(["token", "header", "--provider", "qiita", "https://evil.example/"], environment: environment)
         #expect(elsewhere.status == 64 && elsewhere.stderr.contains("(https://qiita.com, https://qiita-mirror.example)")
                 && elsewhere.stderr.contains("to api.origins in \(file.path)"), "\(elsewhere.stderr)")

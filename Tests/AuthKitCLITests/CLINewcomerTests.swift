@@ -62,7 +62,7 @@ import Testing
         try Data(#"{"providers": {"qiita": {"clientId": "x"}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
         let misspelt = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(misspelt.status == 65)
-        #expect(misspelt.stderr.contains("field 'providers.qiita.clientId': unknown field. Did you mean 'clientID'?"), "\(misspelt.stderr)")
+        #expect(misspelt.stderr.contains("field 'providers.qiita.clientId': unknown field. Did you mean 'clientID'? Check its spelling against README.md, \"Client id and secret\""), "\(misspelt.stderr)")
         try Data("{\n  \"providers\": {,\n}".utf8).write(to: home.appendingPathComponent("config.json"))
         let broken = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(broken.status == 65 && broken.stderr.contains("line 2, column"), "\(broken.stderr)")

@@ -39,7 +39,7 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
         // As strict as a descriptor: a misspelt key (clientId) would otherwise be
         // ignored and the setting silently missing.
         let raw = try DescriptorLoader.parseRefusingRepeatedNames(data, file: url.path)
-        let issues = SchemaCheck(json: schema).problems(in: raw, file: url.path)
+        let issues = SchemaCheck(json: schema, reference: "README.md, \"Client id and secret\"").problems(in: raw, file: url.path)
         guard issues.isEmpty else { throw AuthKitError.invalidFile(issues) }
         let configuration: UserConfiguration
         do {

@@ -22,11 +22,14 @@ import Foundation
 /// `minLength`, `minimum`, `maximum`, `oneOf`, `allOf` with `if`/`then`, `$ref`.
 struct SchemaCheck {
     private let root: [String: JSONValue]
+    /// Where the fields are documented, named when one is unknown.
+    private let reference: String
 
     /// The bundled `providers/schema.json`.
-    static let descriptor = SchemaCheck(json: BundledDescriptors.schema)
+    static let descriptor = SchemaCheck(json: BundledDescriptors.schema, reference: "docs/providers.md or providers/schema.json")
 
-    init(json: String) {
+    init(json: String, reference: String) {
+        self.reference = reference
         if case .object(let object)? = try? JSONValue(parsing: Data(json.utf8)) {
             root = object
         } else {
@@ -138,7 +141,7 @@ struct SchemaCheck {
                 if additional == .bool(false) {
                     let hint = Self.nearest(name, in: Array(properties.keys)).map { " Did you mean '\($0)'?" } ?? ""
                     issues.append(FileIssue(file: file, field: child(name), problem:
-                        "unknown field.\(hint) Check its spelling against docs/providers.md or providers/schema.json (names are case-sensitive)."))
+                        "unknown field.\(hint) Check its spelling against \(reference) (names are case-sensitive)."))
                 } else {
                     check(value, against: additional, path: child(name), file: file, into: &issues)
                 }

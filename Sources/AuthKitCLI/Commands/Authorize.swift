@@ -339,7 +339,7 @@ struct Authorize: WorkspaceCommand {
                             let other = response.status == 404
                                 ? " Does the sandbox at \(workspace.sandbox?.absoluteString ?? "") emulate \(descriptor.name)? Start one that does: authkit sandbox serve --provider \(descriptor.id)."
                                 : ""
-                            Console.err("The sandbox refused the authorization request: \(response)\(other) Nothing was stored.")
+                            Console.err("The sandbox refused the authorization request: \(response.summary).\(other) Nothing was stored.")
                             ExitStatus.providerError.terminate()
                         }
                         let unreached = error.map { ExitStatus(for: $0) == .networkError } ?? true
