@@ -4,15 +4,18 @@ import HTTPTypes
 import Testing
 @testable import AuthKit
 
-/// `api.origins`: where a provider's API lives, so that the command line
-/// sends a stored credential nowhere else. The matching is the security
+/// `api.origins`: where a provider's API lives, so that a stored credential
+/// is sent nowhere else. The matching is the security
 /// boundary, so each way a host can look like another's is tried here.
 @Suite struct APIOriginsTests {
     let github = APIOrigins(["https://api.github.com", "https://uploads.github.com"])
     let google = APIOrigins(["https://*.googleapis.com"])
 
+    /// Allowed outright, or by the placeholder values given (the rule for a
+    /// credential that recorded no endpoint origins).
     func allowed(_ origins: APIOrigins, _ url: String, _ placeholders: [String: String] = [:]) -> Bool {
-        origins.allow(URL(string: url)!, placeholders: placeholders)
+        let match = origins.match(URL(string: url)!, placeholders: placeholders)
+        return match.outright || match.byValuesInEffect
     }
 
     @Test func anOriginMatchesBySchemeHostAndPort() {
@@ -49,7 +52,7 @@ import Testing
         #expect(allowed(gitlab, "https://git.example.com/gitlab/api/v4/user", ["host": "git.example.com/gitlab"]))
         #expect(!allowed(gitlab, "https://evil.example/", ["host": "git.example.com"]))
         #expect(!allowed(gitlab, "https://git.example.com/"), "{host} unset")
-        #expect(gitlab.shown(placeholders: ["host": "git.example.com"]) == "https://git.example.com")
+        #expect(gitlab.shown(placeholders: ["host": "git.example.com"]) == ["https://git.example.com"])
     }
 
     /// A value stands for host labels: one that would end the host early
@@ -79,6 +82,32 @@ import Testing
             #expect(APIOrigins.problem(pattern) != nil, "\(pattern)")
         }
         #expect(APIOrigins.problem("https://*.{host}") == nil)
+        #expect(APIOrigins.problem("https://*.*.example.com") != nil && APIOrigins.problem("https://[::1]:8080") == nil)
+        #expect(allowed(APIOrigins(["https://{host}"]), "https://git_lab.corp/", ["host": "git_lab.corp"]), "an underscore, as the sign-in accepts")
+        #expect(allowed(APIOrigins(["https://{host}"]), "https://[2001:db8::1]:8443/", ["host": "[2001:db8::1]:8443"]))
+    }
+
+    /// An origin with a placeholder lets a credential through where it was
+    /// issued (its recorded endpoint origins), whatever values are in effect
+    /// now; one without a placeholder, outright. A credential from before
+    /// endpoint origins were recorded goes to none with a placeholder.
+    @Test func anOriginWithAPlaceholderFollowsWhereTheCredentialWasIssued() {
+        let salesforce = APIOrigins(["https://{host}", "https://*.my.salesforce.com"])
+        let issued = Credential(providerID: "salesforce", accessToken: "t", endpointOrigins: ["https://acme.my.salesforce.com", "https://test.salesforce.com"])
+        let legacy = Credential(providerID: "salesforce", accessToken: "t")
+        func allows(_ url: String, _ credential: Credential?, _ values: [String: String] = ["host": "login.salesforce.com"]) -> Bool {
+            salesforce.match(URL(string: url)!, placeholders: values).allows(URL(string: url)!.origin, for: credential)
+        }
+        #expect(allows("https://other.my.salesforce.com/services/data", issued), "the fixed pattern, whatever the values")
+        #expect(allows("https://test.salesforce.com/services/data", issued), "where it was issued, though {host} is login.salesforce.com now")
+        #expect(allows("https://TEST.salesforce.com./x", issued), "compared as origins")
+        #expect(!allows("https://evil.example/", issued, ["host": "evil.example"]), "a value given now moves nothing")
+        #expect(allows("https://evil.example/", nil), "not refused before the credential is read…")
+        #expect(!salesforce.match(URL(string: "https://evil.example/")!, placeholders: [:]).outright, "…nor allowed outright")
+        #expect(!allows("https://login.salesforce.com/x", legacy), "nothing recorded: no origin with a placeholder, whatever the values")
+        #expect(allows("https://acme.my.salesforce.com/x", legacy), "one without a placeholder still")
+        #expect(salesforce.shown(for: issued, placeholders: [:]) == ["https://*.my.salesforce.com", "https://acme.my.salesforce.com", "https://test.salesforce.com"])
+        #expect(salesforce.shown(for: legacy, placeholders: [:]) == ["https://*.my.salesforce.com"])
     }
 
     @Test(arguments: [
@@ -114,7 +143,9 @@ import Testing
         #expect(String(decoding: try written.encodedAsFile(), as: UTF8.self).contains("https://api.p.example"))
         for (api, field, problem) in [(#""api": {"origins": ["https://api.p.example/v1"]}"#, "api.origins[0]", "is not an origin"),
                                       (#""api": {"origins": ["https://a.p.example", "https://{tenant}.p.example"]}"#, "api.origins[1]", "'{tenant}' is not a declared placeholder"),
-                                      (#""api": {"origins": []}"#, "api.origins", "lists no origin")] {
+                                      (#""api": {"origins": []}"#, "api.origins", "lists no origin"),
+                                      (#""placeholders": {"region": {}}, "api": {"origins": ["https://{region}.api.p.example"]}"#, "api.origins[0]",
+                                       "'{region}' is in no token endpoint's host")] {
             #expect {
                 try descriptor(api)
             } throws: { error in
@@ -148,12 +179,16 @@ import Testing
         let credential = Credential(providerID: "qiita", accessToken: "api-secret")
         try await store.save(credential)
         let source = CredentialSource(authenticator: client, store: store, key: credential.key, httpClient: transport)
-        await #expect(throws: AuthKitError.outsideProviderAPI(url: "https://qiita.com.evil.example", providerID: "qiita", origins: "https://qiita.com")) {
+        await #expect(throws: AuthKitError.outsideProviderAPI(url: "https://qiita.com.evil.example", providerID: "qiita", origins: ["https://qiita.com"])) {
             _ = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://qiita.com.evil.example/api/v2/items?page=2")!))
         }
         #expect(transport.count == 0)
-        let error = AuthKitError.outsideProviderAPI(url: "https://qiita.com.evil.example", providerID: "qiita", origins: "https://qiita.com")
-        #expect(error.description.contains("is not where qiita's API lives (https://qiita.com)") && !error.description.contains("api-secret"))
+        do {
+            _ = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://qiita.com.evil.example/x")!))
+        } catch {
+            #expect("\(error)".contains("https://qiita.com.evil.example is not where qiita's API lives for this credential (https://qiita.com)")
+                    && !"\(error)".contains("api-secret"), "\(error)")
+        }
         // Its own API gets the request, with the credential.
         let (response, _) = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://qiita.com/api/v2/items")!))
         #expect(response.status == .ok && transport.count == 1)
@@ -176,10 +211,35 @@ import Testing
             _ = try await source(host: "evil.example").send(HTTPRequest(method: .get, url: URL(string: "https://evil.example/api/v4/user")!))
         } throws: { error in
             guard case AuthKitError.outsideProviderAPI(_, _, let origins) = error else { return false }
-            return origins.contains("when its token endpoint was https://git.example.com")
+            return origins == ["https://git.example.com"]
         }
         #expect(transport.count == 0)
         let (response, _) = try await source(host: "git.example.com").send(HTTPRequest(method: .get, url: URL(string: "https://git.example.com/api/v4/user")!))
         #expect(response.status == .ok && transport.count == 1)
+    }
+
+    /// A credential stored before endpoint origins were recorded goes to no
+    /// origin made of a placeholder, nor is it refreshed where one points:
+    /// the value in effect could name any host, and the refresh would carry
+    /// the refresh token and client secret there.
+    @Test func aCredentialWithoutRecordedOriginsGoesNowhereAPlaceholderPoints() async throws {
+        let transport = ScriptedTransport { _ in .json(#"{"access_token":"new","token_type":"Bearer"}"#) }
+        let gitlab = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "gitlab-self-managed")
+        let store = InMemoryCredentialStore()
+        let legacy = Credential(providerID: "gitlab-self-managed", accessToken: "gitlab-secret", refreshToken: "r")
+        try await store.save(legacy)
+        let client = try OAuth2Client(descriptor: gitlab, settings: ClientSettings(clientID: "app", clientSecret: "s", placeholders: ["host": "evil.example"]),
+                                      httpClient: transport)
+        let source = CredentialSource(authenticator: client, store: store, key: legacy.key, httpClient: transport)
+        do {
+            _ = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://evil.example/api/v4/user")!))
+            Issue.record("sent")
+        } catch {
+            #expect("\(error)".contains("records no origin it was issued at") && "\(error)".contains("Sign in again"), "\(error)")
+        }
+        await #expect(throws: AuthKitError.signInRequired(legacy.key, reason: .endpointChanged(origin: "https://evil.example"))) {
+            _ = try await client.refresh(legacy)
+        }
+        #expect(transport.count == 0)
     }
 }

@@ -158,7 +158,7 @@ public struct CredentialSource: Sendable {
     /// The credential goes only to the provider's API, the origins its
     /// descriptor lists in `api.origins` (and loopback, for a local mock):
     /// another URL throws ``AuthKitError/outsideProviderAPI(url:providerID:origins:)``
-    /// before the credential is read. Within that, it goes only to the
+    /// before the credential is refreshed or sent. Within that, it goes only to the
     /// request's own origin: with
     /// `followRedirects`, a redirect there is followed with it (re-signed for
     /// OAuth 1.0a), one to another origin without it, and none from https to
@@ -199,11 +199,10 @@ public struct CredentialSource: Sendable {
         // Refused before a refresh could send anything over plain http.
         guard request.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: request.displayURL) }
         // And outside the provider's API (a `next` link an answer gave, a
-        // mistyped host), before the credential is read or refreshed.
-        try checkAPIOrigin(of: request.target.url)
+        // mistyped host), before the credential is refreshed.
+        try await checkAPIOrigin(of: request.target.url)
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
-        try checkAPIOrigin(of: request.target.url, for: credential)
         var opened = try await open(request, with: credential, until: end, policy: policy)
         if opened.status == 401, opened.url.origin == request.target.origin,
            BearerChallenge(fields: opened.headers[values: .wwwAuthenticate])?.error == "invalid_token",
@@ -229,30 +228,23 @@ public struct CredentialSource: Sendable {
         return (HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers), opened.bounded(until: end, allowed: policy.deadline), opened.url)
     }
 
-    /// Refuses `url` outside the provider's API (`api.origins`), with the
-    /// placeholders of these settings filled in.
-    ///
-    /// Given the credential, an origin with a placeholder must also be the
-    /// one it was signed in with: the settings of this run could name any
-    /// host (`--placeholder host=evil.example`, a changed variable), and the
-    /// credential recorded its token endpoints' origins when issued
-    /// (``Credential/endpointOrigins``), which the same values must make again.
-    package func checkAPIOrigin(of url: URL, for credential: Credential? = nil) throws {
+    /// Refuses `url` outside the provider's API (``APIOrigins``), before
+    /// anything is sent: an origin without a placeholder is allowed
+    /// outright; one with a placeholder only where the stored credential was
+    /// issued, which is read (not refreshed: a refresh would send the
+    /// refresh token first) only then.
+    package func checkAPIOrigin(of url: URL) async throws {
         let descriptor = authenticator.descriptor
-        guard descriptor.apiOrigins.isRestricted, !url.isLoopback else { return }
-        var placeholders = descriptor.placeholders.compactMapValues(\.default)
-        placeholders.merge(authenticator.settings.placeholders ?? [:]) { $1 }
-        guard descriptor.apiOrigins.allow(url, placeholders: placeholders) else {
-            throw AuthKitError.outsideProviderAPI(url: url.origin, providerID: descriptor.id,
-                                                  origins: descriptor.apiOrigins.shown(placeholders: placeholders))
+        let values = descriptor.placeholderValues(settings: authenticator.settings)
+        let match = descriptor.apiOrigins.match(url, placeholders: values)
+        guard !match.outright else { return }
+        guard match.withPlaceholder else {
+            throw AuthKitError.outsideProviderAPI(url: url.origin, providerID: descriptor.id, origins: descriptor.apiOrigins.shown(placeholders: values))
         }
-        if descriptor.apiOrigins.usesPlaceholders, let credential, let issued = credential.endpointOrigins, !issued.isEmpty,
-           Set(issued) != Set(descriptor.tokenEndpointOrigins(placeholderValues: placeholders)) {
-            throw AuthKitError.outsideProviderAPI(
-                url: url.origin, providerID: descriptor.id,
-                origins: "\(descriptor.apiOrigins.shown(placeholders: [:])) with the placeholder values \(credential.key) was signed in with, "
-                    + "when its token endpoint was \(issued.joined(separator: ", ")); the values given now differ")
-        }
+        // Nothing stored: `current()` says so.
+        guard let stored = try await store.credential(for: key), !match.allows(url.origin, for: stored) else { return }
+        throw AuthKitError.outsideProviderAPI(url: url.origin, providerID: descriptor.id,
+                                              origins: descriptor.apiOrigins.shown(for: stored, placeholders: values))
     }
 
     private func open(_ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,

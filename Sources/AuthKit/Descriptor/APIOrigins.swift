@@ -4,19 +4,29 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Where a provider's API lives: the descriptor's `api.origins`, so that
-/// `authkit request` and `authkit token header` send a stored credential only
-/// there, and a mistyped or planted URL (`https://qitta.com/…`, a link pasted
-/// from somewhere) gets an error instead of the user's token.
+/// Where a provider's API lives: the descriptor's `api.origins`. A stored
+/// credential is sent nowhere else (``CredentialSource``, and `authkit
+/// request` and `token header` before they read the store), so a mistyped
+/// or planted URL (`https://qitta.com/…`, a link an API answer gave) gets an
+/// error instead of the user's token.
 ///
 /// Each entry is an origin (RFC 6454 §4: scheme, host and port; no path),
 /// optionally with `*.` before the host for any subdomain of it
 /// (`https://*.googleapis.com` matches `https://people.googleapis.com`, not
 /// `https://googleapis.com`), and with the descriptor's `{placeholders}` in
-/// the host (`https://{host}` for a self-hosted GitLab). A descriptor without
-/// the field (one `providers add` wrote) restricts nothing. A loopback URL is
-/// always allowed: a local mock of the API is the common test, and a
-/// process that listens there is already on the user's machine.
+/// the host (`https://{host}` for a self-hosted GitLab).
+///
+/// An origin with a placeholder depends on settings, which a command line or
+/// an environment can name anything in (`--placeholder host=evil.example`).
+/// So it lets a credential through only where that credential was issued:
+/// its ``Credential/endpointOrigins``, recorded at the sign-in from the same
+/// values. A credential stored before those were recorded goes only to the
+/// origins without a placeholder; signing in again records them.
+///
+/// A descriptor without the field (one `providers add` wrote) restricts
+/// nothing. A loopback URL is always allowed: a local mock of the API is the
+/// common test, and a process that listens there is already on the user's
+/// machine.
 package struct APIOrigins: Sendable, Hashable {
     /// As written in the file.
     package var patterns: [String]
@@ -28,32 +38,75 @@ package struct APIOrigins: Sendable, Hashable {
     /// The descriptor names its API's origins, so others are refused.
     package var isRestricted: Bool { !patterns.isEmpty }
 
-    /// Whether a credential may be sent to `url`: one of the origins, with
-    /// each `{name}` filled from `placeholders` (see ``filled(_:placeholders:)``),
-    /// or a loopback address.
-    package func allow(_ url: URL, placeholders: [String: String]) -> Bool {
-        guard isRestricted, !url.isLoopback else { return true }
-        let target = url.origin
-        return patterns.contains { pattern in
-            Self.filled(pattern, placeholders: placeholders).map { Self.matches(target, pattern: $0) } ?? false
+    /// How a URL stands to the listed origins.
+    package struct Match: Sendable, Equatable {
+        /// Allowed whatever the credential: loopback, no list, or an origin
+        /// without a placeholder.
+        package var outright: Bool
+        /// An origin with a placeholder has this URL's shape: allowed for a
+        /// credential issued there.
+        package var withPlaceholder: Bool
+        /// An origin with a placeholder, filled with the values in effect, is
+        /// this URL's (what the command line shows; never enough on its own).
+        package var byValuesInEffect: Bool
+
+        /// Allowed for `credential` (`nil`: not read yet, so only what no
+        /// credential could allow is refused).
+        package func allows(_ origin: String, for credential: Credential?) -> Bool {
+            if outright { return true }
+            guard withPlaceholder else { return false }
+            guard let credential else { return true }
+            // Nothing recorded (a store from before AuthKit recorded it): the
+            // values in effect could name any host, so no such origin is allowed.
+            guard let issued = credential.endpointOrigins, let wanted = APIOrigins.normalizedOrigin(origin) else { return false }
+            return issued.contains { APIOrigins.normalizedOrigin($0) == wanted }
         }
     }
 
-    /// Some pattern has a `{placeholder}`: its origin depends on settings.
-    package var usesPlaceholders: Bool { patterns.contains { $0.contains("{") } }
+    /// How `url` stands to the origins, with `{name}`s filled from `placeholders`.
+    package func match(_ url: URL, placeholders: [String: String]) -> Match {
+        guard isRestricted, !url.isLoopback else { return Match(outright: true, withPlaceholder: false, byValuesInEffect: false) }
+        guard let target = Self.authority(of: url) else { return Match(outright: false, withPlaceholder: false, byValuesInEffect: false) }
+        var match = Match(outright: false, withPlaceholder: false, byValuesInEffect: false)
+        for pattern in patterns {
+            guard let template = Self.template(pattern), template.scheme == target.scheme else { continue }
+            if !pattern.contains("{") {
+                match.outright = match.outright || Self.glob(template.authority[...], target.authority[...])
+                continue
+            }
+            match.withPlaceholder = match.withPlaceholder || Self.glob(template.authority[...], target.authority[...])
+            if let filled = Self.filled(pattern, placeholders: placeholders), let made = Self.template(filled) {
+                match.byValuesInEffect = match.byValuesInEffect || Self.glob(made.authority[...], target.authority[...])
+            }
+        }
+        return match
+    }
 
     /// The origins as a user reads them, placeholders filled where known.
-    package func shown(placeholders: [String: String]) -> String {
-        patterns.map { Self.filled($0, placeholders: placeholders) ?? $0 }.joined(separator: ", ")
+    package func shown(placeholders: [String: String]) -> [String] {
+        patterns.map { Self.filled($0, placeholders: placeholders) ?? $0 }
+    }
+
+    /// The origins `credential` may go to, for an error: those without a
+    /// placeholder, and where it was issued that one with a placeholder has
+    /// the shape of.
+    package func shown(for credential: Credential, placeholders: [String: String]) -> [String] {
+        let fixed = patterns.filter { !$0.contains("{") }
+        guard let issued = credential.endpointOrigins else { return fixed }
+        let signedIn = issued.filter { origin in
+            URL(string: origin).map { match($0, placeholders: [:]).withPlaceholder } ?? false
+        }
+        return fixed + signedIn
     }
 
     /// `pattern` with each `{name}` filled in, or nil when one has no value or
     /// a value that is not what it stands for. A value stands for host
-    /// labels (letters, digits, `-` and `.`): `evil.example/` in
+    /// labels (letters, digits, `-`, `_` and `.`): `evil.example/` in
     /// `https://{region}.api.example` would otherwise end the host early and
     /// drop the provider's domain. Only a placeholder that ends the pattern
-    /// (`https://{host}`) may add a port, and a path, which the origin leaves
-    /// out (a GitLab under a relative URL root: `git.example.com/gitlab`).
+    /// (`https://{host}`) may be an IPv6 literal, add a port, and a path,
+    /// which the origin leaves out (a GitLab under a relative URL root:
+    /// `git.example.com/gitlab`).
     static func filled(_ pattern: String, placeholders: [String: String]) -> String? {
         var result = ""
         var rest = Substring(pattern)
@@ -61,14 +114,8 @@ package struct APIOrigins: Sendable, Hashable {
             result += rest[..<open]
             guard let value = placeholders[String(rest[rest.index(after: open)..<close])] else { return nil }
             rest = rest[rest.index(after: close)...]
-            var authority = Substring(value)
-            if rest.isEmpty, let slash = value.firstIndex(of: "/") { authority = value[..<slash] }
-            var host = authority
-            if rest.isEmpty, let colon = authority.firstIndex(of: ":") {
-                guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else { return nil }
-                host = authority[..<colon]
-            }
-            guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }) else { return nil }
+            let authority = rest.isEmpty ? Substring(value).prefix { $0 != "/" } : Substring(value)
+            guard !authority.isEmpty, rest.isEmpty ? isHostValue(authority) : authority.allSatisfy(isLabelCharacter) else { return nil }
             result += authority
         }
         return result + rest
@@ -76,56 +123,98 @@ package struct APIOrigins: Sendable, Hashable {
 
     /// Why `pattern` is not an origin pattern, or nil. Placeholders are
     /// checked by the caller; here each stands for a host.
-    package static func problem(_ pattern: String) -> String? {
+    static func problem(_ pattern: String) -> String? {
         var sample = pattern
         for name in Set(DescriptorValidator.variables(in: pattern)) { sample = sample.replacing("{\(name)}", with: "p.example") }
+        let shown = DisplayText.sanitized(pattern, limit: 80)
         let example = "e.g. https://api.example.com or https://*.example.com"
-        guard let parsed = parse(sample) else {
-            return "'\(DisplayText.sanitized(pattern, limit: 80))' is not an origin (scheme, ASCII host and optional port, with no path); \(example)."
+        let wildcard = template(sample)?.authority.hasPrefix("*.") ?? false
+        guard let template = template(sample), isHostValue(template.authority.dropFirst(wildcard ? 2 : 0)) else {
+            return "'\(shown)' is not an origin (scheme, ASCII host and optional port, with no path); \(example)."
         }
-        guard parsed.scheme == "https" || DescriptorValidator.isLoopback(host: parsed.host) else {
-            return "'\(DisplayText.sanitized(pattern, limit: 80))' is not https: a credential goes over plain http only to this machine; \(example)."
+        let host = hostPart(of: template.authority.dropFirst(wildcard ? 2 : 0))
+        guard template.scheme == "https" || DescriptorValidator.isLoopback(host: String(host)) else {
+            return "'\(shown)' is not https: a credential goes over plain http only to this machine; \(example)."
         }
-        if parsed.wildcard, !parsed.host.contains(".") {
-            return "'\(DisplayText.sanitized(pattern, limit: 80))' would match every host under a top-level domain; name the provider's own domain after '*.'."
+        if wildcard, !host.contains(".") {
+            return "'\(shown)' would match every host under a top-level domain; name the provider's own domain after '*.'."
         }
         return nil
     }
 
-    /// Whether the origin `target` (as `URL.origin` writes it) is `pattern`'s.
-    static func matches(_ target: String, pattern: String) -> Bool {
-        guard let want = parse(pattern), let have = parse(target), !have.wildcard,
-              have.scheme == want.scheme, have.port == want.port else { return false }
-        guard want.wildcard else { return have.host == want.host }
-        return have.host.hasSuffix("." + want.host)
-    }
+    // MARK: - Matching
 
-    /// `scheme://[*.]host[:port]`, lowercased, without a final dot on the
-    /// host (it names the same host), the default port made explicit; nil
-    /// for anything with a path, query, fragment or user name, or a host
-    /// that is neither ASCII labels nor a bracketed IPv6 address (a
-    /// percent-encoded one included: URLs name hosts plainly).
-    private static func parse(_ text: String) -> (scheme: String, host: String, port: Int, wildcard: Bool)? {
+    /// `scheme` and `host[:port]` of a pattern, lowercased, without a final
+    /// dot on the host (it names the same host) or the scheme's default
+    /// port; nil for anything with a path, query, fragment or user name.
+    private static func template(_ text: String) -> (scheme: String, authority: String)? {
         let lowered = text.lowercased()
         let scheme: String
         if lowered.hasPrefix("https://") { scheme = "https" } else if lowered.hasPrefix("http://") { scheme = "http" } else { return nil }
-        var authority = Substring(lowered.dropFirst(scheme.count + 3))
-        var port = scheme == "https" ? 443 : 80
-        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
-            guard let number = Int(authority[authority.index(after: colon)...]), (1...65535).contains(number) else { return nil }
-            port = number
-            authority = authority[..<colon]
+        var authority = String(lowered.dropFirst(scheme.count + 3))
+        guard !authority.isEmpty, !authority.contains(where: { "/?#@\\ ".contains($0) }) else { return nil }
+        authority = normalized(authority, scheme: scheme)
+        return (scheme, authority)
+    }
+
+    /// `scheme://host[:port]` as ``template(_:)`` reads it, for comparing origins.
+    static func normalizedOrigin(_ origin: String) -> String? {
+        template(origin).map { "\($0.scheme)://\($0.authority)" }
+    }
+
+    /// `authority` without its port.
+    private static func hostPart(of authority: Substring) -> Substring {
+        guard let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") else { return authority }
+        return authority[..<colon]
+    }
+
+    /// `url`'s origin as ``template(_:)`` writes a pattern's.
+    private static func authority(of url: URL) -> (scheme: String, authority: String)? {
+        template(url.origin)
+    }
+
+    private static func normalized(_ authority: String, scheme: String) -> String {
+        var host = hostPart(of: authority[...])
+        var port = String(authority[host.endIndex...])
+        if port == (scheme == "https" ? ":443" : ":80") { port = "" }
+        if host.hasSuffix(".") { host = host.dropLast() }
+        return host + port
+    }
+
+    /// Whether `text` is `template`, where `*` (before the first `.`) and
+    /// each `{name}` stand for one or more characters of host labels, and a
+    /// `{name}` that ends the template also for an IPv6 literal or a port.
+    private static func glob(_ template: Substring, _ text: Substring) -> Bool {
+        guard let first = template.first else { return text.isEmpty }
+        if first == "*" || first == "{" {
+            let rest = first == "*" ? template.dropFirst() : template[template.index(after: template.firstIndex(of: "}") ?? template.startIndex)...]
+            var taken = text.startIndex
+            while taken < text.endIndex {
+                taken = text.index(after: taken)
+                let part = text[..<taken]
+                let fits = first == "{" && rest.isEmpty ? isHostValue(part) : part.allSatisfy(isLabelCharacter)
+                if fits, glob(rest, text[taken...]) { return true }
+            }
+            return false
         }
-        let wildcard = authority.hasPrefix("*.")
-        if wildcard { authority = authority.dropFirst(2) }
-        if authority.hasSuffix(".") { authority = authority.dropLast() }
-        if authority.hasPrefix("[") {
-            guard !wildcard, authority.hasSuffix("]"), authority.count > 2,
-                  authority.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
-        } else {
-            let labels = authority.split(separator: ".", omittingEmptySubsequences: false)
-            guard labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") } }) else { return nil }
+        guard let next = text.first, next == first else { return false }
+        return glob(template.dropFirst(), text.dropFirst())
+    }
+
+    /// Letters, digits, `-`, `_` and `.`, ASCII: what host names are written with.
+    private static func isLabelCharacter(_ character: Character) -> Bool {
+        character.isASCII && DescriptorValidator.isHostNameCharacter(character)
+    }
+
+    /// A host (labels, or an IPv6 literal in brackets) with an optional port.
+    private static func isHostValue(_ text: Substring) -> Bool {
+        let host = hostPart(of: text)
+        if host.endIndex < text.endIndex {
+            guard let port = Int(text[text.index(after: host.endIndex)...]), (1...65535).contains(port) else { return false }
         }
-        return (scheme, String(authority), port, wildcard)
+        if host.hasPrefix("[") {
+            return host.hasSuffix("]") && host.count > 2 && host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        }
+        return !host.isEmpty && host.allSatisfy(isLabelCharacter) && !host.hasPrefix(".") && !host.contains("..")
     }
 }

@@ -1185,7 +1185,7 @@ enum BundledDescriptors {
   "_comment": "Sources read (excerpts): help.salesforce.com 'OAuth 2.0 Web Server Flow for Web App Integration' and 'OAuth 2.0 Refresh Token Flow for Renewed Sessions'; developer.salesforce.com REST API guide (web server flow, Japanese edition). HOST: {host} is login.salesforce.com (production), test.salesforce.com (sandbox) or the org's My Domain (MyDomainName.my.salesforce.com). CLIENT: a connected app (or external client app); consumer key = client id, consumer secret = client secret. AUTHORIZE: https://{host}/services/oauth2/authorize with response_type=code, client_id, redirect_uri (the app's callback URL), optional code_challenge, state, scope, display, immediate, prompt. PKCE: supported and recommended ('use the web server flow with PKCE'); if code_challenge was sent and code_verifier is missing the exchange fails with invalid_grant; the connected app can be set to require PKCE (not confirmed) — S256. TOKEN: POST https://{host}/services/oauth2/token, form: grant_type=authorization_code, code, client_id, client_secret, redirect_uri, code_verifier (post). ANSWER: access_token, refresh_token (only if the refresh_token/offline_access scope is granted), instance_url (the org's API host, to be used for all API calls), id (identity URL), token_type Bearer, issued_at (ms), signature, scope — and NO expires_in: the lifetime is the connected app's session timeout, unknown to the client (the session timeout is set per connected app, profile or org, 'Valid values: 15, 30, 60, 120, 240, 480, 720, 1440' minutes, default two hours; so refreshPolicy.assumedLifetimeSeconds has a token with a refresh token refreshed once 15 minutes old, the shortest, where it would otherwise be used until refused). REFRESH: grant_type=refresh_token at the token URL; refresh-token policy is set per app by the admin (valid until revoked, expire after N, expire if unused); with 'refresh token rotation' enabled each refresh returns a new refresh token and invalidates the old one, which AuthKit keeps (a refresh_token in any answer replaces the stored one). REVOCATION: POST https://{host}/services/oauth2/revoke with form token=… (an access or refresh token), 200 on success — from Salesforce's 'Revoke OAuth Tokens' help page as commonly quoted, not re-read here. REDIRECT: the redirect_uri must match the connected app's callback URL (several may be listed); http is accepted for localhost (not confirmed for 127.0.0.1 or varying ports) — register http://localhost:8765/callback. DEVICE GRANT: Salesforce has a device flow, requested at the TOKEN endpoint with response_type=device_code (not an RFC 8628 device endpoint) — not confirmed in detail. OIDC: issuer https://login.salesforce.com (or the My Domain), discovery https://{host}/.well-known/openid-configuration — not set (issuer.identifier takes no placeholder).",
   "placeholders": {
     "host": {
-      "description": "login.salesforce.com, test.salesforce.com (sandbox) or your My Domain host (MyDomainName.my.salesforce.com)",
+      "description": "your My Domain host (MyDomainName.my.salesforce.com), where the API calls of a credential signed in there may go; or login.salesforce.com, test.salesforce.com (sandbox)",
       "default": "login.salesforce.com"
     }
   },
@@ -1247,7 +1247,7 @@ enum BundledDescriptors {
   "refreshPolicy": {
     "assumedLifetimeSeconds": 900
   },
-  "api": { "origins": ["https://{host}", "https://*.my.salesforce.com"] }
+  "api": { "origins": ["https://{host}"] }
 }
 """#),
         ("slack.json", #"""

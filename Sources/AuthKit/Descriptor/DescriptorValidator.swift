@@ -60,9 +60,18 @@ package struct DescriptorValidator: Sendable {
             if origins.isEmpty {
                 issue("api.origins", "lists no origin; list where the provider's API lives (e.g. [\"https://api.example.com\"]), or leave \"api\" out to allow any.")
             }
+            // An origin with a placeholder is allowed where a credential was
+            // issued (see APIOrigins), so its placeholders must name those hosts.
+            let issuing = [descriptor.token?.url, descriptor.followUp?.url, descriptor.refresh?.url, descriptor.revocation?.url,
+                           descriptor.oauth1?.accessTokenURL, descriptor.oauth1?.invalidateTokenURL]
+                .compactMap { $0.flatMap(PlaceholderValue.hostTemplate(in:)) }
             for (index, pattern) in origins.enumerated() {
-                for name in Self.variables(in: pattern) where !declared.contains(name) {
-                    issue("api.origins[\(index)]", "'{\(DisplayText.sanitized(name, limit: 40))}' is not a declared placeholder; declare it under \"placeholders\".")
+                for name in Self.variables(in: pattern) {
+                    if !declared.contains(name) {
+                        issue("api.origins[\(index)]", "'{\(DisplayText.sanitized(name, limit: 40))}' is not a declared placeholder; declare it under \"placeholders\".")
+                    } else if !issuing.contains(where: { $0.contains("{\(name)}") }) {
+                        issue("api.origins[\(index)]", "'{\(name)}' is in no token endpoint's host, so no credential is issued there; an origin with a placeholder lets a credential go only where it was issued. Write the origin out, or use a placeholder of the token URL's host.")
+                    }
                 }
                 if let problem = APIOrigins.problem(pattern) { issue("api.origins[\(index)]", problem) }
             }

@@ -21,10 +21,23 @@ public struct ProviderCatalog: Sendable {
         /// The file's path; bundled descriptors show `(bundled) providers/<name>.json`.
         package var file: String { descriptor.source }
 
-        /// Hosts this descriptor sends to that the one it replaced did not, sorted.
+        /// Hosts this descriptor sends to that the one it replaced did not,
+        /// sorted; placeholders with defaults compared by their defaults, so
+        /// a changed default (`login.salesforce.com` made `evil.example`) counts.
         package var newHosts: [String] {
             guard let replaced else { return [] }
-            return descriptor.endpointHosts.subtracting(replaced.endpointHosts).sorted()
+            return descriptor.defaultedEndpointHosts.subtracting(replaced.defaultedEndpointHosts).sorted()
+        }
+
+        /// API origins this descriptor lets credentials go to that the one it
+        /// replaced did not (compared without case, defaults filled in); empty when it lists none
+        /// at all, so any origin; nil when it widens nothing.
+        package var addedAPIOrigins: [String]? {
+            guard let replaced, replaced.apiOrigins.isRestricted else { return nil }
+            guard descriptor.apiOrigins.isRestricted else { return [] }
+            let before = Set(replaced.apiOrigins.patterns.map(replaced.withDefaults))
+            let added = descriptor.apiOrigins.patterns.filter { !before.contains(descriptor.withDefaults($0)) }
+            return added.isEmpty ? nil : added
         }
     }
 

@@ -56,8 +56,8 @@ public struct ProviderDescriptor: Sendable, Hashable {
     package var device: DeviceEndpoint?
     /// When a credential of this provider is refreshed.
     public package(set) var refreshPolicy: RefreshPolicy
-    /// Where its API lives: the only origins the command line sends a stored
-    /// credential to (none listed: any).
+    /// Where its API lives: the only origins a stored credential is sent to
+    /// (``CredentialSource``, `authkit request`; none listed: any).
     package var apiOrigins: APIOrigins
 
     /// The provider offers the device authorization grant (RFC 8628): a
@@ -106,18 +106,12 @@ public struct ProviderDescriptor: Sendable, Hashable {
         self.apiOrigins = apiOrigins
     }
 
-    /// The origins of the token, follow-up, refresh and revocation endpoints
-    /// with `placeholderValues` filled in, sorted: what a credential records
-    /// as ``Credential/endpointOrigins`` when it is issued.
-    package func tokenEndpointOrigins(placeholderValues: [String: String]) -> [String] {
-        guard let token else { return [] }
-        let variables = TemplateVariables(values: placeholderValues, providerID: id, settings: Set(placeholderValues.keys))
-        let urls = [token.url] + [followUp, refresh, revocation].compactMap { $0?.url }
-        return Array(Set(urls.compactMap { template in
-            // Only the authority matters; run-time variables sit in paths and queries.
-            let host = template.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).prefix(3).joined(separator: "/")
-            return (try? variables.render(host, inURL: true, field: "url")).flatMap { URL(string: $0)?.origin }
-        })).sorted()
+    /// The value of each placeholder: `settings`' where it gives one, else
+    /// the descriptor's default.
+    package func placeholderValues(settings: ClientSettings) -> [String: String] {
+        var values = placeholders.compactMapValues(\.default)
+        for (name, value) in settings.placeholders ?? [:] where placeholders[name] != nil { values[name] = value }
+        return values
     }
 
     /// Reads and validates descriptor JSON, as if it were a file named `source`.
@@ -151,6 +145,20 @@ public struct ProviderDescriptor: Sendable, Hashable {
     /// The hosts of every endpoint, lowercased, with `{placeholders}` as written.
     package var endpointHosts: Set<String> {
         Set(endpointURLs.compactMap { PlaceholderValue.hostTemplate(in: $0).map { $0.lowercased() } })
+    }
+
+    /// ``endpointHosts`` with each placeholder's default filled in (one
+    /// without a default stays `{name}`): where a sign-in goes when nothing
+    /// is configured, so a file that changes only a default still moves it.
+    package var defaultedEndpointHosts: Set<String> {
+        Set(endpointHosts.map(withDefaults))
+    }
+
+    /// `text` with each `{name}` that has a default replaced by it, lowercased.
+    package func withDefaults(_ text: String) -> String {
+        var filled = text
+        for (name, spec) in placeholders { if let value = spec.default { filled = filled.replacing("{\(name)}", with: value) } }
+        return filled.lowercased()
     }
 
     /// Why `value` cannot fill placeholder `name`, or `nil` (``PlaceholderValue``).

@@ -49,9 +49,10 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     case insecureTransport(url: String)
     /// The request would carry the credential outside the provider's API:
     /// to an origin its descriptor's `api.origins` does not list (a URL from
-    /// an API answer, a mistyped host). `origins` are the listed ones, with
-    /// placeholders filled where set.
-    case outsideProviderAPI(url: String, providerID: String, origins: String)
+    /// an API answer, a mistyped host), or, for an origin with a placeholder,
+    /// to one the credential was not issued at. `url` is the request's origin;
+    /// `origins` are those the credential may go to.
+    case outsideProviderAPI(url: String, providerID: String, origins: [String])
     /// A credential store could not be read or written; `path` says which file.
     case store(path: String, reason: String)
     /// The credential can no longer be renewed: the user must sign in again.
@@ -181,9 +182,14 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             return "The answer from \(url) is larger than the \(limit) bytes allowed; reading stopped there."
         case .insecureTransport(let url):
             return "\(url) is plain http on a host that is not this machine; a credential is sent only over https (RFC 6750 §5.3; RFC 5849 §3.4.4 for PLAINTEXT), or over http to a loopback address (127.0.0.1 or any of 127.0.0.0/8, [::1]) or localhost."
+        case .outsideProviderAPI(let url, let providerID, let origins) where origins.isEmpty:
+            return "\(DisplayText.sanitized(url, limit: 200)) is not where \(providerID)'s API lives for this credential, which records no origin it was issued at "
+                + "(it was stored by an AuthKit that did not record them, and \(providerID)'s API origins depend on a placeholder), so it is not sent there. Sign in again to use it."
         case .outsideProviderAPI(let url, let providerID, let origins):
-            return "\(url) is not where \(providerID)'s API lives (\(origins)), so its credential is not sent there. "
-                + "If the API is there too, list that origin in the descriptor's api.origins."
+            return "\(DisplayText.sanitized(url, limit: 200)) is not where \(providerID)'s API lives for this credential "
+                + "(\(origins.map { DisplayText.sanitized($0, limit: 200) }.joined(separator: ", "))), so it is not sent there. "
+                + "Check the URL, and any placeholder value given (an origin with one is allowed where the credential was issued); "
+                + "if the API is there too, list that origin in the descriptor's api.origins."
         case .store(let path, let reason):
             return "Credential store \(path): \(reason)"
         case .signInRequired(let key, let reason):

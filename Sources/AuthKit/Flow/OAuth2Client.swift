@@ -59,10 +59,7 @@ public struct OAuth2Client: Authenticator {
             throw AuthKitError.missingSetting(providerID: descriptor.id, .clientID)
         }
         try Self.checkConfiguredRedirectURI(settings, descriptor: descriptor)
-        var placeholderValues = [String: String]()
-        for (name, spec) in descriptor.placeholders {
-            if let value = settings.placeholders?[name] ?? spec.default { placeholderValues[name] = value }
-        }
+        let placeholderValues = descriptor.placeholderValues(settings: settings)
         // A value from the caller (a descriptor's default was checked when
         // the file was loaded) must make a host where it stands in one: a
         // server app that takes `{team}` from a web form would otherwise send

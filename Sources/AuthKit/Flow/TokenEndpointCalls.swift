@@ -44,12 +44,25 @@ final class TokenEndpointCalls: Sendable {
         self.transport = transport
         self.now = now
         self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
-        self.endpointOrigins = descriptor.tokenEndpointOrigins(placeholderValues: placeholderValues)
+        let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id, settings: Set(placeholderValues.keys))
+        let urls = [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
+        self.endpointOrigins = Array(Set(urls.compactMap { template in
+            // Only the authority matters; run-time variables sit in paths and queries.
+            let host = template.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).prefix(3).joined(separator: "/")
+            return (try? variables.render(host, inURL: true, field: "url")).flatMap { URL(string: $0)?.origin }
+        })).sorted()
     }
 
     /// Refuses to send `credential`'s tokens to an origin it was not issued for.
+    /// A credential stored before AuthKit recorded its origins is sent only
+    /// where a descriptor without placeholders in its hosts points: a
+    /// placeholder's value given now could name any host.
     func checkOrigin(of request: OutgoingRequest, for credential: Credential) throws {
-        guard let allowed = credential.endpointOrigins, !allowed.contains(request.target.origin) else { return }
+        if let allowed = credential.endpointOrigins {
+            guard !allowed.contains(request.target.origin) else { return }
+        } else if !descriptor.endpointHosts.contains(where: { $0.contains("{") }) {
+            return
+        }
         throw AuthKitError.signInRequired(credential.key, reason: .endpointChanged(origin: request.target.origin))
     }
 

@@ -222,14 +222,7 @@ struct Request: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         let target = try TypedURL.url(url)
-        // Pointed at a sandbox, the credential is the sandbox's, and only the
-        // endpoints are rewritten, not this URL: a real API's URL went out
-        // with the sandbox's token (and failed, or was refused, out there).
-        if let sandbox = workspace.sandbox, target.origin != sandbox.origin {
-            throw CLIError("With a sandbox (\(sandbox.absoluteString)), the credential is the sandbox's and goes only to it: "
-                           + "send the request to its API, \(sandbox.appendingPathComponent("whoami").absoluteString) or …/echo, "
-                           + "not to \(target.redactedForLogs).")
-        }
+        try workspace.checkSandboxOrigin(target)
         // Plain http to another machine is refused as such when it is sent
         // (insecureTransport), whatever the descriptor lists.
         if target.allowsCredentials {

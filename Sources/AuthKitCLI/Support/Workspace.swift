@@ -65,38 +65,38 @@ struct Workspace {
     /// Refuses `url` when `providerID`'s descriptor names where its API
     /// lives (`api.origins`) and `url` is elsewhere: a mistyped host, or a
     /// URL pasted from someone else, must not receive the stored credential.
-    /// Nothing is read from the store for this, so it comes before any
-    /// refresh. With a sandbox, `Request` keeps the credential to it instead.
+    /// Nothing is read from the store for this, so it comes first, and says
+    /// how to add an origin; an origin with a placeholder, which depends on
+    /// where the credential was issued, is `CredentialSource`'s to check.
+    /// With a sandbox, ``checkSandboxOrigin(_:)`` keeps the credential to it instead.
     func checkAPIOrigin(_ url: URL, providerID: String, explicit: ClientSettings) throws {
         guard sandbox == nil, let descriptor = try? catalog.descriptor(id: providerID), descriptor.apiOrigins.isRestricted else { return }
-        var values = descriptor.placeholders.compactMapValues(\.default)
-        if let settings = try? ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment) {
-            values.merge(settings.placeholders ?? [:]) { $1 }
-        }
-        guard !descriptor.apiOrigins.allow(url, placeholders: values) else { return }
-        // A `{name}` with no value matches nothing: say how to give it, as the sign-in did.
-        let unset = Set(descriptor.apiOrigins.patterns.flatMap(DescriptorValidator.variables(in:))).subtracting(values.keys).sorted()
-        if let name = unset.first {
-            throw CLIError("\(descriptor.name)'s API lives at \(DisplayText.sanitized(descriptor.apiOrigins.shown(placeholders: values), limit: 300)), "
-                           + "and {\(name)} is not set, so the stored credential is not sent to \(DisplayText.sanitized(url.origin, limit: 120)). "
-                           + "Give it as at the sign-in: --placeholder \(name)=…, \(ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)) or config.json.")
-        }
+        // A config.json that cannot be read is reported as such, not as a missing origin.
+        let values = descriptor.placeholderValues(settings: try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment))
+        let match = descriptor.apiOrigins.match(url, placeholders: values)
+        guard !match.outright, !match.withPlaceholder else { return }
+        let origins = DisplayText.sanitized(descriptor.apiOrigins.shown(placeholders: values).joined(separator: ", "), limit: 300)
         let host = url.host(percentEncoded: true) ?? ""
         if host.contains("%") {
             throw CLIError("The URL's host '\(DisplayText.sanitized(host, limit: 120))' is percent-encoded; write it plainly "
-                           + "(\(descriptor.name)'s API lives at \(DisplayText.sanitized(descriptor.apiOrigins.shown(placeholders: values), limit: 300))).")
+                           + "(\(descriptor.name)'s API lives at \(origins)).")
         }
-        // An origin made of a placeholder's value: the value is the likelier slip.
-        let given = descriptor.apiOrigins.patterns.flatMap(DescriptorValidator.variables(in:)).sorted().first.map { name in
-            " ({\(name)} is '\(DisplayText.sanitized(values[name] ?? "", limit: 80))' here, from --placeholder, "
-                + "\(ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)), config.json or the descriptor's default: it must be the sign-in's)"
-        } ?? ""
         let file = descriptor.source.hasPrefix("(bundled)")
             ? "an override (authkit providers override \(descriptor.id) prints the file to edit)"
             : descriptor.source
         throw CLIError("\(DisplayText.sanitized(url.origin, limit: 120)) is not where \(descriptor.name)'s API lives "
-                       + "(\(DisplayText.sanitized(descriptor.apiOrigins.shown(placeholders: values), limit: 300)))\(given), so the stored credential is not sent there. "
+                       + "(\(origins)), so the stored credential is not sent there. "
                        + "Check the URL; if \(descriptor.name)'s API is there too, add \"\(DisplayText.sanitized(url.origin, limit: 120))\" to api.origins in \(file).")
+    }
+
+    /// With a sandbox, the credential is the sandbox's, and only the
+    /// endpoints are rewritten, not a URL the user gives: a real API's URL
+    /// would get the sandbox's token (and fail, or be refused, out there).
+    func checkSandboxOrigin(_ url: URL) throws {
+        guard let sandbox, url.origin != sandbox.origin else { return }
+        throw CLIError("With a sandbox (\(sandbox.absoluteString)), the credential is the sandbox's and goes only to it: "
+                       + "use its API, \(sandbox.appendingPathComponent("whoami").absoluteString) or …/echo, "
+                       + "not \(url.redactedForLogs).")
     }
 
     /// The descriptor for `id`. One that replaces a bundled descriptor and
@@ -106,16 +106,12 @@ struct Workspace {
         let descriptor = try catalog.descriptor(id: id)
         if let sandbox { return descriptor.pointed(atSandbox: sandbox) }
         if let entry = catalog.entry(id: id), !entry.newHosts.isEmpty {
-            Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.replaced?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.replaced.map { $0.endpointHosts.sorted().joined(separator: ", ") } ?? "?").")
+            Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.replaced?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.replaced.map { $0.defaultedEndpointHosts.sorted().joined(separator: ", ") } ?? "?").")
         }
         // So is one that lets credentials go to more API origins than the file it replaces.
-        if let entry = catalog.entry(id: id), let replaced = entry.replaced, replaced.apiOrigins.isRestricted {
-            let added = descriptor.apiOrigins.isRestricted
-                ? descriptor.apiOrigins.patterns.filter { !replaced.apiOrigins.patterns.contains($0) }.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", ")
-                : "any origin (it lists no api.origins)"
-            if !added.isEmpty {
-                Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and lets credentials go to \(added) as well as \(replaced.apiOrigins.patterns.joined(separator: ", ")).")
-            }
+        if let entry = catalog.entry(id: id), let replaced = entry.replaced, let added = entry.addedAPIOrigins {
+            let shown = added.isEmpty ? "any origin (it lists no api.origins)" : added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", ")
+            Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and lets credentials go to \(shown) as well as \(replaced.apiOrigins.patterns.joined(separator: ", ")).")
         }
         return descriptor
     }
@@ -223,7 +219,9 @@ struct Workspace {
         } catch let missing as AuthKitError where stored.kind == .oauth2 && descriptor.protocol == .oauth2 {
             // A token that is not due is sent without the client; a refresh says what is missing.
             guard case .missingSetting = missing else { throw missing }
-            authenticator = ClientlessAuthenticator(descriptor: descriptor, settings: explicit, missing: missing)
+            // With the settings in effect: its placeholders name the API's origins.
+            let settings = (try? ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment)) ?? explicit
+            authenticator = ClientlessAuthenticator(descriptor: descriptor, settings: settings, missing: missing)
         }
         return CredentialSource(authenticator: authenticator, store: ShieldedCredentialStore(base: store), key: key)
     }

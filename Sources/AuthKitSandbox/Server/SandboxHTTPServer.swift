@@ -170,9 +170,10 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
         body = Data()
         self.head = nil
         let reason = "request body over \(SandboxHTTPServer.maxBodyBytes) bytes"
+        // Logged before it is sent, as answered requests are: a client that
+        // reads the 413 and goes on finds it in the log.
+        server.refused("\(head.method.rawValue) \(head.uri.prefix { $0 != "?" })", 413, reason)
         answer = send(.empty(status: 413, step: "unknown", summary: reason), to: head, context: context)
-        let path = head.uri.prefix { $0 != "?" }
-        server.refused("\(head.method.rawValue) \(path)", 413, reason)
     }
 
     private func send(_ response: SandboxResponse, to head: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
@@ -197,7 +198,9 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         // NIO's error handler has answered 400 to a request it could not
-        // parse, unless an answer had begun (then nothing more is sent).
+        // parse (unless an answer of ours was still being written). Once
+        // ours is complete, what follows on the connection is not logged:
+        // it is closed after the one request it serves.
         if let error = error as? HTTPParserError, answer == nil {
             let reason = error == .headerOverflow ? "header section over NIO's 80 KiB" : "not a well-formed HTTP/1.1 request (\(error))"
             server.refused(head.map { "\($0.method.rawValue) \($0.uri.prefix { $0 != "?" })" }, 400, reason)

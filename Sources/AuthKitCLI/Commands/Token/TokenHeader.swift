@@ -45,24 +45,19 @@ struct TokenHeader: WorkspaceCommand {
         // Before anything is read or refreshed: the URL the header is for.
         if let url {
             let target = try Self.target(url)
-            // As `request` does: a sandbox's token goes to the sandbox only.
-            if let sandbox = workspace.sandbox, target.origin != sandbox.origin {
-                throw CLIError("With a sandbox (\(sandbox.absoluteString)), the credential is the sandbox's and goes only to it: "
-                               + "give a URL of its API, such as \(sandbox.appendingPathComponent("whoami").absoluteString), "
-                               + "not \(target.redactedForLogs).")
-            }
+            try workspace.checkSandboxOrigin(target)
             try workspace.checkAPIOrigin(target, providerID: account.provider, explicit: client.settings())
         }
         let body = try Request.signedForm(data)
         let source = try await workspace.source(account.key, explicit: client.settings())
+        // An origin with a placeholder: the stored credential's, before a refresh.
+        if let url { try await source.checkAPIOrigin(of: try Self.target(url)) }
         let credential = try await source.current()
         let authenticator = source.authenticator
         guard let url = url ?? (credential.kind == .oauth2 ? "https://example.invalid/" : nil) else {
             throw CLIError("An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'.")
         }
         let target = try Self.target(url)
-        // The placeholders given now must be the sign-in's (see CredentialSource.checkAPIOrigin).
-        if self.url != nil { try source.checkAPIOrigin(of: target, for: credential) }
         let method = method ?? (body == nil ? "GET" : "POST")
         guard let httpMethod = HTTPRequest.Method(method.uppercased()) else {
             throw CLIError("'\(DisplayText.sanitized(method, limit: 40))' is not an HTTP method (-X takes a name such as GET or POST).")
