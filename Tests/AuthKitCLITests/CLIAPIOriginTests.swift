@@ -100,5 +100,7 @@ import Testing
         let moved = try await CLIProcess.run(["authorize", "--provider", "salesforce", "--manual"], environment: environment)
         #expect(moved.stderr.contains("note: 'salesforce' comes from \(file.path)") && moved.stderr.contains("sends to evil.example instead of login.salesforce.com"),
                 "\(moved.stderr)")
+        // Its API origin, https://{host}, is where a credential was issued: no note claims it widened.
+        #expect(!moved.stderr.contains("lets credentials go to"), "\(moved.stderr)")
     }
 }

@@ -65,6 +65,27 @@ import Glibc
         #expect(given.status == 0 && given.stderr.contains("/ghe.example/login/oauth/authorize?"), "\(given.stderr)")
     }
 
+    /// A provider whose descriptor names no redirect port (Google, GitHub)
+    /// signs in on a free port, as `authorize` does: `sandbox try` passed its
+    /// redirect URI on, which fixed port 80, so it failed for anyone but root
+    /// and when another run held that port. The port is held here, if this
+    /// process may bind it, during the run.
+    @Test func sandboxTryTakesAFreePortWhereTheDescriptorNamesNone() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-free-port")
+        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(held) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(80).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = listen(held, 1)
+        let result = try await CLIProcess.run(["sandbox", "try", "--provider", "google", "--deterministic"], environment: ["AUTHKIT_HOME": home.path], timeout: 90)
+        #expect(result.status == 0 && result.stdout.contains(#""account":"alice""#), "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("the loopback listener waits at http://127.0.0.1/callback on a free port"), "\(result.stdout)")
+        #expect(!result.stderr.contains("redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&"), "the redirect URI named no port: \(result.stderr)")
+    }
+
     /// Instagram redirects to https://localhost, which no loopback listener
     /// receives: `sandbox try` refused it ("test it with the library"). The
     /// scripted browser now hands the redirect back as the app's web view

@@ -242,4 +242,30 @@ import Testing
         }
         #expect(transport.count == 0)
     }
+
+    /// Where a credential was issued is recorded at the sign-in and kept: a
+    /// refresh made with other placeholder values (here one in the
+    /// revocation's host) does not add the host they name, which its API
+    /// calls and its revocation could then reach.
+    @Test func aRefreshKeepsTheOriginsTheSignInRecorded() async throws {
+        let transport = ScriptedTransport { _ in .json(#"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#) }
+        let acme = try ProviderDescriptor(json: Data("""
+            {"id": "acme", "protocol": "oauth2", "placeholders": {"tenant": {}},
+             "authorization": {"url": "https://auth.acme.example/a"}, "token": {"url": "https://auth.acme.example/token"},
+             "revocation": {"url": "https://{tenant}/revoke"}}
+            """.utf8))
+        let client = try OAuth2Client(descriptor: acme, settings: ClientSettings(clientID: "app", clientSecret: "s", placeholders: ["tenant": "evil.example"]),
+                                      httpClient: transport)
+        let issued = Credential(providerID: "acme", accessToken: "old", refreshToken: "r", endpointOrigins: ["https://auth.acme.example", "https://good.example"])
+        let refreshed = try await client.refresh(issued)
+        #expect(refreshed.accessToken == "new" && refreshed.endpointOrigins == ["https://auth.acme.example", "https://good.example"])
+        // And such a placeholder cannot be an API origin's: no credential is issued at the revocation's host.
+        #expect(throws: AuthKitError.self) {
+            try ProviderDescriptor(json: Data("""
+                {"id": "acme", "protocol": "oauth2", "placeholders": {"tenant": {}},
+                 "authorization": {"url": "https://auth.acme.example/a"}, "token": {"url": "https://auth.acme.example/token"},
+                 "revocation": {"url": "https://{tenant}/revoke"}, "api": {"origins": ["https://{tenant}"]}}
+                """.utf8))
+        }
+    }
 }

@@ -61,9 +61,10 @@ package struct DescriptorValidator: Sendable {
                 issue("api.origins", "lists no origin; list where the provider's API lives (e.g. [\"https://api.example.com\"]), or leave \"api\" out to allow any.")
             }
             // An origin with a placeholder is allowed where a credential was
-            // issued (see APIOrigins), so its placeholders must name those hosts.
-            let issuing = [descriptor.token?.url, descriptor.followUp?.url, descriptor.refresh?.url, descriptor.revocation?.url,
-                           descriptor.oauth1?.accessTokenURL, descriptor.oauth1?.invalidateTokenURL]
+            // issued (see APIOrigins), so its placeholders must name the host
+            // that issues it: the token endpoint's (OAuth 1.0a: the access
+            // token's). A revocation or refresh host alone is no such place.
+            let issuing = [descriptor.token?.url, descriptor.oauth1?.accessTokenURL]
                 .compactMap { $0.flatMap(PlaceholderValue.hostTemplate(in:)) }
             for (index, pattern) in origins.enumerated() {
                 for name in Self.variables(in: pattern) {

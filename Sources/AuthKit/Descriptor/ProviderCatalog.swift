@@ -30,13 +30,15 @@ public struct ProviderCatalog: Sendable {
         }
 
         /// API origins this descriptor lets credentials go to that the one it
-        /// replaced did not (compared without case, defaults filled in); empty when it lists none
-        /// at all, so any origin; nil when it widens nothing.
+        /// replaced did not (compared without case); empty when it lists none
+        /// at all, so any origin; nil when it widens nothing. A pattern with
+        /// a placeholder counts as written: where it allows depends on where
+        /// a credential was issued, which ``newHosts`` covers.
         package var addedAPIOrigins: [String]? {
             guard let replaced, replaced.apiOrigins.isRestricted else { return nil }
             guard descriptor.apiOrigins.isRestricted else { return [] }
-            let before = Set(replaced.apiOrigins.patterns.map(replaced.withDefaults))
-            let added = descriptor.apiOrigins.patterns.filter { !before.contains(descriptor.withDefaults($0)) }
+            let before = Set(replaced.apiOrigins.patterns.map { $0.lowercased() })
+            let added = descriptor.apiOrigins.patterns.filter { !before.contains($0.lowercased()) }
             return added.isEmpty ? nil : added
         }
     }

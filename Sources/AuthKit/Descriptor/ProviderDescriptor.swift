@@ -155,7 +155,7 @@ public struct ProviderDescriptor: Sendable, Hashable {
     }
 
     /// `text` with each `{name}` that has a default replaced by it, lowercased.
-    package func withDefaults(_ text: String) -> String {
+    func withDefaults(_ text: String) -> String {
         var filled = text
         for (name, spec) in placeholders { if let value = spec.default { filled = filled.replacing("{\(name)}", with: value) } }
         return filled.lowercased()

@@ -383,7 +383,11 @@ final class TokenEndpointCalls: Sendable {
             scopes: fields.scopes ?? previous?.scopes ?? requestedScopes,
             obtainedAt: receivedAt,
             rawFields: Self.merged(fields.raw, over: previous?.rawFields),
-            endpointOrigins: endpointOrigins,
+            // Where the credential was issued, recorded once: a refresh (or
+            // the sign-in's follow-up) keeps what the sign-in recorded, so
+            // placeholder values given at a refresh cannot add a host that
+            // its requests, its revocation or its API calls may then reach.
+            endpointOrigins: previous?.endpointOrigins ?? endpointOrigins,
             // A new refresh token brings its own lifetime; a kept one keeps its.
             refreshTokenExpiresAt: fields.refreshTokenExpiresIn.map { receivedAt.addingTimeInterval($0) }
                 ?? (fields.refreshToken == nil ? previous?.refreshTokenExpiresAt : nil))

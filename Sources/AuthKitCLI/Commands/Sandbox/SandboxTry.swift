@@ -90,8 +90,13 @@ struct SandboxTry: WorkspaceCommand {
             say("Sign in with a device code (\(descriptor.name) has no authorization endpoint): \(browser ? "enter the code on the sandbox's page in your browser" : "the sandbox approves it as \(options.defaultAccount) at the second poll").")
             arguments += ["--device"] + (browser ? [] : ["--no-browser"])
         } else if listened {
-            say("Sign in: the authorization request opens \(browser ? "in your browser" : "in a scripted browser"), the loopback listener waits at \(redirect.absoluteString).")
-            arguments += ["--redirect-uri", redirect.absoluteString] + (browser ? [] : ["--scripted-browser"])
+            // A descriptor that names no port lets the listener take any free
+            // one (RFC 8252 §7.3), as `authorize` does: passed as
+            // --redirect-uri, the URI would have fixed port 80 (which only
+            // root may bind, and two runs at once would contend for).
+            let anyPort = descriptor.redirect.portIsFlexible && port == nil
+            say("Sign in: the authorization request opens \(browser ? "in your browser" : "in a scripted browser"), the loopback listener waits at \(redirect.absoluteString)\(anyPort ? " on a free port" : "").")
+            arguments += (anyPort ? [] : ["--redirect-uri", redirect.absoluteString]) + (browser ? [] : ["--scripted-browser"])
         } else if browser {
             say("Sign in: open the authorization request in your browser and approve; it ends on \(redirect.absoluteString)…, which no listener receives: paste that URL here, as with the real \(descriptor.name) (--manual).")
             arguments += ["--redirect-uri", redirect.absoluteString, "--manual"]
