@@ -145,7 +145,7 @@ import Testing
                                       (#""api": {"origins": ["https://a.p.example", "https://{tenant}.p.example"]}"#, "api.origins[1]", "'{tenant}' is not a declared placeholder"),
                                       (#""api": {"origins": []}"#, "api.origins", "lists no origin"),
                                       (#""placeholders": {"region": {}}, "api": {"origins": ["https://{region}.api.p.example"]}"#, "api.origins[0]",
-                                       "'{region}' is in no token endpoint's host")] {
+                                       "must be the token endpoint's origin as written (https://p.example)")] {
             #expect {
                 try descriptor(api)
             } throws: { error in
@@ -235,7 +235,7 @@ import Testing
             _ = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://evil.example/api/v4/user")!))
             Issue.record("sent")
         } catch {
-            #expect("\(error)".contains("records no origin it was issued at") && "\(error)".contains("Sign in again"), "\(error)")
+            #expect("\(error)".contains("this one records no such origin") && "\(error)".contains("Sign in again"), "\(error)")
         }
         await #expect(throws: AuthKitError.signInRequired(legacy.key, reason: .endpointChanged(origin: "https://evil.example"))) {
             _ = try await client.refresh(legacy)

@@ -61,18 +61,21 @@ package struct DescriptorValidator: Sendable {
                 issue("api.origins", "lists no origin; list where the provider's API lives (e.g. [\"https://api.example.com\"]), or leave \"api\" out to allow any.")
             }
             // An origin with a placeholder is allowed where a credential was
-            // issued (see APIOrigins), so its placeholders must name the host
-            // that issues it: the token endpoint's (OAuth 1.0a: the access
-            // token's). A revocation or refresh host alone is no such place.
-            let issuing = [descriptor.token?.url, descriptor.oauth1?.accessTokenURL]
-                .compactMap { $0.flatMap(PlaceholderValue.hostTemplate(in:)) }
+            // issued (see APIOrigins): at the origin of the endpoint that
+            // issues it, the token endpoint's (OAuth 1.0a: the access
+            // token's). Written any other way (another host around the
+            // placeholder, a revocation's host), it could never allow a URL.
+            let issuing = [descriptor.token?.url, descriptor.oauth1?.accessTokenURL].compactMap { url -> String? in
+                guard let url, let host = PlaceholderValue.hostTemplate(in: url), let scheme = url.split(separator: ":").first else { return nil }
+                return "\(scheme)://\(host)".lowercased()
+            }
             for (index, pattern) in origins.enumerated() {
-                for name in Self.variables(in: pattern) {
-                    if !declared.contains(name) {
-                        issue("api.origins[\(index)]", "'{\(DisplayText.sanitized(name, limit: 40))}' is not a declared placeholder; declare it under \"placeholders\".")
-                    } else if !issuing.contains(where: { $0.contains("{\(name)}") }) {
-                        issue("api.origins[\(index)]", "'{\(name)}' is in no token endpoint's host, so no credential is issued there; an origin with a placeholder lets a credential go only where it was issued. Write the origin out, or use a placeholder of the token URL's host.")
-                    }
+                let names = Self.variables(in: pattern)
+                for name in names where !declared.contains(name) {
+                    issue("api.origins[\(index)]", "'{\(DisplayText.sanitized(name, limit: 40))}' is not a declared placeholder; declare it under \"placeholders\".")
+                }
+                if !names.isEmpty, names.allSatisfy(declared.contains), !issuing.contains(pattern.lowercased()) {
+                    issue("api.origins[\(index)]", "an origin with a placeholder lets a credential go only where it was issued, so it must be the token endpoint's origin as written (\(issuing.first ?? "none")); write any other origin out in full.")
                 }
                 if let problem = APIOrigins.problem(pattern) { issue("api.origins[\(index)]", problem) }
             }

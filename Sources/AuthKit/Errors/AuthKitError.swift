@@ -183,8 +183,9 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case .insecureTransport(let url):
             return "\(url) is plain http on a host that is not this machine; a credential is sent only over https (RFC 6750 §5.3; RFC 5849 §3.4.4 for PLAINTEXT), or over http to a loopback address (127.0.0.1 or any of 127.0.0.0/8, [::1]) or localhost."
         case .outsideProviderAPI(let url, let providerID, let origins) where origins.isEmpty:
-            return "\(DisplayText.sanitized(url, limit: 200)) is not where \(providerID)'s API lives for this credential, which records no origin it was issued at "
-                + "(it was stored by an AuthKit that did not record them, and \(providerID)'s API origins depend on a placeholder), so it is not sent there. Sign in again to use it."
+            return "\(DisplayText.sanitized(url, limit: 200)) is not where \(providerID)'s API lives for this credential: its API origins depend on where a "
+                + "credential was issued, and this one records no such origin (one stored by an AuthKit that did not record them records none), so it is not sent there. "
+                + "Sign in again to use it."
         case .outsideProviderAPI(let url, let providerID, let origins):
             return "\(DisplayText.sanitized(url, limit: 200)) is not where \(providerID)'s API lives for this credential "
                 + "(\(origins.map { DisplayText.sanitized($0, limit: 200) }.joined(separator: ", "))), so it is not sent there. "

@@ -43,15 +43,15 @@ struct TokenHeader: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         // Before anything is read or refreshed: the URL the header is for.
-        if let url {
-            let target = try Self.target(url)
-            try workspace.checkSandboxOrigin(target)
-            try workspace.checkAPIOrigin(target, providerID: account.provider, explicit: client.settings())
+        let given = try url.map(Self.target)
+        if let given {
+            try workspace.checkSandboxOrigin(given)
+            try workspace.checkAPIOrigin(given, providerID: account.provider, explicit: client.settings())
         }
         let body = try Request.signedForm(data)
         let source = try await workspace.source(account.key, explicit: client.settings())
         // An origin with a placeholder: the stored credential's, before a refresh.
-        if let url { try await source.checkAPIOrigin(of: try Self.target(url)) }
+        if let given { try await source.checkAPIOrigin(of: given) }
         let credential = try await source.current()
         let authenticator = source.authenticator
         guard let url = url ?? (credential.kind == .oauth2 ? "https://example.invalid/" : nil) else {
