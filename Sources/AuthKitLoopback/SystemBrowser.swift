@@ -28,7 +28,8 @@ import System
 /// POSIX_SPAWN_SETSIGDEF`): Foundation's `Process` on Linux hands the child
 /// the parent's blocked mask, so a `$BROWSER` wrapper that waits for its own
 /// child hangs and ignores `kill`. Its environment is the caller's without any
-/// `AUTHKIT_*` variable, which may hold client secrets.
+/// `AUTHKIT_*` variable, which may hold client secrets, handed over in
+/// swift-subprocess's typed form (see ``childEnvironmentVariables``).
 public struct SystemBrowser: Sendable {
     /// A browser command that could not be started or that reported failure.
     public struct LaunchError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -102,6 +103,23 @@ public struct SystemBrowser: Sendable {
         environment.filter { !$0.key.hasPrefix("AUTHKIT_") }
     }
 
+    /// ``childEnvironment`` as swift-subprocess takes it: the typed form, which
+    /// builds each `NAME=value` C string itself, terminated. (Its raw-bytes
+    /// form `strdup`s each entry, so an array without a final NUL was read
+    /// past its end, and heap bytes, which in this process may be secrets,
+    /// reached the browser.) What POSIX cannot pass is left out rather than
+    /// failing the launch: a name that is empty, holds `=` or starts with a
+    /// digit, and a NUL in a name or value.
+    var childEnvironmentVariables: [Environment.Key: String] {
+        var variables = [Environment.Key: String]()
+        for (name, value) in childEnvironment {
+            guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first),
+                  !name.utf8.contains(UInt8(ascii: "=")), !name.utf8.contains(0), !value.utf8.contains(0) else { continue }
+            variables[Environment.Key(stringLiteral: name)] = value
+        }
+        return variables
+    }
+
     /// Starts `command` (its first word searched in `PATH`) and watches it for
     /// ``failureWindow``: exit status 0 or still running is success; a
     /// non-zero exit (127: no such program) is failure. A browser that keeps
@@ -109,7 +127,7 @@ public struct SystemBrowser: Sendable {
     private func launch(_ command: [String]) async throws {
         let name = command[0]
         let exit = ProcessExitWatcher()
-        let environment = Environment.custom(childEnvironment.map { Array("\($0.key)=\($0.value)".utf8) })
+        let environment = Environment.custom(childEnvironmentVariables)
         let arguments = Arguments(Array(command.dropFirst()))
         Task.detached {
             do {

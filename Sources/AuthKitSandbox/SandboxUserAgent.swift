@@ -111,7 +111,9 @@ public struct SandboxUserAgent: UserAgent {
         var (status, location, page) = try await fetch(url)
         if status == 200, let request = Self.hiddenValue("request", in: page) {
             onStep?(.consented(decision, account: account))
-            let form = FormURLEncoding.encode([("request", request), ("account", account), ("decision", decision.rawValue)])
+            // The page's approval value goes back with the answer, as a browser's form sends it.
+            let form = FormURLEncoding.encode([("request", request), ("approval", Self.hiddenValue("approval", in: page) ?? ""),
+                                               ("account", account), ("decision", decision.rawValue)])
             let consent = URL(string: "/consent", relativeTo: url)!.absoluteURL
             (status, location, page) = try await fetch(consent, form: form)
         }

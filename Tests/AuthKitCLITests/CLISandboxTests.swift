@@ -131,7 +131,8 @@ import Glibc
         let page = try exchange("GET \(url.path)?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
         guard let range = page.body.range(of: #"name="request" value="[^"]+""#, options: .regularExpression) else { return nil }
         let request = page.body[range].dropFirst(#"name="request" value=""#.count).dropLast()
-        let form = FormURLEncoding.encode([("request", String(request)), ("account", account), ("decision", "approve")])
+        let approval = page.body.firstRange(of: #"name="approval" value=""#).map { String(page.body[$0.upperBound...].prefix { $0 != "\"" }) } ?? ""
+        let form = FormURLEncoding.encode([("request", String(request)), ("approval", approval), ("account", account), ("decision", "approve")])
         let answer = try exchange("POST /consent HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\nConnection: close\r\n\r\n\(form)")
         return answer.header("Location")
     }

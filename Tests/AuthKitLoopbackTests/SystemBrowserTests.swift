@@ -78,6 +78,46 @@ import Testing
         #expect(childEnvironment.contains("LANG=C.UTF-8"))
     }
 
+    /// Every variable the browser receives is the one meant, byte for byte,
+    /// over many launches (issue 44, item 1): unterminated raw entries were
+    /// read past their end, and 93 of 400 values arrived with heap bytes
+    /// appended. The script copies the environment it was started with
+    /// (`/proc/$$/environ`, NUL-separated, as execve received it).
+    @Test func theBrowserReceivesEachVariableByteForByte() async throws {
+        let (directory, script) = try makeScript("environ-browser", #"cat /proc/$$/environ > "$(dirname "$0")/environ-$ROUND_NAME""#)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = ["BROWSER": script, "PATH": "/usr/bin:/bin", "EMPTY": "", "EQUALS": "a=b=c", "SPACES": "  two  words ",
+                           "UNICODE": "café ☕ 日本", "AUTHKIT_CLIENT_SECRET": "never-passed"]
+        for index in 0..<33 {
+            // Lengths around allocation sizes, where reading past an end shows most.
+            environment["VARIABLE_\(index)"] = String(repeating: "v", count: index * 7 + 1) + "/end"
+        }
+        for round in 0..<12 {
+            environment["ROUND_NAME"] = "r\(round)" // names the file the script writes
+            let browser = SystemBrowser(environment: environment, failureWindow: .seconds(20))
+            try await browser.open(url)
+            let file = directory.appendingPathComponent("environ-r\(round)")
+            var received = Data()
+            for _ in 0..<400 {
+                received = (try? Data(contentsOf: file)) ?? Data()
+                if received.last == 0 { break }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            let entries = received.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { Array($0) }
+            let expected = browser.childEnvironment.map { Array("\($0.key)=\($0.value)".utf8) }
+            #expect(expected.count == 40)
+            #expect(entries.count == expected.count, "round \(round): \(entries.count) variables, \(expected.count) meant")
+            #expect(Set(entries) == Set(expected), "round \(round): \(Set(entries).symmetricDifference(Set(expected)).map { String(decoding: $0, as: UTF8.self).debugDescription })")
+            #expect(!entries.contains { String(decoding: $0, as: UTF8.self).hasPrefix("AUTHKIT_CLIENT_SECRET") })
+        }
+    }
+
+    /// What POSIX cannot pass is left out, not a failed launch.
+    @Test func namesNoEnvironmentCanHoldAreLeftOut() {
+        let browser = SystemBrowser(environment: ["GOOD": "1", "1BAD": "x", "A=B": "x", "": "x", "NUL": "a\u{0}b"])
+        #expect(browser.childEnvironmentVariables.map(\.key.rawValue) == ["GOOD"])
+    }
+
     @Test func aMissingProgramIsReported() async throws {
         let browser = SystemBrowser(environment: ["BROWSER": "/nonexistent/authkit-browser"], failureWindow: .seconds(20))
         await #expect {

@@ -327,9 +327,10 @@ import Testing
                 + "/qiita.com/api/v2/oauth/authorize?client_id=sandbox-client&redirect_uri=http%3A%2F%2F127.0.0.1%3A8765%2Fcallback&scope=read_qiita&state=abc"))
             let page = try await raw("GET", authorize)
             let consent = try #require(page.body.firstMatch(of: /sandbox-consent-[A-Za-z0-9_-]+/).map { String($0.output) }, "\(page.status) \(page.body.prefix(300))")
+            let approval = try #require(hiddenValue("approval", in: page.body))
             let account = FormURLEncoding.encode([("account", "\u{1B}[2J\u{1B}]0;pwned\u{07}\u{202E}evil\nGET /fake → 200: all good")])
             _ = try await raw("POST", sandbox.baseURL.appendingPathComponent("consent"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
-                              body: "request=\(consent)&decision=approve&" + account)
+                              body: "request=\(consent)&approval=\(approval)&decision=approve&" + account)
             let event = try #require(sandbox.events.last)
             #expect(event.step == "consent" && event.summary.contains("approved by"), "\(event)")
             #expect(!event.description.unicodeScalars.contains { $0.value < 0x20 || $0 == "\u{202E}" }, "\(event.description.debugDescription)")
@@ -337,6 +338,42 @@ import Testing
             _ = try await raw("GET", sandbox.baseURL.appendingPathComponent(String(repeating: "a", count: 5000)))
             let long = try #require(sandbox.events.last)
             #expect(long.request.count < 250 && long.request.hasPrefix("GET /aaaa"), "\(long.request.count)")
+        }
+    }
+
+    /// Only the consent page the sandbox showed can approve its request
+    /// (issue 44, item 5): in deterministic mode the request id is a
+    /// counter, and a form on another site posted `request=sandbox-consent-1
+    /// &decision=approve&account=mallory`. Such a post is refused, with the
+    /// request still pending for the person; so is one a browser marks as
+    /// cross-site, even with the right value. No page may be framed.
+    @Test func onlyItsOwnPageApprovesAConsent() async throws {
+        try await Sandbox.with(emulating: try bundled("qiita"), options: SandboxOptions(deterministic: true)) { sandbox in
+            let authorize = try #require(URL(string: sandbox.baseURL.absoluteString
+                + "/qiita.com/api/v2/oauth/authorize?client_id=sandbox-client&redirect_uri=http%3A%2F%2F127.0.0.1%3A8765%2Fcallback&scope=read_qiita&state=abc"))
+            let page = try await raw("GET", authorize)
+            #expect(page.headers[HTTPField.Name("Content-Security-Policy")!]?.contains("frame-ancestors 'none'") == true)
+            #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
+            let approval = try #require(hiddenValue("approval", in: page.body))
+            #expect(!approval.hasPrefix("sandbox-") && approval.count >= 32, "deterministic mode must not make it guessable: \(approval)")
+            let form = ["Content-Type": "application/x-www-form-urlencoded"]
+            let consentURL = sandbox.baseURL.appendingPathComponent("consent")
+            for forged in ["request=sandbox-consent-1&decision=approve&account=mallory",
+                           "request=sandbox-consent-1&approval=&decision=approve&account=mallory",
+                           "request=sandbox-consent-1&approval=\(approval.dropLast())x&decision=approve&account=mallory"] {
+                let answer = try await raw("POST", consentURL, headers: form, body: forged)
+                #expect(answer.status == 403 && answer.headers[.location] == nil, "\(answer.status) \(forged)")
+            }
+            let right = "request=sandbox-consent-1&approval=\(approval)&decision=approve&account=mallory"
+            for crossSite in [["Sec-Fetch-Site": "cross-site"], ["Origin": "https://evil.example"], ["Origin": "null"]] {
+                let answer = try await raw("POST", consentURL, headers: form.merging(crossSite) { $1 }, body: right)
+                #expect(answer.status == 403 && answer.headers[.location] == nil, "\(crossSite)")
+            }
+            // The person's own answer, from the page (same origin), still works.
+            let host = "\(sandbox.baseURL.host!):\(sandbox.baseURL.port!)"
+            let own = try await raw("POST", consentURL, headers: form.merging(["Origin": "http://\(host)", "Sec-Fetch-Site": "same-origin"]) { $1 },
+                                    body: right.replacingOccurrences(of: "mallory", with: "alice"))
+            #expect(own.status == 302 && own.headers[.location]?.contains("code=") == true, "\(own.status) \(own.body.prefix(200))")
         }
     }
 

@@ -30,6 +30,12 @@ func raw(_ method: String, _ url: URL, headers: [String: String] = [:], body: St
     return (response.status.code, response.headerFields, String(decoding: data, as: UTF8.self))
 }
 
+/// The value of the hidden form field `name` in a sandbox page.
+func hiddenValue(_ name: String, in page: String) -> String? {
+    guard let range = page.firstRange(of: "name=\"\(name)\" value=\"") else { return nil }
+    return String(page[range.upperBound...].prefix { $0 != "\"" })
+}
+
 /// The JSON object at `url` read with `credential` through a ``CredentialSource``.
 func getJSON(_ url: URL, with client: any Authenticator, credential: Credential) async throws -> (Int, [String: Any]) {
     let store = InMemoryCredentialStore([credential])

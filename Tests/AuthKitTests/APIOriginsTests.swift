@@ -38,11 +38,27 @@ import Testing
         #expect(!allowed(google, "https://people.googleapis.com.evil.example/"))
     }
 
-    @Test func loopbackIsAlwaysAllowedAndNoListAllowsAll() {
-        #expect(allowed(github, "http://127.0.0.1:8080/user"))
-        #expect(allowed(github, "http://[::1]:8080/user"))
-        #expect(allowed(github, "http://localhost/user"))
+    /// A list allows a loopback address only where it names one (issue 44,
+    /// item 7): a GitHub credential went to `https://127.0.0.2/`, to whatever
+    /// local process listened there. No list still allows any origin.
+    @Test func loopbackIsAllowedOnlyWhereListedAndNoListAllowsAll() {
+        for url in ["http://127.0.0.1:8080/user", "https://127.0.0.2/", "http://[::1]:8080/user", "http://localhost/user"] {
+            #expect(!allowed(github, url), "\(url)")
+        }
+        let withMock = APIOrigins(["https://api.github.com", "http://127.0.0.1:8080"])
+        #expect(allowed(withMock, "http://127.0.0.1:8080/user"))
+        #expect(!allowed(withMock, "http://127.0.0.1:8081/user"), "another port is another local process")
         #expect(allowed(APIOrigins([]), "https://anywhere.example/"))
+        #expect(allowed(APIOrigins([]), "http://127.0.0.2/"))
+    }
+
+    /// An empty label makes no host name: `*` took `a.` in `a..googleapis.com`.
+    @Test func aHostWithAnEmptyLabelMatchesNothing() {
+        for url in ["https://a..googleapis.com/x", "https://..googleapis.com/", "https://people.googleapis.com../"] {
+            #expect(!allowed(google, url), "\(url)")
+        }
+        #expect(!allowed(APIOrigins(["https://{region}.api.example"]), "https://..api.example/", ["region": "eu"]))
+        #expect(!allowed(github, "https://api..github.com/"))
     }
 
     @Test func placeholdersAreFilledAndAnUnsetOneMatchesNothing() {

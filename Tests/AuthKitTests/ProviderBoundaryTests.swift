@@ -43,6 +43,25 @@ import Testing
         }
     }
 
+    /// A token, code or client id in a host would go to name servers and into
+    /// the error that names a refused origin (issue 44, item 2); the user's
+    /// own placeholder may stand there, as `{host}` does for GitLab.
+    @Test func noRunTimeValueStandsInAHost() throws {
+        let json = #"""
+        {"id": "leaky", "protocol": "oauth2", "placeholders": {"host": {"default": "as.example"}},
+         "authorization": {"url": "https://{host}/a"}, "token": {"url": "https://{host}/t"},
+         "revocation": {"url": "https://{refresh_token}.{access_token}.evil.example/revoke"},
+         "refresh": {"url": "https://{host}:443/r?client={client_id}"}}
+        """#
+        #expect {
+            _ = try ProviderDescriptor(json: Data(json.utf8), source: "leaky.json")
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.filter { $0.field == "revocation.url" && $0.problem.contains("in its host") }.count == 2
+                && !issues.contains { $0.field == "refresh.url" || $0.field.hasPrefix("authorization") || $0.field.hasPrefix("token") }
+        }
+    }
+
     /// `my-gitlab` and `my_gitlab` would both read AUTHKIT_MY_GITLAB_CLIENT_ID:
     /// the second is refused, naming the variable and the other file.
     @Test func twoProvidersReadingOneVariableAreRefused() throws {

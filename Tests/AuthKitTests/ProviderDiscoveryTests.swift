@@ -214,6 +214,47 @@ import Testing
         }
     }
 
+    /// RFC 8414 §3.3 asks for identical strings: an issuer asked for as
+    /// `…/K` is not the metadata's `…/K` (U+212A KELVIN SIGN), which Swift's
+    /// `==` took as equal, and whose form was then stored (issue 44, item 4).
+    @Test func anIssuerIsComparedByteForByte() async throws {
+        try await withServer { server in
+            server.route("GET", "/.well-known/oauth-authorization-server/K") { _ in
+                .json(metadata(server, issuer: "\(server.baseURL)/\u{212A}"))
+            }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: "\(server.baseURL)/K")!, id: "x")
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.first?.field == "issuer"
+            }
+        }
+    }
+
+    /// A URL from metadata is data, never a template (issue 44, item 2): a
+    /// revocation endpoint naming `{refresh_token}` and `{access_token}` had
+    /// `token revoke` put both tokens in the request's path.
+    @Test func discoveredURLsAreNeverTemplates() async throws {
+        try await withServer { server in
+            let hostile = #","revocation_endpoint":"\#(server.baseURL)/r/{refresh_token}/{access_token}?c={client_id}""#
+            let document = metadata(server).replacingOccurrences(of: #","revocation_endpoint":"\#(server.baseURL)/revoke""#, with: hostile)
+                .replacingOccurrences(of: "\(server.baseURL)/token", with: "\(server.baseURL)/token/{client_secret}")
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(document) }
+            let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
+            #expect(descriptor.revocation?.url == "\(server.baseURL)/r/%7Brefresh_token%7D/%7Baccess_token%7D?c=%7Bclient_id%7D")
+            #expect(descriptor.token?.url == "\(server.baseURL)/token/%7Bclient_secret%7D")
+            let written = try DescriptorLoader().decode(try descriptor.encodedAsFile(), file: descriptor.source)
+            #expect(written.revocation?.url == descriptor.revocation?.url)
+
+            server.route("POST", "/r/%7Brefresh_token%7D/%7Baccess_token%7D") { _ in StubResponse(status: 200) }
+            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "the-client", clientSecret: "s"))
+            try await client.revoke(Credential(providerID: "found", accessToken: "AT-secret", refreshToken: "RT-secret"))
+            let sent = server.requests.filter { $0.method == "POST" }
+            #expect(sent.count == 2)
+            #expect(sent.allSatisfy { !$0.uri.contains("secret") && !$0.uri.contains("the-client") }, "\(sent.map(\.uri))")
+        }
+    }
+
     /// A metadata location that redirects is not followed (a redirect could
     /// hand discovery another server's document) and is reported as such.
     @Test func aRedirectingMetadataLocationIsNotFollowed() async throws {

@@ -95,6 +95,18 @@ import Testing
         #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)", required) == .missingIssuer(expected: "https://as.example"))
     }
 
+    /// RFC 9207 §2.4: "identical" means the same bytes; `e` + U+0301 is not
+    /// `é`, and U+037E is not `;`, though Swift's `==` says they are.
+    @Test func issuerIsComparedByteForByte() {
+        for (expected, received) in [("https://as.example/caf\u{E9}", "https://as.example/cafe\u{301}"),
+                                     ("https://as.example/a;b", "https://as.example/a\u{37E}b"),
+                                     ("https://as.example/K", "https://as.example/\u{212A}")] {
+            let encoded = received.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)&iss=\(encoded)", pending(issuer: expected))
+                    == .issuerMismatch(expected: expected, received: received))
+        }
+    }
+
     @Test func instagramFragmentIsStripped() throws {
         let p = pending(redirect: "https://localhost/callback")
         #expect(try parse("https://localhost/callback?code=AQBx-y_z&state=\(state)#_", p, fragment: "_") == "AQBx-y_z")

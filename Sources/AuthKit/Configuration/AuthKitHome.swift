@@ -78,6 +78,30 @@ package enum AuthKitHome {
         relativeProblem(environment: environment) ?? fileProblem(environment: environment)
     }
 
+    /// Why AuthKit's directory must not be used because someone else could
+    /// write in it, or `nil`: it belongs to another user (a home created
+    /// in `/tmp` by someone else), or others can write it, even with the
+    /// sticky bit (mode 1777): there they could create what AuthKit has not
+    /// made yet, such as a link at `sandbox/` to the real store, or a
+    /// `providers/` directory of their own. Refused, not warned about.
+    package static func foreignWriteProblem(environment: [String: String]) -> String? {
+        let path = directory(environment: environment).path
+        let named = environment["AUTHKIT_HOME"].map { !$0.isEmpty } == true ? "AUTHKIT_HOME (\(path))" : "AuthKit's directory \(path)"
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
+        let mode = Int(info.st_mode) & 0o7777
+        let octal = String(mode, radix: 8)
+        let shown = "mode \(octal.count < 4 ? "0" + octal : octal)"
+        if info.st_uid != geteuid() && info.st_uid != 0 {
+            return "\(named) belongs to another user (uid \(info.st_uid)), who could place files and links in it that send your credentials elsewhere; it is not used. Set AUTHKIT_HOME to a directory of your own."
+        }
+        if mode & 0o002 != 0 || (mode & 0o020 != 0 && info.st_gid != getegid()) {
+            let who = mode & 0o002 != 0 ? "every user" : "the members of group \(info.st_gid)"
+            return "\(named) can be written by \(who) (\(shown)), who could place files and links in it that send your credentials elsewhere; it is not used. Run: chmod 700 '\(path)'"
+        }
+        return nil
+    }
+
     private static func fileProblem(environment: [String: String]) -> String? {
         let path = directory(environment: environment).path
         let named = environment["AUTHKIT_HOME"].map { !$0.isEmpty } == true ? "AUTHKIT_HOME (\(path))" : "AuthKit's directory \(path)"

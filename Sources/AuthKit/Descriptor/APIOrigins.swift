@@ -24,9 +24,11 @@ import Foundation
 /// origins without a placeholder; signing in again records them.
 ///
 /// A descriptor without the field (one `providers add` wrote) restricts
-/// nothing. A loopback URL is always allowed: a local mock of the API is the
-/// common test, and a process that listens there is already on the user's
-/// machine.
+/// nothing. One with it allows a loopback address only where it lists one
+/// (a sandbox's pointed descriptor lists the sandbox): any local process
+/// may listen on `127.0.0.2`, and a `next` link in an API answer, or a typo,
+/// would have handed it the token. A host with an empty label
+/// (`a..googleapis.com`) is no host name, and matches nothing.
 package struct APIOrigins: Sendable, Hashable {
     /// As written in the file.
     package var patterns: [String]
@@ -65,8 +67,10 @@ package struct APIOrigins: Sendable, Hashable {
 
     /// How `url` stands to the origins, with `{name}`s filled from `placeholders`.
     package func match(_ url: URL, placeholders: [String: String]) -> Match {
-        guard isRestricted, !url.isLoopback else { return Match(outright: true, withPlaceholder: false, byValuesInEffect: false) }
-        guard let target = Self.authority(of: url) else { return Match(outright: false, withPlaceholder: false, byValuesInEffect: false) }
+        guard isRestricted else { return Match(outright: true, withPlaceholder: false, byValuesInEffect: false) }
+        guard let target = Self.authority(of: url), Self.hasNoEmptyLabel(Self.hostPart(of: target.authority[...])) else {
+            return Match(outright: false, withPlaceholder: false, byValuesInEffect: false)
+        }
         var match = Match(outright: false, withPlaceholder: false, byValuesInEffect: false)
         for pattern in patterns {
             guard let template = Self.template(pattern), template.scheme == target.scheme else { continue }
@@ -199,6 +203,14 @@ package struct APIOrigins: Sendable, Hashable {
         }
         guard let next = text.first, next == first else { return false }
         return glob(template.dropFirst(), text.dropFirst())
+    }
+
+    /// A host name's labels are never empty (RFC 1034 §3.1): `a..b`, `.a` and
+    /// `a.` (after the final dot ``normalized(_:scheme:)`` drops) are no host
+    /// names, and `*` would have matched `a.` in `a..googleapis.com`. An
+    /// IPv6 literal has no labels.
+    private static func hasNoEmptyLabel(_ host: Substring) -> Bool {
+        host.hasPrefix("[") || (!host.isEmpty && !host.hasPrefix(".") && !host.hasSuffix(".") && !host.contains(".."))
     }
 
     /// Letters, digits, `-`, `_` and `.`, ASCII: what host names are written with.

@@ -179,6 +179,12 @@ package struct DescriptorValidator: Sendable {
                 // URLs reach logs, proxies and history; a secret goes in a parameter or header.
                 issue("\(field).url", "must not contain {client_secret}; send the secret as a parameter or header.")
             }
+            // A host is looked up in the clear (DNS), named in errors (a
+            // refused origin) and shown by `providers show`: only the user's
+            // own settings may stand there, never a token, code or client id.
+            for name in Self.variables(in: Self.authority(of: template.url)) where Self.runtimeVariables.contains(name) {
+                issue("\(field).url", "has {\(name)} in its host; what stands there is sent to name servers and shown in messages. Put it in the path or a parameter.")
+            }
             checkStatuses(template.successStatus, field: "\(field).successStatus", issue: issue)
             checkTemplates(Array((template.parameters ?? [:]).values), field: "\(field).parameters", allowed: templateVariables, issue: issue)
             checkTemplates(Array((template.headers ?? [:]).values), field: "\(field).headers", allowed: templateVariables, issue: issue)
@@ -236,6 +242,13 @@ package struct DescriptorValidator: Sendable {
     }
 
     /// `{name}` occurrences in `text`.
+    /// `scheme://authority` of a URL template, as written (placeholders kept).
+    static func authority(of template: String) -> String {
+        guard let start = template.firstRange(of: "://")?.upperBound else { return "" }
+        let end = template[start...].firstIndex { "/?#".contains($0) } ?? template.endIndex
+        return String(template[..<end])
+    }
+
     package static func variables(in text: String) -> [String] {
         var names = [String]()
         var rest = Substring(text)

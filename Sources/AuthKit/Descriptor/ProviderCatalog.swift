@@ -37,8 +37,9 @@ public struct ProviderCatalog: Sendable {
         package var addedAPIOrigins: [String]? {
             guard let replaced, replaced.apiOrigins.isRestricted else { return nil }
             guard descriptor.apiOrigins.isRestricted else { return [] }
-            let before = Set(replaced.apiOrigins.patterns.map { $0.lowercased() })
-            let added = descriptor.apiOrigins.patterns.filter { !before.contains($0.lowercased()) }
+            // Each once: a file listing an origin twice named it twice.
+            var seen = Set(replaced.apiOrigins.patterns.map { $0.lowercased() })
+            let added = descriptor.apiOrigins.patterns.filter { seen.insert($0.lowercased()).inserted }
             return added.isEmpty ? nil : added
         }
     }

@@ -146,21 +146,23 @@ extension ProviderDescriptor {
             throw issue(name, "is \(value.typeName), not \(type.rawValue) (RFC 8414 §2), so this metadata is refused.")
         }
         let named = metadata["issuer"]?.scalarText ?? ""
-        guard named == issuer.absoluteString else {
+        guard ExactText.same(named, issuer.absoluteString) else {
             throw issue("issuer", "is '\(DisplayText.sanitized(named, limit: 200))', not the '\(issuer.absoluteString)' asked for; RFC 8414 §3.3 requires them to be identical, so this metadata is refused.")
         }
         func text(_ name: String) -> String? { metadata[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
+        /// An endpoint URL, as data: see ``literalURL(_:)``.
+        func endpoint(_ name: String) -> String? { text(name).map(Self.literalURL) }
         func list(_ name: String) -> [String]? {
             guard case .array(let items)? = metadata[name] else { return nil }
             return items.compactMap(\.scalarText)
         }
         // RFC 8414 §2: a server without the authorization code grant leaves the
         // authorization endpoint out; with a device endpoint it is device-only.
-        let authorization = text("authorization_endpoint")
+        let authorization = endpoint("authorization_endpoint")
         guard authorization != nil || text("device_authorization_endpoint") != nil else {
             throw issue("authorization_endpoint", "missing, and so is device_authorization_endpoint; AuthKit signs in with the authorization code grant or the device grant (RFC 8628), and this server offers neither.")
         }
-        guard let token = text("token_endpoint") else { throw issue("token_endpoint", "missing.") }
+        guard let token = endpoint("token_endpoint") else { throw issue("token_endpoint", "missing.") }
         // RFC 8414 §2: absent means client_secret_basic. A list without
         // "none" does not make `token.requiresClientSecret`: Google's omits
         // it, and Google's iOS clients are public.
@@ -181,7 +183,7 @@ extension ProviderDescriptor {
             token: .init(url: token, clientAuthentication: authentication),
             pkce: challengeMethods.map { $0.contains("S256") ? .s256 : PKCEMode.none } ?? .s256,
             issuer: .init(identifier: named, includedInResponse: metadata["authorization_response_iss_parameter_supported"] == .bool(true)),
-            revocation: text("revocation_endpoint").map { .init(url: $0) })
+            revocation: endpoint("revocation_endpoint").map { .init(url: $0) })
         // `known` scopes only inform (help texts, the sandbox): one that is no
         // RFC 6749 §3.3 scope token ("a b", "") is left out rather than
         // refusing the server. A control character still refuses it, as
@@ -190,12 +192,22 @@ extension ProviderDescriptor {
             ScopeToken.problem(scope) == nil || scope.unicodeScalars.contains { $0.properties.generalCategory == .control }
         }
         if let scopes, !scopes.isEmpty { file.scopes = .init(known: scopes) }
-        if let device = text("device_authorization_endpoint") { file.device = .init(url: device) }
+        if let device = endpoint("device_authorization_endpoint") { file.device = .init(url: device) }
         do {
             return try DescriptorLoader().decode(try JSONEncoder().encode(file), file: source)
         } catch AuthKitError.invalidFile(let issues) {
             throw AuthKitError.invalidFile(issues.map(inMetadataTerms))
         }
+    }
+
+    /// A URL from the network, made into a descriptor URL that means it
+    /// literally: its braces percent-encoded (`%7B`, `%7D`, which is how a URL
+    /// carries them anyway, RFC 3986 §2.1). A descriptor URL is a template, and
+    /// a metadata document naming `https://as.example/r/{refresh_token}` as
+    /// its revocation endpoint would otherwise have had `token revoke` fill in
+    /// the user's tokens there.
+    static func literalURL(_ text: String) -> String {
+        text.replacing("{", with: "%7B").replacing("}", with: "%7D")
     }
 
     /// A problem the descriptor's checks found, said of the metadata it was

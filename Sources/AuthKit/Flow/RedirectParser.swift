@@ -47,7 +47,7 @@ package struct RedirectParser: Sendable {
 
         if let expectedIssuer = pending.expectedIssuer {
             if let issuer = values["iss"] {
-                guard issuer == expectedIssuer else {
+                guard ExactText.same(issuer, expectedIssuer) else {
                     throw AuthKitError.redirect(.issuerMismatch(expected: expectedIssuer, received: issuer))
                 }
             } else if pending.issuerRequired {
@@ -136,10 +136,10 @@ package struct RedirectParser: Sendable {
             }
         }
         func path(_ c: URLComponents) -> String { c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath }
-        return a.scheme?.lowercased() == b.scheme?.lowercased()
-            && (a.host ?? "").lowercased() == (b.host ?? "").lowercased()
+        return ExactText.sameIgnoringASCIICase(a.scheme ?? "", b.scheme ?? "")
+            && ExactText.sameIgnoringASCIICase(a.percentEncodedHost ?? "", b.percentEncodedHost ?? "")
             && port(a) == port(b)
-            && path(a) == path(b)
+            && ExactText.same(path(a), path(b))
     }
 
     /// The URL without query or fragment, for messages (the query may hold a code).

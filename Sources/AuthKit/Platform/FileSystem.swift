@@ -71,7 +71,8 @@ import Darwin
     ///
     /// `harm` completes "who could make it …": what a writer could do with
     /// this file (the credential store passes its own).
-    package static func foreignWriteProblem(at path: String, harm: String = "send your sign-ins elsewhere") -> String? {
+    package static func foreignWriteProblem(at path: String, harm: String = "send your sign-ins elsewhere",
+                                            allowingSticky: Bool = true) -> String? {
         func directory(of path: String) -> String {
             path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         }
@@ -90,7 +91,10 @@ import Darwin
         }
         for folder in directories {
             var info = stat()
-            if stat(folder, &info) == 0, let problem = problem(info, folder, isDirectory: true, harm: harm, refusal: "it is not read") { return problem }
+            if stat(folder, &info) == 0,
+               let problem = problem(info, folder, isDirectory: true, harm: harm, refusal: "it is not read", allowingSticky: allowingSticky) {
+                return problem
+            }
         }
         return nil
     }
@@ -98,20 +102,27 @@ import Darwin
     /// The directory half of ``foreignWriteProblem(at:harm:)``, for a file
     /// not written yet: whoever else can write `folder` could replace what
     /// is saved there. `refusal` says what is not done because of it.
-    package static func foreignWriteProblem(inDirectory folder: String, harm: String, refusal: String) -> String? {
+    ///
+    /// `allowingSticky: false` is for a directory AuthKit keeps its own files
+    /// in (its home, the store's directory): there a sticky bit is no
+    /// defence, since another user could still create the names AuthKit has
+    /// not made yet, or a link at `sandbox/`.
+    package static func foreignWriteProblem(inDirectory folder: String, harm: String, refusal: String,
+                                            allowingSticky: Bool = true) -> String? {
         var info = stat()
         guard stat(folder, &info) == 0 else { return nil }
-        return problem(info, folder, isDirectory: true, harm: harm, refusal: refusal)
+        return problem(info, folder, isDirectory: true, harm: harm, refusal: refusal, allowingSticky: allowingSticky)
     }
 
-    private static func problem(_ info: stat, _ path: String, isDirectory: Bool, harm: String, refusal: String) -> String? {
+    private static func problem(_ info: stat, _ path: String, isDirectory: Bool, harm: String, refusal: String,
+                                allowingSticky: Bool = true) -> String? {
         let mode = Int(info.st_mode) & 0o7777
         if info.st_uid != geteuid() && info.st_uid != 0 {
             return isDirectory
                 ? "is in \(path), which belongs to another user (uid \(info.st_uid)), who could replace it to \(harm); \(refusal). Move it to a directory of your own."
                 : "belongs to another user (uid \(info.st_uid)), who could make it \(harm); \(refusal). If you trust it, copy it to a file of your own; else remove it."
         }
-        let sticky = isDirectory && mode & 0o1000 != 0
+        let sticky = allowingSticky && isDirectory && mode & 0o1000 != 0
         let otherWritable = mode & 0o002 != 0 && !sticky
         let groupWritable = mode & 0o020 != 0 && info.st_gid != getegid() && !sticky
         guard otherWritable || groupWritable else { return nil }

@@ -31,8 +31,9 @@ import Darwin
 /// - **Follows no links**: the store and its lock are opened with `O_NOFOLLOW`,
 ///   so a symbolic link someone placed cannot redirect tokens to another file.
 /// - **Reads no file another user could have written**: the rule for provider
-///   files (``FileSystem/foreignWriteProblem(at:harm:)``, OpenSSH's
-///   StrictModes). A credential planted by someone else would sign the user
+///   files (``FileSystem/foreignWriteProblem(at:harm:allowingSticky:)``, OpenSSH's
+///   StrictModes), without its exception for a sticky directory: in one
+///   (`/tmp`), another user could still create the store before its owner. A credential planted by someone else would sign the user
 ///   in to that person's account, and what the user then uploads goes there
 ///   (a login CSRF, RFC 6749 §10.12, by file). The store is refused with the
 ///   fix, not rewritten: it may still hold the user's own credentials.
@@ -195,7 +196,7 @@ public struct FileCredentialStore: CredentialStore {
         try withLock {
             _ = try read()
             if let problem = FileSystem.foreignWriteProblem(inDirectory: directory.path, harm: Self.plantedHarm,
-                                                            refusal: "nothing is saved there") {
+                                                            refusal: "nothing is saved there", allowingSticky: false) {
                 throw AuthKitError.store(path: path, reason: problem)
             }
             // The new copy is written whole beside the old one before the
@@ -261,7 +262,7 @@ public struct FileCredentialStore: CredentialStore {
         if fstat(fd, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
             throw AuthKitError.store(path: path, reason: "is \(FileSystem.kind(info.st_mode & S_IFMT)), not a regular file; AuthKit keeps credentials only in a file. Move it aside; the next sign-in creates the file.")
         }
-        if let problem = FileSystem.foreignWriteProblem(at: path, harm: Self.plantedHarm) {
+        if let problem = FileSystem.foreignWriteProblem(at: path, harm: Self.plantedHarm, allowingSticky: false) {
             throw AuthKitError.store(path: path, reason: problem)
         }
         // Read whole: a 1 GB file took a gigabyte of memory before it was

@@ -97,8 +97,9 @@ struct Request: WorkspaceCommand {
                     throw CLIError("\(flag) is sent as application/x-www-form-urlencoded, but it is not text. Give its type with -H 'Content-Type: …'.")
                 }
                 if let problem = Self.formProblem(text) {
-                    throw CLIError("\(flag) is sent as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B), or use --data-urlencode 'name=value' and AuthKit encodes it.")
+                    throw CLIError("\(flag) is sent as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20 or +, a plus %2B), or use --data-urlencode 'name=value' and AuthKit encodes it.")
                 }
+                Self.notePlus(in: text, flag: flag)
             }
             parts.append(bytes)
         }
@@ -158,8 +159,9 @@ struct Request: WorkspaceCommand {
             throw CLIError("-d is signed as application/x-www-form-urlencoded, but it is not text. A body of other bytes is not signed (RFC 5849 §3.4.1.3.1): leave out -d.")
         }
         if let problem = formProblem(text) {
-            throw CLIError("-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20, a plus %2B) exactly as it will be sent.")
+            throw CLIError("-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20 or +, a plus %2B) exactly as it will be sent.")
         }
+        notePlus(in: text, flag: "-d")
         return bytes
     }
 
@@ -210,12 +212,21 @@ struct Request: WorkspaceCommand {
         }
     }
 
+    /// A `+` in a form body is a space (the form encoding's own rule, which
+    /// RFC 5849 §3.4.1.3.1 follows when it signs the body, and which every
+    /// form encoder writes: Python's `urlencode`, Go's `url.Values`, HTML
+    /// forms): the body is signed and sent so. Only said, on standard error,
+    /// for whoever meant a literal plus.
+    static func notePlus(in text: String, flag: String) {
+        guard text.contains("+") else { return }
+        Console.err("authkit: note: a '+' in \(flag) is a space in a form body, and is sent and signed as one; write %2B for a plus sign.")
+    }
+
     /// Why `text` is not form-encoded as a server will read it, or nil.
     static func formProblem(_ text: String) -> String? {
         if let bad = text.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value >= 0x7F }) {
             return bad == " " ? "it contains a space" : "it contains '\(DisplayText.sanitized(String(bad)))', which must be %-encoded"
         }
-        if text.contains("+") { return "it contains a raw '+', which a server reads as a space" }
         if FormURLEncoding.decode(text) == nil { return "it has a '%' that is not followed by two hex digits" }
         return nil
     }

@@ -52,5 +52,14 @@ struct AccountOptions: ParsableArguments {
         if trimmed != label {
             throw ValidationError("--label '\(label)' begins or ends with a space; give --label \(ShellWord.quoted(String(trimmed))).")
         }
+        // A label is typed again, completed by the shell, and shown in hints
+        // to paste: one with `$`, quotes, spaces or other characters a shell
+        // reads would need quoting everywhere, and a completion script that
+        // expands its words would run it (`$(touch${IFS}/tmp/x)`).
+        if !Completions.isShellSafe(label) {
+            let odd = label.unicodeScalars.first { !Completions.isShellSafe(String($0)) }.map { String($0) } ?? "-"
+            throw ValidationError("--label \(ShellWord.quoted(label)) holds \(ShellWord.quoted(odd)), which a shell reads; "
+                                  + "a label holds letters, digits and . _ - @ + : , = % / (not first '-'), such as work or alice@example.com.")
+        }
     }
 }

@@ -12,15 +12,38 @@ import Foundation
 /// with the words of the line; nothing is printed but the ids (a file that
 /// cannot be loaded is left out, not reported: the shell would show the report
 /// as candidates).
+///
+/// Every word offered is a ``isShellSafe(_:)`` word, whatever the store or a
+/// providers directory holds: bash's script hands them to `compgen -W`,
+/// which expands `$(…)` and backquotes in them, so a label such as
+/// `$(touch${IFS}/tmp/x)` ran when TAB was pressed after `--label`; and a
+/// word the shell inserts unquoted runs when the line is entered.
 enum Completions {
     static func providerIDs(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
         let catalog = ProviderCatalog.standard(additional: providerDirectories(in: words))
-        return catalog.ids.filter { $0.hasPrefix(prefix) }
+        return offered(catalog.ids, prefix: prefix)
     }
 
     /// The bundled ids only, for `providers override`.
     static func bundledIDs(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
-        ProviderCatalog(includeBundled: true, directories: []).ids.filter { $0.hasPrefix(prefix) }
+        offered(ProviderCatalog(includeBundled: true, directories: []).ids, prefix: prefix)
+    }
+
+    /// `words` that start with `prefix` and that no shell reads as more than
+    /// the word itself.
+    static func offered(_ words: [String], prefix: String) -> [String] {
+        words.filter { $0.hasPrefix(prefix) && isShellSafe($0) }
+    }
+
+    /// Letters, digits and `. _ - @ + : , = % /` only: nothing bash, zsh or
+    /// fish expands, splits or quotes, in a completion word list or on a
+    /// command line. (Provider ids are already lowercase letters, digits,
+    /// `-` and `_`; new labels are held to this set by `authorize`.)
+    static func isShellSafe(_ word: String) -> Bool {
+        !word.isEmpty && !word.hasPrefix("-") && word.unicodeScalars.allSatisfy {
+            ($0.properties.isAlphabetic || $0.properties.numericType != nil) && !$0.properties.isWhitespace
+                || "._-@+:,=%/".unicodeScalars.contains($0)
+        }
     }
 
     /// What the shell offers at `--label <TAB>`: the labels stored for the
@@ -36,7 +59,7 @@ enum Completions {
         let sandboxed = value(of: ["--sandbox"], in: words) ?? environment["AUTHKIT_SANDBOX"].flatMap { $0.isEmpty ? nil : $0 }
         let file = sandboxed == nil ? nil : Workspace.sandboxStoreURL(environment: environment)
         let stored = (try? FileCredentialStore(file: file, environment: environment).unlockedSnapshot()) ?? []
-        return stored.filter { $0.providerID == provider }.compactMap(\.label).filter { $0.hasPrefix(prefix) }.sorted()
+        return offered(stored.filter { $0.providerID == provider }.compactMap(\.label), prefix: prefix).sorted()
     }
 
     /// The value of the first of `names` among `words` (`--name value` or `--name=value`).

@@ -6,6 +6,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What a command needs from the environment: the provider catalogue, the
 /// user's configuration, the credential store, and authenticators built from them.
@@ -25,6 +30,9 @@ struct Workspace {
         if let problem = AuthKitHome.problem(environment: environment) {
             throw CLIError(problem, status: .usage)
         }
+        if let problem = AuthKitHome.foreignWriteProblem(environment: environment) {
+            throw CLIError(problem, status: .badInput)
+        }
         for (name, url) in [("$AUTHKIT_BUNDLED_PROVIDERS", ProviderCatalog.bundledDirectoryOverride(environment: environment))]
             + global.providerDirectoryURLs.map({ ("--providers-dir", Optional($0)) }) {
             guard let url else { continue }
@@ -39,6 +47,7 @@ struct Workspace {
         // The store logs a warning (with the chmod that fixes it) when its
         // files are readable by others.
         if let sandbox {
+            try Self.checkSandboxStoreIsApart(environment: environment)
             self.store = FileCredentialStore(file: Self.sandboxStoreURL(environment: environment), environment: environment)
             Console.err("authkit: using the sandbox at \(sandbox.absoluteString), not the real providers; its credentials are kept in \(store.fileURL.path).")
         } else {
@@ -49,6 +58,37 @@ struct Workspace {
     /// `$AUTHKIT_HOME/sandbox/credentials.json`: apart from the real credentials.
     static func sandboxStoreURL(environment: [String: String]) -> URL {
         AuthKitHome.directory(environment: environment).appendingPathComponent("sandbox/credentials.json")
+    }
+
+    /// The sandbox's store must be a store of its own: `sandbox/` a directory
+    /// (not a link, which could lead to the real store: `token header
+    /// --sandbox` then printed the real token, and `request --sandbox` sent it
+    /// to the sandbox's URL), and neither it nor its file the real store's.
+    /// `lstat`, so no link is followed; AuthKit's directory is refused first
+    /// when others can write in it (``AuthKitHome/foreignWriteProblem(environment:)``),
+    /// so nobody else can swap the directory after this check.
+    static func checkSandboxStoreIsApart(environment: [String: String]) throws {
+        let home = AuthKitHome.directory(environment: environment)
+        let directory = sandboxStoreURL(environment: environment).deletingLastPathComponent().path
+        var info = stat()
+        guard lstat(directory, &info) == 0 else { return } // not made yet: the first save makes it
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFDIR else {
+            let what = type == S_IFLNK ? "a symbolic link" : FileSystem.kind(type)
+            throw CLIError("\(directory) is \(what), not a directory; the sandbox's credentials are kept apart from your real ones, "
+                           + "so AuthKit does not use it. Remove it (rm '\(directory)'); the next sandbox sign-in makes the directory.", status: .badInput)
+        }
+        func identity(_ path: String) -> (dev_t, ino_t)? {
+            var info = stat()
+            return stat(path, &info) == 0 ? (info.st_dev, info.st_ino) : nil
+        }
+        let pairs = [(directory, home.path), (directory + "/credentials.json", home.appendingPathComponent("credentials.json").path)]
+        for (sandboxPath, realPath) in pairs {
+            if let a = identity(sandboxPath), let b = identity(realPath), a == b {
+                throw CLIError("\(sandboxPath) is \(realPath) under another name (a hard link or a mount); the sandbox's credentials are kept apart "
+                               + "from your real ones, so AuthKit does not use it. Remove it (rm '\(sandboxPath)').", status: .badInput)
+            }
+        }
     }
 
     /// The sandbox's base URL, checked: plain http to this machine, as

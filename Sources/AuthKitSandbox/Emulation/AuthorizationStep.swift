@@ -23,7 +23,7 @@ extension Emulator {
         let parameters = Parameters(query)
         if let repeated = parameters.repeated { return errorPage("'\(repeated)' is sent more than once (RFC 6749 §3.1).", step: "authorize") }
         guard let clientID = parameters["client_id"] else { return errorPage("client_id is missing.", step: "authorize") }
-        guard clientID == options.clientID else {
+        guard ExactText.same(clientID, options.clientID) else {
             return errorPage("Unknown client_id. The sandbox knows one client: \(options.clientID).", step: "authorize")
         }
         let redirectURI: String
@@ -84,16 +84,25 @@ extension Emulator {
             let id = ledger.mint("consent")
             ledger.consents[id] = consent
             return .html(ConsentPage.consent(provider: descriptor.name, client: options.clientID, scopes: scopes, request: id,
-                                             account: options.defaultAccount),
+                                             approval: consent.approval, account: options.defaultAccount),
                          step: "authorize", summary: "consent page for \(scopeText(scopes).isEmpty ? "no scopes" : scopeText(scopes))")
         }
     }
 
     /// The consent page's answer: approve or deny, as which account.
     func consent(_ request: SandboxRequest) -> SandboxResponse {
+        if let refusal = crossSiteRefusal(request, step: "consent") { return refusal }
         guard case .success(let pairs) = request.bodyParameters(.form) else { return errorPage("The consent form is not form-encoded.", step: "consent") }
         let form = Parameters(pairs)
-        guard let id = form["request"], let pending = ledger.consents.removeValue(forKey: id) else {
+        guard let id = form["request"], let shown = ledger.consents[id] else {
+            return errorPage("This consent request is unknown or already answered. Start the sign-in again.", step: "consent")
+        }
+        // Checked before the request is taken off the ledger: a forged
+        // answer must not cancel the person's pending sign-in either.
+        guard ConstantTime.equals(form["approval"] ?? "", shown.approval) else {
+            return errorPage("This answer did not come from the consent page the sandbox showed. Answer on that page.", step: "consent", status: 403)
+        }
+        guard let pending = ledger.consents.removeValue(forKey: id) else {
             return errorPage("This consent request is unknown or already answered. Start the sign-in again.", step: "consent")
         }
         guard pending.expiresAt > now else { return errorPage("This consent request has expired. Start the sign-in again.", step: "consent") }
@@ -102,6 +111,25 @@ extension Emulator {
             return oauth1Decide(requestToken: requestToken, approve: form["decision"] == "approve", account: account)
         }
         return decide(pending, approve: form["decision"] == "approve", account: account)
+    }
+
+    /// A form answer that a browser says another site sent (a login CSRF,
+    /// RFC 6749 §10.12, against the consent and device pages): `Sec-Fetch-Site`
+    /// other than `same-origin` (or `none`, typed by the person), or an
+    /// `Origin` that is not this server as the browser addressed it (`Host`).
+    /// Tools that send neither header (curl, tests) pass here and still need
+    /// the page's value.
+    func crossSiteRefusal(_ request: SandboxRequest, step: String) -> SandboxResponse? {
+        if let site = request.header("sec-fetch-site"), site != "same-origin", site != "none" {
+            return errorPage("This answer came from another site (Sec-Fetch-Site: \(DisplayText.sanitized(site, limit: 40))); only the sandbox's own page may send it.", step: step, status: 403)
+        }
+        if let origin = request.header("origin") {
+            let host = request.header("host") ?? ""
+            guard !host.isEmpty, ExactText.sameIgnoringASCIICase(origin, "http://" + host) else {
+                return errorPage("This answer came from another site (Origin: \(DisplayText.sanitized(origin, limit: 100))); only the sandbox's own page may send it.", step: step, status: 403)
+            }
+        }
+        return nil
     }
 
     private func decide(_ pending: GrantLedger.PendingConsent, approve: Bool, account: String) -> SandboxResponse {

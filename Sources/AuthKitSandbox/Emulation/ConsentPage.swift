@@ -3,13 +3,14 @@ import AuthKit
 /// The small HTML pages a person sees in the sandbox: consent, the device
 /// code form, an OAuth 1.0a PIN, errors. Every value is escaped; no script.
 enum ConsentPage {
-    static func consent(provider: String, client: String, scopes: [String], request: String, account: String) -> String {
+    static func consent(provider: String, client: String, scopes: [String], request: String, approval: String, account: String) -> String {
         let scopeList = scopes.isEmpty ? "<li>(no scopes)</li>" : scopes.map { "<li><code>\(escape($0))</code></li>" }.joined()
         return page(title: "Sign in to \(provider) (sandbox)", body: """
             <p><b>\(escape(client))</b> asks to access your \(escape(provider)) account with:</p>
             <ul>\(scopeList)</ul>
             <form method="post" action="/consent">
             <input type="hidden" name="request" value="\(escape(request))">
+            <input type="hidden" name="approval" value="\(escape(approval))">
             <label>Account <input name="account" value="\(escape(account))"></label>
             <p><button name="decision" value="approve">Approve</button>
             <button name="decision" value="deny">Deny</button></p>
@@ -17,9 +18,10 @@ enum ConsentPage {
             """)
     }
 
-    static func deviceForm(provider: String, userCode: String?, account: String) -> String {
+    static func deviceForm(provider: String, userCode: String?, approval: String, account: String) -> String {
         page(title: "Connect a device to \(provider) (sandbox)", body: """
             <form method="post" action="/device">
+            <input type="hidden" name="approval" value="\(escape(approval))">
             <label>Code <input name="user_code" value="\(escape(userCode ?? ""))"></label>
             <label>Account <input name="account" value="\(escape(account))"></label>
             <p><button name="decision" value="approve">Approve</button>

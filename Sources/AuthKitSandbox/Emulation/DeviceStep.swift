@@ -80,10 +80,21 @@ extension Emulator {
         guard descriptor.device != nil else { return errorPage("\(descriptor.name) has no device grant.", step: "device", status: 404) }
         if request.method == "GET" {
             let userCode = request.query.flatMap { Parameters($0)["user_code"] }
-            return .html(ConsentPage.deviceForm(provider: descriptor.name, userCode: userCode, account: options.defaultAccount), step: "device", summary: "device code page")
+            let approval = SecureRandom.token()
+            ledger.deviceForms = ledger.deviceForms.filter { $0.value > now }
+            ledger.deviceForms[approval] = now.addingTimeInterval(600)
+            return .html(ConsentPage.deviceForm(provider: descriptor.name, userCode: userCode, approval: approval, account: options.defaultAccount),
+                         step: "device", summary: "device code page")
         }
+        if let refusal = crossSiteRefusal(request, step: "device") { return refusal }
         guard case .success(let pairs) = request.bodyParameters(.form) else { return errorPage("The form is not form-encoded.", step: "device") }
         let form = Parameters(pairs)
+        // A user code is short and, in deterministic mode, a counter: only
+        // the page the sandbox showed may answer for one.
+        guard let approval = form["approval"], let until = ledger.deviceForms.removeValue(forKey: approval), until > now else {
+            return errorPage("This answer did not come from the code page the sandbox showed. Open the page again and enter the code there.",
+                             step: "device", status: 403)
+        }
         let typed = (form["user_code"] ?? "").uppercased().filter { $0 != "-" && $0 != " " }
         guard let (code, record) = ledger.deviceCodes.first(where: { $0.value.userCode.filter { $0 != "-" } == typed }),
               case .pending = record.status, record.expiresAt > now else {

@@ -189,13 +189,13 @@ package final class Emulator: @unchecked Sendable {
                     throw Refusal.invalidClient("expected HTTP Basic with the client id and an empty password (the descriptor's publicClientAuthentication is basic)")
                 }
                 guard sent.isEmpty, bodySecret == nil else { throw Refusal.invalidClient("this client is public (it has no secret) but sent one") }
-                guard id == options.clientID else { throw Refusal.invalidClient("unknown client_id") }
+                guard ExactText.same(id, options.clientID) else { throw Refusal.invalidClient("unknown client_id") }
                 return id
             }
             // A public client: an id, and nothing that looks like a secret.
             guard basic == nil, bodySecret == nil else { throw Refusal.invalidClient("this client is public (it has no secret) but sent one") }
             guard let id = parameters["client_id"] else { throw Refusal.invalidRequest("client_id is missing") }
-            guard id == options.clientID else { throw Refusal.invalidClient("unknown client_id") }
+            guard ExactText.same(id, options.clientID) else { throw Refusal.invalidClient("unknown client_id") }
             return id
         }
         switch expected {
@@ -203,18 +203,18 @@ package final class Emulator: @unchecked Sendable {
             guard let (id, sent) = basic else {
                 throw Refusal.invalidClient("expected HTTP Basic client authentication (the descriptor's clientAuthentication is basic)")
             }
-            guard id == options.clientID, ConstantTime.equals(sent, secret) else { throw Refusal.invalidClient("wrong client id or secret") }
+            guard ExactText.same(id, options.clientID), ConstantTime.equals(sent, secret) else { throw Refusal.invalidClient("wrong client id or secret") }
             return id
         case .post:
             guard basic == nil else { throw Refusal.invalidClient("expected client_id and client_secret in the body (clientAuthentication post), got HTTP Basic") }
             guard let id = parameters["client_id"], let sent = bodySecret else {
                 throw Refusal.invalidClient("client_id and client_secret are required in the body (clientAuthentication post)")
             }
-            guard id == options.clientID, ConstantTime.equals(sent, secret) else { throw Refusal.invalidClient("wrong client id or secret") }
+            guard ExactText.same(id, options.clientID), ConstantTime.equals(sent, secret) else { throw Refusal.invalidClient("wrong client id or secret") }
             return id
         case .none:
             guard let id = parameters["client_id"] else { throw Refusal.invalidRequest("client_id is missing") }
-            guard id == options.clientID else { throw Refusal.invalidClient("unknown client_id") }
+            guard ExactText.same(id, options.clientID) else { throw Refusal.invalidClient("unknown client_id") }
             return id
         }
     }
@@ -234,7 +234,7 @@ package final class Emulator: @unchecked Sendable {
     /// on any port (RFC 8252 §7.3).
     func isRegistered(_ uri: String) -> Bool {
         registeredRedirects.contains { registered in
-            if registered == uri { return true }
+            if ExactText.same(registered, uri) { return true }
             guard let a = URLComponents(string: registered), let b = URLComponents(string: uri),
                   a.scheme == "http", b.scheme == "http", let host = a.host, DescriptorValidator.isLoopback(host: host),
                   a.host == b.host, a.percentEncodedPath == b.percentEncodedPath, a.percentEncodedQuery == b.percentEncodedQuery,

@@ -29,6 +29,11 @@ struct GrantLedger: Sendable {
         var expiresAt: Date
         /// OAuth 1.0a: the request token being authorized.
         var requestToken: String?
+        /// The value the consent page carries and its answer must send back:
+        /// random even in deterministic mode, where the request id is a
+        /// counter, so that only the page that showed this request can
+        /// approve it (a form on another site could post the id).
+        var approval: String = SecureRandom.token()
     }
 
     struct Code: Sendable {
@@ -75,6 +80,10 @@ struct GrantLedger: Sendable {
 
     var grants: [Int: Grant] = [:]
     var consents: [String: PendingConsent] = [:]
+    /// The device page's form values (random, like ``PendingConsent/approval``)
+    /// and when each stops being accepted: the code form is answered only
+    /// from a page the sandbox showed.
+    var deviceForms: [String: Date] = [:]
     var codes: [String: Code] = [:]
     var accessTokens: [String: AccessToken] = [:]
     var refreshTokens: [String: RefreshToken] = [:]

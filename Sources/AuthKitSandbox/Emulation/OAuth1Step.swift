@@ -31,7 +31,7 @@ extension Emulator {
             values[name] = value
             if name != "oauth_signature" { protocolParameters.append((name, value)) }
         }
-        guard values["oauth_consumer_key"] == options.clientID else { return .failure(Refusal("invalid_consumer", "unknown oauth_consumer_key", status: 401)) }
+        guard ExactText.same(values["oauth_consumer_key"] ?? "", options.clientID), values["oauth_consumer_key"] != nil else { return .failure(Refusal("invalid_consumer", "unknown oauth_consumer_key", status: 401)) }
         guard let method = values["oauth_signature_method"].flatMap(OAuth1SignatureMethod.init(rawValue:)),
               method.rawValue == descriptor.oauth1!.signatureMethod else {
             return .failure(Refusal("invalid_request", "oauth_signature_method must be \(descriptor.oauth1!.signatureMethod)", status: 400))
@@ -99,10 +99,12 @@ extension Emulator {
         case .deny: return oauth1Decide(requestToken: token, approve: false, account: options.defaultAccount)
         case .ask:
             let id = ledger.mint("consent")
-            ledger.consents[id] = GrantLedger.PendingConsent(
+            let consent = GrantLedger.PendingConsent(
                 redirectURI: record.callback, sentRedirectURI: true, scopes: [], state: nil, challenge: nil, challengeMethod: nil,
                 expiresAt: now.addingTimeInterval(600), requestToken: token)
-            return .html(ConsentPage.consent(provider: descriptor.name, client: options.clientID, scopes: [], request: id, account: options.defaultAccount),
+            ledger.consents[id] = consent
+            return .html(ConsentPage.consent(provider: descriptor.name, client: options.clientID, scopes: [], request: id,
+                                             approval: consent.approval, account: options.defaultAccount),
                          step: "authorize", summary: "consent page")
         }
     }

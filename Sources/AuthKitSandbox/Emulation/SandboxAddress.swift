@@ -61,6 +61,9 @@ package struct SandboxAddress: Sendable {
         pointed.revocation?.url = rewrite(descriptor.revocation?.url ?? "")
         pointed.device?.url = rewrite(descriptor.device?.url ?? "")
         if descriptor.issuer != nil { pointed.issuer?.identifier = issuer(for: descriptor) }
+        // The API is the sandbox's too (/whoami, /echo): a credential the
+        // sandbox issued goes there and nowhere else.
+        if let origin = URL(string: base)?.origin { pointed.apiOrigins = APIOrigins([origin]) }
         if let oauth1 = descriptor.oauth1 {
             pointed.oauth1?.requestTokenURL = rewrite(oauth1.requestTokenURL)
             pointed.oauth1?.authorizeURL = rewrite(oauth1.authorizeURL)

@@ -108,7 +108,7 @@ extension Emulator {
 
     /// `{client_id}`, `{client_secret}` and `{redirect_uri}` must be the registered client's.
     private func checkClientVariables(_ bindings: [String: String]) throws {
-        if let id = bindings["client_id"], id != options.clientID { throw Refusal.invalidClient("unknown client_id") }
+        if let id = bindings["client_id"], !ExactText.same(id, options.clientID) { throw Refusal.invalidClient("unknown client_id") }
         if let secret = bindings["client_secret"] {
             guard let expected = options.clientSecret, ConstantTime.equals(secret, expected) else { throw Refusal.invalidClient("wrong client secret") }
         }

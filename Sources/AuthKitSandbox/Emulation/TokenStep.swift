@@ -50,10 +50,10 @@ extension Emulator {
         ledger.codes[code] = record
         guard record.expiresAt > now else { throw Refusal.invalidGrant("the code has expired") }
         if record.sentRedirectURI {
-            guard parameters.values["redirect_uri"] == record.redirectURI else {
+            guard ExactText.same(parameters.values["redirect_uri"] ?? "", record.redirectURI), parameters.values["redirect_uri"] != nil else {
                 throw Refusal.invalidGrant("redirect_uri must be identical to the one in the authorization request (RFC 6749 §4.1.3)")
             }
-        } else if let sent = parameters["redirect_uri"], sent != record.redirectURI {
+        } else if let sent = parameters["redirect_uri"], !ExactText.same(sent, record.redirectURI) {
             throw Refusal.invalidGrant("redirect_uri does not match the redirect the code was sent to")
         }
         if let challenge = record.challenge {

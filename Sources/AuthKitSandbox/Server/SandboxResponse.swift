@@ -26,7 +26,8 @@ package struct SandboxResponse: Sendable {
 
     static func html(_ page: String, status: Int = 200, step: String, summary: String) -> SandboxResponse {
         SandboxResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
-                                                  ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")],
+                                                  ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"),
+                                                  ("X-Frame-Options", "DENY")],
                         body: Data(page.utf8), summary: summary, step: step)
     }
 
