@@ -35,10 +35,11 @@ import Testing
         let file = home.appendingPathComponent("providers/qiita.json")
         #expect(override.status == 0 && FileManager.default.fileExists(atPath: file.path), "\(override.stderr)")
         let text = try String(contentsOf: file, encoding: .utf8)
-        try Data(text.replacingOccurrences(of: #"["https://qiita.com"]"#, with: #"["https://qiita.com", "https://qiita-mirror.example"]"#).utf8).write(to: file)
+        try Data(text.replacingOccurrences(of: #"["https://qiita.com"]"#, with: #"["https://qiita.com", "https://qiita-mirror.example", "https://QIITA-mirror.example"]"#).utf8).write(to: file)
         let added = try await CLIProcess.run(["token", "header", "--provider", "qiita", "https://qiita-mirror.example/api"], environment: environment)
         #expect(added.status == 0 && added.stdout == "Authorization: Bearer the-qiita-token\n", "\(added.stderr)")
-        // The wider list is announced, as a file that moves the endpoints is.
+        // The wider list is announced, as a file that moves the endpoints is,
+        // each origin once (one written twice was named twice).
         #expect(added.stderr.contains("lets credentials go to https://qiita-mirror.example as well as https://qiita.com"), "\(added.stderr)")
         let elsewhere = try await CLIProcess.run(["token", "header", "--provider", "qiita", "https://evil.example/"], environment: environment)
         #expect(elsewhere.status == 64 && elsewhere.stderr.contains("(https://qiita.com, https://qiita-mirror.example)")

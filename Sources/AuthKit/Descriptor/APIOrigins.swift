@@ -88,7 +88,8 @@ package struct APIOrigins: Sendable, Hashable {
 
     /// The origins as a user reads them, placeholders filled where known.
     package func shown(placeholders: [String: String]) -> [String] {
-        patterns.map { Self.filled($0, placeholders: placeholders) ?? $0 }
+        var seen = Set<String>()
+        return patterns.map { Self.filled($0, placeholders: placeholders) ?? $0 }.filter { seen.insert($0.lowercased()).inserted }
     }
 
     /// The origins `credential` may go to, for an error: those without a
