@@ -1956,7 +1956,7 @@ enum BundledDescriptors {
       "type": "object",
       "required": ["origins"],
       "additionalProperties": false,
-      "description": "Where the provider's API lives. authkit request and token header send a stored credential only to these origins (and to loopback addresses, for a local mock). Absent: any origin.",
+      "description": "Where the provider's API lives. authkit request and token header send a stored credential only to these origins (a loopback address only where one is listed, such as http://127.0.0.1:8080 for a local mock). Absent: any origin.",
       "properties": {
         "origins": {
           "type": "array",
