@@ -1,6 +1,6 @@
 """The AUTHKIT_HOME that `authkit authorize --provider bench` signs in with:
-providers/bench.json, an OAuth 2.0 descriptor (README.md, "Provider
-descriptors"; providers/schema.json) for the tokenserver."""
+providers/bench.json, an OAuth 2.0 descriptor (docs/providers.md;
+providers/schema.json) for the tokenserver."""
 import json
 import os
 import tempfile

@@ -4,7 +4,7 @@ import AuthKitTestSupport
 @testable import AuthKit
 
 /// The bundled catalogue: every file loads (schema and validator), cites the
-/// provider's documentation, and README's table is generated from the files.
+/// provider's documentation, and docs/providers.md's table is generated from the files.
 @Suite struct CatalogueTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
 
@@ -20,7 +20,7 @@ import AuthKitTestSupport
     }
 
     @Test func readmeTableIsTheFiles() throws {
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: root.appendingPathComponent("docs/providers.md"), encoding: .utf8)
         let start = try #require(readme.range(of: "<!-- catalogue -->\n"))
         let end = try #require(readme.range(of: "<!-- /catalogue -->", range: start.upperBound..<readme.endIndex))
         let rows = readme[start.upperBound..<end.lowerBound].split(separator: "\n").dropFirst(2)

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// The `AuthKit` product's public surface is what README's "The public API"
-/// lists: a new public type must be added there on purpose, and the count
-/// stays at or under 35. No public declaration takes or returns a raw pointer.
+/// The `AuthKit` product's public surface is what docs/library.md's "The
+/// public API" lists: a new public type must be added there on purpose, and
+/// the count stays at or under 35. No public declaration takes or returns a
+/// raw pointer.
 @Suite struct PublicAPITests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -27,14 +28,14 @@ import Testing
     }
 
     @Test func readmeListsExactlyThePublicTypes() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("docs/library.md"), encoding: .utf8)
         let start = try #require(readme.range(of: "<!-- public-api -->"))
         let end = try #require(readme.range(of: "<!-- /public-api -->"))
         let section = readme[start.upperBound..<end.lowerBound]
         let listed = Set(section.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
         let declared = try Self.publicTypes()
-        #expect(declared.subtracting(listed).isEmpty, "public but not in README: \(declared.subtracting(listed).sorted())")
-        #expect(listed.subtracting(declared).isEmpty, "in README but not public: \(listed.subtracting(declared).sorted())")
+        #expect(declared.subtracting(listed).isEmpty, "public but not in docs/library.md: \(declared.subtracting(listed).sorted())")
+        #expect(listed.subtracting(declared).isEmpty, "in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
         #expect(declared.count <= 35, "\(declared.count) public types; the target is 35 or fewer")
     }
 

@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 
-/// SECURITY.md cites tests by `Suite.test`; every one must exist, so the
-/// checklist cannot point at a test that was renamed or removed.
+/// docs/security.md (the requirement → test matrix) cites tests by
+/// `Suite.test`; every one must exist, so the checklist cannot point at a
+/// test that was renamed or removed.
 @Suite struct SecurityChecklistTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
 
     @Test func everyCitedTestExists() throws {
-        let checklist = try String(contentsOf: root.appendingPathComponent("SECURITY.md"), encoding: .utf8)
+        let checklist = try String(contentsOf: root.appendingPathComponent("docs/security.md"), encoding: .utf8)
         let citation = try NSRegularExpression(pattern: #"`([A-Z][A-Za-z0-9]*Tests)\.([a-z][A-Za-z0-9_]*)`"#)
         let matches = citation.matches(in: checklist, range: NSRange(checklist.startIndex..., in: checklist))
         #expect(matches.count > 80)
@@ -24,7 +25,7 @@ import Testing
             let found = sources.values.contains { source in
                 (source.contains("struct \(suite)") || source.contains("extension \(suite)")) && source.contains("func \(test)(")
             }
-            #expect(found, "SECURITY.md cites \(suite).\(test), which does not exist")
+            #expect(found, "docs/security.md cites \(suite).\(test), which does not exist")
         }
     }
 }
