@@ -298,7 +298,7 @@ import Testing
             let html = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            #expect(html == .invalidResponse(step: .accessToken, reason: "HTTP 200 with an HTML page instead of form-encoded OAuth fields"))
+            #expect(html == .invalidResponse(step: .accessToken, reason: .init(.unreadableBody, "HTTP 200 with an HTML page instead of form-encoded OAuth fields")))
 
             // Flickr's API errors are XML: named as such, not as a page.
             server.route("POST", "/access_token") { _ in
@@ -307,14 +307,14 @@ import Testing
             let xml = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            #expect(xml == .invalidResponse(step: .accessToken, reason: "HTTP 401 with an XML document instead of form-encoded OAuth fields"))
+            #expect(xml == .invalidResponse(step: .accessToken, reason: .init(.unreadableBody, "HTTP 401 with an XML document instead of form-encoded OAuth fields")))
 
             // Two access tokens: which is the one? Refused rather than guessed.
             server.route("POST", "/access_token") { _ in .form("oauth_token=one&oauth_token=two&oauth_token_secret=s") }
             let twice = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            #expect(twice == .invalidResponse(step: .accessToken, reason: "the reply names 'oauth_token' more than once"))
+            #expect(twice == .invalidResponse(step: .accessToken, reason: .init(.repeatedField("oauth_token"), "the reply names 'oauth_token' more than once")))
         }
     }
 

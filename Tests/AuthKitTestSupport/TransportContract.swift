@@ -499,14 +499,14 @@ public struct TransportContract: Sendable {
     /// A network error of the transport's own (not the 30 s deadline's).
     private func expectNetworkError(_ send: @Sendable () async throws -> Void) async -> [String] {
         await expectFailure(send, within: "a network error of its own") { reason in
-            reason.contains("within 30 s") ? "ended only by the 30 s deadline, without an error of its own" : nil
+            reason.detail.contains("within 30 s") ? "ended only by the 30 s deadline, without an error of its own" : nil
         }
     }
 
     /// The error the 2 s deadline gives.
     private func expectDeadline(_ send: @Sendable () async throws -> Void) async -> [String] {
         await expectFailure(send, within: "the 2 s deadline's error") { reason in
-            reason.contains("within 2 s") ? nil : "ended with '\(reason)', not by the 2 s deadline"
+            reason.detail.contains("within 2 s") ? nil : "ended with '\(reason)', not by the 2 s deadline"
         }
     }
 
@@ -520,7 +520,7 @@ public struct TransportContract: Sendable {
             try await send()
             return ["returned an answer instead of \(what)"]
         } catch AuthKitError.network(_, let reason) {
-            if let problem = wrong(reason) { return [problem] }
+            if let problem = wrong(reason.detail) { return [problem] }
             let elapsed = ContinuousClock.now - started
             return elapsed < .seconds(15) ? [] : ["took \(elapsed) to end with \(what)"]
         } catch {

@@ -56,7 +56,7 @@ import Testing
                     for try await _ in body {}
                 } throws: { error in
                     guard case AuthKitError.network(_, let reason) = error else { return false }
-                    return reason == expected
+                    return reason.detail == expected
                 }
             }
         }

@@ -94,8 +94,8 @@ extension ProviderDescriptor {
         let tried = reasons.count > 1 && Set(reasons.map(\.reason)).count == 1
             ? "\(reasons.map(\.location).joined(separator: " and ")): \(reasons[0].reason)"
             : reasons.map { "\($0.location): \($0.reason)" }.joined(separator: "; ")
-        if answered { throw AuthKitError.invalidResponse(step: .discovery, reason: "no server metadata at \(display) (\(tried))") }
-        throw AuthKitError.network(url: display, reason: "neither metadata location answered (\(tried))")
+        if answered { throw AuthKitError.invalidResponse(step: .discovery, reason: .init(.noMetadata, "no server metadata at \(display) (\(tried))")) }
+        throw AuthKitError.network(url: display, reason: .init(.connectionFailed, "neither metadata location answered (\(tried))"))
     }
 
     /// RFC 8414 §3.1 first, then OpenID Connect Discovery 1.0 §4.

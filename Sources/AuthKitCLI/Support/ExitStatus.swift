@@ -53,7 +53,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .redirectNotFollowed, .responseTooLarge: self = .providerError
             case .insecureTransport, .outsideProviderAPI: self = .usage
             case .unknownProvider, .missingSetting, .invalidSetting, .unusableRedirectURI: self = .usage
-            case .store(_, let reason) where reason.hasPrefix(FileCredentialStore.notSavedReason): self = .outputFailed
+            case .store(_, let reason) where reason.kind == .notSaved: self = .outputFailed
             case .invalidFile, .redirect, .store: self = .badInput
             case .cancelled: self = .cancelled
             }
