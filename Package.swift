@@ -135,7 +135,7 @@ let package = Package(
         ),
         // A local authorization server that emulates a provider from its
         // descriptor, for offline sign-ins and for users' tests. On SwiftNIO
-        // (already a dependency) rather than Hummingbird: see README, "The sandbox".
+        // (already a dependency) rather than Hummingbird: see docs/sandbox.md.
         .target(
             name: "AuthKitSandbox",
             dependencies: [

@@ -25,6 +25,19 @@ import NIOHTTP1
 /// The client is created once per process (on AsyncHTTPClient's shared event
 /// loop group) and lives as long as the process, like `HTTPClient.shared`.
 public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
+    /// The kind of failure an AsyncHTTPClient or NIO error stands for.
+    static func kind(of error: any Error) -> AuthKitError.NetworkFailure.Kind {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout: return .timedOut
+            case .remoteConnectionClosed: return .connectionClosed
+            case .invalidURL, .emptyHost, .emptyScheme: return .invalidRequest
+            default: return .connectionFailed
+            }
+        }
+        return .connectionFailed
+    }
+
     /// AuthKit's client: redirects disallowed, no decompression.
     private static let client = AsyncHTTPClient.HTTPClient(
         eventLoopGroup: AsyncHTTPClient.HTTPClient.defaultEventLoopGroup,
@@ -36,7 +49,7 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
 
     public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         guard let url = request.url else {
-            throw AuthKitError.network(url: "(no URL)", reason: "the request has no absolute URL")
+            throw AuthKitError.network(url: "(no URL)", reason: .init(.invalidRequest, "the request has no absolute URL"))
         }
         var outgoing = HTTPClientRequest(url: url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
@@ -52,7 +65,7 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
         } catch let cancellation as CancellationError {
             throw cancellation
         } catch {
-            throw AuthKitError.network(url: url.redactedForLogs, reason: "\(error)")
+            throw AuthKitError.network(url: url.redactedForLogs, reason: .init(Self.kind(of: error), "\(error)"))
         }
         var fields = HTTPFields()
         for (name, value) in response.headers {
@@ -90,7 +103,7 @@ private final class BodyRelay: @unchecked Sendable {
         } catch let cancellation as CancellationError {
             throw cancellation
         } catch {
-            throw AuthKitError.network(url: display, reason: "the answer broke off: \(error)")
+            throw AuthKitError.network(url: display, reason: .init(.connectionClosed, "the answer broke off: \(error)"))
         }
         guard let buffer = next else {
             cancel()

@@ -90,9 +90,8 @@ enum AuthKitMain {
         } catch let error as LoopbackError {
             fail(error.description, status: ExitStatus(for: error))
         } catch let error as SandboxError {
-            // The library's words, with the flag that chooses the port here.
-            fail(error.description.replacing("Choose another port, or 0 for any free one.", with: "Choose another with --port, or --port 0 for any free one."),
-                 status: ExitStatus(for: error))
+            // What went wrong, with the flag that chooses the port here.
+            fail(error.summary + " Choose another with --port, or --port 0 for any free one.", status: ExitStatus(for: error))
         } catch let error as CLIError {
             fail(error.message, status: error.status)
         } catch {

@@ -29,14 +29,14 @@ struct LoopbackRedirect: Sendable {
         guard let requested else {
             throw AuthKitError.unusableRedirectURI(
                 uri: "oob",
-                reason: "this sign-in has no redirect URI (an out-of-band flow), so there is nothing for a loopback listener to receive; use ManualUserAgent.")
+                reason: "this sign-in has no redirect URI (an out-of-band flow), so there is nothing for a loopback listener to receive; a sign-in that pastes the redirect needs none.")
         }
         guard let components = URLComponents(url: requested, resolvingAgainstBaseURL: false),
               components.scheme?.lowercased() == "http" else {
             throw AuthKitError.unusableRedirectURI(
                 uri: Self.display(requested),
                 reason: "it is not an http:// URI, so a loopback listener cannot receive it (RFC 8252 §7.3). "
-                + "Register http://127.0.0.1/callback (any port) with the provider, or use ManualUserAgent.")
+                + "Register http://127.0.0.1/callback (any port) with the provider, or sign in by pasting the redirect.")
         }
         var host = (components.host ?? "").lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -49,7 +49,7 @@ struct LoopbackRedirect: Sendable {
                 uri: Self.display(requested),
                 reason: "it does not point to this machine's loopback interface; "
                 + "the listener only binds 127.0.0.1 or [::1] (RFC 8252 §7.3, §8.3), never an address other machines can reach. "
-                + "Use a redirect URI such as http://127.0.0.1/callback, or ManualUserAgent.")
+                + "Use a redirect URI such as http://127.0.0.1/callback, or sign in by pasting the redirect.")
         }
         // URLComponents reads any number as a port; a socket address takes 16 bits.
         if let port = components.port, !(0...65535).contains(port) {

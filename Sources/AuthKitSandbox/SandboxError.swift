@@ -12,12 +12,18 @@ public enum SandboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case cannotListen(port: Int, reason: String)
 
     public var description: String {
+        summary + " Choose another port (SandboxOptions.port), or 0 for any free one."
+    }
+
+    /// What went wrong, without what to do: a front end names its own way
+    /// of choosing a port (the command line's `--port`).
+    package var summary: String {
         switch self {
         case .portInUse(let port):
-            return "Port \(port) on 127.0.0.1 is already in use, so the sandbox cannot listen there "
-                + "(`lsof -i :\(port)` shows which program holds it). Choose another port, or 0 for any free one."
+            "Port \(port) on 127.0.0.1 is already in use, so the sandbox cannot listen there "
+                + "(`lsof -i :\(port)` shows which program holds it)."
         case .cannotListen(let port, let reason):
-            return "The sandbox cannot listen on 127.0.0.1:\(port): \(reason). Choose another port, or 0 for any free one."
+            "The sandbox cannot listen on 127.0.0.1:\(port): \(reason)."
         }
     }
 }

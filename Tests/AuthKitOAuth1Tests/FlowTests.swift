@@ -194,8 +194,8 @@ import Testing
                 Issue.record("unexpected \(String(describing: error))")
                 return
             }
-            #expect(reason.contains("HTML page titled 'Over capacity'"))
-            #expect(reason.contains("503"))
+            #expect(reason.detail.contains("HTML page titled 'Over capacity'"))
+            #expect(reason.detail.contains("503"))
             #expect(error?.description.contains("request token") == true)
         }
     }
@@ -211,8 +211,8 @@ import Testing
                 Issue.record("unexpected \(String(describing: error))")
                 return
             }
-            #expect(reason.contains("oauth_callback_confirmed"))
-            #expect(!reason.contains("rts"))
+            #expect(reason.detail.contains("oauth_callback_confirmed"))
+            #expect(!reason.detail.contains("rts"))
 
             // A descriptor may waive the check for an OAuth 1.0 server.
             let lenient = try Fixture.client(baseURL: server.baseURL, requireCallbackConfirmed: false)
@@ -286,7 +286,7 @@ import Testing
                 Issue.record("unexpected \(String(describing: missing))")
                 return
             }
-            #expect(reason.contains("'oauth_token_secret'"))
+            #expect(reason.detail.contains("'oauth_token_secret'"))
             for error in [formError, missing].compactMap({ $0 }) {
                 let text = error.description
                 #expect(!text.contains("secret-looking-token"))
@@ -298,7 +298,7 @@ import Testing
             let html = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            #expect(html == .invalidResponse(step: .accessToken, reason: "HTTP 200 with an HTML page instead of form-encoded OAuth fields"))
+            #expect(html == .invalidResponse(step: .accessToken, reason: .init(.unreadableBody, "HTTP 200 with an HTML page instead of form-encoded OAuth fields")))
 
             // Flickr's API errors are XML: named as such, not as a page.
             server.route("POST", "/access_token") { _ in
@@ -307,14 +307,14 @@ import Testing
             let xml = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            #expect(xml == .invalidResponse(step: .accessToken, reason: "HTTP 401 with an XML document instead of form-encoded OAuth fields"))
+            #expect(xml == .invalidResponse(step: .accessToken, reason: .init(.unreadableBody, "HTTP 401 with an XML document instead of form-encoded OAuth fields")))
 
             // Two access tokens: which is the one? Refused rather than guessed.
             server.route("POST", "/access_token") { _ in .form("oauth_token=one&oauth_token=two&oauth_token_secret=s") }
             let twice = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            #expect(twice == .invalidResponse(step: .accessToken, reason: "the reply names 'oauth_token' more than once"))
+            #expect(twice == .invalidResponse(step: .accessToken, reason: .init(.repeatedField("oauth_token"), "the reply names 'oauth_token' more than once")))
         }
     }
 

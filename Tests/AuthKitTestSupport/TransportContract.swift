@@ -499,14 +499,14 @@ public struct TransportContract: Sendable {
     /// A network error of the transport's own (not the 30 s deadline's).
     private func expectNetworkError(_ send: @Sendable () async throws -> Void) async -> [String] {
         await expectFailure(send, within: "a network error of its own") { reason in
-            reason.contains("within 30 s") ? "ended only by the 30 s deadline, without an error of its own" : nil
+            reason.detail.contains("within 30 s") ? "ended only by the 30 s deadline, without an error of its own" : nil
         }
     }
 
     /// The error the 2 s deadline gives.
     private func expectDeadline(_ send: @Sendable () async throws -> Void) async -> [String] {
         await expectFailure(send, within: "the 2 s deadline's error") { reason in
-            reason.contains("within 2 s") ? nil : "ended with '\(reason)', not by the 2 s deadline"
+            reason.kind == .timedOut && reason.detail.contains("within 2 s") ? nil : "ended with '\(reason)', not by the 2 s deadline"
         }
     }
 
@@ -514,7 +514,7 @@ public struct TransportContract: Sendable {
     /// `wrong` finds nothing wrong with, well before the 30 s deadline
     /// (loosely: the suites run in parallel on two cores).
     private func expectFailure(_ send: @Sendable () async throws -> Void, within what: String,
-                               _ wrong: (String) -> String?) async -> [String] {
+                               _ wrong: (AuthKitError.NetworkFailure) -> String?) async -> [String] {
         let started = ContinuousClock.now
         do {
             try await send()

@@ -71,11 +71,18 @@ import Testing
         let saved = try Data(contentsOf: store.fileURL)
         func refusal(_ body: () async throws -> Void) async -> String? {
             do { try await body(); return nil } catch AuthKitError.store(let path, let reason) {
-                return path == store.fileURL.path ? reason : "another path: \(path)"
+                return path == store.fileURL.path ? reason.detail : "another path: \(path)"
             } catch { return "\(error)" }
         }
 
         chmod(store.fileURL.path, 0o646)
+        // The kind a caller switches on, beside the words.
+        await #expect {
+            _ = try await store.allCredentials()
+        } throws: { error in
+            guard case AuthKitError.store(_, let reason) = error else { return false }
+            return reason.kind == .writableByOthers
+        }
         #expect(await refusal { _ = try await store.allCredentials() }
                 == "every user can write to it (mode 0646), and so make it sign you in to someone else's account; it is not read. Run: chmod go-w '\(store.fileURL.path)'")
         #expect(await refusal { try await store.save(credential("github")) } != nil)
@@ -203,7 +210,7 @@ import Testing
                 _ = try await store.allCredentials()
             } throws: { error in
                 guard case AuthKitError.store(_, let reason) = error else { return false }
-                return reason.contains(expected) && !reason.contains("ProtocolKind")
+                return reason.detail.contains(expected) && !reason.detail.contains("ProtocolKind")
             }
         }
     }
@@ -241,7 +248,7 @@ import Testing
                 try await store.save(credential("github"))
             } throws: { error in
                 guard case AuthKitError.store(let path, let reason) = error else { return false }
-                return path == store.fileURL.path && reason.contains(expected) && reason.contains("left untouched")
+                return path == store.fileURL.path && reason.detail.contains(expected) && reason.detail.contains("left untouched")
             }
             #expect(try Data(contentsOf: store.fileURL) == Data(text.utf8), "\(expected)")
         }
@@ -395,7 +402,7 @@ import Testing
             try await store.save(credential("github"))
         } throws: { error in
             guard case AuthKitError.store(let path, let reason) = error else { return false }
-            return path == file.path && reason.contains("left untouched")
+            return path == file.path && reason.detail.contains("left untouched")
         }
         #expect(try Data(contentsOf: file) == garbage)
         await #expect(throws: AuthKitError.self) { try await store.allCredentials() }
@@ -481,7 +488,7 @@ import Testing
         let file = home.appendingPathComponent("credentials.json")
         func refusal(_ operation: () async throws -> Void) async -> String? {
             do { try await operation(); return nil } catch AuthKitError.store(let path, let reason) where path == file.path {
-                return reason
+                return reason.detail
             } catch { return "\(error)" }
         }
         #expect(mkfifo(file.path, 0o600) == 0)
@@ -511,7 +518,7 @@ import Testing
             try FileManager.default.createSymbolicLink(atPath: home.appendingPathComponent(name).path, withDestinationPath: target)
         }
         func reason(_ operation: () async throws -> Void) async -> String {
-            do { try await operation(); return "no error" } catch AuthKitError.store(_, let reason) { return reason } catch { return "\(error)" }
+            do { try await operation(); return "no error" } catch AuthKitError.store(_, let reason) { return reason.detail } catch { return "\(error)" }
         }
         let link = "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."
         #expect(await reason { _ = try store.beginSignIn(for: key) } == link)

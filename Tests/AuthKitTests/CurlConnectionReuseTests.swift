@@ -56,7 +56,7 @@ import Testing
                     for try await _ in body {}
                 } throws: { error in
                     guard case AuthKitError.network(_, let reason) = error else { return false }
-                    return reason == expected
+                    return reason.detail == expected
                 }
             }
         }
@@ -154,7 +154,8 @@ import Testing
         let request = OutgoingRequest(method: .post, url: URL(string: "http://127.0.0.1:1/token?code=c")!)
         await #expect(throws: AuthKitError.network(
             url: "http://127.0.0.1:1/token?…", // the query is never shown
-            reason: "no thread could be started for the transfer (\(String(cString: strerror(EAGAIN)))); the process is at its limit of threads or memory")) {
+            reason: .init(.transportUnavailable,
+                          "no thread could be started for the transfer (\(String(cString: strerror(EAGAIN)))); the process is at its limit of threads or memory"))) {
             _ = try await transport.send(request, step: .tokenExchange)
         }
         #expect(pool.idleCount == 0)

@@ -15,7 +15,7 @@ import Testing
             }
         } throws: { error in
             guard case AuthKitError.network(let url, let reason) = error else { return false }
-            return url == "https://as.test/token" && reason.contains("within 200 ms")
+            return url == "https://as.test/token" && reason.kind == .timedOut && reason.detail.contains("within 200 ms")
         }
         // The error proves the deadline ended it; the bound is loose because
         // the whole suite runs in parallel on two cores.

@@ -101,7 +101,7 @@ import Testing
                 _ = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { shown.append($0) }
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
-                return reason.contains("its \(field) ") && reason.contains("not an https page")
+                return reason.detail.contains("its \(field) ") && reason.detail.contains("not an https page")
             }
             #expect(shown.all.isEmpty && server.requests(to: "/token").isEmpty)
         }
@@ -128,7 +128,7 @@ import Testing
                     _ = try await client.startDeviceAuthorization()
                 } throws: { error in
                     guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
-                    return reason.contains("repeats a secret the request carried") && !"\(error)".contains("tv-client-secret")
+                    return reason.detail.contains("repeats a secret the request carried") && !"\(error)".contains("tv-client-secret")
                 }
             }
         }
@@ -157,7 +157,7 @@ import Testing
 
             func isNoAuthorizationEndpoint(_ error: any Error) -> Bool {
                 guard case AuthKitError.notSupported("tv", .authorizationCodeGrant) = error else { return false }
-                return "\(error)".contains("device grant") && "\(error)".contains("authorize --device")
+                return "\(error)".contains("device grant") && "\(error)".contains("authorizeWithDeviceCode")
             }
             #expect(performing: { _ = try client.startAuthorization() }, throws: isNoAuthorizationEndpoint)
             let agent = RecordingUserAgent()
@@ -209,7 +209,7 @@ import Testing
             guard case .invalidResponse(.devicePolling, let reason)? = error else {
                 Issue.record("not the server's own error: \(String(describing: error))"); return
             }
-            #expect(reason.contains("HTTP 500 with an HTML page"), "\(reason)")
+            #expect(reason.detail.contains("HTTP 500 with an HTML page"), "\(reason)")
             #expect(clock.recorded == [5, 5, 10, 20, 40], "\(clock.recorded)")
         }
         // An answer about the grant (access_denied), whatever its status, is not retried.
@@ -254,7 +254,7 @@ import Testing
             guard case .invalidResponse(.devicePolling, let reason)? = error else {
                 Issue.record("not an unusable poll answer: \(String(describing: error))"); return
             }
-            #expect(reason.contains("of type 'DPoP'") && reason.contains("tv.json (test)"), "\(reason)")
+            #expect(reason.detail.contains("of type 'DPoP'") && reason.detail.contains("tv.json (test)"), "\(reason)")
             #expect(server.requests(to: "/token").count == 2, "polling went on after the token came")
         }
     }
@@ -302,7 +302,7 @@ import Testing
                 } throws: { error in
                     guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
                     // Present but out of range: said so, not "it lacks … expires_in".
-                    return reason.contains("its \(field) ") && !reason.contains("lacks")
+                    return reason.detail.contains("its \(field) ") && !reason.detail.contains("lacks")
                 }
             }
         }
@@ -406,8 +406,8 @@ import Testing
                 _ = try await client(server, clock: FakeClock()).startDeviceAuthorization()
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
-                return reason.hasPrefix("it lacks user_code, expires_in; RFC 8628 §3.2 requires each")
-                    && reason.contains("'device_code', 'verification_uri'")
+                return reason.detail.hasPrefix("it lacks user_code, expires_in; RFC 8628 §3.2 requires each")
+                    && reason.detail.contains("'device_code', 'verification_uri'")
             }
         }
     }
@@ -433,7 +433,7 @@ import Testing
                 _ = try await client(server, clock: FakeClock()).startDeviceAuthorization()
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
-                return reason.contains(expected) && !reason.contains("lacks")
+                return reason.detail.contains(expected) && !reason.detail.contains("lacks")
             }
         }
     }

@@ -77,7 +77,7 @@ import Testing
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x", timeout: .seconds(2))
             } throws: { error in
                 guard case AuthKitError.network(let url, let reason) = error else { return false }
-                return url == server.baseURL && reason == "no complete answer within 2 s"
+                return url == server.baseURL && reason.detail == "no complete answer within 2 s"
             }
             // The error names the issuer, not each location: one deadline
             // ended both (with one per location it would list them). No upper
@@ -137,7 +137,7 @@ import Testing
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
                 // The same at both: said once, of both.
-                return reason.contains("oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: HTTP 200 with a body that is no JSON object ('text/html')")
+                return reason.detail.contains("oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: HTTP 200 with a body that is no JSON object ('text/html')")
             }
         }
     }
@@ -266,7 +266,7 @@ import Testing
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
-                return reason.contains("HTTP 302") && reason.contains("HTTP 404")
+                return reason.detail.contains("HTTP 302") && reason.detail.contains("HTTP 404")
             }
             #expect(followed.all.isEmpty)
         }
@@ -302,9 +302,9 @@ import Testing
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
                 // Said once, of both locations (it was a 900-character line, the explanation twice).
-                return reason.contains("issuer's own well-known URL") && !reason.contains("client credentials")
-                    && reason.components(separatedBy: "issuer's own well-known URL").count == 2
-                    && reason.contains("/.well-known/oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: ")
+                return reason.detail.contains("issuer's own well-known URL") && !reason.detail.contains("client credentials")
+                    && reason.detail.components(separatedBy: "issuer's own well-known URL").count == 2
+                    && reason.detail.contains("/.well-known/oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: ")
             }
         }
     }
@@ -319,7 +319,7 @@ import Testing
         } throws: { error in
             guard case AuthKitError.network(let url, let reason) = error else { return false }
             let text = "\(error)"
-            return url == issuer.absoluteString && reason.hasPrefix("neither metadata location answered (")
+            return url == issuer.absoluteString && reason.detail.hasPrefix("neither metadata location answered (")
                 && text.components(separatedBy: "The request to").count == 2
                 && text.components(separatedBy: "/.well-known/oauth-authorization-server/tenant").count == 2
                 && text.components(separatedBy: "/tenant/.well-known/openid-configuration").count == 2
@@ -336,8 +336,8 @@ import Testing
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
-                return reason.contains("/.well-known/oauth-authorization-server: larger than the 1048576 bytes allowed; ")
-                    && reason.contains("openid-configuration: HTTP 404") && !reason.contains(".;")
+                return reason.detail.contains("/.well-known/oauth-authorization-server: larger than the 1048576 bytes allowed; ")
+                    && reason.detail.contains("openid-configuration: HTTP 404") && !reason.detail.contains(".;")
             }
         }
     }
@@ -348,7 +348,7 @@ import Testing
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
-                return reason.contains("oauth-authorization-server") && reason.contains("openid-configuration") && reason.contains("HTTP 404")
+                return reason.detail.contains("oauth-authorization-server") && reason.detail.contains("openid-configuration") && reason.detail.contains("HTTP 404")
             }
         }
     }

@@ -3,8 +3,9 @@ import Testing
 
 /// The `AuthKit` product's public surface is what docs/library.md's "The
 /// public API" lists: a new public type must be added there on purpose, and
-/// the count stays at or under 35. No public declaration takes or returns a
-/// raw pointer.
+/// the count stays at or under 38 (35, and the three typed reasons of
+/// `network`, `invalidResponse` and `store` errors a caller can switch on).
+/// No public declaration takes or returns a raw pointer.
 @Suite struct PublicAPITests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -36,7 +37,7 @@ import Testing
         let declared = try Self.publicTypes()
         #expect(declared.subtracting(listed).isEmpty, "public but not in docs/library.md: \(declared.subtracting(listed).sorted())")
         #expect(listed.subtracting(declared).isEmpty, "in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
-        #expect(declared.count <= 35, "\(declared.count) public types; the target is 35 or fewer")
+        #expect(declared.count <= 38, "\(declared.count) public types; the target is 38 or fewer")
     }
 
     @Test func noPublicDeclarationUsesRawPointers() throws {

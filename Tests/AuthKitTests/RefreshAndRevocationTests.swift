@@ -252,8 +252,8 @@ import AuthKitTestSupport
                 _ = try await source.current(at: fixedNow)
             } throws: { error in
                 guard case AuthKitError.store(let path, let reason) = error else { return false }
-                return path == "read-only" && reason.hasPrefix("cannot save ") && reason.contains("the renewal was not saved")
-                    && !reason.contains("renewed-token-1")
+                return path == "read-only" && reason.detail.hasPrefix("cannot save ") && reason.detail.contains("the renewal was not saved")
+                    && !reason.detail.contains("renewed-token-1")
             }
         }
     }
@@ -329,7 +329,7 @@ import AuthKitTestSupport
                 try await client.revoke(Credential(providerID: "qiita", accessToken: "unknown-token-value"))
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.revocation, let reason) = error else { return false }
-                return reason.contains("HTTP 404") && !"\(error)".contains("unknown-token-value")
+                return reason.detail.contains("HTTP 404") && !"\(error)".contains("unknown-token-value")
             }
         }
     }
@@ -400,7 +400,7 @@ struct ReadOnlyStore: CredentialStore {
     init(_ held: Credential) { self.held = held }
     func credential(for key: CredentialKey) async throws -> Credential? { key == held.key ? held : nil }
     func allCredentials() async throws -> [Credential] { [held] }
-    func save(_ credential: Credential) async throws { throw AuthKitError.store(path: "read-only", reason: "cannot save") }
+    func save(_ credential: Credential) async throws { throw AuthKitError.store(path: "read-only", reason: .init(.notSaved, "cannot save")) }
     func remove(_ key: CredentialKey) async throws -> Credential? { nil }
 }
 

@@ -274,9 +274,9 @@ import AuthKitTestSupport
             guard case .invalidResponse(.tokenExchange, let reason)? = error else {
                 Issue.record("not an unusable token exchange: \(String(describing: error))"); return
             }
-            #expect(reason.contains("of type 'mac'") && reason.contains("nothing was stored"), "\(reason)")
-            #expect(reason.contains("token.response.assumeBearer") && reason.contains("(github.json (test))"), "\(reason)")
-            #expect(!reason.contains("mac-token") && !reason.contains("rotated"))
+            #expect(reason.detail.contains("of type 'mac'") && reason.detail.contains("nothing was stored"), "\(reason)")
+            #expect(reason.detail.contains("token.response.assumeBearer") && reason.detail.contains("(github.json (test))"), "\(reason)")
+            #expect(!reason.detail.contains("mac-token") && !reason.detail.contains("rotated"))
 
             let earlier = Credential(providerID: "github", accessToken: "old", refreshToken: "old-refresh")
             let refreshed = try await client.refresh(earlier)
@@ -307,7 +307,7 @@ import AuthKitTestSupport
                     try await client.exchange(code: "c", pending: try pending(for: client))
                 } throws: { error in
                     guard case AuthKitError.invalidResponse(_, let reason) = error else { return false }
-                    return reason == said
+                    return reason.detail == said && reason.kind == .invalidField("access_token")
                 }
             }
         }
@@ -447,7 +447,7 @@ import AuthKitTestSupport
             guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
             // A number out of range is named as one, not as "got a number".
             let outOfRange = ["-5", "1e300"].contains(value)
-            return reason.contains("expires_in") && reason.contains("which is not 0 to 1e11 seconds") == outOfRange && !reason.contains("got a number")
+            return reason.detail.contains("expires_in") && reason.detail.contains("which is not 0 to 1e11 seconds") == outOfRange && !reason.detail.contains("got a number")
         }
     }
 
@@ -465,7 +465,7 @@ import AuthKitTestSupport
             try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
         } throws: { error in
             guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
-            return reason.contains("'\(field)'") && reason.contains("§A.1") && !"\(error)".contains("X-Evil") && !"\(error)".contains("tök")
+            return reason.detail.contains("'\(field)'") && reason.detail.contains("§A.1") && !"\(error)".contains("X-Evil") && !"\(error)".contains("tök")
         }
         // (A space is visible ASCII too, but would change the Bearer header:
         // anAccessTokenThatWouldChangeItsHeaderIsRefused. A refresh token, sent form-encoded, may hold one.)
@@ -523,7 +523,7 @@ import AuthKitTestSupport
                 try TokenResponseParser().parse(response)
             } throws: { error in
                 guard case AuthKitError.invalidResponse(_, let reason) = error else { return false }
-                return reason.contains(fragment)
+                return reason.detail.contains(fragment)
             }
         }
     }

@@ -80,7 +80,7 @@ import Testing
             _ = try await transport.send(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/token")!), step: .apiRequest)
         } throws: { error in
             guard case AuthKitError.network(_, let reason) = error else { return false }
-            return reason.contains(shape == "one line" ? "a line of its header is longer than 100 KiB" : "its header is longer than 128 KiB")
+            return reason.detail.contains(shape == "one line" ? "a line of its header is longer than 100 KiB" : "its header is longer than 128 KiB")
         }
     }
 
@@ -97,7 +97,7 @@ import Testing
                 _ = try await transport.send(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/data")!), step: .apiRequest)
             } throws: { error in
                 guard case AuthKitError.network(_, let reason) = error else { return false }
-                return reason.contains("'gzip'-encoded body though none was asked for")
+                return reason.detail.contains("'gzip'-encoded body though none was asked for")
             }
             let sent = try #require(server.requests.first)
             #expect(sent.header("Accept-Encoding") == "identity")

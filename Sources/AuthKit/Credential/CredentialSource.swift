@@ -99,7 +99,7 @@ public struct CredentialSource: Sendable {
                 // The provider has answered: a rotating refresh token (RFC 9700
                 // §4.14.2) is now spent, and only the unsaved answer held the
                 // new one. Say so, so the user knows why the next refresh fails.
-                throw AuthKitError.store(path: path, reason: reason + " The provider did renew the credential, but the renewal was not saved; if the provider rotates refresh tokens, the stored one is now spent, and the next refresh will ask you to sign in again.")
+                throw AuthKitError.store(path: path, reason: .init(reason.kind, reason.detail + " The provider did renew the credential, but the renewal was not saved; if the provider rotates refresh tokens, the stored one is now spent, and the next refresh will ask you to sign in again."))
             }
             return refreshed
         }

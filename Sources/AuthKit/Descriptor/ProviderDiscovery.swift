@@ -52,7 +52,7 @@ extension ProviderDescriptor {
             do {
                 response = try await transport.send(OutgoingRequest(method: .get, url: location), step: .discovery, policy: policy)
             } catch AuthKitError.network(_, let reason) {
-                reasons.append((location.redactedForLogs, reason)) // the location is said once
+                reasons.append((location.redactedForLogs, reason.detail)) // the location is said once
                 continue
             } catch AuthKitError.cancelled {
                 throw AuthKitError.cancelled // the caller's cancellation, or the deadline: not a reason to try the next location
@@ -94,8 +94,8 @@ extension ProviderDescriptor {
         let tried = reasons.count > 1 && Set(reasons.map(\.reason)).count == 1
             ? "\(reasons.map(\.location).joined(separator: " and ")): \(reasons[0].reason)"
             : reasons.map { "\($0.location): \($0.reason)" }.joined(separator: "; ")
-        if answered { throw AuthKitError.invalidResponse(step: .discovery, reason: "no server metadata at \(display) (\(tried))") }
-        throw AuthKitError.network(url: display, reason: "neither metadata location answered (\(tried))")
+        if answered { throw AuthKitError.invalidResponse(step: .discovery, reason: .init(.noMetadata, "no server metadata at \(display) (\(tried))")) }
+        throw AuthKitError.network(url: display, reason: .init(.connectionFailed, "neither metadata location answered (\(tried))"))
     }
 
     /// RFC 8414 §3.1 first, then OpenID Connect Discovery 1.0 §4.

@@ -34,9 +34,9 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An endpoint answered with an error (RFC 6749 §5.2, or a provider's own error body).
     case providerError(step: FlowStep, ProviderErrorResponse)
     /// An endpoint answered something that is neither a valid result nor a recognisable error.
-    case invalidResponse(step: FlowStep, reason: String)
+    case invalidResponse(step: FlowStep, reason: ResponseProblem)
     /// The request did not complete (connection refused, timeout, TLS failure).
-    case network(url: String, reason: String)
+    case network(url: String, reason: NetworkFailure)
     /// The server answered with a redirect that was not followed: a
     /// token-endpoint call never follows one (it carries the client's
     /// credentials), and no request follows one from https to http.
@@ -54,7 +54,7 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `origins` are those the credential may go to.
     case outsideProviderAPI(url: String, providerID: String, origins: [String])
     /// A credential store could not be read or written; `path` says which file.
-    case store(path: String, reason: String)
+    case store(path: String, reason: StoreProblem)
     /// The credential can no longer be renewed: the user must sign in again.
     case signInRequired(CredentialKey, reason: SignInReason)
     /// The provider (as its descriptor describes it) offers no way to do this.
@@ -193,32 +193,56 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "if the API is there too, list that origin in the descriptor's api.origins."
         case .store(let path, let reason):
             return "Credential store \(path): \(reason)"
-        case .signInRequired(let key, let reason):
-            switch reason {
-            case .noCredential:
-                return "No stored credential for \(key). Sign in first."
-            case .noRefreshToken:
-                return "\(key) cannot be refreshed: the provider issued no refresh token. Sign in again."
-            case .refreshRefused(let response):
-                return "\(key) cannot be refreshed: the provider refused (\(response.summary)). Sign in again."
-            case .protocolHasNoRefresh:
-                return "\(key) uses OAuth 1.0a, whose tokens do not expire and cannot be refreshed; if it stopped working, it was revoked. Sign in again."
-            case .endpointChanged(let origin):
-                return "\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where the provider's descriptor now sends it (a changed or replaced descriptor; or a sandbox other than the one that issued it, as each run of one keeps its grants in memory only), so it was not sent. Sign in again."
-            }
+        case .signInRequired(_, let reason):
+            return summary + (reason == .noCredential ? " Sign in first." : " Sign in again.")
         case .notSupported(let providerID, let capability):
             switch capability {
             case .revocation:
                 return "The \(providerID) descriptor names no way to revoke a token; delete the credential locally, and revoke the app's access in the provider's settings."
             case .deviceGrant:
-                return "The \(providerID) descriptor names no device authorization endpoint (RFC 8628), so there is no sign-in by code; sign in through a browser, or paste the redirect (ManualUserAgent)."
+                return summary + " Sign in through a browser, or paste the redirect (ManualUserAgent)."
             case .authorizationCodeGrant:
-                return "The \(providerID) descriptor names no authorization endpoint: it signs in only with the device grant (RFC 8628). Use the device grant (authorizeWithDeviceCode, or 'authkit authorize --device')."
+                return summary + " Use the device grant (authorizeWithDeviceCode)."
             }
         case .misuse(let misuse):
             return misuse.description
         case .cancelled:
             return "Cancelled."
+        }
+    }
+}
+
+extension AuthKitError {
+    /// What went wrong, without the closing advice that ``description``
+    /// words in the library's terms: a front end adds its own (the command
+    /// line names the command that signs in, or its flags). The same as
+    /// ``description`` for the cases that carry no such advice.
+    package var summary: String {
+        switch self {
+        case .signInRequired(let key, let reason):
+            switch reason {
+            case .noCredential:
+                return "No stored credential for \(key)."
+            case .noRefreshToken:
+                return "\(key) cannot be refreshed: the provider issued no refresh token."
+            case .refreshRefused(let response):
+                return "\(key) cannot be refreshed: the provider refused (\(response.summary))."
+            case .protocolHasNoRefresh:
+                return "\(key) uses OAuth 1.0a, whose tokens do not expire and cannot be refreshed; if it stopped working, it was revoked."
+            case .endpointChanged(let origin):
+                return "\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where the provider's descriptor now sends it (a changed or replaced descriptor; or a sandbox other than the one that issued it, as each run of one keeps its grants in memory only), so it was not sent."
+            }
+        case .notSupported(let providerID, let capability):
+            switch capability {
+            case .revocation:
+                return description
+            case .deviceGrant:
+                return "The \(providerID) descriptor names no device authorization endpoint (RFC 8628), so there is no sign-in by code."
+            case .authorizationCodeGrant:
+                return "The \(providerID) descriptor names no authorization endpoint: it signs in only with the device grant (RFC 8628)."
+            }
+        default:
+            return description
         }
     }
 }

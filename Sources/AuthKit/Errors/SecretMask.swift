@@ -88,7 +88,7 @@ package struct SecretMask: Sendable {
         switch error {
         case .providerError(let step, let response): return .providerError(step: step, apply(response))
         case .authorizationFailed(let response): return .authorizationFailed(apply(response))
-        case .invalidResponse(let step, let reason): return .invalidResponse(step: step, reason: apply(reason))
+        case .invalidResponse(let step, let reason): return .invalidResponse(step: step, reason: .init(reason.kind, apply(reason.detail)))
         default: return error
         }
     }

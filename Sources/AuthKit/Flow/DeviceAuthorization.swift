@@ -86,7 +86,9 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
             return scheme == "https" || (scheme == "http" && url.isLoopback) ? url : nil
         }
         func seconds(_ text: String?) -> Double? { TokenResponseParser.lifetime(text.flatMap(TokenResponseParser.decimal)) }
-        func refused(_ reason: String) -> AuthKitError { .invalidResponse(step: .deviceAuthorization, reason: reason) }
+        func refused(_ kind: AuthKitError.ResponseProblem.Kind, _ reason: String) -> AuthKitError {
+            .invalidResponse(step: .deviceAuthorization, reason: .init(kind, reason))
+        }
         // RFC 8628 names it verification_uri; some servers spell it verification_url.
         let verificationText = text("verification_uri") ?? text("verification_url")
         guard let deviceCode = text("device_code"), let userCode = text("user_code"), verificationText != nil, text("expires_in") != nil else {
@@ -101,7 +103,7 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
             let problems = (missing.isEmpty ? [] : ["it lacks \(missing.joined(separator: ", "))"])
                 + (empty.isEmpty ? [] : ["its \(empty.joined(separator: ", ")) \(empty.count == 1 ? "is" : "are") empty or not text"])
             let present = members.keys.sorted().map { "'\(DisplayText.sanitized($0, limit: 40))'" }.joined(separator: ", ")
-            throw refused("\(problems.joined(separator: ", and ")); RFC 8628 §3.2 requires each (fields present: \(present.isEmpty ? "none" : present))")
+            throw refused(missing.isEmpty ? .invalidField(empty[0]) : .missingField(missing[0]), "\(problems.joined(separator: ", and ")); RFC 8628 §3.2 requires each (fields present: \(present.isEmpty ? "none" : present))")
         }
         // A zero-width or no-break space shows as nothing, or as a space,
         // and cannot be typed as it is: as unusable as a control character.
@@ -109,7 +111,7 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
             [.control, .format].contains(scalar.properties.generalCategory) || (scalar.properties.isWhitespace && scalar != " ")
         }
         guard userCode.count <= Self.longestUserCode, !userCode.unicodeScalars.contains(where: untypeable) else {
-            throw refused("""
+            throw refused(.invalidField("user_code"), """
                 its user_code (\(userCode.count) characters\(userCode.count > Self.longestUserCode ? "" : ", one of them a control or invisible character")) \
                 is not a code a person can type: at most \(Self.longestUserCode) characters, none of them a control or invisible character (RFC 8628 §6.1)
                 """)
@@ -117,21 +119,21 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
         let complete = text("verification_uri_complete")
         for (name, value) in [("user_code", userCode), ("verification_uri", verificationText), ("verification_uri_complete", complete)] {
             if let value, SecretMask.anyRepeated(secrets, in: [value]) {
-                throw refused("its \(name) repeats a secret the request carried (the client secret), so it is neither shown nor opened")
+                throw refused(.invalidField(name), "its \(name) repeats a secret the request carried (the client secret), so it is neither shown nor opened")
             }
         }
         guard let expiresIn = seconds(text("expires_in")), expiresIn > 0 else {
-            throw refused("its expires_in '\(DisplayText.sanitized(text("expires_in") ?? "", limit: 24))' is not a number of seconds above 0 and below 1e11")
+            throw refused(.invalidField("expires_in"), "its expires_in '\(DisplayText.sanitized(text("expires_in") ?? "", limit: 24))' is not a number of seconds above 0 and below 1e11")
         }
         guard let verification = webPage(verificationText) else {
-            throw refused("its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page with a plain host name and no user name (RFC 8628 §3.2), so it is neither shown nor opened")
+            throw refused(.invalidField("verification_uri"), "its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page with a plain host name and no user name (RFC 8628 §3.2), so it is neither shown nor opened")
         }
         let intervalText = text("interval")
         guard let interval = intervalText == nil ? 5 : seconds(intervalText) else { // §3.2: 5 s when absent
-            throw refused("its interval '\(DisplayText.sanitized(intervalText ?? "", limit: 20))' is not a number of seconds")
+            throw refused(.invalidField("interval"), "its interval '\(DisplayText.sanitized(intervalText ?? "", limit: 20))' is not a number of seconds")
         }
         guard complete == nil || webPage(complete) != nil else {
-            throw refused("its verification_uri_complete '\(DisplayText.sanitized(complete ?? "", limit: 80))' is not an https page with a plain host name and no user name (RFC 8628 §3.3.1), so it is neither shown nor opened")
+            throw refused(.invalidField("verification_uri_complete"), "its verification_uri_complete '\(DisplayText.sanitized(complete ?? "", limit: 80))' is not an https page with a plain host name and no user name (RFC 8628 §3.3.1), so it is neither shown nor opened")
         }
         let completePage = webPage(complete).flatMap { $0.origin == verification.origin ? $0 : nil }
         self.init(providerID: providerID, deviceCode: deviceCode, userCode: userCode, verificationURI: verification,

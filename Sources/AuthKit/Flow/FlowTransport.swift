@@ -70,7 +70,7 @@ package struct FlowTransport: Sendable {
             // answers only a request that asked to upgrade, as none here does).
             guard status >= 200 else {
                 body.cancel()
-                throw AuthKitError.network(url: current.displayURL, reason: status == 101 ? Self.switchedProtocol : "the server answered \(status), an interim status, as its final answer")
+                throw AuthKitError.network(url: current.displayURL, reason: .init(.malformedAnswer, status == 101 ? Self.switchedProtocol : "the server answered \(status), an interim status, as its final answer"))
             }
             guard (300...399).contains(status), status != 304 else {
                 return OpenedResponse(status: status, headers: head.headerFields, url: current.url,
@@ -179,7 +179,7 @@ package struct OpenedResponse: Sendable {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else {
                 body.cancel()
-                throw AuthKitError.network(url: display, reason: "no complete answer within \(allowed.spoken)")
+                throw AuthKitError.network(url: display, reason: .init(.timedOut, "no complete answer within \(allowed.spoken)"))
             }
             let chunk: Data?
             do {

@@ -94,12 +94,12 @@ final class TokenEndpointCalls: Sendable {
     /// type and the fix (``AuthKitError/Misuse/unsupportedTokenType(_:)``).
     private func requireBearer(_ credential: Credential, step: FlowStep, secrets: [String]) throws {
         guard !credential.isBearer else { return }
-        throw SecretMask(secrets).apply(AuthKitError.invalidResponse(step: step, reason: """
+        throw SecretMask(secrets).apply(AuthKitError.invalidResponse(step: step, reason: .init(.invalidField("token_type"), """
             its token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 100))', which AuthKit cannot send \
             (it sends Bearer tokens, RFC 6750); nothing was stored. If this provider's tokens are used as Bearer tokens \
             whatever their type says, set token.response.assumeBearer to true in its descriptor (\(descriptor.source)) \
             and sign in again.
-            """))
+            """)))
     }
 
     /// Says at once when a refresh brought a token of a type AuthKit cannot
@@ -167,7 +167,7 @@ final class TokenEndpointCalls: Sendable {
         }
         // Not a success: report the provider's error if the body has one.
         _ = try parser.parse(response)
-        throw AuthKitError.invalidResponse(step: .revocation, reason: "HTTP \(response.status)")
+        throw AuthKitError.invalidResponse(step: .revocation, reason: .init(.unexpectedStatus(response.status), "HTTP \(response.status)"))
     }
 
     // MARK: - The device authorization grant (RFC 8628)
@@ -251,8 +251,8 @@ final class TokenEndpointCalls: Sendable {
             guard let members = try? parser.members(of: response),
                   case .string(let rotated)? = mapping.refreshToken.firstValue(in: members)?.value,
                   !rotated.isEmpty, rotated != previous?.refreshToken else { throw AuthKitError.invalidResponse(step: step, reason: reason) }
-            throw AuthKitError.invalidResponse(step: step, reason: reason
-                + "; it carried a new refresh token, so the stored one may have been spent: if the next refresh is refused, sign in again")
+            throw AuthKitError.invalidResponse(step: step, reason: .init(reason.kind, reason.detail
+                + "; it carried a new refresh token, so the stored one may have been spent: if the next refresh is refused, sign in again"))
         }
     }
 

@@ -60,7 +60,7 @@ package struct TokenResponseParser: Sendable {
             let object = try decodeBody(response)
             if let error = providerError(in: object, status: response.status) { throw AuthKitError.providerError(step: step, error) }
             guard successStatus.contains(response.status) else {
-                throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) without an OAuth error in the body")
+                throw AuthKitError.invalidResponse(step: step, reason: .init(.unexpectedStatus(response.status), "HTTP \(response.status) without an OAuth error in the body"))
             }
             return object
         } catch let error as AuthKitError {
@@ -92,14 +92,15 @@ package struct TokenResponseParser: Sendable {
             }
             throw AuthKitError.invalidResponse(
                 step: step,
-                reason: "HTTP \(response.status) (expected \(successStatus.map(String.init).joined(separator: " or "))) without an OAuth error in the body")
+                reason: .init(.unexpectedStatus(response.status),
+                              "HTTP \(response.status) (expected \(successStatus.map(String.init).joined(separator: " or "))) without an OAuth error in the body"))
         }
 
         guard let (accessPath, accessValue) = mapping.accessToken.firstValue(in: object) else {
-            throw AuthKitError.invalidResponse(step: step, reason: "no access token at '\(mapping.accessToken.alternatives)'")
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.missingField(mapping.accessToken.alternatives), "no access token at '\(mapping.accessToken.alternatives)'"))
         }
         guard case .string(let accessToken) = accessValue, !accessToken.isEmpty else {
-            throw AuthKitError.invalidResponse(step: step, reason: "'\(accessPath)' must be a non-empty string, got \(accessValue == .string("") ? "an empty one" : accessValue.typeName)")
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(accessPath.description), "'\(accessPath)' must be a non-empty string, got \(accessValue == .string("") ? "an empty one" : accessValue.typeName)"))
         }
 
         try checkHeaderSafe(accessToken, at: accessPath, rule: "A.12")
@@ -108,10 +109,10 @@ package struct TokenResponseParser: Sendable {
         // (`Bearer AT with space`); real tokens never hold them (a '|', as
         // Login with Amazon's `Atza|…`, is kept: it changes nothing there).
         if !Self.isSendableAsBearer(accessToken) {
-            throw AuthKitError.invalidResponse(step: step, reason: """
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(accessPath.description), """
                 '\(accessPath)' holds a space, '"', ',' or '\\', which would change the Authorization header it is sent in \
                 (RFC 6750 §2.1); it is not repeated here
-                """)
+                """))
         }
         let refreshToken = try string(mapping.refreshToken, in: object)
         if let (refreshPath, refreshToken) = refreshToken {
@@ -122,15 +123,16 @@ package struct TokenResponseParser: Sendable {
         if tokenType == nil, mapping.requireTokenType {
             throw AuthKitError.invalidResponse(
                 step: step,
-                reason: "no '\(mapping.tokenType.alternatives)' (RFC 6749 §5.1 requires it; a descriptor can set token.response.requireTokenType to false)")
+                reason: .init(.missingField(mapping.tokenType.alternatives),
+                              "no '\(mapping.tokenType.alternatives)' (RFC 6749 §5.1 requires it; a descriptor can set token.response.requireTokenType to false)"))
         }
         if let tokenType, !Self.isTokenType(tokenType), let (path, _) = mapping.tokenType.firstValue(in: object) {
             // Not repeated: a server could put what it was sent there, to be
             // stored and printed by every later command.
-            throw AuthKitError.invalidResponse(step: step, reason: """
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(path.description), """
                 '\(path)' is not a token type (RFC 6749 §7.1, Appendix A.13: a name of letters, digits, '-', '.' \
                 and '_', or a URI); it is not repeated here
-                """)
+                """))
         }
         // A refresh answer with a usable token is kept even when a side field
         // is not: refusing it would throw away the rotated refresh token it
@@ -142,7 +144,7 @@ package struct TokenResponseParser: Sendable {
             do {
                 return try read()
             } catch AuthKitError.invalidResponse(_, let reason) {
-                dropped.append(SecretMask(response.secrets).apply(reason))
+                dropped.append(SecretMask(response.secrets).apply(reason.detail))
                 return nil
             }
         }
@@ -185,7 +187,8 @@ package struct TokenResponseParser: Sendable {
     private func checkHeaderSafe(_ token: String, at path: FieldPath, rule: String) throws {
         guard token.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
             throw AuthKitError.invalidResponse(
-                step: step, reason: "'\(path)' holds a control or non-ASCII character, which RFC 6749 §\(rule) does not allow in a token and no header can carry")
+                step: step, reason: .init(.invalidField(path.description),
+                                          "'\(path)' holds a control or non-ASCII character, which RFC 6749 §\(rule) does not allow in a token and no header can carry"))
         }
     }
 
@@ -203,7 +206,7 @@ package struct TokenResponseParser: Sendable {
             && !body.contains { $0 == 0x20 || $0 == 0x0A || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "{") }
         if mediaType == "application/x-www-form-urlencoded" || looksLikeForm {
             guard let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text) else {
-                throw AuthKitError.invalidResponse(step: step, reason: "the form-encoded body (HTTP \(response.status)) is not valid")
+                throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "the form-encoded body (HTTP \(response.status)) is not valid"))
             }
             var object = [String: JSONValue]()
             for (name, value) in pairs where object[name] == nil { object[name] = .string(value) }
@@ -216,12 +219,12 @@ package struct TokenResponseParser: Sendable {
             } catch let failure as JSONParser.Failure where failure.reason == JSONParser.numberOutOfRange {
                 // Valid JSON (RFC 8259 §6 sets no range), but no number here can be one such as 1e400.
                 throw AuthKitError.invalidResponse(
-                    step: step, reason: "the JSON body (HTTP \(response.status)) holds a number out of any range AuthKit reads, at byte \(failure.offset)")
+                    step: step, reason: .init(.unreadableBody, "the JSON body (HTTP \(response.status)) holds a number out of any range AuthKit reads, at byte \(failure.offset)"))
             } catch {
-                throw AuthKitError.invalidResponse(step: step, reason: "the JSON body (HTTP \(response.status)) is malformed or truncated")
+                throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "the JSON body (HTTP \(response.status)) is malformed or truncated"))
             }
             guard case .object(let object) = value else {
-                throw AuthKitError.invalidResponse(step: step, reason: "the JSON body (HTTP \(response.status)) is \(value.typeName), not an object")
+                throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "the JSON body (HTTP \(response.status)) is \(value.typeName), not an object"))
             }
             return object
         }
@@ -231,7 +234,7 @@ package struct TokenResponseParser: Sendable {
         }
         let looksLikeHTML = mediaType.contains("html") || (mediaType.isEmpty && firstByte() == UInt8(ascii: "<"))
         let what = looksLikeHTML ? "an HTML page" : "a \(mediaType.isEmpty ? "body of unknown type" : "'\(mediaType)' body")"
-        throw AuthKitError.invalidResponse(step: step, reason: "the endpoint answered HTTP \(response.status) with \(what), not JSON or form data")
+        throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "the endpoint answered HTTP \(response.status) with \(what), not JSON or form data"))
     }
 
     // MARK: - Fields
@@ -250,7 +253,7 @@ package struct TokenResponseParser: Sendable {
     private func string(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> (path: FieldPath, text: String)? {
         guard let (path, value) = paths.firstValue(in: object) else { return nil }
         guard case .string(let text) = value else {
-            throw AuthKitError.invalidResponse(step: step, reason: "'\(path)' must be a string, got \(value.typeName)")
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(path.description), "'\(path)' must be a string, got \(value.typeName)"))
         }
         return text.isEmpty ? nil : (path, text)
     }
@@ -286,7 +289,7 @@ package struct TokenResponseParser: Sendable {
             let got = seconds != nil ? "\(DisplayText.sanitized(value.scalarText ?? "", limit: 24)), which is not 0 to 1e11 seconds"
                 : value.typeName == "a string" ? "the string '\(DisplayText.sanitized(value.scalarText ?? "", limit: 20))'" : value.typeName
             throw AuthKitError.invalidResponse(
-                step: step, reason: "'\(path)' must be a number of seconds (a number or numeric string), got \(got)")
+                step: step, reason: .init(.invalidField(path.description), "'\(path)' must be a number of seconds (a number or numeric string), got \(got)"))
         }
         return lifetime
     }
@@ -300,10 +303,10 @@ package struct TokenResponseParser: Sendable {
         guard let (path, value) = mapping.scope.firstValue(in: object) else { return nil }
         let scopes = try scopes(value, at: path)
         if SecretMask.anyRepeated(secrets, in: scopes) {
-            throw AuthKitError.invalidResponse(step: step, reason: """
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(path.description), """
                 '\(path)' repeats a secret the request carried (a code, verifier, client secret or token), \
                 so it is neither stored nor shown
-                """)
+                """))
         }
         return scopes
     }
@@ -336,12 +339,12 @@ package struct TokenResponseParser: Sendable {
         case .array(let elements):
             return try elements.map { element in
                 guard case .string(let scope) = element else {
-                    throw AuthKitError.invalidResponse(step: step, reason: "'\(path)' must list strings, found \(element.typeName)")
+                    throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(path.description), "'\(path)' must list strings, found \(element.typeName)"))
                 }
                 return scope
             }
         default:
-            throw AuthKitError.invalidResponse(step: step, reason: "'\(path)' must be a string or an array of strings, got \(value.typeName)")
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(path.description), "'\(path)' must be a string or an array of strings, got \(value.typeName)"))
         }
     }
 

@@ -49,7 +49,7 @@ public struct CurlHTTPClient: HTTPClient {
 
     public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         let display = request.url?.redactedForLogs ?? "(no URL)"
-        guard let url = request.url else { throw AuthKitError.network(url: display, reason: "the request has no absolute URL") }
+        guard let url = request.url else { throw AuthKitError.network(url: display, reason: .init(.invalidRequest, "the request has no absolute URL")) }
         try Self.loadLibrary(display: display)
         let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout, display: display)
         return try await transfer.start(on: workers)
@@ -65,13 +65,25 @@ extension CurlHTTPClient {
         var reason = [CChar](repeating: 0, count: 512)
         _ = authkit_curl_load(&reason, reason.count)
         let text = reason.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        throw AuthKitError.network(url: display, reason: text)
+        throw AuthKitError.network(url: display, reason: .init(.transportUnavailable, text))
     }
 }
 
 /// One request on a worker's thread (``CurlWorkers``): `curl_easy_perform`
 /// blocks, and its callbacks hand the head and the body chunks to the async side.
 private final class CurlTransfer: @unchecked Sendable {
+    /// The kind of failure a libcurl code stands for, where no more
+    /// particular message was written for it.
+    static func kind(of code: CURLcode) -> AuthKitError.NetworkFailure.Kind {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: .timedOut
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE: .tlsFailure
+        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: .connectionClosed
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_WEIRD_SERVER_REPLY: .malformedAnswer
+        default: .connectionFailed
+        }
+    }
+
     /// Chunks buffered for the reader before libcurl is made to wait.
     static let bufferedChunks = 8
 
@@ -140,7 +152,7 @@ private final class CurlTransfer: @unchecked Sendable {
         let handle: UnsafeMutableRawPointer
         switch slot {
         case .handle(let ready): handle = ready
-        case .unavailable(let reason): return AuthKitError.network(url: display, reason: reason)
+        case .unavailable(let reason): return AuthKitError.network(url: display, reason: .init(.transportUnavailable, reason))
         }
         var headers: UnsafeMutablePointer<curl_slist>?
         defer { authkit_curl_slist_free_all(headers) }
@@ -202,35 +214,35 @@ private final class CurlTransfer: @unchecked Sendable {
         if code == CURLE_OK {
             return nil
         } else if let refusedHead {
-            return AuthKitError.network(url: display, reason: refusedHead)
+            return AuthKitError.network(url: display, reason: .init(.malformedAnswer, refusedHead))
         } else if isCancelled {
             return CancellationError()
         } else if code == CURLE_OUT_OF_MEMORY, !headEnded {
             // libcurl's words for a header line over its 100 KiB limit
             // (CURL_MAX_HTTP_HEADER), which it refuses before handing it over.
-            return AuthKitError.network(url: display, reason: """
+            return AuthKitError.network(url: display, reason: .init(.malformedAnswer, """
                 a line of its header is longer than 100 KiB, which no real answer's is; libcurl stopped reading \
                 (it reports this as "Out of memory")
-                """)
+                """))
         } else if code == CURLE_OPERATION_TIMEDOUT {
             // The connection, or the low-speed limit (under a byte a second
             // for `timeout`): a server dripping a byte a second was said to
             // have sent "no data" while it was sending.
-            return AuthKitError.network(url: display, reason: headBytes == 0
+            return AuthKitError.network(url: display, reason: .init(.timedOut, headBytes == 0
                 ? "no answer for \(Int(timeout)) s"
-                : "it sent less than a byte a second for \(Int(timeout)) s, and was cut off")
+                : "it sent less than a byte a second for \(Int(timeout)) s, and was cut off"))
         } else if code == CURLE_PARTIAL_FILE {
             // libcurl's own words, "Transferred a partial file", suggest a download tool.
-            return AuthKitError.network(url: display, reason: "the server closed the connection before the end of its answer")
+            return AuthKitError.network(url: display, reason: .init(.connectionClosed, "the server closed the connection before the end of its answer"))
         } else if code == CURLE_PEER_FAILED_VERIFICATION {
             // libcurl's words name SSH keys as well, which never apply here.
-            return AuthKitError.network(url: display, reason: "the server's TLS certificate could not be verified (self-signed, expired, for another host, or someone in the middle); nothing was sent")
+            return AuthKitError.network(url: display, reason: .init(.tlsFailure, "the server's TLS certificate could not be verified (self-signed, expired, for another host, or someone in the middle); nothing was sent"))
         } else if code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_WEIRD_SERVER_REPLY {
             // Only http and https are allowed, so "Unsupported protocol" here
             // means the answer was not HTTP (no status line, or a malformed one).
-            return AuthKitError.network(url: display, reason: "the server's answer is not HTTP AuthKit can read (libcurl: \(String(cString: authkit_curl_easy_strerror(code))))")
+            return AuthKitError.network(url: display, reason: .init(.malformedAnswer, "the server's answer is not HTTP AuthKit can read (libcurl: \(String(cString: authkit_curl_easy_strerror(code))))"))
         } else {
-            return AuthKitError.network(url: display, reason: String(cString: authkit_curl_easy_strerror(code)))
+            return AuthKitError.network(url: display, reason: .init(Self.kind(of: code), String(cString: authkit_curl_easy_strerror(code))))
         }
     }
 
@@ -310,7 +322,7 @@ private final class CurlTransfer: @unchecked Sendable {
             defer { headContinuation = nil }
             return headContinuation
         }
-        head?.resume(throwing: error ?? AuthKitError.network(url: display, reason: "the connection closed before a response"))
+        head?.resume(throwing: error ?? AuthKitError.network(url: display, reason: .init(.connectionClosed, "the connection closed before a response")))
         continuation.finish(throwing: error)
     }
 }

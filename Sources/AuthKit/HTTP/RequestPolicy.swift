@@ -86,7 +86,7 @@ package func withDeadline<Result: Sendable>(
     // Past the deadline, whatever the operation ended with is a timeout: a
     // transport may end a cancelled transfer as if the body were complete.
     if DeadlineWatchdog.shared.finish(registration) {
-        throw AuthKitError.network(url: display, reason: "no complete answer within \((allowed ?? duration).spoken)")
+        throw AuthKitError.network(url: display, reason: .init(.timedOut, "no complete answer within \((allowed ?? duration).spoken)"))
     }
     // Likewise a cancelled caller is told so, whatever the cancelled transfer
     // ended with: a body cut short would read as a complete one, a token or

@@ -51,7 +51,7 @@ public struct URLSessionHTTPClient: HTTPClient {
 
     public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         let display = request.url?.redactedForLogs ?? "(no URL)"
-        guard let url = request.url else { throw AuthKitError.network(url: display, reason: "the request has no absolute URL") }
+        guard let url = request.url else { throw AuthKitError.network(url: display, reason: .init(.invalidRequest, "the request has no absolute URL")) }
         var urlRequest = URLRequest(url: url, timeoutInterval: timeout)
         urlRequest.httpMethod = request.method.rawValue
         for field in request.headerFields.withoutFraming {
@@ -78,6 +78,19 @@ public struct URLSessionHTTPClient: HTTPClient {
 
 /// Routes one session's delegate callbacks to the transfer each task belongs to.
 private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    /// The kind of failure a URLSession error stands for.
+    static func kind(of error: any Error) -> AuthKitError.NetworkFailure.Kind {
+        guard let error = error as? URLError else { return .connectionFailed }
+        switch error.code {
+        case .timedOut: return .timedOut
+        case .networkConnectionLost: return .connectionClosed
+        case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted, .serverCertificateHasUnknownRoot,
+             .serverCertificateNotYetValid, .clientCertificateRejected, .clientCertificateRequired: return .tlsFailure
+        case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData: return .malformedAnswer
+        default: return .connectionFailed
+        }
+    }
+
     struct Transfer {
         var display: String
         var timeout: TimeInterval
@@ -147,7 +160,7 @@ private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked S
     private func refuse(_ task: URLSessionDataTask, _ response: URLResponse, because reason: String,
                         _ completionHandler: (URLSession.ResponseDisposition) -> Void) {
         takeHead(task.taskIdentifier)?.resume(throwing: AuthKitError.network(
-            url: response.url?.redactedForLogs ?? "(no URL)", reason: reason))
+            url: response.url?.redactedForLogs ?? "(no URL)", reason: .init(.malformedAnswer, reason)))
         completionHandler(.cancel)
         task.cancel()
     }
@@ -181,7 +194,7 @@ private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked S
     private func finish(_ id: Int, error: (any Error)?) {
         guard let transfer = lock.withLock({ transfers.removeValue(forKey: id) }) else { return }
         guard let error else {
-            transfer.head?.resume(throwing: AuthKitError.network(url: transfer.display, reason: "the connection closed before a response"))
+            transfer.head?.resume(throwing: AuthKitError.network(url: transfer.display, reason: .init(.connectionClosed, "the connection closed before a response")))
             transfer.body.finish()
             return
         }
@@ -189,9 +202,9 @@ private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked S
         if let error = error as? URLError, error.code == .cancelled {
             failure = CancellationError()
         } else if let error = error as? URLError, error.code == .timedOut {
-            failure = AuthKitError.network(url: transfer.display, reason: "no data for \(Int(transfer.timeout)) s")
+            failure = AuthKitError.network(url: transfer.display, reason: .init(.timedOut, "no data for \(Int(transfer.timeout)) s"))
         } else {
-            failure = AuthKitError.network(url: transfer.display, reason: error.localizedDescription)
+            failure = AuthKitError.network(url: transfer.display, reason: .init(Self.kind(of: error), error.localizedDescription))
         }
         transfer.head?.resume(throwing: failure)
         transfer.body.finish(throwing: failure)

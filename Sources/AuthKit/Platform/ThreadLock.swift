@@ -8,7 +8,7 @@ import Darwin
 
 /// A mutual-exclusion lock for threads: a `pthread_mutex_t`, which is all
 /// `NSLock` is on Linux. AuthKit's modules import FoundationEssentials there
-/// rather than Foundation (see README, "Benchmarks": Foundation's other
+/// rather than Foundation (see git history of Benchmarks/README.md: Foundation's other
 /// modules and ICU were a fifth of a short command's start), and it has no `NSLock`.
 /// `Synchronization.Mutex` would do, but needs macOS 15 / iOS 18.
 package final class ThreadLock: @unchecked Sendable {

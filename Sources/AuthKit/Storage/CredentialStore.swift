@@ -76,7 +76,7 @@ package actor KeyedAsyncLock {
     private func acquire(_ key: String, deadline: ContinuousClock.Instant, what: String, timeout: Duration) async throws {
         while held.contains(key) {
             guard ContinuousClock.now < deadline else {
-                throw AuthKitError.store(path: what, reason: "another task has held it for more than \(timeout.spoken); try again.")
+                throw AuthKitError.store(path: what, reason: .init(.busy, "another task has held it for more than \(timeout.spoken); try again."))
             }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -197,7 +197,7 @@ public struct FileCredentialStore: CredentialStore {
             _ = try read()
             if let problem = FileSystem.foreignWriteProblem(inDirectory: directory.path, harm: Self.plantedHarm,
                                                             refusal: "nothing is saved there", allowingSticky: false) {
-                throw AuthKitError.store(path: path, reason: problem)
+                throw AuthKitError.store(path: path, reason: .init(.writableByOthers, problem))
             }
             // The new copy is written whole beside the old one before the
             // rename: room for the file as it is, and 64 KiB for what a
@@ -208,10 +208,10 @@ public struct FileCredentialStore: CredentialStore {
                 var file = stat()
                 let needed = (lstat(path, &file) == 0 ? UInt64(max(0, file.st_size)) : 0) + (64 << 10)
                 if free < needed {
-                    throw AuthKitError.store(path: path, reason: """
+                    throw AuthKitError.store(path: path, reason: .init(.notSaved, """
                         \(Self.notSavedReason)the disk holding it is full (\(free / 1024) KiB free; a new copy of the file needs about \
                         \(needed / 1024) KiB). Free some space, then try again.
-                        """)
+                        """))
                 }
             }
         }
@@ -227,7 +227,7 @@ public struct FileCredentialStore: CredentialStore {
         let fd = try RefreshLockFile.openLock(lockPath)
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
-            throw AuthKitError.store(path: lockPath, reason: "another sign-in to \(key) is in progress; finish or cancel it first.")
+            throw AuthKitError.store(path: lockPath, reason: .init(.busy, "another sign-in to \(key) is in progress; finish or cancel it first."))
         }
         return SignInLock(fd: fd)
     }
@@ -253,32 +253,32 @@ public struct FileCredentialStore: CredentialStore {
         guard fd >= 0 else {
             if errno == ENOENT { return CredentialFile(entries: []) }
             if errno == ELOOP {
-                throw AuthKitError.store(path: path, reason: "is a symbolic link; AuthKit does not follow links for its credentials (one could send them elsewhere). Replace it with the file itself.")
+                throw AuthKitError.store(path: path, reason: .init(.notARegularFile, "is a symbolic link; AuthKit does not follow links for its credentials (one could send them elsewhere). Replace it with the file itself."))
             }
-            throw AuthKitError.store(path: path, reason: "cannot be read (\(String(cString: strerror(errno)))).")
+            throw AuthKitError.store(path: path, reason: .init(.inaccessible, "cannot be read (\(String(cString: strerror(errno))))."))
         }
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
-            throw AuthKitError.store(path: path, reason: "is \(FileSystem.kind(info.st_mode & S_IFMT)), not a regular file; AuthKit keeps credentials only in a file. Move it aside; the next sign-in creates the file.")
+            throw AuthKitError.store(path: path, reason: .init(.notARegularFile, "is \(FileSystem.kind(info.st_mode & S_IFMT)), not a regular file; AuthKit keeps credentials only in a file. Move it aside; the next sign-in creates the file."))
         }
         if let problem = FileSystem.foreignWriteProblem(at: path, harm: Self.plantedHarm, allowingSticky: false) {
-            throw AuthKitError.store(path: path, reason: problem)
+            throw AuthKitError.store(path: path, reason: .init(.writableByOthers, problem))
         }
         // Read whole: a 1 GB file took a gigabyte of memory before it was
         // found not to be JSON. Thousands of credentials take a few MiB.
         if info.st_size > Self.largestFile {
-            throw AuthKitError.store(path: path, reason: """
+            throw AuthKitError.store(path: path, reason: .init(.invalidContents, """
                 is \(info.st_size) bytes, more than the \(Self.largestFile >> 20) MiB a credentials file could hold; it was not read, \
                 and left untouched. Move it away to start afresh.
-                """)
+                """))
         }
         let data = try FileSystem.readToEnd(fd)
         // An empty file (`touch`, or only white space) holds nothing to keep:
         // no credentials, as for no file; one with anything else must parse.
         if data.allSatisfy(JSONParser.isWhitespace) { return CredentialFile(entries: []) }
         func invalid(_ what: String) -> AuthKitError {
-            AuthKitError.store(path: path, reason: "is not a valid credentials file (\(what)). It was left untouched; fix it, or move it away to start afresh.")
+            AuthKitError.store(path: path, reason: .init(.invalidContents, "is not a valid credentials file (\(what)). It was left untouched; fix it, or move it away to start afresh."))
         }
         // Strict JSON first (RFC 8259, AuthKit's own parser): Foundation's
         // decoder takes a trailing comma and a byte-order mark, and of a
@@ -294,7 +294,7 @@ public struct FileCredentialStore: CredentialStore {
         do {
             let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)
             guard file.version <= CredentialFile.currentVersion else {
-                throw AuthKitError.store(path: path, reason: "was written by a newer AuthKit (format version \(file.version)); upgrade AuthKit to use it. It was left untouched.")
+                throw AuthKitError.store(path: path, reason: .init(.invalidContents, "was written by a newer AuthKit (format version \(file.version)); upgrade AuthKit to use it. It was left untouched."))
             }
             guard file.version >= 1 else {
                 throw invalid("version: \(file.version) is no format version; AuthKit writes \(CredentialFile.currentVersion)")
@@ -355,7 +355,7 @@ public struct FileCredentialStore: CredentialStore {
     /// the file: nothing, since only a complete copy replaces it.
     private func notSaved(_ what: String) -> AuthKitError {
         let reason = String(cString: strerror(errno))
-        return AuthKitError.store(path: path, reason: "\(Self.notSavedReason)\(what) (\(reason)). The file was left as it was.")
+        return AuthKitError.store(path: path, reason: .init(.notSaved, "\(Self.notSavedReason)\(what) (\(reason)). The file was left as it was."))
     }
 
     /// How the reason of a failed save begins, also of a directory that
@@ -415,13 +415,13 @@ public struct FileCredentialStore: CredentialStore {
         let deadline = ContinuousClock.now.advanced(by: lockTimeout)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw AuthKitError.store(path: lockPath, reason: "cannot be locked (\(String(cString: strerror(errno)))).")
+                throw AuthKitError.store(path: lockPath, reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
             }
             guard ContinuousClock.now < deadline else {
-                throw AuthKitError.store(path: lockPath, reason: """
+                throw AuthKitError.store(path: lockPath, reason: .init(.busy, """
                     has been held by another process for more than \(lockTimeout.spoken), though a read or a save \
                     holds it for milliseconds: a process stopped while holding it (`fuser \(lockPath)` shows which). End it, then try again.
-                    """)
+                    """))
             }
             usleep(5_000)
         }
@@ -433,18 +433,18 @@ public struct FileCredentialStore: CredentialStore {
     /// mount) is said as a store that cannot be saved (exit 74 in the CLI).
     private func checkDirectoryWritable() throws {
         guard access(directory.path, W_OK) == 0 else {
-            throw AuthKitError.store(path: directory.path, reason: "\(Self.notSavedReason)this directory is not writable (\(String(cString: strerror(errno)))).")
+            throw AuthKitError.store(path: directory.path, reason: .init(.notSaved, "\(Self.notSavedReason)this directory is not writable (\(String(cString: strerror(errno))))."))
         }
     }
 
     private func ensureDirectory() throws {
         if FileManager.default.fileExists(atPath: directory.path) {
-            guard FileSystem.isDirectory(directory.path) else { throw AuthKitError.store(path: directory.path, reason: "exists but is not a directory.") }
+            guard FileSystem.isDirectory(directory.path) else { throw AuthKitError.store(path: directory.path, reason: .init(.notARegularFile, "exists but is not a directory.")) }
         } else {
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw AuthKitError.store(path: directory.path, reason: "\(Self.notSavedReason)this directory cannot be created (\(DescriptorLoader.reason(error))).")
+                throw AuthKitError.store(path: directory.path, reason: .init(.notSaved, "\(Self.notSavedReason)this directory cannot be created (\(DescriptorLoader.reason(error)))."))
             }
         }
         for warning in permissionWarnings() where Self.warned.withLock({ $0.insert(warning).inserted }) {

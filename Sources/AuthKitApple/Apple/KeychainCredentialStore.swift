@@ -73,7 +73,7 @@ public struct KeychainCredentialStore: CredentialStore {
 
     private func check(_ status: OSStatus) throws {
         guard status != KeychainStatus.success else { return }
-        throw AuthKitError.store(path: "Keychain (service \(layout.service))", reason: KeychainStatus.explanation(status, accessGroup: layout.accessGroup))
+        throw AuthKitError.store(path: "Keychain (service \(layout.service))", reason: .init(.inaccessible, KeychainStatus.explanation(status, accessGroup: layout.accessGroup)))
     }
 
     /// The query with the Security framework's constants for their names.

@@ -41,13 +41,13 @@ public struct KeychainItemLayout: Sendable, Hashable {
         do {
             let credential = try decoder.decode(Credential.self, from: data)
             guard credential.key == key(forAccount: account) else {
-                throw AuthKitError.store(path: "Keychain item \(service)/\(account)", reason: "holds the credential of \(credential.key), not its own; delete it.")
+                throw AuthKitError.store(path: "Keychain item \(service)/\(account)", reason: .init(.invalidContents, "holds the credential of \(credential.key), not its own; delete it."))
             }
             return credential
         } catch let error as AuthKitError {
             throw error
         } catch {
-            throw AuthKitError.store(path: "Keychain item \(service)/\(account)", reason: "is not a credential AuthKit wrote (\(error)); delete it.")
+            throw AuthKitError.store(path: "Keychain item \(service)/\(account)", reason: .init(.invalidContents, "is not a credential AuthKit wrote (\(error)); delete it."))
         }
     }
 

@@ -379,7 +379,7 @@ struct Authorize: WorkspaceCommand {
         do {
             try await store.saveSignIn(credential)
         } catch AuthKitError.store(let path, let reason) {
-            throw AuthKitError.store(path: path, reason: reason + " The sign-in itself succeeded, but its credential was not kept: sign in again once the store can be written.")
+            throw AuthKitError.store(path: path, reason: .init(reason.kind, reason.detail + " The sign-in itself succeeded, but its credential was not kept: sign in again once the store can be written."))
         }
     }
 

@@ -28,15 +28,14 @@ enum ErrorReport {
             return "\(providerID): no \(setting.name) is configured. \(hint(for: setting, providerID: providerID, environment: environment, flags: flags))"
         case .unknownProvider:
             return error.description + " 'authkit providers list' shows the known ones."
-        case .signInRequired(let key, _):
-            return error.description
-                .replacing("Sign in again.", with: "Sign in again: authkit authorize \(ShellWord.account(key))")
-                .replacing("Sign in first.", with: "Sign in first: authkit authorize \(ShellWord.account(key))")
+        case .signInRequired(let key, let reason):
+            return error.summary + (reason == .noCredential ? " Sign in first" : " Sign in again") + ": authkit authorize \(ShellWord.account(key))"
         case .notSupported(_, .deviceGrant):
-            return error.description.replacing("(ManualUserAgent)", with: "(--manual)")
+            return error.summary + " Sign in through a browser, or paste the redirect (--manual)."
+        case .notSupported(let providerID, .authorizationCodeGrant):
+            return error.summary + " Sign in with the device grant: authkit authorize --provider \(ShellWord.quoted(providerID)) --device"
         case .unusableRedirectURI:
-            return error.description.replacing("use ManualUserAgent", with: "use --manual")
-                .replacing("or ManualUserAgent", with: "or --manual")
+            return error.description + " (--manual signs in by pasting the redirect.)"
         case .misuse(.credentialOfAnotherProtocol(let credential, let kind)):
             // Here the authenticator is the provider file's: the file now says
             // another protocol than the stored credential (an override that

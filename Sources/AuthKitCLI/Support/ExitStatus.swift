@@ -15,7 +15,7 @@ import AuthKitLoopback
 import AuthKitSandbox
 
 /// The exit codes of `authkit`, one per kind of failure, so scripts can react
-/// (documented in README.md, "Exit codes").
+/// (documented in docs/command-line.md, "Exit codes").
 enum ExitStatus: Int32, CaseIterable {
     case success = 0
     /// Anything not covered below (an operation the provider does not offer, say).
@@ -53,7 +53,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .redirectNotFollowed, .responseTooLarge: self = .providerError
             case .insecureTransport, .outsideProviderAPI: self = .usage
             case .unknownProvider, .missingSetting, .invalidSetting, .unusableRedirectURI: self = .usage
-            case .store(_, let reason) where reason.hasPrefix(FileCredentialStore.notSavedReason): self = .outputFailed
+            case .store(_, let reason) where reason.kind == .notSaved: self = .outputFailed
             case .invalidFile, .redirect, .store: self = .badInput
             case .cancelled: self = .cancelled
             }

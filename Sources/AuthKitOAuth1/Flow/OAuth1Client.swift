@@ -126,7 +126,7 @@ public struct OAuth1Client: Authenticator {
         if endpoints.requireCallbackConfirmed, values["oauth_callback_confirmed"] != "true" {
             throw AuthKitError.invalidResponse(
                 step: .requestToken,
-                reason: "the reply lacks oauth_callback_confirmed=true, which RFC 5849 §2.1 requires (it shows the callback was registered). For a server that only speaks OAuth 1.0, set \"requireCallbackConfirmed\": false under \"oauth1\" in the provider file.")
+                reason: .init(.missingField("oauth_callback_confirmed"), "the reply lacks oauth_callback_confirmed=true, which RFC 5849 §2.1 requires (it shows the callback was registered). For a server that only speaks OAuth 1.0, set \"requireCallbackConfirmed\": false under \"oauth1\" in the provider file."))
         }
         let pending = OAuth1PendingAuthorization(
             providerID: descriptor.id, requestToken: values["oauth_token"] ?? "",
@@ -299,7 +299,7 @@ public struct OAuth1Client: Authenticator {
         let response = try await transport.send(request, step: .revocation)
         if (200...299).contains(response.status) { return }
         _ = try ReplyParser(step: .revocation, secrets: knownSecrets(credential.tokenSecret ?? "", credential.accessToken)).fields(of: response, required: [])
-        throw AuthKitError.invalidResponse(step: .revocation, reason: "HTTP \(response.status)")
+        throw AuthKitError.invalidResponse(step: .revocation, reason: .init(.unexpectedStatus(response.status), "HTTP \(response.status)"))
     }
 
     // MARK: - Requests

@@ -39,16 +39,16 @@ struct ReplyParser {
             let start = String(decoding: body.prefix(4096), as: UTF8.self).lowercased()
             let kind = ["<html", "<!doctype html", "<head", "<body", "<title"].contains(where: start.contains) ? "an HTML page" : "an XML document"
             throw AuthKitError.invalidResponse(
-                step: step, reason: "HTTP \(response.status) with \(kind)\(title) instead of form-encoded OAuth fields")
+                step: step, reason: .init(.unreadableBody, "HTTP \(response.status) with \(kind)\(title) instead of form-encoded OAuth fields"))
         case UInt8(ascii: "{")?, UInt8(ascii: "[")?:
             if var error = Self.jsonError(in: body, status: response.status) {
                 error.code = quote(error.code)
                 error.description = error.description.map(quote)
                 throw AuthKitError.providerError(step: step, error)
             }
-            throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) with a JSON body, not form-encoded OAuth fields")
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "HTTP \(response.status) with a JSON body, not form-encoded OAuth fields"))
         case nil:
-            throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) with an empty body")
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "HTTP \(response.status) with an empty body"))
         default:
             break
         }
@@ -71,13 +71,13 @@ struct ReplyParser {
                 status: response.status, code: "http_\(response.status)", description: quote(text)))
         }
         guard let pairs, pairs.contains(where: { !$0.1.isEmpty || !$0.0.isEmpty }) else {
-            throw AuthKitError.invalidResponse(step: step, reason: "HTTP \(response.status) with a body that is not form-encoded OAuth fields")
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "HTTP \(response.status) with a body that is not form-encoded OAuth fields"))
         }
         let names = Set(pairs.map(\.0))
         // Which of two tokens is the one? Taking the first, silently, would
         // guess (an OAuth 2.0 redirect with a parameter twice is refused too).
         if let twice = required.first(where: { name in pairs.filter { $0.0 == name }.count > 1 }) {
-            throw AuthKitError.invalidResponse(step: step, reason: "the reply names '\(twice)' more than once")
+            throw AuthKitError.invalidResponse(step: step, reason: .init(.repeatedField(twice), "the reply names '\(twice)' more than once"))
         }
         let missing = required.filter { name in !pairs.contains { $0.0 == name && !$0.1.isEmpty } }
         guard missing.isEmpty else {
@@ -85,7 +85,8 @@ struct ReplyParser {
             let present = names.sorted().map { "'\($0)'" }.joined(separator: ", ")
             throw AuthKitError.invalidResponse(
                 step: step,
-                reason: "the reply has no \(missing.map { "'\($0)'" }.joined(separator: " or ")) (fields present: \(present.isEmpty ? "none" : present))")
+                reason: .init(.missingField(missing[0]),
+                              "the reply has no \(missing.map { "'\($0)'" }.joined(separator: " or ")) (fields present: \(present.isEmpty ? "none" : present))"))
         }
         return pairs
     }

@@ -120,6 +120,6 @@ struct SandboxTry: WorkspaceCommand {
 
         // The credential stored here is this emulation's, gone with it: a
         // request to the next one was refused as "not issued by" it.
-        say("Done. Try it yourself: 'authkit sandbox serve --provider \(descriptor.id)' keeps an emulation running; point any command at it with --sandbox or $AUTHKIT_SANDBOX, signing in to it first with 'authkit authorize --provider \(descriptor.id)', since the credential this run stored (in the sandbox's own store) was granted by this emulation, which is gone with its grants (README, \"The sandbox\").")
+        say("Done. Try it yourself: 'authkit sandbox serve --provider \(descriptor.id)' keeps an emulation running; point any command at it with --sandbox or $AUTHKIT_SANDBOX, signing in to it first with 'authkit authorize --provider \(descriptor.id)', since the credential this run stored (in the sandbox's own store) was granted by this emulation, which is gone with its grants (docs/sandbox.md).")
     }
 }

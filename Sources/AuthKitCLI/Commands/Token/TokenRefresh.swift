@@ -86,7 +86,7 @@ struct TokenRefresh: WorkspaceCommand {
             } catch let error as AuthKitError {
                 failures += 1
                 Console.out("\(name): failed: \(ErrorReport.message(for: error, flags: false))")
-                if case .store(_, let reason) = error, reason.hasPrefix(FileCredentialStore.notSavedReason) { unsaved = true }
+                if case .store(_, let reason) = error, reason.kind == .notSaved { unsaved = true }
             } catch let error as CLIError {
                 failures += 1
                 Console.out("\(name): failed: \(error.message)")
