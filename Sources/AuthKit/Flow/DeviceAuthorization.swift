@@ -195,7 +195,7 @@ struct DevicePoller: Sendable {
                 guard failures <= Self.retriedFailures else { throw failure }
                 interval *= 2
                 calls.transport.logger.warning("""
-                    A poll of \(calls.descriptor.name)'s token endpoint failed (\(failure)); polling again in \(Int(interval)) s \
+                    A poll of \(calls.client.descriptor.name)'s token endpoint failed (\(failure)); polling again in \(Int(interval)) s \
                     (RFC 8628 §3.5), \(Self.retriedFailures + 1 - failures) more time\(Self.retriedFailures + 1 - failures == 1 ? "" : "s") at most.
                     """)
                 continue

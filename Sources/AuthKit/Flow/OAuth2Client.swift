@@ -19,16 +19,11 @@ import Logging
 /// Everything provider-specific comes from the descriptor; nothing here names a
 /// provider. The token-endpoint requests themselves are built in `TokenEndpointCalls`.
 public struct OAuth2Client: Authenticator {
-    public let descriptor: ProviderDescriptor
-    public let settings: ClientSettings
-    public let clientID: String
-    /// The authorization endpoint, and its URL with the placeholders filled
-    /// in as the ``Foundation/URL/queryPrefix`` its parameters are appended to
-    /// (a query the endpoint already has is kept, RFC 6749 §3.1). `nil` for a
-    /// device-only provider.
-    private let authorization: (endpoint: AuthorizationEndpoint, prefix: String)?
-    /// The redirect URI when the caller names none.
-    private let standardRedirect: URL
+    public var descriptor: ProviderDescriptor { client.descriptor }
+    public var settings: ClientSettings { client.settings }
+    public var clientID: String { client.clientID }
+    /// The descriptor and settings, and what follows from them, resolved once.
+    private let client: ResolvedClient
     private let calls: TokenEndpointCalls
     private let now: @Sendable () -> Date
     private let coordinator = RefreshCoordinator()
@@ -52,46 +47,10 @@ public struct OAuth2Client: Authenticator {
         logger: Logger = Logger(label: "authkit.oauth2"),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
-        guard descriptor.protocol == .oauth2, let token = descriptor.token else {
-            throw AuthKitError.misuse(.wrongProtocol(providerID: descriptor.id, protocol: descriptor.protocol, client: .oauth2))
-        }
-        guard let clientID = settings.clientID, !clientID.isEmpty else {
-            throw AuthKitError.missingSetting(providerID: descriptor.id, .clientID)
-        }
-        try Self.checkConfiguredRedirectURI(settings, descriptor: descriptor)
-        let placeholderValues = descriptor.placeholderValues(settings: settings)
-        // A value from the caller (a descriptor's default was checked when
-        // the file was loaded) must make a host where it stands in one: a
-        // server app that takes `{team}` from a web form would otherwise send
-        // its client secret to `https://evil.example/.qiita.com/…`.
-        for (name, value) in (settings.placeholders ?? [:]).sorted(by: { $0.key < $1.key }) where descriptor.placeholders[name] != nil {
-            if let problem = descriptor.problem(placeholder: name, value: value) {
-                let field = descriptor.endpointURLs.contains { $0.contains("{\(name)}") } ? "the endpoint URLs" : "the descriptor"
-                throw AuthKitError.invalidSetting(providerID: descriptor.id, .placeholder(name: name, usedIn: field), problem: problem)
-            }
-        }
-        let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id, settings: Set(placeholderValues.keys))
-        self.descriptor = descriptor
-        self.settings = settings
-        self.clientID = clientID
+        let client = try ResolvedClient(descriptor: descriptor, settings: settings)
+        self.client = client
         self.now = now
-        if let endpoint = descriptor.authorization {
-            let url = URL(string: try variables.render(endpoint.url, inURL: true, field: "authorization.url"))
-            guard let url, url.host != nil, let prefix = url.queryPrefix else {
-                throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "authorization.url", problem: "is not a URL a query can be added to.")])
-            }
-            self.authorization = (endpoint, prefix)
-        } else {
-            self.authorization = nil
-        }
-        self.standardRedirect = Self.defaultRedirectURI(settings: settings, descriptor: descriptor) ?? descriptor.redirect.uri
-        let redirect = settings.redirectURI ?? descriptor.redirect.uri.absoluteString
-        self.calls = TokenEndpointCalls(
-            descriptor: descriptor, token: token,
-            tokenURL: try variables.render(token.url, inURL: true, field: "token.url"),
-            clientID: clientID, clientSecret: settings.clientSecret.flatMap { $0.isEmpty ? nil : $0 },
-            redirectURI: redirect, placeholderValues: placeholderValues,
-            transport: FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: logger), now: now)
+        self.calls = TokenEndpointCalls(client: client, transport: FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: logger), now: now)
     }
 
     // MARK: - Step 1: the authorization request
@@ -124,14 +83,14 @@ public struct OAuth2Client: Authenticator {
         for name in additionalParameters.keys where Self.reservedParameters.contains(name) || name == authorization.scopeParameter {
             throw AuthKitError.misuse(.reservedParameter(name))
         }
-        let redirect = redirectURI ?? standardRedirect
+        let redirect = redirectURI ?? client.standardRedirect
         try checkRedirectScheme(redirect)
         let redirectURI = redirect.absoluteString
         let scopes = try Self.checkScopes(scopes ?? settings.scopes ?? descriptor.scopes.default)
         let state = SecureRandom.token()
         // A public client (no secret) always uses PKCE: nothing else binds the
         // code to it (RFC 8252 §8.1, RFC 9700 §2.1.1).
-        let pkce = descriptor.pkce.isEnabled || calls.clientSecret == nil ? PKCE() : nil
+        let pkce = descriptor.pkce.isEnabled || client.clientSecret == nil ? PKCE() : nil
 
         var pairs = [(String, String)]()
         if authorization.sendResponseType { pairs.append(("response_type", "code")) }
@@ -176,7 +135,7 @@ public struct OAuth2Client: Authenticator {
     /// The authorization endpoint, or the error that names the device grant
     /// as this provider's way in.
     private func authorizationEndpoint() throws -> (endpoint: AuthorizationEndpoint, prefix: String) {
-        guard let authorization else { throw AuthKitError.notSupported(providerID: descriptor.id, .authorizationCodeGrant) }
+        guard let authorization = client.authorization else { throw AuthKitError.notSupported(providerID: descriptor.id, .authorizationCodeGrant) }
         return authorization
     }
 
@@ -197,7 +156,7 @@ public struct OAuth2Client: Authenticator {
         do {
             return try RedirectParser(appendedFragment: descriptor.redirect.appendedFragment).answer(from: redirect.absoluteString, for: pending)
         } catch let error as AuthKitError {
-            throw SecretMask([calls.clientSecret ?? ""]).apply(error)
+            throw SecretMask([client.clientSecret ?? ""]).apply(error)
         }
     }
 
@@ -231,7 +190,7 @@ public struct OAuth2Client: Authenticator {
 
     private func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]?) async throws -> Credential {
         try checkAttempt(startedBy: pending.providerID)
-        try checkClientSecret(requiredBy: calls.token.requiresClientSecret)
+        try checkClientSecret(requiredBy: client.token.requiresClientSecret)
         return try await calls.exchange(code: code, pending: pending, label: label, grantedScopes: grantedScopes)
     }
 
@@ -246,12 +205,12 @@ public struct OAuth2Client: Authenticator {
     ///   refresh token, or the provider refuses it (`invalid_grant`).
     public func refresh(_ credential: Credential) async throws -> Credential {
         try checkCredential(credential)
-        if descriptor.refresh == nil { try checkClientSecret(requiredBy: calls.token.refreshRequiresClientSecret) }
+        if descriptor.refresh == nil { try checkClientSecret(requiredBy: client.token.refreshRequiresClientSecret) }
         let refreshed: Credential
         do {
             refreshed = try await coordinator.refresh(credential) { [calls] in
                 let refreshed: Credential
-                if let template = calls.descriptor.refresh {
+                if let template = client.descriptor.refresh {
                     refreshed = try await calls.run(template, step: .refresh, for: credential)
                 } else {
                     guard let refreshToken = credential.refreshToken else {
@@ -348,13 +307,13 @@ public struct OAuth2Client: Authenticator {
     /// refused here first, before the user approves in vain or a device code
     /// is shown.
     private func checkClientSecret(requiredBy required: Bool) throws {
-        if required && calls.clientSecret == nil { throw AuthKitError.missingSetting(providerID: descriptor.id, .clientSecret) }
+        if required && client.clientSecret == nil { throw AuthKitError.missingSetting(providerID: descriptor.id, .clientSecret) }
     }
 
     /// Throws what ``authorize(using:options:)`` would for a missing secret
     /// the code grant needs, for a caller that can offer another way first.
     package func checkClientSecretForCodeGrant() throws {
-        try checkClientSecret(requiredBy: calls.token.requiresClientSecret)
+        try checkClientSecret(requiredBy: client.token.requiresClientSecret)
     }
 
     /// Throws when no grant the descriptor offers works without the missing
@@ -431,8 +390,8 @@ public struct OAuth2Client: Authenticator {
     ///   missing secret the provider requires, before the user agent is started.
     public func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential {
         _ = try authorizationEndpoint()
-        try checkClientSecret(requiredBy: calls.token.requiresClientSecret)
-        let requested = options.redirectURI ?? standardRedirect
+        try checkClientSecret(requiredBy: client.token.requiresClientSecret)
+        let requested = options.redirectURI ?? client.standardRedirect
         let parser = RedirectParser(appendedFragment: descriptor.redirect.appendedFragment)
         let (result, pending) = try await runUserAgent(
             userAgent, redirectURI: requested, portIsFlexible: options.redirectURI == nil && redirectPortIsFlexible,

@@ -13,45 +13,22 @@ import HTTPTypes
 /// `OAuth2Client` holds the public flow and decides *what* to call; this type
 /// knows *how*: encodings, client authentication, template variables.
 final class TokenEndpointCalls: Sendable {
-    let descriptor: ProviderDescriptor
-    let token: TokenEndpoint
-    /// `token.url` with the placeholders filled in.
-    let tokenURL: String
-    let clientID: String
-    let clientSecret: String?
-    /// Fills `{redirect_uri}` in templates.
-    let redirectURI: String
-    let placeholderValues: [String: String]
+    /// The client as resolved once by ``OAuth2Client``.
+    let client: ResolvedClient
     let transport: FlowTransport
     let now: @Sendable () -> Date
 
-    /// The origins of the token, follow-up, refresh and revocation endpoints
-    /// (placeholders filled in): recorded on every credential issued, checked
-    /// before any of its tokens is sent for refresh or revocation.
-    let endpointOrigins: [String]
-    /// `tokenURL` parsed once: every exchange and refresh posts to it.
-    let tokenTarget: RequestTarget?
-
-    init(descriptor: ProviderDescriptor, token: TokenEndpoint, tokenURL: String, clientID: String, clientSecret: String?,
-         redirectURI: String, placeholderValues: [String: String], transport: FlowTransport, now: @escaping @Sendable () -> Date) {
-        self.descriptor = descriptor
-        self.token = token
-        self.tokenURL = tokenURL
-        self.clientID = clientID
-        self.clientSecret = clientSecret
-        self.redirectURI = redirectURI
-        self.placeholderValues = placeholderValues
+    init(client: ResolvedClient, transport: FlowTransport, now: @escaping @Sendable () -> Date) {
+        self.client = client
         self.transport = transport
         self.now = now
-        self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
-        let variables = TemplateVariables(values: placeholderValues, providerID: descriptor.id, settings: Set(placeholderValues.keys))
-        let urls = [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
-        self.endpointOrigins = Array(Set(urls.compactMap { template in
-            // Only the authority matters; run-time variables sit in paths and queries.
-            let host = template.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).prefix(3).joined(separator: "/")
-            return (try? variables.render(host, inURL: true, field: "url")).flatMap { URL(string: $0)?.origin }
-        })).sorted()
     }
+
+    // Read often below; each is the resolved client's.
+    private var descriptor: ProviderDescriptor { client.descriptor }
+    private var token: TokenEndpoint { client.token }
+    private var clientID: String { client.clientID }
+    private var clientSecret: String? { client.clientSecret }
 
     /// Refuses to send `credential`'s tokens to an origin it was not issued for.
     /// A credential stored before AuthKit recorded its origins is sent only
@@ -195,7 +172,7 @@ final class TokenEndpointCalls: Sendable {
             parameters.append((device.scopeParameter, authorization.scopes.joined(separator: descriptor.scopes.separator)))
         }
         var request = try makeRequest(
-            method: .post, url: tokenURL, displayURL: token.url, encoding: device.encoding,
+            method: .post, url: client.tokenURL, displayURL: token.url, encoding: device.encoding,
             parameters: parameters,
             headers: token.headers, clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none,
             credential: nil, variables: variables(for: nil))
@@ -225,7 +202,7 @@ final class TokenEndpointCalls: Sendable {
         label: String?
     ) async throws -> Credential {
         var request = try makeRequest(
-            method: .post, url: tokenURL, target: tokenTarget, displayURL: token.url, encoding: token.encoding, parameters: parameters,
+            method: .post, url: client.tokenURL, target: client.tokenTarget, displayURL: token.url, encoding: token.encoding, parameters: parameters,
             headers: token.headers, clientAuthentication: effective(token.clientAuthentication),
             credential: previous, variables: variables(for: previous))
         request.secrets += secrets
@@ -344,16 +321,7 @@ final class TokenEndpointCalls: Sendable {
     }
 
     private func variables(for credential: Credential?) -> TemplateVariables {
-        var values = placeholderValues
-        values["client_id"] = clientID
-        values["redirect_uri"] = redirectURI
-        if let clientSecret { values["client_secret"] = clientSecret }
-        if let credential {
-            values["access_token"] = credential.accessToken
-            if let refreshToken = credential.refreshToken { values["refresh_token"] = refreshToken }
-        }
-        return TemplateVariables(values: values, providerID: descriptor.id, credentialKey: credential?.key,
-                                 settings: Set(placeholderValues.keys))
+        client.variables(for: credential)
     }
 
     /// The answer's members, with any earlier member it does not repeat
@@ -387,7 +355,7 @@ final class TokenEndpointCalls: Sendable {
             // the sign-in's follow-up) keeps what the sign-in recorded, so
             // placeholder values given at a refresh cannot add a host that
             // its requests, its revocation or its API calls may then reach.
-            endpointOrigins: previous?.endpointOrigins ?? endpointOrigins,
+            endpointOrigins: previous?.endpointOrigins ?? client.endpointOrigins,
             // A new refresh token brings its own lifetime; a kept one keeps its.
             refreshTokenExpiresAt: fields.refreshTokenExpiresIn.map { receivedAt.addingTimeInterval($0) }
                 ?? (fields.refreshToken == nil ? previous?.refreshTokenExpiresAt : nil))

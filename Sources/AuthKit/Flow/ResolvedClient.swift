@@ -1,0 +1,104 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One OAuth 2.0 client as every request sees it: the descriptor, the
+/// settings in effect, and all that follows from the two, worked out once
+/// when an ``OAuth2Client`` is made and passed down as it is (the shape of
+/// golang.org/x/oauth2's `Config`). Nothing downstream derives any of it
+/// again: the client id and secret, the rendered token URL and its parsed
+/// target, the redirect URI, the placeholders' values and the template
+/// variables they make, the endpoints' origins.
+struct ResolvedClient: Sendable {
+    let descriptor: ProviderDescriptor
+    let settings: ClientSettings
+    let token: TokenEndpoint
+    let clientID: String
+    /// `nil` for a public client: an empty secret is none.
+    let clientSecret: String?
+    /// The authorization endpoint, and its URL with the placeholders filled
+    /// in as the ``Foundation/URL/queryPrefix`` its parameters are appended to
+    /// (a query the endpoint already has is kept, RFC 6749 §3.1). `nil` for a
+    /// device-only provider.
+    let authorization: (endpoint: AuthorizationEndpoint, prefix: String)?
+    /// The redirect URI when the caller names none.
+    let standardRedirect: URL
+    /// What fills `{redirect_uri}` in templates: the configured redirect URI, else the descriptor's.
+    let redirectURI: String
+    /// `token.url` with the placeholders filled in, and parsed once: every
+    /// exchange and refresh posts to it.
+    let tokenURL: String
+    let tokenTarget: RequestTarget?
+    /// The origins of the token, follow-up, refresh and revocation endpoints
+    /// (placeholders filled in): recorded on every credential issued, checked
+    /// before any of its tokens is sent for refresh or revocation.
+    let endpointOrigins: [String]
+    /// The variables every request shares: the placeholders' values, the
+    /// client id and secret, the redirect URI. A credential's tokens are
+    /// added per request (``variables(for:)``).
+    private let shared: TemplateVariables
+
+    /// - Throws: what ``OAuth2Client/init(descriptor:settings:httpClient:logger:now:)`` documents.
+    init(descriptor: ProviderDescriptor, settings: ClientSettings) throws {
+        guard descriptor.protocol == .oauth2, let token = descriptor.token else {
+            throw AuthKitError.misuse(.wrongProtocol(providerID: descriptor.id, protocol: descriptor.protocol, client: .oauth2))
+        }
+        guard let clientID = settings.clientID, !clientID.isEmpty else {
+            throw AuthKitError.missingSetting(providerID: descriptor.id, .clientID)
+        }
+        try OAuth2Client.checkConfiguredRedirectURI(settings, descriptor: descriptor)
+        let placeholderValues = descriptor.placeholderValues(settings: settings)
+        // A value from the caller (a descriptor's default was checked when
+        // the file was loaded) must make a host where it stands in one: a
+        // server app that takes `{team}` from a web form would otherwise send
+        // its client secret to `https://evil.example/.qiita.com/…`.
+        for (name, value) in (settings.placeholders ?? [:]).sorted(by: { $0.key < $1.key }) where descriptor.placeholders[name] != nil {
+            if let problem = descriptor.problem(placeholder: name, value: value) {
+                let field = descriptor.endpointURLs.contains { $0.contains("{\(name)}") } ? "the endpoint URLs" : "the descriptor"
+                throw AuthKitError.invalidSetting(providerID: descriptor.id, .placeholder(name: name, usedIn: field), problem: problem)
+            }
+        }
+        let placeholders = TemplateVariables(values: placeholderValues, providerID: descriptor.id, settings: Set(placeholderValues.keys))
+        self.descriptor = descriptor
+        self.settings = settings
+        self.token = token
+        self.clientID = clientID
+        self.clientSecret = settings.clientSecret.flatMap { $0.isEmpty ? nil : $0 }
+        if let endpoint = descriptor.authorization {
+            let url = URL(string: try placeholders.render(endpoint.url, inURL: true, field: "authorization.url"))
+            guard let url, url.host != nil, let prefix = url.queryPrefix else {
+                throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "authorization.url", problem: "is not a URL a query can be added to.")])
+            }
+            self.authorization = (endpoint, prefix)
+        } else {
+            self.authorization = nil
+        }
+        self.standardRedirect = OAuth2Client.defaultRedirectURI(settings: settings, descriptor: descriptor) ?? descriptor.redirect.uri
+        self.redirectURI = settings.redirectURI ?? descriptor.redirect.uri.absoluteString
+        self.tokenURL = try placeholders.render(token.url, inURL: true, field: "token.url")
+        self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
+        let urls = [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
+        self.endpointOrigins = Array(Set(urls.compactMap { template in
+            // Only the authority matters; run-time variables sit in paths and queries.
+            (try? placeholders.render(DescriptorValidator.authority(of: template), inURL: true, field: "url")).flatMap { URL(string: $0)?.origin }
+        })).sorted()
+        var values = placeholderValues
+        values["client_id"] = clientID
+        values["redirect_uri"] = redirectURI
+        if let clientSecret { values["client_secret"] = clientSecret }
+        self.shared = TemplateVariables(values: values, providerID: descriptor.id, settings: Set(placeholderValues.keys))
+    }
+
+    /// The template variables for a request made with `credential`'s tokens
+    /// (or none): the shared ones, and `{access_token}` and `{refresh_token}`.
+    func variables(for credential: Credential?) -> TemplateVariables {
+        guard let credential else { return shared }
+        var variables = shared
+        variables.values["access_token"] = credential.accessToken
+        if let refreshToken = credential.refreshToken { variables.values["refresh_token"] = refreshToken }
+        variables.credentialKey = credential.key
+        return variables
+    }
+}
