@@ -25,6 +25,20 @@ package struct DescriptorValidator: Sendable {
         }
         let declared = Set((descriptor.placeholders ?? [:]).keys)
 
+        checkIdentity(descriptor, declared: declared, issue: issue)
+        checkAPIOrigins(descriptor, declared: declared, issue: issue)
+        switch descriptor.protocol {
+        case .oauth2: checkOAuth2Endpoints(descriptor, declared: declared, issue: issue)
+        case .oauth1: checkOAuth1Endpoints(descriptor, declared: declared, issue: issue)
+        }
+        checkRequestTemplates(descriptor, declared: declared, issue: issue)
+        checkRedirect(descriptor, declared: declared, issue: issue)
+        checkRefreshPolicyAndScopes(descriptor, declared: declared, issue: issue)
+        return issues
+    }
+
+    /// `id` and `placeholders`: names, the variables they are read from, their defaults.
+    private func checkIdentity(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
         if !Self.isValidName(descriptor.id) {
             issue("id", "'\(descriptor.id)' is not a valid id; use lowercase letters, digits, '-' and '_' (e.g. \"qiita\").")
         }
@@ -56,6 +70,10 @@ package struct DescriptorValidator: Sendable {
             }
         }
 
+    }
+
+    /// `api.origins`: each an origin pattern, its placeholders declared.
+    private func checkAPIOrigins(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
         if let origins = descriptor.api?.origins {
             if origins.isEmpty {
                 issue("api.origins", "lists no origin; list where the provider's API lives (e.g. [\"https://api.example.com\"]), or leave \"api\" out to allow any.")
@@ -80,97 +98,103 @@ package struct DescriptorValidator: Sendable {
                 if let problem = APIOrigins.problem(pattern) { issue("api.origins[\(index)]", problem) }
             }
         }
+    }
 
-        switch descriptor.protocol {
-        case .oauth2:
-            if let authorization = descriptor.authorization {
-                checkEndpoint(authorization.url, field: "authorization.url", allowed: declared, issue: issue)
-                if let name = authorization.scopeParameter {
-                    if name.isEmpty || (OAuth2Client.reservedParameters.contains(name) && name != "scope") {
-                        issue("authorization.scopeParameter", "'\(DisplayText.sanitized(name, limit: 40))' cannot carry the scopes: it is empty or a parameter AuthKit sets itself; give the name the provider reads them from, e.g. 'user_scope'.")
-                    } else if authorization.parameters?[name] != nil {
-                        issue("authorization.parameters.\(name)", "is where the requested scopes go (scopeParameter); list them in scopes.default instead.")
-                    }
-                }
-                if let name = authorization.grantedScopesParameter, name.isEmpty || ["code", "state", "iss", "error", "error_description", "error_uri"].contains(name) {
-                    issue("authorization.grantedScopesParameter", "'\(DisplayText.sanitized(name, limit: 40))' is not where a redirect names the granted scopes; give the provider's parameter, e.g. 'scope', or leave it out.")
-                }
-                if authorization.parameters?["client_secret"] != nil {
-                    // It would end up in browser history and server logs (RFC 9700 §2.5).
-                    issue("authorization.parameters.client_secret", "a client secret must never be sent in the authorization URL; remove it.")
-                }
-            } else if descriptor.device == nil {
-                // Without either, there is no way to sign in. A device-only
-                // provider (RFC 8414 §2 lets it omit the authorization endpoint)
-                // is fine: `authkit authorize` uses the device grant for it.
-                issue("authorization", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/authorize\"} (or, if it signs in only with the device grant, a \"device\" section instead).")
-            }
-            if let token = descriptor.token {
-                checkEndpoint(token.url, field: "token.url", allowed: declared, issue: issue)
-                checkStatuses(token.successStatus, field: "token.successStatus", issue: issue)
-                if let status = token.response?.errorStatus, !(200...599).contains(status) {
-                    issue("token.response.errorStatus", "\(status) is not an HTTP status; give the status the provider answers errors with, e.g. 200 or 400.")
-                }
-                if token.encoding == .query {
-                    issue("token.encoding", "'query' would put the authorization code and client secret in a URL; use 'form' or 'json'.")
-                }
-                if let headers = token.headers { checkTemplates(Array(headers.values), field: "token.headers", allowed: declared, issue: issue) }
-                switch token.publicClientAuthentication {
-                case .post?:
-                    issue("token.publicClientAuthentication", "'post' would send an empty client_secret; a public client sends 'none' (its client_id) or 'basic' (HTTP Basic with an empty password).")
-                case .basic? where token.requiresClientSecret == true:
-                    issue("token.publicClientAuthentication", "says how public clients authenticate, but requiresClientSecret says the provider has none; leave one of the two out.")
-                default:
-                    break
-                }
-                if token.refreshRequiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
-                    issue("token.refreshRequiresClientSecret", "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave refreshRequiresClientSecret out.")
-                }
-                if token.requiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
-                    issue("token.requiresClientSecret", "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave requiresClientSecret out.")
-                }
-            } else {
-                issue("token", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/token\"}.")
-            }
-            if let device = descriptor.device {
-                checkEndpoint(device.url, field: "device.url", allowed: declared, issue: issue)
-                if let name = device.scopeParameter, name.isEmpty || ["client_id", "client_secret"].contains(name) {
-                    issue("device.scopeParameter", "'\(DisplayText.sanitized(name, limit: 40))' cannot carry the scopes: it is empty or a parameter AuthKit sets itself; give the name the provider reads them from, e.g. 'scopes'.")
-                }
-                if device.encoding == .query {
-                    issue("device.encoding", "'query' would put the client's credentials in a URL; use 'form' or 'json'.")
-                }
-                // The device grant's own authentication, else the token endpoint's (as resolved).
-                let sends = device.clientAuthentication ?? descriptor.token?.clientAuthentication ?? .basic
-                if (device.requiresClientSecret ?? descriptor.token?.requiresClientSecret) == true, sends == ClientAuthentication.none {
-                    issue("device.requiresClientSecret", "is true\(device.requiresClientSecret == nil ? " (from token.requiresClientSecret)" : ""), but the device grant's clientAuthentication 'none' never sends the secret; set device.requiresClientSecret to false, or use 'basic' or 'post'.")
+    /// An OAuth 2.0 descriptor's endpoints: authorization, token, device, issuer.
+    private func checkOAuth2Endpoints(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
+        if let authorization = descriptor.authorization {
+            checkEndpoint(authorization.url, field: "authorization.url", allowed: declared, issue: issue)
+            if let name = authorization.scopeParameter {
+                if name.isEmpty || (OAuth2Client.reservedParameters.contains(name) && name != "scope") {
+                    issue("authorization.scopeParameter", "'\(DisplayText.sanitized(name, limit: 40))' cannot carry the scopes: it is empty or a parameter AuthKit sets itself; give the name the provider reads them from, e.g. 'user_scope'.")
+                } else if authorization.parameters?[name] != nil {
+                    issue("authorization.parameters.\(name)", "is where the requested scopes go (scopeParameter); list them in scopes.default instead.")
                 }
             }
-            if let issuer = descriptor.issuer, issuer.identifier.isEmpty {
-                issue("issuer.identifier", "must not be empty.")
+            if let name = authorization.grantedScopesParameter, name.isEmpty || ["code", "state", "iss", "error", "error_description", "error_uri"].contains(name) {
+                issue("authorization.grantedScopesParameter", "'\(DisplayText.sanitized(name, limit: 40))' is not where a redirect names the granted scopes; give the provider's parameter, e.g. 'scope', or leave it out.")
             }
-        case .oauth1:
-            if let oauth1 = descriptor.oauth1 {
-                checkEndpoint(oauth1.requestTokenURL, field: "oauth1.requestTokenURL", allowed: declared, issue: issue)
-                checkEndpoint(oauth1.authorizeURL, field: "oauth1.authorizeURL", allowed: declared, issue: issue)
-                checkEndpoint(oauth1.accessTokenURL, field: "oauth1.accessTokenURL", allowed: declared, issue: issue)
-                if let url = oauth1.authenticateURL {
-                    checkEndpoint(url, field: "oauth1.authenticateURL", allowed: declared, issue: issue)
-                }
-                if let url = oauth1.invalidateTokenURL {
-                    checkEndpoint(url, field: "oauth1.invalidateTokenURL", allowed: declared, issue: issue)
-                }
-                for (field, method) in [("requestTokenMethod", oauth1.requestTokenMethod), ("accessTokenMethod", oauth1.accessTokenMethod)] {
-                    if let problem = method.flatMap(OAuth1Endpoints.tokenCallMethodProblem) { issue("oauth1.\(field)", problem) }
-                }
-                if let method = oauth1.signatureMethod, !["HMAC-SHA1", "HMAC-SHA256", "PLAINTEXT"].contains(method) {
-                    issue("oauth1.signatureMethod", "'\(method)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")
-                }
-            } else {
-                issue("oauth1", "missing; an OAuth 1.0a provider needs requestTokenURL, authorizeURL and accessTokenURL.")
+            if authorization.parameters?["client_secret"] != nil {
+                // It would end up in browser history and server logs (RFC 9700 §2.5).
+                issue("authorization.parameters.client_secret", "a client secret must never be sent in the authorization URL; remove it.")
+            }
+        } else if descriptor.device == nil {
+            // Without either, there is no way to sign in. A device-only
+            // provider (RFC 8414 §2 lets it omit the authorization endpoint)
+            // is fine: `authkit authorize` uses the device grant for it.
+            issue("authorization", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/authorize\"} (or, if it signs in only with the device grant, a \"device\" section instead).")
+        }
+        if let token = descriptor.token {
+            checkEndpoint(token.url, field: "token.url", allowed: declared, issue: issue)
+            checkStatuses(token.successStatus, field: "token.successStatus", issue: issue)
+            if let status = token.response?.errorStatus, !(200...599).contains(status) {
+                issue("token.response.errorStatus", "\(status) is not an HTTP status; give the status the provider answers errors with, e.g. 200 or 400.")
+            }
+            if token.encoding == .query {
+                issue("token.encoding", "'query' would put the authorization code and client secret in a URL; use 'form' or 'json'.")
+            }
+            if let headers = token.headers { checkTemplates(Array(headers.values), field: "token.headers", allowed: declared, issue: issue) }
+            switch token.publicClientAuthentication {
+            case .post?:
+                issue("token.publicClientAuthentication", "'post' would send an empty client_secret; a public client sends 'none' (its client_id) or 'basic' (HTTP Basic with an empty password).")
+            case .basic? where token.requiresClientSecret == true:
+                issue("token.publicClientAuthentication", "says how public clients authenticate, but requiresClientSecret says the provider has none; leave one of the two out.")
+            default:
+                break
+            }
+            if token.refreshRequiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
+                issue("token.refreshRequiresClientSecret", "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave refreshRequiresClientSecret out.")
+            }
+            if token.requiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
+                issue("token.requiresClientSecret", "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave requiresClientSecret out.")
+            }
+        } else {
+            issue("token", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/token\"}.")
+        }
+        if let device = descriptor.device {
+            checkEndpoint(device.url, field: "device.url", allowed: declared, issue: issue)
+            if let name = device.scopeParameter, name.isEmpty || ["client_id", "client_secret"].contains(name) {
+                issue("device.scopeParameter", "'\(DisplayText.sanitized(name, limit: 40))' cannot carry the scopes: it is empty or a parameter AuthKit sets itself; give the name the provider reads them from, e.g. 'scopes'.")
+            }
+            if device.encoding == .query {
+                issue("device.encoding", "'query' would put the client's credentials in a URL; use 'form' or 'json'.")
+            }
+            // The device grant's own authentication, else the token endpoint's (as resolved).
+            let sends = device.clientAuthentication ?? descriptor.token?.clientAuthentication ?? .basic
+            if (device.requiresClientSecret ?? descriptor.token?.requiresClientSecret) == true, sends == ClientAuthentication.none {
+                issue("device.requiresClientSecret", "is true\(device.requiresClientSecret == nil ? " (from token.requiresClientSecret)" : ""), but the device grant's clientAuthentication 'none' never sends the secret; set device.requiresClientSecret to false, or use 'basic' or 'post'.")
             }
         }
+        if let issuer = descriptor.issuer, issuer.identifier.isEmpty {
+            issue("issuer.identifier", "must not be empty.")
+        }
+    }
 
+    /// An OAuth 1.0a descriptor's `oauth1` section.
+    private func checkOAuth1Endpoints(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
+        if let oauth1 = descriptor.oauth1 {
+            checkEndpoint(oauth1.requestTokenURL, field: "oauth1.requestTokenURL", allowed: declared, issue: issue)
+            checkEndpoint(oauth1.authorizeURL, field: "oauth1.authorizeURL", allowed: declared, issue: issue)
+            checkEndpoint(oauth1.accessTokenURL, field: "oauth1.accessTokenURL", allowed: declared, issue: issue)
+            if let url = oauth1.authenticateURL {
+                checkEndpoint(url, field: "oauth1.authenticateURL", allowed: declared, issue: issue)
+            }
+            if let url = oauth1.invalidateTokenURL {
+                checkEndpoint(url, field: "oauth1.invalidateTokenURL", allowed: declared, issue: issue)
+            }
+            for (field, method) in [("requestTokenMethod", oauth1.requestTokenMethod), ("accessTokenMethod", oauth1.accessTokenMethod)] {
+                if let problem = method.flatMap(OAuth1Endpoints.tokenCallMethodProblem) { issue("oauth1.\(field)", problem) }
+            }
+            if let method = oauth1.signatureMethod, !["HMAC-SHA1", "HMAC-SHA256", "PLAINTEXT"].contains(method) {
+                issue("oauth1.signatureMethod", "'\(method)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")
+            }
+        } else {
+            issue("oauth1", "missing; an OAuth 1.0a provider needs requestTokenURL, authorizeURL and accessTokenURL.")
+        }
+    }
+
+    /// `followUp`, `refresh` and `revocation`: URLs, variables, statuses, methods.
+    private func checkRequestTemplates(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
         let templateVariables = declared.union(Self.runtimeVariables)
         for (field, template) in [("followUp", descriptor.followUp), ("refresh", descriptor.refresh), ("revocation", descriptor.revocation)] {
             guard let template else { continue }
@@ -193,6 +217,10 @@ package struct DescriptorValidator: Sendable {
             }
         }
 
+    }
+
+    /// `redirect`: a usable port and path, loopback for http.
+    private func checkRedirect(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
         if let redirect = descriptor.redirect {
             if let port = redirect.port, !(1...65535).contains(port) {
                 issue("redirect.port", "\(port) is not a TCP port; use 1–65535, or leave it out for any free port.")
@@ -205,6 +233,10 @@ package struct DescriptorValidator: Sendable {
                 issue("redirect.host", "an http redirect must go to a loopback address (127.0.0.1 or [::1], RFC 8252 §7.3); '\(host)' is not one.")
             }
         }
+    }
+
+    /// `refreshPolicy` numbers and `scopes` lists.
+    private func checkRefreshPolicyAndScopes(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
         for (name, value) in [("marginSeconds", descriptor.refreshPolicy?.marginSeconds), ("aheadSeconds", descriptor.refreshPolicy?.aheadSeconds),
                               ("minimumAgeSeconds", descriptor.refreshPolicy?.minimumAgeSeconds),
                               ("assumedLifetimeSeconds", descriptor.refreshPolicy?.assumedLifetimeSeconds)] {
@@ -219,7 +251,6 @@ package struct DescriptorValidator: Sendable {
         if let separator = descriptor.scopes?.separator, separator.isEmpty {
             issue("scopes.separator", "must not be empty; most providers use \" \", some \",\".")
         }
-        return issues
     }
 
     // MARK: - Helpers
