@@ -20,10 +20,10 @@ import Darwin
 ///   others can read is reported with a warning that says how to fix it.
 /// - **Atomic**: each change writes a new file beside the old one, `fsync`s it
 ///   and `rename`s it over, so a crash leaves the old or the new content, never half;
-///   the next save deletes the temporary file a killed writer left.
+///   the next save deletes the temporary file a killed writer left (``AtomicFile``).
 /// - **Safe across processes**: every read-modify-write holds an exclusive
 ///   `flock` on `credentials.json.lock`, so two `authkit` processes saving
-///   different credentials at once both land.
+///   different credentials at once both land (``StoreLock``).
 /// - **Never destroys what it cannot read**: a corrupt file is reported with its
 ///   path and left untouched; nothing is saved until the user fixes or moves it.
 /// - **Keeps what it does not know**: members a later version added are
@@ -309,80 +309,24 @@ public struct FileCredentialStore: CredentialStore {
         }
     }
 
-    /// Writes `file` as the current version, its credentials in order.
+    /// Writes `file` as the current version, its credentials in order, whole
+    /// (``AtomicFile``).
     private func write(_ file: CredentialFile) throws {
         let data = try JSONEncoder.credentials.encode(CredentialFile(entries: file.entries, otherMembers: file.otherMembers))
-        removeAbandonedTemporaryFiles()
-        let temporary = directory.appendingPathComponent(".\(fileName).\(getpid()).\(SecureRandom.token().prefix(8)).tmp")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw notSaved("its new copy cannot be created") }
-        var succeeded = false
-        defer {
-            if !succeeded { unlink(temporary.path) }
-        }
         do {
-            defer { close(fd) }
-            try data.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = Glue.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw notSaved("writing its new copy failed")
-                    }
-                    offset += written
-                }
-            }
-            guard fsync(fd) == 0 else {
-                throw notSaved("its new copy could not be flushed to disk")
-            }
+            try AtomicFile(path: path).replace(with: data)
+        } catch {
+            // Named by the store's own path (not the temporary copy's, which
+            // is gone by the time anyone reads the message), with the
+            // system's reason and what became of the file: nothing.
+            throw AuthKitError.store(path: path, reason: .init(.notSaved, "\(Self.notSavedReason)\(error.what) (\(error.reason)). The file was left as it was."))
         }
-        guard rename(temporary.path, path) == 0 else {
-            throw notSaved("its new copy could not replace it")
-        }
-        succeeded = true
-        // Make the rename itself durable.
-        let directoryFD = open(directory.path, O_RDONLY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
-    }
-
-    /// A failed save, named by the store's own path (not the temporary
-    /// copy's, which is gone by the time anyone reads the message), with
-    /// the system's reason (`errno`, read here first) and what became of
-    /// the file: nothing, since only a complete copy replaces it.
-    private func notSaved(_ what: String) -> AuthKitError {
-        let reason = String(cString: strerror(errno))
-        return AuthKitError.store(path: path, reason: .init(.notSaved, "\(Self.notSavedReason)\(what) (\(reason)). The file was left as it was."))
     }
 
     /// How the reason of a failed save begins, also of a directory that
     /// cannot be made or written (a read-only file system): the command line
     /// tells these (exit 74) from a damaged file (65) by it.
     package static let notSavedReason = "could not be saved: "
-
-    /// Deletes temporary files a writer left when it was killed between
-    /// creating one and renaming it: they hold tokens. Only a lock holder
-    /// creates them, and the caller holds the lock, so any that exist are abandoned.
-    ///
-    /// Only this file's: `.work.json.<pid>.<8 characters>.tmp` for
-    /// `work.json`. The name was `.credentials.json.…` whatever the file,
-    /// so a second store in the same directory deleted the copy another was
-    /// about to rename, and that save (a refresh's renewal) failed.
-    private func removeAbandonedTemporaryFiles() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        let prefix = ".\(fileName)."
-        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
-            let parts = name.dropFirst(prefix.count).dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy { ("0"..."9").contains($0) }, parts[1].count == 8 else { continue }
-            unlink(directory.appendingPathComponent(name).path)
-        }
-    }
-
-    /// The store file's own name (`credentials.json`), which its temporary copies carry.
-    private var fileName: String { URL(fileURLWithPath: path).lastPathComponent }
 
     /// The largest credentials file read.
     static let largestFile = 64 << 20
@@ -403,30 +347,10 @@ public struct FileCredentialStore: CredentialStore {
     /// How long a read or a save waits for the store's lock (set shorter by tests).
     package var lockTimeout: Duration = .seconds(30)
 
-    /// Runs `body` holding an exclusive lock shared by every process using this file.
+    /// Runs `body` holding the store's lock (``StoreLock``), shared by every process using this file.
     private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
         try ensureDirectory()
-        let lockPath = path + ".lock"
-        let fd = try RefreshLockFile.openLock(lockPath)
-        defer { close(fd) }
-        // A read or a save holds this for milliseconds. Waited on without
-        // a limit, a holder that never lets go (a stopped process, a lock
-        // taken by hand) hung every command until it was killed.
-        let deadline = ContinuousClock.now.advanced(by: lockTimeout)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw AuthKitError.store(path: lockPath, reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
-            }
-            guard ContinuousClock.now < deadline else {
-                throw AuthKitError.store(path: lockPath, reason: .init(.busy, """
-                    has been held by another process for more than \(lockTimeout.spoken), though a read or a save \
-                    holds it for milliseconds: a process stopped while holding it (`fuser \(lockPath)` shows which). End it, then try again.
-                    """))
-            }
-            usleep(5_000)
-        }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
+        return try StoreLock(path: path + ".lock", timeout: lockTimeout).withLock(body)
     }
 
     /// A directory this process cannot write to (its mode, a read-only
@@ -460,19 +384,6 @@ public struct FileCredentialStore: CredentialStore {
     /// Warnings already given by this process: a sign-in touches the store three
     /// times (check, sign-in lock, save), and one problem is said once.
     private static let warned = LockedValue<Set<String>>([])
-}
-
-/// The C `write`, named apart from Swift's `write` overloads.
-private enum Glue {
-    static func write(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
-        #if canImport(Glibc)
-        return Glibc.write(fd, pointer, count)
-        #elseif canImport(Musl)
-        return Musl.write(fd, pointer, count)
-        #else
-        return Darwin.write(fd, pointer, count)
-        #endif
-    }
 }
 
 extension JSONEncoder {

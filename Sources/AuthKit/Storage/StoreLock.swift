@@ -1,0 +1,47 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The exclusive lock every read-modify-write of a store file holds: an
+/// `flock` on `<file>.lock`, shared by every process using the file, so two
+/// `authkit` processes saving different credentials at once both land.
+///
+/// A read or a save holds it for milliseconds. Waited on without a limit, a
+/// holder that never lets go (a stopped process, a lock taken by hand) hung
+/// every command until it was killed; so the wait is bounded, and its error
+/// says how to find the holder.
+struct StoreLock {
+    /// The lock file: the store's path with `.lock` after it.
+    let path: String
+    let timeout: Duration
+
+    /// Runs `body` holding the lock.
+    func withLock<Result>(_ body: () throws -> Result) throws -> Result {
+        let fd = try RefreshLockFile.openLock(path)
+        defer { close(fd) }
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw AuthKitError.store(path: path, reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
+            }
+            guard ContinuousClock.now < deadline else {
+                throw AuthKitError.store(path: path, reason: .init(.busy, """
+                    has been held by another process for more than \(timeout.spoken), though a read or a save \
+                    holds it for milliseconds: a process stopped while holding it (`fuser \(path)` shows which). End it, then try again.
+                    """))
+            }
+            usleep(5_000)
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+}
