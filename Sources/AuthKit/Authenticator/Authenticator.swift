@@ -63,9 +63,21 @@ public protocol Authenticator: Sendable {
     func authorizeWithDeviceCode(
         options: AuthorizationOptions, show: @escaping @Sendable (DeviceAuthorization) async -> Void
     ) async throws -> Credential
+
+    /// Throws, before anyone is asked to approve anything, the error a
+    /// sign-in would end with for a missing setting: `browser` for
+    /// ``authorize(using:options:)``, otherwise for whichever way in the
+    /// descriptor offers (a provider without public clients needs the
+    /// client secret for every one; GitHub's code grant needs it, its device
+    /// grant does not). A caller that can offer another way in asks first.
+    /// - Throws: ``AuthKitError/missingSetting(providerID:_:)``.
+    func checkSettingsForSignIn(browser: Bool) throws
 }
 
 extension Authenticator {
+    /// Nothing to check beyond what the initializer checked.
+    public func checkSettingsForSignIn(browser: Bool) throws {}
+
     /// The protocol has no device grant unless the authenticator provides one.
     public func authorizeWithDeviceCode(
         options: AuthorizationOptions, show: @escaping @Sendable (DeviceAuthorization) async -> Void

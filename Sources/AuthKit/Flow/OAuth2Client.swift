@@ -310,17 +310,15 @@ public struct OAuth2Client: Authenticator {
         if required && client.clientSecret == nil { throw AuthKitError.missingSetting(providerID: descriptor.id, .clientSecret) }
     }
 
-    /// Throws what ``authorize(using:options:)`` would for a missing secret
-    /// the code grant needs, for a caller that can offer another way first.
-    package func checkClientSecretForCodeGrant() throws {
-        try checkClientSecret(requiredBy: client.token.requiresClientSecret)
-    }
-
-    /// Throws when no grant the descriptor offers works without the missing
-    /// secret, for a caller that gives advice on how to sign in (`authkit
-    /// authorize`) before it knows which grant it will use.
-    package func checkClientSecretForEveryGrant() throws {
-        try checkClientSecret(requiredBy: !descriptor.codeGrantTakesPublicClients && !descriptor.deviceGrantTakesPublicClients)
+    /// With `browser`, what ``authorize(using:options:)`` would throw for a
+    /// missing secret the code grant needs; otherwise, a throw only when no
+    /// grant the descriptor offers works without it.
+    public func checkSettingsForSignIn(browser: Bool) throws {
+        if browser {
+            try checkClientSecret(requiredBy: client.token.requiresClientSecret)
+        } else {
+            try checkClientSecret(requiredBy: !descriptor.codeGrantTakesPublicClients && !descriptor.deviceGrantTakesPublicClients)
+        }
     }
 
     private func checkCredential(_ credential: Credential) throws {

@@ -149,7 +149,82 @@ struct Authorize: WorkspaceCommand {
         throw CLIError("No browser can be opened here (\(missing)), and \(descriptor.name) offers no device grant. Use --manual: it prints a URL to open in a browser on any machine, and reads back the URL that browser ends on. (Pass --no-browser to wait on the loopback listener anyway.)")
     }
 
+    /// How this sign-in goes, decided before anyone is asked anything: the
+    /// provider, its authenticator with the settings in effect, the way in,
+    /// and where the redirect is received. Every refusal that needs no
+    /// network (a missing secret, a redirect no listener can receive) comes
+    /// from working this out.
+    struct Plan {
+        let descriptor: ProviderDescriptor
+        let authenticator: any Authenticator
+        let way: WayIn
+        let requested: AuthorizationOptions
+        /// Where the provider redirects, for every way but the device grant.
+        let redirectTarget: URL?
+        /// Whether a loopback listener receives the redirect.
+        let listens: Bool
+        /// Qiita's shape: the provider redirects to the URI registered for
+        /// the client, whatever this sign-in asked for.
+        let redirectsToRegistered: Bool
+    }
+
     func run(in workspace: Workspace) async throws {
+        let plan = try plan(in: workspace)
+        let (descriptor, way) = (plan.descriptor, plan.way)
+        // Before the user is asked to consent: the result must be storable, and
+        // no other sign-in for this account may be under way.
+        try workspace.store.checkWritable()
+        // A refresh of this account's credential under way in another
+        // process is waited for now, as saving the sign-in would wait for
+        // it: one stopped while holding its lock was found only after the
+        // user had consented and the code was exchanged, and the new grant
+        // was thrown away.
+        // (30 s: a refresh's own wait, CredentialSource.lockTimeout.)
+        try await workspace.store.withRefreshLock(for: account.key, timeout: .seconds(30)) {}
+        let signIn = try workspace.store.beginSignIn(for: account.key)
+        defer { withExtendedLifetime(signIn) {} }
+
+        Interrupt.install(message: "Cancelled; nothing was stored.")
+        // Nor may the token request be unsendable (Linux without libcurl).
+        // This waits for the load begun at start-up, as the listener's thread
+        // would (glibc's loader lock), so Ctrl-C is handled from here on.
+        try requireDefaultHTTPClient(display: "the token endpoint of \(descriptor.name)")
+        let status = StatusLine()
+        let waiting = WaitState(waitingFor: way == .scriptedBrowser ? "the sandbox's scripted browser" : "you to approve in the browser")
+        let timedOutMessage = { @Sendable [timeout] in
+            let refused = waiting.lastRefusal.map { count, reason in
+                " \(count == 1 ? "A request" : "\(count) requests") to the redirect address \(count == 1 ? "was" : "were") refused, the last because: \(reason)"
+            } ?? ""
+            return "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored.\(refused) Run it again, or raise --timeout."
+        }
+        // The device grant ends at --timeout by cancelling its polling (below),
+        // which sees a poll under way through; the process deadline is then
+        // only a backstop, past the longest such poll.
+        let pollDeadline = Int(RequestPolicy.tokenEndpoint.deadline.components.seconds)
+        Watchdog.start(seconds: way == .device ? timeout + pollDeadline + 5 : timeout, message: timedOutMessage)
+        let credential: Credential
+        switch way {
+        case .device:
+            credential = try await signInWithDeviceCode(plan, in: workspace, status: status, timedOutMessage: timedOutMessage)
+        case .manual:
+            credential = try await signInByPasting(plan, in: workspace)
+        case .scriptedBrowser where !plan.listens:
+            let agent = ShieldedUserAgent(SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }))
+            defer { status.stop() }
+            credential = try await Self.signIn(plan.authenticator, agent, plan.requested, store: workspace.store)
+        case .loopback, .scriptedBrowser:
+            credential = try await signInThroughBrowser(plan, in: workspace, status: status, waiting: waiting)
+        }
+        if json {
+            try Console.json(credential)
+        } else {
+            Console.out("Signed in to \(CredentialSummary.safe(descriptor.name)). Stored in \(workspace.store.fileURL.path).")
+            CredentialSummary.lines(credential).forEach(Console.out)
+        }
+    }
+
+    /// Works out the ``Plan``, refusing what cannot work.
+    func plan(in workspace: Workspace) throws -> Plan {
         let descriptor = try workspace.descriptor(account.provider)
         let chosen = try wayChosenByFlags(for: descriptor, sandbox: workspace.sandbox != nil)
         var explicit = try client.settings()
@@ -162,7 +237,7 @@ struct Authorize: WorkspaceCommand {
         // After the settings: a missing client id is told before advice on
         // what this machine offers, as every way in needs one; so is a
         // missing secret every way in needs (a provider without public clients).
-        try (authenticator as? OAuth2Client)?.checkClientSecretForEveryGrant()
+        try authenticator.checkSettingsForSignIn(browser: false)
         let offered = try chosen ?? wayOffered(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: account.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
@@ -202,168 +277,147 @@ struct Authorize: WorkspaceCommand {
 
         // GitHub's shape: the code grant needs the secret, the device grant
         // does not. Without a secret, the way that works is named with the error.
-        if way != .device, descriptor.device?.requiresClientSecret == false, let oauth2 = authenticator as? OAuth2Client {
+        if way != .device, descriptor.device?.requiresClientSecret == false {
             do {
-                try oauth2.checkClientSecretForCodeGrant()
+                try authenticator.checkSettingsForSignIn(browser: true)
             } catch let error as AuthKitError {
                 throw CLIError(ErrorReport.message(for: error, environment: workspace.environment)
                                + " Or sign in by the device grant, which \(descriptor.name) allows without one: authkit authorize \(ShellWord.account(account.key)) --device.")
             }
         }
+        return Plan(descriptor: descriptor, authenticator: authenticator, way: way, requested: requested,
+                    redirectTarget: redirectTarget, listens: listens, redirectsToRegistered: redirectsToRegistered)
+    }
 
-        // Before the user is asked to consent: the result must be storable, and
-        // no other sign-in for this account may be under way.
-        try workspace.store.checkWritable()
-        // A refresh of this account's credential under way in another
-        // process is waited for now, as saving the sign-in would wait for
-        // it: one stopped while holding its lock was found only after the
-        // user had consented and the code was exchanged, and the new grant
-        // was thrown away.
-        // (30 s: a refresh's own wait, CredentialSource.lockTimeout.)
-        try await workspace.store.withRefreshLock(for: account.key, timeout: .seconds(30)) {}
-        let signIn = try workspace.store.beginSignIn(for: account.key)
-        defer { withExtendedLifetime(signIn) {} }
-
-        Interrupt.install(message: "Cancelled; nothing was stored.")
-        // Nor may the token request be unsendable (Linux without libcurl).
-        // This waits for the load begun at start-up, as the listener's thread
-        // would (glibc's loader lock), so Ctrl-C is handled from here on.
-        try requireDefaultHTTPClient(display: "the token endpoint of \(descriptor.name)")
-        let status = StatusLine()
-        let waiting = WaitState(waitingFor: way == .scriptedBrowser ? "the sandbox's scripted browser" : "you to approve in the browser")
-        let timedOutMessage = { @Sendable [timeout] in
-            let refused = waiting.lastRefusal.map { count, reason in
-                " \(count == 1 ? "A request" : "\(count) requests") to the redirect address \(count == 1 ? "was" : "were") refused, the last because: \(reason)"
-            } ?? ""
-            return "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored.\(refused) Run it again, or raise --timeout."
-        }
-        // The device grant ends at --timeout by cancelling its polling (below),
-        // which sees a poll under way through; the process deadline is then
-        // only a backstop, past the longest such poll.
-        let pollDeadline = Int(RequestPolicy.tokenEndpoint.deadline.components.seconds)
-        Watchdog.start(seconds: way == .device ? timeout + pollDeadline + 5 : timeout, message: timedOutMessage)
+    /// The device grant (RFC 8628), ended at --timeout by cancelling its
+    /// polling, which lets a poll under way finish.
+    private func signInWithDeviceCode(_ plan: Plan, in workspace: Workspace, status: StatusLine,
+                                      timedOutMessage: @escaping @Sendable () -> String) async throws -> Credential {
+        let (descriptor, authenticator, requested) = (plan.descriptor, plan.authenticator, plan.requested)
         let credential: Credential
-        switch way {
-        case .device:
-            defer { status.stop() }
-            let openBrowser = !noBrowser && BrowserAvailability.missing(workspace.environment) == nil
-            let polling = Task {
-                try await authenticator.authorizeWithDeviceCode(options: requested) { authorization in
-                    await Self.show(authorization, provider: descriptor.name, openBrowser: openBrowser, status: status)
-                }
+        defer { status.stop() }
+        let openBrowser = !noBrowser && BrowserAvailability.missing(workspace.environment) == nil
+        let polling = Task {
+            try await authenticator.authorizeWithDeviceCode(options: requested) { authorization in
+                await Self.show(authorization, provider: descriptor.name, openBrowser: openBrowser, status: status)
             }
-            // A signal cancels the polling, but waits for a poll under way
-            // and for the save of what it brings: its answer may hold the
-            // tokens, and the device code is spent then.
-            Interrupt.raiseShield(for: .devicePolling(cancel: { polling.cancel() }))
-            // --timeout as a signal would: a poll under way may bring the
-            // tokens (the user approved just in time), and the device code is
-            // spent then; ending the process mid-poll lost them.
-            let timedOut = LockedValue(false)
-            let deadline = Task {
-                guard (try? await Task.sleep(for: .seconds(timeout))) != nil else { return }
-                timedOut.withLock { $0 = true }
-                polling.cancel()
+        }
+        // A signal cancels the polling, but waits for a poll under way
+        // and for the save of what it brings: its answer may hold the
+        // tokens, and the device code is spent then.
+        Interrupt.raiseShield(for: .devicePolling(cancel: { polling.cancel() }))
+        // --timeout as a signal would: a poll under way may bring the
+        // tokens (the user approved just in time), and the device code is
+        // spent then; ending the process mid-poll lost them.
+        let timedOut = LockedValue(false)
+        let deadline = Task {
+            guard (try? await Task.sleep(for: .seconds(timeout))) != nil else { return }
+            timedOut.withLock { $0 = true }
+            polling.cancel()
+        }
+        defer { deadline.cancel() }
+        do {
+            credential = try await polling.value
+            try await Self.keep(credential, in: workspace.store)
+            Interrupt.lowerShield(done: true)
+        } catch AuthKitError.cancelled where timedOut.current {
+            Interrupt.lowerShield(done: false)
+            throw CLIError(timedOutMessage(), status: .timedOut)
+        } catch {
+            Interrupt.lowerShield(done: false)
+            throw error
+        }
+        return credential
+    }
+
+    /// The user pastes the redirect URL (or types a PIN).
+    private func signInByPasting(_ plan: Plan, in workspace: Workspace) async throws -> Credential {
+        let (authenticator, requested) = (plan.authenticator, plan.requested)
+        let credential: Credential
+        // ManualUserAgent takes no answer as "cancelled"; here it is said
+        // what happened: standard input ended (a pipe with nothing in
+        // it), or an empty line was entered.
+        let answer = LockedValue<FileSystem.Line?>(nil)
+        let agent = ShieldedUserAgent(ManualUserAgent(readLine: {
+            let read = FileSystem.readLine(0, limit: ManualUserAgent.longestAnswer) // standard input
+            answer.withLock { $0 = read }
+            guard case .line(let line) = read else { return nil }
+            return line
+        }))
+        do {
+            credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
+        } catch AuthKitError.cancelled {
+            // Read, and nothing in it: the agent's only way to cancel.
+            switch answer.withLock({ $0 }) {
+            case .tooLong(let limit)?:
+                throw CLIError("The pasted line is longer than \(limit / 1024) KiB, which no redirect URL (or PIN) is; it was not read to its end, and nothing was stored. Run it again and paste only the URL the browser ends on.", status: .badInput)
+            case .end?:
+                throw CLIError("Standard input ended before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
+            case .line(let line)? where line.allSatisfy(\.isWhitespace):
+                throw CLIError("An empty line was entered before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
+            default:
+                throw AuthKitError.cancelled
             }
-            defer { deadline.cancel() }
+        }
+        return credential
+    }
+
+    /// A loopback listener receives the redirect, from the system browser or
+    /// the sandbox's scripted one.
+    private func signInThroughBrowser(_ plan: Plan, in workspace: Workspace, status: StatusLine, waiting: WaitState) async throws -> Credential {
+        let (descriptor, authenticator, requested, way) = (plan.descriptor, plan.authenticator, plan.requested, plan.way)
+        let (redirectTarget, redirectsToRegistered) = (plan.redirectTarget, plan.redirectsToRegistered)
+        let credential: Credential
+        // Why the scripted browser failed: a sandbox that answered (a
+        // refusal: exit 3, and a 404 likely means it emulates another
+        // provider) is not one that could not be reached (exit 4).
+        let browserError = LockedValue<(any Error)?>(nil)
+        // Where the sandbox sent the browser, once it has: a failure after
+        // that is the listener's address, not the sandbox, unreached.
+        let redirectedTo = LockedValue<URL?>(nil)
+        let scripted = BrowserLauncher { url in
             do {
-                credential = try await polling.value
-                try await Self.keep(credential, in: workspace.store)
-                Interrupt.lowerShield(done: true)
-            } catch AuthKitError.cancelled where timedOut.current {
-                Interrupt.lowerShield(done: false)
-                throw CLIError(timedOutMessage(), status: .timedOut)
+                try await SandboxUserAgent(onStep: { step in
+                    if case .redirected(let target) = step { redirectedTo.withLock { $0 = target } }
+                    status.note("Sandbox browser: \(step)")
+                }).browse(url)
             } catch {
-                Interrupt.lowerShield(done: false)
+                browserError.withLock { $0 = error }
                 throw error
             }
-        case .manual:
-            // ManualUserAgent takes no answer as "cancelled"; here it is said
-            // what happened: standard input ended (a pipe with nothing in
-            // it), or an empty line was entered.
-            let answer = LockedValue<FileSystem.Line?>(nil)
-            let agent = ShieldedUserAgent(ManualUserAgent(readLine: {
-                let read = FileSystem.readLine(0, limit: ManualUserAgent.longestAnswer) // standard input
-                answer.withLock { $0 = read }
-                guard case .line(let line) = read else { return nil }
-                return line
-            }))
-            do {
-                credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
-            } catch AuthKitError.cancelled {
-                // Read, and nothing in it: the agent's only way to cancel.
-                switch answer.withLock({ $0 }) {
-                case .tooLong(let limit)?:
-                    throw CLIError("The pasted line is longer than \(limit / 1024) KiB, which no redirect URL (or PIN) is; it was not read to its end, and nothing was stored. Run it again and paste only the URL the browser ends on.", status: .badInput)
-                case .end?:
-                    throw CLIError("Standard input ended before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
-                case .line(let line)? where line.allSatisfy(\.isWhitespace):
-                    throw CLIError("An empty line was entered before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
-                default:
-                    throw AuthKitError.cancelled
-                }
-            }
-        case .scriptedBrowser where !listens:
-            let agent = ShieldedUserAgent(SandboxUserAgent(onStep: { step in status.note("Sandbox browser: \(step)") }))
-            defer { status.stop() }
-            credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
-        case .loopback, .scriptedBrowser:
-            // Why the scripted browser failed: a sandbox that answered (a
-            // refusal: exit 3, and a 404 likely means it emulates another
-            // provider) is not one that could not be reached (exit 4).
-            let browserError = LockedValue<(any Error)?>(nil)
-            // Where the sandbox sent the browser, once it has: a failure after
-            // that is the listener's address, not the sandbox, unreached.
-            let redirectedTo = LockedValue<URL?>(nil)
-            let scripted = BrowserLauncher { url in
-                do {
-                    try await SandboxUserAgent(onStep: { step in
-                        if case .redirected(let target) = step { redirectedTo.withLock { $0 = target } }
-                        status.note("Sandbox browser: \(step)")
-                    }).browse(url)
-                } catch {
-                    browserError.withLock { $0 = error }
-                    throw error
-                }
-            }
-            let agent = ShieldedUserAgent(LoopbackUserAgent(
-                // The watchdog ends the wait at --timeout with the fuller message;
-                // the listener's own deadline is only a backstop.
-                browser: way == .scriptedBrowser ? scripted : noBrowser ? .none : .system, timeout: .seconds(timeout + 5),
-                onEvent: { event in
-                    if way == .scriptedBrowser, case .browserFailed(_, let reason) = event {
-                        // No person is there to open the URL: waiting would only end at --timeout.
-                        status.stop()
-                        let error = browserError.current
-                        if case AuthKitError.authorizationFailed(let response)? = error {
-                            let other = response.status == 404
-                                ? " Does the sandbox at \(workspace.sandbox?.absoluteString ?? "") emulate \(descriptor.name)? Start one that does: authkit sandbox serve --provider \(descriptor.id)."
-                                : ""
-                            Console.err("The sandbox refused the authorization request: \(response.summary).\(other) Nothing was stored.")
-                            ExitStatus.providerError.terminate()
-                        }
-                        let unreached = error.map { ExitStatus(for: $0) == .networkError } ?? true
-                        var hint = unreached ? " Is the sandbox still running?" : ""
-                        if unreached, redirectsToRegistered, let target = redirectedTo.current, let listening = redirectTarget,
-                           target.host != listening.host || target.port != listening.port || target.path != listening.path {
-                            hint = " The sandbox redirected to \(target.redactedForLogs), where this sign-in does not listen (\(listening.redactedForLogs)): "
-                                + "\(descriptor.name) redirects to the URI registered for the client, which --port and --redirect-uri do not change."
-                        }
-                        let said = reason.last.map { ".!?".contains($0) } == true ? reason : reason + "."
-                        Console.err("The sandbox's scripted browser failed: \(said)\(hint) Nothing was stored.")
-                        ExitStatus(for: error ?? CLIError("", status: .networkError)).terminate()
+        }
+        let agent = ShieldedUserAgent(LoopbackUserAgent(
+            // The watchdog ends the wait at --timeout with the fuller message;
+            // the listener's own deadline is only a backstop.
+            browser: way == .scriptedBrowser ? scripted : noBrowser ? .none : .system, timeout: .seconds(timeout + 5),
+            onEvent: { event in
+                if way == .scriptedBrowser, case .browserFailed(_, let reason) = event {
+                    // No person is there to open the URL: waiting would only end at --timeout.
+                    status.stop()
+                    let error = browserError.current
+                    if case AuthKitError.authorizationFailed(let response)? = error {
+                        let other = response.status == 404
+                            ? " Does the sandbox at \(workspace.sandbox?.absoluteString ?? "") emulate \(descriptor.name)? Start one that does: authkit sandbox serve --provider \(descriptor.id)."
+                            : ""
+                        Console.err("The sandbox refused the authorization request: \(response.summary).\(other) Nothing was stored.")
+                        ExitStatus.providerError.terminate()
                     }
-                    Self.report(event, provider: descriptor.name, noBrowser: noBrowser, scripted: way == .scriptedBrowser, status: status, waiting: waiting)
-                }))
-            defer { status.stop() }
-            credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
-        }
-        if json {
-            try Console.json(credential)
-        } else {
-            Console.out("Signed in to \(CredentialSummary.safe(descriptor.name)). Stored in \(workspace.store.fileURL.path).")
-            CredentialSummary.lines(credential).forEach(Console.out)
-        }
+                    let unreached = error.map { ExitStatus(for: $0) == .networkError } ?? true
+                    var hint = unreached ? " Is the sandbox still running?" : ""
+                    if unreached, redirectsToRegistered, let target = redirectedTo.current, let listening = redirectTarget,
+                       target.host != listening.host || target.port != listening.port || target.path != listening.path {
+                        hint = " The sandbox redirected to \(target.redactedForLogs), where this sign-in does not listen (\(listening.redactedForLogs)): "
+                            + "\(descriptor.name) redirects to the URI registered for the client, which --port and --redirect-uri do not change."
+                    }
+                    let said = reason.last.map { ".!?".contains($0) } == true ? reason : reason + "."
+                    Console.err("The sandbox's scripted browser failed: \(said)\(hint) Nothing was stored.")
+                    ExitStatus(for: error ?? CLIError("", status: .networkError)).terminate()
+                }
+                Self.report(event, provider: descriptor.name, noBrowser: noBrowser, scripted: way == .scriptedBrowser, status: status, waiting: waiting)
+            }))
+        defer { status.stop() }
+        credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
+        return credential
     }
 
     /// Saves a new sign-in's credential. The store was checked before the
