@@ -239,6 +239,24 @@ struct Request: WorkspaceCommand {
         if target.allowsCredentials {
             try workspace.checkAPIOrigin(target, providerID: account.provider, explicit: client.settings())
         }
+        let (request, method) = try outgoing(to: target)
+        let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
+                                   deadline: .seconds(timeout))
+        let source = try await workspace.source(account.key, explicit: client.settings())
+        // What a refresh may replace: the secrets this command could send,
+        // which an API's error must not repeat on standard error.
+        let sent = try? await workspace.store.credential(for: account.key)
+        let (head, response, answering) = try await source.send(request, policy: policy)
+        try await Self.write(response, to: STDOUT_FILENO)
+        let status = head.status.code
+        guard (200...299).contains(status) else {
+            throw await refusal(status: status, head: head, answering: answering, target: target, method: method,
+                                source: source, sent: sent, in: workspace)
+        }
+    }
+
+    /// The request `-X`, `-d` and `-H` describe, to `target`, and its method.
+    private func outgoing(to target: URL) throws -> (request: OutgoingRequest, method: String) {
         let body = try body()
         let method = method?.uppercased() ?? (body == nil ? "GET" : "POST")
         var request = OutgoingRequest(method: HTTPRequest.Method(method) ?? .get, url: target)
@@ -283,19 +301,19 @@ struct Request: WorkspaceCommand {
                 request.setHeader("Content-Type", "application/x-www-form-urlencoded")
             }
         }
-        let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
-                                   deadline: .seconds(timeout))
-        let source = try await workspace.source(account.key, explicit: client.settings())
-        // What a refresh may replace: the secrets this command could send,
-        // which an API's error must not repeat on standard error.
-        let sent = try? await workspace.store.credential(for: account.key)
-        let (head, response, answering) = try await source.send(request, policy: policy)
+        return (request, method)
+    }
+
+    /// Writes the answer's body to `fd`, as curl does: every byte to a file or
+    /// a pipe; to a terminal, text with its control characters and escape
+    /// sequences written out (colours aside), and never binary.
+    private static func write(_ response: HTTPResponseBody, to fd: Int32) async throws {
         // As curl does: binary output is not written to a terminal, which it
         // could garble (or drive: a body is the server's bytes, not text
         // AuthKit escaped). A file or a pipe gets every byte.
         // Text shown on a terminal has its control characters and escape
         // sequences written out, colours aside (TerminalFilter).
-        let toTerminal = isatty(STDOUT_FILENO) != 0
+        let toTerminal = isatty(fd) != 0
         var filter = TerminalFilter()
         var last: UInt8?
         for try await chunk in response {
@@ -304,46 +322,49 @@ struct Request: WorkspaceCommand {
                 throw CLIError("The response is binary (it holds NUL bytes), so it was not written to the terminal, which it could garble. "
                                + "Redirect it to a file (> file), or pipe it (| cat) to see it anyway.", status: .failure)
             }
-            if !Console.write(toTerminal ? filter.filter(chunk) : chunk, to: STDOUT_FILENO) { break } // the reader has gone
+            if !Console.write(toTerminal ? filter.filter(chunk) : chunk, to: fd) { break } // the reader has gone
         }
         if toTerminal {
             // A body without a final line break would leave the shell's
             // prompt, or the error below, on its last line. Only on a
             // terminal: a file or a pipe gets the server's bytes unchanged.
-            _ = Console.write(filter.finish() + (last.map { $0 == UInt8(ascii: "\n") } == false ? Data("\n".utf8) : Data()), to: STDOUT_FILENO)
+            _ = Console.write(filter.finish() + (last.map { $0 == UInt8(ascii: "\n") } == false ? Data("\n".utf8) : Data()), to: fd)
         }
-        let status = head.status.code
-        guard (200...299).contains(status) else {
-            let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
-            // Why the refresh CredentialSource tries for an invalid_token did
-            // not help. A credential that could be refreshed but for a client
-            // setting missing here: the setting is what to give, not a new
-            // sign-in (which needs it too, and throws away a refresh token
-            // that works).
-            let stored = try? await workspace.store.credential(for: account.key)
-            let refreshable = stored.map { $0.kind == .oauth2 && ($0.refreshToken != nil || source.authenticator.descriptor.refresh != nil) } ?? false
-            let refresh: RefreshOutcome
-            if let clientless = source.authenticator as? ClientlessAuthenticator, refreshable {
-                refresh = .blocked(ErrorReport.message(for: clientless.missing, environment: workspace.environment))
-            } else if let sent, let stored, sent.accessToken != stored.accessToken {
-                // Renewed by this command's refresh, or by another process
-                // meanwhile (whose renewal the refresh then took up): either
-                // way the token sent last was a new one.
-                refresh = .renewedAndRefused
-            } else {
-                refresh = refreshable ? .failed : .impossible
-            }
-            // A challenge from another origin (after -L) is not about the
-            // credential, which was not sent there: no advice to sign in
-            // again, nor to grant the scopes a third party names.
-            let fromCredentialed = answering.origin == target.origin
-            let mask = SecretMask([sent, stored].compactMap { $0 }.flatMap { [$0.accessToken, $0.refreshToken, $0.tokenSecret] }.compactMap { $0 }
-                                  + [source.authenticator.settings.clientSecret].compactMap { $0 })
-            let advice = fromCredentialed
-                ? BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate]).map { Self.advice($0, account: account.key, refresh: refresh, mask: mask) } ?? "."
-                : " from \(answering.redactedForLogs), where a redirect led; the credential is not sent to another origin, so this is not about it."
-            throw CLIError("\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint)\(advice)", status: .providerError)
+    }
+
+    /// The error for an answer that is not a success, with what the
+    /// credential and its refresh have to do with it.
+    private func refusal(status: Int, head: HTTPResponse, answering: URL, target: URL, method: String, source: CredentialSource,
+                         sent: Credential?, in workspace: Workspace) async -> CLIError {
+        let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
+        // Why the refresh CredentialSource tries for an invalid_token did
+        // not help. A credential that could be refreshed but for a client
+        // setting missing here: the setting is what to give, not a new
+        // sign-in (which needs it too, and throws away a refresh token
+        // that works).
+        let stored = try? await workspace.store.credential(for: account.key)
+        let refreshable = stored.map { $0.kind == .oauth2 && ($0.refreshToken != nil || source.authenticator.descriptor.refresh != nil) } ?? false
+        let refresh: RefreshOutcome
+        if let clientless = source.authenticator as? ClientlessAuthenticator, refreshable {
+            refresh = .blocked(ErrorReport.message(for: clientless.missing, environment: workspace.environment))
+        } else if let sent, let stored, sent.accessToken != stored.accessToken {
+            // Renewed by this command's refresh, or by another process
+            // meanwhile (whose renewal the refresh then took up): either
+            // way the token sent last was a new one.
+            refresh = .renewedAndRefused
+        } else {
+            refresh = refreshable ? .failed : .impossible
         }
+        // A challenge from another origin (after -L) is not about the
+        // credential, which was not sent there: no advice to sign in
+        // again, nor to grant the scopes a third party names.
+        let fromCredentialed = answering.origin == target.origin
+        let mask = SecretMask([sent, stored].compactMap { $0 }.flatMap { [$0.accessToken, $0.refreshToken, $0.tokenSecret] }.compactMap { $0 }
+                              + [source.authenticator.settings.clientSecret].compactMap { $0 })
+        let advice = fromCredentialed
+            ? BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate]).map { Self.advice($0, account: account.key, refresh: refresh, mask: mask) } ?? "."
+            : " from \(answering.redactedForLogs), where a redirect led; the credential is not sent to another origin, so this is not about it."
+        return CLIError("\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint)\(advice)", status: .providerError)
     }
 
     /// What became of the refresh an `invalid_token` asks for.
