@@ -20,7 +20,22 @@ public struct BrowserLauncher: Sendable {
         self.open = open
     }
 
-    /// The system browser: `$BROWSER`, else `xdg-open` (Linux) or `open` (macOS). See ``SystemBrowser``.
+    /// The system browser, the way other command-line tools launch it.
+    ///
+    /// `$BROWSER`, when set, wins: the convention `xdg-open` and Python's
+    /// `webbrowser` follow. It is a list of commands separated by `:`, each
+    /// tried in turn; a command may carry arguments separated by spaces
+    /// (`firefox --new-window`) and may say where the URL goes with `%s`,
+    /// otherwise the URL is appended as the last argument. Without
+    /// `$BROWSER`, `xdg-open` on Linux and `open` on macOS. A command still
+    /// running after two seconds is taken as a browser that opened; one that
+    /// fails sooner is reported, and the next is tried.
+    ///
+    /// The URL is passed as one argument, never through a shell; only http
+    /// and https URLs are opened. The child starts with default signal
+    /// handling and the caller's environment less every `AUTHKIT_*`
+    /// variable, which may hold client secrets; its output goes to standard
+    /// error, so standard output stays clean for `--json` and pipes.
     public static var system: BrowserLauncher {
         BrowserLauncher { try await SystemBrowser().open($0) }
     }

@@ -10,7 +10,8 @@ import SystemPackage
 import System
 #endif
 
-/// Launches the user's browser the way other command-line tools do.
+/// Launches the user's browser the way other command-line tools do: what
+/// ``BrowserLauncher/system`` runs.
 ///
 /// `$BROWSER`, when set, wins: the convention `xdg-open` and Python's
 /// `webbrowser` follow. It is a list of commands separated by `:`, each tried
@@ -30,35 +31,35 @@ import System
 /// child hangs and ignores `kill`. Its environment is the caller's without any
 /// `AUTHKIT_*` variable, which may hold client secrets, handed over in
 /// swift-subprocess's typed form (see ``childEnvironmentVariables``).
-public struct SystemBrowser: Sendable {
+package struct SystemBrowser: Sendable {
     /// A browser command that could not be started or that reported failure.
-    public struct LaunchError: Error, Sendable, Hashable, CustomStringConvertible {
-        public var command: String
-        public var reason: String
+    package struct LaunchError: Error, Sendable, Hashable, CustomStringConvertible {
+        package var command: String
+        package var reason: String
 
-        public init(command: String, reason: String) {
+        package init(command: String, reason: String) {
             self.command = command
             self.reason = reason
         }
 
-        public var description: String { "Could not open a browser with '\(command)' (\(reason))." }
+        package var description: String { "Could not open a browser with '\(command)' (\(reason))." }
     }
 
     /// The environment `$BROWSER` is read from.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// How long to watch a launched command for a quick failure (a missing
     /// program, `xdg-open` finding no browser). A command still running after
     /// this is taken as a browser that opened.
-    public var failureWindow: Duration
+    package var failureWindow: Duration
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment,
+    package init(environment: [String: String] = ProcessInfo.processInfo.environment,
                 failureWindow: Duration = .seconds(2)) {
         self.environment = environment
         self.failureWindow = failureWindow
     }
 
     /// The candidate command lines for `url`, in the order they are tried.
-    public func commands(for url: URL) -> [[String]] {
+    package func commands(for url: URL) -> [[String]] {
         let text = url.absoluteString
         if let browser = environment["BROWSER"]?.trimmingSpaces(), !browser.isEmpty {
             let commands = browser.split(separator: ":").compactMap { entry -> [String]? in
@@ -82,7 +83,7 @@ public struct SystemBrowser: Sendable {
     ///   at once, starting nothing, for a URL that is not http or https
     ///   (`xdg-open` and `open` hand `file:` and other schemes to whatever
     ///   program claims them, and a sign-in only ever opens web pages).
-    public func open(_ url: URL) async throws {
+    package func open(_ url: URL) async throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
             throw LaunchError(command: "(none)", reason: "only http and https pages are opened, and this is a '\(url.scheme ?? "")' URL.")
         }

@@ -10,7 +10,7 @@ import Foundation
 /// with itself (RFC 8252 §7.2). It cannot catch plain `http`: a loopback
 /// redirect needs a listener (`AuthKitLoopback`, on macOS). Portable, so the
 /// rule is tested on Linux too.
-public enum WebAuthenticationCallback: Sendable, Hashable {
+package enum WebAuthenticationCallback: Sendable, Hashable {
     /// A private-use URI scheme, lowercased (`com.example.app`).
     case customScheme(String)
     /// An `https` host and path (an associated domain).
@@ -18,7 +18,7 @@ public enum WebAuthenticationCallback: Sendable, Hashable {
 
     /// - Throws: ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)``
     ///   naming what to register instead.
-    public init(redirectURI: URL) throws {
+    package init(redirectURI: URL) throws {
         let text = redirectURI.absoluteString
         guard let scheme = redirectURI.scheme?.lowercased(), !scheme.isEmpty else {
             throw AuthKitError.unusableRedirectURI(uri: text, reason: "it has no scheme; register a private-use scheme such as com.example.app:/oauth (RFC 8252 §7.1).")
@@ -44,13 +44,13 @@ public enum WebAuthenticationCallback: Sendable, Hashable {
 
     /// The scheme for the API before iOS 17.4 (`callbackURLScheme:`); `nil`
     /// for an https callback, which that API cannot express.
-    public var scheme: String? {
+    package var scheme: String? {
         if case .customScheme(let scheme) = self { return scheme }
         return nil
     }
 
     /// Whether `url` is where this callback ends the session.
-    public func matches(_ url: URL) -> Bool {
+    package func matches(_ url: URL) -> Bool {
         switch self {
         case .customScheme(let scheme):
             return url.scheme?.lowercased() == scheme
