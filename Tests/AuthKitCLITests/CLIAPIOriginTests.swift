@@ -18,7 +18,11 @@ import Testing
         let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"]
         for command in [["request", "--provider", "qiita", "https://qitta.com/api/v2/items"],
                         ["token", "header", "--provider", "qiita", "https://qiita.com.evil.example/api/v2/items"],
-                        ["request", "--provider", "qiita", "-X", "POST", "https://evil.example/collect", "-d", "a=b"]] {
+                        ["request", "--provider", "qiita", "-X", "POST", "https://evil.example/collect", "-d", "a=b"],
+                        // Loopback is not a free pass: any local process may listen there (issue 44, item 7).
+                        ["token", "header", "--provider", "qiita", "https://127.0.0.2/api/v2/items"],
+                        ["request", "--provider", "qiita", "http://127.0.0.1:9/api/v2/items"],
+                        ["token", "header", "--provider", "qiita", "http://[::1]:8080/api/v2/items"]] {
             let result = try await CLIProcess.run(command, environment: environment)
             #expect(result.status == 64 && result.stdout.isEmpty
                     && result.stderr.contains("is not where Qiita's API lives (https://qiita.com), so the stored credential is not sent there")
