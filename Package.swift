@@ -39,7 +39,7 @@
 //                      the README's library examples, built with the package.
 //   AuthKitBenchmark, AuthKitFloor*  not products: AuthKit's side of
 //                      Benchmarks/run-benchmarks (peers: x/oauth2, liboauth, oauthlib).
-//   Fuzz*              not products: libFuzzer targets in Fuzz/ (`Fuzz/run`
+//   FuzzAuthKit        not a product: the libFuzzer harnesses in Fuzz/ (`Fuzz/run`
 //                      builds them with -sanitize=fuzzer,address and runs them).
 //   AuthKitStoreStress test-only: a separate process writing credentials,
 //                      for AuthKitStoreTests.
@@ -199,16 +199,7 @@ let package = Package(
         // libFuzzer targets, not products. A plain build makes replayers (run
         // the files named on the command line); `Fuzz/run` rebuilds them with
         // `-D FUZZING -sanitize=fuzzer,address` in .build-fuzz and fuzzes them.
-        .target(name: "FuzzSupport", path: "Fuzz/Support"),
-        .executableTarget(name: "FuzzRedirect", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzRedirect"),
-        .executableTarget(name: "FuzzDescriptor", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzDescriptor"),
-        .executableTarget(name: "FuzzTokenResponse", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzTokenResponse"),
-        .executableTarget(name: "FuzzCallback", dependencies: ["AuthKit", "AuthKitOAuth1", "FuzzSupport"], path: "Fuzz/FuzzCallback"),
-        .executableTarget(name: "FuzzOAuth1Signing", dependencies: ["AuthKit", "AuthKitOAuth1", "FuzzSupport"],
-                          path: "Fuzz/FuzzOAuth1Signing"),
-        .executableTarget(name: "FuzzSandbox", dependencies: ["AuthKit", "AuthKitSandbox", "FuzzSupport"], path: "Fuzz/FuzzSandbox"),
-        .executableTarget(name: "FuzzJSON", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzJSON"),
-        .executableTarget(name: "FuzzBearerChallenge", dependencies: ["AuthKit", "FuzzSupport"], path: "Fuzz/FuzzBearerChallenge"),
+        .executableTarget(name: "FuzzAuthKit", dependencies: ["AuthKit", "AuthKitOAuth1", "AuthKitSandbox"], path: "Fuzz/Harnesses"),
         // Test-only: a separate process saving to a FileCredentialStore, run
         // by AuthKitStoreTests (many at once, and killed mid-write).
         .executableTarget(

@@ -5,7 +5,7 @@ import HTTPTypes
 
 /// What a token endpoint sends back is echoed in error messages, which reach
 /// terminals and logs: control characters are escaped and long text is cut
-/// (found with Fuzz/FuzzTokenResponse's message checks).
+/// (found with the token-response fuzz harness's message checks).
 @Suite struct HostileErrorTextTests {
     func message(_ body: String, status: Int = 400) -> String {
         do {

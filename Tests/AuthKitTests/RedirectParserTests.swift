@@ -121,7 +121,7 @@ import Testing
         }
     }
 
-    /// Found by Fuzz/FuzzRedirect: the query was taken from after the first
+    /// Found by the redirect fuzz harness: the query was taken from after the first
     /// `?` anywhere, so one inside the fragment was read as the answer.
     @Test func parametersInTheFragmentAreNotTheAnswer() throws {
         #expect(redirectError("http://127.0.0.1:4321/callback#?code=abc&state=\(state)") == .missingState)
@@ -130,7 +130,7 @@ import Testing
         #expect(try parse("http://127.0.0.1:4321/callback?code=abc&state=\(state)#?code=evil") == "abc")
     }
 
-    /// Found by Fuzz/FuzzRedirect in CI: raw control characters, tabs and
+    /// Found by the redirect fuzz harness in CI: raw control characters, tabs and
     /// invalid UTF-8 inside a "URL" made the query read here differ from
     /// URLComponents' reading of it. Such text is not a URL and is refused.
     @Test func charactersAURLCannotHoldAreRefused() {

@@ -74,7 +74,7 @@ package struct RedirectParser: Sendable {
         // characters and raw non-ASCII bytes mean the text is not a URL as a
         // browser sends it; parsers disagree on such text (URLComponents
         // re-encodes it), so it is refused rather than guessed at (found by
-        // Fuzz/FuzzRedirect).
+        // the redirect fuzz harness).
         guard text.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
             throw AuthKitError.redirect(.malformed(
                 "it contains spaces, control characters or non-ASCII characters, which a URL cannot hold; paste it exactly as the browser's address bar gives it"))
@@ -83,7 +83,7 @@ package struct RedirectParser: Sendable {
         // sub-delimiters, `:`, `@`, `/`, `?` (and `#` starting the fragment).
         // Foundation quietly re-encodes a whole query holding anything else
         // (`]`, `|`, `{`), turning `%01` into a literal `%01`, so such a URL
-        // could be read two ways; it is refused instead (found by Fuzz/FuzzRedirect).
+        // could be read two ways; it is refused instead (found by the redirect fuzz harness).
         if let questionMark = text.firstIndex(of: "?"),
            let bad = text[questionMark...].unicodeScalars.first(where: { !Self.queryCharacters.contains($0) }) {
             throw AuthKitError.redirect(.malformed(

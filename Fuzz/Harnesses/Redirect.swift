@@ -1,30 +1,28 @@
-// libFuzzer target: the redirect URL parser (RFC 6749 §4.1.2) on arbitrary
+// libFuzzer harness: the redirect URL parser (RFC 6749 §4.1.2) on arbitrary
 // text, against a fixed pending attempt with an expected issuer.
 import AuthKit
 import Foundation
-import FuzzSupport
 
-enum Fixture {
+private enum RedirectFixture {
     static let pending = PendingAuthorization(
         providerID: "fuzz", state: "kN3r7Zxq0k7mR4vYV1fQ8u6m2oXgH5sJc9tLwBpAeDy", codeVerifier: nil,
         redirectURI: "http://127.0.0.1:4321/callback", expectedIssuer: "https://as.example", issuerRequired: false,
         scopes: [], createdAt: Date(timeIntervalSince1970: 1_700_000_000))
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+func fuzzRedirect(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
-    if let code = try? RedirectParser().code(from: text, for: Fixture.pending) {
+    if let code = try? RedirectParser().code(from: text, for: RedirectFixture.pending) {
         // An accepted answer comes from the URL's query, never its fragment
         // (RFC 6749 §4.1.2), with this attempt's state.
         let query = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines))?.percentEncodedQuery
         let pairs = FormURLEncoding.decode(query ?? "") ?? []
         precondition(pairs.contains { $0.0 == "code" && $0.1 == code }
-                     && pairs.contains { $0.0 == "state" && $0.1 == Fixture.pending.state },
+                     && pairs.contains { $0.0 == "state" && $0.1 == RedirectFixture.pending.state },
                      "accepted code '\(code)' that is not in the query of \(text)")
     }
     do {
-        _ = try RedirectParser(appendedFragment: "_").code(from: text, for: Fixture.pending)
+        _ = try RedirectParser(appendedFragment: "_").code(from: text, for: RedirectFixture.pending)
     } catch {
         // The loopback listener reports why it ignored a request, and any web
         // page can send one: the reason holds no control characters.
@@ -32,8 +30,7 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
         precondition(!message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
                      "control character in the error: \(message.debugDescription)")
     }
-    if let url = URL(string: text) { _ = try? RedirectParser().code(from: url, for: Fixture.pending) }
+    if let url = URL(string: text) { _ = try? RedirectParser().code(from: url, for: RedirectFixture.pending) }
     return 0
 }
 
-fuzzMain { fuzzTestOneInput($0, $1) }

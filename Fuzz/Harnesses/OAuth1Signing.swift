@@ -1,19 +1,17 @@
-// libFuzzer target: OAuth 1.0a parameter normalization (RFC 5849 §3.4.1),
+// libFuzzer harness: OAuth 1.0a parameter normalization (RFC 5849 §3.4.1),
 // the unsafe-buffer code of AuthKitOAuth1/Signing. The input is a URL, a
 // newline, and a form body; the first byte chooses method and content type.
 import AuthKit
 import AuthKitOAuth1
 import Foundation
-import FuzzSupport
 
-enum Fixture {
+private enum OAuth1SigningFixture {
     static let signer = OAuth1Signer(consumerKey: "ck", consumerSecret: "cs",
                                      nonceAndTimestamp: .fixed(nonce: "n", timestamp: "1"))
     static let methods = ["GET", "post", "PUT", ""]
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+func fuzzOAuth1Signing(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     guard count > 0 else { return 0 }
     let bytes = UnsafeRawBufferPointer(start: start, count: count)
     let selector = Int(bytes[0])
@@ -22,11 +20,11 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
     let urlText = String(decoding: rest[rest.startIndex..<newline], as: UTF8.self)
     let body = Data(rest[min(newline + 1, rest.endIndex)...])
     guard let url = URL(string: urlText) ?? URL(string: "https://api.example/1.1/x?" + urlText) else { return 0 }
-    let method = Fixture.methods[selector % Fixture.methods.count]
+    let method = OAuth1SigningFixture.methods[selector % OAuth1SigningFixture.methods.count]
     let contentType = selector & 0x04 != 0 ? "application/x-www-form-urlencoded; charset=utf-8" : nil
     let extra = selector & 0x08 != 0 ? [("oauth_callback", urlText)] : []
     let token = selector & 0x10 != 0 ? urlText : "t"
-    let signer = Fixture.signer
+    let signer = OAuth1SigningFixture.signer
 
     // The normalized base string: METHOD&enc(URI)&enc(parameters), where the
     // encoded parts hold only unreserved characters and %XX (RFC 5849 §3.6).
@@ -51,7 +49,7 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
     return 0
 }
 
-func isUnreservedOrPercent(_ byte: UInt8) -> Bool {
+private func isUnreservedOrPercent(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
          UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"):
@@ -61,4 +59,3 @@ func isUnreservedOrPercent(_ byte: UInt8) -> Bool {
     }
 }
 
-fuzzMain { fuzzTestOneInput($0, $1) }

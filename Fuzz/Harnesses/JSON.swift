@@ -1,4 +1,4 @@
-// libFuzzer target: AuthKit's JSON parser, which reads every token answer and
+// libFuzzer harness: AuthKit's JSON parser, which reads every token answer and
 // descriptor file, against Foundation's JSONSerialization, an independent
 // implementation. The same bytes must be accepted by both or refused by both,
 // and an accepted text must give both the same value; where the descriptor
@@ -13,10 +13,8 @@
 // where Foundation may round it through Double.
 import AuthKit
 import Foundation
-import FuzzSupport
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+func fuzzJSON(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = Data(UnsafeBufferPointer(start: start, count: count))
     let ours = Result { try JSONParser.parse(data) }
     let theirs = Result { try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) }
@@ -44,7 +42,7 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
 /// such as `$[3].name` and both sides), or nil when they are the same JSON
 /// value: strings compared scalar by scalar (Swift's `==` would equate
 /// canonically equivalent ones), numbers by value.
-func difference(_ value: JSONValue, _ reference: Any, at path: String) -> String? {
+private func difference(_ value: JSONValue, _ reference: Any, at path: String) -> String? {
     let here = "\(path): \(value) vs \(reference)"
     switch value {
     case .null:
@@ -76,12 +74,12 @@ func difference(_ value: JSONValue, _ reference: Any, at path: String) -> String
 /// keeps a long number as a Decimal of 38 digits, and its `doubleValue` can be
 /// far off for a large exponent (-3.78e112 came out dozens of units in the last
 /// place away); its digits, read as a Double, are what JSONParser read.
-func close(_ number: NSNumber, _ double: Double) -> Bool {
+private func close(_ number: NSNumber, _ double: Double) -> Bool {
     close(number.doubleValue, double) || Double(number.description).map { close($0, double) } == true
 }
 
 /// Equal within a few units in the last place (both NaN counts as equal).
-func close(_ a: Double, _ b: Double) -> Bool {
+private func close(_ a: Double, _ b: Double) -> Bool {
     if a == b || (a.isNaN && b.isNaN) { return true }
     guard a.isFinite, b.isFinite else { return false }
     return abs(a - b) <= 4 * max(a.magnitude, b.magnitude).ulp
@@ -91,7 +89,7 @@ func close(_ a: Double, _ b: Double) -> Bool {
 /// text in UTF-8, with JSONParser's two documented choices (surrogate escapes
 /// in pairs; `JSONParser.maximumDepth`). Written apart from JSONParser, as an
 /// oracle for the inputs where Foundation and JSONParser disagree.
-enum Grammar {
+private enum Grammar {
     static func accepts(_ data: Data) -> Bool {
         var reader = Reader(bytes: Array(data))
         reader.whitespace()
@@ -214,4 +212,3 @@ enum Grammar {
     }
 }
 
-fuzzMain { fuzzTestOneInput($0, $1) }

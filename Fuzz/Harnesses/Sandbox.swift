@@ -1,13 +1,12 @@
-// libFuzzer target: the sandbox's request handling (AuthKitSandbox's
+// libFuzzer harness: the sandbox's request handling (AuthKitSandbox's
 // Emulator), which reads whatever a browser or client on this machine sends.
 // Input: a selector byte (descriptor and method), then `target\n` and
 // `name: value` header lines up to an empty line, then the body.
 import AuthKit
 import AuthKitSandbox
 import Foundation
-import FuzzSupport
 
-enum Fixture {
+private enum SandboxFixture {
     /// Decoded once; the catalogue itself is dropped (LeakSanitizer cannot
     /// follow the tagged pointers of the `Data` it would keep for the whole run).
     static let descriptors: [ProviderDescriptor] = {
@@ -18,13 +17,12 @@ enum Fixture {
     static let base = URL(string: "http://127.0.0.1:8790")!
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+func fuzzSandbox(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     guard count > 1 else { return 0 }
     let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
     let selector = Int(bytes[0])
-    let descriptor = Fixture.descriptors[selector % Fixture.descriptors.count]
-    let method = Fixture.methods[(selector / 8) % Fixture.methods.count]
+    let descriptor = SandboxFixture.descriptors[selector % SandboxFixture.descriptors.count]
+    let method = SandboxFixture.methods[(selector / 8) % SandboxFixture.methods.count]
     let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
     var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
     let target = lines.isEmpty ? "/" : String(lines.removeFirst())
@@ -36,10 +34,10 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
         }
     }
     let body = Data(lines.dropFirst().joined(separator: "\n").utf8)
-    let emulator = Emulator(descriptor: descriptor, address: SandboxAddress(base: Fixture.base),
+    let emulator = Emulator(descriptor: descriptor, address: SandboxAddress(base: SandboxFixture.base),
                             options: SandboxOptions(consent: selector & 0x80 != 0 ? .approve : .ask, deterministic: true), onEvent: nil)
     let request = SandboxRequest(method: method, target: target.hasPrefix("/") ? target : "/" + target,
-                                 headers: headers, body: body, origin: Fixture.base.absoluteString)
+                                 headers: headers, body: body, origin: SandboxFixture.base.absoluteString)
     // Twice: the second sees what the first left in the ledger (a used code, a consent).
     for _ in 0..<2 {
         let response = emulator.respond(request)
@@ -53,7 +51,8 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
     return 0
 }
 
-// Loaded before libFuzzer starts: a first use inside an input would count
-// the catalogue as that input's leak.
-precondition(Fixture.descriptors.count == 6, "the bundled descriptors the fixture names")
-fuzzMain { fuzzTestOneInput($0, $1) }
+/// Loads the catalogue before libFuzzer starts: a first use inside an input
+/// would count it as that input's leak.
+func prepareSandbox() {
+    precondition(SandboxFixture.descriptors.count == 6, "the bundled descriptors the fixture names")
+}

@@ -1,11 +1,9 @@
-// libFuzzer target: descriptor JSON decoding and validation, the path every
+// libFuzzer harness: descriptor JSON decoding and validation, the path every
 // file in providers/ and ~/.authkit takes.
 import AuthKit
 import Foundation
-import FuzzSupport
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+func fuzzDescriptor(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = Data(UnsafeBufferPointer(start: start, count: count))
     guard let descriptor = try? DescriptorLoader().decode(data, file: "fuzz.json") else { return 0 }
     // An accepted descriptor survives a round trip: written out with every
@@ -19,4 +17,3 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
     return 0
 }
 
-fuzzMain { fuzzTestOneInput($0, $1) }

@@ -1,21 +1,19 @@
-// libFuzzer target: the token endpoint response parser (RFC 6749 §5.1, §5.2),
+// libFuzzer harness: the token endpoint response parser (RFC 6749 §5.1, §5.2),
 // and the same body read as a device authorization answer (RFC 8628 §3.2).
 // The first byte chooses the Content-Type and status; the rest is the body.
 import AuthKit
 import Foundation
-import FuzzSupport
 
-enum Fixture {
+private enum TokenResponseFixture {
     static let contentTypes = ["application/json", "application/x-www-form-urlencoded", "text/plain", "",
                                "application/json; charset=utf-8", "text/html"]
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+func fuzzTokenResponse(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     guard count > 0 else { return 0 }
     let bytes = UnsafeRawBufferPointer(start: start, count: count)
     let selector = Int(bytes[0])
-    let contentType = Fixture.contentTypes[selector % Fixture.contentTypes.count]
+    let contentType = TokenResponseFixture.contentTypes[selector % TokenResponseFixture.contentTypes.count]
     let status = selector & 0x80 != 0 ? 400 : 200
     let headers: [(String, String)] = contentType.isEmpty ? [] : [("Content-Type", contentType)]
     let response = IncomingResponse(status: status, headers: headers, body: Data(bytes.dropFirst()))
@@ -46,7 +44,7 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
 /// it says, nothing but an https page (http on loopback) is accepted to be
 /// shown or opened, the wait and the expiry are finite, and an error neither
 /// repeats the device code nor carries control characters.
-func deviceAnswer(_ response: IncomingResponse) {
+private func deviceAnswer(_ response: IncomingResponse) {
     guard let members = try? TokenResponseParser(successStatus: [200], step: .deviceAuthorization).members(of: response) else { return }
     do {
         let device = try DeviceAuthorization(answer: members, providerID: "fuzz", sentAt: Date(timeIntervalSince1970: 0), scopes: [])
@@ -67,7 +65,7 @@ func deviceAnswer(_ response: IncomingResponse) {
 }
 
 /// The token values in a JSON or form body: long enough not to match a word of an error message by chance.
-func secrets(in body: Data) -> [String] {
+private func secrets(in body: Data) -> [String] {
     let names: Set<String> = ["access_token", "refresh_token", "id_token"]
     var values = [String]()
     if let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] {
@@ -78,4 +76,3 @@ func secrets(in body: Data) -> [String] {
     return values.filter { $0.count >= 12 && !$0.contains(" ") }
 }
 
-fuzzMain { fuzzTestOneInput($0, $1) }

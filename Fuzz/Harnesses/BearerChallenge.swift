@@ -1,10 +1,8 @@
-// libFuzzer target: the `WWW-Authenticate` Bearer challenge reader (RFC 6750
+// libFuzzer harness: the `WWW-Authenticate` Bearer challenge reader (RFC 6750
 // §3) on arbitrary text, one field per line, as a resource server may send.
 import AuthKit
-import FuzzSupport
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+func fuzzBearerChallenge(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
     let fields = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     let challenge = BearerChallenge(fields: fields)
@@ -23,4 +21,3 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
     return 0
 }
 
-fuzzMain { fuzzTestOneInput($0, $1) }
