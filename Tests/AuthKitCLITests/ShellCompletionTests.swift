@@ -33,7 +33,7 @@ import SystemPackage
         for directory in [marks, providers] { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
         let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
         let hostile = ["$(touch${IFS}\(marks.path)/dollar)", "`touch \(marks.path)/backquote`", "w;touch \(marks.path)/semicolon",
-                       "w x", "w'q", "w\"q", "w$HOME", "w&touch \(marks.path)/amp", "w|touch \(marks.path)/pipe", "-w"]
+                       "w x", "w'q", "w\"q", "w$HOME", "alice:work", "w&touch \(marks.path)/amp", "w|touch \(marks.path)/pipe", "-w"]
         for label in ["work"] + hostile {
             try await store.save(Credential(providerID: "qiita", label: label, accessToken: "t"))
         }
@@ -160,7 +160,7 @@ import SystemPackage
     /// A new label is held to the same set, refused with what to do.
     @Test func authorizeRefusesALabelAShellWouldRead() async throws {
         let world = try await world("authorize")
-        for label in ["$(touch${IFS}$MARK_FILE)", "a b", "w;x", "`x`"] {
+        for label in ["$(touch${IFS}$MARK_FILE)", "a b", "w;x", "`x`", "alice:work", "=cmd"] {
             let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--label", label, "--no-browser"], environment: world.environment)
             #expect(result.status == 64 && result.stderr.contains("which a shell reads") && result.stderr.contains("such as work"), "\(label): \(result.stderr)")
         }

@@ -1,5 +1,6 @@
 import AuthKit
 import AuthKitSandbox
+import AuthKitTestSupport
 import Foundation
 import HTTPTypes
 import Testing
@@ -374,6 +375,16 @@ import Testing
             let own = try await raw("POST", consentURL, headers: form.merging(["Origin": "http://\(host)", "Sec-Fetch-Site": "same-origin"]) { $1 },
                                     body: right.replacingOccurrences(of: "mallory", with: "alice"))
             #expect(own.status == 302 && own.headers[.location]?.contains("code=") == true, "\(own.status) \(own.body.prefix(200))")
+            // A page under another name pointed at 127.0.0.1 (DNS rebinding)
+            // is, to the browser, same-origin with its own requests: every
+            // request naming another host is refused, the device page's too.
+            let port = try #require(sandbox.baseURL.port)
+            for request in ["GET /device HTTP/1.1", "GET / HTTP/1.1"] {
+                let rebound = try await RawHTTP.send(Data("\(request)\r\nHost: evil.example:\(port)\r\nConnection: close\r\n\r\n".utf8), port: port)
+                #expect(rebound.status == 421 && !rebound.body.contains("approval"), "\(request): \(rebound.status)")
+            }
+            let local = try await RawHTTP.send(Data("GET / HTTP/1.1\r\nHost: localhost:\(port)\r\nConnection: close\r\n\r\n".utf8), port: port)
+            #expect(local.status == 200)
         }
     }
 

@@ -16,6 +16,23 @@ import AuthKitTestSupport
     let expired = Credential(providerID: "rotating", label: "me", accessToken: "old-access", refreshToken: "refresh-1",
                              expiresAt: fixedNow.addingTimeInterval(-10), scopes: ["read"], obtainedAt: fixedNow.addingTimeInterval(-3600))
 
+    /// A token a descriptor puts in an endpoint's path (Qiita revokes at
+    /// `/access_tokens/{access_token}`) never reaches an error: with the
+    /// network down, "The request to …/access_tokens/<token> failed" was
+    /// printed (issue 44, item 2). The error names the template.
+    @Test func aNetworkErrorNamesTheTemplateNotTheRenderedURL() async throws {
+        try await withServer { server in
+            let closed = try RawHTTP.freePort() // nothing listens there
+            let template = "http://127.0.0.1:\(closed)/api/v2/access_tokens/{access_token}"
+            let client = try OAuth2Client(descriptor: descriptor(server, revocation: .init(url: template, method: "DELETE")),
+                                          settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let error = await #expect(throws: AuthKitError.self) { try await client.revoke(expired) }
+            let text = "\(String(describing: error))"
+            #expect(text.contains("/api/v2/access_tokens/{access_token}") && !text.contains("old-access"), "\(text)")
+            guard case .network(_, .connectionFailed)? = error else { Issue.record("not a refused connection: \(text)"); return }
+        }
+    }
+
     @Test func concurrentRefreshesShareOneRequest() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in

@@ -62,7 +62,7 @@ package struct FlowTransport: Sendable {
             // an API's 401 after it read as the credential's refusal.
             let uncredentialed = authorize != nil && !credentialed ? " (without the credential, which goes only to \(origin))" : ""
             logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)\(uncredentialed)")
-            let (head, body) = try await http.send(outgoing.head, body: outgoing.body)
+            let (head, body) = try await Self.speakingOf(outgoing.displayURL) { try await http.send(outgoing.head, body: outgoing.body) }
             let status = head.status.code
             logger.debug("\(step.rawValue): HTTP \(status)")
             // A transport reads past interim answers (100, 103); one that
@@ -114,6 +114,20 @@ package struct FlowTransport: Sendable {
         }
     }
 
+    /// Runs `body`, a transport's work for a request shown as `display`: a
+    /// network error the transport names by the URL it was given names the
+    /// request by `display` instead. The transport's URL is the rendered one,
+    /// and a descriptor may put a token in an endpoint's path (Qiita revokes
+    /// at `/access_tokens/{access_token}`): "The request to …/access_tokens/
+    /// <token> failed" reached the terminal when the network was down.
+    static func speakingOf<Result>(_ display: String, _ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch AuthKitError.network(_, let reason) {
+            throw AuthKitError.network(url: display, reason: reason)
+        }
+    }
+
     /// A host name of letters, digits, `-`, `.` and `_`, or a bracketed IPv6 literal.
     static func hasUsableHost(_ url: URL) -> Bool {
         guard var host = url.host(percentEncoded: true), !host.isEmpty else { return false }
@@ -158,7 +172,8 @@ package struct OpenedResponse: Sendable {
     /// ``AuthKitError/responseTooLarge(url:limit:)`` once more than the cap has arrived.
     package func forEachChunk(_ consume: (Data) throws -> Void) async throws {
         var total = 0
-        for try await chunk in body {
+        var chunks = body.makeAsyncIterator()
+        while let chunk = try await FlowTransport.speakingOf(display, { try await chunks.next() }) {
             total += chunk.count
             guard total <= maximumBodySize else {
                 body.cancel()
@@ -183,7 +198,9 @@ package struct OpenedResponse: Sendable {
             }
             let chunk: Data?
             do {
-                chunk = try await withDeadline(remaining, allowed: allowed, display: display) { try await relay.next() }
+                chunk = try await withDeadline(remaining, allowed: allowed, display: display) {
+                    try await FlowTransport.speakingOf(display) { try await relay.next() }
+                }
             } catch {
                 body.cancel()
                 throw error

@@ -52,6 +52,28 @@ struct TemplateVariables: Sendable {
         return output
     }
 
+    /// `template` as messages and logs show it: the descriptor's
+    /// placeholders (the user's settings, which name a server) filled in,
+    /// every run-time variable (a token, a code, the client's id) left as
+    /// `{name}`, and no query. A rendered URL is never shown: a descriptor
+    /// may put a token in a path (Qiita revokes at `/access_tokens/{access_token}`).
+    func display(_ template: String) -> String {
+        var output = ""
+        var rest = Substring(template.prefix { $0 != "?" && $0 != "#" })
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            output += rest[..<open]
+            let name = String(rest[rest.index(after: open)..<close])
+            if settings.contains(name), let shown = try? render("{\(name)}", inURL: true, field: "url") {
+                output += shown
+            } else {
+                output += rest[open...close]
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        output += rest
+        return output + (template.contains("?") ? "?…" : "")
+    }
+
     /// `{client_id}`, `{access_token}` and `{redirect_uri}` always have values;
     /// the others name what the caller lacks.
     private func missing(_ name: String, field: String) -> AuthKitError {

@@ -155,7 +155,7 @@ final class TokenEndpointCalls: Sendable {
         if !scopes.isEmpty { parameters.append((device.scopeParameter, scopes.joined(separator: descriptor.scopes.separator))) }
         parameters += extra
         let request = try makeRequest(
-            method: .post, url: try variables(for: nil).render(device.url, inURL: true, field: "device.url"), displayURL: device.url,
+            method: .post, url: try variables(for: nil).render(device.url, inURL: true, field: "device.url"), displayURL: shown(device.url),
             encoding: device.encoding, parameters: parameters, headers: token.headers,
             clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none, credential: nil, variables: variables(for: nil))
         let sentAt = now()
@@ -172,7 +172,7 @@ final class TokenEndpointCalls: Sendable {
             parameters.append((device.scopeParameter, authorization.scopes.joined(separator: descriptor.scopes.separator)))
         }
         var request = try makeRequest(
-            method: .post, url: client.tokenURL, displayURL: token.url, encoding: device.encoding,
+            method: .post, url: client.tokenURL, displayURL: shown(token.url), encoding: device.encoding,
             parameters: parameters,
             headers: token.headers, clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none,
             credential: nil, variables: variables(for: nil))
@@ -202,7 +202,7 @@ final class TokenEndpointCalls: Sendable {
         label: String?
     ) async throws -> Credential {
         var request = try makeRequest(
-            method: .post, url: client.tokenURL, target: client.tokenTarget, displayURL: token.url, encoding: token.encoding, parameters: parameters,
+            method: .post, url: client.tokenURL, target: client.tokenTarget, displayURL: shown(token.url), encoding: token.encoding, parameters: parameters,
             headers: token.headers, clientAuthentication: effective(token.clientAuthentication),
             credential: previous, variables: variables(for: previous))
         request.secrets += secrets
@@ -240,7 +240,7 @@ final class TokenEndpointCalls: Sendable {
         }
         return try makeRequest(
             method: HTTPRequest.Method(template.method) ?? .post,
-            url: try variables.render(template.url, inURL: true, field: "URL"), displayURL: template.url,
+            url: try variables.render(template.url, inURL: true, field: "URL"), displayURL: shown(template.url),
             encoding: template.encoding, parameters: parameters, headers: template.headers,
             clientAuthentication: effective(template.clientAuthentication), credential: credential, variables: variables)
     }
@@ -322,6 +322,11 @@ final class TokenEndpointCalls: Sendable {
 
     private func variables(for credential: Credential?) -> TemplateVariables {
         client.variables(for: credential)
+    }
+
+    /// An endpoint as messages show it (``TemplateVariables/display(_:)``).
+    private func shown(_ template: String) -> String {
+        client.variables(for: nil).display(template)
     }
 
     /// The answer's members, with any earlier member it does not repeat

@@ -80,7 +80,14 @@ struct Request: WorkspaceCommand {
     /// (no Content-Type header), every part is checked to be one, since
     /// OAuth 1.0a signs its fields as they will be sent.
     func body() throws -> Data? {
-        let isForm = header.first { $0.lowercased().hasPrefix("content-type:") }.map { $0.lowercased().contains("x-www-form-urlencoded") } ?? true
+        // The Content-Type that is sent: the last -H naming it, as each
+        // replaces the one before (the first was read here, so a body was
+        // signed as a form without being checked as one).
+        let contentType = header.last { line in
+            let name = line.prefix { $0 != ":" && $0 != ";" }
+            return name.count < line.count && name.trimmingSpaces().lowercased() == "content-type"
+        }
+        let isForm = contentType.map { $0.lowercased().contains("x-www-form-urlencoded") } ?? true
         // Before anything is read: the first reader would take it all.
         let readers = (data + dataBinary).filter { $0 == "@-" }.count + dataURLEncode.filter { Self.fileField($0)?.path == "-" }.count
         if readers > 1 {

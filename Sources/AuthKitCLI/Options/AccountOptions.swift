@@ -59,7 +59,7 @@ struct AccountOptions: ParsableArguments {
         if !Completions.isShellSafe(label) {
             let odd = label.unicodeScalars.first { !Completions.isShellSafe(String($0)) }.map { String($0) } ?? "-"
             throw ValidationError("--label \(ShellWord.quoted(label)) holds \(ShellWord.quoted(odd)), which a shell reads; "
-                                  + "a label holds letters, digits and . _ - @ + : , = % / (not first '-'), such as work or alice@example.com.")
+                                  + "a label holds letters, digits and . _ - @ + , / (not first '-'), such as work or alice@example.com.")
         }
     }
 }

@@ -35,14 +35,16 @@ enum Completions {
         words.filter { $0.hasPrefix(prefix) && isShellSafe($0) }
     }
 
-    /// Letters, digits and `. _ - @ + : , = % /` only: nothing bash, zsh or
+    /// Letters, digits and `. _ - @ + , /` only: nothing bash, zsh or
     /// fish expands, splits or quotes, in a completion word list or on a
     /// command line. (Provider ids are already lowercase letters, digits,
-    /// `-` and `_`; new labels are held to this set by `authorize`.)
+    /// `-` and `_`; new labels are held to this set by `authorize`.) Not `:`,
+    /// where zsh's `_describe` cuts a candidate, nor `=` or `%`, which zsh
+    /// expands at the start of a word.
     static func isShellSafe(_ word: String) -> Bool {
         !word.isEmpty && !word.hasPrefix("-") && word.unicodeScalars.allSatisfy {
             ($0.properties.isAlphabetic || $0.properties.numericType != nil) && !$0.properties.isWhitespace
-                || "._-@+:,=%/".unicodeScalars.contains($0)
+                || "._-@+,/".unicodeScalars.contains($0)
         }
     }
 

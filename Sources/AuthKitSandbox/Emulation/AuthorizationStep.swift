@@ -113,6 +113,23 @@ extension Emulator {
         return decide(pending, approve: form["decision"] == "approve", account: account)
     }
 
+    /// A request addressed to another name than the sandbox's own
+    /// (`127.0.0.1`, `localhost` or `[::1]` with its port): a page on
+    /// `evil.example` whose name an attacker points at 127.0.0.1 (DNS
+    /// rebinding) is, to the browser, on the same origin as its own
+    /// requests, so it could read the device page's form value and post it.
+    /// Such a request names its own host, which is refused (421, RFC 9110
+    /// §15.5.20). A request without `Host` (HTTP/1.0) is taken as addressed here.
+    func misaddressedRefusal(_ request: SandboxRequest) -> SandboxResponse? {
+        guard let host = request.header("host") else { return nil }
+        let port = request.origin.split(separator: ":").last.map(String.init) ?? ""
+        let names = ["127.0.0.1", "localhost", "[::1]"]
+        let own = names.map { "\($0):\(port)" } + (port == "80" ? names : [])
+        guard !own.contains(where: { ExactText.sameIgnoringASCIICase($0, host) }) else { return nil }
+        return errorPage("This sandbox answers requests addressed to 127.0.0.1:\(port) (or localhost); this one names "
+                         + "'\(DisplayText.sanitized(host, limit: 80))', as a page under another name would.", step: "request", status: 421)
+    }
+
     /// A form answer that a browser says another site sent (a login CSRF,
     /// RFC 6749 §10.12, against the consent and device pages): `Sec-Fetch-Site`
     /// other than `same-origin` (or `none`, typed by the person), or an

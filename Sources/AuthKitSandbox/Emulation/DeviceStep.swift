@@ -89,8 +89,11 @@ extension Emulator {
         if let refusal = crossSiteRefusal(request, step: "device") { return refusal }
         guard case .success(let pairs) = request.bodyParameters(.form) else { return errorPage("The form is not form-encoded.", step: "device") }
         let form = Parameters(pairs)
-        // A user code is short and, in deterministic mode, a counter: only
-        // the page the sandbox showed may answer for one.
+        // A user code is short and, in deterministic mode, a counter: it is
+        // answered only with a value from a page the sandbox showed, to a
+        // browser that addressed the sandbox by its own name (see
+        // misaddressedRefusal; a process on this machine can fetch one, as
+        // it could drive any local page).
         guard let approval = form["approval"], let until = ledger.deviceForms.removeValue(forKey: approval), until > now else {
             return errorPage("This answer did not come from the code page the sandbox showed. Open the page again and enter the code there.",
                              step: "device", status: 403)

@@ -105,6 +105,7 @@ package final class Emulator: @unchecked Sendable {
     // MARK: - Routing
 
     private func route(_ request: SandboxRequest) -> SandboxResponse {
+        if let refusal = misaddressedRefusal(request) { return refusal }
         switch (request.method, request.path) {
         case ("GET", "/"): return index()
         case ("POST", "/consent"): return consent(request)

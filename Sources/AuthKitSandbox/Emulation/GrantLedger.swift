@@ -144,6 +144,7 @@ struct GrantLedger: Sendable {
             while records.count > Self.limit, let victim = records.keys.first { records[victim] = nil }
         }
         trim(&consents) { $0.expiresAt <= now }
+        trim(&deviceForms) { $0 <= now }
         trim(&codes) { $0.expiresAt <= now || $0.used }
         trim(&deviceCodes) { $0.expiresAt <= now }
         trim(&accessTokens) { ($0.expiresAt ?? .distantFuture) <= now || grants[$0.grant]?.revoked != false }
