@@ -90,6 +90,10 @@ import Testing
             let url = "\(server.baseURL)/api/v2/items"
             let refused = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "-d", "status=hello world"], environment: environment)
             #expect(refused.status == 64 && refused.stderr.contains("--data-urlencode"), "\(refused.stderr)")
+            // The Content-Type sent is the last -H naming it: that is the one checked (the first was).
+            let last = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "-H", "Content-Type: text/plain",
+                                                 "-H", "Content-Type: application/x-www-form-urlencoded", "-d", "status=hello world"], environment: environment)
+            #expect(last.status == 64 && last.stderr.contains("--data-urlencode"), "\(last.stderr)")
             #expect(server.requests(to: "/api/v2/items").isEmpty)
             // A '+' is the form's own space: sent as given, with a note.
             let plus = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "-d", "status=1+1"], environment: environment)
