@@ -56,7 +56,7 @@ import Testing
     /// A real transport's timeout and refused connection arrive typed.
     @Test func theTransportsTypeWhatTheySee() async throws {
         let port = try RawHTTP.freePort() // nothing listens there
-        let transport = FlowTransport(http: CurlHTTPClient(timeout: 5), logger: Logger(label: "test"))
+        let transport = FlowTransport(http: platformHTTPClient(timeout: 5), logger: Logger(label: "test"))
         await #expect {
             _ = try await transport.send(OutgoingRequest(method: .get, url: URL(string: "http://127.0.0.1:\(port)/")!), step: .apiRequest)
         } throws: { error in

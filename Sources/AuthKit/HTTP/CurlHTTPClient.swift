@@ -30,14 +30,14 @@ import HTTPTypes
 /// - stopping the body (a cap, a deadline, a cancelled task) aborts the transfer
 ///   at the next callback; `timeout` aborts a connection silent for that long.
 /// Only `http` and `https` are spoken, with libcurl's system CA store.
-public struct CurlHTTPClient: HTTPClient {
+package struct CurlHTTPClient: HTTPClient {
     /// Seconds to connect, and the longest silence allowed between bytes.
-    public var timeout: TimeInterval
+    package var timeout: TimeInterval
 
     /// The threads, and easy handles with their open connections, transfers run on.
     let workers: CurlWorkers
 
-    public init(timeout: TimeInterval = 30) {
+    package init(timeout: TimeInterval = 30) {
         self.init(timeout: timeout, workers: .shared)
     }
 
@@ -47,7 +47,7 @@ public struct CurlHTTPClient: HTTPClient {
         self.workers = workers
     }
 
-    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+    package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         let display = request.url?.redactedForLogs ?? "(no URL)"
         guard let url = request.url else { throw AuthKitError.network(url: display, reason: .init(.invalidRequest, "the request has no absolute URL")) }
         try Self.loadLibrary(display: display)

@@ -40,15 +40,24 @@ public protocol HTTPClient: Sendable {
     func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody)
 }
 
-/// The transport used when the caller names none: ``CurlHTTPClient`` on
-/// Linux (it bounds memory against a hostile body; FoundationNetworking's
-/// `URLSession` cannot), ``URLSessionHTTPClient`` on Apple platforms.
-package func defaultHTTPClient() -> any HTTPClient {
+/// The platform's transport, the one AuthKit uses when the caller names
+/// none: on Linux, one that drives libcurl directly (it bounds memory
+/// against a hostile body, which FoundationNetworking's `URLSession` cannot:
+/// docs/http.md), loaded when its first request is sent; on Apple platforms,
+/// ``URLSessionHTTPClient``. The one public way to it, whatever the platform.
+/// - Parameter timeout: how many seconds without data end a transfer (the
+///   request's own deadline is ``RequestPolicy``'s).
+public func platformHTTPClient(timeout: TimeInterval = 30) -> any HTTPClient {
     #if canImport(CCurl)
-    return CurlHTTPClient()
+    return CurlHTTPClient(timeout: timeout)
     #else
-    return URLSessionHTTPClient()
+    return URLSessionHTTPClient(timeout: timeout)
     #endif
+}
+
+/// ``platformHTTPClient(timeout:)`` with its default timeout.
+package func defaultHTTPClient() -> any HTTPClient {
+    platformHTTPClient()
 }
 
 /// Starts loading what ``defaultHTTPClient()`` needs, on a thread of its own,
