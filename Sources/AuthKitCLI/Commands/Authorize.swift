@@ -273,6 +273,11 @@ struct Authorize: WorkspaceCommand {
             if way == .loopback, target.scheme?.lowercased() != "http" {
                 throw CLIError("\(descriptor.name) redirects to \(target.redactedForLogs), which the loopback listener cannot receive. Use --manual and paste the URL the browser ends on.")
             }
+            // The listener binds this machine's loopback addresses only (RFC 8252 §8.3).
+            if way == .loopback, !target.isLoopback {
+                throw CLIError("\(target.redactedForLogs) is not on this machine, so the loopback listener cannot receive it (it listens on 127.0.0.1 or [::1] only). "
+                               + "Use a redirect URI such as http://127.0.0.1/callback, or --manual and paste the URL the browser ends on.")
+            }
         }
 
         // GitHub's shape: the code grant needs the secret, the device grant

@@ -34,8 +34,6 @@ enum ErrorReport {
             return error.summary + " Sign in through a browser, or paste the redirect (--manual)."
         case .notSupported(let providerID, .authorizationCodeGrant):
             return error.summary + " Sign in with the device grant: authkit authorize --provider \(ShellWord.quoted(providerID)) --device"
-        case .unusableRedirectURI:
-            return error.description + " (--manual signs in by pasting the redirect.)"
         case .misuse(.credentialOfAnotherProtocol(let credential, let kind)):
             // Here the authenticator is the provider file's: the file now says
             // another protocol than the stored credential (an override that
