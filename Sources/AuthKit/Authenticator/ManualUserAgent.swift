@@ -57,10 +57,10 @@ public struct ManualUserAgent: UserAgent {
         }
         var prompt = "Then paste the full URL the browser was sent to (it starts with \(redirectURI.absoluteString))"
         if redirectURI.scheme?.lowercased() == "http", redirectURI.isLoopback {
-            // authkit listens nowhere in this mode: the browser's error page
+            // Nothing of this sign-in listens there: the browser's error page
             // is expected. "Nothing listens" is not said: another program
             // could (it would see the code, which PKCE keeps useless to it).
-            prompt += ". authkit does not listen at that address in this mode, so the browser will most likely show a connection error; the URL in its address bar is what to paste"
+            prompt += ". This sign-in does not listen at that address, so the browser will most likely show a connection error; the URL in its address bar is what to paste"
         }
         write(prompt + ":\n")
         guard let line = readLine().map(Self.unwrapped), !line.isEmpty else { throw AuthKitError.cancelled }
