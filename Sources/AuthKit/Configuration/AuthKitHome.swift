@@ -89,17 +89,12 @@ package enum AuthKitHome {
         let named = environment["AUTHKIT_HOME"].map { !$0.isEmpty } == true ? "AUTHKIT_HOME (\(path))" : "AuthKit's directory \(path)"
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
-        let mode = Int(info.st_mode) & 0o7777
-        let octal = String(mode, radix: 8)
-        let shown = "mode \(octal.count < 4 ? "0" + octal : octal)"
         if info.st_uid != geteuid() && info.st_uid != 0 {
             return "\(named) belongs to another user (uid \(info.st_uid)), who could place files and links in it that send your credentials elsewhere; it is not used. Set AUTHKIT_HOME to a directory of your own."
         }
-        if mode & 0o002 != 0 || (mode & 0o020 != 0 && info.st_gid != getegid()) {
-            let who = mode & 0o002 != 0 ? "every user" : "the members of group \(info.st_gid)"
-            return "\(named) can be written by \(who) (\(shown)), who could place files and links in it that send your credentials elsewhere; it is not used. Run: chmod 700 '\(path)'"
-        }
-        return nil
+        // FileSystem's rule, without its exception for a sticky directory.
+        guard let who = FileSystem.otherWriters(info, allowingSticky: false) else { return nil }
+        return "\(named) can be written by \(who) (\(FileSystem.modeText(info))), who could place files and links in it that send your credentials elsewhere; it is not used. Run: chmod 700 '\(path)'"
     }
 
     private static func fileProblem(environment: [String: String]) -> String? {

@@ -116,22 +116,34 @@ import Darwin
 
     private static func problem(_ info: stat, _ path: String, isDirectory: Bool, harm: String, refusal: String,
                                 allowingSticky: Bool = true) -> String? {
-        let mode = Int(info.st_mode) & 0o7777
         if info.st_uid != geteuid() && info.st_uid != 0 {
             return isDirectory
                 ? "is in \(path), which belongs to another user (uid \(info.st_uid)), who could replace it to \(harm); \(refusal). Move it to a directory of your own."
                 : "belongs to another user (uid \(info.st_uid)), who could make it \(harm); \(refusal). If you trust it, copy it to a file of your own; else remove it."
         }
-        let sticky = allowingSticky && isDirectory && mode & 0o1000 != 0
-        let otherWritable = mode & 0o002 != 0 && !sticky
-        let groupWritable = mode & 0o020 != 0 && info.st_gid != getegid() && !sticky
-        guard otherWritable || groupWritable else { return nil }
-        let who = otherWritable ? "every user" : "the members of group \(info.st_gid)"
-        let octal = String(mode, radix: 8)
-        let shown = "(mode \(octal.count < 4 ? "0" + octal : octal))"
+        guard let who = otherWriters(info, allowingSticky: allowingSticky && isDirectory) else { return nil }
+        let shown = "(\(modeText(info)))"
         return isDirectory
             ? "\(who) can write to its directory \(path) \(shown), and so replace it to \(harm); \(refusal). Run: chmod go-w '\(path)'"
             : "\(who) can write to it \(shown), and so make it \(harm); \(refusal). Run: chmod go-w '\(path)'"
+    }
+
+    /// Who besides the owner can write what `info` describes ("every user",
+    /// "the members of group 100"), or `nil`: the rule above, a group being
+    /// harmless when it is the user's own primary group, and a sticky
+    /// directory's others harmless where `allowingSticky` says so.
+    package static func otherWriters(_ info: stat, allowingSticky: Bool) -> String? {
+        let mode = Int(info.st_mode) & 0o7777
+        let sticky = allowingSticky && mode & 0o1000 != 0
+        if mode & 0o002 != 0 && !sticky { return "every user" }
+        if mode & 0o020 != 0 && info.st_gid != getegid() && !sticky { return "the members of group \(info.st_gid)" }
+        return nil
+    }
+
+    /// `mode 0755`, as messages show permissions.
+    package static func modeText(_ info: stat) -> String {
+        let octal = String(Int(info.st_mode) & 0o7777, radix: 8)
+        return "mode \(octal.count < 4 ? "0" + octal : octal)"
     }
 
     /// Writes all of `bytes` to `fd` with write(2), retrying interrupted
