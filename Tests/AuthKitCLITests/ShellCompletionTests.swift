@@ -108,8 +108,20 @@ import SystemPackage
         _ = try await send(["new-session", "-d", "-s", "completion", "-x", "200", "-y", "40"] + shell)
         defer { Task { _ = try? await send(["kill-server"]) } }
         try await Task.sleep(for: .milliseconds(500))
-        _ = try await send(["send-keys", "-t", "completion", "-l", setup])
+        // Typed ahead of a prompt that is still loading (compinit under a
+        // busy CI took longer than any fixed pause), TAB reaches the terminal
+        // rather than the shell's line editor: wait for the setup to say it
+        // is done, on a line of its own, before typing what is to complete.
+        let ready = "completion-ready"
+        _ = try await send(["send-keys", "-t", "completion", "-l", "\(setup); echo \(ready)"])
         _ = try await send(["send-keys", "-t", "completion", "Enter"])
+        var loaded = false
+        for _ in 0..<120 where !loaded {
+            try await Task.sleep(for: .milliseconds(250))
+            let screen = try await send(["capture-pane", "-p", "-t", "completion"])
+            loaded = screen.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == ready }
+        }
+        #expect(loaded, "the shell did not finish loading the completion script within 30 s")
         var screens = [String]()
         for line in lines {
             try await Task.sleep(for: .milliseconds(500))
