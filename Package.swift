@@ -184,7 +184,10 @@ let package = Package(
         // links (and Foundation alone): the start-up floor of a sign-in.
         .executableTarget(
             name: "AuthKitBenchmark",
-            dependencies: ["AuthKit", "AuthKitOAuth1", "AuthKitAsyncHTTPClient", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: [
+                "AuthKit", "AuthKitOAuth1", "AuthKitAsyncHTTPClient",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         .executableTarget(
             name: "AuthKitFloor",
@@ -199,7 +202,8 @@ let package = Package(
         // libFuzzer targets, not products. A plain build makes replayers (run
         // the files named on the command line); `Fuzz/run` rebuilds them with
         // `-D FUZZING -sanitize=fuzzer,address` in .build-fuzz and fuzzes them.
-        .executableTarget(name: "FuzzAuthKit", dependencies: ["AuthKit", "AuthKitOAuth1", "AuthKitSandbox"], path: "Fuzz/Harnesses"),
+        .executableTarget(
+            name: "FuzzAuthKit", dependencies: ["AuthKit", "AuthKitOAuth1", "AuthKitSandbox"], path: "Fuzz/Harnesses"),
         // Test-only: a separate process saving to a FileCredentialStore, run
         // by AuthKitStoreTests (many at once, and killed mid-write).
         .executableTarget(
@@ -231,8 +235,10 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKitOAuth1Tests",
-            dependencies: ["AuthKitOAuth1", "AuthKit", "AuthKitFoundationNetworking", "AuthKitTestSupport",
-                           .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: [
+                "AuthKitOAuth1", "AuthKit", "AuthKitFoundationNetworking", "AuthKitTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         .testTarget(
             name: "AuthKitLoopbackTests",
@@ -244,8 +250,10 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKitSandboxTests",
-            dependencies: ["AuthKitSandbox", "AuthKit", "AuthKitFoundationNetworking", "AuthKitOAuth1", "AuthKitTestSupport",
-                           .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: [
+                "AuthKitSandbox", "AuthKit", "AuthKitFoundationNetworking", "AuthKitOAuth1", "AuthKitTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         .testTarget(
             name: "AuthKitAsyncHTTPClientTests",

@@ -8,16 +8,19 @@ func fuzzBearerChallenge(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let challenge = BearerChallenge(fields: fields)
     // Only a field naming the Bearer scheme yields a challenge.
     if challenge != nil {
-        precondition(fields.contains { $0.prefix(8 << 10).lowercased().contains("bearer") }, "a challenge from no Bearer field: \(text.debugDescription)")
+        precondition(
+            fields.contains { $0.prefix(8 << 10).lowercased().contains("bearer") },
+            "a challenge from no Bearer field: \(text.debugDescription)")
     }
     // Without escapes, every value is text of the field it came from.
     if let challenge, !text.contains("\\") {
-        for value in [challenge.error, challenge.errorDescription, challenge.scope].compactMap({ $0 }) where !value.isEmpty {
-            precondition(fields.contains { $0.contains(value) }, "'\(value)' is in no field of \(text.debugDescription)")
+        for value in [challenge.error, challenge.errorDescription, challenge.scope].compactMap({ $0 })
+        where !value.isEmpty {
+            precondition(
+                fields.contains { $0.contains(value) }, "'\(value)' is in no field of \(text.debugDescription)")
         }
     }
     // Reading is deterministic.
     precondition(BearerChallenge(fields: fields) == challenge, "two readings differ: \(text.debugDescription)")
     return 0
 }
-

@@ -19,18 +19,21 @@ func fuzzCallback(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         // Accepted: a URL as a browser sends it (printable ASCII), whose query
         // holds this attempt's token and the verifier returned.
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        precondition(trimmed.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) }, "accepted non-URL text \(text.debugDescription)")
+        precondition(
+            trimmed.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) },
+            "accepted non-URL text \(text.debugDescription)")
         let query = URLComponents(string: trimmed)?.percentEncodedQuery
         let pairs = FormURLEncoding.decode(query ?? "") ?? []
-        precondition(!verifier.isEmpty && pairs.contains { $0.0 == "oauth_verifier" && $0.1 == verifier }
-                     && pairs.contains { $0.0 == "oauth_token" && $0.1 == CallbackFixture.pending.requestToken },
-                     "accepted verifier '\(verifier)' that is not in the query of \(text)")
+        precondition(
+            !verifier.isEmpty && pairs.contains { $0.0 == "oauth_verifier" && $0.1 == verifier }
+                && pairs.contains { $0.0 == "oauth_token" && $0.1 == CallbackFixture.pending.requestToken },
+            "accepted verifier '\(verifier)' that is not in the query of \(text)")
     } catch {
         // The listener reports why it ignored a request: no control characters.
         let message = "\(error)"
-        precondition(!message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
-                     "control character in the error: \(message.debugDescription)")
+        precondition(
+            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
+            "control character in the error: \(message.debugDescription)")
     }
     return 0
 }
-

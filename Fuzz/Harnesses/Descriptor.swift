@@ -16,4 +16,3 @@ func fuzzDescriptor(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     }
     return 0
 }
-

@@ -30,13 +30,16 @@ public func fuzzTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
 }
 
 #if FUZZING
-/// libFuzzer's entry point when the program has its own `main`
-/// (https://llvm.org/docs/LibFuzzer.html#using-libfuzzer-as-a-library).
-@_silgen_name("LLVMFuzzerRunDriver")
-private func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ target: FuzzTarget) -> CInt
+    /// libFuzzer's entry point when the program has its own `main`
+    /// (https://llvm.org/docs/LibFuzzer.html#using-libfuzzer-as-a-library).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // libFuzzer's C name.
+    @_silgen_name("LLVMFuzzerRunDriver")
+    private func LLVMFuzzerRunDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ target: FuzzTarget
+    ) -> CInt
 #endif
 
 /// Runs the harness named by the first argument: under libFuzzer in a
@@ -46,29 +49,32 @@ private func LLVMFuzzerRunDriver(
 func fuzzMain() -> Never {
     let arguments = CommandLine.arguments
     guard arguments.count > 1, let harness = harnesses[arguments[1]] else {
-        FileHandle.standardError.write(Data("usage: FuzzAuthKit HARNESS [libFuzzer options or files]; harnesses: \(harnesses.keys.sorted().joined(separator: ", "))\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "usage: FuzzAuthKit HARNESS [libFuzzer options or files]; harnesses: \(harnesses.keys.sorted().joined(separator: ", "))\n"
+                    .utf8))
         exit(64)
     }
     selectedHarness = harness
     preparations[arguments[1]]?()
     #if FUZZING
-    // libFuzzer reads its own options: the harness's name is taken out.
-    var argv = [CommandLine.unsafeArgv[0]] + (2..<Int(CommandLine.argc)).map { CommandLine.unsafeArgv[$0] } + [nil]
-    var argc = CInt(argv.count - 1)
-    let status = argv.withUnsafeMutableBufferPointer { buffer -> CInt in
-        var base = buffer.baseAddress!
-        return LLVMFuzzerRunDriver(&argc, &base, harness)
-    }
-    exit(status)
-    #else
-    for path in arguments.dropFirst(2) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            FileHandle.standardError.write(Data("cannot read \(path)\n".utf8))
-            exit(66)
+        // libFuzzer reads its own options: the harness's name is taken out.
+        var argv = [CommandLine.unsafeArgv[0]] + (2..<Int(CommandLine.argc)).map { CommandLine.unsafeArgv[$0] } + [nil]
+        var argc = CInt(argv.count - 1)
+        let status = argv.withUnsafeMutableBufferPointer { buffer -> CInt in
+            var base = buffer.baseAddress!
+            return LLVMFuzzerRunDriver(&argc, &base, harness)
         }
-        _ = data.withUnsafeBytes { harness($0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
-        print("ran \(path) (\(data.count) bytes)")
-    }
-    exit(0)
+        exit(status)
+    #else
+        for path in arguments.dropFirst(2) {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                FileHandle.standardError.write(Data("cannot read \(path)\n".utf8))
+                exit(66)
+            }
+            _ = data.withUnsafeBytes { harness($0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+            print("ran \(path) (\(data.count) bytes)")
+        }
+        exit(0)
     #endif
 }

@@ -21,17 +21,22 @@ func fuzzJSON(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     switch (ours, theirs) {
     case (.success(let value), .success(let reference)):
         if let difference = difference(value, reference, at: "$") {
-            preconditionFailure("the parsers disagree at \(difference) in \(String(decoding: data, as: UTF8.self).debugDescription)")
+            preconditionFailure(
+                "the parsers disagree at \(difference) in \(String(decoding: data, as: UTF8.self).debugDescription)")
         }
     case (.failure(let failure as JSONParser.Failure), .success):
         // Foundation is the lenient one here (a trailing comma, another
         // encoding); the grammar below says whether the text is JSON.
-        precondition(failure.reason.contains("deep") || !Grammar.accepts(data),
-                     "AuthKit refuses JSON that Foundation parses: \(failure) in \(String(decoding: data, as: UTF8.self).debugDescription)")
+        precondition(
+            failure.reason.contains("deep") || !Grammar.accepts(data),
+            "AuthKit refuses JSON that Foundation parses: \(failure) in \(String(decoding: data, as: UTF8.self).debugDescription)"
+        )
     case (.failure(let error), .success):
         preconditionFailure("JSONParser threw something other than its Failure: \(error)")
     case (.success(let value), .failure(let error)):
-        preconditionFailure("AuthKit accepts what Foundation refuses (\(error)): \(String(decoding: data, as: UTF8.self).debugDescription) as \(value)")
+        preconditionFailure(
+            "AuthKit accepts what Foundation refuses (\(error)): \(String(decoding: data, as: UTF8.self).debugDescription) as \(value)"
+        )
     case (.failure, .failure):
         break
     }
@@ -60,12 +65,19 @@ private func difference(_ value: JSONValue, _ reference: Any, at path: String) -
         guard let text = reference as? String else { return here }
         return Array(text.unicodeScalars) == Array(string.unicodeScalars) ? nil : here
     case .array(let items):
-        guard let others = reference as? [Any], others.count == items.count else { return "\(path): \(items.count) items vs \(reference)" }
-        return zip(items, others).enumerated().lazy.compactMap { index, pair in difference(pair.0, pair.1, at: "\(path)[\(index)]") }.first
+        guard let others = reference as? [Any], others.count == items.count else {
+            return "\(path): \(items.count) items vs \(reference)"
+        }
+        return zip(items, others).enumerated().lazy.compactMap { index, pair in
+            difference(pair.0, pair.1, at: "\(path)[\(index)]")
+        }.first
     case .object(let members):
-        guard let others = reference as? [String: Any], others.count == members.count else { return "\(path): \(members.count) members vs \(reference)" }
+        guard let others = reference as? [String: Any], others.count == members.count else {
+            return "\(path): \(members.count) members vs \(reference)"
+        }
         return members.lazy.compactMap { key, member in
-            others[key].map { difference(member, $0, at: "\(path).\(key.debugDescription)") } ?? "\(path): no member \(key.debugDescription) in \(reference)"
+            others[key].map { difference(member, $0, at: "\(path).\(key.debugDescription)") }
+                ?? "\(path): no member \(key.debugDescription) in \(reference)"
         }.first
     }
 }
@@ -131,7 +143,10 @@ private enum Grammar {
             guard depth < JSONParser.maximumDepth else { return false }
             index += 1
             whitespace()
-            if next == close { index += 1; return true }
+            if next == close {
+                index += 1
+                return true
+            }
             while true {
                 if member {
                     guard next == UInt8(ascii: "\""), string() else { return false }
@@ -142,7 +157,10 @@ private enum Grammar {
                 }
                 guard value(depth: depth + 1) else { return false }
                 whitespace()
-                if next == close { index += 1; return true }
+                if next == close {
+                    index += 1
+                    return true
+                }
                 guard next == UInt8(ascii: ",") else { return false }
                 index += 1
                 whitespace()
@@ -158,7 +176,10 @@ private enum Grammar {
         mutating func number() -> Bool {
             if next == UInt8(ascii: "-") { index += 1 }
             if next == UInt8(ascii: "0") { index += 1 } else if digits() == 0 { return false }
-            if next == UInt8(ascii: ".") { index += 1; guard digits() > 0 else { return false } }
+            if next == UInt8(ascii: ".") {
+                index += 1
+                guard digits() > 0 else { return false }
+            }
             if next == UInt8(ascii: "e") || next == UInt8(ascii: "E") {
                 index += 1
                 if next == UInt8(ascii: "+") || next == UInt8(ascii: "-") { index += 1 }
@@ -168,8 +189,10 @@ private enum Grammar {
         }
 
         mutating func hex4() -> UInt32? {
-            guard index + 4 <= bytes.count, let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16),
-                  bytes[index..<index + 4].allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "-") }) else { return nil }
+            guard index + 4 <= bytes.count,
+                let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16),
+                bytes[index..<index + 4].allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "-") })
+            else { return nil }
             index += 4
             return value
         }
@@ -189,14 +212,17 @@ private enum Grammar {
                     guard let escaped = next else { return false }
                     index += 1
                     switch escaped {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                        UInt8(ascii: "f"),
+                        UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                         continue
                     case UInt8(ascii: "u"):
                         guard let unit = hex4() else { return false }
                         if (0xDC00...0xDFFF).contains(unit) { return false }
                         if (0xD800...0xDBFF).contains(unit) {
-                            guard literal("\\u"), let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return false }
+                            guard literal("\\u"), let low = hex4(), (0xDC00...0xDFFF).contains(low) else {
+                                return false
+                            }
                         }
                     default:
                         return false
@@ -211,4 +237,3 @@ private enum Grammar {
         }
     }
 }
-

@@ -6,8 +6,9 @@ import AuthKitOAuth1
 import Foundation
 
 private enum OAuth1SigningFixture {
-    static let signer = OAuth1Signer(consumerKey: "ck", consumerSecret: "cs",
-                                     nonceAndTimestamp: .fixed(nonce: "n", timestamp: "1"))
+    static let signer = OAuth1Signer(
+        consumerKey: "ck", consumerSecret: "cs",
+        nonceAndTimestamp: .fixed(nonce: "n", timestamp: "1"))
     static let methods = ["GET", "post", "PUT", ""]
 }
 
@@ -28,8 +29,10 @@ func fuzzOAuth1Signing(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 
     // The normalized base string: METHOD&enc(URI)&enc(parameters), where the
     // encoded parts hold only unreserved characters and %XX (RFC 5849 §3.6).
-    if let base = try? signer.signatureBaseString(method: method, url: url, contentType: contentType, body: body,
-                                                  protocolParameters: signer.protocolParameters(token: token, extra: extra)) {
+    if let base = try? signer.signatureBaseString(
+        method: method, url: url, contentType: contentType, body: body,
+        protocolParameters: signer.protocolParameters(token: token, extra: extra))
+    {
         let parts = base.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false)
         precondition(parts.count == 3, "base string without exactly three parts: \(base)")
         for byte in Array(parts[1]) + Array(parts[2]) {
@@ -38,24 +41,28 @@ func fuzzOAuth1Signing(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     }
     // The header path (precomputed protocol parameters) signs exactly what the
     // general path signs for the same parameters.
-    if let header = try? signer.authorizationHeader(method: method, url: url, contentType: contentType, body: body,
-                                                    token: token, tokenSecret: "ts", protocolParameters: extra, realm: "r"),
-       let signature = try? signer.signature(method: method, url: url, contentType: contentType, body: body,
-                                             protocolParameters: signer.protocolParameters(token: token, extra: extra),
-                                             tokenSecret: "ts") {
-        precondition(header.contains("oauth_signature=\"\(PercentEncoding.encode(signature))\""),
-                     "the header's signature differs from signature(): \(header) vs \(signature)")
+    if let header = try? signer.authorizationHeader(
+        method: method, url: url, contentType: contentType, body: body,
+        token: token, tokenSecret: "ts", protocolParameters: extra, realm: "r"),
+        let signature = try? signer.signature(
+            method: method, url: url, contentType: contentType, body: body,
+            protocolParameters: signer.protocolParameters(token: token, extra: extra),
+            tokenSecret: "ts")
+    {
+        precondition(
+            header.contains("oauth_signature=\"\(PercentEncoding.encode(signature))\""),
+            "the header's signature differs from signature(): \(header) vs \(signature)")
     }
     return 0
 }
 
 private func isUnreservedOrPercent(_ byte: UInt8) -> Bool {
     switch byte {
-    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-         UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"):
+    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"),
+        UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"):
         return true
     default:
         return false
     }
 }
-

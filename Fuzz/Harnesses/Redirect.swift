@@ -17,9 +17,10 @@ func fuzzRedirect(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         // (RFC 6749 §4.1.2), with this attempt's state.
         let query = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines))?.percentEncodedQuery
         let pairs = FormURLEncoding.decode(query ?? "") ?? []
-        precondition(pairs.contains { $0.0 == "code" && $0.1 == code }
-                     && pairs.contains { $0.0 == "state" && $0.1 == RedirectFixture.pending.state },
-                     "accepted code '\(code)' that is not in the query of \(text)")
+        precondition(
+            pairs.contains { $0.0 == "code" && $0.1 == code }
+                && pairs.contains { $0.0 == "state" && $0.1 == RedirectFixture.pending.state },
+            "accepted code '\(code)' that is not in the query of \(text)")
     }
     do {
         _ = try RedirectParser(appendedFragment: "_").code(from: text, for: RedirectFixture.pending)
@@ -27,10 +28,10 @@ func fuzzRedirect(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         // The loopback listener reports why it ignored a request, and any web
         // page can send one: the reason holds no control characters.
         let message = "\(error)"
-        precondition(!message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
-                     "control character in the error: \(message.debugDescription)")
+        precondition(
+            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
+            "control character in the error: \(message.debugDescription)")
     }
     if let url = URL(string: text) { _ = try? RedirectParser().code(from: url, for: RedirectFixture.pending) }
     return 0
 }
-

@@ -11,7 +11,9 @@ private enum SandboxFixture {
     /// follow the tagged pointers of the `Data` it would keep for the whole run).
     static let descriptors: [ProviderDescriptor] = {
         let catalog = ProviderCatalog(includeBundled: true, directories: [])
-        return ["qiita", "github", "google", "instagram", "twitter", "slack"].compactMap { try? catalog.descriptor(id: $0) }
+        return ["qiita", "github", "google", "instagram", "twitter", "slack"].compactMap {
+            try? catalog.descriptor(id: $0)
+        }
     }()
     static let methods = ["GET", "POST", "DELETE", "PUT"]
     static let base = URL(string: "http://127.0.0.1:8790")!
@@ -30,22 +32,26 @@ func fuzzSandbox(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     while let line = lines.first, !line.isEmpty {
         lines.removeFirst()
         if let colon = line.firstIndex(of: ":") {
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
     }
     let body = Data(lines.dropFirst().joined(separator: "\n").utf8)
-    let emulator = Emulator(descriptor: descriptor, address: SandboxAddress(base: SandboxFixture.base),
-                            options: SandboxOptions(consent: selector & 0x80 != 0 ? .approve : .ask, deterministic: true), onEvent: nil)
-    let request = SandboxRequest(method: method, target: target.hasPrefix("/") ? target : "/" + target,
-                                 headers: headers, body: body, origin: SandboxFixture.base.absoluteString)
+    let emulator = Emulator(
+        descriptor: descriptor, address: SandboxAddress(base: SandboxFixture.base),
+        options: SandboxOptions(consent: selector & 0x80 != 0 ? .approve : .ask, deterministic: true), onEvent: nil)
+    let request = SandboxRequest(
+        method: method, target: target.hasPrefix("/") ? target : "/" + target,
+        headers: headers, body: body, origin: SandboxFixture.base.absoluteString)
     // Twice: the second sees what the first left in the ledger (a used code, a consent).
     for _ in 0..<2 {
         let response = emulator.respond(request)
         precondition((200...599).contains(response.status), "status \(response.status)")
         // Nothing the sandbox issues travels in a Location it did not build from a registered redirect.
         if let location = response.headers.first(where: { $0.0 == "Location" })?.1 {
-            precondition(location.hasPrefix(descriptor.redirect.uri.absoluteString) || location.hasPrefix("http://127.0.0.1"),
-                         "redirect to an unregistered place: \(location)")
+            precondition(
+                location.hasPrefix(descriptor.redirect.uri.absoluteString) || location.hasPrefix("http://127.0.0.1"),
+                "redirect to an unregistered place: \(location)")
         }
     }
     return 0

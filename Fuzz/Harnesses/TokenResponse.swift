@@ -5,8 +5,10 @@ import AuthKit
 import Foundation
 
 private enum TokenResponseFixture {
-    static let contentTypes = ["application/json", "application/x-www-form-urlencoded", "text/plain", "",
-                               "application/json; charset=utf-8", "text/html"]
+    static let contentTypes = [
+        "application/json", "application/x-www-form-urlencoded", "text/plain", "",
+        "application/json; charset=utf-8", "text/html",
+    ]
 }
 
 func fuzzTokenResponse(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
@@ -21,7 +23,9 @@ func fuzzTokenResponse(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         let fields = try TokenResponseParser().parse(response)
         precondition(!fields.accessToken.isEmpty, "accepted an empty access token")
         for token in [fields.accessToken] + (fields.refreshToken.map { [$0] } ?? []) {
-            precondition(token.utf8.allSatisfy { (0x20...0x7E).contains($0) }, "accepted a token no header can carry (RFC 6749 A.12)")
+            precondition(
+                token.utf8.allSatisfy { (0x20...0x7E).contains($0) },
+                "accepted a token no header can carry (RFC 6749 A.12)")
         }
     } catch {
         // Errors are logged and shown: they never repeat a token the body
@@ -32,8 +36,9 @@ func fuzzTokenResponse(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         for secret in secrets(in: response.body) where bodyText.components(separatedBy: secret).count == 2 {
             precondition(!message.contains(secret), "the error repeats a token from the body: \(message)")
         }
-        precondition(!message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
-                     "control character in the error: \(message.debugDescription)")
+        precondition(
+            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
+            "control character in the error: \(message.debugDescription)")
     }
     _ = try? TokenResponseParser(step: .refresh).parse(response)
     deviceAnswer(response)
@@ -45,22 +50,28 @@ func fuzzTokenResponse(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 /// shown or opened, the wait and the expiry are finite, and an error neither
 /// repeats the device code nor carries control characters.
 private func deviceAnswer(_ response: IncomingResponse) {
-    guard let members = try? TokenResponseParser(successStatus: [200], step: .deviceAuthorization).members(of: response) else { return }
+    guard let members = try? TokenResponseParser(successStatus: [200], step: .deviceAuthorization).members(of: response)
+    else { return }
     do {
-        let device = try DeviceAuthorization(answer: members, providerID: "fuzz", sentAt: Date(timeIntervalSince1970: 0), scopes: [])
+        let device = try DeviceAuthorization(
+            answer: members, providerID: "fuzz", sentAt: Date(timeIntervalSince1970: 0), scopes: [])
         for url in [device.verificationURI] + (device.verificationURIComplete.map { [$0] } ?? []) {
             let scheme = url.scheme?.lowercased()
-            precondition(scheme == "https" || (scheme == "http" && url.isLoopback), "accepted a verification URI that is no web page: \(url)")
+            precondition(
+                scheme == "https" || (scheme == "http" && url.isLoopback),
+                "accepted a verification URI that is no web page: \(url)")
         }
-        precondition(device.interval.isFinite && device.interval < 1e11 && device.expiresAt.timeIntervalSince1970 < 1e11,
-                     "accepted an unbounded interval or expiry")
+        precondition(
+            device.interval.isFinite && device.interval < 1e11 && device.expiresAt.timeIntervalSince1970 < 1e11,
+            "accepted an unbounded interval or expiry")
     } catch {
         let message = "\(error)"
         if let code = members["device_code"]?.scalarText, code.count >= 12, !code.contains(" ") {
             precondition(!message.contains(code), "the error repeats the device code: \(message)")
         }
-        precondition(!message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
-                     "control character in the error: \(message.debugDescription)")
+        precondition(
+            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
+            "control character in the error: \(message.debugDescription)")
     }
 }
 
@@ -75,4 +86,3 @@ private func secrets(in body: Data) -> [String] {
     }
     return values.filter { $0.count >= 12 && !$0.contains(" ") }
 }
-

@@ -41,15 +41,17 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
     /// AuthKit's client: redirects disallowed, no decompression.
     private static let client = AsyncHTTPClient.HTTPClient(
         eventLoopGroup: AsyncHTTPClient.HTTPClient.defaultEventLoopGroup,
-        configuration: .init(redirectConfiguration: .disallow,
-                             timeout: .init(connect: .seconds(10), read: .seconds(30)),
-                             decompression: .disabled))
+        configuration: .init(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(10), read: .seconds(30)),
+            decompression: .disabled))
 
     public init() {}
 
     public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         guard let url = request.url else {
-            throw AuthKitError.network(url: "(no URL)", reason: .init(.invalidRequest, "the request has no absolute URL"))
+            throw AuthKitError.network(
+                url: "(no URL)", reason: .init(.invalidRequest, "the request has no absolute URL"))
         }
         var outgoing = HTTPClientRequest(url: url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
@@ -73,8 +75,10 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
         }
         let relay = BodyRelay(response.body.makeAsyncIterator(), display: url.redactedForLogs)
         let stream = AsyncThrowingStream<Data, any Error>(unfolding: { try await relay.next() })
-        return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields),
-                HTTPResponseBody(stream, onCancel: { relay.cancel() }))
+        return (
+            HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields),
+            HTTPResponseBody(stream, onCancel: { relay.cancel() })
+        )
     }
 }
 

@@ -10,41 +10,46 @@ struct ExchangeBenchmark {
     let client: OAuth2Client
 
     /// The token answer the in-memory transport gives, and the tokenserver too.
-    static let answer = Data(#"{"access_token":"bench-access","token_type":"Bearer","expires_in":3600,"refresh_token":"bench-refresh","scope":"read write"}"#.utf8)
+    static let answer = Data(
+        #"{"access_token":"bench-access","token_type":"Bearer","expires_in":3600,"refresh_token":"bench-refresh","scope":"read write"}"#
+            .utf8)
 
     static func descriptor(tokenURL: String) throws -> ProviderDescriptor {
         let authorizeURL = tokenURL.replacingOccurrences(of: "/token", with: "/authorize")
         let json = """
-        {"id": "bench", "name": "Benchmark", "protocol": "oauth2",
-         "authorization": {"url": "\(authorizeURL)"},
-         "token": {"url": "\(tokenURL)", "clientAuthentication": "post"},
-         "scopes": {"default": ["read", "write"]},
-         "pkce": "S256",
-         "redirect": {"port": 8765}}
-        """
+            {"id": "bench", "name": "Benchmark", "protocol": "oauth2",
+             "authorization": {"url": "\(authorizeURL)"},
+             "token": {"url": "\(tokenURL)", "clientAuthentication": "post"},
+             "scopes": {"default": ["read", "write"]},
+             "pkce": "S256",
+             "redirect": {"port": 8765}}
+            """
         return try ProviderDescriptor(json: Data(json.utf8), source: "benchmark")
     }
 
     /// Library work only: the transport answers at once from memory, as
     /// x/oauth2's peer does with an in-memory RoundTripper.
     static func inMemory() throws -> ExchangeBenchmark {
-        try ExchangeBenchmark(client: OAuth2Client(
-            descriptor: descriptor(tokenURL: "http://127.0.0.1:9/token"),
-            settings: ClientSettings(clientID: "bench-client", clientSecret: "bench-secret"),
-            httpClient: InstantHTTPClient()))
+        try ExchangeBenchmark(
+            client: OAuth2Client(
+                descriptor: descriptor(tokenURL: "http://127.0.0.1:9/token"),
+                settings: ClientSettings(clientID: "bench-client", clientSecret: "bench-secret"),
+                httpClient: InstantHTTPClient()))
     }
 
     /// To a real loopback token endpoint, through the default transport
     /// (`nil`) or AsyncHTTPClient (`"ahc"`).
     static func loopback(tokenURL: String, transport: String?) throws -> ExchangeBenchmark {
-        let http: (any HTTPClient)? = switch transport {
-        case nil, "default": nil
-        case "ahc": AsyncHTTPClientTransport()
-        case let other?: throw BenchmarkFailure("unknown -transport \(other) (default or ahc)")
-        }
-        return try ExchangeBenchmark(client: OAuth2Client(
-            descriptor: descriptor(tokenURL: tokenURL),
-            settings: ClientSettings(clientID: "bench-client", clientSecret: "bench-secret"), httpClient: http))
+        let http: (any HTTPClient)? =
+            switch transport {
+            case nil, "default": nil
+            case "ahc": AsyncHTTPClientTransport()
+            case let other?: throw BenchmarkFailure("unknown -transport \(other) (default or ahc)")
+            }
+        return try ExchangeBenchmark(
+            client: OAuth2Client(
+                descriptor: descriptor(tokenURL: tokenURL),
+                settings: ClientSettings(clientID: "bench-client", clientSecret: "bench-secret"), httpClient: http))
     }
 
     /// One op: a fresh authorization request (state, PKCE) and its code exchanged.
@@ -59,20 +64,28 @@ struct ExchangeBenchmark {
             throw BenchmarkFailure("unexpected credential")
         }
         _ = try await Measurement.loop(seconds: 0.2, batch: 100) { for _ in 0..<100 { _ = try await exchangeOnce() } }
-        return try await Measurement.loop(seconds: seconds, batch: 100) { for _ in 0..<100 { _ = try await exchangeOnce() } }
+        return try await Measurement.loop(seconds: seconds, batch: 100) {
+            for _ in 0..<100 { _ = try await exchangeOnce() }
+        }
     }
 
     func measureRefreshes(seconds: Double) async throws -> Measurement {
         let expired = try await exchangeOnce()
         let refreshed = try await client.refresh(expired)
         guard refreshed.accessToken == "bench-access" else { throw BenchmarkFailure("unexpected refresh") }
-        _ = try await Measurement.loop(seconds: 0.2, batch: 100) { for _ in 0..<100 { _ = try await client.refresh(expired) } }
-        return try await Measurement.loop(seconds: seconds, batch: 100) { for _ in 0..<100 { _ = try await client.refresh(expired) } }
+        _ = try await Measurement.loop(seconds: 0.2, batch: 100) {
+            for _ in 0..<100 { _ = try await client.refresh(expired) }
+        }
+        return try await Measurement.loop(seconds: seconds, batch: 100) {
+            for _ in 0..<100 { _ = try await client.refresh(expired) }
+        }
     }
 
     /// `concurrency` tasks, each exchanging codes one after another until time is up.
     func measureNetworkExchanges(seconds: Double, concurrency: Int) async throws -> Measurement {
-        guard try await exchangeOnce().accessToken == "bench-access" else { throw BenchmarkFailure("unexpected credential") }
+        guard try await exchangeOnce().accessToken == "bench-access" else {
+            throw BenchmarkFailure("unexpected credential")
+        }
         let clock = ContinuousClock()
         let warmUp = clock.now.advanced(by: .milliseconds(200))
         let start = warmUp

@@ -15,7 +15,8 @@ struct SignBenchmark {
         self.live = live
         signer = OAuth1Signer(
             consumerKey: "xvz1evFS4wEEPTGEFPHBog", consumerSecret: "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw",
-            nonceAndTimestamp: live ? .live : .fixed(nonce: "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg", timestamp: "1318622958"))
+            nonceAndTimestamp: live
+                ? .live : .fixed(nonce: "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg", timestamp: "1318622958"))
     }
 
     func signOnce() throws -> String {
@@ -32,7 +33,9 @@ struct SignBenchmark {
         }
         if live, first == (try signOnce()) { throw BenchmarkFailure("a live nonce repeated itself") }
         var checksum = 0
-        _ = try Measurement.loop(seconds: 0.2, batch: 1000) { for _ in 0..<1000 { checksum &+= try signOnce().utf8.count } }
+        _ = try Measurement.loop(seconds: 0.2, batch: 1000) {
+            for _ in 0..<1000 { checksum &+= try signOnce().utf8.count }
+        }
         let result = try Measurement.loop(seconds: seconds, batch: 1000) {
             for _ in 0..<1000 { checksum &+= try signOnce().utf8.count }
         }
@@ -45,12 +48,14 @@ struct SignBenchmark {
     /// alternating too), so a change in the machine's speed during the run
     /// weighs on both sides alike; separate runs minutes apart do not.
     static func liveOverFixed(seconds: Double) throws -> (ratio: Double, fixed: Measurement, live: Measurement) {
-        let fixed = SignBenchmark(live: false), live = SignBenchmark(live: true)
-        _ = try fixed.measure(seconds: 0.1)  // checks the published signature, warms up
+        let fixed = SignBenchmark(live: false)
+        let live = SignBenchmark(live: true)
+        _ = try fixed.measure(seconds: 0.1) // checks the published signature, warms up
         _ = try live.measure(seconds: 0.1)
         let clock = ContinuousClock()
         var spent = (fixed: Duration.zero, live: Duration.zero)
-        var batches = 0, checksum = 0
+        var batches = 0
+        var checksum = 0
         let deadline = clock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
         repeat {
             for side in batches % 2 == 0 ? [fixed, live] : [live, fixed] {

@@ -40,7 +40,8 @@ do {
         print(#"{"ratio": \#(ratio), "fixed": \#(fixed.json), "live": \#(live.json)}"#)
         exit(0)
     default:
-        throw BenchmarkFailure("usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|sign|sign-ratio … (see main.swift)")
+        throw BenchmarkFailure(
+            "usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|sign|sign-ratio … (see main.swift)")
     }
     print(result.json)
 } catch {

@@ -2,17 +2,18 @@ import ArgumentParser
 import AuthKit
 import AuthKitLoopback
 import AuthKitSandbox
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `authkit`: sign in to OAuth providers from a terminal, keep the credentials,
@@ -26,20 +27,21 @@ struct AuthKitCommand: AsyncParsableCommand {
         commandName: "authkit",
         abstract: "Sign in to OAuth 2.0 and OAuth 1.0a providers from the terminal, and use the credentials.",
         discussion: """
-        Examples:
-          authkit authorize --provider qiita
-          authkit token list
-          authkit request --provider qiita https://qiita.com/api/v2/authenticated_user
+            Examples:
+              authkit authorize --provider qiita
+              authkit token list
+              authkit request --provider qiita https://qiita.com/api/v2/authenticated_user
 
-        Client ids and secrets come from --client-id/--client-secret, from
-        AUTHKIT_<ID>_CLIENT_ID / AUTHKIT_<ID>_CLIENT_SECRET, or from
-        $AUTHKIT_HOME/config.json ($AUTHKIT_HOME defaults to
-        $XDG_CONFIG_HOME/authkit, else ~/.config/authkit).
-        """,
+            Client ids and secrets come from --client-id/--client-secret, from
+            AUTHKIT_<ID>_CLIENT_ID / AUTHKIT_<ID>_CLIENT_SECRET, or from
+            $AUTHKIT_HOME/config.json ($AUTHKIT_HOME defaults to
+            $XDG_CONFIG_HOME/authkit, else ~/.config/authkit).
+            """,
         version: AuthKitVersion.current,
-        subcommands: [Authorize.self, TokenCommand.self, Request.self, Sign.self, ProvidersCommand.self, SandboxCommand.self])
+        subcommands: [
+            Authorize.self, TokenCommand.self, Request.self, Sign.self, ProvidersCommand.self, SandboxCommand.self,
+        ])
 }
-
 
 /// Runs the command and turns every error into one line on standard error and
 /// a distinct exit code (see ``ExitStatus``).
@@ -83,7 +85,9 @@ enum AuthKitMain {
             // The runtime calls exit() when main returns: not while libcurl loads.
             settleDefaultHTTPClient()
             if let reason = Console.outputFailureReason {
-                fail("standard output could not be written (\(reason)); what this command printed there is incomplete.", status: .outputFailed)
+                fail(
+                    "standard output could not be written (\(reason)); what this command printed there is incomplete.",
+                    status: .outputFailed)
             }
         } catch let error as AuthKitError {
             fail(ErrorReport.message(for: error), status: ExitStatus(for: error))
@@ -91,7 +95,9 @@ enum AuthKitMain {
             fail(error.description, status: ExitStatus(for: error))
         } catch let error as SandboxError {
             // What went wrong, with the flag that chooses the port here.
-            fail(error.summary + " Choose another with --port, or --port 0 for any free one.", status: ExitStatus(for: error))
+            fail(
+                error.summary + " Choose another with --port, or --port 0 for any free one.",
+                status: ExitStatus(for: error))
         } catch let error as CLIError {
             fail(error.message, status: error.status)
         } catch {
@@ -106,13 +112,18 @@ enum AuthKitMain {
             // argument-parser suggests among a command's own options, which
             // --help is not: `--hlep` got no "Did you mean".
             if let typed = message.firstMatch(of: /^Error: Unknown option '--([a-z]+)'/)?.1,
-               // Near, and its first letter (`--keep` is two edits from it too).
-               ProviderCatalog.editDistance(String(typed), "help") <= (typed.hasPrefix("h") ? 2 : 1), !message.contains("Did you mean") {
-                message = message.replacing("Unknown option '--\(typed)'", with: "Unknown option '--\(typed)'. Did you mean '--help'?")
+                // Near, and its first letter (`--keep` is two edits from it too).
+                ProviderCatalog.editDistance(String(typed), "help") <= (typed.hasPrefix("h") ? 2 : 1),
+                !message.contains("Did you mean")
+            {
+                message = message.replacing(
+                    "Unknown option '--\(typed)'", with: "Unknown option '--\(typed)'. Did you mean '--help'?")
             }
             // `authkit -v token list`: the options every command takes go after
             // the command's name, which argument-parser does not say.
-            if let hint = misplacedCommonOption(message, arguments: Array(CommandLine.arguments.dropFirst())) { message = hint }
+            if let hint = misplacedCommonOption(message, arguments: Array(CommandLine.arguments.dropFirst())) {
+                message = hint
+            }
             if !message.isEmpty { Console.err(message) }
             Console.flushStandardStreams()
             _exit(code.rawValue)
@@ -134,12 +145,15 @@ enum AuthKitMain {
         // token's help, both exiting 0: a misspelt command is the same usage
         // error with --help as without.
         if arguments.contains(where: { $0 == "--help" || $0 == "-h" }),
-           let suggestion = suggestion(for: arguments.filter { $0 != "--help" && $0 != "-h" }) {
+            let suggestion = suggestion(for: arguments.filter { $0 != "--help" && $0 != "-h" })
+        {
             fail(suggestion, status: .usage)
         }
         Console.out(AuthKitCommand.fullMessage(for: request))
         if let reason = Console.outputFailureReason {
-            fail("standard output could not be written (\(reason)); what this command printed there is incomplete.", status: .outputFailed)
+            fail(
+                "standard output could not be written (\(reason)); what this command printed there is incomplete.",
+                status: .outputFailed)
         }
         ExitStatus.success.terminate()
     }
@@ -160,9 +174,11 @@ enum AuthKitMain {
                 continue
             }
             if word == "help" { return nil }
-            let near = names.map { ($0, ProviderCatalog.editDistance(word.lowercased(), $0)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+            let near = names.map { ($0, ProviderCatalog.editDistance(word.lowercased(), $0)) }.filter { $0.1 <= 2 }.min
+            { $0.1 < $1.1 }?.0
             let hint = near.map { " Did you mean '\(path.joined(separator: " ")) \($0)'?" } ?? ""
-            return "unknown command '\(DisplayText.sanitized(word, limit: 40))'.\(hint) '\(path.joined(separator: " ")) --help' lists the commands: \(names.joined(separator: ", "))."
+            return
+                "unknown command '\(DisplayText.sanitized(word, limit: 40))'.\(hint) '\(path.joined(separator: " ")) --help' lists the commands: \(names.joined(separator: ", "))."
         }
         return nil
     }
@@ -176,8 +192,9 @@ enum AuthKitMain {
     static func misspeltInsteadOfMissing(_ error: Error, arguments: [String]) -> Error? {
         let message = AuthKitCommand.message(for: error)
         guard message.hasPrefix("Missing expected argument '--"),
-              let name = message.dropFirst("Missing expected argument '".count).split(separator: " ").first,
-              name.hasPrefix("--"), arguments.contains(where: { $0.hasPrefix("-") && !$0.hasPrefix(name) }) else { return nil }
+            let name = message.dropFirst("Missing expected argument '".count).split(separator: " ").first,
+            name.hasPrefix("--"), arguments.contains(where: { $0.hasPrefix("-") && !$0.hasPrefix(name) })
+        else { return nil }
         // A stand-in the option's own check accepts, or that check fails first.
         for standIn in ["stand-in", "https://stand-in.example"] {
             do {
@@ -201,8 +218,12 @@ enum AuthKitMain {
         var names = [String]()
         for subcommand in AuthKitCommand.configuration.subcommands { names.append(subcommand._commandName) }
         // `sandbox serve` and `sandbox try` take no --sandbox: no place to move it to.
-        guard let command = arguments.first(where: { names.contains($0) }), !(command == "sandbox" && first.hasPrefix("--sandbox")) else { return nil }
-        return message.replacing("Unknown option '\(first)'", with: "Unknown option '\(first)'. It belongs after the command: authkit \(command) … \(first)")
+        guard let command = arguments.first(where: { names.contains($0) }),
+            !(command == "sandbox" && first.hasPrefix("--sandbox"))
+        else { return nil }
+        return message.replacing(
+            "Unknown option '\(first)'",
+            with: "Unknown option '\(first)'. It belongs after the command: authkit \(command) … \(first)")
     }
 
     static func fail(_ message: String, status: ExitStatus) -> Never {

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Opens the authorization URL in the user's browser.
@@ -42,6 +42,8 @@ public struct BrowserLauncher: Sendable {
 
     /// Opens nothing: for callers that only print the URL (an SSH session).
     public static var none: BrowserLauncher {
-        BrowserLauncher { _ in throw SystemBrowser.LaunchError(command: "(none)", reason: "no browser launcher is configured") }
+        BrowserLauncher { _ in
+            throw SystemBrowser.LaunchError(command: "(none)", reason: "no browser launcher is configured")
+        }
     }
 }

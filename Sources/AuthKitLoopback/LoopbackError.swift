@@ -23,10 +23,13 @@ public enum LoopbackError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "(for example another sign-in still waiting; `lsof -i :\(port)` shows which), then try again. "
                 + "If a sign-in on this port has just ended, the system may hold the port for up to a minute; wait and retry."
         case .bindFailed(let host, let port, let reason):
-            let hint = port > 0 && port < 1024 ? " Ports below 1024 need administrator rights; register a redirect URI with a higher port." : ""
+            let hint =
+                port > 0 && port < 1024
+                ? " Ports below 1024 need administrator rights; register a redirect URI with a higher port." : ""
             return "Could not listen on \(host) port \(port) for the sign-in redirect: \(reason).\(hint)"
         case .timedOut(let after):
-            return "No sign-in answer reached the redirect listener within \(after.components.seconds) seconds; it has stopped listening. Start the sign-in again."
+            return
+                "No sign-in answer reached the redirect listener within \(after.components.seconds) seconds; it has stopped listening. Start the sign-in again."
         }
     }
 }

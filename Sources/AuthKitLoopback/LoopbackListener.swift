@@ -1,16 +1,17 @@
 import AuthKit
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One attempt's HTTP listener on the loopback interface: bound for the
@@ -43,8 +44,10 @@ final class LoopbackListener: @unchecked Sendable {
     /// whichever comes first: the last hang-up, the grace period, cancellation).
     private var hangUpWaiters: [CheckedContinuation<Void, Never>] = []
 
-    init(redirect: LoopbackRedirect, providerName: String, validate: @escaping @Sendable (String) throws -> Void,
-         connectionTimeout: TimeAmount, maxRequestBytes: Int, onIgnored: @escaping @Sendable (Error) -> Void) {
+    init(
+        redirect: LoopbackRedirect, providerName: String, validate: @escaping @Sendable (String) throws -> Void,
+        connectionTimeout: TimeAmount, maxRequestBytes: Int, onIgnored: @escaping @Sendable (Error) -> Void
+    ) {
         self.redirect = redirect
         self.providerName = providerName
         self.validate = validate
@@ -112,7 +115,8 @@ final class LoopbackListener: @unchecked Sendable {
     /// libcurl for the token request).
     private func bindAll(_ bootstrap: ServerBootstrap) async throws -> [Channel] {
         let hosts = redirect.bindHosts
-        var lastError: Error = LoopbackError.bindFailed(host: hosts[0], port: redirect.bindPort, reason: "no address to bind")
+        var lastError: Error = LoopbackError.bindFailed(
+            host: hosts[0], port: redirect.bindPort, reason: "no address to bind")
         for _ in 0..<(redirect.bindPort == 0 ? 5 : 1) {
             let first: Channel
             do {
@@ -289,7 +293,8 @@ final class LoopbackListener: @unchecked Sendable {
         let display = host.contains(":") ? "[\(host)]" : host
         if let error = error as? IOError {
             if error.errnoCode == EADDRINUSE { return LoopbackError.portInUse(host: display, port: port) }
-            return LoopbackError.bindFailed(host: display, port: port, reason: String(cString: strerror(error.errnoCode)))
+            return LoopbackError.bindFailed(
+                host: display, port: port, reason: String(cString: strerror(error.errnoCode)))
         }
         return LoopbackError.bindFailed(host: display, port: port, reason: "\(error)")
     }

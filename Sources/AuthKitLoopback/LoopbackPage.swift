@@ -22,12 +22,14 @@ struct LoopbackPage: Sendable {
     /// Extra headers for this page (`Allow` on a 405).
     var extraHeaders: [(String, String)] = []
 
-    static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    static let contentSecurityPolicy =
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     /// The genuine answer with a code: the user is done with the browser.
     static func signedIn(provider: String) -> LoopbackPage {
-        LoopbackPage(status: .ok, title: "Signed in to \(provider)",
-                     message: "Signed in to \(provider) — you can close this tab and return to the application.")
+        LoopbackPage(
+            status: .ok, title: "Signed in to \(provider)",
+            message: "Signed in to \(provider) — you can close this tab and return to the application.")
     }
 
     /// The genuine answer with `error` (RFC 6749 §4.1.2.1): shown as the
@@ -41,14 +43,16 @@ struct LoopbackPage: Sendable {
 
     /// A request that is not this attempt's answer; the listener keeps waiting.
     static func notFound() -> LoopbackPage {
-        LoopbackPage(status: .notFound, title: "Not found",
-                     message: "Nothing is served here. This address only receives the sign-in redirect.")
+        LoopbackPage(
+            status: .notFound, title: "Not found",
+            message: "Nothing is served here. This address only receives the sign-in redirect.")
     }
 
     static func rejected(reason: String) -> LoopbackPage {
-        LoopbackPage(status: .badRequest, title: "Not the expected sign-in answer",
-                     message: "This request does not answer the sign-in this application is waiting for: \(reason) "
-                        + "If you started the sign-in again, finish it in its own tab.")
+        LoopbackPage(
+            status: .badRequest, title: "Not the expected sign-in answer",
+            message: "This request does not answer the sign-in this application is waiting for: \(reason) "
+                + "If you started the sign-in again, finish it in its own tab.")
     }
 
     static func badRequest() -> LoopbackPage {
@@ -56,13 +60,15 @@ struct LoopbackPage: Sendable {
     }
 
     static func methodNotAllowed() -> LoopbackPage {
-        LoopbackPage(status: .methodNotAllowed, title: "Method not allowed",
-                     message: "Only GET is served here.", extraHeaders: [("Allow", "GET, HEAD")])
+        LoopbackPage(
+            status: .methodNotAllowed, title: "Method not allowed",
+            message: "Only GET is served here.", extraHeaders: [("Allow", "GET, HEAD")])
     }
 
     static func headTooLarge() -> LoopbackPage {
-        LoopbackPage(status: .requestHeaderFieldsTooLarge, title: "Request too large",
-                     message: "The request's headers are larger than this listener accepts.")
+        LoopbackPage(
+            status: .requestHeaderFieldsTooLarge, title: "Request too large",
+            message: "The request's headers are larger than this listener accepts.")
     }
 
     var html: String {

@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The requested redirect URI, checked for a loopback listener, and where to bind.
@@ -29,14 +30,18 @@ struct LoopbackRedirect: Sendable {
         guard let requested else {
             throw AuthKitError.unusableRedirectURI(
                 uri: "oob",
-                reason: "this sign-in has no redirect URI (an out-of-band flow), so there is nothing for a loopback listener to receive; a sign-in that pastes the redirect needs none.")
+                reason:
+                    "this sign-in has no redirect URI (an out-of-band flow), so there is nothing for a loopback listener to receive; a sign-in that pastes the redirect needs none."
+            )
         }
         guard let components = URLComponents(url: requested, resolvingAgainstBaseURL: false),
-              components.scheme?.lowercased() == "http" else {
+            components.scheme?.lowercased() == "http"
+        else {
             throw AuthKitError.unusableRedirectURI(
                 uri: Self.display(requested),
                 reason: "it is not an http:// URI, so a loopback listener cannot receive it (RFC 8252 §7.3). "
-                + "Register http://127.0.0.1/callback (any port) with the provider, or sign in by pasting the redirect.")
+                    + "Register http://127.0.0.1/callback (any port) with the provider, or sign in by pasting the redirect."
+            )
         }
         var host = (components.host ?? "").lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -48,14 +53,15 @@ struct LoopbackRedirect: Sendable {
             throw AuthKitError.unusableRedirectURI(
                 uri: Self.display(requested),
                 reason: "it does not point to this machine's loopback interface; "
-                + "the listener only binds 127.0.0.1 or [::1] (RFC 8252 §7.3, §8.3), never an address other machines can reach. "
-                + "Use a redirect URI such as http://127.0.0.1/callback, or sign in by pasting the redirect.")
+                    + "the listener only binds 127.0.0.1 or [::1] (RFC 8252 §7.3, §8.3), never an address other machines can reach. "
+                    + "Use a redirect URI such as http://127.0.0.1/callback, or sign in by pasting the redirect.")
         }
         // URLComponents reads any number as a port; a socket address takes 16 bits.
         if let port = components.port, !(0...65535).contains(port) {
             throw AuthKitError.unusableRedirectURI(
                 uri: Self.display(requested),
-                reason: "its port \(port) is not a TCP port (1–65535). Give the port the provider has registered, or none.")
+                reason:
+                    "its port \(port) is not a TCP port (1–65535). Give the port the provider has registered, or none.")
         }
         self.requested = requested
         if portIsFlexible {
@@ -69,14 +75,18 @@ struct LoopbackRedirect: Sendable {
     /// request and the token request (RFC 6749 §4.1.3 wants the same string).
     /// A fixed port is left as written (an absent `:80` stays absent).
     func final(boundPort: Int) -> URL {
-        guard bindPort == 0, var components = URLComponents(url: requested, resolvingAgainstBaseURL: false) else { return requested }
+        guard bindPort == 0, var components = URLComponents(url: requested, resolvingAgainstBaseURL: false) else {
+            return requested
+        }
         components.port = boundPort
         return components.url ?? requested
     }
 
     /// The URI without query or fragment, for messages.
     static func display(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(unreadable URI)" }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return "(unreadable URI)"
+        }
         components.query = nil
         components.fragment = nil
         return components.string ?? "(unreadable URI)"

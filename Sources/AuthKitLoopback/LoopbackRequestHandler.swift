@@ -1,11 +1,12 @@
 import AuthKit
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import NIOCore
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Answers one request on one connection, then closes it.
 ///
@@ -122,8 +123,10 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
         return .signedIn(provider: listener.providerName)
     }
 
-    private func respond(_ context: ChannelHandlerContext, _ page: LoopbackPage, version: HTTPVersion, headOnly: Bool,
-                         then: (@Sendable () -> Void)? = nil) {
+    private func respond(
+        _ context: ChannelHandlerContext, _ page: LoopbackPage, version: HTTPVersion, headOnly: Bool,
+        then: (@Sendable () -> Void)? = nil
+    ) {
         responded = true
         let body = ByteBuffer(string: page.html)
         context.write(wrapOutboundOut(.head(page.head(version: version, bodyLength: body.readableBytes))), promise: nil)

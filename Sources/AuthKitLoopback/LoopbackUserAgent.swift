@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A ``AuthKit/UserAgent`` that opens the system browser and receives the
@@ -48,9 +49,11 @@ public struct LoopbackUserAgent: UserAgent {
     /// Status for the caller: see ``LoopbackEvent``. Called from any thread.
     public var onEvent: (@Sendable (LoopbackEvent) -> Void)?
 
-    public init(browser: BrowserLauncher = .system, timeout: Duration = .seconds(300),
-                connectionTimeout: Duration = .seconds(5), maxRequestBytes: Int = 16 * 1024,
-                onEvent: (@Sendable (LoopbackEvent) -> Void)? = nil) {
+    public init(
+        browser: BrowserLauncher = .system, timeout: Duration = .seconds(300),
+        connectionTimeout: Duration = .seconds(5), maxRequestBytes: Int = 16 * 1024,
+        onEvent: (@Sendable (LoopbackEvent) -> Void)? = nil
+    ) {
         self.browser = browser
         self.timeout = timeout
         self.connectionTimeout = connectionTimeout
@@ -63,11 +66,13 @@ public struct LoopbackUserAgent: UserAgent {
     ///   be bound or the wait times out; ``AuthKit/AuthKitError/cancelled`` when the
     ///   task is cancelled. The listener is closed whenever this returns or throws.
     public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
-        let redirect = try LoopbackRedirect(requested: session.redirectURI, portIsFlexible: session.redirectPortIsFlexible)
+        let redirect = try LoopbackRedirect(
+            requested: session.redirectURI, portIsFlexible: session.redirectPortIsFlexible)
         guard !Task.isCancelled else { throw AuthKitError.cancelled }
         let onEvent = self.onEvent
         let listener = LoopbackListener(
-            redirect: redirect, providerName: session.providerName, validate: { (text: String) in try session.validateRedirect(text) },
+            redirect: redirect, providerName: session.providerName,
+            validate: { (text: String) in try session.validateRedirect(text) },
             connectionTimeout: .init(connectionTimeout), maxRequestBytes: maxRequestBytes,
             onIgnored: { error in
                 switch error {

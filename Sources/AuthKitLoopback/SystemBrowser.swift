@@ -1,13 +1,14 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Subprocess
-#if canImport(SystemPackage)
-import SystemPackage
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
 #else
-import System
+    import Foundation
+#endif
+#if canImport(SystemPackage)
+    import SystemPackage
+#else
+    import System
 #endif
 
 /// Launches the user's browser the way other command-line tools do: what
@@ -52,8 +53,10 @@ package struct SystemBrowser: Sendable {
     /// this is taken as a browser that opened.
     package var failureWindow: Duration
 
-    package init(environment: [String: String] = ProcessInfo.processInfo.environment,
-                failureWindow: Duration = .seconds(2)) {
+    package init(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        failureWindow: Duration = .seconds(2)
+    ) {
         self.environment = environment
         self.failureWindow = failureWindow
     }
@@ -71,9 +74,9 @@ package struct SystemBrowser: Sendable {
             if !commands.isEmpty { return commands }
         }
         #if os(macOS)
-        return [["open", text]]
+            return [["open", text]]
         #else
-        return [["xdg-open", text]]
+            return [["xdg-open", text]]
         #endif
     }
 
@@ -85,7 +88,9 @@ package struct SystemBrowser: Sendable {
     ///   program claims them, and a sign-in only ever opens web pages).
     package func open(_ url: URL) async throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
-            throw LaunchError(command: "(none)", reason: "only http and https pages are opened, and this is a '\(url.scheme ?? "")' URL.")
+            throw LaunchError(
+                command: "(none)",
+                reason: "only http and https pages are opened, and this is a '\(url.scheme ?? "")' URL.")
         }
         var lastError = LaunchError(command: "(none)", reason: "no command to try")
         for command in commands(for: url) {
@@ -115,7 +120,8 @@ package struct SystemBrowser: Sendable {
         var variables = [Environment.Key: String]()
         for (name, value) in childEnvironment {
             guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first),
-                  !name.utf8.contains(UInt8(ascii: "=")), !name.utf8.contains(0), !value.utf8.contains(0) else { continue }
+                !name.utf8.contains(UInt8(ascii: "=")), !name.utf8.contains(0), !value.utf8.contains(0)
+            else { continue }
             variables[Environment.Key(stringLiteral: name)] = value
         }
         return variables

@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A local authorization server that behaves like one provider, built from
@@ -35,14 +36,21 @@ public final class Sandbox: Sendable {
     /// - Throws: ``SandboxError`` when it cannot listen on that port.
     /// - Parameter onEvent: called once per request, after it is answered,
     ///   with a line that holds no secret.
-    public static func start(emulating descriptor: ProviderDescriptor, options: SandboxOptions = SandboxOptions(),
-                             onEvent: (@Sendable (SandboxEvent) -> Void)? = nil) async throws -> Sandbox {
+    public static func start(
+        emulating descriptor: ProviderDescriptor, options: SandboxOptions = SandboxOptions(),
+        onEvent: (@Sendable (SandboxEvent) -> Void)? = nil
+    ) async throws -> Sandbox {
         let box = EmulatorBox()
-        let server = SandboxHTTPServer(refused: { line, status, reason in
-            box.emulator?.record(step: "unknown", request: line ?? "(unreadable request)", status: status, summary: "refused before routing: \(reason)")
-        }, respond: { request in
-            box.emulator?.respond(request) ?? .empty(status: 503, step: "unknown", summary: "the sandbox is still starting")
-        })
+        let server = SandboxHTTPServer(
+            refused: { line, status, reason in
+                box.emulator?.record(
+                    step: "unknown", request: line ?? "(unreadable request)", status: status,
+                    summary: "refused before routing: \(reason)")
+            },
+            respond: { request in
+                box.emulator?.respond(request)
+                    ?? .empty(status: 503, step: "unknown", summary: "the sandbox is still starting")
+            })
         let port: Int
         do {
             port = try await server.start(port: options.port)
@@ -53,10 +61,15 @@ public final class Sandbox: Sendable {
         let base = URL(string: "http://127.0.0.1:\(port)")!
         let address = SandboxAddress(base: base)
         box.emulator = Emulator(descriptor: descriptor, address: address, options: options, onEvent: onEvent)
-        return Sandbox(descriptor: address.point(descriptor), baseURL: base, options: options, server: server, emulator: box.emulator!)
+        return Sandbox(
+            descriptor: address.point(descriptor), baseURL: base, options: options, server: server,
+            emulator: box.emulator!)
     }
 
-    private init(descriptor: ProviderDescriptor, baseURL: URL, options: SandboxOptions, server: SandboxHTTPServer, emulator: Emulator) {
+    private init(
+        descriptor: ProviderDescriptor, baseURL: URL, options: SandboxOptions, server: SandboxHTTPServer,
+        emulator: Emulator
+    ) {
         self.descriptor = descriptor
         self.baseURL = baseURL
         self.options = options
@@ -88,7 +101,9 @@ public final class Sandbox: Sendable {
     /// has no default for (``standInPlaceholders(for:)``).
     public var clientSettings: ClientSettings {
         let standIns = Self.standInPlaceholders(for: descriptor)
-        return ClientSettings(clientID: options.clientID, clientSecret: options.clientSecret, placeholders: standIns.isEmpty ? nil : standIns)
+        return ClientSettings(
+            clientID: options.clientID, clientSecret: options.clientSecret,
+            placeholders: standIns.isEmpty ? nil : standIns)
     }
 
     /// `sandbox-NAME` for each placeholder of `descriptor` without a default
@@ -97,13 +112,16 @@ public final class Sandbox: Sendable {
     /// be tried with no settings; a value the caller gives still wins.
     package static func standInPlaceholders(for descriptor: ProviderDescriptor) -> [String: String] {
         var standIns = [String: String]()
-        for (name, placeholder) in descriptor.placeholders where placeholder.default == nil { standIns[name] = "sandbox-\(name)" }
+        for (name, placeholder) in descriptor.placeholders where placeholder.default == nil {
+            standIns[name] = "sandbox-\(name)"
+        }
         return standIns
     }
 
     /// A user agent that plays the user: opens the authorization URL, answers
     /// the consent page with `decision` as `account`, and brings back the redirect.
-    public func userAgent(_ decision: SandboxUserAgent.Decision = .approve, account: String? = nil) -> SandboxUserAgent {
+    public func userAgent(_ decision: SandboxUserAgent.Decision = .approve, account: String? = nil) -> SandboxUserAgent
+    {
         SandboxUserAgent(decision: decision, account: account ?? options.defaultAccount)
     }
 

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// How a ``Sandbox`` behaves: its one registered client, what the consent
@@ -57,11 +57,13 @@ public struct SandboxOptions: Sendable {
     /// The sandbox's clock (code and token expiry, OAuth 1.0a timestamps).
     public var now: @Sendable () -> Date
 
-    public init(port: Int = 0, consent: Consent = .ask, defaultAccount: String = "alice",
-                clientID: String = SandboxOptions.standardClientID, clientSecret: String? = SandboxOptions.standardClientSecret,
-                redirectURIs: [String]? = nil, accessTokenLifetime: TimeInterval? = 3600, issuesRefreshTokens: Bool = true,
-                codeLifetime: TimeInterval = 600, deviceInterval: TimeInterval = 5, deterministic: Bool = false,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        port: Int = 0, consent: Consent = .ask, defaultAccount: String = "alice",
+        clientID: String = SandboxOptions.standardClientID, clientSecret: String? = SandboxOptions.standardClientSecret,
+        redirectURIs: [String]? = nil, accessTokenLifetime: TimeInterval? = 3600, issuesRefreshTokens: Bool = true,
+        codeLifetime: TimeInterval = 600, deviceInterval: TimeInterval = 5, deterministic: Bool = false,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.port = port
         self.consent = consent
         self.defaultAccount = defaultAccount

@@ -1,10 +1,11 @@
 import AuthKit
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Plays the user at a ``Sandbox``: opens the authorization URL, answers the
 /// consent page (approve or deny, as an account), and brings back where the
@@ -33,7 +34,8 @@ public struct SandboxUserAgent: UserAgent {
         public var description: String {
             switch self {
             case .opened(let url): "opened \(url.absoluteString)"
-            case .consented(let decision, let account): "\(decision == .approve ? "approved" : "denied") on the consent page as \(account)"
+            case .consented(let decision, let account):
+                "\(decision == .approve ? "approved" : "denied") on the consent page as \(account)"
             case .redirected(let url): "redirected to \(Self.masked(url))"
             case .showedPIN: "shown a PIN to type in"
             }
@@ -43,7 +45,8 @@ public struct SandboxUserAgent: UserAgent {
         static func masked(_ url: URL) -> String {
             guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(a URL)" }
             components.queryItems = components.queryItems?.map { item in
-                ["code", "oauth_verifier", "oauth_token", "denied"].contains(item.name) ? URLQueryItem(name: item.name, value: "***") : item
+                ["code", "oauth_verifier", "oauth_token", "denied"].contains(item.name)
+                    ? URLQueryItem(name: item.name, value: "***") : item
             }
             return components.string ?? "(a URL)"
         }
@@ -54,8 +57,10 @@ public struct SandboxUserAgent: UserAgent {
     public var onStep: (@Sendable (Step) -> Void)?
     private let http: any HTTPClient
 
-    public init(decision: Decision = .approve, account: String = "alice", httpClient: (any HTTPClient)? = nil,
-                onStep: (@Sendable (Step) -> Void)? = nil) {
+    public init(
+        decision: Decision = .approve, account: String = "alice", httpClient: (any HTTPClient)? = nil,
+        onStep: (@Sendable (Step) -> Void)? = nil
+    ) {
         self.decision = decision
         self.account = account
         self.onStep = onStep
@@ -88,7 +93,10 @@ public struct SandboxUserAgent: UserAgent {
         case .redirect(let location):
             return location
         case .pin:
-            throw AuthKitError.misuse(.userAgentBrokeProtocol("the sandbox showed a PIN (an out-of-band OAuth 1.0a sign-in), not a redirect; use the agent as a UserAgent to read the PIN"))
+            throw AuthKitError.misuse(
+                .userAgentBrokeProtocol(
+                    "the sandbox showed a PIN (an out-of-band OAuth 1.0a sign-in), not a redirect; use the agent as a UserAgent to read the PIN"
+                ))
         }
     }
 
@@ -99,12 +107,17 @@ public struct SandboxUserAgent: UserAgent {
         // return: the listener would wait for a redirect that never comes.
         let location = try await redirect(for: url)
         guard location.scheme == "http", location.isLoopback else {
-            throw AuthKitError.misuse(.userAgentBrokeProtocol("the sandbox redirected to \(location.redactedForLogs), which is not a loopback listener"))
+            throw AuthKitError.misuse(
+                .userAgentBrokeProtocol(
+                    "the sandbox redirected to \(location.redactedForLogs), which is not a loopback listener"))
         }
         _ = try await fetch(location)
     }
 
-    private enum Answer { case redirect(URL), pin(String) }
+    private enum Answer {
+        case redirect(URL)
+        case pin(String)
+    }
 
     private func answer(_ url: URL) async throws -> Answer {
         onStep?(.opened(url))
@@ -112,8 +125,10 @@ public struct SandboxUserAgent: UserAgent {
         if status == 200, let request = Self.hiddenValue("request", in: page) {
             onStep?(.consented(decision, account: account))
             // The page's approval value goes back with the answer, as a browser's form sends it.
-            let form = FormURLEncoding.encode([("request", request), ("approval", Self.hiddenValue("approval", in: page) ?? ""),
-                                               ("account", account), ("decision", decision.rawValue)])
+            let form = FormURLEncoding.encode([
+                ("request", request), ("approval", Self.hiddenValue("approval", in: page) ?? ""),
+                ("account", account), ("decision", decision.rawValue),
+            ])
             let consent = URL(string: "/consent", relativeTo: url)!.absoluteURL
             (status, location, page) = try await fetch(consent, form: form)
         }
@@ -127,10 +142,12 @@ public struct SandboxUserAgent: UserAgent {
         }
         if status == 200, decision == .deny {
             // An out-of-band sign-in the user declined: no redirect to carry access_denied.
-            throw AuthKitError.authorizationFailed(ProviderErrorResponse(status: 200, code: "access_denied", description: "the user denied the request"))
+            throw AuthKitError.authorizationFailed(
+                ProviderErrorResponse(status: 200, code: "access_denied", description: "the user denied the request"))
         }
         let message = Self.element(className: "error", in: page) ?? "HTTP \(status)"
-        throw AuthKitError.authorizationFailed(ProviderErrorResponse(status: status, code: "invalid_request", description: message))
+        throw AuthKitError.authorizationFailed(
+            ProviderErrorResponse(status: status, code: "invalid_request", description: message))
     }
 
     private func fetch(_ url: URL, form: String? = nil) async throws -> (Int, String?, String) {
@@ -140,7 +157,10 @@ public struct SandboxUserAgent: UserAgent {
         var data = Data()
         for try await chunk in body {
             data.append(chunk)
-            if data.count > 1 << 20 { body.cancel(); break }
+            if data.count > 1 << 20 {
+                body.cancel()
+                break
+            }
         }
         return (response.status.code, response.headerFields[.location], String(decoding: data, as: UTF8.self))
     }
@@ -151,7 +171,9 @@ public struct SandboxUserAgent: UserAgent {
     }
 
     static func element(id: String, in page: String) -> String? { text(after: "id=\"\(id)\">", in: page) }
-    static func element(className: String, in page: String) -> String? { text(after: "class=\"\(className)\">", in: page) }
+    static func element(className: String, in page: String) -> String? {
+        text(after: "class=\"\(className)\">", in: page)
+    }
 
     private static func text(after marker: String, in page: String) -> String? {
         guard let range = page.firstRange(of: marker) else { return nil }

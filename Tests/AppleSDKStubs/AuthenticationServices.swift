@@ -1,3 +1,4 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
 // Stub: ASWebAuthenticationSession as documented for the iOS 17.4 SDK.
 @_exported import Foundation
 import UIKit

@@ -1,3 +1,4 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
 // Stub: the Keychain item functions and constants AuthKitApple uses.
 // CFString and CFDictionary stand in as Swift types (on Apple platforms they
 // bridge to String and [String: Any] in the same expressions).

@@ -1,7 +1,8 @@
 // Stub: the part of UIKit AuthKitApple's example uses.
 @_exported import Foundation
+
 #if canImport(FoundationNetworking)
-@_exported import FoundationNetworking
+    @_exported import FoundationNetworking
 #endif
 
 @MainActor open class UIResponder {

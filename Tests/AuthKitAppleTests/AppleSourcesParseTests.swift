@@ -5,7 +5,8 @@ import Testing
 /// they must at least parse (`swiftc -parse`), so a syntax error is caught in
 /// CI rather than by the first person building for iOS.
 @Suite struct AppleSourcesParseTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+        .standardized
 
     static var swiftc: URL? {
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
@@ -18,8 +19,12 @@ import Testing
     /// The Apple-only sources, and the iOS example docs/library.md shows.
     @Test func appleOnlyFilesParse() throws {
         let directory = Self.root.appendingPathComponent("Sources/AuthKitApple/Apple")
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }.sorted()
-            .map { directory.appendingPathComponent($0) } + [Self.root.appendingPathComponent("Examples/iOS/QiitaSignIn.swift")]
+        let files =
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }
+            .sorted()
+            .map { directory.appendingPathComponent($0) } + [
+                Self.root.appendingPathComponent("Examples/iOS/QiitaSignIn.swift")
+            ]
         #expect(files.count >= 4)
         let swiftc = try #require(Self.swiftc, "swiftc is not on PATH")
         for file in files {

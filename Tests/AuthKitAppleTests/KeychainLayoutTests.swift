@@ -1,8 +1,9 @@
 import AuthKit
-@testable import AuthKitApple
 import AuthKitTestSupport
 import Foundation
 import Testing
+
+@testable import AuthKitApple
 
 /// The Keychain items and queries, as constant names: what the Apple-only
 /// store sends to SecItem*, checked on Linux.
@@ -21,13 +22,16 @@ import Testing
     }
 
     @Test func writesCarryTheAccessibilityAndTheGroup() {
-        let shared = KeychainItemLayout(service: "com.example.tokens", accessGroup: "TEAMID.com.example.shared", accessibility: .whenUnlockedThisDeviceOnly)
+        let shared = KeychainItemLayout(
+            service: "com.example.tokens", accessGroup: "TEAMID.com.example.shared",
+            accessibility: .whenUnlockedThisDeviceOnly)
         let add = shared.add(CredentialKey(providerID: "github"), data: Data("{}".utf8))
         #expect(add[.accessible] == .constant("kSecAttrAccessibleWhenUnlockedThisDeviceOnly"))
         #expect(add[.accessGroup] == .string("TEAMID.com.example.shared"))
         #expect(add[.account] == .string("github"))
         #expect(add[.valueData] == .data(Data("{}".utf8)))
-        #expect(layout.update(data: Data())[.accessible] == .constant("kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly"))
+        #expect(
+            layout.update(data: Data())[.accessible] == .constant("kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly"))
         // Identity queries never carry data or return flags (SecItemUpdate and SecItemDelete refuse them).
         let identity = shared.identity(CredentialKey(providerID: "github"))
         #expect(identity[.valueData] == nil && identity[.returnData] == nil && identity[.accessible] == nil)
@@ -35,10 +39,11 @@ import Testing
     }
 
     @Test func everyAccessibilityHasItsConstant() {
-        #expect(KeychainAccessibility.allCases.map(\.constantName) == [
-            "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly", "kSecAttrAccessibleWhenUnlockedThisDeviceOnly",
-            "kSecAttrAccessibleAfterFirstUnlock", "kSecAttrAccessibleWhenUnlocked",
-        ])
+        #expect(
+            KeychainAccessibility.allCases.map(\.constantName) == [
+                "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly", "kSecAttrAccessibleWhenUnlockedThisDeviceOnly",
+                "kSecAttrAccessibleAfterFirstUnlock", "kSecAttrAccessibleWhenUnlocked",
+            ])
     }
 
     @Test func accountsRoundTripAndForeignItemsAreNamed() throws {
@@ -46,8 +51,9 @@ import Testing
             #expect(layout.key(forAccount: layout.account(for: key)) == key)
         }
         #expect(layout.key(forAccount: "") == nil)
-        let credential = Credential(providerID: "qiita", accessToken: "t", expiresAt: Date(timeIntervalSince1970: 1_800_000_000),
-                                    obtainedAt: Date(timeIntervalSince1970: 1_700_000_000)) // whole seconds: ISO 8601, as in credentials.json
+        let credential = Credential(
+            providerID: "qiita", accessToken: "t", expiresAt: Date(timeIntervalSince1970: 1_800_000_000),
+            obtainedAt: Date(timeIntervalSince1970: 1_700_000_000)) // whole seconds: ISO 8601, as in credentials.json
         let data = try layout.data(for: credential)
         #expect(try layout.credential(from: data, account: "qiita") == credential)
         // An item whose data names another credential, or is not one: an error naming the item, no crash.

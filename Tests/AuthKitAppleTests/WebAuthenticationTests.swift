@@ -1,23 +1,32 @@
 import AuthKit
-@testable import AuthKitApple
 import Foundation
 import Testing
+
+@testable import AuthKitApple
 
 /// What ASWebAuthenticationSession is told to catch, and how its end becomes
 /// AuthKit's answer: the logic of the Apple user agents, checked on Linux.
 @Suite struct WebAuthenticationTests {
     @Test func callbacksFromRedirectURIs() throws {
-        #expect(try WebAuthenticationCallback(redirectURI: URL(string: "com.example.app:/oauth")!) == .customScheme("com.example.app"))
+        #expect(
+            try WebAuthenticationCallback(redirectURI: URL(string: "com.example.app:/oauth")!)
+                == .customScheme("com.example.app"))
         #expect(try WebAuthenticationCallback(redirectURI: URL(string: "MyApp://callback")!) == .customScheme("myapp"))
-        #expect(try WebAuthenticationCallback(redirectURI: URL(string: "https://App.Example/oauth/cb")!) == .https(host: "app.example", path: "/oauth/cb"))
-        #expect(try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example")!) == .https(host: "app.example", path: "/"))
+        #expect(
+            try WebAuthenticationCallback(redirectURI: URL(string: "https://App.Example/oauth/cb")!)
+                == .https(host: "app.example", path: "/oauth/cb"))
+        #expect(
+            try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example")!)
+                == .https(host: "app.example", path: "/"))
         #expect(try WebAuthenticationCallback(redirectURI: URL(string: "myapp://x")!).scheme == "myapp")
         #expect(try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example/cb")!).scheme == nil)
     }
 
     @Test func redirectsItCannotCatchAreRefusedWithWhatToRegister() {
-        for (uri, hint) in [("http://127.0.0.1:8765/callback", "cannot catch a plain http redirect"),
-                            ("https:/no-host", "needs a host"), ("/relative/only", "has no scheme")] {
+        for (uri, hint) in [
+            ("http://127.0.0.1:8765/callback", "cannot catch a plain http redirect"),
+            ("https:/no-host", "needs a host"), ("/relative/only", "has no scheme"),
+        ] {
             #expect {
                 try WebAuthenticationCallback(redirectURI: URL(string: uri)!)
             } throws: { error in
@@ -43,18 +52,25 @@ import Testing
         #expect(WebAuthenticationOutcome.map(callbackURL: url, error: nil) == .success(url))
         #expect(WebAuthenticationOutcome.map(callbackURL: nil, error: (domain, 1, "cancelled")) == .failure(.cancelled))
         for (code, words) in [(2, "no presentation anchor"), (3, "not a usable window")] {
-            guard case .failure(.misuse(.userAgentBrokeProtocol(let text))) = WebAuthenticationOutcome.map(callbackURL: nil, error: (domain, code, "x")) else {
+            guard
+                case .failure(.misuse(.userAgentBrokeProtocol(let text))) = WebAuthenticationOutcome.map(
+                    callbackURL: nil, error: (domain, code, "x"))
+            else {
                 Issue.record("code \(code) not mapped to misuse")
                 continue
             }
             #expect(text.contains(words))
         }
-        guard case .failure(.misuse(.userAgentBrokeProtocol(let other))) = WebAuthenticationOutcome.map(callbackURL: nil, error: ("NSURLErrorDomain", -1009, "offline")) else {
+        guard
+            case .failure(.misuse(.userAgentBrokeProtocol(let other))) = WebAuthenticationOutcome.map(
+                callbackURL: nil, error: ("NSURLErrorDomain", -1009, "offline"))
+        else {
             Issue.record("a foreign error must not pass as cancellation")
             return
         }
         #expect(other.contains("offline") && other.contains("NSURLErrorDomain"))
         // The user closing the sheet is not an error an app should report.
-        #expect(WebAuthenticationOutcome.map(callbackURL: nil, error: ("NSURLErrorDomain", 1, "x")) != .failure(.cancelled))
+        #expect(
+            WebAuthenticationOutcome.map(callbackURL: nil, error: ("NSURLErrorDomain", 1, "x")) != .failure(.cancelled))
     }
 }

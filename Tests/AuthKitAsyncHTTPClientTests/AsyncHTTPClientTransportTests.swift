@@ -2,6 +2,7 @@ import AuthKitAsyncHTTPClient
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 /// The AsyncHTTPClient transport keeps AuthKit's rules like the default one:
@@ -14,7 +15,8 @@ import Testing
             id: "ahc", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
             token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256)
         let settings = ClientSettings(clientID: "app", clientSecret: "secret")
-        let client = try OAuth2Client(descriptor: descriptor, settings: settings, httpClient: AsyncHTTPClientTransport())
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: settings, httpClient: AsyncHTTPClientTransport())
         return client
     }
 
@@ -24,7 +26,9 @@ import Testing
 
     @Test func exchangesACodeAndSendsTheRequestAsBuilt() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"at-1","token_type":"Bearer","expires_in":60,"refresh_token":"rt-1"}"#) }
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-1","token_type":"Bearer","expires_in":60,"refresh_token":"rt-1"}"#)
+            }
             let client = try client(server)
             let pending = try pending(for: client)
             let credential = try await client.exchange(code: "the-code", pending: pending)
@@ -34,7 +38,8 @@ import Testing
             #expect(request.header("Content-Type") == "application/x-www-form-urlencoded")
             #expect(request.header("Accept") == "application/json")
             #expect(request.header("Accept-Encoding") == nil, "asked for compression AuthKit would not bound")
-            let form = Dictionary(uniqueKeysWithValues: FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)) ?? [])
+            let form = Dictionary(
+                uniqueKeysWithValues: FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)) ?? [])
             #expect(form["code"] == "the-code")
             #expect(form["code_verifier"] == pending.codeVerifier)
             #expect(form["client_secret"] == "secret")

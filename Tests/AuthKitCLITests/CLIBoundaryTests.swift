@@ -1,10 +1,12 @@
 import AuthKit
 import AuthKitTestSupport
-@testable import authkit
 import Foundation
 import Testing
+
+@testable import authkit
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The command line at its boundaries: what `authkit` refuses before the user
@@ -27,13 +29,15 @@ import Glibc
 
     /// A `$BROWSER` that records that it ran.
     func recordingBrowser(in home: URL) throws -> (command: String, marker: URL) {
-        let script = home.appendingPathComponent("browser.sh"), marker = home.appendingPathComponent("browser-ran")
+        let script = home.appendingPathComponent("browser.sh")
+        let marker = home.appendingPathComponent("browser-ran")
         try Data("#!/bin/sh\ntouch '\(marker.path)'\n".utf8).write(to: script)
         return ("/bin/sh \(script.path)", marker)
     }
 
     /// A stored Qiita credential (no expiry, so nothing is refreshed).
-    static let storedQiita = #"{"version":1,"credentials":[{"providerID":"qiita","kind":"oauth2","accessToken":"the-qiita-token","tokenType":"Bearer","scopes":[],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
+    static let storedQiita =
+        #"{"version":1,"credentials":[{"providerID":"qiita","kind":"oauth2","accessToken":"the-qiita-token","tokenType":"Bearer","scopes":[],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
 
     func environment(_ home: URL, _ extra: [String: String] = [:]) -> [String: String] {
         ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "id", "AUTHKIT_QIITA_CLIENT_SECRET": "secret"]
@@ -45,11 +49,14 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: home) }
         try Data("{ not json".utf8).write(to: home.appendingPathComponent("credentials.json"))
         let browser = try recordingBrowser(in: home)
-        let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "20"],
-                                        environment: environment(home, ["BROWSER": browser.command]))
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--timeout", "20"],
+            environment: environment(home, ["BROWSER": browser.command]))
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("credentials.json") && result.stderr.contains("not a valid credentials file"))
-        #expect(!FileManager.default.fileExists(atPath: browser.marker.path), "the browser opened before the store was checked")
+        #expect(
+            !FileManager.default.fileExists(atPath: browser.marker.path),
+            "the browser opened before the store was checked")
     }
 
     /// The store can still fail after the consent (a disk that fills
@@ -65,7 +72,10 @@ import Glibc
             try await Authorize.keep(Credential(providerID: "qiita", accessToken: "at"), in: store)
         } throws: { error in
             guard case .store(let path, let reason) = error as? AuthKitError else { return false }
-            return path.hasSuffix("not-a-directory") && reason.detail.hasSuffix("The sign-in itself succeeded, but its credential was not kept: sign in again once the store can be written.")
+            return path.hasSuffix("not-a-directory")
+                && reason.detail.hasSuffix(
+                    "The sign-in itself succeeded, but its credential was not kept: sign in again once the store can be written."
+                )
         }
     }
 
@@ -74,10 +84,15 @@ import Glibc
     /// be written, exit 74 as the exit table says, not a bad file (65, as it was).
     @Test(.enabled(if: mkdir("/sys/authkit-probe", 0o700) != 0))
     func aStoreThatCannotBeCreatedIsAWriteFailure() async throws {
-        let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"],
-                                              environment: ["AUTHKIT_HOME": "/sys/authkit-test", "AUTHKIT_QIITA_CLIENT_ID": "x", "AUTHKIT_QIITA_CLIENT_SECRET": "y"])
-        #expect(result.status == 74 && result.stderr.contains("/sys/authkit-test: could not be saved: this directory cannot be created"),
-                "exit \(result.status): \(result.stderr)")
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"],
+            environment: [
+                "AUTHKIT_HOME": "/sys/authkit-test", "AUTHKIT_QIITA_CLIENT_ID": "x", "AUTHKIT_QIITA_CLIENT_SECRET": "y",
+            ])
+        #expect(
+            result.status == 74
+                && result.stderr.contains("/sys/authkit-test: could not be saved: this directory cannot be created"),
+            "exit \(result.status): \(result.stderr)")
         #expect(!result.stderr.contains("Open this URL"), "the sign-in started")
     }
 
@@ -86,7 +101,8 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: home) }
         let elsewhere = home.appendingPathComponent("elsewhere.json")
         try Data(#"{"version":1,"credentials":[]}"#.utf8).write(to: elsewhere)
-        try FileManager.default.createSymbolicLink(atPath: home.appendingPathComponent("credentials.json").path, withDestinationPath: elsewhere.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: home.appendingPathComponent("credentials.json").path, withDestinationPath: elsewhere.path)
         let result = try await CLIProcess.run(["token", "list"], environment: environment(home))
         #expect(result.status == 65 && result.stderr.contains("symbolic link"), "\(result.stderr)")
     }
@@ -103,15 +119,19 @@ import Glibc
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: store.path)
         let list = try await CLIProcess.run(["token", "list"], environment: environment(home))
         #expect(list.status == 65, "\(list.stderr)")
-        #expect(list.stderr.contains(store.path) && list.stderr.contains("every user can write to it (mode 0666)")
+        #expect(
+            list.stderr.contains(store.path) && list.stderr.contains("every user can write to it (mode 0666)")
                 && list.stderr.contains("chmod go-w"), "\(list.stderr)")
         #expect(!list.stdout.contains("qiita") && !list.stderr.contains("the-qiita-token"))
 
         let browser = try recordingBrowser(in: home)
-        let signIn = try await CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "20"],
-                                        environment: environment(home, ["BROWSER": browser.command]))
+        let signIn = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--timeout", "20"],
+            environment: environment(home, ["BROWSER": browser.command]))
         #expect(signIn.status == 65 && signIn.stderr.contains("chmod go-w"), "\(signIn.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: browser.marker.path), "the browser opened before the store was checked")
+        #expect(
+            !FileManager.default.fileExists(atPath: browser.marker.path),
+            "the browser opened before the store was checked")
         #expect(try Data(contentsOf: store) == planted, "the refused store was rewritten")
 
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: store.path)
@@ -128,7 +148,8 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: home) }
         // A browser that answers twice wrongly, as a stale tab and a broken provider would.
         let script = home.appendingPathComponent("browser.sh")
-        try Data(#"""
+        try Data(
+            #"""
             #!/bin/sh
             query() { printf '%s' "$1" | sed -n "s/.*[?&]$2=\([^&]*\).*/\1/p"; }
             redirect=$(query "$1" redirect_uri | sed 's/%3A/:/g; s/%2F/\//g')
@@ -136,23 +157,40 @@ import Glibc
             curl -s -o /dev/null "$redirect?code=abc&state=forged"
             curl -s -o /dev/null "$redirect?code=abc&state=forged"
             curl -s -o /dev/null "$redirect?code=a&code=b&state=$state"
-            """#.utf8).write(to: script)
-        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--timeout", "5"], environment: environment(home, [
-            "BROWSER": "/bin/sh \(script.path)", "AUTHKIT_GITHUB_CLIENT_ID": "id", "AUTHKIT_GITHUB_CLIENT_SECRET": "secret"]))
+            """#.utf8
+        ).write(to: script)
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--timeout", "5"],
+            environment: environment(
+                home,
+                [
+                    "BROWSER": "/bin/sh \(script.path)", "AUTHKIT_GITHUB_CLIENT_ID": "id",
+                    "AUTHKIT_GITHUB_CLIENT_SECRET": "secret",
+                ]))
         #expect(result.status == 5, "\(result.stderr)")
         let said = result.stderr.components(separatedBy: "A request to the redirect address was refused: ")
         #expect(said.count == 3, "each reason once: \(result.stderr)")
-        #expect(result.stderr.contains("was refused: The redirect URL's 'state' does not match this sign-in"), "\(result.stderr)")
-        #expect(result.stderr.contains("3 requests to the redirect address were refused, the last because: The redirect URL has the parameter 'code' more than once"),
-                "\(result.stderr)")
+        #expect(
+            result.stderr.contains("was refused: The redirect URL's 'state' does not match this sign-in"),
+            "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "3 requests to the redirect address were refused, the last because: The redirect URL has the parameter 'code' more than once"
+            ),
+            "\(result.stderr)")
         #expect(!result.stderr.contains("stray"), "\(result.stderr)")
         // In a pipe, no blank line before the timeout's error (one was there for a terminal's cursor).
         #expect(result.stderr.contains("Ctrl-C cancels\nauthkit: error: Timed out after 5 s"), "\(result.stderr)")
         // The status line keeps its end within 80 columns (it lost "Ctrl-C cancels").
-        #expect(result.stderr.contains("Waiting for you to approve in the browser… (3 refused, see above) Ctrl-C cancels"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("Waiting for you to approve in the browser… (3 refused, see above) Ctrl-C cancels"),
+            "\(result.stderr)")
         // The URL is shown though a browser was started (one may start and show nothing).
-        #expect(result.stderr.contains("Opening a browser to sign in to GitHub; if none appears, open this URL:\n\n  https://github.com/login/oauth/authorize?"),
-                "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "Opening a browser to sign in to GitHub; if none appears, open this URL:\n\n  https://github.com/login/oauth/authorize?"
+            ),
+            "\(result.stderr)")
     }
 
     /// Another sign-in for the same provider and label holds its lock: this
@@ -165,9 +203,12 @@ import Glibc
         #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
         let browser = try recordingBrowser(in: home)
         let started = Date()
-        let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--label", "work", "--timeout", "30"],
-                                        environment: environment(home, ["BROWSER": browser.command]))
-        #expect(result.status == 65 && result.stderr.contains("another sign-in to qiita (work) is in progress"), "\(result.stderr)")
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--label", "work", "--timeout", "30"],
+            environment: environment(home, ["BROWSER": browser.command]))
+        #expect(
+            result.status == 65 && result.stderr.contains("another sign-in to qiita (work) is in progress"),
+            "\(result.stderr)")
         #expect(Date().timeIntervalSince(started) < 20)
         #expect(!FileManager.default.fileExists(atPath: browser.marker.path))
     }
@@ -176,7 +217,8 @@ import Glibc
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
         try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
-        let result = try await CLIProcess.run(["request", "--provider", "qiita", "http://api.example.com/user"], environment: environment(home))
+        let result = try await CLIProcess.run(
+            ["request", "--provider", "qiita", "http://api.example.com/user"], environment: environment(home))
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("plain http") && result.stderr.contains("https"))
     }
@@ -188,19 +230,28 @@ import Glibc
             try await elsewhere.start()
             defer { Task { await elsewhere.stop() } }
             server.route("GET", "/api/v2/items") { _ in .redirect(302, to: "\(elsewhere.baseURL)/items") }
-            elsewhere.route("GET", "/items") { request in .json(#"{"authorization":"\#(request.header("Authorization") ?? "none")"}"#) }
+            elsewhere.route("GET", "/items") { request in
+                .json(#"{"authorization":"\#(request.header("Authorization") ?? "none")"}"#)
+            }
             let home = try home()
             defer { try? FileManager.default.removeItem(at: home) }
             try overrideQiita(in: home, at: server)
             try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
 
-            let followed = try await CLIProcess.run(["request", "--provider", "qiita", "-L", "\(server.baseURL)/api/v2/items"], environment: environment(home))
+            let followed = try await CLIProcess.run(
+                ["request", "--provider", "qiita", "-L", "\(server.baseURL)/api/v2/items"],
+                environment: environment(home))
             #expect(followed.status == 0, "\(followed.stderr)")
             #expect(followed.stdout == #"{"authorization":"none"}"#)
-            #expect(try #require(server.requests(to: "/api/v2/items").first).header("Authorization") == "Bearer the-qiita-token")
+            #expect(
+                try #require(server.requests(to: "/api/v2/items").first).header("Authorization")
+                    == "Bearer the-qiita-token")
 
-            let unfollowed = try await CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"], environment: environment(home))
-            #expect(unfollowed.status == 3 && unfollowed.stderr.contains("HTTP 302 (a redirect; -L follows it)"), "\(unfollowed.stderr)")
+            let unfollowed = try await CLIProcess.run(
+                ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"], environment: environment(home))
+            #expect(
+                unfollowed.status == 3 && unfollowed.stderr.contains("HTTP 302 (a redirect; -L follows it)"),
+                "\(unfollowed.stderr)")
             #expect(elsewhere.requests.count == 1)
         }
     }
@@ -213,7 +264,8 @@ import Glibc
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n{\"items\":[1,\r\n",
     ])
     func aBodyCutShortIsAFailure(answer: String) async throws {
-        try await expectRequestFails(on: answer, saying: "the server closed the connection before the end of its answer")
+        try await expectRequestFails(
+            on: answer, saying: "the server closed the connection before the end of its answer")
     }
 
     /// Bytes with no status line (HTTP/0.9), or a status that is not three
@@ -228,9 +280,11 @@ import Glibc
     /// chunk came ("within 481 ms" for `--timeout 2`).
     @Test func aDrippingBodyEndsAtTheTimeoutItNames() async throws {
         let started = ContinuousClock.now
-        try await expectRequestFails(on: .init(head: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n",
-                                               repeating: "2\r\nx\n\r\n", interval: .milliseconds(200)),
-                                     arguments: ["--timeout", "2"], saying: "no complete answer within 2 s")
+        try await expectRequestFails(
+            on: .init(
+                head: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n",
+                repeating: "2\r\nx\n\r\n", interval: .milliseconds(200)),
+            arguments: ["--timeout", "2"], saying: "no complete answer within 2 s")
         #expect(ContinuousClock.now - started < .seconds(10))
     }
 
@@ -241,7 +295,9 @@ import Glibc
     }
 
     /// The same for a server that follows `script`, with `arguments` added to the command.
-    func expectRequestFails(on script: RawResponseServer.Script, arguments: [String] = [], saying reason: String) async throws {
+    func expectRequestFails(on script: RawResponseServer.Script, arguments: [String] = [], saying reason: String)
+        async throws
+    {
         let server = RawResponseServer(script)
         try await server.start()
         defer { Task { await server.stop() } }
@@ -252,9 +308,13 @@ import Glibc
             .write(to: home.appendingPathComponent("providers/qiita.json"), atomically: true, encoding: .utf8)
         try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
 
-        let result = try await CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"] + arguments, environment: environment(home))
+        let result = try await CLIProcess.run(
+            ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"] + arguments,
+            environment: environment(home))
         #expect(result.status == 4, "exit \(result.status): \(result.stderr)")
-        #expect(result.stderr.contains("The request to \(server.baseURL)/api/v2/items failed: \(reason)"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("The request to \(server.baseURL)/api/v2/items failed: \(reason)"),
+            "\(result.stderr)")
         #expect(!result.stderr.contains("the-qiita-token"))
     }
 
@@ -269,8 +329,12 @@ import Glibc
             let line = try #require(list.stdout.split(separator: "\n").first { $0.hasPrefix("qiita ") })
             #expect(line.contains("(override: \(home.path)/providers/qiita.json)"), "\(line)")
             try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
-            let request = try await CLIProcess.run(["token", "header", "--provider", "qiita"], environment: environment(home))
-            #expect(request.stderr.contains("note: 'qiita' comes from \(home.path)/providers/qiita.json, which replaces (bundled) providers/qiita.json and sends to 127.0.0.1:\(server.port)"), "\(request.stderr)")
+            let request = try await CLIProcess.run(
+                ["token", "header", "--provider", "qiita"], environment: environment(home))
+            #expect(
+                request.stderr.contains(
+                    "note: 'qiita' comes from \(home.path)/providers/qiita.json, which replaces (bundled) providers/qiita.json and sends to 127.0.0.1:\(server.port)"
+                ), "\(request.stderr)")
         }
     }
 
@@ -285,13 +349,18 @@ import Glibc
             let file = home.appendingPathComponent("providers/qiita.json")
             try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: file.path)
             let browser = try recordingBrowser(in: home)
-            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "5"],
-                                                  environment: environment(home, ["BROWSER": browser.command]))
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "qiita", "--timeout", "5"],
+                environment: environment(home, ["BROWSER": browser.command]))
             #expect(result.status == 65, "exit \(result.status): \(result.stderr)")
-            #expect(result.stderr.contains("\(file.path): every user can write to it (mode 0666)") && result.stderr.contains("Run: chmod go-w '\(file.path)'"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("\(file.path): every user can write to it (mode 0666)")
+                    && result.stderr.contains("Run: chmod go-w '\(file.path)'"), "\(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: browser.marker.path) && server.requests.isEmpty)
             let list = try await CLIProcess.run(["providers", "list"], environment: environment(home))
-            #expect(list.stderr.contains("'qiita' could not be loaded") && list.stderr.contains("chmod go-w"), "\(list.stderr)")
+            #expect(
+                list.stderr.contains("'qiita' could not be loaded") && list.stderr.contains("chmod go-w"),
+                "\(list.stderr)")
 
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
             let fixed = try await CLIProcess.run(["providers", "show", "qiita"], environment: environment(home))
@@ -317,10 +386,16 @@ import Glibc
         let list = try await CLIProcess.run(["providers", "list"], environment: environment(home), timeout: 20)
         #expect(list.status == 0 && list.stdout.contains("qiita"), "exit \(list.status): \(list.stderr)")
         #expect(list.stderr.contains("\(pipe): is a named pipe, not a regular file; it is not read."), "\(list.stderr)")
-        #expect(list.stderr.contains("\(big.path): is 1048577 bytes, more than the 1048576 allowed; it is not read."), "\(list.stderr)")
-        #expect(list.stderr.contains("\(config): is a named pipe, not a regular file; it is not read."), "\(list.stderr)")
-        let authorize = try await CLIProcess.run(["authorize", "--provider", "piped"], environment: environment(home), timeout: 20)
-        #expect(authorize.status == 65 && authorize.stderr.contains("is a named pipe"), "exit \(authorize.status): \(authorize.stderr)")
+        #expect(
+            list.stderr.contains("\(big.path): is 1048577 bytes, more than the 1048576 allowed; it is not read."),
+            "\(list.stderr)")
+        #expect(
+            list.stderr.contains("\(config): is a named pipe, not a regular file; it is not read."), "\(list.stderr)")
+        let authorize = try await CLIProcess.run(
+            ["authorize", "--provider", "piped"], environment: environment(home), timeout: 20)
+        #expect(
+            authorize.status == 65 && authorize.stderr.contains("is a named pipe"),
+            "exit \(authorize.status): \(authorize.stderr)")
     }
 
     /// A redirect URI the listener could never receive is refused before
@@ -336,33 +411,59 @@ import Glibc
     @Test func anImpossibleRedirectURIIsRefused() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
-        for (uri, expected) in [("http://127.0.0.1:99999/cb", "--redirect-uri: the redirect URI names port 99999, which is not a TCP port (1–65535)"),
-                                ("http://127.0.0.1/cb#frag", "--redirect-uri: the redirect URI has a fragment (#…), which a redirect URI must not have (RFC 6749 §3.1.2)"),
-                                ("http://me:pw@127.0.0.1/cb", "--redirect-uri: the redirect URI carries a user name or password (user:password@), which a redirect URI has no use for"),
-                                ("http://127.0.0.1:8765x/cb", "--redirect-uri: the redirect URI is not an absolute URI"),
-                                ("http://127.0.0.1/cb%zz", "--redirect-uri: the redirect URI holds '%zz', a '%' that begins no escape"),
-                                ("http://127.0.0.1/c\nb", "--redirect-uri: the redirect URI holds a line break or another control character")] {
-            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5", "--redirect-uri", uri],
-                                                  environment: environment(home))
-            #expect(result.status == 64 && result.stderr.contains(expected), "\(uri): exit \(result.status): \(result.stderr.suffix(300))")
-            #expect(!result.stderr.contains("Open this URL") && !result.stderr.contains(":pw@"), "\(uri): the sign-in started")
+        for (uri, expected) in [
+            (
+                "http://127.0.0.1:99999/cb",
+                "--redirect-uri: the redirect URI names port 99999, which is not a TCP port (1–65535)"
+            ),
+            (
+                "http://127.0.0.1/cb#frag",
+                "--redirect-uri: the redirect URI has a fragment (#…), which a redirect URI must not have (RFC 6749 §3.1.2)"
+            ),
+            (
+                "http://me:pw@127.0.0.1/cb",
+                "--redirect-uri: the redirect URI carries a user name or password (user:password@), which a redirect URI has no use for"
+            ),
+            ("http://127.0.0.1:8765x/cb", "--redirect-uri: the redirect URI is not an absolute URI"),
+            ("http://127.0.0.1/cb%zz", "--redirect-uri: the redirect URI holds '%zz', a '%' that begins no escape"),
+            (
+                "http://127.0.0.1/c\nb",
+                "--redirect-uri: the redirect URI holds a line break or another control character"
+            ),
+        ] {
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5", "--redirect-uri", uri],
+                environment: environment(home))
+            #expect(
+                result.status == 64 && result.stderr.contains(expected),
+                "\(uri): exit \(result.status): \(result.stderr.suffix(300))")
+            #expect(
+                !result.stderr.contains("Open this URL") && !result.stderr.contains(":pw@"),
+                "\(uri): the sign-in started")
         }
-        for (uri, expected) in [("http://127.0.0.1/cb ", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI begins or ends with a space"),
-                                ("http://127.0.0.1:8765x/callback", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI is not an absolute URI"),
-                                ("http://127.0.0.1/callback#x", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI has a fragment"),
-                                ("oob", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI is not an absolute URI")] {
-            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"],
-                                                  environment: environment(home).merging(["AUTHKIT_QIITA_REDIRECT_URI": uri]) { $1 })
-            #expect(result.status == 64 && result.stderr.contains(expected), "\(uri): exit \(result.status): \(result.stderr.suffix(300))")
+        for (uri, expected) in [
+            ("http://127.0.0.1/cb ", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI begins or ends with a space"),
+            ("http://127.0.0.1:8765x/callback", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI is not an absolute URI"),
+            ("http://127.0.0.1/callback#x", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI has a fragment"),
+            ("oob", "AUTHKIT_QIITA_REDIRECT_URI: the redirect URI is not an absolute URI"),
+        ] {
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"],
+                environment: environment(home).merging(["AUTHKIT_QIITA_REDIRECT_URI": uri]) { $1 })
+            #expect(
+                result.status == 64 && result.stderr.contains(expected),
+                "\(uri): exit \(result.status): \(result.stderr.suffix(300))")
             #expect(!result.stderr.contains("Open this URL"), "\(uri): the sign-in started")
         }
         let config = home.appendingPathComponent("config.json")
         try Data(#"{"providers": {"qiita": {"redirectURI": "http://127.0.0.1:-1/callback"}}}"#.utf8).write(to: config)
         chmod(config.path, 0o600)
-        let fromFile = try await CLIProcess.run(["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"], environment: environment(home))
-        #expect(fromFile.status == 65 && fromFile.stderr.contains("providers.qiita.redirectURI")
+        let fromFile = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--no-browser", "--timeout", "5"], environment: environment(home))
+        #expect(
+            fromFile.status == 65 && fromFile.stderr.contains("providers.qiita.redirectURI")
                 && fromFile.stderr.contains("is not an absolute URI") && !fromFile.stderr.contains("Open this URL"),
-                "exit \(fromFile.status): \(fromFile.stderr)")
+            "exit \(fromFile.status): \(fromFile.stderr)")
     }
 
     /// A provider file with two `token` sections: a reviewer, `jq` or Python
@@ -382,30 +483,45 @@ import Glibc
             #expect(planted != genuine)
             try Data(planted.utf8).write(to: file)
             let browser = try recordingBrowser(in: home)
-            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "5"],
-                                                  environment: environment(home, ["BROWSER": browser.command]))
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "qiita", "--timeout", "5"],
+                environment: environment(home, ["BROWSER": browser.command]))
             // The genuine section's line (the planted one is on line 3, with the id).
             let line = planted.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
                 .first { $0.offset > 2 && $0.element.contains(#""token": {"#) }.map { $0.offset + 1 }
             #expect(result.status == 65, "exit \(result.status): \(result.stderr)")
-            #expect(result.stderr.contains("\(file.path): field 'token': is given twice (lines 3 and \(line ?? 0))") && result.stderr.contains("keep one"),
-                    "\(result.stderr)")
+            #expect(
+                result.stderr.contains("\(file.path): field 'token': is given twice (lines 3 and \(line ?? 0))")
+                    && result.stderr.contains("keep one"),
+                "\(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: browser.marker.path) && server.requests.isEmpty)
-            let validate = try await CLIProcess.run(["providers", "validate", file.path], environment: environment(home))
-            #expect(validate.status == 65 && validate.stdout.contains("field 'token': is given twice"), "\(validate.stdout)")
+            let validate = try await CLIProcess.run(
+                ["providers", "validate", file.path], environment: environment(home))
+            #expect(
+                validate.status == 65 && validate.stdout.contains("field 'token': is given twice"), "\(validate.stdout)"
+            )
 
             try Data(genuine.utf8).write(to: file)
             let config = home.appendingPathComponent("config.json")
-            try Data("{\"providers\": {\n  \"qiita\": {\"clientID\": \"old\"},\n  \"qiita\": {\"clientID\": \"new\"}\n}}\n".utf8).write(to: config)
+            try Data(
+                "{\"providers\": {\n  \"qiita\": {\"clientID\": \"old\"},\n  \"qiita\": {\"clientID\": \"new\"}\n}}\n"
+                    .utf8
+            ).write(to: config)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: config.path)
-            let configured = try await CLIProcess.run(["authorize", "--provider", "qiita", "--timeout", "5"],
-                                                      environment: ["AUTHKIT_HOME": home.path, "BROWSER": browser.command])
-            #expect(configured.status == 65 && configured.stderr.contains("\(config.path): field 'providers.qiita': is given twice (lines 2 and 3)"),
-                    "exit \(configured.status): \(configured.stderr)")
+            let configured = try await CLIProcess.run(
+                ["authorize", "--provider", "qiita", "--timeout", "5"],
+                environment: ["AUTHKIT_HOME": home.path, "BROWSER": browser.command])
+            #expect(
+                configured.status == 65
+                    && configured.stderr.contains(
+                        "\(config.path): field 'providers.qiita': is given twice (lines 2 and 3)"),
+                "exit \(configured.status): \(configured.stderr)")
             #expect(!FileManager.default.fileExists(atPath: browser.marker.path) && server.requests.isEmpty)
             let list = try await CLIProcess.run(["providers", "list"], environment: ["AUTHKIT_HOME": home.path])
-            #expect(list.status == 0 && list.stderr.contains("config.json cannot be used") && list.stderr.contains("'providers.qiita': is given twice"),
-                    "\(list.stderr)")
+            #expect(
+                list.status == 0 && list.stderr.contains("config.json cannot be used")
+                    && list.stderr.contains("'providers.qiita': is given twice"),
+                "\(list.stderr)")
         }
     }
 
@@ -417,8 +533,9 @@ import Glibc
             let home = try home()
             defer { try? FileManager.default.removeItem(at: home) }
             try overrideQiita(in: home, at: server)
-            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual"], environment: environment(home),
-                                            respond: CLITests.pasteRedirect(code: code))
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "qiita", "--manual"], environment: environment(home),
+                respond: CLITests.pasteRedirect(code: code))
             #expect(result.status == 65, "\(result.stderr)")
             #expect(result.stderr.contains("malformed"), "\(result.stderr)")
             #expect(server.requests(to: "/api/v2/access_tokens").isEmpty)
@@ -433,11 +550,16 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: home) }
         let providers = home.appendingPathComponent("providers")
         try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: providers.appendingPathComponent("zero.json").path, withDestinationPath: "/dev/zero")
-        for command in [["providers", "show", "zero"], ["providers", "validate", providers.appendingPathComponent("zero.json").path]] {
+        try FileManager.default.createSymbolicLink(
+            atPath: providers.appendingPathComponent("zero.json").path, withDestinationPath: "/dev/zero")
+        for command in [
+            ["providers", "show", "zero"],
+            ["providers", "validate", providers.appendingPathComponent("zero.json").path],
+        ] {
             let result = try await CLIProcess.run(command, environment: environment(home))
             let said = result.stdout + result.stderr
-            #expect(result.status != 0 && said.contains("is a device") && !said.contains("chmod"), "\(command): \(said)")
+            #expect(
+                result.status != 0 && said.contains("is a device") && !said.contains("chmod"), "\(command): \(said)")
         }
     }
 
@@ -468,7 +590,10 @@ import Glibc
         let result = try await CLIProcess.run(
             ["authorize", "--provider", "qiita", "--manual", "--client-id", "c", "--client-secret", "s"],
             environment: environment(home), timeout: 20,
-            respond: { $0.contains("Then paste") ? "http://127.0.0.1/callback?code=" + String(repeating: "a", count: 100_000) : nil })
+            respond: {
+                $0.contains("Then paste")
+                    ? "http://127.0.0.1/callback?code=" + String(repeating: "a", count: 100_000) : nil
+            })
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("longer than 64 KiB"), "\(result.stderr)")
     }
@@ -478,13 +603,18 @@ import Glibc
     @Test func providerTextCannotDriveTheTerminal() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
-        let store = #"{"version":1,"credentials":[{"providerID":"qiita","label":"w\u001b[2J","kind":"oauth2","accessToken":"the-qiita-token","tokenType":"Bearer\u001b[31m","scopes":["read\u001b]0;pwned\u0007"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{"screen_name":"x\u001b[1A"}}]}"#
+        let store =
+            #"{"version":1,"credentials":[{"providerID":"qiita","label":"w\u001b[2J","kind":"oauth2","accessToken":"the-qiita-token","tokenType":"Bearer\u001b[31m","scopes":["read\u001b]0;pwned\u0007"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{"screen_name":"x\u001b[1A"}}]}"#
         try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
-        for arguments in [["token", "list"], ["token", "show", "--provider", "qiita", "--label", "w\u{1B}[2J"],
-                          ["token", "show", "--provider", "qiita", "--label", "w\u{1B}[2J", "--field", "screen_name"]] {
+        for arguments in [
+            ["token", "list"], ["token", "show", "--provider", "qiita", "--label", "w\u{1B}[2J"],
+            ["token", "show", "--provider", "qiita", "--label", "w\u{1B}[2J", "--field", "screen_name"],
+        ] {
             let result = try await CLIProcess.run(arguments, environment: environment(home))
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
-            #expect(!result.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(arguments) printed a control character")
+            #expect(
+                !result.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 },
+                "\(arguments) printed a control character")
             #expect(result.stdout.contains("\\u{1B}"), "\(arguments): \(result.stdout)")
         }
     }
@@ -497,7 +627,8 @@ import Glibc
         func stored(_ label: String, _ token: String) -> String {
             #"{"providerID":"qiita","label":"\#(label)","kind":"oauth2","accessToken":"\#(token)","tokenType":"Bearer","scopes":[],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}"#
         }
-        let store = #"{"version":1,"credentials":[\#(stored("仕事", "0000000000000000aaaa")),\#(stored("personal", "0000000000000000bbbb"))]}"#
+        let store =
+            #"{"version":1,"credentials":[\#(stored("仕事", "0000000000000000aaaa")),\#(stored("personal", "0000000000000000bbbb"))]}"#
         try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
         let result = try await CLIProcess.run(["token", "list"], environment: environment(home))
         #expect(result.status == 0, "\(result.stderr)")
@@ -514,24 +645,45 @@ import Glibc
     /// choosing otherwise) it now goes on as --manual does: the URL to open,
     /// then the prompt to paste where the browser ends. Without a terminal to
     /// paste at (a script), the error stays. So where no browser can open.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
+        ))
     func aRedirectNoListenerReceivesIsPastedAtATerminal() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
-        let command = "env AUTHKIT_HOME='\(home.path)' BROWSER=true AUTHKIT_INSTAGRAM_CLIENT_ID=c AUTHKIT_INSTAGRAM_CLIENT_SECRET=s '\(CLIProcess.binary.path)' authorize --provider instagram --timeout 20"
-        let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], timeout: 30, launcher: ["/usr/bin/script"], bareLauncher: true)
-        #expect(terminal.stdout.contains("Instagram redirects to https://localhost/callback, which no listener here can receive: you will paste the address your browser ends on (--manual)."),
-                "\(terminal.stdout)")
-        #expect(terminal.stdout.contains("https://www.instagram.com/oauth/authorize?") && terminal.stdout.contains("Then paste the full URL the browser was sent to"),
-                "\(terminal.stdout)")
-        let script = try await CLIProcess.run(["authorize", "--provider", "instagram", "--timeout", "20"],
-                                              environment: environment(home, ["BROWSER": "true", "AUTHKIT_INSTAGRAM_CLIENT_ID": "c", "AUTHKIT_INSTAGRAM_CLIENT_SECRET": "s"]))
-        #expect(script.status == 64 && script.stderr.contains("which the loopback listener cannot receive. Use --manual"), "\(script.stderr)")
+        let command =
+            "env AUTHKIT_HOME='\(home.path)' BROWSER=true AUTHKIT_INSTAGRAM_CLIENT_ID=c AUTHKIT_INSTAGRAM_CLIENT_SECRET=s '\(CLIProcess.binary.path)' authorize --provider instagram --timeout 20"
+        let terminal = try await CLIProcess.run(
+            ["-qec", command, "/dev/null"], environment: [:], timeout: 30, launcher: ["/usr/bin/script"],
+            bareLauncher: true)
+        #expect(
+            terminal.stdout.contains(
+                "Instagram redirects to https://localhost/callback, which no listener here can receive: you will paste the address your browser ends on (--manual)."
+            ),
+            "\(terminal.stdout)")
+        #expect(
+            terminal.stdout.contains("https://www.instagram.com/oauth/authorize?")
+                && terminal.stdout.contains("Then paste the full URL the browser was sent to"),
+            "\(terminal.stdout)")
+        let script = try await CLIProcess.run(
+            ["authorize", "--provider", "instagram", "--timeout", "20"],
+            environment: environment(
+                home, ["BROWSER": "true", "AUTHKIT_INSTAGRAM_CLIENT_ID": "c", "AUTHKIT_INSTAGRAM_CLIENT_SECRET": "s"]))
+        #expect(
+            script.status == 64 && script.stderr.contains("which the loopback listener cannot receive. Use --manual"),
+            "\(script.stderr)")
         // The same where no browser can be opened (an SSH session) and the
         // provider has no device grant: the error told the person to rerun with --manual.
-        let remote = "env -u DISPLAY -u WAYLAND_DISPLAY -u BROWSER AUTHKIT_HOME='\(home.path)' AUTHKIT_QIITA_CLIENT_ID=c AUTHKIT_QIITA_CLIENT_SECRET=s '\(CLIProcess.binary.path)' authorize --provider qiita --timeout 20"
-        let ssh = try await CLIProcess.run(["-qec", remote, "/dev/null"], environment: [:], timeout: 30, launcher: ["/usr/bin/script"], bareLauncher: true)
-        #expect(ssh.stdout.contains("and Qiita offers no device grant: open the URL below in a browser on any machine, then paste the address it ends on (--manual).")
+        let remote =
+            "env -u DISPLAY -u WAYLAND_DISPLAY -u BROWSER AUTHKIT_HOME='\(home.path)' AUTHKIT_QIITA_CLIENT_ID=c AUTHKIT_QIITA_CLIENT_SECRET=s '\(CLIProcess.binary.path)' authorize --provider qiita --timeout 20"
+        let ssh = try await CLIProcess.run(
+            ["-qec", remote, "/dev/null"], environment: [:], timeout: 30, launcher: ["/usr/bin/script"],
+            bareLauncher: true)
+        #expect(
+            ssh.stdout.contains(
+                "and Qiita offers no device grant: open the URL below in a browser on any machine, then paste the address it ends on (--manual)."
+            )
                 && ssh.stdout.contains("Then paste the full URL"), "\(ssh.stdout)")
     }
 
@@ -539,27 +691,39 @@ import Glibc
     /// column (scopes, often long URLs) is cut with `…`, and so is a label
     /// too long for the line (it took 200 columns, and every row wrapped).
     /// A pipe gets every scope and the whole label.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
+        ))
     func longScopesAreCutToTheTerminal() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
-        let scopes = #"["openid","https://www.googleapis.com/auth/userinfo.email","https://www.googleapis.com/auth/drive.readonly"]"#
+        let scopes =
+            #"["openid","https://www.googleapis.com/auth/userinfo.email","https://www.googleapis.com/auth/drive.readonly"]"#
         let long = String(repeating: "w", count: 120)
-        let store = #"{"version":1,"credentials":[{"providerID":"qiita","label":"仕事","kind":"oauth2","accessToken":"0000000000000000aaaa","tokenType":"Bearer","scopes":\#(scopes),"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}},"#
+        let store =
+            #"{"version":1,"credentials":[{"providerID":"qiita","label":"仕事","kind":"oauth2","accessToken":"0000000000000000aaaa","tokenType":"Bearer","scopes":\#(scopes),"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}},"#
             + #"{"providerID":"qiita","label":"\#(long)","kind":"oauth2","accessToken":"0000000000000000bbbb","tokenType":"Bearer","scopes":["read_qiita"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
         try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: home.appendingPathComponent("credentials.json").path)
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o600], ofItemAtPath: home.appendingPathComponent("credentials.json").path)
         let command = "stty cols 80; env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' token list"
-        let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+        let terminal = try await CLIProcess.run(
+            ["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
         let rows = terminal.stdout.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
         #expect(rows.count == 3 && rows.allSatisfy { $0.terminalColumns < 80 }, "\(terminal.stdout)")
-        let work = rows.first { $0.hasPrefix("qiita (仕事)") }, wide = rows.first { $0.hasPrefix("qiita (ww") }
+        let work = rows.first { $0.hasPrefix("qiita (仕事)") }
+        let wide = rows.first { $0.hasPrefix("qiita (ww") }
         // The label is cut in its middle (its end is kept: labels often differ there).
-        #expect(work?.hasSuffix("…") == true && wide?.contains("w…w") == true && wide?.contains("w)  ••••bbbb") == true && wide?.hasSuffix("read_qiita") == true,
-                "\(terminal.stdout)")
+        #expect(
+            work?.hasSuffix("…") == true && wide?.contains("w…w") == true && wide?.contains("w)  ••••bbbb") == true
+                && wide?.hasSuffix("read_qiita") == true,
+            "\(terminal.stdout)")
         let piped = try await CLIProcess.run(["token", "list"], environment: environment(home))
-        #expect(piped.stdout.contains("openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/drive.readonly"),
-                "\(piped.stdout)")
+        #expect(
+            piped.stdout.contains(
+                "openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/drive.readonly"),
+            "\(piped.stdout)")
         #expect(piped.stdout.contains("qiita (\(long))"), "\(piped.stdout)")
     }
 
@@ -567,17 +731,24 @@ import Glibc
     /// pushed every row of `providers list` past 80 columns: the id column
     /// grew to fit it. It now grows to 24 at most; the long id is shown whole,
     /// its row alone out of line.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
+        ))
     func oneLongProviderIdDoesNotWidenEveryRow() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
         let id = "acme-internal-identity-provider-for-the-staging-env"
         let providers = home.appendingPathComponent("providers")
         try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
-        try Data(#"{"id": "\#(id)", "name": "Acme staging", "protocol": "oauth2", "authorization": {"url": "https://e.example/a"}, "token": {"url": "https://e.example/t"}}"#.utf8)
-            .write(to: providers.appendingPathComponent("\(id).json"))
+        try Data(
+            #"{"id": "\#(id)", "name": "Acme staging", "protocol": "oauth2", "authorization": {"url": "https://e.example/a"}, "token": {"url": "https://e.example/t"}}"#
+                .utf8
+        )
+        .write(to: providers.appendingPathComponent("\(id).json"))
         let command = "stty cols 80; env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' providers list"
-        let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+        let terminal = try await CLIProcess.run(
+            ["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
         let rows = terminal.stdout.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
         #expect(rows.contains("\(id)  oauth2  Acme staging"), "\(terminal.stdout)")
         #expect(rows.contains { $0.hasPrefix("github                    oauth2  GitHub") }, "\(terminal.stdout)")
@@ -589,11 +760,18 @@ import Glibc
     /// `Process` child inherits a blocked mask on Linux).
     @Test func theBrowserAuthorizeStartsHasDefaultSignals() async throws {
         let home = try home()
-        let script = home.appendingPathComponent("browser.sh"), out = home.appendingPathComponent("browser-status")
-        try Data("#!/bin/sh\n{ while IFS= read -r l; do case $l in SigBlk:*|SigIgn:*) echo \"$l\";; esac; done < /proc/$$/status; echo \"parent: $(tr '\\\\0' ' ' < /proc/$PPID/cmdline)\"; env; } > '\(out.path)'\n".utf8).write(to: script)
-        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--timeout", "3"],
-                                        environment: ["AUTHKIT_HOME": home.path, "BROWSER": "/bin/sh \(script.path)",
-                                                      "AUTHKIT_GITHUB_CLIENT_SECRET": "browser-must-not-see-this"])
+        let script = home.appendingPathComponent("browser.sh")
+        let out = home.appendingPathComponent("browser-status")
+        try Data(
+            "#!/bin/sh\n{ while IFS= read -r l; do case $l in SigBlk:*|SigIgn:*) echo \"$l\";; esac; done < /proc/$$/status; echo \"parent: $(tr '\\\\0' ' ' < /proc/$PPID/cmdline)\"; env; } > '\(out.path)'\n"
+                .utf8
+        ).write(to: script)
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--client-id", "c", "--timeout", "3"],
+            environment: [
+                "AUTHKIT_HOME": home.path, "BROWSER": "/bin/sh \(script.path)",
+                "AUTHKIT_GITHUB_CLIENT_SECRET": "browser-must-not-see-this",
+            ])
         #expect(result.status == 5, "\(result.stderr)") // no one approves: the timeout ends it
         let status = String(decoding: try Data(contentsOf: out), as: UTF8.self)
         #expect(status.contains("SigBlk:\t0000000000000000"), "\(status)")

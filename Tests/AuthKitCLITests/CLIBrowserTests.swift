@@ -1,7 +1,7 @@
+import AuthKit
+import AuthKitTestSupport
 import Foundation
 import Testing
-import AuthKitTestSupport
-import AuthKit
 
 /// `authkit authorize` through the loopback listener, with `$BROWSER` set to a
 /// script that plays the user: it fetches the authorization URL and follows
@@ -35,26 +35,34 @@ import AuthKit
             let query = Dictionary((FormURLEncoding.decode(request.query ?? "") ?? []), uniquingKeysWith: { a, _ in a })
             let redirect = query["redirect_uri"] ?? ""
             let state = PercentEncoding.encode(query["state"] ?? "")
-            let location = deny ? "\(redirect)?error=access_denied&state=\(state)" : "\(redirect)?code=browser-code&state=\(state)"
+            let location =
+                deny ? "\(redirect)?error=access_denied&state=\(state)" : "\(redirect)?code=browser-code&state=\(state)"
             return StubResponse(status: 302, headers: [("Location", location)])
         }
         server.route("POST", "/token") { request in
             let body = Dictionary((FormURLEncoding.decode(request.bodyText) ?? []), uniquingKeysWith: { a, _ in a })
-            guard body["code"] == "browser-code", body["code_verifier"] != nil else { return .json(#"{"error":"invalid_grant"}"#, status: 400) }
-            return .json(#"{"access_token":"browser-token-0123456789","token_type":"Bearer","expires_in":3600,"refresh_token":"r1","scope":"read"}"#)
+            guard body["code"] == "browser-code", body["code_verifier"] != nil else {
+                return .json(#"{"error":"invalid_grant"}"#, status: 400)
+            }
+            return .json(
+                #"{"access_token":"browser-token-0123456789","token_type":"Bearer","expires_in":3600,"refresh_token":"r1","scope":"read"}"#
+            )
         }
     }
 
     func env(_ home: URL) -> [String: String] {
-        ["AUTHKIT_HOME": home.path, "BROWSER": "/bin/sh \(home.path)/browser.sh",
-         "AUTHKIT_LOCAL_CLIENT_ID": "browser-client", "AUTHKIT_LOCAL_CLIENT_SECRET": "browser-secret"]
+        [
+            "AUTHKIT_HOME": home.path, "BROWSER": "/bin/sh \(home.path)/browser.sh",
+            "AUTHKIT_LOCAL_CLIENT_ID": "browser-client", "AUTHKIT_LOCAL_CLIENT_SECRET": "browser-secret",
+        ]
     }
 
     @Test func signInThroughTheBrowserAndListener() async throws {
         try await withServer { server in
             authorizationServer(server)
             let home = try home(descriptor: descriptor(server))
-            let result = try await CLIProcess.run(["authorize", "--provider", "local", "--json"], environment: env(home))
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "local", "--json"], environment: env(home))
             #expect(result.status == 0, "\(result.stderr)")
             let credential = try JSONDecoder.iso.decode(Credential.self, from: Data(result.stdout.utf8))
             #expect(credential.accessToken == "browser-token-0123456789")
@@ -63,7 +71,8 @@ import AuthKit
             let opened = try String(contentsOf: home.appendingPathComponent("browser.log"), encoding: .utf8)
             #expect(opened.hasPrefix("\(server.baseURL)/authorize?"))
             #expect(opened.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A"))
-            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+                .allCredentials()
             #expect(stored.map(\.accessToken) == ["browser-token-0123456789"])
         }
     }
@@ -80,10 +89,14 @@ import AuthKit
                 return .json(#"{"access_token":"browser-token-0123456789","token_type":"Bearer","expires_in":3600}"#)
             }
             let home = try home(descriptor: descriptor(server))
-            let result = try await CLIProcess.run(["authorize", "--provider", "local"], environment: env(home),
-                                                  signalWhen: { !exchanges.all.isEmpty }, signals: [SIGTERM])
-            #expect(result.signal == SIGTERM && result.stderr.contains("the sign-in is stored"), "status \(result.status): \(result.stderr)")
-            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "local"], environment: env(home),
+                signalWhen: { !exchanges.all.isEmpty }, signals: [SIGTERM])
+            #expect(
+                result.signal == SIGTERM && result.stderr.contains("the sign-in is stored"),
+                "status \(result.status): \(result.stderr)")
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+                .allCredentials()
             #expect(stored.map(\.accessToken) == ["browser-token-0123456789"])
         }
     }
@@ -104,7 +117,8 @@ import AuthKit
             authorizationServer(server)
             let home = try home(descriptor: descriptor(server))
             let started = Date()
-            let result = try await CLIProcess.run(["authorize", "--provider", "local", "--no-browser", "--timeout", "2"], environment: env(home))
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "local", "--no-browser", "--timeout", "2"], environment: env(home))
             #expect(result.status == 5)
             #expect(Date().timeIntervalSince(started) < 20)
             #expect(result.stderr.contains("\(server.baseURL)/authorize?"))
@@ -118,18 +132,28 @@ import AuthKit
             authorizationServer(server)
             let home = try home(descriptor: descriptor(server))
             // The test server already holds this port.
-            let result = try await CLIProcess.run(["authorize", "--provider", "local", "--port", "\(server.port)", "--no-browser"], environment: env(home))
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "local", "--port", "\(server.port)", "--no-browser"], environment: env(home)
+            )
             #expect(result.status == 64)
             #expect(result.stderr.contains("\(server.port)"))
             // The port was the user's --port: not blamed on the provider.
-            #expect(!result.stderr.contains("The provider's redirect URI fixes this port") && result.stderr.contains("or the one asked for"), "\(result.stderr)")
+            #expect(
+                !result.stderr.contains("The provider's redirect URI fixes this port")
+                    && result.stderr.contains("or the one asked for"), "\(result.stderr)")
         }
     }
 
     @Test func httpsOnlyProviderAsksForManual() async throws {
-        let home = try home(descriptor: "{\"id\": \"local\", \"protocol\": \"oauth2\", \"authorization\": {\"url\": \"https://example.com/a\"}, \"token\": {\"url\": \"https://example.com/t\"}}")
-        let result = try await CLIProcess.run(["authorize", "--provider", "instagram"],
-                                        environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_INSTAGRAM_CLIENT_ID": "x", "AUTHKIT_INSTAGRAM_CLIENT_SECRET": "s"])
+        let home = try home(
+            descriptor:
+                "{\"id\": \"local\", \"protocol\": \"oauth2\", \"authorization\": {\"url\": \"https://example.com/a\"}, \"token\": {\"url\": \"https://example.com/t\"}}"
+        )
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "instagram"],
+            environment: [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_INSTAGRAM_CLIENT_ID": "x", "AUTHKIT_INSTAGRAM_CLIENT_SECRET": "s",
+            ])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--manual"))
     }

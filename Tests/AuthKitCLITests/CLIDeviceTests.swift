@@ -9,16 +9,20 @@ import Testing
     /// A provider `tv` with a device endpoint; the token is granted on the second poll.
     func setUp(_ server: TestHTTPServer, expiresIn: Int = 120) throws -> URL {
         server.route("POST", "/device") { _ in
-            .json(#"{"device_code":"dev-code","user_code":"WDJB-MJHT","verification_uri":"\#(server.baseURL)/activate","expires_in":\#(expiresIn),"interval":1}"#)
+            .json(
+                #"{"device_code":"dev-code","user_code":"WDJB-MJHT","verification_uri":"\#(server.baseURL)/activate","expires_in":\#(expiresIn),"interval":1}"#
+            )
         }
         let polls = Recorder<Int>()
         server.route("POST", "/token") { _ in
             polls.append(1)
-            return polls.all.count < 2 ? .json(#"{"error":"authorization_pending"}"#, status: 400)
+            return polls.all.count < 2
+                ? .json(#"{"error":"authorization_pending"}"#, status: 400)
                 : .json(#"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600}"#)
         }
         let home = try CLIProcess.home("authkit-device")
-        let descriptor = #"{"id": "tv", "name": "TV", "protocol": "oauth2", "authorization": {"url": "\#(server.baseURL)/authorize"}, "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}}"#
+        let descriptor =
+            #"{"id": "tv", "name": "TV", "protocol": "oauth2", "authorization": {"url": "\#(server.baseURL)/authorize"}, "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}}"#
         try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/tv.json"))
         return home
     }
@@ -31,9 +35,12 @@ import Testing
     @Test func deviceSignsInWithTheCodeShown() async throws {
         try await withServer { server in
             let home = try setUp(server)
-            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home))
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home))
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stderr.contains("Open \(server.baseURL)/activate and enter the code WDJB-MJHT to sign in to TV"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("Open \(server.baseURL)/activate and enter the code WDJB-MJHT to sign in to TV"),
+                "\(result.stderr)")
             #expect(result.stderr.contains("(the code expires in 1 min)"), "\(result.stderr)")
             #expect(result.stdout.contains("Signed in to TV"))
             let list = try await CLIProcess.run(["token", "list", "--json"], environment: headless(home))
@@ -46,9 +53,12 @@ import Testing
     @Test func aShortLivedCodeIsGivenInSeconds() async throws {
         try await withServer { server in
             let home = try setUp(server, expiresIn: 5)
-            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home))
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home))
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stderr.contains("(the code expires in 4 s)") || result.stderr.contains("(the code expires in 5 s)"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("(the code expires in 4 s)")
+                    || result.stderr.contains("(the code expires in 5 s)"), "\(result.stderr)")
         }
     }
 
@@ -56,27 +66,37 @@ import Testing
     @Test func noBrowserHereChoosesTheDeviceGrant() async throws {
         try await withServer { server in
             let home = try setUp(server)
-            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--timeout", "30"], environment: headless(home))
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--timeout", "30"], environment: headless(home))
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stderr.contains("No browser can be opened here (an SSH session without a display); signing in to TV with a device code instead (--device)"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "No browser can be opened here (an SSH session without a display); signing in to TV with a device code instead (--device)"
+                ), "\(result.stderr)")
         }
     }
 
     /// A provider without the grant: told that --manual is the way, and how.
     @Test func noBrowserAndNoDeviceGrantPointsToManual() async throws {
         let home = TemporaryDirectory.url("authkit-device-none")
-        let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c"],
-                                        environment: ["AUTHKIT_HOME": home.path, "SSH_TTY": "/dev/pts/3", "AUTHKIT_QIITA_CLIENT_SECRET": "s"])
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--client-id", "c"],
+            environment: ["AUTHKIT_HOME": home.path, "SSH_TTY": "/dev/pts/3", "AUTHKIT_QIITA_CLIENT_SECRET": "s"])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("offers no device grant. Use --manual"), "\(result.stderr)")
-        let asked = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--device"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(asked.status == 64 && asked.stderr.contains("no device authorization endpoint") && asked.stderr.contains("--manual"), "\(asked.stderr)")
+        let asked = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--client-id", "c", "--device"],
+            environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            asked.status == 64 && asked.stderr.contains("no device authorization endpoint")
+                && asked.stderr.contains("--manual"), "\(asked.stderr)")
     }
 
     /// A device-only provider: `tv` with its `authorization` section taken out.
     func deviceOnly(_ server: TestHTTPServer) throws -> URL {
         let home = try setUp(server)
-        let descriptor = #"{"id": "tv", "name": "TV", "protocol": "oauth2", "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}}"#
+        let descriptor =
+            #"{"id": "tv", "name": "TV", "protocol": "oauth2", "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}}"#
         try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/tv.json"))
         return home
     }
@@ -88,21 +108,31 @@ import Testing
         try await withServer { server in
             let home = try deviceOnly(server)
             let opened = home.appendingPathComponent("opened")
-            try Data("#!/bin/sh\necho \"$1\" >> '\(opened.path)'\n".utf8).write(to: home.appendingPathComponent("browser.sh"))
-            let desktop = ["AUTHKIT_HOME": home.path, "AUTHKIT_TV_CLIENT_ID": "tv-app", "DISPLAY": ":0", "BROWSER": "/bin/sh \(home.path)/browser.sh"]
-            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--timeout", "30"], environment: desktop)
+            try Data("#!/bin/sh\necho \"$1\" >> '\(opened.path)'\n".utf8).write(
+                to: home.appendingPathComponent("browser.sh"))
+            let desktop = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_TV_CLIENT_ID": "tv-app", "DISPLAY": ":0",
+                "BROWSER": "/bin/sh \(home.path)/browser.sh",
+            ]
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--timeout", "30"], environment: desktop)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stderr.contains("enter the code WDJB-MJHT to sign in to TV"), "\(result.stderr)")
             #expect(try String(contentsOf: opened, encoding: .utf8) == "\(server.baseURL)/activate\n")
             #expect(server.requests(to: "/authorize").isEmpty)
 
-            let manual = try await CLIProcess.run(["authorize", "--provider", "tv", "--manual", "--port", "9000"], environment: desktop)
+            let manual = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--manual", "--port", "9000"], environment: desktop)
             #expect(manual.status == 64, "\(manual.stderr)")
-            #expect(manual.stderr.contains("TV signs in only with a device code") && manual.stderr.contains("providers/tv.json")
+            #expect(
+                manual.stderr.contains("TV signs in only with a device code")
+                    && manual.stderr.contains("providers/tv.json")
                     && manual.stderr.contains("Drop --manual, --port."), "\(manual.stderr)")
 
             let show = try await CLIProcess.run(["providers", "show", "tv"], environment: desktop)
-            #expect(show.status == 0 && show.stdout.contains("authorize:     none: signs in only with the device grant"), "\(show.stdout)")
+            #expect(
+                show.status == 0 && show.stdout.contains("authorize:     none: signs in only with the device grant"),
+                "\(show.stdout)")
             #expect(!show.stdout.contains("redirect:"), "a device-only provider has no redirect to register")
         }
     }
@@ -112,10 +142,15 @@ import Testing
     @Test func sandboxTryRunsTheDeviceGrantForADeviceOnlyProvider() async throws {
         try await withServer { server in
             let home = try deviceOnly(server)
-            let result = try await CLIProcess.run(["sandbox", "try", "--provider", "tv", "--timeout", "30"], environment: headless(home))
+            let result = try await CLIProcess.run(
+                ["sandbox", "try", "--provider", "tv", "--timeout", "30"], environment: headless(home))
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stdout.contains("Sign in with a device code (TV has no authorization endpoint)"), "\(result.stdout)")
-            #expect(result.stdout.contains("device code exchanged for account alice") && result.stdout.contains("→ 200:"), "\(result.stdout)")
+            #expect(
+                result.stdout.contains("Sign in with a device code (TV has no authorization endpoint)"),
+                "\(result.stdout)")
+            #expect(
+                result.stdout.contains("device code exchanged for account alice") && result.stdout.contains("→ 200:"),
+                "\(result.stdout)")
             #expect(server.requests.isEmpty, "the sandbox, not the real endpoints, answered")
         }
     }
@@ -125,8 +160,11 @@ import Testing
     @Test func sandboxServeNamesTheDevicePageForADeviceOnlyProvider() async throws {
         try await withServer { server in
             let home = try deviceOnly(server)
-            let result = try await CLIProcess.run(["sandbox", "serve", "--provider", "tv", "--port", "0"], environment: headless(home), interruptAfter: 3)
-            #expect(result.stdout.contains("secret sandbox-secret; device codes entered at http://127.0.0.1:"), "\(result.stdout)")
+            let result = try await CLIProcess.run(
+                ["sandbox", "serve", "--provider", "tv", "--port", "0"], environment: headless(home), interruptAfter: 3)
+            #expect(
+                result.stdout.contains("secret sandbox-secret; device codes entered at http://127.0.0.1:"),
+                "\(result.stdout)")
             #expect(!result.stdout.contains("redirect"), "\(result.stdout)")
         }
     }
@@ -138,9 +176,12 @@ import Testing
             let home = try setUp(server)
             server.route("POST", "/token") { _ in .json(#"{"error":"authorization_pending"}"#, status: 400) }
             let started = Date()
-            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
-                                            interruptWhen: { $0.contains("enter the code") })
-            #expect(result.signal == SIGINT && result.stderr.contains("Cancelled; nothing was stored."), "status \(result.status): \(result.stderr)")
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
+                interruptWhen: { $0.contains("enter the code") })
+            #expect(
+                result.signal == SIGINT && result.stderr.contains("Cancelled; nothing was stored."),
+                "status \(result.status): \(result.stderr)")
             #expect(Date().timeIntervalSince(started) < 10)
             #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
         }
@@ -166,11 +207,15 @@ import Testing
         try await withServer { server in
             let home = try setUp(server)
             let polls = grantSlowly(server, after: 1.5)
-            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
-                                                  signalWhen: { !polls.all.isEmpty })
-            #expect(result.signal == SIGINT && result.stderr.contains("A poll of the provider under way, if any, is finished first")
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
+                signalWhen: { !polls.all.isEmpty })
+            #expect(
+                result.signal == SIGINT
+                    && result.stderr.contains("A poll of the provider under way, if any, is finished first")
                     && result.stderr.contains("the sign-in is stored"), "status \(result.status): \(result.stderr)")
-            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+                .allCredentials()
             #expect(stored.map(\.accessToken) == ["tv-token"] && polls.all.count == 1)
         }
     }
@@ -184,18 +229,26 @@ import Testing
         try await withServer { server in
             let home = try setUp(server)
             let polls = grantSlowly(server, after: 2.5)
-            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "2"], environment: headless(home))
-            #expect(result.status == 0 && result.stdout.contains("Signed in to TV"), "status \(result.status): \(result.stderr)")
-            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--device", "--timeout", "2"], environment: headless(home))
+            #expect(
+                result.status == 0 && result.stdout.contains("Signed in to TV"),
+                "status \(result.status): \(result.stderr)")
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+                .allCredentials()
             #expect(stored.map(\.accessToken) == ["tv-token"] && polls.all.count == 1)
         }
         try await withServer { server in
             let home = try setUp(server)
             server.route("POST", "/token") { _ in .json(#"{"error":"authorization_pending"}"#, status: 400) }
             let started = Date()
-            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "2"], environment: headless(home))
-            #expect(result.status == 5 && result.stderr.contains("Timed out after 2 s waiting for the sign-in to finish; nothing was stored."),
-                    "status \(result.status): \(result.stderr)")
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--device", "--timeout", "2"], environment: headless(home))
+            #expect(
+                result.status == 5
+                    && result.stderr.contains(
+                        "Timed out after 2 s waiting for the sign-in to finish; nothing was stored."),
+                "status \(result.status): \(result.stderr)")
             #expect(Date().timeIntervalSince(started) < 6, "the wait outlived --timeout")
             #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
         }
@@ -208,9 +261,12 @@ import Testing
             let home = try setUp(server)
             let polls = grantSlowly(server, after: 5)
             let started = Date()
-            let result = try await CLIProcess.run(["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
-                                                  signalWhen: { !polls.all.isEmpty }, signals: [SIGINT, SIGINT])
-            #expect(result.signal == SIGINT && result.stderr.contains("A second Ctrl-C stops now."), "status \(result.status): \(result.stderr)")
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home),
+                signalWhen: { !polls.all.isEmpty }, signals: [SIGINT, SIGINT])
+            #expect(
+                result.signal == SIGINT && result.stderr.contains("A second Ctrl-C stops now."),
+                "status \(result.status): \(result.stderr)")
             #expect(Date().timeIntervalSince(started) < 4.5, "waited for the poll")
             #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
         }

@@ -1,15 +1,18 @@
-import AuthKitTestSupport
 import AuthKit
-@testable import authkit
+import AuthKitTestSupport
 import Foundation
 import Testing
+
+@testable import authkit
 
 /// What the command-line suites share: a fresh home, and one signed in to a
 /// Qiita whose endpoints are a local test server.
 protocol CLIFixture {}
 
 extension CLIFixture {
-    var root: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized }
+    var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+    }
 
     func home() throws -> URL {
         let home = try CLIProcess.home("authkit-cli")
@@ -31,20 +34,28 @@ extension CLIFixture {
     func qiitaItems(at server: TestHTTPServer) throws -> (home: URL, environment: [String: String], url: String) {
         server.route("POST", "/api/v2/items") { _ in .json("{}") }
         let home = try signedInToQiita(at: server)
-        return (home, ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"], "\(server.baseURL)/api/v2/items")
+        return (
+            home, ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"],
+            "\(server.baseURL)/api/v2/items"
+        )
     }
 
     /// `authkit request` for `path` at `server`, with the Qiita credential
     /// ``signedInToQiita(at:)`` stores: once through a pipe, and once in a
     /// real terminal (`script` gives one; its output is both streams, as the
     /// terminal shows them).
-    func requestPipedAndOnATerminal(_ path: String, at server: TestHTTPServer) async throws -> (piped: CLIResult, terminal: CLIResult) {
+    func requestPipedAndOnATerminal(_ path: String, at server: TestHTTPServer) async throws -> (
+        piped: CLIResult, terminal: CLIResult
+    ) {
         let home = try signedInToQiita(at: server)
         let arguments = ["request", "--provider", "qiita", "\(server.baseURL)\(path)"]
-        let piped = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
-        let command = (["env", "AUTHKIT_HOME=\(home.path)", "AUTHKIT_QIITA_CLIENT_ID=c", CLIProcess.binary.path] + arguments)
+        let piped = try await CLIProcess.run(
+            arguments, environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
+        let command =
+            (["env", "AUTHKIT_HOME=\(home.path)", "AUTHKIT_QIITA_CLIENT_ID=c", CLIProcess.binary.path] + arguments)
             .map { "'\($0)'" }.joined(separator: " ")
-        let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+        let terminal = try await CLIProcess.run(
+            ["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
         return (piped, terminal)
     }
 }

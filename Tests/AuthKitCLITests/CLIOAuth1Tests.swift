@@ -1,15 +1,18 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import Testing
-import AuthKitTestSupport
 import AuthKit
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// `authkit` with an OAuth 1.0a provider, against oauthlib's independent
 /// server: PIN sign-in through `--manual`, then signed requests whose
 /// signatures oauthlib verifies.
-@Suite(.serialized, .enabled(if: OAuthlibServer.isEnabled, "needs Python with oauthlib: set AUTHKIT_PYTHON (bash .ci/run does)"))
+@Suite(
+    .serialized,
+    .enabled(if: OAuthlibServer.isEnabled, "needs Python with oauthlib: set AUTHKIT_PYTHON (bash .ci/run does)"))
 struct CLIOAuth1Tests {
     let consumerKey = "cli-consumer-key-0001"
     let consumerSecret = "cli-consumer-secret-0001"
@@ -18,12 +21,13 @@ struct CLIOAuth1Tests {
     func home(for server: OAuthlibServer) throws -> URL {
         let home = try CLIProcess.home("authkit-cli1")
         let descriptor = """
-        {"id": "twitter", "name": "X (local oauthlib)", "protocol": "oauth1",
-         "redirect": {"host": "127.0.0.1", "port": 8765, "path": "/callback"},
-         "oauth1": {"requestTokenURL": "\(server.baseURL)/request_token", "authorizeURL": "\(server.baseURL)/authorize",
-                    "accessTokenURL": "\(server.baseURL)/access_token"}}
-        """
-        try descriptor.write(to: home.appendingPathComponent("providers/twitter.json"), atomically: true, encoding: .utf8)
+            {"id": "twitter", "name": "X (local oauthlib)", "protocol": "oauth1",
+             "redirect": {"host": "127.0.0.1", "port": 8765, "path": "/callback"},
+             "oauth1": {"requestTokenURL": "\(server.baseURL)/request_token", "authorizeURL": "\(server.baseURL)/authorize",
+                        "accessTokenURL": "\(server.baseURL)/access_token"}}
+            """
+        try descriptor.write(
+            to: home.appendingPathComponent("providers/twitter.json"), atomically: true, encoding: .utf8)
         return home
     }
 
@@ -31,10 +35,13 @@ struct CLIOAuth1Tests {
     /// provider approves at once and shows a PIN) and types the PIN.
     static func typePIN(_ stderr: String) -> String? {
         guard stderr.contains("type the code"),
-              let line = stderr.split(separator: "\n").first(where: { $0.contains("/authorize?") }),
-              let url = URL(string: line.trimmingCharacters(in: .whitespaces)) else { return nil }
+            let line = stderr.split(separator: "\n").first(where: { $0.contains("/authorize?") }),
+            let url = URL(string: line.trimmingCharacters(in: .whitespaces))
+        else { return nil }
         let page = Fetch.text(url) ?? ""
-        guard let start = page.range(of: "<code id=\"pin\">"), let end = page.range(of: "</code>", range: start.upperBound..<page.endIndex) else { return nil }
+        guard let start = page.range(of: "<code id=\"pin\">"),
+            let end = page.range(of: "</code>", range: start.upperBound..<page.endIndex)
+        else { return nil }
         return String(page[start.upperBound..<end.lowerBound])
     }
 
@@ -42,11 +49,16 @@ struct CLIOAuth1Tests {
     /// (the last alone was, and the header did not match the body sent).
     @Test func repeatedDataIsSignedWhole() async throws {
         let environment = ["AUTHKIT_HOME": try CLIProcess.home("authkit-sign-repeated").path]
-        let common = ["sign", "-X", "POST", "https://api.example.com/x", "--consumer-key", "k", "--consumer-secret", "s", "--nonce", "n", "--timestamp", "1"]
+        let common = [
+            "sign", "-X", "POST", "https://api.example.com/x", "--consumer-key", "k", "--consumer-secret", "s",
+            "--nonce", "n", "--timestamp", "1",
+        ]
         let joined = try await CLIProcess.run(common + ["-d", "a=1&b=2"], environment: environment)
         let repeated = try await CLIProcess.run(common + ["-d", "a=1", "-d", "b=2"], environment: environment)
         let last = try await CLIProcess.run(common + ["-d", "b=2"], environment: environment)
-        #expect(joined.status == 0 && repeated.status == 0 && repeated.stdout == joined.stdout && repeated.stdout != last.stdout, "\(repeated.stderr)")
+        #expect(
+            joined.status == 0 && repeated.status == 0 && repeated.stdout == joined.stdout
+                && repeated.stdout != last.stdout, "\(repeated.stderr)")
         let twice = try await CLIProcess.run(common + ["-d", "@-", "-d", "@-"], environment: environment)
         #expect(twice.status == 64 && twice.stderr.contains("Standard input can be read once"), "\(twice.stderr)")
     }
@@ -56,24 +68,33 @@ struct CLIOAuth1Tests {
         try await server.start(consumerKey: consumerKey, consumerSecret: consumerSecret)
         defer { server.stop() }
         let home = try home(for: server)
-        let env = ["AUTHKIT_HOME": home.path, "AUTHKIT_TWITTER_CLIENT_ID": consumerKey, "AUTHKIT_TWITTER_CLIENT_SECRET": consumerSecret]
+        let env = [
+            "AUTHKIT_HOME": home.path, "AUTHKIT_TWITTER_CLIENT_ID": consumerKey,
+            "AUTHKIT_TWITTER_CLIENT_SECRET": consumerSecret,
+        ]
 
-        let signIn = try await CLIProcess.run(["authorize", "--provider", "twitter", "--manual"], environment: env, respond: Self.typePIN)
+        let signIn = try await CLIProcess.run(
+            ["authorize", "--provider", "twitter", "--manual"], environment: env, respond: Self.typePIN)
         #expect(signIn.status == 0, "\(signIn.stderr)")
         #expect(signIn.stdout.contains("\naccount:   authkit-tester"), "\(signIn.stdout)")
         #expect(!signIn.stdout.contains(consumerSecret) && !signIn.stderr.contains(consumerSecret))
 
-        let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+        let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+            .allCredentials()
         #expect(stored.count == 1)
         #expect(stored.first?.kind == .oauth1)
         #expect(stored.first?.tokenSecret?.isEmpty == false)
 
-        let get = try await CLIProcess.run(["request", "--provider", "twitter", "\(server.baseURL)/resource?count=2&q=a%20b"], environment: env)
+        let get = try await CLIProcess.run(
+            ["request", "--provider", "twitter", "\(server.baseURL)/resource?count=2&q=a%20b"], environment: env)
         #expect(get.status == 0, "\(get.stdout) \(get.stderr)")
         #expect(get.stdout.contains(#""ok": true"#))
 
-        let post = try await CLIProcess.run(["request", "--provider", "twitter", "-X", "POST", "\(server.baseURL)/resource",
-                                       "-d", "status=Hello%20Ladies%20%2B%20Gentlemen"], environment: env)
+        let post = try await CLIProcess.run(
+            [
+                "request", "--provider", "twitter", "-X", "POST", "\(server.baseURL)/resource",
+                "-d", "status=Hello%20Ladies%20%2B%20Gentlemen",
+            ], environment: env)
         #expect(post.status == 0, "\(post.stdout) \(post.stderr)")
         #expect(post.stdout.contains("Hello Ladies + Gentlemen"))
 
@@ -89,19 +110,26 @@ struct CLIOAuth1Tests {
         // A body as form encoders write it, spaces as '+' (issue 44, item 8):
         // oauthlib decodes it so before checking the signature.
         let plusForm = "status=caf%C3%A9+%26+cr%C3%A8me&x=0"
-        for (arguments, method, body) in [(["-X", "GET"], "GET", nil), (["-d", form], "POST", form), (["-d", "@" + formFile.path], "POST", form),
-                                          (["-X", "POST", "-d", plusForm], "POST", plusForm)] {
-            let header = try await CLIProcess.run(["token", "header", "--provider", "twitter", resource.absoluteString] + arguments, environment: env)
+        for (arguments, method, body) in [
+            (["-X", "GET"], "GET", nil), (["-d", form], "POST", form), (["-d", "@" + formFile.path], "POST", form),
+            (["-X", "POST", "-d", plusForm], "POST", plusForm),
+        ] {
+            let header = try await CLIProcess.run(
+                ["token", "header", "--provider", "twitter", resource.absoluteString] + arguments, environment: env)
             #expect(header.stdout.hasPrefix("Authorization: OAuth "), "\(header.stderr)")
             var request = URLRequest(url: resource)
             request.httpMethod = method
-            request.setValue(String(header.stdout.dropFirst("Authorization: ".count).trimmingCharacters(in: .newlines)), forHTTPHeaderField: "Authorization")
+            request.setValue(
+                String(header.stdout.dropFirst("Authorization: ".count).trimmingCharacters(in: .newlines)),
+                forHTTPHeaderField: "Authorization")
             if let body {
                 request.httpBody = Data(body.utf8)
                 request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
             }
             let (data, response) = try await URLSession.shared.data(for: request)
-            #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(method): \(String(decoding: data, as: UTF8.self))")
+            #expect(
+                (response as? HTTPURLResponse)?.statusCode == 200, "\(method): \(String(decoding: data, as: UTF8.self))"
+            )
         }
         let unsigned = try await CLIProcess.run(["token", "header", "--provider", "twitter"], environment: env)
         #expect(unsigned.status == 64)
@@ -123,8 +151,11 @@ extension CLIOAuth1Tests {
             .write(to: file, atomically: true, encoding: .utf8)
         try "#!/bin/sh\nexec curl -s -L --max-time 10 -o /dev/null \"$1\"\n".write(
             to: home.appendingPathComponent("browser.sh"), atomically: true, encoding: .utf8)
-        let env = ["AUTHKIT_HOME": home.path, "AUTHKIT_TWITTER_CLIENT_ID": consumerKey, "AUTHKIT_TWITTER_CLIENT_SECRET": consumerSecret,
-                   "BROWSER": "/bin/sh \(home.path)/browser.sh"]
+        let env = [
+            "AUTHKIT_HOME": home.path, "AUTHKIT_TWITTER_CLIENT_ID": consumerKey,
+            "AUTHKIT_TWITTER_CLIENT_SECRET": consumerSecret,
+            "BROWSER": "/bin/sh \(home.path)/browser.sh",
+        ]
         let result = try await CLIProcess.run(["authorize", "--provider", "twitter", "--json"], environment: env)
         #expect(result.status == 0, "\(result.stderr)")
         let credential = try JSONDecoder.iso.decode(Credential.self, from: Data(result.stdout.utf8))

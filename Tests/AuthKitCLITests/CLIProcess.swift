@@ -1,5 +1,5 @@
-import Foundation
 import AuthKitTestSupport
+import Foundation
 
 /// Runs the built `authkit` binary as a user would, with its own environment,
 /// and captures exit status, standard output and standard error.
@@ -16,7 +16,8 @@ enum CLIProcess {
     /// A fresh `$AUTHKIT_HOME` for one test, with its `providers` folder.
     static func home(_ name: String) throws -> URL {
         let home = TemporaryDirectory.url(name)
-        try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
         // Private, as authkit makes a home it creates: otherwise every
         // command would warn that the store is readable by others.
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: home.path)
@@ -49,18 +50,22 @@ enum CLIProcess {
     ) async throws -> CLIResult {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
-                continuation.resume(with: Result {
-                    try runBlocking(arguments, environment: environment, timeout: timeout, workingDirectory: workingDirectory,
-                                    launcher: launcher, bareLauncher: bareLauncher, respond: respond, interruptWhen: interruptWhen,
-                                    interruptAfter: interruptAfter, signalWhen: signalWhen, signals: signals)
-                })
+                continuation.resume(
+                    with: Result {
+                        try runBlocking(
+                            arguments, environment: environment, timeout: timeout, workingDirectory: workingDirectory,
+                            launcher: launcher, bareLauncher: bareLauncher, respond: respond,
+                            interruptWhen: interruptWhen,
+                            interruptAfter: interruptAfter, signalWhen: signalWhen, signals: signals)
+                    })
             }.start()
         }
     }
 
     private static func runBlocking(
         _ arguments: [String], environment: [String: String], timeout: TimeInterval, workingDirectory: URL?,
-        launcher: [String], bareLauncher: Bool, respond: (@Sendable (String) -> String?)?, interruptWhen: (@Sendable (String) -> Bool)?,
+        launcher: [String], bareLauncher: Bool, respond: (@Sendable (String) -> String?)?,
+        interruptWhen: (@Sendable (String) -> Bool)?,
         interruptAfter: TimeInterval?, signalWhen: (@Sendable () -> Bool)?, signals: [Int32]
     ) throws -> CLIResult {
         let process = Process()
@@ -72,10 +77,15 @@ enum CLIProcess {
             process.arguments = arguments
         }
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }
-        var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": environment["AUTHKIT_HOME"] ?? "/nonexistent"]
+        var env = [
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            "HOME": environment["AUTHKIT_HOME"] ?? "/nonexistent",
+        ]
         env.merge(environment) { _, new in new }
         process.environment = env
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
@@ -85,8 +95,10 @@ enum CLIProcess {
         // dispatch sources race with the pipe's descriptor being closed and its
         // number reused (other tests open and close many sockets at once), which
         // crashed libdispatch's event loop on Linux.
-        let outDone = DispatchSemaphore(value: 0), errDone = DispatchSemaphore(value: 0)
-        let stdoutReader = stdout.fileHandleForReading, stderrReader = stderr.fileHandleForReading
+        let outDone = DispatchSemaphore(value: 0)
+        let errDone = DispatchSemaphore(value: 0)
+        let stdoutReader = stdout.fileHandleForReading
+        let stderrReader = stderr.fileHandleForReading
         let stdinWriter = stdin.fileHandleForWriting
         try process.run()
         if respond == nil && interruptWhen == nil { try? stdinWriter.close() }
@@ -148,8 +160,9 @@ enum CLIProcess {
         _ = outDone.wait(timeout: .now() + 10)
         _ = errDone.wait(timeout: .now() + 10)
         if !collected.hasResponded { try? stdinWriter.close() }
-        return CLIResult(status: process.terminationStatus, stdout: collected.out, stderr: collected.err,
-                         signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
+        return CLIResult(
+            status: process.terminationStatus, stdout: collected.out, stderr: collected.err,
+            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
     }
 
     enum CLIError: Error { case timedOut([String], String) }
@@ -162,7 +175,12 @@ private final class Collected: @unchecked Sendable {
     private var responded = false
 
     func appendOut(_ data: Data) { lock.withLock { outData.append(data) } }
-    func appendErr(_ data: Data) -> String { lock.withLock { errData.append(data); return String(decoding: errData, as: UTF8.self) } }
+    func appendErr(_ data: Data) -> String {
+        lock.withLock {
+            errData.append(data)
+            return String(decoding: errData, as: UTF8.self)
+        }
+    }
     var hasResponded: Bool {
         get { lock.withLock { responded } }
         set { lock.withLock { responded = newValue } }

@@ -11,14 +11,21 @@ import Testing
             let grant = RotatingGrant(on: server)
             let home = try CLIProcess.home("authkit-cli-refresh")
             defer { try? FileManager.default.removeItem(at: home) }
-            try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
-            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
-            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_ROTATING_CLIENT_ID": "app", "AUTHKIT_ROTATING_CLIENT_SECRET": "secret"]
+            try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(
+                to: home.appendingPathComponent("providers/rotating.json"))
+            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(
+                to: home.appendingPathComponent("credentials.json"))
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_ROTATING_CLIENT_ID": "app",
+                "AUTHKIT_ROTATING_CLIENT_SECRET": "secret",
+            ]
             let url = "\(server.baseURL)/resource"
 
             let results = try await withThrowingTaskGroup(of: CLIResult.self) { group in
                 for _ in 0..<8 {
-                    group.addTask { try await CLIProcess.run(["request", "--provider", "rotating", url], environment: environment) }
+                    group.addTask {
+                        try await CLIProcess.run(["request", "--provider", "rotating", url], environment: environment)
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -38,26 +45,39 @@ import Testing
     /// left alone, the one whose client is not configured reported; exit 1.
     @Test func refreshDueGoesThroughEveryCredential() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed","token_type":"Bearer","expires_in":5184000,"refresh_token_expires_in":600}"#) }
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"access_token":"renewed","token_type":"Bearer","expires_in":5184000,"refresh_token_expires_in":600}"#
+                )
+            }
             let home = try CLIProcess.home("authkit-cli-due")
             defer { try? FileManager.default.removeItem(at: home) }
             // Refreshed in the last 14 days of a token's life, once a day old (Instagram's rules).
             let policy = #", "refreshPolicy": {"aheadSeconds": 1209600, "minimumAgeSeconds": 86400}}"#
             for id in ["longlived", "unconfigured"] {
                 let descriptor = RotatingGrant.descriptor(id: id, server: server)
-                try Data((String(descriptor.dropLast()) + policy).utf8).write(to: home.appendingPathComponent("providers/\(id).json"))
+                try Data((String(descriptor.dropLast()) + policy).utf8).write(
+                    to: home.appendingPathComponent("providers/\(id).json"))
             }
             let now = Date()
             func credential(_ id: String, label: String, expiresIn days: Double) -> String {
                 let format = ISO8601DateFormatter()
-                return #"{"providerID":"\#(id)","label":"\#(label)","kind":"oauth2","accessToken":"old-\#(label)","tokenType":"Bearer","refreshToken":"r","expiresAt":"\#(format.string(from: now.addingTimeInterval(days * 86400)))","scopes":[],"obtainedAt":"\#(format.string(from: now.addingTimeInterval(-40 * 86400)))","rawFields":{}}"#
+                return
+                    #"{"providerID":"\#(id)","label":"\#(label)","kind":"oauth2","accessToken":"old-\#(label)","tokenType":"Bearer","refreshToken":"r","expiresAt":"\#(format.string(from: now.addingTimeInterval(days * 86400)))","scopes":[],"obtainedAt":"\#(format.string(from: now.addingTimeInterval(-40 * 86400)))","rawFields":{}}"#
             }
-            let store = #"{"version":1,"credentials":["# + [credential("longlived", label: "due", expiresIn: 5), credential("longlived", label: "fresh", expiresIn: 40),
-                                                                 credential("unconfigured", label: "broken", expiresIn: 2),
-                                                                 credential("unconfigured", label: "fine", expiresIn: 40),
-                                                                 #"{"providerID":"twitter","kind":"oauth1","accessToken":"t","tokenType":"OAuth","tokenSecret":"ts","scopes":[],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}"#].joined(separator: ",") + "]}"
+            let store =
+                #"{"version":1,"credentials":["#
+                + [
+                    credential("longlived", label: "due", expiresIn: 5),
+                    credential("longlived", label: "fresh", expiresIn: 40),
+                    credential("unconfigured", label: "broken", expiresIn: 2),
+                    credential("unconfigured", label: "fine", expiresIn: 40),
+                    #"{"providerID":"twitter","kind":"oauth1","accessToken":"t","tokenType":"OAuth","tokenSecret":"ts","scopes":[],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}"#,
+                ].joined(separator: ",") + "]}"
             try Data(store.utf8).write(to: home.appendingPathComponent("credentials.json"))
-            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_LONGLIVED_CLIENT_ID": "app", "AUTHKIT_LONGLIVED_CLIENT_SECRET": "s"]
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_LONGLIVED_CLIENT_ID": "app", "AUTHKIT_LONGLIVED_CLIENT_SECRET": "s",
+            ]
 
             let result = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)
             #expect(result.status == 1, "\(result.stderr)")
@@ -70,14 +90,20 @@ import Testing
             // Said as it is, not "expires unknown (the provider did not say)", and
             // not a failure for want of a consumer key it does not need.
             #expect(result.stdout.contains("twitter: not due (OAuth 1.0a tokens do not expire)"), "\(result.stdout)")
-            let header = try await CLIProcess.run(["token", "header", "--provider", "unconfigured", "--label", "fine"], environment: environment)
+            let header = try await CLIProcess.run(
+                ["token", "header", "--provider", "unconfigured", "--label", "fine"], environment: environment)
             #expect(header.status == 0 && header.stdout == "Authorization: Bearer old-fine\n", "\(header.stderr)")
-            let request = try await CLIProcess.run(["request", "--provider", "unconfigured", "--label", "fine", "\(server.baseURL)/resource"], environment: environment)
-            #expect(server.requests(to: "/resource").last?.header("Authorization") == "Bearer old-fine", "\(request.stderr)")
+            let request = try await CLIProcess.run(
+                ["request", "--provider", "unconfigured", "--label", "fine", "\(server.baseURL)/resource"],
+                environment: environment)
+            #expect(
+                server.requests(to: "/resource").last?.header("Authorization") == "Bearer old-fine", "\(request.stderr)"
+            )
             #expect(server.requests(to: "/token").count == 1)
 
             // The refreshed one was saved, with when its refresh token dies.
-            let shown = try await CLIProcess.run(["token", "show", "--provider", "longlived", "--label", "due"], environment: environment)
+            let shown = try await CLIProcess.run(
+                ["token", "show", "--provider", "longlived", "--label", "due"], environment: environment)
             #expect(shown.stdout.contains("sign in again by:"), "\(shown.stdout)")
             #expect(shown.stderr.contains("warning: the refresh token of longlived (due) expires"), "\(shown.stderr)")
         }
@@ -88,29 +114,42 @@ import Testing
     /// its token still works. It printed "refreshed", with the old expiry.
     @Test func aFailedRefreshOfADueCredentialIsReported() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"error":"invalid_grant","error_description":"revoked"}"#, status: 400) }
+            server.route("POST", "/token") { _ in
+                .json(#"{"error":"invalid_grant","error_description":"revoked"}"#, status: 400)
+            }
             let home = try CLIProcess.home("authkit-cli-due-failed")
             defer { try? FileManager.default.removeItem(at: home) }
             let descriptor = RotatingGrant.descriptor(id: "ahead", server: server)
             try Data((String(descriptor.dropLast()) + #", "refreshPolicy": {"aheadSeconds": 1209600}}"#).utf8)
                 .write(to: home.appendingPathComponent("providers/ahead.json"))
             let format = ISO8601DateFormatter()
-            let stored = #"{"version":1,"credentials":[{"providerID":"ahead","kind":"oauth2","accessToken":"still-works","tokenType":"Bearer","refreshToken":"r","expiresAt":"\#(format.string(from: Date().addingTimeInterval(5 * 86400)))","scopes":[],"obtainedAt":"\#(format.string(from: Date().addingTimeInterval(-86400)))","rawFields":{}}]}"#
+            let stored =
+                #"{"version":1,"credentials":[{"providerID":"ahead","kind":"oauth2","accessToken":"still-works","tokenType":"Bearer","refreshToken":"r","expiresAt":"\#(format.string(from: Date().addingTimeInterval(5 * 86400)))","scopes":[],"obtainedAt":"\#(format.string(from: Date().addingTimeInterval(-86400)))","rawFields":{}}]}"#
             try Data(stored.utf8).write(to: home.appendingPathComponent("credentials.json"))
-            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_AHEAD_CLIENT_ID": "app", "AUTHKIT_AHEAD_CLIENT_SECRET": "s"]
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_AHEAD_CLIENT_ID": "app", "AUTHKIT_AHEAD_CLIENT_SECRET": "s",
+            ]
             let result = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)
             #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
-            #expect(result.stdout.contains("ahead: failed:") && !result.stdout.contains("ahead: refreshed"), "\(result.stdout)")
+            #expect(
+                result.stdout.contains("ahead: failed:") && !result.stdout.contains("ahead: refreshed"),
+                "\(result.stdout)")
             #expect(server.requests(to: "/token").count == 1)
             // A missing client id is advised without --client-id, which --due does not take.
             var clientless = environment
             clientless["AUTHKIT_AHEAD_CLIENT_ID"] = nil
             let unconfigured = try await CLIProcess.run(["token", "refresh", "--due"], environment: clientless)
-            #expect(unconfigured.status == 1 && unconfigured.stdout.contains("ahead: failed: ahead: no client id is configured. Set AUTHKIT_AHEAD_CLIENT_ID or add")
+            #expect(
+                unconfigured.status == 1
+                    && unconfigured.stdout.contains(
+                        "ahead: failed: ahead: no client id is configured. Set AUTHKIT_AHEAD_CLIENT_ID or add")
                     && !unconfigured.stdout.contains("--client-id"), "\(unconfigured.stdout)")
             // The token still works, and request uses it: only the refresh ahead of time failed.
-            let request = try await CLIProcess.run(["request", "--provider", "ahead", "\(server.baseURL)/resource"], environment: environment)
-            #expect(server.requests(to: "/resource").last?.header("Authorization") == "Bearer still-works", "\(request.stderr)")
+            let request = try await CLIProcess.run(
+                ["request", "--provider", "ahead", "\(server.baseURL)/resource"], environment: environment)
+            #expect(
+                server.requests(to: "/resource").last?.header("Authorization") == "Bearer still-works",
+                "\(request.stderr)")
         }
     }
 
@@ -120,12 +159,16 @@ import Testing
             _ = RotatingGrant(on: server)
             let home = try CLIProcess.home("authkit-cli-flags")
             defer { try? FileManager.default.removeItem(at: home) }
-            try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
-            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
-            let without = try await CLIProcess.run(["token", "header", "--provider", "rotating"], environment: ["AUTHKIT_HOME": home.path])
+            try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(
+                to: home.appendingPathComponent("providers/rotating.json"))
+            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(
+                to: home.appendingPathComponent("credentials.json"))
+            let without = try await CLIProcess.run(
+                ["token", "header", "--provider", "rotating"], environment: ["AUTHKIT_HOME": home.path])
             #expect(without.status == 64 && without.stderr.contains("Pass --client-id"), "\(without.stderr)")
-            let with = try await CLIProcess.run(["token", "header", "--provider", "rotating", "--client-id", "app", "--client-secret", "secret"],
-                                          environment: ["AUTHKIT_HOME": home.path])
+            let with = try await CLIProcess.run(
+                ["token", "header", "--provider", "rotating", "--client-id", "app", "--client-secret", "secret"],
+                environment: ["AUTHKIT_HOME": home.path])
             #expect(with.status == 0 && with.stdout == "Authorization: Bearer at-1\n", "\(with.stderr)")
         }
     }
@@ -145,18 +188,28 @@ import Testing
             defer { try? FileManager.default.removeItem(at: home) }
             let url = "\(server.baseURL)/resource"
 
-            let interrupted = try await CLIProcess.run(["request", "--provider", "rotating", url], environment: environment,
-                                                       signalWhen: { grant.arrivedCount > 0 }, signals: [signal])
-            #expect(interrupted.signal == signal, "status \(interrupted.status), signal \(interrupted.signal.map { String($0) } ?? "none"): \(interrupted.stderr)")
-            #expect(interrupted.stderr.contains("finishing the refresh (or sign-out) under way first") && interrupted.stderr.contains("the stored credential is up to date; stopping"),
-                    "\(interrupted.stderr)")
+            let interrupted = try await CLIProcess.run(
+                ["request", "--provider", "rotating", url], environment: environment,
+                signalWhen: { grant.arrivedCount > 0 }, signals: [signal])
+            #expect(
+                interrupted.signal == signal,
+                "status \(interrupted.status), signal \(interrupted.signal.map { String($0) } ?? "none"): \(interrupted.stderr)"
+            )
+            #expect(
+                interrupted.stderr.contains("finishing the refresh (or sign-out) under way first")
+                    && interrupted.stderr.contains("the stored credential is up to date; stopping"),
+                "\(interrupted.stderr)")
             // SIGTERM and SIGHUP come from no key: the second is not called a Ctrl-C.
             let second = signal == SIGINT ? "A second Ctrl-C stops now" : "A second signal stops now"
-            #expect(interrupted.stderr.contains(second) && (signal == SIGINT || !interrupted.stderr.contains("Ctrl-C")), "\(interrupted.stderr)")
+            #expect(
+                interrupted.stderr.contains(second) && (signal == SIGINT || !interrupted.stderr.contains("Ctrl-C")),
+                "\(interrupted.stderr)")
             #expect(interrupted.stdout.isEmpty, "the request itself is not sent after the signal")
             #expect(grant.refreshCount == 1)
             let stored = try String(contentsOf: home.appendingPathComponent("credentials.json"), encoding: .utf8)
-            #expect(stored.contains(#""refreshToken" : "rt-1""#) || stored.contains(#""refreshToken":"rt-1""#), "the rotated token was not saved: \(stored)")
+            #expect(
+                stored.contains(#""refreshToken" : "rt-1""#) || stored.contains(#""refreshToken":"rt-1""#),
+                "the rotated token was not saved: \(stored)")
 
             let after = try await CLIProcess.run(["request", "--provider", "rotating", url], environment: environment)
             #expect(after.status == 0 && after.stdout == #"{"ok":"at-1"}"#, "\(after.stderr)")
@@ -172,8 +225,9 @@ import Testing
             let (home, environment) = try Self.rotatingHome(server, "authkit-cli-signal-twice")
             defer { try? FileManager.default.removeItem(at: home) }
             let started = Date()
-            let result = try await CLIProcess.run(["request", "--provider", "rotating", "\(server.baseURL)/resource"], environment: environment,
-                                                  signalWhen: { grant.arrivedCount > 0 }, signals: [SIGINT, SIGINT])
+            let result = try await CLIProcess.run(
+                ["request", "--provider", "rotating", "\(server.baseURL)/resource"], environment: environment,
+                signalWhen: { grant.arrivedCount > 0 }, signals: [SIGINT, SIGINT])
             #expect(result.signal == SIGINT, "status \(result.status): \(result.stderr)")
             #expect(Date().timeIntervalSince(started) < 4.5, "waited for the refresh")
             #expect(result.stderr.contains("A second Ctrl-C stops now"))
@@ -190,16 +244,20 @@ import Testing
             let grant = RotatingGrant(on: server, delay: 1.5)
             let (home, environment) = try Self.rotatingHome(server, "authkit-cli-delete-race")
             defer { try? FileManager.default.removeItem(at: home) }
-            async let request = CLIProcess.run(["request", "--provider", "rotating", "\(server.baseURL)/resource"], environment: environment)
+            async let request = CLIProcess.run(
+                ["request", "--provider", "rotating", "\(server.baseURL)/resource"], environment: environment)
             let deadline = Date().addingTimeInterval(30)
             while grant.arrivedCount == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
 
-            let deleted = try await CLIProcess.run(["token", "delete", "--provider", "rotating"], environment: ["AUTHKIT_HOME": home.path])
+            let deleted = try await CLIProcess.run(
+                ["token", "delete", "--provider", "rotating"], environment: ["AUTHKIT_HOME": home.path])
             #expect(deleted.status == 0, "\(deleted.stderr)")
             let finished = try await request
             #expect(finished.status == 0 && finished.stdout == #"{"ok":"at-1"}"#, "\(finished.stderr)")
             let list = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path])
-            #expect(list.status == 0 && (list.stdout + list.stderr).contains("No stored credentials"), "the deleted credential came back: \(list.stdout)")
+            #expect(
+                list.status == 0 && (list.stdout + list.stderr).contains("No stored credentials"),
+                "the deleted credential came back: \(list.stdout)")
         }
     }
 
@@ -209,34 +267,53 @@ import Testing
     @Test func aCredentialWhoseProviderIsGoneIsNamed() async throws {
         let home = try CLIProcess.home("authkit-cli-gone")
         defer { try? FileManager.default.removeItem(at: home) }
-        try Data(RotatingGrant.expiredCredential(id: "gone").utf8).write(to: home.appendingPathComponent("credentials.json"))
+        try Data(RotatingGrant.expiredCredential(id: "gone").utf8).write(
+            to: home.appendingPathComponent("credentials.json"))
         let environment = ["AUTHKIT_HOME": home.path]
         let expected = "The credential gone was issued by 'gone', which no provider file describes any more"
-        for command in [["token", "header", "--provider", "gone"], ["request", "--provider", "gone", "https://example.com/"],
-                        ["token", "refresh", "--provider", "gone"]] {
+        for command in [
+            ["token", "header", "--provider", "gone"], ["request", "--provider", "gone", "https://example.com/"],
+            ["token", "refresh", "--provider", "gone"],
+        ] {
             let result = try await CLIProcess.run(command, environment: environment)
-            #expect(result.status == 64 && result.stderr.contains(expected) && result.stderr.contains("authkit token delete --provider gone")
+            #expect(
+                result.status == 64 && result.stderr.contains(expected)
+                    && result.stderr.contains("authkit token delete --provider gone")
                     && result.stderr.contains("(or give the --providers-dir it was signed in from)"),
-                    "\(command): \(result.stderr)")
+                "\(command): \(result.stderr)")
         }
         let due = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)
         #expect(due.status == 1 && due.stdout.contains("gone: failed: \(expected)"), "\(due.stdout) \(due.stderr)")
         let unknown = try await CLIProcess.run(["token", "header", "--provider", "nope"], environment: environment)
-        #expect(unknown.status == 64 && unknown.stderr.contains("No provider named 'nope'"), "no credential, no provider: \(unknown.stderr)")
+        #expect(
+            unknown.status == 64 && unknown.stderr.contains("No provider named 'nope'"),
+            "no credential, no provider: \(unknown.stderr)")
         let deleted = try await CLIProcess.run(["token", "delete", "--provider", "gone"], environment: environment)
         #expect(deleted.status == 0, "\(deleted.stderr)")
 
         // A label from the store is shown escaped in that message, never raw.
-        let labelled = RotatingGrant.expiredCredential(id: "gone").replacingOccurrences(of: #""providerID":"gone""#, with: #""providerID":"gone","label":"w\u001b[2J""#)
+        let labelled = RotatingGrant.expiredCredential(id: "gone").replacingOccurrences(
+            of: #""providerID":"gone""#, with: #""providerID":"gone","label":"w\u001b[2J""#)
         try Data(labelled.utf8).write(to: home.appendingPathComponent("credentials.json"))
-        let escaped = try await CLIProcess.run(["token", "header", "--provider", "gone", "--label", "w\u{1B}[2J"], environment: environment)
-        #expect(escaped.status == 64 && escaped.stderr.contains("which no provider file describes any more") && !escaped.stderr.contains("\u{1B}"), "\(escaped.stderr)")
+        let escaped = try await CLIProcess.run(
+            ["token", "header", "--provider", "gone", "--label", "w\u{1B}[2J"], environment: environment)
+        #expect(
+            escaped.status == 64 && escaped.stderr.contains("which no provider file describes any more")
+                && !escaped.stderr.contains("\u{1B}"), "\(escaped.stderr)")
     }
 
     static func rotatingHome(_ server: TestHTTPServer, _ name: String) throws -> (URL, [String: String]) {
         let home = try CLIProcess.home(name)
-        try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
-        try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
-        return (home, ["AUTHKIT_HOME": home.path, "AUTHKIT_ROTATING_CLIENT_ID": "app", "AUTHKIT_ROTATING_CLIENT_SECRET": "secret"])
+        try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(
+            to: home.appendingPathComponent("providers/rotating.json"))
+        try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(
+            to: home.appendingPathComponent("credentials.json"))
+        return (
+            home,
+            [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_ROTATING_CLIENT_ID": "app",
+                "AUTHKIT_ROTATING_CLIENT_SECRET": "secret",
+            ]
+        )
     }
 }

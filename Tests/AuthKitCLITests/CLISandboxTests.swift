@@ -3,8 +3,9 @@ import AuthKitSandbox
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The sandbox from the command line: the README's first command offline, and
@@ -21,30 +22,45 @@ import Glibc
         let home = try CLIProcess.home("authkit-sandbox-try")
         let port = try await freePort()
         // No display, no $BROWSER, no client id: a fresh machine.
-        let result = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--deterministic", "--port", String(port)],
-                                        environment: ["AUTHKIT_HOME": home.path], timeout: 90)
+        let result = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiita", "--deterministic", "--port", String(port)],
+            environment: ["AUTHKIT_HOME": home.path], timeout: 90)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("POST /qiita.com/api/v2/access_tokens → 201: code exchanged for account alice"))
         #expect(result.stdout.contains("Signed in to Qiita (sandbox)"))
         #expect(result.stdout.contains(#""account":"alice""#))
         #expect(result.stderr.contains("Sandbox browser: redirected to http://127.0.0.1:\(port)/callback?code=***"))
-        #expect(result.stderr.contains("Waiting for the sandbox's scripted browser") && !result.stderr.contains("approve in the browser"))
+        #expect(
+            result.stderr.contains("Waiting for the sandbox's scripted browser")
+                && !result.stderr.contains("approve in the browser"))
         // Deterministic values make a leak visible: neither the code nor a token is printed.
         for output in [result.stdout, result.stderr] {
-            #expect(!output.contains("sandbox-code-") && !output.contains("sandbox-access-") && !output.contains("sandbox-refresh-"))
+            #expect(
+                !output.contains("sandbox-code-") && !output.contains("sandbox-access-")
+                    && !output.contains("sandbox-refresh-"))
         }
         #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("sandbox/credentials.json").path))
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
         // Without the sandbox named, its credential is pointed to, not "sign in first" (to the real Qiita),
         // and `token list` says the sandbox's store holds one (it said only "No stored credentials").
         let list = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(list.status == 0 && list.stderr.contains("The sandbox's store (\(home.path)/sandbox/credentials.json) holds 1 credential: list it with --sandbox"),
-                "\(list.stderr)")
-        for command in [["token", "show", "--provider", "qiita"], ["request", "--provider", "qiita", "https://qiita.com/api/v2/authenticated_user"]] {
+        #expect(
+            list.status == 0
+                && list.stderr.contains(
+                    "The sandbox's store (\(home.path)/sandbox/credentials.json) holds 1 credential: list it with --sandbox"
+                ),
+            "\(list.stderr)")
+        for command in [
+            ["token", "show", "--provider", "qiita"],
+            ["request", "--provider", "qiita", "https://qiita.com/api/v2/authenticated_user"],
+        ] {
             let unnamed = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
-            #expect(unnamed.status == 64 && unnamed.stderr.contains(
-                "No stored credential for qiita. The sandbox's store (\(home.path)/sandbox/credentials.json) has one: to use it, pass --sandbox"),
-                    "\(unnamed.stderr)")
+            #expect(
+                unnamed.status == 64
+                    && unnamed.stderr.contains(
+                        "No stored credential for qiita. The sandbox's store (\(home.path)/sandbox/credentials.json) has one: to use it, pass --sandbox"
+                    ),
+                "\(unnamed.stderr)")
         }
     }
 
@@ -56,12 +72,16 @@ import Glibc
     @Test func sandboxTryNeedsNoPlaceholderValues() async throws {
         let home = try CLIProcess.home("authkit-sandbox-placeholder")
         for provider in ["github-enterprise", "qiita-team"] {
-            let result = try await CLIProcess.run(["sandbox", "try", "--provider", provider, "--deterministic"], environment: ["AUTHKIT_HOME": home.path], timeout: 90)
-            #expect(result.status == 0 && result.stdout.contains(#""account":"alice""#), "\(provider): \(result.stderr)")
+            let result = try await CLIProcess.run(
+                ["sandbox", "try", "--provider", provider, "--deterministic"], environment: ["AUTHKIT_HOME": home.path],
+                timeout: 90)
+            #expect(
+                result.status == 0 && result.stdout.contains(#""account":"alice""#), "\(provider): \(result.stderr)")
             #expect(!result.stderr.contains("--placeholder"), "\(result.stderr)")
         }
-        let given = try await CLIProcess.run(["sandbox", "try", "--provider", "github-enterprise", "--deterministic"],
-                                             environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_GITHUB_ENTERPRISE_HOST": "ghe.example"], timeout: 90)
+        let given = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "github-enterprise", "--deterministic"],
+            environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_GITHUB_ENTERPRISE_HOST": "ghe.example"], timeout: 90)
         #expect(given.status == 0 && given.stderr.contains("/ghe.example/login/oauth/authorize?"), "\(given.stderr)")
     }
 
@@ -78,12 +98,23 @@ import Glibc
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(80).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(held, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         _ = listen(held, 1)
-        let result = try await CLIProcess.run(["sandbox", "try", "--provider", "google", "--deterministic"], environment: ["AUTHKIT_HOME": home.path], timeout: 90)
-        #expect(result.status == 0 && result.stdout.contains(#""account":"alice""#), "\(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("the loopback listener waits at http://127.0.0.1/callback on a free port"), "\(result.stdout)")
-        #expect(!result.stderr.contains("redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&"), "the redirect URI named no port: \(result.stderr)")
+        let result = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "google", "--deterministic"], environment: ["AUTHKIT_HOME": home.path],
+            timeout: 90)
+        #expect(
+            result.status == 0 && result.stdout.contains(#""account":"alice""#), "\(result.stdout)\n\(result.stderr)")
+        #expect(
+            result.stdout.contains("the loopback listener waits at http://127.0.0.1/callback on a free port"),
+            "\(result.stdout)")
+        #expect(
+            !result.stderr.contains("redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&"),
+            "the redirect URI named no port: \(result.stderr)")
     }
 
     /// Instagram redirects to https://localhost, which no loopback listener
@@ -93,27 +124,42 @@ import Glibc
     /// real Instagram. A plain `authorize --no-browser` still says to use --manual.
     @Test func sandboxTrySignsInWhereNoListenerCanReceiveTheRedirect() async throws {
         let home = try CLIProcess.home("authkit-sandbox-instagram")
-        let scripted = try await CLIProcess.run(["sandbox", "try", "--provider", "instagram", "--deterministic"],
-                                                environment: ["AUTHKIT_HOME": home.path], timeout: 90)
+        let scripted = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "instagram", "--deterministic"],
+            environment: ["AUTHKIT_HOME": home.path], timeout: 90)
         #expect(scripted.status == 0 && scripted.stdout.contains(#""account":"alice""#), "\(scripted.stderr)")
-        #expect(scripted.stdout.contains("GET /graph.instagram.com/access_token → 200: follow-up exchange for account alice"), "\(scripted.stdout)")
-        #expect(scripted.stderr.contains("Sandbox browser: redirected to https://localhost/callback?code=***"), "\(scripted.stderr)")
-        for output in [scripted.stdout, scripted.stderr] { #expect(!output.contains("sandbox-code-") && !output.contains("sandbox-access-")) }
+        #expect(
+            scripted.stdout.contains(
+                "GET /graph.instagram.com/access_token → 200: follow-up exchange for account alice"),
+            "\(scripted.stdout)")
+        #expect(
+            scripted.stderr.contains("Sandbox browser: redirected to https://localhost/callback?code=***"),
+            "\(scripted.stderr)")
+        for output in [scripted.stdout, scripted.stderr] {
+            #expect(!output.contains("sandbox-code-") && !output.contains("sandbox-access-"))
+        }
 
         // --browser: the person approves (here: as bob) and pastes where the browser ended.
-        let pasted = try await CLIProcess.run(["sandbox", "try", "--provider", "instagram", "--browser"],
-                                              environment: ["AUTHKIT_HOME": home.path, "BROWSER": ""], timeout: 90,
-                                              respond: { stderr in
-            guard stderr.contains("paste"), let range = stderr.range(of: #"http://127\.0\.0\.1:\d+/www\.instagram\.com/oauth/authorize\?\S+"#, options: .regularExpression),
-                  let url = URL(string: String(stderr[range])) else { return nil }
-            return try? Self.approve(url, as: "bob")
-        })
+        let pasted = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "instagram", "--browser"],
+            environment: ["AUTHKIT_HOME": home.path, "BROWSER": ""], timeout: 90,
+            respond: { stderr in
+                guard stderr.contains("paste"),
+                    let range = stderr.range(
+                        of: #"http://127\.0\.0\.1:\d+/www\.instagram\.com/oauth/authorize\?\S+"#,
+                        options: .regularExpression),
+                    let url = URL(string: String(stderr[range]))
+                else { return nil }
+                return try? Self.approve(url, as: "bob")
+            })
         #expect(pasted.status == 0 && pasted.stdout.contains(#""account":"bob""#), "\(pasted.stdout)\n\(pasted.stderr)")
 
-        let sandbox = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "instagram"))
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "instagram"))
         defer { Task { await sandbox.stop() } }
-        let listener = try await CLIProcess.run(["authorize", "--provider", "instagram", "--sandbox", sandbox.baseURL.absoluteString, "--no-browser"],
-                                                environment: ["AUTHKIT_HOME": home.path])
+        let listener = try await CLIProcess.run(
+            ["authorize", "--provider", "instagram", "--sandbox", sandbox.baseURL.absoluteString, "--no-browser"],
+            environment: ["AUTHKIT_HOME": home.path])
         #expect(listener.status == 64 && listener.stderr.contains("Use --manual"), "\(listener.stderr)")
     }
 
@@ -128,12 +174,22 @@ import Glibc
             try RawHTTP.write(fd, Data(text.utf8))
             return try RawHTTP.readResponse(fd, headOnly: false)
         }
-        let page = try exchange("GET \(url.path)?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
-        guard let range = page.body.range(of: #"name="request" value="[^"]+""#, options: .regularExpression) else { return nil }
+        let page = try exchange(
+            "GET \(url.path)?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+        guard let range = page.body.range(of: #"name="request" value="[^"]+""#, options: .regularExpression) else {
+            return nil
+        }
         let request = page.body[range].dropFirst(#"name="request" value=""#.count).dropLast()
-        let approval = page.body.firstRange(of: #"name="approval" value=""#).map { String(page.body[$0.upperBound...].prefix { $0 != "\"" }) } ?? ""
-        let form = FormURLEncoding.encode([("request", String(request)), ("approval", approval), ("account", account), ("decision", "approve")])
-        let answer = try exchange("POST /consent HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\nConnection: close\r\n\r\n\(form)")
+        let approval =
+            page.body.firstRange(of: #"name="approval" value=""#).map {
+                String(page.body[$0.upperBound...].prefix { $0 != "\"" })
+            } ?? ""
+        let form = FormURLEncoding.encode([
+            ("request", String(request)), ("approval", approval), ("account", account), ("decision", "approve"),
+        ])
+        let answer = try exchange(
+            "POST /consent HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\nConnection: close\r\n\r\n\(form)"
+        )
         return answer.header("Location")
     }
 
@@ -142,10 +198,12 @@ import Glibc
     @Test func aStoreOthersCanReadIsReportedOnce() async throws {
         let home = try CLIProcess.home("authkit-sandbox-shared-store")
         let store = home.appendingPathComponent("sandbox")
-        try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            at: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let port = try await freePort()
-        let result = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--port", String(port)],
-                                              environment: ["AUTHKIT_HOME": home.path], timeout: 90)
+        let result = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiita", "--port", String(port)],
+            environment: ["AUTHKIT_HOME": home.path], timeout: 90)
         #expect(result.status == 0, "\(result.stderr)")
         let warning = "\(store.path) is accessible by other users (mode 755); run: chmod 700 '\(store.path)'"
         #expect(result.stderr.components(separatedBy: warning).count - 1 == 1, "\(result.stderr)")
@@ -160,28 +218,41 @@ import Glibc
         let home = try CLIProcess.home("authkit-sandbox-no-libcurl")
         let port = try await freePort()
         // Runs the rest of its arguments once libcurl reads as an empty file; 99 if it cannot hide it.
-        let hideLibcurl = ["/usr/bin/unshare", "-m", "sh", "-c", """
+        let hideLibcurl = [
+            "/usr/bin/unshare", "-m", "sh", "-c",
+            """
             lib=$(readlink -f "$(ldconfig -p | awk '/libcurl\\.so\\.4 /{print $NF; exit}')") && mount --bind /dev/null "$lib" || exit 99
             exec "$@"
-            """, "sh"]
+            """, "sh",
+        ]
         let environment = ["AUTHKIT_HOME": home.path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
-        let signIn = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--port", String(port)],
-                                              environment: environment, launcher: hideLibcurl)
+        let signIn = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiita", "--port", String(port)],
+            environment: environment, launcher: hideLibcurl)
         #expect(signIn.status == 4, "\(signIn.stderr)") // a network error, not a crash at start-up
-        #expect(signIn.stderr.contains("libcurl could not be loaded") && signIn.stderr.contains("apt-get install libcurl4"),
-                "\(signIn.stderr)")
+        #expect(
+            signIn.stderr.contains("libcurl could not be loaded") && signIn.stderr.contains("apt-get install libcurl4"),
+            "\(signIn.stderr)")
         // Said before the consent page: the scripted browser never ran, and nothing blames the sandbox.
-        #expect(!signIn.stderr.contains("Sandbox browser:") && !signIn.stderr.contains("still running"), "\(signIn.stderr)")
+        #expect(
+            !signIn.stderr.contains("Sandbox browser:") && !signIn.stderr.contains("still running"), "\(signIn.stderr)")
         // A sign-in at a provider (here a sandbox outside the namespace) stops
         // before the user is sent to consent: no URL is shown to open (without
         // the check it would be, and the wait would end at --timeout).
-        let provider = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
+        let provider = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
         defer { Task { await provider.stop() } }
-        let authorize = try await CLIProcess.run(["authorize", "--provider", "github", "--sandbox", provider.baseURL.absoluteString,
-                                                  "--no-browser", "--timeout", "5"],
-                                                 environment: environment, launcher: hideLibcurl)
+        let authorize = try await CLIProcess.run(
+            [
+                "authorize", "--provider", "github", "--sandbox", provider.baseURL.absoluteString,
+                "--no-browser", "--timeout", "5",
+            ],
+            environment: environment, launcher: hideLibcurl)
         #expect(authorize.status == 4, "\(authorize.stderr)")
-        #expect(authorize.stderr.contains("The request to the token endpoint of GitHub (sandbox) failed: libcurl could not be loaded"), "\(authorize.stderr)")
+        #expect(
+            authorize.stderr.contains(
+                "The request to the token endpoint of GitHub (sandbox) failed: libcurl could not be loaded"),
+            "\(authorize.stderr)")
         #expect(!authorize.stderr.contains("Open this URL"), "\(authorize.stderr)")
         let list = try await CLIProcess.run(["token", "list"], environment: environment, launcher: hideLibcurl)
         #expect(list.status == 0, "\(list.stderr)")
@@ -211,18 +282,29 @@ import Glibc
             "$0" providers override github > /dev/null; echo "override $?"
             ls -A "$AUTHKIT_HOME/providers" 2> /dev/null | wc -l | sed 's/^/provider files /'
             """
-        let result = try await CLIProcess.run([], environment: ["AUTHKIT_HOME": home.path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"],
-                                              launcher: ["/usr/bin/unshare", "-m", "sh", "-c", script, CLIProcess.binary.path], bareLauncher: true)
+        let result = try await CLIProcess.run(
+            [], environment: ["AUTHKIT_HOME": home.path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"],
+            launcher: ["/usr/bin/unshare", "-m", "sh", "-c", script, CLIProcess.binary.path], bareLauncher: true)
         try #require(result.status != 99, "no tmpfs could be mounted: \(result.stderr)")
-        #expect(result.stdout.contains("first 0") && result.stdout.contains("second 74"), "\(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("store as it was") && result.stdout.contains("temporary copies 0"), "\(result.stdout)")
-        #expect(result.stderr.contains("Credential store \(home.path)/sandbox/credentials.json: could not be saved: the disk holding it is full"),
-                "\(result.stderr)")
+        #expect(
+            result.stdout.contains("first 0") && result.stdout.contains("second 74"),
+            "\(result.stdout)\n\(result.stderr)")
+        #expect(
+            result.stdout.contains("store as it was") && result.stdout.contains("temporary copies 0"),
+            "\(result.stdout)")
+        #expect(
+            result.stderr.contains(
+                "Credential store \(home.path)/sandbox/credentials.json: could not be saved: the disk holding it is full"
+            ),
+            "\(result.stderr)")
         // A provider file likewise: named, nothing half-written left (it
         // was a type dump with exit 1, and a stray .tmp file).
         #expect(result.stdout.contains("override 74") && result.stdout.contains("provider files 0"), "\(result.stdout)")
-        #expect(result.stderr.contains("\(home.path)/providers/github.json could not be written: writing it failed (No space left on device). Nothing was changed."),
-                "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "\(home.path)/providers/github.json could not be written: writing it failed (No space left on device). Nothing was changed."
+            ),
+            "\(result.stderr)")
     }
 
     /// SwiftPM links `authkit` with RUNPATH $ORIGIN, so `dlopen("libcurl.so.4")`
@@ -247,53 +329,71 @@ import Glibc
         let copy = ["/bin/sh", "-c", #"shift; exec "$0" "$@""#, program.path]
         let environment = ["AUTHKIT_HOME": home.path]
 
-        let refused = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--port", String(try await freePort())],
-                                               environment: environment, launcher: copy)
+        let refused = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiita", "--port", String(try await freePort())],
+            environment: environment, launcher: copy)
         #expect(refused.status == 4, "\(refused.stderr)")
-        #expect(refused.stderr.contains("refusing to load \(planted.path): a libcurl beside the program"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("refusing to load \(planted.path): a libcurl beside the program"),
+            "\(refused.stderr)")
         #expect(try await CLIProcess.run(["token", "list"], environment: environment, launcher: copy).status == 0)
 
         try FileManager.default.removeItem(at: planted)
-        let signedIn = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--port", String(try await freePort())],
-                                                environment: environment, launcher: copy)
+        let signedIn = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiita", "--port", String(try await freePort())],
+            environment: environment, launcher: copy)
         #expect(signedIn.status == 0, "\(signedIn.stderr)")
     }
 
     /// The system's libcurl.so.4, found where Debian's multiarch layout puts it.
-    static let systemLibcurl: String? = ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-                                         "/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"]
-        .map { $0 + "/libcurl.so.4" }
-        .first { FileManager.default.fileExists(atPath: $0) }
+    static let systemLibcurl: String? = [
+        "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+        "/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+    ]
+    .map { $0 + "/libcurl.so.4" }
+    .first { FileManager.default.fileExists(atPath: $0) }
 
     @Test func authorizeAgainstARunningSandboxLeavesRealCredentialsAndSecretsAlone() async throws {
         let home = try CLIProcess.home("authkit-sandbox-authorize")
-        let real = Credential(providerID: "github", kind: .oauth2, accessToken: "gho_real", tokenType: "Bearer", scopes: ["repo"])
+        let real = Credential(
+            providerID: "github", kind: .oauth2, accessToken: "gho_real", tokenType: "Bearer", scopes: ["repo"])
         try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(real)
         let before = try Data(contentsOf: home.appendingPathComponent("credentials.json"))
-        let sandbox = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
         defer { Task { await sandbox.stop() } }
-        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--sandbox", sandbox.baseURL.absoluteString],
-                                        environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_GITHUB_CLIENT_ID": "real-id",
-                                                      "AUTHKIT_GITHUB_CLIENT_SECRET": "real-secret"], timeout: 60)
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--sandbox", sandbox.baseURL.absoluteString],
+            environment: [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_GITHUB_CLIENT_ID": "real-id",
+                "AUTHKIT_GITHUB_CLIENT_SECRET": "real-secret",
+            ], timeout: 60)
         // The sandbox accepts only its own client: success means the real id and secret were not sent.
         #expect(result.status == 0, "\(result.stderr)")
         #expect(sandbox.events.contains { $0.step == "token" && $0.status == 200 })
         #expect(try Data(contentsOf: home.appendingPathComponent("credentials.json")) == before)
-        let request = try await CLIProcess.run(["request", "--provider", "github", sandbox.whoamiURL.absoluteString],
-                                         environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString])
+        let request = try await CLIProcess.run(
+            ["request", "--provider", "github", sandbox.whoamiURL.absoluteString],
+            environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString])
         #expect(request.status == 0 && request.stdout.contains(#""account":"alice""#), "\(request.stderr)")
         // The URL given is not rewritten: a real API's went out with the sandbox's token.
-        let elsewhere = try await CLIProcess.run(["request", "--provider", "github", "https://api.github.com/user"],
-                                                 environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString])
-        #expect(elsewhere.status == 64 && elsewhere.stderr.contains("the credential is the sandbox's and goes only to it")
+        let elsewhere = try await CLIProcess.run(
+            ["request", "--provider", "github", "https://api.github.com/user"],
+            environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString])
+        #expect(
+            elsewhere.status == 64 && elsewhere.stderr.contains("the credential is the sandbox's and goes only to it")
                 && elsewhere.stderr.contains("\(sandbox.baseURL.absoluteString)/whoami"), "\(elsewhere.stderr)")
         // Revoked at the sandbox but kept here: its API's Bearer challenge
         // (RFC 6750 §3.1) is read out, with what to type.
         let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
-        let revoked = try await CLIProcess.run(["token", "revoke", "--provider", "github", "--keep"], environment: environment)
+        let revoked = try await CLIProcess.run(
+            ["token", "revoke", "--provider", "github", "--keep"], environment: environment)
         #expect(revoked.status == 0, "\(revoked.stderr)")
-        let refused = try await CLIProcess.run(["request", "--provider", "github", sandbox.whoamiURL.absoluteString], environment: environment)
-        #expect(refused.status == 3 && refused.stderr.contains("answered HTTP 401: invalid_token. The token was not accepted")
+        let refused = try await CLIProcess.run(
+            ["request", "--provider", "github", sandbox.whoamiURL.absoluteString], environment: environment)
+        #expect(
+            refused.status == 3
+                && refused.stderr.contains("answered HTTP 401: invalid_token. The token was not accepted")
                 && refused.stderr.contains("authkit authorize --provider github."), "\(refused.stderr)")
     }
 
@@ -302,8 +402,11 @@ import Glibc
     @Test func theSandboxsOwnCommandsDoNotOfferSandbox() async throws {
         for command in ["serve", "try"] {
             let help = try await CLIProcess.run(["sandbox", command, "--help"], environment: [:])
-            #expect(help.status == 0 && help.stdout.contains("--providers-dir") && !help.stdout.contains("--sandbox"), "\(help.stdout)")
-            let given = try await CLIProcess.run(["sandbox", command, "--provider", "qiita", "--sandbox", "http://127.0.0.1:1"], environment: [:])
+            #expect(
+                help.status == 0 && help.stdout.contains("--providers-dir") && !help.stdout.contains("--sandbox"),
+                "\(help.stdout)")
+            let given = try await CLIProcess.run(
+                ["sandbox", command, "--provider", "qiita", "--sandbox", "http://127.0.0.1:1"], environment: [:])
             #expect(given.status == 64 && given.stderr.contains("Unknown option '--sandbox'"), "\(given.stderr)")
         }
     }
@@ -311,22 +414,30 @@ import Glibc
     @Test func aSandboxURLElsewhereIsRefused() async throws {
         let home = try CLIProcess.home("authkit-sandbox-elsewhere")
         for url in ["https://sandbox.example", "http://10.0.0.5:8790", "http://127.0.0.1"] {
-            let result = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": url])
+            let result = try await CLIProcess.run(
+                ["token", "list"], environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": url])
             #expect(result.status == 64)
-            #expect(result.stderr.contains("$AUTHKIT_SANDBOX takes the URL 'authkit sandbox' prints"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("$AUTHKIT_SANDBOX takes the URL 'authkit sandbox' prints"), "\(result.stderr)")
         }
-        let scripted = try await CLIProcess.run(["authorize", "--provider", "github", "--scripted-browser"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(scripted.status == 64 && scripted.stderr.contains("--scripted-browser only answers the sandbox's consent page"))
+        let scripted = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--scripted-browser"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            scripted.status == 64
+                && scripted.stderr.contains("--scripted-browser only answers the sandbox's consent page"))
     }
 
     @Test func aSandboxThatIsGoneEndsTheSignInInsteadOfWaiting() async throws {
         let home = try CLIProcess.home("authkit-sandbox-gone")
         let gone = "http://127.0.0.1:\(try await freePort())"
         let started = Date()
-        let result = try await CLIProcess.run(["authorize", "--provider", "github", "--sandbox", gone, "--scripted-browser"],
-                                        environment: ["AUTHKIT_HOME": home.path], timeout: 60)
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--sandbox", gone, "--scripted-browser"],
+            environment: ["AUTHKIT_HOME": home.path], timeout: 60)
         #expect(result.status == 4, "\(result.stderr)")
-        #expect(result.stderr.contains("The sandbox's scripted browser failed") && result.stderr.contains("Is the sandbox still running?"))
+        #expect(
+            result.stderr.contains("The sandbox's scripted browser failed")
+                && result.stderr.contains("Is the sandbox still running?"))
         #expect(Date().timeIntervalSince(started) < 30, "it must not wait for --timeout")
     }
 
@@ -336,16 +447,24 @@ import Glibc
     /// sandbox emulating another provider.
     @Test func aSandboxThatRefusesIsNotASandboxThatIsGone() async throws {
         let home = try CLIProcess.home("authkit-sandbox-refuses")
-        let sandbox = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
         defer { Task { await sandbox.stop() } }
         let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
-        let other = try await CLIProcess.run(["authorize", "--provider", "qiita", "--scripted-browser"], environment: environment, timeout: 60)
-        #expect(other.status == 3 && other.stderr.contains("The sandbox refused the authorization request: invalid_request: HTTP 404 [HTTP 404].")
-                && !other.stderr.contains("Optional(") && other.stderr.contains("emulate Qiita") && other.stderr.contains("authkit sandbox serve --provider qiita")
+        let other = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--scripted-browser"], environment: environment, timeout: 60)
+        #expect(
+            other.status == 3
+                && other.stderr.contains(
+                    "The sandbox refused the authorization request: invalid_request: HTTP 404 [HTTP 404].")
+                && !other.stderr.contains("Optional(") && other.stderr.contains("emulate Qiita")
+                && other.stderr.contains("authkit sandbox serve --provider qiita")
                 && !other.stderr.contains("still running"), "\(other.status): \(other.stderr)")
-        let unregistered = try await CLIProcess.run(["authorize", "--provider", "github", "--scripted-browser", "--redirect-uri", "http://localhost/callback"],
-                                                    environment: environment, timeout: 60)
-        #expect(unregistered.status == 3 && unregistered.stderr.contains("redirect_uri is not registered")
+        let unregistered = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--scripted-browser", "--redirect-uri", "http://localhost/callback"],
+            environment: environment, timeout: 60)
+        #expect(
+            unregistered.status == 3 && unregistered.stderr.contains("redirect_uri is not registered")
                 && !unregistered.stderr.contains("still running"), "\(unregistered.status): \(unregistered.stderr)")
     }
 
@@ -360,19 +479,31 @@ import Glibc
         let home = try CLIProcess.home("authkit-sandbox-registered")
         let registered = "http://127.0.0.1:\(try await freePort())/callback"
         let elsewhere = try await freePort()
-        let sandbox = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
-                                              options: SandboxOptions(redirectURIs: [registered]))
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
+            options: SandboxOptions(redirectURIs: [registered]))
         defer { Task { await sandbox.stop() } }
-        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString, "AUTHKIT_QIITA_REDIRECT_URI": registered]
-        let missed = try await CLIProcess.run(["authorize", "--provider", "qiita", "--scripted-browser", "--port", String(elsewhere), "--timeout", "50"],
-                                              environment: environment, timeout: 60)
+        let environment = [
+            "AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString,
+            "AUTHKIT_QIITA_REDIRECT_URI": registered,
+        ]
+        let missed = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--scripted-browser", "--port", String(elsewhere), "--timeout", "50"],
+            environment: environment, timeout: 60)
         #expect(missed.status == 4, "\(missed.stderr)")
-        #expect(missed.stderr.contains("Note: Qiita (sandbox) takes no redirect URI in the request: it redirects to the one registered for the client (\(registered) as AuthKit is set up)"), "\(missed.stderr)")
-        #expect(missed.stderr.contains("The sandbox redirected to \(registered)?…, where this sign-in does not listen (http://127.0.0.1:\(elsewhere)/callback)"), "\(missed.stderr)")
+        #expect(
+            missed.stderr.contains(
+                "Note: Qiita (sandbox) takes no redirect URI in the request: it redirects to the one registered for the client (\(registered) as AuthKit is set up)"
+            ), "\(missed.stderr)")
+        #expect(
+            missed.stderr.contains(
+                "The sandbox redirected to \(registered)?…, where this sign-in does not listen (http://127.0.0.1:\(elsewhere)/callback)"
+            ), "\(missed.stderr)")
         #expect(!missed.stderr.contains("still running"))
         let port = try #require(URL(string: registered)?.port)
-        let signedIn = try await CLIProcess.run(["authorize", "--provider", "qiita", "--scripted-browser", "--port", String(port)],
-                                                environment: environment, timeout: 60)
+        let signedIn = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--scripted-browser", "--port", String(port)],
+            environment: environment, timeout: 60)
         #expect(signedIn.status == 0 && !signedIn.stderr.contains("Note:"), "\(signedIn.stderr)")
     }
 
@@ -384,14 +515,17 @@ import Glibc
     @Test func theSandboxCommandsIgnoreAnExportedSandboxURL() async throws {
         let home = try CLIProcess.home("authkit-sandbox-exported")
         let stale = "http://127.0.0.1:\(try await freePort())"
-        let tried = try await CLIProcess.run(["sandbox", "try", "--provider", "qiita", "--deterministic"],
-                                             environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": stale], timeout: 90)
+        let tried = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiita", "--deterministic"],
+            environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": stale], timeout: 90)
         #expect(tried.status == 0 && tried.stdout.contains(#""account":"alice""#), "\(tried.stderr)")
         #expect(!tried.stderr.contains(stale) && !tried.stdout.contains(stale), "\(tried.stderr)")
-        let holder = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))
+        let holder = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))
         defer { Task { await holder.stop() } }
-        let served = try await CLIProcess.run(["sandbox", "serve", "--provider", "qiita", "--port", String(holder.baseURL.port!)],
-                                              environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": "garbage"], timeout: 30)
+        let served = try await CLIProcess.run(
+            ["sandbox", "serve", "--provider", "qiita", "--port", String(holder.baseURL.port!)],
+            environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": "garbage"], timeout: 30)
         #expect(served.status == 64 && served.stderr.contains("is already in use"), "\(served.stderr)")
         #expect(!served.stderr.contains("AUTHKIT_SANDBOX"), "\(served.stderr)")
     }
@@ -415,11 +549,14 @@ import Glibc
             done
             kill $served
             """#
-        let result = try await CLIProcess.run([], environment: ["AUTHKIT_HOME": home.path], timeout: 90,
-                                              launcher: ["/bin/bash", "-c", script, "bash"])
+        let result = try await CLIProcess.run(
+            [], environment: ["AUTHKIT_HOME": home.path], timeout: 90,
+            launcher: ["/bin/bash", "-c", script, "bash"])
         #expect(result.stdout.contains("authkit authorize --provider google --client-secret ''"), "\(result.stdout)")
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("Signed in to Google (sandbox)") && result.stdout.contains(#""account":"alice""#), "\(result.stdout)")
+        #expect(
+            result.stdout.contains("Signed in to Google (sandbox)") && result.stdout.contains(#""account":"alice""#),
+            "\(result.stdout)")
     }
 
     /// A provider with no public clients, and OAuth 1.0a, which has none:
@@ -427,36 +564,46 @@ import Glibc
     @Test func serveRefusesAPublicClientWhereTheProviderHasNone() async throws {
         let home = try CLIProcess.home("authkit-sandbox-public-refused")
         for (provider, reason) in [("qiita", "has no public clients"), ("twitter", "OAuth 1.0a")] {
-            let result = try await CLIProcess.run(["sandbox", "serve", "--provider", provider, "--public-client", "--port", "0"],
-                                                  environment: ["AUTHKIT_HOME": home.path], timeout: 30)
-            #expect(result.status == 64 && result.stderr.contains(reason) && result.stderr.contains("Drop --public-client"), "\(result.stderr)")
+            let result = try await CLIProcess.run(
+                ["sandbox", "serve", "--provider", provider, "--public-client", "--port", "0"],
+                environment: ["AUTHKIT_HOME": home.path], timeout: 30)
+            #expect(
+                result.status == 64 && result.stderr.contains(reason) && result.stderr.contains("Drop --public-client"),
+                "\(result.stderr)")
             #expect(!result.stdout.contains("Emulating"))
         }
     }
 
     @Test func serveOnABusyPortSaysWhatToDo() async throws {
         let home = try CLIProcess.home("authkit-sandbox-busy")
-        let holder = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))
+        let holder = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"))
         defer { Task { await holder.stop() } }
-        let result = try await CLIProcess.run(["sandbox", "serve", "--provider", "qiita", "--port", String(holder.baseURL.port!)],
-                                        environment: ["AUTHKIT_HOME": home.path], timeout: 30)
+        let result = try await CLIProcess.run(
+            ["sandbox", "serve", "--provider", "qiita", "--port", String(holder.baseURL.port!)],
+            environment: ["AUTHKIT_HOME": home.path], timeout: 30)
         let port = holder.baseURL.port!
         #expect(result.status == 64, "\(result.stderr)")
-        #expect(result.stderr.contains("Port \(port) on 127.0.0.1 is already in use, so the sandbox cannot listen there")
-                && result.stderr.contains("Choose another with --port, or --port 0 for any free one."), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("Port \(port) on 127.0.0.1 is already in use, so the sandbox cannot listen there")
+                && result.stderr.contains("Choose another with --port, or --port 0 for any free one."),
+            "\(result.stderr)")
         // Not framed as a failed request, and no event-loop internals.
         #expect(!result.stderr.contains("request") && !result.stderr.contains("bind("), "\(result.stderr)")
         // The library says the same, typed.
         await #expect(throws: SandboxError.portInUse(port: port)) {
-            _ = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
-                                        options: SandboxOptions(port: port))
+            _ = try await Sandbox.start(
+                emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
+                options: SandboxOptions(port: port))
         }
         // A port that does not fit 16 bits: SwiftNIO would trap; the library refuses it.
         await #expect(throws: SandboxError.cannotListen(port: 70000, reason: "not a TCP port (0–65535)")) {
-            _ = try await Sandbox.start(emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
-                                        options: SandboxOptions(port: 70000))
+            _ = try await Sandbox.start(
+                emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
+                options: SandboxOptions(port: 70000))
         }
-        let unknown = try await CLIProcess.run(["sandbox", "try", "--provider", "qiitaa"], environment: ["AUTHKIT_HOME": home.path])
+        let unknown = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiitaa"], environment: ["AUTHKIT_HOME": home.path])
         #expect(unknown.status == 64 && unknown.stderr.contains("qiita"), "\(unknown.stderr)")
     }
 }

@@ -1,7 +1,7 @@
+import AuthKit
+import AuthKitTestSupport
 import Foundation
 import Testing
-import AuthKitTestSupport
-import AuthKit
 
 /// Every command, in success and failure paths, with `--verbose`: no client
 /// secret, access token, refresh token or PKCE verifier appears on standard
@@ -22,7 +22,9 @@ import AuthKit
             if let verifier = body["code_verifier"] { verifiers.append(verifier) }
             switch (body["grant_type"], body["code"]) {
             case ("authorization_code", "good"):
-                return .json(#"{"access_token":"\#(Self.accessToken)","token_type":"Bearer","expires_in":3600,"refresh_token":"\#(Self.refreshToken)"}"#)
+                return .json(
+                    #"{"access_token":"\#(Self.accessToken)","token_type":"Bearer","expires_in":3600,"refresh_token":"\#(Self.refreshToken)"}"#
+                )
             case ("refresh_token", _):
                 return .json(#"{"access_token":"\#(Self.newAccessToken)","token_type":"Bearer","expires_in":3600}"#)
             default:
@@ -53,19 +55,25 @@ import AuthKit
     static func paste(code: String) -> @Sendable (String) -> String? {
         { stderr in
             guard stderr.contains("paste"),
-                  let line = stderr.split(separator: "\n").first(where: { $0.contains("/authorize?") }),
-                  let state = URLComponents(string: line.trimmingCharacters(in: .whitespaces))?.queryItems?.first(where: { $0.name == "state" })?.value
+                let line = stderr.split(separator: "\n").first(where: { $0.contains("/authorize?") }),
+                let state = URLComponents(string: line.trimmingCharacters(in: .whitespaces))?.queryItems?.first(where: {
+                    $0.name == "state"
+                })?.value
             else { return nil }
             return "http://127.0.0.1/callback?code=\(code)&state=\(state)"
         }
     }
 
-    func assertClean(_ result: CLIResult, _ label: String, allowOnStdout: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+    func assertClean(
+        _ result: CLIResult, _ label: String, allowOnStdout: [String] = [],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let secrets = [Self.clientSecret, Self.accessToken, Self.refreshToken, Self.newAccessToken] + verifiers.all
         for secret in secrets {
             #expect(!result.stderr.contains(secret), "\(label): stderr shows a secret", sourceLocation: sourceLocation)
             if !allowOnStdout.contains(secret) {
-                #expect(!result.stdout.contains(secret), "\(label): stdout shows a secret", sourceLocation: sourceLocation)
+                #expect(
+                    !result.stdout.contains(secret), "\(label): stdout shows a secret", sourceLocation: sourceLocation)
             }
         }
     }
@@ -77,15 +85,20 @@ import AuthKit
         let home = try CLIProcess.home("authkit-leak-typo")
         defer { try? FileManager.default.removeItem(at: home) }
         let secret = "API-KEY-must-not-leak-0005"
-        for (arguments, expected) in [(["-H", "X-Api-Key \(secret)"], "one -H has no ':'"),
-                                      (["-H", "X Api Key: \(secret)"], "'X Api Key' is not a header name"),
-                                      (["-H", "X-Api-Key: \(secret)\r\nX-Evil: 1"], "-H 'X-Api-Key': the value holds a line break"),
-                                      (["--data-urlencode", secret], "one has no '='"),
-                                      (["--data-urlencode", "=\(secret)"], "no name before its '='")] {
-            let result = try await CLIProcess.run(["request", "--provider", "qiita", "https://qiita.com/api/v2/items"] + arguments,
-                                                  environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
+        for (arguments, expected) in [
+            (["-H", "X-Api-Key \(secret)"], "one -H has no ':'"),
+            (["-H", "X Api Key: \(secret)"], "'X Api Key' is not a header name"),
+            (["-H", "X-Api-Key: \(secret)\r\nX-Evil: 1"], "-H 'X-Api-Key': the value holds a line break"),
+            (["--data-urlencode", secret], "one has no '='"),
+            (["--data-urlencode", "=\(secret)"], "no name before its '='"),
+        ] {
+            let result = try await CLIProcess.run(
+                ["request", "--provider", "qiita", "https://qiita.com/api/v2/items"] + arguments,
+                environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
             #expect(result.status == 64 && result.stderr.contains(expected), "\(arguments): \(result.stderr)")
-            #expect(!result.stderr.contains(secret) && !result.stdout.contains(secret), "\(arguments): the secret was repeated")
+            #expect(
+                !result.stderr.contains(secret) && !result.stdout.contains(secret),
+                "\(arguments): the secret was repeated")
         }
     }
 
@@ -93,16 +106,22 @@ import AuthKit
         try await withServer { server in
             self.server(server)
             let home = try home(server)
-            let env = ["AUTHKIT_HOME": home.path, "AUTHKIT_LOCAL_CLIENT_ID": "leak-client", "AUTHKIT_LOCAL_CLIENT_SECRET": Self.clientSecret]
+            let env = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_LOCAL_CLIENT_ID": "leak-client",
+                "AUTHKIT_LOCAL_CLIENT_SECRET": Self.clientSecret,
+            ]
             func run(_ args: [String], respond: (@Sendable (String) -> String?)? = nil) async throws -> CLIResult {
                 return try await CLIProcess.run(args + ["--verbose"], environment: env, respond: respond)
             }
 
             // Failure first: a rejected code, with the secret-bearing request logged at debug level.
-            let failed = try await run(["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "bad"))
+            let failed = try await run(
+                ["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "bad"))
             #expect(failed.status == 3)
             assertClean(failed, "authorize (provider error)")
-            let forged = try await CLIProcess.run(["authorize", "--provider", "local", "--manual", "--verbose"], environment: env) { stderr in
+            let forged = try await CLIProcess.run(
+                ["authorize", "--provider", "local", "--manual", "--verbose"], environment: env
+            ) { stderr in
                 stderr.contains("paste") ? "http://127.0.0.1/callback?code=good&state=forged" : nil
             }
             #expect(forged.status == 65)
@@ -113,13 +132,17 @@ import AuthKit
             #expect(!verifiers.all.isEmpty)
             assertClean(ok, "authorize")
 
-            let json = try await run(["authorize", "--provider", "local", "--manual", "--label", "second", "--json"], respond: Self.paste(code: "good"))
+            let json = try await run(
+                ["authorize", "--provider", "local", "--manual", "--label", "second", "--json"],
+                respond: Self.paste(code: "good"))
             #expect(json.status == 0)
             assertClean(json, "authorize --json", allowOnStdout: [Self.accessToken, Self.refreshToken])
 
-            for args in [["token", "list"], ["token", "list", "--json"], ["token", "show", "--provider", "local"],
-                         ["providers", "list"], ["providers", "show", "local"],
-                         ["request", "--provider", "local", "\(server.baseURL)/api"]] {
+            for args in [
+                ["token", "list"], ["token", "list", "--json"], ["token", "show", "--provider", "local"],
+                ["providers", "list"], ["providers", "show", "local"],
+                ["request", "--provider", "local", "\(server.baseURL)/api"],
+            ] {
                 let result = try await run(args)
                 #expect(result.status == 0, "\(args): \(result.stderr)")
                 assertClean(result, args.joined(separator: " "))
@@ -148,9 +171,10 @@ import AuthKit
             // Network failure: nothing listens at the endpoint. (Not the
             // stopped server's port: another test's server may take it.)
             let downHome = try self.home(baseURL: "http://127.0.0.1:\(try UnusedPort.next())")
-            let down = try await CLIProcess.run(["authorize", "--provider", "local", "--manual", "--verbose"],
-                                          environment: env.merging(["AUTHKIT_HOME": downHome.path]) { _, new in new },
-                                          respond: Self.paste(code: "good"))
+            let down = try await CLIProcess.run(
+                ["authorize", "--provider", "local", "--manual", "--verbose"],
+                environment: env.merging(["AUTHKIT_HOME": downHome.path]) { _, new in new },
+                respond: Self.paste(code: "good"))
             #expect(down.status == 4, "\(down.stderr)")
             assertClean(down, "authorize (network error)")
         }

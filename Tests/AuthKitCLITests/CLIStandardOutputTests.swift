@@ -10,8 +10,9 @@ import Testing
 @Suite(.serialized) struct CLIStandardOutputTests {
     /// `authkit ARGUMENTS` run by bash with `redirection` after it.
     func run(_ arguments: [String], _ redirection: String, environment: [String: String]) async throws -> CLIResult {
-        try await CLIProcess.run(arguments, environment: environment,
-                                 launcher: ["/bin/bash", "-c", #""$0" "$@" "# + redirection])
+        try await CLIProcess.run(
+            arguments, environment: environment,
+            launcher: ["/bin/bash", "-c", #""$0" "$@" "# + redirection])
     }
 
     @Test func aFullDiskOrAClosedOutputIsAFailure() async throws {
@@ -19,15 +20,22 @@ import Testing
         defer { try? FileManager.default.removeItem(at: home) }
         let environment = ["AUTHKIT_HOME": home.path]
         let full = try await run(["providers", "list"], "> /dev/full", environment: environment)
-        #expect(full.status == 74 && full.stderr.contains("standard output could not be written (No space left on device)"), "\(full.status): \(full.stderr)")
+        #expect(
+            full.status == 74 && full.stderr.contains("standard output could not be written (No space left on device)"),
+            "\(full.status): \(full.stderr)")
         let closed = try await run(["providers", "list"], ">&-", environment: environment)
-        #expect(closed.status == 74 && closed.stderr.contains("standard output could not be written (Bad file descriptor)"), "\(closed.status): \(closed.stderr)")
+        #expect(
+            closed.status == 74 && closed.stderr.contains("standard output could not be written (Bad file descriptor)"),
+            "\(closed.status): \(closed.stderr)")
         // Nothing printed to standard output, nothing lost: the command's own status.
         let quiet = try await run(["token", "delete", "--provider", "github"], ">&-", environment: environment)
         #expect(quiet.status == 64 && !quiet.stderr.contains("standard output"), "\(quiet.status): \(quiet.stderr)")
         // A reader that takes one byte and leaves is not an error of authkit's.
-        let head = try await CLIProcess.run(["providers", "list"], environment: environment, launcher: [
-            "/bin/bash", "-c", #""$0" "$@" | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}"#])
+        let head = try await CLIProcess.run(
+            ["providers", "list"], environment: environment,
+            launcher: [
+                "/bin/bash", "-c", #""$0" "$@" | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}"#,
+            ])
         #expect(head.status != 74 && !head.stderr.contains("standard output"), "\(head.status): \(head.stderr)")
     }
 
@@ -45,10 +53,14 @@ import Testing
         try Data(#"{"version": 1, "credentials": []}"#.utf8).write(to: file)
         chmod(file.path, 0o644)
         // (Python ignores SIGPIPE, and an ignored signal stays so across exec: reset first.)
-        let deadPipe = "import os, signal, sys; signal.signal(signal.SIGPIPE, signal.SIG_DFL); r, w = os.pipe(); os.close(r); os.dup2(w, 2); os.execvp(sys.argv[1], sys.argv[1:])"
-        let result = try await CLIProcess.run(["token", "list", "--json"], environment: ["AUTHKIT_HOME": home.path],
-                                              launcher: ["/usr/bin/python3", "-c", deadPipe])
-        #expect(result.status == 0 && result.stdout == "[]\n", "exit \(result.status), signal \(String(describing: result.signal)): \(result.stdout)")
+        let deadPipe =
+            "import os, signal, sys; signal.signal(signal.SIGPIPE, signal.SIG_DFL); r, w = os.pipe(); os.close(r); os.dup2(w, 2); os.execvp(sys.argv[1], sys.argv[1:])"
+        let result = try await CLIProcess.run(
+            ["token", "list", "--json"], environment: ["AUTHKIT_HOME": home.path],
+            launcher: ["/usr/bin/python3", "-c", deadPipe])
+        #expect(
+            result.status == 0 && result.stdout == "[]\n",
+            "exit \(result.status), signal \(String(describing: result.signal)): \(result.stdout)")
     }
 
     /// Help, the version and the completion scripts are output like any
@@ -57,20 +69,33 @@ import Testing
     /// and exited 0), and `help` with a command's name still helps.
     @Test func helpAndVersionAreOutputToo() async throws {
         let environment = ["AUTHKIT_HOME": "/nonexistent/authkit"]
-        for arguments in [["--help"], ["--version"], ["token", "list", "--help"], ["help", "request"], ["--generate-completion-script", "bash"]] {
+        for arguments in [
+            ["--help"], ["--version"], ["token", "list", "--help"], ["help", "request"],
+            ["--generate-completion-script", "bash"],
+        ] {
             let full = try await run(arguments, "> /dev/full", environment: environment)
-            #expect(full.status == 74 && full.stderr.contains("No space left on device"), "\(arguments): \(full.status) \(full.stderr)")
+            #expect(
+                full.status == 74 && full.stderr.contains("No space left on device"),
+                "\(arguments): \(full.status) \(full.stderr)")
             let fine = try await CLIProcess.run(arguments, environment: environment)
-            #expect(fine.status == 0 && !fine.stdout.isEmpty && fine.stderr.isEmpty, "\(arguments): \(fine.status) \(fine.stderr)")
+            #expect(
+                fine.status == 0 && !fine.stdout.isEmpty && fine.stderr.isEmpty,
+                "\(arguments): \(fine.status) \(fine.stderr)")
         }
         let unknown = try await CLIProcess.run(["help", "nosuch"], environment: environment)
-        #expect(unknown.status == 64 && unknown.stdout.isEmpty && unknown.stderr.contains("unknown command 'nosuch'"), "\(unknown.stderr)")
+        #expect(
+            unknown.status == 64 && unknown.stdout.isEmpty && unknown.stderr.contains("unknown command 'nosuch'"),
+            "\(unknown.stderr)")
         let misspelt = try await CLIProcess.run(["help", "token", "lst"], environment: environment)
-        #expect(misspelt.status == 64 && misspelt.stderr.contains("Did you mean 'authkit token list'?"), "\(misspelt.stderr)")
+        #expect(
+            misspelt.status == 64 && misspelt.stderr.contains("Did you mean 'authkit token list'?"),
+            "\(misspelt.stderr)")
         // With --help, a misspelt command is as much a usage error (it printed the parent's help, exit 0).
         for arguments in [["config", "--help"], ["token", "lst", "--help"], ["-h", "tokn"]] {
             let help = try await CLIProcess.run(arguments, environment: environment)
-            #expect(help.status == 64 && help.stdout.isEmpty && help.stderr.contains("unknown command"), "\(arguments): \(help.status) \(help.stderr)")
+            #expect(
+                help.status == 64 && help.stdout.isEmpty && help.stderr.contains("unknown command"),
+                "\(arguments): \(help.status) \(help.stderr)")
         }
         let nested = try await CLIProcess.run(["help", "token", "list"], environment: environment)
         #expect(nested.status == 0 && nested.stdout.hasPrefix("OVERVIEW: List stored credentials"), "\(nested.stdout)")
@@ -86,10 +111,12 @@ import Testing
         let home = try CLIProcess.home("authkit-stdout-signin")
         defer { try? FileManager.default.removeItem(at: home) }
         let port = try UnusedPort.next()
-        let result = try await run(["sandbox", "try", "--provider", "qiita", "--deterministic", "--port", String(port)], ">&-",
-                                   environment: ["AUTHKIT_HOME": home.path])
+        let result = try await run(
+            ["sandbox", "try", "--provider", "qiita", "--deterministic", "--port", String(port)], ">&-",
+            environment: ["AUTHKIT_HOME": home.path])
         #expect(result.status == 74, "\(result.status): \(result.stderr)")
-        let stored = try await FileCredentialStore(file: home.appendingPathComponent("sandbox/credentials.json")).allCredentials()
+        let stored = try await FileCredentialStore(file: home.appendingPathComponent("sandbox/credentials.json"))
+            .allCredentials()
         #expect(stored.map(\.providerID) == ["qiita"])
     }
 }

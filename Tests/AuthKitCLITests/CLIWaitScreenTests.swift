@@ -2,22 +2,26 @@ import AuthKitTestSupport
 import Foundation
 import Subprocess
 import Testing
+
 #if canImport(SystemPackage)
-import SystemPackage
+    import SystemPackage
 #endif
 
 /// The wait screen in a real 80×24 terminal (tmux): the status line fits and
 /// is redrawn in place, so the sign-in URL stays on the screen.
 @Suite(.serialized) struct CLIWaitScreenTests {
-    static let tmuxPath = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let tmuxPath = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 
     /// Runs tmux through swift-subprocess: a tmux server started by
     /// `Foundation.Process` on Linux inherits a blocked signal mask and never
     /// notices its session's command start or end.
     @discardableResult
     func tmux(_ arguments: [String]) async throws -> String {
-        let result = try await Subprocess.run(.path(FilePath(Self.tmuxPath ?? "/usr/bin/tmux")), arguments: Arguments(arguments),
-                                              input: .none, output: .string(limit: 1 << 20), error: .discarded)
+        let result = try await Subprocess.run(
+            .path(FilePath(Self.tmuxPath ?? "/usr/bin/tmux")), arguments: Arguments(arguments),
+            input: .none, output: .string(limit: 1 << 20), error: .discarded)
         return result.standardOutput
     }
 
@@ -27,7 +31,8 @@ import SystemPackage
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
         let session = "authkit-wait-\(UUID().uuidString.prefix(8))"
-        let command = "env AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test AUTHKIT_GITHUB_CLIENT_SECRET=wait-secret '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 30"
+        let command =
+            "env AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test AUTHKIT_GITHUB_CLIENT_SECRET=wait-secret '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 30"
         try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
         try await Task.sleep(for: .milliseconds(3500)) // 35 redraws of the spinner
         let screen = try await tmux(["capture-pane", "-p", "-J", "-t", session]) // -J joins lines the terminal wrapped
@@ -35,11 +40,15 @@ import SystemPackage
         try await tmux(["kill-session", "-t", session])
 
         let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("https://github.com/login/oauth/authorize?") },
-                "the sign-in URL is not on the screen:\n\(screen)")
+        #expect(
+            lines.contains {
+                $0.trimmingCharacters(in: .whitespaces).hasPrefix("https://github.com/login/oauth/authorize?")
+            },
+            "the sign-in URL is not on the screen:\n\(screen)")
         #expect(lines.filter { $0.contains("Waiting for you to approve") }.count == 1, "stale status lines:\n\(screen)")
-        #expect(lines.filter { $0.contains("Could not open a browser") || $0.contains("no browser launcher") }.isEmpty,
-                "--no-browser printed a launch failure:\n\(screen)")
+        #expect(
+            lines.filter { $0.contains("Could not open a browser") || $0.contains("no browser launcher") }.isEmpty,
+            "--no-browser printed a launch failure:\n\(screen)")
         let statusRow = raw.split(separator: "\n").first { $0.contains("Waiting for you") }
         #expect(statusRow.map { $0.count <= 80 } == true, "the status line wrapped:\n\(raw)")
     }
@@ -54,7 +63,8 @@ import SystemPackage
         defer { try? FileManager.default.removeItem(at: home) }
         let session = "authkit-try-\(UUID().uuidString.prefix(8))"
         // The trailing sleep keeps the pane (and its history) to capture.
-        let command = "env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' sandbox try --provider google --deterministic; echo EXIT=$?; sleep 30"
+        let command =
+            "env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' sandbox try --provider google --deterministic; echo EXIT=$?; sleep 30"
         try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
         var screen = ""
         for _ in 0..<400 where !screen.contains("EXIT=") { // up to 40 s: the whole suite may be running
@@ -74,15 +84,23 @@ import SystemPackage
     /// With `TERM=dumb` (an Emacs shell buffer), which shows escape
     /// sequences as text, the wait is said once, without the spinner's
     /// redraws (`\r`, erase-line), as in a pipe.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
+        ))
     func aDumbTerminalGetsNoEscapes() async throws {
         let home = TemporaryDirectory.url("authkit-wait-dumb")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
-        let command = "env TERM=dumb AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test AUTHKIT_GITHUB_CLIENT_SECRET=wait-secret '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 2"
-        let terminal = try await CLIProcess.run(["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+        let command =
+            "env TERM=dumb AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test AUTHKIT_GITHUB_CLIENT_SECRET=wait-secret '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 2"
+        let terminal = try await CLIProcess.run(
+            ["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
         #expect(terminal.status == 5, "\(terminal.stdout)")
-        #expect(terminal.stdout.components(separatedBy: "Waiting for you to approve").count - 1 == 1, "\(terminal.stdout)")
-        #expect(!terminal.stdout.contains("\u{1B}[K") && !terminal.stdout.contains("⠋"), "\(terminal.stdout.debugDescription)")
+        #expect(
+            terminal.stdout.components(separatedBy: "Waiting for you to approve").count - 1 == 1, "\(terminal.stdout)")
+        #expect(
+            !terminal.stdout.contains("\u{1B}[K") && !terminal.stdout.contains("⠋"),
+            "\(terminal.stdout.debugDescription)")
     }
 }

@@ -1,8 +1,9 @@
-import AuthKitTestSupport
 import AuthKit
-@testable import authkit
+import AuthKitTestSupport
 import Foundation
 import Testing
+
+@testable import authkit
 
 /// What every command does alike: usage errors, hints that name only flags the command takes, help that fits and pastes, suggestions, the home directory, a closed pipe, completion.
 @Suite(.serialized) struct CommandLineConventionsTests: CLIFixture {
@@ -12,22 +13,37 @@ import Testing
     /// the parser taking `-1` for an option), and so is a negative port or size.
     @Test func aTimeoutOutOfRangeIsAUsageError() async throws {
         let home = try home()
-        for command in [["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser"],
-                        ["request", "--provider", "qiita", "https://qiita.com/api/v2/authenticated_user"],
-                        ["sandbox", "try", "--provider", "qiita"],
-                        ["providers", "add", "idp", "--issuer", "https://idp.example"]] {
+        for command in [
+            ["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser"],
+            ["request", "--provider", "qiita", "https://qiita.com/api/v2/authenticated_user"],
+            ["sandbox", "try", "--provider", "qiita"],
+            ["providers", "add", "idp", "--issuer", "https://idp.example"],
+        ] {
             for value in ["9223372036854775807", "604801", "0", "-1"] {
-                let result = try await CLIProcess.run(command + ["--timeout", value], environment: ["AUTHKIT_HOME": home.path])
-                #expect(result.status == 64 && result.stderr.contains("--timeout takes 1–604800 seconds (a week at most); got \(value)."),
-                        "\(command[0]) --timeout \(value): exit \(result.status): \(result.stderr)")
+                let result = try await CLIProcess.run(
+                    command + ["--timeout", value], environment: ["AUTHKIT_HOME": home.path])
+                #expect(
+                    result.status == 64
+                        && result.stderr.contains("--timeout takes 1–604800 seconds (a week at most); got \(value)."),
+                    "\(command[0]) --timeout \(value): exit \(result.status): \(result.stderr)")
             }
         }
-        for (command, expected) in [(["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser", "--port", "-1"], "--port takes 1–65535; got -1."),
-                                    (["sandbox", "serve", "--provider", "qiita", "--port", "-1"], "--port takes 0–65535; got -1."),
-                                    (["sandbox", "try", "--provider", "qiita", "--port", "-8790"], "--port takes 1–65535; got -8790."),
-                                    (["request", "--provider", "qiita", "--max-size", "-1", "https://qiita.com/api/v2/items"], "--max-size takes a positive number of bytes.")] {
+        for (command, expected) in [
+            (
+                ["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser", "--port", "-1"],
+                "--port takes 1–65535; got -1."
+            ),
+            (["sandbox", "serve", "--provider", "qiita", "--port", "-1"], "--port takes 0–65535; got -1."),
+            (["sandbox", "try", "--provider", "qiita", "--port", "-8790"], "--port takes 1–65535; got -8790."),
+            (
+                ["request", "--provider", "qiita", "--max-size", "-1", "https://qiita.com/api/v2/items"],
+                "--max-size takes a positive number of bytes."
+            ),
+        ] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
-            #expect(result.status == 64 && result.stderr.contains(expected), "\(command): exit \(result.status): \(result.stderr)")
+            #expect(
+                result.status == 64 && result.stderr.contains(expected),
+                "\(command): exit \(result.status): \(result.stderr)")
         }
     }
 
@@ -38,16 +54,26 @@ import Testing
     @Test func flagsThatExcludeEachOtherAreRefusedTogether() async throws {
         let home = try home()
         try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
-        for (command, message) in [(["token", "show", "--provider", "qiita", "--field", "access_token", "--json"],
-                                    "--field prints one field raw and --json the whole credential; give one of them."),
-                                   (["token", "refresh", "--provider", "qiita", "--due"],
-                                    "--due refreshes every credential that is due, --provider one credential now; give one of them."),
-                                   (["token", "refresh"], "Give --provider ID to refresh one credential, or --due"),
-                                   // One provider's client secret went to every provider's token endpoint.
-                                   (["token", "refresh", "--due", "--client-secret", "one-providers-secret"],
-                                    "--client-id, --client-secret and --placeholder are one provider's; --due refreshes every provider's credentials")] {
+        for (command, message) in [
+            (
+                ["token", "show", "--provider", "qiita", "--field", "access_token", "--json"],
+                "--field prints one field raw and --json the whole credential; give one of them."
+            ),
+            (
+                ["token", "refresh", "--provider", "qiita", "--due"],
+                "--due refreshes every credential that is due, --provider one credential now; give one of them."
+            ),
+            (["token", "refresh"], "Give --provider ID to refresh one credential, or --due"),
+            // One provider's client secret went to every provider's token endpoint.
+            (
+                ["token", "refresh", "--due", "--client-secret", "one-providers-secret"],
+                "--client-id, --client-secret and --placeholder are one provider's; --due refreshes every provider's credentials"
+            ),
+        ] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
-            #expect(result.status == 64 && result.stderr.contains(message), "\(command): exit \(result.status): \(result.stderr)")
+            #expect(
+                result.status == 64 && result.stderr.contains(message),
+                "\(command): exit \(result.status): \(result.stderr)")
             #expect(result.stdout.isEmpty, "\(command) printed \(result.stdout)")
         }
     }
@@ -64,13 +90,22 @@ import Testing
         try Data(#"{"version":1,"credentials":[]}"#.utf8).write(to: home.appendingPathComponent("credentials.json"))
         let environment = ["XDG_CONFIG_HOME": config.path]
         let option = try await CLIProcess.run(["token", "list", "--x\u{1B}[2J"], environment: environment)
-        #expect(option.status == 64 && option.stderr.contains(#"Unknown option '--x\u{1B}[2J'"#), "\(option.stderr.debugDescription)")
+        #expect(
+            option.status == 64 && option.stderr.contains(#"Unknown option '--x\u{1B}[2J'"#),
+            "\(option.stderr.debugDescription)")
         let warning = try await CLIProcess.run(["token", "list"], environment: environment)
-        #expect(warning.status == 0 && warning.stderr.contains(#"h\u{1B}[2Jx/authkit is accessible by other users"#), "\(warning.stderr.debugDescription)")
+        #expect(
+            warning.status == 0 && warning.stderr.contains(#"h\u{1B}[2Jx/authkit is accessible by other users"#),
+            "\(warning.stderr.debugDescription)")
         let refused = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(refused.status == 64 && refused.stderr.contains("AUTHKIT_HOME holds a line break or other control character"), "\(refused.stderr.debugDescription)")
+        #expect(
+            refused.status == 64
+                && refused.stderr.contains("AUTHKIT_HOME holds a line break or other control character"),
+            "\(refused.stderr.debugDescription)")
         for result in [option, warning, refused] {
-            #expect(!result.stderr.contains("\u{1B}") && !result.stdout.contains("\u{1B}"), "\(result.stderr.debugDescription)")
+            #expect(
+                !result.stderr.contains("\u{1B}") && !result.stdout.contains("\u{1B}"),
+                "\(result.stderr.debugDescription)")
         }
     }
 
@@ -82,19 +117,30 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         for value in ["relative/dir", "~/.config/authkit"] {
-            for command in [["token", "list"], ["authorize", "--provider", "qiita", "--client-id", "c", "--manual"], ["providers", "list"]] {
-                let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": value], workingDirectory: directory)
-                #expect(result.status == 64 && result.stderr.contains("AUTHKIT_HOME is '\(value)', a relative path")
-                        && result.stderr.contains("Set it to an absolute path"), "\(command) with \(value): \(result.stderr)")
+            for command in [
+                ["token", "list"], ["authorize", "--provider", "qiita", "--client-id", "c", "--manual"],
+                ["providers", "list"],
+            ] {
+                let result = try await CLIProcess.run(
+                    command, environment: ["AUTHKIT_HOME": value], workingDirectory: directory)
+                #expect(
+                    result.status == 64 && result.stderr.contains("AUTHKIT_HOME is '\(value)', a relative path")
+                        && result.stderr.contains("Set it to an absolute path"),
+                    "\(command) with \(value): \(result.stderr)")
                 #expect(result.stderr.contains("write $HOME instead") == value.hasPrefix("~"), "\(result.stderr)")
             }
         }
         // An absolute one with an env file's slip, a space or a line break at
         // its end, named another, empty, directory, used without a word.
-        for (value, expected) in [(directory.path + " ", "ends with a space"), (directory.path + "\n", "holds a line break")] {
+        for (value, expected) in [
+            (directory.path + " ", "ends with a space"), (directory.path + "\n", "holds a line break"),
+        ] {
             for command in [["token", "list"], ["authorize", "--provider", "qiita", "--client-id", "c", "--manual"]] {
-                let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": value], workingDirectory: directory)
-                #expect(result.status == 64 && result.stderr.contains(expected), "\(command) with \(value.debugDescription): \(result.stderr)")
+                let result = try await CLIProcess.run(
+                    command, environment: ["AUTHKIT_HOME": value], workingDirectory: directory)
+                #expect(
+                    result.status == 64 && result.stderr.contains(expected),
+                    "\(command) with \(value.debugDescription): \(result.stderr)")
             }
             #expect(!FileManager.default.fileExists(atPath: value), "\(value.debugDescription) was created")
         }
@@ -102,18 +148,28 @@ import Testing
         // script's environment) is the same fault; an absolute
         // XDG_CONFIG_HOME or AUTHKIT_HOME takes its place, and is used.
         for command in [["token", "list"], ["providers", "list"]] {
-            let result = try await CLIProcess.run(command, environment: ["HOME": "relative"], workingDirectory: directory)
-            #expect(result.status == 64 && result.stderr.contains("HOME is 'relative', a relative path") && result.stderr.contains("Set HOME, or AUTHKIT_HOME, to an absolute path"),
-                    "\(command): \(result.stderr)")
+            let result = try await CLIProcess.run(
+                command, environment: ["HOME": "relative"], workingDirectory: directory)
+            #expect(
+                result.status == 64 && result.stderr.contains("HOME is 'relative', a relative path")
+                    && result.stderr.contains("Set HOME, or AUTHKIT_HOME, to an absolute path"),
+                "\(command): \(result.stderr)")
         }
         let elsewhere = TemporaryDirectory.url("authkit-relative-home-xdg")
         defer { try? FileManager.default.removeItem(at: elsewhere) }
-        for environment in [["HOME": "relative", "XDG_CONFIG_HOME": elsewhere.path], ["HOME": "relative", "AUTHKIT_HOME": elsewhere.path]] {
-            let result = try await CLIProcess.run(["token", "list"], environment: environment, workingDirectory: directory)
+        for environment in [
+            ["HOME": "relative", "XDG_CONFIG_HOME": elsewhere.path],
+            ["HOME": "relative", "AUTHKIT_HOME": elsewhere.path],
+        ] {
+            let result = try await CLIProcess.run(
+                ["token", "list"], environment: environment, workingDirectory: directory)
             #expect(result.status == 0, "\(environment): \(result.stderr)")
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "nothing was created in the working directory")
-        let help = try await CLIProcess.run(["token", "list", "--help"], environment: ["AUTHKIT_HOME": "relative"], workingDirectory: directory)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty,
+            "nothing was created in the working directory")
+        let help = try await CLIProcess.run(
+            ["token", "list", "--help"], environment: ["AUTHKIT_HOME": "relative"], workingDirectory: directory)
         #expect(help.status == 0 && help.stdout.contains("USAGE"), "\(help.stderr)")
     }
 
@@ -129,12 +185,20 @@ import Testing
         try Data("not a directory".utf8).write(to: file)
         let cases: [([String: String], String)] = [
             (["AUTHKIT_HOME": file.path], "AUTHKIT_HOME (\(file.path)) is a file, not a directory."),
-            (["AUTHKIT_HOME": file.path + "/below"], "AUTHKIT_HOME (\(file.path)/below) cannot be a directory: a part of its path is a file."),
-            (["XDG_CONFIG_HOME": directory.path, "HOME": directory.path], "AuthKit's directory \(file.path) is a file, not a directory."),
+            (
+                ["AUTHKIT_HOME": file.path + "/below"],
+                "AUTHKIT_HOME (\(file.path)/below) cannot be a directory: a part of its path is a file."
+            ),
+            (
+                ["XDG_CONFIG_HOME": directory.path, "HOME": directory.path],
+                "AuthKit's directory \(file.path) is a file, not a directory."
+            ),
         ]
         for (environment, message) in cases {
             let result = try await CLIProcess.run(["token", "list"], environment: environment)
-            #expect(result.status == 64 && result.stderr.contains(message) && result.stdout.isEmpty, "\(environment): \(result.stderr)")
+            #expect(
+                result.status == 64 && result.stderr.contains(message) && result.stdout.isEmpty,
+                "\(environment): \(result.stderr)")
         }
         #expect(try String(contentsOf: file, encoding: .utf8) == "not a directory")
     }
@@ -142,89 +206,162 @@ import Testing
     /// Hints name the real path and only flags the command takes.
     @Test func hintsAreHonest() async throws {
         let home = try home()
-        let noClient = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        let noClient = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
         #expect(noClient.status == 64)
-        #expect(noClient.stderr.contains("Pass --client-id") && noClient.stderr.contains("\(home.path)/config.json"), "\(noClient.stderr)")
+        #expect(
+            noClient.stderr.contains("Pass --client-id") && noClient.stderr.contains("\(home.path)/config.json"),
+            "\(noClient.stderr)")
         #expect(!noClient.stderr.contains("$AUTHKIT_HOME"))
-        let noTeam = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c"], environment: ["AUTHKIT_HOME": home.path])
+        let noTeam = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c"],
+            environment: ["AUTHKIT_HOME": home.path])
         #expect(noTeam.stderr.contains("Pass --placeholder team=…"), "\(noTeam.stderr)")
-        try Data(#"{"providers": {"qiita-tem": {"clientID": "mine"}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
-        let misspelt = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(misspelt.status == 64 && misspelt.stderr.contains("config.json has settings under 'qiita-tem', which no provider reads: did you mean 'qiita-team'?"),
-                "\(misspelt.stderr)")
+        try Data(#"{"providers": {"qiita-tem": {"clientID": "mine"}}}"#.utf8).write(
+            to: home.appendingPathComponent("config.json"))
+        let misspelt = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            misspelt.status == 64
+                && misspelt.stderr.contains(
+                    "config.json has settings under 'qiita-tem', which no provider reads: did you mean 'qiita-team'?"),
+            "\(misspelt.stderr)")
         // `providers list`, where one looks at what is configured, names every such entry.
-        try Data(#"{"providers": {"qiita-tem": {"clientID": "mine"}, "github": {"clientID": "g"}, "zzzzzz": {"clientID": "z"}}}"#.utf8)
-            .write(to: home.appendingPathComponent("config.json"))
+        try Data(
+            #"{"providers": {"qiita-tem": {"clientID": "mine"}, "github": {"clientID": "g"}, "zzzzzz": {"clientID": "z"}}}"#
+                .utf8
+        )
+        .write(to: home.appendingPathComponent("config.json"))
         let listed = try await CLIProcess.run(["providers", "list"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(listed.status == 0 && listed.stderr.contains("config.json has settings under 'qiita-tem', which no provider reads: did you mean 'qiita-team'?")
-                && listed.stderr.contains("settings under 'zzzzzz', which no provider reads.") && !listed.stderr.contains("'github'"), "\(listed.stderr)")
-        try Data(#"{"providers": {"qiita-team": {"clientID": "mine", "placeholders": {"tema": "acme"}}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
-        let configTypo = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(configTypo.status == 65 && configTypo.stderr.contains("field 'providers.qiita-team.placeholders.tema': Qiita Team has no placeholder 'tema'; it takes: team."),
-                "\(configTypo.stderr)")
-        try Data(#"{"providers": {"box": {"clientID": "mine"}}}"#.utf8).write(to: home.appendingPathComponent("config.json"))
-        let another = try await CLIProcess.run(["authorize", "--provider", "x", "--manual"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(another.status == 64 && !another.stderr.contains("did you mean"), "box is a provider, not a misspelt x: \(another.stderr)")
+        #expect(
+            listed.status == 0
+                && listed.stderr.contains(
+                    "config.json has settings under 'qiita-tem', which no provider reads: did you mean 'qiita-team'?")
+                && listed.stderr.contains("settings under 'zzzzzz', which no provider reads.")
+                && !listed.stderr.contains("'github'"), "\(listed.stderr)")
+        try Data(#"{"providers": {"qiita-team": {"clientID": "mine", "placeholders": {"tema": "acme"}}}}"#.utf8).write(
+            to: home.appendingPathComponent("config.json"))
+        let configTypo = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita-team", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            configTypo.status == 65
+                && configTypo.stderr.contains(
+                    "field 'providers.qiita-team.placeholders.tema': Qiita Team has no placeholder 'tema'; it takes: team."
+                ),
+            "\(configTypo.stderr)")
+        try Data(#"{"providers": {"box": {"clientID": "mine"}}}"#.utf8).write(
+            to: home.appendingPathComponent("config.json"))
+        let another = try await CLIProcess.run(
+            ["authorize", "--provider", "x", "--manual"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            another.status == 64 && !another.stderr.contains("did you mean"),
+            "box is a provider, not a misspelt x: \(another.stderr)")
         try FileManager.default.removeItem(at: home.appendingPathComponent("config.json"))
-        let typo = try await CLIProcess.run(["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c", "--placeholder", "tema=acme"],
-                                            environment: ["AUTHKIT_HOME": home.path])
-        #expect(typo.status == 64 && typo.stderr.contains("--placeholder: Qiita Team has no placeholder 'tema'; it takes: team."), "\(typo.stderr)")
-        let none = try await CLIProcess.run(["authorize", "--provider", "qiita", "--manual", "--client-id", "c", "--placeholder", "team=acme"],
-                                            environment: ["AUTHKIT_HOME": home.path])
-        #expect(none.status == 64 && none.stderr.contains("--placeholder: Qiita has no placeholder 'team'; it takes none."), "\(none.stderr)")
-        let remote = try await CLIProcess.run(["authorize", "--provider", "github", "--client-id", "c", "--client-secret", "s", "--redirect-uri", "http://app.example/cb"],
-                                        environment: ["AUTHKIT_HOME": home.path])
-        #expect(remote.status == 64 && remote.stderr.contains("--manual") && !remote.stderr.contains("ManualUserAgent"), "\(remote.stderr)")
-        for command in [["token", "show"], ["authorize", "--client-id", "c"], ["request", "https://qiita.com/api/v2/items"]] {
-            let emptyLabel = try await CLIProcess.run(command + ["--provider", "qiita", "--label", " "], environment: ["AUTHKIT_HOME": home.path])
-            #expect(emptyLabel.status == 64 && emptyLabel.stderr.contains("--label takes a name such as work"), "\(command): \(emptyLabel.stderr)")
+        let typo = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita-team", "--manual", "--client-id", "c", "--placeholder", "tema=acme"],
+            environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            typo.status == 64
+                && typo.stderr.contains("--placeholder: Qiita Team has no placeholder 'tema'; it takes: team."),
+            "\(typo.stderr)")
+        let none = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--manual", "--client-id", "c", "--placeholder", "team=acme"],
+            environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            none.status == 64 && none.stderr.contains("--placeholder: Qiita has no placeholder 'team'; it takes none."),
+            "\(none.stderr)")
+        let remote = try await CLIProcess.run(
+            [
+                "authorize", "--provider", "github", "--client-id", "c", "--client-secret", "s", "--redirect-uri",
+                "http://app.example/cb",
+            ],
+            environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            remote.status == 64 && remote.stderr.contains("--manual") && !remote.stderr.contains("ManualUserAgent"),
+            "\(remote.stderr)")
+        for command in [
+            ["token", "show"], ["authorize", "--client-id", "c"], ["request", "https://qiita.com/api/v2/items"],
+        ] {
+            let emptyLabel = try await CLIProcess.run(
+                command + ["--provider", "qiita", "--label", " "], environment: ["AUTHKIT_HOME": home.path])
+            #expect(
+                emptyLabel.status == 64 && emptyLabel.stderr.contains("--label takes a name such as work"),
+                "\(command): \(emptyLabel.stderr)")
         }
         // An empty provider id (an unset variable) drew unrelated suggestions
         // ("did you mean 'x' or 'box'?") or "No stored credential for ."
-        for command in [["token", "show", "--provider", ""], ["token", "list", "--provider", " "], ["token", "refresh", "--provider", ""],
-                        ["authorize", "--provider", ""], ["sandbox", "serve", "--provider", ""], ["providers", "show", ""]] {
+        for command in [
+            ["token", "show", "--provider", ""], ["token", "list", "--provider", " "],
+            ["token", "refresh", "--provider", ""],
+            ["authorize", "--provider", ""], ["sandbox", "serve", "--provider", ""], ["providers", "show", ""],
+        ] {
             let empty = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
-            #expect(empty.status == 64 && empty.stderr.contains("takes a provider id such as github; got an empty one")
+            #expect(
+                empty.status == 64 && empty.stderr.contains("takes a provider id such as github; got an empty one")
                     && !empty.stderr.contains("Did you mean"), "\(command): \(empty.stderr)")
         }
         // A new account's label must be typeable as shown: a pasted tab or
         // line break was stored and listed as `x\u{9}y`, which no --label then
         // matched; spaces around it made a look-alike second account.
-        for (label, message) in [("x\ty", "--label 'x\\u{9}y' holds a control or invisible character"),
-                                 ("a\u{200B}b", "--label 'a\\u{200B}b' holds a control or invisible character"),
-                                 (" work", "--label ' work' begins or ends with a space; give --label work."),
-                                 // Hints that name an account cut it at 80 characters: it could not be pasted back.
-                                 (String(repeating: "a", count: 81), "--label is 81 characters long; use a name of at most 80")] {
-            let refused = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--manual", "--label", label],
-                                                   environment: ["AUTHKIT_HOME": home.path])
+        for (label, message) in [
+            ("x\ty", "--label 'x\\u{9}y' holds a control or invisible character"),
+            ("a\u{200B}b", "--label 'a\\u{200B}b' holds a control or invisible character"),
+            (" work", "--label ' work' begins or ends with a space; give --label work."),
+            // Hints that name an account cut it at 80 characters: it could not be pasted back.
+            (String(repeating: "a", count: 81), "--label is 81 characters long; use a name of at most 80"),
+        ] {
+            let refused = try await CLIProcess.run(
+                ["authorize", "--provider", "qiita", "--client-id", "c", "--manual", "--label", label],
+                environment: ["AUTHKIT_HOME": home.path])
             #expect(refused.status == 64 && refused.stderr.contains(message), "\(label): \(refused.stderr)")
         }
-        let longest = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--manual", "--label", String(repeating: "a", count: 80)],
-                                               environment: ["AUTHKIT_HOME": home.path], timeout: 20)
-        #expect(longest.stderr.contains("no client secret is configured") && !longest.stderr.contains("characters long"), "\(longest.stderr)")
+        let longest = try await CLIProcess.run(
+            [
+                "authorize", "--provider", "qiita", "--client-id", "c", "--manual", "--label",
+                String(repeating: "a", count: 80),
+            ],
+            environment: ["AUTHKIT_HOME": home.path], timeout: 20)
+        #expect(
+            longest.stderr.contains("no client secret is configured") && !longest.stderr.contains("characters long"),
+            "\(longest.stderr)")
         // An account stored with such a label before can still be named, to delete it.
         let oddLabel = "x\ty"
         try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
             .save(Credential(providerID: "qiita", label: oddLabel, accessToken: "t"))
-        let deleted = try await CLIProcess.run(["token", "delete", "--provider", "qiita", "--label", oddLabel], environment: ["AUTHKIT_HOME": home.path])
+        let deleted = try await CLIProcess.run(
+            ["token", "delete", "--provider", "qiita", "--label", oddLabel], environment: ["AUTHKIT_HOME": home.path])
         #expect(deleted.status == 0, "\(deleted.stderr)")
-        let emptyScope = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--scope", ""], environment: ["AUTHKIT_HOME": home.path])
-        #expect(emptyScope.status == 64 && emptyScope.stderr.contains("--scope takes a scope name"), "\(emptyScope.stderr)")
+        let emptyScope = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita", "--client-id", "c", "--scope", ""],
+            environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            emptyScope.status == 64 && emptyScope.stderr.contains("--scope takes a scope name"), "\(emptyScope.stderr)")
         // RFC 6749 §3.3 scope tokens: two names in one flag are shown split
         // into flags; a pasted line break is refused (and shown escaped)
         // rather than sent as `%0A` for the provider to refuse after the browser.
-        for (value, message) in [("repo user:email", "--scope takes one scope; give each with its own --scope (--scope repo --scope user:email)."),
-                                 ("read\nwrite", "--scope 'read\\u{A}write' holds a control character"),
-                                 ("a\"b", "holds a control character, a non-ASCII one, '\"' or '\\'"),
-                                 (" repo", "--scope ' repo' begins or ends with a space; give --scope repo.")] {
-            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser", "--scope", value],
-                                                  environment: ["AUTHKIT_HOME": home.path])
-            #expect(result.status == 64 && result.stderr.contains(message) && !result.stderr.contains("Open this URL"), "\(value): \(result.stderr)")
+        for (value, message) in [
+            (
+                "repo user:email",
+                "--scope takes one scope; give each with its own --scope (--scope repo --scope user:email)."
+            ),
+            ("read\nwrite", "--scope 'read\\u{A}write' holds a control character"),
+            ("a\"b", "holds a control character, a non-ASCII one, '\"' or '\\'"),
+            (" repo", "--scope ' repo' begins or ends with a space; give --scope repo."),
+        ] {
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "qiita", "--client-id", "c", "--no-browser", "--scope", value],
+                environment: ["AUTHKIT_HOME": home.path])
+            #expect(
+                result.status == 64 && result.stderr.contains(message) && !result.stderr.contains("Open this URL"),
+                "\(value): \(result.stderr)")
         }
         // Over SSH with no client id, the client id is told first: every way
         // in needs it, so advice about --manual would only lead to this error next.
-        let headless = try await CLIProcess.run(["authorize", "--provider", "qiita"], environment: ["AUTHKIT_HOME": home.path, "SSH_TTY": "/dev/pts/3"])
-        #expect(headless.status == 64 && headless.stderr.contains("no client id is configured") && !headless.stderr.contains("--manual"), "\(headless.stderr)")
+        let headless = try await CLIProcess.run(
+            ["authorize", "--provider", "qiita"], environment: ["AUTHKIT_HOME": home.path, "SSH_TTY": "/dev/pts/3"])
+        #expect(
+            headless.status == 64 && headless.stderr.contains("no client id is configured")
+                && !headless.stderr.contains("--manual"), "\(headless.stderr)")
     }
 
     @Test func versionAndSuggestions() async throws {
@@ -239,21 +376,30 @@ import Testing
         }
         // A misspelt required option is named as such: argument-parser said
         // only that the real one was missing.
-        for (command, message) in [(["authorize", "--provder", "github"], "Unknown option '--provder'. Did you mean '--provider'?"),
-                                   (["providers", "add", "acme", "--isuer", "https://x.example"], "Unknown option '--isuer'. Did you mean '--issuer'?"),
-                                   (["authorize", "-v"], "Missing expected argument '--provider <id>'"),
-                                   // --help is argument-parser's, not among the options it suggests from.
-                                   (["token", "show", "--hlep"], "Unknown option '--hlep'. Did you mean '--help'?"),
-                                   // An option every command takes, before the command's name.
-                                   (["-v", "token", "list"], "Unknown option '-v'. It belongs after the command: authkit token … -v")] {
+        for (command, message) in [
+            (["authorize", "--provder", "github"], "Unknown option '--provder'. Did you mean '--provider'?"),
+            (
+                ["providers", "add", "acme", "--isuer", "https://x.example"],
+                "Unknown option '--isuer'. Did you mean '--issuer'?"
+            ),
+            (["authorize", "-v"], "Missing expected argument '--provider <id>'"),
+            // --help is argument-parser's, not among the options it suggests from.
+            (["token", "show", "--hlep"], "Unknown option '--hlep'. Did you mean '--help'?"),
+            // An option every command takes, before the command's name.
+            (["-v", "token", "list"], "Unknown option '-v'. It belongs after the command: authkit token … -v"),
+        ] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
             #expect(result.status == 64 && result.stderr.contains(message), "\(command): \(result.stderr)")
         }
         // Neither hint where it would mislead: `--kep` is no --help, and the sandbox takes no --sandbox.
-        for (command, unsaid) in [(["token", "delete", "--provider", "x", "--kep"], "Did you mean '--help'"),
-                                  (["--sandbox", "http://127.0.0.1:1", "sandbox", "serve", "-p", "qiita"], "belongs after")] {
+        for (command, unsaid) in [
+            (["token", "delete", "--provider", "x", "--kep"], "Did you mean '--help'"),
+            (["--sandbox", "http://127.0.0.1:1", "sandbox", "serve", "-p", "qiita"], "belongs after"),
+        ] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
-            #expect(result.status == 64 && result.stderr.contains("Unknown option") && !result.stderr.contains(unsaid), "\(command): \(result.stderr)")
+            #expect(
+                result.status == 64 && result.stderr.contains("Unknown option") && !result.stderr.contains(unsaid),
+                "\(command): \(result.stderr)")
         }
     }
 
@@ -264,12 +410,17 @@ import Testing
         let home = try home()
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-        shell.arguments = ["-c", #""$0" authorize --provider microsoft --client-id c --no-browser --timeout 1 2>&1 | head -1 >/dev/null; exit ${PIPESTATUS[0]}"#,
-                           CLIProcess.binary.path]
+        shell.arguments = [
+            "-c",
+            #""$0" authorize --provider microsoft --client-id c --no-browser --timeout 1 2>&1 | head -1 >/dev/null; exit ${PIPESTATUS[0]}"#,
+            CLIProcess.binary.path,
+        ]
         shell.environment = ["AUTHKIT_HOME": home.path, "HOME": home.path, "PATH": "/usr/bin:/bin"]
         try shell.run()
         shell.waitUntilExit()
-        #expect(shell.terminationStatus == 5, "authkit ended with \(shell.terminationStatus) (132: a trap on the closed pipe)")
+        #expect(
+            shell.terminationStatus == 5,
+            "authkit ended with \(shell.terminationStatus) (132: a trap on the closed pipe)")
     }
 
     /// Every line of every --help fits 80 columns, except argument-parser's
@@ -279,12 +430,16 @@ import Testing
     /// after a trailing backslash.
     @Test func helpExamplesFitEightyColumns() async throws {
         let home = try home()
-        let commands = [[], ["authorize"], ["request"], ["sign"], ["token"], ["token", "list"], ["token", "show"], ["token", "header"],
-                        ["token", "refresh"], ["token", "revoke"], ["token", "delete"], ["providers"], ["providers", "list"],
-                        ["providers", "show"], ["providers", "override"], ["providers", "add"], ["providers", "validate"],
-                        ["sandbox"], ["sandbox", "serve"], ["sandbox", "try"]]
+        let commands = [
+            [], ["authorize"], ["request"], ["sign"], ["token"], ["token", "list"], ["token", "show"],
+            ["token", "header"],
+            ["token", "refresh"], ["token", "revoke"], ["token", "delete"], ["providers"], ["providers", "list"],
+            ["providers", "show"], ["providers", "override"], ["providers", "add"], ["providers", "validate"],
+            ["sandbox"], ["sandbox", "serve"], ["sandbox", "try"],
+        ]
         for command in commands {
-            let help = try await CLIProcess.run(command + ["--help"], environment: ["AUTHKIT_HOME": home.path, "COLUMNS": "80"])
+            let help = try await CLIProcess.run(
+                command + ["--help"], environment: ["AUTHKIT_HOME": home.path, "COLUMNS": "80"])
             #expect(help.status == 0, "\(command): \(help.stderr)")
             // The usage line fits too (some are written by hand, shorter
             // than argument-parser's), and names only flags the command has.
@@ -292,22 +447,30 @@ import Testing
             #expect(usage.count < 80, "\(command): \(usage)")
             for flag in usage.split(separator: " ") where flag.hasPrefix("--") || flag.hasPrefix("[--") {
                 let name = flag.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-                #expect(help.stdout.contains("  \(name) ") || help.stdout.contains(", \(name) "), "\(command): the usage names \(name), which it lacks")
+                #expect(
+                    help.stdout.contains("  \(name) ") || help.stdout.contains(", \(name) "),
+                    "\(command): the usage names \(name), which it lacks")
             }
             var inDiscussion = false
             var previous: Substring = ""
             for line in help.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
                 if line.hasPrefix("OVERVIEW") { inDiscussion = true }
-                if line.hasPrefix("USAGE") || line.hasPrefix("OPTIONS") || line.hasPrefix("ARGUMENTS") || line.hasPrefix("SUBCOMMANDS") { inDiscussion = false }
+                if line.hasPrefix("USAGE") || line.hasPrefix("OPTIONS") || line.hasPrefix("ARGUMENTS")
+                    || line.hasPrefix("SUBCOMMANDS")
+                {
+                    inDiscussion = false
+                }
                 guard inDiscussion else { continue }
                 #expect(line.count < 80, "\(command): a line of \(line.count) columns: \(line)")
                 #expect(line.trimmingCharacters(in: .whitespaces) != "\\", "\(command): a lone backslash")
                 let example = previous.hasPrefix("  ") && (previous.contains("authkit ") || previous.contains("curl "))
-                #expect(!(example && !previous.hasSuffix("\\") && !line.isEmpty && !line.hasPrefix(" ")),
-                        "\(command): an example broken at the terminal's width: \(previous) / \(line)")
+                #expect(
+                    !(example && !previous.hasSuffix("\\") && !line.isEmpty && !line.hasPrefix(" ")),
+                    "\(command): an example broken at the terminal's width: \(previous) / \(line)")
                 // "Examples:" is a heading: set off from the paragraph before it.
-                #expect(!(line.hasPrefix("Example") && !previous.isEmpty && !previous.hasPrefix("OVERVIEW")),
-                        "\(command): '\(line)' runs on from '\(previous)'")
+                #expect(
+                    !(line.hasPrefix("Example") && !previous.isEmpty && !previous.hasPrefix("OVERVIEW")),
+                    "\(command): '\(line)' runs on from '\(previous)'")
                 previous = line
             }
         }
@@ -322,34 +485,50 @@ import Testing
         let home = try home()
         let mine = home.appendingPathComponent("mine")
         try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
-        try Data(#"{"id": "gizmo", "protocol": "oauth2", "authorization": {"url": "https://gizmo.example/a"}, "token": {"url": "https://gizmo.example/t"}}"#.utf8)
-            .write(to: mine.appendingPathComponent("gizmo.json"))
+        try Data(
+            #"{"id": "gizmo", "protocol": "oauth2", "authorization": {"url": "https://gizmo.example/a"}, "token": {"url": "https://gizmo.example/t"}}"#
+                .utf8
+        )
+        .write(to: mine.appendingPathComponent("gizmo.json"))
         func complete(_ subcommand: [String], _ option: String, _ words: [String]) async throws -> [String] {
-            let result = try await CLIProcess.run(["---completion"] + subcommand + ["--", option, String(words.count - 1), String(words.last!.count)] + words,
-                                                  environment: ["AUTHKIT_HOME": home.path])
+            let result = try await CLIProcess.run(
+                ["---completion"] + subcommand + ["--", option, String(words.count - 1), String(words.last!.count)]
+                    + words,
+                environment: ["AUTHKIT_HOME": home.path])
             #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
             return result.stdout.split(separator: "\n").map(String.init)
         }
-        let github = try await complete(["token", "show"], "--provider", ["authkit", "token", "show", "--provider", "gi"])
-        #expect(github.contains("github") && github.contains("gitlab") && github.allSatisfy { $0.hasPrefix("gi") }, "\(github)")
-        let withDirectory = try await complete(["authorize"], "--provider", ["authkit", "authorize", "--providers-dir", mine.path, "--provider", "gi"])
+        let github = try await complete(
+            ["token", "show"], "--provider", ["authkit", "token", "show", "--provider", "gi"])
+        #expect(
+            github.contains("github") && github.contains("gitlab") && github.allSatisfy { $0.hasPrefix("gi") },
+            "\(github)")
+        let withDirectory = try await complete(
+            ["authorize"], "--provider", ["authkit", "authorize", "--providers-dir", mine.path, "--provider", "gi"])
         #expect(withDirectory.contains("gizmo") && withDirectory.contains("github"), "\(withDirectory)")
         let shown = try await complete(["providers", "show"], "positional@0", ["authkit", "providers", "show", "qii"])
         #expect(shown == ["qiita", "qiita-team"], "\(shown)")
-        let sandboxed = try await complete(["sandbox", "serve"], "--provider", ["authkit", "sandbox", "serve", "--provider", "x"])
+        let sandboxed = try await complete(
+            ["sandbox", "serve"], "--provider", ["authkit", "sandbox", "serve", "--provider", "x"])
         #expect(sandboxed == ["x"], "\(sandboxed)")
 
         // `--label <TAB>`: the labels stored for the provider on the line, read without the lock or any write.
         let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
-        for label in ["work", "wiki-bot", "personal"] { try await store.save(Credential(providerID: "qiita", label: label, accessToken: "t-\(label)")) }
+        for label in ["work", "wiki-bot", "personal"] {
+            try await store.save(Credential(providerID: "qiita", label: label, accessToken: "t-\(label)"))
+        }
         try await store.save(Credential(providerID: "github", label: "wander", accessToken: "t"))
         let before = try FileManager.default.contentsOfDirectory(atPath: home.path).sorted()
-        let labels = try await complete(["token", "show"], "--label", ["authkit", "token", "show", "--provider", "qiita", "--label", "w"])
+        let labels = try await complete(
+            ["token", "show"], "--label", ["authkit", "token", "show", "--provider", "qiita", "--label", "w"])
         #expect(labels == ["wiki-bot", "work"], "\(labels)")
-        let refreshLabels = try await complete(["token", "refresh"], "--label", ["authkit", "token", "refresh", "-p", "github", "--label", ""])
+        let refreshLabels = try await complete(
+            ["token", "refresh"], "--label", ["authkit", "token", "refresh", "-p", "github", "--label", ""])
         #expect(refreshLabels == ["wander"], "\(refreshLabels)")
         let noProvider = try await complete(["request"], "--label", ["authkit", "request", "--label", ""])
         #expect(noProvider.isEmpty && !labels.joined().contains("t-"), "\(noProvider)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: home.path).sorted() == before, "completion wrote nothing")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: home.path).sorted() == before,
+            "completion wrote nothing")
     }
 }

@@ -1,12 +1,14 @@
 import Foundation
 import Testing
+
 @testable import authkit
 
 /// The exit-code table (docs/command-line.md, "Exit codes") is what scripts
 /// read: it lists every status `authkit` can end with, and no other.
 @Suite struct ExitCodeTableTests {
     @Test func readmeListsEveryExitStatus() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+            .standardized
         let readme = try String(contentsOf: root.appendingPathComponent("docs/command-line.md"), encoding: .utf8)
         let section = try #require(readme.components(separatedBy: "### Exit codes").dropFirst().first)
         let table = section.components(separatedBy: "\n## ").first ?? section

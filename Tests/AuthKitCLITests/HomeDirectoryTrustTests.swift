@@ -2,8 +2,9 @@ import AuthKit
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// AuthKit's directory is the user's alone, and the sandbox's store stays
@@ -30,14 +31,20 @@ import Glibc
         // A group of its own would be this user's (a user-private group): take another.
         if mode == 0o0775 { #expect(chown(home.path, geteuid(), 65534) == 0) }
         #expect(chmod(home.path, mode_t(mode)) == 0)
-        for arguments in [["token", "list"], ["token", "header", "--provider", "qiita"], ["providers", "override", "qiita"],
-                          ["request", "--provider", "qiita", "https://qiita.com/api/v2/authenticated_user"]] {
+        for arguments in [
+            ["token", "list"], ["token", "header", "--provider", "qiita"], ["providers", "override", "qiita"],
+            ["request", "--provider", "qiita", "https://qiita.com/api/v2/authenticated_user"],
+        ] {
             let result = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path])
             #expect(result.status == 65, "\(arguments): \(result.status) \(result.stderr)")
-            #expect(result.stderr.contains("can be written by") && result.stderr.contains("chmod 700 '\(home.path)'"), "\(arguments): \(result.stderr)")
+            #expect(
+                result.stderr.contains("can be written by") && result.stderr.contains("chmod 700 '\(home.path)'"),
+                "\(arguments): \(result.stderr)")
             #expect(!result.stdout.contains(realToken) && !result.stderr.contains(realToken))
         }
-        #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/qiita.json").path), "providers override wrote nothing")
+        #expect(
+            !FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/qiita.json").path),
+            "providers override wrote nothing")
     }
 
     @Test(.enabled(if: geteuid() == 0, "needs root to give the home to another user"))
@@ -46,7 +53,8 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: home) }
         #expect(chown(home.path, 65534, 65534) == 0)
         let result = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(result.status == 65 && result.stderr.contains("belongs to another user (uid 65534)"), "\(result.stderr)")
+        #expect(
+            result.status == 65 && result.stderr.contains("belongs to another user (uid 65534)"), "\(result.stderr)")
     }
 
     /// `sandbox/` as a link to the home (or `sandbox/credentials.json` as a
@@ -58,25 +66,35 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: home) }
         let sandboxDirectory = home.appendingPathComponent("sandbox")
         let sandbox = "http://127.0.0.1:\(try RawHTTP.freePort())"
-        let commands = [["token", "header", "--provider", "qiita", "--sandbox", sandbox],
-                        ["token", "show", "--provider", "qiita", "--field", "access_token", "--sandbox", sandbox],
-                        ["request", "--provider", "qiita", "--sandbox", sandbox, "\(sandbox)/echo"]]
+        let commands = [
+            ["token", "header", "--provider", "qiita", "--sandbox", sandbox],
+            ["token", "show", "--provider", "qiita", "--field", "access_token", "--sandbox", sandbox],
+            ["request", "--provider", "qiita", "--sandbox", sandbox, "\(sandbox)/echo"],
+        ]
         try FileManager.default.createSymbolicLink(atPath: sandboxDirectory.path, withDestinationPath: home.path)
         for arguments in commands {
             let result = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path])
-            #expect(result.status == 65 && result.stderr.contains("is a symbolic link, not a directory"), "\(arguments): \(result.stderr)")
+            #expect(
+                result.status == 65 && result.stderr.contains("is a symbolic link, not a directory"),
+                "\(arguments): \(result.stderr)")
             #expect(!result.stdout.contains(realToken) && !result.stderr.contains(realToken))
         }
         try FileManager.default.removeItem(at: sandboxDirectory)
-        try FileManager.default.createDirectory(at: sandboxDirectory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        #expect(link(home.appendingPathComponent("credentials.json").path, sandboxDirectory.appendingPathComponent("credentials.json").path) == 0)
+        try FileManager.default.createDirectory(
+            at: sandboxDirectory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        #expect(
+            link(
+                home.appendingPathComponent("credentials.json").path,
+                sandboxDirectory.appendingPathComponent("credentials.json").path) == 0)
         for arguments in commands {
             let result = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path])
-            #expect(result.status == 65 && result.stderr.contains("under another name"), "\(arguments): \(result.stderr)")
+            #expect(
+                result.status == 65 && result.stderr.contains("under another name"), "\(arguments): \(result.stderr)")
             #expect(!result.stdout.contains(realToken) && !result.stderr.contains(realToken))
         }
         // The real store is untouched.
-        let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).allCredentials()
+        let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+            .allCredentials()
         #expect(stored.map(\.accessToken) == [realToken])
     }
 }

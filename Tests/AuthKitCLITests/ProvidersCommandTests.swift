@@ -1,18 +1,24 @@
-import AuthKitTestSupport
 import AuthKit
-@testable import authkit
+import AuthKitTestSupport
 import Foundation
 import Testing
+
+@testable import authkit
 
 /// `authkit providers`: validate, add, show and override, and the files they read and write.
 @Suite(.serialized) struct ProvidersCommandTests: CLIFixture {
     @Test func validateSkipsTheSchemaExplainsDirectoriesAndKeepsPathsAsGiven() async throws {
         let home = try home()
-        let bad = #"{"id": "bad", "protocol": "oauth2", "pkce": "plain", "authorization": {"url": "https://a.example/x"}, "token": {"url": "http://a.example/t"}}"#
+        let bad =
+            #"{"id": "bad", "protocol": "oauth2", "pkce": "plain", "authorization": {"url": "https://a.example/x"}, "token": {"url": "http://a.example/t"}}"#
         try Data(bad.utf8).write(to: home.appendingPathComponent("providers/bad.json"))
-        let result = try await CLIProcess.run(["providers", "validate", "providers/schema.json", "providers/qiita.json", "\(home.path)/providers", "providers/../providers/github.json",
-                                         "\(home.path)/providers/bad.json"],
-                                        environment: ["AUTHKIT_HOME": home.path], workingDirectory: root)
+        let result = try await CLIProcess.run(
+            [
+                "providers", "validate", "providers/schema.json", "providers/qiita.json", "\(home.path)/providers",
+                "providers/../providers/github.json",
+                "\(home.path)/providers/bad.json",
+            ],
+            environment: ["AUTHKIT_HOME": home.path], workingDirectory: root)
         #expect(result.status == 65)
         #expect(result.stdout.contains("providers/schema.json: skipped"))
         #expect(result.stdout.contains("providers/qiita.json: ok (qiita, oauth2)"))
@@ -24,16 +30,28 @@ import Testing
 
         // A valid file authkit would refuse to read (others can write to it) is a problem too.
         let shared = home.appendingPathComponent("providers/shared.json")
-        try Data(#"{"id": "shared", "protocol": "oauth2", "authorization": {"url": "https://a.example/x"}, "token": {"url": "https://a.example/t"}}"#.utf8).write(to: shared)
+        try Data(
+            #"{"id": "shared", "protocol": "oauth2", "authorization": {"url": "https://a.example/x"}, "token": {"url": "https://a.example/t"}}"#
+                .utf8
+        ).write(to: shared)
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: shared.path)
-        let writable = try await CLIProcess.run(["providers", "validate", shared.path], environment: ["AUTHKIT_HOME": home.path])
-        #expect(writable.status == 65 && writable.stdout.contains("\(shared.path): valid (shared, oauth2), but authkit will not read it: every user can write to it (mode 0666)"), "\(writable.stdout)")
+        let writable = try await CLIProcess.run(
+            ["providers", "validate", shared.path], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            writable.status == 65
+                && writable.stdout.contains(
+                    "\(shared.path): valid (shared, oauth2), but authkit will not read it: every user can write to it (mode 0666)"
+                ), "\(writable.stdout)")
     }
 
     @Test func aMissingBundledDirectoryIsAnError() async throws {
         let home = try home()
-        let result = try await CLIProcess.run(["providers", "list"], environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_BUNDLED_PROVIDERS": "/nonexistent/authkit"])
-        #expect(result.status == 64 && result.stderr.contains("$AUTHKIT_BUNDLED_PROVIDERS names /nonexistent/authkit"), "\(result.stderr)")
+        let result = try await CLIProcess.run(
+            ["providers", "list"],
+            environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_BUNDLED_PROVIDERS": "/nonexistent/authkit"])
+        #expect(
+            result.status == 64 && result.stderr.contains("$AUTHKIT_BUNDLED_PROVIDERS names /nonexistent/authkit"),
+            "\(result.stderr)")
     }
 
     /// `providers add` refuses an id that is not a file name before it
@@ -42,13 +60,18 @@ import Testing
     /// never read as a provider: exit 0, then "No provider named 'schema'").
     @Test func providersAddRefusesAnIdThatIsNoFileName() async throws {
         let home = try home()
-        let result = try await CLIProcess.run(["providers", "add", "../evil", "--issuer", "https://127.0.0.1:1"], environment: ["AUTHKIT_HOME": home.path])
+        let result = try await CLIProcess.run(
+            ["providers", "add", "../evil", "--issuer", "https://127.0.0.1:1"], environment: ["AUTHKIT_HOME": home.path]
+        )
         #expect(result.status == 64)
         #expect(result.stderr.contains("'../evil' is not a valid provider id"))
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("evil.json").path))
-        for (id, expected) in [(String(repeating: "a", count: 65), "The provider id is 65 characters long; use at most 64"),
-                               ("schema", "'schema' names the descriptors' schema (providers/schema.json)")] {
-            let refused = try await CLIProcess.run(["providers", "add", id, "--issuer", "https://127.0.0.1:1"], environment: ["AUTHKIT_HOME": home.path])
+        for (id, expected) in [
+            (String(repeating: "a", count: 65), "The provider id is 65 characters long; use at most 64"),
+            ("schema", "'schema' names the descriptors' schema (providers/schema.json)"),
+        ] {
+            let refused = try await CLIProcess.run(
+                ["providers", "add", id, "--issuer", "https://127.0.0.1:1"], environment: ["AUTHKIT_HOME": home.path])
             #expect(refused.status == 64 && refused.stderr.contains(expected), "\(refused.stderr)")
         }
     }
@@ -62,11 +85,16 @@ import Testing
             let home = try home()
             let scopes = (0..<95_000).map { "\"s\($0)\"" }.joined(separator: ",")
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in
-                .json(#"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/authorize","token_endpoint":"\#(server.baseURL)/token","scopes_supported":[\#(scopes)]}"#)
+                .json(
+                    #"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/authorize","token_endpoint":"\#(server.baseURL)/token","scopes_supported":[\#(scopes)]}"#
+                )
             }
-            let result = try await CLIProcess.run(["providers", "add", "idp", "--issuer", server.baseURL], environment: ["AUTHKIT_HOME": home.path])
-            #expect(result.status == 65 && result.stderr.contains("more than the 1048576 a provider file may hold") && result.stderr.contains("nothing was written"),
-                    "\(result.status): \(result.stderr)")
+            let result = try await CLIProcess.run(
+                ["providers", "add", "idp", "--issuer", server.baseURL], environment: ["AUTHKIT_HOME": home.path])
+            #expect(
+                result.status == 65 && result.stderr.contains("more than the 1048576 a provider file may hold")
+                    && result.stderr.contains("nothing was written"),
+                "\(result.status): \(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/idp.json").path))
         }
     }
@@ -78,10 +106,18 @@ import Testing
         try await withServer { server in
             let home = try home()
             let base = server.baseURL
-            for (issuer, expected) in [(base.replacingOccurrences(of: "http://", with: "http://me:hunter2@"), "must not carry a user name or password"),
-                                       (base + "/?tenant=a", "has no query or fragment"), (base + "/#top", "has no query or fragment")] {
-                let result = try await CLIProcess.run(["providers", "add", "acme", "--issuer", issuer], environment: ["AUTHKIT_HOME": home.path])
-                #expect(result.status == 64 && result.stderr.contains(expected) && !result.stderr.contains("hunter2"), "\(issuer): \(result.stderr)")
+            for (issuer, expected) in [
+                (
+                    base.replacingOccurrences(of: "http://", with: "http://me:hunter2@"),
+                    "must not carry a user name or password"
+                ),
+                (base + "/?tenant=a", "has no query or fragment"), (base + "/#top", "has no query or fragment"),
+            ] {
+                let result = try await CLIProcess.run(
+                    ["providers", "add", "acme", "--issuer", issuer], environment: ["AUTHKIT_HOME": home.path])
+                #expect(
+                    result.status == 64 && result.stderr.contains(expected) && !result.stderr.contains("hunter2"),
+                    "\(issuer): \(result.stderr)")
             }
             #expect(server.requests.isEmpty, "metadata was fetched")
         }
@@ -94,14 +130,26 @@ import Testing
         try await withServer { server in
             let home = try home()
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in
-                .json(#"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/authorize","token_endpoint":"\#(server.baseURL)/token"}"#)
+                .json(
+                    #"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/authorize","token_endpoint":"\#(server.baseURL)/token"}"#
+                )
             }
-            let refused = try await CLIProcess.run(["providers", "add", "github", "--issuer", server.baseURL], environment: ["AUTHKIT_HOME": home.path])
-            #expect(refused.status == 64 && refused.stderr.contains(
-                "'github' is a bundled provider (GitHub); a file of that id would replace it for every command. Choose another id, such as github-2, or pass --force"),
-                    "\(refused.stderr)")
-            #expect(server.requests.isEmpty && !FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/github.json").path))
-            let forced = try await CLIProcess.run(["providers", "add", "github", "--issuer", server.baseURL, "--force"], environment: ["AUTHKIT_HOME": home.path])
+            let refused = try await CLIProcess.run(
+                ["providers", "add", "github", "--issuer", server.baseURL], environment: ["AUTHKIT_HOME": home.path])
+            #expect(
+                refused.status == 64
+                    && refused.stderr.contains(
+                        "'github' is a bundled provider (GitHub); a file of that id would replace it for every command. Choose another id, such as github-2, or pass --force"
+                    ),
+                "\(refused.stderr)")
+            #expect(
+                server.requests.isEmpty
+                    && !FileManager.default.fileExists(
+                        atPath: home.appendingPathComponent("providers/github.json").path)
+            )
+            let forced = try await CLIProcess.run(
+                ["providers", "add", "github", "--issuer", server.baseURL, "--force"],
+                environment: ["AUTHKIT_HOME": home.path])
             #expect(forced.status == 0, "\(forced.stderr)")
             let list = try await CLIProcess.run(["providers", "list"], environment: ["AUTHKIT_HOME": home.path])
             #expect(list.stdout.contains("(override: \(home.path)/providers/github.json)"), "\(list.stdout)")
@@ -118,12 +166,18 @@ import Testing
                 server.route("GET", path) { _ in .streaming(.drip(every: .milliseconds(100))) }
             }
             let started = Date()
-            let result = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL, "--timeout", "2"],
-                                                  environment: ["AUTHKIT_HOME": home.path], timeout: 30)
-            #expect(result.status == 4 && result.stderr.contains("The request to \(server.baseURL) failed: no complete answer within 2 s"), "\(result.status): \(result.stderr)")
+            let result = try await CLIProcess.run(
+                ["providers", "add", "acme", "--issuer", server.baseURL, "--timeout", "2"],
+                environment: ["AUTHKIT_HOME": home.path], timeout: 30)
+            #expect(
+                result.status == 4
+                    && result.stderr.contains("The request to \(server.baseURL) failed: no complete answer within 2 s"),
+                "\(result.status): \(result.stderr)")
             #expect(Date().timeIntervalSince(started) < 25, "not a deadline at each of the two locations (30 s each)")
             #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/acme.json").path))
-            let zero = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL, "--timeout", "0"], environment: ["AUTHKIT_HOME": home.path])
+            let zero = try await CLIProcess.run(
+                ["providers", "add", "acme", "--issuer", server.baseURL, "--timeout", "0"],
+                environment: ["AUTHKIT_HOME": home.path])
             #expect(zero.status == 64 && zero.stderr.contains("--timeout takes 1–"), "\(zero.stderr)")
         }
     }
@@ -135,22 +189,36 @@ import Testing
         try await withServer { server in
             let home = try home()
             let target = home.appendingPathComponent("providers/acme.json")
-            let mine = Data(#"{"id": "acme", "protocol": "oauth2", "authorization": {"url": "https://mine.example/a"}, "token": {"url": "https://mine.example/t"}}"#.utf8)
+            let mine = Data(
+                #"{"id": "acme", "protocol": "oauth2", "authorization": {"url": "https://mine.example/a"}, "token": {"url": "https://mine.example/t"}}"#
+                    .utf8)
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in
                 if !FileManager.default.fileExists(atPath: target.path) { try? mine.write(to: target) }
-                return .json(#"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/authorize","token_endpoint":"\#(server.baseURL)/token"}"#)
+                return .json(
+                    #"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/authorize","token_endpoint":"\#(server.baseURL)/token"}"#
+                )
             }
-            let result = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL], environment: ["AUTHKIT_HOME": home.path])
-            #expect(result.status == 65 && result.stderr.contains("\(target.path) appeared while the metadata was read; it was left as it is. Pass --force"),
-                    "\(result.stderr)")
+            let result = try await CLIProcess.run(
+                ["providers", "add", "acme", "--issuer", server.baseURL], environment: ["AUTHKIT_HOME": home.path])
+            #expect(
+                result.status == 65
+                    && result.stderr.contains(
+                        "\(target.path) appeared while the metadata was read; it was left as it is. Pass --force"),
+                "\(result.stderr)")
             #expect(try Data(contentsOf: target) == mine)
-            let forced = try await CLIProcess.run(["providers", "add", "acme", "--issuer", server.baseURL, "--force"], environment: ["AUTHKIT_HOME": home.path])
+            let forced = try await CLIProcess.run(
+                ["providers", "add", "acme", "--issuer", server.baseURL, "--force"],
+                environment: ["AUTHKIT_HOME": home.path])
             #expect(forced.status == 0, "\(forced.stderr)")
             #expect(try String(contentsOf: target, encoding: .utf8).contains("\(server.baseURL)/token"))
-            #expect(try String(contentsOf: target, encoding: .utf8).hasSuffix("}\n"), "a text file ends with a line break")
+            #expect(
+                try String(contentsOf: target, encoding: .utf8).hasSuffix("}\n"), "a text file ends with a line break")
             let mode = try FileManager.default.attributesOfItem(atPath: target.path)[.posixPermissions] as? Int
             #expect(mode == 0o644)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: target.deletingLastPathComponent().path) == ["acme.json"], "no temporary file left")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: target.deletingLastPathComponent().path) == [
+                    "acme.json"
+                ], "no temporary file left")
         }
     }
 
@@ -161,24 +229,39 @@ import Testing
         #expect(json.status == 0 && json.stdout.contains(#""successStatus" : ["#), "\(json.stdout)")
         // The summary's `{host}` is explained: what it is, and where its value comes from.
         let summary = try await CLIProcess.run(["providers", "show", "gitlab-self-managed"], environment: environment)
-        #expect(summary.stdout.contains("authorize:     https://{host}/oauth/authorize\n") && summary.stdout.contains("api:           https://{host}\n")
-                && summary.stdout.contains("placeholder:   {host} (required, no default): the GitLab instance's host name")
-                && summary.stdout.contains("set with --placeholder host=…, AUTHKIT_GITLAB_SELF_MANAGED_HOST, or config.json"), "\(summary.stdout)")
+        #expect(
+            summary.stdout.contains("authorize:     https://{host}/oauth/authorize\n")
+                && summary.stdout.contains("api:           https://{host}\n")
+                && summary.stdout.contains(
+                    "placeholder:   {host} (required, no default): the GitLab instance's host name")
+                && summary.stdout.contains(
+                    "set with --placeholder host=…, AUTHKIT_GITLAB_SELF_MANAGED_HOST, or config.json"),
+            "\(summary.stdout)")
         let withDefault = try await CLIProcess.run(["providers", "show", "microsoft"], environment: environment)
         #expect(withDefault.stdout.contains("placeholder:   {tenant} (default: common):"), "\(withDefault.stdout)")
         // A value config.json or the environment sets is shown with where it comes from.
         try Data(#"{"providers": {"gitlab-self-managed": {"placeholders": {"host": "git.example.com"}}}}"#.utf8)
             .write(to: home.appendingPathComponent("config.json"))
         let fromFile = try await CLIProcess.run(["providers", "show", "gitlab-self-managed"], environment: environment)
-        #expect(fromFile.stdout.contains("placeholder:   {host} (set to git.example.com by config.json; required, no default)"), "\(fromFile.stdout)")
-        let fromVariable = try await CLIProcess.run(["providers", "show", "microsoft"],
-                                                    environment: environment.merging(["AUTHKIT_MICROSOFT_TENANT": "contoso"]) { $1 })
-        #expect(fromVariable.stdout.contains("placeholder:   {tenant} (set to contoso by AUTHKIT_MICROSOFT_TENANT; default: common)"), "\(fromVariable.stdout)")
+        #expect(
+            fromFile.stdout.contains(
+                "placeholder:   {host} (set to git.example.com by config.json; required, no default)"),
+            "\(fromFile.stdout)")
+        let fromVariable = try await CLIProcess.run(
+            ["providers", "show", "microsoft"],
+            environment: environment.merging(["AUTHKIT_MICROSOFT_TENANT": "contoso"]) { $1 })
+        #expect(
+            fromVariable.stdout.contains(
+                "placeholder:   {tenant} (set to contoso by AUTHKIT_MICROSOFT_TENANT; default: common)"),
+            "\(fromVariable.stdout)")
         try FileManager.default.removeItem(at: home.appendingPathComponent("config.json"))
         // Whether a sign-in needs the client secret, where the descriptor says so.
-        for (id, line) in [("qiita", "client secret: required (no public clients)\n"), ("github", "client secret: required, except for the device grant (a refresh needs it)\n"),
-                           ("twitch", "client secret: required, except for the device grant and refreshing its tokens\n"),
-                           ("google", "client secret: required for the device grant\n")] {
+        for (id, line) in [
+            ("qiita", "client secret: required (no public clients)\n"),
+            ("github", "client secret: required, except for the device grant (a refresh needs it)\n"),
+            ("twitch", "client secret: required, except for the device grant and refreshing its tokens\n"),
+            ("google", "client secret: required for the device grant\n"),
+        ] {
             let shown = try await CLIProcess.run(["providers", "show", id], environment: environment)
             #expect(shown.stdout.contains(line), "\(id): \(shown.stdout)")
         }
@@ -187,20 +270,31 @@ import Testing
         let override = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
         let written = home.appendingPathComponent("providers/qiita.json")
         #expect(override.status == 0 && override.stdout == written.path + "\n", "\(override.stderr)")
-        try Data(#"{"id": "qiita", "protocol": "oauth2", "authorization": {"url": "https://mine.example/a"}, "token": {"url": "https://mine.example/t"}}"#.utf8)
-            .write(to: written)
+        try Data(
+            #"{"id": "qiita", "protocol": "oauth2", "authorization": {"url": "https://mine.example/a"}, "token": {"url": "https://mine.example/t"}}"#
+                .utf8
+        )
+        .write(to: written)
         let again = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
         #expect(again.status == 65 && again.stderr.contains("exists already"))
-        #expect(try String(contentsOf: written, encoding: .utf8).contains("mine.example"), "the user's file was replaced")
+        #expect(
+            try String(contentsOf: written, encoding: .utf8).contains("mine.example"), "the user's file was replaced")
         let bundled = try await CLIProcess.run(["providers", "show", "qiita", "--bundled"], environment: environment)
-        #expect(bundled.stdout.contains("https://qiita.com/api/v2/oauth/authorize"), "--bundled shows the shipped file even when overridden")
+        #expect(
+            bundled.stdout.contains("https://qiita.com/api/v2/oauth/authorize"),
+            "--bundled shows the shipped file even when overridden")
         // An id names a file in the providers directory: '../x' named one
         // outside it ("write …/providers/../x.json yourself"; --path printed it).
         let outside = try await CLIProcess.run(["providers", "override", "../x", "--path"], environment: environment)
-        #expect(outside.status == 64 && outside.stderr.contains("'../x' is not a provider id") && outside.stdout.isEmpty, "\(outside.stderr)")
+        #expect(
+            outside.status == 64 && outside.stderr.contains("'../x' is not a provider id") && outside.stdout.isEmpty,
+            "\(outside.stderr)")
         // A misspelt id gets the near ones, as `providers show` gives them.
         let typo = try await CLIProcess.run(["providers", "override", "githb"], environment: environment)
-        #expect(typo.status == 64 && typo.stderr.contains("No bundled descriptor is named 'githb'. Did you mean 'github' or 'gitlab'?"), "\(typo.stderr)")
+        #expect(
+            typo.status == 64
+                && typo.stderr.contains("No bundled descriptor is named 'githb'. Did you mean 'github' or 'gitlab'?"),
+            "\(typo.stderr)")
     }
 
     /// A file where `$AUTHKIT_HOME/providers` belongs: `providers list` was
@@ -215,9 +309,16 @@ import Testing
         try Data("notes".utf8).write(to: providers)
         let environment = ["AUTHKIT_HOME": home.path]
         let list = try await CLIProcess.run(["providers", "list"], environment: environment)
-        #expect(list.status == 0 && list.stderr.contains("\(providers.path): is a regular file, not a directory: no provider file is read from it. Move it aside."), "\(list.stderr)")
+        #expect(
+            list.status == 0
+                && list.stderr.contains(
+                    "\(providers.path): is a regular file, not a directory: no provider file is read from it. Move it aside."
+                ), "\(list.stderr)")
         let override = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
-        #expect(override.status == 74 && override.stderr.contains("\(providers.path) is a regular file, not a directory. Move it aside"), "\(override.stderr)")
+        #expect(
+            override.status == 74
+                && override.stderr.contains("\(providers.path) is a regular file, not a directory. Move it aside"),
+            "\(override.stderr)")
         #expect(try String(contentsOf: providers, encoding: .utf8) == "notes")
 
         try FileManager.default.removeItem(at: providers)
@@ -225,8 +326,10 @@ import Testing
         #expect(help.stdout.contains(#"$EDITOR "$(authkit providers override qiita)""#), "\(help.stdout)")
         let written = try await CLIProcess.run(["providers", "override", "qiita"], environment: environment)
         let again = try await CLIProcess.run(["providers", "override", "qiita", "--path"], environment: environment)
-        #expect(written.status == 0 && again.status == 0 && written.stdout == again.stdout
-                && FileManager.default.fileExists(atPath: written.stdout.trimmingCharacters(in: .newlines)), "\(written.stderr)")
+        #expect(
+            written.status == 0 && again.status == 0 && written.stdout == again.stdout
+                && FileManager.default.fileExists(atPath: written.stdout.trimmingCharacters(in: .newlines)),
+            "\(written.stderr)")
     }
 
     /// What `providers override` writes, authkit reads, even under umask 000
@@ -237,12 +340,16 @@ import Testing
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
         let permissive = ["/bin/sh", "-c", #"umask 000; exec "$0" "$@""#]
-        let override = try await CLIProcess.run(["providers", "override", "qiita"], environment: ["AUTHKIT_HOME": home.path], launcher: permissive)
+        let override = try await CLIProcess.run(
+            ["providers", "override", "qiita"], environment: ["AUTHKIT_HOME": home.path], launcher: permissive)
         #expect(override.status == 0, "\(override.stderr)")
-        func mode(_ path: String) throws -> Int { try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) }
+        func mode(_ path: String) throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        }
         #expect(try mode(home.appendingPathComponent("providers").path) == 0o700)
         #expect(try mode(home.appendingPathComponent("providers/qiita.json").path) == 0o644)
-        let show = try await CLIProcess.run(["providers", "show", "qiita"], environment: ["AUTHKIT_HOME": home.path], launcher: permissive)
+        let show = try await CLIProcess.run(
+            ["providers", "show", "qiita"], environment: ["AUTHKIT_HOME": home.path], launcher: permissive)
         #expect(show.status == 0, "\(show.stderr)")
     }
 }

@@ -1,8 +1,9 @@
-import AuthKitTestSupport
 import AuthKit
-@testable import authkit
+import AuthKitTestSupport
 import Foundation
 import Testing
+
+@testable import authkit
 
 /// `authkit request` as curl users expect it: headers, form bodies, files, output on a terminal and in a pipe.
 @Suite(.serialized) struct RequestCommandTests: CLIFixture {
@@ -15,29 +16,52 @@ import Testing
         let home = try home()
         try Data(CLIBoundaryTests.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
         let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_CONSUMER_SECRET": "s"]
-        for (url, message) in [("https://bücher.example/api", "The host 'bücher.example' is not ASCII; give its ASCII (IDNA) form"),
-                               ("https://qiita.com:99999/api", "The URL's port 99999 is not a TCP port (1–65535)."),
-                               ("http://127.0.0.1:0/api", "The URL's port 0 is not a TCP port"),
-                               // Only an HTTP request is signed or sent (RFC 5849 §3.4.1.2): `token header` signed ftp://.
-                               ("ftp://qiita.com/api", "'ftp://qiita.com/api' is not an http:// or https:// URL; give the request's whole URL, https:// included."),
-                               ("qiita.com/api/v2/items", "is not an http:// or https:// URL"),
-                               // It was sent (and signed) re-encoded as %25zz: another URL than the one typed.
-                               ("https://qiita.com/api?q=%zz", "has '%zz', which is not a percent escape (RFC 3986 §2.1); write %25 for a literal %."),
-                               ("https://qiita.com/a%2", "has '%2', which is not a percent escape")] {
-            for command in [["request", "--provider", "qiita", url], ["token", "header", "--provider", "qiita", url], ["sign", url, "--consumer-key", "k"]] {
+        for (url, message) in [
+            ("https://bücher.example/api", "The host 'bücher.example' is not ASCII; give its ASCII (IDNA) form"),
+            ("https://qiita.com:99999/api", "The URL's port 99999 is not a TCP port (1–65535)."),
+            ("http://127.0.0.1:0/api", "The URL's port 0 is not a TCP port"),
+            // Only an HTTP request is signed or sent (RFC 5849 §3.4.1.2): `token header` signed ftp://.
+            (
+                "ftp://qiita.com/api",
+                "'ftp://qiita.com/api' is not an http:// or https:// URL; give the request's whole URL, https:// included."
+            ),
+            ("qiita.com/api/v2/items", "is not an http:// or https:// URL"),
+            // It was sent (and signed) re-encoded as %25zz: another URL than the one typed.
+            (
+                "https://qiita.com/api?q=%zz",
+                "has '%zz', which is not a percent escape (RFC 3986 §2.1); write %25 for a literal %."
+            ),
+            ("https://qiita.com/a%2", "has '%2', which is not a percent escape"),
+        ] {
+            for command in [
+                ["request", "--provider", "qiita", url], ["token", "header", "--provider", "qiita", url],
+                ["sign", url, "--consumer-key", "k"],
+            ] {
                 let result = try await CLIProcess.run(command, environment: environment)
-                #expect(result.status == 64 && result.stderr.contains(message), "\(command): exit \(result.status): \(result.stderr)")
+                #expect(
+                    result.status == 64 && result.stderr.contains(message),
+                    "\(command): exit \(result.status): \(result.stderr)")
             }
         }
         // A header for plain http to another machine: curl would send the
         // credential in the clear, which `request` refuses to do.
-        let plain = try await CLIProcess.run(["token", "header", "--provider", "qiita", "http://qiita.com/api/v2/items"], environment: environment)
-        #expect(plain.status == 64 && plain.stderr.contains("http://qiita.com/api/v2/items is plain http on a host that is not this machine")
+        let plain = try await CLIProcess.run(
+            ["token", "header", "--provider", "qiita", "http://qiita.com/api/v2/items"], environment: environment)
+        #expect(
+            plain.status == 64
+                && plain.stderr.contains(
+                    "http://qiita.com/api/v2/items is plain http on a host that is not this machine")
                 && !plain.stdout.contains("Bearer"), "\(plain.stderr)")
         // An IPv6 literal's colons are not a port; an empty port is the default one.
-        #expect(TypedURL.authority(of: "http://[::1]:8080/x").port == "8080" && TypedURL.authority(of: "http://[::1]/x").port == nil)
-        #expect(TypedURL.problem("http://127.0.0.1:/x") == nil && TypedURL.problem("https://u@qiita.com:8443/x")?.contains("user name") == true)
-        #expect(TypedURL.badEscape(in: "https://x.example/%E3%81%82?q=%2Fa%2f") == nil && TypedURL.badEscape(in: "https://x.example/?q=%G1") == "%G1")
+        #expect(
+            TypedURL.authority(of: "http://[::1]:8080/x").port == "8080"
+                && TypedURL.authority(of: "http://[::1]/x").port == nil)
+        #expect(
+            TypedURL.problem("http://127.0.0.1:/x") == nil
+                && TypedURL.problem("https://u@qiita.com:8443/x")?.contains("user name") == true)
+        #expect(
+            TypedURL.badEscape(in: "https://x.example/%E3%81%82?q=%2Fa%2f") == nil
+                && TypedURL.badEscape(in: "https://x.example/?q=%G1") == "%G1")
     }
 
     /// curl's header forms: 'Name;' sends an empty value, 'Name:' sends none
@@ -47,19 +71,37 @@ import Testing
     @Test func requestTakesCurlsEmptyAndRemovedHeaders() async throws {
         try await withServer { server in
             let (_, environment, url) = try qiitaItems(at: server)
-            let result = try await CLIProcess.run(["request", "--provider", "qiita", url, "-d", "a=b", "-H", "X-Empty;", "-H", "X-Gone: 1",
-                                                   "-H", "X-Gone:", "-H", "Content-Type:"], environment: environment)
+            let result = try await CLIProcess.run(
+                [
+                    "request", "--provider", "qiita", url, "-d", "a=b", "-H", "X-Empty;", "-H", "X-Gone: 1",
+                    "-H", "X-Gone:", "-H", "Content-Type:",
+                ], environment: environment)
             #expect(result.status == 0, "\(result.stderr)")
             let sent = try #require(server.requests(to: "/api/v2/items").last)
-            #expect(sent.header("X-Empty") == "" && sent.header("X-Gone") == nil && sent.header("Content-Type") == nil, "\(sent.headers)")
+            #expect(
+                sent.header("X-Empty") == "" && sent.header("X-Gone") == nil && sent.header("Content-Type") == nil,
+                "\(sent.headers)")
             #expect(sent.bodyText == "a=b" && sent.header("Authorization") != nil)
-            #expect(sent.header("User-Agent")?.hasPrefix("AuthKit/") == true, "GitHub's API refuses a request without one")
-            let named = try await CLIProcess.run(["request", "--provider", "qiita", url, "-d", "a=b", "-H", "User-Agent: mine/1"], environment: environment)
-            #expect(named.status == 0 && server.requests(to: "/api/v2/items").last?.header("User-Agent") == "mine/1", "\(named.stderr)")
-            let none = try await CLIProcess.run(["request", "--provider", "qiita", url, "-H", "X-Empty"], environment: environment)
-            #expect(none.status == 64 && none.stderr.contains("('Name;' for an empty value); one -H has no ':' after its name"), "\(none.stderr)")
-            let credential = try await CLIProcess.run(["request", "--provider", "qiita", url, "-H", "Authorization:"], environment: environment)
-            #expect(credential.status == 64 && credential.stderr.contains("the stored credential's Authorization header is sent"), "\(credential.stderr)")
+            #expect(
+                sent.header("User-Agent")?.hasPrefix("AuthKit/") == true, "GitHub's API refuses a request without one")
+            let named = try await CLIProcess.run(
+                ["request", "--provider", "qiita", url, "-d", "a=b", "-H", "User-Agent: mine/1"],
+                environment: environment)
+            #expect(
+                named.status == 0 && server.requests(to: "/api/v2/items").last?.header("User-Agent") == "mine/1",
+                "\(named.stderr)")
+            let none = try await CLIProcess.run(
+                ["request", "--provider", "qiita", url, "-H", "X-Empty"], environment: environment)
+            #expect(
+                none.status == 64
+                    && none.stderr.contains("('Name;' for an empty value); one -H has no ':' after its name"),
+                "\(none.stderr)")
+            let credential = try await CLIProcess.run(
+                ["request", "--provider", "qiita", url, "-H", "Authorization:"], environment: environment)
+            #expect(
+                credential.status == 64
+                    && credential.stderr.contains("the stored credential's Authorization header is sent"),
+                "\(credential.stderr)")
         }
     }
 
@@ -72,9 +114,13 @@ import Testing
             try await withServer { server in
                 server.route("GET", "/api/v2/authenticated_user") { _ in .json(#"{"id":"me"}"#) }
                 let home = try signedInToQiita(at: server)
-                let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s",
-                                   "http_proxy": proxy.baseURL, "HTTPS_PROXY": proxy.baseURL, "ALL_PROXY": proxy.baseURL]
-                let result = try await CLIProcess.run(["request", "--provider", "qiita", "\(server.baseURL)/api/v2/authenticated_user"], environment: environment)
+                let environment = [
+                    "AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s",
+                    "http_proxy": proxy.baseURL, "HTTPS_PROXY": proxy.baseURL, "ALL_PROXY": proxy.baseURL,
+                ]
+                let result = try await CLIProcess.run(
+                    ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/authenticated_user"],
+                    environment: environment)
                 #expect(result.status == 0 && result.stdout.contains(#""id":"me""#), "\(result.stderr)")
                 #expect(proxy.requests.isEmpty, "the proxy received \(proxy.requests.map(\.uri))")
                 #expect(server.requests(to: "/api/v2/authenticated_user").first?.header("Authorization") != nil)
@@ -86,51 +132,86 @@ import Testing
         try await withServer { server in
             server.route("POST", "/api/v2/items") { request in .json(#"{"body":"\#(request.bodyText)"}"#) }
             let home = try signedInToQiita(at: server)
-            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s"]
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s",
+            ]
             let url = "\(server.baseURL)/api/v2/items"
-            let refused = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "-d", "status=hello world"], environment: environment)
+            let refused = try await CLIProcess.run(
+                ["request", "--provider", "qiita", "-X", "POST", url, "-d", "status=hello world"],
+                environment: environment)
             #expect(refused.status == 64 && refused.stderr.contains("--data-urlencode"), "\(refused.stderr)")
             // The Content-Type sent is the last -H naming it: that is the one checked (the first was).
-            let last = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "-H", "Content-Type: text/plain",
-                                                 "-H", "Content-Type: application/x-www-form-urlencoded", "-d", "status=hello world"], environment: environment)
+            let last = try await CLIProcess.run(
+                [
+                    "request", "--provider", "qiita", "-X", "POST", url, "-H", "Content-Type: text/plain",
+                    "-H", "Content-Type: application/x-www-form-urlencoded", "-d", "status=hello world",
+                ], environment: environment)
             #expect(last.status == 64 && last.stderr.contains("--data-urlencode"), "\(last.stderr)")
             #expect(server.requests(to: "/api/v2/items").isEmpty)
             // A '+' is the form's own space: sent as given, with a note.
-            let plus = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "-d", "status=1+1"], environment: environment)
+            let plus = try await CLIProcess.run(
+                ["request", "--provider", "qiita", "-X", "POST", url, "-d", "status=1+1"], environment: environment)
             #expect(plus.status == 0 && plus.stderr.contains("write %2B for a plus sign"), "\(plus.stderr)")
             #expect(server.requests(to: "/api/v2/items").map(\.bodyText) == ["status=1+1"])
-            let encoded = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "--data-urlencode", "status=1+1 is 2!"],
-                                             environment: environment)
+            let encoded = try await CLIProcess.run(
+                ["request", "--provider", "qiita", "-X", "POST", url, "--data-urlencode", "status=1+1 is 2!"],
+                environment: environment)
             #expect(encoded.status == 0, "\(encoded.stderr)")
             #expect(try #require(server.requests(to: "/api/v2/items").last).bodyText == "status=1%2B1%20is%202%21")
-            let empty = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url, "--data-urlencode", "status="], environment: environment)
-            #expect(empty.status == 0 && server.requests(to: "/api/v2/items").last?.bodyText == "status=", "an empty value is a value, as in curl: \(empty.stderr)")
+            let empty = try await CLIProcess.run(
+                ["request", "--provider", "qiita", "-X", "POST", url, "--data-urlencode", "status="],
+                environment: environment)
+            #expect(
+                empty.status == 0 && server.requests(to: "/api/v2/items").last?.bodyText == "status=",
+                "an empty value is a value, as in curl: \(empty.stderr)")
             // A body without -X is POSTed, as curl does; it was sent with GET,
             // whose body servers ignore.
-            for body in [["-d", "status=implied"], ["--data-urlencode", "status=implied"], ["--data-binary", "status=implied"]] {
-                let implied = try await CLIProcess.run(["request", "--provider", "qiita", url] + body, environment: environment)
+            for body in [
+                ["-d", "status=implied"], ["--data-urlencode", "status=implied"], ["--data-binary", "status=implied"],
+            ] {
+                let implied = try await CLIProcess.run(
+                    ["request", "--provider", "qiita", url] + body, environment: environment)
                 let sent = server.requests(to: "/api/v2/items").last
-                #expect(implied.status == 0 && sent?.method == "POST" && sent?.bodyText == "status=implied", "\(body[0]): \(implied.stderr)")
+                #expect(
+                    implied.status == 0 && sent?.method == "POST" && sent?.bodyText == "status=implied",
+                    "\(body[0]): \(implied.stderr)")
             }
-            let spaced = try await CLIProcess.run(["request", "--provider", "qiita", "\(url)/a b"], environment: environment)
-            #expect(spaced.status == 64 && spaced.stderr.contains("contains a space or control character"), "\(spaced.stderr)")
-            let header = try await CLIProcess.run(["token", "header", "--provider", "qiita", "\(url)/a\tb"], environment: environment)
-            #expect(header.status == 64 && header.stderr.contains("'\(url)/a\\u{9}b' contains a space or control character"), "\(header.stderr)")
+            let spaced = try await CLIProcess.run(
+                ["request", "--provider", "qiita", "\(url)/a b"], environment: environment)
+            #expect(
+                spaced.status == 64 && spaced.stderr.contains("contains a space or control character"),
+                "\(spaced.stderr)")
+            let header = try await CLIProcess.run(
+                ["token", "header", "--provider", "qiita", "\(url)/a\tb"], environment: environment)
+            #expect(
+                header.status == 64
+                    && header.stderr.contains("'\(url)/a\\u{9}b' contains a space or control character"),
+                "\(header.stderr)")
             // A user name and password in the URL would go out as Basic
             // credentials beside the token: refused, and not repeated.
             let withUser = url.replacingOccurrences(of: "http://", with: "http://me:hunter2@")
-            for command in [["request", "--provider", "qiita", withUser], ["token", "header", "--provider", "qiita", withUser]] {
+            for command in [
+                ["request", "--provider", "qiita", withUser], ["token", "header", "--provider", "qiita", withUser],
+            ] {
                 let refused = try await CLIProcess.run(command, environment: environment)
-                #expect(refused.status == 64 && refused.stderr.contains("carries a user name or password") && !refused.stderr.contains("hunter2"),
-                        "\(command[0]): \(refused.stderr)")
+                #expect(
+                    refused.status == 64 && refused.stderr.contains("carries a user name or password")
+                        && !refused.stderr.contains("hunter2"),
+                    "\(command[0]): \(refused.stderr)")
             }
             // Headers that were dropped (the credential's Authorization
             // replaced the one given) or obeyed to the request's harm (a
             // Content-Length that left the server waiting) are refused.
-            for header in ["Authorization: Bearer mine", "content-length: 5", "Transfer-Encoding: chunked", "Host: elsewhere.example"] {
-                let refused = try await CLIProcess.run(["request", "--provider", "qiita", url, "-H", header], environment: environment)
+            for header in [
+                "Authorization: Bearer mine", "content-length: 5", "Transfer-Encoding: chunked",
+                "Host: elsewhere.example",
+            ] {
+                let refused = try await CLIProcess.run(
+                    ["request", "--provider", "qiita", url, "-H", header], environment: environment)
                 let name = header.prefix { $0 != ":" }
-                #expect(refused.status == 64 && refused.stderr.contains("-H '\(name)': ") && refused.stderr.contains("Remove it."), "\(header): \(refused.stderr)")
+                #expect(
+                    refused.status == 64 && refused.stderr.contains("-H '\(name)': ")
+                        && refused.stderr.contains("Remove it."), "\(header): \(refused.stderr)")
             }
             #expect(server.requests.count == 6)
         }
@@ -142,14 +223,18 @@ import Testing
     @Test func requestReadsBodiesFromFilesAsCurlDoes() async throws {
         try await withServer { server in
             let (home, environment, url) = try qiitaItems(at: server)
-            let form = home.appendingPathComponent("form.txt"), json = home.appendingPathComponent("item.json"), png = home.appendingPathComponent("a.png")
+            let form = home.appendingPathComponent("form.txt")
+            let json = home.appendingPathComponent("item.json")
+            let png = home.appendingPathComponent("a.png")
             try Data("title=a%20b&\r\nbody=c\n".utf8).write(to: form)
             try Data("{\n  \"title\": \"x\"\n}\n".utf8).write(to: json)
             let binary = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0x0A, 0xFF])
             try binary.write(to: png)
             func post(_ arguments: [String], launcher: [String] = []) async throws -> (CLIResult, RecordedRequest?) {
                 let before = server.requests(to: "/api/v2/items").count
-                let result = try await CLIProcess.run(["request", "--provider", "qiita", "-X", "POST", url] + arguments, environment: environment, launcher: launcher)
+                let result = try await CLIProcess.run(
+                    ["request", "--provider", "qiita", "-X", "POST", url] + arguments, environment: environment,
+                    launcher: launcher)
                 let requests = server.requests(to: "/api/v2/items")
                 return (result, requests.count > before ? requests.last : nil)
             }
@@ -157,57 +242,93 @@ import Testing
             let (fromFile, formRequest) = try await post(["-d", "@\(form.path)"])
             #expect(fromFile.status == 0 && formRequest?.bodyText == "title=a%20b&body=c", "\(fromFile.stderr)")
             #expect(formRequest?.header("Content-Type") == "application/x-www-form-urlencoded")
-            let (jsonFile, jsonRequest) = try await post(["-d", "@\(json.path)", "-H", "Content-Type: application/json"])
+            let (jsonFile, jsonRequest) = try await post([
+                "-d", "@\(json.path)", "-H", "Content-Type: application/json",
+            ])
             #expect(jsonFile.status == 0 && jsonRequest?.bodyText == #"{  "title": "x"}"#, "\(jsonFile.stderr)")
             // --data-binary @FILE: every byte, with the type given.
             let (raw, rawRequest) = try await post(["--data-binary", "@\(png.path)", "-H", "Content-Type: image/png"])
             #expect(raw.status == 0 && rawRequest?.body == binary, "\(raw.stderr)")
             // -d @-: standard input, beside --data-urlencode.
-            let (piped, pipedRequest) = try await post(["-d", "@-", "--data-urlencode", "n=a b"], launcher: ["/bin/sh", "-c", #"printf 'c=3\n' | "$0" "$@""#])
+            let (piped, pipedRequest) = try await post(
+                ["-d", "@-", "--data-urlencode", "n=a b"], launcher: ["/bin/sh", "-c", #"printf 'c=3\n' | "$0" "$@""#])
             #expect(piped.status == 0 && pipedRequest?.bodyText == "c=3&n=a%20b", "\(piped.stderr)")
             // -d @<(…): a pipe from the shell (Foundation's read called it "Permission denied").
-            let (substituted, substitutedRequest) = try await post([], launcher: ["/bin/bash", "-c", #""$0" "$@" -d @<(printf 'p=1\n')"#])
+            let (substituted, substitutedRequest) = try await post(
+                [], launcher: ["/bin/bash", "-c", #""$0" "$@" -d @<(printf 'p=1\n')"#])
             #expect(substituted.status == 0 && substitutedRequest?.bodyText == "p=1", "\(substituted.stderr)")
             // Refused before anything is sent: a missing file, bytes sent as a form.
             let (missing, sent1) = try await post(["-d", "@\(home.path)/nope.json"])
-            #expect(missing.status == 64 && missing.stderr.contains("-d @\(home.path)/nope.json: the file cannot be read (No such file or directory).") && sent1 == nil,
-                    "\(missing.stderr)")
+            #expect(
+                missing.status == 64
+                    && missing.stderr.contains(
+                        "-d @\(home.path)/nope.json: the file cannot be read (No such file or directory).")
+                    && sent1 == nil,
+                "\(missing.stderr)")
             let (directory, sent3) = try await post(["-d", "@\(home.path)"])
-            #expect(directory.status == 64 && directory.stderr.contains("-d @\(home.path): the file is a directory.") && sent3 == nil, "\(directory.stderr)")
+            #expect(
+                directory.status == 64 && directory.stderr.contains("-d @\(home.path): the file is a directory.")
+                    && sent3 == nil, "\(directory.stderr)")
             let (binaryForm, sent2) = try await post(["--data-binary", "@\(png.path)"])
-            #expect(binaryForm.status == 64 && binaryForm.stderr.contains("it is not text. Give its type with -H") && sent2 == nil, "\(binaryForm.stderr)")
+            #expect(
+                binaryForm.status == 64 && binaryForm.stderr.contains("it is not text. Give its type with -H")
+                    && sent2 == nil, "\(binaryForm.stderr)")
             // --data-urlencode name@FILE, as curl: the file's text, line breaks kept, encoded; @- standard input.
             let message = home.appendingPathComponent("message.txt")
             try Data("Hello + world!\nsecond line é".utf8).write(to: message)
-            let (fieldFromFile, fieldRequest) = try await post(["--data-urlencode", "status@\(message.path)", "--data-urlencode", "email=me@example.com"])
-            #expect(fieldFromFile.status == 0 && fieldRequest?.bodyText == "status=Hello%20%2B%20world%21%0Asecond%20line%20%C3%A9&email=me%40example.com",
-                    "\(fieldFromFile.stderr)")
-            let (fieldPiped, fieldPipedRequest) = try await post(["--data-urlencode", "q@-"], launcher: ["/bin/sh", "-c", #"printf 'a&b' | "$0" "$@""#])
+            let (fieldFromFile, fieldRequest) = try await post([
+                "--data-urlencode", "status@\(message.path)", "--data-urlencode", "email=me@example.com",
+            ])
+            #expect(
+                fieldFromFile.status == 0
+                    && fieldRequest?.bodyText
+                        == "status=Hello%20%2B%20world%21%0Asecond%20line%20%C3%A9&email=me%40example.com",
+                "\(fieldFromFile.stderr)")
+            let (fieldPiped, fieldPipedRequest) = try await post(
+                ["--data-urlencode", "q@-"], launcher: ["/bin/sh", "-c", #"printf 'a&b' | "$0" "$@""#])
             #expect(fieldPiped.status == 0 && fieldPipedRequest?.bodyText == "q=a%26b", "\(fieldPiped.stderr)")
             // Standard input is read once; bytes are no form field's text; a field needs a name.
-            let (twice, sent4) = try await post(["-d", "@-", "--data-urlencode", "q@-"], launcher: ["/bin/sh", "-c", #"printf 'c=3' | "$0" "$@""#])
-            #expect(twice.status == 64 && twice.stderr.contains("Standard input can be read once") && sent4 == nil, "\(twice.stderr)")
-            let (twiceD, sent7) = try await post(["-d", "@-", "-d", "@-"], launcher: ["/bin/sh", "-c", #"printf 'c=3' | "$0" "$@""#])
-            #expect(twiceD.status == 64 && twiceD.stderr.contains("Standard input can be read once") && sent7 == nil, "\(twiceD.stderr)")
+            let (twice, sent4) = try await post(
+                ["-d", "@-", "--data-urlencode", "q@-"], launcher: ["/bin/sh", "-c", #"printf 'c=3' | "$0" "$@""#])
+            #expect(
+                twice.status == 64 && twice.stderr.contains("Standard input can be read once") && sent4 == nil,
+                "\(twice.stderr)")
+            let (twiceD, sent7) = try await post(
+                ["-d", "@-", "-d", "@-"], launcher: ["/bin/sh", "-c", #"printf 'c=3' | "$0" "$@""#])
+            #expect(
+                twiceD.status == 64 && twiceD.stderr.contains("Standard input can be read once") && sent7 == nil,
+                "\(twiceD.stderr)")
             // -d repeated, as in curl: every part, joined with & (the last alone was sent).
-            let (repeated, repeatedRequest) = try await post(["-d", "a=1", "-d", "b=2", "--data-binary", "c=3", "--data-urlencode", "d=4 5"])
+            let (repeated, repeatedRequest) = try await post([
+                "-d", "a=1", "-d", "b=2", "--data-binary", "c=3", "--data-urlencode", "d=4 5",
+            ])
             #expect(repeated.status == 0 && repeatedRequest?.bodyText == "a=1&b=2&c=3&d=4%205", "\(repeated.stderr)")
             let (binaryField, sent5) = try await post(["--data-urlencode", "img@\(png.path)"])
-            #expect(binaryField.status == 64 && binaryField.stderr.contains("--data-urlencode img@\(png.path): the file is not UTF-8 text") && sent5 == nil,
-                    "\(binaryField.stderr)")
+            #expect(
+                binaryField.status == 64
+                    && binaryField.stderr.contains("--data-urlencode img@\(png.path): the file is not UTF-8 text")
+                    && sent5 == nil,
+                "\(binaryField.stderr)")
             let (nameless, sent6) = try await post(["--data-urlencode", "@\(message.path)"])
-            #expect(nameless.status == 64 && nameless.stderr.contains("no name before its '@'") && sent6 == nil, "\(nameless.stderr)")
+            #expect(
+                nameless.status == 64 && nameless.stderr.contains("no name before its '@'") && sent6 == nil,
+                "\(nameless.stderr)")
         }
     }
 
     /// Binary bytes are not written to a terminal (curl's rule): in a real
     /// terminal (`script` gives one) the command stops with a hint; through a
     /// pipe every byte arrives.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
+        ))
     func binaryIsNotWrittenToATerminal() async throws {
         try await withServer { server in
             let binary = Data([0x50, 0x4E, 0x47, 0x00, 0x1B, 0x5D, 0x30, 0x3B, 0x70, 0x77, 0x6E, 0x07, 0x00])
-            server.route("GET", "/api/v2/image") { _ in StubResponse(status: 200, headers: [("Content-Type", "image/png")], body: binary) }
+            server.route("GET", "/api/v2/image") { _ in
+                StubResponse(status: 200, headers: [("Content-Type", "image/png")], body: binary)
+            }
             let (piped, terminal) = try await requestPipedAndOnATerminal("/api/v2/image", at: server)
             #expect(piped.status == 0, "\(piped.stderr)")
             #expect(Data(piped.stdout.utf8) == binary, "a pipe gets every byte")
@@ -220,16 +341,23 @@ import Testing
     /// Text is shown on a terminal with its escape sequences written out,
     /// colours aside: an OSC 52 in a response would otherwise have put a
     /// command in the user's clipboard. A pipe still gets every byte.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
+        ))
     func escapeSequencesAreShownNotObeyedOnATerminal() async throws {
         try await withServer { server in
             let text = "\u{1B}[32mok\u{1B}[0m \u{1B}]52;c;cm0gLXJmIH4K\u{07} done\n"
-            server.route("GET", "/api/v2/text") { _ in StubResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Data(text.utf8)) }
+            server.route("GET", "/api/v2/text") { _ in
+                StubResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Data(text.utf8))
+            }
             let (piped, terminal) = try await requestPipedAndOnATerminal("/api/v2/text", at: server)
             #expect(piped.status == 0 && piped.stdout == text, "a pipe gets every byte: \(piped.stderr)")
             #expect(terminal.status == 0, "\(terminal.stdout)")
-            #expect(terminal.stdout.contains("\u{1B}[32mok\u{1B}[0m") && terminal.stdout.contains(#"\u{1B}]52;c;cm0gLXJmIH4K\u{7} done"#),
-                    "\(terminal.stdout.debugDescription)")
+            #expect(
+                terminal.stdout.contains("\u{1B}[32mok\u{1B}[0m")
+                    && terminal.stdout.contains(#"\u{1B}]52;c;cm0gLXJmIH4K\u{7} done"#),
+                "\(terminal.stdout.debugDescription)")
             #expect(!terminal.stdout.contains("\u{1B}]52"), "the OSC 52 reached the terminal")
         }
     }
@@ -237,15 +365,24 @@ import Testing
     /// On a terminal a body without a final line break gets one, so the
     /// error that follows a non-2xx answer (and the shell's prompt) starts
     /// its own line; a pipe gets the server's bytes unchanged.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
+        ))
     func aBodyEndsItsLineOnATerminal() async throws {
         try await withServer { server in
             let json = #"{"error":"nope"}"#
-            server.route("GET", "/api/v2/denied") { _ in StubResponse(status: 403, headers: [("Content-Type", "application/json")], body: Data(json.utf8)) }
+            server.route("GET", "/api/v2/denied") { _ in
+                StubResponse(status: 403, headers: [("Content-Type", "application/json")], body: Data(json.utf8))
+            }
             let (piped, terminal) = try await requestPipedAndOnATerminal("/api/v2/denied", at: server)
-            #expect(piped.status == 3 && piped.stdout == json, "a pipe gets the bytes unchanged: \(piped.stdout.debugDescription)")
+            #expect(
+                piped.status == 3 && piped.stdout == json,
+                "a pipe gets the bytes unchanged: \(piped.stdout.debugDescription)")
             let lines = terminal.stdout.split(whereSeparator: \.isNewline).map(String.init)
-            #expect(lines.contains(json) && lines.contains { $0.hasPrefix("authkit: error: GET ") }, "\(terminal.stdout.debugDescription)")
+            #expect(
+                lines.contains(json) && lines.contains { $0.hasPrefix("authkit: error: GET ") },
+                "\(terminal.stdout.debugDescription)")
         }
     }
 }

@@ -2,8 +2,8 @@ import AuthKit
 import AuthKitTestSupport
 import Foundation
 import Subprocess
-import Testing
 import SystemPackage
+import Testing
 
 /// Completion never runs what it completes (issue 44, item 6): a stored
 /// label `$(touch${IFS}/tmp/x)` ran when TAB was pressed after `--label`,
@@ -20,8 +20,11 @@ import SystemPackage
         let marks: URL
         let providers: URL
         var environment: [String: String] {
-            ["AUTHKIT_HOME": home.path, "PATH": CLIProcess.binary.deletingLastPathComponent().path + ":/usr/bin:/bin", "HOME": home.path,
-             "TERM": "xterm", "MARK_FILE": marks.appendingPathComponent("id").path]
+            [
+                "AUTHKIT_HOME": home.path,
+                "PATH": CLIProcess.binary.deletingLastPathComponent().path + ":/usr/bin:/bin", "HOME": home.path,
+                "TERM": "xterm", "MARK_FILE": marks.appendingPathComponent("id").path,
+            ]
         }
         var ran: [String] { (try? FileManager.default.contentsOfDirectory(atPath: marks.path)) ?? [] }
     }
@@ -30,17 +33,25 @@ import SystemPackage
         let home = try CLIProcess.home("authkit-completion-\(name)")
         let marks = home.appendingPathComponent("marks")
         let providers = home.appendingPathComponent("more")
-        for directory in [marks, providers] { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
+        for directory in [marks, providers] {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
         let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
-        let hostile = ["$(touch${IFS}\(marks.path)/dollar)", "`touch \(marks.path)/backquote`", "w;touch \(marks.path)/semicolon",
-                       "w x", "w'q", "w\"q", "w$HOME", "alice:work", "w&touch \(marks.path)/amp", "w|touch \(marks.path)/pipe", "-w"]
+        let hostile = [
+            "$(touch${IFS}\(marks.path)/dollar)", "`touch \(marks.path)/backquote`", "w;touch \(marks.path)/semicolon",
+            "w x", "w'q", "w\"q", "w$HOME", "alice:work", "w&touch \(marks.path)/amp", "w|touch \(marks.path)/pipe",
+            "-w",
+        ]
         for label in ["work"] + hostile {
             try await store.save(Credential(providerID: "qiita", label: label, accessToken: "t"))
         }
         // A file name holds no '/': the mark's path comes from the environment.
         let command = "$(touch${IFS}${MARK_FILE})"
-        try Data(#"{"id": "w", "protocol": "oauth2", "authorization": {"url": "https://w.example/a"}, "token": {"url": "https://w.example/t"}}"#.utf8)
-            .write(to: providers.appendingPathComponent("\(command).json"))
+        try Data(
+            #"{"id": "w", "protocol": "oauth2", "authorization": {"url": "https://w.example/a"}, "token": {"url": "https://w.example/t"}}"#
+                .utf8
+        )
+        .write(to: providers.appendingPathComponent("\(command).json"))
         return World(home: home, marks: marks, providers: providers)
     }
 
@@ -53,13 +64,17 @@ import SystemPackage
     }
 
     static func executable(_ name: String) -> String? {
-        ["/usr/bin/\(name)", "/bin/\(name)", "/usr/local/bin/\(name)"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        ["/usr/bin/\(name)", "/bin/\(name)", "/usr/local/bin/\(name)"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 
     func run(_ path: String, _ arguments: [String], environment: [String: String]) async throws -> String {
         let result = try await Subprocess.run(
             .path(FilePath(path)), arguments: Arguments(arguments),
-            environment: .custom(Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), $0.value) })),
+            environment: .custom(
+                Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), $0.value) })
+            ),
             input: .none, output: .string(limit: 1 << 20), error: .string(limit: 1 << 20))
         return result.standardOutput + result.standardError
     }
@@ -67,13 +82,21 @@ import SystemPackage
     /// What every shell's script asks for: only shell-safe words come back.
     @Test func theWordsOfferedAreShellSafe() async throws {
         let world = try await world("words")
-        let labels = try await CLIProcess.run(["---completion", "token", "show", "--", "--label", "6", "0",
-                                               "authkit", "token", "show", "--provider", "qiita", "--label", ""], environment: world.environment)
+        let labels = try await CLIProcess.run(
+            [
+                "---completion", "token", "show", "--", "--label", "6", "0",
+                "authkit", "token", "show", "--provider", "qiita", "--label", "",
+            ], environment: world.environment)
         #expect(labels.status == 0 && labels.stdout.split(separator: "\n") == ["work"], "\(labels.stdout)")
-        let ids = try await CLIProcess.run(["---completion", "token", "show", "--", "--provider", "6", "0",
-                                            "authkit", "token", "show", "--providers-dir", world.providers.path, "--provider", ""],
-                                           environment: world.environment)
-        #expect(ids.status == 0 && ids.stdout.contains("qiita\n") && !ids.stdout.contains("$") && !ids.stdout.contains("touch"), "\(ids.stdout)")
+        let ids = try await CLIProcess.run(
+            [
+                "---completion", "token", "show", "--", "--provider", "6", "0",
+                "authkit", "token", "show", "--providers-dir", world.providers.path, "--provider", "",
+            ],
+            environment: world.environment)
+        #expect(
+            ids.status == 0 && ids.stdout.contains("qiita\n") && !ids.stdout.contains("$")
+                && !ids.stdout.contains("touch"), "\(ids.stdout)")
         #expect(world.ran.isEmpty, "\(world.ran)")
     }
 
@@ -82,15 +105,20 @@ import SystemPackage
     func bashRunsNothing() async throws {
         let world = try await world("bash")
         let file = try await script("bash", in: world)
-        let output = try await run(Self.executable("bash")!, ["--norc", "--noprofile", "-c", """
-            source '\(file.path)'
-            for line in "authkit token show --provider qiita --label " "authkit token show --providers-dir \(world.providers.path) --provider "; do
-                read -r -a COMP_WORDS <<< "$line"; COMP_WORDS+=(""); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
-                COMP_LINE="$line"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
-                _authkit authkit "" "${COMP_WORDS[COMP_CWORD-1]}"
-                printf 'offered:%s\\n' "${COMPREPLY[@]}"
-            done
-            """], environment: world.environment)
+        let output = try await run(
+            Self.executable("bash")!,
+            [
+                "--norc", "--noprofile", "-c",
+                """
+                source '\(file.path)'
+                for line in "authkit token show --provider qiita --label " "authkit token show --providers-dir \(world.providers.path) --provider "; do
+                    read -r -a COMP_WORDS <<< "$line"; COMP_WORDS+=(""); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+                    COMP_LINE="$line"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+                    _authkit authkit "" "${COMP_WORDS[COMP_CWORD-1]}"
+                    printf 'offered:%s\\n' "${COMPREPLY[@]}"
+                done
+                """,
+            ], environment: world.environment)
         #expect(output.contains("offered:work\n") && output.contains("offered:qiita\n"), "\(output)")
         #expect(!output.contains("touch") && !output.contains("offered:w "), "\(output)")
         #expect(world.ran.isEmpty, "bash ran \(world.ran)")
@@ -99,7 +127,9 @@ import SystemPackage
     /// A person's TAB in a real terminal (tmux): `shell` started bare, `setup`
     /// typed to load the generated script, then each line of `lines` typed
     /// and completed. Returns the screen after each.
-    func pressTab(in shell: [String], setup: String, lines: [String], world: World, until done: (String) -> Bool) async throws -> [String] {
+    func pressTab(in shell: [String], setup: String, lines: [String], world: World, until done: (String) -> Bool)
+        async throws -> [String]
+    {
         let tmux = CLIWaitScreenTests.tmuxPath!
         let socket = world.home.appendingPathComponent("tmux.sock").path
         func send(_ arguments: [String]) async throws -> String {
@@ -142,29 +172,46 @@ import SystemPackage
     }
 
     func lines(_ world: World) -> [String] {
-        ["authkit token show --provider qiita --label ", "authkit token show --providers-dir \(world.providers.path) --provider qi"]
+        [
+            "authkit token show --provider qiita --label ",
+            "authkit token show --providers-dir \(world.providers.path) --provider qi",
+        ]
     }
 
     /// fish, at a real prompt.
-    @Test(.enabled(if: executable("fish") != nil && CLIWaitScreenTests.tmuxPath != nil, "fish or tmux is not installed (.ci/run installs them)"))
+    @Test(
+        .enabled(
+            if: executable("fish") != nil && CLIWaitScreenTests.tmuxPath != nil,
+            "fish or tmux is not installed (.ci/run installs them)"))
     func fishRunsNothing() async throws {
         let world = try await world("fish")
         let file = try await script("fish", in: world)
-        let screens = try await pressTab(in: [Self.executable("fish")!, "--no-config"], setup: "source '\(file.path)'", lines: lines(world),
-                                         world: world) { $0.contains("--label work") || $0.contains("--provider qiita") }
-        #expect(screens.count == 2 && screens[0].contains("--label work") && screens[1].contains("--provider qiita"), "\(screens)")
+        let screens = try await pressTab(
+            in: [Self.executable("fish")!, "--no-config"], setup: "source '\(file.path)'", lines: lines(world),
+            world: world
+        ) { $0.contains("--label work") || $0.contains("--provider qiita") }
+        #expect(
+            screens.count == 2 && screens[0].contains("--label work") && screens[1].contains("--provider qiita"),
+            "\(screens)")
         #expect(!screens.joined().contains("touch"))
         #expect(world.ran.isEmpty, "fish ran \(world.ran)")
     }
 
     /// zsh, at a real prompt, with its completion system (`compinit`).
-    @Test(.enabled(if: executable("zsh") != nil && CLIWaitScreenTests.tmuxPath != nil, "zsh or tmux is not installed (.ci/run installs them)"))
+    @Test(
+        .enabled(
+            if: executable("zsh") != nil && CLIWaitScreenTests.tmuxPath != nil,
+            "zsh or tmux is not installed (.ci/run installs them)"))
     func zshRunsNothing() async throws {
         let world = try await world("zsh")
         let file = try await script("zsh", in: world)
-        let screens = try await pressTab(in: [Self.executable("zsh")!, "-f"], setup: "autoload -U compinit && compinit -u && source '\(file.path)'",
-                                         lines: lines(world), world: world) { $0.contains("--label work") || $0.contains("--provider qiita") }
-        #expect(screens.count == 2 && screens[0].contains("--label work") && screens[1].contains("--provider qiita"), "\(screens)")
+        let screens = try await pressTab(
+            in: [Self.executable("zsh")!, "-f"], setup: "autoload -U compinit && compinit -u && source '\(file.path)'",
+            lines: lines(world), world: world
+        ) { $0.contains("--label work") || $0.contains("--provider qiita") }
+        #expect(
+            screens.count == 2 && screens[0].contains("--label work") && screens[1].contains("--provider qiita"),
+            "\(screens)")
         #expect(!screens.joined().contains("touch"))
         #expect(world.ran.isEmpty, "zsh ran \(world.ran)")
     }
@@ -173,8 +220,11 @@ import SystemPackage
     @Test func authorizeRefusesALabelAShellWouldRead() async throws {
         let world = try await world("authorize")
         for label in ["$(touch${IFS}$MARK_FILE)", "a b", "w;x", "`x`", "alice:work", "=cmd"] {
-            let result = try await CLIProcess.run(["authorize", "--provider", "qiita", "--label", label, "--no-browser"], environment: world.environment)
-            #expect(result.status == 64 && result.stderr.contains("which a shell reads") && result.stderr.contains("such as work"), "\(label): \(result.stderr)")
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "qiita", "--label", label, "--no-browser"], environment: world.environment)
+            #expect(
+                result.status == 64 && result.stderr.contains("which a shell reads")
+                    && result.stderr.contains("such as work"), "\(label): \(result.stderr)")
         }
         #expect(world.ran.isEmpty)
     }

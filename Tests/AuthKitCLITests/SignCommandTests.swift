@@ -1,8 +1,9 @@
-import AuthKitTestSupport
 import AuthKit
-@testable import authkit
+import AuthKitTestSupport
 import Foundation
 import Testing
+
+@testable import authkit
 
 /// `authkit sign`: it signs what will be sent, with the keys given.
 @Suite(.serialized) struct SignCommandTests: CLIFixture {
@@ -10,26 +11,38 @@ import Testing
     /// would read differently from how it is signed is refused.
     @Test func signRefusesWhatWouldBeSentDifferently() async throws {
         let keys = ["--consumer-key", "k", "--consumer-secret", "s"]
-        for (arguments, expected) in [(["https://x.example/", "-d", "a=%zz"], "'%' that is not followed by two hex digits"),
-                                      (["https://x.example/", "-d", "a=b c"], "contains a space"),
-                                      (["https://x.example/a b"], "contains a space or control character"),
-                                      (["https://me:hunter2@x.example/"], "carries a user name or password"),
-                                      // PLAINTEXT's signature is the secrets themselves (RFC 5849 §3.4.4): TLS only.
-                                      (["http://x.example/", "--signature-method", "PLAINTEXT"], "http://x.example/ is plain http on a host that is not this machine")] {
+        for (arguments, expected) in [
+            (["https://x.example/", "-d", "a=%zz"], "'%' that is not followed by two hex digits"),
+            (["https://x.example/", "-d", "a=b c"], "contains a space"),
+            (["https://x.example/a b"], "contains a space or control character"),
+            (["https://me:hunter2@x.example/"], "carries a user name or password"),
+            // PLAINTEXT's signature is the secrets themselves (RFC 5849 §3.4.4): TLS only.
+            (
+                ["http://x.example/", "--signature-method", "PLAINTEXT"],
+                "http://x.example/ is plain http on a host that is not this machine"
+            ),
+        ] {
             let result = try await CLIProcess.run(["sign"] + arguments + keys, environment: [:])
-            #expect(result.status == 64 && result.stderr.contains(expected) && !result.stdout.contains("oauth_signature"), "\(arguments): \(result.stderr)")
+            #expect(
+                result.status == 64 && result.stderr.contains(expected) && !result.stdout.contains("oauth_signature"),
+                "\(arguments): \(result.stderr)")
             #expect(!result.stderr.contains("oauth_signature"))
         }
-        let fine = try await CLIProcess.run(["sign", "https://x.example/?q=a%20b", "-d", "a=1%2B1"] + keys, environment: [:])
+        let fine = try await CLIProcess.run(
+            ["sign", "https://x.example/?q=a%20b", "-d", "a=1%2B1"] + keys, environment: [:])
         #expect(fine.status == 0 && fine.stdout.hasPrefix("Authorization: OAuth "), "\(fine.stderr)")
         // A '+' is a form body's space (RFC 5849 §3.4.1.3.1 decodes the body
         // so before signing): signed as %20 would be, with a note for whoever
         // meant a plus (issue 44, item 8; it was refused).
         let pinned = keys + ["--nonce", "n", "--timestamp", "1318622958"]
         let plus = try await CLIProcess.run(["sign", "https://x.example/", "-d", "a=1+1"] + pinned, environment: [:])
-        let space = try await CLIProcess.run(["sign", "https://x.example/", "-d", "a=1%201"] + pinned, environment: [:])
-        let literal = try await CLIProcess.run(["sign", "https://x.example/", "-d", "a=1%2B1"] + pinned, environment: [:])
-        #expect(plus.status == 0 && plus.stdout == space.stdout && plus.stdout != literal.stdout, "\(plus.stdout) \(plus.stderr)")
+        let space = try await CLIProcess.run(
+            ["sign", "https://x.example/", "-d", "a=1%201"] + pinned, environment: [:])
+        let literal = try await CLIProcess.run(
+            ["sign", "https://x.example/", "-d", "a=1%2B1"] + pinned, environment: [:])
+        #expect(
+            plus.status == 0 && plus.stdout == space.stdout && plus.stdout != literal.stdout,
+            "\(plus.stdout) \(plus.stderr)")
         #expect(plus.stderr.contains("write %2B for a plus sign") && !space.stderr.contains("%2B"), "\(plus.stderr)")
 
         // -d @FILE signs the file's form, as request and curl -d send it (it
@@ -41,16 +54,25 @@ import Testing
         let file = directory.appendingPathComponent("body.txt")
         try Data("a=1%2B1\r\n".utf8).write(to: file)
         let typed = try await CLIProcess.run(["sign", "https://x.example/", "-d", "a=1%2B1"] + fixed, environment: [:])
-        let fromFile = try await CLIProcess.run(["sign", "https://x.example/", "-d", "@" + file.path] + fixed, environment: [:])
-        #expect(typed.status == 0 && fromFile.status == 0 && fromFile.stdout == typed.stdout, "\(fromFile.stdout) \(fromFile.stderr)")
-        let missing = try await CLIProcess.run(["sign", "https://x.example/", "-d", "@" + directory.appendingPathComponent("none").path] + fixed, environment: [:])
+        let fromFile = try await CLIProcess.run(
+            ["sign", "https://x.example/", "-d", "@" + file.path] + fixed, environment: [:])
+        #expect(
+            typed.status == 0 && fromFile.status == 0 && fromFile.stdout == typed.stdout,
+            "\(fromFile.stdout) \(fromFile.stderr)")
+        let missing = try await CLIProcess.run(
+            ["sign", "https://x.example/", "-d", "@" + directory.appendingPathComponent("none").path] + fixed,
+            environment: [:])
         #expect(missing.status == 64 && missing.stderr.contains("-d @") && missing.stdout.isEmpty, "\(missing.stderr)")
         try Data("a=b c".utf8).write(to: file)
         for key in ["", "k\u{1B}[2J"] {
-            let odd = try await CLIProcess.run(["sign", "https://x.example/", "--consumer-key", key, "--consumer-secret", "s"], environment: [:])
-            #expect(odd.status == 64 && odd.stderr.contains("--consumer-key is") && !odd.stderr.contains("\u{1B}") && odd.stdout.isEmpty, "\(odd.stderr)")
+            let odd = try await CLIProcess.run(
+                ["sign", "https://x.example/", "--consumer-key", key, "--consumer-secret", "s"], environment: [:])
+            #expect(
+                odd.status == 64 && odd.stderr.contains("--consumer-key is") && !odd.stderr.contains("\u{1B}")
+                    && odd.stdout.isEmpty, "\(odd.stderr)")
         }
-        let unencoded = try await CLIProcess.run(["sign", "https://x.example/", "-d", "@" + file.path] + fixed, environment: [:])
+        let unencoded = try await CLIProcess.run(
+            ["sign", "https://x.example/", "-d", "@" + file.path] + fixed, environment: [:])
         #expect(unencoded.status == 64 && unencoded.stderr.contains("contains a space"), "\(unencoded.stderr)")
     }
 
@@ -65,31 +87,65 @@ import Testing
         try Data("hunter2-secret\n".utf8).write(to: secretFile.appendingPathComponent("secret"))
         defer { try? FileManager.default.removeItem(at: secretFile) }
         for (arguments, environment, expected) in [
-            (["--consumer-secret", "hunter2-secret\n"], [String: String](), "--consumer-secret: the secret holds a line break"),
-            (["--consumer-secret", " hunter2-secret"], [:], "--consumer-secret: the secret begins or ends with a space"),
+            (
+                ["--consumer-secret", "hunter2-secret\n"], [String: String](),
+                "--consumer-secret: the secret holds a line break"
+            ),
+            (
+                ["--consumer-secret", " hunter2-secret"], [:],
+                "--consumer-secret: the secret begins or ends with a space"
+            ),
             (["--consumer-secret", ""], [:], "--consumer-secret is empty"),
-            ([], ["AUTHKIT_CONSUMER_SECRET": "hunter2-secret\r\n"], "AUTHKIT_CONSUMER_SECRET: the secret holds a line break"),
+            (
+                [], ["AUTHKIT_CONSUMER_SECRET": "hunter2-secret\r\n"],
+                "AUTHKIT_CONSUMER_SECRET: the secret holds a line break"
+            ),
             (["--consumer-secret", "s", "--token", "t"], [:], "--token needs its secret"),
-            (["--consumer-secret", "s", "--token", "t", "--token-secret", "hunter2-secret "], [:], "--token-secret: the secret begins or ends with a space"),
+            (
+                ["--consumer-secret", "s", "--token", "t", "--token-secret", "hunter2-secret "], [:],
+                "--token-secret: the secret begins or ends with a space"
+            ),
             (["--consumer-secret", "s", "--token-secret", "ts"], [:], "--token-secret is given without --token"),
             // As -d reads them: signed with the two characters "@-" (exit 0).
-            (["--consumer-secret", "@-"], [:], "--consumer-secret takes the secret itself, not a file or standard input. To keep it off the command line, set AUTHKIT_CONSUMER_SECRET"),
+            (
+                ["--consumer-secret", "@-"], [:],
+                "--consumer-secret takes the secret itself, not a file or standard input. To keep it off the command line, set AUTHKIT_CONSUMER_SECRET"
+            ),
             (["--consumer-secret", "-"], [:], "--consumer-secret takes the secret itself"),
-            (["--consumer-secret", "s", "--token", "t", "--token-secret", "@" + secretFile.appendingPathComponent("secret").path], [:], "--token-secret takes the secret itself"),
+            (
+                [
+                    "--consumer-secret", "s", "--token", "t", "--token-secret",
+                    "@" + secretFile.appendingPathComponent("secret").path,
+                ], [:], "--token-secret takes the secret itself"
+            ),
         ] {
             let result = try await CLIProcess.run(["sign"] + url + arguments, environment: environment)
-            #expect(result.status == 64 && result.stderr.contains(expected) && result.stdout.isEmpty, "\(arguments) \(environment): \(result.stderr)")
+            #expect(
+                result.status == 64 && result.stderr.contains(expected) && result.stdout.isEmpty,
+                "\(arguments) \(environment): \(result.stderr)")
             #expect(!result.stderr.contains("hunter2"))
         }
         // A protocol parameter the header carries, given in the query or the body too, was signed and sent twice (RFC 5849 §3.5).
-        for (extra, place) in [(["-d", "oauth_nonce=evil"], "oauth_nonce is in -d"), (["https://x.example/?oauth%5Fconsumer%5Fkey=other"], "oauth_consumer_key is in the URL's query")] {
-            let twice = try await CLIProcess.run(["sign", "--consumer-key", "k", "--consumer-secret", "s"] + (extra.count == 1 ? extra : ["https://x.example/"] + extra), environment: [:])
-            #expect(twice.status == 64 && twice.stderr.contains(place) && twice.stderr.contains("RFC 5849 §3.5") && twice.stdout.isEmpty, "\(twice.stderr)")
+        for (extra, place) in [
+            (["-d", "oauth_nonce=evil"], "oauth_nonce is in -d"),
+            (["https://x.example/?oauth%5Fconsumer%5Fkey=other"], "oauth_consumer_key is in the URL's query"),
+        ] {
+            let twice = try await CLIProcess.run(
+                ["sign", "--consumer-key", "k", "--consumer-secret", "s"]
+                    + (extra.count == 1 ? extra : ["https://x.example/"] + extra), environment: [:])
+            #expect(
+                twice.status == 64 && twice.stderr.contains(place) && twice.stderr.contains("RFC 5849 §3.5")
+                    && twice.stdout.isEmpty, "\(twice.stderr)")
         }
         // A negative timestamp was "Missing value for '--timestamp <timestamp>'".
-        let negative = try await CLIProcess.run(["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s", "--timestamp", "-5"], environment: [:])
-        #expect(negative.status == 64 && negative.stderr.contains("--timestamp takes whole seconds since 1970"), "\(negative.stderr)")
-        let paired = try await CLIProcess.run(["sign"] + url + ["--consumer-secret", "s", "--token", "t"], environment: ["AUTHKIT_TOKEN_SECRET": "ts"])
+        let negative = try await CLIProcess.run(
+            ["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "s", "--timestamp", "-5"],
+            environment: [:])
+        #expect(
+            negative.status == 64 && negative.stderr.contains("--timestamp takes whole seconds since 1970"),
+            "\(negative.stderr)")
+        let paired = try await CLIProcess.run(
+            ["sign"] + url + ["--consumer-secret", "s", "--token", "t"], environment: ["AUTHKIT_TOKEN_SECRET": "ts"])
         #expect(paired.status == 0 && paired.stdout.contains("oauth_token=\"t\""), "\(paired.stderr)")
     }
 }

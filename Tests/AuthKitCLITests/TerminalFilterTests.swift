@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import authkit
 
 /// What `authkit request` shows on a terminal: colours pass, every other
@@ -37,7 +38,10 @@ import Testing
             ("日本語 é", "日本語 é"),
             ("ends in ESC \u{1B}", "ends in ESC \\u{1B}"),
             ("ends in \u{1B}[12", "ends in \\u{1B}[12"),
-            ("\u{1B}[" + String(repeating: "1;", count: 40) + "m", "\\u{1B}[" + String(repeating: "1;", count: 40) + "m"),
+            (
+                "\u{1B}[" + String(repeating: "1;", count: 40) + "m",
+                "\\u{1B}[" + String(repeating: "1;", count: 40) + "m"
+            ),
             // A carriage return that ends no line moves the cursor back over it: "safe" read "EVIL".
             ("safe line\rEVIL\r\nnext\r", "safe line\\u{D}EVIL\r\nnext\\u{D}"),
             // Trojan Source (CVE-2021-42574): text displayed in another order than it holds.
@@ -59,13 +63,13 @@ import Testing
     @Test func bytesThatAreNotCharactersAreShownWhereATerminalCouldObeyThem() {
         func text(_ string: String) -> [UInt8] { Array(string.utf8) }
         let cases: [([UInt8], [UInt8])] = [
-            ([0x61, 0x9B, 0x32, 0x4A], text("a\\x9B2J")),                     // raw CSI
-            ([0xC3, 0xA9, 0x85], text("é\\x85")),                              // a stray continuation byte (NEL)
-            ([0xE2, 0x82], [0xE2] + text("\\x82")),                            // cut off at the end
-            ([0xC0, 0xAF, 0xFF], [0xC0, 0xAF, 0xFF]),                          // overlong, invalid: the terminal's replacement
-            ([0xED, 0xA0, 0x80], [0xED, 0xA0] + text("\\x80")),                // a surrogate is no character
-            ([0xC2, 0x9B], text("\\u{9B}")),                                   // U+009B as UTF-8
-            ([0xF0, 0x9D, 0x84, 0x9E], [0xF0, 0x9D, 0x84, 0x9E]),              // 𝄞, whose bytes include 0x9D and 0x9E
+            ([0x61, 0x9B, 0x32, 0x4A], text("a\\x9B2J")), // raw CSI
+            ([0xC3, 0xA9, 0x85], text("é\\x85")), // a stray continuation byte (NEL)
+            ([0xE2, 0x82], [0xE2] + text("\\x82")), // cut off at the end
+            ([0xC0, 0xAF, 0xFF], [0xC0, 0xAF, 0xFF]), // overlong, invalid: the terminal's replacement
+            ([0xED, 0xA0, 0x80], [0xED, 0xA0] + text("\\x80")), // a surrogate is no character
+            ([0xC2, 0x9B], text("\\u{9B}")), // U+009B as UTF-8
+            ([0xF0, 0x9D, 0x84, 0x9E], [0xF0, 0x9D, 0x84, 0x9E]), // 𝄞, whose bytes include 0x9D and 0x9E
         ]
         for (bytes, expected) in cases {
             for size in [1, 2, bytes.count] {

@@ -1,6 +1,7 @@
-import Testing
-@testable import authkit
 import AuthKit
+import Testing
+
+@testable import authkit
 
 /// How many columns `token list` counts for a label, against what a
 /// terminal shows (Unicode Standard Annex #11; the table in
@@ -10,16 +11,16 @@ import AuthKit
     @Test func columnsFollowEastAsianWidth() {
         let cases: [(String, Int)] = [
             ("work", 4),
-            ("仕事", 4),           // CJK ideographs: W
-            ("한국", 4),           // Hangul syllables: W
-            ("ｱｲ", 2),            // halfwidth katakana: H, one column each
-            ("Ａ￥", 4),           // fullwidth forms: F
-            ("⌚🙂", 4),          // emoji with emoji presentation: W
-            ("❤️", 2),            // U+2764 with U+FE0F, the emoji form
-            ("é", 1),             // e and a combining acute: one character
-            ("a\u{200B}b", 2),    // a zero-width space takes none
+            ("仕事", 4), // CJK ideographs: W
+            ("한국", 4), // Hangul syllables: W
+            ("ｱｲ", 2), // halfwidth katakana: H, one column each
+            ("Ａ￥", 4), // fullwidth forms: F
+            ("⌚🙂", 4), // emoji with emoji presentation: W
+            ("❤️", 2), // U+2764 with U+FE0F, the emoji form
+            ("é", 1), // e and a combining acute: one character
+            ("a\u{200B}b", 2), // a zero-width space takes none
             ("\u{1100}\u{1161}", 2), // a Hangul syllable spelt in jamo: one character
-            ("\u{20000}", 2),     // CJK Extension B, plane 2
+            ("\u{20000}", 2), // CJK Extension B, plane 2
         ]
         for (text, columns) in cases {
             #expect(text.terminalColumns == columns, "\(text.debugDescription)")
@@ -37,7 +38,9 @@ import AuthKit
             #expect(fitted == line || fitted.hasSuffix("…"))
         }
         #expect(StatusLine.fit(line, width: 80) == line)
-        #expect(StatusLine.fit(line, width: 34) == "⠋ Waiting for you to approve 仕…", "a wide character that does not fit is left out")
+        #expect(
+            StatusLine.fit(line, width: 34) == "⠋ Waiting for you to approve 仕…",
+            "a wide character that does not fit is left out")
     }
 
     @Test func paddingCountsColumnsNotCharacters() {
@@ -53,8 +56,12 @@ import AuthKit
     @Test func namesThatDifferAtTheirEndStayApart() {
         let production = "h-invgrant (client-acme-production)".cutInMiddle(toColumns: 24)
         let staging = "h-invgrant (client-acme-staging)".cutInMiddle(toColumns: 24)
-        #expect(production != staging && production.terminalColumns == 24 && staging.terminalColumns == 24, "\(production) \(staging)")
-        #expect(production.hasPrefix("h-invgrant") && production.hasSuffix("-production)") && production.contains("…"), "\(production)")
+        #expect(
+            production != staging && production.terminalColumns == 24 && staging.terminalColumns == 24,
+            "\(production) \(staging)")
+        #expect(
+            production.hasPrefix("h-invgrant") && production.hasSuffix("-production)") && production.contains("…"),
+            "\(production)")
         #expect("short".cutInMiddle(toColumns: 24) == "short")
         #expect("仕事仕事仕事仕事仕事仕事".cutInMiddle(toColumns: 9).terminalColumns <= 9)
     }
@@ -64,23 +71,30 @@ import AuthKit
 /// (128 columns with a long $AUTHKIT_HOME) wrapped mid-path.
 @Suite struct ProvidersListLayoutTests {
     let rows = [
-        ProvidersList.Row(id: "github", name: "GitHub", protocol: "oauth2",
-                          file: "/home/someone-with-a-long-name/.config/authkit/providers/github.json", overrides: "(bundled) providers/github.json"),
-        ProvidersList.Row(id: "qiita", name: "Qiita", protocol: "oauth2", file: "/h/providers/qiita.json", overrides: "(bundled) providers/qiita.json"),
+        ProvidersList.Row(
+            id: "github", name: "GitHub", protocol: "oauth2",
+            file: "/home/someone-with-a-long-name/.config/authkit/providers/github.json",
+            overrides: "(bundled) providers/github.json"),
+        ProvidersList.Row(
+            id: "qiita", name: "Qiita", protocol: "oauth2", file: "/h/providers/qiita.json",
+            overrides: "(bundled) providers/qiita.json"),
         ProvidersList.Row(id: "x", name: "X", protocol: "oauth1", file: "(bundled) providers/x.json"),
     ]
 
     @Test func anOverridesPathThatWouldWrapGoesOnALineOfItsOwn() {
         let lines = ProvidersList.lines(rows, columns: 80)
-        #expect(lines == [
-            "github  oauth2  GitHub",
-            "                (override: /home/someone-with-a-long-name/.config/authkit/providers/github.json)",
-            "qiita   oauth2  Qiita  (override: /h/providers/qiita.json)",
-            "x       oauth1  X",
-        ])
+        #expect(
+            lines == [
+                "github  oauth2  GitHub",
+                "                (override: /home/someone-with-a-long-name/.config/authkit/providers/github.json)",
+                "qiita   oauth2  Qiita  (override: /h/providers/qiita.json)",
+                "x       oauth1  X",
+            ])
         // Into a pipe, one line per provider, whatever its length.
         #expect(ProvidersList.lines(rows, columns: nil).count == 3)
-        #expect(ProvidersList.lines(rows, columns: nil)[0].hasSuffix("GitHub  (override: /home/someone-with-a-long-name/.config/authkit/providers/github.json)"))
+        #expect(
+            ProvidersList.lines(rows, columns: nil)[0].hasSuffix(
+                "GitHub  (override: /home/someone-with-a-long-name/.config/authkit/providers/github.json)"))
     }
 }
 
@@ -88,12 +102,17 @@ import AuthKit
 /// provider did not say)" read as if the provider had left something out.
 @Suite struct CredentialSummaryTests {
     @Test func anOAuth1TokenNeverExpires() {
-        let oauth1 = Credential(providerID: "twitter", kind: .oauth1, accessToken: "t", tokenType: "OAuth", tokenSecret: "s")
+        let oauth1 = Credential(
+            providerID: "twitter", kind: .oauth1, accessToken: "t", tokenType: "OAuth", tokenSecret: "s")
         #expect(CredentialSummary.expiry(oauth1) == "never (OAuth 1.0a)")
-        #expect(CredentialSummary.expiry(Credential(providerID: "github", accessToken: "t")) == "unknown (the provider did not say)")
+        #expect(
+            CredentialSummary.expiry(Credential(providerID: "github", accessToken: "t"))
+                == "unknown (the provider did not say)")
         // The account it names, in the column of the other fields ("screen name:" stood out of line).
         var named = oauth1
         named.rawFields = ["screen_name": .string("alice"), "user_id": .string("42")]
-        #expect(CredentialSummary.lines(named).contains("account:   alice (user id 42)"), "\(CredentialSummary.lines(named))")
+        #expect(
+            CredentialSummary.lines(named).contains("account:   alice (user id 42)"),
+            "\(CredentialSummary.lines(named))")
     }
 }

@@ -1,8 +1,9 @@
-import AuthKitTestSupport
 import AuthKit
-@testable import authkit
+import AuthKitTestSupport
 import Foundation
 import Testing
+
+@testable import authkit
 
 /// `authkit token list` and `token show` as a newcomer reads them.
 @Suite(.serialized) struct TokenCommandTests: CLIFixture {
@@ -13,12 +14,16 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: home.path), "listing created \(home.path)")
 
         let full = try self.home()
-        let store = #"{"version":1,"credentials":[{"providerID":"qiita","kind":"oauth2","accessToken":"a-rather-long-token-value-1234","tokenType":"Bearer","scopes":["read_qiita"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}},{"providerID":"github","label":"a-long-label","kind":"oauth2","accessToken":"t","tokenType":"Bearer","scopes":["repo"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
+        let store =
+            #"{"version":1,"credentials":[{"providerID":"qiita","kind":"oauth2","accessToken":"a-rather-long-token-value-1234","tokenType":"Bearer","scopes":["read_qiita"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}},{"providerID":"github","label":"a-long-label","kind":"oauth2","accessToken":"t","tokenType":"Bearer","scopes":["repo"],"obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}"#
         try Data(store.utf8).write(to: full.appendingPathComponent("credentials.json"))
         let list = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": full.path])
         let lines = list.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
-        let tokenColumns = Set(lines.compactMap { line in line.range(of: "••••").map { line.distance(from: line.startIndex, to: $0.lowerBound) } })
+        let tokenColumns = Set(
+            lines.compactMap { line in
+                line.range(of: "••••").map { line.distance(from: line.startIndex, to: $0.lowerBound) }
+            })
         #expect(tokenColumns.count == 1, "columns do not line up:\n\(list.stdout)")
 
         // A pipe gets a long label and long scopes whole (they were cut at
@@ -28,7 +33,8 @@ import Testing
         try await FileCredentialStore(file: full.appendingPathComponent("credentials.json"))
             .save(Credential(providerID: "google", label: label, accessToken: "t", scopes: scopes))
         let piped = try await CLIProcess.run(["token", "list"], environment: ["AUTHKIT_HOME": full.path])
-        #expect(piped.stdout.contains("google (\(label))") && piped.stdout.contains(scopes.joined(separator: " ") + "\n")
+        #expect(
+            piped.stdout.contains("google (\(label))") && piped.stdout.contains(scopes.joined(separator: " ") + "\n")
                 && !piped.stdout.contains("…"), "\(piped.stdout)")
     }
 
@@ -38,15 +44,24 @@ import Testing
     @Test func aLabelThatMatchesNothingNamesTheAccountsStored() async throws {
         let home = try home()
         let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
-        for label in [nil, "work", "it's"] { try await store.save(Credential(providerID: "github", label: label, accessToken: "t")) }
+        for label in [nil, "work", "it's"] {
+            try await store.save(Credential(providerID: "github", label: label, accessToken: "t"))
+        }
         try await store.save(Credential(providerID: "qiita", label: "other-provider", accessToken: "t"))
-        let stored = "Stored for github: the default account, 'it'\\''s', work. Name one with --label (none for the default)."
-        for (command, prefix) in [(["token", "header"], "No stored credential for github (wrok). "), (["token", "show"], "No stored credential for github (wrok). "),
-                                  (["token", "delete"], "No stored credential for github (wrok); nothing was deleted. "),
-                                  (["token", "revoke"], "No stored credential for github (wrok). ")] {
-            let result = try await CLIProcess.run(command + ["--provider", "github", "--label", "wrok"], environment: ["AUTHKIT_HOME": home.path])
+        let stored =
+            "Stored for github: the default account, 'it'\\''s', work. Name one with --label (none for the default)."
+        for (command, prefix) in [
+            (["token", "header"], "No stored credential for github (wrok). "),
+            (["token", "show"], "No stored credential for github (wrok). "),
+            (["token", "delete"], "No stored credential for github (wrok); nothing was deleted. "),
+            (["token", "revoke"], "No stored credential for github (wrok). "),
+        ] {
+            let result = try await CLIProcess.run(
+                command + ["--provider", "github", "--label", "wrok"], environment: ["AUTHKIT_HOME": home.path])
             #expect(result.status == 64 && result.stderr.contains(prefix + stored), "\(command): \(result.stderr)")
-            #expect(!result.stderr.contains("Sign in first") && !result.stderr.contains("other-provider"), "\(command): \(result.stderr)")
+            #expect(
+                !result.stderr.contains("Sign in first") && !result.stderr.contains("other-provider"),
+                "\(command): \(result.stderr)")
         }
         #expect(try await store.allCredentials().count == 4, "nothing was deleted")
     }
@@ -57,13 +72,25 @@ import Testing
         for (provider, label) in [("github", nil), ("github", "work"), ("qiita", nil)] {
             try await store.save(Credential(providerID: provider, label: label, accessToken: "t"))
         }
-        let github = try await CLIProcess.run(["token", "list", "--provider", "github"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(github.status == 0 && github.stdout.contains("github (work)") && !github.stdout.contains("qiita"), "\(github.stdout)")
-        let json = try await CLIProcess.run(["token", "list", "-p", "qiita", "--json"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(json.status == 0 && json.stdout.contains(#""provider" : "qiita""#) && !json.stdout.contains("github"), "\(json.stdout)")
-        let none = try await CLIProcess.run(["token", "list", "--provider", "gitlab"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(none.status == 0 && none.stderr.contains("No stored credentials for gitlab. Sign in with: authkit authorize --provider gitlab"), "\(none.stderr)")
-        let typo = try await CLIProcess.run(["token", "list", "--provider", "githb"], environment: ["AUTHKIT_HOME": home.path])
+        let github = try await CLIProcess.run(
+            ["token", "list", "--provider", "github"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            github.status == 0 && github.stdout.contains("github (work)") && !github.stdout.contains("qiita"),
+            "\(github.stdout)")
+        let json = try await CLIProcess.run(
+            ["token", "list", "-p", "qiita", "--json"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            json.status == 0 && json.stdout.contains(#""provider" : "qiita""#) && !json.stdout.contains("github"),
+            "\(json.stdout)")
+        let none = try await CLIProcess.run(
+            ["token", "list", "--provider", "gitlab"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            none.status == 0
+                && none.stderr.contains(
+                    "No stored credentials for gitlab. Sign in with: authkit authorize --provider gitlab"),
+            "\(none.stderr)")
+        let typo = try await CLIProcess.run(
+            ["token", "list", "--provider", "githb"], environment: ["AUTHKIT_HOME": home.path])
         #expect(typo.status == 64 && typo.stderr.contains("Did you mean 'github'"), "\(typo.stderr)")
     }
 
@@ -74,14 +101,24 @@ import Testing
         let home = try home()
         let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
         let past = Date(timeIntervalSinceNow: -3600)
-        try await store.save(Credential(providerID: "github", accessToken: "old-token", refreshToken: "r", expiresAt: past))
+        try await store.save(
+            Credential(providerID: "github", accessToken: "old-token", refreshToken: "r", expiresAt: past))
         try await store.save(Credential(providerID: "qiita", accessToken: "q-token", expiresAt: past))
-        let shown = try await CLIProcess.run(["token", "show", "--provider", "github", "--field", "access_token"], environment: ["AUTHKIT_HOME": home.path])
+        let shown = try await CLIProcess.run(
+            ["token", "show", "--provider", "github", "--field", "access_token"],
+            environment: ["AUTHKIT_HOME": home.path])
         #expect(shown.status == 0 && shown.stdout == "old-token\n", "\(shown.stdout)")
-        #expect(shown.stderr.contains("warning: this access token expired at") && shown.stderr.contains("'authkit token refresh --provider github' renews it"), "\(shown.stderr)")
-        let json = try await CLIProcess.run(["token", "show", "--provider", "qiita", "--json"], environment: ["AUTHKIT_HOME": home.path])
-        #expect(json.status == 0 && json.stderr.contains("sign in again: authkit authorize --provider qiita"), "no refresh token: \(json.stderr)")
-        let scope = try await CLIProcess.run(["token", "show", "--provider", "github", "--field", "token_type"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            shown.stderr.contains("warning: this access token expired at")
+                && shown.stderr.contains("'authkit token refresh --provider github' renews it"), "\(shown.stderr)")
+        let json = try await CLIProcess.run(
+            ["token", "show", "--provider", "qiita", "--json"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            json.status == 0 && json.stderr.contains("sign in again: authkit authorize --provider qiita"),
+            "no refresh token: \(json.stderr)")
+        let scope = try await CLIProcess.run(
+            ["token", "show", "--provider", "github", "--field", "token_type"], environment: ["AUTHKIT_HOME": home.path]
+        )
         #expect(scope.status == 0 && !scope.stderr.contains("expired"), "not the token: \(scope.stderr)")
     }
 }

@@ -1,11 +1,13 @@
-@testable import AuthKit
 import AuthKitTestSupport
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
+
+@testable import AuthKit
 @testable import AuthKitLoopback
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The whole sign-in: `OAuth2Client.authorize(using: LoopbackUserAgent(…))`
 /// with a "browser" that follows the provider's redirect to the listener, and a
@@ -21,7 +23,8 @@ import Testing
 
     func descriptor(_ server: TestHTTPServer) -> ProviderDescriptor {
         server.route("POST", "/token") { request in
-            let body = Dictionary(FormURLEncoding.decode(request.bodyText) ?? [], uniquingKeysWith: { first, _ in first })
+            let body = Dictionary(
+                FormURLEncoding.decode(request.bodyText) ?? [], uniquingKeysWith: { first, _ in first })
             guard body["code"] == "good-code" else { return .json(#"{"error":"invalid_grant"}"#, status: 400) }
             return .json(#"{"access_token":"at-123","token_type":"Bearer","expires_in":3600}"#)
         }
@@ -60,8 +63,9 @@ import Testing
         #expect(credential.accessToken == "at-123")
 
         // The token request carried the redirect URI with the port the listener bound.
-        let tokenBody = Dictionary(FormURLEncoding.decode(try #require(server.requests(to: "/token").last).bodyText) ?? [],
-                                   uniquingKeysWith: { first, _ in first })
+        let tokenBody = Dictionary(
+            FormURLEncoding.decode(try #require(server.requests(to: "/token").last).bodyText) ?? [],
+            uniquingKeysWith: { first, _ in first })
         let redirectURI = try #require(tokenBody["redirect_uri"])
         let port = try #require(URLComponents(string: redirectURI)?.port)
         #expect(redirectURI == "http://127.0.0.1:\(port)/callback")
@@ -81,7 +85,8 @@ import Testing
         let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c"))
         let page = BrowserPage()
         let agent = LoopbackUserAgent(
-            browser: browser(answer: "error=access_denied&error_description=The+user+said+no", page: page), timeout: .seconds(30))
+            browser: browser(answer: "error=access_denied&error_description=The+user+said+no", page: page),
+            timeout: .seconds(30))
 
         await #expect {
             try await client.authorize(using: agent)

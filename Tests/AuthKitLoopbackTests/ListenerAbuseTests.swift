@@ -2,9 +2,11 @@ import AuthKit
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKitLoopback
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The listener while hostile or broken local programs hammer it: 1,000
@@ -29,8 +31,10 @@ import Glibc
         let attempt = TestAttempt()
         let browser = BrowserSpy()
         let events = EventLog()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(60),
-                                      connectionTimeout: Self.connectionTimeout) { events.append($0) }
+        let agent = LoopbackUserAgent(
+            browser: browser.launcher, timeout: .seconds(60),
+            connectionTimeout: Self.connectionTimeout
+        ) { events.append($0) }
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         let state = attempt.state
@@ -44,22 +48,30 @@ import Glibc
                 return try Self.exchange(Self.malformed[index % Self.malformed.count], port: port)
             case 3:
                 // 20 KiB of headers, over the 16 KiB cap.
-                let padding = String(repeating: "X-Pad-\(index): " + String(repeating: "a", count: 1000) + "\r\n", count: 20)
-                return try Self.exchange("GET /callback?code=x&state=\(state) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(padding)\r\n", port: port)
+                let padding = String(
+                    repeating: "X-Pad-\(index): " + String(repeating: "a", count: 1000) + "\r\n", count: 20)
+                return try Self.exchange(
+                    "GET /callback?code=x&state=\(state) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(padding)\r\n", port: port)
             case 4, 5:
-                return try Self.exchange("GET /other\(index)?code=x&state=\(state) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port)
+                return try Self.exchange(
+                    "GET /other\(index)?code=x&state=\(state) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port)
             case 6, 7:
-                return try Self.exchange("GET /callback?code=x&state=forged\(index) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port)
+                return try Self.exchange(
+                    "GET /callback?code=x&state=forged\(index) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port)
             default:
                 // The genuine URL by HEAD (a link preview) must not count as the answer.
-                return try Self.exchange("HEAD /callback?code=x&state=\(state) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port, headOnly: true)
+                return try Self.exchange(
+                    "HEAD /callback?code=x&state=\(state) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port,
+                    headOnly: true)
             }
         }
         let idleSeconds = try await idle
 
         var histogram = [Outcome: Int]()
         for outcome in quick { histogram[outcome, default: 0] += 1 }
-        print("abuse outcomes: \(histogram.sorted { "\($0.key)" < "\($1.key)" }.map { "\($0.key)×\($0.value)" }.joined(separator: ", "))")
+        print(
+            "abuse outcomes: \(histogram.sorted { "\($0.key)" < "\($1.key)" }.map { "\($0.key)×\($0.value)" }.joined(separator: ", "))"
+        )
         #expect(quick.count == 900)
         #expect(!quick.contains { if case .failed = $0 { return true } else { return false } }, "\(histogram)")
         // Only the HEADs of the genuine URL get a 200; nothing else is accepted.
@@ -67,24 +79,39 @@ import Glibc
         #expect(histogram[.status(431)] == 100)
         #expect(histogram[.status(404)] == 200)
         #expect((histogram[.status(400)] ?? 0) >= 200) // forged state, and most malformed requests
-        #expect(!histogram.keys.contains { if case .status(let code) = $0 { return code != 200 && !(400..<500).contains(code) } else { return false } })
+        #expect(
+            !histogram.keys.contains {
+                if case .status(let code) = $0 {
+                    return code != 200 && !(400..<500).contains(code)
+                } else {
+                    return false
+                }
+            })
         // Unfinished requests are closed by the listener after the connection timeout.
         #expect(idleSeconds.count == 100)
         let late = idleSeconds.filter { $0 >= 2.5 }.count
-        print("idle connections: closed after \(idleSeconds.sorted()[idleSeconds.count / 2]) s median, \(late) after 2.5 s or more")
-        #expect(idleSeconds.allSatisfy { $0 >= 0.8 && $0 < 2.5 }, "closed after \(idleSeconds.min() ?? 0)…\(idleSeconds.max() ?? 0) s")
+        print(
+            "idle connections: closed after \(idleSeconds.sorted()[idleSeconds.count / 2]) s median, \(late) after 2.5 s or more"
+        )
+        #expect(
+            idleSeconds.allSatisfy { $0 >= 0.8 && $0 < 2.5 },
+            "closed after \(idleSeconds.min() ?? 0)…\(idleSeconds.max() ?? 0) s")
 
         // The attempt is still waiting, and the genuine redirect completes it.
         let genuineStarted = ContinuousClock.now
         let genuine = try await RawHTTP.request(attempt.target("code=real"), port: port)
         #expect(genuine.status == 200)
         #expect(ContinuousClock.now - genuineStarted < .seconds(1))
-        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        guard case .redirect(let url, _) = try await task.value else {
+            Issue.record("not a redirect")
+            return
+        }
         #expect(url.query == "code=real&state=\(state)")
         #expect(RawHTTP.probe(port: port) == .refused)
 
         let memoryAfter = Memory.current()
-        print("""
+        print(
+            """
             listener abuse: 1,000 connections + the genuine redirect in \(ContinuousClock.now - started); \
             idle connections closed after \(String(format: "%.2f", idleSeconds.min() ?? 0))–\(String(format: "%.2f", idleSeconds.max() ?? 0)) s; \
             test process VmHWM \(memoryBefore.peakKiB) → \(memoryAfter.peakKiB) KiB, VmRSS \(memoryBefore.currentKiB) → \(memoryAfter.currentKiB) KiB
@@ -160,14 +187,17 @@ import Glibc
         while !open.isEmpty, ContinuousClock.now < giveUp {
             var descriptors = open.map { pollfd(fd: sockets[$0].fd, events: Int16(POLLIN), revents: 0) }
             let indices = Array(open)
-            guard poll(&descriptors, nfds_t(descriptors.count), 200) >= 0 else { throw SocketError(call: "poll", code: errno) }
+            guard poll(&descriptors, nfds_t(descriptors.count), 200) >= 0 else {
+                throw SocketError(call: "poll", code: errno)
+            }
             for (position, descriptor) in descriptors.enumerated() where descriptor.revents != 0 {
                 var byte: UInt8 = 0
                 let received = recv(descriptor.fd, &byte, 1, Int32(MSG_DONTWAIT))
                 if received == 0 || (received < 0 && errno != EAGAIN) {
                     let index = indices[position]
                     let elapsed = ContinuousClock.now - sockets[index].opened
-                    closedAfter[index] = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                    closedAfter[index] =
+                        Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
                     open.remove(index)
                 }
             }
@@ -176,7 +206,9 @@ import Glibc
     }
 
     /// Runs `body(0..<count)` on Dispatch threads, at most `concurrency` at a time.
-    static func run(count: Int, concurrency: Int, _ body: @escaping @Sendable (Int) throws -> Outcome) async throws -> [Outcome] {
+    static func run(count: Int, concurrency: Int, _ body: @escaping @Sendable (Int) throws -> Outcome) async throws
+        -> [Outcome]
+    {
         try await withThrowingTaskGroup(of: Outcome.self) { group in
             var next = 0
             var outcomes = [Outcome]()

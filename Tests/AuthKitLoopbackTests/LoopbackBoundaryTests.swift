@@ -2,10 +2,12 @@ import AuthKit
 import AuthKitTestSupport
 import Foundation
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import AuthKitLoopback
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The listener at its boundaries: a `localhost` redirect leaves no loopback
 /// family for another program to take, and what arrives reaches the strict
@@ -22,7 +24,9 @@ import Glibc
                 #expect(reason.contains("is not a TCP port"), "\(uri): \(reason)")
             } catch { Issue.record("\(uri): \(error)") }
         }
-        #expect(throws: Never.self) { _ = try LoopbackRedirect(requested: URL(string: "http://127.0.0.1:65535/cb"), portIsFlexible: false) }
+        #expect(throws: Never.self) {
+            _ = try LoopbackRedirect(requested: URL(string: "http://127.0.0.1:65535/cb"), portIsFlexible: false)
+        }
     }
 
     @Test(.enabled(if: RawHTTP.ipv6Available, "this machine cannot bind ::1 (no IPv6 loopback)"))
@@ -38,7 +42,10 @@ import Glibc
         // And the browser reaching ::1 gets the listener.
         let response = try await RawHTTP.request(attempt.target("code=v6"), host: "::1", port: port)
         #expect(response.status == 200)
-        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        guard case .redirect(let url, _) = try await task.value else {
+            Issue.record("not a redirect")
+            return
+        }
         #expect(url.absoluteString.contains("code=v6"))
     }
 
@@ -82,7 +89,10 @@ import Glibc
         #expect(events.ignoredCount == 3)
         let genuine = try await RawHTTP.request(attempt.target("code=fine"), port: attempt.port)
         #expect(genuine.status == 200)
-        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        guard case .redirect(let url, _) = try await task.value else {
+            Issue.record("not a redirect")
+            return
+        }
         #expect(url.absoluteString.contains("code=fine"))
     }
 }

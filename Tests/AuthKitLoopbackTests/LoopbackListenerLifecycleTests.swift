@@ -2,9 +2,11 @@ import AuthKit
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKitLoopback
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Binding, ports, timeouts, cancellation, and closing: RFC 8252 §7.3 and §8.3.
@@ -32,9 +34,13 @@ import Glibc
             let (task, _) = try await start(agent, attempt, browser: browser)
             #expect(attempt.redirectURI?.absoluteString == "http://127.0.0.1:\(port)/cb")
             // A browser that reads the page and hangs up a little later.
-            let response = try await RawHTTP.request(attempt.target("code=abc"), port: port, holdOpen: .milliseconds(200))
+            let response = try await RawHTTP.request(
+                attempt.target("code=abc"), port: port, holdOpen: .milliseconds(200))
             #expect(response.status == 200)
-            guard case .redirect(let url, let redirectURI) = try await task.value else { Issue.record("not a redirect"); return }
+            guard case .redirect(let url, let redirectURI) = try await task.value else {
+                Issue.record("not a redirect")
+                return
+            }
             #expect(redirectURI.absoluteString == "http://127.0.0.1:\(port)/cb")
             #expect(url.absoluteString == "http://127.0.0.1:\(port)/cb?code=abc&state=\(attempt.state)")
             #expect(RawHTTP.probe(port: port) == .refused)
@@ -51,13 +57,16 @@ import Glibc
             try await agent.run(attempt.session)
         }
         #expect(attempt.redirectURI == nil) // no authorization URL was built
-        #expect("\(LoopbackError.portInUse(host: "127.0.0.1", port: port))".contains("Port \(port) on 127.0.0.1 is already in use"))
+        #expect(
+            "\(LoopbackError.portInUse(host: "127.0.0.1", port: port))".contains(
+                "Port \(port) on 127.0.0.1 is already in use"))
     }
 
     @Test func theListeningSocketSharesItsPortWithNobody() async throws {
         let redirect = try LoopbackRedirect(requested: URL(string: "http://127.0.0.1/callback"), portIsFlexible: true)
-        let listener = LoopbackListener(redirect: redirect, providerName: "Local", validate: { _ in },
-                                        connectionTimeout: .seconds(5), maxRequestBytes: 1024, onIgnored: { _ in })
+        let listener = LoopbackListener(
+            redirect: redirect, providerName: "Local", validate: { _ in },
+            connectionTimeout: .seconds(5), maxRequestBytes: 1024, onIgnored: { _ in })
         let uri = try await listener.start()
         let options = try await listener.reuseOptions()
         #expect(options.address == 0)
@@ -120,10 +129,13 @@ import Glibc
     }
 
     @Test func anOutOfBandSessionIsRefused() async throws {
-        let session = AuthorizationSession(providerName: "X", redirectURI: nil, redirectPortIsFlexible: false,
-                                           makeAuthorizationURL: { _ in URL(string: "https://as.example")! },
-                                           validateRedirect: { _ in })
-        await #expect(throws: AuthKitError.self) { try await LoopbackUserAgent(browser: BrowserSpy().launcher).run(session) }
+        let session = AuthorizationSession(
+            providerName: "X", redirectURI: nil, redirectPortIsFlexible: false,
+            makeAuthorizationURL: { _ in URL(string: "https://as.example")! },
+            validateRedirect: { _ in })
+        await #expect(throws: AuthKitError.self) {
+            try await LoopbackUserAgent(browser: BrowserSpy().launcher).run(session)
+        }
     }
 
     @Test func localhostBinds127001AndKeepsTheURIAsWritten() async throws {
@@ -135,7 +147,10 @@ import Glibc
         #expect(attempt.redirectURI?.absoluteString == "http://localhost:\(port)/callback")
         let response = try await RawHTTP.request(attempt.target("code=abc"), port: port)
         #expect(response.status == 200)
-        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        guard case .redirect(let url, _) = try await task.value else {
+            Issue.record("not a redirect")
+            return
+        }
         #expect(url.absoluteString == "http://localhost:\(port)/callback?code=abc&state=\(attempt.state)")
     }
 
@@ -149,7 +164,10 @@ import Glibc
         #expect(attempt.redirectURI?.absoluteString == "http://[::1]:\(port)/callback")
         let response = try await RawHTTP.request(attempt.target("code=abc"), host: "::1", port: port)
         #expect(response.status == 200)
-        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        guard case .redirect(let url, _) = try await task.value else {
+            Issue.record("not a redirect")
+            return
+        }
         #expect(url.absoluteString == "http://[::1]:\(port)/callback?code=abc&state=\(attempt.state)")
         #expect(RawHTTP.probe(host: "::1", port: port) == .refused)
     }
@@ -157,7 +175,8 @@ import Glibc
     @Test func idleAndSlowConnectionsAreClosedWithoutEndingTheAttempt() async throws {
         let attempt = TestAttempt()
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30), connectionTimeout: .milliseconds(300))
+        let agent = LoopbackUserAgent(
+            browser: browser.launcher, timeout: .seconds(30), connectionTimeout: .milliseconds(300))
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         let started = ContinuousClock.now
@@ -186,7 +205,8 @@ import Glibc
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         let padding = String(repeating: "a", count: 4000)
-        let big = try await RawHTTP.request(attempt.target("code=abc"), port: port, extraHeaders: "X-Padding: \(padding)\r\n")
+        let big = try await RawHTTP.request(
+            attempt.target("code=abc"), port: port, extraHeaders: "X-Padding: \(padding)\r\n")
         #expect(big.status == 431)
         #expect(big.header("Referrer-Policy") == "no-referrer")
         let response = try await RawHTTP.request(attempt.target("code=abc"), port: port)

@@ -2,6 +2,7 @@ import AuthKit
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKitLoopback
 
 /// What the listener answers to each request, and which request ends the wait.
@@ -28,8 +29,11 @@ import Testing
         #expect(!response.body.contains("<Test>"))
 
         let result = try await task.value
-        #expect(result == .redirect(URL(string: "http://127.0.0.1:\(port)/callback?code=abc%2B1&state=\(attempt.state)")!,
-                                    redirectURI: redirectURI))
+        #expect(
+            result
+                == .redirect(
+                    URL(string: "http://127.0.0.1:\(port)/callback?code=abc%2B1&state=\(attempt.state)")!,
+                    redirectURI: redirectURI))
         #expect(events.all.contains(.listening(authorizationURL: authorizationURL, redirectURI: redirectURI)))
         #expect(!events.all.contains { if case .browserFailed = $0 { return true } else { return false } })
     }
@@ -43,14 +47,18 @@ import Testing
 
         let responses = [
             try await RawHTTP.request("/favicon.ico", port: port),
-            try await RawHTTP.request(attempt.target("code=x").replacingOccurrences(of: attempt.state, with: "forged"), port: port),
-            try await RawHTTP.request(attempt.target("code=x"), method: "POST", port: port, extraHeaders: "Content-Length: 0\r\n"),
+            try await RawHTTP.request(
+                attempt.target("code=x").replacingOccurrences(of: attempt.state, with: "forged"), port: port),
+            try await RawHTTP.request(
+                attempt.target("code=x"), method: "POST", port: port, extraHeaders: "Content-Length: 0\r\n"),
             try await RawHTTP.request(attempt.target("code=x"), port: port),
         ]
         #expect(responses.map(\.status) == [404, 400, 405, 200])
         for response in responses {
             #expect(response.header("Referrer-Policy") == "no-referrer")
-            #expect(response.header("Content-Security-Policy")?.hasPrefix("default-src 'none'; style-src 'unsafe-inline'") == true)
+            #expect(
+                response.header("Content-Security-Policy")?.hasPrefix("default-src 'none'; style-src 'unsafe-inline'")
+                    == true)
             #expect(response.header("Cache-Control") == "no-store")
             #expect(response.header("Content-Type") == "text/html; charset=utf-8")
             #expect(response.header("Connection") == "close")
@@ -96,7 +104,8 @@ import Testing
         #expect(absolute.status == 400)
         #expect(absolute.header("Location") == nil)
         // Only GET and HEAD.
-        let post = try await RawHTTP.request(attempt.target("code=abc"), method: "POST", port: port, extraHeaders: "Content-Length: 0\r\n")
+        let post = try await RawHTTP.request(
+            attempt.target("code=abc"), method: "POST", port: port, extraHeaders: "Content-Length: 0\r\n")
         #expect(post.status == 405)
         let garbage = try await RawHTTP.send(Data("NOT HTTP AT ALL\r\n\r\n".utf8), port: port)
         #expect(garbage.status == 400)
@@ -113,7 +122,10 @@ import Testing
         // None of these ended the attempt: the genuine answer still does.
         let genuine = try await RawHTTP.request(attempt.target("code=abc"), port: port)
         #expect(genuine.status == 200)
-        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        guard case .redirect(let url, _) = try await task.value else {
+            Issue.record("not a redirect")
+            return
+        }
         #expect(url.query == "code=abc&state=\(attempt.state)")
         // Reasons never repeat the request's query.
         for event in events.all {
@@ -130,14 +142,18 @@ import Testing
         let port = attempt.port
 
         let response = try await RawHTTP.request(
-            attempt.target("error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E+%26+more"), port: port)
+            attempt.target("error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E+%26+more"),
+            port: port)
         #expect(response.status == 200)
         #expect(response.body.contains("access_denied"))
         #expect(response.body.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more"))
         #expect(!response.body.contains("<script>"))
         #expect(!response.body.contains("Signed in"))
 
-        guard case .redirect(let url, _) = try await task.value else { Issue.record("not a redirect"); return }
+        guard case .redirect(let url, _) = try await task.value else {
+            Issue.record("not a redirect")
+            return
+        }
         #expect(url.query?.hasPrefix("error=access_denied&") == true)
     }
 
@@ -157,6 +173,9 @@ import Testing
         _ = try await task.value
         let redirectURI = try #require(attempt.redirectURI)
         #expect(events.all.contains(.listening(authorizationURL: authorizationURL, redirectURI: redirectURI)))
-        #expect(events.all.contains { if case .browserFailed(authorizationURL, _) = $0 { return true } else { return false } })
+        #expect(
+            events.all.contains {
+                if case .browserFailed(authorizationURL, _) = $0 { return true } else { return false }
+            })
     }
 }

@@ -1,11 +1,13 @@
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKitLoopback
 
 /// `$BROWSER` and the platform fallback, with real processes.
 @Suite struct SystemBrowserTests {
-    let url = URL(string: "https://as.example/authorize?client_id=c&state=a%20b&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb")!
+    let url = URL(
+        string: "https://as.example/authorize?client_id=c&state=a%20b&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb")!
 
     /// A directory with a shell script `name` whose body is `script`, and the
     /// command that runs it. The command is `/bin/sh <path>` rather than the
@@ -22,15 +24,25 @@ import Testing
     @Test func commandsFollowTheBrowserConvention() {
         let text = url.absoluteString
         #expect(SystemBrowser(environment: ["BROWSER": "firefox"]).commands(for: url) == [["firefox", text]])
-        #expect(SystemBrowser(environment: ["BROWSER": "firefox --new-window"]).commands(for: url) == [["firefox", "--new-window", text]])
-        #expect(SystemBrowser(environment: ["BROWSER": "w3m %s -no-mouse"]).commands(for: url) == [["w3m", text, "-no-mouse"]])
-        #expect(SystemBrowser(environment: ["BROWSER": "nope:lynx"]).commands(for: url) == [["nope", text], ["lynx", text]])
+        #expect(
+            SystemBrowser(environment: ["BROWSER": "firefox --new-window"]).commands(for: url) == [
+                ["firefox", "--new-window", text]
+            ])
+        #expect(
+            SystemBrowser(environment: ["BROWSER": "w3m %s -no-mouse"]).commands(for: url) == [
+                ["w3m", text, "-no-mouse"]
+            ])
+        #expect(
+            SystemBrowser(environment: ["BROWSER": "nope:lynx"]).commands(for: url) == [
+                ["nope", text], ["lynx", text],
+            ])
         #expect(SystemBrowser(environment: ["BROWSER": "  "]).commands(for: url) == [["xdg-open", text]])
         #expect(SystemBrowser(environment: [:]).commands(for: url) == [["xdg-open", text]])
     }
 
     @Test func browserVariableGetsTheURLAsOneArgument() async throws {
-        let (directory, script) = try makeScript("record-browser", #"for a in "$@"; do printf '%s\n' "$a"; done > "$(dirname "$0")/args""#)
+        let (directory, script) = try makeScript(
+            "record-browser", #"for a in "$@"; do printf '%s\n' "$a"; done > "$(dirname "$0")/args""#)
         defer { try? FileManager.default.removeItem(at: directory) }
         try await SystemBrowser(environment: ["BROWSER": "\(script) --new-tab"]).open(url)
         let recorded = try String(contentsOfFile: directory.appendingPathComponent("args").path, encoding: .utf8)
@@ -53,27 +65,33 @@ import Testing
     /// `Process` child on Linux inherits a blocked mask: a wrapper that waits
     /// for its own child then ignores `kill`), and without AuthKit's variables.
     @Test func theBrowserStartsWithDefaultSignalsAndNoSecrets() async throws {
-        let (directory, script) = try makeScript("inspect-browser", #"""
-        # Read with builtins: a shell waiting for a child (grep) blocks every
-        # signal while it waits, which grep would then see in /proc/$$/status.
-        while IFS= read -r line; do case $line in SigBlk:*|SigIgn:*) printf '%s\n' "$line";; esac; done < /proc/$$/status > "$(dirname "$0")/signals"
-        env > "$(dirname "$0")/environment"
-        """#)
+        let (directory, script) = try makeScript(
+            "inspect-browser",
+            #"""
+            # Read with builtins: a shell waiting for a child (grep) blocks every
+            # signal while it waits, which grep would then see in /proc/$$/status.
+            while IFS= read -r line; do case $line in SigBlk:*|SigIgn:*) printf '%s\n' "$line";; esac; done < /proc/$$/status > "$(dirname "$0")/signals"
+            env > "$(dirname "$0")/environment"
+            """#)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let environment = ["BROWSER": script, "PATH": "/usr/bin:/bin", "AUTHKIT_QIITA_CLIENT_SECRET": "top-secret",
-                           "AUTHKIT_HOME": "/tmp/x", "LANG": "C.UTF-8"]
+        let environment = [
+            "BROWSER": script, "PATH": "/usr/bin:/bin", "AUTHKIT_QIITA_CLIENT_SECRET": "top-secret",
+            "AUTHKIT_HOME": "/tmp/x", "LANG": "C.UTF-8",
+        ]
         // Waits for the script to finish (a loaded machine may take longer than the default window).
         try await SystemBrowser(environment: environment, failureWindow: .seconds(20)).open(url)
         let signalsData = try Data(contentsOf: directory.appendingPathComponent("signals"))
         let signals = String(decoding: signalsData, as: UTF8.self)
-        let masks = Dictionary(uniqueKeysWithValues: signals.split(separator: "\n").map {
-            let parts = $0.split(separator: ":").map { $0.trimmingCharacters(in: .whitespaces) }
-            return (parts[0], UInt64(parts[1], radix: 16) ?? .max)
-        })
+        let masks = Dictionary(
+            uniqueKeysWithValues: signals.split(separator: "\n").map {
+                let parts = $0.split(separator: ":").map { $0.trimmingCharacters(in: .whitespaces) }
+                return (parts[0], UInt64(parts[1], radix: 16) ?? .max)
+            })
         #expect(masks["SigBlk"] == 0, "blocked signals in the browser: \(signals)")
         // Signals 1–31 at their default action (32 and 33 are glibc's own, outside any set POSIX spawn resets).
         #expect(masks["SigIgn"].map { $0 & 0x7FFF_FFFF } == 0, "ignored signals in the browser: \(signals)")
-        let childEnvironment = String(decoding: try Data(contentsOf: directory.appendingPathComponent("environment")), as: UTF8.self)
+        let childEnvironment = String(
+            decoding: try Data(contentsOf: directory.appendingPathComponent("environment")), as: UTF8.self)
         #expect(!childEnvironment.contains("AUTHKIT_") && !childEnvironment.contains("top-secret"))
         #expect(childEnvironment.contains("LANG=C.UTF-8"))
     }
@@ -84,10 +102,13 @@ import Testing
     /// appended. The script copies the environment it was started with
     /// (`/proc/$$/environ`, NUL-separated, as execve received it).
     @Test func theBrowserReceivesEachVariableByteForByte() async throws {
-        let (directory, script) = try makeScript("environ-browser", #"cat /proc/$$/environ > "$(dirname "$0")/environ-$ROUND_NAME""#)
+        let (directory, script) = try makeScript(
+            "environ-browser", #"cat /proc/$$/environ > "$(dirname "$0")/environ-$ROUND_NAME""#)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var environment = ["BROWSER": script, "PATH": "/usr/bin:/bin", "EMPTY": "", "EQUALS": "a=b=c", "SPACES": "  two  words ",
-                           "UNICODE": "café ☕ 日本", "AUTHKIT_CLIENT_SECRET": "never-passed"]
+        var environment = [
+            "BROWSER": script, "PATH": "/usr/bin:/bin", "EMPTY": "", "EQUALS": "a=b=c", "SPACES": "  two  words ",
+            "UNICODE": "café ☕ 日本", "AUTHKIT_CLIENT_SECRET": "never-passed",
+        ]
         for index in 0..<33 {
             // Lengths around allocation sizes, where reading past an end shows most.
             environment["VARIABLE_\(index)"] = String(repeating: "v", count: index * 7 + 1) + "/end"
@@ -108,7 +129,9 @@ import Testing
             #expect(expected.count == 40)
             let counts = (received: entries.count, meant: expected.count)
             #expect(counts.received == counts.meant, "round \(round)")
-            let differing = Set(entries).symmetricDifference(Set(expected)).map { String(decoding: $0, as: UTF8.self).debugDescription }
+            let differing = Set(entries).symmetricDifference(Set(expected)).map {
+                String(decoding: $0, as: UTF8.self).debugDescription
+            }
             #expect(differing.isEmpty, "round \(round): \(differing.sorted().prefix(5))")
             #expect(!entries.contains { String(decoding: $0, as: UTF8.self).hasPrefix("AUTHKIT_CLIENT_SECRET") })
         }
@@ -121,7 +144,8 @@ import Testing
     }
 
     @Test func aMissingProgramIsReported() async throws {
-        let browser = SystemBrowser(environment: ["BROWSER": "/nonexistent/authkit-browser"], failureWindow: .seconds(20))
+        let browser = SystemBrowser(
+            environment: ["BROWSER": "/nonexistent/authkit-browser"], failureWindow: .seconds(20))
         await #expect {
             try await browser.open(url)
         } throws: { error in
@@ -138,8 +162,11 @@ import Testing
         }
         let (recorder, recording) = try makeScript("record-browser", #"printf '%s' "$1" > "$(dirname "$0")/args""#)
         defer { try? FileManager.default.removeItem(at: recorder) }
-        try await SystemBrowser(environment: ["BROWSER": "\(failing):\(recording)"], failureWindow: .seconds(20)).open(url)
-        #expect(try String(contentsOfFile: recorder.appendingPathComponent("args").path, encoding: .utf8) == url.absoluteString)
+        try await SystemBrowser(environment: ["BROWSER": "\(failing):\(recording)"], failureWindow: .seconds(20)).open(
+            url)
+        #expect(
+            try String(contentsOfFile: recorder.appendingPathComponent("args").path, encoding: .utf8)
+                == url.absoluteString)
     }
 
     @Test func aBrowserThatKeepsRunningDoesNotBlock() async throws {
@@ -148,13 +175,16 @@ import Testing
         // not wait for the browser, not how fast it is (a loaded CI machine is slow).
         // It closes its output and records its pid, so the test can end it:
         // a child holding `swift test`'s pipe open keeps the run waiting for it.
-        let (directory, script) = try makeScript("slow-browser", #"echo $$ > "$(dirname "$0")/pid"; exec sleep 60 >/dev/null 2>&1"#)
+        let (directory, script) = try makeScript(
+            "slow-browser", #"echo $$ > "$(dirname "$0")/pid"; exec sleep 60 >/dev/null 2>&1"#)
         defer { try? FileManager.default.removeItem(at: directory) }
         let started = ContinuousClock.now
         try await SystemBrowser(environment: ["BROWSER": script], failureWindow: .milliseconds(300)).open(url)
         #expect(ContinuousClock.now - started < .seconds(30))
-        if let pid = Int32((try? String(contentsOfFile: directory.appendingPathComponent("pid").path, encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
+        if let pid = Int32(
+            (try? String(contentsOfFile: directory.appendingPathComponent("pid").path, encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
+        {
             kill(pid, SIGTERM)
         }
     }

@@ -1,13 +1,15 @@
 import AuthKit
 import AuthKitTestSupport
 import Foundation
-#if canImport(FoundationNetworking)
-import AuthKitFoundationNetworking
-import FoundationNetworking
-#endif
 import HTTPTypes
 import Testing
+
 @testable import AuthKitOAuth1
+
+#if canImport(FoundationNetworking)
+    import AuthKitFoundationNetworking
+    import FoundationNetworking
+#endif
 
 /// The three-legged flow against a stub provider that records the exact bytes
 /// AuthKit sends.
@@ -34,12 +36,16 @@ import Testing
             server.route("GET", "/request_token") { _ in
                 .form("oauth_token=request-token&oauth_token_secret=request%2Bsecret&oauth_callback_confirmed=true")
             }
-            server.route("GET", "/access_token") { _ in .form("oauth_token=access-token&oauth_token_secret=access-secret") }
+            server.route("GET", "/access_token") { _ in
+                .form("oauth_token=access-token&oauth_token_secret=access-secret")
+            }
             let client = try OAuth1Client(
-                descriptor: Fixture.descriptor(baseURL: server.baseURL, requestTokenParameters: ["perms": "read"],
-                                               requestTokenMethod: "GET", accessTokenMethod: "GET"),
+                descriptor: Fixture.descriptor(
+                    baseURL: server.baseURL, requestTokenParameters: ["perms": "read"],
+                    requestTokenMethod: "GET", accessTokenMethod: "GET"),
                 settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: Fixture.consumerSecret))
-            let (_, pending) = try await client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5555/callback")!)
+            let (_, pending) = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:5555/callback")!)
             let credential = try await client.exchange(verifier: "the-verifier", pending: pending)
             #expect(credential.accessToken == "access-token")
 
@@ -48,12 +54,19 @@ import Testing
             #expect(requests.map(\.method) == ["GET", "GET"])
             #expect(requests.map(\.uri) == ["/request_token?perms=read", "/access_token"])
             #expect(requests.allSatisfy { $0.body.isEmpty && $0.header("Content-Type") == nil })
-            #expect(authorizationDictionary(requests[0].header("Authorization"))["oauth_signature"] == (try expectedHMACSHA1(
-                method: "GET", url: URL(string: server.baseURL + "/request_token?perms=read")!, contentType: nil, body: nil,
-                header: requests[0].header("Authorization"), consumerSecret: Fixture.consumerSecret, tokenSecret: "")))
-            #expect(authorizationDictionary(requests[1].header("Authorization"))["oauth_signature"] == (try expectedHMACSHA1(
-                method: "GET", url: URL(string: server.baseURL + "/access_token")!, contentType: nil, body: nil,
-                header: requests[1].header("Authorization"), consumerSecret: Fixture.consumerSecret, tokenSecret: "request+secret")))
+            #expect(
+                authorizationDictionary(requests[0].header("Authorization"))["oauth_signature"]
+                    == (try expectedHMACSHA1(
+                        method: "GET", url: URL(string: server.baseURL + "/request_token?perms=read")!,
+                        contentType: nil, body: nil,
+                        header: requests[0].header("Authorization"), consumerSecret: Fixture.consumerSecret,
+                        tokenSecret: "")))
+            #expect(
+                authorizationDictionary(requests[1].header("Authorization"))["oauth_signature"]
+                    == (try expectedHMACSHA1(
+                        method: "GET", url: URL(string: server.baseURL + "/access_token")!, contentType: nil, body: nil,
+                        header: requests[1].header("Authorization"), consumerSecret: Fixture.consumerSecret,
+                        tokenSecret: "request+secret")))
         }
     }
 
@@ -61,8 +74,9 @@ import Testing
     /// names the field rather than sending a method it cannot sign for.
     @Test func anUnsupportedTokenCallMethodNamesTheField() throws {
         #expect {
-            try OAuth1Client(descriptor: Fixture.descriptor(baseURL: "https://example.com", accessTokenMethod: "get"),
-                             settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: Fixture.consumerSecret))
+            try OAuth1Client(
+                descriptor: Fixture.descriptor(baseURL: "https://example.com", accessTokenMethod: "get"),
+                settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: Fixture.consumerSecret))
         } throws: { error in
             guard case AuthKitError.invalidFile(let issues) = error else { return false }
             return issues.first?.field == "oauth1.accessTokenMethod"
@@ -78,7 +92,8 @@ import Testing
                 #expect(session.redirectURI != nil)
                 let url = try await session.makeAuthorizationURL(callback)
                 #expect(url.absoluteString == server.baseURL + "/authorize?oauth_token=request-token")
-                let answer = URL(string: "http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_verifier=the-verifier")!
+                let answer = URL(
+                    string: "http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_verifier=the-verifier")!
                 try session.validateRedirect(answer)
                 return .redirect(answer, redirectURI: callback)
             }
@@ -101,11 +116,17 @@ import Testing
             #expect(first.uri == "/request_token")
             #expect(first.body.isEmpty)
             let header1 = first.header("Authorization")
-            #expect(header1 == "OAuth oauth_callback=\"http%3A%2F%2F127.0.0.1%3A5555%2Fcallback\", oauth_consumer_key=\"authkit-test-consumer\", oauth_nonce=\"fixednonce0123456789\", oauth_signature=\"\(PercentEncoding.encode(authorizationDictionary(header1)["oauth_signature"] ?? ""))\", oauth_signature_method=\"HMAC-SHA1\", oauth_timestamp=\"1700000000\", oauth_version=\"1.0\"")
+            #expect(
+                header1
+                    == "OAuth oauth_callback=\"http%3A%2F%2F127.0.0.1%3A5555%2Fcallback\", oauth_consumer_key=\"authkit-test-consumer\", oauth_nonce=\"fixednonce0123456789\", oauth_signature=\"\(PercentEncoding.encode(authorizationDictionary(header1)["oauth_signature"] ?? ""))\", oauth_signature_method=\"HMAC-SHA1\", oauth_timestamp=\"1700000000\", oauth_version=\"1.0\""
+            )
             // Signed with `enc(consumer_secret)&` (no token yet), recomputed independently.
-            #expect(authorizationDictionary(header1)["oauth_signature"] == (try expectedHMACSHA1(
-                method: "POST", url: URL(string: server.baseURL + "/request_token")!, contentType: nil, body: nil,
-                header: header1, consumerSecret: Fixture.consumerSecret, tokenSecret: "")))
+            #expect(
+                authorizationDictionary(header1)["oauth_signature"]
+                    == (try expectedHMACSHA1(
+                        method: "POST", url: URL(string: server.baseURL + "/request_token")!, contentType: nil,
+                        body: nil,
+                        header: header1, consumerSecret: Fixture.consumerSecret, tokenSecret: "")))
 
             // Step 3: access token, with the request token, the verifier and its secret in the key.
             let second = requests[1]
@@ -116,9 +137,12 @@ import Testing
             #expect(fields["oauth_token"] == "request-token")
             #expect(fields["oauth_verifier"] == "the-verifier")
             #expect(fields["oauth_callback"] == nil)
-            #expect(fields["oauth_signature"] == (try expectedHMACSHA1(
-                method: "POST", url: URL(string: server.baseURL + "/access_token")!, contentType: nil, body: nil,
-                header: header2, consumerSecret: Fixture.consumerSecret, tokenSecret: "request+secret")))
+            #expect(
+                fields["oauth_signature"]
+                    == (try expectedHMACSHA1(
+                        method: "POST", url: URL(string: server.baseURL + "/access_token")!, contentType: nil,
+                        body: nil,
+                        header: header2, consumerSecret: Fixture.consumerSecret, tokenSecret: "request+secret")))
         }
     }
 
@@ -152,11 +176,15 @@ import Testing
     @Test func authenticatePageAndExtraParameters() async throws {
         try await withServer { server in
             routeHappyPath(server)
-            var client = try Fixture.client(baseURL: server.baseURL, requestTokenParameters: ["x_auth_access_type": "read"])
+            var client = try Fixture.client(
+                baseURL: server.baseURL, requestTokenParameters: ["x_auth_access_type": "read"])
             client.authorizationPage = .authenticate
             let (url, pending) = try await client.startAuthorization(
-                redirectURI: URL(string: "myapp:///cb")!, additionalParameters: ["force_login": "true", "screen_name": "a b"])
-            #expect(url.absoluteString == server.baseURL + "/authenticate?oauth_token=request-token&force_login=true&screen_name=a%20b")
+                redirectURI: URL(string: "myapp:///cb")!,
+                additionalParameters: ["force_login": "true", "screen_name": "a b"])
+            #expect(
+                url.absoluteString == server.baseURL
+                    + "/authenticate?oauth_token=request-token&force_login=true&screen_name=a%20b")
             #expect(pending.requestToken == "request-token")
             #expect(pending.requestTokenSecret == "request+secret")
             #expect(pending.redirectURI == "myapp:///cb")
@@ -166,9 +194,11 @@ import Testing
             let header = first.header("Authorization")
             #expect(authorizationDictionary(header)["oauth_callback"] == "myapp:///cb")
             // The query parameter is signed.
-            #expect(authorizationDictionary(header)["oauth_signature"] == (try expectedHMACSHA1(
-                method: "POST", url: URL(string: server.baseURL + first.uri)!, contentType: nil, body: nil,
-                header: header, consumerSecret: Fixture.consumerSecret, tokenSecret: "")))
+            #expect(
+                authorizationDictionary(header)["oauth_signature"]
+                    == (try expectedHMACSHA1(
+                        method: "POST", url: URL(string: server.baseURL + first.uri)!, contentType: nil, body: nil,
+                        header: header, consumerSecret: Fixture.consumerSecret, tokenSecret: "")))
 
             let (page, _) = try await client.startAuthorization(redirectURI: nil, page: .authorize)
             #expect(page.absoluteString.hasPrefix(server.baseURL + "/authorize?oauth_token="))
@@ -183,8 +213,9 @@ import Testing
     @Test func htmlErrorPageIsATypedError() async throws {
         try await withServer { server in
             server.route("POST", "/request_token") { _ in
-                .text("<!DOCTYPE html><html><head><title>Over capacity</title></head><body>…</body></html>",
-                      contentType: "text/html", status: 503)
+                .text(
+                    "<!DOCTYPE html><html><head><title>Over capacity</title></head><body>…</body></html>",
+                    contentType: "text/html", status: 503)
             }
             let client = try Fixture.client(baseURL: server.baseURL)
             let error = await #expect(throws: AuthKitError.self) {
@@ -227,17 +258,32 @@ import Testing
                 .text("Failed to validate oauth signature and token", contentType: "text/plain", status: 401)
             }
             let client = try Fixture.client(baseURL: server.baseURL)
-            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(redirectURI: nil) }
-            #expect(error == .providerError(step: .requestToken, ProviderErrorResponse(
-                status: 401, code: "http_401", description: "Failed to validate oauth signature and token")))
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client.startAuthorization(redirectURI: nil)
+            }
+            #expect(
+                error
+                    == .providerError(
+                        step: .requestToken,
+                        ProviderErrorResponse(
+                            status: 401, code: "http_401", description: "Failed to validate oauth signature and token"))
+            )
 
             server.route("POST", "/request_token") { _ in
                 .json(#"{"errors":[{"code":32,"message":"Could not authenticate you."}]}"#, status: 401)
             }
-            let json = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(redirectURI: nil) }
-            #expect(json == .providerError(step: .requestToken, ProviderErrorResponse(
-                status: 401, code: "32", description: "Could not authenticate you.")))
-            #expect(json?.description == "The request token failed at the provider: 32: Could not authenticate you. [HTTP 401]")
+            let json = await #expect(throws: AuthKitError.self) {
+                _ = try await client.startAuthorization(redirectURI: nil)
+            }
+            #expect(
+                json
+                    == .providerError(
+                        step: .requestToken,
+                        ProviderErrorResponse(
+                            status: 401, code: "32", description: "Could not authenticate you.")))
+            #expect(
+                json?.description
+                    == "The request token failed at the provider: 32: Could not authenticate you. [HTTP 401]")
         }
     }
 
@@ -249,12 +295,16 @@ import Testing
                 .text("Rejected: \(request.header("Authorization") ?? "")", contentType: "text/plain", status: 400)
             }
             let client = try Fixture.client(baseURL: server.baseURL, signatureMethod: "PLAINTEXT")
-            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(redirectURI: nil) }
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client.startAuthorization(redirectURI: nil)
+            }
             let text = try #require(error?.description)
             #expect(text.contains("Rejected: OAuth"))
             #expect(text.contains("••••"))
-            for form in [Fixture.consumerSecret, PercentEncoding.encode(Fixture.consumerSecret),
-                         PercentEncoding.encode(PercentEncoding.encode(Fixture.consumerSecret))] {
+            for form in [
+                Fixture.consumerSecret, PercentEncoding.encode(Fixture.consumerSecret),
+                PercentEncoding.encode(PercentEncoding.encode(Fixture.consumerSecret)),
+            ] {
                 #expect(!text.contains(form))
             }
         }
@@ -275,8 +325,12 @@ import Testing
             let formError = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            #expect(formError == .providerError(step: .accessToken, ProviderErrorResponse(
-                status: 400, code: "invalid_request", description: "Invalid verifier format.")))
+            #expect(
+                formError
+                    == .providerError(
+                        step: .accessToken,
+                        ProviderErrorResponse(
+                            status: 400, code: "invalid_request", description: "Invalid verifier format.")))
 
             server.route("POST", "/access_token") { _ in .form("oauth_token=secret-looking-token&user_id=1") }
             let missing = await #expect(throws: AuthKitError.self) {
@@ -294,27 +348,45 @@ import Testing
                 #expect(!text.contains(Fixture.consumerSecret))
             }
 
-            server.route("POST", "/access_token") { _ in .text("<html><body>Oops</body></html>", contentType: "text/html", status: 200) }
+            server.route("POST", "/access_token") { _ in
+                .text("<html><body>Oops</body></html>", contentType: "text/html", status: 200)
+            }
             let html = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            #expect(html == .invalidResponse(step: .accessToken, reason: .init(.unreadableBody, "HTTP 200 with an HTML page instead of form-encoded OAuth fields")))
+            #expect(
+                html
+                    == .invalidResponse(
+                        step: .accessToken,
+                        reason: .init(
+                            .unreadableBody, "HTTP 200 with an HTML page instead of form-encoded OAuth fields")))
 
             // Flickr's API errors are XML: named as such, not as a page.
             server.route("POST", "/access_token") { _ in
-                .text(#"<?xml version="1.0" encoding="utf-8" ?><rsp stat="fail"><err code="98" msg="Invalid auth token" /></rsp>"#, contentType: "application/xml", status: 401)
+                .text(
+                    #"<?xml version="1.0" encoding="utf-8" ?><rsp stat="fail"><err code="98" msg="Invalid auth token" /></rsp>"#,
+                    contentType: "application/xml", status: 401)
             }
             let xml = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            #expect(xml == .invalidResponse(step: .accessToken, reason: .init(.unreadableBody, "HTTP 401 with an XML document instead of form-encoded OAuth fields")))
+            #expect(
+                xml
+                    == .invalidResponse(
+                        step: .accessToken,
+                        reason: .init(
+                            .unreadableBody, "HTTP 401 with an XML document instead of form-encoded OAuth fields")))
 
             // Two access tokens: which is the one? Refused rather than guessed.
             server.route("POST", "/access_token") { _ in .form("oauth_token=one&oauth_token=two&oauth_token_secret=s") }
             let twice = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            #expect(twice == .invalidResponse(step: .accessToken, reason: .init(.repeatedField("oauth_token"), "the reply names 'oauth_token' more than once")))
+            #expect(
+                twice
+                    == .invalidResponse(
+                        step: .accessToken,
+                        reason: .init(.repeatedField("oauth_token"), "the reply names 'oauth_token' more than once")))
         }
     }
 
@@ -350,17 +422,29 @@ import Testing
                 return error as? AuthKitError
             }
         }
-        #expect((try? client.verifier(from: URL(string: "http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_verifier=v")!,
-                                      pending: pending)) == "v")
-        #expect(check("http://127.0.0.1:5555/callback?oauth_token=other-token&oauth_verifier=v") == .redirect(.requestTokenMismatch))
-        #expect(check("http://127.0.0.1:5555/callback?oauth_token=request-tokeN&oauth_verifier=v") == .redirect(.requestTokenMismatch))
+        #expect(
+            (try? client.verifier(
+                from: URL(string: "http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_verifier=v")!,
+                pending: pending)) == "v")
+        #expect(
+            check("http://127.0.0.1:5555/callback?oauth_token=other-token&oauth_verifier=v")
+                == .redirect(.requestTokenMismatch))
+        #expect(
+            check("http://127.0.0.1:5555/callback?oauth_token=request-tokeN&oauth_verifier=v")
+                == .redirect(.requestTokenMismatch))
         #expect(check("http://127.0.0.1:5555/callback?oauth_verifier=v") == .redirect(.missingRequestToken))
         #expect(check("http://127.0.0.1:5555/callback?oauth_token=request-token") == .redirect(.missingVerifier))
-        #expect(check("http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_verifier=") == .redirect(.missingVerifier))
-        #expect(check("http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_token=request-token&oauth_verifier=v")
-            == .redirect(.duplicateParameter("oauth_token")))
-        #expect(check("http://127.0.0.1:6666/callback?oauth_token=request-token&oauth_verifier=v")
-            == .redirect(.unexpectedTarget(expected: "http://127.0.0.1:5555/callback", received: "http://127.0.0.1:6666/callback")))
+        #expect(
+            check("http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_verifier=")
+                == .redirect(.missingVerifier))
+        #expect(
+            check("http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_token=request-token&oauth_verifier=v")
+                == .redirect(.duplicateParameter("oauth_token")))
+        #expect(
+            check("http://127.0.0.1:6666/callback?oauth_token=request-token&oauth_verifier=v")
+                == .redirect(
+                    .unexpectedTarget(
+                        expected: "http://127.0.0.1:5555/callback", received: "http://127.0.0.1:6666/callback")))
         // `denied` for another attempt's token is not this attempt's answer.
         #expect(check("http://127.0.0.1:5555/callback?denied=other-token") == .redirect(.requestTokenMismatch))
         #expect(check("http://127.0.0.1:5555/callback?denied=request-token")?.isAccessDenied == true)
@@ -376,11 +460,16 @@ import Testing
                 _ = try await session.makeAuthorizationURL(callback)
                 // A stray or forged request: the listener must keep waiting.
                 #expect(throws: AuthKitError.redirect(.requestTokenMismatch)) {
-                    try session.validateRedirect(URL(string: "http://127.0.0.1:5555/callback?oauth_token=forged&oauth_verifier=v")!)
+                    try session.validateRedirect(
+                        URL(string: "http://127.0.0.1:5555/callback?oauth_token=forged&oauth_verifier=v")!)
                 }
-                return .redirect(URL(string: "http://127.0.0.1:5555/callback?oauth_token=forged&oauth_verifier=v")!, redirectURI: callback)
+                return .redirect(
+                    URL(string: "http://127.0.0.1:5555/callback?oauth_token=forged&oauth_verifier=v")!,
+                    redirectURI: callback)
             }
-            await #expect(throws: AuthKitError.redirect(.requestTokenMismatch)) { _ = try await client.authorize(using: agent) }
+            await #expect(throws: AuthKitError.redirect(.requestTokenMismatch)) {
+                _ = try await client.authorize(using: agent)
+            }
             #expect(server.requests.map(\.path) == ["/request_token"])
         }
     }
@@ -390,12 +479,15 @@ import Testing
     @Test func refreshIsUnsupportedAndRevokeUsesTheDescriptor() async throws {
         try await withServer { server in
             server.route("POST", "/invalidate_token") { _ in .json(#"{"access_token":"at"}"#) }
-            let credential = Credential(providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+            let credential = Credential(
+                providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
             let plain = try Fixture.client(baseURL: server.baseURL)
             await #expect(throws: AuthKitError.signInRequired(credential.key, reason: .protocolHasNoRefresh)) {
                 _ = try await plain.refresh(credential)
             }
-            await #expect(throws: AuthKitError.notSupported(providerID: "test-oauth1", .revocation)) { try await plain.revoke(credential) }
+            await #expect(throws: AuthKitError.notSupported(providerID: "test-oauth1", .revocation)) {
+                try await plain.revoke(credential)
+            }
 
             let client = try Fixture.client(baseURL: server.baseURL, invalidate: true)
             try await client.revoke(credential)
@@ -403,28 +495,38 @@ import Testing
             #expect(request.method == "POST" && request.path == "/invalidate_token")
             let header = request.header("Authorization")
             #expect(authorizationDictionary(header)["oauth_token"] == "at")
-            #expect(authorizationDictionary(header)["oauth_signature"] == (try expectedHMACSHA1(
-                method: "POST", url: URL(string: server.baseURL + "/invalidate_token")!, contentType: nil, body: nil,
-                header: header, consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")))
+            #expect(
+                authorizationDictionary(header)["oauth_signature"]
+                    == (try expectedHMACSHA1(
+                        method: "POST", url: URL(string: server.baseURL + "/invalidate_token")!, contentType: nil,
+                        body: nil,
+                        header: header, consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")))
 
             server.route("POST", "/invalidate_token") { _ in
                 .json(#"{"errors":[{"code":89,"message":"Invalid or expired token."}]}"#, status: 401)
             }
-            await #expect(throws: AuthKitError.providerError(step: .revocation, ProviderErrorResponse(
-                status: 401, code: "89", description: "Invalid or expired token."))) { try await client.revoke(credential) }
+            await #expect(
+                throws: AuthKitError.providerError(
+                    step: .revocation,
+                    ProviderErrorResponse(
+                        status: 401, code: "89", description: "Invalid or expired token."))
+            ) { try await client.revoke(credential) }
         }
     }
 
     @Test func signsURLRequests() throws {
         let client = try Fixture.client(baseURL: "https://example.com", nonceAndTimestamp: Self.fixed)
-        let credential = Credential(providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+        let credential = Credential(
+            providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
 
         var get = URLRequest(url: URL(string: "https://api.example.com/1.1/search.json?q=a%20b&count=2")!)
         get = try client.authorize(get, with: credential)
         let getHeader = get.value(forHTTPHeaderField: "Authorization")
-        #expect(authorizationDictionary(getHeader)["oauth_signature"] == (try expectedHMACSHA1(
-            method: "GET", url: get.url!, contentType: nil, body: nil, header: getHeader,
-            consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")))
+        #expect(
+            authorizationDictionary(getHeader)["oauth_signature"]
+                == (try expectedHMACSHA1(
+                    method: "GET", url: get.url!, contentType: nil, body: nil, header: getHeader,
+                    consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")))
 
         var post = URLRequest(url: URL(string: "https://api.example.com/1.1/statuses/update.json")!)
         post.httpMethod = "POST"
@@ -432,17 +534,20 @@ import Testing
         post.httpBody = Data("status=Hello%20Ladies%20%2B%20Gentlemen".utf8)
         post = try client.authorize(post, with: credential)
         let postHeader = post.value(forHTTPHeaderField: "Authorization")
-        let withBody = try expectedHMACSHA1(method: "POST", url: post.url!, contentType: "application/x-www-form-urlencoded",
-                                            body: post.httpBody, header: postHeader, consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")
-        let withoutBody = try expectedHMACSHA1(method: "POST", url: post.url!, contentType: nil, body: nil, header: postHeader,
-                                               consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")
+        let withBody = try expectedHMACSHA1(
+            method: "POST", url: post.url!, contentType: "application/x-www-form-urlencoded",
+            body: post.httpBody, header: postHeader, consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")
+        let withoutBody = try expectedHMACSHA1(
+            method: "POST", url: post.url!, contentType: nil, body: nil, header: postHeader,
+            consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")
         #expect(authorizationDictionary(postHeader)["oauth_signature"] == withBody)
         #expect(withBody != withoutBody)
 
         // A credential of another kind or provider is refused.
         let bearer = Credential(providerID: "test-oauth1", accessToken: "t")
         #expect(throws: AuthKitError.self) { _ = try client.authorize(get, with: bearer) }
-        let other = Credential(providerID: "other", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+        let other = Credential(
+            providerID: "other", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
         #expect(throws: AuthKitError.self) { _ = try client.authorize(get, with: other) }
     }
 
@@ -451,16 +556,20 @@ import Testing
     /// once) but lets any other streamed body through.
     @Test func signsHTTPRequestsAndRefusesAStreamedFormBody() throws {
         let client = try Fixture.client(baseURL: "https://example.com", nonceAndTimestamp: Self.fixed)
-        let credential = Credential(providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+        let credential = Credential(
+            providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
         let url = URL(string: "https://api.example.com/1.1/statuses/update.json?trim=1")!
         let body = Data("status=Hello%20Ladies%20%2B%20Gentlemen".utf8)
 
         var head = HTTPRequest(method: .post, url: url)
         head.headerFields[.contentType] = "application/x-www-form-urlencoded; charset=utf-8"
         let header = try client.authorize(head, body: body, with: credential).headerFields[.authorization]
-        #expect(authorizationDictionary(header)["oauth_signature"] == (try expectedHMACSHA1(
-            method: "POST", url: url, contentType: "application/x-www-form-urlencoded", body: body, header: header,
-            consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")))
+        #expect(
+            authorizationDictionary(header)["oauth_signature"]
+                == (try expectedHMACSHA1(
+                    method: "POST", url: url, contentType: "application/x-www-form-urlencoded", body: body,
+                    header: header,
+                    consumerSecret: Fixture.consumerSecret, tokenSecret: "ats")))
 
         var streamed = URLRequest(url: url)
         streamed.httpMethod = "POST"
@@ -472,16 +581,24 @@ import Testing
             "\(error)".contains("must be set as httpBody, not as a stream")
         }
         streamed.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        #expect(try client.authorize(streamed, with: credential).value(forHTTPHeaderField: "Authorization")?.hasPrefix("OAuth ") == true)
+        #expect(
+            try client.authorize(streamed, with: credential).value(forHTTPHeaderField: "Authorization")?.hasPrefix(
+                "OAuth ") == true)
     }
 
     @Test func settingsAreRequired() {
         let descriptor = Fixture.descriptor(baseURL: "https://example.com")
-        #expect(throws: AuthKitError.self) { _ = try OAuth1Client(descriptor: descriptor, settings: ClientSettings(clientID: "k")) }
-        #expect(throws: AuthKitError.self) { _ = try OAuth1Client(descriptor: descriptor, settings: ClientSettings(clientSecret: "s")) }
+        #expect(throws: AuthKitError.self) {
+            _ = try OAuth1Client(descriptor: descriptor, settings: ClientSettings(clientID: "k"))
+        }
+        #expect(throws: AuthKitError.self) {
+            _ = try OAuth1Client(descriptor: descriptor, settings: ClientSettings(clientSecret: "s"))
+        }
         var bad = descriptor
         bad.oauth1?.signatureMethod = "RSA-SHA1"
-        #expect(throws: AuthKitError.self) { _ = try OAuth1Client(descriptor: bad, settings: ClientSettings(clientID: "k", clientSecret: "s")) }
+        #expect(throws: AuthKitError.self) {
+            _ = try OAuth1Client(descriptor: bad, settings: ClientSettings(clientID: "k", clientSecret: "s"))
+        }
     }
 }
 
@@ -492,12 +609,19 @@ extension FlowTests {
         try await withServer { server in
             routeHappyPath(server)
             let client = try Fixture.client(baseURL: server.baseURL, nonceAndTimestamp: Self.fixed)
-            let (_, pending) = try await client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5555/callback")!)
-            let advice = "secret+is+" + Fixture.consumerSecret.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-            let callback = URL(string: "http://127.0.0.1:5555/callback?oauth_token=\(pending.requestToken)&oauth_problem=permission_denied&oauth_problem_advice=\(advice)")!
+            let (_, pending) = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:5555/callback")!)
+            let advice =
+                "secret+is+" + Fixture.consumerSecret.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let callback = URL(
+                string:
+                    "http://127.0.0.1:5555/callback?oauth_token=\(pending.requestToken)&oauth_problem=permission_denied&oauth_problem_advice=\(advice)"
+            )!
             let error = #expect(throws: AuthKitError.self) { try client.verifier(from: callback, pending: pending) }
-            #expect(!"\(String(describing: error))".contains(Fixture.consumerSecret) && "\(String(describing: error))".contains("••••"),
-                    "\(String(describing: error))")
+            #expect(
+                !"\(String(describing: error))".contains(Fixture.consumerSecret)
+                    && "\(String(describing: error))".contains("••••"),
+                "\(String(describing: error))")
         }
     }
 }
@@ -512,10 +636,17 @@ extension FlowTests {
             routeHappyPath(server)
             let client = try Fixture.client(baseURL: server.baseURL, nonceAndTimestamp: Self.fixed)
             let (_, pending) = try await client.startAuthorization(redirectURI: nil)
-            for (typed, said) in [("http://127.0.0.1:8766/callback?oauth_token=\(pending.requestToken)&oauth_verifier=v", "is a URL: this sign-in uses the PIN flow"),
-                                  ("12\u{1B}]0;x\u{7}34", "holds a space, a control character"), ("12 34", "holds a space"),
-                                  ("12\u{3000}34", "outside ASCII"), ("12\u{A0}34", "outside ASCII")] {
-                let error = await #expect(throws: AuthKitError.self) { try await client.exchange(verifier: typed, pending: pending) }
+            for (typed, said) in [
+                (
+                    "http://127.0.0.1:8766/callback?oauth_token=\(pending.requestToken)&oauth_verifier=v",
+                    "is a URL: this sign-in uses the PIN flow"
+                ),
+                ("12\u{1B}]0;x\u{7}34", "holds a space, a control character"), ("12 34", "holds a space"),
+                ("12\u{3000}34", "outside ASCII"), ("12\u{A0}34", "outside ASCII"),
+            ] {
+                let error = await #expect(throws: AuthKitError.self) {
+                    try await client.exchange(verifier: typed, pending: pending)
+                }
                 let text = String(describing: error)
                 #expect(text.contains(said) && !text.contains(pending.requestToken), "\(text)")
             }

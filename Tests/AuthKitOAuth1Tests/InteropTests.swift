@@ -1,12 +1,14 @@
 import AuthKit
 import AuthKitTestSupport
 import Foundation
-#if canImport(FoundationNetworking)
-import AuthKitFoundationNetworking
-import FoundationNetworking
-#endif
 import Testing
+
 @testable import AuthKitOAuth1
+
+#if canImport(FoundationNetworking)
+    import AuthKitFoundationNetworking
+    import FoundationNetworking
+#endif
 
 /// The whole flow against oauthlib, an independent implementation that checks
 /// every signature (request token, access token, protected resource).
@@ -14,17 +16,25 @@ import Testing
 /// Runs when `python3` can import oauthlib, or whenever `AUTHKIT_PYTHON` or
 /// `AUTHKIT_REQUIRE_INTEROP=1` is set (then failing to start the server fails
 /// the tests). `AUTHKIT_PYTHON=/work/venv/bin/python swift test` runs them here.
-@Suite(.serialized, .enabled(if: OAuthlibServer.isEnabled,
-                             "python3 cannot import oauthlib: set AUTHKIT_PYTHON to a Python with oauthlib (pip install oauthlib), or AUTHKIT_REQUIRE_INTEROP=1 to make this a failure"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: OAuthlibServer.isEnabled,
+        "python3 cannot import oauthlib: set AUTHKIT_PYTHON to a Python with oauthlib (pip install oauthlib), or AUTHKIT_REQUIRE_INTEROP=1 to make this a failure"
+    ))
 struct InteropTests {
-    private func withServers(signatureMethod: String? = nil,
-                             _ body: (OAuth1Client, OAuthlibServer, TestHTTPServer) async throws -> Void) async throws {
+    private func withServers(
+        signatureMethod: String? = nil,
+        _ body: (OAuth1Client, OAuthlibServer, TestHTTPServer) async throws -> Void
+    ) async throws {
         let provider = OAuthlibServer()
         try await provider.start(consumerKey: Fixture.consumerKey, consumerSecret: Fixture.consumerSecret)
         let listener = TestHTTPServer()
         do {
             try await listener.start()
-            listener.route("GET", "/callback") { _ in .text("Signed in. You can close this window.", contentType: "text/plain", status: 200) }
+            listener.route("GET", "/callback") { _ in
+                .text("Signed in. You can close this window.", contentType: "text/plain", status: 200)
+            }
             let client = try Fixture.client(baseURL: provider.baseURL, signatureMethod: signatureMethod)
             try await body(client, provider, listener)
         } catch {
@@ -80,7 +90,8 @@ struct InteropTests {
             // `oob` as the configured redirect URI selects the PIN flow.
             let client = try OAuth1Client(
                 descriptor: Fixture.descriptor(baseURL: provider.baseURL),
-                settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: Fixture.consumerSecret, redirectURI: "oob"))
+                settings: ClientSettings(
+                    clientID: Fixture.consumerKey, clientSecret: Fixture.consumerSecret, redirectURI: "oob"))
             let credential = try await client.authorize(using: pinAgent)
             #expect(credential.rawFields["screen_name"] == .string("authkit-tester"))
             try await checkProtectedResources(client: client, credential: credential, baseURL: provider.baseURL)
@@ -102,7 +113,9 @@ struct InteropTests {
             let client = try OAuth1Client(
                 descriptor: Fixture.descriptor(baseURL: provider.baseURL),
                 settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: "not-the-secret"))
-            let error = await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(redirectURI: nil) }
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client.startAuthorization(redirectURI: nil)
+            }
             guard case .invalidResponse(.requestToken, _)? = error else {
                 // oauthlib answers 401 with an empty body.
                 Issue.record("unexpected \(String(describing: error))")
@@ -126,14 +139,16 @@ struct InteropTests {
         var post = URLRequest(url: URL(string: baseURL + "/resource?include_entities=true")!)
         post.httpMethod = "POST"
         post.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        post.httpBody = Data("status=Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21&n=1&n=1".utf8)
+        post.httpBody = Data(
+            "status=Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21&n=1&n=1".utf8)
         post = try client.authorize(post, with: credential)
         let (postData, postResponse) = try await URLSession.shared.data(for: post)
         #expect((postResponse as? HTTPURLResponse)?.statusCode == 200, "\(String(decoding: postData, as: UTF8.self))")
         let postJSON = try JSONDecoder().decode(ResourceReply.self, from: postData)
         #expect(postJSON.method == "POST")
-        #expect(postJSON.params.map { $0.joined(separator: "=") }.sorted()
-            == ["include_entities=true", "n=1", "n=1", "status=Hello Ladies + Gentlemen, a signed OAuth request!"])
+        #expect(
+            postJSON.params.map { $0.joined(separator: "=") }.sorted()
+                == ["include_entities=true", "n=1", "n=1", "status=Hello Ladies + Gentlemen, a signed OAuth request!"])
 
         // A body changed after signing fails oauthlib's check.
         var tampered = post

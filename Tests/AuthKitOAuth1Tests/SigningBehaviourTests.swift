@@ -2,6 +2,7 @@ import AuthKit
 import Crypto
 import Foundation
 import Testing
+
 @testable import AuthKitOAuth1
 
 /// RFC 5849 §3.4.1's normalization rules, one at a time.
@@ -18,7 +19,10 @@ import Testing
         let base = try Self.signer.signatureBaseString(
             method: "POST", url: url, contentType: "application/x-www-form-urlencoded", body: Data("c2&a3=2+q".utf8),
             protocolParameters: parameters)
-        #expect(base == "POST&http%3A%2F%2Fexample.com%2Frequest&a2%3Dr%2520b%26a3%3D2%2520q%26a3%3Da%26b5%3D%253D%25253D%26c%2540%3D%26c2%3D%26oauth_consumer_key%3D9djdj82h48djs9d2%26oauth_nonce%3D7d8f3e4a%26oauth_signature_method%3DHMAC-SHA1%26oauth_timestamp%3D137131201%26oauth_token%3Dkkk9d7dh3k39sjv7")
+        #expect(
+            base
+                == "POST&http%3A%2F%2Fexample.com%2Frequest&a2%3Dr%2520b%26a3%3D2%2520q%26a3%3Da%26b5%3D%253D%25253D%26c%2540%3D%26c2%3D%26oauth_consumer_key%3D9djdj82h48djs9d2%26oauth_nonce%3D7d8f3e4a%26oauth_signature_method%3DHMAC-SHA1%26oauth_timestamp%3D137131201%26oauth_token%3Dkkk9d7dh3k39sjv7"
+        )
     }
 
     /// Duplicates are kept and sorted by encoded name, then encoded value, in byte order.
@@ -38,10 +42,15 @@ import Testing
             #expect(throws: AuthKitError.insecureTransport(url: url.redactedForLogs)) {
                 try plaintext.signature(method: "GET", url: url, protocolParameters: [], tokenSecret: "ts")
             }
-            #expect(try OAuth1Signer(consumerKey: "k", consumerSecret: "s3cr3t").authorizationHeader(method: "GET", url: url).contains("HMAC-SHA1"))
+            #expect(
+                try OAuth1Signer(consumerKey: "k", consumerSecret: "s3cr3t").authorizationHeader(
+                    method: "GET", url: url
+                ).contains("HMAC-SHA1"))
         }
         for fine in ["https://api.example/x", "http://127.0.0.1:8080/x", "http://localhost/x", "http://[::1]/x"] {
-            #expect(try plaintext.authorizationHeader(method: "GET", url: URL(string: fine)!).contains(#"oauth_signature="s3cr3t%26""#), "\(fine)")
+            #expect(
+                try plaintext.authorizationHeader(method: "GET", url: URL(string: fine)!).contains(
+                    #"oauth_signature="s3cr3t%26""#), "\(fine)")
         }
     }
 
@@ -77,7 +86,8 @@ import Testing
         let url = URL(string: "https://example.com/r")!
         let body = Data("a=1".utf8)
         func base(_ contentType: String?) throws -> String {
-            try Self.signer.signatureBaseString(method: "POST", url: url, contentType: contentType, body: body, protocolParameters: [])
+            try Self.signer.signatureBaseString(
+                method: "POST", url: url, contentType: contentType, body: body, protocolParameters: [])
         }
         #expect(try base("application/x-www-form-urlencoded").hasSuffix("&a%3D1"))
         #expect(try base(" application/x-www-form-urlencoded ; charset=UTF-8").hasSuffix("&a%3D1"))
@@ -90,7 +100,8 @@ import Testing
     @Test func excludedParameters() throws {
         let url = URL(string: "https://example.com/r?oauth_signature=zzz&realm=q")!
         let base = try Self.signer.signatureBaseString(
-            method: "GET", url: url, protocolParameters: [("oauth_signature", "x"), ("realm", "r"), ("oauth_token", "t")])
+            method: "GET", url: url,
+            protocolParameters: [("oauth_signature", "x"), ("realm", "r"), ("oauth_token", "t")])
         #expect(base == "GET&https%3A%2F%2Fexample.com%2Fr&oauth_token%3Dt%26realm%3Dq")
     }
 
@@ -99,37 +110,44 @@ import Testing
     /// byte-level builder is called directly.)
     @Test func malformedEscapesAreKeptLiterally() throws {
         var url = "https://example.com/r?a=%zz&b=%E2%98%83&c=%4"
-        let base = try #require(url.withUTF8 { bytes in
-            SignatureBaseString.withBaseString(method: "GET", url: bytes, formBody: nil, protocolParameters: []) { base, _ in
-                String(decoding: base, as: UTF8.self)
-            }
-        })
-        #expect(base
-            == "GET&https%3A%2F%2Fexample.com%2Fr&a%3D%2525zz%26b%3D%25E2%2598%2583%26c%3D%25254")
+        let base = try #require(
+            url.withUTF8 { bytes in
+                SignatureBaseString.withBaseString(method: "GET", url: bytes, formBody: nil, protocolParameters: []) {
+                    base, _ in
+                    String(decoding: base, as: UTF8.self)
+                }
+            })
+        #expect(
+            base
+                == "GET&https%3A%2F%2Fexample.com%2Fr&a%3D%2525zz%26b%3D%25E2%2598%2583%26c%3D%25254")
     }
 
     @Test func plaintextAndHMACSHA256() throws {
         let url = URL(string: "https://example.com/r?x=1")!
         let plain = OAuth1Signer(consumerKey: "k", consumerSecret: "c s&", signatureMethod: .plaintext)
-        #expect(try plain.signature(method: "GET", url: url, protocolParameters: [], tokenSecret: "t+")
-            == "c%20s%26&t%2B")
+        #expect(
+            try plain.signature(method: "GET", url: url, protocolParameters: [], tokenSecret: "t+")
+                == "c%20s%26&t%2B")
         let header = try plain.authorizationHeader(method: "GET", url: url, token: "tok", tokenSecret: "t+")
         #expect(header.contains(#"oauth_signature="c%2520s%2526%26t%252B""#))
         #expect(header.contains(#"oauth_signature_method="PLAINTEXT""#))
 
-        let sha256 = OAuth1Signer(consumerKey: "k", consumerSecret: "cs", signatureMethod: .hmacSHA256,
-                                  nonceAndTimestamp: .fixed(nonce: "n", timestamp: "1"))
+        let sha256 = OAuth1Signer(
+            consumerKey: "k", consumerSecret: "cs", signatureMethod: .hmacSHA256,
+            nonceAndTimestamp: .fixed(nonce: "n", timestamp: "1"))
         let parameters = sha256.protocolParameters(token: "tok")
         let base = try sha256.signatureBaseString(method: "GET", url: url, protocolParameters: parameters)
         let mac = HMAC<SHA256>.authenticationCode(for: Data(base.utf8), using: SymmetricKey(data: Data("cs&ts".utf8)))
-        #expect(try sha256.signature(method: "GET", url: url, protocolParameters: parameters, tokenSecret: "ts")
-            == Data(mac).base64EncodedString())
+        #expect(
+            try sha256.signature(method: "GET", url: url, protocolParameters: parameters, tokenSecret: "ts")
+                == Data(mac).base64EncodedString())
         #expect(base.contains("oauth_signature_method%3DHMAC-SHA256"))
     }
 
     @Test func liveNonceAndTimestamp() throws {
         let live = NonceAndTimestamp.live
-        let first = live.nonce(), second = live.nonce()
+        let first = live.nonce()
+        let second = live.nonce()
         #expect(first != second)
         #expect(first.count == 32)
         #expect(first.allSatisfy { $0.isHexDigit })
@@ -138,7 +156,9 @@ import Testing
         // Two headers from the default signer differ in nonce.
         let signer = OAuth1Signer(consumerKey: "k", consumerSecret: "s")
         let url = URL(string: "https://example.com/")!
-        #expect(try signer.authorizationHeader(method: "GET", url: url) != signer.authorizationHeader(method: "GET", url: url))
+        #expect(
+            try signer.authorizationHeader(method: "GET", url: url)
+                != signer.authorizationHeader(method: "GET", url: url))
     }
 
     @Test func relativeURLsAreRefused() {
@@ -157,22 +177,26 @@ import Testing
 @Suite struct SigningBufferTests {
     @Test func worstCaseExpansionFits() throws {
         let nasty = String(repeating: "☃ &=+%", count: 300)
-        let signer = OAuth1Signer(consumerKey: nasty, consumerSecret: nasty, signatureMethod: .plaintext,
-                                  nonceAndTimestamp: .fixed(nonce: nasty, timestamp: nasty))
+        let signer = OAuth1Signer(
+            consumerKey: nasty, consumerSecret: nasty, signatureMethod: .plaintext,
+            nonceAndTimestamp: .fixed(nonce: nasty, timestamp: nasty))
         let query = "?" + String(repeating: "%E2%98%83=%zz&&+=%2", count: 100) + "&x"
         let url = URL(string: "https://EXAMPLE.com:8443/p%20a%20t%20h" + query)!
         let body = Data(String(repeating: "a=%E2%98%83&=&&b+=+c%&", count: 200).utf8)
         for method in OAuth1SignatureMethod.allCases {
-            let s = OAuth1Signer(consumerKey: nasty, consumerSecret: nasty, signatureMethod: method,
-                                 nonceAndTimestamp: signer.nonceAndTimestamp)
+            let s = OAuth1Signer(
+                consumerKey: nasty, consumerSecret: nasty, signatureMethod: method,
+                nonceAndTimestamp: signer.nonceAndTimestamp)
             let header = try s.authorizationHeader(
                 method: "post", url: url, contentType: "application/x-www-form-urlencoded", body: body,
-                token: nasty, tokenSecret: nasty, protocolParameters: [("oauth_callback", nasty), ("oauth_verifier", nasty)],
+                token: nasty, tokenSecret: nasty,
+                protocolParameters: [("oauth_callback", nasty), ("oauth_verifier", nasty)],
                 realm: nasty)
             #expect(header.hasPrefix("OAuth realm="))
             #expect(authorizationDictionary(header)["oauth_nonce"] == nasty)
-            let base = try s.signatureBaseString(method: "post", url: url, contentType: "application/x-www-form-urlencoded",
-                                                 body: body, protocolParameters: s.protocolParameters(token: nasty))
+            let base = try s.signatureBaseString(
+                method: "post", url: url, contentType: "application/x-www-form-urlencoded",
+                body: body, protocolParameters: s.protocolParameters(token: nasty))
             #expect(base.hasPrefix("POST&https%3A%2F%2Fexample.com%3A8443%2Fp%2520a%2520t%2520h&"))
         }
     }
@@ -193,8 +217,9 @@ import Testing
             var iterator = bytes.regions.makeIterator()
             #expect(iterator.next().map(Array.init) == text)
             #expect(iterator.next() == nil)
-            #expect(HMAC<Insecure.SHA1>.authenticationCode(for: bytes, using: SymmetricKey(data: Data("k".utf8)))
-                == HMAC<Insecure.SHA1>.authenticationCode(for: text, using: SymmetricKey(data: Data("k".utf8))))
+            #expect(
+                HMAC<Insecure.SHA1>.authenticationCode(for: bytes, using: SymmetricKey(data: Data("k".utf8)))
+                    == HMAC<Insecure.SHA1>.authenticationCode(for: text, using: SymmetricKey(data: Data("k".utf8))))
         }
         [UInt8]().withUnsafeBufferPointer { empty in
             #expect(SignedBytes(empty).isEmpty)

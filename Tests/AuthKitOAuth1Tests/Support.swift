@@ -1,11 +1,13 @@
-@testable import AuthKit
 import AuthKitTestSupport
 import Crypto
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+
+@testable import AuthKit
 @testable import AuthKitOAuth1
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A ``UserAgent`` that runs a closure: the test plays the user.
 struct ScriptedAgent: UserAgent {
@@ -19,10 +21,12 @@ enum Fixture {
     /// Characters that must be encoded in the key (`+ / & = ~` and a space).
     static let consumerSecret = "s3cr3t+/&=~consumer secret"
 
-    static func descriptor(baseURL: String, signatureMethod: String? = nil, requireCallbackConfirmed: Bool? = nil,
-                           requestTokenParameters: [String: String]? = nil, invalidate: Bool = false,
-                           authorizePath: String = "/authorize", requestTokenMethod: String? = nil,
-                           accessTokenMethod: String? = nil) -> ProviderDescriptor {
+    static func descriptor(
+        baseURL: String, signatureMethod: String? = nil, requireCallbackConfirmed: Bool? = nil,
+        requestTokenParameters: [String: String]? = nil, invalidate: Bool = false,
+        authorizePath: String = "/authorize", requestTokenMethod: String? = nil,
+        accessTokenMethod: String? = nil
+    ) -> ProviderDescriptor {
         testDescriptor(
             id: "test-oauth1", name: "Test OAuth1", protocol: .oauth1,
             oauth1: DescriptorFile.OAuth1(
@@ -34,14 +38,17 @@ enum Fixture {
                 invalidateTokenURL: invalidate ? baseURL + "/invalidate_token" : nil))
     }
 
-    static func client(baseURL: String, nonceAndTimestamp: NonceAndTimestamp = .live, signatureMethod: String? = nil,
-                       requireCallbackConfirmed: Bool? = nil, requestTokenParameters: [String: String]? = nil,
-                       invalidate: Bool = false, authorizePath: String = "/authorize") throws -> OAuth1Client {
+    static func client(
+        baseURL: String, nonceAndTimestamp: NonceAndTimestamp = .live, signatureMethod: String? = nil,
+        requireCallbackConfirmed: Bool? = nil, requestTokenParameters: [String: String]? = nil,
+        invalidate: Bool = false, authorizePath: String = "/authorize"
+    ) throws -> OAuth1Client {
         try OAuth1Client(
-            descriptor: descriptor(baseURL: baseURL, signatureMethod: signatureMethod,
-                                   requireCallbackConfirmed: requireCallbackConfirmed,
-                                   requestTokenParameters: requestTokenParameters, invalidate: invalidate,
-                                   authorizePath: authorizePath),
+            descriptor: descriptor(
+                baseURL: baseURL, signatureMethod: signatureMethod,
+                requireCallbackConfirmed: requireCallbackConfirmed,
+                requestTokenParameters: requestTokenParameters, invalidate: invalidate,
+                authorizePath: authorizePath),
             settings: ClientSettings(clientID: consumerKey, clientSecret: consumerSecret),
             nonceAndTimestamp: nonceAndTimestamp)
     }
@@ -53,7 +60,10 @@ func authorizationParameters(_ header: String?) -> [(String, String)] {
     return header.dropFirst("OAuth ".count).components(separatedBy: ", ").compactMap { part in
         let pieces = part.split(separator: "=", maxSplits: 1)
         guard pieces.count == 2, pieces[1].hasPrefix("\""), pieces[1].hasSuffix("\"") else { return nil }
-        return (PercentEncoding.decode(String(pieces[0])) ?? "", PercentEncoding.decode(String(pieces[1].dropFirst().dropLast())) ?? "")
+        return (
+            PercentEncoding.decode(String(pieces[0])) ?? "",
+            PercentEncoding.decode(String(pieces[1].dropFirst().dropLast())) ?? ""
+        )
     }
 }
 
@@ -64,12 +74,15 @@ func authorizationDictionary(_ header: String?) -> [String: String] {
 /// Recomputes a received request's HMAC-SHA1 signature independently of the
 /// signer's key handling: the base string from the signer, the key and the MAC
 /// here, with swift-crypto directly.
-func expectedHMACSHA1(method: String, url: URL, contentType: String?, body: Data?, header: String?,
-                      consumerSecret: String, tokenSecret: String) throws -> String {
+func expectedHMACSHA1(
+    method: String, url: URL, contentType: String?, body: Data?, header: String?,
+    consumerSecret: String, tokenSecret: String
+) throws -> String {
     let parameters = authorizationParameters(header).filter { $0.0 != "oauth_signature" }
     let signer = OAuth1Signer(consumerKey: "unused", consumerSecret: "unused")
-    let base = try signer.signatureBaseString(method: method, url: url, contentType: contentType, body: body,
-                                              protocolParameters: parameters)
+    let base = try signer.signatureBaseString(
+        method: method, url: url, contentType: contentType, body: body,
+        protocolParameters: parameters)
     let key = PercentEncoding.encode(consumerSecret) + "&" + PercentEncoding.encode(tokenSecret)
     let mac = HMAC<Insecure.SHA1>.authenticationCode(for: Data(base.utf8), using: SymmetricKey(data: Data(key.utf8)))
     return Data(mac).base64EncodedString()

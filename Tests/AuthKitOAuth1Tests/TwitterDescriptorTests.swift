@@ -1,6 +1,7 @@
 import AuthKit
 import Foundation
 import Testing
+
 @testable import AuthKitOAuth1
 
 /// providers/twitter.json, as shipped in the library.
@@ -19,7 +20,8 @@ import Testing
         #expect(oauth1.signatureMethod == "HMAC-SHA1")
         #expect(descriptor.redirect.host == "127.0.0.1")
 
-        let client = try OAuth1Client(descriptor: descriptor, settings: ClientSettings(clientID: "key", clientSecret: "secret"))
+        let client = try OAuth1Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "key", clientSecret: "secret"))
         #expect(client.signer.signatureMethod == .hmacSHA1)
         #expect(client.defaultRedirectURI?.absoluteString == "http://127.0.0.1:8765/callback")
         #expect(!client.redirectPortIsFlexible)
@@ -27,9 +29,9 @@ import Testing
 
     @Test func validatorChecksTheInvalidationEndpoint() throws {
         let json = """
-        {"id": "t", "protocol": "oauth1", "oauth1": {"requestTokenURL": "https://a.example/rt", "authorizeURL": "https://a.example/a",
-         "accessTokenURL": "https://a.example/at", "invalidateTokenURL": "http://a.example/invalidate"}}
-        """
+            {"id": "t", "protocol": "oauth1", "oauth1": {"requestTokenURL": "https://a.example/rt", "authorizeURL": "https://a.example/a",
+             "accessTokenURL": "https://a.example/at", "invalidateTokenURL": "http://a.example/invalidate"}}
+            """
         #expect(throws: AuthKitError.self) { _ = try DescriptorLoader().decode(Data(json.utf8), file: "t.json") }
         do {
             _ = try DescriptorLoader().decode(Data(json.utf8), file: "t.json")

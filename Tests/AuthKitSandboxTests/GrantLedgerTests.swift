@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AuthKitSandbox
 
 /// A long-running sandbox forgets rather than grows: every kind of record is
@@ -11,10 +12,12 @@ import Testing
         let grant = ledger.newGrant(account: "alice", scopes: [])
         for index in 0..<(GrantLedger.limit + 50) {
             ledger.consents["c\(index)"] = GrantLedger.PendingConsent(
-                redirectURI: "http://127.0.0.1/cb", sentRedirectURI: false, scopes: [], state: nil, challenge: nil, challengeMethod: nil,
+                redirectURI: "http://127.0.0.1/cb", sentRedirectURI: false, scopes: [], state: nil, challenge: nil,
+                challengeMethod: nil,
                 expiresAt: index < 100 ? now.addingTimeInterval(-1) : now.addingTimeInterval(600))
-            ledger.codes["k\(index)"] = GrantLedger.Code(grant: grant, redirectURI: "", sentRedirectURI: false, challenge: nil,
-                                                         challengeMethod: nil, expiresAt: now.addingTimeInterval(600))
+            ledger.codes["k\(index)"] = GrantLedger.Code(
+                grant: grant, redirectURI: "", sentRedirectURI: false, challenge: nil,
+                challengeMethod: nil, expiresAt: now.addingTimeInterval(600))
             ledger.nonces.insert("\(Int(now.timeIntervalSince1970) - (index < 60 ? 3600 : 0)) n\(index)")
         }
         ledger.prune(now: now)
@@ -22,6 +25,8 @@ import Testing
         #expect(ledger.consents["c0"] == nil, "expired ones go first")
         #expect(ledger.consents["c\(GrantLedger.limit + 49)"] != nil, "a live one is kept when expired ones make room")
         #expect(ledger.codes.count <= GrantLedger.limit)
-        #expect(ledger.nonces.count == GrantLedger.limit + 50 - 60, "only nonces outside the five-minute window are dropped")
+        #expect(
+            ledger.nonces.count == GrantLedger.limit + 50 - 60, "only nonces outside the five-minute window are dropped"
+        )
     }
 }

@@ -39,7 +39,8 @@ import Testing
     }
 
     @Test func outOfBandPIN() async throws {
-        try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(redirectURIs: ["oob"])) { sandbox in
+        try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(redirectURIs: ["oob"])) {
+            sandbox in
             var settings = sandbox.clientSettings
             settings.redirectURI = OAuth1Client.outOfBand
             let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: settings)
@@ -57,22 +58,32 @@ import Testing
     /// (or, as a loopback browser, instead of returning quietly).
     @Test func aBackendSignsInWithRedirectFor() async throws {
         let callback = "https://app.example/oauth/callback"
-        try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(redirectURIs: [callback, "oob"])) { sandbox in
+        try await Sandbox.with(
+            emulating: try bundled("twitter"), options: SandboxOptions(redirectURIs: [callback, "oob"])
+        ) { sandbox in
             let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let (url, pending) = try await client.startAuthorization(redirectURI: URL(string: callback))
             let back = try await sandbox.userAgent(account: "erin").redirect(for: url)
             #expect(back.absoluteString.hasPrefix(callback + "?"))
             let credential = try await client.exchange(redirect: back, pending: pending)
-            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: credential).1["account"] as? String == "erin")
+            #expect(
+                try await getJSON(sandbox.whoamiURL, with: client, credential: credential).1["account"] as? String
+                    == "erin")
 
             // As a browser for a loopback listener, the agent says so too,
             // rather than returning and leaving the listener to wait.
             for browse in [false, true] {
                 let (pinPage, _) = try await client.startAuthorization(redirectURI: nil)
                 await #expect {
-                    if browse { try await sandbox.userAgent().browse(pinPage) } else { _ = try await sandbox.userAgent().redirect(for: pinPage) }
+                    if browse {
+                        try await sandbox.userAgent().browse(pinPage)
+                    } else {
+                        _ = try await sandbox.userAgent().redirect(for: pinPage)
+                    }
                 } throws: { error in
-                    guard case .misuse(.userAgentBrokeProtocol(let detail)) = error as? AuthKitError else { return false }
+                    guard case .misuse(.userAgentBrokeProtocol(let detail)) = error as? AuthKitError else {
+                        return false
+                    }
                     return detail.contains("PIN")
                 }
             }
@@ -101,9 +112,11 @@ import Testing
             process.waitUntilExit()
             #expect(header.hasPrefix("OAuth "))
             let accepted = try await raw("POST", try #require(URL(string: url)), headers: ["Authorization": header])
-            #expect(accepted.status == 200 && accepted.body.contains("oauth_callback_confirmed=true"), "\(accepted.body)")
-            let tampered = try await raw("POST", try #require(URL(string: url.replacingOccurrences(of: "read", with: "write"))),
-                                         headers: ["Authorization": header.replacingOccurrences(of: "oauth_nonce=\"", with: "oauth_nonce=\"x")])
+            #expect(
+                accepted.status == 200 && accepted.body.contains("oauth_callback_confirmed=true"), "\(accepted.body)")
+            let tampered = try await raw(
+                "POST", try #require(URL(string: url.replacingOccurrences(of: "read", with: "write"))),
+                headers: ["Authorization": header.replacingOccurrences(of: "oauth_nonce=\"", with: "oauth_nonce=\"x")])
             #expect(tampered.status == 401)
         }
     }
@@ -113,21 +126,28 @@ import Testing
         try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(now: { now })) { sandbox in
             let url = try #require(URL(string: sandbox.baseURL.absoluteString + "/api.x.com/oauth/request_token"))
             func send(_ signer: OAuth1Signer, secretOverride: String? = nil) async throws -> Int {
-                var header = try signer.authorizationHeader(method: "POST", url: url,
-                                                            protocolParameters: [("oauth_callback", "http://127.0.0.1:8765/callback")])
-                if let secretOverride { header = header.replacingOccurrences(of: "oauth_signature=\"", with: "oauth_signature=\"\(secretOverride)") }
+                var header = try signer.authorizationHeader(
+                    method: "POST", url: url,
+                    protocolParameters: [("oauth_callback", "http://127.0.0.1:8765/callback")])
+                if let secretOverride {
+                    header = header.replacingOccurrences(
+                        of: "oauth_signature=\"", with: "oauth_signature=\"\(secretOverride)")
+                }
                 return try await raw("POST", url, headers: ["Authorization": header]).status
             }
             let stamp = String(Int(now.timeIntervalSince1970))
-            let fixed = OAuth1Signer(consumerKey: "sandbox-client", consumerSecret: "sandbox-secret",
-                                     nonceAndTimestamp: .fixed(nonce: "n1", timestamp: stamp))
+            let fixed = OAuth1Signer(
+                consumerKey: "sandbox-client", consumerSecret: "sandbox-secret",
+                nonceAndTimestamp: .fixed(nonce: "n1", timestamp: stamp))
             #expect(try await send(fixed) == 200)
             #expect(try await send(fixed) == 401) // same nonce and timestamp again
-            let wrongSecret = OAuth1Signer(consumerKey: "sandbox-client", consumerSecret: "guess",
-                                           nonceAndTimestamp: .fixed(nonce: "n2", timestamp: stamp))
+            let wrongSecret = OAuth1Signer(
+                consumerKey: "sandbox-client", consumerSecret: "guess",
+                nonceAndTimestamp: .fixed(nonce: "n2", timestamp: stamp))
             #expect(try await send(wrongSecret) == 401)
-            let stale = OAuth1Signer(consumerKey: "sandbox-client", consumerSecret: "sandbox-secret",
-                                     nonceAndTimestamp: .fixed(nonce: "n3", timestamp: String(Int(now.timeIntervalSince1970) - 3600)))
+            let stale = OAuth1Signer(
+                consumerKey: "sandbox-client", consumerSecret: "sandbox-secret",
+                nonceAndTimestamp: .fixed(nonce: "n3", timestamp: String(Int(now.timeIntervalSince1970) - 3600)))
             #expect(try await send(stale) == 401)
             #expect(sandbox.events.map(\.summary).contains { $0.hasPrefix("invalid_signature") })
             #expect(sandbox.events.map(\.summary).contains { $0.hasPrefix("nonce_used") })

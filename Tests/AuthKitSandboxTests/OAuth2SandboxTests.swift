@@ -9,7 +9,8 @@ import Testing
 /// strict server enforces: each test would fail if the sandbox were lenient.
 @Suite struct OAuth2SandboxTests {
     @Test func qiitaSignInFollowsQiitasShape() async throws {
-        try await Sandbox.with(emulating: try bundled("qiita"), options: SandboxOptions(deterministic: true)) { sandbox in
+        try await Sandbox.with(emulating: try bundled("qiita"), options: SandboxOptions(deterministic: true)) {
+            sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorize(using: sandbox.userAgent(account: "carol"))
             #expect(credential.accessToken.hasPrefix("sandbox-access-"))
@@ -21,15 +22,19 @@ import Testing
             let (status, me) = try await getJSON(sandbox.whoamiURL, with: client, credential: credential)
             #expect(status == 200 && me["account"] as? String == "carol")
             // Events never carry the token or the code.
-            #expect(!sandbox.events.contains { $0.description.contains(credential.accessToken) || $0.description.contains("sandbox-code-") })
+            #expect(
+                !sandbox.events.contains {
+                    $0.description.contains(credential.accessToken) || $0.description.contains("sandbox-code-")
+                })
         }
     }
 
     @Test func qiitaTokenEndpointRefusesAFormBody() async throws {
         try await Sandbox.with(emulating: try bundled("qiita")) { sandbox in
             let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/qiita.com/api/v2/access_tokens"))
-            let answer = try await raw("POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
-                                       body: "client_id=sandbox-client&client_secret=sandbox-secret&code=x")
+            let answer = try await raw(
+                "POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: "client_id=sandbox-client&client_secret=sandbox-secret&code=x")
             #expect(answer.status == 400)
             #expect(answer.body.contains("expected a JSON body"))
         }
@@ -80,7 +85,10 @@ import Testing
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorize(using: sandbox.userAgent())
             #expect(!credential.accessToken.isEmpty)
-            let authorize = try #require(URL(string: sandbox.baseURL.absoluteString + "/www.reddit.com/api/v1/authorize?client_id=sandbox-client&state=s"))
+            let authorize = try #require(
+                URL(
+                    string: sandbox.baseURL.absoluteString
+                        + "/www.reddit.com/api/v1/authorize?client_id=sandbox-client&state=s"))
             let answer = try await raw("GET", authorize)
             #expect(answer.status == 302)
             #expect(answer.headers[.location]?.contains("error=invalid_request") == true)
@@ -99,11 +107,15 @@ import Testing
             credential.expiresAt = Date(timeIntervalSinceNow: -60)
             let refreshed = try await client.refresh(credential)
             #expect(refreshed.accessToken != credential.accessToken)
-            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/www.reddit.com/api/v1/access_token"))
-            let answer = try await raw("POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
-                                       body: "grant_type=refresh_token&refresh_token=\(refreshed.refreshToken ?? "")&client_id=sandbox-client")
+            let token = try #require(
+                URL(string: sandbox.baseURL.absoluteString + "/www.reddit.com/api/v1/access_token"))
+            let answer = try await raw(
+                "POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: "grant_type=refresh_token&refresh_token=\(refreshed.refreshToken ?? "")&client_id=sandbox-client")
             #expect(answer.status == 401 && answer.body.contains("invalid_client"), "\(answer.status) \(answer.body)")
-            #expect(sandbox.events.last?.summary.contains("publicClientAuthentication is basic") == true, "\(sandbox.events.map(\.description))")
+            #expect(
+                sandbox.events.last?.summary.contains("publicClientAuthentication is basic") == true,
+                "\(sandbox.events.map(\.description))")
             try await client.revoke(refreshed) // Reddit's revocation authenticates the client too
         }
     }
@@ -146,8 +158,11 @@ import Testing
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let signedIn = try await client.authorize(using: sandbox.userAgent())
             #expect(signedIn.expiresAt == nil, "the sandbox sent expires_in")
-            let source = CredentialSource(authenticator: client, store: InMemoryCredentialStore([signedIn]), key: signedIn.key)
-            #expect(try await source.current(at: signedIn.obtainedAt.addingTimeInterval(600)).accessToken == signedIn.accessToken)
+            let source = CredentialSource(
+                authenticator: client, store: InMemoryCredentialStore([signedIn]), key: signedIn.key)
+            #expect(
+                try await source.current(at: signedIn.obtainedAt.addingTimeInterval(600)).accessToken
+                    == signedIn.accessToken)
 
             skew.withLock { $0 = 850 } // 50 s before the sandbox refuses it, inside the 60 s margin
             let current = try await source.current(at: signedIn.obtainedAt.addingTimeInterval(850))
@@ -155,7 +170,9 @@ import Testing
             #expect(sandbox.events.last?.step == "refresh" && sandbox.events.last?.status == 200)
             skew.withLock { $0 = 1000 } // the first token is refused now; the refreshed one is not
             // (Sent raw: through a CredentialSource the 401 would refresh with the spent refresh token.)
-            #expect(try await raw("GET", sandbox.whoamiURL, headers: ["Authorization": "Bearer " + signedIn.accessToken]).status == 401)
+            #expect(
+                try await raw("GET", sandbox.whoamiURL, headers: ["Authorization": "Bearer " + signedIn.accessToken])
+                    .status == 401)
             #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: current).0 == 200)
         }
     }
@@ -202,7 +219,9 @@ import Testing
     }
 
     @Test func theDeviceGrant() async throws {
-        try await Sandbox.with(emulating: try bundled("github"), options: SandboxOptions(consent: .approve, deviceInterval: 1)) { sandbox in
+        try await Sandbox.with(
+            emulating: try bundled("github"), options: SandboxOptions(consent: .approve, deviceInterval: 1)
+        ) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
             #expect(!credential.accessToken.isEmpty)
@@ -217,7 +236,10 @@ import Testing
     /// grant none), and the public client's token refreshes without a
     /// secret though Twitch's code exchange needs one.
     @Test func twitchsPublicDeviceGrantGetsItsScopesAndRefreshes() async throws {
-        try await Sandbox.with(emulating: try bundled("twitch"), options: publicClient(SandboxOptions(consent: .approve, deviceInterval: 1))) { sandbox in
+        try await Sandbox.with(
+            emulating: try bundled("twitch"),
+            options: publicClient(SandboxOptions(consent: .approve, deviceInterval: 1))
+        ) { sandbox in
             var settings = sandbox.clientSettings
             settings.scopes = ["user:read:email", "chat:read"]
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
@@ -227,9 +249,12 @@ import Testing
             let refreshed = try await client.refresh(credential)
             #expect(refreshed.accessToken != credential.accessToken)
             let device = try #require(URL(string: sandbox.baseURL.absoluteString + "/id.twitch.tv/oauth2/device"))
-            let answer = try await raw("POST", device, headers: ["Content-Type": "application/x-www-form-urlencoded"],
-                                       body: "client_id=sandbox-client&scope=chat%3Aread")
-            #expect(answer.status == 400 && answer.body.contains("invalid_scope") && answer.body.contains("'scopes'"), "\(answer.body)")
+            let answer = try await raw(
+                "POST", device, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: "client_id=sandbox-client&scope=chat%3Aread")
+            #expect(
+                answer.status == 400 && answer.body.contains("invalid_scope") && answer.body.contains("'scopes'"),
+                "\(answer.body)")
         }
     }
 
@@ -238,14 +263,26 @@ import Testing
     /// RFC 8414 §2 has such a server do, and what discovery makes of it signs
     /// in with a code.
     @Test func aDeviceOnlyProviderIsEmulatedAndDiscovered() async throws {
-        let tv = try ProviderDescriptor(json: Data(#"{"id": "tv", "protocol": "oauth2", "token": {"url": "https://tv.example/token"}, "device": {"url": "https://tv.example/device"}}"#.utf8))
-        try await Sandbox.with(emulating: tv, options: SandboxOptions(consent: .approve, deviceInterval: 1)) { sandbox in
+        let tv = try ProviderDescriptor(
+            json: Data(
+                #"{"id": "tv", "protocol": "oauth2", "token": {"url": "https://tv.example/token"}, "device": {"url": "https://tv.example/device"}}"#
+                    .utf8))
+        try await Sandbox.with(emulating: tv, options: SandboxOptions(consent: .approve, deviceInterval: 1)) {
+            sandbox in
             let issuer = try #require(URL(string: sandbox.baseURL.absoluteString + "/tv.example"))
-            let metadata = try await raw("GET", try #require(URL(string: sandbox.baseURL.absoluteString + "/.well-known/oauth-authorization-server/tv.example")))
-            let members = try #require(try JSONSerialization.jsonObject(with: Data(metadata.body.utf8)) as? [String: Any])
+            let metadata = try await raw(
+                "GET",
+                try #require(
+                    URL(string: sandbox.baseURL.absoluteString + "/.well-known/oauth-authorization-server/tv.example")))
+            let members = try #require(
+                try JSONSerialization.jsonObject(with: Data(metadata.body.utf8)) as? [String: Any])
             #expect(metadata.status == 200 && members["issuer"] as? String == issuer.absoluteString, "\(metadata.body)")
-            #expect(members["authorization_endpoint"] == nil && members["response_types_supported"] == nil, "\(metadata.body)")
-            #expect((members["grant_types_supported"] as? [String])?.contains("authorization_code") == false, "\(metadata.body)")
+            #expect(
+                members["authorization_endpoint"] == nil && members["response_types_supported"] == nil,
+                "\(metadata.body)")
+            #expect(
+                (members["grant_types_supported"] as? [String])?.contains("authorization_code") == false,
+                "\(metadata.body)")
 
             let discovered = try await ProviderDescriptor.discover(issuer: issuer, id: "found")
             #expect(discovered.isDeviceOnly)
@@ -278,40 +315,60 @@ import Testing
     @Test func pollingFasterThanTheIntervalIsSlowDown() async throws {
         // An interval no loaded machine takes between two requests: with 5 s,
         // the whole suite on two cores once put the second poll past it.
-        try await Sandbox.with(emulating: try bundled("github"), options: SandboxOptions(deviceInterval: 120)) { sandbox in
+        try await Sandbox.with(emulating: try bundled("github"), options: SandboxOptions(deviceInterval: 120)) {
+            sandbox in
             let form = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
-            let start = try await raw("POST", try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/device/code")),
-                                      headers: form, body: "client_id=sandbox-client&scope=read%3Auser")
+            let start = try await raw(
+                "POST", try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/device/code")),
+                headers: form, body: "client_id=sandbox-client&scope=read%3Auser")
             #expect(start.status == 200)
             let json = try #require(try JSONSerialization.jsonObject(with: Data(start.body.utf8)) as? [String: Any])
             let deviceCode = try #require(json["device_code"] as? String)
-            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token"))
-            let poll = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=\(deviceCode)&client_id=sandbox-client&client_secret=sandbox-secret"
+            let token = try #require(
+                URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token"))
+            let poll =
+                "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=\(deviceCode)&client_id=sandbox-client&client_secret=sandbox-secret"
             let first = try await raw("POST", token, headers: form, body: poll)
             #expect(first.body.contains("authorization_pending"))
             let second = try await raw("POST", token, headers: form, body: poll)
-            #expect(second.status == 200 && second.body.contains("slow_down"), "\(second.body)") // GitHub's errors come with 200
+            // GitHub's errors come with 200
+            #expect(second.status == 200 && second.body.contains("slow_down"), "\(second.body)")
         }
     }
 
     @Test func hostileRequestsAreBounded() async throws {
         try await Sandbox.with(emulating: try bundled("github")) { sandbox in
-            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token"))
-            let flood = try await raw("POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
-                                      body: String(repeating: "a", count: 2 << 20))
+            let token = try #require(
+                URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token"))
+            let flood = try await raw(
+                "POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: String(repeating: "a", count: 2 << 20))
             #expect(flood.status == 413)
-            let repeated = try await raw("POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
-                                         body: "grant_type=authorization_code&code=a&code=b&client_id=sandbox-client&client_secret=sandbox-secret")
+            let repeated = try await raw(
+                "POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body:
+                    "grant_type=authorization_code&code=a&code=b&client_id=sandbox-client&client_secret=sandbox-secret")
             #expect(repeated.status == 200 && repeated.body.contains("more than once")) // GitHub's errors come with 200
             let unknown = try await raw("GET", sandbox.baseURL.appendingPathComponent("nowhere"))
             #expect(unknown.status == 404)
             // Malformed headers and encodings are refused, and the sandbox keeps answering.
-            for headers in [["Content-Type": ";"], ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic !!!"],
-                            ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic " + Data("no-colon".utf8).base64EncodedString()]] {
-                let answer = try await raw("POST", token, headers: headers, body: "code=%ZZ&grant_type=authorization_code")
-                #expect(answer.status == 200 && answer.body.contains("\"error\""), "\(headers): \(answer.body)") // GitHub's errors come with 200
+            for headers in [
+                ["Content-Type": ";"],
+                ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic !!!"],
+                [
+                    "Content-Type": "application/x-www-form-urlencoded",
+                    "Authorization": "Basic " + Data("no-colon".utf8).base64EncodedString(),
+                ],
+            ] {
+                let answer = try await raw(
+                    "POST", token, headers: headers, body: "code=%ZZ&grant_type=authorization_code")
+                // GitHub's errors come with 200
+                #expect(answer.status == 200 && answer.body.contains("\"error\""), "\(headers): \(answer.body)")
             }
-            let badQuery = try await raw("GET", try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/authorize?client_id=%ZZ")))
+            let badQuery = try await raw(
+                "GET",
+                try #require(
+                    URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/authorize?client_id=%ZZ")))
             #expect(badQuery.status == 400)
             let signedNonsense = try await raw("GET", sandbox.whoamiURL, headers: ["Authorization": "OAuth ,,=\""])
             #expect(signedNonsense.status == 401)
@@ -324,17 +381,28 @@ import Testing
     /// and line breaks out (it cleared the screen and forged a log line).
     @Test func aHostileAccountNameCannotDriveTheLog() async throws {
         try await Sandbox.with(emulating: try bundled("qiita")) { sandbox in
-            let authorize = try #require(URL(string: sandbox.baseURL.absoluteString
-                + "/qiita.com/api/v2/oauth/authorize?client_id=sandbox-client&redirect_uri=http%3A%2F%2F127.0.0.1%3A8765%2Fcallback&scope=read_qiita&state=abc"))
+            let authorize = try #require(
+                URL(
+                    string: sandbox.baseURL.absoluteString
+                        + "/qiita.com/api/v2/oauth/authorize?client_id=sandbox-client&redirect_uri=http%3A%2F%2F127.0.0.1%3A8765%2Fcallback&scope=read_qiita&state=abc"
+                ))
             let page = try await raw("GET", authorize)
-            let consent = try #require(page.body.firstMatch(of: /sandbox-consent-[A-Za-z0-9_-]+/).map { String($0.output) }, "\(page.status) \(page.body.prefix(300))")
+            let consent = try #require(
+                page.body.firstMatch(of: /sandbox-consent-[A-Za-z0-9_-]+/).map { String($0.output) },
+                "\(page.status) \(page.body.prefix(300))")
             let approval = try #require(hiddenValue("approval", in: page.body))
-            let account = FormURLEncoding.encode([("account", "\u{1B}[2J\u{1B}]0;pwned\u{07}\u{202E}evil\nGET /fake → 200: all good")])
-            _ = try await raw("POST", sandbox.baseURL.appendingPathComponent("consent"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
-                              body: "request=\(consent)&approval=\(approval)&decision=approve&" + account)
+            let account = FormURLEncoding.encode([
+                ("account", "\u{1B}[2J\u{1B}]0;pwned\u{07}\u{202E}evil\nGET /fake → 200: all good")
+            ])
+            _ = try await raw(
+                "POST", sandbox.baseURL.appendingPathComponent("consent"),
+                headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: "request=\(consent)&approval=\(approval)&decision=approve&" + account)
             let event = try #require(sandbox.events.last)
             #expect(event.step == "consent" && event.summary.contains("approved by"), "\(event)")
-            #expect(!event.description.unicodeScalars.contains { $0.value < 0x20 || $0 == "\u{202E}" }, "\(event.description.debugDescription)")
+            #expect(
+                !event.description.unicodeScalars.contains { $0.value < 0x20 || $0 == "\u{202E}" },
+                "\(event.description.debugDescription)")
             // A 5,000-character path was logged whole.
             _ = try await raw("GET", sandbox.baseURL.appendingPathComponent(String(repeating: "a", count: 5000)))
             let long = try #require(sandbox.events.last)
@@ -349,41 +417,57 @@ import Testing
     /// request still pending for the person; so is one a browser marks as
     /// cross-site, even with the right value. No page may be framed.
     @Test func onlyItsOwnPageApprovesAConsent() async throws {
-        try await Sandbox.with(emulating: try bundled("qiita"), options: SandboxOptions(deterministic: true)) { sandbox in
-            let authorize = try #require(URL(string: sandbox.baseURL.absoluteString
-                + "/qiita.com/api/v2/oauth/authorize?client_id=sandbox-client&redirect_uri=http%3A%2F%2F127.0.0.1%3A8765%2Fcallback&scope=read_qiita&state=abc"))
+        try await Sandbox.with(emulating: try bundled("qiita"), options: SandboxOptions(deterministic: true)) {
+            sandbox in
+            let authorize = try #require(
+                URL(
+                    string: sandbox.baseURL.absoluteString
+                        + "/qiita.com/api/v2/oauth/authorize?client_id=sandbox-client&redirect_uri=http%3A%2F%2F127.0.0.1%3A8765%2Fcallback&scope=read_qiita&state=abc"
+                ))
             let page = try await raw("GET", authorize)
-            #expect(page.headers[HTTPField.Name("Content-Security-Policy")!]?.contains("frame-ancestors 'none'") == true)
+            #expect(
+                page.headers[HTTPField.Name("Content-Security-Policy")!]?.contains("frame-ancestors 'none'") == true)
             #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
             let approval = try #require(hiddenValue("approval", in: page.body))
-            #expect(!approval.hasPrefix("sandbox-") && approval.count >= 32, "deterministic mode must not make it guessable: \(approval)")
+            #expect(
+                !approval.hasPrefix("sandbox-") && approval.count >= 32,
+                "deterministic mode must not make it guessable: \(approval)")
             let form = ["Content-Type": "application/x-www-form-urlencoded"]
             let consentURL = sandbox.baseURL.appendingPathComponent("consent")
-            for forged in ["request=sandbox-consent-1&decision=approve&account=mallory",
-                           "request=sandbox-consent-1&approval=&decision=approve&account=mallory",
-                           "request=sandbox-consent-1&approval=\(approval.dropLast())x&decision=approve&account=mallory"] {
+            for forged in [
+                "request=sandbox-consent-1&decision=approve&account=mallory",
+                "request=sandbox-consent-1&approval=&decision=approve&account=mallory",
+                "request=sandbox-consent-1&approval=\(approval.dropLast())x&decision=approve&account=mallory",
+            ] {
                 let answer = try await raw("POST", consentURL, headers: form, body: forged)
                 #expect(answer.status == 403 && answer.headers[.location] == nil, "\(answer.status) \(forged)")
             }
             let right = "request=sandbox-consent-1&approval=\(approval)&decision=approve&account=mallory"
-            for crossSite in [["Sec-Fetch-Site": "cross-site"], ["Origin": "https://evil.example"], ["Origin": "null"]] {
+            for crossSite in [["Sec-Fetch-Site": "cross-site"], ["Origin": "https://evil.example"], ["Origin": "null"]]
+            {
                 let answer = try await raw("POST", consentURL, headers: form.merging(crossSite) { $1 }, body: right)
                 #expect(answer.status == 403 && answer.headers[.location] == nil, "\(crossSite)")
             }
             // The person's own answer, from the page (same origin), still works.
             let host = "\(sandbox.baseURL.host!):\(sandbox.baseURL.port!)"
-            let own = try await raw("POST", consentURL, headers: form.merging(["Origin": "http://\(host)", "Sec-Fetch-Site": "same-origin"]) { $1 },
-                                    body: right.replacingOccurrences(of: "mallory", with: "alice"))
-            #expect(own.status == 302 && own.headers[.location]?.contains("code=") == true, "\(own.status) \(own.body.prefix(200))")
+            let own = try await raw(
+                "POST", consentURL,
+                headers: form.merging(["Origin": "http://\(host)", "Sec-Fetch-Site": "same-origin"]) { $1 },
+                body: right.replacingOccurrences(of: "mallory", with: "alice"))
+            #expect(
+                own.status == 302 && own.headers[.location]?.contains("code=") == true,
+                "\(own.status) \(own.body.prefix(200))")
             // A page under another name pointed at 127.0.0.1 (DNS rebinding)
             // is, to the browser, same-origin with its own requests: every
             // request naming another host is refused, the device page's too.
             let port = try #require(sandbox.baseURL.port)
             for request in ["GET /device HTTP/1.1", "GET / HTTP/1.1"] {
-                let rebound = try await RawHTTP.send(Data("\(request)\r\nHost: evil.example:\(port)\r\nConnection: close\r\n\r\n".utf8), port: port)
+                let rebound = try await RawHTTP.send(
+                    Data("\(request)\r\nHost: evil.example:\(port)\r\nConnection: close\r\n\r\n".utf8), port: port)
                 #expect(rebound.status == 421 && !rebound.body.contains("approval"), "\(request): \(rebound.status)")
             }
-            let local = try await RawHTTP.send(Data("GET / HTTP/1.1\r\nHost: localhost:\(port)\r\nConnection: close\r\n\r\n".utf8), port: port)
+            let local = try await RawHTTP.send(
+                Data("GET / HTTP/1.1\r\nHost: localhost:\(port)\r\nConnection: close\r\n\r\n".utf8), port: port)
             #expect(local.status == 200)
         }
     }

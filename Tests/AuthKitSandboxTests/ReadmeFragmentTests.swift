@@ -26,7 +26,9 @@ import Testing
             #expect(me["account"] as? String == "alice")
 
             // The same callback again (a reload, or a replay): its state was taken.
-            await #expect(throws: SessionStore.Missing.self) { try await backend.finishSignIn(callbackURL: callbackURL) }
+            await #expect(throws: SessionStore.Missing.self) {
+                try await backend.finishSignIn(callbackURL: callbackURL)
+            }
 
             // A user who says no comes back with access_denied, not a code.
             let denied = try await sandbox.userAgent(.deny).redirect(for: try await backend.startSignIn())
@@ -38,25 +40,30 @@ import Testing
 
     @Test func theDeviceGrantAndACredentialSource() async throws {
         let github = try ProviderCatalog.standard().descriptor(id: "github")
-        try await Sandbox.with(emulating: github, options: SandboxOptions(consent: .approve, deviceInterval: 1)) { sandbox in
+        try await Sandbox.with(emulating: github, options: SandboxOptions(consent: .approve, deviceInterval: 1)) {
+            sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
-            let credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions(scopes: ["read:user"])) { code in
-                print("Open \(code.verificationURI) and enter \(code.userCode)")  // or show code.verificationURIComplete as a QR code
+            let credential = try await client.authorizeWithDeviceCode(
+                options: AuthorizationOptions(scopes: ["read:user"])
+            ) { code in
+                // or show code.verificationURIComplete as a QR code
+                print("Open \(code.verificationURI) and enter \(code.userCode)")
             }
             #expect(credential.scopes == ["read:user"])
 
             // README's FileCredentialStore() is the user's own store
             // ($AUTHKIT_HOME/credentials.json); here it is a temporary file.
             let file = TemporaryDirectory.url("authkit-readme").appendingPathComponent("credentials.json")
+            // swift-format-ignore: AlwaysUseLowerCamelCase
             let FileCredentialStore = { AuthKit.FileCredentialStore(file: file) }
             try await FileCredentialStore().save(credential)
             let apiURL = sandbox.whoamiURL
 
             let source = CredentialSource(authenticator: client, store: FileCredentialStore(), key: credential.key)
-            let current = try await source.current()          // refreshed once, and saved, when due
-            let (response, body) = try await source.send(HTTPRequest(method: .get, url: apiURL))  // credential attached
+            let current = try await source.current() // refreshed once, and saved, when due
+            let (response, body) = try await source.send(HTTPRequest(method: .get, url: apiURL)) // credential attached
             // AuthKitError.signInRequired: nothing stored, no refresh token, or the provider refused it — sign in again.
-            try await source.revoke()                           // sign out: revoke per the descriptor, then remove
+            try await source.revoke() // sign out: revoke per the descriptor, then remove
 
             #expect(current.accessToken == credential.accessToken)
             #expect(response.status == .ok)
@@ -95,7 +102,7 @@ private struct WebBackend {
         let client = try OAuth2Client(descriptor: descriptor, settings: settings)
 
         // Request 2: the browser comes back.
-        let pending = try await sessionStore.take(key: stateFromQuery)  // delete it: state is single-use
+        let pending = try await sessionStore.take(key: stateFromQuery) // delete it: state is single-use
         let credential = try await client.exchange(redirect: callbackURL, pending: pending)
         return credential
     }

@@ -1,11 +1,13 @@
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKitSandbox
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The sandbox's HTTP server against clients that misbehave on the wire: one
@@ -14,9 +16,13 @@ import Darwin
 /// descriptor, a thread's time) for as long as the client liked before.
 @Suite struct SandboxServerBoundaryTests {
     /// Runs `body` with a server that answers every request 200 "ok".
-    private func withServer(requestTimeout: Duration = SandboxHTTPServer.standardRequestTimeout,
-                            _ body: (Int) async throws -> Void) async throws {
-        let server = SandboxHTTPServer(requestTimeout: requestTimeout) { _ in .empty(status: 200, step: "test", summary: "ok") }
+    private func withServer(
+        requestTimeout: Duration = SandboxHTTPServer.standardRequestTimeout,
+        _ body: (Int) async throws -> Void
+    ) async throws {
+        let server = SandboxHTTPServer(requestTimeout: requestTimeout) { _ in
+            .empty(status: 200, step: "test", summary: "ok")
+        }
         let port = try await server.start(port: 0)
         do {
             try await body(port)
@@ -29,7 +35,8 @@ import Darwin
 
     @Test func anAnnouncedHugeBodyIsRefusedBeforeItIsSent() async throws {
         try await withServer { port in
-            let head = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000000000\r\n\r\n"
+            let head =
+                "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000000000\r\n\r\n"
             // Nothing of the body is sent: the answer must come from the head alone.
             let response = try await RawHTTP.send(Data(head.utf8), port: port)
             #expect(response.status == 413)
@@ -41,8 +48,10 @@ import Darwin
             let outcome = try await RawHTTP.blocking { () -> (sent: Int, answer: String) in
                 let fd = try RawHTTP.connect(port: port)
                 defer { close(fd) }
-                try RawHTTP.write(fd, Data("POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
-                let chunk = Data("10000\r\n".utf8) + Data(repeating: UInt8(ascii: "a"), count: 0x10000) + Data("\r\n".utf8)
+                try RawHTTP.write(
+                    fd, Data("POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+                let chunk =
+                    Data("10000\r\n".utf8) + Data(repeating: UInt8(ascii: "a"), count: 0x10000) + Data("\r\n".utf8)
                 var sent = 0
                 // Up to 64 MiB; the server must stop this long before.
                 while sent < 64 << 20 {
@@ -81,7 +90,8 @@ import Darwin
             let port = try #require(sandbox.baseURL.port)
             let huge = "POST /token?code=SECRETCODE HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000\r\n\r\n"
             #expect(try await RawHTTP.send(Data(huge.utf8), port: port).status == 413)
-            let oversized = try await RawHTTP.request("/x", port: port, extraHeaders: "X-Big: \(String(repeating: "a", count: 100_000))\r\n")
+            let oversized = try await RawHTTP.request(
+                "/x", port: port, extraHeaders: "X-Big: \(String(repeating: "a", count: 100_000))\r\n")
             #expect(oversized.status == 400)
             let garbage = try await RawHTTP.send(Data("NOT HTTP AT ALL\r\n\r\n".utf8), port: port)
             #expect(garbage.status == 400)
@@ -92,9 +102,15 @@ import Darwin
                 events = sandbox.events
             }
             #expect(events.count == 3, "\(events)")
-            #expect(events.first?.description == "POST /token → 413: refused before routing: request body over 1048576 bytes", "\(events)")
-            #expect(events.contains { $0.status == 400 && $0.summary.contains("header section over NIO's 80 KiB") }, "\(events)")
-            #expect(events.contains { $0.status == 400 && $0.summary.contains("not a well-formed HTTP/1.1 request") }, "\(events)")
+            #expect(
+                events.first?.description
+                    == "POST /token → 413: refused before routing: request body over 1048576 bytes", "\(events)")
+            #expect(
+                events.contains { $0.status == 400 && $0.summary.contains("header section over NIO's 80 KiB") },
+                "\(events)")
+            #expect(
+                events.contains { $0.status == 400 && $0.summary.contains("not a well-formed HTTP/1.1 request") },
+                "\(events)")
             #expect(!events.description.contains("SECRETCODE"))
         }
     }

@@ -1,10 +1,11 @@
 import AuthKit
 import AuthKitSandbox
-#if canImport(FoundationNetworking)
-import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
-#endif
 import Foundation
 import HTTPTypes
+
+#if canImport(FoundationNetworking)
+    import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
+#endif
 
 /// The bundled descriptor `id`.
 func bundled(_ id: String) throws -> ProviderDescriptor {
@@ -20,7 +21,9 @@ func publicClient(_ options: SandboxOptions = SandboxOptions()) -> SandboxOption
 
 /// A plain HTTP exchange with the sandbox (no AuthKit policy in the way), for
 /// what a hostile or careless client would send.
-func raw(_ method: String, _ url: URL, headers: [String: String] = [:], body: String? = nil) async throws -> (status: Int, headers: HTTPFields, body: String) {
+func raw(_ method: String, _ url: URL, headers: [String: String] = [:], body: String? = nil) async throws -> (
+    status: Int, headers: HTTPFields, body: String
+) {
     let client = URLSessionHTTPClient()
     var head = HTTPRequest(method: HTTPRequest.Method(method)!, url: url)
     for (name, value) in headers { head.headerFields[HTTPField.Name(name)!] = value }

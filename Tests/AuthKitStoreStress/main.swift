@@ -11,7 +11,8 @@ import Foundation
 
 let arguments = CommandLine.arguments
 func usage() -> Never {
-    FileHandle.standardError.write(Data("usage: AuthKitStoreStress save <file> <prefix> <count> | loop <file> <size>\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: AuthKitStoreStress save <file> <prefix> <count> | loop <file> <size>\n".utf8))
     exit(64)
 }
 guard arguments.count >= 4 else { usage() }
@@ -21,7 +22,8 @@ switch arguments[1] {
 case "save":
     guard arguments.count == 5, let count = Int(arguments[4]) else { usage() }
     for index in 0..<count {
-        try await store.save(Credential(providerID: "\(arguments[3])-\(index)", accessToken: "token-\(arguments[3])-\(index)"))
+        try await store.save(
+            Credential(providerID: "\(arguments[3])-\(index)", accessToken: "token-\(arguments[3])-\(index)"))
     }
 case "loop":
     guard let size = Int(arguments[3]) else { usage() }
@@ -32,7 +34,8 @@ case "loop":
     while true {
         generation += 1
         let token = String(repeating: "gen\(generation)-", count: size)
-        try await store.save(Credential(providerID: "loop", accessToken: token, rawFields: ["generation": .integer(generation)]))
+        try await store.save(
+            Credential(providerID: "loop", accessToken: token, rawFields: ["generation": .integer(generation)]))
         // Unbuffered, so the test sees every report made before the kill.
         FileHandle.standardOutput.write(Data("saved \(generation)\n".utf8))
     }
@@ -40,9 +43,11 @@ case "current":
     var environment = ProcessInfo.processInfo.environment
     environment["AUTHKIT_HOME"] = arguments[2]
     let descriptor = try ProviderCatalog.standard(environment: environment).descriptor(id: arguments[3])
-    let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings.standard(for: descriptor, environment: environment))
-    let source = CredentialSource(authenticator: client, store: FileCredentialStore(environment: environment),
-                                  key: CredentialKey(providerID: arguments[3]))
+    let client = try OAuth2Client(
+        descriptor: descriptor, settings: ClientSettings.standard(for: descriptor, environment: environment))
+    let source = CredentialSource(
+        authenticator: client, store: FileCredentialStore(environment: environment),
+        key: CredentialKey(providerID: arguments[3]))
     do {
         print(try await source.current().accessToken)
     } catch {

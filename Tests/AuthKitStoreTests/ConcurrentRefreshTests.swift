@@ -12,12 +12,16 @@ import Testing
             let grant = RotatingGrant(on: server)
             let home = TemporaryDirectory.url("authkit-refresh")
             defer { try? FileManager.default.removeItem(at: home) }
-            try FileManager.default.createDirectory(at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
-            try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
-            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(to: home.appendingPathComponent("credentials.json"))
+            try FileManager.default.createDirectory(
+                at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+            try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(
+                to: home.appendingPathComponent("providers/rotating.json"))
+            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(
+                to: home.appendingPathComponent("credentials.json"))
 
             let outputs = try (0..<8).map { _ -> (Process, Pipe) in
-                let process = Process(), pipe = Pipe()
+                let process = Process()
+                let pipe = Pipe()
                 process.executableURL = CrossProcessStoreTests.binary
                 process.arguments = ["current", home.path, "rotating"]
                 var environment = ProcessInfo.processInfo.environment

@@ -1,14 +1,15 @@
+import AuthKit
 import AuthKitTestSupport
 import Foundation
 import Testing
-import AuthKit
 
 /// FileCredentialStore used by separate processes (the test-only
 /// `AuthKitStoreStress` executable), as several `authkit` runs would use it.
 @Suite struct CrossProcessStoreTests {
     /// `AuthKitStoreStress` sits beside the test bundle in the build directory.
     static var binary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("AuthKitStoreStress")
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "AuthKitStoreStress")
     }
 
     func temporaryDirectory() -> URL {
@@ -80,7 +81,8 @@ import AuthKit
             let lastSaved = printed.split(separator: "\n").last.flatMap { Int64($0.dropFirst("saved ".count)) }
 
             // A temporary file left behind means the kill landed mid-write.
-            if try FileManager.default.contentsOfDirectory(atPath: home.path).contains(where: { $0.hasSuffix(".tmp") }) {
+            if try FileManager.default.contentsOfDirectory(atPath: home.path).contains(where: { $0.hasSuffix(".tmp") })
+            {
                 killedMidWrite += 1
             }
             let all = try await FileCredentialStore(file: file).allCredentials()
@@ -89,17 +91,23 @@ import AuthKit
                 Issue.record("round \(round): no generation")
                 continue
             }
-            #expect(all[0].accessToken == String(repeating: "gen\(generation)-", count: 20000), "round \(round): torn token")
+            #expect(
+                all[0].accessToken == String(repeating: "gen\(generation)-", count: 20000), "round \(round): torn token"
+            )
             if let lastSaved {
                 // The process restarts at generation 1 each round, so only
                 // this round's report bounds the file.
-                #expect(generation == lastSaved || generation == lastSaved + 1, "round \(round): file has \(generation), last saved \(lastSaved)")
+                #expect(
+                    generation == lastSaved || generation == lastSaved + 1,
+                    "round \(round): file has \(generation), last saved \(lastSaved)")
                 if generation == lastSaved + 1 { killedBeforeReport += 1 }
             }
             #expect(try mode(file.path) == 0o600)
         }
         let abandoned = try FileManager.default.contentsOfDirectory(atPath: home.path).filter { $0.hasSuffix(".tmp") }
-        print("SIGKILL rounds: 12, killed mid-write (temporary file left): \(killedMidWrite), killed between replacing the file and reporting it: \(killedBeforeReport)")
+        print(
+            "SIGKILL rounds: 12, killed mid-write (temporary file left): \(killedMidWrite), killed between replacing the file and reporting it: \(killedBeforeReport)"
+        )
         #expect(abandoned.count <= 1) // each save clears those earlier kills left
         #expect(try mode(home.path) == 0o700)
         // The next save removes the temporary files killed writers left (they hold tokens).

@@ -28,7 +28,8 @@ public enum BrotliBomb {
             bits.write(0, count: 6) // NPOSTFIX = 0, NDIRECT = 0
             bits.write(0, count: 2) // the literal block type's context mode (LSB6)
             bits.write(0, count: 2) // NTREESL = 1, NTREESD = 1
-            for (symbol, width) in [(0, 8), (399, 10), (16, 6)] { // literal 0; insert 1 + copy code 23; distance code 16
+            // literal 0; insert 1 + copy code 23; distance code 16
+            for (symbol, width) in [(0, 8), (399, 10), (16, 6)] {
                 bits.write(1, count: 2) // HSKIP = 1: a simple prefix code
                 bits.write(0, count: 2) // NSYM - 1 = 0
                 bits.write(symbol, count: width)

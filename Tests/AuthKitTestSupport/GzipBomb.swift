@@ -11,7 +11,8 @@ public enum GzipBomb {
         // 8 repeats are 104 bits, 13 whole bytes: the bulk is one 13-byte
         // period copied, found by comparing the streams for 8 and 16 repeats.
         let repeats = max(0, (size - 1) / 258) / 8 * 8
-        let small = deflate(repeats: 8, trailingLiterals: 0), big = deflate(repeats: 16, trailingLiterals: 0)
+        let small = deflate(repeats: 8, trailingLiterals: 0)
+        let big = deflate(repeats: 16, trailingLiterals: 0)
         let split = (0...small.count).first { k in
             k + 13 <= big.count && Array(small[..<k]) + Array(big[k..<(k + 13)]) + Array(small[k...]) == big
         }!
@@ -20,11 +21,17 @@ public enum GzipBomb {
         var bulk = [UInt8]()
         bulk.reserveCapacity(max(0, repeats / 8 - 1) * 13)
         for _ in 0..<max(0, repeats / 8 - 1) { bulk.append(contentsOf: period) }
-        if repeats >= 8 { stream.insert(contentsOf: bulk, at: split) } else { stream = deflate(repeats: 0, trailingLiterals: size - 1) }
+        if repeats >= 8 {
+            stream.insert(contentsOf: bulk, at: split)
+        } else {
+            stream = deflate(repeats: 0, trailingLiterals: size - 1)
+        }
         var data = Data([0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0xFF])
         data.append(contentsOf: stream)
         for value in [crc32OfZeros(size), UInt32(truncatingIfNeeded: size)] { // CRC32, ISIZE (RFC 1952 §2.3.1)
-            data.append(contentsOf: [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)])
+            data.append(contentsOf: [
+                UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24),
+            ])
         }
         return data
     }
@@ -45,7 +52,8 @@ public enum GzipBomb {
             return register
         }
         var result: Matrix = (0..<32).map { UInt32(1) << UInt32($0) }
-        var power = zeroByte, n = count
+        var power = zeroByte
+        var n = count
         while n > 0 {
             if n & 1 == 1 { result = multiply(power, result) }
             power = multiply(power, power)
@@ -57,12 +65,12 @@ public enum GzipBomb {
     /// The deflate block: a literal 0, `repeats` copies of 258 bytes, more literal zeros, end of block.
     static func deflate(repeats: Int, trailingLiterals: Int) -> [UInt8] {
         var writer = BitWriter()
-        writer.write(0b1, count: 1)    // BFINAL
-        writer.write(0b01, count: 2)   // BTYPE = fixed Huffman
+        writer.write(0b1, count: 1) // BFINAL
+        writer.write(0b01, count: 2) // BTYPE = fixed Huffman
         writer.writeHuffman(0b00110000, count: 8) // literal 0
         for _ in 0..<repeats {
             writer.writeHuffman(0b11000101, count: 8) // length code 285: 258 bytes, no extra bits
-            writer.writeHuffman(0b00000, count: 5)    // distance code 0: distance 1
+            writer.writeHuffman(0b00000, count: 5) // distance code 0: distance 1
         }
         for _ in 0..<trailingLiterals { writer.writeHuffman(0b00110000, count: 8) }
         writer.writeHuffman(0b0000000, count: 7) // end of block (256)

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `Tests/Interop/servers/oauth1_server.py` (oauthlib's OAuth 1.0a endpoints) as a child
@@ -58,7 +59,9 @@ public final class OAuthlibServer: @unchecked Sendable {
     /// Starts the server and waits (up to 20 s) for its port.
     public func start(consumerKey: String, consumerSecret: String) async throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [Self.python, Self.script.path, "--consumer-key", consumerKey, "--consumer-secret", consumerSecret]
+        process.arguments = [
+            Self.python, Self.script.path, "--consumer-key", consumerKey, "--consumer-secret", consumerSecret,
+        ]
         process.standardInput = input
         process.standardOutput = output
         do {
@@ -81,7 +84,10 @@ public final class OAuthlibServer: @unchecked Sendable {
         }
         guard let line, let port = Int(line.trimmingCharacters(in: .whitespaces)) else {
             stop()
-            throw StartError(description: "\(Self.python) \(Self.script.lastPathComponent) did not print a port (is oauthlib installed? pip install oauthlib); it printed \(String(describing: line))")
+            throw StartError(
+                description:
+                    "\(Self.python) \(Self.script.lastPathComponent) did not print a port (is oauthlib installed? pip install oauthlib); it printed \(String(describing: line))"
+            )
         }
         self.port = port
     }

@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An HTTP response as read off a plain socket.
@@ -32,24 +33,33 @@ public struct SocketError: Error, CustomStringConvertible {
 /// queue, never on the Swift concurrency pool.
 public enum RawHTTP {
     /// Sends `GET target` (or another method) and reads the whole response.
-    public static func request(_ target: String, method: String = "GET", host: String = "127.0.0.1", port: Int,
-                        extraHeaders: String = "", holdOpen: Duration = .zero) async throws -> RawResponse {
+    public static func request(
+        _ target: String, method: String = "GET", host: String = "127.0.0.1", port: Int,
+        extraHeaders: String = "", holdOpen: Duration = .zero
+    ) async throws -> RawResponse {
         let hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        let text = "\(method) \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: RawHTTP\r\n\(extraHeaders)Connection: close\r\n\r\n"
+        let text =
+            "\(method) \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: RawHTTP\r\n\(extraHeaders)Connection: close\r\n\r\n"
         return try await send(Data(text.utf8), host: host, port: port, headOnly: method == "HEAD", holdOpen: holdOpen)
     }
 
     /// Sends raw bytes and reads one response: headers, then `Content-Length`
     /// bytes of body; then waits `holdOpen` before closing, like a browser that
     /// is slow to hang up.
-    public static func send(_ bytes: Data, host: String = "127.0.0.1", port: Int, headOnly: Bool = false,
-                     holdOpen: Duration = .zero) async throws -> RawResponse {
+    public static func send(
+        _ bytes: Data, host: String = "127.0.0.1", port: Int, headOnly: Bool = false,
+        holdOpen: Duration = .zero
+    ) async throws -> RawResponse {
         try await blocking {
             let fd = try connect(host: host, port: port)
             defer { close(fd) }
             try write(fd, bytes)
             let response = try readResponse(fd, headOnly: headOnly)
-            if holdOpen > .zero { usleep(UInt32(holdOpen.components.attoseconds / 1_000_000_000_000 + holdOpen.components.seconds * 1_000_000)) }
+            if holdOpen > .zero {
+                usleep(
+                    UInt32(
+                        holdOpen.components.attoseconds / 1_000_000_000_000 + holdOpen.components.seconds * 1_000_000))
+            }
             return response
         }
     }
@@ -79,7 +89,9 @@ public enum RawHTTP {
     }
 
     /// A listening socket on `host`, port 0 unless given; returns it and its port.
-    public static func listen(host: String = "127.0.0.1", port: Int = 0, reusePort: Bool = false) throws -> (fd: Int32, port: Int) {
+    public static func listen(host: String = "127.0.0.1", port: Int = 0, reusePort: Bool = false) throws -> (
+        fd: Int32, port: Int
+    ) {
         let ipv6 = host.contains(":")
         let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SocketError(call: "socket", code: errno) }
@@ -157,7 +169,9 @@ public enum RawHTTP {
         guard let headEnd else { throw SocketError(call: "response without a complete head", code: 0) }
         let lines = String(decoding: data[..<headEnd.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines[0].split(separator: " ")
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw SocketError(call: "status line '\(lines[0])'", code: 0) }
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw SocketError(call: "status line '\(lines[0])'", code: 0)
+        }
         let headers = lines.dropFirst().compactMap { line -> (name: String, value: String)? in
             let parts = line.split(separator: ":", maxSplits: 1)
             guard parts.count == 2 else { return nil }
@@ -216,14 +230,18 @@ public enum RawHTTP {
         return named == 0 ? Int(UInt16(bigEndian: storage.sin6_port)) : nil
     }
 
-    public static func withSocketAddress<T>(host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+    public static func withSocketAddress<T>(host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T)
+        -> T
+    {
         if host.contains(":") {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = UInt16(port).bigEndian
             _ = inet_pton(AF_INET6, host, &address.sin6_addr)
             return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
             }
         }
         var address = sockaddr_in()
@@ -257,7 +275,8 @@ public enum PortProbe: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .refused: return "refused"
-        case .accepted(let from, let listening): return "accepted (from port \(from); \(listening) listening socket(s) on the port)"
+        case .accepted(let from, let listening):
+            return "accepted (from port \(from); \(listening) listening socket(s) on the port)"
         case .failed(let reason): return "failed: \(reason)"
         }
     }

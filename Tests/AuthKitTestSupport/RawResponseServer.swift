@@ -39,8 +39,9 @@ public final class RawResponseServer: @unchecked Sendable {
 
     public init(_ script: Script, tls certificate: SelfSignedCertificate) throws {
         self.script = script
-        self.tls = try NIOSSLContext(configuration: .makeServerConfiguration(
-            certificateChain: [.certificate(certificate.certificate)], privateKey: .privateKey(certificate.key)))
+        self.tls = try NIOSSLContext(
+            configuration: .makeServerConfiguration(
+                certificateChain: [.certificate(certificate.certificate)], privateKey: .privateKey(certificate.key)))
     }
 
     public func start() async throws {
@@ -92,13 +93,19 @@ private final class ScriptHandler: ChannelInboundHandler, @unchecked Sendable {
         let channel = context.channel
         @Sendable func write(_ bytes: [UInt8], then next: @escaping @Sendable () -> Void) {
             channel.writeAndFlush(ByteBuffer(bytes: bytes)).whenComplete { result in
-                guard case .success = result else { channel.close(promise: nil); return }
+                guard case .success = result else {
+                    channel.close(promise: nil)
+                    return
+                }
                 server.count(bytes.count)
                 next()
             }
         }
         @Sendable func repeatForever() {
-            guard let piece = script.repeating, channel.isActive else { channel.close(promise: nil); return }
+            guard let piece = script.repeating, channel.isActive else {
+                channel.close(promise: nil)
+                return
+            }
             write(piece) { loop.scheduleTask(in: script.interval) { repeatForever() } }
         }
         write(script.head) { repeatForever() }
@@ -113,25 +120,37 @@ public struct SelfSignedCertificate: Sendable {
     public let key: NIOSSLPrivateKey
 
     public static func make() throws -> SelfSignedCertificate {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authkit-tls-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "authkit-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let keyFile = directory.appendingPathComponent("key.pem"), certificateFile = directory.appendingPathComponent("cert.pem")
+        let keyFile = directory.appendingPathComponent("key.pem")
+        let certificateFile = directory.appendingPathComponent("cert.pem")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                             "-keyout", keyFile.path, "-out", certificateFile.path, "-days", "1",
-                             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+        process.arguments = [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", keyFile.path, "-out", certificateFile.path, "-days", "1",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "openssl req failed (status \(process.terminationStatus)); install the openssl package"])
+            throw CocoaError(
+                .fileWriteUnknown,
+                userInfo: [
+                    NSLocalizedDescriptionKey:
+                        "openssl req failed (status \(process.terminationStatus)); install the openssl package"
+                ])
         }
         guard let certificate = try NIOSSLCertificate.fromPEMFile(certificateFile.path).first else {
-            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "openssl req wrote no certificate to \(certificateFile.path)"])
+            throw CocoaError(
+                .fileReadCorruptFile,
+                userInfo: [NSLocalizedDescriptionKey: "openssl req wrote no certificate to \(certificateFile.path)"])
         }
-        return SelfSignedCertificate(certificate: certificate, key: try NIOSSLPrivateKey(file: keyFile.path, format: .pem))
+        return SelfSignedCertificate(
+            certificate: certificate, key: try NIOSSLPrivateKey(file: keyFile.path, format: .pem))
     }
 }

@@ -26,10 +26,14 @@ public final class RotatingGrant: @unchecked Sendable {
                 }
                 guard body["refresh_token"] == "rt-\(generation)" else {
                     revoked = true // a refresh token used twice: treat as stolen
-                    return .json(#"{"error":"invalid_grant","error_description":"refresh token reused; grant revoked"}"#, status: 400)
+                    return .json(
+                        #"{"error":"invalid_grant","error_description":"refresh token reused; grant revoked"}"#,
+                        status: 400)
                 }
                 generation += 1
-                return .json(#"{"access_token":"at-\#(generation)","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-\#(generation)"}"#)
+                return .json(
+                    #"{"access_token":"at-\#(generation)","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-\#(generation)"}"#
+                )
             }
         }
         server.route("GET", "/resource") { [self] request in
@@ -61,7 +65,9 @@ public final class RotatingGrant: @unchecked Sendable {
 enum FormURLBody {
     static func decode(_ text: String) -> [(String, String)] {
         text.split(separator: "&").map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+            }
             return (parts[0], parts.count > 1 ? parts[1] : "")
         }
     }

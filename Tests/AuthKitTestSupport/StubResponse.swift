@@ -34,10 +34,13 @@ public struct StubResponse: Sendable {
         }
 
         /// 64 KiB chunks as fast as the client reads, for ever.
-        public static let flood = Stream(chunk: Array(repeating: UInt8(ascii: "a"), count: 64 << 10), count: .max, interval: .zero)
+        public static let flood = Stream(
+            chunk: Array(repeating: UInt8(ascii: "a"), count: 64 << 10), count: .max, interval: .zero)
     }
 
-    public static func streaming(_ stream: Stream, status: Int = 200, headers: [(name: String, value: String)] = []) -> StubResponse {
+    public static func streaming(_ stream: Stream, status: Int = 200, headers: [(name: String, value: String)] = [])
+        -> StubResponse
+    {
         var response = StubResponse(status: status, headers: headers)
         response.stream = stream
         return response
@@ -45,7 +48,8 @@ public struct StubResponse: Sendable {
 
     /// A redirect to `location`.
     public static func redirect(_ status: Int, to location: String) -> StubResponse {
-        StubResponse(status: status, headers: [("Location", location), ("Content-Type", "text/plain")], body: Data("moved".utf8))
+        StubResponse(
+            status: status, headers: [("Location", location), ("Content-Type", "text/plain")], body: Data("moved".utf8))
     }
 
     public init(status: Int = 200, headers: [(name: String, value: String)] = [], body: Data = Data()) {
@@ -54,12 +58,17 @@ public struct StubResponse: Sendable {
         self.body = body
     }
 
-    public static func json(_ text: String, status: Int = 200, headers: [(name: String, value: String)] = []) -> StubResponse {
-        StubResponse(status: status, headers: [("Content-Type", "application/json; charset=utf-8")] + headers, body: Data(text.utf8))
+    public static func json(_ text: String, status: Int = 200, headers: [(name: String, value: String)] = [])
+        -> StubResponse
+    {
+        StubResponse(
+            status: status, headers: [("Content-Type", "application/json; charset=utf-8")] + headers,
+            body: Data(text.utf8))
     }
 
     public static func form(_ text: String, status: Int = 200) -> StubResponse {
-        StubResponse(status: status, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data(text.utf8))
+        StubResponse(
+            status: status, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data(text.utf8))
     }
 
     /// The same response on a connection kept open afterwards.

@@ -7,7 +7,9 @@ public enum TemporaryDirectory {
     nonisolated(unsafe) private static var made: [URL] = []
     private static let cleanup: Void = {
         atexit {
-            for url in TemporaryDirectory.lock.withLock({ TemporaryDirectory.made }) { try? FileManager.default.removeItem(at: url) }
+            for url in TemporaryDirectory.lock.withLock({ TemporaryDirectory.made }) {
+                try? FileManager.default.removeItem(at: url)
+            }
         }
     }()
 

@@ -80,7 +80,8 @@ public final class TestHTTPServer: @unchecked Sendable {
             recorded.append(request)
             return routes["\(request.method) \(request.path)"]
         }
-        return handler?(request) ?? .text("no route for \(request.method) \(request.path)", contentType: "text/plain", status: 404)
+        return handler?(request)
+            ?? .text("no route for \(request.method) \(request.path)", contentType: "text/plain", status: 404)
     }
 }
 
@@ -109,25 +110,30 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
             let stub = server.respond(to: request)
             if let stream = stub.stream {
                 self.head = nil
-                Self.send(stream, status: stub.status, headers: stub.headers, version: head.version, context: context,
-                          server: server)
+                Self.send(
+                    stream, status: stub.status, headers: stub.headers, version: head.version, context: context,
+                    server: server)
                 return
             }
             var headers = HTTPHeaders(stub.headers.map { ($0.name, $0.value) })
             headers.replaceOrAdd(name: "Content-Length", value: String(stub.body.count))
             if !stub.keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-            let responseHead = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: stub.status), headers: headers)
+            let responseHead = HTTPResponseHead(
+                version: head.version, status: HTTPResponseStatus(statusCode: stub.status), headers: headers)
             self.head = nil
             let boxed = NIOLoopBound(context, eventLoop: context.eventLoop)
             @Sendable func answer() {
                 let context = boxed.value
                 context.write(NIOAny(HTTPServerResponsePart.head(responseHead)), promise: nil)
-                context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: stub.body)))), promise: nil)
+                context.write(
+                    NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: stub.body)))), promise: nil)
                 if stub.keepAlive {
                     context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
                 } else {
                     let channel = context.channel
-                    context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+                    context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in
+                        channel.close(promise: nil)
+                    }
                 }
             }
             if stub.delay > .zero {
@@ -140,26 +146,37 @@ private final class RecordingHandler: ChannelInboundHandler, @unchecked Sendable
 
     /// A chunked body written piece by piece on the event loop until it ends
     /// or the client goes away (a write fails): a drip, or an endless flood.
-    private static func send(_ stream: StubResponse.Stream, status: Int, headers: [(name: String, value: String)],
-                             version: HTTPVersion, context: ChannelHandlerContext, server: TestHTTPServer) {
+    private static func send(
+        _ stream: StubResponse.Stream, status: Int, headers: [(name: String, value: String)],
+        version: HTTPVersion, context: ChannelHandlerContext, server: TestHTTPServer
+    ) {
         var fields = HTTPHeaders(headers.map { ($0.name, $0.value) })
         fields.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
         fields.replaceOrAdd(name: "Connection", value: "close")
-        context.writeAndFlush(NIOAny(HTTPServerResponsePart.head(
-            HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: fields))), promise: nil)
+        context.writeAndFlush(
+            NIOAny(
+                HTTPServerResponsePart.head(
+                    HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: fields))
+            ), promise: nil)
         let loop = context.eventLoop
         let boxed = NIOLoopBound(context, eventLoop: loop)
         @Sendable func write(_ index: Int) {
             let context = boxed.value
             guard index < stream.count, context.channel.isActive else {
-                context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in boxed.value.close(promise: nil) }
+                context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in
+                    boxed.value.close(promise: nil)
+                }
                 return
             }
-            context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: stream.chunk))))).whenComplete { result in
-                guard case .success = result else { boxed.value.close(promise: nil); return }
-                server.countStreamed(stream.chunk.count)
-                loop.scheduleTask(in: stream.interval) { write(index + 1) }
-            }
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: stream.chunk)))))
+                .whenComplete { result in
+                    guard case .success = result else {
+                        boxed.value.close(promise: nil)
+                        return
+                    }
+                    server.countStreamed(stream.chunk.count)
+                    loop.scheduleTask(in: stream.interval) { write(index + 1) }
+                }
         }
         write(0)
     }

@@ -98,11 +98,15 @@ public struct TransportContract: Sendable {
             .redirectComesBack(301), .redirectComesBack(302), .redirectComesBack(303),
             .redirectComesBack(307), .redirectComesBack(308),
             .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
-            .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .zstdBombIsRefused, .brotliBombIsRefused, .closedPortIsANetworkError,
-            .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError, .malformedStatusIsAnError, .conflictingLengthsAreAnError,
+            .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .zstdBombIsRefused,
+            .brotliBombIsRefused, .closedPortIsANetworkError,
+            .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError,
+            .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
-            .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .framingIsTheTransports, .switchedProtocolIsAnError,
-            .lengthBesideChunkedIsAnError, .foldedFieldIsOneField, .challengeIsAResponse("Basic"), .challengeIsAResponse("Digest"), .challengeIsAResponse("Bearer"),
+            .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .framingIsTheTransports,
+            .switchedProtocolIsAnError,
+            .lengthBesideChunkedIsAnError, .foldedFieldIsOneField, .challengeIsAResponse("Basic"),
+            .challengeIsAResponse("Digest"), .challengeIsAResponse("Bearer"),
         ]
 
         public var description: String {
@@ -162,7 +166,8 @@ public struct TransportContract: Sendable {
         case .endlessHeadIsRefused:
             try await refused(Self.json200("", repeating: "X-Flood: \(String(repeating: "a", count: 1000))\r\n"))
         case .headDripEndsAtTheDeadline:
-            try await refused(Self.json200("", repeating: "X-Drip: a\r\n", interval: .milliseconds(200)), byTheDeadline: true)
+            try await refused(
+                Self.json200("", repeating: "X-Drip: a\r\n", interval: .milliseconds(200)), byTheDeadline: true)
         case .shortBodyIsAnError:
             try await refused(Self.json200("Content-Length: 100\r\n\r\n{\"access_token\":\"at"))
         case .unfinishedChunkedBodyIsAnError:
@@ -173,37 +178,49 @@ public struct TransportContract: Sendable {
         case .closedPortIsANetworkError: try await closedPortIsANetworkError()
         case .interimResponseIsSkipped(let status): try await interimResponseIsSkipped(status)
         case .missingStatusLineIsAnError:
-            try await refused(RawResponseServer.Script(head: "{\"access_token\":\"at-1\",\"token_type\":\"Bearer\"}\r\n"))
+            try await refused(
+                RawResponseServer.Script(head: "{\"access_token\":\"at-1\",\"token_type\":\"Bearer\"}\r\n"))
         case .conflictingLengthsAreAnError:
-            try await refused(Self.json200("Content-Length: 2\r\nContent-Length: 24\r\n\r\n{}\"access_token\":\"at-1\"}"))
+            try await refused(
+                Self.json200("Content-Length: 2\r\nContent-Length: 24\r\n\r\n{}\"access_token\":\"at-1\"}"))
         case .invalidLengthIsAnError:
             try await refused(Self.json200("Content-Length: -2\r\n\r\n{}"))
         case .silenceEndsAtTheDeadline:
-            try await refused(RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
+            try await refused(
+                RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
         case .untrustedCertificateIsRefused: try await untrustedCertificateIsRefused()
         case .framingIsTheTransports: try await framingIsTheTransports()
         case .lengthBesideChunkedIsAnError:
             // The chunk is 0x17 bytes: {"access_token":"at-1"}.
-            try await refused(Self.json200("Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n17\r\n{\"access_token\":\"at-1\"}\r\n0\r\n\r\n"))
+            try await refused(
+                Self.json200(
+                    "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n17\r\n{\"access_token\":\"at-1\"}\r\n0\r\n\r\n"
+                ))
         case .switchedProtocolIsAnError:
             // The connection then stays open: only the 101 itself can end the wait.
-            try await refused(RawResponseServer.Script(
-                head: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"
-                    + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 24\r\n\r\n{\"access_token\":\"at-1\"}",
-                repeating: "", interval: .hours(1)))
+            try await refused(
+                RawResponseServer.Script(
+                    head: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"
+                        + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 24\r\n\r\n{\"access_token\":\"at-1\"}",
+                    repeating: "", interval: .hours(1)))
         case .emptyAnswerComesAtOnce(let status): try await emptyAnswerComesAtOnce(status)
         case .foldedFieldIsOneField: try await foldedFieldIsOneField()
         case .challengeIsAResponse(let scheme): try await challengeIsAResponse(scheme)
         case .malformedStatusIsAnError:
-            try await refused(RawResponseServer.Script(
-                head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
+            try await refused(
+                RawResponseServer.Script(
+                    head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
         }
     }
 
     /// A raw answer that starts `HTTP/1.1 200 OK` with a JSON content type;
     /// `rest` is the remaining header lines, the blank line and the body.
-    public static func json200(_ rest: String, repeating: String? = nil, interval: TimeAmount = .zero) -> RawResponseServer.Script {
-        RawResponseServer.Script(head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + rest, repeating: repeating, interval: interval)
+    public static func json200(_ rest: String, repeating: String? = nil, interval: TimeAmount = .zero)
+        -> RawResponseServer.Script
+    {
+        RawResponseServer.Script(
+            head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + rest, repeating: repeating,
+            interval: interval)
     }
 
     private var transport: FlowTransport { FlowTransport(http: http, logger: Logger(label: "transport-contract")) }
@@ -213,7 +230,8 @@ public struct TransportContract: Sendable {
             let body = Data("grant_type=authorization_code&code=a%2Bb%20c&empty=".utf8)
             let answer = Data("{\"access_token\":\"at-1\",\"note\":\"\u{00e9}\u{1f511}\"}".utf8)
             server.route("POST", "/token") { _ in
-                StubResponse(status: 201, headers: [("Content-Type", "application/json"), ("X-Answer", "as sent")], body: answer)
+                StubResponse(
+                    status: 201, headers: [("Content-Type", "application/json"), ("X-Answer", "as sent")], body: answer)
             }
             var request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token?x=a%2Fb&y=%20")!)
             request.head.headerFields[.contentType] = "application/x-www-form-urlencoded"
@@ -228,19 +246,32 @@ public struct TransportContract: Sendable {
             guard let sent = server.requests.first else { return ["the server received no request"] }
             if sent.method != "POST" { broken.append("sent method \(sent.method), not POST") }
             if sent.uri != "/token?x=a%2Fb&y=%20" { broken.append("sent target \(sent.uri), not /token?x=a%2Fb&y=%20") }
-            for (name, value) in [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json"),
-                                  ("Authorization", "Basic YXBwOnNlY3JldA=="), ("X-Custom", "one, two")]
-                where sent.header(name) != value {
+            for (name, value) in [
+                ("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json"),
+                ("Authorization", "Basic YXBwOnNlY3JldA=="), ("X-Custom", "one, two"),
+            ]
+            where sent.header(name) != value {
                 broken.append("sent \(name): \(sent.header(name) ?? "nothing"), not \(value)")
             }
             // Added by FlowTransport when the caller set none: GitHub refuses requests without one.
-            if sent.header("User-Agent") != AuthKitVersion.userAgent { broken.append("sent User-Agent: \(sent.header("User-Agent") ?? "nothing"), not \(AuthKitVersion.userAgent)") }
-            if sent.header("X-Empty") != "" { broken.append("sent X-Empty: \(sent.header("X-Empty") ?? "nothing"), not an empty value") }
+            if sent.header("User-Agent") != AuthKitVersion.userAgent {
+                broken.append(
+                    "sent User-Agent: \(sent.header("User-Agent") ?? "nothing"), not \(AuthKitVersion.userAgent)")
+            }
+            if sent.header("X-Empty") != "" {
+                broken.append("sent X-Empty: \(sent.header("X-Empty") ?? "nothing"), not an empty value")
+            }
             if sent.header("Cookie") != nil { broken.append("sent a Cookie header no one set") }
-            if sent.body != body { broken.append("sent body \(sent.bodyText), not \(String(decoding: body, as: UTF8.self))") }
+            if sent.body != body {
+                broken.append("sent body \(sent.bodyText), not \(String(decoding: body, as: UTF8.self))")
+            }
             if response.status != 201 { broken.append("returned status \(response.status), not 201") }
-            if response.headers[HTTPField.Name("X-Answer")!] != "as sent" { broken.append("lost the response header X-Answer") }
-            if response.body != answer { broken.append("returned body \(String(decoding: response.body, as: UTF8.self)), not the bytes sent") }
+            if response.headers[HTTPField.Name("X-Answer")!] != "as sent" {
+                broken.append("lost the response header X-Answer")
+            }
+            if response.body != answer {
+                broken.append("returned body \(String(decoding: response.body, as: UTF8.self)), not the bytes sent")
+            }
             return broken
         }
     }
@@ -250,7 +281,9 @@ public struct TransportContract: Sendable {
             server.route("POST", "/token") { _ in .json("{}") }
             let body = Data("grant_type=authorization_code&code=the-code".utf8)
             var broken: [String] = []
-            for (name, value) in [("Content-Length", "3"), ("Content-Length", "1000"), ("Transfer-Encoding", "chunked")] {
+            for (name, value) in [
+                ("Content-Length", "3"), ("Content-Length", "1000"), ("Transfer-Encoding", "chunked"),
+            ] {
                 var request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
                 request.head.headerFields[.contentType] = "application/x-www-form-urlencoded"
                 request.head.headerFields[HTTPField.Name(name)!] = value
@@ -261,12 +294,16 @@ public struct TransportContract: Sendable {
                 do {
                     _ = try await transport.send(request, step: .tokenExchange, policy: shortPolicy)
                 } catch {
-                    if server.requests.count > before { broken.append("with \(name): \(value) from the caller, failed (\(error)) after sending") }
+                    if server.requests.count > before {
+                        broken.append("with \(name): \(value) from the caller, failed (\(error)) after sending")
+                    }
                     continue
                 }
                 let received = server.requests.dropFirst(before)
                 if received.count != 1 || received.first?.body != body {
-                    broken.append("with \(name): \(value) from the caller, the server read \(received.map { "'\($0.bodyText)'" }.joined(separator: " and ")), not the body")
+                    broken.append(
+                        "with \(name): \(value) from the caller, the server read \(received.map { "'\($0.bodyText)'" }.joined(separator: " and ")), not the body"
+                    )
                 }
             }
             return broken
@@ -297,17 +334,26 @@ public struct TransportContract: Sendable {
             elsewhere.route("POST", "/token") { _ in .json(#"{"access_token":"stolen"}"#) }
             elsewhere.route("GET", "/token") { _ in .json(#"{"access_token":"stolen"}"#) }
             server.route("POST", "/token") { _ in .redirect(status, to: "\(elsewhere.baseURL)/token") }
-            var head = HTTPRequest(method: .post, scheme: "http", authority: "\(server.host):\(server.port)", path: "/token")
+            var head = HTTPRequest(
+                method: .post, scheme: "http", authority: "\(server.host):\(server.port)", path: "/token")
             head.headerFields[.authorization] = "Basic YXBwOnNlY3JldA=="
             let (response, body) = try await http.send(head, body: Data("code=the-code".utf8))
             // Read to the end, so that a transport that follows has the time to.
             var received = Data()
             for try await chunk in body { received += chunk }
             var broken: [String] = []
-            if received != Data("moved".utf8) { broken.append("returned the body \(String(decoding: received, as: UTF8.self)) for a \(status)") }
-            if response.status.code != status { broken.append("returned \(response.status.code) for a \(status): it followed the redirect") }
-            if response.headerFields[.location] != "\(elsewhere.baseURL)/token" { broken.append("lost the Location of a \(status)") }
-            if !elsewhere.requests.isEmpty { broken.append("sent the request on to \(elsewhere.baseURL) after a \(status)") }
+            if received != Data("moved".utf8) {
+                broken.append("returned the body \(String(decoding: received, as: UTF8.self)) for a \(status)")
+            }
+            if response.status.code != status {
+                broken.append("returned \(response.status.code) for a \(status): it followed the redirect")
+            }
+            if response.headerFields[.location] != "\(elsewhere.baseURL)/token" {
+                broken.append("lost the Location of a \(status)")
+            }
+            if !elsewhere.requests.isEmpty {
+                broken.append("sent the request on to \(elsewhere.baseURL) after a \(status)")
+            }
             return broken
         }
     }
@@ -362,7 +408,9 @@ public struct TransportContract: Sendable {
     private func bombIsRefused(_ encoding: String, _ bomb: Data) async throws -> [String] {
         try await withServer { server in
             server.route("POST", "/token") { _ in
-                StubResponse(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", encoding)], body: bomb)
+                StubResponse(
+                    status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", encoding)],
+                    body: bomb)
             }
             let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
             let before = ProcessMemory.peak
@@ -384,15 +432,24 @@ public struct TransportContract: Sendable {
 
     private func interimResponseIsSkipped(_ status: Int) async throws -> [String] {
         let answer = #"{"access_token":"at-1"}"#
-        let interim = status == 103 ? "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" : "HTTP/1.1 \(status) Continue\r\n\r\n"
-        return try await expectAnswer(200, Data(answer.utf8), after: "a \(status) before the answer", to: RawResponseServer.Script(
-            head: interim + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\nConnection: close\r\n\r\n\(answer)"))
+        let interim =
+            status == 103
+            ? "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+            : "HTTP/1.1 \(status) Continue\r\n\r\n"
+        return try await expectAnswer(
+            200, Data(answer.utf8), after: "a \(status) before the answer",
+            to: RawResponseServer.Script(
+                head: interim
+                    + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\nConnection: close\r\n\r\n\(answer)"
+            ))
     }
 
     private func foldedFieldIsOneField() async throws -> [String] {
-        let server = RawResponseServer(RawResponseServer.Script(head: "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
-            + "WWW-Authenticate: Bearer realm=\"api\",\r\n error=\"invalid_token\"\r\n"
-            + "X-Note: one\r\n\tX-Injected: yes\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"))
+        let server = RawResponseServer(
+            RawResponseServer.Script(
+                head: "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
+                    + "WWW-Authenticate: Bearer realm=\"api\",\r\n error=\"invalid_token\"\r\n"
+                    + "X-Note: one\r\n\tX-Injected: yes\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"))
         try await server.start()
         defer { Task { await server.stop() } }
         let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
@@ -406,39 +463,56 @@ public struct TransportContract: Sendable {
         }
         // One or more spaces may stand where each fold was.
         func unfolded(_ name: String) -> String? {
-            response.headers[HTTPField.Name(name)!].map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ") }
+            response.headers[HTTPField.Name(name)!].map {
+                $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+            }
         }
         var broken: [String] = []
         if unfolded("WWW-Authenticate") != #"Bearer realm="api", error="invalid_token""# {
-            broken.append("returned WWW-Authenticate: \(response.headers[.wwwAuthenticate] ?? "nothing") for a field folded onto two lines")
+            broken.append(
+                "returned WWW-Authenticate: \(response.headers[.wwwAuthenticate] ?? "nothing") for a field folded onto two lines"
+            )
         }
         if unfolded("X-Note") != "one X-Injected: yes" {
-            broken.append("returned X-Note: \(response.headers[HTTPField.Name("X-Note")!] ?? "nothing") for a field folded onto two lines")
+            broken.append(
+                "returned X-Note: \(response.headers[HTTPField.Name("X-Note")!] ?? "nothing") for a field folded onto two lines"
+            )
         }
-        if response.headers[HTTPField.Name("X-Injected")!] != nil { broken.append("read a folded line (X-Injected) as a field of its own") }
+        if response.headers[HTTPField.Name("X-Injected")!] != nil {
+            broken.append("read a folded line (X-Injected) as a field of its own")
+        }
         return broken
     }
 
     private func challengeIsAResponse(_ scheme: String) async throws -> [String] {
         let answer = #"{"error":"invalid_client"}"#
         // The connection stays open after the answer, as a kept-alive one does.
-        return try await expectAnswer(401, Data(answer.utf8), after: "a 401 with a \(scheme) challenge", to: RawResponseServer.Script(
-            head: "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nWWW-Authenticate: \(scheme) realm=\"sandbox\"\r\n"
-                + "Content-Length: \(answer.utf8.count)\r\n\r\n\(answer)", repeating: "", interval: .hours(1)), policy: Self.shortDeadline)
+        return try await expectAnswer(
+            401, Data(answer.utf8), after: "a 401 with a \(scheme) challenge",
+            to: RawResponseServer.Script(
+                head:
+                    "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nWWW-Authenticate: \(scheme) realm=\"sandbox\"\r\n"
+                    + "Content-Length: \(answer.utf8.count)\r\n\r\n\(answer)", repeating: "", interval: .hours(1)),
+            policy: Self.shortDeadline)
     }
 
     private func emptyAnswerComesAtOnce(_ status: Int) async throws -> [String] {
-        let head = status == 204 ? "HTTP/1.1 204 No Content\r\n\r\n" : "HTTP/1.1 \(status) OK\r\nContent-Length: 0\r\n\r\n"
+        let head =
+            status == 204 ? "HTTP/1.1 204 No Content\r\n\r\n" : "HTTP/1.1 \(status) OK\r\nContent-Length: 0\r\n\r\n"
         // Zero bytes an hour apart: the connection stays open, as a kept-alive
         // one does. A transport that waits for a body that never comes ends at
         // the deadline, with an error.
-        return try await expectAnswer(status, Data(), after: "an empty \(status)", to: RawResponseServer.Script(
-            head: head, repeating: "", interval: .hours(1)))
+        return try await expectAnswer(
+            status, Data(), after: "an empty \(status)",
+            to: RawResponseServer.Script(
+                head: head, repeating: "", interval: .hours(1)))
     }
 
     /// Plays `script` to a request and expects `status` and `body` back.
-    private func expectAnswer(_ status: Int, _ body: Data, after what: String, to script: RawResponseServer.Script,
-                              policy: RequestPolicy = Self.policy) async throws -> [String] {
+    private func expectAnswer(
+        _ status: Int, _ body: Data, after what: String, to script: RawResponseServer.Script,
+        policy: RequestPolicy = Self.policy
+    ) async throws -> [String] {
         let server = RawResponseServer(script)
         try await server.start()
         defer { Task { await server.stop() } }
@@ -446,8 +520,12 @@ public struct TransportContract: Sendable {
         do {
             let response = try await transport.send(request, step: .tokenExchange, policy: policy)
             var broken: [String] = []
-            if response.status != status { broken.append("returned status \(response.status) after \(what), not \(status)") }
-            if response.body != body { broken.append("returned body \(String(decoding: response.body, as: UTF8.self)) after \(what)") }
+            if response.status != status {
+                broken.append("returned status \(response.status) after \(what), not \(status)")
+            }
+            if response.body != body {
+                broken.append("returned body \(String(decoding: response.body, as: UTF8.self)) after \(what)")
+            }
             return broken
         } catch {
             return ["\(what) ended with \(error)"]
@@ -455,8 +533,9 @@ public struct TransportContract: Sendable {
     }
 
     private func untrustedCertificateIsRefused() async throws -> [String] {
-        let server = try RawResponseServer(Self.json200("Content-Length: 24\r\n\r\n{\"access_token\":\"stolen\"}"),
-                                           tls: SelfSignedCertificate.make())
+        let server = try RawResponseServer(
+            Self.json200("Content-Length: 24\r\n\r\n{\"access_token\":\"stolen\"}"),
+            tls: SelfSignedCertificate.make())
         try await server.start()
         defer { Task { await server.stop() } }
         var outgoing = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token?code=secret-code")!)
@@ -467,7 +546,9 @@ public struct TransportContract: Sendable {
             _ = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
         }
         var broken = await expectNetworkError(send)
-        if server.bytesReceived > 0 { broken.append("sent \(server.bytesReceived) bytes of the request to a server it could not trust") }
+        if server.bytesReceived > 0 {
+            broken.append("sent \(server.bytesReceived) bytes of the request to a server it could not trust")
+        }
         return broken
     }
 
@@ -506,15 +587,18 @@ public struct TransportContract: Sendable {
     /// The error the 2 s deadline gives.
     private func expectDeadline(_ send: @Sendable () async throws -> Void) async -> [String] {
         await expectFailure(send, within: "the 2 s deadline's error") { reason in
-            reason.kind == .timedOut && reason.detail.contains("within 2 s") ? nil : "ended with '\(reason)', not by the 2 s deadline"
+            reason.kind == .timedOut && reason.detail.contains("within 2 s")
+                ? nil : "ended with '\(reason)', not by the 2 s deadline"
         }
     }
 
     /// `send` must throw ``AuthKitError/network(url:reason:)`` whose reason
     /// `wrong` finds nothing wrong with, well before the 30 s deadline
     /// (loosely: the suites run in parallel on two cores).
-    private func expectFailure(_ send: @Sendable () async throws -> Void, within what: String,
-                               _ wrong: (AuthKitError.NetworkFailure) -> String?) async -> [String] {
+    private func expectFailure(
+        _ send: @Sendable () async throws -> Void, within what: String,
+        _ wrong: (AuthKitError.NetworkFailure) -> String?
+    ) async -> [String] {
         let started = ContinuousClock.now
         do {
             try await send()
@@ -540,7 +624,8 @@ public struct TransportContract: Sendable {
         let settled = written()
         try? await Task.sleep(for: .milliseconds(700))
         let later = written()
-        return later - settled <= 8 << 20 ? [] : ["took \((later - settled) >> 20) MiB more in the second after \(what)"]
+        return later - settled <= 8 << 20
+            ? [] : ["took \((later - settled) >> 20) MiB more in the second after \(what)"]
     }
 }
 
@@ -549,8 +634,9 @@ public enum ProcessMemory {
     /// Peak resident memory (`VmHWM`), in bytes; 0 where `/proc` has none.
     public static var peak: Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
         return kilobytes * 1024
     }
 }

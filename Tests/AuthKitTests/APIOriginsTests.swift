@@ -2,6 +2,7 @@ import AuthKitTestSupport
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import AuthKit
 
 /// `api.origins`: where a provider's API lives, so that a stored credential
@@ -42,7 +43,9 @@ import Testing
     /// item 7): a GitHub credential went to `https://127.0.0.2/`, to whatever
     /// local process listened there. No list still allows any origin.
     @Test func loopbackIsAllowedOnlyWhereListedAndNoListAllowsAll() {
-        for url in ["http://127.0.0.1:8080/user", "https://127.0.0.2/", "http://[::1]:8080/user", "http://localhost/user"] {
+        for url in [
+            "http://127.0.0.1:8080/user", "https://127.0.0.2/", "http://[::1]:8080/user", "http://localhost/user",
+        ] {
             #expect(!allowed(github, url), "\(url)")
         }
         let withMock = APIOrigins(["https://api.github.com", "http://127.0.0.1:8080"])
@@ -77,7 +80,9 @@ import Testing
     @Test func aValueCannotEndTheHostEarly() {
         let regional = APIOrigins(["https://{region}.api.acme.example"])
         #expect(allowed(regional, "https://eu.api.acme.example/", ["region": "eu"]))
-        for value in ["evil.example/", "evil.example:443/", "evil.example#", "x@evil.example", "evil.example?", "*", "", "eu api"] {
+        for value in [
+            "evil.example/", "evil.example:443/", "evil.example#", "x@evil.example", "evil.example?", "*", "", "eu api",
+        ] {
             #expect(!allowed(regional, "https://evil.example/", ["region": value]), "\(value)")
             #expect(!allowed(regional, "https://eu.api.acme.example/", ["region": value]), "\(value)")
         }
@@ -94,12 +99,16 @@ import Testing
         #expect(allowed(APIOrigins(["https://api.acme.example."]), "https://api.acme.example/"))
         #expect(allowed(APIOrigins(["https://{host}"]), "https://git.example.com/", ["host": "git.example.com."]))
         #expect(!allowed(APIOrigins(["https://qiita.com"]), "https://q%69ita.com/"))
-        for pattern in ["https://ápi.acme.example", "https://api%2eacme.example", "https://[::1", "https://a..b.example"] {
+        for pattern in [
+            "https://ápi.acme.example", "https://api%2eacme.example", "https://[::1", "https://a..b.example",
+        ] {
             #expect(APIOrigins.problem(pattern) != nil, "\(pattern)")
         }
         #expect(APIOrigins.problem("https://*.{host}") == nil)
         #expect(APIOrigins.problem("https://*.*.example.com") != nil && APIOrigins.problem("https://[::1]:8080") == nil)
-        #expect(allowed(APIOrigins(["https://{host}"]), "https://git_lab.corp/", ["host": "git_lab.corp"]), "an underscore, as the sign-in accepts")
+        #expect(
+            allowed(APIOrigins(["https://{host}"]), "https://git_lab.corp/", ["host": "git_lab.corp"]),
+            "an underscore, as the sign-in accepts")
         #expect(allowed(APIOrigins(["https://{host}"]), "https://[2001:db8::1]:8443/", ["host": "[2001:db8::1]:8443"]))
     }
 
@@ -109,20 +118,34 @@ import Testing
     /// endpoint origins were recorded goes to none with a placeholder.
     @Test func anOriginWithAPlaceholderFollowsWhereTheCredentialWasIssued() {
         let salesforce = APIOrigins(["https://{host}", "https://*.my.salesforce.com"])
-        let issued = Credential(providerID: "salesforce", accessToken: "t", endpointOrigins: ["https://acme.my.salesforce.com", "https://test.salesforce.com"])
+        let issued = Credential(
+            providerID: "salesforce", accessToken: "t",
+            endpointOrigins: ["https://acme.my.salesforce.com", "https://test.salesforce.com"])
         let legacy = Credential(providerID: "salesforce", accessToken: "t")
-        func allows(_ url: String, _ credential: Credential?, _ values: [String: String] = ["host": "login.salesforce.com"]) -> Bool {
+        func allows(
+            _ url: String, _ credential: Credential?, _ values: [String: String] = ["host": "login.salesforce.com"]
+        ) -> Bool {
             salesforce.match(URL(string: url)!, placeholders: values).allows(URL(string: url)!.origin, for: credential)
         }
-        #expect(allows("https://other.my.salesforce.com/services/data", issued), "the fixed pattern, whatever the values")
-        #expect(allows("https://test.salesforce.com/services/data", issued), "where it was issued, though {host} is login.salesforce.com now")
+        #expect(
+            allows("https://other.my.salesforce.com/services/data", issued), "the fixed pattern, whatever the values")
+        #expect(
+            allows("https://test.salesforce.com/services/data", issued),
+            "where it was issued, though {host} is login.salesforce.com now")
         #expect(allows("https://TEST.salesforce.com./x", issued), "compared as origins")
         #expect(!allows("https://evil.example/", issued, ["host": "evil.example"]), "a value given now moves nothing")
         #expect(allows("https://evil.example/", nil), "not refused before the credential is read…")
-        #expect(!salesforce.match(URL(string: "https://evil.example/")!, placeholders: [:]).outright, "…nor allowed outright")
-        #expect(!allows("https://login.salesforce.com/x", legacy), "nothing recorded: no origin with a placeholder, whatever the values")
+        #expect(
+            !salesforce.match(URL(string: "https://evil.example/")!, placeholders: [:]).outright,
+            "…nor allowed outright")
+        #expect(
+            !allows("https://login.salesforce.com/x", legacy),
+            "nothing recorded: no origin with a placeholder, whatever the values")
         #expect(allows("https://acme.my.salesforce.com/x", legacy), "one without a placeholder still")
-        #expect(salesforce.shown(for: issued, placeholders: [:]) == ["https://*.my.salesforce.com", "https://acme.my.salesforce.com", "https://test.salesforce.com"])
+        #expect(
+            salesforce.shown(for: issued, placeholders: [:]) == [
+                "https://*.my.salesforce.com", "https://acme.my.salesforce.com", "https://test.salesforce.com",
+            ])
         #expect(salesforce.shown(for: legacy, placeholders: [:]) == ["https://*.my.salesforce.com"])
     }
 
@@ -137,11 +160,16 @@ import Testing
         ("https://*.com", "every host under a top-level domain"),
     ])
     func aPatternThatIsNoOriginIsRefused(pattern: String, problem: String) {
-        #expect(APIOrigins.problem(pattern)?.contains(problem) == true, "\(pattern): \(APIOrigins.problem(pattern) ?? "accepted")")
+        #expect(
+            APIOrigins.problem(pattern)?.contains(problem) == true,
+            "\(pattern): \(APIOrigins.problem(pattern) ?? "accepted")")
     }
 
     @Test func goodPatternsPass() {
-        for pattern in ["https://api.example.com", "https://*.example.com", "https://api.example.com:8443", "http://127.0.0.1:8080", "https://{host}"] {
+        for pattern in [
+            "https://api.example.com", "https://*.example.com", "https://api.example.com:8443", "http://127.0.0.1:8080",
+            "https://{host}",
+        ] {
             #expect(APIOrigins.problem(pattern) == nil, "\(pattern): \(APIOrigins.problem(pattern) ?? "")")
         }
     }
@@ -150,18 +178,28 @@ import Testing
     /// descriptor is written back out (`providers show --json`).
     @Test func theFieldIsValidatedAndWrittenBack() throws {
         func descriptor(_ api: String) throws -> ProviderDescriptor {
-            try ProviderDescriptor(json: Data("""
-                {"id": "p", "protocol": "oauth2", "authorization": {"url": "https://p.example/a"}, "token": {"url": "https://p.example/t"}, \(api)}
-                """.utf8))
+            try ProviderDescriptor(
+                json: Data(
+                    """
+                    {"id": "p", "protocol": "oauth2", "authorization": {"url": "https://p.example/a"}, "token": {"url": "https://p.example/t"}, \(api)}
+                    """.utf8))
         }
         let written = try descriptor(#""api": {"origins": ["https://api.p.example"]}"#)
         #expect(written.apiOrigins.patterns == ["https://api.p.example"])
         #expect(String(decoding: try written.encodedAsFile(), as: UTF8.self).contains("https://api.p.example"))
-        for (api, field, problem) in [(#""api": {"origins": ["https://api.p.example/v1"]}"#, "api.origins[0]", "is not an origin"),
-                                      (#""api": {"origins": ["https://a.p.example", "https://{tenant}.p.example"]}"#, "api.origins[1]", "'{tenant}' is not a declared placeholder"),
-                                      (#""api": {"origins": []}"#, "api.origins", "lists no origin"),
-                                      (#""placeholders": {"region": {}}, "api": {"origins": ["https://{region}.api.p.example"]}"#, "api.origins[0]",
-                                       "must be the token endpoint's origin as written (https://p.example)")] {
+        for (api, field, problem) in [
+            (#""api": {"origins": ["https://api.p.example/v1"]}"#, "api.origins[0]", "is not an origin"),
+            (
+                #""api": {"origins": ["https://a.p.example", "https://{tenant}.p.example"]}"#, "api.origins[1]",
+                "'{tenant}' is not a declared placeholder"
+            ),
+            (#""api": {"origins": []}"#, "api.origins", "lists no origin"),
+            (
+                #""placeholders": {"region": {}}, "api": {"origins": ["https://{region}.api.p.example"]}"#,
+                "api.origins[0]",
+                "must be the token endpoint's origin as written (https://p.example)"
+            ),
+        ] {
             #expect {
                 try descriptor(api)
             } throws: { error in
@@ -190,23 +228,32 @@ import Testing
     @Test func aRequestOutsideTheAPIIsRefusedBeforeAnythingIsSent() async throws {
         let transport = ScriptedTransport { _ in .json(#"{"ok":true}"#) }
         let qiita = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita")
-        let client = try OAuth2Client(descriptor: qiita, settings: ClientSettings(clientID: "app", clientSecret: "s"), httpClient: transport)
+        let client = try OAuth2Client(
+            descriptor: qiita, settings: ClientSettings(clientID: "app", clientSecret: "s"), httpClient: transport)
         let store = InMemoryCredentialStore()
         let credential = Credential(providerID: "qiita", accessToken: "api-secret")
         try await store.save(credential)
         let source = CredentialSource(authenticator: client, store: store, key: credential.key, httpClient: transport)
-        await #expect(throws: AuthKitError.outsideProviderAPI(url: "https://qiita.com.evil.example", providerID: "qiita", origins: ["https://qiita.com"])) {
-            _ = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://qiita.com.evil.example/api/v2/items?page=2")!))
+        await #expect(
+            throws: AuthKitError.outsideProviderAPI(
+                url: "https://qiita.com.evil.example", providerID: "qiita", origins: ["https://qiita.com"])
+        ) {
+            _ = try await source.send(
+                HTTPRequest(method: .get, url: URL(string: "https://qiita.com.evil.example/api/v2/items?page=2")!))
         }
         #expect(transport.count == 0)
         do {
             _ = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://qiita.com.evil.example/x")!))
         } catch {
-            #expect("\(error)".contains("https://qiita.com.evil.example is not where qiita's API lives for this credential (https://qiita.com)")
+            #expect(
+                "\(error)".contains(
+                    "https://qiita.com.evil.example is not where qiita's API lives for this credential (https://qiita.com)"
+                )
                     && !"\(error)".contains("api-secret"), "\(error)")
         }
         // Its own API gets the request, with the credential.
-        let (response, _) = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://qiita.com/api/v2/items")!))
+        let (response, _) = try await source.send(
+            HTTPRequest(method: .get, url: URL(string: "https://qiita.com/api/v2/items")!))
         #expect(response.status == .ok && transport.count == 1)
     }
 
@@ -217,20 +264,26 @@ import Testing
         let transport = ScriptedTransport { _ in .json(#"{"ok":true}"#) }
         let gitlab = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "gitlab-self-managed")
         let store = InMemoryCredentialStore()
-        let credential = Credential(providerID: "gitlab-self-managed", accessToken: "gitlab-secret", endpointOrigins: ["https://git.example.com"])
+        let credential = Credential(
+            providerID: "gitlab-self-managed", accessToken: "gitlab-secret",
+            endpointOrigins: ["https://git.example.com"])
         try await store.save(credential)
         func source(host: String) throws -> CredentialSource {
-            let client = try OAuth2Client(descriptor: gitlab, settings: ClientSettings(clientID: "app", placeholders: ["host": host]), httpClient: transport)
+            let client = try OAuth2Client(
+                descriptor: gitlab, settings: ClientSettings(clientID: "app", placeholders: ["host": host]),
+                httpClient: transport)
             return CredentialSource(authenticator: client, store: store, key: credential.key, httpClient: transport)
         }
         await #expect {
-            _ = try await source(host: "evil.example").send(HTTPRequest(method: .get, url: URL(string: "https://evil.example/api/v4/user")!))
+            _ = try await source(host: "evil.example").send(
+                HTTPRequest(method: .get, url: URL(string: "https://evil.example/api/v4/user")!))
         } throws: { error in
             guard case AuthKitError.outsideProviderAPI(_, _, let origins) = error else { return false }
             return origins == ["https://git.example.com"]
         }
         #expect(transport.count == 0)
-        let (response, _) = try await source(host: "git.example.com").send(HTTPRequest(method: .get, url: URL(string: "https://git.example.com/api/v4/user")!))
+        let (response, _) = try await source(host: "git.example.com").send(
+            HTTPRequest(method: .get, url: URL(string: "https://git.example.com/api/v4/user")!))
         #expect(response.status == .ok && transport.count == 1)
     }
 
@@ -244,16 +297,22 @@ import Testing
         let store = InMemoryCredentialStore()
         let legacy = Credential(providerID: "gitlab-self-managed", accessToken: "gitlab-secret", refreshToken: "r")
         try await store.save(legacy)
-        let client = try OAuth2Client(descriptor: gitlab, settings: ClientSettings(clientID: "app", clientSecret: "s", placeholders: ["host": "evil.example"]),
-                                      httpClient: transport)
+        let client = try OAuth2Client(
+            descriptor: gitlab,
+            settings: ClientSettings(clientID: "app", clientSecret: "s", placeholders: ["host": "evil.example"]),
+            httpClient: transport)
         let source = CredentialSource(authenticator: client, store: store, key: legacy.key, httpClient: transport)
         do {
             _ = try await source.send(HTTPRequest(method: .get, url: URL(string: "https://evil.example/api/v4/user")!))
             Issue.record("sent")
         } catch {
-            #expect("\(error)".contains("this one records no such origin") && "\(error)".contains("Sign in again"), "\(error)")
+            #expect(
+                "\(error)".contains("this one records no such origin") && "\(error)".contains("Sign in again"),
+                "\(error)")
         }
-        await #expect(throws: AuthKitError.signInRequired(legacy.key, reason: .endpointChanged(origin: "https://evil.example"))) {
+        await #expect(
+            throws: AuthKitError.signInRequired(legacy.key, reason: .endpointChanged(origin: "https://evil.example"))
+        ) {
             _ = try await client.refresh(legacy)
         }
         #expect(transport.count == 0)
@@ -264,24 +323,36 @@ import Testing
     /// revocation's host) does not add the host they name, which its API
     /// calls and its revocation could then reach.
     @Test func aRefreshKeepsTheOriginsTheSignInRecorded() async throws {
-        let transport = ScriptedTransport { _ in .json(#"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#) }
-        let acme = try ProviderDescriptor(json: Data("""
-            {"id": "acme", "protocol": "oauth2", "placeholders": {"tenant": {}},
-             "authorization": {"url": "https://auth.acme.example/a"}, "token": {"url": "https://auth.acme.example/token"},
-             "revocation": {"url": "https://{tenant}/revoke"}}
-            """.utf8))
-        let client = try OAuth2Client(descriptor: acme, settings: ClientSettings(clientID: "app", clientSecret: "s", placeholders: ["tenant": "evil.example"]),
-                                      httpClient: transport)
-        let issued = Credential(providerID: "acme", accessToken: "old", refreshToken: "r", endpointOrigins: ["https://auth.acme.example", "https://good.example"])
-        let refreshed = try await client.refresh(issued)
-        #expect(refreshed.accessToken == "new" && refreshed.endpointOrigins == ["https://auth.acme.example", "https://good.example"])
-        // And such a placeholder cannot be an API origin's: no credential is issued at the revocation's host.
-        #expect(throws: AuthKitError.self) {
-            try ProviderDescriptor(json: Data("""
+        let transport = ScriptedTransport { _ in
+            .json(#"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#)
+        }
+        let acme = try ProviderDescriptor(
+            json: Data(
+                """
                 {"id": "acme", "protocol": "oauth2", "placeholders": {"tenant": {}},
                  "authorization": {"url": "https://auth.acme.example/a"}, "token": {"url": "https://auth.acme.example/token"},
-                 "revocation": {"url": "https://{tenant}/revoke"}, "api": {"origins": ["https://{tenant}"]}}
+                 "revocation": {"url": "https://{tenant}/revoke"}}
                 """.utf8))
+        let client = try OAuth2Client(
+            descriptor: acme,
+            settings: ClientSettings(clientID: "app", clientSecret: "s", placeholders: ["tenant": "evil.example"]),
+            httpClient: transport)
+        let issued = Credential(
+            providerID: "acme", accessToken: "old", refreshToken: "r",
+            endpointOrigins: ["https://auth.acme.example", "https://good.example"])
+        let refreshed = try await client.refresh(issued)
+        #expect(
+            refreshed.accessToken == "new"
+                && refreshed.endpointOrigins == ["https://auth.acme.example", "https://good.example"])
+        // And such a placeholder cannot be an API origin's: no credential is issued at the revocation's host.
+        #expect(throws: AuthKitError.self) {
+            try ProviderDescriptor(
+                json: Data(
+                    """
+                    {"id": "acme", "protocol": "oauth2", "placeholders": {"tenant": {}},
+                     "authorization": {"url": "https://auth.acme.example/a"}, "token": {"url": "https://auth.acme.example/token"},
+                     "revocation": {"url": "https://{tenant}/revoke"}, "api": {"origins": ["https://{tenant}"]}}
+                    """.utf8))
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 /// There is no Apple SDK on the Linux machines CI runs on, so what can be
@@ -18,7 +19,8 @@ import Testing
 
     /// `#if` conditions under which code is compiled for macOS or Linux only.
     static let desktopConditions: Set<String> = [
-        "os(macOS)", "os(Linux)", "canImport(Glibc)", "canImport(Musl)", "canImport(CCurl)", "canImport(FoundationNetworking)",
+        "os(macOS)", "os(Linux)", "canImport(Glibc)", "canImport(Musl)", "canImport(CCurl)",
+        "canImport(FoundationNetworking)",
     ]
     static let mobileConditions: Set<String> = ["os(iOS)", "os(tvOS)", "os(watchOS)", "os(visionOS)"]
 
@@ -41,7 +43,9 @@ import Testing
                 let condition = String(trimmed.dropFirst(8))
                 stack[stack.count - 1] = (condition, disjuncts(condition).allSatisfy(desktopConditions.contains))
             } else if trimmed == "#else", let top = stack.last {
-                stack[stack.count - 1] = ("!(\(top.condition))", disjuncts(top.condition).allSatisfy(mobileConditions.contains))
+                stack[stack.count - 1] = (
+                    "!(\(top.condition))", disjuncts(top.condition).allSatisfy(mobileConditions.contains)
+                )
             } else if trimmed == "#endif" {
                 _ = stack.popLast()
             } else if !stack.contains(where: \.desktopOnly), !trimmed.hasPrefix("//") {
@@ -53,7 +57,8 @@ import Testing
 
     /// The Swift files under `directory` (relative to the package root).
     static func swiftFiles(in directory: String) -> [URL] {
-        FileManager.default.enumerator(at: PublicAPITests.root.appendingPathComponent(directory), includingPropertiesForKeys: nil)?
+        FileManager.default.enumerator(
+            at: PublicAPITests.root.appendingPathComponent(directory), includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
     }
 
@@ -94,41 +99,54 @@ import Testing
             }
         }
         #expect(found.isEmpty, "needs a newer OS than Package.swift's platforms: \(found)")
-        #expect(ValidUTF8.string([0x61, 0xC3, 0xA9]) == "aé" && ValidUTF8.string([0x61, 0xC3]) == nil
+        #expect(
+            ValidUTF8.string([0x61, 0xC3, 0xA9]) == "aé" && ValidUTF8.string([0x61, 0xC3]) == nil
                 && ValidUTF8.string([0xEF, 0xBF, 0xBD]) == "\u{FFFD}" && ValidUTF8.string([0xED, 0xA0, 0x80]) == nil)
     }
 
     /// The scanner itself: it must see a call outside a guard, and not one inside.
     @Test func theScannerSeesThroughGuards() {
         let text = """
-        let a = FileManager.default.homeDirectoryForCurrentUser
-        #if os(macOS) || os(Linux)
-        let b = FileManager.default.homeDirectoryForCurrentUser
-        #else
-        let c = 1
-        #endif
-        #if os(iOS)
-        let d = 2
-        #else
-        let e = Process()
-        #endif
-        """
+            let a = FileManager.default.homeDirectoryForCurrentUser
+            #if os(macOS) || os(Linux)
+            let b = FileManager.default.homeDirectoryForCurrentUser
+            #else
+            let c = 1
+            #endif
+            #if os(iOS)
+            let d = 2
+            #else
+            let e = Process()
+            #endif
+            """
         let kept = Self.linesEveryPlatformCompiles(text).map(\.0)
         #expect(kept == [1, 5, 8])
     }
 
     @Test func theHomeDirectoryOnMobileIsInApplicationSupport() {
         let support = URL(fileURLWithPath: "/var/mobile/Containers/Data/Application/X/Library/Application Support")
-        let home = AuthKitHome.directory(environment: ["HOME": "/var/mobile"], platform: .mobile(applicationSupport: support))
+        let home = AuthKitHome.directory(
+            environment: ["HOME": "/var/mobile"], platform: .mobile(applicationSupport: support))
         #expect(home.path == support.path + "/AuthKit")
         // $AUTHKIT_HOME still wins, on every platform.
-        #expect(AuthKitHome.directory(environment: ["AUTHKIT_HOME": "/tmp/x"], platform: .mobile(applicationSupport: support)).path == "/tmp/x")
-        #expect(AuthKitHome.directory(environment: ["HOME": "/home/u"], platform: .desktop).path == "/home/u/.config/authkit")
-        #expect(AuthKitHome.directory(environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": "/c"], platform: .desktop).path == "/c/authkit")
+        #expect(
+            AuthKitHome.directory(
+                environment: ["AUTHKIT_HOME": "/tmp/x"], platform: .mobile(applicationSupport: support)
+            ).path == "/tmp/x")
+        #expect(
+            AuthKitHome.directory(environment: ["HOME": "/home/u"], platform: .desktop).path
+                == "/home/u/.config/authkit")
+        #expect(
+            AuthKitHome.directory(environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": "/c"], platform: .desktop).path
+                == "/c/authkit")
         // A relative $XDG_CONFIG_HOME is ignored (XDG Base Directory specification);
         // a relative $AUTHKIT_HOME is a problem the command line refuses.
-        #expect(AuthKitHome.directory(environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": "c"], platform: .desktop).path == "/home/u/.config/authkit")
-        #expect(AuthKitHome.problem(environment: ["AUTHKIT_HOME": "c"]) != nil && AuthKitHome.problem(environment: ["AUTHKIT_HOME": "/c"]) == nil
+        #expect(
+            AuthKitHome.directory(environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": "c"], platform: .desktop).path
+                == "/home/u/.config/authkit")
+        #expect(
+            AuthKitHome.problem(environment: ["AUTHKIT_HOME": "c"]) != nil
+                && AuthKitHome.problem(environment: ["AUTHKIT_HOME": "/c"]) == nil
                 && AuthKitHome.problem(environment: [:]) == nil)
     }
 }

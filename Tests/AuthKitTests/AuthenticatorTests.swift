@@ -1,19 +1,23 @@
+import AuthKitTestSupport
 import Foundation
-#if canImport(FoundationNetworking)
-import AuthKitFoundationNetworking
-import FoundationNetworking
-#endif
 import HTTPTypes
 import Testing
-import AuthKitTestSupport
+
 @testable import AuthKit
+
+#if canImport(FoundationNetworking)
+    import AuthKitFoundationNetworking
+    import FoundationNetworking
+#endif
 
 @Suite struct AuthenticatorTests {
     func server(_ server: TestHTTPServer, issuer: DescriptorFile.Issuer? = nil) -> ProviderDescriptor {
         server.route("POST", "/token") { request in
             let body = (try? formObject(request.bodyText)) ?? [:]
             guard body["code"] == "good-code" else { return .json(#"{"error":"invalid_grant"}"#, status: 400) }
-            return .json(#"{"access_token":"at-123","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-1","scope":"read write"}"#)
+            return .json(
+                #"{"access_token":"at-123","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-1","scope":"read write"}"#
+            )
         }
         return testDescriptor(
             id: "local", name: "Local", protocol: .oauth2,
@@ -23,11 +27,14 @@ import AuthKitTestSupport
 
     @Test func wholeFlowThroughAUserAgent() async throws {
         try await withServer { server in
-            let client = try OAuth2Client(descriptor: self.server(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let client = try OAuth2Client(
+                descriptor: self.server(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
             let agent = ScriptedUserAgent(redirectPort: 50123) { p, redirect in
                 "\(redirect.absoluteString)?code=good-code&state=\(PercentEncoding.encode(p["state"] ?? ""))"
             }
-            let credential = try await client.authorize(using: agent, options: AuthorizationOptions(scopes: ["read", "write"], label: "alice"))
+            let credential = try await client.authorize(
+                using: agent, options: AuthorizationOptions(scopes: ["read", "write"], label: "alice"))
             #expect(credential.accessToken == "at-123")
             #expect(credential.label == "alice")
             #expect(credential.scopes == ["read", "write"])
@@ -71,12 +78,16 @@ import AuthKitTestSupport
 
     @Test func mixUpIsRejected() async throws {
         try await withServer { server in
-            let descriptor = self.server(server, issuer: DescriptorFile.Issuer(identifier: "https://as.local", includedInResponse: true))
+            let descriptor = self.server(
+                server, issuer: DescriptorFile.Issuer(identifier: "https://as.local", includedInResponse: true))
             let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c"))
             let agent = ScriptedUserAgent { p, redirect in
                 "\(redirect.absoluteString)?code=good-code&state=\(PercentEncoding.encode(p["state"] ?? ""))&iss=https%3A%2F%2Fattacker.example"
             }
-            await #expect(throws: AuthKitError.redirect(.issuerMismatch(expected: "https://as.local", received: "https://attacker.example"))) {
+            await #expect(
+                throws: AuthKitError.redirect(
+                    .issuerMismatch(expected: "https://as.local", received: "https://attacker.example"))
+            ) {
                 try await client.authorize(using: agent)
             }
             #expect(server.requests.isEmpty)
@@ -88,21 +99,26 @@ import AuthKitTestSupport
             let client = try OAuth2Client(descriptor: self.server(server), settings: ClientSettings(clientID: "c"))
             let output = Recorder<String>()
             let state = LockedValue<String?>(nil)
-            let agent = ManualUserAgent(write: { text in
-                output.append(text)
-                if let url = text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }).first(where: { $0.hasPrefix("http") }),
-                   let query = URL(string: url)?.query(percentEncoded: true), let p = try? formObject(query) {
-                    state.withLock { $0 = p["state"] }
-                }
-            }, readLine: {
-                "http://127.0.0.1/callback?code=good-code&state=\(PercentEncoding.encode(state.current ?? ""))"
-            })
+            let agent = ManualUserAgent(
+                write: { text in
+                    output.append(text)
+                    if let url = text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }).first(
+                        where: { $0.hasPrefix("http") }),
+                        let query = URL(string: url)?.query(percentEncoded: true), let p = try? formObject(query)
+                    {
+                        state.withLock { $0 = p["state"] }
+                    }
+                },
+                readLine: {
+                    "http://127.0.0.1/callback?code=good-code&state=\(PercentEncoding.encode(state.current ?? ""))"
+                })
             let credential = try await client.authorize(using: agent)
             #expect(credential.accessToken == "at-123")
             #expect(output.all.joined().contains("\(server.baseURL)/authorize?"))
 
             // A pasted URL with another attempt's state is an error, not a hang.
-            let wrong = ManualUserAgent(write: { _ in }, readLine: { "http://127.0.0.1/callback?code=good-code&state=old" })
+            let wrong = ManualUserAgent(
+                write: { _ in }, readLine: { "http://127.0.0.1/callback?code=good-code&state=old" })
             await #expect(throws: AuthKitError.redirect(.stateMismatch)) { try await client.authorize(using: wrong) }
             let nothing = ManualUserAgent(write: { _ in }, readLine: { nil })
             await #expect(throws: AuthKitError.cancelled) { try await client.authorize(using: nothing) }
@@ -134,7 +150,8 @@ import AuthKitTestSupport
             try client.authorize(request, with: Credential(providerID: "qiita", accessToken: "t", tokenType: "MAC"))
         }
         #expect(throws: AuthKitError.self) {
-            try client.authorize(request, with: Credential(providerID: "twitter", kind: .oauth1, accessToken: "t", tokenType: "OAuth"))
+            try client.authorize(
+                request, with: Credential(providerID: "twitter", kind: .oauth1, accessToken: "t", tokenType: "OAuth"))
         }
     }
 
@@ -144,12 +161,15 @@ import AuthKitTestSupport
     @Test(arguments: ["abc\u{0}def\r\nX-Evil: 1", "tok en", "caf\u{E9}", "a\"b", ""])
     func aStoredTokenNoHeaderCanCarryIsNotSent(token: String) throws {
         let client = try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings(clientID: "c"))
-        let request = HTTPRequest(method: .get, scheme: "https", authority: "qiita.com", path: "/api/v2/authenticated_user")
+        let request = HTTPRequest(
+            method: .get, scheme: "https", authority: "qiita.com", path: "/api/v2/authenticated_user")
         let error = #expect(throws: AuthKitError.self) {
             try client.authorize(request, body: nil, with: Credential(providerID: "qiita", accessToken: token))
         }
         let said = String(describing: error)
-        #expect(said.contains("is empty or holds a character a Bearer header cannot carry") && said.contains("Sign in again"), "\(said)")
+        #expect(
+            said.contains("is empty or holds a character a Bearer header cannot carry")
+                && said.contains("Sign in again"), "\(said)")
         #expect(token.isEmpty || !said.contains(token))
     }
 
@@ -160,7 +180,8 @@ import AuthKitTestSupport
         var request = HTTPRequest(method: .post, url: URL(string: "https://qiita.com/api/v2/items?x=1")!)
         request.headerFields[.authorization] = "Basic c3RhbGU="
         request.headerFields[.contentType] = "application/json"
-        let authorized = try client.authorize(request, body: Data("{}".utf8), with: Credential(providerID: "qiita", accessToken: "tok"))
+        let authorized = try client.authorize(
+            request, body: Data("{}".utf8), with: Credential(providerID: "qiita", accessToken: "tok"))
         #expect(authorized.headerFields[values: .authorization] == ["Bearer tok"])
         #expect(authorized.url == request.url && authorized.method == .post)
         #expect(authorized.headerFields[.contentType] == "application/json")
@@ -182,8 +203,11 @@ import AuthKitTestSupport
 @Suite struct CredentialTests {
     /// RFC 6749 §5.1: `token_type` is case-insensitive, and nothing but
     /// the six letters of "bearer" in either case is Bearer.
-    @Test(arguments: [("Bearer", true), ("bearer", true), ("BEARER", true), ("bEaReR", true),
-                      ("Bearer ", false), ("Bearers", false), ("bear", false), ("mac", false), ("ｂearer", false), ("Bea\u{0}er", false)])
+    @Test(arguments: [
+        ("Bearer", true), ("bearer", true), ("BEARER", true), ("bEaReR", true),
+        ("Bearer ", false), ("Bearers", false), ("bear", false), ("mac", false), ("ｂearer", false),
+        ("Bea\u{0}er", false),
+    ])
     func aBearerTokenIsNamedSoInEitherCase(type: String, bearer: Bool) {
         #expect(Credential(providerID: "p", accessToken: "t", tokenType: type).isBearer == bearer)
     }
@@ -191,7 +215,8 @@ import AuthKitTestSupport
     let credential = Credential(
         providerID: "qiita", label: "work", accessToken: "ea5d0a593b2655e9568f144fb1826342292f5c6b",
         refreshToken: "refresh-secret-value", tokenSecret: "token-secret-value",
-        expiresAt: fixedNow, scopes: ["read_qiita"], obtainedAt: fixedNow, rawFields: ["user_id": .integer(17841405793187218)])
+        expiresAt: fixedNow, scopes: ["read_qiita"], obtainedAt: fixedNow,
+        rawFields: ["user_id": .integer(17_841_405_793_187_218)])
 
     @Test func descriptionMasksEverySecret() {
         let text = "\(credential)"
@@ -204,13 +229,14 @@ import AuthKitTestSupport
     }
 
     @Test func roundTripsThroughJSON() throws {
-        let decoded = try JSONDecoder.credentials.decode(Credential.self, from: JSONEncoder.credentials.encode(credential))
+        let decoded = try JSONDecoder.credentials.decode(
+            Credential.self, from: JSONEncoder.credentials.encode(credential))
         #expect(decoded == credential)
     }
 
     @Test func expiry() {
-        #expect(credential.isExpired(at: fixedNow.addingTimeInterval(-30)))      // within the 60 s margin
+        #expect(credential.isExpired(at: fixedNow.addingTimeInterval(-30))) // within the 60 s margin
         #expect(!credential.isExpired(at: fixedNow.addingTimeInterval(-120)))
-        #expect(!Credential(providerID: "p", accessToken: "a").isExpired())      // unknown expiry
+        #expect(!Credential(providerID: "p", accessToken: "a").isExpired()) // unknown expiry
     }
 }

@@ -1,10 +1,13 @@
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 @Suite struct AuthorizationURLTests {
-    func client(_ id: String, settings: ClientSettings = ClientSettings(clientID: "the-client", clientSecret: "s3cr3t-value")) throws -> OAuth2Client {
+    func client(
+        _ id: String, settings: ClientSettings = ClientSettings(clientID: "the-client", clientSecret: "s3cr3t-value")
+    ) throws -> OAuth2Client {
         try OAuth2Client(descriptor: bundledDescriptor(id), settings: settings)
     }
 
@@ -75,7 +78,9 @@ import Testing
             guard case AuthKitError.unusableRedirectURI(_, let text) = error else { return false }
             return text.contains("only accepts https") && text.contains("https://localhost/callback")
         }
-        #expect(try client("instagram").startAuthorization(redirectURI: URL(string: "https://localhost:8443/cb")).pending.redirectURI == "https://localhost:8443/cb")
+        #expect(
+            try client("instagram").startAuthorization(redirectURI: URL(string: "https://localhost:8443/cb")).pending
+                .redirectURI == "https://localhost:8443/cb")
     }
 
     /// A configured redirect URI that is not a usable one is refused when the
@@ -83,9 +88,11 @@ import Testing
     /// the descriptor's default in its place, to fail at the provider after
     /// the user approved. `oob` is OAuth 1.0a's, not a redirect URI here.
     @Test func aConfiguredRedirectURIThatCannotBeOneIsRefused() throws {
-        for (configured, expected) in [("http://127.0.0.1:8765x/callback", "is not an absolute URI"), ("oob", "is not an absolute URI"),
-                                       ("http://127.0.0.1/callback#top", "has a fragment"), ("http://127.0.0.1/c%zz", "holds '%zz'"),
-                                       ("http://127.0.0.1:70000/callback", "names port 70000")] {
+        for (configured, expected) in [
+            ("http://127.0.0.1:8765x/callback", "is not an absolute URI"), ("oob", "is not an absolute URI"),
+            ("http://127.0.0.1/callback#top", "has a fragment"), ("http://127.0.0.1/c%zz", "holds '%zz'"),
+            ("http://127.0.0.1:70000/callback", "names port 70000"),
+        ] {
             #expect("\(configured)") {
                 try client("github", settings: ClientSettings(clientID: "the-client", redirectURI: configured))
             } throws: { error in
@@ -93,7 +100,9 @@ import Testing
                 return reason.contains(expected) && reason.contains("AUTHKIT_GITHUB_REDIRECT_URI")
             }
         }
-        let fine = try client("github", settings: ClientSettings(clientID: "the-client", redirectURI: "http://127.0.0.1:8765/callback?x=%2F"))
+        let fine = try client(
+            "github",
+            settings: ClientSettings(clientID: "the-client", redirectURI: "http://127.0.0.1:8765/callback?x=%2F"))
         #expect(fine.defaultRedirectURI?.absoluteString == "http://127.0.0.1:8765/callback?x=%2F")
     }
 
@@ -128,7 +137,8 @@ import Testing
         let redirect = URL(string: "http://localhost:8765/callback")
         let standard = try parameters(client.startAuthorization(redirectURI: redirect).url)
         #expect(standard["user_scope"] == "users:read" && standard["scope"] == nil, "\(standard)")
-        let asked = try parameters(client.startAuthorization(redirectURI: redirect, scopes: ["chat:write", "users:read"]).url)
+        let asked = try parameters(
+            client.startAuthorization(redirectURI: redirect, scopes: ["chat:write", "users:read"]).url)
         #expect(asked["user_scope"] == "chat:write,users:read" && asked["scope"] == nil, "\(asked)")
         #expect(throws: AuthKitError.self) { try client.startAuthorization(additionalParameters: ["user_scope": "x"]) }
     }
@@ -195,8 +205,11 @@ import Testing
             return provider == "qiita-team" && setting == .placeholder(name: "team", usedIn: "authorization.url")
                 && "\(error)".contains("AUTHKIT_QIITA_TEAM_TEAM")
         }
-        let client = try OAuth2Client(descriptor: team, settings: ClientSettings(clientID: "c", placeholders: ["team": "acme"]))
-        #expect(try client.startAuthorization().url.absoluteString.hasPrefix("https://acme.qiita.com/api/v2/oauth/team_authorize?"))
+        let client = try OAuth2Client(
+            descriptor: team, settings: ClientSettings(clientID: "c", placeholders: ["team": "acme"]))
+        #expect(
+            try client.startAuthorization().url.absoluteString.hasPrefix(
+                "https://acme.qiita.com/api/v2/oauth/team_authorize?"))
     }
 
     /// A self-managed server's host setting may hold a port and a path (GitLab
@@ -204,11 +217,16 @@ import Testing
     /// other delimiter of a value reaches the URL raw.
     @Test func aHostPlaceholderMayCarryAPortAndAPath() async throws {
         let gitlab = try bundledDescriptor("gitlab-self-managed")
-        let client = try OAuth2Client(descriptor: gitlab, settings: ClientSettings(clientID: "c", placeholders: ["host": "gitlab.example.com:8443/gitlab"]))
-        #expect(try client.startAuthorization().url.absoluteString.hasPrefix("https://gitlab.example.com:8443/gitlab/oauth/authorize?"))
+        let client = try OAuth2Client(
+            descriptor: gitlab,
+            settings: ClientSettings(clientID: "c", placeholders: ["host": "gitlab.example.com:8443/gitlab"]))
+        #expect(
+            try client.startAuthorization().url.absoluteString.hasPrefix(
+                "https://gitlab.example.com:8443/gitlab/oauth/authorize?"))
 
         // The token request goes to the same place (here a closed port, named in the error).
-        let local = try OAuth2Client(descriptor: gitlab, settings: ClientSettings(clientID: "c", placeholders: ["host": "127.0.0.1:1/gitlab"]))
+        let local = try OAuth2Client(
+            descriptor: gitlab, settings: ClientSettings(clientID: "c", placeholders: ["host": "127.0.0.1:1/gitlab"]))
         let (_, pending) = try local.startAuthorization()
         await #expect {
             _ = try await local.exchange(code: "code", pending: pending)
@@ -222,10 +240,15 @@ import Testing
         // percent-encoded into a host nobody has).
         for hostile in ["me@evil.example", "gitlab.example.com?x=1", "gitlab.example.com#x", "evil.example&a=b"] {
             #expect {
-                try OAuth2Client(descriptor: gitlab, settings: ClientSettings(clientID: "c", placeholders: ["host": hostile]))
+                try OAuth2Client(
+                    descriptor: gitlab, settings: ClientSettings(clientID: "c", placeholders: ["host": hostile]))
             } throws: { error in
-                guard case AuthKitError.invalidSetting("gitlab-self-managed", .placeholder(name: "host", _), let problem) = error else { return false }
-                return problem.hasPrefix("'\(hostile)' holds '") && "\(error)".contains("the value for {host} (used in the endpoint URLs) cannot be used")
+                guard
+                    case AuthKitError.invalidSetting(
+                        "gitlab-self-managed", .placeholder(name: "host", _), let problem) = error
+                else { return false }
+                return problem.hasPrefix("'\(hostile)' holds '")
+                    && "\(error)".contains("the value for {host} (used in the endpoint URLs) cannot be used")
             }
         }
     }
@@ -239,9 +262,13 @@ import Testing
         let team = try bundledDescriptor("qiita-team")
         for value in ["evil.example/", "evil.example:443/", "evil.example?"] {
             #expect {
-                try OAuth2Client(descriptor: team, settings: ClientSettings(clientID: "c", clientSecret: "the-secret", placeholders: ["team": value]))
+                try OAuth2Client(
+                    descriptor: team,
+                    settings: ClientSettings(clientID: "c", clientSecret: "the-secret", placeholders: ["team": value]))
             } throws: { error in
-                guard case AuthKitError.invalidSetting("qiita-team", .placeholder(name: "team", _), _) = error else { return false }
+                guard case AuthKitError.invalidSetting("qiita-team", .placeholder(name: "team", _), _) = error else {
+                    return false
+                }
                 return !"\(error)".contains("the-secret")
             }
         }
@@ -264,15 +291,20 @@ import Testing
     }
 
     @Test func callerThenEnvironmentThenFile() {
-        let file = UserConfiguration(providers: ["qiita": ClientSettings(clientID: "from-file", clientSecret: "file-secret", redirectURI: "http://127.0.0.1:1/f")])
+        let file = UserConfiguration(providers: [
+            "qiita": ClientSettings(
+                clientID: "from-file", clientSecret: "file-secret", redirectURI: "http://127.0.0.1:1/f")
+        ])
         let environment = ["AUTHKIT_QIITA_CLIENT_ID": "from-env", "AUTHKIT_QIITA_TEAM_TEAM": "acme"]
-        let merged = ClientSettings.resolve(providerID: "qiita", explicit: ClientSettings(redirectURI: "http://127.0.0.1:2/x"),
-                                            environment: environment, configuration: file)
+        let merged = ClientSettings.resolve(
+            providerID: "qiita", explicit: ClientSettings(redirectURI: "http://127.0.0.1:2/x"),
+            environment: environment, configuration: file)
         #expect(merged.clientID == "from-env")
         #expect(merged.clientSecret == "file-secret")
         #expect(merged.redirectURI == "http://127.0.0.1:2/x")
 
-        let team = ClientSettings.resolve(providerID: "qiita-team", placeholderNames: ["team"], environment: environment)
+        let team = ClientSettings.resolve(
+            providerID: "qiita-team", placeholderNames: ["team"], environment: environment)
         #expect(team.placeholders?["team"] == "acme")
     }
 
@@ -281,12 +313,14 @@ import Testing
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
         #expect(try UserConfiguration.load(home: home) == UserConfiguration())
-        try #"{"providers": {"qiita": {"clientID": 42}}}"#.write(to: home.appendingPathComponent("config.json"), atomically: true, encoding: .utf8)
+        try #"{"providers": {"qiita": {"clientID": 42}}}"#.write(
+            to: home.appendingPathComponent("config.json"), atomically: true, encoding: .utf8)
         #expect {
             try UserConfiguration.load(home: home)
         } throws: { error in
             guard case AuthKitError.invalidFile(let issues) = error else { return false }
-            return issues.first?.file.hasSuffix("config.json") == true && issues.first?.field == "providers.qiita.clientID"
+            return issues.first?.file.hasSuffix("config.json") == true
+                && issues.first?.field == "providers.qiita.clientID"
         }
     }
 
@@ -298,18 +332,25 @@ import Testing
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
         let file = home.appendingPathComponent("config.json")
-        try #"{"providers": {"github": {"scopes": ["read:user", "repo user", "a\nb", "", " repo"]}}}"#.write(to: file, atomically: true, encoding: .utf8)
+        try #"{"providers": {"github": {"scopes": ["read:user", "repo user", "a\nb", "", " repo"]}}}"#.write(
+            to: file, atomically: true, encoding: .utf8)
         #expect {
             try UserConfiguration.load(home: home)
         } throws: { error in
             guard case AuthKitError.invalidFile(let issues) = error else { return false }
-            return issues.map(\.problem) == [#"'repo user' is several scopes; list each on its own: "repo", "user"."#,
-                                             #"'a\u{A}b' holds a control character, a non-ASCII one, '"' or '\', which no scope has (RFC 6749 §3.3)."#,
-                                             "holds an empty scope; remove it.", #"' repo' begins or ends with a space; write "repo"."#]
-                && issues.map(\.field) == ["providers.github.scopes[1]", "providers.github.scopes[2]", "providers.github.scopes[3]", "providers.github.scopes[4]"]
+            return issues.map(\.problem) == [
+                #"'repo user' is several scopes; list each on its own: "repo", "user"."#,
+                #"'a\u{A}b' holds a control character, a non-ASCII one, '"' or '\', which no scope has (RFC 6749 §3.3)."#,
+                "holds an empty scope; remove it.", #"' repo' begins or ends with a space; write "repo"."#,
+            ]
+                && issues.map(\.field) == [
+                    "providers.github.scopes[1]", "providers.github.scopes[2]", "providers.github.scopes[3]",
+                    "providers.github.scopes[4]",
+                ]
                 && issues.allSatisfy { $0.file == file.path }
         }
-        try #"{"providers": {"google": {"scopes": ["openid", "https://www.googleapis.com/auth/drive.readonly"]}}}"#.write(to: file, atomically: true, encoding: .utf8)
+        try #"{"providers": {"google": {"scopes": ["openid", "https://www.googleapis.com/auth/drive.readonly"]}}}"#
+            .write(to: file, atomically: true, encoding: .utf8)
         #expect(try UserConfiguration.load(home: home).providers?["google"]?.scopes?.count == 2)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 /// Committed hostile and malformed inputs (Tests/AuthKitTests/Corpus), each
@@ -14,7 +15,8 @@ import Testing
     }
 
     static var descriptorFiles: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: corpus.appendingPathComponent("descriptors").path)) ?? []).sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: corpus.appendingPathComponent("descriptors").path)) ?? [])
+            .sorted()
     }
 
     @Test func corpusIsLargeEnough() throws {
@@ -26,7 +28,8 @@ import Testing
     @Test(arguments: descriptorFiles)
     func descriptorIsRejectedNamingTheField(file: String) throws {
         let expectations = try JSONDecoder().decode(
-            [String: Expectation].self, from: Data(contentsOf: Self.corpus.appendingPathComponent("descriptors.expected.json")))
+            [String: Expectation].self,
+            from: Data(contentsOf: Self.corpus.appendingPathComponent("descriptors.expected.json")))
         let expected = try #require(expectations[file], "add \(file) to descriptors.expected.json")
         let url = Self.corpus.appendingPathComponent("descriptors/\(file)")
         do {
@@ -34,7 +37,9 @@ import Testing
             Issue.record("\(file) was accepted")
         } catch AuthKitError.invalidFile(let issues) {
             #expect(issues.allSatisfy { $0.file == url.path })
-            let match = issues.first { $0.field == expected.field && (expected.contains.isEmpty || $0.problem.contains(expected.contains)) }
+            let match = issues.first {
+                $0.field == expected.field && (expected.contains.isEmpty || $0.problem.contains(expected.contains))
+            }
             #expect(match != nil, "\(file): got \(issues.map(\.description))")
         }
     }
@@ -52,15 +57,18 @@ import Testing
         var cases: [Case]
 
         static func load() throws -> RedirectCorpus {
-            try JSONDecoder().decode(RedirectCorpus.self, from: Data(contentsOf: BadInputCorpusTests.corpus.appendingPathComponent("redirects.json")))
+            try JSONDecoder().decode(
+                RedirectCorpus.self,
+                from: Data(contentsOf: BadInputCorpusTests.corpus.appendingPathComponent("redirects.json")))
         }
     }
 
     @Test(arguments: (try? RedirectCorpus.load().cases) ?? [])
     func redirectHasItsDocumentedOutcome(_ item: RedirectCorpus.Case) throws {
         let corpus = try RedirectCorpus.load()
-        let pending = PendingAuthorization(providerID: "p", state: corpus.state, codeVerifier: nil, redirectURI: corpus.redirectURI,
-                                           expectedIssuer: corpus.issuer, issuerRequired: false, scopes: [], createdAt: fixedNow)
+        let pending = PendingAuthorization(
+            providerID: "p", state: corpus.state, codeVerifier: nil, redirectURI: corpus.redirectURI,
+            expectedIssuer: corpus.issuer, issuerRequired: false, scopes: [], createdAt: fixedNow)
         let outcome: String
         do {
             outcome = "code:" + (try RedirectParser().code(from: item.url, for: pending))
@@ -74,7 +82,8 @@ import Testing
             case .issuerMismatch: outcome = "issuerMismatch"
             case .missingIssuer: outcome = "missingIssuer"
             case .missingCode: outcome = "missingCode"
-            case .missingRequestToken, .requestTokenMismatch, .missingVerifier, .outOfBandAttempt, .unusableVerifier: outcome = "oauth1:\(error)"
+            case .missingRequestToken, .requestTokenMismatch, .missingVerifier, .outOfBandAttempt, .unusableVerifier:
+                outcome = "oauth1:\(error)"
             }
         } catch AuthKitError.authorizationFailed(let response) {
             outcome = "authorizationFailed:\(response.code)"
@@ -83,7 +92,11 @@ import Testing
     }
 
     struct TokenResponseCase: Decodable, Sendable, CustomTestStringConvertible {
-        struct Repeat: Decodable, Sendable { var prefix: String; var unit: String; var count: Int }
+        struct Repeat: Decodable, Sendable {
+            var prefix: String
+            var unit: String
+            var count: Int
+        }
         var note: String
         var status: Int
         var contentType: String
@@ -93,7 +106,9 @@ import Testing
         var testDescription: String { note }
 
         static func load() throws -> [TokenResponseCase] {
-            try JSONDecoder().decode([TokenResponseCase].self, from: Data(contentsOf: BadInputCorpusTests.corpus.appendingPathComponent("token-responses.json")))
+            try JSONDecoder().decode(
+                [TokenResponseCase].self,
+                from: Data(contentsOf: BadInputCorpusTests.corpus.appendingPathComponent("token-responses.json")))
         }
 
         var response: IncomingResponse {
@@ -102,7 +117,8 @@ import Testing
                 data = Data(spec.prefix.utf8)
                 data.append(Data(repeating: spec.unit.utf8.first!, count: spec.count))
             }
-            return IncomingResponse(status: status, headers: contentType.isEmpty ? [] : [("Content-Type", contentType)], body: data)
+            return IncomingResponse(
+                status: status, headers: contentType.isEmpty ? [] : [("Content-Type", contentType)], body: data)
         }
     }
 
@@ -117,7 +133,10 @@ import Testing
             outcome = "invalidResponse:\(reason)"
         }
         if item.expect.hasPrefix("invalidResponse:") {
-            #expect(outcome.hasPrefix("invalidResponse:") && outcome.contains(item.expect.dropFirst("invalidResponse:".count)), "\(item.note): \(outcome.prefix(200))")
+            #expect(
+                outcome.hasPrefix("invalidResponse:")
+                    && outcome.contains(item.expect.dropFirst("invalidResponse:".count)),
+                "\(item.note): \(outcome.prefix(200))")
         } else {
             #expect(outcome == item.expect, "\(item.note): \(outcome.prefix(200))")
         }

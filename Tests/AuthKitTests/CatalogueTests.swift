@@ -1,6 +1,7 @@
+import AuthKitTestSupport
 import Foundation
 import Testing
-import AuthKitTestSupport
+
 @testable import AuthKit
 
 /// The bundled catalogue: every file loads (schema and validator), cites the
@@ -14,7 +15,8 @@ import AuthKitTestSupport
         #expect(catalog.ids.count >= 30)
         for id in catalog.ids {
             let descriptor = try #require(catalog.entries[id]?.descriptor)
-            let documentation = try #require(descriptor.documentation.flatMap(URL.init(string:)), "\(id) has no documentation URL")
+            let documentation = try #require(
+                descriptor.documentation.flatMap(URL.init(string:)), "\(id) has no documentation URL")
             #expect(documentation.scheme == "https", "\(id): documentation is not https")
         }
     }
@@ -31,8 +33,11 @@ import AuthKitTestSupport
             let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             #expect(cells.first == "`\(id)`", "run scripts/embed-providers")
             #expect(cells.dropFirst().first == descriptor.name, "\(id): name differs from the file")
-            #expect(row.contains("(\(descriptor.documentation ?? "-"))"), "\(id): documentation link differs from the file")
-            #expect(cells.count == 6 && cells[3].contains("device") == (descriptor.device != nil), "\(id): sign-in column differs from the file")
+            #expect(
+                row.contains("(\(descriptor.documentation ?? "-"))"), "\(id): documentation link differs from the file")
+            #expect(
+                cells.count == 6 && cells[3].contains("device") == (descriptor.device != nil),
+                "\(id): sign-in column differs from the file")
         }
     }
 
@@ -41,16 +46,22 @@ import AuthKitTestSupport
     @Test func slackUserTokenIsReadFromAuthedUserAsBearer() async throws {
         try await withServer { server in
             server.route("POST", "/api/oauth.v2.access") { _ in
-                .json(#"{"ok":true,"app_id":"A1","authed_user":{"id":"U1","scope":"users:read","access_token":"xoxp-1234","token_type":"user"},"team":{"id":"T1"}}"#)
+                .json(
+                    #"{"ok":true,"app_id":"A1","authed_user":{"id":"U1","scope":"users:read","access_token":"xoxp-1234","token_type":"user"},"team":{"id":"T1"}}"#
+                )
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("slack", pointingTo: server),
-                                          settings: ClientSettings(clientID: "slack-client", clientSecret: "slack-secret"))
-            let pending = try client.startAuthorization(redirectURI: URL(string: "http://localhost:8765/callback")).pending
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("slack", pointingTo: server),
+                settings: ClientSettings(clientID: "slack-client", clientSecret: "slack-secret"))
+            let pending = try client.startAuthorization(redirectURI: URL(string: "http://localhost:8765/callback"))
+                .pending
             let credential = try await client.exchange(code: "c", pending: pending)
             #expect(credential.accessToken == "xoxp-1234")
             #expect(credential.tokenType == "Bearer")
             #expect(credential.scopes == ["users:read"])
-            #expect(server.requests.last?.header("Authorization") == "Basic " + Data("slack-client:slack-secret".utf8).base64EncodedString())
+            #expect(
+                server.requests.last?.header("Authorization") == "Basic "
+                    + Data("slack-client:slack-secret".utf8).base64EncodedString())
             // Slack's errors come with HTTP 200.
             server.route("POST", "/api/oauth.v2.access") { _ in .json(#"{"ok":false,"error":"invalid_code"}"#) }
             await #expect {
@@ -79,17 +90,22 @@ import AuthKitTestSupport
     /// refresh must succeed, keep the refresh token and assume Bearer.
     @Test func figmaRefreshAnswerWithoutTokenTypeOrRefreshToken() async throws {
         try await withServer { server in
-            server.route("POST", "/v1/oauth/refresh") { _ in .json(#"{"access_token":"figd_new","expires_in":7776000}"#) }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("figma", pointingTo: server),
-                                          settings: ClientSettings(clientID: "figma-client", clientSecret: "figma-secret"))
-            let old = Credential(providerID: "figma", accessToken: "figd_old", refreshToken: "figr_keep",
-                                 expiresAt: Date(timeIntervalSinceNow: -60))
+            server.route("POST", "/v1/oauth/refresh") { _ in .json(#"{"access_token":"figd_new","expires_in":7776000}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("figma", pointingTo: server),
+                settings: ClientSettings(clientID: "figma-client", clientSecret: "figma-secret"))
+            let old = Credential(
+                providerID: "figma", accessToken: "figd_old", refreshToken: "figr_keep",
+                expiresAt: Date(timeIntervalSinceNow: -60))
             let refreshed = try await client.refresh(old)
             #expect(refreshed.accessToken == "figd_new")
             #expect(refreshed.tokenType == "Bearer")
             #expect(refreshed.refreshToken == "figr_keep")
             let request = try #require(server.requests.last)
-            #expect(request.header("Authorization") == "Basic " + Data("figma-client:figma-secret".utf8).base64EncodedString())
+            #expect(
+                request.header("Authorization") == "Basic "
+                    + Data("figma-client:figma-secret".utf8).base64EncodedString())
             #expect(try formObject(request.bodyText) == ["refresh_token": "figr_keep"])
         }
     }

@@ -1,6 +1,7 @@
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 @Suite struct CredentialStoreTests {
@@ -56,7 +57,10 @@ import Testing
         #expect(store.permissionWarnings().isEmpty)
         // The directory holding the store still gets its advice.
         chmod(home.path, 0o755)
-        #expect(store.permissionWarnings() == ["\(home.path) is accessible by other users (mode 755); run: chmod 700 '\(home.path)'"])
+        #expect(
+            store.permissionWarnings() == [
+                "\(home.path) is accessible by other users (mode 755); run: chmod 700 '\(home.path)'"
+            ])
     }
 
     /// The rule for provider files holds for the store: a file or directory
@@ -70,7 +74,10 @@ import Testing
         try await store.save(credential("qiita", token: "mine"))
         let saved = try Data(contentsOf: store.fileURL)
         func refusal(_ body: () async throws -> Void) async -> String? {
-            do { try await body(); return nil } catch AuthKitError.store(let path, let reason) {
+            do {
+                try await body()
+                return nil
+            } catch AuthKitError.store(let path, let reason) {
                 return path == store.fileURL.path ? reason.detail : "another path: \(path)"
             } catch { return "\(error)" }
         }
@@ -83,8 +90,10 @@ import Testing
             guard case AuthKitError.store(_, let reason) = error else { return false }
             return reason.kind == .writableByOthers
         }
-        #expect(await refusal { _ = try await store.allCredentials() }
-                == "every user can write to it (mode 0646), and so make it sign you in to someone else's account; it is not read. Run: chmod go-w '\(store.fileURL.path)'")
+        #expect(
+            await refusal { _ = try await store.allCredentials() }
+                == "every user can write to it (mode 0646), and so make it sign you in to someone else's account; it is not read. Run: chmod go-w '\(store.fileURL.path)'"
+        )
         #expect(await refusal { try await store.save(credential("github")) } != nil)
         #expect(await refusal { _ = try await store.remove(CredentialKey(providerID: "qiita")) } != nil)
         #expect(await refusal { try store.checkWritable() } != nil)
@@ -93,24 +102,32 @@ import Testing
         #expect(try await store.allCredentials().map(\.accessToken) == ["mine"])
 
         chmod(home.path, 0o777)
-        #expect(await refusal { _ = try await store.allCredentials() }?.hasPrefix("every user can write to its directory \(home.path) (mode 0777)") == true)
+        #expect(
+            await refusal { _ = try await store.allCredentials() }?.hasPrefix(
+                "every user can write to its directory \(home.path) (mode 0777)") == true)
         chmod(home.path, 0o1777)
-        #expect(await refusal { _ = try await store.allCredentials() }?.hasPrefix("every user can write to its directory \(home.path) (mode 1777)") == true,
-                "a sticky directory is no defence for the store's own directory")
+        #expect(
+            await refusal { _ = try await store.allCredentials() }?.hasPrefix(
+                "every user can write to its directory \(home.path) (mode 1777)") == true,
+            "a sticky directory is no defence for the store's own directory")
         #expect(await refusal { try store.checkWritable() } != nil)
 
         // No store yet: a sign-in is refused before it starts rather than
         // saving where others could replace the result.
         chmod(home.path, 0o777)
         try FileManager.default.removeItem(at: store.fileURL)
-        #expect(await refusal { try store.checkWritable() }?.contains("nothing is saved there. Run: chmod go-w '\(home.path)'") == true)
+        #expect(
+            await refusal { try store.checkWritable() }?.contains(
+                "nothing is saved there. Run: chmod go-w '\(home.path)'") == true)
         chmod(home.path, 0o700)
         try store.checkWritable()
 
         if geteuid() == 0 { // only root can give a file away
             try await store.save(credential("qiita", token: "mine"))
             #expect(chown(store.fileURL.path, 4242, gid_t.max) == 0)
-            #expect(await refusal { _ = try await store.allCredentials() }?.hasPrefix("belongs to another user (uid 4242)") == true)
+            #expect(
+                await refusal { _ = try await store.allCredentials() }?.hasPrefix("belongs to another user (uid 4242)")
+                    == true)
         }
     }
 
@@ -125,7 +142,8 @@ import Testing
         try await store.save(credential("qiita", token: "four")) // replaces "one"
         let all = try await store.allCredentials()
         #expect(all.map(\.accessToken) == ["three", "four", "two"])
-        #expect(try await store.credential(for: CredentialKey(providerID: "qiita", label: "work"))?.accessToken == "two")
+        #expect(
+            try await store.credential(for: CredentialKey(providerID: "qiita", label: "work"))?.accessToken == "two")
         #expect(try await store.remove(CredentialKey(providerID: "qiita"))?.accessToken == "four")
         #expect(try await store.remove(CredentialKey(providerID: "qiita")) == nil)
         #expect(try await store.allCredentials().count == 2)
@@ -173,13 +191,22 @@ import Testing
     /// Dates the calendar has pass, whatever their form (a leap day, an
     /// offset, a fraction); ones it has not are named by the part out of range.
     @Test func aStoredDateIsCheckedAgainstTheCalendar() {
-        for good in ["2024-02-29T23:59:59Z", "2026-12-31T00:00:00-09:30", "2026-11-24T10:00:00.5Z", "2000-02-29T00:00:00+23:59", "tomorrow"] {
+        for good in [
+            "2024-02-29T23:59:59Z", "2026-12-31T00:00:00-09:30", "2026-11-24T10:00:00.5Z", "2000-02-29T00:00:00+23:59",
+            "tomorrow",
+        ] {
             #expect(StoredDate.problem(good) == nil, "\(good)")
         }
-        for (bad, said) in [("2026-02-29T00:00:00Z", "has day 29 of a month with 28 days"), ("1900-02-29T00:00:00Z", "has day 29 of a month with 28 days"),
-                            ("2026-04-31T00:00:00Z", "has day 31 of a month with 30 days"), ("2026-00-10T00:00:00Z", "has month 0; months run 1–12"),
-                            ("2026-11-24T24:00:00Z", "has hour 24; hours run 0–23"), ("2026-11-24T10:60:00Z", "has minute 60; minutes run 0–59"),
-                            ("2026-11-24T10:00:60Z", "has second 60; seconds run 0–59"), ("2026-11-24T10:00:00.25-00:60", "has the offset -00:60")] {
+        for (bad, said) in [
+            ("2026-02-29T00:00:00Z", "has day 29 of a month with 28 days"),
+            ("1900-02-29T00:00:00Z", "has day 29 of a month with 28 days"),
+            ("2026-04-31T00:00:00Z", "has day 31 of a month with 30 days"),
+            ("2026-00-10T00:00:00Z", "has month 0; months run 1–12"),
+            ("2026-11-24T24:00:00Z", "has hour 24; hours run 0–23"),
+            ("2026-11-24T10:60:00Z", "has minute 60; minutes run 0–59"),
+            ("2026-11-24T10:00:60Z", "has second 60; seconds run 0–59"),
+            ("2026-11-24T10:00:00.25-00:60", "has the offset -00:60"),
+        ] {
             #expect(StoredDate.problem(bad)?.hasPrefix(said) == true, "\(bad): \(StoredDate.problem(bad) ?? "nil")")
         }
     }
@@ -194,18 +221,29 @@ import Testing
         let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
         try await store.save(credential("qiita"))
         let good = try String(contentsOf: store.fileURL, encoding: .utf8)
-        for (from, to, expected) in [("\"oauth2\"", "\"oauth9\"", "credentials[0].kind: unknown protocol; use \"oauth2\" or \"oauth1\"."),
-                                     ("\"obtainedAt\" : \"", "\"expiresAt\" : \"tomorrow\", \"obtainedAt\" : \"",
-                                      "credentials[0].expiresAt: is not a date and time in ISO 8601 form"),
-                                     // Rolled over by the parser (Feb 30 read as 2 March) and written back so.
-                                     ("\"obtainedAt\" : \"", "\"expiresAt\" : \"2026-02-30T10:00:00Z\", \"obtainedAt\" : \"",
-                                      "credentials[0].expiresAt: has day 30 of a month with 28 days, a date the calendar does not have"),
-                                     ("\"obtainedAt\" : \"", "\"expiresAt\" : \"2026-11-24T25:00:00+09:00\", \"obtainedAt\" : \"",
-                                      "credentials[0].expiresAt: has hour 25; hours run 0–23"),
-                                     ("\"obtainedAt\" : \"", "\"expiresAt\" : \"2026-11-24T10:00:00+24:00\", \"obtainedAt\" : \"",
-                                      "credentials[0].expiresAt: is not a date and time in ISO 8601 form")] {
+        for (from, to, expected) in [
+            ("\"oauth2\"", "\"oauth9\"", "credentials[0].kind: unknown protocol; use \"oauth2\" or \"oauth1\"."),
+            (
+                "\"obtainedAt\" : \"", "\"expiresAt\" : \"tomorrow\", \"obtainedAt\" : \"",
+                "credentials[0].expiresAt: is not a date and time in ISO 8601 form"
+            ),
+            // Rolled over by the parser (Feb 30 read as 2 March) and written back so.
+            (
+                "\"obtainedAt\" : \"", "\"expiresAt\" : \"2026-02-30T10:00:00Z\", \"obtainedAt\" : \"",
+                "credentials[0].expiresAt: has day 30 of a month with 28 days, a date the calendar does not have"
+            ),
+            (
+                "\"obtainedAt\" : \"", "\"expiresAt\" : \"2026-11-24T25:00:00+09:00\", \"obtainedAt\" : \"",
+                "credentials[0].expiresAt: has hour 25; hours run 0–23"
+            ),
+            (
+                "\"obtainedAt\" : \"", "\"expiresAt\" : \"2026-11-24T10:00:00+24:00\", \"obtainedAt\" : \"",
+                "credentials[0].expiresAt: is not a date and time in ISO 8601 form"
+            ),
+        ] {
             #expect(good.contains(from))
-            try good.replacingOccurrences(of: from, with: to).write(to: store.fileURL, atomically: false, encoding: .utf8)
+            try good.replacingOccurrences(of: from, with: to).write(
+                to: store.fileURL, atomically: false, encoding: .utf8)
             await #expect {
                 _ = try await store.allCredentials()
             } throws: { error in
@@ -230,16 +268,34 @@ import Testing
         let good = try String(contentsOf: store.fileURL, encoding: .utf8)
         let entry = try #require(good.range(of: "\"credentials\" : ").map { good[$0.upperBound...] }?.dropLast(2))
         let cases: [(String, String)] = [
-            ("{\n\"credentials\" : [],\n\"credentials\" : \(entry),\n\"version\" : 1\n}", "credentials is given twice (lines 2 and 3). JSON readers disagree"),
+            (
+                "{\n\"credentials\" : [],\n\"credentials\" : \(entry),\n\"version\" : 1\n}",
+                "credentials is given twice (lines 2 and 3). JSON readers disagree"
+            ),
             ("{\"version\" : 1, \"credentials\" : \(entry), \"version\" : 2}", "version is given twice (lines 1 and"),
-            (good.replacingOccurrences(of: "\"accessToken\" : \"token\"", with: "\"accessToken\" : \"first\", \"accessToken\" : \"token\""),
-             "credentials[0].accessToken is given twice"),
+            (
+                good.replacingOccurrences(
+                    of: "\"accessToken\" : \"token\"", with: "\"accessToken\" : \"first\", \"accessToken\" : \"token\""),
+                "credentials[0].accessToken is given twice"
+            ),
             (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1,"), "is not valid JSON: line"),
             ("\u{FEFF}" + good, "byte-order mark"),
-            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1.5"), "version: is not a format version"),
-            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 99999999999999999999"), "version: is not a format version"),
-            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 0"), "version: 0 is no format version"),
-            (good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : -1"), "version: -1 is no format version"),
+            (
+                good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1.5"),
+                "version: is not a format version"
+            ),
+            (
+                good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 99999999999999999999"),
+                "version: is not a format version"
+            ),
+            (
+                good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 0"),
+                "version: 0 is no format version"
+            ),
+            (
+                good.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : -1"),
+                "version: -1 is no format version"
+            ),
         ]
         for (text, expected) in cases {
             #expect(text != good)
@@ -248,7 +304,8 @@ import Testing
                 try await store.save(credential("github"))
             } throws: { error in
                 guard case AuthKitError.store(let path, let reason) = error else { return false }
-                return path == store.fileURL.path && reason.detail.contains(expected) && reason.detail.contains("left untouched")
+                return path == store.fileURL.path && reason.detail.contains(expected)
+                    && reason.detail.contains("left untouched")
             }
             #expect(try Data(contentsOf: store.fileURL) == Data(text.utf8), "\(expected)")
         }
@@ -263,7 +320,8 @@ import Testing
         let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
         try await store.save(credential("qiita", "work", token: "one"))
         try await store.save(credential("gitlab"))
-        var document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: store.fileURL)) as? [String: Any])
+        var document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: store.fileURL)) as? [String: Any])
         var entries = try #require(document["credentials"] as? [[String: Any]])
         var copy = try #require(entries.first { $0["accessToken"] as? String == "one" })
         copy["accessToken"] = "two"
@@ -305,7 +363,9 @@ import Testing
                 group.addTask {
                     let store = FileCredentialStore(file: file)
                     for index in 0..<15 {
-                        try await store.save(Credential(providerID: "p\(writer)", label: "n\(index)", accessToken: "t\(writer)-\(index)"))
+                        try await store.save(
+                            Credential(providerID: "p\(writer)", label: "n\(index)", accessToken: "t\(writer)-\(index)")
+                        )
                     }
                 }
             }
@@ -324,10 +384,15 @@ import Testing
     @Test func aSaveRemovesOnlyItsOwnFilesAbandonedCopies() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let names = [".work.json.4242.AbCd-_12.tmp", ".personal.json.4242.AbCd-_12.tmp", ".work.json.x.4242.AbCd-_12.tmp", ".work.json.notes.tmp"]
+        try FileManager.default.createDirectory(
+            at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let names = [
+            ".work.json.4242.AbCd-_12.tmp", ".personal.json.4242.AbCd-_12.tmp", ".work.json.x.4242.AbCd-_12.tmp",
+            ".work.json.notes.tmp",
+        ]
         for name in names { try Data("{}".utf8).write(to: home.appendingPathComponent(name)) }
-        try await FileCredentialStore(file: home.appendingPathComponent("work.json")).save(Credential(providerID: "p", accessToken: "t"))
+        try await FileCredentialStore(file: home.appendingPathComponent("work.json")).save(
+            Credential(providerID: "p", accessToken: "t"))
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: home.path).filter { $0.hasSuffix(".tmp") })
         #expect(left == Set(names.dropFirst()), "\(left)")
     }
@@ -348,7 +413,8 @@ import Testing
         await #expect {
             _ = try await store.allCredentials()
         } throws: { error in
-            "\(error)".contains("credentials.json.lock: has been held by another process for more than 300 ms") && "\(error)".contains("fuser")
+            "\(error)".contains("credentials.json.lock: has been held by another process for more than 300 ms")
+                && "\(error)".contains("fuser")
         }
         #expect(Date().timeIntervalSince(started) < 5)
         flock(holder, LOCK_UN)
@@ -369,7 +435,8 @@ import Testing
         await #expect {
             _ = try await store.allCredentials()
         } throws: { error in
-            "\(error)".contains("credentials.json.lock: is owned by another user (uid 65534), who could hold it to stop every command")
+            "\(error)".contains(
+                "credentials.json.lock: is owned by another user (uid 65534), who could hold it to stop every command")
         }
     }
 
@@ -378,14 +445,17 @@ import Testing
     @Test func aFileLargerThanAnyStoreIsNotRead() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let file = home.appendingPathComponent("credentials.json")
-        #expect(FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]))
         #expect(truncate(file.path, 1 << 30) == 0)
         await #expect {
             _ = try await FileCredentialStore(file: file).allCredentials()
         } throws: { error in
-            "\(error)".contains("is 1073741824 bytes, more than the 64 MiB a credentials file could hold; it was not read")
+            "\(error)".contains(
+                "is 1073741824 bytes, more than the 64 MiB a credentials file could hold; it was not read")
         }
         #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int == 1 << 30)
     }
@@ -456,7 +526,8 @@ import Testing
         #expect((synced["at"] as? NSNumber)?.int64Value == 1_700_000_000_123)
         let stored = try #require(kept["credentials"] as? [[String: Any]])
         #expect(stored.map { $0["providerID"] as? String } == ["gitlab", "qiita"])
-        let gitlab = stored[0], qiita = stored[1]
+        let gitlab = stored[0]
+        let qiita = stored[1]
         #expect(gitlab["boundKey"] as? String == "key-of-gitlab")
         #expect((gitlab["flags"] as? [Any])?.count == 3)
         #expect(qiita["accessToken"] as? String == "renewed")
@@ -473,7 +544,8 @@ import Testing
             providerID: "p", label: "l", kind: .oauth1, accessToken: "a", tokenType: "OAuth", refreshToken: "r",
             tokenSecret: "s", expiresAt: fixedNow, scopes: ["x"], obtainedAt: fixedNow, rawFields: ["k": .null],
             endpointOrigins: ["https://example.com"], refreshTokenExpiresAt: fixedNow)
-        let written = try #require(try JSONSerialization.jsonObject(with: JSONEncoder.credentials.encode(full)) as? [String: Any])
+        let written = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder.credentials.encode(full)) as? [String: Any])
         #expect(Set(written.keys) == Credential.memberNames)
     }
 
@@ -487,13 +559,17 @@ import Testing
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         let file = home.appendingPathComponent("credentials.json")
         func refusal(_ operation: () async throws -> Void) async -> String? {
-            do { try await operation(); return nil } catch AuthKitError.store(let path, let reason) where path == file.path {
+            do {
+                try await operation()
+                return nil
+            } catch AuthKitError.store(let path, let reason) where path == file.path {
                 return reason.detail
             } catch { return "\(error)" }
         }
         #expect(mkfifo(file.path, 0o600) == 0)
         let store = FileCredentialStore(file: file)
-        let pipe = "is a named pipe, not a regular file; AuthKit keeps credentials only in a file. Move it aside; the next sign-in creates the file."
+        let pipe =
+            "is a named pipe, not a regular file; AuthKit keeps credentials only in a file. Move it aside; the next sign-in creates the file."
         #expect(await refusal { _ = try await store.allCredentials() } == pipe)
         #expect(await refusal { try await store.save(credential("github")) } == pipe)
         var info = stat()
@@ -501,7 +577,9 @@ import Testing
 
         try FileManager.default.removeItem(at: file)
         try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
-        #expect(await refusal { _ = try await store.allCredentials() }?.hasPrefix("is a directory, not a regular file;") == true)
+        #expect(
+            await refusal { _ = try await store.allCredentials() }?.hasPrefix("is a directory, not a regular file;")
+                == true)
     }
 
     /// A lock file that is a symbolic link (placed by someone else: authkit
@@ -515,12 +593,17 @@ import Testing
         let key = CredentialKey(providerID: "qiita", label: nil)
         let target = home.appendingPathComponent("elsewhere").path
         for name in [".signin-qiita.lock", ".refresh-qiita.lock", "credentials.json.lock"] {
-            try FileManager.default.createSymbolicLink(atPath: home.appendingPathComponent(name).path, withDestinationPath: target)
+            try FileManager.default.createSymbolicLink(
+                atPath: home.appendingPathComponent(name).path, withDestinationPath: target)
         }
         func reason(_ operation: () async throws -> Void) async -> String {
-            do { try await operation(); return "no error" } catch AuthKitError.store(_, let reason) { return reason.detail } catch { return "\(error)" }
+            do {
+                try await operation()
+                return "no error"
+            } catch AuthKitError.store(_, let reason) { return reason.detail } catch { return "\(error)" }
         }
-        let link = "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."
+        let link =
+            "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."
         #expect(await reason { _ = try store.beginSignIn(for: key) } == link)
         #expect(await reason { _ = try await store.withRefreshLock(for: key, timeout: .seconds(5)) { 1 } } == link)
         #expect(await reason { try await store.save(credential("qiita")) } == link)
@@ -561,7 +644,9 @@ import Testing
         let names = labels.map { FileCredentialStore.fileName(for: CredentialKey(providerID: "qiita", label: $0)) }
         #expect(Set(names.map { $0.lowercased() }).count == labels.count, "\(names)")
         #expect(names.allSatisfy { $0.hasPrefix("qiita.") && !$0.contains("/") && !$0.contains(" ") }, "\(names)")
-        #expect(names[1] == "qiita.a_b" && names[4] == "qiita.work" && names[7] == "qiita.a.b", "plain names stay as they are")
+        #expect(
+            names[1] == "qiita.a_b" && names[4] == "qiita.work" && names[7] == "qiita.a.b",
+            "plain names stay as they are")
         #expect(names[0].hasPrefix("qiita.a_b-") && names[3].hasPrefix("qiita.Work-"), "\(names)")
         let held = try store.beginSignIn(for: CredentialKey(providerID: "qiita", label: "a/b"))
         let other = try store.beginSignIn(for: CredentialKey(providerID: "qiita", label: "a_b"))

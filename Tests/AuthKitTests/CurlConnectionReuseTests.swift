@@ -1,213 +1,238 @@
 #if os(Linux)
-import AuthKitTestSupport
-import Foundation
-import HTTPTypes
-import Logging
-import Testing
-@testable import AuthKit
+    import AuthKitTestSupport
+    import Foundation
+    import HTTPTypes
+    import Logging
+    import Testing
+    @testable import AuthKit
 
-/// `CurlHTTPClient` (the default transport on Linux) keeps each worker's easy
-/// handle, and with it the connections of finished transfers (`CurlWorkers`).
-/// A connection is reused only when the previous answer was read to its end
-/// on a connection the server keeps open; never one a reader stopped midway,
-/// whose unread bytes would otherwise be read as the next answer.
-@Suite struct CurlConnectionReuseTests {
-    static let token = #"{"access_token":"at-1","token_type":"Bearer","expires_in":3600}"#
+    /// `CurlHTTPClient` (the default transport on Linux) keeps each worker's easy
+    /// handle, and with it the connections of finished transfers (`CurlWorkers`).
+    /// A connection is reused only when the previous answer was read to its end
+    /// on a connection the server keeps open; never one a reader stopped midway,
+    /// whose unread bytes would otherwise be read as the next answer.
+    @Suite struct CurlConnectionReuseTests {
+        static let token = #"{"access_token":"at-1","token_type":"Bearer","expires_in":3600}"#
 
-    /// A pool of its own, so tests running beside this one do not take its
-    /// workers; closed when the test ends, so that its threads do not stay parked.
-    let pool = ClosingPool(keptIdle: 8)
-    var workers: CurlWorkers { pool.workers }
+        /// A pool of its own, so tests running beside this one do not take its
+        /// workers; closed when the test ends, so that its threads do not stay parked.
+        let pool = ClosingPool(keptIdle: 8)
+        var workers: CurlWorkers { pool.workers }
 
-    func client(_ server: TestHTTPServer) throws -> OAuth2Client {
-        let descriptor = testDescriptor(
-            id: "reuse", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
-            token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256)
-        return try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: "secret"),
-                                httpClient: CurlHTTPClient(timeout: 10, workers: workers))
-    }
-
-    func exchange(_ client: OAuth2Client) async throws -> Credential {
-        let pending = try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback")).pending
-        return try await client.exchange(code: "c", pending: pending)
-    }
-
-    @Test func aSecondTokenRequestToTheSameServerReusesTheConnection() async throws {
-        try await withServer { server in
-            server.route("POST", "/token") { _ in StubResponse.json(Self.token).keptAlive() }
-            let client = try client(server)
-            for _ in 0..<3 { #expect(try await exchange(client).accessToken == "at-1") }
-            #expect(server.requests(to: "/token").count == 3)
-            #expect(server.connections == 1, "three requests opened \(server.connections) connections")
+        func client(_ server: TestHTTPServer) throws -> OAuth2Client {
+            let descriptor = testDescriptor(
+                id: "reuse", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+                token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256)
+            return try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: "secret"),
+                httpClient: CurlHTTPClient(timeout: 10, workers: workers))
         }
-    }
 
-    /// libcurl's limit on a stalled transfer (under a byte a second for the
-    /// timeout) was reported as "no data for 30 s" of a server that was
-    /// sending, slowly; one that sends nothing is told apart.
-    @Test func aStallIsToldFromSilence() async throws {
-        try await withServer { server in
-            server.route("GET", "/drip") { _ in .streaming(.drip(every: .milliseconds(1500))) }
-            server.route("GET", "/silent") { _ in StubResponse.json("{}").delayed(by: .seconds(30)) }
-            let client = CurlHTTPClient(timeout: 2, workers: workers)
-            for (path, expected) in [("/drip", "it sent less than a byte a second for 2 s, and was cut off"), ("/silent", "no answer for 2 s")] {
-                await #expect {
-                    let (_, body) = try await client.send(HTTPRequest(method: .get, url: URL(string: server.baseURL + path)!), body: nil)
-                    for try await _ in body {}
-                } throws: { error in
-                    guard case AuthKitError.network(_, let reason) = error else { return false }
-                    return reason.detail == expected
+        func exchange(_ client: OAuth2Client) async throws -> Credential {
+            let pending = try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback"))
+                .pending
+            return try await client.exchange(code: "c", pending: pending)
+        }
+
+        @Test func aSecondTokenRequestToTheSameServerReusesTheConnection() async throws {
+            try await withServer { server in
+                server.route("POST", "/token") { _ in StubResponse.json(Self.token).keptAlive() }
+                let client = try client(server)
+                for _ in 0..<3 { #expect(try await exchange(client).accessToken == "at-1") }
+                #expect(server.requests(to: "/token").count == 3)
+                #expect(server.connections == 1, "three requests opened \(server.connections) connections")
+            }
+        }
+
+        /// libcurl's limit on a stalled transfer (under a byte a second for the
+        /// timeout) was reported as "no data for 30 s" of a server that was
+        /// sending, slowly; one that sends nothing is told apart.
+        @Test func aStallIsToldFromSilence() async throws {
+            try await withServer { server in
+                server.route("GET", "/drip") { _ in .streaming(.drip(every: .milliseconds(1500))) }
+                server.route("GET", "/silent") { _ in StubResponse.json("{}").delayed(by: .seconds(30)) }
+                let client = CurlHTTPClient(timeout: 2, workers: workers)
+                for (path, expected) in [
+                    ("/drip", "it sent less than a byte a second for 2 s, and was cut off"),
+                    ("/silent", "no answer for 2 s"),
+                ] {
+                    await #expect {
+                        let (_, body) = try await client.send(
+                            HTTPRequest(method: .get, url: URL(string: server.baseURL + path)!), body: nil)
+                        for try await _ in body {}
+                    } throws: { error in
+                        guard case AuthKitError.network(_, let reason) = error else { return false }
+                        return reason.detail == expected
+                    }
                 }
             }
         }
-    }
 
-    @Test func aConnectionTheServerClosesIsNotReused() async throws {
-        try await withServer { server in
-            server.route("POST", "/token") { _ in .json(Self.token) } // Connection: close
-            let client = try client(server)
-            for _ in 0..<2 { #expect(try await exchange(client).accessToken == "at-1") }
-            #expect(server.connections == 2)
+        @Test func aConnectionTheServerClosesIsNotReused() async throws {
+            try await withServer { server in
+                server.route("POST", "/token") { _ in .json(Self.token) } // Connection: close
+                let client = try client(server)
+                for _ in 0..<2 { #expect(try await exchange(client).accessToken == "at-1") }
+                #expect(server.connections == 2)
+            }
         }
-    }
 
-    /// The first answer is larger than the 1 MiB cap, on a connection the
-    /// server keeps open: AuthKit stops reading it. The second request must
-    /// get its own answer on a new connection, not the first one's remains.
-    @Test func aConnectionLeftMidBodyIsNeverReused() async throws {
-        try await withServer { server in
-            let oversized = #"{"access_token":""# + String(repeating: "x", count: 4 << 20) + #"","token_type":"Bearer"}"#
-            // The server records a request before routing it: the first one gets the oversized answer.
-            server.route("POST", "/token") { [server] _ in
-                StubResponse.json(server.requests(to: "/token").count == 1 ? oversized : Self.token).keptAlive()
+        /// The first answer is larger than the 1 MiB cap, on a connection the
+        /// server keeps open: AuthKit stops reading it. The second request must
+        /// get its own answer on a new connection, not the first one's remains.
+        @Test func aConnectionLeftMidBodyIsNeverReused() async throws {
+            try await withServer { server in
+                let oversized =
+                    #"{"access_token":""# + String(repeating: "x", count: 4 << 20) + #"","token_type":"Bearer"}"#
+                // The server records a request before routing it: the first one gets the oversized answer.
+                server.route("POST", "/token") { [server] _ in
+                    StubResponse.json(server.requests(to: "/token").count == 1 ? oversized : Self.token).keptAlive()
+                }
+                let client = try client(server)
+                await #expect(throws: AuthKitError.responseTooLarge(url: "\(server.baseURL)/token", limit: 1 << 20)) {
+                    _ = try await exchange(client)
+                }
+                #expect(try await exchange(client).accessToken == "at-1")
+                #expect(server.connections == 2, "the stopped connection was reused")
             }
-            let client = try client(server)
-            await #expect(throws: AuthKitError.responseTooLarge(url: "\(server.baseURL)/token", limit: 1 << 20)) {
-                _ = try await exchange(client)
-            }
+        }
+
+        /// An answer followed on its kept-alive connection by more bytes than its
+        /// `Content-Length` — here a whole second answer, written before the
+        /// second request was sent (response smuggling). The next request must
+        /// not read that planted answer as its own.
+        @Test func bytesPastAnAnswerAreNeverReadAsTheNextOne() async throws {
+            let planted = #"{"access_token":"planted","token_type":"Bearer"}"#
+            let server = RawResponseServer(
+                RawResponseServer.Script(
+                    head:
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(Self.token.utf8.count)\r\n\r\n\(Self.token)"
+                        + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(planted.utf8.count)\r\n\r\n\(planted)",
+                    repeating: "", interval: .hours(1))) // the connection stays open
+            try await server.start()
+            defer { Task { await server.stop() } }
+            let descriptor = testDescriptor(
+                id: "reuse", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+                token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256)
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: "secret"),
+                httpClient: CurlHTTPClient(timeout: 10, workers: workers))
             #expect(try await exchange(client).accessToken == "at-1")
-            #expect(server.connections == 2, "the stopped connection was reused")
-        }
-    }
-
-    /// An answer followed on its kept-alive connection by more bytes than its
-    /// `Content-Length` — here a whole second answer, written before the
-    /// second request was sent (response smuggling). The next request must
-    /// not read that planted answer as its own.
-    @Test func bytesPastAnAnswerAreNeverReadAsTheNextOne() async throws {
-        let planted = #"{"access_token":"planted","token_type":"Bearer"}"#
-        let server = RawResponseServer(RawResponseServer.Script(
-            head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(Self.token.utf8.count)\r\n\r\n\(Self.token)"
-                + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(planted.utf8.count)\r\n\r\n\(planted)",
-            repeating: "", interval: .hours(1))) // the connection stays open
-        try await server.start()
-        defer { Task { await server.stop() } }
-        let descriptor = testDescriptor(
-            id: "reuse", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
-            token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256)
-        let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: "secret"),
-                                      httpClient: CurlHTTPClient(timeout: 10, workers: workers))
-        #expect(try await exchange(client).accessToken == "at-1")
-        // A new connection gets the script's first answer again; a reused one
-        // would hand back the planted one.
-        #expect(try await exchange(client).accessToken == "at-1")
-    }
-
-    /// Transfers at once each get a worker; afterwards no more than the kept
-    /// number wait idle, and the next request still gets its answer.
-    @Test func concurrentTransfersEachGetAWorker() async throws {
-        try await withServer { server in
-            server.route("POST", "/token") { _ in StubResponse.json(Self.token).keptAlive() }
-            let client = try client(server)
-            try await withThrowingTaskGroup(of: String.self) { group in
-                for _ in 0..<16 { group.addTask { try await exchange(client).accessToken } }
-                for try await token in group { #expect(token == "at-1") }
-            }
-            #expect(server.requests(to: "/token").count == 16)
-            #expect(workers.idleCount <= workers.keptIdle)
+            // A new connection gets the script's first answer again; a reused one
+            // would hand back the planted one.
             #expect(try await exchange(client).accessToken == "at-1")
         }
-    }
 
-    /// A transfer runs on a thread named `authkit.curl`, which `top -H`,
-    /// `ps -L` and a debugger show; read from inside the transfer, by the
-    /// thread itself.
-    @Test func transfersRunOnThreadsNamedForThem() async throws {
-        try CurlHTTPClient.loadLibrary(display: "test")
-        let pool = CurlWorkers(keptIdle: 0) // the worker ends after its transfer
-        let name = await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
-            pool.run(origin: "http://127.0.0.1:1") { slot in
-                let name = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
-                let hasHandle = if case .handle = slot { true } else { false }
-                return { done.resume(returning: hasHandle ? name : "no handle") }
+        /// Transfers at once each get a worker; afterwards no more than the kept
+        /// number wait idle, and the next request still gets its answer.
+        @Test func concurrentTransfersEachGetAWorker() async throws {
+            try await withServer { server in
+                server.route("POST", "/token") { _ in StubResponse.json(Self.token).keptAlive() }
+                let client = try client(server)
+                try await withThrowingTaskGroup(of: String.self) { group in
+                    for _ in 0..<16 { group.addTask { try await exchange(client).accessToken } }
+                    for try await token in group { #expect(token == "at-1") }
+                }
+                #expect(server.requests(to: "/token").count == 16)
+                #expect(workers.idleCount <= workers.keptIdle)
+                #expect(try await exchange(client).accessToken == "at-1")
             }
         }
-        #expect(name?.trimmingCharacters(in: .newlines) == CurlWorkers.threadName)
-        #expect(CurlWorkers.threadName == "authkit.curl")
-    }
 
-    /// A process at its limit of threads: `pthread_create` fails with
-    /// EAGAIN, and the request fails saying so, naming the endpoint.
-    @Test func aTransferWithNoThreadSaysSo() async throws {
-        let pool = CurlWorkers(keptIdle: 1, startThread: { _ in EAGAIN })
-        let transport = FlowTransport(http: CurlHTTPClient(timeout: 5, workers: pool), logger: Logger(label: "test"))
-        let request = OutgoingRequest(method: .post, url: URL(string: "http://127.0.0.1:1/token?code=c")!)
-        await #expect(throws: AuthKitError.network(
-            url: "http://127.0.0.1:1/token?…", // the query is never shown
-            reason: .init(.transportUnavailable,
-                          "no thread could be started for the transfer (\(String(cString: strerror(EAGAIN)))); the process is at its limit of threads or memory"))) {
-            _ = try await transport.send(request, step: .tokenExchange)
-        }
-        #expect(pool.idleCount == 0)
-    }
-
-    /// Closing a pool ends the threads of its idle workers.
-    @Test func closingAPoolEndsItsIdleWorkers() async throws {
-        let started = ThreadIDs()
-        let pool = CurlWorkers(keptIdle: 4, startThread: { body in
-            CurlWorkers.startDetachedThread { started.addCurrent(); body() }
-        })
-        try await withServer { server in
-            server.route("POST", "/token") { _ in StubResponse.json(Self.token).keptAlive() }
-            let transport = FlowTransport(http: CurlHTTPClient(timeout: 10, workers: pool), logger: Logger(label: "test"))
-            let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<3 { group.addTask { _ = try await transport.send(request, step: .tokenExchange) } }
-                try await group.waitForAll()
+        /// A transfer runs on a thread named `authkit.curl`, which `top -H`,
+        /// `ps -L` and a debugger show; read from inside the transfer, by the
+        /// thread itself.
+        @Test func transfersRunOnThreadsNamedForThem() async throws {
+            try CurlHTTPClient.loadLibrary(display: "test")
+            let pool = CurlWorkers(keptIdle: 0) // the worker ends after its transfer
+            let name = await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
+                pool.run(origin: "http://127.0.0.1:1") { slot in
+                    let name = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+                    let hasHandle = if case .handle = slot { true } else { false }
+                    return { done.resume(returning: hasHandle ? name : "no handle") }
+                }
             }
+            #expect(name?.trimmingCharacters(in: .newlines) == CurlWorkers.threadName)
+            #expect(CurlWorkers.threadName == "authkit.curl")
         }
-        let threads = started.all
-        #expect(threads.count >= 1 && pool.idleCount == threads.count)
-        #expect(threads.allSatisfy { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") }, "a kept worker's thread ended")
-        pool.close()
-        #expect(pool.idleCount == 0)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while threads.contains(where: { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") }), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+
+        /// A process at its limit of threads: `pthread_create` fails with
+        /// EAGAIN, and the request fails saying so, naming the endpoint.
+        @Test func aTransferWithNoThreadSaysSo() async throws {
+            let pool = CurlWorkers(keptIdle: 1, startThread: { _ in EAGAIN })
+            let transport = FlowTransport(
+                http: CurlHTTPClient(timeout: 5, workers: pool), logger: Logger(label: "test"))
+            let request = OutgoingRequest(method: .post, url: URL(string: "http://127.0.0.1:1/token?code=c")!)
+            await #expect(
+                throws: AuthKitError.network(
+                    url: "http://127.0.0.1:1/token?…", // the query is never shown
+                    reason: .init(
+                        .transportUnavailable,
+                        "no thread could be started for the transfer (\(String(cString: strerror(EAGAIN)))); the process is at its limit of threads or memory"
+                    ))
+            ) {
+                _ = try await transport.send(request, step: .tokenExchange)
+            }
+            #expect(pool.idleCount == 0)
         }
-        let left = threads.filter { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") }
-        #expect(left.isEmpty, "threads \(left) still run after close()")
+
+        /// Closing a pool ends the threads of its idle workers.
+        @Test func closingAPoolEndsItsIdleWorkers() async throws {
+            let started = ThreadIDs()
+            let pool = CurlWorkers(
+                keptIdle: 4,
+                startThread: { body in
+                    CurlWorkers.startDetachedThread {
+                        started.addCurrent()
+                        body()
+                    }
+                })
+            try await withServer { server in
+                server.route("POST", "/token") { _ in StubResponse.json(Self.token).keptAlive() }
+                let transport = FlowTransport(
+                    http: CurlHTTPClient(timeout: 10, workers: pool), logger: Logger(label: "test"))
+                let request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<3 { group.addTask { _ = try await transport.send(request, step: .tokenExchange) } }
+                    try await group.waitForAll()
+                }
+            }
+            let threads = started.all
+            #expect(threads.count >= 1 && pool.idleCount == threads.count)
+            #expect(
+                threads.allSatisfy { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") },
+                "a kept worker's thread ended")
+            pool.close()
+            #expect(pool.idleCount == 0)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while threads.contains(where: { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") }),
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let left = threads.filter { FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") }
+            #expect(left.isEmpty, "threads \(left) still run after close()")
+        }
     }
-}
 
-/// A test's own worker pool, closed when the test's suite value goes away.
-final class ClosingPool: Sendable {
-    let workers: CurlWorkers
-    init(keptIdle: Int) { workers = CurlWorkers(keptIdle: keptIdle) }
-    deinit { workers.close() }
-}
-
-/// Thread ids (as `/proc/self/task` lists them), each recorded by the thread itself.
-final class ThreadIDs: @unchecked Sendable {
-    private let lock = NSLock()
-    private var ids: [String] = []
-
-    /// Records the calling thread: `/proc/thread-self` links to `PID/task/TID`.
-    func addCurrent() {
-        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "?"
-        lock.withLock { ids.append(String(link.split(separator: "/").last ?? "?")) }
+    /// A test's own worker pool, closed when the test's suite value goes away.
+    final class ClosingPool: Sendable {
+        let workers: CurlWorkers
+        init(keptIdle: Int) { workers = CurlWorkers(keptIdle: keptIdle) }
+        deinit { workers.close() }
     }
 
-    var all: [String] { lock.withLock { ids } }
-}
+    /// Thread ids (as `/proc/self/task` lists them), each recorded by the thread itself.
+    final class ThreadIDs: @unchecked Sendable {
+        private let lock = NSLock()
+        private var ids: [String] = []
+
+        /// Records the calling thread: `/proc/thread-self` links to `PID/task/TID`.
+        func addCurrent() {
+            let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "?"
+            lock.withLock { ids.append(String(link.split(separator: "/").last ?? "?")) }
+        }
+
+        var all: [String] { lock.withLock { ids } }
+    }
 #endif

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 /// The per-request deadline (`withDeadline`, `DeadlineWatchdog`) and the
@@ -29,7 +30,8 @@ import Testing
         let value = try await withDeadline(.seconds(30), display: "x") { 42 }
         #expect(value == 42)
         let thrown = await #expect(throws: AuthKitError.self) {
-            try await withDeadline(.seconds(30), display: "x") { () async throws -> Int in throw AuthKitError.cancelled }
+            try await withDeadline(.seconds(30), display: "x") { () async throws -> Int in throw AuthKitError.cancelled
+            }
         }
         #expect(thrown == .cancelled)
     }

@@ -1,19 +1,20 @@
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 @Suite struct DescriptorTests {
     /// A minimal valid OAuth 2.0 descriptor, as JSON text, for mutation.
     static let minimal = """
-    {
-      "id": "example",
-      "name": "Example",
-      "protocol": "oauth2",
-      "authorization": {"url": "https://example.com/authorize"},
-      "token": {"url": "https://example.com/token"}
-    }
-    """
+        {
+          "id": "example",
+          "name": "Example",
+          "protocol": "oauth2",
+          "authorization": {"url": "https://example.com/authorize"},
+          "token": {"url": "https://example.com/token"}
+        }
+        """
 
     func issues(_ json: String, file: String = "/tmp/example.json") -> [FileIssue] {
         do {
@@ -53,7 +54,8 @@ import Testing
             let descriptor = try DescriptorLoader().decode(Data(json.utf8), file: name)
             let outline = try #require(BundledDescriptors.outlines[name])
             #expect(outline.id == descriptor.id, "run scripts/embed-providers: \(name)")
-            #expect(outline.placeholders == descriptor.placeholders.keys.sorted(), "run scripts/embed-providers: \(name)")
+            #expect(
+                outline.placeholders == descriptor.placeholders.keys.sorted(), "run scripts/embed-providers: \(name)")
         }
     }
 
@@ -102,7 +104,8 @@ import Testing
     }
 
     @Test func missingEndpointIsNamed() {
-        let json = Self.minimal.replacingOccurrences(of: #""token": {"url": "https://example.com/token"}"#, with: #""pkce": "S256""#)
+        let json = Self.minimal.replacingOccurrences(
+            of: #""token": {"url": "https://example.com/token"}"#, with: #""pkce": "S256""#)
         let found = issues(json)
         #expect(found.contains { $0.field == "token" && $0.problem.contains("missing") })
         #expect(found.allSatisfy { $0.file == "/tmp/example.json" })
@@ -113,13 +116,19 @@ import Testing
     /// device-only provider; with neither, there is no way in, and the
     /// message names both ways to fix it.
     @Test func authorizationMayBeLeftOutOnlyForADeviceOnlyProvider() throws {
-        let withoutAuthorization = Self.minimal.replacingOccurrences(of: #""authorization": {"url": "https://example.com/authorize"},"#, with: "")
+        let withoutAuthorization = Self.minimal.replacingOccurrences(
+            of: #""authorization": {"url": "https://example.com/authorize"},"#, with: "")
         let neither = issues(withoutAuthorization)
         #expect(neither.contains { $0.field == "authorization" && $0.problem.contains("missing") }, "\(neither)")
-        let validatorSays = DescriptorValidator().validate(try JSONDecoder().decode(DescriptorFile.self, from: Data(withoutAuthorization.utf8)), file: "x.json")
-        #expect(validatorSays.contains { $0.field == "authorization" && $0.problem.contains("\"device\" section") }, "\(validatorSays)")
+        let validatorSays = DescriptorValidator().validate(
+            try JSONDecoder().decode(DescriptorFile.self, from: Data(withoutAuthorization.utf8)), file: "x.json")
+        #expect(
+            validatorSays.contains { $0.field == "authorization" && $0.problem.contains("\"device\" section") },
+            "\(validatorSays)")
 
-        let deviceOnly = withoutAuthorization.replacingOccurrences(of: #""protocol": "oauth2","#, with: #""protocol": "oauth2", "device": {"url": "https://example.com/device"},"#)
+        let deviceOnly = withoutAuthorization.replacingOccurrences(
+            of: #""protocol": "oauth2","#,
+            with: #""protocol": "oauth2", "device": {"url": "https://example.com/device"},"#)
         #expect(issues(deviceOnly).isEmpty, "\(issues(deviceOnly))")
         let descriptor = try DescriptorLoader().decode(Data(deviceOnly.utf8), file: "/tmp/example.json")
         #expect(descriptor.isDeviceOnly && descriptor.authorization == nil && descriptor.supportsDeviceGrant)
@@ -134,7 +143,8 @@ import Testing
     }
 
     @Test func plainHTTPIsRejectedUnlessLoopback() {
-        let insecure = Self.minimal.replacingOccurrences(of: "https://example.com/token", with: "http://example.com/token")
+        let insecure = Self.minimal.replacingOccurrences(
+            of: "https://example.com/token", with: "http://example.com/token")
         let found = issues(insecure)
         #expect(found.count == 1)
         #expect(found.first?.field == "token.url")
@@ -150,14 +160,21 @@ import Testing
     /// transport, beside AuthKit's; the error does not repeat the password.
     /// Discovered metadata goes through the same check.
     @Test func userInfoInAnEndpointIsRejected() {
-        for url in ["https://me:hunter2@example.com/token", "https://me@example.com/token", "https://:hunter2@example.com/token"] {
+        for url in [
+            "https://me:hunter2@example.com/token", "https://me@example.com/token",
+            "https://:hunter2@example.com/token",
+        ] {
             let found = issues(Self.minimal.replacingOccurrences(of: "https://example.com/token", with: url))
             #expect(found.count == 1 && found.first?.field == "token.url", "\(url): \(found)")
             #expect(found.first?.problem.contains("user name or password") == true)
             #expect(found.allSatisfy { !$0.description.contains("hunter2") })
         }
-        #expect(issues(Self.minimal.replacingOccurrences(of: "https://example.com/token", with: "https://example.com/token?user=@x")).isEmpty,
-                "an @ in the query is not user info")
+        #expect(
+            issues(
+                Self.minimal.replacingOccurrences(
+                    of: "https://example.com/token", with: "https://example.com/token?user=@x")
+            ).isEmpty,
+            "an @ in the query is not user info")
     }
 
     /// The host in the file is the one requests go to: not a look-alike
@@ -174,11 +191,17 @@ import Testing
         ]
         for (url, problem) in refused {
             let found = issues(Self.minimal.replacingOccurrences(of: "https://example.com/token", with: url))
-            #expect(found.count == 1 && found.first?.field == "token.url" && found.first?.problem.contains(problem) == true, "\(url): \(found)")
+            #expect(
+                found.count == 1 && found.first?.field == "token.url" && found.first?.problem.contains(problem) == true,
+                "\(url): \(found)")
         }
-        for url in ["https://xn--bcher-kva.de:8443/token", "https://login_eu.example.com/token", "https://[2001:db8::1]:8443/token",
-                    "https://EXAMPLE.com/token", "https://example.com?x=%C3%BC"] {
-            #expect(issues(Self.minimal.replacingOccurrences(of: "https://example.com/token", with: url)).isEmpty, "\(url)")
+        for url in [
+            "https://xn--bcher-kva.de:8443/token", "https://login_eu.example.com/token",
+            "https://[2001:db8::1]:8443/token",
+            "https://EXAMPLE.com/token", "https://example.com?x=%C3%BC",
+        ] {
+            #expect(
+                issues(Self.minimal.replacingOccurrences(of: "https://example.com/token", with: url)).isEmpty, "\(url)")
         }
     }
 
@@ -187,8 +210,13 @@ import Testing
     /// comments aside, rather than escaped at every place it is shown.
     @Test func controlCharactersAreRefusedWhereTheyAre() {
         let json = Self.minimal
-            .replacingOccurrences(of: #""name": "Example","#, with: #""name": "Example\u001b]0;pwned\u0007", "_comment": "line\nbreaks are fine here","#)
-            .replacingOccurrences(of: #""protocol": "oauth2","#, with: #""protocol": "oauth2", "scopes": {"default": ["read", "write\u009b"]},"#)
+            .replacingOccurrences(
+                of: #""name": "Example","#,
+                with: #""name": "Example\u001b]0;pwned\u0007", "_comment": "line\nbreaks are fine here","#
+            )
+            .replacingOccurrences(
+                of: #""protocol": "oauth2","#,
+                with: #""protocol": "oauth2", "scopes": {"default": ["read", "write\u009b"]},"#)
         let found = issues(json)
         #expect(found.map(\.field) == ["name", "scopes.default[1]"], "\(found)")
         #expect(found.first?.problem.hasPrefix("holds a control character (U+001B)") == true)
@@ -196,9 +224,14 @@ import Testing
         // A right-to-left override would make the name show as another
         // provider's ("Go\u{202E}elgoo" reads "Google"-like); a name in a
         // right-to-left script needs none and is kept.
-        let spoofed = issues(Self.minimal.replacingOccurrences(of: #""name": "Example","#, with: #""name": "Go\u202eelgoo\u202c","#))
-        #expect(spoofed.map(\.field) == ["name"] && spoofed.first?.problem.hasPrefix("holds an invisible formatting character (U+202E)") == true, "\(spoofed)")
-        #expect(issues(Self.minimal.replacingOccurrences(of: #""name": "Example","#, with: #""name": "مثال","#)).isEmpty)
+        let spoofed = issues(
+            Self.minimal.replacingOccurrences(of: #""name": "Example","#, with: #""name": "Go\u202eelgoo\u202c","#))
+        #expect(
+            spoofed.map(\.field) == ["name"]
+                && spoofed.first?.problem.hasPrefix("holds an invisible formatting character (U+202E)") == true,
+            "\(spoofed)")
+        #expect(
+            issues(Self.minimal.replacingOccurrences(of: #""name": "Example","#, with: #""name": "مثال","#)).isEmpty)
     }
 
     @Test func unknownProtocolIsNamed() {
@@ -209,21 +242,27 @@ import Testing
     }
 
     @Test func unresolvedPlaceholderIsNamed() {
-        let json = Self.minimal.replacingOccurrences(of: "https://example.com/authorize", with: "https://{tenant}.example.com/authorize")
+        let json = Self.minimal.replacingOccurrences(
+            of: "https://example.com/authorize", with: "https://{tenant}.example.com/authorize")
         let found = issues(json)
         #expect(found.count == 1)
         #expect(found.first?.field == "authorization.url")
         #expect(found.first?.problem.contains("{tenant}") == true)
 
-        let declared = json.replacingOccurrences(of: "\"protocol\": \"oauth2\",", with: "\"protocol\": \"oauth2\", \"placeholders\": {\"tenant\": {}},")
+        let declared = json.replacingOccurrences(
+            of: "\"protocol\": \"oauth2\",", with: "\"protocol\": \"oauth2\", \"placeholders\": {\"tenant\": {}},")
         #expect(issues(declared).isEmpty)
     }
 
     /// A placeholder's default is checked as a user's value would be: where
     /// it stands in a host, it must make one.
     @Test func aPlaceholderDefaultThatMakesNoHostIsNamed() {
-        let json = Self.minimal.replacingOccurrences(of: "https://example.com/authorize", with: "https://{host}/authorize")
-            .replacingOccurrences(of: "\"protocol\": \"oauth2\",", with: "\"protocol\": \"oauth2\", \"placeholders\": {\"host\": {\"default\": \"me@example.com\"}},")
+        let json = Self.minimal.replacingOccurrences(
+            of: "https://example.com/authorize", with: "https://{host}/authorize"
+        )
+        .replacingOccurrences(
+            of: "\"protocol\": \"oauth2\",",
+            with: "\"protocol\": \"oauth2\", \"placeholders\": {\"host\": {\"default\": \"me@example.com\"}},")
         let found = issues(json)
         #expect(found.map(\.field) == ["placeholders.host.default"])
         #expect(found.first?.problem.contains("'me@example.com' holds '@', which no host name has") == true, "\(found)")
@@ -232,11 +271,16 @@ import Testing
 
     /// A descriptor's scopes are RFC 6749 §3.3 tokens too.
     @Test func scopesThatAreNotScopeTokensAreNamed() {
-        let json = Self.minimal.replacingOccurrences(of: "\"protocol\": \"oauth2\",",
-                                                     with: "\"protocol\": \"oauth2\", \"scopes\": {\"default\": [\"openid profile\"], \"known\": [\"ok\", \"caf\u{E9}\"]},")
+        let json = Self.minimal.replacingOccurrences(
+            of: "\"protocol\": \"oauth2\",",
+            with:
+                "\"protocol\": \"oauth2\", \"scopes\": {\"default\": [\"openid profile\"], \"known\": [\"ok\", \"caf\u{E9}\"]},"
+        )
         let found = issues(json)
         #expect(found.map(\.field) == ["scopes.default[0]", "scopes.known[1]"], "\(found)")
-        #expect(found.first?.problem.contains("is several scopes; list each on its own: \"openid\", \"profile\"") == true, "\(found)")
+        #expect(
+            found.first?.problem.contains("is several scopes; list each on its own: \"openid\", \"profile\"") == true,
+            "\(found)")
         #expect(found.last?.problem.contains("a non-ASCII one") == true, "\(found)")
     }
 
@@ -249,7 +293,10 @@ import Testing
     }
 
     @Test func wrongTypeAndMissingFieldAreNamed() {
-        let wrongType = issues(Self.minimal.replacingOccurrences(of: #""token": {"url": "https://example.com/token"}"#, with: #""token": {"url": "https://example.com/token", "successStatus": "201"}"#))
+        let wrongType = issues(
+            Self.minimal.replacingOccurrences(
+                of: #""token": {"url": "https://example.com/token"}"#,
+                with: #""token": {"url": "https://example.com/token", "successStatus": "201"}"#))
         #expect(wrongType.first?.field == "token.successStatus")
         let missingID = issues(Self.minimal.replacingOccurrences(of: #""id": "example","#, with: ""))
         #expect(missingID.first?.field == "id")
@@ -257,21 +304,30 @@ import Testing
     }
 
     @Test func misspelledFieldIsReported() {
-        let json = Self.minimal.replacingOccurrences(of: #""authorization": {"url": "https://example.com/authorize"}"#, with: #""authorization": {"url": "https://example.com/authorize", "sendRedirectUri": false}"#)
+        let json = Self.minimal.replacingOccurrences(
+            of: #""authorization": {"url": "https://example.com/authorize"}"#,
+            with: #""authorization": {"url": "https://example.com/authorize", "sendRedirectUri": false}"#)
         let found = issues(json)
         #expect(found.map(\.field) == ["authorization.sendRedirectUri"])
     }
 
     @Test func badRedirectAndStatusesAreNamed() {
-        let json = Self.minimal.replacingOccurrences(of: "\"protocol\": \"oauth2\",", with: """
-        "protocol": "oauth2", "redirect": {"host": "example.com", "port": 70000, "path": "cb"},
-        """).replacingOccurrences(of: #""token": {"url": "https://example.com/token"}"#, with: #""token": {"url": "https://example.com/token", "successStatus": [400]}"#)
+        let json = Self.minimal.replacingOccurrences(
+            of: "\"protocol\": \"oauth2\",",
+            with: """
+                "protocol": "oauth2", "redirect": {"host": "example.com", "port": 70000, "path": "cb"},
+                """
+        ).replacingOccurrences(
+            of: #""token": {"url": "https://example.com/token"}"#,
+            with: #""token": {"url": "https://example.com/token", "successStatus": [400]}"#)
         let fields = Set(issues(json).map(\.field))
         #expect(fields == ["redirect.port", "redirect.path", "redirect.host", "token.successStatus"])
     }
 
     @Test func clientSecretInAuthorizationParametersIsRejected() {
-        let json = Self.minimal.replacingOccurrences(of: #""authorization": {"url": "https://example.com/authorize"}"#, with: #""authorization": {"url": "https://example.com/authorize", "parameters": {"client_secret": "x"}}"#)
+        let json = Self.minimal.replacingOccurrences(
+            of: #""authorization": {"url": "https://example.com/authorize"}"#,
+            with: #""authorization": {"url": "https://example.com/authorize", "parameters": {"client_secret": "x"}}"#)
         #expect(issues(json).map(\.field) == ["authorization.parameters.client_secret"])
     }
 
@@ -279,18 +335,29 @@ import Testing
     /// a reviewer, `jq` and the schema check the last (RFC 8259 §4 leaves it
     /// open): the file is refused, naming the field and both lines.
     @Test func aFieldGivenTwiceIsRefused() {
-        let json = Self.minimal.replacingOccurrences(of: #""token": {"url": "https://example.com/token"}"#,
-                                                     with: "\"token\": {\"url\": \"https://attacker.example/token\"},\n\"token\": {\"url\": \"https://example.com/token\"}")
+        let json = Self.minimal.replacingOccurrences(
+            of: #""token": {"url": "https://example.com/token"}"#,
+            with:
+                "\"token\": {\"url\": \"https://attacker.example/token\"},\n\"token\": {\"url\": \"https://example.com/token\"}"
+        )
         let found = issues(json)
         #expect(found.map(\.field) == ["token"])
-        let lines = json.split(separator: "\n", omittingEmptySubsequences: false).enumerated().filter { $0.element.contains("\"token\": {") }.map { $0.offset + 1 }
-        #expect(lines.count == 2 && found.first?.problem.hasPrefix("is given twice (lines \(lines[0]) and \(lines[1])).") == true, "\(found)")
+        let lines = json.split(separator: "\n", omittingEmptySubsequences: false).enumerated().filter {
+            $0.element.contains("\"token\": {")
+        }.map { $0.offset + 1 }
+        #expect(
+            lines.count == 2
+                && found.first?.problem.hasPrefix("is given twice (lines \(lines[0]) and \(lines[1])).") == true,
+            "\(found)")
         // On one line (discovery metadata often is), "lines 1 and 1" said nothing: the columns are given.
-        #expect(issues(#"{"id": "x", "id": "x"}"#).first?.problem.hasPrefix("is given twice (line 1, columns 2 and 13).") == true)
+        #expect(
+            issues(#"{"id": "x", "id": "x"}"#).first?.problem.hasPrefix("is given twice (line 1, columns 2 and 13).")
+                == true)
     }
 
     @Test func errorDescriptionNamesFileAndField() {
-        let issue = FileIssue(file: "/home/u/.config/authkit/providers/x.json", field: "token.url", problem: "must use https.")
+        let issue = FileIssue(
+            file: "/home/u/.config/authkit/providers/x.json", field: "token.url", problem: "must use https.")
         #expect(issue.description == "/home/u/.config/authkit/providers/x.json: field 'token.url': must use https.")
     }
 
@@ -338,13 +405,15 @@ import Testing
     @Test func brokenUserFileIsReportedNotSilentlyReplaced() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try "{ \"id\": \"qiita\", ".write(to: dir.appendingPathComponent("qiita.json"), atomically: true, encoding: .utf8)
+        try "{ \"id\": \"qiita\", ".write(
+            to: dir.appendingPathComponent("qiita.json"), atomically: true, encoding: .utf8)
         let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
         #expect {
             try catalog.descriptor(id: "qiita")
         } throws: { error in
             guard case AuthKitError.invalidFile(let issues) = error else { return false }
-            return issues.first?.file.hasSuffix("qiita.json") == true && issues.first?.problem.contains("not valid JSON") == true
+            return issues.first?.file.hasSuffix("qiita.json") == true
+                && issues.first?.problem.contains("not valid JSON") == true
         }
     }
 
@@ -360,8 +429,12 @@ import Testing
     }
 
     @Test func additionalDirectoriesComeLast() throws {
-        let first = try temporaryDirectory(), second = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: first); try? FileManager.default.removeItem(at: second) }
+        let first = try temporaryDirectory()
+        let second = try temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: first)
+            try? FileManager.default.removeItem(at: second)
+        }
         try DescriptorTests.minimal.replacingOccurrences(of: "\"Example\"", with: "\"First\"")
             .write(to: first.appendingPathComponent("example.json"), atomically: true, encoding: .utf8)
         try DescriptorTests.minimal.replacingOccurrences(of: "\"Example\"", with: "\"Second\"")

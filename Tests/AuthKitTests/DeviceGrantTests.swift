@@ -1,6 +1,7 @@
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 /// The device authorization grant (RFC 8628) against a local server, with an
@@ -15,20 +16,26 @@ import Testing
         func sleep(_ duration: Duration) async throws {
             try Task.checkCancellation()
             let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-            lock.withLock { elapsed += seconds; sleeps.append(seconds) }
+            lock.withLock {
+                elapsed += seconds
+                sleeps.append(seconds)
+            }
         }
         var recorded: [TimeInterval] { lock.withLock { sleeps } }
     }
 
-    func client(_ server: TestHTTPServer, clock: FakeClock, secret: String? = nil, device: DescriptorFile.Device? = nil) throws -> OAuth2Client {
+    func client(_ server: TestHTTPServer, clock: FakeClock, secret: String? = nil, device: DescriptorFile.Device? = nil)
+        throws -> OAuth2Client
+    {
         let descriptor = testDescriptor(
             id: "tv", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
             token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post))
         var file = DescriptorFile(descriptor)
         file.device = device ?? .init(url: "\(server.baseURL)/device")
-        var client = try OAuth2Client(descriptor: file.resolved(source: "tv.json (test)"),
-                                      settings: ClientSettings(clientID: "tv-app", clientSecret: secret, scopes: ["read"]),
-                                      now: { clock.now })
+        var client = try OAuth2Client(
+            descriptor: file.resolved(source: "tv.json (test)"),
+            settings: ClientSettings(clientID: "tv-app", clientSecret: secret, scopes: ["read"]),
+            now: { clock.now })
         client.deviceSleep = { try await clock.sleep($0) }
         return client
     }
@@ -37,7 +44,9 @@ import Testing
     func serve(_ server: TestHTTPServer, expiresIn: Int = 900, interval: Int? = 5, polls: [StubResponse]) {
         let intervalMember = interval.map { #","interval":\#($0)"# } ?? ""
         server.route("POST", "/device") { _ in
-            .json(#"{"device_code":"dev-code-secret","user_code":"WDJB-MJHT","verification_uri":"https://as.example/device","verification_uri_complete":"https://as.example/device?user_code=WDJB-MJHT","expires_in":\#(expiresIn)\#(intervalMember)}"#)
+            .json(
+                #"{"device_code":"dev-code-secret","user_code":"WDJB-MJHT","verification_uri":"https://as.example/device","verification_uri_complete":"https://as.example/device?user_code=WDJB-MJHT","expires_in":\#(expiresIn)\#(intervalMember)}"#
+            )
         }
         let remaining = Recorder<Int>()
         server.route("POST", "/token") { _ in
@@ -49,7 +58,8 @@ import Testing
 
     static let pending = StubResponse.json(#"{"error":"authorization_pending"}"#, status: 400)
     static let slowDown = StubResponse.json(#"{"error":"slow_down"}"#, status: 400)
-    static let granted = StubResponse.json(#"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600,"refresh_token":"tv-refresh"}"#)
+    static let granted = StubResponse.json(
+        #"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600,"refresh_token":"tv-refresh"}"#)
 
     @Test func pollsAtTheIntervalUntilApproved() async throws {
         try await withServer { server in
@@ -57,10 +67,16 @@ import Testing
             let clock = FakeClock()
             let client = try client(server, clock: clock)
             let shown = Recorder<DeviceAuthorization>()
-            let credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions(label: "tv")) { shown.append($0) }
+            let credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions(label: "tv")) {
+                shown.append($0)
+            }
             let authorization = try #require(shown.all.first)
-            #expect(authorization.userCode == "WDJB-MJHT" && authorization.verificationURI.absoluteString == "https://as.example/device")
-            #expect(authorization.verificationURIComplete?.absoluteString == "https://as.example/device?user_code=WDJB-MJHT")
+            #expect(
+                authorization.userCode == "WDJB-MJHT"
+                    && authorization.verificationURI.absoluteString == "https://as.example/device")
+            #expect(
+                authorization.verificationURIComplete?.absoluteString == "https://as.example/device?user_code=WDJB-MJHT"
+            )
             #expect(authorization.expiresAt == fixedNow.addingTimeInterval(900))
             #expect(!"\(authorization)".contains("dev-code-secret"))
             #expect(clock.recorded == [5, 5, 5])
@@ -70,7 +86,13 @@ import Testing
             #expect(start == ["scope": "read", "client_id": "tv-app"])
             let polls = try server.requests(to: "/token").map { try formObject($0.bodyText) }
             #expect(polls.count == 3)
-            #expect(polls.allSatisfy { $0 == ["grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": "dev-code-secret", "client_id": "tv-app"] })
+            #expect(
+                polls.allSatisfy {
+                    $0 == [
+                        "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": "dev-code-secret",
+                        "client_id": "tv-app",
+                    ]
+                })
         }
     }
 
@@ -81,11 +103,20 @@ import Testing
         (#""verification_uri":"file:///etc/passwd""#, "verification_uri"),
         (#""verification_uri":"http://as.example/device""#, "verification_uri"),
         (#""verification_uri":"javascript:alert(1)""#, "verification_uri"),
-        (#""verification_uri":"https://as.example/device","verification_uri_complete":"ms-settings:network""#, "verification_uri_complete"),
-        (#""verification_uri":"https://as.example/device","verification_uri_complete":"file://as.example/x""#, "verification_uri_complete"),
+        (
+            #""verification_uri":"https://as.example/device","verification_uri_complete":"ms-settings:network""#,
+            "verification_uri_complete"
+        ),
+        (
+            #""verification_uri":"https://as.example/device","verification_uri_complete":"file://as.example/x""#,
+            "verification_uri_complete"
+        ),
         // A user name before the host makes evil.example's page read as github.com's.
         (#""verification_uri":"https://github.com@evil.example/login/device""#, "verification_uri"),
-        (#""verification_uri":"https://as.example/device","verification_uri_complete":"https://as.example:pw@evil.example/x""#, "verification_uri_complete"),
+        (
+            #""verification_uri":"https://as.example/device","verification_uri_complete":"https://as.example:pw@evil.example/x""#,
+            "verification_uri_complete"
+        ),
         // A percent-encoded dot: browsers open github.com.evil.example.
         (#""verification_uri":"https://github.com%2eevil.example/login/device""#, "verification_uri"),
         (#""verification_uri":"https://as.example/\#(String(repeating: "a", count: 2100))""#, "verification_uri"),
@@ -116,19 +147,32 @@ import Testing
             let answer = LockedValue("")
             server.route("POST", "/device") { _ in .json(#"{"device_code":"d","expires_in":60,\#(answer.current)}"#) }
             let client = try client(server, clock: FakeClock(), secret: "tv-client-secret-0123")
-            answer.withLock { $0 = #""user_code":"U","verification_uri":"https://as.example/device","verification_uri_complete":"https://evil.example/device?user_code=U""# }
+            answer.withLock {
+                $0 =
+                    #""user_code":"U","verification_uri":"https://as.example/device","verification_uri_complete":"https://evil.example/device?user_code=U""#
+            }
             #expect(try await client.startDeviceAuthorization().verificationURIComplete == nil)
-            answer.withLock { $0 = #""user_code":"U","verification_uri":"https://as.example/device","verification_uri_complete":"https://AS.example:443/device?user_code=U""# }
-            #expect(try await client.startDeviceAuthorization().verificationURIComplete?.absoluteString == "https://AS.example:443/device?user_code=U")
-            for members in [#""user_code":"tv-client-secret-0123","verification_uri":"https://as.example/device""#,
-                            #""user_code":"U","verification_uri":"https://as.example/device?leak=tv-client-secret-0123""#,
-                            #""user_code":"U","verification_uri":"https://as.example/device","verification_uri_complete":"https://as.example/?s=tv-client-secret-0123""#] {
+            answer.withLock {
+                $0 =
+                    #""user_code":"U","verification_uri":"https://as.example/device","verification_uri_complete":"https://AS.example:443/device?user_code=U""#
+            }
+            #expect(
+                try await client.startDeviceAuthorization().verificationURIComplete?.absoluteString
+                    == "https://AS.example:443/device?user_code=U")
+            for members in [
+                #""user_code":"tv-client-secret-0123","verification_uri":"https://as.example/device""#,
+                #""user_code":"U","verification_uri":"https://as.example/device?leak=tv-client-secret-0123""#,
+                #""user_code":"U","verification_uri":"https://as.example/device","verification_uri_complete":"https://as.example/?s=tv-client-secret-0123""#,
+            ] {
                 answer.withLock { $0 = members }
                 await #expect {
                     _ = try await client.startDeviceAuthorization()
                 } throws: { error in
-                    guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
-                    return reason.detail.contains("repeats a secret the request carried") && !"\(error)".contains("tv-client-secret")
+                    guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else {
+                        return false
+                    }
+                    return reason.detail.contains("repeats a secret the request carried")
+                        && !"\(error)".contains("tv-client-secret")
                 }
             }
         }
@@ -149,10 +193,12 @@ import Testing
     @Test func aDeviceOnlyProviderSignsInWithACodeAndNamesItWhenAskedForABrowser() async throws {
         try await withServer { server in
             serve(server, interval: 1, polls: [Self.granted])
-            let json = #"{"id": "tv", "protocol": "oauth2", "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}}"#
+            let json =
+                #"{"id": "tv", "protocol": "oauth2", "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}}"#
             let clock = FakeClock()
-            var client = try OAuth2Client(descriptor: ProviderDescriptor(json: Data(json.utf8), source: "tv.json"),
-                                          settings: ClientSettings(clientID: "tv-app"), now: { clock.now })
+            var client = try OAuth2Client(
+                descriptor: ProviderDescriptor(json: Data(json.utf8), source: "tv.json"),
+                settings: ClientSettings(clientID: "tv-app"), now: { clock.now })
             client.deviceSleep = { try await clock.sleep($0) }
 
             func isNoAuthorizationEndpoint(_ error: any Error) -> Bool {
@@ -161,7 +207,9 @@ import Testing
             }
             #expect(performing: { _ = try client.startAuthorization() }, throws: isNoAuthorizationEndpoint)
             let agent = RecordingUserAgent()
-            await #expect(performing: { _ = try await client.authorize(using: agent, options: AuthorizationOptions()) }, throws: isNoAuthorizationEndpoint)
+            await #expect(
+                performing: { _ = try await client.authorize(using: agent, options: AuthorizationOptions()) },
+                throws: isNoAuthorizationEndpoint)
             #expect(agent.started.all.isEmpty, "the user agent must not be started for a flow that cannot run")
             #expect(server.requests(to: "/token").isEmpty)
 
@@ -186,11 +234,17 @@ import Testing
     /// the user may have approved already and the tokens were waiting.
     @Test func aFailedConnectionOrAServerErrorIsRetriedLessOften() async throws {
         try await withServer { server in
-            serve(server, polls: [.text("<h1>502 Bad Gateway</h1>", contentType: "text/html", status: 502),
-                                  .text("<h1>504 Gateway Timeout</h1>", contentType: "text/html", status: 504), Self.pending,
-                                  .text("down for maintenance", contentType: "text/plain", status: 503), Self.granted])
+            serve(
+                server,
+                polls: [
+                    .text("<h1>502 Bad Gateway</h1>", contentType: "text/html", status: 502),
+                    .text("<h1>504 Gateway Timeout</h1>", contentType: "text/html", status: 504), Self.pending,
+                    .text("down for maintenance", contentType: "text/plain", status: 503), Self.granted,
+                ])
             let clock = FakeClock()
-            let credential = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            let credential = try await client(server, clock: clock).authorizeWithDeviceCode(
+                options: AuthorizationOptions()
+            ) { _ in }
             #expect(credential.accessToken == "tv-token")
             #expect(clock.recorded == [5, 10, 20, 20, 40], "\(clock.recorded)")
         }
@@ -204,10 +258,13 @@ import Testing
             serve(server, polls: [Self.pending, down, down, down, down, Self.granted])
             let clock = FakeClock()
             let error = await #expect(throws: AuthKitError.self) {
-                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) {
+                    _ in
+                }
             }
             guard case .invalidResponse(.devicePolling, let reason)? = error else {
-                Issue.record("not the server's own error: \(String(describing: error))"); return
+                Issue.record("not the server's own error: \(String(describing: error))")
+                return
             }
             #expect(reason.detail.contains("HTTP 500 with an HTML page"), "\(reason)")
             #expect(clock.recorded == [5, 5, 10, 20, 40], "\(clock.recorded)")
@@ -216,7 +273,9 @@ import Testing
         try await withServer { server in
             serve(server, polls: [.json(#"{"error":"access_denied"}"#, status: 500)])
             let denied = await #expect(throws: AuthKitError.self) {
-                _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+                _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(
+                    options: AuthorizationOptions()
+                ) { _ in }
             }
             #expect(denied?.isAccessDenied == true)
         }
@@ -236,7 +295,9 @@ import Testing
             serve(server, polls: [Self.pending, .json(#"{"error":"access_denied"}"#, status: 400)])
             let clock = FakeClock()
             let error = await #expect(throws: AuthKitError.self) {
-                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) {
+                    _ in
+                }
             }
             #expect(error?.isAccessDenied == true)
         }
@@ -246,13 +307,18 @@ import Testing
     /// when it comes, as a browser sign-in's is, not stored to fail later.
     @Test func aTokenOfATypeAuthKitCannotSendEndsThePolling() async throws {
         try await withServer { server in
-            serve(server, polls: [Self.pending, .json(#"{"access_token":"tv-token","token_type":"DPoP","expires_in":3600}"#)])
+            serve(
+                server,
+                polls: [Self.pending, .json(#"{"access_token":"tv-token","token_type":"DPoP","expires_in":3600}"#)])
             let clock = FakeClock()
             let error = await #expect(throws: AuthKitError.self) {
-                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) {
+                    _ in
+                }
             }
             guard case .invalidResponse(.devicePolling, let reason)? = error else {
-                Issue.record("not an unusable poll answer: \(String(describing: error))"); return
+                Issue.record("not an unusable poll answer: \(String(describing: error))")
+                return
             }
             #expect(reason.detail.contains("of type 'DPoP'") && reason.detail.contains("tv.json (test)"), "\(reason)")
             #expect(server.requests(to: "/token").count == 2, "polling went on after the token came")
@@ -263,7 +329,9 @@ import Testing
         try await withServer { server in
             serve(server, polls: [.json(#"{"error":"expired_token"}"#, status: 400)])
             await #expect {
-                _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+                _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(
+                    options: AuthorizationOptions()
+                ) { _ in }
             } throws: { error in
                 guard case AuthKitError.providerError(.devicePolling, let response) = error else { return false }
                 return response.code == "expired_token"
@@ -277,12 +345,16 @@ import Testing
             serve(server, expiresIn: 12, polls: [])
             let clock = FakeClock()
             let error = await #expect(throws: DevicePoller.expired) {
-                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) {
+                    _ in
+                }
             }
             #expect(server.requests(to: "/token").count == 2)
             // Said as what it is: no provider answered expired_token.
             let text = String(describing: try #require(error))
-            #expect(text.hasPrefix("The device authorization ended: expired_token") && text.contains("on this computer's clock")
+            #expect(
+                text.hasPrefix("The device authorization ended: expired_token")
+                    && text.contains("on this computer's clock")
                     && !text.contains("at the provider"), "\(text)")
         }
     }
@@ -291,16 +363,24 @@ import Testing
     /// an overflowing wait; an interval longer than the codes live is waited
     /// only until they expire.
     @Test func hostileNumbersAreRefusedAndNoWaitOutlivesTheCodes() async throws {
-        for (members, field) in [(#""expires_in":"inf","interval":5"#, "expires_in"), (#""expires_in":60,"interval":"1e300""#, "interval"),
-                                 (#""expires_in":60,"interval":"nan""#, "interval"), (#""expires_in":1e300"#, "expires_in")] {
+        for (members, field) in [
+            (#""expires_in":"inf","interval":5"#, "expires_in"), (#""expires_in":60,"interval":"1e300""#, "interval"),
+            (#""expires_in":60,"interval":"nan""#, "interval"), (#""expires_in":1e300"#, "expires_in"),
+        ] {
             try await withServer { server in
                 server.route("POST", "/device") { _ in
-                    .json(#"{"device_code":"d","user_code":"U","verification_uri":"https://as.example/device",\#(members)}"#)
+                    .json(
+                        #"{"device_code":"d","user_code":"U","verification_uri":"https://as.example/device",\#(members)}"#
+                    )
                 }
                 await #expect {
-                    _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+                    _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(
+                        options: AuthorizationOptions()
+                    ) { _ in }
                 } throws: { error in
-                    guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
+                    guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else {
+                        return false
+                    }
                     // Present but out of range: said so, not "it lacks … expires_in".
                     return reason.detail.contains("its \(field) ") && !reason.detail.contains("lacks")
                 }
@@ -310,7 +390,9 @@ import Testing
             serve(server, expiresIn: 30, interval: 3600, polls: [])
             let clock = FakeClock()
             await #expect(throws: DevicePoller.expired) {
-                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) {
+                    _ in
+                }
             }
             #expect(clock.recorded == [30], "one wait, to the codes' expiry, not an hour")
             #expect(server.requests(to: "/token").isEmpty)
@@ -322,7 +404,9 @@ import Testing
             serve(server, polls: [])
             var client = try client(server, clock: FakeClock())
             client.deviceSleep = { try await Task.sleep(for: $0 / 50) } // real, short sleeps
-            let task = Task { [client] in try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in } }
+            let task = Task { [client] in
+                try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            }
             try await Task.sleep(for: .milliseconds(300))
             task.cancel()
             await #expect(throws: AuthKitError.cancelled) { _ = try await task.value }
@@ -343,7 +427,9 @@ import Testing
                 return Self.granted
             }
             let client = try client(server, clock: FakeClock())
-            let task = Task { [client] in try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in } }
+            let task = Task { [client] in
+                try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            }
             while polled.all.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
             task.cancel()
             let credential = try await task.value
@@ -357,8 +443,9 @@ import Testing
         #expect(github.supportsDeviceGrant && github.device?.url == "https://github.com/login/device/code")
         try await withServer { server in
             serve(server, polls: [Self.granted])
-            let client = try client(server, clock: FakeClock(), secret: "gh-secret",
-                                    device: .init(url: "\(server.baseURL)/device", clientAuthentication: ClientAuthentication.none))
+            let client = try client(
+                server, clock: FakeClock(), secret: "gh-secret",
+                device: .init(url: "\(server.baseURL)/device", clientAuthentication: ClientAuthentication.none))
             _ = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
             for request in server.requests { #expect(!request.bodyText.contains("gh-secret")) }
         }
@@ -372,19 +459,26 @@ import Testing
     @Test func twitchsDeviceGrantSendsScopesAndRefreshesWithoutASecret() async throws {
         try await withServer { server in
             server.route("POST", "/oauth2/device") { _ in
-                .json(#"{"device_code":"dev-code-secret","user_code":"WDJB-MJHT","verification_uri":"https://www.twitch.tv/activate","expires_in":1800,"interval":5}"#)
+                .json(
+                    #"{"device_code":"dev-code-secret","user_code":"WDJB-MJHT","verification_uri":"https://www.twitch.tv/activate","expires_in":1800,"interval":5}"#
+                )
             }
             server.route("POST", "/oauth2/token") { _ in Self.granted }
-            var client = try OAuth2Client(descriptor: bundledDescriptor("twitch", pointingTo: server),
-                                          settings: ClientSettings(clientID: "public-app", scopes: ["user:read:email", "chat:read"]))
+            var client = try OAuth2Client(
+                descriptor: bundledDescriptor("twitch", pointingTo: server),
+                settings: ClientSettings(clientID: "public-app", scopes: ["user:read:email", "chat:read"]))
             client.deviceSleep = { _ in }
             var credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
             let sent = try server.requests.map { try formObject($0.bodyText) }
-            #expect(sent.count == 2 && sent.allSatisfy { $0["scopes"] == "user:read:email chat:read" && $0["scope"] == nil }, "\(sent)")
+            #expect(
+                sent.count == 2
+                    && sent.allSatisfy { $0["scopes"] == "user:read:email chat:read" && $0["scope"] == nil }, "\(sent)")
             credential.expiresAt = Date(timeIntervalSinceNow: -60)
             _ = try await client.refresh(credential)
             let refresh = try formObject(try #require(server.requests.last).bodyText)
-            #expect(refresh["grant_type"] == "refresh_token" && refresh["client_id"] == "public-app" && refresh["client_secret"] == nil)
+            #expect(
+                refresh["grant_type"] == "refresh_token" && refresh["client_id"] == "public-app"
+                    && refresh["client_secret"] == nil)
             // The code exchange still needs the secret.
             await #expect(throws: AuthKitError.missingSetting(providerID: "twitch", .clientSecret)) {
                 _ = try await client.exchange(code: "c", pending: client.startAuthorization().pending)
@@ -401,7 +495,9 @@ import Testing
 
     @Test func anIncompleteAnswerNamesWhatIsMissing() async throws {
         try await withServer { server in
-            server.route("POST", "/device") { _ in .json(#"{"device_code":"d","verification_uri":"https://as.example/device"}"#) }
+            server.route("POST", "/device") { _ in
+                .json(#"{"device_code":"d","verification_uri":"https://as.example/device"}"#)
+            }
             await #expect {
                 _ = try await client(server, clock: FakeClock()).startDeviceAuthorization()
             } throws: { error in
@@ -418,8 +514,14 @@ import Testing
     @Test(arguments: [
         (#""user_code":"""#, "its user_code is empty or not text; RFC 8628 §3.2 requires each"),
         (#""user_code":{}"#, "its user_code is empty or not text"),
-        (#""user_code":"\#(String(repeating: "A", count: 41))""#, "its user_code (41 characters) is not a code a person can type: at most 40"),
-        (#""user_code":"WDJB\u001b[2JMJHT""#, "its user_code (12 characters, one of them a control or invisible character) is not a code a person can type"),
+        (
+            #""user_code":"\#(String(repeating: "A", count: 41))""#,
+            "its user_code (41 characters) is not a code a person can type: at most 40"
+        ),
+        (
+            #""user_code":"WDJB\u001b[2JMJHT""#,
+            "its user_code (12 characters, one of them a control or invisible character) is not a code a person can type"
+        ),
         // Shown as "WDJBMJHT" or "WDJB MJHT", and typed so it does not match.
         (#""user_code":"WDJB\u200bMJHT""#, "one of them a control or invisible character"),
         (#""user_code":"WDJB\u00a0MJHT""#, "one of them a control or invisible character"),
@@ -427,7 +529,8 @@ import Testing
     func aUserCodeNoOneCouldTypeIsRefused(member: String, expected: String) async throws {
         try await withServer { server in
             server.route("POST", "/device") { _ in
-                .json(#"{"device_code":"d",\#(member),"verification_uri":"https://as.example/device","expires_in":600}"#)
+                .json(
+                    #"{"device_code":"d",\#(member),"verification_uri":"https://as.example/device","expires_in":600}"#)
             }
             await #expect {
                 _ = try await client(server, clock: FakeClock()).startDeviceAuthorization()

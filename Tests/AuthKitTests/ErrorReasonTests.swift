@@ -2,6 +2,7 @@ import AuthKitTestSupport
 import Foundation
 import Logging
 import Testing
+
 @testable import AuthKit
 
 /// `network`, `invalidResponse` and `store` errors carry typed reasons a
@@ -35,11 +36,20 @@ import Testing
     }
 
     @Test func aCallerSwitchesOnTheReasonNotTheWords() async throws {
-        #expect(try await handle(.network(url: "https://as.example/token", reason: .init(.timedOut, "no answer for 30 s"))) == ["retry"])
-        #expect(try await handle(.network(url: "https://as.example/token", reason: .connectionFailed("Couldn't connect to server"))) == ["retry"])
-        #expect(try await handle(.network(url: "https://as.example/token", reason: .tlsFailure("self-signed")))
+        #expect(
+            try await handle(.network(url: "https://as.example/token", reason: .init(.timedOut, "no answer for 30 s")))
+                == ["retry"])
+        #expect(
+            try await handle(
+                .network(url: "https://as.example/token", reason: .connectionFailed("Couldn't connect to server"))) == [
+                    "retry"
+                ])
+        #expect(
+            try await handle(.network(url: "https://as.example/token", reason: .tlsFailure("self-signed")))
                 == ["A certificate problem, not worth a retry: self-signed"])
-        #expect(try await handle(.store(path: "/x/credentials.json", reason: .notSaved("could not be saved: disk full"))) == ["The disk is full or read-only."])
+        #expect(
+            try await handle(.store(path: "/x/credentials.json", reason: .notSaved("could not be saved: disk full")))
+                == ["The disk is full or read-only."])
         await #expect(throws: AuthKitError.store(path: "/x", reason: .busy("held"))) {
             _ = try await handle(.store(path: "/x", reason: .busy("held")))
         }
@@ -47,9 +57,14 @@ import Testing
 
     /// The reason's words are the message's, unchanged by the typing.
     @Test func theWordsAreTheMessage() {
-        let error = AuthKitError.invalidResponse(step: .tokenExchange, reason: .init(.missingField("access_token"), "no access token at 'access_token'"))
-        #expect(error.description == "The token exchange returned an unusable response: no access token at 'access_token'")
-        guard case .invalidResponse(_, .missingField(let name, _)) = error else { Issue.record("not a missing field"); return }
+        let error = AuthKitError.invalidResponse(
+            step: .tokenExchange, reason: .init(.missingField("access_token"), "no access token at 'access_token'"))
+        #expect(
+            error.description == "The token exchange returned an unusable response: no access token at 'access_token'")
+        guard case .invalidResponse(_, .missingField(let name, _)) = error else {
+            Issue.record("not a missing field")
+            return
+        }
         #expect(name == "access_token")
     }
 
@@ -58,7 +73,8 @@ import Testing
         let port = try RawHTTP.freePort() // nothing listens there
         let transport = FlowTransport(http: platformHTTPClient(timeout: 5), logger: Logger(label: "test"))
         await #expect {
-            _ = try await transport.send(OutgoingRequest(method: .get, url: URL(string: "http://127.0.0.1:\(port)/")!), step: .apiRequest)
+            _ = try await transport.send(
+                OutgoingRequest(method: .get, url: URL(string: "http://127.0.0.1:\(port)/")!), step: .apiRequest)
         } throws: { error in
             guard case AuthKitError.network(_, .connectionFailed) = error else { return false }
             return true

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import HTTPTypes
+import Testing
+
 @testable import AuthKit
 
 /// What a token endpoint sends back is echoed in error messages, which reach
@@ -9,7 +10,9 @@ import HTTPTypes
 @Suite struct HostileErrorTextTests {
     func message(_ body: String, status: Int = 400) -> String {
         do {
-            _ = try TokenResponseParser().parse(IncomingResponse(status: status, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+            _ = try TokenResponseParser().parse(
+                IncomingResponse(status: status, headers: [("Content-Type", "application/json")], body: Data(body.utf8))
+            )
             return "accepted"
         } catch {
             return "\(error)"
@@ -21,9 +24,13 @@ import HTTPTypes
     }
 
     @Test func terminalEscapesInTheProviderErrorAreEscaped() {
-        let text = message(#"{"error":"invalid_grant\u001b[2J","error_description":"expired\u001b]0;pwned\u0007\nnext line","error_uri":"https://as.example/\u009b"}"#)
+        let text = message(
+            #"{"error":"invalid_grant\u001b[2J","error_description":"expired\u001b]0;pwned\u0007\nnext line","error_uri":"https://as.example/\u009b"}"#
+        )
         #expect(!hasControlCharacters(text), "\(text.debugDescription)")
-        #expect(text.contains(#"invalid_grant\u{1B}[2J: expired\u{1B}]0;pwned\u{7}\u{A}next line (see https://as.example/\u{9B})"#))
+        #expect(
+            text.contains(
+                #"invalid_grant\u{1B}[2J: expired\u{1B}]0;pwned\u{7}\u{A}next line (see https://as.example/\u{9B})"#))
     }
 
     /// `error_uri` names a web page for people (RFC 6749 §5.2): one of
@@ -33,7 +40,9 @@ import HTTPTypes
             let text = message(#"{"error":"invalid_grant","error_uri":"\#(uri)"}"#)
             #expect(text.contains("invalid_grant") && !text.contains(uri) && !text.contains("(see"), "\(text)")
         }
-        #expect(message(#"{"error":"invalid_grant","error_uri":"HTTPS://as.example/e"}"#).contains("(see HTTPS://as.example/e)"))
+        #expect(
+            message(#"{"error":"invalid_grant","error_uri":"HTTPS://as.example/e"}"#).contains(
+                "(see HTTPS://as.example/e)"))
     }
 
     /// A text-direction override (U+202E) would make "...rorre" show as
@@ -43,7 +52,9 @@ import HTTPTypes
     @Test func textDirectionOverridesAreWrittenOut() {
         let text = message(#"{"error":"access_denied","error_description":"‮deyalpsid‬ ⁦x⁩   الرمز منتهي الصلاحية"}"#)
         #expect(!text.unicodeScalars.contains { $0.isHiddenFormatting }, "\(text.debugDescription)")
-        #expect(text.contains(#"access_denied: \u{202E}deyalpsid\u{202C} \u{2066}x\u{2069} \u{2028} الرمز منتهي الصلاحية"#), "\(text)")
+        #expect(
+            text.contains(#"access_denied: \u{202E}deyalpsid\u{202C} \u{2066}x\u{2069} \u{2028} الرمز منتهي الصلاحية"#),
+            "\(text)")
     }
 
     /// Characters that show as nothing: `work` and `work` with a zero-width
@@ -57,18 +68,22 @@ import HTTPTypes
     }
 
     @Test func translatedDescriptionsAreKept() {
-        #expect(message(#"{"error":"invalid_grant","error_description":"認可コードの有効期限が切れています"}"#)
-            .contains("invalid_grant: 認可コードの有効期限が切れています"))
+        #expect(
+            message(#"{"error":"invalid_grant","error_description":"認可コードの有効期限が切れています"}"#)
+                .contains("invalid_grant: 認可コードの有効期限が切れています"))
     }
 
     @Test func longDescriptionsAreCut() {
-        let text = message(#"{"error":"invalid_grant","error_description":"\#(String(repeating: "x", count: 100_000))"}"#)
+        let text = message(
+            #"{"error":"invalid_grant","error_description":"\#(String(repeating: "x", count: 100_000))"}"#)
         #expect(text.count < 600)
         #expect(text.contains("x…"))
     }
 
     @Test func aBadExpiresInIsQuotedShortAndEscaped() {
-        let text = message(#"{"access_token":"at","token_type":"Bearer","expires_in":"soon\u001b[31m and a very long tail that goes on"}"#, status: 200)
+        let text = message(
+            #"{"access_token":"at","token_type":"Bearer","expires_in":"soon\u001b[31m and a very long tail that goes on"}"#,
+            status: 200)
         #expect(!hasControlCharacters(text))
         #expect(text.contains(#"got the string 'soon\u{1B}[31m and a very…'"#), "\(text)")
     }
@@ -77,7 +92,9 @@ import HTTPTypes
     /// number here can hold: said so, not "malformed or truncated".
     @Test func aNumberOutOfRangeIsNotCalledMalformed() {
         let text = message(#"{"access_token":"a","token_type":"Bearer","expires_in":1e400}"#, status: 200)
-        #expect(text.contains("holds a number out of any range AuthKit reads, at byte 55") && !text.contains("malformed"), "\(text)")
+        #expect(
+            text.contains("holds a number out of any range AuthKit reads, at byte 55") && !text.contains("malformed"),
+            "\(text)")
         #expect(message(#"{"access_token":"a","#, status: 200).contains("malformed or truncated"))
     }
 
@@ -87,15 +104,19 @@ import HTTPTypes
     /// that begins a secret is masked too.
     @Test func aSecretCutShortIsStillMasked() {
         let secret = "SEKRET-client-xyz-0123456789abcdefghij"
-        for body in [#"{"access_token":"at","token_type":"Bearer","expires_in":"x\#(secret)"}"#,
-                     #"{"access_token":"at","token_type":"Bearer","expires_in":"\#(secret)"}"#] {
-            let response = IncomingResponse(status: 200, headers: HTTPFields([HTTPField(name: .contentType, value: "application/json")]),
-                                            body: Data(body.utf8), secrets: [secret])
+        for body in [
+            #"{"access_token":"at","token_type":"Bearer","expires_in":"x\#(secret)"}"#,
+            #"{"access_token":"at","token_type":"Bearer","expires_in":"\#(secret)"}"#,
+        ] {
+            let response = IncomingResponse(
+                status: 200, headers: HTTPFields([HTTPField(name: .contentType, value: "application/json")]),
+                body: Data(body.utf8), secrets: [secret])
             let error = #expect(throws: AuthKitError.self) { try TokenResponseParser().parse(response) }
             let text = String(describing: error)
             #expect(!text.contains("SEKR") && text.contains("••••…"), "\(text)")
         }
-        #expect(SecretMask(["abcdefgh"]).apply("'xabc…' and 'xabcd…' and 'abcdefgh'") == "'xabc…' and 'x••••…' and '••••'")
+        #expect(
+            SecretMask(["abcdefgh"]).apply("'xabc…' and 'xabcd…' and 'abcdefgh'") == "'xabc…' and 'x••••…' and '••••'")
     }
 
     /// A field stored or shown whole (a granted scope, a device grant's
@@ -115,10 +136,13 @@ import HTTPTypes
     /// value it quotes or a name given twice reaches the terminal through
     /// the file's issues, escaped (`FileIssue.description`).
     @Test func aProviderFileCannotDriveTheTerminalThroughItsIssues() {
-        let base = #""id":"t","protocol":"oauth2","authorization":{"url":"https://a.example/a"},"token":{"url":"https://a.example/t"}"#
-        for file in [#"{\#(base),"x\u001b]0;pwned\u0007":1}"#,
-                     #"{\#(base),"p\u001b[2J":1,"p\u001b[2J":2}"#,
-                     #"{"id":"t","protocol":"oauth2","authorization":{"url":"https://a.example/a"},"token":{"url":"https://a\u001b[31m.example/t"}}"#] {
+        let base =
+            #""id":"t","protocol":"oauth2","authorization":{"url":"https://a.example/a"},"token":{"url":"https://a.example/t"}"#
+        for file in [
+            #"{\#(base),"x\u001b]0;pwned\u0007":1}"#,
+            #"{\#(base),"p\u001b[2J":1,"p\u001b[2J":2}"#,
+            #"{"id":"t","protocol":"oauth2","authorization":{"url":"https://a.example/a"},"token":{"url":"https://a\u001b[31m.example/t"}}"#,
+        ] {
             do {
                 _ = try DescriptorLoader().decode(Data(file.utf8), file: "/tmp/t\u{1B}[1m.json")
                 Issue.record("accepted \(file)")
@@ -133,11 +157,14 @@ import HTTPTypes
     /// parameter name of a duplicate is reported before `state` is checked:
     /// the CLI prints the reason, so it must not carry terminal escapes.
     @Test func redirectErrorsEscapeWhatTheURLCarried() {
-        let pending = PendingAuthorization(providerID: "p", state: "s", codeVerifier: nil, redirectURI: "http://127.0.0.1:4321/callback",
-                                           expectedIssuer: "https://as.example", issuerRequired: false, scopes: [], createdAt: fixedNow)
+        let pending = PendingAuthorization(
+            providerID: "p", state: "s", codeVerifier: nil, redirectURI: "http://127.0.0.1:4321/callback",
+            expectedIssuer: "https://as.example", issuerRequired: false, scopes: [], createdAt: fixedNow)
         // `]` escaped: a raw one is refused before parameters are read.
-        for url in ["http://127.0.0.1:4321/callback?%1B%5D0;pwned%07=1&%1B%5D0;pwned%07=2",
-                    "http://127.0.0.1:4321/callback?code=c&state=s&iss=https%3A%2F%2Fevil%1B%5B2J"] {
+        for url in [
+            "http://127.0.0.1:4321/callback?%1B%5D0;pwned%07=1&%1B%5D0;pwned%07=2",
+            "http://127.0.0.1:4321/callback?code=c&state=s&iss=https%3A%2F%2Fevil%1B%5B2J",
+        ] {
             do {
                 _ = try RedirectParser().code(from: url, for: pending)
                 Issue.record("accepted \(url)")
@@ -155,12 +182,21 @@ import HTTPTypes
 @Suite struct RedirectErrorSecretTests {
     @Test func aRedirectErrorRepeatingTheClientSecretIsMasked() throws {
         let secret = "SEKRET-client-777"
-        let client = try OAuth2Client(descriptor: bundledDescriptor("github"), settings: ClientSettings(clientID: "id", clientSecret: secret))
+        let client = try OAuth2Client(
+            descriptor: bundledDescriptor("github"), settings: ClientSettings(clientID: "id", clientSecret: secret))
         let (_, pending) = try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:4321/callback")!)
         for description in ["your+secret+is+\(secret)", "secret%3D\(secret)%26more"] {
-            let redirect = URL(string: "http://127.0.0.1:4321/callback?error=access_denied&error_description=\(description)&state=\(pending.state)")!
-            let error = #expect(throws: AuthKitError.self) { try client.authorizationCode(from: redirect, pending: pending) }
-            guard case .authorizationFailed(let response)? = error else { Issue.record("\(String(describing: error))"); continue }
+            let redirect = URL(
+                string:
+                    "http://127.0.0.1:4321/callback?error=access_denied&error_description=\(description)&state=\(pending.state)"
+            )!
+            let error = #expect(throws: AuthKitError.self) {
+                try client.authorizationCode(from: redirect, pending: pending)
+            }
+            guard case .authorizationFailed(let response)? = error else {
+                Issue.record("\(String(describing: error))")
+                continue
+            }
             #expect(response.code == "access_denied" && response.description?.contains("••••") == true, "\(response)")
             #expect(!"\(String(describing: error))".contains(secret))
         }

@@ -1,12 +1,14 @@
 import AuthKitTestSupport
-#if canImport(FoundationNetworking)
-import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
-#endif
 import Foundation
 import HTTPTypes
 import Logging
 import Testing
+
 @testable import AuthKit
+
+#if canImport(FoundationNetworking)
+    import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
+#endif
 
 /// Every request that carries a credential goes through one policy
 /// (`RequestPolicy`, applied by `FlowTransport` for every `HTTPClient`). These
@@ -15,8 +17,10 @@ import Testing
 @Suite struct HostileServerTests {
     static let secret = "s3cr3t+/&=~client"
 
-    func client(_ server: TestHTTPServer, secret: String? = HostileServerTests.secret, auth: ClientAuthentication = .basic,
-                revocation: Bool = false) throws -> OAuth2Client {
+    func client(
+        _ server: TestHTTPServer, secret: String? = HostileServerTests.secret, auth: ClientAuthentication = .basic,
+        revocation: Bool = false
+    ) throws -> OAuth2Client {
         let descriptor = testDescriptor(
             id: "hostile", protocol: .oauth2,
             authorization: .init(url: "\(server.baseURL)/authorize"),
@@ -41,7 +45,10 @@ import Testing
             elsewhere.route("POST", "/token") { _ in .json(#"{"access_token":"stolen","token_type":"Bearer"}"#) }
             server.route("POST", "/token") { _ in .redirect(status, to: "\(elsewhere.baseURL)/token?x=1") }
             let client = try client(server)
-            await #expect(throws: AuthKitError.redirectNotFollowed(step: .tokenExchange, status: status, location: elsewhere.baseURL)) {
+            await #expect(
+                throws: AuthKitError.redirectNotFollowed(
+                    step: .tokenExchange, status: status, location: elsewhere.baseURL)
+            ) {
                 _ = try await client.exchange(code: "the-code", pending: pending(for: client))
             }
             #expect(elsewhere.requests.isEmpty, "the client secret and code were resent to \(elsewhere.baseURL)")
@@ -56,11 +63,16 @@ import Testing
             server.route("POST", "/token") { _ in .redirect(307, to: "\(elsewhere.baseURL)/token") }
             server.route("POST", "/revoke") { _ in .redirect(308, to: "\(elsewhere.baseURL)/revoke") }
             let client = try client(server, revocation: true)
-            let credential = Credential(providerID: "hostile", accessToken: "access-token-1", refreshToken: "refresh-token-1")
-            await #expect(throws: AuthKitError.redirectNotFollowed(step: .refresh, status: 307, location: elsewhere.baseURL)) {
+            let credential = Credential(
+                providerID: "hostile", accessToken: "access-token-1", refreshToken: "refresh-token-1")
+            await #expect(
+                throws: AuthKitError.redirectNotFollowed(step: .refresh, status: 307, location: elsewhere.baseURL)
+            ) {
                 _ = try await client.refresh(credential)
             }
-            await #expect(throws: AuthKitError.redirectNotFollowed(step: .revocation, status: 308, location: elsewhere.baseURL)) {
+            await #expect(
+                throws: AuthKitError.redirectNotFollowed(step: .revocation, status: 308, location: elsewhere.baseURL)
+            ) {
                 try await client.revoke(credential)
             }
             #expect(elsewhere.requests.isEmpty)
@@ -90,16 +102,23 @@ import Testing
             }
             #expect(opened.status == 200)
             #expect(try await opened.collect() == Data(#"{"ok":true}"#.utf8))
-            let start = try #require(server.requests(to: "/start").first), same = try #require(server.requests(to: "/same").first)
+            let start = try #require(server.requests(to: "/start").first)
+            let same = try #require(server.requests(to: "/same").first)
             #expect(start.header("Authorization") == "Bearer the-token")
-            #expect(same.header("Authorization") == "Bearer the-token" && same.method == "POST" && same.bodyText == "a=1", "307 keeps method, body and credential on the same origin")
+            #expect(
+                same.header("Authorization") == "Bearer the-token" && same.method == "POST" && same.bodyText == "a=1",
+                "307 keeps method, body and credential on the same origin")
             let other = try #require(elsewhere.requests(to: "/other").first)
             #expect(other.method == "GET" && other.body.isEmpty, "303 turns the POST into a GET")
-            #expect(other.header("Authorization") == nil && other.header("Cookie") == nil, "credential sent to another origin")
+            #expect(
+                other.header("Authorization") == nil && other.header("Cookie") == nil,
+                "credential sent to another origin")
 
             // Without following, the 3xx is the answer (curl without -L).
-            let delivered = try await transport.open(request, step: .apiRequest, policy: RequestPolicy(
-                redirects: .deliver, maximumBodySize: 1 << 20, deadline: .seconds(20)))
+            let delivered = try await transport.open(
+                request, step: .apiRequest,
+                policy: RequestPolicy(
+                    redirects: .deliver, maximumBodySize: 1 << 20, deadline: .seconds(20)))
             #expect(delivered.status == 307)
         }
     }
@@ -111,32 +130,54 @@ import Testing
     @Test func aRedirectWithTwoLocationsOrToAFileIsNotFollowed() async throws {
         try await withServer { server in
             server.route("GET", "/two") { _ in
-                StubResponse(status: 302, headers: [("Location", "/a"), ("Location", "\(server.baseURL)/b")], body: Data())
+                StubResponse(
+                    status: 302, headers: [("Location", "/a"), ("Location", "\(server.baseURL)/b")], body: Data())
             }
             server.route("GET", "/file") { _ in .redirect(302, to: "file:///etc/passwd") }
             let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
             let policy = RequestPolicy(redirects: .follow(maximum: 5), maximumBodySize: 1024, deadline: .seconds(10))
-            await #expect(throws: AuthKitError.redirectNotFollowed(step: .apiRequest, status: 302, location: "(no usable Location)")) {
-                _ = try await transport.open(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/two")!), step: .apiRequest, policy: policy)
+            await #expect(
+                throws: AuthKitError.redirectNotFollowed(
+                    step: .apiRequest, status: 302, location: "(no usable Location)")
+            ) {
+                _ = try await transport.open(
+                    OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/two")!), step: .apiRequest,
+                    policy: policy)
             }
             // A Location whose host is none (`http:\\host\path`, which leaves
             // no host) or no host name (an escape, a space, a non-ASCII
             // letter): handed to the transport, it failed as a network error,
             // "The request to (no URL) failed".
-            for (path, location) in [("/backslashes", #"http:\\127.0.0.1:1\landed"#), ("/escape", "http://ex%1Bample.com/"),
-                                     ("/letter", "http://exämple.com/"), ("/space", "http://ex ample.com/")] {
-                server.route("GET", path) { _ in StubResponse(status: 302, headers: [("Location", location)], body: Data()) }
-                await #expect(throws: AuthKitError.redirectNotFollowed(step: .apiRequest, status: 302, location: "(no usable Location)"), "\(path)") {
-                    _ = try await transport.open(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)\(path)")!), step: .apiRequest, policy: policy)
+            for (path, location) in [
+                ("/backslashes", #"http:\\127.0.0.1:1\landed"#), ("/escape", "http://ex%1Bample.com/"),
+                ("/letter", "http://exämple.com/"), ("/space", "http://ex ample.com/"),
+            ] {
+                server.route("GET", path) { _ in
+                    StubResponse(status: 302, headers: [("Location", location)], body: Data())
+                }
+                await #expect(
+                    throws: AuthKitError.redirectNotFollowed(
+                        step: .apiRequest, status: 302, location: "(no usable Location)"), "\(path)"
+                ) {
+                    _ = try await transport.open(
+                        OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)\(path)")!), step: .apiRequest,
+                        policy: policy)
                 }
             }
-            #expect(FlowTransport.hasUsableHost(URL(string: "http://[::1]:8080/x")!) && FlowTransport.hasUsableHost(URL(string: "https://api.example-1.com/")!))
+            #expect(
+                FlowTransport.hasUsableHost(URL(string: "http://[::1]:8080/x")!)
+                    && FlowTransport.hasUsableHost(URL(string: "https://api.example-1.com/")!))
             await #expect {
-                _ = try await transport.open(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/file")!), step: .apiRequest, policy: policy)
+                _ = try await transport.open(
+                    OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/file")!), step: .apiRequest,
+                    policy: policy)
             } throws: { error in
-                "\(error)".contains("only to an http or https URL") && !"\(error)".contains("from https to http, or past")
+                "\(error)".contains("only to an http or https URL")
+                    && !"\(error)".contains("from https to http, or past")
             }
-            #expect(server.requests.map(\.path) == ["/two", "/backslashes", "/escape", "/letter", "/space", "/file"], "a redirect was followed: \(server.requests.map(\.uri))")
+            #expect(
+                server.requests.map(\.path) == ["/two", "/backslashes", "/escape", "/letter", "/space", "/file"],
+                "a redirect was followed: \(server.requests.map(\.uri))")
         }
     }
 
@@ -148,7 +189,9 @@ import Testing
             let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
             let policy = RequestPolicy(redirects: .follow(maximum: 3), maximumBodySize: 1024, deadline: .seconds(10))
             await #expect {
-                _ = try await transport.open(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/loop")!), step: .apiRequest, policy: policy)
+                _ = try await transport.open(
+                    OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/loop")!), step: .apiRequest,
+                    policy: policy)
             } throws: { error in
                 "\(error)".contains("(after 3 redirects followed, the limit)")
             }
@@ -164,9 +207,14 @@ import Testing
             }
             let transport = FlowTransport(http: https, logger: Logger(label: "test"))
             let request = OutgoingRequest(method: .get, url: URL(string: "https://secure.test/data")!)
-            await #expect(throws: AuthKitError.redirectNotFollowed(step: .apiRequest, status: 302, location: server.baseURL + " (from https to plain http)")) {
-                _ = try await transport.open(request, step: .apiRequest,
-                                             policy: RequestPolicy(redirects: .follow(maximum: 5), maximumBodySize: 1024, deadline: .seconds(5))) {
+            await #expect(
+                throws: AuthKitError.redirectNotFollowed(
+                    step: .apiRequest, status: 302, location: server.baseURL + " (from https to plain http)")
+            ) {
+                _ = try await transport.open(
+                    request, step: .apiRequest,
+                    policy: RequestPolicy(redirects: .follow(maximum: 5), maximumBodySize: 1024, deadline: .seconds(5))
+                ) {
                     var authorized = $0
                     authorized.setHeader("Authorization", "Bearer t")
                     return authorized
@@ -178,9 +226,11 @@ import Testing
 
     @Test func aCredentialGoesOverPlainHTTPOnlyToLoopback() async throws {
         let nowhere = ScriptedTransport { _ in .json(#"{"access_token":"a","token_type":"Bearer"}"#) }
-        let descriptor = testDescriptor(id: "plain", protocol: .oauth2, authorization: .init(url: "http://192.0.2.1/authorize"),
-                                        token: .init(url: "http://192.0.2.1/token"))
-        let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: "s"), httpClient: nowhere)
+        let descriptor = testDescriptor(
+            id: "plain", protocol: .oauth2, authorization: .init(url: "http://192.0.2.1/authorize"),
+            token: .init(url: "http://192.0.2.1/token"))
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: "s"), httpClient: nowhere)
         await #expect(throws: AuthKitError.insecureTransport(url: "http://192.0.2.1/token")) {
             _ = try await client.exchange(code: "c", pending: pending(for: client))
         }
@@ -191,10 +241,12 @@ import Testing
         // (RFC 6750 §5.3). https and this machine still get one.
         let credential = Credential(providerID: "plain", accessToken: "bearer-secret")
         #expect(throws: AuthKitError.insecureTransport(url: "http://api.example/me?…")) {
-            _ = try client.authorize(HTTPRequest(method: .get, url: URL(string: "http://api.example/me?x=1")!), body: nil, with: credential)
+            _ = try client.authorize(
+                HTTPRequest(method: .get, url: URL(string: "http://api.example/me?x=1")!), body: nil, with: credential)
         }
         for allowed in ["https://api.example/me", "http://127.0.0.1:8080/me", "http://localhost/me"] {
-            let authorized = try client.authorize(HTTPRequest(method: .get, url: URL(string: allowed)!), body: nil, with: credential)
+            let authorized = try client.authorize(
+                HTTPRequest(method: .get, url: URL(string: allowed)!), body: nil, with: credential)
             #expect(authorized.headerFields[.authorization] == "Bearer bearer-secret", "\(allowed)")
         }
     }
@@ -209,7 +261,9 @@ import Testing
             let small = GzipBomb.make(inflatedSize: 16 << 20)
             #expect(small.count < 1 << 20)
             server.route("POST", "/token") { _ in
-                StubResponse(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: small)
+                StubResponse(
+                    status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
+                    body: small)
             }
             let client = try client(server)
             await #expect(throws: AuthKitError.responseTooLarge(url: "\(server.baseURL)/token", limit: 1 << 20)) {
@@ -242,7 +296,8 @@ import Testing
         try await withServer { server in
             server.route("POST", "/token") { request in
                 let echo = "got \(request.header("Authorization") ?? "") body \(request.bodyText)"
-                let escaped = echo.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                let escaped = echo.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                    of: "\"", with: "\\\"")
                 return .json(#"{"error":"invalid_request","error_description":"\#(escaped)"}"#, status: 400)
             }
             let client = try client(server, auth: auth)
@@ -252,7 +307,10 @@ import Testing
             }
             let message = "\(try #require(error))"
             let basic = Data("app:\(PercentEncoding.encode(Self.secret))".utf8).base64EncodedString()
-            for secret in [Self.secret, PercentEncoding.encode(Self.secret), basic, "the-authorization-code", pending.codeVerifier ?? "-"] {
+            for secret in [
+                Self.secret, PercentEncoding.encode(Self.secret), basic, "the-authorization-code",
+                pending.codeVerifier ?? "-",
+            ] {
                 #expect(!message.contains(secret), "the error shows \(secret): \(message)")
             }
             #expect(message.contains("••••") && message.contains("invalid_request"))
@@ -262,13 +320,18 @@ import Testing
     /// A code or token is sent as the bytes it is, never read as a template.
     @Test func valuesFromTheNetworkAreNeverRendered() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"{client_secret}","token_type":"Bearer","refresh_token":"{client_secret}"}"#) }
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"{client_secret}","token_type":"Bearer","refresh_token":"{client_secret}"}"#)
+            }
             server.route("POST", "/refresh") { _ in .json(#"{"access_token":"new","token_type":"Bearer"}"#) }
             let descriptor = testDescriptor(
                 id: "hostile", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
                 token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post),
-                refresh: .init(url: "\(server.baseURL)/refresh", parameters: ["token": "{refresh_token}", "access": "{access_token}"]))
-            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: Self.secret))
+                refresh: .init(
+                    url: "\(server.baseURL)/refresh",
+                    parameters: ["token": "{refresh_token}", "access": "{access_token}"]))
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: Self.secret))
             let credential = try await client.exchange(code: "{client_secret}", pending: pending(for: client))
             let exchange = try #require(server.requests(to: "/token").first).bodyText
             #expect(exchange.contains("code=%7Bclient_secret%7D"))
@@ -290,7 +353,10 @@ final class ChunkingTransport: HTTPClient, @unchecked Sendable {
     private var taken = 0
     private var stopped = false
 
-    init(chunk: Data, chunks: Int) { self.chunk = chunk; self.chunks = chunks }
+    init(chunk: Data, chunks: Int) {
+        self.chunk = chunk
+        self.chunks = chunks
+    }
 
     var delivered: Int { lock.withLock { taken } }
     var cancelled: Bool { lock.withLock { stopped } }
@@ -303,7 +369,10 @@ final class ChunkingTransport: HTTPClient, @unchecked Sendable {
                 return chunk
             }
         })
-        return (HTTPResponse(status: .ok), HTTPResponseBody(stream, onCancel: { [self] in lock.withLock { stopped = true } }))
+        return (
+            HTTPResponse(status: .ok),
+            HTTPResponseBody(stream, onCancel: { [self] in lock.withLock { stopped = true } })
+        )
     }
 }
 
@@ -322,7 +391,9 @@ final class ScriptedTransport: HTTPClient, @unchecked Sendable {
         lock.withLock { seen += 1 }
         let stub = answer(request)
         var fields = HTTPFields()
-        for (name, value) in stub.headers { if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) } }
+        for (name, value) in stub.headers {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
         return (HTTPResponse(status: .init(code: stub.status), headerFields: fields), HTTPResponseBody(stub.body))
     }
 }

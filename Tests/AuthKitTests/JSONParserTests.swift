@@ -1,16 +1,24 @@
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 /// AuthKit's own JSON parser (the token-answer fast path) against RFC 8259
 /// and against Foundation's `JSONSerialization` as an independent reader.
 @Suite struct JSONParserTests {
     @Test func readsATokenAnswer() throws {
-        let value = try JSONValue(parsing: Data(#" {"access_token":"a\"b","expires_in":3600,"ratio":1.5,"ok":true,"none":null,"scope":["r","w"],"team":{"id":"T1"}} "#.utf8))
-        #expect(value == .object([
-            "access_token": .string(#"a"b"#), "expires_in": .integer(3600), "ratio": .number(1.5), "ok": .bool(true),
-            "none": .null, "scope": .array([.string("r"), .string("w")]), "team": .object(["id": .string("T1")]),
-        ]))
+        let value = try JSONValue(
+            parsing: Data(
+                #" {"access_token":"a\"b","expires_in":3600,"ratio":1.5,"ok":true,"none":null,"scope":["r","w"],"team":{"id":"T1"}} "#
+                    .utf8))
+        #expect(
+            value
+                == .object([
+                    "access_token": .string(#"a"b"#), "expires_in": .integer(3600), "ratio": .number(1.5),
+                    "ok": .bool(true),
+                    "none": .null, "scope": .array([.string("r"), .string("w")]),
+                    "team": .object(["id": .string("T1")]),
+                ]))
     }
 
     @Test func keepsLargeIntegersExact() throws {
@@ -28,8 +36,10 @@ import Testing
     }
 
     @Test(arguments: [
-        "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "[1 2]", "01", "-", "1.", ".5", "1e", "+1", "--1",
-        "tru", "nul", "True", "\"abc", "\"a\u{01}b\"", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"",
+        "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "[1 2]", "01", "-", "1.", ".5", "1e", "+1",
+        "--1",
+        "tru", "nul", "True", "\"abc", "\"a\u{01}b\"", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"",
+        "\"\\ud800\\u0041\"",
         "{} x", "[] []", "NaN", "Infinity", "1e999", "// c\n{}", "'a'",
     ])
     func refusesWhatRFC8259Refuses(_ text: String) {
@@ -52,19 +62,37 @@ import Testing
     /// typographic quote pasted from a web page, a trailing comma).
     @Test func failuresNameWhatStandsThere() {
         let cases: [(bytes: [UInt8], reason: String)] = [
-            ([0xEF, 0xBB, 0xBF] + Array(#"{"a":1}"#.utf8), "unexpected character: U+FEFF, a byte-order mark: save the file as UTF-8 without one (RFC 8259 §8.1)"),
-            (Array("{\u{201C}a\u{201D}: 1}".utf8), "an object member must start with a string name, not \u{201C} (U+201C, a typographic quote: JSON wants a straight \")"),
-            (Array("{\"a\":\u{00A0}1}".utf8), "unexpected character: U+00A0, a no-break space: JSON allows only ordinary spaces, tabs and line breaks"),
+            (
+                [0xEF, 0xBB, 0xBF] + Array(#"{"a":1}"#.utf8),
+                "unexpected character: U+FEFF, a byte-order mark: save the file as UTF-8 without one (RFC 8259 §8.1)"
+            ),
+            (
+                Array("{\u{201C}a\u{201D}: 1}".utf8),
+                "an object member must start with a string name, not \u{201C} (U+201C, a typographic quote: JSON wants a straight \")"
+            ),
+            (
+                Array("{\"a\":\u{00A0}1}".utf8),
+                "unexpected character: U+00A0, a no-break space: JSON allows only ordinary spaces, tabs and line breaks"
+            ),
             (Array("{\"a\": \u{200B}1}".utf8), "unexpected character: U+200B, an invisible zero-width character"),
             (Array(#"{"a":1,}"#.utf8), "a comma before '}' (JSON allows no trailing comma)"),
             (Array(#"[1, ]"#.utf8), "a comma before ']' (JSON allows no trailing comma)"),
-            (Array(#"{'a':1}"#.utf8), "an object member must start with a string name, not ' (JSON strings take double quotes)"),
+            (
+                Array(#"{'a':1}"#.utf8),
+                "an object member must start with a string name, not ' (JSON strings take double quotes)"
+            ),
             (Array(#"{"a" 1}"#.utf8), "expected ':' after a member name, not '1'"),
             (Array(#"{"a":1"#.utf8), "expected ',' or '}' in an object, not the end of the text"),
             (Array(#"{"a":1}"#.utf8) + [0x07], "text after the JSON value: U+0007 (a control character)"),
             (Array(#"{"a":"#.utf8) + [0xC3], "unexpected character: a byte that is not UTF-8"),
-            (Array(#"{"a":"x"#.utf8) + [0x1B] + Array(#"[2J"}"#.utf8), #"a control character (U+001B) inside a string; write it escaped, \u001B, if it is meant"#),
-            (Array(#"{"a":"\n"#.utf8) + [0x09] + Array(#""}"#.utf8), #"a control character (U+0009) inside a string; write it escaped, \u0009, if it is meant"#),
+            (
+                Array(#"{"a":"x"#.utf8) + [0x1B] + Array(#"[2J"}"#.utf8),
+                #"a control character (U+001B) inside a string; write it escaped, \u001B, if it is meant"#
+            ),
+            (
+                Array(#"{"a":"\n"#.utf8) + [0x09] + Array(#""}"#.utf8),
+                #"a control character (U+0009) inside a string; write it escaped, \u0009, if it is meant"#
+            ),
         ]
         for (bytes, reason) in cases {
             do {
@@ -79,13 +107,18 @@ import Testing
     }
 
     @Test func refusesInvalidUTF8() {
-        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0x5C, 0x6E, 0xC0, 0xAF, 0x22]] {
+        for bytes: [UInt8] in [
+            [0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],
+            [0x22, 0x5C, 0x6E, 0xC0, 0xAF, 0x22],
+        ] {
             #expect(throws: JSONParser.Failure.self) { try JSONValue(parsing: Data(bytes)) }
         }
     }
 
     @Test func limitsNesting() throws {
-        let fine = String(repeating: "[", count: JSONParser.maximumDepth) + String(repeating: "]", count: JSONParser.maximumDepth)
+        let fine =
+            String(repeating: "[", count: JSONParser.maximumDepth)
+            + String(repeating: "]", count: JSONParser.maximumDepth)
         _ = try JSONValue(parsing: Data(fine.utf8))
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(throws: JSONParser.Failure.self) { try JSONValue(parsing: Data(deep.utf8)) }
@@ -126,12 +159,15 @@ import Testing
             }
             // The first occurrence is the first match; the second, the last.
             let firstOffset = offset(of: first, from: 0)
-            #expect(failure?.firstOffset == firstOffset && failure?.offset == offset(of: second, from: (firstOffset ?? 0) + 1),
-                    "\(text): \(String(describing: failure))")
+            #expect(
+                failure?.firstOffset == firstOffset
+                    && failure?.offset == offset(of: second, from: (firstOffset ?? 0) + 1),
+                "\(text): \(String(describing: failure))")
             // Read as a token answer is, the same text is accepted.
             #expect(throws: Never.self) { try JSONParser.parse(Data(text.utf8)) }
         }
-        #expect(refusal(#"{"a":{"b":1},"b":{"a":1},"c":[{"a":1},{"a":2}]}"#) == nil, "a name may recur in other objects")
+        #expect(
+            refusal(#"{"a":{"b":1},"b":{"a":1},"c":[{"a":1},{"a":2}]}"#) == nil, "a name may recur in other objects")
         // A syntax error stays a syntax error.
         #expect(refusal(#"{"a":1,}"#)?.repeatedField == nil && refusal(#"{"a":1,}"#) != nil)
     }
@@ -151,7 +187,9 @@ import Testing
             let foundation = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
             let ours = try? JSONValue(parsing: data)
             #expect((foundation == nil) == (ours == nil), "disagree on \(body.prefix(60))")
-            if let foundation, let ours { #expect(Self.same(ours, foundation), "different values for \(body.prefix(60))") }
+            if let foundation, let ours {
+                #expect(Self.same(ours, foundation), "different values for \(body.prefix(60))")
+            }
             compared += 1
         }
         #expect(compared >= 10)

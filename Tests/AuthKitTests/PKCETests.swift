@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AuthKit
 
 @Suite struct PKCETests {

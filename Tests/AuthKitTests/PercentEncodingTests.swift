@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 @Suite struct PercentEncodingTests {
@@ -59,8 +60,10 @@ import Testing
         #expect(PercentEncoding.unreservedTable.utf8CodeUnitCount == 256)
         for byte in 0...255 {
             let scalar = Unicode.Scalar(UInt8(byte))
-            let expected = (byte < 128) && (("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar)
-                || ("0"..."9").contains(scalar) || "-._~".unicodeScalars.contains(scalar))
+            let expected =
+                (byte < 128)
+                && (("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar)
+                    || ("0"..."9").contains(scalar) || "-._~".unicodeScalars.contains(scalar))
             #expect(PercentEncoding.isUnreserved(UInt8(byte)) == expected, "byte \(byte)")
         }
     }
@@ -68,8 +71,10 @@ import Testing
 
 @Suite struct ReencodingTests {
     /// Encoding already-encoded text with the shortcut equals encoding it again in full.
-    @Test(arguments: ["Ladies + Gentlemen", "a=b&c", "☃ %41 ~._-", "", "100%", "abcdefgh%ijklmnopq%%%%%%%%rstuvwxyz0123456789-._~",
-                      String(repeating: "☃x", count: 50), String(repeating: "abcdefghijklmnop", count: 9) + "%"])
+    @Test(arguments: [
+        "Ladies + Gentlemen", "a=b&c", "☃ %41 ~._-", "", "100%", "abcdefgh%ijklmnopq%%%%%%%%rstuvwxyz0123456789-._~",
+        String(repeating: "☃x", count: 50), String(repeating: "abcdefghijklmnop", count: 9) + "%",
+    ])
     func shortcutMatchesFullEncoding(text: String) {
         var once = PercentEncoding.encode(text)
         let twice = PercentEncoding.encode(once)
@@ -86,7 +91,10 @@ import Testing
     /// One pass equals decode-then-encode for valid input, and keeps malformed escapes literally.
     @Test(arguments: [
         ("a+b%2c~", "a%20b%2C~"),
-        ("Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21", "Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21"),
+        (
+            "Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21",
+            "Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21"
+        ),
         ("%E2%98%83", "%E2%98%83"),
         ("%e2%98%83", "%E2%98%83"),
         ("%zz%41%4", "%25zzA%254"),

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 /// ``PlaceholderValue``: a value must make a host where its placeholder
@@ -9,21 +10,28 @@ import Testing
     static let label = ["https://{team}.qiita.com/api/v2/oauth/team_authorize"]
     static let path = ["https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token"]
 
-    @Test(arguments: ["gitlab.example.com", "gitlab.example.com:8443", "gitlab.example.com/gitlab", "GitLab.Example.COM.",
-                      "10.0.0.7:8080", "[2001:db8::1]", "[::1]:8443", "internal_host", "xn--bcher-kva.example"])
+    @Test(arguments: [
+        "gitlab.example.com", "gitlab.example.com:8443", "gitlab.example.com/gitlab", "GitLab.Example.COM.",
+        "10.0.0.7:8080", "[2001:db8::1]", "[::1]:8443", "internal_host", "xn--bcher-kva.example",
+    ])
     func hostsThatWorkPass(_ value: String) {
         #expect(PlaceholderValue.problem(name: "host", value: value, urls: Self.wholeHost) == nil)
     }
 
     @Test(arguments: [
         ("me@gitlab.example.com", "holds '@'"), ("gitlab.example.com#x", "holds '#'"), ("a b", "holds ' '"),
-        ("gitlab.example.com:99999", "port 99999"), ("gitlab.example.com:0", "port 0"), ("gitlab.example.com:x", "port x"),
-        ("bücher.example", "is not ASCII"), ("gitlab.example.com/x?y", "'?' or '#' after its path"), ("", "does not make a host name"),
-        (".example.com", "does not make a host name"), ("a..b", "does not make a host name"), ("[zz]", "not an IPv6 address"),
-        ("[::1]x", "text after the IPv6 address"), ("gitlab.example.com%2eevil", "holds '%'"), (" gitlab.example.com", "begins or ends with a space"),
+        ("gitlab.example.com:99999", "port 99999"), ("gitlab.example.com:0", "port 0"),
+        ("gitlab.example.com:x", "port x"),
+        ("bücher.example", "is not ASCII"), ("gitlab.example.com/x?y", "'?' or '#' after its path"),
+        ("", "does not make a host name"),
+        (".example.com", "does not make a host name"), ("a..b", "does not make a host name"),
+        ("[zz]", "not an IPv6 address"),
+        ("[::1]x", "text after the IPv6 address"), ("gitlab.example.com%2eevil", "holds '%'"),
+        (" gitlab.example.com", "begins or ends with a space"),
         ("gitlab.example.com\r\nX: y", "control character"),
         // A natural paste: made https://gitlab.example.com//oauth/authorize, a 404 on many servers.
-        ("gitlab.example.com/", "ends with '/', which would make '//'"), ("gitlab.example.com/gitlab/", "ends with '/'"),
+        ("gitlab.example.com/", "ends with '/', which would make '//'"),
+        ("gitlab.example.com/gitlab/", "ends with '/'"),
         ("https://gitlab.example.com", "holds a scheme; give the host alone"),
     ])
     func hostsThatDoNotAreRefused(_ value: String, _ problem: String) {
@@ -35,8 +43,10 @@ import Testing
     /// early and send to another host (`evil.example/.qiita.com`).
     @Test func aLabelIsALabel() {
         #expect(PlaceholderValue.problem(name: "team", value: "acme-2", urls: Self.label) == nil)
-        for (value, problem) in [("evil.example/", "holds '/', which would end the name early"), ("a:1", "holds ':'"),
-                                 ("a@b", "holds '@'"), ("ü", "is not ASCII")] {
+        for (value, problem) in [
+            ("evil.example/", "holds '/', which would end the name early"), ("a:1", "holds ':'"),
+            ("a@b", "holds '@'"), ("ü", "is not ASCII"),
+        ] {
             let found = PlaceholderValue.problem(name: "team", value: value, urls: Self.label)
             #expect(found?.contains(problem) == true, "\(value): \(found ?? "nil")")
         }
@@ -47,7 +57,9 @@ import Testing
     @Test func aPathValueIsOnlyCheckedForStrayCharacters() {
         #expect(PlaceholderValue.problem(name: "tenant", value: "contoso.onmicrosoft.com", urls: Self.path) == nil)
         #expect(PlaceholderValue.problem(name: "tenant", value: "a b?c", urls: Self.path) == nil)
-        #expect(PlaceholderValue.problem(name: "tenant", value: "a\tb", urls: Self.path)?.contains("control character") == true)
+        #expect(
+            PlaceholderValue.problem(name: "tenant", value: "a\tb", urls: Self.path)?.contains("control character")
+                == true)
         #expect(PlaceholderValue.problem(name: "user_agent", value: "cli:authkit:1.0 (by /u/me)", urls: []) == nil)
     }
 
@@ -72,13 +84,16 @@ import Testing
 @Suite struct ScopeTokenTests {
     @Test func classifiesAsTheRFCDoes() throws {
         let cases: [(String, ScopeToken.Problem?)] = [
-            ("read:user", nil), ("https://www.googleapis.com/auth/drive.readonly", nil), ("a!#$%&'()*+,-./[]^_`{|}~", nil),
+            ("read:user", nil), ("https://www.googleapis.com/auth/drive.readonly", nil),
+            ("a!#$%&'()*+,-./[]^_`{|}~", nil),
             ("", .empty), ("  ", .empty), ("repo user", .several(["repo", "user"])), (" repo", .spacesAround("repo")),
-            ("a\nb", .character), ("a\"b", .character), ("a\\b", .character), ("café", .character), ("a\u{7F}", .character),
+            ("a\nb", .character), ("a\"b", .character), ("a\\b", .character), ("café", .character),
+            ("a\u{7F}", .character),
         ]
         let schema = try JSONSerialization.jsonObject(with: Data(BundledDescriptors.schema.utf8)) as? [String: Any]
         let scopes = (schema?["properties"] as? [String: Any])?["scopes"] as? [String: Any]
-        let items = ((scopes?["properties"] as? [String: Any])?["default"] as? [String: Any])?["items"] as? [String: Any]
+        let items =
+            ((scopes?["properties"] as? [String: Any])?["default"] as? [String: Any])?["items"] as? [String: Any]
         let pattern = try Regex(try #require(items?["pattern"] as? String))
         for (text, expected) in cases {
             #expect(ScopeToken.problem(text) == expected, "\(text)")

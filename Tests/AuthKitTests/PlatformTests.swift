@@ -1,6 +1,7 @@
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 /// AuthKit's modules import FoundationEssentials on Linux, not Foundation, and
@@ -25,22 +26,29 @@ import Testing
         let alphanumeric = differences(.alphanumerics, { $0.isAlphanumeric })
         let unexplained = alphanumeric.filter { CharacterSet.alphanumerics.contains($0) || !$0.isAlphanumeric }
         #expect(unexplained.isEmpty, "\(unexplained.prefix(10).map { String($0.value, radix: 16) })")
-        #expect(alphanumeric.allSatisfy { $0.value > 0x7FF }, "Foundation and AuthKit differ on a Latin, Greek or Cyrillic character")
+        #expect(
+            alphanumeric.allSatisfy { $0.value > 0x7FF },
+            "Foundation and AuthKit differ on a Latin, Greek or Cyrillic character")
 
         let control = differences(.controlCharacters, { $0.isControl })
         let unexplainedControl = control.filter {
             !($0.value >= 0xE0000 && $0.value <= 0xEFFFF && CharacterSet.controlCharacters.contains($0)
-              && ($0.properties.generalCategory == .unassigned || $0.properties.isVariationSelector))
+                && ($0.properties.generalCategory == .unassigned || $0.properties.isVariationSelector))
         }
         #expect(unexplainedControl.isEmpty, "\(unexplainedControl.prefix(10).map { String($0.value, radix: 16) })")
     }
 
     @Test func trimmingMatchesFoundation() {
-        let samples = ["", " ", "\t\n", "  token ", "\u{3000}wide\u{3000}", "a b", "\n\rline\r\n", "\u{85}x\u{2028}",
-                       "\u{A0}nbsp\u{A0}", " e\u{301} ", "\u{200B}zero-width\u{200B}", "🙂 ", " \t 3600 \t "]
+        let samples = [
+            "", " ", "\t\n", "  token ", "\u{3000}wide\u{3000}", "a b", "\n\rline\r\n", "\u{85}x\u{2028}",
+            "\u{A0}nbsp\u{A0}", " e\u{301} ", "\u{200B}zero-width\u{200B}", "🙂 ", " \t 3600 \t ",
+        ]
         for sample in samples {
-            #expect(sample.trimmingSpaces() == sample.trimmingCharacters(in: .whitespaces), "\(sample.debugDescription)")
-            #expect(sample.trimmingSpacesAndNewlines() == sample.trimmingCharacters(in: .whitespacesAndNewlines), "\(sample.debugDescription)")
+            #expect(
+                sample.trimmingSpaces() == sample.trimmingCharacters(in: .whitespaces), "\(sample.debugDescription)")
+            #expect(
+                sample.trimmingSpacesAndNewlines() == sample.trimmingCharacters(in: .whitespacesAndNewlines),
+                "\(sample.debugDescription)")
             let sub = sample[...]
             #expect(sub.trimmingSpaces() == sample.trimmingCharacters(in: .whitespaces))
         }
@@ -67,7 +75,10 @@ import Testing
             done.signal()
         }
         usleep(10_000)
-        condition.withLock { box.value = 42; condition.signal() }
+        condition.withLock {
+            box.value = 42
+            condition.signal()
+        }
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(box.seen == 42)
     }
@@ -113,14 +124,19 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         func failure(_ path: String, _ accepting: FileSystem.Readable, limit: Int = 64) -> String? {
-            do { _ = try FileSystem.contents(of: path, accepting: accepting, limit: limit); return nil } catch { return error.description }
+            do {
+                _ = try FileSystem.contents(of: path, accepting: accepting, limit: limit)
+                return nil
+            } catch { return error.description }
         }
 
         let file = dir.appendingPathComponent("small.json").path
         try Data("{}".utf8).write(to: URL(fileURLWithPath: file))
         #expect(try FileSystem.contents(of: file, accepting: .regularFile, limit: 2) == Data("{}".utf8))
         #expect(failure(file, .regularFile, limit: 1) == "is 2 bytes, more than the 1 allowed; it is not read.")
-        #expect(failure(dir.appendingPathComponent("none").path, .fileOrPipe) == "cannot be read (No such file or directory).")
+        #expect(
+            failure(dir.appendingPathComponent("none").path, .fileOrPipe)
+                == "cannot be read (No such file or directory).")
         #expect(failure(dir.path, .fileOrPipe) == "is a directory.")
         #expect(failure("/dev/zero", .fileOrPipe) == "is a device, not a regular file; it is not read.")
 
@@ -181,7 +197,9 @@ import Testing
             let outcome = Outcome()
             let readerDone = DispatchSemaphore(value: 0)
             let reader = Thread {
-                outcome.read = Result { () throws(FileSystem.ReadFailure) in try FileSystem.contents(of: fifo, accepting: .fileOrPipe, limit: 1024) }
+                outcome.read = Result { () throws(FileSystem.ReadFailure) in
+                    try FileSystem.contents(of: fifo, accepting: .fileOrPipe, limit: 1024)
+                }
                 readerDone.signal()
             }
             // Even rounds: the writer is waiting in open(2) before the read
@@ -221,7 +239,8 @@ import Testing
         #expect(FileSystem.readLine(ends[0], limit: 8) == .line(""))
         #expect(FileSystem.readLine(ends[0], limit: 8) == .line("two"))
         #expect(FileSystem.readLine(ends[0], limit: 8) == .tooLong(limit: 8))
-        #expect(FileSystem.readLine(ends[0], limit: 8) == .line("9abc"), "read past the limit and the byte that passed it")
+        #expect(
+            FileSystem.readLine(ends[0], limit: 8) == .line("9abc"), "read past the limit and the byte that passed it")
         #expect(FileSystem.readLine(ends[0], limit: 8) == .line("three"))
         #expect(FileSystem.readLine(ends[0], limit: 8) == .end)
     }
@@ -247,8 +266,11 @@ import Testing
         }
         // Foundation's file errors without the system's error under them.
         #expect(DescriptorLoader.reason(CocoaError(.fileReadNoPermission)) == "Permission denied")
-        #expect(DescriptorLoader.reason(CocoaError(.fileReadInapplicableStringEncoding)) == "the file is not UTF-8 text")
-        #expect(DescriptorLoader.reason(CocoaError(.featureUnsupported)) == "file error \(CocoaError.Code.featureUnsupported.rawValue) (CocoaError)")
+        #expect(
+            DescriptorLoader.reason(CocoaError(.fileReadInapplicableStringEncoding)) == "the file is not UTF-8 text")
+        #expect(
+            DescriptorLoader.reason(CocoaError(.featureUnsupported))
+                == "file error \(CocoaError.Code.featureUnsupported.rawValue) (CocoaError)")
         #expect(!DescriptorLoader.reason(CocoaError(.fileReadTooLarge)).contains("rawValue"))
     }
 
@@ -258,21 +280,27 @@ import Testing
     /// and ICU back into every start (README, "Benchmarks"). The two files that
     /// need FoundationNetworking compile into AuthKitFoundationNetworking there.
     @Test func theCommandsModulesImportFoundationEssentialsOnLinux() throws {
-        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources").standardized
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "../../Sources"
+        ).standardized
         let exempt: Set = ["URLSessionHTTPClient.swift", "URLRequestAuthorization.swift"]
         var offenders: [String] = []
         for module in ["AuthKit", "AuthKitOAuth1", "AuthKitLoopback", "AuthKitSandbox", "AuthKitCLI"] {
             let root = sources.appendingPathComponent(module)
             let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
             #expect(!files.isEmpty, "\(module): no sources found")
-            for file in files where file.hasSuffix(".swift") && !exempt.contains(URL(fileURLWithPath: file).lastPathComponent) {
-                let lines = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            for file in files
+            where file.hasSuffix(".swift") && !exempt.contains(URL(fileURLWithPath: file).lastPathComponent) {
+                let lines = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8).split(
+                    separator: "\n", omittingEmptySubsequences: false)
                 for (index, line) in lines.enumerated() {
                     let code = line.trimmingCharacters(in: .whitespaces)
                     guard code == "import Foundation" || code.hasSuffix(" import Foundation") else { continue }
                     // Allowed only as the Apple-platform branch of the usual pair.
-                    let guarded = index >= 3 && lines[index - 1] == "#else" && lines[index - 2] == "import FoundationEssentials"
-                        && lines[index - 3] == "#if canImport(FoundationEssentials)"
+                    let above = { lines[index - $0].trimmingCharacters(in: .whitespaces) }
+                    let guarded =
+                        index >= 3 && above(1) == "#else" && above(2) == "import FoundationEssentials"
+                        && above(3) == "#if canImport(FoundationEssentials)"
                     if !guarded { offenders.append("\(module)/\(file):\(index + 1)") }
                 }
             }

@@ -1,6 +1,7 @@
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 /// One provider never speaks for another: not through an environment variable
@@ -14,27 +15,32 @@ import Testing
         return dir
     }
 
-    static func oauth2(_ id: String, host: String = "as.example", placeholders: String = "", url: String? = nil) -> String {
+    static func oauth2(_ id: String, host: String = "as.example", placeholders: String = "", url: String? = nil)
+        -> String
+    {
         #"{"id": "\#(id)", "protocol": "oauth2", \#(placeholders) "authorization": {"url": "https://\#(host)/authorize"}, "token": {"url": "\#(url ?? "https://\(host)/token")"}}"#
     }
 
     /// The reported case: placeholder `secret` of `github-client` would be read
     /// from AUTHKIT_GITHUB_CLIENT_SECRET, GitHub's client secret, into a URL.
     @Test func aPlaceholderCannotBeReadFromAnotherProvidersSecret() throws {
-        let json = Self.oauth2("github-client", placeholders: #""placeholders": {"secret": {}},"#, url: "https://{secret}.example/token")
+        let json = Self.oauth2(
+            "github-client", placeholders: #""placeholders": {"secret": {}},"#, url: "https://{secret}.example/token")
         #expect {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "github-client.json")
         } throws: { error in
             guard case AuthKitError.invalidFile(let issues) = error else { return false }
-            return issues.contains { $0.field == "placeholders.secret" && $0.problem.contains("AUTHKIT_GITHUB_CLIENT_SECRET") }
+            return issues.contains {
+                $0.field == "placeholders.secret" && $0.problem.contains("AUTHKIT_GITHUB_CLIENT_SECRET")
+            }
         }
     }
 
     @Test func aClientSecretNeverFillsAURL() throws {
         let json = #"""
-        {"id": "leaky", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t"},
-         "refresh": {"url": "https://as.example/refresh/{client_secret}"}}
-        """#
+            {"id": "leaky", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t"},
+             "refresh": {"url": "https://as.example/refresh/{client_secret}"}}
+            """#
         #expect {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "leaky.json")
         } throws: { error in
@@ -48,24 +54,28 @@ import Testing
     /// own placeholder may stand there, as `{host}` does for GitLab.
     @Test func noRunTimeValueStandsInAHost() throws {
         let json = #"""
-        {"id": "leaky", "protocol": "oauth2", "placeholders": {"host": {"default": "as.example"}},
-         "authorization": {"url": "https://{host}/a"}, "token": {"url": "https://{host}/t"},
-         "revocation": {"url": "https://{refresh_token}.{access_token}.evil.example/revoke"},
-         "refresh": {"url": "https://{host}:443/r?client={client_id}"}}
-        """#
+            {"id": "leaky", "protocol": "oauth2", "placeholders": {"host": {"default": "as.example"}},
+             "authorization": {"url": "https://{host}/a"}, "token": {"url": "https://{host}/t"},
+             "revocation": {"url": "https://{refresh_token}.{access_token}.evil.example/revoke"},
+             "refresh": {"url": "https://{host}:443/r?client={client_id}"}}
+            """#
         #expect {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "leaky.json")
         } throws: { error in
             guard case AuthKitError.invalidFile(let issues) = error else { return false }
             return issues.filter { $0.field == "revocation.url" && $0.problem.contains("in its host") }.count == 2
-                && !issues.contains { $0.field == "refresh.url" || $0.field.hasPrefix("authorization") || $0.field.hasPrefix("token") }
+                && !issues.contains {
+                    $0.field == "refresh.url" || $0.field.hasPrefix("authorization") || $0.field.hasPrefix("token")
+                }
         }
     }
 
     /// `my-gitlab` and `my_gitlab` would both read AUTHKIT_MY_GITLAB_CLIENT_ID:
     /// the second is refused, naming the variable and the other file.
     @Test func twoProvidersReadingOneVariableAreRefused() throws {
-        let dir = try directory(["my-gitlab.json": Self.oauth2("my-gitlab"), "my_gitlab.json": Self.oauth2("my_gitlab")])
+        let dir = try directory([
+            "my-gitlab.json": Self.oauth2("my-gitlab"), "my_gitlab.json": Self.oauth2("my_gitlab"),
+        ])
         defer { try? FileManager.default.removeItem(at: dir) }
         let catalog = ProviderCatalog(directories: [dir])
         #expect(catalog.entries["my-gitlab"] != nil)
@@ -85,13 +95,16 @@ import Testing
         let dir = try directory(["qiita.json": qiita, "qiita copy.json": qiita, "old-qiita.json": qiita])
         defer { try? FileManager.default.removeItem(at: dir) }
         // An editor's hidden files are not read at all (Emacs's lock, a dangling link).
-        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent(".#qiita.json").path, withDestinationPath: "me@host.1234:1700000000")
+        try FileManager.default.createSymbolicLink(
+            atPath: dir.appendingPathComponent(".#qiita.json").path, withDestinationPath: "me@host.1234:1700000000")
         let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
         #expect(try catalog.descriptor(id: "qiita").token?.url == "https://qiita.example/token")
         // The copies are still refused, each for its name.
         for name in ["qiita copy", "old-qiita"] {
             let issues = try #require(catalog.problems[name], "\(name)")
-            #expect(issues.first?.problem.contains("the file is named") == true || issues.first?.field == "id", "\(name): \(issues)")
+            #expect(
+                issues.first?.problem.contains("the file is named") == true || issues.first?.field == "id",
+                "\(name): \(issues)")
         }
         #expect(Set(catalog.problems.keys) == ["qiita copy", "old-qiita"], "\(catalog.problems.keys)")
     }
@@ -114,8 +127,11 @@ import Testing
         #expect(catalog.entry(id: "gitlab") != nil, "other providers are not touched")
         // Beside a `github.json` of the user's, which of the two is being
         // edited cannot be told: GitHub is not used until one is gone.
-        try Data(Self.oauth2("github", host: "theirs.example").utf8).write(to: dir.appendingPathComponent("github.json"))
-        #expect(throws: AuthKitError.self) { _ = try ProviderCatalog(includeBundled: true, directories: [dir]).descriptor(id: "github") }
+        try Data(Self.oauth2("github", host: "theirs.example").utf8).write(
+            to: dir.appendingPathComponent("github.json"))
+        #expect(throws: AuthKitError.self) {
+            _ = try ProviderCatalog(includeBundled: true, directories: [dir]).descriptor(id: "github")
+        }
     }
 
     /// The same against bundled files, whose ids and placeholder names come
@@ -124,8 +140,10 @@ import Testing
     /// user's `qiita` with placeholder `team_team` would read
     /// AUTHKIT_QIITA_TEAM_TEAM, bundled `qiita-team`'s placeholder `team`.
     @Test func aUserFileReadingABundledProvidersVariableIsRefused() throws {
-        let dir = try directory(["qiita_team.json": Self.oauth2("qiita_team"),
-                                 "qiita.json": Self.oauth2("qiita", placeholders: #""placeholders": {"team_team": {}},"#)])
+        let dir = try directory([
+            "qiita_team.json": Self.oauth2("qiita_team"),
+            "qiita.json": Self.oauth2("qiita", placeholders: #""placeholders": {"team_team": {}},"#),
+        ])
         defer { try? FileManager.default.removeItem(at: dir) }
         let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
         let issues = try #require(catalog.problems["qiita_team"])
@@ -143,7 +161,9 @@ import Testing
         #expect(catalog.entries["github"]?.descriptor.token?.url == "https://github.com/login/oauth/access_token")
         let issue = try #require(catalog.problems["notes"]?.first)
         #expect(issue.field == "id" && issue.problem.contains("rename the file to github.json"))
-        #expect(throws: AuthKitError.self) { _ = try ProviderDescriptor(contentsOf: dir.appendingPathComponent("notes.json")) }
+        #expect(throws: AuthKitError.self) {
+            _ = try ProviderDescriptor(contentsOf: dir.appendingPathComponent("notes.json"))
+        }
     }
 
     @Test func anOverrideIsRecordedWithTheHostsItAdds() throws {
@@ -185,24 +205,34 @@ import Testing
         try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
         let file = providers.appendingPathComponent("github.json")
         try Data(Self.oauth2("github", host: "github.evil.example").utf8).write(to: file)
-        func chmod(_ url: URL, _ mode: Int) throws { try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path) }
+        func chmod(_ url: URL, _ mode: Int) throws {
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path)
+        }
         try chmod(providers, 0o755)
 
         try chmod(file, 0o644)
         #expect(standardProblem("github", home: home) == nil, "the user's own file, written by no one else, loads")
         try chmod(file, 0o666)
-        #expect(standardProblem("github", home: home) == "every user can write to it (mode 0666), and so make it send your sign-ins elsewhere; it is not read. Run: chmod go-w '\(file.path)'")
+        #expect(
+            standardProblem("github", home: home)
+                == "every user can write to it (mode 0666), and so make it send your sign-ins elsewhere; it is not read. Run: chmod go-w '\(file.path)'"
+        )
         #expect(throws: AuthKitError.self, "no fallback to the bundled GitHub") {
             _ = try ProviderCatalog.standard(environment: ["AUTHKIT_HOME": home.path]).descriptor(id: "github")
         }
-        #expect(ProviderCatalog(includeBundled: true, directories: [providers]).problems["github"] == nil,
-                "the plain initialiser trusts the directories it is given (an app's bundle)")
+        #expect(
+            ProviderCatalog(includeBundled: true, directories: [providers]).problems["github"] == nil,
+            "the plain initialiser trusts the directories it is given (an app's bundle)")
 
         try chmod(file, 0o644)
         try chmod(providers, 0o777)
-        #expect(standardProblem("github", home: home)?.hasPrefix("every user can write to its directory \(providers.path) (mode 0777)") == true)
+        #expect(
+            standardProblem("github", home: home)?.hasPrefix(
+                "every user can write to its directory \(providers.path) (mode 0777)") == true)
         try chmod(providers, 0o1777)
-        #expect(standardProblem("github", home: home) == nil, "in a sticky directory (/tmp) others cannot replace the user's own file")
+        #expect(
+            standardProblem("github", home: home) == nil,
+            "in a sticky directory (/tmp) others cannot replace the user's own file")
         try chmod(providers, 0o755)
 
         // A link is followed: the file it names may sit in a directory others can write to.
@@ -210,9 +240,11 @@ import Testing
         try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
         try chmod(elsewhere, 0o777)
         try FileManager.default.moveItem(at: file, to: elsewhere.appendingPathComponent("github.json"))
-        try FileManager.default.createSymbolicLink(at: file, withDestinationURL: elsewhere.appendingPathComponent("github.json"))
-        #expect(standardProblem("github", home: home)?.contains("its directory \(elsewhere.path) (mode 0777)") == true,
-                "\(standardProblem("github", home: home) ?? "loaded")")
+        try FileManager.default.createSymbolicLink(
+            at: file, withDestinationURL: elsewhere.appendingPathComponent("github.json"))
+        #expect(
+            standardProblem("github", home: home)?.contains("its directory \(elsewhere.path) (mode 0777)") == true,
+            "\(standardProblem("github", home: home) ?? "loaded")")
         try FileManager.default.removeItem(at: file)
         try FileManager.default.moveItem(at: elsewhere.appendingPathComponent("github.json"), to: file)
 
@@ -221,7 +253,9 @@ import Testing
         #expect(standardProblem("github", home: home) == nil)
         if geteuid() == 0 { // only root can give a file away
             #expect(chown(file.path, uid_t.max, 4343) == 0)
-            #expect(standardProblem("github", home: home)?.hasPrefix("the members of group 4343 can write to it (mode 0664)") == true)
+            #expect(
+                standardProblem("github", home: home)?.hasPrefix(
+                    "the members of group 4343 can write to it (mode 0664)") == true)
             #expect(chown(file.path, 4242, gid_t.max) == 0)
             try chmod(file, 0o644)
             #expect(standardProblem("github", home: home)?.hasPrefix("belongs to another user (uid 4242)") == true)
@@ -250,21 +284,30 @@ import Testing
 
     @Test func refreshAndRevocationRefuseAnOriginTheCredentialWasNotIssuedFor() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"at","token_type":"Bearer","refresh_token":"rt","expires_in":60}"#) }
-            let original = testDescriptor(id: "moving", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
-                                          token: .init(url: "\(server.baseURL)/token"), revocation: .init(url: "\(server.baseURL)/revoke"))
-            let client = try OAuth2Client(descriptor: original, settings: ClientSettings(clientID: "c", clientSecret: "s"))
-            let credential = try await client.exchange(code: "c", pending: client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending)
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at","token_type":"Bearer","refresh_token":"rt","expires_in":60}"#)
+            }
+            let original = testDescriptor(
+                id: "moving", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                token: .init(url: "\(server.baseURL)/token"), revocation: .init(url: "\(server.baseURL)/revoke"))
+            let client = try OAuth2Client(
+                descriptor: original, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let credential = try await client.exchange(
+                code: "c", pending: client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending
+            )
             #expect(credential.endpointOrigins == [server.baseURL])
 
             // The descriptor is edited to send tokens elsewhere (here, another port).
             let elsewhere = TestHTTPServer()
             try await elsewhere.start()
             defer { Task { await elsewhere.stop() } }
-            let moved = testDescriptor(id: "moving", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
-                                       token: .init(url: "\(elsewhere.baseURL)/token"), revocation: .init(url: "\(elsewhere.baseURL)/revoke"))
-            let movedClient = try OAuth2Client(descriptor: moved, settings: ClientSettings(clientID: "c", clientSecret: "s"))
-            let refused = AuthKitError.signInRequired(credential.key, reason: .endpointChanged(origin: elsewhere.baseURL))
+            let moved = testDescriptor(
+                id: "moving", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                token: .init(url: "\(elsewhere.baseURL)/token"), revocation: .init(url: "\(elsewhere.baseURL)/revoke"))
+            let movedClient = try OAuth2Client(
+                descriptor: moved, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let refused = AuthKitError.signInRequired(
+                credential.key, reason: .endpointChanged(origin: elsewhere.baseURL))
             await #expect(throws: refused) { _ = try await movedClient.refresh(credential) }
             await #expect(throws: refused) { try await movedClient.revoke(credential) }
             #expect(elsewhere.requests.isEmpty)
@@ -277,20 +320,30 @@ import Testing
     /// origins: from then on it is held to them like any other.
     @Test func aCredentialWithoutOriginsIsStampedAtItsFirstRefresh() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"at2","token_type":"Bearer","refresh_token":"rt2","expires_in":60}"#) }
-            let descriptor = testDescriptor(id: "legacy", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
-                                            token: .init(url: "\(server.baseURL)/token"))
-            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"))
-            let legacy = Credential(providerID: "legacy", kind: .oauth2, accessToken: "at1", tokenType: "Bearer", refreshToken: "rt1",
-                                    obtainedAt: fixedNow)
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at2","token_type":"Bearer","refresh_token":"rt2","expires_in":60}"#)
+            }
+            let descriptor = testDescriptor(
+                id: "legacy", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                token: .init(url: "\(server.baseURL)/token"))
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let legacy = Credential(
+                providerID: "legacy", kind: .oauth2, accessToken: "at1", tokenType: "Bearer", refreshToken: "rt1",
+                obtainedAt: fixedNow)
             #expect(legacy.endpointOrigins == nil)
             let refreshed = try await client.refresh(legacy)
             #expect(refreshed.accessToken == "at2" && refreshed.endpointOrigins == [server.baseURL])
 
-            let moved = testDescriptor(id: "legacy", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
-                                       token: .init(url: "https://elsewhere.example/token"))
-            let movedClient = try OAuth2Client(descriptor: moved, settings: ClientSettings(clientID: "c", clientSecret: "s"))
-            await #expect(throws: AuthKitError.signInRequired(refreshed.key, reason: .endpointChanged(origin: "https://elsewhere.example"))) {
+            let moved = testDescriptor(
+                id: "legacy", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                token: .init(url: "https://elsewhere.example/token"))
+            let movedClient = try OAuth2Client(
+                descriptor: moved, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            await #expect(
+                throws: AuthKitError.signInRequired(
+                    refreshed.key, reason: .endpointChanged(origin: "https://elsewhere.example"))
+            ) {
                 _ = try await movedClient.refresh(refreshed)
             }
         }
@@ -301,11 +354,15 @@ import Testing
 /// secret uses it whatever the descriptor says (RFC 8252 §8.1, RFC 9700 §2.1.1).
 @Suite struct PKCEDefaultTests {
     func challenge(pkce: PKCEMode?, secret: String?) throws -> String? {
-        let descriptor = testDescriptor(id: "p", protocol: .oauth2, authorization: .init(url: "https://as.example/authorize"),
-                                        token: .init(url: "https://as.example/token"), pkce: pkce)
-        let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: secret))
+        let descriptor = testDescriptor(
+            id: "p", protocol: .oauth2, authorization: .init(url: "https://as.example/authorize"),
+            token: .init(url: "https://as.example/token"), pkce: pkce)
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: secret))
         let url = try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).url
-        return URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "code_challenge" }?.value
+        return URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first {
+            $0.name == "code_challenge"
+        }?.value
     }
 
     @Test func onUnlessTheDescriptorSaysNone() throws {

@@ -1,6 +1,7 @@
 import AuthKitTestSupport
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 /// Discovery from an issuer (RFC 8414, OpenID Connect) into a descriptor.
@@ -14,8 +15,12 @@ import Testing
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(metadata(server)) }
             let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
             #expect(descriptor.id == "found" && descriptor.protocol == .oauth2)
-            #expect(descriptor.authorization?.url == "\(server.baseURL)/authorize" && descriptor.token?.url == "\(server.baseURL)/token")
-            #expect(descriptor.revocation?.url == "\(server.baseURL)/revoke" && descriptor.device?.url == "\(server.baseURL)/device")
+            #expect(
+                descriptor.authorization?.url == "\(server.baseURL)/authorize"
+                    && descriptor.token?.url == "\(server.baseURL)/token")
+            #expect(
+                descriptor.revocation?.url == "\(server.baseURL)/revoke"
+                    && descriptor.device?.url == "\(server.baseURL)/device")
             #expect(descriptor.pkce == .s256 && descriptor.token?.clientAuthentication == .basic)
             #expect(descriptor.issuer == IssuerSettings(identifier: server.baseURL, includedInResponse: true))
             #expect(descriptor.scopes.known == ["read", "write"])
@@ -31,21 +36,26 @@ import Testing
     /// character still refuses it, as in any discovered text.
     @Test func scopesThatAreNotScopeTokensAreLeftOutOfDiscovery() async throws {
         try await withServer { server in
-            let odd = metadata(server).replacingOccurrences(of: #"["read","write"]"#, with: #"["read","a b","","caf\u00e9","write"]"#)
+            let odd = metadata(server).replacingOccurrences(
+                of: #"["read","write"]"#, with: #"["read","a b","","caf\u00e9","write"]"#)
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(odd) }
             let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
             #expect(descriptor.scopes.known == ["read", "write"])
         }
         try await withServer { server in
-            let hostile = metadata(server).replacingOccurrences(of: #"["read","write"]"#, with: #"["read","x\u001b[2Jy"]"#)
+            let hostile = metadata(server).replacingOccurrences(
+                of: #"["read","write"]"#, with: #"["read","x\u001b[2Jy"]"#)
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(hostile) }
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
             } throws: { error in
                 guard case AuthKitError.invalidFile(let issues) = error else { return false }
                 // Said of the metadata (its member), without advice to edit a file the user does not have.
-                return issues.contains { $0.field == "scopes_supported" && $0.problem.contains("control character")
-                    && $0.problem.hasSuffix("AuthKit does not write it into a provider file, so this metadata is refused.") }
+                return issues.contains {
+                    $0.field == "scopes_supported" && $0.problem.contains("control character")
+                        && $0.problem.hasSuffix(
+                            "AuthKit does not write it into a provider file, so this metadata is refused.")
+                }
             }
         }
     }
@@ -54,15 +64,23 @@ import Testing
     /// in discovered metadata is named by the metadata's members.
     @Test func problemsInMetadataAreNamedByItsMembers() {
         func said(_ field: String, _ problem: String = "must use https.") -> FileIssue {
-            ProviderDescriptor.inMetadataTerms(FileIssue(file: "https://as.example/.well-known/x", field: field, problem: problem))
+            ProviderDescriptor.inMetadataTerms(
+                FileIssue(file: "https://as.example/.well-known/x", field: field, problem: problem))
         }
         #expect(said("token.url").field == "token_endpoint")
         #expect(said("authorization.url").field == "authorization_endpoint")
         #expect(said("device.url").field == "device_authorization_endpoint")
         #expect(said("scopes.known[3]").field == "scopes_supported")
-        #expect(said("token.clientAuthentication").field == "token.clientAuthentication", "no member to name: left as it is")
-        #expect(said("documentation", "holds an invisible formatting character (U+202E), which would make it read otherwise. Remove it.").problem
-                == "holds an invisible formatting character (U+202E), which would make it read otherwise; AuthKit does not write it into a provider file, so this metadata is refused.")
+        #expect(
+            said("token.clientAuthentication").field == "token.clientAuthentication", "no member to name: left as it is"
+        )
+        #expect(
+            said(
+                "documentation",
+                "holds an invisible formatting character (U+202E), which would make it read otherwise. Remove it."
+            ).problem
+                == "holds an invisible formatting character (U+202E), which would make it read otherwise; AuthKit does not write it into a provider file, so this metadata is refused."
+        )
     }
 
     /// A server that drips its metadata at both locations held discovery for
@@ -70,11 +88,15 @@ import Testing
     /// whole of it, and the error names the issuer and the time allowed.
     @Test func oneDeadlineBoundsBothMetadataLocations() async throws {
         try await withServer { server in
-            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .streaming(.drip(every: .milliseconds(100))) }
-            server.route("GET", "/.well-known/openid-configuration") { _ in .streaming(.drip(every: .milliseconds(100))) }
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .streaming(.drip(every: .milliseconds(100)))
+            }
+            server.route("GET", "/.well-known/openid-configuration") { _ in .streaming(.drip(every: .milliseconds(100)))
+            }
             let started = ContinuousClock.now
             await #expect {
-                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x", timeout: .seconds(2))
+                _ = try await ProviderDescriptor.discover(
+                    issuer: URL(string: server.baseURL)!, id: "x", timeout: .seconds(2))
             } throws: { error in
                 guard case AuthKitError.network(let url, let reason) = error else { return false }
                 return url == server.baseURL && reason.detail == "no complete answer within 2 s"
@@ -90,9 +112,14 @@ import Testing
     /// Cancelling the caller ends discovery; it does not go on to the next location.
     @Test func cancellingEndsDiscovery() async throws {
         try await withServer { server in
-            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .streaming(.drip(every: .milliseconds(100))) }
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .streaming(.drip(every: .milliseconds(100)))
+            }
             server.route("GET", "/.well-known/openid-configuration") { _ in .json(metadata(server)) }
-            let task = Task { try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x", timeout: .seconds(20)) }
+            let task = Task {
+                try await ProviderDescriptor.discover(
+                    issuer: URL(string: server.baseURL)!, id: "x", timeout: .seconds(20))
+            }
             try await Task.sleep(for: .milliseconds(300))
             task.cancel()
             await #expect(throws: AuthKitError.cancelled) { _ = try await task.value }
@@ -101,21 +128,32 @@ import Testing
 
     /// RFC 8414 §3.1: the well-known segment goes between the host and the issuer's path.
     @Test func anIssuerWithAPathIsLookedUpPerRFC8414ThenOIDC() {
-        #expect(ProviderDescriptor.metadataLocations(for: URL(string: "https://as.example/tenant1/")!).map(\.absoluteString).first
-                == "https://as.example/.well-known/oauth-authorization-server/tenant1", "a terminating / is removed first")
-        let locations = ProviderDescriptor.metadataLocations(for: URL(string: "https://as.example/tenant1")!).map(\.absoluteString)
-        #expect(locations == ["https://as.example/.well-known/oauth-authorization-server/tenant1",
-                              "https://as.example/tenant1/.well-known/openid-configuration"])
+        #expect(
+            ProviderDescriptor.metadataLocations(for: URL(string: "https://as.example/tenant1/")!).map(\.absoluteString)
+                .first
+                == "https://as.example/.well-known/oauth-authorization-server/tenant1",
+            "a terminating / is removed first")
+        let locations = ProviderDescriptor.metadataLocations(for: URL(string: "https://as.example/tenant1")!).map(
+            \.absoluteString)
+        #expect(
+            locations == [
+                "https://as.example/.well-known/oauth-authorization-server/tenant1",
+                "https://as.example/tenant1/.well-known/openid-configuration",
+            ])
     }
 
     @Test func openIDConnectDiscoveryIsTheFallback() async throws {
         try await withServer { server in
             server.route("GET", "/.well-known/openid-configuration") { _ in
-                .json(#"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/a","token_endpoint":"\#(server.baseURL)/t"}"#)
+                .json(
+                    #"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/a","token_endpoint":"\#(server.baseURL)/t"}"#
+                )
             }
             let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "oidc")
             #expect(descriptor.token?.url == "\(server.baseURL)/t")
-            #expect(descriptor.pkce == .s256, "no code_challenge_methods_supported: S256 anyway (RFC 9700 §2.1.1), harmless to a server without it")
+            #expect(
+                descriptor.pkce == .s256,
+                "no code_challenge_methods_supported: S256 anyway (RFC 9700 §2.1.1), harmless to a server without it")
             #expect(descriptor.token?.clientAuthentication == .basic, "the RFC 8414 default")
         }
     }
@@ -125,19 +163,27 @@ import Testing
     /// tried next, and an error names what each location gave.
     @Test func aPageWhereRFC8414sMetadataWouldBeIsPassedOver() async throws {
         try await withServer { server in
-            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .text("<!doctype html><p>app</p>", contentType: "text/html", status: 200) }
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .text("<!doctype html><p>app</p>", contentType: "text/html", status: 200)
+            }
             server.route("GET", "/.well-known/openid-configuration") { _ in
-                .json(#"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/a","token_endpoint":"\#(server.baseURL)/t"}"#)
+                .json(
+                    #"{"issuer":"\#(server.baseURL)","authorization_endpoint":"\#(server.baseURL)/a","token_endpoint":"\#(server.baseURL)/t"}"#
+                )
             }
             let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "spa")
             #expect(descriptor.token?.url == "\(server.baseURL)/t")
-            server.route("GET", "/.well-known/openid-configuration") { _ in .text("<!doctype html>", contentType: "text/html", status: 200) }
+            server.route("GET", "/.well-known/openid-configuration") { _ in
+                .text("<!doctype html>", contentType: "text/html", status: 200)
+            }
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "spa")
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
                 // The same at both: said once, of both.
-                return reason.detail.contains("oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: HTTP 200 with a body that is no JSON object ('text/html')")
+                return reason.detail.contains(
+                    "oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: HTTP 200 with a body that is no JSON object ('text/html')"
+                )
             }
         }
     }
@@ -148,11 +194,15 @@ import Testing
     /// neither endpoint is refused, naming both.
     @Test func metadataWithoutAnAuthorizationEndpointIsDeviceOnlyOrRefused() async throws {
         try await withServer { server in
-            let deviceOnly = #"{"issuer":"\#(server.baseURL)","token_endpoint":"\#(server.baseURL)/token","device_authorization_endpoint":"\#(server.baseURL)/device","grant_types_supported":["urn:ietf:params:oauth:grant-type:device_code"]}"#
+            let deviceOnly =
+                #"{"issuer":"\#(server.baseURL)","token_endpoint":"\#(server.baseURL)/token","device_authorization_endpoint":"\#(server.baseURL)/device","grant_types_supported":["urn:ietf:params:oauth:grant-type:device_code"]}"#
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(deviceOnly) }
             let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "tv")
-            #expect(descriptor.isDeviceOnly && descriptor.device?.url == "\(server.baseURL)/device" && descriptor.token?.url == "\(server.baseURL)/token")
-            #expect(try DescriptorLoader().decode(try descriptor.encodedAsFile(), file: descriptor.source) == descriptor)
+            #expect(
+                descriptor.isDeviceOnly && descriptor.device?.url == "\(server.baseURL)/device"
+                    && descriptor.token?.url == "\(server.baseURL)/token")
+            #expect(
+                try DescriptorLoader().decode(try descriptor.encodedAsFile(), file: descriptor.source) == descriptor)
 
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in
                 .json(#"{"issuer":"\#(server.baseURL)","token_endpoint":"\#(server.baseURL)/token"}"#)
@@ -161,7 +211,8 @@ import Testing
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
                 guard case AuthKitError.invalidFile(let issues) = error, let issue = issues.first else { return false }
-                return issue.field == "authorization_endpoint" && issue.problem.contains("device_authorization_endpoint")
+                return issue.field == "authorization_endpoint"
+                    && issue.problem.contains("device_authorization_endpoint")
             }
         }
     }
@@ -171,14 +222,30 @@ import Testing
     /// token_endpoint given as an array was "missing", and a string of
     /// auth methods or challenge methods left the defaults in place, silently.
     @Test(arguments: [
-        (#""token_endpoint":"http://x/token""#, #""token_endpoint":["http://x/token"]"#, "token_endpoint", "is an array, not a string"),
-        (#""scopes_supported":["read","write"]"#, #""scopes_supported":"read write""#, "scopes_supported", "is a string, not an array of strings"),
-        (#""code_challenge_methods_supported":["plain","S256"]"#, #""code_challenge_methods_supported":"plain""#, "code_challenge_methods_supported", "is a string, not an array of strings"),
-        (#""authorization_response_iss_parameter_supported":true"#, #""authorization_response_iss_parameter_supported":"true""#, "authorization_response_iss_parameter_supported", "is a string, not a boolean"),
+        (
+            #""token_endpoint":"http://x/token""#, #""token_endpoint":["http://x/token"]"#, "token_endpoint",
+            "is an array, not a string"
+        ),
+        (
+            #""scopes_supported":["read","write"]"#, #""scopes_supported":"read write""#, "scopes_supported",
+            "is a string, not an array of strings"
+        ),
+        (
+            #""code_challenge_methods_supported":["plain","S256"]"#, #""code_challenge_methods_supported":"plain""#,
+            "code_challenge_methods_supported", "is a string, not an array of strings"
+        ),
+        (
+            #""authorization_response_iss_parameter_supported":true"#,
+            #""authorization_response_iss_parameter_supported":"true""#,
+            "authorization_response_iss_parameter_supported", "is a string, not a boolean"
+        ),
     ])
-    func aMemberOfAnotherTypeIsRefusedByName(original: String, replacement: String, field: String, problem: String) async throws {
+    func aMemberOfAnotherTypeIsRefusedByName(original: String, replacement: String, field: String, problem: String)
+        async throws
+    {
         try await withServer { server in
-            let given = metadata(server).replacingOccurrences(of: original.replacingOccurrences(of: "http://x", with: server.baseURL), with: replacement)
+            let given = metadata(server).replacingOccurrences(
+                of: original.replacingOccurrences(of: "http://x", with: server.baseURL), with: replacement)
             #expect(given != metadata(server))
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(given) }
             await #expect {
@@ -194,7 +261,8 @@ import Testing
     /// endpoint is then none, not a wrongly typed member.
     @Test func aNullMemberIsAbsent() async throws {
         try await withServer { server in
-            let nulled = metadata(server).replacingOccurrences(of: #""revocation_endpoint":"\#(server.baseURL)/revoke""#, with: #""revocation_endpoint":null"#)
+            let nulled = metadata(server).replacingOccurrences(
+                of: #""revocation_endpoint":"\#(server.baseURL)/revoke""#, with: #""revocation_endpoint":null"#)
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(nulled) }
             let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             #expect(descriptor.revocation == nil)
@@ -204,7 +272,9 @@ import Testing
     /// RFC 8414 §3.3: metadata that names another issuer is refused.
     @Test func metadataNamingAnotherIssuerIsRefused() async throws {
         try await withServer { server in
-            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(metadata(server, issuer: "https://evil.example")) }
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .json(metadata(server, issuer: "https://evil.example"))
+            }
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
@@ -237,21 +307,28 @@ import Testing
     @Test func discoveredURLsAreNeverTemplates() async throws {
         try await withServer { server in
             let hostile = #","revocation_endpoint":"\#(server.baseURL)/r/{refresh_token}/{access_token}?c={client_id}""#
-            let document = metadata(server).replacingOccurrences(of: #","revocation_endpoint":"\#(server.baseURL)/revoke""#, with: hostile)
-                .replacingOccurrences(of: "\(server.baseURL)/token", with: "\(server.baseURL)/token/{client_secret}")
+            let document = metadata(server).replacingOccurrences(
+                of: #","revocation_endpoint":"\#(server.baseURL)/revoke""#, with: hostile
+            )
+            .replacingOccurrences(of: "\(server.baseURL)/token", with: "\(server.baseURL)/token/{client_secret}")
             server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(document) }
             let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
-            #expect(descriptor.revocation?.url == "\(server.baseURL)/r/%7Brefresh_token%7D/%7Baccess_token%7D?c=%7Bclient_id%7D")
+            #expect(
+                descriptor.revocation?.url
+                    == "\(server.baseURL)/r/%7Brefresh_token%7D/%7Baccess_token%7D?c=%7Bclient_id%7D")
             #expect(descriptor.token?.url == "\(server.baseURL)/token/%7Bclient_secret%7D")
             let written = try DescriptorLoader().decode(try descriptor.encodedAsFile(), file: descriptor.source)
             #expect(written.revocation?.url == descriptor.revocation?.url)
 
             server.route("POST", "/r/%7Brefresh_token%7D/%7Baccess_token%7D") { _ in StubResponse(status: 200) }
-            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "the-client", clientSecret: "s"))
-            try await client.revoke(Credential(providerID: "found", accessToken: "AT-secret", refreshToken: "RT-secret"))
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "the-client", clientSecret: "s"))
+            try await client.revoke(
+                Credential(providerID: "found", accessToken: "AT-secret", refreshToken: "RT-secret"))
             let sent = server.requests.filter { $0.method == "POST" }
             #expect(sent.count == 2)
-            #expect(sent.allSatisfy { !$0.uri.contains("secret") && !$0.uri.contains("the-client") }, "\(sent.map(\.uri))")
+            #expect(
+                sent.allSatisfy { !$0.uri.contains("secret") && !$0.uri.contains("the-client") }, "\(sent.map(\.uri))")
         }
     }
 
@@ -260,8 +337,13 @@ import Testing
     @Test func aRedirectingMetadataLocationIsNotFollowed() async throws {
         try await withServer { server in
             let followed = Recorder<Int>()
-            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .redirect(302, to: "\(server.baseURL)/elsewhere") }
-            server.route("GET", "/elsewhere") { _ in followed.append(1); return .json(metadata(server)) }
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .redirect(302, to: "\(server.baseURL)/elsewhere")
+            }
+            server.route("GET", "/elsewhere") { _ in
+                followed.append(1)
+                return .json(metadata(server))
+            }
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
@@ -284,7 +366,8 @@ import Testing
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
                 guard case AuthKitError.invalidFile(let issues) = error else { return false }
-                return issues.first?.field == "token_endpoint" && issues.first?.problem.contains("is given twice") == true
+                return issues.first?.field == "token_endpoint"
+                    && issues.first?.problem.contains("is given twice") == true
             }
         }
     }
@@ -302,9 +385,12 @@ import Testing
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
                 // Said once, of both locations (it was a 900-character line, the explanation twice).
-                return reason.detail.contains("issuer's own well-known URL") && !reason.detail.contains("client credentials")
+                return reason.detail.contains("issuer's own well-known URL")
+                    && !reason.detail.contains("client credentials")
                     && reason.detail.components(separatedBy: "issuer's own well-known URL").count == 2
-                    && reason.detail.contains("/.well-known/oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: ")
+                    && reason.detail.contains(
+                        "/.well-known/oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: "
+                    )
             }
         }
     }
@@ -331,12 +417,15 @@ import Testing
     @Test func anOversizedMetadataDocumentIsNamedWithTheCap() async throws {
         try await withServer { server in
             let flood = String(repeating: " ", count: 2 << 20)
-            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .text(flood + "{}", contentType: "application/json", status: 200) }
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .text(flood + "{}", contentType: "application/json", status: 200)
+            }
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
-                return reason.detail.contains("/.well-known/oauth-authorization-server: larger than the 1048576 bytes allowed; ")
+                return reason.detail.contains(
+                    "/.well-known/oauth-authorization-server: larger than the 1048576 bytes allowed; ")
                     && reason.detail.contains("openid-configuration: HTTP 404") && !reason.detail.contains(".;")
             }
         }
@@ -348,7 +437,8 @@ import Testing
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
                 guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
-                return reason.detail.contains("oauth-authorization-server") && reason.detail.contains("openid-configuration") && reason.detail.contains("HTTP 404")
+                return reason.detail.contains("oauth-authorization-server")
+                    && reason.detail.contains("openid-configuration") && reason.detail.contains("HTTP 404")
             }
         }
     }

@@ -8,21 +8,26 @@ import Testing
 /// together at or under 61 (issue 45 aims at 45). No public declaration
 /// takes or returns a raw pointer.
 @Suite struct PublicAPITests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// The library products and their source folders.
-    static let products = ["AuthKit", "AuthKitOAuth1", "AuthKitLoopback", "AuthKitSandbox", "AuthKitAsyncHTTPClient", "AuthKitApple"]
+    static let products = [
+        "AuthKit", "AuthKitOAuth1", "AuthKitLoopback", "AuthKitSandbox", "AuthKitAsyncHTTPClient", "AuthKitApple",
+    ]
 
     static func sources(of product: String = "AuthKit") throws -> [(name: String, text: String)] {
         let directory = root.appendingPathComponent("Sources/\(product)")
-        let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?
+        let files =
+            FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
         return try files.map { ($0.lastPathComponent, try String(contentsOf: $0, encoding: .utf8)) }
     }
 
     static func publicTypes(of product: String = "AuthKit") throws -> Set<String> {
-        let pattern = try NSRegularExpression(pattern: #"^\s*(?:public|open)\s+(?:final\s+)?(?:struct|class|enum|protocol|actor|typealias)\s+(\w+)"#,
-                                              options: .anchorsMatchLines)
+        let pattern = try NSRegularExpression(
+            pattern: #"^\s*(?:public|open)\s+(?:final\s+)?(?:struct|class|enum|protocol|actor|typealias)\s+(\w+)"#,
+            options: .anchorsMatchLines)
         var names = Set<String>()
         for (_, text) in try sources(of: product) {
             for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
@@ -37,10 +42,15 @@ import Testing
         let start = try #require(readme.range(of: "<!-- public-api -->"))
         let end = try #require(readme.range(of: "<!-- /public-api -->"))
         let section = readme[start.upperBound..<end.lowerBound]
-        let listed = Set(section.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
+        let listed = Set(
+            section.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
         let declared = try Self.publicTypes()
-        #expect(declared.subtracting(listed).isEmpty, "public but not in docs/library.md: \(declared.subtracting(listed).sorted())")
-        #expect(listed.subtracting(declared).isEmpty, "in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
+        #expect(
+            declared.subtracting(listed).isEmpty,
+            "public but not in docs/library.md: \(declared.subtracting(listed).sorted())")
+        #expect(
+            listed.subtracting(declared).isEmpty,
+            "in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
         #expect(declared.count <= 37, "\(declared.count) public types; the target is 37 or fewer")
     }
 
@@ -49,12 +59,19 @@ import Testing
         let docs = try String(contentsOf: Self.root.appendingPathComponent("docs/library.md"), encoding: .utf8)
         var total = 0
         for product in Self.products.dropFirst() {
-            let start = try #require(docs.range(of: "<!-- public-api \(product) -->"), "docs/library.md lists nothing for \(product)")
+            let start = try #require(
+                docs.range(of: "<!-- public-api \(product) -->"), "docs/library.md lists nothing for \(product)")
             let end = try #require(docs[start.upperBound...].range(of: "<!-- /public-api -->"))
-            let listed = Set(docs[start.upperBound..<end.lowerBound].split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
+            let listed = Set(
+                docs[start.upperBound..<end.lowerBound].split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }
+                    .map { String($0.element) })
             let declared = try Self.publicTypes(of: product)
-            #expect(declared.subtracting(listed).isEmpty, "\(product): public but not in docs/library.md: \(declared.subtracting(listed).sorted())")
-            #expect(listed.subtracting(declared).isEmpty, "\(product): in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
+            #expect(
+                declared.subtracting(listed).isEmpty,
+                "\(product): public but not in docs/library.md: \(declared.subtracting(listed).sorted())")
+            #expect(
+                listed.subtracting(declared).isEmpty,
+                "\(product): in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
             total += declared.count
         }
         total += try Self.publicTypes().count

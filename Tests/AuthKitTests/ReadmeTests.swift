@@ -17,7 +17,8 @@ import Testing
 
     @Test(arguments: ["QiitaSignIn", "TwitterSignIn", "SandboxTest", "iOSQiitaSignIn"])
     func readmeShowsTheCompiledExample(name: String) throws {
-        let example = try String(contentsOf: root.appendingPathComponent(try #require(Self.examples[name])), encoding: .utf8)
+        let example = try String(
+            contentsOf: root.appendingPathComponent(try #require(Self.examples[name])), encoding: .utf8)
         let marker = "<!-- example:\(name) -->\n```swift\n"
         let shown = try documents().filter { $0.text.contains(marker) }
         #expect(shown.count == 1, "example \(name) is shown in \(shown.map(\.name)), once expected")
@@ -30,7 +31,9 @@ import Testing
     /// README.md, then every guide in docs/, each with its path for messages.
     func documents() throws -> [(name: String, text: String)] {
         let docs = root.appendingPathComponent("docs")
-        let guides = (try? FileManager.default.contentsOfDirectory(atPath: docs.path))?.filter { $0.hasSuffix(".md") }.sorted() ?? []
+        let guides =
+            (try? FileManager.default.contentsOfDirectory(atPath: docs.path))?.filter { $0.hasSuffix(".md") }.sorted()
+            ?? []
         return try (["README.md"] + guides.map { "docs/\($0)" }).map { name in
             (name, try String(contentsOf: root.appendingPathComponent(name), encoding: .utf8))
         }
@@ -48,12 +51,16 @@ import Testing
         let products = Set(manifest.matches(of: /\.library\(name: "(\w+)"/).map { String($0.1) })
         let sources = try testSources().map { $0.split(separator: "\n", omittingEmptySubsequences: false).map(trimmed) }
         var fragments = 0
-        let blocks = try documents().flatMap { document in Self.swiftBlocks(in: document.text).map { (document.name, $0) } }
+        let blocks = try documents().flatMap { document in
+            Self.swiftBlocks(in: document.text).map { (document.name, $0) }
+        }
         for (document, block) in blocks where !block.marker.hasPrefix("<!-- example:") {
             if block.marker == "<!-- manifest -->" {
                 for line in block.lines.map(trimmed) {
                     if let product = line.firstMatch(of: /\.product\(name: "(\w+)", package: "authkit"\)/) {
-                        #expect(products.contains(String(product.1)), "\(document) line \(block.line): no product \(product.1)")
+                        #expect(
+                            products.contains(String(product.1)),
+                            "\(document) line \(block.line): no product \(product.1)")
                     } else if line.hasPrefix(".package(url:"), !line.contains("your-org") {
                         let required = manifest.contains(line)
                         #expect(required, "\(document) line \(block.line): Package.swift has no \(line)")
@@ -65,14 +72,19 @@ import Testing
             for paragraph in block.lines.split(whereSeparator: { trimmed($0).isEmpty }).map({ $0.map(trimmed) }) {
                 if paragraph.allSatisfy({ $0.hasPrefix("import ") }) {
                     for module in paragraph.map({ $0.dropFirst("import ".count) }) {
-                        #expect(products.contains(String(module)), "\(document) line \(block.line): no product \(module) to import")
+                        #expect(
+                            products.contains(String(module)),
+                            "\(document) line \(block.line): no product \(module) to import")
                     }
                     continue
                 }
                 let found = sources.contains { source in
                     source.indices.contains { source[$0...].starts(with: paragraph) }
                 }
-                #expect(found, "\(document) line \(block.line): no test source holds these lines:\n\(paragraph.joined(separator: "\n"))")
+                #expect(
+                    found,
+                    "\(document) line \(block.line): no test source holds these lines:\n\(paragraph.joined(separator: "\n"))"
+                )
             }
         }
         #expect(fragments >= 5)
@@ -85,7 +97,10 @@ import Testing
         var blocks: [(marker: String, line: Int, lines: [Substring])] = []
         var index = 0
         while index < lines.count {
-            guard lines[index] == "```swift" else { index += 1; continue }
+            guard lines[index] == "```swift" else {
+                index += 1
+                continue
+            }
             let body = lines[(index + 1)...].prefix { $0 != "```" }
             blocks.append((index > 0 ? String(lines[index - 1]) : "", index + 2, Array(body)))
             index += body.count + 2
@@ -96,7 +111,8 @@ import Testing
     /// Every Swift file under Tests/ but this one.
     func testSources() throws -> [String] {
         let tests = root.appendingPathComponent("Tests")
-        let files = FileManager.default.enumerator(at: tests, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        let files =
+            FileManager.default.enumerator(at: tests, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
         return try files.filter { $0.pathExtension == "swift" && $0.lastPathComponent != "ReadmeTests.swift" }
             .map { try String(contentsOf: $0, encoding: .utf8) }
     }

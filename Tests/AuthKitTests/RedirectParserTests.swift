@@ -1,13 +1,17 @@
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 @Suite struct RedirectParserTests {
     let state = "kN3r7Zxq0k7mR4vYV1fQ8u6m2oXgH5sJc9tLwBpAeDy"
 
-    func pending(redirect: String = "http://127.0.0.1:4321/callback", issuer: String? = nil, required: Bool = false) -> PendingAuthorization {
-        PendingAuthorization(providerID: "p", state: state, codeVerifier: nil, redirectURI: redirect,
-                             expectedIssuer: issuer, issuerRequired: required, scopes: [], createdAt: fixedNow)
+    func pending(redirect: String = "http://127.0.0.1:4321/callback", issuer: String? = nil, required: Bool = false)
+        -> PendingAuthorization
+    {
+        PendingAuthorization(
+            providerID: "p", state: state, codeVerifier: nil, redirectURI: redirect,
+            expectedIssuer: issuer, issuerRequired: required, scopes: [], createdAt: fixedNow)
     }
 
     func parse(_ url: String, _ pending: PendingAuthorization? = nil, fragment: String? = nil) throws -> String {
@@ -31,12 +35,12 @@ import Testing
 
     @Test func rejectsOtherTargets() {
         for url in [
-            "https://127.0.0.1:4321/callback?code=a&state=\(state)",   // scheme
-            "http://127.0.0.2:4321/callback?code=a&state=\(state)",   // host
-            "http://127.0.0.1:4322/callback?code=a&state=\(state)",   // port
-            "http://127.0.0.1/callback?code=a&state=\(state)",        // port (default 80)
+            "https://127.0.0.1:4321/callback?code=a&state=\(state)", // scheme
+            "http://127.0.0.2:4321/callback?code=a&state=\(state)", // host
+            "http://127.0.0.1:4322/callback?code=a&state=\(state)", // port
+            "http://127.0.0.1/callback?code=a&state=\(state)", // port (default 80)
             "http://127.0.0.1:4321/callback/x?code=a&state=\(state)", // path
-            "http://127.0.0.1:4321/Callback?code=a&state=\(state)",   // path is case-sensitive
+            "http://127.0.0.1:4321/Callback?code=a&state=\(state)", // path is case-sensitive
         ] {
             guard case .unexpectedTarget? = redirectError(url) else {
                 Issue.record("accepted \(url)")
@@ -62,8 +66,11 @@ import Testing
     }
 
     @Test func duplicatedParametersAreRejected() {
-        #expect(redirectError("http://127.0.0.1:4321/callback?code=a&code=b&state=\(state)") == .duplicateParameter("code"))
-        #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)&state=\(state)") == .duplicateParameter("state"))
+        #expect(
+            redirectError("http://127.0.0.1:4321/callback?code=a&code=b&state=\(state)") == .duplicateParameter("code"))
+        #expect(
+            redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)&state=\(state)")
+                == .duplicateParameter("state"))
     }
 
     @Test func missingCodeIsDistinct() {
@@ -73,7 +80,9 @@ import Testing
 
     @Test func providerErrorsAreTyped() {
         #expect {
-            try parse("http://127.0.0.1:4321/callback?error=access_denied&error_description=The+user+said+no&error_uri=https%3A%2F%2Fe.x%2Fe&state=\(state)")
+            try parse(
+                "http://127.0.0.1:4321/callback?error=access_denied&error_description=The+user+said+no&error_uri=https%3A%2F%2Fe.x%2Fe&state=\(state)"
+            )
         } throws: { error in
             guard case AuthKitError.authorizationFailed(let response) = error else { return false }
             return response.code == "access_denied" && response.description == "The user said no"
@@ -83,26 +92,39 @@ import Testing
 
     @Test func issuerIsCheckedPerRFC9207() throws {
         let withIssuer = pending(issuer: "https://as.example")
-        #expect(try parse("http://127.0.0.1:4321/callback?code=a&state=\(state)&iss=https%3A%2F%2Fas.example", withIssuer) == "a")
-        #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)&iss=https%3A%2F%2Fevil.example", withIssuer)
+        #expect(
+            try parse("http://127.0.0.1:4321/callback?code=a&state=\(state)&iss=https%3A%2F%2Fas.example", withIssuer)
+                == "a")
+        #expect(
+            redirectError(
+                "http://127.0.0.1:4321/callback?code=a&state=\(state)&iss=https%3A%2F%2Fevil.example", withIssuer)
                 == .issuerMismatch(expected: "https://as.example", received: "https://evil.example"))
         // A mismatched iss on an error response is rejected too.
-        #expect(redirectError("http://127.0.0.1:4321/callback?error=access_denied&state=\(state)&iss=https%3A%2F%2Fevil.example", withIssuer)
+        #expect(
+            redirectError(
+                "http://127.0.0.1:4321/callback?error=access_denied&state=\(state)&iss=https%3A%2F%2Fevil.example",
+                withIssuer)
                 == .issuerMismatch(expected: "https://as.example", received: "https://evil.example"))
         // Absent iss: fine unless the provider always sends it.
         #expect(try parse("http://127.0.0.1:4321/callback?code=a&state=\(state)", withIssuer) == "a")
         let required = pending(issuer: "https://as.example", required: true)
-        #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)", required) == .missingIssuer(expected: "https://as.example"))
+        #expect(
+            redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)", required)
+                == .missingIssuer(expected: "https://as.example"))
     }
 
     /// RFC 9207 §2.4: "identical" means the same bytes; `e` + U+0301 is not
     /// `é`, and U+037E is not `;`, though Swift's `==` says they are.
     @Test func issuerIsComparedByteForByte() {
-        for (expected, received) in [("https://as.example/caf\u{E9}", "https://as.example/cafe\u{301}"),
-                                     ("https://as.example/a;b", "https://as.example/a\u{37E}b"),
-                                     ("https://as.example/K", "https://as.example/\u{212A}")] {
+        for (expected, received) in [
+            ("https://as.example/caf\u{E9}", "https://as.example/cafe\u{301}"),
+            ("https://as.example/a;b", "https://as.example/a\u{37E}b"),
+            ("https://as.example/K", "https://as.example/\u{212A}"),
+        ] {
             let encoded = received.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-            #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)&iss=\(encoded)", pending(issuer: expected))
+            #expect(
+                redirectError(
+                    "http://127.0.0.1:4321/callback?code=a&state=\(state)&iss=\(encoded)", pending(issuer: expected))
                     == .issuerMismatch(expected: expected, received: received))
         }
     }
@@ -115,9 +137,13 @@ import Testing
     }
 
     @Test func malformedInputIsReported() {
-        guard case .malformed? = redirectError("not a url") else { Issue.record("accepted garbage"); return }
+        guard case .malformed? = redirectError("not a url") else {
+            Issue.record("accepted garbage")
+            return
+        }
         guard case .malformed? = redirectError("http://127.0.0.1:4321/callback?code=%ZZ&state=\(state)") else {
-            Issue.record("accepted a bad escape"); return
+            Issue.record("accepted a bad escape")
+            return
         }
     }
 
@@ -159,7 +185,10 @@ import Testing
     }
 
     @Test func messagesDoNotContainTheCode() {
-        let error = AuthKitError.redirect(.unexpectedTarget(expected: "http://127.0.0.1:1/cb", received: RedirectParser.target(of: URLComponents(string: "http://127.0.0.1:2/cb?code=SECRETCODE")!)))
+        let error = AuthKitError.redirect(
+            .unexpectedTarget(
+                expected: "http://127.0.0.1:1/cb",
+                received: RedirectParser.target(of: URLComponents(string: "http://127.0.0.1:2/cb?code=SECRETCODE")!)))
         #expect(!error.description.contains("SECRETCODE"))
     }
 }

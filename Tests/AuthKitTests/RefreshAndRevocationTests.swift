@@ -1,7 +1,8 @@
+import AuthKitTestSupport
 import Foundation
 import HTTPTypes
 import Testing
-import AuthKitTestSupport
+
 @testable import AuthKit
 
 @Suite struct RefreshTests {
@@ -13,8 +14,9 @@ import AuthKitTestSupport
             revocation: revocation)
     }
 
-    let expired = Credential(providerID: "rotating", label: "me", accessToken: "old-access", refreshToken: "refresh-1",
-                             expiresAt: fixedNow.addingTimeInterval(-10), scopes: ["read"], obtainedAt: fixedNow.addingTimeInterval(-3600))
+    let expired = Credential(
+        providerID: "rotating", label: "me", accessToken: "old-access", refreshToken: "refresh-1",
+        expiresAt: fixedNow.addingTimeInterval(-10), scopes: ["read"], obtainedAt: fixedNow.addingTimeInterval(-3600))
 
     /// A token a descriptor puts in an endpoint's path (Qiita revokes at
     /// `/access_tokens/{access_token}`) never reaches an error: with the
@@ -24,12 +26,16 @@ import AuthKitTestSupport
         try await withServer { server in
             let closed = try RawHTTP.freePort() // nothing listens there
             let template = "http://127.0.0.1:\(closed)/api/v2/access_tokens/{access_token}"
-            let client = try OAuth2Client(descriptor: descriptor(server, revocation: .init(url: template, method: "DELETE")),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, revocation: .init(url: template, method: "DELETE")),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
             let error = await #expect(throws: AuthKitError.self) { try await client.revoke(expired) }
             let text = "\(String(describing: error))"
             #expect(text.contains("/api/v2/access_tokens/{access_token}") && !text.contains("old-access"), "\(text)")
-            guard case .network(_, .connectionFailed)? = error else { Issue.record("not a refused connection: \(text)"); return }
+            guard case .network(_, .connectionFailed)? = error else {
+                Issue.record("not a refused connection: \(text)")
+                return
+            }
         }
     }
 
@@ -37,9 +43,13 @@ import AuthKitTestSupport
         try await withServer { server in
             server.route("POST", "/token") { _ in
                 Thread.sleep(forTimeInterval: 0.3) // keep the first request in flight while the others arrive
-                return .json(#"{"access_token":"new-access","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
+                return .json(
+                    #"{"access_token":"new-access","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#
+                )
             }
-            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
             let expired = self.expired
             let results = try await withThrowingTaskGroup(of: Credential.self) { group in
                 for _ in 0..<8 { group.addTask { try await client.refresh(expired) } }
@@ -49,7 +59,10 @@ import AuthKitTestSupport
             #expect(results.allSatisfy { $0.accessToken == "new-access" && $0.refreshToken == "refresh-2" })
 
             let body = try formObject(try #require(server.requests.first).bodyText)
-            #expect(body == ["grant_type": "refresh_token", "refresh_token": "refresh-1", "client_id": "c", "client_secret": "s"])
+            #expect(
+                body == [
+                    "grant_type": "refresh_token", "refresh_token": "refresh-1", "client_id": "c", "client_secret": "s",
+                ])
         }
     }
 
@@ -62,24 +75,33 @@ import AuthKitTestSupport
             let issued = Recorder<Int>()
             server.route("POST", "/token") { _ in
                 issued.append(1)
-                return .json(#"{"access_token":"new-access-\#(issued.all.count)","token_type":"Bearer","expires_in":3600}"#)
+                return .json(
+                    #"{"access_token":"new-access-\#(issued.all.count)","token_type":"Bearer","expires_in":3600}"#)
             }
-            let refused = StubResponse.json(#"{"error":"invalid_token"}"#, status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
-            server.route("POST", "/api") { request in request.header("Authorization") == "Bearer new-access-1" ? .json(#"{"ok":true}"#) : refused }
-            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let refused = StubResponse.json(
+                #"{"error":"invalid_token"}"#, status: 401,
+                headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            server.route("POST", "/api") { request in
+                request.header("Authorization") == "Bearer new-access-1" ? .json(#"{"ok":true}"#) : refused
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
             var live = expired
             live.expiresAt = Date().addingTimeInterval(3600) // not due: only the 401 says it is dead
             let store = InMemoryCredentialStore([live])
             let source = CredentialSource(authenticator: client, store: store, key: live.key)
             let api = try #require(URL(string: "\(server.baseURL)/api"))
             func send() async throws -> (Int, String) {
-                let (response, body) = try await source.send(HTTPRequest(method: .post, url: api), body: Data("x=1".utf8))
+                let (response, body) = try await source.send(
+                    HTTPRequest(method: .post, url: api), body: Data("x=1".utf8))
                 var text = Data()
                 for try await chunk in body { text += chunk }
                 return (response.status.code, String(decoding: text, as: UTF8.self))
             }
             #expect(try await send() == (200, #"{"ok":true}"#))
-            #expect(server.requests(to: "/api").map(\.bodyText) == ["x=1", "x=1"] && server.requests(to: "/token").count == 1)
+            #expect(
+                server.requests(to: "/api").map(\.bodyText) == ["x=1", "x=1"]
+                    && server.requests(to: "/token").count == 1)
             #expect(try await store.credential(for: live.key)?.accessToken == "new-access-1")
 
             // Refused again after a refresh: once only, and the 401 comes back.
@@ -102,20 +124,26 @@ import AuthKitTestSupport
     /// revoked, and is the error (the refresh token stands).
     @Test func theSecondRevocationCallNeitherFailsASignOutNorIsSkipped() async throws {
         try await withServer { server in
-            let client = try OAuth2Client(descriptor: descriptor(server, revocation: .init(url: "\(server.baseURL)/revoke")),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, revocation: .init(url: "\(server.baseURL)/revoke")),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
             server.route("POST", "/revoke") { request in
                 (try? formObject(request.bodyText)["token_type_hint"]) == "access_token"
-                    ? .json(#"{"error":"invalid_token","error_description":"the grant is gone"}"#, status: 400) : StubResponse(status: 200)
+                    ? .json(#"{"error":"invalid_token","error_description":"the grant is gone"}"#, status: 400)
+                    : StubResponse(status: 200)
             }
             try await client.revoke(expired)
             #expect(server.requests(to: "/revoke").count == 2)
             server.route("POST", "/revoke") { request in
-                (try? formObject(request.bodyText)["token_type_hint"]) == "refresh_token" ? StubResponse(status: 503) : StubResponse(status: 200)
+                (try? formObject(request.bodyText)["token_type_hint"]) == "refresh_token"
+                    ? StubResponse(status: 503) : StubResponse(status: 200)
             }
             let error = await #expect(throws: AuthKitError.self) { try await client.revoke(expired) }
             #expect("\(String(describing: error))".contains("temporarily_unavailable"), "\(String(describing: error))")
-            #expect(try server.requests(to: "/revoke").suffix(2).map { try formObject($0.bodyText)["token"] } == ["refresh-1", "old-access"])
+            #expect(
+                try server.requests(to: "/revoke").suffix(2).map { try formObject($0.bodyText)["token"] } == [
+                    "refresh-1", "old-access",
+                ])
         }
     }
 
@@ -125,23 +153,34 @@ import AuthKitTestSupport
     @Test func signingOutDuringARefreshRevokesTheRenewedCredentialAndKeepsItGone() async throws {
         try await withServer { server in
             server.route("POST", "/revoke") { _ in StubResponse(status: 200) }
-            let client = try OAuth2Client(descriptor: descriptor(server, revocation: .init(url: "\(server.baseURL)/revoke")),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, revocation: .init(url: "\(server.baseURL)/revoke")),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
             let store = InMemoryCredentialStore()
             var revoked: Credential?
-            let refreshed = try await slowRefresh(on: server, answering: "new-access", by: client, in: store) { source in
+            let refreshed = try await slowRefresh(on: server, answering: "new-access", by: client, in: store) {
+                source in
                 revoked = try await source.revoke()
             }
             #expect(refreshed.accessToken == "new-access")
-            #expect(revoked?.accessToken == "new-access", "the spent credential was revoked, not the one the refresh saved")
+            #expect(
+                revoked?.accessToken == "new-access", "the spent credential was revoked, not the one the refresh saved")
             // RFC 7009: the renewed refresh token first (it also ends the grant's access tokens), then the access token.
-            #expect(try server.requests(to: "/revoke").map { try formObject($0.bodyText)["token_type_hint"] } == ["refresh_token", "access_token"])
+            #expect(
+                try server.requests(to: "/revoke").map { try formObject($0.bodyText)["token_type_hint"] } == [
+                    "refresh_token", "access_token",
+                ])
             let renewedRefresh = try #require(revoked?.refreshToken)
-            #expect(try formObject(try #require(server.requests(to: "/revoke").first).bodyText)["token"] == renewedRefresh)
+            #expect(
+                try formObject(try #require(server.requests(to: "/revoke").first).bodyText)["token"] == renewedRefresh)
             #expect(try formObject(try #require(server.requests(to: "/revoke").last).bodyText)["token"] == "new-access")
-            #expect(await store.credential(for: expired.key) == nil, "the refresh saved the credential back after the sign-out")
+            #expect(
+                await store.credential(for: expired.key) == nil,
+                "the refresh saved the credential back after the sign-out")
             let source = CredentialSource(authenticator: client, store: store, key: expired.key)
-            await #expect(throws: AuthKitError.signInRequired(expired.key, reason: .noCredential)) { try await source.revoke() }
+            await #expect(throws: AuthKitError.signInRequired(expired.key, reason: .noCredential)) {
+                try await source.revoke()
+            }
         }
     }
 
@@ -151,16 +190,21 @@ import AuthKitTestSupport
     /// credential replaced it, and every request went to the earlier account).
     @Test func aNewSignInSavedDuringARefreshIsWhatStays() async throws {
         try await withServer { server in
-            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
             let store = InMemoryCredentialStore()
-            let signIn = Credential(providerID: "rotating", label: "me", accessToken: "new-sign-in", refreshToken: "other-grant",
-                                    expiresAt: fixedNow.addingTimeInterval(3600), scopes: ["read"], obtainedAt: fixedNow)
-            let refreshed = try await slowRefresh(on: server, answering: "renewed-earlier", by: client, in: store) { _ in
+            let signIn = Credential(
+                providerID: "rotating", label: "me", accessToken: "new-sign-in", refreshToken: "other-grant",
+                expiresAt: fixedNow.addingTimeInterval(3600), scopes: ["read"], obtainedAt: fixedNow)
+            let refreshed = try await slowRefresh(on: server, answering: "renewed-earlier", by: client, in: store) {
+                _ in
                 try await store.saveSignIn(signIn, lockTimeout: .seconds(60))
             }
             #expect(refreshed.accessToken == "renewed-earlier")
-            #expect(await store.credential(for: expired.key)?.accessToken == "new-sign-in",
-                    "the refresh of the earlier credential was saved over the new sign-in")
+            #expect(
+                await store.credential(for: expired.key)?.accessToken == "new-sign-in",
+                "the refresh of the earlier credential was saved over the new sign-in")
         }
     }
 
@@ -168,11 +212,16 @@ import AuthKitTestSupport
     /// (the token endpoint answers `accessToken` after half a second), runs
     /// `meanwhile` once the refresh request has reached the server, and
     /// returns what the refresh returned.
-    func slowRefresh(on server: TestHTTPServer, answering accessToken: String, by client: OAuth2Client, in store: InMemoryCredentialStore,
-                     meanwhile: (CredentialSource) async throws -> Void) async throws -> Credential {
+    func slowRefresh(
+        on server: TestHTTPServer, answering accessToken: String, by client: OAuth2Client,
+        in store: InMemoryCredentialStore,
+        meanwhile: (CredentialSource) async throws -> Void
+    ) async throws -> Credential {
         server.route("POST", "/token") { _ in
             Thread.sleep(forTimeInterval: 0.5)
-            return .json(#"{"access_token":"\#(accessToken)","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
+            return .json(
+                #"{"access_token":"\#(accessToken)","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#
+            )
         }
         await store.save(expired)
         let source = CredentialSource(authenticator: client, store: store, key: expired.key)
@@ -189,8 +238,12 @@ import AuthKitTestSupport
 
     @Test func keepsTheOldRefreshTokenWhenNoneIsReturned() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"new-access","token_type":"Bearer","expires_in":60}"#) }
-            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"new-access","token_type":"Bearer","expires_in":60}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
             let refreshed = try await client.refresh(expired)
             #expect(refreshed.refreshToken == "refresh-1")
             #expect(refreshed.accessToken == "new-access")
@@ -205,25 +258,37 @@ import AuthKitTestSupport
     /// brought) are kept.
     @Test func aRefreshKeepsEarlierMembersItDoesNotRepeat() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"new-access","token_type":"Bearer","scope":"read write"}"#) }
-            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"new-access","token_type":"Bearer","scope":"read write"}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
             var earlier = expired
-            earlier.rawFields = ["access_token": .string("old-access"), "user_id": .integer(17), "scope": .string("read")]
+            earlier.rawFields = [
+                "access_token": .string("old-access"), "user_id": .integer(17), "scope": .string("read"),
+            ]
             let refreshed = try await client.refresh(earlier)
-            #expect(refreshed.rawFields == ["access_token": .string("new-access"), "token_type": .string("Bearer"),
-                                            "scope": .string("read write"), "user_id": .integer(17)])
+            #expect(
+                refreshed.rawFields == [
+                    "access_token": .string("new-access"), "token_type": .string("Bearer"),
+                    "scope": .string("read write"), "user_id": .integer(17),
+                ])
         }
     }
 
     @Test func refreshErrorIsTypedAndNoRefreshTokenIsUnsupported() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"error":"invalid_grant"}"#, status: 400) }
-            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
             await #expect {
                 try await client.refresh(expired)
             } throws: { error in
                 // invalid_grant at refresh: the grant is gone, so the caller must show its sign-in.
-                if case AuthKitError.signInRequired(expired.key, .refreshRefused(let r)) = error { return r.code == "invalid_grant" }
+                if case AuthKitError.signInRequired(expired.key, .refreshRefused(let r)) = error {
+                    return r.code == "invalid_grant"
+                }
                 return false
             }
             var noRefresh = expired
@@ -239,8 +304,12 @@ import AuthKitTestSupport
 
     @Test func aSourceRefreshesOnlyWhenDueAndSavesFirst() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"fresh","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#) }
-            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"fresh","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
             var valid = expired
             valid.expiresAt = fixedNow.addingTimeInterval(3600)
             let store = InMemoryCredentialStore([valid])
@@ -260,8 +329,12 @@ import AuthKitTestSupport
     /// A store that cannot save: the refreshed credential is not handed out.
     @Test func aCredentialThatCouldNotBeSavedIsNotHandedOut() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"access_token":"renewed-token-1","token_type":"Bearer","expires_in":3600}"#) }
-            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"renewed-token-1","token_type":"Bearer","expires_in":3600}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
             let source = CredentialSource(authenticator: client, store: ReadOnlyStore(expired), key: expired.key)
             // The error says the renewal happened and was lost, so the user
             // knows why the next refresh may ask for a new sign-in.
@@ -269,7 +342,8 @@ import AuthKitTestSupport
                 _ = try await source.current(at: fixedNow)
             } throws: { error in
                 guard case AuthKitError.store(let path, let reason) = error else { return false }
-                return path == "read-only" && reason.detail.hasPrefix("cannot save ") && reason.detail.contains("the renewal was not saved")
+                return path == "read-only" && reason.detail.hasPrefix("cannot save ")
+                    && reason.detail.contains("the renewal was not saved")
                     && !reason.detail.contains("renewed-token-1")
             }
         }
@@ -280,14 +354,19 @@ import AuthKitTestSupport
             server.route("GET", "/refresh_access_token") { _ in
                 .json(#"{"access_token":"IGlonger","token_type":"bearer","expires_in":5184000}"#)
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("instagram", pointingTo: server),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
-            let current = Credential(providerID: "instagram", accessToken: "IGlong", tokenType: "bearer", expiresAt: fixedNow)
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("instagram", pointingTo: server),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let current = Credential(
+                providerID: "instagram", accessToken: "IGlong", tokenType: "bearer", expiresAt: fixedNow)
             let refreshed = try await client.refresh(current)
             #expect(refreshed.accessToken == "IGlonger")
             let request = try #require(server.requests.last)
             #expect(request.method == "GET")
-            #expect(try formObject(try #require(request.query)) == ["grant_type": "ig_refresh_token", "access_token": "IGlong"])
+            #expect(
+                try formObject(try #require(request.query)) == [
+                    "grant_type": "ig_refresh_token", "access_token": "IGlong",
+                ])
         }
     }
 }
@@ -298,15 +377,18 @@ import AuthKitTestSupport
     /// A provider whose revocation is RFC 7009 with every default.
     func rfc7009Provider(_ server: TestHTTPServer) -> ProviderDescriptor {
         testDescriptor(
-            id: "p", name: "P", protocol: .oauth2, authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/a"),
-            token: DescriptorFile.Token(url: "\(server.baseURL)/token"), revocation: DescriptorFile.Template(url: "\(server.baseURL)/revoke"))
+            id: "p", name: "P", protocol: .oauth2,
+            authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/a"),
+            token: DescriptorFile.Token(url: "\(server.baseURL)/token"),
+            revocation: DescriptorFile.Template(url: "\(server.baseURL)/revoke"))
     }
 
     @Test func rfc7009DefaultsWithClientAuthentication() async throws {
         try await withServer { server in
             server.route("POST", "/revoke") { _ in StubResponse(status: 200) }
             let descriptor = rfc7009Provider(server)
-            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "CLIENT_ID", clientSecret: "CLIENT_SECRET"))
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "CLIENT_ID", clientSecret: "CLIENT_SECRET"))
             try await client.revoke(credential)
             let request = try #require(server.requests.last)
             #expect(request.method == "POST")
@@ -323,7 +405,9 @@ import AuthKitTestSupport
             await #expect {
                 try await client.revoke(credential)
             } throws: { error in
-                if case AuthKitError.providerError(.revocation, let r) = error { return r.code == "temporarily_unavailable" && r.status == 503 }
+                if case AuthKitError.providerError(.revocation, let r) = error {
+                    return r.code == "temporarily_unavailable" && r.status == 503
+                }
                 return false
             }
         }
@@ -333,8 +417,9 @@ import AuthKitTestSupport
         try await withServer { server in
             let token = "ea5d0a593b2655e9568f144fb1826342292f5c6b"
             server.route("DELETE", "/api/v2/access_tokens/\(token)") { _ in StubResponse(status: 204) }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("qiita", pointingTo: server),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("qiita", pointingTo: server),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"))
             try await client.revoke(Credential(providerID: "qiita", accessToken: token))
             let request = try #require(server.requests.last)
             #expect(request.method == "DELETE")
@@ -356,8 +441,9 @@ import AuthKitTestSupport
     @Test func githubDeletesTheTokenWithBasicAndAJSONBody() async throws {
         try await withServer { server in
             server.route("DELETE", "/applications/Iv1.abc/token") { _ in StubResponse(status: 204) }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
-                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret"))
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("github", pointingTo: server),
+                settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret"))
             try await client.revoke(Credential(providerID: "github", accessToken: "gho_token"))
             let request = try #require(server.requests.last)
             #expect(request.method == "DELETE")
@@ -374,10 +460,12 @@ import AuthKitTestSupport
             let answers = Recorder<Int>()
             server.route("POST", "/api/auth.revoke") { _ in
                 answers.append(1)
-                return answers.all.count == 1 ? .json(#"{"ok":false,"error":"invalid_auth"}"#) : .json(#"{"ok":true,"revoked":true}"#)
+                return answers.all.count == 1
+                    ? .json(#"{"ok":false,"error":"invalid_auth"}"#) : .json(#"{"ok":true,"revoked":true}"#)
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("slack", pointingTo: server),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("slack", pointingTo: server),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"))
             let credential = Credential(providerID: "slack", accessToken: "xoxp-secret-token")
             await #expect {
                 try await client.revoke(credential)
@@ -394,8 +482,11 @@ import AuthKitTestSupport
     /// with HTTP 200 is still a success.
     @Test func aSuccessWithAnyBodyIsASuccess() async throws {
         try await withServer { server in
-            server.route("POST", "/revoke") { _ in StubResponse(status: 200, headers: [("Content-Type", "text/html")], body: Data("<p>ok</p>".utf8)) }
-            let client = try OAuth2Client(descriptor: rfc7009Provider(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            server.route("POST", "/revoke") { _ in
+                StubResponse(status: 200, headers: [("Content-Type", "text/html")], body: Data("<p>ok</p>".utf8))
+            }
+            let client = try OAuth2Client(
+                descriptor: rfc7009Provider(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
             try await client.revoke(credential)
         }
     }
@@ -417,7 +508,9 @@ struct ReadOnlyStore: CredentialStore {
     init(_ held: Credential) { self.held = held }
     func credential(for key: CredentialKey) async throws -> Credential? { key == held.key ? held : nil }
     func allCredentials() async throws -> [Credential] { [held] }
-    func save(_ credential: Credential) async throws { throw AuthKitError.store(path: "read-only", reason: .init(.notSaved, "cannot save")) }
+    func save(_ credential: Credential) async throws {
+        throw AuthKitError.store(path: "read-only", reason: .init(.notSaved, "cannot save"))
+    }
     func remove(_ key: CredentialKey) async throws -> Credential? { nil }
 }
 
@@ -427,13 +520,16 @@ struct ReadOnlyStore: CredentialStore {
         let policy = try bundledDescriptor("instagram").refreshPolicy
         #expect(policy == RefreshPolicy(margin: 60, ahead: 14 * 86400, minimumAge: 86400))
         func token(obtainedHoursAgo age: Double, expiresInDays days: Double) -> Credential {
-            Credential(providerID: "instagram", accessToken: "t", expiresAt: fixedNow.addingTimeInterval(days * 86400),
-                       obtainedAt: fixedNow.addingTimeInterval(-age * 3600))
+            Credential(
+                providerID: "instagram", accessToken: "t", expiresAt: fixedNow.addingTimeInterval(days * 86400),
+                obtainedAt: fixedNow.addingTimeInterval(-age * 3600))
         }
         #expect(!policy.isDue(token(obtainedHoursAgo: 48, expiresInDays: 30), at: fixedNow))
         #expect(policy.isDue(token(obtainedHoursAgo: 48, expiresInDays: 10), at: fixedNow))
         #expect(!policy.isDue(token(obtainedHoursAgo: 2, expiresInDays: 10), at: fixedNow), "younger than 24 h")
-        #expect(policy.isDue(token(obtainedHoursAgo: 2, expiresInDays: 0.0001), at: fixedNow), "about to expire: refreshed whatever its age")
+        #expect(
+            policy.isDue(token(obtainedHoursAgo: 2, expiresInDays: 0.0001), at: fixedNow),
+            "about to expire: refreshed whatever its age")
         #expect(try bundledDescriptor("github").refreshPolicy == RefreshPolicy())
     }
 
@@ -445,22 +541,30 @@ struct ReadOnlyStore: CredentialStore {
         let policy = try bundledDescriptor("salesforce").refreshPolicy
         #expect(policy.assumedLifetime == 900)
         func token(minutesOld age: Double, refreshToken: String? = "r") -> Credential {
-            Credential(providerID: "salesforce", accessToken: "t", refreshToken: refreshToken, obtainedAt: fixedNow.addingTimeInterval(-age * 60))
+            Credential(
+                providerID: "salesforce", accessToken: "t", refreshToken: refreshToken,
+                obtainedAt: fixedNow.addingTimeInterval(-age * 60))
         }
         #expect(!policy.isDue(token(minutesOld: 10), at: fixedNow))
         #expect(policy.isDue(token(minutesOld: 14.5), at: fixedNow), "inside the margin")
-        #expect(!policy.mustRefresh(token(minutesOld: 60), at: fixedNow), "due, not required: a failed refresh leaves it in use")
+        #expect(
+            !policy.mustRefresh(token(minutesOld: 60), at: fixedNow),
+            "due, not required: a failed refresh leaves it in use")
         #expect(!policy.isDue(token(minutesOld: 60, refreshToken: nil), at: fixedNow), "nothing to refresh it with")
         #expect(!RefreshPolicy().isDue(token(minutesOld: 600), at: fixedNow), "no lifetime assumed: used until refused")
 
         // Through CredentialSource: the old token is refreshed and the new one used.
         try await withServer { server in
             server.route("POST", "/services/oauth2/token") { _ in
-                .json(#"{"access_token":"fresh","token_type":"Bearer","instance_url":"https://na1.salesforce.com","issued_at":"1700000000000"}"#)
+                .json(
+                    #"{"access_token":"fresh","token_type":"Bearer","instance_url":"https://na1.salesforce.com","issued_at":"1700000000000"}"#
+                )
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("salesforce", pointingTo: server),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s", placeholders: ["host": "login.salesforce.com"]),
-                                          now: { fixedNow })
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("salesforce", pointingTo: server),
+                settings: ClientSettings(
+                    clientID: "c", clientSecret: "s", placeholders: ["host": "login.salesforce.com"]),
+                now: { fixedNow })
             let store = InMemoryCredentialStore([token(minutesOld: 20)])
             let source = CredentialSource(authenticator: client, store: store, key: token(minutesOld: 20).key)
             #expect(try await source.current(at: fixedNow).accessToken == "fresh")
@@ -472,12 +576,18 @@ struct ReadOnlyStore: CredentialStore {
     @Test func refreshTokenLifetimeIsKept() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in
-                .json(#"{"access_token":"a","token_type":"Bearer","expires_in":28800,"refresh_token":"r","refresh_token_expires_in":15897600}"#)
+                .json(
+                    #"{"access_token":"a","token_type":"Bearer","expires_in":28800,"refresh_token":"r","refresh_token_expires_in":15897600}"#
+                )
             }
-            let descriptor = testDescriptor(id: "gh", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
-                                            token: .init(url: "\(server.baseURL)/token"))
-            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
-            let credential = try await client.exchange(code: "c", pending: client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending)
+            let descriptor = testDescriptor(
+                id: "gh", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                token: .init(url: "\(server.baseURL)/token"))
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let credential = try await client.exchange(
+                code: "c", pending: client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending
+            )
             #expect(credential.refreshTokenExpiresAt == fixedNow.addingTimeInterval(15_897_600))
         }
     }

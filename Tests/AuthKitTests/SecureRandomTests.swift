@@ -1,10 +1,14 @@
 import Foundation
 import Testing
+
 @testable import AuthKit
 
 @Suite struct Base64URLTests {
     /// RFC 4648 §10's vectors, in the URL alphabet without padding.
-    @Test(arguments: [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy")])
+    @Test(arguments: [
+        ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"),
+        ("foobar", "Zm9vYmFy"),
+    ])
     func rfc4648Vectors(_ input: String, _ expected: String) {
         #expect(Base64URL.encode(Array(input.utf8)) == expected)
     }
@@ -13,7 +17,8 @@ import Testing
         for count in 0..<70 {
             let bytes = SecureRandom.bytes(count)
             let foundation = Data(bytes).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                    of: "=", with: "")
             #expect(Base64URL.encode(bytes) == foundation)
         }
     }

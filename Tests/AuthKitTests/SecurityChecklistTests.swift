@@ -14,7 +14,8 @@ import Testing
         #expect(matches.count > 80)
 
         var sources = [String: String]()
-        let enumerator = FileManager.default.enumerator(at: root.appendingPathComponent("Tests"), includingPropertiesForKeys: nil)
+        let enumerator = FileManager.default.enumerator(
+            at: root.appendingPathComponent("Tests"), includingPropertiesForKeys: nil)
         while let url = enumerator?.nextObject() as? URL {
             guard url.pathExtension == "swift" else { continue }
             sources[url.path] = try String(contentsOf: url, encoding: .utf8)
@@ -23,7 +24,8 @@ import Testing
             let suite = String(checklist[Range(match.range(at: 1), in: checklist)!])
             let test = String(checklist[Range(match.range(at: 2), in: checklist)!])
             let found = sources.values.contains { source in
-                (source.contains("struct \(suite)") || source.contains("extension \(suite)")) && source.contains("func \(test)(")
+                (source.contains("struct \(suite)") || source.contains("extension \(suite)"))
+                    && source.contains("func \(test)(")
             }
             #expect(found, "docs/security.md cites \(suite).\(test), which does not exist")
         }

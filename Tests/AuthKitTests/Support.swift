@@ -1,6 +1,7 @@
+import AuthKitTestSupport
 import Foundation
 import Testing
-import AuthKitTestSupport
+
 @testable import AuthKit
 
 /// The bundled descriptor `id`, with every endpoint host replaced by the test
@@ -14,7 +15,8 @@ func bundledDescriptor(_ id: String, pointingTo server: TestHTTPServer? = nil) t
     // no longer hold); the test server is loopback, which they allow anyway.
     var object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
     object["api"] = nil
-    let withoutAPI = String(decoding: try JSONSerialization.data(withJSONObject: object, options: .withoutEscapingSlashes), as: UTF8.self)
+    let withoutAPI = String(
+        decoding: try JSONSerialization.data(withJSONObject: object, options: .withoutEscapingSlashes), as: UTF8.self)
     let rewritten = rewriteHosts(withoutAPI, to: server.baseURL)
     return try DescriptorLoader().decode(Data(rewritten.utf8), file: "\(id).json (test)")
 }
@@ -24,7 +26,8 @@ func rewriteHosts(_ json: String, to base: String) -> String {
     var output = json
     let pattern = try! NSRegularExpression(pattern: #"https://[A-Za-z0-9.{}-]+(?=/)"#)
     let range = NSRange(output.startIndex..., in: output)
-    output = pattern.stringByReplacingMatches(in: output, range: range, withTemplate: NSRegularExpression.escapedTemplate(for: base))
+    output = pattern.stringByReplacingMatches(
+        in: output, range: range, withTemplate: NSRegularExpression.escapedTemplate(for: base))
     return output
 }
 
@@ -49,7 +52,8 @@ struct ScriptedUserAgent: UserAgent {
         let url = try await session.makeAuthorizationURL(redirect)
         seenURLs.append(url)
         let query = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery)
-        let parameters = Dictionary(try #require(FormURLEncoding.decode(query)), uniquingKeysWith: { first, _ in first })
+        let parameters = Dictionary(
+            try #require(FormURLEncoding.decode(query)), uniquingKeysWith: { first, _ in first })
         let answered = try #require(URL(string: answer(parameters, redirect)))
         try session.validateRedirect(answered)
         return .redirect(answered, redirectURI: redirect)

@@ -1,23 +1,29 @@
+import AuthKitTestSupport
 import Foundation
-#if canImport(FoundationNetworking)
-import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
-#endif
 import HTTPTypes
 import Testing
-import AuthKitTestSupport
+
 @testable import AuthKit
+
+#if canImport(FoundationNetworking)
+    import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
+#endif
 
 /// Token exchanges against a real HTTP server on 127.0.0.1: the assertions are
 /// on the bytes the server received and on the credential built from its answer.
 @Suite struct TokenExchangeTests {
-    func pending(for client: OAuth2Client, redirect: String = "http://127.0.0.1:4321/callback") throws -> PendingAuthorization {
+    func pending(for client: OAuth2Client, redirect: String = "http://127.0.0.1:4321/callback") throws
+        -> PendingAuthorization
+    {
         try client.startAuthorization(redirectURI: URL(string: redirect)).pending
     }
 
     @Test func qiitaStyleJSONBodyAnd201WithTokenField() async throws {
         try await withServer { server in
             server.route("POST", "/api/v2/access_tokens") { _ in
-                .json(#"{"client_id":"qiita-client","scopes":["read_qiita","write_qiita"],"token":"ea5d0a593b2655e9568f144fb1826342292f5c6b7d406fda00577b8d1530d8a5"}"#, status: 201)
+                .json(
+                    #"{"client_id":"qiita-client","scopes":["read_qiita","write_qiita"],"token":"ea5d0a593b2655e9568f144fb1826342292f5c6b7d406fda00577b8d1530d8a5"}"#,
+                    status: 201)
             }
             let client = try OAuth2Client(
                 descriptor: bundledDescriptor("qiita", pointingTo: server),
@@ -30,7 +36,10 @@ import AuthKitTestSupport
             #expect(request.path == "/api/v2/access_tokens")
             #expect(request.header("Content-Type") == "application/json")
             #expect(request.header("Authorization") == nil)
-            #expect(try jsonObject(request.body) == ["client_id": "qiita-client", "client_secret": "qiita-secret", "code": "the-code"])
+            #expect(
+                try jsonObject(request.body) == [
+                    "client_id": "qiita-client", "client_secret": "qiita-secret", "code": "the-code",
+                ])
 
             #expect(credential.accessToken == "ea5d0a593b2655e9568f144fb1826342292f5c6b7d406fda00577b8d1530d8a5")
             #expect(credential.tokenType == "Bearer")
@@ -47,8 +56,9 @@ import AuthKitTestSupport
             server.route("POST", "/api/v2/access_tokens") { _ in
                 .json(#"{"message":"Not found","type":"not_found"}"#, status: 404)
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("qiita", pointingTo: server),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("qiita", pointingTo: server),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"))
             await #expect {
                 try await client.exchange(code: "x", pending: pending(for: client))
             } throws: { error in
@@ -61,7 +71,9 @@ import AuthKitTestSupport
     @Test func instagramStyleFormBodyThenLongLivedExchange() async throws {
         try await withServer { server in
             server.route("POST", "/oauth/access_token") { _ in
-                .json(#"{"data":[{"access_token":"IGQVJshort","user_id":17841405793187218,"permissions":"instagram_business_basic,instagram_business_content_publish"}]}"#)
+                .json(
+                    #"{"data":[{"access_token":"IGQVJshort","user_id":17841405793187218,"permissions":"instagram_business_basic,instagram_business_content_publish"}]}"#
+                )
             }
             server.route("GET", "/access_token") { _ in
                 .json(#"{"access_token":"IGQVJlong","token_type":"bearer","expires_in":5183944}"#)
@@ -71,36 +83,40 @@ import AuthKitTestSupport
                 settings: ClientSettings(clientID: "990602627938098", clientSecret: "a1b2c3+d4/e5"), now: { fixedNow })
             let pending = try pending(for: client, redirect: "https://localhost/callback")
             let credential = try await client.exchange(
-                redirect: URL(string: "https://localhost/callback?code=AQBx&state=\(pending.state)#_")!, pending: pending)
+                redirect: URL(string: "https://localhost/callback?code=AQBx&state=\(pending.state)#_")!,
+                pending: pending)
 
             let requests = server.requests
             #expect(requests.count == 2)
             let first = requests[0]
             #expect(first.method == "POST")
             #expect(first.header("Content-Type") == "application/x-www-form-urlencoded")
-            #expect(try formObject(first.bodyText) == [
-                "grant_type": "authorization_code", "code": "AQBx", "redirect_uri": "https://localhost/callback",
-                "client_id": "990602627938098", "client_secret": "a1b2c3+d4/e5",
-            ])
+            #expect(
+                try formObject(first.bodyText) == [
+                    "grant_type": "authorization_code", "code": "AQBx", "redirect_uri": "https://localhost/callback",
+                    "client_id": "990602627938098", "client_secret": "a1b2c3+d4/e5",
+                ])
             // The secret's + and / are escaped so a form decoder reads them back.
             #expect(first.bodyText.contains("client_secret=a1b2c3%2Bd4%2Fe5"))
 
             let second = requests[1]
             #expect(second.method == "GET")
             #expect(second.body.isEmpty)
-            #expect(try formObject(try #require(second.query)) == [
-                "grant_type": "ig_exchange_token", "client_secret": "a1b2c3+d4/e5", "access_token": "IGQVJshort",
-            ])
+            #expect(
+                try formObject(try #require(second.query)) == [
+                    "grant_type": "ig_exchange_token", "client_secret": "a1b2c3+d4/e5", "access_token": "IGQVJshort",
+                ])
 
             #expect(credential.accessToken == "IGQVJlong")
             #expect(credential.tokenType == "bearer")
-            #expect(credential.expiresAt == fixedNow.addingTimeInterval(5183944))
+            #expect(credential.expiresAt == fixedNow.addingTimeInterval(5_183_944))
             #expect(credential.scopes == ["instagram_business_basic", "instagram_business_content_publish"])
             // Fields of the first answer survive the follow-up, exactly.
             guard case .array(let data)? = credential.rawFields["data"], case .object(let user)? = data.first else {
-                Issue.record("data[0] lost"); return
+                Issue.record("data[0] lost")
+                return
             }
-            #expect(user["user_id"] == .integer(17841405793187218))
+            #expect(user["user_id"] == .integer(17_841_405_793_187_218))
         }
     }
 
@@ -109,13 +125,17 @@ import AuthKitTestSupport
             server.route("POST", "/oauth/access_token") { _ in
                 .json(#"{"access_token":"short","user_id":1,"permissions":["instagram_business_basic"]}"#)
             }
-            server.route("GET", "/access_token") { _ in .json(#"{"access_token":"long","token_type":"bearer","expires_in":"5183944"}"#) }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("instagram", pointingTo: server),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
-            let credential = try await client.exchange(code: "c", pending: pending(for: client, redirect: "https://localhost/callback"))
+            server.route("GET", "/access_token") { _ in
+                .json(#"{"access_token":"long","token_type":"bearer","expires_in":"5183944"}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("instagram", pointingTo: server),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let credential = try await client.exchange(
+                code: "c", pending: pending(for: client, redirect: "https://localhost/callback"))
             #expect(credential.accessToken == "long")
             #expect(credential.scopes == ["instagram_business_basic"])
-            #expect(credential.expiresAt == fixedNow.addingTimeInterval(5183944))
+            #expect(credential.expiresAt == fixedNow.addingTimeInterval(5_183_944))
         }
     }
 
@@ -123,12 +143,16 @@ import AuthKitTestSupport
         try await withServer { server in
             server.route("POST", "/oauth/access_token") { _ in .json(#"{"access_token":"short","user_id":1}"#) }
             server.route("GET", "/access_token") { _ in
-                .json(#"{"error":{"message":"Invalid OAuth access token.","type":"OAuthException","code":190}}"#, status: 400)
+                .json(
+                    #"{"error":{"message":"Invalid OAuth access token.","type":"OAuthException","code":190}}"#,
+                    status: 400)
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("instagram", pointingTo: server),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("instagram", pointingTo: server),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"))
             await #expect {
-                try await client.exchange(code: "c", pending: pending(for: client, redirect: "https://localhost/callback"))
+                try await client.exchange(
+                    code: "c", pending: pending(for: client, redirect: "https://localhost/callback"))
             } throws: { error in
                 guard case AuthKitError.providerError(.followUpExchange, let response) = error else { return false }
                 return response.code == "OAuthException" && response.description == "Invalid OAuth access token."
@@ -145,17 +169,20 @@ import AuthKitTestSupport
                 authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/authorize"),
                 token: DescriptorFile.Token(url: "\(server.baseURL)/token"), pkce: .s256)
             // security.md vector.
-            let plain = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "CLIENT_ID", clientSecret: "CLIENT_SECRET"))
+            let plain = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "CLIENT_ID", clientSecret: "CLIENT_SECRET"))
             _ = try await plain.exchange(code: "c", pending: pending(for: plain))
             #expect(server.requests.last?.header("Authorization") == "Basic Q0xJRU5UX0lEOkNMSUVOVF9TRUNSRVQ=")
 
             // RFC 6749 §2.3.1: form-urlencode id and secret, then base64.
-            let tricky = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "0!1*$$", clientSecret: "1/2_3+4 5"))
+            let tricky = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "0!1*$$", clientSecret: "1/2_3+4 5"))
             let pending = try pending(for: tricky)
             _ = try await tricky.exchange(code: "c", pending: pending)
             let request = try #require(server.requests.last)
             let header = try #require(request.header("Authorization"))
-            let decoded = String(decoding: try #require(Data(base64Encoded: String(header.dropFirst(6)))), as: UTF8.self)
+            let decoded = String(
+                decoding: try #require(Data(base64Encoded: String(header.dropFirst(6)))), as: UTF8.self)
             #expect(decoded == "0%211%2A%24%24:1%2F2_3%2B4%205")
             let body = try formObject(request.bodyText)
             #expect(body["client_secret"] == nil)
@@ -169,8 +196,10 @@ import AuthKitTestSupport
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"access_token":"at","token_type":"Bearer"}"#) }
             let descriptor = testDescriptor(
-                id: "pub", name: "Pub", protocol: .oauth2, authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/a"),
-                token: DescriptorFile.Token(url: "\(server.baseURL)/token", clientAuthentication: .basic), pkce: .required)
+                id: "pub", name: "Pub", protocol: .oauth2,
+                authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/a"),
+                token: DescriptorFile.Token(url: "\(server.baseURL)/token", clientAuthentication: .basic),
+                pkce: .required)
             let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "public-app"))
             _ = try await client.exchange(code: "c", pending: pending(for: client))
             let request = try #require(server.requests.last)
@@ -187,11 +216,14 @@ import AuthKitTestSupport
     @Test func publicClientSendsBasicWithAnEmptyPasswordWhereTheDescriptorSaysSo() async throws {
         try await withServer { server in
             server.route("POST", "/api/v1/access_token") { _ in
-                .json(#"{"access_token":"at","token_type":"bearer","expires_in":3600,"refresh_token":"rt","scope":"identity"}"#)
+                .json(
+                    #"{"access_token":"at","token_type":"bearer","expires_in":3600,"refresh_token":"rt","scope":"identity"}"#
+                )
             }
             server.route("POST", "/api/v1/revoke_token") { _ in StubResponse(status: 204) }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("reddit", pointingTo: server),
-                                          settings: ClientSettings(clientID: "installed-app", clientSecret: ""))
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("reddit", pointingTo: server),
+                settings: ClientSettings(clientID: "installed-app", clientSecret: ""))
             let credential = try await client.exchange(code: "c", pending: pending(for: client))
             var expired = credential
             expired.expiresAt = Date(timeIntervalSinceNow: -60)
@@ -199,9 +231,13 @@ import AuthKitTestSupport
             try await client.revoke(credential)
             #expect(server.requests.count == 3)
             for request in server.requests {
-                #expect(request.header("Authorization") == "Basic " + Data("installed-app:".utf8).base64EncodedString(), "\(request.uri)")
+                #expect(
+                    request.header("Authorization") == "Basic " + Data("installed-app:".utf8).base64EncodedString(),
+                    "\(request.uri)")
                 let body = try formObject(request.bodyText)
-                #expect(body["client_id"] == nil && body["client_secret"] == nil, "\(request.uri): one way to authenticate (RFC 6749 §2.3)")
+                #expect(
+                    body["client_id"] == nil && body["client_secret"] == nil,
+                    "\(request.uri): one way to authenticate (RFC 6749 §2.3)")
             }
         }
     }
@@ -213,19 +249,28 @@ import AuthKitTestSupport
     @Test func stravasGrantedScopesComeFromTheRedirect() async throws {
         try await withServer { server in
             server.route("POST", "/oauth/token") { _ in
-                .json(#"{"token_type":"Bearer","expires_at":1900000000,"expires_in":21600,"refresh_token":"r","access_token":"a","athlete":{"id":1}}"#)
+                .json(
+                    #"{"token_type":"Bearer","expires_at":1900000000,"expires_in":21600,"refresh_token":"r","access_token":"a","athlete":{"id":1}}"#
+                )
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("strava", pointingTo: server),
-                                          settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("strava", pointingTo: server),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"))
             let (_, pending) = try client.startAuthorization(scopes: ["read", "activity:read_all"])
             func redirect(_ scope: String) throws -> URL {
                 try #require(URL(string: "\(pending.redirectURI)?state=\(pending.state)&code=the-code&scope=\(scope)"))
             }
             #expect(try await client.exchange(redirect: redirect("read"), pending: pending).scopes == ["read"])
-            #expect(try await client.exchange(redirect: redirect("read%2Cactivity%3Aread_all"), pending: pending).scopes == ["read", "activity:read_all"])
+            #expect(
+                try await client.exchange(redirect: redirect("read%2Cactivity%3Aread_all"), pending: pending).scopes
+                    == ["read", "activity:read_all"])
             // Not scope tokens (it came through the browser): the requested ones are kept.
-            #expect(try await client.exchange(redirect: redirect("read%22"), pending: pending).scopes == ["read", "activity:read_all"])
-            #expect(try await client.exchange(code: "the-code", pending: pending).scopes == ["read", "activity:read_all"])
+            #expect(
+                try await client.exchange(redirect: redirect("read%22"), pending: pending).scopes == [
+                    "read", "activity:read_all",
+                ])
+            #expect(
+                try await client.exchange(code: "the-code", pending: pending).scopes == ["read", "activity:read_all"])
         }
     }
 
@@ -235,12 +280,16 @@ import AuthKitTestSupport
             server.route("POST", "/login/oauth/access_token") { _ in
                 calls.append(1)
                 if calls.all.count == 1 {
-                    return .form("access_token=gho_16C7e42F292c6912E7710c838347Ae178B4a&scope=repo%2Cgist&token_type=bearer")
+                    return .form(
+                        "access_token=gho_16C7e42F292c6912E7710c838347Ae178B4a&scope=repo%2Cgist&token_type=bearer")
                 }
-                return .form("error=bad_verification_code&error_description=The+code+passed+is+incorrect+or+expired.&error_uri=https%3A%2F%2Fdocs.github.com")
+                return .form(
+                    "error=bad_verification_code&error_description=The+code+passed+is+incorrect+or+expired.&error_uri=https%3A%2F%2Fdocs.github.com"
+                )
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
-                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret"))
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("github", pointingTo: server),
+                settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret"))
             let credential = try await client.exchange(code: "c", pending: pending(for: client))
             #expect(credential.accessToken == "gho_16C7e42F292c6912E7710c838347Ae178B4a")
             #expect(credential.scopes == ["repo", "gist"]) // GitHub answers with commas though it takes spaces
@@ -251,7 +300,8 @@ import AuthKitTestSupport
             } throws: { error in
                 guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
                 return response.code == "bad_verification_code" && response.status == 200
-                    && response.description == "The code passed is incorrect or expired." && response.uri == "https://docs.github.com"
+                    && response.description == "The code passed is incorrect or expired."
+                    && response.uri == "https://docs.github.com"
             }
         }
     }
@@ -266,23 +316,30 @@ import AuthKitTestSupport
             server.route("POST", "/login/oauth/access_token") { _ in
                 .json(#"{"access_token":"mac-token","token_type":"mac","mac_key":"k","refresh_token":"rotated"}"#)
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
-                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret"), now: { fixedNow })
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("github", pointingTo: server),
+                settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret"), now: { fixedNow })
             let error = await #expect(throws: AuthKitError.self) {
                 try await client.exchange(code: "c", pending: pending(for: client))
             }
             guard case .invalidResponse(.tokenExchange, let reason)? = error else {
-                Issue.record("not an unusable token exchange: \(String(describing: error))"); return
+                Issue.record("not an unusable token exchange: \(String(describing: error))")
+                return
             }
-            #expect(reason.detail.contains("of type 'mac'") && reason.detail.contains("nothing was stored"), "\(reason)")
-            #expect(reason.detail.contains("token.response.assumeBearer") && reason.detail.contains("(github.json (test))"), "\(reason)")
+            #expect(
+                reason.detail.contains("of type 'mac'") && reason.detail.contains("nothing was stored"), "\(reason)")
+            #expect(
+                reason.detail.contains("token.response.assumeBearer") && reason.detail.contains("(github.json (test))"),
+                "\(reason)")
             #expect(!reason.detail.contains("mac-token") && !reason.detail.contains("rotated"))
 
             let earlier = Credential(providerID: "github", accessToken: "old", refreshToken: "old-refresh")
             let refreshed = try await client.refresh(earlier)
             #expect(refreshed.refreshToken == "rotated" && refreshed.tokenType == "mac")
             #expect(throws: AuthKitError.misuse(.unsupportedTokenType("mac"))) {
-                try client.authorize(HTTPRequest(method: .get, scheme: "https", authority: "api.github.com", path: "/user"), body: nil, with: refreshed)
+                try client.authorize(
+                    HTTPRequest(method: .get, scheme: "https", authority: "api.github.com", path: "/user"), body: nil,
+                    with: refreshed)
             }
         }
     }
@@ -298,10 +355,19 @@ import AuthKitTestSupport
         try await withServer { server in
             let answer = LockedValue(#"{"access_token":"","token_type":"Bearer"}"#)
             server.route("POST", "/login/oauth/access_token") { _ in .json(answer.current) }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
-                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
-            for (body, said) in [(#"{"access_token":"","token_type":"Bearer"}"#, "'access_token' must be a non-empty string, got an empty one"),
-                                 (#"{"access_token":7,"token_type":"Bearer"}"#, "'access_token' must be a non-empty string, got a number")] {
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("github", pointingTo: server),
+                settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
+            for (body, said) in [
+                (
+                    #"{"access_token":"","token_type":"Bearer"}"#,
+                    "'access_token' must be a non-empty string, got an empty one"
+                ),
+                (
+                    #"{"access_token":7,"token_type":"Bearer"}"#,
+                    "'access_token' must be a non-empty string, got a number"
+                ),
+            ] {
                 answer.withLock { $0 = body }
                 await #expect {
                     try await client.exchange(code: "c", pending: try pending(for: client))
@@ -319,24 +385,33 @@ import AuthKitTestSupport
             server.route("POST", "/login/oauth/access_token") { request in
                 .json(#"{"access_token":"at","token_type":"\#(echoed.current)","refresh_token":"rotated"}"#)
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
-                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("github", pointingTo: server),
+                settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
             let attempt = try pending(for: client)
             let verifier = try #require(attempt.codeVerifier)
-            for type in ["refresh_token|old-refresh-token|gh-secret-0123456789", "code-value-0123" + verifier, "gh-secret-0123456789"] {
+            for type in [
+                "refresh_token|old-refresh-token|gh-secret-0123456789", "code-value-0123" + verifier,
+                "gh-secret-0123456789",
+            ] {
                 echoed.withLock { $0 = type }
                 let error = await #expect(throws: AuthKitError.self) {
                     try await client.exchange(code: "code-value-0123", pending: attempt)
                 }
                 let text = String(describing: error)
-                #expect(!text.contains("gh-secret") && !text.contains("code-value") && !text.contains(verifier.prefix(8)), "\(text)")
+                #expect(
+                    !text.contains("gh-secret") && !text.contains("code-value") && !text.contains(verifier.prefix(8)),
+                    "\(text)")
             }
             echoed.withLock { $0 = "refresh_token|old-refresh-token|gh-secret-0123456789" }
             let error = await #expect(throws: AuthKitError.self) {
-                try await client.refresh(Credential(providerID: "github", accessToken: "old", refreshToken: "old-refresh-token"))
+                try await client.refresh(
+                    Credential(providerID: "github", accessToken: "old", refreshToken: "old-refresh-token"))
             }
             let text = String(describing: error)
-            #expect(text.contains("is not a token type") && !text.contains("old-refresh") && !text.contains("gh-secret"), "\(text)")
+            #expect(
+                text.contains("is not a token type") && !text.contains("old-refresh") && !text.contains("gh-secret"),
+                "\(text)")
         }
     }
 
@@ -350,28 +425,38 @@ import AuthKitTestSupport
         try await withServer { server in
             let echoed = LockedValue("")
             server.route("POST", "/login/oauth/access_token") { _ in
-                .json(#"{"access_token":"at","token_type":"bearer","refresh_token":"rotated-0123","scope":"\#(echoed.current)"}"#)
+                .json(
+                    #"{"access_token":"at","token_type":"bearer","refresh_token":"rotated-0123","scope":"\#(echoed.current)"}"#
+                )
             }
-            let client = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
-                                          settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("github", pointingTo: server),
+                settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
             let attempt = try pending(for: client)
             let verifier = try #require(attempt.codeVerifier)
-            for scope in ["repo,gh-secret-0123456789", "user code=code/value+0123", "x:code%2Fvalue%2B0123", "x:" + verifier] {
+            for scope in [
+                "repo,gh-secret-0123456789", "user code=code/value+0123", "x:code%2Fvalue%2B0123", "x:" + verifier,
+            ] {
                 echoed.withLock { $0 = scope }
                 let error = await #expect(throws: AuthKitError.self) {
                     try await client.exchange(code: "code/value+0123", pending: attempt)
                 }
                 let text = String(describing: error)
                 #expect(text.contains("repeats a secret the request carried"), "\(scope): \(text)")
-                #expect(!text.contains("gh-secret") && !text.contains("value") && !text.contains(verifier.prefix(8)), "\(text)")
+                #expect(
+                    !text.contains("gh-secret") && !text.contains("value") && !text.contains(verifier.prefix(8)),
+                    "\(text)")
             }
             echoed.withLock { $0 = "repo read:old-refresh-token-0123" }
-            let refreshed = try await client.refresh(Credential(providerID: "github", accessToken: "old", refreshToken: "old-refresh-token-0123",
-                                                                scopes: ["repo"]))
+            let refreshed = try await client.refresh(
+                Credential(
+                    providerID: "github", accessToken: "old", refreshToken: "old-refresh-token-0123",
+                    scopes: ["repo"]))
             #expect(refreshed.refreshToken == "rotated-0123" && refreshed.scopes == ["repo"], "\(refreshed.scopes)")
 
-            let plain = try OAuth2Client(descriptor: bundledDescriptor("github", pointingTo: server),
-                                         settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "read"), now: { fixedNow })
+            let plain = try OAuth2Client(
+                descriptor: bundledDescriptor("github", pointingTo: server),
+                settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "read"), now: { fixedNow })
             echoed.withLock { $0 = "read:user,repo" }
             let credential = try await plain.exchange(code: "code-value-0123", pending: pending(for: plain))
             #expect(credential.scopes == ["read:user", "repo"])
@@ -384,13 +469,17 @@ import AuthKitTestSupport
     /// where reuse is detected (RFC 9700 §4.14.2). It is kept without the
     /// field, and said so; a sign-in's answer is still refused.
     @Test func aRefreshAnswerWithAnUnusableSideFieldKeepsItsRotatedToken() throws {
-        let body = #"{"access_token":"new","token_type":"Bearer","refresh_token":"rotated","expires_in":"soon","refresh_token_expires_in":1e12,"scope":{"a":1}}"#
-        let response = IncomingResponse(status: 200, headers: HTTPFields([HTTPField(name: .contentType, value: "application/json")]),
-                                        body: Data(body.utf8), secrets: ["rotated-not"])
+        let body =
+            #"{"access_token":"new","token_type":"Bearer","refresh_token":"rotated","expires_in":"soon","refresh_token_expires_in":1e12,"scope":{"a":1}}"#
+        let response = IncomingResponse(
+            status: 200, headers: HTTPFields([HTTPField(name: .contentType, value: "application/json")]),
+            body: Data(body.utf8), secrets: ["rotated-not"])
         let fields = try TokenResponseParser(step: .refresh).parse(response)
         #expect(fields.refreshToken == "rotated" && fields.accessToken == "new")
         #expect(fields.expiresIn == nil && fields.refreshTokenExpiresIn == nil && fields.scopes == nil)
-        #expect(fields.dropped.count == 3 && fields.dropped[0].contains("'expires_in' must be a number of seconds"), "\(fields.dropped)")
+        #expect(
+            fields.dropped.count == 3 && fields.dropped[0].contains("'expires_in' must be a number of seconds"),
+            "\(fields.dropped)")
         #expect(throws: AuthKitError.self) { try TokenResponseParser(step: .tokenExchange).parse(response) }
     }
 
@@ -400,7 +489,8 @@ import AuthKitTestSupport
         (#"{"access_token":"a","token_type":"Bearer","expires_in":3599.5}"#, 3599.5),
     ])
     func expiresInAsNumberOrString(body: String, seconds: Double) async throws {
-        let fields = try TokenResponseParser().parse(IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+        let fields = try TokenResponseParser().parse(
+            IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
         #expect(fields.expiresIn == seconds)
     }
 
@@ -411,12 +501,15 @@ import AuthKitTestSupport
     func anAccessTokenThatWouldChangeItsHeaderIsRefused(token: String) {
         let body = #"{"access_token":"\#(token)","token_type":"Bearer"}"#
         let error = #expect(throws: AuthKitError.self, "\(token)") {
-            try TokenResponseParser().parse(IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+            try TokenResponseParser().parse(
+                IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
         }
-        #expect(String(describing: error).contains("would change the Authorization header"), "\(String(describing: error))")
+        #expect(
+            String(describing: error).contains("would change the Authorization header"), "\(String(describing: error))")
         let amazon = #"{"access_token":"Atza|IQEBLjAsAhRmHjNgHpi0U-Dme37rR6CuUpSR","token_type":"bearer"}"#
         #expect(throws: Never.self) {
-            try TokenResponseParser().parse(IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(amazon.utf8)))
+            try TokenResponseParser().parse(
+                IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(amazon.utf8)))
         }
     }
 
@@ -426,13 +519,19 @@ import AuthKitTestSupport
     func aLifetimeStringThatIsNotADecimalNumberIsRefused(text: String) {
         let body = #"{"access_token":"a","token_type":"Bearer","expires_in":"\#(text)"}"#
         #expect(throws: AuthKitError.self, "\(text)") {
-            try TokenResponseParser().parse(IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+            try TokenResponseParser().parse(
+                IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
         }
-        #expect(TokenResponseParser.decimal("3600") == 3600 && TokenResponseParser.decimal("3.6e3") == 3600 && TokenResponseParser.decimal("-1") == -1)
+        #expect(
+            TokenResponseParser.decimal("3600") == 3600 && TokenResponseParser.decimal("3.6e3") == 3600
+                && TokenResponseParser.decimal("-1") == -1)
     }
 
     @Test func expiresInNullOrAbsentMeansUnknown() throws {
-        for body in [#"{"access_token":"a","token_type":"Bearer","expires_in":null}"#, #"{"access_token":"a","token_type":"Bearer"}"#] {
+        for body in [
+            #"{"access_token":"a","token_type":"Bearer","expires_in":null}"#,
+            #"{"access_token":"a","token_type":"Bearer"}"#,
+        ] {
             let fields = try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
             #expect(fields.expiresIn == nil)
         }
@@ -447,7 +546,9 @@ import AuthKitTestSupport
             guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
             // A number out of range is named as one, not as "got a number".
             let outOfRange = ["-5", "1e300"].contains(value)
-            return reason.detail.contains("expires_in") && reason.detail.contains("which is not 0 to 1e11 seconds") == outOfRange && !reason.detail.contains("got a number")
+            return reason.detail.contains("expires_in")
+                && reason.detail.contains("which is not 0 to 1e11 seconds") == outOfRange
+                && !reason.detail.contains("got a number")
         }
     }
 
@@ -465,24 +566,30 @@ import AuthKitTestSupport
             try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
         } throws: { error in
             guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
-            return reason.detail.contains("'\(field)'") && reason.detail.contains("§A.1") && !"\(error)".contains("X-Evil") && !"\(error)".contains("tök")
+            return reason.detail.contains("'\(field)'") && reason.detail.contains("§A.1")
+                && !"\(error)".contains("X-Evil") && !"\(error)".contains("tök")
         }
         // (A space is visible ASCII too, but would change the Bearer header:
         // anAccessTokenThatWouldChangeItsHeaderIsRefused. A refresh token, sent form-encoded, may hold one.)
         let fine = #"{"token_type":"Bearer","access_token":"a-Z_0.9~+/=|x","refresh_token":"eyJ.abc x"}"#
-        #expect(throws: Never.self) { try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(fine.utf8))) }
+        #expect(throws: Never.self) {
+            try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(fine.utf8)))
+        }
     }
 
     @Test func unknownFieldsAreKept() throws {
-        let body = #"{"access_token":"a","token_type":"Bearer","created_at":1700000000,"team":{"id":"T1"},"id_token":null}"#
+        let body =
+            #"{"access_token":"a","token_type":"Bearer","created_at":1700000000,"team":{"id":"T1"},"id_token":null}"#
         let fields = try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
-        #expect(fields.raw["created_at"] == .integer(1700000000))
+        #expect(fields.raw["created_at"] == .integer(1_700_000_000))
         #expect(fields.raw["team"] == .object(["id": .string("T1")]))
     }
 
     @Test func tokenTypeIsRequiredUnlessRelaxed() throws {
         let body = Data(#"{"access_token":"a"}"#.utf8)
-        #expect(throws: AuthKitError.self) { try TokenResponseParser().parse(IncomingResponse(status: 200, body: body)) }
+        #expect(throws: AuthKitError.self) {
+            try TokenResponseParser().parse(IncomingResponse(status: 200, body: body))
+        }
         var mapping = TokenResponseMapping.standard
         mapping.requireTokenType = false
         let relaxed = TokenResponseParser(mapping: mapping)
@@ -492,7 +599,8 @@ import AuthKitTestSupport
     @Test func rfc6749ErrorBodyIsTyped() throws {
         let body = Data(#"{"error":"invalid_grant","error_description":"Code expired"}"#.utf8)
         #expect {
-            try TokenResponseParser().parse(IncomingResponse(status: 400, headers: [("Content-Type", "application/json")], body: body))
+            try TokenResponseParser().parse(
+                IncomingResponse(status: 400, headers: [("Content-Type", "application/json")], body: body))
         } throws: { error in
             guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
             return response.code == "invalid_grant" && response.description == "Code expired" && response.status == 400
@@ -501,7 +609,8 @@ import AuthKitTestSupport
     }
 
     @Test func invalidClientAs401WithChallenge() throws {
-        let response = IncomingResponse(status: 401, headers: [("WWW-Authenticate", #"Basic realm="x", error="invalid_client""#)])
+        let response = IncomingResponse(
+            status: 401, headers: [("WWW-Authenticate", #"Basic realm="x", error="invalid_client""#)])
         #expect {
             try TokenResponseParser().parse(response)
         } throws: { error in
@@ -512,11 +621,25 @@ import AuthKitTestSupport
 
     @Test func htmlAndTruncatedBodiesAreUnusable() throws {
         let cases: [(IncomingResponse, String)] = [
-            (IncomingResponse(status: 502, headers: [("Content-Type", "text/html")], body: Data("<html><title>Bad Gateway</title></html>".utf8)), "HTML page"),
-            (IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data(#"{"access_token":"a","tok"#.utf8)), "malformed or truncated"),
+            (
+                IncomingResponse(
+                    status: 502, headers: [("Content-Type", "text/html")],
+                    body: Data("<html><title>Bad Gateway</title></html>".utf8)), "HTML page"
+            ),
+            (
+                IncomingResponse(
+                    status: 200, headers: [("Content-Type", "application/json")],
+                    body: Data(#"{"access_token":"a","tok"#.utf8)), "malformed or truncated"
+            ),
             (IncomingResponse(status: 200, body: Data("[1,2]".utf8)), "not an object"),
-            (IncomingResponse(status: 500, headers: [("Content-Type", "application/json")], body: Data("{}".utf8)), "HTTP 500"),
-            (IncomingResponse(status: 200, body: Data(#"{"access_token":42,"token_type":"Bearer"}"#.utf8)), "access_token"),
+            (
+                IncomingResponse(status: 500, headers: [("Content-Type", "application/json")], body: Data("{}".utf8)),
+                "HTTP 500"
+            ),
+            (
+                IncomingResponse(status: 200, body: Data(#"{"access_token":42,"token_type":"Bearer"}"#.utf8)),
+                "access_token"
+            ),
         ]
         for (response, fragment) in cases {
             #expect {
@@ -535,8 +658,9 @@ import AuthKitTestSupport
         let descriptor = testDescriptor(
             id: "down", name: "Down", protocol: .oauth2, authorization: DescriptorFile.Authorization(url: "\(base)/a"),
             token: DescriptorFile.Token(url: "\(base)/token"))
-        let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "top-secret"),
-                                      httpClient: URLSessionHTTPClient(timeout: 5))
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "top-secret"),
+            httpClient: URLSessionHTTPClient(timeout: 5))
         await #expect {
             try await client.exchange(code: "the-code", pending: pending(for: client))
         } throws: { error in
@@ -553,10 +677,16 @@ import AuthKitTestSupport
         let excluded = Set(#""<>\^`{|}"#.utf8)
         for byte in UInt8.min...UInt8.max {
             let allowed = (0x21...0x7E).contains(byte) && !excluded.contains(byte)
-            #expect(TokenResponseParser.isTokenType(String(decoding: [UInt8(ascii: "a"), byte], as: UTF8.self)) == allowed, "byte \(byte)")
+            #expect(
+                TokenResponseParser.isTokenType(String(decoding: [UInt8(ascii: "a"), byte], as: UTF8.self)) == allowed,
+                "byte \(byte)")
         }
-        #expect(TokenResponseParser.isTokenType("Bearer") && TokenResponseParser.isTokenType("urn:ietf:params:oauth:token-type:jwt"))
-        #expect(!TokenResponseParser.isTokenType("") && !TokenResponseParser.isTokenType(String(repeating: "a", count: 257)))
+        #expect(
+            TokenResponseParser.isTokenType("Bearer")
+                && TokenResponseParser.isTokenType("urn:ietf:params:oauth:token-type:jwt"))
+        #expect(
+            !TokenResponseParser.isTokenType("") && !TokenResponseParser.isTokenType(String(repeating: "a", count: 257))
+        )
     }
 
     /// Granted scopes split on spaces and commas (RFC 6749 §3.3; GitHub
@@ -568,8 +698,9 @@ import AuthKitTestSupport
     ])
     func scopesSplitOnEverySeparator(separator: String, scope: String, expected: [String]) throws {
         let body = #"{"access_token":"at","token_type":"Bearer","scope":"\#(scope)"}"#
-        let response = IncomingResponse(status: 200, headers: HTTPFields([HTTPField(name: .contentType, value: "application/json")]),
-                                        body: Data(body.utf8), secrets: [])
+        let response = IncomingResponse(
+            status: 200, headers: HTTPFields([HTTPField(name: .contentType, value: "application/json")]),
+            body: Data(body.utf8), secrets: [])
         #expect(try TokenResponseParser(scopeSeparator: separator).parse(response).scopes == expected)
     }
 }

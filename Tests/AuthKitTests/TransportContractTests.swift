@@ -1,11 +1,13 @@
 import AuthKitTestSupport
-#if canImport(FoundationNetworking)
-import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
-#endif
 import Foundation
 import Logging
 import Testing
+
 @testable import AuthKit
+
+#if canImport(FoundationNetworking)
+    import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
+#endif
 
 /// Both transports this package ships in its core products keep every promise
 /// ``HTTPClient`` makes (``TransportContract``): the platform's default one,
@@ -33,7 +35,11 @@ import Testing
     static let cases: [(Transport, TransportContract.Clause)] = Transport.allCases.flatMap { transport in
         TransportContract.Clause.all.compactMap { clause in
             #if canImport(FoundationNetworking)
-            if transport == .urlSession, [.gzipBombIsRefused, .zstdBombIsRefused, .brotliBombIsRefused, .floodEndsAtTheCap].contains(clause) { return nil }
+                if transport == .urlSession,
+                    [.gzipBombIsRefused, .zstdBombIsRefused, .brotliBombIsRefused, .floodEndsAtTheCap].contains(clause)
+                {
+                    return nil
+                }
             #endif
             return (transport, clause)
         }
@@ -51,17 +57,23 @@ import Testing
     @Test(arguments: ["gzip", "zstd", "br"])
     func theBombsDecodeToWhatTheyClaim(encoding: String) async throws {
         let size = 300 << 10
-        let bomb = switch encoding {
-        case "gzip": GzipBomb.make(inflatedSize: size)
-        case "zstd": ZstdBomb.make(inflatedSize: size)
-        default: BrotliBomb.make(inflatedSize: size)
-        }
+        let bomb =
+            switch encoding {
+            case "gzip": GzipBomb.make(inflatedSize: size)
+            case "zstd": ZstdBomb.make(inflatedSize: size)
+            default: BrotliBomb.make(inflatedSize: size)
+            }
         try await withServer { server in
-            server.route("GET", "/data") { _ in StubResponse(status: 200, headers: [("Content-Encoding", encoding)], body: bomb) }
+            server.route("GET", "/data") { _ in
+                StubResponse(status: 200, headers: [("Content-Encoding", encoding)], body: bomb)
+            }
             let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
-            let response = try await transport.send(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/data")!), step: .apiRequest)
+            let response = try await transport.send(
+                OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/data")!), step: .apiRequest)
             #expect(bomb.count < size / 50, "a bomb is much smaller than what it decodes to")
-            #expect(response.body.count == size && response.body.allSatisfy { $0 == 0 }, "\(encoding): \(response.body.count) bytes")
+            #expect(
+                response.body.count == size && response.body.allSatisfy { $0 == 0 },
+                "\(encoding): \(response.body.count) bytes")
         }
     }
 
@@ -71,16 +83,21 @@ import Testing
     /// at the server.
     @Test(arguments: ["many lines", "one line"])
     func anEndlessHeadIsNamedAsSuch(shape: String) async throws {
-        let line = shape == "one line" ? String(repeating: "a", count: 1000) : "X-Flood: " + String(repeating: "a", count: 1000) + "\r\n"
+        let line =
+            shape == "one line"
+            ? String(repeating: "a", count: 1000) : "X-Flood: " + String(repeating: "a", count: 1000) + "\r\n"
         let server = RawResponseServer(TransportContract.json200("", repeating: line))
         try await server.start()
         defer { Task { await server.stop() } }
         let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
         await #expect {
-            _ = try await transport.send(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/token")!), step: .apiRequest)
+            _ = try await transport.send(
+                OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/token")!), step: .apiRequest)
         } throws: { error in
             guard case AuthKitError.network(_, let reason) = error else { return false }
-            return reason.detail.contains(shape == "one line" ? "a line of its header is longer than 100 KiB" : "its header is longer than 128 KiB")
+            return reason.detail.contains(
+                shape == "one line"
+                    ? "a line of its header is longer than 100 KiB" : "its header is longer than 128 KiB")
         }
     }
 
@@ -90,11 +107,13 @@ import Testing
     @Test func urlSessionRefusesACompressedBody() async throws {
         try await withServer { server in
             server.route("GET", "/data") { _ in
-                StubResponse(status: 200, headers: [("Content-Encoding", "gzip")], body: GzipBomb.make(inflatedSize: 1 << 20))
+                StubResponse(
+                    status: 200, headers: [("Content-Encoding", "gzip")], body: GzipBomb.make(inflatedSize: 1 << 20))
             }
             let transport = FlowTransport(http: URLSessionHTTPClient(timeout: 10), logger: Logger(label: "test"))
             await #expect {
-                _ = try await transport.send(OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/data")!), step: .apiRequest)
+                _ = try await transport.send(
+                    OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/data")!), step: .apiRequest)
             } throws: { error in
                 guard case AuthKitError.network(_, let reason) = error else { return false }
                 return reason.detail.contains("'gzip'-encoded body though none was asked for")

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One provider's sign-in, whatever its protocol.
 ///
@@ -114,10 +115,15 @@ extension Authenticator {
     /// place without a word. `oob` is OAuth 1.0a's "no redirect" (RFC 5849 §2.1).
     package static func checkConfiguredRedirectURI(_ settings: ClientSettings, descriptor: ProviderDescriptor) throws {
         guard let configured = settings.redirectURI, !(descriptor.protocol == .oauth1 && configured == "oob"),
-              let problem = RedirectURIRules.problem(configured) else { return }
+            let problem = RedirectURIRules.problem(configured)
+        else { return }
         let providerID = descriptor.id
         let shown = configured.split(separator: "?", maxSplits: 1).first.map(String.init) ?? configured
-        throw AuthKitError.unusableRedirectURI(uri: shown, reason: "the configured redirect URI (ClientSettings.redirectURI, \(ClientSettings.environmentPrefix(for: providerID))_REDIRECT_URI or config.json) \(problem).")
+        throw AuthKitError.unusableRedirectURI(
+            uri: shown,
+            reason:
+                "the configured redirect URI (ClientSettings.redirectURI, \(ClientSettings.environmentPrefix(for: providerID))_REDIRECT_URI or config.json) \(problem)."
+        )
     }
 
     /// True when a loopback listener may choose the port (RFC 8252 §7.3): no
@@ -133,7 +139,9 @@ extension Authenticator {
         guard redirect.schemeIsRequired, uri.scheme?.lowercased() != redirect.scheme else { return }
         throw AuthKitError.unusableRedirectURI(
             uri: uri.redactedForLogs,
-            reason: "\(descriptor.name) only accepts \(redirect.scheme) redirect URIs. Register one and pass it (for example \(redirect.uri.absoluteString)).")
+            reason:
+                "\(descriptor.name) only accepts \(redirect.scheme) redirect URIs. Register one and pass it (for example \(redirect.uri.absoluteString))."
+        )
     }
 
     /// ``authorize(_:with:)`` for a request the engines build: the same
@@ -142,7 +150,9 @@ extension Authenticator {
     package func authorize(_ request: OutgoingRequest, with credential: Credential) throws -> OutgoingRequest {
         var authorized = request
         authorized.head = try authorize(request.head, body: request.body, with: credential)
-        authorized.secrets += [credential.accessToken, credential.tokenSecret, credential.refreshToken].compactMap { $0 }
+        authorized.secrets += [credential.accessToken, credential.tokenSecret, credential.refreshToken].compactMap {
+            $0
+        }
         return authorized
     }
 

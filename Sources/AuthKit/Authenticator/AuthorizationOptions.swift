@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Per-attempt choices a caller makes when authorizing.
@@ -15,8 +15,10 @@ public struct AuthorizationOptions: Sendable, Hashable {
     /// Overrides the redirect URI from settings and descriptor.
     public var redirectURI: URL?
 
-    public init(scopes: [String]? = nil, label: String? = nil, additionalParameters: [String: String] = [:],
-                redirectURI: URL? = nil) {
+    public init(
+        scopes: [String]? = nil, label: String? = nil, additionalParameters: [String: String] = [:],
+        redirectURI: URL? = nil
+    ) {
         self.scopes = scopes
         self.label = label
         self.additionalParameters = additionalParameters

@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A ``UserAgent`` for terminals without a browser on the same machine (SSH),
@@ -49,7 +49,8 @@ public struct ManualUserAgent: UserAgent {
 
     public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
         let url = try await session.makeAuthorizationURL(session.redirectURI)
-        write("Open this URL in a browser and approve access to \(session.providerName):\n\n  \(url.absoluteString)\n\n")
+        write(
+            "Open this URL in a browser and approve access to \(session.providerName):\n\n  \(url.absoluteString)\n\n")
         guard let redirectURI = session.redirectURI else {
             write("Then type the code \(session.providerName) shows:\n")
             guard let code = readLine().map(Self.unwrapped), !code.isEmpty else { throw AuthKitError.cancelled }
@@ -60,7 +61,8 @@ public struct ManualUserAgent: UserAgent {
             // Nothing of this sign-in listens there: the browser's error page
             // is expected. "Nothing listens" is not said: another program
             // could (it would see the code, which PKCE keeps useless to it).
-            prompt += ". This sign-in does not listen at that address, so the browser will most likely show a connection error; the URL in its address bar is what to paste"
+            prompt +=
+                ". This sign-in does not listen at that address, so the browser will most likely show a connection error; the URL in its address bar is what to paste"
         }
         write(prompt + ":\n")
         guard let line = readLine().map(Self.unwrapped), !line.isEmpty else { throw AuthKitError.cancelled }
@@ -68,7 +70,9 @@ public struct ManualUserAgent: UserAgent {
         // re-encode what the parser must refuse). A wrong paste is an error
         // here: there is no browser to wait for.
         try session.validateRedirect(line)
-        guard let pasted = URL(string: line) else { throw AuthKitError.redirect(.malformed("the pasted text is not a URL")) }
+        guard let pasted = URL(string: line) else {
+            throw AuthKitError.redirect(.malformed("the pasted text is not a URL"))
+        }
         return .redirect(pasted, redirectURI: redirectURI)
     }
 

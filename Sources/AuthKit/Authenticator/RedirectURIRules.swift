@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What makes a redirect URI unusable before any request is built, one rule
@@ -18,7 +18,8 @@ package enum RedirectURIRules {
     /// and ends with what to do; `nil` when nothing is.
     package static func problem(_ text: String) -> String? {
         guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty else {
-            return "is not an absolute URI such as http://127.0.0.1:8765/callback (RFC 3986 §4.3: a scheme, then the rest); check the port and the characters after the scheme"
+            return
+                "is not an absolute URI such as http://127.0.0.1:8765/callback (RFC 3986 §4.3: a scheme, then the rest); check the port and the characters after the scheme"
         }
         // RFC 6749 §3.1.2: "The endpoint URI MUST NOT include a fragment
         // component"; the answer's parameters would be read from the wrong part.
@@ -29,13 +30,15 @@ package enum RedirectURIRules {
         // deprecates them in http URIs), would not match the registered URI,
         // and a password would travel in the authorization URL.
         if url.user != nil || url.password != nil {
-            return "carries a user name or password (user:password@), which a redirect URI has no use for (RFC 9110 §4.2.4); remove them"
+            return
+                "carries a user name or password (user:password@), which a redirect URI has no use for (RFC 9110 §4.2.4); remove them"
         }
         if let port = url.port, !(1...65535).contains(port) {
             return "names port \(port), which is not a TCP port (1–65535); give the port the provider has registered"
         }
         if let escape = badEscape(in: text) {
-            return "holds '\(escape)', a '%' that begins no escape such as %2F (RFC 3986 §2.1); write a '%' itself as %25"
+            return
+                "holds '\(escape)', a '%' that begins no escape such as %2F (RFC 3986 §2.1); write a '%' itself as %25"
         }
         // Foundation would send a space as %20: a URI that matches none registered.
         if text.unicodeScalars.contains(" ") {
@@ -57,8 +60,8 @@ package enum RedirectURIRules {
     }
 }
 
-private extension UInt8 {
-    var isHexDigit: Bool {
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
             || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
     }

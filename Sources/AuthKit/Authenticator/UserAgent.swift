@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Something that shows the user an authorization URL and hands back where the
@@ -44,9 +44,11 @@ public struct AuthorizationSession: Sendable {
     private let validate: @Sendable (String) throws -> Void
 
     /// `validateRedirect` receives the redirect as text, exactly as it arrived.
-    public init(providerName: String, redirectURI: URL?, redirectPortIsFlexible: Bool,
-                makeAuthorizationURL: @escaping @Sendable (URL?) async throws -> URL,
-                validateRedirect: @escaping @Sendable (String) throws -> Void) {
+    public init(
+        providerName: String, redirectURI: URL?, redirectPortIsFlexible: Bool,
+        makeAuthorizationURL: @escaping @Sendable (URL?) async throws -> URL,
+        validateRedirect: @escaping @Sendable (String) throws -> Void
+    ) {
         self.providerName = providerName
         self.redirectURI = redirectURI
         self.redirectPortIsFlexible = redirectPortIsFlexible

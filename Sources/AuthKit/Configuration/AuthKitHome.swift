@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The directory AuthKit keeps its user files in: `providers/` overrides,
@@ -31,11 +31,12 @@ package enum AuthKitHome {
         /// The platform this code runs on.
         static var current: Platform {
             #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-            let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-                ?? FileManager.default.temporaryDirectory
-            return .mobile(applicationSupport: support)
+                let support =
+                    FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+                    ?? FileManager.default.temporaryDirectory
+                return .mobile(applicationSupport: support)
             #else
-            return .desktop
+                return .desktop
             #endif
         }
     }
@@ -58,7 +59,8 @@ package enum AuthKitHome {
             return applicationSupport.appendingPathComponent("AuthKit", isDirectory: true)
         case .desktop:
             if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-                return URL(fileURLWithPath: config, isDirectory: true).appendingPathComponent("authkit", isDirectory: true)
+                return URL(fileURLWithPath: config, isDirectory: true).appendingPathComponent(
+                    "authkit", isDirectory: true)
             }
             return desktopHome(environment: environment).appendingPathComponent(".config/authkit", isDirectory: true)
         }
@@ -86,20 +88,26 @@ package enum AuthKitHome {
     /// `providers/` directory of their own. Refused, not warned about.
     package static func foreignWriteProblem(environment: [String: String]) -> String? {
         let path = directory(environment: environment).path
-        let named = environment["AUTHKIT_HOME"].map { !$0.isEmpty } == true ? "AUTHKIT_HOME (\(path))" : "AuthKit's directory \(path)"
+        let named =
+            environment["AUTHKIT_HOME"].map { !$0.isEmpty } == true
+            ? "AUTHKIT_HOME (\(path))" : "AuthKit's directory \(path)"
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
         if info.st_uid != geteuid() && info.st_uid != 0 {
-            return "\(named) belongs to another user (uid \(info.st_uid)), who could place files and links in it that send your credentials elsewhere; it is not used. Set AUTHKIT_HOME to a directory of your own."
+            return
+                "\(named) belongs to another user (uid \(info.st_uid)), who could place files and links in it that send your credentials elsewhere; it is not used. Set AUTHKIT_HOME to a directory of your own."
         }
         // FileSystem's rule, without its exception for a sticky directory.
         guard let who = FileSystem.otherWriters(info, allowingSticky: false) else { return nil }
-        return "\(named) can be written by \(who) (\(FileSystem.modeText(info))), who could place files and links in it that send your credentials elsewhere; it is not used. Run: chmod 700 '\(path)'"
+        return
+            "\(named) can be written by \(who) (\(FileSystem.modeText(info))), who could place files and links in it that send your credentials elsewhere; it is not used. Run: chmod 700 '\(path)'"
     }
 
     private static func fileProblem(environment: [String: String]) -> String? {
         let path = directory(environment: environment).path
-        let named = environment["AUTHKIT_HOME"].map { !$0.isEmpty } == true ? "AUTHKIT_HOME (\(path))" : "AuthKit's directory \(path)"
+        let named =
+            environment["AUTHKIT_HOME"].map { !$0.isEmpty } == true
+            ? "AUTHKIT_HOME (\(path))" : "AuthKit's directory \(path)"
         var info = stat()
         guard stat(path, &info) == 0 else {
             // ENOTDIR: a part of the path before the last is a file. (ENOENT
@@ -112,21 +120,29 @@ package enum AuthKitHome {
     }
 
     private static func relativeProblem(environment: [String: String]) -> String? {
-        guard let home = environment["AUTHKIT_HOME"], !home.isEmpty else { return relativeHOMEProblem(environment: environment) }
+        guard let home = environment["AUTHKIT_HOME"], !home.isEmpty else {
+            return relativeHOMEProblem(environment: environment)
+        }
         if home.hasPrefix("/") {
             // An env file's or a paste's slip: "/srv/authkit " names another,
             // empty, directory, which every command then used without a word.
             if home.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-                return "AUTHKIT_HOME holds a line break or other control character, which no directory meant for it does. Set it to the directory's path alone."
+                return
+                    "AUTHKIT_HOME holds a line break or other control character, which no directory meant for it does. Set it to the directory's path alone."
             }
             if home.last?.isWhitespace == true {
-                return "AUTHKIT_HOME ('\(home)') ends with a space, which names another directory than '\(home.trimmingSpacesAndNewlines())'. Remove the space (check the env file or unit that sets it)."
+                return
+                    "AUTHKIT_HOME ('\(home)') ends with a space, which names another directory than '\(home.trimmingSpacesAndNewlines())'. Remove the space (check the env file or unit that sets it)."
             }
             return nil
         }
-        let shown = home.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "a relative path" : "'\(home)', a relative path"
-        let tilde = home.hasPrefix("~") ? " ('~' is expanded only by a shell, and not inside quotes: write $HOME instead)" : ""
-        return "AUTHKIT_HOME is \(shown)\(tilde); it would name another directory in every working directory. Set it to an absolute path, such as $HOME/.config/authkit."
+        let shown =
+            home.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            ? "a relative path" : "'\(home)', a relative path"
+        let tilde =
+            home.hasPrefix("~") ? " ('~' is expanded only by a shell, and not inside quotes: write $HOME instead)" : ""
+        return
+            "AUTHKIT_HOME is \(shown)\(tilde); it would name another directory in every working directory. Set it to an absolute path, such as $HOME/.config/authkit."
     }
 
     /// The default directory comes from `$HOME` (no `$AUTHKIT_HOME`, no
@@ -135,9 +151,13 @@ package enum AuthKitHome {
     /// environment.
     private static func relativeHOMEProblem(environment: [String: String]) -> String? {
         guard case .desktop = Platform.current, environment["XDG_CONFIG_HOME"]?.hasPrefix("/") != true,
-              let home = environment["HOME"], !home.isEmpty, !home.hasPrefix("/") else { return nil }
-        let shown = home.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "a relative path" : "'\(home)', a relative path"
-        return "HOME is \(shown), so AuthKit's directory ($HOME/.config/authkit) would be another in every working directory. Set HOME, or AUTHKIT_HOME, to an absolute path."
+            let home = environment["HOME"], !home.isEmpty, !home.hasPrefix("/")
+        else { return nil }
+        let shown =
+            home.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            ? "a relative path" : "'\(home)', a relative path"
+        return
+            "HOME is \(shown), so AuthKit's directory ($HOME/.config/authkit) would be another in every working directory. Set HOME, or AUTHKIT_HOME, to an absolute path."
     }
 
     /// `$HOME`, else the account's home directory (asked of the system only
@@ -145,9 +165,9 @@ package enum AuthKitHome {
     private static func desktopHome(environment: [String: String]) -> URL {
         if let home = environment["HOME"], !home.isEmpty { return URL(fileURLWithPath: home, isDirectory: true) }
         #if os(macOS) || os(Linux)
-        return FileManager.default.homeDirectoryForCurrentUser
+            return FileManager.default.homeDirectoryForCurrentUser
         #else
-        return FileManager.default.temporaryDirectory
+            return FileManager.default.temporaryDirectory
         #endif
     }
 }

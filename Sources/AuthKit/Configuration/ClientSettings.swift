@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The per-user, per-provider values that never belong in a shipped
@@ -24,8 +24,10 @@ public struct ClientSettings: Codable, Sendable, Hashable {
     public var placeholders: [String: String]?
     public var scopes: [String]?
 
-    public init(clientID: String? = nil, clientSecret: String? = nil, redirectURI: String? = nil,
-                placeholders: [String: String]? = nil, scopes: [String]? = nil) {
+    public init(
+        clientID: String? = nil, clientSecret: String? = nil, redirectURI: String? = nil,
+        placeholders: [String: String]? = nil, scopes: [String]? = nil
+    ) {
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.redirectURI = redirectURI
@@ -61,8 +63,10 @@ public struct ClientSettings: Codable, Sendable, Hashable {
     }
 
     /// Reads the values for `providerID` from the environment.
-    package static func fromEnvironment(providerID: String, placeholderNames: [String],
-                                       environment: [String: String]) -> ClientSettings {
+    package static func fromEnvironment(
+        providerID: String, placeholderNames: [String],
+        environment: [String: String]
+    ) -> ClientSettings {
         let prefix = environmentPrefix(for: providerID)
         func value(_ suffix: String) -> String? {
             guard let value = environment["\(prefix)_\(suffix)"], !value.isEmpty else { return nil }
@@ -74,9 +78,10 @@ public struct ClientSettings: Codable, Sendable, Hashable {
                 placeholders[name] = found
             }
         }
-        return ClientSettings(clientID: value("CLIENT_ID"), clientSecret: value("CLIENT_SECRET"),
-                              redirectURI: value("REDIRECT_URI"),
-                              placeholders: placeholders.isEmpty ? nil : placeholders)
+        return ClientSettings(
+            clientID: value("CLIENT_ID"), clientSecret: value("CLIENT_SECRET"),
+            redirectURI: value("REDIRECT_URI"),
+            placeholders: placeholders.isEmpty ? nil : placeholders)
     }
 
     /// Merges `self` over `fallback`, field by field.
@@ -97,8 +102,9 @@ public struct ClientSettings: Codable, Sendable, Hashable {
         configuration: UserConfiguration? = nil
     ) -> ClientSettings {
         let fromFile = configuration?.providers?[providerID] ?? ClientSettings()
-        let fromEnvironment = fromEnvironment(providerID: providerID, placeholderNames: placeholderNames,
-                                              environment: environment)
+        let fromEnvironment = fromEnvironment(
+            providerID: providerID, placeholderNames: placeholderNames,
+            environment: environment)
         return explicit.merged(over: fromEnvironment.merged(over: fromFile))
     }
 
@@ -114,12 +120,18 @@ public struct ClientSettings: Codable, Sendable, Hashable {
     ) throws -> ClientSettings {
         let home = AuthKitHome.directory(environment: environment)
         let configuration = try UserConfiguration.load(home: home)
-        if let unknown = descriptor.undeclaredPlaceholder(in: configuration.providers?[descriptor.id]?.placeholders.map { Array($0.keys) } ?? []) {
-            throw AuthKitError.invalidFile([FileIssue(file: home.appendingPathComponent("config.json").path,
-                                                      field: "providers.\(descriptor.id).placeholders.\(unknown.name)", problem: unknown.problem)])
+        if let unknown = descriptor.undeclaredPlaceholder(
+            in: configuration.providers?[descriptor.id]?.placeholders.map { Array($0.keys) } ?? [])
+        {
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: home.appendingPathComponent("config.json").path,
+                    field: "providers.\(descriptor.id).placeholders.\(unknown.name)", problem: unknown.problem)
+            ])
         }
-        return resolve(providerID: descriptor.id, placeholderNames: descriptor.placeholders.keys.sorted(),
-                       explicit: explicit, environment: environment, configuration: configuration)
+        return resolve(
+            providerID: descriptor.id, placeholderNames: descriptor.placeholders.keys.sorted(),
+            explicit: explicit, environment: environment, configuration: configuration)
     }
 }
 

@@ -39,11 +39,13 @@ package enum ScopeToken {
         case .empty:
             return "holds an empty scope; remove it."
         case .several(let names):
-            return "'\(DisplayText.sanitized(scope, limit: 80))' is several scopes; list each on its own: \(names.map { "\"\($0)\"" }.joined(separator: ", "))."
+            return
+                "'\(DisplayText.sanitized(scope, limit: 80))' is several scopes; list each on its own: \(names.map { "\"\($0)\"" }.joined(separator: ", "))."
         case .spacesAround(let name):
             return "'\(DisplayText.sanitized(scope, limit: 80))' begins or ends with a space; write \"\(name)\"."
         case .character:
-            return "'\(DisplayText.sanitized(scope, limit: 80))' holds a control character, a non-ASCII one, '\"' or '\\', which no scope has (RFC 6749 §3.3)."
+            return
+                "'\(DisplayText.sanitized(scope, limit: 80))' holds a control character, a non-ASCII one, '\"' or '\\', which no scope has (RFC 6749 §3.3)."
         }
     }
 }

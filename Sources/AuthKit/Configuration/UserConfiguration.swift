@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `$AUTHKIT_HOME/config.json`: the user's client settings per provider.
 ///
@@ -32,14 +33,16 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
         }
         let data: Data
         do {
-            data = try FileSystem.contents(of: url.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)
+            data = try FileSystem.contents(
+                of: url.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)
         } catch {
             throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: error.description)])
         }
         // As strict as a descriptor: a misspelt key (clientId) would otherwise be
         // ignored and the setting silently missing.
         let raw = try DescriptorLoader.parseRefusingRepeatedNames(data, file: url.path)
-        let issues = SchemaCheck(json: schema, reference: "README.md, \"Client id and secret\"").problems(in: raw, file: url.path)
+        let issues = SchemaCheck(json: schema, reference: "README.md, \"Client id and secret\"").problems(
+            in: raw, file: url.path)
         guard issues.isEmpty else { throw AuthKitError.invalidFile(issues) }
         let configuration: UserConfiguration
         do {
@@ -49,11 +52,17 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
         }
         let scopeIssues = (configuration.providers ?? [:]).sorted { $0.key < $1.key }.flatMap { id, settings in
             (settings.scopes ?? []).enumerated().compactMap { index, scope in
-                ScopeToken.problem(scope).map { FileIssue(file: url.path, field: "providers.\(id).scopes[\(index)]", problem: ScopeToken.describe($0, scope)) }
+                ScopeToken.problem(scope).map {
+                    FileIssue(
+                        file: url.path, field: "providers.\(id).scopes[\(index)]",
+                        problem: ScopeToken.describe($0, scope))
+                }
             }
         }
         guard scopeIssues.isEmpty else { throw AuthKitError.invalidFile(scopeIssues) }
-        if let warning = configuration.exposedSecretWarning(path: url.path), warned.withLock({ $0.insert(warning).inserted }) {
+        if let warning = configuration.exposedSecretWarning(path: url.path),
+            warned.withLock({ $0.insert(warning).inserted })
+        {
             Logger(label: "authkit.config").warning("\(warning)")
         }
         return configuration
@@ -65,7 +74,8 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
     package func exposedSecretWarning(path: String) -> String? {
         guard providers?.values.contains(where: { $0.clientSecret?.isEmpty == false }) == true else { return nil }
         guard let mode = FileSystem.permissions(of: path), mode & 0o044 != 0 else { return nil }
-        return "\(path) holds a client secret and other users can read it (mode \(String(mode & 0o777, radix: 8))); run: chmod 600 '\(path)'"
+        return
+            "\(path) holds a client secret and other users can read it (mode \(String(mode & 0o777, radix: 8))); run: chmod 600 '\(path)'"
     }
 
     /// Warnings already given by this process: settings are read once per authenticator.
@@ -73,11 +83,11 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
 
     /// The shape of `config.json`, checked like a descriptor's.
     static let schema = #"""
-    {"type": "object", "additionalProperties": false, "properties": {
-      "providers": {"type": "object", "additionalProperties": {
-        "type": "object", "additionalProperties": false, "properties": {
-          "clientID": {"type": "string"}, "clientSecret": {"type": "string"}, "redirectURI": {"type": "string"},
-          "placeholders": {"type": "object", "additionalProperties": {"type": "string"}},
-          "scopes": {"type": "array", "items": {"type": "string"}}}}}}}
-    """#
+        {"type": "object", "additionalProperties": false, "properties": {
+          "providers": {"type": "object", "additionalProperties": {
+            "type": "object", "additionalProperties": false, "properties": {
+              "clientID": {"type": "string"}, "clientSecret": {"type": "string"}, "redirectURI": {"type": "string"},
+              "placeholders": {"type": "object", "additionalProperties": {"type": "string"}},
+              "scopes": {"type": "array", "items": {"type": "string"}}}}}}}
+        """#
 }

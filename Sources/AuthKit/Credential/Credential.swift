@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What a successful authorization yields, for OAuth 2.0 and OAuth 1.0a alike.
@@ -96,14 +96,18 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
                 throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "is not " + form)
             }
             // A decoder that stores dates as numbers has no text to check.
-            if decoded != nil, let text = try? container.decode(String.self, forKey: key), let problem = StoredDate.problem(text) {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container,
-                                                       debugDescription: "\(problem), a date the calendar does not have; write " + form)
+            if decoded != nil, let text = try? container.decode(String.self, forKey: key),
+                let problem = StoredDate.problem(text)
+            {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container,
+                    debugDescription: "\(problem), a date the calendar does not have; write " + form)
             }
             return decoded
         }
         guard let obtainedAt = try date(.obtainedAt) else {
-            throw DecodingError.keyNotFound(CodingKeys.obtainedAt, .init(codingPath: container.codingPath, debugDescription: "required"))
+            throw DecodingError.keyNotFound(
+                CodingKeys.obtainedAt, .init(codingPath: container.codingPath, debugDescription: "required"))
         }
         self.init(
             providerID: try container.decode(String.self, forKey: .providerID),
@@ -192,8 +196,9 @@ public struct CredentialKey: Hashable, Sendable, Codable, CustomStringConvertibl
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(providerID: try container.decode(String.self, forKey: .providerID),
-                  label: try container.decodeIfPresent(String.self, forKey: .label))
+        self.init(
+            providerID: try container.decode(String.self, forKey: .providerID),
+            label: try container.decodeIfPresent(String.self, forKey: .label))
     }
 
     /// `""` as `nil`: one spelling of the default account.

@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A valid credential on demand: an authenticator, a store and the key of one
 /// stored credential.
@@ -37,9 +38,11 @@ public struct CredentialSource: Sendable {
     /// - Parameters:
     ///   - refreshMargin: seconds before expiry to refresh; `nil` uses the descriptor's (default 60).
     ///   - httpClient: sends ``send(_:body:followRedirects:maximumBodySize:deadline:)``'s requests; `nil` is the platform default.
-    public init(authenticator: any Authenticator, store: any CredentialStore, key: CredentialKey,
-                refreshMargin: TimeInterval? = nil, httpClient: (any HTTPClient)? = nil,
-                logger: Logger = Logger(label: "authkit.credentials")) {
+    public init(
+        authenticator: any Authenticator, store: any CredentialStore, key: CredentialKey,
+        refreshMargin: TimeInterval? = nil, httpClient: (any HTTPClient)? = nil,
+        logger: Logger = Logger(label: "authkit.credentials")
+    ) {
         self.authenticator = authenticator
         self.store = store
         self.key = key
@@ -80,13 +83,16 @@ public struct CredentialSource: Sendable {
     public func refresh() async throws -> Credential {
         let held = try await stored()
         // Another process may have refreshed it meanwhile: then its result is the refresh.
-        return try await refresh(ifStill: { $0.accessToken == held.accessToken && $0.refreshToken == held.refreshToken })
+        return try await refresh(ifStill: { $0.accessToken == held.accessToken && $0.refreshToken == held.refreshToken }
+        )
     }
 
     /// Under the lock: re-read, refresh when `needed` still holds for what is
     /// stored, save, return. What another process stored meanwhile is adopted.
     private func refresh(ifStill needed: @escaping @Sendable (Credential) -> Bool) async throws -> Credential {
-        let authenticator = self.authenticator, store = self.store, key = self.key
+        let authenticator = self.authenticator
+        let store = self.store
+        let key = self.key
         return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
             guard let latest = try await store.credential(for: key) else {
                 throw AuthKitError.signInRequired(key, reason: .noCredential)
@@ -99,7 +105,13 @@ public struct CredentialSource: Sendable {
                 // The provider has answered: a rotating refresh token (RFC 9700
                 // §4.14.2) is now spent, and only the unsaved answer held the
                 // new one. Say so, so the user knows why the next refresh fails.
-                throw AuthKitError.store(path: path, reason: .init(reason.kind, reason.detail + " The provider did renew the credential, but the renewal was not saved; if the provider rotates refresh tokens, the stored one is now spent, and the next refresh will ask you to sign in again."))
+                throw AuthKitError.store(
+                    path: path,
+                    reason: .init(
+                        reason.kind,
+                        reason.detail
+                            + " The provider did renew the credential, but the renewal was not saved; if the provider rotates refresh tokens, the stored one is now spent, and the next refresh will ask you to sign in again."
+                    ))
             }
             return refreshed
         }
@@ -118,7 +130,9 @@ public struct CredentialSource: Sendable {
     /// - Returns: the credential revoked.
     @discardableResult
     public func revoke(keepingLocalCopy: Bool = false) async throws -> Credential {
-        let authenticator = self.authenticator, store = self.store, key = self.key
+        let authenticator = self.authenticator
+        let store = self.store
+        let key = self.key
         return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
             guard let latest = try await store.credential(for: key) else {
                 throw AuthKitError.signInRequired(key, reason: .noCredential)
@@ -139,7 +153,9 @@ public struct CredentialSource: Sendable {
 
     /// ``remove()`` for a caller with no authenticator at hand (`authkit token
     /// delete` needs no client id).
-    package static func remove(_ key: CredentialKey, from store: any CredentialStore, lockTimeout: Duration = .seconds(30)) async throws -> Credential? {
+    package static func remove(
+        _ key: CredentialKey, from store: any CredentialStore, lockTimeout: Duration = .seconds(30)
+    ) async throws -> Credential? {
         try await store.withRefreshLock(for: key, timeout: lockTimeout) {
             try await store.remove(key)
         }
@@ -182,8 +198,11 @@ public struct CredentialSource: Sendable {
         var outgoing = OutgoingRequest(method: request.method, url: url)
         outgoing.head.headerFields = request.headerFields
         outgoing.body = body
-        let (response, body, _) = try await send(outgoing, policy: RequestPolicy(
-            redirects: followRedirects ? .follow(maximum: 10) : .deliver, maximumBodySize: maximumBodySize, deadline: deadline))
+        let (response, body, _) = try await send(
+            outgoing,
+            policy: RequestPolicy(
+                redirects: followRedirects ? .follow(maximum: 10) : .deliver, maximumBodySize: maximumBodySize,
+                deadline: deadline))
         return (response, body)
     }
 
@@ -195,7 +214,9 @@ public struct CredentialSource: Sendable {
     /// was sent to: after a redirect to another origin, which got none, a
     /// refresh of the user's credential was made for an answer that could
     /// not concern it (and any server there could trigger one).
-    package func send(_ request: OutgoingRequest, policy: RequestPolicy) async throws -> (HTTPResponse, HTTPResponseBody, URL) {
+    package func send(_ request: OutgoingRequest, policy: RequestPolicy) async throws -> (
+        HTTPResponse, HTTPResponseBody, URL
+    ) {
         // Refused before a refresh could send anything over plain http.
         guard request.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: request.displayURL) }
         // And outside the provider's API (a `next` link an answer gave, a
@@ -205,8 +226,9 @@ public struct CredentialSource: Sendable {
         let credential = try await current()
         var opened = try await open(request, with: credential, until: end, policy: policy)
         if opened.status == 401, opened.url.origin == request.target.origin,
-           BearerChallenge(fields: opened.headers[values: .wwwAuthenticate])?.error == "invalid_token",
-           credential.kind == .oauth2, credential.refreshToken != nil || authenticator.descriptor.refresh != nil {
+            BearerChallenge(fields: opened.headers[values: .wwwAuthenticate])?.error == "invalid_token",
+            credential.kind == .oauth2, credential.refreshToken != nil || authenticator.descriptor.refresh != nil
+        {
             let renewed: Credential?
             do {
                 // Another task or process may have renewed it already: then that one is used.
@@ -217,7 +239,8 @@ public struct CredentialSource: Sendable {
                 // The 401 is the answer; why the refresh failed (it timed out,
                 // the grant was refused) is said beside it, or the caller
                 // could only guess. Provider text in it is already masked.
-                transport.logger.warning("\(request.displayURL) answered 401 invalid_token, and the refresh that followed failed: \(error)")
+                transport.logger.warning(
+                    "\(request.displayURL) answered 401 invalid_token, and the refresh that followed failed: \(error)")
                 renewed = nil
             }
             if let renewed, renewed.accessToken != credential.accessToken {
@@ -225,7 +248,10 @@ public struct CredentialSource: Sendable {
                 opened = try await open(request, with: renewed, until: end, policy: policy)
             }
         }
-        return (HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers), opened.bounded(until: end, allowed: policy.deadline), opened.url)
+        return (
+            HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers),
+            opened.bounded(until: end, allowed: policy.deadline), opened.url
+        )
     }
 
     /// Refuses `url` outside the provider's API (``APIOrigins``), before
@@ -239,18 +265,24 @@ public struct CredentialSource: Sendable {
         let match = descriptor.apiOrigins.match(url, placeholders: values)
         guard !match.outright else { return }
         guard match.withPlaceholder else {
-            throw AuthKitError.outsideProviderAPI(url: url.origin, providerID: descriptor.id, origins: descriptor.apiOrigins.shown(placeholders: values))
+            throw AuthKitError.outsideProviderAPI(
+                url: url.origin, providerID: descriptor.id, origins: descriptor.apiOrigins.shown(placeholders: values))
         }
         // Nothing stored: `current()` says so.
         guard let stored = try await store.credential(for: key), !match.allows(url.origin, for: stored) else { return }
-        throw AuthKitError.outsideProviderAPI(url: url.origin, providerID: descriptor.id,
-                                              origins: descriptor.apiOrigins.shown(for: stored, placeholders: values))
+        throw AuthKitError.outsideProviderAPI(
+            url: url.origin, providerID: descriptor.id,
+            origins: descriptor.apiOrigins.shown(for: stored, placeholders: values))
     }
 
-    private func open(_ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,
-                      policy: RequestPolicy) async throws -> OpenedResponse {
-        let authenticator = self.authenticator, transport = self.transport
-        return try await withDeadline(end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL) {
+    private func open(
+        _ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,
+        policy: RequestPolicy
+    ) async throws -> OpenedResponse {
+        let authenticator = self.authenticator
+        let transport = self.transport
+        return try await withDeadline(end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL)
+        {
             try await transport.open(request, step: .apiRequest, policy: policy) {
                 try authenticator.authorize($0, with: credential)
             }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// When a credential is refreshed: a provider's own rules, as data.
@@ -30,7 +30,10 @@ public struct RefreshPolicy: Sendable, Hashable {
     public var minimumAge: TimeInterval
     public var assumedLifetime: TimeInterval
 
-    public init(margin: TimeInterval = 60, ahead: TimeInterval = 0, minimumAge: TimeInterval = 0, assumedLifetime: TimeInterval = 0) {
+    public init(
+        margin: TimeInterval = 60, ahead: TimeInterval = 0, minimumAge: TimeInterval = 0,
+        assumedLifetime: TimeInterval = 0
+    ) {
         self.margin = margin
         self.ahead = ahead
         self.minimumAge = minimumAge

@@ -22,7 +22,8 @@ enum StoredDate {
             return value
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19) else { return nil }
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
+        else { return nil }
         guard (1...12).contains(month) else { return "has month \(month); months run 1–12" }
         let days = daysIn(month: month, year: year)
         guard (1...days).contains(day) else { return "has day \(day) of a month with \(days) days" }
@@ -36,9 +37,11 @@ enum StoredDate {
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-"),
-           let offsetHours = number(index + 1 ..< index + 3), let offsetMinutes = number(index + 4 ..< index + 6),
-           offsetHours > 23 || offsetMinutes > 59 {
-            return "has the offset \(DisplayText.sanitized(String(text[text.utf8.index(text.startIndex, offsetBy: index)...]), limit: 20)); an offset runs up to ±23:59"
+            let offsetHours = number(index + 1..<index + 3), let offsetMinutes = number(index + 4..<index + 6),
+            offsetHours > 23 || offsetMinutes > 59
+        {
+            return
+                "has the offset \(DisplayText.sanitized(String(text[text.utf8.index(text.startIndex, offsetBy: index)...]), limit: 20)); an offset runs up to ±23:59"
         }
         return nil
     }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Where a provider's API lives: the descriptor's `api.origins`. A stored
@@ -60,7 +60,9 @@ package struct APIOrigins: Sendable, Hashable {
             guard let credential else { return true }
             // Nothing recorded (a store from before AuthKit recorded it): the
             // values in effect could name any host, so no such origin is allowed.
-            guard let issued = credential.endpointOrigins, let wanted = APIOrigins.normalizedOrigin(origin) else { return false }
+            guard let issued = credential.endpointOrigins, let wanted = APIOrigins.normalizedOrigin(origin) else {
+                return false
+            }
             return issued.contains { APIOrigins.normalizedOrigin($0) == wanted }
         }
     }
@@ -68,7 +70,8 @@ package struct APIOrigins: Sendable, Hashable {
     /// How `url` stands to the origins, with `{name}`s filled from `placeholders`.
     package func match(_ url: URL, placeholders: [String: String]) -> Match {
         guard isRestricted else { return Match(outright: true, withPlaceholder: false, byValuesInEffect: false) }
-        guard let target = Self.authority(of: url), Self.hasNoEmptyLabel(Self.hostPart(of: target.authority[...])) else {
+        guard let target = Self.authority(of: url), Self.hasNoEmptyLabel(Self.hostPart(of: target.authority[...]))
+        else {
             return Match(outright: false, withPlaceholder: false, byValuesInEffect: false)
         }
         var match = Match(outright: false, withPlaceholder: false, byValuesInEffect: false)
@@ -89,7 +92,9 @@ package struct APIOrigins: Sendable, Hashable {
     /// The origins as a user reads them, placeholders filled where known.
     package func shown(placeholders: [String: String]) -> [String] {
         var seen = Set<String>()
-        return patterns.map { Self.filled($0, placeholders: placeholders) ?? $0 }.filter { seen.insert($0.lowercased()).inserted }
+        return patterns.map { Self.filled($0, placeholders: placeholders) ?? $0 }.filter {
+            seen.insert($0.lowercased()).inserted
+        }
     }
 
     /// The origins `credential` may go to, for an error: those without a
@@ -120,7 +125,8 @@ package struct APIOrigins: Sendable, Hashable {
             guard let value = placeholders[String(rest[rest.index(after: open)..<close])] else { return nil }
             rest = rest[rest.index(after: close)...]
             let authority = rest.isEmpty ? Substring(value).prefix { $0 != "/" } : Substring(value)
-            guard !authority.isEmpty, rest.isEmpty ? isHostValue(authority) : authority.allSatisfy(isLabelCharacter) else { return nil }
+            guard !authority.isEmpty, rest.isEmpty ? isHostValue(authority) : authority.allSatisfy(isLabelCharacter)
+            else { return nil }
             result += authority
         }
         return result + rest
@@ -130,7 +136,9 @@ package struct APIOrigins: Sendable, Hashable {
     /// checked by the caller; here each stands for a host.
     static func problem(_ pattern: String) -> String? {
         var sample = pattern
-        for name in Set(DescriptorValidator.variables(in: pattern)) { sample = sample.replacing("{\(name)}", with: "p.example") }
+        for name in Set(DescriptorValidator.variables(in: pattern)) {
+            sample = sample.replacing("{\(name)}", with: "p.example")
+        }
         let shown = DisplayText.sanitized(pattern, limit: 80)
         let example = "e.g. https://api.example.com or https://*.example.com"
         let wildcard = template(sample)?.authority.hasPrefix("*.") ?? false
@@ -142,7 +150,8 @@ package struct APIOrigins: Sendable, Hashable {
             return "'\(shown)' is not https: a credential goes over plain http only to this machine; \(example)."
         }
         if wildcard, !host.contains(".") {
-            return "'\(shown)' would match every host under a top-level domain; name the provider's own domain after '*.'."
+            return
+                "'\(shown)' would match every host under a top-level domain; name the provider's own domain after '*.'."
         }
         return nil
     }
@@ -155,7 +164,13 @@ package struct APIOrigins: Sendable, Hashable {
     private static func template(_ text: String) -> (scheme: String, authority: String)? {
         let lowered = text.lowercased()
         let scheme: String
-        if lowered.hasPrefix("https://") { scheme = "https" } else if lowered.hasPrefix("http://") { scheme = "http" } else { return nil }
+        if lowered.hasPrefix("https://") {
+            scheme = "https"
+        } else if lowered.hasPrefix("http://") {
+            scheme = "http"
+        } else {
+            return nil
+        }
         var authority = String(lowered.dropFirst(scheme.count + 3))
         guard !authority.isEmpty, !authority.contains(where: { "/?#@\\ ".contains($0) }) else { return nil }
         authority = normalized(authority, scheme: scheme)
@@ -192,7 +207,10 @@ package struct APIOrigins: Sendable, Hashable {
     private static func glob(_ template: Substring, _ text: Substring) -> Bool {
         guard let first = template.first else { return text.isEmpty }
         if first == "*" || first == "{" {
-            let rest = first == "*" ? template.dropFirst() : template[template.index(after: template.firstIndex(of: "}") ?? template.startIndex)...]
+            let rest =
+                first == "*"
+                ? template.dropFirst()
+                : template[template.index(after: template.firstIndex(of: "}") ?? template.startIndex)...]
             var taken = text.startIndex
             while taken < text.endIndex {
                 taken = text.index(after: taken)
@@ -223,10 +241,13 @@ package struct APIOrigins: Sendable, Hashable {
     private static func isHostValue(_ text: Substring) -> Bool {
         let host = hostPart(of: text)
         if host.endIndex < text.endIndex {
-            guard let port = Int(text[text.index(after: host.endIndex)...]), (1...65535).contains(port) else { return false }
+            guard let port = Int(text[text.index(after: host.endIndex)...]), (1...65535).contains(port) else {
+                return false
+            }
         }
         if host.hasPrefix("[") {
-            return host.hasSuffix("]") && host.count > 2 && host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+            return host.hasSuffix("]") && host.count > 2
+                && host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
         }
         return !host.isEmpty && host.allSatisfy(isLabelCharacter) && !host.hasPrefix(".") && !host.contains("..")
     }

@@ -4,1794 +4,1893 @@
 /// The descriptors shipped in `providers/`, compiled in: file name → JSON text.
 enum BundledDescriptors {
     static let files: [(name: String, json: String)] = [
-        ("atlassian.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "atlassian",
-  "name": "Atlassian Cloud (Jira, Confluence)",
-  "protocol": "oauth2",
-  "documentation": "https://developer.atlassian.com/cloud/jira/software/oauth-2-3lo-apps/",
-  "_comment": "Sources read (excerpts): developer.atlassian.com cloud/jira/software/oauth-2-3lo-apps and cloud/confluence/oauth-2-3lo-apps (overview sections), plus client-library guides (jira.js, confluence.js) for details marked below. OAuth 2.0 (3LO) apps are created in the Atlassian developer console; one callback URL per app. AUTHORIZE: https://auth.atlassian.com/authorize with audience=api.atlassian.com and prompt=consent (both set below), client_id, scope (space-separated), redirect_uri, state, response_type=code. TOKEN: POST https://auth.atlassian.com/oauth/token with a JSON body {grant_type, client_id, client_secret, code, redirect_uri} — client credentials in the body (post). Answer: access_token (about 3600 s), token_type bearer, scope, expires_in, and refresh_token only when offline_access was requested. REFRESH: grant_type=refresh_token (JSON) at the token URL; ROTATING refresh tokens — the one sent is invalidated and a new one returned (per the client libraries; Atlassian documents an inactivity expiry of 90 days for rotating refresh tokens — not re-confirmed here). REDIRECT: must equal the app's callback URL; http://localhost:3000/callback is accepted for development per confluence.js (not confirmed for 127.0.0.1 or varying ports) — register http://localhost:8765/callback. USING THE TOKEN: calls go through https://api.atlassian.com/ex/{product}/{cloudid}/…; the cloudid comes from GET https://api.atlassian.com/oauth/token/accessible-resources — a post-sign-in lookup the format cannot express. PKCE: not documented for 3LO (not confirmed) — none. REVOCATION: no token revocation endpoint documented for 3LO apps (not confirmed; users remove access in their account settings). No device grant. Bitbucket Cloud has its own OAuth (bitbucket.json).",
-  "redirect": {
-    "host": "localhost",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://auth.atlassian.com/authorize",
-    "parameters": {
-      "audience": "api.atlassian.com",
-      "prompt": "consent"
-    }
-  },
-  "token": {
-    "url": "https://auth.atlassian.com/oauth/token",
-    "encoding": "json",
-    "clientAuthentication": "post"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "read:me",
-      "offline_access"
-    ],
-    "known": [
-      "read:me",
-      "offline_access",
-      "read:jira-user",
-      "read:jira-work",
-      "write:jira-work",
-      "manage:jira-project",
-      "manage:jira-configuration",
-      "read:confluence-content.all",
-      "read:confluence-space.summary",
-      "write:confluence-content",
-      "search:confluence",
-      "read:page:confluence",
-      "write:page:confluence"
-    ]
-  },
-  "pkce": "none",
-  "api": { "origins": ["https://api.atlassian.com"] }
-}
-"""#),
-        ("bitbucket.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "bitbucket",
-  "name": "Bitbucket Cloud",
-  "protocol": "oauth2",
-  "documentation": "https://developer.atlassian.com/cloud/bitbucket/oauth-2/",
-  "_comment": "Sources read (excerpts): developer.atlassian.com/cloud/bitbucket/oauth-2 and support.atlassian.com 'Use OAuth on Bitbucket Cloud'. Bitbucket Cloud's OAuth is its own (not Atlassian's 3LO at auth.atlassian.com). CONSUMER: created under Workspace settings > OAuth consumers; its Key and Secret are the client id and secret; its permissions checkboxes ARE the token's scopes (the authorize request carries no scope in Bitbucket's examples — scopes.default is therefore empty; scopes.known lists the permission names for reference, not confirmed as request values). TOKEN: https://bitbucket.org/site/oauth2/access_token with HTTP Basic 'client_id:secret' (curl -u), form body grant_type=authorization_code&code=…. Grants: authorization code, implicit, client credentials and a JWT grant; the password grant is no longer supported. REDIRECT: a callback URL is required on the consumer; a redirect_uri sent in a request must begin with that configured URL ('appended to the same URL'), so register exactly http://127.0.0.1:8765/callback — not confirmed whether a different loopback port is accepted. REFRESH: access tokens expire (2 hours, per Bitbucket's docs as commonly quoted; not re-read here); grant_type=refresh_token at the token URL with Basic. Not confirmed: refresh-token rotation and the exact answer shape (Bitbucket is known to answer 'scopes' rather than 'scope', mapped below as a fallback). PKCE: not documented (not confirmed either way) — none. No revocation endpoint, no device grant, no OIDC. Bitbucket Data Center/Server has a different OAuth 2.0 provider API (/rest/oauth2/latest/authorize on the instance) not covered here.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://bitbucket.org/site/oauth2/authorize"
-  },
-  "token": {
-    "url": "https://bitbucket.org/site/oauth2/access_token",
-    "clientAuthentication": "basic",
-    "response": {
-      "scope": [
-        "scope",
-        "scopes"
-      ]
-    }
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [],
-    "known": [
-      "account",
-      "account:write",
-      "team",
-      "team:write",
-      "repository",
-      "repository:write",
-      "repository:admin",
-      "repository:delete",
-      "pullrequest",
-      "pullrequest:write",
-      "issue",
-      "issue:write",
-      "wiki",
-      "webhook",
-      "snippet",
-      "snippet:write",
-      "project",
-      "project:write",
-      "project:admin",
-      "pipeline",
-      "pipeline:write",
-      "pipeline:variable",
-      "runner",
-      "runner:write",
-      "email"
-    ]
-  },
-  "pkce": "none",
-  "api": { "origins": ["https://api.bitbucket.org"] }
-}
-"""#),
-        ("box.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "box",
-  "name": "Box",
-  "protocol": "oauth2",
-  "documentation": "https://developer.box.com/guides/authentication/oauth2/with-sdk/",
-  "_comment": "Sources read (excerpts): developer.box.com guides/authentication/oauth2/with-sdk, docs/oauth-20 (Custom App setup), guides/authentication/tokens/revoke; Box support-community answers by Box staff. APP: a Custom App with 'User Authentication (OAuth 2.0)'; client id and secret from the Developer Console. AUTHORIZE: https://account.box.com/api/oauth2/authorize. REDIRECT: the redirect_uri must match the redirect URI configured in the Developer Console (redirect_uri_mismatch otherwise); not confirmed whether http loopback URIs and varying ports are allowed — register http://127.0.0.1:8765/callback. TOKEN: POST https://api.box.com/oauth2/token with client_id and client_secret in the form body (post, as in Box's examples). Access tokens expire after 60 minutes. REFRESH: grant_type=refresh_token at the token URL returns a NEW access/refresh pair; each refresh token is SINGLE-USE ('except for some concurrency scenarios') and lasts 60 days — not expressible. REVOCATION: POST https://api.box.com/oauth2/revoke, form client_id, client_secret, token (an access or a refresh token) — RFC 7009 shape with client_secret_post (token_type_hint is sent by AuthKit and not documented by Box: not confirmed to be accepted, presumably ignored). PKCE: not documented for Box OAuth 2.0 (not confirmed) — none. SCOPES: configured on the app in the Developer Console; the authorize 'scope' parameter is optional (not confirmed) — empty default. No device grant, no OIDC.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://account.box.com/api/oauth2/authorize"
-  },
-  "token": {
-    "url": "https://api.box.com/oauth2/token",
-    "clientAuthentication": "post"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [],
-    "known": [
-      "root_readonly",
-      "root_readwrite",
-      "manage_managed_users",
-      "manage_app_users",
-      "manage_groups",
-      "manage_webhook",
-      "manage_enterprise_properties",
-      "manage_data_retention",
-      "manage_legal_hold",
-      "sign_requests.readwrite",
-      "ai.readwrite"
-    ]
-  },
-  "pkce": "none",
-  "revocation": {
-    "url": "https://api.box.com/oauth2/revoke"
-  },
-  "api": { "origins": ["https://api.box.com", "https://upload.box.com"] }
-}
-"""#),
-        ("discord.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "discord",
-  "name": "Discord",
-  "protocol": "oauth2",
-  "documentation": "https://discord.com/developers/docs/topics/oauth2",
-  "_comment": "Source read: discord.com/developers/docs/topics/oauth2 (docs/topics/oauth2.mdx in github.com/discord/discord-api-docs). TOKEN: https://discord.com/api/oauth2/token accepts only application/x-www-form-urlencoded (JSON is an error); 'all calls to the OAuth2 endpoints require either HTTP Basic authentication or client_id and client_secret supplied in the form data body' — basic here, as in Discord's examples. Access tokens live 604800 s (7 days); the answer is RFC 6749 (token_type Bearer, expires_in, refresh_token, scope). REFRESH: grant_type=refresh_token at the token URL; whether the refresh token rotates is not stated (not confirmed; the refresh answer is 'a fresh access token response', which includes a refresh_token). REVOCATION: RFC 7009 at https://discord.com/api/oauth2/token/revoke with client authentication; revoking any token revokes every access and refresh token of that authorization. PKCE: not in Discord's OAuth2 page; Discord staff and the pull request discord/discord-api-docs#7046 state it is supported, S256 only, with code_verifier of at least 43 characters strictly enforced, required for custom-scheme redirect URIs, and a 'Public Client' app setting allows exchanging and refreshing without the client secret — so S256 here, treat as 'supported per maintainers, not in the official OAuth2 page'. REDIRECT: must match a redirect registered in the Developer Portal. Not confirmed: loopback any-port matching or http://127.0.0.1 acceptance, hence a fixed http://127.0.0.1:8765/callback to register. prompt=consent|none and integration_type are extra authorize parameters. No device grant for third-party apps documented (community docs describe one for Discord's own clients). No OIDC issuer.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://discord.com/oauth2/authorize"
-  },
-  "token": {
-    "url": "https://discord.com/api/oauth2/token",
-    "encoding": "form",
-    "clientAuthentication": "basic"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "identify"
-    ],
-    "known": [
-      "activities.read",
-      "activities.write",
-      "applications.builds.read",
-      "applications.builds.upload",
-      "applications.commands",
-      "applications.commands.update",
-      "applications.commands.permissions.update",
-      "applications.entitlements",
-      "applications.store.update",
-      "bot",
-      "connections",
-      "dm_channels.read",
-      "email",
-      "gdm.join",
-      "guilds",
-      "guilds.join",
-      "guilds.members.read",
-      "identify",
-      "messages.read",
-      "relationships.read",
-      "role_connections.write",
-      "rpc",
-      "rpc.activities.write",
-      "rpc.notifications.read",
-      "rpc.voice.read",
-      "rpc.voice.write",
-      "voice",
-      "webhook.incoming"
-    ]
-  },
-  "pkce": "S256",
-  "revocation": {
-    "url": "https://discord.com/api/oauth2/token/revoke"
-  },
-  "api": { "origins": ["https://discord.com"] }
-}
-"""#),
-        ("dropbox.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "dropbox",
-  "name": "Dropbox",
-  "protocol": "oauth2",
-  "documentation": "https://developers.dropbox.com/oauth-guide",
-  "_comment": "Sources read (excerpts): Dropbox 'OAuth Guide' (developers.dropbox.com/oauth-guide), dropbox.tech 'Using OAuth 2.0 with offline access' (Dropbox Platform Team); a Dropbox-cited curl example (SailPoint) for the Basic token call; the /2/auth/token/revoke reference page itself was not reached. TOKENS: Dropbox issues short-lived access tokens (expires_in, about 4 hours — not re-confirmed); a refresh token comes only with token_access_type=offline on the authorize URL (set below; 'online' gives none). Refresh tokens do not expire and are not rotated (the refresh answer has no new refresh_token — per the offline-access post's examples as commonly implemented; not re-confirmed). TOKEN ENDPOINT: https://api.dropboxapi.com/oauth2/token (also reachable as https://api.dropbox.com/oauth2/token); app key/secret with HTTP Basic (curl -u APP_KEY:APP_SECRET) or as form parameters — basic chosen. PKCE: recommended for apps that cannot keep the secret (desktop/mobile/SPA): code_challenge (S256 or plain) at authorize, code_verifier and no secret at the token and refresh steps. SCOPES: chosen per app in the App Console 'Permissions' tab; the authorize 'scope' parameter (space-separated) can request a subset; include_granted_scopes=user|team is an extra authorize parameter. REDIRECT: 'register the exact redirect URI(s) your app may use in the App Console' — Dropbox checks the redirect_uri against them (redirect_uri is optional: without it the code is shown to the user to paste; AuthKit's --manual mode reads a pasted redirect URL, with its state, not a bare code, so this file keeps redirect_uri and the loopback redirect). Not confirmed whether loopback ports may vary — register http://127.0.0.1:8765/callback. REVOCATION: 'apps may revoke tokens they receive' — not RFC 7009: POST https://api.dropboxapi.com/2/auth/token/revoke with the token as 'Authorization: Bearer' and no body, 200 (endpoint confirmed through many client implementations, not Dropbox's reference page). No device grant. Dropbox also offers OpenID Connect scopes (openid, email, profile; issuer https://www.dropbox.com — not confirmed).",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://www.dropbox.com/oauth2/authorize",
-    "parameters": {
-      "token_access_type": "offline"
-    }
-  },
-  "token": {
-    "url": "https://api.dropboxapi.com/oauth2/token",
-    "clientAuthentication": "basic"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [],
-    "known": [
-      "account_info.read",
-      "account_info.write",
-      "files.metadata.read",
-      "files.metadata.write",
-      "files.content.read",
-      "files.content.write",
-      "sharing.read",
-      "sharing.write",
-      "file_requests.read",
-      "file_requests.write",
-      "contacts.read",
-      "contacts.write",
-      "openid",
-      "email",
-      "profile"
-    ]
-  },
-  "pkce": "S256",
-  "revocation": {
-    "url": "https://api.dropboxapi.com/2/auth/token/revoke",
-    "method": "POST",
-    "encoding": "form",
-    "parameters": {},
-    "headers": {
-      "Authorization": "Bearer {access_token}"
-    },
-    "successStatus": [
-      200
-    ]
-  },
-  "api": { "origins": ["https://*.dropboxapi.com"] }
-}
-"""#),
-        ("figma.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "figma",
-  "name": "Figma",
-  "protocol": "oauth2",
-  "documentation": "https://developers.figma.com/docs/rest-api/authentication",
-  "_comment": "Sources read (excerpts): developers.figma.com/docs/rest-api/authentication (overview) and personal-access-tokens; the endpoint details below were not read on Figma's own OAuth page but agree across several independent client implementations (one annotated 'CONFIRMED (developers.figma.com)') and arcticjs.dev. AUTHORIZE: https://www.figma.com/oauth with client_id, redirect_uri, scope, state, response_type=code. TOKEN: POST https://api.figma.com/v1/oauth/token, form-encoded, with HTTP Basic (client id and secret) and redirect_uri, code, grant_type=authorization_code (older integrations used https://www.figma.com/api/oauth/token with the id and secret in the body). Answer: access_token, token_type, expires_in, refresh_token, user_id. REFRESH: Figma's own endpoint, POST https://api.figma.com/v1/oauth/refresh, form-encoded with Basic and refresh_token=… (implementations differ on sending grant_type=refresh_token; not sent here); the answer has a new access_token and expires_in but NO refresh_token — the original stays valid and AuthKit keeps it — and, per arcticjs.dev ('Figma only returns an access token and its expiration'), no token_type either (one implementation falls back to 'Bearer' for it), so the refresh answer does not require one and Bearer is assumed. SCOPES: granular scopes (current_user:read, file_content:read, …); the legacy files:read is deprecated; space-separated in the implementations seen (not confirmed on Figma's page). PKCE: not confirmed — none. REDIRECT: must match a callback URL registered on the OAuth app; one implementation uses http://127.0.0.1:PORT/…; any-port matching not confirmed — register http://127.0.0.1:8765/callback. No revocation endpoint documented (not confirmed), no device grant, no OIDC.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://www.figma.com/oauth"
-  },
-  "token": {
-    "url": "https://api.figma.com/v1/oauth/token",
-    "clientAuthentication": "basic"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "current_user:read"
-    ],
-    "known": [
-      "current_user:read",
-      "file_content:read",
-      "file_metadata:read",
-      "file_versions:read",
-      "file_comments:read",
-      "file_comments:write",
-      "file_dev_resources:read",
-      "file_dev_resources:write",
-      "file_variables:read",
-      "file_variables:write",
-      "library_assets:read",
-      "library_content:read",
-      "team_library_content:read",
-      "projects:read",
-      "webhooks:read",
-      "webhooks:write",
-      "files:read"
-    ]
-  },
-  "pkce": "none",
-  "refresh": {
-    "url": "https://api.figma.com/v1/oauth/refresh",
-    "method": "POST",
-    "encoding": "form",
-    "parameters": {
-      "refresh_token": "{refresh_token}"
-    },
-    "clientAuthentication": "basic",
-    "successStatus": [
-      200
-    ],
-    "response": {
-      "requireTokenType": false
-    }
-  },
-  "api": { "origins": ["https://api.figma.com"] }
-}
-"""#),
-        ("flickr.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "flickr",
-  "name": "Flickr",
-  "protocol": "oauth1",
-  "documentation": "https://www.flickr.com/services/api/auth.oauth.html",
-  "_comment": "Sources read (excerpts): Flickr's 'User Authentication' page (flickr.com/services/api/auth.oauth.html, read through a mirror: OAuth Core 1.0 Revision A; 'Currently, Flickr only supports HMAC-SHA1'); acme.com 'Flickr Authentication Map' and client libraries (flickcurl, flickrex, python-flickr, python-social-auth) for details marked below. OAuth 1.0a, HMAC-SHA1 only; the flow works for web, desktop and mobile apps. REQUEST TOKEN: https://www.flickr.com/services/oauth/request_token with oauth_callback (a URL, or 'oob': the user is then shown a 9-digit verifier like 123-456-789 to type in). AUTHORIZE: https://www.flickr.com/services/oauth/authorize?oauth_token=…&perms=read|write|delete (unsigned) — 'perms' is an AUTHORIZE-page parameter (without it Flickr may say it 'doesn't recognise the permission set'); it is written into authorizeURL's query below (perms=read), to which AuthKit appends oauth_token — a workaround, as the format has no authorize-page parameters for OAuth 1.0a. ACCESS TOKEN: https://www.flickr.com/services/oauth/access_token; the answer also carries fullname, user_nsid and username. Flickr's own examples use GET for these calls; AuthKit POSTs, the default of common OAuth 1.0a clients that Flickr apps use (go-oauth, OAuthSwift, requests-oauthlib) — not confirmed on Flickr's page. If Flickr refuses it, an override with \"requestTokenMethod\": \"GET\" and \"accessTokenMethod\": \"GET\" under oauth1 sends GET. CALLBACK: given at request time (a callback URL may also be set on the app; not confirmed whether they must match) — default http://127.0.0.1/callback, any port. No token invalidation endpoint (flickr.auth.oauth.checkToken only checks a token). The legacy frob-based Flickr auth is deprecated in favour of OAuth.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "path": "/callback"
-  },
-  "oauth1": {
-    "requestTokenURL": "https://www.flickr.com/services/oauth/request_token",
-    "authorizeURL": "https://www.flickr.com/services/oauth/authorize?perms=read",
-    "accessTokenURL": "https://www.flickr.com/services/oauth/access_token",
-    "signatureMethod": "HMAC-SHA1",
-    "requireCallbackConfirmed": true
-  },
-  "api": { "origins": ["https://api.flickr.com", "https://up.flickr.com", "https://www.flickr.com"] }
-}
-"""#),
-        ("github-enterprise.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "github-enterprise",
-  "name": "GitHub Enterprise Server",
-  "protocol": "oauth2",
-  "documentation": "https://docs.github.com/en/enterprise-server@latest/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps",
-  "_comment": "Like github.json, on your own GitHub Enterprise Server: set the host with AUTHKIT_GITHUB_ENTERPRISE_HOST or \"placeholders\": {\"host\": \"github.example.com\"} in $AUTHKIT_HOME/config.json. PKCE is documented for github.com only, so it is off here; set \"pkce\": \"S256\" in an override if your server supports it. The REST API of a server lives at https://HOST/api/v3, hence the revocation URL. CLIENT SECRET: as on github.com (the same Enterprise Server page: client_secret 'Required' for the code exchange; the device flow's polls carry none): token.requiresClientSecret true, device.requiresClientSecret false.",
-  "placeholders": {
-    "host": { "description": "your GitHub Enterprise Server host, e.g. github.example.com" }
-  },
-  "authorization": {
-    "url": "https://{host}/login/oauth/authorize"
-  },
-  "token": {
-    "url": "https://{host}/login/oauth/access_token",
-    "requiresClientSecret": true,
-    "clientAuthentication": "post",
-    "headers": { "Accept": "application/json" }
-  },
-  "scopes": {
-    "separator": " ",
-    "default": ["read:user"]
-  },
-  "device": {
-    "url": "https://{host}/login/device/code",
-    "requiresClientSecret": false,
-    "clientAuthentication": "none"
-  },
-  "pkce": "none",
-  "revocation": {
-    "url": "https://{host}/api/v3/applications/{client_id}/token",
-    "method": "DELETE",
-    "encoding": "json",
-    "parameters": { "access_token": "{access_token}" },
-    "headers": { "Accept": "application/vnd.github+json" },
-    "clientAuthentication": "basic",
-    "successStatus": [204]
-  },
-  "api": { "origins": ["https://{host}"] }
-}
-"""#),
-        ("github.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "github",
-  "name": "GitHub",
-  "protocol": "oauth2",
-  "documentation": "https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps",
-  "_comment": "GitHub answers form-encoded unless asked for JSON, and reports token errors with HTTP 200 and an 'error' field (detected by default). Register http://127.0.0.1/callback; GitHub accepts any port on loopback. The device flow (authkit authorize --device) must be enabled in the app's settings; it takes the client id alone (https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps#device-flow). CLIENT SECRET: required for the code exchange (the token table: 'client_secret | string | Required', docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps; the 2025-07-14 PKCE changelog: 'GitHub does not distinguish between public and confidential clients'), not for the device flow (its poll table lists client_id, device_code and grant_type only): token.requiresClientSecret true, device.requiresClientSecret false.",
-  "authorization": {
-    "url": "https://github.com/login/oauth/authorize"
-  },
-  "token": {
-    "url": "https://github.com/login/oauth/access_token",
-    "requiresClientSecret": true,
-    "clientAuthentication": "post",
-    "headers": {
-      "Accept": "application/json"
-    },
-    "response": {
-      "errorStatus": 200
-    }
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "read:user"
-    ],
-    "known": [
-      "repo",
-      "repo:status",
-      "repo_deployment",
-      "public_repo",
-      "repo:invite",
-      "security_events",
-      "admin:repo_hook",
-      "write:repo_hook",
-      "read:repo_hook",
-      "admin:org",
-      "write:org",
-      "read:org",
-      "admin:public_key",
-      "write:public_key",
-      "read:public_key",
-      "admin:org_hook",
-      "gist",
-      "notifications",
-      "user",
-      "read:user",
-      "user:email",
-      "user:follow",
-      "project",
-      "read:project",
-      "delete_repo",
-      "write:packages",
-      "read:packages",
-      "delete:packages",
-      "admin:gpg_key",
-      "write:gpg_key",
-      "read:gpg_key",
-      "codespace",
-      "workflow"
-    ]
-  },
-  "device": {
-    "url": "https://github.com/login/device/code",
-    "requiresClientSecret": false,
-    "clientAuthentication": "none"
-  },
-  "pkce": "S256",
-  "revocation": {
-    "url": "https://api.github.com/applications/{client_id}/token",
-    "method": "DELETE",
-    "encoding": "json",
-    "parameters": {
-      "access_token": "{access_token}"
-    },
-    "headers": {
-      "Accept": "application/vnd.github+json"
-    },
-    "clientAuthentication": "basic",
-    "successStatus": [
-      204
-    ]
-  },
-  "api": { "origins": ["https://api.github.com", "https://uploads.github.com"] }
-}
-"""#),
-        ("gitlab-self-managed.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "gitlab-self-managed",
-  "name": "GitLab Self-Managed",
-  "protocol": "oauth2",
-  "documentation": "https://docs.gitlab.com/api/oauth2/",
-  "_comment": "Source read: docs.gitlab.com/api/oauth2 (doc/api/oauth2.md in the GitLab repository; doorkeeper-based). Flows: authorization code with or without PKCE (S256), device authorization grant (GitLab 17.1+, generally available in 17.9), password grant (discouraged). PKCE lets a public client skip the client secret entirely (token request with client_id and code_verifier only, AuthKit's 'none' when no secret is configured); confidential apps send client_id and client_secret in the form body (post; HTTP Basic is shown only for the password grant). SCOPES: space-separated. TOKEN: access tokens live 7200 s; the answer also has created_at (a Unix time). REFRESH: grant_type=refresh_token at /oauth/token, with redirect_uri in GitLab's example (AuthKit does not send it on refresh; not confirmed whether GitLab requires it); ROTATES — a refresh 'invalidates the existing access_token and refresh_token' and returns new ones. REVOCATION: POST /oauth/revoke with client_id, client_secret and token in the body, answered 200 with an empty JSON object (RFC 7009 shape). REDIRECT: GitLab allows http redirect URIs 'for development'; matching is exact against the registered URIs. Not confirmed from GitLab's docs: that a loopback redirect may use any port (RFC 8252 §7.3), hence the fixed port 8765 here — register http://127.0.0.1:8765/callback. The access token may also be sent as ?access_token= (AuthKit uses the Authorization header only). SELF-MANAGED: set the host with AUTHKIT_GITLAB_SELF_MANAGED_HOST (or placeholders.host in config.json), e.g. gitlab.example.com; an instance under a relative URL root can put the path in the value (gitlab.example.com/gitlab). Register the application under User settings > Applications (/user_settings/applications) on that instance. Device grant: POST https://{host}/oauth/authorize_device (GitLab 17.1+). Issuer: https://{host} (discovery at /.well-known/openid-configuration) — not set here because issuer.identifier takes no placeholders. Available features depend on the instance's version (PKCE since GitLab 12.x; not confirmed from these docs). DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device).",
-  "placeholders": {
-    "host": {
-      "description": "the GitLab instance's host name (and path, if GitLab runs under a relative URL root), without https://, e.g. gitlab.example.com"
-    }
-  },
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://{host}/oauth/authorize"
-  },
-  "token": {
-    "url": "https://{host}/oauth/token",
-    "clientAuthentication": "post"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "read_user"
-    ],
-    "known": [
-      "api",
-      "read_api",
-      "read_user",
-      "create_runner",
-      "manage_runner",
-      "k8s_proxy",
-      "read_repository",
-      "write_repository",
-      "read_registry",
-      "write_registry",
-      "read_virtual_registry",
-      "write_virtual_registry",
-      "sudo",
-      "admin_mode",
-      "read_observability",
-      "write_observability",
-      "ai_features",
-      "openid",
-      "profile",
-      "email"
-    ]
-  },
-  "pkce": "S256",
-  "revocation": {
-    "url": "https://{host}/oauth/revoke"
-  },
-  "device": {
-    "url": "https://{host}/oauth/authorize_device"
-  },
-  "api": { "origins": ["https://{host}"] }
-}
-"""#),
-        ("gitlab.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "gitlab",
-  "name": "GitLab.com",
-  "protocol": "oauth2",
-  "documentation": "https://docs.gitlab.com/api/oauth2/",
-  "_comment": "Source read: docs.gitlab.com/api/oauth2 (doc/api/oauth2.md in the GitLab repository; doorkeeper-based). Flows: authorization code with or without PKCE (S256), device authorization grant (GitLab 17.1+, generally available in 17.9), password grant (discouraged). PKCE lets a public client skip the client secret entirely (token request with client_id and code_verifier only, AuthKit's 'none' when no secret is configured); confidential apps send client_id and client_secret in the form body (post; HTTP Basic is shown only for the password grant). SCOPES: space-separated. TOKEN: access tokens live 7200 s; the answer also has created_at (a Unix time). REFRESH: grant_type=refresh_token at /oauth/token, with redirect_uri in GitLab's example (AuthKit does not send it on refresh; not confirmed whether GitLab requires it); ROTATES — a refresh 'invalidates the existing access_token and refresh_token' and returns new ones. REVOCATION: POST /oauth/revoke with client_id, client_secret and token in the body, answered 200 with an empty JSON object (RFC 7009 shape). REDIRECT: GitLab allows http redirect URIs 'for development'; matching is exact against the registered URIs. Not confirmed from GitLab's docs: that a loopback redirect may use any port (RFC 8252 §7.3), hence the fixed port 8765 here — register http://127.0.0.1:8765/callback. The access token may also be sent as ?access_token= (AuthKit uses the Authorization header only). DEVICE GRANT: POST https://gitlab.com/oauth/authorize_device (client_id, scope), poll /oauth/token with grant_type=urn:ietf:params:oauth:grant-type:device_code. OIDC: issuer https://gitlab.com, discovery https://gitlab.com/.well-known/openid-configuration (scopes openid, profile, email); not confirmed that the redirect carries an RFC 9207 iss, so includedInResponse is false. For a self-managed instance use gitlab-self-managed.json. DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device).",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://gitlab.com/oauth/authorize"
-  },
-  "token": {
-    "url": "https://gitlab.com/oauth/token",
-    "clientAuthentication": "post"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "read_user"
-    ],
-    "known": [
-      "api",
-      "read_api",
-      "read_user",
-      "create_runner",
-      "manage_runner",
-      "k8s_proxy",
-      "read_repository",
-      "write_repository",
-      "read_registry",
-      "write_registry",
-      "read_virtual_registry",
-      "write_virtual_registry",
-      "sudo",
-      "admin_mode",
-      "read_observability",
-      "write_observability",
-      "ai_features",
-      "openid",
-      "profile",
-      "email"
-    ]
-  },
-  "pkce": "S256",
-  "issuer": {
-    "identifier": "https://gitlab.com",
-    "includedInResponse": false
-  },
-  "revocation": {
-    "url": "https://gitlab.com/oauth/revoke"
-  },
-  "device": {
-    "url": "https://gitlab.com/oauth/authorize_device"
-  },
-  "api": { "origins": ["https://gitlab.com"] }
-}
-"""#),
-        ("google.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "google",
-  "name": "Google",
-  "protocol": "oauth2",
-  "documentation": "https://developers.google.com/identity/protocols/oauth2/native-app",
-  "_comment": "Sources read (excerpts): developers.google.com identity/protocols/oauth2/native-app ('OAuth 2.0 for desktop apps'), oauth2/resources/loopback-migration, oauth2/limited-input-device. CLIENT: create an OAuth client of type 'Desktop app'. Desktop apps are treated as public clients, but Google still issues them a client secret that the token request carries in the body (client_secret_post); Google's discovery document also lists client_secret_basic. PKCE S256 is supported and recommended (plain also accepted), not required. REDIRECT: the loopback IP address flow (http://127.0.0.1:PORT or http://[::1]:PORT, any port; localhost also accepted) stays supported for Desktop clients but was blocked for iOS, Android and Chrome app client types in 2022. REFRESH: desktop clients receive a refresh_token; web-server clients need access_type=offline (and prompt=consent to get one again) — access_type=offline is set below and is harmless for desktop clients. Refresh tokens do not rotate (the refresh answer has no new refresh_token). Not confirmed in the pages read: refresh-token expiry rules (unused for 6 months, 7 days for apps in 'Testing' publishing status, per-account token limits) — these are Google's documented policies elsewhere and the format cannot express them anyway. REVOCATION: POST https://oauth2.googleapis.com/revoke with form token=… (an access or a refresh token; revoking an access token that has a refresh token also revokes the refresh token), no client authentication, 200 on success, 400 with an error code otherwise. DEVICE GRANT: 'OAuth 2.0 for TV and Limited-Input Device Applications' — a separate 'TVs and Limited Input devices' client type, a limited set of scopes, the response names verification_url (not RFC 8628's verification_uri) and polling needs the client_secret; endpoint https://oauth2.googleapis.com/device/code (the URL itself was not visible in the excerpt read: not confirmed). OIDC: issuer https://accounts.google.com, discovery https://accounts.google.com/.well-known/openid-configuration (add the openid scope to get an id_token). Not confirmed: that Google always sends an RFC 9207 iss in the redirect (it is often seen as iss=https://accounts.google.com), so includedInResponse stays false. DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device). CLIENT SECRET: the device flow's polls carry client_secret (limited-input-device, step 4), and only the 'TVs and Limited Input devices' client type, which always has a secret, may use it: device.requiresClientSecret true. The code exchange is left unset: Google's iOS and Android client types have no secret.",
-  "authorization": {
-    "url": "https://accounts.google.com/o/oauth2/v2/auth",
-    "parameters": {
-      "access_type": "offline"
-    }
-  },
-  "token": {
-    "url": "https://oauth2.googleapis.com/token",
-    "clientAuthentication": "post"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "openid",
-      "email",
-      "profile"
-    ],
-    "known": [
-      "openid",
-      "email",
-      "profile",
-      "https://www.googleapis.com/auth/userinfo.email",
-      "https://www.googleapis.com/auth/userinfo.profile",
-      "https://www.googleapis.com/auth/drive.file",
-      "https://www.googleapis.com/auth/drive.readonly",
-      "https://www.googleapis.com/auth/calendar.readonly",
-      "https://www.googleapis.com/auth/gmail.readonly"
-    ]
-  },
-  "pkce": "S256",
-  "issuer": {
-    "identifier": "https://accounts.google.com",
-    "includedInResponse": false
-  },
-  "revocation": {
-    "url": "https://oauth2.googleapis.com/revoke",
-    "method": "POST",
-    "encoding": "form",
-    "parameters": {
-      "token": "{access_token}"
-    },
-    "successStatus": [
-      200
-    ]
-  },
-  "device": {
-    "url": "https://oauth2.googleapis.com/device/code",
-    "requiresClientSecret": true
-  },
-  "api": { "origins": ["https://*.googleapis.com"] }
-}
-"""#),
-        ("hatena.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "hatena",
-  "name": "Hatena",
-  "protocol": "oauth1",
-  "documentation": "https://developer.hatena.ne.jp/ja/documents/auth/apis/oauth/consumer",
-  "_comment": "Sources read (excerpts): Hatena's 'Consumer key を取得して OAuth 開発をはじめよう' (developer.hatena.ne.jp/ja/documents/auth/apis/oauth/consumer, also in English at hatenadeveloper.g.hatena.ne.jp/keyword/en/auth/apis/oauth/consumer) — application registration at https://www.hatena.ne.jp/oauth/develop, free, no review; endpoint URLs from Hatena's own example code (gist.github.com/wakaba/3944550 by a Hatena engineer, linked from that page; github.com/wakaba/hatena-oauth-perl-cli, copyright Hatena) and a 2010 walkthrough (ritou.hatenablog.com). OAuth 1.0a, HMAC-SHA1. REQUEST TOKEN: https://www.hatena.com/oauth/initiate with oauth_callback (a URL or 'oob') and a REQUIRED 'scope' parameter — comma-separated read_public, write_public, read_private, write_private — sent as a signed request-token parameter (read_public below; edit requestTokenParameters.scope). The scopes an app may request must also be ticked in its registration (per the walkthrough; not confirmed on Hatena's page). AUTHORIZE: https://www.hatena.ne.jp/oauth/authorize (a smartphone page https://www.hatena.ne.jp/touch/oauth/authorize exists — not confirmed). ACCESS TOKEN: https://www.hatena.com/oauth/token; the answer also carries url_name and display_name (not confirmed). CALLBACK: Hatena's samples pass http://localhost:PORT/… callbacks at request time without registering them, so any loopback URL appears accepted (not confirmed) — default http://127.0.0.1/callback with any port. Whether Hatena answers oauth_callback_confirmed=true is not confirmed (its samples use OAuth 1.0a callbacks and verifiers, so it is required here; set requireCallbackConfirmed false if the request-token step fails on it). No token invalidation endpoint documented (users revoke access in their Hatena settings; not confirmed).",
-  "redirect": {
-    "host": "127.0.0.1",
-    "path": "/callback"
-  },
-  "oauth1": {
-    "requestTokenURL": "https://www.hatena.com/oauth/initiate",
-    "authorizeURL": "https://www.hatena.ne.jp/oauth/authorize",
-    "accessTokenURL": "https://www.hatena.com/oauth/token",
-    "signatureMethod": "HMAC-SHA1",
-    "requestTokenParameters": {
-      "scope": "read_public"
-    },
-    "requireCallbackConfirmed": true
-  },
-  "api": { "origins": ["https://*.hatena.ne.jp", "https://*.hatena.com", "https://*.hatenaapis.com"] }
-}
-"""#),
-        ("instagram.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "instagram",
-  "name": "Instagram",
-  "protocol": "oauth2",
-  "documentation": "https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login",
-  "_comment": "Instagram API with Instagram Login. Redirect URIs must be https, even for localhost, and match a registered one exactly: register https://localhost/callback (or set AUTHKIT_INSTAGRAM_REDIRECT_URI) and paste the URL the browser ends on (authkit authorize --manual). Instagram appends #_ to the redirect. The first token lives one hour; the follow-up exchange turns it into a 60-day token, which 'refresh' extends. Instagram refreshes a long-lived token only when it is at least 24 hours old and not expired, and it dies after 60 days without one: refreshPolicy refreshes it in its last 14 days (run 'authkit token refresh --due' daily). CLIENT SECRET: required ('client_secret set to your app's Instagram App Secret', developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login; no public clients): token.requiresClientSecret.",
-  "redirect": {
-    "scheme": "https",
-    "host": "localhost",
-    "path": "/callback",
-    "appendedFragment": "_"
-  },
-  "authorization": {
-    "url": "https://www.instagram.com/oauth/authorize"
-  },
-  "token": {
-    "url": "https://api.instagram.com/oauth/access_token",
-    "requiresClientSecret": true,
-    "encoding": "form",
-    "clientAuthentication": "post",
-    "response": {
-      "accessToken": ["access_token", "data[0].access_token"],
-      "scope": ["permissions", "data[0].permissions"],
-      "requireTokenType": false,
-      "errorCode": ["error", "error_type", "error.type"],
-      "errorDescription": ["error_description", "error_message", "error.message"]
-    }
-  },
-  "scopes": {
-    "separator": ",",
-    "default": ["instagram_business_basic"],
-    "known": [
-      "instagram_business_basic",
-      "instagram_business_content_publish",
-      "instagram_business_manage_messages",
-      "instagram_business_manage_comments",
-      "instagram_business_manage_insights"
-    ]
-  },
-  "pkce": "none",
-  "followUp": {
-    "method": "GET",
-    "url": "https://graph.instagram.com/access_token",
-    "encoding": "query",
-    "parameters": {
-      "grant_type": "ig_exchange_token",
-      "client_secret": "{client_secret}",
-      "access_token": "{access_token}"
-    },
-    "response": {
-      "requireTokenType": false,
-      "errorCode": ["error", "error_type", "error.type"],
-      "errorDescription": ["error_description", "error_message", "error.message"]
-    }
-  },
-  "refreshPolicy": {
-    "aheadSeconds": 1209600,
-    "minimumAgeSeconds": 86400
-  },
-  "refresh": {
-    "method": "GET",
-    "url": "https://graph.instagram.com/refresh_access_token",
-    "encoding": "query",
-    "parameters": {
-      "grant_type": "ig_refresh_token",
-      "access_token": "{access_token}"
-    },
-    "response": {
-      "requireTokenType": false,
-      "errorCode": ["error", "error_type", "error.type"],
-      "errorDescription": ["error_description", "error_message", "error.message"]
-    }
-  },
-  "api": { "origins": ["https://graph.instagram.com", "https://api.instagram.com"] }
-}
-"""#),
-        ("line.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "line",
-  "name": "LINE Login",
-  "protocol": "oauth2",
-  "documentation": "https://developers.line.biz/en/reference/line-login/",
-  "_comment": "Sources read: the LINE Login v2.1 API reference (developers.line.biz/en/reference/line-login, read in full for 'Issue access token', 'Verify access token', 'Refresh access token', 'Revoke access token', 'Deauthorize') and 'PKCE support for LINE Login' (integrate-pkce). LINE Login v2.1 (v2.0 is deprecated). CHANNEL: a 'LINE Login channel' in the LINE Developers Console; Channel ID = client id, Channel secret = client secret; several callback URLs may be registered. AUTHORIZE: https://access.line.me/oauth2/v2.1/authorize with response_type=code, client_id, redirect_uri, state (required), scope (space-separated: profile, openid, email — email needs an approved application), optional nonce, prompt=consent, bot_prompt, code_challenge/code_challenge_method. PKCE: supported and recommended (S256; verifier 43–128 characters); with PKCE, auto-login from the Yahoo! JAPAN app is enabled. TOKEN: POST https://api.line.me/oauth2/v2.1/token, form grant_type=authorization_code, code, redirect_uri (required, same as in the authorize request), client_id, client_secret (post), code_verifier. Answer (200): access_token (valid 30 days), expires_in, id_token (with openid), refresh_token, scope (email is never listed even when granted), token_type Bearer; errors 400 {error, error_description}. REFRESH: grant_type=refresh_token, refresh_token, client_id, client_secret (required only for channels whose app type is only 'Web app'; ignored for mobile app types) at the token URL; the answer returns the SAME refresh token — 'getting a new access token won't extend the validity period of the refresh token', which is valid for up to 90 days after the access token was issued — not expressible. REVOCATION: POST https://api.line.me/oauth2/v2.1/revoke, form access_token (not RFC 7009's 'token'), client_id, client_secret (same rule as refresh), answered 200 with an empty body. A separate deauthorize call (POST https://api.line.me/user/v1/deauthorize with a channel access token) removes the app's permissions. Verify: GET https://api.line.me/oauth2/v2.1/verify?access_token=…. REDIRECT: must match a registered callback URL; not confirmed whether http://127.0.0.1 or varying ports are accepted — register http://127.0.0.1:8765/callback. OIDC: issuer https://access.line.me, discovery https://access.line.me/.well-known/openid-configuration (not re-confirmed). No device grant.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://access.line.me/oauth2/v2.1/authorize"
-  },
-  "token": {
-    "url": "https://api.line.me/oauth2/v2.1/token",
-    "clientAuthentication": "post"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "profile",
-      "openid"
-    ],
-    "known": [
-      "profile",
-      "openid",
-      "email"
-    ]
-  },
-  "pkce": "S256",
-  "revocation": {
-    "url": "https://api.line.me/oauth2/v2.1/revoke",
-    "method": "POST",
-    "encoding": "form",
-    "parameters": {
-      "access_token": "{access_token}"
-    },
-    "clientAuthentication": "post",
-    "successStatus": [
-      200
-    ]
-  },
-  "api": { "origins": ["https://api.line.me"] }
-}
-"""#),
-        ("linkedin.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "linkedin",
-  "name": "LinkedIn",
-  "protocol": "oauth2",
-  "documentation": "https://learn.microsoft.com/en-us/linkedin/shared/authentication/authorization-code-flow",
-  "_comment": "Sources read (excerpts): learn.microsoft.com/linkedin/shared/authentication authorization-code-flow, programmatic-refresh-tokens, token-introspection; OIDC endpoints seen in LinkedIn's discovery document as listed by a third party. AUTHORIZE: https://www.linkedin.com/oauth/v2/authorization with response_type=code, client_id, redirect_uri (required), state, scope (URL-encoded, space-separated). REDIRECT: must match one of the app's registered redirect URLs; URLs must be absolute, query parameters are ignored in matching, no '#'. Not confirmed: http/loopback and any-port behaviour — register http://127.0.0.1:8765/callback (or use https). TOKEN: POST https://www.linkedin.com/oauth/v2/accessToken, form-encoded, client_id and client_secret in the body (post). Access tokens live 60 days (expires_in). REFRESH: only for approved Marketing Developer Platform partners ('programmatic refresh tokens'): refresh_token and refresh_token_expires_in (365 days) come with the code exchange; refreshing (grant_type=refresh_token at the token URL) gives a new 60-day access token but does NOT extend the refresh token, whose lifetime keeps counting from the first authorization; each answer's refresh_token_expires_in is the time remaining ('number of seconds remaining until the refresh token expires'), and AuthKit reads the expiry anew from every answer, so the stored expiry stays right. PKCE: not part of the standard 3-legged flow page read; a 'native PKCE' flow exists for approved apps only (not confirmed) — none here. REVOCATION: not confirmed — only token introspection (POST https://www.linkedin.com/oauth/v2/introspectToken with client_id, client_secret, token) was found; no revocation field set. OIDC ('Sign In with LinkedIn using OpenID Connect', scopes openid profile email): issuer https://www.linkedin.com/oauth, discovery https://www.linkedin.com/oauth/.well-known/openid-configuration (from a third-party listing; not confirmed on LinkedIn's page) — issuer.identifier left out because RFC 9207 iss in redirects is not documented. No device grant.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://www.linkedin.com/oauth/v2/authorization"
-  },
-  "token": {
-    "url": "https://www.linkedin.com/oauth/v2/accessToken",
-    "encoding": "form",
-    "clientAuthentication": "post"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "openid",
-      "profile",
-      "email"
-    ],
-    "known": [
-      "openid",
-      "profile",
-      "email",
-      "w_member_social",
-      "r_liteprofile",
-      "r_emailaddress",
-      "r_basicprofile",
-      "rw_organization_admin",
-      "w_organization_social",
-      "r_organization_social",
-      "r_member_social"
-    ]
-  },
-  "pkce": "none",
-  "api": { "origins": ["https://api.linkedin.com"] }
-}
-"""#),
-        ("microsoft.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "microsoft",
-  "name": "Microsoft identity platform",
-  "protocol": "oauth2",
-  "documentation": "https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-auth-code-flow",
-  "_comment": "Sources read: learn.microsoft.com entra/identity-platform v2-oauth2-auth-code-flow and reply-url (source: github.com/MicrosoftDocs/entra-docs); device endpoint seen in the v2.0 OpenID discovery documents. TENANT: {tenant} is common, organizations, consumers or a tenant id/domain (guest sign-in into another tenant needs the tenant id). CLIENT: register a 'Mobile and desktop applications' (public client) platform for a CLI — public clients must not send a secret (AuthKit sends client_id only when no secret is configured); web apps send client_secret in the body (documented), and 'the Basic auth pattern … per RFC 6749 is also supported'. PKCE: recommended for all app types, S256 and plain supported, required only for SPA redirect URIs. SCOPES: space-separated; a refresh token is returned only with offline_access; openid for an id_token. The token answer's 'scope' is shown URL-encoded in Microsoft's examples (cosmetic: the stored scopes may look encoded). REDIRECT: http is allowed only for localhost/loopback; for localhost the port is ignored when matching (any port); IPv6 [::1] is not supported; Microsoft recommends 127.0.0.1 over localhost, but the portal's text box refuses http://127.0.0.1 — add http://127.0.0.1/callback through the app manifest (replyUrlsWithType), or register http://localhost/callback and set redirect.host to localhost. A redirect URI without a path comes back with a trailing slash. REFRESH: RFC 6749 §6 at the token URL; refresh tokens for web and native apps have no fixed lifetime; a new refresh token is returned on every refresh and the old one should be discarded (not revoked on use); refresh tokens sent to 'spa' redirect URIs expire after 24 hours. REVOCATION: no RFC 7009 endpoint documented — not expressible as a per-token revocation (Microsoft Graph's POST /me/revokeSignInSessions revokes all of a user's refresh tokens, a different operation). DEVICE GRANT: POST https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode. OIDC: discovery https://login.microsoftonline.com/{tenant}/v2.0/.well-known/openid-configuration; the issuer is per tenant (https://login.microsoftonline.com/{tenantid}/v2.0), so no fixed issuer.identifier can be given for common/organizations/consumers; RFC 9207 iss in the redirect not documented. Errors come with HTTP 400 and carry error, error_description plus error_codes, trace_id, correlation_id. DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device).",
-  "placeholders": {
-    "tenant": {
-      "description": "the directory: common, organizations, consumers, or a tenant id or domain",
-      "default": "common"
-    }
-  },
-  "redirect": {
-    "host": "127.0.0.1",
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/authorize"
-  },
-  "token": {
-    "url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token",
-    "clientAuthentication": "post"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "openid",
-      "profile",
-      "offline_access",
-      "User.Read"
-    ],
-    "known": [
-      "openid",
-      "profile",
-      "email",
-      "offline_access",
-      "User.Read",
-      "Mail.Read",
-      "Mail.Send",
-      "Calendars.Read",
-      "Files.Read",
-      "Files.ReadWrite"
-    ]
-  },
-  "pkce": "S256",
-  "device": {
-    "url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode"
-  },
-  "api": {
-    "origins": [
-      "https://graph.microsoft.com",
-      "https://management.azure.com",
-      "https://outlook.office.com",
-      "https://outlook.office365.com",
-      "https://*.sharepoint.com"
-    ]
-  }
-}
-"""#),
-        ("notion.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "notion",
-  "name": "Notion",
-  "protocol": "oauth2",
-  "documentation": "https://developers.notion.com/reference/create-a-token",
-  "_comment": "Sources read (excerpts): developers.notion.com reference/create-a-token, reference/refresh-a-token, reference/authentication, reference/authorization guide; a copy of Notion's 'Revoke token' reference page. PUBLIC CONNECTIONS (integrations) only; internal integrations use a static token and no OAuth. AUTHORIZE: https://api.notion.com/v1/oauth/authorize with client_id, response_type=code, owner=user (set below), redirect_uri, state; Notion has no scope parameter (access is chosen by the user per page). TOKEN: POST https://api.notion.com/v1/oauth/token with HTTP Basic (client id and secret) and a JSON body {grant_type, code, redirect_uri}. redirect_uri quirk: required in the token body if it was in the authorize URL or if several redirect URIs are registered, and NOT ALLOWED if exactly one is registered and the authorize URL omitted it — AuthKit always sends it on both legs, which satisfies the first rule. ANSWER: access_token, token_type, refresh_token, bot_id, workspace_id, workspace_name, workspace_icon, owner, duplicated_template_id, request_id; no expires_in in the documented example. REFRESH: POST /v1/oauth/token with grant_type=refresh_token 'generating a new access token and new refresh token' (rotation); whether access tokens now expire is not stated in the excerpt (not confirmed). REVOCATION: POST https://api.notion.com/v1/oauth/revoke with Basic and JSON body {\"token\": …}, 200. An introspection endpoint (POST /v1/oauth/introspect) also exists (per the Notion SDK). ERRORS: Notion API errors are {\"object\": \"error\", \"status\": …, \"code\": …, \"message\": …}; OAuth errors may instead use error/error_description — both mapped (not confirmed which the token endpoint uses). API calls also need a Notion-Version header — outside the descriptor. PKCE: not documented — none. REDIRECT: must be one of the URIs under 'OAuth Domain & URIs'; not confirmed whether http loopback or varying ports are accepted — register http://127.0.0.1:8765/callback. No device grant, no OIDC. CLIENT SECRET: required (the token request 'is authorized using HTTP Basic Authentication … the integration's CLIENT_ID and CLIENT_SECRET', developers.notion.com/docs/authorization): token.requiresClientSecret.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://api.notion.com/v1/oauth/authorize",
-    "parameters": {
-      "owner": "user"
-    }
-  },
-  "token": {
-    "url": "https://api.notion.com/v1/oauth/token",
-    "requiresClientSecret": true,
-    "encoding": "json",
-    "clientAuthentication": "basic",
-    "response": {
-      "errorCode": [
-        "error",
-        "code"
-      ],
-      "errorDescription": [
-        "error_description",
-        "message"
-      ]
-    }
-  },
-  "pkce": "none",
-  "revocation": {
-    "url": "https://api.notion.com/v1/oauth/revoke",
-    "method": "POST",
-    "encoding": "json",
-    "parameters": {
-      "token": "{access_token}"
-    },
-    "clientAuthentication": "basic",
-    "successStatus": [
-      200
-    ]
-  },
-  "api": { "origins": ["https://api.notion.com"] }
-}
-"""#),
-        ("qiita-team.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "qiita-team",
-  "name": "Qiita Team",
-  "protocol": "oauth2",
-  "documentation": "https://qiita.com/api/v2/docs",
-  "_comment": "Like qiita.json, on a team's own host. Set the team with AUTHKIT_QIITA_TEAM_TEAM or \"placeholders\": {\"team\": \"…\"} in $AUTHKIT_HOME/config.json.",
-  "placeholders": {
-    "team": { "description": "your Qiita Team name, as in https://TEAM.qiita.com" }
-  },
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://{team}.qiita.com/api/v2/oauth/team_authorize",
-    "sendRedirectURI": false,
-    "sendResponseType": false
-  },
-  "token": {
-    "url": "https://{team}.qiita.com/api/v2/team_access_tokens",
-    "encoding": "json",
-    "clientAuthentication": "post",
-    "sendGrantType": false,
-    "sendRedirectURI": false,
-    "successStatus": [201],
-    "response": {
-      "accessToken": "token",
-      "scope": "scopes",
-      "requireTokenType": false,
-      "errorCode": ["error", "type"],
-      "errorDescription": ["error_description", "message"]
-    }
-  },
-  "scopes": {
-    "separator": " ",
-    "default": ["read_qiita_team"],
-    "known": ["read_qiita", "write_qiita", "read_qiita_team", "write_qiita_team"]
-  },
-  "pkce": "none",
-  "revocation": {
-    "url": "https://{team}.qiita.com/api/v2/access_tokens/{access_token}",
-    "method": "DELETE",
-    "parameters": {},
-    "successStatus": [204]
-  },
-  "api": { "origins": ["https://{team}.qiita.com"] }
-}
-"""#),
-        ("qiita.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "qiita",
-  "name": "Qiita",
-  "protocol": "oauth2",
-  "documentation": "https://qiita.com/api/v2/docs",
-  "_comment": "Qiita redirects only to the one callback URL registered with the application, and takes neither redirect_uri nor response_type. Register http://127.0.0.1:8765/callback, or set your own with AUTHKIT_QIITA_REDIRECT_URI. The token step is not RFC 6749: a JSON body without grant_type, answered with 201 and a field named 'token'. CLIENT SECRET: required: POST /api/v2/access_tokens takes client_secret ('登録されたAPIクライアントを認証するための秘密鍵', qiita.com/api/v2/docs) and Qiita documents no public client or PKCE: token.requiresClientSecret.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://qiita.com/api/v2/oauth/authorize",
-    "sendRedirectURI": false,
-    "sendResponseType": false
-  },
-  "token": {
-    "url": "https://qiita.com/api/v2/access_tokens",
-    "requiresClientSecret": true,
-    "encoding": "json",
-    "clientAuthentication": "post",
-    "sendGrantType": false,
-    "sendRedirectURI": false,
-    "successStatus": [201],
-    "response": {
-      "accessToken": "token",
-      "scope": "scopes",
-      "requireTokenType": false,
-      "errorCode": ["error", "type"],
-      "errorDescription": ["error_description", "message"]
-    }
-  },
-  "scopes": {
-    "separator": " ",
-    "default": ["read_qiita"],
-    "known": ["read_qiita", "write_qiita", "read_qiita_team", "write_qiita_team"]
-  },
-  "pkce": "none",
-  "revocation": {
-    "url": "https://qiita.com/api/v2/access_tokens/{access_token}",
-    "method": "DELETE",
-    "parameters": {},
-    "successStatus": [204]
-  },
-  "api": { "origins": ["https://qiita.com"] }
-}
-"""#),
-        ("reddit.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "reddit",
-  "name": "Reddit",
-  "protocol": "oauth2",
-  "documentation": "https://github.com/reddit-archive/reddit/wiki/OAuth2",
-  "_comment": "Source read (excerpts): Reddit's OAuth2 wiki (github.com/reddit-archive/reddit/wiki/OAuth2, archived in 2017 but still the document linked from reddit.com/dev/api); a 2021 change of the revocation status (204 -> 200) is from praw-dev/prawcore#115, not from Reddit. APP TYPES: web app (has a secret), installed app ('cannot keep a secret, and therefore does not receive one'), script app (own account only). AUTHORIZE: https://www.reddit.com/api/v1/authorize (or /api/v1/authorize.compact for small screens) with client_id, response_type=code, state, redirect_uri, duration=temporary|permanent, scope. duration=permanent is set below: only then is a refresh_token issued; access tokens last one hour. TOKEN: POST https://www.reddit.com/api/v1/access_token with HTTP Basic (client id as user, secret as password). An INSTALLED app has no secret and still authenticates with Basic, its password empty: publicClientAuthentication 'basic' below (prawcore's UntrustedAuthenticator sends (client_id, \"\") the same way; a request without Basic gets 401). Run it with --client-secret '' (or no secret configured). Reddit requires a descriptive, unique User-Agent on every request ('<platform>:<app id>:<version> (by /u/<username>)'); it is sent from the user_agent placeholder. REDIRECT: must match the app's single registered redirect URI exactly (not confirmed whether loopback ports may vary) — register http://127.0.0.1:8765/callback. SCOPES: 'identity', 'read', … ; the wiki's request uses a scope string (space- or comma-separated; not confirmed which is preferred) — space here. REFRESH: grant_type=refresh_token at the token URL with Basic; prawcore's maintainers observed in 2021 that Reddit began issuing a new refresh token on each refresh (rotation) — not confirmed by Reddit's docs. REVOCATION: POST https://www.reddit.com/api/v1/revoke_token with Basic, form token=…&token_type_hint=access_token|refresh_token; answered 204 historically and 200 since 2021 (both listed). PKCE: not documented — none. No device grant, no OIDC.",
-  "placeholders": {
-    "user_agent": {
-      "description": "the User-Agent Reddit requires: '<platform>:<app id>:<version> (by /u/<reddit username>)'",
-      "default": "cli:authkit:1.0 (by /u/unknown)"
-    }
-  },
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://www.reddit.com/api/v1/authorize",
-    "parameters": {
-      "duration": "permanent"
-    }
-  },
-  "token": {
-    "url": "https://www.reddit.com/api/v1/access_token",
-    "clientAuthentication": "basic",
-    "publicClientAuthentication": "basic",
-    "headers": {
-      "Accept": "application/json",
-      "User-Agent": "{user_agent}"
-    }
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "identity"
-    ],
-    "known": [
-      "identity",
-      "edit",
-      "flair",
-      "history",
-      "modconfig",
-      "modflair",
-      "modlog",
-      "modposts",
-      "modwiki",
-      "mysubreddits",
-      "privatemessages",
-      "read",
-      "report",
-      "save",
-      "submit",
-      "subscribe",
-      "vote",
-      "wikiedit",
-      "wikiread"
-    ]
-  },
-  "pkce": "none",
-  "revocation": {
-    "url": "https://www.reddit.com/api/v1/revoke_token",
-    "method": "POST",
-    "encoding": "form",
-    "parameters": {
-      "token": "{access_token}",
-      "token_type_hint": "access_token"
-    },
-    "headers": {
-      "User-Agent": "{user_agent}"
-    },
-    "clientAuthentication": "basic",
-    "successStatus": [
-      200,
-      204
-    ]
-  },
-  "api": { "origins": ["https://oauth.reddit.com"] }
-}
-"""#),
-        ("salesforce.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "salesforce",
-  "name": "Salesforce",
-  "protocol": "oauth2",
-  "documentation": "https://help.salesforce.com/HTViewHelpDoc?id=remoteaccess_oauth_web_server_flow.htm&language=en_US",
-  "_comment": "Sources read (excerpts): help.salesforce.com 'OAuth 2.0 Web Server Flow for Web App Integration' and 'OAuth 2.0 Refresh Token Flow for Renewed Sessions'; developer.salesforce.com REST API guide (web server flow, Japanese edition). HOST: {host} is login.salesforce.com (production), test.salesforce.com (sandbox) or the org's My Domain (MyDomainName.my.salesforce.com). CLIENT: a connected app (or external client app); consumer key = client id, consumer secret = client secret. AUTHORIZE: https://{host}/services/oauth2/authorize with response_type=code, client_id, redirect_uri (the app's callback URL), optional code_challenge, state, scope, display, immediate, prompt. PKCE: supported and recommended ('use the web server flow with PKCE'); if code_challenge was sent and code_verifier is missing the exchange fails with invalid_grant; the connected app can be set to require PKCE (not confirmed) — S256. TOKEN: POST https://{host}/services/oauth2/token, form: grant_type=authorization_code, code, client_id, client_secret, redirect_uri, code_verifier (post). ANSWER: access_token, refresh_token (only if the refresh_token/offline_access scope is granted), instance_url (the org's API host, to be used for all API calls), id (identity URL), token_type Bearer, issued_at (ms), signature, scope — and NO expires_in: the lifetime is the connected app's session timeout, unknown to the client (the session timeout is set per connected app, profile or org, 'Valid values: 15, 30, 60, 120, 240, 480, 720, 1440' minutes, default two hours; so refreshPolicy.assumedLifetimeSeconds has a token with a refresh token refreshed once 15 minutes old, the shortest, where it would otherwise be used until refused). REFRESH: grant_type=refresh_token at the token URL; refresh-token policy is set per app by the admin (valid until revoked, expire after N, expire if unused); with 'refresh token rotation' enabled each refresh returns a new refresh token and invalidates the old one, which AuthKit keeps (a refresh_token in any answer replaces the stored one). REVOCATION: POST https://{host}/services/oauth2/revoke with form token=… (an access or refresh token), 200 on success — from Salesforce's 'Revoke OAuth Tokens' help page as commonly quoted, not re-read here. REDIRECT: the redirect_uri must match the connected app's callback URL (several may be listed); http is accepted for localhost (not confirmed for 127.0.0.1 or varying ports) — register http://localhost:8765/callback. DEVICE GRANT: Salesforce has a device flow, requested at the TOKEN endpoint with response_type=device_code (not an RFC 8628 device endpoint) — not confirmed in detail. OIDC: issuer https://login.salesforce.com (or the My Domain), discovery https://{host}/.well-known/openid-configuration — not set (issuer.identifier takes no placeholder).",
-  "placeholders": {
-    "host": {
-      "description": "your My Domain host (MyDomainName.my.salesforce.com), where the API calls of a credential signed in there may go; or login.salesforce.com, test.salesforce.com (sandbox)",
-      "default": "login.salesforce.com"
-    }
-  },
-  "redirect": {
-    "host": "localhost",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://{host}/services/oauth2/authorize"
-  },
-  "token": {
-    "url": "https://{host}/services/oauth2/token",
-    "clientAuthentication": "post"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "api",
-      "refresh_token"
-    ],
-    "known": [
-      "api",
-      "refresh_token",
-      "offline_access",
-      "full",
-      "id",
-      "openid",
-      "profile",
-      "email",
-      "address",
-      "phone",
-      "web",
-      "chatter_api",
-      "custom_permissions",
-      "wave_api",
-      "cdp_query_api",
-      "content",
-      "lightning",
-      "visualforce",
-      "eclair_api",
-      "pardot_api",
-      "sfap_api",
-      "einstein_gpt_api"
-    ]
-  },
-  "pkce": "S256",
-  "revocation": {
-    "url": "https://{host}/services/oauth2/revoke",
-    "method": "POST",
-    "encoding": "form",
-    "parameters": {
-      "token": "{access_token}"
-    },
-    "successStatus": [
-      200
-    ]
-  },
-  "refreshPolicy": {
-    "assumedLifetimeSeconds": 900
-  },
-  "api": { "origins": ["https://{host}"] }
-}
-"""#),
-        ("slack.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "slack",
-  "name": "Slack (user token)",
-  "protocol": "oauth2",
-  "documentation": "https://docs.slack.dev/authentication/installing-with-oauth",
-  "_comment": "Sources read (excerpts): docs.slack.dev authentication/installing-with-oauth, reference/methods/oauth.v2.access and oauth.v2.user.access, authentication/using-pkce, changelog 2026-03-30 'PKCE is now generally available'. This descriptor is for a USER token (xoxp-) obtained by a CLI. AUTHORIZE: https://slack.com/oauth/v2/authorize takes bot scopes in 'scope' and user scopes in 'user_scope' (comma-separated). 'Desktop redirects are not allowed to request bot scopes' (custom schemes and localhost redirects of PKCE-enabled apps; docs.slack.dev authentication/using-pkce), and 'user scopes should be added as user_scope=<user_scope>' (installing-with-oauth): so authorization.scopeParameter is 'user_scope', and the requested scopes (scopes.default, or --scope) go there. TOKEN: POST https://slack.com/api/oauth.v2.access (form or JSON); Slack asks that client_id/client_secret be sent with HTTP Basic rather than as parameters. A PKCE-enabled app is a public client: no secret (AuthKit sends client_id only when none is configured) and code_verifier. ANSWER: HTTP 200 even for errors, {\"ok\": false, \"error\": \"invalid_code\"} (the default errorCode 'error' catches it); the bot token, if any, is at top level and the user token at authed_user.access_token (authed_user.token_type is 'user', top-level token_type 'bot'); granted scopes are comma-separated. Slack's token_type values are labels, not RFC 6750 types — the tokens are used as 'Authorization: Bearer'. So the token response sets assumeBearer. oauth.v2.user.access is a newer method that returns only a user token (same arguments incl. code_verifier); not used here because its answer shape was not confirmed. PKCE: optional, enabled per app in its settings, one-way (marks the app public); required when redirecting to a custom URI scheme. REFRESH / ROTATION: only with token rotation enabled (or always for PKCE apps redirecting to a custom scheme); access tokens then expire (expires_in) and a refresh is grant_type=refresh_token at oauth.v2.access; every refresh token of a PKCE-enabled app expires after 30 days; refreshes of desktop-redirect tokens need no client_secret. REDIRECT: non-PKCE apps need https redirect URLs registered under OAuth & Permissions; PKCE apps may use localhost redirects. Not confirmed: whether http://localhost (vs https) and any port are accepted, or 127.0.0.1 — hence a fixed http://localhost:8765/callback that you register. REVOCATION: auth.revoke (https://slack.com/api/auth.revoke) with the token in the Authorization header, answering {\"ok\": true, \"revoked\": true} — from Slack's method reference, not re-read in this research; errors also come with HTTP 200, and revocation.response.errorCode reads them: a refused revocation is reported and the credential kept. No device grant. 'Sign in with Slack' is a separate OpenID Connect flow (issuer https://slack.com, discovery https://slack.com/.well-known/openid-configuration, authorize https://slack.com/openid/connect/authorize, token https://slack.com/api/openid.connect.token) — not described by this file; issuer not confirmed here.",
-  "redirect": {
-    "host": "localhost",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://slack.com/oauth/v2/authorize",
-    "scopeParameter": "user_scope"
-  },
-  "token": {
-    "url": "https://slack.com/api/oauth.v2.access",
-    "clientAuthentication": "basic",
-    "response": {
-      "accessToken": [
-        "authed_user.access_token",
-        "access_token"
-      ],
-      "expiresIn": [
-        "authed_user.expires_in",
-        "expires_in"
-      ],
-      "refreshToken": [
-        "authed_user.refresh_token",
-        "refresh_token"
-      ],
-      "scope": [
-        "authed_user.scope",
-        "scope"
-      ],
-      "requireTokenType": false,
-      "errorCode": "error",
-      "errorDescription": [
-        "error_description",
-        "needed"
-      ],
-      "assumeBearer": true,
-      "errorStatus": 200
-    }
-  },
-  "scopes": {
-    "separator": ",",
-    "default": [
-      "users:read"
-    ],
-    "known": [
-      "users:read",
-      "users:read.email",
-      "channels:read",
-      "channels:history",
-      "chat:write",
-      "files:read",
-      "files:write",
-      "groups:read",
-      "im:read",
-      "search:read",
-      "team:read",
-      "identity.basic",
-      "identity.email"
-    ]
-  },
-  "pkce": "S256",
-  "revocation": {
-    "url": "https://slack.com/api/auth.revoke",
-    "method": "POST",
-    "encoding": "form",
-    "parameters": {},
-    "headers": {
-      "Authorization": "Bearer {access_token}"
-    },
-    "successStatus": [
-      200
-    ],
-    "response": {
-      "requireTokenType": false,
-      "errorCode": "error"
-    }
-  },
-  "api": { "origins": ["https://slack.com", "https://*.slack.com"] }
-}
-"""#),
-        ("spotify.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "spotify",
-  "name": "Spotify",
-  "protocol": "oauth2",
-  "documentation": "https://developer.spotify.com/documentation/web-api/concepts/redirect_uri",
-  "_comment": "Sources read (excerpts): developer.spotify.com documentation/web-api/concepts/redirect_uri and tutorials/migration-insecure-redirect-uri; the authorization-code and code-PKCE tutorials were seen only through quotations (the Basic header format and token URL are widely quoted from them). REDIRECT (enforced for apps created from 2025-04-09, all apps by November 2025): https is required except for loopback IP literals; use http://127.0.0.1:PORT or http://[::1]:PORT; 'localhost is not allowed'; redirect URIs must match exactly, except loopback IP literals, which may be registered WITHOUT a port so that any port is accepted — register http://127.0.0.1/callback. TOKEN: https://accounts.spotify.com/api/token, form-encoded; the authorization-code flow authenticates with 'Authorization: Basic <base64 client_id:client_secret>'; the PKCE flow is for public clients (client_id in the body, no secret — AuthKit's 'none' when no secret is configured). The implicit grant is deprecated. PKCE: S256 (code-pkce-flow tutorial), optional for confidential apps. REFRESH: grant_type=refresh_token at the token URL; a new refresh token may be returned and, for PKCE, the previous one stops working (stated by the rspotify client library, not confirmed on Spotify's own page here). Access tokens last 3600 s (not re-confirmed here). No revocation endpoint documented (users remove access from their account's Apps page) and no device grant. No OIDC issuer.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://accounts.spotify.com/authorize"
-  },
-  "token": {
-    "url": "https://accounts.spotify.com/api/token",
-    "encoding": "form",
-    "clientAuthentication": "basic"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "user-read-private",
-      "user-read-email"
-    ],
-    "known": [
-      "ugc-image-upload",
-      "user-read-playback-state",
-      "user-modify-playback-state",
-      "user-read-currently-playing",
-      "app-remote-control",
-      "streaming",
-      "playlist-read-private",
-      "playlist-read-collaborative",
-      "playlist-modify-private",
-      "playlist-modify-public",
-      "user-follow-modify",
-      "user-follow-read",
-      "user-read-playback-position",
-      "user-top-read",
-      "user-read-recently-played",
-      "user-library-modify",
-      "user-library-read",
-      "user-read-email",
-      "user-read-private",
-      "user-personalized"
-    ]
-  },
-  "pkce": "S256",
-  "api": { "origins": ["https://api.spotify.com"] }
-}
-"""#),
-        ("strava.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "strava",
-  "name": "Strava",
-  "protocol": "oauth2",
-  "documentation": "https://developers.strava.com/docs/authentication",
-  "_comment": "Sources read (excerpts): developers.strava.com/docs/authentication (table of contents and overview), the older strava.github.io/api/v3/oauth page, Strava community hub answers; details below beyond the excerpts are from Strava's authentication page as widely quoted and are marked. AUTHORIZE: https://www.strava.com/oauth/authorize (mobile apps: /oauth/mobile/authorize) with client_id, redirect_uri, response_type=code, approval_prompt=auto|force, scope — a COMMA-delimited list (read, read_all, profile:read_all, profile:write, activity:read, activity:read_all, activity:write). The user may deselect scopes: the granted ones come back in the redirect's 'scope' parameter ('the URL query string will include an authorization code and the scope accepted by the user'), and the token answer has none: authorization.grantedScopesParameter, so the credential records what was granted. REDIRECT: Strava matches only the host against the app's 'Authorization Callback Domain' (no scheme, no path); localhost and 127.0.0.1 are accepted for development (white-listed, as widely quoted; not confirmed on the excerpt read) — so any port; set the callback domain to 127.0.0.1. TOKEN: POST https://www.strava.com/oauth/token (also documented as https://www.strava.com/api/v3/oauth/token) with client_id and client_secret in the form body (post). The answer has token_type Bearer, access_token, expires_in, expires_at (Unix time), refresh_token and an 'athlete' summary. Access tokens live 6 hours (not re-confirmed). REFRESH: grant_type=refresh_token at the token URL with id and secret; the answer may carry a new refresh token and the old one then stops working — always keep the latest (not re-confirmed). ERRORS: 4xx with {\"message\": \"Bad Request\", \"errors\": [{\"resource\": …, \"field\": …, \"code\": \"invalid\"}]} (seen in Strava community answers) — mapped below. REVOCATION: POST https://www.strava.com/oauth/deauthorize with access_token=… (form) revokes the application's access for the athlete (all tokens) — from Strava's 'Deauthorization' section, not re-read here. PKCE: not documented — none. No device grant, no OIDC. CLIENT SECRET: required ('presenting a client_id and client_secret (obtained during application registration), along with the authorization code', strava.github.io/api/v3/oauth; no PKCE or public apps documented): token.requiresClientSecret.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://www.strava.com/oauth/authorize",
-    "grantedScopesParameter": "scope",
-    "parameters": {
-      "approval_prompt": "auto"
-    }
-  },
-  "token": {
-    "url": "https://www.strava.com/oauth/token",
-    "requiresClientSecret": true,
-    "clientAuthentication": "post",
-    "response": {
-      "errorCode": [
-        "error",
-        "errors[0].code"
-      ],
-      "errorDescription": [
-        "error_description",
-        "message"
-      ]
-    }
-  },
-  "scopes": {
-    "separator": ",",
-    "default": [
-      "read"
-    ],
-    "known": [
-      "read",
-      "read_all",
-      "profile:read_all",
-      "profile:write",
-      "activity:read",
-      "activity:read_all",
-      "activity:write"
-    ]
-  },
-  "pkce": "none",
-  "revocation": {
-    "url": "https://www.strava.com/oauth/deauthorize",
-    "method": "POST",
-    "encoding": "form",
-    "parameters": {
-      "access_token": "{access_token}"
-    },
-    "successStatus": [
-      200
-    ]
-  },
-  "api": { "origins": ["https://www.strava.com"] }
-}
-"""#),
-        ("trello.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "trello",
-  "name": "Trello (OAuth 1.0a)",
-  "protocol": "oauth1",
-  "documentation": "https://developer.atlassian.com/cloud/trello/guides/rest-api/authorization/",
-  "_comment": "Sources read (excerpts): developer.atlassian.com/cloud/trello/guides/rest-api/authorization ('Authorizing With Trello's REST API': a 1/authorize token route or 'basic OAuth1.0'); endpoint URLs and authorize-page parameters from client libraries (py-trello, omniauth-trello, trelloR, python-social-auth) — not from Trello's page excerpt, so marked not confirmed. OAuth 1.0a, HMAC-SHA1 (not confirmed). KEY/SECRET: the API key belongs to a Power-Up (https://trello.com/power-ups/admin, API Key tab); the OAuth secret is shown there. REQUEST TOKEN: https://trello.com/1/OAuthGetRequestToken. AUTHORIZE: https://trello.com/1/OAuthAuthorizeToken with page parameters name (app name shown to the user), scope (comma-separated read, write, account; default read) and expiration (1hour, 1day, 30days, never; default 30days) — put into authorizeURL's query below (name=AuthKit, scope=read, expiration=30days) because the format has no authorize-page parameters for OAuth 1.0a. ACCESS TOKEN: https://trello.com/1/OAuthGetAccessToken. Tokens expire per 'expiration' (OAuth 1.0a tokens otherwise never expire; AuthKit cannot know) and can be deleted via the REST API (DELETE /1/tokens/{token}, not confirmed) — no invalidateTokenURL set. CALLBACK: given at request time; the Power-Up's allowed origins must include the callback's origin (per trelloR: 'set at least one allowed origin … http://localhost:1410'), not confirmed for 127.0.0.1 — register http://127.0.0.1:8765 as allowed origin and use the default below.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "oauth1": {
-    "requestTokenURL": "https://trello.com/1/OAuthGetRequestToken",
-    "authorizeURL": "https://trello.com/1/OAuthAuthorizeToken?name=AuthKit&scope=read&expiration=30days",
-    "accessTokenURL": "https://trello.com/1/OAuthGetAccessToken",
-    "signatureMethod": "HMAC-SHA1",
-    "requireCallbackConfirmed": true
-  },
-  "api": { "origins": ["https://api.trello.com", "https://trello.com"] }
-}
-"""#),
-        ("tumblr-oauth2.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "tumblr-oauth2",
-  "name": "Tumblr (OAuth 2.0)",
-  "protocol": "oauth2",
-  "documentation": "https://www.tumblr.com/docs/en/api/v2#oauth2-authorization",
-  "_comment": "Source read: Tumblr API docs (api.md in github.com/tumblr/docs, 'OAuth2 Authorization', '/oauth2/authorize', '/v2/oauth2/token'). Grants: authorization code, client credentials, refresh token. The app must have an 'OAuth2 redirect URL' set at https://www.tumblr.com/oauth/apps for OAuth 2.0 to be available; redirect_uri must be sent when several are registered (AuthKit always sends it, and then it must also go to the token request, which AuthKit does). Not confirmed: loopback/any-port matching — register http://127.0.0.1:8765/callback. AUTHORIZE: https://www.tumblr.com/oauth2/authorize with client_id (the OAuth consumer key), response_type=code, scope (REQUIRED, space-delimited: basic, write, offline_access), state (required). TOKEN: POST https://api.tumblr.com/v2/oauth2/token with grant_type, code, client_id, client_secret (in the body: post) and redirect_uri; Tumblr's curl examples send multipart form data, and form-urlencoded or JSON bodies are accepted API-wide. Answer: access_token, expires_in (e.g. 2520 s), id_token (false), refresh_token (only with offline_access), scope, token_type bearer; 401 when unauthorized. REFRESH: grant_type=refresh_token with client_id, client_secret, refresh_token at the same URL 'for a new OAuth2 access token and refresh token' (rotation; 401 when the refresh token has expired). PKCE: not documented — none. No revocation endpoint documented, no device grant, no OIDC. A consistent User-Agent header is required on every request (apps that vary it may be suspended). CLIENT SECRET: required (the oauth2/token table: client_secret, 'Your OAuth consumer secret', required 'Yes', tumblr.com/docs/en/api/v2): token.requiresClientSecret.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://www.tumblr.com/oauth2/authorize"
-  },
-  "token": {
-    "url": "https://api.tumblr.com/v2/oauth2/token",
-    "requiresClientSecret": true,
-    "clientAuthentication": "post"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "basic",
-      "offline_access"
-    ],
-    "known": [
-      "basic",
-      "write",
-      "offline_access"
-    ]
-  },
-  "pkce": "none",
-  "api": { "origins": ["https://api.tumblr.com"] }
-}
-"""#),
-        ("tumblr.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "tumblr",
-  "name": "Tumblr (OAuth 1.0a)",
-  "protocol": "oauth1",
-  "documentation": "https://www.tumblr.com/docs/en/api/v2#oauth1-authorization",
-  "_comment": "Source read: Tumblr API docs (api.md in github.com/tumblr/docs, 'Authentication', 'OAuth1 Authorization', 'OAuth2 Authorization'). OAuth 1.0a with parameters in the Authorization header and HMAC-SHA1 ONLY. REQUEST TOKEN: POST https://www.tumblr.com/oauth/request_token (no extra parameters); reply form-encoded oauth_token, oauth_token_secret, oauth_callback_confirmed. AUTHORIZE: GET https://www.tumblr.com/oauth/authorize?oauth_token=… (optional 'source'); the callback gets oauth_token, oauth_verifier and source. ACCESS TOKEN: https://www.tumblr.com/oauth/access_token is documented as GET with oauth_verifier; AuthKit sends POST — not confirmed that Tumblr accepts POST there (common OAuth 1.0a libraries POST, requests-oauthlib among them, which pytumblr's sign-in uses); if it refuses, an override with \"accessTokenMethod\": \"GET\" under oauth1 sends GET. CALLBACK: the app's 'Default callback URL' is set at https://www.tumblr.com/oauth/apps; whether an oauth_callback at request time may differ (e.g. a loopback port) is not documented — register http://127.0.0.1:8765/callback. Every request needs a consistent User-Agent (Tumblr may suspend apps that vary it) — outside the descriptor for OAuth 1.0a. No invalidation endpoint; instead POST https://api.tumblr.com/v2/oauth2/exchange (signed with OAuth1) turns an OAuth 1.0a token into OAuth 2.0 tokens and invalidates the OAuth1 token. Tumblr also supports OAuth 2.0 (tumblr-oauth2.json).",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "oauth1": {
-    "requestTokenURL": "https://www.tumblr.com/oauth/request_token",
-    "authorizeURL": "https://www.tumblr.com/oauth/authorize",
-    "accessTokenURL": "https://www.tumblr.com/oauth/access_token",
-    "signatureMethod": "HMAC-SHA1",
-    "requireCallbackConfirmed": true
-  },
-  "api": { "origins": ["https://api.tumblr.com"] }
-}
-"""#),
-        ("twitch.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "twitch",
-  "name": "Twitch",
-  "protocol": "oauth2",
-  "documentation": "https://dev.twitch.tv/docs/authentication/getting-tokens-oauth/",
-  "_comment": "Sources read (excerpts): dev.twitch.tv/docs/authentication, authentication/getting-tokens-oauth, authentication/refresh-tokens; endpoint URLs also as listed by the twitch_oauth2 client library (authorize, token, revoke, validate). FLOWS: implicit, client credentials, authorization code (servers that can keep a secret) and the device code grant (for limited-input clients; Twitch recommends it with a 'Public' client type for open desktop platforms). TOKEN: POST https://id.twitch.tv/oauth2/token with client_id, client_secret, code, grant_type=authorization_code, redirect_uri in the form body (post). The answer's 'scope' is a JSON ARRAY and token_type is 'bearer'. REFRESH: only authorization-code (and device-code) user tokens can be refreshed, via grant_type=refresh_token at the token URL; 'because refresh tokens may change, your app should safely store the new refresh token'; refresh tokens of public (device-flow) clients are rotated on use and expire after 30 days of inactivity (from a third-party summary of Twitch's docs; not confirmed on the page excerpt read). Twitch asks apps to react to 401 rather than to expires_in, and to validate tokens (GET https://id.twitch.tv/oauth2/validate) at start-up and hourly — not expressible. REVOCATION: POST https://id.twitch.tv/oauth2/revoke with form client_id and token (no secret), 200 on success — from client libraries and Twitch's revoke section as commonly quoted, not re-read here. REDIRECT: must match a registered OAuth Redirect URL; Twitch's examples use http://localhost:3000; not confirmed whether 127.0.0.1 or varying ports are accepted — register http://localhost:8765/callback. PKCE: not documented — none. DEVICE GRANT: POST https://id.twitch.tv/oauth2/device (client_id, and 'scopes', plural: 'A space-delimited list of scopes'; device.scopeParameter), and the polls at the token URL list client_id, scopes, device_code and grant_type (device.sendScopesWhenPolling; quoted from Twitch's table by client libraries, not read on Twitch's page); listed among Twitch's four flows; the URL is as used by the twitch_oauth_token client library (not read on Twitch's page). OIDC: issuer https://id.twitch.tv/oauth2, discovery https://id.twitch.tv/oauth2/.well-known/openid-configuration (not re-confirmed here). DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device). CLIENT SECRET: required for the authorization code flow (dev.twitch.tv/docs/authentication/getting-tokens-oauth: for an app that 'can securely store a client secret'; public clients get 'missing client secret', twitchdev/issues#1097), not for the device flow ('DCF supports a public mode (i.e. no client secret)', Twitch's announcement on discuss.dev.twitch.com): token.requiresClientSecret true, device.requiresClientSecret false. REFRESH of a public client's token: 'client_secret … This field is not required if your application's client type was set to public' (authentication/refresh-tokens, quoted by client libraries), so token.refreshRequiresClientSecret is false while the code exchange requires it.",
-  "redirect": {
-    "host": "localhost",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://id.twitch.tv/oauth2/authorize"
-  },
-  "token": {
-    "url": "https://id.twitch.tv/oauth2/token",
-    "requiresClientSecret": true,
-    "encoding": "form",
-    "clientAuthentication": "post",
-    "refreshRequiresClientSecret": false
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "user:read:email"
-    ],
-    "known": [
-      "user:read:email",
-      "user:read:follows",
-      "user:read:subscriptions",
-      "user:edit",
-      "channel:read:subscriptions",
-      "channel:manage:broadcast",
-      "channel:read:redemptions",
-      "chat:read",
-      "chat:edit",
-      "user:read:chat",
-      "user:write:chat",
-      "moderator:read:followers",
-      "bits:read",
-      "clips:edit",
-      "openid"
-    ]
-  },
-  "pkce": "none",
-  "revocation": {
-    "url": "https://id.twitch.tv/oauth2/revoke",
-    "method": "POST",
-    "encoding": "form",
-    "parameters": {
-      "client_id": "{client_id}",
-      "token": "{access_token}"
-    },
-    "successStatus": [
-      200
-    ]
-  },
-  "device": {
-    "url": "https://id.twitch.tv/oauth2/device",
-    "requiresClientSecret": false,
-    "scopeParameter": "scopes",
-    "sendScopesWhenPolling": true
-  },
-  "api": { "origins": ["https://api.twitch.tv", "https://id.twitch.tv"] }
-}
-"""#),
-        ("twitter.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "twitter",
-  "name": "X (Twitter)",
-  "protocol": "oauth1",
-  "documentation": "https://docs.x.com/fundamentals/authentication/oauth-1-0a/obtaining-user-access-tokens",
-  "_comment": "OAuth 1.0a, HMAC-SHA1. X matches callback URLs exactly against the ones registered with the app (up to 10), port included, and wants 127.0.0.1 rather than localhost: register http://127.0.0.1:8765/callback, or set AUTHKIT_TWITTER_REDIRECT_URI to another registered callback, or to 'oob' for the PIN flow. authenticateURL skips the consent page for returning users. To ask for read-only or read-write access, add \"requestTokenParameters\": {\"x_auth_access_type\": \"read\"} (or \"write\") under oauth1. Check a credential with GET https://api.x.com/1.1/account/verify_credentials.json.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "oauth1": {
-    "requestTokenURL": "https://api.x.com/oauth/request_token",
-    "authorizeURL": "https://api.x.com/oauth/authorize",
-    "authenticateURL": "https://api.x.com/oauth/authenticate",
-    "accessTokenURL": "https://api.x.com/oauth/access_token",
-    "signatureMethod": "HMAC-SHA1",
-    "requireCallbackConfirmed": true,
-    "invalidateTokenURL": "https://api.x.com/1.1/oauth/invalidate_token"
-  },
-  "api": {
-    "origins": [
-      "https://api.x.com",
-      "https://api.twitter.com",
-      "https://upload.x.com",
-      "https://upload.twitter.com"
-    ]
-  }
-}
-"""#),
-        ("x.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "x",
-  "name": "X (OAuth 2.0)",
-  "protocol": "oauth2",
-  "documentation": "https://docs.x.com/fundamentals/authentication/oauth-2-0/user-access-token",
-  "_comment": "Sources read: docs.x.com fundamentals/authentication/oauth-2-0/authorization-code and /user-access-token (source: github.com/xdevplatform/docs). OAuth 2.0 must be enabled in the app's settings; it works with the X API v2 only (the OAuth 1.0a flow is providers/twitter.json). CLIENT TYPES: 'Native App' and 'Single page App' are public clients (no secret: client_id in the body, which is AuthKit's 'none' when no secret is configured); 'Web App' and 'Automated App or bot' are confidential clients, which must use HTTP Basic at the token endpoints ('You don't need client id for confidential clients with a valid Authorization Header') — hence clientAuthentication basic, which AuthKit applies only when a secret is configured. PKCE: code_challenge is listed as a required authorize parameter (S256 or plain), so 'required'. SCOPES: space-separated (%20); refresh tokens are issued only with offline.access; access tokens live two hours. Grant types: only authorization code with PKCE and refresh_token ('for this initial launch'); no device grant documented. REDIRECT: exact-match validation against the callback URLs registered for the app, port included, so a fixed port: register http://127.0.0.1:8765/callback (or set AUTHKIT_X_REDIRECT_URI). X's callback-URL page (developer.x.com/en/docs/apps/callback-urls, quoted by many clients; not read directly here) says not to use localhost but a custom host or http(s)://127.0.0.1. The authorization code expires after 30 seconds. REVOCATION: POST https://api.x.com/2/oauth2/revoke, form token=… with client_id (public) or Basic (confidential) — RFC 7009 shape; revokes access or refresh tokens. REFRESH: grant_type=refresh_token at the token URL (RFC 6749 §6). Not confirmed from X's docs: whether refresh tokens rotate (single-use) and how long they live; no issuer/OIDC discovery. Older docs use https://twitter.com/i/oauth2/authorize and https://api.twitter.com/2/oauth2/token.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://x.com/i/oauth2/authorize"
-  },
-  "token": {
-    "url": "https://api.x.com/2/oauth2/token",
-    "clientAuthentication": "basic"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "tweet.read",
-      "users.read",
-      "offline.access"
-    ],
-    "known": [
-      "tweet.read",
-      "tweet.write",
-      "tweet.moderate.write",
-      "users.email",
-      "users.read",
-      "follows.read",
-      "follows.write",
-      "offline.access",
-      "space.read",
-      "mute.read",
-      "mute.write",
-      "like.read",
-      "like.write",
-      "list.read",
-      "list.write",
-      "block.read",
-      "block.write",
-      "bookmark.read",
-      "bookmark.write",
-      "dm.read",
-      "dm.write",
-      "media.write"
-    ]
-  },
-  "pkce": "required",
-  "revocation": {
-    "url": "https://api.x.com/2/oauth2/revoke"
-  },
-  "api": {
-    "origins": [
-      "https://api.x.com",
-      "https://api.twitter.com",
-      "https://upload.x.com",
-      "https://upload.twitter.com"
-    ]
-  }
-}
-"""#),
-        ("yahoo-japan.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "yahoo-japan",
-  "name": "Yahoo! JAPAN ID連携 (v2)",
-  "protocol": "oauth2",
-  "documentation": "https://developer.yahoo.co.jp/yconnect/v2/authorization_code/token.html",
-  "_comment": "Sources read (excerpts): developer.yahoo.co.jp yconnect/v2/authorization_code/ (flow) and yconnect/v2/authorization_code/token.html (Token endpoint); Qiita articles for token lifetimes and the absence of revocation (not Yahoo! JAPAN's own words — marked). Yahoo! ID連携 v1 closed on 2022-04-27; this is v2 (OpenID Connect). CLIENT TYPES: a 'server-side application' must authenticate at the token endpoint with HTTP Basic (client id:secret, base64) — 'サーバーサイド・アプリケーションの場合は、Basic認証を用いたクライアント認証が必須'; a 'client-side application' sends only client_id as a parameter (AuthKit's 'none' when no secret is configured) — exactly AuthKit's default, made explicit as basic. AUTHORIZE: https://auth.login.yahoo.co.jp/yconnect/v2/authorization with response_type=code, client_id, redirect_uri, scope (space-separated: openid, profile, email, address), state, nonce, optional code_challenge/code_challenge_method. PKCE: supported; code_verifier is required at the token endpoint when code_challenge was sent — S256. TOKEN: POST https://auth.login.yahoo.co.jp/yconnect/v2/token, form grant_type=authorization_code, code, redirect_uri ('must exactly match one of the pre-registered redirect URIs'), code_verifier. Answer: access_token (1 hour), token_type, expires_in, refresh_token, id_token. REFRESH: grant_type=refresh_token at the same endpoint with Basic; refresh tokens last 4 weeks (12 hours for some API uses, per Qiita; not confirmed on Yahoo! JAPAN's page here); re-consent extends the refresh token's expiry without changing it (Qiita) — not expressible. REDIRECT: exact match with a registered callback URL (URL or custom URI scheme); not confirmed whether http://127.0.0.1 is accepted or ports may vary — register http://127.0.0.1:8765/callback. REVOCATION: no revocation endpoint (stated by a Qiita article, not confirmed by Yahoo! JAPAN) — none set. OIDC: discovery at https://auth.login.yahoo.co.jp/yconnect/v2/.well-known/openid-configuration, issuer https://auth.login.yahoo.co.jp/yconnect/v2 (not re-confirmed here; issuer.identifier left out because an RFC 9207 iss in the redirect is not documented). No device grant.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "port": 8765,
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://auth.login.yahoo.co.jp/yconnect/v2/authorization"
-  },
-  "token": {
-    "url": "https://auth.login.yahoo.co.jp/yconnect/v2/token",
-    "clientAuthentication": "basic"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [
-      "openid",
-      "profile"
-    ],
-    "known": [
-      "openid",
-      "profile",
-      "email",
-      "address"
-    ]
-  },
-  "pkce": "S256",
-  "api": { "origins": ["https://*.yahooapis.jp"] }
-}
-"""#),
-        ("zoom.json", #"""
-{
-  "$schema": "./schema.json",
-  "id": "zoom",
-  "name": "Zoom",
-  "protocol": "oauth2",
-  "documentation": "https://developers.zoom.us/docs/rooms/oauth/",
-  "_comment": "Sources read (excerpts): developers.zoom.us/docs/rooms/oauth ('OAuth 2.0': token request with Basic), changelog 'PKCE loopback support' (developers.zoom.us/changelog/platform/pkce-loopback), token-lifecycle notes from a partner-built 'zoom-plugin' (not Zoom's own documentation). The main OAuth page (docs/integrations/oauth) was only seen through these. TOKEN: POST https://zoom.us/oauth/token with 'Authorization: Basic base64(client_id:client_secret)' and form (or query) parameters grant_type=authorization_code, code, redirect_uri (and code_verifier with PKCE). Access tokens live 1 hour; the authorization code 5 minutes. REFRESH: grant_type=refresh_token at the token URL with Basic; ROTATES — each refresh returns a new refresh token and the old one stops working; refresh-token lifetime commonly about 90 days (those notes call it changeable) — not expressible. PKCE: S256 supported for all user-authorized apps (required for Zoom Apps per those notes) — S256 here. REDIRECT: PKCE-enabled and native-app clients may use http://127.0.0.1:{port}/{path}; 'Zoom ignores the port when it matches loopback redirect URIs' — register http://127.0.0.1/callback; the URL must also be in the app's OAuth allow list. REVOCATION: POST https://zoom.us/oauth/revoke with Basic client authentication and form token=… (answer said to be {\"status\": \"success\"}) — consistent across many implementations; Zoom's reference page not read. DEVICE GRANT: supported for apps with 'Use App on Device' enabled: POST https://zoom.us/oauth/devicecode?client_id=… with Basic, answering device_code, user_code, verification_uri https://zoom.us/oauth_device and verification_uri_complete (per those notes and many implementations; not read on Zoom's page). No OIDC issuer for Zoom OAuth apps (not confirmed). Error responses are said to carry 'reason' besides 'error' (Zoom error codes 4700–4741) — not confirmed, so the default error mapping is kept.",
-  "redirect": {
-    "host": "127.0.0.1",
-    "path": "/callback"
-  },
-  "authorization": {
-    "url": "https://zoom.us/oauth/authorize"
-  },
-  "token": {
-    "url": "https://zoom.us/oauth/token",
-    "encoding": "form",
-    "clientAuthentication": "basic"
-  },
-  "scopes": {
-    "separator": " ",
-    "default": [],
-    "known": [
-      "user:read:user",
-      "meeting:read:meeting",
-      "meeting:write:meeting",
-      "meeting:read:list_meetings",
-      "recording:read:list_user_recordings",
-      "user:read",
-      "meeting:read",
-      "meeting:write",
-      "recording:read"
-    ]
-  },
-  "pkce": "S256",
-  "revocation": {
-    "url": "https://zoom.us/oauth/revoke",
-    "method": "POST",
-    "encoding": "form",
-    "parameters": {
-      "token": "{access_token}"
-    },
-    "clientAuthentication": "basic",
-    "successStatus": [
-      200
-    ]
-  },
-  "api": { "origins": ["https://api.zoom.us"] }
-}
-"""#),
+        (
+            "atlassian.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "atlassian",
+              "name": "Atlassian Cloud (Jira, Confluence)",
+              "protocol": "oauth2",
+              "documentation": "https://developer.atlassian.com/cloud/jira/software/oauth-2-3lo-apps/",
+              "_comment": "Sources read (excerpts): developer.atlassian.com cloud/jira/software/oauth-2-3lo-apps and cloud/confluence/oauth-2-3lo-apps (overview sections), plus client-library guides (jira.js, confluence.js) for details marked below. OAuth 2.0 (3LO) apps are created in the Atlassian developer console; one callback URL per app. AUTHORIZE: https://auth.atlassian.com/authorize with audience=api.atlassian.com and prompt=consent (both set below), client_id, scope (space-separated), redirect_uri, state, response_type=code. TOKEN: POST https://auth.atlassian.com/oauth/token with a JSON body {grant_type, client_id, client_secret, code, redirect_uri} — client credentials in the body (post). Answer: access_token (about 3600 s), token_type bearer, scope, expires_in, and refresh_token only when offline_access was requested. REFRESH: grant_type=refresh_token (JSON) at the token URL; ROTATING refresh tokens — the one sent is invalidated and a new one returned (per the client libraries; Atlassian documents an inactivity expiry of 90 days for rotating refresh tokens — not re-confirmed here). REDIRECT: must equal the app's callback URL; http://localhost:3000/callback is accepted for development per confluence.js (not confirmed for 127.0.0.1 or varying ports) — register http://localhost:8765/callback. USING THE TOKEN: calls go through https://api.atlassian.com/ex/{product}/{cloudid}/…; the cloudid comes from GET https://api.atlassian.com/oauth/token/accessible-resources — a post-sign-in lookup the format cannot express. PKCE: not documented for 3LO (not confirmed) — none. REVOCATION: no token revocation endpoint documented for 3LO apps (not confirmed; users remove access in their account settings). No device grant. Bitbucket Cloud has its own OAuth (bitbucket.json).",
+              "redirect": {
+                "host": "localhost",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://auth.atlassian.com/authorize",
+                "parameters": {
+                  "audience": "api.atlassian.com",
+                  "prompt": "consent"
+                }
+              },
+              "token": {
+                "url": "https://auth.atlassian.com/oauth/token",
+                "encoding": "json",
+                "clientAuthentication": "post"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "read:me",
+                  "offline_access"
+                ],
+                "known": [
+                  "read:me",
+                  "offline_access",
+                  "read:jira-user",
+                  "read:jira-work",
+                  "write:jira-work",
+                  "manage:jira-project",
+                  "manage:jira-configuration",
+                  "read:confluence-content.all",
+                  "read:confluence-space.summary",
+                  "write:confluence-content",
+                  "search:confluence",
+                  "read:page:confluence",
+                  "write:page:confluence"
+                ]
+              },
+              "pkce": "none",
+              "api": { "origins": ["https://api.atlassian.com"] }
+            }
+            """#
+        ),
+        (
+            "bitbucket.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "bitbucket",
+              "name": "Bitbucket Cloud",
+              "protocol": "oauth2",
+              "documentation": "https://developer.atlassian.com/cloud/bitbucket/oauth-2/",
+              "_comment": "Sources read (excerpts): developer.atlassian.com/cloud/bitbucket/oauth-2 and support.atlassian.com 'Use OAuth on Bitbucket Cloud'. Bitbucket Cloud's OAuth is its own (not Atlassian's 3LO at auth.atlassian.com). CONSUMER: created under Workspace settings > OAuth consumers; its Key and Secret are the client id and secret; its permissions checkboxes ARE the token's scopes (the authorize request carries no scope in Bitbucket's examples — scopes.default is therefore empty; scopes.known lists the permission names for reference, not confirmed as request values). TOKEN: https://bitbucket.org/site/oauth2/access_token with HTTP Basic 'client_id:secret' (curl -u), form body grant_type=authorization_code&code=…. Grants: authorization code, implicit, client credentials and a JWT grant; the password grant is no longer supported. REDIRECT: a callback URL is required on the consumer; a redirect_uri sent in a request must begin with that configured URL ('appended to the same URL'), so register exactly http://127.0.0.1:8765/callback — not confirmed whether a different loopback port is accepted. REFRESH: access tokens expire (2 hours, per Bitbucket's docs as commonly quoted; not re-read here); grant_type=refresh_token at the token URL with Basic. Not confirmed: refresh-token rotation and the exact answer shape (Bitbucket is known to answer 'scopes' rather than 'scope', mapped below as a fallback). PKCE: not documented (not confirmed either way) — none. No revocation endpoint, no device grant, no OIDC. Bitbucket Data Center/Server has a different OAuth 2.0 provider API (/rest/oauth2/latest/authorize on the instance) not covered here.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://bitbucket.org/site/oauth2/authorize"
+              },
+              "token": {
+                "url": "https://bitbucket.org/site/oauth2/access_token",
+                "clientAuthentication": "basic",
+                "response": {
+                  "scope": [
+                    "scope",
+                    "scopes"
+                  ]
+                }
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [],
+                "known": [
+                  "account",
+                  "account:write",
+                  "team",
+                  "team:write",
+                  "repository",
+                  "repository:write",
+                  "repository:admin",
+                  "repository:delete",
+                  "pullrequest",
+                  "pullrequest:write",
+                  "issue",
+                  "issue:write",
+                  "wiki",
+                  "webhook",
+                  "snippet",
+                  "snippet:write",
+                  "project",
+                  "project:write",
+                  "project:admin",
+                  "pipeline",
+                  "pipeline:write",
+                  "pipeline:variable",
+                  "runner",
+                  "runner:write",
+                  "email"
+                ]
+              },
+              "pkce": "none",
+              "api": { "origins": ["https://api.bitbucket.org"] }
+            }
+            """#
+        ),
+        (
+            "box.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "box",
+              "name": "Box",
+              "protocol": "oauth2",
+              "documentation": "https://developer.box.com/guides/authentication/oauth2/with-sdk/",
+              "_comment": "Sources read (excerpts): developer.box.com guides/authentication/oauth2/with-sdk, docs/oauth-20 (Custom App setup), guides/authentication/tokens/revoke; Box support-community answers by Box staff. APP: a Custom App with 'User Authentication (OAuth 2.0)'; client id and secret from the Developer Console. AUTHORIZE: https://account.box.com/api/oauth2/authorize. REDIRECT: the redirect_uri must match the redirect URI configured in the Developer Console (redirect_uri_mismatch otherwise); not confirmed whether http loopback URIs and varying ports are allowed — register http://127.0.0.1:8765/callback. TOKEN: POST https://api.box.com/oauth2/token with client_id and client_secret in the form body (post, as in Box's examples). Access tokens expire after 60 minutes. REFRESH: grant_type=refresh_token at the token URL returns a NEW access/refresh pair; each refresh token is SINGLE-USE ('except for some concurrency scenarios') and lasts 60 days — not expressible. REVOCATION: POST https://api.box.com/oauth2/revoke, form client_id, client_secret, token (an access or a refresh token) — RFC 7009 shape with client_secret_post (token_type_hint is sent by AuthKit and not documented by Box: not confirmed to be accepted, presumably ignored). PKCE: not documented for Box OAuth 2.0 (not confirmed) — none. SCOPES: configured on the app in the Developer Console; the authorize 'scope' parameter is optional (not confirmed) — empty default. No device grant, no OIDC.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://account.box.com/api/oauth2/authorize"
+              },
+              "token": {
+                "url": "https://api.box.com/oauth2/token",
+                "clientAuthentication": "post"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [],
+                "known": [
+                  "root_readonly",
+                  "root_readwrite",
+                  "manage_managed_users",
+                  "manage_app_users",
+                  "manage_groups",
+                  "manage_webhook",
+                  "manage_enterprise_properties",
+                  "manage_data_retention",
+                  "manage_legal_hold",
+                  "sign_requests.readwrite",
+                  "ai.readwrite"
+                ]
+              },
+              "pkce": "none",
+              "revocation": {
+                "url": "https://api.box.com/oauth2/revoke"
+              },
+              "api": { "origins": ["https://api.box.com", "https://upload.box.com"] }
+            }
+            """#
+        ),
+        (
+            "discord.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "discord",
+              "name": "Discord",
+              "protocol": "oauth2",
+              "documentation": "https://discord.com/developers/docs/topics/oauth2",
+              "_comment": "Source read: discord.com/developers/docs/topics/oauth2 (docs/topics/oauth2.mdx in github.com/discord/discord-api-docs). TOKEN: https://discord.com/api/oauth2/token accepts only application/x-www-form-urlencoded (JSON is an error); 'all calls to the OAuth2 endpoints require either HTTP Basic authentication or client_id and client_secret supplied in the form data body' — basic here, as in Discord's examples. Access tokens live 604800 s (7 days); the answer is RFC 6749 (token_type Bearer, expires_in, refresh_token, scope). REFRESH: grant_type=refresh_token at the token URL; whether the refresh token rotates is not stated (not confirmed; the refresh answer is 'a fresh access token response', which includes a refresh_token). REVOCATION: RFC 7009 at https://discord.com/api/oauth2/token/revoke with client authentication; revoking any token revokes every access and refresh token of that authorization. PKCE: not in Discord's OAuth2 page; Discord staff and the pull request discord/discord-api-docs#7046 state it is supported, S256 only, with code_verifier of at least 43 characters strictly enforced, required for custom-scheme redirect URIs, and a 'Public Client' app setting allows exchanging and refreshing without the client secret — so S256 here, treat as 'supported per maintainers, not in the official OAuth2 page'. REDIRECT: must match a redirect registered in the Developer Portal. Not confirmed: loopback any-port matching or http://127.0.0.1 acceptance, hence a fixed http://127.0.0.1:8765/callback to register. prompt=consent|none and integration_type are extra authorize parameters. No device grant for third-party apps documented (community docs describe one for Discord's own clients). No OIDC issuer.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://discord.com/oauth2/authorize"
+              },
+              "token": {
+                "url": "https://discord.com/api/oauth2/token",
+                "encoding": "form",
+                "clientAuthentication": "basic"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "identify"
+                ],
+                "known": [
+                  "activities.read",
+                  "activities.write",
+                  "applications.builds.read",
+                  "applications.builds.upload",
+                  "applications.commands",
+                  "applications.commands.update",
+                  "applications.commands.permissions.update",
+                  "applications.entitlements",
+                  "applications.store.update",
+                  "bot",
+                  "connections",
+                  "dm_channels.read",
+                  "email",
+                  "gdm.join",
+                  "guilds",
+                  "guilds.join",
+                  "guilds.members.read",
+                  "identify",
+                  "messages.read",
+                  "relationships.read",
+                  "role_connections.write",
+                  "rpc",
+                  "rpc.activities.write",
+                  "rpc.notifications.read",
+                  "rpc.voice.read",
+                  "rpc.voice.write",
+                  "voice",
+                  "webhook.incoming"
+                ]
+              },
+              "pkce": "S256",
+              "revocation": {
+                "url": "https://discord.com/api/oauth2/token/revoke"
+              },
+              "api": { "origins": ["https://discord.com"] }
+            }
+            """#
+        ),
+        (
+            "dropbox.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "dropbox",
+              "name": "Dropbox",
+              "protocol": "oauth2",
+              "documentation": "https://developers.dropbox.com/oauth-guide",
+              "_comment": "Sources read (excerpts): Dropbox 'OAuth Guide' (developers.dropbox.com/oauth-guide), dropbox.tech 'Using OAuth 2.0 with offline access' (Dropbox Platform Team); a Dropbox-cited curl example (SailPoint) for the Basic token call; the /2/auth/token/revoke reference page itself was not reached. TOKENS: Dropbox issues short-lived access tokens (expires_in, about 4 hours — not re-confirmed); a refresh token comes only with token_access_type=offline on the authorize URL (set below; 'online' gives none). Refresh tokens do not expire and are not rotated (the refresh answer has no new refresh_token — per the offline-access post's examples as commonly implemented; not re-confirmed). TOKEN ENDPOINT: https://api.dropboxapi.com/oauth2/token (also reachable as https://api.dropbox.com/oauth2/token); app key/secret with HTTP Basic (curl -u APP_KEY:APP_SECRET) or as form parameters — basic chosen. PKCE: recommended for apps that cannot keep the secret (desktop/mobile/SPA): code_challenge (S256 or plain) at authorize, code_verifier and no secret at the token and refresh steps. SCOPES: chosen per app in the App Console 'Permissions' tab; the authorize 'scope' parameter (space-separated) can request a subset; include_granted_scopes=user|team is an extra authorize parameter. REDIRECT: 'register the exact redirect URI(s) your app may use in the App Console' — Dropbox checks the redirect_uri against them (redirect_uri is optional: without it the code is shown to the user to paste; AuthKit's --manual mode reads a pasted redirect URL, with its state, not a bare code, so this file keeps redirect_uri and the loopback redirect). Not confirmed whether loopback ports may vary — register http://127.0.0.1:8765/callback. REVOCATION: 'apps may revoke tokens they receive' — not RFC 7009: POST https://api.dropboxapi.com/2/auth/token/revoke with the token as 'Authorization: Bearer' and no body, 200 (endpoint confirmed through many client implementations, not Dropbox's reference page). No device grant. Dropbox also offers OpenID Connect scopes (openid, email, profile; issuer https://www.dropbox.com — not confirmed).",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://www.dropbox.com/oauth2/authorize",
+                "parameters": {
+                  "token_access_type": "offline"
+                }
+              },
+              "token": {
+                "url": "https://api.dropboxapi.com/oauth2/token",
+                "clientAuthentication": "basic"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [],
+                "known": [
+                  "account_info.read",
+                  "account_info.write",
+                  "files.metadata.read",
+                  "files.metadata.write",
+                  "files.content.read",
+                  "files.content.write",
+                  "sharing.read",
+                  "sharing.write",
+                  "file_requests.read",
+                  "file_requests.write",
+                  "contacts.read",
+                  "contacts.write",
+                  "openid",
+                  "email",
+                  "profile"
+                ]
+              },
+              "pkce": "S256",
+              "revocation": {
+                "url": "https://api.dropboxapi.com/2/auth/token/revoke",
+                "method": "POST",
+                "encoding": "form",
+                "parameters": {},
+                "headers": {
+                  "Authorization": "Bearer {access_token}"
+                },
+                "successStatus": [
+                  200
+                ]
+              },
+              "api": { "origins": ["https://*.dropboxapi.com"] }
+            }
+            """#
+        ),
+        (
+            "figma.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "figma",
+              "name": "Figma",
+              "protocol": "oauth2",
+              "documentation": "https://developers.figma.com/docs/rest-api/authentication",
+              "_comment": "Sources read (excerpts): developers.figma.com/docs/rest-api/authentication (overview) and personal-access-tokens; the endpoint details below were not read on Figma's own OAuth page but agree across several independent client implementations (one annotated 'CONFIRMED (developers.figma.com)') and arcticjs.dev. AUTHORIZE: https://www.figma.com/oauth with client_id, redirect_uri, scope, state, response_type=code. TOKEN: POST https://api.figma.com/v1/oauth/token, form-encoded, with HTTP Basic (client id and secret) and redirect_uri, code, grant_type=authorization_code (older integrations used https://www.figma.com/api/oauth/token with the id and secret in the body). Answer: access_token, token_type, expires_in, refresh_token, user_id. REFRESH: Figma's own endpoint, POST https://api.figma.com/v1/oauth/refresh, form-encoded with Basic and refresh_token=… (implementations differ on sending grant_type=refresh_token; not sent here); the answer has a new access_token and expires_in but NO refresh_token — the original stays valid and AuthKit keeps it — and, per arcticjs.dev ('Figma only returns an access token and its expiration'), no token_type either (one implementation falls back to 'Bearer' for it), so the refresh answer does not require one and Bearer is assumed. SCOPES: granular scopes (current_user:read, file_content:read, …); the legacy files:read is deprecated; space-separated in the implementations seen (not confirmed on Figma's page). PKCE: not confirmed — none. REDIRECT: must match a callback URL registered on the OAuth app; one implementation uses http://127.0.0.1:PORT/…; any-port matching not confirmed — register http://127.0.0.1:8765/callback. No revocation endpoint documented (not confirmed), no device grant, no OIDC.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://www.figma.com/oauth"
+              },
+              "token": {
+                "url": "https://api.figma.com/v1/oauth/token",
+                "clientAuthentication": "basic"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "current_user:read"
+                ],
+                "known": [
+                  "current_user:read",
+                  "file_content:read",
+                  "file_metadata:read",
+                  "file_versions:read",
+                  "file_comments:read",
+                  "file_comments:write",
+                  "file_dev_resources:read",
+                  "file_dev_resources:write",
+                  "file_variables:read",
+                  "file_variables:write",
+                  "library_assets:read",
+                  "library_content:read",
+                  "team_library_content:read",
+                  "projects:read",
+                  "webhooks:read",
+                  "webhooks:write",
+                  "files:read"
+                ]
+              },
+              "pkce": "none",
+              "refresh": {
+                "url": "https://api.figma.com/v1/oauth/refresh",
+                "method": "POST",
+                "encoding": "form",
+                "parameters": {
+                  "refresh_token": "{refresh_token}"
+                },
+                "clientAuthentication": "basic",
+                "successStatus": [
+                  200
+                ],
+                "response": {
+                  "requireTokenType": false
+                }
+              },
+              "api": { "origins": ["https://api.figma.com"] }
+            }
+            """#
+        ),
+        (
+            "flickr.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "flickr",
+              "name": "Flickr",
+              "protocol": "oauth1",
+              "documentation": "https://www.flickr.com/services/api/auth.oauth.html",
+              "_comment": "Sources read (excerpts): Flickr's 'User Authentication' page (flickr.com/services/api/auth.oauth.html, read through a mirror: OAuth Core 1.0 Revision A; 'Currently, Flickr only supports HMAC-SHA1'); acme.com 'Flickr Authentication Map' and client libraries (flickcurl, flickrex, python-flickr, python-social-auth) for details marked below. OAuth 1.0a, HMAC-SHA1 only; the flow works for web, desktop and mobile apps. REQUEST TOKEN: https://www.flickr.com/services/oauth/request_token with oauth_callback (a URL, or 'oob': the user is then shown a 9-digit verifier like 123-456-789 to type in). AUTHORIZE: https://www.flickr.com/services/oauth/authorize?oauth_token=…&perms=read|write|delete (unsigned) — 'perms' is an AUTHORIZE-page parameter (without it Flickr may say it 'doesn't recognise the permission set'); it is written into authorizeURL's query below (perms=read), to which AuthKit appends oauth_token — a workaround, as the format has no authorize-page parameters for OAuth 1.0a. ACCESS TOKEN: https://www.flickr.com/services/oauth/access_token; the answer also carries fullname, user_nsid and username. Flickr's own examples use GET for these calls; AuthKit POSTs, the default of common OAuth 1.0a clients that Flickr apps use (go-oauth, OAuthSwift, requests-oauthlib) — not confirmed on Flickr's page. If Flickr refuses it, an override with \"requestTokenMethod\": \"GET\" and \"accessTokenMethod\": \"GET\" under oauth1 sends GET. CALLBACK: given at request time (a callback URL may also be set on the app; not confirmed whether they must match) — default http://127.0.0.1/callback, any port. No token invalidation endpoint (flickr.auth.oauth.checkToken only checks a token). The legacy frob-based Flickr auth is deprecated in favour of OAuth.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "path": "/callback"
+              },
+              "oauth1": {
+                "requestTokenURL": "https://www.flickr.com/services/oauth/request_token",
+                "authorizeURL": "https://www.flickr.com/services/oauth/authorize?perms=read",
+                "accessTokenURL": "https://www.flickr.com/services/oauth/access_token",
+                "signatureMethod": "HMAC-SHA1",
+                "requireCallbackConfirmed": true
+              },
+              "api": { "origins": ["https://api.flickr.com", "https://up.flickr.com", "https://www.flickr.com"] }
+            }
+            """#
+        ),
+        (
+            "github-enterprise.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "github-enterprise",
+              "name": "GitHub Enterprise Server",
+              "protocol": "oauth2",
+              "documentation": "https://docs.github.com/en/enterprise-server@latest/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps",
+              "_comment": "Like github.json, on your own GitHub Enterprise Server: set the host with AUTHKIT_GITHUB_ENTERPRISE_HOST or \"placeholders\": {\"host\": \"github.example.com\"} in $AUTHKIT_HOME/config.json. PKCE is documented for github.com only, so it is off here; set \"pkce\": \"S256\" in an override if your server supports it. The REST API of a server lives at https://HOST/api/v3, hence the revocation URL. CLIENT SECRET: as on github.com (the same Enterprise Server page: client_secret 'Required' for the code exchange; the device flow's polls carry none): token.requiresClientSecret true, device.requiresClientSecret false.",
+              "placeholders": {
+                "host": { "description": "your GitHub Enterprise Server host, e.g. github.example.com" }
+              },
+              "authorization": {
+                "url": "https://{host}/login/oauth/authorize"
+              },
+              "token": {
+                "url": "https://{host}/login/oauth/access_token",
+                "requiresClientSecret": true,
+                "clientAuthentication": "post",
+                "headers": { "Accept": "application/json" }
+              },
+              "scopes": {
+                "separator": " ",
+                "default": ["read:user"]
+              },
+              "device": {
+                "url": "https://{host}/login/device/code",
+                "requiresClientSecret": false,
+                "clientAuthentication": "none"
+              },
+              "pkce": "none",
+              "revocation": {
+                "url": "https://{host}/api/v3/applications/{client_id}/token",
+                "method": "DELETE",
+                "encoding": "json",
+                "parameters": { "access_token": "{access_token}" },
+                "headers": { "Accept": "application/vnd.github+json" },
+                "clientAuthentication": "basic",
+                "successStatus": [204]
+              },
+              "api": { "origins": ["https://{host}"] }
+            }
+            """#
+        ),
+        (
+            "github.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "github",
+              "name": "GitHub",
+              "protocol": "oauth2",
+              "documentation": "https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps",
+              "_comment": "GitHub answers form-encoded unless asked for JSON, and reports token errors with HTTP 200 and an 'error' field (detected by default). Register http://127.0.0.1/callback; GitHub accepts any port on loopback. The device flow (authkit authorize --device) must be enabled in the app's settings; it takes the client id alone (https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps#device-flow). CLIENT SECRET: required for the code exchange (the token table: 'client_secret | string | Required', docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps; the 2025-07-14 PKCE changelog: 'GitHub does not distinguish between public and confidential clients'), not for the device flow (its poll table lists client_id, device_code and grant_type only): token.requiresClientSecret true, device.requiresClientSecret false.",
+              "authorization": {
+                "url": "https://github.com/login/oauth/authorize"
+              },
+              "token": {
+                "url": "https://github.com/login/oauth/access_token",
+                "requiresClientSecret": true,
+                "clientAuthentication": "post",
+                "headers": {
+                  "Accept": "application/json"
+                },
+                "response": {
+                  "errorStatus": 200
+                }
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "read:user"
+                ],
+                "known": [
+                  "repo",
+                  "repo:status",
+                  "repo_deployment",
+                  "public_repo",
+                  "repo:invite",
+                  "security_events",
+                  "admin:repo_hook",
+                  "write:repo_hook",
+                  "read:repo_hook",
+                  "admin:org",
+                  "write:org",
+                  "read:org",
+                  "admin:public_key",
+                  "write:public_key",
+                  "read:public_key",
+                  "admin:org_hook",
+                  "gist",
+                  "notifications",
+                  "user",
+                  "read:user",
+                  "user:email",
+                  "user:follow",
+                  "project",
+                  "read:project",
+                  "delete_repo",
+                  "write:packages",
+                  "read:packages",
+                  "delete:packages",
+                  "admin:gpg_key",
+                  "write:gpg_key",
+                  "read:gpg_key",
+                  "codespace",
+                  "workflow"
+                ]
+              },
+              "device": {
+                "url": "https://github.com/login/device/code",
+                "requiresClientSecret": false,
+                "clientAuthentication": "none"
+              },
+              "pkce": "S256",
+              "revocation": {
+                "url": "https://api.github.com/applications/{client_id}/token",
+                "method": "DELETE",
+                "encoding": "json",
+                "parameters": {
+                  "access_token": "{access_token}"
+                },
+                "headers": {
+                  "Accept": "application/vnd.github+json"
+                },
+                "clientAuthentication": "basic",
+                "successStatus": [
+                  204
+                ]
+              },
+              "api": { "origins": ["https://api.github.com", "https://uploads.github.com"] }
+            }
+            """#
+        ),
+        (
+            "gitlab-self-managed.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "gitlab-self-managed",
+              "name": "GitLab Self-Managed",
+              "protocol": "oauth2",
+              "documentation": "https://docs.gitlab.com/api/oauth2/",
+              "_comment": "Source read: docs.gitlab.com/api/oauth2 (doc/api/oauth2.md in the GitLab repository; doorkeeper-based). Flows: authorization code with or without PKCE (S256), device authorization grant (GitLab 17.1+, generally available in 17.9), password grant (discouraged). PKCE lets a public client skip the client secret entirely (token request with client_id and code_verifier only, AuthKit's 'none' when no secret is configured); confidential apps send client_id and client_secret in the form body (post; HTTP Basic is shown only for the password grant). SCOPES: space-separated. TOKEN: access tokens live 7200 s; the answer also has created_at (a Unix time). REFRESH: grant_type=refresh_token at /oauth/token, with redirect_uri in GitLab's example (AuthKit does not send it on refresh; not confirmed whether GitLab requires it); ROTATES — a refresh 'invalidates the existing access_token and refresh_token' and returns new ones. REVOCATION: POST /oauth/revoke with client_id, client_secret and token in the body, answered 200 with an empty JSON object (RFC 7009 shape). REDIRECT: GitLab allows http redirect URIs 'for development'; matching is exact against the registered URIs. Not confirmed from GitLab's docs: that a loopback redirect may use any port (RFC 8252 §7.3), hence the fixed port 8765 here — register http://127.0.0.1:8765/callback. The access token may also be sent as ?access_token= (AuthKit uses the Authorization header only). SELF-MANAGED: set the host with AUTHKIT_GITLAB_SELF_MANAGED_HOST (or placeholders.host in config.json), e.g. gitlab.example.com; an instance under a relative URL root can put the path in the value (gitlab.example.com/gitlab). Register the application under User settings > Applications (/user_settings/applications) on that instance. Device grant: POST https://{host}/oauth/authorize_device (GitLab 17.1+). Issuer: https://{host} (discovery at /.well-known/openid-configuration) — not set here because issuer.identifier takes no placeholders. Available features depend on the instance's version (PKCE since GitLab 12.x; not confirmed from these docs). DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device).",
+              "placeholders": {
+                "host": {
+                  "description": "the GitLab instance's host name (and path, if GitLab runs under a relative URL root), without https://, e.g. gitlab.example.com"
+                }
+              },
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://{host}/oauth/authorize"
+              },
+              "token": {
+                "url": "https://{host}/oauth/token",
+                "clientAuthentication": "post"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "read_user"
+                ],
+                "known": [
+                  "api",
+                  "read_api",
+                  "read_user",
+                  "create_runner",
+                  "manage_runner",
+                  "k8s_proxy",
+                  "read_repository",
+                  "write_repository",
+                  "read_registry",
+                  "write_registry",
+                  "read_virtual_registry",
+                  "write_virtual_registry",
+                  "sudo",
+                  "admin_mode",
+                  "read_observability",
+                  "write_observability",
+                  "ai_features",
+                  "openid",
+                  "profile",
+                  "email"
+                ]
+              },
+              "pkce": "S256",
+              "revocation": {
+                "url": "https://{host}/oauth/revoke"
+              },
+              "device": {
+                "url": "https://{host}/oauth/authorize_device"
+              },
+              "api": { "origins": ["https://{host}"] }
+            }
+            """#
+        ),
+        (
+            "gitlab.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "gitlab",
+              "name": "GitLab.com",
+              "protocol": "oauth2",
+              "documentation": "https://docs.gitlab.com/api/oauth2/",
+              "_comment": "Source read: docs.gitlab.com/api/oauth2 (doc/api/oauth2.md in the GitLab repository; doorkeeper-based). Flows: authorization code with or without PKCE (S256), device authorization grant (GitLab 17.1+, generally available in 17.9), password grant (discouraged). PKCE lets a public client skip the client secret entirely (token request with client_id and code_verifier only, AuthKit's 'none' when no secret is configured); confidential apps send client_id and client_secret in the form body (post; HTTP Basic is shown only for the password grant). SCOPES: space-separated. TOKEN: access tokens live 7200 s; the answer also has created_at (a Unix time). REFRESH: grant_type=refresh_token at /oauth/token, with redirect_uri in GitLab's example (AuthKit does not send it on refresh; not confirmed whether GitLab requires it); ROTATES — a refresh 'invalidates the existing access_token and refresh_token' and returns new ones. REVOCATION: POST /oauth/revoke with client_id, client_secret and token in the body, answered 200 with an empty JSON object (RFC 7009 shape). REDIRECT: GitLab allows http redirect URIs 'for development'; matching is exact against the registered URIs. Not confirmed from GitLab's docs: that a loopback redirect may use any port (RFC 8252 §7.3), hence the fixed port 8765 here — register http://127.0.0.1:8765/callback. The access token may also be sent as ?access_token= (AuthKit uses the Authorization header only). DEVICE GRANT: POST https://gitlab.com/oauth/authorize_device (client_id, scope), poll /oauth/token with grant_type=urn:ietf:params:oauth:grant-type:device_code. OIDC: issuer https://gitlab.com, discovery https://gitlab.com/.well-known/openid-configuration (scopes openid, profile, email); not confirmed that the redirect carries an RFC 9207 iss, so includedInResponse is false. For a self-managed instance use gitlab-self-managed.json. DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device).",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://gitlab.com/oauth/authorize"
+              },
+              "token": {
+                "url": "https://gitlab.com/oauth/token",
+                "clientAuthentication": "post"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "read_user"
+                ],
+                "known": [
+                  "api",
+                  "read_api",
+                  "read_user",
+                  "create_runner",
+                  "manage_runner",
+                  "k8s_proxy",
+                  "read_repository",
+                  "write_repository",
+                  "read_registry",
+                  "write_registry",
+                  "read_virtual_registry",
+                  "write_virtual_registry",
+                  "sudo",
+                  "admin_mode",
+                  "read_observability",
+                  "write_observability",
+                  "ai_features",
+                  "openid",
+                  "profile",
+                  "email"
+                ]
+              },
+              "pkce": "S256",
+              "issuer": {
+                "identifier": "https://gitlab.com",
+                "includedInResponse": false
+              },
+              "revocation": {
+                "url": "https://gitlab.com/oauth/revoke"
+              },
+              "device": {
+                "url": "https://gitlab.com/oauth/authorize_device"
+              },
+              "api": { "origins": ["https://gitlab.com"] }
+            }
+            """#
+        ),
+        (
+            "google.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "google",
+              "name": "Google",
+              "protocol": "oauth2",
+              "documentation": "https://developers.google.com/identity/protocols/oauth2/native-app",
+              "_comment": "Sources read (excerpts): developers.google.com identity/protocols/oauth2/native-app ('OAuth 2.0 for desktop apps'), oauth2/resources/loopback-migration, oauth2/limited-input-device. CLIENT: create an OAuth client of type 'Desktop app'. Desktop apps are treated as public clients, but Google still issues them a client secret that the token request carries in the body (client_secret_post); Google's discovery document also lists client_secret_basic. PKCE S256 is supported and recommended (plain also accepted), not required. REDIRECT: the loopback IP address flow (http://127.0.0.1:PORT or http://[::1]:PORT, any port; localhost also accepted) stays supported for Desktop clients but was blocked for iOS, Android and Chrome app client types in 2022. REFRESH: desktop clients receive a refresh_token; web-server clients need access_type=offline (and prompt=consent to get one again) — access_type=offline is set below and is harmless for desktop clients. Refresh tokens do not rotate (the refresh answer has no new refresh_token). Not confirmed in the pages read: refresh-token expiry rules (unused for 6 months, 7 days for apps in 'Testing' publishing status, per-account token limits) — these are Google's documented policies elsewhere and the format cannot express them anyway. REVOCATION: POST https://oauth2.googleapis.com/revoke with form token=… (an access or a refresh token; revoking an access token that has a refresh token also revokes the refresh token), no client authentication, 200 on success, 400 with an error code otherwise. DEVICE GRANT: 'OAuth 2.0 for TV and Limited-Input Device Applications' — a separate 'TVs and Limited Input devices' client type, a limited set of scopes, the response names verification_url (not RFC 8628's verification_uri) and polling needs the client_secret; endpoint https://oauth2.googleapis.com/device/code (the URL itself was not visible in the excerpt read: not confirmed). OIDC: issuer https://accounts.google.com, discovery https://accounts.google.com/.well-known/openid-configuration (add the openid scope to get an id_token). Not confirmed: that Google always sends an RFC 9207 iss in the redirect (it is often seen as iss=https://accounts.google.com), so includedInResponse stays false. DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device). CLIENT SECRET: the device flow's polls carry client_secret (limited-input-device, step 4), and only the 'TVs and Limited Input devices' client type, which always has a secret, may use it: device.requiresClientSecret true. The code exchange is left unset: Google's iOS and Android client types have no secret.",
+              "authorization": {
+                "url": "https://accounts.google.com/o/oauth2/v2/auth",
+                "parameters": {
+                  "access_type": "offline"
+                }
+              },
+              "token": {
+                "url": "https://oauth2.googleapis.com/token",
+                "clientAuthentication": "post"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "openid",
+                  "email",
+                  "profile"
+                ],
+                "known": [
+                  "openid",
+                  "email",
+                  "profile",
+                  "https://www.googleapis.com/auth/userinfo.email",
+                  "https://www.googleapis.com/auth/userinfo.profile",
+                  "https://www.googleapis.com/auth/drive.file",
+                  "https://www.googleapis.com/auth/drive.readonly",
+                  "https://www.googleapis.com/auth/calendar.readonly",
+                  "https://www.googleapis.com/auth/gmail.readonly"
+                ]
+              },
+              "pkce": "S256",
+              "issuer": {
+                "identifier": "https://accounts.google.com",
+                "includedInResponse": false
+              },
+              "revocation": {
+                "url": "https://oauth2.googleapis.com/revoke",
+                "method": "POST",
+                "encoding": "form",
+                "parameters": {
+                  "token": "{access_token}"
+                },
+                "successStatus": [
+                  200
+                ]
+              },
+              "device": {
+                "url": "https://oauth2.googleapis.com/device/code",
+                "requiresClientSecret": true
+              },
+              "api": { "origins": ["https://*.googleapis.com"] }
+            }
+            """#
+        ),
+        (
+            "hatena.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "hatena",
+              "name": "Hatena",
+              "protocol": "oauth1",
+              "documentation": "https://developer.hatena.ne.jp/ja/documents/auth/apis/oauth/consumer",
+              "_comment": "Sources read (excerpts): Hatena's 'Consumer key を取得して OAuth 開発をはじめよう' (developer.hatena.ne.jp/ja/documents/auth/apis/oauth/consumer, also in English at hatenadeveloper.g.hatena.ne.jp/keyword/en/auth/apis/oauth/consumer) — application registration at https://www.hatena.ne.jp/oauth/develop, free, no review; endpoint URLs from Hatena's own example code (gist.github.com/wakaba/3944550 by a Hatena engineer, linked from that page; github.com/wakaba/hatena-oauth-perl-cli, copyright Hatena) and a 2010 walkthrough (ritou.hatenablog.com). OAuth 1.0a, HMAC-SHA1. REQUEST TOKEN: https://www.hatena.com/oauth/initiate with oauth_callback (a URL or 'oob') and a REQUIRED 'scope' parameter — comma-separated read_public, write_public, read_private, write_private — sent as a signed request-token parameter (read_public below; edit requestTokenParameters.scope). The scopes an app may request must also be ticked in its registration (per the walkthrough; not confirmed on Hatena's page). AUTHORIZE: https://www.hatena.ne.jp/oauth/authorize (a smartphone page https://www.hatena.ne.jp/touch/oauth/authorize exists — not confirmed). ACCESS TOKEN: https://www.hatena.com/oauth/token; the answer also carries url_name and display_name (not confirmed). CALLBACK: Hatena's samples pass http://localhost:PORT/… callbacks at request time without registering them, so any loopback URL appears accepted (not confirmed) — default http://127.0.0.1/callback with any port. Whether Hatena answers oauth_callback_confirmed=true is not confirmed (its samples use OAuth 1.0a callbacks and verifiers, so it is required here; set requireCallbackConfirmed false if the request-token step fails on it). No token invalidation endpoint documented (users revoke access in their Hatena settings; not confirmed).",
+              "redirect": {
+                "host": "127.0.0.1",
+                "path": "/callback"
+              },
+              "oauth1": {
+                "requestTokenURL": "https://www.hatena.com/oauth/initiate",
+                "authorizeURL": "https://www.hatena.ne.jp/oauth/authorize",
+                "accessTokenURL": "https://www.hatena.com/oauth/token",
+                "signatureMethod": "HMAC-SHA1",
+                "requestTokenParameters": {
+                  "scope": "read_public"
+                },
+                "requireCallbackConfirmed": true
+              },
+              "api": { "origins": ["https://*.hatena.ne.jp", "https://*.hatena.com", "https://*.hatenaapis.com"] }
+            }
+            """#
+        ),
+        (
+            "instagram.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "instagram",
+              "name": "Instagram",
+              "protocol": "oauth2",
+              "documentation": "https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login",
+              "_comment": "Instagram API with Instagram Login. Redirect URIs must be https, even for localhost, and match a registered one exactly: register https://localhost/callback (or set AUTHKIT_INSTAGRAM_REDIRECT_URI) and paste the URL the browser ends on (authkit authorize --manual). Instagram appends #_ to the redirect. The first token lives one hour; the follow-up exchange turns it into a 60-day token, which 'refresh' extends. Instagram refreshes a long-lived token only when it is at least 24 hours old and not expired, and it dies after 60 days without one: refreshPolicy refreshes it in its last 14 days (run 'authkit token refresh --due' daily). CLIENT SECRET: required ('client_secret set to your app's Instagram App Secret', developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login; no public clients): token.requiresClientSecret.",
+              "redirect": {
+                "scheme": "https",
+                "host": "localhost",
+                "path": "/callback",
+                "appendedFragment": "_"
+              },
+              "authorization": {
+                "url": "https://www.instagram.com/oauth/authorize"
+              },
+              "token": {
+                "url": "https://api.instagram.com/oauth/access_token",
+                "requiresClientSecret": true,
+                "encoding": "form",
+                "clientAuthentication": "post",
+                "response": {
+                  "accessToken": ["access_token", "data[0].access_token"],
+                  "scope": ["permissions", "data[0].permissions"],
+                  "requireTokenType": false,
+                  "errorCode": ["error", "error_type", "error.type"],
+                  "errorDescription": ["error_description", "error_message", "error.message"]
+                }
+              },
+              "scopes": {
+                "separator": ",",
+                "default": ["instagram_business_basic"],
+                "known": [
+                  "instagram_business_basic",
+                  "instagram_business_content_publish",
+                  "instagram_business_manage_messages",
+                  "instagram_business_manage_comments",
+                  "instagram_business_manage_insights"
+                ]
+              },
+              "pkce": "none",
+              "followUp": {
+                "method": "GET",
+                "url": "https://graph.instagram.com/access_token",
+                "encoding": "query",
+                "parameters": {
+                  "grant_type": "ig_exchange_token",
+                  "client_secret": "{client_secret}",
+                  "access_token": "{access_token}"
+                },
+                "response": {
+                  "requireTokenType": false,
+                  "errorCode": ["error", "error_type", "error.type"],
+                  "errorDescription": ["error_description", "error_message", "error.message"]
+                }
+              },
+              "refreshPolicy": {
+                "aheadSeconds": 1209600,
+                "minimumAgeSeconds": 86400
+              },
+              "refresh": {
+                "method": "GET",
+                "url": "https://graph.instagram.com/refresh_access_token",
+                "encoding": "query",
+                "parameters": {
+                  "grant_type": "ig_refresh_token",
+                  "access_token": "{access_token}"
+                },
+                "response": {
+                  "requireTokenType": false,
+                  "errorCode": ["error", "error_type", "error.type"],
+                  "errorDescription": ["error_description", "error_message", "error.message"]
+                }
+              },
+              "api": { "origins": ["https://graph.instagram.com", "https://api.instagram.com"] }
+            }
+            """#
+        ),
+        (
+            "line.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "line",
+              "name": "LINE Login",
+              "protocol": "oauth2",
+              "documentation": "https://developers.line.biz/en/reference/line-login/",
+              "_comment": "Sources read: the LINE Login v2.1 API reference (developers.line.biz/en/reference/line-login, read in full for 'Issue access token', 'Verify access token', 'Refresh access token', 'Revoke access token', 'Deauthorize') and 'PKCE support for LINE Login' (integrate-pkce). LINE Login v2.1 (v2.0 is deprecated). CHANNEL: a 'LINE Login channel' in the LINE Developers Console; Channel ID = client id, Channel secret = client secret; several callback URLs may be registered. AUTHORIZE: https://access.line.me/oauth2/v2.1/authorize with response_type=code, client_id, redirect_uri, state (required), scope (space-separated: profile, openid, email — email needs an approved application), optional nonce, prompt=consent, bot_prompt, code_challenge/code_challenge_method. PKCE: supported and recommended (S256; verifier 43–128 characters); with PKCE, auto-login from the Yahoo! JAPAN app is enabled. TOKEN: POST https://api.line.me/oauth2/v2.1/token, form grant_type=authorization_code, code, redirect_uri (required, same as in the authorize request), client_id, client_secret (post), code_verifier. Answer (200): access_token (valid 30 days), expires_in, id_token (with openid), refresh_token, scope (email is never listed even when granted), token_type Bearer; errors 400 {error, error_description}. REFRESH: grant_type=refresh_token, refresh_token, client_id, client_secret (required only for channels whose app type is only 'Web app'; ignored for mobile app types) at the token URL; the answer returns the SAME refresh token — 'getting a new access token won't extend the validity period of the refresh token', which is valid for up to 90 days after the access token was issued — not expressible. REVOCATION: POST https://api.line.me/oauth2/v2.1/revoke, form access_token (not RFC 7009's 'token'), client_id, client_secret (same rule as refresh), answered 200 with an empty body. A separate deauthorize call (POST https://api.line.me/user/v1/deauthorize with a channel access token) removes the app's permissions. Verify: GET https://api.line.me/oauth2/v2.1/verify?access_token=…. REDIRECT: must match a registered callback URL; not confirmed whether http://127.0.0.1 or varying ports are accepted — register http://127.0.0.1:8765/callback. OIDC: issuer https://access.line.me, discovery https://access.line.me/.well-known/openid-configuration (not re-confirmed). No device grant.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://access.line.me/oauth2/v2.1/authorize"
+              },
+              "token": {
+                "url": "https://api.line.me/oauth2/v2.1/token",
+                "clientAuthentication": "post"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "profile",
+                  "openid"
+                ],
+                "known": [
+                  "profile",
+                  "openid",
+                  "email"
+                ]
+              },
+              "pkce": "S256",
+              "revocation": {
+                "url": "https://api.line.me/oauth2/v2.1/revoke",
+                "method": "POST",
+                "encoding": "form",
+                "parameters": {
+                  "access_token": "{access_token}"
+                },
+                "clientAuthentication": "post",
+                "successStatus": [
+                  200
+                ]
+              },
+              "api": { "origins": ["https://api.line.me"] }
+            }
+            """#
+        ),
+        (
+            "linkedin.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "linkedin",
+              "name": "LinkedIn",
+              "protocol": "oauth2",
+              "documentation": "https://learn.microsoft.com/en-us/linkedin/shared/authentication/authorization-code-flow",
+              "_comment": "Sources read (excerpts): learn.microsoft.com/linkedin/shared/authentication authorization-code-flow, programmatic-refresh-tokens, token-introspection; OIDC endpoints seen in LinkedIn's discovery document as listed by a third party. AUTHORIZE: https://www.linkedin.com/oauth/v2/authorization with response_type=code, client_id, redirect_uri (required), state, scope (URL-encoded, space-separated). REDIRECT: must match one of the app's registered redirect URLs; URLs must be absolute, query parameters are ignored in matching, no '#'. Not confirmed: http/loopback and any-port behaviour — register http://127.0.0.1:8765/callback (or use https). TOKEN: POST https://www.linkedin.com/oauth/v2/accessToken, form-encoded, client_id and client_secret in the body (post). Access tokens live 60 days (expires_in). REFRESH: only for approved Marketing Developer Platform partners ('programmatic refresh tokens'): refresh_token and refresh_token_expires_in (365 days) come with the code exchange; refreshing (grant_type=refresh_token at the token URL) gives a new 60-day access token but does NOT extend the refresh token, whose lifetime keeps counting from the first authorization; each answer's refresh_token_expires_in is the time remaining ('number of seconds remaining until the refresh token expires'), and AuthKit reads the expiry anew from every answer, so the stored expiry stays right. PKCE: not part of the standard 3-legged flow page read; a 'native PKCE' flow exists for approved apps only (not confirmed) — none here. REVOCATION: not confirmed — only token introspection (POST https://www.linkedin.com/oauth/v2/introspectToken with client_id, client_secret, token) was found; no revocation field set. OIDC ('Sign In with LinkedIn using OpenID Connect', scopes openid profile email): issuer https://www.linkedin.com/oauth, discovery https://www.linkedin.com/oauth/.well-known/openid-configuration (from a third-party listing; not confirmed on LinkedIn's page) — issuer.identifier left out because RFC 9207 iss in redirects is not documented. No device grant.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://www.linkedin.com/oauth/v2/authorization"
+              },
+              "token": {
+                "url": "https://www.linkedin.com/oauth/v2/accessToken",
+                "encoding": "form",
+                "clientAuthentication": "post"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "openid",
+                  "profile",
+                  "email"
+                ],
+                "known": [
+                  "openid",
+                  "profile",
+                  "email",
+                  "w_member_social",
+                  "r_liteprofile",
+                  "r_emailaddress",
+                  "r_basicprofile",
+                  "rw_organization_admin",
+                  "w_organization_social",
+                  "r_organization_social",
+                  "r_member_social"
+                ]
+              },
+              "pkce": "none",
+              "api": { "origins": ["https://api.linkedin.com"] }
+            }
+            """#
+        ),
+        (
+            "microsoft.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "microsoft",
+              "name": "Microsoft identity platform",
+              "protocol": "oauth2",
+              "documentation": "https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-auth-code-flow",
+              "_comment": "Sources read: learn.microsoft.com entra/identity-platform v2-oauth2-auth-code-flow and reply-url (source: github.com/MicrosoftDocs/entra-docs); device endpoint seen in the v2.0 OpenID discovery documents. TENANT: {tenant} is common, organizations, consumers or a tenant id/domain (guest sign-in into another tenant needs the tenant id). CLIENT: register a 'Mobile and desktop applications' (public client) platform for a CLI — public clients must not send a secret (AuthKit sends client_id only when no secret is configured); web apps send client_secret in the body (documented), and 'the Basic auth pattern … per RFC 6749 is also supported'. PKCE: recommended for all app types, S256 and plain supported, required only for SPA redirect URIs. SCOPES: space-separated; a refresh token is returned only with offline_access; openid for an id_token. The token answer's 'scope' is shown URL-encoded in Microsoft's examples (cosmetic: the stored scopes may look encoded). REDIRECT: http is allowed only for localhost/loopback; for localhost the port is ignored when matching (any port); IPv6 [::1] is not supported; Microsoft recommends 127.0.0.1 over localhost, but the portal's text box refuses http://127.0.0.1 — add http://127.0.0.1/callback through the app manifest (replyUrlsWithType), or register http://localhost/callback and set redirect.host to localhost. A redirect URI without a path comes back with a trailing slash. REFRESH: RFC 6749 §6 at the token URL; refresh tokens for web and native apps have no fixed lifetime; a new refresh token is returned on every refresh and the old one should be discarded (not revoked on use); refresh tokens sent to 'spa' redirect URIs expire after 24 hours. REVOCATION: no RFC 7009 endpoint documented — not expressible as a per-token revocation (Microsoft Graph's POST /me/revokeSignInSessions revokes all of a user's refresh tokens, a different operation). DEVICE GRANT: POST https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode. OIDC: discovery https://login.microsoftonline.com/{tenant}/v2.0/.well-known/openid-configuration; the issuer is per tenant (https://login.microsoftonline.com/{tenantid}/v2.0), so no fixed issuer.identifier can be given for common/organizations/consumers; RFC 9207 iss in the redirect not documented. Errors come with HTTP 400 and carry error, error_description plus error_codes, trace_id, correlation_id. DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device).",
+              "placeholders": {
+                "tenant": {
+                  "description": "the directory: common, organizations, consumers, or a tenant id or domain",
+                  "default": "common"
+                }
+              },
+              "redirect": {
+                "host": "127.0.0.1",
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/authorize"
+              },
+              "token": {
+                "url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token",
+                "clientAuthentication": "post"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "openid",
+                  "profile",
+                  "offline_access",
+                  "User.Read"
+                ],
+                "known": [
+                  "openid",
+                  "profile",
+                  "email",
+                  "offline_access",
+                  "User.Read",
+                  "Mail.Read",
+                  "Mail.Send",
+                  "Calendars.Read",
+                  "Files.Read",
+                  "Files.ReadWrite"
+                ]
+              },
+              "pkce": "S256",
+              "device": {
+                "url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode"
+              },
+              "api": {
+                "origins": [
+                  "https://graph.microsoft.com",
+                  "https://management.azure.com",
+                  "https://outlook.office.com",
+                  "https://outlook.office365.com",
+                  "https://*.sharepoint.com"
+                ]
+              }
+            }
+            """#
+        ),
+        (
+            "notion.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "notion",
+              "name": "Notion",
+              "protocol": "oauth2",
+              "documentation": "https://developers.notion.com/reference/create-a-token",
+              "_comment": "Sources read (excerpts): developers.notion.com reference/create-a-token, reference/refresh-a-token, reference/authentication, reference/authorization guide; a copy of Notion's 'Revoke token' reference page. PUBLIC CONNECTIONS (integrations) only; internal integrations use a static token and no OAuth. AUTHORIZE: https://api.notion.com/v1/oauth/authorize with client_id, response_type=code, owner=user (set below), redirect_uri, state; Notion has no scope parameter (access is chosen by the user per page). TOKEN: POST https://api.notion.com/v1/oauth/token with HTTP Basic (client id and secret) and a JSON body {grant_type, code, redirect_uri}. redirect_uri quirk: required in the token body if it was in the authorize URL or if several redirect URIs are registered, and NOT ALLOWED if exactly one is registered and the authorize URL omitted it — AuthKit always sends it on both legs, which satisfies the first rule. ANSWER: access_token, token_type, refresh_token, bot_id, workspace_id, workspace_name, workspace_icon, owner, duplicated_template_id, request_id; no expires_in in the documented example. REFRESH: POST /v1/oauth/token with grant_type=refresh_token 'generating a new access token and new refresh token' (rotation); whether access tokens now expire is not stated in the excerpt (not confirmed). REVOCATION: POST https://api.notion.com/v1/oauth/revoke with Basic and JSON body {\"token\": …}, 200. An introspection endpoint (POST /v1/oauth/introspect) also exists (per the Notion SDK). ERRORS: Notion API errors are {\"object\": \"error\", \"status\": …, \"code\": …, \"message\": …}; OAuth errors may instead use error/error_description — both mapped (not confirmed which the token endpoint uses). API calls also need a Notion-Version header — outside the descriptor. PKCE: not documented — none. REDIRECT: must be one of the URIs under 'OAuth Domain & URIs'; not confirmed whether http loopback or varying ports are accepted — register http://127.0.0.1:8765/callback. No device grant, no OIDC. CLIENT SECRET: required (the token request 'is authorized using HTTP Basic Authentication … the integration's CLIENT_ID and CLIENT_SECRET', developers.notion.com/docs/authorization): token.requiresClientSecret.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://api.notion.com/v1/oauth/authorize",
+                "parameters": {
+                  "owner": "user"
+                }
+              },
+              "token": {
+                "url": "https://api.notion.com/v1/oauth/token",
+                "requiresClientSecret": true,
+                "encoding": "json",
+                "clientAuthentication": "basic",
+                "response": {
+                  "errorCode": [
+                    "error",
+                    "code"
+                  ],
+                  "errorDescription": [
+                    "error_description",
+                    "message"
+                  ]
+                }
+              },
+              "pkce": "none",
+              "revocation": {
+                "url": "https://api.notion.com/v1/oauth/revoke",
+                "method": "POST",
+                "encoding": "json",
+                "parameters": {
+                  "token": "{access_token}"
+                },
+                "clientAuthentication": "basic",
+                "successStatus": [
+                  200
+                ]
+              },
+              "api": { "origins": ["https://api.notion.com"] }
+            }
+            """#
+        ),
+        (
+            "qiita-team.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "qiita-team",
+              "name": "Qiita Team",
+              "protocol": "oauth2",
+              "documentation": "https://qiita.com/api/v2/docs",
+              "_comment": "Like qiita.json, on a team's own host. Set the team with AUTHKIT_QIITA_TEAM_TEAM or \"placeholders\": {\"team\": \"…\"} in $AUTHKIT_HOME/config.json.",
+              "placeholders": {
+                "team": { "description": "your Qiita Team name, as in https://TEAM.qiita.com" }
+              },
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://{team}.qiita.com/api/v2/oauth/team_authorize",
+                "sendRedirectURI": false,
+                "sendResponseType": false
+              },
+              "token": {
+                "url": "https://{team}.qiita.com/api/v2/team_access_tokens",
+                "encoding": "json",
+                "clientAuthentication": "post",
+                "sendGrantType": false,
+                "sendRedirectURI": false,
+                "successStatus": [201],
+                "response": {
+                  "accessToken": "token",
+                  "scope": "scopes",
+                  "requireTokenType": false,
+                  "errorCode": ["error", "type"],
+                  "errorDescription": ["error_description", "message"]
+                }
+              },
+              "scopes": {
+                "separator": " ",
+                "default": ["read_qiita_team"],
+                "known": ["read_qiita", "write_qiita", "read_qiita_team", "write_qiita_team"]
+              },
+              "pkce": "none",
+              "revocation": {
+                "url": "https://{team}.qiita.com/api/v2/access_tokens/{access_token}",
+                "method": "DELETE",
+                "parameters": {},
+                "successStatus": [204]
+              },
+              "api": { "origins": ["https://{team}.qiita.com"] }
+            }
+            """#
+        ),
+        (
+            "qiita.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "qiita",
+              "name": "Qiita",
+              "protocol": "oauth2",
+              "documentation": "https://qiita.com/api/v2/docs",
+              "_comment": "Qiita redirects only to the one callback URL registered with the application, and takes neither redirect_uri nor response_type. Register http://127.0.0.1:8765/callback, or set your own with AUTHKIT_QIITA_REDIRECT_URI. The token step is not RFC 6749: a JSON body without grant_type, answered with 201 and a field named 'token'. CLIENT SECRET: required: POST /api/v2/access_tokens takes client_secret ('登録されたAPIクライアントを認証するための秘密鍵', qiita.com/api/v2/docs) and Qiita documents no public client or PKCE: token.requiresClientSecret.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://qiita.com/api/v2/oauth/authorize",
+                "sendRedirectURI": false,
+                "sendResponseType": false
+              },
+              "token": {
+                "url": "https://qiita.com/api/v2/access_tokens",
+                "requiresClientSecret": true,
+                "encoding": "json",
+                "clientAuthentication": "post",
+                "sendGrantType": false,
+                "sendRedirectURI": false,
+                "successStatus": [201],
+                "response": {
+                  "accessToken": "token",
+                  "scope": "scopes",
+                  "requireTokenType": false,
+                  "errorCode": ["error", "type"],
+                  "errorDescription": ["error_description", "message"]
+                }
+              },
+              "scopes": {
+                "separator": " ",
+                "default": ["read_qiita"],
+                "known": ["read_qiita", "write_qiita", "read_qiita_team", "write_qiita_team"]
+              },
+              "pkce": "none",
+              "revocation": {
+                "url": "https://qiita.com/api/v2/access_tokens/{access_token}",
+                "method": "DELETE",
+                "parameters": {},
+                "successStatus": [204]
+              },
+              "api": { "origins": ["https://qiita.com"] }
+            }
+            """#
+        ),
+        (
+            "reddit.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "reddit",
+              "name": "Reddit",
+              "protocol": "oauth2",
+              "documentation": "https://github.com/reddit-archive/reddit/wiki/OAuth2",
+              "_comment": "Source read (excerpts): Reddit's OAuth2 wiki (github.com/reddit-archive/reddit/wiki/OAuth2, archived in 2017 but still the document linked from reddit.com/dev/api); a 2021 change of the revocation status (204 -> 200) is from praw-dev/prawcore#115, not from Reddit. APP TYPES: web app (has a secret), installed app ('cannot keep a secret, and therefore does not receive one'), script app (own account only). AUTHORIZE: https://www.reddit.com/api/v1/authorize (or /api/v1/authorize.compact for small screens) with client_id, response_type=code, state, redirect_uri, duration=temporary|permanent, scope. duration=permanent is set below: only then is a refresh_token issued; access tokens last one hour. TOKEN: POST https://www.reddit.com/api/v1/access_token with HTTP Basic (client id as user, secret as password). An INSTALLED app has no secret and still authenticates with Basic, its password empty: publicClientAuthentication 'basic' below (prawcore's UntrustedAuthenticator sends (client_id, \"\") the same way; a request without Basic gets 401). Run it with --client-secret '' (or no secret configured). Reddit requires a descriptive, unique User-Agent on every request ('<platform>:<app id>:<version> (by /u/<username>)'); it is sent from the user_agent placeholder. REDIRECT: must match the app's single registered redirect URI exactly (not confirmed whether loopback ports may vary) — register http://127.0.0.1:8765/callback. SCOPES: 'identity', 'read', … ; the wiki's request uses a scope string (space- or comma-separated; not confirmed which is preferred) — space here. REFRESH: grant_type=refresh_token at the token URL with Basic; prawcore's maintainers observed in 2021 that Reddit began issuing a new refresh token on each refresh (rotation) — not confirmed by Reddit's docs. REVOCATION: POST https://www.reddit.com/api/v1/revoke_token with Basic, form token=…&token_type_hint=access_token|refresh_token; answered 204 historically and 200 since 2021 (both listed). PKCE: not documented — none. No device grant, no OIDC.",
+              "placeholders": {
+                "user_agent": {
+                  "description": "the User-Agent Reddit requires: '<platform>:<app id>:<version> (by /u/<reddit username>)'",
+                  "default": "cli:authkit:1.0 (by /u/unknown)"
+                }
+              },
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://www.reddit.com/api/v1/authorize",
+                "parameters": {
+                  "duration": "permanent"
+                }
+              },
+              "token": {
+                "url": "https://www.reddit.com/api/v1/access_token",
+                "clientAuthentication": "basic",
+                "publicClientAuthentication": "basic",
+                "headers": {
+                  "Accept": "application/json",
+                  "User-Agent": "{user_agent}"
+                }
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "identity"
+                ],
+                "known": [
+                  "identity",
+                  "edit",
+                  "flair",
+                  "history",
+                  "modconfig",
+                  "modflair",
+                  "modlog",
+                  "modposts",
+                  "modwiki",
+                  "mysubreddits",
+                  "privatemessages",
+                  "read",
+                  "report",
+                  "save",
+                  "submit",
+                  "subscribe",
+                  "vote",
+                  "wikiedit",
+                  "wikiread"
+                ]
+              },
+              "pkce": "none",
+              "revocation": {
+                "url": "https://www.reddit.com/api/v1/revoke_token",
+                "method": "POST",
+                "encoding": "form",
+                "parameters": {
+                  "token": "{access_token}",
+                  "token_type_hint": "access_token"
+                },
+                "headers": {
+                  "User-Agent": "{user_agent}"
+                },
+                "clientAuthentication": "basic",
+                "successStatus": [
+                  200,
+                  204
+                ]
+              },
+              "api": { "origins": ["https://oauth.reddit.com"] }
+            }
+            """#
+        ),
+        (
+            "salesforce.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "salesforce",
+              "name": "Salesforce",
+              "protocol": "oauth2",
+              "documentation": "https://help.salesforce.com/HTViewHelpDoc?id=remoteaccess_oauth_web_server_flow.htm&language=en_US",
+              "_comment": "Sources read (excerpts): help.salesforce.com 'OAuth 2.0 Web Server Flow for Web App Integration' and 'OAuth 2.0 Refresh Token Flow for Renewed Sessions'; developer.salesforce.com REST API guide (web server flow, Japanese edition). HOST: {host} is login.salesforce.com (production), test.salesforce.com (sandbox) or the org's My Domain (MyDomainName.my.salesforce.com). CLIENT: a connected app (or external client app); consumer key = client id, consumer secret = client secret. AUTHORIZE: https://{host}/services/oauth2/authorize with response_type=code, client_id, redirect_uri (the app's callback URL), optional code_challenge, state, scope, display, immediate, prompt. PKCE: supported and recommended ('use the web server flow with PKCE'); if code_challenge was sent and code_verifier is missing the exchange fails with invalid_grant; the connected app can be set to require PKCE (not confirmed) — S256. TOKEN: POST https://{host}/services/oauth2/token, form: grant_type=authorization_code, code, client_id, client_secret, redirect_uri, code_verifier (post). ANSWER: access_token, refresh_token (only if the refresh_token/offline_access scope is granted), instance_url (the org's API host, to be used for all API calls), id (identity URL), token_type Bearer, issued_at (ms), signature, scope — and NO expires_in: the lifetime is the connected app's session timeout, unknown to the client (the session timeout is set per connected app, profile or org, 'Valid values: 15, 30, 60, 120, 240, 480, 720, 1440' minutes, default two hours; so refreshPolicy.assumedLifetimeSeconds has a token with a refresh token refreshed once 15 minutes old, the shortest, where it would otherwise be used until refused). REFRESH: grant_type=refresh_token at the token URL; refresh-token policy is set per app by the admin (valid until revoked, expire after N, expire if unused); with 'refresh token rotation' enabled each refresh returns a new refresh token and invalidates the old one, which AuthKit keeps (a refresh_token in any answer replaces the stored one). REVOCATION: POST https://{host}/services/oauth2/revoke with form token=… (an access or refresh token), 200 on success — from Salesforce's 'Revoke OAuth Tokens' help page as commonly quoted, not re-read here. REDIRECT: the redirect_uri must match the connected app's callback URL (several may be listed); http is accepted for localhost (not confirmed for 127.0.0.1 or varying ports) — register http://localhost:8765/callback. DEVICE GRANT: Salesforce has a device flow, requested at the TOKEN endpoint with response_type=device_code (not an RFC 8628 device endpoint) — not confirmed in detail. OIDC: issuer https://login.salesforce.com (or the My Domain), discovery https://{host}/.well-known/openid-configuration — not set (issuer.identifier takes no placeholder).",
+              "placeholders": {
+                "host": {
+                  "description": "your My Domain host (MyDomainName.my.salesforce.com), where the API calls of a credential signed in there may go; or login.salesforce.com, test.salesforce.com (sandbox)",
+                  "default": "login.salesforce.com"
+                }
+              },
+              "redirect": {
+                "host": "localhost",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://{host}/services/oauth2/authorize"
+              },
+              "token": {
+                "url": "https://{host}/services/oauth2/token",
+                "clientAuthentication": "post"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "api",
+                  "refresh_token"
+                ],
+                "known": [
+                  "api",
+                  "refresh_token",
+                  "offline_access",
+                  "full",
+                  "id",
+                  "openid",
+                  "profile",
+                  "email",
+                  "address",
+                  "phone",
+                  "web",
+                  "chatter_api",
+                  "custom_permissions",
+                  "wave_api",
+                  "cdp_query_api",
+                  "content",
+                  "lightning",
+                  "visualforce",
+                  "eclair_api",
+                  "pardot_api",
+                  "sfap_api",
+                  "einstein_gpt_api"
+                ]
+              },
+              "pkce": "S256",
+              "revocation": {
+                "url": "https://{host}/services/oauth2/revoke",
+                "method": "POST",
+                "encoding": "form",
+                "parameters": {
+                  "token": "{access_token}"
+                },
+                "successStatus": [
+                  200
+                ]
+              },
+              "refreshPolicy": {
+                "assumedLifetimeSeconds": 900
+              },
+              "api": { "origins": ["https://{host}"] }
+            }
+            """#
+        ),
+        (
+            "slack.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "slack",
+              "name": "Slack (user token)",
+              "protocol": "oauth2",
+              "documentation": "https://docs.slack.dev/authentication/installing-with-oauth",
+              "_comment": "Sources read (excerpts): docs.slack.dev authentication/installing-with-oauth, reference/methods/oauth.v2.access and oauth.v2.user.access, authentication/using-pkce, changelog 2026-03-30 'PKCE is now generally available'. This descriptor is for a USER token (xoxp-) obtained by a CLI. AUTHORIZE: https://slack.com/oauth/v2/authorize takes bot scopes in 'scope' and user scopes in 'user_scope' (comma-separated). 'Desktop redirects are not allowed to request bot scopes' (custom schemes and localhost redirects of PKCE-enabled apps; docs.slack.dev authentication/using-pkce), and 'user scopes should be added as user_scope=<user_scope>' (installing-with-oauth): so authorization.scopeParameter is 'user_scope', and the requested scopes (scopes.default, or --scope) go there. TOKEN: POST https://slack.com/api/oauth.v2.access (form or JSON); Slack asks that client_id/client_secret be sent with HTTP Basic rather than as parameters. A PKCE-enabled app is a public client: no secret (AuthKit sends client_id only when none is configured) and code_verifier. ANSWER: HTTP 200 even for errors, {\"ok\": false, \"error\": \"invalid_code\"} (the default errorCode 'error' catches it); the bot token, if any, is at top level and the user token at authed_user.access_token (authed_user.token_type is 'user', top-level token_type 'bot'); granted scopes are comma-separated. Slack's token_type values are labels, not RFC 6750 types — the tokens are used as 'Authorization: Bearer'. So the token response sets assumeBearer. oauth.v2.user.access is a newer method that returns only a user token (same arguments incl. code_verifier); not used here because its answer shape was not confirmed. PKCE: optional, enabled per app in its settings, one-way (marks the app public); required when redirecting to a custom URI scheme. REFRESH / ROTATION: only with token rotation enabled (or always for PKCE apps redirecting to a custom scheme); access tokens then expire (expires_in) and a refresh is grant_type=refresh_token at oauth.v2.access; every refresh token of a PKCE-enabled app expires after 30 days; refreshes of desktop-redirect tokens need no client_secret. REDIRECT: non-PKCE apps need https redirect URLs registered under OAuth & Permissions; PKCE apps may use localhost redirects. Not confirmed: whether http://localhost (vs https) and any port are accepted, or 127.0.0.1 — hence a fixed http://localhost:8765/callback that you register. REVOCATION: auth.revoke (https://slack.com/api/auth.revoke) with the token in the Authorization header, answering {\"ok\": true, \"revoked\": true} — from Slack's method reference, not re-read in this research; errors also come with HTTP 200, and revocation.response.errorCode reads them: a refused revocation is reported and the credential kept. No device grant. 'Sign in with Slack' is a separate OpenID Connect flow (issuer https://slack.com, discovery https://slack.com/.well-known/openid-configuration, authorize https://slack.com/openid/connect/authorize, token https://slack.com/api/openid.connect.token) — not described by this file; issuer not confirmed here.",
+              "redirect": {
+                "host": "localhost",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://slack.com/oauth/v2/authorize",
+                "scopeParameter": "user_scope"
+              },
+              "token": {
+                "url": "https://slack.com/api/oauth.v2.access",
+                "clientAuthentication": "basic",
+                "response": {
+                  "accessToken": [
+                    "authed_user.access_token",
+                    "access_token"
+                  ],
+                  "expiresIn": [
+                    "authed_user.expires_in",
+                    "expires_in"
+                  ],
+                  "refreshToken": [
+                    "authed_user.refresh_token",
+                    "refresh_token"
+                  ],
+                  "scope": [
+                    "authed_user.scope",
+                    "scope"
+                  ],
+                  "requireTokenType": false,
+                  "errorCode": "error",
+                  "errorDescription": [
+                    "error_description",
+                    "needed"
+                  ],
+                  "assumeBearer": true,
+                  "errorStatus": 200
+                }
+              },
+              "scopes": {
+                "separator": ",",
+                "default": [
+                  "users:read"
+                ],
+                "known": [
+                  "users:read",
+                  "users:read.email",
+                  "channels:read",
+                  "channels:history",
+                  "chat:write",
+                  "files:read",
+                  "files:write",
+                  "groups:read",
+                  "im:read",
+                  "search:read",
+                  "team:read",
+                  "identity.basic",
+                  "identity.email"
+                ]
+              },
+              "pkce": "S256",
+              "revocation": {
+                "url": "https://slack.com/api/auth.revoke",
+                "method": "POST",
+                "encoding": "form",
+                "parameters": {},
+                "headers": {
+                  "Authorization": "Bearer {access_token}"
+                },
+                "successStatus": [
+                  200
+                ],
+                "response": {
+                  "requireTokenType": false,
+                  "errorCode": "error"
+                }
+              },
+              "api": { "origins": ["https://slack.com", "https://*.slack.com"] }
+            }
+            """#
+        ),
+        (
+            "spotify.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "spotify",
+              "name": "Spotify",
+              "protocol": "oauth2",
+              "documentation": "https://developer.spotify.com/documentation/web-api/concepts/redirect_uri",
+              "_comment": "Sources read (excerpts): developer.spotify.com documentation/web-api/concepts/redirect_uri and tutorials/migration-insecure-redirect-uri; the authorization-code and code-PKCE tutorials were seen only through quotations (the Basic header format and token URL are widely quoted from them). REDIRECT (enforced for apps created from 2025-04-09, all apps by November 2025): https is required except for loopback IP literals; use http://127.0.0.1:PORT or http://[::1]:PORT; 'localhost is not allowed'; redirect URIs must match exactly, except loopback IP literals, which may be registered WITHOUT a port so that any port is accepted — register http://127.0.0.1/callback. TOKEN: https://accounts.spotify.com/api/token, form-encoded; the authorization-code flow authenticates with 'Authorization: Basic <base64 client_id:client_secret>'; the PKCE flow is for public clients (client_id in the body, no secret — AuthKit's 'none' when no secret is configured). The implicit grant is deprecated. PKCE: S256 (code-pkce-flow tutorial), optional for confidential apps. REFRESH: grant_type=refresh_token at the token URL; a new refresh token may be returned and, for PKCE, the previous one stops working (stated by the rspotify client library, not confirmed on Spotify's own page here). Access tokens last 3600 s (not re-confirmed here). No revocation endpoint documented (users remove access from their account's Apps page) and no device grant. No OIDC issuer.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://accounts.spotify.com/authorize"
+              },
+              "token": {
+                "url": "https://accounts.spotify.com/api/token",
+                "encoding": "form",
+                "clientAuthentication": "basic"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "user-read-private",
+                  "user-read-email"
+                ],
+                "known": [
+                  "ugc-image-upload",
+                  "user-read-playback-state",
+                  "user-modify-playback-state",
+                  "user-read-currently-playing",
+                  "app-remote-control",
+                  "streaming",
+                  "playlist-read-private",
+                  "playlist-read-collaborative",
+                  "playlist-modify-private",
+                  "playlist-modify-public",
+                  "user-follow-modify",
+                  "user-follow-read",
+                  "user-read-playback-position",
+                  "user-top-read",
+                  "user-read-recently-played",
+                  "user-library-modify",
+                  "user-library-read",
+                  "user-read-email",
+                  "user-read-private",
+                  "user-personalized"
+                ]
+              },
+              "pkce": "S256",
+              "api": { "origins": ["https://api.spotify.com"] }
+            }
+            """#
+        ),
+        (
+            "strava.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "strava",
+              "name": "Strava",
+              "protocol": "oauth2",
+              "documentation": "https://developers.strava.com/docs/authentication",
+              "_comment": "Sources read (excerpts): developers.strava.com/docs/authentication (table of contents and overview), the older strava.github.io/api/v3/oauth page, Strava community hub answers; details below beyond the excerpts are from Strava's authentication page as widely quoted and are marked. AUTHORIZE: https://www.strava.com/oauth/authorize (mobile apps: /oauth/mobile/authorize) with client_id, redirect_uri, response_type=code, approval_prompt=auto|force, scope — a COMMA-delimited list (read, read_all, profile:read_all, profile:write, activity:read, activity:read_all, activity:write). The user may deselect scopes: the granted ones come back in the redirect's 'scope' parameter ('the URL query string will include an authorization code and the scope accepted by the user'), and the token answer has none: authorization.grantedScopesParameter, so the credential records what was granted. REDIRECT: Strava matches only the host against the app's 'Authorization Callback Domain' (no scheme, no path); localhost and 127.0.0.1 are accepted for development (white-listed, as widely quoted; not confirmed on the excerpt read) — so any port; set the callback domain to 127.0.0.1. TOKEN: POST https://www.strava.com/oauth/token (also documented as https://www.strava.com/api/v3/oauth/token) with client_id and client_secret in the form body (post). The answer has token_type Bearer, access_token, expires_in, expires_at (Unix time), refresh_token and an 'athlete' summary. Access tokens live 6 hours (not re-confirmed). REFRESH: grant_type=refresh_token at the token URL with id and secret; the answer may carry a new refresh token and the old one then stops working — always keep the latest (not re-confirmed). ERRORS: 4xx with {\"message\": \"Bad Request\", \"errors\": [{\"resource\": …, \"field\": …, \"code\": \"invalid\"}]} (seen in Strava community answers) — mapped below. REVOCATION: POST https://www.strava.com/oauth/deauthorize with access_token=… (form) revokes the application's access for the athlete (all tokens) — from Strava's 'Deauthorization' section, not re-read here. PKCE: not documented — none. No device grant, no OIDC. CLIENT SECRET: required ('presenting a client_id and client_secret (obtained during application registration), along with the authorization code', strava.github.io/api/v3/oauth; no PKCE or public apps documented): token.requiresClientSecret.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://www.strava.com/oauth/authorize",
+                "grantedScopesParameter": "scope",
+                "parameters": {
+                  "approval_prompt": "auto"
+                }
+              },
+              "token": {
+                "url": "https://www.strava.com/oauth/token",
+                "requiresClientSecret": true,
+                "clientAuthentication": "post",
+                "response": {
+                  "errorCode": [
+                    "error",
+                    "errors[0].code"
+                  ],
+                  "errorDescription": [
+                    "error_description",
+                    "message"
+                  ]
+                }
+              },
+              "scopes": {
+                "separator": ",",
+                "default": [
+                  "read"
+                ],
+                "known": [
+                  "read",
+                  "read_all",
+                  "profile:read_all",
+                  "profile:write",
+                  "activity:read",
+                  "activity:read_all",
+                  "activity:write"
+                ]
+              },
+              "pkce": "none",
+              "revocation": {
+                "url": "https://www.strava.com/oauth/deauthorize",
+                "method": "POST",
+                "encoding": "form",
+                "parameters": {
+                  "access_token": "{access_token}"
+                },
+                "successStatus": [
+                  200
+                ]
+              },
+              "api": { "origins": ["https://www.strava.com"] }
+            }
+            """#
+        ),
+        (
+            "trello.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "trello",
+              "name": "Trello (OAuth 1.0a)",
+              "protocol": "oauth1",
+              "documentation": "https://developer.atlassian.com/cloud/trello/guides/rest-api/authorization/",
+              "_comment": "Sources read (excerpts): developer.atlassian.com/cloud/trello/guides/rest-api/authorization ('Authorizing With Trello's REST API': a 1/authorize token route or 'basic OAuth1.0'); endpoint URLs and authorize-page parameters from client libraries (py-trello, omniauth-trello, trelloR, python-social-auth) — not from Trello's page excerpt, so marked not confirmed. OAuth 1.0a, HMAC-SHA1 (not confirmed). KEY/SECRET: the API key belongs to a Power-Up (https://trello.com/power-ups/admin, API Key tab); the OAuth secret is shown there. REQUEST TOKEN: https://trello.com/1/OAuthGetRequestToken. AUTHORIZE: https://trello.com/1/OAuthAuthorizeToken with page parameters name (app name shown to the user), scope (comma-separated read, write, account; default read) and expiration (1hour, 1day, 30days, never; default 30days) — put into authorizeURL's query below (name=AuthKit, scope=read, expiration=30days) because the format has no authorize-page parameters for OAuth 1.0a. ACCESS TOKEN: https://trello.com/1/OAuthGetAccessToken. Tokens expire per 'expiration' (OAuth 1.0a tokens otherwise never expire; AuthKit cannot know) and can be deleted via the REST API (DELETE /1/tokens/{token}, not confirmed) — no invalidateTokenURL set. CALLBACK: given at request time; the Power-Up's allowed origins must include the callback's origin (per trelloR: 'set at least one allowed origin … http://localhost:1410'), not confirmed for 127.0.0.1 — register http://127.0.0.1:8765 as allowed origin and use the default below.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "oauth1": {
+                "requestTokenURL": "https://trello.com/1/OAuthGetRequestToken",
+                "authorizeURL": "https://trello.com/1/OAuthAuthorizeToken?name=AuthKit&scope=read&expiration=30days",
+                "accessTokenURL": "https://trello.com/1/OAuthGetAccessToken",
+                "signatureMethod": "HMAC-SHA1",
+                "requireCallbackConfirmed": true
+              },
+              "api": { "origins": ["https://api.trello.com", "https://trello.com"] }
+            }
+            """#
+        ),
+        (
+            "tumblr-oauth2.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "tumblr-oauth2",
+              "name": "Tumblr (OAuth 2.0)",
+              "protocol": "oauth2",
+              "documentation": "https://www.tumblr.com/docs/en/api/v2#oauth2-authorization",
+              "_comment": "Source read: Tumblr API docs (api.md in github.com/tumblr/docs, 'OAuth2 Authorization', '/oauth2/authorize', '/v2/oauth2/token'). Grants: authorization code, client credentials, refresh token. The app must have an 'OAuth2 redirect URL' set at https://www.tumblr.com/oauth/apps for OAuth 2.0 to be available; redirect_uri must be sent when several are registered (AuthKit always sends it, and then it must also go to the token request, which AuthKit does). Not confirmed: loopback/any-port matching — register http://127.0.0.1:8765/callback. AUTHORIZE: https://www.tumblr.com/oauth2/authorize with client_id (the OAuth consumer key), response_type=code, scope (REQUIRED, space-delimited: basic, write, offline_access), state (required). TOKEN: POST https://api.tumblr.com/v2/oauth2/token with grant_type, code, client_id, client_secret (in the body: post) and redirect_uri; Tumblr's curl examples send multipart form data, and form-urlencoded or JSON bodies are accepted API-wide. Answer: access_token, expires_in (e.g. 2520 s), id_token (false), refresh_token (only with offline_access), scope, token_type bearer; 401 when unauthorized. REFRESH: grant_type=refresh_token with client_id, client_secret, refresh_token at the same URL 'for a new OAuth2 access token and refresh token' (rotation; 401 when the refresh token has expired). PKCE: not documented — none. No revocation endpoint documented, no device grant, no OIDC. A consistent User-Agent header is required on every request (apps that vary it may be suspended). CLIENT SECRET: required (the oauth2/token table: client_secret, 'Your OAuth consumer secret', required 'Yes', tumblr.com/docs/en/api/v2): token.requiresClientSecret.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://www.tumblr.com/oauth2/authorize"
+              },
+              "token": {
+                "url": "https://api.tumblr.com/v2/oauth2/token",
+                "requiresClientSecret": true,
+                "clientAuthentication": "post"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "basic",
+                  "offline_access"
+                ],
+                "known": [
+                  "basic",
+                  "write",
+                  "offline_access"
+                ]
+              },
+              "pkce": "none",
+              "api": { "origins": ["https://api.tumblr.com"] }
+            }
+            """#
+        ),
+        (
+            "tumblr.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "tumblr",
+              "name": "Tumblr (OAuth 1.0a)",
+              "protocol": "oauth1",
+              "documentation": "https://www.tumblr.com/docs/en/api/v2#oauth1-authorization",
+              "_comment": "Source read: Tumblr API docs (api.md in github.com/tumblr/docs, 'Authentication', 'OAuth1 Authorization', 'OAuth2 Authorization'). OAuth 1.0a with parameters in the Authorization header and HMAC-SHA1 ONLY. REQUEST TOKEN: POST https://www.tumblr.com/oauth/request_token (no extra parameters); reply form-encoded oauth_token, oauth_token_secret, oauth_callback_confirmed. AUTHORIZE: GET https://www.tumblr.com/oauth/authorize?oauth_token=… (optional 'source'); the callback gets oauth_token, oauth_verifier and source. ACCESS TOKEN: https://www.tumblr.com/oauth/access_token is documented as GET with oauth_verifier; AuthKit sends POST — not confirmed that Tumblr accepts POST there (common OAuth 1.0a libraries POST, requests-oauthlib among them, which pytumblr's sign-in uses); if it refuses, an override with \"accessTokenMethod\": \"GET\" under oauth1 sends GET. CALLBACK: the app's 'Default callback URL' is set at https://www.tumblr.com/oauth/apps; whether an oauth_callback at request time may differ (e.g. a loopback port) is not documented — register http://127.0.0.1:8765/callback. Every request needs a consistent User-Agent (Tumblr may suspend apps that vary it) — outside the descriptor for OAuth 1.0a. No invalidation endpoint; instead POST https://api.tumblr.com/v2/oauth2/exchange (signed with OAuth1) turns an OAuth 1.0a token into OAuth 2.0 tokens and invalidates the OAuth1 token. Tumblr also supports OAuth 2.0 (tumblr-oauth2.json).",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "oauth1": {
+                "requestTokenURL": "https://www.tumblr.com/oauth/request_token",
+                "authorizeURL": "https://www.tumblr.com/oauth/authorize",
+                "accessTokenURL": "https://www.tumblr.com/oauth/access_token",
+                "signatureMethod": "HMAC-SHA1",
+                "requireCallbackConfirmed": true
+              },
+              "api": { "origins": ["https://api.tumblr.com"] }
+            }
+            """#
+        ),
+        (
+            "twitch.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "twitch",
+              "name": "Twitch",
+              "protocol": "oauth2",
+              "documentation": "https://dev.twitch.tv/docs/authentication/getting-tokens-oauth/",
+              "_comment": "Sources read (excerpts): dev.twitch.tv/docs/authentication, authentication/getting-tokens-oauth, authentication/refresh-tokens; endpoint URLs also as listed by the twitch_oauth2 client library (authorize, token, revoke, validate). FLOWS: implicit, client credentials, authorization code (servers that can keep a secret) and the device code grant (for limited-input clients; Twitch recommends it with a 'Public' client type for open desktop platforms). TOKEN: POST https://id.twitch.tv/oauth2/token with client_id, client_secret, code, grant_type=authorization_code, redirect_uri in the form body (post). The answer's 'scope' is a JSON ARRAY and token_type is 'bearer'. REFRESH: only authorization-code (and device-code) user tokens can be refreshed, via grant_type=refresh_token at the token URL; 'because refresh tokens may change, your app should safely store the new refresh token'; refresh tokens of public (device-flow) clients are rotated on use and expire after 30 days of inactivity (from a third-party summary of Twitch's docs; not confirmed on the page excerpt read). Twitch asks apps to react to 401 rather than to expires_in, and to validate tokens (GET https://id.twitch.tv/oauth2/validate) at start-up and hourly — not expressible. REVOCATION: POST https://id.twitch.tv/oauth2/revoke with form client_id and token (no secret), 200 on success — from client libraries and Twitch's revoke section as commonly quoted, not re-read here. REDIRECT: must match a registered OAuth Redirect URL; Twitch's examples use http://localhost:3000; not confirmed whether 127.0.0.1 or varying ports are accepted — register http://localhost:8765/callback. PKCE: not documented — none. DEVICE GRANT: POST https://id.twitch.tv/oauth2/device (client_id, and 'scopes', plural: 'A space-delimited list of scopes'; device.scopeParameter), and the polls at the token URL list client_id, scopes, device_code and grant_type (device.sendScopesWhenPolling; quoted from Twitch's table by client libraries, not read on Twitch's page); listed among Twitch's four flows; the URL is as used by the twitch_oauth_token client library (not read on Twitch's page). OIDC: issuer https://id.twitch.tv/oauth2, discovery https://id.twitch.tv/oauth2/.well-known/openid-configuration (not re-confirmed here). DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device). CLIENT SECRET: required for the authorization code flow (dev.twitch.tv/docs/authentication/getting-tokens-oauth: for an app that 'can securely store a client secret'; public clients get 'missing client secret', twitchdev/issues#1097), not for the device flow ('DCF supports a public mode (i.e. no client secret)', Twitch's announcement on discuss.dev.twitch.com): token.requiresClientSecret true, device.requiresClientSecret false. REFRESH of a public client's token: 'client_secret … This field is not required if your application's client type was set to public' (authentication/refresh-tokens, quoted by client libraries), so token.refreshRequiresClientSecret is false while the code exchange requires it.",
+              "redirect": {
+                "host": "localhost",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://id.twitch.tv/oauth2/authorize"
+              },
+              "token": {
+                "url": "https://id.twitch.tv/oauth2/token",
+                "requiresClientSecret": true,
+                "encoding": "form",
+                "clientAuthentication": "post",
+                "refreshRequiresClientSecret": false
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "user:read:email"
+                ],
+                "known": [
+                  "user:read:email",
+                  "user:read:follows",
+                  "user:read:subscriptions",
+                  "user:edit",
+                  "channel:read:subscriptions",
+                  "channel:manage:broadcast",
+                  "channel:read:redemptions",
+                  "chat:read",
+                  "chat:edit",
+                  "user:read:chat",
+                  "user:write:chat",
+                  "moderator:read:followers",
+                  "bits:read",
+                  "clips:edit",
+                  "openid"
+                ]
+              },
+              "pkce": "none",
+              "revocation": {
+                "url": "https://id.twitch.tv/oauth2/revoke",
+                "method": "POST",
+                "encoding": "form",
+                "parameters": {
+                  "client_id": "{client_id}",
+                  "token": "{access_token}"
+                },
+                "successStatus": [
+                  200
+                ]
+              },
+              "device": {
+                "url": "https://id.twitch.tv/oauth2/device",
+                "requiresClientSecret": false,
+                "scopeParameter": "scopes",
+                "sendScopesWhenPolling": true
+              },
+              "api": { "origins": ["https://api.twitch.tv", "https://id.twitch.tv"] }
+            }
+            """#
+        ),
+        (
+            "twitter.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "twitter",
+              "name": "X (Twitter)",
+              "protocol": "oauth1",
+              "documentation": "https://docs.x.com/fundamentals/authentication/oauth-1-0a/obtaining-user-access-tokens",
+              "_comment": "OAuth 1.0a, HMAC-SHA1. X matches callback URLs exactly against the ones registered with the app (up to 10), port included, and wants 127.0.0.1 rather than localhost: register http://127.0.0.1:8765/callback, or set AUTHKIT_TWITTER_REDIRECT_URI to another registered callback, or to 'oob' for the PIN flow. authenticateURL skips the consent page for returning users. To ask for read-only or read-write access, add \"requestTokenParameters\": {\"x_auth_access_type\": \"read\"} (or \"write\") under oauth1. Check a credential with GET https://api.x.com/1.1/account/verify_credentials.json.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "oauth1": {
+                "requestTokenURL": "https://api.x.com/oauth/request_token",
+                "authorizeURL": "https://api.x.com/oauth/authorize",
+                "authenticateURL": "https://api.x.com/oauth/authenticate",
+                "accessTokenURL": "https://api.x.com/oauth/access_token",
+                "signatureMethod": "HMAC-SHA1",
+                "requireCallbackConfirmed": true,
+                "invalidateTokenURL": "https://api.x.com/1.1/oauth/invalidate_token"
+              },
+              "api": {
+                "origins": [
+                  "https://api.x.com",
+                  "https://api.twitter.com",
+                  "https://upload.x.com",
+                  "https://upload.twitter.com"
+                ]
+              }
+            }
+            """#
+        ),
+        (
+            "x.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "x",
+              "name": "X (OAuth 2.0)",
+              "protocol": "oauth2",
+              "documentation": "https://docs.x.com/fundamentals/authentication/oauth-2-0/user-access-token",
+              "_comment": "Sources read: docs.x.com fundamentals/authentication/oauth-2-0/authorization-code and /user-access-token (source: github.com/xdevplatform/docs). OAuth 2.0 must be enabled in the app's settings; it works with the X API v2 only (the OAuth 1.0a flow is providers/twitter.json). CLIENT TYPES: 'Native App' and 'Single page App' are public clients (no secret: client_id in the body, which is AuthKit's 'none' when no secret is configured); 'Web App' and 'Automated App or bot' are confidential clients, which must use HTTP Basic at the token endpoints ('You don't need client id for confidential clients with a valid Authorization Header') — hence clientAuthentication basic, which AuthKit applies only when a secret is configured. PKCE: code_challenge is listed as a required authorize parameter (S256 or plain), so 'required'. SCOPES: space-separated (%20); refresh tokens are issued only with offline.access; access tokens live two hours. Grant types: only authorization code with PKCE and refresh_token ('for this initial launch'); no device grant documented. REDIRECT: exact-match validation against the callback URLs registered for the app, port included, so a fixed port: register http://127.0.0.1:8765/callback (or set AUTHKIT_X_REDIRECT_URI). X's callback-URL page (developer.x.com/en/docs/apps/callback-urls, quoted by many clients; not read directly here) says not to use localhost but a custom host or http(s)://127.0.0.1. The authorization code expires after 30 seconds. REVOCATION: POST https://api.x.com/2/oauth2/revoke, form token=… with client_id (public) or Basic (confidential) — RFC 7009 shape; revokes access or refresh tokens. REFRESH: grant_type=refresh_token at the token URL (RFC 6749 §6). Not confirmed from X's docs: whether refresh tokens rotate (single-use) and how long they live; no issuer/OIDC discovery. Older docs use https://twitter.com/i/oauth2/authorize and https://api.twitter.com/2/oauth2/token.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://x.com/i/oauth2/authorize"
+              },
+              "token": {
+                "url": "https://api.x.com/2/oauth2/token",
+                "clientAuthentication": "basic"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "tweet.read",
+                  "users.read",
+                  "offline.access"
+                ],
+                "known": [
+                  "tweet.read",
+                  "tweet.write",
+                  "tweet.moderate.write",
+                  "users.email",
+                  "users.read",
+                  "follows.read",
+                  "follows.write",
+                  "offline.access",
+                  "space.read",
+                  "mute.read",
+                  "mute.write",
+                  "like.read",
+                  "like.write",
+                  "list.read",
+                  "list.write",
+                  "block.read",
+                  "block.write",
+                  "bookmark.read",
+                  "bookmark.write",
+                  "dm.read",
+                  "dm.write",
+                  "media.write"
+                ]
+              },
+              "pkce": "required",
+              "revocation": {
+                "url": "https://api.x.com/2/oauth2/revoke"
+              },
+              "api": {
+                "origins": [
+                  "https://api.x.com",
+                  "https://api.twitter.com",
+                  "https://upload.x.com",
+                  "https://upload.twitter.com"
+                ]
+              }
+            }
+            """#
+        ),
+        (
+            "yahoo-japan.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "yahoo-japan",
+              "name": "Yahoo! JAPAN ID連携 (v2)",
+              "protocol": "oauth2",
+              "documentation": "https://developer.yahoo.co.jp/yconnect/v2/authorization_code/token.html",
+              "_comment": "Sources read (excerpts): developer.yahoo.co.jp yconnect/v2/authorization_code/ (flow) and yconnect/v2/authorization_code/token.html (Token endpoint); Qiita articles for token lifetimes and the absence of revocation (not Yahoo! JAPAN's own words — marked). Yahoo! ID連携 v1 closed on 2022-04-27; this is v2 (OpenID Connect). CLIENT TYPES: a 'server-side application' must authenticate at the token endpoint with HTTP Basic (client id:secret, base64) — 'サーバーサイド・アプリケーションの場合は、Basic認証を用いたクライアント認証が必須'; a 'client-side application' sends only client_id as a parameter (AuthKit's 'none' when no secret is configured) — exactly AuthKit's default, made explicit as basic. AUTHORIZE: https://auth.login.yahoo.co.jp/yconnect/v2/authorization with response_type=code, client_id, redirect_uri, scope (space-separated: openid, profile, email, address), state, nonce, optional code_challenge/code_challenge_method. PKCE: supported; code_verifier is required at the token endpoint when code_challenge was sent — S256. TOKEN: POST https://auth.login.yahoo.co.jp/yconnect/v2/token, form grant_type=authorization_code, code, redirect_uri ('must exactly match one of the pre-registered redirect URIs'), code_verifier. Answer: access_token (1 hour), token_type, expires_in, refresh_token, id_token. REFRESH: grant_type=refresh_token at the same endpoint with Basic; refresh tokens last 4 weeks (12 hours for some API uses, per Qiita; not confirmed on Yahoo! JAPAN's page here); re-consent extends the refresh token's expiry without changing it (Qiita) — not expressible. REDIRECT: exact match with a registered callback URL (URL or custom URI scheme); not confirmed whether http://127.0.0.1 is accepted or ports may vary — register http://127.0.0.1:8765/callback. REVOCATION: no revocation endpoint (stated by a Qiita article, not confirmed by Yahoo! JAPAN) — none set. OIDC: discovery at https://auth.login.yahoo.co.jp/yconnect/v2/.well-known/openid-configuration, issuer https://auth.login.yahoo.co.jp/yconnect/v2 (not re-confirmed here; issuer.identifier left out because an RFC 9207 iss in the redirect is not documented). No device grant.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "port": 8765,
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://auth.login.yahoo.co.jp/yconnect/v2/authorization"
+              },
+              "token": {
+                "url": "https://auth.login.yahoo.co.jp/yconnect/v2/token",
+                "clientAuthentication": "basic"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [
+                  "openid",
+                  "profile"
+                ],
+                "known": [
+                  "openid",
+                  "profile",
+                  "email",
+                  "address"
+                ]
+              },
+              "pkce": "S256",
+              "api": { "origins": ["https://*.yahooapis.jp"] }
+            }
+            """#
+        ),
+        (
+            "zoom.json",
+            #"""
+            {
+              "$schema": "./schema.json",
+              "id": "zoom",
+              "name": "Zoom",
+              "protocol": "oauth2",
+              "documentation": "https://developers.zoom.us/docs/rooms/oauth/",
+              "_comment": "Sources read (excerpts): developers.zoom.us/docs/rooms/oauth ('OAuth 2.0': token request with Basic), changelog 'PKCE loopback support' (developers.zoom.us/changelog/platform/pkce-loopback), token-lifecycle notes from a partner-built 'zoom-plugin' (not Zoom's own documentation). The main OAuth page (docs/integrations/oauth) was only seen through these. TOKEN: POST https://zoom.us/oauth/token with 'Authorization: Basic base64(client_id:client_secret)' and form (or query) parameters grant_type=authorization_code, code, redirect_uri (and code_verifier with PKCE). Access tokens live 1 hour; the authorization code 5 minutes. REFRESH: grant_type=refresh_token at the token URL with Basic; ROTATES — each refresh returns a new refresh token and the old one stops working; refresh-token lifetime commonly about 90 days (those notes call it changeable) — not expressible. PKCE: S256 supported for all user-authorized apps (required for Zoom Apps per those notes) — S256 here. REDIRECT: PKCE-enabled and native-app clients may use http://127.0.0.1:{port}/{path}; 'Zoom ignores the port when it matches loopback redirect URIs' — register http://127.0.0.1/callback; the URL must also be in the app's OAuth allow list. REVOCATION: POST https://zoom.us/oauth/revoke with Basic client authentication and form token=… (answer said to be {\"status\": \"success\"}) — consistent across many implementations; Zoom's reference page not read. DEVICE GRANT: supported for apps with 'Use App on Device' enabled: POST https://zoom.us/oauth/devicecode?client_id=… with Basic, answering device_code, user_code, verification_uri https://zoom.us/oauth_device and verification_uri_complete (per those notes and many implementations; not read on Zoom's page). No OIDC issuer for Zoom OAuth apps (not confirmed). Error responses are said to carry 'reason' besides 'error' (Zoom error codes 4700–4741) — not confirmed, so the default error mapping is kept.",
+              "redirect": {
+                "host": "127.0.0.1",
+                "path": "/callback"
+              },
+              "authorization": {
+                "url": "https://zoom.us/oauth/authorize"
+              },
+              "token": {
+                "url": "https://zoom.us/oauth/token",
+                "encoding": "form",
+                "clientAuthentication": "basic"
+              },
+              "scopes": {
+                "separator": " ",
+                "default": [],
+                "known": [
+                  "user:read:user",
+                  "meeting:read:meeting",
+                  "meeting:write:meeting",
+                  "meeting:read:list_meetings",
+                  "recording:read:list_user_recordings",
+                  "user:read",
+                  "meeting:read",
+                  "meeting:write",
+                  "recording:read"
+                ]
+              },
+              "pkce": "S256",
+              "revocation": {
+                "url": "https://zoom.us/oauth/revoke",
+                "method": "POST",
+                "encoding": "form",
+                "parameters": {
+                  "token": "{access_token}"
+                },
+                "clientAuthentication": "basic",
+                "successStatus": [
+                  200
+                ]
+              },
+              "api": { "origins": ["https://api.zoom.us"] }
+            }
+            """#
+        ),
     ]
 
     /// Each file's `id` and placeholder names, as in its JSON: what the
@@ -1835,221 +1934,221 @@ enum BundledDescriptors {
 
     /// providers/schema.json: the shape every descriptor file is checked against.
     static let schema = #"""
-{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "$id": "https://authkit.invalid/providers/schema.json",
-  "title": "AuthKit provider descriptor",
-  "description": "One provider's OAuth endpoints and quirks. Client ids and secrets never go here: see README.md, 'Client id and secret'. Members starting with '$' or '_' at the top level are ignored (use _comment for notes).",
-  "type": "object",
-  "required": ["id", "protocol"],
-  "additionalProperties": false,
-  "patternProperties": { "^[$_]": {} },
-  "properties": {
-    "id": { "type": "string", "pattern": "^[a-z0-9_-]+$", "description": "Lowercase identifier, equal to the file's base name (qiita.json holds id qiita; a file whose name differs is refused). A user file with the same id replaces the bundled one." },
-    "name": { "type": "string", "description": "Display name. Default: the id." },
-    "protocol": { "enum": ["oauth2", "oauth1"] },
-    "documentation": { "type": "string", "description": "Where the provider documents its OAuth API." },
-    "placeholders": {
-      "type": "object",
-      "description": "Values written as {name} in endpoint URLs (a team, tenant or self-hosted base).",
-      "additionalProperties": {
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-          "description": { "type": "string" },
-          "default": { "type": ["string", "null"] }
+        {
+          "$schema": "https://json-schema.org/draft/2020-12/schema",
+          "$id": "https://authkit.invalid/providers/schema.json",
+          "title": "AuthKit provider descriptor",
+          "description": "One provider's OAuth endpoints and quirks. Client ids and secrets never go here: see README.md, 'Client id and secret'. Members starting with '$' or '_' at the top level are ignored (use _comment for notes).",
+          "type": "object",
+          "required": ["id", "protocol"],
+          "additionalProperties": false,
+          "patternProperties": { "^[$_]": {} },
+          "properties": {
+            "id": { "type": "string", "pattern": "^[a-z0-9_-]+$", "description": "Lowercase identifier, equal to the file's base name (qiita.json holds id qiita; a file whose name differs is refused). A user file with the same id replaces the bundled one." },
+            "name": { "type": "string", "description": "Display name. Default: the id." },
+            "protocol": { "enum": ["oauth2", "oauth1"] },
+            "documentation": { "type": "string", "description": "Where the provider documents its OAuth API." },
+            "placeholders": {
+              "type": "object",
+              "description": "Values written as {name} in endpoint URLs (a team, tenant or self-hosted base).",
+              "additionalProperties": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "description": { "type": "string" },
+                  "default": { "type": ["string", "null"] }
+                }
+              }
+            },
+            "redirect": {
+              "type": "object",
+              "additionalProperties": false,
+              "description": "The default redirect URI and its quirks. Default http://127.0.0.1:{any port}/callback (RFC 8252 §7.3).",
+              "properties": {
+                "scheme": { "default": "http", "type": "string", "description": "Default http. When set, the only scheme the provider accepts." },
+                "host": { "default": "127.0.0.1", "type": "string", "description": "Default 127.0.0.1. An http redirect must be loopback." },
+                "port": { "default": null, "type": ["integer", "null"], "minimum": 1, "maximum": 65535, "description": "A fixed, registered port; absent or null means any free port." },
+                "path": { "default": "/callback", "type": "string", "pattern": "^/", "description": "Default /callback." },
+                "appendedFragment": { "type": "string", "description": "A fragment the provider appends to the redirect (Instagram: \"_\"), stripped before parsing." }
+              }
+            },
+            "scopes": {
+              "type": "object",
+              "additionalProperties": false,
+              "properties": {
+                "separator": { "default": " ", "type": "string", "minLength": 1, "description": "Default \" \" (RFC 6749 §3.3)." },
+                "default": { "default": [], "type": "array", "items": { "type": "string", "pattern": "^[!#-\\[\\]-~]+$", "description": "One scope (RFC 6749 §3.3: printable ASCII without a space, '\"' or '\\')." } },
+                "known": { "default": [], "type": "array", "items": { "type": "string", "pattern": "^[!#-\\[\\]-~]+$" } }
+              }
+            },
+            "authorization": {
+              "type": "object",
+              "required": ["url"],
+              "additionalProperties": false,
+              "properties": {
+                "url": { "$ref": "#/$defs/endpoint" },
+                "sendRedirectURI": { "default": true, "type": "boolean", "description": "Default true." },
+                "sendResponseType": { "default": true, "type": "boolean", "description": "Default true." },
+                "grantedScopesParameter": { "type": "string", "minLength": 1, "not": { "enum": ["code", "state", "iss", "error", "error_description", "error_uri"] }, "description": "The redirect's parameter that names the scopes the user granted, for a provider whose token answer does not (Strava: scope). Default: none; the token answer's scope, else the requested scopes, are recorded." },
+                "scopeParameter": { "default": "scope", "type": "string", "minLength": 1, "not": { "enum": ["response_type", "client_id", "redirect_uri", "state", "code_challenge", "code_challenge_method", "client_secret"] }, "description": "The parameter that carries the requested scopes. Default scope (RFC 6749 §3.3); Slack's user tokens: user_scope." },
+                "parameters": { "default": {}, "$ref": "#/$defs/stringMap", "description": "Extra fixed authorize-URL parameters." }
+              }
+            },
+            "token": {
+              "type": "object",
+              "required": ["url"],
+              "additionalProperties": false,
+              "properties": {
+                "url": { "$ref": "#/$defs/endpoint" },
+                "encoding": { "default": "form", "enum": ["form", "json"], "description": "Default form." },
+                "clientAuthentication": { "default": "basic", "$ref": "#/$defs/clientAuthentication", "description": "Default basic when a secret is configured, else none." },
+                "publicClientAuthentication": { "default": "none", "enum": ["none", "basic"], "description": "How a client without a secret identifies itself, here and in the device grant, refresh and revocation: none sends only client_id (RFC 6749 §3.2.1); basic sends HTTP Basic with the id and an empty password (Reddit's installed apps). Default none." },
+                "requiresClientSecret": { "default": false, "type": "boolean", "description": "The provider has no public clients: it refuses a code exchange or refresh without the client secret, so a sign-in without one is refused before the browser opens. Default false (public clients exist, or the documentation does not say)." },
+                "refreshRequiresClientSecret": { "type": "boolean", "description": "As requiresClientSecret, for a refresh at the token endpoint (Twitch refreshes a public client's device-grant token without the secret, though its code exchange needs it). Default: requiresClientSecret." },
+                "sendGrantType": { "default": true, "type": "boolean", "description": "Default true." },
+                "sendRedirectURI": { "default": true, "type": "boolean", "description": "Default: authorization.sendRedirectURI." },
+                "headers": { "default": {}, "$ref": "#/$defs/stringMap" },
+                "successStatus": { "default": [200], "$ref": "#/$defs/statuses" },
+                "response": { "$ref": "#/$defs/responseMapping" }
+              }
+            },
+            "pkce": { "default": "S256", "enum": ["none", "S256", "required"], "description": "Default S256 (RFC 9700 §2.1.1); 'none' only for a server that does not support PKCE. A client without a secret always uses it. AuthKit only sends S256." },
+            "issuer": {
+              "type": "object",
+              "required": ["identifier"],
+              "additionalProperties": false,
+              "description": "RFC 9207 mix-up protection.",
+              "properties": {
+                "identifier": { "type": "string", "minLength": 1 },
+                "includedInResponse": { "default": false, "type": "boolean", "description": "The server always sends iss; a response without it is rejected. Default false." }
+              }
+            },
+            "followUp": { "$ref": "#/$defs/requestTemplate", "description": "A second call after the token exchange (Instagram's long-lived token)." },
+            "refresh": { "$ref": "#/$defs/requestTemplate", "description": "A provider's own refresh call. Absent: RFC 6749 §6 at the token endpoint." },
+            "revocation": { "$ref": "#/$defs/requestTemplate", "description": "How to revoke. With only url: RFC 7009." },
+            "device": {
+              "type": "object",
+              "required": ["url"],
+              "additionalProperties": false,
+              "description": "The device authorization grant (RFC 8628): the device authorization endpoint; polling goes to token.url. With it, authorization may be left out: a device-only provider.",
+              "properties": {
+                "url": { "$ref": "#/$defs/endpoint", "description": "The device authorization endpoint (RFC 8628 §3.1)." },
+                "encoding": { "enum": ["form", "json"], "description": "Default: token.encoding." },
+                "clientAuthentication": { "$ref": "#/$defs/clientAuthentication", "description": "Default: token.clientAuthentication (a client without a secret sends only client_id)." },
+                "requiresClientSecret": { "type": "boolean", "description": "As token.requiresClientSecret, for the device grant. Default: token.requiresClientSecret." },
+                "scopeParameter": { "default": "scope", "type": "string", "minLength": 1, "not": { "enum": ["client_id", "client_secret"] }, "description": "The parameter that carries the requested scopes in the device authorization request. Default scope (RFC 8628 §3.1); Twitch: scopes." },
+                "sendScopesWhenPolling": { "default": false, "type": "boolean", "description": "Send the scopes (under scopeParameter) in each poll of the token endpoint too, as Twitch lists them there; RFC 8628 §3.4 has none. Default false." }
+              }
+            },
+            "refreshPolicy": {
+              "type": "object",
+              "additionalProperties": false,
+              "description": "When a credential is refreshed: the margin before expiry, a refresh-ahead window for long-lived tokens, and the minimum age before refreshing ahead.",
+              "properties": {
+                "marginSeconds": { "default": 60, "type": "number", "minimum": 0, "description": "Refresh when the access token expires within this many seconds." },
+                "aheadSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "Refresh when less than this much of the token's life remains (0: only at the margin)." },
+                "minimumAgeSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "Do not refresh ahead a token younger than this (a token about to expire is always refreshed)." },
+                "assumedLifetimeSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "For a token whose answer gave no expiry: refresh it once it is this old (Salesforce's tokens last the org's session timeout, 15 minutes to 24 hours, which the client is not told). 0: use it until refused." }
+              }
+            },
+            "api": {
+              "type": "object",
+              "required": ["origins"],
+              "additionalProperties": false,
+              "description": "Where the provider's API lives. authkit request and token header send a stored credential only to these origins (a loopback address only where one is listed, such as http://127.0.0.1:8080 for a local mock). Absent: any origin.",
+              "properties": {
+                "origins": {
+                  "type": "array",
+                  "minItems": 1,
+                  "items": { "type": "string", "pattern": "^https?://[^/?#@ ]+$" },
+                  "description": "Origins (scheme, host, optional port; no path), e.g. https://api.github.com; *. before the host for any subdomain (https://*.googleapis.com); {placeholders} in the host (https://{host})."
+                }
+              }
+            },
+            "oauth1": {
+              "type": "object",
+              "required": ["requestTokenURL", "authorizeURL", "accessTokenURL"],
+              "additionalProperties": false,
+              "properties": {
+                "requestTokenURL": { "$ref": "#/$defs/endpoint" },
+                "authorizeURL": { "$ref": "#/$defs/endpoint" },
+                "authenticateURL": { "$ref": "#/$defs/endpoint" },
+                "accessTokenURL": { "$ref": "#/$defs/endpoint" },
+                "requestTokenMethod": { "default": "POST", "enum": ["GET", "POST"], "description": "The request-token call's HTTP method (RFC 5849 §2.1). Default POST." },
+                "accessTokenMethod": { "default": "POST", "enum": ["GET", "POST"], "description": "The access-token call's HTTP method (RFC 5849 §2.3). Default POST." },
+                "signatureMethod": { "default": "HMAC-SHA1", "enum": ["HMAC-SHA1", "HMAC-SHA256", "PLAINTEXT"], "description": "Default HMAC-SHA1." },
+                "requestTokenParameters": { "default": {}, "$ref": "#/$defs/stringMap" },
+                "requireCallbackConfirmed": { "default": true, "type": "boolean", "description": "Default true." },
+                "invalidateTokenURL": { "$ref": "#/$defs/endpoint", "description": "Where 'revoke' sends a POST signed with the access token (Twitter's /1.1/oauth/invalidate_token). Absent: revoke is unsupported." }
+              }
+            }
+          },
+          "allOf": [
+            {
+              "if": { "properties": { "protocol": { "const": "oauth2" } } },
+              "then": { "required": ["token"] }
+            },
+            {
+              "$comment": "A device-only provider (a device section and no authorization endpoint, RFC 8414 §2) is the one OAuth 2.0 descriptor without an authorization section.",
+              "if": { "properties": { "protocol": { "const": "oauth2" }, "device": { "type": "null" } } },
+              "then": { "required": ["authorization"] }
+            },
+            {
+              "if": { "properties": { "protocol": { "const": "oauth1" } } },
+              "then": { "required": ["oauth1"] }
+            }
+          ],
+          "$defs": {
+            "endpoint": {
+              "type": "string",
+              "pattern": "^(https://(?![^/?#]*@)(?=(\\[[^\\]/?#]*\\]|[A-Za-z0-9._{}-]+)(:(0*(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?)?([/?#]|$))|http://(127\\.[0-9]+\\.[0-9]+\\.[0-9]+|\\[::1\\]|localhost)(:0*(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?/)",
+              "description": "An https URL (or http on loopback, for test servers), with no user name or password (RFC 9110 §4.2.4), a port (if any) of 1–65535, and its host in ASCII (IDNA form 'xn--…' for an international name, RFC 5890), not percent-encoded. May contain {placeholders}."
+            },
+            "stringMap": { "type": "object", "additionalProperties": { "type": "string" } },
+            "statuses": { "type": "array", "minItems": 1, "items": { "type": "integer", "minimum": 200, "maximum": 299 } },
+            "clientAuthentication": { "enum": ["basic", "post", "none"] },
+            "fieldPaths": {
+              "description": "A path such as token or data[0].access_token, or a list tried in order.",
+              "oneOf": [
+                { "type": "string", "minLength": 1 },
+                { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 } }
+              ]
+            },
+            "responseMapping": {
+              "type": "object",
+              "additionalProperties": false,
+              "properties": {
+                "accessToken": { "default": "access_token", "$ref": "#/$defs/fieldPaths", "description": "Default access_token." },
+                "tokenType": { "default": "token_type", "$ref": "#/$defs/fieldPaths", "description": "Default token_type." },
+                "expiresIn": { "default": "expires_in", "$ref": "#/$defs/fieldPaths", "description": "Default expires_in." },
+                "refreshToken": { "default": "refresh_token", "$ref": "#/$defs/fieldPaths", "description": "Default refresh_token." },
+                "refreshTokenExpiresIn": { "default": "refresh_token_expires_in", "$ref": "#/$defs/fieldPaths", "description": "Seconds the refresh token lives (GitHub: six months): when the user must sign in again." },
+                "scope": { "default": "scope", "$ref": "#/$defs/fieldPaths", "description": "Default scope." },
+                "requireTokenType": { "default": true, "type": "boolean", "description": "Default true (RFC 6749 §5.1)." },
+                "assumeBearer": { "default": false, "type": "boolean", "description": "Send the token as a Bearer token whatever token_type says (Slack names the token's kind there: user, bot)." },
+                "errorCode": { "default": "error", "$ref": "#/$defs/fieldPaths", "description": "Default error. Present means error, whatever the HTTP status." },
+                "errorDescription": { "default": "error_description", "$ref": "#/$defs/fieldPaths", "description": "Default error_description." },
+                "errorURI": { "default": "error_uri", "$ref": "#/$defs/fieldPaths", "description": "Default error_uri." },
+                "errorStatus": { "type": "integer", "minimum": 200, "maximum": 599, "description": "The HTTP status of the provider's errors when not RFC 6749's 400 (GitHub, Slack: 200). Errors are recognised by errorCode whatever the status; the sandbox answers with this one." }
+              }
+            },
+            "requestTemplate": {
+              "type": "object",
+              "required": ["url"],
+              "additionalProperties": false,
+              "description": "A provider-specific call. {access_token}, {refresh_token}, {client_id}, {client_secret}, {redirect_uri} and placeholders are filled in.",
+              "properties": {
+                "url": { "type": "string" },
+                "method": { "default": "POST", "enum": ["GET", "POST", "PUT", "PATCH", "DELETE"], "description": "Default POST, or GET with encoding query." },
+                "encoding": { "default": "form", "enum": ["form", "json", "query"], "description": "Default form." },
+                "parameters": { "default": {}, "$ref": "#/$defs/stringMap" },
+                "headers": { "default": {}, "$ref": "#/$defs/stringMap" },
+                "clientAuthentication": { "$ref": "#/$defs/clientAuthentication", "description": "Default: none added (revocation with neither parameters nor clientAuthentication uses the token endpoint's, per RFC 7009)." },
+                "successStatus": { "default": [200], "$ref": "#/$defs/statuses" },
+                "response": { "$ref": "#/$defs/responseMapping" }
+              }
+            }
+          }
         }
-      }
-    },
-    "redirect": {
-      "type": "object",
-      "additionalProperties": false,
-      "description": "The default redirect URI and its quirks. Default http://127.0.0.1:{any port}/callback (RFC 8252 §7.3).",
-      "properties": {
-        "scheme": { "default": "http", "type": "string", "description": "Default http. When set, the only scheme the provider accepts." },
-        "host": { "default": "127.0.0.1", "type": "string", "description": "Default 127.0.0.1. An http redirect must be loopback." },
-        "port": { "default": null, "type": ["integer", "null"], "minimum": 1, "maximum": 65535, "description": "A fixed, registered port; absent or null means any free port." },
-        "path": { "default": "/callback", "type": "string", "pattern": "^/", "description": "Default /callback." },
-        "appendedFragment": { "type": "string", "description": "A fragment the provider appends to the redirect (Instagram: \"_\"), stripped before parsing." }
-      }
-    },
-    "scopes": {
-      "type": "object",
-      "additionalProperties": false,
-      "properties": {
-        "separator": { "default": " ", "type": "string", "minLength": 1, "description": "Default \" \" (RFC 6749 §3.3)." },
-        "default": { "default": [], "type": "array", "items": { "type": "string", "pattern": "^[!#-\\[\\]-~]+$", "description": "One scope (RFC 6749 §3.3: printable ASCII without a space, '\"' or '\\')." } },
-        "known": { "default": [], "type": "array", "items": { "type": "string", "pattern": "^[!#-\\[\\]-~]+$" } }
-      }
-    },
-    "authorization": {
-      "type": "object",
-      "required": ["url"],
-      "additionalProperties": false,
-      "properties": {
-        "url": { "$ref": "#/$defs/endpoint" },
-        "sendRedirectURI": { "default": true, "type": "boolean", "description": "Default true." },
-        "sendResponseType": { "default": true, "type": "boolean", "description": "Default true." },
-        "grantedScopesParameter": { "type": "string", "minLength": 1, "not": { "enum": ["code", "state", "iss", "error", "error_description", "error_uri"] }, "description": "The redirect's parameter that names the scopes the user granted, for a provider whose token answer does not (Strava: scope). Default: none; the token answer's scope, else the requested scopes, are recorded." },
-        "scopeParameter": { "default": "scope", "type": "string", "minLength": 1, "not": { "enum": ["response_type", "client_id", "redirect_uri", "state", "code_challenge", "code_challenge_method", "client_secret"] }, "description": "The parameter that carries the requested scopes. Default scope (RFC 6749 §3.3); Slack's user tokens: user_scope." },
-        "parameters": { "default": {}, "$ref": "#/$defs/stringMap", "description": "Extra fixed authorize-URL parameters." }
-      }
-    },
-    "token": {
-      "type": "object",
-      "required": ["url"],
-      "additionalProperties": false,
-      "properties": {
-        "url": { "$ref": "#/$defs/endpoint" },
-        "encoding": { "default": "form", "enum": ["form", "json"], "description": "Default form." },
-        "clientAuthentication": { "default": "basic", "$ref": "#/$defs/clientAuthentication", "description": "Default basic when a secret is configured, else none." },
-        "publicClientAuthentication": { "default": "none", "enum": ["none", "basic"], "description": "How a client without a secret identifies itself, here and in the device grant, refresh and revocation: none sends only client_id (RFC 6749 §3.2.1); basic sends HTTP Basic with the id and an empty password (Reddit's installed apps). Default none." },
-        "requiresClientSecret": { "default": false, "type": "boolean", "description": "The provider has no public clients: it refuses a code exchange or refresh without the client secret, so a sign-in without one is refused before the browser opens. Default false (public clients exist, or the documentation does not say)." },
-        "refreshRequiresClientSecret": { "type": "boolean", "description": "As requiresClientSecret, for a refresh at the token endpoint (Twitch refreshes a public client's device-grant token without the secret, though its code exchange needs it). Default: requiresClientSecret." },
-        "sendGrantType": { "default": true, "type": "boolean", "description": "Default true." },
-        "sendRedirectURI": { "default": true, "type": "boolean", "description": "Default: authorization.sendRedirectURI." },
-        "headers": { "default": {}, "$ref": "#/$defs/stringMap" },
-        "successStatus": { "default": [200], "$ref": "#/$defs/statuses" },
-        "response": { "$ref": "#/$defs/responseMapping" }
-      }
-    },
-    "pkce": { "default": "S256", "enum": ["none", "S256", "required"], "description": "Default S256 (RFC 9700 §2.1.1); 'none' only for a server that does not support PKCE. A client without a secret always uses it. AuthKit only sends S256." },
-    "issuer": {
-      "type": "object",
-      "required": ["identifier"],
-      "additionalProperties": false,
-      "description": "RFC 9207 mix-up protection.",
-      "properties": {
-        "identifier": { "type": "string", "minLength": 1 },
-        "includedInResponse": { "default": false, "type": "boolean", "description": "The server always sends iss; a response without it is rejected. Default false." }
-      }
-    },
-    "followUp": { "$ref": "#/$defs/requestTemplate", "description": "A second call after the token exchange (Instagram's long-lived token)." },
-    "refresh": { "$ref": "#/$defs/requestTemplate", "description": "A provider's own refresh call. Absent: RFC 6749 §6 at the token endpoint." },
-    "revocation": { "$ref": "#/$defs/requestTemplate", "description": "How to revoke. With only url: RFC 7009." },
-    "device": {
-      "type": "object",
-      "required": ["url"],
-      "additionalProperties": false,
-      "description": "The device authorization grant (RFC 8628): the device authorization endpoint; polling goes to token.url. With it, authorization may be left out: a device-only provider.",
-      "properties": {
-        "url": { "$ref": "#/$defs/endpoint", "description": "The device authorization endpoint (RFC 8628 §3.1)." },
-        "encoding": { "enum": ["form", "json"], "description": "Default: token.encoding." },
-        "clientAuthentication": { "$ref": "#/$defs/clientAuthentication", "description": "Default: token.clientAuthentication (a client without a secret sends only client_id)." },
-        "requiresClientSecret": { "type": "boolean", "description": "As token.requiresClientSecret, for the device grant. Default: token.requiresClientSecret." },
-        "scopeParameter": { "default": "scope", "type": "string", "minLength": 1, "not": { "enum": ["client_id", "client_secret"] }, "description": "The parameter that carries the requested scopes in the device authorization request. Default scope (RFC 8628 §3.1); Twitch: scopes." },
-        "sendScopesWhenPolling": { "default": false, "type": "boolean", "description": "Send the scopes (under scopeParameter) in each poll of the token endpoint too, as Twitch lists them there; RFC 8628 §3.4 has none. Default false." }
-      }
-    },
-    "refreshPolicy": {
-      "type": "object",
-      "additionalProperties": false,
-      "description": "When a credential is refreshed: the margin before expiry, a refresh-ahead window for long-lived tokens, and the minimum age before refreshing ahead.",
-      "properties": {
-        "marginSeconds": { "default": 60, "type": "number", "minimum": 0, "description": "Refresh when the access token expires within this many seconds." },
-        "aheadSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "Refresh when less than this much of the token's life remains (0: only at the margin)." },
-        "minimumAgeSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "Do not refresh ahead a token younger than this (a token about to expire is always refreshed)." },
-        "assumedLifetimeSeconds": { "default": 0, "type": "number", "minimum": 0, "description": "For a token whose answer gave no expiry: refresh it once it is this old (Salesforce's tokens last the org's session timeout, 15 minutes to 24 hours, which the client is not told). 0: use it until refused." }
-      }
-    },
-    "api": {
-      "type": "object",
-      "required": ["origins"],
-      "additionalProperties": false,
-      "description": "Where the provider's API lives. authkit request and token header send a stored credential only to these origins (a loopback address only where one is listed, such as http://127.0.0.1:8080 for a local mock). Absent: any origin.",
-      "properties": {
-        "origins": {
-          "type": "array",
-          "minItems": 1,
-          "items": { "type": "string", "pattern": "^https?://[^/?#@ ]+$" },
-          "description": "Origins (scheme, host, optional port; no path), e.g. https://api.github.com; *. before the host for any subdomain (https://*.googleapis.com); {placeholders} in the host (https://{host})."
-        }
-      }
-    },
-    "oauth1": {
-      "type": "object",
-      "required": ["requestTokenURL", "authorizeURL", "accessTokenURL"],
-      "additionalProperties": false,
-      "properties": {
-        "requestTokenURL": { "$ref": "#/$defs/endpoint" },
-        "authorizeURL": { "$ref": "#/$defs/endpoint" },
-        "authenticateURL": { "$ref": "#/$defs/endpoint" },
-        "accessTokenURL": { "$ref": "#/$defs/endpoint" },
-        "requestTokenMethod": { "default": "POST", "enum": ["GET", "POST"], "description": "The request-token call's HTTP method (RFC 5849 §2.1). Default POST." },
-        "accessTokenMethod": { "default": "POST", "enum": ["GET", "POST"], "description": "The access-token call's HTTP method (RFC 5849 §2.3). Default POST." },
-        "signatureMethod": { "default": "HMAC-SHA1", "enum": ["HMAC-SHA1", "HMAC-SHA256", "PLAINTEXT"], "description": "Default HMAC-SHA1." },
-        "requestTokenParameters": { "default": {}, "$ref": "#/$defs/stringMap" },
-        "requireCallbackConfirmed": { "default": true, "type": "boolean", "description": "Default true." },
-        "invalidateTokenURL": { "$ref": "#/$defs/endpoint", "description": "Where 'revoke' sends a POST signed with the access token (Twitter's /1.1/oauth/invalidate_token). Absent: revoke is unsupported." }
-      }
-    }
-  },
-  "allOf": [
-    {
-      "if": { "properties": { "protocol": { "const": "oauth2" } } },
-      "then": { "required": ["token"] }
-    },
-    {
-      "$comment": "A device-only provider (a device section and no authorization endpoint, RFC 8414 §2) is the one OAuth 2.0 descriptor without an authorization section.",
-      "if": { "properties": { "protocol": { "const": "oauth2" }, "device": { "type": "null" } } },
-      "then": { "required": ["authorization"] }
-    },
-    {
-      "if": { "properties": { "protocol": { "const": "oauth1" } } },
-      "then": { "required": ["oauth1"] }
-    }
-  ],
-  "$defs": {
-    "endpoint": {
-      "type": "string",
-      "pattern": "^(https://(?![^/?#]*@)(?=(\\[[^\\]/?#]*\\]|[A-Za-z0-9._{}-]+)(:(0*(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?)?([/?#]|$))|http://(127\\.[0-9]+\\.[0-9]+\\.[0-9]+|\\[::1\\]|localhost)(:0*(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?/)",
-      "description": "An https URL (or http on loopback, for test servers), with no user name or password (RFC 9110 §4.2.4), a port (if any) of 1–65535, and its host in ASCII (IDNA form 'xn--…' for an international name, RFC 5890), not percent-encoded. May contain {placeholders}."
-    },
-    "stringMap": { "type": "object", "additionalProperties": { "type": "string" } },
-    "statuses": { "type": "array", "minItems": 1, "items": { "type": "integer", "minimum": 200, "maximum": 299 } },
-    "clientAuthentication": { "enum": ["basic", "post", "none"] },
-    "fieldPaths": {
-      "description": "A path such as token or data[0].access_token, or a list tried in order.",
-      "oneOf": [
-        { "type": "string", "minLength": 1 },
-        { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 } }
-      ]
-    },
-    "responseMapping": {
-      "type": "object",
-      "additionalProperties": false,
-      "properties": {
-        "accessToken": { "default": "access_token", "$ref": "#/$defs/fieldPaths", "description": "Default access_token." },
-        "tokenType": { "default": "token_type", "$ref": "#/$defs/fieldPaths", "description": "Default token_type." },
-        "expiresIn": { "default": "expires_in", "$ref": "#/$defs/fieldPaths", "description": "Default expires_in." },
-        "refreshToken": { "default": "refresh_token", "$ref": "#/$defs/fieldPaths", "description": "Default refresh_token." },
-        "refreshTokenExpiresIn": { "default": "refresh_token_expires_in", "$ref": "#/$defs/fieldPaths", "description": "Seconds the refresh token lives (GitHub: six months): when the user must sign in again." },
-        "scope": { "default": "scope", "$ref": "#/$defs/fieldPaths", "description": "Default scope." },
-        "requireTokenType": { "default": true, "type": "boolean", "description": "Default true (RFC 6749 §5.1)." },
-        "assumeBearer": { "default": false, "type": "boolean", "description": "Send the token as a Bearer token whatever token_type says (Slack names the token's kind there: user, bot)." },
-        "errorCode": { "default": "error", "$ref": "#/$defs/fieldPaths", "description": "Default error. Present means error, whatever the HTTP status." },
-        "errorDescription": { "default": "error_description", "$ref": "#/$defs/fieldPaths", "description": "Default error_description." },
-        "errorURI": { "default": "error_uri", "$ref": "#/$defs/fieldPaths", "description": "Default error_uri." },
-        "errorStatus": { "type": "integer", "minimum": 200, "maximum": 599, "description": "The HTTP status of the provider's errors when not RFC 6749's 400 (GitHub, Slack: 200). Errors are recognised by errorCode whatever the status; the sandbox answers with this one." }
-      }
-    },
-    "requestTemplate": {
-      "type": "object",
-      "required": ["url"],
-      "additionalProperties": false,
-      "description": "A provider-specific call. {access_token}, {refresh_token}, {client_id}, {client_secret}, {redirect_uri} and placeholders are filled in.",
-      "properties": {
-        "url": { "type": "string" },
-        "method": { "default": "POST", "enum": ["GET", "POST", "PUT", "PATCH", "DELETE"], "description": "Default POST, or GET with encoding query." },
-        "encoding": { "default": "form", "enum": ["form", "json", "query"], "description": "Default form." },
-        "parameters": { "default": {}, "$ref": "#/$defs/stringMap" },
-        "headers": { "default": {}, "$ref": "#/$defs/stringMap" },
-        "clientAuthentication": { "$ref": "#/$defs/clientAuthentication", "description": "Default: none added (revocation with neither parameters nor clientAuthentication uses the token endpoint's, per RFC 7009)." },
-        "successStatus": { "default": [200], "$ref": "#/$defs/statuses" },
-        "response": { "$ref": "#/$defs/responseMapping" }
-      }
-    }
-  }
-}
-"""#
+        """#
 }

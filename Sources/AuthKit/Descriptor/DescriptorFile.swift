@@ -177,7 +177,7 @@ extension DescriptorFile {
                 path: redirect?.path ?? "/callback",
                 appendedFragment: redirect?.appendedFragment),
             scopes: ScopeSettings(
-                separator: scopes?.separator ?? " ",  // RFC 6749 §3.3
+                separator: scopes?.separator ?? " ", // RFC 6749 §3.3
                 default: scopes?.default ?? [],
                 known: scopes?.known ?? []),
             authorization: authorization.map {
@@ -190,7 +190,9 @@ extension DescriptorFile {
             // RFC 9700 §2.1.1: clients MUST use PKCE unless they know the server
             // does not support it; a descriptor says "none" for such a server.
             pkce: pkce ?? .s256,
-            issuer: issuer.map { IssuerSettings(identifier: $0.identifier, includedInResponse: $0.includedInResponse ?? false) },
+            issuer: issuer.map {
+                IssuerSettings(identifier: $0.identifier, includedInResponse: $0.includedInResponse ?? false)
+            },
             followUp: followUp.map { Self.resolve($0, responseFallback: nil) },
             refresh: refresh.map { Self.resolve($0, responseFallback: nil) },
             revocation: revocation.map { template in
@@ -204,10 +206,12 @@ extension DescriptorFile {
                 return resolved
             },
             device: device.map {
-                DeviceEndpoint(url: $0.url, encoding: $0.encoding ?? tokenEndpoint?.encoding ?? .form,
-                               clientAuthentication: $0.clientAuthentication ?? tokenEndpoint?.clientAuthentication ?? .basic,
-                               requiresClientSecret: $0.requiresClientSecret ?? tokenEndpoint?.requiresClientSecret ?? false,
-                               scopeParameter: $0.scopeParameter ?? "scope", sendScopesWhenPolling: $0.sendScopesWhenPolling ?? false)
+                DeviceEndpoint(
+                    url: $0.url, encoding: $0.encoding ?? tokenEndpoint?.encoding ?? .form,
+                    clientAuthentication: $0.clientAuthentication ?? tokenEndpoint?.clientAuthentication ?? .basic,
+                    requiresClientSecret: $0.requiresClientSecret ?? tokenEndpoint?.requiresClientSecret ?? false,
+                    scopeParameter: $0.scopeParameter ?? "scope",
+                    sendScopesWhenPolling: $0.sendScopesWhenPolling ?? false)
             },
             refreshPolicy: RefreshPolicy(
                 margin: refreshPolicy?.marginSeconds ?? 60,
@@ -216,9 +220,11 @@ extension DescriptorFile {
                 assumedLifetime: refreshPolicy?.assumedLifetimeSeconds ?? 0),
             oauth1: oauth1.map {
                 OAuth1Endpoints(
-                    requestTokenURL: $0.requestTokenURL, authorizeURL: $0.authorizeURL, authenticateURL: $0.authenticateURL,
+                    requestTokenURL: $0.requestTokenURL, authorizeURL: $0.authorizeURL,
+                    authenticateURL: $0.authenticateURL,
                     accessTokenURL: $0.accessTokenURL,
-                    requestTokenMethod: $0.requestTokenMethod ?? "POST", accessTokenMethod: $0.accessTokenMethod ?? "POST",
+                    requestTokenMethod: $0.requestTokenMethod ?? "POST",
+                    accessTokenMethod: $0.accessTokenMethod ?? "POST",
                     signatureMethod: $0.signatureMethod ?? "HMAC-SHA1",
                     requestTokenParameters: $0.requestTokenParameters ?? [:],
                     // RFC 5849 §2.1: oauth_callback_confirmed "MUST be present and set to true".
@@ -273,53 +279,76 @@ extension DescriptorFile {
     package init(_ descriptor: ProviderDescriptor) {
         func mapping(_ m: TokenResponseMapping) -> ResponseMapping {
             ResponseMapping(
-                accessToken: m.accessToken, tokenType: m.tokenType, expiresIn: m.expiresIn, refreshToken: m.refreshToken,
+                accessToken: m.accessToken, tokenType: m.tokenType, expiresIn: m.expiresIn,
+                refreshToken: m.refreshToken,
                 refreshTokenExpiresIn: m.refreshTokenExpiresIn,
-                scope: m.scope, requireTokenType: m.requireTokenType, assumeBearer: m.assumeBearer, errorCode: m.errorCode,
+                scope: m.scope, requireTokenType: m.requireTokenType, assumeBearer: m.assumeBearer,
+                errorCode: m.errorCode,
                 errorDescription: m.errorDescription, errorURI: m.errorURI, errorStatus: m.errorStatus)
         }
         func template(_ t: RequestTemplate) -> Template {
             // RFC 7009's revocation is written as the file said it, without
             // parameters: written out, it would read back as a template of
             // the file's own, which revokes the access token only.
-            Template(url: t.url, method: t.method, encoding: t.encoding, parameters: t.isRFC7009Revocation ? nil : t.parameters, headers: t.headers,
-                     clientAuthentication: t.isRFC7009Revocation ? nil : t.clientAuthentication, successStatus: t.successStatus, response: mapping(t.response))
+            Template(
+                url: t.url, method: t.method, encoding: t.encoding,
+                parameters: t.isRFC7009Revocation ? nil : t.parameters, headers: t.headers,
+                clientAuthentication: t.isRFC7009Revocation ? nil : t.clientAuthentication,
+                successStatus: t.successStatus, response: mapping(t.response))
         }
         let r = descriptor.redirect
         self.init(
-            id: descriptor.id, name: descriptor.name, protocol: descriptor.protocol, documentation: descriptor.documentation,
+            id: descriptor.id, name: descriptor.name, protocol: descriptor.protocol,
+            documentation: descriptor.documentation,
             placeholders: descriptor.placeholders.isEmpty ? nil : descriptor.placeholders,
-            redirect: Redirect(scheme: r.schemeIsRequired ? r.scheme : nil, host: r.host, port: r.port, path: r.path,
-                               appendedFragment: r.appendedFragment),
-            scopes: Scopes(separator: descriptor.scopes.separator, default: descriptor.scopes.default, known: descriptor.scopes.known),
+            redirect: Redirect(
+                scheme: r.schemeIsRequired ? r.scheme : nil, host: r.host, port: r.port, path: r.path,
+                appendedFragment: r.appendedFragment),
+            scopes: Scopes(
+                separator: descriptor.scopes.separator, default: descriptor.scopes.default,
+                known: descriptor.scopes.known),
             authorization: descriptor.authorization.map {
-                Authorization(url: $0.url, sendRedirectURI: $0.sendRedirectURI, sendResponseType: $0.sendResponseType,
-                              scopeParameter: $0.scopeParameter, grantedScopesParameter: $0.grantedScopesParameter, parameters: $0.parameters)
+                Authorization(
+                    url: $0.url, sendRedirectURI: $0.sendRedirectURI, sendResponseType: $0.sendResponseType,
+                    scopeParameter: $0.scopeParameter, grantedScopesParameter: $0.grantedScopesParameter,
+                    parameters: $0.parameters)
             },
             token: descriptor.token.map {
-                Token(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
-                      publicClientAuthentication: $0.publicClientAuthentication,
-                      requiresClientSecret: $0.requiresClientSecret, refreshRequiresClientSecret: $0.refreshRequiresClientSecret, sendGrantType: $0.sendGrantType, sendRedirectURI: $0.sendRedirectURI, headers: $0.headers,
-                      successStatus: $0.successStatus, response: mapping($0.response))
+                Token(
+                    url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
+                    publicClientAuthentication: $0.publicClientAuthentication,
+                    requiresClientSecret: $0.requiresClientSecret,
+                    refreshRequiresClientSecret: $0.refreshRequiresClientSecret, sendGrantType: $0.sendGrantType,
+                    sendRedirectURI: $0.sendRedirectURI, headers: $0.headers,
+                    successStatus: $0.successStatus, response: mapping($0.response))
             },
             pkce: descriptor.pkce,
-            issuer: descriptor.issuer.map { Issuer(identifier: $0.identifier, includedInResponse: $0.includedInResponse) },
+            issuer: descriptor.issuer.map {
+                Issuer(identifier: $0.identifier, includedInResponse: $0.includedInResponse)
+            },
             followUp: descriptor.followUp.map(template),
             refresh: descriptor.refresh.map(template),
             revocation: descriptor.revocation.map(template),
             oauth1: descriptor.oauth1.map {
-                OAuth1(requestTokenURL: $0.requestTokenURL, authorizeURL: $0.authorizeURL, authenticateURL: $0.authenticateURL,
-                       accessTokenURL: $0.accessTokenURL, requestTokenMethod: $0.requestTokenMethod,
-                       accessTokenMethod: $0.accessTokenMethod, signatureMethod: $0.signatureMethod,
-                       requestTokenParameters: $0.requestTokenParameters, requireCallbackConfirmed: $0.requireCallbackConfirmed,
-                       invalidateTokenURL: $0.invalidateTokenURL)
+                OAuth1(
+                    requestTokenURL: $0.requestTokenURL, authorizeURL: $0.authorizeURL,
+                    authenticateURL: $0.authenticateURL,
+                    accessTokenURL: $0.accessTokenURL, requestTokenMethod: $0.requestTokenMethod,
+                    accessTokenMethod: $0.accessTokenMethod, signatureMethod: $0.signatureMethod,
+                    requestTokenParameters: $0.requestTokenParameters,
+                    requireCallbackConfirmed: $0.requireCallbackConfirmed,
+                    invalidateTokenURL: $0.invalidateTokenURL)
             },
             refreshPolicy: RefreshPolicyFile(
                 marginSeconds: descriptor.refreshPolicy.margin, aheadSeconds: descriptor.refreshPolicy.ahead,
-                minimumAgeSeconds: descriptor.refreshPolicy.minimumAge, assumedLifetimeSeconds: descriptor.refreshPolicy.assumedLifetime),
-            device: descriptor.device.map { Device(url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
-                                                      requiresClientSecret: $0.requiresClientSecret, scopeParameter: $0.scopeParameter,
-                                                      sendScopesWhenPolling: $0.sendScopesWhenPolling) },
+                minimumAgeSeconds: descriptor.refreshPolicy.minimumAge,
+                assumedLifetimeSeconds: descriptor.refreshPolicy.assumedLifetime),
+            device: descriptor.device.map {
+                Device(
+                    url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
+                    requiresClientSecret: $0.requiresClientSecret, scopeParameter: $0.scopeParameter,
+                    sendScopesWhenPolling: $0.sendScopesWhenPolling)
+            },
             api: descriptor.apiOrigins.isRestricted ? API(origins: descriptor.apiOrigins.patterns) : nil)
     }
 }

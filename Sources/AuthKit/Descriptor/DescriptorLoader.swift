@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Reads descriptor files and turns every kind of failure into a
@@ -27,7 +27,11 @@ package struct DescriptorLoader: Sendable {
     package func load(contentsOf url: URL, displayPath: String? = nil) throws -> ProviderDescriptor {
         let path = displayPath ?? url.path
         if FileSystem.isDirectory(url.path) {
-            throw AuthKitError.invalidFile([FileIssue(file: path, field: "", problem: "is a directory; name the descriptor files in it (for example \(path)/*.json).")])
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: path, field: "",
+                    problem: "is a directory; name the descriptor files in it (for example \(path)/*.json).")
+            ])
         }
         let data: Data
         do {
@@ -38,7 +42,9 @@ package struct DescriptorLoader: Sendable {
         let descriptor = try decode(data, file: path)
         let stem = url.deletingPathExtension().lastPathComponent
         // A pipe (`providers validate <(curl …)`) has no name of its own to match.
-        guard descriptor.id == stem || !FileSystem.isRegularFile(url.path) else { throw AuthKitError.invalidFile([ProviderCatalog.nameMismatch(file: path, id: descriptor.id)]) }
+        guard descriptor.id == stem || !FileSystem.isRegularFile(url.path) else {
+            throw AuthKitError.invalidFile([ProviderCatalog.nameMismatch(file: path, id: descriptor.id)])
+        }
         return descriptor
     }
 
@@ -53,20 +59,27 @@ package struct DescriptorLoader: Sendable {
     package func decode(_ data: Data, file: String) throws -> ProviderDescriptor {
         let raw = try Self.parseRefusingRepeatedNames(data, file: file)
         guard case .object = raw else {
-            throw AuthKitError.invalidFile([FileIssue(file: file, field: "", problem: "must be a JSON object, not \(raw.typeName).")])
+            throw AuthKitError.invalidFile([
+                FileIssue(file: file, field: "", problem: "must be a JSON object, not \(raw.typeName).")
+            ])
         }
-        var issues = SchemaCheck.descriptor.problems(in: raw, file: file) + Self.controlCharacterIssues(in: raw, file: file)
+        var issues =
+            SchemaCheck.descriptor.problems(in: raw, file: file) + Self.controlCharacterIssues(in: raw, file: file)
         // The meaning checks run on what is left once the fields the schema
         // refused are taken out, so a bad `pkce` does not hide a bad URL.
         let pruned = issues.reduce(raw) { $0.removing(path: $1.field) }
-        let descriptor = (try? JSONDecoder().decode(DescriptorFile.self, from: data))
+        let descriptor =
+            (try? JSONDecoder().decode(DescriptorFile.self, from: data))
             ?? (try? JSONEncoder().encode(pruned)).flatMap { try? JSONDecoder().decode(DescriptorFile.self, from: $0) }
         if let descriptor {
             let semantic = DescriptorValidator().validate(descriptor, file: file)
             let fields = semantic.map(\.field)
-            issues = issues.filter { shape in
-                !fields.contains { $0 == shape.field || shape.field.hasPrefix($0 + ".") || shape.field.hasPrefix($0 + "[") }
-            } + semantic
+            issues =
+                issues.filter { shape in
+                    !fields.contains {
+                        $0 == shape.field || shape.field.hasPrefix($0 + ".") || shape.field.hasPrefix($0 + "[")
+                    }
+                } + semantic
         } else if issues.isEmpty {
             // The schema let through what the types refuse: report the decoder's view.
             do {
@@ -75,7 +88,9 @@ package struct DescriptorLoader: Sendable {
                 issues.append(Self.issue(for: error, file: file))
             }
         }
-        guard issues.isEmpty, let descriptor else { throw AuthKitError.invalidFile(issues.sorted { $0.field < $1.field }) }
+        guard issues.isEmpty, let descriptor else {
+            throw AuthKitError.invalidFile(issues.sorted { $0.field < $1.field })
+        }
         return descriptor.resolved(source: file)
     }
 
@@ -96,11 +111,13 @@ package struct DescriptorLoader: Sendable {
             let field = path(context.codingPath + [key])
             return FileIssue(file: file, field: field, problem: "required field is missing.")
         case .typeMismatch(let type, let context):
-            return FileIssue(file: file, field: path(context.codingPath),
-                                   problem: "has the wrong type; expected \(describe(type)).")
+            return FileIssue(
+                file: file, field: path(context.codingPath),
+                problem: "has the wrong type; expected \(describe(type)).")
         case .valueNotFound(let type, let context):
-            return FileIssue(file: file, field: path(context.codingPath),
-                                   problem: "is null; expected \(describe(type)).")
+            return FileIssue(
+                file: file, field: path(context.codingPath),
+                problem: "is null; expected \(describe(type)).")
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty {
                 // Malformed JSON: the underlying error says where ("around line 3, column 7").
@@ -128,7 +145,8 @@ package struct DescriptorLoader: Sendable {
         case is [String].Type: return "an array of strings"
         default:
             let name = String(describing: type)
-            return name.hasPrefix("Dictionary") ? "an object" : (name.hasPrefix("Array") ? "an array" : "an object (\(name))")
+            return name.hasPrefix("Dictionary")
+                ? "an object" : (name.hasPrefix("Array") ? "an array" : "an object (\(name))")
         }
     }
 
@@ -155,7 +173,11 @@ package struct DescriptorLoader: Sendable {
     /// Provider files, `config.json` and the credential store say it alike.
     static func issue(_ failure: JSONParser.Failure, in data: Data, file: String) -> FileIssue {
         if let field = failure.repeatedField, let first = failure.firstOffset {
-            return FileIssue(file: file, field: field, problem: "is given twice (\(places(first, failure.offset, in: data))). JSON readers disagree on which one counts (RFC 8259 §4), so a person or a tool reading this file could see the other one; keep one.")
+            return FileIssue(
+                file: file, field: field,
+                problem:
+                    "is given twice (\(places(first, failure.offset, in: data))). JSON readers disagree on which one counts (RFC 8259 §4), so a person or a tool reading this file could see the other one; keep one."
+            )
         }
         return FileIssue(file: file, field: "", problem: "is not valid JSON: \(describe(failure, in: data))")
     }
@@ -178,13 +200,27 @@ package struct DescriptorLoader: Sendable {
                 controlCharacterIssues(in: members[key]!, path: path.isEmpty ? key : "\(path).\(key)", file: file)
             }
         case .array(let elements):
-            return elements.enumerated().flatMap { controlCharacterIssues(in: $0.element, path: "\(path)[\($0.offset)]", file: file) }
+            return elements.enumerated().flatMap {
+                controlCharacterIssues(in: $0.element, path: "\(path)[\($0.offset)]", file: file)
+            }
         case .string(let text):
             if let control = text.unicodeScalars.first(where: \.isTerminalControl) {
-                return [FileIssue(file: file, field: path, problem: "holds a control character (\(control.codePoint)); a provider file has no use for one, and it would reach the terminals its values are shown on. Remove it.")]
+                return [
+                    FileIssue(
+                        file: file, field: path,
+                        problem:
+                            "holds a control character (\(control.codePoint)); a provider file has no use for one, and it would reach the terminals its values are shown on. Remove it."
+                    )
+                ]
             }
             if let hidden = text.unicodeScalars.first(where: \.isHiddenFormatting) {
-                return [FileIssue(file: file, field: path, problem: "holds an invisible formatting character (\(hidden.codePoint)), which would make the value read differently on a terminal than it is (a text-direction override can make one name show as another). Remove it.")]
+                return [
+                    FileIssue(
+                        file: file, field: path,
+                        problem:
+                            "holds an invisible formatting character (\(hidden.codePoint)), which would make the value read differently on a terminal than it is (a text-direction override can make one name show as another). Remove it."
+                    )
+                ]
             }
             return []
         case .null, .bool, .integer, .number:
@@ -216,7 +252,8 @@ package struct DescriptorLoader: Sendable {
     /// and 1" said nothing).
     private static func places(_ first: Int, _ second: Int, in data: Data) -> String {
         let (one, two) = (position(of: first, in: data), position(of: second, in: data))
-        return one.line == two.line ? "line \(one.line), columns \(one.column) and \(two.column)" : "lines \(one.line) and \(two.line)"
+        return one.line == two.line
+            ? "line \(one.line), columns \(one.column) and \(two.column)" : "lines \(one.line) and \(two.line)"
     }
 
     /// The line and column (in characters, from 1) of a byte offset.
@@ -252,7 +289,9 @@ package struct DescriptorLoader: Sendable {
         case let posix as POSIXError:
             return String(cString: strerror(posix.code.rawValue))
         case let cocoa as CocoaError:
-            if let underlying = cocoa.underlying as? POSIXError { return String(cString: strerror(underlying.code.rawValue)) }
+            if let underlying = cocoa.underlying as? POSIXError {
+                return String(cString: strerror(underlying.code.rawValue))
+            }
             return words(for: cocoa.code)
         case let decoding as DecodingError:
             // Where in the document, and what: "credentials[0].providerID: required field is missing."

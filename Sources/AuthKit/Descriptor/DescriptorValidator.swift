@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Checks a decoded descriptor for what JSON decoding cannot: endpoint URLs
@@ -16,7 +16,6 @@ package struct DescriptorValidator: Sendable {
     static let runtimeVariables: Set<String> = [
         "access_token", "refresh_token", "client_id", "client_secret", "redirect_uri",
     ]
-
 
     func validate(_ descriptor: DescriptorFile, file: String) -> [FileIssue] {
         var issues = [FileIssue]()
@@ -40,13 +39,17 @@ package struct DescriptorValidator: Sendable {
     /// `id` and `placeholders`: names, the variables they are read from, their defaults.
     private func checkIdentity(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
         if !Self.isValidName(descriptor.id) {
-            issue("id", "'\(descriptor.id)' is not a valid id; use lowercase letters, digits, '-' and '_' (e.g. \"qiita\").")
+            issue(
+                "id",
+                "'\(descriptor.id)' is not a valid id; use lowercase letters, digits, '-' and '_' (e.g. \"qiita\").")
         }
         for name in declared where !Self.isValidName(name) {
             issue("placeholders.\(name)", "placeholder names use lowercase letters, digits, '-' and '_'.")
         }
         for name in declared where Self.runtimeVariables.contains(name) {
-            issue("placeholders.\(name)", "'\(name)' is filled in by AuthKit at run time and cannot be a placeholder; choose another name.")
+            issue(
+                "placeholders.\(name)",
+                "'\(name)' is filled in by AuthKit at run time and cannot be a placeholder; choose another name.")
         }
         // A placeholder is read from AUTHKIT_<ID>_<NAME>. A name that makes that
         // look like another provider's setting (placeholder 'secret' of
@@ -55,17 +58,24 @@ package struct DescriptorValidator: Sendable {
         for name in declared.sorted() {
             let variable = ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)
             if let setting = ClientSettings.settingSuffixes.first(where: { variable.hasSuffix("_" + $0) }) {
-                issue("placeholders.\(name)", "would be read from \(variable), which is also how another provider's \(setting.lowercased().replacing("_", with: " ")) is named; choose a placeholder name that does not end in \(setting.lowercased().replacing("_", with: "-")).")
+                issue(
+                    "placeholders.\(name)",
+                    "would be read from \(variable), which is also how another provider's \(setting.lowercased().replacing("_", with: " ")) is named; choose a placeholder name that does not end in \(setting.lowercased().replacing("_", with: "-"))."
+                )
             }
         }
 
         // A default is a value like any other: it must make a host where it stands in one.
-        let urls = [descriptor.authorization?.url, descriptor.token?.url, descriptor.device?.url, descriptor.followUp?.url,
-                    descriptor.refresh?.url, descriptor.revocation?.url, descriptor.oauth1?.requestTokenURL,
-                    descriptor.oauth1?.authorizeURL, descriptor.oauth1?.authenticateURL, descriptor.oauth1?.accessTokenURL,
-                    descriptor.oauth1?.invalidateTokenURL].compactMap { $0 }
+        let urls = [
+            descriptor.authorization?.url, descriptor.token?.url, descriptor.device?.url, descriptor.followUp?.url,
+            descriptor.refresh?.url, descriptor.revocation?.url, descriptor.oauth1?.requestTokenURL,
+            descriptor.oauth1?.authorizeURL, descriptor.oauth1?.authenticateURL, descriptor.oauth1?.accessTokenURL,
+            descriptor.oauth1?.invalidateTokenURL,
+        ].compactMap { $0 }
         for (name, placeholder) in (descriptor.placeholders ?? [:]).sorted(by: { $0.key < $1.key }) {
-            if let value = placeholder.default, let problem = PlaceholderValue.problem(name: name, value: value, urls: urls) {
+            if let value = placeholder.default,
+                let problem = PlaceholderValue.problem(name: name, value: value, urls: urls)
+            {
                 issue("placeholders.\(name).default", problem)
             }
         }
@@ -76,7 +86,10 @@ package struct DescriptorValidator: Sendable {
     private func checkAPIOrigins(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
         if let origins = descriptor.api?.origins {
             if origins.isEmpty {
-                issue("api.origins", "lists no origin; list where the provider's API lives (e.g. [\"https://api.example.com\"]), or leave \"api\" out to allow any.")
+                issue(
+                    "api.origins",
+                    "lists no origin; list where the provider's API lives (e.g. [\"https://api.example.com\"]), or leave \"api\" out to allow any."
+                )
             }
             // An origin with a placeholder is allowed where a credential was
             // issued (see APIOrigins): at the origin of the endpoint that
@@ -84,16 +97,24 @@ package struct DescriptorValidator: Sendable {
             // token's). Written any other way (another host around the
             // placeholder, a revocation's host), it could never allow a URL.
             let issuing = [descriptor.token?.url, descriptor.oauth1?.accessTokenURL].compactMap { url -> String? in
-                guard let url, let host = PlaceholderValue.hostTemplate(in: url), let scheme = url.split(separator: ":").first else { return nil }
+                guard let url, let host = PlaceholderValue.hostTemplate(in: url),
+                    let scheme = url.split(separator: ":").first
+                else { return nil }
                 return "\(scheme)://\(host)".lowercased()
             }
             for (index, pattern) in origins.enumerated() {
                 let names = Self.variables(in: pattern)
                 for name in names where !declared.contains(name) {
-                    issue("api.origins[\(index)]", "'{\(DisplayText.sanitized(name, limit: 40))}' is not a declared placeholder; declare it under \"placeholders\".")
+                    issue(
+                        "api.origins[\(index)]",
+                        "'{\(DisplayText.sanitized(name, limit: 40))}' is not a declared placeholder; declare it under \"placeholders\"."
+                    )
                 }
                 if !names.isEmpty, names.allSatisfy(declared.contains), !issuing.contains(pattern.lowercased()) {
-                    issue("api.origins[\(index)]", "an origin with a placeholder lets a credential go only where it was issued, so it must be the token endpoint's origin as written (\(issuing.first ?? "none")); write any other origin out in full.")
+                    issue(
+                        "api.origins[\(index)]",
+                        "an origin with a placeholder lets a credential go only where it was issued, so it must be the token endpoint's origin as written (\(issuing.first ?? "none")); write any other origin out in full."
+                    )
                 }
                 if let problem = APIOrigins.problem(pattern) { issue("api.origins[\(index)]", problem) }
             }
@@ -101,52 +122,88 @@ package struct DescriptorValidator: Sendable {
     }
 
     /// An OAuth 2.0 descriptor's endpoints: authorization, token, device, issuer.
-    private func checkOAuth2Endpoints(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
+    private func checkOAuth2Endpoints(
+        _ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void
+    ) {
         if let authorization = descriptor.authorization {
             checkEndpoint(authorization.url, field: "authorization.url", allowed: declared, issue: issue)
             if let name = authorization.scopeParameter {
                 if name.isEmpty || (OAuth2Client.reservedParameters.contains(name) && name != "scope") {
-                    issue("authorization.scopeParameter", "'\(DisplayText.sanitized(name, limit: 40))' cannot carry the scopes: it is empty or a parameter AuthKit sets itself; give the name the provider reads them from, e.g. 'user_scope'.")
+                    issue(
+                        "authorization.scopeParameter",
+                        "'\(DisplayText.sanitized(name, limit: 40))' cannot carry the scopes: it is empty or a parameter AuthKit sets itself; give the name the provider reads them from, e.g. 'user_scope'."
+                    )
                 } else if authorization.parameters?[name] != nil {
-                    issue("authorization.parameters.\(name)", "is where the requested scopes go (scopeParameter); list them in scopes.default instead.")
+                    issue(
+                        "authorization.parameters.\(name)",
+                        "is where the requested scopes go (scopeParameter); list them in scopes.default instead.")
                 }
             }
-            if let name = authorization.grantedScopesParameter, name.isEmpty || ["code", "state", "iss", "error", "error_description", "error_uri"].contains(name) {
-                issue("authorization.grantedScopesParameter", "'\(DisplayText.sanitized(name, limit: 40))' is not where a redirect names the granted scopes; give the provider's parameter, e.g. 'scope', or leave it out.")
+            if let name = authorization.grantedScopesParameter,
+                name.isEmpty || ["code", "state", "iss", "error", "error_description", "error_uri"].contains(name)
+            {
+                issue(
+                    "authorization.grantedScopesParameter",
+                    "'\(DisplayText.sanitized(name, limit: 40))' is not where a redirect names the granted scopes; give the provider's parameter, e.g. 'scope', or leave it out."
+                )
             }
             if authorization.parameters?["client_secret"] != nil {
                 // It would end up in browser history and server logs (RFC 9700 §2.5).
-                issue("authorization.parameters.client_secret", "a client secret must never be sent in the authorization URL; remove it.")
+                issue(
+                    "authorization.parameters.client_secret",
+                    "a client secret must never be sent in the authorization URL; remove it.")
             }
         } else if descriptor.device == nil {
             // Without either, there is no way to sign in. A device-only
             // provider (RFC 8414 §2 lets it omit the authorization endpoint)
             // is fine: `authkit authorize` uses the device grant for it.
-            issue("authorization", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/authorize\"} (or, if it signs in only with the device grant, a \"device\" section instead).")
+            issue(
+                "authorization",
+                "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/authorize\"} (or, if it signs in only with the device grant, a \"device\" section instead)."
+            )
         }
         if let token = descriptor.token {
             checkEndpoint(token.url, field: "token.url", allowed: declared, issue: issue)
             checkStatuses(token.successStatus, field: "token.successStatus", issue: issue)
             if let status = token.response?.errorStatus, !(200...599).contains(status) {
-                issue("token.response.errorStatus", "\(status) is not an HTTP status; give the status the provider answers errors with, e.g. 200 or 400.")
+                issue(
+                    "token.response.errorStatus",
+                    "\(status) is not an HTTP status; give the status the provider answers errors with, e.g. 200 or 400."
+                )
             }
             if token.encoding == .query {
-                issue("token.encoding", "'query' would put the authorization code and client secret in a URL; use 'form' or 'json'.")
+                issue(
+                    "token.encoding",
+                    "'query' would put the authorization code and client secret in a URL; use 'form' or 'json'.")
             }
-            if let headers = token.headers { checkTemplates(Array(headers.values), field: "token.headers", allowed: declared, issue: issue) }
+            if let headers = token.headers {
+                checkTemplates(Array(headers.values), field: "token.headers", allowed: declared, issue: issue)
+            }
             switch token.publicClientAuthentication {
             case .post?:
-                issue("token.publicClientAuthentication", "'post' would send an empty client_secret; a public client sends 'none' (its client_id) or 'basic' (HTTP Basic with an empty password).")
+                issue(
+                    "token.publicClientAuthentication",
+                    "'post' would send an empty client_secret; a public client sends 'none' (its client_id) or 'basic' (HTTP Basic with an empty password)."
+                )
             case .basic? where token.requiresClientSecret == true:
-                issue("token.publicClientAuthentication", "says how public clients authenticate, but requiresClientSecret says the provider has none; leave one of the two out.")
+                issue(
+                    "token.publicClientAuthentication",
+                    "says how public clients authenticate, but requiresClientSecret says the provider has none; leave one of the two out."
+                )
             default:
                 break
             }
             if token.refreshRequiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
-                issue("token.refreshRequiresClientSecret", "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave refreshRequiresClientSecret out.")
+                issue(
+                    "token.refreshRequiresClientSecret",
+                    "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave refreshRequiresClientSecret out."
+                )
             }
             if token.requiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
-                issue("token.requiresClientSecret", "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave requiresClientSecret out.")
+                issue(
+                    "token.requiresClientSecret",
+                    "is true, but clientAuthentication 'none' never sends the secret; use 'basic' or 'post', or leave requiresClientSecret out."
+                )
             }
         } else {
             issue("token", "missing; an OAuth 2.0 provider needs {\"url\": \"https://…/token\"}.")
@@ -154,15 +211,23 @@ package struct DescriptorValidator: Sendable {
         if let device = descriptor.device {
             checkEndpoint(device.url, field: "device.url", allowed: declared, issue: issue)
             if let name = device.scopeParameter, name.isEmpty || ["client_id", "client_secret"].contains(name) {
-                issue("device.scopeParameter", "'\(DisplayText.sanitized(name, limit: 40))' cannot carry the scopes: it is empty or a parameter AuthKit sets itself; give the name the provider reads them from, e.g. 'scopes'.")
+                issue(
+                    "device.scopeParameter",
+                    "'\(DisplayText.sanitized(name, limit: 40))' cannot carry the scopes: it is empty or a parameter AuthKit sets itself; give the name the provider reads them from, e.g. 'scopes'."
+                )
             }
             if device.encoding == .query {
                 issue("device.encoding", "'query' would put the client's credentials in a URL; use 'form' or 'json'.")
             }
             // The device grant's own authentication, else the token endpoint's (as resolved).
             let sends = device.clientAuthentication ?? descriptor.token?.clientAuthentication ?? .basic
-            if (device.requiresClientSecret ?? descriptor.token?.requiresClientSecret) == true, sends == ClientAuthentication.none {
-                issue("device.requiresClientSecret", "is true\(device.requiresClientSecret == nil ? " (from token.requiresClientSecret)" : ""), but the device grant's clientAuthentication 'none' never sends the secret; set device.requiresClientSecret to false, or use 'basic' or 'post'.")
+            if (device.requiresClientSecret ?? descriptor.token?.requiresClientSecret) == true,
+                sends == ClientAuthentication.none
+            {
+                issue(
+                    "device.requiresClientSecret",
+                    "is true\(device.requiresClientSecret == nil ? " (from token.requiresClientSecret)" : ""), but the device grant's clientAuthentication 'none' never sends the secret; set device.requiresClientSecret to false, or use 'basic' or 'post'."
+                )
             }
         }
         if let issuer = descriptor.issuer, issuer.identifier.isEmpty {
@@ -171,7 +236,9 @@ package struct DescriptorValidator: Sendable {
     }
 
     /// An OAuth 1.0a descriptor's `oauth1` section.
-    private func checkOAuth1Endpoints(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
+    private func checkOAuth1Endpoints(
+        _ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void
+    ) {
         if let oauth1 = descriptor.oauth1 {
             checkEndpoint(oauth1.requestTokenURL, field: "oauth1.requestTokenURL", allowed: declared, issue: issue)
             checkEndpoint(oauth1.authorizeURL, field: "oauth1.authorizeURL", allowed: declared, issue: issue)
@@ -182,11 +249,16 @@ package struct DescriptorValidator: Sendable {
             if let url = oauth1.invalidateTokenURL {
                 checkEndpoint(url, field: "oauth1.invalidateTokenURL", allowed: declared, issue: issue)
             }
-            for (field, method) in [("requestTokenMethod", oauth1.requestTokenMethod), ("accessTokenMethod", oauth1.accessTokenMethod)] {
-                if let problem = method.flatMap(OAuth1Endpoints.tokenCallMethodProblem) { issue("oauth1.\(field)", problem) }
+            for (field, method) in [
+                ("requestTokenMethod", oauth1.requestTokenMethod), ("accessTokenMethod", oauth1.accessTokenMethod),
+            ] {
+                if let problem = method.flatMap(OAuth1Endpoints.tokenCallMethodProblem) {
+                    issue("oauth1.\(field)", problem)
+                }
             }
             if let method = oauth1.signatureMethod, !["HMAC-SHA1", "HMAC-SHA256", "PLAINTEXT"].contains(method) {
-                issue("oauth1.signatureMethod", "'\(method)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")
+                issue(
+                    "oauth1.signatureMethod", "'\(method)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")
             }
         } else {
             issue("oauth1", "missing; an OAuth 1.0a provider needs requestTokenURL, authorizeURL and accessTokenURL.")
@@ -194,9 +266,13 @@ package struct DescriptorValidator: Sendable {
     }
 
     /// `followUp`, `refresh` and `revocation`: URLs, variables, statuses, methods.
-    private func checkRequestTemplates(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
+    private func checkRequestTemplates(
+        _ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void
+    ) {
         let templateVariables = declared.union(Self.runtimeVariables)
-        for (field, template) in [("followUp", descriptor.followUp), ("refresh", descriptor.refresh), ("revocation", descriptor.revocation)] {
+        for (field, template) in [
+            ("followUp", descriptor.followUp), ("refresh", descriptor.refresh), ("revocation", descriptor.revocation),
+        ] {
             guard let template else { continue }
             checkEndpoint(template.url, field: "\(field).url", allowed: templateVariables, issue: issue)
             if Self.variables(in: template.url).contains("client_secret") {
@@ -206,14 +282,24 @@ package struct DescriptorValidator: Sendable {
             // A host is looked up in the clear (DNS), named in errors (a
             // refused origin) and shown by `providers show`: only the user's
             // own settings may stand there, never a token, code or client id.
-            for name in Self.variables(in: Self.authority(of: template.url)) where Self.runtimeVariables.contains(name) {
-                issue("\(field).url", "has {\(name)} in its host; what stands there is sent to name servers and shown in messages. Put it in the path or a parameter.")
+            for name in Self.variables(in: Self.authority(of: template.url)) where Self.runtimeVariables.contains(name)
+            {
+                issue(
+                    "\(field).url",
+                    "has {\(name)} in its host; what stands there is sent to name servers and shown in messages. Put it in the path or a parameter."
+                )
             }
             checkStatuses(template.successStatus, field: "\(field).successStatus", issue: issue)
-            checkTemplates(Array((template.parameters ?? [:]).values), field: "\(field).parameters", allowed: templateVariables, issue: issue)
-            checkTemplates(Array((template.headers ?? [:]).values), field: "\(field).headers", allowed: templateVariables, issue: issue)
+            checkTemplates(
+                Array((template.parameters ?? [:]).values), field: "\(field).parameters", allowed: templateVariables,
+                issue: issue)
+            checkTemplates(
+                Array((template.headers ?? [:]).values), field: "\(field).headers", allowed: templateVariables,
+                issue: issue)
             if let method = template.method, !["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method.uppercased()) {
-                issue("\(field).method", "'\(method)' is not an HTTP method AuthKit sends; use GET, POST, PUT, PATCH or DELETE.")
+                issue(
+                    "\(field).method",
+                    "'\(method)' is not an HTTP method AuthKit sends; use GET, POST, PUT, PATCH or DELETE.")
             }
         }
 
@@ -228,24 +314,40 @@ package struct DescriptorValidator: Sendable {
             if let path = redirect.path, !path.hasPrefix("/") {
                 issue("redirect.path", "'\(path)' must start with '/'.")
             }
-            let scheme = redirect.scheme?.lowercased() ?? "http", host = redirect.host ?? "127.0.0.1"
+            let scheme = redirect.scheme?.lowercased() ?? "http"
+            let host = redirect.host ?? "127.0.0.1"
             if scheme == "http", !Self.isLoopback(host: host) {
-                issue("redirect.host", "an http redirect must go to a loopback address (127.0.0.1 or [::1], RFC 8252 §7.3); '\(host)' is not one.")
+                issue(
+                    "redirect.host",
+                    "an http redirect must go to a loopback address (127.0.0.1 or [::1], RFC 8252 §7.3); '\(host)' is not one."
+                )
             }
         }
     }
 
     /// `refreshPolicy` numbers and `scopes` lists.
-    private func checkRefreshPolicyAndScopes(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
-        for (name, value) in [("marginSeconds", descriptor.refreshPolicy?.marginSeconds), ("aheadSeconds", descriptor.refreshPolicy?.aheadSeconds),
-                              ("minimumAgeSeconds", descriptor.refreshPolicy?.minimumAgeSeconds),
-                              ("assumedLifetimeSeconds", descriptor.refreshPolicy?.assumedLifetimeSeconds)] {
-            if let value, !(value.isFinite && value >= 0) { issue("refreshPolicy.\(name)", "must be a number of seconds, 0 or more.") }
+    private func checkRefreshPolicyAndScopes(
+        _ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void
+    ) {
+        for (name, value) in [
+            ("marginSeconds", descriptor.refreshPolicy?.marginSeconds),
+            ("aheadSeconds", descriptor.refreshPolicy?.aheadSeconds),
+            ("minimumAgeSeconds", descriptor.refreshPolicy?.minimumAgeSeconds),
+            ("assumedLifetimeSeconds", descriptor.refreshPolicy?.assumedLifetimeSeconds),
+        ] {
+            if let value, !(value.isFinite && value >= 0) {
+                issue("refreshPolicy.\(name)", "must be a number of seconds, 0 or more.")
+            }
         }
-        for (field, scopes) in [("scopes.default", descriptor.scopes?.default), ("scopes.known", descriptor.scopes?.known)] {
+        for (field, scopes) in [
+            ("scopes.default", descriptor.scopes?.default), ("scopes.known", descriptor.scopes?.known),
+        ] {
             // A control character is the loader's own finding, reported before this.
-            for (index, scope) in (scopes ?? []).enumerated() where !scope.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-                if let problem = ScopeToken.problem(scope) { issue("\(field)[\(index)]", ScopeToken.describe(problem, scope)) }
+            for (index, scope) in (scopes ?? []).enumerated()
+            where !scope.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                if let problem = ScopeToken.problem(scope) {
+                    issue("\(field)[\(index)]", ScopeToken.describe(problem, scope))
+                }
             }
         }
         if let separator = descriptor.scopes?.separator, separator.isEmpty {
@@ -291,10 +393,15 @@ package struct DescriptorValidator: Sendable {
         return names
     }
 
-    private func checkTemplates(_ values: [String], field: String, allowed: Set<String>, issue: (String, String) -> Void) {
+    private func checkTemplates(
+        _ values: [String], field: String, allowed: Set<String>, issue: (String, String) -> Void
+    ) {
         for value in values {
             for name in Self.variables(in: value) where !allowed.contains(name) {
-                issue(field, "'{\(name)}' is not a known variable or declared placeholder; declare it under \"placeholders\" or use one of \(Self.runtimeVariables.sorted().map { "{\($0)}" }.joined(separator: ", ")).")
+                issue(
+                    field,
+                    "'{\(name)}' is not a known variable or declared placeholder; declare it under \"placeholders\" or use one of \(Self.runtimeVariables.sorted().map { "{\($0)}" }.joined(separator: ", "))."
+                )
             }
         }
     }
@@ -302,7 +409,10 @@ package struct DescriptorValidator: Sendable {
     private func checkEndpoint(_ text: String, field: String, allowed: Set<String>, issue: (String, String) -> Void) {
         let names = Self.variables(in: text)
         for name in names where !allowed.contains(name) {
-            issue(field, "'{\(name)}' is an unresolved placeholder; declare it under \"placeholders\" (with a description and optional default).")
+            issue(
+                field,
+                "'{\(name)}' is an unresolved placeholder; declare it under \"placeholders\" (with a description and optional default)."
+            )
         }
         // Substitute harmless values so the URL's shape can be checked.
         var sample = text
@@ -312,7 +422,8 @@ package struct DescriptorValidator: Sendable {
             return
         }
         guard let components = URLComponents(string: sample), let scheme = components.scheme?.lowercased(),
-              let host = components.host, !host.isEmpty else {
+            let host = components.host, !host.isEmpty
+        else {
             issue(field, "'\(text)' is not an absolute URL; write it in full, e.g. https://example.com/oauth/token.")
             return
         }
@@ -321,7 +432,10 @@ package struct DescriptorValidator: Sendable {
         // credentials (libcurl and URLSession use them), beside AuthKit's own.
         // The URL is not repeated: its password would be.
         if components.user != nil || components.password != nil {
-            issue(field, "an endpoint URL must not carry a user name or password (user:password@, RFC 9110 §4.2.4); remove them. The client's own id and secret go in config.json or $AUTHKIT_<ID>_CLIENT_ID / _CLIENT_SECRET.")
+            issue(
+                field,
+                "an endpoint URL must not carry a user name or password (user:password@, RFC 9110 §4.2.4); remove them. The client's own id and secret go in config.json or $AUTHKIT_<ID>_CLIENT_ID / _CLIENT_SECRET."
+            )
             return
         }
         if let problem = Self.hostProblem(in: sample) {
@@ -334,7 +448,9 @@ package struct DescriptorValidator: Sendable {
         case "http" where Self.isLoopback(host: host):
             break // local test servers (RFC 8252 §8.3 allows loopback without TLS)
         default:
-            issue(field, "'\(text)' must use https (RFC 6749 §3.1, §3.2); plain http is only allowed for loopback test servers.")
+            issue(
+                field,
+                "'\(text)' must use https (RFC 6749 §3.1, §3.2); plain http is only allowed for loopback test servers.")
         }
         if components.fragment != nil {
             issue(field, "an endpoint URL must not have a fragment (RFC 6749 §3.1).")
@@ -363,10 +479,12 @@ package struct DescriptorValidator: Sendable {
         if authority.hasPrefix("[") { return nil } // an IP literal: URLComponents has checked it
         let host = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? authority
         if !host.allSatisfy(\.isASCII) {
-            return "the host '\(host)' is not ASCII; write the ASCII name requests go to, its IDNA form ('xn--…', RFC 5890), so that no look-alike letter hides in it."
+            return
+                "the host '\(host)' is not ASCII; write the ASCII name requests go to, its IDNA form ('xn--…', RFC 5890), so that no look-alike letter hides in it."
         }
         if host.contains("%") {
-            return "the host '\(host)' is percent-encoded, and requests decode it ('%2e' is '.'); write the name as requests use it: letters, digits, '-' and '.'."
+            return
+                "the host '\(host)' is percent-encoded, and requests decode it ('%2e' is '.'); write the name as requests use it: letters, digits, '-' and '.'."
         }
         if let odd = host.first(where: { !isHostNameCharacter($0) }) {
             return "the host '\(host)' holds '\(odd)', which no host name has; write the server's name or address."

@@ -25,7 +25,7 @@ package struct FieldPath: Sendable, Hashable, CustomStringConvertible {
             rest = rest[nameEnd...]
             while !rest.isEmpty {
                 guard rest.first == "[", let close = rest.firstIndex(of: "]"),
-                      let index = Int(rest[rest.index(after: rest.startIndex)..<close]), index >= 0
+                    let index = Int(rest[rest.index(after: rest.startIndex)..<close]), index >= 0
                 else { return nil }
                 components.append(.index(index))
                 rest = rest[rest.index(after: close)...]
@@ -88,7 +88,9 @@ package struct FieldPaths: Codable, Sendable, Hashable, ExpressibleByStringLiter
             guard let path = FieldPath(text) else {
                 throw DecodingError.dataCorruptedError(
                     in: container,
-                    debugDescription: "'\(text)' is not a field path; write names separated by dots, with [n] for array elements, e.g. data[0].access_token")
+                    debugDescription:
+                        "'\(text)' is not a field path; write names separated by dots, with [n] for array elements, e.g. data[0].access_token"
+                )
             }
             return path
         }
@@ -96,7 +98,11 @@ package struct FieldPaths: Codable, Sendable, Hashable, ExpressibleByStringLiter
 
     package func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
-        if paths.count == 1 { try container.encode(paths[0].description) } else { try container.encode(paths.map(\.description)) }
+        if paths.count == 1 {
+            try container.encode(paths[0].description)
+        } else {
+            try container.encode(paths.map(\.description))
+        }
     }
 
     /// The text of the first path holding a string or number: Instagram's Graph

@@ -24,7 +24,9 @@ package struct OAuth1Endpoints: Sendable, Hashable {
     /// Why `method` cannot be a token call's, or `nil`: checked by the
     /// validator for files and by `OAuth1Client` for a descriptor built in code.
     package static func tokenCallMethodProblem(_ method: String) -> String? {
-        ["GET", "POST"].contains(method) ? nil : "'\(method)' is not supported; use POST (the default) or GET, as the provider's documentation shows the call."
+        ["GET", "POST"].contains(method)
+            ? nil
+            : "'\(method)' is not supported; use POST (the default) or GET, as the provider's documentation shows the call."
     }
     /// `HMAC-SHA1` (what Twitter requires), `HMAC-SHA256` or `PLAINTEXT`.
     package var signatureMethod: String

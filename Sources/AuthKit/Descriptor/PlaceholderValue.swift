@@ -17,7 +17,9 @@ package enum PlaceholderValue {
     /// secrets.
     package static func problem(name: String, value: String, urls: [String]) -> String? {
         let shown = "'\(DisplayText.sanitized(value, limit: 80))'"
-        if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }) {
+        if value.unicodeScalars.contains(where: {
+            $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}"
+        }) {
             return "\(shown) holds a line break or another control character; give the value alone."
         }
         if let first = value.first, let last = value.last, first.isWhitespace || last.isWhitespace {
@@ -38,7 +40,8 @@ package enum PlaceholderValue {
         return url[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     }
 
-    private static let notASCII = "is not ASCII; give its IDNA form ('xn--…', as `idn2` prints it), which is what requests go to."
+    private static let notASCII =
+        "is not ASCII; give its IDNA form ('xn--…', as `idn2` prints it), which is what requests go to."
 
     private static func hostProblem(value: String, name: String, authority: Substring, url: String) -> String? {
         let placeholder = "{\(name)}"
@@ -73,12 +76,16 @@ package enum PlaceholderValue {
         if host.hasPrefix("[") {
             // An IPv6 literal (RFC 3986 §3.2.2): its colons are not the port's.
             guard let close = host.firstIndex(of: "]"),
-                  host[host.index(after: host.startIndex)..<close].allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }),
-                  host[host.index(after: host.startIndex)..<close].contains(":") else {
+                host[host.index(after: host.startIndex)..<close].allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }
+                ),
+                host[host.index(after: host.startIndex)..<close].contains(":")
+            else {
                 return "is not an IPv6 address in brackets, such as [2001:db8::1]."
             }
             let rest = host[host.index(after: close)...]
-            guard rest.isEmpty || rest.hasPrefix(":") else { return "has text after the IPv6 address; give ':port' there, or nothing." }
+            guard rest.isEmpty || rest.hasPrefix(":") else {
+                return "has text after the IPv6 address; give ':port' there, or nothing."
+            }
             port = rest.isEmpty ? nil : rest.dropFirst()
         } else {
             if let colon = host.firstIndex(of: ":") {
@@ -87,7 +94,8 @@ package enum PlaceholderValue {
             }
             if !host.unicodeScalars.allSatisfy(\.isASCII) { return notASCII }
             if let odd = host.first(where: { !DescriptorValidator.isHostNameCharacter($0) }) {
-                return "holds '\(odd)', which no host name has; give the server's name or address, and ':port' if it needs one (it goes in \(url))."
+                return
+                    "holds '\(odd)', which no host name has; give the server's name or address, and ':port' if it needs one (it goes in \(url))."
             }
             if host.isEmpty || host.hasPrefix(".") || host.contains("..") {
                 return "does not make a host name in \(url)."

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The providers AuthKit knows: the bundled `providers/*.json`, then the user's
@@ -107,14 +107,17 @@ public struct ProviderCatalog: Sendable {
     package init(includeBundled: Bool, directories: [URL], refusingForeignFiles: Bool) {
         var sources = [String: [Source]]()
         var order = 0
-        func add(_ stem: String, _ path: String, _ contents: Result<Data, FileIssueBox>,
-                 outline: (id: String, placeholders: [String])? = nil) {
+        func add(
+            _ stem: String, _ path: String, _ contents: Result<Data, FileIssueBox>,
+            outline: (id: String, placeholders: [String])? = nil
+        ) {
             sources[stem, default: []].append(Source(path: path, contents: contents, order: order, outline: outline))
             order += 1
         }
         if includeBundled {
             for file in BundledDescriptors.files {
-                add(Self.stem(of: file.name), Self.bundledPath(file.name), .success(Data(file.json.utf8)),
+                add(
+                    Self.stem(of: file.name), Self.bundledPath(file.name), .success(Data(file.json.utf8)),
                     outline: BundledDescriptors.outlines[file.name])
             }
         }
@@ -123,31 +126,46 @@ public struct ProviderCatalog: Sendable {
             // Missing is the usual case (no files of one's own); anything else is said.
             guard FileManager.default.fileExists(atPath: directory.path) else { continue }
             if let kind = FileSystem.kindUnlessDirectory(directory.path) {
-                unread.append(FileIssue(file: directory.path, field: "", problem: "is \(kind), not a directory: no provider file is read from it. Move it aside."))
+                unread.append(
+                    FileIssue(
+                        file: directory.path, field: "",
+                        problem: "is \(kind), not a directory: no provider file is read from it. Move it aside."))
                 continue
             }
             let names: [String]
             do {
                 names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             } catch {
-                unread.append(FileIssue(file: directory.path, field: "", problem: "cannot be read (\(DescriptorLoader.reason(error))): no provider file is read from it."))
+                unread.append(
+                    FileIssue(
+                        file: directory.path, field: "",
+                        problem: "cannot be read (\(DescriptorLoader.reason(error))): no provider file is read from it."
+                    ))
                 continue
             }
             let files = names.map { directory.appendingPathComponent($0) }
             for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent })
             // Hidden files are an editor's (Emacs's `.#qiita.json` lock, a
             // dangling link, warned about by every `providers list`), not providers.
-            where file.pathExtension == "json" && file.lastPathComponent != "schema.json" && !file.lastPathComponent.hasPrefix(".") {
+            where file.pathExtension == "json" && file.lastPathComponent != "schema.json"
+                && !file.lastPathComponent.hasPrefix(".")
+            {
                 let stem = file.deletingPathExtension().lastPathComponent
                 if refusingForeignFiles, let problem = FileSystem.foreignWriteProblem(at: file.path) {
-                    add(stem, file.path, .failure(FileIssueBox(issue: FileIssue(file: file.path, field: "", problem: problem))))
+                    add(
+                        stem, file.path,
+                        .failure(FileIssueBox(issue: FileIssue(file: file.path, field: "", problem: problem))))
                     continue
                 }
                 do {
-                    let data = try FileSystem.contents(of: file.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)
+                    let data = try FileSystem.contents(
+                        of: file.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)
                     add(stem, file.path, .success(data))
                 } catch {
-                    add(stem, file.path, .failure(FileIssueBox(issue: FileIssue(file: file.path, field: "", problem: error.description))))
+                    add(
+                        stem, file.path,
+                        .failure(FileIssueBox(issue: FileIssue(file: file.path, field: "", problem: error.description)))
+                    )
                 }
             }
         }
@@ -179,11 +197,13 @@ public struct ProviderCatalog: Sendable {
         if !variants.isEmpty, DescriptorValidator.isValidName(stem) {
             let issues = variants.flatMap { variant in
                 (sources[variant] ?? []).map { source in
-                    FileIssue(file: source.path, field: "", problem: """
-                        is named '\(variant).json', which differs from '\(stem).json' only in case: a provider's file is named \
-                        its id exactly, so this one replaces nothing, and '\(stem)' is not used while it is there. \
-                        Rename it to \(stem).json, or remove it.
-                        """)
+                    FileIssue(
+                        file: source.path, field: "",
+                        problem: """
+                            is named '\(variant).json', which differs from '\(stem).json' only in case: a provider's file is named \
+                            its id exactly, so this one replaces nothing, and '\(stem)' is not used while it is there. \
+                            Rename it to \(stem).json, or remove it.
+                            """)
                 }
             }
             cache.resolutions.withLock { $0[stem] = .problems(issues) }
@@ -217,7 +237,9 @@ public struct ProviderCatalog: Sendable {
         do {
             let descriptor = try loader.decode(try source.contents.get(), file: source.path)
             // A stray notes.json must not silently become `github`.
-            guard descriptor.id == stem else { return .problems([Self.nameMismatch(file: source.path, id: descriptor.id)]) }
+            guard descriptor.id == stem else {
+                return .problems([Self.nameMismatch(file: source.path, id: descriptor.id)])
+            }
             if let clash = environmentClash(descriptor, order: source.order) { return .problems([clash]) }
             return .entry(descriptor)
         } catch let box as FileIssueBox {
@@ -232,7 +254,11 @@ public struct ProviderCatalog: Sendable {
     /// A descriptor's file must be named after its id.
     package static func nameMismatch(file: String, id: String) -> FileIssue {
         let name = file.split(separator: "/").last.map(String.init) ?? file
-        return FileIssue(file: file, field: "id", problem: "is '\(id)', but the file is named '\(name)'; a descriptor's file name must be its id: rename the file to \(id).json, or change the id.")
+        return FileIssue(
+            file: file, field: "id",
+            problem:
+                "is '\(id)', but the file is named '\(name)'; a descriptor's file name must be its id: rename the file to \(id).json, or change the id."
+        )
     }
 
     /// A setting of `descriptor` read from an environment variable another
@@ -250,11 +276,18 @@ public struct ProviderCatalog: Sendable {
     /// purpose: ``resolve(_:)``.)
     private func environmentClash(_ descriptor: ProviderDescriptor, order: Int) -> FileIssue? {
         let mine = Set(ClientSettings.environmentVariables(for: descriptor))
-        for (id, layers) in sources.sorted(by: { $0.key < $1.key }) where id != descriptor.id && DescriptorValidator.isValidName(id) {
+        for (id, layers) in sources.sorted(by: { $0.key < $1.key })
+        where id != descriptor.id && DescriptorValidator.isValidName(id) {
             // That provider as it stood when this file was read: its last file before this one.
-            guard let earlier = layers.last(where: { $0.order < order }), let theirs = sketch(earlier, stem: id) else { continue }
+            guard let earlier = layers.last(where: { $0.order < order }), let theirs = sketch(earlier, stem: id) else {
+                continue
+            }
             if let shared = mine.intersection(theirs).sorted().first {
-                return FileIssue(file: descriptor.source, field: "id", problem: "its settings would be read from \(shared), which provider '\(id)' (\(earlier.path)) reads too; rename this provider's id or placeholder so that no variable names two providers.")
+                return FileIssue(
+                    file: descriptor.source, field: "id",
+                    problem:
+                        "its settings would be read from \(shared), which provider '\(id)' (\(earlier.path)) reads too; rename this provider's id or placeholder so that no variable names two providers."
+                )
             }
         }
         return nil
@@ -272,7 +305,8 @@ public struct ProviderCatalog: Sendable {
         if let known = cache.sketches.withLock({ $0[source.order] }) { return known }
         var variables: [String]?
         if case .success(let data) = source.contents, case .object(let object)? = try? JSONValue(parsing: data),
-           case .string(let id)? = object["id"], id == stem {
+            case .string(let id)? = object["id"], id == stem
+        {
             var names = [String]()
             if case .object(let placeholders)? = object["placeholders"] { names = Array(placeholders.keys) }
             variables = ClientSettings.environmentVariables(providerID: id, placeholderNames: names)
@@ -297,7 +331,8 @@ public struct ProviderCatalog: Sendable {
         var directories = [URL]()
         let override = bundledDirectoryOverride(environment: environment)
         if let override { directories.append(override) }
-        directories.append(AuthKitHome.directory(environment: environment).appendingPathComponent("providers", isDirectory: true))
+        directories.append(
+            AuthKitHome.directory(environment: environment).appendingPathComponent("providers", isDirectory: true))
         directories += additional
         return ProviderCatalog(includeBundled: override == nil, directories: directories, refusingForeignFiles: true)
     }
@@ -325,7 +360,8 @@ public struct ProviderCatalog: Sendable {
     }
 
     package static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var previous = Array(0...b.count)

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Everything AuthKit knows about one provider, loaded from `providers/<id>.json`.
@@ -82,7 +82,8 @@ public struct ProviderDescriptor: Sendable, Hashable {
         id: String, name: String, protocol: ProtocolKind, documentation: String?, source: String,
         placeholders: [String: PlaceholderSpec], redirect: RedirectSettings, scopes: ScopeSettings,
         authorization: AuthorizationEndpoint?, token: TokenEndpoint?, pkce: PKCEMode, issuer: IssuerSettings?,
-        followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?, device: DeviceEndpoint? = nil,
+        followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?,
+        device: DeviceEndpoint? = nil,
         refreshPolicy: RefreshPolicy, oauth1: OAuth1Endpoints?, apiOrigins: APIOrigins = APIOrigins([])
     ) {
         self.id = id
@@ -133,13 +134,19 @@ public struct ProviderDescriptor: Sendable, Hashable {
     package func undeclaredPlaceholder(in names: some Collection<String>) -> (name: String, problem: String)? {
         guard let name = names.sorted().first(where: { placeholders[$0] == nil }) else { return nil }
         let known = placeholders.keys.sorted()
-        return (name, "\(self.name) has no placeholder '\(DisplayText.sanitized(name, limit: 40))'; \(known.isEmpty ? "it takes none" : "it takes: " + known.joined(separator: ", ")).")
+        return (
+            name,
+            "\(self.name) has no placeholder '\(DisplayText.sanitized(name, limit: 40))'; \(known.isEmpty ? "it takes none" : "it takes: " + known.joined(separator: ", "))."
+        )
     }
 
     /// Every endpoint URL, with `{placeholders}` as written.
     package var endpointURLs: [String] {
-        [authorization?.url, token?.url, device?.url, followUp?.url, refresh?.url, revocation?.url, oauth1?.requestTokenURL,
-         oauth1?.authorizeURL, oauth1?.authenticateURL, oauth1?.accessTokenURL, oauth1?.invalidateTokenURL].compactMap { $0 }
+        [
+            authorization?.url, token?.url, device?.url, followUp?.url, refresh?.url, revocation?.url,
+            oauth1?.requestTokenURL,
+            oauth1?.authorizeURL, oauth1?.authenticateURL, oauth1?.accessTokenURL, oauth1?.invalidateTokenURL,
+        ].compactMap { $0 }
     }
 
     /// The hosts of every endpoint, lowercased, with `{placeholders}` as written.
@@ -157,7 +164,9 @@ public struct ProviderDescriptor: Sendable, Hashable {
     /// `text` with each `{name}` that has a default replaced by it, lowercased.
     func withDefaults(_ text: String) -> String {
         var filled = text
-        for (name, spec) in placeholders { if let value = spec.default { filled = filled.replacing("{\(name)}", with: value) } }
+        for (name, spec) in placeholders {
+            if let value = spec.default { filled = filled.replacing("{\(name)}", with: value) }
+        }
         return filled.lowercased()
     }
 

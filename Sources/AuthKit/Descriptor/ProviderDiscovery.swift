@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A descriptor made from what an authorization server says about itself:
 /// RFC 8414 metadata, or OpenID Connect discovery.
@@ -40,7 +41,9 @@ extension ProviderDescriptor {
     }
 
     /// Each request may take the whole `timeout`; the caller's deadline ends them all.
-    private static func discover(issuer: URL, id: String, http: any HTTPClient, timeout: Duration) async throws -> ProviderDescriptor {
+    private static func discover(issuer: URL, id: String, http: any HTTPClient, timeout: Duration) async throws
+        -> ProviderDescriptor
+    {
         let transport = FlowTransport(http: http, logger: Logger(label: "authkit.discovery"))
         var policy = RequestPolicy.tokenEndpoint
         policy.deadline = timeout
@@ -50,12 +53,14 @@ extension ProviderDescriptor {
         for location in Self.metadataLocations(for: issuer) {
             let response: IncomingResponse
             do {
-                response = try await transport.send(OutgoingRequest(method: .get, url: location), step: .discovery, policy: policy)
+                response = try await transport.send(
+                    OutgoingRequest(method: .get, url: location), step: .discovery, policy: policy)
             } catch AuthKitError.network(_, let reason) {
                 reasons.append((location.redactedForLogs, reason.detail)) // the location is said once
                 continue
             } catch AuthKitError.cancelled {
-                throw AuthKitError.cancelled // the caller's cancellation, or the deadline: not a reason to try the next location
+                // the caller's cancellation, or the deadline: not a reason to try the next location
+                throw AuthKitError.cancelled
             } catch AuthKitError.responseTooLarge(_, let limit) {
                 answered = true
                 reasons.append((location.redactedForLogs, "larger than the \(limit) bytes allowed"))
@@ -65,7 +70,11 @@ extension ProviderDescriptor {
                 if case .redirectNotFollowed = error { answered = true }
                 // Each reason is one clause of a list: no full stop inside it.
                 let description = "\(error)"
-                reasons.append((location.redactedForLogs, "\(description.hasSuffix(".") ? String(description.dropLast()) : description)"))
+                reasons.append(
+                    (
+                        location.redactedForLogs,
+                        "\(description.hasSuffix(".") ? String(description.dropLast()) : description)"
+                    ))
                 continue
             }
             guard response.status == 200 else {
@@ -79,23 +88,38 @@ extension ProviderDescriptor {
             guard response.body.first(where: { !JSONParser.isWhitespace($0) }) == UInt8(ascii: "{") else {
                 answered = true
                 let type = response.mediaType.map { "'\(DisplayText.sanitized($0, limit: 60))'" } ?? "no Content-Type"
-                reasons.append((location.redactedForLogs, "HTTP 200 with \(response.body.isEmpty ? "no body" : "a body that is no JSON object (\(type))")"))
+                reasons.append(
+                    (
+                        location.redactedForLogs,
+                        "HTTP 200 with \(response.body.isEmpty ? "no body" : "a body that is no JSON object (\(type))")"
+                    ))
                 continue
             }
             // Refusing a field named twice, as in a provider file: the metadata
             // becomes one, and the reviewer of `providers add` would see one
             // token_endpoint (or issuer) while another one counted.
-            guard case .object(let metadata) = try DescriptorLoader.parseRefusingRepeatedNames(response.body, file: location.redactedForLogs) else {
-                throw AuthKitError.invalidFile([FileIssue(file: location.redactedForLogs, field: "", problem: "is not a JSON object of server metadata.")])
+            guard
+                case .object(let metadata) = try DescriptorLoader.parseRefusingRepeatedNames(
+                    response.body, file: location.redactedForLogs)
+            else {
+                throw AuthKitError.invalidFile([
+                    FileIssue(
+                        file: location.redactedForLogs, field: "", problem: "is not a JSON object of server metadata.")
+                ])
             }
             return try descriptor(from: metadata, issuer: issuer, id: id, source: location.redactedForLogs)
         }
         // The same reason at both locations (a redirect, a timeout) is said once, of both.
-        let tried = reasons.count > 1 && Set(reasons.map(\.reason)).count == 1
+        let tried =
+            reasons.count > 1 && Set(reasons.map(\.reason)).count == 1
             ? "\(reasons.map(\.location).joined(separator: " and ")): \(reasons[0].reason)"
             : reasons.map { "\($0.location): \($0.reason)" }.joined(separator: "; ")
-        if answered { throw AuthKitError.invalidResponse(step: .discovery, reason: .init(.noMetadata, "no server metadata at \(display) (\(tried))")) }
-        throw AuthKitError.network(url: display, reason: .init(.connectionFailed, "neither metadata location answered (\(tried))"))
+        if answered {
+            throw AuthKitError.invalidResponse(
+                step: .discovery, reason: .init(.noMetadata, "no server metadata at \(display) (\(tried))"))
+        }
+        throw AuthKitError.network(
+            url: display, reason: .init(.connectionFailed, "neither metadata location answered (\(tried))"))
     }
 
     /// RFC 8414 §3.1 first, then OpenID Connect Discovery 1.0 §4.
@@ -114,7 +138,9 @@ extension ProviderDescriptor {
 
     /// The JSON type RFC 8414 §2 gives a metadata member, named as an error says it.
     private enum MemberType: String {
-        case string = "a string", array = "an array of strings", boolean = "a boolean"
+        case string = "a string"
+        case array = "an array of strings"
+        case boolean = "a boolean"
 
         func admits(_ value: JSONValue) -> Bool {
             switch (self, value) {
@@ -127,13 +153,16 @@ extension ProviderDescriptor {
     /// The members discovery reads, each with its type.
     private static let memberTypes: [(name: String, type: MemberType)] = [
         ("issuer", .string), ("authorization_endpoint", .string), ("token_endpoint", .string),
-        ("revocation_endpoint", .string), ("device_authorization_endpoint", .string), ("service_documentation", .string),
+        ("revocation_endpoint", .string), ("device_authorization_endpoint", .string),
+        ("service_documentation", .string),
         ("token_endpoint_auth_methods_supported", .array), ("code_challenge_methods_supported", .array),
         ("scopes_supported", .array), ("authorization_response_iss_parameter_supported", .boolean),
     ]
 
     /// The descriptor the metadata describes, validated like a file.
-    static func descriptor(from metadata: [String: JSONValue], issuer: URL, id: String, source: String) throws -> ProviderDescriptor {
+    static func descriptor(from metadata: [String: JSONValue], issuer: URL, id: String, source: String) throws
+        -> ProviderDescriptor
+    {
         func issue(_ field: String, _ problem: String) -> AuthKitError {
             .invalidFile([FileIssue(file: source, field: field, problem: problem)])
         }
@@ -147,7 +176,10 @@ extension ProviderDescriptor {
         }
         let named = metadata["issuer"]?.scalarText ?? ""
         guard ExactText.same(named, issuer.absoluteString) else {
-            throw issue("issuer", "is '\(DisplayText.sanitized(named, limit: 200))', not the '\(issuer.absoluteString)' asked for; RFC 8414 §3.3 requires them to be identical, so this metadata is refused.")
+            throw issue(
+                "issuer",
+                "is '\(DisplayText.sanitized(named, limit: 200))', not the '\(issuer.absoluteString)' asked for; RFC 8414 §3.3 requires them to be identical, so this metadata is refused."
+            )
         }
         func text(_ name: String) -> String? { metadata[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
         /// An endpoint URL, as data: see ``literalURL(_:)``.
@@ -160,7 +192,10 @@ extension ProviderDescriptor {
         // authorization endpoint out; with a device endpoint it is device-only.
         let authorization = endpoint("authorization_endpoint")
         guard authorization != nil || text("device_authorization_endpoint") != nil else {
-            throw issue("authorization_endpoint", "missing, and so is device_authorization_endpoint; AuthKit signs in with the authorization code grant or the device grant (RFC 8628), and this server offers neither.")
+            throw issue(
+                "authorization_endpoint",
+                "missing, and so is device_authorization_endpoint; AuthKit signs in with the authorization code grant or the device grant (RFC 8628), and this server offers neither."
+            )
         }
         guard let token = endpoint("token_endpoint") else { throw issue("token_endpoint", "missing.") }
         // RFC 8414 §2: absent means client_secret_basic. A list without
@@ -168,11 +203,17 @@ extension ProviderDescriptor {
         // it, and Google's iOS clients are public.
         let methods = list("token_endpoint_auth_methods_supported") ?? ["client_secret_basic"]
         let authentication: ClientAuthentication
-        if methods.contains("client_secret_basic") { authentication = .basic }
-        else if methods.contains("client_secret_post") { authentication = .post }
-        else if methods.contains("none") { authentication = .none }
-        else {
-            throw issue("token_endpoint_auth_methods_supported", "lists only \(methods.joined(separator: ", ")); AuthKit authenticates with client_secret_basic, client_secret_post or none (a public client).")
+        if methods.contains("client_secret_basic") {
+            authentication = .basic
+        } else if methods.contains("client_secret_post") {
+            authentication = .post
+        } else if methods.contains("none") {
+            authentication = .none
+        } else {
+            throw issue(
+                "token_endpoint_auth_methods_supported",
+                "lists only \(methods.joined(separator: ", ")); AuthKit authenticates with client_secret_basic, client_secret_post or none (a public client)."
+            )
         }
         // PKCE unless the server lists its methods without S256 (RFC 9700 §2.1.1:
         // an absent list does not say the server lacks it; S256 is harmless then).
@@ -182,14 +223,17 @@ extension ProviderDescriptor {
             authorization: authorization.map { .init(url: $0) },
             token: .init(url: token, clientAuthentication: authentication),
             pkce: challengeMethods.map { $0.contains("S256") ? .s256 : PKCEMode.none } ?? .s256,
-            issuer: .init(identifier: named, includedInResponse: metadata["authorization_response_iss_parameter_supported"] == .bool(true)),
+            issuer: .init(
+                identifier: named,
+                includedInResponse: metadata["authorization_response_iss_parameter_supported"] == .bool(true)),
             revocation: endpoint("revocation_endpoint").map { .init(url: $0) })
         // `known` scopes only inform (help texts, the sandbox): one that is no
         // RFC 6749 §3.3 scope token ("a b", "") is left out rather than
         // refusing the server. A control character still refuses it, as
         // everywhere in discovered text.
         let scopes = list("scopes_supported")?.filter { scope in
-            ScopeToken.problem(scope) == nil || scope.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            ScopeToken.problem(scope) == nil
+                || scope.unicodeScalars.contains { $0.properties.generalCategory == .control }
         }
         if let scopes, !scopes.isEmpty { file.scopes = .init(known: scopes) }
         if let device = endpoint("device_authorization_endpoint") { file.device = .init(url: device) }
@@ -215,18 +259,25 @@ extension ProviderDescriptor {
     /// advice to edit a file the user does not have.
     static func inMetadataTerms(_ issue: FileIssue) -> FileIssue {
         var issue = issue
-        for (field, member) in [("token.url", "token_endpoint"), ("authorization.url", "authorization_endpoint"),
-                                ("revocation.url", "revocation_endpoint"), ("device.url", "device_authorization_endpoint"),
-                                ("documentation", "service_documentation"), ("issuer.identifier", "issuer"), ("scopes.known", "scopes_supported"),
-                                ("name", "issuer")]
+        for (field, member) in [
+            ("token.url", "token_endpoint"), ("authorization.url", "authorization_endpoint"),
+            ("revocation.url", "revocation_endpoint"), ("device.url", "device_authorization_endpoint"),
+            ("documentation", "service_documentation"), ("issuer.identifier", "issuer"),
+            ("scopes.known", "scopes_supported"),
+            ("name", "issuer"),
+        ]
         where issue.field == field || issue.field.hasPrefix(field + "[") || issue.field.hasPrefix(field + ".") {
             // `known` holds only the usable scopes: its index is not the metadata's.
             issue.field = field == "scopes.known" ? member : member + issue.field.dropFirst(field.count)
             break
         }
-        for advice in ["; a provider file has no use for one, and it would reach the terminals its values are shown on. Remove it.",
-                       ". Remove it."] where issue.problem.hasSuffix(advice) {
-            issue.problem = issue.problem.dropLast(advice.count) + "; AuthKit does not write it into a provider file, so this metadata is refused."
+        for advice in [
+            "; a provider file has no use for one, and it would reach the terminals its values are shown on. Remove it.",
+            ". Remove it.",
+        ] where issue.problem.hasSuffix(advice) {
+            issue.problem =
+                issue.problem.dropLast(advice.count)
+                + "; AuthKit does not write it into a provider file, so this metadata is refused."
             break
         }
         return issue

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Checks a descriptor's JSON against `providers/schema.json` and reports
@@ -26,7 +26,8 @@ struct SchemaCheck {
     private let reference: String
 
     /// The bundled `providers/schema.json`.
-    static let descriptor = SchemaCheck(json: BundledDescriptors.schema, reference: "docs/providers.md or providers/schema.json")
+    static let descriptor = SchemaCheck(
+        json: BundledDescriptors.schema, reference: "docs/providers.md or providers/schema.json")
 
     init(json: String, reference: String) {
         self.reference = reference
@@ -48,10 +49,13 @@ struct SchemaCheck {
     private func resolve(_ schema: JSONValue) -> [String: JSONValue] {
         guard case .object(var members) = schema else { return [:] }
         if case .string(let ref)? = members["$ref"], ref.hasPrefix("#/$defs/"),
-           case .object(let definitions)? = root["$defs"], case .object(let target)? = definitions[String(ref.dropFirst(8))] {
+            case .object(let definitions)? = root["$defs"],
+            case .object(let target)? = definitions[String(ref.dropFirst(8))]
+        {
             members.removeValue(forKey: "$ref")
             members.merge(target) { own, _ in own } // the referring schema's own keywords (description, default) win
-            if let shape = target["description"] { members["$shapeDescription"] = shape } // what the definition itself is
+            // what the definition itself is
+            if let shape = target["description"] { members["$shapeDescription"] = shape }
         }
         return members
     }
@@ -63,7 +67,9 @@ struct SchemaCheck {
         return scratch.isEmpty
     }
 
-    private func check(_ value: JSONValue, against schema: JSONValue, path: String, file: String, into issues: inout [FileIssue]) {
+    private func check(
+        _ value: JSONValue, against schema: JSONValue, path: String, file: String, into issues: inout [FileIssue]
+    ) {
         let schema = resolve(schema)
         func issue(_ problem: String) { issues.append(FileIssue(file: file, field: path, problem: problem)) }
 
@@ -79,7 +85,9 @@ struct SchemaCheck {
         }
         if case .array(let allowed)? = schema["enum"], !allowed.contains(value) {
             let list = allowed.map { $0.scalarText ?? "null" }.joined(separator: ", ")
-            issue("'\(DisplayText.sanitized(value.scalarText ?? value.typeName, limit: 60))' is not allowed; use one of: \(list).")
+            issue(
+                "'\(DisplayText.sanitized(value.scalarText ?? value.typeName, limit: 60))' is not allowed; use one of: \(list)."
+            )
             return
         }
         if let const = schema["const"], const != value {
@@ -92,8 +100,12 @@ struct SchemaCheck {
             }
         case .integer, .number:
             let number = Self.number(value) ?? 0
-            if let minimum = schema["minimum"].flatMap(Self.number), number < minimum { issue("must be \(Self.text(minimum)) or more.") }
-            if let maximum = schema["maximum"].flatMap(Self.number), number > maximum { issue("must be \(Self.text(maximum)) or less.") }
+            if let minimum = schema["minimum"].flatMap(Self.number), number < minimum {
+                issue("must be \(Self.text(minimum)) or more.")
+            }
+            if let maximum = schema["maximum"].flatMap(Self.number), number > maximum {
+                issue("must be \(Self.text(maximum)) or less.")
+            }
         case .array(let elements):
             if let minimum = schema["minItems"].flatMap(Self.number), Double(elements.count) < minimum {
                 issue("must list at least \(Int(minimum)) item\(minimum == 1 ? "" : "s").")
@@ -110,16 +122,19 @@ struct SchemaCheck {
         }
     }
 
-    private func checkObject(_ members: [String: JSONValue], schema: [String: JSONValue], path: String, file: String,
-                             into issues: inout [FileIssue]) {
+    private func checkObject(
+        _ members: [String: JSONValue], schema: [String: JSONValue], path: String, file: String,
+        into issues: inout [FileIssue]
+    ) {
         func child(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
         var required = Set<String>()
         if case .array(let names)? = schema["required"] { required.formUnion(names.compactMap(\.scalarText)) }
         if case .array(let conditions)? = schema["allOf"] {
             for condition in conditions {
                 guard case .object(let parts) = condition, let condition = parts["if"], let then = parts["then"],
-                      matches(.object(members), condition), case .object(let thenMembers) = then,
-                      case .array(let names)? = thenMembers["required"] else { continue }
+                    matches(.object(members), condition), case .object(let thenMembers) = then,
+                    case .array(let names)? = thenMembers["required"]
+                else { continue }
                 required.formUnion(names.compactMap(\.scalarText))
             }
         }
@@ -140,8 +155,12 @@ struct SchemaCheck {
             } else if let additional = schema["additionalProperties"] {
                 if additional == .bool(false) {
                     let hint = Self.nearest(name, in: Array(properties.keys)).map { " Did you mean '\($0)'?" } ?? ""
-                    issues.append(FileIssue(file: file, field: child(name), problem:
-                        "unknown field.\(hint) Check its spelling against \(reference) (names are case-sensitive)."))
+                    issues.append(
+                        FileIssue(
+                            file: file, field: child(name),
+                            problem:
+                                "unknown field.\(hint) Check its spelling against \(reference) (names are case-sensitive)."
+                        ))
                 } else {
                     check(value, against: additional, path: child(name), file: file, into: &issues)
                 }
@@ -192,7 +211,7 @@ struct SchemaCheck {
     private static func value(_ value: JSONValue, is type: String) -> Bool {
         switch (type, value) {
         case ("string", .string), ("boolean", .bool), ("object", .object), ("array", .array), ("null", .null),
-             ("integer", .integer), ("number", .integer), ("number", .number):
+            ("integer", .integer), ("number", .integer), ("number", .number):
             return true
         case ("integer", .number(let number)):
             return number.rounded() == number
@@ -215,7 +234,9 @@ struct SchemaCheck {
     }
 
     private static func describeOneOf(_ schema: [String: JSONValue], value: JSONValue) -> String {
-        if case .string(let description)? = schema["$shapeDescription"] ?? schema["description"], let first = description.first {
+        if case .string(let description)? = schema["$shapeDescription"] ?? schema["description"],
+            let first = description.first
+        {
             let text = description.hasSuffix(".") ? String(description.dropLast()) : description
             return "expected \(first.lowercased())\(text.dropFirst()); got \(value.typeName)."
         }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// `application/x-www-form-urlencoded` bodies and query strings as ordered
@@ -80,7 +80,7 @@ package enum FormURLEncoding {
         for segment in string.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = segment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let name = PercentEncoding.decode(String(parts[0]), plusAsSpace: true),
-                  let value = PercentEncoding.decode(parts.count > 1 ? String(parts[1]) : "", plusAsSpace: true)
+                let value = PercentEncoding.decode(parts.count > 1 ? String(parts[1]) : "", plusAsSpace: true)
             else { return nil }
             pairs.append((name, value))
         }

@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A strict JSON parser (RFC 8259) that reads UTF-8 bytes straight into
@@ -61,13 +61,17 @@ package struct JSONParser {
     }
 
     /// Parses `bytes` as one JSON text.
-    package static func parse<Bytes: ContiguousBytes>(_ bytes: Bytes, repeatedNames: RepeatedNames = .lastWins) throws -> JSONValue {
+    package static func parse<Bytes: ContiguousBytes>(_ bytes: Bytes, repeatedNames: RepeatedNames = .lastWins) throws
+        -> JSONValue
+    {
         try bytes.withUnsafeBytes { buffer in
             var parser = JSONParser(buffer, repeatedNames: repeatedNames)
             parser.skipWhitespace()
             let value = try parser.value(depth: 0)
             parser.skipWhitespace()
-            guard parser.position == buffer.count else { throw parser.failure("text after the JSON value: " + parser.found) }
+            guard parser.position == buffer.count else {
+                throw parser.failure("text after the JSON value: " + parser.found)
+            }
             return value
         }
     }
@@ -95,7 +99,9 @@ package struct JSONParser {
         switch byte {
         case UInt8(ascii: "'"): return "' (JSON strings take double quotes)"
         case 0x21..<0x7F: return "'\(Character(Unicode.Scalar(byte)))'"
-        case 0..<0x80: return Unicode.Scalar(byte).codePoint + (byte < 0x20 || byte == 0x7F ? " (a control character)" : " (a space)")
+        case 0..<0x80:
+            return Unicode.Scalar(byte).codePoint
+                + (byte < 0x20 || byte == 0x7F ? " (a control character)" : " (a space)")
         default: break
         }
         // A UTF-8 sequence: decode the one scalar that starts here.
@@ -138,9 +144,15 @@ package struct JSONParser {
         case UInt8(ascii: "{"): return try object(depth: depth + 1)
         case UInt8(ascii: "["): return try array(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
         default: throw failure("unexpected character: " + found)
         }
@@ -149,7 +161,8 @@ package struct JSONParser {
     private mutating func literal(_ word: StaticString) throws {
         let count = word.utf8CodeUnitCount
         guard position + count <= bytes.count,
-              memcmp(bytes.baseAddress! + position, word.utf8Start, count) == 0 else {
+            memcmp(bytes.baseAddress! + position, word.utf8Start, count) == 0
+        else {
             throw failure("unknown literal")
         }
         position += count
@@ -167,12 +180,15 @@ package struct JSONParser {
         // Where each name started, kept only when a repeated name is refused.
         var nameOffsets = [String: Int]()
         while true {
-            guard current == UInt8(ascii: "\"") else { throw failure("an object member must start with a string name, not " + found) }
+            guard current == UInt8(ascii: "\"") else {
+                throw failure("an object member must start with a string name, not " + found)
+            }
             let nameOffset = position
             let name = try string()
             if repeatedNames == .refused {
                 if let first = nameOffsets.updateValue(nameOffset, forKey: name) {
-                    var repeated = Failure(offset: nameOffset, reason: "the name \"\(name)\" is given twice in one object")
+                    var repeated = Failure(
+                        offset: nameOffset, reason: "the name \"\(name)\" is given twice in one object")
                     repeated.repeatedField = Self.field(name, under: nil)
                     repeated.firstOffset = first
                     throw repeated
@@ -256,7 +272,11 @@ package struct JSONParser {
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
-            guard byte >= 0x20 else { throw failure("a control character (\(Unicode.Scalar(byte).codePoint)) inside a string; write it escaped, \\u\(Unicode.Scalar(byte).codePoint.dropFirst(2)), if it is meant") }
+            guard byte >= 0x20 else {
+                throw failure(
+                    "a control character (\(Unicode.Scalar(byte).codePoint)) inside a string; write it escaped, \\u\(Unicode.Scalar(byte).codePoint.dropFirst(2)), if it is meant"
+                )
+            }
             position += 1
         }
         guard position < bytes.count else { throw failure("a string is not closed") }
@@ -274,7 +294,9 @@ package struct JSONParser {
                 position += 1
                 try escape(into: &decoded)
             case ..<0x20:
-                throw failure("a control character (\(Unicode.Scalar(byte).codePoint)) inside a string; write it escaped, \\u\(Unicode.Scalar(byte).codePoint.dropFirst(2)), if it is meant")
+                throw failure(
+                    "a control character (\(Unicode.Scalar(byte).codePoint)) inside a string; write it escaped, \\u\(Unicode.Scalar(byte).codePoint.dropFirst(2)), if it is meant"
+                )
             default:
                 decoded.append(byte)
                 position += 1
@@ -305,7 +327,9 @@ package struct JSONParser {
             var scalar = UInt32(try hexQuad())
             if (0xD800...0xDBFF).contains(scalar) {
                 // A high surrogate must be followed by an escaped low one (§7).
-                guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                    bytes[position + 1] == UInt8(ascii: "u")
+                else {
                     throw failure("an unpaired surrogate in a \\u escape")
                 }
                 position += 2
@@ -365,7 +389,9 @@ package struct JSONParser {
         if let next = current, isDigit(next) { throw failure("a number may not have a leading zero") }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         if integral, let exact = Int64(text) { return .integer(exact) }
-        guard let double = Double(text), double.isFinite else { throw Failure(offset: start, reason: Self.numberOutOfRange) }
+        guard let double = Double(text), double.isFinite else {
+            throw Failure(offset: start, reason: Self.numberOutOfRange)
+        }
         return .number(double)
     }
 
@@ -380,7 +406,9 @@ package struct JSONParser {
 
 extension JSONValue {
     /// Parses a JSON text with ``JSONParser``.
-    package init<Bytes: ContiguousBytes>(parsing bytes: Bytes, repeatedNames: JSONParser.RepeatedNames = .lastWins) throws {
+    package init<Bytes: ContiguousBytes>(parsing bytes: Bytes, repeatedNames: JSONParser.RepeatedNames = .lastWins)
+        throws
+    {
         self = try JSONParser.parse(bytes, repeatedNames: repeatedNames)
     }
 }

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Strict percent-encoding of UTF-8 text.
@@ -58,8 +58,10 @@ package enum PercentEncoding {
     /// that changes is `%`, to `%25`, so no byte needs the unreserved test.
     /// `output` must have room for `3 * input.count` bytes.
     @inlinable
-    package static func encode(alreadyEncoded input: UnsafeBufferPointer<UInt8>,
-                              into output: UnsafeMutablePointer<UInt8>) -> Int {
+    package static func encode(
+        alreadyEncoded input: UnsafeBufferPointer<UInt8>,
+        into output: UnsafeMutablePointer<UInt8>
+    ) -> Int {
         guard let source = input.baseAddress else { return 0 }
         // Runs between `%`s are copied whole: the C library finds and moves
         // them many bytes at a time.
@@ -91,8 +93,10 @@ package enum PercentEncoding {
     /// Python's `unquote` and most servers read it. `output` must have room for
     /// `3 * input.count` bytes.
     @inlinable
-    package static func reencode(formEncoded input: UnsafeBufferPointer<UInt8>,
-                                into output: UnsafeMutablePointer<UInt8>) -> Int {
+    package static func reencode(
+        formEncoded input: UnsafeBufferPointer<UInt8>,
+        into output: UnsafeMutablePointer<UInt8>
+    ) -> Int {
         guard let source = input.baseAddress else { return 0 }
         var written = 0
         var index = 0
@@ -101,7 +105,8 @@ package enum PercentEncoding {
             var byte = source[index]
             index &+= 1
             if byte == UInt8(ascii: "%"), index &+ 1 < count,
-               let high = hexValue(source[index]), let low = hexValue(source[index &+ 1]) {
+                let high = hexValue(source[index]), let low = hexValue(source[index &+ 1])
+            {
                 byte = high << 4 | low
                 index &+= 2
             } else if byte == UInt8(ascii: "+") {
@@ -146,8 +151,10 @@ package enum PercentEncoding {
     /// (room for `input.count` bytes) and returns the number of bytes written,
     /// or `nil` at a malformed escape. Bytes need not be UTF-8.
     @inlinable
-    package static func decode(_ input: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool,
-                              into output: UnsafeMutablePointer<UInt8>) -> Int? {
+    package static func decode(
+        _ input: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool,
+        into output: UnsafeMutablePointer<UInt8>
+    ) -> Int? {
         var written = 0
         var index = 0
         let count = input.count

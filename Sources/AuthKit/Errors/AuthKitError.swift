@@ -144,7 +144,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidFile(let issues):
             return issues.map(\.description).joined(separator: "\n")
         case .unknownProvider(let id, let suggestions):
-            let tail = suggestions.isEmpty ? "" : " Did you mean \(suggestions.map { "'\($0)'" }.joined(separator: " or "))?"
+            let tail =
+                suggestions.isEmpty ? "" : " Did you mean \(suggestions.map { "'\($0)'" }.joined(separator: " or "))?"
             return "No provider named '\(DisplayText.sanitized(id, limit: 100))'.\(tail)"
         case .missingSetting(let providerID, let setting):
             return "\(providerID): no \(setting.name) is configured. \(setting.hint(providerID: providerID))"
@@ -169,25 +170,31 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case .network(let url, let reason):
             return "The request to \(url) failed: \(reason)"
         case .redirectNotFollowed(let step, let status, let location):
-            let why = switch step {
-            case .apiRequest:
-                "a redirect is followed with the credential only to an http or https URL, never from https to http, and not past the limit of redirects."
-            case .discovery:
-                "server metadata is read at the issuer's own well-known URL (RFC 8414 §3), not where it redirects. Give the issuer as the server names itself (the \"issuer\" of its metadata)."
-            default:
-                "AuthKit never resends client credentials, codes or tokens to where a redirect points. Check the endpoint URL in the provider's descriptor."
-            }
-            return "The \(step.rawValue) answered HTTP \(status), a redirect to \(DisplayText.sanitized(location, limit: 200)), which was not followed: " + why
+            let why =
+                switch step {
+                case .apiRequest:
+                    "a redirect is followed with the credential only to an http or https URL, never from https to http, and not past the limit of redirects."
+                case .discovery:
+                    "server metadata is read at the issuer's own well-known URL (RFC 8414 §3), not where it redirects. Give the issuer as the server names itself (the \"issuer\" of its metadata)."
+                default:
+                    "AuthKit never resends client credentials, codes or tokens to where a redirect points. Check the endpoint URL in the provider's descriptor."
+                }
+            return
+                "The \(step.rawValue) answered HTTP \(status), a redirect to \(DisplayText.sanitized(location, limit: 200)), which was not followed: "
+                + why
         case .responseTooLarge(let url, let limit):
             return "The answer from \(url) is larger than the \(limit) bytes allowed; reading stopped there."
         case .insecureTransport(let url):
-            return "\(url) is plain http on a host that is not this machine; a credential is sent only over https (RFC 6750 §5.3; RFC 5849 §3.4.4 for PLAINTEXT), or over http to a loopback address (127.0.0.1 or any of 127.0.0.0/8, [::1]) or localhost."
+            return
+                "\(url) is plain http on a host that is not this machine; a credential is sent only over https (RFC 6750 §5.3; RFC 5849 §3.4.4 for PLAINTEXT), or over http to a loopback address (127.0.0.1 or any of 127.0.0.0/8, [::1]) or localhost."
         case .outsideProviderAPI(let url, let providerID, let origins) where origins.isEmpty:
-            return "\(DisplayText.sanitized(url, limit: 200)) is not where \(providerID)'s API lives for this credential: its API origins depend on where a "
+            return
+                "\(DisplayText.sanitized(url, limit: 200)) is not where \(providerID)'s API lives for this credential: its API origins depend on where a "
                 + "credential was issued, and this one records no such origin (one stored by an AuthKit that did not record them records none), so it is not sent there. "
                 + "Sign in again to use it."
         case .outsideProviderAPI(let url, let providerID, let origins):
-            return "\(DisplayText.sanitized(url, limit: 200)) is not where \(providerID)'s API lives for this credential "
+            return
+                "\(DisplayText.sanitized(url, limit: 200)) is not where \(providerID)'s API lives for this credential "
                 + "(\(origins.map { DisplayText.sanitized($0, limit: 200) }.joined(separator: ", "))), so it is not sent there. "
                 + "Check the URL, and any placeholder value given (an origin with one is allowed where the credential was issued); "
                 + "if the API is there too, list that origin in the descriptor's api.origins."
@@ -198,7 +205,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notSupported(let providerID, let capability):
             switch capability {
             case .revocation:
-                return "The \(providerID) descriptor names no way to revoke a token; delete the credential locally, and revoke the app's access in the provider's settings."
+                return
+                    "The \(providerID) descriptor names no way to revoke a token; delete the credential locally, and revoke the app's access in the provider's settings."
             case .deviceGrant:
                 return summary + " Sign in through a browser, or paste the redirect (ManualUserAgent)."
             case .authorizationCodeGrant:
@@ -228,18 +236,22 @@ extension AuthKitError {
             case .refreshRefused(let response):
                 return "\(key) cannot be refreshed: the provider refused (\(response.summary))."
             case .protocolHasNoRefresh:
-                return "\(key) uses OAuth 1.0a, whose tokens do not expire and cannot be refreshed; if it stopped working, it was revoked."
+                return
+                    "\(key) uses OAuth 1.0a, whose tokens do not expire and cannot be refreshed; if it stopped working, it was revoked."
             case .endpointChanged(let origin):
-                return "\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where the provider's descriptor now sends it (a changed or replaced descriptor; or a sandbox other than the one that issued it, as each run of one keeps its grants in memory only), so it was not sent."
+                return
+                    "\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where the provider's descriptor now sends it (a changed or replaced descriptor; or a sandbox other than the one that issued it, as each run of one keeps its grants in memory only), so it was not sent."
             }
         case .notSupported(let providerID, let capability):
             switch capability {
             case .revocation:
                 return description
             case .deviceGrant:
-                return "The \(providerID) descriptor names no device authorization endpoint (RFC 8628), so there is no sign-in by code."
+                return
+                    "The \(providerID) descriptor names no device authorization endpoint (RFC 8628), so there is no sign-in by code."
             case .authorizationCodeGrant:
-                return "The \(providerID) descriptor names no authorization endpoint: it signs in only with the device grant (RFC 8628)."
+                return
+                    "The \(providerID) descriptor names no authorization endpoint: it signs in only with the device grant (RFC 8628)."
             }
         default:
             return description
@@ -292,18 +304,21 @@ extension AuthKitError.Misuse: CustomStringConvertible {
         case .credentialOfAnotherProvider(let credential, let providerID):
             return "The credential \(credential) belongs to another provider; it cannot be used with \(providerID)."
         case .credentialOfAnotherProtocol(let credential, let kind):
-            return "The credential \(credential) was not issued by \(kind.rawValue); use the authenticator that issued it."
+            return
+                "The credential \(credential) was not issued by \(kind.rawValue); use the authenticator that issued it."
         case .attemptOfAnotherProvider(let attempt, let providerID):
             return "This attempt was started with '\(attempt)', not '\(providerID)'."
         case .reservedParameter(let name):
-            return "The authorization parameter '\(DisplayText.sanitized(name, limit: 100))' is set by AuthKit and cannot be overridden."
+            return
+                "The authorization parameter '\(DisplayText.sanitized(name, limit: 100))' is set by AuthKit and cannot be overridden."
         case .invalidScope(let scope):
             return ScopeToken.problem(scope).map { "The scope list " + ScopeToken.describe($0, scope) }
                 ?? "'\(DisplayText.sanitized(scope, limit: 80))' is not a scope."
         case .userAgentBrokeProtocol(let detail):
             return "The user agent did not follow the protocol: \(detail)"
         case .unsupportedTokenType(let type):
-            return "Token type '\(DisplayText.sanitized(type, limit: 100))' is not supported; AuthKit sends Bearer tokens (RFC 6750). "
+            return
+                "Token type '\(DisplayText.sanitized(type, limit: 100))' is not supported; AuthKit sends Bearer tokens (RFC 6750). "
                 + "If the provider's tokens are used as Bearer tokens whatever their type says, set token.response.assumeBearer "
                 + "to true in its descriptor and sign in again."
         case .unsignableRequest(let detail):

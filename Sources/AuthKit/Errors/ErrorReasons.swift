@@ -26,8 +26,9 @@ extension AuthKitError {
         /// What happened, in words; never a secret or a URL's query.
         public var detail: String {
             switch self {
-            case .timedOut(let detail), .connectionFailed(let detail), .connectionClosed(let detail), .tlsFailure(let detail),
-                 .malformedAnswer(let detail), .transportUnavailable(let detail), .invalidRequest(let detail):
+            case .timedOut(let detail), .connectionFailed(let detail), .connectionClosed(let detail),
+                .tlsFailure(let detail),
+                .malformedAnswer(let detail), .transportUnavailable(let detail), .invalidRequest(let detail):
                 detail
             }
         }
@@ -35,7 +36,8 @@ extension AuthKitError {
         public var description: String { detail }
 
         package enum Kind: Sendable, Hashable {
-            case timedOut, connectionFailed, connectionClosed, tlsFailure, malformedAnswer, transportUnavailable, invalidRequest
+            case timedOut, connectionFailed, connectionClosed, tlsFailure, malformedAnswer, transportUnavailable,
+                invalidRequest
         }
 
         package init(_ kind: Kind, _ detail: String) {
@@ -84,14 +86,21 @@ extension AuthKitError {
         public var detail: String {
             switch self {
             case .unreadableBody(let detail), .noMetadata(let detail): detail
-            case .unexpectedStatus(_, let detail), .missingField(_, let detail), .invalidField(_, let detail), .repeatedField(_, let detail): detail
+            case .unexpectedStatus(_, let detail), .missingField(_, let detail), .invalidField(_, let detail),
+                .repeatedField(_, let detail):
+                detail
             }
         }
 
         public var description: String { detail }
 
         package enum Kind: Sendable, Hashable {
-            case unexpectedStatus(Int), unreadableBody, missingField(String), invalidField(String), repeatedField(String), noMetadata
+            case unexpectedStatus(Int)
+            case unreadableBody
+            case missingField(String)
+            case invalidField(String)
+            case repeatedField(String)
+            case noMetadata
         }
 
         package init(_ kind: Kind, _ detail: String) {
@@ -136,8 +145,9 @@ extension AuthKitError {
         /// What is wrong and what to do, in words.
         public var detail: String {
             switch self {
-            case .inaccessible(let detail), .invalidContents(let detail), .notARegularFile(let detail), .writableByOthers(let detail),
-                 .notSaved(let detail), .busy(let detail):
+            case .inaccessible(let detail), .invalidContents(let detail), .notARegularFile(let detail),
+                .writableByOthers(let detail),
+                .notSaved(let detail), .busy(let detail):
                 detail
             }
         }

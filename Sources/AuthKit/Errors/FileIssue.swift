@@ -18,7 +18,9 @@ public struct FileIssue: Sendable, Hashable, CustomStringConvertible {
     /// someone else may have written, and must not drive the terminal that
     /// shows it (an ESC sequence in a key of a downloaded provider file).
     public var description: String {
-        let file = DisplayText.sanitized(file, limit: 1_000), problem = DisplayText.sanitized(problem, limit: 2_000)
-        return field.isEmpty ? "\(file): \(problem)" : "\(file): field '\(DisplayText.sanitized(field, limit: 200))': \(problem)"
+        let file = DisplayText.sanitized(file, limit: 1_000)
+        let problem = DisplayText.sanitized(problem, limit: 2_000)
+        return field.isEmpty
+            ? "\(file): \(problem)" : "\(file): field '\(DisplayText.sanitized(field, limit: 200))': \(problem)"
     }
 }

@@ -24,7 +24,9 @@ public struct ProviderErrorResponse: Sendable, Hashable, Codable {
         if let description, !description.isEmpty { text += ": \(DisplayText.sanitized(description))" }
         // A web page for people (RFC 6749 §4.1.2.1): a `javascript:` or
         // `file:` "page" is no link to follow, and is left out.
-        if let uri, ["http://", "https://"].contains(where: { uri.lowercased().hasPrefix($0) }) { text += " (see \(DisplayText.sanitized(uri)))" }
+        if let uri, ["http://", "https://"].contains(where: { uri.lowercased().hasPrefix($0) }) {
+            text += " (see \(DisplayText.sanitized(uri)))"
+        }
         if let status { text += " [HTTP \(status)]" }
         return text
     }

@@ -40,31 +40,40 @@ extension RedirectError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .unexpectedTarget(let expected, let received):
-            return "The redirect went to \(DisplayText.sanitized(received)), not to this attempt's redirect URI \(expected)."
+            return
+                "The redirect went to \(DisplayText.sanitized(received)), not to this attempt's redirect URI \(expected)."
         case .malformed(let detail):
             return "The redirect URL is malformed: \(detail)."
         case .duplicateParameter(let name):
-            return "The redirect URL has the parameter '\(DisplayText.sanitized(name, limit: 100))' more than once; it was rejected (RFC 6749 §3.1)."
+            return
+                "The redirect URL has the parameter '\(DisplayText.sanitized(name, limit: 100))' more than once; it was rejected (RFC 6749 §3.1)."
         case .missingState:
-            return "The redirect URL has no 'state' parameter, so it cannot be matched to this sign-in; it was rejected."
+            return
+                "The redirect URL has no 'state' parameter, so it cannot be matched to this sign-in; it was rejected."
         case .stateMismatch:
-            return "The redirect URL's 'state' does not match this sign-in (a stale tab, another attempt, or a forged request); it was rejected."
+            return
+                "The redirect URL's 'state' does not match this sign-in (a stale tab, another attempt, or a forged request); it was rejected."
         case .issuerMismatch(let expected, let received):
-            return "The response names issuer '\(DisplayText.sanitized(received, limit: 200))', but this sign-in was started with '\(expected)' (RFC 9207 mix-up protection); it was rejected."
+            return
+                "The response names issuer '\(DisplayText.sanitized(received, limit: 200))', but this sign-in was started with '\(expected)' (RFC 9207 mix-up protection); it was rejected."
         case .missingIssuer(let expected):
-            return "The response has no 'iss' parameter, but '\(expected)' always sends one (RFC 9207); it was rejected."
+            return
+                "The response has no 'iss' parameter, but '\(expected)' always sends one (RFC 9207); it was rejected."
         case .missingCode:
             return "The redirect URL has neither 'code' nor 'error'."
         case .missingRequestToken:
             return "The callback URL has no 'oauth_token', so it cannot be matched to this sign-in; it was rejected."
         case .requestTokenMismatch:
-            return "The callback URL's 'oauth_token' is not this sign-in's request token (a stale tab, another attempt, or a forged request); it was rejected."
+            return
+                "The callback URL's 'oauth_token' is not this sign-in's request token (a stale tab, another attempt, or a forged request); it was rejected."
         case .missingVerifier:
             return "The callback URL has no 'oauth_verifier' (RFC 5849 §2.2); sign in again, or use the PIN flow."
         case .unusableVerifier(let reason):
-            return "The verification code \(reason); enter the code (PIN) the provider shows once you approve. It is not repeated here."
+            return
+                "The verification code \(reason); enter the code (PIN) the provider shows once you approve. It is not repeated here."
         case .outOfBandAttempt:
-            return "This sign-in used the out-of-band (PIN) flow; enter the PIN the provider shows instead of a callback URL."
+            return
+                "This sign-in used the out-of-band (PIN) flow; enter the PIN the provider shows instead of a callback URL."
         }
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Masks the secrets a request carried in text its answer brought back.
@@ -42,7 +42,8 @@ package struct SecretMask: Sendable {
         var rest = Substring(text)
         while let cut = rest.firstIndex(of: "…") {
             var head = rest[..<cut]
-            for length in stride(from: min(secret.count - 1, head.count), through: 4, by: -1) where head.hasSuffix(secret.prefix(length)) {
+            for length in stride(from: min(secret.count - 1, head.count), through: 4, by: -1)
+            where head.hasSuffix(secret.prefix(length)) {
                 head = head.dropLast(length)
                 result += head + "••••"
                 head = ""
@@ -69,7 +70,10 @@ package struct SecretMask: Sendable {
         for secret in secrets where secret.utf8.count >= 8 && secret.utf8.count <= longest {
             if texts.contains(where: { $0.contains(secret) }) { return true }
             let encoded = PercentEncoding.encode(secret)
-            if encoded != secret, texts.contains(where: { $0.utf8.count >= encoded.utf8.count && $0.contains(encoded) }) { return true }
+            if encoded != secret, texts.contains(where: { $0.utf8.count >= encoded.utf8.count && $0.contains(encoded) })
+            {
+                return true
+            }
         }
         return false
     }
@@ -88,7 +92,8 @@ package struct SecretMask: Sendable {
         switch error {
         case .providerError(let step, let response): return .providerError(step: step, apply(response))
         case .authorizationFailed(let response): return .authorizationFailed(apply(response))
-        case .invalidResponse(let step, let reason): return .invalidResponse(step: step, reason: .init(reason.kind, apply(reason.detail)))
+        case .invalidResponse(let step, let reason):
+            return .invalidResponse(step: step, reason: .init(reason.kind, apply(reason.detail)))
         default: return error
         }
     }

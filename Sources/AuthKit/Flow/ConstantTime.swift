@@ -4,7 +4,8 @@
 /// let an attacker guess it byte by byte).
 package enum ConstantTime {
     package static func equals(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         // Length is not secret: every state AuthKit issues has the same length.
         guard x.count == y.count else { return false }
         var difference: UInt8 = 0

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A device authorization in progress (RFC 8628 §3.2): the code the user
@@ -32,8 +32,10 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
         "DeviceAuthorization(provider: \(providerID), user code: \(userCode), verification URI: \(verificationURI.redactedForLogs), device code: ••••)"
     }
 
-    init(providerID: String, deviceCode: String, userCode: String, verificationURI: URL, verificationURIComplete: URL?,
-         expiresAt: Date, interval: TimeInterval, scopes: [String]) {
+    init(
+        providerID: String, deviceCode: String, userCode: String, verificationURI: URL, verificationURIComplete: URL?,
+        expiresAt: Date, interval: TimeInterval, scopes: [String]
+    ) {
         self.providerID = providerID
         self.deviceCode = deviceCode
         self.userCode = userCode
@@ -73,7 +75,9 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
     ///   `verification_uri` is left out: it is the one a browser opens, and
     ///   the user would read the other.
     /// - Throws: ``AuthKitError/invalidResponse(step:reason:)`` naming the field.
-    package init(answer members: [String: JSONValue], providerID: String, sentAt: Date, scopes: [String], secrets: [String] = []) throws {
+    package init(
+        answer members: [String: JSONValue], providerID: String, sentAt: Date, scopes: [String], secrets: [String] = []
+    ) throws {
         func text(_ name: String) -> String? { members[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
         func webPage(_ text: String?) -> URL? {
             // A user name shown before the host (https://github.com@evil.example/…)
@@ -81,64 +85,99 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
             // browser reads as github.com.evil.example) makes the page look
             // like another's: refused, as in endpoints.
             guard let text, text.utf8.count <= Self.longestPage, DescriptorValidator.hostProblem(in: text) == nil,
-                  let url = URL(string: text), url.host?.isEmpty == false, url.user == nil, url.password == nil else { return nil }
+                let url = URL(string: text), url.host?.isEmpty == false, url.user == nil, url.password == nil
+            else { return nil }
             let scheme = url.scheme?.lowercased()
             return scheme == "https" || (scheme == "http" && url.isLoopback) ? url : nil
         }
-        func seconds(_ text: String?) -> Double? { TokenResponseParser.lifetime(text.flatMap(TokenResponseParser.decimal)) }
+        func seconds(_ text: String?) -> Double? {
+            TokenResponseParser.lifetime(text.flatMap(TokenResponseParser.decimal))
+        }
         func refused(_ kind: AuthKitError.ResponseProblem.Kind, _ reason: String) -> AuthKitError {
             .invalidResponse(step: .deviceAuthorization, reason: .init(kind, reason))
         }
         // RFC 8628 names it verification_uri; some servers spell it verification_url.
         let verificationText = text("verification_uri") ?? text("verification_url")
-        guard let deviceCode = text("device_code"), let userCode = text("user_code"), verificationText != nil, text("expires_in") != nil else {
+        guard let deviceCode = text("device_code"), let userCode = text("user_code"), verificationText != nil,
+            text("expires_in") != nil
+        else {
             let found: [(name: String, given: Bool, usable: Bool)] = [
                 ("device_code", members["device_code"] != nil, text("device_code") != nil),
                 ("user_code", members["user_code"] != nil, text("user_code") != nil),
-                ("verification_uri", members["verification_uri"] != nil || members["verification_url"] != nil, verificationText != nil),
+                (
+                    "verification_uri", members["verification_uri"] != nil || members["verification_url"] != nil,
+                    verificationText != nil
+                ),
                 ("expires_in", members["expires_in"] != nil, text("expires_in") != nil),
             ]
             let missing = found.filter { !$0.given }.map(\.name)
             let empty = found.filter { $0.given && !$0.usable }.map(\.name)
-            let problems = (missing.isEmpty ? [] : ["it lacks \(missing.joined(separator: ", "))"])
-                + (empty.isEmpty ? [] : ["its \(empty.joined(separator: ", ")) \(empty.count == 1 ? "is" : "are") empty or not text"])
-            let present = members.keys.sorted().map { "'\(DisplayText.sanitized($0, limit: 40))'" }.joined(separator: ", ")
-            throw refused(missing.isEmpty ? .invalidField(empty[0]) : .missingField(missing[0]), "\(problems.joined(separator: ", and ")); RFC 8628 §3.2 requires each (fields present: \(present.isEmpty ? "none" : present))")
+            let problems =
+                (missing.isEmpty ? [] : ["it lacks \(missing.joined(separator: ", "))"])
+                + (empty.isEmpty
+                    ? []
+                    : ["its \(empty.joined(separator: ", ")) \(empty.count == 1 ? "is" : "are") empty or not text"])
+            let present = members.keys.sorted().map { "'\(DisplayText.sanitized($0, limit: 40))'" }.joined(
+                separator: ", ")
+            throw refused(
+                missing.isEmpty ? .invalidField(empty[0]) : .missingField(missing[0]),
+                "\(problems.joined(separator: ", and ")); RFC 8628 §3.2 requires each (fields present: \(present.isEmpty ? "none" : present))"
+            )
         }
         // A zero-width or no-break space shows as nothing, or as a space,
         // and cannot be typed as it is: as unusable as a control character.
         func untypeable(_ scalar: Unicode.Scalar) -> Bool {
-            [.control, .format].contains(scalar.properties.generalCategory) || (scalar.properties.isWhitespace && scalar != " ")
+            [.control, .format].contains(scalar.properties.generalCategory)
+                || (scalar.properties.isWhitespace && scalar != " ")
         }
         guard userCode.count <= Self.longestUserCode, !userCode.unicodeScalars.contains(where: untypeable) else {
-            throw refused(.invalidField("user_code"), """
+            throw refused(
+                .invalidField("user_code"),
+                """
                 its user_code (\(userCode.count) characters\(userCode.count > Self.longestUserCode ? "" : ", one of them a control or invisible character")) \
                 is not a code a person can type: at most \(Self.longestUserCode) characters, none of them a control or invisible character (RFC 8628 §6.1)
                 """)
         }
         let complete = text("verification_uri_complete")
-        for (name, value) in [("user_code", userCode), ("verification_uri", verificationText), ("verification_uri_complete", complete)] {
+        for (name, value) in [
+            ("user_code", userCode), ("verification_uri", verificationText), ("verification_uri_complete", complete),
+        ] {
             if let value, SecretMask.anyRepeated(secrets, in: [value]) {
-                throw refused(.invalidField(name), "its \(name) repeats a secret the request carried (the client secret), so it is neither shown nor opened")
+                throw refused(
+                    .invalidField(name),
+                    "its \(name) repeats a secret the request carried (the client secret), so it is neither shown nor opened"
+                )
             }
         }
         guard let expiresIn = seconds(text("expires_in")), expiresIn > 0 else {
-            throw refused(.invalidField("expires_in"), "its expires_in '\(DisplayText.sanitized(text("expires_in") ?? "", limit: 24))' is not a number of seconds above 0 and below 1e11")
+            throw refused(
+                .invalidField("expires_in"),
+                "its expires_in '\(DisplayText.sanitized(text("expires_in") ?? "", limit: 24))' is not a number of seconds above 0 and below 1e11"
+            )
         }
         guard let verification = webPage(verificationText) else {
-            throw refused(.invalidField("verification_uri"), "its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page with a plain host name and no user name (RFC 8628 §3.2), so it is neither shown nor opened")
+            throw refused(
+                .invalidField("verification_uri"),
+                "its verification_uri '\(DisplayText.sanitized(verificationText ?? "", limit: 80))' is not an https page with a plain host name and no user name (RFC 8628 §3.2), so it is neither shown nor opened"
+            )
         }
         let intervalText = text("interval")
         guard let interval = intervalText == nil ? 5 : seconds(intervalText) else { // §3.2: 5 s when absent
-            throw refused(.invalidField("interval"), "its interval '\(DisplayText.sanitized(intervalText ?? "", limit: 20))' is not a number of seconds")
+            throw refused(
+                .invalidField("interval"),
+                "its interval '\(DisplayText.sanitized(intervalText ?? "", limit: 20))' is not a number of seconds")
         }
         guard complete == nil || webPage(complete) != nil else {
-            throw refused(.invalidField("verification_uri_complete"), "its verification_uri_complete '\(DisplayText.sanitized(complete ?? "", limit: 80))' is not an https page with a plain host name and no user name (RFC 8628 §3.3.1), so it is neither shown nor opened")
+            throw refused(
+                .invalidField("verification_uri_complete"),
+                "its verification_uri_complete '\(DisplayText.sanitized(complete ?? "", limit: 80))' is not an https page with a plain host name and no user name (RFC 8628 §3.3.1), so it is neither shown nor opened"
+            )
         }
         let completePage = webPage(complete).flatMap { $0.origin == verification.origin ? $0 : nil }
-        self.init(providerID: providerID, deviceCode: deviceCode, userCode: userCode, verificationURI: verification,
-                  verificationURIComplete: completePage, expiresAt: sentAt.addingTimeInterval(expiresIn),
-                  interval: interval, scopes: scopes)
+        self.init(
+            providerID: providerID, deviceCode: deviceCode, userCode: userCode, verificationURI: verification,
+            verificationURIComplete: completePage, expiresAt: sentAt.addingTimeInterval(expiresIn),
+            interval: interval, scopes: scopes)
     }
 }
 
@@ -183,7 +222,9 @@ struct DevicePoller: Sendable {
             if Task.isCancelled { throw AuthKitError.cancelled }
             guard now() < authorization.expiresAt else { throw Self.expired }
             do {
-                return try await Self.seenThrough { [calls] in try await calls.pollDeviceToken(authorization, device: device, label: label) }
+                return try await Self.seenThrough { [calls] in
+                    try await calls.pollDeviceToken(authorization, device: device, label: label)
+                }
             } catch let error where Self.isTransient(error) {
                 // §3.5: "On encountering a connection timeout, clients MUST
                 // unilaterally reduce their polling frequency before
@@ -194,7 +235,8 @@ struct DevicePoller: Sendable {
                 failures += 1 // in a row: an answer about the grant starts the count again
                 guard failures <= Self.retriedFailures else { throw failure }
                 interval *= 2
-                calls.transport.logger.warning("""
+                calls.transport.logger.warning(
+                    """
                     A poll of \(calls.client.descriptor.name)'s token endpoint failed (\(failure)); polling again in \(Int(interval)) s \
                     (RFC 8628 §3.5), \(Self.retriedFailures + 1 - failures) more time\(Self.retriedFailures + 1 - failures == 1 ? "" : "s") at most.
                     """)
@@ -204,7 +246,8 @@ struct DevicePoller: Sendable {
                 continue // §3.5: the user has not acted yet
             } catch AuthKitError.providerError(_, let response) where response.code == "slow_down" {
                 failures = 0
-                interval += 5 // §3.5: "the interval MUST be increased by 5 seconds for this and all subsequent requests"
+                // §3.5: "the interval MUST be increased by 5 seconds for this and all subsequent requests"
+                interval += 5
             } catch AuthKitError.providerError(_, let response) where response.code == "access_denied" {
                 throw AuthKitError.authorizationFailed(response)
             }
@@ -227,7 +270,9 @@ struct DevicePoller: Sendable {
     /// with nothing holding it. So a cancellation that comes during a poll
     /// still returns the credential the poll brings; otherwise it takes
     /// effect at the next wait.
-    private static func seenThrough(_ poll: @escaping @Sendable () async throws -> Credential) async throws -> Credential {
+    private static func seenThrough(_ poll: @escaping @Sendable () async throws -> Credential) async throws
+        -> Credential
+    {
         try await Task { try await poll() }.value
     }
 
@@ -235,7 +280,11 @@ struct DevicePoller: Sendable {
     /// approved: `expired_token` as the provider would say it (RFC 8628
     /// §3.5), so a caller handles both alike, but with no HTTP status, as no
     /// provider answered it; the message says whose clock it was.
-    static let expired = AuthKitError.providerError(step: .deviceAuthorization, ProviderErrorResponse(
-        code: "expired_token",
-        description: "the code's lifetime (the provider's expires_in) ran out on this computer's clock before it was approved; start again"))
+    static let expired = AuthKitError.providerError(
+        step: .deviceAuthorization,
+        ProviderErrorResponse(
+            code: "expired_token",
+            description:
+                "the code's lifetime (the provider's expires_in) ran out on this computer's clock before it was approved; start again"
+        ))
 }

@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How both flow engines, and every authorized request, are sent: through the
 /// caller's ``HTTPClient``, under a ``RequestPolicy``, logged by step and
@@ -21,12 +22,15 @@ package struct FlowTransport: Sendable {
     /// Sends a token-endpoint style request and reads the whole answer under
     /// `policy` (by default: no redirects, 1 MiB, 30 s).
     /// A cancelled task ends with ``AuthKitError/cancelled``, as every AuthKit call does.
-    package func send(_ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy = .tokenEndpoint) async throws -> IncomingResponse {
+    package func send(_ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy = .tokenEndpoint) async throws
+        -> IncomingResponse
+    {
         do {
             return try await withDeadline(policy.deadline, display: request.displayURL) {
                 let opened = try await open(request, step: step, policy: policy)
-                return IncomingResponse(status: opened.status, headers: opened.headers,
-                                        body: try await opened.collect(), secrets: request.secrets)
+                return IncomingResponse(
+                    status: opened.status, headers: opened.headers,
+                    body: try await opened.collect(), secrets: request.secrets)
             }
         } catch is CancellationError {
             throw AuthKitError.cancelled
@@ -52,7 +56,9 @@ package struct FlowTransport: Sendable {
             let credentialed = authorize == nil || current.target.origin == origin
             var outgoing = current
             if credentialed {
-                guard current.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: current.displayURL) }
+                guard current.target.allowsCredentials else {
+                    throw AuthKitError.insecureTransport(url: current.displayURL)
+                }
                 if let authorize { outgoing = try authorize(current) }
             }
             // One the caller set (curl's -A, -H 'User-Agent: …') is kept.
@@ -60,9 +66,12 @@ package struct FlowTransport: Sendable {
             if outgoing.head.headerFields[.userAgent] == nil { outgoing.head.headerFields.append(.authKitUserAgent) }
             // -v said nothing of a hop that went without the credential, so
             // an API's 401 after it read as the credential's refusal.
-            let uncredentialed = authorize != nil && !credentialed ? " (without the credential, which goes only to \(origin))" : ""
+            let uncredentialed =
+                authorize != nil && !credentialed ? " (without the credential, which goes only to \(origin))" : ""
             logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)\(uncredentialed)")
-            let (head, body) = try await Self.speakingOf(outgoing.displayURL) { try await http.send(outgoing.head, body: outgoing.body) }
+            let (head, body) = try await Self.speakingOf(outgoing.displayURL) {
+                try await http.send(outgoing.head, body: outgoing.body)
+            }
             let status = head.status.code
             logger.debug("\(step.rawValue): HTTP \(status)")
             // A transport reads past interim answers (100, 103); one that
@@ -70,15 +79,23 @@ package struct FlowTransport: Sendable {
             // answers only a request that asked to upgrade, as none here does).
             guard status >= 200 else {
                 body.cancel()
-                throw AuthKitError.network(url: current.displayURL, reason: .init(.malformedAnswer, status == 101 ? Self.switchedProtocol : "the server answered \(status), an interim status, as its final answer"))
+                throw AuthKitError.network(
+                    url: current.displayURL,
+                    reason: .init(
+                        .malformedAnswer,
+                        status == 101
+                            ? Self.switchedProtocol
+                            : "the server answered \(status), an interim status, as its final answer"))
             }
             guard (300...399).contains(status), status != 304 else {
-                return OpenedResponse(status: status, headers: head.headerFields, url: current.url,
-                                      body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL)
+                return OpenedResponse(
+                    status: status, headers: head.headerFields, url: current.url,
+                    body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL)
             }
             if policy.redirects == .deliver {
-                return OpenedResponse(status: status, headers: head.headerFields, url: current.url,
-                                      body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL)
+                return OpenedResponse(
+                    status: status, headers: head.headerFields, url: current.url,
+                    body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL)
             }
             body.cancel()
             // One Location (RFC 9110 §10.2.2): two were joined with ", " and
@@ -88,11 +105,12 @@ package struct FlowTransport: Sendable {
             // leaves none; an escape or a non-ASCII byte, percent-encoded)
             // was handed to the transport, and its refusal reported as a
             // network error ("the request has no absolute URL").
-            let location = (locations.count == 1 ? URL(string: locations[0], relativeTo: current.url)?.absoluteURL : nil)
+            let location =
+                (locations.count == 1 ? URL(string: locations[0], relativeTo: current.url)?.absoluteURL : nil)
                 .flatMap { Self.hasUsableHost($0) ? $0 : nil }
             guard case .follow(let maximum) = policy.redirects, hops < maximum, let target = location,
-                  ["http", "https"].contains(target.scheme?.lowercased() ?? ""),
-                  !(current.url.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http")
+                ["http", "https"].contains(target.scheme?.lowercased() ?? ""),
+                !(current.url.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http")
             else {
                 // Which rule stopped it, beside the target: a loop followed
                 // ten times was reported as if never followed.
@@ -135,13 +153,19 @@ package struct FlowTransport: Sendable {
         if host.contains(":") { // an IPv6 literal (Foundation gives it without its brackets)
             return host.unicodeScalars.allSatisfy { $0.properties.isASCIIHexDigit || $0 == ":" || $0 == "." }
         }
-        return host.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-._".unicodeScalars.contains($0) }
+        return host.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                || "-._".unicodeScalars.contains($0)
+        }
     }
 
     /// Why a `101 Switching Protocols` is refused, whichever transport saw it.
-    package static let switchedProtocol = "the server switched protocols (101) though none was asked for; what follows is not an HTTP answer"
+    package static let switchedProtocol =
+        "the server switched protocols (101) though none was asked for; what follows is not an HTTP answer"
 
-    private static func redirected(_ request: OutgoingRequest, to target: URL, status: Int, sameOrigin: Bool) -> OutgoingRequest {
+    private static func redirected(_ request: OutgoingRequest, to target: URL, status: Int, sameOrigin: Bool)
+        -> OutgoingRequest
+    {
         var next = request
         next.retarget(target)
         next.displayURL = target.redactedForLogs
@@ -152,7 +176,9 @@ package struct FlowTransport: Sendable {
             next.head.headerFields[.contentLength] = nil
         }
         if !sameOrigin {
-            for name in [HTTPField.Name.authorization, .cookie, .proxyAuthorization] { next.head.headerFields[name] = nil }
+            for name in [HTTPField.Name.authorization, .cookie, .proxyAuthorization] {
+                next.head.headerFields[name] = nil
+            }
         }
         return next
     }
@@ -189,12 +215,15 @@ package struct OpenedResponse: Sendable {
     /// `allowed` is the whole request's time, which a timeout names.
     package func bounded(until deadline: ContinuousClock.Instant, allowed: Duration) -> HTTPResponseBody {
         let relay = Relay(body.makeAsyncIterator())
-        let body = self.body, limit = maximumBodySize, display = self.display
+        let body = self.body
+        let limit = maximumBodySize
+        let display = self.display
         let stream = AsyncThrowingStream<Data, any Error>(unfolding: {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else {
                 body.cancel()
-                throw AuthKitError.network(url: display, reason: .init(.timedOut, "no complete answer within \(allowed.spoken)"))
+                throw AuthKitError.network(
+                    url: display, reason: .init(.timedOut, "no complete answer within \(allowed.spoken)"))
             }
             let chunk: Data?
             do {

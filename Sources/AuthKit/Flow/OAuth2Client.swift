@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The OAuth 2.0 authorization code flow (RFC 6749 §4.1) for any provider a
 /// ``ProviderDescriptor`` describes.
@@ -50,14 +51,16 @@ public struct OAuth2Client: Authenticator {
         let client = try ResolvedClient(descriptor: descriptor, settings: settings)
         self.client = client
         self.now = now
-        self.calls = TokenEndpointCalls(client: client, transport: FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: logger), now: now)
+        self.calls = TokenEndpointCalls(
+            client: client, transport: FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: logger), now: now)
     }
 
     // MARK: - Step 1: the authorization request
 
     /// Parameters AuthKit sets itself; callers cannot override them.
     static let reservedParameters: Set<String> = [
-        "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "client_secret",
+        "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method",
+        "client_secret",
     ]
 
     /// Builds the authorization URL (RFC 6749 §4.1.1) and the attempt to keep until the redirect.
@@ -80,7 +83,8 @@ public struct OAuth2Client: Authenticator {
         redirectURI: URL? = nil, scopes: [String]? = nil, additionalParameters: [String: String] = [:]
     ) throws -> (url: URL, pending: PendingAuthorization) {
         let (authorization, authorizationPrefix) = try authorizationEndpoint()
-        for name in additionalParameters.keys where Self.reservedParameters.contains(name) || name == authorization.scopeParameter {
+        for name in additionalParameters.keys
+        where Self.reservedParameters.contains(name) || name == authorization.scopeParameter {
             throw AuthKitError.misuse(.reservedParameter(name))
         }
         let redirect = redirectURI ?? client.standardRedirect
@@ -96,7 +100,9 @@ public struct OAuth2Client: Authenticator {
         if authorization.sendResponseType { pairs.append(("response_type", "code")) }
         pairs.append(("client_id", clientID))
         if authorization.sendRedirectURI { pairs.append(("redirect_uri", redirectURI)) }
-        if !scopes.isEmpty { pairs.append((authorization.scopeParameter, scopes.joined(separator: descriptor.scopes.separator))) }
+        if !scopes.isEmpty {
+            pairs.append((authorization.scopeParameter, scopes.joined(separator: descriptor.scopes.separator)))
+        }
         pairs.append(("state", state))
         if let pkce {
             pairs.append(("code_challenge", pkce.challenge))
@@ -110,11 +116,16 @@ public struct OAuth2Client: Authenticator {
             pairs.append((name, value))
         }
         guard let url = URL(string: authorizationPrefix + FormURLEncoding.encode(pairs)) else {
-            throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "authorization.url", problem: "is not a URL a query can be added to.")])
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: descriptor.source, field: "authorization.url",
+                    problem: "is not a URL a query can be added to.")
+            ])
         }
         let pending = PendingAuthorization(
             providerID: descriptor.id, state: state, codeVerifier: pkce?.verifier, redirectURI: redirectURI,
-            expectedIssuer: descriptor.issuer?.identifier, issuerRequired: descriptor.issuer?.includedInResponse ?? false,
+            expectedIssuer: descriptor.issuer?.identifier,
+            issuerRequired: descriptor.issuer?.includedInResponse ?? false,
             scopes: scopes, createdAt: now())
         return (url, pending)
     }
@@ -135,7 +146,9 @@ public struct OAuth2Client: Authenticator {
     /// The authorization endpoint, or the error that names the device grant
     /// as this provider's way in.
     private func authorizationEndpoint() throws -> (endpoint: AuthorizationEndpoint, prefix: String) {
-        guard let authorization = client.authorization else { throw AuthKitError.notSupported(providerID: descriptor.id, .authorizationCodeGrant) }
+        guard let authorization = client.authorization else {
+            throw AuthKitError.notSupported(providerID: descriptor.id, .authorizationCodeGrant)
+        }
         return authorization
     }
 
@@ -148,13 +161,16 @@ public struct OAuth2Client: Authenticator {
     }
 
     /// The redirect's code and parameters, once `RedirectParser` has checked it against `pending`.
-    private func redirectAnswer(_ redirect: URL, pending: PendingAuthorization) throws -> (code: String, parameters: [String: String]) {
+    private func redirectAnswer(_ redirect: URL, pending: PendingAuthorization) throws -> (
+        code: String, parameters: [String: String]
+    ) {
         try checkAttempt(startedBy: pending.providerID)
         // The provider's error_description may repeat the client secret (a
         // debug page echoing its configuration): masked, as the token
         // endpoint's errors are.
         do {
-            return try RedirectParser(appendedFragment: descriptor.redirect.appendedFragment).answer(from: redirect.absoluteString, for: pending)
+            return try RedirectParser(appendedFragment: descriptor.redirect.appendedFragment).answer(
+                from: redirect.absoluteString, for: pending)
         } catch let error as AuthKitError {
             throw SecretMask([client.clientSecret ?? ""]).apply(error)
         }
@@ -164,7 +180,8 @@ public struct OAuth2Client: Authenticator {
     /// the provider names the scopes the user granted in the redirect, not
     /// in its token answer (`authorization.grantedScopesParameter`,
     /// Strava's), the credential records those rather than the requested ones.
-    public func exchange(redirect: URL, pending: PendingAuthorization, label: String? = nil) async throws -> Credential {
+    public func exchange(redirect: URL, pending: PendingAuthorization, label: String? = nil) async throws -> Credential
+    {
         let (code, parameters) = try redirectAnswer(redirect, pending: pending)
         let granted = descriptor.authorization?.grantedScopesParameter.flatMap { parameters[$0] }.flatMap(grantedScopes)
         return try await exchange(code: code, pending: pending, label: label, grantedScopes: granted)
@@ -188,7 +205,9 @@ public struct OAuth2Client: Authenticator {
         try await exchange(code: code, pending: pending, label: label, grantedScopes: nil)
     }
 
-    private func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]?) async throws -> Credential {
+    private func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]?)
+        async throws -> Credential
+    {
         try checkAttempt(startedBy: pending.providerID)
         try checkClientSecret(requiredBy: client.token.requiresClientSecret)
         return try await calls.exchange(code: code, pending: pending, label: label, grantedScopes: grantedScopes)
@@ -262,7 +281,9 @@ public struct OAuth2Client: Authenticator {
         do {
             try await calls.revoke(credential, using: template)
         } catch let error as AuthKitError where refreshRefusal == nil && error.isProvidersAnswer(to: .revocation) {
-            calls.transport.logger.warning("\(descriptor.name) revoked the refresh token, then refused the access token's revocation (\(error)); the grant's access tokens end with its refresh token (RFC 7009 §2.1).")
+            calls.transport.logger.warning(
+                "\(descriptor.name) revoked the refresh token, then refused the access token's revocation (\(error)); the grant's access tokens end with its refresh token (RFC 7009 §2.1)."
+            )
         }
         if let refreshRefusal { throw refreshRefusal }
     }
@@ -279,11 +300,15 @@ public struct OAuth2Client: Authenticator {
     /// `request` with `credential`'s Bearer header (RFC 6750 §2.1), which
     /// needs no client setting: a caller that cannot build the client (no
     /// client id configured) can still send a stored token.
-    package static func bearerAuthorized(_ request: HTTPRequest, with credential: Credential, descriptor: ProviderDescriptor) throws -> HTTPRequest {
+    package static func bearerAuthorized(
+        _ request: HTTPRequest, with credential: Credential, descriptor: ProviderDescriptor
+    ) throws -> HTTPRequest {
         try checkCredential(credential, descriptor: descriptor)
         // RFC 6750 §5.3: a bearer token travels only over TLS (or to this
         // machine); a header made for plain http would send it in the clear.
-        if let url = request.url, !url.allowsCredentials { throw AuthKitError.insecureTransport(url: url.redactedForLogs) }
+        if let url = request.url, !url.allowsCredentials {
+            throw AuthKitError.insecureTransport(url: url.redactedForLogs)
+        }
         guard credential.isBearer else {
             throw AuthKitError.misuse(.unsupportedTokenType(credential.tokenType))
         }
@@ -292,10 +317,12 @@ public struct OAuth2Client: Authenticator {
         // credential made in code) had its NUL, CR and LF turned into spaces
         // by the header field, and was sent as another token.
         guard TokenResponseParser.isSendableAsBearer(credential.accessToken) else {
-            throw AuthKitError.misuse(.unsignableRequest("""
-                the access token of \(credential.key) is empty or holds a character a Bearer header cannot carry (a control or non-ASCII \
-                character, a space, '"', ',' or '\\'; RFC 6750 §2.1), so it was not sent. Sign in again to replace it.
-                """))
+            throw AuthKitError.misuse(
+                .unsignableRequest(
+                    """
+                    the access token of \(credential.key) is empty or holds a character a Bearer header cannot carry (a control or non-ASCII \
+                    character, a space, '"', ',' or '\\'; RFC 6750 §2.1), so it was not sent. Sign in again to replace it.
+                    """))
         }
         var request = request
         request.headerFields[.authorization] = "Bearer \(credential.accessToken)"
@@ -307,7 +334,9 @@ public struct OAuth2Client: Authenticator {
     /// refused here first, before the user approves in vain or a device code
     /// is shown.
     private func checkClientSecret(requiredBy required: Bool) throws {
-        if required && client.clientSecret == nil { throw AuthKitError.missingSetting(providerID: descriptor.id, .clientSecret) }
+        if required && client.clientSecret == nil {
+            throw AuthKitError.missingSetting(providerID: descriptor.id, .clientSecret)
+        }
     }
 
     /// With `browser`, what ``authorize(using:options:)`` would throw for a
@@ -317,7 +346,8 @@ public struct OAuth2Client: Authenticator {
         if browser {
             try checkClientSecret(requiredBy: client.token.requiresClientSecret)
         } else {
-            try checkClientSecret(requiredBy: !descriptor.codeGrantTakesPublicClients && !descriptor.deviceGrantTakesPublicClients)
+            try checkClientSecret(
+                requiredBy: !descriptor.codeGrantTakesPublicClients && !descriptor.deviceGrantTakesPublicClients)
         }
     }
 
@@ -330,7 +360,8 @@ public struct OAuth2Client: Authenticator {
             throw AuthKitError.misuse(.credentialOfAnotherProtocol(credential: credential.key, protocol: .oauth2))
         }
         guard credential.providerID == descriptor.id else {
-            throw AuthKitError.misuse(.credentialOfAnotherProvider(credential: credential.key, providerID: descriptor.id))
+            throw AuthKitError.misuse(
+                .credentialOfAnotherProvider(credential: credential.key, providerID: descriptor.id))
         }
     }
 
@@ -341,9 +372,14 @@ public struct OAuth2Client: Authenticator {
     /// ``DeviceAuthorization/verificationURI``, then call ``pollDeviceAuthorization(_:label:)``.
     /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor has no `device` section;
     ///   ``AuthKitError/Misuse/invalidScope(_:)`` for a scope that is not one scope token.
-    public func startDeviceAuthorization(scopes: [String]? = nil, additionalParameters: [String: String] = [:]) async throws -> DeviceAuthorization {
-        guard let device = descriptor.device else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
-        for name in additionalParameters.keys where ["client_id", "client_secret", "scope", device.scopeParameter].contains(name) {
+    public func startDeviceAuthorization(scopes: [String]? = nil, additionalParameters: [String: String] = [:])
+        async throws -> DeviceAuthorization
+    {
+        guard let device = descriptor.device else {
+            throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant)
+        }
+        for name in additionalParameters.keys
+        where ["client_id", "client_secret", "scope", device.scopeParameter].contains(name) {
             throw AuthKitError.misuse(.reservedParameter(name))
         }
         return try await calls.startDeviceAuthorization(
@@ -362,13 +398,19 @@ public struct OAuth2Client: Authenticator {
     ///   ``AuthKitError/missingSetting(providerID:_:)`` (`.clientSecret`)
     ///   before the first poll, when `device.requiresClientSecret` and the
     ///   settings hold no secret.
-    public func pollDeviceAuthorization(_ authorization: DeviceAuthorization, label: String? = nil) async throws -> Credential {
-        guard let device = descriptor.device else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
+    public func pollDeviceAuthorization(_ authorization: DeviceAuthorization, label: String? = nil) async throws
+        -> Credential
+    {
+        guard let device = descriptor.device else {
+            throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant)
+        }
         try checkClientSecret(requiredBy: device.requiresClientSecret)
         guard authorization.providerID == descriptor.id else {
-            throw AuthKitError.misuse(.attemptOfAnotherProvider(attempt: authorization.providerID, providerID: descriptor.id))
+            throw AuthKitError.misuse(
+                .attemptOfAnotherProvider(attempt: authorization.providerID, providerID: descriptor.id))
         }
-        return try await DevicePoller(calls: calls, device: device, now: now, sleep: deviceSleep).poll(authorization, label: label)
+        return try await DevicePoller(calls: calls, device: device, now: now, sleep: deviceSleep).poll(
+            authorization, label: label)
     }
 
     public func authorizeWithDeviceCode(
@@ -376,7 +418,8 @@ public struct OAuth2Client: Authenticator {
     ) async throws -> Credential {
         // Before the code is shown: the polls would be refused without the secret.
         if let device = descriptor.device { try checkClientSecret(requiredBy: device.requiresClientSecret) }
-        let authorization = try await startDeviceAuthorization(scopes: options.scopes, additionalParameters: options.additionalParameters)
+        let authorization = try await startDeviceAuthorization(
+            scopes: options.scopes, additionalParameters: options.additionalParameters)
         await show(authorization)
         return try await pollDeviceAuthorization(authorization, label: options.label)
     }
@@ -394,12 +437,14 @@ public struct OAuth2Client: Authenticator {
         let (result, pending) = try await runUserAgent(
             userAgent, redirectURI: requested, portIsFlexible: options.redirectURI == nil && redirectPortIsFlexible,
             start: { [self] redirect in
-                try startAuthorization(redirectURI: redirect ?? requested, scopes: options.scopes,
-                                       additionalParameters: options.additionalParameters)
+                try startAuthorization(
+                    redirectURI: redirect ?? requested, scopes: options.scopes,
+                    additionalParameters: options.additionalParameters)
             },
             validate: { text, pending in _ = try parser.code(from: text, for: pending) })
         guard case .redirect(let url, _) = result else {
-            throw AuthKitError.misuse(.userAgentBrokeProtocol("OAuth 2.0 answers with a redirect URL, not a typed code."))
+            throw AuthKitError.misuse(
+                .userAgentBrokeProtocol("OAuth 2.0 answers with a redirect URL, not a typed code."))
         }
         return try await exchange(redirect: url, pending: pending, label: options.label)
     }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// One authorization attempt between "send the user to the provider" and
@@ -28,8 +28,10 @@ public struct PendingAuthorization: Codable, Sendable, Hashable {
     public var scopes: [String]
     public var createdAt: Date
 
-    public init(providerID: String, state: String, codeVerifier: String?, redirectURI: String,
-                expectedIssuer: String?, issuerRequired: Bool, scopes: [String], createdAt: Date) {
+    public init(
+        providerID: String, state: String, codeVerifier: String?, redirectURI: String,
+        expectedIssuer: String?, issuerRequired: Bool, scopes: [String], createdAt: Date
+    ) {
         self.providerID = providerID
         self.state = state
         self.codeVerifier = codeVerifier

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Reads the provider's answer out of a redirect URL: OAuth 2.0's (RFC 6749
@@ -40,7 +40,9 @@ package struct RedirectParser: Sendable {
 
     /// The authorization code, and every parameter of the redirect (Strava
     /// names the scopes the user granted there), after the checks above.
-    package func answer(from text: String, for pending: PendingAuthorization) throws -> (code: String, parameters: [String: String]) {
+    package func answer(from text: String, for pending: PendingAuthorization) throws -> (
+        code: String, parameters: [String: String]
+    ) {
         let values = try parameters(of: text, expectedTarget: pending.redirectURI)
         guard let state = values["state"] else { throw AuthKitError.redirect(.missingState) }
         guard ConstantTime.equals(state, pending.state) else { throw AuthKitError.redirect(.stateMismatch) }
@@ -56,8 +58,9 @@ package struct RedirectParser: Sendable {
         }
 
         if let error = values["error"] {
-            throw AuthKitError.authorizationFailed(ProviderErrorResponse(
-                code: error, description: values["error_description"], uri: values["error_uri"]))
+            throw AuthKitError.authorizationFailed(
+                ProviderErrorResponse(
+                    code: error, description: values["error_description"], uri: values["error_uri"]))
         }
         guard let code = values["code"], !code.isEmpty else { throw AuthKitError.redirect(.missingCode) }
         return (code, values)
@@ -76,8 +79,10 @@ package struct RedirectParser: Sendable {
         // re-encodes it), so it is refused rather than guessed at (found by
         // the redirect fuzz harness).
         guard text.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
-            throw AuthKitError.redirect(.malformed(
-                "it contains spaces, control characters or non-ASCII characters, which a URL cannot hold; paste it exactly as the browser's address bar gives it"))
+            throw AuthKitError.redirect(
+                .malformed(
+                    "it contains spaces, control characters or non-ASCII characters, which a URL cannot hold; paste it exactly as the browser's address bar gives it"
+                ))
         }
         // RFC 3986 §3.4–3.5: after `?`, only unreserved characters, %-escapes,
         // sub-delimiters, `:`, `@`, `/`, `?` (and `#` starting the fragment).
@@ -85,9 +90,12 @@ package struct RedirectParser: Sendable {
         // (`]`, `|`, `{`), turning `%01` into a literal `%01`, so such a URL
         // could be read two ways; it is refused instead (found by the redirect fuzz harness).
         if let questionMark = text.firstIndex(of: "?"),
-           let bad = text[questionMark...].unicodeScalars.first(where: { !Self.queryCharacters.contains($0) }) {
-            throw AuthKitError.redirect(.malformed(
-                "its query holds '\(bad)', which RFC 3986 does not allow there unescaped; paste it exactly as the browser's address bar gives it"))
+            let bad = text[questionMark...].unicodeScalars.first(where: { !Self.queryCharacters.contains($0) })
+        {
+            throw AuthKitError.redirect(
+                .malformed(
+                    "its query holds '\(bad)', which RFC 3986 does not allow there unescaped; paste it exactly as the browser's address bar gives it"
+                ))
         }
         guard let received = URLComponents(string: text), received.scheme != nil else {
             throw AuthKitError.redirect(.malformed("it is not an absolute URL"))
@@ -96,7 +104,8 @@ package struct RedirectParser: Sendable {
             throw AuthKitError.redirect(.malformed("the attempt's redirect URI \(expectedTarget) is not a URL"))
         }
         guard Self.sameTarget(received, expected) else {
-            throw AuthKitError.redirect(.unexpectedTarget(expected: Self.target(of: expected), received: Self.target(of: received)))
+            throw AuthKitError.redirect(
+                .unexpectedTarget(expected: Self.target(of: expected), received: Self.target(of: received)))
         }
 
         // The query is read from the text itself: URLComponents silently
@@ -105,7 +114,8 @@ package struct RedirectParser: Sendable {
         // the fragment (`/callback#?code=…`) starts no query (RFC 3986 §3.5).
         let scalars = text.unicodeScalars
         let fragmentStart = scalars.firstIndex(of: "#") ?? scalars.endIndex
-        let rawQuery = scalars[..<fragmentStart].firstIndex(of: "?")
+        let rawQuery =
+            scalars[..<fragmentStart].firstIndex(of: "?")
             .map { Substring(scalars[scalars.index(after: $0)..<fragmentStart]) } ?? ""
         guard let parameters = FormURLEncoding.decode(rawQuery) else {
             throw AuthKitError.redirect(.malformed("a query parameter has an invalid %-escape"))

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Merges concurrent refreshes of one credential into one request.
@@ -21,10 +21,14 @@ final class RefreshCoordinator: @unchecked Sendable {
     private let lock = ThreadLock()
     private var inFlight: [String: Flight] = [:]
 
-    func refresh(_ credential: Credential, using operation: @escaping @Sendable () async throws -> Credential) async throws -> Credential {
+    func refresh(_ credential: Credential, using operation: @escaping @Sendable () async throws -> Credential)
+        async throws -> Credential
+    {
         // Keyed by account and refresh token: a refresh of an already-rotated
         // token is a different request and is not merged with a stale one.
-        let key = credential.providerID + "\u{0}" + (credential.label ?? "") + "\u{0}" + (credential.refreshToken ?? credential.accessToken)
+        let key =
+            credential.providerID + "\u{0}" + (credential.label ?? "") + "\u{0}"
+            + (credential.refreshToken ?? credential.accessToken)
         while true {
             let (flight, leads) = lock.withLock { () -> (Flight, Bool) in
                 if let flight = inFlight[key] { return (flight, false) }

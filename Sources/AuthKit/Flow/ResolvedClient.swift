@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// One OAuth 2.0 client as every request sees it: the descriptor, the
@@ -43,7 +43,8 @@ struct ResolvedClient: Sendable {
     /// - Throws: what ``OAuth2Client/init(descriptor:settings:httpClient:logger:now:)`` documents.
     init(descriptor: ProviderDescriptor, settings: ClientSettings) throws {
         guard descriptor.protocol == .oauth2, let token = descriptor.token else {
-            throw AuthKitError.misuse(.wrongProtocol(providerID: descriptor.id, protocol: descriptor.protocol, client: .oauth2))
+            throw AuthKitError.misuse(
+                .wrongProtocol(providerID: descriptor.id, protocol: descriptor.protocol, client: .oauth2))
         }
         guard let clientID = settings.clientID, !clientID.isEmpty else {
             throw AuthKitError.missingSetting(providerID: descriptor.id, .clientID)
@@ -54,13 +55,18 @@ struct ResolvedClient: Sendable {
         // the file was loaded) must make a host where it stands in one: a
         // server app that takes `{team}` from a web form would otherwise send
         // its client secret to `https://evil.example/.qiita.com/…`.
-        for (name, value) in (settings.placeholders ?? [:]).sorted(by: { $0.key < $1.key }) where descriptor.placeholders[name] != nil {
+        for (name, value) in (settings.placeholders ?? [:]).sorted(by: { $0.key < $1.key })
+        where descriptor.placeholders[name] != nil {
             if let problem = descriptor.problem(placeholder: name, value: value) {
-                let field = descriptor.endpointURLs.contains { $0.contains("{\(name)}") } ? "the endpoint URLs" : "the descriptor"
-                throw AuthKitError.invalidSetting(providerID: descriptor.id, .placeholder(name: name, usedIn: field), problem: problem)
+                let field =
+                    descriptor.endpointURLs.contains { $0.contains("{\(name)}") }
+                    ? "the endpoint URLs" : "the descriptor"
+                throw AuthKitError.invalidSetting(
+                    providerID: descriptor.id, .placeholder(name: name, usedIn: field), problem: problem)
             }
         }
-        let placeholders = TemplateVariables(values: placeholderValues, providerID: descriptor.id, settings: Set(placeholderValues.keys))
+        let placeholders = TemplateVariables(
+            values: placeholderValues, providerID: descriptor.id, settings: Set(placeholderValues.keys))
         self.descriptor = descriptor
         self.settings = settings
         self.token = token
@@ -69,26 +75,37 @@ struct ResolvedClient: Sendable {
         if let endpoint = descriptor.authorization {
             let url = URL(string: try placeholders.render(endpoint.url, inURL: true, field: "authorization.url"))
             guard let url, url.host != nil, let prefix = url.queryPrefix else {
-                throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "authorization.url", problem: "is not a URL a query can be added to.")])
+                throw AuthKitError.invalidFile([
+                    FileIssue(
+                        file: descriptor.source, field: "authorization.url",
+                        problem: "is not a URL a query can be added to.")
+                ])
             }
             self.authorization = (endpoint, prefix)
         } else {
             self.authorization = nil
         }
-        self.standardRedirect = OAuth2Client.defaultRedirectURI(settings: settings, descriptor: descriptor) ?? descriptor.redirect.uri
+        self.standardRedirect =
+            OAuth2Client.defaultRedirectURI(settings: settings, descriptor: descriptor) ?? descriptor.redirect.uri
         self.redirectURI = settings.redirectURI ?? descriptor.redirect.uri.absoluteString
         self.tokenURL = try placeholders.render(token.url, inURL: true, field: "token.url")
         self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
-        let urls = [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
-        self.endpointOrigins = Array(Set(urls.compactMap { template in
-            // Only the authority matters; run-time variables sit in paths and queries.
-            (try? placeholders.render(DescriptorValidator.authority(of: template), inURL: true, field: "url")).flatMap { URL(string: $0)?.origin }
-        })).sorted()
+        let urls =
+            [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
+        self.endpointOrigins = Array(
+            Set(
+                urls.compactMap { template in
+                    // Only the authority matters; run-time variables sit in paths and queries.
+                    (try? placeholders.render(DescriptorValidator.authority(of: template), inURL: true, field: "url"))
+                        .flatMap { URL(string: $0)?.origin }
+                })
+        ).sorted()
         var values = placeholderValues
         values["client_id"] = clientID
         values["redirect_uri"] = redirectURI
         if let clientSecret { values["client_secret"] = clientSecret }
-        self.shared = TemplateVariables(values: values, providerID: descriptor.id, settings: Set(placeholderValues.keys))
+        self.shared = TemplateVariables(
+            values: values, providerID: descriptor.id, settings: Set(placeholderValues.keys))
     }
 
     /// The template variables for a request made with `credential`'s tokens

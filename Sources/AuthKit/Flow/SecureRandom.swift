@@ -1,17 +1,17 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #else
-import CAuthKitRandom
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+    import CAuthKitRandom
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Musl)
+        import Musl
+    #endif
 #endif
 
 /// Cryptographically secure random bytes from the operating system's CSPRNG.
@@ -36,19 +36,19 @@ package enum SecureRandom {
         guard var next = buffer.baseAddress else { return }
         var remaining = buffer.count
         #if canImport(Darwin)
-        arc4random_buf(next, remaining)
+            arc4random_buf(next, remaining)
         #else
-        while remaining > 0 {
-            // getrandom(2) returns at most 32 MiB per call and may be
-            // interrupted by a signal before filling anything (EINTR).
-            let got = authkit_getrandom(next, remaining)
-            if got < 0 {
-                if errno == EINTR { continue }
-                fatalError("getrandom(2) failed (errno \(errno)): no secure randomness on this system")
+            while remaining > 0 {
+                // getrandom(2) returns at most 32 MiB per call and may be
+                // interrupted by a signal before filling anything (EINTR).
+                let got = authkit_getrandom(next, remaining)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    fatalError("getrandom(2) failed (errno \(errno)): no secure randomness on this system")
+                }
+                next += got
+                remaining -= got
             }
-            next += got
-            remaining -= got
-        }
         #endif
     }
 
@@ -87,7 +87,8 @@ package enum Base64URL {
         guard length > 0 else { return "" }
         return String(unsafeUninitializedCapacity: length) { output in
             alphabet.withUnsafeBufferPointer { table in
-                var read = 0, written = 0
+                var read = 0
+                var written = 0
                 while read + 3 <= count {
                     let chunk = UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8 | UInt32(input[read + 2])
                     output[written] = table[Int(chunk >> 18)]
@@ -121,9 +122,10 @@ private final class RandomPool: @unchecked Sendable {
         // A child process starts with an empty pool (see fillFromPool). The
         // lock is held across fork(2) so the child never inherits it locked
         // by a thread that does not exist there.
-        pthread_atfork({ RandomPool.shared.lock.lock() },
-                       { RandomPool.shared.lock.unlock() },
-                       { RandomPool.shared.forgetAfterFork() })
+        pthread_atfork(
+            { RandomPool.shared.lock.lock() },
+            { RandomPool.shared.lock.unlock() },
+            { RandomPool.shared.forgetAfterFork() })
         return pool
     }()
 

@@ -23,7 +23,8 @@ struct TemplateVariables: Sendable {
     /// The names of the descriptor's declared placeholders among `values`.
     var settings: Set<String>
 
-    init(values: [String: String], providerID: String, credentialKey: CredentialKey? = nil, settings: Set<String> = []) {
+    init(values: [String: String], providerID: String, credentialKey: CredentialKey? = nil, settings: Set<String> = [])
+    {
         self.values = values
         self.providerID = providerID
         self.credentialKey = credentialKey

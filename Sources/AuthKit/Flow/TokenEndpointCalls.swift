@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The token-endpoint machinery behind ``OAuth2Client``: requests built from
 /// the descriptor (the code exchange, RFC 6749 §6 refresh, and the
@@ -46,19 +47,23 @@ final class TokenEndpointCalls: Sendable {
     // MARK: - Calls
 
     /// The access token request (RFC 6749 §4.1.3), then the descriptor's follow-up exchange, if any.
-    func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]?) async throws -> Credential {
+    func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]?) async throws
+        -> Credential
+    {
         var parameters = [(String, String)]()
         if token.sendGrantType { parameters.append(("grant_type", "authorization_code")) }
         parameters.append(("code", code))
         if token.sendRedirectURI { parameters.append(("redirect_uri", pending.redirectURI)) }
         if let verifier = pending.codeVerifier { parameters.append(("code_verifier", verifier)) }
-        var credential = try await callTokenEndpoint(parameters, secrets: [code, pending.codeVerifier ?? ""], step: .tokenExchange,
-                                                     previous: nil, requestedScopes: grantedScopes ?? pending.scopes, label: label)
+        var credential = try await callTokenEndpoint(
+            parameters, secrets: [code, pending.codeVerifier ?? ""], step: .tokenExchange,
+            previous: nil, requestedScopes: grantedScopes ?? pending.scopes, label: label)
         if let followUp = descriptor.followUp {
             credential = try await run(followUp, step: .followUpExchange, for: credential)
         }
-        try requireBearer(credential, step: descriptor.followUp == nil ? .tokenExchange : .followUpExchange,
-                          secrets: [code, pending.codeVerifier ?? "", clientSecret ?? ""])
+        try requireBearer(
+            credential, step: descriptor.followUp == nil ? .tokenExchange : .followUpExchange,
+            secrets: [code, pending.codeVerifier ?? "", clientSecret ?? ""])
         return credential
     }
 
@@ -71,12 +76,17 @@ final class TokenEndpointCalls: Sendable {
     /// type and the fix (``AuthKitError/Misuse/unsupportedTokenType(_:)``).
     private func requireBearer(_ credential: Credential, step: FlowStep, secrets: [String]) throws {
         guard !credential.isBearer else { return }
-        throw SecretMask(secrets).apply(AuthKitError.invalidResponse(step: step, reason: .init(.invalidField("token_type"), """
-            its token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 100))', which AuthKit cannot send \
-            (it sends Bearer tokens, RFC 6750); nothing was stored. If this provider's tokens are used as Bearer tokens \
-            whatever their type says, set token.response.assumeBearer to true in its descriptor (\(descriptor.source)) \
-            and sign in again.
-            """)))
+        throw SecretMask(secrets).apply(
+            AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .invalidField("token_type"),
+                    """
+                    its token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 100))', which AuthKit cannot send \
+                    (it sends Bearer tokens, RFC 6750); nothing was stored. If this provider's tokens are used as Bearer tokens \
+                    whatever their type says, set token.response.assumeBearer to true in its descriptor (\(descriptor.source)) \
+                    and sign in again.
+                    """)))
     }
 
     /// Says at once when a refresh brought a token of a type AuthKit cannot
@@ -88,7 +98,8 @@ final class TokenEndpointCalls: Sendable {
         guard !refreshed.isBearer else { return }
         let type = SecretMask([previous.refreshToken ?? "", previous.accessToken, clientSecret ?? ""])
             .apply(DisplayText.sanitized(refreshed.tokenType, limit: 100))
-        transport.logger.warning("""
+        transport.logger.warning(
+            """
             \(descriptor.name)'s answer to the refresh: its new token is of type '\(type)', which AuthKit cannot send \
             (it sends Bearer tokens, RFC 6750). It was stored for the refresh token it carries; requests with it will fail. \
             If this provider's tokens are used as Bearer tokens whatever their type says, set token.response.assumeBearer \
@@ -99,20 +110,24 @@ final class TokenEndpointCalls: Sendable {
     /// RFC 6749 §6 at the token endpoint. The old refresh token is kept when
     /// the answer has none (the server MAY issue a new one).
     func refreshAtTokenEndpoint(_ credential: Credential, refreshToken: String) async throws -> Credential {
-        try await callTokenEndpoint([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], secrets: [],
-                                    step: .refresh, previous: credential, requestedScopes: credential.scopes, label: credential.label)
+        try await callTokenEndpoint(
+            [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], secrets: [],
+            step: .refresh, previous: credential, requestedScopes: credential.scopes, label: credential.label)
     }
 
     /// Runs a follow-up or refresh ``RequestTemplate`` and merges its answer into `previous`.
     func run(_ template: RequestTemplate, step: FlowStep, for previous: Credential) async throws -> Credential {
         let request = try makeRequest(template, for: previous)
         try checkOrigin(of: request, for: previous)
-        let parser = TokenResponseParser(mapping: template.response, successStatus: template.successStatus,
-                                         scopeSeparator: descriptor.scopes.separator, step: step)
+        let parser = TokenResponseParser(
+            mapping: template.response, successStatus: template.successStatus,
+            scopeSeparator: descriptor.scopes.separator, step: step)
         let receivedAt = now()
-        let fields = try parse(try await transport.send(request, step: step), with: parser, mapping: template.response, previous: previous)
+        let fields = try parse(
+            try await transport.send(request, step: step), with: parser, mapping: template.response, previous: previous)
         warnAboutDropped(fields, step: step)
-        return makeCredential(fields, receivedAt: receivedAt, previous: previous, requestedScopes: previous.scopes, label: previous.label)
+        return makeCredential(
+            fields, receivedAt: receivedAt, previous: previous, requestedScopes: previous.scopes, label: previous.label)
     }
 
     /// Says which side fields of a refresh answer were left out, and why the
@@ -120,8 +135,11 @@ final class TokenEndpointCalls: Sendable {
     private func warnAboutDropped(_ fields: TokenResponseParser.Fields, step: FlowStep) {
         for reason in fields.dropped {
             // "the rotated refresh token" only where there is one.
-            let kept = fields.refreshToken == nil ? "for the new token it carries" : "for the new token and the rotated refresh token it carries"
-            transport.logger.warning("\(descriptor.name)'s answer to the \(step.rawValue): \(reason). It was kept without it, \(kept).")
+            let kept =
+                fields.refreshToken == nil
+                ? "for the new token it carries" : "for the new token and the rotated refresh token it carries"
+            transport.logger.warning(
+                "\(descriptor.name)'s answer to the \(step.rawValue): \(reason). It was kept without it, \(kept).")
         }
     }
 
@@ -131,7 +149,8 @@ final class TokenEndpointCalls: Sendable {
         let request = try makeRequest(template, for: credential)
         try checkOrigin(of: request, for: credential)
         let response = try await transport.send(request, step: .revocation)
-        let parser = TokenResponseParser(mapping: template.response, successStatus: template.successStatus, step: .revocation)
+        let parser = TokenResponseParser(
+            mapping: template.response, successStatus: template.successStatus, step: .revocation)
         if template.successStatus.contains(response.status) {
             // An error code in the body is an error whatever the status: the
             // credential is then kept, not deleted as if revoked.
@@ -139,46 +158,62 @@ final class TokenEndpointCalls: Sendable {
             return
         }
         if response.status == 503 {
-            throw AuthKitError.providerError(step: .revocation, ProviderErrorResponse(
-                status: 503, code: "temporarily_unavailable", description: "the server asks to try again later (RFC 7009 §2.2.1)"))
+            throw AuthKitError.providerError(
+                step: .revocation,
+                ProviderErrorResponse(
+                    status: 503, code: "temporarily_unavailable",
+                    description: "the server asks to try again later (RFC 7009 §2.2.1)"))
         }
         // Not a success: report the provider's error if the body has one.
         _ = try parser.parse(response)
-        throw AuthKitError.invalidResponse(step: .revocation, reason: .init(.unexpectedStatus(response.status), "HTTP \(response.status)"))
+        throw AuthKitError.invalidResponse(
+            step: .revocation, reason: .init(.unexpectedStatus(response.status), "HTTP \(response.status)"))
     }
 
     // MARK: - The device authorization grant (RFC 8628)
 
     /// RFC 8628 §3.1–3.2: asks for a device code and a user code.
-    func startDeviceAuthorization(device: DeviceEndpoint, scopes: [String], parameters extra: [(String, String)]) async throws -> DeviceAuthorization {
+    func startDeviceAuthorization(device: DeviceEndpoint, scopes: [String], parameters extra: [(String, String)])
+        async throws -> DeviceAuthorization
+    {
         var parameters = [(String, String)]()
-        if !scopes.isEmpty { parameters.append((device.scopeParameter, scopes.joined(separator: descriptor.scopes.separator))) }
+        if !scopes.isEmpty {
+            parameters.append((device.scopeParameter, scopes.joined(separator: descriptor.scopes.separator)))
+        }
         parameters += extra
         let request = try makeRequest(
-            method: .post, url: try variables(for: nil).render(device.url, inURL: true, field: "device.url"), displayURL: shown(device.url),
+            method: .post, url: try variables(for: nil).render(device.url, inURL: true, field: "device.url"),
+            displayURL: shown(device.url),
             encoding: device.encoding, parameters: parameters, headers: token.headers,
-            clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none, credential: nil, variables: variables(for: nil))
+            clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none, credential: nil,
+            variables: variables(for: nil))
         let sentAt = now()
         let parser = TokenResponseParser(mapping: token.response, successStatus: [200], step: .deviceAuthorization)
         let response = try await transport.send(request, step: .deviceAuthorization)
         let members = try parser.members(of: response)
-        return try DeviceAuthorization(answer: members, providerID: descriptor.id, sentAt: sentAt, scopes: scopes, secrets: response.secrets)
+        return try DeviceAuthorization(
+            answer: members, providerID: descriptor.id, sentAt: sentAt, scopes: scopes, secrets: response.secrets)
     }
 
     /// RFC 8628 §3.4: one poll of the token endpoint.
-    func pollDeviceToken(_ authorization: DeviceAuthorization, device: DeviceEndpoint, label: String?) async throws -> Credential {
+    func pollDeviceToken(_ authorization: DeviceAuthorization, device: DeviceEndpoint, label: String?) async throws
+        -> Credential
+    {
         var parameters = [("grant_type", DevicePoller.grantType), ("device_code", authorization.deviceCode)]
         if device.sendScopesWhenPolling, !authorization.scopes.isEmpty {
-            parameters.append((device.scopeParameter, authorization.scopes.joined(separator: descriptor.scopes.separator)))
+            parameters.append(
+                (device.scopeParameter, authorization.scopes.joined(separator: descriptor.scopes.separator)))
         }
         var request = try makeRequest(
             method: .post, url: client.tokenURL, displayURL: shown(token.url), encoding: device.encoding,
             parameters: parameters,
-            headers: token.headers, clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none,
+            headers: token.headers,
+            clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none,
             credential: nil, variables: variables(for: nil))
         request.secrets.append(authorization.deviceCode)
-        let parser = TokenResponseParser(mapping: token.response, successStatus: token.successStatus,
-                                         scopeSeparator: descriptor.scopes.separator, step: .devicePolling)
+        let parser = TokenResponseParser(
+            mapping: token.response, successStatus: token.successStatus,
+            scopeSeparator: descriptor.scopes.separator, step: .devicePolling)
         let receivedAt = now()
         let response = try await transport.send(request, step: .devicePolling)
         let fields: TokenResponseParser.Fields
@@ -190,7 +225,8 @@ final class TokenEndpointCalls: Sendable {
             // error, whatever its status, is one).
             throw DevicePoller.ServerTrouble(error: .invalidResponse(step: step, reason: reason))
         }
-        let credential = makeCredential(fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label)
+        let credential = makeCredential(
+            fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label)
         try requireBearer(credential, step: .devicePolling, secrets: [authorization.deviceCode, clientSecret ?? ""])
         return credential
     }
@@ -198,38 +234,50 @@ final class TokenEndpointCalls: Sendable {
     // MARK: - Building requests
 
     private func callTokenEndpoint(
-        _ parameters: [(String, String)], secrets: [String], step: FlowStep, previous: Credential?, requestedScopes: [String],
+        _ parameters: [(String, String)], secrets: [String], step: FlowStep, previous: Credential?,
+        requestedScopes: [String],
         label: String?
     ) async throws -> Credential {
         var request = try makeRequest(
-            method: .post, url: client.tokenURL, target: client.tokenTarget, displayURL: shown(token.url), encoding: token.encoding, parameters: parameters,
+            method: .post, url: client.tokenURL, target: client.tokenTarget, displayURL: shown(token.url),
+            encoding: token.encoding, parameters: parameters,
             headers: token.headers, clientAuthentication: effective(token.clientAuthentication),
             credential: previous, variables: variables(for: previous))
         request.secrets += secrets
         if let previous { try checkOrigin(of: request, for: previous) }
-        let parser = TokenResponseParser(mapping: token.response, successStatus: token.successStatus,
-                                         scopeSeparator: descriptor.scopes.separator, step: step)
+        let parser = TokenResponseParser(
+            mapping: token.response, successStatus: token.successStatus,
+            scopeSeparator: descriptor.scopes.separator, step: step)
         let receivedAt = now()
         let response = try await transport.send(request, step: step)
         let fields = try parse(response, with: parser, mapping: token.response, previous: previous)
         warnAboutDropped(fields, step: step)
-        return makeCredential(fields, receivedAt: receivedAt, previous: previous, requestedScopes: requestedScopes, label: label)
+        return makeCredential(
+            fields, receivedAt: receivedAt, previous: previous, requestedScopes: requestedScopes, label: label)
     }
 
     /// `response` parsed; a refresh answer too unusable to keep that still
     /// carries a new refresh token says so: the provider may have spent the
     /// stored one (RFC 9700 §4.14.2), and the error was otherwise the same
     /// as for an answer that changed nothing.
-    private func parse(_ response: IncomingResponse, with parser: TokenResponseParser, mapping: TokenResponseMapping,
-                       previous: Credential?) throws -> TokenResponseParser.Fields {
+    private func parse(
+        _ response: IncomingResponse, with parser: TokenResponseParser, mapping: TokenResponseMapping,
+        previous: Credential?
+    ) throws -> TokenResponseParser.Fields {
         do {
             return try parser.parse(response)
         } catch AuthKitError.invalidResponse(let step, let reason) where step == .refresh {
             guard let members = try? parser.members(of: response),
-                  case .string(let rotated)? = mapping.refreshToken.firstValue(in: members)?.value,
-                  !rotated.isEmpty, rotated != previous?.refreshToken else { throw AuthKitError.invalidResponse(step: step, reason: reason) }
-            throw AuthKitError.invalidResponse(step: step, reason: .init(reason.kind, reason.detail
-                + "; it carried a new refresh token, so the stored one may have been spent: if the next refresh is refused, sign in again"))
+                case .string(let rotated)? = mapping.refreshToken.firstValue(in: members)?.value,
+                !rotated.isEmpty, rotated != previous?.refreshToken
+            else { throw AuthKitError.invalidResponse(step: step, reason: reason) }
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    reason.kind,
+                    reason.detail
+                        + "; it carried a new refresh token, so the stored one may have been spent: if the next refresh is refused, sign in again"
+                ))
         }
     }
 
@@ -242,7 +290,8 @@ final class TokenEndpointCalls: Sendable {
             method: HTTPRequest.Method(template.method) ?? .post,
             url: try variables.render(template.url, inURL: true, field: "URL"), displayURL: shown(template.url),
             encoding: template.encoding, parameters: parameters, headers: template.headers,
-            clientAuthentication: effective(template.clientAuthentication), credential: credential, variables: variables)
+            clientAuthentication: effective(template.clientAuthentication), credential: credential, variables: variables
+        )
     }
 
     /// A client without a secret is a public client: it identifies itself
@@ -260,7 +309,8 @@ final class TokenEndpointCalls: Sendable {
     /// id and secret are form-urlencoded *before* base64), `Accept:
     /// application/json` unless the descriptor's headers say otherwise.
     private func makeRequest(
-        method: HTTPRequest.Method, url: String, target parsed: RequestTarget? = nil, displayURL: String, encoding: BodyEncoding, parameters: [(String, String)],
+        method: HTTPRequest.Method, url: String, target parsed: RequestTarget? = nil, displayURL: String,
+        encoding: BodyEncoding, parameters: [(String, String)],
         headers: [String: String], clientAuthentication: ClientAuthentication?, credential: Credential?,
         variables: @autoclosure () -> TemplateVariables
     ) throws -> OutgoingRequest {
@@ -279,11 +329,15 @@ final class TokenEndpointCalls: Sendable {
             break
         }
         guard var target = parsed ?? URL(string: url).map(RequestTarget.init), target.hasHost else {
-            throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "is not an absolute URL.")])
+            throw AuthKitError.invalidFile([
+                FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "is not an absolute URL.")
+            ])
         }
         if encoding == .query {
             guard let withQuery = target.url.appendingQuery(parameters) else {
-                throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "cannot take a query.")])
+                throw AuthKitError.invalidFile([
+                    FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "cannot take a query.")
+                ])
             }
             target = RequestTarget(withQuery)
         }
@@ -341,7 +395,8 @@ final class TokenEndpointCalls: Sendable {
     }
 
     private func makeCredential(
-        _ fields: TokenResponseParser.Fields, receivedAt: Date, previous: Credential?, requestedScopes: [String], label: String?
+        _ fields: TokenResponseParser.Fields, receivedAt: Date, previous: Credential?, requestedScopes: [String],
+        label: String?
     ) -> Credential {
         let bearer = token.response.assumeBearer
         return Credential(

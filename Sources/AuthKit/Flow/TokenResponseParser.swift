@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Turns a token endpoint's HTTP response into a ``Credential`` or a typed error
@@ -20,8 +20,10 @@ package struct TokenResponseParser: Sendable {
     package var scopeSeparator: String
     package var step: FlowStep
 
-    package init(mapping: TokenResponseMapping = .standard, successStatus: [Int] = [200],
-                scopeSeparator: String = " ", step: FlowStep = .tokenExchange) {
+    package init(
+        mapping: TokenResponseMapping = .standard, successStatus: [Int] = [200],
+        scopeSeparator: String = " ", step: FlowStep = .tokenExchange
+    ) {
         self.mapping = mapping
         self.successStatus = successStatus
         self.scopeSeparator = scopeSeparator
@@ -58,9 +60,15 @@ package struct TokenResponseParser: Sendable {
     package func members(of response: IncomingResponse) throws -> [String: JSONValue] {
         do {
             let object = try decodeBody(response)
-            if let error = providerError(in: object, status: response.status) { throw AuthKitError.providerError(step: step, error) }
+            if let error = providerError(in: object, status: response.status) {
+                throw AuthKitError.providerError(step: step, error)
+            }
             guard successStatus.contains(response.status) else {
-                throw AuthKitError.invalidResponse(step: step, reason: .init(.unexpectedStatus(response.status), "HTTP \(response.status) without an OAuth error in the body"))
+                throw AuthKitError.invalidResponse(
+                    step: step,
+                    reason: .init(
+                        .unexpectedStatus(response.status), "HTTP \(response.status) without an OAuth error in the body"
+                    ))
             }
             return object
         } catch let error as AuthKitError {
@@ -73,7 +81,8 @@ package struct TokenResponseParser: Sendable {
     /// body that is neither JSON nor form data is no error here: RFC 7009
     /// §2.2 gives a successful revocation no body format.
     package func rejectReportedError(in response: IncomingResponse) throws {
-        guard let object = try? decodeBody(response), let error = providerError(in: object, status: response.status) else { return }
+        guard let object = try? decodeBody(response), let error = providerError(in: object, status: response.status)
+        else { return }
         throw SecretMask(response.secrets).apply(AuthKitError.providerError(step: step, error))
     }
 
@@ -86,21 +95,34 @@ package struct TokenResponseParser: Sendable {
         guard successStatus.contains(response.status) else {
             if response.status == 401, let challenge = response.header("WWW-Authenticate") {
                 // RFC 6749 §5.2: invalid_client may come as 401 with a challenge and no body.
-                throw AuthKitError.providerError(step: step, ProviderErrorResponse(
-                    status: 401, code: Self.challengeError(challenge) ?? "invalid_client",
-                    description: "the server rejected the client credentials"))
+                throw AuthKitError.providerError(
+                    step: step,
+                    ProviderErrorResponse(
+                        status: 401, code: Self.challengeError(challenge) ?? "invalid_client",
+                        description: "the server rejected the client credentials"))
             }
             throw AuthKitError.invalidResponse(
                 step: step,
-                reason: .init(.unexpectedStatus(response.status),
-                              "HTTP \(response.status) (expected \(successStatus.map(String.init).joined(separator: " or "))) without an OAuth error in the body"))
+                reason: .init(
+                    .unexpectedStatus(response.status),
+                    "HTTP \(response.status) (expected \(successStatus.map(String.init).joined(separator: " or "))) without an OAuth error in the body"
+                ))
         }
 
         guard let (accessPath, accessValue) = mapping.accessToken.firstValue(in: object) else {
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.missingField(mapping.accessToken.alternatives), "no access token at '\(mapping.accessToken.alternatives)'"))
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .missingField(mapping.accessToken.alternatives),
+                    "no access token at '\(mapping.accessToken.alternatives)'"))
         }
         guard case .string(let accessToken) = accessValue, !accessToken.isEmpty else {
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(accessPath.description), "'\(accessPath)' must be a non-empty string, got \(accessValue == .string("") ? "an empty one" : accessValue.typeName)"))
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .invalidField(accessPath.description),
+                    "'\(accessPath)' must be a non-empty string, got \(accessValue == .string("") ? "an empty one" : accessValue.typeName)"
+                ))
         }
 
         try checkHeaderSafe(accessToken, at: accessPath, rule: "A.12")
@@ -109,10 +131,14 @@ package struct TokenResponseParser: Sendable {
         // (`Bearer AT with space`); real tokens never hold them (a '|', as
         // Login with Amazon's `Atza|…`, is kept: it changes nothing there).
         if !Self.isSendableAsBearer(accessToken) {
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(accessPath.description), """
-                '\(accessPath)' holds a space, '"', ',' or '\\', which would change the Authorization header it is sent in \
-                (RFC 6750 §2.1); it is not repeated here
-                """))
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .invalidField(accessPath.description),
+                    """
+                    '\(accessPath)' holds a space, '"', ',' or '\\', which would change the Authorization header it is sent in \
+                    (RFC 6750 §2.1); it is not repeated here
+                    """))
         }
         let refreshToken = try string(mapping.refreshToken, in: object)
         if let (refreshPath, refreshToken) = refreshToken {
@@ -123,16 +149,22 @@ package struct TokenResponseParser: Sendable {
         if tokenType == nil, mapping.requireTokenType {
             throw AuthKitError.invalidResponse(
                 step: step,
-                reason: .init(.missingField(mapping.tokenType.alternatives),
-                              "no '\(mapping.tokenType.alternatives)' (RFC 6749 §5.1 requires it; a descriptor can set token.response.requireTokenType to false)"))
+                reason: .init(
+                    .missingField(mapping.tokenType.alternatives),
+                    "no '\(mapping.tokenType.alternatives)' (RFC 6749 §5.1 requires it; a descriptor can set token.response.requireTokenType to false)"
+                ))
         }
         if let tokenType, !Self.isTokenType(tokenType), let (path, _) = mapping.tokenType.firstValue(in: object) {
             // Not repeated: a server could put what it was sent there, to be
             // stored and printed by every later command.
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(path.description), """
-                '\(path)' is not a token type (RFC 6749 §7.1, Appendix A.13: a name of letters, digits, '-', '.' \
-                and '_', or a URI); it is not repeated here
-                """))
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .invalidField(path.description),
+                    """
+                    '\(path)' is not a token type (RFC 6749 §7.1, Appendix A.13: a name of letters, digits, '-', '.' \
+                    and '_', or a URI); it is not repeated here
+                    """))
         }
         // A refresh answer with a usable token is kept even when a side field
         // is not: refusing it would throw away the rotated refresh token it
@@ -162,13 +194,15 @@ package struct TokenResponseParser: Sendable {
     /// RFC 6749 Appendix A.13: `token-type = type-name / URI-reference`, so
     /// only the characters of a URI (RFC 3986 §2), and not too long to show.
     static func isTokenType(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 256 && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\\"), UInt8(ascii: "^"),
-                 UInt8(ascii: "`"), UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"): false
-            default: (0x21...0x7E).contains(byte)
+        !text.isEmpty && text.utf8.count <= 256
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\\"), UInt8(ascii: "^"),
+                    UInt8(ascii: "`"), UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"):
+                    false
+                default: (0x21...0x7E).contains(byte)
+                }
             }
-        }
     }
 
     /// RFC 6749 Appendix A.12 and A.17: a token is visible ASCII (VSCHAR,
@@ -181,14 +215,21 @@ package struct TokenResponseParser: Sendable {
     /// `,` and `\`, which would change what the header says). Checked at the
     /// sign-in and again whenever a credential is sent (``OAuth2Client``).
     package static func isSendableAsBearer(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\\") }
+        !token.isEmpty
+            && token.utf8.allSatisfy {
+                (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: ",")
+                    && $0 != UInt8(ascii: "\\")
+            }
     }
 
     private func checkHeaderSafe(_ token: String, at path: FieldPath, rule: String) throws {
         guard token.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
             throw AuthKitError.invalidResponse(
-                step: step, reason: .init(.invalidField(path.description),
-                                          "'\(path)' holds a control or non-ASCII character, which RFC 6749 §\(rule) does not allow in a token and no header can carry"))
+                step: step,
+                reason: .init(
+                    .invalidField(path.description),
+                    "'\(path)' holds a control or non-ASCII character, which RFC 6749 §\(rule) does not allow in a token and no header can carry"
+                ))
         }
     }
 
@@ -202,11 +243,14 @@ package struct TokenResponseParser: Sendable {
         func firstByte() -> UInt8? { body.first { !JSONParser.isWhitespace($0) } }
         // Form-encoded answers (GitHub without `Accept: application/json`); some
         // servers label them text/plain, so accept that when it looks like a form.
-        let looksLikeForm = mediaType == "text/plain" && body.contains(UInt8(ascii: "="))
+        let looksLikeForm =
+            mediaType == "text/plain" && body.contains(UInt8(ascii: "="))
             && !body.contains { $0 == 0x20 || $0 == 0x0A || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "{") }
         if mediaType == "application/x-www-form-urlencoded" || looksLikeForm {
             guard let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text) else {
-                throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "the form-encoded body (HTTP \(response.status)) is not valid"))
+                throw AuthKitError.invalidResponse(
+                    step: step,
+                    reason: .init(.unreadableBody, "the form-encoded body (HTTP \(response.status)) is not valid"))
             }
             var object = [String: JSONValue]()
             for (name, value) in pairs where object[name] == nil { object[name] = .string(value) }
@@ -219,12 +263,21 @@ package struct TokenResponseParser: Sendable {
             } catch let failure as JSONParser.Failure where failure.reason == JSONParser.numberOutOfRange {
                 // Valid JSON (RFC 8259 §6 sets no range), but no number here can be one such as 1e400.
                 throw AuthKitError.invalidResponse(
-                    step: step, reason: .init(.unreadableBody, "the JSON body (HTTP \(response.status)) holds a number out of any range AuthKit reads, at byte \(failure.offset)"))
+                    step: step,
+                    reason: .init(
+                        .unreadableBody,
+                        "the JSON body (HTTP \(response.status)) holds a number out of any range AuthKit reads, at byte \(failure.offset)"
+                    ))
             } catch {
-                throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "the JSON body (HTTP \(response.status)) is malformed or truncated"))
+                throw AuthKitError.invalidResponse(
+                    step: step,
+                    reason: .init(.unreadableBody, "the JSON body (HTTP \(response.status)) is malformed or truncated"))
             }
             guard case .object(let object) = value else {
-                throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "the JSON body (HTTP \(response.status)) is \(value.typeName), not an object"))
+                throw AuthKitError.invalidResponse(
+                    step: step,
+                    reason: .init(
+                        .unreadableBody, "the JSON body (HTTP \(response.status)) is \(value.typeName), not an object"))
             }
             return object
         }
@@ -233,8 +286,12 @@ package struct TokenResponseParser: Sendable {
             return [:]
         }
         let looksLikeHTML = mediaType.contains("html") || (mediaType.isEmpty && firstByte() == UInt8(ascii: "<"))
-        let what = looksLikeHTML ? "an HTML page" : "a \(mediaType.isEmpty ? "body of unknown type" : "'\(mediaType)' body")"
-        throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "the endpoint answered HTTP \(response.status) with \(what), not JSON or form data"))
+        let what =
+            looksLikeHTML ? "an HTML page" : "a \(mediaType.isEmpty ? "body of unknown type" : "'\(mediaType)' body")"
+        throw AuthKitError.invalidResponse(
+            step: step,
+            reason: .init(
+                .unreadableBody, "the endpoint answered HTTP \(response.status) with \(what), not JSON or form data"))
     }
 
     // MARK: - Fields
@@ -250,10 +307,13 @@ package struct TokenResponseParser: Sendable {
     }
 
     /// A non-empty string, with the path it was found at (for messages).
-    private func string(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> (path: FieldPath, text: String)? {
+    private func string(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> (path: FieldPath, text: String)?
+    {
         guard let (path, value) = paths.firstValue(in: object) else { return nil }
         guard case .string(let text) = value else {
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(path.description), "'\(path)' must be a string, got \(value.typeName)"))
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(.invalidField(path.description), "'\(path)' must be a string, got \(value.typeName)"))
         }
         return text.isEmpty ? nil : (path, text)
     }
@@ -270,7 +330,8 @@ package struct TokenResponseParser: Sendable {
     /// which no server means as a number of seconds.
     package static func decimal(_ text: String) -> Double? {
         guard let first = text.utf8.first, first != UInt8(ascii: "e"), first != UInt8(ascii: "E"),
-              text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) }) else { return nil }
+            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) })
+        else { return nil }
         return Double(text)
     }
 
@@ -286,10 +347,16 @@ package struct TokenResponseParser: Sendable {
         }
         guard let lifetime = Self.lifetime(seconds) else {
             // A number out of range is named by its value: "got a number" did not say what was wrong with it.
-            let got = seconds != nil ? "\(DisplayText.sanitized(value.scalarText ?? "", limit: 24)), which is not 0 to 1e11 seconds"
-                : value.typeName == "a string" ? "the string '\(DisplayText.sanitized(value.scalarText ?? "", limit: 20))'" : value.typeName
+            let got =
+                seconds != nil
+                ? "\(DisplayText.sanitized(value.scalarText ?? "", limit: 24)), which is not 0 to 1e11 seconds"
+                : value.typeName == "a string"
+                    ? "the string '\(DisplayText.sanitized(value.scalarText ?? "", limit: 20))'" : value.typeName
             throw AuthKitError.invalidResponse(
-                step: step, reason: .init(.invalidField(path.description), "'\(path)' must be a number of seconds (a number or numeric string), got \(got)"))
+                step: step,
+                reason: .init(
+                    .invalidField(path.description),
+                    "'\(path)' must be a number of seconds (a number or numeric string), got \(got)"))
         }
         return lifetime
     }
@@ -303,10 +370,14 @@ package struct TokenResponseParser: Sendable {
         guard let (path, value) = mapping.scope.firstValue(in: object) else { return nil }
         let scopes = try scopes(value, at: path)
         if SecretMask.anyRepeated(secrets, in: scopes) {
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(path.description), """
-                '\(path)' repeats a secret the request carried (a code, verifier, client secret or token), \
-                so it is neither stored nor shown
-                """))
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .invalidField(path.description),
+                    """
+                    '\(path)' repeats a secret the request carried (a code, verifier, client secret or token), \
+                    so it is neither stored nor shown
+                    """))
         }
         return scopes
     }
@@ -325,10 +396,16 @@ package struct TokenResponseParser: Sendable {
                 return text.withUTF8 { bytes in
                     // One pass over contiguous bytes; a scope is a short
                     // (small, unallocated) string made from its slice.
-                    var scopes = [String](), start = 0
-                    for index in 0...bytes.count where index == bytes.count || bytes[index] == 0x20
-                        || bytes[index] == UInt8(ascii: ",") || bytes[index] == extra {
-                        if index > start { scopes.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)) }
+                    var scopes = [String]()
+                    var start = 0
+                    for index in 0...bytes.count
+                    where index == bytes.count || bytes[index] == 0x20
+                        || bytes[index] == UInt8(ascii: ",") || bytes[index] == extra
+                    {
+                        if index > start {
+                            scopes.append(
+                                String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+                        }
                         start = index + 1
                     }
                     return scopes
@@ -339,12 +416,19 @@ package struct TokenResponseParser: Sendable {
         case .array(let elements):
             return try elements.map { element in
                 guard case .string(let scope) = element else {
-                    throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(path.description), "'\(path)' must list strings, found \(element.typeName)"))
+                    throw AuthKitError.invalidResponse(
+                        step: step,
+                        reason: .init(
+                            .invalidField(path.description), "'\(path)' must list strings, found \(element.typeName)"))
                 }
                 return scope
             }
         default:
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.invalidField(path.description), "'\(path)' must be a string or an array of strings, got \(value.typeName)"))
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .invalidField(path.description),
+                    "'\(path)' must be a string or an array of strings, got \(value.typeName)"))
         }
     }
 

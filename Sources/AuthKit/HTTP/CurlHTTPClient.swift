@@ -1,329 +1,368 @@
 #if canImport(CCurl)
-import CCurl
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-import HTTPTypes
+    import CCurl
+    #if canImport(FoundationEssentials)
+        import FoundationEssentials
+    #else
+        import Foundation
+    #endif
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Musl)
+        import Musl
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
+    import HTTPTypes
 
-/// ``HTTPClient`` on libcurl's easy interface: the default on Linux.
-///
-/// It is the libcurl that FoundationNetworking's `URLSession` wraps, driven
-/// directly because `URLSession` on Linux cannot bound what a hostile server
-/// makes it hold: it always turns on content decoding, inflates each socket
-/// read whole and queues every inflated chunk for its delegate without
-/// backpressure, so a 13 MB gzip body that inflates to 2 GiB was measured to
-/// cost 2.1 GB of memory before any reader could stop it. Here the body
-/// arrives through a write callback that AuthKit controls:
-/// - decoding (gzip, deflate) stays on, and each inflated chunk waits until the
-///   reader has room for it (a few chunks are buffered), so memory stays near
-///   what the reader keeps, and a cap stops the transfer mid-inflation;
-/// - redirects are never followed, as ``HTTPClient`` requires;
-/// - stopping the body (a cap, a deadline, a cancelled task) aborts the transfer
-///   at the next callback; `timeout` aborts a connection silent for that long.
-/// Only `http` and `https` are spoken, with libcurl's system CA store.
-package struct CurlHTTPClient: HTTPClient {
-    /// Seconds to connect, and the longest silence allowed between bytes.
-    package var timeout: TimeInterval
+    /// ``HTTPClient`` on libcurl's easy interface: the default on Linux.
+    ///
+    /// It is the libcurl that FoundationNetworking's `URLSession` wraps, driven
+    /// directly because `URLSession` on Linux cannot bound what a hostile server
+    /// makes it hold: it always turns on content decoding, inflates each socket
+    /// read whole and queues every inflated chunk for its delegate without
+    /// backpressure, so a 13 MB gzip body that inflates to 2 GiB was measured to
+    /// cost 2.1 GB of memory before any reader could stop it. Here the body
+    /// arrives through a write callback that AuthKit controls:
+    /// - decoding (gzip, deflate) stays on, and each inflated chunk waits until the
+    ///   reader has room for it (a few chunks are buffered), so memory stays near
+    ///   what the reader keeps, and a cap stops the transfer mid-inflation;
+    /// - redirects are never followed, as ``HTTPClient`` requires;
+    /// - stopping the body (a cap, a deadline, a cancelled task) aborts the transfer
+    ///   at the next callback; `timeout` aborts a connection silent for that long.
+    /// Only `http` and `https` are spoken, with libcurl's system CA store.
+    package struct CurlHTTPClient: HTTPClient {
+        /// Seconds to connect, and the longest silence allowed between bytes.
+        package var timeout: TimeInterval
 
-    /// The threads, and easy handles with their open connections, transfers run on.
-    let workers: CurlWorkers
+        /// The threads, and easy handles with their open connections, transfers run on.
+        let workers: CurlWorkers
 
-    package init(timeout: TimeInterval = 30) {
-        self.init(timeout: timeout, workers: .shared)
-    }
-
-    /// With a pool of its own (tests count connections on one).
-    init(timeout: TimeInterval, workers: CurlWorkers) {
-        self.timeout = timeout
-        self.workers = workers
-    }
-
-    package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
-        let display = request.url?.redactedForLogs ?? "(no URL)"
-        guard let url = request.url else { throw AuthKitError.network(url: display, reason: .init(.invalidRequest, "the request has no absolute URL")) }
-        try Self.loadLibrary(display: display)
-        let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout, display: display)
-        return try await transfer.start(on: workers)
-    }
-}
-
-extension CurlHTTPClient {
-    /// Loads libcurl if ``preloadDefaultHTTPClient()`` has not (see
-    /// `authkit_curl.h` for why it is not linked), or waits for that load to
-    /// finish. A machine without it gets an error that says what to install.
-    static func loadLibrary(display: String) throws {
-        guard authkit_curl_load(nil, 0) != 0 else { return }
-        var reason = [CChar](repeating: 0, count: 512)
-        _ = authkit_curl_load(&reason, reason.count)
-        let text = reason.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        throw AuthKitError.network(url: display, reason: .init(.transportUnavailable, text))
-    }
-}
-
-/// One request on a worker's thread (``CurlWorkers``): `curl_easy_perform`
-/// blocks, and its callbacks hand the head and the body chunks to the async side.
-private final class CurlTransfer: @unchecked Sendable {
-    /// The kind of failure a libcurl code stands for, where no more
-    /// particular message was written for it.
-    static func kind(of code: CURLcode) -> AuthKitError.NetworkFailure.Kind {
-        switch code {
-        case CURLE_OPERATION_TIMEDOUT: .timedOut
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE: .tlsFailure
-        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: .connectionClosed
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_WEIRD_SERVER_REPLY: .malformedAnswer
-        default: .connectionFailed
+        package init(timeout: TimeInterval = 30) {
+            self.init(timeout: timeout, workers: .shared)
         }
-    }
 
-    /// Chunks buffered for the reader before libcurl is made to wait.
-    static let bufferedChunks = 8
+        /// With a pool of its own (tests count connections on one).
+        init(timeout: TimeInterval, workers: CurlWorkers) {
+            self.timeout = timeout
+            self.workers = workers
+        }
 
-    let request: HTTPRequest
-    let url: URL
-    let body: Data?
-    let timeout: TimeInterval
-    let display: String
-
-    private let lock = ThreadLock()
-    private var headContinuation: CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>?
-    private var cancelled = false
-    private var status = 0
-    private var fields = HTTPFields()
-    /// Why the head was refused (read on the transfer's thread only).
-    private var refusedHead: String?
-    /// The bytes of header lines read so far, interim heads and trailers
-    /// included (transfer's thread only), against ``largestHead``.
-    private var headBytes = 0
-    /// Whether the final head has been read (transfer's thread only).
-    private var headEnded = false
-    /// No real answer's header comes near this; libcurl's own limit
-    /// (300 KiB in all) is reported as "Failure when receiving data from the
-    /// peer", which does not say what the server did.
-    static let largestHead = 128 << 10
-    private let stream: AsyncThrowingStream<Data, any Error>
-    private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
-
-    init(request: HTTPRequest, url: URL, body: Data?, timeout: TimeInterval, display: String) {
-        self.request = request
-        self.url = url
-        self.body = body
-        self.timeout = timeout
-        self.display = display
-        (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedChunks))
-    }
-
-    func start(on workers: CurlWorkers) async throws -> (HTTPResponse, HTTPResponseBody) {
-        continuation.onTermination = { [weak self] _ in self?.cancel() }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { head in
-                lock.withLock { headContinuation = head }
-                workers.run(origin: url.origin) { slot in
-                    let failure = self.perform(on: slot)
-                    return { self.finish(failure) }
-                }
+        package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+            let display = request.url?.redactedForLogs ?? "(no URL)"
+            guard let url = request.url else {
+                throw AuthKitError.network(
+                    url: display, reason: .init(.invalidRequest, "the request has no absolute URL"))
             }
-        } onCancel: {
-            cancel()
+            try Self.loadLibrary(display: display)
+            let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout, display: display)
+            return try await transfer.start(on: workers)
         }
     }
 
-    func cancel() {
-        lock.withLock { cancelled = true }
-    }
-
-    private var isCancelled: Bool { lock.withLock { cancelled } }
-
-    // MARK: - The transfer (on a worker's thread)
-
-    /// Runs the transfer on the slot's easy handle, a worker's, reset: every
-    /// option is set here, for this request alone (see ``CurlWorkers``).
-    /// Returns how it failed (a slot without a handle fails with its
-    /// reason), or nil; ``finish(_:)`` reports it.
-    private func perform(on slot: CurlWorkers.Slot) -> (any Error)? {
-        let handle: UnsafeMutableRawPointer
-        switch slot {
-        case .handle(let ready): handle = ready
-        case .unavailable(let reason): return AuthKitError.network(url: display, reason: .init(.transportUnavailable, reason))
-        }
-        var headers: UnsafeMutablePointer<curl_slist>?
-        defer { authkit_curl_slist_free_all(headers) }
-        var hasContentType = false
-        for field in request.headerFields.withoutFraming {
-            if field.name == .contentType { hasContentType = true }
-            // libcurl removes a header given as "Name:" with nothing after
-            // it (its own default's off switch); "Name;" sends it empty.
-            headers = authkit_curl_slist_append(headers, field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
-        }
-        headers = authkit_curl_slist_append(headers, "Expect:") // no 100-continue round trip
-        if body != nil, !hasContentType { headers = authkit_curl_slist_append(headers, "Content-Type:") }
-
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        let method = request.method.rawValue
-        _ = authkit_curl_set_pointer(handle, CURLOPT_URL, url.absoluteString)
-        _ = authkit_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https")
-        if url.isLoopback {
-            // This machine is reached directly. libcurl sends through the
-            // proxy `http_proxy` names, and with no `no_proxy` for 127.0.0.1
-            // a plain-http loopback request, which AuthKit sends a
-            // credential over because it stays here, left the machine in
-            // the clear (and reached the proxy's own 127.0.0.1, not this one).
-            _ = authkit_curl_set_pointer(handle, CURLOPT_NOPROXY, "*")
-        }
-        _ = authkit_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
-        _ = authkit_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
-        _ = authkit_curl_set_pointer(handle, CURLOPT_ACCEPT_ENCODING, "") // every decoding libcurl has; bounded below
-        _ = authkit_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, max(1, Int(timeout)))
-        _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
-        _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, Int(timeout)))
-        _ = authkit_curl_set_pointer(handle, CURLOPT_HTTPHEADER, headers)
-        if method == "HEAD" {
-            _ = authkit_curl_set_long(handle, CURLOPT_NOBODY, 1)
-        } else if let body {
-            _ = authkit_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-            body.withUnsafeBytes { _ = authkit_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)) }
-            _ = authkit_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, method)
-        } else if method != "GET" {
-            _ = authkit_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, method)
-        }
-        _ = authkit_curl_set_data_callback(handle, CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-            return transfer.header(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
-        }
-        _ = authkit_curl_set_pointer(handle, CURLOPT_HEADERDATA, context)
-        _ = authkit_curl_set_data_callback(handle, CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-            return transfer.data(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
-        }
-        _ = authkit_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
-        _ = authkit_curl_set_long(handle, CURLOPT_NOPROGRESS, 0)
-        _ = authkit_curl_set_progress_callback(handle) { context, _, _, _, _ in
-            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().isCancelled ? 1 : 0
-        }
-        _ = authkit_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
-
-        let code = authkit_curl_easy_perform(handle)
-        if code == CURLE_OK {
-            return nil
-        } else if let refusedHead {
-            return AuthKitError.network(url: display, reason: .init(.malformedAnswer, refusedHead))
-        } else if isCancelled {
-            return CancellationError()
-        } else if code == CURLE_OUT_OF_MEMORY, !headEnded {
-            // libcurl's words for a header line over its 100 KiB limit
-            // (CURL_MAX_HTTP_HEADER), which it refuses before handing it over.
-            return AuthKitError.network(url: display, reason: .init(.malformedAnswer, """
-                a line of its header is longer than 100 KiB, which no real answer's is; libcurl stopped reading \
-                (it reports this as "Out of memory")
-                """))
-        } else if code == CURLE_OPERATION_TIMEDOUT {
-            // The connection, or the low-speed limit (under a byte a second
-            // for `timeout`): a server dripping a byte a second was said to
-            // have sent "no data" while it was sending.
-            return AuthKitError.network(url: display, reason: .init(.timedOut, headBytes == 0
-                ? "no answer for \(Int(timeout)) s"
-                : "it sent less than a byte a second for \(Int(timeout)) s, and was cut off"))
-        } else if code == CURLE_PARTIAL_FILE {
-            // libcurl's own words, "Transferred a partial file", suggest a download tool.
-            return AuthKitError.network(url: display, reason: .init(.connectionClosed, "the server closed the connection before the end of its answer"))
-        } else if code == CURLE_PEER_FAILED_VERIFICATION {
-            // libcurl's words name SSH keys as well, which never apply here.
-            return AuthKitError.network(url: display, reason: .init(.tlsFailure, "the server's TLS certificate could not be verified (self-signed, expired, for another host, or someone in the middle); nothing was sent"))
-        } else if code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_WEIRD_SERVER_REPLY {
-            // Only http and https are allowed, so "Unsupported protocol" here
-            // means the answer was not HTTP (no status line, or a malformed one).
-            return AuthKitError.network(url: display, reason: .init(.malformedAnswer, "the server's answer is not HTTP AuthKit can read (libcurl: \(String(cString: authkit_curl_easy_strerror(code))))"))
-        } else {
-            return AuthKitError.network(url: display, reason: .init(Self.kind(of: code), String(cString: authkit_curl_easy_strerror(code))))
+    extension CurlHTTPClient {
+        /// Loads libcurl if ``preloadDefaultHTTPClient()`` has not (see
+        /// `authkit_curl.h` for why it is not linked), or waits for that load to
+        /// finish. A machine without it gets an error that says what to install.
+        static func loadLibrary(display: String) throws {
+            guard authkit_curl_load(nil, 0) != 0 else { return }
+            var reason = [CChar](repeating: 0, count: 512)
+            _ = authkit_curl_load(&reason, reason.count)
+            let text = reason.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            throw AuthKitError.network(url: display, reason: .init(.transportUnavailable, text))
         }
     }
 
-    /// One header line. A status line starts a new head (after `100 Continue`);
-    /// the empty line ends it, and a final head is handed over.
-    private func header(_ line: UnsafeRawBufferPointer) -> Bool {
-        headBytes += line.count
-        if headBytes > Self.largestHead {
-            refusedHead = "its header is longer than \(Self.largestHead >> 10) KiB, which no real answer's is; nothing more was read"
-            return false
+    /// One request on a worker's thread (``CurlWorkers``): `curl_easy_perform`
+    /// blocks, and its callbacks hand the head and the body chunks to the async side.
+    private final class CurlTransfer: @unchecked Sendable {
+        /// The kind of failure a libcurl code stands for, where no more
+        /// particular message was written for it.
+        static func kind(of code: CURLcode) -> AuthKitError.NetworkFailure.Kind {
+            switch code {
+            case CURLE_OPERATION_TIMEDOUT: .timedOut
+            case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+                CURLE_SSL_CACERT_BADFILE:
+                .tlsFailure
+            case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: .connectionClosed
+            case CURLE_UNSUPPORTED_PROTOCOL, CURLE_WEIRD_SERVER_REPLY: .malformedAnswer
+            default: .connectionFailed
+            }
         }
-        let text = String(decoding: line, as: UTF8.self).trimmingSpacesAndNewlines()
-        if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"), !text.isEmpty {
-            // obs-fold: libcurl hands a folded field's continuation over as a
-            // line of its own. It belongs to the field before it, joined by a
-            // space (RFC 9112 §5.2); read alone, `WWW-Authenticate` lost its
-            // `error`, and a continuation with a colon became a field. One
-            // right after the status line has no field: it is ignored (§2.2).
-            if let last = fields.indices.last { fields[last].value += " " + text }
-        } else if text.hasPrefix("HTTP/") {
-            let parts = text.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            fields = HTTPFields()
-            if status == 101 {
-                // Never asked for (no Upgrade is sent); libcurl would take up
-                // the offer (h2c) and wait on the other protocol's bytes.
-                refusedHead = FlowTransport.switchedProtocol
+
+        /// Chunks buffered for the reader before libcurl is made to wait.
+        static let bufferedChunks = 8
+
+        let request: HTTPRequest
+        let url: URL
+        let body: Data?
+        let timeout: TimeInterval
+        let display: String
+
+        private let lock = ThreadLock()
+        private var headContinuation: CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>?
+        private var cancelled = false
+        private var status = 0
+        private var fields = HTTPFields()
+        /// Why the head was refused (read on the transfer's thread only).
+        private var refusedHead: String?
+        /// The bytes of header lines read so far, interim heads and trailers
+        /// included (transfer's thread only), against ``largestHead``.
+        private var headBytes = 0
+        /// Whether the final head has been read (transfer's thread only).
+        private var headEnded = false
+        /// No real answer's header comes near this; libcurl's own limit
+        /// (300 KiB in all) is reported as "Failure when receiving data from the
+        /// peer", which does not say what the server did.
+        static let largestHead = 128 << 10
+        private let stream: AsyncThrowingStream<Data, any Error>
+        private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
+
+        init(request: HTTPRequest, url: URL, body: Data?, timeout: TimeInterval, display: String) {
+            self.request = request
+            self.url = url
+            self.body = body
+            self.timeout = timeout
+            self.display = display
+            (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream(
+                bufferingPolicy: .bufferingOldest(Self.bufferedChunks))
+        }
+
+        func start(on workers: CurlWorkers) async throws -> (HTTPResponse, HTTPResponseBody) {
+            continuation.onTermination = { [weak self] _ in self?.cancel() }
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { head in
+                    lock.withLock { headContinuation = head }
+                    workers.run(origin: url.origin) { slot in
+                        let failure = self.perform(on: slot)
+                        return { self.finish(failure) }
+                    }
+                }
+            } onCancel: {
+                cancel()
+            }
+        }
+
+        func cancel() {
+            lock.withLock { cancelled = true }
+        }
+
+        private var isCancelled: Bool { lock.withLock { cancelled } }
+
+        // MARK: - The transfer (on a worker's thread)
+
+        /// Runs the transfer on the slot's easy handle, a worker's, reset: every
+        /// option is set here, for this request alone (see ``CurlWorkers``).
+        /// Returns how it failed (a slot without a handle fails with its
+        /// reason), or nil; ``finish(_:)`` reports it.
+        private func perform(on slot: CurlWorkers.Slot) -> (any Error)? {
+            let handle: UnsafeMutableRawPointer
+            switch slot {
+            case .handle(let ready): handle = ready
+            case .unavailable(let reason):
+                return AuthKitError.network(url: display, reason: .init(.transportUnavailable, reason))
+            }
+            var headers: UnsafeMutablePointer<curl_slist>?
+            defer { authkit_curl_slist_free_all(headers) }
+            var hasContentType = false
+            for field in request.headerFields.withoutFraming {
+                if field.name == .contentType { hasContentType = true }
+                // libcurl removes a header given as "Name:" with nothing after
+                // it (its own default's off switch); "Name;" sends it empty.
+                headers = authkit_curl_slist_append(
+                    headers, field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
+            }
+            headers = authkit_curl_slist_append(headers, "Expect:") // no 100-continue round trip
+            if body != nil, !hasContentType { headers = authkit_curl_slist_append(headers, "Content-Type:") }
+
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            let method = request.method.rawValue
+            _ = authkit_curl_set_pointer(handle, CURLOPT_URL, url.absoluteString)
+            _ = authkit_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+            if url.isLoopback {
+                // This machine is reached directly. libcurl sends through the
+                // proxy `http_proxy` names, and with no `no_proxy` for 127.0.0.1
+                // a plain-http loopback request, which AuthKit sends a
+                // credential over because it stays here, left the machine in
+                // the clear (and reached the proxy's own 127.0.0.1, not this one).
+                _ = authkit_curl_set_pointer(handle, CURLOPT_NOPROXY, "*")
+            }
+            _ = authkit_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
+            _ = authkit_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+            // every decoding libcurl has; bounded below
+            _ = authkit_curl_set_pointer(handle, CURLOPT_ACCEPT_ENCODING, "")
+            _ = authkit_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, max(1, Int(timeout)))
+            _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
+            _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, Int(timeout)))
+            _ = authkit_curl_set_pointer(handle, CURLOPT_HTTPHEADER, headers)
+            if method == "HEAD" {
+                _ = authkit_curl_set_long(handle, CURLOPT_NOBODY, 1)
+            } else if let body {
+                _ = authkit_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+                body.withUnsafeBytes {
+                    _ = authkit_curl_set_pointer(
+                        handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1))
+                }
+                _ = authkit_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, method)
+            } else if method != "GET" {
+                _ = authkit_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, method)
+            }
+            _ = authkit_curl_set_data_callback(handle, CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+                return transfer.header(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
+            }
+            _ = authkit_curl_set_pointer(handle, CURLOPT_HEADERDATA, context)
+            _ = authkit_curl_set_data_callback(handle, CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+                return transfer.data(UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
+            }
+            _ = authkit_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
+            _ = authkit_curl_set_long(handle, CURLOPT_NOPROGRESS, 0)
+            _ = authkit_curl_set_progress_callback(handle) { context, _, _, _, _ in
+                Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().isCancelled ? 1 : 0
+            }
+            _ = authkit_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
+
+            let code = authkit_curl_easy_perform(handle)
+            if code == CURLE_OK {
+                return nil
+            } else if let refusedHead {
+                return AuthKitError.network(url: display, reason: .init(.malformedAnswer, refusedHead))
+            } else if isCancelled {
+                return CancellationError()
+            } else if code == CURLE_OUT_OF_MEMORY, !headEnded {
+                // libcurl's words for a header line over its 100 KiB limit
+                // (CURL_MAX_HTTP_HEADER), which it refuses before handing it over.
+                return AuthKitError.network(
+                    url: display,
+                    reason: .init(
+                        .malformedAnswer,
+                        """
+                        a line of its header is longer than 100 KiB, which no real answer's is; libcurl stopped reading \
+                        (it reports this as "Out of memory")
+                        """))
+            } else if code == CURLE_OPERATION_TIMEDOUT {
+                // The connection, or the low-speed limit (under a byte a second
+                // for `timeout`): a server dripping a byte a second was said to
+                // have sent "no data" while it was sending.
+                return AuthKitError.network(
+                    url: display,
+                    reason: .init(
+                        .timedOut,
+                        headBytes == 0
+                            ? "no answer for \(Int(timeout)) s"
+                            : "it sent less than a byte a second for \(Int(timeout)) s, and was cut off"))
+            } else if code == CURLE_PARTIAL_FILE {
+                // libcurl's own words, "Transferred a partial file", suggest a download tool.
+                return AuthKitError.network(
+                    url: display,
+                    reason: .init(.connectionClosed, "the server closed the connection before the end of its answer"))
+            } else if code == CURLE_PEER_FAILED_VERIFICATION {
+                // libcurl's words name SSH keys as well, which never apply here.
+                return AuthKitError.network(
+                    url: display,
+                    reason: .init(
+                        .tlsFailure,
+                        "the server's TLS certificate could not be verified (self-signed, expired, for another host, or someone in the middle); nothing was sent"
+                    ))
+            } else if code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_WEIRD_SERVER_REPLY {
+                // Only http and https are allowed, so "Unsupported protocol" here
+                // means the answer was not HTTP (no status line, or a malformed one).
+                return AuthKitError.network(
+                    url: display,
+                    reason: .init(
+                        .malformedAnswer,
+                        "the server's answer is not HTTP AuthKit can read (libcurl: \(String(cString: authkit_curl_easy_strerror(code))))"
+                    ))
+            } else {
+                return AuthKitError.network(
+                    url: display, reason: .init(Self.kind(of: code), String(cString: authkit_curl_easy_strerror(code))))
+            }
+        }
+
+        /// One header line. A status line starts a new head (after `100 Continue`);
+        /// the empty line ends it, and a final head is handed over.
+        private func header(_ line: UnsafeRawBufferPointer) -> Bool {
+            headBytes += line.count
+            if headBytes > Self.largestHead {
+                refusedHead =
+                    "its header is longer than \(Self.largestHead >> 10) KiB, which no real answer's is; nothing more was read"
                 return false
             }
-        } else if text.isEmpty {
-            if status >= 200 {
-                headEnded = true
-                if let problem = fields.framingProblem {
-                    refusedHead = problem
+            let text = String(decoding: line, as: UTF8.self).trimmingSpacesAndNewlines()
+            if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"), !text.isEmpty {
+                // obs-fold: libcurl hands a folded field's continuation over as a
+                // line of its own. It belongs to the field before it, joined by a
+                // space (RFC 9112 §5.2); read alone, `WWW-Authenticate` lost its
+                // `error`, and a continuation with a colon became a field. One
+                // right after the status line has no field: it is ignored (§2.2).
+                if let last = fields.indices.last { fields[last].value += " " + text }
+            } else if text.hasPrefix("HTTP/") {
+                let parts = text.split(separator: " ", maxSplits: 2)
+                status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+                fields = HTTPFields()
+                if status == 101 {
+                    // Never asked for (no Upgrade is sent); libcurl would take up
+                    // the offer (h2c) and wait on the other protocol's bytes.
+                    refusedHead = FlowTransport.switchedProtocol
                     return false
                 }
-                deliverHead()
+            } else if text.isEmpty {
+                if status >= 200 {
+                    headEnded = true
+                    if let problem = fields.framingProblem {
+                        refusedHead = problem
+                        return false
+                    }
+                    deliverHead()
+                }
+            } else if let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) {
+                fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingSpaces()))
             }
-        } else if let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) {
-            fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingSpaces()))
+            return !isCancelled
         }
-        return !isCancelled
-    }
 
-    /// One decoded chunk: waits while the reader's buffer is full, and stops
-    /// the transfer (returns false) once the reader is gone.
-    private func data(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        deliverHead()
-        var chunk = Data(bytes)
-        while true {
-            if isCancelled { return false }
-            switch continuation.yield(chunk) {
-            case .enqueued: return true
-            case .terminated: return false
-            case .dropped(let back):
-                chunk = back
-                usleep(1000)
-            @unknown default: return false
+        /// One decoded chunk: waits while the reader's buffer is full, and stops
+        /// the transfer (returns false) once the reader is gone.
+        private func data(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            deliverHead()
+            var chunk = Data(bytes)
+            while true {
+                if isCancelled { return false }
+                switch continuation.yield(chunk) {
+                case .enqueued: return true
+                case .terminated: return false
+                case .dropped(let back):
+                    chunk = back
+                    usleep(1000)
+                @unknown default: return false
+                }
             }
         }
-    }
 
-    private func deliverHead() {
-        guard let head = lock.withLock({ () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
-            defer { headContinuation = nil }
-            return headContinuation
-        }) else { return }
-        let response = HTTPResponse(status: .init(code: status), headerFields: fields)
-        head.resume(returning: (response, HTTPResponseBody(stream, onCancel: { [self] in cancel() })))
-    }
-
-    /// The end of the transfer: a response without a body gets its head now;
-    /// an error goes to whoever waits, for the head or for the body.
-    private func finish(_ error: (any Error)?) {
-        if error == nil { deliverHead() }
-        let head = lock.withLock { () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
-            defer { headContinuation = nil }
-            return headContinuation
+        private func deliverHead() {
+            guard
+                let head = lock.withLock({ () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
+                    defer { headContinuation = nil }
+                    return headContinuation
+                })
+            else { return }
+            let response = HTTPResponse(status: .init(code: status), headerFields: fields)
+            head.resume(returning: (response, HTTPResponseBody(stream, onCancel: { [self] in cancel() })))
         }
-        head?.resume(throwing: error ?? AuthKitError.network(url: display, reason: .init(.connectionClosed, "the connection closed before a response")))
-        continuation.finish(throwing: error)
+
+        /// The end of the transfer: a response without a body gets its head now;
+        /// an error goes to whoever waits, for the head or for the body.
+        private func finish(_ error: (any Error)?) {
+            if error == nil { deliverHead() }
+            let head = lock.withLock { () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
+                defer { headContinuation = nil }
+                return headContinuation
+            }
+            head?.resume(
+                throwing: error
+                    ?? AuthKitError.network(
+                        url: display, reason: .init(.connectionClosed, "the connection closed before a response")))
+            continuation.finish(throwing: error)
+        }
     }
-}
 #endif

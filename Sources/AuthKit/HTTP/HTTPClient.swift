@@ -1,12 +1,13 @@
+import HTTPTypes
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(CCurl)
-import CCurl
+    import CCurl
 #endif
-import HTTPTypes
 
 /// Sends one HTTP request and hands back the response as it arrives.
 ///
@@ -49,9 +50,9 @@ public protocol HTTPClient: Sendable {
 ///   request's own deadline is ``RequestPolicy``'s).
 public func platformHTTPClient(timeout: TimeInterval = 30) -> any HTTPClient {
     #if canImport(CCurl)
-    return CurlHTTPClient(timeout: timeout)
+        return CurlHTTPClient(timeout: timeout)
     #else
-    return URLSessionHTTPClient(timeout: timeout)
+        return URLSessionHTTPClient(timeout: timeout)
     #endif
 }
 
@@ -73,7 +74,7 @@ package func defaultHTTPClient() -> any HTTPClient {
 /// start it before, not after, starting threads.
 package func preloadDefaultHTTPClient() {
     #if canImport(CCurl)
-    authkit_curl_preload()
+        authkit_curl_preload()
     #endif
 }
 
@@ -85,7 +86,7 @@ package func preloadDefaultHTTPClient() {
 /// everywhere but Linux.
 package func requireDefaultHTTPClient(display: String) throws {
     #if canImport(CCurl)
-    try CurlHTTPClient.loadLibrary(display: display)
+        try CurlHTTPClient.loadLibrary(display: display)
     #endif
 }
 
@@ -96,6 +97,6 @@ package func requireDefaultHTTPClient(display: String) throws {
 /// load was started, and everywhere but Linux.
 package func settleDefaultHTTPClient() {
     #if canImport(CCurl)
-    authkit_curl_settle()
+        authkit_curl_settle()
     #endif
 }

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A response as the engines read it.
 package struct IncomingResponse: Sendable {
@@ -25,7 +26,9 @@ package struct IncomingResponse: Sendable {
     package init(status: Int, headers: [(String, String)] = [], body: Data = Data()) {
         self.status = status
         var fields = HTTPFields()
-        for (name, value) in headers { if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) } }
+        for (name, value) in headers {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
         self.headers = fields
         self.body = body
     }

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Dispatch
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The rules a request that carries a credential is sent under: whether a
 /// redirect is followed, how much of the answer is read, and for how long.
@@ -44,7 +45,8 @@ package struct RequestPolicy: Sendable, Hashable {
     }
 
     /// A token answer is a few hundred bytes; 1 MiB and 30 s are generous.
-    package static let tokenEndpoint = RequestPolicy(redirects: .refuse, maximumBodySize: 1 << 20, deadline: .seconds(30))
+    package static let tokenEndpoint = RequestPolicy(
+        redirects: .refuse, maximumBodySize: 1 << 20, deadline: .seconds(30))
 }
 
 /// Runs `operation`, failing with a network error naming `display` when it
@@ -64,18 +66,19 @@ package struct RequestPolicy: Sendable, Hashable {
 /// ended (every AuthKit transport ends promptly once cancelled), with
 /// ``AuthKitError/cancelled``.
 package func withDeadline<Result: Sendable>(
-    _ duration: Duration, allowed: Duration? = nil, display: String, _ operation: @escaping @Sendable () async throws -> Result
+    _ duration: Duration, allowed: Duration? = nil, display: String,
+    _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
     let deadline = ContinuousClock.now.advanced(by: duration)
     let task: Task<Result, any Error>
     #if compiler(>=6.2)
-    if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-        task = Task.immediate { try await operation() }
-    } else {
-        task = Task { try await operation() }
-    }
+        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+            task = Task.immediate { try await operation() }
+        } else {
+            task = Task { try await operation() }
+        }
     #else
-    task = Task { try await operation() } // Task.immediate arrived with Swift 6.2
+        task = Task { try await operation() } // Task.immediate arrived with Swift 6.2
     #endif
     let registration = DeadlineWatchdog.shared.register(deadline) { task.cancel() }
     let outcome = await withTaskCancellationHandler {
@@ -86,7 +89,8 @@ package func withDeadline<Result: Sendable>(
     // Past the deadline, whatever the operation ended with is a timeout: a
     // transport may end a cancelled transfer as if the body were complete.
     if DeadlineWatchdog.shared.finish(registration) {
-        throw AuthKitError.network(url: display, reason: .init(.timedOut, "no complete answer within \((allowed ?? duration).spoken)"))
+        throw AuthKitError.network(
+            url: display, reason: .init(.timedOut, "no complete answer within \((allowed ?? duration).spoken)"))
     }
     // Likewise a cancelled caller is told so, whatever the cancelled transfer
     // ended with: a body cut short would read as a complete one, a token or
@@ -111,4 +115,5 @@ extension Duration {
         guard seconds >= 0 else { return .nanoseconds(0) }
         guard seconds < Int64.max / 1_000_000_000 - 1 else { return .never }
         return .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-    }}
+    }
+}

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension HTTPFields {
     /// Why a response head's framing cannot be trusted, or nil.
@@ -22,10 +23,12 @@ extension HTTPFields {
     package var framingProblem: String? {
         let lengths = Set(self[values: .contentLength].flatMap { $0.split(separator: ",") }.map { $0.trimmingSpaces() })
         if lengths.count > 1 {
-            return "the answer gives \(lengths.count) different Content-Lengths, so where its body ends cannot be known; it was refused"
+            return
+                "the answer gives \(lengths.count) different Content-Lengths, so where its body ends cannot be known; it was refused"
         }
         if !lengths.isEmpty, self[.transferEncoding] != nil {
-            return "the answer gives both a Content-Length and a Transfer-Encoding, so readers would disagree on where its body ends (RFC 9112 §6.3); it was refused"
+            return
+                "the answer gives both a Content-Length and a Transfer-Encoding, so readers would disagree on where its body ends (RFC 9112 §6.3); it was refused"
         }
         return nil
     }

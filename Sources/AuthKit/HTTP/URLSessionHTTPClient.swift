@@ -4,210 +4,238 @@
 // links libcurl: AuthKit itself does not import it on Linux, so a program on
 // AuthKit (authkit among them) does not load libcurl before main().
 #if (AUTHKIT_FOUNDATION_NETWORKING && canImport(FoundationNetworking)) || (!AUTHKIT_FOUNDATION_NETWORKING && !canImport(FoundationNetworking))
-#if AUTHKIT_FOUNDATION_NETWORKING
-import AuthKit
-import FoundationNetworking
-#endif
-import Foundation
-import HTTPTypes
+    #if AUTHKIT_FOUNDATION_NETWORKING
+        import AuthKit
+        import FoundationNetworking
+    #endif
+    import Foundation
+    import HTTPTypes
 
-/// ``HTTPClient`` on Foundation's `URLSession` (libcurl on Linux).
-///
-/// A data task with a delegate, so that, as ``HTTPClient`` requires, a
-/// redirect is never followed (`willPerformHTTPRedirection` answers `nil`, and
-/// the 3xx is returned) and the body is passed on chunk by chunk as it
-/// arrives. No cookies are kept and nothing is cached.
-///
-/// It asks for `Accept-Encoding: identity` and refuses a body sent
-/// compressed anyway. On Linux that does not bound memory: FoundationNetworking
-/// tells libcurl to inflate whatever arrives, queues every inflated chunk for
-/// the delegate with no backpressure, and disregards the delegate's `.cancel`,
-/// so a gzip bomb (13 MB that inflate to 2 GiB) is held in memory before the
-/// refusal takes effect: measured, 2.2 GB and 20 s. For the same reason an
-/// endless body is queued as fast as the socket gives it, and the memory held
-/// depends on how soon the reader runs. Use it on Linux only with servers you
-/// trust; ``CurlHTTPClient``, the default there, makes libcurl wait for the
-/// reader and stops both at the size cap.
-/// `timeout` is the longest silence allowed between bytes; AuthKit adds a
-/// total deadline per request on top (see `RequestPolicy`).
-public struct URLSessionHTTPClient: HTTPClient {
-    /// Seconds without any bytes after which a request fails.
-    public var timeout: TimeInterval
-    private let session: URLSession
-    private let delegate: TaskDelegate
+    /// ``HTTPClient`` on Foundation's `URLSession` (libcurl on Linux).
+    ///
+    /// A data task with a delegate, so that, as ``HTTPClient`` requires, a
+    /// redirect is never followed (`willPerformHTTPRedirection` answers `nil`, and
+    /// the 3xx is returned) and the body is passed on chunk by chunk as it
+    /// arrives. No cookies are kept and nothing is cached.
+    ///
+    /// It asks for `Accept-Encoding: identity` and refuses a body sent
+    /// compressed anyway. On Linux that does not bound memory: FoundationNetworking
+    /// tells libcurl to inflate whatever arrives, queues every inflated chunk for
+    /// the delegate with no backpressure, and disregards the delegate's `.cancel`,
+    /// so a gzip bomb (13 MB that inflate to 2 GiB) is held in memory before the
+    /// refusal takes effect: measured, 2.2 GB and 20 s. For the same reason an
+    /// endless body is queued as fast as the socket gives it, and the memory held
+    /// depends on how soon the reader runs. Use it on Linux only with servers you
+    /// trust; ``CurlHTTPClient``, the default there, makes libcurl wait for the
+    /// reader and stops both at the size cap.
+    /// `timeout` is the longest silence allowed between bytes; AuthKit adds a
+    /// total deadline per request on top (see `RequestPolicy`).
+    public struct URLSessionHTTPClient: HTTPClient {
+        /// Seconds without any bytes after which a request fails.
+        public var timeout: TimeInterval
+        private let session: URLSession
+        private let delegate: TaskDelegate
 
-    public init(timeout: TimeInterval = 30) {
-        self.timeout = timeout
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        let delegate = TaskDelegate()
-        self.delegate = delegate
-        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        public init(timeout: TimeInterval = 30) {
+            self.timeout = timeout
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = timeout
+            configuration.httpCookieStorage = nil
+            configuration.httpShouldSetCookies = false
+            configuration.urlCache = nil
+            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+            let delegate = TaskDelegate()
+            self.delegate = delegate
+            self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        }
+
+        public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+            let display = request.url?.redactedForLogs ?? "(no URL)"
+            guard let url = request.url else {
+                throw AuthKitError.network(
+                    url: display, reason: .init(.invalidRequest, "the request has no absolute URL"))
+            }
+            var urlRequest = URLRequest(url: url, timeoutInterval: timeout)
+            urlRequest.httpMethod = request.method.rawValue
+            for field in request.headerFields.withoutFraming {
+                urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
+            }
+            urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+            urlRequest.httpBody = body
+            let task = session.dataTask(with: urlRequest)
+            let (stream, bodyContinuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+            // The reader stopped (cap reached, deadline passed, cancelled): stop the transfer.
+            bodyContinuation.onTermination = { _ in task.cancel() }
+            let head: HTTPResponse = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { headContinuation in
+                    delegate.register(
+                        task.taskIdentifier,
+                        TaskDelegate.Transfer(
+                            display: display, timeout: timeout, head: headContinuation, body: bodyContinuation))
+                    task.resume()
+                }
+            } onCancel: {
+                task.cancel()
+            }
+            return (head, HTTPResponseBody(stream, onCancel: { task.cancel() }))
+        }
     }
 
-    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
-        let display = request.url?.redactedForLogs ?? "(no URL)"
-        guard let url = request.url else { throw AuthKitError.network(url: display, reason: .init(.invalidRequest, "the request has no absolute URL")) }
-        var urlRequest = URLRequest(url: url, timeoutInterval: timeout)
-        urlRequest.httpMethod = request.method.rawValue
-        for field in request.headerFields.withoutFraming {
-            urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
-        }
-        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        urlRequest.httpBody = body
-        let task = session.dataTask(with: urlRequest)
-        let (stream, bodyContinuation) = AsyncThrowingStream<Data, any Error>.makeStream()
-        // The reader stopped (cap reached, deadline passed, cancelled): stop the transfer.
-        bodyContinuation.onTermination = { _ in task.cancel() }
-        let head: HTTPResponse = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { headContinuation in
-                delegate.register(task.taskIdentifier, TaskDelegate.Transfer(
-                    display: display, timeout: timeout, head: headContinuation, body: bodyContinuation))
-                task.resume()
+    /// Routes one session's delegate callbacks to the transfer each task belongs to.
+    private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        /// The kind of failure a URLSession error stands for.
+        static func kind(of error: any Error) -> AuthKitError.NetworkFailure.Kind {
+            guard let error = error as? URLError else { return .connectionFailed }
+            switch error.code {
+            case .timedOut: return .timedOut
+            case .networkConnectionLost: return .connectionClosed
+            case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+                .serverCertificateHasUnknownRoot,
+                .serverCertificateNotYetValid, .clientCertificateRejected, .clientCertificateRequired:
+                return .tlsFailure
+            case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
+                return .malformedAnswer
+            default: return .connectionFailed
             }
-        } onCancel: {
+        }
+
+        struct Transfer {
+            var display: String
+            var timeout: TimeInterval
+            var head: CheckedContinuation<HTTPResponse, any Error>?
+            var body: AsyncThrowingStream<Data, any Error>.Continuation
+        }
+
+        private let lock = NSLock()
+        private var transfers: [Int: Transfer] = [:]
+
+        func register(_ id: Int, _ transfer: Transfer) {
+            lock.withLock { transfers[id] = transfer }
+        }
+
+        /// The head continuation of `id`, taken so it is resumed once.
+        private func takeHead(_ id: Int) -> CheckedContinuation<HTTPResponse, any Error>? {
+            lock.withLock {
+                let head = transfers[id]?.head
+                transfers[id]?.head = nil
+                return head
+            }
+        }
+
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+        ) {
+            completionHandler(nil) // the 3xx itself is the response; AuthKit decides what follows
+        }
+
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+        ) {
+            guard let http = response as? HTTPURLResponse else {
+                refuse(dataTask, response, because: "the response was not HTTP", completionHandler)
+                return
+            }
+            // An interim response (100 Continue, sent even unasked, or 103 Early
+            // Hints) comes before the answer, and a client must read past it
+            // (RFC 9110 §15.2). FoundationNetworking on Linux reports it to the
+            // delegate like an answer, then the final head again.
+            if (100...199).contains(http.statusCode), http.statusCode != 101 {
+                completionHandler(.allow)
+                return
+            }
+            var fields = HTTPFields()
+            for (name, value) in http.allHeaderFields {
+                if let name = HTTPField.Name(String(describing: name)) {
+                    fields.append(HTTPField(name: name, value: String(describing: value)))
+                }
+            }
+            if let problem = fields.framingProblem {
+                refuse(dataTask, response, because: problem, completionHandler)
+                return
+            }
+            if let encoding = fields[.contentEncoding]?.lowercased(), !["", "identity"].contains(encoding) {
+                refuse(
+                    dataTask, response,
+                    because:
+                        "the server sent a '\(DisplayText.sanitized(encoding, limit: 40))'-encoded body though none was asked for (Accept-Encoding: identity); it was refused",
+                    completionHandler)
+                return
+            }
+            takeHead(dataTask.taskIdentifier)?.resume(
+                returning: HTTPResponse(status: .init(code: http.statusCode), headerFields: fields))
+            completionHandler(.allow)
+        }
+
+        /// Refuses a head: its caller gets `reason` as a network error, and the
+        /// transfer ends. FoundationNetworking on Linux disregards the `.cancel`
+        /// disposition (it cannot pause libcurl there, so the transfer runs on
+        /// while the delegate decides): without the explicit `cancel()` the task
+        /// would run to its end. (It does not save the memory of a gzip bomb,
+        /// which is inflated before the cancel is handled.)
+        private func refuse(
+            _ task: URLSessionDataTask, _ response: URLResponse, because reason: String,
+            _ completionHandler: (URLSession.ResponseDisposition) -> Void
+        ) {
+            takeHead(task.taskIdentifier)?.resume(
+                throwing: AuthKitError.network(
+                    url: response.url?.redactedForLogs ?? "(no URL)", reason: .init(.malformedAnswer, reason)))
+            completionHandler(.cancel)
             task.cancel()
         }
-        return (head, HTTPResponseBody(stream, onCancel: { task.cancel() }))
-    }
-}
 
-/// Routes one session's delegate callbacks to the transfer each task belongs to.
-private final class TaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    /// The kind of failure a URLSession error stands for.
-    static func kind(of error: any Error) -> AuthKitError.NetworkFailure.Kind {
-        guard let error = error as? URLError else { return .connectionFailed }
-        switch error.code {
-        case .timedOut: return .timedOut
-        case .networkConnectionLost: return .connectionClosed
-        case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted, .serverCertificateHasUnknownRoot,
-             .serverCertificateNotYetValid, .clientCertificateRejected, .clientCertificateRequired: return .tlsFailure
-        case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData: return .malformedAnswer
-        default: return .connectionFailed
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            _ = lock.withLock { transfers[dataTask.taskIdentifier]?.body }?.yield(data)
         }
-    }
 
-    struct Transfer {
-        var display: String
-        var timeout: TimeInterval
-        var head: CheckedContinuation<HTTPResponse, any Error>?
-        var body: AsyncThrowingStream<Data, any Error>.Continuation
-    }
-
-    private let lock = NSLock()
-    private var transfers: [Int: Transfer] = [:]
-
-    func register(_ id: Int, _ transfer: Transfer) {
-        lock.withLock { transfers[id] = transfer }
-    }
-
-    /// The head continuation of `id`, taken so it is resumed once.
-    private func takeHead(_ id: Int) -> CheckedContinuation<HTTPResponse, any Error>? {
-        lock.withLock {
-            let head = transfers[id]?.head
-            transfers[id]?.head = nil
-            return head
-        }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-        completionHandler(nil) // the 3xx itself is the response; AuthKit decides what follows
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        guard let http = response as? HTTPURLResponse else {
-            refuse(dataTask, response, because: "the response was not HTTP", completionHandler)
-            return
-        }
-        // An interim response (100 Continue, sent even unasked, or 103 Early
-        // Hints) comes before the answer, and a client must read past it
-        // (RFC 9110 §15.2). FoundationNetworking on Linux reports it to the
-        // delegate like an answer, then the final head again.
-        if (100...199).contains(http.statusCode), http.statusCode != 101 {
-            completionHandler(.allow)
-            return
-        }
-        var fields = HTTPFields()
-        for (name, value) in http.allHeaderFields {
-            if let name = HTTPField.Name(String(describing: name)) {
-                fields.append(HTTPField(name: name, value: String(describing: value)))
+        #if canImport(FoundationNetworking)
+            /// An HTTP authentication challenge: a `401` with `WWW-Authenticate:
+            /// Basic`, as a token endpoint answers `invalid_client` (RFC 6749 §5.2).
+            /// AuthKit sets `Authorization` itself, so it is the answer, not a
+            /// question for URLSession. FoundationNetworking raises it once the whole
+            /// 401 has been handed over, in place of the task's completion, and with
+            /// no credential to offer never completes the task
+            /// (swift-corelibs-foundation#5456): the request hung until AuthKit's
+            /// deadline. Here it ends the transfer as a completion would. (On Apple
+            /// platforms the default handling finds no credential and the 401 comes
+            /// back as the response.)
+            func urlSession(
+                _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+            ) {
+                finish(task.taskIdentifier, error: nil)
+                // the cancellation that follows finds the transfer gone
+                completionHandler(.cancelAuthenticationChallenge, nil)
             }
-        }
-        if let problem = fields.framingProblem {
-            refuse(dataTask, response, because: problem, completionHandler)
-            return
-        }
-        if let encoding = fields[.contentEncoding]?.lowercased(), !["", "identity"].contains(encoding) {
-            refuse(dataTask, response, because: "the server sent a '\(DisplayText.sanitized(encoding, limit: 40))'-encoded body though none was asked for (Accept-Encoding: identity); it was refused", completionHandler)
-            return
-        }
-        takeHead(dataTask.taskIdentifier)?.resume(returning: HTTPResponse(status: .init(code: http.statusCode), headerFields: fields))
-        completionHandler(.allow)
-    }
+        #endif
 
-    /// Refuses a head: its caller gets `reason` as a network error, and the
-    /// transfer ends. FoundationNetworking on Linux disregards the `.cancel`
-    /// disposition (it cannot pause libcurl there, so the transfer runs on
-    /// while the delegate decides): without the explicit `cancel()` the task
-    /// would run to its end. (It does not save the memory of a gzip bomb,
-    /// which is inflated before the cancel is handled.)
-    private func refuse(_ task: URLSessionDataTask, _ response: URLResponse, because reason: String,
-                        _ completionHandler: (URLSession.ResponseDisposition) -> Void) {
-        takeHead(task.taskIdentifier)?.resume(throwing: AuthKitError.network(
-            url: response.url?.redactedForLogs ?? "(no URL)", reason: .init(.malformedAnswer, reason)))
-        completionHandler(.cancel)
-        task.cancel()
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        _ = lock.withLock { transfers[dataTask.taskIdentifier]?.body }?.yield(data)
-    }
-
-    #if canImport(FoundationNetworking)
-    /// An HTTP authentication challenge: a `401` with `WWW-Authenticate:
-    /// Basic`, as a token endpoint answers `invalid_client` (RFC 6749 §5.2).
-    /// AuthKit sets `Authorization` itself, so it is the answer, not a
-    /// question for URLSession. FoundationNetworking raises it once the whole
-    /// 401 has been handed over, in place of the task's completion, and with
-    /// no credential to offer never completes the task
-    /// (swift-corelibs-foundation#5456): the request hung until AuthKit's
-    /// deadline. Here it ends the transfer as a completion would. (On Apple
-    /// platforms the default handling finds no credential and the 401 comes
-    /// back as the response.)
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        finish(task.taskIdentifier, error: nil)
-        completionHandler(.cancelAuthenticationChallenge, nil) // the cancellation that follows finds the transfer gone
-    }
-    #endif
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        finish(task.taskIdentifier, error: error)
-    }
-
-    private func finish(_ id: Int, error: (any Error)?) {
-        guard let transfer = lock.withLock({ transfers.removeValue(forKey: id) }) else { return }
-        guard let error else {
-            transfer.head?.resume(throwing: AuthKitError.network(url: transfer.display, reason: .init(.connectionClosed, "the connection closed before a response")))
-            transfer.body.finish()
-            return
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            finish(task.taskIdentifier, error: error)
         }
-        let failure: any Error
-        if let error = error as? URLError, error.code == .cancelled {
-            failure = CancellationError()
-        } else if let error = error as? URLError, error.code == .timedOut {
-            failure = AuthKitError.network(url: transfer.display, reason: .init(.timedOut, "no data for \(Int(transfer.timeout)) s"))
-        } else {
-            failure = AuthKitError.network(url: transfer.display, reason: .init(Self.kind(of: error), error.localizedDescription))
+
+        private func finish(_ id: Int, error: (any Error)?) {
+            guard let transfer = lock.withLock({ transfers.removeValue(forKey: id) }) else { return }
+            guard let error else {
+                transfer.head?.resume(
+                    throwing: AuthKitError.network(
+                        url: transfer.display,
+                        reason: .init(.connectionClosed, "the connection closed before a response")))
+                transfer.body.finish()
+                return
+            }
+            let failure: any Error
+            if let error = error as? URLError, error.code == .cancelled {
+                failure = CancellationError()
+            } else if let error = error as? URLError, error.code == .timedOut {
+                failure = AuthKitError.network(
+                    url: transfer.display, reason: .init(.timedOut, "no data for \(Int(transfer.timeout)) s"))
+            } else {
+                failure = AuthKitError.network(
+                    url: transfer.display, reason: .init(Self.kind(of: error), error.localizedDescription))
+            }
+            transfer.head?.resume(throwing: failure)
+            transfer.body.finish(throwing: failure)
         }
-        transfer.head?.resume(throwing: failure)
-        transfer.body.finish(throwing: failure)
     }
-}
 #endif

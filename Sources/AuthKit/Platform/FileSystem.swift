@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// File-system questions answered with POSIX calls, the same on Linux
@@ -71,8 +71,10 @@ import Darwin
     ///
     /// `harm` completes "who could make it …": what a writer could do with
     /// this file (the credential store passes its own).
-    package static func foreignWriteProblem(at path: String, harm: String = "send your sign-ins elsewhere",
-                                            allowingSticky: Bool = true) -> String? {
+    package static func foreignWriteProblem(
+        at path: String, harm: String = "send your sign-ins elsewhere",
+        allowingSticky: Bool = true
+    ) -> String? {
         func directory(of path: String) -> String {
             path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         }
@@ -82,7 +84,9 @@ import Darwin
         // what it is; "Run: chmod go-w" would be wrong advice for one (through
         // a link named like a provider file, it would change /dev/zero).
         guard file.st_mode & S_IFMT == S_IFREG else { return nil }
-        if let problem = problem(file, path, isDirectory: false, harm: harm, refusal: "it is not read") { return problem }
+        if let problem = problem(file, path, isDirectory: false, harm: harm, refusal: "it is not read") {
+            return problem
+        }
         var directories = [directory(of: path)]
         if let resolved = realpath(path, nil) {
             defer { free(resolved) }
@@ -92,7 +96,10 @@ import Darwin
         for folder in directories {
             var info = stat()
             if stat(folder, &info) == 0,
-               let problem = problem(info, folder, isDirectory: true, harm: harm, refusal: "it is not read", allowingSticky: allowingSticky) {
+                let problem = problem(
+                    info, folder, isDirectory: true, harm: harm, refusal: "it is not read",
+                    allowingSticky: allowingSticky)
+            {
                 return problem
             }
         }
@@ -107,15 +114,19 @@ import Darwin
     /// in (its home, the store's directory): there a sticky bit is no
     /// defence, since another user could still create the names AuthKit has
     /// not made yet, or a link at `sandbox/`.
-    package static func foreignWriteProblem(inDirectory folder: String, harm: String, refusal: String,
-                                            allowingSticky: Bool = true) -> String? {
+    package static func foreignWriteProblem(
+        inDirectory folder: String, harm: String, refusal: String,
+        allowingSticky: Bool = true
+    ) -> String? {
         var info = stat()
         guard stat(folder, &info) == 0 else { return nil }
         return problem(info, folder, isDirectory: true, harm: harm, refusal: refusal, allowingSticky: allowingSticky)
     }
 
-    private static func problem(_ info: stat, _ path: String, isDirectory: Bool, harm: String, refusal: String,
-                                allowingSticky: Bool = true) -> String? {
+    private static func problem(
+        _ info: stat, _ path: String, isDirectory: Bool, harm: String, refusal: String,
+        allowingSticky: Bool = true
+    ) -> String? {
         if info.st_uid != geteuid() && info.st_uid != 0 {
             return isDirectory
                 ? "is in \(path), which belongs to another user (uid \(info.st_uid)), who could replace it to \(harm); \(refusal). Move it to a directory of your own."
@@ -156,7 +167,13 @@ import Darwin
         var offset = 0
         while offset < bytes.count {
             let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written > 0 { offset += written } else if written < 0 && errno == EINTR { continue } else { return false }
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return false
+            }
         }
         return true
     }
@@ -190,7 +207,9 @@ import Darwin
         guard fd >= 0 else { throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).") }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).") }
+        guard fstat(fd, &info) == 0 else {
+            throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).")
+        }
         let type = info.st_mode & S_IFMT
         var waitsInPoll = false
         switch type {
@@ -198,25 +217,27 @@ import Darwin
             break
         case S_IFIFO where accepting == .fileOrPipe:
             #if os(Linux)
-            // Read from this same descriptor, waiting in poll(2): a
-            // non-blocking reader of a FIFO is not told of a hang-up
-            // until a writer has come and gone since it opened (Linux
-            // fs/pipe.c), so a writer that has not come yet is waited
-            // for, as `cat` would. Not by opening the path again,
-            // blocking: a writer already waiting in open(2) is let go by
-            // the first open, may write and close before the second, and
-            // the second then waits for another writer, forever.
-            waitsInPoll = true
+                // Read from this same descriptor, waiting in poll(2): a
+                // non-blocking reader of a FIFO is not told of a hang-up
+                // until a writer has come and gone since it opened (Linux
+                // fs/pipe.c), so a writer that has not come yet is waited
+                // for, as `cat` would. Not by opening the path again,
+                // blocking: a writer already waiting in open(2) is let go by
+                // the first open, may write and close before the second, and
+                // the second then waits for another writer, forever.
+                waitsInPoll = true
             #else
-            // A BSD FIFO reads as ended while it has no writer, so the
-            // path is opened again, blocking, to wait for one. This has
-            // the race that Linux avoids above (a writer that was waiting
-            // and has already finished is not seen); no poll(2) semantics
-            // that avoid it are documented on Darwin.
-            let blocking = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-            guard blocking >= 0 else { throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).") }
-            close(fd)
-            fd = blocking
+                // A BSD FIFO reads as ended while it has no writer, so the
+                // path is opened again, blocking, to wait for one. This has
+                // the race that Linux avoids above (a writer that was waiting
+                // and has already finished is not seen); no poll(2) semantics
+                // that avoid it are documented on Darwin.
+                let blocking = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+                guard blocking >= 0 else {
+                    throw ReadFailure(description: "cannot be read (\(String(cString: strerror(errno)))).")
+                }
+                close(fd)
+                fd = blocking
             #endif
         case S_IFDIR:
             throw ReadFailure(description: "is a directory.")

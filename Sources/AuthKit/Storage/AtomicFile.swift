@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A file replaced whole: a crash, a full disk or a killed process leaves the
@@ -79,8 +79,11 @@ struct AtomicFile {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         let prefix = ".\(name)."
         for entry in names where entry.hasPrefix(prefix) && entry.hasSuffix(".tmp") {
-            let parts = entry.dropFirst(prefix.count).dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy({ ("0"..."9").contains($0) }), parts[1].count == 8 else { continue }
+            let parts = entry.dropFirst(prefix.count).dropLast(4).split(
+                separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy({ ("0"..."9").contains($0) }),
+                parts[1].count == 8
+            else { continue }
             unlink(directory + "/" + entry)
         }
     }
@@ -92,11 +95,11 @@ struct AtomicFile {
     /// The C `write`, named apart from Swift's `write` overloads.
     private static func systemWrite(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
         #if canImport(Glibc)
-        return Glibc.write(fd, pointer, count)
+            return Glibc.write(fd, pointer, count)
         #elseif canImport(Musl)
-        return Musl.write(fd, pointer, count)
+            return Musl.write(fd, pointer, count)
         #else
-        return Darwin.write(fd, pointer, count)
+            return Darwin.write(fd, pointer, count)
         #endif
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The on-disk document of ``FileCredentialStore``: a version and a list.
@@ -71,8 +71,11 @@ struct CredentialFile: Codable, Sendable {
         // Read as a JSON value: Foundation's decoder reports a number that is
         // no `Int` (`1.5`, `1e20`) as "not valid JSON", naming no field.
         guard case .integer(let number) = try container.decode(JSONValue.self, forKey: MemberName("version")),
-              let version = Int(exactly: number) else {
-            throw DecodingError.dataCorruptedError(forKey: MemberName("version"), in: container, debugDescription: "is not a format version: a whole number, 1 for this AuthKit.")
+            let version = Int(exactly: number)
+        else {
+            throw DecodingError.dataCorruptedError(
+                forKey: MemberName("version"), in: container,
+                debugDescription: "is not a format version: a whole number, 1 for this AuthKit.")
         }
         self.version = version
         entries = try container.decode([Entry].self, forKey: MemberName("credentials"))

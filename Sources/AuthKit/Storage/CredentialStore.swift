@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Where credentials live between runs.
@@ -58,8 +58,9 @@ extension CredentialStore {
     public func withRefreshLock<Result: Sendable>(
         for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
     ) async throws -> Result {
-        try await KeyedAsyncLock.shared.withLock("\(key.providerID)\u{0}\(key.label ?? "")", timeout: timeout,
-                                                 what: "the refresh of \(key)", body)
+        try await KeyedAsyncLock.shared.withLock(
+            "\(key.providerID)\u{0}\(key.label ?? "")", timeout: timeout,
+            what: "the refresh of \(key)", body)
     }
 }
 
@@ -73,10 +74,13 @@ package actor KeyedAsyncLock {
 
     package init() {}
 
-    private func acquire(_ key: String, deadline: ContinuousClock.Instant, what: String, timeout: Duration) async throws {
+    private func acquire(_ key: String, deadline: ContinuousClock.Instant, what: String, timeout: Duration) async throws
+    {
         while held.contains(key) {
             guard ContinuousClock.now < deadline else {
-                throw AuthKitError.store(path: what, reason: .init(.busy, "another task has held it for more than \(timeout.spoken); try again."))
+                throw AuthKitError.store(
+                    path: what,
+                    reason: .init(.busy, "another task has held it for more than \(timeout.spoken); try again."))
             }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -1,16 +1,17 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Crypto
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Credentials in one JSON file, `$AUTHKIT_HOME/credentials.json` by default.
@@ -42,9 +43,12 @@ public struct FileCredentialStore: CredentialStore {
     private let logger: Logger
 
     /// A store at `file`, or at `credentials.json` in ``AuthKitHome``.
-    public init(file: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
-                logger: Logger = Logger(label: "authkit.store")) {
-        self.fileURL = file ?? AuthKitHome.directory(environment: environment).appendingPathComponent("credentials.json")
+    public init(
+        file: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+        logger: Logger = Logger(label: "authkit.store")
+    ) {
+        self.fileURL =
+            file ?? AuthKitHome.directory(environment: environment).appendingPathComponent("credentials.json")
         self.logger = logger
     }
 
@@ -117,7 +121,11 @@ public struct FileCredentialStore: CredentialStore {
         // refresh token whose renewal could then not be kept.
         // The directory's writability first: on a read-only mount the lock
         // file itself cannot be made, which read as a bad lock file.
-        try await RefreshLockFile(directory: directory, key: key).withLock(timeout: timeout, prepare: { try ensureDirectory(); try checkDirectoryWritable() }) {
+        let prepare: @Sendable () throws -> Void = {
+            try ensureDirectory()
+            try checkDirectoryWritable()
+        }
+        return try await RefreshLockFile(directory: directory, key: key).withLock(timeout: timeout, prepare: prepare) {
             try checkWritable()
             return try await body()
         }
@@ -143,7 +151,8 @@ public struct FileCredentialStore: CredentialStore {
     package static func fileName(for key: CredentialKey) -> String {
         let whole = key.providerID + (key.label.map { "." + $0 } ?? "")
         func isPlain(_ scalar: Unicode.Scalar) -> Bool {
-            ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_" || scalar == "."
+            ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_"
+                || scalar == "."
         }
         guard whole.utf8.count > longestFileName || !whole.unicodeScalars.allSatisfy(isPlain) else { return whole }
         let readable = whole.unicodeScalars.map { $0.isAlphanumeric || isPlain($0) ? String($0) : "_" }.joined()
@@ -172,11 +181,16 @@ public struct FileCredentialStore: CredentialStore {
     /// changed `/etc/passwd`.
     package func permissionWarnings() -> [String] {
         var warnings = [String]()
-        for (target, expected, type, follow) in [(directory.path, 0o700, S_IFDIR, true), (path, 0o600, S_IFREG, false)] {
+        for (target, expected, type, follow) in [(directory.path, 0o700, S_IFDIR, true), (path, 0o600, S_IFREG, false)]
+        {
             var info = stat()
-            guard (follow ? stat(target, &info) : lstat(target, &info)) == 0, info.st_mode & S_IFMT == type else { continue }
+            guard (follow ? stat(target, &info) : lstat(target, &info)) == 0, info.st_mode & S_IFMT == type else {
+                continue
+            }
             if Int(info.st_mode) & 0o077 != 0 {
-                warnings.append("\(target) is accessible by other users (mode \(String(Int(info.st_mode) & 0o7777, radix: 8))); run: chmod \(String(expected, radix: 8)) '\(target)'")
+                warnings.append(
+                    "\(target) is accessible by other users (mode \(String(Int(info.st_mode) & 0o7777, radix: 8))); run: chmod \(String(expected, radix: 8)) '\(target)'"
+                )
             }
         }
         return warnings
@@ -195,8 +209,10 @@ public struct FileCredentialStore: CredentialStore {
         try checkDirectoryWritable()
         try withLock {
             _ = try read()
-            if let problem = FileSystem.foreignWriteProblem(inDirectory: directory.path, harm: Self.plantedHarm,
-                                                            refusal: "nothing is saved there", allowingSticky: false) {
+            if let problem = FileSystem.foreignWriteProblem(
+                inDirectory: directory.path, harm: Self.plantedHarm,
+                refusal: "nothing is saved there", allowingSticky: false)
+            {
                 throw AuthKitError.store(path: path, reason: .init(.writableByOthers, problem))
             }
             // The new copy is written whole beside the old one before the
@@ -208,10 +224,14 @@ public struct FileCredentialStore: CredentialStore {
                 var file = stat()
                 let needed = (lstat(path, &file) == 0 ? UInt64(max(0, file.st_size)) : 0) + (64 << 10)
                 if free < needed {
-                    throw AuthKitError.store(path: path, reason: .init(.notSaved, """
-                        \(Self.notSavedReason)the disk holding it is full (\(free / 1024) KiB free; a new copy of the file needs about \
-                        \(needed / 1024) KiB). Free some space, then try again.
-                        """))
+                    throw AuthKitError.store(
+                        path: path,
+                        reason: .init(
+                            .notSaved,
+                            """
+                            \(Self.notSavedReason)the disk holding it is full (\(free / 1024) KiB free; a new copy of the file needs about \
+                            \(needed / 1024) KiB). Free some space, then try again.
+                            """))
                 }
             }
         }
@@ -227,7 +247,9 @@ public struct FileCredentialStore: CredentialStore {
         let fd = try RefreshLockFile.openLock(lockPath)
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
-            throw AuthKitError.store(path: lockPath, reason: .init(.busy, "another sign-in to \(key) is in progress; finish or cancel it first."))
+            throw AuthKitError.store(
+                path: lockPath,
+                reason: .init(.busy, "another sign-in to \(key) is in progress; finish or cancel it first."))
         }
         return SignInLock(fd: fd)
     }
@@ -253,14 +275,25 @@ public struct FileCredentialStore: CredentialStore {
         guard fd >= 0 else {
             if errno == ENOENT { return CredentialFile(entries: []) }
             if errno == ELOOP {
-                throw AuthKitError.store(path: path, reason: .init(.notARegularFile, "is a symbolic link; AuthKit does not follow links for its credentials (one could send them elsewhere). Replace it with the file itself."))
+                throw AuthKitError.store(
+                    path: path,
+                    reason: .init(
+                        .notARegularFile,
+                        "is a symbolic link; AuthKit does not follow links for its credentials (one could send them elsewhere). Replace it with the file itself."
+                    ))
             }
-            throw AuthKitError.store(path: path, reason: .init(.inaccessible, "cannot be read (\(String(cString: strerror(errno))))."))
+            throw AuthKitError.store(
+                path: path, reason: .init(.inaccessible, "cannot be read (\(String(cString: strerror(errno))))."))
         }
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
-            throw AuthKitError.store(path: path, reason: .init(.notARegularFile, "is \(FileSystem.kind(info.st_mode & S_IFMT)), not a regular file; AuthKit keeps credentials only in a file. Move it aside; the next sign-in creates the file."))
+            throw AuthKitError.store(
+                path: path,
+                reason: .init(
+                    .notARegularFile,
+                    "is \(FileSystem.kind(info.st_mode & S_IFMT)), not a regular file; AuthKit keeps credentials only in a file. Move it aside; the next sign-in creates the file."
+                ))
         }
         if let problem = FileSystem.foreignWriteProblem(at: path, harm: Self.plantedHarm, allowingSticky: false) {
             throw AuthKitError.store(path: path, reason: .init(.writableByOthers, problem))
@@ -268,17 +301,26 @@ public struct FileCredentialStore: CredentialStore {
         // Read whole: a 1 GB file took a gigabyte of memory before it was
         // found not to be JSON. Thousands of credentials take a few MiB.
         if info.st_size > Self.largestFile {
-            throw AuthKitError.store(path: path, reason: .init(.invalidContents, """
-                is \(info.st_size) bytes, more than the \(Self.largestFile >> 20) MiB a credentials file could hold; it was not read, \
-                and left untouched. Move it away to start afresh.
-                """))
+            throw AuthKitError.store(
+                path: path,
+                reason: .init(
+                    .invalidContents,
+                    """
+                    is \(info.st_size) bytes, more than the \(Self.largestFile >> 20) MiB a credentials file could hold; it was not read, \
+                    and left untouched. Move it away to start afresh.
+                    """))
         }
         let data = try FileSystem.readToEnd(fd)
         // An empty file (`touch`, or only white space) holds nothing to keep:
         // no credentials, as for no file; one with anything else must parse.
         if data.allSatisfy(JSONParser.isWhitespace) { return CredentialFile(entries: []) }
         func invalid(_ what: String) -> AuthKitError {
-            AuthKitError.store(path: path, reason: .init(.invalidContents, "is not a valid credentials file (\(what)). It was left untouched; fix it, or move it away to start afresh."))
+            AuthKitError.store(
+                path: path,
+                reason: .init(
+                    .invalidContents,
+                    "is not a valid credentials file (\(what)). It was left untouched; fix it, or move it away to start afresh."
+                ))
         }
         // Strict JSON first (RFC 8259, AuthKit's own parser): Foundation's
         // decoder takes a trailing comma and a byte-order mark, and of a
@@ -294,10 +336,16 @@ public struct FileCredentialStore: CredentialStore {
         do {
             let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)
             guard file.version <= CredentialFile.currentVersion else {
-                throw AuthKitError.store(path: path, reason: .init(.invalidContents, "was written by a newer AuthKit (format version \(file.version)); upgrade AuthKit to use it. It was left untouched."))
+                throw AuthKitError.store(
+                    path: path,
+                    reason: .init(
+                        .invalidContents,
+                        "was written by a newer AuthKit (format version \(file.version)); upgrade AuthKit to use it. It was left untouched."
+                    ))
             }
             guard file.version >= 1 else {
-                throw invalid("version: \(file.version) is no format version; AuthKit writes \(CredentialFile.currentVersion)")
+                throw invalid(
+                    "version: \(file.version) is no format version; AuthKit writes \(CredentialFile.currentVersion)")
             }
             warnAboutRepeatedAccounts(in: file.credentials)
             return file
@@ -312,14 +360,18 @@ public struct FileCredentialStore: CredentialStore {
     /// Writes `file` as the current version, its credentials in order, whole
     /// (``AtomicFile``).
     private func write(_ file: CredentialFile) throws {
-        let data = try JSONEncoder.credentials.encode(CredentialFile(entries: file.entries, otherMembers: file.otherMembers))
+        let data = try JSONEncoder.credentials.encode(
+            CredentialFile(entries: file.entries, otherMembers: file.otherMembers))
         do {
             try AtomicFile(path: path).replace(with: data)
         } catch {
             // Named by the store's own path (not the temporary copy's, which
             // is gone by the time anyone reads the message), with the
             // system's reason and what became of the file: nothing.
-            throw AuthKitError.store(path: path, reason: .init(.notSaved, "\(Self.notSavedReason)\(error.what) (\(error.reason)). The file was left as it was."))
+            throw AuthKitError.store(
+                path: path,
+                reason: .init(
+                    .notSaved, "\(Self.notSavedReason)\(error.what) (\(error.reason)). The file was left as it was."))
         }
     }
 
@@ -339,7 +391,8 @@ public struct FileCredentialStore: CredentialStore {
         guard credentials.count > 1 else { return }
         var seen = Set<CredentialKey>()
         for credential in credentials where !seen.insert(credential.key).inserted {
-            let warning = "\(path) holds more than one credential for \(credential.key); the first is used. Sign in again (which keeps one), or remove the other in an editor."
+            let warning =
+                "\(path) holds more than one credential for \(credential.key); the first is used. Sign in again (which keeps one), or remove the other in an editor."
             if Self.warned.withLock({ $0.insert(warning).inserted }) { logger.warning("\(warning)") }
         }
     }
@@ -357,18 +410,30 @@ public struct FileCredentialStore: CredentialStore {
     /// mount) is said as a store that cannot be saved (exit 74 in the CLI).
     private func checkDirectoryWritable() throws {
         guard access(directory.path, W_OK) == 0 else {
-            throw AuthKitError.store(path: directory.path, reason: .init(.notSaved, "\(Self.notSavedReason)this directory is not writable (\(String(cString: strerror(errno))))."))
+            throw AuthKitError.store(
+                path: directory.path,
+                reason: .init(
+                    .notSaved,
+                    "\(Self.notSavedReason)this directory is not writable (\(String(cString: strerror(errno))))."))
         }
     }
 
     private func ensureDirectory() throws {
         if FileManager.default.fileExists(atPath: directory.path) {
-            guard FileSystem.isDirectory(directory.path) else { throw AuthKitError.store(path: directory.path, reason: .init(.notARegularFile, "exists but is not a directory.")) }
+            guard FileSystem.isDirectory(directory.path) else {
+                throw AuthKitError.store(
+                    path: directory.path, reason: .init(.notARegularFile, "exists but is not a directory."))
+            }
         } else {
             do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw AuthKitError.store(path: directory.path, reason: .init(.notSaved, "\(Self.notSavedReason)this directory cannot be created (\(DescriptorLoader.reason(error)))."))
+                throw AuthKitError.store(
+                    path: directory.path,
+                    reason: .init(
+                        .notSaved,
+                        "\(Self.notSavedReason)this directory cannot be created (\(DescriptorLoader.reason(error)))."))
             }
         }
         for warning in permissionWarnings() where Self.warned.withLock({ $0.insert(warning).inserted }) {

@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The refresh lock of one credential across processes: an `flock` on
@@ -35,23 +35,30 @@ package struct RefreshLockFile: Sendable {
         timeout: Duration, prepare: @Sendable () throws -> Void = {}, _ body: @Sendable () async throws -> Result
     ) async throws -> Result {
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        let path = self.path, key = self.key
+        let path = self.path
+        let key = self.key
         return try await KeyedAsyncLock.shared.withLock(path, timeout: timeout, what: path) {
             try prepare()
             let fd = try Self.openLock(path)
             defer { close(fd) }
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 guard errno == EWOULDBLOCK || errno == EINTR else {
-                    throw AuthKitError.store(path: path, reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
+                    throw AuthKitError.store(
+                        path: path,
+                        reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
                 }
                 guard ContinuousClock.now < deadline else {
                     // A refresh takes seconds: as with the store's lock, a
                     // stopped process is the likelier holder, and "try again"
                     // alone failed the same way while it stayed stopped.
-                    throw AuthKitError.store(path: path, reason: .init(.busy, """
-                        another process has been refreshing \(key) for more than \(timeout.spoken), where a refresh takes seconds: \
-                        one stopped while refreshing may hold it (`fuser \(path)` shows which). End it, then try again.
-                        """))
+                    throw AuthKitError.store(
+                        path: path,
+                        reason: .init(
+                            .busy,
+                            """
+                            another process has been refreshing \(key) for more than \(timeout.spoken), where a refresh takes seconds: \
+                            one stopped while refreshing may hold it (`fuser \(path)` shows which). End it, then try again.
+                            """))
                 }
                 try await Task.sleep(for: .milliseconds(25))
             }
@@ -68,8 +75,12 @@ package struct RefreshLockFile: Sendable {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             // O_NOFOLLOW's refusal reads "Too many levels of symbolic links": say what it is.
-            let reason: AuthKitError.StoreProblem = errno == ELOOP
-                ? .init(.notARegularFile, "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it.")
+            let reason: AuthKitError.StoreProblem =
+                errno == ELOOP
+                ? .init(
+                    .notARegularFile,
+                    "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."
+                )
                 : .init(.inaccessible, "cannot be opened (\(String(cString: strerror(errno)))).")
             throw AuthKitError.store(path: path, reason: reason)
         }
@@ -79,10 +90,14 @@ package struct RefreshLockFile: Sendable {
         var info = stat()
         if fstat(fd, &info) == 0, info.st_uid != geteuid(), info.st_uid != 0 {
             close(fd)
-            throw AuthKitError.store(path: path, reason: .init(.writableByOthers, """
-                is owned by another user (uid \(info.st_uid)), who could hold it to stop every command; \
-                a lock file is only ever one authkit made as you. Remove it, and keep the store in a directory only you can write.
-                """))
+            throw AuthKitError.store(
+                path: path,
+                reason: .init(
+                    .writableByOthers,
+                    """
+                    is owned by another user (uid \(info.st_uid)), who could hold it to stop every command; \
+                    a lock file is only ever one authkit made as you. Remove it, and keep the store in a directory only you can write.
+                    """))
         }
         return fd
     }

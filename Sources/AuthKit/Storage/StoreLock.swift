@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The exclusive lock every read-modify-write of a store file holds: an
@@ -31,13 +31,18 @@ struct StoreLock {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw AuthKitError.store(path: path, reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
+                throw AuthKitError.store(
+                    path: path, reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
             }
             guard ContinuousClock.now < deadline else {
-                throw AuthKitError.store(path: path, reason: .init(.busy, """
-                    has been held by another process for more than \(timeout.spoken), though a read or a save \
-                    holds it for milliseconds: a process stopped while holding it (`fuser \(path)` shows which). End it, then try again.
-                    """))
+                throw AuthKitError.store(
+                    path: path,
+                    reason: .init(
+                        .busy,
+                        """
+                        has been held by another process for more than \(timeout.spoken), though a read or a save \
+                        holds it for milliseconds: a process stopped while holding it (`fuser \(path)` shows which). End it, then try again.
+                        """))
             }
             usleep(5_000)
         }

@@ -1,121 +1,127 @@
 #if canImport(Security)
-import AuthKit
-import Foundation
-import Security
+    import AuthKit
+    import Foundation
+    import Security
 
-/// A ``AuthKit/CredentialStore`` in the Keychain: one generic-password item
-/// per credential (layout and queries: ``KeychainItemLayout``).
-///
-/// Refresh locking: the Keychain has no locks. Within the app, refreshes of
-/// one credential are serialised by AuthKit's in-process lock. An app and its
-/// extensions sharing the credentials through an access group are separate
-/// processes: give them a `lockDirectory` in the app group's container, and
-/// the refresh takes an `flock` there, as `FileCredentialStore` does beside
-/// its file, so a rotating refresh token is sent once (RFC 9700 §4.14.2).
-public struct KeychainCredentialStore: CredentialStore {
-    public let layout: KeychainItemLayout
-    /// Where cross-process refresh locks live (an app group container); `nil`: this process only.
-    public let lockDirectory: URL?
+    /// A ``AuthKit/CredentialStore`` in the Keychain: one generic-password item
+    /// per credential (layout and queries: ``KeychainItemLayout``).
+    ///
+    /// Refresh locking: the Keychain has no locks. Within the app, refreshes of
+    /// one credential are serialised by AuthKit's in-process lock. An app and its
+    /// extensions sharing the credentials through an access group are separate
+    /// processes: give them a `lockDirectory` in the app group's container, and
+    /// the refresh takes an `flock` there, as `FileCredentialStore` does beside
+    /// its file, so a rotating refresh token is sent once (RFC 9700 §4.14.2).
+    public struct KeychainCredentialStore: CredentialStore {
+        public let layout: KeychainItemLayout
+        /// Where cross-process refresh locks live (an app group container); `nil`: this process only.
+        public let lockDirectory: URL?
 
-    public init(layout: KeychainItemLayout = KeychainItemLayout(), lockDirectory: URL? = nil) {
-        self.layout = layout
-        self.lockDirectory = lockDirectory
-    }
+        public init(layout: KeychainItemLayout = KeychainItemLayout(), lockDirectory: URL? = nil) {
+            self.layout = layout
+            self.lockDirectory = lockDirectory
+        }
 
-    public func credential(for key: CredentialKey) async throws -> Credential? {
-        var result: CFTypeRef?
-        let status = SecItemCopyMatching(Self.dictionary(layout.read(key)), &result)
-        if status == KeychainStatus.itemNotFound { return nil }
-        try check(status)
-        guard let data = result as? Data else { return nil }
-        return try layout.credential(from: data, account: layout.account(for: key))
-    }
-
-    public func allCredentials() async throws -> [Credential] {
-        var result: CFTypeRef?
-        let status = SecItemCopyMatching(Self.dictionary(layout.readAll()), &result)
-        if status == KeychainStatus.itemNotFound { return [] }
-        try check(status)
-        let items = result as? [[String: Any]] ?? []
-        return try items.compactMap { item -> Credential? in
-            guard let account = item[kSecAttrAccount as String] as? String, layout.key(forAccount: account) != nil,
-                  let data = item[kSecValueData as String] as? Data else { return nil }
-            return try layout.credential(from: data, account: account)
-        }.sorted { ($0.providerID, $0.label ?? "") < ($1.providerID, $1.label ?? "") }
-    }
-
-    public func save(_ credential: Credential) async throws {
-        let data = try layout.data(for: credential)
-        let status = SecItemUpdate(Self.dictionary(layout.identity(credential.key)), Self.dictionary(layout.update(data: data)))
-        if status == KeychainStatus.itemNotFound {
-            try check(SecItemAdd(Self.dictionary(layout.add(credential.key, data: data)), nil))
-        } else {
+        public func credential(for key: CredentialKey) async throws -> Credential? {
+            var result: CFTypeRef?
+            let status = SecItemCopyMatching(Self.dictionary(layout.read(key)), &result)
+            if status == KeychainStatus.itemNotFound { return nil }
             try check(status)
+            guard let data = result as? Data else { return nil }
+            return try layout.credential(from: data, account: layout.account(for: key))
         }
-    }
 
-    public func remove(_ key: CredentialKey) async throws -> Credential? {
-        let existing = try await credential(for: key)
-        let status = SecItemDelete(Self.dictionary(layout.identity(key)))
-        if status != KeychainStatus.itemNotFound { try check(status) }
-        return existing
-    }
-
-    public func withRefreshLock<Result: Sendable>(
-        for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
-    ) async throws -> Result {
-        guard let lockDirectory else {
-            return try await KeyedAsyncLock.shared.withLock("keychain\u{0}\(layout.service)\u{0}\(layout.account(for: key))",
-                                                            timeout: timeout, what: "the refresh of \(key)", body)
+        public func allCredentials() async throws -> [Credential] {
+            var result: CFTypeRef?
+            let status = SecItemCopyMatching(Self.dictionary(layout.readAll()), &result)
+            if status == KeychainStatus.itemNotFound { return [] }
+            try check(status)
+            let items = result as? [[String: Any]] ?? []
+            return try items.compactMap { item -> Credential? in
+                guard let account = item[kSecAttrAccount as String] as? String, layout.key(forAccount: account) != nil,
+                    let data = item[kSecValueData as String] as? Data
+                else { return nil }
+                return try layout.credential(from: data, account: account)
+            }.sorted { ($0.providerID, $0.label ?? "") < ($1.providerID, $1.label ?? "") }
         }
-        return try await RefreshLockFile(directory: lockDirectory, key: key).withLock(timeout: timeout, body)
-    }
 
-    private func check(_ status: OSStatus) throws {
-        guard status != KeychainStatus.success else { return }
-        throw AuthKitError.store(path: "Keychain (service \(layout.service))", reason: .init(.inaccessible, KeychainStatus.explanation(status, accessGroup: layout.accessGroup)))
-    }
-
-    /// The query with the Security framework's constants for their names.
-    static func dictionary(_ query: KeychainQuery) -> CFDictionary {
-        var result = [String: Any]()
-        for (attribute, value) in query {
-            let key: CFString
-            switch attribute {
-            case .itemClass: key = kSecClass
-            case .service: key = kSecAttrService
-            case .account: key = kSecAttrAccount
-            case .accessGroup: key = kSecAttrAccessGroup
-            case .accessible: key = kSecAttrAccessible
-            case .synchronizable: key = kSecAttrSynchronizable
-            case .label: key = kSecAttrLabel
-            case .useDataProtectionKeychain: key = kSecUseDataProtectionKeychain
-            case .valueData: key = kSecValueData
-            case .returnData: key = kSecReturnData
-            case .returnAttributes: key = kSecReturnAttributes
-            case .matchLimit: key = kSecMatchLimit
-            }
-            switch value {
-            case .string(let text): result[key as String] = text
-            case .data(let data): result[key as String] = data
-            case .bool(let flag): result[key as String] = flag
-            case .constant(let name): result[key as String] = constant(named: name)
+        public func save(_ credential: Credential) async throws {
+            let data = try layout.data(for: credential)
+            let status = SecItemUpdate(
+                Self.dictionary(layout.identity(credential.key)), Self.dictionary(layout.update(data: data)))
+            if status == KeychainStatus.itemNotFound {
+                try check(SecItemAdd(Self.dictionary(layout.add(credential.key, data: data)), nil))
+            } else {
+                try check(status)
             }
         }
-        return result as CFDictionary
-    }
 
-    private static func constant(named name: String) -> CFString {
-        switch name {
-        case "kSecClassGenericPassword": return kSecClassGenericPassword
-        case "kSecMatchLimitOne": return kSecMatchLimitOne
-        case "kSecMatchLimitAll": return kSecMatchLimitAll
-        case "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly": return kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-        case "kSecAttrAccessibleWhenUnlockedThisDeviceOnly": return kSecAttrAccessibleWhenUnlockedThisDeviceOnly
-        case "kSecAttrAccessibleAfterFirstUnlock": return kSecAttrAccessibleAfterFirstUnlock
-        case "kSecAttrAccessibleWhenUnlocked": return kSecAttrAccessibleWhenUnlocked
-        default: preconditionFailure("KeychainItemLayout produced an unknown constant \(name)")
+        public func remove(_ key: CredentialKey) async throws -> Credential? {
+            let existing = try await credential(for: key)
+            let status = SecItemDelete(Self.dictionary(layout.identity(key)))
+            if status != KeychainStatus.itemNotFound { try check(status) }
+            return existing
+        }
+
+        public func withRefreshLock<Result: Sendable>(
+            for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
+        ) async throws -> Result {
+            guard let lockDirectory else {
+                return try await KeyedAsyncLock.shared.withLock(
+                    "keychain\u{0}\(layout.service)\u{0}\(layout.account(for: key))",
+                    timeout: timeout, what: "the refresh of \(key)", body)
+            }
+            return try await RefreshLockFile(directory: lockDirectory, key: key).withLock(timeout: timeout, body)
+        }
+
+        private func check(_ status: OSStatus) throws {
+            guard status != KeychainStatus.success else { return }
+            throw AuthKitError.store(
+                path: "Keychain (service \(layout.service))",
+                reason: .init(.inaccessible, KeychainStatus.explanation(status, accessGroup: layout.accessGroup)))
+        }
+
+        /// The query with the Security framework's constants for their names.
+        static func dictionary(_ query: KeychainQuery) -> CFDictionary {
+            var result = [String: Any]()
+            for (attribute, value) in query {
+                let key: CFString
+                switch attribute {
+                case .itemClass: key = kSecClass
+                case .service: key = kSecAttrService
+                case .account: key = kSecAttrAccount
+                case .accessGroup: key = kSecAttrAccessGroup
+                case .accessible: key = kSecAttrAccessible
+                case .synchronizable: key = kSecAttrSynchronizable
+                case .label: key = kSecAttrLabel
+                case .useDataProtectionKeychain: key = kSecUseDataProtectionKeychain
+                case .valueData: key = kSecValueData
+                case .returnData: key = kSecReturnData
+                case .returnAttributes: key = kSecReturnAttributes
+                case .matchLimit: key = kSecMatchLimit
+                }
+                switch value {
+                case .string(let text): result[key as String] = text
+                case .data(let data): result[key as String] = data
+                case .bool(let flag): result[key as String] = flag
+                case .constant(let name): result[key as String] = constant(named: name)
+                }
+            }
+            return result as CFDictionary
+        }
+
+        private static func constant(named name: String) -> CFString {
+            switch name {
+            case "kSecClassGenericPassword": return kSecClassGenericPassword
+            case "kSecMatchLimitOne": return kSecMatchLimitOne
+            case "kSecMatchLimitAll": return kSecMatchLimitAll
+            case "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly":
+                return kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+            case "kSecAttrAccessibleWhenUnlockedThisDeviceOnly": return kSecAttrAccessibleWhenUnlockedThisDeviceOnly
+            case "kSecAttrAccessibleAfterFirstUnlock": return kSecAttrAccessibleAfterFirstUnlock
+            case "kSecAttrAccessibleWhenUnlocked": return kSecAttrAccessibleWhenUnlocked
+            default: preconditionFailure("KeychainItemLayout produced an unknown constant \(name)")
+            }
         }
     }
-}
 #endif

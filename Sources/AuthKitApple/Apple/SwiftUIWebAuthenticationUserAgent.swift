@@ -1,55 +1,62 @@
 #if canImport(SwiftUI) && canImport(AuthenticationServices)
-import AuthKit
-import AuthenticationServices
-import SwiftUI
+    import AuthKit
+    import AuthenticationServices
+    import SwiftUI
 
-/// A ``AuthKit/UserAgent`` on SwiftUI's `WebAuthenticationSession`, which
-/// finds its own window: take it from the environment in a view
-/// (`@Environment(\.webAuthenticationSession) private var session`) and pass it in.
-@available(iOS 16.4, macOS 13.3, watchOS 9.4, tvOS 16.4, *)
-public struct SwiftUIWebAuthenticationUserAgent: UserAgent, @unchecked Sendable {
-    private let session: WebAuthenticationSession
-    /// No cookies shared with the browser, nothing kept afterwards.
-    public var prefersEphemeralWebBrowserSession: Bool
+    /// A ``AuthKit/UserAgent`` on SwiftUI's `WebAuthenticationSession`, which
+    /// finds its own window: take it from the environment in a view
+    /// (`@Environment(\.webAuthenticationSession) private var session`) and pass it in.
+    @available(iOS 16.4, macOS 13.3, watchOS 9.4, tvOS 16.4, *)
+    public struct SwiftUIWebAuthenticationUserAgent: UserAgent, @unchecked Sendable {
+        private let session: WebAuthenticationSession
+        /// No cookies shared with the browser, nothing kept afterwards.
+        public var prefersEphemeralWebBrowserSession: Bool
 
-    public init(_ session: WebAuthenticationSession, prefersEphemeralWebBrowserSession: Bool = false) {
-        self.session = session
-        self.prefersEphemeralWebBrowserSession = prefersEphemeralWebBrowserSession
-    }
-
-    public func run(_ authorization: AuthorizationSession) async throws -> UserAgentResult {
-        guard let redirectURI = authorization.redirectURI else {
-            throw AuthKitError.misuse(.userAgentBrokeProtocol("an out-of-band (PIN) sign-in has no redirect to catch; use ManualUserAgent"))
+        public init(_ session: WebAuthenticationSession, prefersEphemeralWebBrowserSession: Bool = false) {
+            self.session = session
+            self.prefersEphemeralWebBrowserSession = prefersEphemeralWebBrowserSession
         }
-        let callback = try WebAuthenticationCallback(redirectURI: redirectURI)
-        let url = try await authorization.makeAuthorizationURL(redirectURI)
-        let browser: WebAuthenticationSession.BrowserSession = prefersEphemeralWebBrowserSession ? .ephemeral : .shared
-        do {
-            let redirect: URL
-            if #available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, *) {
-                let asCallback: ASWebAuthenticationSession.Callback
-                switch callback {
-                case .customScheme(let scheme): asCallback = .customScheme(scheme)
-                case .https(let host, let path): asCallback = .https(host: host, path: path)
-                }
-                redirect = try await session.authenticate(using: url, callback: asCallback, preferredBrowserSession: browser, additionalHeaderFields: [:])
-            } else {
-                guard let scheme = callback.scheme else {
-                    throw AuthKitError.unusableRedirectURI(uri: redirectURI.absoluteString, reason: "an https callback needs iOS 17.4 or macOS 14.4.")
-                }
-                redirect = try await session.authenticate(using: url, callbackURLScheme: scheme, preferredBrowserSession: browser)
+
+        public func run(_ authorization: AuthorizationSession) async throws -> UserAgentResult {
+            guard let redirectURI = authorization.redirectURI else {
+                throw AuthKitError.misuse(
+                    .userAgentBrokeProtocol(
+                        "an out-of-band (PIN) sign-in has no redirect to catch; use ManualUserAgent"))
             }
-            return .redirect(redirect, redirectURI: redirectURI)
-        } catch let error as AuthKitError {
-            throw error
-        } catch {
-            let described = error as NSError
-            if case .failure(let mapped) = WebAuthenticationOutcome.map(
-                callbackURL: nil, error: (described.domain, described.code, described.localizedDescription)) {
-                throw mapped
+            let callback = try WebAuthenticationCallback(redirectURI: redirectURI)
+            let url = try await authorization.makeAuthorizationURL(redirectURI)
+            let browser: WebAuthenticationSession.BrowserSession =
+                prefersEphemeralWebBrowserSession ? .ephemeral : .shared
+            do {
+                let redirect: URL
+                if #available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, *) {
+                    let asCallback: ASWebAuthenticationSession.Callback
+                    switch callback {
+                    case .customScheme(let scheme): asCallback = .customScheme(scheme)
+                    case .https(let host, let path): asCallback = .https(host: host, path: path)
+                    }
+                    redirect = try await session.authenticate(
+                        using: url, callback: asCallback, preferredBrowserSession: browser, additionalHeaderFields: [:])
+                } else {
+                    guard let scheme = callback.scheme else {
+                        throw AuthKitError.unusableRedirectURI(
+                            uri: redirectURI.absoluteString, reason: "an https callback needs iOS 17.4 or macOS 14.4.")
+                    }
+                    redirect = try await session.authenticate(
+                        using: url, callbackURLScheme: scheme, preferredBrowserSession: browser)
+                }
+                return .redirect(redirect, redirectURI: redirectURI)
+            } catch let error as AuthKitError {
+                throw error
+            } catch {
+                let described = error as NSError
+                if case .failure(let mapped) = WebAuthenticationOutcome.map(
+                    callbackURL: nil, error: (described.domain, described.code, described.localizedDescription))
+                {
+                    throw mapped
+                }
+                throw error
             }
-            throw error
         }
     }
-}
 #endif

@@ -1,113 +1,131 @@
 #if canImport(AuthenticationServices)
-import AuthKit
-import AuthenticationServices
-import Foundation
+    import AuthKit
+    import AuthenticationServices
+    import Foundation
 
-/// A ``AuthKit/UserAgent`` on `ASWebAuthenticationSession`: the system's
-/// sign-in sheet, which shares cookies with Safari (RFC 8252 §8.12: an
-/// external agent, never a web view that could read the password).
-///
-///     let agent = WebAuthenticationUserAgent { view.window! }
-///     let credential = try await client.authorize(using: agent)
-///
-/// The callback is derived from the redirect URI (``WebAuthenticationCallback``);
-/// closing the sheet throws ``AuthKit/AuthKitError/cancelled``, and cancelling
-/// the task closes the sheet. The session is created, started and cancelled on
-/// the main actor, as AuthenticationServices requires.
-public struct WebAuthenticationUserAgent: UserAgent {
-    /// No cookies shared with Safari, nothing kept afterwards: the user signs
-    /// in every time (and is not asked "wants to use … to sign in").
-    public var prefersEphemeralWebBrowserSession: Bool
-    private let presentationAnchor: @MainActor @Sendable () -> ASPresentationAnchor
+    /// A ``AuthKit/UserAgent`` on `ASWebAuthenticationSession`: the system's
+    /// sign-in sheet, which shares cookies with Safari (RFC 8252 §8.12: an
+    /// external agent, never a web view that could read the password).
+    ///
+    ///     let agent = WebAuthenticationUserAgent { view.window! }
+    ///     let credential = try await client.authorize(using: agent)
+    ///
+    /// The callback is derived from the redirect URI (``WebAuthenticationCallback``);
+    /// closing the sheet throws ``AuthKit/AuthKitError/cancelled``, and cancelling
+    /// the task closes the sheet. The session is created, started and cancelled on
+    /// the main actor, as AuthenticationServices requires.
+    public struct WebAuthenticationUserAgent: UserAgent {
+        /// No cookies shared with Safari, nothing kept afterwards: the user signs
+        /// in every time (and is not asked "wants to use … to sign in").
+        public var prefersEphemeralWebBrowserSession: Bool
+        private let presentationAnchor: @MainActor @Sendable () -> ASPresentationAnchor
 
-    /// - Parameter presentationAnchor: the window the sheet is shown over,
-    ///   asked for on the main actor when the session starts.
-    public init(prefersEphemeralWebBrowserSession: Bool = false,
-                presentationAnchor: @escaping @MainActor @Sendable () -> ASPresentationAnchor) {
-        self.prefersEphemeralWebBrowserSession = prefersEphemeralWebBrowserSession
-        self.presentationAnchor = presentationAnchor
-    }
-
-    public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
-        guard let redirectURI = session.redirectURI else {
-            throw AuthKitError.misuse(.userAgentBrokeProtocol("an out-of-band (PIN) sign-in has no redirect to catch; use ManualUserAgent"))
+        /// - Parameter presentationAnchor: the window the sheet is shown over,
+        ///   asked for on the main actor when the session starts.
+        public init(
+            prefersEphemeralWebBrowserSession: Bool = false,
+            presentationAnchor: @escaping @MainActor @Sendable () -> ASPresentationAnchor
+        ) {
+            self.prefersEphemeralWebBrowserSession = prefersEphemeralWebBrowserSession
+            self.presentationAnchor = presentationAnchor
         }
-        let url = try await session.makeAuthorizationURL(redirectURI)
-        return .redirect(try await redirect(opening: url, redirectURI: redirectURI), redirectURI: redirectURI)
-    }
 
-    /// Opens `url` and returns the URL the provider sent the browser back to:
-    /// for the two-request flow where a backend exchanges the code.
-    public func redirect(opening url: URL, redirectURI: URL) async throws -> URL {
-        let callback = try WebAuthenticationCallback(redirectURI: redirectURI)
-        let holder = await SessionHolder()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<URL, Error>) in
-                Task { @MainActor in
-                    holder.start(url: url, callback: callback, ephemeral: prefersEphemeralWebBrowserSession,
-                                 anchor: presentationAnchor(), continuation: continuation)
+        public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+            guard let redirectURI = session.redirectURI else {
+                throw AuthKitError.misuse(
+                    .userAgentBrokeProtocol(
+                        "an out-of-band (PIN) sign-in has no redirect to catch; use ManualUserAgent"))
+            }
+            let url = try await session.makeAuthorizationURL(redirectURI)
+            return .redirect(try await redirect(opening: url, redirectURI: redirectURI), redirectURI: redirectURI)
+        }
+
+        /// Opens `url` and returns the URL the provider sent the browser back to:
+        /// for the two-request flow where a backend exchanges the code.
+        public func redirect(opening url: URL, redirectURI: URL) async throws -> URL {
+            let callback = try WebAuthenticationCallback(redirectURI: redirectURI)
+            let holder = await SessionHolder()
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<URL, Error>) in
+                    Task { @MainActor in
+                        holder.start(
+                            url: url, callback: callback, ephemeral: prefersEphemeralWebBrowserSession,
+                            anchor: presentationAnchor(), continuation: continuation)
+                    }
                 }
+            } onCancel: {
+                Task { @MainActor in holder.cancel() }
             }
-        } onCancel: {
-            Task { @MainActor in holder.cancel() }
         }
     }
-}
 
-/// Keeps the session and its context provider alive until it ends.
-@MainActor
-private final class SessionHolder: NSObject, ASWebAuthenticationPresentationContextProviding {
-    private var session: ASWebAuthenticationSession?
-    private var anchor: ASPresentationAnchor?
-    private var cancelled = false
+    /// Keeps the session and its context provider alive until it ends.
+    @MainActor
+    private final class SessionHolder: NSObject, ASWebAuthenticationPresentationContextProviding {
+        private var session: ASWebAuthenticationSession?
+        private var anchor: ASPresentationAnchor?
+        private var cancelled = false
 
-    func start(url: URL, callback: WebAuthenticationCallback, ephemeral: Bool, anchor: ASPresentationAnchor,
-               continuation: CheckedContinuation<URL, Error>) {
-        guard !cancelled else { continuation.resume(throwing: AuthKitError.cancelled); return }
-        let completion: (URL?, Error?) -> Void = { url, error in
-            let described = error.map { error -> (domain: String, code: Int, description: String) in
-                let error = error as NSError
-                return (error.domain, error.code, error.localizedDescription)
-            }
-            continuation.resume(with: WebAuthenticationOutcome.map(callbackURL: url, error: described).mapError { $0 as Error })
-        }
-        let session: ASWebAuthenticationSession
-        if #available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, visionOS 1.1, *) {
-            let asCallback: ASWebAuthenticationSession.Callback
-            switch callback {
-            case .customScheme(let scheme): asCallback = .customScheme(scheme)
-            case .https(let host, let path): asCallback = .https(host: host, path: path)
-            }
-            session = ASWebAuthenticationSession(url: url, callback: asCallback, completionHandler: completion)
-        } else {
-            guard let scheme = callback.scheme else {
-                continuation.resume(throwing: AuthKitError.unusableRedirectURI(
-                    uri: url.absoluteString, reason: "an https callback needs iOS 17.4 or macOS 14.4; register a private-use scheme for older systems."))
+        func start(
+            url: URL, callback: WebAuthenticationCallback, ephemeral: Bool, anchor: ASPresentationAnchor,
+            continuation: CheckedContinuation<URL, Error>
+        ) {
+            guard !cancelled else {
+                continuation.resume(throwing: AuthKitError.cancelled)
                 return
             }
-            session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme, completionHandler: completion)
+            let completion: (URL?, Error?) -> Void = { url, error in
+                let described = error.map { error -> (domain: String, code: Int, description: String) in
+                    let error = error as NSError
+                    return (error.domain, error.code, error.localizedDescription)
+                }
+                continuation.resume(
+                    with: WebAuthenticationOutcome.map(callbackURL: url, error: described).mapError { $0 as Error })
+            }
+            let session: ASWebAuthenticationSession
+            if #available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, visionOS 1.1, *) {
+                let asCallback: ASWebAuthenticationSession.Callback
+                switch callback {
+                case .customScheme(let scheme): asCallback = .customScheme(scheme)
+                case .https(let host, let path): asCallback = .https(host: host, path: path)
+                }
+                session = ASWebAuthenticationSession(url: url, callback: asCallback, completionHandler: completion)
+            } else {
+                guard let scheme = callback.scheme else {
+                    continuation.resume(
+                        throwing: AuthKitError.unusableRedirectURI(
+                            uri: url.absoluteString,
+                            reason:
+                                "an https callback needs iOS 17.4 or macOS 14.4; register a private-use scheme for older systems."
+                        ))
+                    return
+                }
+                session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme, completionHandler: completion)
+            }
+            session.prefersEphemeralWebBrowserSession = ephemeral
+            self.anchor = anchor
+            session.presentationContextProvider = self
+            self.session = session
+            if !session.start() {
+                // `start` returns false without calling the completion handler.
+                self.session = nil
+                continuation.resume(
+                    throwing: AuthKitError.misuse(
+                        .userAgentBrokeProtocol(
+                            "the web authentication session could not start (is another one showing, or the app in the background?)"
+                        )))
+            }
         }
-        session.prefersEphemeralWebBrowserSession = ephemeral
-        self.anchor = anchor
-        session.presentationContextProvider = self
-        self.session = session
-        if !session.start() {
-            // `start` returns false without calling the completion handler.
-            self.session = nil
-            continuation.resume(throwing: AuthKitError.misuse(.userAgentBrokeProtocol(
-                "the web authentication session could not start (is another one showing, or the app in the background?)")))
+
+        func cancel() {
+            cancelled = true
+            // The completion handler then runs with canceledLogin: AuthKitError.cancelled.
+            session?.cancel()
+        }
+
+        /// The protocol is main-actor isolated (AuthenticationServices asks on the main thread).
+        func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
+            anchor ?? ASPresentationAnchor()
         }
     }
-
-    func cancel() {
-        cancelled = true
-        // The completion handler then runs with canceledLogin: AuthKitError.cancelled.
-        session?.cancel()
-    }
-
-    /// The protocol is main-actor isolated (AuthenticationServices asks on the main thread).
-    func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
-        anchor ?? ASPresentationAnchor()
-    }
-}
 #endif

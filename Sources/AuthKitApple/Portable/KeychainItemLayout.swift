@@ -19,8 +19,10 @@ public struct KeychainItemLayout: Sendable, Hashable {
     public var accessGroup: String?
     public var accessibility: KeychainAccessibility
 
-    public init(service: String = "dev.authkit.credentials", accessGroup: String? = nil,
-                accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly) {
+    public init(
+        service: String = "dev.authkit.credentials", accessGroup: String? = nil,
+        accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly
+    ) {
         self.service = service
         self.accessGroup = accessGroup
         self.accessibility = accessibility
@@ -41,13 +43,18 @@ public struct KeychainItemLayout: Sendable, Hashable {
         do {
             let credential = try decoder.decode(Credential.self, from: data)
             guard credential.key == key(forAccount: account) else {
-                throw AuthKitError.store(path: "Keychain item \(service)/\(account)", reason: .init(.invalidContents, "holds the credential of \(credential.key), not its own; delete it."))
+                throw AuthKitError.store(
+                    path: "Keychain item \(service)/\(account)",
+                    reason: .init(
+                        .invalidContents, "holds the credential of \(credential.key), not its own; delete it."))
             }
             return credential
         } catch let error as AuthKitError {
             throw error
         } catch {
-            throw AuthKitError.store(path: "Keychain item \(service)/\(account)", reason: .init(.invalidContents, "is not a credential AuthKit wrote (\(error)); delete it."))
+            throw AuthKitError.store(
+                path: "Keychain item \(service)/\(account)",
+                reason: .init(.invalidContents, "is not a credential AuthKit wrote (\(error)); delete it."))
         }
     }
 
@@ -85,12 +92,16 @@ public struct KeychainItemLayout: Sendable, Hashable {
 
     /// `SecItemCopyMatching`: every item's account and data.
     package func readAll() -> KeychainQuery {
-        identity(nil).merging([.returnData: .bool(true), .returnAttributes: .bool(true), .matchLimit: .constant("kSecMatchLimitAll")]) { $1 }
+        identity(nil).merging([
+            .returnData: .bool(true), .returnAttributes: .bool(true), .matchLimit: .constant("kSecMatchLimitAll"),
+        ]) { $1 }
     }
 
     /// `SecItemAdd`: a new item holding `data`.
     package func add(_ key: CredentialKey, data: Data) -> KeychainQuery {
-        identity(key).merging(update(data: data)) { $1 }.merging([.label: .string("AuthKit: \(account(for: key))")]) { $1 }
+        identity(key).merging(update(data: data)) { $1 }.merging([.label: .string("AuthKit: \(account(for: key))")]) {
+            $1
+        }
     }
 
     /// `SecItemUpdate`'s attributes: the new data, and the accessibility (so

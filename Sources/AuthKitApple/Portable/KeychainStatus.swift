@@ -11,9 +11,11 @@ package enum KeychainStatus {
     package static func explanation(_ status: Int32, accessGroup: String?) -> String {
         switch status {
         case interactionNotAllowed:
-            return "the Keychain cannot be read now (the device is locked and the items are readable only when unlocked); try again after unlock, or use accessibility afterFirstUnlockThisDeviceOnly (OSStatus \(status))."
+            return
+                "the Keychain cannot be read now (the device is locked and the items are readable only when unlocked); try again after unlock, or use accessibility afterFirstUnlockThisDeviceOnly (OSStatus \(status))."
         case missingEntitlement:
-            return "the app is not entitled to the Keychain\(accessGroup.map { " access group '\($0)'" } ?? ""); add it to keychain-access-groups in the app's entitlements (OSStatus \(status))."
+            return
+                "the app is not entitled to the Keychain\(accessGroup.map { " access group '\($0)'" } ?? ""); add it to keychain-access-groups in the app's entitlements (OSStatus \(status))."
         case userCanceled:
             return "the user cancelled the Keychain prompt (OSStatus \(status))."
         case duplicateItem:

@@ -21,22 +21,36 @@ package enum WebAuthenticationCallback: Sendable, Hashable {
     package init(redirectURI: URL) throws {
         let text = redirectURI.absoluteString
         guard let scheme = redirectURI.scheme?.lowercased(), !scheme.isEmpty else {
-            throw AuthKitError.unusableRedirectURI(uri: text, reason: "it has no scheme; register a private-use scheme such as com.example.app:/oauth (RFC 8252 §7.1).")
+            throw AuthKitError.unusableRedirectURI(
+                uri: text,
+                reason:
+                    "it has no scheme; register a private-use scheme such as com.example.app:/oauth (RFC 8252 §7.1).")
         }
         switch scheme {
         case "https":
             guard let host = redirectURI.host, !host.isEmpty else {
-                throw AuthKitError.unusableRedirectURI(uri: text, reason: "an https redirect needs a host the app is associated with (RFC 8252 §7.2).")
+                throw AuthKitError.unusableRedirectURI(
+                    uri: text, reason: "an https redirect needs a host the app is associated with (RFC 8252 §7.2).")
             }
             let path = redirectURI.path.isEmpty ? "/" : redirectURI.path
             self = .https(host: host.lowercased(), path: path)
         case "http":
-            throw AuthKitError.unusableRedirectURI(uri: text, reason: "ASWebAuthenticationSession cannot catch a plain http redirect; register a private-use scheme such as com.example.app:/oauth, an https associated domain, or use the loopback listener (AuthKitLoopback) on macOS.")
+            throw AuthKitError.unusableRedirectURI(
+                uri: text,
+                reason:
+                    "ASWebAuthenticationSession cannot catch a plain http redirect; register a private-use scheme such as com.example.app:/oauth, an https associated domain, or use the loopback listener (AuthKitLoopback) on macOS."
+            )
         default:
             // RFC 3986 §3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
-            let valid = scheme.first!.isLetter && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+            let valid =
+                scheme.first!.isLetter
+                && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
             guard valid else {
-                throw AuthKitError.unusableRedirectURI(uri: text, reason: "'\(scheme)' is not a URI scheme (RFC 3986 §3.1: a letter, then letters, digits, '+', '-' or '.').")
+                throw AuthKitError.unusableRedirectURI(
+                    uri: text,
+                    reason:
+                        "'\(scheme)' is not a URI scheme (RFC 3986 §3.1: a letter, then letters, digits, '+', '-' or '.')."
+                )
             }
             self = .customScheme(scheme)
         }
@@ -55,7 +69,8 @@ package enum WebAuthenticationCallback: Sendable, Hashable {
         case .customScheme(let scheme):
             return url.scheme?.lowercased() == scheme
         case .https(let host, let path):
-            return url.scheme?.lowercased() == "https" && url.host?.lowercased() == host && (url.path.isEmpty ? "/" : url.path) == path
+            return url.scheme?.lowercased() == "https" && url.host?.lowercased() == host
+                && (url.path.isEmpty ? "/" : url.path) == path
         }
     }
 }

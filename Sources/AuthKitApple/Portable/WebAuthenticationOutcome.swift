@@ -19,22 +19,36 @@ package enum WebAuthenticationOutcome {
         case presentationContextInvalid = 3
     }
 
-    package static func map(callbackURL: URL?, error: (domain: String, code: Int, description: String)?) -> Result<URL, AuthKitError> {
+    package static func map(callbackURL: URL?, error: (domain: String, code: Int, description: String)?) -> Result<
+        URL, AuthKitError
+    > {
         if let error {
             guard error.domain == errorDomain, let code = Code(rawValue: error.code) else {
-                return .failure(.misuse(.userAgentBrokeProtocol("the web authentication session failed: \(error.description) (\(error.domain) \(error.code))")))
+                return .failure(
+                    .misuse(
+                        .userAgentBrokeProtocol(
+                            "the web authentication session failed: \(error.description) (\(error.domain) \(error.code))"
+                        )))
             }
             switch code {
             case .canceledLogin:
                 return .failure(.cancelled)
             case .presentationContextNotProvided:
-                return .failure(.misuse(.userAgentBrokeProtocol("the session has no presentation anchor: pass the window to show the sign-in over")))
+                return .failure(
+                    .misuse(
+                        .userAgentBrokeProtocol(
+                            "the session has no presentation anchor: pass the window to show the sign-in over")))
             case .presentationContextInvalid:
-                return .failure(.misuse(.userAgentBrokeProtocol("the presentation anchor is not a usable window (is it on screen?)")))
+                return .failure(
+                    .misuse(
+                        .userAgentBrokeProtocol("the presentation anchor is not a usable window (is it on screen?)")))
             }
         }
         guard let callbackURL else {
-            return .failure(.misuse(.userAgentBrokeProtocol("the web authentication session ended with neither a callback URL nor an error")))
+            return .failure(
+                .misuse(
+                    .userAgentBrokeProtocol(
+                        "the web authentication session ended with neither a callback URL nor an error")))
         }
         return .success(callbackURL)
     }

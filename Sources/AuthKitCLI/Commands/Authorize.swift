@@ -3,10 +3,11 @@ import AuthKit
 import AuthKitLoopback
 import AuthKitOAuth1
 import AuthKitSandbox
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 struct Authorize: WorkspaceCommand {
@@ -15,45 +16,55 @@ struct Authorize: WorkspaceCommand {
         commandName: "authorize",
         abstract: "Sign in to a provider and store the credential.",
         discussion: """
-        Examples:
-          authkit authorize --provider qiita
-          authkit authorize --provider github --device
-          authkit authorize --provider instagram --manual
-          authkit authorize --provider github --scope repo --json | jq -r .accessToken
+            Examples:
+              authkit authorize --provider qiita
+              authkit authorize --provider github --device
+              authkit authorize --provider instagram --manual
+              authkit authorize --provider github --scope repo --json | jq -r .accessToken
 
-        The way in: a browser on this machine and a loopback listener; or, with
-        --device, a code you enter on any other device (RFC 8628, for SSH
-        sessions and containers); or, with --manual, a URL you open anywhere and
-        paste back. When no browser can be opened here (no display, an SSH
-        session without one), a provider with the device grant is signed in
-        with --device, and one without it as with --manual (at a terminal;
-        a script must pass it). So is a provider whose redirect no listener
-        receives (Instagram's https://localhost). The flags choose.
-        A provider whose descriptor has a device section and no authorization
-        endpoint signs in with a device code, with or without --device.
+            The way in: a browser on this machine and a loopback listener; or, with
+            --device, a code you enter on any other device (RFC 8628, for SSH
+            sessions and containers); or, with --manual, a URL you open anywhere and
+            paste back. When no browser can be opened here (no display, an SSH
+            session without one), a provider with the device grant is signed in
+            with --device, and one without it as with --manual (at a terminal;
+            a script must pass it). So is a provider whose redirect no listener
+            receives (Instagram's https://localhost). The flags choose.
+            A provider whose descriptor has a device section and no authorization
+            endpoint signs in with a device code, with or without --device.
 
-        With --sandbox (or $AUTHKIT_SANDBOX) the sign-in goes to a running
-        'authkit sandbox' instead; where no browser can be opened, the
-        sandbox's scripted browser answers its consent page.
-        """)
+            With --sandbox (or $AUTHKIT_SANDBOX) the sign-in goes to a running
+            'authkit sandbox' instead; where no browser can be opened, the
+            sandbox's scripted browser answers its consent page.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
     @OptionGroup var client: ClientOptions
 
-    @Option(name: .long, help: ArgumentHelp("A scope to request (repeatable). Default: the provider's default scopes.", valueName: "scope"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A scope to request (repeatable). Default: the provider's default scopes.", valueName: "scope"))
     var scope: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("The redirect URI registered with the provider, if not the descriptor's default.", valueName: "uri"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The redirect URI registered with the provider, if not the descriptor's default.", valueName: "uri"))
     var redirectURI: String?
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The loopback port to listen on, when the provider registered a fixed one.", valueName: "port"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp(
+            "The loopback port to listen on, when the provider registered a fixed one.", valueName: "port"))
     var port: Int?
 
     @Flag(help: "Do not open a browser; print the URL and keep waiting.") var noBrowser = false
     @Flag(help: "Sign in with a code entered on another device (the device grant).") var device = false
     @Flag(help: "Print the URL and read the redirect URL (or PIN) from standard input.") var manual = false
-    @Flag(help: "With --sandbox: let the sandbox's scripted browser answer its consent page.") var scriptedBrowser = false
+    @Flag(help: "With --sandbox: let the sandbox's scripted browser answer its consent page.") var scriptedBrowser =
+        false
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
     var timeout: Int = 300
@@ -74,23 +85,31 @@ struct Authorize: WorkspaceCommand {
             case .empty:
                 throw ValidationError("--scope takes a scope name, such as read_qiita; got an empty one.")
             case .several(let names):
-                throw ValidationError("--scope takes one scope; give each with its own --scope (\(names.map { "--scope " + ShellWord.quoted($0) }.joined(separator: " "))). Got '\(value)'.")
+                throw ValidationError(
+                    "--scope takes one scope; give each with its own --scope (\(names.map { "--scope " + ShellWord.quoted($0) }.joined(separator: " "))). Got '\(value)'."
+                )
             case .spacesAround(let name):
-                throw ValidationError("--scope '\(value)' begins or ends with a space; give --scope \(ShellWord.quoted(name)).")
+                throw ValidationError(
+                    "--scope '\(value)' begins or ends with a space; give --scope \(ShellWord.quoted(name)).")
             case .character:
-                throw ValidationError("--scope '\(DisplayText.sanitized(value, limit: 80))' holds a control character, a non-ASCII one, '\"' or '\\', which no scope has (RFC 6749 §3.3).")
+                throw ValidationError(
+                    "--scope '\(DisplayText.sanitized(value, limit: 80))' holds a control character, a non-ASCII one, '\"' or '\\', which no scope has (RFC 6749 §3.3)."
+                )
             }
         }
         if let redirectURI, PastedClientValue.problem(redirectURI) == nil,
-           let problem = RedirectURIRules.problem(redirectURI) {
+            let problem = RedirectURIRules.problem(redirectURI)
+        {
             throw ValidationError("--redirect-uri: the redirect URI \(problem).")
         }
         if redirectURI != nil, port != nil { throw ValidationError("Use --redirect-uri or --port, not both.") }
         if scriptedBrowser, device || manual || noBrowser {
-            throw ValidationError("--scripted-browser plays the browser of a loopback sign-in: drop --device, --manual and --no-browser.")
+            throw ValidationError(
+                "--scripted-browser plays the browser of a loopback sign-in: drop --device, --manual and --no-browser.")
         }
         if device, manual || redirectURI != nil || port != nil {
-            throw ValidationError("--device signs in with a code, without a redirect: drop --manual, --redirect-uri and --port.")
+            throw ValidationError(
+                "--device signs in with a code, without a redirect: drop --manual, --redirect-uri and --port.")
         }
     }
 
@@ -105,20 +124,30 @@ struct Authorize: WorkspaceCommand {
     func wayChosenByFlags(for descriptor: ProviderDescriptor, sandbox: Bool) throws -> WayIn? {
         if descriptor.isDeviceOnly {
             // (--no-browser stays: with a device code it means "do not open the verification page".)
-            let redirectFlags = [("--manual", manual), ("--scripted-browser", scriptedBrowser),
-                                 ("--redirect-uri", redirectURI != nil), ("--port", port != nil)].filter(\.1).map(\.0)
+            let redirectFlags = [
+                ("--manual", manual), ("--scripted-browser", scriptedBrowser),
+                ("--redirect-uri", redirectURI != nil), ("--port", port != nil),
+            ].filter(\.1).map(\.0)
             guard redirectFlags.isEmpty else {
-                throw CLIError("\(descriptor.name) signs in only with a device code: its descriptor (\(descriptor.source)) names no authorization endpoint to redirect from. Drop \(redirectFlags.joined(separator: ", ")).", status: .usage)
+                throw CLIError(
+                    "\(descriptor.name) signs in only with a device code: its descriptor (\(descriptor.source)) names no authorization endpoint to redirect from. Drop \(redirectFlags.joined(separator: ", ")).",
+                    status: .usage)
             }
             return .device
         }
         if device {
-            guard descriptor.supportsDeviceGrant else { throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant) }
+            guard descriptor.supportsDeviceGrant else {
+                throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant)
+            }
             return .device
         }
         if manual { return .manual }
         if scriptedBrowser {
-            guard sandbox else { throw CLIError("--scripted-browser only answers the sandbox's consent page: add --sandbox URL (see 'authkit sandbox').", status: .usage) }
+            guard sandbox else {
+                throw CLIError(
+                    "--scripted-browser only answers the sandbox's consent page: add --sandbox URL (see 'authkit sandbox').",
+                    status: .usage)
+            }
             return .scriptedBrowser
         }
         if noBrowser || redirectURI != nil || port != nil { return .loopback }
@@ -133,20 +162,28 @@ struct Authorize: WorkspaceCommand {
     func wayOffered(for descriptor: ProviderDescriptor, environment: [String: String], sandbox: Bool) throws -> WayIn {
         guard let missing = BrowserAvailability.missing(environment) else { return .loopback }
         if sandbox {
-            Console.err("No browser can be opened here (\(missing)); the sandbox's scripted browser answers its consent page as \(SandboxOptions().defaultAccount). Pass --no-browser to open the URL yourself.")
+            Console.err(
+                "No browser can be opened here (\(missing)); the sandbox's scripted browser answers its consent page as \(SandboxOptions().defaultAccount). Pass --no-browser to open the URL yourself."
+            )
             return .scriptedBrowser
         }
         if descriptor.supportsDeviceGrant {
-            Console.err("No browser can be opened here (\(missing)); signing in to \(descriptor.name) with a device code instead (--device). Pass --no-browser to use the loopback listener anyway.")
+            Console.err(
+                "No browser can be opened here (\(missing)); signing in to \(descriptor.name) with a device code instead (--device). Pass --no-browser to use the loopback listener anyway."
+            )
             return .device
         }
         // A person at the terminal can open the URL elsewhere and paste back
         // where that browser ends: what the error below tells a script to ask for.
         if Console.inputIsTerminal {
-            Console.err("No browser can be opened here (\(missing)), and \(descriptor.name) offers no device grant: open the URL below in a browser on any machine, then paste the address it ends on (--manual).")
+            Console.err(
+                "No browser can be opened here (\(missing)), and \(descriptor.name) offers no device grant: open the URL below in a browser on any machine, then paste the address it ends on (--manual)."
+            )
             return .manual
         }
-        throw CLIError("No browser can be opened here (\(missing)), and \(descriptor.name) offers no device grant. Use --manual: it prints a URL to open in a browser on any machine, and reads back the URL that browser ends on. (Pass --no-browser to wait on the loopback listener anyway.)")
+        throw CLIError(
+            "No browser can be opened here (\(missing)), and \(descriptor.name) offers no device grant. Use --manual: it prints a URL to open in a browser on any machine, and reads back the URL that browser ends on. (Pass --no-browser to wait on the loopback listener anyway.)"
+        )
     }
 
     /// How this sign-in goes, decided before anyone is asked anything: the
@@ -190,12 +227,15 @@ struct Authorize: WorkspaceCommand {
         // would (glibc's loader lock), so Ctrl-C is handled from here on.
         try requireDefaultHTTPClient(display: "the token endpoint of \(descriptor.name)")
         let status = StatusLine()
-        let waiting = WaitState(waitingFor: way == .scriptedBrowser ? "the sandbox's scripted browser" : "you to approve in the browser")
+        let waiting = WaitState(
+            waitingFor: way == .scriptedBrowser ? "the sandbox's scripted browser" : "you to approve in the browser")
         let timedOutMessage = { @Sendable [timeout] in
-            let refused = waiting.lastRefusal.map { count, reason in
-                " \(count == 1 ? "A request" : "\(count) requests") to the redirect address \(count == 1 ? "was" : "were") refused, the last because: \(reason)"
-            } ?? ""
-            return "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored.\(refused) Run it again, or raise --timeout."
+            let refused =
+                waiting.lastRefusal.map { count, reason in
+                    " \(count == 1 ? "A request" : "\(count) requests") to the redirect address \(count == 1 ? "was" : "were") refused, the last because: \(reason)"
+                } ?? ""
+            return
+                "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored.\(refused) Run it again, or raise --timeout."
         }
         // The device grant ends at --timeout by cancelling its polling (below),
         // which sees a poll under way through; the process deadline is then
@@ -205,7 +245,8 @@ struct Authorize: WorkspaceCommand {
         let credential: Credential
         switch way {
         case .device:
-            credential = try await signInWithDeviceCode(plan, in: workspace, status: status, timedOutMessage: timedOutMessage)
+            credential = try await signInWithDeviceCode(
+                plan, in: workspace, status: status, timedOutMessage: timedOutMessage)
         case .manual:
             credential = try await signInByPasting(plan, in: workspace)
         case .scriptedBrowser where !plan.listens:
@@ -218,7 +259,8 @@ struct Authorize: WorkspaceCommand {
         if json {
             try Console.json(credential)
         } else {
-            Console.out("Signed in to \(CredentialSummary.safe(descriptor.name)). Stored in \(workspace.store.fileURL.path).")
+            Console.out(
+                "Signed in to \(CredentialSummary.safe(descriptor.name)). Stored in \(workspace.store.fileURL.path).")
             CredentialSummary.lines(credential).forEach(Console.out)
         }
     }
@@ -238,7 +280,9 @@ struct Authorize: WorkspaceCommand {
         // what this machine offers, as every way in needs one; so is a
         // missing secret every way in needs (a provider without public clients).
         try authenticator.checkSettingsForSignIn(browser: false)
-        let offered = try chosen ?? wayOffered(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
+        let offered =
+            try chosen
+            ?? wayOffered(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
         var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: account.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
         // Refused now rather than after the user has logged in at the provider.
@@ -247,19 +291,27 @@ struct Authorize: WorkspaceCommand {
         // no flag to say otherwise and a person at the terminal, the sign-in
         // is the one that works, pasting the address the browser ends on
         // (--manual), not an error that says to run it again with --manual.
-        let pastes = chosen == nil && offered == .loopback && redirectTarget.map { $0.scheme?.lowercased() != "http" } == true && Console.inputIsTerminal
+        let pastes =
+            chosen == nil && offered == .loopback && redirectTarget.map { $0.scheme?.lowercased() != "http" } == true
+            && Console.inputIsTerminal
         let way = pastes ? .manual : offered
         if pastes, let target = redirectTarget {
-            Console.err("\(descriptor.name) redirects to \(target.redactedForLogs), which no listener here can receive: you will paste the address your browser ends on (--manual).")
+            Console.err(
+                "\(descriptor.name) redirects to \(target.redactedForLogs), which no listener here can receive: you will paste the address your browser ends on (--manual)."
+            )
         }
         // Qiita's shape: the authorization request names no redirect URI, so
         // the provider redirects to the one registered for the client,
         // whatever this sign-in listens at. A --port or --redirect-uri that
         // is not that one waited until --timeout for a redirect that went
         // elsewhere (the browser showing "cannot connect").
-        let redirectsToRegistered = descriptor.authorization?.sendRedirectURI == false && (port != nil || redirectURI != nil)
-        if redirectsToRegistered, way != .device, let target = redirectTarget, let registered = authenticator.defaultRedirectURI, target != registered {
-            Console.err("""
+        let redirectsToRegistered =
+            descriptor.authorization?.sendRedirectURI == false && (port != nil || redirectURI != nil)
+        if redirectsToRegistered, way != .device, let target = redirectTarget,
+            let registered = authenticator.defaultRedirectURI, target != registered
+        {
+            Console.err(
+                """
                 Note: \(descriptor.name) takes no redirect URI in the request: it redirects to the one registered for the client \
                 (\(registered.redactedForLogs) as AuthKit is set up). This sign-in receives \(target.redactedForLogs); \
                 unless that is the one registered, the redirect will not arrive.
@@ -271,12 +323,16 @@ struct Authorize: WorkspaceCommand {
         if let target = redirectTarget {
             try authenticator.checkRedirectScheme(target)
             if way == .loopback, target.scheme?.lowercased() != "http" {
-                throw CLIError("\(descriptor.name) redirects to \(target.redactedForLogs), which the loopback listener cannot receive. Use --manual and paste the URL the browser ends on.")
+                throw CLIError(
+                    "\(descriptor.name) redirects to \(target.redactedForLogs), which the loopback listener cannot receive. Use --manual and paste the URL the browser ends on."
+                )
             }
             // The listener binds this machine's loopback addresses only (RFC 8252 §8.3).
             if way == .loopback, !target.isLoopback {
-                throw CLIError("\(target.redactedForLogs) is not on this machine, so the loopback listener cannot receive it (it listens on 127.0.0.1 or [::1] only). "
-                               + "Use a redirect URI such as http://127.0.0.1/callback, or --manual and paste the URL the browser ends on.")
+                throw CLIError(
+                    "\(target.redactedForLogs) is not on this machine, so the loopback listener cannot receive it (it listens on 127.0.0.1 or [::1] only). "
+                        + "Use a redirect URI such as http://127.0.0.1/callback, or --manual and paste the URL the browser ends on."
+                )
             }
         }
 
@@ -286,18 +342,23 @@ struct Authorize: WorkspaceCommand {
             do {
                 try authenticator.checkSettingsForSignIn(browser: true)
             } catch let error as AuthKitError {
-                throw CLIError(ErrorReport.message(for: error, environment: workspace.environment)
-                               + " Or sign in by the device grant, which \(descriptor.name) allows without one: authkit authorize \(ShellWord.account(account.key)) --device.")
+                throw CLIError(
+                    ErrorReport.message(for: error, environment: workspace.environment)
+                        + " Or sign in by the device grant, which \(descriptor.name) allows without one: authkit authorize \(ShellWord.account(account.key)) --device."
+                )
             }
         }
-        return Plan(descriptor: descriptor, authenticator: authenticator, way: way, requested: requested,
-                    redirectTarget: redirectTarget, listens: listens, redirectsToRegistered: redirectsToRegistered)
+        return Plan(
+            descriptor: descriptor, authenticator: authenticator, way: way, requested: requested,
+            redirectTarget: redirectTarget, listens: listens, redirectsToRegistered: redirectsToRegistered)
     }
 
     /// The device grant (RFC 8628), ended at --timeout by cancelling its
     /// polling, which lets a poll under way finish.
-    private func signInWithDeviceCode(_ plan: Plan, in workspace: Workspace, status: StatusLine,
-                                      timedOutMessage: @escaping @Sendable () -> String) async throws -> Credential {
+    private func signInWithDeviceCode(
+        _ plan: Plan, in workspace: Workspace, status: StatusLine,
+        timedOutMessage: @escaping @Sendable () -> String
+    ) async throws -> Credential {
         let (descriptor, authenticator, requested) = (plan.descriptor, plan.authenticator, plan.requested)
         let credential: Credential
         defer { status.stop() }
@@ -343,23 +404,30 @@ struct Authorize: WorkspaceCommand {
         // what happened: standard input ended (a pipe with nothing in
         // it), or an empty line was entered.
         let answer = LockedValue<FileSystem.Line?>(nil)
-        let agent = ShieldedUserAgent(ManualUserAgent(readLine: {
-            let read = FileSystem.readLine(0, limit: ManualUserAgent.longestAnswer) // standard input
-            answer.withLock { $0 = read }
-            guard case .line(let line) = read else { return nil }
-            return line
-        }))
+        let agent = ShieldedUserAgent(
+            ManualUserAgent(readLine: {
+                let read = FileSystem.readLine(0, limit: ManualUserAgent.longestAnswer) // standard input
+                answer.withLock { $0 = read }
+                guard case .line(let line) = read else { return nil }
+                return line
+            }))
         do {
             credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
         } catch AuthKitError.cancelled {
             // Read, and nothing in it: the agent's only way to cancel.
             switch answer.withLock({ $0 }) {
             case .tooLong(let limit)?:
-                throw CLIError("The pasted line is longer than \(limit / 1024) KiB, which no redirect URL (or PIN) is; it was not read to its end, and nothing was stored. Run it again and paste only the URL the browser ends on.", status: .badInput)
+                throw CLIError(
+                    "The pasted line is longer than \(limit / 1024) KiB, which no redirect URL (or PIN) is; it was not read to its end, and nothing was stored. Run it again and paste only the URL the browser ends on.",
+                    status: .badInput)
             case .end?:
-                throw CLIError("Standard input ended before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
+                throw CLIError(
+                    "Standard input ended before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.",
+                    status: .badInput)
             case .line(let line)? where line.allSatisfy(\.isWhitespace):
-                throw CLIError("An empty line was entered before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.", status: .badInput)
+                throw CLIError(
+                    "An empty line was entered before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.",
+                    status: .badInput)
             default:
                 throw AuthKitError.cancelled
             }
@@ -369,8 +437,12 @@ struct Authorize: WorkspaceCommand {
 
     /// A loopback listener receives the redirect, from the system browser or
     /// the sandbox's scripted one.
-    private func signInThroughBrowser(_ plan: Plan, in workspace: Workspace, status: StatusLine, waiting: WaitState) async throws -> Credential {
-        let (descriptor, authenticator, requested, way) = (plan.descriptor, plan.authenticator, plan.requested, plan.way)
+    private func signInThroughBrowser(_ plan: Plan, in workspace: Workspace, status: StatusLine, waiting: WaitState)
+        async throws -> Credential
+    {
+        let (descriptor, authenticator, requested, way) = (
+            plan.descriptor, plan.authenticator, plan.requested, plan.way
+        )
         let (redirectTarget, redirectsToRegistered) = (plan.redirectTarget, plan.redirectsToRegistered)
         let credential: Credential
         // Why the scripted browser failed: a sandbox that answered (a
@@ -391,35 +463,46 @@ struct Authorize: WorkspaceCommand {
                 throw error
             }
         }
-        let agent = ShieldedUserAgent(LoopbackUserAgent(
-            // The watchdog ends the wait at --timeout with the fuller message;
-            // the listener's own deadline is only a backstop.
-            browser: way == .scriptedBrowser ? scripted : noBrowser ? .none : .system, timeout: .seconds(timeout + 5),
-            onEvent: { event in
-                if way == .scriptedBrowser, case .browserFailed(_, let reason) = event {
-                    // No person is there to open the URL: waiting would only end at --timeout.
-                    status.stop()
-                    let error = browserError.current
-                    if case AuthKitError.authorizationFailed(let response)? = error {
-                        let other = response.status == 404
-                            ? " Does the sandbox at \(workspace.sandbox?.absoluteString ?? "") emulate \(descriptor.name)? Start one that does: authkit sandbox serve --provider \(descriptor.id)."
-                            : ""
-                        Console.err("The sandbox refused the authorization request: \(response.summary).\(other) Nothing was stored.")
-                        ExitStatus.providerError.terminate()
+        let agent = ShieldedUserAgent(
+            LoopbackUserAgent(
+                // The watchdog ends the wait at --timeout with the fuller message;
+                // the listener's own deadline is only a backstop.
+                browser: way == .scriptedBrowser ? scripted : noBrowser ? .none : .system,
+                timeout: .seconds(timeout + 5),
+                onEvent: { event in
+                    if way == .scriptedBrowser, case .browserFailed(_, let reason) = event {
+                        // No person is there to open the URL: waiting would only end at --timeout.
+                        status.stop()
+                        let error = browserError.current
+                        if case AuthKitError.authorizationFailed(let response)? = error {
+                            let other =
+                                response.status == 404
+                                ? " Does the sandbox at \(workspace.sandbox?.absoluteString ?? "") emulate \(descriptor.name)? Start one that does: authkit sandbox serve --provider \(descriptor.id)."
+                                : ""
+                            Console.err(
+                                "The sandbox refused the authorization request: \(response.summary).\(other) Nothing was stored."
+                            )
+                            ExitStatus.providerError.terminate()
+                        }
+                        let unreached = error.map { ExitStatus(for: $0) == .networkError } ?? true
+                        var hint = unreached ? " Is the sandbox still running?" : ""
+                        if unreached, redirectsToRegistered, let target = redirectedTo.current,
+                            let listening = redirectTarget,
+                            target.host != listening.host || target.port != listening.port
+                                || target.path != listening.path
+                        {
+                            hint =
+                                " The sandbox redirected to \(target.redactedForLogs), where this sign-in does not listen (\(listening.redactedForLogs)): "
+                                + "\(descriptor.name) redirects to the URI registered for the client, which --port and --redirect-uri do not change."
+                        }
+                        let said = reason.last.map { ".!?".contains($0) } == true ? reason : reason + "."
+                        Console.err("The sandbox's scripted browser failed: \(said)\(hint) Nothing was stored.")
+                        ExitStatus(for: error ?? CLIError("", status: .networkError)).terminate()
                     }
-                    let unreached = error.map { ExitStatus(for: $0) == .networkError } ?? true
-                    var hint = unreached ? " Is the sandbox still running?" : ""
-                    if unreached, redirectsToRegistered, let target = redirectedTo.current, let listening = redirectTarget,
-                       target.host != listening.host || target.port != listening.port || target.path != listening.path {
-                        hint = " The sandbox redirected to \(target.redactedForLogs), where this sign-in does not listen (\(listening.redactedForLogs)): "
-                            + "\(descriptor.name) redirects to the URI registered for the client, which --port and --redirect-uri do not change."
-                    }
-                    let said = reason.last.map { ".!?".contains($0) } == true ? reason : reason + "."
-                    Console.err("The sandbox's scripted browser failed: \(said)\(hint) Nothing was stored.")
-                    ExitStatus(for: error ?? CLIError("", status: .networkError)).terminate()
-                }
-                Self.report(event, provider: descriptor.name, noBrowser: noBrowser, scripted: way == .scriptedBrowser, status: status, waiting: waiting)
-            }))
+                    Self.report(
+                        event, provider: descriptor.name, noBrowser: noBrowser, scripted: way == .scriptedBrowser,
+                        status: status, waiting: waiting)
+                }))
         defer { status.stop() }
         credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
         return credential
@@ -438,14 +521,22 @@ struct Authorize: WorkspaceCommand {
         do {
             try await store.saveSignIn(credential)
         } catch AuthKitError.store(let path, let reason) {
-            throw AuthKitError.store(path: path, reason: .init(reason.kind, reason.detail + " The sign-in itself succeeded, but its credential was not kept: sign in again once the store can be written."))
+            throw AuthKitError.store(
+                path: path,
+                reason: .init(
+                    reason.kind,
+                    reason.detail
+                        + " The sign-in itself succeeded, but its credential was not kept: sign in again once the store can be written."
+                ))
         }
     }
 
     /// Signs in through `agent` and stores the result, with signals held
     /// back from the agent's answer to the save (``ShieldedUserAgent``).
-    static func signIn(_ authenticator: any Authenticator, _ agent: ShieldedUserAgent, _ options: AuthorizationOptions,
-                       store: some CredentialStore) async throws -> Credential {
+    static func signIn(
+        _ authenticator: any Authenticator, _ agent: ShieldedUserAgent, _ options: AuthorizationOptions,
+        store: some CredentialStore
+    ) async throws -> Credential {
         do {
             let credential = try await authenticator.authorize(using: agent, options: options)
             try await keep(credential, in: store)
@@ -459,9 +550,13 @@ struct Authorize: WorkspaceCommand {
 
     /// The code and where to enter it, once; the browser opened on the page
     /// with the code filled in when there is one to open; then the wait.
-    static func show(_ authorization: DeviceAuthorization, provider: String, openBrowser: Bool, status: StatusLine) async {
+    static func show(_ authorization: DeviceAuthorization, provider: String, openBrowser: Bool, status: StatusLine)
+        async
+    {
         let complete = authorization.verificationURIComplete.map { " (or open \($0.absoluteString))" } ?? ""
-        status.note("Open \(authorization.verificationURI.absoluteString) and enter the code \(DisplayText.sanitized(authorization.userCode, limit: DeviceAuthorization.longestUserCode)) to sign in to \(provider)\(complete).\n")
+        status.note(
+            "Open \(authorization.verificationURI.absoluteString) and enter the code \(DisplayText.sanitized(authorization.userCode, limit: DeviceAuthorization.longestUserCode)) to sign in to \(provider)\(complete).\n"
+        )
         if openBrowser {
             try? await SystemBrowser().open(authorization.verificationURIComplete ?? authorization.verificationURI)
         }
@@ -474,7 +569,10 @@ struct Authorize: WorkspaceCommand {
     /// Tells the user what the listener is doing, on standard error. The
     /// URL is printed once; strays only count on the status line, so nothing
     /// scrolls the URL away; a refused answer is said plainly.
-    static func report(_ event: LoopbackEvent, provider: String, noBrowser: Bool, scripted: Bool = false, status: StatusLine, waiting: WaitState) {
+    static func report(
+        _ event: LoopbackEvent, provider: String, noBrowser: Bool, scripted: Bool = false, status: StatusLine,
+        waiting: WaitState
+    ) {
         switch event {
         case .listening(let url, _):
             // Printed also when a browser is started: one that starts and
@@ -482,13 +580,17 @@ struct Authorize: WorkspaceCommand {
             if noBrowser {
                 status.note("Open this URL in a browser to sign in to \(provider):\n\n  \(url.absoluteString)\n")
             } else if !scripted {
-                status.note("Opening a browser to sign in to \(provider); if none appears, open this URL:\n\n  \(url.absoluteString)\n")
+                status.note(
+                    "Opening a browser to sign in to \(provider); if none appears, open this URL:\n\n  \(url.absoluteString)\n"
+                )
             }
             status.show(waiting.line)
         case .browserFailed(let url, let reason):
             guard !noBrowser else { return } // the URL is already on the screen
-            status.note(scripted ? "\(reason) Open this URL to sign in to \(provider), or set $BROWSER to choose a browser:\n\n  \(url.absoluteString)\n"
-                                 : "\(reason) Open the URL above to sign in, or set $BROWSER to choose a browser.")
+            status.note(
+                scripted
+                    ? "\(reason) Open this URL to sign in to \(provider), or set $BROWSER to choose a browser:\n\n  \(url.absoluteString)\n"
+                    : "\(reason) Open the URL above to sign in, or set $BROWSER to choose a browser.")
         case .ignoredRequest:
             waiting.ignored()
             status.show(waiting.line)
@@ -496,7 +598,9 @@ struct Authorize: WorkspaceCommand {
             // Said once per new reason (a flood of forged requests must not
             // scroll the screen), and counted on the status line.
             if waiting.rejected(reason) {
-                status.note("A request to the redirect address was refused: \(reason) Still waiting for the sign-in's own answer.")
+                status.note(
+                    "A request to the redirect address was refused: \(reason) Still waiting for the sign-in's own answer."
+                )
             }
             status.show(waiting.line)
         }

@@ -1,19 +1,20 @@
 import ArgumentParser
 import AuthKit
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import HTTPTypes
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 struct Request: WorkspaceCommand {
     static let sendsRequests = true
@@ -21,50 +22,67 @@ struct Request: WorkspaceCommand {
         commandName: "request",
         abstract: "Send an authorized request with a stored credential and print the response body.",
         discussion: """
-        An expired OAuth 2.0 token is refreshed (and saved) first. The body is
-        streamed to standard output as it arrives. A response that is not 2xx
-        prints its body and exits 3. On a terminal, control characters and
-        escape sequences in it are shown as text (colours pass); a file or a
-        pipe gets every byte.
+            An expired OAuth 2.0 token is refreshed (and saved) first. The body is
+            streamed to standard output as it arrives. A response that is not 2xx
+            prints its body and exits 3. On a terminal, control characters and
+            escape sequences in it are shown as text (colours pass); a file or a
+            pipe gets every byte.
 
-        Redirects are not followed unless you pass -L. With -L the credential
-        goes only to the URL's own origin: a redirect to another host is
-        followed without it, and one from https to http is refused. A
-        credential is sent over plain http only to loopback: 127.0.0.0/8, [::1], localhost.
+            Redirects are not followed unless you pass -L. With -L the credential
+            goes only to the URL's own origin: a redirect to another host is
+            followed without it, and one from https to http is refused. A
+            credential is sent over plain http only to loopback: 127.0.0.0/8, [::1], localhost.
 
-        Examples:
-          authkit request --provider qiita https://qiita.com/api/v2/authenticated_user
-          authkit request --provider twitter -d 'status=Hello' \\
-            https://api.x.com/1.1/statuses/update.json
-        """)
+            Examples:
+              authkit request --provider qiita https://qiita.com/api/v2/authenticated_user
+              authkit request --provider twitter -d 'status=Hello' \\
+                https://api.x.com/1.1/statuses/update.json
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
     @OptionGroup var client: ClientOptions
     /// As in curl: a body without `-X` is POSTed (a GET's body is ignored
     /// by most servers, so the data would be dropped without a word).
-    @Option(name: [.customShort("X"), .long], help: ArgumentHelp(
-        "The request method. Default: GET, or POST when a body is given (-d, --data-binary, --data-urlencode), as in curl.",
-        valueName: "method"))
+    @Option(
+        name: [.customShort("X"), .long],
+        help: ArgumentHelp(
+            "The request method. Default: GET, or POST when a body is given (-d, --data-binary, --data-urlencode), as in curl.",
+            valueName: "method"))
     var method: String?
-    @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "A request body, already form-encoded (a=1&b=x%20y); sent as application/x-www-form-urlencoded unless a Content-Type header is given. @FILE reads it from a file (@- from standard input) without its line breaks, as curl does. Repeatable: the parts are joined with &, as in curl.",
-        valueName: "data"))
+    @Option(
+        name: [.customShort("d"), .long],
+        help: ArgumentHelp(
+            "A request body, already form-encoded (a=1&b=x%20y); sent as application/x-www-form-urlencoded unless a Content-Type header is given. @FILE reads it from a file (@- from standard input) without its line breaks, as curl does. Repeatable: the parts are joined with &, as in curl.",
+            valueName: "data"))
     var data: [String] = []
-    @Option(name: .customLong("data-binary"), help: ArgumentHelp(
-        "A request body sent byte for byte; @FILE reads it from a file (@- from standard input). Give its Content-Type with -H. Repeatable, joined with &.",
-        valueName: "data"))
+    @Option(
+        name: .customLong("data-binary"),
+        help: ArgumentHelp(
+            "A request body sent byte for byte; @FILE reads it from a file (@- from standard input). Give its Content-Type with -H. Repeatable, joined with &.",
+            valueName: "data"))
     var dataBinary: [String] = []
-    @Option(name: .customLong("data-urlencode"), help: ArgumentHelp(
-        "A form field whose value AuthKit encodes for you, as curl does: 'status=Hello + world!', or name@FILE for a file's text (@- standard input) (repeatable).",
-        valueName: "name=value"))
+    @Option(
+        name: .customLong("data-urlencode"),
+        help: ArgumentHelp(
+            "A form field whose value AuthKit encodes for you, as curl does: 'status=Hello + world!', or name@FILE for a file's text (@- standard input) (repeatable).",
+            valueName: "name=value"))
     var dataURLEncode: [String] = []
-    @Option(name: [.customShort("H"), .long], help: ArgumentHelp("A request header, 'Name: value' (repeatable).", valueName: "header"))
+    @Option(
+        name: [.customShort("H"), .long],
+        help: ArgumentHelp("A request header, 'Name: value' (repeatable).", valueName: "header"))
     var header: [String] = []
-    @Flag(name: [.customShort("L"), .long], help: "Follow redirects (at most 10), keeping the credential to the URL's origin.")
+    @Flag(
+        name: [.customShort("L"), .long],
+        help: "Follow redirects (at most 10), keeping the credential to the URL's origin.")
     var location = false
-    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds the whole request may take, body included.", valueName: "seconds")) var timeout: Int = 60
-    @Option(parsing: .unconditional, help: ArgumentHelp("The largest response body to accept, in bytes; more ends the request.", valueName: "bytes"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Seconds the whole request may take, body included.", valueName: "seconds")) var timeout:
+        Int = 60
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("The largest response body to accept, in bytes; more ends the request.", valueName: "bytes"))
     var maxSize: Int = 100 << 20
     @Argument(help: "The URL.") var url: String
 
@@ -89,22 +107,31 @@ struct Request: WorkspaceCommand {
         }
         let isForm = contentType.map { $0.lowercased().contains("x-www-form-urlencoded") } ?? true
         // Before anything is read: the first reader would take it all.
-        let readers = (data + dataBinary).filter { $0 == "@-" }.count + dataURLEncode.filter { Self.fileField($0)?.path == "-" }.count
+        let readers =
+            (data + dataBinary).filter { $0 == "@-" }.count
+            + dataURLEncode.filter { Self.fileField($0)?.path == "-" }.count
         if readers > 1 {
-            throw CLIError("Standard input can be read once: only one of -d, --data-binary and --data-urlencode may take @-.")
+            throw CLIError(
+                "Standard input can be read once: only one of -d, --data-binary and --data-urlencode may take @-.")
         }
         var parts = [Data]()
         // Repeated, each part is kept (the last alone was sent, the others
         // dropped without a word); joined with & in the order -d, then
         // --data-binary, then --data-urlencode.
-        for (flag, value, keepsLineBreaks) in data.map({ ("-d", $0, false) }) + dataBinary.map({ ("--data-binary", $0, true) }) {
+        for (flag, value, keepsLineBreaks) in data.map({ ("-d", $0, false) })
+            + dataBinary.map({ ("--data-binary", $0, true) })
+        {
             let bytes = try Self.bytes(of: value, flag: flag, keepsLineBreaks: keepsLineBreaks)
             if isForm {
                 guard let text = ValidUTF8.string(bytes) else {
-                    throw CLIError("\(flag) is sent as application/x-www-form-urlencoded, but it is not text. Give its type with -H 'Content-Type: …'.")
+                    throw CLIError(
+                        "\(flag) is sent as application/x-www-form-urlencoded, but it is not text. Give its type with -H 'Content-Type: …'."
+                    )
                 }
                 if let problem = Self.formProblem(text) {
-                    throw CLIError("\(flag) is sent as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20 or +, a plus %2B), or use --data-urlencode 'name=value' and AuthKit encodes it.")
+                    throw CLIError(
+                        "\(flag) is sent as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20 or +, a plus %2B), or use --data-urlencode 'name=value' and AuthKit encodes it."
+                    )
                 }
                 Self.notePlus(in: text, flag: flag)
             }
@@ -115,15 +142,21 @@ struct Request: WorkspaceCommand {
             if let (name, path) = Self.fileField(field) {
                 let flag = "--data-urlencode \(DisplayText.sanitized(name, limit: 40))"
                 guard let text = ValidUTF8.string(try Self.contents(of: path, flag: flag)) else {
-                    throw CLIError("\(flag)@\(DisplayText.sanitized(path, limit: 200)): the file is not UTF-8 text, which a form field carries. Send bytes with --data-binary and a Content-Type.")
+                    throw CLIError(
+                        "\(flag)@\(DisplayText.sanitized(path, limit: 200)): the file is not UTF-8 text, which a form field carries. Send bytes with --data-binary and a Content-Type."
+                    )
                 }
                 parts.append(FormURLEncoding.encodedBody([(name, text)]))
                 continue
             }
             let pieces = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard pieces.count == 2, !pieces[0].isEmpty else {
-                let missing = field.hasPrefix("@") ? "no name before its '@'" : pieces.count == 2 ? "no name before its '='" : "no '=' or '@'"
-                throw CLIError("--data-urlencode takes name=value or name@FILE; one has \(missing) (its value is not repeated here).")
+                let missing =
+                    field.hasPrefix("@")
+                    ? "no name before its '@'" : pieces.count == 2 ? "no name before its '='" : "no '=' or '@'"
+                throw CLIError(
+                    "--data-urlencode takes name=value or name@FILE; one has \(missing) (its value is not repeated here)."
+                )
             }
             parts.append(FormURLEncoding.encodedBody([(pieces[0], pieces[1])]))
         }
@@ -133,7 +166,10 @@ struct Request: WorkspaceCommand {
     /// Form parts joined with `&`, as curl joins its `-d`s; `nil` for none.
     static func joined(_ parts: [Data]) -> Data? {
         guard var body = parts.first else { return nil }
-        for part in parts.dropFirst() { body.append(UInt8(ascii: "&")); body.append(part) }
+        for part in parts.dropFirst() {
+            body.append(UInt8(ascii: "&"))
+            body.append(part)
+        }
         return body
     }
 
@@ -163,10 +199,14 @@ struct Request: WorkspaceCommand {
     static func signedForm(_ value: String) throws -> Data {
         let bytes = try Self.bytes(of: value, flag: "-d", keepsLineBreaks: false)
         guard let text = ValidUTF8.string(bytes) else {
-            throw CLIError("-d is signed as application/x-www-form-urlencoded, but it is not text. A body of other bytes is not signed (RFC 5849 §3.4.1.3.1): leave out -d.")
+            throw CLIError(
+                "-d is signed as application/x-www-form-urlencoded, but it is not text. A body of other bytes is not signed (RFC 5849 §3.4.1.3.1): leave out -d."
+            )
         }
         if let problem = formProblem(text) {
-            throw CLIError("-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20 or +, a plus %2B) exactly as it will be sent.")
+            throw CLIError(
+                "-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20 or +, a plus %2B) exactly as it will be sent."
+            )
         }
         notePlus(in: text, flag: "-d")
         return bytes
@@ -175,7 +215,9 @@ struct Request: WorkspaceCommand {
     /// `name@FILE` of `--data-urlencode` (an `@` before any `=`, after a
     /// name): the name and the path (`-`: standard input); nil for `name=value`.
     static func fileField(_ field: String) -> (name: String, path: String)? {
-        guard let at = field.firstIndex(of: "@"), field[..<at].firstIndex(of: "=") == nil, at > field.startIndex else { return nil }
+        guard let at = field.firstIndex(of: "@"), field[..<at].firstIndex(of: "=") == nil, at > field.startIndex else {
+            return nil
+        }
         return (String(field[..<at]), String(field[field.index(after: at)...]))
     }
 
@@ -186,7 +228,8 @@ struct Request: WorkspaceCommand {
     /// `Transfer-Encoding` would frame the body as it is not (RFC 9112 §6.1);
     /// a `Host` of one's own was kept on redirects to other hosts.
     static let headersNotTaken = [
-        "authorization": "the stored credential's Authorization header is sent; a request with one of your own is a job for curl.",
+        "authorization":
+            "the stored credential's Authorization header is sent; a request with one of your own is a job for curl.",
         "content-length": "the length is that of the body given with -d or --data-binary, and is set from it.",
         "transfer-encoding": "the body is sent whole, with its length; it cannot be framed otherwise.",
         // Kept on every hop of -L, it named the first host to the others.
@@ -210,7 +253,9 @@ struct Request: WorkspaceCommand {
                 throw CLIError("\(written): standard input cannot be read (\(DescriptorLoader.reason(error))).")
             }
         }
-        guard !path.isEmpty else { throw CLIError("\(written) needs a file name after the '@' (or - for standard input).") }
+        guard !path.isEmpty else {
+            throw CLIError("\(written) needs a file name after the '@' (or - for standard input).")
+        }
         do {
             // A pipe too: `-d @<(jq …)`, as curl reads it.
             return try FileSystem.contents(of: path, accepting: .fileOrPipe, limit: Self.maximumBodyFileSize)
@@ -226,13 +271,16 @@ struct Request: WorkspaceCommand {
     /// for whoever meant a literal plus.
     static func notePlus(in text: String, flag: String) {
         guard text.contains("+") else { return }
-        Console.err("authkit: note: a '+' in \(flag) is a space in a form body, and is sent and signed as one; write %2B for a plus sign.")
+        Console.err(
+            "authkit: note: a '+' in \(flag) is a space in a form body, and is sent and signed as one; write %2B for a plus sign."
+        )
     }
 
     /// Why `text` is not form-encoded as a server will read it, or nil.
     static func formProblem(_ text: String) -> String? {
         if let bad = text.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value >= 0x7F }) {
-            return bad == " " ? "it contains a space" : "it contains '\(DisplayText.sanitized(String(bad)))', which must be %-encoded"
+            return bad == " "
+                ? "it contains a space" : "it contains '\(DisplayText.sanitized(String(bad)))', which must be %-encoded"
         }
         if FormURLEncoding.decode(text) == nil { return "it has a '%' that is not followed by two hex digits" }
         return nil
@@ -247,8 +295,9 @@ struct Request: WorkspaceCommand {
             try workspace.checkAPIOrigin(target, providerID: account.provider, explicit: client.settings())
         }
         let (request, method) = try outgoing(to: target)
-        let policy = RequestPolicy(redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
-                                   deadline: .seconds(timeout))
+        let policy = RequestPolicy(
+            redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
+            deadline: .seconds(timeout))
         let source = try await workspace.source(account.key, explicit: client.settings())
         // What a refresh may replace: the secrets this command could send,
         // which an API's error must not repeat on standard error.
@@ -257,8 +306,9 @@ struct Request: WorkspaceCommand {
         try await Self.write(response, to: STDOUT_FILENO)
         let status = head.status.code
         guard (200...299).contains(status) else {
-            throw await refusal(status: status, head: head, answering: answering, target: target, method: method,
-                                source: source, sent: sent, in: workspace)
+            throw await refusal(
+                status: status, head: head, answering: answering, target: target, method: method,
+                source: source, sent: sent, in: workspace)
         }
     }
 
@@ -274,22 +324,30 @@ struct Request: WorkspaceCommand {
         for line in header {
             let parts: [String]
             if let colon = line.firstIndex(of: ":") {
-                parts = [String(line[..<colon]).trimmingSpaces(), String(line[line.index(after: colon)...]).trimmingSpaces()]
+                parts = [
+                    String(line[..<colon]).trimmingSpaces(), String(line[line.index(after: colon)...]).trimmingSpaces(),
+                ]
             } else if line.hasSuffix(";") {
                 parts = [String(line.dropLast()).trimmingSpaces(), ""]
             } else {
                 // The line is not repeated: a header's value is often a secret
                 // (an API key), and errors end up in logs.
-                throw CLIError("-H takes 'Name: value' ('Name;' for an empty value); one -H has no ':' after its name (it is not repeated here).")
+                throw CLIError(
+                    "-H takes 'Name: value' ('Name;' for an empty value); one -H has no ':' after its name (it is not repeated here)."
+                )
             }
             guard HTTPField.Name(parts[0]) != nil else {
-                throw CLIError("-H takes 'Name: value'; '\(DisplayText.sanitized(String(parts[0].prefix(40))))' is not a header name (letters, digits and !#$%&'*+-.^_`|~ only).")
+                throw CLIError(
+                    "-H takes 'Name: value'; '\(DisplayText.sanitized(String(parts[0].prefix(40))))' is not a header name (letters, digits and !#$%&'*+-.^_`|~ only)."
+                )
             }
             // swift-http-types would turn a CR, LF or NUL into a space: a
             // value changed silently (a key that then fails), or, sent raw by
             // another client, a second header smuggled in.
             guard HTTPField.isValidValue(parts[1]) else {
-                throw CLIError("-H '\(DisplayText.sanitized(String(parts[0].prefix(40))))': the value holds a line break or another control character, which a header cannot carry (it is not repeated here).")
+                throw CLIError(
+                    "-H '\(DisplayText.sanitized(String(parts[0].prefix(40))))': the value holds a line break or another control character, which a header cannot carry (it is not repeated here)."
+                )
             }
             if let reason = Self.headersNotTaken[parts[0].lowercased()] {
                 throw CLIError("-H '\(DisplayText.sanitized(String(parts[0].prefix(40))))': \(reason) Remove it.")
@@ -326,8 +384,9 @@ struct Request: WorkspaceCommand {
         for try await chunk in response {
             last = chunk.last ?? last
             if toTerminal, chunk.contains(0) {
-                throw CLIError("The response is binary (it holds NUL bytes), so it was not written to the terminal, which it could garble. "
-                               + "Redirect it to a file (> file), or pipe it (| cat) to see it anyway.", status: .failure)
+                throw CLIError(
+                    "The response is binary (it holds NUL bytes), so it was not written to the terminal, which it could garble. "
+                        + "Redirect it to a file (> file), or pipe it (| cat) to see it anyway.", status: .failure)
             }
             if !Console.write(toTerminal ? filter.filter(chunk) : chunk, to: fd) { break } // the reader has gone
         }
@@ -335,14 +394,17 @@ struct Request: WorkspaceCommand {
             // A body without a final line break would leave the shell's
             // prompt, or the error below, on its last line. Only on a
             // terminal: a file or a pipe gets the server's bytes unchanged.
-            _ = Console.write(filter.finish() + (last.map { $0 == UInt8(ascii: "\n") } == false ? Data("\n".utf8) : Data()), to: fd)
+            _ = Console.write(
+                filter.finish() + (last.map { $0 == UInt8(ascii: "\n") } == false ? Data("\n".utf8) : Data()), to: fd)
         }
     }
 
     /// The error for an answer that is not a success, with what the
     /// credential and its refresh have to do with it.
-    private func refusal(status: Int, head: HTTPResponse, answering: URL, target: URL, method: String, source: CredentialSource,
-                         sent: Credential?, in workspace: Workspace) async -> CLIError {
+    private func refusal(
+        status: Int, head: HTTPResponse, answering: URL, target: URL, method: String, source: CredentialSource,
+        sent: Credential?, in workspace: Workspace
+    ) async -> CLIError {
         let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
         // Why the refresh CredentialSource tries for an invalid_token did
         // not help. A credential that could be refreshed but for a client
@@ -350,7 +412,10 @@ struct Request: WorkspaceCommand {
         // sign-in (which needs it too, and throws away a refresh token
         // that works).
         let stored = try? await workspace.store.credential(for: account.key)
-        let refreshable = stored.map { $0.kind == .oauth2 && ($0.refreshToken != nil || source.authenticator.descriptor.refresh != nil) } ?? false
+        let refreshable =
+            stored.map {
+                $0.kind == .oauth2 && ($0.refreshToken != nil || source.authenticator.descriptor.refresh != nil)
+            } ?? false
         let refresh: RefreshOutcome
         if let clientless = source.authenticator as? ClientlessAuthenticator, refreshable {
             refresh = .blocked(ErrorReport.message(for: clientless.missing, environment: workspace.environment))
@@ -366,12 +431,19 @@ struct Request: WorkspaceCommand {
         // credential, which was not sent there: no advice to sign in
         // again, nor to grant the scopes a third party names.
         let fromCredentialed = answering.origin == target.origin
-        let mask = SecretMask([sent, stored].compactMap { $0 }.flatMap { [$0.accessToken, $0.refreshToken, $0.tokenSecret] }.compactMap { $0 }
-                              + [source.authenticator.settings.clientSecret].compactMap { $0 })
-        let advice = fromCredentialed
-            ? BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate]).map { Self.advice($0, account: account.key, refresh: refresh, mask: mask) } ?? "."
+        let mask = SecretMask(
+            [sent, stored].compactMap { $0 }.flatMap { [$0.accessToken, $0.refreshToken, $0.tokenSecret] }.compactMap {
+                $0
+            }
+                + [source.authenticator.settings.clientSecret].compactMap { $0 })
+        let advice =
+            fromCredentialed
+            ? BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate]).map {
+                Self.advice($0, account: account.key, refresh: refresh, mask: mask)
+            } ?? "."
             : " from \(answering.redactedForLogs), where a redirect led; the credential is not sent to another origin, so this is not about it."
-        return CLIError("\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint)\(advice)", status: .providerError)
+        return CLIError(
+            "\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint)\(advice)", status: .providerError)
     }
 
     /// What became of the refresh an `invalid_token` asks for.
@@ -401,10 +473,15 @@ struct Request: WorkspaceCommand {
     /// - Parameter mask: the secrets the request could carry (a token, the
     ///   client secret): a server echoing the request in its challenge had
     ///   them printed whole, where the token endpoint's errors mask them.
-    static func advice(_ challenge: BearerChallenge, account: CredentialKey, refresh: RefreshOutcome = .failed, mask: SecretMask = SecretMask([])) -> String {
+    static func advice(
+        _ challenge: BearerChallenge, account: CredentialKey, refresh: RefreshOutcome = .failed,
+        mask: SecretMask = SecretMask([])
+    ) -> String {
         guard let error = challenge.error, !error.isEmpty else { return "." }
         var text = ": \(mask.apply(DisplayText.sanitized(error, limit: 60)))"
-        if let description = challenge.errorDescription, !description.isEmpty { text += " (\(mask.apply(DisplayText.sanitized(description, limit: 200))))" }
+        if let description = challenge.errorDescription, !description.isEmpty {
+            text += " (\(mask.apply(DisplayText.sanitized(description, limit: 200))))"
+        }
         switch error {
         case "invalid_token":
             // CredentialSource has already refreshed and retried where the credential allows it.
@@ -412,9 +489,12 @@ struct Request: WorkspaceCommand {
             let signIn = "sign in again: authkit authorize \(ShellWord.account(account))."
             switch refresh {
             case .blocked(let missing):
-                text += "no refresh could be tried: \(missing) With it, authkit renews the credential and sends the request again."
+                text +=
+                    "no refresh could be tried: \(missing) With it, authkit renews the credential and sends the request again."
             case .renewedAndRefused:
-                text += "a refresh renewed it just now, but the API refused the new token as well (the account may have lost access to this API): " + signIn
+                text +=
+                    "a refresh renewed it just now, but the API refused the new token as well (the account may have lost access to this API): "
+                    + signIn
             case .impossible:
                 text += "it cannot be refreshed (the provider gave no refresh token): " + signIn
             case .failed:
@@ -428,9 +508,11 @@ struct Request: WorkspaceCommand {
             let named = (challenge.scope ?? "").split(separator: " ").map(String.init)
             let scopes = named.filter { ScopeToken.problem($0) == nil && !$0.hasPrefix("-") && $0.count <= 100 }
             if named.count > Self.scopesInAdvice {
-                text += ". It needs \(named.count) scopes (\(DisplayText.sanitized(named.joined(separator: " "), limit: 300))): sign in again with them, authkit authorize \(ShellWord.account(account)) with a --scope for each."
+                text +=
+                    ". It needs \(named.count) scopes (\(DisplayText.sanitized(named.joined(separator: " "), limit: 300))): sign in again with them, authkit authorize \(ShellWord.account(account)) with a --scope for each."
             } else {
-                text += scopes.isEmpty || scopes.count != named.count
+                text +=
+                    scopes.isEmpty || scopes.count != named.count
                     ? ". The token lacks a scope this request needs: sign in again with it, authkit authorize \(ShellWord.account(account)) --scope …."
                     : ". It needs the scope \(DisplayText.sanitized(scopes.joined(separator: " "), limit: 300)): sign in again with it, authkit authorize \(ShellWord.account(account)) \(scopes.map { "--scope " + ShellWord.quoted($0) }.joined(separator: " "))."
             }

@@ -2,10 +2,11 @@ import ArgumentParser
 import AuthKit
 import AuthKitOAuth1
 import HTTPTypes
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 struct Sign: AsyncParsableCommand {
@@ -14,35 +15,40 @@ struct Sign: AsyncParsableCommand {
         abstract: "Print the OAuth 1.0a Authorization header for a request (RFC 5849), from keys you give.",
         usage: "authkit sign [<options>] <url>",
         discussion: """
-        With a fixed --nonce and --timestamp the header is reproducible. Twitter's
-        documented example, with its published test keys (paste it as it is; it
-        prints oauth_signature="hCtSmYh%2BiHYCEqBWrE7C7hYmtUk%3D"):
+            With a fixed --nonce and --timestamp the header is reproducible. Twitter's
+            documented example, with its published test keys (paste it as it is; it
+            prints oauth_signature="hCtSmYh%2BiHYCEqBWrE7C7hYmtUk%3D"):
 
-          u='https://api.twitter.com/1.1/statuses/update.json'
-          d='status=Hello%20Ladies%20%2B%20Gentlemen%2C%20a'
-          d="$d%20signed%20OAuth%20request%21"
-          authkit sign -X POST "$u?include_entities=true" -d "$d" \\
-            --consumer-key xvz1evFS4wEEPTGEFPHBog \\
-            --consumer-secret kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw \\
-            --token 370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb \\
-            --token-secret LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE \\
-            --nonce kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg \\
-            --timestamp 1318622958
+              u='https://api.twitter.com/1.1/statuses/update.json'
+              d='status=Hello%20Ladies%20%2B%20Gentlemen%2C%20a'
+              d="$d%20signed%20OAuth%20request%21"
+              authkit sign -X POST "$u?include_entities=true" -d "$d" \\
+                --consumer-key xvz1evFS4wEEPTGEFPHBog \\
+                --consumer-secret kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw \\
+                --token 370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb \\
+                --token-secret LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE \\
+                --nonce kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg \\
+                --timestamp 1318622958
 
-        Secrets on a command line are visible to other users: leave out
-        --consumer-secret and --token-secret and set AUTHKIT_CONSUMER_SECRET
-        and AUTHKIT_TOKEN_SECRET instead. For stored credentials use
-        'authkit token header'.
-        """)
+            Secrets on a command line are visible to other users: leave out
+            --consumer-secret and --token-secret and set AUTHKIT_CONSUMER_SECRET
+            and AUTHKIT_TOKEN_SECRET instead. For stored credentials use
+            'authkit token header'.
+            """)
 
     /// The method is signed (RFC 5849 §3.4.1.1), so it must be the one curl
     /// will send: `curl -d` POSTs unless told otherwise, and so does this.
-    @Option(name: [.customShort("X"), .long], help: ArgumentHelp(
-        "The request method. Default: GET, or POST with -d, as curl sends it.", valueName: "method"))
+    @Option(
+        name: [.customShort("X"), .long],
+        help: ArgumentHelp(
+            "The request method. Default: GET, or POST with -d, as curl sends it.", valueName: "method"))
     var method: String?
     @Argument(help: "The request URL, with its query.") var url: String
-    @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "An application/x-www-form-urlencoded body; its parameters are signed. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does. Repeatable: the parts are joined with &, as in curl.", valueName: "data"))
+    @Option(
+        name: [.customShort("d"), .long],
+        help: ArgumentHelp(
+            "An application/x-www-form-urlencoded body; its parameters are signed. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does. Repeatable: the parts are joined with &, as in curl.",
+            valueName: "data"))
     var data: [String] = []
     @Option(name: .long, help: "The consumer key (client id).") var consumerKey: String
     @Option(name: .long, help: "The consumer secret (or $AUTHKIT_CONSUMER_SECRET).") var consumerSecret: String?
@@ -50,14 +56,18 @@ struct Sign: AsyncParsableCommand {
     @Option(name: .long, help: "The token secret, if any (or $AUTHKIT_TOKEN_SECRET).") var tokenSecret: String?
     @Option(name: .long, help: "The signature method.") var signatureMethod: OAuth1SignatureMethod = .hmacSHA1
     // Taken whatever they start with: `--timestamp -5` was "Missing value".
-    @Option(name: .long, parsing: .unconditional, help: "A fixed nonce (default: 16 random bytes as 32 hex digits).") var nonce: String?
-    @Option(name: .long, parsing: .unconditional, help: "A fixed timestamp in seconds (default: now).") var timestamp: String?
+    @Option(name: .long, parsing: .unconditional, help: "A fixed nonce (default: 16 random bytes as 32 hex digits).")
+    var nonce: String?
+    @Option(name: .long, parsing: .unconditional, help: "A fixed timestamp in seconds (default: now).") var timestamp:
+        String?
 
     func validate() throws {
         // Signed into the header as it is: an empty key signs for no client, a
         // control character would garble the header (RFC 9110 §5.5).
         if consumerKey.isEmpty || consumerKey.unicodeScalars.contains(where: { $0.isTerminalControl }) {
-            throw ValidationError("--consumer-key is \(consumerKey.isEmpty ? "empty" : "holding a control character"); give the consumer key (client id) as the provider shows it.")
+            throw ValidationError(
+                "--consumer-key is \(consumerKey.isEmpty ? "empty" : "holding a control character"); give the consumer key (client id) as the provider shows it."
+            )
         }
         if let method, let problem = TypedMethod.problem(method) { throw ValidationError(problem) }
         if let timestamp, UInt64(timestamp) == nil {
@@ -65,35 +75,53 @@ struct Sign: AsyncParsableCommand {
         }
         do { _ = try TypedURL.url(url) } catch let error as CLIError { throw ValidationError(error.message) }
         if Self.secret(consumerSecret, variable: "AUTHKIT_CONSUMER_SECRET") == nil {
-            throw ValidationError("No consumer secret: set AUTHKIT_CONSUMER_SECRET (other users can see a command line, not the environment), or pass --consumer-secret.")
+            throw ValidationError(
+                "No consumer secret: set AUTHKIT_CONSUMER_SECRET (other users can see a command line, not the environment), or pass --consumer-secret."
+            )
         }
         // The secrets key the signature: a pasted line break, a space or an
         // empty value signs with another key, and the provider answers only
         // 401. Checked as `authorize` checks a client secret, never repeated.
-        for (flag, variable, value) in [("--consumer-secret", "AUTHKIT_CONSUMER_SECRET", consumerSecret),
-                                        ("--token-secret", "AUTHKIT_TOKEN_SECRET", tokenSecret)] {
+        for (flag, variable, value) in [
+            ("--consumer-secret", "AUTHKIT_CONSUMER_SECRET", consumerSecret),
+            ("--token-secret", "AUTHKIT_TOKEN_SECRET", tokenSecret),
+        ] {
             guard let given = Self.secret(value, variable: variable) else { continue }
             let source = value != nil ? flag : variable
             // `-d @-` reads standard input; a secret given so was signed
             // with as the two characters "@-".
-            if value != nil, given == "-" || given.hasPrefix("@") && (given == "@-" || FileManager.default.fileExists(atPath: String(given.dropFirst()))) {
-                throw ValidationError("\(flag) takes the secret itself, not a file or standard input. To keep it off the command line, set \(variable) (for a file: \(variable)=\"$(cat FILE)\").")
+            if value != nil,
+                given == "-"
+                    || given.hasPrefix("@")
+                        && (given == "@-" || FileManager.default.fileExists(atPath: String(given.dropFirst())))
+            {
+                throw ValidationError(
+                    "\(flag) takes the secret itself, not a file or standard input. To keep it off the command line, set \(variable) (for a file: \(variable)=\"$(cat FILE)\")."
+                )
             }
-            if given.isEmpty { throw ValidationError("\(source) is empty; give the secret as the provider shows it, or leave it out.") }
+            if given.isEmpty {
+                throw ValidationError("\(source) is empty; give the secret as the provider shows it, or leave it out.")
+            }
             if let problem = PastedClientValue.problem(given) {
-                throw ValidationError("\(source): the secret \(problem). Give it as the provider shows it; it is not repeated here.")
+                throw ValidationError(
+                    "\(source): the secret \(problem). Give it as the provider shows it; it is not repeated here.")
             }
         }
         if let token, token.isEmpty || PastedClientValue.problem(token) != nil {
-            throw ValidationError("--token \(token.isEmpty ? "is empty" : "holds a control character or a space at an end"); give the oauth_token as the provider issued it.")
+            throw ValidationError(
+                "--token \(token.isEmpty ? "is empty" : "holds a control character or a space at an end"); give the oauth_token as the provider issued it."
+            )
         }
         // RFC 5849 §3.4.2: a token's requests are signed with its secret too.
         let hasTokenSecret = Self.secret(tokenSecret, variable: "AUTHKIT_TOKEN_SECRET") != nil
         if token != nil, !hasTokenSecret {
-            throw ValidationError("--token needs its secret: set AUTHKIT_TOKEN_SECRET, or pass --token-secret (RFC 5849 §3.4.2 signs with both).")
+            throw ValidationError(
+                "--token needs its secret: set AUTHKIT_TOKEN_SECRET, or pass --token-secret (RFC 5849 §3.4.2 signs with both)."
+            )
         }
         if token == nil, tokenSecret != nil {
-            throw ValidationError("--token-secret is given without --token; give both, or neither to sign for the client alone.")
+            throw ValidationError(
+                "--token-secret is given without --token; give both, or neither to sign for the client alone.")
         }
     }
 
@@ -101,12 +129,23 @@ struct Sign: AsyncParsableCommand {
     /// header carries given also in the URL or the body was signed there
     /// too, and the request sent with it twice, which a server refuses.
     static func checkNoProtocolParameter(in url: String, body: Data?, withToken: Bool) throws {
-        let carried = ["oauth_consumer_key", "oauth_signature_method", "oauth_timestamp", "oauth_nonce", "oauth_version", "oauth_signature"]
+        let carried =
+            [
+                "oauth_consumer_key", "oauth_signature_method", "oauth_timestamp", "oauth_nonce", "oauth_version",
+                "oauth_signature",
+            ]
             + (withToken ? ["oauth_token"] : [])
-        let query = url.split(separator: "?", maxSplits: 1).dropFirst().first.map { String($0.split(separator: "#").first ?? "") } ?? ""
-        for (place, text) in [("the URL's query", query), ("-d", body.map { String(decoding: $0, as: UTF8.self) } ?? "")] {
+        let query =
+            url.split(separator: "?", maxSplits: 1).dropFirst().first.map {
+                String($0.split(separator: "#").first ?? "")
+            } ?? ""
+        for (place, text) in [
+            ("the URL's query", query), ("-d", body.map { String(decoding: $0, as: UTF8.self) } ?? ""),
+        ] {
             if let name = (FormURLEncoding.decode(text) ?? []).map(\.0).first(where: carried.contains) {
-                throw CLIError("\(name) is in \(place) and in the Authorization header this prints; OAuth 1.0a sends each protocol parameter in one place (RFC 5849 §3.5), so a server would refuse the request. Leave it out of \(place).")
+                throw CLIError(
+                    "\(name) is in \(place) and in the Authorization header this prints; OAuth 1.0a sends each protocol parameter in one place (RFC 5849 §3.5), so a server would refuse the request. Leave it out of \(place)."
+                )
             }
         }
     }
@@ -121,9 +160,11 @@ struct Sign: AsyncParsableCommand {
         let live = NonceAndTimestamp.live
         let consumerSecret = Self.secret(consumerSecret, variable: "AUTHKIT_CONSUMER_SECRET") ?? ""
         let tokenSecret = Self.secret(tokenSecret, variable: "AUTHKIT_TOKEN_SECRET")
-        var signer = OAuth1Signer(consumerKey: consumerKey, consumerSecret: consumerSecret,
-                                  signatureMethod: signatureMethod)
-        let fixedNonce = nonce, fixedTimestamp = timestamp
+        var signer = OAuth1Signer(
+            consumerKey: consumerKey, consumerSecret: consumerSecret,
+            signatureMethod: signatureMethod)
+        let fixedNonce = nonce
+        let fixedTimestamp = timestamp
         signer.nonceAndTimestamp = NonceAndTimestamp(
             nonce: { fixedNonce ?? live.nonce() }, timestamp: { fixedTimestamp ?? live.timestamp() })
         let body = try Request.signedForm(data)

@@ -3,12 +3,15 @@ import AuthKit
 
 /// Which provider, and which of its accounts, a command works on.
 struct AccountOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: ArgumentHelp("The provider id, as in 'authkit providers list'.", valueName: "id"),
-            completion: .custom(Completions.providerIDs))
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("The provider id, as in 'authkit providers list'.", valueName: "id"),
+        completion: .custom(Completions.providerIDs))
     var provider: String
 
-    @Option(name: .long, help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"),
-            completion: .custom(Completions.labels))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"),
+        completion: .custom(Completions.labels))
     var label: String?
 
     var key: CredentialKey { CredentialKey(providerID: provider, label: label) }
@@ -18,7 +21,9 @@ struct AccountOptions: ParsableArguments {
     /// Sign in first", neither of which says what was wrong.
     static func checkProviderID(_ id: String?, given name: String = "--provider") throws {
         guard let id, id.allSatisfy(\.isWhitespace) else { return }
-        throw ValidationError("\(name) takes a provider id such as github; got an empty one. 'authkit providers list' shows the known ones.")
+        throw ValidationError(
+            "\(name) takes a provider id such as github; got an empty one. 'authkit providers list' shows the known ones."
+        )
     }
 
     func validate() throws {
@@ -26,7 +31,8 @@ struct AccountOptions: ParsableArguments {
         // An empty label (an unset shell variable) would name a second account
         // that prints as "qiita ()" and is easily mistaken for the default.
         if let label, label.allSatisfy(\.isWhitespace) {
-            throw ValidationError("--label takes a name such as work; got an empty one. Leave --label out for the default account.")
+            throw ValidationError(
+                "--label takes a name such as work; got an empty one. Leave --label out for the default account.")
         }
     }
 
@@ -41,16 +47,21 @@ struct AccountOptions: ParsableArguments {
     func checkNewLabel() throws {
         guard let label else { return }
         if label.unicodeScalars.count > ShellWord.longestShown {
-            throw ValidationError("--label is \(label.unicodeScalars.count) characters long; use a name of at most \(ShellWord.longestShown), such as work or an email address.")
+            throw ValidationError(
+                "--label is \(label.unicodeScalars.count) characters long; use a name of at most \(ShellWord.longestShown), such as work or an email address."
+            )
         }
         // What DisplayText escapes, the invisible spaces a paste brings along among them.
         if label.unicodeScalars.contains(where: { $0.isTerminalControl || $0.isHiddenFormatting }) {
             let shown = DisplayText.sanitized(label, limit: 80)
-            throw ValidationError("--label '\(shown)' holds a control or invisible character (a pasted tab or line break?), which every later command would need typed exactly; use a plain name such as work.")
+            throw ValidationError(
+                "--label '\(shown)' holds a control or invisible character (a pasted tab or line break?), which every later command would need typed exactly; use a plain name such as work."
+            )
         }
         let trimmed = label.trimmingSpaces()
         if trimmed != label {
-            throw ValidationError("--label '\(label)' begins or ends with a space; give --label \(ShellWord.quoted(String(trimmed))).")
+            throw ValidationError(
+                "--label '\(label)' begins or ends with a space; give --label \(ShellWord.quoted(String(trimmed))).")
         }
         // A label is typed again, completed by the shell, and shown in hints
         // to paste: one with `$`, quotes, spaces or other characters a shell
@@ -58,8 +69,10 @@ struct AccountOptions: ParsableArguments {
         // expands its words would run it (`$(touch${IFS}/tmp/x)`).
         if !Completions.isShellSafe(label) {
             let odd = label.unicodeScalars.first { !Completions.isShellSafe(String($0)) }.map { String($0) } ?? "-"
-            throw ValidationError("--label \(ShellWord.quoted(label)) holds \(ShellWord.quoted(odd)), which a shell reads; "
-                                  + "a label holds letters, digits and . _ - @ + , / (not first '-'), such as work or alice@example.com.")
+            throw ValidationError(
+                "--label \(ShellWord.quoted(label)) holds \(ShellWord.quoted(odd)), which a shell reads; "
+                    + "a label holds letters, digits and . _ - @ + , / (not first '-'), such as work or alice@example.com."
+            )
         }
     }
 }

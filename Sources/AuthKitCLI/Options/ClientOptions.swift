@@ -3,19 +3,25 @@ import AuthKit
 
 /// The client registration to use, overriding the environment and config.json.
 struct ClientOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "Your app's client id (or consumer key). Default: $AUTHKIT_<ID>_CLIENT_ID, then $AUTHKIT_HOME/config.json.",
-        valueName: "id"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Your app's client id (or consumer key). Default: $AUTHKIT_<ID>_CLIENT_ID, then $AUTHKIT_HOME/config.json.",
+            valueName: "id"))
     var clientID: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Your app's client secret (or consumer secret). Prefer $AUTHKIT_<ID>_CLIENT_SECRET: a command line is visible to other users.",
-        valueName: "secret"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Your app's client secret (or consumer secret). Prefer $AUTHKIT_<ID>_CLIENT_SECRET: a command line is visible to other users.",
+            valueName: "secret"))
     var clientSecret: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "A host placeholder value such as team=acme, for descriptors with {team} in their URLs (repeatable).",
-        valueName: "name=value"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A host placeholder value such as team=acme, for descriptors with {team} in their URLs (repeatable).",
+            valueName: "name=value"))
     var placeholder: [String] = []
 
     func settings() throws -> ClientSettings {
@@ -27,7 +33,8 @@ struct ClientOptions: ParsableArguments {
             }
             placeholders[parts[0]] = parts[1]
         }
-        return ClientSettings(clientID: clientID, clientSecret: clientSecret,
-                              placeholders: placeholders.isEmpty ? nil : placeholders)
+        return ClientSettings(
+            clientID: clientID, clientSecret: clientSecret,
+            placeholders: placeholders.isEmpty ? nil : placeholders)
     }
 }

@@ -1,17 +1,20 @@
 import ArgumentParser
 import AuthKit
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Options every command takes, `sandbox serve` and `sandbox try` too.
 struct CommonOptions: ParsableArguments {
-    @Option(name: .customLong("providers-dir"), help: ArgumentHelp(
-        "A directory of provider descriptors to load after the bundled ones and $AUTHKIT_HOME/providers (repeatable).",
-        valueName: "dir"), completion: .directory)
+    @Option(
+        name: .customLong("providers-dir"),
+        help: ArgumentHelp(
+            "A directory of provider descriptors to load after the bundled ones and $AUTHKIT_HOME/providers (repeatable).",
+            valueName: "dir"), completion: .directory)
     var providersDirectories: [String] = []
 
     @Flag(name: [.short, .long], help: "Log what happens (to standard error; secrets are never logged).")
@@ -24,9 +27,11 @@ struct CommonOptions: ParsableArguments {
 struct GlobalOptions: ParsableArguments {
     @OptionGroup var common: CommonOptions
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Use the AuthKit sandbox at this URL (what 'authkit sandbox' prints) instead of the real provider. Default: $AUTHKIT_SANDBOX.",
-        valueName: "url"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Use the AuthKit sandbox at this URL (what 'authkit sandbox' prints) instead of the real provider. Default: $AUTHKIT_SANDBOX.",
+            valueName: "url"))
     var sandbox: String?
 
     /// The sandbox's own commands' options, as the workspace reads them:

@@ -1,10 +1,11 @@
 import AuthKit
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The authenticator of a stored OAuth 2.0 credential whose client is not
 /// configured here: no client id, or no value for a placeholder the

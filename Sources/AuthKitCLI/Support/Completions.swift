@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What the shell offers at `--provider <TAB>` and `providers show <TAB>`:
@@ -42,10 +43,11 @@ enum Completions {
     /// where zsh's `_describe` cuts a candidate, nor `=` or `%`, which zsh
     /// expands at the start of a word.
     static func isShellSafe(_ word: String) -> Bool {
-        !word.isEmpty && !word.hasPrefix("-") && word.unicodeScalars.allSatisfy {
-            ($0.properties.isAlphabetic || $0.properties.numericType != nil) && !$0.properties.isWhitespace
-                || "._-@+,/".unicodeScalars.contains($0)
-        }
+        !word.isEmpty && !word.hasPrefix("-")
+            && word.unicodeScalars.allSatisfy {
+                ($0.properties.isAlphabetic || $0.properties.numericType != nil) && !$0.properties.isWhitespace
+                    || "._-@+,/".unicodeScalars.contains($0)
+            }
     }
 
     /// What the shell offers at `--label <TAB>`: the labels stored for the
@@ -58,7 +60,8 @@ enum Completions {
 
     static func labels(_ words: [String], prefix: String, environment: [String: String]) -> [String] {
         guard let provider = value(of: ["--provider", "-p"], in: words) else { return [] }
-        let sandboxed = value(of: ["--sandbox"], in: words) ?? environment["AUTHKIT_SANDBOX"].flatMap { $0.isEmpty ? nil : $0 }
+        let sandboxed =
+            value(of: ["--sandbox"], in: words) ?? environment["AUTHKIT_SANDBOX"].flatMap { $0.isEmpty ? nil : $0 }
         let file = sandboxed == nil ? nil : Workspace.sandboxStoreURL(environment: environment)
         let stored = (try? FileCredentialStore(file: file, environment: environment).unlockedSnapshot()) ?? []
         return offered(stored.filter { $0.providerID == provider }.compactMap(\.label), prefix: prefix).sorted()
@@ -82,7 +85,8 @@ enum Completions {
             if word == "--providers-dir", position + 1 < words.count {
                 directories.append(URL(fileURLWithPath: words[position + 1], isDirectory: true))
             } else if word.hasPrefix("--providers-dir=") {
-                directories.append(URL(fileURLWithPath: String(word.dropFirst("--providers-dir=".count)), isDirectory: true))
+                directories.append(
+                    URL(fileURLWithPath: String(word.dropFirst("--providers-dir=".count)), isDirectory: true))
             }
         }
         return directories

@@ -1,15 +1,16 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #elseif canImport(Musl)
-@preconcurrency import Musl
+    @preconcurrency import Musl
 #elseif canImport(Darwin)
-@preconcurrency import Darwin
+    @preconcurrency import Darwin
 #endif
 
 /// Where `authkit` writes. Results go to standard output, everything else
@@ -35,9 +36,17 @@ enum Console {
     /// named with an escape sequence in `$AUTHKIT_HOME`); each place that
     /// shows one escapes it too, and this holds for the places that forget.
     static func visible(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0 != "\n" && $0 != "\t" && ($0.isTerminalControl || $0.isHiddenFormatting) }) else { return text }
+        guard
+            text.unicodeScalars.contains(where: {
+                $0 != "\n" && $0 != "\t" && ($0.isTerminalControl || $0.isHiddenFormatting)
+            })
+        else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { line in line.split(separator: "\t", omittingEmptySubsequences: false).map { DisplayText.sanitized(String($0), limit: .max) }.joined(separator: "\t") }
+            .map { line in
+                line.split(separator: "\t", omittingEmptySubsequences: false).map {
+                    DisplayText.sanitized(String($0), limit: .max)
+                }.joined(separator: "\t")
+            }
             .joined(separator: "\n")
     }
 
@@ -86,7 +95,8 @@ enum Console {
     /// standard output is refused instead (``outputFailureReason``). Called
     /// first thing in `main`, before any file is opened.
     static func reopenClosedStandardDescriptors() {
-        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO]
+        where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
             let null = open("/dev/null", (descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY) | O_CLOEXEC)
             guard null >= 0 else { continue }
             if null != descriptor {
@@ -112,7 +122,9 @@ enum Console {
     /// one (a file, a pipe) or does not say.
     static func columns(of descriptor: Int32) -> Int? {
         var size = winsize()
-        guard isatty(descriptor) != 0, ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        guard isatty(descriptor) != 0, ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else {
+            return nil
+        }
         return Int(size.ws_col)
     }
 
@@ -140,11 +152,13 @@ enum BrowserAvailability {
         if let browser = environment["BROWSER"], !browser.trimmingSpaces().isEmpty { return nil }
         let overSSH = environment["SSH_CONNECTION"] != nil || environment["SSH_TTY"] != nil
         #if os(macOS)
-        return overSSH ? "an SSH session: the browser would open on the remote Mac's screen" : nil
+            return overSSH ? "an SSH session: the browser would open on the remote Mac's screen" : nil
         #else
-        let display = [environment["DISPLAY"], environment["WAYLAND_DISPLAY"]].contains { !($0 ?? "").isEmpty }
-        if display { return nil }
-        return overSSH ? "an SSH session without a display" : "no display ($DISPLAY and $WAYLAND_DISPLAY are unset) and no $BROWSER"
+            let display = [environment["DISPLAY"], environment["WAYLAND_DISPLAY"]].contains { !($0 ?? "").isEmpty }
+            if display { return nil }
+            return overSSH
+                ? "an SSH session without a display"
+                : "no display ($DISPLAY and $WAYLAND_DISPLAY are unset) and no $BROWSER"
         #endif
     }
 }
@@ -180,7 +194,8 @@ extension String {
     /// (a wide character that would straddle the edge is left out), and
     /// the columns it takes.
     private func prefix(columns: Int) -> (text: String, columns: Int) {
-        var kept = "", used = 0
+        var kept = ""
+        var used = 0
         for character in self {
             let width = character.terminalColumns
             if used + width > columns { break }

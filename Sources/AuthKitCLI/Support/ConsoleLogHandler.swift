@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// swift-log output as `authkit` prints everything else on standard error:
 /// `authkit: warning: …`, plus the logger's label with `--verbose`.

@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The human-readable lines `authkit` prints about a credential: never a
@@ -16,14 +17,17 @@ enum CredentialSummary {
         lines.append("protocol:  \(credential.kind.rawValue)")
         lines.append("token:     \(Credential.mask(credential.accessToken)) (\(safe(credential.tokenType)))")
         if credential.refreshToken != nil { lines.append("refresh:   yes") }
-        lines.append("scopes:    \(credential.scopes.isEmpty ? "(none listed)" : safe(credential.scopes.joined(separator: " ")))")
+        lines.append(
+            "scopes:    \(credential.scopes.isEmpty ? "(none listed)" : safe(credential.scopes.joined(separator: " ")))"
+        )
         lines.append("expires:   \(expiry(credential, now: now))")
         if let deadline = credential.refreshTokenExpiresAt {
             lines.append("sign in again by: \(stamp(deadline, now: now)) (when the refresh token expires)")
         }
         // OAuth 1.0a providers name the account (Twitter's screen_name and
         // user_id), in the column the other fields use.
-        let screenName = credential.rawFields["screen_name"]?.scalarText, userID = credential.rawFields["user_id"]?.scalarText
+        let screenName = credential.rawFields["screen_name"]?.scalarText
+        let userID = credential.rawFields["user_id"]?.scalarText
         if screenName != nil || userID != nil {
             let id = userID.map { screenName == nil ? "user id \(safe($0))" : " (user id \(safe($0)))" } ?? ""
             lines.append("account:   \(screenName.map(safe) ?? "")\(id)")
@@ -47,15 +51,20 @@ enum CredentialSummary {
         let seconds = Int(date.timeIntervalSince(now))
         let stamp = date.formatted(.iso8601)
         if seconds <= 0 { return "\(stamp) (expired)" }
-        let relative = seconds >= 86400 ? "\(seconds / 86400) d" : seconds >= 3600 ? "\(seconds / 3600) h" : "\(max(1, seconds / 60)) min"
+        let relative =
+            seconds >= 86400
+            ? "\(seconds / 86400) d" : seconds >= 3600 ? "\(seconds / 3600) h" : "\(max(1, seconds / 60)) min"
         return "\(stamp) (in \(relative))"
     }
 
     /// A warning when the refresh token dies within two weeks: after that the
     /// user must sign in again, and a refresh cannot help.
     static func signInWarning(_ credential: Credential, now: Date = Date()) -> String? {
-        guard let deadline = credential.refreshTokenExpiresAt, deadline.timeIntervalSince(now) < 14 * 86400 else { return nil }
+        guard let deadline = credential.refreshTokenExpiresAt, deadline.timeIntervalSince(now) < 14 * 86400 else {
+            return nil
+        }
         let when = deadline <= now ? "has expired" : "expires \(stamp(deadline, now: now))"
-        return "authkit: warning: the refresh token of \(credential.key) \(when); sign in again: authkit authorize \(ShellWord.account(credential.key))"
+        return
+            "authkit: warning: the refresh token of \(credential.key) \(when); sign in again: authkit authorize \(ShellWord.account(credential.key))"
     }
 }

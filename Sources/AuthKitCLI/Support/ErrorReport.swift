@@ -1,9 +1,10 @@
 import AuthKit
 import AuthKitLoopback
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What the command line says about a library error: the library's message in
@@ -22,24 +23,30 @@ enum ErrorReport {
 
     /// - Parameter flags: whether the command takes `--client-id` and the
     ///   like: `token refresh --due` does not (they are one provider's).
-    static func message(for error: AuthKitError, environment: [String: String] = ProcessInfo.processInfo.environment, flags: Bool = true) -> String {
+    static func message(
+        for error: AuthKitError, environment: [String: String] = ProcessInfo.processInfo.environment, flags: Bool = true
+    ) -> String {
         switch error {
         case .missingSetting(let providerID, let setting):
-            return "\(providerID): no \(setting.name) is configured. \(hint(for: setting, providerID: providerID, environment: environment, flags: flags))"
+            return
+                "\(providerID): no \(setting.name) is configured. \(hint(for: setting, providerID: providerID, environment: environment, flags: flags))"
         case .unknownProvider:
             return error.description + " 'authkit providers list' shows the known ones."
         case .signInRequired(let key, let reason):
-            return error.summary + (reason == .noCredential ? " Sign in first" : " Sign in again") + ": authkit authorize \(ShellWord.account(key))"
+            return error.summary + (reason == .noCredential ? " Sign in first" : " Sign in again")
+                + ": authkit authorize \(ShellWord.account(key))"
         case .notSupported(_, .deviceGrant):
             return error.summary + " Sign in through a browser, or paste the redirect (--manual)."
         case .notSupported(let providerID, .authorizationCodeGrant):
-            return error.summary + " Sign in with the device grant: authkit authorize --provider \(ShellWord.quoted(providerID)) --device"
+            return error.summary
+                + " Sign in with the device grant: authkit authorize --provider \(ShellWord.quoted(providerID)) --device"
         case .misuse(.credentialOfAnotherProtocol(let credential, let kind)):
             // Here the authenticator is the provider file's: the file now says
             // another protocol than the stored credential (an override that
             // changed it, or a store edited by hand).
             let other = kind == .oauth2 ? "oauth1" : "oauth2"
-            return "The stored credential \(credential) is an \(other) one, but its provider file now says \(kind.rawValue) "
+            return
+                "The stored credential \(credential) is an \(other) one, but its provider file now says \(kind.rawValue) "
                 + "(a changed or replaced provider file, or an edited store), so it was not used. Sign in again: authkit authorize \(ShellWord.account(credential))"
         default:
             return error.description
@@ -47,8 +54,10 @@ enum ErrorReport {
     }
 
     /// Every way to give `setting` to the command line, with the real path of config.json.
-    static func hint(for setting: AuthKitError.Setting, providerID: String, environment: [String: String],
-                     arguments: [String] = CommandLine.arguments, flags: Bool = true) -> String {
+    static func hint(
+        for setting: AuthKitError.Setting, providerID: String, environment: [String: String],
+        arguments: [String] = CommandLine.arguments, flags: Bool = true
+    ) -> String {
         let config = AuthKitHome.directory(environment: environment).appendingPathComponent("config.json").path
         let flag: String
         switch setting {
@@ -57,17 +66,25 @@ enum ErrorReport {
         case .placeholder(let name, _): flag = "--placeholder \(name)=…"
         }
         let variable = setting.environmentVariable(providerID: providerID)
-        if case .placeholder = setting {} else if givenEmpty(flag, in: arguments) {
+        if case .placeholder = setting {
+        } else if givenEmpty(flag, in: arguments) {
             // `--client-secret ''` (a public client, as `sandbox serve
             // --public-client` prints) wins over the environment and
             // config.json: "set the variable" would not help where it is set.
-            let overridden = environment[variable].map { !$0.isEmpty } == true ? variable
-                : configuredValue(setting, providerID: providerID, environment: environment)?.isEmpty == false ? config : nil
-            if let overridden { return "\(flag) '' gives none, and it overrides the one in \(overridden): drop \(flag) ''." }
-            return "\(flag) '' gives none: pass the \(setting.name) with \(flag), set \(variable), or add \(setting.configEntry(providerID: providerID)) in \(config)."
+            let overridden =
+                environment[variable].map { !$0.isEmpty } == true
+                ? variable
+                : configuredValue(setting, providerID: providerID, environment: environment)?.isEmpty == false
+                    ? config : nil
+            if let overridden {
+                return "\(flag) '' gives none, and it overrides the one in \(overridden): drop \(flag) ''."
+            }
+            return
+                "\(flag) '' gives none: pass the \(setting.name) with \(flag), set \(variable), or add \(setting.configEntry(providerID: providerID)) in \(config)."
         }
         let emptyVariable = environment[variable]?.isEmpty == true ? " \(variable) is set, but empty." : ""
-        return (flags ? "Pass \(flag), set \(variable)," : "Set \(variable)") + " or add \(setting.configEntry(providerID: providerID)) in \(config)."
+        return (flags ? "Pass \(flag), set \(variable)," : "Set \(variable)")
+            + " or add \(setting.configEntry(providerID: providerID)) in \(config)."
             + emptyVariable + emptyEntry(setting, providerID: providerID, config: config, environment: environment)
             + misspeltEntry(providerID: providerID, environment: environment)
     }
@@ -75,13 +92,17 @@ enum ErrorReport {
     /// " …config.json has "clientSecret" under "providers"."qiita", but it is
     /// empty." when it does (a template filled in halfway), else "": an
     /// empty value counts as none, and "add it" alone would read as wrong.
-    static func emptyEntry(_ setting: AuthKitError.Setting, providerID: String, config: String, environment: [String: String]) -> String {
+    static func emptyEntry(
+        _ setting: AuthKitError.Setting, providerID: String, config: String, environment: [String: String]
+    ) -> String {
         configuredValue(setting, providerID: providerID, environment: environment)?.isEmpty == true
             ? " \(config) has \(setting.configEntry(providerID: providerID)), but it is empty." : ""
     }
 
     /// The value config.json holds for `setting`, if it has the entry.
-    static func configuredValue(_ setting: AuthKitError.Setting, providerID: String, environment: [String: String]) -> String? {
+    static func configuredValue(_ setting: AuthKitError.Setting, providerID: String, environment: [String: String])
+        -> String?
+    {
         let home = AuthKitHome.directory(environment: environment)
         guard let settings = (try? UserConfiguration.load(home: home))?.providers?[providerID] else { return nil }
         switch setting {
@@ -96,7 +117,11 @@ enum ErrorReport {
     static func givenEmpty(_ flag: String, in arguments: [String]) -> Bool {
         for (index, argument) in arguments.enumerated() {
             if argument == "--" { return false }
-            if argument == flag + "=" || (argument == flag && arguments.indices.contains(index + 1) && arguments[index + 1].isEmpty) { return true }
+            if argument == flag + "="
+                || (argument == flag && arguments.indices.contains(index + 1) && arguments[index + 1].isEmpty)
+            {
+                return true
+            }
         }
         return false
     }
@@ -109,8 +134,13 @@ enum ErrorReport {
         guard let entries = (try? UserConfiguration.load(home: home))?.providers?.keys else { return "" }
         let catalog = ProviderCatalog.standard(environment: environment)
         // Near misses only: `box` is one edit from `x`, and is a provider of its own.
-        guard let near = entries.filter({ $0 != providerID && ProviderCatalog.editDistance($0, providerID) <= 2 && catalog.entry(id: $0) == nil })
-            .sorted().first else { return "" }
-        return " config.json has settings under '\(DisplayText.sanitized(near, limit: 40))', which no provider reads: did you mean '\(providerID)'?"
+        guard
+            let near = entries.filter({
+                $0 != providerID && ProviderCatalog.editDistance($0, providerID) <= 2 && catalog.entry(id: $0) == nil
+            })
+            .sorted().first
+        else { return "" }
+        return
+            " config.json has settings under '\(DisplayText.sanitized(near, limit: 40))', which no provider reads: did you mean '\(providerID)'?"
     }
 }

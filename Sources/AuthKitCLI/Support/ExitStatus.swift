@@ -1,18 +1,19 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import AuthKit
 import AuthKitLoopback
 import AuthKitSandbox
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The exit codes of `authkit`, one per kind of failure, so scripts can react
 /// (documented in docs/command-line.md, "Exit codes").
@@ -47,7 +48,8 @@ enum ExitStatus: Int32, CaseIterable {
             case .signInRequired(_, .refreshRefused): self = .providerError
             case .signInRequired(_, .noCredential): self = .usage
             case .notSupported(_, .deviceGrant): self = .usage // --device for a provider without it
-            case .notSupported(_, .authorizationCodeGrant): self = .usage // a browser sign-in for a device-only provider
+            // a browser sign-in for a device-only provider
+            case .notSupported(_, .authorizationCodeGrant): self = .usage
             case .signInRequired, .notSupported, .misuse: self = .failure
             case .network: self = .networkError
             case .redirectNotFollowed, .responseTooLarge: self = .providerError
@@ -87,7 +89,8 @@ struct CLIError: Error, CustomStringConvertible {
     /// `token delete` or `token revoke` for an account with nothing stored;
     /// `others`: ``Workspace/otherAccounts(than:)``, when the provider holds some.
     static func nothingStored(_ key: CredentialKey, so outcome: String, others: String? = nil) -> CLIError {
-        CLIError("No stored credential for \(key); \(outcome). " + (others ?? "'authkit token list' shows what is stored."))
+        CLIError(
+            "No stored credential for \(key); \(outcome). " + (others ?? "'authkit token list' shows what is stored."))
     }
 }
 

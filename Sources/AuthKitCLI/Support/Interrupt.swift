@@ -1,16 +1,17 @@
 import AuthKit
 import Dispatch
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Ends `authkit` cleanly on Ctrl-C: one line on standard error and exit
@@ -36,7 +37,8 @@ enum Interrupt {
 
         /// A refresh (request, then save; or a sign-out: revoke, then remove).
         static let refresh = Purpose(
-            waiting: "authkit: finishing the refresh (or sign-out) under way first, so that the stored credential matches what "
+            waiting:
+                "authkit: finishing the refresh (or sign-out) under way first, so that the stored credential matches what "
                 + "the provider did.",
             second: "stops now, and may cost the stored sign-in.",
             done: "authkit: the stored credential is up to date; stopping.",
@@ -87,15 +89,20 @@ enum Interrupt {
     /// which installs its handlers on a thread of its own, has them in place
     /// by the time a refresh request is sent.
     static func installShield() {
-        guard shieldInstalled.withLock({ installed in defer { installed = true }; return !installed }) else { return }
+        guard
+            shieldInstalled.withLock({ installed in
+                defer { installed = true }
+                return !installed
+            })
+        else { return }
         shieldSources = [SIGINT, SIGTERM, SIGHUP].map { number in
             #if canImport(Darwin)
-            // kqueue only reports the signal; its default action must be off.
-            // (On Linux, libdispatch installs a handler of its own when the
-            // source is registered, on its manager thread after resume()
-            // returns. Ignoring the signal first would lose one that came in
-            // between; until then the default action ends the process.)
-            signal(number, SIG_IGN)
+                // kqueue only reports the signal; its default action must be off.
+                // (On Linux, libdispatch installs a handler of its own when the
+                // source is registered, on its manager thread after resume()
+                // returns. Ignoring the signal first would lose one that came in
+                // between; until then the default action ends the process.)
+                signal(number, SIG_IGN)
             #endif
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { arrived(number) }
@@ -103,25 +110,27 @@ enum Interrupt {
             return source
         }
         #if !canImport(Darwin)
-        waitForHandlers([SIGINT, SIGTERM, SIGHUP])
+            waitForHandlers([SIGINT, SIGTERM, SIGHUP])
         #endif
     }
 
     #if !canImport(Darwin)
-    /// libdispatch installs a signal source's handler on its manager thread
-    /// after `resume()` returns; until then the default action ends the
-    /// process. A Ctrl-C right after "Waiting for you to approve…" appeared
-    /// ended it so, without "Cancelled" and status 130 (seen once in CI,
-    /// under load). Waits until each handler is in place, 250 ms at most.
-    private static func waitForHandlers(_ numbers: [Int32]) {
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(250))
-        for number in numbers {
-            var current = sigaction()
-            while sigaction(number, nil, &current) == 0, current.__sigaction_handler.sa_handler == nil, ContinuousClock.now < deadline {
-                usleep(200)
+        /// libdispatch installs a signal source's handler on its manager thread
+        /// after `resume()` returns; until then the default action ends the
+        /// process. A Ctrl-C right after "Waiting for you to approve…" appeared
+        /// ended it so, without "Cancelled" and status 130 (seen once in CI,
+        /// under load). Waits until each handler is in place, 250 ms at most.
+        private static func waitForHandlers(_ numbers: [Int32]) {
+            let deadline = ContinuousClock.now.advanced(by: .milliseconds(250))
+            for number in numbers {
+                var current = sigaction()
+                while sigaction(number, nil, &current) == 0, current.__sigaction_handler.sa_handler == nil,
+                    ContinuousClock.now < deadline
+                {
+                    usleep(200)
+                }
             }
         }
-    }
     #endif
 
     /// Runs `body` (a refresh: request, then save; or a sign-out: revoke,
@@ -171,7 +180,11 @@ enum Interrupt {
     }
 
     private static func arrived(_ number: Int32) {
-        enum Outcome { case deferred(Purpose), second, unshielded }
+        enum Outcome {
+            case deferred(Purpose)
+            case second
+            case unshielded
+        }
         let outcome = shield.withLock { state -> Outcome in
             guard state.depth > 0, let purpose = state.purpose else { return .unshielded }
             guard state.pending == 0 else { return .second }

@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Catches a client id or secret (or a redirect URI, which must also be one:
@@ -29,13 +30,21 @@ enum PastedClientValue {
     /// Throws for the first of `settings`' client id, secret and redirect URI with a
     /// ``problem(_:)``, naming where it came from: the flag, the environment
     /// variable, or the field of `config.json` (as a file issue, exit 65).
-    static func check(_ settings: ClientSettings, explicit: ClientSettings, descriptor: ProviderDescriptor,
-                      environment: [String: String]) throws {
+    static func check(
+        _ settings: ClientSettings, explicit: ClientSettings, descriptor: ProviderDescriptor,
+        environment: [String: String]
+    ) throws {
         let prefix = ClientSettings.environmentPrefix(for: descriptor.id)
         for (what, value, flag, given, variable, field) in [
             ("client id", settings.clientID, "--client-id", explicit.clientID, prefix + "_CLIENT_ID", "clientID"),
-            ("client secret", settings.clientSecret, "--client-secret", explicit.clientSecret, prefix + "_CLIENT_SECRET", "clientSecret"),
-            ("redirect URI", settings.redirectURI, "--redirect-uri", explicit.redirectURI, prefix + "_REDIRECT_URI", "redirectURI"),
+            (
+                "client secret", settings.clientSecret, "--client-secret", explicit.clientSecret,
+                prefix + "_CLIENT_SECRET", "clientSecret"
+            ),
+            (
+                "redirect URI", settings.redirectURI, "--redirect-uri", explicit.redirectURI, prefix + "_REDIRECT_URI",
+                "redirectURI"
+            ),
         ] {
             // A redirect URI must also be one (`oob` is OAuth 1.0a's "none", RFC 5849 §2.1):
             // the library refuses it too, but cannot say where it came from.
@@ -44,11 +53,18 @@ enum PastedClientValue {
             let outOfBand = descriptor.protocol == .oauth1 && value == "oob"
             let shape = what == "redirect URI" && !outOfBand ? RedirectURIRules.problem(value) : nil
             guard let problem = pasted ?? shape else { continue }
-            let advice = pasted != nil ? "Give it as the provider shows it; it is not repeated here." : "Give the redirect URI registered with the provider."
+            let advice =
+                pasted != nil
+                ? "Give it as the provider shows it; it is not repeated here."
+                : "Give the redirect URI registered with the provider."
             if given != nil { throw CLIError("\(flag): the \(what) \(problem). \(advice)") }
-            if environment[variable]?.isEmpty == false { throw CLIError("\(variable): the \(what) \(problem). \(advice)") }
+            if environment[variable]?.isEmpty == false {
+                throw CLIError("\(variable): the \(what) \(problem). \(advice)")
+            }
             let file = AuthKitHome.directory(environment: environment).appendingPathComponent("config.json").path
-            throw AuthKitError.invalidFile([FileIssue(file: file, field: "providers.\(descriptor.id).\(field)", problem: "\(problem). \(advice)")])
+            throw AuthKitError.invalidFile([
+                FileIssue(file: file, field: "providers.\(descriptor.id).\(field)", problem: "\(problem). \(advice)")
+            ])
         }
     }
 }

@@ -13,7 +13,10 @@ enum ShellWord {
 
     static func quoted(_ text: String) -> String {
         let shown = DisplayText.sanitized(text, limit: longestShown)
-        guard shown.isEmpty || shown.unicodeScalars.contains(where: { special.contains($0) || $0.properties.isWhitespace }) else { return shown }
+        guard
+            shown.isEmpty
+                || shown.unicodeScalars.contains(where: { special.contains($0) || $0.properties.isWhitespace })
+        else { return shown }
         return "'" + shown.replacing("'", with: #"'\''"#) + "'"
     }
 

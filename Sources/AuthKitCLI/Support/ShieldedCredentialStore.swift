@@ -10,8 +10,6 @@ import AuthKit
 struct ShieldedCredentialStore: CredentialStore {
     let base: FileCredentialStore
 
-    init(base: FileCredentialStore) { self.base = base }
-
     func credential(for key: CredentialKey) async throws -> Credential? { try await base.credential(for: key) }
     func allCredentials() async throws -> [Credential] { try await base.allCredentials() }
     func save(_ credential: Credential) async throws { try await base.save(credential) }

@@ -1,17 +1,18 @@
 import AuthKit
+import Dispatch
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
-import Dispatch
 
 /// A one-line status with a spinner on standard error, drawn only when
 /// standard error is a terminal that takes escape sequences (in a pipe, a

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What `authkit request` writes to a terminal: the server's bytes, with
@@ -46,14 +46,21 @@ struct TerminalFilter {
                 // separates sub-parameters (ITU-T T.416): `ESC[38:2::255:0:0m`
                 // for a true colour, `ESC[4:3m` for a curly underline.
                 var end = index + 1
-                guard end < bytes.count else { pending = Array(bytes[index...]); return output }
+                guard end < bytes.count else {
+                    pending = Array(bytes[index...])
+                    return output
+                }
                 if bytes[end] == UInt8(ascii: "[") {
                     end += 1
                     while end < bytes.count, end - index < Self.longestSequence,
-                          (UInt8(ascii: "0")...UInt8(ascii: ";")).contains(bytes[end]) { // 0-9, ':' and ';' in ASCII
+                        (UInt8(ascii: "0")...UInt8(ascii: ";")).contains(bytes[end])
+                    { // 0-9, ':' and ';' in ASCII
                         end += 1
                     }
-                    if end == bytes.count, end - index < Self.longestSequence { pending = Array(bytes[index...]); return output }
+                    if end == bytes.count, end - index < Self.longestSequence {
+                        pending = Array(bytes[index...])
+                        return output
+                    }
                     if end < bytes.count, bytes[end] == UInt8(ascii: "m") {
                         output.append(contentsOf: bytes[index...end])
                         index = end + 1
@@ -64,7 +71,10 @@ struct TerminalFilter {
                 index += 1
             case 0x0D:
                 // Part of a line break only with the line feed after it.
-                guard index + 1 < bytes.count else { pending = [byte]; return output }
+                guard index + 1 < bytes.count else {
+                    pending = [byte]
+                    return output
+                }
                 if bytes[index + 1] == 0x0A { output.append(byte) } else { Self.appendEscaped(0x0D, to: &output) }
                 index += 1
             case 0xC2...0xF4:
@@ -131,13 +141,14 @@ struct TerminalFilter {
     static func character(in bytes: [UInt8], at index: Int) -> Character {
         let lead = bytes[index]
         let length = lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
-        let secondRange: ClosedRange<UInt8> = switch lead {
-        case 0xE0: 0xA0...0xBF
-        case 0xED: 0x80...0x9F
-        case 0xF0: 0x90...0xBF
-        case 0xF4: 0x80...0x8F
-        default: 0x80...0xBF
-        }
+        let secondRange: ClosedRange<UInt8> =
+            switch lead {
+            case 0xE0: 0xA0...0xBF
+            case 0xED: 0x80...0x9F
+            case 0xF0: 0x90...0xBF
+            case 0xF4: 0x80...0x8F
+            default: 0x80...0xBF
+            }
         var value = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
         for offset in 1..<length {
             guard index + offset < bytes.count else { return .incomplete }

@@ -17,7 +17,8 @@ enum TypedMethod {
             return "-X takes an HTTP method such as GET or POST; got '\(DisplayText.sanitized(text, limit: 40))'."
         }
         if method == "CONNECT" {
-            return "-X CONNECT asks a proxy for a tunnel (RFC 9110 §9.3.6), not for a resource at a URL; authkit sends requests for URLs: give another method."
+            return
+                "-X CONNECT asks a proxy for a tunnel (RFC 9110 §9.3.6), not for a resource at a URL; authkit sends requests for URLs: give another method."
         }
         return nil
     }

@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A URL typed on the command line (`request`, `sign`, `token header`),
@@ -19,29 +20,35 @@ enum TypedURL {
     /// password could travel where the stored credential is kept from.
     static func problem(_ text: String) -> String? {
         if let components = URLComponents(string: text), components.user != nil || components.password != nil {
-            return "The URL carries a user name or password (user:password@), which authkit does not send (RFC 9110 §4.2.4); remove them."
+            return
+                "The URL carries a user name or password (user:password@), which authkit does not send (RFC 9110 §4.2.4); remove them."
         }
         // RFC 5849 §3.4.1.2 signs an http or https URL, and only those are sent:
         // `ftp://host/x` was signed, `mailto:…` called "a request with no URL".
         let scheme = text.firstRange(of: "://").map { text[..<$0.lowerBound].lowercased() }
         guard let scheme, scheme == "http" || scheme == "https" else {
-            return "'\(DisplayText.sanitized(text, limit: 200))' is not an http:// or https:// URL; give the request's whole URL, https:// included."
+            return
+                "'\(DisplayText.sanitized(text, limit: 200))' is not an http:// or https:// URL; give the request's whole URL, https:// included."
         }
         if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            return "'\(DisplayText.sanitized(text, limit: 200))' contains a space or control character; encode it (a space is %20) as it will be sent."
+            return
+                "'\(DisplayText.sanitized(text, limit: 200))' contains a space or control character; encode it (a space is %20) as it will be sent."
         }
         if let bad = badEscape(in: text) {
             // URL re-encoded it as %25…, so a different URL was sent (and,
             // for OAuth 1.0a, signed) than the one typed; `-d` refuses the same.
-            return "'\(DisplayText.sanitized(text, limit: 200))' has '\(DisplayText.sanitized(bad, limit: 3))', which is not a percent escape (RFC 3986 §2.1); write %25 for a literal %."
+            return
+                "'\(DisplayText.sanitized(text, limit: 200))' has '\(DisplayText.sanitized(bad, limit: 3))', which is not a percent escape (RFC 3986 §2.1); write %25 for a literal %."
         }
         let (host, port) = authority(of: text)
         if let host, host.unicodeScalars.contains(where: { !$0.isASCII }) {
             // libcurl refused it as "bad/illegal format", a network error; and
             // OAuth 1.0a would sign a host other than the one sent.
-            return "The host '\(DisplayText.sanitized(host, limit: 80))' is not ASCII; give its ASCII (IDNA) form, 'xn--…', as `idn2 '\(DisplayText.sanitized(host, limit: 80))'` prints it."
+            return
+                "The host '\(DisplayText.sanitized(host, limit: 80))' is not ASCII; give its ASCII (IDNA) form, 'xn--…', as `idn2 '\(DisplayText.sanitized(host, limit: 80))'` prints it."
         }
-        if let port, !port.isEmpty, !(UInt16(port).map { $0 > 0 } ?? false) { // empty: the default port (RFC 3986 §3.2.3)
+        // empty: the default port (RFC 3986 §3.2.3)
+        if let port, !port.isEmpty, !(UInt16(port).map { $0 > 0 } ?? false) {
             return "The URL's port \(DisplayText.sanitized(port, limit: 20)) is not a TCP port (1–65535)."
         }
         return nil
@@ -52,7 +59,11 @@ enum TypedURL {
         let bytes = Array(text.utf8)
         for index in bytes.indices where bytes[index] == UInt8(ascii: "%") {
             let digits = bytes[(index + 1)..<min(index + 3, bytes.count)]
-            if digits.count < 2 || !digits.allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "f") ~= $0 | 0x20 }) {
+            if digits.count < 2
+                || !digits.allSatisfy({
+                    UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "f") ~= $0 | 0x20
+                })
+            {
                 return String(decoding: bytes[index..<min(index + 3, bytes.count)], as: UTF8.self)
             }
         }

@@ -1,15 +1,16 @@
 import AuthKit
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A descriptor file that `providers add` and `providers override` write into
@@ -30,22 +31,26 @@ enum UserProviderFile {
     ///   reason when it cannot be written (a full disk); nothing is left behind.
     static func write(_ data: Data, to target: URL, replacing: Bool) throws -> Bool {
         func failure(_ what: String) -> CLIError {
-            CLIError("\(target.path) could not be written: \(what) (\(String(cString: strerror(errno)))). Nothing was changed.",
-                     status: .outputFailed)
+            CLIError(
+                "\(target.path) could not be written: \(what) (\(String(cString: strerror(errno)))). Nothing was changed.",
+                status: .outputFailed)
         }
         let directory = target.deletingLastPathComponent()
         if !FileSystem.isDirectory(directory.path) {
             // "cannot be created (File exists)" left the reader to find that
             // a file stands where the directory belongs.
             if let kind = FileSystem.kindUnlessDirectory(directory.path) {
-                throw CLIError("\(target.path) could not be written: \(directory.path) is \(kind), not a directory. Move it aside; the directory is then created. Nothing was changed.",
-                               status: .outputFailed)
+                throw CLIError(
+                    "\(target.path) could not be written: \(directory.path) is \(kind), not a directory. Move it aside; the directory is then created. Nothing was changed.",
+                    status: .outputFailed)
             }
             do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw CLIError("\(target.path) could not be written: its directory cannot be created (\(DescriptorLoader.reason(error))). Nothing was changed.",
-                               status: .outputFailed)
+                throw CLIError(
+                    "\(target.path) could not be written: its directory cannot be created (\(DescriptorLoader.reason(error))). Nothing was changed.",
+                    status: .outputFailed)
             }
         }
         let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")

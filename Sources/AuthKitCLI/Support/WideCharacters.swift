@@ -128,7 +128,8 @@ enum WideCharacters {
     ]
 
     static func contains(_ value: UInt32) -> Bool {
-        var low = 0, high = ranges.count
+        var low = 0
+        var high = ranges.count
         while low < high {
             let middle = (low + high) / 2
             if ranges[middle].upperBound < value { low = middle + 1 } else { high = middle }

@@ -1,15 +1,16 @@
 import AuthKit
 import AuthKitOAuth1
 import AuthKitSandbox
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What a command needs from the environment: the provider catalogue, the
@@ -33,8 +34,11 @@ struct Workspace {
         if let problem = AuthKitHome.foreignWriteProblem(environment: environment) {
             throw CLIError(problem, status: .badInput)
         }
-        for (name, url) in [("$AUTHKIT_BUNDLED_PROVIDERS", ProviderCatalog.bundledDirectoryOverride(environment: environment))]
-            + global.providerDirectoryURLs.map({ ("--providers-dir", Optional($0)) }) {
+        for (name, url) in [
+            ("$AUTHKIT_BUNDLED_PROVIDERS", ProviderCatalog.bundledDirectoryOverride(environment: environment))
+        ]
+            + global.providerDirectoryURLs.map({ ("--providers-dir", Optional($0)) })
+        {
             guard let url else { continue }
             guard FileSystem.isDirectory(url.path) else {
                 throw CLIError("\(name) names \(url.path), which is not a directory of provider files.", status: .usage)
@@ -42,14 +46,18 @@ struct Workspace {
         }
         self.environment = environment
         self.catalog = ProviderCatalog.standard(additional: global.providerDirectoryURLs, environment: environment)
-        self.sandbox = try Self.sandboxURL(global.sandbox ?? environment["AUTHKIT_SANDBOX"].flatMap { $0.isEmpty ? nil : $0 },
-                                           from: global.sandbox == nil ? "$AUTHKIT_SANDBOX" : "--sandbox")
+        self.sandbox = try Self.sandboxURL(
+            global.sandbox ?? environment["AUTHKIT_SANDBOX"].flatMap { $0.isEmpty ? nil : $0 },
+            from: global.sandbox == nil ? "$AUTHKIT_SANDBOX" : "--sandbox")
         // The store logs a warning (with the chmod that fixes it) when its
         // files are readable by others.
         if let sandbox {
             try Self.checkSandboxStoreIsApart(environment: environment)
-            self.store = FileCredentialStore(file: Self.sandboxStoreURL(environment: environment), environment: environment)
-            Console.err("authkit: using the sandbox at \(sandbox.absoluteString), not the real providers; its credentials are kept in \(store.fileURL.path).")
+            self.store = FileCredentialStore(
+                file: Self.sandboxStoreURL(environment: environment), environment: environment)
+            Console.err(
+                "authkit: using the sandbox at \(sandbox.absoluteString), not the real providers; its credentials are kept in \(store.fileURL.path)."
+            )
         } else {
             self.store = FileCredentialStore(environment: environment)
         }
@@ -75,18 +83,25 @@ struct Workspace {
         let type = info.st_mode & S_IFMT
         guard type == S_IFDIR else {
             let what = type == S_IFLNK ? "a symbolic link" : FileSystem.kind(type)
-            throw CLIError("\(directory) is \(what), not a directory; the sandbox's credentials are kept apart from your real ones, "
-                           + "so AuthKit does not use it. Remove it (rm '\(directory)'); the next sandbox sign-in makes the directory.", status: .badInput)
+            throw CLIError(
+                "\(directory) is \(what), not a directory; the sandbox's credentials are kept apart from your real ones, "
+                    + "so AuthKit does not use it. Remove it (rm '\(directory)'); the next sandbox sign-in makes the directory.",
+                status: .badInput)
         }
         func identity(_ path: String) -> (dev_t, ino_t)? {
             var info = stat()
             return stat(path, &info) == 0 ? (info.st_dev, info.st_ino) : nil
         }
-        let pairs = [(directory, home.path), (directory + "/credentials.json", home.appendingPathComponent("credentials.json").path)]
+        let pairs = [
+            (directory, home.path),
+            (directory + "/credentials.json", home.appendingPathComponent("credentials.json").path),
+        ]
         for (sandboxPath, realPath) in pairs {
             if let a = identity(sandboxPath), let b = identity(realPath), a == b {
-                throw CLIError("\(sandboxPath) is \(realPath) under another name (a hard link or a mount); the sandbox's credentials are kept apart "
-                               + "from your real ones, so AuthKit does not use it. Remove it (rm '\(sandboxPath)').", status: .badInput)
+                throw CLIError(
+                    "\(sandboxPath) is \(realPath) under another name (a hard link or a mount); the sandbox's credentials are kept apart "
+                        + "from your real ones, so AuthKit does not use it. Remove it (rm '\(sandboxPath)').",
+                    status: .badInput)
             }
         }
     }
@@ -96,8 +111,11 @@ struct Workspace {
     static func sandboxURL(_ text: String?, from source: String) throws -> URL? {
         guard let text else { return nil }
         guard let url = URL(string: text), url.scheme == "http", url.isLoopback, url.port != nil,
-              url.path.isEmpty || url.path == "/", url.query == nil else {
-            throw CLIError("\(source) takes the URL 'authkit sandbox' prints, such as http://127.0.0.1:\(SandboxOptions.standardPort); got '\(DisplayText.sanitized(text, limit: 80))'. The sandbox runs on this machine only.", status: .usage)
+            url.path.isEmpty || url.path == "/", url.query == nil
+        else {
+            throw CLIError(
+                "\(source) takes the URL 'authkit sandbox' prints, such as http://127.0.0.1:\(SandboxOptions.standardPort); got '\(DisplayText.sanitized(text, limit: 80))'. The sandbox runs on this machine only.",
+                status: .usage)
         }
         return url
     }
@@ -110,23 +128,31 @@ struct Workspace {
     /// where the credential was issued, is `CredentialSource`'s to check.
     /// With a sandbox, ``checkSandboxOrigin(_:)`` keeps the credential to it instead.
     func checkAPIOrigin(_ url: URL, providerID: String, explicit: ClientSettings) throws {
-        guard sandbox == nil, let descriptor = try? catalog.descriptor(id: providerID), descriptor.apiOrigins.isRestricted else { return }
+        guard sandbox == nil, let descriptor = try? catalog.descriptor(id: providerID),
+            descriptor.apiOrigins.isRestricted
+        else { return }
         // A config.json that cannot be read is reported as such, not as a missing origin.
-        let values = descriptor.placeholderValues(settings: try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment))
+        let values = descriptor.placeholderValues(
+            settings: try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment))
         let match = descriptor.apiOrigins.match(url, placeholders: values)
         guard !match.outright, !match.withPlaceholder else { return }
-        let origins = DisplayText.sanitized(descriptor.apiOrigins.shown(placeholders: values).joined(separator: ", "), limit: 300)
+        let origins = DisplayText.sanitized(
+            descriptor.apiOrigins.shown(placeholders: values).joined(separator: ", "), limit: 300)
         let host = url.host(percentEncoded: true) ?? ""
         if host.contains("%") {
-            throw CLIError("The URL's host '\(DisplayText.sanitized(host, limit: 120))' is percent-encoded; write it plainly "
-                           + "(\(descriptor.name)'s API lives at \(origins)).")
+            throw CLIError(
+                "The URL's host '\(DisplayText.sanitized(host, limit: 120))' is percent-encoded; write it plainly "
+                    + "(\(descriptor.name)'s API lives at \(origins)).")
         }
-        let file = descriptor.source.hasPrefix("(bundled)")
+        let file =
+            descriptor.source.hasPrefix("(bundled)")
             ? "an override (authkit providers override \(descriptor.id) prints the file to edit)"
             : descriptor.source
-        throw CLIError("\(DisplayText.sanitized(url.origin, limit: 120)) is not where \(descriptor.name)'s API lives "
-                       + "(\(origins)), so the stored credential is not sent there. "
-                       + "Check the URL; if \(descriptor.name)'s API is there too, add \"\(DisplayText.sanitized(url.origin, limit: 120))\" to api.origins in \(file).")
+        throw CLIError(
+            "\(DisplayText.sanitized(url.origin, limit: 120)) is not where \(descriptor.name)'s API lives "
+                + "(\(origins)), so the stored credential is not sent there. "
+                + "Check the URL; if \(descriptor.name)'s API is there too, add \"\(DisplayText.sanitized(url.origin, limit: 120))\" to api.origins in \(file)."
+        )
     }
 
     /// With a sandbox, the credential is the sandbox's, and only the
@@ -134,9 +160,10 @@ struct Workspace {
     /// would get the sandbox's token (and fail, or be refused, out there).
     func checkSandboxOrigin(_ url: URL) throws {
         guard let sandbox, url.origin != sandbox.origin else { return }
-        throw CLIError("With a sandbox (\(sandbox.absoluteString)), the credential is the sandbox's and goes only to it: "
-                       + "use its API, \(sandbox.appendingPathComponent("whoami").absoluteString) or …/echo, "
-                       + "not \(url.redactedForLogs).")
+        throw CLIError(
+            "With a sandbox (\(sandbox.absoluteString)), the credential is the sandbox's and goes only to it: "
+                + "use its API, \(sandbox.appendingPathComponent("whoami").absoluteString) or …/echo, "
+                + "not \(url.redactedForLogs).")
     }
 
     /// The descriptor for `id`. One that replaces a bundled descriptor and
@@ -146,19 +173,28 @@ struct Workspace {
         let descriptor = try catalog.descriptor(id: id)
         if let sandbox { return descriptor.pointed(atSandbox: sandbox) }
         if let entry = catalog.entry(id: id), !entry.newHosts.isEmpty {
-            Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.replaced?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.replaced.map { $0.defaultedEndpointHosts.sorted().joined(separator: ", ") } ?? "?").")
+            Console.err(
+                "authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.replaced?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.replaced.map { $0.defaultedEndpointHosts.sorted().joined(separator: ", ") } ?? "?")."
+            )
         }
         // So is one that lets credentials go to more API origins than the file it replaces.
         if let entry = catalog.entry(id: id), let replaced = entry.replaced, let added = entry.addedAPIOrigins {
-            let shown = added.isEmpty ? "any origin (it lists no api.origins)" : added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", ")
-            Console.err("authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and lets credentials go to \(shown) as well as \(replaced.apiOrigins.patterns.joined(separator: ", ")).")
+            let shown =
+                added.isEmpty
+                ? "any origin (it lists no api.origins)"
+                : added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", ")
+            Console.err(
+                "authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and lets credentials go to \(shown) as well as \(replaced.apiOrigins.patterns.joined(separator: ", "))."
+            )
         }
         return descriptor
     }
 
     /// The authenticator for `descriptor`'s protocol, with settings from
     /// `explicit`, then the environment, then config.json.
-    func authenticator(for descriptor: ProviderDescriptor, explicit: ClientSettings = ClientSettings()) throws -> any Authenticator {
+    func authenticator(for descriptor: ProviderDescriptor, explicit: ClientSettings = ClientSettings()) throws
+        -> any Authenticator
+    {
         if let unknown = descriptor.undeclaredPlaceholder(in: explicit.placeholders.map { Array($0.keys) } ?? []) {
             throw CLIError("--placeholder: \(unknown.problem)")
         }
@@ -169,7 +205,8 @@ struct Workspace {
             settings.clientSecret = explicit.clientSecret ?? SandboxOptions.standardClientSecret
             // A placeholder nobody gave gets the sandbox's stand-in
             // (`sandbox try` takes no --placeholder).
-            settings.placeholders = (settings.placeholders ?? [:]).merging(Sandbox.standInPlaceholders(for: descriptor)) { given, _ in given }
+            settings.placeholders = (settings.placeholders ?? [:]).merging(Sandbox.standInPlaceholders(for: descriptor))
+            { given, _ in given }
         }
         try PastedClientValue.check(settings, explicit: explicit, descriptor: descriptor, environment: environment)
         // Against the provider's own URLs, also with --sandbox (whose copy
@@ -187,8 +224,12 @@ struct Workspace {
     /// The stored credential for `key`, or an error that says how to get one.
     func credential(_ key: CredentialKey) async throws -> Credential {
         guard let credential = try await store.credential(for: key) else {
-            if let others = await otherAccounts(than: key) { throw CLIError("No stored credential for \(key). \(others)") }
-            if let inSandbox = sandboxCredentialHint(for: key) { throw CLIError("No stored credential for \(key). \(inSandbox)") }
+            if let others = await otherAccounts(than: key) {
+                throw CLIError("No stored credential for \(key). \(others)")
+            }
+            if let inSandbox = sandboxCredentialHint(for: key) {
+                throw CLIError("No stored credential for \(key). \(inSandbox)")
+            }
             // A mistyped provider (`githbu`) was told to sign in to it; one
             // no file describes is said so, with the near ids, as `token list` does.
             if catalog.entry(id: key.providerID) == nil { _ = try descriptor(key.providerID) }
@@ -213,8 +254,12 @@ struct Workspace {
     func sandboxCredentialHint(for key: CredentialKey) -> String? {
         let file = Self.sandboxStoreURL(environment: environment)
         guard sandbox == nil,
-              (try? FileCredentialStore(file: file, environment: environment).unlockedSnapshot())?.contains(where: { $0.key == key }) == true else { return nil }
-        return "The sandbox's store (\(file.path)) has one: to use it, pass --sandbox with the URL of a running 'authkit sandbox' "
+            (try? FileCredentialStore(file: file, environment: environment).unlockedSnapshot())?.contains(where: {
+                $0.key == key
+            }) == true
+        else { return nil }
+        return
+            "The sandbox's store (\(file.path)) has one: to use it, pass --sandbox with the URL of a running 'authkit sandbox' "
             + "or set AUTHKIT_SANDBOX. To sign in to the real provider: authkit authorize \(ShellWord.account(key))"
     }
 
@@ -224,11 +269,14 @@ struct Workspace {
     /// and "sign in first" would make a second account of the typo. Nil
     /// when it holds none.
     func otherAccounts(than key: CredentialKey) async -> String? {
-        let others = ((try? await store.allCredentials()) ?? []).map(\.key).filter { $0.providerID == key.providerID && $0 != key }
+        let others = ((try? await store.allCredentials()) ?? []).map(\.key).filter {
+            $0.providerID == key.providerID && $0 != key
+        }
         guard !others.isEmpty else { return nil }
         let names = others.sorted { ($0.label ?? "") < ($1.label ?? "") }
             .map { $0.label.map(ShellWord.quoted) ?? "the default account" }
-        return "Stored for \(ShellWord.quoted(key.providerID)): \(names.joined(separator: ", ")). Name one with --label (none for the default)."
+        return
+            "Stored for \(ShellWord.quoted(key.providerID)): \(names.joined(separator: ", ")). Name one with --label (none for the default)."
     }
 
     /// The credential source for `key`: its provider's authenticator (with
@@ -242,13 +290,16 @@ struct Workspace {
         } catch AuthKitError.unknownProvider(let id, let suggestions) {
             // A credential stored for a provider whose file has since gone:
             // "did you mean …" would point at some other provider.
-            guard (try? await store.credential(for: key)) != nil else { throw AuthKitError.unknownProvider(id: id, suggestions: suggestions) }
+            guard (try? await store.credential(for: key)) != nil else {
+                throw AuthKitError.unknownProvider(id: id, suggestions: suggestions)
+            }
             // The id and label come from the store: shown escaped, as everywhere on the terminal.
             let shownID = DisplayText.sanitized(id, limit: 40)
-            throw CLIError("The credential \(DisplayText.sanitized("\(key)", limit: 80)) was issued by '\(shownID)', which no provider file describes any more: "
-                           + "put its file back in \(AuthKitHome.directory(environment: environment).appendingPathComponent("providers").path) "
-                           + "(or give the --providers-dir it was signed in from), "
-                           + "or delete the credential: authkit token delete \(ShellWord.account(key))")
+            throw CLIError(
+                "The credential \(DisplayText.sanitized("\(key)", limit: 80)) was issued by '\(shownID)', which no provider file describes any more: "
+                    + "put its file back in \(AuthKitHome.directory(environment: environment).appendingPathComponent("providers").path) "
+                    + "(or give the --providers-dir it was signed in from), "
+                    + "or delete the credential: authkit token delete \(ShellWord.account(key))")
         }
         // Nothing stored is said before a missing client id: signing in
         // first is the step that helps, and it asks for the client id itself.
@@ -260,7 +311,9 @@ struct Workspace {
             // A token that is not due is sent without the client; a refresh says what is missing.
             guard case .missingSetting = missing else { throw missing }
             // With the settings in effect: its placeholders name the API's origins.
-            let settings = (try? ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment)) ?? explicit
+            let settings =
+                (try? ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment))
+                ?? explicit
             authenticator = ClientlessAuthenticator(descriptor: descriptor, settings: settings, missing: missing)
         }
         return CredentialSource(authenticator: authenticator, store: ShieldedCredentialStore(base: store), key: key)

@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Reads the provider's answer out of the callback URL (RFC 5849 §2.2).
@@ -27,19 +28,27 @@ package struct CallbackParser {
         let values = try RedirectParser().parameters(of: text, expectedTarget: pending.redirectURI)
 
         if let denied = values["denied"] {
-            guard ConstantTime.equals(denied, pending.requestToken) else { throw AuthKitError.redirect(.requestTokenMismatch) }
-            throw AuthKitError.authorizationFailed(ProviderErrorResponse(
-                code: "access_denied", description: "the user declined to authorize the application"))
+            guard ConstantTime.equals(denied, pending.requestToken) else {
+                throw AuthKitError.redirect(.requestTokenMismatch)
+            }
+            throw AuthKitError.authorizationFailed(
+                ProviderErrorResponse(
+                    code: "access_denied", description: "the user declined to authorize the application"))
         }
         guard let token = values["oauth_token"] else { throw AuthKitError.redirect(.missingRequestToken) }
-        guard ConstantTime.equals(token, pending.requestToken) else { throw AuthKitError.redirect(.requestTokenMismatch) }
+        guard ConstantTime.equals(token, pending.requestToken) else {
+            throw AuthKitError.redirect(.requestTokenMismatch)
+        }
         if let problem = values["oauth_problem"] ?? values["error"] {
             // Not in RFC 5849, but some servers report a refusal this way.
-            throw AuthKitError.authorizationFailed(ProviderErrorResponse(
-                code: problem == "user_refused" || problem == "permission_denied" ? "access_denied" : problem,
-                description: values["oauth_problem_advice"] ?? values["error_description"]))
+            throw AuthKitError.authorizationFailed(
+                ProviderErrorResponse(
+                    code: problem == "user_refused" || problem == "permission_denied" ? "access_denied" : problem,
+                    description: values["oauth_problem_advice"] ?? values["error_description"]))
         }
-        guard let verifier = values["oauth_verifier"], !verifier.isEmpty else { throw AuthKitError.redirect(.missingVerifier) }
+        guard let verifier = values["oauth_verifier"], !verifier.isEmpty else {
+            throw AuthKitError.redirect(.missingVerifier)
+        }
         return verifier
     }
 }

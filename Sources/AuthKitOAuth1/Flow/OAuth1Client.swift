@@ -1,11 +1,12 @@
 import AuthKit
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The OAuth 1.0a three-legged flow (RFC 5849 §2) for any provider a
 /// ``ProviderDescriptor`` with `"protocol": "oauth1"` describes.
@@ -56,7 +57,8 @@ public struct OAuth1Client: Authenticator {
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         guard descriptor.protocol == .oauth1, let endpoints = descriptor.oauth1 else {
-            throw AuthKitError.misuse(.wrongProtocol(providerID: descriptor.id, protocol: descriptor.protocol, client: .oauth1))
+            throw AuthKitError.misuse(
+                .wrongProtocol(providerID: descriptor.id, protocol: descriptor.protocol, client: .oauth1))
         }
         guard let consumerKey = settings.clientID, !consumerKey.isEmpty else {
             throw AuthKitError.missingSetting(providerID: descriptor.id, .clientID)
@@ -66,26 +68,39 @@ public struct OAuth1Client: Authenticator {
         }
         try Self.checkConfiguredRedirectURI(settings, descriptor: descriptor)
         guard let method = OAuth1SignatureMethod(rawValue: endpoints.signatureMethod) else {
-            throw AuthKitError.invalidFile([FileIssue(
-                file: descriptor.source, field: "oauth1.signatureMethod",
-                problem: "'\(endpoints.signatureMethod)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")])
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: descriptor.source, field: "oauth1.signatureMethod",
+                    problem: "'\(endpoints.signatureMethod)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT."
+                )
+            ])
         }
-        for (field, method) in [("requestTokenMethod", endpoints.requestTokenMethod), ("accessTokenMethod", endpoints.accessTokenMethod)] {
+        for (field, method) in [
+            ("requestTokenMethod", endpoints.requestTokenMethod), ("accessTokenMethod", endpoints.accessTokenMethod),
+        ] {
             if let problem = OAuth1Endpoints.tokenCallMethodProblem(method) {
-                throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "oauth1.\(field)", problem: problem)])
+                throw AuthKitError.invalidFile([
+                    FileIssue(file: descriptor.source, field: "oauth1.\(field)", problem: problem)
+                ])
             }
         }
-        for (field, url) in [("requestTokenURL", endpoints.requestTokenURL), ("authorizeURL", endpoints.authorizeURL),
-                             ("accessTokenURL", endpoints.accessTokenURL)] where URL(string: url)?.host == nil || url.contains("{") {
-            throw AuthKitError.invalidFile([FileIssue(
-                file: descriptor.source, field: "oauth1.\(field)",
-                problem: "'\(url)' is not an absolute URL without placeholders, which OAuth 1.0a endpoints must be.")])
+        for (field, url) in [
+            ("requestTokenURL", endpoints.requestTokenURL), ("authorizeURL", endpoints.authorizeURL),
+            ("accessTokenURL", endpoints.accessTokenURL),
+        ] where URL(string: url)?.host == nil || url.contains("{") {
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: descriptor.source, field: "oauth1.\(field)",
+                    problem: "'\(url)' is not an absolute URL without placeholders, which OAuth 1.0a endpoints must be."
+                )
+            ])
         }
         self.descriptor = descriptor
         self.settings = settings
         self.endpoints = endpoints
-        self.signer = OAuth1Signer(consumerKey: consumerKey, consumerSecret: consumerSecret, signatureMethod: method,
-                                   nonceAndTimestamp: nonceAndTimestamp)
+        self.signer = OAuth1Signer(
+            consumerKey: consumerKey, consumerSecret: consumerSecret, signatureMethod: method,
+            nonceAndTimestamp: nonceAndTimestamp)
         self.transport = FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: logger)
         self.now = now
     }
@@ -126,7 +141,10 @@ public struct OAuth1Client: Authenticator {
         if endpoints.requireCallbackConfirmed, values["oauth_callback_confirmed"] != "true" {
             throw AuthKitError.invalidResponse(
                 step: .requestToken,
-                reason: .init(.missingField("oauth_callback_confirmed"), "the reply lacks oauth_callback_confirmed=true, which RFC 5849 §2.1 requires (it shows the callback was registered). For a server that only speaks OAuth 1.0, set \"requireCallbackConfirmed\": false under \"oauth1\" in the provider file."))
+                reason: .init(
+                    .missingField("oauth_callback_confirmed"),
+                    "the reply lacks oauth_callback_confirmed=true, which RFC 5849 §2.1 requires (it shows the callback was registered). For a server that only speaks OAuth 1.0, set \"requireCallbackConfirmed\": false under \"oauth1\" in the provider file."
+                ))
         }
         let pending = OAuth1PendingAuthorization(
             providerID: descriptor.id, requestToken: values["oauth_token"] ?? "",
@@ -137,9 +155,11 @@ public struct OAuth1Client: Authenticator {
         case .authenticate: pageURL = endpoints.authenticateURL ?? endpoints.authorizeURL
         case .authorize: pageURL = endpoints.authorizeURL
         }
-        let query = [("oauth_token", pending.requestToken)]
+        let query =
+            [("oauth_token", pending.requestToken)]
             + additionalParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        let authorizationURL = try appendingQuery(query, to: try Self.url(pageURL, field: "authorizeURL", descriptor: descriptor))
+        let authorizationURL = try appendingQuery(
+            query, to: try Self.url(pageURL, field: "authorizeURL", descriptor: descriptor))
         return (authorizationURL, pending)
     }
 
@@ -161,13 +181,17 @@ public struct OAuth1Client: Authenticator {
     }
 
     /// Checks the callback, then exchanges its verifier for a credential.
-    public func exchange(redirect: URL, pending: OAuth1PendingAuthorization, label: String? = nil) async throws -> Credential {
+    public func exchange(redirect: URL, pending: OAuth1PendingAuthorization, label: String? = nil) async throws
+        -> Credential
+    {
         try await exchange(verifier: try verifier(from: redirect, pending: pending), pending: pending, label: label)
     }
 
     /// Exchanges the request token and verifier (from the callback, or the PIN
     /// the user typed) for the access token (RFC 5849 §2.3).
-    public func exchange(verifier: String, pending: OAuth1PendingAuthorization, label: String? = nil) async throws -> Credential {
+    public func exchange(verifier: String, pending: OAuth1PendingAuthorization, label: String? = nil) async throws
+        -> Credential
+    {
         let verifier = verifier.trimmingSpacesAndNewlines()
         guard !verifier.isEmpty else { throw AuthKitError.redirect(.missingVerifier) }
         // A PIN flow's answer is a short code. A callback URL pasted there
@@ -175,25 +199,33 @@ public struct OAuth1Client: Authenticator {
         // verifier, and a control character sent as typed: the provider
         // answered only "invalid verifier".
         if verifier.contains("://") {
-            throw AuthKitError.redirect(.unusableVerifier(pending.isOutOfBand
-                ? "is a URL: this sign-in uses the PIN flow (oauth_callback=oob), where the provider shows a code to type instead of redirecting"
-                : "is a URL, where the callback's oauth_verifier goes"))
+            throw AuthKitError.redirect(
+                .unusableVerifier(
+                    pending.isOutOfBand
+                        ? "is a URL: this sign-in uses the PIN flow (oauth_callback=oob), where the provider shows a code to type instead of redirecting"
+                        : "is a URL, where the callback's oauth_verifier goes"))
         }
         // Printable ASCII only: a verifier is a code to type or a URL
         // parameter (an ideographic or no-break space from a paste, too).
         if verifier.unicodeScalars.contains(where: { !(0x21...0x7E).contains($0.value) }) {
-            throw AuthKitError.redirect(.unusableVerifier("holds a space, a control character or a character outside ASCII, which no provider's verifier has"))
+            throw AuthKitError.redirect(
+                .unusableVerifier(
+                    "holds a space, a control character or a character outside ASCII, which no provider's verifier has")
+            )
         }
         let url = try Self.url(endpoints.accessTokenURL, field: "accessTokenURL", descriptor: descriptor)
         let header = try signer.authorizationHeader(
-            method: endpoints.accessTokenMethod, url: url, token: pending.requestToken, tokenSecret: pending.requestTokenSecret,
+            method: endpoints.accessTokenMethod, url: url, token: pending.requestToken,
+            tokenSecret: pending.requestTokenSecret,
             protocolParameters: [("oauth_verifier", verifier)])
         var request = OutgoingRequest(method: HTTPRequest.Method(endpoints.accessTokenMethod) ?? .post, url: url)
         request.setHeader("Authorization", header)
         let response = try await transport.send(request, step: .accessToken)
         let receivedAt = now()
-        let fields = try ReplyParser(step: .accessToken, secrets: knownSecrets(pending.requestTokenSecret, pending.requestToken, verifier))
-            .fields(of: response, required: ["oauth_token", "oauth_token_secret"])
+        let fields = try ReplyParser(
+            step: .accessToken, secrets: knownSecrets(pending.requestTokenSecret, pending.requestToken, verifier)
+        )
+        .fields(of: response, required: ["oauth_token", "oauth_token_secret"])
         return makeCredential(fields, receivedAt: receivedAt, label: label)
     }
 
@@ -202,7 +234,8 @@ public struct OAuth1Client: Authenticator {
     /// (Twitter's `user_id`, `screen_name`) are kept in `rawFields`. The token
     /// and its secret are not repeated there, so they live in one place.
     private func makeCredential(_ fields: [(String, String)], receivedAt: Date, label: String?) -> Credential {
-        var token = "", secret = ""
+        var token = ""
+        var secret = ""
         var raw = [String: JSONValue]()
         for (name, value) in fields {
             switch name {
@@ -211,7 +244,9 @@ public struct OAuth1Client: Authenticator {
             default: if raw[name] == nil { raw[name] = .string(value) }
             }
         }
-        let origins = [endpoints.accessTokenURL, endpoints.invalidateTokenURL].compactMap { $0.flatMap(URL.init(string:))?.origin }
+        let origins = [endpoints.accessTokenURL, endpoints.invalidateTokenURL].compactMap {
+            $0.flatMap(URL.init(string:))?.origin
+        }
         return Credential(
             providerID: descriptor.id, label: label, kind: .oauth1, accessToken: token, tokenType: "OAuth",
             tokenSecret: secret, obtainedAt: receivedAt, rawFields: raw, endpointOrigins: Array(Set(origins)).sorted())
@@ -235,7 +270,8 @@ public struct OAuth1Client: Authenticator {
             userAgent, redirectURI: requested,
             portIsFlexible: options.redirectURI == nil && requested != nil && redirectPortIsFlexible,
             start: { [self] redirect in
-                try await startAuthorization(redirectURI: redirect, page: page, additionalParameters: options.additionalParameters)
+                try await startAuthorization(
+                    redirectURI: redirect, page: page, additionalParameters: options.additionalParameters)
             },
             validate: { [self] text, pending in
                 try checkAttempt(startedBy: pending.providerID)
@@ -260,19 +296,24 @@ public struct OAuth1Client: Authenticator {
         guard let url = request.url else { throw AuthKitError.misuse(.unsignableRequest("it has no URL.")) }
         var request = request
         request.headerFields[.authorization] = try header(
-            method: request.method.rawValue, url: url, contentType: request.headerFields[.contentType], body: body, credential: credential)
+            method: request.method.rawValue, url: url, contentType: request.headerFields[.contentType], body: body,
+            credential: credential)
         return request
     }
 
-    private func header(method: String, url: URL, contentType: String?, body: Data?, credential: Credential) throws -> String {
+    private func header(method: String, url: URL, contentType: String?, body: Data?, credential: Credential) throws
+        -> String
+    {
         guard credential.kind == .oauth1, let tokenSecret = credential.tokenSecret else {
             throw AuthKitError.misuse(.credentialOfAnotherProtocol(credential: credential.key, protocol: .oauth1))
         }
         guard credential.providerID == descriptor.id else {
-            throw AuthKitError.misuse(.credentialOfAnotherProvider(credential: credential.key, providerID: descriptor.id))
+            throw AuthKitError.misuse(
+                .credentialOfAnotherProvider(credential: credential.key, providerID: descriptor.id))
         }
-        return try signer.authorizationHeader(method: method, url: url, contentType: contentType, body: body,
-                                              token: credential.accessToken, tokenSecret: tokenSecret)
+        return try signer.authorizationHeader(
+            method: method, url: url, contentType: contentType, body: body,
+            token: credential.accessToken, tokenSecret: tokenSecret)
     }
 
     // MARK: - Refresh and revocation
@@ -298,8 +339,11 @@ public struct OAuth1Client: Authenticator {
         let request = try authorize(OutgoingRequest(method: .post, url: url), with: credential)
         let response = try await transport.send(request, step: .revocation)
         if (200...299).contains(response.status) { return }
-        _ = try ReplyParser(step: .revocation, secrets: knownSecrets(credential.tokenSecret ?? "", credential.accessToken)).fields(of: response, required: [])
-        throw AuthKitError.invalidResponse(step: .revocation, reason: .init(.unexpectedStatus(response.status), "HTTP \(response.status)"))
+        _ = try ReplyParser(
+            step: .revocation, secrets: knownSecrets(credential.tokenSecret ?? "", credential.accessToken)
+        ).fields(of: response, required: [])
+        throw AuthKitError.invalidResponse(
+            step: .revocation, reason: .init(.unexpectedStatus(response.status), "HTTP \(response.status)"))
     }
 
     // MARK: - Requests
@@ -312,14 +356,20 @@ public struct OAuth1Client: Authenticator {
 
     private static func url(_ text: String, field: String, descriptor: ProviderDescriptor) throws -> URL {
         guard let url = URL(string: text), url.host != nil else {
-            throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "oauth1.\(field)", problem: "'\(text)' is not an absolute URL.")])
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: descriptor.source, field: "oauth1.\(field)", problem: "'\(text)' is not an absolute URL.")
+            ])
         }
         return url
     }
 
     private func appendingQuery(_ pairs: [(String, String)], to url: URL) throws -> URL {
         guard let result = url.appendingQuery(pairs) else {
-            throw AuthKitError.invalidFile([FileIssue(file: descriptor.source, field: "oauth1", problem: "\(url.redactedForLogs) cannot take a query.")])
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: descriptor.source, field: "oauth1", problem: "\(url.redactedForLogs) cannot take a query.")
+            ])
         }
         return result
     }

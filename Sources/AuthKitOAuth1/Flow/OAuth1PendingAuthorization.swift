@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What must be kept between sending the user to the provider and their
@@ -21,7 +21,9 @@ public struct OAuth1PendingAuthorization: Codable, Sendable, Hashable, CustomStr
     public var redirectURI: String
     public var createdAt: Date
 
-    public init(providerID: String, requestToken: String, requestTokenSecret: String, redirectURI: String, createdAt: Date) {
+    public init(
+        providerID: String, requestToken: String, requestTokenSecret: String, redirectURI: String, createdAt: Date
+    ) {
         self.providerID = providerID
         self.requestToken = requestToken
         self.requestTokenSecret = requestTokenSecret

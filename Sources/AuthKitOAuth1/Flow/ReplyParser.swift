@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Turns the answer of an OAuth 1.0a endpoint into form fields or a typed error.
@@ -37,18 +38,27 @@ struct ReplyParser {
         case UInt8(ascii: "<")?:
             let title = Self.htmlTitle(in: body).map { " titled '\(quote($0))'" } ?? ""
             let start = String(decoding: body.prefix(4096), as: UTF8.self).lowercased()
-            let kind = ["<html", "<!doctype html", "<head", "<body", "<title"].contains(where: start.contains) ? "an HTML page" : "an XML document"
+            let kind =
+                ["<html", "<!doctype html", "<head", "<body", "<title"].contains(where: start.contains)
+                ? "an HTML page" : "an XML document"
             throw AuthKitError.invalidResponse(
-                step: step, reason: .init(.unreadableBody, "HTTP \(response.status) with \(kind)\(title) instead of form-encoded OAuth fields"))
+                step: step,
+                reason: .init(
+                    .unreadableBody, "HTTP \(response.status) with \(kind)\(title) instead of form-encoded OAuth fields"
+                ))
         case UInt8(ascii: "{")?, UInt8(ascii: "[")?:
             if var error = Self.jsonError(in: body, status: response.status) {
                 error.code = quote(error.code)
                 error.description = error.description.map(quote)
                 throw AuthKitError.providerError(step: step, error)
             }
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "HTTP \(response.status) with a JSON body, not form-encoded OAuth fields"))
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .unreadableBody, "HTTP \(response.status) with a JSON body, not form-encoded OAuth fields"))
         case nil:
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "HTTP \(response.status) with an empty body"))
+            throw AuthKitError.invalidResponse(
+                step: step, reason: .init(.unreadableBody, "HTTP \(response.status) with an empty body"))
         default:
             break
         }
@@ -58,26 +68,34 @@ struct ReplyParser {
         if let pairs {
             let values = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
             if let code = values["error"] ?? values["oauth_problem"], !code.isEmpty {
-                throw AuthKitError.providerError(step: step, ProviderErrorResponse(
-                    status: response.status, code: quote(code),
-                    description: (values["error_description"] ?? values["oauth_problem_advice"]).map(quote),
-                    uri: values["error_uri"].map(quote)))
+                throw AuthKitError.providerError(
+                    step: step,
+                    ProviderErrorResponse(
+                        status: response.status, code: quote(code),
+                        description: (values["error_description"] ?? values["oauth_problem_advice"]).map(quote),
+                        uri: values["error_uri"].map(quote)))
             }
         }
         guard success else {
             // Neither a form error nor JSON nor HTML: plain text such as
             // "Failed to validate oauth signature and token". Quote it.
-            throw AuthKitError.providerError(step: step, ProviderErrorResponse(
-                status: response.status, code: "http_\(response.status)", description: quote(text)))
+            throw AuthKitError.providerError(
+                step: step,
+                ProviderErrorResponse(
+                    status: response.status, code: "http_\(response.status)", description: quote(text)))
         }
         guard let pairs, pairs.contains(where: { !$0.1.isEmpty || !$0.0.isEmpty }) else {
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.unreadableBody, "HTTP \(response.status) with a body that is not form-encoded OAuth fields"))
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .unreadableBody, "HTTP \(response.status) with a body that is not form-encoded OAuth fields"))
         }
         let names = Set(pairs.map(\.0))
         // Which of two tokens is the one? Taking the first, silently, would
         // guess (an OAuth 2.0 redirect with a parameter twice is refused too).
         if let twice = required.first(where: { name in pairs.filter { $0.0 == name }.count > 1 }) {
-            throw AuthKitError.invalidResponse(step: step, reason: .init(.repeatedField(twice), "the reply names '\(twice)' more than once"))
+            throw AuthKitError.invalidResponse(
+                step: step, reason: .init(.repeatedField(twice), "the reply names '\(twice)' more than once"))
         }
         let missing = required.filter { name in !pairs.contains { $0.0 == name && !$0.1.isEmpty } }
         guard missing.isEmpty else {
@@ -85,8 +103,10 @@ struct ReplyParser {
             let present = names.sorted().map { "'\($0)'" }.joined(separator: ", ")
             throw AuthKitError.invalidResponse(
                 step: step,
-                reason: .init(.missingField(missing[0]),
-                              "the reply has no \(missing.map { "'\($0)'" }.joined(separator: " or ")) (fields present: \(present.isEmpty ? "none" : present))"))
+                reason: .init(
+                    .missingField(missing[0]),
+                    "the reply has no \(missing.map { "'\($0)'" }.joined(separator: " or ")) (fields present: \(present.isEmpty ? "none" : present))"
+                ))
         }
         return pairs
     }
@@ -99,11 +119,13 @@ struct ReplyParser {
         guard let value = try? JSONValue(parsing: body), case .object(let object) = value else { return nil }
         if case .array(let errors)? = object["errors"], case .object(let first)? = errors.first {
             let code = first["code"]?.scalarText ?? "error"
-            return ProviderErrorResponse(status: status, code: clip(code), description: first["message"]?.scalarText.map(clip))
+            return ProviderErrorResponse(
+                status: status, code: clip(code), description: first["message"]?.scalarText.map(clip))
         }
         if let code = object["error"]?.scalarText {
-            return ProviderErrorResponse(status: status, code: clip(code),
-                                         description: (object["error_description"] ?? object["message"])?.scalarText.map(clip))
+            return ProviderErrorResponse(
+                status: status, code: clip(code),
+                description: (object["error_description"] ?? object["message"])?.scalarText.map(clip))
         }
         return nil
     }
@@ -112,8 +134,8 @@ struct ReplyParser {
     static func htmlTitle(in body: Data) -> String? {
         let text = String(decoding: body.prefix(4096), as: UTF8.self)
         guard let open = text.firstMatch(of: #/<title/#.ignoresCase()),
-              let close = text[open.range.upperBound...].firstIndex(of: ">"),
-              let end = text[close...].firstMatch(of: #/</title>/#.ignoresCase())
+            let close = text[open.range.upperBound...].firstIndex(of: ">"),
+            let end = text[close...].firstMatch(of: #/</title>/#.ignoresCase())
         else { return nil }
         let title = clip(String(text[text.index(after: close)..<end.range.lowerBound]))
         return title.isEmpty ? nil : title

@@ -10,7 +10,8 @@ import AuthKit
 /// The protocol parameters are copied from the signature's already-encoded
 /// parameter buffer, so nothing is encoded twice.
 enum AuthorizationHeader {
-    static func render(_ parameters: EncodedParameters, signature: UnsafeBufferPointer<UInt8>, realm: String?) -> String {
+    static func render(_ parameters: EncodedParameters, signature: UnsafeBufferPointer<UInt8>, realm: String?) -> String
+    {
         let signatureName: StaticString = "oauth_signature"
         var capacity = 6 + (signatureName.utf8CodeUnitCount + 5 + signature.count * 3)
         if let realm { capacity += 10 + realm.utf8.count * 3 }

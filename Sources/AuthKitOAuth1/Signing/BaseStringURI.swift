@@ -27,7 +27,8 @@ struct BaseStringURI {
             guard Self.isSchemeCharacter(url[colon]) else { return nil }
             colon += 1
         }
-        guard colon > 0, colon + 2 < count, url[colon + 1] == UInt8(ascii: "/"), url[colon + 2] == UInt8(ascii: "/") else {
+        guard colon > 0, colon + 2 < count, url[colon + 1] == UInt8(ascii: "/"), url[colon + 2] == UInt8(ascii: "/")
+        else {
             return nil
         }
         let authorityStart = colon + 3
@@ -69,7 +70,8 @@ struct BaseStringURI {
         if let portStart, portStart < authorityEnd {
             let digits = UnsafeBufferPointer(rebasing: url[portStart..<authorityEnd])
             let schemeBytes = UnsafeBufferPointer(rebasing: url[scheme])
-            let isDefault = (Self.equalsLowercased(schemeBytes, "http") && Self.equals(digits, "80"))
+            let isDefault =
+                (Self.equalsLowercased(schemeBytes, "http") && Self.equals(digits, "80"))
                 || (Self.equalsLowercased(schemeBytes, "https") && Self.equals(digits, "443"))
             if !isDefault { port = portStart..<authorityEnd }
         }
@@ -108,7 +110,7 @@ struct BaseStringURI {
     private static func isSchemeCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
             return true
         default:
             return false
@@ -124,7 +126,8 @@ struct BaseStringURI {
     }
 
     private static func equalsLowercased(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        bytes.count == text.utf8CodeUnitCount && bytes.indices.allSatisfy { lowercased(bytes[$0]) == text.utf8Start[$0] }
+        bytes.count == text.utf8CodeUnitCount
+            && bytes.indices.allSatisfy { lowercased(bytes[$0]) == text.utf8Start[$0] }
     }
 
     @inline(__always)

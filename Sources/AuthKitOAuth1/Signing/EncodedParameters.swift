@@ -1,15 +1,16 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The request parameters that enter a signature (RFC 5849 §3.4.1.3), already
@@ -67,7 +68,9 @@ struct EncodedParameters {
     }
 
     mutating func appendProtocol(name: StaticString, encodedValue: StaticString) {
-        appendProtocol(name: name, encodedValue: UnsafeBufferPointer(start: encodedValue.utf8Start, count: encodedValue.utf8CodeUnitCount))
+        appendProtocol(
+            name: name,
+            encodedValue: UnsafeBufferPointer(start: encodedValue.utf8Start, count: encodedValue.utf8CodeUnitCount))
     }
 
     /// Adds a protocol parameter with a constant name and a raw value.

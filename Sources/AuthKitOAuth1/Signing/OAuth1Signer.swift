@@ -1,9 +1,10 @@
 import AuthKit
 import Crypto
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Signs HTTP requests per RFC 5849 §3: builds the protocol parameters, the
@@ -31,9 +32,12 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
     /// signer is passed around, not one per field.
     private let core: SignerCore
 
-    public init(consumerKey: String, consumerSecret: String, signatureMethod: OAuth1SignatureMethod = .hmacSHA1,
-                includesVersion: Bool = true, nonceAndTimestamp: NonceAndTimestamp = .live) {
-        self.core = SignerCore(consumerKey: consumerKey, consumerSecret: consumerSecret, signatureMethod: signatureMethod)
+    public init(
+        consumerKey: String, consumerSecret: String, signatureMethod: OAuth1SignatureMethod = .hmacSHA1,
+        includesVersion: Bool = true, nonceAndTimestamp: NonceAndTimestamp = .live
+    ) {
+        self.core = SignerCore(
+            consumerKey: consumerKey, consumerSecret: consumerSecret, signatureMethod: signatureMethod)
         self.includesVersion = includesVersion
         self.nonceAndTimestamp = nonceAndTimestamp
     }
@@ -110,8 +114,10 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
     ) throws -> String {
         if signatureMethod == .plaintext { try Self.checkTransport(url) }
         let core = self.core
-        return try core.withBaseString(method: method, url: url, contentType: contentType, body: body,
-                                       protocolParameters: protocolParameters) { base, _ in
+        return try core.withBaseString(
+            method: method, url: url, contentType: contentType, body: body,
+            protocolParameters: protocolParameters
+        ) { base, _ in
             core.withSignature(of: base, tokenSecret: tokenSecret) { String(decoding: $0, as: UTF8.self) }
         }
     }
@@ -121,8 +127,10 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
         method: String, url: URL, contentType: String? = nil, body: Data? = nil,
         protocolParameters: [(String, String)]
     ) throws -> String {
-        try core.withBaseString(method: method, url: url, contentType: contentType, body: body,
-                                protocolParameters: protocolParameters) { base, _ in String(decoding: base, as: UTF8.self) }
+        try core.withBaseString(
+            method: method, url: url, contentType: contentType, body: body,
+            protocolParameters: protocolParameters
+        ) { base, _ in String(decoding: base, as: UTF8.self) }
     }
 
     /// The HMAC key (or PLAINTEXT signature): `enc(consumer secret)&enc(token secret)` (§3.4.2).

@@ -28,7 +28,8 @@ enum SignatureBaseString {
         var storageBytes = 0
         for (name, value) in protocolParameters { storageBytes += (name.utf8.count + value.utf8.count) * 3 }
         return try withBaseString(
-            method: method, url: url, formBody: formBody, protocolBytes: storageBytes, protocolCount: protocolParameters.count,
+            method: method, url: url, formBody: formBody, protocolBytes: storageBytes,
+            protocolCount: protocolParameters.count,
             appendProtocol: { parameters in
                 for (name, value) in protocolParameters where name != "oauth_signature" && name != "realm" {
                     parameters.appendProtocol(name: name, value: value)
@@ -50,12 +51,15 @@ enum SignatureBaseString {
     ) rethrows -> Result? {
         guard let uri = BaseStringURI(url) else { return nil }
         let query = uri.query.map { UnsafeBufferPointer(rebasing: url[$0]) }
-        let pairCapacity = EncodedParameters.pairCapacity(query?.count ?? 0)
+        let pairCapacity =
+            EncodedParameters.pairCapacity(query?.count ?? 0)
             + EncodedParameters.pairCapacity(formBody?.count ?? 0) + protocolCount
-        let storageCapacity = EncodedParameters.storageCapacity(rawBytes: (query?.count ?? 0) + (formBody?.count ?? 0))
+        let storageCapacity =
+            EncodedParameters.storageCapacity(rawBytes: (query?.count ?? 0) + (formBody?.count ?? 0))
             + protocolBytes
 
-        return try withUnsafeTemporaryAllocation(of: EncodedParameters.Entry.self, capacity: max(pairCapacity, 1)) { entries in
+        return try withUnsafeTemporaryAllocation(of: EncodedParameters.Entry.self, capacity: max(pairCapacity, 1)) {
+            entries in
             try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(storageCapacity, 1)) { storage in
                 var parameters = EncodedParameters(storage: storage, entries: entries)
                 if let query { parameters.appendForm(query) }
@@ -64,7 +68,8 @@ enum SignatureBaseString {
                 parameters.sort()
 
                 // Sized from what was actually stored, not from the worst case.
-                let baseCapacity = method.utf8.count + 2 + BaseStringURI.encodedCapacity(urlCount: uri.baseLength)
+                let baseCapacity =
+                    method.utf8.count + 2 + BaseStringURI.encodedCapacity(urlCount: uri.baseLength)
                     + parameters.normalizedStringCapacity
                 return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: baseCapacity) { bytes in
                     var output = ByteWriter(bytes)

@@ -1,9 +1,10 @@
 import AuthKit
 import Crypto
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The immutable state of an ``OAuth1Signer`` and the signing itself: the
@@ -56,7 +57,8 @@ final class SignerCore: Sendable {
         _ use: (UnsafeBufferPointer<UInt8>, EncodedParameters) throws -> Result
     ) throws -> Result {
         // Constant names and precomputed values are copied; the rest may triple.
-        var storageBytes = Self.constantProtocolBytes + encodedConsumerKey.count
+        var storageBytes =
+            Self.constantProtocolBytes + encodedConsumerKey.count
             + (nonce.utf8.count + timestamp.utf8.count + (token?.utf8.count ?? 0)) * 3
         for (name, value) in extra { storageBytes += (name.utf8.count + value.utf8.count) * 3 }
         let methodName = signatureMethod.staticName
@@ -67,7 +69,9 @@ final class SignerCore: Sendable {
                 for (name, value) in extra where name != "oauth_signature" && name != "realm" {
                     parameters.appendProtocol(name: name, value: value)
                 }
-                encodedConsumerKey.withUnsafeBufferPointer { parameters.appendProtocol(name: "oauth_consumer_key", encodedValue: $0) }
+                encodedConsumerKey.withUnsafeBufferPointer {
+                    parameters.appendProtocol(name: "oauth_consumer_key", encodedValue: $0)
+                }
                 parameters.appendProtocol(name: "oauth_nonce", value: nonce)
                 parameters.appendProtocol(name: "oauth_signature_method", encodedValue: methodName)
                 parameters.appendProtocol(name: "oauth_timestamp", value: timestamp)
@@ -96,12 +100,15 @@ final class SignerCore: Sendable {
             }
             return try formBody.withUnsafeBytes { raw in
                 try SignatureBaseString.withBaseString(
-                    method: method, url: urlBytes, formBody: raw.bindMemory(to: UInt8.self), protocolBytes: protocolBytes,
+                    method: method, url: urlBytes, formBody: raw.bindMemory(to: UInt8.self),
+                    protocolBytes: protocolBytes,
                     protocolCount: protocolCount, appendProtocol: appendProtocol, use)
             }
         }
         guard let result else {
-            throw AuthKitError.misuse(.unsignableRequest("\(url.redactedForLogs) is not an absolute http(s) URL, which is all OAuth 1.0a signs."))
+            throw AuthKitError.misuse(
+                .unsignableRequest(
+                    "\(url.redactedForLogs) is not an absolute http(s) URL, which is all OAuth 1.0a signs."))
         }
         return result
     }
@@ -127,7 +134,9 @@ final class SignerCore: Sendable {
         }
     }
 
-    private static func withBase64<Result>(_ mac: some MessageAuthenticationCode, _ use: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    private static func withBase64<Result>(
+        _ mac: some MessageAuthenticationCode, _ use: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
         mac.withUnsafeBytes { raw in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Base64.encodedCount(raw.count)) { text in
                 let count = Base64.encode(raw, into: text.baseAddress!)

@@ -1,9 +1,10 @@
 import AuthKit
 import Crypto
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The authorization endpoint (RFC 6749 §4.1.1–4.1.2) and the consent page.
@@ -21,15 +22,21 @@ extension Emulator {
             return errorPage("The authorization request's query is not form-encoded.", step: "authorize")
         }
         let parameters = Parameters(query)
-        if let repeated = parameters.repeated { return errorPage("'\(repeated)' is sent more than once (RFC 6749 §3.1).", step: "authorize") }
-        guard let clientID = parameters["client_id"] else { return errorPage("client_id is missing.", step: "authorize") }
+        if let repeated = parameters.repeated {
+            return errorPage("'\(repeated)' is sent more than once (RFC 6749 §3.1).", step: "authorize")
+        }
+        guard let clientID = parameters["client_id"] else {
+            return errorPage("client_id is missing.", step: "authorize")
+        }
         guard ExactText.same(clientID, options.clientID) else {
             return errorPage("Unknown client_id. The sandbox knows one client: \(options.clientID).", step: "authorize")
         }
         let redirectURI: String
         if let sent = parameters["redirect_uri"] {
             guard isRegistered(sent) else {
-                return errorPage("redirect_uri is not registered for this client (registered: \(registeredRedirects.joined(separator: ", "))).", step: "authorize")
+                return errorPage(
+                    "redirect_uri is not registered for this client (registered: \(registeredRedirects.joined(separator: ", "))).",
+                    step: "authorize")
             }
             redirectURI = sent
         } else {
@@ -40,16 +47,25 @@ extension Emulator {
         }
         let state = parameters.values["state"]
         func refuse(_ code: String, _ text: String) -> SandboxResponse {
-            redirectResponse(to: redirectURI, [("error", code), ("error_description", text)], state: state, step: "authorize", summary: "\(code): \(text)")
+            redirectResponse(
+                to: redirectURI, [("error", code), ("error_description", text)], state: state, step: "authorize",
+                summary: "\(code): \(text)")
         }
         if endpoint.sendResponseType || parameters.has("response_type") {
-            guard let type = parameters["response_type"] else { return refuse("invalid_request", "response_type is missing") }
-            guard type == "code" else { return refuse("unsupported_response_type", "only response_type=code is supported") }
+            guard let type = parameters["response_type"] else {
+                return refuse("invalid_request", "response_type is missing")
+            }
+            guard type == "code" else {
+                return refuse("unsupported_response_type", "only response_type=code is supported")
+            }
         }
         // Where the descriptor puts the scopes (Slack: user_scope): a client
         // sending them as `scope` instead would get the default scopes, or others.
         if endpoint.scopeParameter != "scope", parameters.has("scope") {
-            return refuse("invalid_scope", "this provider reads the requested scopes from '\(endpoint.scopeParameter)' (authorization.scopeParameter), not 'scope'")
+            return refuse(
+                "invalid_scope",
+                "this provider reads the requested scopes from '\(endpoint.scopeParameter)' (authorization.scopeParameter), not 'scope'"
+            )
         }
         var scopes = parameters[endpoint.scopeParameter].map { splitScopes($0) } ?? []
         if scopes.isEmpty { scopes = descriptor.scopes.default }
@@ -83,29 +99,40 @@ extension Emulator {
         case .ask:
             let id = ledger.mint("consent")
             ledger.consents[id] = consent
-            return .html(ConsentPage.consent(provider: descriptor.name, client: options.clientID, scopes: scopes, request: id,
-                                             approval: consent.approval, account: options.defaultAccount),
-                         step: "authorize", summary: "consent page for \(scopeText(scopes).isEmpty ? "no scopes" : scopeText(scopes))")
+            return .html(
+                ConsentPage.consent(
+                    provider: descriptor.name, client: options.clientID, scopes: scopes, request: id,
+                    approval: consent.approval, account: options.defaultAccount),
+                step: "authorize",
+                summary: "consent page for \(scopeText(scopes).isEmpty ? "no scopes" : scopeText(scopes))")
         }
     }
 
     /// The consent page's answer: approve or deny, as which account.
     func consent(_ request: SandboxRequest) -> SandboxResponse {
         if let refusal = crossSiteRefusal(request, step: "consent") { return refusal }
-        guard case .success(let pairs) = request.bodyParameters(.form) else { return errorPage("The consent form is not form-encoded.", step: "consent") }
+        guard case .success(let pairs) = request.bodyParameters(.form) else {
+            return errorPage("The consent form is not form-encoded.", step: "consent")
+        }
         let form = Parameters(pairs)
         guard let id = form["request"], let shown = ledger.consents[id] else {
-            return errorPage("This consent request is unknown or already answered. Start the sign-in again.", step: "consent")
+            return errorPage(
+                "This consent request is unknown or already answered. Start the sign-in again.", step: "consent")
         }
         // Checked before the request is taken off the ledger: a forged
         // answer must not cancel the person's pending sign-in either.
         guard ConstantTime.equals(form["approval"] ?? "", shown.approval) else {
-            return errorPage("This answer did not come from the consent page the sandbox showed. Answer on that page.", step: "consent", status: 403)
+            return errorPage(
+                "This answer did not come from the consent page the sandbox showed. Answer on that page.",
+                step: "consent", status: 403)
         }
         guard let pending = ledger.consents.removeValue(forKey: id) else {
-            return errorPage("This consent request is unknown or already answered. Start the sign-in again.", step: "consent")
+            return errorPage(
+                "This consent request is unknown or already answered. Start the sign-in again.", step: "consent")
         }
-        guard pending.expiresAt > now else { return errorPage("This consent request has expired. Start the sign-in again.", step: "consent") }
+        guard pending.expiresAt > now else {
+            return errorPage("This consent request has expired. Start the sign-in again.", step: "consent")
+        }
         let account = form["account"] ?? options.defaultAccount
         if let requestToken = pending.requestToken {
             return oauth1Decide(requestToken: requestToken, approve: form["decision"] == "approve", account: account)
@@ -126,8 +153,10 @@ extension Emulator {
         let names = ["127.0.0.1", "localhost", "[::1]"]
         let own = names.map { "\($0):\(port)" } + (port == "80" ? names : [])
         guard !own.contains(where: { ExactText.sameIgnoringASCIICase($0, host) }) else { return nil }
-        return errorPage("This sandbox answers requests addressed to 127.0.0.1:\(port) (or localhost); this one names "
-                         + "'\(DisplayText.sanitized(host, limit: 80))', as a page under another name would.", step: "request", status: 421)
+        return errorPage(
+            "This sandbox answers requests addressed to 127.0.0.1:\(port) (or localhost); this one names "
+                + "'\(DisplayText.sanitized(host, limit: 80))', as a page under another name would.", step: "request",
+            status: 421)
     }
 
     /// A form answer that a browser says another site sent (a login CSRF,
@@ -138,12 +167,16 @@ extension Emulator {
     /// the page's value.
     func crossSiteRefusal(_ request: SandboxRequest, step: String) -> SandboxResponse? {
         if let site = request.header("sec-fetch-site"), site != "same-origin", site != "none" {
-            return errorPage("This answer came from another site (Sec-Fetch-Site: \(DisplayText.sanitized(site, limit: 40))); only the sandbox's own page may send it.", step: step, status: 403)
+            return errorPage(
+                "This answer came from another site (Sec-Fetch-Site: \(DisplayText.sanitized(site, limit: 40))); only the sandbox's own page may send it.",
+                step: step, status: 403)
         }
         if let origin = request.header("origin") {
             let host = request.header("host") ?? ""
             guard !host.isEmpty, ExactText.sameIgnoringASCIICase(origin, "http://" + host) else {
-                return errorPage("This answer came from another site (Origin: \(DisplayText.sanitized(origin, limit: 100))); only the sandbox's own page may send it.", step: step, status: 403)
+                return errorPage(
+                    "This answer came from another site (Origin: \(DisplayText.sanitized(origin, limit: 100))); only the sandbox's own page may send it.",
+                    step: step, status: 403)
             }
         }
         return nil
@@ -151,26 +184,32 @@ extension Emulator {
 
     private func decide(_ pending: GrantLedger.PendingConsent, approve: Bool, account: String) -> SandboxResponse {
         guard approve else {
-            return redirectResponse(to: pending.redirectURI, [("error", "access_denied"), ("error_description", "The user denied the request.")],
-                                    state: pending.state, step: "consent", summary: "denied by \(account)")
+            return redirectResponse(
+                to: pending.redirectURI,
+                [("error", "access_denied"), ("error_description", "The user denied the request.")],
+                state: pending.state, step: "consent", summary: "denied by \(account)")
         }
         let grant = ledger.newGrant(account: account, scopes: pending.scopes)
         let code = ledger.mint("code")
         ledger.codes[code] = GrantLedger.Code(
             grant: grant, redirectURI: pending.redirectURI, sentRedirectURI: pending.sentRedirectURI,
-            challenge: pending.challenge, challengeMethod: pending.challengeMethod, expiresAt: now.addingTimeInterval(options.codeLifetime))
+            challenge: pending.challenge, challengeMethod: pending.challengeMethod,
+            expiresAt: now.addingTimeInterval(options.codeLifetime))
         var pairs = [("code", code)]
         // Where the provider names the granted scopes in the redirect (Strava).
         if let name = descriptor.authorization?.grantedScopesParameter {
             pairs.append((name, pending.scopes.joined(separator: descriptor.scopes.separator)))
         }
-        return redirectResponse(to: pending.redirectURI, pairs, state: pending.state, step: "consent",
-                                summary: "approved by \(account); code issued")
+        return redirectResponse(
+            to: pending.redirectURI, pairs, state: pending.state, step: "consent",
+            summary: "approved by \(account); code issued")
     }
 
     /// `redirectURI` with `pairs`, `state` and (RFC 9207) `iss` added to its
     /// query, and the fragment the provider appends (Instagram's `#_`).
-    func redirectResponse(to redirectURI: String, _ pairs: [(String, String)], state: String?, step: String, summary: String) -> SandboxResponse {
+    func redirectResponse(
+        to redirectURI: String, _ pairs: [(String, String)], state: String?, step: String, summary: String
+    ) -> SandboxResponse {
         var pairs = pairs
         if let state { pairs.append(("state", state)) }
         if descriptor.issuer != nil { pairs.append(("iss", issuer)) }
@@ -181,7 +220,9 @@ extension Emulator {
     }
 
     func errorPage(_ text: String, step: String, status: Int = 400) -> SandboxResponse {
-        .html(ConsentPage.message(title: "\(descriptor.name) sandbox: request refused", text, isError: true), status: status, step: step, summary: text)
+        .html(
+            ConsentPage.message(title: "\(descriptor.name) sandbox: request refused", text, isError: true),
+            status: status, step: step, summary: text)
     }
 
     func splitScopes(_ text: String) -> [String] {
@@ -191,7 +232,9 @@ extension Emulator {
 
     /// RFC 7636 §4.6: `BASE64URL(SHA256(verifier))` for S256, the verifier itself for plain.
     static func verifies(verifier: String, challenge: String, method: String) -> Bool {
-        guard (43...128).contains(verifier.count), verifier.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._~".contains($0)) }) else {
+        guard (43...128).contains(verifier.count),
+            verifier.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._~".contains($0)) })
+        else {
             return false
         }
         let expected: String

@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The device authorization grant (RFC 8628): the device authorization
@@ -16,7 +17,10 @@ extension Emulator {
             _ = try authenticateClient(request, parameters, as: device.clientAuthentication)
             // Where the descriptor puts the scopes (Twitch: scopes); the provider would ignore `scope`.
             if device.scopeParameter != "scope", parameters["scope"] != nil {
-                throw Refusal("invalid_scope", "this provider reads the requested scopes from '\(device.scopeParameter)' (device.scopeParameter), not 'scope'")
+                throw Refusal(
+                    "invalid_scope",
+                    "this provider reads the requested scopes from '\(device.scopeParameter)' (device.scopeParameter), not 'scope'"
+                )
             }
             var scopes = parameters[device.scopeParameter].map { splitScopes($0) } ?? []
             if scopes.isEmpty { scopes = descriptor.scopes.default }
@@ -24,14 +28,17 @@ extension Emulator {
             let userCode = ledger.mintUserCode()
             let status: GrantLedger.DeviceCode.Status = .pending
             ledger.deviceCodes[deviceCode] = GrantLedger.DeviceCode(
-                userCode: userCode, scopes: scopes, status: status, expiresAt: now.addingTimeInterval(600), interval: options.deviceInterval)
+                userCode: userCode, scopes: scopes, status: status, expiresAt: now.addingTimeInterval(600),
+                interval: options.deviceInterval)
             let verification = address.base + "/device"
-            let complete = URL(string: verification)?.appendingQuery([("user_code", userCode)])?.absoluteString ?? verification
-            return .json(.object([
-                "device_code": .string(deviceCode), "user_code": .string(userCode),
-                "verification_uri": .string(verification), "verification_uri_complete": .string(complete),
-                "expires_in": .integer(600), "interval": .integer(Int64(options.deviceInterval.rounded(.up))),
-            ]), step: "device", summary: "device code issued; user code \(userCode)")
+            let complete =
+                URL(string: verification)?.appendingQuery([("user_code", userCode)])?.absoluteString ?? verification
+            return .json(
+                .object([
+                    "device_code": .string(deviceCode), "user_code": .string(userCode),
+                    "verification_uri": .string(verification), "verification_uri_complete": .string(complete),
+                    "expires_in": .integer(600), "interval": .integer(Int64(options.deviceInterval.rounded(.up))),
+                ]), step: "device", summary: "device code issued; user code \(userCode)")
         } catch let refusal as Refusal {
             return shaped(refusal, mapping: .standard, step: "device")
         } catch {
@@ -71,42 +78,55 @@ extension Emulator {
         case .approved(let account):
             record.status = .used
             let grant = ledger.newGrant(account: account, scopes: record.scopes)
-            return issue(grant: grant, scopes: record.scopes, step: "token", summary: "device code exchanged for account \(account)")
+            return issue(
+                grant: grant, scopes: record.scopes, step: "token",
+                summary: "device code exchanged for account \(account)")
         }
     }
 
     /// §3.3: the page where the user enters the code, and its answer.
     func deviceVerification(_ request: SandboxRequest) -> SandboxResponse {
-        guard descriptor.device != nil else { return errorPage("\(descriptor.name) has no device grant.", step: "device", status: 404) }
+        guard descriptor.device != nil else {
+            return errorPage("\(descriptor.name) has no device grant.", step: "device", status: 404)
+        }
         if request.method == "GET" {
             let userCode = request.query.flatMap { Parameters($0)["user_code"] }
             let approval = SecureRandom.token()
             ledger.deviceForms = ledger.deviceForms.filter { $0.value > now }
             ledger.deviceForms[approval] = now.addingTimeInterval(600)
-            return .html(ConsentPage.deviceForm(provider: descriptor.name, userCode: userCode, approval: approval, account: options.defaultAccount),
-                         step: "device", summary: "device code page")
+            return .html(
+                ConsentPage.deviceForm(
+                    provider: descriptor.name, userCode: userCode, approval: approval, account: options.defaultAccount),
+                step: "device", summary: "device code page")
         }
         if let refusal = crossSiteRefusal(request, step: "device") { return refusal }
-        guard case .success(let pairs) = request.bodyParameters(.form) else { return errorPage("The form is not form-encoded.", step: "device") }
+        guard case .success(let pairs) = request.bodyParameters(.form) else {
+            return errorPage("The form is not form-encoded.", step: "device")
+        }
         let form = Parameters(pairs)
         // A user code is short and, in deterministic mode, a counter: it is
         // answered only with a value from a page the sandbox showed, to a
         // browser that addressed the sandbox by its own name (see
         // misaddressedRefusal; a process on this machine can fetch one, as
         // it could drive any local page).
-        guard let approval = form["approval"], let until = ledger.deviceForms.removeValue(forKey: approval), until > now else {
-            return errorPage("This answer did not come from the code page the sandbox showed. Open the page again and enter the code there.",
-                             step: "device", status: 403)
+        guard let approval = form["approval"], let until = ledger.deviceForms.removeValue(forKey: approval), until > now
+        else {
+            return errorPage(
+                "This answer did not come from the code page the sandbox showed. Open the page again and enter the code there.",
+                step: "device", status: 403)
         }
         let typed = (form["user_code"] ?? "").uppercased().filter { $0 != "-" && $0 != " " }
         guard let (code, record) = ledger.deviceCodes.first(where: { $0.value.userCode.filter { $0 != "-" } == typed }),
-              case .pending = record.status, record.expiresAt > now else {
+            case .pending = record.status, record.expiresAt > now
+        else {
             return errorPage("That code is unknown, expired or already used.", step: "device")
         }
         let account = form["account"] ?? options.defaultAccount
         let approve = form["decision"] == "approve"
         ledger.deviceCodes[code]?.status = approve ? .approved(account: account) : .denied
-        return .html(ConsentPage.message(title: "\(descriptor.name) sandbox", approve ? "Approved. Return to your device." : "Denied."),
-                     step: "device", summary: approve ? "device approved by \(account)" : "device denied by \(account)")
+        return .html(
+            ConsentPage.message(
+                title: "\(descriptor.name) sandbox", approve ? "Approved. Return to your device." : "Denied."),
+            step: "device", summary: approve ? "device approved by \(account)" : "device denied by \(account)")
     }
 }

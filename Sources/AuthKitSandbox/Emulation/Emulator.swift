@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The provider emulation behind a ``Sandbox``: routes each request to the
@@ -28,7 +29,9 @@ package final class Emulator: @unchecked Sendable {
     /// What a descriptor URL is for.
     enum Role: Sendable {
         case authorize, token, device
-        case followUp(RequestTemplate), refresh(RequestTemplate), revocation(RequestTemplate)
+        case followUp(RequestTemplate)
+        case refresh(RequestTemplate)
+        case revocation(RequestTemplate)
         case requestToken, oauth1Authorize, accessToken, invalidateToken
     }
 
@@ -37,8 +40,10 @@ package final class Emulator: @unchecked Sendable {
         var path: TemplatePattern
     }
 
-    package init(descriptor: ProviderDescriptor, address: SandboxAddress, options: SandboxOptions,
-                 onEvent: (@Sendable (SandboxEvent) -> Void)?) {
+    package init(
+        descriptor: ProviderDescriptor, address: SandboxAddress, options: SandboxOptions,
+        onEvent: (@Sendable (SandboxEvent) -> Void)?
+    ) {
         self.descriptor = descriptor
         self.address = address
         self.options = options
@@ -77,7 +82,8 @@ package final class Emulator: @unchecked Sendable {
             let response = route(request)
             ledger.prune(now: now)
             // Logged under the lock that routed it, so the log keeps the order requests were handled in.
-            let event = Self.event(step: response.step, request: request.line, status: response.status, summary: response.summary)
+            let event = Self.event(
+                step: response.step, request: request.line, status: response.status, summary: response.summary)
             eventLog.append(event)
             return (response, event)
         }
@@ -98,8 +104,9 @@ package final class Emulator: @unchecked Sendable {
     /// written out and cut short, so neither can drive the operator's
     /// terminal, forge a log line or fill a screen.
     private static func event(step: String, request line: String, status: Int, summary: String) -> SandboxEvent {
-        SandboxEvent(step: step, request: DisplayText.sanitized(line, limit: 200), status: status,
-                     summary: DisplayText.sanitized(summary, limit: 300))
+        SandboxEvent(
+            step: step, request: DisplayText.sanitized(line, limit: 200), status: status,
+            summary: DisplayText.sanitized(summary, limit: 300))
     }
 
     // MARK: - Routing
@@ -111,7 +118,8 @@ package final class Emulator: @unchecked Sendable {
         case ("POST", "/consent"): return consent(request)
         case ("GET", "/device"), ("POST", "/device"): return deviceVerification(request)
         case (_, "/whoami"), (_, "/echo"): return resource(request)
-        case ("GET", let path) where path.hasPrefix("/.well-known/oauth-authorization-server"): return metadata(path: path)
+        case ("GET", let path) where path.hasPrefix("/.well-known/oauth-authorization-server"):
+            return metadata(path: path)
         default: break
         }
         var pathMatched = false
@@ -121,13 +129,19 @@ package final class Emulator: @unchecked Sendable {
             if let response = handle(route.role, request, pathCaptures: captures) { return response }
         }
         if pathMatched {
-            return .json(.object(["error": .string("invalid_request"),
-                                  "error_description": .string("\(request.method) is not what \(descriptor.name) takes here")]),
-                         status: 405, step: "unknown", summary: "method not allowed")
+            return .json(
+                .object([
+                    "error": .string("invalid_request"),
+                    "error_description": .string("\(request.method) is not what \(descriptor.name) takes here"),
+                ]),
+                status: 405, step: "unknown", summary: "method not allowed")
         }
-        return .json(.object(["error": .string("not_found"),
-                              "error_description": .string("the sandbox emulates \(descriptor.name); GET / lists its endpoints")]),
-                     status: 404, step: "unknown", summary: "no such endpoint")
+        return .json(
+            .object([
+                "error": .string("not_found"),
+                "error_description": .string("the sandbox emulates \(descriptor.name); GET / lists its endpoints"),
+            ]),
+            status: 404, step: "unknown", summary: "no such endpoint")
     }
 
     /// The response for `role`, or `nil` when the request is not this route's
@@ -141,7 +155,9 @@ package final class Emulator: @unchecked Sendable {
         case .device:
             return request.method == "POST" ? deviceAuthorization(request) : nil
         case .followUp(let template), .refresh(let template), .revocation(let template):
-            guard let call = TemplateCall(template: template, request: request, pathCaptures: pathCaptures) else { return nil }
+            guard let call = TemplateCall(template: template, request: request, pathCaptures: pathCaptures) else {
+                return nil
+            }
             return templateStep(role, call)
         case .requestToken:
             return request.method == descriptor.oauth1?.requestTokenMethod ? oauth1RequestToken(request) : nil
@@ -155,15 +171,20 @@ package final class Emulator: @unchecked Sendable {
     }
 
     private func index() -> SandboxResponse {
-        let urls = [descriptor.authorization?.url, descriptor.token?.url, descriptor.device?.url, descriptor.followUp?.url,
-                    descriptor.refresh?.url, descriptor.revocation?.url, descriptor.oauth1?.requestTokenURL,
-                    descriptor.oauth1?.authorizeURL, descriptor.oauth1?.accessTokenURL].compactMap { $0 }
+        let urls = [
+            descriptor.authorization?.url, descriptor.token?.url, descriptor.device?.url, descriptor.followUp?.url,
+            descriptor.refresh?.url, descriptor.revocation?.url, descriptor.oauth1?.requestTokenURL,
+            descriptor.oauth1?.authorizeURL, descriptor.oauth1?.accessTokenURL,
+        ].compactMap { $0 }
         let items = urls.map { "<li><code>\(ConsentPage.escape(address.rewrite($0)))</code></li>" }.joined()
-        return .html(ConsentPage.page(title: "\(descriptor.name) sandbox", body: """
-            <p>Emulating \(ConsentPage.escape(descriptor.name)) from <code>\(ConsentPage.escape(descriptor.source))</code>.
-            Client id <code>\(ConsentPage.escape(options.clientID))</code>.</p>
-            <ul>\(items)<li><code>/whoami</code>, <code>/echo</code> (protected resource)</li></ul>
-            """), step: "index", summary: "index page")
+        return .html(
+            ConsentPage.page(
+                title: "\(descriptor.name) sandbox",
+                body: """
+                    <p>Emulating \(ConsentPage.escape(descriptor.name)) from <code>\(ConsentPage.escape(descriptor.source))</code>.
+                    Client id <code>\(ConsentPage.escape(options.clientID))</code>.</p>
+                    <ul>\(items)<li><code>/whoami</code>, <code>/echo</code> (protected resource)</li></ul>
+                    """), step: "index", summary: "index page")
     }
 
     // MARK: - Shared checks
@@ -175,7 +196,9 @@ package final class Emulator: @unchecked Sendable {
     /// do, `client_id` alone unless `token.publicClientAuthentication` says
     /// otherwise).
     /// - Returns: the client id that authenticated.
-    func authenticateClient(_ request: SandboxRequest, _ parameters: Parameters, as expected: ClientAuthentication?) throws -> String? {
+    func authenticateClient(_ request: SandboxRequest, _ parameters: Parameters, as expected: ClientAuthentication?)
+        throws -> String?
+    {
         guard let expected else { return nil }
         let basic = request.header("authorization").flatMap(Self.basicCredentials)
         let bodySecret = parameters["client_secret"]
@@ -187,14 +210,20 @@ package final class Emulator: @unchecked Sendable {
                 // The provider's own way for public clients: HTTP Basic with
                 // the id and an empty password (Reddit's installed apps).
                 guard let (id, sent) = basic else {
-                    throw Refusal.invalidClient("expected HTTP Basic with the client id and an empty password (the descriptor's publicClientAuthentication is basic)")
+                    throw Refusal.invalidClient(
+                        "expected HTTP Basic with the client id and an empty password (the descriptor's publicClientAuthentication is basic)"
+                    )
                 }
-                guard sent.isEmpty, bodySecret == nil else { throw Refusal.invalidClient("this client is public (it has no secret) but sent one") }
+                guard sent.isEmpty, bodySecret == nil else {
+                    throw Refusal.invalidClient("this client is public (it has no secret) but sent one")
+                }
                 guard ExactText.same(id, options.clientID) else { throw Refusal.invalidClient("unknown client_id") }
                 return id
             }
             // A public client: an id, and nothing that looks like a secret.
-            guard basic == nil, bodySecret == nil else { throw Refusal.invalidClient("this client is public (it has no secret) but sent one") }
+            guard basic == nil, bodySecret == nil else {
+                throw Refusal.invalidClient("this client is public (it has no secret) but sent one")
+            }
             guard let id = parameters["client_id"] else { throw Refusal.invalidRequest("client_id is missing") }
             guard ExactText.same(id, options.clientID) else { throw Refusal.invalidClient("unknown client_id") }
             return id
@@ -202,16 +231,25 @@ package final class Emulator: @unchecked Sendable {
         switch expected {
         case .basic:
             guard let (id, sent) = basic else {
-                throw Refusal.invalidClient("expected HTTP Basic client authentication (the descriptor's clientAuthentication is basic)")
+                throw Refusal.invalidClient(
+                    "expected HTTP Basic client authentication (the descriptor's clientAuthentication is basic)")
             }
-            guard ExactText.same(id, options.clientID), ConstantTime.equals(sent, secret) else { throw Refusal.invalidClient("wrong client id or secret") }
+            guard ExactText.same(id, options.clientID), ConstantTime.equals(sent, secret) else {
+                throw Refusal.invalidClient("wrong client id or secret")
+            }
             return id
         case .post:
-            guard basic == nil else { throw Refusal.invalidClient("expected client_id and client_secret in the body (clientAuthentication post), got HTTP Basic") }
-            guard let id = parameters["client_id"], let sent = bodySecret else {
-                throw Refusal.invalidClient("client_id and client_secret are required in the body (clientAuthentication post)")
+            guard basic == nil else {
+                throw Refusal.invalidClient(
+                    "expected client_id and client_secret in the body (clientAuthentication post), got HTTP Basic")
             }
-            guard ExactText.same(id, options.clientID), ConstantTime.equals(sent, secret) else { throw Refusal.invalidClient("wrong client id or secret") }
+            guard let id = parameters["client_id"], let sent = bodySecret else {
+                throw Refusal.invalidClient(
+                    "client_id and client_secret are required in the body (clientAuthentication post)")
+            }
+            guard ExactText.same(id, options.clientID), ConstantTime.equals(sent, secret) else {
+                throw Refusal.invalidClient("wrong client id or secret")
+            }
             return id
         case .none:
             guard let id = parameters["client_id"] else { throw Refusal.invalidRequest("client_id is missing") }
@@ -223,10 +261,10 @@ package final class Emulator: @unchecked Sendable {
     /// `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1).
     static func basicCredentials(_ header: String) -> (String, String)? {
         guard header.lowercased().hasPrefix("basic "),
-              let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingSpaces()),
-              let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":"),
-              let id = PercentEncoding.decode(String(text[..<colon]), plusAsSpace: true),
-              let secret = PercentEncoding.decode(String(text[text.index(after: colon)...]), plusAsSpace: true)
+            let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingSpaces()),
+            let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":"),
+            let id = PercentEncoding.decode(String(text[..<colon]), plusAsSpace: true),
+            let secret = PercentEncoding.decode(String(text[text.index(after: colon)...]), plusAsSpace: true)
         else { return nil }
         return (id, secret)
     }
@@ -237,9 +275,10 @@ package final class Emulator: @unchecked Sendable {
         registeredRedirects.contains { registered in
             if ExactText.same(registered, uri) { return true }
             guard let a = URLComponents(string: registered), let b = URLComponents(string: uri),
-                  a.scheme == "http", b.scheme == "http", let host = a.host, DescriptorValidator.isLoopback(host: host),
-                  a.host == b.host, a.percentEncodedPath == b.percentEncodedPath, a.percentEncodedQuery == b.percentEncodedQuery,
-                  b.fragment == nil, b.user == nil, b.password == nil
+                a.scheme == "http", b.scheme == "http", let host = a.host, DescriptorValidator.isLoopback(host: host),
+                a.host == b.host, a.percentEncodedPath == b.percentEncodedPath,
+                a.percentEncodedQuery == b.percentEncodedQuery,
+                b.fragment == nil, b.user == nil, b.password == nil
             else { return false }
             return true
         }
@@ -251,7 +290,9 @@ package final class Emulator: @unchecked Sendable {
         case .success(let pairs):
             var parameters = Parameters(pairs)
             if encoding != .query, let query = request.query, !query.isEmpty { parameters.merge(Parameters(query)) }
-            if let repeated = parameters.repeated { throw Refusal.invalidRequest("'\(repeated)' is sent more than once (RFC 6749 §3.2)") }
+            if let repeated = parameters.repeated {
+                throw Refusal.invalidRequest("'\(repeated)' is sent more than once (RFC 6749 §3.2)")
+            }
             return parameters
         case .failure(let problem):
             throw Refusal.invalidRequest(problem.text)
@@ -260,9 +301,12 @@ package final class Emulator: @unchecked Sendable {
 
     func shaped(_ refusal: Refusal, mapping: TokenResponseMapping, step: String) -> SandboxResponse {
         var headers = [(String, String)]()
-        if refusal.status == 401, refusal.code == "invalid_client" { headers.append(("WWW-Authenticate", "Basic realm=\"sandbox\"")) }
-        return .json(ProviderShape(mapping: mapping).error(refusal), status: refusal.status, step: step,
-                     summary: "\(refusal.code): \(refusal.description)", headers: headers)
+        if refusal.status == 401, refusal.code == "invalid_client" {
+            headers.append(("WWW-Authenticate", "Basic realm=\"sandbox\""))
+        }
+        return .json(
+            ProviderShape(mapping: mapping).error(refusal), status: refusal.status, step: step,
+            summary: "\(refusal.code): \(refusal.description)", headers: headers)
     }
 
     func scopeText(_ scopes: [String]) -> String { scopes.joined(separator: descriptor.scopes.separator) }

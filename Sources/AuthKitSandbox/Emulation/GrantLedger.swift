@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Everything the sandbox has issued, in memory: authorization requests
@@ -58,7 +59,11 @@ struct GrantLedger: Sendable {
     }
 
     struct DeviceCode: Sendable {
-        enum Status: Sendable { case pending, approved(account: String), denied, used }
+        enum Status: Sendable {
+            case pending
+            case approved(account: String)
+            case denied, used
+        }
         var userCode: String
         var scopes: [String]
         var status: Status
@@ -153,7 +158,9 @@ struct GrantLedger: Sendable {
         if nonces.count > Self.limit {
             // A nonce only matters while its timestamp is inside the five-minute window.
             nonces = nonces.filter { entry in
-                entry.split(separator: " ").first.flatMap { TimeInterval($0) }.map { abs(now.timeIntervalSince1970 - $0) <= 300 } ?? false
+                entry.split(separator: " ").first.flatMap { TimeInterval($0) }.map {
+                    abs(now.timeIntervalSince1970 - $0) <= 300
+                } ?? false
             }
         }
     }

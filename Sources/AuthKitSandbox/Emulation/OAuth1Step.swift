@@ -1,9 +1,10 @@
 import AuthKit
 import AuthKitOAuth1
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// OAuth 1.0a (RFC 5849): temporary credentials (§2.1), the authorization
@@ -31,21 +32,38 @@ extension Emulator {
             values[name] = value
             if name != "oauth_signature" { protocolParameters.append((name, value)) }
         }
-        guard ExactText.same(values["oauth_consumer_key"] ?? "", options.clientID), values["oauth_consumer_key"] != nil else { return .failure(Refusal("invalid_consumer", "unknown oauth_consumer_key", status: 401)) }
+        guard ExactText.same(values["oauth_consumer_key"] ?? "", options.clientID), values["oauth_consumer_key"] != nil
+        else { return .failure(Refusal("invalid_consumer", "unknown oauth_consumer_key", status: 401)) }
         guard let method = values["oauth_signature_method"].flatMap(OAuth1SignatureMethod.init(rawValue:)),
-              method.rawValue == descriptor.oauth1!.signatureMethod else {
-            return .failure(Refusal("invalid_request", "oauth_signature_method must be \(descriptor.oauth1!.signatureMethod)", status: 400))
+            method.rawValue == descriptor.oauth1!.signatureMethod
+        else {
+            return .failure(
+                Refusal(
+                    "invalid_request", "oauth_signature_method must be \(descriptor.oauth1!.signatureMethod)",
+                    status: 400))
         }
-        guard let signature = values["oauth_signature"] else { return .failure(Refusal("invalid_request", "oauth_signature is missing", status: 400)) }
+        guard let signature = values["oauth_signature"] else {
+            return .failure(Refusal("invalid_request", "oauth_signature is missing", status: 400))
+        }
         if method != .plaintext {
-            guard let timestamp = values["oauth_timestamp"].flatMap(TimeInterval.init), let nonce = values["oauth_nonce"], !nonce.isEmpty else {
-                return .failure(Refusal("invalid_request", "oauth_timestamp and oauth_nonce are required (RFC 5849 §3.3)", status: 400))
+            guard let timestamp = values["oauth_timestamp"].flatMap(TimeInterval.init),
+                let nonce = values["oauth_nonce"], !nonce.isEmpty
+            else {
+                return .failure(
+                    Refusal(
+                        "invalid_request", "oauth_timestamp and oauth_nonce are required (RFC 5849 §3.3)", status: 400))
             }
             guard abs(now.timeIntervalSince1970 - timestamp) <= 300 else {
-                return .failure(Refusal("timestamp_refused", "oauth_timestamp is more than five minutes from the server's clock", status: 401))
+                return .failure(
+                    Refusal(
+                        "timestamp_refused", "oauth_timestamp is more than five minutes from the server's clock",
+                        status: 401))
             }
             guard ledger.nonces.insert("\(values["oauth_timestamp"]!) \(nonce)").inserted else {
-                return .failure(Refusal("nonce_used", "this oauth_nonce was already used with this timestamp (RFC 5849 §3.3)", status: 401))
+                return .failure(
+                    Refusal(
+                        "nonce_used", "this oauth_nonce was already used with this timestamp (RFC 5849 §3.3)",
+                        status: 401))
             }
         }
         let token = values["oauth_token"]
@@ -55,18 +73,25 @@ extension Emulator {
         case .none:
             break
         case .request, .access:
-            guard let token, let record = ledger.oauth1Tokens[token], record.isAccessToken == (tokenKind == .access), !record.used else {
-                return .failure(Refusal("invalid_token", "oauth_token is unknown, used or of the wrong kind", status: 401))
+            guard let token, let record = ledger.oauth1Tokens[token], record.isAccessToken == (tokenKind == .access),
+                !record.used
+            else {
+                return .failure(
+                    Refusal("invalid_token", "oauth_token is unknown, used or of the wrong kind", status: 401))
             }
             tokenSecret = record.secret
             account = record.account
         }
-        let signer = OAuth1Signer(consumerKey: options.clientID, consumerSecret: options.clientSecret ?? "", signatureMethod: method)
+        let signer = OAuth1Signer(
+            consumerKey: options.clientID, consumerSecret: options.clientSecret ?? "", signatureMethod: method)
         guard let url = request.url,
-              let expected = try? signer.signature(method: request.method, url: url, contentType: request.header("content-type"),
-                                                   body: request.body, protocolParameters: protocolParameters, tokenSecret: tokenSecret),
-              ConstantTime.equals(expected, signature) else {
-            return .failure(Refusal("invalid_signature", "the signature does not match the request (RFC 5849 §3.4)", status: 401))
+            let expected = try? signer.signature(
+                method: request.method, url: url, contentType: request.header("content-type"),
+                body: request.body, protocolParameters: protocolParameters, tokenSecret: tokenSecret),
+            ConstantTime.equals(expected, signature)
+        else {
+            return .failure(
+                Refusal("invalid_signature", "the signature does not match the request (RFC 5849 §3.4)", status: 401))
         }
         return .success(VerifiedRequest(parameters: values, token: token, account: account))
     }
@@ -76,22 +101,30 @@ extension Emulator {
         switch verifyOAuth1(request, tokenKind: .none) {
         case .failure(let refusal): return oauth1Refusal(refusal, step: "request-token")
         case .success(let verified):
-            guard let callback = verified.parameters["oauth_callback"], callback == "oob" || isRegistered(callback) else {
-                return oauth1Refusal(Refusal("invalid_request", "oauth_callback is missing or not a registered callback (use 'oob' for a PIN)", status: 401),
-                                     step: "request-token")
+            guard let callback = verified.parameters["oauth_callback"], callback == "oob" || isRegistered(callback)
+            else {
+                return oauth1Refusal(
+                    Refusal(
+                        "invalid_request",
+                        "oauth_callback is missing or not a registered callback (use 'oob' for a PIN)", status: 401),
+                    step: "request-token")
             }
             let token = ledger.mint("request")
             let secret = ledger.mint("request-secret")
-            ledger.oauth1Tokens[token] = GrantLedger.OAuth1Token(secret: secret, callback: callback, isAccessToken: false)
-            return .form([("oauth_token", token), ("oauth_token_secret", secret), ("oauth_callback_confirmed", "true")],
-                         step: "request-token", summary: "temporary credentials issued")
+            ledger.oauth1Tokens[token] = GrantLedger.OAuth1Token(
+                secret: secret, callback: callback, isAccessToken: false)
+            return .form(
+                [("oauth_token", token), ("oauth_token_secret", secret), ("oauth_callback_confirmed", "true")],
+                step: "request-token", summary: "temporary credentials issued")
         }
     }
 
     /// §2.2: the consent page for a request token.
     func oauth1Authorize(_ request: SandboxRequest) -> SandboxResponse {
-        guard let token = request.query.flatMap({ Parameters($0)["oauth_token"] }), let record = ledger.oauth1Tokens[token],
-              !record.isAccessToken, !record.used, record.verifier == nil else {
+        guard let token = request.query.flatMap({ Parameters($0)["oauth_token"] }),
+            let record = ledger.oauth1Tokens[token],
+            !record.isAccessToken, !record.used, record.verifier == nil
+        else {
             return errorPage("oauth_token is missing, unknown or already authorized.", step: "authorize")
         }
         switch options.consent {
@@ -100,21 +133,28 @@ extension Emulator {
         case .ask:
             let id = ledger.mint("consent")
             let consent = GrantLedger.PendingConsent(
-                redirectURI: record.callback, sentRedirectURI: true, scopes: [], state: nil, challenge: nil, challengeMethod: nil,
+                redirectURI: record.callback, sentRedirectURI: true, scopes: [], state: nil, challenge: nil,
+                challengeMethod: nil,
                 expiresAt: now.addingTimeInterval(600), requestToken: token)
             ledger.consents[id] = consent
-            return .html(ConsentPage.consent(provider: descriptor.name, client: options.clientID, scopes: [], request: id,
-                                             approval: consent.approval, account: options.defaultAccount),
-                         step: "authorize", summary: "consent page")
+            return .html(
+                ConsentPage.consent(
+                    provider: descriptor.name, client: options.clientID, scopes: [], request: id,
+                    approval: consent.approval, account: options.defaultAccount),
+                step: "authorize", summary: "consent page")
         }
     }
 
     func oauth1Decide(requestToken: String, approve: Bool, account: String) -> SandboxResponse {
-        guard let record = ledger.oauth1Tokens[requestToken] else { return errorPage("Unknown request token.", step: "consent") }
+        guard let record = ledger.oauth1Tokens[requestToken] else {
+            return errorPage("Unknown request token.", step: "consent")
+        }
         guard approve else {
             ledger.oauth1Tokens[requestToken]?.used = true
             if record.callback == "oob" {
-                return .html(ConsentPage.message(title: descriptor.name, "You denied the application."), step: "consent", summary: "denied by \(account)")
+                return .html(
+                    ConsentPage.message(title: descriptor.name, "You denied the application."), step: "consent",
+                    summary: "denied by \(account)")
             }
             return redirectOAuth1(record.callback, [("denied", requestToken)], summary: "denied by \(account)")
         }
@@ -122,13 +162,18 @@ extension Emulator {
         ledger.oauth1Tokens[requestToken]?.verifier = verifier
         ledger.oauth1Tokens[requestToken]?.account = account
         if record.callback == "oob" {
-            return .html(ConsentPage.pin(provider: descriptor.name, verifier: verifier), step: "consent", summary: "approved by \(account); PIN shown")
+            return .html(
+                ConsentPage.pin(provider: descriptor.name, verifier: verifier), step: "consent",
+                summary: "approved by \(account); PIN shown")
         }
-        return redirectOAuth1(record.callback, [("oauth_token", requestToken), ("oauth_verifier", verifier)], summary: "approved by \(account)")
+        return redirectOAuth1(
+            record.callback, [("oauth_token", requestToken), ("oauth_verifier", verifier)],
+            summary: "approved by \(account)")
     }
 
     private func redirectOAuth1(_ callback: String, _ pairs: [(String, String)], summary: String) -> SandboxResponse {
-        .redirect(URL(string: callback)?.appendingQuery(pairs)?.absoluteString ?? callback, step: "consent", summary: summary)
+        .redirect(
+            URL(string: callback)?.appendingQuery(pairs)?.absoluteString ?? callback, step: "consent", summary: summary)
     }
 
     /// §2.3: token credentials for an authorized request token and its verifier (once).
@@ -138,16 +183,21 @@ extension Emulator {
         case .success(let verified):
             let requestToken = verified.token!
             let record = ledger.oauth1Tokens[requestToken]!
-            guard let expected = record.verifier, let sent = verified.parameters["oauth_verifier"], ConstantTime.equals(sent, expected) else {
-                return oauth1Refusal(Refusal("invalid_verifier", "oauth_verifier does not match", status: 401), step: "access-token")
+            guard let expected = record.verifier, let sent = verified.parameters["oauth_verifier"],
+                ConstantTime.equals(sent, expected)
+            else {
+                return oauth1Refusal(
+                    Refusal("invalid_verifier", "oauth_verifier does not match", status: 401), step: "access-token")
             }
             ledger.oauth1Tokens[requestToken]?.used = true
             let token = ledger.mint("access")
             let secret = ledger.mint("access-secret")
             let account = record.account ?? options.defaultAccount
-            ledger.oauth1Tokens[token] = GrantLedger.OAuth1Token(secret: secret, callback: "", account: account, isAccessToken: true)
-            return .form([("oauth_token", token), ("oauth_token_secret", secret), ("user_id", "1"), ("screen_name", account)],
-                         step: "access-token", summary: "token credentials issued for account \(account)")
+            ledger.oauth1Tokens[token] = GrantLedger.OAuth1Token(
+                secret: secret, callback: "", account: account, isAccessToken: true)
+            return .form(
+                [("oauth_token", token), ("oauth_token_secret", secret), ("user_id", "1"), ("screen_name", account)],
+                step: "access-token", summary: "token credentials issued for account \(account)")
         }
     }
 
@@ -157,13 +207,17 @@ extension Emulator {
         case .failure(let refusal): return oauth1Refusal(refusal, step: "revocation")
         case .success(let verified):
             ledger.oauth1Tokens[verified.token!]?.used = true
-            return .json(.object(["access_token": .string("invalidated")]), step: "revocation", summary: "token invalidated")
+            return .json(
+                .object(["access_token": .string("invalidated")]), step: "revocation", summary: "token invalidated")
         }
     }
 
     private func oauth1Refusal(_ refusal: Refusal, step: String) -> SandboxResponse {
-        .json(.object(["errors": .array([.object(["code": .string(refusal.code), "message": .string(refusal.description)])])]),
-              status: refusal.status, step: step, summary: "\(refusal.code): \(refusal.description)")
+        .json(
+            .object([
+                "errors": .array([.object(["code": .string(refusal.code), "message": .string(refusal.description)])])
+            ]),
+            status: refusal.status, step: step, summary: "\(refusal.code): \(refusal.description)")
     }
 
     /// `OAuth k="v", …` (RFC 5849 §3.5.1): names and values percent-decoded.
@@ -176,7 +230,9 @@ extension Emulator {
             var value = pair[pair.index(after: equals)...]
             guard value.count >= 2, value.first == "\"", value.last == "\"" else { return nil }
             value = value.dropFirst().dropLast()
-            guard let name = PercentEncoding.decode(String(pair[..<equals])), let decoded = PercentEncoding.decode(String(value)) else { return nil }
+            guard let name = PercentEncoding.decode(String(pair[..<equals])),
+                let decoded = PercentEncoding.decode(String(value))
+            else { return nil }
             fields.append((name, decoded))
         }
         return fields

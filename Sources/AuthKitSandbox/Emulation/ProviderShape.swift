@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Token answers and errors written where the descriptor says the client
@@ -44,7 +45,9 @@ struct ProviderShape: Sendable {
     }
 
     /// `node` with `value` at `components`, creating objects and arrays on the way.
-    static func setting(_ value: JSONValue, at components: ArraySlice<FieldPath.Component>, in node: JSONValue?) -> JSONValue {
+    static func setting(_ value: JSONValue, at components: ArraySlice<FieldPath.Component>, in node: JSONValue?)
+        -> JSONValue
+    {
         guard let first = components.first else { return value }
         let rest = components.dropFirst()
         switch first {

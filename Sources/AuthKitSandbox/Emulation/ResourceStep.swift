@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A protected resource, so a signed-in client has something to call
@@ -15,9 +16,10 @@ extension Emulator {
         if descriptor.protocol == .oauth1 {
             switch verifyOAuth1(request, tokenKind: .access) {
             case .failure(let refusal):
-                return .json(.object(["error": .string(refusal.code), "error_description": .string(refusal.description)]),
-                             status: 401, step: "resource", summary: "\(refusal.code): \(refusal.description)",
-                             headers: [("WWW-Authenticate", "OAuth realm=\"sandbox\"")])
+                return .json(
+                    .object(["error": .string(refusal.code), "error_description": .string(refusal.description)]),
+                    status: 401, step: "resource", summary: "\(refusal.code): \(refusal.description)",
+                    headers: [("WWW-Authenticate", "OAuth realm=\"sandbox\"")])
             case .success(let verified):
                 account = verified.account ?? "?"
                 scopes = []
@@ -36,40 +38,52 @@ extension Emulator {
             scopes = grant.scopes
         }
         if request.path == "/whoami" {
-            return .json(.object([
-                "account": .string(account), "provider": .string(descriptor.id),
-                "scopes": .array(scopes.map(JSONValue.string)), "client_id": .string(options.clientID),
-            ]), step: "resource", summary: "whoami for account \(account)")
+            return .json(
+                .object([
+                    "account": .string(account), "provider": .string(descriptor.id),
+                    "scopes": .array(scopes.map(JSONValue.string)), "client_id": .string(options.clientID),
+                ]), step: "resource", summary: "whoami for account \(account)")
         }
         // The echo shows what arrived, except the credential itself.
         let headers = request.headers.map { name, value in
-            JSONValue.array([.string(name), .string(name == "authorization" ? String(value.prefix { $0 != " " }) + " (hidden)" : value)])
+            JSONValue.array([
+                .string(name),
+                .string(name == "authorization" ? String(value.prefix { $0 != " " }) + " (hidden)" : value),
+            ])
         }
-        return .json(.object([
-            "method": .string(request.method), "path": .string(request.path), "query": .string(request.rawQuery ?? ""),
-            "headers": .array(headers), "body": .string(String(decoding: request.body, as: UTF8.self)), "account": .string(account),
-        ]), step: "resource", summary: "echo for account \(account)")
+        return .json(
+            .object([
+                "method": .string(request.method), "path": .string(request.path),
+                "query": .string(request.rawQuery ?? ""),
+                "headers": .array(headers), "body": .string(String(decoding: request.body, as: UTF8.self)),
+                "account": .string(account),
+            ]), step: "resource", summary: "echo for account \(account)")
     }
 
     private func bearerChallenge(_ code: String?, _ text: String) -> SandboxResponse {
         let challenge = "Bearer realm=\"sandbox\"" + (code.map { ", error=\"\($0)\"" } ?? "")
-        return .json(.object(["error": .string(code ?? "invalid_request"), "error_description": .string(text)]),
-                     status: 401, step: "resource", summary: text, headers: [("WWW-Authenticate", challenge)])
+        return .json(
+            .object(["error": .string(code ?? "invalid_request"), "error_description": .string(text)]),
+            status: 401, step: "resource", summary: text, headers: [("WWW-Authenticate", challenge)])
     }
 
     /// RFC 8414 §3: at `/.well-known/oauth-authorization-server` followed by
     /// the issuer's path (the sandbox's issuer is `BASE/HOST`), and at the bare location.
     func metadata(path: String) -> SandboxResponse {
         let issuerPath = String(issuer.dropFirst(address.base.count))
-        guard descriptor.protocol == .oauth2, path == "/.well-known/oauth-authorization-server" + issuerPath
-                || path == "/.well-known/oauth-authorization-server" else {
-            return .json(.object(["error": .string("not_found")]), status: 404, step: "metadata", summary: "no metadata here")
+        guard descriptor.protocol == .oauth2,
+            path == "/.well-known/oauth-authorization-server" + issuerPath
+                || path == "/.well-known/oauth-authorization-server"
+        else {
+            return .json(
+                .object(["error": .string("not_found")]), status: 404, step: "metadata", summary: "no metadata here")
         }
         var members: [String: JSONValue] = [
             "issuer": .string(issuer),
             "token_endpoint": .string(address.rewrite(descriptor.token!.url)),
-            "grant_types_supported": .array(((descriptor.authorization == nil ? [] : ["authorization_code"]) + ["refresh_token"]
-                + (descriptor.device == nil ? [] : [Self.deviceGrantType])).map(JSONValue.string)),
+            "grant_types_supported": .array(
+                ((descriptor.authorization == nil ? [] : ["authorization_code"]) + ["refresh_token"]
+                    + (descriptor.device == nil ? [] : [Self.deviceGrantType])).map(JSONValue.string)),
             "authorization_response_iss_parameter_supported": .bool(descriptor.issuer != nil),
         ]
         // A device-only provider has no authorization endpoint, and so no
@@ -79,10 +93,16 @@ extension Emulator {
             members["response_types_supported"] = .array([.string("code")])
         }
         let methods: [String: String] = ["basic": "client_secret_basic", "post": "client_secret_post", "none": "none"]
-        members["token_endpoint_auth_methods_supported"] = .array([.string(methods[descriptor.token!.clientAuthentication.rawValue]!)])
+        members["token_endpoint_auth_methods_supported"] = .array([
+            .string(methods[descriptor.token!.clientAuthentication.rawValue]!)
+        ])
         if descriptor.pkce.isEnabled { members["code_challenge_methods_supported"] = .array([.string("S256")]) }
-        if !descriptor.scopes.known.isEmpty { members["scopes_supported"] = .array(descriptor.scopes.known.map(JSONValue.string)) }
-        if let device = descriptor.device { members["device_authorization_endpoint"] = .string(address.rewrite(device.url)) }
+        if !descriptor.scopes.known.isEmpty {
+            members["scopes_supported"] = .array(descriptor.scopes.known.map(JSONValue.string))
+        }
+        if let device = descriptor.device {
+            members["device_authorization_endpoint"] = .string(address.rewrite(device.url))
+        }
         // Only an RFC 7009 revocation fits the metadata's single URL.
         if let revocation = descriptor.revocation, revocation.method == "POST", revocation.parameters["token"] != nil {
             members["revocation_endpoint"] = .string(address.rewrite(revocation.url))

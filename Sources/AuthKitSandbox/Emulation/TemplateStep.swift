@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A request that fits one of the descriptor's templates (follow-up exchange,
@@ -40,7 +41,11 @@ struct TemplateCall: Sendable {
         }
         for (name, value) in template.headers {
             let pattern = TemplatePattern(value)
-            if !pattern.variables.isEmpty, let sent = request.header(name.lowercased()), let captured = pattern.match(sent) { bind(captured) }
+            if !pattern.variables.isEmpty, let sent = request.header(name.lowercased()),
+                let captured = pattern.match(sent)
+            {
+                bind(captured)
+            }
         }
     }
 
@@ -54,9 +59,13 @@ struct TemplateCall: Sendable {
     /// Every variable of the template, with the place it should have come from when missing.
     var missing: String? {
         for (name, value) in template.parameters.sorted(by: { $0.key < $1.key }) {
-            for variable in TemplatePattern(value).variables where bindings[variable] == nil { return "parameter '\(name)' ({\(variable)})" }
+            for variable in TemplatePattern(value).variables where bindings[variable] == nil {
+                return "parameter '\(name)' ({\(variable)})"
+            }
         }
-        for variable in TemplatePattern(template.url).variables where bindings[variable] == nil { return "{\(variable)} in the URL" }
+        for variable in TemplatePattern(template.url).variables where bindings[variable] == nil {
+            return "{\(variable)} in the URL"
+        }
         return nil
     }
 }
@@ -72,9 +81,15 @@ extension Emulator {
         default: step = "revocation"
         }
         do {
-            if case .failure(let problem) = call.request.bodyParameters(template.encoding) { throw Refusal.invalidRequest(problem.text) }
-            if let repeated = call.parameters.repeated { throw Refusal.invalidRequest("'\(repeated)' is sent more than once") }
-            if let conflict = call.conflict { throw Refusal.invalidRequest("{\(conflict)} has two different values in one request") }
+            if case .failure(let problem) = call.request.bodyParameters(template.encoding) {
+                throw Refusal.invalidRequest(problem.text)
+            }
+            if let repeated = call.parameters.repeated {
+                throw Refusal.invalidRequest("'\(repeated)' is sent more than once")
+            }
+            if let conflict = call.conflict {
+                throw Refusal.invalidRequest("{\(conflict)} has two different values in one request")
+            }
             if let missing = call.missing { throw Refusal.invalidRequest("\(missing) is missing") }
             // A client without a secret identifies itself as the provider's public clients do (authenticateClient).
             _ = try authenticateClient(call.request, call.parameters, as: template.clientAuthentication)
@@ -83,21 +98,30 @@ extension Emulator {
             case .followUp:
                 let (grantID, grant) = try grantOfAccessToken(call.bindings)
                 // The provider's long-lived token: 60 days, as Instagram's.
-                return issue(grant: grantID, scopes: grant.scopes, step: step, summary: "follow-up exchange for account \(grant.account)",
-                             mapping: template.response, status: template.successStatus.first, lifetime: 60 * 86_400, refresh: false)
+                return issue(
+                    grant: grantID, scopes: grant.scopes, step: step,
+                    summary: "follow-up exchange for account \(grant.account)",
+                    mapping: template.response, status: template.successStatus.first, lifetime: 60 * 86_400,
+                    refresh: false)
             case .refresh:
-                let (grantID, grant) = try call.bindings["refresh_token"].map(useRefreshToken) ?? grantOfAccessToken(call.bindings)
-                return issue(grant: grantID, scopes: grant.scopes, step: step, summary: "refreshed (provider's own call) for account \(grant.account)",
-                             mapping: template.response, status: template.successStatus.first,
-                             lifetime: call.bindings["refresh_token"] == nil ? 60 * 86_400 : nil,
-                             refresh: call.bindings["refresh_token"] != nil)
+                let (grantID, grant) =
+                    try call.bindings["refresh_token"].map(useRefreshToken) ?? grantOfAccessToken(call.bindings)
+                return issue(
+                    grant: grantID, scopes: grant.scopes, step: step,
+                    summary: "refreshed (provider's own call) for account \(grant.account)",
+                    mapping: template.response, status: template.successStatus.first,
+                    lifetime: call.bindings["refresh_token"] == nil ? 60 * 86_400 : nil,
+                    refresh: call.bindings["refresh_token"] != nil)
             default:
                 // RFC 7009 §2.2: an unknown or already invalid token is not an error.
-                let token = call.bindings["access_token"] ?? call.bindings["refresh_token"] ?? call.parameters["token"] ?? ""
+                let token =
+                    call.bindings["access_token"] ?? call.bindings["refresh_token"] ?? call.parameters["token"] ?? ""
                 let grant = ledger.accessTokens[token]?.grant ?? ledger.refreshTokens[token]?.grant
                 if let grant { ledger.revoke(grant: grant) }
                 let status = template.successStatus.first ?? 200
-                return .empty(status: status, step: step, summary: grant == nil ? "unknown token: nothing to revoke" : "grant revoked")
+                return .empty(
+                    status: status, step: step,
+                    summary: grant == nil ? "unknown token: nothing to revoke" : "grant revoked")
             }
         } catch let refusal as Refusal {
             return shaped(refusal, mapping: template.response, step: step)
@@ -108,15 +132,23 @@ extension Emulator {
 
     /// `{client_id}`, `{client_secret}` and `{redirect_uri}` must be the registered client's.
     private func checkClientVariables(_ bindings: [String: String]) throws {
-        if let id = bindings["client_id"], !ExactText.same(id, options.clientID) { throw Refusal.invalidClient("unknown client_id") }
-        if let secret = bindings["client_secret"] {
-            guard let expected = options.clientSecret, ConstantTime.equals(secret, expected) else { throw Refusal.invalidClient("wrong client secret") }
+        if let id = bindings["client_id"], !ExactText.same(id, options.clientID) {
+            throw Refusal.invalidClient("unknown client_id")
         }
-        if let redirect = bindings["redirect_uri"], !isRegistered(redirect) { throw Refusal.invalidRequest("redirect_uri is not registered") }
+        if let secret = bindings["client_secret"] {
+            guard let expected = options.clientSecret, ConstantTime.equals(secret, expected) else {
+                throw Refusal.invalidClient("wrong client secret")
+            }
+        }
+        if let redirect = bindings["redirect_uri"], !isRegistered(redirect) {
+            throw Refusal.invalidRequest("redirect_uri is not registered")
+        }
     }
 
     private func grantOfAccessToken(_ bindings: [String: String]) throws -> (Int, GrantLedger.Grant) {
-        guard let token = bindings["access_token"] else { throw Refusal.invalidRequest("no access token in the request") }
+        guard let token = bindings["access_token"] else {
+            throw Refusal.invalidRequest("no access token in the request")
+        }
         guard let (id, grant) = ledger.liveGrant(ofAccessToken: token, at: now) else {
             throw Refusal("invalid_token", "the access token is unknown, expired or revoked", status: 400)
         }

@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The token endpoint (RFC 6749 §3.2): the code exchange (§4.1.3), refresh
@@ -14,7 +15,9 @@ extension Emulator {
         let endpoint = descriptor.token!
         do {
             let parameters = try parameters(of: request, endpoint.encoding)
-            let grantType = parameters["grant_type"] ?? (endpoint.sendGrantType ? nil : (parameters.has("code") ? "authorization_code" : nil))
+            let grantType =
+                parameters["grant_type"]
+                ?? (endpoint.sendGrantType ? nil : (parameters.has("code") ? "authorization_code" : nil))
             guard let grantType else { throw Refusal.invalidRequest("grant_type is missing") }
             switch grantType {
             case "authorization_code":
@@ -50,22 +53,32 @@ extension Emulator {
         ledger.codes[code] = record
         guard record.expiresAt > now else { throw Refusal.invalidGrant("the code has expired") }
         if record.sentRedirectURI {
-            guard ExactText.same(parameters.values["redirect_uri"] ?? "", record.redirectURI), parameters.values["redirect_uri"] != nil else {
-                throw Refusal.invalidGrant("redirect_uri must be identical to the one in the authorization request (RFC 6749 §4.1.3)")
+            guard ExactText.same(parameters.values["redirect_uri"] ?? "", record.redirectURI),
+                parameters.values["redirect_uri"] != nil
+            else {
+                throw Refusal.invalidGrant(
+                    "redirect_uri must be identical to the one in the authorization request (RFC 6749 §4.1.3)")
             }
         } else if let sent = parameters["redirect_uri"], !ExactText.same(sent, record.redirectURI) {
             throw Refusal.invalidGrant("redirect_uri does not match the redirect the code was sent to")
         }
         if let challenge = record.challenge {
-            guard let verifier = parameters["code_verifier"] else { throw Refusal.invalidGrant("code_verifier is missing (the request had a code_challenge)") }
-            guard Self.verifies(verifier: verifier, challenge: challenge, method: record.challengeMethod ?? "plain") else {
+            guard let verifier = parameters["code_verifier"] else {
+                throw Refusal.invalidGrant("code_verifier is missing (the request had a code_challenge)")
+            }
+            guard Self.verifies(verifier: verifier, challenge: challenge, method: record.challengeMethod ?? "plain")
+            else {
                 throw Refusal.invalidGrant("code_verifier does not match the code_challenge (RFC 7636 §4.6)")
             }
         } else if descriptor.pkce.isEnabled, parameters.has("code_verifier") {
             throw Refusal.invalidGrant("code_verifier sent, but the authorization request had no code_challenge")
         }
-        guard let grant = ledger.grants[record.grant], !grant.revoked else { throw Refusal.invalidGrant("the grant was revoked") }
-        return issue(grant: record.grant, scopes: grant.scopes, step: "token", summary: "code exchanged for account \(grant.account)")
+        guard let grant = ledger.grants[record.grant], !grant.revoked else {
+            throw Refusal.invalidGrant("the grant was revoked")
+        }
+        return issue(
+            grant: record.grant, scopes: grant.scopes, step: "token",
+            summary: "code exchanged for account \(grant.account)")
     }
 
     private func refresh(_ parameters: Parameters) throws -> SandboxResponse {
@@ -75,7 +88,9 @@ extension Emulator {
         if let asked = parameters["scope"] {
             // §6: the scope may narrow, never widen.
             scopes = splitScopes(asked)
-            if let extra = scopes.first(where: { !grant.scopes.contains($0) }) { throw Refusal("invalid_scope", "'\(extra)' was not granted") }
+            if let extra = scopes.first(where: { !grant.scopes.contains($0) }) {
+                throw Refusal("invalid_scope", "'\(extra)' was not granted")
+            }
         }
         return issue(grant: grantID, scopes: scopes, step: "refresh", summary: "refreshed for account \(grant.account)")
     }
@@ -83,8 +98,12 @@ extension Emulator {
     /// Marks `token` used. A rotated token used again means two parties hold
     /// it: the whole grant is revoked (RFC 9700 §4.14.2).
     func useRefreshToken(_ token: String) throws -> (Int, GrantLedger.Grant) {
-        guard let record = ledger.refreshTokens[token] else { throw Refusal.invalidGrant("the refresh token is unknown") }
-        guard let grant = ledger.grants[record.grant], !grant.revoked else { throw Refusal.invalidGrant("the refresh token was revoked") }
+        guard let record = ledger.refreshTokens[token] else {
+            throw Refusal.invalidGrant("the refresh token is unknown")
+        }
+        guard let grant = ledger.grants[record.grant], !grant.revoked else {
+            throw Refusal.invalidGrant("the refresh token was revoked")
+        }
         if record.rotated {
             ledger.revoke(grant: record.grant)
             throw Refusal.invalidGrant("refresh token reused after rotation: every token of this grant is revoked")
@@ -95,12 +114,15 @@ extension Emulator {
 
     /// A new access token (and, when configured, a new refresh token) for
     /// `grant`, written in the descriptor's shape with its success status.
-    func issue(grant: Int, scopes: [String], step: String, summary: String,
-               mapping: TokenResponseMapping? = nil, status: Int? = nil, lifetime: TimeInterval? = nil, refresh: Bool = true) -> SandboxResponse {
+    func issue(
+        grant: Int, scopes: [String], step: String, summary: String,
+        mapping: TokenResponseMapping? = nil, status: Int? = nil, lifetime: TimeInterval? = nil, refresh: Bool = true
+    ) -> SandboxResponse {
         let endpoint = descriptor.token!
         let access = ledger.mint("access")
         let lifetime = lifetime ?? options.accessTokenLifetime
-        ledger.accessTokens[access] = GrantLedger.AccessToken(grant: grant, expiresAt: lifetime.map { now.addingTimeInterval($0) })
+        ledger.accessTokens[access] = GrantLedger.AccessToken(
+            grant: grant, expiresAt: lifetime.map { now.addingTimeInterval($0) })
         var refreshToken: String?
         if refresh, options.issuesRefreshTokens {
             refreshToken = ledger.mint("refresh")
@@ -110,8 +132,10 @@ extension Emulator {
         // describes a provider that does not tell it (Salesforce): the token
         // still expires, but the answer has no `expires_in`.
         let told = descriptor.refreshPolicy.assumedLifetime > 0 ? nil : lifetime
-        let body = ProviderShape(mapping: mapping ?? endpoint.response).token(.init(
-            accessToken: access, expiresIn: told.map { Int($0) }, refreshToken: refreshToken, scope: scopeText(scopes)))
+        let body = ProviderShape(mapping: mapping ?? endpoint.response).token(
+            .init(
+                accessToken: access, expiresIn: told.map { Int($0) }, refreshToken: refreshToken,
+                scope: scopeText(scopes)))
         return .json(body, status: status ?? endpoint.successStatus.first ?? 200, step: step, summary: summary)
     }
 }

@@ -1,18 +1,19 @@
 import AuthKit
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// HTTP/1.1 on a loopback address, one request per connection, handing each
@@ -50,9 +51,11 @@ final class SandboxHTTPServer: @unchecked Sendable {
     let refused: @Sendable (_ line: String?, _ status: Int, _ reason: String) -> Void
     let requestTimeout: Duration
 
-    init(requestTimeout: Duration = SandboxHTTPServer.standardRequestTimeout,
-         refused: @escaping @Sendable (_ line: String?, _ status: Int, _ reason: String) -> Void = { _, _, _ in },
-         respond: @escaping @Sendable (SandboxRequest) -> SandboxResponse) {
+    init(
+        requestTimeout: Duration = SandboxHTTPServer.standardRequestTimeout,
+        refused: @escaping @Sendable (_ line: String?, _ status: Int, _ reason: String) -> Void = { _, _, _ in },
+        respond: @escaping @Sendable (SandboxRequest) -> SandboxResponse
+    ) {
         self.requestTimeout = requestTimeout
         self.refused = refused
         self.respond = respond
@@ -62,13 +65,16 @@ final class SandboxHTTPServer: @unchecked Sendable {
     /// - Throws: ``SandboxError`` naming the port and the system's reason.
     func start(port: Int) async throws -> Int {
         // SwiftNIO traps on a port that does not fit 16 bits.
-        guard (0...65535).contains(port) else { throw SandboxError.cannotListen(port: port, reason: "not a TCP port (0–65535)") }
+        guard (0...65535).contains(port) else {
+            throw SandboxError.cannotListen(port: port, reason: "not a TCP port (0–65535)")
+        }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [self] channel in
                 channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
-                    channel.pipeline.addHandler(SandboxRequestHandler(server: self, port: channel.localAddress?.port ?? 0))
+                    channel.pipeline.addHandler(
+                        SandboxRequestHandler(server: self, port: channel.localAddress?.port ?? 0))
                 }
             }
         let channel: Channel
@@ -148,13 +154,16 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
         case .body(var buffer):
             guard let head else { return }
             // Chunked bodies say nothing in advance; count what arrives.
-            guard body.count + buffer.readableBytes <= SandboxHTTPServer.maxBodyBytes else { return refuseTooLarge(head, context: context) }
+            guard body.count + buffer.readableBytes <= SandboxHTTPServer.maxBodyBytes else {
+                return refuseTooLarge(head, context: context)
+            }
             if let bytes = buffer.readBytes(length: buffer.readableBytes) { body.append(contentsOf: bytes) }
         case .end:
             guard let head else { return }
-            let request = SandboxRequest(method: head.method.rawValue, target: head.uri,
-                                         headers: head.headers.map { ($0.name, $0.value) }, body: body,
-                                         origin: "http://127.0.0.1:\(port)")
+            let request = SandboxRequest(
+                method: head.method.rawValue, target: head.uri,
+                headers: head.headers.map { ($0.name, $0.value) }, body: body,
+                origin: "http://127.0.0.1:\(port)")
             let answer = send(server.respond(request), to: head, context: context)
             close(after: answer, context: context)
         }
@@ -176,13 +185,17 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
         answer = send(.empty(status: 413, step: "unknown", summary: reason), to: head, context: context)
     }
 
-    private func send(_ response: SandboxResponse, to head: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+    private func send(_ response: SandboxResponse, to head: HTTPRequestHead, context: ChannelHandlerContext)
+        -> EventLoopFuture<Void>
+    {
         self.head = nil
         var headers = HTTPHeaders(response.headers)
         headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
         headers.replaceOrAdd(name: "Connection", value: "close")
         let status = HTTPResponseStatus(statusCode: response.status)
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+            promise: nil)
         if !response.body.isEmpty {
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)
         }
@@ -202,7 +215,9 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
         // ours is complete, what follows on the connection is not logged:
         // it is closed after the one request it serves.
         if let error = error as? HTTPParserError, answer == nil {
-            let reason = error == .headerOverflow ? "header section over NIO's 80 KiB" : "not a well-formed HTTP/1.1 request (\(error))"
+            let reason =
+                error == .headerOverflow
+                ? "header section over NIO's 80 KiB" : "not a well-formed HTTP/1.1 request (\(error))"
             server.refused(head.map { "\($0.method.rawValue) \($0.uri.prefix { $0 != "?" })" }, 400, reason)
         }
         context.close(promise: nil)

@@ -1,8 +1,9 @@
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What the emulation answers, and the event it reports.
@@ -14,26 +15,40 @@ package struct SandboxResponse: Sendable {
     var summary: String
     var step: String
 
-    static func json(_ value: JSONValue, status: Int = 200, step: String, summary: String, headers: [(String, String)] = []) -> SandboxResponse {
-        SandboxResponse(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + headers,
-                        body: value.sandboxEncoded(), summary: summary, step: step)
+    static func json(
+        _ value: JSONValue, status: Int = 200, step: String, summary: String, headers: [(String, String)] = []
+    ) -> SandboxResponse {
+        SandboxResponse(
+            status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + headers,
+            body: value.sandboxEncoded(), summary: summary, step: step)
     }
 
     static func form(_ pairs: [(String, String)], status: Int = 200, step: String, summary: String) -> SandboxResponse {
-        SandboxResponse(status: status, headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Cache-Control", "no-store")],
-                        body: FormURLEncoding.encodedBody(pairs), summary: summary, step: step)
+        SandboxResponse(
+            status: status,
+            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Cache-Control", "no-store")],
+            body: FormURLEncoding.encodedBody(pairs), summary: summary, step: step)
     }
 
     static func html(_ page: String, status: Int = 200, step: String, summary: String) -> SandboxResponse {
-        SandboxResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
-                                                  ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"),
-                                                  ("X-Frame-Options", "DENY")],
-                        body: Data(page.utf8), summary: summary, step: step)
+        SandboxResponse(
+            status: status,
+            headers: [
+                ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
+                (
+                    "Content-Security-Policy",
+                    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
+                ),
+                ("X-Frame-Options", "DENY"),
+            ],
+            body: Data(page.utf8), summary: summary, step: step)
     }
 
     /// 302 to `location` (RFC 6749 §4.1.2).
     static func redirect(_ location: String, step: String, summary: String) -> SandboxResponse {
-        SandboxResponse(status: 302, headers: [("Location", location), ("Cache-Control", "no-store")], body: Data(), summary: summary, step: step)
+        SandboxResponse(
+            status: 302, headers: [("Location", location), ("Cache-Control", "no-store")], body: Data(),
+            summary: summary, step: step)
     }
 
     static func empty(status: Int, step: String, summary: String) -> SandboxResponse {

@@ -6,9 +6,10 @@ import AuthKit
 import AuthKitLoopback
 import AuthKitOAuth1
 import Foundation
+
 #if canImport(FoundationNetworking)
-import AuthKitFoundationNetworking // URLRequest signing on Linux, as URLRequest itself
-import FoundationNetworking
+    import AuthKitFoundationNetworking // URLRequest signing on Linux, as URLRequest itself
+    import FoundationNetworking
 #endif
 
 // 1. The provider and your app's consumer key and secret, as for any provider.

@@ -11,5 +11,7 @@ import AuthKitOAuth1
 import Logging
 
 // Touch one symbol of each module so none is dropped at link time.
-let linked: [Any.Type] = [ProviderCatalog.self, OAuth1Signer.self, LoopbackUserAgent.self, Logger.self, CommandConfiguration.self]
+let linked: [Any.Type] = [
+    ProviderCatalog.self, OAuth1Signer.self, LoopbackUserAgent.self, Logger.self, CommandConfiguration.self,
+]
 print("hello from \(linked.count) modules")

@@ -2,9 +2,9 @@
 // (FoundationEssentials on Linux; Foundation where that is all there is), for
 // Benchmarks/run-benchmarks' sign-in rows.
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 print("hello at \(Date().timeIntervalSince1970 > 0)")

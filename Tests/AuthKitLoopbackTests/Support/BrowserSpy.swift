@@ -1,6 +1,7 @@
 import AuthKit
-@testable import AuthKitLoopback
 import Foundation
+
+@testable import AuthKitLoopback
 
 /// A browser that only records what it was asked to open.
 final class BrowserSpy: Sendable {
@@ -30,7 +31,8 @@ final class BrowserSpy: Sendable {
 /// open the authorization URL (the listener is bound by then), and returns the
 /// running task and that URL.
 func start(_ agent: LoopbackUserAgent, _ attempt: TestAttempt, browser: BrowserSpy) async throws
-    -> (task: Task<UserAgentResult, Error>, authorizationURL: URL) {
+    -> (task: Task<UserAgentResult, Error>, authorizationURL: URL)
+{
     let task = Task {
         defer { browser.finish() }
         return try await agent.run(attempt.session)

@@ -1,5 +1,6 @@
-@testable import AuthKitLoopback
 import Foundation
+
+@testable import AuthKitLoopback
 
 /// Thread-safe list of events.
 final class EventLog: @unchecked Sendable {

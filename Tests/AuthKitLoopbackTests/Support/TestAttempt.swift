@@ -1,6 +1,7 @@
 import AuthKit
-@testable import AuthKitLoopback
 import Foundation
+
+@testable import AuthKitLoopback
 
 /// Plays the OAuth client's side of an ``AuthorizationSession`` the way
 /// `OAuth2Client.authorize(using:)` does: `makeAuthorizationURL` records the
@@ -14,8 +15,10 @@ final class TestAttempt: @unchecked Sendable {
     private let lock = NSLock()
     private var chosen: URL?
 
-    init(redirectURI: String = "http://127.0.0.1/callback", flexible: Bool = true,
-         providerName: String = "Local <Test>", state: String = "st-\(UUID().uuidString)") {
+    init(
+        redirectURI: String = "http://127.0.0.1/callback", flexible: Bool = true,
+        providerName: String = "Local <Test>", state: String = "st-\(UUID().uuidString)"
+    ) {
         self.requested = URL(string: redirectURI)!
         self.flexible = flexible
         self.providerName = providerName

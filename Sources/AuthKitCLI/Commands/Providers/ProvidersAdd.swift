@@ -1,9 +1,10 @@
 import ArgumentParser
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 struct ProvidersAdd: WorkspaceCommand {
@@ -13,49 +14,66 @@ struct ProvidersAdd: WorkspaceCommand {
         abstract: "Add a provider from its issuer's metadata (RFC 8414, or OpenID Connect discovery).",
         usage: "authkit providers add [<options>] <id> --issuer <url>",
         discussion: """
-        Reads the server's metadata, checks that it names the issuer you gave,
-        and writes $AUTHKIT_HOME/providers/ID.json: endpoints (authorization,
-        token, revocation, device), PKCE, client authentication, RFC 9207 iss,
-        known scopes. An existing file is never replaced without --force.
+            Reads the server's metadata, checks that it names the issuer you gave,
+            and writes $AUTHKIT_HOME/providers/ID.json: endpoints (authorization,
+            token, revocation, device), PKCE, client authentication, RFC 9207 iss,
+            known scopes. An existing file is never replaced without --force.
 
-        Example:
-          authkit providers add acme --issuer https://auth.acme.example
-          AUTHKIT_ACME_CLIENT_ID=… authkit authorize --provider acme
-        """)
+            Example:
+              authkit providers add acme --issuer https://auth.acme.example
+              AUTHKIT_ACME_CLIENT_ID=… authkit authorize --provider acme
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The id to give it (lowercase letters, digits, '-', '_').") var id: String
-    @Option(help: ArgumentHelp("The issuer identifier, exactly as the server names itself.", valueName: "url")) var issuer: String
+    @Option(help: ArgumentHelp("The issuer identifier, exactly as the server names itself.", valueName: "url"))
+    var issuer: String
     @Flag(help: "Replace an existing file of that name, or a bundled provider of that id.") var force = false
-    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds the whole discovery may take, both metadata locations included.", valueName: "seconds"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Seconds the whole discovery may take, both metadata locations included.", valueName: "seconds"))
     var timeout = 30
 
     func validate() throws {
         try TimeoutOption.check(timeout)
         guard DescriptorValidator.isValidName(id) else {
-            throw ValidationError("'\(DisplayText.sanitized(id, limit: 80))' is not a valid provider id; use lowercase letters, digits, '-' and '_' (e.g. acme).")
+            throw ValidationError(
+                "'\(DisplayText.sanitized(id, limit: 80))' is not a valid provider id; use lowercase letters, digits, '-' and '_' (e.g. acme)."
+            )
         }
         // Refused before the metadata is fetched: each was only found when
         // the file could not be written (a name too long), or, written,
         // never read (schema.json is the schema, not a provider).
         if id.count > Self.longestID {
-            throw ValidationError("The provider id is \(id.count) characters long; use at most \(Self.longestID) (e.g. acme).")
+            throw ValidationError(
+                "The provider id is \(id.count) characters long; use at most \(Self.longestID) (e.g. acme).")
         }
         if id == "schema" {
-            throw ValidationError("'schema' names the descriptors' schema (providers/schema.json), which is never read as a provider; choose another id, such as schema-idp.")
+            throw ValidationError(
+                "'schema' names the descriptors' schema (providers/schema.json), which is never read as a provider; choose another id, such as schema-idp."
+            )
         }
-        guard let url = URL(string: issuer), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
-            throw ValidationError("--issuer takes an absolute https URL such as https://auth.example.com; got '\(issuer)'.")
+        guard let url = URL(string: issuer), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            url.host != nil
+        else {
+            throw ValidationError(
+                "--issuer takes an absolute https URL such as https://auth.example.com; got '\(issuer)'.")
         }
-        if scheme == "http", !url.isLoopback { throw ValidationError("--issuer must use https (plain http only for 127.0.0.1 test servers).") }
+        if scheme == "http", !url.isLoopback {
+            throw ValidationError("--issuer must use https (plain http only for 127.0.0.1 test servers).")
+        }
         // RFC 8414 §2: "a URL that uses the https scheme and has no query or
         // fragment components"; a user name or password would be sent to the
         // metadata locations as Basic credentials (and is not repeated here).
         if url.user != nil || url.password != nil {
-            throw ValidationError("--issuer must not carry a user name or password (user:password@); an issuer identifier is the server's plain URL.")
+            throw ValidationError(
+                "--issuer must not carry a user name or password (user:password@); an issuer identifier is the server's plain URL."
+            )
         }
         if url.query != nil || url.fragment != nil {
-            throw ValidationError("--issuer has no query or fragment (RFC 8414 §2); got '\(DisplayText.sanitized(issuer, limit: 200))'.")
+            throw ValidationError(
+                "--issuer has no query or fragment (RFC 8414 §2); got '\(DisplayText.sanitized(issuer, limit: 200))'.")
         }
     }
 
@@ -63,36 +81,47 @@ struct ProvidersAdd: WorkspaceCommand {
     static let longestID = 64
 
     func run(in workspace: Workspace) async throws {
-        let directory = AuthKitHome.directory(environment: workspace.environment).appendingPathComponent("providers", isDirectory: true)
+        let directory = AuthKitHome.directory(environment: workspace.environment).appendingPathComponent(
+            "providers", isDirectory: true)
         let target = directory.appendingPathComponent("\(id).json")
         if FileManager.default.fileExists(atPath: target.path), !force {
-            throw CLIError("\(target.path) exists already; it was left as it is. Pass --force to replace it.", status: .badInput)
+            throw CLIError(
+                "\(target.path) exists already; it was left as it is. Pass --force to replace it.", status: .badInput)
         }
         // `providers add github --issuer …` silently replaced the bundled GitHub
         // for every command; that is what `providers override` is for.
         if !force, ProviderCatalog.bundledFile(id: id) != nil {
-            let name = (try? ProviderCatalog(includeBundled: true, directories: []).descriptor(id: id).name).map { " (\($0))" } ?? ""
-            throw CLIError("'\(id)' is a bundled provider\(name); a file of that id would replace it for every command. Choose another id, such as \(id)-2, or pass --force to replace it.")
+            let name =
+                (try? ProviderCatalog(includeBundled: true, directories: []).descriptor(id: id).name).map { " (\($0))" }
+                ?? ""
+            throw CLIError(
+                "'\(id)' is a bundled provider\(name); a file of that id would replace it for every command. Choose another id, such as \(id)-2, or pass --force to replace it."
+            )
         }
-        let found = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: id, timeout: .seconds(timeout))
+        let found = try await ProviderDescriptor.discover(
+            issuer: URL(string: issuer)!, id: id, timeout: .seconds(timeout))
         var descriptor = found
         descriptor.source = target.path
         let file = try descriptor.encodedAsFile()
         // Pretty-printed, a document under the fetch's 1 MiB cap (95,000
         // scopes) made a file every command then refused to read.
         guard file.count <= DescriptorLoader.maximumFileSize else {
-            throw CLIError("""
+            throw CLIError(
+                """
                 The descriptor made from \(found.source) would be \(file.count) bytes, more than the \(DescriptorLoader.maximumFileSize) a provider \
                 file may hold, so no command could read it; nothing was written. Its metadata lists far more than any sign-in uses \
                 (scopes_supported, most likely): write the descriptor by hand instead (docs/providers.md).
                 """, status: .badInput)
         }
         guard try UserProviderFile.write(file, to: target, replacing: force) else {
-            throw CLIError("\(target.path) appeared while the metadata was read; it was left as it is. Pass --force to replace it.", status: .badInput)
+            throw CLIError(
+                "\(target.path) appeared while the metadata was read; it was left as it is. Pass --force to replace it.",
+                status: .badInput)
         }
         Console.out(target.path)
         var summary = ["Added \(id) from \(found.source):"] + ProvidersShow.endpoints(of: found).map { "  " + $0 }
-        summary.append("Sign in with: \(ClientSettings.environmentPrefix(for: id))_CLIENT_ID=… authkit authorize --provider \(id)")
+        summary.append(
+            "Sign in with: \(ClientSettings.environmentPrefix(for: id))_CLIENT_ID=… authkit authorize --provider \(id)")
         summary.map { DisplayText.sanitized($0, limit: 400) }.forEach(Console.err)
     }
 }

@@ -23,7 +23,8 @@ struct ProvidersList: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         let rows = workspace.catalog.ids.compactMap { id in
             workspace.catalog.entries[id].map {
-                Row(id: id, name: $0.descriptor.name, protocol: $0.descriptor.protocol.rawValue, file: $0.file,
+                Row(
+                    id: id, name: $0.descriptor.name, protocol: $0.descriptor.protocol.rawValue, file: $0.file,
                     overrides: $0.replaced?.source)
             }
         }
@@ -77,16 +78,22 @@ struct ProvidersList: WorkspaceCommand {
         do {
             configuration = try UserConfiguration.load(home: home)
         } catch let error as AuthKitError {
-            return ["config.json cannot be used; commands that need a client id will stop on it: " + ErrorReport.message(for: error)]
+            return [
+                "config.json cannot be used; commands that need a client id will stop on it: "
+                    + ErrorReport.message(for: error)
+            ]
         } catch {
             return ["config.json cannot be used: \(error)"]
         }
         guard let entries = configuration.providers?.keys else { return [] }
         return entries.sorted().compactMap { entry in
-            guard workspace.catalog.entry(id: entry) == nil, workspace.catalog.problems[entry] == nil else { return nil }
+            guard workspace.catalog.entry(id: entry) == nil, workspace.catalog.problems[entry] == nil else {
+                return nil
+            }
             let shown = DisplayText.sanitized(entry, limit: 40)
             let guess = workspace.catalog.suggestions(for: entry).first.map { ": did you mean '\($0)'?" } ?? "."
-            return "\(home.appendingPathComponent("config.json").path) has settings under '\(shown)', which no provider reads\(guess)"
+            return
+                "\(home.appendingPathComponent("config.json").path) has settings under '\(shown)', which no provider reads\(guess)"
         }
     }
 }

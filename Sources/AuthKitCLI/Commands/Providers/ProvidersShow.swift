@@ -1,16 +1,17 @@
 import ArgumentParser
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 struct ProvidersShow: WorkspaceCommand {
@@ -19,15 +20,15 @@ struct ProvidersShow: WorkspaceCommand {
         abstract: "Show a provider's descriptor: a summary, the JSON as loaded, or the bundled file.",
         usage: "authkit providers show [<options>] <id>",
         discussion: """
-        --json prints the descriptor as AuthKit loaded it, every default written
-        out; --bundled prints the file that ships with AuthKit, even when a file
-        of yours replaces it.
+            --json prints the descriptor as AuthKit loaded it, every default written
+            out; --bundled prints the file that ships with AuthKit, even when a file
+            of yours replaces it.
 
-        Examples:
-          authkit providers show instagram
-          authkit providers show github --json
-          authkit providers show qiita --bundled
-        """)
+            Examples:
+              authkit providers show instagram
+              authkit providers show github --json
+              authkit providers show qiita --bundled
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The provider id.", completion: .custom(Completions.providerIDs)) var id: String
@@ -42,7 +43,9 @@ struct ProvidersShow: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         if bundled {
             guard let file = ProviderCatalog.bundledFile(id: id) else {
-                throw CLIError("No bundled descriptor is named '\(id)'. Bundled: \(ProviderCatalog.bundledFiles.map { URL(fileURLWithPath: $0.path).deletingPathExtension().lastPathComponent }.joined(separator: ", ")).")
+                throw CLIError(
+                    "No bundled descriptor is named '\(id)'. Bundled: \(ProviderCatalog.bundledFiles.map { URL(fileURLWithPath: $0.path).deletingPathExtension().lastPathComponent }.joined(separator: ", "))."
+                )
             }
             Console.write(file.data, to: STDOUT_FILENO)
             return
@@ -53,26 +56,35 @@ struct ProvidersShow: WorkspaceCommand {
             return
         }
         let entry = workspace.catalog.entry(id: id) // this one only: `entries` decodes every descriptor
-        var lines = ["\(descriptor.name) (\(descriptor.id)), \(descriptor.protocol == .oauth2 ? "OAuth 2.0" : "OAuth 1.0a")"]
-        lines.append("file:          \(descriptor.source)" + (entry?.replaced.map { "  (replaces \($0.source))" } ?? ""))
+        var lines = [
+            "\(descriptor.name) (\(descriptor.id)), \(descriptor.protocol == .oauth2 ? "OAuth 2.0" : "OAuth 1.0a")"
+        ]
+        lines.append(
+            "file:          \(descriptor.source)" + (entry?.replaced.map { "  (replaces \($0.source))" } ?? ""))
         if let documentation = descriptor.documentation { lines.append("documentation: \(documentation)") }
         lines += Self.endpoints(of: descriptor)
         // Where `request` and `token header` will send its credentials.
-        lines.append("api:           " + (descriptor.apiOrigins.isRestricted ? descriptor.apiOrigins.patterns.joined(separator: ", ")
-                                                : "any origin (the file lists no api.origins)"))
+        lines.append(
+            "api:           "
+                + (descriptor.apiOrigins.isRestricted
+                    ? descriptor.apiOrigins.patterns.joined(separator: ", ")
+                    : "any origin (the file lists no api.origins)"))
         // The `{name}`s the endpoints above show: what each is, and where its
         // value comes from. A value the environment or config.json sets is
         // shown with its source (placeholders name a team or tenant, not a
         // secret); a config.json that cannot be read is reported by the
         // command that uses it, not here.
-        let configured = descriptor.placeholders.isEmpty ? nil
+        let configured =
+            descriptor.placeholders.isEmpty
+            ? nil
             : try? ClientSettings.standard(for: descriptor, environment: workspace.environment)
         for (name, placeholder) in descriptor.placeholders.sorted(by: { $0.key < $1.key }) {
             let variable = ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)
             let defaultOrRequired = placeholder.default.map { "default: \($0)" } ?? "required, no default"
-            let value = configured?.placeholders?[name].map { set in
-                "set to \(set) by \(workspace.environment[variable]?.isEmpty == false ? variable : "config.json"); \(defaultOrRequired)"
-            } ?? defaultOrRequired
+            let value =
+                configured?.placeholders?[name].map { set in
+                    "set to \(set) by \(workspace.environment[variable]?.isEmpty == false ? variable : "config.json"); \(defaultOrRequired)"
+                } ?? defaultOrRequired
             lines.append("placeholder:   {\(name)} (\(value))" + (placeholder.description.map { ": \($0)" } ?? ""))
             lines.append("               set with --placeholder \(name)=…, \(variable), or config.json")
         }
@@ -85,7 +97,9 @@ struct ProvidersShow: WorkspaceCommand {
         var lines = [String]()
         if let authorization = descriptor.authorization { lines.append("authorize:     \(authorization.url)") }
         if descriptor.isDeviceOnly { lines.append("authorize:     none: signs in only with the device grant") }
-        if let token = descriptor.token { lines.append("token:         \(token.url) (client authentication: \(token.clientAuthentication.rawValue))") }
+        if let token = descriptor.token {
+            lines.append("token:         \(token.url) (client authentication: \(token.clientAuthentication.rawValue))")
+        }
         if let oauth1 = descriptor.oauth1 {
             lines.append("request token: \(oauth1.requestTokenMethod) \(oauth1.requestTokenURL)")
             lines.append("authorize:     \(oauth1.authorizeURL)")
@@ -101,21 +115,29 @@ struct ProvidersShow: WorkspaceCommand {
             switch (code, device, descriptor.device != nil) {
             case (true, false, true):
                 // GitHub refreshes only with it, Twitch without (token.refreshRequiresClientSecret).
-                lines.append(descriptor.token?.refreshRequiresClientSecret == false
-                             ? "client secret: required, except for the device grant and refreshing its tokens"
-                             : "client secret: required, except for the device grant (a refresh needs it)")
+                lines.append(
+                    descriptor.token?.refreshRequiresClientSecret == false
+                        ? "client secret: required, except for the device grant and refreshing its tokens"
+                        : "client secret: required, except for the device grant (a refresh needs it)")
             case (true, _, _): lines.append("client secret: required (no public clients)")
             case (false, true, _): lines.append("client secret: required for the device grant")
             default: break
             }
         }
         if let issuer = descriptor.issuer {
-            lines.append("issuer:        \(issuer.identifier)\(issuer.includedInResponse ? " (iss checked in every answer)" : "")")
+            lines.append(
+                "issuer:        \(issuer.identifier)\(issuer.includedInResponse ? " (iss checked in every answer)" : "")"
+            )
         }
         if !descriptor.isDeviceOnly {
-            lines.append("redirect:      \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")")
+            lines.append(
+                "redirect:      \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")"
+            )
         }
-        if !descriptor.scopes.default.isEmpty { lines.append("scopes:        \(descriptor.scopes.default.joined(separator: descriptor.scopes.separator)) (default)") }
+        if !descriptor.scopes.default.isEmpty {
+            lines.append(
+                "scopes:        \(descriptor.scopes.default.joined(separator: descriptor.scopes.separator)) (default)")
+        }
         return lines
     }
 }

@@ -1,22 +1,28 @@
 import ArgumentParser
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 struct ProvidersValidate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check descriptor files; print each problem with its file and field.",
-        discussion: "Exits 65 when any file has a problem.\n\nExample:\n  authkit providers validate ./my-providers/*.json")
+        discussion:
+            "Exits 65 when any file has a problem.\n\nExample:\n  authkit providers validate ./my-providers/*.json")
 
-    @Argument(help: ArgumentHelp("Descriptor files to check.", valueName: "file"), completion: .file(extensions: ["json"]))
+    @Argument(
+        help: ArgumentHelp("Descriptor files to check.", valueName: "file"), completion: .file(extensions: ["json"]))
     var files: [String]
 
     func validate() throws {
-        if files.isEmpty { throw ValidationError("Name at least one descriptor file, e.g. authkit providers validate providers/qiita.json") }
+        if files.isEmpty {
+            throw ValidationError(
+                "Name at least one descriptor file, e.g. authkit providers validate providers/qiita.json")
+        }
     }
 
     func run() async throws {
@@ -32,7 +38,9 @@ struct ProvidersValidate: AsyncParsableCommand {
                 if let problem = FileSystem.foreignWriteProblem(at: file) {
                     // authkit would refuse it from a providers directory (ProviderCatalog.standard).
                     failed = true
-                    Console.out("\(file): valid (\(descriptor.id), \(descriptor.protocol.rawValue)), but authkit will not read it: \(problem)")
+                    Console.out(
+                        "\(file): valid (\(descriptor.id), \(descriptor.protocol.rawValue)), but authkit will not read it: \(problem)"
+                    )
                     continue
                 }
                 Console.out("\(file): ok (\(descriptor.id), \(descriptor.protocol.rawValue))")

@@ -6,22 +6,24 @@ struct SandboxCommand: AsyncParsableCommand {
         commandName: "sandbox",
         abstract: "Emulate a provider on this machine, from its descriptor: sign in offline, test your app.",
         discussion: """
-        Examples:
-          authkit sandbox try --provider qiita      # the whole sign-in, step by step
-          authkit sandbox --provider github          # serve until Ctrl-C
-          AUTHKIT_SANDBOX=http://127.0.0.1:8790 authkit authorize --provider github
+            Examples:
+              authkit sandbox try --provider qiita      # the whole sign-in, step by step
+              authkit sandbox --provider github          # serve until Ctrl-C
+              AUTHKIT_SANDBOX=http://127.0.0.1:8790 authkit authorize --provider github
 
-        The sandbox knows one client (sandbox-client, secret sandbox-secret)
-        and keeps everything in memory; it listens on 127.0.0.1 only.
-        """,
+            The sandbox knows one client (sandbox-client, secret sandbox-secret)
+            and keeps everything in memory; it listens on 127.0.0.1 only.
+            """,
         subcommands: [SandboxServe.self, SandboxTry.self],
         defaultSubcommand: SandboxServe.self)
 }
 
 /// Options both sandbox commands take.
 struct SandboxProviderOptions: ParsableArguments {
-    @Option(name: [.short, .long], help: ArgumentHelp("The provider to emulate (an id from 'authkit providers list').", valueName: "id"),
-            completion: .custom(Completions.providerIDs))
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp("The provider to emulate (an id from 'authkit providers list').", valueName: "id"),
+        completion: .custom(Completions.providerIDs))
     var provider: String
 
     @Flag(help: "Tokens and codes from one counter (sandbox-code-1, sandbox-access-2, …) instead of random bytes.")

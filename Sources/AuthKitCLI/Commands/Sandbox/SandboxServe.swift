@@ -1,10 +1,11 @@
 import ArgumentParser
 import AuthKit
 import AuthKitSandbox
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// `authkit sandbox serve`: the emulation, until Ctrl-C.
@@ -14,15 +15,15 @@ struct SandboxServe: WorkspaceCommand {
         abstract: "Serve a provider's emulation on 127.0.0.1 until Ctrl-C, printing each request.",
         usage: "authkit sandbox serve [<options>] --provider <id>",
         discussion: """
-        Examples:
-          authkit sandbox serve --provider qiita
-          authkit sandbox serve --provider github --consent approve --port 0
+            Examples:
+              authkit sandbox serve --provider qiita
+              authkit sandbox serve --provider github --consent approve --port 0
 
-        Then, in another terminal:
-          export AUTHKIT_SANDBOX=http://127.0.0.1:8790
-          authkit authorize --provider qiita
-          authkit request --provider qiita http://127.0.0.1:8790/whoami
-        """)
+            Then, in another terminal:
+              export AUTHKIT_SANDBOX=http://127.0.0.1:8790
+              authkit authorize --provider qiita
+              authkit request --provider qiita http://127.0.0.1:8790/whoami
+            """)
     static let followsSandbox = false
 
     @OptionGroup var common: CommonOptions
@@ -30,17 +31,22 @@ struct SandboxServe: WorkspaceCommand {
     /// No `--sandbox`: this is the sandbox (its help listed the flag it refused).
     var global: GlobalOptions { GlobalOptions.withoutSandbox(common) }
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The port to listen on; 0 picks a free one.", valueName: "port"))
+    @Option(
+        parsing: .unconditional, help: ArgumentHelp("The port to listen on; 0 picks a free one.", valueName: "port"))
     var port: Int = SandboxOptions.standardPort
 
-    @Option(help: ArgumentHelp("What the consent page does: ask (show it), approve or deny at once.", valueName: "ask|approve|deny"))
+    @Option(
+        help: ArgumentHelp(
+            "What the consent page does: ask (show it), approve or deny at once.", valueName: "ask|approve|deny"))
     var consent: String = "ask"
 
     @Flag(help: "Register a public client (no secret): PKCE becomes mandatory.") var publicClient = false
 
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port takes 0–65535; got \(port).") }
-        if SandboxOptions.Consent(rawValue: consent) == nil { throw ValidationError("--consent takes ask, approve or deny; got '\(consent)'.") }
+        if SandboxOptions.Consent(rawValue: consent) == nil {
+            throw ValidationError("--consent takes ask, approve or deny; got '\(consent)'.")
+        }
     }
 
     func run(in workspace: Workspace) async throws {
@@ -49,17 +55,25 @@ struct SandboxServe: WorkspaceCommand {
         let codeNeedsSecret = !descriptor.codeGrantTakesPublicClients
         let deviceNeedsSecret = !descriptor.deviceGrantTakesPublicClients
         if publicClient, descriptor.protocol == .oauth1 {
-            throw CLIError("\(descriptor.name) uses OAuth 1.0a, whose every request is signed with the client's secret (RFC 5849 §3.4): it has no public clients. Drop --public-client.", status: .usage)
+            throw CLIError(
+                "\(descriptor.name) uses OAuth 1.0a, whose every request is signed with the client's secret (RFC 5849 §3.4): it has no public clients. Drop --public-client.",
+                status: .usage)
         }
         if publicClient, codeNeedsSecret, deviceNeedsSecret {
-            throw CLIError("\(descriptor.name) has no public clients (its descriptor says requiresClientSecret), so a public client could not sign in to its emulation. Drop --public-client.", status: .usage)
+            throw CLIError(
+                "\(descriptor.name) has no public clients (its descriptor says requiresClientSecret), so a public client could not sign in to its emulation. Drop --public-client.",
+                status: .usage)
         }
-        var options = SandboxOptions(port: port, consent: SandboxOptions.Consent(rawValue: consent)!, deterministic: emulation.deterministic)
+        var options = SandboxOptions(
+            port: port, consent: SandboxOptions.Consent(rawValue: consent)!, deterministic: emulation.deterministic)
         if publicClient { options.clientSecret = nil }
-        let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in Console.out("  \(event)") }
+        let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in
+            Console.out("  \(event)")
+        }
         let base = sandbox.baseURL.absoluteString
         // A device-only provider has no redirect: its users enter a code at the sandbox's /device page.
-        let wayIn = descriptor.isDeviceOnly
+        let wayIn =
+            descriptor.isDeviceOnly
             ? "device codes entered at \(base)/device"
             : "redirect \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")"
         // With --sandbox, authkit sends the sandbox's standard secret unless
@@ -67,7 +81,8 @@ struct SandboxServe: WorkspaceCommand {
         let noSecret = options.clientSecret == nil ? " --client-secret ''" : ""
         let grant = options.clientSecret == nil && codeNeedsSecret ? " --device" : ""
         let why = options.clientSecret == nil ? " (a public client: --client-secret '' sends no secret)" : ""
-        Console.out("""
+        Console.out(
+            """
             Emulating \(descriptor.name) (\(descriptor.source)) at \(base): this machine only, in memory.
             Client id \(options.clientID), \(options.clientSecret.map { "secret \($0)" } ?? "public (no secret)"); \(wayIn).
             Point authkit at it, in another terminal\(why):

@@ -2,12 +2,13 @@ import ArgumentParser
 import AuthKit
 import AuthKitLoopback
 import AuthKitSandbox
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `authkit sandbox try`: the whole sign-in against an emulation, every step shown.
 struct SandboxTry: WorkspaceCommand {
@@ -15,22 +16,23 @@ struct SandboxTry: WorkspaceCommand {
     static let followsSandbox = false
     static let configuration = CommandConfiguration(
         commandName: "try",
-        abstract: "Sign in to a provider's emulation and call its API, showing every step. Needs no network and no app registration.",
+        abstract:
+            "Sign in to a provider's emulation and call its API, showing every step. Needs no network and no app registration.",
         usage: "authkit sandbox try [<options>] --provider <id>",
         discussion: """
-        Examples:
-          authkit sandbox try --provider qiita
-          authkit sandbox try --provider github --browser   # you click Approve
+            Examples:
+              authkit sandbox try --provider qiita
+              authkit sandbox try --provider github --browser   # you click Approve
 
-        It starts the emulation on a free port, runs the same sign-in as
-        'authkit authorize' (the real loopback listener), stores the credential
-        in $AUTHKIT_HOME/sandbox/credentials.json, and sends one authorized
-        request. Without --browser a scripted browser approves as 'alice'.
-        A provider whose redirect no listener can receive (Instagram's
-        https://localhost) is signed in as its app would: the scripted
-        browser hands back the redirect, or, with --browser, you paste the
-        URL your browser ends on (--manual).
-        """)
+            It starts the emulation on a free port, runs the same sign-in as
+            'authkit authorize' (the real loopback listener), stores the credential
+            in $AUTHKIT_HOME/sandbox/credentials.json, and sends one authorized
+            request. Without --browser a scripted browser approves as 'alice'.
+            A provider whose redirect no listener can receive (Instagram's
+            https://localhost) is signed in as its app would: the scripted
+            browser hands back the redirect, or, with --browser, you paste the
+            URL your browser ends on (--manual).
+            """)
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var emulation: SandboxProviderOptions
@@ -39,7 +41,10 @@ struct SandboxTry: WorkspaceCommand {
 
     @Flag(help: "Open the consent page in your browser instead of approving by script.") var browser = false
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The loopback port to receive the redirect on, instead of the descriptor's.", valueName: "port"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "The loopback port to receive the redirect on, instead of the descriptor's.", valueName: "port"))
     var port: Int?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
@@ -64,16 +69,21 @@ struct SandboxTry: WorkspaceCommand {
         // as a web view does; a person pastes it (--manual).
         let listened = redirect.scheme?.lowercased() == "http"
         var step = 0
-        func say(_ text: String) { step += 1; Console.out("\n\(step). \(text)") }
+        func say(_ text: String) {
+            step += 1
+            Console.out("\n\(step). \(text)")
+        }
         // With a device code and no --browser, the sandbox approves as 'alice'
         // at the second poll, a second after the first (RFC 8628 §3.5's wait, shortened).
-        let options = SandboxOptions(consent: deviceOnly && !browser ? .approve : .ask, redirectURIs: [redirect.absoluteString],
-                                     deviceInterval: deviceOnly ? 1 : 5, deterministic: emulation.deterministic)
+        let options = SandboxOptions(
+            consent: deviceOnly && !browser ? .approve : .ask, redirectURIs: [redirect.absoluteString],
+            deviceInterval: deviceOnly ? 1 : 5, deterministic: emulation.deterministic)
         let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in
             Console.out("   sandbox: \(event)")
         }
         defer { Task { await sandbox.stop() } }
-        Console.out("""
+        Console.out(
+            """
             Emulating \(descriptor.name) from \(descriptor.source) at \(sandbox.baseURL.absoluteString): \
             nothing leaves this machine, no app registration is needed.
             The sandbox's client: id \(options.clientID), secret \(options.clientSecret ?? "none") (your own settings are not used).
@@ -87,7 +97,9 @@ struct SandboxTry: WorkspaceCommand {
 
         var arguments = ["--provider", descriptor.id, "--timeout", String(timeout)]
         if deviceOnly {
-            say("Sign in with a device code (\(descriptor.name) has no authorization endpoint): \(browser ? "enter the code on the sandbox's page in your browser" : "the sandbox approves it as \(options.defaultAccount) at the second poll").")
+            say(
+                "Sign in with a device code (\(descriptor.name) has no authorization endpoint): \(browser ? "enter the code on the sandbox's page in your browser" : "the sandbox approves it as \(options.defaultAccount) at the second poll")."
+            )
             arguments += ["--device"] + (browser ? [] : ["--no-browser"])
         } else if listened {
             // A descriptor that names no port lets the listener take any free
@@ -95,13 +107,20 @@ struct SandboxTry: WorkspaceCommand {
             // --redirect-uri, the URI would have fixed port 80 (which only
             // root may bind, and two runs at once would contend for).
             let anyPort = descriptor.redirect.portIsFlexible && port == nil
-            say("Sign in: the authorization request opens \(browser ? "in your browser" : "in a scripted browser"), the loopback listener waits at \(redirect.absoluteString)\(anyPort ? " on a free port" : "").")
-            arguments += (anyPort ? [] : ["--redirect-uri", redirect.absoluteString]) + (browser ? [] : ["--scripted-browser"])
+            say(
+                "Sign in: the authorization request opens \(browser ? "in your browser" : "in a scripted browser"), the loopback listener waits at \(redirect.absoluteString)\(anyPort ? " on a free port" : "")."
+            )
+            arguments +=
+                (anyPort ? [] : ["--redirect-uri", redirect.absoluteString]) + (browser ? [] : ["--scripted-browser"])
         } else if browser {
-            say("Sign in: open the authorization request in your browser and approve; it ends on \(redirect.absoluteString)…, which no listener receives: paste that URL here, as with the real \(descriptor.name) (--manual).")
+            say(
+                "Sign in: open the authorization request in your browser and approve; it ends on \(redirect.absoluteString)…, which no listener receives: paste that URL here, as with the real \(descriptor.name) (--manual)."
+            )
             arguments += ["--redirect-uri", redirect.absoluteString, "--manual"]
         } else {
-            say("Sign in: a scripted browser opens the authorization request and brings back the redirect to \(redirect.absoluteString), as \(descriptor.name)'s app would from its web view; no listener is needed.")
+            say(
+                "Sign in: a scripted browser opens the authorization request and brings back the redirect to \(redirect.absoluteString), as \(descriptor.name)'s app would from its web view; no listener is needed."
+            )
             arguments += ["--redirect-uri", redirect.absoluteString, "--scripted-browser"]
         }
         let authorize = try Authorize.parse(arguments)
@@ -112,14 +131,20 @@ struct SandboxTry: WorkspaceCommand {
         let source = try await pointed.source(key)
         let url = sandbox.whoamiURL
         Console.out("   GET \(url.absoluteString)")
-        let (response, body) = try await source.send(HTTPRequest(method: .get, url: url), maximumBodySize: 1 << 20, deadline: .seconds(30))
+        let (response, body) = try await source.send(
+            HTTPRequest(method: .get, url: url), maximumBodySize: 1 << 20, deadline: .seconds(30))
         var data = Data()
         for try await chunk in body { data.append(chunk) }
-        Console.out("   → \(response.status.code): \(DisplayText.sanitized(String(decoding: data, as: UTF8.self), limit: 400))")
-        guard response.status.kind == .successful else { throw CLIError("The authorized request failed with HTTP \(response.status.code).", status: .providerError) }
+        Console.out(
+            "   → \(response.status.code): \(DisplayText.sanitized(String(decoding: data, as: UTF8.self), limit: 400))")
+        guard response.status.kind == .successful else {
+            throw CLIError("The authorized request failed with HTTP \(response.status.code).", status: .providerError)
+        }
 
         // The credential stored here is this emulation's, gone with it: a
         // request to the next one was refused as "not issued by" it.
-        say("Done. Try it yourself: 'authkit sandbox serve --provider \(descriptor.id)' keeps an emulation running; point any command at it with --sandbox or $AUTHKIT_SANDBOX, signing in to it first with 'authkit authorize --provider \(descriptor.id)', since the credential this run stored (in the sandbox's own store) was granted by this emulation, which is gone with its grants (docs/sandbox.md).")
+        say(
+            "Done. Try it yourself: 'authkit sandbox serve --provider \(descriptor.id)' keeps an emulation running; point any command at it with --sandbox or $AUTHKIT_SANDBOX, signing in to it first with 'authkit authorize --provider \(descriptor.id)', since the credential this run stored (in the sandbox's own store) was granted by this emulation, which is gone with its grants (docs/sandbox.md)."
+        )
     }
 }

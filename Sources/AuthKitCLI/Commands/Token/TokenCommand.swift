@@ -5,12 +5,14 @@ struct TokenCommand: AsyncParsableCommand {
         commandName: "token",
         abstract: "List, show, refresh, revoke and delete stored credentials; print their Authorization header.",
         discussion: """
-        Examples:
-          authkit token list
-          authkit token show --provider qiita --field access_token
-          curl -H "$(authkit token header --provider qiita)" URL
-          authkit token refresh --due
-          authkit token revoke --provider qiita --label work
-        """,
-        subcommands: [TokenList.self, TokenShow.self, TokenHeader.self, TokenRefresh.self, TokenRevoke.self, TokenDelete.self])
+            Examples:
+              authkit token list
+              authkit token show --provider qiita --field access_token
+              curl -H "$(authkit token header --provider qiita)" URL
+              authkit token refresh --due
+              authkit token revoke --provider qiita --label work
+            """,
+        subcommands: [
+            TokenList.self, TokenShow.self, TokenHeader.self, TokenRefresh.self, TokenRevoke.self, TokenDelete.self,
+        ])
 }

@@ -15,7 +15,8 @@ struct TokenDelete: WorkspaceCommand {
         // Under the refresh lock, so that a refresh running in another
         // process cannot save the credential back after it is deleted.
         guard try await CredentialSource.remove(account.key, from: workspace.store) != nil else {
-            throw CLIError.nothingStored(account.key, so: "nothing was deleted", others: await workspace.otherAccounts(than: account.key))
+            throw CLIError.nothingStored(
+                account.key, so: "nothing was deleted", others: await workspace.otherAccounts(than: account.key))
         }
         Console.err("Deleted \(account.key).")
     }

@@ -1,11 +1,12 @@
 import ArgumentParser
 import AuthKit
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 struct TokenHeader: WorkspaceCommand {
     static let configuration = CommandConfiguration(
@@ -13,27 +14,33 @@ struct TokenHeader: WorkspaceCommand {
         abstract: "Print the Authorization header for a request, refreshing an expired token first.",
         usage: "authkit token header [<options>] --provider <id> [<url>]",
         discussion: """
-        OAuth 2.0 gives a Bearer header; OAuth 1.0a signs the given method, URL
-        and form body (-d, as you will send it with curl -d).
+            OAuth 2.0 gives a Bearer header; OAuth 1.0a signs the given method, URL
+            and form body (-d, as you will send it with curl -d).
 
-        Examples:
-          curl -H "$(authkit token header --provider qiita)" \\
-            https://qiita.com/api/v2/authenticated_user
-          u=https://api.x.com/1.1/statuses/update.json d='status=Hello%20world'
-          curl -d "$d" -H "$(authkit token header -p twitter -d "$d" "$u")" "$u"
-        """)
+            Examples:
+              curl -H "$(authkit token header --provider qiita)" \\
+                https://qiita.com/api/v2/authenticated_user
+              u=https://api.x.com/1.1/statuses/update.json d='status=Hello%20world'
+              curl -d "$d" -H "$(authkit token header -p twitter -d "$d" "$u")" "$u"
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
     @OptionGroup var client: ClientOptions
     /// Signed by OAuth 1.0a (RFC 5849 §3.4.1.1): it must be what curl sends,
     /// and `curl -d` POSTs.
-    @Option(name: [.customShort("X"), .long], help: ArgumentHelp(
-        "The request method (OAuth 1.0a signs it). Default: GET, or POST with -d, as curl sends it.", valueName: "method"))
+    @Option(
+        name: [.customShort("X"), .long],
+        help: ArgumentHelp(
+            "The request method (OAuth 1.0a signs it). Default: GET, or POST with -d, as curl sends it.",
+            valueName: "method"))
     var method: String?
     /// RFC 5849 §3.4.1.3.1: a form body's parameters are part of the signature.
-    @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "The form body the request will carry, already encoded (a=1&b=x%20y); OAuth 1.0a signs its parameters. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does. Repeatable: the parts are joined with &, as in curl.", valueName: "data"))
+    @Option(
+        name: [.customShort("d"), .long],
+        help: ArgumentHelp(
+            "The form body the request will carry, already encoded (a=1&b=x%20y); OAuth 1.0a signs its parameters. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does. Repeatable: the parts are joined with &, as in curl.",
+            valueName: "data"))
     var data: [String] = []
     @Argument(help: "The request URL (required for OAuth 1.0a, which signs it).") var url: String?
 
@@ -55,12 +62,16 @@ struct TokenHeader: WorkspaceCommand {
         let credential = try await source.current()
         let authenticator = source.authenticator
         guard let url = url ?? (credential.kind == .oauth2 ? "https://example.invalid/" : nil) else {
-            throw CLIError("An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'.")
+            throw CLIError(
+                "An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'."
+            )
         }
         let target = try Self.target(url)
         let method = method ?? (body == nil ? "GET" : "POST")
         guard let httpMethod = HTTPRequest.Method(method.uppercased()) else {
-            throw CLIError("'\(DisplayText.sanitized(method, limit: 40))' is not an HTTP method (-X takes a name such as GET or POST).")
+            throw CLIError(
+                "'\(DisplayText.sanitized(method, limit: 40))' is not an HTTP method (-X takes a name such as GET or POST)."
+            )
         }
         var request = HTTPRequest(method: httpMethod, url: target)
         if body != nil { request.headerFields[.contentType] = "application/x-www-form-urlencoded" }

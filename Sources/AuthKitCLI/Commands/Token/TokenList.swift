@@ -1,9 +1,10 @@
 import ArgumentParser
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 struct TokenList: WorkspaceCommand {
@@ -11,11 +12,13 @@ struct TokenList: WorkspaceCommand {
         commandName: "list",
         abstract: "List stored credentials (tokens masked).",
         usage: "authkit token list [<options>]",
-        discussion: "Examples:\n  authkit token list --provider github\n  authkit token list --json | jq '.[].provider'")
+        discussion: "Examples:\n  authkit token list --provider github\n  authkit token list --json | jq '.[].provider'"
+    )
 
     @OptionGroup var global: GlobalOptions
-    @Option(name: .shortAndLong, help: ArgumentHelp("Only this provider's accounts.", valueName: "id"),
-            completion: .custom(Completions.providerIDs))
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("Only this provider's accounts.", valueName: "id"),
+        completion: .custom(Completions.providerIDs))
     var provider: String?
     @Flag(help: "Print JSON (without tokens).") var json = false
 
@@ -37,27 +40,36 @@ struct TokenList: WorkspaceCommand {
             credentials = credentials.filter { $0.providerID == provider }
             // An id no provider file describes and nothing is stored under: a
             // typo, told with its suggestions (a stored id whose file has gone still lists).
-            if credentials.isEmpty, workspace.catalog.entry(id: provider) == nil { _ = try workspace.descriptor(provider) }
+            if credentials.isEmpty, workspace.catalog.entry(id: provider) == nil {
+                _ = try workspace.descriptor(provider)
+            }
         }
         if json {
             guard !credentials.isEmpty else { return Console.out("[]") }
-            try Console.json(credentials.map {
-                Row(provider: $0.providerID, label: $0.label, protocol: $0.kind.rawValue, scopes: $0.scopes, expiresAt: $0.expiresAt,
-                    refreshTokenExpiresAt: $0.refreshTokenExpiresAt)
-            })
+            try Console.json(
+                credentials.map {
+                    Row(
+                        provider: $0.providerID, label: $0.label, protocol: $0.kind.rawValue, scopes: $0.scopes,
+                        expiresAt: $0.expiresAt,
+                        refreshTokenExpiresAt: $0.refreshTokenExpiresAt)
+                })
             return
         }
         if credentials.isEmpty {
             if let provider {
-                Console.err("No stored credentials for \(ShellWord.quoted(provider)). Sign in with: authkit authorize --provider \(ShellWord.quoted(provider))")
+                Console.err(
+                    "No stored credentials for \(ShellWord.quoted(provider)). Sign in with: authkit authorize --provider \(ShellWord.quoted(provider))"
+                )
             } else {
                 Console.err("No stored credentials. Sign in with: authkit authorize --provider NAME")
             }
             // After `sandbox try`, which says it stored a credential, this
             // answered "No stored credentials" and said nothing of its store.
             if let sandboxCount = workspace.sandboxCredentialCount(provider: provider), sandboxCount > 0 {
-                Console.err("The sandbox's store (\(Workspace.sandboxStoreURL(environment: workspace.environment).path)) holds \(sandboxCount) "
-                            + "credential\(sandboxCount == 1 ? "" : "s"): list \(sandboxCount == 1 ? "it" : "them") with --sandbox and the URL of a running 'authkit sandbox', or with AUTHKIT_SANDBOX set.")
+                Console.err(
+                    "The sandbox's store (\(Workspace.sandboxStoreURL(environment: workspace.environment).path)) holds \(sandboxCount) "
+                        + "credential\(sandboxCount == 1 ? "" : "s"): list \(sandboxCount == 1 ? "it" : "them") with --sandbox and the URL of a running 'authkit sandbox', or with AUTHKIT_SANDBOX set."
+                )
             }
             return
         }
@@ -65,7 +77,9 @@ struct TokenList: WorkspaceCommand {
         let columns = Console.outputColumns
         // Escaped, and cut only on a terminal: a pipe gets a 300-character
         // label or a long list of scope URLs whole (they were cut at 200).
-        func shown(_ text: String) -> String { columns == nil ? DisplayText.sanitized(text, limit: .max) : CredentialSummary.safe(text) }
+        func shown(_ text: String) -> String {
+            columns == nil ? DisplayText.sanitized(text, limit: .max) : CredentialSummary.safe(text)
+        }
         let accounts = credentials.map { credential in
             shown(credential.key.label.map { "\(credential.providerID) (\($0))" } ?? credential.providerID)
         }
@@ -86,11 +100,14 @@ struct TokenList: WorkspaceCommand {
             guard let room, room >= 12 else { return text }
             return text.cut(toColumns: room)
         }
-        Console.out(pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES")
+        Console.out(
+            pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES")
         for (index, credential) in credentials.enumerated() {
             // Cut in the middle: labels of one provider often differ at the end.
-            Console.out(pad(accounts[index].cutInMiddle(toColumns: widths[0]), widths[0]) + "  " + pad(tokens[index], widths[1]) + "  "
-                + pad(expiries[index], widths[2]) + "  " + scopes(shown(credential.scopes.joined(separator: " "))))
+            Console.out(
+                pad(accounts[index].cutInMiddle(toColumns: widths[0]), widths[0]) + "  " + pad(tokens[index], widths[1])
+                    + "  "
+                    + pad(expiries[index], widths[2]) + "  " + scopes(shown(credential.scopes.joined(separator: " "))))
         }
         // After the table: on a terminal, where both streams meet, a warning
         // printed between rows split it.

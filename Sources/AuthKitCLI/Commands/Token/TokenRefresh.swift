@@ -1,9 +1,10 @@
 import ArgumentParser
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 struct TokenRefresh: WorkspaceCommand {
@@ -13,39 +14,50 @@ struct TokenRefresh: WorkspaceCommand {
         abstract: "Refresh a stored credential now, or every one that is due, and save the result.",
         usage: "authkit token refresh [<options>] [--provider <id>]",
         discussion: """
-        With --provider, that credential is refreshed now. With --due, every
-        stored credential inside its provider's refresh window is refreshed
-        (Instagram's long-lived tokens: in their last 14 days, once 24 hours
-        old), each reported on its own line; the exit status is 1 when any
-        failed (74 when the store could not be written). Run it daily from cron
-        or a systemd timer (docs/command-line.md shows one). Another process
-        refreshing the same credential at the same time is waited for, and its
-        result used: a refresh token is sent once.
+            With --provider, that credential is refreshed now. With --due, every
+            stored credential inside its provider's refresh window is refreshed
+            (Instagram's long-lived tokens: in their last 14 days, once 24 hours
+            old), each reported on its own line; the exit status is 1 when any
+            failed (74 when the store could not be written). Run it daily from cron
+            or a systemd timer (docs/command-line.md shows one). Another process
+            refreshing the same credential at the same time is waited for, and its
+            result used: a refresh token is sent once.
 
-        Examples:
-          authkit token refresh --provider instagram
-          authkit token refresh --due
-        """)
+            Examples:
+              authkit token refresh --provider instagram
+              authkit token refresh --due
+            """)
 
     @OptionGroup var global: GlobalOptions
-    @Option(name: .shortAndLong, help: ArgumentHelp("The provider id, as in 'authkit providers list'.", valueName: "id"),
-            completion: .custom(Completions.providerIDs))
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("The provider id, as in 'authkit providers list'.", valueName: "id"),
+        completion: .custom(Completions.providerIDs))
     var provider: String?
-    @Option(name: .long, help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"),
-            completion: .custom(Completions.labels))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"),
+        completion: .custom(Completions.labels))
     var label: String?
     @Flag(help: "Refresh every stored credential that is due, instead of one.") var due = false
     @OptionGroup var client: ClientOptions
 
     func validate() throws {
         try AccountOptions.checkProviderID(provider)
-        if due, provider != nil { throw ValidationError("--due refreshes every credential that is due, --provider one credential now; give one of them.") }
-        if !due, provider == nil { throw ValidationError("Give --provider ID to refresh one credential, or --due to refresh every one that is due.") }
+        if due, provider != nil {
+            throw ValidationError(
+                "--due refreshes every credential that is due, --provider one credential now; give one of them.")
+        }
+        if !due, provider == nil {
+            throw ValidationError(
+                "Give --provider ID to refresh one credential, or --due to refresh every one that is due.")
+        }
         if due, label != nil { throw ValidationError("--label picks one credential; --due goes through all of them.") }
         // One provider's client: with --due it went to every provider's token
         // endpoint, one provider's secret to all the others.
         if due, client.clientID != nil || client.clientSecret != nil || !client.placeholder.isEmpty {
-            throw ValidationError("--client-id, --client-secret and --placeholder are one provider's; --due refreshes every provider's credentials, each with its own AUTHKIT_<ID>_… variables or config.json entry. Refresh one with --provider ID to pass them.")
+            throw ValidationError(
+                "--client-id, --client-secret and --placeholder are one provider's; --due refreshes every provider's credentials, each with its own AUTHKIT_<ID>_… variables or config.json entry. Refresh one with --provider ID to pass them."
+            )
         }
     }
 
@@ -65,7 +77,9 @@ struct TokenRefresh: WorkspaceCommand {
             let name = "\(credential.key)"
             if unsaved {
                 failures += 1
-                Console.out("\(name): not tried: the store cannot be saved to (see above), and a refresh would spend its refresh token for nothing")
+                Console.out(
+                    "\(name): not tried: the store cannot be saved to (see above), and a refresh would spend its refresh token for nothing"
+                )
                 continue
             }
             // An OAuth 1.0a token neither expires nor refreshes (RFC 5849): never
@@ -77,7 +91,9 @@ struct TokenRefresh: WorkspaceCommand {
             do {
                 let source = try await workspace.source(credential.key, explicit: client.settings())
                 guard source.policy.isDue(credential) else {
-                    let when = credential.expiresAt == nil ? "the provider gave no lifetime" : "expires \(CredentialSummary.expiry(credential))"
+                    let when =
+                        credential.expiresAt == nil
+                        ? "the provider gave no lifetime" : "expires \(CredentialSummary.expiry(credential))"
                     Console.out("\(name): not due (\(when))")
                     continue
                 }
@@ -98,9 +114,10 @@ struct TokenRefresh: WorkspaceCommand {
             // should tell apart (exit 74, as for one credential): every
             // credential waits on it, and retrying changes nothing until
             // there is room.
-            throw CLIError("\(failures) of \(credentials.count) credentials could not be refreshed (see above)"
-                           + (unsaved ? "; the credential store could not be written." : "."),
-                           status: unsaved ? .outputFailed : .failure)
+            throw CLIError(
+                "\(failures) of \(credentials.count) credentials could not be refreshed (see above)"
+                    + (unsaved ? "; the credential store could not be written." : "."),
+                status: unsaved ? .outputFailed : .failure)
         }
     }
 }

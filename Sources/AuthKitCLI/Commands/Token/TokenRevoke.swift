@@ -41,18 +41,22 @@ struct TokenRevoke: WorkspaceCommand {
         let delete = "'authkit token delete \(ShellWord.account(key))'"
         switch error {
         case .notSupported(let providerID, .revocation):
-            return CLIError("The \(providerID) descriptor names no way to revoke a token. Delete it here with \(delete), and revoke the app's access in the provider's settings.",
-                            status: ExitStatus(for: error))
-        case .providerError, .invalidResponse, .network, .redirectNotFollowed, .responseTooLarge, .insecureTransport, .store:
+            return CLIError(
+                "The \(providerID) descriptor names no way to revoke a token. Delete it here with \(delete), and revoke the app's access in the provider's settings.",
+                status: ExitStatus(for: error))
+        case .providerError, .invalidResponse, .network, .redirectNotFollowed, .responseTooLarge, .insecureTransport,
+            .store:
             var message = ErrorReport.message(for: error)
             if !message.hasSuffix(".") { message += "." }
-            return CLIError(message + " The credential is still stored here; \(delete) deletes it without telling the provider.",
-                            status: ExitStatus(for: error))
+            return CLIError(
+                message + " The credential is still stored here; \(delete) deletes it without telling the provider.",
+                status: ExitStatus(for: error))
         case .signInRequired(_, .endpointChanged(let origin)):
             // "Sign in again" is no advice for someone getting rid of it.
-            return CLIError("\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where its provider file now sends revocations "
-                            + "(a changed or replaced provider file, or another sandbox), so its tokens were not sent there. The credential is still "
-                            + "stored here; \(delete) deletes it without telling the provider.", status: ExitStatus(for: error))
+            return CLIError(
+                "\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where its provider file now sends revocations "
+                    + "(a changed or replaced provider file, or another sandbox), so its tokens were not sent there. The credential is still "
+                    + "stored here; \(delete) deletes it without telling the provider.", status: ExitStatus(for: error))
         default:
             return error
         }

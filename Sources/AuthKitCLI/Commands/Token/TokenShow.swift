@@ -1,9 +1,10 @@
 import ArgumentParser
 import AuthKit
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 struct TokenShow: WorkspaceCommand {
@@ -12,25 +13,28 @@ struct TokenShow: WorkspaceCommand {
         abstract: "Show a stored credential; secrets only when asked for.",
         usage: "authkit token show [<options>] --provider <id>",
         discussion: """
-        Examples:
-          authkit token show --provider qiita
-          token=$(authkit token show --provider qiita --field access_token)
-          curl -H "Authorization: Bearer $token" https://qiita.com/api/v2/items
-        """)
+            Examples:
+              authkit token show --provider qiita
+              token=$(authkit token show --provider qiita --field access_token)
+              curl -H "Authorization: Bearer $token" https://qiita.com/api/v2/items
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
 
-    @Option(help: ArgumentHelp(
-        "Print only this field, raw: access_token, refresh_token, token_secret, token_type, expires_at, scope (or their --json names, such as accessToken), or any raw response field.",
-        valueName: "field"))
+    @Option(
+        help: ArgumentHelp(
+            "Print only this field, raw: access_token, refresh_token, token_secret, token_type, expires_at, scope (or their --json names, such as accessToken), or any raw response field.",
+            valueName: "field"))
     var field: String?
 
     @Flag(help: "Print the whole credential as JSON, secrets included.") var json = false
 
     func validate() throws {
         // Both asked for: printing either would silently drop the other.
-        if field != nil, json { throw ValidationError("--field prints one field raw and --json the whole credential; give one of them.") }
+        if field != nil, json {
+            throw ValidationError("--field prints one field raw and --json the whole credential; give one of them.")
+        }
     }
 
     func run(in workspace: Workspace) async throws {
@@ -54,7 +58,8 @@ struct TokenShow: WorkspaceCommand {
     /// (standard output is the script's), and standard error says what renews it.
     private func warnIfExpired(_ credential: Credential) {
         guard let expiresAt = credential.expiresAt, expiresAt <= Date() else { return }
-        let renew = credential.kind == .oauth2 && credential.refreshToken != nil
+        let renew =
+            credential.kind == .oauth2 && credential.refreshToken != nil
             ? "'authkit token refresh \(ShellWord.account(credential.key))' renews it, as 'authkit token header' does before it prints"
             : "sign in again: authkit authorize \(ShellWord.account(credential.key))"
         Console.err("authkit: warning: this access token expired at \(expiresAt.formatted(.iso8601)); \(renew).")
@@ -65,8 +70,10 @@ struct TokenShow: WorkspaceCommand {
     /// `--json` spells the credential's own fields in camelCase; a name
     /// copied from it is taken too, unless the provider's answer had a field
     /// of exactly that name.
-    static let jsonNames = ["accessToken": "access_token", "refreshToken": "refresh_token", "tokenSecret": "token_secret",
-                            "tokenType": "token_type", "expiresAt": "expires_at", "scopes": "scope"]
+    static let jsonNames = [
+        "accessToken": "access_token", "refreshToken": "refresh_token", "tokenSecret": "token_secret",
+        "tokenType": "token_type", "expiresAt": "expires_at", "scopes": "scope",
+    ]
 
     func value(of requested: String, in credential: Credential) throws -> String {
         let field = credential.rawFields[requested] == nil ? Self.jsonNames[requested] ?? requested : requested
@@ -80,7 +87,9 @@ struct TokenShow: WorkspaceCommand {
         default:
             guard let value = credential.rawFields[field]?.scalarText else {
                 let known = Self.ownFields + credential.rawFields.keys.filter { !Self.ownFields.contains($0) }.sorted()
-                throw CLIError("\(credential.key) has no field '\(DisplayText.sanitized(field, limit: 60))'. Known: \(known.joined(separator: ", ")).")
+                throw CLIError(
+                    "\(credential.key) has no field '\(DisplayText.sanitized(field, limit: 60))'. Known: \(known.joined(separator: ", "))."
+                )
             }
             return value
         }
@@ -88,7 +97,11 @@ struct TokenShow: WorkspaceCommand {
 
     private func require(_ value: String?, _ field: String) throws -> String {
         // The same exit status as an unknown field: the field names nothing this credential has.
-        guard let value else { throw CLIError("\(account.key) has no \(field): the provider issued none, or it belongs to the other protocol (a token secret is OAuth 1.0a's, a refresh token OAuth 2.0's).", status: .usage) }
+        guard let value else {
+            throw CLIError(
+                "\(account.key) has no \(field): the provider issued none, or it belongs to the other protocol (a token secret is OAuth 1.0a's, a refresh token OAuth 2.0's).",
+                status: .usage)
+        }
         return value
     }
 }
