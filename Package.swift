@@ -35,12 +35,6 @@
 //   the whole of Foundation would link FoundationInternationalization, ICU and a
 //   quarter more protocol conformances into every start. AuthKit/Platform holds
 //   the little they used from it (a lock, trimming, two POSIX file questions).
-//   QiitaSignInExample, TwitterSignInExample
-//                      the README's library examples, built with the package.
-//   AuthKitBenchmark, AuthKitFloor*  not products: AuthKit's side of
-//                      Benchmarks/run-benchmarks (peers: x/oauth2, liboauth, oauthlib).
-//   FuzzAuthKit        not a product: the libFuzzer harnesses in Fuzz/ (`Fuzz/run`
-//                      builds them with -sanitize=fuzzer,address and runs them).
 //   AuthKitStoreStress test-only: a separate process writing credentials,
 //                      for AuthKitStoreTests.
 //   AuthKitTestSupport test-only: real HTTP(S) servers on 127.0.0.1 (SwiftNIO, NIOSSL)
@@ -167,43 +161,6 @@ let package = Package(
             ],
             path: "Sources/AuthKitCLI"
         ),
-        // The README's Qiita example, compiled on every build so it cannot rot.
-        .executableTarget(
-            name: "QiitaSignInExample",
-            dependencies: ["AuthKit", .product(name: "HTTPTypes", package: "swift-http-types")],
-            path: "Sources/Examples/QiitaSignIn"
-        ),
-        // The README's OAuth 1.0a example (X/Twitter), compiled the same way.
-        .executableTarget(
-            name: "TwitterSignInExample",
-            dependencies: ["AuthKit", "AuthKitFoundationNetworking", "AuthKitOAuth1", "AuthKitLoopback"],
-            path: "Sources/Examples/TwitterSignIn"
-        ),
-        // Not products: `Benchmarks/run-benchmarks` builds and runs them beside
-        // their peers. AuthKitFloor* are hello worlds linking what authkit
-        // links (and Foundation alone): the start-up floor of a sign-in.
-        .executableTarget(
-            name: "AuthKitBenchmark",
-            dependencies: [
-                "AuthKit", "AuthKitOAuth1", "AuthKitAsyncHTTPClient",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
-        ),
-        .executableTarget(
-            name: "AuthKitFloor",
-            dependencies: [
-                "AuthKit", "AuthKitOAuth1", "AuthKitLoopback",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Sources/Floor/AuthKitFloor"
-        ),
-        .executableTarget(name: "AuthKitFloorFoundation", path: "Sources/Floor/AuthKitFloorFoundation"),
-        // libFuzzer targets, not products. A plain build makes replayers (run
-        // the files named on the command line); `Fuzz/run` rebuilds them with
-        // `-D FUZZING -sanitize=fuzzer,address` in .build-fuzz and fuzzes them.
-        .executableTarget(
-            name: "FuzzAuthKit", dependencies: ["AuthKit", "AuthKitOAuth1", "AuthKitSandbox"], path: "Fuzz/Harnesses"),
         // Test-only: a separate process saving to a FileCredentialStore, run
         // by AuthKitStoreTests (many at once, and killed mid-write).
         .executableTarget(

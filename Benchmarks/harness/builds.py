@@ -61,7 +61,7 @@ def _swift_build(root, product):
 def links_swift_runtime(binary):
     """Whether `binary` loads libswiftCore.so at run time: the mark of a
     build without --static-swift-stdlib (an incremental `swift build -c
-    release` leaves one in .build/release, where --no-swift-build looks).
+    release` leaves one in Benchmarks/.build/release, where --no-swift-build looks).
     Read from the ELF dynamic section's needed libraries, as `ldd` would
     list them, without running anything."""
     try:
@@ -73,8 +73,13 @@ def links_swift_runtime(binary):
 
 def build_swift(root, names, build=True, bin_dir=None):
     """Builds the Swift products (unless build is False: then whatever
-    .build/release holds is used) and returns a SwiftSide for the rows in
-    `names`. bin_dir: where to look instead of .build/release."""
+    Benchmarks/.build/release holds is used) and returns a SwiftSide for the
+    rows in `names`. bin_dir: where to look instead of Benchmarks/.build/release.
+
+    Everything is built from the nested package in Benchmarks/ (its
+    Package.swift depends on the root by path), authkit included, so one
+    release build serves every row."""
+    root = os.path.join(root, "Benchmarks")
     bin_dir = os.path.abspath(bin_dir) if bin_dir else os.path.join(root, ".build", "release")
     if build:
         for product in ("AuthKitBenchmark", "authkit"):

@@ -1,6 +1,6 @@
 // libFuzzer harness: the `WWW-Authenticate` Bearer challenge reader (RFC 6750
 // §3) on arbitrary text, one field per line, as a resource server may send.
-import AuthKit
+@testable import AuthKit
 
 func fuzzBearerChallenge(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)

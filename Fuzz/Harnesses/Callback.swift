@@ -1,9 +1,10 @@
+import Foundation
+
 // libFuzzer harness: the OAuth 1.0a callback parser (RFC 5849 §2.2) on arbitrary
 // text, against a fixed pending attempt. It shares the OAuth 2.0 redirect
 // parser's strict checks; this target holds it to the same properties.
-import AuthKit
-import AuthKitOAuth1
-import Foundation
+@testable import AuthKit
+@testable import AuthKitOAuth1
 
 private enum CallbackFixture {
     static let pending = OAuth1PendingAuthorization(

@@ -1,7 +1,8 @@
+import Foundation
+
 // libFuzzer harness: descriptor JSON decoding and validation, the path every
 // file in providers/ and ~/.authkit takes.
-import AuthKit
-import Foundation
+@testable import AuthKit
 
 func fuzzDescriptor(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = Data(UnsafeBufferPointer(start: start, count: count))

@@ -1,3 +1,5 @@
+import Foundation
+
 // libFuzzer harness: AuthKit's JSON parser, which reads every token answer and
 // descriptor file, against Foundation's JSONSerialization, an independent
 // implementation. The same bytes must be accepted by both or refused by both,
@@ -11,8 +13,7 @@
 // nesting deeper than `JSONParser.maximumDepth` is refused, so is a `\u`
 // escape of half a surrogate pair, and an integer that fits Int64 stays exact
 // where Foundation may round it through Double.
-import AuthKit
-import Foundation
+@testable import AuthKit
 
 func fuzzJSON(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = Data(UnsafeBufferPointer(start: start, count: count))

@@ -1,9 +1,10 @@
+import Foundation
+
 // libFuzzer harness: OAuth 1.0a parameter normalization (RFC 5849 §3.4.1),
 // the unsafe-buffer code of AuthKitOAuth1/Signing. The input is a URL, a
 // newline, and a form body; the first byte chooses method and content type.
-import AuthKit
-import AuthKitOAuth1
-import Foundation
+@testable import AuthKit
+@testable import AuthKitOAuth1
 
 private enum OAuth1SigningFixture {
     static let signer = OAuth1Signer(

@@ -1,7 +1,8 @@
+import Foundation
+
 // libFuzzer harness: the redirect URL parser (RFC 6749 §4.1.2) on arbitrary
 // text, against a fixed pending attempt with an expected issuer.
-import AuthKit
-import Foundation
+@testable import AuthKit
 
 private enum RedirectFixture {
     static let pending = PendingAuthorization(

@@ -1,10 +1,11 @@
+import Foundation
+
 // libFuzzer harness: the sandbox's request handling (AuthKitSandbox's
 // Emulator), which reads whatever a browser or client on this machine sends.
 // Input: a selector byte (descriptor and method), then `target\n` and
 // `name: value` header lines up to an empty line, then the body.
-import AuthKit
-import AuthKitSandbox
-import Foundation
+@testable import AuthKit
+@testable import AuthKitSandbox
 
 private enum SandboxFixture {
     /// Decoded once; the catalogue itself is dropped (LeakSanitizer cannot

@@ -1,8 +1,9 @@
+import Foundation
+
 // libFuzzer harness: the token endpoint response parser (RFC 6749 §5.1, §5.2),
 // and the same body read as a device authorization answer (RFC 8628 §3.2).
 // The first byte chooses the Content-Type and status; the rest is the body.
-import AuthKit
-import Foundation
+@testable import AuthKit
 
 private enum TokenResponseFixture {
     static let contentTypes = [

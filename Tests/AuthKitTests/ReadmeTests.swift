@@ -9,8 +9,8 @@ import Testing
 
     /// The examples and where their code lives: two programs, and the sandbox test that `swift test` runs.
     static let examples = [
-        "QiitaSignIn": "Sources/Examples/QiitaSignIn/main.swift",
-        "TwitterSignIn": "Sources/Examples/TwitterSignIn/main.swift",
+        "QiitaSignIn": "Examples/QiitaSignIn/main.swift",
+        "TwitterSignIn": "Examples/TwitterSignIn/main.swift",
         "SandboxTest": "Tests/AuthKitSandboxTests/ReadmeExampleTests.swift",
         "iOSQiitaSignIn": "Examples/iOS/QiitaSignIn.swift",
     ]

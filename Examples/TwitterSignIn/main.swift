@@ -1,6 +1,6 @@
 // Signs in to X (Twitter) with OAuth 1.0a through the browser, then posts a
 // signed request. Run:
-//   AUTHKIT_TWITTER_CLIENT_ID=… AUTHKIT_TWITTER_CLIENT_SECRET=… swift run TwitterSignInExample
+//   AUTHKIT_TWITTER_CLIENT_ID=… AUTHKIT_TWITTER_CLIENT_SECRET=… swift run --package-path Examples TwitterSignInExample
 // (register http://127.0.0.1:8765/callback as the app's callback URL).
 import AuthKit
 import AuthKitLoopback

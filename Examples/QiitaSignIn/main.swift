@@ -1,5 +1,5 @@
 // Signs in to Qiita with AuthKit and prints the signed-in user.
-// Run: AUTHKIT_QIITA_CLIENT_ID=… AUTHKIT_QIITA_CLIENT_SECRET=… swift run QiitaSignInExample
+// Run: AUTHKIT_QIITA_CLIENT_ID=… AUTHKIT_QIITA_CLIENT_SECRET=… swift run --package-path Examples QiitaSignInExample
 import AuthKit
 import Foundation
 import HTTPTypes

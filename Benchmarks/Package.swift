@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+//
+// AuthKit's side of Benchmarks/run-benchmarks, apart from the root package so
+// that a plain `swift build` of AuthKit compiles only what users depend on
+// (the way async-http-client keeps its Examples/). It depends on the root by
+// path; run-benchmarks builds it with `--package-path Benchmarks`.
+//
+//   AuthKitBenchmark        the library rows: exchange, refresh, OAuth 1.0a signing.
+//   AuthKitFloor            a hello world linking what authkit links: the start-up
+//                           floor of a sign-in.
+//   AuthKitFloorFoundation  a hello world linking Foundation alone.
+import PackageDescription
+
+let package = Package(
+    name: "AuthKitBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "AuthKit", path: ".."),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "AuthKitBenchmark",
+            dependencies: [
+                .product(name: "AuthKit", package: "AuthKit"),
+                .product(name: "AuthKitOAuth1", package: "AuthKit"),
+                .product(name: "AuthKitAsyncHTTPClient", package: "AuthKit"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .executableTarget(
+            name: "AuthKitFloor",
+            dependencies: [
+                .product(name: "AuthKit", package: "AuthKit"),
+                .product(name: "AuthKitOAuth1", package: "AuthKit"),
+                .product(name: "AuthKitLoopback", package: "AuthKit"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(name: "AuthKitFloorFoundation"),
+    ]
+)

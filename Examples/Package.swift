@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+//
+// The example programs README.md and docs/library.md show, verbatim
+// (ReadmeTests holds the documents to these files). A package of their own,
+// depending on AuthKit by path as an app would by URL, so that a plain build
+// of AuthKit compiles only what users depend on (async-http-client keeps its
+// Examples/ the same way). `.ci/run` builds it.
+//
+//   swift run --package-path Examples QiitaSignInExample
+//   swift run --package-path Examples TwitterSignInExample
+//
+// Examples/iOS/ is an app's file, not a target here: scripts/typecheck-apple
+// type-checks it against stubs of the Apple SDKs.
+import PackageDescription
+
+let package = Package(
+    name: "AuthKitExamples",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    dependencies: [
+        .package(name: "AuthKit", path: ".."),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
+    ],
+    targets: [
+        // Sign in to Qiita through a pasted redirect, then call its API.
+        .executableTarget(
+            name: "QiitaSignInExample",
+            dependencies: [
+                .product(name: "AuthKit", package: "AuthKit"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "QiitaSignIn"
+        ),
+        // OAuth 1.0a: sign in to X (Twitter) through the browser, then post.
+        .executableTarget(
+            name: "TwitterSignInExample",
+            dependencies: [
+                .product(name: "AuthKit", package: "AuthKit"),
+                .product(name: "AuthKitOAuth1", package: "AuthKit"),
+                .product(name: "AuthKitLoopback", package: "AuthKit"),
+            ],
+            path: "TwitterSignIn"
+        ),
+    ]
+)
