@@ -119,10 +119,10 @@ public final class Sandbox: Sendable {
     }
 
     /// A user agent that plays the user: opens the authorization URL, answers
-    /// the consent page with `decision` as `account`, and brings back the redirect.
-    public func userAgent(_ decision: SandboxUserAgent.Decision = .approve, account: String? = nil) -> SandboxUserAgent
-    {
-        SandboxUserAgent(decision: decision, account: account ?? options.defaultAccount)
+    /// the consent page (approving it unless `approving` is false) as `account`,
+    /// and brings back the redirect.
+    public func userAgent(approving approves: Bool = true, account: String? = nil) -> SandboxUserAgent {
+        SandboxUserAgent(approves: approves, account: account ?? options.defaultAccount)
     }
 
     /// `/whoami` on this sandbox: the account and scopes of the token presented.

@@ -16,26 +16,22 @@ import HTTPTypes
 /// a browser for the loopback listener (``browse(_:)``) it also follows the
 /// redirect to the listener.
 public struct SandboxUserAgent: UserAgent {
-    public enum Decision: String, Sendable, CaseIterable {
-        case approve, deny
-    }
-
     /// What the agent did, for a narrated sign-in (`authkit sandbox try`).
-    public enum Step: Sendable, CustomStringConvertible {
+    package enum Step: Sendable, CustomStringConvertible {
         /// The authorization URL opened.
         case opened(URL)
         /// The consent page shown, and the answer given.
-        case consented(Decision, account: String)
+        case consented(approved: Bool, account: String)
         /// The sandbox redirected to this URL (it carries the code: show ``redirectForDisplay``).
         case redirected(URL)
         /// The sandbox showed an OAuth 1.0a PIN (out-of-band callback).
         case showedPIN
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .opened(let url): "opened \(url.absoluteString)"
-            case .consented(let decision, let account):
-                "\(decision == .approve ? "approved" : "denied") on the consent page as \(account)"
+            case .consented(let approved, let account):
+                "\(approved ? "approved" : "denied") on the consent page as \(account)"
             case .redirected(let url): "redirected to \(Self.masked(url))"
             case .showedPIN: "shown a PIN to type in"
             }
@@ -52,19 +48,24 @@ public struct SandboxUserAgent: UserAgent {
         }
     }
 
-    public var decision: Decision
+    /// Whether the consent page is approved (`true`) or denied, which
+    /// redirects with `error=access_denied` (RFC 6749 §4.1.2.1).
+    public var approves: Bool
+    /// The account the consent page is answered as.
     public var account: String
-    public var onStep: (@Sendable (Step) -> Void)?
+    package var onStep: (@Sendable (Step) -> Void)?
     private let http: any HTTPClient
 
-    public init(
-        decision: Decision = .approve, account: String = "alice", httpClient: (any HTTPClient)? = nil,
-        onStep: (@Sendable (Step) -> Void)? = nil
-    ) {
-        self.decision = decision
+    public init(approves: Bool = true, account: String = "alice", httpClient: (any HTTPClient)? = nil) {
+        self.approves = approves
         self.account = account
-        self.onStep = onStep
         self.http = httpClient ?? defaultHTTPClient()
+    }
+
+    /// An agent that reports each step, for the command line's narrated sign-in.
+    package init(onStep: @escaping @Sendable (Step) -> Void) {
+        self.init()
+        self.onStep = onStep
     }
 
     public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
@@ -82,7 +83,7 @@ public struct SandboxUserAgent: UserAgent {
     /// in one request, ``OAuth2Client/exchange(redirect:pending:label:)`` in
     /// the next. Opens `authorizationURL`, answers the consent page and
     /// returns where the sandbox redirected, without following it: `code` and
-    /// `state`, or `error=access_denied` after ``Decision/deny`` (RFC 6749
+    /// `state`, or `error=access_denied` when it does not ``approves`` (RFC 6749
     /// §4.1.2). That URL is the request your callback handler would receive.
     ///
     /// Throws ``AuthKitError/Misuse/userAgentBrokeProtocol(_:)`` when the
@@ -123,11 +124,11 @@ public struct SandboxUserAgent: UserAgent {
         onStep?(.opened(url))
         var (status, location, page) = try await fetch(url)
         if status == 200, let request = Self.hiddenValue("request", in: page) {
-            onStep?(.consented(decision, account: account))
+            onStep?(.consented(approved: approves, account: account))
             // The page's approval value goes back with the answer, as a browser's form sends it.
             let form = FormURLEncoding.encode([
                 ("request", request), ("approval", Self.hiddenValue("approval", in: page) ?? ""),
-                ("account", account), ("decision", decision.rawValue),
+                ("account", account), ("decision", approves ? "approve" : "deny"),
             ])
             let consent = URL(string: "/consent", relativeTo: url)!.absoluteURL
             (status, location, page) = try await fetch(consent, form: form)
@@ -140,7 +141,7 @@ public struct SandboxUserAgent: UserAgent {
             onStep?(.showedPIN)
             return .pin(pin)
         }
-        if status == 200, decision == .deny {
+        if status == 200, !approves {
             // An out-of-band sign-in the user declined: no redirect to carry access_denied.
             throw AuthKitError.authorizationFailed(
                 ProviderErrorResponse(status: 200, code: "access_denied", description: "the user denied the request"))

@@ -4,7 +4,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import AuthKitOAuth1
+@_spi(Reproducible) @testable import AuthKitOAuth1
 
 #if canImport(FoundationNetworking)
     import AuthKitFoundationNetworking

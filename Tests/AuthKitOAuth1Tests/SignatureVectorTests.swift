@@ -2,7 +2,7 @@ import AuthKit
 import Foundation
 import Testing
 
-@testable import AuthKitOAuth1
+@_spi(Reproducible) @testable import AuthKitOAuth1
 
 /// Every OAuth 1.0 vector in shared/reference/security.md, byte for byte.
 @Suite struct SignatureVectorTests {

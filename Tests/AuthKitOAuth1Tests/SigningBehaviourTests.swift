@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import Testing
 
-@testable import AuthKitOAuth1
+@_spi(Reproducible) @testable import AuthKitOAuth1
 
 /// RFC 5849 §3.4.1's normalization rules, one at a time.
 @Suite struct SigningBehaviourTests {

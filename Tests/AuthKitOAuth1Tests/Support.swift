@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 
 @testable import AuthKit
-@testable import AuthKitOAuth1
+@_spi(Reproducible) @testable import AuthKitOAuth1
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

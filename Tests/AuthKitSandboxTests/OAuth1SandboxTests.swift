@@ -1,5 +1,5 @@
 import AuthKit
-import AuthKitOAuth1
+@_spi(Reproducible) import AuthKitOAuth1
 import AuthKitSandbox
 import AuthKitTestSupport
 import Foundation
@@ -46,7 +46,7 @@ import Testing
             let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: settings)
             let credential = try await client.authorize(using: sandbox.userAgent())
             #expect(!credential.accessToken.isEmpty)
-            await #expect { try await client.authorize(using: sandbox.userAgent(.deny)) } throws: { error in
+            await #expect { try await client.authorize(using: sandbox.userAgent(approving: false)) } throws: { error in
                 (error as? AuthKitError)?.isAccessDenied == true
             }
         }

@@ -43,7 +43,7 @@ import Testing
     @Test func deniedConsentIsAccessDenied() async throws {
         try await Sandbox.with(emulating: try bundled("github")) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
-            await #expect { try await client.authorize(using: sandbox.userAgent(.deny)) } throws: { error in
+            await #expect { try await client.authorize(using: sandbox.userAgent(approving: false)) } throws: { error in
                 (error as? AuthKitError)?.isAccessDenied == true
             }
         }

@@ -17,7 +17,7 @@ import Testing
         #expect(response.status == .ok)
 
         // A user who says no is an error your code must handle.
-        await #expect { try await client.authorize(using: sandbox.userAgent(.deny)) } throws: { error in
+        await #expect { try await client.authorize(using: sandbox.userAgent(approving: false)) } throws: { error in
             (error as? AuthKitError)?.isAccessDenied == true
         }
     }

@@ -31,7 +31,7 @@ import Testing
             }
 
             // A user who says no comes back with access_denied, not a code.
-            let denied = try await sandbox.userAgent(.deny).redirect(for: try await backend.startSignIn())
+            let denied = try await sandbox.userAgent(approving: false).redirect(for: try await backend.startSignIn())
             await #expect { try await backend.finishSignIn(callbackURL: denied) } throws: { error in
                 (error as? AuthKitError)?.isAccessDenied == true
             }

@@ -3,10 +3,12 @@ import Testing
 
 /// Each product's public surface is what docs/library.md's "The public API"
 /// lists for it: a new public type must be added there on purpose. `AuthKit`
-/// stays at or under 37 types (34, and the three typed reasons of `network`,
+/// stays at or under 36 types (33, and the three typed reasons of `network`,
 /// `invalidResponse` and `store` errors a caller can switch on), all products
-/// together at or under 61 (issue 45 aims at 45). No public declaration
-/// takes or returns a raw pointer.
+/// together at or under 56 (issue 45 aimed at 45; docs/library.md says what
+/// the rest are and why they stay). No public declaration
+/// takes or returns a raw pointer. `@_spi` declarations are not API (a
+/// caller must ask for them by name) and are not counted.
 @Suite struct PublicAPITests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -51,7 +53,7 @@ import Testing
         #expect(
             listed.subtracting(declared).isEmpty,
             "in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
-        #expect(declared.count <= 37, "\(declared.count) public types; the target is 37 or fewer")
+        #expect(declared.count <= 36, "\(declared.count) public types; the target is 36 or fewer")
     }
 
     /// Every other product's list, and the count over all of them.
@@ -75,7 +77,7 @@ import Testing
             total += declared.count
         }
         total += try Self.publicTypes().count
-        #expect(total <= 61, "\(total) public types across the products; the bound is 61")
+        #expect(total <= 56, "\(total) public types across the products; the bound is 56")
     }
 
     @Test func noPublicDeclarationUsesRawPointers() throws {

@@ -1,4 +1,4 @@
-import AuthKitOAuth1
+@_spi(Reproducible) import AuthKitOAuth1
 import Foundation
 
 /// OAuth 1.0a HMAC-SHA1 signing of X's documented example request

@@ -11,6 +11,16 @@
     import Foundation
     import HTTPTypes
 
+    /// An ``HTTPClient`` on Foundation's `URLSession`: the default on Apple
+    /// platforms, and on Linux (in `AuthKitFoundationNetworking`) a choice to
+    /// make only for servers you trust, since FoundationNetworking cannot bound
+    /// what it reads (docs/http.md, "Its limits on Linux").
+    ///
+    /// `timeout` is the longest silence allowed between bytes.
+    public func urlSessionHTTPClient(timeout: TimeInterval = 30) -> any HTTPClient {
+        URLSessionHTTPClient(timeout: timeout)
+    }
+
     /// ``HTTPClient`` on Foundation's `URLSession` (libcurl on Linux).
     ///
     /// A data task with a delegate, so that, as ``HTTPClient`` requires, a
@@ -30,13 +40,16 @@
     /// reader and stops both at the size cap.
     /// `timeout` is the longest silence allowed between bytes; AuthKit adds a
     /// total deadline per request on top (see `RequestPolicy`).
-    public struct URLSessionHTTPClient: HTTPClient {
+    ///
+    /// Reached through ``urlSessionHTTPClient(timeout:)`` (and, on Apple
+    /// platforms, ``platformHTTPClient(timeout:)``): the concrete type is not API.
+    package struct URLSessionHTTPClient: HTTPClient {
         /// Seconds without any bytes after which a request fails.
-        public var timeout: TimeInterval
+        package var timeout: TimeInterval
         private let session: URLSession
         private let delegate: TaskDelegate
 
-        public init(timeout: TimeInterval = 30) {
+        package init(timeout: TimeInterval = 30) {
             self.timeout = timeout
             let configuration = URLSessionConfiguration.ephemeral
             configuration.timeoutIntervalForRequest = timeout
@@ -49,7 +62,7 @@
             self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         }
 
-        public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
             let display = request.url?.redactedForLogs ?? "(no URL)"
             guard let url = request.url else {
                 throw AuthKitError.network(

@@ -4,7 +4,11 @@
     import Security
 
     /// A ``AuthKit/CredentialStore`` in the Keychain: one generic-password item
-    /// per credential (layout and queries: ``KeychainItemLayout``).
+    /// per credential: service `service`, account `provider` or
+    /// `provider/label` (provider ids cannot contain `/`), the credential's
+    /// JSON as the data. Not synchronized to other devices; by default
+    /// readable after the first unlock, so a background refresh works while
+    /// the device is locked but the tokens never leave it in a backup.
     ///
     /// Refresh locking: the Keychain has no locks. Within the app, refreshes of
     /// one credential are serialised by AuthKit's in-process lock. An app and its
@@ -13,14 +17,30 @@
     /// the refresh takes an `flock` there, as `FileCredentialStore` does beside
     /// its file, so a rotating refresh token is sent once (RFC 9700 §4.14.2).
     public struct KeychainCredentialStore: CredentialStore {
-        public let layout: KeychainItemLayout
+        /// The items and queries, built in portable code so they are tested on Linux.
+        package let layout: KeychainItemLayout
         /// Where cross-process refresh locks live (an app group container); `nil`: this process only.
         public let lockDirectory: URL?
 
-        public init(layout: KeychainItemLayout = KeychainItemLayout(), lockDirectory: URL? = nil) {
-            self.layout = layout
+        /// - Parameters:
+        ///   - service: `kSecAttrService` of every item.
+        ///   - accessGroup: `kSecAttrAccessGroup`, to share the credentials with
+        ///     an app extension (the group must be in the app's
+        ///     `keychain-access-groups` entitlement).
+        ///   - accessibility: when the items can be read.
+        ///   - lockDirectory: see ``lockDirectory``.
+        public init(
+            service: String = "dev.authkit.credentials", accessGroup: String? = nil,
+            accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly, lockDirectory: URL? = nil
+        ) {
+            self.layout = KeychainItemLayout(service: service, accessGroup: accessGroup, accessibility: accessibility)
             self.lockDirectory = lockDirectory
         }
+
+        /// The service, access group and accessibility the items are written with.
+        public var service: String { layout.service }
+        public var accessGroup: String? { layout.accessGroup }
+        public var accessibility: KeychainAccessibility { layout.accessibility }
 
         public func credential(for key: CredentialKey) async throws -> Credential? {
             var result: CFTypeRef?

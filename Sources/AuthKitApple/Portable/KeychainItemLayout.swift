@@ -11,15 +11,15 @@ import Foundation
 /// credential's JSON as the data. Not synchronized to other devices, and
 /// readable after the first unlock by default, so a background refresh works
 /// while the device is locked but the tokens never leave it in a backup.
-public struct KeychainItemLayout: Sendable, Hashable {
+package struct KeychainItemLayout: Sendable, Hashable {
     /// `kSecAttrService` of every item (`dev.authkit.credentials`).
-    public var service: String
+    package var service: String
     /// `kSecAttrAccessGroup`: share the credentials with an app extension
     /// (the group must be in the app's `keychain-access-groups` entitlement).
-    public var accessGroup: String?
-    public var accessibility: KeychainAccessibility
+    package var accessGroup: String?
+    package var accessibility: KeychainAccessibility
 
-    public init(
+    package init(
         service: String = "dev.authkit.credentials", accessGroup: String? = nil,
         accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly
     ) {

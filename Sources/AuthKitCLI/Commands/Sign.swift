@@ -1,6 +1,6 @@
 import ArgumentParser
 import AuthKit
-import AuthKitOAuth1
+@_spi(Reproducible) import AuthKitOAuth1
 import HTTPTypes
 
 #if canImport(FoundationEssentials)

@@ -53,7 +53,20 @@ public struct OAuth1Client: Authenticator {
         settings: ClientSettings,
         httpClient: (any HTTPClient)? = nil,
         logger: Logger = Logger(label: "authkit.oauth1"),
-        nonceAndTimestamp: NonceAndTimestamp = .live,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
+        try self.init(
+            descriptor: descriptor, settings: settings, httpClient: httpClient, logger: logger,
+            nonceAndTimestamp: .live, now: now)
+    }
+
+    /// With a fixed nonce and timestamp, for tests that compare signatures.
+    @_spi(Reproducible) public init(
+        descriptor: ProviderDescriptor,
+        settings: ClientSettings,
+        httpClient: (any HTTPClient)? = nil,
+        logger: Logger = Logger(label: "authkit.oauth1"),
+        nonceAndTimestamp: NonceAndTimestamp,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         guard descriptor.protocol == .oauth1, let endpoints = descriptor.oauth1 else {

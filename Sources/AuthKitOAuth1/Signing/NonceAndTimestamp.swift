@@ -19,7 +19,11 @@ import AuthKit
 /// production use ``live``: "the nonce value MUST be unique across all requests
 /// with the same timestamp" and the timestamp is "the number of seconds since
 /// January 1, 1970 00:00:00 GMT".
-public struct NonceAndTimestamp: Sendable {
+///
+/// Not part of the stable API: `@_spi(Reproducible) import AuthKitOAuth1`
+/// reaches it, for a test or benchmark that must reproduce a published
+/// signature (`authkit sign --nonce --timestamp` does the same).
+@_spi(Reproducible) public struct NonceAndTimestamp: Sendable {
     public var nonce: @Sendable () -> String
     public var timestamp: @Sendable () -> String
 

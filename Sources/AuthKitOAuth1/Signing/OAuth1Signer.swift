@@ -27,14 +27,25 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
     /// Whether to send `oauth_version="1.0"`. RFC 5849 §3.1 makes it optional;
     /// Twitter's documentation sends it, RFC 5849's own examples do not.
     public var includesVersion: Bool
-    public var nonceAndTimestamp: NonceAndTimestamp
+    /// Fresh per request in use; fixed by tests and `authkit sign` to
+    /// reproduce a published example.
+    @_spi(Reproducible) public var nonceAndTimestamp: NonceAndTimestamp
     /// The immutable part, shared by copies: one reference to retain when the
     /// signer is passed around, not one per field.
     private let core: SignerCore
 
     public init(
         consumerKey: String, consumerSecret: String, signatureMethod: OAuth1SignatureMethod = .hmacSHA1,
-        includesVersion: Bool = true, nonceAndTimestamp: NonceAndTimestamp = .live
+        includesVersion: Bool = true
+    ) {
+        self.init(
+            consumerKey: consumerKey, consumerSecret: consumerSecret, signatureMethod: signatureMethod,
+            includesVersion: includesVersion, nonceAndTimestamp: .live)
+    }
+
+    @_spi(Reproducible) public init(
+        consumerKey: String, consumerSecret: String, signatureMethod: OAuth1SignatureMethod = .hmacSHA1,
+        includesVersion: Bool = true, nonceAndTimestamp: NonceAndTimestamp
     ) {
         self.core = SignerCore(
             consumerKey: consumerKey, consumerSecret: consumerSecret, signatureMethod: signatureMethod)
