@@ -34,7 +34,14 @@ import Testing
         let command =
             "env AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test AUTHKIT_GITHUB_CLIENT_SECRET=wait-secret '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 30"
         try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
-        try await Task.sleep(for: .milliseconds(3500)) // 35 redraws of the spinner
+        // The wait screen first (a busy machine can take seconds to start
+        // the program: a fixed pause saw an empty screen in CI), then 35
+        // redraws of the spinner, which must not leave stale lines.
+        for _ in 0..<80 {
+            try await Task.sleep(for: .milliseconds(250))
+            if try await tmux(["capture-pane", "-p", "-t", session]).contains("Waiting for you") { break }
+        }
+        try await Task.sleep(for: .milliseconds(3500))
         let screen = try await tmux(["capture-pane", "-p", "-J", "-t", session]) // -J joins lines the terminal wrapped
         let raw = try await tmux(["capture-pane", "-p", "-t", session])
         try await tmux(["kill-session", "-t", session])
