@@ -63,6 +63,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
+        // JOSE: ID token signatures (OpenID Connect), on swift-crypto.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         // Tests only: a TLS server whose certificate no CA vouches for.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
     ],
@@ -82,6 +84,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // On Linux, AuthKit's URLSession transport and URLRequest signing: they
@@ -187,6 +190,9 @@ let package = Package(
                 "AuthKit", "AuthKitFoundationNetworking", "AuthKitTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                // An OpenID provider's signing keys, independent of the verifier's jwt-kit.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             exclude: ["Corpus"] // data the tests read by path, not sources
         ),

@@ -8,10 +8,11 @@ public func testDescriptor(
     id: String, name: String? = nil, protocol kind: ProtocolKind, authorization: DescriptorFile.Authorization? = nil,
     token: DescriptorFile.Token? = nil, pkce: PKCEMode? = nil, issuer: DescriptorFile.Issuer? = nil,
     followUp: DescriptorFile.Template? = nil, refresh: DescriptorFile.Template? = nil,
-    revocation: DescriptorFile.Template? = nil, oauth1: DescriptorFile.OAuth1? = nil
+    revocation: DescriptorFile.Template? = nil, oauth1: DescriptorFile.OAuth1? = nil,
+    openid: DescriptorFile.OpenID? = nil
 ) -> ProviderDescriptor {
     DescriptorFile(
         id: id, name: name, protocol: kind, authorization: authorization, token: token, pkce: pkce, issuer: issuer,
-        followUp: followUp, refresh: refresh, revocation: revocation, oauth1: oauth1
+        openid: openid, followUp: followUp, refresh: refresh, revocation: revocation, oauth1: oauth1
     ).resolved(source: "\(id).json (test)")
 }

@@ -543,7 +543,8 @@ import Testing
         let full = Credential(
             providerID: "p", label: "l", kind: .oauth1, accessToken: "a", tokenType: "OAuth", refreshToken: "r",
             tokenSecret: "s", expiresAt: fixedNow, scopes: ["x"], obtainedAt: fixedNow, rawFields: ["k": .null],
-            endpointOrigins: ["https://example.com"], refreshTokenExpiresAt: fixedNow)
+            endpointOrigins: ["https://example.com"], refreshTokenExpiresAt: fixedNow,
+            identity: Identity(issuer: "https://op.example", subject: "s"))
         let written = try #require(
             try JSONSerialization.jsonObject(with: JSONEncoder.credentials.encode(full)) as? [String: Any])
         #expect(Set(written.keys) == Credential.memberNames)

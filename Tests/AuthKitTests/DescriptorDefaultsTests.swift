@@ -18,7 +18,8 @@ import Testing
          "authorization": {"url": "https://as.example/authorize"}, "token": {"url": "https://as.example/token"},
          "redirect": {}, "scopes": {}, "issuer": {"identifier": "https://as.example"},
          "followUp": {"url": "https://as.example/follow"}, "refresh": {"url": "https://as.example/refresh"},
-         "revocation": {"url": "https://as.example/revoke"}, "device": {"url": "https://as.example/device"}}
+         "revocation": {"url": "https://as.example/revoke"}, "device": {"url": "https://as.example/device"},
+         "openid": {"keys": "https://as.example/jwks"}}
         """#
     static let minimalOAuth1 = #"""
         {"id": "d1", "protocol": "oauth1", "oauth1": {"requestTokenURL": "https://as.example/rt",

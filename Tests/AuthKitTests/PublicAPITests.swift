@@ -3,9 +3,9 @@ import Testing
 
 /// Each product's public surface is what docs/library.md's "The public API"
 /// lists for it: a new public type must be added there on purpose. `AuthKit`
-/// stays at or under 36 types (33, and the three typed reasons of `network`,
-/// `invalidResponse` and `store` errors a caller can switch on), all products
-/// together at or under 56 (issue 45 aimed at 45; docs/library.md says what
+/// stays at or under 38 types (34, the three typed reasons of `network`,
+/// `invalidResponse` and `store` errors a caller can switch on, and why an ID
+/// token was refused), all products together at or under 58 (issue 45 aimed at 45; docs/library.md says what
 /// the rest are and why they stay). No public declaration
 /// takes or returns a raw pointer. `@_spi` declarations are not API (a
 /// caller must ask for them by name) and are not counted.
@@ -53,7 +53,7 @@ import Testing
         #expect(
             listed.subtracting(declared).isEmpty,
             "in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
-        #expect(declared.count <= 36, "\(declared.count) public types; the target is 36 or fewer")
+        #expect(declared.count <= 38, "\(declared.count) public types; the target is 38 or fewer")
     }
 
     /// Every other product's list, and the count over all of them.
@@ -77,7 +77,7 @@ import Testing
             total += declared.count
         }
         total += try Self.publicTypes().count
-        #expect(total <= 56, "\(total) public types across the products; the bound is 56")
+        #expect(total <= 58, "\(total) public types across the products; the bound is 58")
     }
 
     @Test func noPublicDeclarationUsesRawPointers() throws {

@@ -47,6 +47,9 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// When the refresh token stops working (from `refresh_token_expires_in`;
     /// GitHub's live six months): after it, the user must sign in again.
     public var refreshTokenExpiresAt: Date?
+    /// Who signed in, from the ID token AuthKit verified (OpenID Connect);
+    /// `nil` when the sign-in asked for no identity or the provider offers none.
+    public var identity: Identity?
 
     public init(
         providerID: String,
@@ -61,8 +64,10 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         obtainedAt: Date = Date(),
         rawFields: [String: JSONValue] = [:],
         endpointOrigins: [String]? = nil,
-        refreshTokenExpiresAt: Date? = nil
+        refreshTokenExpiresAt: Date? = nil,
+        identity: Identity? = nil
     ) {
+        self.identity = identity
         self.providerID = providerID
         self.label = CredentialKey.normalized(label)
         self.kind = kind
@@ -122,13 +127,14 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
             obtainedAt: obtainedAt,
             rawFields: try container.decode([String: JSONValue].self, forKey: .rawFields),
             endpointOrigins: try container.decodeIfPresent([String].self, forKey: .endpointOrigins),
-            refreshTokenExpiresAt: try date(.refreshTokenExpiresAt))
+            refreshTokenExpiresAt: try date(.refreshTokenExpiresAt),
+            identity: try container.decodeIfPresent(Identity.self, forKey: .identity))
     }
 
     /// Spelled out (rather than synthesized) so ``memberNames`` can list them.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case providerID, label, kind, accessToken, tokenType, refreshToken, tokenSecret, expiresAt, scopes
-        case obtainedAt, rawFields, endpointOrigins, refreshTokenExpiresAt
+        case obtainedAt, rawFields, endpointOrigins, refreshTokenExpiresAt, identity
     }
 
     /// The member names of a stored credential this version reads and

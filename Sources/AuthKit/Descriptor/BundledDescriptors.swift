@@ -1926,6 +1926,16 @@ enum BundledDescriptors {
         "includedInResponse": { "default": false, "type": "boolean", "description": "The server always sends iss; a response without it is rejected. Default false." }
       }
     },
+    "openid": {
+      "type": "object",
+      "required": ["keys"],
+      "additionalProperties": false,
+      "description": "OpenID Connect: a sign-in that asks for openid verifies the ID token against these keys and issuer.identifier.",
+      "properties": {
+        "keys": { "type": "string", "minLength": 1, "description": "The provider's JWK Set (jwks_uri)." },
+        "signingAlgorithms": { "default": ["RS256"], "type": "array", "items": { "enum": ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"] }, "description": "id_token_signing_alg_values_supported. Default RS256." }
+      }
+    },
     "followUp": { "$ref": "#/$defs/requestTemplate", "description": "A second call after the token exchange (Instagram's long-lived token)." },
     "refresh": { "$ref": "#/$defs/requestTemplate", "description": "A provider's own refresh call. Absent: RFC 6749 §6 at the token endpoint." },
     "revocation": { "$ref": "#/$defs/requestTemplate", "description": "How to revoke. With only url: RFC 7009." },

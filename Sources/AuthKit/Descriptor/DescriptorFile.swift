@@ -20,6 +20,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
     package var token: Token?
     package var pkce: PKCEMode?
     package var issuer: Issuer?
+    package var openid: OpenID?
     package var followUp: Template?
     package var refresh: Template?
     package var revocation: Template?
@@ -117,6 +118,14 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
     package struct Issuer: Codable, Sendable, Hashable {
         package var identifier: String
         package var includedInResponse: Bool?
+    }
+
+    /// OpenID Connect (the issuer is `issuer.identifier`).
+    package struct OpenID: Codable, Sendable, Hashable {
+        /// `jwks_uri`.
+        package var keys: String
+        /// `id_token_signing_alg_values_supported`; RS256 when absent.
+        package var signingAlgorithms: [String]?
     }
 
     package struct OAuth1: Codable, Sendable, Hashable {
@@ -232,7 +241,13 @@ extension DescriptorFile {
                     invalidateTokenURL: $0.invalidateTokenURL)
             },
             // None: any origin, as before the field existed.
-            apiOrigins: APIOrigins(api?.origins ?? []))
+            apiOrigins: APIOrigins(api?.origins ?? []),
+            openID: openid.map {
+                // OpenID Connect Core §15.1: RS256 is the one every provider supports.
+                OpenIDSettings(
+                    keySetURL: $0.keys,
+                    algorithms: Set(($0.signingAlgorithms ?? ["RS256"]).compactMap(IDTokenAlgorithm.init(rawValue:))))
+            })
     }
 
     private static func resolve(_ template: Template, responseFallback: ResponseMapping?) -> RequestTemplate {
@@ -325,6 +340,9 @@ extension DescriptorFile {
             pkce: descriptor.pkce,
             issuer: descriptor.issuer.map {
                 Issuer(identifier: $0.identifier, includedInResponse: $0.includedInResponse)
+            },
+            openid: descriptor.openID.map {
+                OpenID(keys: $0.keySetURL, signingAlgorithms: $0.algorithms.map(\.rawValue).sorted())
             },
             followUp: descriptor.followUp.map(template),
             refresh: descriptor.refresh.map(template),

@@ -233,6 +233,26 @@ package struct DescriptorValidator: Sendable {
         if let issuer = descriptor.issuer, issuer.identifier.isEmpty {
             issue("issuer.identifier", "must not be empty.")
         }
+        if let openid = descriptor.openid {
+            checkEndpoint(openid.keys, field: "openid.keys", allowed: declared, issue: issue)
+            if descriptor.issuer == nil {
+                issue(
+                    "openid",
+                    "needs issuer.identifier: an ID token's iss is compared with it (OpenID Connect Core §3.1.3.7); give the provider's issuer, as its discovery document names it."
+                )
+            }
+            let accepted = Set(IDTokenAlgorithm.allCases.map(\.rawValue))
+            for name in openid.signingAlgorithms ?? [] where !accepted.contains(name) {
+                issue(
+                    "openid.signingAlgorithms",
+                    "'\(DisplayText.sanitized(name, limit: 20))' is not an algorithm AuthKit verifies ID tokens with; use \(IDTokenAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))."
+                )
+            }
+            if openid.signingAlgorithms?.isEmpty == true {
+                issue(
+                    "openid.signingAlgorithms", "is empty; leave it out for RS256, or list the provider's algorithms.")
+            }
+        }
     }
 
     /// An OAuth 1.0a descriptor's `oauth1` section.

@@ -40,6 +40,10 @@ public struct ProviderDescriptor: Sendable, Hashable {
     package var token: TokenEndpoint?
     package var pkce: PKCEMode
     package var issuer: IssuerSettings?
+    /// OpenID Connect: where the provider's signing keys are, and which
+    /// algorithms it signs ID tokens with. With it, a sign-in that asks for
+    /// `openid` verifies the ID token and keeps the identity it names.
+    package var openID: OpenIDSettings?
     /// A second call that turns the first token into the one to keep
     /// (Instagram's short-lived → long-lived exchange); fields its answer
     /// lacks (refresh token, scopes) are carried over.
@@ -84,8 +88,10 @@ public struct ProviderDescriptor: Sendable, Hashable {
         authorization: AuthorizationEndpoint?, token: TokenEndpoint?, pkce: PKCEMode, issuer: IssuerSettings?,
         followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?,
         device: DeviceEndpoint? = nil,
-        refreshPolicy: RefreshPolicy, oauth1: OAuth1Endpoints?, apiOrigins: APIOrigins = APIOrigins([])
+        refreshPolicy: RefreshPolicy, oauth1: OAuth1Endpoints?, apiOrigins: APIOrigins = APIOrigins([]),
+        openID: OpenIDSettings? = nil
     ) {
+        self.openID = openID
         self.id = id
         self.name = name
         self.protocol = `protocol`
@@ -217,6 +223,17 @@ package struct IssuerSettings: Sendable, Hashable {
     /// The server sends `iss` in every authorization response
     /// (`authorization_response_iss_parameter_supported`); a response without one is rejected.
     package var includedInResponse: Bool
+}
+
+/// An OpenID provider's signing keys (OpenID Connect Discovery §3
+/// `jwks_uri`, `id_token_signing_alg_values_supported`). The issuer is the
+/// descriptor's ``IssuerSettings/identifier``.
+package struct OpenIDSettings: Sendable, Hashable {
+    /// The JWK Set the provider signs ID tokens with (may hold `{placeholders}`).
+    package var keySetURL: String
+    /// The algorithms AuthKit accepts from it: those the descriptor lists
+    /// (RS256 when it lists none, Core §15.1) that AuthKit verifies.
+    package var algorithms: Set<IDTokenAlgorithm>
 }
 
 /// How the provider spells scopes.

@@ -61,6 +61,9 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     case notSupported(providerID: String, Capability)
     /// The calling code used the API in a way it does not allow.
     case misuse(Misuse)
+    /// The provider's ID token was refused (OpenID Connect Core §3.1.3.7):
+    /// nothing was stored. `reason` says which check failed.
+    case idTokenRejected(providerID: String, reason: IDTokenProblem)
     /// The user or the caller cancelled.
     case cancelled
 
@@ -214,6 +217,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
             }
         case .misuse(let misuse):
             return misuse.description
+        case .idTokenRejected:
+            return summary + " Nothing was stored. If the provider's keys or issuer changed, check its descriptor."
         case .cancelled:
             return "Cancelled."
         }
@@ -253,6 +258,8 @@ extension AuthKitError {
                 return
                     "The \(providerID) descriptor names no authorization endpoint: it signs in only with the device grant (RFC 8628)."
             }
+        case .idTokenRejected(let providerID, let reason):
+            return "The \(providerID) ID token was refused: \(reason)."
         default:
             return description
         }
@@ -344,4 +351,6 @@ public enum FlowStep: String, Sendable, Hashable, Codable {
     case devicePolling = "device token request"
     /// RFC 8414 §3: reading an authorization server's metadata.
     case discovery = "server metadata request"
+    /// RFC 7517 §5, OpenID Connect Core §10.1: reading the provider's signing keys.
+    case keySet = "signing key set request"
 }

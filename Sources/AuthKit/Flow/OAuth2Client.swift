@@ -60,7 +60,7 @@ public struct OAuth2Client: Authenticator {
     /// Parameters AuthKit sets itself; callers cannot override them.
     static let reservedParameters: Set<String> = [
         "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method",
-        "client_secret",
+        "client_secret", "nonce",
     ]
 
     /// Builds the authorization URL (RFC 6749 §4.1.1) and the attempt to keep until the redirect.
@@ -95,6 +95,9 @@ public struct OAuth2Client: Authenticator {
         // A public client (no secret) always uses PKCE: nothing else binds the
         // code to it (RFC 8252 §8.1, RFC 9700 §2.1.1).
         let pkce = descriptor.pkce.isEnabled || client.clientSecret == nil ? PKCE() : nil
+        // OpenID Connect Core §3.1.2.1: a nonce binds the ID token to this
+        // attempt, when the provider's descriptor says how to verify one.
+        let nonce = client.openID != nil && scopes.contains("openid") ? SecureRandom.token() : nil
 
         var pairs = [(String, String)]()
         if authorization.sendResponseType { pairs.append(("response_type", "code")) }
@@ -104,6 +107,7 @@ public struct OAuth2Client: Authenticator {
             pairs.append((authorization.scopeParameter, scopes.joined(separator: descriptor.scopes.separator)))
         }
         pairs.append(("state", state))
+        if let nonce { pairs.append(("nonce", nonce)) }
         if let pkce {
             pairs.append(("code_challenge", pkce.challenge))
             pairs.append(("code_challenge_method", pkce.method))
@@ -126,7 +130,7 @@ public struct OAuth2Client: Authenticator {
             providerID: descriptor.id, state: state, codeVerifier: pkce?.verifier, redirectURI: redirectURI,
             expectedIssuer: descriptor.issuer?.identifier,
             issuerRequired: descriptor.issuer?.includedInResponse ?? false,
-            scopes: scopes, createdAt: now())
+            scopes: scopes, createdAt: now(), nonce: nonce)
         return (url, pending)
     }
 
@@ -228,7 +232,7 @@ public struct OAuth2Client: Authenticator {
         let refreshed: Credential
         do {
             refreshed = try await coordinator.refresh(credential) { [calls] in
-                let refreshed: Credential
+                var refreshed: Credential
                 if let template = client.descriptor.refresh {
                     refreshed = try await calls.run(template, step: .refresh, for: credential)
                 } else {
@@ -238,6 +242,13 @@ public struct OAuth2Client: Authenticator {
                     refreshed = try await calls.refreshAtTokenEndpoint(credential, refreshToken: refreshToken)
                 }
                 calls.warnIfUnusable(refreshed, refreshedFrom: credential)
+                // Core §12.2: a new ID token names the same user; without
+                // one, the user is still the one who signed in.
+                if let previous = credential.identity {
+                    refreshed.identity =
+                        try await calls.verifiedIdentity(
+                            in: refreshed, nonce: nil, code: nil, previous: previous, required: false) ?? previous
+                }
                 return refreshed
             }
         } catch AuthKitError.providerError(.refresh, let response) where response.code == "invalid_grant" {

@@ -27,11 +27,15 @@ public struct PendingAuthorization: Codable, Sendable, Hashable {
     /// Scopes requested, used when the token response does not list the granted ones.
     public var scopes: [String]
     public var createdAt: Date
+    /// The OpenID Connect `nonce` sent with the request (Core §3.1.2.1), which
+    /// the ID token must carry back; `nil` when no ID token was asked for.
+    public var nonce: String?
 
     public init(
         providerID: String, state: String, codeVerifier: String?, redirectURI: String,
-        expectedIssuer: String?, issuerRequired: Bool, scopes: [String], createdAt: Date
+        expectedIssuer: String?, issuerRequired: Bool, scopes: [String], createdAt: Date, nonce: String? = nil
     ) {
+        self.nonce = nonce
         self.providerID = providerID
         self.state = state
         self.codeVerifier = codeVerifier

@@ -35,6 +35,9 @@ struct ResolvedClient: Sendable {
     /// (placeholders filled in): recorded on every credential issued, checked
     /// before any of its tokens is sent for refresh or revocation.
     let endpointOrigins: [String]
+    /// OpenID Connect, with placeholders filled in: the issuer an ID token's
+    /// `iss` must be, the key set, the algorithms (``OpenIDSettings``).
+    let openID: (issuer: String, keySet: URL, algorithms: Set<IDTokenAlgorithm>)?
     /// The variables every request shares: the placeholders' values, the
     /// client id and secret, the redirect URI. A credential's tokens are
     /// added per request (``variables(for:)``).
@@ -100,6 +103,20 @@ struct ResolvedClient: Sendable {
                         .flatMap { URL(string: $0)?.origin }
                 })
         ).sorted()
+        if let openID = descriptor.openID, let issuer = descriptor.issuer {
+            let keys = try placeholders.render(openID.keySetURL, inURL: true, field: "openid.keys")
+            guard let keySet = URL(string: keys), keySet.host != nil else {
+                throw AuthKitError.invalidFile([
+                    FileIssue(file: descriptor.source, field: "openid.keys", problem: "is not an absolute URL.")
+                ])
+            }
+            self.openID = (
+                try placeholders.render(issuer.identifier, inURL: true, field: "issuer.identifier"), keySet,
+                openID.algorithms
+            )
+        } else {
+            self.openID = nil
+        }
         var values = placeholderValues
         values["client_id"] = clientID
         values["redirect_uri"] = redirectURI

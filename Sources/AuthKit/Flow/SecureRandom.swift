@@ -79,6 +79,38 @@ package enum Base64URL {
         return input.withUnsafeBytes { encode($0) }
     }
 
+    /// The bytes of unpadded base64url text (RFC 7515 §2, as JWS parts are
+    /// written); `nil` for any character outside the alphabet, padding
+    /// included, or a length no encoding has.
+    package static func decode(_ text: Substring) -> [UInt8]? {
+        var values: [UInt8] = []
+        values.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(byte - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(byte - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(byte - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "-"): values.append(62)
+            case UInt8(ascii: "_"): values.append(63)
+            default: return nil
+            }
+        }
+        guard values.count % 4 != 1 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(values.count * 3 / 4)
+        var index = 0
+        while index < values.count {
+            let chunk = values[index..<min(index + 4, values.count)]
+            var bits: UInt32 = 0
+            for value in chunk { bits = bits << 6 | UInt32(value) }
+            bits <<= UInt32(6 * (4 - chunk.count))
+            let produced = chunk.count - 1
+            for shift in [16, 8, 0].prefix(produced) { output.append(UInt8(truncatingIfNeeded: bits >> UInt32(shift))) }
+            index += 4
+        }
+        return output
+    }
+
     /// The encoder on raw bytes: 3 bytes become 4 characters; a final 1 or 2
     /// bytes become 2 or 3 characters, with no `=` padding.
     package static func encode(_ input: UnsafeRawBufferPointer) -> String {

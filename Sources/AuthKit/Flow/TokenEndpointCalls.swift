@@ -58,13 +58,47 @@ final class TokenEndpointCalls: Sendable {
         var credential = try await callTokenEndpoint(
             parameters, secrets: [code, pending.codeVerifier ?? ""], step: .tokenExchange,
             previous: nil, requestedScopes: grantedScopes ?? pending.scopes, label: label)
+        // The sign-in asked for an ID token: it is verified before anything
+        // else is done with the answer (OpenID Connect Core §3.1.3.7).
+        var identity: Identity?
+        if let nonce = pending.nonce {
+            identity = try await verifiedIdentity(
+                in: credential, nonce: nonce, code: code, previous: nil, required: true)
+        }
         if let followUp = descriptor.followUp {
             credential = try await run(followUp, step: .followUpExchange, for: credential)
         }
+        credential.identity = identity
         try requireBearer(
             credential, step: descriptor.followUp == nil ? .tokenExchange : .followUpExchange,
             secrets: [code, pending.codeVerifier ?? "", clientSecret ?? ""])
         return credential
+    }
+
+    /// The identity of the ID token in `credential`'s answer, verified; `nil`
+    /// when the descriptor has no OpenID Connect part. With `required`, an
+    /// answer without an ID token is refused (the sign-in asked for one).
+    func verifiedIdentity(
+        in credential: Credential, nonce: String?, code: String?, previous: Identity?, required: Bool
+    ) async throws -> Identity? {
+        guard let openID = client.openID else { return nil }
+        guard case .string(let token)? = credential.rawFields["id_token"] else {
+            if required { throw AuthKitError.idTokenRejected(providerID: descriptor.id, reason: .missing) }
+            return nil
+        }
+        let transport = self.transport
+        let verifier = IDTokenVerifier(
+            issuer: openID.issuer, clientID: client.clientID, algorithms: openID.algorithms
+        ) { refetch in
+            try await KeySetCache.shared.keys(at: openID.keySet, refetch: refetch, transport: transport)
+        }
+        do {
+            return try await verifier.verify(
+                token,
+                .init(nonce: nonce, accessToken: credential.accessToken, code: code, previous: previous), now: now())
+        } catch let problem as AuthKitError.IDTokenProblem {
+            throw AuthKitError.idTokenRejected(providerID: descriptor.id, reason: problem)
+        }
     }
 
     /// Refuses a sign-in's token of a type AuthKit cannot send, before it

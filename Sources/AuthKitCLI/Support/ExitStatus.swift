@@ -44,7 +44,7 @@ enum ExitStatus: Int32, CaseIterable {
         switch error {
         case let error as AuthKitError:
             switch error {
-            case .authorizationFailed, .providerError, .invalidResponse: self = .providerError
+            case .authorizationFailed, .providerError, .invalidResponse, .idTokenRejected: self = .providerError
             case .signInRequired(_, .refreshRefused): self = .providerError
             case .signInRequired(_, .noCredential): self = .usage
             case .notSupported(_, .deviceGrant): self = .usage // --device for a provider without it

@@ -1,0 +1,228 @@
+import Crypto
+import JWTKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Checks an ID token as OpenID Connect Core §3.1.3.7 asks, and says who
+/// signed in: the token's signature against the provider's published key
+/// (verified by jwt-kit), and every claim AuthKit relies on (checked here, so
+/// that each refusal is a case of ``AuthKitError/IDTokenProblem``).
+///
+/// The order matters: the header is read and its algorithm checked before any
+/// key is looked up, and no claim is read before the signature verifies.
+package struct IDTokenVerifier: Sendable {
+    /// The provider's issuer identifier, which `iss` must equal byte for byte.
+    package var issuer: String
+    /// This client's id, which `aud` must be (and `azp`, when present).
+    package var clientID: String
+    /// The algorithms the provider signs with (its metadata's
+    /// `id_token_signing_alg_values_supported`), meet AuthKit's own set.
+    package var algorithms: Set<IDTokenAlgorithm>
+    /// Clock skew allowed on `exp`, `iat` and `nbf`.
+    package var leeway: TimeInterval = 60
+    /// The provider's keys; `true` asks for a fresh copy (a key id not in
+    /// the set at hand: the provider may have rotated its keys).
+    package var keys: @Sendable (_ refetch: Bool) async throws -> JSONWebKeySet
+
+    package init(
+        issuer: String, clientID: String, algorithms: Set<IDTokenAlgorithm>,
+        keys: @escaping @Sendable (_ refetch: Bool) async throws -> JSONWebKeySet
+    ) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.algorithms = algorithms
+        self.keys = keys
+    }
+
+    /// What the token must match besides the provider and the client.
+    package struct Expectations: Sendable {
+        /// The nonce this sign-in sent; `nil` on a refresh (Core §12.2: a
+        /// refreshed token need not carry one).
+        package var nonce: String?
+        /// The access token it came with, for `at_hash`.
+        package var accessToken: String?
+        /// The authorization code, for `c_hash`.
+        package var code: String?
+        /// On a refresh, who signed in: `iss`, `sub` and `aud` must not change.
+        package var previous: Identity?
+
+        package init(nonce: String?, accessToken: String? = nil, code: String? = nil, previous: Identity? = nil) {
+            self.nonce = nonce
+            self.accessToken = accessToken
+            self.code = code
+            self.previous = previous
+        }
+    }
+
+    /// The verified identity, or ``AuthKitError/IDTokenProblem``.
+    package func verify(_ token: String, _ expected: Expectations, now: Date = Date()) async throws -> Identity {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else {
+            throw AuthKitError.IDTokenProblem.malformed("it has \(parts.count) parts, not header.claims.signature")
+        }
+        let header = try Self.object(parts[0], "header")
+        // §3.1.3.7 step 6-7: the algorithm first, from the provider's list.
+        guard let name = header.text("alg") else {
+            throw AuthKitError.IDTokenProblem.malformed("its header has no alg")
+        }
+        guard let algorithm = IDTokenAlgorithm(rawValue: name), algorithms.contains(algorithm) else {
+            throw AuthKitError.IDTokenProblem.algorithmNotAllowed(name)
+        }
+        if let critical = header["crit"] {
+            let names = if case .array(let values) = critical { values.compactMap(\.scalarText) } else { ["?"] }
+            throw AuthKitError.IDTokenProblem.criticalHeader(names)
+        }
+        if header["kid"] != nil, header.text("kid") == nil {
+            throw AuthKitError.IDTokenProblem.malformed("its header's kid is not a string")
+        }
+        let key = try await self.key(for: algorithm, kid: header.text("kid"))
+        try await Self.checkSignature(token, key: key, algorithm: algorithm)
+
+        let claims = try Self.object(parts[1], "claims")
+        return try check(claims, algorithm: algorithm, expected, now: now)
+    }
+
+    /// The one key the token can have been signed with: by `kid` (fetching
+    /// the set again once when it is not there), or the only key that fits
+    /// when the token names none (Core §10.1: with several keys, a `kid` MUST
+    /// be given).
+    func key(for algorithm: IDTokenAlgorithm, kid: String?) async throws -> [String: JSONValue] {
+        var candidates = try await keys(false).candidates(for: algorithm, kid: kid)
+        if candidates.isEmpty {
+            candidates = try await keys(true).candidates(for: algorithm, kid: kid)
+        }
+        guard candidates.count == 1, let key = candidates.first else {
+            throw AuthKitError.IDTokenProblem.unknownKey(kid: kid)
+        }
+        return key
+    }
+
+    /// jwt-kit verifies the signature, with a collection holding that key
+    /// alone, for that algorithm alone.
+    static func checkSignature(_ token: String, key: [String: JSONValue], algorithm: IDTokenAlgorithm) async throws {
+        var published = key
+        published["alg"] = .string(algorithm.rawValue)
+        published["kid"] = .string("verifying")
+        let collection = JWTKeyCollection()
+        do {
+            let jwk = try JSONDecoder().decode(JWK.self, from: try JSONEncoder().encode(published))
+            try await collection.add(jwk: jwk, isDefault: true)
+        } catch {
+            throw AuthKitError.IDTokenProblem.keySetUnusable("its key for \(algorithm.rawValue) cannot be read")
+        }
+        do {
+            _ = try await collection.verify(token, as: AnyClaims.self)
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
+            throw AuthKitError.IDTokenProblem.signatureInvalid
+        } catch {
+            // jwt-kit's other refusals (a signature of the wrong length, a
+            // payload that is not JSON) name the token's parts: not repeated.
+            throw AuthKitError.IDTokenProblem.signatureInvalid
+        }
+    }
+
+    /// The claims, in Core §3.1.3.7's order.
+    func check(_ claims: [String: JSONValue], algorithm: IDTokenAlgorithm, _ expected: Expectations, now: Date) throws
+        -> Identity
+    {
+        typealias Problem = AuthKitError.IDTokenProblem
+        // Step 2: iss, byte for byte (a look-alike in another script is another issuer).
+        guard let iss = claims.text("iss") else { throw Problem.missingClaim("iss") }
+        guard ExactText.same(iss, issuer) else { throw Problem.issuerMismatch(expected: issuer, received: iss) }
+        guard let sub = claims.text("sub"), !sub.isEmpty else { throw Problem.missingClaim("sub") }
+        // Step 3-5: aud names this client, and no one else it could be meant for.
+        let audiences: [String]
+        switch claims["aud"] {
+        case .string(let one)?: audiences = [one]
+        case .array(let many)?: audiences = many.compactMap { if case .string(let text) = $0 { text } else { nil } }
+        default: throw Problem.missingClaim("aud")
+        }
+        guard audiences.count == 1, ExactText.same(audiences[0], clientID) else {
+            throw Problem.audienceMismatch(clientID: clientID, received: audiences)
+        }
+        if claims["azp"] != nil {
+            guard let azp = claims.text("azp") else { throw Problem.missingClaim("azp") }
+            guard ExactText.same(azp, clientID) else {
+                throw Problem.authorizedPartyMismatch(clientID: clientID, received: azp)
+            }
+        }
+        // Step 9-10: the lifetime.
+        guard let expiry = Self.date(claims["exp"]) else { throw Problem.missingClaim("exp") }
+        guard let issued = Self.date(claims["iat"]) else { throw Problem.missingClaim("iat") }
+        if now.timeIntervalSince(expiry) > leeway { throw Problem.expired(at: expiry) }
+        if issued.timeIntervalSince(now) > leeway { throw Problem.notYetValid(until: issued) }
+        if claims["nbf"] != nil {
+            guard let notBefore = Self.date(claims["nbf"]) else { throw Problem.missingClaim("nbf") }
+            if notBefore.timeIntervalSince(now) > leeway { throw Problem.notYetValid(until: notBefore) }
+        }
+        // Step 11: the nonce this sign-in sent, and no other.
+        if let nonce = expected.nonce {
+            guard let received = claims.text("nonce"), ExactText.same(received, nonce) else {
+                throw Problem.nonceMismatch
+            }
+        }
+        // §3.1.3.8 and §3.3.2.11: the hashes bind the token to what came with it.
+        if let accessToken = expected.accessToken, claims["at_hash"] != nil {
+            guard claims.text("at_hash") == Self.halfHash(accessToken, algorithm) else {
+                throw Problem.accessTokenHashMismatch
+            }
+        }
+        if let code = expected.code, claims["c_hash"] != nil {
+            guard claims.text("c_hash") == Self.halfHash(code, algorithm) else { throw Problem.codeHashMismatch }
+        }
+        // §12.2: a refresh does not change who signed in.
+        if let previous = expected.previous {
+            if !ExactText.same(previous.issuer, iss) { throw Problem.identityChanged("iss") }
+            if !ExactText.same(previous.subject, sub) { throw Problem.identityChanged("sub") }
+            if let before = previous.claims["aud"], before != claims["aud"],
+                !(before == .string(clientID) && audiences == [clientID])
+            {
+                throw Problem.identityChanged("aud")
+            }
+        }
+        return Identity(verifiedClaims: claims, issuer: iss, subject: sub)
+    }
+
+    /// The left half of the token's hash, base64url (Core §3.1.3.6).
+    static func halfHash(_ value: String, _ algorithm: IDTokenAlgorithm) -> String {
+        let digest: [UInt8] =
+            switch algorithm.hashBits {
+            case 256: Array(SHA256.hash(data: Data(value.utf8)))
+            case 384: Array(SHA384.hash(data: Data(value.utf8)))
+            default: Array(SHA512.hash(data: Data(value.utf8)))
+            }
+        return Base64URL.encode(digest.prefix(digest.count / 2))
+    }
+
+    /// A NumericDate (RFC 7519 §2): seconds since the epoch, integer or not.
+    static func date(_ value: JSONValue?) -> Date? {
+        switch value {
+        case .integer(let seconds)?: Date(timeIntervalSince1970: TimeInterval(seconds))
+        case .number(let seconds)? where seconds.isFinite: Date(timeIntervalSince1970: seconds)
+        default: nil
+        }
+    }
+
+    /// One base64url part of the token as a JSON object.
+    static func object(_ part: Substring, _ name: String) throws -> [String: JSONValue] {
+        guard let bytes = Base64URL.decode(part) else {
+            throw AuthKitError.IDTokenProblem.malformed("its \(name) is not base64url")
+        }
+        guard case .object(let object)? = try? JSONParser.parse(bytes, repeatedNames: .refused) else {
+            throw AuthKitError.IDTokenProblem.malformed("its \(name) is not a JSON object")
+        }
+        return object
+    }
+}
+
+/// What jwt-kit decodes the claims as: nothing, since AuthKit reads them
+/// itself with its own strict parser once the signature has verified.
+private struct AnyClaims: JWTPayload {
+    init(from decoder: any Decoder) throws {}
+    func encode(to encoder: any Encoder) throws {}
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}

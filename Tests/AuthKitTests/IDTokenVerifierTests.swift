@@ -1,0 +1,300 @@
+import Crypto
+import CryptoExtras
+import Foundation
+import Testing
+
+@testable import AuthKit
+
+/// ID tokens from a hostile OpenID provider (issue 46): each must be refused
+/// with the check it fails, and the genuine one accepted. The provider's keys
+/// and signatures are made here with swift-crypto directly, not with the
+/// verifier's jwt-kit, so a shared mistake cannot pass unnoticed.
+@Suite struct IDTokenVerifierTests {
+    static let issuer = "https://op.example"
+    static let clientID = "client-1"
+    static let nonce = "n-0S6_WzA2Mj"
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// A provider with an EC P-256 key, an RSA key and an Ed25519 key.
+    struct Provider {
+        let ec = P256.Signing.PrivateKey()
+        let ed = Curve25519.Signing.PrivateKey()
+        let rsa: _RSA.Signing.PrivateKey
+
+        init() throws { rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048) }
+
+        var publicKeys: [[String: Any]] {
+            let point = ec.publicKey.x963Representation
+            let rsaPublic = try! rsa.publicKey.getKeyPrimitives()
+            return [
+                [
+                    "kty": "EC", "crv": "P-256", "kid": "ec-1", "use": "sig",
+                    "x": b64(point[1..<33]), "y": b64(point[33..<65]),
+                ],
+                ["kty": "RSA", "kid": "rsa-1", "n": b64(rsaPublic.modulus), "e": b64(rsaPublic.publicExponent)],
+                ["kty": "OKP", "crv": "Ed25519", "kid": "ed-1", "x": b64(ed.publicKey.rawRepresentation)],
+            ]
+        }
+
+        func keySet(_ extra: [[String: Any]] = []) throws -> JSONWebKeySet {
+            try JSONWebKeySet.parse(try JSONSerialization.data(withJSONObject: ["keys": publicKeys + extra]))
+        }
+
+        /// A token signed as the header says (`alg` ES256, RS256, PS256 or EdDSA).
+        func token(_ claims: [String: Any], header: [String: Any] = ["alg": "ES256", "kid": "ec-1"]) throws -> String {
+            let input =
+                b64(try JSONSerialization.data(withJSONObject: header)) + "."
+                + b64(try JSONSerialization.data(withJSONObject: claims))
+            let signature: Data
+            switch header["alg"] as? String {
+            case "ES256": signature = try ec.signature(for: Data(input.utf8)).rawRepresentation
+            case "RS256":
+                signature = try rsa.signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5).rawRepresentation
+            case "PS256": signature = try rsa.signature(for: Data(input.utf8), padding: .PSS).rawRepresentation
+            case "EdDSA": signature = try ed.signature(for: Data(input.utf8))
+            default: signature = Data()
+            }
+            return input + "." + b64(signature)
+        }
+
+        func verifier(_ keys: JSONWebKeySet? = nil, algorithms: Set<IDTokenAlgorithm> = Set(IDTokenAlgorithm.allCases))
+            throws -> IDTokenVerifier
+        {
+            let set = try keys ?? keySet()
+            return IDTokenVerifier(
+                issuer: IDTokenVerifierTests.issuer, clientID: IDTokenVerifierTests.clientID,
+                algorithms: algorithms, keys: { _ in set })
+        }
+    }
+
+    static func b64(_ bytes: some DataProtocol) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static var claims: [String: Any] {
+        [
+            "iss": issuer, "sub": "248289761001", "aud": clientID, "exp": Int(now.timeIntervalSince1970) + 600,
+            "iat": Int(now.timeIntervalSince1970) - 5, "nonce": nonce, "email": "alice@example.com",
+            "email_verified": true,
+        ]
+    }
+
+    static func changed(_ changes: [String: Any?]) -> [String: Any] {
+        var result = claims
+        for (name, value) in changes { result[name] = value }
+        return result
+    }
+
+    func refusal(_ verifier: IDTokenVerifier, _ token: String, _ expected: IDTokenVerifier.Expectations? = nil)
+        async -> AuthKitError.IDTokenProblem?
+    {
+        do {
+            _ = try await verifier.verify(token, expected ?? .init(nonce: Self.nonce), now: Self.now)
+            return nil
+        } catch let problem as AuthKitError.IDTokenProblem {
+            return problem
+        } catch {
+            Issue.record("not an IDTokenProblem: \(error)")
+            return nil
+        }
+    }
+
+    @Test(arguments: [
+        ["alg": "ES256", "kid": "ec-1"], ["alg": "RS256", "kid": "rsa-1"], ["alg": "PS256", "kid": "rsa-1"],
+        ["alg": "EdDSA", "kid": "ed-1"],
+    ])
+    func theGenuineTokenSaysWhoSignedIn(header: [String: String]) async throws {
+        let provider = try Provider()
+        let token = try provider.token(Self.claims, header: header)
+        let identity = try await provider.verifier().verify(token, .init(nonce: Self.nonce), now: Self.now)
+        #expect(identity.issuer == Self.issuer && identity.subject == "248289761001")
+        #expect(identity.email == "alice@example.com" && identity.emailVerified == true)
+        #expect(identity.displayName == "alice@example.com")
+    }
+
+    @Test func unsignedAndHMACTokensAreRefusedBeforeAnyKeyIsUsed() async throws {
+        let provider = try Provider()
+        let none = try provider.token(Self.claims, header: ["alg": "none"])
+        #expect(await refusal(try provider.verifier(), none) == .algorithmNotAllowed("none"))
+        // HS256 with the provider's own RSA public key as the secret: the classic confusion.
+        let input =
+            Self.b64(try JSONSerialization.data(withJSONObject: ["alg": "HS256", "kid": "rsa-1"])) + "."
+            + Self.b64(try JSONSerialization.data(withJSONObject: Self.claims))
+        let secret = SymmetricKey(data: try provider.rsa.publicKey.derRepresentation)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: secret)
+        #expect(
+            await refusal(try provider.verifier(), input + "." + Self.b64(Data(mac))) == .algorithmNotAllowed("HS256"))
+        // An algorithm the provider does not list.
+        let rs = try provider.token(Self.claims, header: ["alg": "RS256", "kid": "rsa-1"])
+        #expect(await refusal(try provider.verifier(algorithms: [.es256]), rs) == .algorithmNotAllowed("RS256"))
+    }
+
+    @Test func aChangedByteOrAnotherKeysSignatureIsRefused() async throws {
+        let provider = try Provider()
+        let token = try provider.token(Self.claims)
+        var bytes = Array(token.utf8)
+        let index = bytes.count - 10
+        bytes[index] = bytes[index] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(await refusal(try provider.verifier(), String(decoding: bytes, as: UTF8.self)) == .signatureInvalid)
+        // Claims changed after signing.
+        let parts = token.split(separator: ".")
+        let forged =
+            parts[0] + "." + Self.b64(try JSONSerialization.data(withJSONObject: Self.changed(["sub": "admin"])))
+            + "." + parts[2]
+        #expect(await refusal(try provider.verifier(), String(forged)) == .signatureInvalid)
+        // Signed by a key of another provider under this provider's kid.
+        let other = try Provider().token(Self.claims)
+        #expect(await refusal(try provider.verifier(), other) == .signatureInvalid)
+    }
+
+    @Test func keysTheSetDoesNotHoldOrShouldNotHoldAreRefused() async throws {
+        let provider = try Provider()
+        let unknown = try provider.token(Self.claims, header: ["alg": "ES256", "kid": "ec-2"])
+        #expect(await refusal(try provider.verifier(), unknown) == .unknownKey(kid: "ec-2"))
+        // A kid naming an oct (HMAC) key the set lists: such keys are left out.
+        let withSecret = try provider.keySet([["kty": "oct", "kid": "hmac-1", "k": "c2VjcmV0"]])
+        #expect(withSecret.keys.count == 3)
+        let oct = try provider.token(Self.claims, header: ["alg": "ES256", "kid": "hmac-1"])
+        #expect(await refusal(try provider.verifier(withSecret), oct) == .unknownKey(kid: "hmac-1"))
+        // An RSA kid for an EC algorithm.
+        let mismatched = try provider.token(Self.claims, header: ["alg": "ES256", "kid": "rsa-1"])
+        #expect(await refusal(try provider.verifier(), mismatched) == .unknownKey(kid: "rsa-1"))
+        // No kid, and more than one key fits (Core §10.1 requires a kid then)…
+        let twoEC = try provider.keySet([["kty": "EC", "crv": "P-256", "kid": "ec-9", "x": "AAAA", "y": "AAAA"]])
+        let noKid = try provider.token(Self.claims, header: ["alg": "ES256"])
+        #expect(await refusal(try provider.verifier(twoEC), noKid) == .unknownKey(kid: nil))
+        // …but with one key that fits, it is that one.
+        #expect(await refusal(try provider.verifier(), noKid) == nil)
+    }
+
+    @Test func aKeySetListingAPrivateKeyOrNotJSONIsRefusedWhole() throws {
+        let provider = try Provider()
+        #expect(throws: AuthKitError.IDTokenProblem.self) {
+            try provider.keySet([["kty": "EC", "crv": "P-256", "kid": "leak", "x": "AA", "y": "AA", "d": "AA"]])
+        }
+        for body in ["<html>keys</html>", #"{"keys": "none"}"#, #"{"keys": [], "keys": []}"#, "[]"] {
+            #expect(throws: AuthKitError.IDTokenProblem.self, "\(body)") { try JSONWebKeySet.parse(Data(body.utf8)) }
+        }
+    }
+
+    @Test func aRotatedKeyIsFetchedOnceMore() async throws {
+        let provider = try Provider()
+        let old = try JSONWebKeySet.parse(Data(#"{"keys": []}"#.utf8))
+        let current = try provider.keySet()
+        let fetches = LockedCounter()
+        let verifier = IDTokenVerifier(issuer: Self.issuer, clientID: Self.clientID, algorithms: [.es256]) { refetch in
+            fetches.add()
+            return refetch ? current : old
+        }
+        _ = try await verifier.verify(try provider.token(Self.claims), .init(nonce: Self.nonce), now: Self.now)
+        #expect(fetches.value == 2)
+    }
+
+    @Test func claimsAreCheckedExactly() async throws {
+        let provider = try Provider()
+        let verifier = try provider.verifier()
+        let exp = Int(Self.now.timeIntervalSince1970)
+        let cases: [([String: Any?], AuthKitError.IDTokenProblem)] = [
+            (["iss": "https://op.example/"], .issuerMismatch(expected: Self.issuer, received: "https://op.example/")),
+            // Cyrillic "е" in "example": a look-alike is another issuer.
+            (
+                ["iss": "https://op.\u{0435}xample"],
+                .issuerMismatch(expected: Self.issuer, received: "https://op.\u{0435}xample")
+            ),
+            (["iss": nil], .missingClaim("iss")),
+            (["sub": nil], .missingClaim("sub")),
+            (["sub": ""], .missingClaim("sub")),
+            (["aud": "client-2"], .audienceMismatch(clientID: Self.clientID, received: ["client-2"])),
+            (["aud": "CLIENT-1"], .audienceMismatch(clientID: Self.clientID, received: ["CLIENT-1"])),
+            (
+                ["aud": [Self.clientID, "client-2"]],
+                .audienceMismatch(clientID: Self.clientID, received: [Self.clientID, "client-2"])
+            ),
+            (["aud": nil], .missingClaim("aud")),
+            (["azp": "client-2"], .authorizedPartyMismatch(clientID: Self.clientID, received: "client-2")),
+            (["exp": exp - 61], .expired(at: Date(timeIntervalSince1970: TimeInterval(exp - 61)))),
+            (["exp": "tomorrow"], .missingClaim("exp")),
+            (["iat": nil], .missingClaim("iat")),
+            (["iat": exp + 3600], .notYetValid(until: Date(timeIntervalSince1970: TimeInterval(exp + 3600)))),
+            (["nbf": exp + 3600], .notYetValid(until: Date(timeIntervalSince1970: TimeInterval(exp + 3600)))),
+            (["nonce": nil], .nonceMismatch),
+            (["nonce": "another"], .nonceMismatch),
+        ]
+        for (changes, problem) in cases {
+            let token = try provider.token(Self.changed(changes))
+            #expect(await refusal(verifier, token) == problem, "\(changes)")
+        }
+        // Within the minute of skew allowed, and one audience in an array, is fine.
+        let lenient = try provider.token(Self.changed(["exp": exp - 30, "aud": [Self.clientID], "azp": Self.clientID]))
+        #expect(await refusal(verifier, lenient) == nil)
+    }
+
+    @Test func hashesBindTheTokenToWhatCameWithIt() async throws {
+        let provider = try Provider()
+        let verifier = try provider.verifier()
+        // Core §3.3.2.11's example: left half of SHA-256, base64url.
+        let accessToken = "jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y"
+        let atHash = Self.b64(Array(SHA256.hash(data: Data(accessToken.utf8))).prefix(16))
+        let bound = try provider.token(Self.changed(["at_hash": atHash]))
+        #expect(await refusal(verifier, bound, .init(nonce: Self.nonce, accessToken: accessToken)) == nil)
+        #expect(
+            await refusal(verifier, bound, .init(nonce: Self.nonce, accessToken: "another")) == .accessTokenHashMismatch
+        )
+        let code = "Qcb0Orv1zh30vL1MPRsbm-diHiMwcLyZvn1arpZv-Jxf_11jnpEX3Tgfvk"
+        let cHash = Self.b64(Array(SHA256.hash(data: Data(code.utf8))).prefix(16))
+        let withCode = try provider.token(Self.changed(["c_hash": cHash]))
+        #expect(await refusal(verifier, withCode, .init(nonce: Self.nonce, code: code)) == nil)
+        #expect(await refusal(verifier, withCode, .init(nonce: Self.nonce, code: "other")) == .codeHashMismatch)
+    }
+
+    @Test func aRefreshMustNameTheSameUser() async throws {
+        let provider = try Provider()
+        let verifier = try provider.verifier()
+        let first = try await verifier.verify(try provider.token(Self.claims), .init(nonce: Self.nonce), now: Self.now)
+        let refreshed = try provider.token(Self.changed(["nonce": nil]))
+        #expect(await refusal(verifier, refreshed, .init(nonce: nil, previous: first)) == nil)
+        let other = try provider.token(Self.changed(["nonce": nil, "sub": "someone-else"]))
+        #expect(await refusal(verifier, other, .init(nonce: nil, previous: first)) == .identityChanged("sub"))
+    }
+
+    @Test func malformedTokensSayWhyWithoutRepeatingThem() async throws {
+        let provider = try Provider()
+        let verifier = try provider.verifier()
+        let good = try provider.token(Self.claims)
+        let cases: [String: AuthKitError.IDTokenProblem] = [
+            good + ".extra": .malformed("it has 4 parts, not header.claims.signature"),
+            "a.b": .malformed("it has 2 parts, not header.claims.signature"),
+            "!!!." + good.split(separator: ".")[1] + ".x": .malformed("its header is not base64url"),
+            Self.b64(Data("[1]".utf8)) + ".e30.x": .malformed("its header is not a JSON object"),
+            Self.b64(Data(#"{"alg":"ES256","alg":"none"}"#.utf8)) + ".e30.x": .malformed(
+                "its header is not a JSON object"),
+        ]
+        for (token, problem) in cases {
+            let refused = await refusal(verifier, token)
+            #expect(refused == problem, "\(token.prefix(40))")
+            #expect(!(refused?.description.contains(good.suffix(20)) ?? false))
+        }
+        let critical = try provider.token(
+            Self.claims, header: ["alg": "ES256", "kid": "ec-1", "crit": ["exp"], "exp": 1])
+        #expect(await refusal(verifier, critical) == .criticalHeader(["exp"]))
+    }
+
+    @Test func base64URLDecodesWhatItEncodesAndNothingElse() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(Base64URL.decode(Substring(Base64URL.encode(bytes))) == bytes)
+        }
+        for text in ["a", "ab=c", "a+b/", "ab c", "abcde"] {
+            #expect(Base64URL.decode(Substring(text)) == nil, "\(text)")
+        }
+    }
+}
+
+/// A count several tasks may add to.
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}

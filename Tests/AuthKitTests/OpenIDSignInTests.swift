@@ -1,0 +1,165 @@
+import AuthKitTestSupport
+import Crypto
+import Foundation
+import Testing
+
+@testable import AuthKit
+
+/// A sign-in that asks for `openid` from a provider whose descriptor has an
+/// `openid` part (issue 46): the nonce goes out, the ID token comes back
+/// verified against the provider's key set over HTTP, and the credential
+/// says who signed in. A token that fails any check stores nothing.
+@Suite struct OpenIDSignInTests {
+    typealias Provider = IDTokenVerifierTests.Provider
+
+    /// The provider's descriptor, at `server`: token endpoint, key set, issuer.
+    func descriptor(_ server: TestHTTPServer, keys path: String = "/jwks") -> ProviderDescriptor {
+        testDescriptor(
+            id: "op", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+            token: .init(url: "\(server.baseURL)/token"), issuer: .init(identifier: server.baseURL),
+            openid: .init(keys: "\(server.baseURL)\(path)", signingAlgorithms: ["ES256"]))
+    }
+
+    @Test func theVerifiedIdentityIsPartOfTheCredential() async throws {
+        try await withServer { server in
+            await KeySetCache.shared.removeAll()
+            let provider = try Provider()
+            let jwks = String(
+                decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
+            server.route("GET", "/jwks") { _ in .json(jwks) }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+            let (url, pending) = try client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid", "email"])
+            let nonce = try #require(pending.nonce)
+            #expect(
+                URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.contains {
+                    $0.name == "nonce" && $0.value == nonce
+                } == true)
+            var claims = IDTokenVerifierTests.claims
+            claims["iss"] = server.baseURL
+            claims["nonce"] = nonce
+            claims["exp"] = Int(Date().timeIntervalSince1970) + 600
+            claims["iat"] = Int(Date().timeIntervalSince1970)
+            let token = try provider.token(claims)
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-1","token_type":"Bearer","expires_in":3600,"id_token":"\#(token)"}"#)
+            }
+            let credential = try await client.exchange(code: "c-1", pending: pending)
+            if let identity = credential.identity {
+                print("Signed in as \(identity.displayName) (\(identity.issuer), subject \(identity.subject))")
+            }
+            let identity = try #require(credential.identity)
+            #expect(identity.issuer == server.baseURL && identity.subject == "248289761001")
+            #expect(identity.email == "alice@example.com")
+            #expect(server.requests(to: "/jwks").count == 1)
+
+            // Stored and read back, the identity is kept.
+            let decoded = try JSONDecoder().decode(Credential.self, from: try JSONEncoder().encode(credential))
+            #expect(decoded.identity == identity)
+        }
+    }
+
+    @Test func aTokenThatFailsAnyCheckStoresNothing() async throws {
+        try await withServer { server in
+            await KeySetCache.shared.removeAll()
+            let provider = try Provider()
+            let jwks = String(
+                decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
+            server.route("GET", "/jwks") { _ in .json(jwks) }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+            let now = Int(Date().timeIntervalSince1970)
+            let answers: [(String, AuthKitError.IDTokenProblem)] = [
+                // A replayed token: another sign-in's nonce.
+                (
+                    try provider.token([
+                        "iss": server.baseURL, "sub": "u", "aud": IDTokenVerifierTests.clientID,
+                        "exp": now + 600, "iat": now, "nonce": "another",
+                    ]), .nonceMismatch
+                ),
+                (
+                    try provider.token([
+                        "iss": server.baseURL, "sub": "u", "aud": IDTokenVerifierTests.clientID,
+                        "exp": now - 3600, "iat": now - 7200,
+                    ]),
+                    .expired(at: Date(timeIntervalSince1970: TimeInterval(now - 3600)))
+                ),
+                (
+                    try provider.token(["iss": server.baseURL, "sub": "u"], header: ["alg": "none"]),
+                    .algorithmNotAllowed("none")
+                ),
+            ]
+            for (token, problem) in answers {
+                server.route("POST", "/token") { _ in
+                    .json(#"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(token)"}"#)
+                }
+                let (_, pending) = try client.startAuthorization(
+                    redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
+                await #expect {
+                    try await client.exchange(code: "c-1", pending: pending)
+                } throws: { error in
+                    error as? AuthKitError == .idTokenRejected(providerID: "op", reason: problem)
+                }
+            }
+            // No id_token at all, though openid was asked for.
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"at-1","token_type":"Bearer"}"#) }
+            let (_, pending) = try client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
+            await #expect(throws: AuthKitError.idTokenRejected(providerID: "op", reason: .missing)) {
+                try await client.exchange(code: "c-1", pending: pending)
+            }
+        }
+    }
+
+    @Test func aHostileKeySetIsRefused() async throws {
+        try await withServer { server in
+            let provider = try Provider()
+            let now = Int(Date().timeIntervalSince1970)
+            let cases: [(String, StubResponse)] = [
+                ("/redirected", .redirect(302, to: "https://attacker.example/jwks")),
+                ("/html", .text("<html>keys</html>", contentType: "application/json", status: 200)),
+                ("/huge", .streaming(.flood)),
+                ("/missing", .json("{}", status: 404)),
+            ]
+            for (path, response) in cases {
+                await KeySetCache.shared.removeAll()
+                server.route("GET", path) { _ in response }
+                let client = try OAuth2Client(
+                    descriptor: descriptor(server, keys: path),
+                    settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+                let (_, pending) = try client.startAuthorization(
+                    redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
+                let token = try provider.token([
+                    "iss": server.baseURL, "sub": "u", "aud": IDTokenVerifierTests.clientID,
+                    "exp": now + 600, "iat": now, "nonce": pending.nonce ?? "",
+                ])
+                server.route("POST", "/token") { _ in
+                    .json(#"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(token)"}"#)
+                }
+                await #expect("\(path)") {
+                    try await client.exchange(code: "c-1", pending: pending)
+                } throws: { error in
+                    guard case .idTokenRejected(_, .keySetUnusable(let detail))? = error as? AuthKitError else {
+                        return false
+                    }
+                    return !detail.contains("at-1")
+                }
+            }
+            #expect(server.requests(to: "/redirected").count >= 1)
+        }
+    }
+
+    @Test func withoutOpenIDInTheScopesNoNonceIsSentAndNoIdentityKept() async throws {
+        try await withServer { server in
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+            let (url, pending) = try client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["email"])
+            #expect(pending.nonce == nil && !url.absoluteString.contains("nonce="))
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"at-1","token_type":"Bearer"}"#) }
+            let credential = try await client.exchange(code: "c-1", pending: pending)
+            #expect(credential.identity == nil)
+        }
+    }
+}
