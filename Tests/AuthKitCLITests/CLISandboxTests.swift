@@ -64,6 +64,23 @@ import Testing
         }
     }
 
+    /// Google's descriptor has an `openid` part: the sandbox signs an ID token
+    /// (RS256, as Google does) and `sandbox try` says who signed in, verified;
+    /// `token show` and `--json` carry the identity too (issue 46).
+    @Test func sandboxTryWithGoogleShowsTheVerifiedUser() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-openid")
+        let result = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "google", "--deterministic"], environment: ["AUTHKIT_HOME": home.path],
+            timeout: 90)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Signed in to Google (sandbox) as alice@sandbox.example."), "\(result.stdout)")
+        #expect(result.stdout.contains("user:      alice@sandbox.example (ID token verified)"), "\(result.stdout)")
+        let shown = try await CLIProcess.run(
+            ["token", "show", "--provider", "google", "--json"],
+            environment: ["AUTHKIT_HOME": home.appendingPathComponent("sandbox").path])
+        #expect(shown.stdout.contains(#""subject" : "sandbox-user-alice""#), "\(shown.stdout) \(shown.stderr)")
+    }
+
     /// A provider whose URLs need a value nobody gave ({host} of a
     /// self-hosted GitHub or GitLab, {team} of Qiita Team) is tried with a
     /// stand-in: the sandbox answers at its own address whatever the value.

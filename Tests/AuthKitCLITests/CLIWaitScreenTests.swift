@@ -21,8 +21,9 @@ import Testing
     func tmux(_ arguments: [String]) async throws -> String {
         let result = try await Subprocess.run(
             .path(FilePath(Self.tmuxPath ?? "/usr/bin/tmux")), arguments: Arguments(arguments),
-            input: .none, output: .string(limit: 1 << 20), error: .discarded)
-        return result.standardOutput
+            input: .none, output: .string(limit: 1 << 20), error: .string(limit: 1 << 16))
+        // tmux's own complaints (no server, no such session) belong in a failure message.
+        return result.standardOutput + result.standardError
     }
 
     @Test(.enabled(if: tmuxPath != nil, "tmux is not installed (.ci/run installs it)"))
@@ -33,7 +34,11 @@ import Testing
         let session = "authkit-wait-\(UUID().uuidString.prefix(8))"
         let command =
             "env AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test AUTHKIT_GITHUB_CLIENT_SECRET=wait-secret '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 30"
-        try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
+        // Should the program end early, the pane stays with its last words and
+        // its status, for the failure message.
+        let kept = "\(command); echo \"[authkit exited with status $?]\"; sleep 120"
+        let started = try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", kept])
+        #expect(started.isEmpty, "tmux: \(started)")
         // The wait screen first (a busy machine can take seconds to start
         // the program: a fixed pause saw an empty screen in CI), then 35
         // redraws of the spinner, which must not leave stale lines.

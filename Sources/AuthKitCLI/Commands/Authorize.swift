@@ -259,8 +259,10 @@ struct Authorize: WorkspaceCommand {
         if json {
             try Console.json(credential)
         } else {
+            let who = credential.identity.map { " as \(CredentialSummary.safe($0.displayName))" } ?? ""
             Console.out(
-                "Signed in to \(CredentialSummary.safe(descriptor.name)). Stored in \(workspace.store.fileURL.path).")
+                "Signed in to \(CredentialSummary.safe(descriptor.name))\(who). Stored in \(workspace.store.fileURL.path)."
+            )
             CredentialSummary.lines(credential).forEach(Console.out)
         }
     }

@@ -14,6 +14,11 @@ enum CredentialSummary {
     static func lines(_ credential: Credential, now: Date = Date()) -> [String] {
         var lines = ["provider:  \(safe(credential.providerID))"]
         lines.append("label:     \(credential.label.map(safe) ?? "(default)")")
+        // OpenID Connect: who signed in, from the ID token AuthKit verified.
+        if let identity = credential.identity {
+            lines.append("user:      \(safe(identity.displayName)) (ID token verified)")
+            lines.append("subject:   \(safe(identity.subject)) at \(safe(identity.issuer))")
+        }
         lines.append("protocol:  \(credential.kind.rawValue)")
         lines.append("token:     \(Credential.mask(credential.accessToken)) (\(safe(credential.tokenType)))")
         if credential.refreshToken != nil { lines.append("refresh:   yes") }

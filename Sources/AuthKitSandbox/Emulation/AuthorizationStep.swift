@@ -90,7 +90,8 @@ extension Emulator {
         }
         let consent = GrantLedger.PendingConsent(
             redirectURI: redirectURI, sentRedirectURI: parameters.has("redirect_uri"), scopes: scopes, state: state,
-            challenge: challenge, challengeMethod: method, expiresAt: now.addingTimeInterval(600))
+            challenge: challenge, challengeMethod: method, expiresAt: now.addingTimeInterval(600),
+            nonce: parameters.values["nonce"])
         switch options.consent {
         case .approve:
             return decide(consent, approve: true, account: options.defaultAccount)
@@ -194,7 +195,7 @@ extension Emulator {
         ledger.codes[code] = GrantLedger.Code(
             grant: grant, redirectURI: pending.redirectURI, sentRedirectURI: pending.sentRedirectURI,
             challenge: pending.challenge, challengeMethod: pending.challengeMethod,
-            expiresAt: now.addingTimeInterval(options.codeLifetime))
+            expiresAt: now.addingTimeInterval(options.codeLifetime), nonce: pending.nonce)
         var pairs = [("code", code)]
         // Where the provider names the granted scopes in the redirect (Strava).
         if let name = descriptor.authorization?.grantedScopesParameter {

@@ -19,6 +19,8 @@ package final class Emulator: @unchecked Sendable {
     let options: SandboxOptions
     let issuer: String
     let registeredRedirects: [String]
+    /// The key ID tokens are signed with, for a descriptor with an `openid` part.
+    let idTokenSigner: IDTokenSigner?
     private let routes: [Route]
     private let lock = ThreadLock()
     /// Guarded by `lock`.
@@ -33,6 +35,7 @@ package final class Emulator: @unchecked Sendable {
         case refresh(RequestTemplate)
         case revocation(RequestTemplate)
         case requestToken, oauth1Authorize, accessToken, invalidateToken
+        case keySet
     }
 
     struct Route: Sendable {
@@ -51,6 +54,7 @@ package final class Emulator: @unchecked Sendable {
         self.issuer = address.issuer(for: descriptor)
         self.registeredRedirects = options.redirectURIs ?? [descriptor.redirect.uri.absoluteString]
         self.ledger = GrantLedger(deterministic: options.deterministic)
+        self.idTokenSigner = descriptor.openID.flatMap { IDTokenSigner(algorithms: Set($0.algorithms.map(\.rawValue))) }
         var routes = [Route]()
         func add(_ role: Role, _ url: String?) {
             if let url { routes.append(Route(role: role, path: address.pathTemplate(of: url))) }
@@ -72,6 +76,7 @@ package final class Emulator: @unchecked Sendable {
         add(.oauth1Authorize, descriptor.oauth1?.authenticateURL)
         add(.accessToken, descriptor.oauth1?.accessTokenURL)
         add(.invalidateToken, descriptor.oauth1?.invalidateTokenURL)
+        add(.keySet, descriptor.openID?.keySetURL)
         self.routes = routes
     }
 
@@ -167,6 +172,8 @@ package final class Emulator: @unchecked Sendable {
             return request.method == descriptor.oauth1?.accessTokenMethod ? oauth1AccessToken(request) : nil
         case .invalidateToken:
             return request.method == "POST" ? oauth1Invalidate(request) : nil
+        case .keySet:
+            return request.method == "GET" ? keySet(request) : nil
         }
     }
 

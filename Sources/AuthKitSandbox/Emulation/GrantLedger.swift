@@ -28,6 +28,8 @@ struct GrantLedger: Sendable {
         var challenge: String?
         var challengeMethod: String?
         var expiresAt: Date
+        /// OpenID Connect's `nonce`, for the ID token.
+        var nonce: String?
         /// OAuth 1.0a: the request token being authorized.
         var requestToken: String?
         /// The value the consent page carries and its answer must send back:
@@ -44,6 +46,7 @@ struct GrantLedger: Sendable {
         var challenge: String?
         var challengeMethod: String?
         var expiresAt: Date
+        var nonce: String?
         var used = false
     }
 

@@ -62,6 +62,7 @@ package struct SandboxAddress: Sendable {
         pointed.revocation?.url = rewrite(descriptor.revocation?.url ?? "")
         pointed.device?.url = rewrite(descriptor.device?.url ?? "")
         if descriptor.issuer != nil { pointed.issuer?.identifier = issuer(for: descriptor) }
+        pointed.openID?.keySetURL = rewrite(descriptor.openID?.keySetURL ?? "")
         // The API is the sandbox's too (/whoami, /echo): a credential the
         // sandbox issued goes there and nowhere else.
         if let origin = URL(string: base)?.origin { pointed.apiOrigins = APIOrigins([origin]) }

@@ -78,7 +78,7 @@ extension Emulator {
         }
         return issue(
             grant: record.grant, scopes: grant.scopes, step: "token",
-            summary: "code exchanged for account \(grant.account)")
+            summary: "code exchanged for account \(grant.account)", nonce: record.nonce)
     }
 
     private func refresh(_ parameters: Parameters) throws -> SandboxResponse {
@@ -116,7 +116,8 @@ extension Emulator {
     /// `grant`, written in the descriptor's shape with its success status.
     func issue(
         grant: Int, scopes: [String], step: String, summary: String,
-        mapping: TokenResponseMapping? = nil, status: Int? = nil, lifetime: TimeInterval? = nil, refresh: Bool = true
+        mapping: TokenResponseMapping? = nil, status: Int? = nil, lifetime: TimeInterval? = nil, refresh: Bool = true,
+        nonce: String? = nil
     ) -> SandboxResponse {
         let endpoint = descriptor.token!
         let access = ledger.mint("access")
@@ -132,10 +133,18 @@ extension Emulator {
         // describes a provider that does not tell it (Salesforce): the token
         // still expires, but the answer has no `expires_in`.
         let told = descriptor.refreshPolicy.assumedLifetime > 0 ? nil : lifetime
-        let body = ProviderShape(mapping: mapping ?? endpoint.response).token(
+        var body = ProviderShape(mapping: mapping ?? endpoint.response).token(
             .init(
                 accessToken: access, expiresIn: told.map { Int($0) }, refreshToken: refreshToken,
                 scope: scopeText(scopes)))
+        // OpenID Connect Core §3.1.3.3: the ID token beside the tokens.
+        if let account = ledger.grants[grant],
+            let idToken = idToken(grant: account, scopes: scopes, nonce: nonce, accessToken: access),
+            case .object(var members) = body
+        {
+            members["id_token"] = .string(idToken)
+            body = .object(members)
+        }
         return .json(body, status: status ?? endpoint.successStatus.first ?? 200, step: step, summary: summary)
     }
 }
