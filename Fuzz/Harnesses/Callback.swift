@@ -4,7 +4,7 @@ import Foundation
 // text, against a fixed pending attempt. It shares the OAuth 2.0 redirect
 // parser's strict checks; this target holds it to the same properties.
 @testable import AuthKit
-@testable import AuthKitOAuth1
+@_spi(Reproducible) @testable import AuthKitOAuth1
 
 private enum CallbackFixture {
     static let pending = OAuth1PendingAuthorization(

@@ -14,6 +14,7 @@ let harnesses: [String: FuzzTarget] = [
     "oauth1-signing": { fuzzOAuth1Signing($0, $1) },
     "bearer-challenge": { fuzzBearerChallenge($0, $1) },
     "json": { fuzzJSON($0, $1) },
+    "id-token": { fuzzIDToken($0, $1) },
 ]
 
 /// What a harness needs done before libFuzzer starts counting.

@@ -4,7 +4,7 @@ import Foundation
 // the unsafe-buffer code of AuthKitOAuth1/Signing. The input is a URL, a
 // newline, and a form body; the first byte chooses method and content type.
 @testable import AuthKit
-@testable import AuthKitOAuth1
+@_spi(Reproducible) @testable import AuthKitOAuth1
 
 private enum OAuth1SigningFixture {
     static let signer = OAuth1Signer(

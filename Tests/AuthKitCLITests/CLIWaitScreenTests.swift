@@ -33,16 +33,19 @@ import Testing
         defer { try? FileManager.default.removeItem(at: home) }
         let session = "authkit-wait-\(UUID().uuidString.prefix(8))"
         let command =
-            "env AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test AUTHKIT_GITHUB_CLIENT_SECRET=wait-secret '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 30"
+            "env AUTHKIT_HOME='\(home.path)' AUTHKIT_GITHUB_CLIENT_ID=wait-test AUTHKIT_GITHUB_CLIENT_SECRET=wait-secret '\(CLIProcess.binary.path)' authorize --provider github --no-browser --timeout 300"
         // Should the program end early, the pane stays with its last words and
         // its status, for the failure message.
         let kept = "\(command); echo \"[authkit exited with status $?]\"; sleep 120"
         let started = try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", kept])
         #expect(started.isEmpty, "tmux: \(started)")
-        // The wait screen first (a busy machine can take seconds to start
-        // the program: a fixed pause saw an empty screen in CI), then 35
-        // redraws of the spinner, which must not leave stale lines.
-        for _ in 0..<80 {
+        // The wait screen first, then 35 redraws of the spinner, which must
+        // not leave stale lines. In a full test run this process's own tasks
+        // can be held up for many seconds (CI once resumed this test only
+        // after a 30 s --timeout had ended the sign-in, leaving no status line
+        // to see): the program waits 300 s, and this loop goes by the clock.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
+        while ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(250))
             if try await tmux(["capture-pane", "-p", "-t", session]).contains("Waiting for you") { break }
         }

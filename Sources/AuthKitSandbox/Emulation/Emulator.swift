@@ -19,8 +19,12 @@ package final class Emulator: @unchecked Sendable {
     let options: SandboxOptions
     let issuer: String
     let registeredRedirects: [String]
-    /// The key ID tokens are signed with, for a descriptor with an `openid` part.
-    let idTokenSigner: IDTokenSigner?
+    /// The key ID tokens are signed with, for a descriptor with an `openid`
+    /// part: made on first use (an RSA key takes a while to make, and most
+    /// emulations never sign one). Guarded by `lock`, as every request is.
+    lazy var idTokenSigner: IDTokenSigner? = descriptor.openID.flatMap {
+        IDTokenSigner(algorithms: Set($0.algorithms.map(\.rawValue)))
+    }
     private let routes: [Route]
     private let lock = ThreadLock()
     /// Guarded by `lock`.
@@ -54,7 +58,6 @@ package final class Emulator: @unchecked Sendable {
         self.issuer = address.issuer(for: descriptor)
         self.registeredRedirects = options.redirectURIs ?? [descriptor.redirect.uri.absoluteString]
         self.ledger = GrantLedger(deterministic: options.deterministic)
-        self.idTokenSigner = descriptor.openID.flatMap { IDTokenSigner(algorithms: Set($0.algorithms.map(\.rawValue))) }
         var routes = [Route]()
         func add(_ role: Role, _ url: String?) {
             if let url { routes.append(Route(role: role, path: address.pathTemplate(of: url))) }

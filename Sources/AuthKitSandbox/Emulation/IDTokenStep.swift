@@ -105,7 +105,7 @@ extension Emulator {
     /// The ID token for `grant`'s account, for `audience`, or `nil` when the
     /// descriptor is not an OpenID provider's or `openid` was not granted.
     func idToken(grant: GrantLedger.Grant, scopes: [String], nonce: String?, accessToken: String) -> String? {
-        guard let signer = idTokenSigner, scopes.contains("openid") else { return nil }
+        guard scopes.contains("openid"), let signer = idTokenSigner else { return nil }
         let issued = Int64(now.timeIntervalSince1970)
         var claims: [String: JSONValue] = [
             "iss": .string(issuer), "sub": .string("sandbox-user-" + grant.account), "aud": .string(options.clientID),

@@ -14,8 +14,12 @@ Flask + Authlib's AuthorizationServer, with in-memory storage:
   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata; its `issuer`
                       is the issuer below, the endpoints are on the host asked.
   GET  /.well-known/openid-configuration   the same metadata where OpenID Connect
-                      Discovery puts it (RFC 8414 §5); not an OpenID Provider:
-                      no ID tokens, no jwks_uri.
+                      Discovery puts it (RFC 8414 §5).
+  GET  /jwks          the key ID tokens are signed with (RS256, made at start).
+                      A grant with the openid scope gets an ID token from
+                      Authlib's OpenIDCode extension (nonce required, at_hash);
+                      the client aud-client gets tokens addressed to another
+                      audience, correctly signed: a relying party must refuse them.
   GET  /api/me        a protected resource (Bearer, RFC 6750).
   GET  /_test/stats   counters for the suite (grants issued by type, revocations,
                       metadata documents served by path).
@@ -26,6 +30,7 @@ Clients (all may use redirect URIs on http://127.0.0.1 with any port, RFC 8252 �
   public-client     no secret        none (public)
   short-client      secret short-secret client_secret_basic, access tokens live 5 s
   deny-client       secret deny-secret  client_secret_basic, consent always denied
+  aud-client        secret aud-secret   client_secret_basic, ID tokens for another audience
 
     python3 authlib_server.py [--issuer URL]
 
@@ -55,6 +60,9 @@ from authlib.oauth2.rfc6750 import BearerTokenGenerator, BearerTokenValidator
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
+from authlib.oidc.core import UserInfo
+from authlib.oidc.core.grants import OpenIDCode
+from joserfc.jwk import RSAKey
 
 from authlib_models import ALICE, Token
 from lifecycle import serve_until_stdin_closes
@@ -78,7 +86,7 @@ class Client(ClientMixin):
         return None
 
     def get_allowed_scope(self, scope):
-        allowed = {"read", "write", "profile"}
+        allowed = {"read", "write", "profile", "openid", "email"}
         return " ".join(s for s in (scope or "").split() if s in allowed)
 
     def check_redirect_uri(self, redirect_uri):
@@ -105,11 +113,16 @@ CLIENTS = {c.client_id: c for c in [
     Client("public-client", None, "none"),
     Client("short-client", "short-secret", "client_secret_basic", lifetime=5),
     Client("deny-client", "deny-secret", "client_secret_basic", deny=True),
+    Client("aud-client", "aud-secret", "client_secret_basic"),
 ]}
+
+# The OpenID Provider's signing key, published at /jwks (public half only).
+SIGNING_KEY = RSAKey.generate_key(2048, parameters={"kid": "authlib-rs256", "use": "sig", "alg": "RS256"})
 
 
 class AuthorizationCode(AuthorizationCodeMixin):
-    def __init__(self, code, client_id, redirect_uri, scope, user, challenge, method):
+    def __init__(self, code, client_id, redirect_uri, scope, user, challenge, method, nonce=None):
+        self.nonce = nonce
         self.code = code
         self.client_id = client_id
         self.redirect_uri = redirect_uri
@@ -126,7 +139,7 @@ class AuthorizationCode(AuthorizationCodeMixin):
         return self.scope
 
     def get_nonce(self):
-        return None
+        return self.nonce
 
     def get_auth_time(self):
         return int(self.issued)
@@ -140,7 +153,8 @@ class AuthorizationCode(AuthorizationCodeMixin):
 
 CODES = {}    # code -> AuthorizationCode
 TOKENS = []   # every Token issued
-STATS = {"authorization_code": 0, "refresh_token": 0, "revoked": 0, "rejected_refresh": 0,
+NONCES = set()  # every nonce an authorization request carried (OpenIDCode refuses a replay)
+STATS = {"authorization_code": 0, "refresh_token": 0, "revoked": 0, "rejected_refresh": 0, "id_tokens": 0,
          "pkce_s256_verified": 0, "auth_method": {}, "metadata": {}}
 
 
@@ -152,7 +166,9 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
             CODES[code] = AuthorizationCode(
                 code, req.client.get_client_id(), req.payload.redirect_uri, req.payload.scope,
                 req.user, req.payload.data.get("code_challenge"),
-                req.payload.data.get("code_challenge_method"))
+                req.payload.data.get("code_challenge_method"), req.payload.data.get("nonce"))
+            if req.payload.data.get("nonce"):
+                NONCES.add(req.payload.data["nonce"])
 
     def query_authorization_code(self, code, client):
         item = CODES.get(code)
@@ -227,6 +243,45 @@ class StrictCodeChallenge(CodeChallenge):
             STATS["pkce_s256_verified"] += 1
 
 
+class OpenID(OpenIDCode):
+    """Authlib's OpenID Connect extension of the code grant (Core §3.1)."""
+
+    def __init__(self, issuer_holder):
+        super().__init__(require_nonce=True)
+        self.issuer_holder = issuer_holder
+
+    def exists_nonce(self, nonce, request):
+        with LOCK:
+            return nonce in NONCES
+
+    def resolve_client_private_key(self, client):
+        return SIGNING_KEY
+
+    def get_client_algorithm(self, client):
+        return "RS256"
+
+    def get_encode_header(self, client):
+        return {"alg": "RS256", "kid": "authlib-rs256"}
+
+    def get_client_claims(self, client):
+        audience = "someone-else" if client.get_client_id() == "aud-client" else client.get_client_id()
+        return {"iss": self.issuer_holder[0], "aud": [audience]}
+
+    def generate_user_info(self, user, scope):
+        info = UserInfo(sub=str(user.id), name=user.name.capitalize(), preferred_username=user.name)
+        if "email" in (scope or "").split():
+            info["email"] = "%s@authlib.example" % user.name
+            info["email_verified"] = True
+        return info
+
+    def process_token(self, grant, response):
+        token = super().process_token(grant, response)
+        if "id_token" in token:
+            with LOCK:
+                STATS["id_tokens"] += 1
+        return token
+
+
 class Validator(BearerTokenValidator):
     def authenticate_token(self, token_string):
         for token in TOKENS:
@@ -252,7 +307,7 @@ def create_app(issuer_holder):
         access_token_generator=lambda **kw: generate_token(40),
         refresh_token_generator=lambda **kw: generate_token(48),
         expires_generator=lambda client, grant_type: client.lifetime))
-    server.register_grant(AuthorizationCodeGrant, [StrictCodeChallenge(required=True)])
+    server.register_grant(AuthorizationCodeGrant, [StrictCodeChallenge(required=True), OpenID(issuer_holder)])
     server.register_grant(RefreshTokenGrant)
     server.register_endpoint(Revocation)
     require_oauth = ResourceProtector()
@@ -306,11 +361,18 @@ def create_app(issuer_holder):
             "token_endpoint_auth_methods_supported": AUTH_METHODS,
             "revocation_endpoint_auth_methods_supported": AUTH_METHODS,
             "code_challenge_methods_supported": ["S256"],
-            "scopes_supported": ["read", "write", "profile"],
+            "scopes_supported": ["read", "write", "profile", "openid", "email"],
             "authorization_response_iss_parameter_supported": True,
+            "jwks_uri": base + "/jwks",
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "subject_types_supported": ["public"],
         })
         data.validate()
         return jsonify(dict(data))
+
+    @app.get("/jwks")
+    def jwks():
+        return jsonify(keys=[SIGNING_KEY.as_dict(private=False)])
 
     @app.get("/api/me")
     @require_oauth()
