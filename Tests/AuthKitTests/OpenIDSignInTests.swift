@@ -20,15 +20,22 @@ import Testing
             openid: .init(keys: "\(server.baseURL)\(path)", signingAlgorithms: ["ES256"]))
     }
 
+    /// A provider whose keys `server` serves at /jwks, and a client of it;
+    /// the process's kept key sets are forgotten first.
+    func publishingProvider(at server: TestHTTPServer) async throws -> (Provider, OAuth2Client) {
+        await KeySetCache.shared.removeAll()
+        let provider = try Provider()
+        let jwks = String(
+            decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
+        server.route("GET", "/jwks") { _ in .json(jwks) }
+        let client = try OAuth2Client(
+            descriptor: descriptor(server), settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+        return (provider, client)
+    }
+
     @Test func theVerifiedIdentityIsPartOfTheCredential() async throws {
         try await withServer { server in
-            await KeySetCache.shared.removeAll()
-            let provider = try Provider()
-            let jwks = String(
-                decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
-            server.route("GET", "/jwks") { _ in .json(jwks) }
-            let client = try OAuth2Client(
-                descriptor: descriptor(server), settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+            let (provider, client) = try await publishingProvider(at: server)
             let (url, pending) = try client.startAuthorization(
                 redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid", "email"])
             let nonce = try #require(pending.nonce)
@@ -62,13 +69,7 @@ import Testing
 
     @Test func aTokenThatFailsAnyCheckStoresNothing() async throws {
         try await withServer { server in
-            await KeySetCache.shared.removeAll()
-            let provider = try Provider()
-            let jwks = String(
-                decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
-            server.route("GET", "/jwks") { _ in .json(jwks) }
-            let client = try OAuth2Client(
-                descriptor: descriptor(server), settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+            let (provider, client) = try await publishingProvider(at: server)
             let now = Int(Date().timeIntervalSince1970)
             let answers: [(String, AuthKitError.IDTokenProblem)] = [
                 // A replayed token: another sign-in's nonce.
