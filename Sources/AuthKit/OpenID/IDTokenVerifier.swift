@@ -188,7 +188,7 @@ package struct IDTokenVerifier: Sendable {
     }
 
     /// The left half of the token's hash, base64url (Core §3.1.3.6).
-    static func halfHash(_ value: String, _ algorithm: IDTokenAlgorithm) -> String {
+    package static func halfHash(_ value: String, _ algorithm: IDTokenAlgorithm) -> String {
         let digest: [UInt8] =
             switch algorithm.hashBits {
             case 256: Array(SHA256.hash(data: Data(value.utf8)))

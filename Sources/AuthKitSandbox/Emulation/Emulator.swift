@@ -23,7 +23,7 @@ package final class Emulator: @unchecked Sendable {
     /// part: made on first use (an RSA key takes a while to make, and most
     /// emulations never sign one). Guarded by `lock`, as every request is.
     lazy var idTokenSigner: IDTokenSigner? = descriptor.openID.flatMap {
-        IDTokenSigner(algorithms: Set($0.algorithms.map(\.rawValue)))
+        IDTokenSigner(algorithms: $0.algorithms)
     }
     private let routes: [Route]
     private let lock = ThreadLock()

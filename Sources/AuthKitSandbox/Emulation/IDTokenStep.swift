@@ -26,22 +26,22 @@ struct IDTokenSigner: Sendable {
 
     private let key: Key
     /// `alg` in the header.
-    let algorithm: String
+    let algorithm: IDTokenAlgorithm
     /// `kid`: a new one for every sandbox run, as a provider rotates keys.
     let keyID: String
 
     /// A signer for the first algorithm of `algorithms` the sandbox can sign with.
-    init?(algorithms: Set<String>) {
+    init?(algorithms: Set<IDTokenAlgorithm>) {
         keyID = "sandbox-" + String(SecureRandom.token().prefix(8))
-        if algorithms.contains("ES256") {
-            (key, algorithm) = (.p256(P256.Signing.PrivateKey()), "ES256")
-        } else if algorithms.contains("EdDSA") {
-            (key, algorithm) = (.ed25519(Curve25519.Signing.PrivateKey()), "EdDSA")
-        } else if algorithms.contains("RS256") || algorithms.contains("PS256"),
+        if algorithms.contains(.es256) {
+            (key, algorithm) = (.p256(P256.Signing.PrivateKey()), .es256)
+        } else if algorithms.contains(.edDSA) {
+            (key, algorithm) = (.ed25519(Curve25519.Signing.PrivateKey()), .edDSA)
+        } else if algorithms.contains(.rs256) || algorithms.contains(.ps256),
             let rsa = try? _RSA.Signing.PrivateKey(keySize: .bits2048)
         {
-            let pss = !algorithms.contains("RS256")
-            (key, algorithm) = (.rsa(rsa, pss: pss), pss ? "PS256" : "RS256")
+            let pss = !algorithms.contains(.rs256)
+            (key, algorithm) = (.rsa(rsa, pss: pss), pss ? .ps256 : .rs256)
         } else {
             return nil
         }
@@ -49,7 +49,9 @@ struct IDTokenSigner: Sendable {
 
     /// The JWK Set the key is published in (RFC 7517 §5): its public half only.
     var keySet: JSONValue {
-        var jwk: [String: JSONValue] = ["kid": .string(keyID), "use": .string("sig"), "alg": .string(algorithm)]
+        var jwk: [String: JSONValue] = [
+            "kid": .string(keyID), "use": .string("sig"), "alg": .string(algorithm.rawValue),
+        ]
         switch key {
         case .p256(let key):
             let point = key.publicKey.x963Representation
@@ -72,7 +74,9 @@ struct IDTokenSigner: Sendable {
 
     /// A compact JWS of `claims` (RFC 7515 §7.1).
     func sign(_ claims: [String: JSONValue]) -> String {
-        let header: JSONValue = .object(["alg": .string(algorithm), "kid": .string(keyID), "typ": .string("JWT")])
+        let header: JSONValue = .object([
+            "alg": .string(algorithm.rawValue), "kid": .string(keyID), "typ": .string("JWT"),
+        ])
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let input =
@@ -89,16 +93,6 @@ struct IDTokenSigner: Sendable {
         }
         return input + "." + Base64URL.encode(signature)
     }
-
-    /// The left half of the SHA-256 of `value` (`at_hash`, Core §3.1.3.6;
-    /// every algorithm the sandbox signs with hashes with SHA-256 but EdDSA,
-    /// which uses SHA-512).
-    func halfHash(_ value: String) -> String {
-        let digest: [UInt8] =
-            algorithm == "EdDSA"
-            ? Array(SHA512.hash(data: Data(value.utf8))) : Array(SHA256.hash(data: Data(value.utf8)))
-        return Base64URL.encode(digest.prefix(digest.count / 2))
-    }
 }
 
 extension Emulator {
@@ -110,7 +104,7 @@ extension Emulator {
         var claims: [String: JSONValue] = [
             "iss": .string(issuer), "sub": .string("sandbox-user-" + grant.account), "aud": .string(options.clientID),
             "iat": .integer(issued), "exp": .integer(issued + 3600), "auth_time": .integer(issued),
-            "at_hash": .string(signer.halfHash(accessToken)),
+            "at_hash": .string(IDTokenVerifier.halfHash(accessToken, signer.algorithm)),
         ]
         if let nonce { claims["nonce"] = .string(nonce) }
         if scopes.contains("email") {
