@@ -22,6 +22,24 @@ public struct SandboxOptions: Sendable {
         case deny
     }
 
+    /// A way the sandbox's ID tokens can be wrong, so that an app can check
+    /// it refuses them (OpenID Connect Core §3.1.3.7). The token answer is
+    /// otherwise correct: only the ID token is at fault.
+    public enum IDTokenFault: String, Sendable, CaseIterable {
+        /// `alg: none` and no signature (RFC 7518 §3.6).
+        case unsigned
+        /// Signed with a key the key set does not publish.
+        case unknownKey = "unknown-key"
+        /// Addressed to another client (`aud`).
+        case wrongAudience = "wrong-audience"
+        /// Issued by another issuer (`iss`).
+        case wrongIssuer = "wrong-issuer"
+        /// Expired an hour ago (`exp`).
+        case expired
+        /// Carrying another sign-in's `nonce`.
+        case wrongNonce = "wrong-nonce"
+    }
+
     /// The client id the sandbox knows (`sandbox-client`).
     public static let standardClientID = "sandbox-client"
     /// The client secret the sandbox expects (`sandbox-secret`). Published:
@@ -56,13 +74,15 @@ public struct SandboxOptions: Sendable {
     public var deterministic: Bool
     /// The sandbox's clock (code and token expiry, OAuth 1.0a timestamps).
     public var now: @Sendable () -> Date
+    /// Every ID token it issues is wrong this way; `nil`: none is.
+    public var idTokenFault: IDTokenFault?
 
     public init(
         port: Int = 0, consent: Consent = .ask, defaultAccount: String = "alice",
         clientID: String = SandboxOptions.standardClientID, clientSecret: String? = SandboxOptions.standardClientSecret,
         redirectURIs: [String]? = nil, accessTokenLifetime: TimeInterval? = 3600, issuesRefreshTokens: Bool = true,
         codeLifetime: TimeInterval = 600, deviceInterval: TimeInterval = 5, deterministic: Bool = false,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, idTokenFault: IDTokenFault? = nil
     ) {
         self.port = port
         self.consent = consent
@@ -76,5 +96,6 @@ public struct SandboxOptions: Sendable {
         self.deviceInterval = deviceInterval
         self.deterministic = deterministic
         self.now = now
+        self.idTokenFault = idTokenFault
     }
 }

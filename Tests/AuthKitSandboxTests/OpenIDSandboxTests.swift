@@ -48,4 +48,93 @@ import Testing
             #expect(credential.identity == nil && credential.rawFields["id_token"] == nil)
         }
     }
+
+    /// `--id-token-fault`: each wrong token is refused by the check it fails.
+    @Test(arguments: SandboxOptions.IDTokenFault.allCases)
+    func aFaultyTokenIsRefusedForWhatIsWrongWithIt(fault: SandboxOptions.IDTokenFault) async throws {
+        let options = SandboxOptions(consent: .approve, idTokenFault: fault)
+        try await Sandbox.with(emulating: try Self.descriptor(algorithms: ["ES256"]), options: options) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            await #expect {
+                try await client.authorize(using: sandbox.userAgent())
+            } throws: { error in
+                guard case .idTokenRejected(_, let problem)? = error as? AuthKitError else { return false }
+                switch (fault, problem) {
+                case (.unsigned, .algorithmNotAllowed("none")), (.unknownKey, .unknownKey),
+                    (.wrongAudience, .audienceMismatch),
+                    (.wrongIssuer, .issuerMismatch), (.expired, .expired), (.wrongNonce, .nonceMismatch):
+                    return true
+                default:
+                    return false
+                }
+            }
+        }
+    }
+
+    /// `POST /rotate-keys`: new tokens name a key the client's kept copy of
+    /// the set lacks; it fetches the set once more and verifies them.
+    @Test func aRotatedKeyIsFetchedAndTrusted() async throws {
+        await KeySetCache.shared.setMinimumRefetchInterval(0)
+        defer { Task { await KeySetCache.shared.setMinimumRefetchInterval(30) } }
+        let options = SandboxOptions(consent: .approve)
+        try await Sandbox.with(emulating: try Self.descriptor(algorithms: ["EdDSA"]), options: options) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            _ = try await client.authorize(using: sandbox.userAgent())
+            let port = try #require(sandbox.baseURL.port)
+            let rotated = try await RawHTTP.send(
+                Data(
+                    "POST /rotate-keys HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .utf8),
+                port: port)
+            #expect(rotated.status == 200)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            #expect(credential.identity?.subject == "sandbox-user-alice")
+            #expect(sandbox.events.filter { $0.step == "keys" && $0.request.hasPrefix("GET") }.count == 2)
+        }
+    }
+
+    /// UserInfo (Core §5.3) and the end-session endpoint (RP-Initiated
+    /// Logout 1.0) of a descriptor that names them, emulated.
+    @Test func userInfoAndEndSessionAreEmulated() async throws {
+        let descriptor = try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "op", "name": "Example OP", "protocol": "oauth2",
+                 "authorization": {"url": "https://op.example/authorize"}, "token": {"url": "https://op.example/token"},
+                 "issuer": {"identifier": "https://op.example"},
+                 "openid": {"keys": "https://op.example/jwks", "signingAlgorithms": ["ES256"],
+                            "userInfo": "https://op.example/userinfo", "endSession": "https://op.example/logout"},
+                 "scopes": {"default": ["openid", "email"]}}
+                """.utf8))
+        let options = SandboxOptions(redirectURIs: ["http://127.0.0.1/callback", "https://app.example/bye"])
+        try await Sandbox.with(emulating: descriptor, options: options) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent(account: "dave"))
+            let info = try await client.userInfo(credential)
+            #expect(info.subject == "sandbox-user-dave" && info.email == "dave@sandbox.example")
+
+            let port = try #require(sandbox.baseURL.port)
+            func get(_ url: URL) async throws -> RawResponse {
+                let target = url.absoluteString.dropFirst(sandbox.baseURL.absoluteString.count)
+                return try await RawHTTP.send(
+                    Data(
+                        "GET /\(target.drop { $0 == "/" }) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
+                            .utf8),
+                    port: port)
+            }
+            let back = try await get(
+                try client.endSession(credential, postLogoutRedirectURI: "https://app.example/bye", state: "s-1").url)
+            #expect(back.status == 302 && back.header("Location") == "https://app.example/bye?state=s-1")
+            let elsewhere = try await get(
+                try client.endSession(credential, postLogoutRedirectURI: "https://attacker.example/", state: "s").url)
+            #expect(elsewhere.status == 400 && elsewhere.header("Location") == nil)
+            var forged = credential
+            forged.rawFields["id_token"] = .string("eyJhbGciOiJub25lIn0.e30.")
+            let hint = try client.endSession(forged, postLogoutRedirectURI: "https://app.example/bye")
+            var components = URLComponents(url: hint.url, resolvingAgainstBaseURL: false)!
+            components.queryItems! += [URLQueryItem(name: "id_token_hint", value: "eyJhbGciOiJub25lIn0.e30.")]
+            let refused = try await get(components.url!)
+            #expect(refused.status == 400 && refused.body.contains("not an ID token this sandbox issued"))
+        }
+    }
 }

@@ -248,6 +248,52 @@ import Testing
         #expect(await refusal(verifier, withCode, .init(nonce: Self.nonce, code: "other")) == .codeHashMismatch)
     }
 
+    /// Microsoft's `common` endpoint: each token names its tenant (`tid`)
+    /// and is issued under that tenant's issuer; a key of the shared set
+    /// names the issuer it signs for.
+    @Test func aMultiTenantIssuerIsTheTokensTenantsAndItsKeysMustSaySo() async throws {
+        let provider = try Provider()
+        let template = "https://login.example/{tenantid}/v2.0"
+        let keys = try JSONWebKeySet.parse(
+            try JSONSerialization.data(withJSONObject: [
+                "keys": provider.publicKeys.map { key in
+                    var key = key
+                    // The RSA key belongs to one tenant alone.
+                    key["issuer"] = key["kid"] as? String == "rsa-1" ? "https://login.example/tenant-b/v2.0" : template
+                    return key
+                }
+            ]))
+        let verifier = IDTokenVerifier(
+            issuer: .perTenant(claim: "tid") { "https://login.example/\($0)/v2.0" }, clientID: Self.clientID,
+            algorithms: Set(IDTokenAlgorithm.allCases), keys: { _ in keys })
+        let tenantA = try provider.token(
+            Self.changed(["iss": "https://login.example/tenant-a/v2.0", "tid": "tenant-a"]))
+        #expect(await refusal(verifier, tenantA) == nil)
+        let cases: [([String: Any?], AuthKitError.IDTokenProblem)] = [
+            // Another tenant's issuer than the token's own tid.
+            (
+                ["iss": "https://login.example/tenant-b/v2.0", "tid": "tenant-a"],
+                .issuerMismatch(
+                    expected: "https://login.example/tenant-a/v2.0", received: "https://login.example/tenant-b/v2.0")
+            ),
+            (["iss": "https://login.example/tenant-a/v2.0", "tid": nil], .missingClaim("tid")),
+            // A tid that would reshape the issuer URL.
+            (["iss": "https://login.example/a/b/v2.0", "tid": "a/b"], .missingClaim("tid")),
+            (["iss": "https://login.example//v2.0", "tid": ""], .missingClaim("tid")),
+        ]
+        for (changes, problem) in cases {
+            #expect(await refusal(verifier, try provider.token(Self.changed(changes))) == problem, "\(changes)")
+        }
+        // Tenant B's RSA key does not vouch for tenant A's token.
+        let signedByB = try provider.token(
+            Self.changed(["iss": "https://login.example/tenant-a/v2.0", "tid": "tenant-a"]),
+            header: ["alg": "RS256", "kid": "rsa-1"])
+        #expect(
+            await refusal(verifier, signedByB)
+                == .issuerMismatch(
+                    expected: "https://login.example/tenant-b/v2.0", received: "https://login.example/tenant-a/v2.0"))
+    }
+
     @Test func aRefreshMustNameTheSameUser() async throws {
         let provider = try Provider()
         let verifier = try provider.verifier()

@@ -30,6 +30,47 @@ import Testing
         }
     }
 
+    /// An OpenID provider's metadata (Discovery 1.0 §3) gives the `openid`
+    /// part: its keys, the algorithms AuthKit verifies of those it lists,
+    /// UserInfo and end session; a provider signing only with HMAC gets none.
+    @Test func anOpenIDProvidersMetadataGivesTheOpenIDPart() async throws {
+        try await withServer { server in
+            let base = server.baseURL
+            let openID = metadata(
+                server,
+                extra:
+                    #","jwks_uri":"\#(base)/jwks","id_token_signing_alg_values_supported":["HS256","RS256","ES256","none"],"userinfo_endpoint":"\#(base)/userinfo","end_session_endpoint":"\#(base)/logout/{x}""#
+            )
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(openID) }
+            let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: base)!, id: "found")
+            #expect(
+                descriptor.openID
+                    == OpenIDSettings(
+                        keySetURL: "\(base)/jwks", algorithms: [.rs256, .es256], userInfoURL: "\(base)/userinfo",
+                        endSessionURL: "\(base)/logout/%7Bx%7D"))
+            let again = try DescriptorLoader().decode(try descriptor.encodedAsFile(), file: descriptor.source)
+            #expect(again == descriptor)
+        }
+        try await withServer { server in
+            let hmacOnly = metadata(
+                server,
+                extra: #","jwks_uri":"\#(server.baseURL)/jwks","id_token_signing_alg_values_supported":["HS256"]"#)
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(hmacOnly) }
+            let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
+            #expect(descriptor.openID == nil)
+        }
+        try await withServer { server in
+            let wrongType = metadata(server, extra: #","jwks_uri":["\#(server.baseURL)/jwks"]"#)
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(wrongType) }
+            await #expect {
+                _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.first?.field == "jwks_uri"
+            }
+        }
+    }
+
     /// `scopes_supported` only informs: a value that is no RFC 6749 scope
     /// token is left out rather than refusing the whole server (it was
     /// refused once descriptors' scopes were checked), while a control

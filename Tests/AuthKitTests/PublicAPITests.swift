@@ -53,7 +53,7 @@ import Testing
         #expect(
             listed.subtracting(declared).isEmpty,
             "in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
-        #expect(declared.count <= 38, "\(declared.count) public types; the target is 38 or fewer")
+        #expect(declared.count <= 40, "\(declared.count) public types; the target is 40 or fewer")
     }
 
     /// Every other product's list, and the count over all of them.
@@ -77,7 +77,7 @@ import Testing
             total += declared.count
         }
         total += try Self.publicTypes().count
-        #expect(total <= 58, "\(total) public types across the products; the bound is 58")
+        #expect(total <= 61, "\(total) public types across the products; the bound is 61")
     }
 
     @Test func noPublicDeclarationUsesRawPointers() throws {

@@ -12,18 +12,28 @@ feature or it is not tested.
 """
 import sys
 
-PEERS = ["Authlib", "Qiita-like", "Instagram-like", "oauthlib (1.0a)"]
+PEERS = ["Authlib", "pyop (OpenID)", "Qiita-like", "Instagram-like", "oauthlib (1.0a)"]
 
 LISTENER = "sign-in through the loopback listener (curl as browser)"
 CHROMIUM = "sign-in with headless Chromium"
 MANUAL = "sign-in with --manual (pasted URL / PIN)"
 REQUEST = "authenticated request (`authkit request`)"
+OPENID = "OpenID Connect: ID token verified (nonce, keys from jwks_uri), user named"
+PYOP = "pyop (OpenID)"
 
 CELLS = {
     "authlib.basic-auth-pkce-iss": [("Authlib", LISTENER), ("Authlib", "client_secret_basic, id/secret needing form-encoding"),
                                     ("Authlib", "PKCE S256 verified by the server"), ("Authlib", "RFC 9207 `iss` checked"),
                                     ("Authlib", REQUEST)],
     "authlib.client-secret-post": [("Authlib", "client_secret_post")],
+    "authlib.openid-id-token": [("Authlib", OPENID)],
+    "authlib.openid-wrong-audience-refused": [("Authlib", "OpenID Connect: ID token for another audience refused")],
+    "pyop.openid-sign-in": [(PYOP, LISTENER), (PYOP, "client_secret_basic"), (PYOP, "PKCE S256 verified by the server"), (PYOP, OPENID),
+                            (PYOP, "OpenID Connect without RFC 9207 `iss` in the redirect")],
+    "pyop.discovery-openid": [(PYOP, "OpenID Connect discovery: `providers add --issuer` writes the openid part, then sign-in")],
+    "pyop.userinfo": [(PYOP, "OpenID Connect UserInfo (`token userinfo`)")],
+    "pyop.revoke-names-end-session": [(PYOP, "no revocation endpoint: `token revoke` names the end-session URL")],
+    "pyop.openid-algorithm-not-allowed": [(PYOP, "OpenID Connect: ID token in an algorithm the descriptor does not allow refused")],
     "authlib.public-client": [("Authlib", "public client (`none`)")],
     "authlib.refresh-rotation": [("Authlib", "refresh before a request, rotated refresh token saved")],
     "authlib.invalid-token-refreshed-and-retried": [("Authlib", "401 `invalid_token`: refreshed once, request sent again")],
@@ -53,6 +63,7 @@ CELLS = {
     "authlib.device-only": [("Authlib", "device-only provider (no authorization endpoint): code without --device")],
     "chromium.oauth2": [("Authlib", CHROMIUM)],
     "chromium.oauth1": [("oauthlib (1.0a)", CHROMIUM)],
+    "chromium.openid": [(PYOP, CHROMIUM)],
 }
 
 WORDS = {"PASS", "FAIL", "SKIP"}

@@ -126,7 +126,27 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var keys: String
         /// `id_token_signing_alg_values_supported`; RS256 when absent.
         package var signingAlgorithms: [String]?
+        /// `userinfo_endpoint` (Core §5.3).
+        package var userInfo: String?
+        /// `end_session_endpoint` (RP-Initiated Logout 1.0 §2).
+        package var endSession: String?
+        /// Microsoft's "any tenant" issuers.
+        package var multiTenantIssuer: MultiTenantIssuer?
+
+        package init(
+            keys: String, signingAlgorithms: [String]? = nil, userInfo: String? = nil, endSession: String? = nil,
+            multiTenantIssuer: MultiTenantIssuer? = nil
+        ) {
+            self.keys = keys
+            self.signingAlgorithms = signingAlgorithms
+            self.userInfo = userInfo
+            self.endSession = endSession
+            self.multiTenantIssuer = multiTenantIssuer
+        }
     }
+
+    /// See ``MultiTenantIssuer``: the same in the file and resolved.
+    package typealias MultiTenantIssuer = AuthKit.MultiTenantIssuer
 
     package struct OAuth1: Codable, Sendable, Hashable {
         package var requestTokenURL: String
@@ -246,7 +266,8 @@ extension DescriptorFile {
                 // OpenID Connect Core §15.1: RS256 is the one every provider supports.
                 OpenIDSettings(
                     keySetURL: $0.keys,
-                    algorithms: Set(($0.signingAlgorithms ?? ["RS256"]).compactMap(IDTokenAlgorithm.init(rawValue:))))
+                    algorithms: Set(($0.signingAlgorithms ?? ["RS256"]).compactMap(IDTokenAlgorithm.init(rawValue:))),
+                    userInfoURL: $0.userInfo, endSessionURL: $0.endSession, multiTenantIssuer: $0.multiTenantIssuer)
             })
     }
 
@@ -342,7 +363,9 @@ extension DescriptorFile {
                 Issuer(identifier: $0.identifier, includedInResponse: $0.includedInResponse)
             },
             openid: descriptor.openID.map {
-                OpenID(keys: $0.keySetURL, signingAlgorithms: $0.algorithms.map(\.rawValue).sorted())
+                OpenID(
+                    keys: $0.keySetURL, signingAlgorithms: $0.algorithms.map(\.rawValue).sorted(),
+                    userInfo: $0.userInfoURL, endSession: $0.endSessionURL, multiTenantIssuer: $0.multiTenantIssuer)
             },
             followUp: descriptor.followUp.map(template),
             refresh: descriptor.refresh.map(template),

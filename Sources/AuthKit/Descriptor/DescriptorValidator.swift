@@ -235,6 +235,28 @@ package struct DescriptorValidator: Sendable {
         }
         if let openid = descriptor.openid {
             checkEndpoint(openid.keys, field: "openid.keys", allowed: declared, issue: issue)
+            if let url = openid.userInfo {
+                checkEndpoint(url, field: "openid.userInfo", allowed: declared, issue: issue)
+            }
+            if let url = openid.endSession {
+                checkEndpoint(url, field: "openid.endSession", allowed: declared, issue: issue)
+            }
+            if let tenants = openid.multiTenantIssuer {
+                if !declared.contains(tenants.placeholder) {
+                    issue(
+                        "openid.multiTenantIssuer.placeholder",
+                        "'\(DisplayText.sanitized(tenants.placeholder, limit: 40))' is not a declared placeholder; declare it under \"placeholders\"."
+                    )
+                } else if descriptor.issuer?.identifier.contains("{\(tenants.placeholder)}") == false {
+                    issue(
+                        "openid.multiTenantIssuer.placeholder",
+                        "'{\(tenants.placeholder)}' does not appear in issuer.identifier, so no tenant would take its place."
+                    )
+                }
+                if tenants.claim.isEmpty || tenants.values.isEmpty || tenants.values.contains(where: \.isEmpty) {
+                    issue("openid.multiTenantIssuer", "needs a claim and at least one placeholder value, none empty.")
+                }
+            }
             if descriptor.issuer == nil {
                 issue(
                     "openid",

@@ -234,6 +234,43 @@ package struct OpenIDSettings: Sendable, Hashable {
     /// The algorithms AuthKit accepts from it: those the descriptor lists
     /// (RS256 when it lists none, Core §15.1) that AuthKit verifies.
     package var algorithms: Set<IDTokenAlgorithm>
+    /// The UserInfo endpoint (Core §5.3), when the provider has one.
+    package var userInfoURL: String?
+    /// Where the provider's own session ends (RP-Initiated Logout 1.0 §2).
+    package var endSessionURL: String?
+    /// Issuers that vary with the tenant that signed the token.
+    package var multiTenantIssuer: MultiTenantIssuer?
+
+    package init(
+        keySetURL: String, algorithms: Set<IDTokenAlgorithm>, userInfoURL: String? = nil, endSessionURL: String? = nil,
+        multiTenantIssuer: MultiTenantIssuer? = nil
+    ) {
+        self.keySetURL = keySetURL
+        self.algorithms = algorithms
+        self.userInfoURL = userInfoURL
+        self.endSessionURL = endSessionURL
+        self.multiTenantIssuer = multiTenantIssuer
+    }
+}
+
+/// A provider whose "any tenant" endpoints sign users of many tenants in,
+/// each ID token under its own tenant's issuer: Microsoft Entra ID, where
+/// `https://login.microsoftonline.com/common/v2.0` is no token's `iss`, and
+/// a user of tenant `T` gets `https://login.microsoftonline.com/T/v2.0`
+/// with `tid: T`.
+///
+/// When the descriptor's tenant placeholder holds one of ``values`` (`common`,
+/// `organizations`, `consumers`), the issuer is expected with the token's
+/// ``claim`` in the placeholder's place; the comparison stays byte for byte.
+/// With any other value (one tenant) nothing changes: the app asked for that
+/// tenant's users alone, and a token of another tenant is refused.
+package struct MultiTenantIssuer: Codable, Sendable, Hashable {
+    /// The placeholder of `issuer.identifier` that names the tenant (`tenant`).
+    package var placeholder: String
+    /// The ID token claim naming the tenant that signed it (`tid`).
+    package var claim: String
+    /// Placeholder values that mean "any tenant".
+    package var values: [String]
 }
 
 /// How the provider spells scopes.

@@ -157,6 +157,8 @@ extension ProviderDescriptor {
         ("service_documentation", .string),
         ("token_endpoint_auth_methods_supported", .array), ("code_challenge_methods_supported", .array),
         ("scopes_supported", .array), ("authorization_response_iss_parameter_supported", .boolean),
+        ("jwks_uri", .string), ("id_token_signing_alg_values_supported", .array), ("userinfo_endpoint", .string),
+        ("end_session_endpoint", .string),
     ]
 
     /// The descriptor the metadata describes, validated like a file.
@@ -237,11 +239,31 @@ extension ProviderDescriptor {
         }
         if let scopes, !scopes.isEmpty { file.scopes = .init(known: scopes) }
         if let device = endpoint("device_authorization_endpoint") { file.device = .init(url: device) }
+        file.openid = openID(metadata, endpoint: endpoint, list: list)
         do {
             return try DescriptorLoader().decode(try JSONEncoder().encode(file), file: source)
         } catch AuthKitError.invalidFile(let issues) {
             throw AuthKitError.invalidFile(issues.map(inMetadataTerms))
         }
+    }
+
+    /// The `openid` part, for an OpenID provider (Discovery 1.0 §3: its
+    /// metadata has `jwks_uri` and the REQUIRED
+    /// `id_token_signing_alg_values_supported`). The algorithms are those
+    /// AuthKit verifies; a provider that lists none of them (HS256 alone)
+    /// gets no `openid` part, since its ID tokens cannot be verified, and
+    /// `providers show` then says ID tokens are not verified.
+    private static func openID(
+        _ metadata: [String: JSONValue], endpoint: (String) -> String?, list: (String) -> [String]?
+    ) -> DescriptorFile.OpenID? {
+        guard let keys = endpoint("jwks_uri"), let listed = list("id_token_signing_alg_values_supported") else {
+            return nil
+        }
+        let algorithms = IDTokenAlgorithm.allCases.map(\.rawValue).filter(listed.contains)
+        guard !algorithms.isEmpty else { return nil }
+        return DescriptorFile.OpenID(
+            keys: keys, signingAlgorithms: algorithms, userInfo: endpoint("userinfo_endpoint"),
+            endSession: endpoint("end_session_endpoint"))
     }
 
     /// A URL from the network, made into a descriptor URL that means it
@@ -263,7 +285,8 @@ extension ProviderDescriptor {
             ("token.url", "token_endpoint"), ("authorization.url", "authorization_endpoint"),
             ("revocation.url", "revocation_endpoint"), ("device.url", "device_authorization_endpoint"),
             ("documentation", "service_documentation"), ("issuer.identifier", "issuer"),
-            ("scopes.known", "scopes_supported"),
+            ("scopes.known", "scopes_supported"), ("openid.keys", "jwks_uri"),
+            ("openid.userInfo", "userinfo_endpoint"), ("openid.endSession", "end_session_endpoint"),
             ("name", "issuer"),
         ]
         where issue.field == field || issue.field.hasPrefix(field + "[") || issue.field.hasPrefix(field + ".") {

@@ -90,6 +90,10 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The descriptor now sends the credential to `origin`, where it was
         /// not issued (``Credential/endpointOrigins``): a changed or replaced descriptor.
         case endpointChanged(origin: String)
+        /// The credential holds no verified identity (the sign-in did not ask
+        /// for `openid`, or the descriptor had no `openid` part then), and the
+        /// call needs one: UserInfo's answer is checked against it.
+        case noVerifiedIdentity
     }
 
     /// Something a provider may not offer.
@@ -101,6 +105,11 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The authorization code grant (RFC 6749 §4.1): a device-only
         /// provider has no authorization endpoint to send a browser to.
         case authorizationCodeGrant
+        /// OpenID Connect's UserInfo endpoint (Core §5.3).
+        case userInfo
+        /// Ending the user's session at the provider (OpenID Connect
+        /// RP-Initiated Logout 1.0).
+        case endSession
     }
 
     /// A programming error in the code calling AuthKit.
@@ -214,6 +223,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
                 return summary + " Sign in through a browser, or paste the redirect (ManualUserAgent)."
             case .authorizationCodeGrant:
                 return summary + " Use the device grant (authorizeWithDeviceCode)."
+            case .userInfo, .endSession:
+                return summary + " Add it to the descriptor's openid part if the provider has one."
             }
         case .misuse(let misuse):
             return misuse.description
@@ -243,6 +254,9 @@ extension AuthKitError {
             case .protocolHasNoRefresh:
                 return
                     "\(key) uses OAuth 1.0a, whose tokens do not expire and cannot be refreshed; if it stopped working, it was revoked."
+            case .noVerifiedIdentity:
+                return
+                    "\(key) holds no verified identity: its sign-in did not ask for the openid scope (or the provider's descriptor had no openid part then)."
             case .endpointChanged(let origin):
                 return
                     "\(key) was not issued by \(DisplayText.sanitized(origin, limit: 200)), where the provider's descriptor now sends it (a changed or replaced descriptor; or a sandbox other than the one that issued it, as each run of one keeps its grants in memory only), so it was not sent."
@@ -257,6 +271,10 @@ extension AuthKitError {
             case .authorizationCodeGrant:
                 return
                     "The \(providerID) descriptor names no authorization endpoint: it signs in only with the device grant (RFC 8628)."
+            case .userInfo:
+                return "The \(providerID) descriptor names no UserInfo endpoint (openid.userInfo)."
+            case .endSession:
+                return "The \(providerID) descriptor names no end-session endpoint (openid.endSession)."
             }
         case .idTokenRejected(let providerID, let reason):
             return "The \(providerID) ID token was refused: \(reason)."
@@ -353,4 +371,6 @@ public enum FlowStep: String, Sendable, Hashable, Codable {
     case discovery = "server metadata request"
     /// RFC 7517 §5, OpenID Connect Core §10.1: reading the provider's signing keys.
     case keySet = "signing key set request"
+    /// OpenID Connect Core §5.3: asking the provider about the signed-in user.
+    case userInfo = "UserInfo request"
 }

@@ -24,8 +24,8 @@ public struct OAuth2Client: Authenticator {
     public var settings: ClientSettings { client.settings }
     public var clientID: String { client.clientID }
     /// The descriptor and settings, and what follows from them, resolved once.
-    private let client: ResolvedClient
-    private let calls: TokenEndpointCalls
+    let client: ResolvedClient
+    let calls: TokenEndpointCalls
     private let now: @Sendable () -> Date
     private let coordinator = RefreshCoordinator()
     /// How the device grant waits between polls; tests replace it to check
@@ -128,8 +128,8 @@ public struct OAuth2Client: Authenticator {
         }
         let pending = PendingAuthorization(
             providerID: descriptor.id, state: state, codeVerifier: pkce?.verifier, redirectURI: redirectURI,
-            expectedIssuer: descriptor.issuer?.identifier,
-            issuerRequired: descriptor.issuer?.includedInResponse ?? false,
+            expectedIssuer: client.redirectIssuer,
+            issuerRequired: client.redirectIssuer != nil && descriptor.issuer?.includedInResponse == true,
             scopes: scopes, createdAt: now(), nonce: nonce)
         return (url, pending)
     }
@@ -362,7 +362,7 @@ public struct OAuth2Client: Authenticator {
         }
     }
 
-    private func checkCredential(_ credential: Credential) throws {
+    func checkCredential(_ credential: Credential) throws {
         try Self.checkCredential(credential, descriptor: descriptor)
     }
 

@@ -31,13 +31,17 @@ struct ResolvedClient: Sendable {
     /// exchange and refresh posts to it.
     let tokenURL: String
     let tokenTarget: RequestTarget?
-    /// The origins of the token, follow-up, refresh and revocation endpoints
+    /// The origins of the token, follow-up, refresh, revocation and UserInfo endpoints
     /// (placeholders filled in): recorded on every credential issued, checked
     /// before any of its tokens is sent for refresh or revocation.
     let endpointOrigins: [String]
     /// OpenID Connect, with placeholders filled in: the issuer an ID token's
-    /// `iss` must be, the key set, the algorithms (``OpenIDSettings``).
-    let openID: (issuer: String, keySet: URL, algorithms: Set<IDTokenAlgorithm>)?
+    /// `iss` must be, the key set, the algorithms, UserInfo and logout.
+    let openID: OpenIDProvider?
+    /// The issuer a redirect's `iss` must name (RFC 9207 §2.4), placeholders
+    /// filled in; `nil` with none, or for an "any tenant" endpoint, which
+    /// answers for many issuers (``MultiTenantIssuer``).
+    let redirectIssuer: String?
     /// The variables every request shares: the placeholders' values, the
     /// client id and secret, the redirect URI. A credential's tokens are
     /// added per request (``variables(for:)``).
@@ -95,6 +99,7 @@ struct ResolvedClient: Sendable {
         self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
         let urls =
             [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
+            + [descriptor.openID?.userInfoURL].compactMap { $0 }
         self.endpointOrigins = Array(
             Set(
                 urls.compactMap { template in
@@ -103,19 +108,22 @@ struct ResolvedClient: Sendable {
                         .flatMap { URL(string: $0)?.origin }
                 })
         ).sorted()
-        if let openID = descriptor.openID, let issuer = descriptor.issuer {
-            let keys = try placeholders.render(openID.keySetURL, inURL: true, field: "openid.keys")
-            guard let keySet = URL(string: keys), keySet.host != nil else {
-                throw AuthKitError.invalidFile([
-                    FileIssue(file: descriptor.source, field: "openid.keys", problem: "is not an absolute URL.")
-                ])
+        if let issuer = descriptor.issuer {
+            let identifier = try placeholders.render(issuer.identifier, inURL: true, field: "issuer.identifier")
+            if let tenants = descriptor.openID?.multiTenantIssuer,
+                tenants.values.contains(placeholderValues[tenants.placeholder] ?? "")
+            {
+                self.redirectIssuer = nil
+            } else {
+                self.redirectIssuer = identifier
             }
-            self.openID = (
-                try placeholders.render(issuer.identifier, inURL: true, field: "issuer.identifier"), keySet,
-                openID.algorithms
-            )
         } else {
-            self.openID = nil
+            self.redirectIssuer = nil
+        }
+        self.openID = try descriptor.openID.flatMap { settings in
+            try descriptor.issuer.map {
+                try OpenIDProvider(settings, issuer: $0.identifier, descriptor: descriptor, placeholders: placeholders)
+            }
         }
         var values = placeholderValues
         values["client_id"] = clientID

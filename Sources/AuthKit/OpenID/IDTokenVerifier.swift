@@ -16,7 +16,7 @@ import JWTKit
 /// key is looked up, and no claim is read before the signature verifies.
 package struct IDTokenVerifier: Sendable {
     /// The provider's issuer identifier, which `iss` must equal byte for byte.
-    package var issuer: String
+    package var issuer: ExpectedIssuer
     /// This client's id, which `aud` must be (and `azp`, when present).
     package var clientID: String
     /// The algorithms the provider signs with (its metadata's
@@ -28,8 +28,23 @@ package struct IDTokenVerifier: Sendable {
     /// the set at hand: the provider may have rotated its keys).
     package var keys: @Sendable (_ refetch: Bool) async throws -> JSONWebKeySet
 
+    /// What `iss` must be.
+    package enum ExpectedIssuer: Sendable {
+        /// One issuer identifier, for every token.
+        case exact(String)
+        /// The issuer of the tenant the token's `claim` names (``MultiTenantIssuer``).
+        case perTenant(claim: String, issuer: @Sendable (String) -> String)
+    }
+
     package init(
         issuer: String, clientID: String, algorithms: Set<IDTokenAlgorithm>,
+        keys: @escaping @Sendable (_ refetch: Bool) async throws -> JSONWebKeySet
+    ) {
+        self.init(issuer: .exact(issuer), clientID: clientID, algorithms: algorithms, keys: keys)
+    }
+
+    package init(
+        issuer: ExpectedIssuer, clientID: String, algorithms: Set<IDTokenAlgorithm>,
         keys: @escaping @Sendable (_ refetch: Bool) async throws -> JSONWebKeySet
     ) {
         self.issuer = issuer
@@ -83,7 +98,26 @@ package struct IDTokenVerifier: Sendable {
         try await Self.checkSignature(token, key: key, algorithm: algorithm)
 
         let claims = try Self.object(parts[1], "claims")
-        return try check(claims, algorithm: algorithm, expected, now: now)
+        let identity = try check(claims, algorithm: algorithm, expected, now: now)
+        try checkKeyIssuer(key, identity: identity, claims: claims)
+        return identity
+    }
+
+    /// A multi-tenant provider publishes every tenant's keys in one set, each
+    /// with the issuer it signs for (Microsoft: `issuer` with a `{tenantid}`
+    /// template; its "Validate the signing key issuer"): a key of one
+    /// tenant must not vouch for another tenant's token.
+    func checkKeyIssuer(_ key: [String: JSONValue], identity: Identity, claims: [String: JSONValue]) throws {
+        guard case .perTenant(let claim, _) = issuer, let template = key.text("issuer"),
+            let tenant = claims.text(claim)
+        else { return }
+        var keyIssuer = template
+        if let open = template.firstIndex(of: "{"), let close = template[open...].firstIndex(of: "}") {
+            keyIssuer.replaceSubrange(open...close, with: tenant)
+        }
+        guard ExactText.same(keyIssuer, identity.issuer) else {
+            throw AuthKitError.IDTokenProblem.issuerMismatch(expected: keyIssuer, received: identity.issuer)
+        }
     }
 
     /// The one key the token can have been signed with: by `kid` (fetching
@@ -132,6 +166,7 @@ package struct IDTokenVerifier: Sendable {
         typealias Problem = AuthKitError.IDTokenProblem
         // Step 2: iss, byte for byte (a look-alike in another script is another issuer).
         guard let iss = claims.text("iss") else { throw Problem.missingClaim("iss") }
+        let issuer = try expectedIssuer(claims)
         guard ExactText.same(iss, issuer) else { throw Problem.issuerMismatch(expected: issuer, received: iss) }
         guard let sub = claims.text("sub"), !sub.isEmpty else { throw Problem.missingClaim("sub") }
         // Step 3-5: aud names this client, and no one else it could be meant for.
@@ -185,6 +220,24 @@ package struct IDTokenVerifier: Sendable {
             }
         }
         return Identity(verifiedClaims: claims, issuer: iss, subject: sub)
+    }
+
+    /// The issuer `claims` must name: the descriptor's, or, for a
+    /// multi-tenant endpoint, that of the tenant the (signed) token names,
+    /// which must be a plain identifier (letters, digits, `-`), so that it
+    /// cannot reshape the issuer URL it is put into.
+    func expectedIssuer(_ claims: [String: JSONValue]) throws -> String {
+        switch issuer {
+        case .exact(let issuer):
+            return issuer
+        case .perTenant(let claim, let issuer):
+            guard let tenant = claims.text(claim), !tenant.isEmpty, tenant.utf8.count <= 100,
+                tenant.unicodeScalars.allSatisfy({
+                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-")
+                })
+            else { throw AuthKitError.IDTokenProblem.missingClaim(claim) }
+            return issuer(tenant)
+        }
     }
 
     /// The left half of the token's hash, base64url (Core §3.1.3.6).

@@ -43,6 +43,11 @@ package actor KeySetCache {
         return keys
     }
 
+    /// Sets ``minimumRefetchInterval`` (tests that rotate keys at once).
+    package func setMinimumRefetchInterval(_ interval: TimeInterval) {
+        minimumRefetchInterval = interval
+    }
+
     /// Forgets every kept set (tests; a process that knows keys changed).
     package func removeAll() {
         entries = [:]

@@ -13,7 +13,9 @@ extension Emulator {
     /// decides at once, per ``SandboxOptions/consent``). A bad `client_id` or
     /// redirect URI gets an error page and no redirect (§4.1.2.1); other
     /// problems are redirected as `error=…`.
-    func authorize(_ request: SandboxRequest) -> SandboxResponse {
+    /// - Parameter captures: the placeholders of the endpoint's path as the
+    ///   request filled them in: the `iss` of the response names them.
+    func authorize(_ request: SandboxRequest, captures: [String: String] = [:]) -> SandboxResponse {
         // Routed only when the descriptor has the endpoint (a device-only one has none).
         guard let endpoint = descriptor.authorization else {
             return errorPage("This provider signs in only with the device grant.", step: "authorize")
@@ -46,10 +48,11 @@ extension Emulator {
             redirectURI = registeredRedirects[0]
         }
         let state = parameters.values["state"]
+        let responseIssuer = self.responseIssuer(captures: captures)
         func refuse(_ code: String, _ text: String) -> SandboxResponse {
             redirectResponse(
-                to: redirectURI, [("error", code), ("error_description", text)], state: state, step: "authorize",
-                summary: "\(code): \(text)")
+                to: redirectURI, [("error", code), ("error_description", text)], state: state,
+                issuer: responseIssuer, step: "authorize", summary: "\(code): \(text)")
         }
         if endpoint.sendResponseType || parameters.has("response_type") {
             guard let type = parameters["response_type"] else {
@@ -91,7 +94,7 @@ extension Emulator {
         let consent = GrantLedger.PendingConsent(
             redirectURI: redirectURI, sentRedirectURI: parameters.has("redirect_uri"), scopes: scopes, state: state,
             challenge: challenge, challengeMethod: method, expiresAt: now.addingTimeInterval(600),
-            nonce: parameters.values["nonce"])
+            nonce: parameters.values["nonce"], issuer: responseIssuer)
         switch options.consent {
         case .approve:
             return decide(consent, approve: true, account: options.defaultAccount)
@@ -188,7 +191,7 @@ extension Emulator {
             return redirectResponse(
                 to: pending.redirectURI,
                 [("error", "access_denied"), ("error_description", "The user denied the request.")],
-                state: pending.state, step: "consent", summary: "denied by \(account)")
+                state: pending.state, issuer: pending.issuer, step: "consent", summary: "denied by \(account)")
         }
         let grant = ledger.newGrant(account: account, scopes: pending.scopes)
         let code = ledger.mint("code")
@@ -202,18 +205,19 @@ extension Emulator {
             pairs.append((name, pending.scopes.joined(separator: descriptor.scopes.separator)))
         }
         return redirectResponse(
-            to: pending.redirectURI, pairs, state: pending.state, step: "consent",
+            to: pending.redirectURI, pairs, state: pending.state, issuer: pending.issuer, step: "consent",
             summary: "approved by \(account); code issued")
     }
 
     /// `redirectURI` with `pairs`, `state` and (RFC 9207) `iss` added to its
     /// query, and the fragment the provider appends (Instagram's `#_`).
     func redirectResponse(
-        to redirectURI: String, _ pairs: [(String, String)], state: String?, step: String, summary: String
+        to redirectURI: String, _ pairs: [(String, String)], state: String?, issuer: String?, step: String,
+        summary: String
     ) -> SandboxResponse {
         var pairs = pairs
         if let state { pairs.append(("state", state)) }
-        if descriptor.issuer != nil { pairs.append(("iss", issuer)) }
+        if let issuer { pairs.append(("iss", issuer)) }
         // A registered redirect URI parses (isRegistered compared it as a URL).
         var location = URL(string: redirectURI)?.appendingQuery(pairs)?.absoluteString ?? redirectURI
         if let fragment = descriptor.redirect.appendedFragment { location += "#" + fragment }

@@ -19,12 +19,15 @@ package final class Emulator: @unchecked Sendable {
     let options: SandboxOptions
     let issuer: String
     let registeredRedirects: [String]
-    /// The key ID tokens are signed with, for a descriptor with an `openid`
-    /// part: made on first use (an RSA key takes a while to make, and most
-    /// emulations never sign one). Guarded by `lock`, as every request is.
-    lazy var idTokenSigner: IDTokenSigner? = descriptor.openID.flatMap {
-        IDTokenSigner(algorithms: $0.algorithms)
-    }
+    /// The keys ID tokens are signed with, for a descriptor with an `openid`
+    /// part, the newest last: made on first use (an RSA key takes a while
+    /// to make, and most emulations never sign one). A rotation adds one and
+    /// keeps the one before, as providers publish both for a while. Guarded
+    /// by `lock`, as every request is.
+    lazy var signingKeys: [IDTokenSigner] =
+        descriptor.openID.flatMap {
+            IDTokenSigner(algorithms: $0.algorithms)
+        }.map { [$0] } ?? []
     private let routes: [Route]
     private let lock = ThreadLock()
     /// Guarded by `lock`.
@@ -39,7 +42,7 @@ package final class Emulator: @unchecked Sendable {
         case refresh(RequestTemplate)
         case revocation(RequestTemplate)
         case requestToken, oauth1Authorize, accessToken, invalidateToken
-        case keySet
+        case keySet, userInfo, endSession
     }
 
     struct Route: Sendable {
@@ -80,6 +83,8 @@ package final class Emulator: @unchecked Sendable {
         add(.accessToken, descriptor.oauth1?.accessTokenURL)
         add(.invalidateToken, descriptor.oauth1?.invalidateTokenURL)
         add(.keySet, descriptor.openID?.keySetURL)
+        add(.userInfo, descriptor.openID?.userInfoURL)
+        add(.endSession, descriptor.openID?.endSessionURL)
         self.routes = routes
     }
 
@@ -126,6 +131,7 @@ package final class Emulator: @unchecked Sendable {
         case ("POST", "/consent"): return consent(request)
         case ("GET", "/device"), ("POST", "/device"): return deviceVerification(request)
         case (_, "/whoami"), (_, "/echo"): return resource(request)
+        case ("POST", "/rotate-keys"): return rotateKeys()
         case ("GET", let path) where path.hasPrefix("/.well-known/oauth-authorization-server"):
             return metadata(path: path)
         default: break
@@ -157,9 +163,9 @@ package final class Emulator: @unchecked Sendable {
     private func handle(_ role: Role, _ request: SandboxRequest, pathCaptures: [String: String]) -> SandboxResponse? {
         switch role {
         case .authorize:
-            return request.method == "GET" ? authorize(request) : nil
+            return request.method == "GET" ? authorize(request, captures: pathCaptures) : nil
         case .token:
-            return request.method == "POST" ? token(request) : nil
+            return request.method == "POST" ? token(request, captures: pathCaptures) : nil
         case .device:
             return request.method == "POST" ? deviceAuthorization(request) : nil
         case .followUp(let template), .refresh(let template), .revocation(let template):
@@ -177,6 +183,10 @@ package final class Emulator: @unchecked Sendable {
             return request.method == "POST" ? oauth1Invalidate(request) : nil
         case .keySet:
             return request.method == "GET" ? keySet(request) : nil
+        case .userInfo:
+            return ["GET", "POST"].contains(request.method) ? userInfo(request) : nil
+        case .endSession:
+            return ["GET", "POST"].contains(request.method) ? endSession(request) : nil
         }
     }
 
@@ -184,7 +194,8 @@ package final class Emulator: @unchecked Sendable {
         let urls = [
             descriptor.authorization?.url, descriptor.token?.url, descriptor.device?.url, descriptor.followUp?.url,
             descriptor.refresh?.url, descriptor.revocation?.url, descriptor.oauth1?.requestTokenURL,
-            descriptor.oauth1?.authorizeURL, descriptor.oauth1?.accessTokenURL,
+            descriptor.oauth1?.authorizeURL, descriptor.oauth1?.accessTokenURL, descriptor.openID?.keySetURL,
+            descriptor.openID?.userInfoURL, descriptor.openID?.endSessionURL,
         ].compactMap { $0 }
         let items = urls.map { "<li><code>\(ConsentPage.escape(address.rewrite($0)))</code></li>" }.joined()
         return .html(

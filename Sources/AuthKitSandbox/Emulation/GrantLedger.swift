@@ -30,6 +30,8 @@ struct GrantLedger: Sendable {
         var expiresAt: Date
         /// OpenID Connect's `nonce`, for the ID token.
         var nonce: String?
+        /// The `iss` the response names (RFC 9207), when it names one.
+        var issuer: String?
         /// OAuth 1.0a: the request token being authorized.
         var requestToken: String?
         /// The value the consent page carries and its answer must send back:
@@ -99,6 +101,9 @@ struct GrantLedger: Sendable {
     var oauth1Tokens: [String: OAuth1Token] = [:]
     /// `timestamp nonce` pairs seen (RFC 5849 §3.3: a nonce is unique per timestamp).
     var nonces: Set<String> = []
+    /// The ID tokens issued, by grant: an end-session request's
+    /// `id_token_hint` must be one of them.
+    var idTokens: [String: Int] = [:]
     private var counter = 0
     let deterministic: Bool
 
@@ -158,6 +163,7 @@ struct GrantLedger: Sendable {
         trim(&accessTokens) { ($0.expiresAt ?? .distantFuture) <= now || grants[$0.grant]?.revoked != false }
         trim(&refreshTokens) { $0.rotated || grants[$0.grant]?.revoked != false }
         trim(&oauth1Tokens) { $0.used }
+        trim(&idTokens) { grants[$0]?.revoked != false }
         if nonces.count > Self.limit {
             // A nonce only matters while its timestamp is inside the five-minute window.
             nonces = nonces.filter { entry in

@@ -63,6 +63,8 @@ package struct SandboxAddress: Sendable {
         pointed.device?.url = rewrite(descriptor.device?.url ?? "")
         if descriptor.issuer != nil { pointed.issuer?.identifier = issuer(for: descriptor) }
         pointed.openID?.keySetURL = rewrite(descriptor.openID?.keySetURL ?? "")
+        pointed.openID?.userInfoURL = descriptor.openID?.userInfoURL.map(rewrite)
+        pointed.openID?.endSessionURL = descriptor.openID?.endSessionURL.map(rewrite)
         // The API is the sandbox's too (/whoami, /echo): a credential the
         // sandbox issued goes there and nowhere else.
         if let origin = URL(string: base)?.origin { pointed.apiOrigins = APIOrigins([origin]) }

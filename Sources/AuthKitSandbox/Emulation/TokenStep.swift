@@ -11,7 +11,10 @@ import AuthKit
 extension Emulator {
     static let deviceGrantType = "urn:ietf:params:oauth:grant-type:device_code"
 
-    func token(_ request: SandboxRequest) -> SandboxResponse {
+    /// - Parameter captures: the placeholders of the token URL's path, as
+    ///   the request filled them in (Microsoft's `{tenant}`): an ID token's
+    ///   issuer names them.
+    func token(_ request: SandboxRequest, captures: [String: String] = [:]) -> SandboxResponse {
         let endpoint = descriptor.token!
         do {
             let parameters = try parameters(of: request, endpoint.encoding)
@@ -22,10 +25,10 @@ extension Emulator {
             switch grantType {
             case "authorization_code":
                 _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
-                return try exchangeCode(parameters)
+                return try exchangeCode(parameters, captures: captures)
             case "refresh_token":
                 _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
-                return try refresh(parameters)
+                return try refresh(parameters, captures: captures)
             case Self.deviceGrantType where descriptor.device != nil:
                 _ = try authenticateClient(request, parameters, as: descriptor.device!.clientAuthentication)
                 return try pollDevice(parameters)
@@ -41,7 +44,7 @@ extension Emulator {
         }
     }
 
-    private func exchangeCode(_ parameters: Parameters) throws -> SandboxResponse {
+    private func exchangeCode(_ parameters: Parameters, captures: [String: String]) throws -> SandboxResponse {
         guard let code = parameters["code"] else { throw Refusal.invalidRequest("code is missing") }
         guard var record = ledger.codes[code] else { throw Refusal.invalidGrant("the code is unknown") }
         if record.used {
@@ -78,10 +81,10 @@ extension Emulator {
         }
         return issue(
             grant: record.grant, scopes: grant.scopes, step: "token",
-            summary: "code exchanged for account \(grant.account)", nonce: record.nonce)
+            summary: "code exchanged for account \(grant.account)", nonce: record.nonce, captures: captures)
     }
 
-    private func refresh(_ parameters: Parameters) throws -> SandboxResponse {
+    private func refresh(_ parameters: Parameters, captures: [String: String]) throws -> SandboxResponse {
         guard let token = parameters["refresh_token"] else { throw Refusal.invalidRequest("refresh_token is missing") }
         let (grantID, grant) = try useRefreshToken(token)
         var scopes = grant.scopes
@@ -92,7 +95,9 @@ extension Emulator {
                 throw Refusal("invalid_scope", "'\(extra)' was not granted")
             }
         }
-        return issue(grant: grantID, scopes: scopes, step: "refresh", summary: "refreshed for account \(grant.account)")
+        return issue(
+            grant: grantID, scopes: scopes, step: "refresh", summary: "refreshed for account \(grant.account)",
+            captures: captures)
     }
 
     /// Marks `token` used. A rotated token used again means two parties hold
@@ -117,7 +122,7 @@ extension Emulator {
     func issue(
         grant: Int, scopes: [String], step: String, summary: String,
         mapping: TokenResponseMapping? = nil, status: Int? = nil, lifetime: TimeInterval? = nil, refresh: Bool = true,
-        nonce: String? = nil
+        nonce: String? = nil, captures: [String: String] = [:]
     ) -> SandboxResponse {
         let endpoint = descriptor.token!
         let access = ledger.mint("access")
@@ -139,7 +144,8 @@ extension Emulator {
                 scope: scopeText(scopes)))
         // OpenID Connect Core §3.1.3.3: the ID token beside the tokens.
         if let account = ledger.grants[grant],
-            let idToken = idToken(grant: account, scopes: scopes, nonce: nonce, accessToken: access),
+            let idToken = idToken(
+                grant: grant, account, scopes: scopes, nonce: nonce, accessToken: access, captures: captures),
             case .object(var members) = body
         {
             members["id_token"] = .string(idToken)

@@ -129,6 +129,19 @@ struct ProvidersShow: WorkspaceCommand {
                 "issuer:        \(issuer.identifier)\(issuer.includedInResponse ? " (iss checked in every answer)" : "")"
             )
         }
+        if descriptor.protocol == .oauth2 {
+            if let openID = descriptor.openID {
+                let algorithms = openID.algorithms.map(\.rawValue).sorted().joined(separator: ", ")
+                lines.append("openid:        ID tokens verified with \(openID.keySetURL) (\(algorithms))")
+                if openID.multiTenantIssuer != nil {
+                    lines.append("               iss of the signing tenant on multi-tenant endpoints")
+                }
+                if let url = openID.userInfoURL { lines.append("userinfo:      \(url)") }
+                if let url = openID.endSessionURL { lines.append("end session:   \(url)") }
+            } else if descriptor.scopes.known.contains("openid") || descriptor.scopes.default.contains("openid") {
+                lines.append("openid:        none: an id_token is kept as received, NOT verified")
+            }
+        }
         if !descriptor.isDeviceOnly {
             lines.append(
                 "redirect:      \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")"

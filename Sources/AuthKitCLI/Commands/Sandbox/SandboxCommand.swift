@@ -1,4 +1,12 @@
 import ArgumentParser
+import AuthKit
+import AuthKitSandbox
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `authkit sandbox`: a provider's emulation on this machine.
 struct SandboxCommand: AsyncParsableCommand {
@@ -29,5 +37,34 @@ struct SandboxProviderOptions: ParsableArguments {
     @Flag(help: "Tokens and codes from one counter (sandbox-code-1, sandbox-access-2, …) instead of random bytes.")
     var deterministic = false
 
-    func validate() throws { try AccountOptions.checkProviderID(provider) }
+    @Option(
+        name: .customLong("access-ttl"),
+        help: ArgumentHelp("Access tokens expire after this many seconds (default 3600).", valueName: "seconds"))
+    var accessTokenLifetime: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Make every ID token wrong this way, to check that your app refuses it: "
+                + SandboxOptions.IDTokenFault.allCases.map(\.rawValue).joined(separator: ", ") + ".",
+            valueName: "fault"))
+    var idTokenFault: String?
+
+    func validate() throws {
+        try AccountOptions.checkProviderID(provider)
+        if let accessTokenLifetime, !(1...31_536_000).contains(accessTokenLifetime) {
+            throw ValidationError("--access-ttl takes 1–31536000 seconds; got \(accessTokenLifetime).")
+        }
+        if let idTokenFault, SandboxOptions.IDTokenFault(rawValue: idTokenFault) == nil {
+            throw ValidationError(
+                "--id-token-fault takes "
+                    + SandboxOptions.IDTokenFault.allCases.map(\.rawValue).joined(separator: ", ")
+                    + "; got '\(DisplayText.sanitized(idTokenFault, limit: 40))'.")
+        }
+    }
+
+    /// The emulation's settings these options change.
+    func apply(to options: inout SandboxOptions) {
+        if let accessTokenLifetime { options.accessTokenLifetime = TimeInterval(accessTokenLifetime) }
+        options.idTokenFault = idTokenFault.flatMap(SandboxOptions.IDTokenFault.init(rawValue:))
+    }
 }

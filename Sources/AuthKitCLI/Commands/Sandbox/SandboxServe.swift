@@ -67,6 +67,7 @@ struct SandboxServe: WorkspaceCommand {
         var options = SandboxOptions(
             port: port, consent: SandboxOptions.Consent(rawValue: consent)!, deterministic: emulation.deterministic)
         if publicClient { options.clientSecret = nil }
+        emulation.apply(to: &options)
         let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in
             Console.out("  \(event)")
         }

@@ -75,9 +75,10 @@ struct SandboxTry: WorkspaceCommand {
         }
         // With a device code and no --browser, the sandbox approves as 'alice'
         // at the second poll, a second after the first (RFC 8628 §3.5's wait, shortened).
-        let options = SandboxOptions(
+        var options = SandboxOptions(
             consent: deviceOnly && !browser ? .approve : .ask, redirectURIs: [redirect.absoluteString],
             deviceInterval: deviceOnly ? 1 : 5, deterministic: emulation.deterministic)
+        emulation.apply(to: &options)
         let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in
             Console.out("   sandbox: \(event)")
         }
@@ -139,6 +140,17 @@ struct SandboxTry: WorkspaceCommand {
             "   → \(response.status.code): \(DisplayText.sanitized(String(decoding: data, as: UTF8.self), limit: 400))")
         guard response.status.kind == .successful else {
             throw CLIError("The authorized request failed with HTTP \(response.status.code).", status: .providerError)
+        }
+
+        // A verified identity and a UserInfo endpoint: what it says about the user (Core §5.3).
+        if let oauth2 = source.authenticator as? OAuth2Client, descriptor.openID?.userInfoURL != nil,
+            let credential = try? await source.current(), credential.identity != nil
+        {
+            say("The provider's UserInfo endpoint (OpenID Connect Core §5.3), its sub checked against the ID token's:")
+            let info = try await oauth2.userInfo(credential)
+            Console.out(
+                "   → \(info.email ?? info.name ?? info.subject) (sub \(DisplayText.sanitized(info.subject, limit: 100)))"
+            )
         }
 
         // The credential stored here is this emulation's, gone with it: a

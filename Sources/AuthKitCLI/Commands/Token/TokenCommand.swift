@@ -3,16 +3,19 @@ import ArgumentParser
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
-        abstract: "List, show, refresh, revoke and delete stored credentials; print their Authorization header.",
+        abstract:
+            "List, show, refresh, revoke and delete stored credentials; print their Authorization header or UserInfo.",
         discussion: """
             Examples:
               authkit token list
               authkit token show --provider qiita --field access_token
               curl -H "$(authkit token header --provider qiita)" URL
               authkit token refresh --due
+              authkit token userinfo --provider google
               authkit token revoke --provider qiita --label work
             """,
         subcommands: [
-            TokenList.self, TokenShow.self, TokenHeader.self, TokenRefresh.self, TokenRevoke.self, TokenDelete.self,
+            TokenList.self, TokenShow.self, TokenHeader.self, TokenRefresh.self, TokenUserInfo.self, TokenRevoke.self,
+            TokenDelete.self,
         ])
 }

@@ -25,12 +25,27 @@ struct TokenRevoke: WorkspaceCommand {
             // provider holds other accounts, `source` has named them instead.)
             throw CLIError.nothingStored(key, so: "nothing was revoked")
         }
+        let stored = try? await source.store.credential(for: source.key)
+        let endSession = stored.flatMap { Self.endSessionLine(for: $0, source.authenticator) }
         do {
             try await source.revoke(keepingLocalCopy: keep)
         } catch let error as AuthKitError {
+            if let endSession { Console.err(endSession) }
             throw Self.stillStored(error, key: account.key)
         }
         Console.err("Revoked \(account.key)\(keep ? "" : " and deleted it here").")
+        if let endSession { Console.err(endSession) }
+    }
+
+    /// Where the user ends their session at the provider too (OpenID Connect
+    /// RP-Initiated Logout 1.0), for a provider that has an end-session
+    /// endpoint: revoking ends this app's grant, not the browser's session.
+    /// The URL carries the client id, never the ID token (``EndSessionRequest/url``).
+    static func endSessionLine(for credential: Credential, _ authenticator: any Authenticator) -> String? {
+        guard let client = authenticator as? OAuth2Client, let request = try? client.endSession(credential) else {
+            return nil
+        }
+        return "To sign out of \(client.descriptor.name) in your browser too, open:\n  \(request.url.absoluteString)"
     }
 
     /// A revocation that fails leaves the credential stored here (it is

@@ -1,0 +1,111 @@
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What the provider's UserInfo endpoint says about the signed-in user
+/// (OpenID Connect Core §5.3): claims the ID token may not carry (a
+/// picture, a locale, the current name), asked for with the access token.
+///
+/// Its `sub` is the verified ID token's (Core §5.3.2: "if they do not match,
+/// the UserInfo Response values MUST NOT be used"); AuthKit refuses an
+/// answer about anyone else, so ``subject`` is the signed-in user. The other
+/// claims are the provider's word over TLS, not signed: an email here is
+/// not an identifier (Core §5.7).
+public struct UserInfo: Codable, Sendable, Hashable {
+    /// `sub`, equal to the ID token's ``Identity/subject``.
+    public var subject: String
+    /// Every claim of the answer, as received.
+    public var claims: [String: JSONValue]
+
+    public init(subject: String, claims: [String: JSONValue]) {
+        self.subject = subject
+        self.claims = claims
+    }
+
+    /// `email`, when the answer has one.
+    public var email: String? { claims.text("email") }
+    /// `name`, when the answer has one.
+    public var name: String? { claims.text("name") }
+}
+
+extension OAuth2Client {
+    /// Asks the provider's UserInfo endpoint about `credential`'s user
+    /// (Core §5.3.1: a GET with the access token as a Bearer token).
+    ///
+    /// The answer is a JSON object whose `sub` must be the credential's
+    /// verified identity's (so a credential from a sign-in without `openid`
+    /// cannot be used: nothing verified says whom the answer should be
+    /// about). Signed or encrypted answers (`application/jwt`, Core §5.3.2)
+    /// are refused with a clear error; no bundled provider sends one unasked.
+    /// The request follows the token endpoint's policy: no redirects (the
+    /// token would follow them), a size cap, a deadline.
+    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` (`.userInfo`)
+    ///   when the descriptor names no UserInfo endpoint;
+    ///   ``AuthKitError/signInRequired(_:reason:)`` (`.noVerifiedIdentity`)
+    ///   for a credential without one; ``AuthKitError/providerError(step:_:)``
+    ///   for the endpoint's refusal (RFC 6750 §3: `invalid_token` when the
+    ///   access token expired: refresh it, through ``CredentialSource``);
+    ///   ``AuthKitError/invalidResponse(step:reason:)`` for an answer about
+    ///   another user, or not a JSON object.
+    public func userInfo(_ credential: Credential) async throws -> UserInfo {
+        try checkCredential(credential)
+        guard let url = client.openID?.userInfo else {
+            throw AuthKitError.notSupported(providerID: descriptor.id, .userInfo)
+        }
+        guard let identity = credential.identity else {
+            throw AuthKitError.signInRequired(credential.key, reason: .noVerifiedIdentity)
+        }
+        var request = OutgoingRequest(method: .get, url: url)
+        request.head = try Self.bearerAuthorized(request.head, with: credential, descriptor: descriptor)
+        request.head.headerFields[.accept] = "application/json"
+        request.secrets = [credential.accessToken]
+        try calls.checkOrigin(of: request, for: credential)
+        var policy = RequestPolicy.tokenEndpoint
+        policy.maximumBodySize = 256 * 1024
+        let response = try await calls.transport.send(request, step: .userInfo, policy: policy)
+        return try Self.userInfo(in: response, of: identity)
+    }
+
+    /// The answer's claims, or why they cannot be used.
+    static func userInfo(in response: IncomingResponse, of identity: Identity) throws -> UserInfo {
+        func invalid(_ kind: AuthKitError.ResponseProblem.Kind, _ detail: String) -> AuthKitError {
+            .invalidResponse(step: .userInfo, reason: .init(kind, detail))
+        }
+        guard response.status == 200 else {
+            // RFC 6750 §3: the refusal is in WWW-Authenticate.
+            if let challenge = BearerChallenge(fields: response.headers[values: .wwwAuthenticate]),
+                let code = challenge.error
+            {
+                throw AuthKitError.providerError(
+                    step: .userInfo,
+                    ProviderErrorResponse(
+                        status: response.status, code: code, description: challenge.errorDescription))
+            }
+            throw invalid(.unexpectedStatus(response.status), "HTTP \(response.status)")
+        }
+        if let type = response.mediaType, type == "application/jwt" {
+            throw invalid(
+                .unreadableBody,
+                "it is a signed or encrypted JWT (Core §5.3.2), which AuthKit does not read; register the client for plain JSON UserInfo answers"
+            )
+        }
+        guard case .object(let claims)? = try? JSONParser.parse(response.body, repeatedNames: .refused) else {
+            throw invalid(.unreadableBody, "it is not a JSON object")
+        }
+        guard let subject = claims.text("sub") else {
+            throw invalid(.missingField("sub"), "it has no sub (Core §5.3.2)")
+        }
+        // §5.3.2: exactly the ID token's sub, or the values MUST NOT be used.
+        guard ExactText.same(subject, identity.subject) else {
+            throw invalid(
+                .invalidField("sub"),
+                "its sub is not the signed-in user's (the ID token's), so it is about someone else and was not used (Core §5.3.2)"
+            )
+        }
+        return UserInfo(subject: subject, claims: claims)
+    }
+}

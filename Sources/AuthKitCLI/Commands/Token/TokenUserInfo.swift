@@ -1,0 +1,68 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `authkit token userinfo`: what the provider's UserInfo endpoint (OpenID
+/// Connect Core §5.3) says about a stored credential's user, its `sub`
+/// checked against the verified ID token's.
+struct TokenUserInfo: WorkspaceCommand {
+    static let sendsRequests = true
+    static let configuration = CommandConfiguration(
+        commandName: "userinfo",
+        abstract: "Ask the provider's OpenID Connect UserInfo endpoint about the signed-in user.",
+        usage: "authkit token userinfo [<options>] --provider <id>",
+        discussion: """
+            The credential must come from a sign-in that asked for the openid scope: \
+            the answer's sub is compared with its verified ID token's, and an answer \
+            about anyone else is refused. An expired access token is refreshed first.
+
+            Examples:
+              authkit token userinfo --provider google
+              authkit token userinfo --provider google --json | jq -r .email
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var account: AccountOptions
+    @OptionGroup var client: ClientOptions
+    @Flag(help: "Print the answer's claims as a JSON object.") var json = false
+
+    func run(in workspace: Workspace) async throws {
+        let source = try await workspace.source(account.key, explicit: client.settings())
+        guard let oauth2 = source.authenticator as? OAuth2Client else {
+            throw CLIError(
+                "\(account.key) is an OAuth 1.0a credential; UserInfo is OpenID Connect's, over OAuth 2.0.",
+                status: .usage)
+        }
+        let info: UserInfo
+        do {
+            info = try await oauth2.userInfo(try await source.current())
+        } catch AuthKitError.providerError(.userInfo, let answer) where answer.code == "invalid_token" {
+            // RFC 6750 §3.1: expired or revoked before its recorded expiry; one refresh, one more try.
+            info = try await oauth2.userInfo(try await source.refresh())
+        }
+        if json {
+            try Console.json(JSONValue.object(info.claims))
+            return
+        }
+        Console.out("subject:   \(DisplayText.sanitized(info.subject, limit: 200)) (the ID token's)")
+        for (name, value) in info.claims.sorted(by: { $0.key < $1.key }) where name != "sub" {
+            let text = value.scalarText ?? Self.compact(value)
+            let label = DisplayText.sanitized(name, limit: 40) + ":"
+            Console.out(
+                label + String(repeating: " ", count: max(1, 11 - label.count))
+                    + DisplayText.sanitized(text, limit: 300))
+        }
+    }
+
+    /// An object or array claim (an address, a list of groups) on one line.
+    static func compact(_ value: JSONValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? value.typeName
+    }
+}
