@@ -8,6 +8,7 @@
 //
 //   swift run --package-path Examples QiitaSignInExample
 //   swift run --package-path Examples TwitterSignInExample
+//   swift run --package-path Examples GoogleSignInExample --sandbox
 //
 // Examples/iOS/ is an app's file, not a target here: scripts/typecheck-apple
 // type-checks it against stubs of the Apple SDKs.
@@ -39,6 +40,17 @@ let package = Package(
                 .product(name: "AuthKitLoopback", package: "AuthKit"),
             ],
             path: "TwitterSignIn"
+        ),
+        // OpenID Connect: "Sign in with Google", the identity verified;
+        // offline against the sandbox with --sandbox.
+        .executableTarget(
+            name: "GoogleSignInExample",
+            dependencies: [
+                .product(name: "AuthKit", package: "AuthKit"),
+                .product(name: "AuthKitLoopback", package: "AuthKit"),
+                .product(name: "AuthKitSandbox", package: "AuthKit"),
+            ],
+            path: "GoogleSignIn"
         ),
     ]
 )

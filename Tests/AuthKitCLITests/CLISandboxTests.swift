@@ -81,6 +81,55 @@ import Testing
         #expect(shown.stdout.contains(#""subject" : "sandbox-user-alice""#), "\(shown.stdout) \(shown.stderr)")
     }
 
+    /// `token userinfo` and the end-session line of `token revoke`, against
+    /// Microsoft's emulation (UserInfo and end session in its descriptor, no
+    /// revocation), and a faulty ID token refused with nothing stored.
+    @Test func userInfoAndSigningOutAtTheProvider() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-userinfo")
+        let environment = ["AUTHKIT_HOME": home.path]
+        let microsoft = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "microsoft")
+        let sandbox = try await Sandbox.start(emulating: microsoft, options: SandboxOptions(consent: .approve))
+        defer { Task { await sandbox.stop() } }
+        let url = sandbox.baseURL.absoluteString
+        let signIn = try await CLIProcess.run(
+            ["authorize", "--provider", "microsoft", "--sandbox", url, "--scripted-browser"], environment: environment,
+            timeout: 60)
+        #expect(signIn.status == 0, "\(signIn.stderr)")
+        let info = try await CLIProcess.run(
+            ["token", "userinfo", "--provider", "microsoft", "--sandbox", url, "--json"], environment: environment)
+        #expect(info.status == 0, "\(info.stderr)")
+        let claims = try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any]
+        #expect(claims?["sub"] as? String == "sandbox-user-alice" && claims?["name"] as? String == "Alice")
+        let plain = try await CLIProcess.run(
+            ["token", "userinfo", "--provider", "microsoft", "--sandbox", url], environment: environment)
+        #expect(plain.stdout.hasPrefix("subject:   sandbox-user-alice (the ID token's)\n"), "\(plain.stdout)")
+
+        let stored = try await CLIProcess.run(
+            ["token", "show", "--provider", "microsoft", "--sandbox", url, "--field", "id_token"],
+            environment: environment)
+        let idToken = stored.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(idToken.count > 100)
+        let revoke = try await CLIProcess.run(
+            ["token", "revoke", "--provider", "microsoft", "--sandbox", url], environment: environment)
+        // Microsoft revokes nothing per token: said, the credential kept, and the way out of its session given.
+        #expect(revoke.status == 1 && revoke.stderr.contains("names no way to revoke"), "\(revoke.stderr)")
+        #expect(
+            revoke.stderr.contains(
+                "To sign out of Microsoft identity platform (sandbox) in your browser too, open:\n  \(url)/login.microsoftonline.com/common/oauth2/v2.0/logout?client_id=sandbox-client"
+            ), "\(revoke.stderr)")
+        #expect(!revoke.stderr.contains(idToken) && !revoke.stdout.contains(idToken))
+
+        // A sign-in whose ID token carries another sign-in's nonce: exit 3, nothing stored.
+        let faulty = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "google", "--id-token-fault", "wrong-nonce"], environment: environment,
+            timeout: 90)
+        #expect(
+            faulty.status == 3 && faulty.stderr.contains("nonce is not the one this sign-in sent"), "\(faulty.stderr)")
+        let list = try await CLIProcess.run(
+            ["token", "list", "--sandbox", url], environment: environment)
+        #expect(!list.stdout.contains("google"), "\(list.stdout)")
+    }
+
     /// A provider whose URLs need a value nobody gave ({host} of a
     /// self-hosted GitHub or GitLab, {team} of Qiita Team) is tried with a
     /// stand-in: the sandbox answers at its own address whatever the value.

@@ -294,6 +294,24 @@ import Testing
                     expected: "https://login.example/tenant-b/v2.0", received: "https://login.example/tenant-a/v2.0"))
     }
 
+    /// Core §3.1.3.7 step 13: with `max_age`, `auth_time` must be there and recent enough.
+    @Test func maxAgeNeedsARecentEnoughAuthTime() async throws {
+        let provider = try Provider()
+        let verifier = try provider.verifier()
+        let now = Int(Self.now.timeIntervalSince1970)
+        let recent = try provider.token(Self.changed(["auth_time": now - 100]))
+        #expect(await refusal(verifier, recent, .init(nonce: Self.nonce, maxAge: 300)) == nil)
+        let old = try provider.token(Self.changed(["auth_time": now - 1000]))
+        #expect(
+            await refusal(verifier, old, .init(nonce: Self.nonce, maxAge: 300))
+                == .authenticationTooOld(at: Date(timeIntervalSince1970: TimeInterval(now - 1000)), maxAge: 300))
+        #expect(
+            await refusal(verifier, try provider.token(Self.claims), .init(nonce: Self.nonce, maxAge: 300))
+                == .missingClaim("auth_time"))
+        // Without max_age, an old sign-in is the provider's business.
+        #expect(await refusal(verifier, old) == nil)
+    }
+
     @Test func aRefreshMustNameTheSameUser() async throws {
         let provider = try Provider()
         let verifier = try provider.verifier()

@@ -163,4 +163,89 @@ import Testing
             #expect(credential.identity == nil)
         }
     }
+
+    /// `max_age` goes out with the request and is held to on the way back.
+    @Test func maxAgeIsSentAndItsAuthTimeChecked() async throws {
+        try await withServer { server in
+            let (provider, client) = try await publishingProvider(at: server)
+            #expect {
+                try client.startAuthorization(scopes: ["openid"], additionalParameters: ["max_age": "soon"])
+            } throws: { error in
+                guard case .misuse(.invalidParameter(name: "max_age", _))? = error as? AuthKitError else {
+                    return false
+                }
+                return true
+            }
+            let (url, pending) = try client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"],
+                additionalParameters: ["max_age": "60"])
+            #expect(pending.maxAge == 60 && url.absoluteString.contains("max_age=60"))
+            let now = Int(Date().timeIntervalSince1970)
+            let token = try provider.token([
+                "iss": server.baseURL, "sub": "u", "aud": IDTokenVerifierTests.clientID, "exp": now + 600,
+                "iat": now, "nonce": pending.nonce ?? "", "auth_time": now - 3600,
+            ])
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(token)"}"#)
+            }
+            await #expect {
+                try await client.exchange(code: "c-1", pending: pending)
+            } throws: { error in
+                guard case .idTokenRejected(_, .authenticationTooOld(_, 60))? = error as? AuthKitError else {
+                    return false
+                }
+                return true
+            }
+        }
+    }
+
+    /// The device grant sends no nonce, but an ID token it brings is verified
+    /// like any other, and a wrong one stores nothing.
+    @Test func theDeviceGrantsIDTokenIsVerified() async throws {
+        try await withServer { server in
+            await KeySetCache.shared.removeAll()
+            let provider = try Provider()
+            let jwks = String(
+                decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
+            server.route("GET", "/jwks") { _ in .json(jwks) }
+            server.route("POST", "/device") { _ in
+                .json(
+                    #"{"device_code":"dc-1","user_code":"ABCD-EFGH","verification_uri":"\#(server.baseURL)/activate","expires_in":600,"interval":1}"#
+                )
+            }
+            let descriptor = try ProviderDescriptor(
+                json: Data(
+                    """
+                    {"id": "op", "name": "OP", "protocol": "oauth2", "token": {"url": "\(server.baseURL)/token"},
+                     "device": {"url": "\(server.baseURL)/device"}, "issuer": {"identifier": "\(server.baseURL)"},
+                     "openid": {"keys": "\(server.baseURL)/jwks", "signingAlgorithms": ["ES256"]}}
+                    """.utf8))
+            var client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+            client.deviceSleep = { _ in }
+            let now = Int(Date().timeIntervalSince1970)
+            for (audience, accepted) in [(IDTokenVerifierTests.clientID, true), ("someone-else", false)] {
+                let token = try provider.token([
+                    "iss": server.baseURL, "sub": "device-user", "aud": audience, "exp": now + 600, "iat": now,
+                ])
+                server.route("POST", "/token") { _ in
+                    .json(#"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(token)"}"#)
+                }
+                let authorization = try await client.startDeviceAuthorization(scopes: ["openid"])
+                if accepted {
+                    let credential = try await client.pollDeviceAuthorization(authorization)
+                    #expect(credential.identity?.subject == "device-user")
+                } else {
+                    await #expect {
+                        try await client.pollDeviceAuthorization(authorization)
+                    } throws: { error in
+                        guard case .idTokenRejected(_, .audienceMismatch)? = error as? AuthKitError else {
+                            return false
+                        }
+                        return true
+                    }
+                }
+            }
+        }
+    }
 }

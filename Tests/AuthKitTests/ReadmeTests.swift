@@ -7,15 +7,16 @@ import Testing
 @Suite struct ReadmeTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
 
-    /// The examples and where their code lives: two programs, and the sandbox test that `swift test` runs.
+    /// The examples and where their code lives: three programs, and the sandbox test that `swift test` runs.
     static let examples = [
         "QiitaSignIn": "Examples/QiitaSignIn/main.swift",
         "TwitterSignIn": "Examples/TwitterSignIn/main.swift",
+        "GoogleSignIn": "Examples/GoogleSignIn/main.swift",
         "SandboxTest": "Tests/AuthKitSandboxTests/ReadmeExampleTests.swift",
         "iOSQiitaSignIn": "Examples/iOS/QiitaSignIn.swift",
     ]
 
-    @Test(arguments: ["QiitaSignIn", "TwitterSignIn", "SandboxTest", "iOSQiitaSignIn"])
+    @Test(arguments: ["QiitaSignIn", "TwitterSignIn", "GoogleSignIn", "SandboxTest", "iOSQiitaSignIn"])
     func readmeShowsTheCompiledExample(name: String) throws {
         let example = try String(
             contentsOf: root.appendingPathComponent(try #require(Self.examples[name])), encoding: .utf8)

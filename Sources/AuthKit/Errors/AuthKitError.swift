@@ -124,6 +124,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case attemptOfAnotherProvider(attempt: String, providerID: String)
         /// A parameter AuthKit sets itself (`state`, `client_id`, `oauth_token`…) was passed as an extra.
         case reservedParameter(String)
+        /// An authorization parameter AuthKit reads (`max_age`) has a value it cannot use.
+        case invalidParameter(name: String, String)
         /// A scope that is not one RFC 6749 §3.3 scope token: empty, holding a
         /// space (`"openid profile"`: pass each scope as an element of its
         /// own), or a control, non-ASCII, `"` or `\` character.
@@ -336,6 +338,8 @@ extension AuthKitError.Misuse: CustomStringConvertible {
         case .reservedParameter(let name):
             return
                 "The authorization parameter '\(DisplayText.sanitized(name, limit: 100))' is set by AuthKit and cannot be overridden."
+        case .invalidParameter(let name, let problem):
+            return "The authorization parameter '\(name)' \(problem)."
         case .invalidScope(let scope):
             return ScopeToken.problem(scope).map { "The scope list " + ScopeToken.describe($0, scope) }
                 ?? "'\(DisplayText.sanitized(scope, limit: 80))' is not a scope."

@@ -48,6 +48,9 @@ extension AuthKitError {
         case codeHashMismatch
         /// A claim Core requires is missing or of the wrong type (`sub`, `exp`, `iat`).
         case missingClaim(String)
+        /// The request sent `max_age`, and `auth_time` says the user last
+        /// signed in longer ago than that (Core §3.1.3.7 step 13).
+        case authenticationTooOld(at: Date, maxAge: Int)
         /// A refreshed token names another issuer, subject or audience than
         /// the one the user signed in with (Core §12.2).
         case identityChanged(String)
@@ -95,6 +98,8 @@ extension AuthKitError {
                 "the ID token's c_hash does not match the authorization code"
             case .missingClaim(let name):
                 "the ID token has no valid \(name) claim"
+            case .authenticationTooOld(let date, let maxAge):
+                "the user last signed in at \(Self.text(date)), longer ago than the \(maxAge) seconds max_age asked for"
             case .identityChanged(let claim):
                 "the refreshed ID token's \(claim) differs from the one the user signed in with"
             }

@@ -98,6 +98,17 @@ public struct OAuth2Client: Authenticator {
         // OpenID Connect Core §3.1.2.1: a nonce binds the ID token to this
         // attempt, when the provider's descriptor says how to verify one.
         let nonce = client.openID != nil && scopes.contains("openid") ? SecureRandom.token() : nil
+        // §3.1.2.1: max_age asks the provider to make the user sign in again
+        // if their session is older; the ID token's auth_time shows it did.
+        var maxAge: Int?
+        if let text = additionalParameters["max_age"] {
+            guard let seconds = Int(text), seconds >= 0, String(seconds) == text else {
+                throw AuthKitError.misuse(
+                    .invalidParameter(
+                        name: "max_age", "is '\(DisplayText.sanitized(text, limit: 40))', not a number of seconds"))
+            }
+            maxAge = nonce == nil ? nil : seconds
+        }
 
         var pairs = [(String, String)]()
         if authorization.sendResponseType { pairs.append(("response_type", "code")) }
@@ -130,7 +141,7 @@ public struct OAuth2Client: Authenticator {
             providerID: descriptor.id, state: state, codeVerifier: pkce?.verifier, redirectURI: redirectURI,
             expectedIssuer: client.redirectIssuer,
             issuerRequired: client.redirectIssuer != nil && descriptor.issuer?.includedInResponse == true,
-            scopes: scopes, createdAt: now(), nonce: nonce)
+            scopes: scopes, createdAt: now(), nonce: nonce, maxAge: maxAge)
         return (url, pending)
     }
 

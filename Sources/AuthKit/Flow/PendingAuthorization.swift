@@ -30,12 +30,17 @@ public struct PendingAuthorization: Codable, Sendable, Hashable {
     /// The OpenID Connect `nonce` sent with the request (Core §3.1.2.1), which
     /// the ID token must carry back; `nil` when no ID token was asked for.
     public var nonce: String?
+    /// The `max_age` the request sent (Core §3.1.2.1), in seconds: the ID
+    /// token's `auth_time` must then be present and no older (§3.1.3.7 step 13).
+    public var maxAge: Int?
 
     public init(
         providerID: String, state: String, codeVerifier: String?, redirectURI: String,
-        expectedIssuer: String?, issuerRequired: Bool, scopes: [String], createdAt: Date, nonce: String? = nil
+        expectedIssuer: String?, issuerRequired: Bool, scopes: [String], createdAt: Date, nonce: String? = nil,
+        maxAge: Int? = nil
     ) {
         self.nonce = nonce
+        self.maxAge = maxAge
         self.providerID = providerID
         self.state = state
         self.codeVerifier = codeVerifier

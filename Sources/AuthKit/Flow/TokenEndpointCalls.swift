@@ -63,7 +63,9 @@ final class TokenEndpointCalls: Sendable {
         var identity: Identity?
         if let nonce = pending.nonce {
             identity = try await verifiedIdentity(
-                in: credential, nonce: nonce, code: code, previous: nil, required: true)
+                in: credential, nonce: nonce, code: code, previous: nil, required: true, maxAge: pending.maxAge)
+        } else if client.openID == nil {
+            warnIfUnverifiable(credential)
         }
         if let followUp = descriptor.followUp {
             credential = try await run(followUp, step: .followUpExchange, for: credential)
@@ -79,9 +81,13 @@ final class TokenEndpointCalls: Sendable {
     /// when the descriptor has no OpenID Connect part. With `required`, an
     /// answer without an ID token is refused (the sign-in asked for one).
     func verifiedIdentity(
-        in credential: Credential, nonce: String?, code: String?, previous: Identity?, required: Bool
+        in credential: Credential, nonce: String?, code: String?, previous: Identity?, required: Bool,
+        maxAge: Int? = nil
     ) async throws -> Identity? {
-        guard let openID = client.openID else { return nil }
+        guard let openID = client.openID else {
+            warnIfUnverifiable(credential)
+            return nil
+        }
         guard case .string(let token)? = credential.rawFields["id_token"] else {
             if required { throw AuthKitError.idTokenRejected(providerID: descriptor.id, reason: .missing) }
             return nil
@@ -95,10 +101,23 @@ final class TokenEndpointCalls: Sendable {
         do {
             return try await verifier.verify(
                 token,
-                .init(nonce: nonce, accessToken: credential.accessToken, code: code, previous: previous), now: now())
+                .init(
+                    nonce: nonce, accessToken: credential.accessToken, code: code, previous: previous, maxAge: maxAge),
+                now: now())
         } catch let problem as AuthKitError.IDTokenProblem {
             throw AuthKitError.idTokenRejected(providerID: descriptor.id, reason: problem)
         }
+    }
+
+    /// An ID token from a provider whose descriptor has no `openid` part
+    /// cannot be verified (no keys, no issuer): it is kept as received, as
+    /// any provider field is, and a warning says it proves nothing, so that
+    /// no one reads a user out of it unawares.
+    private func warnIfUnverifiable(_ credential: Credential) {
+        guard credential.rawFields["id_token"] != nil else { return }
+        transport.logger.warning(
+            "\(descriptor.name)'s answer has an id_token, which AuthKit did not verify: the descriptor (\(descriptor.source)) has no openid part. It is kept as received, and says nothing verified about who signed in."
+        )
     }
 
     /// Refuses a sign-in's token of a type AuthKit cannot send, before it
@@ -259,9 +278,16 @@ final class TokenEndpointCalls: Sendable {
             // error, whatever its status, is one).
             throw DevicePoller.ServerTrouble(error: .invalidResponse(step: step, reason: reason))
         }
-        let credential = makeCredential(
+        var credential = makeCredential(
             fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label)
         try requireBearer(credential, step: .devicePolling, secrets: [authorization.deviceCode, clientSecret ?? ""])
+        // The device grant sends no nonce (RFC 8628 has no authorization
+        // request); an ID token that comes is verified all the same, and one
+        // that fails stores nothing.
+        if authorization.scopes.contains("openid") {
+            credential.identity = try await verifiedIdentity(
+                in: credential, nonce: nil, code: nil, previous: nil, required: false)
+        }
         return credential
     }
 

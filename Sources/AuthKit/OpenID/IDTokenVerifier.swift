@@ -64,8 +64,14 @@ package struct IDTokenVerifier: Sendable {
         package var code: String?
         /// On a refresh, who signed in: `iss`, `sub` and `aud` must not change.
         package var previous: Identity?
+        /// The `max_age` the request sent: `auth_time` must be within it.
+        package var maxAge: Int?
 
-        package init(nonce: String?, accessToken: String? = nil, code: String? = nil, previous: Identity? = nil) {
+        package init(
+            nonce: String?, accessToken: String? = nil, code: String? = nil, previous: Identity? = nil,
+            maxAge: Int? = nil
+        ) {
+            self.maxAge = maxAge
             self.nonce = nonce
             self.accessToken = accessToken
             self.code = code
@@ -198,6 +204,13 @@ package struct IDTokenVerifier: Sendable {
         if let nonce = expected.nonce {
             guard let received = claims.text("nonce"), ExactText.same(received, nonce) else {
                 throw Problem.nonceMismatch
+            }
+        }
+        // Step 13: with max_age, auth_time must say the user signed in recently enough.
+        if let maxAge = expected.maxAge {
+            guard let authenticated = Self.date(claims["auth_time"]) else { throw Problem.missingClaim("auth_time") }
+            if now.timeIntervalSince(authenticated) > TimeInterval(maxAge) + leeway {
+                throw Problem.authenticationTooOld(at: authenticated, maxAge: maxAge)
             }
         }
         // §3.1.3.8 and §3.3.2.11: the hashes bind the token to what came with it.

@@ -107,6 +107,15 @@ extension Emulator {
         if let revocation = descriptor.revocation, revocation.method == "POST", revocation.parameters["token"] != nil {
             members["revocation_endpoint"] = .string(address.rewrite(revocation.url))
         }
+        // OpenID Connect Discovery 1.0 §3, for a descriptor with an openid part.
+        if let openID = descriptor.openID {
+            members["jwks_uri"] = .string(address.rewrite(openID.keySetURL))
+            members["id_token_signing_alg_values_supported"] = .array(
+                openID.algorithms.map(\.rawValue).sorted().map(JSONValue.string))
+            members["userinfo_endpoint"] = openID.userInfoURL.map { .string(address.rewrite($0)) }
+            members["end_session_endpoint"] = openID.endSessionURL.map { .string(address.rewrite($0)) }
+            members["subject_types_supported"] = .array([.string("public")])
+        }
         return .json(.object(members), step: "metadata", summary: "server metadata (RFC 8414)")
     }
 }
