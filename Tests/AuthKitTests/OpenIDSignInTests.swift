@@ -151,6 +151,38 @@ import Testing
         }
     }
 
+    /// A key set sent a byte at a time is cut off by the token endpoint's
+    /// limits (a byte a second, a deadline), not waited for: the sign-in
+    /// fails as a network failure, with nothing stored.
+    @Test func aKeySetThatDripsIsCutOff() async throws {
+        try await withServer { server in
+            await KeySetCache.shared.removeAll()
+            let provider = try Provider()
+            server.route("GET", "/slow") { _ in .streaming(.drip(every: .milliseconds(1500))) }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, keys: "/slow"),
+                settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+            let (_, pending) = try client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
+            let now = Int(Date().timeIntervalSince1970)
+            let token = try provider.token([
+                "iss": server.baseURL, "sub": "u", "aud": IDTokenVerifierTests.clientID, "exp": now + 600, "iat": now,
+                "nonce": pending.nonce ?? "",
+            ])
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(token)"}"#)
+            }
+            let started = Date()
+            await #expect {
+                try await client.exchange(code: "c-1", pending: pending)
+            } throws: { error in
+                guard case .network(_, .timedOut)? = error as? AuthKitError else { return false }
+                return true
+            }
+            #expect(Date().timeIntervalSince(started) < 45)
+        }
+    }
+
     @Test func withoutOpenIDInTheScopesNoNonceIsSentAndNoIdentityKept() async throws {
         try await withServer { server in
             let client = try OAuth2Client(
