@@ -27,6 +27,12 @@
 //                      its descriptor (offline sign-ins, users' tests); SwiftNIO.
 //   AuthKitApple       ASWebAuthenticationSession user agent and Keychain store
 //                      (Apple SDKs only; their portable logic builds everywhere).
+//   AuthKitServer      "Sign in with …" for web backends, framework-neutral:
+//                      the two requests, sessions, sign-out; store protocols
+//                      with in-memory implementations (swift-crypto only).
+//   AuthKitPostgres    its stores and a CredentialStore on PostgreSQL
+//                      (postgres-nio): one refresh across machines.
+//   AuthKitHummingbird its routes on Hummingbird 2.
 //   authkit            the command-line tool (swift-argument-parser, swift-log).
 //
 //   On Linux, AuthKit, AuthKitOAuth1, AuthKitLoopback, AuthKitSandbox and
@@ -52,6 +58,9 @@ let package = Package(
         .library(name: "AuthKitAsyncHTTPClient", targets: ["AuthKitAsyncHTTPClient"]),
         .library(name: "AuthKitSandbox", targets: ["AuthKitSandbox"]),
         .library(name: "AuthKitApple", targets: ["AuthKitApple"]),
+        .library(name: "AuthKitServer", targets: ["AuthKitServer"]),
+        .library(name: "AuthKitPostgres", targets: ["AuthKitPostgres"]),
+        .library(name: "AuthKitHummingbird", targets: ["AuthKitHummingbird"]),
         .executable(name: "authkit", targets: ["authkit"]),
     ],
     dependencies: [
@@ -65,6 +74,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
         // JOSE: ID token signatures (OpenID Connect), on swift-crypto.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // Web backends: PostgreSQL stores, and Hummingbird 2 routes.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
         // Tests only: a TLS server whose certificate no CA vouches for.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
     ],
@@ -151,6 +163,33 @@ let package = Package(
         // Keychain CredentialStore (Apple/, compiled only where the SDK is),
         // and their portable logic (Portable/, compiled and tested on Linux).
         .target(name: "AuthKitApple", dependencies: ["AuthKit"]),
+        // Web backends: "Sign in with …" on several instances, independent
+        // of any web framework (the two requests, sessions, sign-out), with
+        // in-memory stores for one instance.
+        .target(
+            name: "AuthKitServer",
+            dependencies: ["AuthKit", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // AuthKitServer's stores and a CredentialStore in PostgreSQL: one
+        // refresh across machines (advisory locks), tokens sealed with AES-GCM.
+        .target(
+            name: "AuthKitPostgres",
+            dependencies: [
+                "AuthKit", "AuthKitServer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // AuthKitServer's routes on Hummingbird 2.
+        .target(
+            name: "AuthKitHummingbird",
+            dependencies: [
+                "AuthKit", "AuthKitServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         // The command-line tool. Only it depends on swift-argument-parser.
         .executableTarget(
             name: "authkit",
@@ -235,6 +274,18 @@ let package = Package(
         ),
         // Runs AuthKitStoreStress as subprocesses (the dependency makes
         // `swift test` build it).
+        // The web backend against a real PostgreSQL (.ci/run starts one) and
+        // Hummingbird's test client.
+        .testTarget(
+            name: "AuthKitServerTests",
+            dependencies: [
+                "AuthKitServer", "AuthKitPostgres", "AuthKitHummingbird", "AuthKitSandbox", "AuthKitTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
+            ]
+        ),
         .testTarget(
             name: "AuthKitStoreTests",
             dependencies: ["AuthKitStoreStress", "AuthKit", "AuthKitTestSupport"]

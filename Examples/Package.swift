@@ -9,6 +9,7 @@
 //   swift run --package-path Examples QiitaSignInExample
 //   swift run --package-path Examples TwitterSignInExample
 //   swift run --package-path Examples GoogleSignInExample --sandbox
+//   swift run --package-path Examples authkit-web-example --provider google --sandbox URL
 //
 // Examples/iOS/ is an app's file, not a target here: scripts/typecheck-apple
 // type-checks it against stubs of the Apple SDKs.
@@ -20,6 +21,9 @@ let package = Package(
     dependencies: [
         .package(name: "AuthKit", path: ".."),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0"),
     ],
     targets: [
         // Sign in to Qiita through a pasted redirect, then call its API.
@@ -51,6 +55,22 @@ let package = Package(
                 .product(name: "AuthKitSandbox", package: "AuthKit"),
             ],
             path: "GoogleSignIn"
+        ),
+        // A web backend: "Sign in with …" on Hummingbird 2, one instance or
+        // many on PostgreSQL (docs/web.md).
+        .executableTarget(
+            name: "authkit-web-example",
+            dependencies: [
+                .product(name: "AuthKit", package: "AuthKit"),
+                .product(name: "AuthKitServer", package: "AuthKit"),
+                .product(name: "AuthKitPostgres", package: "AuthKit"),
+                .product(name: "AuthKitHummingbird", package: "AuthKit"),
+                .product(name: "AuthKitSandbox", package: "AuthKit"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "WebApp"
         ),
     ]
 )

@@ -51,6 +51,7 @@ public final class Sandbox: Sendable {
                 box.emulator?.respond(request)
                     ?? .empty(status: 503, step: "unknown", summary: "the sandbox is still starting")
             })
+        server.refreshDelay = .seconds(options.refreshDelay)
         let port: Int
         do {
             port = try await server.start(port: options.port)

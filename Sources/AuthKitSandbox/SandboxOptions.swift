@@ -76,6 +76,11 @@ public struct SandboxOptions: Sendable {
     public var now: @Sendable () -> Date
     /// Every ID token it issues is wrong this way; `nil`: none is.
     public var idTokenFault: IDTokenFault?
+    /// Seconds a refresh request waits before the emulation handles it, and
+    /// is dropped unhandled if its client went away meanwhile: a refresh
+    /// in flight, to test what happens when the process holding a refresh
+    /// lock dies mid-refresh. 0: none.
+    public var refreshDelay: TimeInterval = 0
 
     public init(
         port: Int = 0, consent: Consent = .ask, defaultAccount: String = "alice",

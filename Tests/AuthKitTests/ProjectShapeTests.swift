@@ -20,15 +20,17 @@ import Testing
     }
 
     /// Examples, benchmarks and fuzzers are packages of their own
-    /// (Examples/, Benchmarks/, Fuzz/), depending on the root by path.
-    @Test func theRootManifestListsAtMostTwentyTargets() throws {
+    /// (Examples/, Benchmarks/, Fuzz/), depending on the root by path. The
+    /// bound was 20 until the web-backend products (AuthKitServer,
+    /// AuthKitPostgres, AuthKitHummingbird and their tests) added four.
+    @Test func theRootManifestListsAtMostTwentyFourTargets() throws {
         let manifest = try Self.text("Package.swift")
         // A declaration, not a dependency on one (`.target(name: "CCurl", condition: …)`).
         let targets = manifest.matches(
             of: /\.(?:target|executableTarget|testTarget|systemLibrary)\(\s*name:\s*"\w+"(?!,\s*condition:)/
         )
         .count
-        #expect(targets > 0 && targets <= 20, "Package.swift declares \(targets) targets; the bound is 20")
+        #expect(targets > 0 && targets <= 24, "Package.swift declares \(targets) targets; the bound is 24")
         for nested in ["Examples", "Benchmarks", "Fuzz"] {
             let side = try Self.text("\(nested)/Package.swift")
             #expect(

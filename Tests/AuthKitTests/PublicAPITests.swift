@@ -16,6 +16,7 @@ import Testing
     /// The library products and their source folders.
     static let products = [
         "AuthKit", "AuthKitOAuth1", "AuthKitLoopback", "AuthKitSandbox", "AuthKitAsyncHTTPClient", "AuthKitApple",
+        "AuthKitServer", "AuthKitPostgres", "AuthKitHummingbird",
     ]
 
     static func sources(of product: String = "AuthKit") throws -> [(name: String, text: String)] {
@@ -77,7 +78,7 @@ import Testing
             total += declared.count
         }
         total += try Self.publicTypes().count
-        #expect(total <= 61, "\(total) public types across the products; the bound is 61")
+        #expect(total <= 78, "\(total) public types across the products; the bound is 78")
     }
 
     @Test func noPublicDeclarationUsesRawPointers() throws {

@@ -50,6 +50,9 @@ final class SandboxHTTPServer: @unchecked Sendable {
     /// read), the status sent and why.
     let refused: @Sendable (_ line: String?, _ status: Int, _ reason: String) -> Void
     let requestTimeout: Duration
+    /// How long a refresh (`grant_type=refresh_token`) waits before it is
+    /// handled (``SandboxOptions/refreshDelay``).
+    var refreshDelay: Duration = .zero
 
     init(
         requestTimeout: Duration = SandboxHTTPServer.standardRequestTimeout,
@@ -164,6 +167,24 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
                 method: head.method.rawValue, target: head.uri,
                 headers: head.headers.map { ($0.name, $0.value) }, body: body,
                 origin: "http://127.0.0.1:\(port)")
+            if server.refreshDelay > .zero, body.count < 64 * 1024,
+                String(decoding: body, as: UTF8.self).contains("grant_type=refresh_token")
+            {
+                // A refresh held up on the way: it reaches the emulation
+                // late, and not at all if its sender is gone by then.
+                let server = self.server
+                context.eventLoop.scheduleTask(in: TimeAmount(server.refreshDelay)) {
+                    guard context.channel.isActive else {
+                        server.refused(
+                            "\(head.method.rawValue) \(head.uri.prefix { $0 != "?" })", 499,
+                            "the client went away during --refresh-delay; the refresh was dropped unhandled")
+                        return
+                    }
+                    let answer = self.send(server.respond(request), to: head, context: context)
+                    self.close(after: answer, context: context)
+                }
+                return
+            }
             let answer = send(server.respond(request), to: head, context: context)
             close(after: answer, context: context)
         }

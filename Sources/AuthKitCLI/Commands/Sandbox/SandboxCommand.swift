@@ -49,10 +49,19 @@ struct SandboxProviderOptions: ParsableArguments {
             valueName: "fault"))
     var idTokenFault: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Hold each refresh this many seconds before handling it, and drop it if its client is gone by then (tests of a process killed mid-refresh).",
+            valueName: "seconds"))
+    var refreshDelay: Double?
+
     func validate() throws {
         try AccountOptions.checkProviderID(provider)
         if let accessTokenLifetime, !(1...31_536_000).contains(accessTokenLifetime) {
             throw ValidationError("--access-ttl takes 1–31536000 seconds; got \(accessTokenLifetime).")
+        }
+        if let refreshDelay, !(0...60).contains(refreshDelay) {
+            throw ValidationError("--refresh-delay takes 0–60 seconds; got \(refreshDelay).")
         }
         if let idTokenFault, SandboxOptions.IDTokenFault(rawValue: idTokenFault) == nil {
             throw ValidationError(
@@ -66,5 +75,6 @@ struct SandboxProviderOptions: ParsableArguments {
     func apply(to options: inout SandboxOptions) {
         if let accessTokenLifetime { options.accessTokenLifetime = TimeInterval(accessTokenLifetime) }
         options.idTokenFault = idTokenFault.flatMap(SandboxOptions.IDTokenFault.init(rawValue:))
+        options.refreshDelay = refreshDelay ?? 0
     }
 }

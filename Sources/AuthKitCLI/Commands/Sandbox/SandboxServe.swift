@@ -42,6 +42,13 @@ struct SandboxServe: WorkspaceCommand {
 
     @Flag(help: "Register a public client (no secret): PKCE becomes mandatory.") var publicClient = false
 
+    @Option(
+        name: .customLong("redirect-uri"),
+        help: ArgumentHelp(
+            "Register this redirect URI too (repeatable): a web app's callback, say. The descriptor's own stays registered.",
+            valueName: "uri"))
+    var redirectURIs: [String] = []
+
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port takes 0–65535; got \(port).") }
         if SandboxOptions.Consent(rawValue: consent) == nil {
@@ -68,6 +75,16 @@ struct SandboxServe: WorkspaceCommand {
             port: port, consent: SandboxOptions.Consent(rawValue: consent)!, deterministic: emulation.deterministic)
         if publicClient { options.clientSecret = nil }
         emulation.apply(to: &options)
+        for uri in redirectURIs {
+            guard let url = URL(string: uri), ["http", "https"].contains(url.scheme), url.host != nil,
+                url.fragment == nil
+            else {
+                throw CLIError(
+                    "--redirect-uri takes an absolute http(s) URI without a fragment; got '\(DisplayText.sanitized(uri, limit: 200))'.",
+                    status: .usage)
+            }
+        }
+        if !redirectURIs.isEmpty { options.redirectURIs = [descriptor.redirect.uri.absoluteString] + redirectURIs }
         let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in
             Console.out("  \(event)")
         }

@@ -1,0 +1,177 @@
+// "Sign in with …" in a Hummingbird 2 web app, on one instance or many.
+//
+// Offline, against the sandbox's emulation of Google (README, "In a web backend"):
+//   authkit sandbox serve --provider google --redirect-uri http://127.0.0.1:8080/auth/google/callback &
+//   swift run --package-path Examples authkit-web-example --provider google --sandbox http://127.0.0.1:8790
+// Two instances behind one address, on PostgreSQL (docs/web.md):
+//   export AUTHKIT_WEB_KEYS=$(swift run --package-path Examples authkit-web-example --new-key)
+//   authkit-web-example --port 8081 --public-url http://127.0.0.1:8080 --database-url postgres://… --provider google
+//   authkit-web-example --port 8082 --public-url http://127.0.0.1:8080 --database-url postgres://… --provider google
+import ArgumentParser
+import AuthKit
+import AuthKitHummingbird
+import AuthKitPostgres
+import AuthKitSandbox
+import AuthKitServer
+import Foundation
+import Hummingbird
+import Logging
+import PostgresNIO
+
+@main
+struct WebExample: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "authkit-web-example",
+        abstract: "A web app with \"Sign in with …\" for AuthKit's providers (Hummingbird 2).")
+
+    @Option(help: "The port to listen on (127.0.0.1).") var port = 8080
+    @Option(
+        help: "The address users reach the app at; the redirect URIs are made from it. Default: http://127.0.0.1:PORT.")
+    var publicURL: String?
+    @Option(
+        help: "A provider to offer (repeatable); its client id and secret come from AUTHKIT_<ID>_CLIENT_ID/_SECRET.")
+    var provider: [String] = []
+    @Option(help: "Sign in to a running `authkit sandbox` at this URL instead of the real provider.") var sandbox:
+        String?
+    @Option(help: "PostgreSQL for every store (postgres://user@host:port/db); the keys are read from AUTHKIT_WEB_KEYS.")
+    var databaseURL: String?
+    @Flag(help: "Print a new encryption key for AUTHKIT_WEB_KEYS and exit.") var newKey = false
+
+    func run() async throws {
+        if newKey {
+            print(TokenEncryption.newKeyText(id: "k" + String(Int(Date().timeIntervalSince1970))))
+            return
+        }
+        guard !provider.isEmpty else { throw ValidationError("Give at least one --provider.") }
+        let publicURL = URL(string: self.publicURL ?? "http://127.0.0.1:\(port)")!
+        let logger = Logger(label: "authkit-web-example")
+
+        // 1. A client per provider: the bundled descriptor (or your override),
+        //    pointed at the sandbox when asked.
+        let catalog = try ProviderCatalog.standard()
+        let clients = try provider.map { id in
+            var descriptor = try catalog.descriptor(id: id)
+            var settings = try? ClientSettings.standard(for: descriptor)
+            if let sandbox, let base = URL(string: sandbox) {
+                descriptor = descriptor.pointed(atSandbox: base)
+                settings = ClientSettings(clientID: "sandbox-client", clientSecret: "sandbox-secret")
+            }
+            return try OAuth2Client(descriptor: descriptor, settings: settings ?? ClientSettings())
+        }
+
+        // 2. The stores: memory for one instance, PostgreSQL for several.
+        var services = [PostgresClient]()
+        let web: WebSignIn
+        let postgres: PostgresStore?
+        if let databaseURL {
+            guard let keys = ProcessInfo.processInfo.environment["AUTHKIT_WEB_KEYS"] else {
+                throw ValidationError("Set AUTHKIT_WEB_KEYS (make one with --new-key): tokens are stored encrypted.")
+            }
+            let (client, display) = try Self.postgresClient(databaseURL, logger: logger)
+            let store = PostgresStore(client: client, encryption: try TokenEncryption(text: keys), display: display)
+            services.append(client)
+            postgres = store
+            web = WebSignIn(
+                configuration: .init(publicURL: publicURL), clients: clients, credentials: store, attempts: store,
+                sessions: store)
+        } else {
+            postgres = nil
+            web = WebSignIn(
+                configuration: .init(publicURL: publicURL), clients: clients, credentials: InMemoryCredentialStore(),
+                attempts: InMemorySignInAttemptStore(), sessions: InMemorySessionStore())
+        }
+
+        // 3. The routes: AuthKit's, a page with the sign-in links, and /me.
+        let router = Router()
+        web.addRoutes(to: router)
+        router.get("/") { request, _ -> Response in
+            let session = try? await web.session(of: request)
+            return Self.html(Self.homePage(web: web, session: session))
+        }
+        router.get("/me") { request, _ -> Response in
+            do {
+                return try await Self.me(request, web: web)
+            } catch let error as AuthKitError {
+                // The database away: 503, and the next request tries again.
+                if case .store = error { return Self.json(["error": "\(error)"], status: .serviceUnavailable) }
+                return Self.json(["error": "\(error)"], status: .badGateway)
+            }
+        }
+
+        var app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), services: services,
+            logger: logger)
+        if let postgres {
+            app.beforeServerStarts { try await postgres.migrate() }
+        }
+        try await app.runService()
+    }
+
+    /// `/me`: who signed in, and what the provider's "who am I" says about
+    /// them, asked with their credential (refreshed once across every
+    /// instance when due).
+    static func me(_ request: Request, web: WebSignIn) async throws -> Response {
+        guard let session = try await web.session(of: request) else {
+            return json(["error": "not signed in"], status: .unauthorized)
+        }
+        let credential = try await web.credentialSource(for: session.user).current()
+        var answer: [String: Any] = [
+            "provider": session.user.providerID, "subject": session.user.subject,
+            "issuer": session.user.issuer as Any, "name": session.user.displayName as Any,
+        ]
+        if let client = web.clients[session.user.providerID], let info = try? await client.userInfo(credential) {
+            answer["api"] = try JSONSerialization.jsonObject(with: JSONEncoder().encode(info.claims))
+        }
+        return json(answer, status: .ok)
+    }
+
+    static func postgresClient(_ text: String, logger: Logger) throws -> (PostgresClient, String) {
+        guard let url = URL(string: text), ["postgres", "postgresql"].contains(url.scheme), let host = url.host else {
+            throw ValidationError("--database-url takes postgres://user[:password]@host[:port]/database.")
+        }
+        let database = String(url.path.dropFirst())
+        let configuration = PostgresClient.Configuration(
+            host: host, port: url.port ?? 5432, username: url.user ?? "postgres", password: url.password,
+            database: database.isEmpty ? nil : database,
+            tls: host == "127.0.0.1" || host == "localhost" ? .disable : .require(.makeClientConfiguration()))
+        return (
+            PostgresClient(configuration: configuration, backgroundLogger: logger),
+            "postgresql://\(host):\(url.port ?? 5432)/\(database)"
+        )
+    }
+
+    static func homePage(web: WebSignIn, session: WebSession?) -> String {
+        let escape = { (text: String) in
+            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        }
+        var body = ""
+        if let session {
+            body +=
+                "<p>Signed in to \(escape(session.user.providerID)) as \(escape(session.user.displayName ?? session.user.subject)).</p>"
+            body += "<p><a href=\"/me\">/me</a></p>"
+            body +=
+                "<form method=\"post\" action=\"/auth/logout\"><input type=\"hidden\" name=\"csrf\" value=\"\(escape(session.csrfToken))\"><button>Sign out</button></form>"
+        } else {
+            for id in web.clients.keys.sorted() {
+                body +=
+                    "<p><a href=\"/auth/\(escape(id))\">Sign in with \(escape(web.clients[id]!.descriptor.name))</a></p>"
+            }
+        }
+        return
+            "<!doctype html><html><head><meta charset=\"utf-8\"><title>AuthKit web example</title></head><body>\(body)</body></html>"
+    }
+
+    static func html(_ text: String) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func json(_ object: [String: Any], status: HTTPResponse.Status) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

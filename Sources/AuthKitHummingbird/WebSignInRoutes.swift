@@ -1,0 +1,113 @@
+import AuthKit
+import AuthKitServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// ``WebSignIn``'s routes on a Hummingbird 2 router:
+///
+/// - `GET /auth/{provider}?return_to=/path`: starts a sign-in (302 to the provider);
+/// - `GET /auth/{provider}/callback`: finishes it (302 to the return path,
+///   with a new session cookie);
+/// - `POST /auth/logout` (form field `csrf`, or header `X-CSRF-Token`): ends
+///   the session, and posts the browser to the provider's end-session
+///   endpoint when it has one.
+///
+/// Refusals are pages with the status of their case (``WebSignInError/status``):
+/// 400 for a replayed, forged or foreign callback, 403 for a missing CSRF
+/// token or a user who declined, 502 for a provider answer AuthKit refused
+/// (an ID token that failed a check), 503 while the database is away.
+extension WebSignIn {
+    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        let prefix = configuration.pathPrefix
+        router.get("\(prefix)/:provider") { request, context -> Response in
+            let provider = try context.parameters.require("provider")
+            return try await self.respond {
+                let returnTo = request.uri.queryParameters["return_to"].map(String.init)
+                let started = try await self.start(providerID: provider, returnTo: returnTo)
+                return Self.redirect(to: started.location.absoluteString, cookies: started.cookies)
+            }
+        }
+        router.get("\(prefix)/:provider/callback") { request, context -> Response in
+            let provider = try context.parameters.require("provider")
+            return try await self.respond {
+                let finished = try await self.finish(
+                    providerID: provider, query: request.uri.query ?? "",
+                    bindingCookie: request.cookies[self.configuration.bindingCookie]?.value)
+                return Self.redirect(to: finished.returnTo, cookies: finished.cookies)
+            }
+        }
+        router.post("\(prefix)/logout") { request, context -> Response in
+            var request = request
+            return try await self.respond {
+                var token = request.headers[HTTPField.Name("X-CSRF-Token")!]
+                if token == nil {
+                    let body = try await request.collectBody(upTo: 16 * 1024)
+                    let form = FormURLEncoding.decode(String(decoding: body.readableBytesView, as: UTF8.self)) ?? []
+                    token = form.first { $0.0 == "csrf" }?.1
+                }
+                let signedOut = try await self.signOut(
+                    cookie: request.cookies[self.configuration.sessionCookie]?.value, csrfToken: token,
+                    origin: request.headers[.origin])
+                if let endSession = signedOut.endSession {
+                    return Self.page(endSession.formHTML(), status: .ok, cookies: signedOut.cookies)
+                }
+                return Self.redirect(to: "/", cookies: signedOut.cookies)
+            }
+        }
+    }
+
+    /// The session of `request`, or `nil`: for an app's own routes
+    /// (`/me`), with ``credentialSource(for:)`` for the user's credential.
+    public func session(of request: Request) async throws -> WebSession? {
+        try await session(cookie: request.cookies[configuration.sessionCookie]?.value)
+    }
+
+    /// Runs a route, turning every refusal into the page that says it.
+    func respond(_ body: () async throws -> Response) async throws -> Response {
+        do {
+            return try await body()
+        } catch let error as WebSignInError {
+            return Self.errorPage(error.description, status: error.status)
+        } catch let error as AuthKitError {
+            return Self.errorPage(error.description, status: Self.status(of: error))
+        }
+    }
+
+    /// The status an AuthKit error is answered with.
+    static func status(of error: AuthKitError) -> Int {
+        switch error {
+        case .store: 503
+        case .authorizationFailed: 403
+        case .redirect: 400
+        case .cancelled: 503
+        default: 502
+        }
+    }
+
+    static func redirect(to location: String, cookies: [WebCookie]) -> Response {
+        var headers = HTTPFields()
+        headers[.location] = location
+        headers[.cacheControl] = "no-store"
+        for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.headerValue)) }
+        return Response(status: .found, headers: headers)
+    }
+
+    static func page(_ html: String, status: HTTPResponse.Status, cookies: [WebCookie] = []) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.contentSecurityPolicy] =
+            "default-src 'none'; script-src 'unsafe-inline'; form-action *; frame-ancestors 'none'"
+        for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.headerValue)) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static func errorPage(_ message: String, status: Int) -> Response {
+        page(
+            """
+            <!doctype html><html><head><meta charset="utf-8"><title>Sign-in</title></head>
+            <body><p>\(HTMLEscaping.escape(message))</p><p><a href="/">Back</a></p></body></html>
+            """, status: HTTPResponse.Status(code: status))
+    }
+}

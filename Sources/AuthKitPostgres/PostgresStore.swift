@@ -1,0 +1,387 @@
+import AuthKit
+import AuthKitServer
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+
+/// AuthKit's state in PostgreSQL, shared by every instance of an app: the
+/// users' credentials (a ``CredentialStore``), sign-ins waiting for their
+/// callback (a ``SignInAttemptStore``) and sessions (a ``SessionStore``).
+///
+/// - **One refresh across machines.** ``withRefreshLock(for:timeout:_:)``
+///   holds a transaction-scoped advisory lock (`pg_advisory_xact_lock`) on a
+///   number made from the credential's key, so a rotating refresh token is
+///   sent once however many instances need a fresh token at the same
+///   moment. An instance that dies holding it loses its connection, and
+///   PostgreSQL releases the lock with it; the next waiter re-reads the
+///   credential and finds it refreshed, or refreshes it.
+/// - **Encrypted at rest** (``TokenEncryption``): tokens, PKCE verifiers and
+///   sessions are sealed with AES-256-GCM; keys are named, so they rotate.
+/// - **Its own schema**, created and migrated by ``migrate()`` (versioned in
+///   `authkit_schema`, under an advisory lock so instances starting together
+///   do not race).
+/// - **A database that goes away** gives ``AuthKitError/store(path:reason:)``
+///   errors (an app answers 503), and the pool reconnects by itself when it
+///   returns: no restart.
+///
+/// Run the client (`await client.run()` in a task, or in a service group)
+/// before using the store, as PostgresNIO asks.
+public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionStore {
+    public let client: PostgresClient
+    public let encryption: TokenEncryption
+    let logger: Logger
+    /// How errors name the database: `postgresql://host:port/database`, never a password.
+    let display: String
+    /// The longest a statement may wait for the database (a connection
+    /// from the pool included): PostgresNIO's pool waits for a connection
+    /// while the database is away, and a request should get an error (a
+    /// 503) instead of hanging.
+    public let operationTimeout: Duration
+
+    /// The schema version this build writes.
+    static let schemaVersion = 1
+
+    public init(
+        client: PostgresClient, encryption: TokenEncryption, display: String, operationTimeout: Duration = .seconds(10),
+        logger: Logger? = nil
+    ) {
+        self.operationTimeout = operationTimeout
+        self.client = client
+        self.encryption = encryption
+        self.display = display
+        self.logger = logger ?? Logger(label: "authkit.postgres")
+    }
+
+    // MARK: - Schema
+
+    /// Creates AuthKit's tables, or brings them to this build's version.
+    /// - Throws: ``AuthKitError/store(path:reason:)`` when the database is
+    ///   unreachable, or holds a newer schema than this build knows.
+    public func migrate() async throws {
+        try await mapped { [self] in
+            try await client.withTransaction(logger: logger) { connection in
+                // One migration at a time across instances.
+                try await connection.run("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+                try await connection.run(
+                    "CREATE TABLE IF NOT EXISTS authkit_schema (version integer NOT NULL)", logger: logger)
+                var version = 0
+                for try await (found) in try await connection.query(
+                    "SELECT version FROM authkit_schema", logger: logger
+                ).decode(Int.self) {
+                    version = max(version, found)
+                }
+                guard version <= Self.schemaVersion else {
+                    throw AuthKitError.store(
+                        path: display,
+                        reason: .init(
+                            .invalidContents,
+                            "its AuthKit schema is version \(version), newer than this build's \(Self.schemaVersion); upgrade this instance"
+                        ))
+                }
+                if version < 1 {
+                    for statement in Self.version1 { try await connection.run(statement, logger: logger) }
+                    try await connection.run("DELETE FROM authkit_schema", logger: logger)
+                    try await connection.run(
+                        "INSERT INTO authkit_schema (version) VALUES (\(Self.schemaVersion))", logger: logger)
+                }
+            }
+        }
+    }
+
+    static let migrationLock: Int64 = 0x4155_5448_4b49_5401 // "AUTHKIT", 1
+
+    static let version1: [PostgresQuery] = [
+        """
+        CREATE TABLE authkit_credentials (
+            provider_id text NOT NULL, label text NOT NULL,
+            key_id text NOT NULL, sealed bytea NOT NULL, updated_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (provider_id, label))
+        """,
+        """
+        CREATE TABLE authkit_sign_in_attempts (
+            id text PRIMARY KEY, key_id text NOT NULL, sealed bytea NOT NULL, expires_at timestamptz NOT NULL)
+        """,
+        """
+        CREATE TABLE authkit_sessions (
+            id text PRIMARY KEY, key_id text NOT NULL, sealed bytea NOT NULL, expires_at timestamptz NOT NULL)
+        """,
+    ]
+
+    // MARK: - CredentialStore
+
+    public func credential(for key: CredentialKey) async throws -> Credential? {
+        try await mapped { [self] in
+            let rows = try await client.query(
+                """
+                SELECT key_id, sealed FROM authkit_credentials
+                WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
+                """, logger: logger)
+            for try await (keyID, sealed) in rows.decode((String, Data).self) {
+                return try open(Credential.self, sealed, keyID: keyID, binding: Self.binding(key))
+            }
+            return nil
+        }
+    }
+
+    public func allCredentials() async throws -> [Credential] {
+        try await mapped { [self] in
+            let rows = try await client.query(
+                "SELECT provider_id, label, key_id, sealed FROM authkit_credentials ORDER BY provider_id, label",
+                logger: logger)
+            var credentials = [Credential]()
+            for try await (provider, label, keyID, sealed) in rows.decode((String, String, String, Data).self) {
+                let key = CredentialKey(providerID: provider, label: label)
+                credentials.append(try open(Credential.self, sealed, keyID: keyID, binding: Self.binding(key)))
+            }
+            return credentials
+        }
+    }
+
+    public func save(_ credential: Credential) async throws {
+        let key = credential.key
+        let (keyID, sealed) = try seal(credential, binding: Self.binding(key))
+        try await mapped { [self] in
+            try await client.run(
+                """
+                INSERT INTO authkit_credentials (provider_id, label, key_id, sealed, updated_at)
+                VALUES (\(key.providerID), \(key.label ?? ""), \(keyID), \(sealed), now())
+                ON CONFLICT (provider_id, label)
+                DO UPDATE SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, updated_at = now()
+                """, logger: logger)
+        }
+    }
+
+    @discardableResult
+    public func remove(_ key: CredentialKey) async throws -> Credential? {
+        try await mapped { [self] in
+            let rows = try await client.query(
+                """
+                DELETE FROM authkit_credentials WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
+                RETURNING key_id, sealed
+                """, logger: logger)
+            for try await (keyID, sealed) in rows.decode((String, Data).self) {
+                return try? open(Credential.self, sealed, keyID: keyID, binding: Self.binding(key))
+            }
+            return nil
+        }
+    }
+
+    /// Excludes every other refresh of `key`, in this store (a keyed lock,
+    /// so that waiters here do not each hold a pooled connection; two stores
+    /// in one process exclude each other as two machines do) and
+    /// in every process on the database (an advisory lock held by a
+    /// transaction while `body` runs). Waiting longer than `timeout` throws
+    /// ``AuthKitError/store(path:reason:)`` with a `busy` reason.
+    public func withRefreshLock<Result: Sendable>(
+        for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
+    ) async throws -> Result {
+        let started = ContinuousClock.now
+        return try await KeyedAsyncLock.shared.withLock(
+            "postgres\u{0}\(ObjectIdentifier(self))\u{0}\(key.providerID)\u{0}\(key.label ?? "")", timeout: timeout,
+            what: "the refresh of \(key)"
+        ) {
+            let left = max(timeout - (ContinuousClock.now - started), .milliseconds(100))
+            let milliseconds =
+                "\(Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))ms"
+            // Fails fast while the database is away (the transaction below
+            // would wait for a pooled connection with no deadline).
+            try await mapped { [client, logger] in try await client.run("SELECT 1", logger: logger) }
+            return try await mapped(lockOf: key, timeout: timeout) {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await connection.run("SELECT set_config('lock_timeout', \(milliseconds), true)", logger: logger)
+                    try await connection.run(
+                        "SELECT pg_advisory_xact_lock(\(Self.lockNumber(for: key)))", logger: logger)
+                    return try await body()
+                }
+            }
+        }
+    }
+
+    /// 64 bits of SHA-256 over the key: the advisory lock's number.
+    static func lockNumber(for key: CredentialKey) -> Int64 {
+        let digest = Array(SHA256.hash(data: Data("authkit-refresh\u{0}\(key.providerID)\u{0}\(key.label ?? "")".utf8)))
+        return digest.prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+    }
+
+    static func binding(_ key: CredentialKey) -> String {
+        "authkit_credentials\u{0}\(key.providerID)\u{0}\(key.label ?? "")"
+    }
+
+    // MARK: - SignInAttemptStore
+
+    public func insert(_ attempt: SignInAttempt, id: String) async throws {
+        let (keyID, sealed) = try seal(attempt, binding: "authkit_sign_in_attempts\u{0}" + id)
+        try await mapped { [self] in
+            // Expired attempts go as new ones come: the table holds what is pending.
+            try await client.run("DELETE FROM authkit_sign_in_attempts WHERE expires_at < now()", logger: logger)
+            try await client.run(
+                """
+                INSERT INTO authkit_sign_in_attempts (id, key_id, sealed, expires_at)
+                VALUES (\(id), \(keyID), \(sealed), \(attempt.expiresAt))
+                """, logger: logger)
+        }
+    }
+
+    /// `DELETE … RETURNING`: of two callbacks at once, one gets the row.
+    public func take(id: String, now: Date) async throws -> SignInAttempt? {
+        try await mapped { [self] in
+            let rows = try await client.query(
+                "DELETE FROM authkit_sign_in_attempts WHERE id = \(id) RETURNING key_id, sealed", logger: logger)
+            for try await (keyID, sealed) in rows.decode((String, Data).self) {
+                let attempt = try open(
+                    SignInAttempt.self, sealed, keyID: keyID, binding: "authkit_sign_in_attempts\u{0}" + id)
+                return attempt.expiresAt > now ? attempt : nil
+            }
+            return nil
+        }
+    }
+
+    // MARK: - SessionStore
+
+    public func insert(_ session: WebSession, id: String) async throws {
+        let (keyID, sealed) = try seal(session, binding: "authkit_sessions\u{0}" + id)
+        try await mapped { [self] in
+            try await client.run("DELETE FROM authkit_sessions WHERE expires_at < now()", logger: logger)
+            try await client.run(
+                """
+                INSERT INTO authkit_sessions (id, key_id, sealed, expires_at)
+                VALUES (\(id), \(keyID), \(sealed), \(session.expiresAt))
+                """, logger: logger)
+        }
+    }
+
+    public func session(id: String, now: Date) async throws -> WebSession? {
+        try await mapped { [self] in
+            let rows = try await client.query(
+                "SELECT key_id, sealed FROM authkit_sessions WHERE id = \(id)", logger: logger)
+            for try await (keyID, sealed) in rows.decode((String, Data).self) {
+                let session = try open(WebSession.self, sealed, keyID: keyID, binding: "authkit_sessions\u{0}" + id)
+                return session.expiresAt > now ? session : nil
+            }
+            return nil
+        }
+    }
+
+    public func remove(id: String) async throws {
+        try await mapped { [self] in
+            try await client.run("DELETE FROM authkit_sessions WHERE id = \(id)", logger: logger)
+        }
+    }
+
+    // MARK: - Sealing, and errors
+
+    private func seal(_ value: some Encodable, binding: String) throws -> (keyID: String, sealed: Data) {
+        try encryption.seal(try JSONEncoder().encode(value), binding: binding)
+    }
+
+    private func open<Value: Decodable>(_ type: Value.Type, _ sealed: Data, keyID: String, binding: String) throws
+        -> Value
+    {
+        do {
+            return try JSONDecoder().decode(type, from: try encryption.open(sealed, keyID: keyID, binding: binding))
+        } catch let error as TokenEncryptionError {
+            throw AuthKitError.store(path: display, reason: .init(.invalidContents, "\(error)"))
+        } catch {
+            throw AuthKitError.store(path: display, reason: .init(.invalidContents, "a stored value is not readable"))
+        }
+    }
+
+    /// PostgresNIO's errors as AuthKit's: the database named (never its
+    /// password), what went wrong, and nothing of the query's values.
+    private func mapped<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result
+    {
+        do {
+            return try await withOperationTimeout(body)
+        } catch let error as AuthKitError {
+            throw error
+        } catch let error as PSQLError {
+            throw AuthKitError.store(path: display, reason: Self.reason(error))
+        } catch let error as PostgresTransactionError {
+            throw Self.underlying(error).map { AuthKitError.store(path: display, reason: Self.reason($0)) }
+                ?? AuthKitError.store(path: display, reason: .init(.inaccessible, "a transaction failed"))
+        } catch is CancellationError {
+            throw AuthKitError.cancelled
+        } catch {
+            throw AuthKitError.store(
+                path: display, reason: .init(.inaccessible, "the database did not answer (\(type(of: error)))"))
+        }
+    }
+
+    /// As ``mapped(_:)`` without the operation timeout (`body` is the
+    /// refresh, a request to the provider), and a lock wait that timed out
+    /// (SQLSTATE 55P03) says so. Errors of `body` pass through.
+    private func mapped<Result>(lockOf key: CredentialKey, timeout: Duration, _ body: () async throws -> Result)
+        async throws -> Result
+    {
+        do {
+            return try await body()
+        } catch let error as PostgresTransactionError {
+            if let closure = error.closureError, !(closure is PSQLError) { throw closure }
+            guard let psql = Self.underlying(error) else {
+                throw AuthKitError.store(path: display, reason: .init(.inaccessible, "a transaction failed"))
+            }
+            if psql.serverInfo?[.sqlState] == "55P03" {
+                throw AuthKitError.store(
+                    path: "the refresh of \(key)",
+                    reason: .init(.busy, "another instance has held it for more than \(timeout); try again."))
+            }
+            throw AuthKitError.store(path: display, reason: Self.reason(psql))
+        } catch let error as PSQLError {
+            throw AuthKitError.store(path: display, reason: Self.reason(error))
+        }
+    }
+
+    /// The PostgreSQL error inside a failed transaction.
+    static func underlying(_ error: PostgresTransactionError) -> PSQLError? {
+        [error.beginError, error.closureError, error.commitError, error.rollbackError].lazy.compactMap {
+            $0 as? PSQLError
+        }.first
+    }
+
+    /// `body`, or an error once ``operationTimeout`` has passed.
+    private func withOperationTimeout<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result)
+        async throws -> Result
+    {
+        let timeout = operationTimeout
+        let display = self.display
+        return try await withThrowingTaskGroup(of: Result.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw AuthKitError.store(
+                    path: display,
+                    reason: .init(
+                        .inaccessible,
+                        "the database did not answer within \(timeout); is it running? Retry when it is back"))
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    static func reason(_ error: PSQLError) -> AuthKitError.StoreProblem {
+        if let state = error.serverInfo?[.sqlState], let message = error.serverInfo?[.message] {
+            return .init(.inaccessible, "PostgreSQL refused: \(message) (SQLSTATE \(state))")
+        }
+        return .init(
+            .inaccessible, "the database is unreachable or closed the connection (\(error.code)); retry when it is back"
+        )
+    }
+}
+
+/// A statement run to its end. PostgresNIO's `query` returns as soon as the
+/// server describes the result, before the statement has finished (an
+/// advisory lock may still be waited for, an insert not yet done, an error
+/// not yet sent): every statement whose rows are not read goes through this.
+extension PostgresClient {
+    func run(_ query: PostgresQuery, logger: Logger) async throws {
+        for try await _ in try await self.query(query, logger: logger) {}
+    }
+}
+
+extension PostgresConnection {
+    func run(_ query: PostgresQuery, logger: Logger) async throws {
+        for try await _ in try await self.query(query, logger: logger) {}
+    }
+}

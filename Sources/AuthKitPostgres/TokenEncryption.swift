@@ -1,0 +1,93 @@
+import Crypto
+import Foundation
+
+/// How AuthKitPostgres keeps tokens at rest: AES-256-GCM under the
+/// application's keys (swift-crypto), each sealed value tagged with the id
+/// of the key that sealed it, so keys can rotate: values are sealed with the
+/// first key, opened with whichever their id names, and sealed again with
+/// the first key the next time they are saved.
+///
+/// Each value is bound to its row (the associated data names the table and
+/// the key: a credential's provider and label), so a sealed value copied
+/// into another row does not open there. A database dump without the keys
+/// holds no usable token, code verifier or session.
+public struct TokenEncryption: Sendable {
+    /// The id new values are sealed under.
+    public let currentKeyID: String
+    private let keys: [String: SymmetricKey]
+
+    /// - Parameter keys: `(id, key)` pairs, the one to seal with first;
+    ///   every key 256 bits. Keep retired keys until every row sealed with
+    ///   them has been saved again.
+    public init(keys: [(id: String, key: SymmetricKey)]) throws {
+        guard let first = keys.first else { throw TokenEncryptionError.noKey }
+        for (id, key) in keys {
+            guard key.bitCount == 256 else { throw TokenEncryptionError.wrongKeySize(id: id, bits: key.bitCount) }
+            guard !id.isEmpty, id.utf8.count <= 64,
+                id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            else { throw TokenEncryptionError.invalidKeyID(id) }
+        }
+        self.currentKeyID = first.id
+        self.keys = Dictionary(keys.map { ($0.id, $0.key) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Keys written as text, `id:BASE64[,id:BASE64…]` (32 bytes each, the
+    /// first current): how an app takes them from its environment.
+    public init(text: String) throws {
+        var keys = [(id: String, key: SymmetricKey)]()
+        for part in text.split(separator: ",") {
+            let pieces = part.split(separator: ":", maxSplits: 1)
+            guard pieces.count == 2, let bytes = Data(base64Encoded: String(pieces[1])) else {
+                throw TokenEncryptionError.unreadable
+            }
+            keys.append((String(pieces[0]), SymmetricKey(data: bytes)))
+        }
+        try self.init(keys: keys)
+    }
+
+    /// A new random key, as `id:BASE64`, for `init(text:)`.
+    public static func newKeyText(id: String) -> String {
+        id + ":" + SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
+    }
+
+    func seal(_ plaintext: Data, binding: String) throws -> (keyID: String, sealed: Data) {
+        let box = try AES.GCM.seal(plaintext, using: keys[currentKeyID]!, authenticating: Data(binding.utf8))
+        return (currentKeyID, box.combined!)
+    }
+
+    func open(_ sealed: Data, keyID: String, binding: String) throws -> Data {
+        guard let key = keys[keyID] else { throw TokenEncryptionError.unknownKey(id: keyID) }
+        do {
+            return try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: key, authenticating: Data(binding.utf8))
+        } catch {
+            throw TokenEncryptionError.cannotOpen(id: keyID)
+        }
+    }
+}
+
+/// Why a ``TokenEncryption`` cannot be made, or a stored value not opened.
+public enum TokenEncryptionError: Error, Sendable, Hashable, CustomStringConvertible {
+    case noKey
+    case wrongKeySize(id: String, bits: Int)
+    case invalidKeyID(String)
+    case unreadable
+    /// A row sealed under a key id this process was not given.
+    case unknownKey(id: String)
+    /// The value does not open with its key: altered, moved from another
+    /// row, or a different key under the same id.
+    case cannotOpen(id: String)
+
+    public var description: String {
+        switch self {
+        case .noKey: "No encryption key was given; tokens are never stored in the clear."
+        case .wrongKeySize(let id, let bits): "The key '\(id)' has \(bits) bits; AES-256-GCM takes 256."
+        case .invalidKeyID(let id):
+            "The key id '\(String(id.prefix(64)))' is not 1–64 letters, digits, '-' or '_'."
+        case .unreadable: "The keys are not written as id:BASE64[,id:BASE64…]."
+        case .unknownKey(let id):
+            "A stored value is sealed under the key '\(id)', which this process was not given; add it (after the current key)."
+        case .cannotOpen(let id):
+            "A stored value does not open with the key '\(id)': it was altered or moved, or the key is not the one it was sealed with."
+        }
+    }
+}

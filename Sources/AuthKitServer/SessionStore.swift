@@ -1,0 +1,58 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A signed-in browser: the user, and the token its forms must carry to
+/// change anything (logout): a request from another site cannot read it.
+public struct WebSession: Codable, Sendable, Hashable {
+    public var user: SignedInUser
+    /// Sent back in forms (`csrf`) or the `X-CSRF-Token` header.
+    public var csrfToken: String
+    public var createdAt: Date
+    public var expiresAt: Date
+
+    public init(user: SignedInUser, csrfToken: String, createdAt: Date, expiresAt: Date) {
+        self.user = user
+        self.csrfToken = csrfToken
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Where sessions live: every instance behind one address reads the same
+/// ones, so a cookie from one is valid on the others.
+///
+/// Ids are SHA-256 digests of the cookie's value: a copy of the store does
+/// not give anyone a live session cookie.
+public protocol SessionStore: Sendable {
+    func insert(_ session: WebSession, id: String) async throws
+    /// The session, or `nil` when there is none or it expired before `now`.
+    func session(id: String, now: Date) async throws -> WebSession?
+    func remove(id: String) async throws
+}
+
+/// Sessions in this process's memory: one instance.
+public actor InMemorySessionStore: SessionStore {
+    private var sessions: [String: WebSession] = [:]
+
+    public init() {}
+
+    public func insert(_ session: WebSession, id: String) async throws {
+        let now = Date()
+        if sessions.count > 10_000 { sessions = sessions.filter { $0.value.expiresAt > now } }
+        sessions[id] = session
+    }
+
+    public func session(id: String, now: Date) async throws -> WebSession? {
+        guard let session = sessions[id] else { return nil }
+        guard session.expiresAt > now else {
+            sessions[id] = nil
+            return nil
+        }
+        return session
+    }
+
+    public func remove(id: String) async throws { sessions[id] = nil }
+}

@@ -1,0 +1,73 @@
+import AuthKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A sign-in between its two requests: what the callback needs (RFC 6749
+/// §4.1: the PKCE verifier, the `state`, the nonce, the redirect URI), kept
+/// server-side. The browser carries only `state` (in the provider's
+/// redirect) and a binding cookie whose hash is here; neither is enough to
+/// finish someone else's sign-in.
+public struct SignInAttempt: Codable, Sendable, Hashable {
+    public var providerID: String
+    /// Holds the PKCE verifier and nonce: a store keeps it as it keeps tokens.
+    public var pending: PendingAuthorization
+    /// A path on this site to return to, already checked.
+    public var returnTo: String
+    /// SHA-256 of the binding cookie set on the browser that started it.
+    public var browserBinding: String
+    public var expiresAt: Date
+
+    public init(
+        providerID: String, pending: PendingAuthorization, returnTo: String, browserBinding: String, expiresAt: Date
+    ) {
+        self.providerID = providerID
+        self.pending = pending
+        self.returnTo = returnTo
+        self.browserBinding = browserBinding
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Where sign-in attempts wait for their callback. Shared by every instance
+/// of an app behind one address (a database), so that a sign-in started on
+/// one instance finishes on another.
+///
+/// Ids are SHA-256 digests (of the `state` sent to the provider), never the
+/// values a browser holds.
+public protocol SignInAttemptStore: Sendable {
+    func insert(_ attempt: SignInAttempt, id: String) async throws
+    /// Removes and returns the attempt, once: of two callbacks with the same
+    /// `state` at once (a replay), one gets it. `nil` when there is none, or
+    /// it expired before `now`.
+    func take(id: String, now: Date) async throws -> SignInAttempt?
+}
+
+/// Sign-in attempts in this process's memory: one instance.
+public actor InMemorySignInAttemptStore: SignInAttemptStore {
+    private var attempts: [String: SignInAttempt] = [:]
+    /// Attempts kept at most; the oldest go first (a flood of started,
+    /// never finished sign-ins cannot fill the memory).
+    private let limit: Int
+
+    public init(limit: Int = 10_000) { self.limit = limit }
+
+    public func insert(_ attempt: SignInAttempt, id: String) async throws {
+        if attempts.count >= limit {
+            let now = Date()
+            attempts = attempts.filter { $0.value.expiresAt > now }
+            while attempts.count >= limit, let oldest = attempts.min(by: { $0.value.expiresAt < $1.value.expiresAt }) {
+                attempts[oldest.key] = nil
+            }
+        }
+        attempts[id] = attempt
+    }
+
+    public func take(id: String, now: Date) async throws -> SignInAttempt? {
+        guard let attempt = attempts.removeValue(forKey: id), attempt.expiresAt > now else { return nil }
+        return attempt
+    }
+}

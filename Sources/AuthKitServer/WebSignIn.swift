@@ -1,0 +1,249 @@
+import AuthKit
+import Crypto
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// "Sign in with …" for a web backend, on as many instances as it runs:
+/// the two requests of the authorization code flow, the session after it,
+/// and sign-out, independent of any web framework (``AuthKitHummingbird``
+/// adapts it to Hummingbird's routes; a Vapor app calls it from its own).
+///
+/// Between the two requests the attempt (PKCE verifier, nonce, `state`) is
+/// kept server-side in a ``SignInAttemptStore``, under the hash of its
+/// `state`; the browser holds only a binding cookie, whose hash the attempt
+/// records, so a callback in another browser (login CSRF) is refused. The
+/// callback is checked by ``OAuth2Client`` (state, `iss`, PKCE, and the ID
+/// token as OpenID Connect Core §3.1.3.7 asks), and the session is new at
+/// every sign-in (a session id planted before it is worth nothing).
+///
+/// With the stores in a database shared by every instance (AuthKitPostgres),
+/// a sign-in started on one instance finishes on another, a session cookie
+/// is valid on all, and a credential's refresh runs once across all of them.
+public final class WebSignIn: Sendable {
+    public struct Configuration: Sendable {
+        /// The address users reach the app at (`https://app.example`): the
+        /// redirect URIs are made from it, so every instance behind it uses
+        /// the same ones.
+        public var publicURL: URL
+        /// Where the routes are: `/auth/{provider}`, `/auth/{provider}/callback`, `/auth/logout`.
+        public var pathPrefix: String
+        /// How long a started sign-in waits for its callback.
+        public var attemptLifetime: Duration
+        /// How long a session lasts.
+        public var sessionLifetime: Duration
+        public var sessionCookie: String
+        public var bindingCookie: String
+        /// Revoke the user's credential at the provider on sign-out (where
+        /// the descriptor names a revocation), which signs them out of every
+        /// browser in this app.
+        public var revokeOnSignOut: Bool
+
+        public init(
+            publicURL: URL, pathPrefix: String = "/auth", attemptLifetime: Duration = .seconds(600),
+            sessionLifetime: Duration = .seconds(7 * 86_400), sessionCookie: String = "authkit_session",
+            bindingCookie: String = "authkit_signin", revokeOnSignOut: Bool = true
+        ) {
+            self.publicURL = publicURL
+            self.pathPrefix = pathPrefix
+            self.attemptLifetime = attemptLifetime
+            self.sessionLifetime = sessionLifetime
+            self.sessionCookie = sessionCookie
+            self.bindingCookie = bindingCookie
+            self.revokeOnSignOut = revokeOnSignOut
+        }
+    }
+
+    public let configuration: Configuration
+    public let clients: [String: OAuth2Client]
+    public let credentials: any CredentialStore
+    public let attempts: any SignInAttemptStore
+    public let sessions: any SessionStore
+    let now: @Sendable () -> Date
+
+    public init(
+        configuration: Configuration, clients: [OAuth2Client], credentials: any CredentialStore,
+        attempts: any SignInAttemptStore, sessions: any SessionStore, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.configuration = configuration
+        self.clients = Dictionary(clients.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { first, _ in first })
+        self.credentials = credentials
+        self.attempts = attempts
+        self.sessions = sessions
+        self.now = now
+    }
+
+    /// Cookies are `Secure` except on a plain-http loopback site (a
+    /// developer's machine), where a browser would drop them.
+    var secureCookies: Bool {
+        guard configuration.publicURL.scheme == "http", let host = configuration.publicURL.host else { return true }
+        return !["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
+    }
+
+    /// `PUBLIC_URL/auth/{provider}/callback`: what the provider's app registration lists.
+    public func redirectURI(for providerID: String) -> URL {
+        var base = configuration.publicURL.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        return URL(string: base + configuration.pathPrefix + "/" + providerID + "/callback")!
+    }
+
+    // MARK: - Signing in
+
+    /// Where to send the browser, and the binding cookie to set on it.
+    public struct Started: Sendable {
+        public var location: URL
+        public var cookies: [WebCookie]
+    }
+
+    /// `GET /auth/{provider}?return_to=/path`: starts a sign-in.
+    /// - Throws: ``WebSignInError`` (unknown provider, a return path that is
+    ///   not a path on this site), the client's errors, the store's.
+    public func start(providerID: String, returnTo: String?) async throws -> Started {
+        guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
+        guard let path = ReturnPath.checked(returnTo) else { throw WebSignInError.invalidReturnPath }
+        let (url, pending) = try client.startAuthorization(redirectURI: redirectURI(for: providerID))
+        let binding = SecureRandom.token()
+        let lifetime = configuration.attemptLifetime
+        let attempt = SignInAttempt(
+            providerID: providerID, pending: pending, returnTo: path, browserBinding: Self.digest(binding),
+            expiresAt: now().addingTimeInterval(lifetime.seconds))
+        try await attempts.insert(attempt, id: Self.digest(pending.state))
+        return Started(
+            location: url,
+            cookies: [
+                WebCookie(
+                    name: configuration.bindingCookie, value: binding, maxAge: Int(lifetime.seconds),
+                    secure: secureCookies)
+            ])
+    }
+
+    /// The signed-in user, where to send them, and the cookies to set (a new
+    /// session; the binding cleared).
+    public struct Finished: Sendable {
+        public var user: SignedInUser
+        public var returnTo: String
+        public var cookies: [WebCookie]
+    }
+
+    /// `GET /auth/{provider}/callback?…`: finishes a sign-in.
+    /// - Parameters:
+    ///   - query: the callback's query, as received (percent-encoded).
+    ///   - bindingCookie: the value of the binding cookie the request carried.
+    /// - Throws: ``WebSignInError`` (no such attempt: expired, replayed or
+    ///   forged; another browser; no identity); AuthKit's errors for what the
+    ///   provider answered (`authorizationFailed` when the user declined,
+    ///   `idTokenRejected`, …); the stores'.
+    public func finish(providerID: String, query: String, bindingCookie: String?) async throws -> Finished {
+        guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
+        let parameters = FormURLEncoding.decode(query) ?? []
+        let states = parameters.filter { $0.0 == "state" }.map(\.1)
+        guard states.count == 1, let state = states.first else { throw WebSignInError.attemptNotFound }
+        // Taken once: a replayed callback finds nothing.
+        guard let attempt = try await attempts.take(id: Self.digest(state), now: now()),
+            attempt.providerID == providerID
+        else { throw WebSignInError.attemptNotFound }
+        guard let bindingCookie, ConstantTime.equals(Self.digest(bindingCookie), attempt.browserBinding) else {
+            throw WebSignInError.browserMismatch
+        }
+        guard let callback = URL(string: redirectURI(for: providerID).absoluteString + "?" + query) else {
+            throw WebSignInError.attemptNotFound
+        }
+        var credential = try await client.exchange(redirect: callback, pending: attempt.pending)
+        guard let identity = credential.identity else { throw WebSignInError.noIdentity(providerID: providerID) }
+        let user = SignedInUser(
+            providerID: providerID, subject: identity.subject, issuer: identity.issuer,
+            displayName: identity.displayName)
+        credential.label = user.credentialKey.label
+        try await credentials.saveSignIn(credential)
+        let sessionID = SecureRandom.token()
+        let created = now()
+        try await sessions.insert(
+            WebSession(
+                user: user, csrfToken: SecureRandom.token(), createdAt: created,
+                expiresAt: created.addingTimeInterval(configuration.sessionLifetime.seconds)),
+            id: Self.digest(sessionID))
+        return Finished(
+            user: user, returnTo: attempt.returnTo,
+            cookies: [
+                WebCookie(
+                    name: configuration.sessionCookie, value: sessionID,
+                    maxAge: Int(configuration.sessionLifetime.seconds), secure: secureCookies),
+                WebCookie(name: configuration.bindingCookie, value: "", maxAge: 0, secure: secureCookies),
+            ])
+    }
+
+    // MARK: - The session
+
+    /// The session a request's cookie names, or `nil`.
+    public func session(cookie: String?) async throws -> WebSession? {
+        guard let cookie, !cookie.isEmpty, cookie.utf8.count <= 256 else { return nil }
+        return try await sessions.session(id: Self.digest(cookie), now: now())
+    }
+
+    /// The signed-in user's credential, refreshed when due (once across
+    /// every instance that shares the credential store's refresh lock).
+    public func credentialSource(for user: SignedInUser) throws -> CredentialSource {
+        guard let client = clients[user.providerID] else { throw WebSignInError.unknownProvider(user.providerID) }
+        return CredentialSource(authenticator: client, store: credentials, key: user.credentialKey)
+    }
+
+    /// The cookies to clear, and the provider's end-session page when it has one.
+    public struct SignedOut: Sendable {
+        public var cookies: [WebCookie]
+        /// Post this from the browser (``EndSessionRequest/formHTML()``) to
+        /// end the provider's session too.
+        public var endSession: EndSessionRequest?
+    }
+
+    /// `POST /auth/logout`: ends the session. The request must carry the
+    /// session's CSRF token, and, when it says where it comes from
+    /// (`Origin`), come from this site.
+    /// - Throws: ``WebSignInError/notSignedIn``, ``WebSignInError/csrfRefused``.
+    public func signOut(cookie: String?, csrfToken: String?, origin: String?) async throws -> SignedOut {
+        guard let cookie, let session = try await session(cookie: cookie) else { throw WebSignInError.notSignedIn }
+        guard let csrfToken, ConstantTime.equals(csrfToken, session.csrfToken) else {
+            throw WebSignInError.csrfRefused
+        }
+        if let origin, origin != Self.origin(of: configuration.publicURL) { throw WebSignInError.csrfRefused }
+        try await sessions.remove(id: Self.digest(cookie))
+        var endSession: EndSessionRequest?
+        if let client = clients[session.user.providerID],
+            let credential = try? await credentials.credential(for: session.user.credentialKey)
+        {
+            endSession = try? client.endSession(
+                credential, postLogoutRedirectURI: configuration.publicURL.absoluteString)
+            if configuration.revokeOnSignOut, client.descriptor.revocation != nil {
+                _ = try? await credentialSource(for: session.user).revoke()
+            }
+        }
+        return SignedOut(
+            cookies: [WebCookie(name: configuration.sessionCookie, value: "", maxAge: 0, secure: secureCookies)],
+            endSession: endSession)
+    }
+
+    // MARK: - Helpers
+
+    /// SHA-256, hex: what stores key on instead of the values browsers hold.
+    static func digest(_ text: String) -> String {
+        Hex.encode(SHA256.hash(data: Data(text.utf8)))
+    }
+
+    /// `scheme://host[:port]` (RFC 6454 §6.1), as browsers send `Origin`.
+    static func origin(of url: URL) -> String {
+        let scheme = url.scheme ?? "https"
+        var text = scheme + "://" + (url.host ?? "")
+        if let port = url.port, !(scheme == "https" && port == 443) && !(scheme == "http" && port == 80) {
+            text += ":\(port)"
+        }
+        return text
+    }
+}
+
+extension Duration {
+    var seconds: TimeInterval {
+        TimeInterval(components.seconds) + TimeInterval(components.attoseconds) / 1e18
+    }
+}

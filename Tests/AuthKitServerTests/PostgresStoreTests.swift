@@ -1,0 +1,255 @@
+import AuthKit
+import AuthKitSandbox
+import AuthKitServer
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+import Subprocess
+import SystemPackage
+import Testing
+
+@testable import AuthKitPostgres
+
+/// The test database, when there is one.
+enum TestDatabase {
+    static let url = ProcessInfo.processInfo.environment["AUTHKIT_TEST_DATABASE_URL"].flatMap { URL(string: $0) }
+    static let required = ProcessInfo.processInfo.environment["AUTHKIT_REQUIRE_POSTGRES"] == "1"
+}
+
+/// AuthKitPostgres against a real PostgreSQL: the throwaway cluster
+/// `.ci/run` starts (`scripts/throwaway-postgres`), named by
+/// `AUTHKIT_TEST_DATABASE_URL`. Without it these tests are skipped, unless
+/// `AUTHKIT_REQUIRE_POSTGRES=1` (CI) makes its absence a failure.
+@Suite(.serialized, .enabled(if: TestDatabase.url != nil || TestDatabase.required))
+struct PostgresStoreTests {
+    static var databaseURL: URL? { TestDatabase.url }
+    static let encryption = try! TokenEncryption(keys: [("k1", SymmetricKey(size: .bits256))])
+
+    /// A client of the test database (each its own pool, as another
+    /// machine's would be), running for the duration of `body`, on a
+    /// migrated schema of its own (so tests run side by side).
+    static func withStore<Result: Sendable>(
+        schema: String, clients count: Int = 1, encryption: TokenEncryption = encryption,
+        _ body: ([PostgresStore]) async throws -> Result
+    ) async throws -> Result {
+        let url = try #require(
+            databaseURL, "AUTHKIT_TEST_DATABASE_URL is not set: run scripts/throwaway-postgres start")
+        var configuration = PostgresClient.Configuration(
+            host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "postgres",
+            password: url.password, database: String(url.path.dropFirst()), tls: .disable)
+        configuration.options.additionalStartupParameters = [("search_path", schema)]
+        configuration.options.connectTimeout = Duration.seconds(3)
+        let setup = PostgresClient(
+            configuration: PostgresClient.Configuration(
+                host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "postgres",
+                password: url.password, database: String(url.path.dropFirst()), tls: .disable))
+        let clients = (0..<count).map { _ in PostgresClient(configuration: configuration) }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await setup.run() }
+            for client in clients { group.addTask { await client.run() } }
+            defer { group.cancelAll() }
+            try await setup.run("DROP SCHEMA IF EXISTS \(unescaped: schema) CASCADE", logger: Logger(label: "setup"))
+            try await setup.run("CREATE SCHEMA \(unescaped: schema)", logger: Logger(label: "setup"))
+            let stores = clients.map {
+                PostgresStore(client: $0, encryption: encryption, display: "postgresql://test/\(schema)")
+            }
+            // Each instance migrates at start; the second finds it done.
+            for store in stores { try await store.migrate() }
+            return try await body(stores)
+        }
+    }
+
+    static func credential(_ label: String, access: String = "secret-access-token") -> Credential {
+        Credential(
+            providerID: "qiita", label: label, accessToken: access, refreshToken: "secret-refresh",
+            expiresAt: Date(timeIntervalSinceNow: 3600))
+    }
+
+    @Test func theStoreKeepsCredentialsSealedAndWhole() async throws {
+        try await Self.withStore(schema: "contract") { stores in
+            let store = stores[0]
+            #expect(try await store.credential(for: CredentialKey(providerID: "qiita", label: "a")) == nil)
+            try await store.save(Self.credential("a"))
+            try await store.save(Self.credential("b", access: "other-token"))
+            #expect(
+                try await store.credential(for: CredentialKey(providerID: "qiita", label: "a"))?.accessToken
+                    == "secret-access-token")
+            #expect(try await store.allCredentials().map(\.label) == ["a", "b"])
+            // Replaced, not added.
+            try await store.save(Self.credential("a", access: "renewed"))
+            #expect(try await store.allCredentials().count == 2)
+            // At rest: no token in the clear anywhere in the row.
+            let rows = try await store.client.query("SELECT encode(sealed, 'escape') FROM authkit_credentials")
+            for try await (text) in rows.decode(String.self) {
+                #expect(!text.contains("renewed") && !text.contains("secret-refresh") && !text.contains("other-token"))
+            }
+            // A sealed value moved to another row does not open there.
+            try await store.client.run(
+                "UPDATE authkit_credentials SET sealed = (SELECT sealed FROM authkit_credentials WHERE label = 'a') WHERE label = 'b'",
+                logger: Logger(label: "test"))
+            await #expect {
+                _ = try await store.credential(for: CredentialKey(providerID: "qiita", label: "b"))
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                return "\(reason)".contains("altered or moved") && !"\(reason)".contains("renewed")
+            }
+            #expect(try await store.remove(CredentialKey(providerID: "qiita", label: "a"))?.accessToken == "renewed")
+            #expect(try await store.credential(for: CredentialKey(providerID: "qiita", label: "a")) == nil)
+        }
+    }
+
+    /// Keys rotate: a store given a new key first still opens what the old
+    /// one sealed, and seals anew with the new one on the next save.
+    @Test func keysRotate() async throws {
+        let old = SymmetricKey(size: .bits256)
+        let new = SymmetricKey(size: .bits256)
+        try await Self.withStore(schema: "rotation", encryption: try TokenEncryption(keys: [("old", old)])) { stores in
+            try await stores[0].save(Self.credential("a"))
+            let rotated = PostgresStore(
+                client: stores[0].client, encryption: try TokenEncryption(keys: [("new", new), ("old", old)]),
+                display: "test")
+            let read = try #require(try await rotated.credential(for: CredentialKey(providerID: "qiita", label: "a")))
+            try await rotated.save(read)
+            for try await (keyID) in try await stores[0].client.query("SELECT key_id FROM authkit_credentials").decode(
+                String.self)
+            {
+                #expect(keyID == "new")
+            }
+            // Without the key a row was sealed with: a clear error, no guess.
+            let forgetful = PostgresStore(
+                client: stores[0].client, encryption: try TokenEncryption(keys: [("old", old)]), display: "test")
+            await #expect {
+                _ = try await forgetful.credential(for: CredentialKey(providerID: "qiita", label: "a"))
+            } throws: { error in "\(error)".contains("'new', which this process was not given") }
+        }
+    }
+
+    /// A sign-in attempt is taken once, however many callbacks race for it.
+    @Test func anAttemptIsTakenOnce() async throws {
+        try await Self.withStore(schema: "attempts", clients: 2) { stores in
+            let pending = PendingAuthorization(
+                providerID: "google", state: "s", codeVerifier: "verifier-secret",
+                redirectURI: "https://app.example/cb",
+                expectedIssuer: nil, issuerRequired: false, scopes: ["openid"], createdAt: Date())
+            let attempt = SignInAttempt(
+                providerID: "google", pending: pending, returnTo: "/", browserBinding: "b",
+                expiresAt: Date(timeIntervalSinceNow: 600))
+            try await stores[0].insert(attempt, id: "a1")
+            let taken = try await withThrowingTaskGroup(of: SignInAttempt?.self) { group in
+                for index in 0..<12 { group.addTask { try await stores[index % 2].take(id: "a1", now: Date()) } }
+                return try await group.reduce(into: [SignInAttempt]()) { if let found = $1 { $0.append(found) } }
+            }
+            #expect(taken.count == 1 && taken.first?.pending.codeVerifier == "verifier-secret")
+            // Expired: not given out.
+            var old = attempt
+            old.expiresAt = Date(timeIntervalSinceNow: -1)
+            try await stores[0].insert(old, id: "a2")
+            #expect(try await stores[1].take(id: "a2", now: Date()) == nil)
+        }
+    }
+
+    /// 24 requests on two "machines" (two pools) for one user whose token
+    /// expired: every one answered, one refresh at the provider, whose
+    /// rotating refresh token is therefore never reused.
+    @Test func oneRefreshAcrossMachines() async throws {
+        let qiita = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita")
+        try await Sandbox.with(emulating: qiita, options: SandboxOptions(consent: .approve)) { sandbox in
+            try await Self.withStore(schema: "refresh", clients: 2) { stores in
+                let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+                var credential = try await client.authorize(using: sandbox.userAgent())
+                credential.label = "user-1"
+                credential.expiresAt = Date(timeIntervalSinceNow: -60)
+                try await stores[0].save(credential)
+                let key = credential.key
+                let before = credential.accessToken
+                let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+                    for index in 0..<24 {
+                        group.addTask {
+                            let instance = try OAuth2Client(
+                                descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+                            let source = CredentialSource(
+                                authenticator: instance, store: stores[index % 2], key: key)
+                            return try await source.current().accessToken
+                        }
+                    }
+                    return try await group.reduce(into: [String]()) { $0.append($1) }
+                }
+                #expect(tokens.count == 24 && Set(tokens).count == 1 && tokens[0] != before)
+                let refreshes = sandbox.events.filter {
+                    $0.step == "refresh" || ($0.step == "token" && $0.summary.hasPrefix("refreshed"))
+                }
+                #expect(refreshes.count == 1, "\(sandbox.events.map(\.summary))")
+                #expect(!sandbox.events.contains { $0.summary.contains("reused") })
+            }
+        }
+    }
+
+    /// An instance that dies holding the refresh lock (its connection gone)
+    /// releases it; one that holds it too long makes the others give up
+    /// with a clear error rather than hang.
+    @Test func aDeadHolderReleasesTheLockAndALiveOneTimesOut() async throws {
+        try await Self.withStore(schema: "lock", clients: 1) { stores in
+            let store = stores[0]
+            let key = CredentialKey(providerID: "qiita", label: "held")
+            let url = try #require(Self.databaseURL)
+            let holder = try await PostgresConnection.connect(
+                configuration: .init(
+                    host: url.host!, port: url.port!, username: "postgres", password: nil, database: "postgres",
+                    tls: .disable),
+                id: 1, logger: Logger(label: "holder"))
+            try await holder.run(
+                "SELECT pg_advisory_lock(\(PostgresStore.lockNumber(for: key)))", logger: Logger(label: "holder"))
+            await #expect {
+                try await store.withRefreshLock(for: key, timeout: .seconds(1)) { 1 }
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                return "\(reason)".contains("another instance has held it")
+            }
+            let started = ContinuousClock.now
+            async let waited = store.withRefreshLock(for: key, timeout: .seconds(20)) { 42 }
+            try await Task.sleep(for: .milliseconds(800))
+            try await holder.close() // the holder's process dies: PostgreSQL ends its session and its locks
+            #expect(try await waited == 42)
+            #expect(ContinuousClock.now - started >= .milliseconds(700))
+        }
+    }
+
+    /// A database that goes away: clear errors within the store's timeout
+    /// (never a hang), and the same store works again once it is back,
+    /// without a restart of the app.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["AUTHKIT_TEST_PGDATA"] != nil))
+    func aRestartedDatabaseIsUsedAgain() async throws {
+        let data = try #require(ProcessInfo.processInfo.environment["AUTHKIT_TEST_PGDATA"])
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../scripts/throwaway-postgres").standardized.path
+        func cluster(_ action: String) async throws -> Bool {
+            try await Subprocess.run(
+                .path(FilePath("/bin/bash")), arguments: [script, action, data], input: .none, output: .discarded,
+                error: .string(limit: 1 << 16)
+            ).terminationStatus.isSuccess
+        }
+        try await Self.withStore(schema: "restart") { stores in
+            let store = PostgresStore(
+                client: stores[0].client, encryption: Self.encryption, display: "postgresql://test/restart",
+                operationTimeout: .seconds(2))
+            try await store.save(Self.credential("r"))
+            #expect(try await cluster("down"))
+            let started = ContinuousClock.now
+            await #expect {
+                _ = try await store.credential(for: CredentialKey(providerID: "qiita", label: "r"))
+            } throws: { error in
+                guard case .store(let path, let reason)? = error as? AuthKitError else { return false }
+                return path == "postgresql://test/restart" && reason.kind == .inaccessible
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(try await cluster("up"))
+            var back: Credential?
+            for _ in 0..<40 where back == nil {
+                back = try? await store.credential(for: CredentialKey(providerID: "qiita", label: "r"))
+                if back == nil { try await Task.sleep(for: .milliseconds(250)) }
+            }
+            #expect(back?.accessToken == "secret-access-token")
+        }
+    }
+}

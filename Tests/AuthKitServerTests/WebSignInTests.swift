@@ -1,0 +1,172 @@
+import AuthKit
+import AuthKitHummingbird
+import AuthKitSandbox
+import AuthKitServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// "Sign in with …" in a web backend (issue 47), through Hummingbird's
+/// routes and the sandbox's emulation of Google: the two requests, the
+/// session, sign-out, and the attacks each step must refuse.
+@Suite struct WebSignInTests {
+    static let publicURL = URL(string: "http://127.0.0.1:8080")!
+
+    /// An app with AuthKit's routes and a `/me` route, signing in to `sandbox`.
+    static func app(_ sandbox: Sandbox, stores: (any SignInAttemptStore, any SessionStore, any CredentialStore)? = nil)
+        throws -> (some ApplicationProtocol, WebSignIn)
+    {
+        let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+        let (attempts, sessions, credentials) =
+            stores ?? (InMemorySignInAttemptStore(), InMemorySessionStore(), InMemoryCredentialStore())
+        let web = WebSignIn(
+            configuration: .init(publicURL: publicURL), clients: [client], credentials: credentials,
+            attempts: attempts, sessions: sessions)
+        let router = Router()
+        web.addRoutes(to: router)
+        router.get("/me") { request, _ -> Response in
+            guard let session = try await web.session(of: request) else { return Response(status: .unauthorized) }
+            let body =
+                #"{"provider":"\#(session.user.providerID)","subject":"\#(session.user.subject)","csrf":"\#(session.csrfToken)"}"#
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        return (Application(router: router), web)
+    }
+
+    static func google(redirect: String = publicURL.absoluteString + "/auth/google/callback") async throws -> Sandbox {
+        let google = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "google")
+        return try await Sandbox.start(emulating: google, options: SandboxOptions(redirectURIs: [redirect]))
+    }
+
+    /// The consent page, approved as `account`: the provider's redirect back.
+    static func consent(_ sandbox: Sandbox, location: String, account: String = "alice") async throws -> URL {
+        let session = AuthorizationSession(
+            providerName: "Google", redirectURI: URL(string: publicURL.absoluteString + "/auth/google/callback"),
+            redirectPortIsFlexible: false, makeAuthorizationURL: { _ in URL(string: location)! },
+            validateRedirect: { _ in })
+        guard case .redirect(let url, _) = try await sandbox.userAgent(account: account).run(session) else {
+            throw WebSignInError.attemptNotFound
+        }
+        return url
+    }
+
+    static func cookies(_ response: TestResponse) -> [String: String] {
+        var cookies = [String: String]()
+        for field in response.headers[values: .setCookie] {
+            let pair = field.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
+            cookies[String(pair[0])] = pair.count > 1 ? String(pair[1]) : ""
+        }
+        return cookies
+    }
+
+    static func pathAndQuery(_ url: URL) -> String {
+        url.path + (url.query.map { "?" + $0 } ?? "")
+    }
+
+    @Test func aSignInMakesASessionAndEachStepRefusesWhatItMust() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        let (app, _) = try Self.app(sandbox)
+        try await app.test(.router) { client in
+            // 1. Start: a redirect to the provider, and a binding cookie (HttpOnly, Lax).
+            let started = try await client.execute(uri: "/auth/google?return_to=/settings", method: .get)
+            #expect(started.status == .found)
+            let location = try #require(started.headers[.location])
+            #expect(location.hasPrefix(sandbox.baseURL.absoluteString) && location.contains("nonce="))
+            let binding = try #require(Self.cookies(started)["authkit_signin"])
+            let setCookie = started.headers[values: .setCookie].joined()
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Lax"))
+            #expect(!setCookie.contains("Secure")) // plain http on loopback: browsers would drop it
+
+            // 2. The provider sends the browser back; 3. the callback makes a session.
+            let callback = try await Self.consent(sandbox, location: location)
+            let planted = "attacker-chosen-session-id"
+            let finished = try await client.execute(
+                uri: Self.pathAndQuery(callback), method: .get,
+                headers: [.cookie: "authkit_signin=\(binding); authkit_session=\(planted)"])
+            #expect(finished.status == .found && finished.headers[.location] == "/settings")
+            let session = try #require(Self.cookies(finished)["authkit_session"])
+            #expect(session != planted && session.count >= 43)
+            #expect(Self.cookies(finished)["authkit_signin"] == "")
+
+            let me = try await client.execute(
+                uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(session)"])
+            #expect(me.status == .ok && String(buffer: me.body).contains(#""subject":"sandbox-user-alice""#))
+            // A session id planted before the sign-in is nobody's (session fixation).
+            let fixed = try await client.execute(
+                uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(planted)"])
+            #expect(fixed.status == .unauthorized)
+
+            // The same callback again (a replay): the attempt was taken once.
+            let replay = try await client.execute(
+                uri: Self.pathAndQuery(callback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
+            #expect(replay.status == .badRequest)
+
+            // A callback in another browser (no binding cookie, or another one): login CSRF.
+            let other = try await client.execute(uri: "/auth/google", method: .get)
+            let otherCallback = try await Self.consent(sandbox, location: try #require(other.headers[.location]))
+            let foreign = try await client.execute(
+                uri: Self.pathAndQuery(otherCallback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
+            #expect(foreign.status == .badRequest && String(buffer: foreign.body).contains("another browser"))
+
+            // A forged state.
+            let forged = try await client.execute(
+                uri: "/auth/google/callback?code=x&state=forged", method: .get,
+                headers: [.cookie: "authkit_signin=\(binding)"])
+            #expect(forged.status == .badRequest)
+
+            // Open redirects in the return path.
+            for path in ["//evil.example/", "https://evil.example/", "/\\evil.example", "/a b", "evil"] {
+                let escaped = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                let refused = try await client.execute(uri: "/auth/google?return_to=\(escaped)", method: .get)
+                #expect(refused.status == .badRequest, "\(path)")
+            }
+
+            // 4. Logout: refused without this session's CSRF token, or from another origin.
+            let fields = try JSONSerialization.jsonObject(with: Data(String(buffer: me.body).utf8)) as? [String: String]
+            let csrf = try #require(fields?["csrf"])
+            let noToken = try await client.execute(
+                uri: "/auth/logout", method: .post, headers: [.cookie: "authkit_session=\(session)"])
+            #expect(noToken.status == .forbidden)
+            let crossSite = try await client.execute(
+                uri: "/auth/logout", method: .post,
+                headers: [
+                    .cookie: "authkit_session=\(session)", .contentType: "application/x-www-form-urlencoded",
+                    .origin: "https://evil.example",
+                ], body: ByteBuffer(string: "csrf=\(csrf)"))
+            #expect(crossSite.status == .forbidden)
+            let out = try await client.execute(
+                uri: "/auth/logout", method: .post,
+                headers: [
+                    .cookie: "authkit_session=\(session)", .contentType: "application/x-www-form-urlencoded",
+                    .origin: Self.publicURL.absoluteString,
+                ], body: ByteBuffer(string: "csrf=\(csrf)"))
+            #expect(out.status == .found && Self.cookies(out)["authkit_session"] == "")
+            let after = try await client.execute(
+                uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(session)"])
+            #expect(after.status == .unauthorized)
+        }
+    }
+
+    /// A provider whose ID token fails a check: no session, a 502 page that says why.
+    @Test func aRefusedIDTokenMakesNoSession() async throws {
+        let google = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "google")
+        let sandbox = try await Sandbox.start(
+            emulating: google,
+            options: SandboxOptions(
+                redirectURIs: [Self.publicURL.absoluteString + "/auth/google/callback"], idTokenFault: .wrongAudience))
+        defer { Task { await sandbox.stop() } }
+        let (app, _) = try Self.app(sandbox)
+        try await app.test(.router) { client in
+            let started = try await client.execute(uri: "/auth/google", method: .get)
+            let binding = try #require(Self.cookies(started)["authkit_signin"])
+            let callback = try await Self.consent(sandbox, location: try #require(started.headers[.location]))
+            let finished = try await client.execute(
+                uri: Self.pathAndQuery(callback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
+            #expect(finished.status == .badGateway && Self.cookies(finished)["authkit_session"] == nil)
+            #expect(String(buffer: finished.body).contains("addressed to"))
+        }
+    }
+}
