@@ -152,10 +152,19 @@ public final class WebSignIn: Sendable {
             throw WebSignInError.attemptNotFound
         }
         var credential = try await client.exchange(redirect: callback, pending: attempt.pending)
-        guard let identity = credential.identity else { throw WebSignInError.noIdentity(providerID: providerID) }
-        let user = SignedInUser(
-            providerID: providerID, subject: identity.subject, issuer: identity.issuer,
-            displayName: identity.displayName)
+        let user: SignedInUser
+        if let identity = credential.identity {
+            // OpenID Connect: the verified ID token says who.
+            user = SignedInUser(
+                providerID: providerID, subject: identity.subject, issuer: identity.issuer,
+                displayName: identity.displayName)
+        } else if client.descriptor.whoAmI != nil {
+            // Otherwise the provider's own "who am I", asked with the token it just issued.
+            let (subject, name) = try await client.whoAmI(credential)
+            user = SignedInUser(providerID: providerID, subject: subject, issuer: nil, displayName: name)
+        } else {
+            throw WebSignInError.noIdentity(providerID: providerID)
+        }
         credential.label = user.credentialKey.label
         try await credentials.saveSignIn(credential)
         let sessionID = SecureRandom.token()

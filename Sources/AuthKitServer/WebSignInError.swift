@@ -11,8 +11,9 @@ public enum WebSignInError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The callback came to another browser than the one that started the
     /// sign-in (a login-CSRF attempt, or cookies cleared in between).
     case browserMismatch
-    /// The provider's sign-in gave no verified identity (a descriptor
-    /// without an `openid` part, or scopes without `openid`).
+    /// The provider's sign-in said nothing of who signed in: no verified ID
+    /// token (a descriptor without an `openid` part, or scopes without
+    /// `openid`), and no `whoAmI` call in its descriptor.
     case noIdentity(providerID: String)
     /// The request needs a signed-in session and has none (or an expired one).
     case notSignedIn
@@ -41,7 +42,7 @@ public enum WebSignInError: Error, Sendable, Hashable, CustomStringConvertible {
         case .browserMismatch:
             "This sign-in was started in another browser (or its cookies were cleared). Start it again in this one."
         case .noIdentity(let providerID):
-            "The sign-in with \(providerID) gave no verified identity (its descriptor needs an openid part, and the openid scope)."
+            "The sign-in with \(providerID) said nothing of who signed in: its descriptor needs an openid part (and the openid scope) or a whoAmI call."
         case .notSignedIn:
             "Not signed in."
         case .csrfRefused:

@@ -169,4 +169,49 @@ import Testing
             #expect(String(buffer: finished.body).contains("addressed to"))
         }
     }
+
+    /// A provider without OpenID Connect says who signed in through its
+    /// descriptor's `whoAmI` call (GitHub's `GET /user`); without one, the
+    /// sign-in makes no session.
+    @Test(arguments: [true, false])
+    func withoutOpenIDTheWhoAmICallSaysWho(hasWhoAmI: Bool) async throws {
+        let whoAmI =
+            hasWhoAmI ? #", "whoAmI": {"url": "https://api.hub.example/user", "subject": "id", "name": "login"}"# : ""
+        let hub = try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "hub", "name": "Hub", "protocol": "oauth2",
+                 "authorization": {"url": "https://hub.example/login/oauth/authorize"},
+                 "token": {"url": "https://hub.example/login/oauth/access_token"}\(whoAmI)}
+                """.utf8))
+        let sandbox = try await Sandbox.start(
+            emulating: hub,
+            options: SandboxOptions(redirectURIs: [Self.publicURL.absoluteString + "/auth/hub/callback"]))
+        defer { Task { await sandbox.stop() } }
+        let (app, _) = try Self.app(sandbox)
+        try await app.test(.router) { client in
+            let started = try await client.execute(uri: "/auth/hub", method: .get)
+            let binding = try #require(Self.cookies(started)["authkit_signin"])
+            let location = try #require(started.headers[.location])
+            let session = AuthorizationSession(
+                providerName: "Hub", redirectURI: URL(string: Self.publicURL.absoluteString + "/auth/hub/callback"),
+                redirectPortIsFlexible: false, makeAuthorizationURL: { _ in URL(string: location)! },
+                validateRedirect: { _ in })
+            guard case .redirect(let callback, _) = try await sandbox.userAgent(account: "bob").run(session) else {
+                Issue.record("no redirect")
+                return
+            }
+            let finished = try await client.execute(
+                uri: Self.pathAndQuery(callback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
+            if hasWhoAmI {
+                let cookie = try #require(Self.cookies(finished)["authkit_session"])
+                let me = try await client.execute(
+                    uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(cookie)"])
+                #expect(String(buffer: me.body).contains(#""subject":"sandbox-user-bob""#))
+            } else {
+                #expect(finished.status == .badGateway && Self.cookies(finished)["authkit_session"] == nil)
+                #expect(String(buffer: finished.body).contains("said nothing of who signed in"))
+            }
+        }
+    }
 }

@@ -28,6 +28,14 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
     package var refreshPolicy: RefreshPolicyFile?
     package var device: Device?
     package var api: API?
+    package var whoAmI: WhoAmI?
+
+    /// The provider's "who am I" call (see ``WhoAmISettings``).
+    package struct WhoAmI: Codable, Sendable, Hashable {
+        package var url: String
+        package var subject: String
+        package var name: String?
+    }
 
     /// Where the provider's API lives (see ``APIOrigins``).
     package struct API: Codable, Sendable, Hashable {
@@ -262,6 +270,11 @@ extension DescriptorFile {
             },
             // None: any origin, as before the field existed.
             apiOrigins: APIOrigins(api?.origins ?? []),
+            whoAmI: whoAmI.flatMap { call in
+                FieldPath(call.subject).map {
+                    WhoAmISettings(url: call.url, subject: $0, name: call.name.flatMap(FieldPath.init))
+                }
+            },
             openID: openid.map {
                 // OpenID Connect Core §15.1: RS256 is the one every provider supports.
                 OpenIDSettings(
@@ -390,6 +403,9 @@ extension DescriptorFile {
                     requiresClientSecret: $0.requiresClientSecret, scopeParameter: $0.scopeParameter,
                     sendScopesWhenPolling: $0.sendScopesWhenPolling)
             },
-            api: descriptor.apiOrigins.isRestricted ? API(origins: descriptor.apiOrigins.patterns) : nil)
+            api: descriptor.apiOrigins.isRestricted ? API(origins: descriptor.apiOrigins.patterns) : nil,
+            whoAmI: descriptor.whoAmI.map {
+                WhoAmI(url: $0.url, subject: $0.subject.description, name: $0.name?.description)
+            })
     }
 }

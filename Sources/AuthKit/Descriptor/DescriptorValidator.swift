@@ -233,6 +233,15 @@ package struct DescriptorValidator: Sendable {
         if let issuer = descriptor.issuer, issuer.identifier.isEmpty {
             issue("issuer.identifier", "must not be empty.")
         }
+        if let whoAmI = descriptor.whoAmI {
+            checkEndpoint(whoAmI.url, field: "whoAmI.url", allowed: declared, issue: issue)
+            if FieldPath(whoAmI.subject) == nil {
+                issue("whoAmI.subject", "is not a field path (members separated by '.', array indexes as [n]).")
+            }
+            if let name = whoAmI.name, FieldPath(name) == nil {
+                issue("whoAmI.name", "is not a field path (members separated by '.', array indexes as [n]).")
+            }
+        }
         if let openid = descriptor.openid {
             checkEndpoint(openid.keys, field: "openid.keys", allowed: declared, issue: issue)
             if let url = openid.userInfo {

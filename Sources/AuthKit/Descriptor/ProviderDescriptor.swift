@@ -44,6 +44,8 @@ public struct ProviderDescriptor: Sendable, Hashable {
     /// algorithms it signs ID tokens with. With it, a sign-in that asks for
     /// `openid` verifies the ID token and keeps the identity it names.
     package var openID: OpenIDSettings?
+    /// The provider's "who am I" call, for a provider without OpenID Connect.
+    package var whoAmI: WhoAmISettings?
     /// A second call that turns the first token into the one to keep
     /// (Instagram's short-lived → long-lived exchange); fields its answer
     /// lacks (refresh token, scopes) are carried over.
@@ -89,8 +91,9 @@ public struct ProviderDescriptor: Sendable, Hashable {
         followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?,
         device: DeviceEndpoint? = nil,
         refreshPolicy: RefreshPolicy, oauth1: OAuth1Endpoints?, apiOrigins: APIOrigins = APIOrigins([]),
-        openID: OpenIDSettings? = nil
+        whoAmI: WhoAmISettings? = nil, openID: OpenIDSettings? = nil
     ) {
+        self.whoAmI = whoAmI
         self.openID = openID
         self.id = id
         self.name = name
@@ -251,6 +254,19 @@ package struct OpenIDSettings: Sendable, Hashable {
         self.endSessionURL = endSessionURL
         self.multiTenantIssuer = multiTenantIssuer
     }
+}
+
+/// Who signed in, by the provider's own API (GitHub's `GET /user`): what a
+/// web sign-in (AuthKitServer) keys a session on when the provider has no
+/// OpenID Connect. Its answer is the provider's word over TLS for the
+/// access token it just issued; it is not a signed statement.
+package struct WhoAmISettings: Sendable, Hashable {
+    /// A GET with the access token as a Bearer token (may hold `{placeholders}`).
+    package var url: String
+    /// Where the user's stable id is in the answer; a number is taken as its text.
+    package var subject: FieldPath
+    /// Where a name a person recognises is (display only).
+    package var name: FieldPath?
 }
 
 /// A provider whose "any tenant" endpoints sign users of many tenants in,

@@ -42,6 +42,8 @@ struct ResolvedClient: Sendable {
     /// filled in; `nil` with none, or for an "any tenant" endpoint, which
     /// answers for many issuers (``MultiTenantIssuer``).
     let redirectIssuer: String?
+    /// The descriptor's "who am I" endpoint, placeholders filled in.
+    let whoAmIURL: URL?
     /// The variables every request shares: the placeholders' values, the
     /// client id and secret, the redirect URI. A credential's tokens are
     /// added per request (``variables(for:)``).
@@ -99,7 +101,7 @@ struct ResolvedClient: Sendable {
         self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
         let urls =
             [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
-            + [descriptor.openID?.userInfoURL].compactMap { $0 }
+            + [descriptor.openID?.userInfoURL, descriptor.whoAmI?.url].compactMap { $0 }
         self.endpointOrigins = Array(
             Set(
                 urls.compactMap { template in
@@ -108,6 +110,18 @@ struct ResolvedClient: Sendable {
                         .flatMap { URL(string: $0)?.origin }
                 })
         ).sorted()
+        if let whoAmI = descriptor.whoAmI {
+            guard let url = URL(string: try placeholders.render(whoAmI.url, inURL: true, field: "whoAmI.url")),
+                url.host != nil
+            else {
+                throw AuthKitError.invalidFile([
+                    FileIssue(file: descriptor.source, field: "whoAmI.url", problem: "is not an absolute URL.")
+                ])
+            }
+            self.whoAmIURL = url
+        } else {
+            self.whoAmIURL = nil
+        }
         if let issuer = descriptor.issuer {
             let identifier = try placeholders.render(issuer.identifier, inURL: true, field: "issuer.identifier")
             if let tenants = descriptor.openID?.multiTenantIssuer,

@@ -42,7 +42,7 @@ package final class Emulator: @unchecked Sendable {
         case refresh(RequestTemplate)
         case revocation(RequestTemplate)
         case requestToken, oauth1Authorize, accessToken, invalidateToken
-        case keySet, userInfo, endSession
+        case keySet, userInfo, endSession, whoAmI
     }
 
     struct Route: Sendable {
@@ -85,6 +85,7 @@ package final class Emulator: @unchecked Sendable {
         add(.keySet, descriptor.openID?.keySetURL)
         add(.userInfo, descriptor.openID?.userInfoURL)
         add(.endSession, descriptor.openID?.endSessionURL)
+        add(.whoAmI, descriptor.whoAmI?.url)
         self.routes = routes
     }
 
@@ -187,6 +188,8 @@ package final class Emulator: @unchecked Sendable {
             return ["GET", "POST"].contains(request.method) ? userInfo(request) : nil
         case .endSession:
             return ["GET", "POST"].contains(request.method) ? endSession(request) : nil
+        case .whoAmI:
+            return request.method == "GET" ? whoAmI(request) : nil
         }
     }
 

@@ -60,6 +60,46 @@ extension Emulator {
             ]), step: "resource", summary: "echo for account \(account)")
     }
 
+    /// The descriptor's `whoAmI` call: the account, at the paths the
+    /// descriptor reads (`id` → `sandbox-user-alice`, `login` → `alice`).
+    func whoAmI(_ request: SandboxRequest) -> SandboxResponse {
+        guard let header = request.header("authorization"), header.lowercased().hasPrefix("bearer ") else {
+            return bearerChallenge(nil, "no Bearer token (RFC 6750 §2.1)")
+        }
+        let token = String(header.dropFirst(7)).trimmingSpaces()
+        guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now), let settings = descriptor.whoAmI else {
+            return bearerChallenge("invalid_token", "the access token is unknown, expired or revoked")
+        }
+        var answer = JSONValue.object([:])
+        Self.put(.string("sandbox-user-" + grant.account), at: settings.subject, in: &answer)
+        if let name = settings.name { Self.put(.string(grant.account), at: name, in: &answer) }
+        return .json(answer, step: "whoami", summary: "who am I for account \(grant.account)")
+    }
+
+    /// Writes `value` at `path`, making the objects and arrays on the way.
+    static func put(_ value: JSONValue, at path: FieldPath, in root: inout JSONValue) {
+        func put(_ components: ArraySlice<FieldPath.Component>, into node: inout JSONValue) {
+            guard let first = components.first else {
+                node = value
+                return
+            }
+            switch first {
+            case .member(let name):
+                var members: [String: JSONValue] = if case .object(let existing) = node { existing } else { [:] }
+                var child = members[name] ?? .null
+                put(components.dropFirst(), into: &child)
+                members[name] = child
+                node = .object(members)
+            case .index(let index):
+                var elements: [JSONValue] = if case .array(let existing) = node { existing } else { [] }
+                while elements.count <= index { elements.append(.object([:])) }
+                put(components.dropFirst(), into: &elements[index])
+                node = .array(elements)
+            }
+        }
+        put(path.components[...], into: &root)
+    }
+
     private func bearerChallenge(_ code: String?, _ text: String) -> SandboxResponse {
         let challenge = "Bearer realm=\"sandbox\"" + (code.map { ", error=\"\($0)\"" } ?? "")
         return .json(

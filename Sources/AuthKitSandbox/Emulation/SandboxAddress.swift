@@ -65,6 +65,7 @@ package struct SandboxAddress: Sendable {
         pointed.openID?.keySetURL = rewrite(descriptor.openID?.keySetURL ?? "")
         pointed.openID?.userInfoURL = descriptor.openID?.userInfoURL.map(rewrite)
         pointed.openID?.endSessionURL = descriptor.openID?.endSessionURL.map(rewrite)
+        pointed.whoAmI?.url = rewrite(descriptor.whoAmI?.url ?? "")
         // The API is the sandbox's too (/whoami, /echo): a credential the
         // sandbox issued goes there and nowhere else.
         if let origin = URL(string: base)?.origin { pointed.apiOrigins = APIOrigins([origin]) }
