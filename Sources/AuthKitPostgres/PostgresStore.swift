@@ -134,7 +134,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 let key = CredentialKey(providerID: provider, label: label)
                 credentials.append(try open(Credential.self, sealed, keyID: keyID, binding: Self.binding(key)))
             }
-            return credentials
+            // The order every store lists in (provider, then label, the default
+            // account first), not the database's collation.
+            return credentials.sorted { ($0.providerID, $0.label ?? "") < ($1.providerID, $1.label ?? "") }
         }
     }
 

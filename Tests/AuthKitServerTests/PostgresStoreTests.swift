@@ -1,6 +1,7 @@
 import AuthKit
 import AuthKitSandbox
 import AuthKitServer
+import AuthKitTestSupport
 import Crypto
 import Foundation
 import Logging
@@ -96,6 +97,14 @@ struct PostgresStoreTests {
             }
             #expect(try await store.remove(CredentialKey(providerID: "qiita", label: "a"))?.accessToken == "renewed")
             #expect(try await store.credential(for: CredentialKey(providerID: "qiita", label: "a")) == nil)
+        }
+    }
+
+    /// The contract every store meets, with two stores (two pools, as two
+    /// machines) over one database.
+    @Test func theStoreMeetsTheContract() async throws {
+        try await Self.withStore(schema: "store_contract", clients: 2) { stores in
+            try await checkCredentialStoreContract(stores[0], sameData: stores[1])
         }
     }
 

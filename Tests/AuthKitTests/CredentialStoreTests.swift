@@ -152,6 +152,16 @@ import Testing
         #expect(try await again.allCredentials().map(\.accessToken) == ["three", "two"])
     }
 
+    /// The contract every store meets (AuthKitTestSupport), for the file
+    /// store (two instances over one file) and the in-memory one.
+    @Test func theStoresMeetTheContract() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let file = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        try await checkCredentialStoreContract(file, sameData: FileCredentialStore(file: file.fileURL))
+        try await checkCredentialStoreContract(InMemoryCredentialStore())
+    }
+
     /// An empty label is the default account, however it arrives: given to a
     /// key or a credential, set later, or read from a file an earlier library
     /// wrote with `"label": ""`. Before, it filed a second account that
