@@ -12,9 +12,7 @@ extension OAuth2Client {
     /// and a name to show. For a provider without OpenID Connect, this is
     /// how a web sign-in knows whom the session is for.
     ///
-    /// The request follows the token endpoint's policy (no redirects: the
-    /// token would follow them; a size cap; a deadline), and goes only to an
-    /// origin the credential was issued for.
+    /// The request is ``bearerGET(_:with:step:)``'s.
     /// - Throws: ``AuthKitError/providerError(step:_:)`` for a refusal with
     ///   an RFC 6750 challenge; ``AuthKitError/invalidResponse(step:reason:)``
     ///   for an answer without the subject.
@@ -23,27 +21,11 @@ extension OAuth2Client {
         guard let url = client.whoAmIURL, let settings = descriptor.whoAmI else {
             throw AuthKitError.notSupported(providerID: descriptor.id, .userInfo)
         }
-        var request = OutgoingRequest(method: .get, url: url)
-        request.head = try Self.bearerAuthorized(request.head, with: credential, descriptor: descriptor)
-        request.head.headerFields[.accept] = "application/json"
-        request.secrets = [credential.accessToken]
-        try calls.checkOrigin(of: request, for: credential)
-        var policy = RequestPolicy.tokenEndpoint
-        policy.maximumBodySize = 256 * 1024
-        let response = try await calls.transport.send(request, step: .apiRequest, policy: policy)
+        let response = try await bearerGET(url, with: credential, step: .apiRequest)
         func invalid(_ kind: AuthKitError.ResponseProblem.Kind, _ detail: String) -> AuthKitError {
             .invalidResponse(step: .apiRequest, reason: .init(kind, detail))
         }
-        guard response.status == 200 else {
-            if let challenge = BearerChallenge(fields: response.headers[values: .wwwAuthenticate]),
-                let code = challenge.error
-            {
-                throw AuthKitError.providerError(
-                    step: .apiRequest,
-                    ProviderErrorResponse(status: response.status, code: code, description: challenge.errorDescription))
-            }
-            throw invalid(.unexpectedStatus(response.status), "HTTP \(response.status) from \(url.redactedForLogs)")
-        }
+        guard response.status == 200 else { throw Self.refusal(response, step: .apiRequest, url: url) }
         guard case .object(let answer)? = try? JSONParser.parse(response.body, repeatedNames: .refused) else {
             throw invalid(.unreadableBody, "\(url.redactedForLogs) answered no JSON object")
         }

@@ -59,6 +59,15 @@ extension OAuth2Client {
         guard let identity = credential.identity else {
             throw AuthKitError.signInRequired(credential.key, reason: .noVerifiedIdentity)
         }
+        let response = try await bearerGET(url, with: credential, step: .userInfo)
+        return try Self.userInfo(in: response, from: url, of: identity)
+    }
+
+    /// A GET with the credential's access token, for the provider's own
+    /// calls about the user (UserInfo, who-am-I): only to an origin the
+    /// credential was issued for, under the token endpoint's policy (no
+    /// redirects: the token would follow them; a deadline) and 256 KiB.
+    func bearerGET(_ url: URL, with credential: Credential, step: FlowStep) async throws -> IncomingResponse {
         var request = OutgoingRequest(method: .get, url: url)
         request.head = try Self.bearerAuthorized(request.head, with: credential, descriptor: descriptor)
         request.head.headerFields[.accept] = "application/json"
@@ -66,26 +75,31 @@ extension OAuth2Client {
         try calls.checkOrigin(of: request, for: credential)
         var policy = RequestPolicy.tokenEndpoint
         policy.maximumBodySize = 256 * 1024
-        let response = try await calls.transport.send(request, step: .userInfo, policy: policy)
-        return try Self.userInfo(in: response, of: identity)
+        return try await calls.transport.send(request, step: step, policy: policy)
+    }
+
+    /// A refusal of such a call: the RFC 6750 §3 error of its challenge, or the status.
+    static func refusal(_ response: IncomingResponse, step: FlowStep, url: URL) -> AuthKitError {
+        if let challenge = BearerChallenge(fields: response.headers[values: .wwwAuthenticate]),
+            let code = challenge.error
+        {
+            return .providerError(
+                step: step,
+                ProviderErrorResponse(status: response.status, code: code, description: challenge.errorDescription))
+        }
+        return .invalidResponse(
+            step: step,
+            reason: .init(.unexpectedStatus(response.status), "HTTP \(response.status) from \(url.redactedForLogs)"))
     }
 
     /// The answer's claims, or why they cannot be used.
-    static func userInfo(in response: IncomingResponse, of identity: Identity) throws -> UserInfo {
+    static func userInfo(in response: IncomingResponse, from url: URL, of identity: Identity) throws -> UserInfo {
         func invalid(_ kind: AuthKitError.ResponseProblem.Kind, _ detail: String) -> AuthKitError {
             .invalidResponse(step: .userInfo, reason: .init(kind, detail))
         }
         guard response.status == 200 else {
             // RFC 6750 §3: the refusal is in WWW-Authenticate.
-            if let challenge = BearerChallenge(fields: response.headers[values: .wwwAuthenticate]),
-                let code = challenge.error
-            {
-                throw AuthKitError.providerError(
-                    step: .userInfo,
-                    ProviderErrorResponse(
-                        status: response.status, code: code, description: challenge.errorDescription))
-            }
-            throw invalid(.unexpectedStatus(response.status), "HTTP \(response.status)")
+            throw refusal(response, step: .userInfo, url: url)
         }
         if let type = response.mediaType, type == "application/jwt" {
             throw invalid(
