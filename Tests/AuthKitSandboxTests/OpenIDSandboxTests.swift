@@ -137,4 +137,25 @@ import Testing
             #expect(refused.status == 400 && refused.body.contains("not an ID token this sandbox issued"))
         }
     }
+
+    /// The consent page's answer is a redirect to the client, on another
+    /// origin; a browser holds a redirect after a form post to the page's
+    /// `form-action` (CSP 3), so the redirect URI's origin is listed there
+    /// (without it, Chromium stayed on the page after Approve).
+    @Test func theConsentPageLetsItsFormEndAtTheClient() async throws {
+        try await Sandbox.with(emulating: try Self.descriptor(algorithms: ["ES256"])) { sandbox in
+            let port = try #require(sandbox.baseURL.port)
+            let query =
+                "response_type=code&client_id=sandbox-client&redirect_uri=http%3A%2F%2F127.0.0.1%3A5555%2Fcallback"
+                + "&scope=openid&state=s&code_challenge=gmuJ-1-ACpQ7ZYWZVgMSPEM2foDK5jJHAKJX0Zg1kYw&code_challenge_method=S256"
+            let page = try await RawHTTP.send(
+                Data(
+                    "GET /op.example/authorize?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
+                        .utf8),
+                port: port)
+            #expect(page.status == 200 && page.body.contains("Approve"))
+            #expect(
+                page.header("Content-Security-Policy")?.contains("form-action 'self' http://127.0.0.1:5555;") == true)
+        }
+    }
 }

@@ -108,7 +108,8 @@ extension Emulator {
                     provider: descriptor.name, client: options.clientID, scopes: scopes, request: id,
                     approval: consent.approval, account: options.defaultAccount),
                 step: "authorize",
-                summary: "consent page for \(scopeText(scopes).isEmpty ? "no scopes" : scopeText(scopes))")
+                summary: "consent page for \(scopeText(scopes).isEmpty ? "no scopes" : scopeText(scopes))",
+                redirectsTo: redirectURI)
         }
     }
 

@@ -141,7 +141,7 @@ extension Emulator {
                 ConsentPage.consent(
                     provider: descriptor.name, client: options.clientID, scopes: [], request: id,
                     approval: consent.approval, account: options.defaultAccount),
-                step: "authorize", summary: "consent page")
+                step: "authorize", summary: "consent page", redirectsTo: record.callback)
         }
     }
 

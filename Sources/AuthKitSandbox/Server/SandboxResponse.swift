@@ -30,14 +30,25 @@ package struct SandboxResponse: Sendable {
             body: FormURLEncoding.encodedBody(pairs), summary: summary, step: step)
     }
 
-    static func html(_ page: String, status: Int = 200, step: String, summary: String) -> SandboxResponse {
-        SandboxResponse(
+    /// - Parameter redirectsTo: where the page's form may end after the
+    ///   sandbox's own redirect (the consent page's answer goes to the client's
+    ///   redirect URI): browsers hold a redirect after a form post to
+    ///   `form-action` too (CSP 3 §6.4.2), so its origin is listed.
+    static func html(
+        _ page: String, status: Int = 200, step: String, summary: String, redirectsTo: String? = nil
+    ) -> SandboxResponse {
+        let target = redirectsTo.flatMap { URL(string: $0) }.flatMap { url -> String? in
+            guard let scheme = url.scheme, ["http", "https"].contains(scheme), let host = url.host else { return nil }
+            let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+            return " \(scheme)://\(bracketed)" + (url.port.map { ":\($0)" } ?? "")
+        }
+        return SandboxResponse(
             status: status,
             headers: [
                 ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
                 (
                     "Content-Security-Policy",
-                    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
+                    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'\(target ?? ""); frame-ancestors 'none'"
                 ),
                 ("X-Frame-Options", "DENY"),
             ],
