@@ -114,13 +114,13 @@ struct WebExample: AsyncParsableCommand {
         guard let session = try await web.session(of: request) else {
             return json(["error": "not signed in"], status: .unauthorized)
         }
-        let credential = try await web.credentialSource(for: session.user).current()
         var answer: [String: Any] = [
             "provider": session.user.providerID, "subject": session.user.subject,
             "issuer": session.user.issuer as Any, "name": session.user.displayName as Any,
         ]
-        if let client = web.clients[session.user.providerID], let info = try? await client.userInfo(credential) {
-            answer["api"] = try JSONSerialization.jsonObject(with: JSONEncoder().encode(info.claims))
+        // UserInfo for an OpenID provider, the descriptor's who-am-I call otherwise.
+        if let said = try await web.providerAnswer(for: session.user) {
+            answer["api"] = try JSONSerialization.jsonObject(with: JSONEncoder().encode(said))
         }
         return json(answer, status: .ok)
     }

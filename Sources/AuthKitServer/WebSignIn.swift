@@ -160,7 +160,7 @@ public final class WebSignIn: Sendable {
                 displayName: identity.displayName)
         } else if client.descriptor.whoAmI != nil {
             // Otherwise the provider's own "who am I", asked with the token it just issued.
-            let (subject, name) = try await client.whoAmI(credential)
+            let (subject, name, _) = try await client.whoAmI(credential)
             user = SignedInUser(providerID: providerID, subject: subject, issuer: nil, displayName: name)
         } else {
             throw WebSignInError.noIdentity(providerID: providerID)
@@ -197,6 +197,22 @@ public final class WebSignIn: Sendable {
     public func credentialSource(for user: SignedInUser) throws -> CredentialSource {
         guard let client = clients[user.providerID] else { throw WebSignInError.unknownProvider(user.providerID) }
         return CredentialSource(authenticator: client, store: credentials, key: user.credentialKey)
+    }
+
+    /// What the provider says about the signed-in user now, asked with their
+    /// credential (refreshed first when due): its UserInfo answer (OpenID
+    /// Connect Core §5.3, its `sub` checked) where the descriptor has one,
+    /// else its `whoAmI` answer, else `nil`.
+    public func providerAnswer(for user: SignedInUser) async throws -> [String: JSONValue]? {
+        guard let client = clients[user.providerID] else { throw WebSignInError.unknownProvider(user.providerID) }
+        let credential = try await credentialSource(for: user).current()
+        if client.descriptor.openID?.userInfoURL != nil, credential.identity != nil {
+            return try await client.userInfo(credential).claims
+        }
+        if client.descriptor.whoAmI != nil {
+            return try await client.whoAmI(credential).answer
+        }
+        return nil
     }
 
     /// The cookies to clear, and the provider's end-session page when it has one.

@@ -188,7 +188,7 @@ import Testing
             emulating: hub,
             options: SandboxOptions(redirectURIs: [Self.publicURL.absoluteString + "/auth/hub/callback"]))
         defer { Task { await sandbox.stop() } }
-        let (app, _) = try Self.app(sandbox)
+        let (app, web) = try Self.app(sandbox)
         try await app.test(.router) { client in
             let started = try await client.execute(uri: "/auth/hub", method: .get)
             let binding = try #require(Self.cookies(started)["authkit_signin"])
@@ -208,6 +208,9 @@ import Testing
                 let me = try await client.execute(
                     uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(cookie)"])
                 #expect(String(buffer: me.body).contains(#""subject":"sandbox-user-bob""#))
+                let session = try #require(try await web.session(cookie: cookie))
+                let said = try await web.providerAnswer(for: session.user)
+                #expect(said?["login"] == .string("bob") && said?["id"] == .string("sandbox-user-bob"))
             } else {
                 #expect(finished.status == .badGateway && Self.cookies(finished)["authkit_session"] == nil)
                 #expect(String(buffer: finished.body).contains("said nothing of who signed in"))

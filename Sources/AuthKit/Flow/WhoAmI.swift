@@ -16,7 +16,9 @@ extension OAuth2Client {
     /// - Throws: ``AuthKitError/providerError(step:_:)`` for a refusal with
     ///   an RFC 6750 challenge; ``AuthKitError/invalidResponse(step:reason:)``
     ///   for an answer without the subject.
-    package func whoAmI(_ credential: Credential) async throws -> (subject: String, name: String?) {
+    package func whoAmI(_ credential: Credential) async throws -> (
+        subject: String, name: String?, answer: [String: JSONValue]
+    ) {
         try checkCredential(credential)
         guard let url = client.whoAmIURL, let settings = descriptor.whoAmI else {
             throw AuthKitError.notSupported(providerID: descriptor.id, .userInfo)
@@ -38,6 +40,6 @@ extension OAuth2Client {
                 .missingField(settings.subject.description),
                 "\(url.redactedForLogs) answered without \(settings.subject) (whoAmI.subject)")
         }
-        return (subject, settings.name.flatMap { $0.value(in: answer)?.scalarText })
+        return (subject, settings.name.flatMap { $0.value(in: answer)?.scalarText }, answer)
     }
 }
