@@ -23,7 +23,7 @@
         }
 
         func signIn(over window: UIWindow) async throws -> Credential {
-            let (url, pending) = try client.startAuthorization(scopes: ["read_qiita"])
+            let (url, pending) = try await client.startAuthorization(scopes: ["read_qiita"])
             let agent = WebAuthenticationUserAgent { window }
             let redirect = try await agent.redirect(opening: url, redirectURI: URL(string: pending.redirectURI)!)
             let code = try client.authorizationCode(from: redirect, pending: pending) // checks state

@@ -104,7 +104,7 @@ public final class WebSignIn: Sendable {
     public func start(providerID: String, returnTo: String?) async throws -> Started {
         guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
         guard let path = ReturnPath.checked(returnTo) else { throw WebSignInError.invalidReturnPath }
-        let (url, pending) = try client.startAuthorization(redirectURI: redirectURI(for: providerID))
+        let (url, pending) = try await client.startAuthorization(redirectURI: redirectURI(for: providerID))
         let binding = SecureRandom.token()
         let lifetime = configuration.attemptLifetime
         let attempt = SignInAttempt(

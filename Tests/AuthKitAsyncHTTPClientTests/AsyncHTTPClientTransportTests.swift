@@ -20,8 +20,8 @@ import Testing
         return client
     }
 
-    func pending(for client: OAuth2Client) throws -> PendingAuthorization {
-        try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback")).pending
+    func pending(for client: OAuth2Client) async throws -> PendingAuthorization {
+        try await client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback")).pending
     }
 
     @Test func exchangesACodeAndSendsTheRequestAsBuilt() async throws {
@@ -30,7 +30,7 @@ import Testing
                 .json(#"{"access_token":"at-1","token_type":"Bearer","expires_in":60,"refresh_token":"rt-1"}"#)
             }
             let client = try client(server)
-            let pending = try pending(for: client)
+            let pending = await try pending(for: client)
             let credential = try await client.exchange(code: "the-code", pending: pending)
             #expect(credential.accessToken == "at-1")
             #expect(credential.refreshToken == "rt-1")

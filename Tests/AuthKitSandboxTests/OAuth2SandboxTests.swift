@@ -52,7 +52,7 @@ import Testing
     @Test func aCodeWorksOnceAndItsReplayRevokesTheGrant() async throws {
         try await Sandbox.with(emulating: try bundled("google")) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
-            let (url, pending) = try client.startAuthorization()
+            let (url, pending) = try await client.startAuthorization()
             let location = try await sandbox.userAgent().redirect(for: url)
             let code = try client.authorizationCode(from: location, pending: pending)
             let first = try await client.exchange(code: code, pending: pending)
@@ -67,8 +67,8 @@ import Testing
     @Test func aWrongCodeVerifierIsRefused() async throws {
         try await Sandbox.with(emulating: try bundled("google")) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
-            let (url, pending) = try client.startAuthorization()
-            let other = try client.startAuthorization().pending
+            let (url, pending) = try await client.startAuthorization()
+            let other = try await client.startAuthorization().pending
             let location = try await sandbox.userAgent().redirect(for: url)
             let code = try client.authorizationCode(from: location, pending: pending)
             // The code, sent with another attempt's verifier (a stolen code).
@@ -125,7 +125,7 @@ import Testing
             var settings = sandbox.clientSettings
             settings.redirectURI = "https://attacker.example/callback"
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
-            let answer = try await raw("GET", try client.startAuthorization().url)
+            let answer = try await raw("GET", try await client.startAuthorization().url)
             #expect(answer.status == 400)
             #expect(answer.headers[.location] == nil)
             #expect(answer.body.contains("redirect_uri is not registered"))
@@ -306,7 +306,7 @@ import Testing
     @Test func anUnknownScopeIsRedirectedAsInvalidScope() async throws {
         try await Sandbox.with(emulating: try bundled("github")) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
-            let answer = try await raw("GET", try client.startAuthorization(scopes: ["read:user", "root"]).url)
+            let answer = try await raw("GET", try await client.startAuthorization(scopes: ["read:user", "root"]).url)
             #expect(answer.status == 302)
             #expect(answer.headers[.location]?.contains("error=invalid_scope") == true)
         }

@@ -89,7 +89,7 @@ private struct WebBackend {
 
         // Request 1: send the browser to the provider; keep `pending` server-side
         // (it is Codable and Sendable; it holds the PKCE verifier, so never in a cookie).
-        let (url, pending) = try client.startAuthorization(
+        let (url, pending) = try await client.startAuthorization(
             redirectURI: URL(string: "https://app.example/oauth/callback")!, scopes: ["read_qiita"])
         try await sessionStore.put(pending, key: pending.state)
         return url

@@ -16,9 +16,9 @@ import Testing
         return try formObject(query)
     }
 
-    @Test func githubURLHasStatePKCEAndScopes() throws {
-        let client = try client("github")
-        let (url, pending) = try client.startAuthorization(
+    @Test func githubURLHasStatePKCEAndScopes() async throws {
+        let client = try await client("github")
+        let (url, pending) = try await client.startAuthorization(
             redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["repo", "read:user"])
         #expect(url.absoluteString.hasPrefix("https://github.com/login/oauth/authorize?"))
         let p = try parameters(url)
@@ -33,28 +33,29 @@ import Testing
         #expect(pending.providerID == "github")
     }
 
-    @Test func stateHasAtLeast128BitsAndIsFreshPerAttempt() throws {
-        let client = try client("github")
-        let states = try (0..<100).map { _ in try client.startAuthorization().pending.state }
+    @Test func stateHasAtLeast128BitsAndIsFreshPerAttempt() async throws {
+        let client = try await client("github")
+        var states = [String]()
+        for _ in 0..<100 { states.append(try await client.startAuthorization().pending.state) }
         #expect(Set(states).count == 100)
         // 43 base64url characters carry 258 bits; anything ≥ 22 would carry ≥ 128.
         #expect(states.allSatisfy { $0.count == 43 })
     }
 
-    @Test func clientSecretIsNeverInTheURL() throws {
+    @Test func clientSecretIsNeverInTheURL() async throws {
         let secret = "s3cr3t-value"
         for id in ["github", "qiita", "instagram"] {
-            let (url, _) = try client(id).startAuthorization()
+            let (url, _) = try await client(id).startAuthorization()
             #expect(!url.absoluteString.contains(secret), "\(id)")
             #expect(!url.absoluteString.contains("client_secret"), "\(id)")
         }
-        #expect(throws: AuthKitError.self) {
-            try client("github").startAuthorization(additionalParameters: ["client_secret": secret])
+        await #expect(throws: AuthKitError.self) {
+            try await client("github").startAuthorization(additionalParameters: ["client_secret": secret])
         }
     }
 
-    @Test func qiitaSendsNeitherRedirectURINorResponseType() throws {
-        let (url, pending) = try client("qiita").startAuthorization(scopes: ["read_qiita", "write_qiita"])
+    @Test func qiitaSendsNeitherRedirectURINorResponseType() async throws {
+        let (url, pending) = await try client("qiita").startAuthorization(scopes: ["read_qiita", "write_qiita"])
         let p = try parameters(url)
         #expect(Set(p.keys) == ["client_id", "scope", "state"])
         #expect(p["scope"] == "read_qiita write_qiita")
@@ -62,8 +63,8 @@ import Testing
         #expect(pending.redirectURI == "http://127.0.0.1:8765/callback") // its registered default
     }
 
-    @Test func instagramJoinsScopesWithCommas() throws {
-        let (url, _) = try client("instagram").startAuthorization(
+    @Test func instagramJoinsScopesWithCommas() async throws {
+        let (url, _) = await try client("instagram").startAuthorization(
             scopes: ["instagram_business_basic", "instagram_business_content_publish"])
         let p = try parameters(url)
         #expect(p["scope"] == "instagram_business_basic,instagram_business_content_publish")
@@ -71,15 +72,16 @@ import Testing
         #expect(p["response_type"] == "code")
     }
 
-    @Test func aRedirectSchemeTheProviderRefusesIsAnErrorUpFront() throws {
-        #expect {
-            try client("instagram").startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback"))
+    @Test func aRedirectSchemeTheProviderRefusesIsAnErrorUpFront() async throws {
+        await #expect {
+            try await client("instagram").startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback"))
         } throws: { error in
             guard case AuthKitError.unusableRedirectURI(_, let text) = error else { return false }
             return text.contains("only accepts https") && text.contains("https://localhost/callback")
         }
         #expect(
-            try client("instagram").startAuthorization(redirectURI: URL(string: "https://localhost:8443/cb")).pending
+            try await client("instagram").startAuthorization(redirectURI: URL(string: "https://localhost:8443/cb"))
+                .pending
                 .redirectURI == "https://localhost:8443/cb")
     }
 
@@ -87,36 +89,36 @@ import Testing
     /// client is made, not replaced: one `URL(string:)` could not parse left
     /// the descriptor's default in its place, to fail at the provider after
     /// the user approved. `oob` is OAuth 1.0a's, not a redirect URI here.
-    @Test func aConfiguredRedirectURIThatCannotBeOneIsRefused() throws {
+    @Test func aConfiguredRedirectURIThatCannotBeOneIsRefused() async throws {
         for (configured, expected) in [
             ("http://127.0.0.1:8765x/callback", "is not an absolute URI"), ("oob", "is not an absolute URI"),
             ("http://127.0.0.1/callback#top", "has a fragment"), ("http://127.0.0.1/c%zz", "holds '%zz'"),
             ("http://127.0.0.1:70000/callback", "names port 70000"),
         ] {
-            #expect("\(configured)") {
-                try client("github", settings: ClientSettings(clientID: "the-client", redirectURI: configured))
+            await #expect("\(configured)") {
+                try await client("github", settings: ClientSettings(clientID: "the-client", redirectURI: configured))
             } throws: { error in
                 guard case AuthKitError.unusableRedirectURI(_, let reason) = error else { return false }
                 return reason.contains(expected) && reason.contains("AUTHKIT_GITHUB_REDIRECT_URI")
             }
         }
-        let fine = try client(
+        let fine = try await client(
             "github",
             settings: ClientSettings(clientID: "the-client", redirectURI: "http://127.0.0.1:8765/callback?x=%2F"))
         #expect(fine.defaultRedirectURI?.absoluteString == "http://127.0.0.1:8765/callback?x=%2F")
     }
 
-    @Test func defaultScopesComeFromDescriptorThenSettings() throws {
-        #expect(try parameters(client("qiita").startAuthorization().url)["scope"] == "read_qiita")
-        let configured = try client("qiita", settings: ClientSettings(clientID: "c", scopes: ["write_qiita"]))
-        #expect(try parameters(configured.startAuthorization().url)["scope"] == "write_qiita")
+    @Test func defaultScopesComeFromDescriptorThenSettings() async throws {
+        await #expect(try await parameters(client("qiita").startAuthorization().url)["scope"] == "read_qiita")
+        let configured = try await client("qiita", settings: ClientSettings(clientID: "c", scopes: ["write_qiita"]))
+        #expect(try await parameters(configured.startAuthorization().url)["scope"] == "write_qiita")
     }
 
     /// `URLComponents` leaves `+` raw, which form decoders read as a space; every
     /// value must come back byte for byte through a form decoder.
-    @Test func valuesSurviveAFormDecoder() throws {
+    @Test func valuesSurviveAFormDecoder() async throws {
         let tricky = "a+b&c=d e/é☃?#%"
-        let (url, _) = try client("github").startAuthorization(
+        let (url, _) = await try client("github").startAuthorization(
             redirectURI: URL(string: "http://127.0.0.1:1/cb"), scopes: ["x+y", "z&w"],
             additionalParameters: ["login_hint": tricky])
         let query = try #require(url.query(percentEncoded: true))
@@ -132,21 +134,23 @@ import Testing
     /// Slack's user scopes go in `user_scope` (`authorization.scopeParameter`):
     /// in `scope` they asked for bot scopes, which an app on a desktop
     /// redirect may not request, and `--scope` could not reach `user_scope`.
-    @Test func slackUserScopesGoInUserScope() throws {
-        let client = try client("slack", settings: ClientSettings(clientID: "the-client"))
+    @Test func slackUserScopesGoInUserScope() async throws {
+        let client = try await client("slack", settings: ClientSettings(clientID: "the-client"))
         let redirect = URL(string: "http://localhost:8765/callback")
-        let standard = try parameters(client.startAuthorization(redirectURI: redirect).url)
+        let standard = try await parameters(client.startAuthorization(redirectURI: redirect).url)
         #expect(standard["user_scope"] == "users:read" && standard["scope"] == nil, "\(standard)")
-        let asked = try parameters(
-            client.startAuthorization(redirectURI: redirect, scopes: ["chat:write", "users:read"]).url)
+        let asked = await try parameters(
+            await client.startAuthorization(redirectURI: redirect, scopes: ["chat:write", "users:read"]).url)
         #expect(asked["user_scope"] == "chat:write,users:read" && asked["scope"] == nil, "\(asked)")
-        #expect(throws: AuthKitError.self) { try client.startAuthorization(additionalParameters: ["user_scope": "x"]) }
+        await #expect(throws: AuthKitError.self) {
+            try await client.startAuthorization(additionalParameters: ["user_scope": "x"])
+        }
     }
 
-    @Test func reservedParametersCannotBeOverridden() throws {
+    @Test func reservedParametersCannotBeOverridden() async throws {
         for name in ["state", "code_challenge", "redirect_uri", "client_id"] {
-            #expect(throws: AuthKitError.self) {
-                try client("github").startAuthorization(additionalParameters: [name: "x"])
+            await #expect(throws: AuthKitError.self) {
+                try await client("github").startAuthorization(additionalParameters: [name: "x"])
             }
         }
     }
@@ -158,34 +162,39 @@ import Testing
     /// command line and config.json check them in their own words.
     @Test func scopesThatAreNotScopeTokensAreRefused() async throws {
         for bad in ["openid profile", "", " repo", "repo\n", "caf\u{E9}", #"a"b"#] {
-            #expect(throws: AuthKitError.misuse(.invalidScope(bad))) {
-                try client("github").startAuthorization(scopes: ["user", bad])
+            await #expect(throws: AuthKitError.misuse(.invalidScope(bad))) {
+                try await client("github").startAuthorization(scopes: ["user", bad])
             }
             await #expect(throws: AuthKitError.misuse(.invalidScope(bad))) {
                 try await client("github").startDeviceAuthorization(scopes: [bad])
             }
         }
         // Settings made in code are held to the same rule.
-        let configured = try client("github", settings: ClientSettings(clientID: "c", scopes: ["read:user write"]))
-        #expect(throws: AuthKitError.misuse(.invalidScope("read:user write"))) { try configured.startAuthorization() }
+        let configured = try await client(
+            "github", settings: ClientSettings(clientID: "c", scopes: ["read:user write"]))
+        await #expect(throws: AuthKitError.misuse(.invalidScope("read:user write"))) {
+            try await configured.startAuthorization()
+        }
         let message = "\(AuthKitError.misuse(.invalidScope("openid profile")))"
         #expect(message.contains("is several scopes; list each on its own: \"openid\", \"profile\""), "\(message)")
         // The scope is shown, its escape sequence as text: it is the caller's, maybe read from a file.
         #expect(!"\(AuthKitError.misuse(.invalidScope("a\u{1B}[2Jb")))".contains("\u{1B}"))
         // Every scope token passes, the unusual ones included.
-        let url = try client("github").startAuthorization(scopes: ["a+b", "z&w", "https://x.example/s?q=1", "!#$"]).url
+        let url = await try client("github").startAuthorization(scopes: [
+            "a+b", "z&w", "https://x.example/s?q=1", "!#$",
+        ]).url
         #expect(try parameters(url)["scope"] == "a+b z&w https://x.example/s?q=1 !#$")
     }
 
-    @Test func endpointQueryIsRetained() throws {
+    @Test func endpointQueryIsRetained() async throws {
         var descriptor = try bundledDescriptor("github")
         descriptor.authorization?.url = "https://example.com/authorize?tenant=a%2Bb"
         let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "c"))
-        let url = try client.startAuthorization().url
+        let url = try await client.startAuthorization().url
         #expect(url.absoluteString.hasPrefix("https://example.com/authorize?tenant=a%2Bb&response_type=code"))
     }
 
-    @Test func missingClientIDSaysHowToSetIt() throws {
+    @Test func missingClientIDSaysHowToSetIt() async throws {
         #expect {
             try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings())
         } throws: { error in
@@ -196,7 +205,7 @@ import Testing
         }
     }
 
-    @Test func hostPlaceholdersAreFilledOrReported() throws {
+    @Test func hostPlaceholdersAreFilledOrReported() async throws {
         let team = try bundledDescriptor("qiita-team")
         #expect {
             try OAuth2Client(descriptor: team, settings: ClientSettings(clientID: "c"))
@@ -208,7 +217,7 @@ import Testing
         let client = try OAuth2Client(
             descriptor: team, settings: ClientSettings(clientID: "c", placeholders: ["team": "acme"]))
         #expect(
-            try client.startAuthorization().url.absoluteString.hasPrefix(
+            try await client.startAuthorization().url.absoluteString.hasPrefix(
                 "https://acme.qiita.com/api/v2/oauth/team_authorize?"))
     }
 
@@ -221,13 +230,13 @@ import Testing
             descriptor: gitlab,
             settings: ClientSettings(clientID: "c", placeholders: ["host": "gitlab.example.com:8443/gitlab"]))
         #expect(
-            try client.startAuthorization().url.absoluteString.hasPrefix(
+            try await client.startAuthorization().url.absoluteString.hasPrefix(
                 "https://gitlab.example.com:8443/gitlab/oauth/authorize?"))
 
         // The token request goes to the same place (here a closed port, named in the error).
         let local = try OAuth2Client(
             descriptor: gitlab, settings: ClientSettings(clientID: "c", placeholders: ["host": "127.0.0.1:1/gitlab"]))
-        let (_, pending) = try local.startAuthorization()
+        let (_, pending) = try await local.startAuthorization()
         await #expect {
             _ = try await local.exchange(code: "code", pending: pending)
         } throws: { error in
@@ -274,8 +283,8 @@ import Testing
         }
     }
 
-    @Test func pendingAuthorizationRoundTripsThroughJSON() throws {
-        let (_, pending) = try client("github").startAuthorization()
+    @Test func pendingAuthorizationRoundTripsThroughJSON() async throws {
+        let (_, pending) = await try client("github").startAuthorization()
         let decoded = try JSONDecoder().decode(PendingAuthorization.self, from: JSONEncoder().encode(pending))
         #expect(decoded.state == pending.state)
         #expect(decoded.codeVerifier == pending.codeVerifier)
@@ -308,7 +317,7 @@ import Testing
         #expect(team.placeholders?["team"] == "acme")
     }
 
-    @Test func configurationFileErrorsNameTheFile() throws {
+    @Test func configurationFileErrorsNameTheFile() async throws {
         let home = TemporaryDirectory.url("authkit-config")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
@@ -327,7 +336,7 @@ import Testing
     /// Scopes in config.json are RFC 6749 §3.3 tokens: "repo user" is named
     /// as two scopes, a line break or an empty one refused, each by field;
     /// before, they were sent as one scope with `%20`, `%0A` or an empty name.
-    @Test func configurationScopesAreScopeTokens() throws {
+    @Test func configurationScopesAreScopeTokens() async throws {
         let home = TemporaryDirectory.url("authkit-config-scopes")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }

@@ -53,8 +53,10 @@ import Testing
             let client = try OAuth2Client(
                 descriptor: bundledDescriptor("slack", pointingTo: server),
                 settings: ClientSettings(clientID: "slack-client", clientSecret: "slack-secret"))
-            let pending = try client.startAuthorization(redirectURI: URL(string: "http://localhost:8765/callback"))
-                .pending
+            let pending = try await client.startAuthorization(
+                redirectURI: URL(string: "http://localhost:8765/callback")
+            )
+            .pending
             let credential = try await client.exchange(code: "c", pending: pending)
             #expect(credential.accessToken == "xoxp-1234")
             #expect(credential.tokenType == "Bearer")

@@ -54,7 +54,8 @@ import Testing
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"access_token":"at","token_type":"Bearer"}"#) }
             let app = try OAuth2Client(descriptor: try descriptor(server), settings: ClientSettings(clientID: "app"))
-            let (url, pending) = try app.startAuthorization(redirectURI: URL(string: "com.example.app://callback"))
+            let (url, pending) = try await app.startAuthorization(
+                redirectURI: URL(string: "com.example.app://callback"))
             #expect(url.absoluteString.contains("code_challenge="), "a client without a secret uses PKCE")
             await #expect { try await app.exchange(code: "c", pending: pending) } throws: { Self.isMissingSecret($0) }
             #expect(server.requests.isEmpty)
@@ -97,7 +98,7 @@ import Testing
                 descriptor: try descriptor(server, deviceRequires: false), settings: ClientSettings(clientID: "app"))
             #expect(try await open.startDeviceAuthorization().userCode == "U")
             await #expect {
-                try await open.exchange(code: "c", pending: try open.startAuthorization().pending)
+                try await open.exchange(code: "c", pending: try await open.startAuthorization().pending)
             } throws: { Self.isMissingSecret($0) }
         }
     }

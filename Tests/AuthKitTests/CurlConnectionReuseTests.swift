@@ -29,8 +29,10 @@
         }
 
         func exchange(_ client: OAuth2Client) async throws -> Credential {
-            let pending = try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback"))
-                .pending
+            let pending = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:5000/callback")
+            )
+            .pending
             return try await client.exchange(code: "c", pending: pending)
         }
 

@@ -205,7 +205,7 @@ import Testing
                 guard case AuthKitError.notSupported("tv", .authorizationCodeGrant) = error else { return false }
                 return "\(error)".contains("device grant") && "\(error)".contains("authorizeWithDeviceCode")
             }
-            #expect(performing: { _ = try client.startAuthorization() }, throws: isNoAuthorizationEndpoint)
+            await #expect(performing: { _ = try await client.startAuthorization() }, throws: isNoAuthorizationEndpoint)
             let agent = RecordingUserAgent()
             await #expect(
                 performing: { _ = try await client.authorize(using: agent, options: AuthorizationOptions()) },

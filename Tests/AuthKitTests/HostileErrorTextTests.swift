@@ -180,11 +180,12 @@ import Testing
 /// one that repeats the client secret (a debug page echoing its
 /// configuration) had it printed whole, where the token endpoint's are masked.
 @Suite struct RedirectErrorSecretTests {
-    @Test func aRedirectErrorRepeatingTheClientSecretIsMasked() throws {
+    @Test func aRedirectErrorRepeatingTheClientSecretIsMasked() async throws {
         let secret = "SEKRET-client-777"
         let client = try OAuth2Client(
             descriptor: bundledDescriptor("github"), settings: ClientSettings(clientID: "id", clientSecret: secret))
-        let (_, pending) = try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:4321/callback")!)
+        let (_, pending) = try await client.startAuthorization(
+            redirectURI: URL(string: "http://127.0.0.1:4321/callback")!)
         for description in ["your+secret+is+\(secret)", "secret%3D\(secret)%26more"] {
             let redirect = URL(
                 string:

@@ -30,8 +30,8 @@ import Testing
         return try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: secret))
     }
 
-    func pending(for client: OAuth2Client) throws -> PendingAuthorization {
-        try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback")).pending
+    func pending(for client: OAuth2Client) async throws -> PendingAuthorization {
+        try await client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback")).pending
     }
 
     // MARK: - Redirects
@@ -301,7 +301,7 @@ import Testing
                 return .json(#"{"error":"invalid_request","error_description":"\#(escaped)"}"#, status: 400)
             }
             let client = try client(server, auth: auth)
-            let pending = try pending(for: client)
+            let pending = await try pending(for: client)
             let error = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(code: "the-authorization-code", pending: pending)
             }

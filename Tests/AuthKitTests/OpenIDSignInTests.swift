@@ -36,7 +36,7 @@ import Testing
     @Test func theVerifiedIdentityIsPartOfTheCredential() async throws {
         try await withServer { server in
             let (provider, client) = try await publishingProvider(at: server)
-            let (url, pending) = try client.startAuthorization(
+            let (url, pending) = try await client.startAuthorization(
                 redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid", "email"])
             let nonce = try #require(pending.nonce)
             #expect(
@@ -95,7 +95,7 @@ import Testing
                 server.route("POST", "/token") { _ in
                     .json(#"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(token)"}"#)
                 }
-                let (_, pending) = try client.startAuthorization(
+                let (_, pending) = try await client.startAuthorization(
                     redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
                 await #expect {
                     try await client.exchange(code: "c-1", pending: pending)
@@ -105,7 +105,7 @@ import Testing
             }
             // No id_token at all, though openid was asked for.
             server.route("POST", "/token") { _ in .json(#"{"access_token":"at-1","token_type":"Bearer"}"#) }
-            let (_, pending) = try client.startAuthorization(
+            let (_, pending) = try await client.startAuthorization(
                 redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
             await #expect(throws: AuthKitError.idTokenRejected(providerID: "op", reason: .missing)) {
                 try await client.exchange(code: "c-1", pending: pending)
@@ -129,7 +129,7 @@ import Testing
                 let client = try OAuth2Client(
                     descriptor: descriptor(server, keys: path),
                     settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
-                let (_, pending) = try client.startAuthorization(
+                let (_, pending) = try await client.startAuthorization(
                     redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
                 let token = try provider.token([
                     "iss": server.baseURL, "sub": "u", "aud": IDTokenVerifierTests.clientID,
@@ -162,7 +162,7 @@ import Testing
             let client = try OAuth2Client(
                 descriptor: descriptor(server, keys: "/slow"),
                 settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
-            let (_, pending) = try client.startAuthorization(
+            let (_, pending) = try await client.startAuthorization(
                 redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
             let now = Int(Date().timeIntervalSince1970)
             let token = try provider.token([
@@ -187,7 +187,7 @@ import Testing
         try await withServer { server in
             let client = try OAuth2Client(
                 descriptor: descriptor(server), settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
-            let (url, pending) = try client.startAuthorization(
+            let (url, pending) = try await client.startAuthorization(
                 redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["email"])
             #expect(pending.nonce == nil && !url.absoluteString.contains("nonce="))
             server.route("POST", "/token") { _ in .json(#"{"access_token":"at-1","token_type":"Bearer"}"#) }
@@ -200,15 +200,15 @@ import Testing
     @Test func maxAgeIsSentAndItsAuthTimeChecked() async throws {
         try await withServer { server in
             let (provider, client) = try await publishingProvider(at: server)
-            #expect {
-                try client.startAuthorization(scopes: ["openid"], additionalParameters: ["max_age": "soon"])
+            await #expect {
+                try await client.startAuthorization(scopes: ["openid"], additionalParameters: ["max_age": "soon"])
             } throws: { error in
                 guard case .misuse(.invalidParameter(name: "max_age", _))? = error as? AuthKitError else {
                     return false
                 }
                 return true
             }
-            let (url, pending) = try client.startAuthorization(
+            let (url, pending) = try await client.startAuthorization(
                 redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"],
                 additionalParameters: ["max_age": "60"])
             #expect(pending.maxAge == 60 && url.absoluteString.contains("max_age=60"))

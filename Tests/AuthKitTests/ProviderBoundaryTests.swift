@@ -293,7 +293,8 @@ import Testing
             let client = try OAuth2Client(
                 descriptor: original, settings: ClientSettings(clientID: "c", clientSecret: "s"))
             let credential = try await client.exchange(
-                code: "c", pending: client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending
+                code: "c",
+                pending: await client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending
             )
             #expect(credential.endpointOrigins == [server.baseURL])
 
@@ -353,26 +354,26 @@ import Testing
 /// PKCE S256 is on unless a descriptor says "none", and a client without a
 /// secret uses it whatever the descriptor says (RFC 8252 §8.1, RFC 9700 §2.1.1).
 @Suite struct PKCEDefaultTests {
-    func challenge(pkce: PKCEMode?, secret: String?) throws -> String? {
+    func challenge(pkce: PKCEMode?, secret: String?) async throws -> String? {
         let descriptor = testDescriptor(
             id: "p", protocol: .oauth2, authorization: .init(url: "https://as.example/authorize"),
             token: .init(url: "https://as.example/token"), pkce: pkce)
         let client = try OAuth2Client(
             descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: secret))
-        let url = try client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).url
+        let url = try await client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).url
         return URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first {
             $0.name == "code_challenge"
         }?.value
     }
 
-    @Test func onUnlessTheDescriptorSaysNone() throws {
-        #expect(try challenge(pkce: nil, secret: "s") != nil)
-        #expect(try challenge(pkce: .s256, secret: "s") != nil)
-        #expect(try challenge(pkce: PKCEMode.none, secret: "s") == nil)
+    @Test func onUnlessTheDescriptorSaysNone() async throws {
+        #expect(try await challenge(pkce: nil, secret: "s") != nil)
+        #expect(try await challenge(pkce: .s256, secret: "s") != nil)
+        #expect(try await challenge(pkce: PKCEMode.none, secret: "s") == nil)
     }
 
-    @Test func aPublicClientAlwaysUsesIt() throws {
-        #expect(try challenge(pkce: PKCEMode.none, secret: nil) != nil)
+    @Test func aPublicClientAlwaysUsesIt() async throws {
+        #expect(try await challenge(pkce: PKCEMode.none, secret: nil) != nil)
     }
 
     @Test func bundledDescriptorsStateTheirChoice() throws {

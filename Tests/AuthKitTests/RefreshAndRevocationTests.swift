@@ -586,7 +586,8 @@ struct ReadOnlyStore: CredentialStore {
             let client = try OAuth2Client(
                 descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
             let credential = try await client.exchange(
-                code: "c", pending: client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending
+                code: "c",
+                pending: await client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending
             )
             #expect(credential.refreshTokenExpiresAt == fixedNow.addingTimeInterval(15_897_600))
         }

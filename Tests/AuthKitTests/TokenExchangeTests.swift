@@ -12,10 +12,10 @@ import Testing
 /// Token exchanges against a real HTTP server on 127.0.0.1: the assertions are
 /// on the bytes the server received and on the credential built from its answer.
 @Suite struct TokenExchangeTests {
-    func pending(for client: OAuth2Client, redirect: String = "http://127.0.0.1:4321/callback") throws
+    func pending(for client: OAuth2Client, redirect: String = "http://127.0.0.1:4321/callback") async throws
         -> PendingAuthorization
     {
-        try client.startAuthorization(redirectURI: URL(string: redirect)).pending
+        try await client.startAuthorization(redirectURI: URL(string: redirect)).pending
     }
 
     @Test func qiitaStyleJSONBodyAnd201WithTokenField() async throws {
@@ -28,7 +28,7 @@ import Testing
             let client = try OAuth2Client(
                 descriptor: bundledDescriptor("qiita", pointingTo: server),
                 settings: ClientSettings(clientID: "qiita-client", clientSecret: "qiita-secret"), now: { fixedNow })
-            let pending = try pending(for: client)
+            let pending = try await pending(for: client)
             let credential = try await client.exchange(code: "the-code", pending: pending, label: "work")
 
             let request = try #require(server.requests.last)
@@ -81,7 +81,7 @@ import Testing
             let client = try OAuth2Client(
                 descriptor: bundledDescriptor("instagram", pointingTo: server),
                 settings: ClientSettings(clientID: "990602627938098", clientSecret: "a1b2c3+d4/e5"), now: { fixedNow })
-            let pending = try pending(for: client, redirect: "https://localhost/callback")
+            let pending = try await pending(for: client, redirect: "https://localhost/callback")
             let credential = try await client.exchange(
                 redirect: URL(string: "https://localhost/callback?code=AQBx&state=\(pending.state)#_")!,
                 pending: pending)
@@ -177,7 +177,7 @@ import Testing
             // RFC 6749 §2.3.1: form-urlencode id and secret, then base64.
             let tricky = try OAuth2Client(
                 descriptor: descriptor, settings: ClientSettings(clientID: "0!1*$$", clientSecret: "1/2_3+4 5"))
-            let pending = try pending(for: tricky)
+            let pending = try await pending(for: tricky)
             _ = try await tricky.exchange(code: "c", pending: pending)
             let request = try #require(server.requests.last)
             let header = try #require(request.header("Authorization"))
@@ -256,7 +256,7 @@ import Testing
             let client = try OAuth2Client(
                 descriptor: bundledDescriptor("strava", pointingTo: server),
                 settings: ClientSettings(clientID: "c", clientSecret: "s"))
-            let (_, pending) = try client.startAuthorization(scopes: ["read", "activity:read_all"])
+            let (_, pending) = try await client.startAuthorization(scopes: ["read", "activity:read_all"])
             func redirect(_ scope: String) throws -> URL {
                 try #require(URL(string: "\(pending.redirectURI)?state=\(pending.state)&code=the-code&scope=\(scope)"))
             }
@@ -388,7 +388,7 @@ import Testing
             let client = try OAuth2Client(
                 descriptor: bundledDescriptor("github", pointingTo: server),
                 settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
-            let attempt = try pending(for: client)
+            let attempt = try await pending(for: client)
             let verifier = try #require(attempt.codeVerifier)
             for type in [
                 "refresh_token|old-refresh-token|gh-secret-0123456789", "code-value-0123" + verifier,
@@ -432,7 +432,7 @@ import Testing
             let client = try OAuth2Client(
                 descriptor: bundledDescriptor("github", pointingTo: server),
                 settings: ClientSettings(clientID: "Iv1.abc", clientSecret: "gh-secret-0123456789"), now: { fixedNow })
-            let attempt = try pending(for: client)
+            let attempt = try await pending(for: client)
             let verifier = try #require(attempt.codeVerifier)
             for scope in [
                 "repo,gh-secret-0123456789", "user code=code/value+0123", "x:code%2Fvalue%2B0123", "x:" + verifier,

@@ -33,7 +33,7 @@ import Testing
         let client = try OAuth2Client(
             descriptor: descriptor(server, userInfo: userInfo, endSession: endSession),
             settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
-        let (_, pending) = try client.startAuthorization(
+        let (_, pending) = try await client.startAuthorization(
             redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid", "email"])
         var claims = IDTokenVerifierTests.claims
         claims["iss"] = server.baseURL

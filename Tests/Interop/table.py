@@ -12,7 +12,7 @@ feature or it is not tested.
 """
 import sys
 
-PEERS = ["Authlib", "pyop (OpenID)", "Qiita-like", "Instagram-like", "oauthlib (1.0a)"]
+PEERS = ["Authlib", "pyop (OpenID)", "idpyoidc", "Qiita-like", "Instagram-like", "oauthlib (1.0a)"]
 
 LISTENER = "sign-in through the loopback listener (curl as browser)"
 CHROMIUM = "sign-in with headless Chromium"
@@ -61,6 +61,16 @@ CELLS = {
     "authlib.device-expire": [("Authlib", "device grant: code expires (nothing stored)")],
     "authlib.device-slow-down": [("Authlib", "device grant: slow_down honoured (+5 s)")],
     "authlib.device-only": [("Authlib", "device-only provider (no authorization endpoint): code without --device")],
+    "authlib-machine.client-credentials": [("Authlib", "client credentials grant (`authorize --client-credentials`), renewed by asking again")],
+    "authlib-machine.private-key-jwt-es256-pem": [("Authlib", "private_key_jwt, ES256 key in PEM: fresh jti, aud = token endpoint")],
+    "authlib-machine.private-key-jwt-rs256-pem": [("Authlib", "private_key_jwt, RS256 key in PEM")],
+    "authlib-machine.private-key-jwt-jwk": [("Authlib", "private_key_jwt, JWK file with kid (flag and environment)")],
+    "authlib-machine.client-secret-jwt": [("Authlib", "client_secret_jwt (HS256)")],
+    "authlib-machine.key-readable-by-others-refused": [("Authlib", "private key readable by others: refused before any request")],
+    "authlib-machine.wrong-key-refused": [("Authlib", "private_key_jwt with another client's key: refused, nothing stored")],
+    "idpyoidc.par-dpop-discovered": [("idpyoidc", "PAR + DPoP required: discovered, signed in (nonce answered), `request`, `token refresh`, `token header`")],
+    "idpyoidc.nonce-every-answer-bounded": [("idpyoidc", "DPoP nonce that changes at every answer: one retry, then refused")],
+    "idpyoidc.bearer-answer-refused": [("idpyoidc", "Bearer answer to a DPoP request: refused, nothing stored")],
     "chromium.oauth2": [("Authlib", CHROMIUM)],
     "chromium.oauth1": [("oauthlib (1.0a)", CHROMIUM)],
     "chromium.openid": [(PYOP, CHROMIUM)],

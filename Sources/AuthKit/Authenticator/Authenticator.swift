@@ -73,13 +73,29 @@ public protocol Authenticator: Sendable {
     /// grant does not). A caller that can offer another way in asks first.
     /// - Throws: ``AuthKitError/missingSetting(providerID:_:)``.
     func checkSettingsForSignIn(browser: Bool) throws
+
+    /// A token for the client itself (RFC 6749 §4.4, the client credentials
+    /// grant): no user, no browser. `scopes` `nil` is the settings' or the
+    /// descriptor's default.
+    /// - Throws: ``AuthKitError/notSupported(providerID:_:)``
+    ///   (`.clientCredentialsGrant`) for a protocol without it (OAuth 1.0a).
+    func clientCredentials(scopes: [String]?, additionalParameters: [String: String], label: String?) async throws
+        -> Credential
 }
 
 extension Authenticator {
     /// Nothing to check beyond what the initializer checked.
     public func checkSettingsForSignIn(browser: Bool) throws {}
 
+    /// The protocol has no client credentials grant unless the authenticator provides one.
+    public func clientCredentials(scopes: [String]?, additionalParameters: [String: String], label: String?)
+        async throws -> Credential
+    {
+        throw AuthKitError.notSupported(providerID: descriptor.id, .clientCredentialsGrant)
+    }
+
     /// The protocol has no device grant unless the authenticator provides one.
+
     public func authorizeWithDeviceCode(
         options: AuthorizationOptions, show: @escaping @Sendable (DeviceAuthorization) async -> Void
     ) async throws -> Credential {
@@ -147,9 +163,18 @@ extension Authenticator {
     /// ``authorize(_:with:)`` for a request the engines build: the same
     /// `Authorization` header, for OAuth 2.0 and OAuth 1.0a alike (a signature
     /// covers the method, URL and form body, so each redirect hop is signed anew).
-    package func authorize(_ request: OutgoingRequest, with credential: Credential) throws -> OutgoingRequest {
+    ///
+    /// A DPoP-bound credential (RFC 9449 §7.1) goes as `Authorization: DPoP
+    /// <token>` with a fresh proof for this request's method and URL, its
+    /// `ath` the token's hash, and the resource server's latest nonce (§9).
+    package func authorize(_ request: OutgoingRequest, with credential: Credential) async throws -> OutgoingRequest {
         var authorized = request
-        authorized.head = try authorize(request.head, body: request.body, with: credential)
+        if let key = credential.proofKey, credential.kind == .oauth2 {
+            authorized.head = try await DPoPProof.authorized(
+                request.head, url: request.url, token: credential, key: key, descriptor: descriptor)
+        } else {
+            authorized.head = try authorize(request.head, body: request.body, with: credential)
+        }
         authorized.secrets += [credential.accessToken, credential.tokenSecret, credential.refreshToken].compactMap {
             $0
         }

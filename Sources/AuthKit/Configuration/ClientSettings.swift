@@ -12,7 +12,7 @@
 /// sources, first match wins per field:
 /// 1. values the caller passes (CLI flags, app code);
 /// 2. environment variables `AUTHKIT_<ID>_CLIENT_ID`, `AUTHKIT_<ID>_CLIENT_SECRET`,
-///    `AUTHKIT_<ID>_REDIRECT_URI` and `AUTHKIT_<ID>_<PLACEHOLDER>`, where `<ID>` is
+///    `AUTHKIT_<ID>_REDIRECT_URI`, `AUTHKIT_<ID>_PRIVATE_KEY_FILE` and `AUTHKIT_<ID>_<PLACEHOLDER>`, where `<ID>` is
 ///    the provider id in upper case with every character other than A–Z and 0–9
 ///    replaced by `_` (`my-gitlab` → `AUTHKIT_MY_GITLAB_CLIENT_ID`);
 /// 3. the user configuration file `$AUTHKIT_HOME/config.json`:
@@ -23,11 +23,17 @@ public struct ClientSettings: Codable, Sendable, Hashable {
     public var redirectURI: String?
     public var placeholders: [String: String]?
     public var scopes: [String]?
+    /// A file holding the client's private key (PEM or JWK), readable by its
+    /// owner only: with it, the client authenticates with `private_key_jwt`
+    /// (RFC 7523 §2.2, OpenID Connect Core §9) wherever it authenticates,
+    /// and sends no secret.
+    public var privateKeyFile: String?
 
     public init(
         clientID: String? = nil, clientSecret: String? = nil, redirectURI: String? = nil,
-        placeholders: [String: String]? = nil, scopes: [String]? = nil
+        placeholders: [String: String]? = nil, scopes: [String]? = nil, privateKeyFile: String? = nil
     ) {
+        self.privateKeyFile = privateKeyFile
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.redirectURI = redirectURI
@@ -44,7 +50,7 @@ public struct ClientSettings: Codable, Sendable, Hashable {
     }
 
     /// The endings of the environment variables a provider's own settings use.
-    package static let settingSuffixes = ["CLIENT_ID", "CLIENT_SECRET", "REDIRECT_URI"]
+    package static let settingSuffixes = ["CLIENT_ID", "CLIENT_SECRET", "REDIRECT_URI", "PRIVATE_KEY_FILE"]
 
     /// Every environment variable `descriptor`'s settings are read from.
     package static func environmentVariables(for descriptor: ProviderDescriptor) -> [String] {
@@ -81,7 +87,7 @@ public struct ClientSettings: Codable, Sendable, Hashable {
         return ClientSettings(
             clientID: value("CLIENT_ID"), clientSecret: value("CLIENT_SECRET"),
             redirectURI: value("REDIRECT_URI"),
-            placeholders: placeholders.isEmpty ? nil : placeholders)
+            placeholders: placeholders.isEmpty ? nil : placeholders, privateKeyFile: value("PRIVATE_KEY_FILE"))
     }
 
     /// Merges `self` over `fallback`, field by field.
@@ -92,7 +98,7 @@ public struct ClientSettings: Codable, Sendable, Hashable {
             redirectURI: redirectURI ?? fallback.redirectURI,
             placeholders: (fallback.placeholders ?? [:]).merging(placeholders ?? [:]) { _, new in new }
                 .nilIfEmpty,
-            scopes: scopes ?? fallback.scopes)
+            scopes: scopes ?? fallback.scopes, privateKeyFile: privateKeyFile ?? fallback.privateKeyFile)
     }
 
     /// Caller values, then environment, then configuration file.

@@ -50,6 +50,15 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// Who signed in, from the ID token AuthKit verified (OpenID Connect);
     /// `nil` when the sign-in asked for no identity or the provider offers none.
     public var identity: Identity?
+    /// The key the tokens are bound to (DPoP, RFC 9449), when they are:
+    /// every request with them carries a proof signed with it. Kept with
+    /// the credential, so that any process that refreshes or uses it proves
+    /// the same key; never printed.
+    package var proofKey: ProofKey?
+    /// The grant that issued the credential, recorded for one renewed by
+    /// asking again rather than with a refresh token: `client_credentials`
+    /// (RFC 6749 §4.4.3 issues no refresh token). `nil` for a sign-in.
+    package var grantType: String?
 
     public init(
         providerID: String,
@@ -129,12 +138,16 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
             endpointOrigins: try container.decodeIfPresent([String].self, forKey: .endpointOrigins),
             refreshTokenExpiresAt: try date(.refreshTokenExpiresAt),
             identity: try container.decodeIfPresent(Identity.self, forKey: .identity))
+        proofKey = try container.decodeIfPresent(ProofKey.self, forKey: .proofKey)
+        grantType = try container.decodeIfPresent(String.self, forKey: .grantType)
     }
 
     /// Spelled out (rather than synthesized) so ``memberNames`` can list them.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case providerID, label, kind, accessToken, tokenType, refreshToken, tokenSecret, expiresAt, scopes
         case obtainedAt, rawFields, endpointOrigins, refreshTokenExpiresAt, identity
+        case proofKey = "dpopKey"
+        case grantType
     }
 
     /// The member names of a stored credential this version reads and
@@ -159,6 +172,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         parts.append("access token: \(Self.mask(accessToken))")
         if refreshToken != nil { parts.append("refresh token: ••••") }
         if tokenSecret != nil { parts.append("token secret: ••••") }
+        if proofKey != nil { parts.append("bound to a DPoP key") }
         if !scopes.isEmpty { parts.append("scopes: \(scopes.joined(separator: " "))") }
         if let expiresAt { parts.append("expires: \(expiresAt)") }
         return "Credential(" + parts.joined(separator: ", ") + ")"
@@ -175,6 +189,13 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     package var isBearer: Bool {
         tokenType == "Bearer" || tokenType == "bearer"
             || tokenType.utf8.count == 6 && zip(tokenType.utf8, "bearer".utf8).allSatisfy { $0 | 0x20 == $1 }
+    }
+
+    /// Whether the token is DPoP-bound (RFC 9449 §5: `token_type` `DPoP`,
+    /// compared case-insensitively as §7.1 has it) and the key it is bound
+    /// to is at hand.
+    package var isDPoP: Bool {
+        proofKey != nil && tokenType.lowercased() == "dpop"
     }
 
     /// Shows at most the last four characters of a secret, and only when it is

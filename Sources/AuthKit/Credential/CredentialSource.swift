@@ -225,8 +225,23 @@ public struct CredentialSource: Sendable {
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
         var opened = try await open(request, with: credential, until: end, policy: policy)
+        // RFC 9449 §9: a resource server that wants a nonce in the proof
+        // answers 401 `use_dpop_nonce` with one; the request is sent once
+        // more with it, and only once (a server that names a fresh nonce at
+        // every answer gets its 401 returned, not a loop).
+        if credential.proofKey != nil, opened.status == 401, opened.url.origin == request.target.origin,
+            BearerChallenge(fields: opened.headers[values: .wwwAuthenticate], scheme: "dpop")?.error
+                == "use_dpop_nonce",
+            opened.headers[DPoPProof.nonceHeaderName] != nil
+        {
+            opened.body.cancel()
+            opened = try await open(request, with: credential, until: end, policy: policy)
+        }
         if opened.status == 401, opened.url.origin == request.target.origin,
-            BearerChallenge(fields: opened.headers[values: .wwwAuthenticate])?.error == "invalid_token",
+            BearerChallenge(
+                fields: opened.headers[values: .wwwAuthenticate], scheme: credential.proofKey != nil ? "dpop" : "bearer"
+            )?
+            .error == "invalid_token",
             credential.kind == .oauth2, credential.refreshToken != nil || authenticator.descriptor.refresh != nil
         {
             let renewed: Credential?
@@ -281,11 +296,16 @@ public struct CredentialSource: Sendable {
     ) async throws -> OpenedResponse {
         let authenticator = self.authenticator
         let transport = self.transport
-        return try await withDeadline(end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL)
-        {
+        let opened = try await withDeadline(
+            end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL
+        ) {
             try await transport.open(request, step: .apiRequest, policy: policy) {
-                try authenticator.authorize($0, with: credential)
+                try await authenticator.authorize($0, with: credential)
             }
         }
+        // A resource server may hand out the next nonce with any answer (§9).
+        if credential.proofKey != nil { DPoPNonces.shared.remember(opened.headers, for: opened.url.origin) }
+        return opened
+
     }
 }

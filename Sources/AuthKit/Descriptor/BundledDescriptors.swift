@@ -1949,7 +1949,8 @@ enum BundledDescriptors {
         "sendResponseType": { "default": true, "type": "boolean", "description": "Default true." },
         "grantedScopesParameter": { "type": "string", "minLength": 1, "not": { "enum": ["code", "state", "iss", "error", "error_description", "error_uri"] }, "description": "The redirect's parameter that names the scopes the user granted, for a provider whose token answer does not (Strava: scope). Default: none; the token answer's scope, else the requested scopes, are recorded." },
         "scopeParameter": { "default": "scope", "type": "string", "minLength": 1, "not": { "enum": ["response_type", "client_id", "redirect_uri", "state", "code_challenge", "code_challenge_method", "client_secret"] }, "description": "The parameter that carries the requested scopes. Default scope (RFC 6749 §3.3); Slack's user tokens: user_scope." },
-        "parameters": { "default": {}, "$ref": "#/$defs/stringMap", "description": "Extra fixed authorize-URL parameters." }
+        "parameters": { "default": {}, "$ref": "#/$defs/stringMap", "description": "Extra fixed authorize-URL parameters." },
+        "par": { "$ref": "#/$defs/endpoint", "description": "The pushed authorization request endpoint (RFC 9126): every sign-in posts its parameters there, and the browser gets only client_id and request_uri. Default: none (parameters in the authorization URL)." }
       }
     },
     "token": {
@@ -2007,6 +2008,8 @@ enum BundledDescriptors {
     "followUp": { "$ref": "#/$defs/requestTemplate", "description": "A second call after the token exchange (Instagram's long-lived token)." },
     "refresh": { "$ref": "#/$defs/requestTemplate", "description": "A provider's own refresh call. Absent: RFC 6749 §6 at the token endpoint." },
     "revocation": { "$ref": "#/$defs/requestTemplate", "description": "How to revoke. With only url: RFC 7009." },
+    "introspection": { "$ref": "#/$defs/endpoint", "description": "The token introspection endpoint (RFC 7662). Default: none." },
+    "dpop": { "default": "off", "enum": ["off", "on"], "description": "on: tokens are bound to a key the client holds (DPoP, RFC 9449): every token request carries a proof, and an answer that is not token_type DPoP is refused. Default off (Bearer tokens)." },
     "device": {
       "type": "object",
       "required": ["url"],
@@ -2098,7 +2101,7 @@ enum BundledDescriptors {
     },
     "stringMap": { "type": "object", "additionalProperties": { "type": "string" } },
     "statuses": { "type": "array", "minItems": 1, "items": { "type": "integer", "minimum": 200, "maximum": 299 } },
-    "clientAuthentication": { "enum": ["basic", "post", "none"] },
+    "clientAuthentication": { "enum": ["basic", "post", "none", "client_secret_jwt", "private_key_jwt"] },
     "fieldPaths": {
       "description": "A path such as token or data[0].access_token, or a list tried in order.",
       "oneOf": [

@@ -29,6 +29,10 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
     package var device: Device?
     package var api: API?
     package var whoAmI: WhoAmI?
+    /// RFC 7662 §2: the token introspection endpoint.
+    package var introspection: String?
+    /// RFC 9449: `on` binds tokens to a key the client holds.
+    package var dpop: DPoPMode?
 
     /// The provider's "who am I" call (see ``WhoAmISettings``).
     package struct WhoAmI: Codable, Sendable, Hashable {
@@ -81,6 +85,8 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var scopeParameter: String?
         package var grantedScopesParameter: String?
         package var parameters: [String: String]?
+        /// RFC 9126 §5 `pushed_authorization_request_endpoint`.
+        package var par: String?
     }
 
     package struct Token: Codable, Sendable, Hashable {
@@ -221,7 +227,7 @@ extension DescriptorFile {
                 AuthorizationEndpoint(
                     url: $0.url, sendRedirectURI: sendRedirectURI, sendResponseType: $0.sendResponseType ?? true,
                     scopeParameter: $0.scopeParameter ?? "scope", grantedScopesParameter: $0.grantedScopesParameter,
-                    parameters: $0.parameters ?? [:])
+                    parameters: $0.parameters ?? [:], pushedRequestURL: $0.par)
             },
             token: tokenEndpoint,
             // RFC 9700 §2.1.1: clients MUST use PKCE unless they know the server
@@ -281,7 +287,10 @@ extension DescriptorFile {
                     keySetURL: $0.keys,
                     algorithms: Set(($0.signingAlgorithms ?? ["RS256"]).compactMap(IDTokenAlgorithm.init(rawValue:))),
                     userInfoURL: $0.userInfo, endSessionURL: $0.endSession, multiTenantIssuer: $0.multiTenantIssuer)
-            })
+            },
+            introspectionURL: introspection,
+            // RFC 9449 is opt-in: a server that does not know DPoP answers Bearer tokens.
+            dpop: dpop ?? .off)
     }
 
     private static func resolve(_ template: Template, responseFallback: ResponseMapping?) -> RequestTemplate {
@@ -360,7 +369,7 @@ extension DescriptorFile {
                 Authorization(
                     url: $0.url, sendRedirectURI: $0.sendRedirectURI, sendResponseType: $0.sendResponseType,
                     scopeParameter: $0.scopeParameter, grantedScopesParameter: $0.grantedScopesParameter,
-                    parameters: $0.parameters)
+                    parameters: $0.parameters, par: $0.pushedRequestURL)
             },
             token: descriptor.token.map {
                 Token(
@@ -406,6 +415,8 @@ extension DescriptorFile {
             api: descriptor.apiOrigins.isRestricted ? API(origins: descriptor.apiOrigins.patterns) : nil,
             whoAmI: descriptor.whoAmI.map {
                 WhoAmI(url: $0.url, subject: $0.subject.description, name: $0.name?.description)
-            })
+            },
+            introspection: descriptor.introspectionURL,
+            dpop: descriptor.dpop)
     }
 }

@@ -30,6 +30,9 @@ package struct DescriptorValidator: Sendable {
         case .oauth2: checkOAuth2Endpoints(descriptor, declared: declared, issue: issue)
         case .oauth1: checkOAuth1Endpoints(descriptor, declared: declared, issue: issue)
         }
+        if descriptor.protocol == .oauth1, descriptor.dpop == .on {
+            issue("dpop", "is for OAuth 2.0 tokens (RFC 9449); an OAuth 1.0a provider signs its requests instead.")
+        }
         checkRequestTemplates(descriptor, declared: declared, issue: issue)
         checkRedirect(descriptor, declared: declared, issue: issue)
         checkRefreshPolicyAndScopes(descriptor, declared: declared, issue: issue)
@@ -68,8 +71,10 @@ package struct DescriptorValidator: Sendable {
         // A default is a value like any other: it must make a host where it stands in one.
         let urls = [
             descriptor.authorization?.url, descriptor.token?.url, descriptor.device?.url, descriptor.followUp?.url,
-            descriptor.refresh?.url, descriptor.revocation?.url, descriptor.oauth1?.requestTokenURL,
-            descriptor.oauth1?.authorizeURL, descriptor.oauth1?.authenticateURL, descriptor.oauth1?.accessTokenURL,
+            descriptor.refresh?.url, descriptor.revocation?.url, descriptor.authorization?.par,
+            descriptor.introspection,
+            descriptor.oauth1?.requestTokenURL, descriptor.oauth1?.authorizeURL, descriptor.oauth1?.authenticateURL,
+            descriptor.oauth1?.accessTokenURL,
             descriptor.oauth1?.invalidateTokenURL,
         ].compactMap { $0 }
         for (name, placeholder) in (descriptor.placeholders ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -232,6 +237,12 @@ package struct DescriptorValidator: Sendable {
         }
         if let issuer = descriptor.issuer, issuer.identifier.isEmpty {
             issue("issuer.identifier", "must not be empty.")
+        }
+        if let url = descriptor.authorization?.par {
+            checkEndpoint(url, field: "authorization.par", allowed: declared, issue: issue)
+        }
+        if let url = descriptor.introspection {
+            checkEndpoint(url, field: "introspection", allowed: declared, issue: issue)
         }
         if let whoAmI = descriptor.whoAmI {
             checkEndpoint(whoAmI.url, field: "whoAmI.url", allowed: declared, issue: issue)

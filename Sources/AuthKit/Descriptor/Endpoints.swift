@@ -65,6 +65,22 @@ package enum ClientAuthentication: String, Codable, Sendable, Hashable, CaseIter
     case post
     /// A public client: only `client_id` is sent, in the body (RFC 6749 §3.2.1); PKCE protects the code.
     case none
+    /// A JWT signed with the client secret (HS256; RFC 7523 §2.2, OpenID
+    /// Connect Core §9), so that the secret itself never travels.
+    case clientSecretJWT = "client_secret_jwt"
+    /// A JWT signed with the client's private key (RFC 7523 §2.2, Core §9).
+    /// A client whose settings name a private key file authenticates this
+    /// way wherever it authenticates, whatever the descriptor prefers.
+    case privateKeyJWT = "private_key_jwt"
+}
+
+/// Whether tokens are bound to a key the client holds (DPoP, RFC 9449).
+package enum DPoPMode: String, Codable, Sendable, Hashable, CaseIterable {
+    /// Bearer tokens (RFC 6750).
+    case off
+    /// Every token request carries a DPoP proof and asks for a DPoP-bound
+    /// token; an answer of another type is refused (RFC 9449 §5).
+    case on
 }
 
 /// How request parameters are carried.
@@ -93,4 +109,8 @@ package struct AuthorizationEndpoint: Sendable, Hashable {
     package var grantedScopesParameter: String?
     /// Extra fixed parameters, e.g. Google's `{"access_type": "offline"}`.
     package var parameters: [String: String]
+    /// The pushed authorization request endpoint (RFC 9126 §2): when the
+    /// descriptor names one, every sign-in posts its parameters there first
+    /// and the browser gets only `client_id` and the `request_uri` it answers.
+    package var pushedRequestURL: String?
 }

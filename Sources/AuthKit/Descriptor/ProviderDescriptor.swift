@@ -54,6 +54,10 @@ public struct ProviderDescriptor: Sendable, Hashable {
     package var refresh: RequestTemplate?
     /// How to revoke; RFC 7009 §2.1 when the file gives only a URL. `nil`: revocation is not possible.
     package var revocation: RequestTemplate?
+    /// The token introspection endpoint (RFC 7662 §2), when the provider has one.
+    package var introspectionURL: String?
+    /// Whether tokens are DPoP-bound (RFC 9449).
+    package var dpop: DPoPMode
 
     // OAuth 1.0a
     package var oauth1: OAuth1Endpoints?
@@ -91,8 +95,11 @@ public struct ProviderDescriptor: Sendable, Hashable {
         followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?,
         device: DeviceEndpoint? = nil,
         refreshPolicy: RefreshPolicy, oauth1: OAuth1Endpoints?, apiOrigins: APIOrigins = APIOrigins([]),
-        whoAmI: WhoAmISettings? = nil, openID: OpenIDSettings? = nil
+        whoAmI: WhoAmISettings? = nil, openID: OpenIDSettings? = nil, introspectionURL: String? = nil,
+        dpop: DPoPMode = .off
     ) {
+        self.introspectionURL = introspectionURL
+        self.dpop = dpop
         self.whoAmI = whoAmI
         self.openID = openID
         self.id = id
@@ -152,8 +159,8 @@ public struct ProviderDescriptor: Sendable, Hashable {
     /// Every endpoint URL, with `{placeholders}` as written.
     package var endpointURLs: [String] {
         [
-            authorization?.url, token?.url, device?.url, followUp?.url, refresh?.url, revocation?.url,
-            oauth1?.requestTokenURL,
+            authorization?.url, authorization?.pushedRequestURL, token?.url, device?.url, followUp?.url, refresh?.url,
+            revocation?.url, introspectionURL, oauth1?.requestTokenURL,
             oauth1?.authorizeURL, oauth1?.authenticateURL, oauth1?.accessTokenURL, oauth1?.invalidateTokenURL,
         ].compactMap { $0 }
     }

@@ -158,7 +158,9 @@ extension ProviderDescriptor {
         ("token_endpoint_auth_methods_supported", .array), ("code_challenge_methods_supported", .array),
         ("scopes_supported", .array), ("authorization_response_iss_parameter_supported", .boolean),
         ("jwks_uri", .string), ("id_token_signing_alg_values_supported", .array), ("userinfo_endpoint", .string),
-        ("end_session_endpoint", .string),
+        ("end_session_endpoint", .string), ("pushed_authorization_request_endpoint", .string),
+        ("require_pushed_authorization_requests", .boolean), ("dpop_signing_alg_values_supported", .array),
+        ("introspection_endpoint", .string),
     ]
 
     /// The descriptor the metadata describes, validated like a file.
@@ -204,17 +206,23 @@ extension ProviderDescriptor {
         // "none" does not make `token.requiresClientSecret`: Google's omits
         // it, and Google's iOS clients are public.
         let methods = list("token_endpoint_auth_methods_supported") ?? ["client_secret_basic"]
+        // A client with a private key uses private_key_jwt whatever this
+        // says (``ClientSettings/privateKeyFile``); this is for one with a secret.
         let authentication: ClientAuthentication
         if methods.contains("client_secret_basic") {
             authentication = .basic
         } else if methods.contains("client_secret_post") {
             authentication = .post
+        } else if methods.contains("client_secret_jwt") {
+            authentication = .clientSecretJWT
+        } else if methods.contains("private_key_jwt") {
+            authentication = .privateKeyJWT
         } else if methods.contains("none") {
             authentication = .none
         } else {
             throw issue(
                 "token_endpoint_auth_methods_supported",
-                "lists only \(methods.joined(separator: ", ")); AuthKit authenticates with client_secret_basic, client_secret_post or none (a public client)."
+                "lists only \(methods.joined(separator: ", ")); AuthKit authenticates with client_secret_basic, client_secret_post, client_secret_jwt, private_key_jwt or none (a public client)."
             )
         }
         // PKCE unless the server lists its methods without S256 (RFC 9700 §2.1.1:
@@ -239,6 +247,14 @@ extension ProviderDescriptor {
         }
         if let scopes, !scopes.isEmpty { file.scopes = .init(known: scopes) }
         if let device = endpoint("device_authorization_endpoint") { file.device = .init(url: device) }
+        // RFC 9126 §5: a server with a PAR endpoint gets the parameters
+        // pushed, required or not: they then never pass through the browser.
+        if let par = endpoint("pushed_authorization_request_endpoint") { file.authorization?.par = par }
+        // RFC 9449 §5.1: DPoP where the server verifies ES256 proofs, the one
+        // algorithm AuthKit proves with.
+        if list("dpop_signing_alg_values_supported")?.contains("ES256") == true { file.dpop = .on }
+        file.introspection = endpoint("introspection_endpoint")
+
         file.openid = openID(metadata, endpoint: endpoint, list: list)
         do {
             return try DescriptorLoader().decode(try JSONEncoder().encode(file), file: source)

@@ -75,6 +75,8 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case clientSecret
         /// A host placeholder such as `{team}`, and the descriptor field using it.
         case placeholder(name: String, usedIn: String)
+        /// ``ClientSettings/privateKeyFile``: the key `private_key_jwt` signs with.
+        case privateKey
     }
 
     /// Why a credential cannot be renewed.
@@ -110,6 +112,10 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Ending the user's session at the provider (OpenID Connect
         /// RP-Initiated Logout 1.0).
         case endSession
+        /// Token introspection (RFC 7662).
+        case introspection
+        /// A token for the client itself (RFC 6749 §4.4), which OAuth 1.0a has no counterpart of.
+        case clientCredentialsGrant
     }
 
     /// A programming error in the code calling AuthKit.
@@ -227,6 +233,10 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
                 return summary + " Use the device grant (authorizeWithDeviceCode)."
             case .userInfo, .endSession:
                 return summary + " Add it to the descriptor's openid part if the provider has one."
+            case .introspection:
+                return summary + " Add it to the descriptor (introspection) if the provider has one."
+            case .clientCredentialsGrant:
+                return summary
             }
         case .misuse(let misuse):
             return misuse.description
@@ -277,6 +287,10 @@ extension AuthKitError {
                 return "The \(providerID) descriptor names no UserInfo endpoint (openid.userInfo)."
             case .endSession:
                 return "The \(providerID) descriptor names no end-session endpoint (openid.endSession)."
+            case .introspection:
+                return "The \(providerID) descriptor names no token introspection endpoint (introspection, RFC 7662)."
+            case .clientCredentialsGrant:
+                return "\(providerID) speaks OAuth 1.0a, which has no client credentials grant (RFC 6749 §4.4)."
             }
         case .idTokenRejected(let providerID, let reason):
             return "The \(providerID) ID token was refused: \(reason)."
@@ -293,6 +307,7 @@ extension AuthKitError.Setting {
         case .clientID: return "client id"
         case .clientSecret: return "client secret"
         case .placeholder(let name, let field): return "value for {\(name)} (used in \(field))"
+        case .privateKey: return "private key file"
         }
     }
 
@@ -308,6 +323,7 @@ extension AuthKitError.Setting {
         case .clientID: return ClientSettings.environmentPrefix(for: providerID) + "_CLIENT_ID"
         case .clientSecret: return ClientSettings.environmentPrefix(for: providerID) + "_CLIENT_SECRET"
         case .placeholder(let name, _): return ClientSettings.placeholderVariable(providerID: providerID, name: name)
+        case .privateKey: return ClientSettings.environmentPrefix(for: providerID) + "_PRIVATE_KEY_FILE"
         }
     }
 
@@ -318,6 +334,7 @@ extension AuthKitError.Setting {
         case .clientID: key = #""clientID""#
         case .clientSecret: key = #""clientSecret""#
         case .placeholder(let name, _): key = #""placeholders": {""# + name + #"": "…"}"#
+        case .privateKey: key = #""privateKeyFile""#
         }
         return key + #" under "providers".""# + providerID + #"""#
     }
@@ -377,4 +394,12 @@ public enum FlowStep: String, Sendable, Hashable, Codable {
     case keySet = "signing key set request"
     /// OpenID Connect Core §5.3: asking the provider about the signed-in user.
     case userInfo = "UserInfo request"
+    /// RFC 9126 §2: posting the authorization request's parameters first.
+    case pushedAuthorization = "pushed authorization request"
+    /// RFC 6749 §4.4: a token for the client itself.
+    case clientCredentials = "client credentials grant"
+    /// RFC 8693 §2: trading one token for another.
+    case securityTokenExchange = "security token exchange"
+    /// RFC 7662 §2: asking whether a token is active.
+    case introspection = "token introspection"
 }

@@ -27,6 +27,8 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
     public var interval: TimeInterval
     /// Scopes requested, used when the token response does not list the granted ones.
     public var scopes: [String]
+    /// The key the polls prove, when the descriptor binds tokens to one (DPoP, RFC 9449).
+    package var proofKey: ProofKey?
 
     public var description: String {
         "DeviceAuthorization(provider: \(providerID), user code: \(userCode), verification URI: \(verificationURI.redactedForLogs), device code: ••••)"

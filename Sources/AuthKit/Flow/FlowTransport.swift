@@ -47,7 +47,7 @@ package struct FlowTransport: Sendable {
     /// HEAD into a GET without body; 307 and 308 keep method and body (RFC 9110 §15.4).
     package func open(
         _ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy,
-        authorize: (@Sendable (OutgoingRequest) throws -> OutgoingRequest)? = nil
+        authorize: (@Sendable (OutgoingRequest) async throws -> OutgoingRequest)? = nil
     ) async throws -> OpenedResponse {
         let origin = request.target.origin
         var current = request
@@ -59,7 +59,8 @@ package struct FlowTransport: Sendable {
                 guard current.target.allowsCredentials else {
                     throw AuthKitError.insecureTransport(url: current.displayURL)
                 }
-                if let authorize { outgoing = try authorize(current) }
+                if let authorize { outgoing = try await authorize(current) }
+
             }
             // One the caller set (curl's -A, -H 'User-Agent: …') is kept.
             // Appended, as none is there: assigning would search the fields again.

@@ -60,7 +60,7 @@ public struct OAuth2Client: Authenticator {
     /// Parameters AuthKit sets itself; callers cannot override them.
     static let reservedParameters: Set<String> = [
         "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method",
-        "client_secret", "nonce",
+        "client_secret", "nonce", "request_uri", "dpop_jkt",
     ]
 
     /// Builds the authorization URL (RFC 6749 §4.1.1) and the attempt to keep until the redirect.
@@ -69,6 +69,14 @@ public struct OAuth2Client: Authenticator {
     /// challenge (RFC 7636 §4.3) are generated per call. Values are
     /// percent-encoded so `+`, `&`, `=`, spaces and non-ASCII survive any form
     /// decoder. The client secret is never part of the URL.
+    ///
+    /// Where the descriptor names a pushed authorization request endpoint
+    /// (RFC 9126), the parameters are posted there first (the client
+    /// authenticating as at the token endpoint), and the URL carries only
+    /// `client_id` and the `request_uri` the server answered: nothing the
+    /// browser, its history or an extension could read or change. Where it
+    /// binds tokens to a key (DPoP, RFC 9449), the attempt's key is made here
+    /// and named by `dpop_jkt` (§10), binding the code to it.
     /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` for a device-only
     ///   provider (no `authorization` endpoint);
     ///   ``AuthKitError/Misuse/invalidScope(_:)`` for a scope that is not one
@@ -81,7 +89,7 @@ public struct OAuth2Client: Authenticator {
     /// are what refuse to go on without it.
     public func startAuthorization(
         redirectURI: URL? = nil, scopes: [String]? = nil, additionalParameters: [String: String] = [:]
-    ) throws -> (url: URL, pending: PendingAuthorization) {
+    ) async throws -> (url: URL, pending: PendingAuthorization) {
         let (authorization, authorizationPrefix) = try authorizationEndpoint()
         for name in additionalParameters.keys
         where Self.reservedParameters.contains(name) || name == authorization.scopeParameter {
@@ -94,7 +102,8 @@ public struct OAuth2Client: Authenticator {
         let state = SecureRandom.token()
         // A public client (no secret) always uses PKCE: nothing else binds the
         // code to it (RFC 8252 §8.1, RFC 9700 §2.1.1).
-        let pkce = descriptor.pkce.isEnabled || client.clientSecret == nil ? PKCE() : nil
+        let pkce = descriptor.pkce.isEnabled || !client.isConfidential ? PKCE() : nil
+        let proofKey = descriptor.dpop == .on ? ProofKey() : nil
         // OpenID Connect Core §3.1.2.1: a nonce binds the ID token to this
         // attempt, when the provider's descriptor says how to verify one.
         let nonce = client.openID != nil && scopes.contains("openid") ? SecureRandom.token() : nil
@@ -123,12 +132,17 @@ public struct OAuth2Client: Authenticator {
             pairs.append(("code_challenge", pkce.challenge))
             pairs.append(("code_challenge_method", pkce.method))
         }
+        if let proofKey { pairs.append(("dpop_jkt", proofKey.thumbprint)) }
         for (name, value) in authorization.parameters.sorted(by: { $0.key < $1.key })
         where !Self.reservedParameters.contains(name) && name != authorization.scopeParameter {
             pairs.append((name, value))
         }
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) {
             pairs.append((name, value))
+        }
+        if let pushedRequestURL = client.pushedRequestURL {
+            let requestURI = try await calls.pushAuthorizationRequest(pairs, to: pushedRequestURL)
+            pairs = [("client_id", clientID), ("request_uri", requestURI)]
         }
         guard let url = URL(string: authorizationPrefix + FormURLEncoding.encode(pairs)) else {
             throw AuthKitError.invalidFile([
@@ -142,7 +156,9 @@ public struct OAuth2Client: Authenticator {
             expectedIssuer: client.redirectIssuer,
             issuerRequired: client.redirectIssuer != nil && descriptor.issuer?.includedInResponse == true,
             scopes: scopes, createdAt: now(), nonce: nonce, maxAge: maxAge)
-        return (url, pending)
+        var attempt = pending
+        attempt.proofKey = proofKey
+        return (url, attempt)
     }
 
     /// Each scope must be one scope token (RFC 6749 §3.3), as AuthKit joins
@@ -244,7 +260,11 @@ public struct OAuth2Client: Authenticator {
         do {
             refreshed = try await coordinator.refresh(credential) { [calls] in
                 var refreshed: Credential
-                if let template = client.descriptor.refresh {
+                if credential.grantType == "client_credentials", credential.refreshToken == nil {
+                    // RFC 6749 §4.4.3: no refresh token; the client asks again.
+                    return try await calls.clientCredentials(
+                        scopes: credential.scopes, parameters: [], label: credential.label, previous: credential)
+                } else if let template = client.descriptor.refresh {
                     refreshed = try await calls.run(template, step: .refresh, for: credential)
                 } else {
                     guard let refreshToken = credential.refreshToken else {
@@ -319,6 +339,23 @@ public struct OAuth2Client: Authenticator {
         try Self.bearerAuthorized(request, with: credential, descriptor: descriptor)
     }
 
+    /// `request` with `credential` attached: a Bearer header (RFC 6750
+    /// §2.1), or for a DPoP-bound credential (RFC 9449 §7.1) `Authorization:
+    /// DPoP …` and a fresh proof for this method and URL, with the latest
+    /// nonce its server handed out. Send it at once: a proof is good for one
+    /// request (servers refuse one they have seen, and an old `iat`).
+    /// ``CredentialSource/send(_:body:followRedirects:maximumBodySize:deadline:)``
+    /// does this, and answers a server's `use_dpop_nonce`.
+    public func authorize(_ request: HTTPRequest, with credential: Credential) async throws -> HTTPRequest {
+        guard let key = credential.proofKey else {
+            return try Self.bearerAuthorized(request, with: credential, descriptor: descriptor)
+        }
+        guard let url = request.url else {
+            throw AuthKitError.misuse(.unsignableRequest("it has no absolute URL."))
+        }
+        return try await DPoPProof.authorized(request, url: url, token: credential, key: key, descriptor: descriptor)
+    }
+
     /// `request` with `credential`'s Bearer header (RFC 6750 §2.1), which
     /// needs no client setting: a caller that cannot build the client (no
     /// client id configured) can still send a stored token.
@@ -331,9 +368,16 @@ public struct OAuth2Client: Authenticator {
         if let url = request.url, !url.allowsCredentials {
             throw AuthKitError.insecureTransport(url: url.redactedForLogs)
         }
+        if credential.proofKey != nil {
+            throw AuthKitError.misuse(
+                .unsignableRequest(
+                    "\(credential.key) is DPoP-bound (RFC 9449): each request needs a proof of its own. Send it with CredentialSource.send, or attach it with OAuth2Client.authorize(_:with:) (async)."
+                ))
+        }
         guard credential.isBearer else {
             throw AuthKitError.misuse(.unsupportedTokenType(credential.tokenType))
         }
+
         // A sign-in refuses such a token (TokenResponseParser); one that
         // reached the credential otherwise (a store edited by hand, a
         // credential made in code) had its NUL, CR and LF turned into spaces
@@ -356,9 +400,32 @@ public struct OAuth2Client: Authenticator {
     /// refused here first, before the user approves in vain or a device code
     /// is shown.
     private func checkClientSecret(requiredBy required: Bool) throws {
-        if required && client.clientSecret == nil {
+        if required && !client.isConfidential {
             throw AuthKitError.missingSetting(providerID: descriptor.id, .clientSecret)
         }
+    }
+
+    // MARK: - Grants for machines
+
+    /// A token for the client itself (RFC 6749 §4.4, the client credentials
+    /// grant): no user, no browser; the client authenticates with its secret
+    /// or its private key (`private_key_jwt`). The credential is renewed by
+    /// asking again, as §4.4.3 issues no refresh token: ``refresh(_:)`` and
+    /// ``CredentialSource`` do so when it is due.
+    /// - Throws: ``AuthKitError/missingSetting(providerID:_:)`` (`.clientSecret`)
+    ///   for a client with neither a secret nor a private key.
+    public func clientCredentials(
+        scopes: [String]? = nil, additionalParameters: [String: String] = [:], label: String? = nil
+    ) async throws -> Credential {
+        try checkClientSecret(requiredBy: true)
+        for name in additionalParameters.keys
+        where ["grant_type", "client_id", "client_secret", "scope"].contains(name) {
+            throw AuthKitError.misuse(.reservedParameter(name))
+        }
+        return try await calls.clientCredentials(
+            scopes: try Self.checkScopes(scopes ?? settings.scopes ?? descriptor.scopes.default),
+            parameters: additionalParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, label: label,
+            previous: nil)
     }
 
     /// With `browser`, what ``authorize(using:options:)`` would throw for a
@@ -459,7 +526,7 @@ public struct OAuth2Client: Authenticator {
         let (result, pending) = try await runUserAgent(
             userAgent, redirectURI: requested, portIsFlexible: options.redirectURI == nil && redirectPortIsFlexible,
             start: { [self] redirect in
-                try startAuthorization(
+                try await startAuthorization(
                     redirectURI: redirect ?? requested, scopes: options.scopes,
                     additionalParameters: options.additionalParameters)
             },

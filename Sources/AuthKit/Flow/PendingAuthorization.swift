@@ -33,6 +33,10 @@ public struct PendingAuthorization: Codable, Sendable, Hashable {
     /// The `max_age` the request sent (Core §3.1.2.1), in seconds: the ID
     /// token's `auth_time` must then be present and no older (§3.1.3.7 step 13).
     public var maxAge: Int?
+    /// The key the token request will prove and the token be bound to
+    /// (DPoP, RFC 9449), made with the attempt so that `dpop_jkt` can bind
+    /// the code to it (§10). A secret, as the PKCE verifier is.
+    package var proofKey: ProofKey?
 
     public init(
         providerID: String, state: String, codeVerifier: String?, redirectURI: String,

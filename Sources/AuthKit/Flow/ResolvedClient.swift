@@ -18,6 +18,9 @@ struct ResolvedClient: Sendable {
     let clientID: String
     /// `nil` for a public client: an empty secret is none.
     let clientSecret: String?
+    /// The client can authenticate: it has a secret or a private key. Without
+    /// either it is a public client (RFC 6749 §2.1).
+    var isConfidential: Bool { clientSecret != nil || privateKeyFile != nil }
     /// The authorization endpoint, and its URL with the placeholders filled
     /// in as the ``Foundation/URL/queryPrefix`` its parameters are appended to
     /// (a query the endpoint already has is kept, RFC 6749 §3.1). `nil` for a
@@ -44,6 +47,14 @@ struct ResolvedClient: Sendable {
     let redirectIssuer: String?
     /// The descriptor's "who am I" endpoint, placeholders filled in.
     let whoAmIURL: URL?
+    /// The client's private key file, for `private_key_jwt` (RFC 7523 §2.2):
+    /// read at each request that authenticates, so that a rotated key is used
+    /// without a restart.
+    let privateKeyFile: String?
+    /// The pushed authorization request endpoint (RFC 9126), placeholders filled in.
+    let pushedRequestURL: String?
+    /// The token introspection endpoint (RFC 7662), placeholders filled in.
+    let introspectionURL: String?
     /// The variables every request shares: the placeholders' values, the
     /// client id and secret, the redirect URI. A credential's tokens are
     /// added per request (``variables(for:)``).
@@ -99,9 +110,16 @@ struct ResolvedClient: Sendable {
         self.redirectURI = settings.redirectURI ?? descriptor.redirect.uri.absoluteString
         self.tokenURL = try placeholders.render(token.url, inURL: true, field: "token.url")
         self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
+        self.privateKeyFile = settings.privateKeyFile.flatMap { $0.isEmpty ? nil : $0 }
+        self.pushedRequestURL = try descriptor.authorization?.pushedRequestURL.map {
+            try placeholders.render($0, inURL: true, field: "authorization.par")
+        }
+        self.introspectionURL = try descriptor.introspectionURL.map {
+            try placeholders.render($0, inURL: true, field: "introspection")
+        }
         let urls =
             [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
-            + [descriptor.openID?.userInfoURL, descriptor.whoAmI?.url].compactMap { $0 }
+            + [descriptor.openID?.userInfoURL, descriptor.whoAmI?.url, descriptor.introspectionURL].compactMap { $0 }
         self.endpointOrigins = Array(
             Set(
                 urls.compactMap { template in

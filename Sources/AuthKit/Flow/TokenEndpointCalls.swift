@@ -26,8 +26,8 @@ final class TokenEndpointCalls: Sendable {
     }
 
     // Read often below; each is the resolved client's.
-    private var descriptor: ProviderDescriptor { client.descriptor }
-    private var token: TokenEndpoint { client.token }
+    var descriptor: ProviderDescriptor { client.descriptor }
+    var token: TokenEndpoint { client.token }
     private var clientID: String { client.clientID }
     private var clientSecret: String? { client.clientSecret }
 
@@ -57,7 +57,7 @@ final class TokenEndpointCalls: Sendable {
         if let verifier = pending.codeVerifier { parameters.append(("code_verifier", verifier)) }
         var credential = try await callTokenEndpoint(
             parameters, secrets: [code, pending.codeVerifier ?? ""], step: .tokenExchange,
-            previous: nil, requestedScopes: grantedScopes ?? pending.scopes, label: label)
+            previous: nil, requestedScopes: grantedScopes ?? pending.scopes, label: label, proofKey: pending.proofKey)
         // The sign-in asked for an ID token: it is verified before anything
         // else is done with the answer (OpenID Connect Core §3.1.3.7).
         var identity: Identity?
@@ -127,7 +127,24 @@ final class TokenEndpointCalls: Sendable {
     /// request. A refresh's answer is not refused here: its rotated refresh
     /// token must be kept (RFC 9700 §4.14.2), and using the token names the
     /// type and the fix (``AuthKitError/Misuse/unsupportedTokenType(_:)``).
-    private func requireBearer(_ credential: Credential, step: FlowStep, secrets: [String]) throws {
+    func requireBearer(_ credential: Credential, step: FlowStep, secrets: [String]) throws {
+        if credential.proofKey != nil {
+            // RFC 9449 §5: the answer to a proof is `token_type` DPoP. A
+            // Bearer token in its place is not bound to the key (the server
+            // ignored the proof, or something between stripped it) and works
+            // for whoever holds it; the descriptor asked for bound tokens.
+            guard !credential.isDPoP else { return }
+            throw SecretMask(secrets).apply(
+                AuthKitError.invalidResponse(
+                    step: step,
+                    reason: .init(
+                        .invalidField("token_type"),
+                        """
+                        its token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 100))', not DPoP: it is not bound \
+                        to the key AuthKit proved (RFC 9449 §5) and would work for whoever holds it, so it was not stored. The \
+                        descriptor (\(descriptor.source)) says dpop on; if the provider does not support DPoP, set it to off.
+                        """)))
+        }
         guard !credential.isBearer else { return }
         throw SecretMask(secrets).apply(
             AuthKitError.invalidResponse(
@@ -148,7 +165,7 @@ final class TokenEndpointCalls: Sendable {
     /// refresh would look like a success and only the next request would
     /// fail. Secrets the request carried are masked, as in the sign-in's refusal.
     func warnIfUnusable(_ refreshed: Credential, refreshedFrom previous: Credential) {
-        guard !refreshed.isBearer else { return }
+        guard !refreshed.isBearer, !refreshed.isDPoP else { return }
         let type = SecretMask([previous.refreshToken ?? "", previous.accessToken, clientSecret ?? ""])
             .apply(DisplayText.sanitized(refreshed.tokenType, limit: 100))
         transport.logger.warning(
@@ -163,14 +180,40 @@ final class TokenEndpointCalls: Sendable {
     /// RFC 6749 §6 at the token endpoint. The old refresh token is kept when
     /// the answer has none (the server MAY issue a new one).
     func refreshAtTokenEndpoint(_ credential: Credential, refreshToken: String) async throws -> Credential {
-        try await callTokenEndpoint(
+        let refreshed = try await callTokenEndpoint(
             [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], secrets: [],
-            step: .refresh, previous: credential, requestedScopes: credential.scopes, label: credential.label)
+            step: .refresh, previous: credential, requestedScopes: credential.scopes, label: credential.label,
+            proofKey: credential.proofKey)
+        // A bound credential stays bound: a Bearer answer is refused as at
+        // the sign-in, and the stored credential is left as it was.
+        if refreshed.proofKey != nil {
+            try requireBearer(refreshed, step: .refresh, secrets: [refreshToken, credential.accessToken])
+        }
+        return refreshed
+    }
+
+    /// The client credentials grant (RFC 6749 §4.4): a token for the client
+    /// itself, no user involved. The credential records the grant, so that
+    /// it is renewed by asking again (§4.4.3 issues no refresh token).
+    func clientCredentials(
+        scopes: [String], parameters extra: [(String, String)], label: String?, previous: Credential?
+    )
+        async throws -> Credential
+    {
+        var parameters = [("grant_type", "client_credentials")]
+        if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: descriptor.scopes.separator))) }
+        parameters += extra
+        var credential = try await callTokenEndpoint(
+            parameters, secrets: [], step: .clientCredentials, previous: nil, requestedScopes: scopes, label: label,
+            proofKey: descriptor.dpop == .on ? previous?.proofKey ?? ProofKey() : nil)
+        credential.grantType = "client_credentials"
+        try requireBearer(credential, step: .clientCredentials, secrets: [clientSecret ?? ""])
+        return credential
     }
 
     /// Runs a follow-up or refresh ``RequestTemplate`` and merges its answer into `previous`.
     func run(_ template: RequestTemplate, step: FlowStep, for previous: Credential) async throws -> Credential {
-        let request = try makeRequest(template, for: previous)
+        let request = try await makeRequest(template, for: previous)
         try checkOrigin(of: request, for: previous)
         let parser = TokenResponseParser(
             mapping: template.response, successStatus: template.successStatus,
@@ -199,7 +242,7 @@ final class TokenEndpointCalls: Sendable {
     /// Sends the revocation template. A 200 for an unknown token is success
     /// (RFC 7009 §2.2); 503 is reported as `temporarily_unavailable`, to retry later.
     func revoke(_ credential: Credential, using template: RequestTemplate) async throws {
-        let request = try makeRequest(template, for: credential)
+        let request = try await makeRequest(template, for: credential)
         try checkOrigin(of: request, for: credential)
         let response = try await transport.send(request, step: .revocation)
         let parser = TokenResponseParser(
@@ -234,18 +277,21 @@ final class TokenEndpointCalls: Sendable {
             parameters.append((device.scopeParameter, scopes.joined(separator: descriptor.scopes.separator)))
         }
         parameters += extra
-        let request = try makeRequest(
+        let request = try await makeRequest(
             method: .post, url: try variables(for: nil).render(device.url, inURL: true, field: "device.url"),
             displayURL: shown(device.url),
             encoding: device.encoding, parameters: parameters, headers: token.headers,
-            clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none, credential: nil,
-            variables: variables(for: nil))
+            clientAuthentication: try effective(device.clientAuthentication) ?? ClientAuthentication.none,
+            credential: nil, variables: variables(for: nil))
         let sentAt = now()
         let parser = TokenResponseParser(mapping: token.response, successStatus: [200], step: .deviceAuthorization)
         let response = try await transport.send(request, step: .deviceAuthorization)
         let members = try parser.members(of: response)
-        return try DeviceAuthorization(
+        var authorization = try DeviceAuthorization(
             answer: members, providerID: descriptor.id, sentAt: sentAt, scopes: scopes, secrets: response.secrets)
+        // The key the polls prove, and the token will be bound to (RFC 9449 §5).
+        if descriptor.dpop == .on { authorization.proofKey = ProofKey() }
+        return authorization
     }
 
     /// RFC 8628 §3.4: one poll of the token endpoint.
@@ -257,18 +303,20 @@ final class TokenEndpointCalls: Sendable {
             parameters.append(
                 (device.scopeParameter, authorization.scopes.joined(separator: descriptor.scopes.separator)))
         }
-        var request = try makeRequest(
-            method: .post, url: client.tokenURL, displayURL: shown(token.url), encoding: device.encoding,
-            parameters: parameters,
-            headers: token.headers,
-            clientAuthentication: effective(device.clientAuthentication) ?? ClientAuthentication.none,
-            credential: nil, variables: variables(for: nil))
-        request.secrets.append(authorization.deviceCode)
+        let authentication = try effective(device.clientAuthentication) ?? ClientAuthentication.none
         let parser = TokenResponseParser(
             mapping: token.response, successStatus: token.successStatus,
             scopeSeparator: descriptor.scopes.separator, step: .devicePolling)
         let receivedAt = now()
-        let response = try await transport.send(request, step: .devicePolling)
+        let fixed = parameters
+        let response = try await sendToAuthorizationServer(step: .devicePolling, proofKey: authorization.proofKey) {
+            var request = try await self.makeRequest(
+                method: .post, url: self.client.tokenURL, displayURL: self.shown(self.token.url),
+                encoding: device.encoding, parameters: fixed, headers: self.token.headers,
+                clientAuthentication: authentication, credential: nil, variables: self.variables(for: nil))
+            request.secrets.append(authorization.deviceCode)
+            return request
+        }
         let fields: TokenResponseParser.Fields
         do {
             fields = try parser.parse(response)
@@ -279,7 +327,8 @@ final class TokenEndpointCalls: Sendable {
             throw DevicePoller.ServerTrouble(error: .invalidResponse(step: step, reason: reason))
         }
         var credential = makeCredential(
-            fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label)
+            fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label,
+            proofKey: authorization.proofKey)
         try requireBearer(credential, step: .devicePolling, secrets: [authorization.deviceCode, clientSecret ?? ""])
         // The device grant sends no nonce (RFC 8628 has no authorization
         // request); an ID token that comes is verified all the same, and one
@@ -293,27 +342,65 @@ final class TokenEndpointCalls: Sendable {
 
     // MARK: - Building requests
 
-    private func callTokenEndpoint(
+    func callTokenEndpoint(
         _ parameters: [(String, String)], secrets: [String], step: FlowStep, previous: Credential?,
-        requestedScopes: [String],
-        label: String?
+        requestedScopes: [String], label: String?, proofKey: ProofKey?
     ) async throws -> Credential {
-        var request = try makeRequest(
-            method: .post, url: client.tokenURL, target: client.tokenTarget, displayURL: shown(token.url),
-            encoding: token.encoding, parameters: parameters,
-            headers: token.headers, clientAuthentication: effective(token.clientAuthentication),
-            credential: previous, variables: variables(for: previous))
-        request.secrets += secrets
-        if let previous { try checkOrigin(of: request, for: previous) }
+        let authentication = try effective(token.clientAuthentication)
         let parser = TokenResponseParser(
             mapping: token.response, successStatus: token.successStatus,
             scopeSeparator: descriptor.scopes.separator, step: step)
         let receivedAt = now()
-        let response = try await transport.send(request, step: step)
+        let response = try await sendToAuthorizationServer(step: step, proofKey: proofKey) {
+            var request = try await self.makeRequest(
+                method: .post, url: self.client.tokenURL, target: self.client.tokenTarget,
+                displayURL: self.shown(self.token.url), encoding: self.token.encoding, parameters: parameters,
+                headers: self.token.headers, clientAuthentication: authentication,
+                credential: previous, variables: self.variables(for: previous))
+            request.secrets += secrets
+            if let previous { try self.checkOrigin(of: request, for: previous) }
+            return request
+        }
         let fields = try parse(response, with: parser, mapping: token.response, previous: previous)
         warnAboutDropped(fields, step: step)
         return makeCredential(
-            fields, receivedAt: receivedAt, previous: previous, requestedScopes: requestedScopes, label: label)
+            fields, receivedAt: receivedAt, previous: previous, requestedScopes: requestedScopes, label: label,
+            proofKey: proofKey)
+    }
+
+    /// Sends a request to the authorization server, built by `build` for
+    /// each attempt (a client assertion, like a proof, is good for one
+    /// request only). With `proofKey`, it carries a DPoP proof (RFC 9449 §5)
+    /// with the server's latest nonce; a server that answers
+    /// `use_dpop_nonce` with a new one (§8) is asked once more, and only
+    /// once: one that names a fresh nonce at every answer gets its refusal
+    /// returned rather than an endless loop.
+    func sendToAuthorizationServer(
+        step: FlowStep, proofKey: ProofKey?, build: @Sendable () async throws -> OutgoingRequest
+    ) async throws -> IncomingResponse {
+        var retried = false
+        while true {
+            var request = try await build()
+            guard let proofKey else { return try await transport.send(request, step: step) }
+            let origin = request.target.origin
+            let sentNonce = DPoPNonces.shared[origin]
+            request.head.headerFields[DPoPProof.headerName] = try await DPoPProof.make(
+                key: proofKey, method: request.head.method, url: request.url, nonce: sentNonce, now: now())
+            let response = try await transport.send(request, step: step)
+            DPoPNonces.shared.remember(response.headers, for: origin)
+            guard !retried, response.status == 400 || response.status == 401,
+                DPoPNonces.shared[origin] != sentNonce, Self.errorCode(in: response) == "use_dpop_nonce"
+            else { return response }
+            retried = true
+        }
+    }
+
+    /// The `error` member of a JSON answer (RFC 6749 §5.2), if any.
+    static func errorCode(in response: IncomingResponse) -> String? {
+        guard case .object(let members)? = try? JSONParser.parse(response.body),
+            case .string(let code)? = members["error"]
+        else { return nil }
+        return code
     }
 
     /// `response` parsed; a refresh answer too unusable to keep that still
@@ -341,42 +428,63 @@ final class TokenEndpointCalls: Sendable {
         }
     }
 
-    private func makeRequest(_ template: RequestTemplate, for credential: Credential) throws -> OutgoingRequest {
+    private func makeRequest(_ template: RequestTemplate, for credential: Credential) async throws -> OutgoingRequest {
         let variables = variables(for: credential)
         let parameters = try template.orderedParameters.map { name, value in
             (name, try variables.render(value, inURL: false, field: "parameter \(name)"))
         }
-        return try makeRequest(
+        return try await makeRequest(
             method: HTTPRequest.Method(template.method) ?? .post,
             url: try variables.render(template.url, inURL: true, field: "URL"), displayURL: shown(template.url),
             encoding: template.encoding, parameters: parameters, headers: template.headers,
-            clientAuthentication: effective(template.clientAuthentication), credential: credential, variables: variables
-        )
+            clientAuthentication: try effective(template.clientAuthentication), credential: credential,
+            variables: variables)
     }
 
     /// A client without a secret is a public client: it identifies itself
     /// the way the descriptor says public clients do (its id in the body,
     /// RFC 6749 §3.2.1, unless `token.publicClientAuthentication` says HTTP
     /// Basic with an empty password), whatever it prefers for confidential ones.
-    private func effective(_ authentication: ClientAuthentication?) -> ClientAuthentication? {
-        guard let authentication else { return nil }
-        guard clientSecret == nil, authentication != .none else { return authentication }
-        return token.publicClientAuthentication
+    ///
+    /// A client whose settings name a private key authenticates with it
+    /// (`private_key_jwt`) wherever it authenticates: the key is what the
+    /// provider registered for it. A descriptor that asks for
+    /// `private_key_jwt` of a client with a secret and no key is a setting
+    /// missing, said before anything is sent.
+    func effective(_ authentication: ClientAuthentication?) throws -> ClientAuthentication? {
+        guard let authentication, authentication != .none else { return authentication }
+        if client.privateKeyFile != nil { return .privateKeyJWT }
+        if authentication == .privateKeyJWT, clientSecret != nil {
+            throw AuthKitError.missingSetting(providerID: descriptor.id, .privateKey)
+        }
+        return clientSecret == nil ? token.publicClientAuthentication : authentication
     }
 
     /// Builds a request: `parameters` (already rendered) encoded per
     /// `encoding`, client authentication applied (RFC 6749 §2.3.1 for `basic`:
     /// id and secret are form-urlencoded *before* base64), `Accept:
     /// application/json` unless the descriptor's headers say otherwise.
-    private func makeRequest(
+    func makeRequest(
         method: HTTPRequest.Method, url: String, target parsed: RequestTarget? = nil, displayURL: String,
         encoding: BodyEncoding, parameters: [(String, String)],
         headers: [String: String], clientAuthentication: ClientAuthentication?, credential: Credential?,
         variables: @autoclosure () -> TemplateVariables
-    ) throws -> OutgoingRequest {
+    ) async throws -> OutgoingRequest {
         var parameters = parameters
         var authorization: String?
+        var assertion: String?
         switch clientAuthentication {
+        case .clientSecretJWT?, .privateKeyJWT?:
+            let signer: ClientAssertion.Signer
+            if clientAuthentication == .privateKeyJWT, let path = client.privateKeyFile {
+                signer = .privateKey(try ClientKey.load(path: path, providerID: descriptor.id))
+            } else {
+                signer = .secret(clientSecret ?? "")
+            }
+            let authenticating = try await ClientAssertion.parameters(
+                clientID: clientID, audience: client.tokenURL, signer: signer, now: now())
+            assertion = authenticating.last?.1
+            parameters += authenticating
         case .basic?:
             let pair = PercentEncoding.encode(clientID) + ":" + PercentEncoding.encode(clientSecret ?? "")
             authorization = "Basic " + Data(pair.utf8).base64EncodedString()
@@ -420,7 +528,7 @@ final class TokenEndpointCalls: Sendable {
         }
         if let authorization { request.head.headerFields.append(HTTPField(name: .authorization, value: authorization)) }
         // What an error quoting the provider must mask (SecretMask).
-        request.secrets = [clientSecret, authorization, credential?.accessToken, credential?.refreshToken]
+        request.secrets = [clientSecret, authorization, assertion, credential?.accessToken, credential?.refreshToken]
             .compactMap { $0 }
         request.head.headerFields.append(.acceptJSON)
         // Here, where the fields are this request's alone, rather than by
@@ -434,12 +542,12 @@ final class TokenEndpointCalls: Sendable {
         return request
     }
 
-    private func variables(for credential: Credential?) -> TemplateVariables {
+    func variables(for credential: Credential?) -> TemplateVariables {
         client.variables(for: credential)
     }
 
     /// An endpoint as messages show it (``TemplateVariables/display(_:)``).
-    private func shown(_ template: String) -> String {
+    func shown(_ template: String) -> String {
         client.variables(for: nil).display(template)
     }
 
@@ -456,10 +564,10 @@ final class TokenEndpointCalls: Sendable {
 
     private func makeCredential(
         _ fields: TokenResponseParser.Fields, receivedAt: Date, previous: Credential?, requestedScopes: [String],
-        label: String?
+        label: String?, proofKey: ProofKey? = nil
     ) -> Credential {
-        let bearer = token.response.assumeBearer
-        return Credential(
+        let bearer = token.response.assumeBearer && proofKey == nil
+        var credential = Credential(
             providerID: descriptor.id,
             label: label,
             kind: .oauth2,
@@ -479,5 +587,9 @@ final class TokenEndpointCalls: Sendable {
             // A new refresh token brings its own lifetime; a kept one keeps its.
             refreshTokenExpiresAt: fields.refreshTokenExpiresIn.map { receivedAt.addingTimeInterval($0) }
                 ?? (fields.refreshToken == nil ? previous?.refreshTokenExpiresAt : nil))
+        credential.proofKey = proofKey ?? previous?.proofKey
+        credential.grantType = previous?.grantType
+        return credential
     }
+
 }

@@ -21,9 +21,11 @@ package struct BearerChallenge: Sendable, Equatable {
 
     /// The Bearer challenge among `fields` (each a `WWW-Authenticate` value),
     /// or nil when none is there.
-    package init?(fields: [String]) {
+    /// The first challenge of `scheme` (`bearer`, RFC 6750 §3; `dpop`, RFC
+    /// 9449 §7.1, which has the same parameters), compared case-insensitively.
+    package init?(fields: [String], scheme: String = "bearer") {
         for field in fields {
-            if let challenge = Self.parse(Substring(field.prefix(8 << 10))) {
+            if let challenge = Self.parse(Substring(field.prefix(8 << 10)), scheme: scheme) {
                 self = challenge
                 return
             }
@@ -34,7 +36,7 @@ package struct BearerChallenge: Sendable, Equatable {
     /// Reads `challenge *( "," challenge )`, where a challenge is a scheme
     /// followed by a token68 or by `name=value` parameters; returns the
     /// Bearer one. Whatever cannot be read ends the reading.
-    private static func parse(_ text: Substring) -> BearerChallenge? {
+    private static func parse(_ text: Substring, scheme: String) -> BearerChallenge? {
         var rest = text
         var inBearer = false
         var found: BearerChallenge?
@@ -53,7 +55,8 @@ package struct BearerChallenge: Sendable, Equatable {
             guard afterName.first == "=" else {
                 // A scheme: the next challenge begins.
                 if inBearer { return found }
-                inBearer = name.lowercased() == "bearer"
+                inBearer = name.lowercased() == scheme
+
                 if inBearer { found = BearerChallenge() }
                 continue
             }

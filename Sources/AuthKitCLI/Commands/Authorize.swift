@@ -63,6 +63,11 @@ struct Authorize: WorkspaceCommand {
     @Flag(help: "Do not open a browser; print the URL and keep waiting.") var noBrowser = false
     @Flag(help: "Sign in with a code entered on another device (the device grant).") var device = false
     @Flag(help: "Print the URL and read the redirect URL (or PIN) from standard input.") var manual = false
+    @Flag(
+        help:
+            "Get a token for the client itself (RFC 6749 §4.4): no user, no browser; needs the client secret or --private-key."
+    )
+    var clientCredentials = false
     @Flag(help: "With --sandbox: let the sandbox's scripted browser answer its consent page.") var scriptedBrowser =
         false
 
@@ -106,6 +111,11 @@ struct Authorize: WorkspaceCommand {
         if scriptedBrowser, device || manual || noBrowser {
             throw ValidationError(
                 "--scripted-browser plays the browser of a loopback sign-in: drop --device, --manual and --no-browser.")
+        }
+        if clientCredentials, device || manual || noBrowser || scriptedBrowser || redirectURI != nil || port != nil {
+            throw ValidationError(
+                "--client-credentials signs the client itself in, with no user and no redirect: drop --device, --manual, --no-browser, --scripted-browser, --redirect-uri and --port."
+            )
         }
         if device, manual || redirectURI != nil || port != nil {
             throw ValidationError(
@@ -206,6 +216,7 @@ struct Authorize: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
+        if clientCredentials { return try await signInAsClient(in: workspace) }
         let plan = try plan(in: workspace)
         let (descriptor, way) = (plan.descriptor, plan.way)
         // Before the user is asked to consent: the result must be storable, and
@@ -256,8 +267,13 @@ struct Authorize: WorkspaceCommand {
         case .loopback, .scriptedBrowser:
             credential = try await signInThroughBrowser(plan, in: workspace, status: status, waiting: waiting)
         }
+        try report(credential, of: descriptor, in: workspace)
+    }
+
+    /// What a sign-in prints: the credential as JSON with --json, else a summary.
+    func report(_ credential: Credential, of descriptor: ProviderDescriptor, in workspace: Workspace) throws {
         if json {
-            try Console.json(credential)
+            try Console.json(CredentialSummary.printable(credential))
         } else {
             let who = credential.identity.map { " as \(CredentialSummary.safe($0.displayName))" } ?? ""
             Console.out(
@@ -265,6 +281,28 @@ struct Authorize: WorkspaceCommand {
             )
             CredentialSummary.lines(credential).forEach(Console.out)
         }
+    }
+
+    /// `--client-credentials`: one request to the token endpoint, the client
+    /// authenticating with its secret or key; the token is stored like a
+    /// sign-in's (under the refresh lock), and renewed by asking again.
+    func signInAsClient(in workspace: Workspace) async throws {
+        let descriptor = try workspace.descriptor(account.provider)
+        let authenticator = try workspace.authenticator(for: descriptor, explicit: try client.settings())
+        try workspace.store.checkWritable()
+        try requireDefaultHTTPClient(display: "the token endpoint of \(descriptor.name)")
+        let scopes = scope.isEmpty ? nil : scope
+        let label = account.label
+        let store = workspace.store
+        // As a sign-in: a refresh of this account under way elsewhere is
+        // waited for, and no other sign-in may run for it meanwhile.
+        try await store.withRefreshLock(for: account.key, timeout: .seconds(30)) {}
+        let signIn = try store.beginSignIn(for: account.key)
+        defer { withExtendedLifetime(signIn) {} }
+        let credential = try await authenticator.clientCredentials(
+            scopes: scopes, additionalParameters: [:], label: label)
+        try await Self.keep(credential, in: store)
+        try report(credential, of: descriptor, in: workspace)
     }
 
     /// Works out the ``Plan``, refusing what cannot work.

@@ -20,6 +20,13 @@ struct ClientOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "A file with your app's private key (PEM or JWK, mode 600): the client then authenticates with private_key_jwt (RFC 7523), not a secret. Default: $AUTHKIT_<ID>_PRIVATE_KEY_FILE, then config.json.",
+            valueName: "file"))
+    var privateKey: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "A host placeholder value such as team=acme, for descriptors with {team} in their URLs (repeatable).",
             valueName: "name=value"))
     var placeholder: [String] = []
@@ -35,6 +42,6 @@ struct ClientOptions: ParsableArguments {
         }
         return ClientSettings(
             clientID: clientID, clientSecret: clientSecret,
-            placeholders: placeholders.isEmpty ? nil : placeholders)
+            placeholders: placeholders.isEmpty ? nil : placeholders, privateKeyFile: privateKey)
     }
 }

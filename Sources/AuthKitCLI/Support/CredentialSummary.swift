@@ -22,6 +22,8 @@ enum CredentialSummary {
         lines.append("protocol:  \(credential.kind.rawValue)")
         lines.append("token:     \(Credential.mask(credential.accessToken)) (\(safe(credential.tokenType)))")
         if credential.refreshToken != nil { lines.append("refresh:   yes") }
+        if let key = credential.proofKey { lines.append("bound to:  DPoP key \(key.thumbprint) (RFC 7638 thumbprint)") }
+        if let grant = credential.grantType { lines.append("grant:     \(safe(grant)) (renewed by asking again)") }
         lines.append(
             "scopes:    \(credential.scopes.isEmpty ? "(none listed)" : safe(credential.scopes.joined(separator: " ")))"
         )
@@ -38,6 +40,15 @@ enum CredentialSummary {
             lines.append("account:   \(screenName.map(safe) ?? "")\(id)")
         }
         return lines
+    }
+
+    /// The credential as `--json` prints it: all but the private half of its
+    /// DPoP key, which never leaves the store (the key's thumbprint is in
+    /// the summary; the token type says it is bound).
+    static func printable(_ credential: Credential) -> Credential {
+        var printable = credential
+        printable.proofKey = nil
+        return printable
     }
 
     /// Text from a provider or a user, made safe for a terminal line.

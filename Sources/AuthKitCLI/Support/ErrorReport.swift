@@ -64,6 +64,7 @@ enum ErrorReport {
         case .clientID: flag = "--client-id"
         case .clientSecret: flag = "--client-secret"
         case .placeholder(let name, _): flag = "--placeholder \(name)=…"
+        case .privateKey: flag = "--private-key"
         }
         let variable = setting.environmentVariable(providerID: providerID)
         if case .placeholder = setting {
@@ -109,6 +110,7 @@ enum ErrorReport {
         case .clientID: return settings.clientID
         case .clientSecret: return settings.clientSecret
         case .placeholder(let name, _): return settings.placeholders?[name]
+        case .privateKey: return settings.privateKeyFile
         }
     }
 

@@ -349,7 +349,7 @@ public struct OAuth1Client: Authenticator {
         if let allowed = credential.endpointOrigins, !allowed.contains(url.origin) {
             throw AuthKitError.signInRequired(credential.key, reason: .endpointChanged(origin: url.origin))
         }
-        let request = try authorize(OutgoingRequest(method: .post, url: url), with: credential)
+        let request = try await authorize(OutgoingRequest(method: .post, url: url), with: credential)
         let response = try await transport.send(request, step: .revocation)
         if (200...299).contains(response.status) { return }
         _ = try ReplyParser(

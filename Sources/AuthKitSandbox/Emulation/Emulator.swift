@@ -279,6 +279,10 @@ package final class Emulator: @unchecked Sendable {
             guard let id = parameters["client_id"] else { throw Refusal.invalidRequest("client_id is missing") }
             guard ExactText.same(id, options.clientID) else { throw Refusal.invalidClient("unknown client_id") }
             return id
+        case .clientSecretJWT, .privateKeyJWT:
+            throw Refusal.invalidClient(
+                "the sandbox checks client_secret_basic, client_secret_post and public clients; \(expected.rawValue) is not emulated"
+            )
         }
     }
 

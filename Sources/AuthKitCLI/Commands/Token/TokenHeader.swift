@@ -15,7 +15,9 @@ struct TokenHeader: WorkspaceCommand {
         usage: "authkit token header [<options>] --provider <id> [<url>]",
         discussion: """
             OAuth 2.0 gives a Bearer header; OAuth 1.0a signs the given method, URL
-            and form body (-d, as you will send it with curl -d).
+            and form body (-d, as you will send it with curl -d). A DPoP-bound token
+            (RFC 9449) gives two lines, Authorization and DPoP, the proof made for
+            the given method and URL: pass each with its own -H.
 
             Examples:
               curl -H "$(authkit token header --provider qiita)" \\
@@ -61,7 +63,15 @@ struct TokenHeader: WorkspaceCommand {
         if let given { try await source.checkAPIOrigin(of: given) }
         let credential = try await source.current()
         let authenticator = source.authenticator
-        guard let url = url ?? (credential.kind == .oauth2 ? "https://example.invalid/" : nil) else {
+        guard
+            let url = url
+                ?? (credential.kind == .oauth2 && credential.proofKey == nil ? "https://example.invalid/" : nil)
+        else {
+            if credential.proofKey != nil {
+                throw CLIError(
+                    "\(account.key) is DPoP-bound (RFC 9449): its proof is made for one request. Give the method and URL, e.g. authkit token header --provider \(account.provider) -X GET URL, and send both lines it prints as headers.",
+                    status: .usage)
+            }
             throw CLIError(
                 "An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'."
             )
@@ -75,11 +85,16 @@ struct TokenHeader: WorkspaceCommand {
         }
         var request = HTTPRequest(method: httpMethod, url: target)
         if body != nil { request.headerFields[.contentType] = "application/x-www-form-urlencoded" }
-        let authorized = try authenticator.authorize(request, body: body, with: credential)
+        let authorized =
+            credential.proofKey != nil
+            ? try await authenticator.authorize(OutgoingRequest(method: httpMethod, url: target), with: credential).head
+            : try authenticator.authorize(request, body: body, with: credential)
         guard let header = authorized.headerFields[.authorization] else {
             throw CLIError("No Authorization header was produced for \(account.key).", status: .failure)
         }
         Console.out("Authorization: \(header)")
+        // RFC 9449 §7.1: a DPoP-bound token goes with its proof, made for this method and URL.
+        if let proof = authorized.headerFields[DPoPProof.headerName] { Console.out("DPoP: \(proof)") }
     }
 
     /// `url`, checked as `request` checks the URL it sends to, before the

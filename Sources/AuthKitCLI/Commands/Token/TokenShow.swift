@@ -45,7 +45,7 @@ struct TokenShow: WorkspaceCommand {
             Console.out(DisplayText.sanitized(value, limit: .max))
             if value == credential.accessToken { warnIfExpired(credential) }
         } else if json {
-            try Console.json(credential)
+            try Console.json(CredentialSummary.printable(credential))
             warnIfExpired(credential)
         } else {
             CredentialSummary.lines(credential).forEach(Console.out)

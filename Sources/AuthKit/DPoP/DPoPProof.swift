@@ -1,0 +1,120 @@
+import Crypto
+import HTTPTypes
+import JWTKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A DPoP proof (RFC 9449 §4): a JWT signed with the credential's
+/// ``ProofKey`` that binds one request, its method and URL, to that key.
+///
+/// Made fresh for every request, retries included (a new `jti` each time:
+/// servers refuse a proof they saw before, §11.1), by jwt-kit.
+package enum DPoPProof {
+    /// The HTTP header that carries a proof (§4.1).
+    package static let headerName = HTTPField.Name("DPoP")!
+    /// The header in which servers hand out nonces (§8, §9).
+    package static let nonceHeaderName = HTTPField.Name("DPoP-Nonce")!
+
+    /// A proof for `method` on `url`.
+    /// - Parameters:
+    ///   - nonce: the server's latest `DPoP-Nonce` for this origin (§8), if any.
+    ///   - accessToken: on a request to a resource server, the token sent
+    ///     with the proof: its hash goes in `ath` (§4.2), binding the proof to it.
+    package static func make(
+        key: ProofKey, method: HTTPRequest.Method, url: URL, nonce: String?, accessToken: String? = nil,
+        now: Date = Date()
+    ) async throws -> String {
+        let claims = Claims(
+            jti: SecureRandom.token(), htm: method.rawValue, htu: targetURI(url), iat: Int(now.timeIntervalSince1970),
+            nonce: nonce,
+            ath: accessToken.map { SHA256.hash(data: Array($0.utf8)).withUnsafeBytes { Base64URL.encode($0) } })
+        var header = JWTHeader()
+        header.typ = "dpop+jwt"
+        header.jwk = key.publicJWK.mapValues { .string($0) }
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: try ES256PrivateKey(backing: key.privateKey))
+        return try await keys.sign(claims, header: header)
+    }
+
+    /// `htu` (§4.2): the request's URI without its query and fragment.
+    package static func targetURI(_ url: URL) -> String {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        components?.query = nil
+        components?.fragment = nil
+        return components?.string ?? url.absoluteString
+    }
+
+    private struct Claims: JWTPayload {
+        var jti: String
+        var htm: String
+        var htu: String
+        var iat: Int
+        var nonce: String?
+        var ath: String?
+
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+}
+
+/// The latest `DPoP-Nonce` each server handed out (RFC 9449 §8, §9), by
+/// origin, for this process: a server that asks for nonces answers every
+/// request without the current one with `use_dpop_nonce`, so remembering it
+/// saves that round trip on every later request.
+package final class DPoPNonces: Sendable {
+    package static let shared = DPoPNonces()
+    private let nonces = LockedValue<[String: String]>([:])
+
+    package subscript(origin: String) -> String? {
+        nonces.current[origin]
+    }
+
+    /// Keeps the nonce `headers` carry, if any, for `origin`. Only a value
+    /// of §8's `nonce` characters (`NQCHAR`: printable ASCII but `"` and `\`)
+    /// is kept, bounded: it is copied into every later proof.
+    package func remember(_ headers: HTTPFields, for origin: String) {
+        guard let nonce = headers[DPoPProof.nonceHeaderName], !nonce.isEmpty, nonce.utf8.count <= 1024,
+            nonce.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" })
+        else { return }
+        nonces.withLock { $0[origin] = nonce }
+    }
+}
+
+extension DPoPProof {
+    /// `request` with `credential`'s DPoP-bound token and a proof for it
+    /// (RFC 9449 §7.1): `Authorization: DPoP <token>` and `DPoP: <proof>`.
+    /// The proof's `ath` binds it to the token, and it carries the latest
+    /// nonce `url`'s origin handed out (§9).
+    package static func authorized(
+        _ request: HTTPRequest, url: URL, token credential: Credential, key: ProofKey, descriptor: ProviderDescriptor,
+        now: Date = Date()
+    ) async throws -> HTTPRequest {
+        guard credential.providerID == descriptor.id else {
+            throw AuthKitError.misuse(
+                .credentialOfAnotherProvider(credential: credential.key, providerID: descriptor.id))
+        }
+        // RFC 9449 §7.1 as RFC 6750 §5.3: over TLS, or to this machine.
+        guard url.allowsCredentials else { throw AuthKitError.insecureTransport(url: url.redactedForLogs) }
+        guard credential.isDPoP else {
+            throw AuthKitError.misuse(
+                .unsignableRequest(
+                    "\(credential.key) holds a DPoP key but a token of type '\(DisplayText.sanitized(credential.tokenType, limit: 40))', not DPoP; sign in again."
+                ))
+        }
+        guard TokenResponseParser.isSendableAsBearer(credential.accessToken) else {
+            throw AuthKitError.misuse(
+                .unsignableRequest(
+                    "the access token of \(credential.key) is empty or holds a character an Authorization header cannot carry; sign in again to replace it."
+                ))
+        }
+        var request = request
+        request.headerFields[.authorization] = "DPoP \(credential.accessToken)"
+        request.headerFields[headerName] = try await make(
+            key: key, method: request.method, url: url, nonce: DPoPNonces.shared[url.origin],
+            accessToken: credential.accessToken, now: now)
+        return request
+    }
+}
