@@ -555,8 +555,11 @@ import Testing
             tokenSecret: "s", expiresAt: fixedNow, scopes: ["x"], obtainedAt: fixedNow, rawFields: ["k": .null],
             endpointOrigins: ["https://example.com"], refreshTokenExpiresAt: fixedNow,
             identity: Identity(issuer: "https://op.example", subject: "s"))
+        var bound = full
+        bound.proofKey = ProofKey()
+        bound.grantType = "client_credentials"
         let written = try #require(
-            try JSONSerialization.jsonObject(with: JSONEncoder.credentials.encode(full)) as? [String: Any])
+            try JSONSerialization.jsonObject(with: JSONEncoder.credentials.encode(bound)) as? [String: Any])
         #expect(Set(written.keys) == Credential.memberNames)
     }
 

@@ -54,7 +54,8 @@ import Testing
         #expect(
             listed.subtracting(declared).isEmpty,
             "in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
-        #expect(declared.count <= 40, "\(declared.count) public types; the target is 40 or fewer")
+        // 41 since TokenIntrospection (RFC 7662's answer, issue 48); issue 45 proposes restating the bounds per product.
+        #expect(declared.count <= 41, "\(declared.count) public types; the target is 41 or fewer")
     }
 
     /// Every other product's list, and the count over all of them.
@@ -78,7 +79,7 @@ import Testing
             total += declared.count
         }
         total += try Self.publicTypes().count
-        #expect(total <= 78, "\(total) public types across the products; the bound is 78")
+        #expect(total <= 79, "\(total) public types across the products; the bound is 79")
     }
 
     @Test func noPublicDeclarationUsesRawPointers() throws {

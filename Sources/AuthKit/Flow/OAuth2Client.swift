@@ -407,6 +407,42 @@ public struct OAuth2Client: Authenticator {
 
     // MARK: - Grants for machines
 
+    /// The access token type of RFC 8693 §3, the usual `subjectTokenType`.
+    public static let accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
+
+    /// Trades a token for another (RFC 8693, token exchange): a service
+    /// that received a user's token asks for one for the next service
+    /// (`audience`, `resources`) or with fewer `scopes`. The client
+    /// authenticates as at the token endpoint.
+    /// - Parameters:
+    ///   - subjectToken: the token to trade, usually a credential's ``Credential/accessToken``.
+    ///   - actorToken: the token of the party acting for the subject (§2.1), with its type.
+    public func exchangeToken(
+        _ subjectToken: String, subjectTokenType: String = accessTokenType, audience: [String] = [],
+        resources: [String] = [], scopes: [String] = [], actorToken: (token: String, type: String)? = nil,
+        requestedTokenType: String? = nil, label: String? = nil
+    ) async throws -> Credential {
+        var parameters = audience.map { ("audience", $0) } + resources.map { ("resource", $0) }
+        if let actorToken { parameters += [("actor_token", actorToken.token), ("actor_token_type", actorToken.type)] }
+        if let requestedTokenType { parameters.append(("requested_token_type", requestedTokenType)) }
+        return try await calls.exchangeToken(
+            subjectToken: subjectToken, subjectTokenType: subjectTokenType, parameters: parameters,
+            scopes: try Self.checkScopes(scopes), label: label)
+    }
+
+    /// Asks the authorization server whether `token` is active, and what it
+    /// allows (RFC 7662, token introspection), the client authenticating as
+    /// at the token endpoint.
+    /// - Parameter hint: `access_token` or `refresh_token` (§2.1), to speed the server's search.
+    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` (`.introspection`)
+    ///   when the descriptor names no introspection endpoint.
+    public func introspect(_ token: String, hint: String? = nil) async throws -> TokenIntrospection {
+        guard let url = client.introspectionURL else {
+            throw AuthKitError.notSupported(providerID: descriptor.id, .introspection)
+        }
+        return try await calls.introspect(token, hint: hint, at: url)
+    }
+
     /// A token for the client itself (RFC 6749 §4.4, the client credentials
     /// grant): no user, no browser; the client authenticates with its secret
     /// or its private key (`private_key_jwt`). The credential is renewed by

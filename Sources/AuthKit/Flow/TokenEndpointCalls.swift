@@ -29,7 +29,7 @@ final class TokenEndpointCalls: Sendable {
     var descriptor: ProviderDescriptor { client.descriptor }
     var token: TokenEndpoint { client.token }
     private var clientID: String { client.clientID }
-    private var clientSecret: String? { client.clientSecret }
+    var clientSecret: String? { client.clientSecret }
 
     /// Refuses to send `credential`'s tokens to an origin it was not issued for.
     /// A credential stored before AuthKit recorded its origins is sent only

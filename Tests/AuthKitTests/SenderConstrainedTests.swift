@@ -1,0 +1,347 @@
+import AuthKitTestSupport
+import Crypto
+import Foundation
+import HTTPTypes
+import JWTKit
+import Testing
+
+@testable import AuthKit
+
+/// DPoP (RFC 9449), PAR (RFC 9126), client assertions (RFC 7523) and the
+/// client credentials grant, against a real HTTP server on 127.0.0.1: the
+/// assertions are on what the server received.
+@Suite struct SenderConstrainedTests {
+    func descriptor(_ server: TestHTTPServer, dpop: Bool = false, par: Bool = false, auth: String = "basic")
+        throws -> ProviderDescriptor
+    {
+        let base = server.baseURL
+        return try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "bound", "protocol": "oauth2", "dpop": "\(dpop ? "on" : "off")",
+                 "authorization": {"url": "\(base)/authorize"\(par ? ", \"par\": \"\(base)/par\"" : "")},
+                 "token": {"url": "\(base)/token", "clientAuthentication": "\(auth)"}}
+                """.utf8))
+    }
+
+    /// The header and claims of a compact JWS, decoded (not verified).
+    func parts(_ jws: String) throws -> (header: [String: Any], claims: [String: Any]) {
+        let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
+        #expect(segments.count == 3)
+        func object(_ part: Substring) throws -> [String: Any] {
+            let bytes = try #require(Base64URL.decode(part))
+            return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        }
+        return (try object(segments[0]), try object(segments[1]))
+    }
+
+    // MARK: - Proofs
+
+    @Test func aProofNamesTheRequestAndVerifiesWithItsPublicKey() async throws {
+        let key = ProofKey()
+        let url = try #require(URL(string: "https://api.example.com/v1/items?page=2#top"))
+        let proof = try await DPoPProof.make(key: key, method: .post, url: url, nonce: "n-1", accessToken: "tok")
+        let (header, claims) = try parts(proof)
+        #expect(header["typ"] as? String == "dpop+jwt")
+        #expect(header["alg"] as? String == "ES256")
+        let jwk = try #require(header["jwk"] as? [String: String])
+        #expect(jwk["d"] == nil, "the proof carries the private key")
+        #expect(jwk == key.publicJWK)
+        #expect(claims["htm"] as? String == "POST")
+        #expect(claims["htu"] as? String == "https://api.example.com/v1/items")
+        #expect(claims["nonce"] as? String == "n-1")
+        let ath = SHA256.hash(data: Data("tok".utf8)).withUnsafeBytes { Base64URL.encode($0) }
+        #expect(claims["ath"] as? String == ath)
+        // Verified by jwt-kit with the public half only.
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: try ES256PublicKey(backing: key.privateKey.publicKey))
+        struct Claims: JWTPayload {
+            var jti: String
+            func verify(using algorithm: some JWTAlgorithm) async throws {}
+        }
+        _ = try await keys.verify(proof, as: Claims.self)
+        // Another key's signature does not verify.
+        let other = JWTKeyCollection()
+        await other.add(ecdsa: try ES256PublicKey(backing: ProofKey().privateKey.publicKey))
+        await #expect(throws: (any Error).self) { _ = try await other.verify(proof, as: Claims.self) }
+        // Every proof is fresh (RFC 9449 §11.1).
+        let again = try await DPoPProof.make(key: key, method: .post, url: url, nonce: "n-1", accessToken: "tok")
+        #expect(try parts(again).claims["jti"] as? String != claims["jti"] as? String)
+    }
+
+    @Test func theKeyIsStoredAsAJWKAndItsThumbprintIsRFC7638s() throws {
+        let key = ProofKey()
+        let data = try JSONEncoder().encode(key)
+        #expect(try JSONDecoder().decode(ProofKey.self, from: data) == key)
+        let stored = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
+        #expect(stored["kty"] == "EC" && stored["crv"] == "P-256" && stored["d"] != nil)
+        // RFC 7638 §3: the required members, sorted, no white space, hashed.
+        let canonical = try JSONSerialization.data(
+            withJSONObject: ["crv": "P-256", "kty": "EC", "x": stored["x"]!, "y": stored["y"]!],
+            options: [.sortedKeys, .withoutEscapingSlashes])
+        #expect(key.thumbprint == SHA256.hash(data: canonical).withUnsafeBytes { Base64URL.encode($0) })
+        // A credential never shows it.
+        var credential = Credential(providerID: "bound", accessToken: "a")
+        credential.proofKey = key
+        #expect(!credential.description.contains(stored["d"]!))
+        #expect(try JSONDecoder().decode(Credential.self, from: JSONEncoder().encode(credential)).proofKey == key)
+    }
+
+    // MARK: - Token endpoint
+
+    @Test func aSignInProvesTheKeyAnswersTheNonceOnceAndRefusesBearer() async throws {
+        try await withServer { server in
+            let tokenType = Recorder<String>()
+            server.route("POST", "/token") { request in
+                let proof = request.header("DPoP") ?? ""
+                let nonce = (try? parts(proof).claims["nonce"] as? String) ?? nil
+                guard nonce == "server-nonce" else {
+                    return .json(
+                        #"{"error":"use_dpop_nonce"}"#, status: 400, headers: [("DPoP-Nonce", "server-nonce")])
+                }
+                let type = tokenType.all.last ?? "DPoP"
+                return .json(#"{"access_token":"at","token_type":"\#(type)","refresh_token":"rt","expires_in":60}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true),
+                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+            let (url, pending) = try await client.startAuthorization()
+            let key = try #require(pending.proofKey)
+            #expect(url.query?.contains("dpop_jkt=\(key.thumbprint)") == true)
+            let credential = try await client.exchange(code: "c0", pending: pending)
+            #expect(credential.isDPoP && credential.proofKey == key)
+            let proofs = server.requests(to: "/token").map { $0.header("DPoP") ?? "" }
+            #expect(proofs.count == 2, "one retry with the nonce")
+            #expect(Set(try proofs.map { try parts($0).claims["jti"] as? String }).count == 2)
+            for proof in proofs {
+                #expect(try parts(proof).header["jwk"] as? [String: String] == key.publicJWK)
+                #expect(try parts(proof).claims["htu"] as? String == "\(server.baseURL)/token")
+            }
+            // The refresh proves the same key, with the nonce now known: one request.
+            _ = try await client.refresh(credential)
+            #expect(server.requests(to: "/token").count == 3)
+            // A Bearer answer to a proof is a downgrade: refused.
+            tokenType.append("Bearer")
+            let (_, again) = try await client.startAuthorization()
+            await #expect {
+                _ = try await client.exchange(code: "c1", pending: again)
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(_, .invalidField("token_type", let detail)) = error else {
+                    return false
+                }
+                return detail.contains("not DPoP")
+            }
+        }
+    }
+
+    @Test func aNonceThatChangesAtEveryAnswerIsRetriedOnceOnly() async throws {
+        try await withServer { server in
+            let counter = Recorder<Int>()
+            server.route("POST", "/token") { _ in
+                counter.append(0)
+                return .json(
+                    #"{"error":"use_dpop_nonce"}"#, status: 400, headers: [("DPoP-Nonce", "n\(counter.all.count)")])
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true),
+                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+            let (_, pending) = try await client.startAuthorization()
+            await #expect {
+                _ = try await client.exchange(code: "c0", pending: pending)
+            } throws: { error in
+                guard case AuthKitError.providerError(_, let response) = error else { return false }
+                return response.code == "use_dpop_nonce"
+            }
+            #expect(server.requests(to: "/token").count == 2)
+        }
+    }
+
+    // MARK: - PAR
+
+    @Test func pushedParametersLeaveOnlyClientIDAndRequestURIInTheURL() async throws {
+        try await withServer { server in
+            server.route("POST", "/par") { _ in
+                .json(#"{"request_uri":"urn:ietf:params:oauth:request_uri:abc","expires_in":60}"#, status: 201)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, par: true),
+                settings: ClientSettings(clientID: "c", clientSecret: "s", redirectURI: "http://127.0.0.1:1/cb"))
+            let (url, pending) = try await client.startAuthorization(scopes: ["read"])
+            let query = try formObject(try #require(url.query))
+            #expect(query == ["client_id": "c", "request_uri": "urn:ietf:params:oauth:request_uri:abc"])
+            let pushed = try #require(server.requests(to: "/par").first)
+            let form = try formObject(pushed.bodyText)
+            #expect(form["state"] == pending.state && form["scope"] == "read" && form["code_challenge"] != nil)
+            #expect(form["client_secret"] == nil && pushed.header("Authorization")?.hasPrefix("Basic ") == true)
+        }
+    }
+
+    @Test func aRequestURIThatPointsElsewhereIsRefused() async throws {
+        for (answer, refused) in [
+            ("urn:ietf:params:oauth:request_uri:x", false), ("https://evil.example/req/1", true),
+            ("http://127.0.0.1:1/req", true), ("urn:x\u{7}y", true), ("", true),
+        ] {
+            #expect(
+                (TokenEndpointCalls.requestURIProblem(answer, endpoint: "https://as.example/par") != nil) == refused,
+                "\(answer)")
+        }
+        #expect(
+            TokenEndpointCalls.requestURIProblem("https://as.example/r/1", endpoint: "https://as.example/par") == nil)
+    }
+
+    // MARK: - Client authentication with a key; client credentials
+
+    @Test func privateKeyJWTSignsAFreshAssertionForTheTokenEndpoint() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"m1","token_type":"Bearer"}"#) }
+            let directory = TemporaryDirectory.url("authkit-key")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let key = P256.Signing.PrivateKey()
+            let path = directory.appendingPathComponent("client.pem").path
+            try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: path))
+            chmod(path, 0o600)
+            let client = try OAuth2Client(
+                descriptor: descriptor(server),
+                settings: ClientSettings(clientID: "machine", privateKeyFile: path))
+            let credential = try await client.clientCredentials(scopes: ["read"])
+            #expect(credential.grantType == "client_credentials" && credential.refreshToken == nil)
+            _ = try await client.refresh(credential) // asks again
+            let forms = try server.requests(to: "/token").map { try formObject($0.bodyText) }
+            #expect(forms.count == 2)
+            var seen = Set<String>()
+            for form in forms {
+                #expect(form["grant_type"] == "client_credentials" && form["client_secret"] == nil)
+                #expect(form["client_assertion_type"] == ClientAssertion.type)
+                let (header, claims) = try parts(try #require(form["client_assertion"]))
+                #expect(header["alg"] as? String == "ES256")
+                #expect(claims["iss"] as? String == "machine" && claims["sub"] as? String == "machine")
+                #expect(claims["aud"] as? String == "\(server.baseURL)/token")
+                seen.insert(try #require(claims["jti"] as? String))
+            }
+            #expect(seen.count == 2, "a jti was reused")
+            // Others can read it: refused before anything is sent.
+            chmod(path, 0o644)
+            await #expect {
+                _ = try await client.clientCredentials()
+            } throws: { error in
+                guard case AuthKitError.invalidSetting(_, .privateKey, let problem) = error else { return false }
+                return problem.contains("chmod 600") && problem.contains(path)
+            }
+            #expect(server.requests(to: "/token").count == 2)
+        }
+    }
+
+    @Test func keyFilesThatHoldNoPrivateKeyAreRefusedByName() throws {
+        let directory = TemporaryDirectory.url("authkit-key")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func refusal(_ text: String) -> String? {
+            let path = directory.appendingPathComponent("key-\(text.count)").path
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+            do {
+                _ = try ClientKey.load(path: path, providerID: "p")
+                return nil
+            } catch AuthKitError.invalidSetting(_, .privateKey, let problem) {
+                return problem
+            } catch {
+                return "\(error)"
+            }
+        }
+        let publicPEM = P256.Signing.PrivateKey().publicKey.pemRepresentation
+        #expect(refusal(publicPEM)?.contains("public key") == true)
+        #expect(refusal(#"{"kty":"EC","crv":"P-256","x":"a","y":"b"}"#)?.contains("no \"d\"") == true)
+        #expect(refusal("not a key")?.contains("neither PEM") == true)
+        #expect(refusal(P256.Signing.PrivateKey().pemRepresentation) == nil)
+    }
+
+    @Test func aClientWithNeitherSecretNorKeyGetsNoClientCredentials() async throws {
+        try await withServer { server in
+            let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c"))
+            await #expect(throws: AuthKitError.missingSetting(providerID: "bound", .clientSecret)) {
+                _ = try await client.clientCredentials()
+            }
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    // MARK: - Token exchange and introspection
+
+    @Test func aTokenIsExchangedForAnotherAudience() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"access_token":"downstream","token_type":"Bearer","expires_in":60,"issued_token_type":"urn:ietf:params:oauth:token-type:access_token"}"#
+                )
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "svc", clientSecret: "s"))
+            let credential = try await client.exchangeToken(
+                "upstream-token", audience: ["https://api.example"], scopes: ["read"])
+            #expect(credential.accessToken == "downstream")
+            let form = try formObject(try #require(server.requests(to: "/token").first).bodyText)
+            #expect(form["grant_type"] == "urn:ietf:params:oauth:grant-type:token-exchange")
+            #expect(
+                form["subject_token"] == "upstream-token" && form["subject_token_type"] == OAuth2Client.accessTokenType)
+            #expect(form["audience"] == "https://api.example" && form["scope"] == "read")
+        }
+    }
+
+    @Test func introspectionReadsActiveAndRefusesAnAnswerWithout() async throws {
+        try await withServer { server in
+            let answers = Recorder<String>()
+            server.route("POST", "/introspect") { _ in
+                answers.append("")
+                return answers.all.count == 1
+                    ? .json(#"{"active":true,"scope":"read write","client_id":"svc","sub":"alice","exp":2000000000}"#)
+                    : .json(#"{"scope":"read"}"#)
+            }
+            let base = server.baseURL
+            let descriptor = try ProviderDescriptor(
+                json: Data(
+                    """
+                    {"id": "bound", "protocol": "oauth2", "introspection": "\(base)/introspect",
+                     "authorization": {"url": "\(base)/authorize"}, "token": {"url": "\(base)/token"}}
+                    """.utf8))
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "svc", clientSecret: "s"))
+            let answer = try await client.introspect("tok", hint: "access_token")
+            #expect(answer.isActive && answer.scopes == ["read", "write"] && answer.subject == "alice")
+            #expect(answer.expiresAt == Date(timeIntervalSince1970: 2_000_000_000))
+            let form = try formObject(try #require(server.requests(to: "/introspect").first).bodyText)
+            #expect(form == ["token": "tok", "token_type_hint": "access_token"])
+            await #expect {
+                _ = try await client.introspect("tok")
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(.introspection, .missingField("active", _)) = error else {
+                    return false
+                }
+                return true
+            }
+        }
+    }
+
+    /// docs/sender-constrained.md's fragment, as it is shown.
+    @Test func theGuidesExchangeAndIntrospectionFragmentRuns() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"orders-token","token_type":"Bearer"}"#) }
+            server.route("POST", "/introspect") { _ in .json(#"{"active":true,"scope":"orders:read"}"#) }
+            let base = server.baseURL
+            let client = try OAuth2Client(
+                descriptor: try ProviderDescriptor(
+                    json: Data(
+                        """
+                        {"id": "corp", "protocol": "oauth2", "introspection": "\(base)/introspect",
+                         "authorization": {"url": "\(base)/authorize"}, "token": {"url": "\(base)/token"}}
+                        """.utf8)), settings: ClientSettings(clientID: "svc", clientSecret: "s"))
+            let upstream = Credential(providerID: "corp", accessToken: "user-token")
+            let downstream = try await client.exchangeToken(
+                upstream.accessToken, audience: ["https://orders.internal"], scopes: ["orders:read"])
+            let state = try await client.introspect(downstream.accessToken, hint: "access_token")
+            print(state.isActive, state.scopes ?? [])
+            #expect(state.isActive && state.scopes == ["orders:read"])
+            #expect(
+                try formObject(try #require(server.requests(to: "/introspect").first).bodyText)["token"]
+                    == "orders-token")
+        }
+    }
+}
