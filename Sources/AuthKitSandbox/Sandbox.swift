@@ -48,8 +48,10 @@ public final class Sandbox: Sendable {
                     summary: "refused before routing: \(reason)")
             },
             respond: { request in
-                box.emulator?.respond(request)
-                    ?? .empty(status: 503, step: "unknown", summary: "the sandbox is still starting")
+                guard let emulator = box.emulator else {
+                    return .empty(status: 503, step: "unknown", summary: "the sandbox is still starting")
+                }
+                return await emulator.respond(request)
             })
         server.refreshDelay = .seconds(options.refreshDelay)
         let port: Int

@@ -81,6 +81,9 @@ public struct SandboxOptions: Sendable {
     /// in flight, to test what happens when the process holding a refresh
     /// lock dies mid-refresh. 0: none.
     public var refreshDelay: TimeInterval = 0
+    /// The client's key for `private_key_jwt` (RFC 7523): a PEM or JWK, public
+    /// or private (its public half is used), as text. `nil`: the client has none.
+    public var clientKey: String?
 
     public init(
         port: Int = 0, consent: Consent = .ask, defaultAccount: String = "alice",

@@ -12,13 +12,13 @@ import Testing
 /// signatures oauthlib verifies.
 @Suite(
     .serialized,
-    .enabled(if: OAuthlibServer.isEnabled, "needs Python with oauthlib: set AUTHKIT_PYTHON (bash .ci/run does)"))
+    .enabled(if: InteropPeer.isEnabled, "needs Python with oauthlib: set AUTHKIT_PYTHON (bash .ci/run does)"))
 struct CLIOAuth1Tests {
     let consumerKey = "cli-consumer-key-0001"
     let consumerSecret = "cli-consumer-secret-0001"
 
     /// A user override of twitter.json whose endpoints are the oauthlib server's.
-    func home(for server: OAuthlibServer) throws -> URL {
+    func home(for server: InteropPeer) throws -> URL {
         let home = try CLIProcess.home("authkit-cli1")
         let descriptor = """
             {"id": "twitter", "name": "X (local oauthlib)", "protocol": "oauth1",
@@ -64,7 +64,7 @@ struct CLIOAuth1Tests {
     }
 
     @Test func pinSignInThenSignedRequests() async throws {
-        let server = OAuthlibServer()
+        let server = InteropPeer()
         try await server.start(consumerKey: consumerKey, consumerSecret: consumerSecret)
         defer { server.stop() }
         let home = try home(for: server)
@@ -141,7 +141,7 @@ extension CLIOAuth1Tests {
     /// OAuth 1.0a through the loopback listener: `$BROWSER` follows oauthlib's
     /// redirect to the callback, which the listener catches.
     @Test func browserSignInWithCallback() async throws {
-        let server = OAuthlibServer()
+        let server = InteropPeer()
         try await server.start(consumerKey: consumerKey, consumerSecret: consumerSecret)
         defer { server.stop() }
         let home = try home(for: server)

@@ -19,15 +19,15 @@ import Testing
 @Suite(
     .serialized,
     .enabled(
-        if: OAuthlibServer.isEnabled,
+        if: InteropPeer.isEnabled,
         "python3 cannot import oauthlib: set AUTHKIT_PYTHON to a Python with oauthlib (pip install oauthlib), or AUTHKIT_REQUIRE_INTEROP=1 to make this a failure"
     ))
 struct InteropTests {
     private func withServers(
         signatureMethod: String? = nil,
-        _ body: (OAuth1Client, OAuthlibServer, TestHTTPServer) async throws -> Void
+        _ body: (OAuth1Client, InteropPeer, TestHTTPServer) async throws -> Void
     ) async throws {
-        let provider = OAuthlibServer()
+        let provider = InteropPeer()
         try await provider.start(consumerKey: Fixture.consumerKey, consumerSecret: Fixture.consumerSecret)
         let listener = TestHTTPServer()
         do {

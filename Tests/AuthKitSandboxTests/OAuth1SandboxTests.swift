@@ -92,7 +92,7 @@ import Testing
 
     /// The sandbox's signature check against an independent signer: a
     /// request oauthlib signs, the sandbox accepts (and one it tampers with, it refuses).
-    @Test(.enabled(if: OAuthlibServer.isEnabled)) func acceptsWhatOauthlibSigns() async throws {
+    @Test(.enabled(if: InteropPeer.isEnabled)) func acceptsWhatOauthlibSigns() async throws {
         try await Sandbox.with(emulating: try bundled("twitter")) { sandbox in
             let url = sandbox.baseURL.absoluteString + "/api.x.com/oauth/request_token?x_auth_access_type=read"
             let script = """
@@ -103,7 +103,7 @@ import Testing
                 """
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [OAuthlibServer.python, "-c", script, url]
+            process.arguments = [InteropPeer.python, "-c", script, url]
             let output = Pipe()
             process.standardOutput = output
             try process.run()

@@ -67,6 +67,7 @@ CELLS = {
     "authlib-machine.private-key-jwt-jwk": [("Authlib", "private_key_jwt, JWK file with kid (flag and environment)")],
     "authlib-machine.client-secret-jwt": [("Authlib", "client_secret_jwt (HS256)")],
     "authlib-machine.key-readable-by-others-refused": [("Authlib", "private key readable by others: refused before any request")],
+    "authlib-machine.token-exchange": [("Authlib", "token exchange (RFC 8693, `token exchange`), stored under a new label and used")],
     "authlib-machine.wrong-key-refused": [("Authlib", "private_key_jwt with another client's key: refused, nothing stored")],
     "idpyoidc.par-dpop-discovered": [("idpyoidc", "PAR + DPoP required: discovered, signed in (nonce answered), `request`, `token refresh`, `token header`")],
     "idpyoidc.nonce-every-answer-bounded": [("idpyoidc", "DPoP nonce that changes at every answer: one retry, then refused")],

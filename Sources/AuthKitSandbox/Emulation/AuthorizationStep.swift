@@ -20,8 +20,14 @@ extension Emulator {
         guard let endpoint = descriptor.authorization else {
             return errorPage("This provider signs in only with the device grant.", step: "authorize")
         }
-        guard let query = request.query else {
+        guard let sent = request.query else {
             return errorPage("The authorization request's query is not form-encoded.", step: "authorize")
+        }
+        // RFC 9126 §4: a request_uri stands for the parameters pushed before.
+        let query: [(String, String)]
+        switch authorizationParameters(sent) {
+        case .pairs(let pairs): query = pairs
+        case .refused(let problem): return errorPage(problem, step: "authorize")
         }
         let parameters = Parameters(query)
         if let repeated = parameters.repeated {
@@ -94,7 +100,7 @@ extension Emulator {
         let consent = GrantLedger.PendingConsent(
             redirectURI: redirectURI, sentRedirectURI: parameters.has("redirect_uri"), scopes: scopes, state: state,
             challenge: challenge, challengeMethod: method, expiresAt: now.addingTimeInterval(600),
-            nonce: parameters.values["nonce"], issuer: responseIssuer)
+            nonce: parameters.values["nonce"], issuer: responseIssuer, dpopJKT: parameters["dpop_jkt"])
         switch options.consent {
         case .approve:
             return decide(consent, approve: true, account: options.defaultAccount)
@@ -199,7 +205,7 @@ extension Emulator {
         ledger.codes[code] = GrantLedger.Code(
             grant: grant, redirectURI: pending.redirectURI, sentRedirectURI: pending.sentRedirectURI,
             challenge: pending.challenge, challengeMethod: pending.challengeMethod,
-            expiresAt: now.addingTimeInterval(options.codeLifetime), nonce: pending.nonce)
+            expiresAt: now.addingTimeInterval(options.codeLifetime), nonce: pending.nonce, dpopJKT: pending.dpopJKT)
         var pairs = [("code", code)]
         // Where the provider names the granted scopes in the redirect (Strava).
         if let name = descriptor.authorization?.grantedScopesParameter {

@@ -49,7 +49,7 @@ extension Emulator {
     /// One poll. With ``SandboxOptions/Consent/approve`` (or `deny`) the
     /// first poll is still answered `authorization_pending`, so a client's
     /// waiting is exercised, and the decision lands before the second.
-    func pollDevice(_ parameters: Parameters) throws -> SandboxResponse {
+    func pollDevice(_ parameters: Parameters, jkt: String? = nil) throws -> SandboxResponse {
         guard let code = parameters["device_code"] else { throw Refusal.invalidRequest("device_code is missing") }
         guard var record = ledger.deviceCodes[code] else { throw Refusal.invalidGrant("the device code is unknown") }
         defer { ledger.deviceCodes[code] = record }
@@ -80,7 +80,7 @@ extension Emulator {
             let grant = ledger.newGrant(account: account, scopes: record.scopes)
             return issue(
                 grant: grant, scopes: record.scopes, step: "token",
-                summary: "device code exchanged for account \(account)")
+                summary: "device code exchanged for account \(account)", jkt: jkt)
         }
     }
 

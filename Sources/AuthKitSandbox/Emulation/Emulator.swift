@@ -43,6 +43,7 @@ package final class Emulator: @unchecked Sendable {
         case revocation(RequestTemplate)
         case requestToken, oauth1Authorize, accessToken, invalidateToken
         case keySet, userInfo, endSession, whoAmI
+        case pushedAuthorization, introspection
     }
 
     struct Route: Sendable {
@@ -77,6 +78,8 @@ package final class Emulator: @unchecked Sendable {
         add(.device, descriptor.device?.url)
         add(.token, descriptor.token?.url)
         add(.authorize, descriptor.authorization?.url)
+        add(.pushedAuthorization, descriptor.authorization?.pushedRequestURL)
+        add(.introspection, descriptor.introspectionURL)
         add(.requestToken, descriptor.oauth1?.requestTokenURL)
         add(.oauth1Authorize, descriptor.oauth1?.authorizeURL)
         add(.oauth1Authorize, descriptor.oauth1?.authenticateURL)
@@ -91,7 +94,14 @@ package final class Emulator: @unchecked Sendable {
 
     var events: [SandboxEvent] { lock.withLock { eventLog } }
 
-    package func respond(_ request: SandboxRequest) -> SandboxResponse {
+    /// Answers `request`. A DPoP proof's or a client assertion's signature
+    /// is checked first, by jwt-kit, outside the lock (``verifySignatures(of:)``);
+    /// the rest of the request is handled under it.
+    package func respond(_ request: SandboxRequest) async -> SandboxResponse {
+        respondNow(await verifySignatures(of: request))
+    }
+
+    private func respondNow(_ request: SandboxRequest) -> SandboxResponse {
         let (response, event) = lock.withLock { () -> (SandboxResponse, SandboxEvent) in
             let response = route(request)
             ledger.prune(now: now)
@@ -190,6 +200,10 @@ package final class Emulator: @unchecked Sendable {
             return ["GET", "POST"].contains(request.method) ? endSession(request) : nil
         case .whoAmI:
             return request.method == "GET" ? whoAmI(request) : nil
+        case .pushedAuthorization:
+            return request.method == "POST" ? pushAuthorization(request) : nil
+        case .introspection:
+            return request.method == "POST" ? introspect(request) : nil
         }
     }
 
@@ -224,6 +238,11 @@ package final class Emulator: @unchecked Sendable {
         throws -> String?
     {
         guard let expected else { return nil }
+        // RFC 7523 §2.2: a client with a key (or one the descriptor has use
+        // client_secret_jwt) authenticates with an assertion instead.
+        if parameters.has("client_assertion") || parameters.has("client_assertion_type") {
+            return try authenticateByAssertion(request, parameters)
+        }
         let basic = request.header("authorization").flatMap(Self.basicCredentials)
         let bodySecret = parameters["client_secret"]
         if basic != nil, bodySecret != nil {
@@ -281,8 +300,7 @@ package final class Emulator: @unchecked Sendable {
             return id
         case .clientSecretJWT, .privateKeyJWT:
             throw Refusal.invalidClient(
-                "the sandbox checks client_secret_basic, client_secret_post and public clients; \(expected.rawValue) is not emulated"
-            )
+                "expected a client assertion (clientAuthentication \(expected.rawValue), RFC 7523 §2.2)")
         }
     }
 
@@ -332,6 +350,7 @@ package final class Emulator: @unchecked Sendable {
         if refusal.status == 401, refusal.code == "invalid_client" {
             headers.append(("WWW-Authenticate", "Basic realm=\"sandbox\""))
         }
+        headers += refusal.headers
         return .json(
             ProviderShape(mapping: mapping).error(refusal), status: refusal.status, step: step,
             summary: "\(refusal.code): \(refusal.description)", headers: headers)

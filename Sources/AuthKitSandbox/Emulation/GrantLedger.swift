@@ -32,6 +32,8 @@ struct GrantLedger: Sendable {
         var nonce: String?
         /// The `iss` the response names (RFC 9207), when it names one.
         var issuer: String?
+        /// `dpop_jkt` (RFC 9449 §10): the key the code is bound to.
+        var dpopJKT: String? = nil
         /// OAuth 1.0a: the request token being authorized.
         var requestToken: String?
         /// The value the consent page carries and its answer must send back:
@@ -50,17 +52,29 @@ struct GrantLedger: Sendable {
         var expiresAt: Date
         var nonce: String?
         var used = false
+        /// The key the code is bound to (`dpop_jkt`, RFC 9449 §10).
+        var dpopJKT: String? = nil
     }
 
     struct AccessToken: Sendable {
         var grant: Int
         var expiresAt: Date?
+        /// The thumbprint of the DPoP key it is bound to (RFC 9449 §6), if any.
+        var jkt: String? = nil
     }
 
     struct RefreshToken: Sendable {
         var grant: Int
         /// Replaced by a newer one (rotation); using it again is reuse.
         var rotated = false
+        /// The DPoP key it is bound to (RFC 9449 §5): a refresh proves the same key.
+        var jkt: String? = nil
+    }
+
+    /// A pushed authorization request (RFC 9126 §2), by its `request_uri`.
+    struct PushedRequest: Sendable {
+        var parameters: [(String, String)]
+        var expiresAt: Date
     }
 
     struct DeviceCode: Sendable {
@@ -104,6 +118,13 @@ struct GrantLedger: Sendable {
     /// The ID tokens issued, by grant: an end-session request's
     /// `id_token_hint` must be one of them.
     var idTokens: [String: Int] = [:]
+    var pushedRequests: [String: PushedRequest] = [:]
+    /// `jti`s of DPoP proofs and client assertions seen (RFC 9449 §11.1, RFC 7523 §3): each is good once.
+    var seenJTIs: Set<String> = []
+    /// The nonces the token endpoint and the resource server ask proofs to
+    /// carry (RFC 9449 §8, §9), one each for the sandbox's life.
+    let tokenNonce = SecureRandom.token()
+    let resourceNonce = SecureRandom.token()
     private var counter = 0
     let deterministic: Bool
 

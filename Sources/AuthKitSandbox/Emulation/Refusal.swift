@@ -5,6 +5,8 @@ struct Refusal: Error, Sendable {
     var code: String
     var description: String
     var status: Int
+    /// Headers the answer carries (a `DPoP-Nonce`).
+    var headers: [(String, String)] = []
 
     init(_ code: String, _ description: String, status: Int? = nil) {
         self.code = code

@@ -27,15 +27,42 @@ extension Emulator {
         } else {
             // RFC 6750 §2.1: the Bearer header (§2.2's form body and §2.3's
             // query are not accepted: the query leaks into logs).
-            guard let header = request.header("authorization"), header.lowercased().hasPrefix("bearer ") else {
-                return bearerChallenge(nil, "no Bearer token (RFC 6750 §2.1)")
+            // RFC 9449 §7.1: a DPoP-bound token comes as `DPoP <token>` with a proof for it.
+            if let header = request.header("authorization"), header.lowercased().hasPrefix("dpop ") {
+                let token = String(header.dropFirst(5)).trimmingSpaces()
+                guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now),
+                    let bound = ledger.accessTokens[token]?.jkt
+                else {
+                    return dpopChallenge("invalid_token", "the access token is unknown, expired, revoked or not bound")
+                }
+                do {
+                    let jkt = try checkProof(request, nonce: ledger.resourceNonce, accessToken: token, status: 401)
+                    guard jkt == bound else {
+                        return dpopChallenge(
+                            "invalid_dpop_proof", "the proof's key is not the one the token is bound to")
+                    }
+                } catch let refusal as Refusal {
+                    return dpopChallenge(refusal.code, refusal.description)
+                } catch {
+                    return dpopChallenge("invalid_dpop_proof", "\(error)")
+                }
+                account = grant.account
+                scopes = grant.scopes
+            } else {
+                guard let header = request.header("authorization"), header.lowercased().hasPrefix("bearer ") else {
+                    return bearerChallenge(nil, "no Bearer token (RFC 6750 §2.1)")
+                }
+                let token = String(header.dropFirst(7)).trimmingSpaces()
+                guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now) else {
+                    return bearerChallenge("invalid_token", "the access token is unknown, expired or revoked")
+                }
+                // RFC 9449 §7.2: a bound token sent as a Bearer token is refused.
+                if ledger.accessTokens[token]?.jkt != nil {
+                    return dpopChallenge("invalid_token", "the token is DPoP-bound: send it as DPoP with a proof")
+                }
+                account = grant.account
+                scopes = grant.scopes
             }
-            let token = String(header.dropFirst(7)).trimmingSpaces()
-            guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now) else {
-                return bearerChallenge("invalid_token", "the access token is unknown, expired or revoked")
-            }
-            account = grant.account
-            scopes = grant.scopes
         }
         if request.path == "/whoami" {
             return .json(
@@ -100,6 +127,16 @@ extension Emulator {
         put(path.components[...], into: &root)
     }
 
+    /// RFC 9449 §7.1: a refusal of a DPoP request, with the resource's nonce.
+    private func dpopChallenge(_ code: String, _ text: String) -> SandboxResponse {
+        .json(
+            .object(["error": .string(code), "error_description": .string(text)]), status: 401, step: "resource",
+            summary: "\(code): \(text)",
+            headers: [
+                ("WWW-Authenticate", "DPoP algs=\"ES256\", error=\"\(code)\""), ("DPoP-Nonce", ledger.resourceNonce),
+            ])
+    }
+
     private func bearerChallenge(_ code: String?, _ text: String) -> SandboxResponse {
         let challenge = "Bearer realm=\"sandbox\"" + (code.map { ", error=\"\($0)\"" } ?? "")
         return .json(
@@ -123,7 +160,8 @@ extension Emulator {
             "token_endpoint": .string(address.rewrite(descriptor.token!.url)),
             "grant_types_supported": .array(
                 ((descriptor.authorization == nil ? [] : ["authorization_code"]) + ["refresh_token"]
-                    + (descriptor.device == nil ? [] : [Self.deviceGrantType])).map(JSONValue.string)),
+                    + (descriptor.device == nil ? [] : [Self.deviceGrantType])
+                    + ["client_credentials", Self.tokenExchangeGrantType]).map(JSONValue.string)),
             "authorization_response_iss_parameter_supported": .bool(descriptor.issuer != nil),
         ]
         // A device-only provider has no authorization endpoint, and so no
@@ -132,10 +170,22 @@ extension Emulator {
             members["authorization_endpoint"] = .string(address.rewrite(authorization.url))
             members["response_types_supported"] = .array([.string("code")])
         }
-        let methods: [String: String] = ["basic": "client_secret_basic", "post": "client_secret_post", "none": "none"]
-        members["token_endpoint_auth_methods_supported"] = .array([
-            .string(methods[descriptor.token!.clientAuthentication.rawValue]!)
-        ])
+        let methods: [String: String] = [
+            "basic": "client_secret_basic", "post": "client_secret_post", "none": "none",
+            "client_secret_jwt": "client_secret_jwt", "private_key_jwt": "private_key_jwt",
+        ]
+        members["token_endpoint_auth_methods_supported"] = .array(
+            Set(
+                [methods[descriptor.token!.clientAuthentication.rawValue]!]
+                    + (options.clientKey == nil ? [] : ["private_key_jwt"])
+            )
+            .sorted().map(JSONValue.string))
+        if let par = descriptor.authorization?.pushedRequestURL {
+            members["pushed_authorization_request_endpoint"] = .string(address.rewrite(par))
+            members["require_pushed_authorization_requests"] = .bool(true)
+        }
+        if descriptor.dpop == .on { members["dpop_signing_alg_values_supported"] = .array([.string("ES256")]) }
+        if let url = descriptor.introspectionURL { members["introspection_endpoint"] = .string(address.rewrite(url)) }
         if descriptor.pkce.isEnabled { members["code_challenge_methods_supported"] = .array([.string("S256")]) }
         if !descriptor.scopes.known.isEmpty {
             members["scopes_supported"] = .array(descriptor.scopes.known.map(JSONValue.string))

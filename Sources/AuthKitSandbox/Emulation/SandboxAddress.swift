@@ -56,6 +56,8 @@ package struct SandboxAddress: Sendable {
         pointed.name = descriptor.name + " (sandbox)"
         pointed.source = descriptor.source + " (sandbox at \(base))"
         pointed.authorization?.url = rewrite(descriptor.authorization?.url ?? "")
+        pointed.authorization?.pushedRequestURL = descriptor.authorization?.pushedRequestURL.map(rewrite)
+        pointed.introspectionURL = descriptor.introspectionURL.map(rewrite)
         pointed.token?.url = rewrite(descriptor.token?.url ?? "")
         pointed.followUp?.url = rewrite(descriptor.followUp?.url ?? "")
         pointed.refresh?.url = rewrite(descriptor.refresh?.url ?? "")

@@ -22,16 +22,22 @@ extension Emulator {
                 parameters["grant_type"]
                 ?? (endpoint.sendGrantType ? nil : (parameters.has("code") ? "authorization_code" : nil))
             guard let grantType else { throw Refusal.invalidRequest("grant_type is missing") }
+            // RFC 9449 §5: every token request proves the key, with the nonce.
+            let jkt = descriptor.dpop == .on ? try checkProof(request, nonce: ledger.tokenNonce) : nil
             switch grantType {
             case "authorization_code":
                 _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
-                return try exchangeCode(parameters, captures: captures)
+                return try exchangeCode(parameters, captures: captures, jkt: jkt)
             case "refresh_token":
                 _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
-                return try refresh(parameters, captures: captures)
+                return try refresh(parameters, captures: captures, jkt: jkt)
             case Self.deviceGrantType where descriptor.device != nil:
                 _ = try authenticateClient(request, parameters, as: descriptor.device!.clientAuthentication)
-                return try pollDevice(parameters)
+                return try pollDevice(parameters, jkt: jkt)
+            case "client_credentials":
+                return try clientCredentials(request, parameters, jkt: jkt)
+            case Self.tokenExchangeGrantType:
+                return try exchangeToken(request, parameters, jkt: jkt)
             default:
                 throw Refusal("unsupported_grant_type", "grant_type '\(grantType)' is not supported here")
             }
@@ -44,7 +50,9 @@ extension Emulator {
         }
     }
 
-    private func exchangeCode(_ parameters: Parameters, captures: [String: String]) throws -> SandboxResponse {
+    private func exchangeCode(_ parameters: Parameters, captures: [String: String], jkt: String?) throws
+        -> SandboxResponse
+    {
         guard let code = parameters["code"] else { throw Refusal.invalidRequest("code is missing") }
         guard var record = ledger.codes[code] else { throw Refusal.invalidGrant("the code is unknown") }
         if record.used {
@@ -79,13 +87,19 @@ extension Emulator {
         guard let grant = ledger.grants[record.grant], !grant.revoked else {
             throw Refusal.invalidGrant("the grant was revoked")
         }
+        if let bound = record.dpopJKT, bound != jkt {
+            throw Refusal("invalid_dpop_proof", "the code is bound to another key (dpop_jkt, RFC 9449 §10)")
+        }
         return issue(
             grant: record.grant, scopes: grant.scopes, step: "token",
-            summary: "code exchanged for account \(grant.account)", nonce: record.nonce, captures: captures)
+            summary: "code exchanged for account \(grant.account)", nonce: record.nonce, captures: captures, jkt: jkt)
     }
 
-    private func refresh(_ parameters: Parameters, captures: [String: String]) throws -> SandboxResponse {
+    private func refresh(_ parameters: Parameters, captures: [String: String], jkt: String?) throws -> SandboxResponse {
         guard let token = parameters["refresh_token"] else { throw Refusal.invalidRequest("refresh_token is missing") }
+        if let bound = ledger.refreshTokens[token]?.jkt, bound != jkt {
+            throw Refusal.invalidGrant("the refresh token is bound to another DPoP key (RFC 9449 §5)")
+        }
         let (grantID, grant) = try useRefreshToken(token)
         var scopes = grant.scopes
         if let asked = parameters["scope"] {
@@ -97,7 +111,7 @@ extension Emulator {
         }
         return issue(
             grant: grantID, scopes: scopes, step: "refresh", summary: "refreshed for account \(grant.account)",
-            captures: captures)
+            captures: captures, jkt: jkt)
     }
 
     /// Marks `token` used. A rotated token used again means two parties hold
@@ -122,17 +136,18 @@ extension Emulator {
     func issue(
         grant: Int, scopes: [String], step: String, summary: String,
         mapping: TokenResponseMapping? = nil, status: Int? = nil, lifetime: TimeInterval? = nil, refresh: Bool = true,
-        nonce: String? = nil, captures: [String: String] = [:]
+        nonce: String? = nil, captures: [String: String] = [:], jkt: String? = nil,
+        extra: [String: JSONValue] = [:]
     ) -> SandboxResponse {
         let endpoint = descriptor.token!
         let access = ledger.mint("access")
         let lifetime = lifetime ?? options.accessTokenLifetime
         ledger.accessTokens[access] = GrantLedger.AccessToken(
-            grant: grant, expiresAt: lifetime.map { now.addingTimeInterval($0) })
+            grant: grant, expiresAt: lifetime.map { now.addingTimeInterval($0) }, jkt: jkt)
         var refreshToken: String?
         if refresh, options.issuesRefreshTokens {
             refreshToken = ledger.mint("refresh")
-            ledger.refreshTokens[refreshToken!] = GrantLedger.RefreshToken(grant: grant)
+            ledger.refreshTokens[refreshToken!] = GrantLedger.RefreshToken(grant: grant, jkt: jkt)
         }
         // A descriptor that assumes a lifetime (`refreshPolicy.assumedLifetimeSeconds`)
         // describes a provider that does not tell it (Salesforce): the token
@@ -149,6 +164,12 @@ extension Emulator {
             case .object(var members) = body
         {
             members["id_token"] = .string(idToken)
+            body = .object(members)
+        }
+        if case .object(var members) = body, jkt != nil || !extra.isEmpty {
+            // RFC 9449 §5: a bound token says so.
+            if jkt != nil { members["token_type"] = .string("DPoP") }
+            for (name, value) in extra { members[name] = value }
             body = .object(members)
         }
         return .json(body, status: status ?? endpoint.successStatus.first ?? 200, step: step, summary: summary)

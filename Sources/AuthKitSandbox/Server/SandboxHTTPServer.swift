@@ -44,7 +44,7 @@ final class SandboxHTTPServer: @unchecked Sendable {
     private var channel: Channel?
     private let lock = ThreadLock()
     private var stopped = false
-    let respond: @Sendable (SandboxRequest) -> SandboxResponse
+    let respond: @Sendable (SandboxRequest) async -> SandboxResponse
     /// Told of each request answered here rather than by `respond`: its
     /// line (method and path, never the query; `nil` when it could not be
     /// read), the status sent and why.
@@ -57,7 +57,7 @@ final class SandboxHTTPServer: @unchecked Sendable {
     init(
         requestTimeout: Duration = SandboxHTTPServer.standardRequestTimeout,
         refused: @escaping @Sendable (_ line: String?, _ status: Int, _ reason: String) -> Void = { _, _, _ in },
-        respond: @escaping @Sendable (SandboxRequest) -> SandboxResponse
+        respond: @escaping @Sendable (SandboxRequest) async -> SandboxResponse
     ) {
         self.requestTimeout = requestTimeout
         self.refused = refused
@@ -180,13 +180,11 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
                             "the client went away during --refresh-delay; the refresh was dropped unhandled")
                         return
                     }
-                    let answer = self.send(server.respond(request), to: head, context: context)
-                    self.close(after: answer, context: context)
+                    self.answer(request, to: head, context: context)
                 }
                 return
             }
-            let answer = send(server.respond(request), to: head, context: context)
-            close(after: answer, context: context)
+            answer(request, to: head, context: context)
         }
     }
 
@@ -204,6 +202,20 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
         // reads the 413 and goes on finds it in the log.
         server.refused("\(head.method.rawValue) \(head.uri.prefix { $0 != "?" })", 413, reason)
         answer = send(.empty(status: 413, step: "unknown", summary: reason), to: head, context: context)
+    }
+
+    /// Has the emulation answer `request` (which may check signatures
+    /// asynchronously first), then writes the answer on the event loop and
+    /// closes: the connection serves one request.
+    private func answer(_ request: SandboxRequest, to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let server = self.server
+        let loop = context.eventLoop
+        let bound = NIOLoopBound(context, eventLoop: loop)
+        loop.makeFutureWithTask { await server.respond(request) }.whenSuccess { response in
+            let context = bound.value
+            let answer = self.send(response, to: head, context: context)
+            self.close(after: answer, context: context)
+        }
     }
 
     private func send(_ response: SandboxResponse, to head: HTTPRequestHead, context: ChannelHandlerContext)

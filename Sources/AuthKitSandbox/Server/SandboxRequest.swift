@@ -19,6 +19,10 @@ package struct SandboxRequest: Sendable {
     var body: Data
     /// `http://127.0.0.1:PORT`, from the address the server is bound to.
     var origin: String
+    /// The `DPoP` header's proof, its signature checked (RFC 9449 §4.3).
+    var proof: SignatureCheck<VerifiedProof>?
+    /// The body's `client_assertion`, its signature checked (RFC 7523 §3).
+    var assertion: SignatureCheck<VerifiedAssertion>?
 
     package init(method: String, target: String, headers: [(name: String, value: String)], body: Data, origin: String) {
         self.method = method

@@ -43,6 +43,12 @@ struct SandboxServe: WorkspaceCommand {
     @Flag(help: "Register a public client (no secret): PKCE becomes mandatory.") var publicClient = false
 
     @Option(
+        help: ArgumentHelp(
+            "The client's key for private_key_jwt (RFC 7523): a PEM or JWK file, public or private (its public half is used). Sign in with --private-key and the private half.",
+            valueName: "file"))
+    var clientKey: String?
+
+    @Option(
         name: .customLong("redirect-uri"),
         help: ArgumentHelp(
             "Register this redirect URI too (repeatable): a web app's callback, say. The descriptor's own stays registered.",
@@ -74,6 +80,14 @@ struct SandboxServe: WorkspaceCommand {
         var options = SandboxOptions(
             port: port, consent: SandboxOptions.Consent(rawValue: consent)!, deterministic: emulation.deterministic)
         if publicClient { options.clientSecret = nil }
+        if let clientKey {
+            do {
+                let data = try FileSystem.contents(of: clientKey, accepting: .fileOrPipe, limit: 64 << 10)
+                options.clientKey = String(decoding: data, as: UTF8.self)
+            } catch {
+                throw CLIError("--client-key: \(clientKey) \(error.description)", status: .usage)
+            }
+        }
         emulation.apply(to: &options)
         for uri in redirectURIs {
             guard let url = URL(string: uri), ["http", "https"].contains(url.scheme), url.host != nil,

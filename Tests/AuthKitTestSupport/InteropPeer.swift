@@ -4,13 +4,15 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// `Tests/Interop/servers/oauth1_server.py` (oauthlib's OAuth 1.0a endpoints) as a child
-/// process, for interoperability tests.
+/// An independent server of `Tests/Interop/servers` as a child process, for
+/// interoperability tests in Swift: oauthlib's OAuth 1.0a endpoints
+/// (``start(consumerKey:consumerSecret:)``), or any other peer there
+/// (``start(script:arguments:)``).
 ///
 /// The Python is `$AUTHKIT_PYTHON`, else `python3`. The server prints its port
 /// as its first line; ``stop()`` terminates it, and closing its stdin stops it
 /// too, so it does not outlive a crashed test run.
-public final class OAuthlibServer: @unchecked Sendable {
+public final class InteropPeer: @unchecked Sendable {
     public static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../Interop/servers/oauth1_server.py").standardized
 
@@ -56,18 +58,24 @@ public final class OAuthlibServer: @unchecked Sendable {
     public init() {}
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    /// Starts the server and waits (up to 20 s) for its port.
+    /// Starts oauthlib's OAuth 1.0a server and waits (up to 20 s) for its port.
     public func start(consumerKey: String, consumerSecret: String) async throws {
+        try await start(
+            script: Self.script.lastPathComponent,
+            arguments: ["--consumer-key", consumerKey, "--consumer-secret", consumerSecret])
+    }
+
+    /// Starts `Tests/Interop/servers/<script>` with `arguments` and waits for its port.
+    public func start(script name: String, arguments: [String]) async throws {
+        let script = Self.script.deletingLastPathComponent().appendingPathComponent(name)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            Self.python, Self.script.path, "--consumer-key", consumerKey, "--consumer-secret", consumerSecret,
-        ]
+        process.arguments = [Self.python, script.path] + arguments
         process.standardInput = input
         process.standardOutput = output
         do {
             try process.run()
         } catch {
-            throw StartError(description: "could not run \(Self.python) \(Self.script.path): \(error)")
+            throw StartError(description: "could not run \(Self.python) \(script.path): \(error)")
         }
         let handle = output.fileHandleForReading
         let line: String? = await withCheckedContinuation { continuation in
@@ -86,7 +94,7 @@ public final class OAuthlibServer: @unchecked Sendable {
             stop()
             throw StartError(
                 description:
-                    "\(Self.python) \(Self.script.lastPathComponent) did not print a port (is oauthlib installed? pip install oauthlib); it printed \(String(describing: line))"
+                    "\(Self.python) \(name) did not print a port (are Tests/requirements.txt's packages installed?); it printed \(String(describing: line))"
             )
         }
         self.port = port

@@ -1,0 +1,66 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+struct TokenExchange: WorkspaceCommand {
+    static let sendsRequests = true
+    static let configuration = CommandConfiguration(
+        commandName: "exchange",
+        abstract: "Trade a stored access token for another (RFC 8693), and store it under a new label.",
+        usage: "authkit token exchange [<options>] --provider <id> --as <label>",
+        discussion: """
+            The stored credential's access token (refreshed first when it is due)
+            is sent to the provider's token endpoint as the subject token, the
+            client authenticating as usual; the token it answers, for the
+            --audience or --resource asked, or with fewer scopes, is stored under
+            --as and used like any other (authkit request --label LABEL).
+
+            Examples:
+              authkit token exchange --provider corp --audience https://orders.internal --as orders
+              authkit request --provider corp --label orders https://orders.internal/v1/list
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var account: AccountOptions
+    @OptionGroup var client: ClientOptions
+    @Option(name: .customLong("as"), help: ArgumentHelp("The label to store the new token under.", valueName: "label"))
+    var newLabel: String
+    @Option(help: ArgumentHelp("A service the new token is for (repeatable).", valueName: "uri")) var audience:
+        [String] = []
+    @Option(help: ArgumentHelp("A resource the new token is for (repeatable).", valueName: "uri")) var resource:
+        [String] = []
+    @Option(help: ArgumentHelp("A scope of the new token (repeatable).", valueName: "scope")) var scope: [String] = []
+    @Flag(help: "Print the new credential as JSON on standard output (secrets included).") var json = false
+
+    func validate() throws {
+        if newLabel.allSatisfy(\.isWhitespace) {
+            throw ValidationError("--as takes a label such as orders; got an empty one.")
+        }
+        if newLabel == account.label {
+            throw ValidationError("--as names the credential being traded; give the new token a label of its own.")
+        }
+    }
+
+    func run(in workspace: Workspace) async throws {
+        let source = try await workspace.source(account.key, explicit: client.settings())
+        guard let oauth2 = source.authenticator as? OAuth2Client else {
+            throw CLIError(
+                "\(account.provider) speaks OAuth 1.0a, which has no token exchange (RFC 8693).", status: .usage)
+        }
+        let subject = try await source.current()
+        let exchanged = try await oauth2.exchangeToken(
+            subject.accessToken, audience: audience, resources: resource, scopes: scope, label: newLabel)
+        try await workspace.store.save(exchanged)
+        if json {
+            try Console.json(CredentialSummary.printable(exchanged))
+        } else {
+            Console.out("Stored the exchanged token as \(exchanged.key).")
+            CredentialSummary.lines(exchanged).forEach(Console.out)
+        }
+    }
+}

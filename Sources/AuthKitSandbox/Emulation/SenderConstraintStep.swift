@@ -1,0 +1,348 @@
+import AuthKit
+import Crypto
+import JWTKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A JWS whose signature the sandbox checked before routing: the value it
+/// carries, or why it was refused.
+enum SignatureCheck<Value: Sendable>: Sendable {
+    case verified(Value)
+    case refused(String)
+}
+
+/// An authorization request's parameters (the pushed ones its `request_uri`
+/// names, or its query), or why there are none to use.
+enum PushedParameters {
+    case pairs([(String, String)])
+    case refused(String)
+}
+
+/// A DPoP proof's claims (RFC 9449 §4.2) and its key's thumbprint.
+struct VerifiedProof: Sendable {
+    var jti: String
+    var htm: String
+    var htu: String
+    var iat: Int
+    var nonce: String?
+    var ath: String?
+    var jkt: String
+}
+
+/// A client assertion's claims (RFC 7523 §3).
+struct VerifiedAssertion: Sendable {
+    var iss: String
+    var sub: String
+    var aud: [String]
+    var jti: String
+    var exp: Int
+}
+
+/// DPoP (RFC 9449), pushed authorization requests (RFC 9126), client
+/// assertions (RFC 7523), and the grants for machines: client credentials
+/// (RFC 6749 §4.4) and token exchange (RFC 8693), as a strict server has them.
+extension Emulator {
+    static let tokenExchangeGrantType = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+    // MARK: - Signatures, checked by jwt-kit before the lock
+
+    /// `request` with its DPoP proof's and client assertion's signatures
+    /// checked. jwt-kit verifies asynchronously, so this runs before the
+    /// emulation takes its lock; the claims are checked under it, by the
+    /// step that uses them.
+    func verifySignatures(of request: SandboxRequest) async -> SandboxRequest {
+        var request = request
+        if let proof = request.header("dpop") { request.proof = await Self.verifyProof(proof) }
+        if request.method == "POST", case .success(let pairs) = request.bodyParameters(.form),
+            let assertion = pairs.first(where: { $0.0 == "client_assertion" })?.1
+        {
+            request.assertion = await verifyAssertion(assertion)
+        }
+        return request
+    }
+
+    /// The JOSE header of a compact JWS, read (not trusted) to pick the key.
+    private static func header(of compact: String) -> [String: JSONValue]? {
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let bytes = Base64URL.decode(parts[0]),
+            case .object(let header)? = try? JSONParser.parse(bytes)
+        else { return nil }
+        return header
+    }
+
+    static func verifyProof(_ compact: String) async -> SignatureCheck<VerifiedProof> {
+        guard let header = header(of: compact) else { return .refused("the proof is not a compact JWS") }
+        guard header["typ"] == .string("dpop+jwt") else { return .refused("typ is not dpop+jwt (RFC 9449 §4.2)") }
+        guard header["alg"] == .string("ES256") else { return .refused("the sandbox takes ES256 proofs only") }
+        guard case .object(let jwk)? = header["jwk"], jwk["kty"] == .string("EC"), jwk["crv"] == .string("P-256"),
+            case .string(let x)? = jwk["x"], case .string(let y)? = jwk["y"]
+        else { return .refused("jwk is not a P-256 public key") }
+        guard jwk["d"] == nil else { return .refused("jwk holds a private key (RFC 9449 §4.3)") }
+        struct Claims: JWTPayload {
+            var jti: String
+            var htm: String
+            var htu: String
+            var iat: Int
+            var nonce: String?
+            var ath: String?
+            func verify(using algorithm: some JWTAlgorithm) async throws {}
+        }
+        do {
+            let keys = JWTKeyCollection()
+            await keys.add(ecdsa: try ES256PublicKey(parameters: (x, y)))
+            let claims = try await keys.verify(compact, as: Claims.self)
+            let canonical = #"{"crv":"P-256","kty":"EC","x":""# + x + #"","y":""# + y + #""}"#
+            let jkt = SHA256.hash(data: Array(canonical.utf8)).withUnsafeBytes { Base64URL.encode($0) }
+            return .verified(
+                VerifiedProof(
+                    jti: claims.jti, htm: claims.htm, htu: claims.htu, iat: claims.iat, nonce: claims.nonce,
+                    ath: claims.ath, jkt: jkt))
+        } catch {
+            return .refused("the proof's signature does not verify with its jwk, or its claims are malformed")
+        }
+    }
+
+    func verifyAssertion(_ compact: String) async -> SignatureCheck<VerifiedAssertion> {
+        guard let header = Self.header(of: compact), case .string(let alg)? = header["alg"] else {
+            return .refused("the assertion is not a compact JWS")
+        }
+        struct Claims: JWTPayload {
+            var iss: String
+            var sub: String
+            var aud: AudienceClaim
+            var jti: String
+            var exp: Int
+            func verify(using algorithm: some JWTAlgorithm) async throws {}
+        }
+        let keys = JWTKeyCollection()
+        do {
+            switch alg {
+            case "HS256":
+                guard let secret = options.clientSecret else { return .refused("the client has no secret") }
+                await keys.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)
+            case "ES256", "RS256":
+                guard let key = options.clientKey else { return .refused("the sandbox was given no client key") }
+                try await Self.add(clientKey: key, algorithm: alg, to: keys)
+            default:
+                return .refused("alg \(alg) is not taken (HS256, ES256, RS256)")
+            }
+            let claims = try await keys.verify(compact, as: Claims.self)
+            return .verified(
+                VerifiedAssertion(
+                    iss: claims.iss, sub: claims.sub, aud: claims.aud.value, jti: claims.jti, exp: claims.exp))
+        } catch {
+            return .refused("the assertion's signature does not verify with the client's \(alg) key")
+        }
+    }
+
+    /// The public half of `text` (PEM or JWK, public or private) as a verifier.
+    private static func add(clientKey text: String, algorithm: String, to keys: JWTKeyCollection) async throws {
+        let trimmed = text.trimmingSpacesAndNewlines()
+        if trimmed.hasPrefix("{") {
+            try await keys.add(jwk: try JSONDecoder().decode(JWK.self, from: Data(trimmed.utf8)))
+        } else if algorithm == "ES256" {
+            let key = try (try? ES256PublicKey(pem: trimmed)) ?? ES256PrivateKey(pem: trimmed).publicKey
+            await keys.add(ecdsa: key)
+        } else {
+            let key =
+                try (try? JWTKit.Insecure.RSA.PublicKey(pem: trimmed))
+                ?? JWTKit.Insecure.RSA.PrivateKey(pem: trimmed).publicKey
+            await keys.add(rsa: key, digestAlgorithm: .sha256)
+        }
+    }
+
+    // MARK: - Claims, under the lock
+
+    /// RFC 7523 §3: the assertion's claims, each `jti` once.
+    func authenticateByAssertion(_ request: SandboxRequest, _ parameters: Parameters) throws -> String {
+        guard parameters["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" else {
+            throw Refusal.invalidClient("client_assertion_type is not jwt-bearer (RFC 7523 §2.2)")
+        }
+        guard request.header("authorization") == nil, !parameters.has("client_secret") else {
+            throw Refusal.invalidRequest("the client authenticated in more than one way (RFC 6749 §2.3)")
+        }
+        switch request.assertion {
+        case .verified(let claims)?:
+            guard ExactText.same(claims.iss, options.clientID), ExactText.same(claims.sub, options.clientID) else {
+                throw Refusal.invalidClient("iss and sub must both be the client id")
+            }
+            if let id = parameters["client_id"], !ExactText.same(id, options.clientID) {
+                throw Refusal.invalidClient("client_id is not the assertion's sub")
+            }
+            let audiences = [address.rewrite(descriptor.token!.url), issuer, request.origin + request.path]
+            guard claims.aud.contains(where: { audiences.contains($0) }) else {
+                throw Refusal.invalidClient("aud names neither the token endpoint nor the issuer")
+            }
+            guard TimeInterval(claims.exp) > now.timeIntervalSince1970 else {
+                throw Refusal.invalidClient("the assertion has expired")
+            }
+            guard ledger.seenJTIs.insert("assertion " + claims.jti).inserted else {
+                throw Refusal.invalidClient("the assertion's jti was used before (RFC 7523 §3)")
+            }
+            return options.clientID
+        case .refused(let reason)?:
+            throw Refusal.invalidClient(reason)
+        case nil:
+            throw Refusal.invalidClient("client_assertion is missing")
+        }
+    }
+
+    /// RFC 9449 §4.3: the request's proof, for `request` (and, at a
+    /// resource, for `accessToken`), carrying `nonce`. Returns the key's thumbprint.
+    func checkProof(_ request: SandboxRequest, nonce: String, accessToken: String? = nil, status: Int = 400) throws
+        -> String
+    {
+        func refuse(_ code: String, _ text: String) -> Refusal {
+            var refusal = Refusal(code, text, status: status)
+            refusal.headers = [("DPoP-Nonce", nonce)]
+            return refusal
+        }
+        let proof: VerifiedProof
+        switch request.proof {
+        case .verified(let verified)?: proof = verified
+        case .refused(let reason)?: throw refuse("invalid_dpop_proof", reason)
+        case nil: throw refuse("invalid_dpop_proof", "a DPoP proof is required (RFC 9449 §5)")
+        }
+        guard proof.htm == request.method else { throw refuse("invalid_dpop_proof", "htm is not the method") }
+        guard ExactText.same(proof.htu, request.origin + request.path) else {
+            throw refuse("invalid_dpop_proof", "htu is not this URL without query and fragment")
+        }
+        guard abs(TimeInterval(proof.iat) - now.timeIntervalSince1970) <= 60 else {
+            throw refuse("invalid_dpop_proof", "iat is more than 60 s from now")
+        }
+        if let accessToken {
+            let ath = SHA256.hash(data: Array(accessToken.utf8)).withUnsafeBytes { Base64URL.encode($0) }
+            guard proof.ath == ath else { throw refuse("invalid_dpop_proof", "ath is not the token's hash") }
+        }
+        guard proof.nonce == nonce else {
+            throw refuse("use_dpop_nonce", "the proof must carry the server's DPoP-Nonce (RFC 9449 §8)")
+        }
+        guard ledger.seenJTIs.insert("proof " + proof.jti).inserted else {
+            throw refuse("invalid_dpop_proof", "the proof's jti was used before (RFC 9449 §11.1)")
+        }
+        return proof.jkt
+    }
+
+    // MARK: - Pushed authorization requests
+
+    /// RFC 9126 §2: the parameters kept under a `request_uri` for 60 s.
+    func pushAuthorization(_ request: SandboxRequest) -> SandboxResponse {
+        let endpoint = descriptor.token!
+        do {
+            let parameters = try parameters(of: request, .form)
+            _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
+            guard !parameters.has("request_uri") else {
+                throw Refusal.invalidRequest("request_uri cannot be pushed (RFC 9126 §2.1)")
+            }
+            // The client's credentials are not authorization parameters; its id is added once.
+            let pairs = parameters.values.filter {
+                !$0.key.hasPrefix("client_assertion") && !["client_secret", "client_id"].contains($0.key)
+            }.map { ($0.key, $0.value) }
+            let uri = "urn:ietf:params:oauth:request_uri:" + ledger.mint("request")
+            ledger.pushedRequests[uri] = GrantLedger.PushedRequest(
+                parameters: pairs + [("client_id", options.clientID)], expiresAt: now.addingTimeInterval(60))
+            return .json(
+                .object(["request_uri": .string(uri), "expires_in": .integer(60)]), status: 201, step: "par",
+                summary: "authorization request pushed")
+        } catch let refusal as Refusal {
+            return shaped(refusal, mapping: endpoint.response, step: "par")
+        } catch {
+            return shaped(Refusal("server_error", "\(error)", status: 500), mapping: endpoint.response, step: "par")
+        }
+    }
+
+    /// The authorization request's parameters: the pushed ones its
+    /// `request_uri` names (used once, RFC 9126 §4), or its query. A provider
+    /// with a pushed endpoint takes nothing else.
+    func authorizationParameters(_ query: [(String, String)]) -> PushedParameters {
+        let sent = Parameters(query)
+        guard let uri = sent["request_uri"] else {
+            return descriptor.authorization?.pushedRequestURL == nil
+                ? .pairs(query) : .refused("this provider takes pushed requests only: request_uri is missing.")
+        }
+        guard let pushed = ledger.pushedRequests.removeValue(forKey: uri), pushed.expiresAt > now else {
+            return .refused("request_uri is unknown, used or expired (RFC 9126 §4).")
+        }
+        guard let id = sent["client_id"], ExactText.same(id, options.clientID) else {
+            return .refused("client_id is not the one that pushed the request.")
+        }
+        return .pairs(pushed.parameters)
+    }
+
+    // MARK: - Introspection
+
+    /// RFC 7662 §2: whether a token of this sandbox is live, for an
+    /// authenticated client; `{"active": false}` for any other.
+    func introspect(_ request: SandboxRequest) -> SandboxResponse {
+        let endpoint = descriptor.token!
+        do {
+            let parameters = try parameters(of: request, .form)
+            _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
+            guard let token = parameters["token"] else { throw Refusal.invalidRequest("token is missing") }
+            guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now) else {
+                return .json(.object(["active": .bool(false)]), step: "introspection", summary: "inactive token")
+            }
+            var members: [String: JSONValue] = [
+                "active": .bool(true), "scope": .string(grant.scopes.joined(separator: " ")),
+                "client_id": .string(options.clientID), "sub": .string(grant.account),
+                "token_type": .string(ledger.accessTokens[token]?.jkt == nil ? "Bearer" : "DPoP"),
+            ]
+            if let expiry = ledger.accessTokens[token]?.expiresAt {
+                members["exp"] = .integer(Int64(expiry.timeIntervalSince1970))
+            }
+            return .json(.object(members), step: "introspection", summary: "active token of \(grant.account)")
+        } catch let refusal as Refusal {
+            return shaped(refusal, mapping: endpoint.response, step: "introspection")
+        } catch {
+            return shaped(
+                Refusal("server_error", "\(error)", status: 500), mapping: endpoint.response, step: "introspection")
+        }
+    }
+
+    // MARK: - Grants for machines
+
+    /// RFC 6749 §4.4: a confidential client's token for itself.
+    func clientCredentials(_ request: SandboxRequest, _ parameters: Parameters, jkt: String?) throws
+        -> SandboxResponse
+    {
+        guard options.clientSecret != nil || options.clientKey != nil else {
+            throw Refusal("unauthorized_client", "a public client has no client credentials grant (RFC 6749 §4.4)")
+        }
+        _ = try authenticateClient(request, parameters, as: descriptor.token!.clientAuthentication)
+        var scopes = parameters["scope"].map(splitScopes) ?? descriptor.scopes.default
+        if scopes.isEmpty { scopes = descriptor.scopes.default }
+        let grant = ledger.newGrant(account: "client:" + options.clientID, scopes: scopes)
+        return issue(
+            grant: grant, scopes: scopes, step: "client credentials", summary: "token for the client itself",
+            refresh: false, jkt: jkt)
+    }
+
+    /// RFC 8693 §2: a live access token of this sandbox traded for another.
+    func exchangeToken(_ request: SandboxRequest, _ parameters: Parameters, jkt: String?) throws -> SandboxResponse {
+        _ = try authenticateClient(request, parameters, as: descriptor.token!.clientAuthentication)
+        guard let subject = parameters["subject_token"] else {
+            throw Refusal.invalidRequest("subject_token is missing")
+        }
+        guard parameters["subject_token_type"] == OAuth2Client.accessTokenType else {
+            throw Refusal.invalidRequest("subject_token_type must be \(OAuth2Client.accessTokenType)")
+        }
+        guard let (_, grant) = ledger.liveGrant(ofAccessToken: subject, at: now) else {
+            throw Refusal.invalidRequest("the subject_token is unknown, expired or revoked (RFC 8693 §2.2.2)")
+        }
+        var scopes = grant.scopes
+        if let asked = parameters["scope"] {
+            scopes = splitScopes(asked)
+            if let extra = scopes.first(where: { !grant.scopes.contains($0) }) {
+                throw Refusal("invalid_scope", "'\(extra)' is more than the subject token has")
+            }
+        }
+        let exchanged = ledger.newGrant(account: grant.account, scopes: scopes)
+        return issue(
+            grant: exchanged, scopes: scopes, step: "token exchange", summary: "token exchanged for \(grant.account)",
+            refresh: false, jkt: jkt, extra: ["issued_token_type": .string(OAuth2Client.accessTokenType)])
+    }
+}

@@ -1,0 +1,133 @@
+import AuthKit
+import AuthKitSandbox
+import AuthKitTestSupport
+import Crypto
+import Foundation
+import HTTPTypes
+import Testing
+
+/// The sandbox as a strict server of RFC 9449 (DPoP), RFC 9126 (PAR), RFC
+/// 7523 (client assertions), RFC 6749 §4.4 and RFC 8693: AuthKit's engine
+/// signs in to it, and each test would fail were the sandbox lenient.
+@Suite struct SenderConstrainedSandboxTests {
+    /// A provider that takes pushed requests only and binds tokens with DPoP.
+    func fapiLike() throws -> ProviderDescriptor {
+        try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "fapi", "protocol": "oauth2", "dpop": "on",
+                 "authorization": {"url": "https://as.fapi.example/authorize", "par": "https://as.fapi.example/par"},
+                 "token": {"url": "https://as.fapi.example/token"}, "scopes": {"default": ["accounts"]}}
+                """.utf8))
+    }
+
+    @Test func aPushedBoundSignInIsUsedAndRefreshedWithItsKey() async throws {
+        try await Sandbox.with(emulating: try fapiLike(), options: SandboxOptions(deterministic: true)) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent(account: "dana"))
+            #expect(credential.tokenType == "DPoP" && credential.proofKey != nil)
+            let steps = sandbox.events.map(\.step)
+            #expect(steps.contains("par"))
+            // The first token request lacked the nonce: refused once, then answered.
+            #expect(sandbox.events.filter { $0.step == "token" }.map(\.status) == [400, 200])
+            let (status, me) = try await getJSON(sandbox.whoamiURL, with: client, credential: credential)
+            #expect(status == 200 && me["account"] as? String == "dana")
+            // The same token as a Bearer token is refused (RFC 9449 §7.2).
+            let bearer = try await raw(
+                "GET", sandbox.whoamiURL, headers: ["Authorization": "Bearer \(credential.accessToken)"])
+            #expect(bearer.status == 401)
+            // A refresh proves the same key; with another key it is refused.
+            let refreshed = try await client.refresh(credential)
+            #expect(refreshed.proofKey == credential.proofKey && refreshed.isDPoP)
+            var stolen = refreshed
+            stolen.proofKey = ProofKey()
+            await #expect(throws: AuthKitError.self) { _ = try await client.refresh(stolen) }
+        }
+    }
+
+    @Test func anAuthorizationRequestWithoutAPushedOneIsRefused() async throws {
+        try await Sandbox.with(emulating: try fapiLike()) { sandbox in
+            let authorize = try #require(URL(string: sandbox.baseURL.absoluteString + "/as.fapi.example/authorize"))
+            let answer = try await raw(
+                "GET",
+                try #require(
+                    URL(string: authorize.absoluteString + "?response_type=code&client_id=sandbox-client&state=s")))
+            #expect(answer.status == 400 && answer.body.contains("request_uri is missing"))
+        }
+    }
+
+    @Test func aProofIsGoodOnce() async throws {
+        try await Sandbox.with(emulating: try fapiLike(), options: SandboxOptions(consent: .approve)) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            var request = HTTPRequest(method: .get, url: sandbox.whoamiURL)
+            request = try await client.authorize(request, with: credential)
+            let headers = [
+                "Authorization": request.headerFields[.authorization]!,
+                "DPoP": request.headerFields[DPoPProof.headerName]!,
+            ]
+            // The resource's own nonce first, then the proof with it works once.
+            let first = try await raw("GET", sandbox.whoamiURL, headers: headers)
+            #expect(first.status == 401 && first.body.contains("use_dpop_nonce"))
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: credential).0 == 200)
+            let proofHeaders = ["Authorization": "DPoP \(credential.accessToken)"]
+            var again = HTTPRequest(method: .get, url: sandbox.whoamiURL)
+            again = try await client.authorize(again, with: credential)
+            let proof = again.headerFields[DPoPProof.headerName]!
+            let ok = try await raw("GET", sandbox.whoamiURL, headers: proofHeaders.merging(["DPoP": proof]) { $1 })
+            let replayed = try await raw(
+                "GET", sandbox.whoamiURL, headers: proofHeaders.merging(["DPoP": proof]) { $1 })
+            #expect(ok.status == 200 && replayed.status == 401 && replayed.body.contains("used before"))
+        }
+    }
+
+    @Test func clientCredentialsWithAKeyAndATokenExchange() async throws {
+        let key = P256.Signing.PrivateKey()
+        let directory = TemporaryDirectory.url("authkit-sandbox-key")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("client.pem").path
+        FileManager.default.createFile(
+            atPath: path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+        var options = SandboxOptions(deterministic: true)
+        options.clientKey = key.publicKey.pemRepresentation
+        let github = try bundled("github")
+        var introspecting = DescriptorFile(github)
+        introspecting.introspection = "https://github.com/login/oauth/introspect"
+        let descriptor = try ProviderDescriptor(json: try JSONEncoder().encode(introspecting))
+        try await Sandbox.with(emulating: descriptor, options: options) { sandbox in
+            var settings = sandbox.clientSettings
+            settings.clientSecret = nil
+            settings.privateKeyFile = path
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+            let credential = try await client.clientCredentials(scopes: ["repo"])
+            let (status, me) = try await getJSON(sandbox.whoamiURL, with: client, credential: credential)
+            #expect(status == 200 && me["account"] as? String == "client:sandbox-client")
+            // Renewed by asking again, with a fresh assertion (a jti is good once).
+            let renewed = try await client.refresh(credential)
+            #expect(renewed.accessToken != credential.accessToken)
+            // Traded for a token with fewer scopes; more is refused.
+            let narrowed = try await client.exchangeToken(renewed.accessToken, scopes: ["repo"])
+            #expect(narrowed.scopes == ["repo"] && narrowed.rawFields["issued_token_type"] != nil)
+            // Introspection: the renewed token is live, the first one too (no rotation), an unknown one is not.
+            let live = try await client.introspect(narrowed.accessToken)
+            #expect(live.isActive && live.subject == "client:sandbox-client" && live.scopes == ["repo"])
+            #expect(try await client.introspect("no-such-token").isActive == false)
+            await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchangeToken(renewed.accessToken, scopes: ["admin:org"])
+            }
+            // Another key is refused by the sandbox.
+            let other = directory.appendingPathComponent("other.pem").path
+            FileManager.default.createFile(
+                atPath: other, contents: Data(P256.Signing.PrivateKey().pemRepresentation.utf8),
+                attributes: [.posixPermissions: 0o600])
+            settings.privateKeyFile = other
+            let impostor = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+            await #expect {
+                _ = try await impostor.clientCredentials()
+            } throws: { error in
+                guard case AuthKitError.providerError(_, let response) = error else { return false }
+                return response.code == "invalid_client"
+            }
+        }
+    }
+}
