@@ -1,0 +1,70 @@
+import AuthKit
+import AuthKitSandbox
+import AuthKitTestSupport
+import Crypto
+import Foundation
+import Testing
+
+/// The command line against a sandbox of a provider that takes pushed
+/// requests only and binds tokens with DPoP, as docs/sender-constrained.md
+/// shows it: sign in, request, token header, refresh, client credentials
+/// with a key, token exchange.
+@Suite struct CLISenderConstrainedTests {
+    @Test func aBoundProviderWorksFromTheCommandLine() async throws {
+        let home = try CLIProcess.home("authkit-cli-dpop")
+        try FileManager.default.createDirectory(
+            at: home.appendingPathComponent("providers"), withIntermediateDirectories: true)
+        let file = """
+            {"id": "fapi", "name": "FAPI bank", "protocol": "oauth2", "dpop": "on",
+             "authorization": {"url": "https://as.bank.example/authorize", "par": "https://as.bank.example/par"},
+             "token": {"url": "https://as.bank.example/token"}, "scopes": {"default": ["accounts"]}}
+            """
+        try Data(file.utf8).write(to: home.appendingPathComponent("providers/fapi.json"))
+        let key = P256.Signing.PrivateKey()
+        let keyFile = home.appendingPathComponent("client.pem").path
+        FileManager.default.createFile(
+            atPath: keyFile, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+        var options = SandboxOptions(consent: .approve)
+        options.clientKey = key.publicKey.pemRepresentation
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderDescriptor(json: Data(file.utf8)), options: options)
+        defer { Task { await sandbox.stop() } }
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
+        func run(_ arguments: [String]) async throws -> CLIResult {
+            try await CLIProcess.run(arguments, environment: environment, timeout: 60)
+        }
+
+        let signIn = try await run(["authorize", "--provider", "fapi", "--scripted-browser", "--json"])
+        #expect(signIn.status == 0, "\(signIn.stderr)")
+        #expect(signIn.stdout.contains(#""tokenType" : "DPoP""#) || signIn.stdout.contains(#""tokenType":"DPoP""#))
+        #expect(!signIn.stdout.contains("dpopKey"), "--json printed the DPoP key")
+        #expect(sandbox.events.contains { $0.step == "par" && $0.status == 201 })
+
+        let me = try await run(["request", "--provider", "fapi", sandbox.whoamiURL.absoluteString])
+        #expect(me.status == 0 && me.stdout.contains(#""account":"alice""#), "\(me.stderr)")
+
+        let header = try await run(["token", "header", "--provider", "fapi", sandbox.whoamiURL.absoluteString])
+        let lines = header.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].hasPrefix("Authorization: DPoP ") && lines[1].hasPrefix("DPoP: ey"))
+        let noURL = try await run(["token", "header", "--provider", "fapi"])
+        #expect(noURL.status == 64 && noURL.stderr.contains("DPoP-bound"), "\(noURL.stderr)")
+
+        let refreshed = try await run(["token", "refresh", "--provider", "fapi"])
+        #expect(refreshed.status == 0 && refreshed.stdout.contains("bound to:  DPoP key"), "\(refreshed.stderr)")
+
+        let machine = try await run([
+            "authorize", "--provider", "fapi", "--client-credentials", "--label", "svc", "--private-key", keyFile,
+        ])
+        #expect(machine.status == 0 && machine.stdout.contains("grant:     client_credentials"), "\(machine.stderr)")
+
+        let traded = try await run([
+            "token", "exchange", "--provider", "fapi", "--label", "svc", "--scope", "accounts", "--as", "narrow",
+            "--private-key", keyFile,
+        ])
+        #expect(traded.status == 0 && traded.stdout.contains("fapi (narrow)"), "\(traded.stderr)")
+        let narrow = try await run([
+            "request", "--provider", "fapi", "--label", "narrow", sandbox.whoamiURL.absoluteString,
+        ])
+        #expect(narrow.status == 0 && narrow.stdout.contains(#""account":"client:sandbox-client""#), "\(narrow.stderr)")
+    }
+}
