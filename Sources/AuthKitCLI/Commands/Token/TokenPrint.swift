@@ -1,0 +1,66 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `authkit token print`: the access token alone, fresh, for scripts (as
+/// `gh auth token` and `oauth2l fetch` print theirs).
+struct TokenPrint: WorkspaceCommand {
+    static let sendsRequests = true
+    static let configuration = CommandConfiguration(
+        commandName: "print",
+        abstract: "Print the access token, refreshed first when it is due, for a script.",
+        usage: "authkit token print [<options>] --provider <id>",
+        discussion: """
+            Standard output gets the token and nothing else (with --format header,
+            the Authorization header; with json, the token, its type, expiry and
+            scopes). A token that has expired and cannot be refreshed is not
+            printed: the exit status is non-zero and standard error says what to do.
+
+            Examples:
+              TOKEN=$(authkit token print --provider github)
+              curl -H "$(authkit token print --provider github --format header)" https://api.github.com/user
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case bare, header, json }
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var account: AccountOptions
+    @OptionGroup var client: ClientOptions
+    @Option(help: ArgumentHelp("bare (the token), header (Authorization: …) or json.", valueName: "format"))
+    var format: Format = .bare
+
+    func run(in workspace: Workspace) async throws {
+        let source = try await workspace.source(account.key, explicit: client.settings())
+        let credential = try await source.current()
+        guard credential.kind == .oauth2 else {
+            throw CLIError(
+                "\(account.key) is an OAuth 1.0a credential: its token is used only in a signature made for each request. Use authkit token header --provider \(account.provider) -X METHOD URL.",
+                status: .usage)
+        }
+        if credential.proofKey != nil, format != .json {
+            // RFC 9449 §7.1: the token alone is refused without a proof made for the request.
+            let hint =
+                "\(account.key) is DPoP-bound: the token alone is refused without a proof made for each request. Use authkit token header --provider \(account.provider) URL, which prints both header lines."
+            guard format == .bare else { throw CLIError(hint, status: .usage) }
+            Console.err("authkit: warning: " + hint)
+        }
+        switch format {
+        case .bare:
+            Console.out(credential.accessToken)
+        case .header:
+            Console.out("Authorization: Bearer \(credential.accessToken)")
+        case .json:
+            var object: [String: JSONValue] = [
+                "access_token": .string(credential.accessToken), "token_type": .string(credential.tokenType),
+                "scope": .string(credential.scopes.joined(separator: " ")),
+            ]
+            if let expiresAt = credential.expiresAt { object["expires_at"] = .string(expiresAt.formatted(.iso8601)) }
+            try Console.json(JSONValue.object(object))
+        }
+    }
+}

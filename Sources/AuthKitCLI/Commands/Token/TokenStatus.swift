@@ -1,0 +1,123 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `authkit token status`: each stored credential checked with its
+/// provider, as `gh auth status` does: the account it belongs to, its
+/// scopes and expiry, or why it no longer works.
+struct TokenStatus: WorkspaceCommand {
+    static let sendsRequests = true
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Ask each provider whether its stored credential still works, and whose it is.",
+        usage: "authkit token status [<options>] [--provider <id>] [--label <label>]",
+        discussion: """
+            A credential that is due is refreshed first. Then the provider is asked
+            who the token belongs to: its descriptor's "who am I" call (whoAmI), else
+            OpenID Connect's UserInfo for a verified sign-in, else token
+            introspection (RFC 7662). One line per credential; the exit status is 1
+            when any is no longer valid or could not be checked.
+
+            Examples:
+              authkit token status
+              authkit token status --provider github
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("Only this provider's credentials.", valueName: "id"),
+        completion: .custom(Completions.providerIDs))
+    var provider: String?
+    @Option(help: ArgumentHelp("Only the credential with this label.", valueName: "label"))
+    var label: String?
+
+    func validate() throws {
+        try AccountOptions.checkProviderID(provider)
+        if label != nil, provider == nil { throw ValidationError("--label picks one account of --provider ID.") }
+    }
+
+    func run(in workspace: Workspace) async throws {
+        let credentials = try await workspace.store.allCredentials().filter {
+            (provider == nil || $0.providerID == provider) && (label == nil || $0.label == label)
+        }
+        guard !credentials.isEmpty else {
+            throw CLIError(
+                provider.map {
+                    "No stored credential for \(CredentialKey(providerID: $0, label: label)). Sign in first."
+                }
+                    ?? "No stored credentials. Sign in first: authkit authorize --provider ID",
+                status: .failure)
+        }
+        var failed = 0
+        for credential in credentials {
+            let (valid, text) = await check(credential, in: workspace)
+            if !valid { failed += 1 }
+            Console.out("\(credential.key): \(text)")
+        }
+        if failed > 0 {
+            throw CLIError(
+                "\(failed) of \(credentials.count) credential\(credentials.count == 1 ? "" : "s") not valid.",
+                status: .failure)
+        }
+    }
+
+    /// Whether `credential` works, and a line that says whose it is or why not.
+    private func check(_ credential: Credential, in workspace: Workspace) async -> (Bool, String) {
+        do {
+            let source = try await workspace.source(credential.key)
+            let current = try await source.current()
+            let details =
+                "scopes \(current.scopes.isEmpty ? "(none listed)" : CredentialSummary.safe(current.scopes.joined(separator: " "))), expires \(CredentialSummary.expiry(current))"
+            guard let oauth2 = source.authenticator as? OAuth2Client else {
+                let name =
+                    current.rawFields["screen_name"]?.scalarText.map { " as \(CredentialSummary.safe($0))" } ?? ""
+                return (true, "stored\(name) (OAuth 1.0a tokens are not checked without a request)")
+            }
+            switch try await Self.account(of: current, with: oauth2) {
+            case .account(let account)?:
+                return (true, "valid, account \(CredentialSummary.safe(account)); \(details)")
+            case .inactive?:
+                return (false, "not valid: the provider's introspection says the token is not active. Sign in again.")
+            case nil:
+                break
+            }
+            return (
+                true,
+                "stored, not checked: its descriptor names no way to ask (whoAmI, openid.userInfo or introspection); \(details)"
+            )
+        } catch let error as AuthKitError {
+            return (false, "not valid: \(error.summary)")
+        } catch {
+            return (false, "not checked: \(error)")
+        }
+    }
+
+    enum Answer {
+        case account(String)
+        case inactive
+    }
+
+    /// What the provider says of the token: whose it is, or that it is no
+    /// longer active; `nil` when the descriptor names no way to ask.
+    static func account(of credential: Credential, with client: OAuth2Client) async throws -> Answer? {
+        if client.descriptor.whoAmI != nil {
+            let (subject, name, _) = try await client.whoAmI(credential)
+            return .account(name.map { "\($0) (\(subject))" } ?? subject)
+        }
+        if credential.identity != nil, client.descriptor.openID?.userInfoURL != nil {
+            let info = try await client.userInfo(credential)
+            return .account(info.claims["email"]?.scalarText ?? info.subject)
+        }
+        if client.descriptor.introspectionURL != nil {
+            let answer = try await client.introspect(credential.accessToken, hint: "access_token")
+            guard answer.isActive else { return .inactive }
+            return .account(answer.username ?? answer.subject ?? answer.clientID ?? "(active)")
+        }
+        return nil
+    }
+}

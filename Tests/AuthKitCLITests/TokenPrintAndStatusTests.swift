@@ -1,0 +1,57 @@
+import AuthKit
+import AuthKitSandbox
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+/// `token print` and `token status`, the habits of `gh auth token` /
+/// `oauth2l fetch` and `gh auth status`, against the sandbox's GitHub
+/// (whose descriptor names its "who am I" call).
+@Suite struct TokenPrintAndStatusTests {
+    @Test func printGivesAFreshTokenAndStatusAsksTheProvider() async throws {
+        let home = try CLIProcess.home("authkit-token-status")
+        var options = SandboxOptions(consent: .approve)
+        options.accessTokenLifetime = 3600
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"),
+            options: options)
+        defer { Task { await sandbox.stop() } }
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
+        func run(_ arguments: [String]) async throws -> CLIResult {
+            try await CLIProcess.run(arguments, environment: environment, timeout: 60)
+        }
+        #expect(try await run(["token", "status"]).status == 1, "nothing stored: not a success")
+        let signIn = try await run(["authorize", "--provider", "github", "--scripted-browser"])
+        #expect(signIn.status == 0, "\(signIn.stderr)")
+
+        let stored = try await run(["token", "show", "--provider", "github", "--field", "access_token"])
+        let bare = try await run(["token", "print", "--provider", "github"])
+        #expect(bare.status == 0 && bare.stdout == stored.stdout, "print: '\(bare.stdout)'")
+        let header = try await run(["token", "print", "--provider", "github", "--format", "header"])
+        #expect(header.stdout == "Authorization: Bearer " + stored.stdout)
+
+        let status = try await run(["token", "status"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("github: valid, account alice (sandbox-user-alice)"), "\(status.stdout)")
+        // Revoked at the provider, kept here: status says so and fails.
+        #expect(try await run(["token", "revoke", "--provider", "github", "--keep"]).status == 0)
+        let revoked = try await run(["token", "status", "--provider", "github"])
+        #expect(revoked.status == 1 && revoked.stdout.contains("github: not valid"), "\(revoked.stdout)")
+        #expect(!revoked.stdout.contains(stored.stdout.trimmingCharacters(in: .newlines)), "the token was printed")
+    }
+
+    @Test func anExpiredTokenThatCannotBeRefreshedIsNotPrinted() async throws {
+        let home = try CLIProcess.home("authkit-token-print-expired")
+        let expired = Credential(
+            providerID: "github", accessToken: "gho_expired_token_value", expiresAt: Date(timeIntervalSinceNow: -60))
+        try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(expired)
+        let result = try await CLIProcess.run(
+            ["token", "print", "--provider", "github"],
+            environment: [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_GITHUB_CLIENT_ID": "id", "AUTHKIT_GITHUB_CLIENT_SECRET": "s",
+            ])
+        #expect(result.status != 0 && result.stdout.isEmpty, "\(result.stdout)")
+        #expect(
+            result.stderr.contains("Sign in again") || result.stderr.contains("authkit authorize"), "\(result.stderr)")
+    }
+}
