@@ -67,6 +67,12 @@ enum AuthKitMain {
         do {
             var command: ParsableCommand
             do {
+                // `authkit sandbox` alone shows its help, as `authkit token` does:
+                // its default command (serve) needs a provider to emulate.
+                if Array(CommandLine.arguments.dropFirst()) == ["sandbox"] {
+                    Console.out(SandboxCommand.helpMessage(columns: Console.outputColumns))
+                    ExitStatus.success.terminate()
+                }
                 command = try AuthKitCommand.parseAsRoot()
             } catch {
                 // Only a command line that does not parse pays for the walk
@@ -124,6 +130,11 @@ enum AuthKitMain {
             if let hint = misplacedCommonOption(message, arguments: Array(CommandLine.arguments.dropFirst())) {
                 message = hint
             }
+            if let hint = providerGivenWithoutFlag(message, arguments: Array(CommandLine.arguments.dropFirst())) {
+                message = hint
+            }
+            // One prefix for every error, argument-parser's too.
+            if message.hasPrefix("Error: ") { message = "authkit: error: " + message.dropFirst("Error: ".count) }
             if !message.isEmpty { Console.err(message) }
             Console.flushStandardStreams()
             _exit(code.rawValue)
@@ -224,6 +235,28 @@ enum AuthKitMain {
         return message.replacing(
             "Unknown option '\(first)'",
             with: "Unknown option '\(first)'. It belongs after the command: authkit \(command) … \(first)")
+    }
+
+    /// `authkit authorize github`: the provider typed as a word, where
+    /// `--provider` was missing. The message then names the flag.
+    static func providerGivenWithoutFlag(_ message: String, arguments: [String]) -> String? {
+        guard message.hasPrefix("Error: Missing expected argument '--provider <id>'") else { return nil }
+        var names = Set<String>()
+        for subcommand in AuthKitCommand.configuration.subcommands {
+            names.insert(subcommand._commandName)
+            for nested in subcommand.configuration.subcommands { names.insert(nested._commandName) }
+        }
+        let known = Set(ProviderCatalog.standard().ids)
+        for (index, word) in arguments.enumerated() where !word.hasPrefix("-") && !names.contains(word) {
+            // Not the value of an option before it (`--label work`).
+            if index > 0, arguments[index - 1].hasPrefix("-"), !arguments[index - 1].contains("=") { continue }
+            guard known.contains(word) else { continue }
+            let rest = arguments.filter { $0 != word }.joined(separator: " ")
+            return message.replacing(
+                "Missing expected argument '--provider <id>'",
+                with: "Missing expected argument '--provider <id>'. Did you mean: authkit \(rest) --provider \(word)")
+        }
+        return nil
     }
 
     static func fail(_ message: String, status: ExitStatus) -> Never {

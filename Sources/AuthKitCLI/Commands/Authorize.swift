@@ -45,8 +45,15 @@ struct Authorize: WorkspaceCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A scope to request (repeatable). Default: the provider's default scopes.", valueName: "scope"))
+            "A scope to request (repeatable, or several joined by commas: repo,user). Default: the provider's default scopes.",
+            valueName: "scope"))
     var scope: [String] = []
+
+    /// The scopes asked for: each `--scope`, split at commas as `gh auth login -s repo,user`
+    /// takes them (a comma in one scope token, legal in RFC 6749 §3.3, no provider uses).
+    var scopes: [String] {
+        scope.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+    }
 
     @Option(
         name: .long,
@@ -83,7 +90,7 @@ struct Authorize: WorkspaceCommand {
         try account.checkNewLabel()
         // An empty scope (`--scope ''`, an unset shell variable) would be sent
         // as a scope named ""; see ScopeToken for the rest.
-        for value in scope {
+        for value in scopes {
             switch ScopeToken.problem(value) {
             case nil:
                 continue
@@ -291,7 +298,7 @@ struct Authorize: WorkspaceCommand {
         let authenticator = try workspace.authenticator(for: descriptor, explicit: try client.settings())
         try workspace.store.checkWritable()
         try requireDefaultHTTPClient(display: "the token endpoint of \(descriptor.name)")
-        let scopes = scope.isEmpty ? nil : scope
+        let scopes = self.scopes.isEmpty ? nil : self.scopes
         let label = account.label
         let store = workspace.store
         // As a sign-in: a refresh of this account under way elsewhere is
@@ -323,7 +330,7 @@ struct Authorize: WorkspaceCommand {
         let offered =
             try chosen
             ?? wayOffered(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
-        var requested = AuthorizationOptions(scopes: scope.isEmpty ? nil : scope, label: account.label)
+        var requested = AuthorizationOptions(scopes: scopes.isEmpty ? nil : scopes, label: account.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
         // Refused now rather than after the user has logged in at the provider.
         let redirectTarget = offered == .device ? nil : requested.redirectURI ?? authenticator.defaultRedirectURI

@@ -1,0 +1,52 @@
+import AuthKit
+import AuthKitSandbox
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+/// What a newcomer (and a user of `gh auth`) tripped on: one error prefix,
+/// the provider typed without `--provider`, `authkit sandbox` alone, and
+/// scopes joined by commas.
+@Suite struct CLIHabitsTests {
+    @Test func everyUsageErrorHasOnePrefix() async throws {
+        for arguments in [["token", "list", "--bogus"], ["authorize"], ["request", "--provider"]] {
+            let result = try await CLIProcess.run(arguments, environment: [:])
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.hasPrefix("authkit: error: "), "\(arguments): \(result.stderr)")
+            #expect(!result.stderr.contains("Error: "), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    @Test func aProviderTypedWithoutTheFlagIsNamed() async throws {
+        let result = try await CLIProcess.run(["authorize", "github"], environment: [:])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("Did you mean: authkit authorize --provider github"), "\(result.stderr)")
+        // A word that is no provider gets no guess.
+        let other = try await CLIProcess.run(["authorize", "nosuchprovider"], environment: [:])
+        #expect(other.status == 64 && !other.stderr.contains("Did you mean: authkit"), "\(other.stderr)")
+    }
+
+    @Test func sandboxAloneShowsItsHelp() async throws {
+        let result = try await CLIProcess.run(["sandbox"], environment: [:])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout.contains("SUBCOMMANDS") && result.stdout.contains("serve") && result.stdout.contains("try"))
+    }
+
+    @Test func scopesJoinedByCommasAreSplit() async throws {
+        let home = try CLIProcess.home("authkit-scopes-commas")
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"),
+            options: SandboxOptions(consent: .approve))
+        defer { Task { await sandbox.stop() } }
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--scripted-browser", "--scope", "read:user,repo", "--json"],
+            environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString], timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let credential = try JSONDecoder.iso.decode(Credential.self, from: Data(result.stdout.utf8))
+        #expect(Set(credential.scopes) == ["read:user", "repo"], "\(credential.scopes)")
+        let empty = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--scope", "repo,"], environment: [:])
+        #expect(empty.status == 64 && empty.stderr.contains("got an empty one"), "\(empty.stderr)")
+    }
+}
