@@ -44,7 +44,7 @@ import Testing
             #expect(result.stderr.contains("(the code expires in 1 min)"), "\(result.stderr)")
             #expect(result.stdout.contains("Signed in to TV"))
             let list = try await CLIProcess.run(["token", "list", "--json"], environment: headless(home))
-            #expect(list.stdout.contains(#""provider" : "tv""#), "\(list.stdout)")
+            #expect(list.stdout.contains(#""providerID" : "tv""#), "\(list.stdout)")
         }
     }
 

@@ -80,7 +80,7 @@ import Testing
         let json = try await CLIProcess.run(
             ["token", "list", "-p", "qiita", "--json"], environment: ["AUTHKIT_HOME": home.path])
         #expect(
-            json.status == 0 && json.stdout.contains(#""provider" : "qiita""#) && !json.stdout.contains("github"),
+            json.status == 0 && json.stdout.contains(#""providerID" : "qiita""#) && !json.stdout.contains("github"),
             "\(json.stdout)")
         let none = try await CLIProcess.run(
             ["token", "list", "--provider", "gitlab"], environment: ["AUTHKIT_HOME": home.path])

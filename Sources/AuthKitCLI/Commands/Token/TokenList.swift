@@ -24,10 +24,12 @@ struct TokenList: WorkspaceCommand {
 
     func validate() throws { try AccountOptions.checkProviderID(provider) }
 
+    /// One credential, in the names `token show --json` and `authorize
+    /// --json` use for the same members (`providerID`, `kind`).
     struct Row: Encodable {
-        var provider: String
+        var providerID: String
         var label: String?
-        var `protocol`: String
+        var kind: String
         var scopes: [String]
         var expiresAt: Date?
         /// When the refresh token expires: the user must sign in again by then.
@@ -49,7 +51,7 @@ struct TokenList: WorkspaceCommand {
             try Console.json(
                 credentials.map {
                     Row(
-                        provider: $0.providerID, label: $0.label, protocol: $0.kind.rawValue, scopes: $0.scopes,
+                        providerID: $0.providerID, label: $0.label, kind: $0.kind.rawValue, scopes: $0.scopes,
                         expiresAt: $0.expiresAt,
                         refreshTokenExpiresAt: $0.refreshTokenExpiresAt)
                 })
