@@ -133,6 +133,15 @@ enum AuthKitMain {
             if let hint = providerGivenWithoutFlag(message, arguments: Array(CommandLine.arguments.dropFirst())) {
                 message = hint
             }
+            // `authkit request -k …`: curl's other options are curl's; the header is AuthKit's.
+            if CommandLine.arguments.dropFirst().first == "request", message.hasPrefix("Error: Unknown option '-") {
+                let first = message.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? message
+                message = message.replacing(
+                    first,
+                    with: first
+                        + ". authkit request takes curl's -X, -d, -H, -L, -i, -o, -f and -s; for any other, run curl with AuthKit's header: curl -H \"$(authkit token header --provider ID URL)\" … URL"
+                )
+            }
             // One prefix for every error, argument-parser's too.
             if message.hasPrefix("Error: ") { message = "authkit: error: " + message.dropFirst("Error: ".count) }
             if !message.isEmpty { Console.err(message) }

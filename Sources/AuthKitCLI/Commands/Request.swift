@@ -84,9 +84,25 @@ struct Request: WorkspaceCommand {
         parsing: .unconditional,
         help: ArgumentHelp("The largest response body to accept, in bytes; more ends the request.", valueName: "bytes"))
     var maxSize: Int = 100 << 20
-    @Argument(help: "The URL.") var url: String
+    @Flag(name: [.customShort("i"), .long], help: "Print the status line and the response headers before the body.")
+    var include = false
+    @Option(
+        name: [.customShort("o"), .long],
+        help: ArgumentHelp("Write the body to this file instead of standard output.", valueName: "file"))
+    var output: String?
+    @Flag(
+        name: [.customShort("f"), .long],
+        help: "On an HTTP status of 400 or more, print no body; the exit status (3) and the error say what happened.")
+    var fail = false
+    @Flag(name: [.customShort("s"), .long], help: "No warnings or notes on standard error; errors still show.")
+    var silent = false
+    @Argument(
+        help: "The URL, or a path such as /user against the provider's API (the first origin its descriptor lists).")
+    var url: String
 
     func validate() throws {
+        // Before the workspace is made, which may already have a note to say.
+        if silent { Console.quiet = true }
         try TimeoutOption.check(timeout)
         if maxSize <= 0 { throw ValidationError("--max-size takes a positive number of bytes.") }
         if let method, let problem = TypedMethod.problem(method) { throw ValidationError(problem) }
@@ -287,7 +303,7 @@ struct Request: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
-        let target = try TypedURL.url(url)
+        let target = try TypedURL.url(try absolute(url, in: workspace))
         try workspace.checkSandboxOrigin(target)
         // Plain http to another machine is refused as such when it is sent
         // (insecureTransport), whatever the descriptor lists.
@@ -303,12 +319,59 @@ struct Request: WorkspaceCommand {
         // which an API's error must not repeat on standard error.
         let sent = try? await workspace.store.credential(for: account.key)
         let (head, response, answering) = try await source.send(request, policy: policy)
-        try await Self.write(response, to: STDOUT_FILENO)
         let status = head.status.code
+        if include {
+            let phrase = head.status.reasonPhrase.isEmpty ? "" : " " + head.status.reasonPhrase
+            var lines = "HTTP/1.1 \(status)\(phrase)\r\n"
+            for field in head.headerFields { lines += "\(field.name): \(field.value)\r\n" }
+            _ = Console.write(Data((lines + "\r\n").utf8), to: STDOUT_FILENO)
+        }
+        if fail, status >= 400 {
+            response.cancel()
+        } else if let output {
+            try await Self.save(response, to: output)
+        } else {
+            try await Self.write(response, to: STDOUT_FILENO)
+        }
         guard (200...299).contains(status) else {
             throw await refusal(
                 status: status, head: head, answering: answering, target: target, method: method,
                 source: source, sent: sent, in: workspace)
+        }
+    }
+
+    /// `path` against the provider's API, as `gh api /user` takes it: the
+    /// first origin its descriptor lists (the sandbox's, with `--sandbox`);
+    /// an absolute URL as it is.
+    private func absolute(_ path: String, in workspace: Workspace) throws -> String {
+        guard path.hasPrefix("/"), !path.hasPrefix("//") else { return path }
+        if let sandbox = workspace.sandbox {
+            let base = sandbox.absoluteString
+            return (base.hasSuffix("/") ? String(base.dropLast()) : base) + path
+        }
+        let descriptor = try workspace.descriptor(account.provider)
+        guard let origin = descriptor.apiOrigins.patterns.first(where: { !$0.contains("{") && !$0.contains("*") })
+        else {
+            throw CLIError(
+                "\(path) is a path, and \(descriptor.name)'s descriptor (\(descriptor.source)) lists no API origin to put it on (api.origins): give the whole URL.",
+                status: .usage)
+        }
+        return origin + path
+    }
+
+    /// Writes the body to `path` (created, or replaced) as it arrives.
+    private static func save(_ response: HTTPResponseBody, to path: String) async throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            response.cancel()
+            throw CLIError(
+                "-o \(path): cannot be written (\(String(cString: strerror(errno)))).", status: .outputFailed)
+        }
+        defer { close(fd) }
+        for try await chunk in response {
+            guard Console.write(chunk, to: fd) else {
+                throw CLIError("-o \(path): the body could not be written in full.", status: .outputFailed)
+            }
         }
     }
 

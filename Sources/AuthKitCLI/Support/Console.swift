@@ -26,7 +26,11 @@ enum Console {
     /// Prints a line of messages; a status line on the screen is erased first.
     /// Control characters other than line breaks and tabs are written out
     /// (``visible(_:)``).
+    /// `request -s`: only errors reach standard error.
+    nonisolated(unsafe) static var quiet = false
+
     static func err(_ text: String) {
+        if quiet, !text.hasPrefix("authkit: error:") { return }
         StatusLine.printing { write(Data((visible(text) + "\n").utf8), to: STDERR_FILENO) }
     }
 
