@@ -52,6 +52,12 @@ public final class Sandbox: Sendable {
                     return .empty(status: 503, step: "unknown", summary: "the sandbox is still starting")
                 }
                 return await emulator.respond(request)
+            },
+            respondNow: { request in
+                guard let emulator = box.emulator else {
+                    return .empty(status: 503, step: "unknown", summary: "the sandbox is still starting")
+                }
+                return emulator.respondWithoutSignatures(request)
             })
         server.refreshDelay = .seconds(options.refreshDelay)
         let port: Int

@@ -101,6 +101,17 @@ package final class Emulator: @unchecked Sendable {
         respondNow(await verifySignatures(of: request))
     }
 
+    /// The answer to a request that carries no signature to check (no DPoP
+    /// proof, no client assertion), given at once on the caller's thread;
+    /// `nil` for one that does, to be answered by ``respond(_:)``. Most
+    /// requests are answered this way, on the server's event loop, so the
+    /// sandbox does not wait for Swift's cooperative threads, which a busy
+    /// test process can hold for a long time.
+    package func respondWithoutSignatures(_ request: SandboxRequest) -> SandboxResponse? {
+        guard request.header("dpop") == nil, !Self.carriesClientAssertion(request) else { return nil }
+        return respondNow(request)
+    }
+
     private func respondNow(_ request: SandboxRequest) -> SandboxResponse {
         let (response, event) = lock.withLock { () -> (SandboxResponse, SandboxEvent) in
             let response = route(request)

@@ -65,6 +65,14 @@ extension Emulator {
         return request
     }
 
+    /// Whether `request`'s form body holds a `client_assertion` (RFC 7523 §2.2).
+    static func carriesClientAssertion(_ request: SandboxRequest) -> Bool {
+        guard request.method == "POST", !request.body.isEmpty,
+            case .success(let pairs) = request.bodyParameters(.form)
+        else { return false }
+        return pairs.contains { $0.0 == "client_assertion" }
+    }
+
     /// The JOSE header of a compact JWS, read (not trusted) to pick the key.
     private static func header(of compact: String) -> [String: JSONValue]? {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)

@@ -45,6 +45,9 @@ final class SandboxHTTPServer: @unchecked Sendable {
     private let lock = ThreadLock()
     private var stopped = false
     let respond: @Sendable (SandboxRequest) async -> SandboxResponse
+    /// The answer given at once, on the event loop, or `nil` for a request
+    /// `respond` must answer (one with a signature to check).
+    let respondNow: @Sendable (SandboxRequest) -> SandboxResponse?
     /// Told of each request answered here rather than by `respond`: its
     /// line (method and path, never the query; `nil` when it could not be
     /// read), the status sent and why.
@@ -57,11 +60,13 @@ final class SandboxHTTPServer: @unchecked Sendable {
     init(
         requestTimeout: Duration = SandboxHTTPServer.standardRequestTimeout,
         refused: @escaping @Sendable (_ line: String?, _ status: Int, _ reason: String) -> Void = { _, _, _ in },
-        respond: @escaping @Sendable (SandboxRequest) async -> SandboxResponse
+        respond: @escaping @Sendable (SandboxRequest) async -> SandboxResponse,
+        respondNow: @escaping @Sendable (SandboxRequest) -> SandboxResponse? = { _ in nil }
     ) {
         self.requestTimeout = requestTimeout
         self.refused = refused
         self.respond = respond
+        self.respondNow = respondNow
     }
 
     /// Binds 127.0.0.1:`port` (0: a free port) and returns the port bound.
@@ -209,6 +214,11 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
     /// closes: the connection serves one request.
     private func answer(_ request: SandboxRequest, to head: HTTPRequestHead, context: ChannelHandlerContext) {
         let server = self.server
+        if let response = server.respondNow(request) {
+            let answer = send(response, to: head, context: context)
+            close(after: answer, context: context)
+            return
+        }
         let loop = context.eventLoop
         let bound = NIOLoopBound(context, eventLoop: loop)
         loop.makeFutureWithTask { await server.respond(request) }.whenSuccess { response in
