@@ -223,7 +223,13 @@ struct Authorize: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
-        if clientCredentials { return try await signInAsClient(in: workspace) }
+        // What this sign-in will replace, to say so once it has (gh does).
+        let previous = try? await workspace.store.credential(for: account.key)
+        if clientCredentials {
+            try await signInAsClient(in: workspace)
+            if let previous { Console.err(Self.replacementNote(previous, key: account.key)) }
+            return
+        }
         let plan = try plan(in: workspace)
         let (descriptor, way) = (plan.descriptor, plan.way)
         // Before the user is asked to consent: the result must be storable, and
@@ -275,6 +281,15 @@ struct Authorize: WorkspaceCommand {
             credential = try await signInThroughBrowser(plan, in: workspace, status: status, waiting: waiting)
         }
         try report(credential, of: descriptor, in: workspace)
+        if let previous { Console.err(Self.replacementNote(previous, key: account.key)) }
+    }
+
+    /// Said when a sign-in (or an import) replaced a stored credential. The
+    /// replaced grant is not revoked for the user: at Google and others,
+    /// revoking a token ends the app's whole grant, the new sign-in's tokens
+    /// with it; `authkit token revoke` before signing in again does it.
+    static func replacementNote(_ previous: Credential, key: CredentialKey) -> String {
+        "Note: this replaced the credential stored for \(key), obtained \(previous.obtainedAt.formatted(.iso8601)); its grant was not revoked at the provider (revoking it can end the new one too). To end it, revoke it in the provider's settings."
     }
 
     /// What a sign-in prints: the credential as JSON with --json, else a summary.

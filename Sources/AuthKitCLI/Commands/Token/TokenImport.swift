@@ -1,0 +1,73 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `authkit token import`: a token made elsewhere (a provider's settings
+/// page, another tool), read from standard input as `gh auth login
+/// --with-token` reads one, and stored like a sign-in's.
+struct TokenImport: WorkspaceCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Store an access token read from standard input (one line), as a sign-in's.",
+        usage: "authkit token import [<options>] --provider <id> < token.txt",
+        discussion: """
+            The token is read from standard input, not from an argument (a command
+            line is visible to other users and kept in shell history). It is
+            stored as a Bearer token with no refresh token: when it expires, import
+            a new one or sign in. A credential already stored for the account is
+            replaced, and the command says so.
+
+            Examples:
+              authkit token import --provider github < ~/github-token.txt
+              pass show github/token | authkit token import --provider github --label ci
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var account: AccountOptions
+    @Option(help: ArgumentHelp("A scope the token carries (repeatable), as recorded.", valueName: "scope"))
+    var scope: [String] = []
+    @Option(help: ArgumentHelp("Seconds until the token expires, if known.", valueName: "seconds"))
+    var expiresIn: Int?
+
+    func validate() throws {
+        try account.checkNewLabel()
+        if let expiresIn, expiresIn <= 0 { throw ValidationError("--expires-in takes a positive number of seconds.") }
+    }
+
+    func run(in workspace: Workspace) async throws {
+        let descriptor = try workspace.descriptor(account.provider)
+        guard descriptor.protocol == .oauth2 else {
+            throw CLIError(
+                "\(descriptor.name) uses OAuth 1.0a, whose tokens come with a secret and are used only in signatures; sign in with authkit authorize --provider \(descriptor.id).",
+                status: .usage)
+        }
+        if Console.inputIsTerminal { Console.err("Paste the token, then press Enter:") }
+        let token: String
+        switch FileSystem.readLine(0, limit: 16 << 10) { // standard input
+        case .line(let line): token = line.trimmingSpaces()
+        case .end: throw CLIError("No token on standard input: pipe one in (< token.txt).", status: .badInput)
+        case .tooLong(let limit):
+            throw CLIError("The line on standard input is longer than \(limit) bytes: no token is.", status: .badInput)
+        }
+        guard TokenResponseParser.isSendableAsBearer(token) else {
+            throw CLIError(
+                "What standard input holds is not a token a Bearer header can carry (empty, or a space, control or non-ASCII character; RFC 6750 §2.1). It is not repeated here.",
+                status: .badInput)
+        }
+        let now = Date()
+        let credential = Credential(
+            providerID: descriptor.id, label: account.label, accessToken: token,
+            expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: scope, obtainedAt: now)
+        let previous = try await workspace.store.credential(for: account.key)
+        try await workspace.store.withRefreshLock(for: account.key, timeout: .seconds(30)) {
+            try await workspace.store.save(credential)
+        }
+        if let previous { Console.err(Authorize.replacementNote(previous, key: account.key)) }
+        Console.out("Imported a token for \(account.key). Stored in \(workspace.store.fileURL.path).")
+    }
+}

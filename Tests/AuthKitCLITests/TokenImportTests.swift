@@ -1,0 +1,46 @@
+import AuthKit
+import AuthKitSandbox
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+/// `token import` (as `gh auth login --with-token`), and a second sign-in
+/// saying what it replaced.
+@Suite struct TokenImportTests {
+    @Test func anImportedTokenIsStoredAndUsedAndAReplacementIsSaid() async throws {
+        let home = try CLIProcess.home("authkit-token-import")
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"),
+            options: SandboxOptions(consent: .approve))
+        defer { Task { await sandbox.stop() } }
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
+        // `input` is written to standard input once authkit has said something on
+        // standard error (here, always: the sandbox's note).
+        func run(_ arguments: [String], input: String? = nil) async throws -> CLIResult {
+            var respond: (@Sendable (String) -> String?)?
+            if let input { respond = { @Sendable _ in input } }
+            return try await CLIProcess.run(arguments, environment: environment, timeout: 60, respond: respond)
+        }
+        let first = try await run(["authorize", "--provider", "github", "--scripted-browser"])
+        #expect(first.status == 0 && !first.stderr.contains("replaced"), "\(first.stderr)")
+        let token = try await run(["token", "print", "--provider", "github"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+
+        // The sandbox's token, imported under another label, works there.
+        let imported = try await run(["token", "import", "--provider", "github", "--label", "ci"], input: token)
+        #expect(
+            imported.status == 0 && imported.stdout.contains("Imported a token for github (ci)"), "\(imported.stderr)")
+        #expect(!imported.stdout.contains(token) && !imported.stderr.contains(token), "the token was echoed")
+        let me = try await run(["request", "--provider", "github", "--label", "ci", "/whoami"])
+        #expect(me.status == 0 && me.stdout.contains(#""account":"alice""#), "\(me.stderr)")
+
+        // Not a token: refused, nothing replaced.
+        let bad = try await run(["token", "import", "--provider", "github", "--label", "ci"], input: "two words")
+        #expect(bad.status == 65 && !bad.stderr.contains("two words"), "\(bad.stderr)")
+        #expect(try await run(["token", "print", "--provider", "github", "--label", "ci"]).stdout.hasPrefix(token))
+
+        // Signing in again to the same account says what it replaced.
+        let again = try await run(["authorize", "--provider", "github", "--scripted-browser"])
+        #expect(again.status == 0 && again.stderr.contains("this replaced the credential stored for github"))
+    }
+}
