@@ -17,7 +17,8 @@ import Testing
         let file = """
             {"id": "fapi", "name": "FAPI bank", "protocol": "oauth2", "dpop": "on",
              "authorization": {"url": "https://as.bank.example/authorize", "par": "https://as.bank.example/par"},
-             "token": {"url": "https://as.bank.example/token"}, "scopes": {"default": ["accounts"]}}
+             "token": {"url": "https://as.bank.example/token"}, "scopes": {"default": ["accounts"]},
+             "whoAmI": {"url": "https://api.bank.example/me", "subject": "id", "name": "login"}}
             """
         try Data(file.utf8).write(to: home.appendingPathComponent("providers/fapi.json"))
         let key = P256.Signing.PrivateKey()
@@ -48,6 +49,10 @@ import Testing
         #expect(lines.count == 2 && lines[0].hasPrefix("Authorization: DPoP ") && lines[1].hasPrefix("DPoP: ey"))
         let noURL = try await run(["token", "header", "--provider", "fapi"])
         #expect(noURL.status == 64 && noURL.stderr.contains("DPoP-bound"), "\(noURL.stderr)")
+
+        let status = try await run(["token", "status", "--provider", "fapi"])
+        #expect(
+            status.status == 0 && status.stdout.contains("valid, account alice"), "\(status.stdout)\(status.stderr)")
 
         let refreshed = try await run(["token", "refresh", "--provider", "fapi"])
         #expect(refreshed.status == 0 && refreshed.stdout.contains("bound to:  DPoP key"), "\(refreshed.stderr)")

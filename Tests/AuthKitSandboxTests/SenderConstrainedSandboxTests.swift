@@ -17,7 +17,8 @@ import Testing
                 """
                 {"id": "fapi", "protocol": "oauth2", "dpop": "on",
                  "authorization": {"url": "https://as.fapi.example/authorize", "par": "https://as.fapi.example/par"},
-                 "token": {"url": "https://as.fapi.example/token"}, "scopes": {"default": ["accounts"]}}
+                 "token": {"url": "https://as.fapi.example/token"}, "scopes": {"default": ["accounts"]},
+                 "whoAmI": {"url": "https://api.fapi.example/me", "subject": "id", "name": "login"}}
                 """.utf8))
     }
 
@@ -32,6 +33,9 @@ import Testing
             #expect(sandbox.events.filter { $0.step == "token" }.map(\.status) == [400, 200])
             let (status, me) = try await getJSON(sandbox.whoamiURL, with: client, credential: credential)
             #expect(status == 200 && me["account"] as? String == "dana")
+            // The descriptor's "who am I" call proves the key too (and answers the resource's nonce).
+            let who = try await client.whoAmI(credential)
+            #expect(who.subject == "sandbox-user-dana" && who.name == "dana")
             // The same token as a Bearer token is refused (RFC 9449 §7.2).
             let bearer = try await raw(
                 "GET", sandbox.whoamiURL, headers: ["Authorization": "Bearer \(credential.accessToken)"])

@@ -68,19 +68,37 @@ extension OAuth2Client {
     /// credential was issued for, under the token endpoint's policy (no
     /// redirects: the token would follow them; a deadline) and 256 KiB.
     func bearerGET(_ url: URL, with credential: Credential, step: FlowStep) async throws -> IncomingResponse {
-        var request = OutgoingRequest(method: .get, url: url)
-        request.head = try Self.bearerAuthorized(request.head, with: credential, descriptor: descriptor)
-        request.head.headerFields[.accept] = "application/json"
-        request.secrets = [credential.accessToken]
-        try calls.checkOrigin(of: request, for: credential)
         var policy = RequestPolicy.tokenEndpoint
         policy.maximumBodySize = 256 * 1024
-        return try await calls.transport.send(request, step: step, policy: policy)
+        var retried = false
+        while true {
+            var request = OutgoingRequest(method: .get, url: url)
+            // A DPoP-bound token goes with a proof for this request (RFC 9449 §7.1).
+            if let key = credential.proofKey {
+                request.head = try await DPoPProof.authorized(
+                    request.head, url: url, token: credential, key: key, descriptor: descriptor)
+            } else {
+                request.head = try Self.bearerAuthorized(request.head, with: credential, descriptor: descriptor)
+            }
+            request.head.headerFields[.accept] = "application/json"
+            request.secrets = [credential.accessToken]
+            try calls.checkOrigin(of: request, for: credential)
+            let response = try await calls.transport.send(request, step: step, policy: policy)
+            guard credential.proofKey != nil else { return response }
+            // §9: the server's nonce, answered once.
+            DPoPNonces.shared.remember(response.headers, for: url.origin)
+            guard !retried, response.status == 401,
+                BearerChallenge(fields: response.headers[values: .wwwAuthenticate], scheme: "dpop")?.error
+                    == "use_dpop_nonce"
+            else { return response }
+            retried = true
+        }
     }
 
     /// A refusal of such a call: the RFC 6750 §3 error of its challenge, or the status.
     static func refusal(_ response: IncomingResponse, step: FlowStep, url: URL) -> AuthKitError {
-        if let challenge = BearerChallenge(fields: response.headers[values: .wwwAuthenticate]),
+        let fields = response.headers[values: .wwwAuthenticate]
+        if let challenge = BearerChallenge(fields: fields) ?? BearerChallenge(fields: fields, scheme: "dpop"),
             let code = challenge.error
         {
             return .providerError(

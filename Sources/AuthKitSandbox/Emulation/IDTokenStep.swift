@@ -207,6 +207,13 @@ extension Emulator {
     /// The UserInfo endpoint (Core §5.3): the standard claims the grant's
     /// scopes give, for a Bearer access token granted `openid`.
     func userInfo(_ request: SandboxRequest) -> SandboxResponse {
+        // RFC 9449 §7.1: a DPoP-bound token with its proof.
+        if let access = dpopAccess(request) {
+            switch access {
+            case .refused(let refusal): return refusal
+            case .grant(let grant): return userInfoAnswer(grant)
+            }
+        }
         guard let header = request.header("authorization"), header.lowercased().hasPrefix("bearer ") else {
             return userInfoRefusal(nil, "no Bearer token (RFC 6750 §2.1)")
         }
@@ -214,6 +221,10 @@ extension Emulator {
         guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now) else {
             return userInfoRefusal("invalid_token", "the access token is unknown, expired or revoked")
         }
+        return userInfoAnswer(grant)
+    }
+
+    private func userInfoAnswer(_ grant: GrantLedger.Grant) -> SandboxResponse {
         // §5.3.3: an access token without openid is refused.
         guard grant.scopes.contains("openid") else {
             return userInfoRefusal("insufficient_scope", "the access token was not granted openid", status: 403)

@@ -28,26 +28,11 @@ extension Emulator {
             // RFC 6750 §2.1: the Bearer header (§2.2's form body and §2.3's
             // query are not accepted: the query leaks into logs).
             // RFC 9449 §7.1: a DPoP-bound token comes as `DPoP <token>` with a proof for it.
-            if let header = request.header("authorization"), header.lowercased().hasPrefix("dpop ") {
-                let token = String(header.dropFirst(5)).trimmingSpaces()
-                guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now),
-                    let bound = ledger.accessTokens[token]?.jkt
-                else {
-                    return dpopChallenge("invalid_token", "the access token is unknown, expired, revoked or not bound")
+            if let access = dpopAccess(request) {
+                switch access {
+                case .refused(let refusal): return refusal
+                case .grant(let grant): (account, scopes) = (grant.account, grant.scopes)
                 }
-                do {
-                    let jkt = try checkProof(request, nonce: ledger.resourceNonce, accessToken: token, status: 401)
-                    guard jkt == bound else {
-                        return dpopChallenge(
-                            "invalid_dpop_proof", "the proof's key is not the one the token is bound to")
-                    }
-                } catch let refusal as Refusal {
-                    return dpopChallenge(refusal.code, refusal.description)
-                } catch {
-                    return dpopChallenge("invalid_dpop_proof", "\(error)")
-                }
-                account = grant.account
-                scopes = grant.scopes
             } else {
                 guard let header = request.header("authorization"), header.lowercased().hasPrefix("bearer ") else {
                     return bearerChallenge(nil, "no Bearer token (RFC 6750 §2.1)")
@@ -89,7 +74,44 @@ extension Emulator {
 
     /// The descriptor's `whoAmI` call: the account, at the paths the
     /// descriptor reads (`id` → `sandbox-user-alice`, `login` → `alice`).
+    /// What a `DPoP <token>` request may use (RFC 9449 §7.1): the grant of
+    /// a live token bound to the key its proof is signed with, or the
+    /// refusal to answer; `nil` for a request of another scheme.
+    enum DPoPAccess {
+        case grant(GrantLedger.Grant)
+        case refused(SandboxResponse)
+    }
+
+    func dpopAccess(_ request: SandboxRequest) -> DPoPAccess? {
+        guard let header = request.header("authorization"), header.lowercased().hasPrefix("dpop ") else { return nil }
+        let token = String(header.dropFirst(5)).trimmingSpaces()
+        guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now),
+            let bound = ledger.accessTokens[token]?.jkt
+        else {
+            return .refused(
+                dpopChallenge("invalid_token", "the access token is unknown, expired, revoked or not bound"))
+        }
+        do {
+            let jkt = try checkProof(request, nonce: ledger.resourceNonce, accessToken: token, status: 401)
+            guard jkt == bound else {
+                return .refused(
+                    dpopChallenge("invalid_dpop_proof", "the proof's key is not the one the token is bound to"))
+            }
+        } catch let refusal as Refusal {
+            return .refused(dpopChallenge(refusal.code, refusal.description))
+        } catch {
+            return .refused(dpopChallenge("invalid_dpop_proof", "\(error)"))
+        }
+        return .grant(grant)
+    }
+
     func whoAmI(_ request: SandboxRequest) -> SandboxResponse {
+        if let access = dpopAccess(request), let settings = descriptor.whoAmI {
+            switch access {
+            case .refused(let refusal): return refusal
+            case .grant(let grant): return whoAmIAnswer(grant, settings)
+            }
+        }
         guard let header = request.header("authorization"), header.lowercased().hasPrefix("bearer ") else {
             return bearerChallenge(nil, "no Bearer token (RFC 6750 §2.1)")
         }
@@ -97,6 +119,13 @@ extension Emulator {
         guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now), let settings = descriptor.whoAmI else {
             return bearerChallenge("invalid_token", "the access token is unknown, expired or revoked")
         }
+        if ledger.accessTokens[token]?.jkt != nil {
+            return dpopChallenge("invalid_token", "the token is DPoP-bound: send it as DPoP with a proof")
+        }
+        return whoAmIAnswer(grant, settings)
+    }
+
+    private func whoAmIAnswer(_ grant: GrantLedger.Grant, _ settings: WhoAmISettings) -> SandboxResponse {
         var answer = JSONValue.object([:])
         Self.put(.string("sandbox-user-" + grant.account), at: settings.subject, in: &answer)
         if let name = settings.name { Self.put(.string(grant.account), at: name, in: &answer) }
@@ -128,7 +157,7 @@ extension Emulator {
     }
 
     /// RFC 9449 §7.1: a refusal of a DPoP request, with the resource's nonce.
-    private func dpopChallenge(_ code: String, _ text: String) -> SandboxResponse {
+    func dpopChallenge(_ code: String, _ text: String) -> SandboxResponse {
         .json(
             .object(["error": .string(code), "error_description": .string(text)]), status: 401, step: "resource",
             summary: "\(code): \(text)",
