@@ -49,4 +49,21 @@ import Testing
             ["authorize", "--provider", "github", "--scope", "repo,"], environment: [:])
         #expect(empty.status == 64 && empty.stderr.contains("got an empty one"), "\(empty.stderr)")
     }
+
+    @Test func aBrokenOverrideOfABundledProviderSaysHowToGetItBack() async throws {
+        let home = try CLIProcess.home("authkit-broken-override")
+        let providers = home.appendingPathComponent("providers")
+        try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
+        let file = providers.appendingPathComponent("github.json")
+        FileManager.default.createFile(
+            atPath: file.path, contents: Data(#"{"id": "github", "protocol": "oauth2"}"#.utf8),
+            attributes: [.posixPermissions: 0o600])
+        let environment = ["AUTHKIT_HOME": home.path]
+        let signIn = try await CLIProcess.run(["authorize", "--provider", "github"], environment: environment)
+        #expect(signIn.status == 65, "\(signIn.stderr)")
+        #expect(
+            signIn.stderr.contains("authkit providers override github --force") && signIn.stderr.contains(file.path))
+        let list = try await CLIProcess.run(["providers", "list"], environment: environment)
+        #expect(list.status == 0 && list.stderr.contains("authkit providers override github --force"), "\(list.stderr)")
+    }
 }

@@ -56,6 +56,7 @@ import Testing
 
         let refreshed = try await run(["token", "refresh", "--provider", "fapi"])
         #expect(refreshed.status == 0 && refreshed.stdout.contains("bound to:  DPoP key"), "\(refreshed.stderr)")
+        #expect(refreshed.stdout.hasPrefix("Refreshed fapi; it expires "), "\(refreshed.stdout)")
 
         let machine = try await run([
             "authorize", "--provider", "fapi", "--client-credentials", "--label", "svc", "--private-key", keyFile,

@@ -170,7 +170,15 @@ struct Workspace {
     /// sends to hosts the bundled one did not is announced on standard error:
     /// a file someone else placed must not redirect sign-ins silently.
     func descriptor(_ id: String) throws -> ProviderDescriptor {
-        let descriptor = try catalog.descriptor(id: id)
+        let descriptor: ProviderDescriptor
+        do {
+            descriptor = try catalog.descriptor(id: id)
+        } catch AuthKitError.invalidFile(let issues) where Self.isBundled(id) {
+            // A broken override hides the bundled provider: say how to get it back.
+            throw CLIError(
+                AuthKitError.invalidFile(issues).description + "\n" + Self.brokenOverrideHint(id, issues: issues),
+                status: .badInput)
+        }
         if let sandbox { return descriptor.pointed(atSandbox: sandbox) }
         if let entry = catalog.entry(id: id), !entry.newHosts.isEmpty {
             Console.err(
@@ -188,6 +196,18 @@ struct Workspace {
             )
         }
         return descriptor
+    }
+
+    /// Whether `id` names a provider AuthKit ships.
+    static func isBundled(_ id: String) -> Bool {
+        ProviderCatalog(includeBundled: true, directories: []).entry(id: id) != nil
+    }
+
+    /// What to do about a file that fails and so hides the bundled `id`.
+    static func brokenOverrideHint(_ id: String, issues: [FileIssue]) -> String {
+        let file = issues.first.map { $0.file } ?? "the file"
+        return
+            "It overrides the bundled \(id), which is not used while it fails: fix it, delete \(file), or start again from the bundled one with: authkit providers override \(id) --force"
     }
 
     /// The authenticator for `descriptor`'s protocol, with settings from

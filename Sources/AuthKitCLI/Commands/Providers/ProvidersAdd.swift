@@ -120,6 +120,11 @@ struct ProvidersAdd: WorkspaceCommand {
         }
         Console.out(target.path)
         var summary = ["Added \(id) from \(found.source):"] + ProvidersShow.endpoints(of: found).map { "  " + $0 }
+        // RFC 8414 metadata names no resource servers: the credential goes to
+        // any origin until the file lists its API.
+        summary.append(
+            "  api:           any origin: server metadata names no API; add \"api\": {\"origins\": [\"https://…\"]} to \(target.path) to keep the credential to it"
+        )
         summary.append(
             "Sign in with: \(ClientSettings.environmentPrefix(for: id))_CLIENT_ID=… authkit authorize --provider \(id)")
         summary.map { DisplayText.sanitized($0, limit: 400) }.forEach(Console.err)

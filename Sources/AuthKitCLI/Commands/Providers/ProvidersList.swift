@@ -37,6 +37,7 @@ struct ProvidersList: WorkspaceCommand {
         for (stem, issues) in workspace.catalog.problems.sorted(by: { $0.key < $1.key }) {
             Console.err("authkit: warning: '\(stem)' could not be loaded:")
             for issue in issues { Console.err("  \(issue)") }
+            if Workspace.isBundled(stem) { Console.err("  " + Workspace.brokenOverrideHint(stem, issues: issues)) }
         }
         for warning in Self.unreadSettings(workspace) { Console.err("authkit: warning: \(warning)") }
     }

@@ -107,6 +107,10 @@ struct ProvidersShow: WorkspaceCommand {
         }
         if descriptor.protocol == .oauth2 {
             lines.append("pkce:          \(descriptor.pkce.rawValue)")
+            if let par = descriptor.authorization?.pushedRequestURL {
+                lines.append("pushed (PAR):  \(par) (the browser gets only a request_uri)")
+            }
+            if descriptor.dpop == .on { lines.append("dpop:          on: tokens bound to a key this machine holds") }
             lines.append("revocation:    \(descriptor.revocation?.url ?? "none")")
             lines.append("device grant:  \(descriptor.device?.url ?? "none")")
             // Only where the descriptor says the provider has no public clients: elsewhere it may not be known.

@@ -19,10 +19,11 @@ struct SandboxServe: WorkspaceCommand {
               authkit sandbox serve --provider qiita
               authkit sandbox serve --provider github --consent approve --port 0
 
-            Then, in another terminal:
+            Then, in another terminal, with the address it prints (8790 unless
+            --port says otherwise):
               export AUTHKIT_SANDBOX=http://127.0.0.1:8790
               authkit authorize --provider qiita
-              authkit request --provider qiita http://127.0.0.1:8790/whoami
+              authkit request --provider qiita /whoami
             """)
     static let followsSandbox = false
 

@@ -65,6 +65,7 @@ struct TokenRefresh: WorkspaceCommand {
         guard due, provider == nil else {
             let key = CredentialKey(providerID: provider ?? "", label: label)
             let refreshed = try await workspace.source(key, explicit: client.settings()).refresh()
+            Console.out("Refreshed \(refreshed.key); it expires \(CredentialSummary.expiry(refreshed)).")
             CredentialSummary.lines(refreshed).forEach(Console.out)
             return
         }
@@ -85,7 +86,7 @@ struct TokenRefresh: WorkspaceCommand {
             // An OAuth 1.0a token neither expires nor refreshes (RFC 5849): never
             // due, whether or not its consumer key is configured here.
             if credential.kind == .oauth1 {
-                Console.out("\(name): not due (OAuth 1.0a tokens do not expire)")
+                Console.out("\(name): not due: OAuth 1.0a tokens do not expire")
                 continue
             }
             do {
@@ -94,11 +95,11 @@ struct TokenRefresh: WorkspaceCommand {
                     let when =
                         credential.expiresAt == nil
                         ? "the provider gave no lifetime" : "expires \(CredentialSummary.expiry(credential))"
-                    Console.out("\(name): not due (\(when))")
+                    Console.out("\(name): not due; \(when)")
                     continue
                 }
                 let refreshed = try await source.refreshIfDue()
-                Console.out("\(name): refreshed (expires \(CredentialSummary.expiry(refreshed)))")
+                Console.out("\(name): refreshed; expires \(CredentialSummary.expiry(refreshed))")
             } catch let error as AuthKitError {
                 failures += 1
                 Console.out("\(name): failed: \(ErrorReport.message(for: error, flags: false))")
