@@ -66,4 +66,29 @@ import Testing
         let list = try await CLIProcess.run(["providers", "list"], environment: environment)
         #expect(list.status == 0 && list.stderr.contains("authkit providers override github --force"), "\(list.stderr)")
     }
+
+    @Test func theSandboxIsNamedWhereItIsUsedAndAPublicClientIsExplained() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-habits")
+        var options = SandboxOptions(consent: .approve)
+        options.clientSecret = nil
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "google"),
+            options: options)
+        defer { Task { await sandbox.stop() } }
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
+        // providers list reads no credential: no word of the sandbox.
+        let list = try await CLIProcess.run(["providers", "list"], environment: environment)
+        #expect(list.status == 0 && !list.stderr.contains("sandbox"), "\(list.stderr)")
+        // A sign-in does, in one line.
+        let signIn = try await CLIProcess.run(
+            ["authorize", "--provider", "google", "--scripted-browser"], environment: environment, timeout: 60)
+        #expect(signIn.stderr.contains("authkit: sandbox at \(sandbox.baseURL.absoluteString);"), "\(signIn.stderr)")
+        // The sandbox's client is public, and the secret was sent: the fix is named.
+        #expect(signIn.status == 3 && signIn.stderr.contains("pass --client-secret ''"), "\(signIn.stderr)")
+        let fixed = try await CLIProcess.run(
+            ["authorize", "--provider", "google", "--scripted-browser", "--client-secret", ""],
+            environment: environment,
+            timeout: 60)
+        #expect(fixed.status == 0, "\(fixed.stderr)")
+    }
 }

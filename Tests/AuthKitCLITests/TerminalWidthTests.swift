@@ -38,6 +38,11 @@ import Testing
             #expect(fitted == line || fitted.hasSuffix("…"))
         }
         #expect(StatusLine.fit(line, width: 80) == line)
+        // The device grant's line keeps "Ctrl-C cancels" at 80 columns, whatever is left.
+        for left in ["59 min", "9 min", "59 s"] {
+            let device = "⠋ " + Authorize.deviceWaitLine(left: left)
+            #expect(StatusLine.fit(device, width: 80) == device && device.hasSuffix("Ctrl-C cancels"))
+        }
         #expect(
             StatusLine.fit(line, width: 34) == "⠋ Waiting for you to approve 仕…",
             "a wide character that does not fit is left out")

@@ -625,7 +625,13 @@ struct Authorize: WorkspaceCommand {
         // In seconds under a minute: a code that lives 5 s is not "1 min".
         let seconds = max(1, Int(authorization.expiresAt.timeIntervalSinceNow))
         let left = seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min"
-        status.show("Waiting for you to approve on the other device (the code expires in \(left))… Ctrl-C cancels")
+        status.show(deviceWaitLine(left: left))
+    }
+
+    /// The status line while a device code waits: within 80 columns with
+    /// its spinner, so that "Ctrl-C cancels" is never the part cut off.
+    static func deviceWaitLine(left: String) -> String {
+        "Approve on the other device; the code expires in \(left)… Ctrl-C cancels"
     }
 
     /// Tells the user what the listener is doing, on standard error. The

@@ -72,18 +72,24 @@ protocol WorkspaceCommand: AsyncParsableCommand {
     /// its clients. `$AUTHKIT_SANDBOX`, left exported in the terminal as
     /// `sandbox serve` suggests, is not theirs to follow, check or announce.
     static var followsSandbox: Bool { get }
+    /// False for a command that reads no credential (`providers list`,
+    /// `show`…): with a sandbox in use it says nothing of it, as it has
+    /// nothing of the sandbox's to use.
+    static var announcesSandbox: Bool { get }
     func run(in workspace: Workspace) async throws
 }
 
 extension WorkspaceCommand {
     static var sendsRequests: Bool { false }
     static var followsSandbox: Bool { true }
+    static var announcesSandbox: Bool { true }
 
     func run() async throws {
         if Self.sendsRequests { preloadDefaultHTTPClient() }
         global.bootstrapLogging()
         var environment = ProcessInfo.processInfo.environment
         if !Self.followsSandbox { environment["AUTHKIT_SANDBOX"] = nil }
-        try await run(in: try Workspace(global: global, environment: environment))
+        try await run(
+            in: try Workspace(global: global, environment: environment, announcingSandbox: Self.announcesSandbox))
     }
 }

@@ -35,6 +35,12 @@ enum ErrorReport {
         case .signInRequired(let key, let reason):
             return error.summary + (reason == .noCredential ? " Sign in first" : " Sign in again")
                 + ": authkit authorize \(ShellWord.account(key))"
+        case .providerError(_, let response)
+        where response.code == "invalid_client" && response.description?.contains("this client is public") == true:
+            // `sandbox serve --public-client`: its client has no secret, and
+            // --sandbox sends the standard one unless told to send none.
+            return error.description
+                + " The sandbox serves a public client: pass --client-secret '' (as 'sandbox serve' prints) to send none."
         case .notSupported(_, .deviceGrant):
             return error.summary + " Sign in through a browser, or paste the redirect (--manual)."
         case .notSupported(let providerID, .authorizationCodeGrant):

@@ -27,7 +27,10 @@ struct Workspace {
     /// - Throws: when `$AUTHKIT_BUNDLED_PROVIDERS` or a `--providers-dir` names
     ///   no directory (silently loading nothing would hide every provider), or
     ///   when `$AUTHKIT_HOME` is a relative path, or AuthKit's directory is taken by a file.
-    init(global: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    init(
+        global: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment,
+        announcingSandbox: Bool = true
+    ) throws {
         if let problem = AuthKitHome.problem(environment: environment) {
             throw CLIError(problem, status: .usage)
         }
@@ -55,9 +58,10 @@ struct Workspace {
             try Self.checkSandboxStoreIsApart(environment: environment)
             self.store = FileCredentialStore(
                 file: Self.sandboxStoreURL(environment: environment), environment: environment)
-            Console.err(
-                "authkit: using the sandbox at \(sandbox.absoluteString), not the real providers; its credentials are kept in \(store.fileURL.path)."
-            )
+            // One short line, and only where the sandbox's credentials are used.
+            if announcingSandbox {
+                Console.err("authkit: sandbox at \(sandbox.absoluteString); its credentials: \(store.fileURL.path)")
+            }
         } else {
             self.store = FileCredentialStore(environment: environment)
         }
