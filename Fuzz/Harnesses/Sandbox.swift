@@ -46,7 +46,7 @@ func fuzzSandbox(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         headers: headers, body: body, origin: SandboxFixture.base.absoluteString)
     // Twice: the second sees what the first left in the ledger (a used code, a consent).
     for _ in 0..<2 {
-        let response = emulator.respond(request)
+        let response = answer(request, by: emulator)
         precondition((200...599).contains(response.status), "status \(response.status)")
         // Nothing the sandbox issues travels in a Location it did not build from a registered redirect.
         if let location = response.headers.first(where: { $0.0 == "Location" })?.1 {
@@ -62,4 +62,21 @@ func fuzzSandbox(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 /// would count it as that input's leak.
 func prepareSandbox() {
     precondition(SandboxFixture.descriptors.count == 6, "the bundled descriptors the fixture names")
+}
+
+/// The emulation's answer: at once for a request without a signature to
+/// check, as the server gives it; otherwise by its asynchronous path (jwt-kit
+/// checks a DPoP proof or a client assertion), waited for here, on
+/// libFuzzer's own thread, not one of Swift's cooperative threads.
+private func answer(_ request: SandboxRequest, by emulator: Emulator) -> SandboxResponse {
+    if let response = emulator.respondWithoutSignatures(request) { return response }
+    final class Answer: @unchecked Sendable { var response: SandboxResponse? }
+    let answer = Answer()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        answer.response = await emulator.respond(request)
+        done.signal()
+    }
+    done.wait()
+    return answer.response!
 }
