@@ -126,8 +126,13 @@ import Testing
 
     /// A person's TAB in a real terminal (tmux): `shell` started bare, `setup`
     /// typed to load the generated script, then each line of `lines` typed
-    /// and completed. Returns the screen after each.
-    func pressTab(in shell: [String], setup: String, lines: [String], world: World, until done: (String) -> Bool)
+    /// and completed, waiting until the screen shows what that line's
+    /// completion should offer. Returns the screen after each.
+    ///
+    /// The awaited text must not be part of the typed line itself: a wait for
+    /// "--provider qiita" after typing "--provider qiita --label " ended
+    /// before fish had answered.
+    func pressTab(in shell: [String], setup: String, lines: [(typed: String, offered: String)], world: World)
         async throws -> [String]
     {
         let tmux = CLIWaitScreenTests.tmuxPath!
@@ -154,15 +159,16 @@ import Testing
         #expect(loaded, "the shell did not finish loading the completion script within 30 s")
         var screens = [String]()
         for line in lines {
+            precondition(!line.typed.contains(line.offered), "wait for something the TAB adds")
             try await Task.sleep(for: .milliseconds(500))
             _ = try await send(["send-keys", "-t", "completion", "C-l"])
-            _ = try await send(["send-keys", "-t", "completion", "-l", line])
+            _ = try await send(["send-keys", "-t", "completion", "-l", line.typed])
             _ = try await send(["send-keys", "-t", "completion", "Tab"])
             var screen = ""
             for attempt in 0..<60 {
                 try await Task.sleep(for: .milliseconds(250))
                 screen = try await send(["capture-pane", "-p", "-t", "completion"])
-                if done(screen) { break }
+                if screen.contains(line.offered) { break }
                 // Under a full test run, a TAB typed on the heels of the line
                 // was seen to go unanswered: a person would press it again.
                 if attempt == 20 { _ = try await send(["send-keys", "-t", "completion", "Tab"]) }
@@ -174,10 +180,10 @@ import Testing
         return screens
     }
 
-    func lines(_ world: World) -> [String] {
+    func lines(_ world: World) -> [(typed: String, offered: String)] {
         [
-            "authkit token show --provider qiita --label ",
-            "authkit token show --providers-dir \(world.providers.path) --provider qi",
+            ("authkit token show --provider qiita --label ", "--label work"),
+            ("authkit token show --providers-dir \(world.providers.path) --provider qi", "--provider qiita"),
         ]
     }
 
@@ -191,8 +197,7 @@ import Testing
         let file = try await script("fish", in: world)
         let screens = try await pressTab(
             in: [Self.executable("fish")!, "--no-config"], setup: "source '\(file.path)'", lines: lines(world),
-            world: world
-        ) { $0.contains("--label work") || $0.contains("--provider qiita") }
+            world: world)
         #expect(
             screens.count == 2 && screens[0].contains("--label work") && screens[1].contains("--provider qiita"),
             "\(screens)")
@@ -210,8 +215,7 @@ import Testing
         let file = try await script("zsh", in: world)
         let screens = try await pressTab(
             in: [Self.executable("zsh")!, "-f"], setup: "autoload -U compinit && compinit -u && source '\(file.path)'",
-            lines: lines(world), world: world
-        ) { $0.contains("--label work") || $0.contains("--provider qiita") }
+            lines: lines(world), world: world)
         #expect(
             screens.count == 2 && screens[0].contains("--label work") && screens[1].contains("--provider qiita"),
             "\(screens)")
