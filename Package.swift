@@ -4,9 +4,10 @@
 //
 // Module map (dependencies point one way, downwards):
 //
-//   CCurl              libcurl's C API, for AuthKit's Linux HTTP transport,
-//                      loaded on first use (dlopen) rather than linked.
-//   CAuthKitRandom     getrandom(2), for AuthKit's random state and verifiers on Linux.
+//   CAuthKitLinux      the C APIs AuthKit uses on Linux: getrandom(2) for its
+//                      random state and verifiers; libcurl (the HTTP transport)
+//                      and libsecret (the keyring store), each loaded on first
+//                      use (dlopen) rather than linked.
 //   AuthKit            core: provider descriptors, OAuth 2.0 flow engine,
 //                      credentials and their stores, the Authenticator protocol.
 //                      Depends only on swift-crypto, swift-log and swift-http-types
@@ -81,18 +82,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
     ],
     targets: [
-        // libcurl, for the Linux transport (CurlHTTPClient): the library
-        // FoundationNetworking wraps, driven directly to bound what it reads.
-        // Loaded with dlopen on first use, not linked (see its header); its
-        // header comes from libcurl4-openssl-dev.
-        .target(name: "CCurl"),
-        // getrandom(2), for SecureRandom on Linux (Apple platforms use arc4random_buf).
-        .target(name: "CAuthKitRandom"),
+        // On Linux: libcurl, for the transport (CurlHTTPClient): the library
+        // FoundationNetworking wraps, driven directly to bound what it reads;
+        // libsecret, for SecretServiceCredentialStore. Both loaded with dlopen
+        // on first use, not linked (see their headers); curl's header comes
+        // from libcurl4-openssl-dev, libsecret needs none. And getrandom(2),
+        // for SecureRandom (Apple platforms use arc4random_buf).
+        .target(name: "CAuthKitLinux"),
         .target(
             name: "AuthKit",
             dependencies: [
-                .target(name: "CCurl", condition: .when(platforms: [.linux])),
-                .target(name: "CAuthKitRandom", condition: .when(platforms: [.linux])),
+                .target(name: "CAuthKitLinux", condition: .when(platforms: [.linux])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -6,6 +6,10 @@
 //   AuthKitStoreStress loop <file> <size>
 //       forever: saves credential `loop` as generation 1, 2, 3…, its token
 //       `genN-` repeated <size> times, printing "saved N" after each save returns.
+//   AuthKitStoreStress current <home> <provider>
+//       prints the provider's access token through a CredentialSource,
+//       refreshing it when expired; in the keyring (a SecretServiceCredentialStore
+//       of that schema, its locks in <home>) when AUTHKIT_STRESS_KEYRING_SCHEMA is set.
 import AuthKit
 import Foundation
 
@@ -45,9 +49,13 @@ case "current":
     let descriptor = try ProviderCatalog.standard(environment: environment).descriptor(id: arguments[3])
     let client = try OAuth2Client(
         descriptor: descriptor, settings: ClientSettings.standard(for: descriptor, environment: environment))
-    let source = CredentialSource(
-        authenticator: client, store: FileCredentialStore(environment: environment),
-        key: CredentialKey(providerID: arguments[3]))
+    var store: any CredentialStore = FileCredentialStore(environment: environment)
+    #if os(Linux)
+        if let schema = environment["AUTHKIT_STRESS_KEYRING_SCHEMA"] {
+            store = SecretServiceCredentialStore(schema: schema, lockDirectory: URL(fileURLWithPath: arguments[2]))
+        }
+    #endif
+    let source = CredentialSource(authenticator: client, store: store, key: CredentialKey(providerID: arguments[3]))
     do {
         print(try await source.current().accessToken)
     } catch {

@@ -1,3 +1,4 @@
+import AuthKit
 import AuthKitTestSupport
 import Foundation
 import Testing
@@ -8,6 +9,20 @@ import Testing
 /// refresh token is used twice.
 @Suite struct ConcurrentRefreshTests {
     @Test func eightLibraryProcessesRefreshOnce() async throws {
+        try await eightProcessesRefreshOnce(keyringSchema: nil)
+    }
+
+    /// The same with the credential in the keyring (a real Secret Service):
+    /// the keyring has no locks, and the refresh lock file beside AuthKit's
+    /// other files is what keeps the eight apart.
+    @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
+    func eightLibraryProcessesRefreshOnceThroughTheKeyring() async throws {
+        #if os(Linux)
+            try await eightProcessesRefreshOnce(keyringSchema: TestKeyring.freshSchema("refresh"))
+        #endif
+    }
+
+    func eightProcessesRefreshOnce(keyringSchema: String?) async throws {
         try await withServer { server in
             let grant = RotatingGrant(on: server)
             let home = TemporaryDirectory.url("authkit-refresh")
@@ -18,6 +33,17 @@ import Testing
                 to: home.appendingPathComponent("providers/rotating.json"))
             try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(
                 to: home.appendingPathComponent("credentials.json"))
+            var keyring: (any CredentialStore)?
+            #if os(Linux)
+                if let keyringSchema {
+                    // The same credential, moved into the keyring.
+                    let file = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+                    let expired = try #require(await file.allCredentials().first)
+                    try FileManager.default.removeItem(at: file.fileURL)
+                    keyring = SecretServiceCredentialStore(schema: keyringSchema, lockDirectory: home)
+                    try await keyring!.save(expired)
+                }
+            #endif
 
             let outputs = try (0..<8).map { _ -> (Process, Pipe) in
                 let process = Process()
@@ -27,6 +53,7 @@ import Testing
                 var environment = ProcessInfo.processInfo.environment
                 environment["AUTHKIT_ROTATING_CLIENT_ID"] = "app"
                 environment["AUTHKIT_ROTATING_CLIENT_SECRET"] = "secret"
+                environment["AUTHKIT_STRESS_KEYRING_SCHEMA"] = keyringSchema
                 process.environment = environment
                 process.standardOutput = pipe
                 try process.run()
@@ -42,8 +69,15 @@ import Testing
             #expect(grant.refreshCount == 1, "the refresh token was sent \(grant.refreshCount) times")
             #expect(!grant.isRevoked)
             #expect(Set(tokens) == ["at-1"], "\(tokens)")
-            let stored = try String(contentsOf: home.appendingPathComponent("credentials.json"), encoding: .utf8)
-            #expect(stored.contains("\"rt-1\"") && stored.contains("\"at-1\""))
+            if let keyring {
+                let stored = try await keyring.credential(for: CredentialKey(providerID: "rotating"))
+                #expect(stored?.accessToken == "at-1" && stored?.refreshToken == "rt-1")
+                #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+                try await keyring.remove(CredentialKey(providerID: "rotating"))
+            } else {
+                let stored = try String(contentsOf: home.appendingPathComponent("credentials.json"), encoding: .utf8)
+                #expect(stored.contains("\"rt-1\"") && stored.contains("\"at-1\""))
+            }
         }
     }
 }

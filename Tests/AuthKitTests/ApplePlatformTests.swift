@@ -19,7 +19,7 @@ import Testing
 
     /// `#if` conditions under which code is compiled for macOS or Linux only.
     static let desktopConditions: Set<String> = [
-        "os(macOS)", "os(Linux)", "canImport(Glibc)", "canImport(Musl)", "canImport(CCurl)",
+        "os(macOS)", "os(Linux)", "canImport(Glibc)", "canImport(Musl)", "canImport(CAuthKitLinux)",
         "canImport(FoundationNetworking)",
     ]
     static let mobileConditions: Set<String> = ["os(iOS)", "os(tvOS)", "os(watchOS)", "os(visionOS)"]

@@ -25,7 +25,7 @@ import Testing
     /// AuthKitPostgres, AuthKitHummingbird and their tests) added four.
     @Test func theRootManifestListsAtMostTwentyFourTargets() throws {
         let manifest = try Self.text("Package.swift")
-        // A declaration, not a dependency on one (`.target(name: "CCurl", condition: …)`).
+        // A declaration, not a dependency on one (`.target(name: "CAuthKitLinux", condition: …)`).
         let targets = manifest.matches(
             of: /\.(?:target|executableTarget|testTarget|systemLibrary)\(\s*name:\s*"\w+"(?!,\s*condition:)/
         )

@@ -6,9 +6,11 @@ import Logging
     import Foundation
 #endif
 
-/// `$AUTHKIT_HOME/config.json`: the user's client settings per provider.
+/// `$AUTHKIT_HOME/config.json`: the user's client settings per provider, and
+/// where the command line keeps credentials (`store`: `file`, the default, or
+/// `keyring`).
 ///
-///     {"providers": {"qiita": {"clientID": "…", "clientSecret": "…"}}}
+///     {"store": "keyring", "providers": {"qiita": {"clientID": "…", "clientSecret": "…"}}}
 ///
 /// It may hold client secrets, so AuthKit warns when such a file is readable
 /// by other users (see ``FileCredentialStore`` for the same rule on credentials),
@@ -16,28 +18,54 @@ import Logging
 /// written is not read at all.
 package struct UserConfiguration: Codable, Sendable, Hashable {
     package var providers: [String: ClientSettings]?
+    /// `file` or `keyring` (the schema allows no other).
+    package var store: String?
 
-    package init(providers: [String: ClientSettings]? = nil) {
+    package init(providers: [String: ClientSettings]? = nil, store: String? = nil) {
         self.providers = providers
+        self.store = store
+    }
+
+    /// Only the `store` member, read as ``load(home:)`` reads the file (the
+    /// same refusals) but without checking the provider settings: a command
+    /// that uses none (`token list`) is not stopped by a mistake in one, and
+    /// a mistake in `store` itself is still named.
+    package static func storeSetting(home: URL) throws -> String? {
+        guard let data = try contents(home: home) else { return nil }
+        let url = home.appendingPathComponent("config.json")
+        let raw = try DescriptorLoader.parseRefusingRepeatedNames(data, file: url.path)
+        guard case .object(let members) = raw, let value = members["store"] else { return nil }
+        guard case .string(let text) = value, ["file", "keyring"].contains(text) else {
+            throw AuthKitError.invalidFile([
+                FileIssue(file: url.path, field: "store", problem: "must be \"file\" or \"keyring\".")
+            ])
+        }
+        return text
+    }
+
+    /// The file's bytes, refused when another user could have written it;
+    /// `nil` when there is none.
+    private static func contents(home: URL) throws -> Data? {
+        let url = home.appendingPathComponent("config.json")
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        // Its placeholders choose hosts, so it is refused as a foreign
+        // descriptor is (``FileSystem/foreignWriteProblem(at:)``).
+        if let problem = FileSystem.foreignWriteProblem(at: url.path) {
+            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: problem)])
+        }
+        do {
+            return try FileSystem.contents(
+                of: url.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)
+        } catch {
+            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: error.description)])
+        }
     }
 
     /// Loads `config.json` from `home`; a missing file is an empty configuration.
     /// - Throws: ``AuthKitError/invalidFile(_:)`` naming the file and field when it is malformed.
     package static func load(home: URL) throws -> UserConfiguration {
         let url = home.appendingPathComponent("config.json")
-        guard FileManager.default.fileExists(atPath: url.path) else { return UserConfiguration() }
-        // Its placeholders choose hosts, so it is refused as a foreign
-        // descriptor is (``FileSystem/foreignWriteProblem(at:)``).
-        if let problem = FileSystem.foreignWriteProblem(at: url.path) {
-            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: problem)])
-        }
-        let data: Data
-        do {
-            data = try FileSystem.contents(
-                of: url.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)
-        } catch {
-            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: error.description)])
-        }
+        guard let data = try contents(home: home) else { return UserConfiguration() }
         // As strict as a descriptor: a misspelt key (clientId) would otherwise be
         // ignored and the setting silently missing.
         let raw = try DescriptorLoader.parseRefusingRepeatedNames(data, file: url.path)
@@ -84,6 +112,7 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
     /// The shape of `config.json`, checked like a descriptor's.
     static let schema = #"""
         {"type": "object", "additionalProperties": false, "properties": {
+          "store": {"enum": ["file", "keyring"]},
           "providers": {"type": "object", "additionalProperties": {
             "type": "object", "additionalProperties": false, "properties": {
               "clientID": {"type": "string"}, "clientSecret": {"type": "string"}, "redirectURI": {"type": "string"},

@@ -6,7 +6,7 @@
 #if canImport(Darwin)
     import Darwin
 #else
-    import CAuthKitRandom
+    import CAuthKitLinux
     #if canImport(Glibc)
         import Glibc
     #elseif canImport(Musl)

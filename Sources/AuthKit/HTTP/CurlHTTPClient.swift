@@ -1,5 +1,5 @@
-#if canImport(CCurl)
-    import CCurl
+#if canImport(CAuthKitLinux)
+    import CAuthKitLinux
     #if canImport(FoundationEssentials)
         import FoundationEssentials
     #else

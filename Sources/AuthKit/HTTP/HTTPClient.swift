@@ -5,8 +5,8 @@ import HTTPTypes
 #else
     import Foundation
 #endif
-#if canImport(CCurl)
-    import CCurl
+#if canImport(CAuthKitLinux)
+    import CAuthKitLinux
 #endif
 
 /// Sends one HTTP request and hands back the response as it arrives.
@@ -49,7 +49,7 @@ public protocol HTTPClient: Sendable {
 /// - Parameter timeout: how many seconds without data end a transfer (the
 ///   request's own deadline is ``RequestPolicy``'s).
 public func platformHTTPClient(timeout: TimeInterval = 30) -> any HTTPClient {
-    #if canImport(CCurl)
+    #if canImport(CAuthKitLinux)
         return CurlHTTPClient(timeout: timeout)
     #else
         return URLSessionHTTPClient(timeout: timeout)
@@ -73,7 +73,7 @@ package func defaultHTTPClient() -> any HTTPClient {
 /// holds the loader's lock while it loads, and creating a thread takes it), so
 /// start it before, not after, starting threads.
 package func preloadDefaultHTTPClient() {
-    #if canImport(CCurl)
+    #if canImport(CAuthKitLinux)
         authkit_curl_preload()
     #endif
 }
@@ -85,7 +85,7 @@ package func preloadDefaultHTTPClient() {
 /// consent wasted. `display` names the endpoint in the error. Returns at once
 /// everywhere but Linux.
 package func requireDefaultHTTPClient(display: String) throws {
-    #if canImport(CCurl)
+    #if canImport(CAuthKitLinux)
         try CurlHTTPClient.loadLibrary(display: display)
     #endif
 }
@@ -96,7 +96,7 @@ package func requireDefaultHTTPClient(display: String) throws {
 /// handlers run while the library's constructors do). Returns at once when no
 /// load was started, and everywhere but Linux.
 package func settleDefaultHTTPClient() {
-    #if canImport(CCurl)
+    #if canImport(CAuthKitLinux)
         authkit_curl_settle()
     #endif
 }

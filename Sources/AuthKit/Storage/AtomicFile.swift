@@ -20,21 +20,25 @@
 /// lock that keeps other writers out (``StoreLock``), so a temporary file of
 /// this file's that already exists was left by a writer that was killed, and
 /// is deleted: it holds tokens.
-struct AtomicFile {
+package struct AtomicFile {
     /// What failed, completing "its new copy …", for the caller's message;
     /// `errno` is read into `reason` where it happened.
-    struct Failure: Error {
-        var what: String
-        var reason: String
+    package struct Failure: Error {
+        package var what: String
+        package var reason: String
     }
 
-    let path: String
+    package let path: String
+
+    package init(path: String) {
+        self.path = path
+    }
     private var directory: String { URL(fileURLWithPath: path).deletingLastPathComponent().path }
     /// The file's own name (`credentials.json`), which its temporary copies carry.
     private var name: String { URL(fileURLWithPath: path).lastPathComponent }
 
     /// Replaces the file with `data`.
-    func replace(with data: Data) throws(Failure) {
+    package func replace(with data: Data) throws(Failure) {
         removeAbandonedTemporaryFiles()
         let temporary = directory + "/.\(name).\(getpid()).\(SecureRandom.token().prefix(8)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

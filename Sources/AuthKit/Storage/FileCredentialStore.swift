@@ -243,6 +243,12 @@ public struct FileCredentialStore: CredentialStore {
     /// Released when the returned value is released.
     package func beginSignIn(for key: CredentialKey) throws -> SignInLock {
         try ensureDirectory()
+        return try Self.beginSignIn(for: key, in: directory)
+    }
+
+    /// ``beginSignIn(for:)`` with its lock file in `directory`, which exists:
+    /// any store whose processes share that directory (the keyring's).
+    package static func beginSignIn(for key: CredentialKey, in directory: URL) throws -> SignInLock {
         let lockPath = directory.appendingPathComponent(".signin-\(Self.fileName(for: key)).lock").path
         let fd = try RefreshLockFile.openLock(lockPath)
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {

@@ -224,25 +224,25 @@ struct Authorize: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         // What this sign-in will replace, to say so once it has (gh does).
-        let previous = try? await workspace.store.credential(for: account.key)
+        let previous = try? await workspace.store.credential(for: (try workspace.key(account)))
         if clientCredentials {
             try await signInAsClient(in: workspace)
-            if let previous { Console.err(Self.replacementNote(previous, key: account.key)) }
+            if let previous { Console.err(Self.replacementNote(previous, key: (try workspace.key(account)))) }
             return
         }
         let plan = try plan(in: workspace)
         let (descriptor, way) = (plan.descriptor, plan.way)
         // Before the user is asked to consent: the result must be storable, and
         // no other sign-in for this account may be under way.
-        try workspace.store.checkWritable()
+        try await workspace.store.checkWritable()
         // A refresh of this account's credential under way in another
         // process is waited for now, as saving the sign-in would wait for
         // it: one stopped while holding its lock was found only after the
         // user had consented and the code was exchanged, and the new grant
         // was thrown away.
         // (30 s: a refresh's own wait, CredentialSource.lockTimeout.)
-        try await workspace.store.withRefreshLock(for: account.key, timeout: .seconds(30)) {}
-        let signIn = try workspace.store.beginSignIn(for: account.key)
+        try await workspace.store.withRefreshLock(for: (try workspace.key(account)), timeout: .seconds(30)) {}
+        let signIn = try workspace.store.beginSignIn(for: (try workspace.key(account)))
         defer { withExtendedLifetime(signIn) {} }
 
         Interrupt.install(message: "Cancelled; nothing was stored.")
@@ -281,7 +281,7 @@ struct Authorize: WorkspaceCommand {
             credential = try await signInThroughBrowser(plan, in: workspace, status: status, waiting: waiting)
         }
         try report(credential, of: descriptor, in: workspace)
-        if let previous { Console.err(Self.replacementNote(previous, key: account.key)) }
+        if let previous { Console.err(Self.replacementNote(previous, key: (try workspace.key(account)))) }
     }
 
     /// Said when a sign-in (or an import) replaced a stored credential. The
@@ -299,7 +299,7 @@ struct Authorize: WorkspaceCommand {
         } else {
             let who = credential.identity.map { " as \(CredentialSummary.safe($0.displayName))" } ?? ""
             Console.out(
-                "Signed in to \(CredentialSummary.safe(descriptor.name))\(who). Stored in \(workspace.store.fileURL.path)."
+                "Signed in to \(CredentialSummary.safe(descriptor.name))\(who). Stored in \(workspace.store.location)."
             )
             CredentialSummary.lines(credential).forEach(Console.out)
         }
@@ -311,15 +311,15 @@ struct Authorize: WorkspaceCommand {
     func signInAsClient(in workspace: Workspace) async throws {
         let descriptor = try workspace.descriptor(account.provider)
         let authenticator = try workspace.authenticator(for: descriptor, explicit: try client.settings())
-        try workspace.store.checkWritable()
+        try await workspace.store.checkWritable()
         try requireDefaultHTTPClient(display: "the token endpoint of \(descriptor.name)")
         let scopes = self.scopes.isEmpty ? nil : self.scopes
         let label = account.label
         let store = workspace.store
         // As a sign-in: a refresh of this account under way elsewhere is
         // waited for, and no other sign-in may run for it meanwhile.
-        try await store.withRefreshLock(for: account.key, timeout: .seconds(30)) {}
-        let signIn = try store.beginSignIn(for: account.key)
+        try await store.withRefreshLock(for: (try workspace.key(account)), timeout: .seconds(30)) {}
+        let signIn = try store.beginSignIn(for: (try workspace.key(account)))
         defer { withExtendedLifetime(signIn) {} }
         let credential = try await authenticator.clientCredentials(
             scopes: scopes, additionalParameters: [:], label: label)
@@ -406,7 +406,7 @@ struct Authorize: WorkspaceCommand {
             } catch let error as AuthKitError {
                 throw CLIError(
                     ErrorReport.message(for: error, environment: workspace.environment)
-                        + " Or sign in by the device grant, which \(descriptor.name) allows without one: authkit authorize \(ShellWord.account(account.key)) --device."
+                        + " Or sign in by the device grant, which \(descriptor.name) allows without one: authkit authorize \(ShellWord.account((try workspace.key(account)))) --device."
                 )
             }
         }

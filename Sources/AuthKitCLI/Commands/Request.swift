@@ -314,10 +314,10 @@ struct Request: WorkspaceCommand {
         let policy = RequestPolicy(
             redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
             deadline: .seconds(timeout))
-        let source = try await workspace.source(account.key, explicit: client.settings())
+        let source = try await workspace.source((try workspace.key(account)), explicit: client.settings())
         // What a refresh may replace: the secrets this command could send,
         // which an API's error must not repeat on standard error.
-        let sent = try? await workspace.store.credential(for: account.key)
+        let sent = try? await workspace.store.credential(for: (try workspace.key(account)))
         let (head, response, answering) = try await source.send(request, policy: policy)
         let status = head.status.code
         if include {
@@ -474,7 +474,7 @@ struct Request: WorkspaceCommand {
         // setting missing here: the setting is what to give, not a new
         // sign-in (which needs it too, and throws away a refresh token
         // that works).
-        let stored = try? await workspace.store.credential(for: account.key)
+        let stored = try? await workspace.store.credential(for: source.key)
         let refreshable =
             stored.map {
                 $0.kind == .oauth2 && ($0.refreshToken != nil || source.authenticator.descriptor.refresh != nil)
@@ -499,10 +499,11 @@ struct Request: WorkspaceCommand {
                 $0
             }
                 + [source.authenticator.settings.clientSecret].compactMap { $0 })
+        let key = source.key
         let advice =
             fromCredentialed
             ? BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate]).map {
-                Self.advice($0, account: account.key, refresh: refresh, mask: mask)
+                Self.advice($0, account: key, refresh: refresh, mask: mask)
             } ?? "."
             : " from \(answering.redactedForLogs), where a redirect led; the credential is not sent to another origin, so this is not about it."
         return CLIError(

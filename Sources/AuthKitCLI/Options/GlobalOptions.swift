@@ -74,15 +74,15 @@ protocol WorkspaceCommand: AsyncParsableCommand {
     static var followsSandbox: Bool { get }
     /// False for a command that reads no credential (`providers list`,
     /// `show`…): with a sandbox in use it says nothing of it, as it has
-    /// nothing of the sandbox's to use.
-    static var announcesSandbox: Bool { get }
+    /// nothing of the sandbox's to use, and the keyring is not asked.
+    static var usesCredentials: Bool { get }
     func run(in workspace: Workspace) async throws
 }
 
 extension WorkspaceCommand {
     static var sendsRequests: Bool { false }
     static var followsSandbox: Bool { true }
-    static var announcesSandbox: Bool { true }
+    static var usesCredentials: Bool { true }
 
     func run() async throws {
         if Self.sendsRequests { preloadDefaultHTTPClient() }
@@ -90,6 +90,6 @@ extension WorkspaceCommand {
         var environment = ProcessInfo.processInfo.environment
         if !Self.followsSandbox { environment["AUTHKIT_SANDBOX"] = nil }
         try await run(
-            in: try Workspace(global: global, environment: environment, announcingSandbox: Self.announcesSandbox))
+            in: try await Workspace(global: global, environment: environment, usingCredentials: Self.usesCredentials))
     }
 }

@@ -62,8 +62,19 @@ enum Completions {
         guard let provider = value(of: ["--provider", "-p"], in: words) else { return [] }
         let sandboxed =
             value(of: ["--sandbox"], in: words) ?? environment["AUTHKIT_SANDBOX"].flatMap { $0.isEmpty ? nil : $0 }
-        let file = sandboxed == nil ? nil : Workspace.sandboxStoreURL(environment: environment)
-        let stored = (try? FileCredentialStore(file: file, environment: environment).unlockedSnapshot()) ?? []
+        let store: any CommandStore
+        if sandboxed != nil {
+            store = FileCredentialStore(file: Workspace.sandboxStoreURL(environment: environment), environment: environment)
+        } else if (try? StoreChoice.chosen(environment: environment).choice) == .keyring {
+            #if canImport(CAuthKitLinux)
+                store = SecretServiceCredentialStore(environment: environment)
+            #else
+                return []
+            #endif
+        } else {
+            store = FileCredentialStore(environment: environment)
+        }
+        let stored = store.keysForCompletion()
         return offered(stored.filter { $0.providerID == provider }.compactMap(\.label), prefix: prefix).sorted()
     }
 

@@ -8,7 +8,7 @@ import AuthKit
 /// token, so the shield is put around exactly the lock's body; waiting for
 /// another process's refresh stays interruptible.
 struct ShieldedCredentialStore: CredentialStore {
-    let base: FileCredentialStore
+    let base: any CredentialStore
 
     func credential(for key: CredentialKey) async throws -> Credential? { try await base.credential(for: key) }
     func allCredentials() async throws -> [Credential] { try await base.allCredentials() }

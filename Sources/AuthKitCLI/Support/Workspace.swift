@@ -17,7 +17,9 @@ import AuthKitSandbox
 /// user's configuration, the credential store, and authenticators built from them.
 struct Workspace {
     let catalog: ProviderCatalog
-    let store: FileCredentialStore
+    /// `credentials.json`, or the keyring (``StoreChoice``); the sandbox's
+    /// own file while a sandbox is in use.
+    let store: any CommandStore
     let environment: [String: String]
     /// A running `authkit sandbox` every provider is pointed at (`--sandbox`,
     /// `$AUTHKIT_SANDBOX`): its client instead of the user's, and a store of
@@ -27,10 +29,13 @@ struct Workspace {
     /// - Throws: when `$AUTHKIT_BUNDLED_PROVIDERS` or a `--providers-dir` names
     ///   no directory (silently loading nothing would hide every provider), or
     ///   when `$AUTHKIT_HOME` is a relative path, or AuthKit's directory is taken by a file.
+    /// - Parameter usingCredentials: false for a command that reads no
+    ///   credential (`providers …`): the sandbox is not announced, and the
+    ///   keyring is not asked (nor its absence reported).
     init(
         global: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment,
-        announcingSandbox: Bool = true
-    ) throws {
+        usingCredentials: Bool = true
+    ) async throws {
         if let problem = AuthKitHome.problem(environment: environment) {
             throw CLIError(problem, status: .usage)
         }
@@ -56,15 +61,34 @@ struct Workspace {
         // files are readable by others.
         if let sandbox {
             try Self.checkSandboxStoreIsApart(environment: environment)
-            self.store = FileCredentialStore(
+            let store = FileCredentialStore(
                 file: Self.sandboxStoreURL(environment: environment), environment: environment)
+            self.store = store
             // One short line, and only where the sandbox's credentials are used.
-            if announcingSandbox {
-                Console.err("authkit: sandbox at \(sandbox.absoluteString); its credentials: \(store.fileURL.path)")
+            if usingCredentials {
+                Console.err("authkit: sandbox at \(sandbox.absoluteString); its credentials: \(store.location)")
             }
+        } else if usingCredentials {
+            self.store = try await StoreChoice.store(environment: environment)
         } else {
             self.store = FileCredentialStore(environment: environment)
         }
+    }
+
+    /// Which account a provider's commands use without `--label`, beside
+    /// the store in use (the sandbox's own while a sandbox is in use).
+    var defaultAccounts: DefaultAccounts {
+        DefaultAccounts(
+            directory: sandbox == nil
+                ? AuthKitHome.directory(environment: environment)
+                : Self.sandboxStoreURL(environment: environment).deletingLastPathComponent())
+    }
+
+    /// The account a command works on: its `--label`, else the one
+    /// `authkit token switch` chose for the provider, else the account without a label.
+    func key(_ account: AccountOptions) throws -> CredentialKey {
+        if account.label != nil { return account.key }
+        return CredentialKey(providerID: account.provider, label: try defaultAccounts.labels()[account.provider])
     }
 
     /// `$AUTHKIT_HOME/sandbox/credentials.json`: apart from the real credentials.

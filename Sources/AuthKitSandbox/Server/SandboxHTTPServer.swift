@@ -1,4 +1,5 @@
 import AuthKit
+import Dispatch
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -221,7 +222,18 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
         }
         let loop = context.eventLoop
         let bound = NIOLoopBound(context, eventLoop: loop)
-        loop.makeFutureWithTask { await server.respond(request) }.whenSuccess { response in
+        let promise = loop.makePromise(of: SandboxResponse.self)
+        // The signatures are checked on a thread of the sandbox's own, not
+        // on Swift's cooperative pool: a test process (or an app) holding the
+        // pool's few threads in blocking work kept the check from starting
+        // until the request's deadline closed the connection unanswered
+        // ("Server returned nothing", seen in a loaded CI run).
+        if #available(macOS 15, iOS 18, *) {
+            Task(executorPreference: SignatureCheckExecutor.shared) { promise.succeed(await server.respond(request)) }
+        } else {
+            promise.completeWithTask { await server.respond(request) }
+        }
+        promise.futureResult.whenSuccess { response in
             let context = bound.value
             let answer = self.send(response, to: head, context: context)
             self.close(after: answer, context: context)
@@ -264,5 +276,20 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
             server.refused(head.map { "\($0.method.rawValue) \($0.uri.prefix { $0 != "?" })" }, 400, reason)
         }
         context.close(promise: nil)
+    }
+}
+
+/// One thread (a serial dispatch queue) for the requests whose DPoP proof or
+/// client assertion jwt-kit checks asynchronously; see ``SandboxHTTPServer``'s
+/// `answer`. Default actors the check uses run here too (SE-0417).
+@available(macOS 15, iOS 18, *)
+final class SignatureCheckExecutor: TaskExecutor {
+    static let shared = SignatureCheckExecutor()
+    private let queue = DispatchQueue(label: "authkit.sandbox.signatures")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }

@@ -8,7 +8,7 @@ import AuthKit
 #endif
 
 struct ProvidersAdd: WorkspaceCommand {
-    static let announcesSandbox = false
+    static let usesCredentials = false
     static let sendsRequests = true
     static let configuration = CommandConfiguration(
         commandName: "add",

@@ -2,7 +2,7 @@ import ArgumentParser
 import AuthKit
 
 struct ProvidersList: WorkspaceCommand {
-    static let announcesSandbox = false
+    static let usesCredentials = false
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List the known providers and the file each comes from.",

@@ -8,7 +8,7 @@ import AuthKit
 #endif
 
 struct ProvidersOverride: WorkspaceCommand {
-    static let announcesSandbox = false
+    static let usesCredentials = false
     static let configuration = CommandConfiguration(
         commandName: "override",
         abstract: "Start an override: copy a bundled descriptor to your providers directory to edit.",

@@ -15,7 +15,7 @@ import AuthKit
 #endif
 
 struct ProvidersShow: WorkspaceCommand {
-    static let announcesSandbox = false
+    static let usesCredentials = false
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Show a provider's descriptor: a summary, the JSON as loaded, or the bundled file.",

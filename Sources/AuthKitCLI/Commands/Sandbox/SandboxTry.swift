@@ -94,7 +94,7 @@ struct SandboxTry: WorkspaceCommand {
         environment["AUTHKIT_SANDBOX"] = sandbox.baseURL.absoluteString
         var global = self.global
         global.sandbox = sandbox.baseURL.absoluteString
-        let pointed = try Workspace(global: global, environment: environment)
+        let pointed = try await Workspace(global: global, environment: environment)
 
         var arguments = ["--provider", descriptor.id, "--timeout", String(timeout)]
         if deviceOnly {

@@ -17,6 +17,6 @@ struct TokenCommand: AsyncParsableCommand {
         subcommands: [
             TokenList.self, TokenShow.self, TokenHeader.self, TokenRefresh.self, TokenUserInfo.self, TokenRevoke.self,
             TokenDelete.self, TokenExchange.self, TokenPrint.self, TokenStatus.self,
-            TokenImport.self,
+            TokenImport.self, TokenSwitch.self,
         ])
 }

@@ -12,12 +12,19 @@ struct TokenDelete: WorkspaceCommand {
     @OptionGroup var account: AccountOptions
 
     func run(in workspace: Workspace) async throws {
+        let key = try workspace.key(account)
         // Under the refresh lock, so that a refresh running in another
         // process cannot save the credential back after it is deleted.
-        guard try await CredentialSource.remove(account.key, from: workspace.store) != nil else {
+        guard try await CredentialSource.remove(key, from: workspace.store) != nil else {
             throw CLIError.nothingStored(
-                account.key, so: "nothing was deleted", others: await workspace.otherAccounts(than: account.key))
+                key, so: "nothing was deleted", others: await workspace.otherAccounts(than: key))
         }
-        Console.err("Deleted \(account.key).")
+        Console.err("Deleted \(key).")
+        // The provider's commands go back to its account without a label,
+        // rather than to one that is gone.
+        if key.label != nil, try workspace.defaultAccounts.labels()[key.providerID] == key.label {
+            try workspace.defaultAccounts.choose(nil, for: key.providerID)
+            Console.err("\(key.providerID)'s commands without --label use the account without a label again.")
+        }
     }
 }

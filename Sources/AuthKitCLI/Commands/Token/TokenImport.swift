@@ -63,11 +63,11 @@ struct TokenImport: WorkspaceCommand {
         let credential = Credential(
             providerID: descriptor.id, label: account.label, accessToken: token,
             expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: scope, obtainedAt: now)
-        let previous = try await workspace.store.credential(for: account.key)
-        try await workspace.store.withRefreshLock(for: account.key, timeout: .seconds(30)) {
+        let previous = try await workspace.store.credential(for: (try workspace.key(account)))
+        try await workspace.store.withRefreshLock(for: (try workspace.key(account)), timeout: .seconds(30)) {
             try await workspace.store.save(credential)
         }
-        if let previous { Console.err(Authorize.replacementNote(previous, key: account.key)) }
-        Console.out("Imported a token for \(account.key). Stored in \(workspace.store.fileURL.path).")
+        if let previous { Console.err(Authorize.replacementNote(previous, key: (try workspace.key(account)))) }
+        Console.out("Imported a token for \((try workspace.key(account))). Stored in \(workspace.store.location).")
     }
 }

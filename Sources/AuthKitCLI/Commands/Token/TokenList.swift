@@ -34,6 +34,9 @@ struct TokenList: WorkspaceCommand {
         var expiresAt: Date?
         /// When the refresh token expires: the user must sign in again by then.
         var refreshTokenExpiresAt: Date?
+        /// True for a labelled account `token switch` chose: its provider's
+        /// commands use it without --label.
+        var usedWithoutLabel: Bool?
     }
 
     func run(in workspace: Workspace) async throws {
@@ -46,6 +49,10 @@ struct TokenList: WorkspaceCommand {
                 _ = try workspace.descriptor(provider)
             }
         }
+        let chosen = try workspace.defaultAccounts.labels()
+        func isChosen(_ credential: Credential) -> Bool {
+            credential.label != nil && chosen[credential.providerID] == credential.label
+        }
         if json {
             guard !credentials.isEmpty else { return Console.out("[]") }
             try Console.json(
@@ -53,7 +60,7 @@ struct TokenList: WorkspaceCommand {
                     Row(
                         providerID: $0.providerID, label: $0.label, kind: $0.kind.rawValue, scopes: $0.scopes,
                         expiresAt: $0.expiresAt,
-                        refreshTokenExpiresAt: $0.refreshTokenExpiresAt)
+                        refreshTokenExpiresAt: $0.refreshTokenExpiresAt, usedWithoutLabel: isChosen($0) ? true : nil)
                 })
             return
         }
@@ -84,6 +91,7 @@ struct TokenList: WorkspaceCommand {
         }
         let accounts = credentials.map { credential in
             shown(credential.key.label.map { "\(credential.providerID) (\($0))" } ?? credential.providerID)
+                + (isChosen(credential) ? " *" : "")
         }
         let tokens = credentials.map { Credential.mask($0.accessToken) }
         let expiries = credentials.map { CredentialSummary.expiry($0) }
@@ -113,6 +121,9 @@ struct TokenList: WorkspaceCommand {
         }
         // After the table: on a terminal, where both streams meet, a warning
         // printed between rows split it.
+        if credentials.contains(where: isChosen) {
+            Console.err("* used without --label (chosen with 'authkit token switch')")
+        }
         for warning in credentials.compactMap({ CredentialSummary.signInWarning($0) }) { Console.err(warning) }
     }
 }

@@ -19,7 +19,7 @@ struct TokenRevoke: WorkspaceCommand {
         // first, and its rotated token is what gets revoked (CredentialSource).
         let source: CredentialSource
         do {
-            source = try await workspace.source(account.key, explicit: client.settings())
+            source = try await workspace.source((try workspace.key(account)), explicit: client.settings())
         } catch AuthKitError.signInRequired(let key, .noCredential) {
             // "Sign in first" is no advice for a revocation. (Where the
             // provider holds other accounts, `source` has named them instead.)
@@ -31,9 +31,9 @@ struct TokenRevoke: WorkspaceCommand {
             try await source.revoke(keepingLocalCopy: keep)
         } catch let error as AuthKitError {
             if let endSession { Console.err(endSession) }
-            throw Self.stillStored(error, key: account.key)
+            throw Self.stillStored(error, key: (try workspace.key(account)))
         }
-        Console.err("Revoked \(account.key)\(keep ? "" : " and deleted it here").")
+        Console.err("Revoked \((try workspace.key(account)))\(keep ? "" : " and deleted it here").")
         if let endSession { Console.err(endSession) }
     }
 

@@ -38,7 +38,7 @@ struct TokenShow: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
-        let credential = try await workspace.credential(account.key)
+        let credential = try await workspace.credential((try workspace.key(account)))
         if let field {
             // Whole (a token is longer than a display limit), control characters escaped.
             let value = try value(of: field, in: credential)
@@ -79,11 +79,11 @@ struct TokenShow: WorkspaceCommand {
         let field = credential.rawFields[requested] == nil ? Self.jsonNames[requested] ?? requested : requested
         switch field {
         case "access_token": return credential.accessToken
-        case "refresh_token": return try require(credential.refreshToken, field)
-        case "token_secret": return try require(credential.tokenSecret, field)
+        case "refresh_token": return try require(credential.refreshToken, field, of: credential)
+        case "token_secret": return try require(credential.tokenSecret, field, of: credential)
         case "token_type": return credential.tokenType
         case "scope": return credential.scopes.joined(separator: " ")
-        case "expires_at": return try require(credential.expiresAt.map { $0.formatted(.iso8601) }, field)
+        case "expires_at": return try require(credential.expiresAt.map { $0.formatted(.iso8601) }, field, of: credential)
         default:
             guard let value = credential.rawFields[field]?.scalarText else {
                 let known = Self.ownFields + credential.rawFields.keys.filter { !Self.ownFields.contains($0) }.sorted()
@@ -95,11 +95,11 @@ struct TokenShow: WorkspaceCommand {
         }
     }
 
-    private func require(_ value: String?, _ field: String) throws -> String {
+    private func require(_ value: String?, _ field: String, of credential: Credential) throws -> String {
         // The same exit status as an unknown field: the field names nothing this credential has.
         guard let value else {
             throw CLIError(
-                "\(account.key) has no \(field): the provider issued none, or it belongs to the other protocol (a token secret is OAuth 1.0a's, a refresh token OAuth 2.0's).",
+                "\(credential.key) has no \(field): the provider issued none, or it belongs to the other protocol (a token secret is OAuth 1.0a's, a refresh token OAuth 2.0's).",
                 status: .usage)
         }
         return value

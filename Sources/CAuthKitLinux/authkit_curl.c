@@ -1,6 +1,7 @@
 // dladdr1, dlinfo(RTLD_DI_SERINFO) and RTLD_DL_LINKMAP are GNU extensions.
 #define _GNU_SOURCE
 #include "authkit_curl.h"
+#include "authkit_loader.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -44,60 +45,9 @@ static int resolve(void *library, void **slot, const char *name) {
     return 0;
 }
 
-// SwiftPM links executables with RUNPATH $ORIGIN, so dlopen("libcurl.so.4")
-// looks in the program's own directory before the system's: a libcurl.so.4
-// that someone else placed beside the program (a Downloads folder, /tmp)
-// would run its code inside a process that holds client secrets and tokens
-// (CWE-427, uncontrolled search path). Finds such a file before anything is
-// loaded: the directory of the object this code is linked into (the program,
-// or a shared library holding AuthKit) when that directory is on its search
-// path. Returns 1 and the file's path in `found`, else 0. The dependencies
-// libcurl loads are not searched there: RUNPATH applies only to the object's
-// own dlopen and DT_NEEDED, not to libcurl's.
-static int planted_library(char *found, size_t size) {
-#if defined(__GLIBC__)
-    Dl_info info;
-    struct link_map *map = NULL;
-    if (dladdr1((void *)planted_library, &info, (void **)&map, RTLD_DL_LINKMAP) == 0 || map == NULL) return 0;
-    char own[PATH_MAX];
-    // The program's own map has an empty name.
-    const char *own_path = map->l_name[0] != '\0' ? map->l_name : "/proc/self/exe";
-    if (realpath(own_path, own) == NULL) return 0;
-    char *slash = strrchr(own, '/');
-    if (slash == NULL) return 0;
-    *(slash == own ? slash + 1 : slash) = '\0';
-
-    // The search path dlopen would use for this object ($ORIGIN expanded).
-    // glibc's dlopen handles are its link maps, so the map serves as one.
-    Dl_serinfo sizes;
-    if (dlinfo(map, RTLD_DI_SERINFOSIZE, &sizes) != 0) return 0;
-    Dl_serinfo *paths = malloc(sizes.dls_size);
-    if (paths == NULL) return 0;
-    int planted = 0;
-    if (dlinfo(map, RTLD_DI_SERINFOSIZE, paths) == 0 && dlinfo(map, RTLD_DI_SERINFO, paths) == 0) {
-        for (unsigned int i = 0; i < paths->dls_cnt && !planted; i++) {
-            char directory[PATH_MAX];
-            if (realpath(paths->dls_serpath[i].dls_name, directory) == NULL || strcmp(directory, own) != 0) continue;
-            for (size_t j = 0; j < sizeof library_names / sizeof *library_names && !planted; j++) {
-                // stat, not lstat: a dangling link is skipped by the loader too.
-                struct stat status;
-                snprintf(found, size, "%s/%s", strcmp(own, "/") == 0 ? "" : own, library_names[j]);
-                planted = stat(found, &status) == 0;
-            }
-        }
-    }
-    free(paths);
-    return planted;
-#else
-    (void)found;
-    (void)size;
-    return 0;
-#endif
-}
-
 static void load(void) {
     char planted[PATH_MAX + 32];
-    if (planted_library(planted, sizeof planted)) {
+    if (authkit_planted_library(library_names, sizeof library_names / sizeof *library_names, planted, sizeof planted)) {
         snprintf(load_error, sizeof load_error,
                  "refusing to load %s: a libcurl beside the program would be loaded instead of the system's, with access "
                  "to your secrets. Remove it if you did not put it there; a build made with "

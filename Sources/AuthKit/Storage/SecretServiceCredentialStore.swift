@@ -1,0 +1,303 @@
+#if canImport(CAuthKitLinux)
+    import CAuthKitLinux
+    import Dispatch
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Musl)
+        import Musl
+    #endif
+
+    #if canImport(FoundationEssentials)
+        import FoundationEssentials
+    #else
+        import Foundation
+    #endif
+
+    /// Credentials in the desktop's keyring, through the freedesktop.org
+    /// Secret Service API (GNOME Keyring, KeePassXC, KWallet): Linux's
+    /// counterpart of the Keychain store on Apple platforms.
+    ///
+    /// One item per credential in the default collection ("login" on GNOME),
+    /// found by the attributes `provider` and `label` (empty for the default
+    /// account) under the schema ``schema`` (``defaultSchema`` unless an app
+    /// keeps its credentials apart from the command line's); its secret is the
+    /// credential's JSON. The keyring encrypts it at rest and unlocks it with
+    /// the user's session; `secret-tool search provider qiita` or Seahorse
+    /// show the items as "AuthKit: qiita (work)".
+    ///
+    /// libsecret is loaded (dlopen) when the store is first used, not linked:
+    /// it brings GLib and libgcrypt, which no other command needs. Each call
+    /// is a D-Bus round trip, made on a dispatch thread, not on Swift's
+    /// cooperative pool: a locked keyring may show the desktop's unlock prompt
+    /// and wait for the user.
+    ///
+    /// **Refresh locking** works as with ``FileCredentialStore``: the keyring
+    /// has no locks of its own, so a refresh takes the same `flock` on
+    /// `.refresh-<key>.lock` in `lockDirectory` (AuthKit's directory by
+    /// default), and processes sharing the keyring send a rotating refresh
+    /// token once (RFC 9700 §4.14.2).
+    ///
+    /// `package` for now: the command line's keyring (`AUTHKIT_STORE=keyring`).
+    /// Making it public for Linux desktop apps waits for issue 45's restated
+    /// bound on AuthKit's public types (41, all taken).
+    package struct SecretServiceCredentialStore: CredentialStore {
+        /// The schema the `authkit` command line's items are stored under.
+        package static let defaultSchema = "dev.authkit.Credential"
+        /// The schema name every item is stored and found under (its `xdg:schema` attribute).
+        package let schema: String
+        /// Where refresh and sign-in locks are taken.
+        package let lockDirectory: URL
+
+        /// - Parameters:
+        ///   - schema: the items' schema name; another one keeps an app's
+        ///     credentials apart from the command line's (as the Keychain's service does).
+        ///   - lockDirectory: a directory every process sharing the items can
+        ///     reach; AuthKit's directory (``AuthKitHome``) by default.
+        package init(
+            schema: String = defaultSchema, lockDirectory: URL? = nil,
+            environment: [String: String] = ProcessInfo.processInfo.environment
+        ) {
+            self.schema = schema
+            self.lockDirectory = lockDirectory ?? AuthKitHome.directory(environment: environment)
+        }
+
+        /// How errors name this store: a keyring has no path.
+        package static let keyringName = "the Secret Service keyring"
+
+        /// `nil` when a Secret Service answers on the session bus; otherwise
+        /// why not (no D-Bus session, no keyring daemon, libsecret missing),
+        /// as the service said it. Asks the service, so it can take as long as
+        /// a D-Bus call (a missing bus fails at once).
+        package static func unavailableReason() async -> String? {
+            await Self.blocking { error in authkit_secret_probe(error, Self.errorSize) == 0 ? nil : String(cString: error) }
+        }
+
+        package func credential(for key: CredentialKey) async throws -> Credential? {
+            let attributes = Self.attributes(for: key)
+            let schema = self.schema
+            let text: String? = try await Self.call("read \(key) from") { error in
+                Self.withCStrings(attributes) { names, values in
+                    var secret: UnsafeMutablePointer<CChar>?
+                    let found = authkit_secret_lookup(
+                        schema, names, values, attributes.count, &secret, error, Self.errorSize)
+                    defer { authkit_secret_free(secret) }
+                    return found < 0 ? .failure : .success(found == 1 ? secret.map { String(cString: $0) } : nil)
+                }
+            }
+            guard let text else { return nil }
+            return try Self.decode(text, key: key)
+        }
+
+        /// Every credential of the schema, sorted by provider then label.
+        package func allCredentials() async throws -> [Credential] {
+            var credentials = [Credential]()
+            for key in try await keys() {
+                if let credential = try await credential(for: key) { credentials.append(credential) }
+            }
+            return credentials.sorted { ($0.providerID, $0.label ?? "") < ($1.providerID, $1.label ?? "") }
+        }
+
+        /// The accounts stored, read from the items' attributes only: a locked
+        /// keyring is not unlocked (no prompt).
+        package func keys() async throws -> [CredentialKey] {
+            let schema = self.schema
+            return try await Self.call("list the credentials in") { error in Self.searchKeys(schema, error) }
+        }
+
+        /// ``keys()`` on the calling thread, for shell completion, which is
+        /// synchronous and a process of its own.
+        package func keysNow() throws -> [CredentialKey] {
+            let error = UnsafeMutablePointer<CChar>.allocate(capacity: Self.errorSize)
+            error.initialize(repeating: 0, count: Self.errorSize)
+            defer { error.deallocate() }
+            guard case .success(let keys) = Self.searchKeys(schema, error) else {
+                throw AuthKitError.store(path: Self.keyringName, reason: .init(.inaccessible, String(cString: error)))
+            }
+            return keys
+        }
+
+        static func searchKeys(_ schema: String, _ error: UnsafeMutablePointer<CChar>) -> Outcome<[CredentialKey]> {
+            let collected = KeyList()
+            let count = withExtendedLifetime(collected) {
+                authkit_secret_search(
+                    schema, "provider", "label",
+                    { context, provider, label in
+                        guard let context, let provider else { return }
+                        let list = Unmanaged<KeyList>.fromOpaque(context).takeUnretainedValue()
+                        let label = label.map { String(cString: $0) } ?? ""
+                        list.keys.append(
+                            CredentialKey(providerID: String(cString: provider), label: label.isEmpty ? nil : label))
+                    }, Unmanaged.passUnretained(collected).toOpaque(), error, Self.errorSize)
+            }
+            return count < 0 ? .failure : .success(Array(Set(collected.keys)))
+        }
+
+        package func save(_ credential: Credential) async throws {
+            let data: Data
+            do {
+                data = try JSONEncoder.credentials.encode(credential)
+            } catch {
+                throw AuthKitError.store(
+                    path: Self.keyringName, reason: .init(.notSaved, "\(credential.key) could not be encoded: \(error)"))
+            }
+            let secret = String(decoding: data, as: UTF8.self)
+            let attributes = Self.attributes(for: credential.key)
+            let label = "AuthKit: \(credential.key)"
+            let schema = self.schema
+            try await Self.call("save \(credential.key) to", failure: .notSaved) { error in
+                Self.withCStrings(attributes) { names, values in
+                    authkit_secret_store(
+                        schema, names, values, attributes.count, label, secret, error, Self.errorSize) == 0
+                        ? .success(()) : .failure
+                }
+            }
+        }
+
+        @discardableResult
+        package func remove(_ key: CredentialKey) async throws -> Credential? {
+            let existing = try? await credential(for: key)
+            let attributes = Self.attributes(for: key)
+            let schema = self.schema
+            let removed: Bool = try await Self.call("delete \(key) from", failure: .notSaved) { error in
+                Self.withCStrings(attributes) { names, values in
+                    let cleared = authkit_secret_clear(
+                        schema, names, values, attributes.count, error, Self.errorSize)
+                    return cleared < 0 ? .failure : .success(cleared == 1)
+                }
+            }
+            guard removed else { return nil }
+            // An item whose secret could not be read was still deleted: say which account.
+            return existing ?? Credential(providerID: key.providerID, label: key.label, accessToken: "")
+        }
+
+        /// The same lock file as ``FileCredentialStore``'s, in ``lockDirectory``.
+        package func withRefreshLock<Result: Sendable>(
+            for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
+        ) async throws -> Result {
+            let directory = lockDirectory
+            return try await RefreshLockFile(directory: directory, key: key).withLock(
+                timeout: timeout, prepare: { try Self.makeDirectory(directory) }, body)
+        }
+
+        /// Holds the sign-in of `key` against a second one at once, as
+        /// ``FileCredentialStore`` does, with its lock in ``lockDirectory``.
+        package func beginSignIn(for key: CredentialKey) throws -> FileCredentialStore.SignInLock {
+            try Self.makeDirectory(lockDirectory)
+            return try FileCredentialStore.beginSignIn(for: key, in: lockDirectory)
+        }
+
+        /// The lock directory, made private (0700) when missing.
+        static func makeDirectory(_ directory: URL) throws {
+            guard !FileSystem.isDirectory(directory.path) else { return }
+            do {
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw AuthKitError.store(
+                    path: directory.path,
+                    reason: .init(.notSaved, "cannot be created for the keyring's locks (\(DescriptorLoader.reason(error)))."))
+            }
+        }
+
+        /// Before a sign-in asks anything of the user: the keyring answers.
+        package func checkWritable() async throws {
+            if let reason = await Self.unavailableReason() {
+                throw AuthKitError.store(path: Self.keyringName, reason: .init(.inaccessible, "does not answer: \(reason)"))
+            }
+        }
+
+        // MARK: - The C calls
+
+        /// `provider` and `label`: the names and values an item is found by.
+        static func attributes(for key: CredentialKey) -> [(String, String)] {
+            [("provider", key.providerID), ("label", key.label ?? "")]
+        }
+
+        static func decode(_ text: String, key: CredentialKey) throws -> Credential {
+            let credential: Credential
+            do {
+                credential = try JSONDecoder.credentials.decode(Credential.self, from: Data(text.utf8))
+            } catch {
+                throw AuthKitError.store(
+                    path: Self.keyringName,
+                    reason: .init(
+                        .invalidContents,
+                        "holds an item for \(key) that is not an AuthKit credential; delete it (secret-tool clear provider \(key.providerID) label '\(key.label ?? "")') and sign in again."
+                    ))
+            }
+            // An item is found by its attributes; one whose JSON names another
+            // account was edited or copied by hand, and is not used for this one.
+            guard credential.key == key else {
+                throw AuthKitError.store(
+                    path: Self.keyringName,
+                    reason: .init(
+                        .invalidContents,
+                        "holds an item for \(key) whose credential is for \(credential.key); delete it and sign in again."
+                    ))
+            }
+            return credential
+        }
+
+        static let errorSize = 512
+
+        enum Outcome<Value> {
+            case success(Value)
+            case failure
+        }
+
+        /// Runs `body` on a dispatch thread with an error buffer; a failure
+        /// becomes a store error that says what was being done.
+        static func call<Value: Sendable>(
+            _ doing: String, failure kind: AuthKitError.StoreProblem.Kind = .inaccessible,
+            _ body: @escaping @Sendable (UnsafeMutablePointer<CChar>) -> Outcome<Value>
+        ) async throws -> Value {
+            let result: Result<Value, AuthKitError> = await blocking { error in
+                switch body(error) {
+                case .success(let value): return .success(value)
+                case .failure:
+                    let reason = String(cString: error)
+                    return .failure(
+                        AuthKitError.store(
+                            path: keyringName,
+                            reason: .init(
+                                kind,
+                                "could not \(doing) it: \(reason.isEmpty ? "the Secret Service gave no reason" : reason)."))
+                    )
+                }
+            }
+            return try result.get()
+        }
+
+        static func blocking<Value: Sendable>(
+            _ body: @escaping @Sendable (UnsafeMutablePointer<CChar>) -> Value
+        ) async -> Value {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    let error = UnsafeMutablePointer<CChar>.allocate(capacity: errorSize)
+                    error.initialize(repeating: 0, count: errorSize)
+                    defer { error.deallocate() }
+                    continuation.resume(returning: body(error))
+                }
+            }
+        }
+
+        static func withCStrings<Value>(
+            _ pairs: [(String, String)],
+            _ body: (UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<UnsafePointer<CChar>?>) -> Value
+        ) -> Value {
+            let names = pairs.map { strdup($0.0) }
+            let values = pairs.map { strdup($0.1) }
+            defer { (names + values).forEach { free($0) } }
+            let namePointers = names.map { UnsafePointer($0) }
+            let valuePointers = values.map { UnsafePointer($0) }
+            return namePointers.withUnsafeBufferPointer { n in
+                valuePointers.withUnsafeBufferPointer { v in body(n.baseAddress!, v.baseAddress!) }
+            }
+        }
+
+        /// The keys a search collects, reached from C through an opaque pointer.
+        final class KeyList {
+            var keys = [CredentialKey]()
+        }
+    }
+#endif

@@ -1,0 +1,31 @@
+import ArgumentParser
+import AuthKit
+
+/// `gh auth switch`: which of a provider's accounts its commands use when
+/// no `--label` is given (``DefaultAccounts``).
+struct TokenSwitch: WorkspaceCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "switch",
+        abstract: "Choose which stored account a provider's commands use without --label.",
+        usage: "authkit token switch [<options>] --provider <id> [--label <label>]",
+        discussion: """
+            Examples:
+              authkit token switch --provider github --label work   # github's commands now use 'work'
+              authkit token switch --provider github                # back to the account without a label
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var account: AccountOptions
+
+    func run(in workspace: Workspace) async throws {
+        // The account chosen must be stored: a default naming nothing would
+        // make every later command say "sign in first".
+        let key = account.key
+        guard try await workspace.store.credential(for: key) != nil else {
+            throw CLIError.nothingStored(key, so: "nothing was switched", others: await workspace.otherAccounts(than: key))
+        }
+        try workspace.defaultAccounts.choose(account.label, for: account.provider)
+        let which = account.label.map { "'\($0)'" } ?? "the account without a label"
+        Console.out("\(account.provider)'s commands without --label now use \(which) (\(key)).")
+    }
+}

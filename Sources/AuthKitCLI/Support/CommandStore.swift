@@ -1,0 +1,105 @@
+import AuthKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if os(macOS)
+    import AuthKitApple
+#endif
+
+/// Where the command line keeps credentials: `credentials.json` (the
+/// default), or the system keyring — the Secret Service on Linux, the
+/// Keychain on macOS — chosen with `AUTHKIT_STORE=keyring` or
+/// `"store": "keyring"` in config.json.
+///
+/// What a command needs of a store beyond ``CredentialStore``: a place to
+/// name after "Stored in", a check before a sign-in asks anything of the
+/// user, and the lock that keeps two sign-ins to one account apart.
+protocol CommandStore: CredentialStore {
+    /// A path, or which keyring.
+    var location: String { get }
+    /// Throws, before a sign-in asks the user anything, when what it brings could not be kept.
+    func checkWritable() async throws
+    /// Holds the sign-in of `key` against a second one at once.
+    func beginSignIn(for key: CredentialKey) throws -> FileCredentialStore.SignInLock
+    /// The accounts stored, without waiting on a lock or unlocking anything: for shell completion.
+    func keysForCompletion() -> [CredentialKey]
+}
+
+extension FileCredentialStore: CommandStore {
+    var location: String { fileURL.path }
+    func keysForCompletion() -> [CredentialKey] { ((try? unlockedSnapshot()) ?? []).map(\.key) }
+}
+
+#if canImport(CAuthKitLinux)
+    extension SecretServiceCredentialStore: CommandStore {
+        var location: String { Self.keyringName }
+        func keysForCompletion() -> [CredentialKey] { (try? keysNow()) ?? [] }
+    }
+#endif
+
+#if os(macOS)
+    extension KeychainCredentialStore: CommandStore {
+        var location: String { "the login Keychain (service \(service))" }
+        /// The Keychain answers whenever the user is logged in.
+        func checkWritable() async throws {}
+        func beginSignIn(for key: CredentialKey) throws -> FileCredentialStore.SignInLock {
+            let directory = lockDirectory ?? AuthKitHome.directory()
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            return try FileCredentialStore.beginSignIn(for: key, in: directory)
+        }
+        func keysForCompletion() -> [CredentialKey] { [] }
+    }
+#endif
+
+/// The choice between the file and the keyring, and the store it makes.
+enum StoreChoice: String {
+    case file, keyring
+
+    /// `AUTHKIT_STORE`, else config.json's `store`, else the file.
+    static func chosen(environment: [String: String]) throws -> (choice: StoreChoice, source: String) {
+        if let value = environment["AUTHKIT_STORE"], !value.isEmpty {
+            guard let choice = StoreChoice(rawValue: value) else {
+                throw CLIError(
+                    "AUTHKIT_STORE is '\(DisplayText.sanitized(value, limit: 40))'; set it to file or keyring, or unset it.",
+                    status: .usage)
+            }
+            return (choice, "AUTHKIT_STORE=\(value)")
+        }
+        let home = AuthKitHome.directory(environment: environment)
+        if let value = try UserConfiguration.storeSetting(home: home), let choice = StoreChoice(rawValue: value) {
+            return (choice, "\"store\": \"\(value)\" in \(home.appendingPathComponent("config.json").path)")
+        }
+        return (.file, "the default")
+    }
+
+    /// The store chosen. Where the keyring is chosen and none answers, the
+    /// file is used, and that is said on standard error every time: a
+    /// credential kept somewhere the user did not choose must not go unnoticed
+    /// (gh falls back to a plain file silently).
+    static func store(environment: [String: String]) async throws -> any CommandStore {
+        let (choice, source) = try chosen(environment: environment)
+        let file = FileCredentialStore(environment: environment)
+        guard choice == .keyring else { return file }
+        #if canImport(CAuthKitLinux)
+            if let reason = await SecretServiceCredentialStore.unavailableReason() {
+                Console.err(
+                    "authkit: warning: \(source) asks for the keyring, but no Secret Service answers "
+                        + "(\(DisplayText.sanitized(reason, limit: 200))); using \(file.location) instead. "
+                        + "Start a keyring (gnome-keyring-daemon, KeePassXC) or choose the file to silence this.")
+                return file
+            }
+            return SecretServiceCredentialStore(environment: environment)
+        #elseif os(macOS)
+            return KeychainCredentialStore(lockDirectory: AuthKitHome.directory(environment: environment))
+        #else
+            Console.err(
+                "authkit: warning: \(source) asks for the keyring, which this system does not have; using \(file.location) instead."
+            )
+            return file
+        #endif
+    }
+}

@@ -1,0 +1,60 @@
+import AuthKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Which account a provider's commands use when no `--label` is given
+/// (`authkit token switch`, as `gh auth switch`): `default-accounts.json`
+/// beside the credentials, `{"github": "work"}`. A provider it does not name
+/// uses its account without a label, as before.
+///
+/// A file of its own rather than a member of config.json: AuthKit writes
+/// it, and config.json is the user's, holding client secrets AuthKit never
+/// rewrites. It holds no secret, only labels.
+struct DefaultAccounts {
+    let file: URL
+
+    /// `$AUTHKIT_HOME/default-accounts.json`, or the sandbox's own beside its store.
+    init(directory: URL) {
+        self.file = directory.appendingPathComponent("default-accounts.json")
+    }
+
+    /// The labels chosen, by provider id; empty when there is no file. A
+    /// file that is not such an object is named, not ignored: ignoring it
+    /// would send a command to another account than the one chosen.
+    func labels() throws -> [String: String] {
+        guard FileManager.default.fileExists(atPath: file.path) else { return [:] }
+        let data: Data
+        do {
+            data = try FileSystem.contents(of: file.path, accepting: .regularFile, limit: 1 << 20)
+        } catch {
+            throw CLIError("\(file.path) cannot be read (\(error.description)).", status: .badInput)
+        }
+        guard let labels = try? JSONDecoder().decode([String: String].self, from: data) else {
+            throw CLIError(
+                "\(file.path) is not an object of provider ids and labels, such as {\"github\": \"work\"}; fix or delete it "
+                    + "(each provider's commands then use its account without a label).",
+                status: .badInput)
+        }
+        return labels
+    }
+
+    /// Chooses `label` (nil: the account without one) for `provider`.
+    func choose(_ label: String?, for provider: String) throws {
+        var labels = try self.labels()
+        labels[provider] = label
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+            try AtomicFile(path: file.path).replace(with: try encoder.encode(labels))
+        } catch let failure as AtomicFile.Failure {
+            throw CLIError("\(file.path): its new copy \(failure.what) (\(failure.reason)).", status: .outputFailed)
+        }
+    }
+}

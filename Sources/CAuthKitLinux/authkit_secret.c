@@ -1,0 +1,235 @@
+// See include/authkit_secret.h.
+#include "authkit_secret.h"
+#include "authkit_loader.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The GLib and libsecret types the calls below use, as GLib 2 and libsecret
+// 0.20 declare them (secret-schema.h; the schema is passed by pointer and
+// only read, so its reserved tail is zeroed).
+typedef struct { uint32_t domain; int code; char *message; } GError;
+typedef struct GHashTable GHashTable;
+typedef struct GList { void *data; struct GList *next, *prev; } GList;
+typedef struct { const char *name; int type; } SecretSchemaAttribute;
+typedef struct {
+    const char *name;
+    int flags;
+    SecretSchemaAttribute attributes[32];
+    int reserved;
+    void *reserved1, *reserved2, *reserved3, *reserved4, *reserved5, *reserved6, *reserved7;
+} SecretSchema;
+enum { SECRET_SCHEMA_NONE = 0, SECRET_SCHEMA_ATTRIBUTE_STRING = 0 };
+enum { SECRET_SEARCH_ALL = 1 << 1 };
+enum { SECRET_SERVICE_OPEN_SESSION = 1 << 1 };
+
+static const char *const library_names[] = {"libsecret-1.so.0", "libsecret-1.so"};
+
+static struct {
+    int (*storev_sync)(const SecretSchema *, GHashTable *, const char *collection, const char *label,
+                       const char *password, void *cancellable, GError **);
+    char *(*lookupv_sync)(const SecretSchema *, GHashTable *, void *cancellable, GError **);
+    int (*clearv_sync)(const SecretSchema *, GHashTable *, void *cancellable, GError **);
+    GList *(*searchv_sync)(const SecretSchema *, GHashTable *, int flags, void *cancellable, GError **);
+    GHashTable *(*retrievable_get_attributes)(void *item);
+    void (*password_free)(char *password);
+    void *(*service_get_sync)(int flags, void *cancellable, GError **);
+    GHashTable *(*hash_table_new)(unsigned (*hash)(const void *), int (*equal)(const void *, const void *));
+    int (*hash_table_insert)(GHashTable *, void *key, void *value);
+    void *(*hash_table_lookup)(GHashTable *, const void *key);
+    void (*hash_table_unref)(GHashTable *);
+    unsigned (*str_hash)(const void *);
+    int (*str_equal)(const void *, const void *);
+    void (*error_free)(GError *);
+    void (*list_free_full)(GList *, void (*free_func)(void *));
+    void (*object_unref)(void *);
+} api;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[512];
+// libsecret's synchronous calls each run a main loop of their own: one at a time.
+static pthread_mutex_t calls = PTHREAD_MUTEX_INITIALIZER;
+
+static int resolve(void *library, void **slot, const char *name) {
+    *slot = dlsym(library, name);
+    if (*slot == NULL) {
+        snprintf(load_error, sizeof load_error,
+                 "libsecret was found but has no %s; install libsecret 0.20 or later (Debian: apt-get install libsecret-1-0)",
+                 name);
+        return -1;
+    }
+    return 0;
+}
+
+static void load(void) {
+    char planted[PATH_MAX + 32];
+    if (authkit_planted_library(library_names, sizeof library_names / sizeof *library_names, planted, sizeof planted)) {
+        snprintf(load_error, sizeof load_error,
+                 "refusing to load %s: a libsecret beside the program would be loaded instead of the system's, with "
+                 "access to your secrets. Remove it if you did not put it there; a build made with "
+                 "`swift build --disable-local-rpath` does not look beside itself", planted);
+        return;
+    }
+    void *library = NULL;
+    char first[256] = "";
+    for (size_t i = 0; i < sizeof library_names / sizeof *library_names && library == NULL; i++) {
+        library = dlopen(library_names[i], RTLD_NOW | RTLD_LOCAL);
+        if (library == NULL && first[0] == '\0') {
+            const char *reason = dlerror();
+            snprintf(first, sizeof first, "%s", reason ? reason : library_names[i]);
+        }
+    }
+    if (library == NULL) {
+        snprintf(load_error, sizeof load_error,
+                 "libsecret could not be loaded (%s); install it (Debian: apt-get install libsecret-1-0)", first);
+        return;
+    }
+    // GLib's functions are found through libsecret's handle: dlsym searches
+    // the libraries it loaded with it.
+    if (resolve(library, (void **)&api.storev_sync, "secret_password_storev_sync") ||
+        resolve(library, (void **)&api.lookupv_sync, "secret_password_lookupv_sync") ||
+        resolve(library, (void **)&api.clearv_sync, "secret_password_clearv_sync") ||
+        resolve(library, (void **)&api.searchv_sync, "secret_password_searchv_sync") ||
+        resolve(library, (void **)&api.retrievable_get_attributes, "secret_retrievable_get_attributes") ||
+        resolve(library, (void **)&api.password_free, "secret_password_free") ||
+        resolve(library, (void **)&api.service_get_sync, "secret_service_get_sync") ||
+        resolve(library, (void **)&api.hash_table_new, "g_hash_table_new") ||
+        resolve(library, (void **)&api.hash_table_insert, "g_hash_table_insert") ||
+        resolve(library, (void **)&api.hash_table_lookup, "g_hash_table_lookup") ||
+        resolve(library, (void **)&api.hash_table_unref, "g_hash_table_unref") ||
+        resolve(library, (void **)&api.str_hash, "g_str_hash") ||
+        resolve(library, (void **)&api.str_equal, "g_str_equal") ||
+        resolve(library, (void **)&api.error_free, "g_error_free") ||
+        resolve(library, (void **)&api.list_free_full, "g_list_free_full") ||
+        resolve(library, (void **)&api.object_unref, "g_object_unref")) {
+        return;
+    }
+}
+
+int authkit_secret_load(char *error, size_t size) {
+    pthread_once(&load_once, load);
+    if (load_error[0] == '\0') return 0;
+    if (error != NULL && size > 0) snprintf(error, size, "%s", load_error);
+    return -1;
+}
+
+// Copies the GError's message (or `fallback`) to `error` and frees it.
+static int fail(GError *failure, const char *fallback, char *error, size_t size) {
+    if (error != NULL && size > 0) snprintf(error, size, "%s", failure && failure->message ? failure->message : fallback);
+    if (failure) api.error_free(failure);
+    return -1;
+}
+
+static void make_schema(SecretSchema *schema, const char *name, const char *const *names, size_t count) {
+    memset(schema, 0, sizeof *schema);
+    schema->name = name;
+    schema->flags = SECRET_SCHEMA_NONE;
+    for (size_t i = 0; i < count && i < 31; i++) {
+        schema->attributes[i].name = names[i];
+        schema->attributes[i].type = SECRET_SCHEMA_ATTRIBUTE_STRING;
+    }
+}
+
+// The strings are borrowed: the table lives only for one call.
+static GHashTable *make_attributes(const char *const *names, const char *const *values, size_t count) {
+    GHashTable *table = api.hash_table_new(api.str_hash, api.str_equal);
+    for (size_t i = 0; i < count; i++) api.hash_table_insert(table, (void *)names[i], (void *)values[i]);
+    return table;
+}
+
+int authkit_secret_probe(char *error, size_t size) {
+    if (authkit_secret_load(error, size) != 0) return -1;
+    GError *failure = NULL;
+    pthread_mutex_lock(&calls);
+    void *service = api.service_get_sync(SECRET_SERVICE_OPEN_SESSION, NULL, &failure);
+    pthread_mutex_unlock(&calls);
+    if (service == NULL) return fail(failure, "the Secret Service did not answer", error, size);
+    api.object_unref(service);
+    return 0;
+}
+
+int authkit_secret_store(const char *name, const char *const *names, const char *const *values, size_t count,
+                         const char *label, const char *secret, char *error, size_t size) {
+    if (authkit_secret_load(error, size) != 0) return -1;
+    SecretSchema schema;
+    make_schema(&schema, name, names, count);
+    GHashTable *attributes = make_attributes(names, values, count);
+    GError *failure = NULL;
+    pthread_mutex_lock(&calls);
+    int stored = api.storev_sync(&schema, attributes, NULL, label, secret, NULL, &failure);
+    pthread_mutex_unlock(&calls);
+    api.hash_table_unref(attributes);
+    return stored ? 0 : fail(failure, "the Secret Service did not store the item", error, size);
+}
+
+int authkit_secret_lookup(const char *name, const char *const *names, const char *const *values, size_t count,
+                          char **secret, char *error, size_t size) {
+    *secret = NULL;
+    if (authkit_secret_load(error, size) != 0) return -1;
+    SecretSchema schema;
+    make_schema(&schema, name, names, count);
+    GHashTable *attributes = make_attributes(names, values, count);
+    GError *failure = NULL;
+    pthread_mutex_lock(&calls);
+    char *found = api.lookupv_sync(&schema, attributes, NULL, &failure);
+    pthread_mutex_unlock(&calls);
+    api.hash_table_unref(attributes);
+    if (failure != NULL) {
+        if (found) api.password_free(found);
+        return fail(failure, "", error, size);
+    }
+    *secret = found;
+    return found != NULL;
+}
+
+int authkit_secret_clear(const char *name, const char *const *names, const char *const *values, size_t count,
+                         char *error, size_t size) {
+    if (authkit_secret_load(error, size) != 0) return -1;
+    SecretSchema schema;
+    make_schema(&schema, name, names, count);
+    GHashTable *attributes = make_attributes(names, values, count);
+    GError *failure = NULL;
+    pthread_mutex_lock(&calls);
+    int cleared = api.clearv_sync(&schema, attributes, NULL, &failure);
+    pthread_mutex_unlock(&calls);
+    api.hash_table_unref(attributes);
+    if (failure != NULL) return fail(failure, "", error, size);
+    return cleared ? 1 : 0;
+}
+
+long authkit_secret_search(const char *name, const char *wanted_first, const char *wanted_second,
+                           void (*each)(void *context, const char *first, const char *second), void *context,
+                           char *error, size_t size) {
+    if (authkit_secret_load(error, size) != 0) return -1;
+    const char *names[] = {wanted_first, wanted_second};
+    SecretSchema schema;
+    make_schema(&schema, name, names, 2);
+    GHashTable *none = make_attributes(names, names, 0);
+    GError *failure = NULL;
+    pthread_mutex_lock(&calls);
+    GList *items = api.searchv_sync(&schema, none, SECRET_SEARCH_ALL, NULL, &failure);
+    pthread_mutex_unlock(&calls);
+    api.hash_table_unref(none);
+    if (failure != NULL) {
+        if (items) api.list_free_full(items, api.object_unref);
+        return fail(failure, "", error, size);
+    }
+    long found = 0;
+    for (GList *item = items; item != NULL; item = item->next, found++) {
+        GHashTable *attributes = api.retrievable_get_attributes(item->data);
+        if (attributes == NULL) continue;
+        each(context, api.hash_table_lookup(attributes, wanted_first), api.hash_table_lookup(attributes, wanted_second));
+        api.hash_table_unref(attributes);
+    }
+    if (items) api.list_free_full(items, api.object_unref);
+    return found;
+}
+
+void authkit_secret_free(char *secret) {
+    if (secret != NULL) api.password_free(secret);
+}

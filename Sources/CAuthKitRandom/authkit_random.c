@@ -1,1 +1,0 @@
-// The header does the work; SwiftPM needs a source file in a C target.

@@ -1,0 +1,50 @@
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+/// `token switch` (as `gh auth switch`): which account a provider's commands
+/// use without --label.
+@Suite struct TokenSwitchTests {
+    @Test func aSwitchChoosesTheAccountCommandsUseWithoutALabel() async throws {
+        let home = try CLIProcess.home("authkit-token-switch")
+        defer { try? FileManager.default.removeItem(at: home) }
+        func run(_ arguments: [String], token: String? = nil) async throws -> CLIResult {
+            var environment = ["AUTHKIT_HOME": home.path]
+            environment["TOKEN"] = token
+            return try await CLIProcess.run(
+                arguments, environment: environment, launcher: token == nil ? [] : CLIKeyringTests.importing(""))
+        }
+        #expect(try await run(["token", "import", "--provider", "github"], token: "tok-default").status == 0)
+        #expect(
+            try await run(["token", "import", "--provider", "github", "--label", "work"], token: "tok-work").status == 0)
+        #expect(try await run(["token", "print", "--provider", "github"]).stdout == "tok-default\n")
+
+        let switched = try await run(["token", "switch", "--provider", "github", "--label", "work"])
+        #expect(switched.status == 0 && switched.stdout.contains("now use 'work'"), "\(switched.stderr)")
+        #expect(try await run(["token", "print", "--provider", "github"]).stdout == "tok-work\n")
+        let listed = try await run(["token", "list"])
+        #expect(listed.stdout.contains("github (work) *") && listed.stderr.contains("authkit token switch"))
+        #expect(try await run(["token", "list", "--json"]).stdout.contains("\"usedWithoutLabel\" : true"))
+        // --label still names an account, the one without a label included after a switch back.
+        #expect(try await run(["token", "print", "--provider", "github", "--label", "work"]).stdout == "tok-work\n")
+
+        // An account that is not stored is not chosen; nothing changes.
+        let missing = try await run(["token", "switch", "--provider", "github", "--label", "nope"])
+        #expect(
+            missing.status != 0 && missing.stderr.contains("nothing was switched")
+                && missing.stderr.contains("work"), "\(missing.stderr)")
+        #expect(try await run(["token", "print", "--provider", "github"]).stdout == "tok-work\n")
+
+        // Deleting the chosen account goes back to the one without a label.
+        let deleted = try await run(["token", "delete", "--provider", "github"])
+        #expect(deleted.status == 0 && deleted.stderr.contains("Deleted github (work)"), "\(deleted.stderr)")
+        #expect(try await run(["token", "print", "--provider", "github"]).stdout == "tok-default\n")
+
+        // A file that is not such an object is named, not ignored.
+        try Data("[1]".utf8).write(to: home.appendingPathComponent("default-accounts.json"))
+        let broken = try await run(["token", "print", "--provider", "github"])
+        #expect(
+            broken.status == 65 && broken.stderr.contains("default-accounts.json") && broken.stdout.isEmpty,
+            "\(broken.stderr)")
+    }
+}
