@@ -26,6 +26,36 @@ import Testing
         #expect(other.status == 64 && !other.stderr.contains("Did you mean: authkit"), "\(other.stderr)")
     }
 
+    /// `sandbox try` takes `--no-browser` (the advice `authorize` gives where
+    /// no browser opens), `--label` and `--device`, and reads nothing of the
+    /// user's settings, so a malformed config.json does not stop it.
+    @Test func sandboxTryTakesNoBrowserLabelAndDeviceAndNoSettings() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-try-habits")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let config = home.appendingPathComponent("config.json")
+        try Data("{not json".utf8).write(to: config)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: config.path)
+        let environment = ["AUTHKIT_HOME": home.path]
+        let tried = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "github", "--no-browser", "--label", "work", "--device"],
+            environment: environment)
+        #expect(tried.status == 0 && tried.stdout.contains("device code (--device)"), "\(tried.stderr)")
+        #expect(!tried.stderr.contains("config.json"), "\(tried.stderr)")
+        let sandboxStore = try String(
+            contentsOf: home.appendingPathComponent("sandbox/credentials.json"), encoding: .utf8)
+        #expect(sandboxStore.contains(#""label" : "work""#), "\(sandboxStore)")
+        // A real command still reads config.json, and names what is wrong with it.
+        let real = try await CLIProcess.run(["token", "list"], environment: environment)
+        #expect(real.status == 65 && real.stderr.contains(config.path), "\(real.stderr)")
+
+        let noDevice = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiita", "--device"], environment: environment)
+        #expect(noDevice.status == 64 && noDevice.stderr.contains("no device authorization endpoint"))
+        let badLabel = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiita", "--label", "a b"], environment: environment)
+        #expect(badLabel.status == 64 && badLabel.stderr.contains("which a shell reads"), "\(badLabel.stderr)")
+    }
+
     @Test func sandboxAloneShowsItsHelp() async throws {
         let result = try await CLIProcess.run(["sandbox"], environment: [:])
         #expect(result.status == 0, "\(result.stderr)")

@@ -84,6 +84,32 @@ import Testing
         #expect(providers.status == 0 && !providers.stderr.contains("keyring"), "\(providers.stderr)")
     }
 
+    /// A libsecret someone placed beside the program is not loaded (RUNPATH
+    /// `$ORIGIN` would find it before the system's; CWE-427): the keyring
+    /// is not used, and the warning names the file.
+    @Test func aLibsecretPlacedBesideTheProgramIsRefused() async throws {
+        let home = try CLIProcess.home("authkit-planted-libsecret")
+        let directory = TemporaryDirectory.url("authkit-planted-secret-bin")
+        defer {
+            try? FileManager.default.removeItem(at: home)
+            try? FileManager.default.removeItem(at: directory)
+        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let program = directory.appendingPathComponent("authkit")
+        try FileManager.default.copyItem(at: CLIProcess.binary, to: program)
+        // Refused before anything is loaded, so its content does not matter.
+        let planted = directory.appendingPathComponent("libsecret-1.so.0")
+        try Data("not a library".utf8).write(to: planted)
+        let copy = ["/bin/sh", "-c", #"shift; exec "$0" "$@""#, program.path]
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring"].merging(TestKeyring.busEnvironment) {
+            $1
+        }
+        let listed = try await CLIProcess.run(["token", "list"], environment: environment, launcher: copy)
+        #expect(
+            listed.status == 0 && listed.stderr.contains("refusing to load \(planted.path): a libsecret beside the program")
+                && listed.stderr.contains("using \(home.path)/credentials.json instead"), "\(listed.stderr)")
+    }
+
     /// A store that is neither: named, with the values it takes.
     @Test func anUnknownStoreIsRefusedByName() async throws {
         let home = try CLIProcess.home("authkit-store-choice")

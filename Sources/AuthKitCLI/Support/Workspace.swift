@@ -25,6 +25,11 @@ struct Workspace {
     /// `$AUTHKIT_SANDBOX`): its client instead of the user's, and a store of
     /// its own, so a sandbox credential never replaces a real one.
     let sandbox: URL?
+    /// True for `sandbox try`, which signs in with the sandbox's client and
+    /// stand-ins: config.json and `AUTHKIT_<ID>_…` are not read, so a
+    /// mistake in them (a malformed config.json) does not stop a run that
+    /// uses nothing from them.
+    var ignoresUserSettings = false
 
     /// - Throws: when `$AUTHKIT_BUNDLED_PROVIDERS` or a `--providers-dir` names
     ///   no directory (silently loading nothing would hide every provider), or
@@ -246,7 +251,12 @@ struct Workspace {
         if let unknown = descriptor.undeclaredPlaceholder(in: explicit.placeholders.map { Array($0.keys) } ?? []) {
             throw CLIError("--placeholder: \(unknown.problem)")
         }
-        var settings = try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment)
+        var settings =
+            ignoresUserSettings
+            ? ClientSettings.resolve(
+                providerID: descriptor.id, placeholderNames: descriptor.placeholders.keys.sorted(), explicit: explicit,
+                environment: [:])
+            : try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment)
         if sandbox != nil {
             // The sandbox's client, never the user's real id and secret.
             settings.clientID = explicit.clientID ?? SandboxOptions.standardClientID

@@ -26,6 +26,8 @@ struct SandboxServe: WorkspaceCommand {
               authkit request --provider qiita /whoami
             """)
     static let followsSandbox = false
+    /// Its own workspace reads the catalogue only; the credential goes to the sandbox's own store.
+    static let usesCredentials = false
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var emulation: SandboxProviderOptions

@@ -14,6 +14,8 @@ import HTTPTypes
 struct SandboxTry: WorkspaceCommand {
     static let sendsRequests = true
     static let followsSandbox = false
+    /// Its own workspace reads the catalogue only; the credential goes to the sandbox's own store.
+    static let usesCredentials = false
     static let configuration = CommandConfiguration(
         commandName: "try",
         abstract:
@@ -39,7 +41,20 @@ struct SandboxTry: WorkspaceCommand {
     /// No `--sandbox`: this is the sandbox (its help listed the flag it refused).
     var global: GlobalOptions { GlobalOptions.withoutSandbox(common) }
 
-    @Flag(help: "Open the consent page in your browser instead of approving by script.") var browser = false
+    /// `--no-browser` is the default, taken as well: `authorize`'s advice
+    /// where no browser opens is to pass it, and it was refused here.
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Open the consent page in your browser, or not (the default: a scripted browser approves as alice).")
+    var browser = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Store the sandbox's credential under this account label (its store is apart from your real one).",
+            valueName: "label"))
+    var label: String?
+
+    @Flag(help: "Sign in with a device code (RFC 8628), where the provider offers one.") var device = false
 
     @Option(
         parsing: .unconditional,
@@ -51,6 +66,8 @@ struct SandboxTry: WorkspaceCommand {
     var timeout: Int = 120
 
     func validate() throws {
+        // The same rules as authorize's --label (it is passed on to it).
+        if let label { try AccountOptions.parse(["--provider", emulation.provider, "--label", label]).checkNewLabel() }
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
         try TimeoutOption.check(timeout)
     }
@@ -63,7 +80,11 @@ struct SandboxTry: WorkspaceCommand {
             redirect = components.url ?? redirect
         }
         // A device-only provider signs in with a code: no redirect to receive.
-        let deviceOnly = descriptor.isDeviceOnly
+        let deviceOnly = descriptor.isDeviceOnly || device
+        if device, descriptor.device == nil {
+            throw CLIError(
+                "\(descriptor.name) has no device authorization endpoint (RFC 8628); leave out --device.", status: .usage)
+        }
         // Instagram's https://localhost, an app's custom scheme: no listener
         // receives it. The scripted browser brings the redirect back itself,
         // as a web view does; a person pastes it (--manual).
@@ -94,12 +115,13 @@ struct SandboxTry: WorkspaceCommand {
         environment["AUTHKIT_SANDBOX"] = sandbox.baseURL.absoluteString
         var global = self.global
         global.sandbox = sandbox.baseURL.absoluteString
-        let pointed = try await Workspace(global: global, environment: environment)
+        var pointed = try await Workspace(global: global, environment: environment)
+        pointed.ignoresUserSettings = true
 
-        var arguments = ["--provider", descriptor.id, "--timeout", String(timeout)]
+        var arguments = ["--provider", descriptor.id, "--timeout", String(timeout)] + (label.map { ["--label", $0] } ?? [])
         if deviceOnly {
             say(
-                "Sign in with a device code (\(descriptor.name) has no authorization endpoint): \(browser ? "enter the code on the sandbox's page in your browser" : "the sandbox approves it as \(options.defaultAccount) at the second poll")."
+                "Sign in with a device code (\(device ? "--device" : "\(descriptor.name) has no authorization endpoint")): \(browser ? "enter the code on the sandbox's page in your browser" : "the sandbox approves it as \(options.defaultAccount) at the second poll")."
             )
             arguments += ["--device"] + (browser ? [] : ["--no-browser"])
         } else if listened {
@@ -128,7 +150,7 @@ struct SandboxTry: WorkspaceCommand {
         try await authorize.run(in: pointed)
 
         say("An authorized request with the stored credential:")
-        let key = CredentialKey(providerID: descriptor.id)
+        let key = CredentialKey(providerID: descriptor.id, label: label)
         let source = try await pointed.source(key)
         let url = sandbox.whoamiURL
         Console.out("   GET \(url.absoluteString)")
