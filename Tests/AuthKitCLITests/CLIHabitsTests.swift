@@ -44,6 +44,13 @@ import Testing
         let sandboxStore = try String(
             contentsOf: home.appendingPathComponent("sandbox/credentials.json"), encoding: .utf8)
         #expect(sandboxStore.contains(#""label" : "work""#), "\(sandboxStore)")
+        // A second run replaces the first's credential, and says that a
+        // terminal using it with a running `sandbox serve` is affected.
+        let again = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "github", "--label", "work", "--device"], environment: environment)
+        #expect(
+            again.status == 0 && again.stderr.contains("replaced the sandbox credential stored for github (work)")
+                && again.stderr.contains("sandbox serve"), "\(again.stderr)")
         // A real command still reads config.json, and names what is wrong with it.
         let real = try await CLIProcess.run(["token", "list"], environment: environment)
         #expect(real.status == 65 && real.stderr.contains(config.path), "\(real.stderr)")

@@ -41,6 +41,9 @@ import Testing
 
         // Signing in again to the same account says what it replaced.
         let again = try await run(["authorize", "--provider", "github", "--scripted-browser"])
-        #expect(again.status == 0 && again.stderr.contains("this replaced the credential stored for github"))
+        // In the sandbox's store, which `sandbox try` shares with a running `sandbox serve`'s clients.
+        #expect(
+            again.status == 0 && again.stderr.contains("this replaced the sandbox credential stored for github")
+                && again.stderr.contains("--label"), "\(again.stderr)")
     }
 }

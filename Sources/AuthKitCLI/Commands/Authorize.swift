@@ -227,7 +227,7 @@ struct Authorize: WorkspaceCommand {
         let previous = try? await workspace.store.credential(for: (try workspace.key(account)))
         if clientCredentials {
             try await signInAsClient(in: workspace)
-            if let previous { Console.err(Self.replacementNote(previous, key: (try workspace.key(account)))) }
+            if let previous { Console.err(Self.replacementNote(previous, key: try workspace.key(account), sandbox: workspace.sandbox != nil)) }
             return
         }
         let plan = try plan(in: workspace)
@@ -281,15 +281,28 @@ struct Authorize: WorkspaceCommand {
             credential = try await signInThroughBrowser(plan, in: workspace, status: status, waiting: waiting)
         }
         try report(credential, of: descriptor, in: workspace)
-        if let previous { Console.err(Self.replacementNote(previous, key: (try workspace.key(account)))) }
+        if let previous { Console.err(Self.replacementNote(previous, key: try workspace.key(account), sandbox: workspace.sandbox != nil)) }
     }
 
     /// Said when a sign-in (or an import) replaced a stored credential. The
     /// replaced grant is not revoked for the user: at Google and others,
     /// revoking a token ends the app's whole grant, the new sign-in's tokens
     /// with it; `authkit token revoke` before signing in again does it.
-    static func replacementNote(_ previous: Credential, key: CredentialKey) -> String {
-        "Note: this replaced the credential stored for \(key), obtained \(previous.obtainedAt.formatted(.iso8601)); its grant was not revoked at the provider (revoking it can end the new one too). To end it, revoke it in the provider's settings."
+    ///
+    /// In the sandbox's store, the replaced credential may be what a
+    /// terminal pointed at a running `authkit sandbox serve` was using
+    /// (`sandbox try` shares the store): that is said, with the `--label`
+    /// that keeps the two apart.
+    static func replacementNote(_ previous: Credential, key: CredentialKey, sandbox: Bool = false) -> String {
+        let obtained = previous.obtainedAt.formatted(.iso8601)
+        guard !sandbox else {
+            return
+                "Note: this replaced the sandbox credential stored for \(key), obtained \(obtained); a terminal using it "
+                + "with a running 'authkit sandbox serve' now gets this one, which that emulation did not issue. "
+                + "Give --label to keep them apart."
+        }
+        return
+            "Note: this replaced the credential stored for \(key), obtained \(obtained); its grant was not revoked at the provider (revoking it can end the new one too). To end it, revoke it in the provider's settings."
     }
 
     /// What a sign-in prints: the credential as JSON with --json, else a summary.

@@ -67,7 +67,7 @@ struct TokenImport: WorkspaceCommand {
         try await workspace.store.withRefreshLock(for: (try workspace.key(account)), timeout: .seconds(30)) {
             try await workspace.store.save(credential)
         }
-        if let previous { Console.err(Authorize.replacementNote(previous, key: (try workspace.key(account)))) }
+        if let previous { Console.err(Authorize.replacementNote(previous, key: try workspace.key(account), sandbox: workspace.sandbox != nil)) }
         Console.out("Imported a token for \((try workspace.key(account))). Stored in \(workspace.store.location).")
     }
 }
