@@ -56,7 +56,8 @@ import Testing
         let deleted = try await run(["token", "delete", "--provider", "github", "--label", label])
         #expect(deleted.status == 0, "\(deleted.stderr)")
         let gone = try await run(["token", "print", "--provider", "github", "--label", label])
-        #expect(gone.status != 0 && gone.stdout.isEmpty && gone.stderr.contains("No stored credential"), "\(gone.stderr)")
+        #expect(
+            gone.status != 0 && gone.stdout.isEmpty && gone.stderr.contains("No stored credential"), "\(gone.stderr)")
     }
 
     /// No Secret Service: the file is used, and that is said on standard
@@ -106,7 +107,8 @@ import Testing
         }
         let listed = try await CLIProcess.run(["token", "list"], environment: environment, launcher: copy)
         #expect(
-            listed.status == 0 && listed.stderr.contains("refusing to load \(planted.path): a libsecret beside the program")
+            listed.status == 0
+                && listed.stderr.contains("refusing to load \(planted.path): a libsecret beside the program")
                 && listed.stderr.contains("using \(home.path)/credentials.json instead"), "\(listed.stderr)")
     }
 

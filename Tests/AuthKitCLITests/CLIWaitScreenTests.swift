@@ -68,6 +68,43 @@ import Testing
         #expect(statusRow.map { $0.count <= 80 } == true, "the status line wrapped:\n\(raw)")
     }
 
+    /// Prose is broken at word boundaries at 80 columns: the terminal folds
+    /// only what cannot be broken (a URL, a JSON body). Before, `sandbox try`
+    /// showed "n|othing leaves" and "accou|nt alice".
+    @Test(.enabled(if: tmuxPath != nil, "tmux is not installed (.ci/run installs it)"))
+    func proseIsWrappedAtWordsAt80Columns() async throws {
+        let home = TemporaryDirectory.url("authkit-wrap")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let session = "authkit-wrap-\(UUID().uuidString.prefix(8))"
+        let command =
+            "env -u DISPLAY -u BROWSER AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' sandbox try --provider qiita"
+        let kept = "\(command); echo \"[authkit exited with status $?]\"; sleep 120"
+        let started = try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "60", kept])
+        #expect(started.isEmpty, "tmux: \(started)")
+        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
+        var joined = ""
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(250))
+            joined = try await tmux(["capture-pane", "-p", "-J", "-t", session])
+            if joined.contains("[authkit exited") { break }
+        }
+        let raw = try await tmux(["capture-pane", "-p", "-t", session])
+        try await tmux(["kill-session", "-t", session])
+        #expect(joined.contains("[authkit exited with status 0]"), "\(joined)")
+        let rawLines = raw.split(separator: "\n").map(String.init)
+        for phrase in ["nothing leaves this machine", "(your own", "account alice"] {
+            #expect(rawLines.contains { $0.contains(phrase) }, "'\(phrase)' is split:\n\(raw)")
+        }
+        // A line the terminal folded (joined back by -J) is one it had to: a
+        // URL or a body with no space to break at.
+        for line in joined.split(separator: "\n").map(String.init) where line.count > 80 {
+            #expect(line.contains("http://") || line.contains("{\""), "folded mid-word:\n\(line)")
+        }
+        // Continuations are indented under their text.
+        #expect(rawLines.contains { $0.hasPrefix("   listener waits at") }, "\(raw)")
+    }
+
     /// Lines printed while the status line is drawn (`sandbox try`'s events
     /// come as the scripted browser works) start at the left edge: before,
     /// they were written after the spinner, on the status line's row.

@@ -121,3 +121,45 @@ import Testing
             "\(CredentialSummary.lines(named))")
     }
 }
+
+/// ``LineWrapping``: prose broken at spaces, commands kept whole.
+@Suite struct LineWrappingTests {
+    @Test func linesBreakAtSpacesWithinTheWidth() {
+        let text =
+            "Emulating Qiita at http://127.0.0.1:8790: nothing leaves this machine, no app registration is needed, and no account is used."
+        let wrapped = LineWrapping.wrapped(text, columns: 40)
+        let lines = wrapped.split(separator: "\n").map(String.init)
+        #expect(lines.count > 1 && lines.allSatisfy { $0.terminalColumns <= 40 }, "\(lines)")
+        #expect(wrapped.replacingOccurrences(of: "\n", with: " ") == text, "no word was cut or lost")
+        #expect(LineWrapping.wrapped("short", columns: 40) == "short")
+    }
+
+    @Test func indentationAndHangingAreKept() {
+        let wrapped = LineWrapping.wrapped(
+            "   sandbox: GET /authorize → 200: consent page for read_qiita write_qiita", columns: 40, hanging: 9)
+        let lines = wrapped.split(separator: "\n").map(String.init)
+        #expect(
+            lines.count >= 2 && lines[0].hasPrefix("   sandbox:")
+                && lines.dropFirst().allSatisfy { $0.hasPrefix(String(repeating: " ", count: 12)) }, "\(lines)")
+    }
+
+    /// A command to paste stays on one line: split, pasting runs its first half.
+    @Test func aCommandIsKeptWhole() {
+        let text =
+            "The credential is gone. Sign in again with: authkit authorize --provider github --label work. Then retry."
+        for columns in [30, 40, 50, 60] {
+            let lines = LineWrapping.wrapped(text, columns: columns).split(separator: "\n")
+            #expect(
+                lines.contains { $0.contains("authkit authorize --provider github --label work.") },
+                "\(columns): \(lines)")
+        }
+        // Quoted, too; and one longer than the line is left to the terminal, whole.
+        let quoted = LineWrapping.wrapped("Run 'authkit token list --provider github' to see them.", columns: 30)
+        #expect(quoted.contains("'authkit token list --provider github'"), "\(quoted)")
+    }
+
+    @Test func wideCharactersCountTwoColumns() {
+        let wrapped = LineWrapping.wrapped("仕事 仕事 仕事 仕事 仕事 仕事 仕事 仕事", columns: 20)
+        #expect(wrapped.split(separator: "\n").allSatisfy { String($0).terminalColumns <= 20 }, "\(wrapped)")
+    }
+}

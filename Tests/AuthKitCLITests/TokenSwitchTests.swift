@@ -16,7 +16,8 @@ import Testing
         }
         #expect(try await run(["token", "import", "--provider", "github"], token: "tok-default").status == 0)
         #expect(
-            try await run(["token", "import", "--provider", "github", "--label", "work"], token: "tok-work").status == 0)
+            try await run(["token", "import", "--provider", "github", "--label", "work"], token: "tok-work").status == 0
+        )
         #expect(try await run(["token", "print", "--provider", "github"]).stdout == "tok-default\n")
 
         let switched = try await run(["token", "switch", "--provider", "github", "--label", "work"])

@@ -69,7 +69,9 @@
         /// as the service said it. Asks the service, so it can take as long as
         /// a D-Bus call (a missing bus fails at once).
         package static func unavailableReason() async -> String? {
-            await Self.blocking { error in authkit_secret_probe(error, Self.errorSize) == 0 ? nil : String(cString: error) }
+            await Self.blocking { error in
+                authkit_secret_probe(error, Self.errorSize) == 0 ? nil : String(cString: error)
+            }
         }
 
         package func credential(for key: CredentialKey) async throws -> Credential? {
@@ -138,7 +140,8 @@
                 data = try JSONEncoder.credentials.encode(credential)
             } catch {
                 throw AuthKitError.store(
-                    path: Self.keyringName, reason: .init(.notSaved, "\(credential.key) could not be encoded: \(error)"))
+                    path: Self.keyringName, reason: .init(.notSaved, "\(credential.key) could not be encoded: \(error)")
+                )
             }
             let secret = String(decoding: data, as: UTF8.self)
             let attributes = Self.attributes(for: credential.key)
@@ -195,14 +198,16 @@
             } catch {
                 throw AuthKitError.store(
                     path: directory.path,
-                    reason: .init(.notSaved, "cannot be created for the keyring's locks (\(DescriptorLoader.reason(error)))."))
+                    reason: .init(
+                        .notSaved, "cannot be created for the keyring's locks (\(DescriptorLoader.reason(error)))."))
             }
         }
 
         /// Before a sign-in asks anything of the user: the keyring answers.
         package func checkWritable() async throws {
             if let reason = await Self.unavailableReason() {
-                throw AuthKitError.store(path: Self.keyringName, reason: .init(.inaccessible, "does not answer: \(reason)"))
+                throw AuthKitError.store(
+                    path: Self.keyringName, reason: .init(.inaccessible, "does not answer: \(reason)"))
             }
         }
 
@@ -261,7 +266,8 @@
                             path: keyringName,
                             reason: .init(
                                 kind,
-                                "could not \(doing) it: \(reason.isEmpty ? "the Secret Service gave no reason" : reason)."))
+                                "could not \(doing) it: \(reason.isEmpty ? "the Secret Service gave no reason" : reason)."
+                            ))
                     )
                 }
             }
@@ -287,7 +293,7 @@
         ) -> Value {
             let names = pairs.map { strdup($0.0) }
             let values = pairs.map { strdup($0.1) }
-            defer { (names + values).forEach { free($0) } }
+            defer { for copy in names + values { free(copy) } }
             let namePointers = names.map { UnsafePointer($0) }
             let valuePointers = values.map { UnsafePointer($0) }
             return namePointers.withUnsafeBufferPointer { n in

@@ -223,11 +223,15 @@ struct Authorize: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
+        let key = try workspace.key(account)
         // What this sign-in will replace, to say so once it has (gh does).
-        let previous = try? await workspace.store.credential(for: (try workspace.key(account)))
+        let previous = try? await workspace.store.credential(for: key)
         if clientCredentials {
             try await signInAsClient(in: workspace)
-            if let previous { Console.err(Self.replacementNote(previous, key: try workspace.key(account), sandbox: workspace.sandbox != nil)) }
+            if let previous {
+                Console.err(
+                    Self.replacementNote(previous, key: key, sandbox: workspace.sandbox != nil))
+            }
             return
         }
         let plan = try plan(in: workspace)
@@ -241,8 +245,8 @@ struct Authorize: WorkspaceCommand {
         // user had consented and the code was exchanged, and the new grant
         // was thrown away.
         // (30 s: a refresh's own wait, CredentialSource.lockTimeout.)
-        try await workspace.store.withRefreshLock(for: (try workspace.key(account)), timeout: .seconds(30)) {}
-        let signIn = try workspace.store.beginSignIn(for: (try workspace.key(account)))
+        try await workspace.store.withRefreshLock(for: key, timeout: .seconds(30)) {}
+        let signIn = try workspace.store.beginSignIn(for: key)
         defer { withExtendedLifetime(signIn) {} }
 
         Interrupt.install(message: "Cancelled; nothing was stored.")
@@ -281,7 +285,10 @@ struct Authorize: WorkspaceCommand {
             credential = try await signInThroughBrowser(plan, in: workspace, status: status, waiting: waiting)
         }
         try report(credential, of: descriptor, in: workspace)
-        if let previous { Console.err(Self.replacementNote(previous, key: try workspace.key(account), sandbox: workspace.sandbox != nil)) }
+        if let previous {
+            Console.err(
+                Self.replacementNote(previous, key: key, sandbox: workspace.sandbox != nil))
+        }
     }
 
     /// Said when a sign-in (or an import) replaced a stored credential. The
@@ -311,7 +318,7 @@ struct Authorize: WorkspaceCommand {
             try Console.json(CredentialSummary.printable(credential))
         } else {
             let who = credential.identity.map { " as \(CredentialSummary.safe($0.displayName))" } ?? ""
-            Console.out(
+            Console.say(
                 "Signed in to \(CredentialSummary.safe(descriptor.name))\(who). Stored in \(workspace.store.location)."
             )
             CredentialSummary.lines(credential).forEach(Console.out)
@@ -322,6 +329,7 @@ struct Authorize: WorkspaceCommand {
     /// authenticating with its secret or key; the token is stored like a
     /// sign-in's (under the refresh lock), and renewed by asking again.
     func signInAsClient(in workspace: Workspace) async throws {
+        let key = try workspace.key(account)
         let descriptor = try workspace.descriptor(account.provider)
         let authenticator = try workspace.authenticator(for: descriptor, explicit: try client.settings())
         try await workspace.store.checkWritable()
@@ -331,8 +339,8 @@ struct Authorize: WorkspaceCommand {
         let store = workspace.store
         // As a sign-in: a refresh of this account under way elsewhere is
         // waited for, and no other sign-in may run for it meanwhile.
-        try await store.withRefreshLock(for: (try workspace.key(account)), timeout: .seconds(30)) {}
-        let signIn = try store.beginSignIn(for: (try workspace.key(account)))
+        try await store.withRefreshLock(for: key, timeout: .seconds(30)) {}
+        let signIn = try store.beginSignIn(for: key)
         defer { withExtendedLifetime(signIn) {} }
         let credential = try await authenticator.clientCredentials(
             scopes: scopes, additionalParameters: [:], label: label)
@@ -342,6 +350,7 @@ struct Authorize: WorkspaceCommand {
 
     /// Works out the ``Plan``, refusing what cannot work.
     func plan(in workspace: Workspace) throws -> Plan {
+        let key = try workspace.key(account)
         let descriptor = try workspace.descriptor(account.provider)
         let chosen = try wayChosenByFlags(for: descriptor, sandbox: workspace.sandbox != nil)
         var explicit = try client.settings()
@@ -419,7 +428,7 @@ struct Authorize: WorkspaceCommand {
             } catch let error as AuthKitError {
                 throw CLIError(
                     ErrorReport.message(for: error, environment: workspace.environment)
-                        + " Or sign in by the device grant, which \(descriptor.name) allows without one: authkit authorize \(ShellWord.account((try workspace.key(account)))) --device."
+                        + " Or sign in by the device grant, which \(descriptor.name) allows without one: authkit authorize \(ShellWord.account(key)) --device."
                 )
             }
         }

@@ -303,6 +303,7 @@ struct Request: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
+        let key = try workspace.key(account)
         let target = try TypedURL.url(try absolute(url, in: workspace))
         try workspace.checkSandboxOrigin(target)
         // Plain http to another machine is refused as such when it is sent
@@ -314,10 +315,10 @@ struct Request: WorkspaceCommand {
         let policy = RequestPolicy(
             redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
             deadline: .seconds(timeout))
-        let source = try await workspace.source((try workspace.key(account)), explicit: client.settings())
+        let source = try await workspace.source(key, explicit: client.settings())
         // What a refresh may replace: the secrets this command could send,
         // which an API's error must not repeat on standard error.
-        let sent = try? await workspace.store.credential(for: (try workspace.key(account)))
+        let sent = try? await workspace.store.credential(for: key)
         let (head, response, answering) = try await source.send(request, policy: policy)
         let status = head.status.code
         if include {

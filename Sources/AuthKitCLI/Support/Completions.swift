@@ -64,7 +64,8 @@ enum Completions {
             value(of: ["--sandbox"], in: words) ?? environment["AUTHKIT_SANDBOX"].flatMap { $0.isEmpty ? nil : $0 }
         let store: any CommandStore
         if sandboxed != nil {
-            store = FileCredentialStore(file: Workspace.sandboxStoreURL(environment: environment), environment: environment)
+            store = FileCredentialStore(
+                file: Workspace.sandboxStoreURL(environment: environment), environment: environment)
         } else if (try? StoreChoice.chosen(environment: environment).choice) == .keyring {
             #if canImport(CAuthKitLinux)
                 store = SecretServiceCredentialStore(environment: environment)

@@ -31,7 +31,15 @@ enum Console {
 
     static func err(_ text: String) {
         if quiet, !text.hasPrefix("authkit: error:") { return }
-        StatusLine.printing { write(Data((visible(text) + "\n").utf8), to: STDERR_FILENO) }
+        let shown = columns(of: STDERR_FILENO).map { LineWrapping.wrapped(visible(text), columns: $0) } ?? visible(text)
+        StatusLine.printing { write(Data((shown + "\n").utf8), to: STDERR_FILENO) }
+    }
+
+    /// Prints a line of prose on standard output (what a command did, the
+    /// steps of `sandbox try`), wrapped at word boundaries on a terminal
+    /// (``LineWrapping``); results a program reads go through ``out(_:)``.
+    static func say(_ text: String, hanging: Int = 0) {
+        out(outputColumns.map { LineWrapping.wrapped(text, columns: $0, hanging: hanging) } ?? text)
     }
 
     /// `text` with its control characters (but line feeds and tabs) and

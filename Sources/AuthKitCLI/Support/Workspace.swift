@@ -26,10 +26,10 @@ struct Workspace {
     /// its own, so a sandbox credential never replaces a real one.
     let sandbox: URL?
     /// True for `sandbox try`, which signs in with the sandbox's client and
-    /// stand-ins: config.json and `AUTHKIT_<ID>_…` are not read, so a
-    /// mistake in them (a malformed config.json) does not stop a run that
-    /// uses nothing from them.
-    var ignoresUserSettings = false
+    /// stand-ins, taking only placeholder values the user gave: a mistake in
+    /// config.json is said as a warning and the file left unused, instead of
+    /// stopping a run that needs nothing from it.
+    var toleratesBrokenConfiguration = false
 
     /// - Throws: when `$AUTHKIT_BUNDLED_PROVIDERS` or a `--providers-dir` names
     ///   no directory (silently loading nothing would hide every provider), or
@@ -251,12 +251,15 @@ struct Workspace {
         if let unknown = descriptor.undeclaredPlaceholder(in: explicit.placeholders.map { Array($0.keys) } ?? []) {
             throw CLIError("--placeholder: \(unknown.problem)")
         }
-        var settings =
-            ignoresUserSettings
-            ? ClientSettings.resolve(
+        var settings: ClientSettings
+        do {
+            settings = try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment)
+        } catch let error as AuthKitError where toleratesBrokenConfiguration {
+            Console.err("authkit: warning: \(error.description) (not used here: the sandbox needs none of it)")
+            settings = ClientSettings.resolve(
                 providerID: descriptor.id, placeholderNames: descriptor.placeholders.keys.sorted(), explicit: explicit,
-                environment: [:])
-            : try ClientSettings.standard(for: descriptor, explicit: explicit, environment: environment)
+                environment: environment)
+        }
         if sandbox != nil {
             // The sandbox's client, never the user's real id and secret.
             settings.clientID = explicit.clientID ?? SandboxOptions.standardClientID

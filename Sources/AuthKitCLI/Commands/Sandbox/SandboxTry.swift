@@ -83,7 +83,8 @@ struct SandboxTry: WorkspaceCommand {
         let deviceOnly = descriptor.isDeviceOnly || device
         if device, descriptor.device == nil {
             throw CLIError(
-                "\(descriptor.name) has no device authorization endpoint (RFC 8628); leave out --device.", status: .usage)
+                "\(descriptor.name) has no device authorization endpoint (RFC 8628); leave out --device.",
+                status: .usage)
         }
         // Instagram's https://localhost, an app's custom scheme: no listener
         // receives it. The scripted browser brings the redirect back itself,
@@ -92,7 +93,7 @@ struct SandboxTry: WorkspaceCommand {
         var step = 0
         func say(_ text: String) {
             step += 1
-            Console.out("\n\(step). \(text)")
+            Console.say("\n\(step). \(text)", hanging: 3)
         }
         // With a device code and no --browser, the sandbox approves as 'alice'
         // at the second poll, a second after the first (RFC 8628 §3.5's wait, shortened).
@@ -101,10 +102,10 @@ struct SandboxTry: WorkspaceCommand {
             deviceInterval: deviceOnly ? 1 : 5, deterministic: emulation.deterministic)
         emulation.apply(to: &options)
         let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in
-            Console.out("   sandbox: \(event)")
+            Console.say("   sandbox: \(event)", hanging: 9)
         }
         defer { Task { await sandbox.stop() } }
-        Console.out(
+        Console.say(
             """
             Emulating \(descriptor.name) from \(descriptor.source) at \(sandbox.baseURL.absoluteString): \
             nothing leaves this machine, no app registration is needed.
@@ -116,9 +117,10 @@ struct SandboxTry: WorkspaceCommand {
         var global = self.global
         global.sandbox = sandbox.baseURL.absoluteString
         var pointed = try await Workspace(global: global, environment: environment)
-        pointed.ignoresUserSettings = true
+        pointed.toleratesBrokenConfiguration = true
 
-        var arguments = ["--provider", descriptor.id, "--timeout", String(timeout)] + (label.map { ["--label", $0] } ?? [])
+        var arguments =
+            ["--provider", descriptor.id, "--timeout", String(timeout)] + (label.map { ["--label", $0] } ?? [])
         if deviceOnly {
             say(
                 "Sign in with a device code (\(device ? "--device" : "\(descriptor.name) has no authorization endpoint")): \(browser ? "enter the code on the sandbox's page in your browser" : "the sandbox approves it as \(options.defaultAccount) at the second poll")."

@@ -47,7 +47,8 @@ struct TokenExchange: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
-        let source = try await workspace.source((try workspace.key(account)), explicit: client.settings())
+        let key = try workspace.key(account)
+        let source = try await workspace.source(key, explicit: client.settings())
         guard let oauth2 = source.authenticator as? OAuth2Client else {
             throw CLIError(
                 "\(account.provider) speaks OAuth 1.0a, which has no token exchange (RFC 8693).", status: .usage)

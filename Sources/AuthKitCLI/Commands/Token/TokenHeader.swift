@@ -51,6 +51,7 @@ struct TokenHeader: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
+        let key = try workspace.key(account)
         // Before anything is read or refreshed: the URL the header is for.
         let given = try url.map(Self.target)
         if let given {
@@ -58,7 +59,7 @@ struct TokenHeader: WorkspaceCommand {
             try workspace.checkAPIOrigin(given, providerID: account.provider, explicit: client.settings())
         }
         let body = try Request.signedForm(data)
-        let source = try await workspace.source((try workspace.key(account)), explicit: client.settings())
+        let source = try await workspace.source(key, explicit: client.settings())
         // An origin with a placeholder: the stored credential's, before a refresh.
         if let given { try await source.checkAPIOrigin(of: given) }
         let credential = try await source.current()
@@ -69,7 +70,7 @@ struct TokenHeader: WorkspaceCommand {
         else {
             if credential.proofKey != nil {
                 throw CLIError(
-                    "\((try workspace.key(account))) is DPoP-bound (RFC 9449): its proof is made for one request. Give the method and URL, e.g. authkit token header --provider \(account.provider) -X GET URL, and send both lines it prints as headers.",
+                    "\(key) is DPoP-bound (RFC 9449): its proof is made for one request. Give the method and URL, e.g. authkit token header --provider \(account.provider) -X GET URL, and send both lines it prints as headers.",
                     status: .usage)
             }
             throw CLIError(
@@ -90,7 +91,8 @@ struct TokenHeader: WorkspaceCommand {
             ? try await authenticator.authorize(OutgoingRequest(method: httpMethod, url: target), with: credential).head
             : try authenticator.authorize(request, body: body, with: credential)
         guard let header = authorized.headerFields[.authorization] else {
-            throw CLIError("No Authorization header was produced for \((try workspace.key(account))).", status: .failure)
+            throw CLIError(
+                "No Authorization header was produced for \(key).", status: .failure)
         }
         Console.out("Authorization: \(header)")
         // RFC 9449 §7.1: a DPoP-bound token goes with its proof, made for this method and URL.

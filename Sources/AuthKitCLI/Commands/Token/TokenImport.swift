@@ -40,6 +40,7 @@ struct TokenImport: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
+        let key = try workspace.key(account)
         let descriptor = try workspace.descriptor(account.provider)
         guard descriptor.protocol == .oauth2 else {
             throw CLIError(
@@ -63,11 +64,14 @@ struct TokenImport: WorkspaceCommand {
         let credential = Credential(
             providerID: descriptor.id, label: account.label, accessToken: token,
             expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: scope, obtainedAt: now)
-        let previous = try await workspace.store.credential(for: (try workspace.key(account)))
-        try await workspace.store.withRefreshLock(for: (try workspace.key(account)), timeout: .seconds(30)) {
+        let previous = try await workspace.store.credential(for: key)
+        try await workspace.store.withRefreshLock(for: key, timeout: .seconds(30)) {
             try await workspace.store.save(credential)
         }
-        if let previous { Console.err(Authorize.replacementNote(previous, key: try workspace.key(account), sandbox: workspace.sandbox != nil)) }
-        Console.out("Imported a token for \((try workspace.key(account))). Stored in \(workspace.store.location).")
+        if let previous {
+            Console.err(
+                Authorize.replacementNote(previous, key: key, sandbox: workspace.sandbox != nil))
+        }
+        Console.say("Imported a token for \(key). Stored in \(workspace.store.location).")
     }
 }

@@ -35,17 +35,18 @@ struct TokenPrint: WorkspaceCommand {
     var format: Format = .bare
 
     func run(in workspace: Workspace) async throws {
-        let source = try await workspace.source((try workspace.key(account)), explicit: client.settings())
+        let key = try workspace.key(account)
+        let source = try await workspace.source(key, explicit: client.settings())
         let credential = try await source.current()
         guard credential.kind == .oauth2 else {
             throw CLIError(
-                "\((try workspace.key(account))) is an OAuth 1.0a credential: its token is used only in a signature made for each request. Use authkit token header --provider \(account.provider) -X METHOD URL.",
+                "\(key) is an OAuth 1.0a credential: its token is used only in a signature made for each request. Use authkit token header --provider \(account.provider) -X METHOD URL.",
                 status: .usage)
         }
         if credential.proofKey != nil, format != .json {
             // RFC 9449 §7.1: the token alone is refused without a proof made for the request.
             let hint =
-                "\((try workspace.key(account))) is DPoP-bound: the token alone is refused without a proof made for each request. Use authkit token header --provider \(account.provider) URL, which prints both header lines."
+                "\(key) is DPoP-bound: the token alone is refused without a proof made for each request. Use authkit token header --provider \(account.provider) URL, which prints both header lines."
             guard format == .bare else { throw CLIError(hint, status: .usage) }
             Console.err("authkit: warning: " + hint)
         }

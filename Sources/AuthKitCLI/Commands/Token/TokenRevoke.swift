@@ -15,11 +15,12 @@ struct TokenRevoke: WorkspaceCommand {
     @Flag(help: "Keep the local copy after revoking.") var keep = false
 
     func run(in workspace: Workspace) async throws {
+        let key = try workspace.key(account)
         // Under the refresh lock: a refresh running in another process saves
         // first, and its rotated token is what gets revoked (CredentialSource).
         let source: CredentialSource
         do {
-            source = try await workspace.source((try workspace.key(account)), explicit: client.settings())
+            source = try await workspace.source(key, explicit: client.settings())
         } catch AuthKitError.signInRequired(let key, .noCredential) {
             // "Sign in first" is no advice for a revocation. (Where the
             // provider holds other accounts, `source` has named them instead.)
@@ -31,9 +32,9 @@ struct TokenRevoke: WorkspaceCommand {
             try await source.revoke(keepingLocalCopy: keep)
         } catch let error as AuthKitError {
             if let endSession { Console.err(endSession) }
-            throw Self.stillStored(error, key: (try workspace.key(account)))
+            throw Self.stillStored(error, key: key)
         }
-        Console.err("Revoked \((try workspace.key(account)))\(keep ? "" : " and deleted it here").")
+        Console.err("Revoked \(key)\(keep ? "" : " and deleted it here").")
         if let endSession { Console.err(endSession) }
     }
 

@@ -38,7 +38,8 @@ struct TokenShow: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
-        let credential = try await workspace.credential((try workspace.key(account)))
+        let key = try workspace.key(account)
+        let credential = try await workspace.credential(key)
         if let field {
             // Whole (a token is longer than a display limit), control characters escaped.
             let value = try value(of: field, in: credential)
@@ -83,7 +84,8 @@ struct TokenShow: WorkspaceCommand {
         case "token_secret": return try require(credential.tokenSecret, field, of: credential)
         case "token_type": return credential.tokenType
         case "scope": return credential.scopes.joined(separator: " ")
-        case "expires_at": return try require(credential.expiresAt.map { $0.formatted(.iso8601) }, field, of: credential)
+        case "expires_at":
+            return try require(credential.expiresAt.map { $0.formatted(.iso8601) }, field, of: credential)
         default:
             guard let value = credential.rawFields[field]?.scalarText else {
                 let known = Self.ownFields + credential.rawFields.keys.filter { !Self.ownFields.contains($0) }.sorted()

@@ -22,10 +22,11 @@ struct TokenSwitch: WorkspaceCommand {
         // make every later command say "sign in first".
         let key = account.key
         guard try await workspace.store.credential(for: key) != nil else {
-            throw CLIError.nothingStored(key, so: "nothing was switched", others: await workspace.otherAccounts(than: key))
+            throw CLIError.nothingStored(
+                key, so: "nothing was switched", others: await workspace.otherAccounts(than: key))
         }
         try workspace.defaultAccounts.choose(account.label, for: account.provider)
         let which = account.label.map { "'\($0)'" } ?? "the account without a label"
-        Console.out("\(account.provider)'s commands without --label now use \(which) (\(key)).")
+        Console.say("\(account.provider)'s commands without --label now use \(which) (\(key)).")
     }
 }

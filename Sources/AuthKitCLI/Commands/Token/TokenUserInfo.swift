@@ -32,10 +32,11 @@ struct TokenUserInfo: WorkspaceCommand {
     @Flag(help: "Print the answer's claims as a JSON object.") var json = false
 
     func run(in workspace: Workspace) async throws {
-        let source = try await workspace.source((try workspace.key(account)), explicit: client.settings())
+        let key = try workspace.key(account)
+        let source = try await workspace.source(key, explicit: client.settings())
         guard let oauth2 = source.authenticator as? OAuth2Client else {
             throw CLIError(
-                "\((try workspace.key(account))) is an OAuth 1.0a credential; UserInfo is OpenID Connect's, over OAuth 2.0.",
+                "\(key) is an OAuth 1.0a credential; UserInfo is OpenID Connect's, over OAuth 2.0.",
                 status: .usage)
         }
         let info: UserInfo

@@ -1,0 +1,87 @@
+/// Messages broken at word boundaries to fit a terminal's width: left to the
+/// terminal, a line is cut wherever the width ends ("n|othing leaves",
+/// "accou|nt alice" at 80 columns).
+///
+/// Only prose on a terminal is wrapped: a file or a pipe gets each message
+/// on one line, as before, so that scripts can match it; tokens, JSON and
+/// tables are never wrapped (they are not prose, and an inserted line break
+/// would change what is copied).
+///
+/// A command the message tells the user to run (`authkit …`, `chmod …`,
+/// `rm …`, `secret-tool …`, `fuser …`) is kept on one line where it fits:
+/// copied from the terminal and pasted, a command split over two lines runs
+/// its first half. A command or a word (a URL) longer than the line is left
+/// whole, for the terminal to fold; pasted, that is still one line.
+enum LineWrapping {
+    /// The words that start a command kept together.
+    static let commandWords: Set<String> = ["authkit", "chmod", "rm", "secret-tool", "fuser", "export", "curl"]
+
+    /// `text` with each of its lines broken at spaces into lines of at most
+    /// `columns` terminal columns; a continuation keeps its line's
+    /// indentation, and `hanging` more (under the text of "1. Sign in…").
+    static func wrapped(_ text: String, columns: Int, hanging: Int = 0) -> String {
+        guard columns >= 20 else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { wrap(String($0), columns: columns, hanging: hanging) }
+            .joined(separator: "\n")
+    }
+
+    private static func wrap(_ line: String, columns: Int, hanging: Int) -> String {
+        guard line.terminalColumns > columns, !line.contains("\t") else { return line }
+        let indentation = String(line.prefix { $0 == " " })
+        let continuation = indentation + String(repeating: " ", count: hanging)
+        // Items: runs of words that stay together (a command) or single words.
+        let words = line.dropFirst(indentation.count).split(separator: " ", omittingEmptySubsequences: false).map(
+            String.init)
+        var items = [String]()
+        var command: [String]?
+        for word in words {
+            if var open = command {
+                open.append(word)
+                if endsCommand(word) {
+                    items.append(open.joined(separator: " "))
+                    command = nil
+                } else {
+                    command = open
+                }
+            } else if commandWords.contains(word.trimmingLeading("'`\"")) {
+                command = [word]
+                if endsCommand(word) && word.count > 1 && word.hasSuffix("'") {
+                    items.append(word)
+                    command = nil
+                }
+            } else {
+                items.append(word)
+            }
+        }
+        if let command { items.append(command.joined(separator: " ")) }
+
+        var lines = [String]()
+        var current = indentation
+        var currentHasWords = false
+        for item in items {
+            let candidate = currentHasWords ? current + " " + item : current + item
+            if candidate.terminalColumns <= columns || !currentHasWords {
+                current = candidate
+                currentHasWords = true
+            } else {
+                lines.append(current)
+                current = continuation + item
+            }
+        }
+        lines.append(current)
+        return lines.joined(separator: "\n")
+    }
+
+    /// A word after which a command's text has ended: the sentence or the quote goes on without it.
+    private static func endsCommand(_ word: String) -> Bool {
+        guard let last = word.last else { return false }
+        return [".", ",", ";", ":", ")", "'", "`", "\""].contains(last) && !word.hasSuffix("...")
+    }
+}
+
+extension String {
+    fileprivate func trimmingLeading(_ characters: String) -> String {
+        String(drop { characters.contains($0) })
+    }
+}
