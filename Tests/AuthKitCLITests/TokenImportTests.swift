@@ -46,4 +46,28 @@ import Testing
             again.status == 0 && again.stderr.contains("this replaced the sandbox credential stored for github")
                 && again.stderr.contains("--label"), "\(again.stderr)")
     }
+
+    /// `token list` and `token show` name whose a credential is, where no ID
+    /// token does: the provider's "who am I" endpoint (GitHub's `/user`),
+    /// asked once at sign-in, and kept across a refresh.
+    @Test func aSignInNamesTheAccountInListAndShow() async throws {
+        let home = try CLIProcess.home("authkit-account-named")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"),
+            options: SandboxOptions(consent: .approve))
+        defer { Task { await sandbox.stop() } }
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
+        let signedIn = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--scripted-browser"], environment: environment)
+        #expect(signedIn.status == 0 && signedIn.stdout.contains("Signed in to GitHub (sandbox) as alice"))
+        let listed = try await CLIProcess.run(["token", "list"], environment: environment)
+        #expect(listed.stdout.contains("github  alice (sandbox-user-alice)"), "\(listed.stdout)")
+        let json = try await CLIProcess.run(["token", "list", "--json"], environment: environment)
+        #expect(json.stdout.contains(#""user" : "alice (sandbox-user-alice)""#), "\(json.stdout)")
+        let refreshed = try await CLIProcess.run(["token", "refresh", "--provider", "github"], environment: environment)
+        #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        let shown = try await CLIProcess.run(["token", "show", "--provider", "github"], environment: environment)
+        #expect(shown.stdout.contains("account:   alice (sandbox-user-alice)"), "\(shown.stdout)")
+    }
 }

@@ -59,6 +59,12 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// asking again rather than with a refresh token: `client_credentials`
     /// (RFC 6749 §4.4.3 issues no refresh token). `nil` for a sign-in.
     package var grantType: String?
+    /// The account the provider's "who am I" endpoint named when the
+    /// credential was obtained (GitHub's `login`), for `authkit token list`
+    /// and `token show` to say whose it is where no ID token names a user.
+    /// What a provider answered, not verified as an ID token is; kept across
+    /// refreshes (a refresh does not change whose the grant is).
+    package var account: String?
 
     public init(
         providerID: String,
@@ -140,6 +146,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
             identity: try container.decodeIfPresent(Identity.self, forKey: .identity))
         proofKey = try container.decodeIfPresent(ProofKey.self, forKey: .proofKey)
         grantType = try container.decodeIfPresent(String.self, forKey: .grantType)
+        account = try container.decodeIfPresent(String.self, forKey: .account)
     }
 
     /// Spelled out (rather than synthesized) so ``memberNames`` can list them.
@@ -148,6 +155,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         case obtainedAt, rawFields, endpointOrigins, refreshTokenExpiresAt, identity
         case proofKey = "dpopKey"
         case grantType
+        case account
     }
 
     /// The member names of a stored credential this version reads and

@@ -589,6 +589,7 @@ final class TokenEndpointCalls: Sendable {
                 ?? (fields.refreshToken == nil ? previous?.refreshTokenExpiresAt : nil))
         credential.proofKey = proofKey ?? previous?.proofKey
         credential.grantType = previous?.grantType
+        credential.account = previous?.account
         return credential
     }
 

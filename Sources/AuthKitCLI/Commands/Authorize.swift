@@ -317,7 +317,9 @@ struct Authorize: WorkspaceCommand {
         if json {
             try Console.json(CredentialSummary.printable(credential))
         } else {
-            let who = credential.identity.map { " as \(CredentialSummary.safe($0.displayName))" } ?? ""
+            let who =
+                (credential.identity?.displayName ?? credential.account).map { " as \(CredentialSummary.safe($0))" }
+                ?? ""
             Console.say(
                 "Signed in to \(CredentialSummary.safe(descriptor.name))\(who). Stored in \(workspace.store.location)."
             )
@@ -601,6 +603,28 @@ struct Authorize: WorkspaceCommand {
     /// a refresh of its earlier credential under way in another process
     /// (`token refresh --due` from a timer, a script's `request`) finishes
     /// first, and the newest sign-in is what stays stored.
+    /// Whose the new credential is, from the descriptor's "who am I"
+    /// endpoint, where no verified ID token says (``Credential/account``):
+    /// `token list` and `token show` name it. Asked once, for at most 10 s;
+    /// a failure leaves it unnamed and the sign-in as it was.
+    static func account(of credential: Credential, with authenticator: any Authenticator) async -> String? {
+        guard credential.identity == nil, let client = authenticator as? OAuth2Client, client.descriptor.whoAmI != nil
+        else { return nil }
+        return await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                guard let (subject, name, _) = try? await client.whoAmI(credential) else { return nil }
+                return name.map { "\($0) (\(subject))" } ?? subject
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
     static func keep(_ credential: Credential, in store: some CredentialStore) async throws {
         do {
             try await store.saveSignIn(credential)
@@ -622,7 +646,8 @@ struct Authorize: WorkspaceCommand {
         store: some CredentialStore
     ) async throws -> Credential {
         do {
-            let credential = try await authenticator.authorize(using: agent, options: options)
+            var credential = try await authenticator.authorize(using: agent, options: options)
+            credential.account = await account(of: credential, with: authenticator)
             try await keep(credential, in: store)
             agent.lower(stored: true)
             return credential

@@ -14,6 +14,10 @@ enum CredentialSummary {
     static func lines(_ credential: Credential, now: Date = Date()) -> [String] {
         var lines = ["provider:  \(safe(credential.providerID))"]
         lines.append("label:     \(credential.label.map(safe) ?? "(default)")")
+        // Whose it is, as the provider's "who am I" endpoint said at sign-in.
+        if let account = credential.account {
+            lines.append("account:   \(safe(account)) (as the provider named it at sign-in)")
+        }
         // OpenID Connect: who signed in, from the ID token AuthKit verified.
         if let identity = credential.identity {
             lines.append("user:      \(safe(identity.displayName)) (ID token verified)")

@@ -37,6 +37,9 @@ struct TokenList: WorkspaceCommand {
         /// True for a labelled account `token switch` chose: its provider's
         /// commands use it without --label.
         var usedWithoutLabel: Bool?
+        /// Whose it is: the verified ID token's user, else what the
+        /// provider's "who am I" endpoint named at sign-in.
+        var user: String?
     }
 
     func run(in workspace: Workspace) async throws {
@@ -60,7 +63,8 @@ struct TokenList: WorkspaceCommand {
                     Row(
                         providerID: $0.providerID, label: $0.label, kind: $0.kind.rawValue, scopes: $0.scopes,
                         expiresAt: $0.expiresAt,
-                        refreshTokenExpiresAt: $0.refreshTokenExpiresAt, usedWithoutLabel: isChosen($0) ? true : nil)
+                        refreshTokenExpiresAt: $0.refreshTokenExpiresAt, usedWithoutLabel: isChosen($0) ? true : nil,
+                        user: Self.user(of: $0))
                 })
             return
         }
@@ -93,9 +97,15 @@ struct TokenList: WorkspaceCommand {
             shown(credential.key.label.map { "\(credential.providerID) (\($0))" } ?? credential.providerID)
                 + (isChosen(credential) ? " *" : "")
         }
+        // Whose each is, joined to the account where any is known ("github
+        // (work)  octocat (583231)"): a column of its own would squeeze the
+        // scopes out of 80 columns for the many credentials that name none.
+        let users = credentials.map { Self.user(of: $0).map(shown) }
+        let accountsWithUsers = zip(accounts, users).map { account, user in user.map { "\(account)  \($0)" } ?? account
+        }
         let tokens = credentials.map { Credential.mask($0.accessToken) }
         let expiries = credentials.map { CredentialSummary.expiry($0) }
-        var widths = zip([accounts, tokens, expiries], ["ACCOUNT", "TOKEN", "EXPIRES"]).map { column, title in
+        var widths = zip([accountsWithUsers, tokens, expiries], ["ACCOUNT", "TOKEN", "EXPIRES"]).map { column, title in
             max(title.count, column.map(\.terminalColumns).max() ?? 0)
         }
         func pad(_ text: String, _ width: Int) -> String { text.padded(to: width) }
@@ -115,7 +125,8 @@ struct TokenList: WorkspaceCommand {
         for (index, credential) in credentials.enumerated() {
             // Cut in the middle: labels of one provider often differ at the end.
             Console.out(
-                pad(accounts[index].cutInMiddle(toColumns: widths[0]), widths[0]) + "  " + pad(tokens[index], widths[1])
+                pad(accountsWithUsers[index].cutInMiddle(toColumns: widths[0]), widths[0]) + "  "
+                    + pad(tokens[index], widths[1])
                     + "  "
                     + pad(expiries[index], widths[2]) + "  " + scopes(shown(credential.scopes.joined(separator: " "))))
         }
@@ -125,5 +136,10 @@ struct TokenList: WorkspaceCommand {
             Console.err("* used without --label (chosen with 'authkit token switch')")
         }
         for warning in credentials.compactMap({ CredentialSummary.signInWarning($0) }) { Console.err(warning) }
+    }
+
+    /// The verified ID token's user, else the account the provider named at sign-in.
+    static func user(of credential: Credential) -> String? {
+        credential.identity?.displayName ?? credential.account
     }
 }
