@@ -65,7 +65,8 @@ import Testing
         #expect(listed.stdout.contains("github  alice (sandbox-user-alice)"), "\(listed.stdout)")
         let json = try await CLIProcess.run(["token", "list", "--json"], environment: environment)
         #expect(json.stdout.contains(#""user" : "alice (sandbox-user-alice)""#), "\(json.stdout)")
-        let refreshed = try await CLIProcess.run(["token", "refresh", "--provider", "github"], environment: environment)
+        let refreshed = try await CLIProcess.run(
+            ["token", "refresh", "--provider", "github"], environment: environment)
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         let shown = try await CLIProcess.run(["token", "show", "--provider", "github"], environment: environment)
         #expect(shown.stdout.contains("account:   alice (sandbox-user-alice)"), "\(shown.stdout)")
