@@ -198,6 +198,8 @@ let package = Package(
                 "AuthKitOAuth1",
                 "AuthKitLoopback",
                 "AuthKitSandbox",
+                // The Keychain, for `AUTHKIT_STORE=keyring` on macOS.
+                .target(name: "AuthKitApple", condition: .when(platforms: [.macOS])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
