@@ -46,29 +46,9 @@ static int resolve(void *library, void **slot, const char *name) {
 }
 
 static void load(void) {
-    char planted[PATH_MAX + 32];
-    if (authkit_planted_library(library_names, sizeof library_names / sizeof *library_names, planted, sizeof planted)) {
-        snprintf(load_error, sizeof load_error,
-                 "refusing to load %s: a libcurl beside the program would be loaded instead of the system's, with access "
-                 "to your secrets. Remove it if you did not put it there; a build made with "
-                 "`swift build --disable-local-rpath` does not look beside itself", planted);
-        return;
-    }
-    void *library = NULL;
-    const char *first_error = NULL;
-    char first[256] = "";
-    for (size_t i = 0; i < sizeof library_names / sizeof *library_names && library == NULL; i++) {
-        library = dlopen(library_names[i], RTLD_NOW | RTLD_LOCAL);
-        if (library == NULL && first_error == NULL) {
-            const char *reason = dlerror();
-            snprintf(first, sizeof first, "%s", reason ? reason : library_names[i]);
-            first_error = first;
-        }
-    }
-    if (library == NULL) {
-        snprintf(load_error, sizeof load_error, "libcurl could not be loaded (%s); install it (Debian: apt-get install libcurl4)", first_error);
-        return;
-    }
+    void *library = authkit_open_library(library_names, sizeof library_names / sizeof *library_names, "libcurl",
+                                         "libcurl4", load_error, sizeof load_error);
+    if (library == NULL) return;
     if (resolve(library, (void **)&api.global_init, "curl_global_init") ||
         resolve(library, (void **)&api.easy_init, "curl_easy_init") ||
         resolve(library, (void **)&api.easy_cleanup, "curl_easy_cleanup") ||

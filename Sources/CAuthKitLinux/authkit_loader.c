@@ -54,3 +54,27 @@ int authkit_planted_library(const char *const *names, size_t count, char *found,
 #endif
 }
 
+void *authkit_open_library(const char *const *names, size_t count, const char *what, const char *package,
+                           char *error, size_t size) {
+    char planted[PATH_MAX + 32];
+    if (authkit_planted_library(names, count, planted, sizeof planted)) {
+        snprintf(error, size,
+                 "refusing to load %s: a %s beside the program would be loaded instead of the system's, with access "
+                 "to your secrets. Remove it if you did not put it there; a build made with "
+                 "`swift build --disable-local-rpath` does not look beside itself", planted, what);
+        return NULL;
+    }
+    void *library = NULL;
+    char first[256] = "";
+    for (size_t i = 0; i < count && library == NULL; i++) {
+        library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (library == NULL && first[0] == '\0') {
+            const char *reason = dlerror();
+            snprintf(first, sizeof first, "%s", reason ? reason : names[i]);
+        }
+    }
+    if (library == NULL) {
+        snprintf(error, size, "%s could not be loaded (%s); install it (Debian: apt-get install %s)", what, first, package);
+    }
+    return library;
+}

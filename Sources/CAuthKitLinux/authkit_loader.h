@@ -16,4 +16,11 @@
 /// only to the object's own dlopen and DT_NEEDED, not to the library's.
 int authkit_planted_library(const char *const *names, size_t count, char *found, size_t size);
 
+/// Opens the first of `names` that loads (RTLD_NOW | RTLD_LOCAL), after
+/// refusing a copy planted beside the program. `what` names the library in
+/// messages ("libcurl"), `package` the Debian package that installs it.
+/// Returns the handle, or NULL with a sentence saying why in `error`.
+void *authkit_open_library(const char *const *names, size_t count, const char *what, const char *package,
+                           char *error, size_t size);
+
 #endif

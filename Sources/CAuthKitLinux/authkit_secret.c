@@ -67,28 +67,9 @@ static int resolve(void *library, void **slot, const char *name) {
 }
 
 static void load(void) {
-    char planted[PATH_MAX + 32];
-    if (authkit_planted_library(library_names, sizeof library_names / sizeof *library_names, planted, sizeof planted)) {
-        snprintf(load_error, sizeof load_error,
-                 "refusing to load %s: a libsecret beside the program would be loaded instead of the system's, with "
-                 "access to your secrets. Remove it if you did not put it there; a build made with "
-                 "`swift build --disable-local-rpath` does not look beside itself", planted);
-        return;
-    }
-    void *library = NULL;
-    char first[256] = "";
-    for (size_t i = 0; i < sizeof library_names / sizeof *library_names && library == NULL; i++) {
-        library = dlopen(library_names[i], RTLD_NOW | RTLD_LOCAL);
-        if (library == NULL && first[0] == '\0') {
-            const char *reason = dlerror();
-            snprintf(first, sizeof first, "%s", reason ? reason : library_names[i]);
-        }
-    }
-    if (library == NULL) {
-        snprintf(load_error, sizeof load_error,
-                 "libsecret could not be loaded (%s); install it (Debian: apt-get install libsecret-1-0)", first);
-        return;
-    }
+    void *library = authkit_open_library(library_names, sizeof library_names / sizeof *library_names, "libsecret",
+                                         "libsecret-1-0", load_error, sizeof load_error);
+    if (library == NULL) return;
     // GLib's functions are found through libsecret's handle: dlsym searches
     // the libraries it loaded with it.
     if (resolve(library, (void **)&api.storev_sync, "secret_password_storev_sync") ||
@@ -153,32 +134,45 @@ int authkit_secret_probe(char *error, size_t size) {
     return 0;
 }
 
+// What every call by attributes needs: the schema naming them (all strings)
+// and the table of their values. begin loads libsecret first.
+struct call {
+    SecretSchema schema;
+    GHashTable *attributes;
+};
+
+static int begin(struct call *call, const char *name, const char *const *names, const char *const *values,
+                 size_t count, char *error, size_t size) {
+    if (authkit_secret_load(error, size) != 0) return -1;
+    make_schema(&call->schema, name, names, count);
+    call->attributes = make_attributes(names, values, count);
+    return 0;
+}
+
+static void end(struct call *call) { api.hash_table_unref(call->attributes); }
+
 int authkit_secret_store(const char *name, const char *const *names, const char *const *values, size_t count,
                          const char *label, const char *secret, char *error, size_t size) {
-    if (authkit_secret_load(error, size) != 0) return -1;
-    SecretSchema schema;
-    make_schema(&schema, name, names, count);
-    GHashTable *attributes = make_attributes(names, values, count);
+    struct call call;
+    if (begin(&call, name, names, values, count, error, size) != 0) return -1;
     GError *failure = NULL;
     pthread_mutex_lock(&calls);
-    int stored = api.storev_sync(&schema, attributes, NULL, label, secret, NULL, &failure);
+    int stored = api.storev_sync(&call.schema, call.attributes, NULL, label, secret, NULL, &failure);
     pthread_mutex_unlock(&calls);
-    api.hash_table_unref(attributes);
+    end(&call);
     return stored ? 0 : fail(failure, "the Secret Service did not store the item", error, size);
 }
 
 int authkit_secret_lookup(const char *name, const char *const *names, const char *const *values, size_t count,
                           char **secret, char *error, size_t size) {
     *secret = NULL;
-    if (authkit_secret_load(error, size) != 0) return -1;
-    SecretSchema schema;
-    make_schema(&schema, name, names, count);
-    GHashTable *attributes = make_attributes(names, values, count);
+    struct call call;
+    if (begin(&call, name, names, values, count, error, size) != 0) return -1;
     GError *failure = NULL;
     pthread_mutex_lock(&calls);
-    char *found = api.lookupv_sync(&schema, attributes, NULL, &failure);
+    char *found = api.lookupv_sync(&call.schema, call.attributes, NULL, &failure);
     pthread_mutex_unlock(&calls);
-    api.hash_table_unref(attributes);
+    end(&call);
     if (failure != NULL) {
         if (found) api.password_free(found);
         return fail(failure, "", error, size);
@@ -189,15 +183,13 @@ int authkit_secret_lookup(const char *name, const char *const *names, const char
 
 int authkit_secret_clear(const char *name, const char *const *names, const char *const *values, size_t count,
                          char *error, size_t size) {
-    if (authkit_secret_load(error, size) != 0) return -1;
-    SecretSchema schema;
-    make_schema(&schema, name, names, count);
-    GHashTable *attributes = make_attributes(names, values, count);
+    struct call call;
+    if (begin(&call, name, names, values, count, error, size) != 0) return -1;
     GError *failure = NULL;
     pthread_mutex_lock(&calls);
-    int cleared = api.clearv_sync(&schema, attributes, NULL, &failure);
+    int cleared = api.clearv_sync(&call.schema, call.attributes, NULL, &failure);
     pthread_mutex_unlock(&calls);
-    api.hash_table_unref(attributes);
+    end(&call);
     if (failure != NULL) return fail(failure, "", error, size);
     return cleared ? 1 : 0;
 }

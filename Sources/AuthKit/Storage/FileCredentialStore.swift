@@ -386,6 +386,27 @@ public struct FileCredentialStore: CredentialStore {
     /// tells these (exit 74) from a damaged file (65) by it.
     package static let notSavedReason = "could not be saved: "
 
+    /// `directory`, made `0700` when missing; a file in its place is refused.
+    /// Also where the keyring store keeps its lock files.
+    package static func ensurePrivateDirectory(_ directory: URL) throws {
+        if FileManager.default.fileExists(atPath: directory.path) {
+            guard FileSystem.isDirectory(directory.path) else {
+                throw AuthKitError.store(
+                    path: directory.path, reason: .init(.notARegularFile, "exists but is not a directory."))
+            }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw AuthKitError.store(
+                path: directory.path,
+                reason: .init(
+                    .notSaved, "\(notSavedReason)this directory cannot be created (\(DescriptorLoader.reason(error)))."))
+        }
+    }
+
     /// The largest credentials file read.
     static let largestFile = 64 << 20
 
@@ -425,23 +446,7 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     private func ensureDirectory() throws {
-        if FileManager.default.fileExists(atPath: directory.path) {
-            guard FileSystem.isDirectory(directory.path) else {
-                throw AuthKitError.store(
-                    path: directory.path, reason: .init(.notARegularFile, "exists but is not a directory."))
-            }
-        } else {
-            do {
-                try FileManager.default.createDirectory(
-                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw AuthKitError.store(
-                    path: directory.path,
-                    reason: .init(
-                        .notSaved,
-                        "\(Self.notSavedReason)this directory cannot be created (\(DescriptorLoader.reason(error)))."))
-            }
-        }
+        try Self.ensurePrivateDirectory(directory)
         for warning in permissionWarnings() where Self.warned.withLock({ $0.insert(warning).inserted }) {
             logger.warning("\(warning)")
         }

@@ -191,16 +191,7 @@
 
         /// The lock directory, made private (0700) when missing.
         static func makeDirectory(_ directory: URL) throws {
-            guard !FileSystem.isDirectory(directory.path) else { return }
-            do {
-                try FileManager.default.createDirectory(
-                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw AuthKitError.store(
-                    path: directory.path,
-                    reason: .init(
-                        .notSaved, "cannot be created for the keyring's locks (\(DescriptorLoader.reason(error)))."))
-            }
+            try FileCredentialStore.ensurePrivateDirectory(directory)
         }
 
         /// Before a sign-in asks anything of the user: the keyring answers.
