@@ -403,7 +403,8 @@ public struct FileCredentialStore: CredentialStore {
             throw AuthKitError.store(
                 path: directory.path,
                 reason: .init(
-                    .notSaved, "\(notSavedReason)this directory cannot be created (\(DescriptorLoader.reason(error)))."))
+                    .notSaved, "\(notSavedReason)this directory cannot be created (\(DescriptorLoader.reason(error))).")
+            )
         }
     }
 
