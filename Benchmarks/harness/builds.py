@@ -31,12 +31,12 @@ class SwiftSide:
 
     def missing_required(self, names):
         """The binaries the selected rows need that are not there: the
-        sign-in row runs authkit, the floor rows only the optional floors,
-        every other row AuthKitBenchmark."""
+        sign-in and token-print rows run authkit, the floor rows only the
+        optional floors, every other row AuthKitBenchmark."""
         needed = []
-        if set(names) - {"signin", "floor"}:
+        if set(names) - {"signin", "floor", "token-print"}:
             needed.append(("AuthKitBenchmark", self.benchmark))
-        if "signin" in names:
+        if {"signin", "token-print"} & set(names):
             needed.append(("authkit", self.authkit))
         return [name for name, p in needed if p is None]
 

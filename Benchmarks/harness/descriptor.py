@@ -33,3 +33,21 @@ def make_home(base_url):
         json.dump(bench_descriptor(base_url), f, indent=2)
         f.write("\n")
     return home
+
+
+def make_print_homes(base_url):
+    """For token-print: an AUTHKIT_HOME holding one unexpired credential for
+    bench, and a GH_CONFIG_DIR whose hosts.yml holds a token, as each tool
+    keeps one after a sign-in. Returns (authkit_home, gh_config); the caller
+    removes both."""
+    home = make_home(base_url)
+    credential = {"providerID": "bench", "kind": "oauth2", "accessToken": "bench-print-token", "tokenType": "Bearer",
+                  "expiresAt": "2099-01-01T00:00:00Z", "scopes": ["read"], "obtainedAt": "2026-01-01T00:00:00Z",
+                  "rawFields": {}}
+    path = os.path.join(home, "credentials.json")
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+        json.dump({"version": 1, "credentials": [credential]}, f)
+    gh = tempfile.mkdtemp(prefix="authkit-bench-gh-")
+    with open(os.open(os.path.join(gh, "hosts.yml"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+        f.write("github.com:\n    oauth_token: gho_benchprinttoken\n    user: bench\n    git_protocol: https\n")
+    return home, gh

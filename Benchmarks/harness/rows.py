@@ -1,27 +1,43 @@
 """The rows of the report: what is compared, in which unit, and the command
 each side runs. `make_rows` returns them in table order."""
 import os
+import shutil
+import subprocess
 import sys
 
+from .programs import ProgramFailed, describe
 from .sides import Side, micros_per_op, ops_per_second, process_millis, ratio_value, signin_millis
+from .summary import Target
+
+
+def make_fixture(command):
+    """Runs a program that writes a fixture file (`oidcverify make`)."""
+    done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True)
+    if done.returncode != 0:
+        raise ProgramFailed(describe(command, "exit status %d" % done.returncode, done.stderr))
 
 # Every name --only accepts, in table order.
 ROW_NAMES = ("exchange-library", "refresh-library", "exchanges-sequential", "exchanges-16",
-             "exchanges-ahc-sequential", "exchanges-ahc-16", "signin", "floor", "sign-fixed", "sign-live", "sign-ratio")
+             "exchanges-ahc-sequential", "exchanges-ahc-16", "signin", "floor", "token-print", "id-token-rs256",
+             "id-token-es256", "dpop-request", "sign-fixed", "sign-live", "sign-ratio")
 
 
 class Row:
     """One measured row. better: "lower" (a time) or "higher" (a rate). The
     first side is AuthKit's unless the run is --peers-only."""
 
-    def __init__(self, name, title, unit, better, sides):
+    def __init__(self, name, title, unit, better, sides, targets=None):
         self.name, self.title, self.unit, self.better, self.sides = name, title, unit, better, sides
+        # {peer name: Target} on AuthKit ÷ that peer (medians); {None: Target}
+        # on AuthKit's own value for a row without a peer.
+        self.targets = targets or {}
 
 
 class Context:
     """Everything the commands need: binaries, the server, the settings."""
 
-    def __init__(self, swift, peers_bin, benchmarks, server, home, scratch, python, seconds, signins):
+    def __init__(self, swift, peers_bin, benchmarks, server, home, scratch, python, seconds, signins,
+                 print_homes=(None, None)):
         self.swift = swift            # builds.SwiftSide, or None with --peers-only
         self.peers_bin = peers_bin
         self.benchmarks = benchmarks
@@ -31,6 +47,9 @@ class Context:
         self.python = python
         self.seconds = seconds
         self.signins = signins
+        # token-print's AUTHKIT_HOME holding an unexpired credential, and its
+        # GH_CONFIG_DIR whose hosts.yml holds a token (descriptor.make_print_homes).
+        self.print_home, self.gh_config = print_homes
 
     def peer(self, name):
         return os.path.join(self.peers_bin, name)
@@ -44,21 +63,22 @@ def make_rows(ctx, names):
     browser = {"BROWSER": ctx.peer("browser")}
     rows = []
 
-    def add(name, title, unit, better, authkit, *peers):
+    def add(name, title, unit, better, authkit, *peers, targets=None):
         """authkit: a zero-argument factory of AuthKit's run function (called
-        only when the AuthKit side exists); peers: (name, run) pairs."""
+        only when the AuthKit side exists); peers: (name, run) pairs;
+        targets: {peer name: Target} (issue 50's table)."""
         if name not in names:
             return
         sides = [Side("AuthKit", authkit())] if ctx.swift and authkit else []
-        rows.append(Row(name, title, unit, better, sides + [Side(n, run) for n, run in peers]))
+        rows.append(Row(name, title, unit, better, sides + [Side(n, run) for n, run in peers], targets))
 
     exchange_flags = ["-token-url", server.token_url]
     add("exchange-library", "library work per code exchange", "µs", "lower",
         lambda: micros_per_op([ak, "library-exchange"], s),
-        ("x/oauth2", micros_per_op([xo, "library-exchange"], s)))
+        ("x/oauth2", micros_per_op([xo, "library-exchange"], s)), targets={"x/oauth2": Target("<=", 1.0)})
     add("refresh-library", "library work per refresh", "µs", "lower",
         lambda: micros_per_op([ak, "library-refresh"], s),
-        ("x/oauth2", micros_per_op([xo, "library-refresh"], s)))
+        ("x/oauth2", micros_per_op([xo, "library-refresh"], s)), targets={"x/oauth2": Target("<=", 1.0)})
     # AuthKit's default transport (libcurl on Linux), then its AsyncHTTPClient
     # product (AuthKitAsyncHTTPClient), each against x/oauth2's net/http.
     for name, concurrency, transport, title in (
@@ -69,7 +89,7 @@ def make_rows(ctx, names):
         flags = exchange_flags + ["-concurrency", str(concurrency)]
         add(name, title, "exchanges/s", "higher",
             lambda flags=flags, transport=transport: ops_per_second([ak, "exchanges"] + flags + ["-transport", transport], s),
-            ("x/oauth2", ops_per_second([xo, "exchanges"] + flags, s)))
+            ("x/oauth2", ops_per_second([xo, "exchanges"] + flags, s)), targets={"x/oauth2": Target(">=", 0.8)})
 
     authkit_env = dict(browser, AUTHKIT_HOME=ctx.home, AUTHKIT_BENCH_CLIENT_ID="bench-client",
                        AUTHKIT_BENCH_CLIENT_SECRET="bench-secret")
@@ -99,14 +119,54 @@ def make_rows(ctx, names):
         rows.append(Row("floor", "process floor, a C program linking libcurl", "ms", "lower",
                         [Side("C + libcurl", process_millis([ctx.peer("curlfloor")], ctx.signins))]))
 
+    # What a script pays to get a token: a cold `authkit token print` of a
+    # stored, unexpired credential, beside `gh auth token` (Debian's gh) of
+    # a token it keeps in its own config file (no keyring, no network).
+    if "token-print" in names:
+        gh = shutil.which("gh")
+        if gh is None:
+            print("skipping token-print's peer: gh is not installed (apt-get install gh)", file=sys.stderr)
+        print_env = {"AUTHKIT_HOME": ctx.print_home}
+        gh_env = {"GH_CONFIG_DIR": ctx.gh_config} if ctx.gh_config else {}
+        add("token-print", "a stored token printed by a new process", "ms", "lower",
+            lambda: process_millis([ctx.swift.authkit, "token", "print", "--provider", "bench"], ctx.signins,
+                                   env=print_env),
+            *([("gh auth token", process_millis([gh, "auth", "token"], ctx.signins, env=gh_env))] if gh else []),
+            targets={"gh auth token": Target("<=", 0.5)})
+
+    # ID token verification, keys cached: one fixture per algorithm (a key
+    # set and a token signed with it, made by the Go peer), verified by both.
+    for algorithm in ("rs256", "es256"):
+        name = "id-token-" + algorithm
+        if name not in names:
+            continue
+        fixture = os.path.join(ctx.scratch, name + ".json")
+        make_fixture([ctx.peer("oidcverify"), "make", algorithm, fixture])
+        add(name, "ID token verifications, %s, keys cached" % algorithm.upper(), "verifications/s", "higher",
+            lambda fixture=fixture: ops_per_second([ak, "id-token", fixture], s),
+            ("go-oidc", ops_per_second([ctx.peer("oidcverify"), "verify", fixture], s)),
+            targets={"go-oidc": Target(">=", 1.0)})
+
+    # A DPoP-bound request's client-side work (a proof per request) beside
+    # the same request with a Bearer token: both AuthKit, in-memory transport.
+    # Both sides are AuthKit's, so --peers-only has nothing to measure here.
+    if ak:
+        add("dpop-request", "client-side work per resource request, DPoP-bound", "µs", "lower",
+            lambda: micros_per_op([ak, "request", "dpop"], s),
+            ("same request, Bearer", micros_per_op([ak, "request", "bearer"], s)),
+            targets={"same request, Bearer": Target("<=", 1.3)})
+        # What no DPoP client can go below: the proof's one P-256 signature.
+        add("dpop-request", "… of which one P-256 signature alone (swift-crypto)", "µs", "lower",
+            lambda: micros_per_op([ak, "p256-sign"], s))
+
     oauthlib = [ctx.python, os.path.join(ctx.benchmarks, "oauthlib_sign.py")]
     for mode in ("fixed", "live"):
         add("sign-" + mode, "OAuth 1.0a HMAC-SHA1 signatures, %s nonce" % mode, "signatures/s", "higher",
             lambda mode=mode: ops_per_second([ak, "sign", mode], s),
             ("liboauth", ops_per_second([ctx.peer("liboauth-sign"), mode], s, seconds_flag=())),
-            ("oauthlib", ops_per_second(oauthlib + [mode], s, seconds_flag=())))
+            ("oauthlib", ops_per_second(oauthlib + [mode], s, seconds_flag=())), targets={"liboauth": Target(">=", 8.0)})
     # The target's own measure: both nonces in one process, alternating
     # batches, so the machine's drift between rounds does not decide it.
     add("sign-ratio", "live ÷ fixed nonce signing rate, alternating in one process (1 = a live nonce costs nothing)",
-        "ratio", "higher", lambda: ratio_value([ak, "sign-ratio"], s))
+        "ratio", "higher", lambda: ratio_value([ak, "sign-ratio"], s), targets={None: Target(">=", 0.8)})
     return rows

@@ -16,3 +16,25 @@ def verdict(authkit, peer, better):
     if factor < 1.02:
         return ratio, "same"
     return ratio, "AuthKit %.2f× %s" % (factor, "faster" if faster else "slower")
+
+
+class Target:
+    """What issue 50's table asks of a ratio: op is "<=" or ">=", on AuthKit ÷
+    peer (medians) in the row's unit, or on AuthKit's own value for a row
+    without a peer."""
+
+    def __init__(self, op, value):
+        assert op in ("<=", ">=")
+        self.op, self.value = op, value
+
+    def met(self, ratio):
+        return ratio <= self.value if self.op == "<=" else ratio >= self.value
+
+    def text(self):
+        return "%s %.2f" % ("≤" if self.op == "<=" else "≥", self.value)
+
+
+def round_ratios(authkit_values, peer_values):
+    """AuthKit ÷ peer round by round (the sides of a round ran back to back),
+    for the ratio's min and max beside the ratio of medians."""
+    return [a / p for a, p in zip(authkit_values, peer_values) if p]

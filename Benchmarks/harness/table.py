@@ -1,11 +1,11 @@
 """The Markdown report: one line per (row, peer) pair, plus the derived
 lines (sign-in above the floor, live ÷ fixed signing)."""
-from .summary import Spread, verdict
+from .summary import Spread, round_ratios, verdict
 
 
 def number(value, unit):
     """Enough digits to compare, not more."""
-    if unit in ("exchanges/s", "signatures/s"):
+    if unit in ("exchanges/s", "signatures/s", "verifications/s"):
         return "{:,.0f}".format(value)
     if value >= 100:
         return "%.0f" % value
@@ -17,13 +17,48 @@ def spread_text(spread, unit):
 
 
 HEADER = ("| what | unit | AuthKit min / **median** / max | peer | peer min / **median** / max | "
-          "AuthKit ÷ peer (medians) | reading |\n|---|---|---|---|---|---|---|")
+          "AuthKit ÷ peer (medians) | reading | target |\n|---|---|---|---|---|---|---|---|")
+
+
+def records(results):
+    """Every (row, peer) pair as a dict for `--json`: the sides' spreads, the
+    ratio (of medians, with the min and max of the round-by-round ratios),
+    the target and whether it was met (None where the row has none)."""
+    out = []
+    for row, values in results:
+        spreads = {name: Spread(v) for name, v in values.items()}
+        authkit = spreads.get("AuthKit")
+        peers = [side.name for side in row.sides if side.name != "AuthKit"] or [None]
+        for peer in peers:
+            target = row.targets.get(peer)
+            record = {"row": row.name, "title": row.title, "unit": row.unit, "better": row.better, "peer": peer,
+                      "authkit": authkit and vars(authkit), "peerValues": peer and vars(spreads[peer]),
+                      "ratio": None, "target": target and {"op": target.op, "value": target.value}, "met": None}
+            if authkit and peer:
+                per_round = round_ratios(values["AuthKit"], values[peer])
+                record["ratio"] = {"median": authkit.median / spreads[peer].median,
+                                   "min": min(per_round), "max": max(per_round)}
+            elif authkit:
+                record["ratio"] = {"median": authkit.median, "min": authkit.min, "max": authkit.max}
+            if target and record["ratio"]:
+                record["met"] = target.met(record["ratio"]["median"])
+            out.append(record)
+    return out
+
+
+def target_text(record):
+    if record["target"] is None:
+        return "—"
+    op = "≤" if record["target"]["op"] == "<=" else "≥"
+    mark = "" if record["met"] is None else (" met" if record["met"] else " **missed**")
+    return "%s %.2f%s" % (op, record["target"]["value"], mark)
 
 
 def render(results):
     """results: [(row, {side: [values]})] in table order; returns the table."""
     lines = [HEADER]
     medians = {}  # (row name, side) -> median, for the derived lines
+    targets = {(r["row"], r["peer"]): target_text(r) for r in records(results)}
     for row, values in results:
         spreads = {name: Spread(v) for name, v in values.items()}
         for name, sp in spreads.items():
@@ -34,15 +69,16 @@ def render(results):
         peers = [side.name for side in row.sides if side.name != "AuthKit"] or [None]
         for peer in peers:
             if peer is None:
-                lines.append("| %s | %s | %s | — | — | — | — |" % (row.title, unit, ak_text))
+                lines.append("| %s | %s | %s | — | — | — | — | %s |" % (row.title, unit, ak_text, targets[(row.name, None)]))
                 continue
             if authkit:
                 ratio, words = verdict(authkit.median, spreads[peer].median, row.better)
                 ratio_text = "%.2f" % ratio
             else:
                 ratio_text, words = "—", "—"
-            lines.append("| %s | %s | %s | %s | %s | %s | %s |"
-                         % (row.title, unit, ak_text, peer, spread_text(spreads[peer], row.unit), ratio_text, words))
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |"
+                         % (row.title, unit, ak_text, peer, spread_text(spreads[peer], row.unit), ratio_text, words,
+                            targets[(row.name, peer)]))
     lines += derived(medians)
     return "\n".join(lines)
 
@@ -60,7 +96,7 @@ def derived(medians):
             tail = "%.2f | %s" % (ratio, words)
         else:
             tail = "— | —"
-        lines.append("| sign-in above its process floor (medians) | ms (lower is better) | %s | x/oauth2 | **%.2f** | %s |"
+        lines.append("| sign-in above its process floor (medians) | ms (lower is better) | %s | x/oauth2 | **%.2f** | %s | — |"
                      % (ak, go, tail))
     fixed = {side: m for (row, side), m in medians.items() if row == "sign-fixed"}
     live = {side: m for (row, side), m in medians.items() if row == "sign-live"}
@@ -70,7 +106,7 @@ def derived(medians):
         ak = "**%.2f**" % ratios["AuthKit"] if "AuthKit" in ratios else "—"
         others = ", ".join("%s %.2f" % (side, ratios[side]) for side in common if side != "AuthKit")
         lines.append("| live ÷ fixed nonce signing rate, from the two rows above (separate runs) | ratio (higher is better) "
-                     "| %s | %s | | — | — |" % (ak, others or "—"))
+                     "| %s | %s | | — | — | — |" % (ak, others or "—"))
     return lines
 
 

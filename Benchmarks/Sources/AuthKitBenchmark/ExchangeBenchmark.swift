@@ -54,7 +54,7 @@ struct ExchangeBenchmark {
 
     /// One op: a fresh authorization request (state, PKCE) and its code exchanged.
     func exchangeOnce() async throws -> Credential {
-        let (_, pending) = try client.startAuthorization()
+        let (_, pending) = try await client.startAuthorization()
         return try await client.exchange(code: "bench-code", pending: pending)
     }
 

@@ -8,6 +8,9 @@
 //   AuthKitBenchmark exchanges -token-url URL -seconds S -concurrency C [-transport default|ahc]
 //   AuthKitBenchmark sign fixed|live -seconds S
 //   AuthKitBenchmark sign-ratio -seconds S   (live ÷ fixed, alternating batches in one process)
+//   AuthKitBenchmark id-token FIXTURE -seconds S   (a token and key set `oidcverify make` wrote)
+//   AuthKitBenchmark request dpop|bearer -seconds S   (a resource request's client-side work)
+//   AuthKitBenchmark p256-sign -seconds S   (one P-256 signature: the floor of a DPoP proof)
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -35,13 +38,22 @@ do {
     case "sign":
         let live = arguments.dropFirst().first == "live"
         result = try SignBenchmark(live: live).measure(seconds: seconds)
+    case "id-token":
+        guard arguments.count > 1 else { throw BenchmarkFailure("id-token needs the fixture's path") }
+        result = try await IDTokenBenchmark(fixture: arguments[1]).measure(seconds: seconds)
+    case "p256-sign":
+        result = try SignatureFloor.measure(seconds: seconds)
+    case "request":
+        let bound = arguments.dropFirst().first == "dpop"
+        result = try await DPoPBenchmark.signedIn(bound: bound).measure(seconds: seconds)
     case "sign-ratio":
         let (ratio, fixed, live) = try SignBenchmark.liveOverFixed(seconds: seconds)
         print(#"{"ratio": \#(ratio), "fixed": \#(fixed.json), "live": \#(live.json)}"#)
         exit(0)
     default:
         throw BenchmarkFailure(
-            "usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|sign|sign-ratio … (see main.swift)")
+            "usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|sign|sign-ratio|id-token|request|p256-sign … (see main.swift)"
+        )
     }
     print(result.json)
 } catch {

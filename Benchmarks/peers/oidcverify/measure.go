@@ -1,0 +1,1 @@
+../xoauth2/measure.go
