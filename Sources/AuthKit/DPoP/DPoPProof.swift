@@ -32,36 +32,13 @@ package enum DPoPProof {
             jti: SecureRandom.token(), htm: method.rawValue, htu: targetURI(url), iat: Int(now.timeIntervalSince1970),
             nonce: nonce,
             ath: accessToken.map { SHA256.hash(data: Array($0.utf8)).withUnsafeBytes { Base64URL.encode($0) } })
-        let signer = try await Self.signer(for: key)
         var header = JWTHeader()
         header.typ = "dpop+jwt"
-        header.jwk = signer.jwk
-        return try await signer.keys.sign(claims, header: header)
-    }
-
-    /// jwt-kit's collection holding `key`, and its public JWK for the
-    /// header, made once per key and kept, as a proof goes with every
-    /// request. A process holds a few keys (one per bound credential, which
-    /// holds the key anyway); the cache is emptied past ``cachedKeyLimit``.
-    static func signer(for key: ProofKey) async throws -> Signer {
-        if let cached = signers.withLock({ $0[key] }) { return cached }
+        header.jwk = key.publicJWK.mapValues { .string($0) }
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: try ES256PrivateKey(backing: key.privateKey))
-        let signer = Signer(keys: keys, jwk: key.publicJWK.mapValues { .string($0) })
-        signers.withLock {
-            if $0.count >= cachedKeyLimit { $0.removeAll() }
-            $0[key] = signer
-        }
-        return signer
+        return try await keys.sign(claims, header: header)
     }
-
-    struct Signer: Sendable {
-        let keys: JWTKeyCollection
-        let jwk: [String: JWTHeaderField]
-    }
-
-    static let cachedKeyLimit = 16
-    private static let signers = LockedValue<[ProofKey: Signer]>([:])
 
     /// `htu` (§4.2): the request's URI without its query and fragment.
     package static func targetURI(_ url: URL) -> String {
