@@ -144,26 +144,6 @@ package struct IDTokenVerifier: Sendable {
     /// jwt-kit verifies the signature, with a collection holding that key
     /// alone, for that algorithm alone.
     static func checkSignature(_ token: String, key: [String: JSONValue], algorithm: IDTokenAlgorithm) async throws {
-        let collection = try await Self.collection(for: key, algorithm: algorithm)
-        do {
-            _ = try await collection.verify(token, as: AnyClaims.self)
-        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
-            throw AuthKitError.IDTokenProblem.signatureInvalid
-        } catch {
-            // jwt-kit's other refusals (a signature of the wrong length, a
-            // payload that is not JSON) name the token's parts: not repeated.
-            throw AuthKitError.IDTokenProblem.signatureInvalid
-        }
-    }
-
-    /// jwt-kit's collection holding `key` alone, for `algorithm` alone,
-    /// made for each verification. Keeping it per published key made ES256
-    /// verifications a fifth faster (Benchmarks, id-token-es256, 2026-11-29:
-    /// 5,290 → 6,355 a second), but the fuzzing run's LeakSanitizer reported
-    /// the kept keys as leaked; not kept until that is understood (issue 50).
-    static func collection(for key: [String: JSONValue], algorithm: IDTokenAlgorithm) async throws
-        -> JWTKeyCollection
-    {
         var published = key
         published["alg"] = .string(algorithm.rawValue)
         published["kid"] = .string("verifying")
@@ -174,7 +154,15 @@ package struct IDTokenVerifier: Sendable {
         } catch {
             throw AuthKitError.IDTokenProblem.keySetUnusable("its key for \(algorithm.rawValue) cannot be read")
         }
-        return collection
+        do {
+            _ = try await collection.verify(token, as: AnyClaims.self)
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
+            throw AuthKitError.IDTokenProblem.signatureInvalid
+        } catch {
+            // jwt-kit's other refusals (a signature of the wrong length, a
+            // payload that is not JSON) name the token's parts: not repeated.
+            throw AuthKitError.IDTokenProblem.signatureInvalid
+        }
     }
 
     /// The claims, in Core §3.1.3.7's order.
