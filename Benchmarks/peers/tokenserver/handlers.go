@@ -109,3 +109,24 @@ func fail(w http.ResponseWriter, status int, code string) {
 	w.WriteHeader(status)
 	w.Write([]byte(`{"error":"` + code + `"}`))
 }
+
+// me is a resource the access token opens: the web sign-ins ask it who
+// signed in (a descriptor's whoAmI: subject "sub", name "name"), and the
+// TLS rows GET it 200 times per batch.
+//
+//	GET /me  Authorization: Bearer bench-access  →  {"sub":"bench-user","name":"Bench User"}
+func me(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		fail(w, http.StatusMethodNotAllowed, "invalid_request")
+		return
+	}
+	if r.Header.Get("Authorization") != "Bearer bench-access" {
+		w.Header()["WWW-Authenticate"] = []string{`Bearer error="invalid_token"`}
+		fail(w, http.StatusUnauthorized, "invalid_token")
+		return
+	}
+	w.Header()["Content-Type"] = jsonType
+	w.Write(meAnswer)
+}
+
+var meAnswer = []byte(`{"sub":"bench-user","name":"Bench User"}`)

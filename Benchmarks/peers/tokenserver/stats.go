@@ -18,6 +18,7 @@ import (
 type handlerStats struct {
 	requests  atomic.Int64
 	handlerNS atomic.Int64
+	tls       *connectionCounter // the TLS listener's accepted connections, when it serves TLS
 }
 
 // timed wraps a handler so its duration is counted. Atomics rather than a
@@ -34,5 +35,10 @@ func (s *handlerStats) timed(h http.HandlerFunc) http.Handler {
 // serve answers GET /stats with the running totals.
 func (s *handlerStats) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header()["Content-Type"] = jsonType
-	fmt.Fprintf(w, "{\"requests\": %d, \"handler_ns\": %d}", s.requests.Load(), s.handlerNS.Load())
+	var connections int64
+	if s.tls != nil {
+		connections = s.tls.accepted.Load()
+	}
+	fmt.Fprintf(w, "{\"requests\": %d, \"handler_ns\": %d, \"tls_connections\": %d}", s.requests.Load(),
+		s.handlerNS.Load(), connections)
 }
