@@ -29,6 +29,9 @@ static struct {
     CURLcode (*easy_getinfo)(CURL *handle, CURLINFO info, ...);
     struct curl_slist *(*slist_append)(struct curl_slist *list, const char *string);
     void (*slist_free_all)(struct curl_slist *list);
+    CURLSH *(*share_init)(void);
+    CURLSHcode (*share_setopt)(CURLSH *share, CURLSHoption option, ...);
+    CURLSHcode (*share_cleanup)(CURLSH *share);
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -58,7 +61,10 @@ static void load(void) {
         resolve(library, (void **)&api.easy_setopt, "curl_easy_setopt") ||
         resolve(library, (void **)&api.easy_getinfo, "curl_easy_getinfo") ||
         resolve(library, (void **)&api.slist_append, "curl_slist_append") ||
-        resolve(library, (void **)&api.slist_free_all, "curl_slist_free_all")) {
+        resolve(library, (void **)&api.slist_free_all, "curl_slist_free_all") ||
+        resolve(library, (void **)&api.share_init, "curl_share_init") ||
+        resolve(library, (void **)&api.share_setopt, "curl_share_setopt") ||
+        resolve(library, (void **)&api.share_cleanup, "curl_share_cleanup")) {
         return;
     }
     CURLcode code = api.global_init(CURL_GLOBAL_DEFAULT);
@@ -120,3 +126,57 @@ CURLcode authkit_curl_set_offset(CURL *handle, CURLoption option, curl_off_t val
 CURLcode authkit_curl_set_data_callback(CURL *handle, CURLoption option, authkit_curl_data_callback value) { return api.easy_setopt(handle, option, value); }
 CURLcode authkit_curl_set_progress_callback(CURL *handle, authkit_curl_progress_callback value) { return api.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value); }
 CURLcode authkit_curl_get_long(CURL *handle, CURLINFO info, long *value) { return api.easy_getinfo(handle, info, value); }
+
+// A share: one connection cache (and TLS session and DNS caches) for all the
+// easy handles of a pool, so a connection another worker left open is
+// reused, and a new one resumes a TLS session. libcurl locks each kind of
+// shared data through the callbacks below, one mutex per kind.
+struct authkit_curl_share {
+    CURLSH *share;
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+};
+
+static void share_lock(CURL *handle, curl_lock_data data, curl_lock_access access, void *user) {
+    (void)handle;
+    (void)access;
+    pthread_mutex_lock(&((struct authkit_curl_share *)user)->locks[data]);
+}
+
+static void share_unlock(CURL *handle, curl_lock_data data, void *user) {
+    (void)handle;
+    pthread_mutex_unlock(&((struct authkit_curl_share *)user)->locks[data]);
+}
+
+struct authkit_curl_share *authkit_curl_share_new(void) {
+    struct authkit_curl_share *shared = calloc(1, sizeof *shared);
+    if (shared == NULL) return NULL;
+    shared->share = api.share_init();
+    if (shared->share == NULL) {
+        free(shared);
+        return NULL;
+    }
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&shared->locks[i], NULL);
+    api.share_setopt(shared->share, CURLSHOPT_LOCKFUNC, share_lock);
+    api.share_setopt(shared->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    api.share_setopt(shared->share, CURLSHOPT_USERDATA, shared);
+    // The connection cache is what matters; each of the others is a gain
+    // where this libcurl has it, and skipped where it has not.
+    if (api.share_setopt(shared->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK) {
+        authkit_curl_share_free(shared);
+        return NULL;
+    }
+    (void)api.share_setopt(shared->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    (void)api.share_setopt(shared->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    return shared;
+}
+
+void authkit_curl_share_free(struct authkit_curl_share *shared) {
+    if (shared == NULL) return;
+    api.share_cleanup(shared->share);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&shared->locks[i]);
+    free(shared);
+}
+
+CURLcode authkit_curl_use_share(CURL *handle, struct authkit_curl_share *shared) {
+    return api.easy_setopt(handle, CURLOPT_SHARE, shared == NULL ? NULL : shared->share);
+}

@@ -118,6 +118,8 @@ private final class ScriptHandler: ChannelInboundHandler, @unchecked Sendable {
 public struct SelfSignedCertificate: Sendable {
     public let certificate: NIOSSLCertificate
     public let key: NIOSSLPrivateKey
+    /// The certificate as PEM text, for a client told to trust it.
+    public let certificatePEM: String
 
     public static func make() throws -> SelfSignedCertificate {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -151,6 +153,7 @@ public struct SelfSignedCertificate: Sendable {
                 userInfo: [NSLocalizedDescriptionKey: "openssl req wrote no certificate to \(certificateFile.path)"])
         }
         return SelfSignedCertificate(
-            certificate: certificate, key: try NIOSSLPrivateKey(file: keyFile.path, format: .pem))
+            certificate: certificate, key: try NIOSSLPrivateKey(file: keyFile.path, format: .pem),
+            certificatePEM: try String(contentsOf: certificateFile, encoding: .utf8))
     }
 }

@@ -141,6 +141,35 @@
             }
         }
 
+        /// The workers share one connection cache: a connection a worker
+        /// left open serves the next transfer on another worker, and one whose
+        /// worker has ended (more were busy than are kept idle) is not lost
+        /// with it. Before, each worker kept its own: rounds of 16 at once
+        /// opened a new connection for most requests.
+        @Test func workersShareTheirConnections() async throws {
+            let few = ClosingPool(keptIdle: 2)
+            try await withServer { server in
+                server.route("POST", "/token") { _ in StubResponse.json(Self.token).keptAlive() }
+                let descriptor = testDescriptor(
+                    id: "reuse", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+                    token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256)
+                let client = try OAuth2Client(
+                    descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: "secret"),
+                    httpClient: CurlHTTPClient(timeout: 10, workers: few.workers))
+                for _ in 0..<3 {
+                    try await withThrowingTaskGroup(of: String.self) { group in
+                        for _ in 0..<4 { group.addTask { try await exchange(client).accessToken } }
+                        for try await token in group { #expect(token == "at-1") }
+                    }
+                }
+                #expect(server.requests(to: "/token").count == 12)
+                // Each round needs at most four; with two workers kept, the
+                // other two end after every round and new ones take their
+                // connections from the shared cache.
+                #expect(server.connections <= 4, "12 requests, 4 at a time, opened \(server.connections) connections")
+            }
+        }
+
         /// A transfer runs on a thread named `authkit.curl`, which `top -H`,
         /// `ps -L` and a debugger show; read from inside the transfer, by the
         /// thread itself.

@@ -31,11 +31,18 @@
 /// (`a..googleapis.com`) is no host name, and matches nothing.
 package struct APIOrigins: Sendable, Hashable {
     /// As written in the file.
-    package var patterns: [String]
+    package let patterns: [String]
+    /// Each pattern read once (lowercased, default port dropped), for the
+    /// check every API request makes; nil for one that is no origin.
+    private let templates: [(scheme: String, authority: String)?]
 
     package init(_ patterns: [String]) {
         self.patterns = patterns
+        self.templates = patterns.map(Self.template)
     }
+
+    package static func == (lhs: APIOrigins, rhs: APIOrigins) -> Bool { lhs.patterns == rhs.patterns }
+    package func hash(into hasher: inout Hasher) { hasher.combine(patterns) }
 
     /// The descriptor names its API's origins, so others are refused.
     package var isRestricted: Bool { !patterns.isEmpty }
@@ -75,8 +82,8 @@ package struct APIOrigins: Sendable, Hashable {
             return Match(outright: false, withPlaceholder: false, byValuesInEffect: false)
         }
         var match = Match(outright: false, withPlaceholder: false, byValuesInEffect: false)
-        for pattern in patterns {
-            guard let template = Self.template(pattern), template.scheme == target.scheme else { continue }
+        for (pattern, template) in zip(patterns, templates) {
+            guard let template, template.scheme == target.scheme else { continue }
             if !pattern.contains("{") {
                 match.outright = match.outright || Self.glob(template.authority[...], target.authority[...])
                 continue

@@ -29,7 +29,8 @@
     /// - redirects are never followed, as ``HTTPClient`` requires;
     /// - stopping the body (a cap, a deadline, a cancelled task) aborts the transfer
     ///   at the next callback; `timeout` aborts a connection silent for that long.
-    /// Only `http` and `https` are spoken, with libcurl's system CA store.
+    /// Only `http` and `https` are spoken, trusting the system's certificate
+    /// authorities, or those ``CertificateAuthorities/environment`` names.
     package struct CurlHTTPClient: HTTPClient {
         /// Seconds to connect, and the longest silence allowed between bytes.
         package var timeout: TimeInterval
@@ -54,6 +55,9 @@
                     url: display, reason: .init(.invalidRequest, "the request has no absolute URL"))
             }
             try Self.loadLibrary(display: display)
+            if url.scheme?.lowercased() == "https", let problem = CertificateAuthorities.environment.problem {
+                throw AuthKitError.network(url: display, reason: .init(.tlsFailure, problem))
+            }
             let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout, display: display)
             return try await transfer.start(on: workers)
         }
@@ -178,6 +182,9 @@
             let method = request.method.rawValue
             _ = authkit_curl_set_pointer(handle, CURLOPT_URL, url.absoluteString)
             _ = authkit_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+            let authorities = CertificateAuthorities.environment
+            if let file = authorities.file { _ = authkit_curl_set_pointer(handle, CURLOPT_CAINFO, file) }
+            if let directory = authorities.directory { _ = authkit_curl_set_pointer(handle, CURLOPT_CAPATH, directory) }
             if url.isLoopback {
                 // This machine is reached directly. libcurl sends through the
                 // proxy `http_proxy` names, and with no `no_proxy` for 127.0.0.1
@@ -288,7 +295,11 @@
                     "its header is longer than \(Self.largestHead >> 10) KiB, which no real answer's is; nothing more was read"
                 return false
             }
-            let text = String(decoding: line, as: UTF8.self).trimmingSpacesAndNewlines()
+            // The line ends in CRLF (or LF); dropped before decoding, so trimming copies nothing.
+            var end = line.count
+            while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+            let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
+                .trimmingSpacesAndNewlines()
             if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"), !text.isEmpty {
                 // obs-fold: libcurl hands a folded field's continuation over as a
                 // line of its own. It belongs to the field before it, joined by a

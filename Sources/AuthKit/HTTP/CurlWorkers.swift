@@ -36,12 +36,20 @@
     /// spent the code or rotated the refresh token either way, so the answer
     /// is lost with or without the second attempt.
     ///
-    /// A transfer goes to the idle worker that last spoke to its origin, when
-    /// there is one (its connection may still be open), else to the most recently
-    /// idle one. There is no limit on concurrent transfers (one thread each); at
-    /// most ``keptIdle`` idle workers wait for the next, the rest end.
+    /// The workers' easy handles share one connection cache (a libcurl share,
+    /// with TLS sessions and DNS answers): a connection any worker left open
+    /// is reused by the next transfer to its origin, whichever worker runs it,
+    /// and a new connection resumes a TLS session instead of a full
+    /// handshake. Without it, 16 requests at once to one API opened a new TLS
+    /// connection for most of them (256 connections for 1,600 requests; the
+    /// benchmark's `tls-requests-16` row counts them). A transfer goes to the
+    /// idle worker that last spoke to its origin, when there is one, else to
+    /// the most recently idle one. There is no limit on concurrent transfers
+    /// (one thread each); at most ``keptIdle`` idle workers wait for the
+    /// next, the rest end, and the shared cache keeps at most
+    /// ``keptConnections`` connections.
     final class CurlWorkers: @unchecked Sendable {
-        static let shared = CurlWorkers(keptIdle: 8)
+        static let shared = CurlWorkers(keptIdle: 16)
         /// Each worker thread's name, as `top -H` and `/proc/<pid>/task/*/comm` show it.
         static let threadName = "authkit.curl"
 
@@ -67,9 +75,35 @@
         private var idle: [Worker] = []
         private var closed = false
 
+        /// The shared caches, made with the first transfer (libcurl is loaded
+        /// by then); nil when this libcurl cannot share connections, and each
+        /// handle then keeps its own.
+        private var share: OpaquePointer?
+        private var shareMade = false
+
+        /// Connections the shared cache keeps open (`CURLOPT_MAXCONNECTS`,
+        /// which libcurl applies to a shared cache too; its default is 5).
+        var keptConnections: Int { max(keptIdle * 2, 5) }
+
         init(keptIdle: Int, startThread: @escaping ThreadStarter = CurlWorkers.startDetachedThread) {
             self.keptIdle = keptIdle
             self.startThread = startThread
+        }
+
+        deinit {
+            // Every worker has ended (each holds the pool), and its handle with it.
+            if let share { authkit_curl_share_free(share) }
+        }
+
+        /// The caches a worker's handle joins before each transfer.
+        fileprivate func sharedCaches() -> OpaquePointer? {
+            lock.withLock {
+                if !shareMade {
+                    shareMade = true
+                    share = authkit_curl_share_new()
+                }
+                return share
+            }
         }
 
         /// Ends the idle workers, and each busy one after its transfer. The
@@ -191,6 +225,11 @@
                         return next
                     }
                     guard let transfer = waiting else { return }
+                    if let handle {
+                        // Cleared by each reset: set again for every transfer.
+                        _ = authkit_curl_use_share(handle, pool.sharedCaches())
+                        _ = authkit_curl_set_long(handle, CURLOPT_MAXCONNECTS, pool.keptConnections)
+                    }
                     let report = transfer(
                         handle.map { .handle($0) }
                             ?? .unavailable(

@@ -9,7 +9,12 @@ extension Unicode.Scalar {
     /// `CharacterSet.whitespaces`: Unicode general category Zs, tab, and (as
     /// Foundation on Linux has it) U+200B ZERO WIDTH SPACE, so one pasted
     /// with a URL or a code is trimmed too.
-    package var isSpace: Bool { self == "\t" || self == "\u{200B}" || properties.generalCategory == .spaceSeparator }
+    package var isSpace: Bool {
+        // ASCII first (every header line and form value): only space and tab,
+        // without the general-category lookup, which showed in profiles.
+        if value < 0x80 { return value == 0x20 || value == 0x09 }
+        return self == "\u{200B}" || properties.generalCategory == .spaceSeparator
+    }
 
     /// `CharacterSet.whitespacesAndNewlines`: the above, and U+000A–U+000D, U+0085, U+2028, U+2029.
     package var isSpaceOrNewline: Bool {
@@ -45,11 +50,11 @@ extension StringProtocol {
     package func trimmingSpacesAndNewlines() -> String { trimming { $0.isSpaceOrNewline } }
 
     private func trimming(_ drop: (Unicode.Scalar) -> Bool) -> String {
-        let scalars = unicodeScalars
+        let string = String(self)
+        let scalars = string.unicodeScalars
         guard let first = scalars.firstIndex(where: { !drop($0) }) else { return "" }
         let last = scalars.lastIndex(where: { !drop($0) })!
-        var kept = String.UnicodeScalarView()
-        kept.append(contentsOf: scalars[first...last])
-        return String(kept)
+        if first == scalars.startIndex, scalars.index(after: last) == scalars.endIndex { return string }
+        return String(scalars[first...last])
     }
 }

@@ -52,4 +52,13 @@ CURLcode authkit_curl_set_offset(CURL *handle, CURLoption option, curl_off_t val
 CURLcode authkit_curl_set_data_callback(CURL *handle, CURLoption option, authkit_curl_data_callback value);
 CURLcode authkit_curl_set_progress_callback(CURL *handle, authkit_curl_progress_callback value);
 CURLcode authkit_curl_get_long(CURL *handle, CURLINFO info, long *value);
+
+/// The caches a pool's easy handles share (connections, TLS sessions, DNS),
+/// with the locks libcurl needs for that; NULL when this libcurl cannot
+/// share connections. Freed only once no easy handle uses it.
+struct authkit_curl_share;
+struct authkit_curl_share *authkit_curl_share_new(void);
+void authkit_curl_share_free(struct authkit_curl_share *shared);
+/// CURLOPT_SHARE (set again after each curl_easy_reset, which clears it).
+CURLcode authkit_curl_use_share(CURL *handle, struct authkit_curl_share *shared);
 #endif
