@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 from .programs import ProgramFailed, describe
-from .sides import Side, micros_per_op, ops_per_second, process_millis, ratio_value, signin_millis
+from .sides import (Side, connections_opened, micros_per_op, ops_per_second, process_millis, ratio_value,
+                    signin_millis)
 from .summary import Target
 
 
@@ -18,7 +19,7 @@ def make_fixture(command):
 
 # Every name --only accepts, in table order.
 ROW_NAMES = ("exchange-library", "refresh-library", "exchanges-sequential", "exchanges-16",
-             "exchanges-ahc-sequential", "exchanges-ahc-16", "signin", "floor", "token-print", "id-token-rs256",
+             "exchanges-ahc-sequential", "exchanges-ahc-16", "tls-requests-sequential", "tls-requests-16", "signin", "floor", "token-print", "id-token-rs256",
              "id-token-es256", "dpop-request", "sign-fixed", "sign-live", "sign-ratio")
 
 
@@ -90,6 +91,24 @@ def make_rows(ctx, names):
         add(name, title, "exchanges/s", "higher",
             lambda flags=flags, transport=transport: ops_per_second([ak, "exchanges"] + flags + ["-transport", transport], s),
             ("x/oauth2", ops_per_second([xo, "exchanges"] + flags, s)), targets={"x/oauth2": Target(">=", 0.8)})
+
+    # 200 authorized GETs over TLS (the tokenserver's /me on its TLS port,
+    # a throwaway authority trusted through SSL_CERT_FILE on both sides),
+    # through CredentialSource.send and x/oauth2's Client; then how many
+    # connections each side opened for a run of them, counted by the server.
+    tls_env = {"SSL_CERT_FILE": server.ca_file}
+    for name, concurrency in (("tls-requests-sequential", 1), ("tls-requests-16", 16)):
+        flags = ["-base", server.tls_base, "-concurrency", str(concurrency)]
+        title = "200 authorized GETs over TLS, %s" % ("one at a time" if concurrency == 1 else "16 at once")
+        add(name, title, "ms", "lower",
+            lambda flags=flags: micros_per_op([ak, "tls-requests"] + flags, s, tls_env, scale=1e3),
+            ("x/oauth2", micros_per_op([xo, "tls-requests"] + flags, s, tls_env, scale=1e3)),
+            targets={"x/oauth2": Target("<=", 1.2)})
+        short = min(s, 1.0)
+        add(name, "… TLS connections opened in a %g s run (warm-up included)" % short, "connections", "lower",
+            lambda flags=flags: connections_opened([ak, "tls-requests"] + flags, short, tls_env,
+                                                   server.tls_connections),
+            ("x/oauth2", connections_opened([xo, "tls-requests"] + flags, short, tls_env, server.tls_connections)))
 
     authkit_env = dict(browser, AUTHKIT_HOME=ctx.home, AUTHKIT_BENCH_CLIENT_ID="bench-client",
                        AUTHKIT_BENCH_CLIENT_SECRET="bench-secret")

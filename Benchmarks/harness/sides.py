@@ -13,11 +13,23 @@ class Side:
         self.run = run
 
 
-def micros_per_op(command, seconds):
-    """Library rows: µs per operation over the program's timed loop."""
+def micros_per_op(command, seconds, env=None, scale=1e6):
+    """Library rows: µs per operation over the program's timed loop (ms
+    with scale=1e3)."""
     def run():
-        ops, elapsed = measure(command + ["-seconds", str(seconds)], seconds)
-        return elapsed / ops * 1e6
+        ops, elapsed = measure(command + ["-seconds", str(seconds)], seconds, env)
+        return elapsed / ops * scale
+    return run
+
+
+def connections_opened(command, seconds, env, counter):
+    """Connection rows: how many connections the server accepted while the
+    program ran (its warm-up included), read from the server's own count
+    (counter: a function returning it) before and after."""
+    def run():
+        before = counter()
+        measure(command + ["-seconds", str(seconds)], seconds, env)
+        return counter() - before
     return run
 
 

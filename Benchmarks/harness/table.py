@@ -58,8 +58,9 @@ def render(results):
     """results: [(row, {side: [values]})] in table order; returns the table."""
     lines = [HEADER]
     medians = {}  # (row name, side) -> median, for the derived lines
-    targets = {(r["row"], r["peer"]): target_text(r) for r in records(results)}
     for row, values in results:
+        # This row's own (a name can have two rows: a time and a count).
+        targets = {r["peer"]: target_text(r) for r in records([(row, values)])}
         spreads = {name: Spread(v) for name, v in values.items()}
         for name, sp in spreads.items():
             medians.setdefault((row.name, name), sp.median)
@@ -69,7 +70,7 @@ def render(results):
         peers = [side.name for side in row.sides if side.name != "AuthKit"] or [None]
         for peer in peers:
             if peer is None:
-                lines.append("| %s | %s | %s | — | — | — | — | %s |" % (row.title, unit, ak_text, targets[(row.name, None)]))
+                lines.append("| %s | %s | %s | — | — | — | — | %s |" % (row.title, unit, ak_text, targets[None]))
                 continue
             if authkit:
                 ratio, words = verdict(authkit.median, spreads[peer].median, row.better)
@@ -78,7 +79,7 @@ def render(results):
                 ratio_text, words = "—", "—"
             lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |"
                          % (row.title, unit, ak_text, peer, spread_text(spreads[peer], row.unit), ratio_text, words,
-                            targets[(row.name, peer)]))
+                            targets[peer]))
     lines += derived(medians)
     return "\n".join(lines)
 

@@ -5,6 +5,7 @@
 //	xoauth2peer library-refresh  -seconds S
 //	xoauth2peer exchanges -token-url URL -seconds S -concurrency C
 //	xoauth2peer signin -authorize-url URL -token-url URL -out FILE
+//	xoauth2peer tls-requests -base URL -seconds S -concurrency C   (batches of 200 GETs)
 //	xoauth2peer floor      (does nothing: the process start-up floor)
 //
 // The measuring modes print one JSON line {"ops": N, "seconds": S} on
@@ -19,7 +20,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		die(fmt.Errorf("usage: xoauth2peer library-exchange|library-refresh|exchanges|signin|floor [flags]"))
+		die(fmt.Errorf("usage: xoauth2peer library-exchange|library-refresh|exchanges|signin|tls-requests|floor [flags]"))
 	}
 	mode, args := os.Args[1], os.Args[2:]
 	flags := flag.NewFlagSet(mode, flag.ExitOnError)
@@ -28,6 +29,7 @@ func main() {
 	authorizeURL := flags.String("authorize-url", "", "the tokenserver's /authorize")
 	concurrency := flags.Int("concurrency", 1, "goroutines exchanging at once")
 	out := flags.String("out", "", "signin: where the token is written")
+	base := flags.String("base", "", "tls-requests: the TLS server's https://127.0.0.1:PORT")
 	flags.Parse(args)
 
 	var err error
@@ -38,6 +40,8 @@ func main() {
 		err = libraryRefresh(*seconds)
 	case "exchanges":
 		err = networkExchanges(*tokenURL, *seconds, *concurrency)
+	case "tls-requests":
+		err = tlsRequests(*base, *seconds, *concurrency)
 	case "signin":
 		err = signIn(*authorizeURL, *tokenURL, *out)
 	case "floor":
