@@ -104,6 +104,11 @@ def make_rows(ctx, names):
             lambda flags=flags: micros_per_op([ak, "tls-requests"] + flags, s, tls_env, scale=1e3),
             ("x/oauth2", micros_per_op([xo, "tls-requests"] + flags, s, tls_env, scale=1e3)),
             targets={"x/oauth2": Target("<=", 1.2)})
+        if concurrency == 1:
+            # The floor: libcurl alone, from C, doing what AuthKit asks of it.
+            add(name, "… of which libcurl alone (C, one handle, reset per GET)", "ms", "lower", None,
+                ("libcurl (C)", micros_per_op([ctx.peer("curlrequests"), "-base", server.tls_base], s, tls_env,
+                                              scale=1e3)))
         short = min(s, 1.0)
         add(name, "… TLS connections opened in a %g s run (warm-up included)" % short, "connections", "lower",
             lambda flags=flags: connections_opened([ak, "tls-requests"] + flags, short, tls_env,

@@ -34,6 +34,11 @@ public struct CredentialSource: Sendable {
     /// The longest wait for another task's or process's refresh of the same credential.
     public var lockTimeout: Duration = .seconds(30)
     private let transport: FlowTransport
+    /// Origins ``checkAPIOrigin(of:)`` found allowed whatever the credential
+    /// (`api.origins` without a placeholder): a source sends most requests to
+    /// one API, and the descriptor does not change under it. At most a few
+    /// dozen are kept.
+    private let allowedOutright = LockedValue(Set<String>())
 
     /// - Parameters:
     ///   - refreshMargin: seconds before expiry to refresh; `nil` uses the descriptor's (default 60).
@@ -276,9 +281,15 @@ public struct CredentialSource: Sendable {
     /// refresh token first) only then.
     package func checkAPIOrigin(of url: URL) async throws {
         let descriptor = authenticator.descriptor
+        guard descriptor.apiOrigins.isRestricted else { return }
+        let origin = url.origin
+        if allowedOutright.withLock({ $0.contains(origin) }) { return }
         let values = descriptor.placeholderValues(settings: authenticator.settings)
         let match = descriptor.apiOrigins.match(url, placeholders: values)
-        guard !match.outright else { return }
+        if match.outright {
+            allowedOutright.withLock { if $0.count < 32 { $0.insert(origin) } }
+            return
+        }
         guard match.withPlaceholder else {
             throw AuthKitError.outsideProviderAPI(
                 url: url.origin, providerID: descriptor.id, origins: descriptor.apiOrigins.shown(placeholders: values))

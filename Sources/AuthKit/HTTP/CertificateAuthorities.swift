@@ -31,6 +31,9 @@
         package static let environment = CertificateAuthorities(
             file: Self.variable("SSL_CERT_FILE"), directory: Self.variable("SSL_CERT_DIR"))
 
+        /// ``problem`` of ``environment``, checked once (as the variables are read).
+        package static let environmentProblem = environment.problem
+
         /// Why an HTTPS request cannot be sent with these authorities, said
         /// before libcurl would answer "problem with the SSL CA cert" for a file
         /// that is not there; nil when each named path can be read.

@@ -49,16 +49,16 @@
         }
 
         package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
-            let display = request.url?.redactedForLogs ?? "(no URL)"
+            // `request.url` is rebuilt from its parts at each use: read once.
             guard let url = request.url else {
                 throw AuthKitError.network(
-                    url: display, reason: .init(.invalidRequest, "the request has no absolute URL"))
+                    url: "(no URL)", reason: .init(.invalidRequest, "the request has no absolute URL"))
             }
-            try Self.loadLibrary(display: display)
-            if url.scheme?.lowercased() == "https", let problem = CertificateAuthorities.environment.problem {
-                throw AuthKitError.network(url: display, reason: .init(.tlsFailure, problem))
+            try Self.loadLibrary(display: url.redactedForLogs)
+            if url.scheme?.lowercased() == "https", let problem = CertificateAuthorities.environmentProblem {
+                throw AuthKitError.network(url: url.redactedForLogs, reason: .init(.tlsFailure, problem))
             }
-            let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout, display: display)
+            let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout)
             return try await transfer.start(on: workers)
         }
     }
@@ -67,12 +67,12 @@
         /// Loads libcurl if ``preloadDefaultHTTPClient()`` has not (see
         /// `authkit_curl.h` for why it is not linked), or waits for that load to
         /// finish. A machine without it gets an error that says what to install.
-        static func loadLibrary(display: String) throws {
+        static func loadLibrary(display: @autoclosure () -> String) throws {
             guard authkit_curl_load(nil, 0) != 0 else { return }
             var reason = [CChar](repeating: 0, count: 512)
             _ = authkit_curl_load(&reason, reason.count)
             let text = reason.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-            throw AuthKitError.network(url: display, reason: .init(.transportUnavailable, text))
+            throw AuthKitError.network(url: display(), reason: .init(.transportUnavailable, text))
         }
     }
 
@@ -100,7 +100,8 @@
         let url: URL
         let body: Data?
         let timeout: TimeInterval
-        let display: String
+        /// The URL as errors show it, made only when one is (not per request).
+        var display: String { url.redactedForLogs }
 
         private let lock = ThreadLock()
         private var headContinuation: CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>?
@@ -121,12 +122,11 @@
         private let stream: AsyncThrowingStream<Data, any Error>
         private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
 
-        init(request: HTTPRequest, url: URL, body: Data?, timeout: TimeInterval, display: String) {
+        init(request: HTTPRequest, url: URL, body: Data?, timeout: TimeInterval) {
             self.request = request
             self.url = url
             self.body = body
             self.timeout = timeout
-            self.display = display
             (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream(
                 bufferingPolicy: .bufferingOldest(Self.bufferedChunks))
         }
