@@ -144,15 +144,13 @@ package struct IDTokenVerifier: Sendable {
     /// jwt-kit verifies the signature, with a collection holding that key
     /// alone, for that algorithm alone.
     static func checkSignature(_ token: String, key: [String: JSONValue], algorithm: IDTokenAlgorithm) async throws {
-        var published = key
-        published["alg"] = .string(algorithm.rawValue)
-        published["kid"] = .string("verifying")
+        let unreadable = AuthKitError.IDTokenProblem.keySetUnusable("its key for \(algorithm.rawValue) cannot be read")
+        guard let jwk = publicJWK(key, algorithm: algorithm) else { throw unreadable }
         let collection = JWTKeyCollection()
         do {
-            let jwk = try JSONDecoder().decode(JWK.self, from: try JSONEncoder().encode(published))
             try await collection.add(jwk: jwk, isDefault: true)
         } catch {
-            throw AuthKitError.IDTokenProblem.keySetUnusable("its key for \(algorithm.rawValue) cannot be read")
+            throw unreadable
         }
         do {
             _ = try await collection.verify(token, as: AnyClaims.self)
@@ -162,6 +160,28 @@ package struct IDTokenVerifier: Sendable {
             // jwt-kit's other refusals (a signature of the wrong length, a
             // payload that is not JSON) name the token's parts: not repeated.
             throw AuthKitError.IDTokenProblem.signatureInvalid
+        }
+    }
+
+    /// jwt-kit's key made from the published one's public parameters alone
+    /// (RFC 7518 §6.2.1 `crv`/`x`/`y`, §6.3.1 `n`/`e`; RFC 8037 §2 `crv`/`x`),
+    /// for the algorithm the token names; nil when one is missing or the
+    /// curve is not the algorithm's. Made directly: a round trip through
+    /// JSON took a fifth of an ES256 verification.
+    static func publicJWK(_ key: [String: JSONValue], algorithm: IDTokenAlgorithm) -> JWK? {
+        guard let alg = JWK.Algorithm(rawValue: algorithm.rawValue) else { return nil }
+        let kid = JWKIdentifier(string: "verifying")
+        switch algorithm.family {
+        case .rsa:
+            guard let modulus = key.text("n"), let exponent = key.text("e") else { return nil }
+            return .rsa(alg, identifier: kid, modulus: modulus, exponent: exponent)
+        case .p256, .p384:
+            let curve: ECDSACurve = algorithm.family == .p256 ? .p256 : .p384
+            guard key.text("crv") == curve.rawValue, let x = key.text("x"), let y = key.text("y") else { return nil }
+            return .ecdsa(alg, identifier: kid, x: x, y: y, curve: curve)
+        case .ed25519:
+            guard key.text("crv") == EdDSACurve.ed25519.rawValue, let x = key.text("x") else { return nil }
+            return .octetKeyPair(alg, identifier: kid, x: x, y: nil, curve: .ed25519)
         }
     }
 
