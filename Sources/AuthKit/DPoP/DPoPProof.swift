@@ -36,7 +36,7 @@ package enum DPoPProof {
         header.typ = "dpop+jwt"
         header.jwk = key.publicJWK.mapValues { .string($0) }
         let keys = JWTKeyCollection()
-        await keys.add(ecdsa: try ES256PrivateKey(backing: key.privateKey))
+        await keys.add(ecdsa: try key.signer ?? ES256PrivateKey(backing: key.privateKey))
         return try await keys.sign(claims, header: header)
     }
 

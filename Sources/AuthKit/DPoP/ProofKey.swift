@@ -1,4 +1,5 @@
 import Crypto
+import JWTKit
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -20,20 +21,24 @@ import Crypto
 /// Stored as a private JWK (RFC 7517 §6.2: `kty`, `crv`, `x`, `y`, `d`).
 package struct ProofKey: Sendable, Hashable, Codable {
     package let privateKey: P256.Signing.PrivateKey
+    /// jwt-kit's form of the key, made once with it: made for each proof,
+    /// jwt-kit imported the raw key again and derived its public point.
+    /// (nil only if jwt-kit refused the key, which each proof then reports.)
+    let signer: ES256PrivateKey?
+    /// The public half as a JWK (RFC 7518 §6.2.1): what each proof's header
+    /// carries, made once with the key.
+    package let publicJWK: [String: String]
 
     /// A fresh key from the system's secure random source.
     package init() {
-        privateKey = P256.Signing.PrivateKey()
+        self.init(P256.Signing.PrivateKey())
     }
 
     package init(_ privateKey: P256.Signing.PrivateKey) {
         self.privateKey = privateKey
-    }
-
-    /// The public half as a JWK (RFC 7518 §6.2.1): what each proof's header carries.
-    package var publicJWK: [String: String] {
+        self.signer = try? ES256PrivateKey(backing: privateKey)
         let point = privateKey.publicKey.x963Representation // 0x04 ‖ x ‖ y
-        return [
+        self.publicJWK = [
             "kty": "EC", "crv": "P-256",
             "x": point[1..<33].withUnsafeBytes { Base64URL.encode($0) },
             "y": point[33..<65].withUnsafeBytes { Base64URL.encode($0) },
@@ -69,7 +74,7 @@ package struct ProofKey: Sendable, Hashable, Codable {
             throw DecodingError.dataCorruptedError(
                 forKey: .d, in: container, debugDescription: "is not a P-256 private key (RFC 7518 §6.2)")
         }
-        privateKey = key
+        self.init(key)
     }
 
     package func encode(to encoder: any Encoder) throws {
