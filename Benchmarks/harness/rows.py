@@ -20,7 +20,7 @@ def make_fixture(command):
 # Every name --only accepts, in table order.
 ROW_NAMES = ("exchange-library", "refresh-library", "exchanges-sequential", "exchanges-16",
              "exchanges-ahc-sequential", "exchanges-ahc-16", "tls-requests-sequential", "tls-requests-16", "signin", "floor", "token-print", "id-token-rs256",
-             "id-token-es256", "dpop-request", "sign-fixed", "sign-live", "sign-ratio")
+             "id-token-es256", "dpop-request", "sign-fixed", "sign-live", "sign-ratio", "web-signin", "web-memory")
 
 
 class Row:
