@@ -84,8 +84,15 @@ func token(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, "invalid_request")
 			return
 		}
-		if f.Get("code") != code {
+		if user, ok := userOfCode(f.Get("code")); !ok {
 			fail(w, http.StatusBadRequest, "invalid_grant")
+			return
+		} else if user != "" {
+			// A code of one of many users (the web rows): its own token.
+			h := w.Header()
+			h["Content-Type"] = jsonType
+			h["Cache-Control"] = noStore
+			w.Write([]byte(`{"access_token":"bench-access-` + user + `","token_type":"Bearer","expires_in":3600,"refresh_token":"bench-refresh","scope":"read write"}`))
 			return
 		}
 	case "refresh_token":
@@ -120,13 +127,43 @@ func me(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusMethodNotAllowed, "invalid_request")
 		return
 	}
-	if r.Header.Get("Authorization") != "Bearer bench-access" {
+	given := r.Header.Get("Authorization")
+	if given == "Bearer bench-access" {
+		w.Header()["Content-Type"] = jsonType
+		w.Write(meAnswer)
+		return
+	}
+	user, ok := "", false
+	if strings.HasPrefix(given, "Bearer bench-access-") {
+		user, ok = userOfCode("bench-code-" + strings.TrimPrefix(given, "Bearer bench-access-"))
+	}
+	if !ok || user == "" {
 		w.Header()["WWW-Authenticate"] = []string{`Bearer error="invalid_token"`}
 		fail(w, http.StatusUnauthorized, "invalid_token")
 		return
 	}
 	w.Header()["Content-Type"] = jsonType
-	w.Write(meAnswer)
+	w.Write([]byte(`{"sub":"bench-user-` + user + `","name":"Bench User ` + user + `"}`))
+}
+
+// userOfCode reads a code the provider accepts: "bench-code" (the one user
+// of every other row: user ""), or "bench-code-N" for user N (1 to 32
+// letters and digits), which the web rows send so that each sign-in is
+// another person's, as on a real site, and no two wait on one account's lock.
+func userOfCode(given string) (string, bool) {
+	if given == code {
+		return "", true
+	}
+	user := strings.TrimPrefix(given, code+"-")
+	if user == given || len(user) == 0 || len(user) > 32 {
+		return "", false
+	}
+	for _, c := range user {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return "", false
+		}
+	}
+	return user, true
 }
 
 var meAnswer = []byte(`{"sub":"bench-user","name":"Bench User"}`)

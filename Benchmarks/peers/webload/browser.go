@@ -5,7 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -63,6 +65,9 @@ func (b browser) get(path string, cookie *http.Cookie) (*http.Response, []byte, 
 	return response, body, nil
 }
 
+// nextUser numbers the users signing in.
+var nextUser atomic.Uint64
+
 // signIn runs one sign-in and returns the session cookie it ends with.
 func (b browser) signIn() (*http.Cookie, error) {
 	startPath := "/auth/" + b.provider
@@ -87,9 +92,13 @@ func (b browser) signIn() (*http.Cookie, error) {
 		return nil, unexpected(startPath, response, body, "a "+bindingCookie+" cookie")
 	}
 
-	// What the provider's redirect back would carry (the tokenserver's
-	// /authorize answers code=bench-code and the state).
-	callbackPath := "/auth/" + b.provider + "/callback?code=bench-code&state=" + url.QueryEscape(state)
+	// What the provider's redirect back would carry: a code and the state.
+	// Each sign-in is another user's (the tokenserver gives code
+	// bench-code-N its own token, and its /me names user N), as on a site
+	// many people use; one account signing in over and over would measure
+	// that account's lock instead.
+	callbackPath := "/auth/" + b.provider + "/callback?code=bench-code-" + strconv.FormatUint(nextUser.Add(1), 10) +
+		"&state=" + url.QueryEscape(state)
 	response, body, err = b.get(callbackPath, &http.Cookie{Name: bindingCookie, Value: binding.Value})
 	if err != nil {
 		return nil, err

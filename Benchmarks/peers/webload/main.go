@@ -8,9 +8,9 @@
 // signin: C clients each sign in one after another for S seconds (after a
 // warm-up): GET /auth/{provider} (not following its redirect) gives the
 // state in the provider URL and the binding cookie; GET
-// /auth/{provider}/callback?code=bench-code&state=… with that cookie must
+// /auth/{provider}/callback?code=bench-code-N&state=… with that cookie must
 // answer 302 with a session cookie. The loopback provider approves every
-// request with the code bench-code, so the browser's visit to it is skipped.
+// request with such a code (user N's), so the browser's visit to it is skipped.
 // It counts completed sign-ins.
 //
 // memory: N sign-ins (C at a time), their session cookies kept; then C
