@@ -65,6 +65,7 @@ let package = Package(
                 .product(name: "AuthKitServer", package: "AuthKit"),
                 .product(name: "AuthKitPostgres", package: "AuthKit"),
                 .product(name: "AuthKitHummingbird", package: "AuthKit"),
+                .product(name: "AuthKitAsyncHTTPClient", package: "AuthKit"),
                 .product(name: "AuthKitSandbox", package: "AuthKit"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),

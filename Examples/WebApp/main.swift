@@ -9,6 +9,7 @@
 //   authkit-web-example --port 8082 --public-url http://127.0.0.1:8080 --database-url postgres://… --provider google
 import ArgumentParser
 import AuthKit
+import AuthKitAsyncHTTPClient
 import AuthKitHummingbird
 import AuthKitPostgres
 import AuthKitSandbox
@@ -36,6 +37,11 @@ struct WebExample: AsyncParsableCommand {
     @Option(help: "PostgreSQL for every store (postgres://user@host:port/db); the keys are read from AUTHKIT_WEB_KEYS.")
     var databaseURL: String?
     @Flag(help: "Print a new encryption key for AUTHKIT_WEB_KEYS and exit.") var newKey = false
+    @Option(
+        help:
+            "How to reach the providers: ahc (AsyncHTTPClient, on the event loops this server already runs) or curl (AuthKit's default transport, a thread per request)."
+    )
+    var transport = "ahc"
 
     func run() async throws {
         if newKey {
@@ -43,6 +49,14 @@ struct WebExample: AsyncParsableCommand {
             return
         }
         guard !provider.isEmpty else { throw ValidationError("Give at least one --provider.") }
+        // A server on SwiftNIO sends its provider calls on its own event loops:
+        // no thread handed each request and back (the web-signin benchmark row).
+        let http: (any HTTPClient)?
+        switch transport {
+        case "ahc": http = AsyncHTTPClientTransport()
+        case "curl": http = nil
+        default: throw ValidationError("--transport takes ahc or curl, not '\(transport)'.")
+        }
         let publicURL = URL(string: self.publicURL ?? "http://127.0.0.1:\(port)")!
         let logger = Logger(label: "authkit-web-example")
 
@@ -56,7 +70,7 @@ struct WebExample: AsyncParsableCommand {
                 descriptor = descriptor.pointed(atSandbox: base)
                 settings = ClientSettings(clientID: "sandbox-client", clientSecret: "sandbox-secret")
             }
-            return try OAuth2Client(descriptor: descriptor, settings: settings ?? ClientSettings())
+            return try OAuth2Client(descriptor: descriptor, settings: settings ?? ClientSettings(), httpClient: http)
         }
 
         // 2. The stores: memory for one instance, PostgreSQL for several.

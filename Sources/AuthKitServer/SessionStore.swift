@@ -36,12 +36,19 @@ public protocol SessionStore: Sendable {
 /// Sessions in this process's memory: one instance.
 public actor InMemorySessionStore: SessionStore {
     private var sessions: [String: WebSession] = [:]
+    /// The count at which expired sessions are next swept out: twice what a
+    /// sweep left, so that a site with more live sessions than 10,000 does not
+    /// sweep (a pass over all of them) at every sign-in.
+    private var sweepAt = 10_000
 
     public init() {}
 
     public func insert(_ session: WebSession, id: String) async throws {
-        let now = Date()
-        if sessions.count > 10_000 { sessions = sessions.filter { $0.value.expiresAt > now } }
+        if sessions.count >= sweepAt {
+            let now = Date()
+            sessions = sessions.filter { $0.value.expiresAt > now }
+            sweepAt = max(10_000, sessions.count * 2)
+        }
         sessions[id] = session
     }
 

@@ -1,0 +1,59 @@
+import AuthKit
+import AuthKitServer
+import Foundation
+import Testing
+
+/// The in-memory stores of one instance, under more than they keep.
+@Suite struct InMemoryStoreTests {
+    static func attempt(expiringIn seconds: TimeInterval) -> SignInAttempt {
+        let pending = PendingAuthorization(
+            providerID: "google", state: "s", codeVerifier: "verifier", redirectURI: "https://app.example/cb",
+            expectedIssuer: nil, issuerRequired: false, scopes: ["openid"], createdAt: Date())
+        return SignInAttempt(
+            providerID: "google", pending: pending, returnTo: "/", browserBinding: "b",
+            expiresAt: Date(timeIntervalSinceNow: seconds))
+    }
+
+    /// A flood of sign-ins started and never finished: the store stays at its
+    /// limit by dropping the oldest, and the newest still finish.
+    @Test func aFloodOfAttemptsDropsTheOldest() async throws {
+        let store = InMemorySignInAttemptStore(limit: 50)
+        for index in 0..<500 {
+            try await store.insert(Self.attempt(expiringIn: 600 + Double(index)), id: "a\(index)")
+        }
+        #expect(try await store.take(id: "a499", now: Date()) != nil)
+        #expect(try await store.take(id: "a450", now: Date()) != nil)
+        #expect(try await store.take(id: "a0", now: Date()) == nil, "the oldest was kept past the limit")
+        var kept = 0
+        for index in 0..<500 where try await store.take(id: "a\(index)", now: Date()) != nil { kept += 1 }
+        #expect(kept <= 50 - 2, "\(kept) more kept beside the two taken; the limit is 50")
+    }
+
+    /// Expired attempts go before live ones, however old the live ones are.
+    @Test func expiredAttemptsGoFirst() async throws {
+        let store = InMemorySignInAttemptStore(limit: 10)
+        try await store.insert(Self.attempt(expiringIn: 600), id: "live")
+        for index in 0..<9 { try await store.insert(Self.attempt(expiringIn: -1), id: "expired\(index)") }
+        try await store.insert(Self.attempt(expiringIn: 900), id: "new")
+        #expect(try await store.take(id: "live", now: Date()) != nil)
+        #expect(try await store.take(id: "new", now: Date()) != nil)
+    }
+
+    /// Past 10,000 sessions, expired ones are swept out and live ones stay.
+    @Test func sessionsPastTheSweepKeepTheLiveOnes() async throws {
+        let store = InMemorySessionStore()
+        let user = SignedInUser(providerID: "google", subject: "s", issuer: nil, displayName: nil)
+        let now = Date()
+        for index in 0..<10_050 {
+            let live = index % 2 == 0
+            try await store.insert(
+                WebSession(
+                    user: user, csrfToken: "c", createdAt: now,
+                    expiresAt: now.addingTimeInterval(live ? 3_600 : -1)),
+                id: "s\(index)")
+        }
+        #expect(try await store.session(id: "s0", now: now) != nil)
+        #expect(try await store.session(id: "s10048", now: now) != nil)
+        #expect(try await store.session(id: "s1", now: now) == nil)
+    }
+}
