@@ -224,6 +224,41 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A sign-in saved on one instance while another instance refreshes the
+    /// account's earlier credential waits for that refresh, and is saved
+    /// after it: the new sign-in is what stays stored (one transaction: the
+    /// lock, then the upsert). A refresh held past the sign-in's wait is
+    /// `busy`, and nothing is saved.
+    @Test func aSignInSavedDuringARefreshElsewhereIsSavedAfterIt() async throws {
+        try await Self.withStore(schema: "sign_in_lock", clients: 2) { stores in
+            let key = CredentialKey(providerID: "qiita", label: "a")
+            try await stores[0].save(Self.credential("a", access: "earlier"))
+            let (release, released) = AsyncStream<Void>.makeStream()
+            let (holding, held) = AsyncStream<Void>.makeStream()
+            let refresh = Task {
+                try await stores[0].withRefreshLock(for: key, timeout: .seconds(10)) {
+                    held.yield()
+                    for await _ in release { break }
+                    try await stores[0].save(Self.credential("a", access: "refreshed-earlier"))
+                }
+            }
+            for await _ in holding { break }
+            await #expect {
+                try await stores[1].saveSignIn(Self.credential("a", access: "too-soon"), lockTimeout: .seconds(1))
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                return "\(reason)".contains("another instance has held it")
+            }
+            async let signIn: Void = stores[1].saveSignIn(
+                Self.credential("a", access: "new-sign-in"), lockTimeout: .seconds(20))
+            try await Task.sleep(for: .milliseconds(300))
+            released.yield()
+            try await refresh.value
+            try await signIn
+            #expect(try await stores[0].credential(for: key)?.accessToken == "new-sign-in")
+        }
+    }
+
     /// A database that goes away: clear errors within the store's timeout
     /// (never a hang), and the same store works again once it is back,
     /// without a restart of the app.

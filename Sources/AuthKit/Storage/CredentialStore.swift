@@ -32,6 +32,11 @@ public protocol CredentialStore: Sendable {
     func withRefreshLock<Result: Sendable>(
         for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
     ) async throws -> Result
+
+    /// Stores a new sign-in's credential under the account's refresh lock
+    /// (the default: ``save(_:)`` inside ``withRefreshLock(for:timeout:_:)``).
+    /// A store may do both at once, as PostgreSQL does in one transaction.
+    func saveSignIn(_ credential: Credential, lockTimeout: Duration) async throws
 }
 
 extension CredentialStore {
@@ -49,10 +54,15 @@ extension CredentialStore {
     /// - Parameter lockTimeout: the longest wait for such a refresh; longer
     ///   than ``CredentialSource/lockTimeout``, as a sign-in the user has
     ///   just completed is worth waiting for.
-    public func saveSignIn(_ credential: Credential, lockTimeout: Duration = .seconds(60)) async throws {
+    public func saveSignIn(_ credential: Credential, lockTimeout: Duration) async throws {
         try await withRefreshLock(for: credential.key, timeout: lockTimeout) {
             try await save(credential)
         }
+    }
+
+    /// ``saveSignIn(_:lockTimeout:)`` waiting at most 60 s for a refresh.
+    public func saveSignIn(_ credential: Credential) async throws {
+        try await saveSignIn(credential, lockTimeout: .seconds(60))
     }
 
     public func withRefreshLock<Result: Sendable>(
