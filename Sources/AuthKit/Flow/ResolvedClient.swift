@@ -11,7 +11,7 @@
 /// again: the client id and secret, the rendered token URL and its parsed
 /// target, the redirect URI, the placeholders' values and the template
 /// variables they make, the endpoints' origins.
-struct ResolvedClient: Sendable {
+final class ResolvedClient: Sendable {
     let descriptor: ProviderDescriptor
     let settings: ClientSettings
     let token: TokenEndpoint
@@ -34,6 +34,9 @@ struct ResolvedClient: Sendable {
     /// exchange and refresh posts to it.
     let tokenURL: String
     let tokenTarget: RequestTarget?
+    /// `token.url` as messages and logs show it (``TemplateVariables/display(_:)``),
+    /// made once: every exchange and refresh carries it.
+    let tokenDisplay: String
     /// The origins of the token, follow-up, refresh, revocation and UserInfo endpoints
     /// (placeholders filled in): recorded on every credential issued, checked
     /// before any of its tokens is sent for refresh or revocation.
@@ -163,6 +166,7 @@ struct ResolvedClient: Sendable {
         if let clientSecret { values["client_secret"] = clientSecret }
         self.shared = TemplateVariables(
             values: values, providerID: descriptor.id, settings: Set(placeholderValues.keys))
+        self.tokenDisplay = shared.display(token.url)
     }
 
     /// The template variables for a request made with `credential`'s tokens

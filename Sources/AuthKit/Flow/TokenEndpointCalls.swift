@@ -548,7 +548,7 @@ final class TokenEndpointCalls: Sendable {
 
     /// An endpoint as messages show it (``TemplateVariables/display(_:)``).
     func shown(_ template: String) -> String {
-        client.variables(for: nil).display(template)
+        template == token.url ? client.tokenDisplay : client.variables(for: nil).display(template)
     }
 
     /// The answer's members, with any earlier member it does not repeat
