@@ -109,6 +109,9 @@ def make_rows(ctx, names):
             add(name, "… of which libcurl alone (C, one handle, reset per GET)", "ms", "lower", None,
                 ("libcurl (C)", micros_per_op([ctx.peer("curlrequests"), "-base", server.tls_base], s, tls_env,
                                               scale=1e3)))
+            # What each handoff between a task and a blocking worker costs.
+            add(name, "… a task's round trip to a waiting thread and back, alone", "µs", "lower",
+                lambda: micros_per_op([ak, "handoff"], s))
         short = min(s, 1.0)
         add(name, "… TLS connections opened in a %g s run (warm-up included)" % short, "connections", "lower",
             lambda flags=flags: connections_opened([ak, "tls-requests"] + flags, short, tls_env,

@@ -12,6 +12,7 @@
 //   AuthKitBenchmark request dpop|bearer -seconds S   (a resource request's client-side work)
 //   AuthKitBenchmark p256-sign -seconds S   (one P-256 signature: the floor of a DPoP proof)
 //   AuthKitBenchmark tls-requests -base URL -seconds S -concurrency C   (batches of 200 GETs; trusts SSL_CERT_FILE)
+//   AuthKitBenchmark handoff -seconds S   (a task's round trip to a waiting thread and back)
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -51,13 +52,15 @@ do {
         guard let base = flag("base") else { throw BenchmarkFailure("tls-requests needs -base https://127.0.0.1:PORT") }
         result = try await TLSRequestBenchmark(base: base)
             .measure(seconds: seconds, concurrency: flag("concurrency").flatMap(Int.init) ?? 1)
+    case "handoff":
+        result = await HandoffBenchmark().measure(seconds: seconds)
     case "sign-ratio":
         let (ratio, fixed, live) = try SignBenchmark.liveOverFixed(seconds: seconds)
         print(#"{"ratio": \#(ratio), "fixed": \#(fixed.json), "live": \#(live.json)}"#)
         exit(0)
     default:
         throw BenchmarkFailure(
-            "usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|sign|sign-ratio|id-token|request|p256-sign|tls-requests … (see main.swift)"
+            "usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|sign|sign-ratio|id-token|request|p256-sign|tls-requests|handoff … (see main.swift)"
         )
     }
     print(result.json)
