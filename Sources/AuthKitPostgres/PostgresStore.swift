@@ -144,14 +144,18 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         let key = credential.key
         let (keyID, sealed) = try seal(credential, binding: Self.binding(key))
         try await mapped { [self] in
-            try await client.run(
-                """
-                INSERT INTO authkit_credentials (provider_id, label, key_id, sealed, updated_at)
-                VALUES (\(key.providerID), \(key.label ?? ""), \(keyID), \(sealed), now())
-                ON CONFLICT (provider_id, label)
-                DO UPDATE SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, updated_at = now()
-                """, logger: logger)
+            try await client.run(try Self.upsert(key, keyID: keyID, sealed: sealed), logger: logger)
         }
+    }
+
+    /// The row of a sealed credential, written or replaced.
+    private static func upsert(_ key: CredentialKey, keyID: String, sealed: Data) throws -> PostgresQuery {
+        try """
+        INSERT INTO authkit_credentials (provider_id, label, key_id, sealed, updated_at)
+        VALUES (\(key.providerID), \(key.label ?? ""), \(keyID), \(sealed), now())
+        ON CONFLICT (provider_id, label)
+        DO UPDATE SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, updated_at = now()
+        """
     }
 
     @discardableResult
@@ -178,23 +182,13 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     public func withRefreshLock<Result: Sendable>(
         for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
     ) async throws -> Result {
-        let started = ContinuousClock.now
-        return try await KeyedAsyncLock.shared.withLock(
-            "postgres\u{0}\(ObjectIdentifier(self))\u{0}\(key.providerID)\u{0}\(key.label ?? "")", timeout: timeout,
-            what: "the refresh of \(key)"
-        ) {
-            let left = max(timeout - (ContinuousClock.now - started), .milliseconds(100))
-            let milliseconds =
-                "\(Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))ms"
+        try await withLocalLock(of: key, timeout: timeout) { [client, logger] left in
             // Fails fast while the database is away (the transaction below
             // would wait for a pooled connection with no deadline).
-            try await mapped { [client, logger] in try await client.run("SELECT 1", logger: logger) }
+            try await mapped { try await client.run("SELECT 1", logger: logger) }
             return try await mapped(lockOf: key, timeout: timeout) {
-                try await client.withTransaction(logger: logger) { connection in
-                    try await connection.run("SELECT set_config('lock_timeout', \(milliseconds), true)", logger: logger)
-                    try await connection.run(
-                        "SELECT pg_advisory_xact_lock(\(Self.lockNumber(for: key)))", logger: logger)
-                    return try await body()
+                try await Self.lockedTransaction(of: key, waiting: left, client: client, logger: logger) { _ in
+                    try await body()
                 }
             }
         }
@@ -210,29 +204,47 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     public func saveSignIn(_ credential: Credential, lockTimeout: Duration) async throws {
         let key = credential.key
         let (keyID, sealed) = try seal(credential, binding: Self.binding(key))
-        let milliseconds = "\(max(lockTimeout.components.seconds * 1000, 100))ms"
-        try await KeyedAsyncLock.shared.withLock(
-            "postgres\u{0}\(ObjectIdentifier(self))\u{0}\(key.providerID)\u{0}\(key.label ?? "")",
-            timeout: lockTimeout, what: "the refresh of \(key)"
-        ) {
+        try await withLocalLock(of: key, timeout: lockTimeout) { [client, logger] left in
             try await mapped(lockOf: key, timeout: lockTimeout) {
                 // The statements' own deadline, beyond the lock's wait.
-                try await withOperationTimeout(extra: lockTimeout) { [client, logger] in
-                    try await client.withTransaction(logger: logger) { connection in
-                        try await connection.run(
-                            "SELECT set_config('lock_timeout', \(milliseconds), true)", logger: logger)
-                        try await connection.run(
-                            "SELECT pg_advisory_xact_lock(\(Self.lockNumber(for: key)))", logger: logger)
-                        try await connection.run(
-                            """
-                            INSERT INTO authkit_credentials (provider_id, label, key_id, sealed, updated_at)
-                            VALUES (\(key.providerID), \(key.label ?? ""), \(keyID), \(sealed), now())
-                            ON CONFLICT (provider_id, label)
-                            DO UPDATE SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, updated_at = now()
-                            """, logger: logger)
+                try await withOperationTimeout(extra: left) {
+                    try await Self.lockedTransaction(of: key, waiting: left, client: client, logger: logger) {
+                        try await $0.run(try Self.upsert(key, keyID: keyID, sealed: sealed), logger: logger)
                     }
                 }
             }
+        }
+    }
+
+    /// `body` once no other task of this process holds `key`'s lock in this
+    /// store (a keyed lock, so that waiters here do not each hold a pooled
+    /// connection; two stores in one process exclude each other as two
+    /// machines do), given what is left of `timeout` (at least 100 ms).
+    private func withLocalLock<Result: Sendable>(
+        of key: CredentialKey, timeout: Duration, _ body: @Sendable (Duration) async throws -> Result
+    ) async throws -> Result {
+        let started = ContinuousClock.now
+        return try await KeyedAsyncLock.shared.withLock(
+            "postgres\u{0}\(ObjectIdentifier(self))\u{0}\(key.providerID)\u{0}\(key.label ?? "")", timeout: timeout,
+            what: "the refresh of \(key)"
+        ) {
+            try await body(max(timeout - (ContinuousClock.now - started), .milliseconds(100)))
+        }
+    }
+
+    /// `body` in a transaction holding `key`'s advisory lock, waited for at
+    /// most `waiting` (`lock_timeout`: SQLSTATE 55P03 past it); the commit
+    /// or rollback releases it.
+    private static func lockedTransaction<Result>(
+        of key: CredentialKey, waiting: Duration, client: PostgresClient, logger: Logger,
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let milliseconds =
+            "\(Int(waiting.components.seconds) * 1000 + Int(waiting.components.attoseconds / 1_000_000_000_000_000))ms"
+        return try await client.withTransaction(logger: logger) { connection in
+            try await connection.run("SELECT set_config('lock_timeout', \(milliseconds), true)", logger: logger)
+            try await connection.run("SELECT pg_advisory_xact_lock(\(lockNumber(for: key)))", logger: logger)
+            return try await body(connection)
         }
     }
 

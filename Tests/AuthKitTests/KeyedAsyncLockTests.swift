@@ -58,17 +58,25 @@ import Testing
         #expect(again == 42)
     }
 
-    @Test func aWaitEndsAtItsDeadlineAndLeavesNothingBehind() async throws {
-        let lock = KeyedAsyncLock()
+    /// A task holding `key` until `release` is called; returns once it holds it.
+    static func hold(_ key: String, of lock: KeyedAsyncLock) async -> (
+        holder: Task<Void, any Error>, release: @Sendable () -> Void
+    ) {
         let (gate, open) = AsyncStream<Void>.makeStream()
         let (held, holding) = AsyncStream<Void>.makeStream()
         let holder = Task {
-            try await lock.withLock("k", timeout: .seconds(30), what: "test") {
+            try await lock.withLock(key, timeout: .seconds(30), what: "test") {
                 holding.yield()
                 for await _ in gate { break }
             }
         }
         for await _ in held { break }
+        return (holder, { open.yield() })
+    }
+
+    @Test func aWaitEndsAtItsDeadlineAndLeavesNothingBehind() async throws {
+        let lock = KeyedAsyncLock()
+        let (holder, open) = await Self.hold("k", of: lock)
         await #expect {
             try await lock.withLock("k", timeout: .milliseconds(100), what: "the refresh of x") { 1 }
         } throws: { error in
@@ -77,7 +85,7 @@ import Testing
         }
         // Another key is not held.
         #expect(try await lock.withLock("other", timeout: .milliseconds(1), what: "test") { 2 } == 2)
-        open.yield()
+        open()
         try await holder.value
         // The timed-out waiter was not handed the lock: it is free.
         #expect(try await lock.withLock("k", timeout: .milliseconds(1), what: "test") { 3 } == 3)
@@ -85,15 +93,7 @@ import Testing
 
     @Test func aCancelledWaitLeavesTheQueue() async throws {
         let lock = KeyedAsyncLock()
-        let (gate, open) = AsyncStream<Void>.makeStream()
-        let (held, holding) = AsyncStream<Void>.makeStream()
-        let holder = Task {
-            try await lock.withLock("k", timeout: .seconds(30), what: "test") {
-                holding.yield()
-                for await _ in gate { break }
-            }
-        }
-        for await _ in held { break }
+        let (holder, open) = await Self.hold("k", of: lock)
         let ran = LockedValue(false)
         let waiter = Task {
             try await lock.withLock("k", timeout: .seconds(30), what: "test") { ran.withLock { $0 = true } }
@@ -101,7 +101,7 @@ import Testing
         while await lock.waiting(for: "k") < 1 { await Task.yield() }
         waiter.cancel()
         await #expect(throws: AuthKitError.self) { try await waiter.value }
-        open.yield()
+        open()
         try await holder.value
         #expect(!ran.current, "a cancelled waiter ran its body")
         #expect(await lock.waiting(for: "k") == 0)

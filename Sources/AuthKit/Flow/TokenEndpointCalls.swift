@@ -311,7 +311,7 @@ final class TokenEndpointCalls: Sendable {
         let fixed = parameters
         let response = try await sendToAuthorizationServer(step: .devicePolling, proofKey: authorization.proofKey) {
             var request = try await self.makeRequest(
-                method: .post, url: self.client.tokenURL, displayURL: self.shown(self.token.url),
+                method: .post, url: self.client.tokenURL, displayURL: self.client.tokenDisplay,
                 encoding: device.encoding, parameters: fixed, headers: self.token.headers,
                 clientAuthentication: authentication, credential: nil, variables: self.variables(for: nil))
             request.secrets.append(authorization.deviceCode)
@@ -354,7 +354,7 @@ final class TokenEndpointCalls: Sendable {
         let response = try await sendToAuthorizationServer(step: step, proofKey: proofKey) {
             var request = try await self.makeRequest(
                 method: .post, url: self.client.tokenURL, target: self.client.tokenTarget,
-                displayURL: self.shown(self.token.url), encoding: self.token.encoding, parameters: parameters,
+                displayURL: self.client.tokenDisplay, encoding: self.token.encoding, parameters: parameters,
                 headers: self.token.headers, clientAuthentication: authentication,
                 credential: previous, variables: self.variables(for: previous))
             request.secrets += secrets
@@ -548,7 +548,7 @@ final class TokenEndpointCalls: Sendable {
 
     /// An endpoint as messages show it (``TemplateVariables/display(_:)``).
     func shown(_ template: String) -> String {
-        template == token.url ? client.tokenDisplay : client.variables(for: nil).display(template)
+        client.variables(for: nil).display(template)
     }
 
     /// The answer's members, with any earlier member it does not repeat
