@@ -65,6 +65,11 @@ public struct TransportContract: Sendable {
         /// connection the server keeps open comes back at once, not at the
         /// deadline: revocation endpoints answer so.
         case emptyAnswerComesAtOnce(Int)
+        /// The head comes back when it arrives, not with the end of a body
+        /// still to come (a transport may hold it to hand over head and body
+        /// together, as the default one does for a short answer, but only
+        /// while the body is arriving).
+        case headComesBeforeTheBody
         /// An https server whose certificate no CA vouches for (as a man in
         /// the middle's) is refused during the handshake: it receives no
         /// request, so no credential.
@@ -103,7 +108,8 @@ public struct TransportContract: Sendable {
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError,
             .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
-            .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .framingIsTheTransports,
+            .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .headComesBeforeTheBody,
+            .framingIsTheTransports,
             .switchedProtocolIsAnError,
             .lengthBesideChunkedIsAnError, .foldedFieldIsOneField, .challengeIsAResponse("Basic"),
             .challengeIsAResponse("Digest"), .challengeIsAResponse("Bearer"),
@@ -137,6 +143,7 @@ public struct TransportContract: Sendable {
             case .foldedFieldIsOneField: "foldedFieldIsOneField"
             case .challengeIsAResponse(let scheme): "challengeIsAResponse(\(scheme))"
             case .emptyAnswerComesAtOnce(let status): "emptyAnswerComesAtOnce(\(status))"
+            case .headComesBeforeTheBody: "headComesBeforeTheBody"
             }
         }
     }
@@ -204,6 +211,7 @@ public struct TransportContract: Sendable {
                         + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 24\r\n\r\n{\"access_token\":\"at-1\"}",
                     repeating: "", interval: .hours(1)))
         case .emptyAnswerComesAtOnce(let status): try await emptyAnswerComesAtOnce(status)
+        case .headComesBeforeTheBody: try await headComesBeforeTheBody()
         case .foldedFieldIsOneField: try await foldedFieldIsOneField()
         case .challengeIsAResponse(let scheme): try await challengeIsAResponse(scheme)
         case .malformedStatusIsAnError:
@@ -506,6 +514,32 @@ public struct TransportContract: Sendable {
             status, Data(), after: "an empty \(status)",
             to: RawResponseServer.Script(
                 head: head, repeating: "", interval: .hours(1)))
+    }
+
+    private func headComesBeforeTheBody() async throws -> [String] {
+        // The head and the body's first byte; the other 99 never come (zero
+        // bytes an hour apart keep the connection open).
+        let server = RawResponseServer(
+            .init(
+                head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+                repeating: "", interval: .hours(1)))
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let request = HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/api")!)
+        let started = ContinuousClock.now
+        do {
+            let (head, body) = try await withDeadline(.seconds(5), display: "the test's server") { [http] in
+                try await http.send(request, body: nil)
+            }
+            body.cancel()
+            let waited = ContinuousClock.now - started
+            var broken: [String] = []
+            if head.status.code != 200 { broken.append("returned status \(head.status.code), not 200") }
+            if waited > .seconds(2) { broken.append("handed the head over after \(waited), not when it arrived") }
+            return broken
+        } catch {
+            return ["a head whose body is still to come ended with \(error), not with the head at once"]
+        }
     }
 
     /// Plays `script` to a request and expects `status` and `body` back.

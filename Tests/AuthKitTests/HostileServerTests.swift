@@ -251,6 +251,21 @@ import Testing
         }
     }
 
+    /// What counts as this machine, where a credential may go over plain
+    /// http: `127.0.0.0/8` as four decimal octets, `::1`, `localhost`; not a
+    /// host that only reads like one (a resolver would look it up by name).
+    @Test(arguments: [
+        ("127.0.0.1", true), ("127.1.2.3", true), ("127.255.255.255", true), ("127.0.0.01", true),
+        ("::1", true), ("[::1]", true), ("localhost", true), ("LocalHost", true),
+        ("127.0.0.256", false), ("127.0.0", false), ("127.0.0.1.5", false), ("127..0.1", false),
+        ("127.0.0.", false), ("127.+1.0.1", false), ("127.0.0.1a", false), ("127.0.0.1000", false),
+        ("128.0.0.1", false), ("1127.0.0.1", false), ("localhost.", false), ("localhost.evil.example", false),
+        ("::2", false), ("", false),
+    ])
+    func loopbackHostsAreReadStrictly(host: String, loopback: Bool) {
+        #expect(DescriptorValidator.isLoopback(host: host) == loopback, "\(host)")
+    }
+
     // MARK: - Bounded answers
 
     /// 100 KB of gzip that inflate to 16 MiB: its compressed size is under

@@ -200,11 +200,8 @@ public struct CredentialSource: Sendable {
         maximumBodySize: Int = 100 << 20, deadline: Duration = .seconds(60)
     ) async throws -> (HTTPResponse, HTTPResponseBody) {
         guard let url = request.url else { throw AuthKitError.misuse(.unsignableRequest("it has no absolute URL.")) }
-        var outgoing = OutgoingRequest(method: request.method, url: url)
-        outgoing.head.headerFields = request.headerFields
-        outgoing.body = body
         let (response, body, _) = try await send(
-            outgoing,
+            OutgoingRequest(head: request, url: url, body: body),
             policy: RequestPolicy(
                 redirects: followRedirects ? .follow(maximum: 10) : .deliver, maximumBodySize: maximumBodySize,
                 deadline: deadline))

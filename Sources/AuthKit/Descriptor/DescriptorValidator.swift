@@ -428,12 +428,33 @@ package struct DescriptorValidator: Sendable {
     }
 
     /// True for `127.0.0.0/8`, `::1` (bracketed or not) and `localhost`.
+    /// Read byte by byte (it runs for every request the default transport
+    /// sends): an IPv4 address is four octets of one to three decimal digits,
+    /// each at most 255 (no sign, as `getaddrinfo` would not read one).
     package static func isLoopback(host: String) -> Bool {
-        var host = Substring(host.lowercased())
-        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        if host == "localhost" || host == "::1" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        var bytes = Substring(host).utf8
+        if bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") { bytes = bytes.dropFirst().dropLast() }
+        if bytes.elementsEqual("::1".utf8) { return true }
+        if bytes.count == 9, String(Substring(bytes)).lowercased() == "localhost" { return true }
+        guard bytes.starts(with: "127.".utf8) else { return false }
+        var octets = 0
+        var digits = 0
+        var value = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0 else { return false }
+                octets += 1
+                digits = 0
+                value = 0
+            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                digits += 1
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                guard digits <= 3, value <= 255 else { return false }
+            } else {
+                return false
+            }
+        }
+        return octets == 3 && digits > 0
     }
 
     /// `{name}` occurrences in `text`.

@@ -215,6 +215,9 @@ package struct OpenedResponse: Sendable {
     /// transport as the caller reads, so backpressure is kept.
     /// `allowed` is the whole request's time, which a timeout names.
     package func bounded(until deadline: ContinuousClock.Instant, allowed: Duration) -> HTTPResponseBody {
+        // Already all there (the default transport hands a short answer over
+        // whole): nothing is awaited, so there is no deadline to watch.
+        if let complete = body.complete, complete.count <= maximumBodySize { return body }
         let relay = Relay(body.makeAsyncIterator())
         let body = self.body
         let limit = maximumBodySize

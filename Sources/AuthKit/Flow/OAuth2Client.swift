@@ -365,7 +365,8 @@ public struct OAuth2Client: Authenticator {
         try checkCredential(credential, descriptor: descriptor)
         // RFC 6750 §5.3: a bearer token travels only over TLS (or to this
         // machine); a header made for plain http would send it in the clear.
-        if let url = request.url, !url.allowsCredentials {
+        // https needs no URL built (swift-http-types rebuilds it at each read).
+        if request.scheme?.lowercased() != "https", let url = request.url, !url.allowsCredentials {
             throw AuthKitError.insecureTransport(url: url.redactedForLogs)
         }
         if credential.proofKey != nil {

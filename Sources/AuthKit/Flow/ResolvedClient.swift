@@ -112,7 +112,7 @@ final class ResolvedClient: Sendable {
             OAuth2Client.defaultRedirectURI(settings: settings, descriptor: descriptor) ?? descriptor.redirect.uri
         self.redirectURI = settings.redirectURI ?? descriptor.redirect.uri.absoluteString
         self.tokenURL = try placeholders.render(token.url, inURL: true, field: "token.url")
-        self.tokenTarget = URL(string: tokenURL).map(RequestTarget.init)
+        self.tokenTarget = URL(string: tokenURL).map { RequestTarget($0) }
         self.privateKeyFile = settings.privateKeyFile.flatMap { $0.isEmpty ? nil : $0 }
         self.pushedRequestURL = try descriptor.authorization?.pushedRequestURL.map {
             try placeholders.render($0, inURL: true, field: "authorization.par")

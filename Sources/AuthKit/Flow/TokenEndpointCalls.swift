@@ -496,7 +496,7 @@ final class TokenEndpointCalls: Sendable {
         case nil:
             break
         }
-        guard var target = parsed ?? URL(string: url).map(RequestTarget.init), target.hasHost else {
+        guard var target = parsed ?? URL(string: url).map({ RequestTarget($0) }), target.hasHost else {
             throw AuthKitError.invalidFile([
                 FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "is not an absolute URL.")
             ])

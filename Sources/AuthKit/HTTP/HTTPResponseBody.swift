@@ -32,6 +32,13 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
         self.source = .complete(data)
     }
 
+    /// The whole body, when it was complete before anyone read it (nothing
+    /// to wait for, so no deadline to watch while reading it).
+    package var complete: Data? {
+        if case .complete(let data) = source { return data }
+        return nil
+    }
+
     /// Stops the transfer; the body is not read.
     public func cancel() {
         if case .stream(_, let cancellation) = source { cancellation.fire() }

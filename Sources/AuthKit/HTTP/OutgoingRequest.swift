@@ -30,11 +30,19 @@ package struct OutgoingRequest: Sendable {
         self.displayURL = displayURL ?? target.url.redactedForLogs
     }
 
+    /// A caller's request, head and all, to `url` (its head's URL, read once).
+    package init(head: HTTPRequest, url: URL, body: Data?) {
+        self.head = head
+        self.target = RequestTarget(oneRequestTo: url)
+        self.body = body
+        self.displayURL = url.redactedForLogs
+    }
+
     package var url: URL { target.url }
 
     /// Sends the request to `url` instead (a redirect's target).
     package mutating func retarget(_ url: URL) {
-        target = RequestTarget(url)
+        target = RequestTarget(oneRequestTo: url)
         head.url = url
     }
 

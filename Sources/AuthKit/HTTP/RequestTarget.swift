@@ -18,30 +18,40 @@ package struct RequestTarget: Sendable {
     package let allowsCredentials: Bool
     /// Whether the URL names a host at all (an endpoint must).
     package let hasHost: Bool
-    private let get: HTTPRequest
-    /// The token endpoint's method, kept made: setting a method builds and
-    /// checks a pseudo-header field each time.
-    private let post: HTTPRequest
+    /// GET and POST heads, kept made for an endpoint sent to again and
+    /// again (setting a method builds and checks a pseudo-header field each
+    /// time); nil for a URL used once.
+    private let get: HTTPRequest?
+    private let post: HTTPRequest?
 
+    /// For an endpoint: the heads of GET and POST are made once.
     package init(_ url: URL) {
+        self.init(url, keepingHeads: true)
+    }
+
+    /// For a URL one request goes to (a caller's, a redirect's): nothing made
+    /// that the request does not use.
+    package init(oneRequestTo url: URL) {
+        self.init(url, keepingHeads: false)
+    }
+
+    private init(_ url: URL, keepingHeads: Bool) {
         self.url = url
         self.origin = url.origin
         self.allowsCredentials = url.allowsCredentials
         self.hasHost = url.host(percentEncoded: true) != nil
-        self.get = HTTPRequest(method: .get, url: url)
-        self.post = HTTPRequest(method: .post, url: url)
+        self.get = keepingHeads ? HTTPRequest(method: .get, url: url) : nil
+        self.post = keepingHeads ? HTTPRequest(method: .post, url: url) : nil
     }
 
     /// A head for `method` to this URL, without header fields.
     func head(_ method: HTTPRequest.Method) -> HTTPRequest {
         switch method {
-        case .get: return get
-        case .post: return post
-        default:
-            var head = get
-            head.method = method
-            return head
+        case .get: if let get { return get }
+        case .post: if let post { return post }
+        default: break
         }
+        return HTTPRequest(method: method, url: url)
     }
 }
 
@@ -74,6 +84,12 @@ extension URL {
     /// long-lived token exchange sends `client_secret` and `access_token` in a
     /// GET), so no message prints a query.
     package var redactedForLogs: String {
+        // Nothing to leave out (an API request, a token endpoint): the URL as it is.
+        if baseURL == nil, query(percentEncoded: true) == nil, fragment(percentEncoded: true) == nil,
+            user(percentEncoded: true) == nil, password(percentEncoded: true) == nil
+        {
+            return absoluteString
+        }
         guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else {
             return "(unprintable URL)"
         }
