@@ -43,7 +43,7 @@
 //   quarter more protocol conformances into every start. AuthKit/Platform holds
 //   the little they used from it (a lock, trimming, two POSIX file questions).
 //   AuthKitStoreStress test-only: a separate process writing credentials,
-//                      for AuthKitStoreTests.
+//                      for AuthKitTests (CrossProcessStoreTests).
 //   AuthKitTestSupport test-only: real HTTP(S) servers on 127.0.0.1 (SwiftNIO, NIOSSL)
 //                      that record the exact bytes they receive, and a launcher
 //                      for the independent Python peers in Tests/Interop/servers.
@@ -207,7 +207,7 @@ let package = Package(
             path: "Sources/AuthKitCLI"
         ),
         // Test-only: a separate process saving to a FileCredentialStore, run
-        // by AuthKitStoreTests (many at once, and killed mid-write).
+        // by AuthKitTests' CrossProcessStoreTests (many at once, and killed mid-write).
         .executableTarget(
             name: "AuthKitStoreStress",
             dependencies: ["AuthKit"],
@@ -226,10 +226,16 @@ let package = Package(
             ],
             path: "Tests/AuthKitTestSupport"
         ),
+        // The core's tests, with the transports beside it (AsyncHTTPClient
+        // plays the same TransportContract), AuthKitApple's portable logic,
+        // and the credential stores across processes (AuthKitStoreStress, a
+        // dependency so that `swift test` builds it).
         .testTarget(
             name: "AuthKitTests",
             dependencies: [
-                "AuthKit", "AuthKitFoundationNetworking", "AuthKitTestSupport",
+                "AuthKit", "AuthKitFoundationNetworking", "AuthKitTestSupport", "AuthKitAsyncHTTPClient",
+                "AuthKitApple",
+                "AuthKitStoreStress",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 // An OpenID provider's signing keys, independent of the verifier's jwt-kit.
@@ -250,19 +256,11 @@ let package = Package(
             dependencies: ["AuthKitLoopback", "AuthKit", "AuthKitTestSupport"]
         ),
         .testTarget(
-            name: "AuthKitAppleTests",
-            dependencies: ["AuthKitApple", "AuthKit", "AuthKitTestSupport"]
-        ),
-        .testTarget(
             name: "AuthKitSandboxTests",
             dependencies: [
                 "AuthKitSandbox", "AuthKit", "AuthKitFoundationNetworking", "AuthKitOAuth1", "AuthKitTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
-        ),
-        .testTarget(
-            name: "AuthKitAsyncHTTPClientTests",
-            dependencies: ["AuthKitAsyncHTTPClient", "AuthKit", "AuthKitTestSupport"]
         ),
         // Runs the built `authkit` binary as a subprocess (the dependency makes
         // `swift test` build it).
@@ -274,8 +272,6 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
         ),
-        // Runs AuthKitStoreStress as subprocesses (the dependency makes
-        // `swift test` build it).
         // The web backend against a real PostgreSQL (.ci/run starts one) and
         // Hummingbird's test client.
         .testTarget(
@@ -287,10 +283,6 @@ let package = Package(
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
-        ),
-        .testTarget(
-            name: "AuthKitStoreTests",
-            dependencies: ["AuthKitStoreStress", "AuthKit", "AuthKitTestSupport"]
         ),
     ]
 )

@@ -1,5 +1,5 @@
 // Test-only: a separate process writing to a FileCredentialStore, for
-// Tests/AuthKitStoreTests (many processes at once, and SIGKILL mid-write).
+// CrossProcessStoreTests in Tests/AuthKitTests (many processes at once, and SIGKILL mid-write).
 //
 //   AuthKitStoreStress save <file> <provider-prefix> <count>
 //       saves <count> credentials <prefix>-0 … <prefix>-(count-1), then exits.

@@ -20,17 +20,18 @@ import Testing
     }
 
     /// Examples, benchmarks and fuzzers are packages of their own
-    /// (Examples/, Benchmarks/, Fuzz/), depending on the root by path. The
-    /// bound was 20 until the web-backend products (AuthKitServer,
-    /// AuthKitPostgres, AuthKitHummingbird and their tests) added four.
-    @Test func theRootManifestListsAtMostTwentyFourTargets() throws {
+    /// (Examples/, Benchmarks/, Fuzz/), depending on the root by path; the
+    /// core's test target holds the tests of the transports, AuthKitApple's
+    /// portable logic and the stores across processes (issue 45's bound, 20,
+    /// held again after the web-backend products added four).
+    @Test func theRootManifestListsAtMostTwentyTargets() throws {
         let manifest = try Self.text("Package.swift")
         // A declaration, not a dependency on one (`.target(name: "CAuthKitLinux", condition: …)`).
         let targets = manifest.matches(
             of: /\.(?:target|executableTarget|testTarget|systemLibrary)\(\s*name:\s*"\w+"(?!,\s*condition:)/
         )
         .count
-        #expect(targets > 0 && targets <= 24, "Package.swift declares \(targets) targets; the bound is 24")
+        #expect(targets > 0 && targets <= 20, "Package.swift declares \(targets) targets; the bound is 20")
         for nested in ["Examples", "Benchmarks", "Fuzz"] {
             let side = try Self.text("\(nested)/Package.swift")
             #expect(

@@ -71,7 +71,7 @@ import Testing
 
     /// The lock a Keychain store with a lock directory takes (the one
     /// `FileCredentialStore` takes beside its file, whose cross-process
-    /// behaviour AuthKitStoreTests checks): held while the refresh runs.
+    /// behaviour CrossProcessStoreTests checks): held while the refresh runs.
     @Test func theCrossProcessRefreshLockIsHeldDuringTheRefresh() async throws {
         let directory = TemporaryDirectory.url("authkit-keychain-lock")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
