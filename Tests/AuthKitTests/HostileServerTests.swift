@@ -251,6 +251,29 @@ import Testing
         }
     }
 
+    /// An `Authenticator` of the caller's that moves the request (here: the
+    /// token in the query, as some old APIs want it) is sent where its head
+    /// says, through the default transport, which is handed the URL parsed
+    /// rather than reading it back from the head.
+    @Test func aRequestAnAuthenticatorMovedGoesWhereItsHeadSays() async throws {
+        try await withServer { server in
+            server.route("GET", "/me") { _ in .json(#"{"ok":true}"#) }
+            let descriptor = testDescriptor(
+                id: "query", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+                token: .init(url: "\(server.baseURL)/token"))
+            let client = try OAuth2Client(descriptor: descriptor, settings: ClientSettings(clientID: "app"))
+            let credential = Credential(providerID: "query", accessToken: "in-the-query")
+            let source = CredentialSource(
+                authenticator: TokenInTheQuery(client: client), store: InMemoryCredentialStore([credential]),
+                key: credential.key)
+            let (response, _) = try await source.send(
+                HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/me")!))
+            #expect(response.status == .ok)
+            let received = try #require(server.requests(to: "/me").first)
+            #expect(received.uri == "/me?access_token=in-the-query")
+        }
+    }
+
     /// What counts as this machine, where a credential may go over plain
     /// http: `127.0.0.0/8` as four decimal octets, `::1`, `localhost`; not a
     /// host that only reads like one (a resolver would look it up by name).
@@ -411,4 +434,25 @@ final class ScriptedTransport: HTTPClient, @unchecked Sendable {
         }
         return (HTTPResponse(status: .init(code: stub.status), headerFields: fields), HTTPResponseBody(stub.body))
     }
+}
+
+/// Sends the access token in the query instead of a header (RFC 6750 §2.3,
+/// which AuthKit's own client never does).
+private struct TokenInTheQuery: Authenticator {
+    let client: OAuth2Client
+    var descriptor: ProviderDescriptor { client.descriptor }
+    var settings: ClientSettings { client.settings }
+
+    func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential {
+        try await client.authorize(using: userAgent, options: options)
+    }
+
+    func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest {
+        var moved = request
+        moved.path = (request.path ?? "/") + "?access_token=" + credential.accessToken
+        return moved
+    }
+
+    func refresh(_ credential: Credential) async throws -> Credential { try await client.refresh(credential) }
+    func revoke(_ credential: Credential) async throws { try await client.revoke(credential) }
 }

@@ -174,6 +174,15 @@ extension Authenticator {
                 request.head, url: request.url, token: credential, key: key, descriptor: descriptor)
         } else {
             authorized.head = try authorize(request.head, body: request.body, with: credential)
+            // An authenticator of the caller's that moved the request (a token
+            // in the query): its target follows, origin and all, so that what
+            // is sent, and to where, is what the head now says.
+            let head = authorized.head
+            if head.scheme != request.head.scheme || head.authority != request.head.authority
+                || head.path != request.head.path, let url = head.url
+            {
+                authorized.retarget(url)
+            }
         }
         authorized.secrets += [credential.accessToken, credential.tokenSecret, credential.refreshToken].compactMap {
             $0

@@ -13,10 +13,13 @@ import Logging
 package struct FlowTransport: Sendable {
     package let http: any HTTPClient
     package let logger: Logger
+    /// `http`, when it takes the URL already parsed (asked once, not per request).
+    private let parsedURLClient: (any ParsedURLHTTPClient)?
 
     package init(http: any HTTPClient, logger: Logger) {
         self.http = http
         self.logger = logger
+        self.parsedURLClient = http as? any ParsedURLHTTPClient
     }
 
     /// Sends a token-endpoint style request and reads the whole answer under
@@ -71,7 +74,11 @@ package struct FlowTransport: Sendable {
                 authorize != nil && !credentialed ? " (without the credential, which goes only to \(origin))" : ""
             logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)\(uncredentialed)")
             let (head, body) = try await Self.speakingOf(outgoing.displayURL) {
-                try await http.send(outgoing.head, body: outgoing.body)
+                if let parsedURLClient {
+                    try await parsedURLClient.send(outgoing.head, url: outgoing.url, body: outgoing.body)
+                } else {
+                    try await http.send(outgoing.head, body: outgoing.body)
+                }
             }
             let status = head.status.code
             logger.debug("\(step.rawValue): HTTP \(status)")

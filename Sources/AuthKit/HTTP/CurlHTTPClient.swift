@@ -31,7 +31,7 @@
     ///   at the next callback; `timeout` aborts a connection silent for that long.
     /// Only `http` and `https` are spoken, trusting the system's certificate
     /// authorities, or those ``CertificateAuthorities/environment`` names.
-    package struct CurlHTTPClient: HTTPClient {
+    package struct CurlHTTPClient: ParsedURLHTTPClient {
         /// Seconds to connect, and the longest silence allowed between bytes.
         package var timeout: TimeInterval
 
@@ -54,6 +54,12 @@
                 throw AuthKitError.network(
                     url: "(no URL)", reason: .init(.invalidRequest, "the request has no absolute URL"))
             }
+            return try await send(request, url: url, body: body)
+        }
+
+        package func send(_ request: HTTPRequest, url: URL, body: Data?) async throws -> (
+            HTTPResponse, HTTPResponseBody
+        ) {
             try Self.loadLibrary(display: url.redactedForLogs)
             if url.scheme?.lowercased() == "https", let problem = CertificateAuthorities.environmentProblem {
                 throw AuthKitError.network(url: url.redactedForLogs, reason: .init(.tlsFailure, problem))

@@ -41,6 +41,15 @@ public protocol HTTPClient: Sendable {
     func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody)
 }
 
+/// A transport that takes the request's URL as its sender already holds it:
+/// reading `HTTPRequest.url` rebuilds the URL from the head's fields and
+/// parses it again, each time. ``FlowTransport`` hands such a transport the
+/// URL of the request's ``RequestTarget`` (the default transport is one).
+package protocol ParsedURLHTTPClient: HTTPClient {
+    /// `url` is `request.url`, already parsed.
+    func send(_ request: HTTPRequest, url: URL, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody)
+}
+
 /// The platform's transport, the one AuthKit uses when the caller names
 /// none: on Linux, one that drives libcurl directly (it bounds memory
 /// against a hostile body, which FoundationNetworking's `URLSession` cannot:
