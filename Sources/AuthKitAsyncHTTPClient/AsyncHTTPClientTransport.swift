@@ -24,7 +24,7 @@ import NIOHTTP1
 ///
 /// The client is created once per process (on AsyncHTTPClient's shared event
 /// loop group) and lives as long as the process, like `HTTPClient.shared`.
-public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
+public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient {
     /// The kind of failure an AsyncHTTPClient or NIO error stands for.
     static func kind(of error: any Error) -> AuthKitError.NetworkFailure.Kind {
         if let error = error as? HTTPClientError {
@@ -53,6 +53,12 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
             throw AuthKitError.network(
                 url: "(no URL)", reason: .init(.invalidRequest, "the request has no absolute URL"))
         }
+        return try await send(request, url: url, body: body)
+    }
+
+    /// The URL as AuthKit's engines already hold it (swift-http-types would
+    /// rebuild it from the head and parse it again).
+    package func send(_ request: HTTPRequest, url: URL, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         var outgoing = HTTPClientRequest(url: url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headerFields {
@@ -73,7 +79,7 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
         for (name, value) in response.headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
-        let relay = BodyRelay(response.body.makeAsyncIterator(), display: url.redactedForLogs)
+        let relay = BodyRelay(response.body.makeAsyncIterator(), url: url)
         let stream = AsyncThrowingStream<Data, any Error>(unfolding: { try await relay.next() })
         return (
             HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields),
@@ -92,11 +98,12 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient {
 private final class BodyRelay: @unchecked Sendable {
     private let lock = NSLock()
     private var iterator: HTTPClientResponse.Body.AsyncIterator?
-    private let display: String
+    /// For an error's message, made only then.
+    private let url: URL
 
-    init(_ iterator: HTTPClientResponse.Body.AsyncIterator, display: String) {
+    init(_ iterator: HTTPClientResponse.Body.AsyncIterator, url: URL) {
         self.iterator = iterator
-        self.display = display
+        self.url = url
     }
 
     func next() async throws -> Data? {
@@ -107,7 +114,8 @@ private final class BodyRelay: @unchecked Sendable {
         } catch let cancellation as CancellationError {
             throw cancellation
         } catch {
-            throw AuthKitError.network(url: display, reason: .init(.connectionClosed, "the answer broke off: \(error)"))
+            throw AuthKitError.network(
+                url: url.redactedForLogs, reason: .init(.connectionClosed, "the answer broke off: \(error)"))
         }
         guard let buffer = next else {
             cancel()
