@@ -271,6 +271,19 @@ import Testing
             #expect(response.status == .ok)
             let received = try #require(server.requests(to: "/me").first)
             #expect(received.uri == "/me?access_token=in-the-query")
+
+            // One that loses the URL is refused before anything is sent.
+            let lost = CredentialSource(
+                authenticator: TokenInTheQuery(client: client, losingTheHost: true),
+                store: InMemoryCredentialStore([credential]), key: credential.key)
+            await #expect(
+                throws: AuthKitError.misuse(
+                    .unsignableRequest(
+                        "TokenInTheQuery.authorize(_:body:with:) returned a request with no absolute URL."))
+            ) {
+                _ = try await lost.send(HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/me")!))
+            }
+            #expect(server.requests(to: "/me").count == 1)
         }
     }
 
@@ -440,6 +453,8 @@ final class ScriptedTransport: HTTPClient, @unchecked Sendable {
 /// which AuthKit's own client never does).
 private struct TokenInTheQuery: Authenticator {
     let client: OAuth2Client
+    /// Drops the host as well (a broken authenticator).
+    var losingTheHost = false
     var descriptor: ProviderDescriptor { client.descriptor }
     var settings: ClientSettings { client.settings }
 
@@ -450,6 +465,7 @@ private struct TokenInTheQuery: Authenticator {
     func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest {
         var moved = request
         moved.path = (request.path ?? "/") + "?access_token=" + credential.accessToken
+        if losingTheHost { moved.authority = nil }
         return moved
     }
 

@@ -179,8 +179,13 @@ extension Authenticator {
             // is sent, and to where, is what the head now says.
             let head = authorized.head
             if head.scheme != request.head.scheme || head.authority != request.head.authority
-                || head.path != request.head.path, let url = head.url
+                || head.path != request.head.path
             {
+                guard let url = head.url else {
+                    throw AuthKitError.misuse(
+                        .unsignableRequest(
+                            "\(Self.self).authorize(_:body:with:) returned a request with no absolute URL."))
+                }
                 authorized.retarget(url)
             }
         }
