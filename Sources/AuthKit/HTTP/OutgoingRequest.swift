@@ -9,6 +9,9 @@ import HTTPTypes
 /// A request as the engines build it: the head, the body, and how the URL may
 /// appear in logs and errors.
 package struct OutgoingRequest: Sendable {
+    /// Method, URL and header fields. Its URL changes only through
+    /// ``retarget(_:)``: a transport that takes the URL parsed
+    /// (``ParsedURLHTTPClient``) is handed the target's, not the head's.
     package var head: HTTPRequest
     /// Where `head` goes, with its origin worked out. Change it with ``retarget(_:)``.
     package private(set) var target: RequestTarget
