@@ -287,6 +287,15 @@ import Testing
         }
     }
 
+    /// A request moved elsewhere (a redirect, or the caller's `Authenticator`)
+    /// is named by where it goes in logs and errors, its query still hidden.
+    @Test func aMovedRequestIsNamedByItsNewTarget() throws {
+        var request = OutgoingRequest(method: .get, url: try #require(URL(string: "https://one.example/me")))
+        request.retarget(try #require(URL(string: "https://two.example/you?access_token=in-the-query")))
+        #expect(request.displayURL == "https://two.example/you?…")
+        #expect(request.url.host == "two.example")
+    }
+
     /// What counts as this machine, where a credential may go over plain
     /// http: `127.0.0.0/8` as four decimal octets, `::1`, `localhost`; not a
     /// host that only reads like one (a resolver would look it up by name).

@@ -176,7 +176,6 @@ package struct FlowTransport: Sendable {
     {
         var next = request
         next.retarget(target)
-        next.displayURL = target.redactedForLogs
         if [301, 302, 303].contains(status), ![.get, .head].contains(request.head.method) {
             next.head.method = .get
             next.body = nil

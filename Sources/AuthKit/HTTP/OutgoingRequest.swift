@@ -43,10 +43,12 @@ package struct OutgoingRequest: Sendable {
 
     package var url: URL { target.url }
 
-    /// Sends the request to `url` instead (a redirect's target).
+    /// Sends the request to `url` instead (a redirect's target, or where the
+    /// caller's `Authenticator` moved it), and names it by that URL from now on.
     package mutating func retarget(_ url: URL) {
         target = RequestTarget(oneRequestTo: url)
         head.url = url
+        displayURL = url.redactedForLogs
     }
 
     package func header(_ name: String) -> String? {
