@@ -42,6 +42,8 @@ import Testing
         let url = try #require(URL(string: "https://api.example.com/v1/items?page=2#top"))
         let proof = try await DPoPProof.make(key: key, method: .post, url: url, nonce: "n-1", accessToken: "tok")
         let (header, claims) = try parts(proof)
+        #expect(Set(header.keys) == ["typ", "alg", "jwk"])
+        #expect(Set(claims.keys) == ["jti", "htm", "htu", "iat", "nonce", "ath"])
         #expect(header["typ"] as? String == "dpop+jwt")
         #expect(header["alg"] as? String == "ES256")
         let jwk = try #require(header["jwk"] as? [String: String])
@@ -50,6 +52,8 @@ import Testing
         #expect(claims["htm"] as? String == "POST")
         #expect(claims["htu"] as? String == "https://api.example.com/v1/items")
         #expect(claims["nonce"] as? String == "n-1")
+        let iat = try #require(claims["iat"] as? NSNumber, "iat is a number (RFC 7519 §4.1.6)")
+        #expect(abs(iat.doubleValue - Date().timeIntervalSince1970) < 60)
         let ath = SHA256.hash(data: Data("tok".utf8)).withUnsafeBytes { Base64URL.encode($0) }
         #expect(claims["ath"] as? String == ath)
         // Verified by jwt-kit with the public half only.
@@ -67,6 +71,9 @@ import Testing
         // Every proof is fresh (RFC 9449 §11.1).
         let again = try await DPoPProof.make(key: key, method: .post, url: url, nonce: "n-1", accessToken: "tok")
         #expect(try parts(again).claims["jti"] as? String != claims["jti"] as? String)
+        // No nonce yet, no token (a token request): neither member, rather than null.
+        let first = try await DPoPProof.make(key: key, method: .post, url: url, nonce: nil)
+        #expect(Set(try parts(first).claims.keys) == ["jti", "htm", "htu", "iat"])
     }
 
     @Test func theKeyIsStoredAsAJWKAndItsThumbprintIsRFC7638s() throws {

@@ -12,7 +12,8 @@ import JWTKit
 /// ``ProofKey`` that binds one request, its method and URL, to that key.
 ///
 /// Made fresh for every request, retries included (a new `jti` each time:
-/// servers refuse a proof they saw before, §11.1), by jwt-kit.
+/// servers refuse a proof they saw before, §11.1), signed by jwt-kit
+/// (``ProofSigner``).
 package enum DPoPProof {
     /// The HTTP header that carries a proof (§4.1).
     package static let headerName = HTTPField.Name("DPoP")!
@@ -34,21 +35,23 @@ package enum DPoPProof {
             ath: accessToken.map { SHA256.hash(data: Array($0.utf8)).withUnsafeBytes { Base64URL.encode($0) } })
         var header = JWTHeader()
         header.typ = "dpop+jwt"
-        header.jwk = key.publicJWK.mapValues { .string($0) }
-        let keys = JWTKeyCollection()
-        await keys.add(ecdsa: try key.signer ?? ES256PrivateKey(backing: key.privateKey))
-        return try await keys.sign(claims, header: header)
+        header.jwk = key.publicJWKFields
+        let signer = try key.signer ?? ProofSigner(ES256PrivateKey(backing: key.privateKey))
+        return try await signer.sign(claims, header: header)
     }
 
     /// `htu` (§4.2): the request's URI without its query and fragment.
     package static func targetURI(_ url: URL) -> String {
+        if url.query == nil, url.fragment == nil, url.baseURL == nil { return url.absoluteString }
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         components?.query = nil
         components?.fragment = nil
         return components?.string ?? url.absoluteString
     }
 
-    private struct Claims: JWTPayload {
+    /// The claims of §4.2. Written by ``ProofSerializer`` through `json`;
+    /// `Encodable` as jwt-kit's payload type requires.
+    struct Claims: JWTPayload {
         var jti: String
         var htm: String
         var htu: String
@@ -57,6 +60,20 @@ package enum DPoPProof {
         var ath: String?
 
         func verify(using algorithm: some JWTAlgorithm) async throws {}
+
+        var json: JSONText {
+            var json = JSONText()
+            json.beginObject()
+            json.member("jti", jti)
+            json.member("htm", htm)
+            json.member("htu", htu)
+            json.member("iat")
+            json.integer(iat)
+            json.member("nonce", nonce)
+            json.member("ath", ath)
+            json.endObject()
+            return json
+        }
     }
 }
 

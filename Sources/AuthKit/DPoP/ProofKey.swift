@@ -21,13 +21,15 @@ import JWTKit
 /// Stored as a private JWK (RFC 7517 §6.2: `kty`, `crv`, `x`, `y`, `d`).
 package struct ProofKey: Sendable, Hashable, Codable {
     package let privateKey: P256.Signing.PrivateKey
-    /// jwt-kit's form of the key, made once with it: made for each proof,
+    /// What signs this key's proofs, made once with it: made for each proof,
     /// jwt-kit imported the raw key again and derived its public point.
     /// (nil only if jwt-kit refused the key, which each proof then reports.)
-    let signer: ES256PrivateKey?
+    let signer: ProofSigner?
     /// The public half as a JWK (RFC 7518 §6.2.1): what each proof's header
     /// carries, made once with the key.
     package let publicJWK: [String: String]
+    /// ``publicJWK`` as a JWT header holds it.
+    let publicJWKFields: [String: JWTHeaderField]
 
     /// A fresh key from the system's secure random source.
     package init() {
@@ -36,13 +38,14 @@ package struct ProofKey: Sendable, Hashable, Codable {
 
     package init(_ privateKey: P256.Signing.PrivateKey) {
         self.privateKey = privateKey
-        self.signer = try? ES256PrivateKey(backing: privateKey)
+        self.signer = (try? ES256PrivateKey(backing: privateKey)).map(ProofSigner.init)
         let point = privateKey.publicKey.x963Representation // 0x04 ‖ x ‖ y
         self.publicJWK = [
             "kty": "EC", "crv": "P-256",
             "x": point[1..<33].withUnsafeBytes { Base64URL.encode($0) },
             "y": point[33..<65].withUnsafeBytes { Base64URL.encode($0) },
         ]
+        self.publicJWKFields = publicJWK.mapValues { .string($0) }
     }
 
     /// The JWK SHA-256 thumbprint (RFC 7638 §3): the `jkt` a server binds
