@@ -21,9 +21,11 @@ import JWTKit
 /// Stored as a private JWK (RFC 7517 §6.2: `kty`, `crv`, `x`, `y`, `d`).
 package struct ProofKey: Sendable, Hashable, Codable {
     package let privateKey: P256.Signing.PrivateKey
-    /// What signs this key's proofs, made once with it: made for each proof,
-    /// jwt-kit imported the raw key again and derived its public point.
-    /// (nil only if jwt-kit refused the key, which each proof then reports.)
+    /// What signs this key's proofs (jwt-kit's key, in a key collection of
+    /// its own), made once with the key: made for each proof, jwt-kit
+    /// imported the raw key again, derived its public point and made a
+    /// collection. (nil only if jwt-kit refused the key, which each proof
+    /// then reports.)
     let signer: ProofSigner?
     /// The public half as a JWK (RFC 7518 §6.2.1): what each proof's header
     /// carries, made once with the key.
