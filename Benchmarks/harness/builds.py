@@ -47,8 +47,22 @@ class SwiftSide:
 SWIFT_BUILD = ["swift", "build", "-c", "release", "--static-swift-stdlib", "--disable-local-rpath"]
 
 
+def forget_build_plan(package):
+    """Removes the release build plan SwiftPM cached in `package`/.build. A
+    nested package (Benchmarks/, Examples/) depends on the root by path, and
+    SwiftPM reuses its cached plan when only the root gained or lost a source
+    file: the root's modules are then compiled without the new file ("cannot
+    find 'X' in scope"). Planning again takes seconds and compiles nothing
+    more than needed."""
+    try:
+        os.remove(os.path.join(package, ".build", "release.yaml"))
+    except FileNotFoundError:
+        pass
+
+
 def _swift_build(root, product):
     """One `swift build -c release --static-swift-stdlib --disable-local-rpath --product X`; its output goes to stderr."""
+    forget_build_plan(root)
     command = SWIFT_BUILD + ["--product", product]
     print("$ " + " ".join(command), file=sys.stderr, flush=True)
     try:

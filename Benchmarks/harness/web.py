@@ -32,7 +32,7 @@ import time
 import urllib.error
 import urllib.request
 
-from .builds import SWIFT_BUILD, links_swift_runtime
+from .builds import SWIFT_BUILD, forget_build_plan, links_swift_runtime
 from .descriptor import bench_descriptor
 from .programs import ProgramFailed, child_environment, measure
 from .rows import Row
@@ -71,6 +71,7 @@ def build_web_app(root, names, build=True, bin_dir=None):
     command = SWIFT_BUILD + ["--package-path", examples, "--product", WEB_PRODUCT]
     found = os.path.join(examples, ".build", "release", WEB_PRODUCT)
     if build:
+        forget_build_plan(examples)
         print("$ " + " ".join(command), file=sys.stderr, flush=True)
         try:
             built = subprocess.run(command, cwd=root, stdout=sys.stderr).returncode == 0
