@@ -15,7 +15,8 @@ import JWTKit
 final class ProofSigner: Sendable {
     private let key: ES256PrivateKey
     private let keys = JWTKeyCollection(defaultJWTSerializer: ProofSerializer())
-    /// jwt-kit adds a key only asynchronously, so the first proof adds it.
+    /// jwt-kit adds a key only asynchronously, so the first proof adds it
+    /// (two first proofs at once both add it: the second replaces the same key).
     private let added = LockedValue(false)
 
     init(_ key: ES256PrivateKey) {
