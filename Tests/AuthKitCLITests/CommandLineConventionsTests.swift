@@ -406,7 +406,7 @@ import Testing
     /// A reader that goes away (`2>&1 | head -1`) is no crash: the sign-in
     /// still ends as it would have (here: the timeout, exit 5), though its
     /// status line and error had nowhere to go.
-    @Test func aClosedPipeIsNotACrash() throws {
+    @Test func aClosedPipeIsNotACrash() async throws {
         let home = try home()
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -417,7 +417,7 @@ import Testing
         ]
         shell.environment = ["AUTHKIT_HOME": home.path, "HOME": home.path, "PATH": "/usr/bin:/bin"]
         try shell.run()
-        shell.waitUntilExit()
+        try await blocking { shell.waitUntilExit() }
         #expect(
             shell.terminationStatus == 5,
             "authkit ended with \(shell.terminationStatus) (132: a trap on the closed pipe)")

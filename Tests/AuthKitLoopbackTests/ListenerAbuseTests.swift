@@ -41,7 +41,7 @@ import Testing
 
         // 100 connections that never finish their request (half send nothing,
         // half a partial head), all open at once, alongside 900 quick ones.
-        async let idle = RawHTTP.blocking { try Self.holdUnfinished(count: 100, port: port) }
+        async let idle = blocking { try Self.holdUnfinished(count: 100, port: port) }
         let quick = try await Self.run(count: 900, concurrency: 16) { index in
             switch index % 9 {
             case 0, 1, 2:
@@ -205,7 +205,7 @@ import Testing
         return closedAfter.filter { $0 >= 0 }
     }
 
-    /// Runs `body(0..<count)` on Dispatch threads, at most `concurrency` at a time.
+    /// Runs `body(0..<count)` on threads of their own, at most `concurrency` at a time.
     static func run(count: Int, concurrency: Int, _ body: @escaping @Sendable (Int) throws -> Outcome) async throws
         -> [Outcome]
     {
@@ -214,14 +214,14 @@ import Testing
             var outcomes = [Outcome]()
             while next < min(concurrency, count) {
                 let index = next
-                group.addTask { try await RawHTTP.blocking { try body(index) } }
+                group.addTask { try await blocking { try body(index) } }
                 next += 1
             }
             while let outcome = try await group.next() {
                 outcomes.append(outcome)
                 if next < count {
                     let index = next
-                    group.addTask { try await RawHTTP.blocking { try body(index) } }
+                    group.addTask { try await blocking { try body(index) } }
                     next += 1
                 }
             }

@@ -181,7 +181,7 @@ import Testing
         let port = attempt.port
         let started = ContinuousClock.now
         // One connection says nothing; another sends half a request line.
-        let (idle, slow) = try await RawHTTP.blocking {
+        let (idle, slow) = try await blocking {
             let idle = try RawHTTP.connect(port: port)
             defer { close(idle) }
             let slow = try RawHTTP.connect(port: port)

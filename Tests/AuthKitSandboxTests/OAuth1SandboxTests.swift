@@ -107,9 +107,11 @@ import Testing
             let output = Pipe()
             process.standardOutput = output
             try process.run()
-            let header = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-            process.waitUntilExit()
+            let header = try await blocking {
+                let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                return printed.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
             #expect(header.hasPrefix("OAuth "))
             let accepted = try await raw("POST", try #require(URL(string: url)), headers: ["Authorization": header])
             #expect(

@@ -47,7 +47,7 @@ import Testing
 
     @Test func anEndlessChunkedBodyIsCutOffAtTheLimit() async throws {
         try await withServer { port in
-            let outcome = try await RawHTTP.blocking { () -> (sent: Int, answer: String) in
+            let outcome = try await blocking { () -> (sent: Int, answer: String) in
                 let fd = try RawHTTP.connect(port: port)
                 defer { close(fd) }
                 try RawHTTP.write(
@@ -71,7 +71,7 @@ import Testing
 
     @Test func aSilentConnectionIsClosedAndOthersAreStillServed() async throws {
         try await withServer(requestTimeout: .milliseconds(300)) { port in
-            let closedAfter = try await RawHTTP.blocking { () -> Duration in
+            let closedAfter = try await blocking { () -> Duration in
                 let fd = try RawHTTP.connect(port: port)
                 defer { close(fd) }
                 let start = ContinuousClock.now

@@ -64,13 +64,6 @@ public enum RawHTTP {
         }
     }
 
-    /// Runs `body` on a Dispatch thread.
-    public static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
     /// A connected TCP socket with 10-second send and receive timeouts.
     public static func connect(host: String = "127.0.0.1", port: Int) throws -> Int32 {
         let ipv6 = host.contains(":")

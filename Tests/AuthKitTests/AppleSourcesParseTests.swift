@@ -1,3 +1,4 @@
+import AuthKitTestSupport
 import Foundation
 import Testing
 
@@ -17,7 +18,7 @@ import Testing
     }
 
     /// The Apple-only sources, and the iOS example docs/library.md shows.
-    @Test func appleOnlyFilesParse() throws {
+    @Test func appleOnlyFilesParse() async throws {
         let directory = Self.root.appendingPathComponent("Sources/AuthKitApple/Apple")
         let files =
             try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }
@@ -34,8 +35,11 @@ import Testing
             let errors = Pipe()
             process.standardError = errors
             try process.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            let text = try await blocking {
+                let printed = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                return printed
+            }
             #expect(process.terminationStatus == 0, "\(file.lastPathComponent): \(text)")
         }
     }

@@ -61,8 +61,11 @@ import Testing
             }
             var tokens = [String]()
             for (process, pipe) in outputs {
-                let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
+                let text = try await blocking {
+                    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    process.waitUntilExit()
+                    return output
+                }
                 #expect(process.terminationStatus == 0)
                 tokens.append(text.trimmingCharacters(in: .whitespacesAndNewlines))
             }

@@ -37,7 +37,7 @@ import Testing
         let started = Date()
         let writers = try (0..<8).map { try stress(["save", file.path, "w\($0)", "50"]) }
         for writer in writers {
-            writer.waitUntilExit()
+            try await blocking { writer.waitUntilExit() }
             #expect(writer.terminationStatus == 0)
         }
         print("8 processes × 50 saves: \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
@@ -69,15 +69,17 @@ import Testing
             // Let it get going (the first round must have saved at least once).
             try await Task.sleep(for: .milliseconds(Int.random(in: 30...250, using: &generator)))
             if round == 0 {
-                while String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).isEmpty {
+                // `availableData` waits for output: off the cooperative pool.
+                while try await blocking({ output.fileHandleForReading.availableData }).isEmpty {
                     try await Task.sleep(for: .milliseconds(10))
                 }
             }
             kill(writer.processIdentifier, SIGKILL)
-            writer.waitUntilExit()
+            try await blocking { writer.waitUntilExit() }
             #expect(writer.terminationReason == .uncaughtSignal)
             try? output.fileHandleForWriting.close()
-            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let printed = String(
+                decoding: try await blocking { output.fileHandleForReading.readDataToEndOfFile() }, as: UTF8.self)
             let lastSaved = printed.split(separator: "\n").last.flatMap { Int64($0.dropFirst("saved ".count)) }
 
             // A temporary file left behind means the kill landed mid-write.

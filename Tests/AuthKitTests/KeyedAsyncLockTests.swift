@@ -7,6 +7,11 @@ import Testing
 /// key, waiters served in turn, a wait bounded by its deadline and by its
 /// task's cancellation, and nothing left held after any of them.
 @Suite struct KeyedAsyncLockTests {
+    /// The deadline of waits whose deadline is not what a test checks: long,
+    /// so that a test run on a loaded machine (every test shares two threads
+    /// here) cannot reach it while the 20 waiters queue one by one.
+    static let unhurried = Duration.seconds(600)
+
     /// Records who is inside, and in which order they came in.
     actor Room {
         var inside = 0
@@ -26,7 +31,7 @@ import Testing
         let (gate, open) = AsyncStream<Void>.makeStream()
         // The first holder keeps the lock until every other task is queued.
         let first = Task {
-            try await lock.withLock("k", timeout: .seconds(30), what: "test") {
+            try await lock.withLock("k", timeout: Self.unhurried, what: "test") {
                 await room.enter(0)
                 for await _ in gate { break }
                 await room.leave()
@@ -37,7 +42,7 @@ import Testing
         for who in 1...20 {
             tasks.append(
                 Task {
-                    try await lock.withLock("k", timeout: .seconds(30), what: "test") {
+                    try await lock.withLock("k", timeout: Self.unhurried, what: "test") {
                         await room.enter(who)
                         await Task.yield()
                         await room.leave()
@@ -65,7 +70,7 @@ import Testing
         let (gate, open) = AsyncStream<Void>.makeStream()
         let (held, holding) = AsyncStream<Void>.makeStream()
         let holder = Task {
-            try await lock.withLock(key, timeout: .seconds(30), what: "test") {
+            try await lock.withLock(key, timeout: Self.unhurried, what: "test") {
                 holding.yield()
                 for await _ in gate { break }
             }
@@ -96,7 +101,7 @@ import Testing
         let (holder, open) = await Self.hold("k", of: lock)
         let ran = LockedValue(false)
         let waiter = Task {
-            try await lock.withLock("k", timeout: .seconds(30), what: "test") { ran.withLock { $0 = true } }
+            try await lock.withLock("k", timeout: Self.unhurried, what: "test") { ran.withLock { $0 = true } }
         }
         while await lock.waiting(for: "k") < 1 { await Task.yield() }
         waiter.cancel()
