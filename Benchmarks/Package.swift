@@ -9,6 +9,8 @@
 //   AuthKitFloor            a hello world linking what authkit links: the start-up
 //                           floor of a sign-in.
 //   AuthKitFloorFoundation  a hello world linking Foundation alone.
+//   web-stack-floor         the web rows' floor: the example web app's HTTP work on
+//                           Hummingbird and AsyncHTTPClient, without AuthKit.
 import PackageDescription
 
 let package = Package(
@@ -20,6 +22,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
     ],
     targets: [
         .executableTarget(
@@ -43,5 +48,17 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "AuthKitFloorFoundation"),
+        .executableTarget(
+            name: "web-stack-floor",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Sources/WebStackFloor"
+        ),
     ]
 )

@@ -91,6 +91,13 @@ def make_rows(ctx, names):
         add(name, title, "exchanges/s", "higher",
             lambda flags=flags, transport=transport: ops_per_second([ak, "exchanges"] + flags + ["-transport", transport], s),
             ("x/oauth2", ops_per_second([xo, "exchanges"] + flags, s)), targets={"x/oauth2": Target(">=", 0.8)})
+        if name == "exchanges-sequential":
+            # Where an exchange's time goes: the same POST through AuthKit's
+            # default transport alone (no OAuth work), and libcurl alone from
+            # C; the whole exchange is the row above.
+            add(name, "… its POST through AuthKit's default transport alone (no OAuth work)", "exchanges/s",
+                "higher", lambda: ops_per_second([ak, "transport-exchanges", "-token-url", server.token_url], s),
+                ("libcurl (C)", ops_per_second([ctx.peer("curlrequests"), "-exchange", server.token_url], s)))
 
     # 200 authorized GETs over TLS (the tokenserver's /me on its TLS port,
     # a throwaway authority trusted through SSL_CERT_FILE on both sides),

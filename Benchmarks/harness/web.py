@@ -43,11 +43,16 @@ from .summary import Target
 WEB_ROW_NAMES = ("web-signin", "web-memory")
 
 WEB_PRODUCT = "authkit-web-example"
+WEB_FLOOR_PRODUCT = "web-stack-floor"
 # The peer's name in the table. The PostgreSQL row's differs: table.py
 # keys a row's target text on (row name, peer), and both sign-in rows are
 # named web-signin.
 PEER = "Go net/http + x/oauth2"
 PEER_POSTGRES = "Go net/http + x/oauth2 + lib/pq"
+# The floor beside them (Benchmarks/Sources/WebStackFloor): the example's
+# HTTP work on the same stack, Hummingbird and AsyncHTTPClient, without
+# AuthKit. AuthKit ÷ it is what AuthKit adds; it ÷ Go, what the stack costs.
+FLOOR = "Hummingbird + AsyncHTTPClient alone"
 # Browsers signing in at once: as many as the exchanges-16 row's exchanges,
 # enough to keep both cores busy through every wait on the provider and the
 # database.
@@ -94,6 +99,34 @@ def build_web_app(root, names, build=True, bin_dir=None):
         print("note: %s links the Swift runtime dynamically (built without --static-swift-stdlib); rebuild it with "
               "`%s` for the build the web rows describe." % (found, " ".join(command)), file=sys.stderr)
     return found
+
+
+def build_web_floor(root, names, build=True, bin_dir=None):
+    """The path of web-stack-floor (Benchmarks/Sources/WebStackFloor) when a
+    web row is selected and it is there, else None: the rows then go without
+    their floor, with a note. Built like the example app, from the
+    Benchmarks package; found as build_web_app finds the app."""
+    if not set(WEB_ROW_NAMES) & set(names):
+        return None
+    benchmarks = os.path.join(root, "Benchmarks")
+    command = SWIFT_BUILD + ["--package-path", benchmarks, "--product", WEB_FLOOR_PRODUCT]
+    found = os.path.join(bin_dir or os.path.join(benchmarks, ".build", "release"), WEB_FLOOR_PRODUCT)
+    if build:
+        forget_build_plan(benchmarks)
+        print("$ " + " ".join(command), file=sys.stderr, flush=True)
+        try:
+            built = subprocess.run(command, cwd=root, stdout=sys.stderr).returncode == 0
+        except OSError as e:
+            print("cannot run swift: %s" % e, file=sys.stderr)
+            built = False
+        shown = subprocess.run(command[:-2] + ["--show-bin-path"], cwd=root, capture_output=True, text=True)
+        if built and shown.returncode == 0 and shown.stdout.strip():
+            found = os.path.join(shown.stdout.strip(), WEB_FLOOR_PRODUCT)
+    if not os.access(found, os.X_OK):
+        print("note: %s is not built (`%s`); the web rows are measured without their floor"
+              % (WEB_FLOOR_PRODUCT, " ".join(command)), file=sys.stderr)
+        return None
+    return os.path.abspath(found)
 
 
 def web_descriptor(base_url):
@@ -228,11 +261,12 @@ class Cluster:
 class WebRows:
     """The web rows for `names`: `with WebRows(ctx, names, web_app) as web:
     … web.rows …`. web_app: the example app's path (build_web_app), or None
-    for the Go app alone (--peers-only). The PostgreSQL row is left out,
+    for the Go app alone (--peers-only); web_floor: web-stack-floor's
+    (build_web_floor), or None to go without it. The PostgreSQL row is left out,
     with a note, where no cluster starts."""
 
-    def __init__(self, ctx, names, web_app, root=None):
-        self.ctx, self.web_app = ctx, web_app
+    def __init__(self, ctx, names, web_app, root=None, web_floor=None):
+        self.ctx, self.web_app, self.web_floor = ctx, web_app, web_floor
         self.root = root or os.path.dirname(ctx.benchmarks)
         self.cluster = None
         self.rows = []
@@ -260,16 +294,21 @@ class WebRows:
                           "AUTHKIT_BENCH_CLIENT_SECRET": "bench-secret", "AUTHKIT_WEB_KEYS": keys}
         self.go_env = {"AUTHKIT_WEB_KEYS": keys}
         self.go_flags = ["-authorize-url", base + "/authorize", "-token-url", base + "/token", "-me-url", base + "/me"]
+        self.floor_flags = ["--authorize-url", base + "/authorize", "--token-url", base + "/token",
+                            "--me-url", base + "/me"]
         self.webload = ctx.peer("webload")
 
-        def add(name, title, unit, better, authkit, peer, target, peer_name=PEER):
+        def add(name, title, unit, better, authkit, peer, target, peer_name=PEER, floor_run=None):
             sides = ([Side("AuthKit", authkit)] if web_app else []) + [Side(peer_name, peer)]
+            if self.web_floor and floor_run:
+                sides.append(Side(FLOOR, floor_run))
             self.rows.append(Row(name, title, unit, better, sides, {peer_name: target}))
 
         if "web-signin" in names:
             title = "web sign-ins through the example app, %d at once, %s"
             add("web-signin", title % (SIGNIN_CONCURRENCY, "stores in memory"), "sign-ins/s", "higher",
-                self.signin_rate("swift", None), self.signin_rate("go", None), Target(">=", 1.0))
+                self.signin_rate("swift", None), self.signin_rate("go", None), Target(">=", 1.0),
+                floor_run=self.signin_rate("floor", None))
             try:
                 self.cluster = Cluster(self.root)
             except OSError as e:
@@ -282,7 +321,7 @@ class WebRows:
         if "web-memory" in names:
             add("web-memory", "the app's peak resident memory: %s sessions, %d requests at once, stores in memory"
                 % ("{:,}".format(MEMORY_SESSIONS), MEMORY_CONCURRENCY), "MiB", "lower",
-                self.peak_mib("swift"), self.peak_mib("go"), Target("<=", 1.5))
+                self.peak_mib("swift"), self.peak_mib("go"), Target("<=", 1.5), floor_run=self.peak_mib("floor"))
 
     def __enter__(self):
         return self
@@ -299,14 +338,17 @@ class WebRows:
             self.dir = None
 
     def app(self, side, database):
-        """A RunningApp for side "swift" or "go", on a fresh database named
-        `database` (None: stores in memory)."""
+        """A RunningApp for side "swift", "go" or "floor" (memory only), on a
+        fresh database named `database` (None: stores in memory)."""
         port = free_port()
         url = self.cluster.fresh_database(database) if database else None
         if side == "swift":
             command = [self.web_app, "--port", str(port), "--provider", "bench"]
             command += ["--database-url", url] if url else []
             return RunningApp("authkit-web", command, port, self.swift_env, self.dir)
+        if side == "floor":
+            command = [self.web_floor, "--port", str(port)] + self.floor_flags
+            return RunningApp("web-stack-floor", command, port, {}, self.dir)
         command = [self.ctx.peer("webapp"), "-port", str(port)] + self.go_flags
         command += ["-database-url", url] if url else []
         return RunningApp("go-webapp", command, port, self.go_env, self.dir)

@@ -107,6 +107,45 @@ struct ExchangeBenchmark {
     }
 }
 
+/// The exchanges-sequential row's middle line: the code exchange's POST (the
+/// form curlrequests -exchange sends) through AuthKit's default transport
+/// alone, `platformHTTPClient()`, its answer read whole; no state, PKCE,
+/// request building or answer parsing. Beside libcurl alone from C and the
+/// whole exchange, it splits an exchange's time between the socket,
+/// the transport (its thread handoffs) and the OAuth work.
+struct TransportExchangeBenchmark {
+    let client = platformHTTPClient()
+    let request: HTTPRequest
+    static let form = Data(
+        ("grant_type=authorization_code&code=bench-code&redirect_uri=http%3A%2F%2F127.0.0.1%3A8765%2Fcallback"
+            + "&client_id=bench-client&client_secret=bench-secret"
+            + "&code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk").utf8)
+
+    init(tokenURL: String) throws {
+        guard let url = URL(string: tokenURL) else { throw BenchmarkFailure("-token-url \(tokenURL) is not a URL") }
+        var fields = HTTPFields()
+        fields[.accept] = "application/json"
+        fields[.contentType] = "application/x-www-form-urlencoded"
+        request = HTTPRequest(method: .post, url: url, headerFields: fields)
+    }
+
+    func post() async throws -> Int {
+        let (response, body) = try await client.send(request, body: Self.form)
+        var bytes = 0
+        for try await chunk in body { bytes += chunk.count }
+        guard response.status == .ok, bytes > 0 else {
+            throw BenchmarkFailure("the token endpoint answered \(response.status.code) with \(bytes) bytes")
+        }
+        return bytes
+    }
+
+    func measure(seconds: Double) async throws -> Measurement {
+        _ = try await post()
+        _ = try await Measurement.loop(seconds: 0.2, batch: 100) { for _ in 0..<100 { _ = try await post() } }
+        return try await Measurement.loop(seconds: seconds, batch: 100) { for _ in 0..<100 { _ = try await post() } }
+    }
+}
+
 /// Answers every request at once with the token answer, as an in-memory
 /// `http.RoundTripper` does for x/oauth2.
 struct InstantHTTPClient: HTTPClient {

@@ -1,15 +1,20 @@
 // curlrequests: the floor under AuthKit's default transport in the
-// tls-requests-sequential row. libcurl alone, from C, doing what
-// CurlHTTPClient asks of it per request: one easy handle kept (so its
-// connection is reused), reset and given its options again before each GET,
-// the body read through a write callback. What AuthKit adds above this is
-// its own; what this costs is the chosen dependency's.
+// tls-requests-sequential and exchanges-sequential rows. libcurl alone, from
+// C, doing what CurlHTTPClient asks of it per request: one easy handle kept
+// (so its connection is reused), reset and given its options again before
+// each request, the body read through a write callback. What AuthKit adds
+// above this is its own; what this costs is the chosen dependency's.
 //
 //   curlrequests -base https://127.0.0.1:PORT -seconds S
+//   curlrequests -exchange http://127.0.0.1:PORT/token -seconds S
 //
-// Trusts the authority SSL_CERT_FILE names (libcurl does not read the
+// The first: an op is a batch of 200 GETs of /me with a bearer token. It
+// trusts the authority SSL_CERT_FILE names (libcurl does not read the
 // variable itself; AuthKit sets CURLOPT_CAINFO from it the same way).
-// Prints {"ops": N, "seconds": S}, an op being a batch of 200 GETs of /me.
+// The second: an op is one code exchange's POST, the form every side sends
+// (grant_type, code, redirect_uri, client_id, client_secret, a 43-character
+// code_verifier), its JSON answer read; no state, PKCE or JSON parsing.
+// Prints {"ops": N, "seconds": S}.
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,16 +66,76 @@ static int batch(CURL *handle, const char *url, struct curl_slist *headers, cons
     return 0;
 }
 
+static const char exchange_form[] =
+    "grant_type=authorization_code&code=bench-code&redirect_uri=http%3A%2F%2F127.0.0.1%3A8765%2Fcallback"
+    "&client_id=bench-client&client_secret=bench-secret"
+    "&code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+
+static int exchange(CURL *handle, const char *url, struct curl_slist *headers) {
+    size_t bytes = 0;
+    long status = 0;
+    curl_easy_reset(handle);
+    curl_easy_setopt(handle, CURLOPT_URL, url);
+    curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(handle, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(sizeof exchange_form - 1));
+    curl_easy_setopt(handle, CURLOPT_COPYPOSTFIELDS, exchange_form);
+    curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, count_body);
+    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &bytes);
+    CURLcode code = curl_easy_perform(handle);
+    if (code != CURLE_OK) {
+        fprintf(stderr, "curlrequests: %s: %s\n", url, curl_easy_strerror(code));
+        return -1;
+    }
+    curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+    if (status != 200 || bytes == 0) {
+        fprintf(stderr, "curlrequests: %s answered %ld with %zu bytes\n", url, status, bytes);
+        return -1;
+    }
+    return 0;
+}
+
+static int exchanges(const char *url, double seconds) {
+    CURL *handle = curl_easy_init();
+    struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
+    headers = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded");
+    headers = curl_slist_append(headers, "Expect:");
+    if (handle == NULL || headers == NULL) return 1;
+    double start = now();
+    while (now() - start < 0.2) {
+        if (exchange(handle, url, headers) != 0) return 1;
+    }
+    long ops = 0;
+    start = now();
+    do {
+        if (exchange(handle, url, headers) != 0) return 1;
+        ops++;
+    } while (now() - start < seconds);
+    printf("{\"ops\": %ld, \"seconds\": %.6f}\n", ops, now() - start);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(handle);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    const char *base = NULL;
+    const char *base = NULL, *token_url = NULL;
     double seconds = 2;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "-base") == 0) base = argv[i + 1];
+        else if (strcmp(argv[i], "-exchange") == 0) token_url = argv[i + 1];
         else if (strcmp(argv[i], "-seconds") == 0) seconds = atof(argv[i + 1]);
     }
-    if (base == NULL || seconds <= 0) {
-        fprintf(stderr, "usage: curlrequests -base https://127.0.0.1:PORT -seconds S\n");
+    if ((base == NULL) == (token_url == NULL) || seconds <= 0) {
+        fprintf(stderr, "usage: curlrequests -base https://127.0.0.1:PORT -seconds S\n"
+                        "       curlrequests -exchange http://127.0.0.1:PORT/token -seconds S\n");
         return 1;
+    }
+    if (token_url != NULL) {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        return exchanges(token_url, seconds);
     }
     char url[512];
     snprintf(url, sizeof url, "%s/me", base);
