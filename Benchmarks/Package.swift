@@ -35,6 +35,8 @@ let package = Package(
                 .product(name: "AuthKitAsyncHTTPClient", package: "AuthKit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(

@@ -98,6 +98,15 @@ def make_rows(ctx, names):
             add(name, "… its POST through AuthKit's default transport alone (no OAuth work)", "exchanges/s",
                 "higher", lambda: ops_per_second([ak, "transport-exchanges", "-token-url", server.token_url], s),
                 ("libcurl (C)", ops_per_second([ctx.peer("curlrequests"), "-exchange", server.token_url], s)))
+        if transport == "ahc":
+            # The floor: the exchange's POST through AsyncHTTPClient alone (run
+            # by AuthKitBenchmark, without AuthKit), beside x/oauth2's whole
+            # exchange measured again in the same rounds.
+            if ak:
+                add(name, "… its POST through AsyncHTTPClient alone (no AuthKit); x/oauth2's whole exchange",
+                    "exchanges/s", "higher", None,
+                    ("AsyncHTTPClient", ops_per_second([ak, "ahc-exchanges"] + flags, s)),
+                    ("x/oauth2", ops_per_second([xo, "exchanges"] + flags, s)))
 
     # 200 authorized GETs over TLS (the tokenserver's /me on its TLS port,
     # a throwaway authority trusted through SSL_CERT_FILE on both sides),

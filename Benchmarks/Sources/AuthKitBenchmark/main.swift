@@ -7,6 +7,7 @@
 //   AuthKitBenchmark library-refresh -seconds S
 //   AuthKitBenchmark exchanges -token-url URL -seconds S -concurrency C [-transport default|ahc]
 //   AuthKitBenchmark transport-exchanges -token-url URL -seconds S   (the exchange's POST alone, default transport)
+//   AuthKitBenchmark ahc-exchanges -token-url URL -seconds S -concurrency C   (the POST through AsyncHTTPClient alone)
 //   AuthKitBenchmark sign fixed|live -seconds S
 //   AuthKitBenchmark sign-ratio -seconds S   (live ÷ fixed, alternating batches in one process)
 //   AuthKitBenchmark id-token FIXTURE -seconds S   (a token and key set `oidcverify make` wrote)
@@ -43,6 +44,10 @@ do {
             throw BenchmarkFailure("transport-exchanges needs -token-url URL")
         }
         result = try await TransportExchangeBenchmark(tokenURL: tokenURL).measure(seconds: seconds)
+    case "ahc-exchanges":
+        guard let tokenURL = flag("token-url") else { throw BenchmarkFailure("ahc-exchanges needs -token-url URL") }
+        result = try await AsyncHTTPClientExchangeBenchmark(tokenURL: tokenURL)
+            .measure(seconds: seconds, concurrency: flag("concurrency").flatMap(Int.init) ?? 1)
     case "sign":
         let live = arguments.dropFirst().first == "live"
         result = try SignBenchmark(live: live).measure(seconds: seconds)
@@ -66,7 +71,7 @@ do {
         exit(0)
     default:
         throw BenchmarkFailure(
-            "usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|transport-exchanges|sign|sign-ratio|id-token|request|p256-sign|tls-requests|handoff … (see main.swift)"
+            "usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|transport-exchanges|ahc-exchanges|sign|sign-ratio|id-token|request|p256-sign|tls-requests|handoff … (see main.swift)"
         )
     }
     print(result.json)
