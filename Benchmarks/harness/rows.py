@@ -121,6 +121,11 @@ def make_rows(ctx, names):
             ("x/oauth2", micros_per_op([xo, "tls-requests"] + flags, s, tls_env, scale=1e3)),
             targets={"x/oauth2": Target("<=", 1.2)})
         if concurrency == 1:
+            # The same GETs through the default transport alone (no
+            # CredentialSource): what the transport costs above libcurl.
+            add(name, "… through AuthKit's default transport alone (token set by hand)", "ms", "lower",
+                lambda flags=flags: micros_per_op([ak, "tls-transport-requests"] + flags, s, tls_env, scale=1e3),
+                ("x/oauth2", micros_per_op([xo, "tls-requests"] + flags, s, tls_env, scale=1e3)))
             # The floor: libcurl alone, from C, doing what AuthKit asks of it.
             add(name, "… of which libcurl alone (C, one handle, reset per GET)", "ms", "lower", None,
                 ("libcurl (C)", micros_per_op([ctx.peer("curlrequests"), "-base", server.tls_base], s, tls_env,

@@ -8,12 +8,19 @@ import HTTPTypes
 /// at a time or `concurrency` at once. The server's certificate comes from a
 /// throwaway authority the run trusts through `SSL_CERT_FILE`, as x/oauth2's
 /// side does (Go reads the same variable). A batch is one op.
+///
+/// With `transportAlone`, the same GETs, the bearer token set by hand, go
+/// through the default transport (`platformHTTPClient()`) directly: no
+/// credential read, no deadline, no challenge check. That line splits the
+/// row's time between libcurl (its C line), the transport and the rest.
 struct TLSRequestBenchmark {
     static let batch = 200
     let source: CredentialSource
     let request: HTTPRequest
+    let transport: (any HTTPClient)?
 
-    init(base: String) throws {
+    init(base: String, transportAlone: Bool = false) throws {
+        transport = transportAlone ? platformHTTPClient() : nil
         let json = """
             {"id": "bench", "name": "Benchmark", "protocol": "oauth2",
              "authorization": {"url": "\(base)/authorize"},
@@ -34,7 +41,14 @@ struct TLSRequestBenchmark {
     }
 
     func getOnce() async throws {
-        let (response, body) = try await source.send(request, maximumBodySize: 1 << 16, deadline: .seconds(10))
+        let (response, body): (HTTPResponse, HTTPResponseBody)
+        if let transport {
+            var authorized = request
+            authorized.headerFields[.authorization] = "Bearer bench-access"
+            (response, body) = try await transport.send(authorized, body: nil)
+        } else {
+            (response, body) = try await source.send(request, maximumBodySize: 1 << 16, deadline: .seconds(10))
+        }
         var bytes = 0
         for try await chunk in body { bytes += chunk.count }
         guard response.status == .ok, bytes > 0 else {

@@ -14,6 +14,7 @@
 //   AuthKitBenchmark request dpop|bearer -seconds S   (a resource request's client-side work)
 //   AuthKitBenchmark p256-sign -seconds S   (one P-256 signature: the floor of a DPoP proof)
 //   AuthKitBenchmark tls-requests -base URL -seconds S -concurrency C   (batches of 200 GETs; trusts SSL_CERT_FILE)
+//   AuthKitBenchmark tls-transport-requests -base URL -seconds S -concurrency C   (the same, default transport alone)
 //   AuthKitBenchmark handoff -seconds S   (a task's round trip to a waiting thread and back)
 import Foundation
 
@@ -59,9 +60,9 @@ do {
     case "request":
         let bound = arguments.dropFirst().first == "dpop"
         result = try await DPoPBenchmark.signedIn(bound: bound).measure(seconds: seconds)
-    case "tls-requests":
-        guard let base = flag("base") else { throw BenchmarkFailure("tls-requests needs -base https://127.0.0.1:PORT") }
-        result = try await TLSRequestBenchmark(base: base)
+    case "tls-requests", "tls-transport-requests":
+        guard let base = flag("base") else { throw BenchmarkFailure("\(mode) needs -base https://127.0.0.1:PORT") }
+        result = try await TLSRequestBenchmark(base: base, transportAlone: mode == "tls-transport-requests")
             .measure(seconds: seconds, concurrency: flag("concurrency").flatMap(Int.init) ?? 1)
     case "handoff":
         result = await HandoffBenchmark().measure(seconds: seconds)
@@ -71,7 +72,7 @@ do {
         exit(0)
     default:
         throw BenchmarkFailure(
-            "usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|transport-exchanges|ahc-exchanges|sign|sign-ratio|id-token|request|p256-sign|tls-requests|handoff … (see main.swift)"
+            "usage: AuthKitBenchmark library-exchange|library-refresh|exchanges|transport-exchanges|ahc-exchanges|sign|sign-ratio|id-token|request|p256-sign|tls-requests|tls-transport-requests|handoff … (see main.swift)"
         )
     }
     print(result.json)
