@@ -64,6 +64,24 @@ MEMORY_CONCURRENCY = 100
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
+def _build_product(root, package, product):
+    """Builds `product` of the nested `package` (Examples/, Benchmarks/) as
+    builds.py builds the other Swift products; its output goes to stderr.
+    Returns the built binary's path, or None when the build failed."""
+    command = SWIFT_BUILD + ["--package-path", package, "--product", product]
+    forget_build_plan(package)
+    print("$ " + " ".join(command), file=sys.stderr, flush=True)
+    try:
+        if subprocess.run(command, cwd=root, stdout=sys.stderr).returncode != 0:
+            return None
+    except OSError as e:
+        print("cannot run swift: %s" % e, file=sys.stderr)
+        return None
+    shown = subprocess.run(command[:-2] + ["--show-bin-path"], cwd=root, capture_output=True, text=True)
+    directory = shown.stdout.strip() if shown.returncode == 0 else ""
+    return os.path.join(directory or os.path.join(package, ".build", "release"), product)
+
+
 def build_web_app(root, names, build=True, bin_dir=None):
     """The path of AuthKit's example web app when a web row is selected,
     else None. Built as builds.py builds the other Swift products (release,
@@ -76,19 +94,10 @@ def build_web_app(root, names, build=True, bin_dir=None):
     command = SWIFT_BUILD + ["--package-path", examples, "--product", WEB_PRODUCT]
     found = os.path.join(examples, ".build", "release", WEB_PRODUCT)
     if build:
-        forget_build_plan(examples)
-        print("$ " + " ".join(command), file=sys.stderr, flush=True)
-        try:
-            built = subprocess.run(command, cwd=root, stdout=sys.stderr).returncode == 0
-        except OSError as e:
-            print("cannot run swift: %s" % e, file=sys.stderr)
-            built = False
-        if not built:
+        found = _build_product(root, examples, WEB_PRODUCT)
+        if not found:
             raise ProgramFailed("swift build --product %s failed (its output is above); the web rows' AuthKit side "
                                 "cannot run. --peers-only measures the peers alone." % WEB_PRODUCT)
-        shown = subprocess.run(command[:-2] + ["--show-bin-path"], cwd=root, capture_output=True, text=True)
-        if shown.returncode == 0 and shown.stdout.strip():
-            found = os.path.join(shown.stdout.strip(), WEB_PRODUCT)
     elif bin_dir and os.access(os.path.join(bin_dir, WEB_PRODUCT), os.X_OK):
         found = os.path.join(os.path.abspath(bin_dir), WEB_PRODUCT)
     if not os.access(found, os.X_OK):
@@ -112,16 +121,7 @@ def build_web_floor(root, names, build=True, bin_dir=None):
     command = SWIFT_BUILD + ["--package-path", benchmarks, "--product", WEB_FLOOR_PRODUCT]
     found = os.path.join(bin_dir or os.path.join(benchmarks, ".build", "release"), WEB_FLOOR_PRODUCT)
     if build:
-        forget_build_plan(benchmarks)
-        print("$ " + " ".join(command), file=sys.stderr, flush=True)
-        try:
-            built = subprocess.run(command, cwd=root, stdout=sys.stderr).returncode == 0
-        except OSError as e:
-            print("cannot run swift: %s" % e, file=sys.stderr)
-            built = False
-        shown = subprocess.run(command[:-2] + ["--show-bin-path"], cwd=root, capture_output=True, text=True)
-        if built and shown.returncode == 0 and shown.stdout.strip():
-            found = os.path.join(shown.stdout.strip(), WEB_FLOOR_PRODUCT)
+        found = _build_product(root, benchmarks, WEB_FLOOR_PRODUCT) or found
     if not os.access(found, os.X_OK):
         print("note: %s is not built (`%s`); the web rows are measured without their floor"
               % (WEB_FLOOR_PRODUCT, " ".join(command)), file=sys.stderr)

@@ -31,22 +31,6 @@ struct AsyncHTTPClientExchangeBenchmark {
 
     func measure(seconds: Double, concurrency: Int) async throws -> Measurement {
         try await post()
-        let clock = ContinuousClock()
-        let start = clock.now.advanced(by: .milliseconds(200)) // warm-up first, not counted
-        let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
-        let ops = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<concurrency {
-                group.addTask {
-                    var done = 0
-                    while clock.now < deadline {
-                        try await post()
-                        if clock.now >= start { done += 1 }
-                    }
-                    return done
-                }
-            }
-            return try await group.reduce(0, +)
-        }
-        return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
+        return try await Measurement.concurrently(seconds: seconds, concurrency: concurrency) { try await post() }
     }
 }

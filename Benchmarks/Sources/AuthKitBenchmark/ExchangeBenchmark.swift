@@ -86,24 +86,9 @@ struct ExchangeBenchmark {
         guard try await exchangeOnce().accessToken == "bench-access" else {
             throw BenchmarkFailure("unexpected credential")
         }
-        let clock = ContinuousClock()
-        let warmUp = clock.now.advanced(by: .milliseconds(200))
-        let start = warmUp
-        let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
-        let ops = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<concurrency {
-                group.addTask {
-                    var done = 0
-                    while clock.now < deadline {
-                        _ = try await exchangeOnce()
-                        if clock.now >= start { done += 1 }
-                    }
-                    return done
-                }
-            }
-            return try await group.reduce(0, +)
+        return try await Measurement.concurrently(seconds: seconds, concurrency: concurrency) {
+            _ = try await exchangeOnce()
         }
-        return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
     }
 }
 

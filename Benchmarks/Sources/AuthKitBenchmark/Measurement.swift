@@ -31,6 +31,30 @@ struct Measurement {
         } while clock.now < deadline
         return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
     }
+
+    /// `concurrency` tasks, each running `operation` one after another until
+    /// `seconds` have passed after a 200 ms warm-up that is not counted.
+    static func concurrently(
+        seconds: Double, concurrency: Int, _ operation: @escaping @Sendable () async throws -> Void
+    ) async throws -> Measurement {
+        let clock = ContinuousClock()
+        let start = clock.now.advanced(by: .milliseconds(200))
+        let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
+        let ops = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    var done = 0
+                    while clock.now < deadline {
+                        try await operation()
+                        if clock.now >= start { done += 1 }
+                    }
+                    return done
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
+    }
 }
 
 struct BenchmarkFailure: Error, CustomStringConvertible {

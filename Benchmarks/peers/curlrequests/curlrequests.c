@@ -33,17 +33,21 @@ static double now(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static int get(CURL *handle, const char *url, struct curl_slist *headers, const char *authority) {
-    size_t bytes = 0;
-    long status = 0;
+// The options every request starts from, after the reset.
+static void prepare(CURL *handle, const char *url, struct curl_slist *headers) {
     curl_easy_reset(handle);
     curl_easy_setopt(handle, CURLOPT_URL, url);
     curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (authority != NULL) curl_easy_setopt(handle, CURLOPT_CAINFO, authority);
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(handle, CURLOPT_NOPROXY, "*");
     curl_easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+}
+
+// Runs the prepared request, its body counted; 0 for a 200 with a body.
+static int perform(CURL *handle, const char *url) {
+    size_t bytes = 0;
+    long status = 0;
     curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, count_body);
     curl_easy_setopt(handle, CURLOPT_WRITEDATA, &bytes);
     CURLcode code = curl_easy_perform(handle);
@@ -57,6 +61,12 @@ static int get(CURL *handle, const char *url, struct curl_slist *headers, const 
         return -1;
     }
     return 0;
+}
+
+static int get(CURL *handle, const char *url, struct curl_slist *headers, const char *authority) {
+    prepare(handle, url, headers);
+    if (authority != NULL) curl_easy_setopt(handle, CURLOPT_CAINFO, authority);
+    return perform(handle, url);
 }
 
 static int batch(CURL *handle, const char *url, struct curl_slist *headers, const char *authority) {
@@ -72,30 +82,10 @@ static const char exchange_form[] =
     "&code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 
 static int exchange(CURL *handle, const char *url, struct curl_slist *headers) {
-    size_t bytes = 0;
-    long status = 0;
-    curl_easy_reset(handle);
-    curl_easy_setopt(handle, CURLOPT_URL, url);
-    curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(handle, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+    prepare(handle, url, headers);
     curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(sizeof exchange_form - 1));
     curl_easy_setopt(handle, CURLOPT_COPYPOSTFIELDS, exchange_form);
-    curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, count_body);
-    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &bytes);
-    CURLcode code = curl_easy_perform(handle);
-    if (code != CURLE_OK) {
-        fprintf(stderr, "curlrequests: %s: %s\n", url, curl_easy_strerror(code));
-        return -1;
-    }
-    curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
-    if (status != 200 || bytes == 0) {
-        fprintf(stderr, "curlrequests: %s answered %ld with %zu bytes\n", url, status, bytes);
-        return -1;
-    }
-    return 0;
+    return perform(handle, url);
 }
 
 static int exchanges(const char *url, double seconds) {
