@@ -226,12 +226,12 @@ import Testing
             let grant = RotatingGrant(on: server, delay: 5)
             let (home, environment) = try Self.rotatingHome(server, "authkit-cli-signal-twice")
             defer { try? FileManager.default.removeItem(at: home) }
-            let started = Date()
+            let arrived = Recorder<Date>()
             let result = try await CLIProcess.run(
                 ["request", "--provider", "rotating", "\(server.baseURL)/resource"], environment: environment,
-                signalWhen: { grant.arrivedCount > 0 }, signals: [SIGINT, SIGINT])
+                signalWhen: { arrived.firstTime(grant.arrivedCount > 0) }, signals: [SIGINT, SIGINT])
             #expect(result.signal == SIGINT, "status \(result.status): \(result.stderr)")
-            #expect(Date().timeIntervalSince(started) < 4.5, "waited for the refresh")
+            #expect(arrived.sinceFirst < 4.5, "waited for the 5-second refresh")
             #expect(result.stderr.contains("A second Ctrl-C stops now"))
             let stored = try String(contentsOf: home.appendingPathComponent("credentials.json"), encoding: .utf8)
             #expect(stored == RotatingGrant.expiredCredential(id: "rotating"), "the store changed: \(stored)")
