@@ -88,25 +88,32 @@ static int exchange(CURL *handle, const char *url, struct curl_slist *headers) {
     return perform(handle, url);
 }
 
-static int exchanges(const char *url, double seconds) {
-    CURL *handle = curl_easy_init();
-    struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
-    headers = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded");
-    headers = curl_slist_append(headers, "Expect:");
-    if (handle == NULL || headers == NULL) return 1;
+// What an op runs against: the kept handle, the URL, the headers.
+struct target {
+    CURL *handle;
+    const char *url;
+    struct curl_slist *headers;
+    const char *authority;
+};
+
+static int get_batch(const struct target *t) { return batch(t->handle, t->url, t->headers, t->authority); }
+
+static int post_exchange(const struct target *t) { return exchange(t->handle, t->url, t->headers); }
+
+// Warms up for 200 ms (not counted, as every other side's), then runs op
+// until `seconds` have passed and prints the line; 1 when an op failed.
+static int measure(int (*op)(const struct target *), const struct target *t, double seconds) {
     double start = now();
     while (now() - start < 0.2) {
-        if (exchange(handle, url, headers) != 0) return 1;
+        if (op(t) != 0) return 1;
     }
     long ops = 0;
     start = now();
     do {
-        if (exchange(handle, url, headers) != 0) return 1;
+        if (op(t) != 0) return 1;
         ops++;
     } while (now() - start < seconds);
     printf("{\"ops\": %ld, \"seconds\": %.6f}\n", ops, now() - start);
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(handle);
     return 0;
 }
 
@@ -123,31 +130,25 @@ int main(int argc, char **argv) {
                         "       curlrequests -exchange http://127.0.0.1:PORT/token -seconds S\n");
         return 1;
     }
-    if (token_url != NULL) {
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-        return exchanges(token_url, seconds);
-    }
-    char url[512];
-    snprintf(url, sizeof url, "%s/me", base);
-    const char *authority = getenv("SSL_CERT_FILE");
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    CURL *handle = curl_easy_init();
-    struct curl_slist *headers = curl_slist_append(NULL, "Authorization: Bearer bench-access");
-    if (handle == NULL || headers == NULL) return 1;
-
-    // Warm-up, as every other side's: 200 ms not counted.
-    double start = now();
-    while (now() - start < 0.2) {
-        if (batch(handle, url, headers, authority) != 0) return 1;
+    char url[512];
+    struct target t = {curl_easy_init(), url, NULL, NULL};
+    int failed;
+    if (token_url != NULL) {
+        snprintf(url, sizeof url, "%s", token_url);
+        t.headers = curl_slist_append(NULL, "Accept: application/json");
+        t.headers = curl_slist_append(t.headers, "Content-Type: application/x-www-form-urlencoded");
+        t.headers = curl_slist_append(t.headers, "Expect:");
+        if (t.handle == NULL || t.headers == NULL) return 1;
+        failed = measure(post_exchange, &t, seconds);
+    } else {
+        snprintf(url, sizeof url, "%s/me", base);
+        t.authority = getenv("SSL_CERT_FILE");
+        t.headers = curl_slist_append(NULL, "Authorization: Bearer bench-access");
+        if (t.handle == NULL || t.headers == NULL) return 1;
+        failed = measure(get_batch, &t, seconds);
     }
-    long ops = 0;
-    start = now();
-    do {
-        if (batch(handle, url, headers, authority) != 0) return 1;
-        ops++;
-    } while (now() - start < seconds);
-    printf("{\"ops\": %ld, \"seconds\": %.6f}\n", ops, now() - start);
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(handle);
-    return 0;
+    curl_slist_free_all(t.headers);
+    curl_easy_cleanup(t.handle);
+    return failed;
 }
