@@ -12,7 +12,7 @@ import Testing
 /// signatures oauthlib verifies.
 @Suite(
     .serialized,
-    .enabled(if: InteropPeer.isEnabled, "needs Python with oauthlib: set AUTHKIT_PYTHON (bash .ci/run does)"))
+    .enabled("needs Python with oauthlib: set AUTHKIT_PYTHON (bash .ci/run does)") { await InteropPeer.isEnabled })
 struct CLIOAuth1Tests {
     let consumerKey = "cli-consumer-key-0001"
     let consumerSecret = "cli-consumer-secret-0001"

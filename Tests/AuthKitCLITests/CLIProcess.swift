@@ -36,10 +36,9 @@ enum CLIProcess {
     /// changes the world authkit runs in, then runs it); with `bareLauncher`,
     /// `launcher… arguments…`, the arguments naming authkit themselves.
     ///
-    /// The waiting happens on a thread of its own, not on the concurrency
-    /// pool: a test awaiting the binary must not hold up the other tests'
-    /// tasks (with the pool's few threads blocked, a 200 ms deadline elsewhere
-    /// was seen to fire after 16 s).
+    /// The child runs under `ChildProcess` (swift-subprocess): its output is
+    /// read as the kernel delivers it, so a test awaiting the binary holds no
+    /// thread of the concurrency pool the other tests share.
     static func run(
         _ arguments: [String], environment: [String: String], timeout: TimeInterval = 60, workingDirectory: URL? = nil,
         launcher: [String] = [], bareLauncher: Bool = false,
@@ -48,143 +47,89 @@ enum CLIProcess {
         interruptAfter: TimeInterval? = nil,
         signalWhen: (@Sendable () -> Bool)? = nil, signals: [Int32] = [SIGINT]
     ) async throws -> CLIResult {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(
-                    with: Result {
-                        try runBlocking(
-                            arguments, environment: environment, timeout: timeout, workingDirectory: workingDirectory,
-                            launcher: launcher, bareLauncher: bareLauncher, respond: respond,
-                            interruptWhen: interruptWhen,
-                            interruptAfter: interruptAfter, signalWhen: signalWhen, signals: signals)
-                    })
-            }.start()
-        }
-    }
-
-    private static func runBlocking(
-        _ arguments: [String], environment: [String: String], timeout: TimeInterval, workingDirectory: URL?,
-        launcher: [String], bareLauncher: Bool, respond: (@Sendable (String) -> String?)?,
-        interruptWhen: (@Sendable (String) -> Bool)?,
-        interruptAfter: TimeInterval?, signalWhen: (@Sendable () -> Bool)?, signals: [Int32]
-    ) throws -> CLIResult {
-        let process = Process()
+        let executable: String
+        let argv: [String]
         if let wrapper = launcher.first {
-            process.executableURL = URL(fileURLWithPath: wrapper)
-            process.arguments = launcher.dropFirst() + (bareLauncher ? [] : [binary.path]) + arguments
+            executable = wrapper
+            argv = launcher.dropFirst() + (bareLauncher ? [] : [binary.path]) + arguments
         } else {
-            process.executableURL = binary
-            process.arguments = arguments
+            executable = binary.path
+            argv = arguments
         }
-        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var env = [
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
             "HOME": environment["AUTHKIT_HOME"] ?? "/nonexistent",
         ]
         env.merge(environment) { _, new in new }
-        process.environment = env
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
 
-        let collected = Collected()
-        // Plain blocking reads on two threads, not `readabilityHandler`: its
-        // dispatch sources race with the pipe's descriptor being closed and its
-        // number reused (other tests open and close many sockets at once), which
-        // crashed libdispatch's event loop on Linux.
-        let outDone = DispatchSemaphore(value: 0)
-        let errDone = DispatchSemaphore(value: 0)
-        let stdoutReader = stdout.fileHandleForReading
-        let stderrReader = stderr.fileHandleForReading
-        let stdinWriter = stdin.fileHandleForWriting
-        try process.run()
-        if respond == nil && interruptWhen == nil { try? stdinWriter.close() }
-        if let interruptAfter {
-            Thread.detachNewThread {
-                Thread.sleep(forTimeInterval: interruptAfter)
-                if process.isRunning { process.interrupt() } // SIGINT, as Ctrl-C sends
+        let answered = Answered()
+        let child = try await ChildProcess.start(
+            executable, argv, environment: env, workingDirectory: workingDirectory
+        ) { child, text in
+            guard !answered.value else { return }
+            if let interruptWhen, interruptWhen(text) {
+                answered.value = true
+                child.send(SIGINT) // as Ctrl-C sends
+            } else if let respond, let answer = respond(text) {
+                answered.value = true
+                child.write(answer + "\n")
+                child.closeInput()
             }
         }
-        if let signalWhen {
-            // Once the condition holds (the server has a request, say), the
-            // signals in turn, 200 ms apart: a second Ctrl-C is a second press.
-            Thread.detachNewThread {
-                while process.isRunning && !signalWhen() { Thread.sleep(forTimeInterval: 0.01) }
-                for number in signals where process.isRunning {
-                    kill(process.processIdentifier, number)
-                    Thread.sleep(forTimeInterval: 0.2)
+        if respond == nil && interruptWhen == nil { child.closeInput() }
+
+        let helpers = Task {
+            await withTaskGroup(of: Void.self) { group in
+                if let interruptAfter {
+                    group.addTask {
+                        guard (try? await Task.sleep(for: .seconds(interruptAfter))) != nil else { return }
+                        child.send(SIGINT) // as Ctrl-C sends
+                    }
+                }
+                if let signalWhen {
+                    // Once the condition holds (the server has a request, say), the
+                    // signals in turn, 200 ms apart: a second Ctrl-C is a second press.
+                    group.addTask {
+                        while !child.hasExited && !signalWhen() {
+                            guard (try? await Task.sleep(for: .milliseconds(10))) != nil else { return }
+                        }
+                        for number in signals where !child.hasExited && !Task.isCancelled {
+                            child.send(number)
+                            try? await Task.sleep(for: .milliseconds(200))
+                        }
+                    }
                 }
             }
         }
-        Thread.detachNewThread {
-            while case let chunk = stdoutReader.availableData, !chunk.isEmpty { collected.appendOut(chunk) }
-            outDone.signal()
-        }
-        Thread.detachNewThread {
-            while case let chunk = stderrReader.availableData, !chunk.isEmpty {
-                let text = collected.appendErr(chunk)
-                guard !collected.hasResponded else { continue }
-                if let interruptWhen, interruptWhen(text) {
-                    collected.hasResponded = true
-                    process.interrupt() // SIGINT, as Ctrl-C sends
-                } else if let respond, let answer = respond(text) {
-                    collected.hasResponded = true
-                    // The throwing write: the child may have exited (the text
-                    // answered is its error), and Foundation's old write(_:)
-                    // traps on the broken pipe, taking every test with it.
-                    try? stdinWriter.write(contentsOf: Data((answer + "\n").utf8))
-                    try? stdinWriter.close()
-                }
-            }
-            errDone.signal()
-        }
+        defer { helpers.cancel() }
 
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning {
-            process.terminate()
+        let deadline = ContinuousClock.now.advanced(by: .seconds(timeout))
+        while !child.hasExited && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if !child.hasExited {
+            child.send(SIGTERM)
             // A process that ignores SIGTERM (as one waiting for a paste once
             // did) must not hang the whole test run.
-            let grace = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < grace { Thread.sleep(forTimeInterval: 0.02) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            _ = outDone.wait(timeout: .now() + 5)
-            _ = errDone.wait(timeout: .now() + 5)
-            throw CLIError.timedOut(arguments, collected.err)
+            let grace = ContinuousClock.now.advanced(by: .seconds(5))
+            while !child.hasExited && ContinuousClock.now < grace { try await Task.sleep(for: .milliseconds(20)) }
+            child.send(SIGKILL)
+            _ = try await child.exit()
+            throw CLIError.timedOut(arguments, child.standardError)
         }
-        process.waitUntilExit()
-        _ = outDone.wait(timeout: .now() + 10)
-        _ = errDone.wait(timeout: .now() + 10)
-        if !collected.hasResponded { try? stdinWriter.close() }
+        let exit = try await child.exit()
+        if !answered.value { child.closeInput() }
         return CLIResult(
-            status: process.terminationStatus, stdout: collected.out, stderr: collected.err,
-            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
+            status: exit.status, stdout: child.standardOutput, stderr: child.standardError, signal: exit.signal)
     }
 
     enum CLIError: Error { case timedOut([String], String) }
 }
 
-/// Output gathered from the reader threads.
-private final class Collected: @unchecked Sendable {
+/// Whether the prompt has had its answer (or its Ctrl-C): once only.
+private final class Answered: @unchecked Sendable {
     private let lock = NSLock()
-    private var outData = Data(), errData = Data()
-    private var responded = false
-
-    func appendOut(_ data: Data) { lock.withLock { outData.append(data) } }
-    func appendErr(_ data: Data) -> String {
-        lock.withLock {
-            errData.append(data)
-            return String(decoding: errData, as: UTF8.self)
-        }
+    private var answered = false
+    var value: Bool {
+        get { lock.withLock { answered } }
+        set { lock.withLock { answered = newValue } }
     }
-    var hasResponded: Bool {
-        get { lock.withLock { responded } }
-        set { lock.withLock { responded = newValue } }
-    }
-    var out: String { lock.withLock { String(decoding: outData, as: UTF8.self) } }
-    var err: String { lock.withLock { String(decoding: errData, as: UTF8.self) } }
 }

@@ -13,7 +13,7 @@ import Testing
             + #"{"issuer":"https://elsewhere.example","authorization_endpoint":"x","token":1}"#)
 
     @Test func sslCertFileDecidesWhichAuthorityIsTrusted() async throws {
-        let certificate = try SelfSignedCertificate.make()
+        let certificate = try await SelfSignedCertificate.make()
         let server = try RawResponseServer(Self.metadata, tls: certificate)
         try await server.start()
         defer { Task { await server.stop() } }

@@ -408,19 +408,16 @@ import Testing
     /// status line and error had nowhere to go.
     @Test func aClosedPipeIsNotACrash() async throws {
         let home = try home()
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-        shell.arguments = [
-            "-c",
-            #""$0" authorize --provider microsoft --client-id c --no-browser --timeout 1 2>&1 | head -1 >/dev/null; exit ${PIPESTATUS[0]}"#,
-            CLIProcess.binary.path,
-        ]
-        shell.environment = ["AUTHKIT_HOME": home.path, "HOME": home.path, "PATH": "/usr/bin:/bin"]
-        try shell.run()
-        try await blocking { shell.waitUntilExit() }
+        let shell = try await ChildProcess.run(
+            "/bin/bash",
+            [
+                "-c",
+                #""$0" authorize --provider microsoft --client-id c --no-browser --timeout 1 2>&1 | head -1 >/dev/null; exit ${PIPESTATUS[0]}"#,
+                CLIProcess.binary.path,
+            ], environment: ["AUTHKIT_HOME": home.path, "HOME": home.path, "PATH": "/usr/bin:/bin"])
         #expect(
-            shell.terminationStatus == 5,
-            "authkit ended with \(shell.terminationStatus) (132: a trap on the closed pipe)")
+            shell.exit.status == 5,
+            "authkit ended with \(shell.exit.status) (132: a trap on the closed pipe)")
     }
 
     /// Every line of every --help fits 80 columns, except argument-parser's

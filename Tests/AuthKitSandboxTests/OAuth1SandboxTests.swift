@@ -92,7 +92,7 @@ import Testing
 
     /// The sandbox's signature check against an independent signer: a
     /// request oauthlib signs, the sandbox accepts (and one it tampers with, it refuses).
-    @Test(.enabled(if: InteropPeer.isEnabled)) func acceptsWhatOauthlibSigns() async throws {
+    @Test(.enabled { await InteropPeer.isEnabled }) func acceptsWhatOauthlibSigns() async throws {
         try await Sandbox.with(emulating: try bundled("twitter")) { sandbox in
             let url = sandbox.baseURL.absoluteString + "/api.x.com/oauth/request_token?x_auth_access_type=read"
             let script = """
@@ -101,17 +101,9 @@ import Testing
                 client = Client('sandbox-client', client_secret='sandbox-secret', callback_uri='http://127.0.0.1:8765/callback')
                 print(client.sign(sys.argv[1], http_method='POST')[1]['Authorization'])
                 """
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [InteropPeer.python, "-c", script, url]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let header = try await blocking {
-                let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                return printed.trimmingCharacters(in: .whitespacesAndNewlines)
-            }
+            let signed = try await ChildProcess.run("/usr/bin/env", [InteropPeer.python, "-c", script, url])
+            let header = signed.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(signed.exit.status == 0, "\(signed.standardError)")
             #expect(header.hasPrefix("OAuth "))
             let accepted = try await raw("POST", try #require(URL(string: url)), headers: ["Authorization": header])
             #expect(

@@ -18,41 +18,31 @@ public final class InteropPeer: @unchecked Sendable {
 
     /// Whether the interoperability tests run: always when `AUTHKIT_REQUIRE_INTEROP=1`
     /// or `AUTHKIT_PYTHON` is set (then a server that cannot start is a failure),
-    /// else only when `python3` can import oauthlib.
-    public static let isEnabled: Bool = {
+    /// else only when `python3` can import oauthlib. Asked once, in a trait:
+    /// `.enabled("…") { await InteropPeer.isEnabled }`.
+    public static var isEnabled: Bool {
+        get async { await probe.value }
+    }
+
+    private static let probe = Task { () -> Bool in
         let environment = ProcessInfo.processInfo.environment
         if environment["AUTHKIT_REQUIRE_INTEROP"] == "1" { return true }
         if let python = environment["AUTHKIT_PYTHON"], !python.isEmpty { return true }
-        return canImportOAuthlib(python: "python3")
-    }()
+        let outcome = try? await ChildProcess.run("/usr/bin/env", ["python3", "-c", "import oauthlib.oauth1"])
+        return outcome?.exit.status == 0
+    }
 
     public static var python: String {
         let value = ProcessInfo.processInfo.environment["AUTHKIT_PYTHON"] ?? ""
         return value.isEmpty ? "python3" : value
     }
 
-    private static func canImportOAuthlib(python: String) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [python, "-c", "import oauthlib.oauth1"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return false
-        }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
-
     public struct StartError: Error, CustomStringConvertible {
         public var description: String
     }
 
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
+    private let lock = NSLock()
+    private var process: ChildProcess?
     public private(set) var port = 0
 
     public init() {}
@@ -68,44 +58,29 @@ public final class InteropPeer: @unchecked Sendable {
     /// Starts `Tests/Interop/servers/<script>` with `arguments` and waits for its port.
     public func start(script name: String, arguments: [String]) async throws {
         let script = Self.script.deletingLastPathComponent().appendingPathComponent(name)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [Self.python, script.path] + arguments
-        process.standardInput = input
-        process.standardOutput = output
+        let child: ChildProcess
         do {
-            try process.run()
+            child = try await ChildProcess.start("/usr/bin/env", [Self.python, script.path] + arguments)
         } catch {
             throw StartError(description: "could not run \(Self.python) \(script.path): \(error)")
         }
-        let handle = output.fileHandleForReading
-        let line: String? = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var bytes = [UInt8]()
-                while true {
-                    let chunk = handle.readData(ofLength: 1)
-                    guard let byte = chunk.first else { break }
-                    if byte == UInt8(ascii: "\n") { break }
-                    bytes.append(byte)
-                }
-                continuation.resume(returning: bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self))
-            }
-        }
+        lock.withLock { process = child }
+        let line = await child.firstLine(timeout: .seconds(20))
         guard let line, let port = Int(line.trimmingCharacters(in: .whitespaces)) else {
             stop()
             throw StartError(
                 description:
-                    "\(Self.python) \(name) did not print a port (are Tests/requirements.txt's packages installed?); it printed \(String(describing: line))"
+                    "\(Self.python) \(name) did not print a port (are Tests/requirements.txt's packages installed?); it printed \(String(describing: line)), and on standard error: \(child.standardError.suffix(2000))"
             )
         }
         self.port = port
     }
 
+    /// Closes the server's standard input and sends it SIGTERM; either stops it.
     public func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        guard let child = lock.withLock({ process }) else { return }
+        child.closeInput()
+        child.send(SIGTERM)
     }
 
     deinit { stop() }

@@ -121,30 +121,26 @@ public struct SelfSignedCertificate: Sendable {
     /// The certificate as PEM text, for a client told to trust it.
     public let certificatePEM: String
 
-    public static func make() throws -> SelfSignedCertificate {
+    public static func make() async throws -> SelfSignedCertificate {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "authkit-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let keyFile = directory.appendingPathComponent("key.pem")
         let certificateFile = directory.appendingPathComponent("cert.pem")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", keyFile.path, "-out", certificateFile.path, "-days", "1",
-            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let made = try await ChildProcess.run(
+            "/usr/bin/env",
+            [
+                "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", keyFile.path, "-out", certificateFile.path, "-days", "1",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
+        guard made.exit.status == 0 else {
             throw CocoaError(
                 .fileWriteUnknown,
                 userInfo: [
                     NSLocalizedDescriptionKey:
-                        "openssl req failed (status \(process.terminationStatus)); install the openssl package"
+                        "openssl req failed (status \(made.exit.status)); install the openssl package"
                 ])
         }
         guard let certificate = try NIOSSLCertificate.fromPEMFile(certificateFile.path).first else {

@@ -569,7 +569,7 @@ public struct TransportContract: Sendable {
     private func untrustedCertificateIsRefused() async throws -> [String] {
         let server = try RawResponseServer(
             Self.json200("Content-Length: 24\r\n\r\n{\"access_token\":\"stolen\"}"),
-            tls: SelfSignedCertificate.make())
+            tls: await SelfSignedCertificate.make())
         try await server.start()
         defer { Task { await server.stop() } }
         var outgoing = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token?code=secret-code")!)

@@ -29,18 +29,8 @@ import Testing
         #expect(files.count >= 4)
         let swiftc = try #require(Self.swiftc, "swiftc is not on PATH")
         for file in files {
-            let process = Process()
-            process.executableURL = swiftc
-            process.arguments = ["-parse", file.path]
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
-            let text = try await blocking {
-                let printed = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                return printed
-            }
-            #expect(process.terminationStatus == 0, "\(file.lastPathComponent): \(text)")
+            let parsed = try await ChildProcess.run(swiftc.path, ["-parse", file.path])
+            #expect(parsed.exit.status == 0, "\(file.lastPathComponent): \(parsed.standardError)")
         }
     }
 

@@ -45,29 +45,22 @@ import Testing
                 }
             #endif
 
-            let outputs = try (0..<8).map { _ -> (Process, Pipe) in
-                let process = Process()
-                let pipe = Pipe()
-                process.executableURL = CrossProcessStoreTests.binary
-                process.arguments = ["current", home.path, "rotating"]
-                var environment = ProcessInfo.processInfo.environment
-                environment["AUTHKIT_ROTATING_CLIENT_ID"] = "app"
-                environment["AUTHKIT_ROTATING_CLIENT_SECRET"] = "secret"
-                environment["AUTHKIT_STRESS_KEYRING_SCHEMA"] = keyringSchema
-                process.environment = environment
-                process.standardOutput = pipe
-                try process.run()
-                return (process, pipe)
+            var environment = ProcessInfo.processInfo.environment
+            environment["AUTHKIT_ROTATING_CLIENT_ID"] = "app"
+            environment["AUTHKIT_ROTATING_CLIENT_SECRET"] = "secret"
+            environment["AUTHKIT_STRESS_KEYRING_SCHEMA"] = keyringSchema
+            var children = [ChildProcess]()
+            for _ in 0..<8 {
+                let child = try await ChildProcess.start(
+                    CrossProcessStoreTests.binary.path, ["current", home.path, "rotating"], environment: environment)
+                child.closeInput()
+                children.append(child)
             }
             var tokens = [String]()
-            for (process, pipe) in outputs {
-                let text = try await blocking {
-                    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    process.waitUntilExit()
-                    return output
-                }
-                #expect(process.terminationStatus == 0)
-                tokens.append(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            for child in children {
+                let exit = try await child.exit()
+                #expect(exit.status == 0, "\(child.standardError)")
+                tokens.append(child.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
             }
             #expect(grant.refreshCount == 1, "the refresh token was sent \(grant.refreshCount) times")
             #expect(!grant.isRevoked)

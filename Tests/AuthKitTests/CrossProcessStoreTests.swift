@@ -21,13 +21,10 @@ import Testing
         return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
     }
 
-    func stress(_ arguments: [String], output: Pipe? = nil) throws -> Process {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
-        process.standardOutput = output ?? FileHandle.nullDevice
-        try process.run()
-        return process
+    func stress(_ arguments: [String]) async throws -> ChildProcess {
+        let child = try await ChildProcess.start(Self.binary.path, arguments)
+        child.closeInput()
+        return child
     }
 
     @Test func eightProcessesWritingAtOnceLoseNothing() async throws {
@@ -35,10 +32,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
         let file = home.appendingPathComponent("credentials.json")
         let started = Date()
-        let writers = try (0..<8).map { try stress(["save", file.path, "w\($0)", "50"]) }
+        var writers = [ChildProcess]()
+        for index in 0..<8 { writers.append(try await stress(["save", file.path, "w\(index)", "50"])) }
         for writer in writers {
-            try await blocking { writer.waitUntilExit() }
-            #expect(writer.terminationStatus == 0)
+            let exit = try await writer.exit()
+            #expect(exit.status == 0, "\(writer.standardError)")
         }
         print("8 processes × 50 saves: \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
 
@@ -64,22 +62,17 @@ import Testing
         var killedBeforeReport = 0
         var killedMidWrite = 0
         for round in 0..<12 {
-            let output = Pipe()
-            let writer = try stress(["loop", file.path, "20000"], output: output)
+            let writer = try await stress(["loop", file.path, "20000"])
             // Let it get going (the first round must have saved at least once).
             try await Task.sleep(for: .milliseconds(Int.random(in: 30...250, using: &generator)))
             if round == 0 {
-                // `availableData` waits for output: off the cooperative pool.
-                while try await blocking({ output.fileHandleForReading.availableData }).isEmpty {
+                while writer.standardOutput.isEmpty && !writer.hasExited {
                     try await Task.sleep(for: .milliseconds(10))
                 }
             }
-            kill(writer.processIdentifier, SIGKILL)
-            try await blocking { writer.waitUntilExit() }
-            #expect(writer.terminationReason == .uncaughtSignal)
-            try? output.fileHandleForWriting.close()
-            let printed = String(
-                decoding: try await blocking { output.fileHandleForReading.readDataToEndOfFile() }, as: UTF8.self)
+            writer.send(SIGKILL)
+            #expect(try await writer.exit().signal == SIGKILL)
+            let printed = writer.standardOutput
             let lastSaved = printed.split(separator: "\n").last.flatMap { Int64($0.dropFirst("saved ".count)) }
 
             // A temporary file left behind means the kill landed mid-write.

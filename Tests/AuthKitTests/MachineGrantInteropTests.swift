@@ -8,7 +8,7 @@ import Testing
 /// (`Tests/Interop/servers/authlib_machine_server.py`): introspection
 /// (RFC 7662), revocation (RFC 7009) and token exchange (RFC 8693), which
 /// the command line does not reach (`Tests/Interop/run` covers the rest).
-@Suite(.enabled(if: InteropPeer.isEnabled, "Authlib (Tests/requirements.txt) is needed"))
+@Suite(.enabled("Authlib (Tests/requirements.txt) is needed") { await InteropPeer.isEnabled })
 struct MachineGrantInteropTests {
     @Test func introspectionRevocationAndExchangeAgainstAuthlib() async throws {
         let keys = TemporaryDirectory.url("authkit-machine-keys")
