@@ -112,11 +112,11 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
 
     public func credential(for key: CredentialKey) async throws -> Credential? {
         try await mapped { [self] in
-            let rows = try await client.query(
+            let rows = try await query(
                 """
                 SELECT key_id, sealed FROM authkit_credentials
                 WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
-                """, logger: logger)
+                """)
             for try await (keyID, sealed) in rows.decode((String, Data).self) {
                 return try open(Credential.self, sealed, keyID: keyID, binding: Self.binding(key))
             }
@@ -126,9 +126,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
 
     public func allCredentials() async throws -> [Credential] {
         try await mapped { [self] in
-            let rows = try await client.query(
-                "SELECT provider_id, label, key_id, sealed FROM authkit_credentials ORDER BY provider_id, label",
-                logger: logger)
+            let rows = try await query(
+                "SELECT provider_id, label, key_id, sealed FROM authkit_credentials ORDER BY provider_id, label")
             var credentials = [Credential]()
             for try await (provider, label, keyID, sealed) in rows.decode((String, String, String, Data).self) {
                 let key = CredentialKey(providerID: provider, label: label)
@@ -144,7 +143,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         let key = credential.key
         let (keyID, sealed) = try seal(credential, binding: Self.binding(key))
         try await mapped { [self] in
-            try await client.run(try Self.upsert(key, keyID: keyID, sealed: sealed), logger: logger)
+            try await run(try Self.upsert(key, keyID: keyID, sealed: sealed))
         }
     }
 
@@ -161,11 +160,11 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     @discardableResult
     public func remove(_ key: CredentialKey) async throws -> Credential? {
         try await mapped { [self] in
-            let rows = try await client.query(
+            let rows = try await query(
                 """
                 DELETE FROM authkit_credentials WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
                 RETURNING key_id, sealed
-                """, logger: logger)
+                """)
             for try await (keyID, sealed) in rows.decode((String, Data).self) {
                 return try? open(Credential.self, sealed, keyID: keyID, binding: Self.binding(key))
             }
@@ -179,6 +178,13 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// in every process on the database (an advisory lock held by a
     /// transaction while `body` runs). Waiting longer than `timeout` throws
     /// ``AuthKitError/store(path:reason:)`` with a `busy` reason.
+    ///
+    /// What `body` reads and saves through this store goes over the lock's
+    /// own connection (``heldLock``), not a second one from the pool: with
+    /// a second, as many refreshes of different accounts as the pool has
+    /// connections would each hold one and wait for another until the
+    /// operation timeout, and a refresh that had already spent a rotating
+    /// refresh token could then not save its successor.
     public func withRefreshLock<Result: Sendable>(
         for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
     ) async throws -> Result {
@@ -187,11 +193,41 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             // would wait for a pooled connection with no deadline).
             try await mapped { try await client.run("SELECT 1", logger: logger) }
             return try await mapped(lockOf: key, timeout: timeout) {
-                try await Self.lockedTransaction(of: key, waiting: left, client: client, logger: logger) { _ in
-                    try await body()
+                try await Self.lockedTransaction(of: key, waiting: left, client: client, logger: logger) {
+                    connection in
+                    try await Self.$heldLock.withValue(HeldLock(store: ObjectIdentifier(self), connection: connection))
+                    {
+                        try await body()
+                    }
                 }
             }
         }
+    }
+
+    /// The refresh lock this task holds, and the connection its transaction
+    /// is on. Task-local, so only `body` of ``withRefreshLock(for:timeout:_:)``
+    /// and the tasks it starts and awaits see it; a task that `body` leaves
+    /// running past its end must not use the store (its statements would go
+    /// to a connection back in the pool).
+    @TaskLocal static var heldLock: HeldLock?
+
+    struct HeldLock: Sendable {
+        let store: ObjectIdentifier
+        let connection: PostgresConnection
+    }
+
+    /// A statement's rows, over the held lock's connection when this task
+    /// holds one in this store, else over a pooled connection.
+    private func query(_ statement: PostgresQuery) async throws -> PostgresRowSequence {
+        if let held = Self.heldLock, held.store == ObjectIdentifier(self) {
+            return try await held.connection.query(statement, logger: logger)
+        }
+        return try await client.query(statement, logger: logger)
+    }
+
+    /// A statement run to its end (see `PostgresClient.run`), where ``query(_:)`` sends it.
+    private func run(_ statement: PostgresQuery) async throws {
+        for try await _ in try await query(statement) {}
     }
 
     /// A new sign-in's credential saved under the account's lock, in one
@@ -264,20 +300,20 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         let (keyID, sealed) = try seal(attempt, binding: "authkit_sign_in_attempts\u{0}" + id)
         try await mapped { [self] in
             // Expired attempts go as new ones come: the table holds what is pending.
-            try await client.run("DELETE FROM authkit_sign_in_attempts WHERE expires_at < now()", logger: logger)
-            try await client.run(
+            try await run("DELETE FROM authkit_sign_in_attempts WHERE expires_at < now()")
+            try await run(
                 """
                 INSERT INTO authkit_sign_in_attempts (id, key_id, sealed, expires_at)
                 VALUES (\(id), \(keyID), \(sealed), \(attempt.expiresAt))
-                """, logger: logger)
+                """)
         }
     }
 
     /// `DELETE … RETURNING`: of two callbacks at once, one gets the row.
     public func take(id: String, now: Date) async throws -> SignInAttempt? {
         try await mapped { [self] in
-            let rows = try await client.query(
-                "DELETE FROM authkit_sign_in_attempts WHERE id = \(id) RETURNING key_id, sealed", logger: logger)
+            let rows = try await query(
+                "DELETE FROM authkit_sign_in_attempts WHERE id = \(id) RETURNING key_id, sealed")
             for try await (keyID, sealed) in rows.decode((String, Data).self) {
                 let attempt = try open(
                     SignInAttempt.self, sealed, keyID: keyID, binding: "authkit_sign_in_attempts\u{0}" + id)
@@ -292,19 +328,19 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     public func insert(_ session: WebSession, id: String) async throws {
         let (keyID, sealed) = try seal(session, binding: "authkit_sessions\u{0}" + id)
         try await mapped { [self] in
-            try await client.run("DELETE FROM authkit_sessions WHERE expires_at < now()", logger: logger)
-            try await client.run(
+            try await run("DELETE FROM authkit_sessions WHERE expires_at < now()")
+            try await run(
                 """
                 INSERT INTO authkit_sessions (id, key_id, sealed, expires_at)
                 VALUES (\(id), \(keyID), \(sealed), \(session.expiresAt))
-                """, logger: logger)
+                """)
         }
     }
 
     public func session(id: String, now: Date) async throws -> WebSession? {
         try await mapped { [self] in
-            let rows = try await client.query(
-                "SELECT key_id, sealed FROM authkit_sessions WHERE id = \(id)", logger: logger)
+            let rows = try await query(
+                "SELECT key_id, sealed FROM authkit_sessions WHERE id = \(id)")
             for try await (keyID, sealed) in rows.decode((String, Data).self) {
                 let session = try open(WebSession.self, sealed, keyID: keyID, binding: "authkit_sessions\u{0}" + id)
                 return session.expiresAt > now ? session : nil
@@ -315,7 +351,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
 
     public func remove(id: String) async throws {
         try await mapped { [self] in
-            try await client.run("DELETE FROM authkit_sessions WHERE id = \(id)", logger: logger)
+            try await run("DELETE FROM authkit_sessions WHERE id = \(id)")
         }
     }
 

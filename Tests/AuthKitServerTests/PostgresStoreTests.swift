@@ -32,7 +32,7 @@ struct PostgresStoreTests {
     /// migrated schema of its own (so tests run side by side).
     static func withStore<Result: Sendable>(
         schema: String, clients count: Int = 1, encryption: TokenEncryption = encryption,
-        _ body: ([PostgresStore]) async throws -> Result
+        maximumConnections: Int? = nil, _ body: ([PostgresStore]) async throws -> Result
     ) async throws -> Result {
         let url = try #require(
             databaseURL, "AUTHKIT_TEST_DATABASE_URL is not set: run scripts/throwaway-postgres start")
@@ -41,6 +41,10 @@ struct PostgresStoreTests {
             password: url.password, database: String(url.path.dropFirst()), tls: .disable)
         configuration.options.additionalStartupParameters = [("search_path", schema)]
         configuration.options.connectTimeout = Duration.seconds(3)
+        if let maximumConnections {
+            configuration.options.maximumConnections = maximumConnections
+            configuration.options.minimumConnections = 0
+        }
         let setup = PostgresClient(
             configuration: PostgresClient.Configuration(
                 host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "postgres",
@@ -190,6 +194,45 @@ struct PostgresStoreTests {
                 }
                 #expect(refreshes.count == 1, "\(sandbox.events.map(\.summary))")
                 #expect(!sandbox.events.contains { $0.summary.contains("reused") })
+            }
+        }
+    }
+
+    /// A refresh reads and saves over its lock's own connection: with a pool
+    /// of two connections, six accounts refreshed at once all finish. (When
+    /// the read and the save took a second pooled connection, two lock
+    /// holders held both and waited for a third until the operation timed
+    /// out, after the provider had already rotated their refresh tokens.)
+    @Test func refreshesOfManyAccountsAtOnceNeedOneConnectionEach() async throws {
+        let qiita = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita")
+        try await Sandbox.with(emulating: qiita, options: SandboxOptions(consent: .approve)) { sandbox in
+            try await Self.withStore(schema: "pool", maximumConnections: 2) { stores in
+                let store = stores[0]
+                let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+                var before = [CredentialKey: String]()
+                for index in 0..<6 {
+                    var credential = try await client.authorize(using: sandbox.userAgent())
+                    credential.label = "user-\(index)"
+                    credential.expiresAt = Date(timeIntervalSinceNow: -60)
+                    try await store.save(credential)
+                    before[credential.key] = credential.accessToken
+                }
+                let started = ContinuousClock.now
+                let renewed = try await withThrowingTaskGroup(of: (CredentialKey, String).self) { group in
+                    for key in before.keys {
+                        group.addTask {
+                            let source = CredentialSource(authenticator: client, store: store, key: key)
+                            return (key, try await source.current().accessToken)
+                        }
+                    }
+                    return try await group.reduce(into: [CredentialKey: String]()) { $0[$1.0] = $1.1 }
+                }
+                #expect(ContinuousClock.now - started < .seconds(8), "\(ContinuousClock.now - started)")
+                for (key, token) in renewed {
+                    #expect(token != before[key])
+                    #expect(try await store.credential(for: key)?.accessToken == token)
+                }
+                #expect(renewed.count == 6)
             }
         }
     }
