@@ -194,11 +194,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             try await mapped { try await client.run("SELECT 1", logger: logger) }
             return try await mapped(lockOf: key, timeout: timeout) {
                 try await Self.lockedTransaction(of: key, waiting: left, client: client, logger: logger) {
-                    connection in
-                    try await Self.$heldLock.withValue(HeldLock(store: ObjectIdentifier(self), connection: connection))
-                    {
-                        try await body()
-                    }
+                    let held = HeldLock(store: ObjectIdentifier(self), connection: $0)
+                    return try await Self.$heldLock.withValue(held) { try await body() }
                 }
             }
         }
