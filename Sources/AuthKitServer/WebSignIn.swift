@@ -35,7 +35,11 @@ public final class WebSignIn: Sendable {
         public var attemptLifetime: Duration
         /// How long a session lasts.
         public var sessionLifetime: Duration
+        /// The session cookie's name. Where cookies are `Secure` (every site
+        /// but plain-http loopback), ``WebSignIn`` puts `__Host-` before a
+        /// name that has neither it nor `__Secure-`; see ``WebSignIn/configuration``.
         public var sessionCookie: String
+        /// The cookie that binds a started sign-in to its browser; named as ``sessionCookie`` is.
         public var bindingCookie: String
         /// Revoke the user's credential at the provider on sign-out (where
         /// the descriptor names a revocation), which signs them out of every
@@ -57,6 +61,14 @@ public final class WebSignIn: Sendable {
         }
     }
 
+    /// The configuration given, with the cookies' names as set: `__Host-`
+    /// before each (RFC 6265bis §4.1.3.2) where cookies are `Secure`. A
+    /// browser accepts such a cookie only from this host, over https, for
+    /// `Path=/` and without `Domain`, so a sibling subdomain or a plain-http
+    /// answer cannot plant one; without the prefix, a planted
+    /// `authkit_signin` or `authkit_session` for a longer path is sent
+    /// before the real one, and a framework that reads the first would bind
+    /// the victim's callback to the attacker's sign-in.
     public let configuration: Configuration
     public let clients: [String: OAuth2Client]
     public let credentials: any CredentialStore
@@ -68,6 +80,11 @@ public final class WebSignIn: Sendable {
         configuration: Configuration, clients: [OAuth2Client], credentials: any CredentialStore,
         attempts: any SignInAttemptStore, sessions: any SessionStore, now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        var configuration = configuration
+        if Self.cookiesAreSecure(at: configuration.publicURL) {
+            configuration.sessionCookie = Self.hostPrefixed(configuration.sessionCookie)
+            configuration.bindingCookie = Self.hostPrefixed(configuration.bindingCookie)
+        }
         self.configuration = configuration
         self.clients = Dictionary(clients.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.credentials = credentials
@@ -78,9 +95,15 @@ public final class WebSignIn: Sendable {
 
     /// Cookies are `Secure` except on a plain-http loopback site (a
     /// developer's machine), where a browser would drop them.
-    var secureCookies: Bool {
-        guard configuration.publicURL.scheme == "http", let host = configuration.publicURL.host else { return true }
+    var secureCookies: Bool { Self.cookiesAreSecure(at: configuration.publicURL) }
+
+    static func cookiesAreSecure(at publicURL: URL) -> Bool {
+        guard publicURL.scheme == "http", let host = publicURL.host else { return true }
         return !["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
+    }
+
+    static func hostPrefixed(_ name: String) -> String {
+        name.hasPrefix("__Host-") || name.hasPrefix("__Secure-") ? name : "__Host-" + name
     }
 
     /// `PUBLIC_URL/auth/{provider}/callback`: what the provider's app registration lists.
@@ -256,10 +279,16 @@ public final class WebSignIn: Sendable {
         Hex.encode(SHA256.hash(data: Data(text.utf8)))
     }
 
-    /// `scheme://host[:port]` (RFC 6454 §6.1), as browsers send `Origin`.
+    /// `scheme://host[:port]` serialized as browsers send `Origin` (RFC 6454
+    /// §6.1): scheme and host in lower case, an IPv6 address in brackets, no
+    /// default port. Compared byte for byte with the request's `Origin`, so
+    /// a `publicURL` written `https://App.Example` or `http://[::1]:8080`
+    /// must serialize as a browser would, or every sign-out is refused.
     static func origin(of url: URL) -> String {
-        let scheme = url.scheme ?? "https"
-        var text = scheme + "://" + (url.host ?? "")
+        let scheme = (url.scheme ?? "https").lowercased()
+        var host = (url.host ?? "").lowercased()
+        if host.contains(":") && !host.hasPrefix("[") { host = "[" + host + "]" }
+        var text = scheme + "://" + host
         if let port = url.port, !(scheme == "https" && port == 443) && !(scheme == "http" && port == 80) {
             text += ":\(port)"
         }

@@ -1,12 +1,13 @@
 import AuthKit
 import AuthKitHummingbird
 import AuthKitSandbox
-import AuthKitServer
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import AuthKitServer
 
 /// "Sign in with …" in a web backend (issue 47), through Hummingbird's
 /// routes and the sandbox's emulation of Google: the two requests, the
@@ -15,9 +16,10 @@ import Testing
     static let publicURL = URL(string: "http://127.0.0.1:8080")!
 
     /// An app with AuthKit's routes and a `/me` route, signing in to `sandbox`.
-    static func app(_ sandbox: Sandbox, stores: (any SignInAttemptStore, any SessionStore, any CredentialStore)? = nil)
-        throws -> (some ApplicationProtocol, WebSignIn)
-    {
+    static func app(
+        _ sandbox: Sandbox, publicURL: URL = publicURL,
+        stores: (any SignInAttemptStore, any SessionStore, any CredentialStore)? = nil
+    ) throws -> (some ApplicationProtocol, WebSignIn) {
         let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
         let (attempts, sessions, credentials) =
             stores ?? (InMemorySignInAttemptStore(), InMemorySessionStore(), InMemoryCredentialStore())
@@ -41,7 +43,9 @@ import Testing
     }
 
     /// The consent page, approved as `account`: the provider's redirect back.
-    static func consent(_ sandbox: Sandbox, location: String, account: String = "alice") async throws -> URL {
+    static func consent(
+        _ sandbox: Sandbox, location: String, account: String = "alice", publicURL: URL = publicURL
+    ) async throws -> URL {
         let session = AuthorizationSession(
             providerName: "Google", redirectURI: URL(string: publicURL.absoluteString + "/auth/google/callback"),
             redirectPortIsFlexible: false, makeAuthorizationURL: { _ in URL(string: location)! },
@@ -148,6 +152,53 @@ import Testing
                 uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(session)"])
             #expect(after.status == .unauthorized)
         }
+    }
+
+    /// On an https site the cookies are `__Host-` ones, and the callback
+    /// reads only that: a cookie planted without the prefix (by a sibling
+    /// subdomain, or a plain-http answer), sent first, binds nothing.
+    @Test func onAnHTTPSSiteCookiesAreHostPrefixedAndAPlantedOneIsIgnored() async throws {
+        let site = URL(string: "https://app.example")!
+        let sandbox = try await Self.google(redirect: "https://app.example/auth/google/callback")
+        defer { Task { await sandbox.stop() } }
+        let (app, web) = try Self.app(sandbox, publicURL: site)
+        #expect(web.configuration.sessionCookie == "__Host-authkit_session")
+        #expect(web.configuration.bindingCookie == "__Host-authkit_signin")
+        try await app.test(.router) { client in
+            let started = try await client.execute(uri: "/auth/google", method: .get)
+            let binding = try #require(Self.cookies(started)["__Host-authkit_signin"])
+            let setCookie = started.headers[values: .setCookie].joined()
+            #expect(setCookie.contains("; Secure") && setCookie.contains("Path=/") && !setCookie.contains("Domain"))
+            let location = try #require(started.headers[.location])
+
+            // The attacker's own sign-in's binding, planted unprefixed and sent first.
+            let attackers = try await client.execute(uri: "/auth/google", method: .get)
+            let attackerBinding = try #require(Self.cookies(attackers)["__Host-authkit_signin"])
+            let attackerCallback = try await Self.consent(
+                sandbox, location: try #require(attackers.headers[.location]), account: "mallory", publicURL: site)
+            let planted = try await client.execute(
+                uri: Self.pathAndQuery(attackerCallback), method: .get,
+                headers: [.cookie: "authkit_signin=\(attackerBinding); __Host-authkit_signin=\(binding)"])
+            #expect(planted.status == .badRequest && Self.cookies(planted)["__Host-authkit_session"] == nil)
+
+            let callback = try await Self.consent(sandbox, location: location, publicURL: site)
+            let finished = try await client.execute(
+                uri: Self.pathAndQuery(callback), method: .get,
+                headers: [.cookie: "authkit_signin=\(attackerBinding); __Host-authkit_signin=\(binding)"])
+            #expect(finished.status == .found)
+            let session = try #require(Self.cookies(finished)["__Host-authkit_session"])
+            let me = try await client.execute(
+                uri: "/me", method: .get, headers: [.cookie: "authkit_session=x; __Host-authkit_session=\(session)"])
+            #expect(me.status == .ok && String(buffer: me.body).contains(#""subject":"sandbox-user-alice""#))
+        }
+    }
+
+    /// `Origin` is compared with the public URL as a browser serializes it.
+    @Test func theOriginOfThePublicURLIsWhatBrowsersSend() {
+        #expect(WebSignIn.origin(of: URL(string: "https://App.Example/")!) == "https://app.example")
+        #expect(WebSignIn.origin(of: URL(string: "HTTPS://app.example:443")!) == "https://app.example")
+        #expect(WebSignIn.origin(of: URL(string: "http://[::1]:8080")!) == "http://[::1]:8080")
+        #expect(WebSignIn.origin(of: URL(string: "https://app.example:8443/base")!) == "https://app.example:8443")
     }
 
     /// A provider whose ID token fails a check: no session, a 502 page that says why.
