@@ -40,7 +40,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     public let operationTimeout: Duration
 
     /// The schema version this build writes.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     public init(
         client: PostgresClient, encryption: TokenEncryption, display: String, operationTimeout: Duration = .seconds(10),
@@ -79,8 +79,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                             "its AuthKit schema is version \(version), newer than this build's \(Self.schemaVersion); upgrade this instance"
                         ))
                 }
-                if version < 1 {
-                    for statement in Self.version1 { try await connection.run(statement, logger: logger) }
+                if version < Self.schemaVersion {
+                    for (number, statements) in [(1, Self.version1), (2, Self.version2)] where version < number {
+                        for statement in statements { try await connection.run(statement, logger: logger) }
+                    }
                     try await connection.run("DELETE FROM authkit_schema", logger: logger)
                     try await connection.run(
                         "INSERT INTO authkit_schema (version) VALUES (\(Self.schemaVersion))", logger: logger)
@@ -106,6 +108,17 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         CREATE TABLE authkit_sessions (
             id text PRIMARY KEY, key_id text NOT NULL, sealed bytea NOT NULL, expires_at timestamptz NOT NULL)
         """,
+    ]
+
+    /// Version 2: whose each session is (sign-out everywhere), and the
+    /// expiry sweeps by index, not a pass over every row. Sessions made by
+    /// version 1 have no owner recorded: a sign-out everywhere does not end
+    /// them, and they end at their expiry.
+    static let version2: [PostgresQuery] = [
+        "ALTER TABLE authkit_sessions ADD COLUMN user_digest text",
+        "CREATE INDEX authkit_sessions_user ON authkit_sessions (user_digest)",
+        "CREATE INDEX authkit_sessions_expiry ON authkit_sessions (expires_at)",
+        "CREATE INDEX authkit_sign_in_attempts_expiry ON authkit_sign_in_attempts (expires_at)",
     ]
 
     // MARK: - CredentialStore
@@ -328,8 +341,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             try await run("DELETE FROM authkit_sessions WHERE expires_at < now()")
             try await run(
                 """
-                INSERT INTO authkit_sessions (id, key_id, sealed, expires_at)
-                VALUES (\(id), \(keyID), \(sealed), \(session.expiresAt))
+                INSERT INTO authkit_sessions (id, key_id, sealed, expires_at, user_digest)
+                VALUES (\(id), \(keyID), \(sealed), \(session.expiresAt), \(Self.digest(of: session.user)))
                 """)
         }
     }
@@ -350,6 +363,18 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         try await mapped { [self] in
             try await run("DELETE FROM authkit_sessions WHERE id = \(id)")
         }
+    }
+
+    public func removeAll(of user: SignedInUser) async throws {
+        try await mapped { [self] in
+            try await run("DELETE FROM authkit_sessions WHERE user_digest = \(Self.digest(of: user))")
+        }
+    }
+
+    /// Whose a session is, as its row says: SHA-256 of the user's credential
+    /// key (no provider's user id in the clear beside the sealed value).
+    static func digest(of user: SignedInUser) -> String {
+        SHA256.hash(data: Data(binding(user.credentialKey).utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     // MARK: - Sealing, and errors

@@ -31,6 +31,10 @@ public protocol SessionStore: Sendable {
     /// The session, or `nil` when there is none or it expired before `now`.
     func session(id: String, now: Date) async throws -> WebSession?
     func remove(id: String) async throws
+    /// Removes every session of `user` (``SignedInUser/credentialKey``
+    /// names them): signing out everywhere, as
+    /// ``WebSignIn/Configuration/revokeOnSignOut`` does.
+    func removeAll(of user: SignedInUser) async throws
 }
 
 /// Sessions in this process's memory: one instance.
@@ -62,4 +66,8 @@ public actor InMemorySessionStore: SessionStore {
     }
 
     public func remove(id: String) async throws { sessions[id] = nil }
+
+    public func removeAll(of user: SignedInUser) async throws {
+        sessions = sessions.filter { $0.value.user.credentialKey != user.credentialKey }
+    }
 }

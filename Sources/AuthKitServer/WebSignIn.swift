@@ -41,9 +41,12 @@ public final class WebSignIn: Sendable {
         public var sessionCookie: String
         /// The cookie that binds a started sign-in to its browser; named as ``sessionCookie`` is.
         public var bindingCookie: String
-        /// Revoke the user's credential at the provider on sign-out (where
-        /// the descriptor names a revocation), which signs them out of every
-        /// browser in this app.
+        /// Sign-out signs the user out everywhere in this app: every session
+        /// of theirs ends (other browsers included), and their credential is
+        /// revoked at the provider where the descriptor names a revocation
+        /// (RFC 7009) and removed from the store, even when the provider
+        /// could not be reached. With `false`, sign-out ends this browser's
+        /// session only, and the credential stays for the user's other sessions.
         public var revokeOnSignOut: Bool
 
         public init(
@@ -263,9 +266,17 @@ public final class WebSignIn: Sendable {
         {
             endSession = try? client.endSession(
                 credential, postLogoutRedirectURI: configuration.publicURL.absoluteString)
-            if configuration.revokeOnSignOut, client.descriptor.revocation != nil {
-                _ = try? await credentialSource(for: session.user).revoke()
+        }
+        if configuration.revokeOnSignOut {
+            try await sessions.removeAll(of: session.user)
+            // Revoked where the provider can (which removes it), else, or
+            // when the provider cannot be reached, removed here under the
+            // refresh lock: a signed-out user's token is not kept for nobody.
+            var revoked = false
+            if let client = clients[session.user.providerID], client.descriptor.revocation != nil {
+                revoked = (try? await credentialSource(for: session.user).revoke()) != nil
             }
+            if !revoked { _ = try await CredentialSource.remove(session.user.credentialKey, from: credentials) }
         }
         return SignedOut(
             cookies: [WebCookie(name: configuration.sessionCookie, value: "", maxAge: 0, secure: secureCookies)],

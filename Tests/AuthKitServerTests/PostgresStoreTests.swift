@@ -198,6 +198,51 @@ struct PostgresStoreTests {
         }
     }
 
+    /// Sign-out everywhere on PostgreSQL: each session row records whose it
+    /// is (by digest), and all of the user's go.
+    @Test func signOutEverywhereEndsEverySessionOfTheUser() async throws {
+        try await Self.withStore(schema: "sign_out") { stores in
+            try await WebSignInTests.checkSignOut(everywhere: true, stores: (stores[0], stores[0], stores[0]))
+        }
+    }
+
+    /// A database an earlier build made (schema version 1) is brought to
+    /// version 2 at start; its sessions stay valid, and have no owner recorded.
+    @Test func aVersion1SchemaIsMigrated() async throws {
+        try await Self.withStore(schema: "upgrade") { stores in
+            let store = stores[0]
+            let logger = Logger(label: "test")
+            for table in ["authkit_sessions", "authkit_sign_in_attempts", "authkit_credentials", "authkit_schema"] {
+                try await store.client.run("DROP TABLE \(unescaped: table)", logger: logger)
+            }
+            try await store.client.run("CREATE TABLE authkit_schema (version integer NOT NULL)", logger: logger)
+            for statement in PostgresStore.version1 { try await store.client.run(statement, logger: logger) }
+            try await store.client.run("INSERT INTO authkit_schema (version) VALUES (1)", logger: logger)
+            let user = SignedInUser(providerID: "google", subject: "alice", issuer: nil, displayName: nil)
+            let session = WebSession(
+                user: user, csrfToken: "t", createdAt: Date(), expiresAt: Date(timeIntervalSinceNow: 600))
+            let (keyID, sealed) = try Self.encryption.seal(
+                try JSONEncoder().encode(session), binding: "authkit_sessions\u{0}old")
+            try await store.client.run(
+                "INSERT INTO authkit_sessions (id, key_id, sealed, expires_at) VALUES ('old', \(keyID), \(sealed), now() + interval '10 minutes')",
+                logger: logger)
+
+            try await store.migrate()
+            var versions = [Int]()
+            for try await version in try await store.client.query("SELECT version FROM authkit_schema").decode(Int.self)
+            {
+                versions.append(version)
+            }
+            #expect(versions == [PostgresStore.schemaVersion])
+            #expect(try await store.session(id: "old", now: Date())?.user == user)
+            try await store.insert(session, id: "new")
+            try await store.removeAll(of: user)
+            #expect(try await store.session(id: "new", now: Date()) == nil)
+            #expect(try await store.session(id: "old", now: Date()) != nil) // no owner recorded: ends at its expiry
+            try await store.migrate() // again: nothing to do
+        }
+    }
+
     /// A refresh reads and saves over its lock's own connection: with a pool
     /// of two connections, six accounts refreshed at once all finish. (When
     /// the read and the save took a second pooled connection, two lock

@@ -18,14 +18,16 @@ import Testing
     /// An app with AuthKit's routes and a `/me` route, signing in to `sandbox`.
     static func app(
         _ sandbox: Sandbox, publicURL: URL = publicURL,
-        stores: (any SignInAttemptStore, any SessionStore, any CredentialStore)? = nil
+        stores: (any SignInAttemptStore, any SessionStore, any CredentialStore)? = nil, web given: WebSignIn? = nil
     ) throws -> (some ApplicationProtocol, WebSignIn) {
         let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
         let (attempts, sessions, credentials) =
             stores ?? (InMemorySignInAttemptStore(), InMemorySessionStore(), InMemoryCredentialStore())
-        let web = WebSignIn(
-            configuration: .init(publicURL: publicURL), clients: [client], credentials: credentials,
-            attempts: attempts, sessions: sessions)
+        let web =
+            given
+            ?? WebSignIn(
+                configuration: .init(publicURL: publicURL), clients: [client], credentials: credentials,
+                attempts: attempts, sessions: sessions)
         let router = Router()
         web.addRoutes(to: router)
         router.get("/me") { request, _ -> Response in
@@ -63,6 +65,65 @@ import Testing
             cookies[String(pair[0])] = pair.count > 1 ? String(pair[1]) : ""
         }
         return cookies
+    }
+
+    /// A whole sign-in in one browser, as `account`: its session cookie and CSRF token.
+    static func signIn(
+        _ client: some TestClientProtocol, _ sandbox: Sandbox, account: String = "alice"
+    ) async throws -> (session: String, csrf: String) {
+        let started = try await client.execute(uri: "/auth/google", method: .get)
+        let binding = try #require(cookies(started)["authkit_signin"])
+        let callback = try await consent(sandbox, location: try #require(started.headers[.location]), account: account)
+        let finished = try await client.execute(
+            uri: pathAndQuery(callback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
+        let session = try #require(cookies(finished)["authkit_session"], "\(finished.status)")
+        let me = try await client.execute(uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(session)"])
+        let fields = try JSONSerialization.jsonObject(with: Data(String(buffer: me.body).utf8)) as? [String: String]
+        return (session, try #require(fields?["csrf"]))
+    }
+
+    /// Signs `alice` in from two browsers and `bob` from a third, signs
+    /// alice out in the first: with `everywhere` (the default,
+    /// `revokeOnSignOut`) her other session ends and her credential is
+    /// revoked and removed, bob's stays; without, only the first session ends.
+    static func checkSignOut(
+        everywhere: Bool, stores: (any SignInAttemptStore, any SessionStore, any CredentialStore)? = nil
+    ) async throws {
+        let sandbox = try await google()
+        defer { Task { await sandbox.stop() } }
+        let (attempts, sessions, credentials) =
+            stores ?? (InMemorySignInAttemptStore(), InMemorySessionStore(), InMemoryCredentialStore())
+        let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+        let web = WebSignIn(
+            configuration: .init(publicURL: publicURL, revokeOnSignOut: everywhere), clients: [client],
+            credentials: credentials, attempts: attempts, sessions: sessions)
+        let (app, _) = try Self.app(sandbox, web: web)
+        try await app.test(.router) { client in
+            let first = try await signIn(client, sandbox)
+            let second = try await signIn(client, sandbox)
+            let bob = try await signIn(client, sandbox, account: "bob")
+            let out = try await client.execute(
+                uri: "/auth/logout", method: .post,
+                headers: [
+                    .cookie: "authkit_session=\(first.session)", .contentType: "application/x-www-form-urlencoded",
+                ], body: ByteBuffer(string: "csrf=\(first.csrf)"))
+            #expect(out.status == .found || out.status == .ok, "\(out.status)")
+            func me(_ session: String) async throws -> HTTPResponse.Status {
+                try await client.execute(uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(session)"])
+                    .status
+            }
+            #expect(try await me(first.session) == .unauthorized)
+            #expect(try await me(second.session) == (everywhere ? .unauthorized : .ok))
+            #expect(try await me(bob.session) == .ok)
+            let stored = try await credentials.allCredentials().map(\.label)
+            #expect(stored.count == (everywhere ? 1 : 2), "\(stored)")
+        }
+    }
+
+    @Test(arguments: [true, false]) func signOutEndsEverySessionOfTheUserOrOnlyThisOne(everywhere: Bool)
+        async throws
+    {
+        try await Self.checkSignOut(everywhere: everywhere)
     }
 
     static func pathAndQuery(_ url: URL) -> String {
