@@ -320,6 +320,39 @@ import Testing
         #expect(await refusal(verifier, refreshed, .init(nonce: nil, previous: first)) == nil)
         let other = try provider.token(Self.changed(["nonce": nil, "sub": "someone-else"]))
         #expect(await refusal(verifier, other, .init(nonce: nil, previous: first)) == .identityChanged("sub"))
+        // The same audience written the other way is the same audience.
+        let asArray = try provider.token(Self.changed(["nonce": nil, "aud": [Self.clientID]]))
+        #expect(await refusal(verifier, asArray, .init(nonce: nil, previous: first)) == nil)
+        let firstAsArray = try await verifier.verify(asArray, .init(nonce: nil), now: Self.now)
+        #expect(await refusal(verifier, refreshed, .init(nonce: nil, previous: firstAsArray)) == nil)
+        // §12.2: azp as before (and absent if it was), auth_time the original
+        // sign-in's, a nonce only the original one.
+        let now = Int(Self.now.timeIntervalSince1970)
+        let withAZP = try provider.token(Self.changed(["nonce": nil, "azp": Self.clientID]))
+        #expect(await refusal(verifier, withAZP, .init(nonce: nil, previous: first)) == .identityChanged("azp"))
+        let signedIn = try await verifier.verify(
+            try provider.token(Self.changed(["auth_time": now - 100])), .init(nonce: Self.nonce), now: Self.now)
+        let sameTime = try provider.token(Self.changed(["nonce": nil, "auth_time": now - 100]))
+        #expect(await refusal(verifier, sameTime, .init(nonce: nil, previous: signedIn)) == nil)
+        let laterTime = try provider.token(Self.changed(["nonce": nil, "auth_time": now - 5]))
+        #expect(
+            await refusal(verifier, laterTime, .init(nonce: nil, previous: signedIn)) == .identityChanged("auth_time"))
+        #expect(await refusal(verifier, try provider.token(Self.claims), .init(nonce: nil, previous: first)) == nil)
+        let otherNonce = try provider.token(Self.changed(["nonce": "another"]))
+        #expect(await refusal(verifier, otherNonce, .init(nonce: nil, previous: first)) == .identityChanged("nonce"))
+    }
+
+    /// `aud` is a string or an array of strings (Core §2): an array holding
+    /// anything else is refused, not read for its strings.
+    @Test func anAudienceOfOtherThanStringsIsRefused() async throws {
+        let provider = try Provider()
+        let verifier = try provider.verifier()
+        for audience: Any in [[Self.clientID, 42], [Self.clientID, [Self.clientID]], 7, ["client": Self.clientID]] {
+            let token = try provider.token(Self.changed(["aud": audience]))
+            #expect(
+                await refusal(verifier, token) == .malformed("its aud is neither a string nor an array of strings"),
+                "\(audience)")
+        }
     }
 
     @Test func malformedTokensSayWhyWithoutRepeatingThem() async throws {

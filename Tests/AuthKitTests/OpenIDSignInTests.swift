@@ -67,6 +67,74 @@ import Testing
         }
     }
 
+    /// A refresh keeps who signed in (Core §12.2), and never loses the
+    /// rotated refresh token to an ID token it need not or cannot check:
+    /// an answer without one keeps the sign-in's (not verified again: its
+    /// `at_hash` names the old access token, and it expires); one whose keys
+    /// cannot be fetched is kept aside, the sign-in's identity and ID token
+    /// kept; one that names another user is refused.
+    @Test func aRefreshKeepsWhoSignedIn() async throws {
+        try await withServer { server in
+            let (provider, client) = try await publishingProvider(at: server)
+            let (_, pending) = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
+            func token(accessToken: String, nonce: String?, subject: String = "248289761001") throws -> String {
+                var claims = IDTokenVerifierTests.claims
+                claims["iss"] = server.baseURL
+                claims["sub"] = subject
+                claims["nonce"] = nonce
+                claims["exp"] = Int(Date().timeIntervalSince1970) + 600
+                claims["iat"] = Int(Date().timeIntervalSince1970)
+                claims["at_hash"] = IDTokenVerifierTests.b64(
+                    Array(SHA256.hash(data: Data(accessToken.utf8))).prefix(16))
+                return try provider.token(claims)
+            }
+            let signInToken = try token(accessToken: "at-1", nonce: pending.nonce)
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"access_token":"at-1","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-1","id_token":"\#(signInToken)"}"#
+                )
+            }
+            let signedIn = try await client.exchange(code: "c-1", pending: pending)
+            let identity = try #require(signedIn.identity)
+
+            // No ID token in the answer.
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-2","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-2"}"#)
+            }
+            let second = try await client.refresh(signedIn)
+            #expect(second.accessToken == "at-2" && second.refreshToken == "rt-2" && second.identity == identity)
+
+            // A new ID token, and the key set cannot be fetched.
+            let thirdToken = try token(accessToken: "at-3", nonce: nil)
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"access_token":"at-3","token_type":"Bearer","refresh_token":"rt-3","id_token":"\#(thirdToken)"}"#
+                )
+            }
+            await KeySetCache.shared.removeAll()
+            server.route("GET", "/jwks") { _ in .json("{}", status: 503) }
+            let third = try await client.refresh(second)
+            #expect(third.refreshToken == "rt-3" && third.identity == identity)
+            #expect(third.rawFields["id_token"] == .string(signInToken))
+
+            // A new ID token naming someone else, checked: refused.
+            let jwks = String(
+                decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
+            await KeySetCache.shared.removeAll()
+            server.route("GET", "/jwks") { _ in .json(jwks) }
+            let otherToken = try token(accessToken: "at-4", nonce: nil, subject: "someone-else")
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"access_token":"at-4","token_type":"Bearer","refresh_token":"rt-4","id_token":"\#(otherToken)"}"#
+                )
+            }
+            await #expect(throws: AuthKitError.idTokenRejected(providerID: "op", reason: .identityChanged("sub"))) {
+                _ = try await client.refresh(third)
+            }
+        }
+    }
+
     @Test func aTokenThatFailsAnyCheckStoresNothing() async throws {
         try await withServer { server in
             let (provider, client) = try await publishingProvider(at: server)

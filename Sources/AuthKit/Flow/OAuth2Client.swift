@@ -273,12 +273,9 @@ public struct OAuth2Client: Authenticator {
                     refreshed = try await calls.refreshAtTokenEndpoint(credential, refreshToken: refreshToken)
                 }
                 calls.warnIfUnusable(refreshed, refreshedFrom: credential)
-                // Core §12.2: a new ID token names the same user; without
-                // one, the user is still the one who signed in.
                 if let previous = credential.identity {
-                    refreshed.identity =
-                        try await calls.verifiedIdentity(
-                            in: refreshed, nonce: nil, code: nil, previous: previous, required: false) ?? previous
+                    refreshed.identity = try await calls.refreshedIdentity(
+                        of: &refreshed, previous: previous, before: credential)
                 }
                 return refreshed
             }

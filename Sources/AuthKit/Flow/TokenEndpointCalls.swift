@@ -109,6 +109,46 @@ final class TokenEndpointCalls: Sendable {
         }
     }
 
+    /// Who a refreshed credential belongs to (OpenID Connect Core §12.2).
+    ///
+    /// - An answer without an ID token keeps the sign-in's: the merged
+    ///   fields still hold the sign-in's `id_token`, which is not verified
+    ///   again (it has expired by then, and its `at_hash` names the old
+    ///   access token), and the user is still the one who signed in.
+    /// - A new ID token is verified, and must name the same user.
+    /// - A new ID token that cannot be checked because the provider's key
+    ///   set cannot be fetched (the network, the key set endpoint down) does
+    ///   not cost the refresh: the provider has answered, and a rotating
+    ///   refresh token is spent (RFC 9700 §4.14.2). The sign-in's identity
+    ///   and ID token are kept, and a warning says why. A token that was
+    ///   checked and failed is refused, as at the sign-in.
+    func refreshedIdentity(of refreshed: inout Credential, previous: Identity, before: Credential) async throws
+        -> Identity
+    {
+        let earlierToken = before.rawFields["id_token"]
+        guard let newToken = refreshed.rawFields["id_token"], newToken != earlierToken else { return previous }
+        do {
+            return try await verifiedIdentity(in: refreshed, nonce: nil, code: nil, previous: previous, required: false)
+                ?? previous
+        } catch let error where Self.isUncheckable(error) {
+            transport.logger.warning(
+                "\(descriptor.name)'s new ID token could not be checked (\(error)); the renewed credential is kept with the sign-in's identity and ID token."
+            )
+            refreshed.rawFields["id_token"] = earlierToken
+            return previous
+        }
+    }
+
+    /// Whether `error` says the ID token could not be checked, rather than
+    /// that it was checked and failed.
+    private static func isUncheckable(_ error: any Error) -> Bool {
+        switch error {
+        case AuthKitError.idTokenRejected(_, .keySetUnusable): return true
+        case AuthKitError.network, AuthKitError.invalidResponse, AuthKitError.responseTooLarge: return true
+        default: return false
+        }
+    }
+
     /// An ID token from a provider whose descriptor has no `openid` part
     /// cannot be verified (no keys, no issuer): it is kept as received, as
     /// any provider field is, and a warning says it proves nothing, so that

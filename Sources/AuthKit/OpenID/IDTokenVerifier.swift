@@ -196,11 +196,9 @@ package struct IDTokenVerifier: Sendable {
         guard ExactText.same(iss, issuer) else { throw Problem.issuerMismatch(expected: issuer, received: iss) }
         guard let sub = claims.text("sub"), !sub.isEmpty else { throw Problem.missingClaim("sub") }
         // Step 3-5: aud names this client, and no one else it could be meant for.
-        let audiences: [String]
-        switch claims["aud"] {
-        case .string(let one)?: audiences = [one]
-        case .array(let many)?: audiences = many.compactMap { if case .string(let text) = $0 { text } else { nil } }
-        default: throw Problem.missingClaim("aud")
+        guard claims["aud"] != nil else { throw Problem.missingClaim("aud") }
+        guard let audiences = Self.audiences(claims["aud"]) else {
+            throw Problem.malformed("its aud is neither a string nor an array of strings")
         }
         guard audiences.count == 1, ExactText.same(audiences[0], clientID) else {
             throw Problem.audienceMismatch(clientID: clientID, received: audiences)
@@ -242,17 +240,39 @@ package struct IDTokenVerifier: Sendable {
         if let code = expected.code, claims["c_hash"] != nil {
             guard claims.text("c_hash") == Self.halfHash(code, algorithm) else { throw Problem.codeHashMismatch }
         }
-        // §12.2: a refresh does not change who signed in.
+        // §12.2: a refresh does not change who signed in, for whom, or when.
         if let previous = expected.previous {
             if !ExactText.same(previous.issuer, iss) { throw Problem.identityChanged("iss") }
             if !ExactText.same(previous.subject, sub) { throw Problem.identityChanged("sub") }
-            if let before = previous.claims["aud"], before != claims["aud"],
-                !(before == .string(clientID) && audiences == [clientID])
-            {
+            // The same audience, however it is written ("c" or ["c"]).
+            if let before = previous.claims["aud"], Self.audiences(before) != audiences {
                 throw Problem.identityChanged("aud")
+            }
+            // azp as before, and absent if it was; auth_time, if given, the
+            // original sign-in's; a nonce, if given, the original one.
+            if previous.claims["azp"] != claims["azp"] { throw Problem.identityChanged("azp") }
+            if let time = claims["auth_time"], let before = previous.claims["auth_time"],
+                Self.date(time) != Self.date(before)
+            {
+                throw Problem.identityChanged("auth_time")
+            }
+            if let nonce = claims["nonce"], nonce != previous.claims["nonce"] {
+                throw Problem.identityChanged("nonce")
             }
         }
         return Identity(verifiedClaims: claims, issuer: iss, subject: sub)
+    }
+
+    /// `aud` as a list (Core §2: one string, or an array of strings); nil
+    /// when it is anything else, or an array holding anything but strings.
+    static func audiences(_ value: JSONValue?) -> [String]? {
+        switch value {
+        case .string(let one)?: return [one]
+        case .array(let many)?:
+            let texts = many.compactMap { if case .string(let text) = $0 { text } else { nil } }
+            return texts.count == many.count ? texts : nil
+        default: return nil
+        }
     }
 
     /// The issuer `claims` must name: the descriptor's, or, for a

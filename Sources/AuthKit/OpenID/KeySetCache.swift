@@ -6,41 +6,100 @@
 
 /// Providers' key sets, fetched once per process and kept: every ID token
 /// verified against one `jwks_uri` uses the same copy, until a token names a
-/// key it lacks (the provider rotated its keys, OpenID Connect Core §10.1.1).
+/// key it lacks (the provider rotated its keys, OpenID Connect Core §10.1.1)
+/// or the copy is older than ``maximumAge``.
 ///
-/// A fresh copy is fetched at most once per ``minimumRefetchInterval`` per
-/// set, so that tokens naming made-up key ids cannot make AuthKit fetch the
-/// set over and over. Fetches follow the token endpoint's policy (no
-/// redirects, a deadline) with a smaller size cap.
+/// - **One fetch at a time per set.** Callers that find a fetch under way
+///   await it rather than start their own: twenty sign-ins at once on an
+///   empty cache, or twenty tokens naming an unknown key, make one request.
+/// - **At most one fetch per ``minimumRefetchInterval`` a token can cause**,
+///   counted from the last attempt, failed ones included, so that tokens
+///   naming made-up key ids cannot make AuthKit fetch the set over and over,
+///   nor a set that answers 500 be asked once per token. A first fetch that
+///   failed is not retried for ``failureHold``; its error is given again.
+/// - **A kept copy ages out** after ``maximumAge`` (10 minutes, as jose's
+///   remote key sets): a key the provider withdrew (a compromise, RFC 7517
+///   §5) stops verifying within that time in a long-running server, not at
+///   its restart. `Cache-Control` is not read: a provider's long `max-age`
+///   would keep a withdrawn key longer. When the fetch of an aged copy
+///   fails, the aged copy serves until the next attempt may be made: a key
+///   set endpoint that is briefly down does not stop every sign-in.
+///
+/// Fetches follow the token endpoint's policy (no redirects, a deadline)
+/// with a smaller size cap.
 package actor KeySetCache {
     package static let shared = KeySetCache()
 
-    /// How soon a set may be fetched again on a token's request.
+    /// How soon a set may be fetched again on a token's request, counted
+    /// from the last attempt.
     package var minimumRefetchInterval: TimeInterval = 30
+    /// How long a kept copy is used without being fetched again.
+    package var maximumAge: TimeInterval = 600
+
+    /// How long a failed first fetch is answered with its error.
+    var failureHold: TimeInterval { min(5, minimumRefetchInterval) }
 
     private struct Entry {
-        var keys: JSONWebKeySet
-        var fetchedAt: Date
+        var keys: JSONWebKeySet?
+        var fetchedAt: Date?
+        var attemptedAt: Date
+        var failure: (any Error)?
+        var inFlight: Task<JSONWebKeySet, any Error>?
     }
 
     private var entries: [String: Entry] = [:]
 
-    package init(minimumRefetchInterval: TimeInterval = 30) {
+    package init(minimumRefetchInterval: TimeInterval = 30, maximumAge: TimeInterval = 600) {
         self.minimumRefetchInterval = minimumRefetchInterval
+        self.maximumAge = maximumAge
     }
 
     /// The key set at `url`: the kept copy, or a fetched one when there is
-    /// none or `refetch` asks (and the kept copy is old enough).
+    /// none, when it has aged out, or when `refetch` asks (and the last
+    /// attempt is old enough).
     package func keys(at url: URL, refetch: Bool, transport: FlowTransport, now: Date = Date()) async throws
         -> JSONWebKeySet
     {
         let key = url.absoluteString
-        if let entry = entries[key], !refetch || now.timeIntervalSince(entry.fetchedAt) < minimumRefetchInterval {
-            return entry.keys
+        if let task = entries[key]?.inFlight { return try await outcome(of: task, key: key, refetch: refetch) }
+        if let entry = entries[key] {
+            let sinceAttempt = now.timeIntervalSince(entry.attemptedAt)
+            if let keys = entry.keys, let fetchedAt = entry.fetchedAt {
+                let aged = now.timeIntervalSince(fetchedAt) >= maximumAge
+                let wanted = (refetch || aged) && sinceAttempt >= minimumRefetchInterval
+                if !wanted { return keys }
+            } else if let failure = entry.failure, sinceAttempt < failureHold {
+                throw failure
+            }
         }
-        let keys = try await Self.fetch(url, transport: transport)
-        entries[key] = Entry(keys: keys, fetchedAt: now)
-        return keys
+        let task = Task { try await Self.fetch(url, transport: transport) }
+        var entry = entries[key] ?? Entry(attemptedAt: now)
+        entry.attemptedAt = now
+        entry.inFlight = task
+        entries[key] = entry
+        do {
+            let keys = try await task.value
+            entries[key] = Entry(keys: keys, fetchedAt: now, attemptedAt: now)
+            return keys
+        } catch {
+            entries[key]?.inFlight = nil
+            entries[key]?.failure = error
+            return try await outcome(of: task, key: key, refetch: refetch)
+        }
+    }
+
+    /// What a caller gets of a fetch under way: its keys, or, when it
+    /// failed, the aged copy for a caller that only needs a copy (a refetch
+    /// for an unknown key fails as the fetch did).
+    private func outcome(of task: Task<JSONWebKeySet, any Error>, key: String, refetch: Bool) async throws
+        -> JSONWebKeySet
+    {
+        do {
+            return try await task.value
+        } catch {
+            if !refetch, let kept = entries[key]?.keys { return kept }
+            throw error
+        }
     }
 
     /// Sets ``minimumRefetchInterval`` (tests that rotate keys at once).

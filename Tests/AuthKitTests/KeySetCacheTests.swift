@@ -1,0 +1,106 @@
+import AuthKitTestSupport
+import Foundation
+import Logging
+import Testing
+
+@testable import AuthKit
+
+/// The key-set cache against a counting server: one fetch however many
+/// callers ask at once, failed fetches rate-limited as successful ones, and
+/// kept copies that age out (a withdrawn key stops verifying).
+@Suite struct KeySetCacheTests {
+    static let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
+
+    static func keySet(kid: String) -> String {
+        #"{"keys":[{"kty":"EC","crv":"P-256","kid":"\#(kid)","use":"sig","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}"#
+    }
+
+    static func kids(_ set: JSONWebKeySet) -> [String] {
+        set.candidates(for: .es256, kid: nil).compactMap { $0.text("kid") }
+    }
+
+    /// Twenty callers on an empty cache, then twenty asking for a fresh copy
+    /// (an unknown `kid` each), while the set takes 300 ms to answer: one
+    /// fetch each time.
+    @Test func callersAtOnceShareOneFetch() async throws {
+        try await withServer { server in
+            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")).delayed(by: .milliseconds(300)) }
+            let url = try #require(URL(string: server.baseURL + "/jwks"))
+            let cache = KeySetCache(minimumRefetchInterval: 0)
+            func twenty(refetch: Bool) async throws -> [[String]] {
+                try await withThrowingTaskGroup(of: [String].self) { group in
+                    for _ in 0..<20 {
+                        group.addTask {
+                            Self.kids(try await cache.keys(at: url, refetch: refetch, transport: Self.transport))
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            #expect(try await twenty(refetch: false).allSatisfy { $0 == ["k1"] })
+            #expect(server.requests(to: "/jwks").count == 1)
+            #expect(try await twenty(refetch: true).allSatisfy { $0 == ["k1"] })
+            #expect(server.requests(to: "/jwks").count == 2)
+        }
+    }
+
+    /// A set that answers 500 is asked once per hold, not once per token;
+    /// a refetch for an unknown key waits for the interval since the last
+    /// attempt, failed ones included.
+    @Test func failedFetchesAreRateLimitedToo() async throws {
+        try await withServer { server in
+            server.route("GET", "/jwks") { _ in .json("{}", status: 500) }
+            let url = try #require(URL(string: server.baseURL + "/jwks"))
+            let cache = KeySetCache(minimumRefetchInterval: 30)
+            let start = Date()
+            for second in 0..<4 {
+                await #expect(throws: AuthKitError.IDTokenProblem.self) {
+                    _ = try await cache.keys(
+                        at: url, refetch: true, transport: Self.transport, now: start + Double(second))
+                }
+            }
+            #expect(server.requests(to: "/jwks").count == 1)
+            // Past the hold, it is asked again.
+            _ = try? await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 6)
+            #expect(server.requests(to: "/jwks").count == 2)
+
+            // A kept copy: refetches for unknown keys are one per interval.
+            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")) }
+            _ = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 12)
+            #expect(server.requests(to: "/jwks").count == 3)
+            for second in 13..<20 {
+                _ = try await cache.keys(at: url, refetch: true, transport: Self.transport, now: start + Double(second))
+            }
+            #expect(server.requests(to: "/jwks").count == 3)
+            _ = try await cache.keys(at: url, refetch: true, transport: Self.transport, now: start + 43)
+            #expect(server.requests(to: "/jwks").count == 4)
+        }
+    }
+
+    /// A kept copy older than the maximum age is fetched again before it is
+    /// trusted: the provider withdrew `k1`, and it stops verifying. While
+    /// the set cannot be fetched, the aged copy serves.
+    @Test func aKeptCopyAgesOut() async throws {
+        try await withServer { server in
+            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")) }
+            let url = try #require(URL(string: server.baseURL + "/jwks"))
+            let cache = KeySetCache(minimumRefetchInterval: 30, maximumAge: 600)
+            let start = Date()
+            #expect(
+                Self.kids(try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start)) == [
+                    "k1"
+                ])
+            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k2")) }
+            let young = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 599)
+            #expect(Self.kids(young) == ["k1"])
+            let aged = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 600)
+            #expect(Self.kids(aged) == ["k2"])
+            #expect(server.requests(to: "/jwks").count == 2)
+
+            server.route("GET", "/jwks") { _ in .json("{}", status: 503) }
+            let kept = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 1300)
+            #expect(Self.kids(kept) == ["k2"])
+            #expect(server.requests(to: "/jwks").count == 3)
+        }
+    }
+}
