@@ -9,7 +9,7 @@ import Testing
     @Test func recordsAreBoundedExpiredOnesFirst() {
         let now = Date()
         var ledger = GrantLedger(deterministic: true)
-        let grant = ledger.newGrant(account: "alice", scopes: [])
+        let grant = ledger.newGrant(account: "alice", scopes: [], at: now)
         for index in 0..<(GrantLedger.limit + 50) {
             ledger.consents["c\(index)"] = GrantLedger.PendingConsent(
                 redirectURI: "http://127.0.0.1/cb", sentRedirectURI: false, scopes: [], state: nil, challenge: nil,

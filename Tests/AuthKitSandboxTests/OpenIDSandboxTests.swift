@@ -39,6 +39,30 @@ import Testing
         }
     }
 
+    /// A refreshed ID token gives the sign-in's `auth_time` (Core §12.2),
+    /// however much later it is issued; the client holds it to that.
+    @Test func aRefreshedIDTokenKeepsTheTimeOfTheSignIn() async throws {
+        let clock = Clock()
+        let options = SandboxOptions(consent: .approve, now: { clock.now })
+        try await Sandbox.with(emulating: try Self.descriptor(algorithms: ["ES256"]), options: options) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            let signedIn = try #require(credential.identity?.claims["auth_time"])
+            clock.advance(by: 30) // within the verifier's minute of skew
+            let refreshed = try await client.refresh(credential)
+            #expect(refreshed.rawFields["id_token"] != credential.rawFields["id_token"])
+            #expect(refreshed.identity?.claims["auth_time"] == signedIn)
+        }
+    }
+
+    /// A sandbox clock a test moves on.
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var offset: TimeInterval = 0
+        var now: Date { lock.withLock { Date().addingTimeInterval(offset) } }
+        func advance(by seconds: TimeInterval) { lock.withLock { offset += seconds } }
+    }
+
     @Test func withoutTheOpenIDScopeThereIsNoIDToken() async throws {
         try await Sandbox.with(emulating: try Self.descriptor(algorithms: ["ES256"])) { sandbox in
             var settings = sandbox.clientSettings

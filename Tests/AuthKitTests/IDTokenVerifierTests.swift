@@ -166,6 +166,31 @@ import Testing
         #expect(await refusal(try provider.verifier(twoEC), noKid) == .unknownKey(kid: nil))
         // …but with one key that fits, it is that one.
         #expect(await refusal(try provider.verifier(), noKid) == nil)
+        // The EC key again under other kids: for encryption only by its
+        // key_ops, with a use that is not a string, or for verifying.
+        var ec = try #require(provider.publicKeys.first)
+        ec["use"] = nil
+        let variants: [(String, [String: Any])] = [
+            ("ops-encrypt", ["key_ops": ["encrypt"]]), ("ops-text", ["key_ops": "verify"]),
+            ("use-array", ["use": ["sig"]]), ("alg-number", ["alg": 7]), ("ops-verify", ["key_ops": ["verify"]]),
+        ]
+        let set = try provider.keySet(
+            variants.map { kid, members in ec.merging(members) { $1 }.merging(["kid": kid]) { $1 } })
+        for (kid, _) in variants {
+            let token = try provider.token(Self.claims, header: ["alg": "ES256", "kid": kid])
+            let refused = await refusal(try provider.verifier(set), token)
+            #expect(refused == (kid == "ops-verify" ? nil : .unknownKey(kid: kid)), "\(kid)")
+        }
+    }
+
+    /// Core §2: `sub` is at most 255 characters.
+    @Test func aSubjectLongerThan255CharactersIsRefused() async throws {
+        let provider = try Provider()
+        let verifier = try provider.verifier()
+        let longest = try provider.token(Self.changed(["sub": String(repeating: "s", count: 255)]))
+        #expect(await refusal(verifier, longest) == nil)
+        let longer = try provider.token(Self.changed(["sub": String(repeating: "s", count: 256)]))
+        #expect(await refusal(verifier, longer) == .malformed("its sub is longer than 255 characters"))
     }
 
     @Test func aKeySetListingAPrivateKeyOrNotJSONIsRefusedWhole() throws {

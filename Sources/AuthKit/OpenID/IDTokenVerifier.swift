@@ -195,6 +195,9 @@ package struct IDTokenVerifier: Sendable {
         let issuer = try expectedIssuer(claims)
         guard ExactText.same(iss, issuer) else { throw Problem.issuerMismatch(expected: issuer, received: iss) }
         guard let sub = claims.text("sub"), !sub.isEmpty else { throw Problem.missingClaim("sub") }
+        // Core §2: "It MUST NOT exceed 255 ASCII characters in length"
+        // (counted in bytes, so that a non-ASCII one is held to it too).
+        guard sub.utf8.count <= 255 else { throw Problem.malformed("its sub is longer than 255 characters") }
         // Step 3-5: aud names this client, and no one else it could be meant for.
         guard claims["aud"] != nil else { throw Problem.missingClaim("aud") }
         guard let audiences = Self.audiences(claims["aud"]) else {

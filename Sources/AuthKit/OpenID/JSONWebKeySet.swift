@@ -64,10 +64,18 @@ package struct JSONWebKeySet: Sendable, Hashable {
     }
 
     /// Which algorithms a published key can verify: RSA, an EC key on P-256
-    /// or P-384, an Ed25519 key; `nil` for anything else, and for a key
-    /// published for encryption only.
+    /// or P-384, an Ed25519 key; `nil` for anything else, for a key
+    /// published for another use than signatures (`use` other than `sig`,
+    /// RFC 7517 §4.2), for one whose `key_ops` (§4.3) do not include
+    /// `verify`, and for one whose `use` or `key_ops` is not what the RFC
+    /// says it is (a string; an array of strings): a member AuthKit cannot
+    /// read does not count as absent.
     static func family(of key: [String: JSONValue]) -> IDTokenAlgorithm.Family? {
-        if let use = key.text("use"), use != "sig" { return nil }
+        if key["use"] != nil, key.text("use") != "sig" { return nil }
+        if let operations = key["key_ops"] {
+            guard case .array(let values) = operations, values.contains(.string("verify")) else { return nil }
+        }
+        if key["alg"] != nil, key.text("alg") == nil { return nil }
         switch (key.text("kty"), key.text("crv")) {
         case ("RSA", _): return key.text("n") != nil && key.text("e") != nil ? .rsa : nil
         case ("EC", "P-256"): return key.text("x") != nil && key.text("y") != nil ? .p256 : nil

@@ -200,7 +200,7 @@ extension Emulator {
                 [("error", "access_denied"), ("error_description", "The user denied the request.")],
                 state: pending.state, issuer: pending.issuer, step: "consent", summary: "denied by \(account)")
         }
-        let grant = ledger.newGrant(account: account, scopes: pending.scopes)
+        let grant = ledger.newGrant(account: account, scopes: pending.scopes, at: now)
         let code = ledger.mint("code")
         ledger.codes[code] = GrantLedger.Code(
             grant: grant, redirectURI: pending.redirectURI, sentRedirectURI: pending.sentRedirectURI,

@@ -77,7 +77,7 @@ extension Emulator {
             throw Refusal.invalidGrant("the device code was already used")
         case .approved(let account):
             record.status = .used
-            let grant = ledger.newGrant(account: account, scopes: record.scopes)
+            let grant = ledger.newGrant(account: account, scopes: record.scopes, at: now)
             return issue(
                 grant: grant, scopes: record.scopes, step: "token",
                 summary: "device code exchanged for account \(account)", jkt: jkt)

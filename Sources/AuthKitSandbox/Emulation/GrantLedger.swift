@@ -16,6 +16,9 @@ struct GrantLedger: Sendable {
     struct Grant: Sendable {
         var account: String
         var scopes: [String]
+        /// When the user approved: every ID token of the grant gives it as
+        /// `auth_time`, refreshed ones too (OpenID Connect Core §12.2).
+        var authenticatedAt: Date
         var revoked = false
     }
 
@@ -150,9 +153,9 @@ struct GrantLedger: Sendable {
         return String(picked[0..<4]) + "-" + String(picked[4...])
     }
 
-    mutating func newGrant(account: String, scopes: [String]) -> Int {
+    mutating func newGrant(account: String, scopes: [String], at now: Date) -> Int {
         counter += 1
-        grants[counter] = Grant(account: account, scopes: scopes)
+        grants[counter] = Grant(account: account, scopes: scopes, authenticatedAt: now)
         return counter
     }
 

@@ -323,7 +323,7 @@ extension Emulator {
         _ = try authenticateClient(request, parameters, as: descriptor.token!.clientAuthentication)
         var scopes = parameters["scope"].map(splitScopes) ?? descriptor.scopes.default
         if scopes.isEmpty { scopes = descriptor.scopes.default }
-        let grant = ledger.newGrant(account: "client:" + options.clientID, scopes: scopes)
+        let grant = ledger.newGrant(account: "client:" + options.clientID, scopes: scopes, at: now)
         return issue(
             grant: grant, scopes: scopes, step: "client credentials", summary: "token for the client itself",
             refresh: false, jkt: jkt)
@@ -348,7 +348,7 @@ extension Emulator {
                 throw Refusal("invalid_scope", "'\(extra)' is more than the subject token has")
             }
         }
-        let exchanged = ledger.newGrant(account: grant.account, scopes: scopes)
+        let exchanged = ledger.newGrant(account: grant.account, scopes: scopes, at: now)
         return issue(
             grant: exchanged, scopes: scopes, step: "token exchange", summary: "token exchanged for \(grant.account)",
             refresh: false, jkt: jkt, extra: ["issued_token_type": .string(OAuth2Client.accessTokenType)])
