@@ -116,7 +116,8 @@ extension Emulator {
             "iss": .string(fault == .wrongIssuer ? issuer + ".example" : idTokenIssuer(captures: captures)),
             "sub": .string("sandbox-user-" + grant.account),
             "aud": .string(fault == .wrongAudience ? "another-client" : options.clientID),
-            "iat": .integer(issued), "exp": .integer(issued + 3600), "auth_time": .integer(min(issued, Int64(grant.authenticatedAt.timeIntervalSince1970))),
+            "iat": .integer(issued), "exp": .integer(issued + 3600),
+            "auth_time": .integer(min(issued, Int64(grant.authenticatedAt.timeIntervalSince1970))),
             "at_hash": .string(IDTokenVerifier.halfHash(accessToken, signer.algorithm)),
         ]
         if let tenants = descriptor.openID?.multiTenantIssuer { claims[tenants.claim] = .string(tenant(captures)) }
