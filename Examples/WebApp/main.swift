@@ -176,16 +176,23 @@ struct WebExample: AsyncParsableCommand {
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>AuthKit web example</title></head><body>\(body)</body></html>"
     }
 
+    /// The home page holds the session's CSRF token: no cache keeps it, and
+    /// no other site frames it (a framed sign-out button is a click away
+    /// from being pressed unawares).
     static func html(_ text: String) -> Response {
         Response(
-            status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+            status: .ok,
+            headers: [
+                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
+                .contentSecurityPolicy: "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+            ],
             body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
     static func json(_ object: [String: Any], status: HTTPResponse.Status) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return Response(
-            status: status, headers: [.contentType: "application/json"],
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
