@@ -134,4 +134,35 @@ import Testing
             }
         }
     }
+
+    /// A client registered with a key and no secret is confidential: the
+    /// sandbox refuses its id alone (a client that stopped sending its
+    /// assertion would otherwise pass), and takes its assertion.
+    @Test func aClientWithAKeyAndNoSecretMustSendItsAssertion() async throws {
+        let key = P256.Signing.PrivateKey()
+        let directory = TemporaryDirectory.url("authkit-sandbox-key")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("client.pem").path
+        FileManager.default.createFile(
+            atPath: path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+        var options = SandboxOptions(clientSecret: nil)
+        options.clientKey = key.publicKey.pemRepresentation
+        try await Sandbox.with(emulating: try bundled("github"), options: options) { sandbox in
+            let token = try #require(
+                URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token"))
+            let bare = try await raw(
+                "POST", token,
+                headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
+                body: "grant_type=client_credentials&client_id=sandbox-client")
+            // (GitHub answers its errors with 200.)
+            #expect(
+                bare.body.contains("invalid_client") && !bare.body.contains("access_token"),
+                "\(bare.status) \(bare.body)")
+            var settings = sandbox.clientSettings
+            settings.clientSecret = nil
+            settings.privateKeyFile = path
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+            #expect(try await client.clientCredentials(scopes: ["repo"]).accessToken.isEmpty == false)
+        }
+    }
 }

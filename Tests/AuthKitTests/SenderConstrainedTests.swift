@@ -163,6 +163,48 @@ import Testing
         }
     }
 
+    /// A sign-in rebuilt without its key (a backend that keeps the attempt's
+    /// fields itself) is refused before the code is sent: the exchange would
+    /// prove nothing, and a server ignoring `dpop_jkt` would answer Bearer.
+    @Test func anExchangeWithoutTheSignInsKeyIsRefusedWhenDPoPIsOn() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"a","token_type":"Bearer"}"#) }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true),
+                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+            let (_, started) = try await client.startAuthorization()
+            let rebuilt = PendingAuthorization(
+                providerID: started.providerID, state: started.state, codeVerifier: started.codeVerifier,
+                redirectURI: started.redirectURI, expectedIssuer: started.expectedIssuer,
+                issuerRequired: started.issuerRequired, scopes: started.scopes, createdAt: started.createdAt)
+            await #expect {
+                _ = try await client.exchange(code: "c0", pending: rebuilt)
+            } throws: { error in
+                guard case AuthKitError.misuse(.invalidParameter("pending", let problem)) = error else { return false }
+                return problem.contains("no DPoP key")
+            }
+            #expect(server.requests(to: "/token").isEmpty)
+        }
+    }
+
+    /// A request template sends no proof: a descriptor with dpop on and a
+    /// refresh or follow-up template is refused, naming both.
+    @Test func dpopWithARequestTemplateIsRefused() throws {
+        for field in ["refresh", "followUp"] {
+            let json = """
+                {"id": "bound", "protocol": "oauth2", "dpop": "on",
+                 "authorization": {"url": "https://as.example/authorize"}, "token": {"url": "https://as.example/token"},
+                 "\(field)": {"method": "POST", "url": "https://as.example/renew", "body": {"t": "{refresh_token}"}}}
+                """
+            #expect("\(field)") {
+                _ = try ProviderDescriptor(json: Data(json.utf8))
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.contains { $0.field == "dpop" && $0.problem.contains("'\(field)' is a request template") }
+            }
+        }
+    }
+
     // MARK: - PAR
 
     @Test func pushedParametersLeaveOnlyClientIDAndRequestURIInTheURL() async throws {
@@ -180,6 +222,21 @@ import Testing
             let form = try formObject(pushed.bodyText)
             #expect(form["state"] == pending.state && form["scope"] == "read" && form["code_challenge"] != nil)
             #expect(form["client_secret"] == nil && pushed.header("Authorization")?.hasPrefix("Basic ") == true)
+            // §2.2: expires_in is required and positive; without it, nothing goes to the browser.
+            for answer in [
+                #"{"request_uri":"urn:x"}"#, #"{"request_uri":"urn:x","expires_in":0}"#,
+                #"{"request_uri":"urn:x","expires_in":"60"}"#,
+            ] {
+                server.route("POST", "/par") { _ in .json(answer, status: 201) }
+                await #expect(
+                    throws: AuthKitError.invalidResponse(
+                        step: .pushedAuthorization,
+                        reason: .init(
+                            .invalidField("expires_in"),
+                            "its expires_in is missing or not a positive number of seconds (RFC 9126 §2.2)")),
+                    "\(answer)"
+                ) { _ = try await client.startAuthorization(scopes: ["read"]) }
+            }
         }
     }
 
@@ -197,6 +254,38 @@ import Testing
     }
 
     // MARK: - Client authentication with a key; client credentials
+
+    /// A client credentials token is renewed for what it was asked for: its
+    /// extra parameters (Auth0's `audience`, RFC 8707's `resource`) are sent
+    /// again, and a stored credential with no expiry is renewed when the API
+    /// answers 401 `invalid_token` (§4.4.3: there is no refresh token).
+    @Test func aClientCredentialsRenewalAsksForTheSameAudience() async throws {
+        try await withServer { server in
+            let counter = LockedCounter()
+            server.route("POST", "/token") { _ in
+                counter.add()
+                return .json(#"{"access_token":"m\#(counter.value)","token_type":"Bearer"}"#)
+            }
+            server.route("GET", "/api") { request in
+                request.header("Authorization") == "Bearer m2"
+                    ? .json("{}")
+                    : StubResponse(status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "machine", clientSecret: "s"))
+            let credential = try await client.clientCredentials(
+                scopes: ["read"], additionalParameters: ["audience": "https://api.example"])
+            let store = InMemoryCredentialStore()
+            try await store.save(credential)
+            let source = CredentialSource(authenticator: client, store: store, key: credential.key)
+            let (response, _) = try await source.send(
+                HTTPRequest(method: .get, url: URL(string: server.baseURL + "/api")!))
+            #expect(response.status == .ok)
+            let forms = try server.requests(to: "/token").map { try formObject($0.bodyText) }
+            #expect(forms.count == 2 && forms.allSatisfy { $0["audience"] == "https://api.example" }, "\(forms)")
+            #expect(try await store.credential(for: credential.key)?.accessToken == "m2")
+        }
+    }
 
     @Test func privateKeyJWTSignsAFreshAssertionForTheTokenEndpoint() async throws {
         try await withServer { server in

@@ -59,6 +59,11 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// asking again rather than with a refresh token: `client_credentials`
     /// (RFC 6749 §4.4.3 issues no refresh token). `nil` for a sign-in.
     package var grantType: String?
+    /// The parameters a `client_credentials` request added beside its
+    /// scope (an `audience`, a `resource` (RFC 8707)), sent again at each
+    /// renewal: without them the server would issue a token for another
+    /// audience, or none. Name and value pairs.
+    package var grantParameters: [[String]]?
     /// The account the provider's "who am I" endpoint named when the
     /// credential was obtained (GitHub's `login`), for `authkit token list`
     /// and `token show` to say whose it is where no ID token names a user.
@@ -146,6 +151,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
             identity: try container.decodeIfPresent(Identity.self, forKey: .identity))
         proofKey = try container.decodeIfPresent(ProofKey.self, forKey: .proofKey)
         grantType = try container.decodeIfPresent(String.self, forKey: .grantType)
+        grantParameters = try container.decodeIfPresent([[String]].self, forKey: .grantParameters)
         account = try container.decodeIfPresent(String.self, forKey: .account)
     }
 
@@ -154,7 +160,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         case providerID, label, kind, accessToken, tokenType, refreshToken, tokenSecret, expiresAt, scopes
         case obtainedAt, rawFields, endpointOrigins, refreshTokenExpiresAt, identity
         case proofKey = "dpopKey"
-        case grantType
+        case grantType, grantParameters
         case account
     }
 
@@ -194,6 +200,10 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// no other byte maps onto a lowercase letter.)
     /// The two spellings nearly every provider uses are one comparison of
     /// small strings each, before any byte is looked at.
+    /// Whether it can be renewed without the user: with its refresh token,
+    /// or by asking again for a client credentials grant (RFC 6749 §4.4.3).
+    package var isRenewable: Bool { refreshToken != nil || grantType == "client_credentials" }
+
     package var isBearer: Bool {
         tokenType == "Bearer" || tokenType == "bearer"
             || tokenType.utf8.count == 6 && zip(tokenType.utf8, "bearer".utf8).allSatisfy { $0 | 0x20 == $1 }

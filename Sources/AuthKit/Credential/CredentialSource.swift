@@ -244,7 +244,7 @@ public struct CredentialSource: Sendable {
                 fields: opened.headers[values: .wwwAuthenticate], scheme: credential.proofKey != nil ? "dpop" : "bearer"
             )?
             .error == "invalid_token",
-            credential.kind == .oauth2, credential.refreshToken != nil || authenticator.descriptor.refresh != nil
+            credential.kind == .oauth2, credential.isRenewable || authenticator.descriptor.refresh != nil
         {
             let renewed: Credential?
             do {

@@ -50,7 +50,7 @@ public struct RefreshPolicy: Sendable, Hashable {
     public func isDue(_ credential: Credential, at now: Date = Date()) -> Bool {
         if mustRefresh(credential, at: now) { return true }
         guard let expiresAt = credential.expiresAt else {
-            return assumedLifetime > 0 && credential.refreshToken != nil
+            return assumedLifetime > 0 && credential.isRenewable
                 && now.timeIntervalSince(credential.obtainedAt) >= assumedLifetime - margin
         }
         guard ahead > 0 else { return false }

@@ -33,6 +33,18 @@ package struct DescriptorValidator: Sendable {
         if descriptor.protocol == .oauth1, descriptor.dpop == .on {
             issue("dpop", "is for OAuth 2.0 tokens (RFC 9449); an OAuth 1.0a provider signs its requests instead.")
         }
+        // A template request carries no DPoP proof: a bound refresh token
+        // sent with one would go without its proof, and a Bearer answer
+        // would replace the bound credential.
+        if descriptor.protocol == .oauth2, descriptor.dpop == .on {
+            for (field, template) in [("refresh", descriptor.refresh), ("followUp", descriptor.followUp)]
+            where template != nil {
+                issue(
+                    "dpop",
+                    "is on, and '\(field)' is a request template, which sends no DPoP proof (RFC 9449 §5); remove '\(field)' or set dpop to off."
+                )
+            }
+        }
         checkRequestTemplates(descriptor, declared: declared, issue: issue)
         checkRedirect(descriptor, declared: declared, issue: issue)
         checkRefreshPolicyAndScopes(descriptor, declared: declared, issue: issue)

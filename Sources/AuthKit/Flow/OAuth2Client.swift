@@ -262,8 +262,12 @@ public struct OAuth2Client: Authenticator {
                 var refreshed: Credential
                 if credential.grantType == "client_credentials", credential.refreshToken == nil {
                     // RFC 6749 §4.4.3: no refresh token; the client asks again.
+                    let parameters = (credential.grantParameters ?? []).compactMap { pair in
+                        pair.count == 2 ? (pair[0], pair[1]) : nil
+                    }
                     return try await calls.clientCredentials(
-                        scopes: credential.scopes, parameters: [], label: credential.label, previous: credential)
+                        scopes: credential.scopes, parameters: parameters, label: credential.label,
+                        previous: credential)
                 } else if let template = client.descriptor.refresh {
                     refreshed = try await calls.run(template, step: .refresh, for: credential)
                 } else {

@@ -36,6 +36,22 @@ extension TokenEndpointCalls {
                 step: .pushedAuthorization,
                 reason: .init(.missingField("request_uri"), "it has no request_uri (RFC 9126 §2.2)"))
         }
+        // §2.2: expires_in is required, a positive number of seconds. A
+        // request_uri that has (or may have) expired already would send the
+        // user to an error page at the provider.
+        let lifetime: Double? =
+            switch members["expires_in"] {
+            case .integer(let number)?: Double(number)
+            case .number(let number)?: number
+            default: nil
+            }
+        guard let lifetime, lifetime > 0 else {
+            throw AuthKitError.invalidResponse(
+                step: .pushedAuthorization,
+                reason: .init(
+                    .invalidField("expires_in"),
+                    "its expires_in is missing or not a positive number of seconds (RFC 9126 §2.2)"))
+        }
         if let problem = Self.requestURIProblem(requestURI, endpoint: url) {
             throw AuthKitError.invalidResponse(
                 step: .pushedAuthorization,

@@ -50,6 +50,16 @@ final class TokenEndpointCalls: Sendable {
     func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]?) async throws
         -> Credential
     {
+        // The descriptor asks for bound tokens: a sign-in started without a
+        // key (a PendingAuthorization rebuilt without it) would send no proof,
+        // and a server ignoring dpop_jkt would answer a Bearer token.
+        if descriptor.dpop == .on, pending.proofKey == nil {
+            throw AuthKitError.misuse(
+                .invalidParameter(
+                    name: "pending",
+                    "has no DPoP key, and the descriptor (\(descriptor.source)) says dpop on: pass the PendingAuthorization startAuthorization returned, whole (it is Codable), so the exchange proves its key"
+                ))
+        }
         var parameters = [(String, String)]()
         if token.sendGrantType { parameters.append(("grant_type", "authorization_code")) }
         parameters.append(("code", code))
@@ -233,8 +243,10 @@ final class TokenEndpointCalls: Sendable {
     }
 
     /// The client credentials grant (RFC 6749 §4.4): a token for the client
-    /// itself, no user involved. The credential records the grant, so that
-    /// it is renewed by asking again (§4.4.3 issues no refresh token).
+    /// itself, no user involved. The credential records the grant and its
+    /// extra parameters, so that it is renewed by asking again (§4.4.3
+    /// issues no refresh token) for the same audience; a renewal (`previous`)
+    /// keeps where the credential was issued, checked as a refresh is.
     func clientCredentials(
         scopes: [String], parameters extra: [(String, String)], label: String?, previous: Credential?
     )
@@ -244,9 +256,10 @@ final class TokenEndpointCalls: Sendable {
         if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: descriptor.scopes.separator))) }
         parameters += extra
         var credential = try await callTokenEndpoint(
-            parameters, secrets: [], step: .clientCredentials, previous: nil, requestedScopes: scopes, label: label,
-            proofKey: descriptor.dpop == .on ? previous?.proofKey ?? ProofKey() : nil)
+            parameters, secrets: [], step: .clientCredentials, previous: previous, requestedScopes: scopes,
+            label: label, proofKey: descriptor.dpop == .on ? previous?.proofKey ?? ProofKey() : nil)
         credential.grantType = "client_credentials"
+        credential.grantParameters = extra.isEmpty ? nil : extra.map { [$0.0, $0.1] }
         try requireBearer(credential, step: .clientCredentials, secrets: [clientSecret ?? ""])
         return credential
     }
@@ -629,6 +642,7 @@ final class TokenEndpointCalls: Sendable {
                 ?? (fields.refreshToken == nil ? previous?.refreshTokenExpiresAt : nil))
         credential.proofKey = proofKey ?? previous?.proofKey
         credential.grantType = previous?.grantType
+        credential.grantParameters = previous?.grantParameters
         credential.account = previous?.account
         return credential
     }

@@ -260,6 +260,13 @@ package final class Emulator: @unchecked Sendable {
             throw Refusal.invalidRequest("the client authenticated in more than one way (RFC 6749 §2.3)")
         }
         guard let secret = options.clientSecret else {
+            // A client registered with a key and no secret is confidential:
+            // its key is how it authenticates, and an id alone is not enough
+            // (a client that stopped sending its assertion must be refused).
+            if options.clientKey != nil {
+                throw Refusal.invalidClient(
+                    "this client authenticates with its key: send client_assertion (RFC 7523 §2.2)")
+            }
             if expected != .none, descriptor.token?.publicClientAuthentication == .basic {
                 // The provider's own way for public clients: HTTP Basic with
                 // the id and an empty password (Reddit's installed apps).
