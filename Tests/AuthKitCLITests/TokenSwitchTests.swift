@@ -29,12 +29,18 @@ import Testing
         // --label still names an account, the one without a label included after a switch back.
         #expect(try await run(["token", "print", "--provider", "github", "--label", "work"]).stdout == "tok-work\n")
 
+        // An import without --label goes to the chosen account, not over the one without a label.
+        let again = try await run(["token", "import", "--provider", "github"], token: "tok-work-2")
+        #expect(again.status == 0 && again.stdout.contains("github (work)"), "\(again.stdout)")
+        #expect(try await run(["token", "print", "--provider", "github"]).stdout == "tok-work-2\n")
+        // (The account without a label still holds tok-default: see the deletion below.)
+
         // An account that is not stored is not chosen; nothing changes.
         let missing = try await run(["token", "switch", "--provider", "github", "--label", "nope"])
         #expect(
             missing.status != 0 && missing.stderr.contains("nothing was switched")
                 && missing.stderr.contains("work"), "\(missing.stderr)")
-        #expect(try await run(["token", "print", "--provider", "github"]).stdout == "tok-work\n")
+        #expect(try await run(["token", "print", "--provider", "github"]).stdout == "tok-work-2\n")
 
         // Deleting the chosen account goes back to the one without a label.
         let deleted = try await run(["token", "delete", "--provider", "github"])

@@ -337,7 +337,8 @@ struct Authorize: WorkspaceCommand {
         try await workspace.store.checkWritable()
         try requireDefaultHTTPClient(display: "the token endpoint of \(descriptor.name)")
         let scopes = self.scopes.isEmpty ? nil : self.scopes
-        let label = account.label
+        // The chosen account (`token switch`) when no --label is given.
+        let label = key.label
         let store = workspace.store
         // As a sign-in: a refresh of this account under way elsewhere is
         // waited for, and no other sign-in may run for it meanwhile.
@@ -369,7 +370,7 @@ struct Authorize: WorkspaceCommand {
         let offered =
             try chosen
             ?? wayOffered(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
-        var requested = AuthorizationOptions(scopes: scopes.isEmpty ? nil : scopes, label: account.label)
+        var requested = AuthorizationOptions(scopes: scopes.isEmpty ? nil : scopes, label: key.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
         // Refused now rather than after the user has logged in at the provider.
         let redirectTarget = offered == .device ? nil : requested.redirectURI ?? authenticator.defaultRedirectURI

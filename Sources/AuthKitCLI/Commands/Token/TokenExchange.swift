@@ -48,6 +48,12 @@ struct TokenExchange: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         let key = try workspace.key(account)
+        if newLabel == key.label {
+            // The account `token switch` chose, named by --as: trading it would replace it.
+            throw CLIError(
+                "--as \(newLabel) names the credential being traded (the account chosen with token switch); give the new token a label of its own.",
+                status: .usage)
+        }
         let source = try await workspace.source(key, explicit: client.settings())
         guard let oauth2 = source.authenticator as? OAuth2Client else {
             throw CLIError(

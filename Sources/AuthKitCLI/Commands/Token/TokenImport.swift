@@ -62,7 +62,7 @@ struct TokenImport: WorkspaceCommand {
         }
         let now = Date()
         let credential = Credential(
-            providerID: descriptor.id, label: account.label, accessToken: token,
+            providerID: descriptor.id, label: key.label, accessToken: token,
             expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: scope, obtainedAt: now)
         let previous = try await workspace.store.credential(for: key)
         try await workspace.store.withRefreshLock(for: key, timeout: .seconds(30)) {
