@@ -186,6 +186,20 @@ import Testing
         #expect(entry.newHosts == ["device.evil.example"])
     }
 
+    /// The who-am-I call gets the access token: an override that moves only
+    /// it is told as any other endpoint is (so are UserInfo, the end-session
+    /// page and the key set).
+    @Test func anOverrideThatMovesOnlyTheWhoAmICallIsRecorded() throws {
+        let github = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github")
+        var file = DescriptorFile(github)
+        let original = try #require(file.whoAmI?.url)
+        file.whoAmI?.url = "https://collector.evil.example/user"
+        let dir = try directory(["github.json": String(decoding: try JSONEncoder().encode(file), as: UTF8.self)])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let entry = try #require(ProviderCatalog(includeBundled: true, directories: [dir]).entries["github"])
+        #expect(entry.newHosts == ["collector.evil.example"], "\(original) → \(entry.newHosts)")
+    }
+
     // MARK: - A file someone else could have written is not read
 
     /// The problem `ProviderCatalog.standard` reports for `id` with

@@ -156,11 +156,16 @@ public struct ProviderDescriptor: Sendable, Hashable {
         )
     }
 
-    /// Every endpoint URL, with `{placeholders}` as written.
+    /// Every endpoint URL, with `{placeholders}` as written: those that
+    /// receive codes, secrets or tokens (the who-am-I and UserInfo calls
+    /// get the access token, the end-session page the ID token) and the
+    /// key set that vouches for ID tokens, so that an override moving any
+    /// of them is told (``ProviderCatalog/Entry/newHosts``).
     package var endpointURLs: [String] {
         [
             authorization?.url, authorization?.pushedRequestURL, token?.url, device?.url, followUp?.url, refresh?.url,
-            revocation?.url, introspectionURL, oauth1?.requestTokenURL,
+            revocation?.url, introspectionURL, whoAmI?.url, openID?.userInfoURL, openID?.endSessionURL,
+            openID?.keySetURL, oauth1?.requestTokenURL,
             oauth1?.authorizeURL, oauth1?.authenticateURL, oauth1?.accessTokenURL, oauth1?.invalidateTokenURL,
         ].compactMap { $0 }
     }
