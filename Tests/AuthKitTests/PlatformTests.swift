@@ -9,6 +9,23 @@ import Testing
 /// (Sources/AuthKit/Platform). These tests hold each replacement to the
 /// Foundation behaviour it replaces (the tests themselves may import Foundation).
 @Suite struct PlatformTests {
+    /// A group-writable file is harmless only in the user's own private
+    /// group: named as the user, nobody else listed. A shared primary group
+    /// (macOS's `staff`, openSUSE's `users`) lets its other members write.
+    @Test func onlyAUserPrivateGroupMayWrite() {
+        #expect(FileSystem.isPrivateGroup(name: "alice", members: [], userName: "alice"))
+        #expect(FileSystem.isPrivateGroup(name: "alice", members: ["alice"], userName: "alice"))
+        #expect(!FileSystem.isPrivateGroup(name: "staff", members: [], userName: "alice"))
+        #expect(!FileSystem.isPrivateGroup(name: "users", members: ["alice", "bob"], userName: "alice"))
+        #expect(!FileSystem.isPrivateGroup(name: "alice", members: ["alice", "mallory"], userName: "alice"))
+        // Read from the system's databases: root's group on Linux is root,
+        // its own; a group that is not the primary one never counts.
+        #if os(Linux)
+            if geteuid() == 0 { #expect(FileSystem.isOwnPrivateGroup(getegid())) }
+        #endif
+        #expect(!FileSystem.isOwnPrivateGroup(getegid() &+ 4343))
+    }
+
     /// Every Unicode scalar, against the `CharacterSet` each predicate replaces.
     /// The whitespace classes agree everywhere. The others agree on every
     /// scalar Foundation's tables know; where they do not (see TextTrimming),

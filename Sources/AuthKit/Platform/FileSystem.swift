@@ -141,14 +141,61 @@
 
     /// Who besides the owner can write what `info` describes ("every user",
     /// "the members of group 100"), or `nil`: the rule above, a group being
-    /// harmless when it is the user's own primary group, and a sticky
+    /// harmless when it is the user's own private group, and a sticky
     /// directory's others harmless where `allowingSticky` says so.
     package static func otherWriters(_ info: stat, allowingSticky: Bool) -> String? {
         let mode = Int(info.st_mode) & 0o7777
         let sticky = allowingSticky && mode & 0o1000 != 0
         if mode & 0o002 != 0 && !sticky { return "every user" }
-        if mode & 0o020 != 0 && info.st_gid != getegid() && !sticky { return "the members of group \(info.st_gid)" }
+        if mode & 0o020 != 0 && !isOwnPrivateGroup(info.st_gid) && !sticky {
+            return "the members of group \(info.st_gid)"
+        }
         return nil
+    }
+
+    /// Whether `gid` is the user's own group in the user-private-group way
+    /// (Debian, Fedora): the user's primary group, named as the user, with
+    /// no other member listed. A primary group others share (macOS's
+    /// `staff`, openSUSE's `users`) is not: its other members could write
+    /// what is group-writable, as OpenSSH's permission checks hold too.
+    package static func isOwnPrivateGroup(_ gid: gid_t) -> Bool {
+        guard gid == getegid(), let user = userName(geteuid()), let (name, members) = groupEntry(gid) else {
+            return false
+        }
+        return isPrivateGroup(name: name, members: members, userName: user)
+    }
+
+    package static func isPrivateGroup(name: String, members: [String], userName: String) -> Bool {
+        name == userName && members.allSatisfy { $0 == userName }
+    }
+
+    private static func userName(_ uid: uid_t) -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 << 10)
+        let status = buffer.withUnsafeMutableBufferPointer {
+            getpwuid_r(uid, &entry, $0.baseAddress!, $0.count, &found)
+        }
+        guard status == 0, found != nil, let name = entry.pw_name else { return nil }
+        return String(cString: name)
+    }
+
+    private static func groupEntry(_ gid: gid_t) -> (name: String, members: [String])? {
+        var entry = group()
+        var found: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 64 << 10)
+        return buffer.withUnsafeMutableBufferPointer { storage -> (String, [String])? in
+            guard getgrgid_r(gid, &entry, storage.baseAddress!, storage.count, &found) == 0, found != nil,
+                let name = entry.gr_name
+            else { return nil }
+            var members = [String]()
+            var cursor = entry.gr_mem
+            while let member = cursor?.pointee {
+                members.append(String(cString: member))
+                cursor = cursor! + 1
+            }
+            return (String(cString: name), members)
+        }
     }
 
     /// `mode 0755`, as messages show permissions.
