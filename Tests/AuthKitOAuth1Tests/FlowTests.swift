@@ -25,6 +25,28 @@ import Testing
         }
     }
 
+    /// A token or secret holding a control character (an escape sequence
+    /// that would drive the terminal a summary prints it to) is refused.
+    @Test func aTokenWithAControlCharacterIsRefused() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            server.route("POST", "/access_token") { _ in
+                .form("oauth_token=0123456789abcdefXY%1B%5B2J&oauth_token_secret=access-secret")
+            }
+            let client = try OAuth1Client(
+                descriptor: Fixture.descriptor(baseURL: server.baseURL),
+                settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: Fixture.consumerSecret))
+            let (_, pending) = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:5555/callback")!)
+            await #expect {
+                _ = try await client.exchange(verifier: "the-verifier", pending: pending)
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(_, let reason) = error else { return false }
+                return reason.kind == .invalidField("oauth_token") && !"\(error)".contains("\u{1B}")
+            }
+        }
+    }
+
     // MARK: - Happy paths
 
     /// A provider that documents its token calls as `GET` (Flickr's examples,

@@ -226,6 +226,9 @@ import Testing
         #expect(text.contains("••••5c6b"))
         #expect(text.contains("qiita"))
         #expect(Credential.mask("short") == "••••")
+        // An escape sequence at the end of a token is not printed.
+        #expect(Credential.mask("0123456789abcdefXY\u{1B}[2J") == "••••")
+        #expect(Credential.mask("0123456789abcdefXY\u{E9}") == "••••")
     }
 
     @Test func roundTripsThroughJSON() throws {

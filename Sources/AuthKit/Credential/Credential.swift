@@ -219,8 +219,13 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// Shows at most the last four characters of a secret, and only when it is
     /// long enough (≥ 16) that four characters reveal next to nothing.
     package static func mask(_ secret: String) -> String {
-        guard secret.count >= 16 else { return "••••" }
-        return "••••" + secret.suffix(4)
+        // Only printable ASCII is shown: a token's last characters could be
+        // an escape sequence that drives the terminal it is printed to.
+        let tail = secret.unicodeScalars.suffix(4)
+        guard secret.unicodeScalars.count >= 16, tail.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+            return "••••"
+        }
+        return "••••" + String(String.UnicodeScalarView(tail))
     }
 }
 

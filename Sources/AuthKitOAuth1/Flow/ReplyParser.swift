@@ -108,6 +108,20 @@ struct ReplyParser {
                     "the reply has no \(missing.map { "'\($0)'" }.joined(separator: " or ")) (fields present: \(present.isEmpty ? "none" : present))"
                 ))
         }
+        // A token or its secret with a space, a control character or one
+        // outside ASCII is no token a header can carry (RFC 5849 §3.5.1
+        // percent-encodes it, but no provider issues one), and printed (a
+        // summary shows its last characters) it could drive the terminal.
+        if let odd = required.first(where: { name in
+            pairs.contains { $0.0 == name && !$0.1.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) } }
+        }) {
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .invalidField(odd),
+                    "the reply's '\(odd)' holds a space, a control character or a character outside ASCII, which no token has; it is not repeated here"
+                ))
+        }
         return pairs
     }
 
