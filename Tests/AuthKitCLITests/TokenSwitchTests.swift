@@ -54,4 +54,34 @@ import Testing
             broken.status == 65 && broken.stderr.contains("default-accounts.json") && broken.stdout.isEmpty,
             "\(broken.stderr)")
     }
+
+    /// Switches run at once, for several providers, all land: the file is
+    /// read, changed and written under its lock.
+    @Test func switchesAtOnceAllLand() async throws {
+        let home = try CLIProcess.home("authkit-token-switch-race")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let providers = ["github", "gitlab", "google", "microsoft"]
+        for provider in providers {
+            let imported = try await CLIProcess.run(
+                ["token", "import", "--provider", provider, "--label", "work"],
+                environment: ["AUTHKIT_HOME": home.path, "TOKEN": "tok-\(provider)"],
+                launcher: CLIKeyringTests.importing(""))
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        let results = try await withThrowingTaskGroup(of: CLIResult.self) { group in
+            for _ in 0..<4 {
+                for provider in providers {
+                    group.addTask {
+                        try await CLIProcess.run(
+                            ["token", "switch", "--provider", provider, "--label", "work"],
+                            environment: ["AUTHKIT_HOME": home.path])
+                    }
+                }
+            }
+            return try await group.reduce(into: [CLIResult]()) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.status == 0 }, "\(results.filter { $0.status != 0 }.map(\.stderr))")
+        let chosen = try String(contentsOf: home.appendingPathComponent("default-accounts.json"), encoding: .utf8)
+        for provider in providers { #expect(chosen.contains("\"\(provider)\" : \"work\""), "\(chosen)") }
+    }
 }

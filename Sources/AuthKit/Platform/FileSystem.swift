@@ -236,6 +236,31 @@
         case fileOrPipe
     }
 
+    /// Creates the directory at `path`, and any missing parent, with mode
+    /// 0700 from the start: mkdir(2) with that mode, not FileManager's
+    /// `createDirectory(…, attributes:)`, which makes it 0777 (less the
+    /// umask) and then changes the mode, leaving a moment in which others
+    /// could add an entry (a lock file of theirs, say). An existing
+    /// directory is left as it is.
+    package static func createPrivateDirectory(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) == 0 { continue }
+            let code = errno
+            guard code == EEXIST else { throw DirectoryFailure(description: String(cString: strerror(code))) }
+            var info = stat()
+            guard stat(prefix, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                throw DirectoryFailure(description: "\(prefix) exists and is not a directory")
+            }
+        }
+    }
+
+    /// Why ``createPrivateDirectory(_:)`` failed, in words ("Permission denied").
+    package struct DirectoryFailure: Error, Sendable, Hashable, CustomStringConvertible {
+        package let description: String
+    }
+
     /// Why ``contents(of:accepting:limit:)`` could not read a file, as words that
     /// complete "PATH …": "cannot be read (No such file or directory)".
     package struct ReadFailure: Error, Sendable, Hashable, CustomStringConvertible {

@@ -397,8 +397,7 @@ public struct FileCredentialStore: CredentialStore {
             return
         }
         do {
-            try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileSystem.createPrivateDirectory(directory.path)
         } catch {
             throw AuthKitError.store(
                 path: directory.path,

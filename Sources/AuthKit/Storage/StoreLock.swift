@@ -19,13 +19,18 @@
 /// holder that never lets go (a stopped process, a lock taken by hand) hung
 /// every command until it was killed; so the wait is bounded, and its error
 /// says how to find the holder.
-struct StoreLock {
+package struct StoreLock {
     /// The lock file: the store's path with `.lock` after it.
     let path: String
     let timeout: Duration
 
+    package init(path: String, timeout: Duration) {
+        self.path = path
+        self.timeout = timeout
+    }
+
     /// Runs `body` holding the lock.
-    func withLock<Result>(_ body: () throws -> Result) throws -> Result {
+    package func withLock<Result>(_ body: () throws -> Result) throws -> Result {
         let fd = try RefreshLockFile.openLock(path)
         defer { close(fd) }
         let deadline = ContinuousClock.now.advanced(by: timeout)

@@ -47,8 +47,7 @@ extension FileCredentialStore: CommandStore {
         func checkWritable() async throws {}
         func beginSignIn(for key: CredentialKey) throws -> FileCredentialStore.SignInLock {
             let directory = lockDirectory ?? AuthKitHome.directory()
-            try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileSystem.createPrivateDirectory(directory.path)
             return try FileCredentialStore.beginSignIn(for: key, in: directory)
         }
         func keysForCompletion() -> [CredentialKey] { [] }

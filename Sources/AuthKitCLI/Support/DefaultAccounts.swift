@@ -43,18 +43,21 @@ struct DefaultAccounts {
     }
 
     /// Chooses `label` (nil: the account without one) for `provider`.
+    /// Read, changed and written under the file's lock (as the credential
+    /// store's file is): two `token switch` runs at once, for two providers,
+    /// both land, and neither removes the other's new copy.
     func choose(_ label: String?, for provider: String) throws {
-        var labels = try self.labels()
-        labels[provider] = label
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
-            try FileManager.default.createDirectory(
-                at: file.deletingLastPathComponent(), withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
-            try AtomicFile(path: file.path).replace(with: try encoder.encode(labels))
+            try FileSystem.createPrivateDirectory(file.deletingLastPathComponent().path)
+            try StoreLock(path: file.path + ".lock", timeout: .seconds(10)).withLock {
+                var labels = try self.labels()
+                labels[provider] = label
+                try AtomicFile(path: file.path).replace(with: try encoder.encode(labels))
+            }
         } catch let failure as AtomicFile.Failure {
-            throw CLIError("\(file.path): its new copy \(failure.what) (\(failure.reason)).", status: .outputFailed)
+            throw CLIError("\(file.path): \(failure.what) (\(failure.reason)).", status: .outputFailed)
         }
     }
 }

@@ -45,8 +45,7 @@ enum UserProviderFile {
                     status: .outputFailed)
             }
             do {
-                try FileManager.default.createDirectory(
-                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try FileSystem.createPrivateDirectory(directory.path)
             } catch {
                 throw CLIError(
                     "\(target.path) could not be written: its directory cannot be created (\(DescriptorLoader.reason(error))). Nothing was changed.",
