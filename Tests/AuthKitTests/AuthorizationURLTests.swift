@@ -317,6 +317,17 @@ import Testing
         #expect(team.placeholders?["team"] == "acme")
     }
 
+    /// `privateKeyFile`, as `--private-key`'s help and docs/command-line.md say.
+    @Test func configurationNamesAPrivateKeyFile() async throws {
+        let home = TemporaryDirectory.url("authkit-config-key")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        try #"{"providers": {"corp": {"clientID": "machine", "privateKeyFile": "/keys/corp.pem"}}}"#.write(
+            to: home.appendingPathComponent("config.json"), atomically: true, encoding: .utf8)
+        let settings = try UserConfiguration.load(home: home).providers?["corp"]
+        #expect(settings?.privateKeyFile == "/keys/corp.pem" && settings?.clientID == "machine")
+    }
+
     @Test func configurationFileErrorsNameTheFile() async throws {
         let home = TemporaryDirectory.url("authkit-config")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)

@@ -12,6 +12,10 @@ import Logging
 ///
 ///     {"store": "keyring", "providers": {"qiita": {"clientID": "…", "clientSecret": "…"}}}
 ///
+/// A provider's settings are ``ClientSettings``' members: `clientID`,
+/// `clientSecret`, `redirectURI`, `placeholders`, `scopes` and
+/// `privateKeyFile` (a key for `private_key_jwt`, RFC 7523).
+///
 /// It may hold client secrets, so AuthKit warns when such a file is readable
 /// by other users (see ``FileCredentialStore`` for the same rule on credentials),
 /// and its placeholders choose hosts, so a file another user could have
@@ -117,6 +121,6 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
             "type": "object", "additionalProperties": false, "properties": {
               "clientID": {"type": "string"}, "clientSecret": {"type": "string"}, "redirectURI": {"type": "string"},
               "placeholders": {"type": "object", "additionalProperties": {"type": "string"}},
-              "scopes": {"type": "array", "items": {"type": "string"}}}}}}}
+              "scopes": {"type": "array", "items": {"type": "string"}}, "privateKeyFile": {"type": "string"}}}}}}
         """#
 }
