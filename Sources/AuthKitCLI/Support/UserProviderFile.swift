@@ -56,7 +56,9 @@ enum UserProviderFile {
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw failure("a new file beside it cannot be created") }
         defer { unlink(temporary.path) }
-        let written = data.withUnsafeBytes { FileSystem.writeAll(fd, $0) }
+        // Flushed before it is linked in: after a power loss the name must
+        // not point at an empty file, which would hide the bundled provider.
+        let written = data.withUnsafeBytes { FileSystem.writeAll(fd, $0) } && fsync(fd) == 0
         let error = errno
         close(fd)
         errno = error

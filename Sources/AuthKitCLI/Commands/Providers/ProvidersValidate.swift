@@ -39,11 +39,14 @@ struct ProvidersValidate: AsyncParsableCommand {
                     // authkit would refuse it from a providers directory (ProviderCatalog.standard).
                     failed = true
                     Console.out(
-                        "\(file): valid (\(descriptor.id), \(descriptor.protocol.rawValue)), but authkit will not read it: \(problem)"
+                        "\(DisplayText.sanitized(file, limit: 4096)): valid (\(descriptor.id), \(descriptor.protocol.rawValue)), but authkit will not read it: \(problem)"
                     )
                     continue
                 }
-                Console.out("\(file): ok (\(descriptor.id), \(descriptor.protocol.rawValue))")
+                // The path as given, its control characters escaped (as the error lines do).
+                Console.out(
+                    "\(DisplayText.sanitized(file, limit: 4096)): ok (\(descriptor.id), \(descriptor.protocol.rawValue))"
+                )
             } catch AuthKitError.invalidFile(let issues) {
                 failed = true
                 for issue in issues { Console.out(issue.description) }
