@@ -558,6 +558,7 @@ import Testing
         var bound = full
         bound.proofKey = ProofKey()
         bound.grantType = "client_credentials"
+        bound.grantParameters = [["audience", "https://api.example"]]
         bound.account = "octocat (583231)"
         let written = try #require(
             try JSONSerialization.jsonObject(with: JSONEncoder.credentials.encode(bound)) as? [String: Any])

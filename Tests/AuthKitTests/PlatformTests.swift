@@ -9,6 +9,25 @@ import Testing
 /// (Sources/AuthKit/Platform). These tests hold each replacement to the
 /// Foundation behaviour it replaces (the tests themselves may import Foundation).
 @Suite struct PlatformTests {
+    /// Directories AuthKit makes are 0700 from mkdir(2) on, each missing
+    /// parent too; an existing one is left alone; a file in the way is named.
+    @Test func privateDirectoriesAreMadeWithTheirMode() throws {
+        let base = TemporaryDirectory.url("authkit-mkdir")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let nested = base.appendingPathComponent("a/b/c")
+        try FileSystem.createPrivateDirectory(nested.path)
+        for path in [
+            base.path, base.appendingPathComponent("a").path, base.appendingPathComponent("a/b").path, nested.path,
+        ] {
+            #expect(FileSystem.permissions(of: path).map { $0 & 0o777 } == 0o700, "\(path)")
+        }
+        try FileSystem.createPrivateDirectory(nested.path) // already there
+        try Data().write(to: base.appendingPathComponent("file"))
+        #expect(throws: FileSystem.DirectoryFailure.self) {
+            try FileSystem.createPrivateDirectory(base.appendingPathComponent("file/d").path)
+        }
+    }
+
     /// A group-writable file is harmless only in the user's own private
     /// group: named as the user, nobody else listed. A shared primary group
     /// (macOS's `staff`, openSUSE's `users`) lets its other members write.
