@@ -155,4 +155,52 @@ import Testing
             !terminal.stdout.contains("\u{1B}[K") && !terminal.stdout.contains("⠋"),
             "\(terminal.stdout.debugDescription)")
     }
+
+    /// `token import` at a terminal reads the token with echo off, as a
+    /// password prompt does: it is neither on the screen nor in the
+    /// scrollback; echo is back afterwards, and after a Ctrl-C at the prompt.
+    @Test(.enabled(if: tmuxPath != nil, "tmux is not installed (.ci/run installs it)"))
+    func aPastedTokenIsNotEchoed() async throws {
+        let home = try CLIProcess.home("authkit-import-echo")
+        defer { try? FileManager.default.removeItem(at: home) }
+        for interrupted in [false, true] {
+            let session = "authkit-echo-\(UUID().uuidString.prefix(8))"
+            // The inner shell says its PID and becomes authkit (exec).
+            let command =
+                "sh -c \"echo [pid \\$\\$]; exec env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' token import --provider github\"; echo \"[status $?]\"; stty -a | tr ' ' '\\n' | grep -x -- '-\\?echo'; sleep 60"
+            try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
+            var screen = ""
+            for _ in 0..<400 where !screen.contains("Paste the token") {
+                try await Task.sleep(for: .milliseconds(100))
+                screen = try await tmux(["capture-pane", "-p", "-t", session])
+            }
+            if interrupted {
+                // SIGINT to authkit alone, as Ctrl-C would send it (tmux's C-c
+                // would end the shell that runs the checks too).
+                try await tmux(["send-keys", "-t", session, "tok-half-typed"])
+                try await Task.sleep(for: .milliseconds(300))
+                let pid = screen.split(separator: "\n").lazy.compactMap { line -> Int32? in
+                    guard line.hasPrefix("[pid ") else { return nil }
+                    return Int32(line.dropFirst(5).prefix { $0.isNumber })
+                }.first
+                #expect(kill(try #require(pid, "\(screen)"), SIGINT) == 0)
+            } else {
+                try await tmux(["send-keys", "-t", session, "tok-pasted-0123456789", "Enter"])
+            }
+            for _ in 0..<400 where !screen.contains("[status") {
+                try await Task.sleep(for: .milliseconds(100))
+                screen = try await tmux(["capture-pane", "-p", "-S", "-100", "-t", session])
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            screen = try await tmux(["capture-pane", "-p", "-S", "-100", "-t", session])
+            try await tmux(["kill-session", "-t", session])
+            #expect(!screen.contains("tok-"), "the token was echoed:\n\(screen)")
+            #expect(screen.contains(interrupted ? "[status 130]" : "[status 0]"), "\(screen)")
+            let lines = screen.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(lines.contains("echo") && !lines.contains("-echo"), "echo was left off:\n\(screen)")
+        }
+        let printed = try await CLIProcess.run(
+            ["token", "print", "--provider", "github"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(printed.stdout == "tok-pasted-0123456789\n", "\(printed.stderr)")
+    }
 }

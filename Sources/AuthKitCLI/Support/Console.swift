@@ -67,7 +67,10 @@ enum Console {
     /// Not `fflush(NULL)`: it takes every stream's lock, standard input's
     /// too, which a reader blocked in `getline` holds, so a signal during
     /// a wait for input would wait for that input.
+    /// Flushes both streams, and puts the terminal's echo back if
+    /// ``withoutEcho(_:)`` had it off: every way the process ends calls this.
     static func flushStandardStreams() {
+        restoreTerminal()
         fflush(stdout)
         fflush(stderr)
     }
@@ -142,6 +145,37 @@ enum Console {
 
     /// Whether standard input is a terminal: a person who can paste an answer.
     static var inputIsTerminal: Bool { isatty(STDIN_FILENO) != 0 }
+
+    /// The terminal's settings while ``withoutEcho(_:)`` has echo off: put
+    /// back by ``restoreTerminal()`` on every way out.
+    private static let echoingTerminal = LockedValue<termios?>(nil)
+
+    /// Runs `body`, which reads standard input, with the terminal's echo
+    /// off, as a password prompt does: a pasted token is neither shown nor
+    /// left in the scrollback or a terminal multiplexer's log. Not a
+    /// terminal: `body` as it is. Ctrl-C meanwhile ends the process through
+    /// ``Interrupt``, which puts echo back first (the default action would
+    /// leave the shell without it).
+    static func withoutEcho<Result>(_ body: () throws -> Result) rethrows -> Result {
+        var settings = termios()
+        guard isatty(STDIN_FILENO) != 0, tcgetattr(STDIN_FILENO, &settings) == 0 else { return try body() }
+        Interrupt.installShield()
+        var quiet = settings
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        echoingTerminal.withLock { $0 = settings }
+        tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        defer {
+            restoreTerminal()
+            err("") // the Enter that was not echoed
+        }
+        return try body()
+    }
+
+    /// Puts back the terminal settings ``withoutEcho(_:)`` changed, if it has.
+    static func restoreTerminal() {
+        guard var settings = echoingTerminal.withLock({ saved in defer { saved = nil }; return saved }) else { return }
+        tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+    }
 
     /// Standard output's terminal width, or `nil` when it is not a terminal.
     static var outputColumns: Int? { columns(of: STDOUT_FILENO) }

@@ -49,7 +49,8 @@ struct TokenImport: WorkspaceCommand {
         }
         if Console.inputIsTerminal { Console.err("Paste the token, then press Enter:") }
         let token: String
-        switch FileSystem.readLine(0, limit: 16 << 10) { // standard input
+        // Typed or pasted at a terminal, the token is not echoed.
+        switch Console.withoutEcho({ FileSystem.readLine(0, limit: 16 << 10) }) { // standard input
         case .line(let line): token = line.trimmingSpaces()
         case .end: throw CLIError("No token on standard input: pipe one in (< token.txt).", status: .badInput)
         case .tooLong(let limit):
