@@ -173,7 +173,11 @@ enum Console {
 
     /// Puts back the terminal settings ``withoutEcho(_:)`` changed, if it has.
     static func restoreTerminal() {
-        guard var settings = echoingTerminal.withLock({ saved in defer { saved = nil }; return saved }) else { return }
+        let saved = echoingTerminal.withLock { saved in
+            defer { saved = nil }
+            return saved
+        }
+        guard var settings = saved else { return }
         tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     }
 
