@@ -187,7 +187,21 @@ final class LoopbackListener: @unchecked Sendable {
         answerPromise.fail(CancellationError()) // no-op when answered
         for channel in lock.withLock({ serverChannels }) { try? await channel.close() }
         await waitForHangUps(within: grace)
+        for channel in lock.withLock({ Array(connections.values) }) { Self.reset(channel) }
         try? await group.shutdownGracefully()
+    }
+
+    /// Closes a connection the browser did not close (it stayed silent past
+    /// the deadline, or past the grace at the end) with a reset (SO_LINGER
+    /// with a zero timeout): an ordinary close from this side would leave
+    /// the port in TIME_WAIT for a minute, and without SO_REUSEADDR the
+    /// next sign-in on a fixed port could not bind it.
+    static func reset(_ channel: Channel) {
+        guard let socket = channel as? SocketOptionProvider else {
+            channel.close(promise: nil)
+            return
+        }
+        socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
     }
 
     func track(_ channel: Channel) {

@@ -37,7 +37,7 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
         let channel = context.channel
         listener.track(channel)
         deadline = context.eventLoop.scheduleTask(in: listener.connectionTimeout) {
-            channel.close(promise: nil)
+            LoopbackListener.reset(channel)
         }
     }
 
@@ -112,13 +112,24 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
         }
     }
 
-    /// "Signed in", or the provider's `error` and `error_description` (RFC 6749 §4.1.2.1).
+    /// "Signed in", or the provider's refusal: `error` and `error_description`
+    /// (RFC 6749 §4.1.2.1), or OAuth 1.0a's `denied` (the user cancelled at
+    /// Twitter, whose callback carries the request token there) and
+    /// `oauth_problem` (the Problem Reporting extension), which the flow
+    /// also ends as a refusal: the page must not say "Signed in" then.
     private func answerPage(for url: URL) -> LoopbackPage {
         let query = url.query(percentEncoded: true) ?? ""
         let parameters = FormURLEncoding.decode(query) ?? []
-        if let code = parameters.first(where: { $0.0 == "error" })?.1 {
-            let description = parameters.first { $0.0 == "error_description" }?.1
-            return .providerError(provider: listener.providerName, code: code, description: description)
+        func value(_ name: String) -> String? { parameters.first { $0.0 == name }?.1 }
+        if let code = value("error") {
+            return .providerError(provider: listener.providerName, code: code, description: value("error_description"))
+        }
+        if value("denied") != nil {
+            return .providerError(provider: listener.providerName, code: "access_denied", description: nil)
+        }
+        if let problem = value("oauth_problem") {
+            return .providerError(
+                provider: listener.providerName, code: problem, description: value("oauth_problem_advice"))
         }
         return .signedIn(provider: listener.providerName)
     }

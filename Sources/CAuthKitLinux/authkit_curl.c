@@ -159,13 +159,18 @@ struct authkit_curl_share *authkit_curl_share_new(void) {
     api.share_setopt(shared->share, CURLSHOPT_LOCKFUNC, share_lock);
     api.share_setopt(shared->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
     api.share_setopt(shared->share, CURLSHOPT_USERDATA, shared);
-    // The connection cache is what matters; each of the others is a gain
-    // where this libcurl has it, and skipped where it has not.
-    if (api.share_setopt(shared->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK) {
+    // TLS sessions (a new connection resumes one instead of a full
+    // handshake) and DNS answers. Not the connection cache: libcurl does
+    // not support sharing connections between threads (CURLSHOPT_SHARE:
+    // "It is not supported to share connections between multiple concurrent
+    // threads"; curl issues 4915, 9404), and a race checker saw one thread
+    // read a connection another was writing. Each worker's handle keeps its
+    // own connections; transfers go to the worker that last spoke to their
+    // origin (CurlWorkers).
+    if (api.share_setopt(shared->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK) {
         authkit_curl_share_free(shared);
         return NULL;
     }
-    (void)api.share_setopt(shared->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     (void)api.share_setopt(shared->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     return shared;
 }

@@ -47,4 +47,51 @@ import Testing
                 && broken.stderr.contains("unset it to trust the system's"), "\(broken.stderr)")
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/acme.json").path))
     }
+
+    /// Through an https proxy (`HTTPS_PROXY`), the answer is the server's,
+    /// not the proxy's: a proxy that answers CONNECT with headers of its own
+    /// (a `WWW-Authenticate` that would make a client refresh, say) does not
+    /// get them read as the API's. Before, the proxy's "200 Connection
+    /// established" and its headers were taken for the answer's head, and
+    /// `--fail` passed on the server's 418.
+    @Test func throughAProxyTheAnswerIsTheServers() async throws {
+        let certificate = try await SelfSignedCertificate.make(host: "api.example.test")
+        let server = try RawResponseServer(
+            .init(
+                head: "HTTP/1.1 418 I'm a teapot\r\nX-Real: yes\r\nContent-Length: 6\r\nConnection: close\r\n\r\nteapot"
+            ),
+            tls: certificate)
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let proxy = try ConnectProxy(
+            tunnellingTo: server.port,
+            answer:
+                "HTTP/1.1 200 Connection established\r\nProxy-Agent: evilproxy\r\nWWW-Authenticate: Bearer error=\"invalid_token\"\r\n\r\n"
+        )
+        defer { proxy.stop() }
+        let home = try home()
+        let authority = home.appendingPathComponent("ca.pem")
+        try Data(certificate.certificatePEM.utf8).write(to: authority)
+        try Data(
+            """
+            {"id": "loc", "protocol": "oauth2", "authorization": {"url": "https://api.example.test/authorize"},
+             "token": {"url": "https://api.example.test/token"}, "api": {"origins": ["https://api.example.test"]}}
+            """.utf8
+        ).write(to: home.appendingPathComponent("providers/loc.json"))
+        let imported = try await CLIProcess.run(
+            ["token", "import", "--provider", "loc"], environment: ["AUTHKIT_HOME": home.path, "TOKEN": "tok-proxied"],
+            launcher: CLIKeyringTests.importing(""))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let environment = [
+            "AUTHKIT_HOME": home.path, "SSL_CERT_FILE": authority.path,
+            "HTTPS_PROXY": "http://127.0.0.1:\(proxy.port)", "AUTHKIT_LOC_CLIENT_ID": "c",
+        ]
+        let answered = try await CLIProcess.run(
+            ["request", "--provider", "loc", "-i", "--fail", "https://api.example.test/x"], environment: environment)
+        #expect(proxy.tunnelCount == 1, "the request did not go through the proxy: \(answered.stderr)")
+        #expect(answered.stdout.contains("418") && answered.stdout.contains("X-Real: yes"), "\(answered.stdout)")
+        #expect(
+            !answered.stdout.contains("evilproxy") && !answered.stdout.contains("invalid_token"), "\(answered.stdout)")
+        #expect(answered.status != 0, "--fail passed a 418: \(answered.stderr)")
+    }
 }

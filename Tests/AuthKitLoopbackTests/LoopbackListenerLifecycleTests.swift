@@ -47,6 +47,27 @@ import Testing
         }
     }
 
+    /// A connection that never speaks (or hangs up late) is closed by the
+    /// listener with a reset, not an ordinary close: no TIME_WAIT is left on
+    /// the fixed port, and the next attempt binds it at once.
+    @Test func aSilentConnectionDoesNotKeepAFixedPort() async throws {
+        let port = try RawHTTP.freePort()
+        for _ in 0..<2 {
+            let attempt = TestAttempt(redirectURI: "http://127.0.0.1:\(port)/cb", flexible: false)
+            let browser = BrowserSpy()
+            let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+            let (task, _) = try await start(agent, attempt, browser: browser)
+            let silent = try RawHTTP.connect(port: port)
+            defer { close(silent) }
+            let response = try await RawHTTP.request(attempt.target("code=abc"), port: port)
+            #expect(response.status == 200)
+            guard case .redirect = try await task.value else {
+                Issue.record("not a redirect")
+                return
+            }
+        }
+    }
+
     @Test func aPortInUseIsAClearError() async throws {
         let (fd, port) = try RawHTTP.listen()
         defer { close(fd) }

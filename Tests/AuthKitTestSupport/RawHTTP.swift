@@ -123,14 +123,16 @@ public enum RawHTTP {
         }
     }
 
-    /// Reads until the peer closes or `limit` bytes; returns what was read.
+    /// Reads until the peer closes (or resets: the loopback listener ends a
+    /// silent connection so, leaving no TIME_WAIT) or `limit` bytes; returns
+    /// what was read.
     public static func readUntilClosed(_ fd: Int32, limit: Int = 1 << 20) throws -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while data.count < limit {
             let count = recv(fd, &buffer, buffer.count, 0)
             if count < 0 && errno == EINTR { continue } // a signal arrived; read again
-            if count == 0 { break }
+            if count == 0 || (count < 0 && errno == ECONNRESET) { break }
             guard count > 0 else { throw SocketError(call: "recv", code: errno) }
             data.append(contentsOf: buffer[0..<count])
         }

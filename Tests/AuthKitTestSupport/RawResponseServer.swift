@@ -56,6 +56,7 @@ public final class RawResponseServer: @unchecked Sendable {
     }
 
     /// `http://127.0.0.1:PORT`, or `https://` with TLS.
+    public var port: Int { channel?.localAddress?.port ?? 0 }
     public var baseURL: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(channel?.localAddress?.port ?? 0)" }
 
     /// How many bytes of requests arrived (over TLS: after decryption, so
@@ -121,7 +122,9 @@ public struct SelfSignedCertificate: Sendable {
     /// The certificate as PEM text, for a client told to trust it.
     public let certificatePEM: String
 
-    public static func make() async throws -> SelfSignedCertificate {
+    /// For `127.0.0.1`, or for the DNS name `host` (a server reached through
+    /// a proxy, whose name the client never resolves).
+    public static func make(host: String = "127.0.0.1") async throws -> SelfSignedCertificate {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "authkit-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -133,7 +136,8 @@ public struct SelfSignedCertificate: Sendable {
             [
                 "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                 "-keyout", keyFile.path, "-out", certificateFile.path, "-days", "1",
-                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                "-subj", "/CN=\(host)", "-addext",
+                "subjectAltName=\(host.allSatisfy { $0.isNumber || $0 == "." } ? "IP" : "DNS"):\(host)",
             ])
         guard made.exit.status == 0 else {
             throw CocoaError(

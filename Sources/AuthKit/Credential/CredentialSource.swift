@@ -251,6 +251,9 @@ public struct CredentialSource: Sendable {
                 // Another task or process may have renewed it already: then that one is used.
                 renewed = try await refresh(ifStill: { $0.accessToken == credential.accessToken })
             } catch is CancellationError {
+                // The 401's body is let go too: a transfer whose reader is
+                // neither read nor cancelled holds its worker thread.
+                opened.body.cancel()
                 throw CancellationError()
             } catch {
                 // The 401 is the answer; why the refresh failed (it timed out,

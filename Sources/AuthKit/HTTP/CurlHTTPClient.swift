@@ -197,10 +197,24 @@
             let context = Unmanaged.passUnretained(self).toOpaque()
             let method = request.method.rawValue
             _ = authkit_curl_set_pointer(handle, CURLOPT_URL, url.absoluteString)
-            _ = authkit_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+            // http and https only, whatever the URL or a redirect says. Before
+            // libcurl 7.85 the option is unknown: the older bitmask then.
+            if authkit_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK {
+                _ = authkit_curl_set_long(handle, CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS))
+            }
+            // Through an https proxy, the proxy's answer to CONNECT ("200
+            // Connection established", and whatever headers it adds) is not
+            // the server's: without this, libcurl hands it to the header
+            // callback first, and it was taken for the answer's head.
+            _ = authkit_curl_set_long(handle, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+            // SSL_CERT_FILE or SSL_CERT_DIR replaces the system's authorities
+            // (CertificateAuthorities): the one not given is turned off, or
+            // this libcurl's built-in CA path would still be trusted.
             let authorities = CertificateAuthorities.environment
-            if let file = authorities.file { _ = authkit_curl_set_pointer(handle, CURLOPT_CAINFO, file) }
-            if let directory = authorities.directory { _ = authkit_curl_set_pointer(handle, CURLOPT_CAPATH, directory) }
+            if authorities.file != nil || authorities.directory != nil {
+                _ = authkit_curl_set_pointer(handle, CURLOPT_CAINFO, authorities.file)
+                _ = authkit_curl_set_pointer(handle, CURLOPT_CAPATH, authorities.directory)
+            }
             if url.isLoopback {
                 // This machine is reached directly. libcurl sends through the
                 // proxy `http_proxy` names, and with no `no_proxy` for 127.0.0.1
@@ -306,6 +320,20 @@
         /// One header line. A status line starts a new head (after `100 Continue`);
         /// the empty line ends it, and a final head is handed over.
         private func header(_ line: UnsafeRawBufferPointer) -> Bool {
+            // After the final head, libcurl hands over a chunked body's
+            // trailer fields (RFC 9112 §7.1.2) the same way: they are not the
+            // head's (a trailing Content-Type or WWW-Authenticate would
+            // otherwise be read as if the server had sent it first), and
+            // AuthKit uses none. Still counted against the head's limit.
+            if headEnded {
+                headBytes += line.count
+                if headBytes > Self.largestHead {
+                    refusedHead =
+                        "its trailer fields are longer than \(Self.largestHead >> 10) KiB, which no real answer's are; nothing more was read"
+                    return false
+                }
+                return !isCancelled
+            }
             headBytes += line.count
             if headBytes > Self.largestHead {
                 refusedHead =

@@ -36,17 +36,17 @@
     /// spent the code or rotated the refresh token either way, so the answer
     /// is lost with or without the second attempt.
     ///
-    /// The workers' easy handles share one connection cache (a libcurl share,
-    /// with TLS sessions and DNS answers): a connection any worker left open
-    /// is reused by the next transfer to its origin, whichever worker runs it,
-    /// and a new connection resumes a TLS session instead of a full
-    /// handshake. Without it, 16 requests at once to one API opened a new TLS
-    /// connection for most of them (256 connections for 1,600 requests; the
-    /// benchmark's `tls-requests-16` row counts them). A transfer goes to the
+    /// Each worker's handle keeps its own connections; the handles share TLS
+    /// sessions and DNS answers (a libcurl share), so a new connection
+    /// resumes a TLS session instead of a full handshake. Connections are not
+    /// shared: libcurl does not support sharing its connection cache between
+    /// threads (CURLSHOPT_SHARE's documentation; a race checker saw one
+    /// worker read a connection another was writing). A transfer goes to the
     /// idle worker that last spoke to its origin, when there is one, else to
-    /// the most recently idle one. There is no limit on concurrent transfers
-    /// (one thread each); at most ``keptIdle`` idle workers wait for the
-    /// next, the rest end, and the shared cache keeps at most
+    /// the most recently idle one, so the connection it left open is used.
+    /// There is no limit on concurrent transfers (one thread each); at most
+    /// ``keptIdle`` idle workers wait for the next, the rest end (and their
+    /// connections with them), and each handle keeps at most
     /// ``keptConnections`` connections.
     final class CurlWorkers: @unchecked Sendable {
         static let shared = CurlWorkers(keptIdle: 16)
@@ -75,15 +75,14 @@
         private var idle: [Worker] = []
         private var closed = false
 
-        /// The shared caches, made with the first transfer (libcurl is loaded
-        /// by then); nil when this libcurl cannot share connections, and each
-        /// handle then keeps its own.
+        /// The shared caches (TLS sessions, DNS), made with the first transfer
+        /// (libcurl is loaded by then); nil when this libcurl cannot share them.
         private var share: OpaquePointer?
         private var shareMade = false
 
-        /// Connections the shared cache keeps open (`CURLOPT_MAXCONNECTS`,
-        /// which libcurl applies to a shared cache too; its default is 5).
-        var keptConnections: Int { max(keptIdle * 2, 5) }
+        /// Connections a handle keeps open (`CURLOPT_MAXCONNECTS`; libcurl's
+        /// default is 5).
+        var keptConnections: Int { 5 }
 
         init(keptIdle: Int, startThread: @escaping ThreadStarter = CurlWorkers.startDetachedThread) {
             self.keptIdle = keptIdle

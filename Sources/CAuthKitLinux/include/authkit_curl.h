@@ -53,9 +53,10 @@ CURLcode authkit_curl_set_data_callback(CURL *handle, CURLoption option, authkit
 CURLcode authkit_curl_set_progress_callback(CURL *handle, authkit_curl_progress_callback value);
 CURLcode authkit_curl_get_long(CURL *handle, CURLINFO info, long *value);
 
-/// The caches a pool's easy handles share (connections, TLS sessions, DNS),
-/// with the locks libcurl needs for that; NULL when this libcurl cannot
-/// share connections. Freed only once no easy handle uses it.
+/// The caches a pool's easy handles share (TLS sessions, DNS; not
+/// connections, which libcurl does not support sharing across threads), with
+/// the locks libcurl needs for that; NULL when this libcurl cannot share TLS
+/// sessions. Freed only once no easy handle uses it.
 struct authkit_curl_share;
 struct authkit_curl_share *authkit_curl_share_new(void);
 void authkit_curl_share_free(struct authkit_curl_share *shared);
