@@ -118,20 +118,23 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
     /// `oauth_problem` (the Problem Reporting extension), which the flow
     /// also ends as a refusal: the page must not say "Signed in" then.
     private func answerPage(for url: URL) -> LoopbackPage {
+        Self.answerPage(for: url, provider: listener.providerName)
+    }
+
+    static func answerPage(for url: URL, provider providerName: String) -> LoopbackPage {
         let query = url.query(percentEncoded: true) ?? ""
         let parameters = FormURLEncoding.decode(query) ?? []
         func value(_ name: String) -> String? { parameters.first { $0.0 == name }?.1 }
         if let code = value("error") {
-            return .providerError(provider: listener.providerName, code: code, description: value("error_description"))
+            return .providerError(provider: providerName, code: code, description: value("error_description"))
         }
         if value("denied") != nil {
-            return .providerError(provider: listener.providerName, code: "access_denied", description: nil)
+            return .providerError(provider: providerName, code: "access_denied", description: nil)
         }
         if let problem = value("oauth_problem") {
-            return .providerError(
-                provider: listener.providerName, code: problem, description: value("oauth_problem_advice"))
+            return .providerError(provider: providerName, code: problem, description: value("oauth_problem_advice"))
         }
-        return .signedIn(provider: listener.providerName)
+        return .signedIn(provider: providerName)
     }
 
     private func respond(
