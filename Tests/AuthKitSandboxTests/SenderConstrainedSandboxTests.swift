@@ -85,13 +85,20 @@ import Testing
         }
     }
 
-    @Test func clientCredentialsWithAKeyAndATokenExchange() async throws {
+    /// A new P-256 key in a file of its own, mode 0600, as a client keeps it.
+    static func clientKeyFile() throws -> (key: P256.Signing.PrivateKey, path: String) {
         let key = P256.Signing.PrivateKey()
         let directory = TemporaryDirectory.url("authkit-sandbox-key")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("client.pem").path
         FileManager.default.createFile(
             atPath: path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+        return (key, path)
+    }
+
+    @Test func clientCredentialsWithAKeyAndATokenExchange() async throws {
+        let (key, path) = try Self.clientKeyFile()
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         var options = SandboxOptions(deterministic: true)
         options.clientKey = key.publicKey.pemRepresentation
         let github = try bundled("github")
@@ -139,12 +146,7 @@ import Testing
     /// sandbox refuses its id alone (a client that stopped sending its
     /// assertion would otherwise pass), and takes its assertion.
     @Test func aClientWithAKeyAndNoSecretMustSendItsAssertion() async throws {
-        let key = P256.Signing.PrivateKey()
-        let directory = TemporaryDirectory.url("authkit-sandbox-key")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let path = directory.appendingPathComponent("client.pem").path
-        FileManager.default.createFile(
-            atPath: path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+        let (key, path) = try Self.clientKeyFile()
         var options = SandboxOptions(clientSecret: nil)
         options.clientKey = key.publicKey.pemRepresentation
         try await Sandbox.with(emulating: try bundled("github"), options: options) { sandbox in
