@@ -169,15 +169,17 @@
         name == userName && members.allSatisfy { $0 == userName }
     }
 
+    /// The entry's strings live in the buffer: read inside its closure.
     private static func userName(_ uid: uid_t) -> String? {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16 << 10)
-        let status = buffer.withUnsafeMutableBufferPointer {
-            getpwuid_r(uid, &entry, $0.baseAddress!, $0.count, &found)
+        return buffer.withUnsafeMutableBufferPointer { storage -> String? in
+            guard getpwuid_r(uid, &entry, storage.baseAddress!, storage.count, &found) == 0, found != nil,
+                let name = entry.pw_name
+            else { return nil }
+            return String(cString: name)
         }
-        guard status == 0, found != nil, let name = entry.pw_name else { return nil }
-        return String(cString: name)
     }
 
     private static func groupEntry(_ gid: gid_t) -> (name: String, members: [String])? {

@@ -66,9 +66,9 @@ enum Console {
     /// (argument-parser's help, `print`), before the process ends with `_exit`.
     /// Not `fflush(NULL)`: it takes every stream's lock, standard input's
     /// too, which a reader blocked in `getline` holds, so a signal during
-    /// a wait for input would wait for that input.
-    /// Flushes both streams, and puts the terminal's echo back if
-    /// ``withoutEcho(_:)`` had it off: every way the process ends calls this.
+    /// a wait for input would wait for that input. Every way the process
+    /// ends calls this, so it also puts the terminal's echo back if
+    /// ``withoutEcho(_:)`` had it off.
     static func flushStandardStreams() {
         restoreTerminal()
         fflush(stdout)
