@@ -374,7 +374,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// Whose a session is, as its row says: SHA-256 of the user's credential
     /// key (no provider's user id in the clear beside the sealed value).
     static func digest(of user: SignedInUser) -> String {
-        SHA256.hash(data: Data(binding(user.credentialKey).utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Data(binding(user.credentialKey).utf8)))
     }
 
     // MARK: - Sealing, and errors

@@ -1,6 +1,6 @@
 /// Lowercase hexadecimal, for digests used as keys.
-enum Hex {
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+package enum Hex {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         for byte in bytes {
