@@ -307,8 +307,12 @@ public struct CredentialSource: Sendable {
     ) async throws -> OpenedResponse {
         let authenticator = self.authenticator
         let transport = self.transport
+        // Besides the transfers, only the authorizing runs inside, which
+        // waits on nothing: any authenticator's `authorize(_:body:with:)` is
+        // synchronous, and a DPoP proof is signed here.
         let opened = try await withDeadline(
-            end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL
+            end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL,
+            stoppedBy: transport.deadlineStop
         ) {
             try await transport.open(request, step: .apiRequest, policy: policy) {
                 try await authenticator.authorize($0, with: credential)

@@ -22,6 +22,13 @@ package struct FlowTransport: Sendable {
         self.parsedURLClient = http as? any ParsedURLHTTPClient
     }
 
+    /// How a deadline stops an operation that waits on this transport alone:
+    /// through its transfers when it stops them itself, else by cancelling a
+    /// task run for the operation.
+    package var deadlineStop: DeadlineStop {
+        parsedURLClient?.stopsAtDeadlineScope == true ? .stoppingItsTransfers : .cancellingItsTask
+    }
+
     /// Sends a token-endpoint style request and reads the whole answer under
     /// `policy` (by default: no redirects, 1 MiB, 30 s).
     /// A cancelled task ends with ``AuthKitError/cancelled``, as every AuthKit call does.
@@ -29,7 +36,8 @@ package struct FlowTransport: Sendable {
         -> IncomingResponse
     {
         do {
-            return try await withDeadline(policy.deadline, display: request.displayURL) {
+            // `open` and `collect` wait on nothing but the transport's transfer.
+            return try await withDeadline(policy.deadline, display: request.displayURL, stoppedBy: deadlineStop) {
                 let opened = try await open(request, step: step, policy: policy)
                 return IncomingResponse(
                     status: opened.status, headers: opened.headers,

@@ -42,6 +42,9 @@
             self.init(timeout: timeout, workers: .shared)
         }
 
+        /// Each transfer is stopped by its request's deadline scope (``CurlTransfer``).
+        package var stopsAtDeadlineScope: Bool { true }
+
         /// With a pool of its own (tests count connections on one).
         init(timeout: TimeInterval, workers: CurlWorkers) {
             self.timeout = timeout
@@ -148,7 +151,12 @@
         }
 
         func start(on workers: CurlWorkers) async throws -> (HTTPResponse, HTTPResponseBody) {
-            continuation.onTermination = { [weak self] _ in self?.cancel() }
+            // The reader is gone: the transfer stops at its next callback
+            // (the stream has ended; nothing more to end here).
+            continuation.onTermination = { [weak self] _ in self?.markCancelled() }
+            // A deadline the caller's task runs under (``DeadlineScope``)
+            // stops this transfer as cancelling the task would.
+            DeadlineScope.current?.onExpiry { [weak self] in self?.cancel() }
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { head in
                     lock.withLock { headContinuation = head }
@@ -162,7 +170,21 @@
             }
         }
 
+        /// Stops the transfer: libcurl aborts it at its next callback, and
+        /// whoever waits is answered now: the head, if it has not come, and
+        /// the body's reader fail with `CancellationError` (the caller's
+        /// deadline or cancellation then names the reason).
         func cancel() {
+            markCancelled()
+            continuation.finish(throwing: CancellationError())
+            let head = lock.withLock { () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
+                defer { headContinuation = nil }
+                return headContinuation
+            }
+            head?.resume(throwing: CancellationError())
+        }
+
+        private func markCancelled() {
             lock.withLock { cancelled = true }
         }
 

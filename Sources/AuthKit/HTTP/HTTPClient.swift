@@ -48,6 +48,16 @@ public protocol HTTPClient: Sendable {
 package protocol ParsedURLHTTPClient: HTTPClient {
     /// `url` is `request.url`, already parsed.
     func send(_ request: HTTPRequest, url: URL, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody)
+
+    /// Whether each transfer asks ``DeadlineScope/current`` to stop it at the
+    /// deadline, and then ends promptly: its head and its body fail at once,
+    /// as when its task is cancelled. A request deadline then needs no task of
+    /// its own (``DeadlineStop/stoppingItsTransfers``).
+    var stopsAtDeadlineScope: Bool { get }
+}
+
+extension ParsedURLHTTPClient {
+    package var stopsAtDeadlineScope: Bool { false }
 }
 
 /// The platform's transport, the one AuthKit uses when the caller names

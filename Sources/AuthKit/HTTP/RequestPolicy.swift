@@ -49,6 +49,22 @@ package struct RequestPolicy: Sendable, Hashable {
         redirects: .refuse, maximumBodySize: 1 << 20, deadline: .seconds(30))
 }
 
+/// How ``withDeadline(_:allowed:display:stoppedBy:_:)`` stops an operation
+/// that has not finished by its deadline.
+package enum DeadlineStop: Sendable, Equatable {
+    /// The operation runs as a child task, cancelled at the deadline: this
+    /// stops any operation that ends once cancelled.
+    case cancellingItsTask
+    /// The operation runs in the caller's own task, and what it waits on is
+    /// only transfers of a transport that stops them at the deadline itself
+    /// (``ParsedURLHTTPClient/stopsAtDeadlineScope``, through
+    /// ``DeadlineScope``). No child task: each child costs a thread wake-up
+    /// per request when its answer comes (measured: a code exchange on the
+    /// default transport went from 4.9 to 3.6 context switches, 14% more
+    /// exchanges a second; Benchmarks/README.md).
+    case stoppingItsTransfers
+}
+
 /// Runs `operation`, failing with a network error naming `display` when it
 /// has not finished after `duration` (a server that drips one byte a second
 /// would otherwise hold the caller for ever: the transport's timeout only
@@ -57,34 +73,54 @@ package struct RequestPolicy: Sendable, Hashable {
 /// only what is left of it, and "within 481 ms" would misstate a 2-second
 /// `--timeout`.
 ///
-/// The operation runs as one child task that ``DeadlineWatchdog`` cancels at
-/// the deadline; the caller's own task is never cancelled by it. Where the
-/// runtime offers `Task.immediate` (Swift 6.2; Linux, and macOS/iOS 26), the
-/// child starts on the caller's thread, so an answer that is already there
-/// (a transport that buffers, a test) costs no thread hand-off. Cancelling
-/// the caller cancels the operation; the call returns when the operation has
-/// ended (every AuthKit transport ends promptly once cancelled), with
+/// `stop` says how the operation is stopped at the deadline (``DeadlineStop``):
+/// by default it runs as one child task that ``DeadlineWatchdog`` cancels;
+/// the caller's own task is never cancelled by it. Where the runtime offers
+/// `Task.immediate` (Swift 6.2; Linux, and macOS/iOS 26), the child starts on
+/// the caller's thread, so an answer that is already there (a transport that
+/// buffers, a test) costs no thread hand-off. Cancelling the caller cancels
+/// the operation; the call returns when the operation has ended (every
+/// AuthKit transport ends promptly once cancelled), with
 /// ``AuthKitError/cancelled``.
 package func withDeadline<Result: Sendable>(
     _ duration: Duration, allowed: Duration? = nil, display: String,
+    stoppedBy stop: DeadlineStop = .cancellingItsTask,
     _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
     let deadline = ContinuousClock.now.advanced(by: duration)
-    let task: Task<Result, any Error>
-    #if compiler(>=6.2)
-        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-            task = Task.immediate { try await operation() }
-        } else {
-            task = Task { try await operation() }
+    let outcome: Swift.Result<Result, any Error>
+    let registration: UInt64
+    switch stop {
+    case .stoppingItsTransfers:
+        let scope = DeadlineScope()
+        registration = DeadlineWatchdog.shared.register(deadline) { scope.expire() }
+        do {
+            outcome = .success(try await DeadlineScope.$current.withValue(scope) { try await operation() })
+        } catch {
+            outcome = .failure(error)
         }
-    #else
-        task = Task { try await operation() } // Task.immediate arrived with Swift 6.2
-    #endif
-    let registration = DeadlineWatchdog.shared.register(deadline) { task.cancel() }
-    let outcome = await withTaskCancellationHandler {
-        await task.result
-    } onCancel: {
-        task.cancel()
+    case .cancellingItsTask:
+        // A transfer inside answers to this task's cancellation, not to an
+        // enclosing scope's deadline.
+        let scoped: @Sendable () async throws -> Result = {
+            try await DeadlineScope.$current.withValue(nil) { try await operation() }
+        }
+        let task: Task<Result, any Error>
+        #if compiler(>=6.2)
+            if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+                task = Task.immediate { try await scoped() }
+            } else {
+                task = Task { try await scoped() }
+            }
+        #else
+            task = Task { try await scoped() } // Task.immediate arrived with Swift 6.2
+        #endif
+        registration = DeadlineWatchdog.shared.register(deadline) { task.cancel() }
+        outcome = await withTaskCancellationHandler {
+            await task.result
+        } onCancel: {
+            task.cancel()
+        }
     }
     // Past the deadline, whatever the operation ended with is a timeout: a
     // transport may end a cancelled transfer as if the body were complete.
@@ -98,6 +134,38 @@ package func withDeadline<Result: Sendable>(
     // a network failure.
     if Task.isCancelled { throw AuthKitError.cancelled }
     return try outcome.get()
+}
+
+/// The deadline an operation runs under in its caller's task
+/// (``DeadlineStop/stoppingItsTransfers``): a transfer that starts within it
+/// asks to be stopped when it passes, and is stopped then (at once, if it
+/// has already passed).
+package final class DeadlineScope: @unchecked Sendable {
+    /// The innermost scope of the running task; nil outside any, and inside
+    /// an operation that runs as a task of its own.
+    @TaskLocal package static var current: DeadlineScope?
+
+    private let lock = ThreadLock()
+    private var expired = false
+    private var stops: [@Sendable () -> Void] = []
+
+    /// Calls `stop` once the deadline passes; at once if it has.
+    package func onExpiry(_ stop: @escaping @Sendable () -> Void) {
+        let late = lock.withLock { () -> Bool in
+            if !expired { stops.append(stop) }
+            return expired
+        }
+        if late { stop() }
+    }
+
+    func expire() {
+        let due = lock.withLock { () -> [@Sendable () -> Void] in
+            expired = true
+            defer { stops = [] }
+            return stops
+        }
+        for stop in due { stop() }
+    }
 }
 
 extension Duration {
