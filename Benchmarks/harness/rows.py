@@ -73,6 +73,17 @@ def make_rows(ctx, names):
         sides = [Side("AuthKit", authkit())] if ctx.swift and authkit else []
         rows.append(Row(name, title, unit, better, sides + [Side(n, run) for n, run in peers], targets))
 
+    def handoff_floors(name, what, unit, better, run):
+        """libcurl from C with the request handed to another thread: as
+        AuthKit's transport does (a worker woken, then the caller), and
+        through an event loop (the caller sends, a loop thread waits on the
+        socket and wakes the caller): the floor of any design that does not
+        block the caller's thread, which Swift's cooperative pool forbids."""
+        add(name, "… libcurl from C, each %s handed to a thread and back (the transport's design)" % what, unit,
+            better, None, ("libcurl (C)", run("thread")))
+        add(name, "… libcurl from C through an event loop (one wake-up a %s: no thread per transfer)" % what, unit,
+            better, None, ("libcurl (C)", run("event-loop")))
+
     exchange_flags = ["-token-url", server.token_url]
     add("exchange-library", "library work per code exchange", "µs", "lower",
         lambda: micros_per_op([ak, "library-exchange"], s),
@@ -98,6 +109,9 @@ def make_rows(ctx, names):
             add(name, "… its POST through AuthKit's default transport alone (no OAuth work)", "exchanges/s",
                 "higher", lambda: ops_per_second([ak, "transport-exchanges", "-token-url", server.token_url], s),
                 ("libcurl (C)", ops_per_second([ctx.peer("curlrequests"), "-exchange", server.token_url], s)))
+            handoff_floors(name, "POST", "exchanges/s", "higher",
+                           lambda h: ops_per_second([ctx.peer("curlrequests"), "-exchange", server.token_url,
+                                                     "-handoff", h], s))
         if transport == "ahc":
             # The floor: the exchange's POST through AsyncHTTPClient alone (run
             # by AuthKitBenchmark, without AuthKit), beside x/oauth2's whole
@@ -130,6 +144,9 @@ def make_rows(ctx, names):
             add(name, "… of which libcurl alone (C, one handle, reset per GET)", "ms", "lower", None,
                 ("libcurl (C)", micros_per_op([ctx.peer("curlrequests"), "-base", server.tls_base], s, tls_env,
                                               scale=1e3)))
+            handoff_floors(name, "GET", "ms", "lower",
+                           lambda h: micros_per_op([ctx.peer("curlrequests"), "-base", server.tls_base, "-handoff", h],
+                                                   s, tls_env, scale=1e3))
             # What each handoff between a task and a blocking worker costs.
             add(name, "… a task's round trip to a waiting thread and back, alone", "µs", "lower",
                 lambda: micros_per_op([ak, "handoff"], s))
