@@ -109,13 +109,14 @@ package struct ClientKey: Sendable {
         func refuse(_ problem: String) -> AuthKitError {
             .invalidSetting(providerID: providerID, .privateKey, problem: "\(path) \(problem)")
         }
-        let data: Data
+        let (data, mode): (Data, Int)
         do {
-            data = try FileSystem.contents(of: path, accepting: .regularFile, limit: 64 << 10)
+            (data, mode) = try FileSystem.contentsAndMode(of: path, accepting: .regularFile, limit: 64 << 10)
         } catch {
             throw refuse(error.description)
         }
-        if let mode = FileSystem.permissions(of: path), mode & 0o077 != 0 {
+        // The mode of the file whose bytes were read (its descriptor's).
+        if mode & 0o077 != 0 {
             throw refuse(
                 "can be read or written by others (mode \(String(mode & 0o777, radix: 8))): a private key must be its owner's alone. Run: chmod 600 '\(path)'"
             )

@@ -275,6 +275,17 @@
     /// claims to be. Foundation's `Data(contentsOf:)` reports a pipe as
     /// "Permission denied" and reads any size.
     package static func contents(of path: String, accepting: Readable, limit: Int) throws(ReadFailure) -> Data {
+        try contentsAndMode(of: path, accepting: accepting, limit: limit).data
+    }
+
+    /// ``contents(of:accepting:limit:)``, with the permission bits of the
+    /// file that was read: taken from the open descriptor (fstat), so a
+    /// check of them is about those bytes, not about whatever the path
+    /// names a moment later (a private key swapped between a `stat` and the
+    /// read would pass a check of the first file's mode).
+    package static func contentsAndMode(of path: String, accepting: Readable, limit: Int) throws(ReadFailure) -> (
+        data: Data, mode: Int
+    ) {
         // O_NONBLOCK: opening a named pipe must not wait for its writer
         // before its type can be checked.
         var fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
@@ -323,7 +334,7 @@
         }
         // A file that grew after fstat, or a pipe, is held to the limit too.
         do {
-            return try readToEnd(fd, limit: limit, waitingInPoll: waitsInPoll)
+            return (try readToEnd(fd, limit: limit, waitingInPoll: waitsInPoll), Int(info.st_mode & 0o7777))
         } catch let failure as ReadFailure {
             throw failure
         } catch {
