@@ -542,6 +542,34 @@ import Testing
         }
     }
 
+    /// `--manual` with a provider that accepts any loopback port (Spotify,
+    /// Strava, Zoom…): the redirect URI named a port nothing listens on, not
+    /// the port-less default, which sent the browser, and the code in its
+    /// address, to port 80, where a local web server may be listening.
+    @Test func aPastedSignInOnAFlexiblePortNamesAPortNothingListensOn() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let redirect = LockedValue<URLComponents?>(nil)
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "spotify", "--manual", "--client-id", "c"], environment: environment(home),
+            respond: { stderr in
+                guard stderr.contains("paste"),
+                    let line = stderr.split(separator: "\n").first(where: { $0.contains("redirect_uri=") }),
+                    let url = URLComponents(string: line.trimmingCharacters(in: .whitespaces)),
+                    let value = url.queryItems?.first(where: { $0.name == "redirect_uri" })?.value
+                else { return nil }
+                redirect.withLock { $0 = URLComponents(string: value) }
+                return "" // an empty line ends it
+            })
+        #expect(result.status != 0, "\(result.stderr)")
+        let named = try #require(redirect.withLock { $0 }, "no authorization URL with a redirect_uri: \(result.stderr)")
+        #expect(named.host == "127.0.0.1" && named.path == "/callback", "\(named)")
+        let port = try #require(named.port, "the redirect URI names no port: \(named)")
+        #expect(port != 80 && port > 0)
+        // Nothing listens there once authkit is gone: a browser would be refused.
+        #expect(throws: (any Error).self) { try RawHTTP.connect(port: port) }
+    }
+
     /// A provider file that is a link to a device (every user can write
     /// /dev/zero) is refused as a device: the advice was "Run: chmod go-w"
     /// on the link's path, which would have changed /dev/zero itself.
