@@ -166,6 +166,25 @@ import Testing
     /// A sign-in rebuilt without its key (a backend that keeps the attempt's
     /// fields itself) is refused before the code is sent: the exchange would
     /// prove nothing, and a server ignoring `dpop_jkt` would answer Bearer.
+    /// Nonces are kept per origin (§9), for a bounded number of origins: an
+    /// app that reaches a host per tenant does not grow the map for ever.
+    /// The newest origin's nonce is always kept; a value outside §8's
+    /// characters never is.
+    @Test func nonceOriginsAreBounded() {
+        let nonces = DPoPNonces()
+        for index in 0..<(DPoPNonces.keptOrigins + 50) {
+            nonces.remember([DPoPProof.nonceHeaderName: "n-\(index)"], for: "https://t\(index).example")
+        }
+        #expect(nonces.count == DPoPNonces.keptOrigins)
+        let last = DPoPNonces.keptOrigins + 49
+        #expect(nonces["https://t\(last).example"] == "n-\(last)")
+        // A kept origin's new nonce replaces its old one without letting another go.
+        nonces.remember([DPoPProof.nonceHeaderName: "fresh"], for: "https://t\(last).example")
+        #expect(nonces.count == DPoPNonces.keptOrigins && nonces["https://t\(last).example"] == "fresh")
+        nonces.remember([DPoPProof.nonceHeaderName: "with \"quote"], for: "https://q.example")
+        #expect(nonces["https://q.example"] == nil)
+    }
+
     @Test func anExchangeWithoutTheSignInsKeyIsRefusedWhenDPoPIsOn() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"access_token":"a","token_type":"Bearer"}"#) }

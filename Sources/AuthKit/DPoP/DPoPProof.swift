@@ -84,6 +84,14 @@ package enum DPoPProof {
 package final class DPoPNonces: Sendable {
     package static let shared = DPoPNonces()
     private let nonces = LockedValue<[String: String]>([:])
+    /// Origins kept at most: one entry per origin that answered a DPoP
+    /// request, and an app that reaches many (a tenant per host) would
+    /// otherwise grow the map without end. Past it, an older origin's
+    /// nonce is let go; its next request costs one `use_dpop_nonce` round trip.
+    package static let keptOrigins = 256
+
+    /// How many origins have a nonce kept (for tests).
+    package var count: Int { nonces.current.count }
 
     package subscript(origin: String) -> String? {
         nonces.current[origin]
@@ -96,7 +104,13 @@ package final class DPoPNonces: Sendable {
         guard let nonce = headers[DPoPProof.nonceHeaderName], !nonce.isEmpty, nonce.utf8.count <= 1024,
             nonce.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" })
         else { return }
-        nonces.withLock { $0[origin] = nonce }
+        nonces.withLock { kept in
+            if kept[origin] == nil, kept.count >= Self.keptOrigins, let some = kept.keys.first(where: { $0 != origin })
+            {
+                kept[some] = nil
+            }
+            kept[origin] = nonce
+        }
     }
 }
 
