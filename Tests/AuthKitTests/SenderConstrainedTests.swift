@@ -99,6 +99,7 @@ import Testing
     @Test func aSignInProvesTheKeyAnswersTheNonceOnceAndRefusesBearer() async throws {
         try await withServer { server in
             let tokenType = Recorder<String>()
+            let refreshToken = Recorder<String>()
             server.route("POST", "/token") { request in
                 let proof = request.header("DPoP") ?? ""
                 let nonce = (try? parts(proof).claims["nonce"] as? String) ?? nil
@@ -107,7 +108,9 @@ import Testing
                         #"{"error":"use_dpop_nonce"}"#, status: 400, headers: [("DPoP-Nonce", "server-nonce")])
                 }
                 let type = tokenType.all.last ?? "DPoP"
-                return .json(#"{"access_token":"at","token_type":"\#(type)","refresh_token":"rt","expires_in":60}"#)
+                let refresh = refreshToken.all.last ?? "rt"
+                return .json(
+                    #"{"access_token":"at","token_type":"\#(type)","refresh_token":"\#(refresh)","expires_in":60}"#)
             }
             let client = try OAuth2Client(
                 descriptor: descriptor(server, dpop: true),
@@ -137,6 +140,19 @@ import Testing
                     return false
                 }
                 return detail.contains("not DPoP")
+            }
+            // So is a refresh's; when its answer carried a new refresh token,
+            // the refusal says the stored one may be spent.
+            for (answered, rotated) in [("rt", false), ("rt-rotated", true)] {
+                refreshToken.append(answered)
+                await #expect {
+                    _ = try await client.refresh(credential)
+                } throws: { error in
+                    guard case AuthKitError.invalidResponse(.refresh, .invalidField("token_type", let detail)) = error
+                    else { return false }
+                    return detail.contains("not DPoP") && detail.contains("may have spent the stored one") == rotated
+                        && !detail.contains("rt-rotated")
+                }
             }
         }
     }

@@ -177,7 +177,11 @@ final class TokenEndpointCalls: Sendable {
     /// request. A refresh's answer is not refused here: its rotated refresh
     /// token must be kept (RFC 9700 §4.14.2), and using the token names the
     /// type and the fix (``AuthKitError/Misuse/unsupportedTokenType(_:)``).
-    func requireBearer(_ credential: Credential, step: FlowStep, secrets: [String]) throws {
+    /// - Parameter rotated: a refresh whose answer carried a new refresh
+    ///   token: the provider may have spent the one it was sent (RFC 9700
+    ///   §4.14.2), which the refusal then says, as the stored credential's
+    ///   next refresh may be refused.
+    func requireBearer(_ credential: Credential, step: FlowStep, secrets: [String], rotated: Bool = false) throws {
         if credential.proofKey != nil {
             // RFC 9449 §5: the answer to a proof is `token_type` DPoP. A
             // Bearer token in its place is not bound to the key (the server
@@ -193,7 +197,10 @@ final class TokenEndpointCalls: Sendable {
                         its token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 100))', not DPoP: it is not bound \
                         to the key AuthKit proved (RFC 9449 §5) and would work for whoever holds it, so it was not stored. The \
                         descriptor (\(descriptor.source)) says dpop on; if the provider does not support DPoP, set it to off.
-                        """)))
+                        """
+                            + (rotated
+                                ? " The answer carried a new refresh token, so the provider may have spent the stored one: if its next refresh is refused, sign in again."
+                                : ""))))
         }
         guard !credential.isBearer else { return }
         throw SecretMask(secrets).apply(
@@ -237,7 +244,9 @@ final class TokenEndpointCalls: Sendable {
         // A bound credential stays bound: a Bearer answer is refused as at
         // the sign-in, and the stored credential is left as it was.
         if refreshed.proofKey != nil {
-            try requireBearer(refreshed, step: .refresh, secrets: [refreshToken, credential.accessToken])
+            try requireBearer(
+                refreshed, step: .refresh, secrets: [refreshToken, credential.accessToken],
+                rotated: refreshed.refreshToken != nil && refreshed.refreshToken != refreshToken)
         }
         return refreshed
     }
