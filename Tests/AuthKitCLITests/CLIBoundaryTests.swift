@@ -139,6 +139,36 @@ import Testing
         #expect(fixed.status == 0 && fixed.stdout.contains("qiita"), "\(fixed.stderr)")
     }
 
+    /// In a pipe (a CI log), the status line is printed, not redrawn: a
+    /// port scanner's flood of stray requests printed a line each. At most
+    /// eight in ten seconds now, the count kept on the ones that are printed.
+    @Test func aFloodOfStrayRequestsPrintsFewStatusLines() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let script = home.appendingPathComponent("browser.sh")
+        try Data(
+            #"""
+            #!/bin/sh
+            redirect=$(printf '%s' "$1" | sed -n 's/.*[?&]redirect_uri=\([^&]*\).*/\1/p' | sed 's/%3A/:/g; s/%2F/\//g')
+            origin=${redirect%/callback}
+            i=0
+            while [ $i -lt 60 ]; do curl -s -o /dev/null "$origin/favicon-$i.ico"; i=$((i + 1)); done
+            """#.utf8
+        ).write(to: script)
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--timeout", "4"],
+            environment: environment(
+                home,
+                [
+                    "BROWSER": "/bin/sh \(script.path)", "AUTHKIT_GITHUB_CLIENT_ID": "id",
+                    "AUTHKIT_GITHUB_CLIENT_SECRET": "secret",
+                ]))
+        #expect(result.status == 5, "\(result.stderr)")
+        let lines = result.stderr.components(separatedBy: "Waiting for you to approve in the browser…").count - 1
+        #expect((1...StatusLine.printedPerWindow).contains(lines), "\(lines) status lines: \(result.stderr)")
+        #expect(result.stderr.contains("stray requests ignored"), "\(result.stderr)")
+    }
+
     /// Answers at the redirect address that are refused (another state, a
     /// parameter twice) are said with their reason, once each, and the
     /// timeout names the last one: a malformed callback was counted as a

@@ -16,7 +16,9 @@ import Dispatch
 
 /// A one-line status with a spinner on standard error, drawn only when
 /// standard error is a terminal that takes escape sequences (in a pipe, a
-/// log or with `TERM=dumb` it prints each message once).
+/// log or with `TERM=dumb` it prints each new message once, at most
+/// ``printedPerWindow`` in any ``printWindow``: a port scanner's thousand
+/// stray requests at a listener must not write a thousand lines to a CI log).
 ///
 /// The line never wraps: it is cut to the terminal's width (read again at
 /// every redraw, so a resize is followed) and redrawn in place with `\r` and
@@ -36,9 +38,24 @@ final class StatusLine: @unchecked Sendable {
     /// The line on the screen now, if any.
     private static let drawn = LockedValue<StatusLine?>(nil)
 
+    /// Without escapes: the message printed last, and when recent ones were.
+    private var printedLast: String?
+    private var printedAt: [ContinuousClock.Instant] = []
+    static let printedPerWindow = 8
+    static let printWindow: Duration = .seconds(10)
+
     func show(_ message: String) {
         guard Console.stderrTakesEscapes else {
-            Console.err(message)
+            let prints = lock.withLock { () -> Bool in
+                guard message != printedLast else { return false }
+                let now = ContinuousClock.now
+                printedAt.removeAll { now - $0 > Self.printWindow }
+                guard printedAt.count < Self.printedPerWindow else { return false }
+                printedAt.append(now)
+                printedLast = message
+                return true
+            }
+            if prints { Console.err(message) }
             return
         }
         lock.withLock {
