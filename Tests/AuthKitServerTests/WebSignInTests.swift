@@ -175,6 +175,13 @@ import Testing
             let foreign = try await client.execute(
                 uri: Self.pathAndQuery(otherCallback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
             #expect(foreign.status == .badRequest && String(buffer: foreign.body).contains("another browser"))
+            // The refusal did not use the attempt up: whoever learned the
+            // callback (a log, a referrer) cannot cancel the sign-in of the
+            // browser it belongs to, which still finishes.
+            let ownBinding = try #require(Self.cookies(other)["authkit_signin"])
+            let own = try await client.execute(
+                uri: Self.pathAndQuery(otherCallback), method: .get, headers: [.cookie: "authkit_signin=\(ownBinding)"])
+            #expect(own.status == .found && Self.cookies(own)["authkit_session"] != nil, "\(own.status)")
 
             // A forged state.
             let forged = try await client.execute(
