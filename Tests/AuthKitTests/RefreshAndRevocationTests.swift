@@ -349,6 +349,39 @@ import Testing
         }
     }
 
+    /// A store whose lock could not be let go after the save (a database
+    /// whose commit failed, undoing it): the renewal is as lost as when the
+    /// save fails, and the error says so too.
+    @Test func aRenewalLostWhenTheLockIsLetGoIsSaid() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"renewed-token-2","token_type":"Bearer","expires_in":3600}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
+            let source = CredentialSource(authenticator: client, store: CommitFailingStore(expired), key: expired.key)
+            await #expect {
+                _ = try await source.current(at: fixedNow)
+            } throws: { error in
+                guard case AuthKitError.store(let path, let reason) = error else { return false }
+                return path == "commit" && reason.detail.hasPrefix("the commit failed")
+                    && reason.detail.contains("the renewal was not saved")
+                    && !reason.detail.contains("renewed-token-2")
+            }
+            // A store error before the provider answered is not said to be a lost renewal.
+            let early = CredentialSource(
+                authenticator: client, store: CommitFailingStore(expired, failsBefore: true), key: expired.key)
+            await #expect {
+                _ = try await early.current(at: fixedNow)
+            } throws: { error in
+                guard case AuthKitError.store(_, let reason) = error else { return false }
+                return !reason.detail.contains("renewal")
+            }
+            #expect(server.requests(to: "/token").count == 1)
+        }
+    }
+
     @Test func instagramRefreshRunsTheDescriptorsCall() async throws {
         try await withServer { server in
             server.route("GET", "/refresh_access_token") { _ in
@@ -512,6 +545,29 @@ struct ReadOnlyStore: CredentialStore {
         throw AuthKitError.store(path: "read-only", reason: .init(.notSaved, "cannot save"))
     }
     func remove(_ key: CredentialKey) async throws -> Credential? { nil }
+}
+
+/// Saves, then fails as a database whose commit failed after the body of
+/// the refresh lock ran (or, `failsBefore`, before it runs).
+struct CommitFailingStore: CredentialStore {
+    let held: Credential
+    var failsBefore = false
+    init(_ held: Credential, failsBefore: Bool = false) {
+        self.held = held
+        self.failsBefore = failsBefore
+    }
+    func credential(for key: CredentialKey) async throws -> Credential? { key == held.key ? held : nil }
+    func allCredentials() async throws -> [Credential] { [held] }
+    func save(_ credential: Credential) async throws {}
+    func remove(_ key: CredentialKey) async throws -> Credential? { nil }
+    func withRefreshLock<Result: Sendable>(
+        for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
+    ) async throws -> Result {
+        let failure = AuthKitError.store(path: "commit", reason: .init(.inaccessible, "the commit failed"))
+        if failsBefore { throw failure }
+        _ = try await body()
+        throw failure
+    }
 }
 
 /// Refresh policy as data: the margin, and Instagram's refresh-ahead window and minimum age.

@@ -98,27 +98,31 @@ public struct CredentialSource: Sendable {
         let authenticator = self.authenticator
         let store = self.store
         let key = self.key
-        return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
-            guard let latest = try await store.credential(for: key) else {
-                throw AuthKitError.signInRequired(key, reason: .noCredential)
-            }
-            guard needed(latest) else { return latest }
-            let refreshed = try await authenticator.refresh(latest)
-            do {
+        let renewed = LockedValue(false)
+        do {
+            return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
+                guard let latest = try await store.credential(for: key) else {
+                    throw AuthKitError.signInRequired(key, reason: .noCredential)
+                }
+                guard needed(latest) else { return latest }
+                let refreshed = try await authenticator.refresh(latest)
+                renewed.withLock { $0 = true }
                 try await store.save(refreshed)
-            } catch AuthKitError.store(let path, let reason) {
-                // The provider has answered: a rotating refresh token (RFC 9700
-                // §4.14.2) is now spent, and only the unsaved answer held the
-                // new one. Say so, so the user knows why the next refresh fails.
-                throw AuthKitError.store(
-                    path: path,
-                    reason: .init(
-                        reason.kind,
-                        reason.detail
-                            + " The provider did renew the credential, but the renewal was not saved; if the provider rotates refresh tokens, the stored one is now spent, and the next refresh will ask you to sign in again."
-                    ))
+                return refreshed
             }
-            return refreshed
+        } catch AuthKitError.store(let path, let reason) where renewed.current {
+            // The provider has answered: a rotating refresh token (RFC 9700
+            // §4.14.2) is now spent, and only the unsaved answer held the new
+            // one. Say so, so the user knows why the next refresh fails;
+            // whether the save failed, or the store's lock could not be let
+            // go after it (a database whose commit failed: the save is undone).
+            throw AuthKitError.store(
+                path: path,
+                reason: .init(
+                    reason.kind,
+                    reason.detail
+                        + " The provider did renew the credential, but the renewal was not saved; if the provider rotates refresh tokens, the stored one is now spent, and the next refresh will ask you to sign in again."
+                ))
         }
     }
 
