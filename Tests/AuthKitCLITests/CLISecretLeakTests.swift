@@ -52,15 +52,18 @@ import Testing
         return home
     }
 
-    static func paste(code: String) -> @Sendable (String) -> String? {
+    /// The redirect the browser would end on: the printed authorization
+    /// URL's `redirect_uri` (a port nothing listens on: the provider takes
+    /// any), with `code` and its `state`, or `state` when given.
+    static func paste(code: String, state forced: String? = nil) -> @Sendable (String) -> String? {
         { stderr in
             guard stderr.contains("paste"),
                 let line = stderr.split(separator: "\n").first(where: { $0.contains("/authorize?") }),
-                let state = URLComponents(string: line.trimmingCharacters(in: .whitespaces))?.queryItems?.first(where: {
-                    $0.name == "state"
-                })?.value
+                let items = URLComponents(string: line.trimmingCharacters(in: .whitespaces))?.queryItems,
+                let state = items.first(where: { $0.name == "state" })?.value,
+                let redirect = items.first(where: { $0.name == "redirect_uri" })?.value
             else { return nil }
-            return "http://127.0.0.1/callback?code=\(code)&state=\(state)"
+            return "\(redirect)?code=\(code)&state=\(forced ?? state)"
         }
     }
 
@@ -120,11 +123,9 @@ import Testing
             #expect(failed.status == 3)
             assertClean(failed, "authorize (provider error)")
             let forged = try await CLIProcess.run(
-                ["authorize", "--provider", "local", "--manual", "--verbose"], environment: env
-            ) { stderr in
-                stderr.contains("paste") ? "http://127.0.0.1/callback?code=good&state=forged" : nil
-            }
-            #expect(forged.status == 65)
+                ["authorize", "--provider", "local", "--manual", "--verbose"], environment: env,
+                respond: Self.paste(code: "good", state: "forged"))
+            #expect(forged.status == 65 && forged.stderr.contains("'state'"), "\(forged.stderr)")
             assertClean(forged, "authorize (forged state)")
 
             let ok = try await run(["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "good"))
