@@ -34,12 +34,31 @@ import Testing
         // Loose: the suites run in parallel on two cores. Without the stop,
         // the operation would wait for ever.
         #expect(ContinuousClock.now - started < .seconds(120))
-        // The caller's own task is never cancelled by a deadline.
-        #expect(!Task.isCancelled)
+    }
+
+    /// A deadline inside another (either mode) is stopped by the enclosing
+    /// one when that passes first: a scope of its own, or a task of its
+    /// own, hides the enclosing scope from what it runs.
+    @Test(arguments: [DeadlineStop.stoppingItsTransfers, .cancellingItsTask])
+    func anEnclosingDeadlineStopsANestedOne(inner: DeadlineStop) async throws {
+        let started = ContinuousClock.now
+        await #expect {
+            try await withDeadline(.milliseconds(200), display: "outer", stoppedBy: .stoppingItsTransfers) {
+                try await withDeadline(.seconds(600), display: "inner", stoppedBy: inner) {
+                    if inner == .stoppingItsTransfers { return try await Self.neverAnswering() }
+                    try await Task.sleep(for: .seconds(600))
+                    return 1
+                }
+            }
+        } throws: { error in
+            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            return url == "outer" && reason.kind == .timedOut
+        }
+        #expect(ContinuousClock.now - started < .seconds(120))
     }
 
     @Test func aStopAskedForAfterTheDeadlineRunsAtOnce() async throws {
-        let scope = DeadlineScope()
+        let scope = DeadlineScope(deadline: .now)
         scope.expire()
         let stopped = StopSignal()
         scope.onExpiry { stopped.fire() }
@@ -111,7 +130,39 @@ import Testing
                 }
                 // Well before the server's 30 s (and the transport's 30 s of silence).
                 #expect(ContinuousClock.now - started < .seconds(20))
-                #expect(!Task.isCancelled)
+            }
+        }
+
+        /// A body that drips after its head, read through `CredentialSource`:
+        /// each wait for a chunk is stopped through the body itself (no task
+        /// of its own), at the request's deadline.
+        @Test func theDefaultTransportStopsADrippingBodyAtTheDeadline() async throws {
+            try await withServer { server in
+                server.route("GET", "/feed") { _ in .streaming(.drip(every: .milliseconds(100))) }
+                let pool = ClosingPool(keptIdle: 2)
+                let transport = CurlHTTPClient(timeout: 30, workers: pool.workers)
+                let descriptor = testDescriptor(
+                    id: "drip", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+                    token: .init(url: "\(server.baseURL)/token"))
+                let client = try OAuth2Client(
+                    descriptor: descriptor, settings: ClientSettings(clientID: "app"), httpClient: transport)
+                let credential = Credential(providerID: "drip", accessToken: "at-drip")
+                let source = CredentialSource(
+                    authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key,
+                    httpClient: transport)
+                let started = ContinuousClock.now
+                let (response, body) = try await source.send(
+                    HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/feed")!), deadline: .seconds(1))
+                #expect(response.status == .ok)
+                var read = 0
+                await #expect {
+                    for try await chunk in body { read += chunk.count }
+                } throws: { error in
+                    guard case AuthKitError.network(_, let reason) = error else { return false }
+                    return reason.kind == .timedOut && reason.detail.contains("within 1 s")
+                }
+                #expect(read > 0, "the body's first bytes were read before the deadline")
+                #expect(ContinuousClock.now - started < .seconds(20))
             }
         }
     #endif

@@ -192,6 +192,8 @@ import Testing
             nonces.remember([DPoPProof.nonceHeaderName: "n-\(index)"], for: "https://t\(index).example")
         }
         #expect(nonces.count == DPoPNonces.keptOrigins)
+        // The origins kept longest went first.
+        #expect(nonces["https://t49.example"] == nil && nonces["https://t50.example"] == "n-50")
         let last = DPoPNonces.keptOrigins + 49
         #expect(nonces["https://t\(last).example"] == "n-\(last)")
         // A kept origin's new nonce replaces its old one without letting another go.

@@ -83,18 +83,19 @@ package enum DPoPProof {
 /// saves that round trip on every later request.
 package final class DPoPNonces: Sendable {
     package static let shared = DPoPNonces()
-    private let nonces = LockedValue<[String: String]>([:])
+    /// Each origin's latest nonce, and when it was first kept (a counter).
+    private let nonces = LockedValue<(byOrigin: [String: (nonce: String, since: UInt64)], next: UInt64)>(([:], 0))
     /// Origins kept at most: one entry per origin that answered a DPoP
     /// request, and an app that reaches many (a tenant per host) would
-    /// otherwise grow the map without end. Past it, an older origin's
-    /// nonce is let go; its next request costs one `use_dpop_nonce` round trip.
+    /// otherwise grow the map without end. Past it, the origin kept longest
+    /// is let go; its next request costs one `use_dpop_nonce` round trip.
     package static let keptOrigins = 256
 
     /// How many origins have a nonce kept (for tests).
-    package var count: Int { nonces.current.count }
+    package var count: Int { nonces.withLock { $0.byOrigin.count } }
 
     package subscript(origin: String) -> String? {
-        nonces.current[origin]
+        nonces.withLock { $0.byOrigin[origin]?.nonce }
     }
 
     /// Keeps the nonce `headers` carry, if any, for `origin`. Only a value
@@ -105,11 +106,17 @@ package final class DPoPNonces: Sendable {
             nonce.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" })
         else { return }
         nonces.withLock { kept in
-            if kept[origin] == nil, kept.count >= Self.keptOrigins, let some = kept.keys.first(where: { $0 != origin })
-            {
-                kept[some] = nil
+            if let since = kept.byOrigin[origin]?.since {
+                kept.byOrigin[origin] = (nonce, since)
+                return
             }
-            kept[origin] = nonce
+            if kept.byOrigin.count >= Self.keptOrigins,
+                let oldest = kept.byOrigin.min(by: { $0.value.since < $1.value.since })?.key
+            {
+                kept.byOrigin[oldest] = nil
+            }
+            kept.byOrigin[origin] = (nonce, kept.next)
+            kept.next += 1
         }
     }
 }

@@ -106,12 +106,14 @@ package struct FlowTransport: Sendable {
             guard (300...399).contains(status), status != 304 else {
                 return OpenedResponse(
                     status: status, headers: head.headerFields, url: current.url,
-                    body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL)
+                    body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL,
+                    deadlineStop: deadlineStop)
             }
             if policy.redirects == .deliver {
                 return OpenedResponse(
                     status: status, headers: head.headerFields, url: current.url,
-                    body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL)
+                    body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL,
+                    deadlineStop: deadlineStop)
             }
             body.cancel()
             // One Location (RFC 9110 §10.2.2): two were joined with ", " and
@@ -208,6 +210,10 @@ package struct OpenedResponse: Sendable {
     package var body: HTTPResponseBody
     package var maximumBodySize: Int
     package var display: String
+    /// How a deadline stops a wait for the next chunk: through the body's
+    /// own `cancel()` when the transport ends a pending read at once on it
+    /// (its ``FlowTransport/deadlineStop``), else by cancelling a task.
+    package var deadlineStop: DeadlineStop = .cancellingItsTask
 
     /// Passes each chunk to `consume` as it arrives, and stops the transfer with
     /// ``AuthKitError/responseTooLarge(url:limit:)`` once more than the cap has arrived.
@@ -236,6 +242,7 @@ package struct OpenedResponse: Sendable {
         let body = self.body
         let limit = maximumBodySize
         let display = self.display
+        let stop = deadlineStop
         let stream = AsyncThrowingStream<Data, any Error>(unfolding: {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else {
@@ -245,8 +252,10 @@ package struct OpenedResponse: Sendable {
             }
             let chunk: Data?
             do {
-                chunk = try await withDeadline(remaining, allowed: allowed, display: display) {
-                    try await FlowTransport.speakingOf(display) { try await relay.next() }
+                chunk = try await withDeadline(remaining, allowed: allowed, display: display, stoppedBy: stop) {
+                    // In the stopping mode only (a task of its own sees no scope).
+                    DeadlineScope.current?.onExpiry { body.cancel() }
+                    return try await FlowTransport.speakingOf(display) { try await relay.next() }
                 }
             } catch {
                 body.cancel()

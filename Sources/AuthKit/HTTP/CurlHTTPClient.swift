@@ -115,6 +115,8 @@
         private let lock = ThreadLock()
         private var headContinuation: CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>?
         private var cancelled = false
+        /// The deadline of the scope the transfer started in, if any.
+        private var deadline: ContinuousClock.Instant?
         private var status = 0
         private var fields = HTTPFields()
         /// Why the head was refused (read on the transfer's thread only).
@@ -155,11 +157,26 @@
             // (the stream has ended; nothing more to end here).
             continuation.onTermination = { [weak self] _ in self?.markCancelled() }
             // A deadline the caller's task runs under (``DeadlineScope``)
-            // stops this transfer as cancelling the task would.
-            DeadlineScope.current?.onExpiry { [weak self] in self?.cancel() }
+            // stops this transfer as cancelling the task would, and libcurl
+            // is held to it too (CURLOPT_TIMEOUT_MS), so the worker is free
+            // on time, not at libcurl's next callback.
+            if let scope = DeadlineScope.current {
+                lock.withLock { deadline = scope.deadline }
+                scope.onExpiry { [weak self] in self?.cancel() }
+            }
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { head in
-                    lock.withLock { headContinuation = head }
+                    // Stopped before it started (a deadline passed, the task
+                    // was cancelled): nothing is sent.
+                    let stopped = lock.withLock { () -> Bool in
+                        if !cancelled { headContinuation = head }
+                        return cancelled
+                    }
+                    if stopped {
+                        continuation.finish(throwing: CancellationError())
+                        head.resume(throwing: CancellationError())
+                        return
+                    }
                     workers.run(origin: url.origin) { slot in
                         let failure = self.perform(on: slot)
                         return { self.finish(failure) }
@@ -252,6 +269,14 @@
             _ = authkit_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, max(1, Int(timeout)))
             _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
             _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, Int(timeout)))
+            if let deadline = lock.withLock({ deadline }) {
+                // A second past the scope's deadline: the watchdog's error,
+                // which names the time the request was given, comes first.
+                let left = deadline - ContinuousClock.now + .seconds(1)
+                let milliseconds = max(
+                    1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+                _ = authkit_curl_set_long(handle, CURLOPT_TIMEOUT_MS, Int(milliseconds))
+            }
             _ = authkit_curl_set_pointer(handle, CURLOPT_HTTPHEADER, headers)
             if method == "HEAD" {
                 _ = authkit_curl_set_long(handle, CURLOPT_NOBODY, 1)

@@ -6,7 +6,7 @@ import Dispatch
     import Foundation
 #endif
 
-/// Fires an action when a deadline passes, for ``withDeadline(_:allowed:display:_:)``.
+/// Fires an action when a deadline passes, for ``withDeadline(_:allowed:display:stoppedBy:_:)``.
 ///
 /// One coarse timer serves every request in flight: registering is a lock
 /// and a dictionary insert, with no system call and no timer per request.
