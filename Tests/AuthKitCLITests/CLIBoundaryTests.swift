@@ -139,30 +139,42 @@ import Testing
         #expect(fixed.status == 0 && fixed.stdout.contains("qiita"), "\(fixed.stderr)")
     }
 
-    /// In a pipe (a CI log), the status line is printed, not redrawn: a
-    /// port scanner's flood of stray requests printed a line each. At most
-    /// eight in ten seconds now, the count kept on the ones that are printed.
-    @Test func aFloodOfStrayRequestsPrintsFewStatusLines() async throws {
+    /// `authorize --provider github` in a fresh home, its browser a shell
+    /// script: `browser`, run with the authorization URL as `$1`, and a
+    /// `query NAME` function that reads a parameter of it.
+    func signInToGitHub(timeout: Int, browser: String) async throws -> CLIResult {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
         let script = home.appendingPathComponent("browser.sh")
         try Data(
-            #"""
+            (#"""
             #!/bin/sh
-            redirect=$(printf '%s' "$1" | sed -n 's/.*[?&]redirect_uri=\([^&]*\).*/\1/p' | sed 's/%3A/:/g; s/%2F/\//g')
-            origin=${redirect%/callback}
-            i=0
-            while [ $i -lt 60 ]; do curl -s -o /dev/null "$origin/favicon-$i.ico"; i=$((i + 1)); done
-            """#.utf8
+            query() { printf '%s' "$1" | sed -n "s/.*[?&]$2=\([^&]*\).*/\1/p"; }
+
+            """# + browser + "\n").utf8
         ).write(to: script)
-        let result = try await CLIProcess.run(
-            ["authorize", "--provider", "github", "--timeout", "4"],
+        return try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--timeout", String(timeout)],
             environment: environment(
                 home,
                 [
                     "BROWSER": "/bin/sh \(script.path)", "AUTHKIT_GITHUB_CLIENT_ID": "id",
                     "AUTHKIT_GITHUB_CLIENT_SECRET": "secret",
                 ]))
+    }
+
+    /// In a pipe (a CI log), the status line is printed, not redrawn: a
+    /// port scanner's flood of stray requests printed a line each. At most
+    /// eight in ten seconds now, the count kept on the ones that are printed.
+    @Test func aFloodOfStrayRequestsPrintsFewStatusLines() async throws {
+        let result = try await signInToGitHub(
+            timeout: 4,
+            browser: #"""
+                redirect=$(query "$1" redirect_uri | sed 's/%3A/:/g; s/%2F/\//g')
+                origin=${redirect%/callback}
+                i=0
+                while [ $i -lt 60 ]; do curl -s -o /dev/null "$origin/favicon-$i.ico"; i=$((i + 1)); done
+                """#)
         #expect(result.status == 5, "\(result.stderr)")
         let lines = result.stderr.components(separatedBy: "Waiting for you to approve in the browser…").count - 1
         #expect((1...StatusLine.printedPerWindow).contains(lines), "\(lines) status lines: \(result.stderr)")
@@ -174,29 +186,16 @@ import Testing
     /// timeout names the last one: a malformed callback was counted as a
     /// stray request, and the wait ran out without a word of it.
     @Test func refusedAnswersAreSaidWithTheirReason() async throws {
-        let home = try home()
-        defer { try? FileManager.default.removeItem(at: home) }
         // A browser that answers twice wrongly, as a stale tab and a broken provider would.
-        let script = home.appendingPathComponent("browser.sh")
-        try Data(
-            #"""
-            #!/bin/sh
-            query() { printf '%s' "$1" | sed -n "s/.*[?&]$2=\([^&]*\).*/\1/p"; }
-            redirect=$(query "$1" redirect_uri | sed 's/%3A/:/g; s/%2F/\//g')
-            state=$(query "$1" state)
-            curl -s -o /dev/null "$redirect?code=abc&state=forged"
-            curl -s -o /dev/null "$redirect?code=abc&state=forged"
-            curl -s -o /dev/null "$redirect?code=a&code=b&state=$state"
-            """#.utf8
-        ).write(to: script)
-        let result = try await CLIProcess.run(
-            ["authorize", "--provider", "github", "--timeout", "5"],
-            environment: environment(
-                home,
-                [
-                    "BROWSER": "/bin/sh \(script.path)", "AUTHKIT_GITHUB_CLIENT_ID": "id",
-                    "AUTHKIT_GITHUB_CLIENT_SECRET": "secret",
-                ]))
+        let result = try await signInToGitHub(
+            timeout: 5,
+            browser: #"""
+                redirect=$(query "$1" redirect_uri | sed 's/%3A/:/g; s/%2F/\//g')
+                state=$(query "$1" state)
+                curl -s -o /dev/null "$redirect?code=abc&state=forged"
+                curl -s -o /dev/null "$redirect?code=abc&state=forged"
+                curl -s -o /dev/null "$redirect?code=a&code=b&state=$state"
+                """#)
         #expect(result.status == 5, "\(result.stderr)")
         let said = result.stderr.components(separatedBy: "A request to the redirect address was refused: ")
         #expect(said.count == 3, "each reason once: \(result.stderr)")

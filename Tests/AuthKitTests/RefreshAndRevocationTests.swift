@@ -326,26 +326,37 @@ import Testing
         }
     }
 
+    /// Refreshes `expired` through `store`, the token endpoint renewing it,
+    /// and expects the store's error (at `path`, starting with `detail`) to
+    /// say the renewal was lost, so the user knows why the next refresh may
+    /// ask for a new sign-in; the renewed token is not in it. The client is
+    /// returned for more requests to the same server.
+    @discardableResult
+    func expectLostRenewal(
+        on server: TestHTTPServer, through store: some CredentialStore, path expectedPath: String, detail: String
+    ) async throws -> OAuth2Client {
+        server.route("POST", "/token") { _ in
+            .json(#"{"access_token":"renewed-token-1","token_type":"Bearer","expires_in":3600}"#)
+        }
+        let client = try OAuth2Client(
+            descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+            now: { fixedNow })
+        let source = CredentialSource(authenticator: client, store: store, key: expired.key)
+        await #expect {
+            _ = try await source.current(at: fixedNow)
+        } throws: { error in
+            guard case AuthKitError.store(let path, let reason) = error else { return false }
+            return path == expectedPath && reason.detail.hasPrefix(detail)
+                && reason.detail.contains("the renewal was not saved") && !reason.detail.contains("renewed-token-1")
+        }
+        return client
+    }
+
     /// A store that cannot save: the refreshed credential is not handed out.
     @Test func aCredentialThatCouldNotBeSavedIsNotHandedOut() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in
-                .json(#"{"access_token":"renewed-token-1","token_type":"Bearer","expires_in":3600}"#)
-            }
-            let client = try OAuth2Client(
-                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
-                now: { fixedNow })
-            let source = CredentialSource(authenticator: client, store: ReadOnlyStore(expired), key: expired.key)
-            // The error says the renewal happened and was lost, so the user
-            // knows why the next refresh may ask for a new sign-in.
-            await #expect {
-                _ = try await source.current(at: fixedNow)
-            } throws: { error in
-                guard case AuthKitError.store(let path, let reason) = error else { return false }
-                return path == "read-only" && reason.detail.hasPrefix("cannot save ")
-                    && reason.detail.contains("the renewal was not saved")
-                    && !reason.detail.contains("renewed-token-1")
-            }
+            try await expectLostRenewal(
+                on: server, through: ReadOnlyStore(expired), path: "read-only", detail: "cannot save ")
         }
     }
 
@@ -354,21 +365,8 @@ import Testing
     /// save fails, and the error says so too.
     @Test func aRenewalLostWhenTheLockIsLetGoIsSaid() async throws {
         try await withServer { server in
-            server.route("POST", "/token") { _ in
-                .json(#"{"access_token":"renewed-token-2","token_type":"Bearer","expires_in":3600}"#)
-            }
-            let client = try OAuth2Client(
-                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
-                now: { fixedNow })
-            let source = CredentialSource(authenticator: client, store: CommitFailingStore(expired), key: expired.key)
-            await #expect {
-                _ = try await source.current(at: fixedNow)
-            } throws: { error in
-                guard case AuthKitError.store(let path, let reason) = error else { return false }
-                return path == "commit" && reason.detail.hasPrefix("the commit failed")
-                    && reason.detail.contains("the renewal was not saved")
-                    && !reason.detail.contains("renewed-token-2")
-            }
+            let client = try await expectLostRenewal(
+                on: server, through: CommitFailingStore(expired), path: "commit", detail: "the commit failed")
             // A store error before the provider answered is not said to be a lost renewal.
             let early = CredentialSource(
                 authenticator: client, store: CommitFailingStore(expired, failsBefore: true), key: expired.key)
