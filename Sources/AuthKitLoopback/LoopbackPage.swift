@@ -59,6 +59,14 @@ struct LoopbackPage: Sendable {
         LoopbackPage(status: .badRequest, title: "Bad request", message: "The request could not be read.")
     }
 
+    /// A request for another host name than this machine's (a page that
+    /// reached the listener by a name resolving to 127.0.0.1: DNS rebinding).
+    static func misdirected() -> LoopbackPage {
+        LoopbackPage(
+            status: .misdirectedRequest, title: "Misdirected request",
+            message: "This address answers only requests to this machine (127.0.0.1, [::1] or localhost).")
+    }
+
     static func methodNotAllowed() -> LoopbackPage {
         LoopbackPage(
             status: .methodNotAllowed, title: "Method not allowed",

@@ -82,6 +82,19 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
 
     private func handle(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
         let headOnly = head.method == .HEAD
+        // RFC 9112 §3.2: one Host, or a 400. One that names another host
+        // than this machine is a page that reached the listener through a
+        // name resolving here (DNS rebinding): answered nothing, not even
+        // checked as an answer, and not counted.
+        let hosts = head.headers["Host"]
+        guard hosts.count <= 1 else {
+            respond(context, .badRequest(), version: head.version, headOnly: headOnly)
+            return
+        }
+        if let host = hosts.first, !Self.namesLoopback(host) {
+            respond(context, .misdirected(), version: head.version, headOnly: headOnly)
+            return
+        }
         guard let redirect = listener.redirect(forTarget: head.uri) else {
             respond(context, .badRequest(), version: head.version, headOnly: headOnly)
             return
@@ -110,6 +123,29 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
         respond(context, page, version: head.version, headOnly: false) {
             listener.deliver(url)
         }
+    }
+
+    /// Whether a `Host` field names this machine's loopback: `localhost`,
+    /// an address in 127.0.0.0/8, or `[::1]`, with or without a port. A
+    /// browser sends the redirect URI's host, which is one of these.
+    static func namesLoopback(_ field: String) -> Bool {
+        func isPort(_ text: Substring) -> Bool { !text.isEmpty && text.count <= 5 && text.allSatisfy(isDigit) }
+        func isDigit(_ character: Character) -> Bool { ("0"..."9").contains(character) }
+        var host = Substring(field)
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let rest = host[host.index(after: close)...]
+            guard rest.isEmpty || (rest.hasPrefix(":") && isPort(rest.dropFirst())) else { return false }
+            return host[host.index(after: host.startIndex)..<close] == "::1"
+        }
+        if let colon = host.lastIndex(of: ":") {
+            guard isPort(host[host.index(after: colon)...]) else { return false }
+            host = host[..<colon]
+        }
+        if host.lowercased() == "localhost" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127"
+            && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(isDigit) && Int($0)! <= 255 }
     }
 
     /// "Signed in", or the provider's refusal: `error` and `error_description`

@@ -109,13 +109,24 @@ import Testing
         #expect(post.status == 405)
         let garbage = try await RawHTTP.send(Data("NOT HTTP AT ALL\r\n\r\n".utf8), port: port)
         #expect(garbage.status == 400)
+        // The genuine answer, from a page that reached the listener by
+        // another name (DNS rebinding: rebind.example resolving to
+        // 127.0.0.1): refused unread (421), and it ends nothing; two Hosts: 400.
+        let rebound = try await RawHTTP.send(
+            Data("GET \(attempt.target("code=abc")) HTTP/1.1\r\nHost: rebind.example:\(port)\r\n\r\n".utf8),
+            port: port)
+        #expect(rebound.status == 421 && !rebound.body.contains("Signed in"))
+        let twoHosts = try await RawHTTP.send(
+            Data("GET \(attempt.target("code=abc")) HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: x\r\n\r\n".utf8),
+            port: port)
+        #expect(twoHosts.status == 400)
         // A HEAD of the genuine URL gets the headers but does not count as the answer.
         let head = try await RawHTTP.request(attempt.target("code=abc"), method: "HEAD", port: port)
         #expect(head.status == 200)
         #expect(head.body.isEmpty)
         #expect(Int(head.header("Content-Length") ?? "") ?? 0 > 0)
 
-        #expect(events.ignoredCount == 7) // strays and refused answers; the last four never reach validateRedirect
+        #expect(events.ignoredCount == 7) // strays and refused answers; the last six never reach validateRedirect
         // Wrong, missing and forged-error state, and a parameter twice: refused
         // answers (the last was counted as a stray, and the wait said nothing of it).
         #expect(events.rejectedCount == 4)
@@ -131,6 +142,22 @@ import Testing
         for event in events.all {
             if case .ignoredRequest(let reason) = event { #expect(!reason.contains("code=abc")) }
             if case .rejectedAnswer(let reason) = event { #expect(!reason.contains("code=abc")) }
+        }
+    }
+
+    /// The names a browser sends for the redirect URI's host, and what a
+    /// rebinding page (or anything else) would send instead.
+    @Test func onlyLoopbackHostNamesAreServed() {
+        for host in [
+            "127.0.0.1", "127.0.0.1:8765", "localhost", "LocalHost:80", "[::1]", "[::1]:49152", "127.1.2.3:1",
+        ] {
+            #expect(LoopbackRequestHandler.namesLoopback(host), "\(host)")
+        }
+        for host in [
+            "rebind.example", "rebind.example:8765", "128.0.0.1", "127.0.0.1.evil.example", "localhost.example",
+            "[::2]:80", "[::1]x", "127.0.0.1:80x", "127.0.0.256", "", "[::1", "0x7f.0.0.1", "127.0.0.1:", "[::1]:",
+        ] {
+            #expect(!LoopbackRequestHandler.namesLoopback(host), "\(host)")
         }
     }
 
