@@ -72,5 +72,20 @@ import Testing
             "request", "--provider", "fapi", "--label", "narrow", sandbox.whoamiURL.absoluteString,
         ])
         #expect(narrow.status == 0 && narrow.stdout.contains(#""account":"client:sandbox-client""#), "\(narrow.stderr)")
+        // The same --as again replaces what is stored there, and says so (it
+        // was replaced without a word); a label a shell reads is refused, as
+        // a sign-in's --label is.
+        let again = try await run([
+            "token", "exchange", "--provider", "fapi", "--label", "svc", "--scope", "accounts", "--as", "narrow",
+            "--private-key", keyFile,
+        ])
+        #expect(
+            again.status == 0 && again.stderr.contains("Note: this replaced the")
+                && again.stderr.contains("stored for fapi (narrow)"),
+            "\(again.stderr)")
+        let odd = try await run([
+            "token", "exchange", "--provider", "fapi", "--label", "svc", "--as", "a b", "--private-key", keyFile,
+        ])
+        #expect(odd.status == 64 && odd.stderr.contains("--as 'a b' holds"), "\(odd.stderr)")
     }
 }

@@ -46,22 +46,27 @@ struct AccountOptions: ParsableArguments {
     /// take any label, so such an account can still be shown and deleted.
     func checkNewLabel() throws {
         guard let label else { return }
+        try Self.checkNewLabel(label, flag: "--label")
+    }
+
+    /// ``checkNewLabel()`` for a label given by another flag (`token exchange --as`).
+    static func checkNewLabel(_ label: String, flag: String) throws {
         if label.unicodeScalars.count > ShellWord.longestShown {
             throw ValidationError(
-                "--label is \(label.unicodeScalars.count) characters long; use a name of at most \(ShellWord.longestShown), such as work or an email address."
+                "\(flag) is \(label.unicodeScalars.count) characters long; use a name of at most \(ShellWord.longestShown), such as work or an email address."
             )
         }
         // What DisplayText escapes, the invisible spaces a paste brings along among them.
         if label.unicodeScalars.contains(where: { $0.isTerminalControl || $0.isHiddenFormatting }) {
             let shown = DisplayText.sanitized(label, limit: 80)
             throw ValidationError(
-                "--label '\(shown)' holds a control or invisible character (a pasted tab or line break?), which every later command would need typed exactly; use a plain name such as work."
+                "\(flag) '\(shown)' holds a control or invisible character (a pasted tab or line break?), which every later command would need typed exactly; use a plain name such as work."
             )
         }
         let trimmed = label.trimmingSpaces()
         if trimmed != label {
             throw ValidationError(
-                "--label '\(label)' begins or ends with a space; give --label \(ShellWord.quoted(String(trimmed))).")
+                "\(flag) '\(label)' begins or ends with a space; give \(flag) \(ShellWord.quoted(String(trimmed))).")
         }
         // A label is typed again, completed by the shell, and shown in hints
         // to paste: one with `$`, quotes, spaces or other characters a shell
@@ -70,7 +75,7 @@ struct AccountOptions: ParsableArguments {
         if !Completions.isShellSafe(label) {
             let odd = label.unicodeScalars.first { !Completions.isShellSafe(String($0)) }.map { String($0) } ?? "-"
             throw ValidationError(
-                "--label \(ShellWord.quoted(label)) holds \(ShellWord.quoted(odd)), which a shell reads; "
+                "\(flag) \(ShellWord.quoted(label)) holds \(ShellWord.quoted(odd)), which a shell reads; "
                     + "a label holds letters, digits and . _ - @ + , / (not first '-'), such as work or alice@example.com."
             )
         }

@@ -41,6 +41,8 @@ struct TokenExchange: WorkspaceCommand {
         if newLabel.allSatisfy(\.isWhitespace) {
             throw ValidationError("--as takes a label such as orders; got an empty one.")
         }
+        // As a sign-in's or an import's --label: shown, typed and completed again later.
+        try AccountOptions.checkNewLabel(newLabel, flag: "--as")
         if newLabel == account.label {
             throw ValidationError("--as names the credential being traded; give the new token a label of its own.")
         }
@@ -62,7 +64,15 @@ struct TokenExchange: WorkspaceCommand {
         let subject = try await source.current()
         let exchanged = try await oauth2.exchangeToken(
             subject.accessToken, audience: audience, resources: resource, scopes: scope, label: newLabel)
-        try await workspace.store.save(exchanged)
+        // Under the account's lock, as a sign-in or an import is saved; a
+        // credential already stored under --as is replaced, and said so.
+        let previous = try await workspace.store.credential(for: exchanged.key)
+        try await workspace.store.withRefreshLock(for: exchanged.key, timeout: .seconds(30)) {
+            try await workspace.store.save(exchanged)
+        }
+        if let previous {
+            Console.err(Authorize.replacementNote(previous, key: exchanged.key, sandbox: workspace.sandbox != nil))
+        }
         if json {
             try Console.json(CredentialSummary.printable(exchanged))
         } else {

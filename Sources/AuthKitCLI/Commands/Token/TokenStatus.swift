@@ -93,7 +93,8 @@ struct TokenStatus: WorkspaceCommand {
         } catch let error as AuthKitError {
             return (false, "not valid: \(error.summary)")
         } catch {
-            return (false, "not checked: \(error)")
+            // Not an AuthKit error: its text may hold anything; shown escaped.
+            return (false, "not checked: \(DisplayText.sanitized("\(error)", limit: 300))")
         }
     }
 
