@@ -44,11 +44,11 @@ extension CLIFixture {
     /// ``signedInToQiita(at:)`` stores: once through a pipe, and once in a
     /// real terminal (`script` gives one; its output is both streams, as the
     /// terminal shows them).
-    func requestPipedAndOnATerminal(_ path: String, at server: TestHTTPServer) async throws -> (
-        piped: CLIResult, terminal: CLIResult
-    ) {
+    func requestPipedAndOnATerminal(_ path: String, at server: TestHTTPServer, options: [String] = []) async throws
+        -> (piped: CLIResult, terminal: CLIResult)
+    {
         let home = try signedInToQiita(at: server)
-        let arguments = ["request", "--provider", "qiita", "\(server.baseURL)\(path)"]
+        let arguments = ["request", "--provider", "qiita"] + options + ["\(server.baseURL)\(path)"]
         let piped = try await CLIProcess.run(
             arguments, environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"])
         let command =

@@ -362,6 +362,32 @@ import Testing
         }
     }
 
+    /// `-i` on a terminal: a header value's controls are written out as the
+    /// body's are. swift-http-types turns C0 controls into spaces but keeps
+    /// C1 ones, and a terminal obeys U+009B (CSI) and U+009D (OSC) as it
+    /// obeys ESC [ and ESC ]. A pipe gets the header as it came.
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
+        ))
+    func headerControlsAreShownNotObeyedOnATerminal() async throws {
+        try await withServer { server in
+            let evil = "a\u{9B}2Jb\u{9D}52;c;cm0gLXJmIH4K\u{9C}"
+            server.route("GET", "/api/v2/headers") { _ in
+                StubResponse(
+                    status: 200, headers: [("Content-Type", "text/plain"), ("X-Evil", evil)], body: Data("ok\n".utf8))
+            }
+            let (piped, terminal) = try await requestPipedAndOnATerminal(
+                "/api/v2/headers", at: server, options: ["-i"])
+            #expect(piped.status == 0 && piped.stdout.contains("X-Evil: \(evil)"), "\(piped.stdout.debugDescription)")
+            #expect(terminal.status == 0, "\(terminal.stdout)")
+            #expect(
+                !terminal.stdout.unicodeScalars.contains { (0x80...0x9F).contains($0.value) },
+                "a C1 control reached the terminal: \(terminal.stdout.debugDescription)")
+            #expect(terminal.stdout.contains(#"\u{9B}2J"#), "\(terminal.stdout.debugDescription)")
+        }
+    }
+
     /// On a terminal a body without a final line break gets one, so the
     /// error that follows a non-2xx answer (and the shell's prompt) starts
     /// its own line; a pipe gets the server's bytes unchanged.

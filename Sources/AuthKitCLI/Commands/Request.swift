@@ -325,7 +325,16 @@ struct Request: WorkspaceCommand {
             let phrase = head.status.reasonPhrase.isEmpty ? "" : " " + head.status.reasonPhrase
             var lines = "HTTP/1.1 \(status)\(phrase)\r\n"
             for field in head.headerFields { lines += "\(field.name): \(field.value)\r\n" }
-            _ = Console.write(Data((lines + "\r\n").utf8), to: STDOUT_FILENO)
+            let bytes = Data((lines + "\r\n").utf8)
+            // A header value is the server's too: on a terminal, its controls
+            // (a C1 CSI or OSC, which swift-http-types keeps) are written out
+            // as the body's are; a pipe gets it unchanged.
+            if isatty(STDOUT_FILENO) != 0 {
+                var filter = TerminalFilter()
+                _ = Console.write(filter.filter(bytes) + filter.finish(), to: STDOUT_FILENO)
+            } else {
+                _ = Console.write(bytes, to: STDOUT_FILENO)
+            }
         }
         if fail, status >= 400 {
             response.cancel()
