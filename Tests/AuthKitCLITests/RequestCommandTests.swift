@@ -362,6 +362,45 @@ import Testing
         }
     }
 
+    /// `-o` replaces a file only once the whole body has arrived: a transfer
+    /// that fails part-way (here at `--timeout`) left it truncated before;
+    /// now it stays as it was, with nothing left beside it. A whole body
+    /// replaces it, its mode kept.
+    @Test func outputReplacesAFileOnlyWithAWholeBody() async throws {
+        try await withServer { server in
+            server.route("GET", "/api/v2/slow") { _ in .streaming(.drip(every: .milliseconds(200))) }
+            server.route("GET", "/api/v2/whole") { _ in .json(#"{"whole":true}"#) }
+            let home = try signedInToQiita(at: server)
+            defer { try? FileManager.default.removeItem(at: home) }
+            let directory = home.appendingPathComponent("out")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let file = directory.appendingPathComponent("data.json")
+            try Data("precious".utf8).write(to: file)
+            #expect(chmod(file.path, 0o600) == 0)
+            let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c"]
+            func fetch(_ path: String) async throws -> CLIResult {
+                try await CLIProcess.run(
+                    ["request", "--provider", "qiita", "--timeout", "2", "-o", file.path, "\(server.baseURL)\(path)"],
+                    environment: environment)
+            }
+            let cut = try await fetch("/api/v2/slow")
+            #expect(cut.status != 0 && cut.stderr.contains("within 2 s"), "\(cut.stderr)")
+            #expect(try String(contentsOf: file, encoding: .utf8) == "precious")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["data.json"])
+            let whole = try await fetch("/api/v2/whole")
+            #expect(whole.status == 0, "\(whole.stderr)")
+            #expect(try String(contentsOf: file, encoding: .utf8) == #"{"whole":true}"#)
+            let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["data.json"])
+            // A device is written to as it is: /dev/null takes the body.
+            let null = try await CLIProcess.run(
+                ["request", "--provider", "qiita", "-o", "/dev/null", "\(server.baseURL)/api/v2/whole"],
+                environment: environment)
+            #expect(null.status == 0, "\(null.stderr)")
+        }
+    }
+
     /// `-i` on a terminal: a header value's controls are written out as the
     /// body's are. swift-http-types turns C0 controls into spaces but keeps
     /// C1 ones, and a terminal obeys U+009B (CSI) and U+009D (OSC) as it

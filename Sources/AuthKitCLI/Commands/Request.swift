@@ -370,7 +370,44 @@ struct Request: WorkspaceCommand {
     }
 
     /// Writes the body to `path` (created, or replaced) as it arrives.
+    /// A regular file (or a new one) is replaced only once the whole body
+    /// has arrived: the body goes to a file beside it, which is then renamed
+    /// over it, so a transfer that fails part-way (a timeout, `--max-size`,
+    /// a dropped connection, a full disk) leaves what was there; it was
+    /// truncated first. Anything else (a device such as /dev/null, a pipe,
+    /// a symbolic link), or a file in a directory where no file can be made,
+    /// is written to directly, as curl does.
     private static func save(_ response: HTTPResponseBody, to path: String) async throws {
+        var info = stat()
+        let exists = lstat(path, &info) == 0
+        if !exists || info.st_mode & S_IFMT == S_IFREG {
+            let slash = path.lastIndex(of: "/")
+            let directory = slash.map { String(path[...$0]) } ?? ""
+            let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+            let partial = "\(directory).\(name).authkit-\(SecureRandom.token().prefix(12))"
+            // The mode it had (else the usual 0644, less the umask).
+            let mode = exists ? info.st_mode & 0o7777 : 0o644
+            let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+            if fd >= 0 {
+                var renamed = false
+                defer {
+                    close(fd)
+                    if !renamed { unlink(partial) }
+                }
+                if exists { _ = fchmod(fd, mode) } // exactly the old mode, whatever the umask
+                try await write(response, to: fd, path: path)
+                guard fsync(fd) == 0 else {
+                    throw CLIError("-o \(path): the body could not be written in full.", status: .outputFailed)
+                }
+                guard rename(partial, path) == 0 else {
+                    throw CLIError(
+                        "-o \(path): cannot be replaced (\(String(cString: strerror(errno)))); it was left as it was.",
+                        status: .outputFailed)
+                }
+                renamed = true
+                return
+            }
+        }
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             response.cancel()
@@ -378,6 +415,11 @@ struct Request: WorkspaceCommand {
                 "-o \(path): cannot be written (\(String(cString: strerror(errno)))).", status: .outputFailed)
         }
         defer { close(fd) }
+        try await write(response, to: fd, path: path)
+    }
+
+    /// The body to the file `fd` is open on, named `path` in an error.
+    private static func write(_ response: HTTPResponseBody, to fd: Int32, path: String) async throws {
         for try await chunk in response {
             guard Console.write(chunk, to: fd) else {
                 throw CLIError("-o \(path): the body could not be written in full.", status: .outputFailed)
