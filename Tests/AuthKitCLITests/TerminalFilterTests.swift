@@ -78,4 +78,17 @@ import Testing
             }
         }
     }
+    /// `--json` on a terminal: what JSONEncoder leaves raw and a terminal
+    /// obeys or hides (C1 CSI/OSC, DEL, a bidirectional override, a line
+    /// separator) is written as `\uXXXX`; a parser reads the same value.
+    @Test func jsonOutputEscapesWhatATerminalWouldObey() throws {
+        let raw = "{\"claim\":\"a\u{9B}2J\u{9D}52;c;x\u{7F}\u{202E}b\u{2028}é\"}"
+        let escaped = Console.escapingInvisibles(raw)
+        #expect(escaped == #"{"claim":"a\u009b2J\u009d52;c;x\u007f\u202eb\u2028é"}"#)
+        #expect(!escaped.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || $0.value == 0x202E })
+        let parsed = try JSONSerialization.jsonObject(with: Data(escaped.utf8)) as? [String: String]
+        let original = try JSONSerialization.jsonObject(with: Data(raw.utf8)) as? [String: String]
+        #expect(parsed == original && parsed != nil)
+        #expect(Console.escapingInvisibles(#"{"plain":"text"}"#) == #"{"plain":"text"}"#)
+    }
 }

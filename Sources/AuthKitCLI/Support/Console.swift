@@ -130,7 +130,33 @@ enum Console {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        out(String(decoding: try encoder.encode(value), as: UTF8.self))
+        out(escapingInvisibles(String(decoding: try encoder.encode(value), as: UTF8.self)))
+    }
+
+    /// JSON whose strings hold what a terminal would obey or hide, written
+    /// as `\uXXXX` instead: DEL and the C1 controls (U+009B is CSI, U+009D
+    /// OSC), the hidden formatting characters (bidirectional overrides) and
+    /// the line and paragraph separators. JSONEncoder escapes only U+0000–
+    /// U+001F, and claims or fields from a provider reach the terminal
+    /// through `--json`. The same JSON, to a parser; outside strings JSON
+    /// holds only ASCII, so the whole text can be rewritten.
+    static func escapingInvisibles(_ json: String) -> String {
+        guard json.unicodeScalars.contains(where: needsEscape) else { return json }
+        var escaped = String.UnicodeScalarView()
+        for scalar in json.unicodeScalars {
+            guard needsEscape(scalar) else {
+                escaped.append(scalar)
+                continue
+            }
+            let hex = String(scalar.value, radix: 16)
+            escaped.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
+        }
+        return String(escaped)
+    }
+
+    /// All in the Basic Multilingual Plane: one `\uXXXX` each.
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        (0x7F...0x9F).contains(scalar.value) || scalar.isHiddenFormatting
     }
 
     /// The width of the terminal `descriptor` is, or `nil` when it is not
