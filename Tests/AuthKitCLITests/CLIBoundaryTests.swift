@@ -700,10 +700,7 @@ import Testing
     /// choosing otherwise) it now goes on as --manual does: the URL to open,
     /// then the prompt to paste where the browser ends. Without a terminal to
     /// paste at (a script), the error stays. So where no browser can open.
-    @Test(
-        .enabled(
-            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
-        ))
+    @Test(.scriptGivesATerminal)
     func aRedirectNoListenerReceivesIsPastedAtATerminal() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
@@ -746,10 +743,7 @@ import Testing
     /// column (scopes, often long URLs) is cut with `…`, and so is a label
     /// too long for the line (it took 200 columns, and every row wrapped).
     /// A pipe gets every scope and the whole label.
-    @Test(
-        .enabled(
-            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
-        ))
+    @Test(.scriptGivesATerminal)
     func longScopesAreCutToTheTerminal() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }
@@ -786,10 +780,7 @@ import Testing
     /// pushed every row of `providers list` past 80 columns: the id column
     /// grew to fit it. It now grows to 24 at most; the long id is shown whole,
     /// its row alone out of line.
-    @Test(
-        .enabled(
-            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
-        ))
+    @Test(.scriptGivesATerminal)
     func oneLongProviderIdDoesNotWidenEveryRow() async throws {
         let home = try home()
         defer { try? FileManager.default.removeItem(at: home) }

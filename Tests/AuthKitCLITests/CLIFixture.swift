@@ -59,3 +59,13 @@ extension CLIFixture {
         return (piped, terminal)
     }
 }
+
+extension Trait where Self == ConditionTrait {
+    /// The tests that run a command at a terminal get one from script(1)
+    /// (a pseudo-terminal), and are skipped, saying why, where it is missing.
+    static var scriptGivesATerminal: Self {
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
+        )
+    }
+}

@@ -136,10 +136,7 @@ import Testing
     /// With `TERM=dumb` (an Emacs shell buffer), which shows escape
     /// sequences as text, the wait is said once, without the spinner's
     /// redraws (`\r`, erase-line), as in a pipe.
-    @Test(
-        .enabled(
-            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
-        ))
+    @Test(.scriptGivesATerminal)
     func aDumbTerminalGetsNoEscapes() async throws {
         let home = TemporaryDirectory.url("authkit-wait-dumb")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)

@@ -319,10 +319,7 @@ import Testing
     /// Binary bytes are not written to a terminal (curl's rule): in a real
     /// terminal (`script` gives one) the command stops with a hint; through a
     /// pipe every byte arrives.
-    @Test(
-        .enabled(
-            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
-        ))
+    @Test(.scriptGivesATerminal)
     func binaryIsNotWrittenToATerminal() async throws {
         try await withServer { server in
             let binary = Data([0x50, 0x4E, 0x47, 0x00, 0x1B, 0x5D, 0x30, 0x3B, 0x70, 0x77, 0x6E, 0x07, 0x00])
@@ -341,10 +338,7 @@ import Testing
     /// Text is shown on a terminal with its escape sequences written out,
     /// colours aside: an OSC 52 in a response would otherwise have put a
     /// command in the user's clipboard. A pipe still gets every byte.
-    @Test(
-        .enabled(
-            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
-        ))
+    @Test(.scriptGivesATerminal)
     func escapeSequencesAreShownNotObeyedOnATerminal() async throws {
         try await withServer { server in
             let text = "\u{1B}[32mok\u{1B}[0m \u{1B}]52;c;cm0gLXJmIH4K\u{07} done\n"
@@ -405,10 +399,7 @@ import Testing
     /// body's are. swift-http-types turns C0 controls into spaces but keeps
     /// C1 ones, and a terminal obeys U+009B (CSI) and U+009D (OSC) as it
     /// obeys ESC [ and ESC ]. A pipe gets the header as it came.
-    @Test(
-        .enabled(
-            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
-        ))
+    @Test(.scriptGivesATerminal)
     func headerControlsAreShownNotObeyedOnATerminal() async throws {
         try await withServer { server in
             let evil = "a\u{9B}2Jb\u{9D}52;c;cm0gLXJmIH4K\u{9C}"
@@ -430,10 +421,7 @@ import Testing
     /// On a terminal a body without a final line break gets one, so the
     /// error that follows a non-2xx answer (and the shell's prompt) starts
     /// its own line; a pipe gets the server's bytes unchanged.
-    @Test(
-        .enabled(
-            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) is not installed (bsdutils)"
-        ))
+    @Test(.scriptGivesATerminal)
     func aBodyEndsItsLineOnATerminal() async throws {
         try await withServer { server in
             let json = #"{"error":"nope"}"#
