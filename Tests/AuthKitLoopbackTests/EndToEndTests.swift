@@ -17,8 +17,14 @@ import Testing
     final class BrowserPage: @unchecked Sendable {
         private let lock = NSLock()
         private var result: (status: Int, body: String)?
+        private var seen: ListeningSockets?
         func set(_ value: (Int, String)) { lock.withLock { result = value } }
         var value: (status: Int, body: String)? { lock.withLock { result } }
+        /// The sockets listening on the redirect's port when the browser followed it.
+        var listening: ListeningSockets? {
+            get { lock.withLock { seen } }
+            set { lock.withLock { seen = newValue } }
+        }
     }
 
     func descriptor(_ server: TestHTTPServer) -> ProviderDescriptor {
@@ -44,6 +50,7 @@ import Testing
             let redirect = parameters["redirect_uri"] ?? ""
             let state = PercentEncoding.encode(parameters["state"] ?? "")
             let target = URL(string: "\(redirect)?\(answer)&state=\(state)")!
+            page.listening = target.port.map { ListeningSockets(port: $0) }
             Task {
                 let (data, response) = try await URLSession.shared.data(from: target)
                 page.set(((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self)))
@@ -70,7 +77,9 @@ import Testing
         let port = try #require(URLComponents(string: redirectURI)?.port)
         #expect(redirectURI == "http://127.0.0.1:\(port)/callback")
         #expect(tokenBody["code_verifier"] != nil)
-        #expect(RawHTTP.probe(port: port) == .refused)
+        let listening = try #require(page.listening)
+        #expect(listening.port == port && !listening.inodes.isEmpty)
+        #expect(listening.haveClosed, "\(listening)")
 
         // The browser was shown the "signed in" page.
         for _ in 0..<100 where page.value == nil { try await Task.sleep(for: .milliseconds(20)) }

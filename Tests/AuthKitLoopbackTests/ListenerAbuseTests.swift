@@ -98,6 +98,8 @@ import Testing
             "closed after \(idleSeconds.min() ?? 0)…\(idleSeconds.max() ?? 0) s")
 
         // The attempt is still waiting, and the genuine redirect completes it.
+        let listening = ListeningSockets(port: port)
+        #expect(!listening.inodes.isEmpty)
         let genuineStarted = ContinuousClock.now
         let genuine = try await RawHTTP.request(attempt.target("code=real"), port: port)
         #expect(genuine.status == 200)
@@ -107,7 +109,7 @@ import Testing
             return
         }
         #expect(url.query == "code=real&state=\(state)")
-        #expect(RawHTTP.probe(port: port) == .refused)
+        #expect(listening.haveClosed, "\(listening)")
 
         let memoryAfter = Memory.current()
         print(

@@ -198,21 +198,9 @@ public enum RawHTTP {
     }
 
     /// How many listening TCP sockets the kernel lists on `port` (IPv4 and
-    /// IPv6), from /proc/net/tcp and tcp6: for a failure message, to tell a
-    /// listener still open from a connection taken by something else.
-    static func listeningSockets(port: Int) -> Int {
-        let localPort = String(format: "%04X", port)
-        var count = 0
-        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
-            for line in text.split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ")
-                // local_address is ADDR:PORT in hex; state 0A is LISTEN.
-                if fields.count > 3, fields[1].hasSuffix(":" + localPort), fields[3] == "0A" { count += 1 }
-            }
-        }
-        return count
-    }
+    /// IPv6): for a failure message, to tell a listener still open from a
+    /// connection taken by something else.
+    static func listeningSockets(port: Int) -> Int { ListeningSockets.inodes(port: port).count }
 
     /// The port `fd` is bound to on this machine, or nil.
     static func localPort(of fd: Int32) -> Int? {
@@ -274,5 +262,45 @@ public enum PortProbe: Equatable, Sendable, CustomStringConvertible {
             return "accepted (from port \(from); \(listening) listening socket(s) on the port)"
         case .failed(let reason): return "failed: \(reason)"
         }
+    }
+}
+
+/// The sockets listening on a port at one moment, known by the kernel's
+/// inode numbers (/proc/net/tcp and tcp6): whether *these* sockets closed,
+/// which a connection to the port cannot tell once another test's listener
+/// has been given the freed ephemeral port.
+public struct ListeningSockets: Sendable, CustomStringConvertible {
+    public let port: Int
+    public let inodes: Set<String>
+
+    /// The sockets listening on `port` now.
+    public init(port: Int) {
+        self.port = port
+        self.inodes = Self.inodes(port: port)
+    }
+
+    /// Whether none of these sockets listens any more (a socket that
+    /// stopped listening leaves the table at once: no TIME_WAIT for it).
+    public var haveClosed: Bool { Self.inodes(port: port).isDisjoint(with: inodes) }
+
+    public var description: String {
+        let now = Self.inodes(port: port)
+        return "port \(port): listening then \(inodes.sorted()), now \(now.sorted())"
+    }
+
+    static func inodes(port: Int) -> Set<String> {
+        let localPort = String(format: "%04X", port)
+        var found = Set<String>()
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                // local_address is ADDR:PORT in hex; state 0A is LISTEN; the tenth field is the inode.
+                if fields.count > 9, fields[1].hasSuffix(":" + localPort), fields[3] == "0A" {
+                    found.insert(String(fields[9]))
+                }
+            }
+        }
+        return found
     }
 }
