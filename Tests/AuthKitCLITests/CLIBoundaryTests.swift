@@ -252,7 +252,9 @@ import Testing
         #expect(result.stderr.contains("plain http") && result.stderr.contains("https"))
     }
 
-    /// `request -L` follows a redirect to another origin without the token; without -L the 3xx is the answer.
+    /// `request -L` follows a redirect to another origin without the token
+    /// or a `-H` Cookie, and with the user's other `-H` headers (as curl,
+    /// as its help says); without -L the 3xx is the answer.
     @Test func requestKeepsTheTokenToItsOrigin() async throws {
         try await withServer { server in
             let elsewhere = TestHTTPServer()
@@ -260,7 +262,9 @@ import Testing
             defer { Task { await elsewhere.stop() } }
             server.route("GET", "/api/v2/items") { _ in .redirect(302, to: "\(elsewhere.baseURL)/items") }
             elsewhere.route("GET", "/items") { request in
-                .json(#"{"authorization":"\#(request.header("Authorization") ?? "none")"}"#)
+                .json(
+                    #"{"authorization":"\#(request.header("Authorization") ?? "none")","cookie":"\#(request.header("Cookie") ?? "none")","accept":"\#(request.header("Accept") ?? "none")"}"#
+                )
             }
             let home = try home()
             defer { try? FileManager.default.removeItem(at: home) }
@@ -268,13 +272,15 @@ import Testing
             try Data(Self.storedQiita.utf8).write(to: home.appendingPathComponent("credentials.json"))
 
             let followed = try await CLIProcess.run(
-                ["request", "--provider", "qiita", "-L", "\(server.baseURL)/api/v2/items"],
+                [
+                    "request", "--provider", "qiita", "-L", "-H", "Cookie: sid=1", "-H", "Accept: text/x-mine",
+                    "\(server.baseURL)/api/v2/items",
+                ],
                 environment: environment(home))
             #expect(followed.status == 0, "\(followed.stderr)")
-            #expect(followed.stdout == #"{"authorization":"none"}"#)
-            #expect(
-                try #require(server.requests(to: "/api/v2/items").first).header("Authorization")
-                    == "Bearer the-qiita-token")
+            #expect(followed.stdout == #"{"authorization":"none","cookie":"none","accept":"text/x-mine"}"#)
+            let first = try #require(server.requests(to: "/api/v2/items").first)
+            #expect(first.header("Authorization") == "Bearer the-qiita-token" && first.header("Cookie") == "sid=1")
 
             let unfollowed = try await CLIProcess.run(
                 ["request", "--provider", "qiita", "\(server.baseURL)/api/v2/items"], environment: environment(home))

@@ -30,7 +30,9 @@ struct Request: WorkspaceCommand {
 
             Redirects are not followed unless you pass -L. With -L the credential
             goes only to the URL's own origin: a redirect to another host is
-            followed without it, and one from https to http is refused. A
+            followed without it (and without a Cookie), and one from https to
+            http is refused. Your other -H headers go along on every hop, as
+            curl sends them: put no secret of your own in one with -L. A
             credential is sent over plain http only to loopback: 127.0.0.0/8, [::1], localhost.
 
             Examples:
