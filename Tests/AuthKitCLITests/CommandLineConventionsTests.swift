@@ -430,7 +430,9 @@ import Testing
         let commands = [
             [], ["authorize"], ["request"], ["sign"], ["token"], ["token", "list"], ["token", "show"],
             ["token", "header"],
-            ["token", "refresh"], ["token", "revoke"], ["token", "delete"], ["providers"], ["providers", "list"],
+            ["token", "refresh"], ["token", "revoke"], ["token", "delete"], ["token", "userinfo"],
+            ["token", "exchange"], ["token", "print"], ["token", "status"], ["token", "import"], ["token", "switch"],
+            ["token", "move"], ["providers"], ["providers", "list"],
             ["providers", "show"], ["providers", "override"], ["providers", "add"], ["providers", "validate"],
             ["sandbox"], ["sandbox", "serve"], ["sandbox", "try"],
         ]

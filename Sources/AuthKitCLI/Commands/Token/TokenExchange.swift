@@ -21,8 +21,10 @@ struct TokenExchange: WorkspaceCommand {
             --as and used like any other (authkit request --label LABEL).
 
             Examples:
-              authkit token exchange --provider corp --audience https://orders.internal --as orders
-              authkit request --provider corp --label orders https://orders.internal/v1/list
+              authkit token exchange --provider corp \\
+                --audience https://orders.internal --as orders
+              authkit request --provider corp --label orders \\
+                https://orders.internal/v1/list
             """)
 
     @OptionGroup var global: GlobalOptions

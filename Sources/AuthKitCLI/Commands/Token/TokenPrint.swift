@@ -23,7 +23,8 @@ struct TokenPrint: WorkspaceCommand {
 
             Examples:
               TOKEN=$(authkit token print --provider github)
-              curl -H "$(authkit token print --provider github --format header)" https://api.github.com/user
+              curl -H "$(authkit token print --provider github --format header)" \\
+                https://api.github.com/user
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case bare, header, json }

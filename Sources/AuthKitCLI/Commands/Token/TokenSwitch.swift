@@ -10,8 +10,10 @@ struct TokenSwitch: WorkspaceCommand {
         usage: "authkit token switch [<options>] --provider <id> [--label <label>]",
         discussion: """
             Examples:
-              authkit token switch --provider github --label work   # github's commands now use 'work'
-              authkit token switch --provider github                # back to the account without a label
+              # github's commands now use 'work':
+              authkit token switch --provider github --label work
+              # back to the account without a label:
+              authkit token switch --provider github
             """)
 
     @OptionGroup var global: GlobalOptions
