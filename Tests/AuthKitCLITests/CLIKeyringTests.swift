@@ -60,6 +60,165 @@ import Testing
             gone.status != 0 && gone.stdout.isEmpty && gone.stderr.contains("No stored credential"), "\(gone.stderr)")
     }
 
+    /// A time the stores keep exactly (they write whole seconds).
+    static let someSecond = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// `token move`: whole credentials (refresh token, identity and all)
+    /// from credentials.json to the keyring and back, only the account
+    /// named; a destination holding another credential for the account
+    /// keeps both and says how to choose; one holding the same one (a move
+    /// that stopped before removing its source) lets the source's go.
+    @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
+    func tokenMoveCarriesWholeCredentialsBetweenTheFileAndTheKeyring() async throws {
+        let home = try CLIProcess.home("authkit-keyring-move")
+        defer { try? FileManager.default.removeItem(at: home) }
+        // Labels of this run's own: the keyring is shared with the other tests of the run.
+        let label = "mv-\(UUID().uuidString.prefix(8).lowercased())"
+        let other = "mv-\(UUID().uuidString.prefix(8).lowercased())"
+        let environment = ["AUTHKIT_HOME": home.path].merging(TestKeyring.busEnvironment) { $1 }
+        let file = FileCredentialStore(environment: environment)
+        let keyring = SecretServiceCredentialStore(environment: environment)
+        let key = CredentialKey(providerID: "github", label: label)
+        let otherKey = CredentialKey(providerID: "github", label: other)
+        defer {
+            Task {
+                _ = try? await keyring.remove(key)
+                _ = try? await keyring.remove(otherKey)
+            }
+        }
+        let whole = Credential(
+            providerID: "github", label: label, accessToken: "gho_move_access", refreshToken: "ghr_move_refresh",
+            expiresAt: Date(timeIntervalSince1970: 1_900_000_000), scopes: ["repo"],
+            obtainedAt: Date(timeIntervalSince1970: 1_800_000_000), rawFields: ["id_token": .string("e.y.j")],
+            endpointOrigins: ["https://github.com"])
+        let stays = Credential(providerID: "qiita", accessToken: "qiita_stays", obtainedAt: Self.someSecond)
+        try await file.save(whole)
+        try await file.save(stays)
+
+        let there = try await CLIProcess.run(
+            ["token", "move", "--to", "keyring", "--provider", "github", "--label", label], environment: environment)
+        #expect(there.status == 0, "\(there.stderr)")
+        #expect(there.stdout.contains("Moved github (\(label)) to the Secret Service keyring."), "\(there.stdout)")
+        // Nothing chose the keyring yet: the other commands would not find it there.
+        #expect(
+            there.stderr.contains("commands still use credentials.json")
+                && there.stderr.contains("AUTHKIT_STORE=keyring"))
+        #expect(try await keyring.credential(for: key) == whole)
+        #expect(try await file.credential(for: key) == nil)
+        #expect(try await file.credential(for: stays.key) == stays, "an account not named was moved")
+        #expect(!(there.stdout + there.stderr).contains("gho_move") && !(there.stdout + there.stderr).contains("ghr_"))
+        let printed = try await CLIProcess.run(
+            ["token", "show", "--provider", "github", "--label", label, "--field", "refresh_token"],
+            environment: environment.merging(["AUTHKIT_STORE": "keyring"]) { $1 })
+        #expect(printed.status == 0 && printed.stdout == "ghr_move_refresh\n", "\(printed.stderr)")
+
+        let back = try await CLIProcess.run(
+            ["token", "move", "--to", "file", "--provider", "github", "--label", label], environment: environment)
+        #expect(back.status == 0 && back.stdout.contains("Moved github (\(label)) to \(file.fileURL.path)."), "\(back)")
+        #expect(!back.stderr.contains("commands still use"), "the file is what commands use: \(back.stderr)")
+        #expect(try await file.credential(for: key) == whole)
+        #expect(try await keyring.credential(for: key) == nil)
+
+        // Another credential for the account in the keyring: both kept, the way out said.
+        let elsewhere = Credential(
+            providerID: "github", label: label, accessToken: "gho_other_access",
+            obtainedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        try await keyring.save(elsewhere)
+        let clash = try await CLIProcess.run(
+            ["token", "move", "--to", "keyring", "--provider", "github"], environment: environment)
+        #expect(clash.status == 1, "\(clash)")
+        #expect(
+            clash.stderr.contains("already holds another credential for this account (obtained 2023-11-14T22:13:20Z)")
+                && clash.stderr.contains(
+                    "AUTHKIT_STORE=keyring authkit token delete --provider github --label \(label)")
+                && clash.stderr.contains("AUTHKIT_STORE=file authkit token delete --provider github --label \(label)")
+                && clash.stderr.contains("1 of 1 credential not moved"), "\(clash.stderr)")
+        #expect(!clash.stderr.contains("gho_"))
+        #expect(try await file.credential(for: key) == whole)
+        #expect(try await keyring.credential(for: key) == elsewhere)
+
+        // The same credential in both: the source's copy goes.
+        let copy = Credential(
+            providerID: "github", label: other, accessToken: "gho_copy", refreshToken: "ghr_copy",
+            obtainedAt: Self.someSecond)
+        try await file.save(copy)
+        try await keyring.save(copy)
+        let finish = try await CLIProcess.run(
+            ["token", "move", "--to", "keyring", "--provider", "github", "--label", other], environment: environment)
+        #expect(finish.status == 0, "\(finish.stderr)")
+        #expect(try await file.credential(for: copy.key) == nil)
+        #expect(try await keyring.credential(for: copy.key) == copy)
+    }
+
+    /// Two processes at once: a refresh under way in another process (this
+    /// one, holding the account's refresh lock) finishes first, and its
+    /// renewal is what moves; a sign-in under way stops the move of its
+    /// account, which stays where it was.
+    @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
+    func tokenMoveWaitsForARefreshAndStopsForASignIn() async throws {
+        let home = try CLIProcess.home("authkit-keyring-move-locks")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let label = "mv-\(UUID().uuidString.prefix(8).lowercased())"
+        let environment = ["AUTHKIT_HOME": home.path].merging(TestKeyring.busEnvironment) { $1 }
+        let file = FileCredentialStore(environment: environment)
+        let keyring = SecretServiceCredentialStore(environment: environment)
+        let key = CredentialKey(providerID: "github", label: label)
+        defer { Task { _ = try? await keyring.remove(key) } }
+        try await file.save(
+            Credential(
+                providerID: "github", label: label, accessToken: "gho_old", refreshToken: "ghr_old",
+                obtainedAt: Self.someSecond))
+        let move = ["token", "move", "--to", "keyring", "--provider", "github", "--label", label]
+
+        let stopped = try await {
+            let signingIn = try file.beginSignIn(for: key)
+            defer { withExtendedLifetime(signingIn) {} }
+            return try await CLIProcess.run(move, environment: environment)
+        }()
+        #expect(
+            stopped.status != 0 && stopped.stderr.contains("another sign-in to github (\(label)) is in progress"),
+            "\(stopped)")
+        #expect(try await file.credential(for: key)?.accessToken == "gho_old")
+        #expect(try await keyring.credential(for: key) == nil)
+
+        let renewed = Credential(
+            providerID: "github", label: label, accessToken: "gho_renewed", refreshToken: "ghr_renewed",
+            obtainedAt: Self.someSecond)
+        let mover = Task { try await CLIProcess.run(move, environment: environment) }
+        try await file.withRefreshLock(for: key, timeout: .seconds(10)) {
+            // Long enough for the child to start and reach the lock.
+            try await Task.sleep(for: .seconds(1))
+            try await file.save(renewed)
+        }
+        let moved = try await mover.value
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(try await keyring.credential(for: key) == renewed)
+        #expect(try await file.credential(for: key) == nil)
+    }
+
+    /// `token move` with no keyring to move to is an error that moves
+    /// nothing (not the other commands' fallback to the file), and a store
+    /// it does not know is a usage error.
+    @Test func tokenMoveWithoutAKeyringMovesNothing() async throws {
+        let home = try CLIProcess.home("authkit-move-no-keyring")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(home.path)/no-bus"]
+        let file = FileCredentialStore(environment: environment)
+        let stored = Credential(
+            providerID: "github", accessToken: "gho_kept", refreshToken: "ghr_kept", obtainedAt: Self.someSecond)
+        try await file.save(stored)
+        let moved = try await CLIProcess.run(["token", "move", "--to", "keyring"], environment: environment)
+        #expect(
+            moved.status == 1 && moved.stderr.contains("The keyring cannot be used: no Secret Service answers")
+                && moved.stderr.contains("Nothing was moved"), "\(moved.stderr)")
+        #expect(try await file.credential(for: stored.key) == stored)
+        let unknown = try await CLIProcess.run(["token", "move", "--to", "vault"], environment: environment)
+        #expect(unknown.status == 64 && unknown.stderr.contains("vault"), "\(unknown.stderr)")
+        let sandboxed = try await CLIProcess.run(
+            ["token", "move", "--to", "file", "--sandbox", "http://127.0.0.1:9"], environment: environment)
+        #expect(sandboxed.status == 64 && sandboxed.stderr.contains("sandbox's credentials"), "\(sandboxed.stderr)")
+    }
+
     /// No Secret Service: the file is used, and that is said on standard
     /// error by every command, not once (gh falls back silently).
     @Test func withoutAKeyringTheFileIsUsedAndSaidEveryTime() async throws {

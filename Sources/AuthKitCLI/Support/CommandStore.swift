@@ -1,3 +1,4 @@
+import ArgumentParser
 import AuthKit
 
 #if canImport(FoundationEssentials)
@@ -55,7 +56,7 @@ extension FileCredentialStore: CommandStore {
 #endif
 
 /// The choice between the file and the keyring, and the store it makes.
-enum StoreChoice: String {
+enum StoreChoice: String, CaseIterable, ExpressibleByArgument {
     case file, keyring
 
     /// `AUTHKIT_STORE`, else config.json's `store`, else the file.
@@ -83,22 +84,39 @@ enum StoreChoice: String {
         let (choice, source) = try chosen(environment: environment)
         let file = FileCredentialStore(environment: environment)
         guard choice == .keyring else { return file }
+        switch await keyring(environment: environment) {
+        case .success(let keyring): return keyring
+        case .failure(let why):
+            Console.err(
+                "authkit: warning: \(source) asks for the keyring, but \(why.text); using \(file.location) instead. "
+                    + (why.canStart
+                        ? "Start a keyring (gnome-keyring-daemon, KeePassXC) or choose the file to silence this."
+                        : ""))
+            return file
+        }
+    }
+
+    /// Why there is no keyring to use: a clause ("no Secret Service answers (…)").
+    struct NoKeyring: Error {
+        let text: String
+        /// False where this system has none at all.
+        let canStart: Bool
+    }
+
+    /// The system keyring, or why none answers.
+    static func keyring(environment: [String: String]) async -> Result<any CommandStore, NoKeyring> {
         #if canImport(CAuthKitLinux)
             if let reason = await SecretServiceCredentialStore.unavailableReason() {
-                Console.err(
-                    "authkit: warning: \(source) asks for the keyring, but no Secret Service answers "
-                        + "(\(DisplayText.sanitized(reason, limit: 200))); using \(file.location) instead. "
-                        + "Start a keyring (gnome-keyring-daemon, KeePassXC) or choose the file to silence this.")
-                return file
+                return .failure(
+                    NoKeyring(
+                        text: "no Secret Service answers (\(DisplayText.sanitized(reason, limit: 200)))",
+                        canStart: true))
             }
-            return SecretServiceCredentialStore(environment: environment)
+            return .success(SecretServiceCredentialStore(environment: environment))
         #elseif os(macOS)
-            return KeychainCredentialStore(lockDirectory: AuthKitHome.directory(environment: environment))
+            return .success(KeychainCredentialStore(lockDirectory: AuthKitHome.directory(environment: environment)))
         #else
-            Console.err(
-                "authkit: warning: \(source) asks for the keyring, which this system does not have; using \(file.location) instead."
-            )
-            return file
+            return .failure(NoKeyring(text: "this system has no keyring AuthKit can use", canStart: false))
         #endif
     }
 }

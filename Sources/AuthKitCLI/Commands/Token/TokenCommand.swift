@@ -13,10 +13,11 @@ struct TokenCommand: AsyncParsableCommand {
               authkit token refresh --due
               authkit token userinfo --provider google
               authkit token revoke --provider qiita --label work
+              authkit token move --to keyring
             """,
         subcommands: [
             TokenList.self, TokenShow.self, TokenHeader.self, TokenRefresh.self, TokenUserInfo.self, TokenRevoke.self,
             TokenDelete.self, TokenExchange.self, TokenPrint.self, TokenStatus.self,
-            TokenImport.self, TokenSwitch.self,
+            TokenImport.self, TokenSwitch.self, TokenMove.self,
         ])
 }
