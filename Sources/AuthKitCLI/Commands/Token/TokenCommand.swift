@@ -4,7 +4,7 @@ struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract:
-            "List, show, refresh, revoke and delete stored credentials; print their Authorization header or UserInfo.",
+            "Stored credentials: list, show, print, import, refresh, check, revoke, delete, move between stores.",
         discussion: """
             Examples:
               authkit token list
