@@ -420,14 +420,9 @@ import Testing
             "authkit ended with \(shell.exit.status) (132: a trap on the closed pipe)")
     }
 
-    /// Every line of every --help fits 80 columns, except argument-parser's
-    /// own usage line, and no example is wrapped: argument-parser breaks a
-    /// long line at the terminal's width, and an example broken so is no
-    /// longer a command one can paste. An indented example line goes on only
-    /// after a trailing backslash.
-    @Test func helpExamplesFitEightyColumns() async throws {
-        let home = try home()
-        // Every command, as the groups' help lists them (a list written here missed seven).
+    /// Every command, as the groups' help lists them (a list written out
+    /// by hand had missed seven), groups and the root (`[]`) included.
+    static func everyCommand(home: URL) async throws -> [[String]] {
         var commands: [[String]] = [[]]
         var index = 0
         while index < commands.count {
@@ -444,6 +439,42 @@ import Testing
         }
         #expect(commands.count >= 27, "\(commands)")
         #expect(commands.contains(["token", "move"]) && commands.contains(["sandbox", "try"]), "\(commands)")
+        return commands
+    }
+
+    /// docs/command-line.md has a section for every command, and its table
+    /// at the top links each one (five had gone missing from the table).
+    @Test func theReferenceHasEveryCommand() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+        let reference = try String(contentsOf: root.appendingPathComponent("docs/command-line.md"), encoding: .utf8)
+        let headings = reference.split(separator: "\n").filter { $0.hasPrefix("## ") }.map { $0.dropFirst(3) }
+        // Its rows: `[`name …`](#anchor)`; one may name several (`providers list` / `show ID`).
+        let rows = reference[..<(reference.range(of: "## Building")?.lowerBound ?? reference.endIndex)]
+            .split(separator: "\n").filter { $0.hasPrefix("| [`") }.map { $0.prefix { $0 != "]" } }
+        for command in try await Self.everyCommand(home: try home())
+        where command.count > 1 || command == ["authorize"]
+            || command == ["request"] || command == ["sign"]
+        {
+            let name = command.joined(separator: " ")
+            // `providers list, show, validate` is one section for three.
+            let section = headings.first {
+                $0 == name || ($0.hasPrefix(command[0] + " ") && $0.contains(" \(command.last!)"))
+            }
+            #expect(section != nil, "docs/command-line.md has no section for authkit \(name)")
+            #expect(
+                rows.contains { $0.hasPrefix("| [`\(command[0])") && $0.contains(command.last!) },
+                "docs/command-line.md's table does not list authkit \(name)")
+        }
+    }
+
+    /// Every line of every --help fits 80 columns, except argument-parser's
+    /// own usage line, and no example is wrapped: argument-parser breaks a
+    /// long line at the terminal's width, and an example broken so is no
+    /// longer a command one can paste. An indented example line goes on only
+    /// after a trailing backslash.
+    @Test func helpExamplesFitEightyColumns() async throws {
+        let home = try home()
+        let commands = try await Self.everyCommand(home: home)
         for command in commands {
             let help = try await CLIProcess.run(
                 command + ["--help"], environment: ["AUTHKIT_HOME": home.path, "COLUMNS": "80"])
