@@ -78,7 +78,7 @@ import Testing
         #expect(redirectURI == "http://127.0.0.1:\(port)/callback")
         #expect(tokenBody["code_verifier"] != nil)
         let listening = try #require(page.listening)
-        #expect(listening.port == port && !listening.inodes.isEmpty)
+        #expect(listening.port == port && listening.sawOne)
         #expect(listening.haveClosed, "\(listening)")
 
         // The browser was shown the "signed in" page.

@@ -19,7 +19,7 @@ import Testing
         let port = attempt.port
         #expect(RawHTTP.probe(port: port) != .refused)
         let listening = ListeningSockets(port: port)
-        #expect(!listening.inodes.isEmpty)
+        #expect(listening.sawOne)
         _ = try await RawHTTP.request(attempt.target("code=abc"), port: port)
         _ = try await task.value
         #expect(listening.haveClosed, "\(listening)")
@@ -40,7 +40,7 @@ import Testing
             let (task, _) = try await start(agent, attempt, browser: browser)
             #expect(attempt.redirectURI?.absoluteString == "http://127.0.0.1:\(port)/cb")
             let listening = ListeningSockets(port: port)
-            #expect(!listening.inodes.isEmpty)
+            #expect(listening.sawOne)
             let silent = withASilentConnection ? try RawHTTP.connect(port: port) : -1
             defer { if silent >= 0 { close(silent) } }
             // A browser that reads the page and hangs up a little later.
@@ -101,7 +101,7 @@ import Testing
         let port = try #require(URLComponents(url: uri, resolvingAgainstBaseURL: false)?.port)
         #expect(throws: SocketError.self) { _ = try RawHTTP.listen(port: port, reusePort: true) }
         let listening = ListeningSockets(port: port)
-        #expect(!listening.inodes.isEmpty)
+        #expect(listening.sawOne)
         await listener.close()
         #expect(listening.haveClosed, "\(listening)")
     }
@@ -112,7 +112,7 @@ import Testing
         let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .milliseconds(400))
         let (task, _) = try await start(agent, attempt, browser: browser)
         let listening = ListeningSockets(port: attempt.port)
-        #expect(!listening.inodes.isEmpty)
+        #expect(listening.sawOne)
         await #expect(throws: LoopbackError.timedOut(after: .milliseconds(400))) { try await task.value }
         // Not a connection to the port: once freed, another test's listener may be given it.
         #expect(listening.haveClosed, "\(listening)")
@@ -131,7 +131,7 @@ import Testing
         await #expect(throws: AuthKitError.cancelled) { try await task.value }
         // Ended by the cancellation, not by the 30 s timeout (loose bound: CI machines are busy).
         #expect(ContinuousClock.now - started < .seconds(15))
-        #expect(!listening.inodes.isEmpty && listening.haveClosed, "\(listening)")
+        #expect(listening.sawOne && listening.haveClosed, "\(listening)")
     }
 
     @Test func cancellationBeforeStartingThrowsCancelled() async throws {
@@ -194,8 +194,8 @@ import Testing
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         #expect(attempt.redirectURI?.absoluteString == "http://[::1]:\(port)/callback")
-        let listening = ListeningSockets(port: port)
-        #expect(!listening.inodes.isEmpty)
+        let listening = ListeningSockets(host: "::1", port: port)
+        #expect(listening.sawOne)
         let response = try await RawHTTP.request(attempt.target("code=abc"), host: "::1", port: port)
         #expect(response.status == 200)
         guard case .redirect(let url, _) = try await task.value else {

@@ -265,38 +265,55 @@ public enum PortProbe: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The sockets listening on a port at one moment, known by the kernel's
-/// inode numbers (/proc/net/tcp and tcp6): whether *these* sockets closed,
-/// which a connection to the port cannot tell once another test's listener
-/// has been given the freed ephemeral port.
+/// The sockets listening on an address and port at one moment, known by
+/// the kernel's inode numbers (/proc/net/tcp and tcp6): whether *these*
+/// sockets closed, which a connection to the port cannot tell once another
+/// test's listener has been given the freed ephemeral port. Where there is
+/// no /proc (macOS), it falls back to that connection.
 public struct ListeningSockets: Sendable, CustomStringConvertible {
+    public let host: String
     public let port: Int
     public let inodes: Set<String>
 
-    /// The sockets listening on `port` now.
-    public init(port: Int) {
+    /// The sockets listening on `host` (127.0.0.1 or ::1) and `port` now.
+    public init(host: String = "127.0.0.1", port: Int) {
+        self.host = host
         self.port = port
-        self.inodes = Self.inodes(port: port)
+        self.inodes = Self.inodes(host: host, port: port)
     }
+
+    /// Whether the kernel's tables can be read here.
+    static var tablesReadable: Bool { FileManager.default.isReadableFile(atPath: "/proc/net/tcp") }
+
+    /// Whether a listener was seen (always true where the tables cannot be read).
+    public var sawOne: Bool { !inodes.isEmpty || !Self.tablesReadable }
 
     /// Whether none of these sockets listens any more (a socket that
     /// stopped listening leaves the table at once: no TIME_WAIT for it).
-    public var haveClosed: Bool { Self.inodes(port: port).isDisjoint(with: inodes) }
-
-    public var description: String {
-        let now = Self.inodes(port: port)
-        return "port \(port): listening then \(inodes.sorted()), now \(now.sorted())"
+    public var haveClosed: Bool {
+        guard Self.tablesReadable else { return RawHTTP.probe(host: host, port: port) == .refused }
+        return Self.inodes(host: host, port: port).isDisjoint(with: inodes)
     }
 
-    static func inodes(port: Int) -> Set<String> {
-        let localPort = String(format: "%04X", port)
+    public var description: String {
+        "\(host) port \(port): listening then \(inodes.sorted()), now \(Self.inodes(host: host, port: port).sorted())"
+    }
+
+    /// `host` as the tables write a local address: 127.0.0.1 as 0100007F
+    /// (the bytes of each 32-bit word in the machine's order, little-endian here).
+    static func tableAddress(_ host: String) -> String {
+        host.contains(":") ? "00000000000000000000000001000000" : "0100007F"
+    }
+
+    static func inodes(host: String? = nil, port: Int) -> Set<String> {
+        let localAddress = (host.map(tableAddress) ?? "") + String(format: ":%04X", port)
         var found = Set<String>()
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
             guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
             for line in text.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ")
                 // local_address is ADDR:PORT in hex; state 0A is LISTEN; the tenth field is the inode.
-                if fields.count > 9, fields[1].hasSuffix(":" + localPort), fields[3] == "0A" {
+                if fields.count > 9, fields[1].hasSuffix(localAddress), fields[3] == "0A" {
                     found.insert(String(fields[9]))
                 }
             }

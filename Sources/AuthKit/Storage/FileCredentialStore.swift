@@ -83,6 +83,14 @@ public struct FileCredentialStore: CredentialStore {
         try read()
     }
 
+    /// The names of the members of `key`'s entry this version does not know
+    /// (``CredentialFile``: a later AuthKit's), which a copy of its
+    /// ``Credential`` elsewhere would not carry; empty when there are none
+    /// or no entry.
+    package func unknownMembers(of key: CredentialKey) throws -> [String] {
+        try withLock { try readFile() }.entries.first { $0.credential.key == key }?.otherMembers.keys.sorted() ?? []
+    }
+
     private func isSymbolicLink(_ path: String) -> Bool {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
     }

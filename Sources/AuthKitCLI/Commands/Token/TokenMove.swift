@@ -28,10 +28,11 @@ struct TokenMove: WorkspaceCommand {
         discussion: """
             Every credential of the other store moves (or only --provider's, or
             only one account with --label too): written to the store named, read
-            back, then removed from the other. An account the destination already
-            holds a different credential for is left in both and named; the exit
-            status is then 1. Choosing the store the other commands use is yours:
-            AUTHKIT_STORE=keyring, or "store": "keyring" in config.json.
+            back, then removed from the other, under the account's locks. An
+            account that cannot move (another credential for it there, a sign-in
+            under way) is named and left where it was; the exit status is then 1.
+            Choosing the store the other commands use is yours: AUTHKIT_STORE, or
+            "store" in config.json.
 
             Examples:
               authkit token move --to keyring && export AUTHKIT_STORE=keyring
@@ -56,6 +57,11 @@ struct TokenMove: WorkspaceCommand {
     func validate() throws {
         try AccountOptions.checkProviderID(provider)
         if label != nil, provider == nil { throw ValidationError("--label picks one account of --provider ID.") }
+        if let label, label.allSatisfy(\.isWhitespace) {
+            throw ValidationError(
+                "--label takes a name such as work; got an empty one. Leave --label out for every account of --provider."
+            )
+        }
         if global.sandbox != nil {
             throw ValidationError(
                 "--sandbox: a sandbox's credentials stay in its own file; token move moves your real ones.")
@@ -83,68 +89,97 @@ struct TokenMove: WorkspaceCommand {
         }
         let (source, destination): (any CommandStore, any CommandStore) =
             to == .keyring ? (file, keyring) : (keyring, file)
-        let keys = try await source.allCredentials().map(\.key).filter {
+        // The accounts only: a keyring's items are read one at a time, as
+        // each is moved, so one broken item of another provider stops
+        // nothing but itself.
+        let keys = try await Self.keys(in: source).filter {
             (provider == nil || $0.providerID == provider) && (label == nil || $0.label == label)
         }
         guard !keys.isEmpty else {
-            if let provider {
-                throw CLIError(
-                    "No credential for \(CredentialKey(providerID: provider, label: label)) in \(source.location); nothing was moved.",
-                    status: .failure)
+            guard let provider else {
+                Console.say("\(source.location) holds no credentials; nothing to move.")
+                return
             }
-            Console.say("\(source.location) holds no credentials; nothing to move.")
-            return
+            let key = CredentialKey(providerID: provider, label: label)
+            if label != nil, try await destination.credential(for: key) != nil {
+                Console.say("\(key) is in \(destination.location) already.")
+                return
+            }
+            throw CLIError(
+                "No credential for \(label == nil ? provider : "\(key)") in \(source.location); nothing was moved.",
+                status: .usage)
         }
-        var conflicts: [(CredentialKey, Credential)] = []
+        let defaults = (try? workspace.defaultAccounts.labels()) ?? [:]
         var moved = 0
+        var failed = 0
+        // Every account is tried: one that cannot move (a sign-in under way,
+        // a broken item, another credential there) is said and left as it was.
         for key in keys {
-            switch try await Self.move(key, from: source, to: destination) {
-            case .moved:
-                moved += 1
-                Console.say("Moved \(key) to \(destination.location).")
-            case .conflict(let kept): conflicts.append((key, kept))
-            case .gone: Console.err("authkit: note: \(key) was removed from \(source.location) meanwhile; not moved.")
+            do {
+                switch try await Self.move(key, from: source, to: destination) {
+                case .moved:
+                    moved += 1
+                    Console.say("Moved \(key) to \(destination.location).")
+                case .conflict(let kept):
+                    failed += 1
+                    Console.err(conflictMessage(key, kept: kept, in: destination, defaults: defaults))
+                case .gone:
+                    Console.err("authkit: note: \(key) was removed from \(source.location) meanwhile; not moved.")
+                }
+            } catch {
+                failed += 1
+                Console.err("authkit: \(key) not moved: \(ErrorReport.message(forAny: error))")
             }
         }
         if moved > 0, let note = storeNote(workspace.environment) { Console.err(note) }
-        guard conflicts.isEmpty else {
-            for (key, kept) in conflicts {
-                let account = Self.accountArguments(key)
-                Console.err(
-                    "authkit: \(key): \(destination.location) already holds another credential for this account "
-                        + "(obtained \(kept.obtainedAt.formatted(.iso8601))); both are kept. "
-                        + "To keep the one moved, delete the other (AUTHKIT_STORE=\(to.rawValue) authkit token delete \(account)) "
-                        + "and move again; to keep the other, AUTHKIT_STORE=\(other.rawValue) authkit token delete \(account)."
-                )
-            }
+        if failed > 0 {
             throw CLIError(
-                "\(conflicts.count) of \(keys.count) credential\(keys.count == 1 ? "" : "s") not moved.",
+                "\(failed) of \(keys.count) credential\(keys.count == 1 ? "" : "s") not moved; each is where it was.",
                 status: .failure)
         }
     }
 
+    /// The accounts `store` holds, read without their secrets where it can.
+    static func keys(in store: any CommandStore) async throws -> [CredentialKey] {
+        #if canImport(CAuthKitLinux)
+            if let keyring = store as? SecretServiceCredentialStore { return try await keyring.keys() }
+        #endif
+        return try await store.allCredentials().map(\.key)
+    }
+
+    /// Says that `key` is in both stores, and the two commands that settle
+    /// it. The account without a label can be named only by being the one
+    /// used without `--label`: where `token switch` chose another, the
+    /// commands would delete that one, so the switch back comes first.
+    private func conflictMessage(
+        _ key: CredentialKey, kept: Credential, in destination: any CommandStore, defaults: [String: String]
+    ) -> String {
+        let account = ShellWord.account(key)
+        let switchBack =
+            key.label == nil && defaults[key.providerID] != nil
+            ? " First authkit token switch \(account): its commands now use another account without --label." : ""
+        return "authkit: \(key): \(destination.location) already holds another credential for this account "
+            + "(obtained \(kept.obtainedAt.formatted(.iso8601))); both are kept.\(switchBack) "
+            + "To keep the one moved, delete the other (AUTHKIT_STORE=\(to.rawValue) authkit token delete \(account)) "
+            + "and move again; to keep the other, AUTHKIT_STORE=\(other.rawValue) authkit token delete \(account)."
+    }
+
     /// The store credentials leave.
     private var other: StoreChoice { to == .keyring ? .file : .keyring }
-
-    /// `--provider ID [--label L]`, quoted for a shell.
-    static func accountArguments(_ key: CredentialKey) -> String {
-        "--provider \(ShellWord.quoted(key.providerID))" + (key.label.map { " --label \(ShellWord.quoted($0))" } ?? "")
-    }
 
     /// Says how to make the other commands use the destination, when they do not yet.
     private func storeNote(_ environment: [String: String]) -> String? {
         guard let (choice, source) = try? StoreChoice.chosen(environment: environment), choice != to else {
             return nil
         }
-        let how =
-            to == .keyring
-            ? "export AUTHKIT_STORE=keyring, or put \"store\": \"keyring\" in config.json"
-            : "unset AUTHKIT_STORE, or remove \"store\" from config.json"
-        return
-            "authkit: note: commands still use \(choice == .file ? "credentials.json" : "the keyring") (\(source)); \(how)."
+        return "authkit: note: commands still use \(choice == .file ? "credentials.json" : "the keyring") (\(source)); "
+            + "export AUTHKIT_STORE=\(to.rawValue), or put \"store\": \"\(to.rawValue)\" in config.json."
     }
 
-    /// Moves `key`'s credential under its sign-in lock and refresh lock.
+    /// Moves `key`'s credential under its sign-in lock and refresh lock,
+    /// with Ctrl-C held back from the write to the removal (as a refresh
+    /// holds it from the answer to the save): stopped between them, the
+    /// credential would be left in both, to be refreshed apart.
     static func move(_ key: CredentialKey, from source: any CommandStore, to destination: any CommandStore)
         async throws -> Outcome
     {
@@ -154,18 +189,30 @@ struct TokenMove: WorkspaceCommand {
         defer { withExtendedLifetime(signIn) {} }
         return try await source.withRefreshLock(for: key, timeout: .seconds(30)) {
             guard let credential = try await source.credential(for: key) else { return .gone }
+            // A later AuthKit's members of the file's entry would not go along.
+            if let file = source as? FileCredentialStore {
+                let unknown = try file.unknownMembers(of: key)
+                guard unknown.isEmpty else {
+                    throw CLIError(
+                        "its entry in \(file.location) holds members this authkit does not know (\(unknown.map { DisplayText.sanitized($0, limit: 40) }.joined(separator: ", "))), written by a later version; moving would drop them. Move it with that version.",
+                        status: .failure)
+                }
+            }
             if let existing = try await destination.credential(for: key) {
                 guard existing == credential else { return .conflict(existing) }
-            } else {
+                try await source.remove(key)
+                return .moved
+            }
+            return try await Interrupt.shielding {
                 try await destination.save(credential)
                 guard try await destination.credential(for: key) == credential else {
                     throw CLIError(
-                        "\(key): \(destination.location) did not give back the credential written to it; it stays in \(source.location). Remove what was written with authkit token delete \(accountArguments(key)) (with the store chosen) and try again.",
-                        status: .outputFailed)
+                        "\(destination.location) did not give back the credential written to it; it stays in \(source.location) too. Remove the copy (AUTHKIT_STORE=\(destination is FileCredentialStore ? "file" : "keyring") authkit token delete \(ShellWord.account(key))) and try again.",
+                        status: .failure)
                 }
+                try await source.remove(key)
+                return .moved
             }
-            try await source.remove(key)
-            return .moved
         }
     }
 }
