@@ -81,3 +81,31 @@ struct AccountOptions: ParsableArguments {
         }
     }
 }
+
+/// `--provider` and `--label` as a filter, for a command that works on every
+/// stored account unless told which (`token status`, `token move`).
+struct AccountFilterOptions: ParsableArguments {
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("Only this provider's credentials.", valueName: "id"),
+        completion: .custom(Completions.providerIDs))
+    var provider: String?
+    @Option(
+        help: ArgumentHelp("Only the credential with this label.", valueName: "label"),
+        completion: .custom(Completions.labels))
+    var label: String?
+
+    func validate() throws {
+        try AccountOptions.checkProviderID(provider)
+        if label != nil, provider == nil { throw ValidationError("--label picks one account of --provider ID.") }
+        if let label, label.allSatisfy(\.isWhitespace) {
+            throw ValidationError(
+                "--label takes a name such as work; got an empty one. Leave --label out for every account of --provider."
+            )
+        }
+    }
+
+    /// Whether `key` is one of the accounts asked for.
+    func matches(_ key: CredentialKey) -> Bool {
+        (provider == nil || key.providerID == provider) && (label == nil || key.label == label)
+    }
+}

@@ -47,21 +47,9 @@ struct TokenMove: WorkspaceCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("Where the credentials go.", valueName: "store"))
     var to: StoreChoice
-    @Option(
-        name: .shortAndLong, help: ArgumentHelp("Only this provider's credentials.", valueName: "id"),
-        completion: .custom(Completions.providerIDs))
-    var provider: String?
-    @Option(help: ArgumentHelp("Only the credential with this label.", valueName: "label"))
-    var label: String?
+    @OptionGroup var accounts: AccountFilterOptions
 
     func validate() throws {
-        try AccountOptions.checkProviderID(provider)
-        if label != nil, provider == nil { throw ValidationError("--label picks one account of --provider ID.") }
-        if let label, label.allSatisfy(\.isWhitespace) {
-            throw ValidationError(
-                "--label takes a name such as work; got an empty one. Leave --label out for every account of --provider."
-            )
-        }
         if global.sandbox != nil {
             throw ValidationError(
                 "--sandbox: a sandbox's credentials stay in its own file; token move moves your real ones.")
@@ -92,21 +80,19 @@ struct TokenMove: WorkspaceCommand {
         // The accounts only: a keyring's items are read one at a time, as
         // each is moved, so one broken item of another provider stops
         // nothing but itself.
-        let keys = try await Self.keys(in: source).filter {
-            (provider == nil || $0.providerID == provider) && (label == nil || $0.label == label)
-        }
+        let keys = try await Self.keys(in: source).filter(accounts.matches)
         guard !keys.isEmpty else {
-            guard let provider else {
+            guard let provider = accounts.provider else {
                 Console.say("\(source.location) holds no credentials; nothing to move.")
                 return
             }
-            let key = CredentialKey(providerID: provider, label: label)
-            if label != nil, try await destination.credential(for: key) != nil {
+            let key = CredentialKey(providerID: provider, label: accounts.label)
+            if accounts.label != nil, try await destination.credential(for: key) != nil {
                 Console.say("\(key) is in \(destination.location) already.")
                 return
             }
             throw CLIError(
-                "No credential for \(label == nil ? provider : "\(key)") in \(source.location); nothing was moved.",
+                "No credential for \(accounts.label == nil ? provider : "\(key)") in \(source.location); nothing was moved.",
                 status: .usage)
         }
         let defaults = (try? workspace.defaultAccounts.labels()) ?? [:]

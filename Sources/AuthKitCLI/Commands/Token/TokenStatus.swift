@@ -29,26 +29,14 @@ struct TokenStatus: WorkspaceCommand {
             """)
 
     @OptionGroup var global: GlobalOptions
-    @Option(
-        name: .shortAndLong, help: ArgumentHelp("Only this provider's credentials.", valueName: "id"),
-        completion: .custom(Completions.providerIDs))
-    var provider: String?
-    @Option(help: ArgumentHelp("Only the credential with this label.", valueName: "label"))
-    var label: String?
-
-    func validate() throws {
-        try AccountOptions.checkProviderID(provider)
-        if label != nil, provider == nil { throw ValidationError("--label picks one account of --provider ID.") }
-    }
+    @OptionGroup var accounts: AccountFilterOptions
 
     func run(in workspace: Workspace) async throws {
-        let credentials = try await workspace.store.allCredentials().filter {
-            (provider == nil || $0.providerID == provider) && (label == nil || $0.label == label)
-        }
+        let credentials = try await workspace.store.allCredentials().filter { accounts.matches($0.key) }
         guard !credentials.isEmpty else {
             throw CLIError(
-                provider.map {
-                    "No stored credential for \(CredentialKey(providerID: $0, label: label)). Sign in first."
+                accounts.provider.map {
+                    "No stored credential for \(CredentialKey(providerID: $0, label: accounts.label)). Sign in first."
                 }
                     ?? "No stored credentials. Sign in first: authkit authorize --provider ID",
                 status: .failure)
