@@ -155,8 +155,17 @@ import Testing
         let again = try await CLIProcess.run(
             ["token", "move", "--to", "keyring", "--provider", "github", "--label", other], environment: environment)
         #expect(
-            again.status == 0 && again.stdout.contains("github (\(other)) is in the Secret Service keyring already."),
+            again.status == 0
+                && again.stdout.contains(
+                    "\(file.fileURL.path) holds nothing for github (\(other)); the Secret Service keyring has it already."
+                ),
             "\(again)")
+        let nowhere = try await CLIProcess.run(
+            ["token", "move", "--to", "keyring", "--provider", "github", "--label", "mv-none"], environment: environment
+        )
+        #expect(
+            nowhere.status == 64 && nowhere.stderr.contains("No credential for github (mv-none) in either store"),
+            "\(nowhere)")
         _ = try await keyring.remove(key)
         _ = try await keyring.remove(otherKey)
     }

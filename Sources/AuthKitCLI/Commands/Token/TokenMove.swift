@@ -86,14 +86,15 @@ struct TokenMove: WorkspaceCommand {
                 Console.say("\(source.location) holds no credentials; nothing to move.")
                 return
             }
-            let key = CredentialKey(providerID: provider, label: accounts.label)
-            if accounts.label != nil, try await destination.credential(for: key) != nil {
-                Console.say("\(key) is in \(destination.location) already.")
+            // Moved already (a second run): said, not an error.
+            let there = try await Self.keys(in: destination).filter(accounts.matches)
+            let named =
+                accounts.label == nil ? provider : "\(CredentialKey(providerID: provider, label: accounts.label))"
+            guard there.isEmpty else {
+                Console.say("\(source.location) holds nothing for \(named); \(destination.location) has it already.")
                 return
             }
-            throw CLIError(
-                "No credential for \(accounts.label == nil ? provider : "\(key)") in \(source.location); nothing was moved.",
-                status: .usage)
+            throw CLIError("No credential for \(named) in either store; nothing was moved.", status: .usage)
         }
         let defaults = (try? workspace.defaultAccounts.labels()) ?? [:]
         var moved = 0
