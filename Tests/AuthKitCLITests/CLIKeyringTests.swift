@@ -98,6 +98,15 @@ import Testing
         try await file.save(whole)
         try await file.save(stays)
 
+        // With the keyring chosen, the list says what the file still holds.
+        let listed = try await CLIProcess.run(
+            ["token", "list", "--json"], environment: environment.merging(["AUTHKIT_STORE": "keyring"]) { $1 })
+        #expect(
+            listed.status == 0
+                && listed.stderr.contains(
+                    "\(file.fileURL.path) holds 2 credentials not in the Secret Service keyring (github (\(label)), qiita)"
+                )
+                && listed.stderr.contains("authkit token move --to keyring carries them over"), "\(listed.stderr)")
         let there = try await CLIProcess.run(
             ["token", "move", "--to", "keyring", "--provider", "github", "--label", label], environment: environment)
         #expect(there.status == 0, "\(there.stderr)")
@@ -110,6 +119,10 @@ import Testing
         #expect(try await file.credential(for: key) == nil)
         #expect(try await file.credential(for: stays.key) == stays, "an account not named was moved")
         #expect(!(there.stdout + there.stderr).contains("gho_move") && !(there.stdout + there.stderr).contains("ghr_"))
+        let listedAfter = try await CLIProcess.run(
+            ["token", "list", "--provider", "github"],
+            environment: environment.merging(["AUTHKIT_STORE": "keyring"]) { $1 })
+        #expect(listedAfter.status == 0 && !listedAfter.stderr.contains("token move"), "\(listedAfter.stderr)")
         let printed = try await CLIProcess.run(
             ["token", "show", "--provider", "github", "--label", label, "--field", "refresh_token"],
             environment: environment.merging(["AUTHKIT_STORE": "keyring"]) { $1 })

@@ -56,6 +56,8 @@ struct TokenList: WorkspaceCommand {
         func isChosen(_ credential: Credential) -> Bool {
             credential.label != nil && chosen[credential.providerID] == credential.label
         }
+        // On standard error, after the list (or in place of one).
+        defer { if let note = notMoved(besides: credentials, in: workspace) { Console.err(note) } }
         if json {
             guard !credentials.isEmpty else { return Console.out("[]") }
             try Console.json(
@@ -136,6 +138,23 @@ struct TokenList: WorkspaceCommand {
             Console.err("* used without --label (chosen with 'authkit token switch')")
         }
         for warning in credentials.compactMap({ CredentialSummary.signInWarning($0) }) { Console.err(warning) }
+    }
+
+    /// With the keyring in use, the accounts `credentials.json` still holds
+    /// and the keyring does not (signed in before the keyring was chosen),
+    /// said with the command that carries them over: the list alone showed
+    /// them as gone.
+    private func notMoved(besides credentials: [Credential], in workspace: Workspace) -> String? {
+        guard workspace.sandbox == nil, !(workspace.store is FileCredentialStore) else { return nil }
+        let file = FileCredentialStore(environment: workspace.environment)
+        guard let inFile = try? file.unlockedSnapshot() else { return nil }
+        let listed = Set(credentials.map(\.key))
+        let left = inFile.filter { (provider == nil || $0.providerID == provider) && !listed.contains($0.key) }
+        guard !left.isEmpty else { return nil }
+        let names = left.prefix(3).map { "\($0.key)" }.joined(separator: ", ") + (left.count > 3 ? ", …" : "")
+        return "authkit: note: \(file.location) holds \(left.count) credential\(left.count == 1 ? "" : "s") "
+            + "not in \(workspace.store.location) (\(names)); authkit token move --to keyring carries "
+            + "\(left.count == 1 ? "it" : "them") over."
     }
 
     /// The verified ID token's user, else the account the provider named at sign-in.
