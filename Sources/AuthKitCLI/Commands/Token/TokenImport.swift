@@ -47,10 +47,15 @@ struct TokenImport: WorkspaceCommand {
                 "\(descriptor.name) uses OAuth 1.0a, whose tokens come with a secret and are used only in signatures; sign in with authkit authorize --provider \(descriptor.id).",
                 status: .usage)
         }
-        if Console.inputIsTerminal { Console.err("Paste the token, then press Enter:") }
         let token: String
-        // Typed or pasted at a terminal, the token is not echoed.
-        switch Console.withoutEcho({ FileSystem.readLine(0, limit: 16 << 10) }) { // standard input
+        // Typed or pasted at a terminal, the token is not echoed: echo goes
+        // off before the prompt shows, so a paste that follows the prompt at
+        // once is not shown either (it was, when the prompt came first).
+        let read = Console.withoutEcho { () -> FileSystem.Line in
+            if Console.inputIsTerminal { Console.err("Paste the token, then press Enter:") }
+            return FileSystem.readLine(0, limit: 16 << 10) // standard input
+        }
+        switch read {
         case .line(let line): token = line.trimmingSpaces()
         case .end: throw CLIError("No token on standard input: pipe one in (< token.txt).", status: .badInput)
         case .tooLong(let limit):
