@@ -67,8 +67,14 @@ import Testing
             // One provider's client secret went to every provider's token endpoint.
             (
                 ["token", "refresh", "--due", "--client-secret", "one-providers-secret"],
-                "--client-id, --client-secret and --placeholder are one provider's; --due refreshes every provider's credentials"
+                "--client-id, --client-secret, --private-key and --placeholder are one provider's; --due refreshes every provider's credentials"
             ),
+            // One provider's key signed the assertions sent to every provider.
+            (
+                ["token", "refresh", "--due", "--private-key", "/nonexistent/one-providers-key.pem"],
+                "--private-key and --placeholder are one provider's"
+            ),
+            (["token", "refresh", "--provider", "qiita", "--label", ""], "--label takes a name such as work"),
         ] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
             #expect(

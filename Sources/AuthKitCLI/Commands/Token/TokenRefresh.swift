@@ -52,11 +52,20 @@ struct TokenRefresh: WorkspaceCommand {
                 "Give --provider ID to refresh one credential, or --due to refresh every one that is due.")
         }
         if due, label != nil { throw ValidationError("--label picks one credential; --due goes through all of them.") }
-        // One provider's client: with --due it went to every provider's token
-        // endpoint, one provider's secret to all the others.
-        if due, client.clientID != nil || client.clientSecret != nil || !client.placeholder.isEmpty {
+        // An empty label (an unset shell variable) named the account without one.
+        if let label, label.allSatisfy(\.isWhitespace) {
             throw ValidationError(
-                "--client-id, --client-secret and --placeholder are one provider's; --due refreshes every provider's credentials, each with its own AUTHKIT_<ID>_… variables or config.json entry. Refresh one with --provider ID to pass them."
+                "--label takes a name such as work; got an empty one. Leave --label out for the default account.")
+        }
+        // One provider's client: with --due it went to every provider's token
+        // endpoint, one provider's secret (or key, signing their assertions)
+        // to all the others.
+        if due,
+            client.clientID != nil || client.clientSecret != nil || client.privateKey != nil
+                || !client.placeholder.isEmpty
+        {
+            throw ValidationError(
+                "--client-id, --client-secret, --private-key and --placeholder are one provider's; --due refreshes every provider's credentials, each with its own AUTHKIT_<ID>_… variables or config.json entry. Refresh one with --provider ID to pass them."
             )
         }
     }
