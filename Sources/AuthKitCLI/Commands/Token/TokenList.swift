@@ -12,7 +12,11 @@ struct TokenList: WorkspaceCommand {
         commandName: "list",
         abstract: "List stored credentials (tokens masked).",
         usage: "authkit token list [<options>]",
-        discussion: "Examples:\n  authkit token list --provider github\n  authkit token list --json | jq '.[].providerID'"
+        discussion: """
+            Examples:
+              authkit token list --provider github
+              authkit token list --json | jq '.[].providerID'
+            """
     )
 
     @OptionGroup var global: GlobalOptions
