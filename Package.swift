@@ -10,8 +10,9 @@
 //                      use (dlopen) rather than linked.
 //   AuthKit            core: provider descriptors, OAuth 2.0 flow engine,
 //                      credentials and their stores, the Authenticator protocol.
-//                      Depends only on swift-crypto, swift-log and swift-http-types
-//                      (the request/response currency of HTTPClient), so app and
+//                      Depends only on swift-crypto, jwt-kit (JOSE on swift-crypto),
+//                      swift-log and swift-http-types (the request/response
+//                      currency of HTTPClient), so app and
 //                      server code can use it without pulling in SwiftNIO or the CLI.
 //   AuthKitFoundationNetworking  on Linux, URLSessionHTTPClient and URLRequest
 //                      signing (FoundationNetworking links libcurl; AuthKit
