@@ -27,6 +27,14 @@ protocol CommandStore: CredentialStore {
     func beginSignIn(for key: CredentialKey) throws -> FileCredentialStore.SignInLock
     /// The accounts stored, without waiting on a lock or unlocking anything: for shell completion.
     func keysForCompletion() -> [CredentialKey]
+    /// The accounts stored, read without their secrets where the store can
+    /// (a keyring's item attributes), so that one unreadable credential does
+    /// not hide the others (`token move` reads each as it moves it).
+    func accounts() async throws -> [CredentialKey]
+}
+
+extension CommandStore {
+    func accounts() async throws -> [CredentialKey] { try await allCredentials().map(\.key) }
 }
 
 extension FileCredentialStore: CommandStore {
@@ -38,6 +46,7 @@ extension FileCredentialStore: CommandStore {
     extension SecretServiceCredentialStore: CommandStore {
         var location: String { Self.keyringName }
         func keysForCompletion() -> [CredentialKey] { (try? keysNow()) ?? [] }
+        func accounts() async throws -> [CredentialKey] { try await keys() }
     }
 #endif
 

@@ -80,14 +80,14 @@ struct TokenMove: WorkspaceCommand {
         // The accounts only: a keyring's items are read one at a time, as
         // each is moved, so one broken item of another provider stops
         // nothing but itself.
-        let keys = try await Self.keys(in: source).filter(accounts.matches)
+        let keys = try await source.accounts().filter(accounts.matches)
         guard !keys.isEmpty else {
             guard let provider = accounts.provider else {
                 Console.say("\(source.location) holds no credentials; nothing to move.")
                 return
             }
             // Moved already (a second run): said, not an error.
-            let there = try await Self.keys(in: destination).filter(accounts.matches)
+            let there = try await destination.accounts().filter(accounts.matches)
             let named =
                 accounts.label == nil ? provider : "\(CredentialKey(providerID: provider, label: accounts.label))"
             guard there.isEmpty else {
@@ -103,7 +103,7 @@ struct TokenMove: WorkspaceCommand {
         // a broken item, another credential there) is said and left as it was.
         for key in keys {
             do {
-                switch try await Self.move(key, from: source, to: destination) {
+                switch try await Self.move(key, from: source, to: destination, named: to) {
                 case .moved:
                     moved += 1
                     Console.say("Moved \(key) to \(destination.location).")
@@ -124,14 +124,6 @@ struct TokenMove: WorkspaceCommand {
                 "\(failed) of \(keys.count) credential\(keys.count == 1 ? "" : "s") not moved; each is where it was.",
                 status: .failure)
         }
-    }
-
-    /// The accounts `store` holds, read without their secrets where it can.
-    static func keys(in store: any CommandStore) async throws -> [CredentialKey] {
-        #if canImport(CAuthKitLinux)
-            if let keyring = store as? SecretServiceCredentialStore { return try await keyring.keys() }
-        #endif
-        return try await store.allCredentials().map(\.key)
     }
 
     /// Says that `key` is in both stores, and the two commands that settle
@@ -167,9 +159,9 @@ struct TokenMove: WorkspaceCommand {
     /// with Ctrl-C held back from the write to the removal (as a refresh
     /// holds it from the answer to the save): stopped between them, the
     /// credential would be left in both, to be refreshed apart.
-    static func move(_ key: CredentialKey, from source: any CommandStore, to destination: any CommandStore)
-        async throws -> Outcome
-    {
+    static func move(
+        _ key: CredentialKey, from source: any CommandStore, to destination: any CommandStore, named: StoreChoice
+    ) async throws -> Outcome {
         // Held to the end: a sign-in finishing now would save to the source
         // after the move (its process chose that store when it started).
         let signIn = try source.beginSignIn(for: key)
@@ -194,7 +186,7 @@ struct TokenMove: WorkspaceCommand {
                 try await destination.save(credential)
                 guard try await destination.credential(for: key) == credential else {
                     throw CLIError(
-                        "\(destination.location) did not give back the credential written to it; it stays in \(source.location) too. Remove the copy (AUTHKIT_STORE=\(destination is FileCredentialStore ? "file" : "keyring") authkit token delete \(ShellWord.account(key))) and try again.",
+                        "\(destination.location) did not give back the credential written to it; it stays in \(source.location) too. Remove the copy (AUTHKIT_STORE=\(named.rawValue) authkit token delete \(ShellWord.account(key))) and try again.",
                         status: .failure)
                 }
                 try await source.remove(key)
