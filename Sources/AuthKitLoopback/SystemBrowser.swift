@@ -31,7 +31,7 @@ import Subprocess
 /// the parent's blocked mask, so a `$BROWSER` wrapper that waits for its own
 /// child hangs and ignores `kill`. Its environment is the caller's without any
 /// `AUTHKIT_*` variable, which may hold client secrets, handed over in
-/// swift-subprocess's typed form (see ``childEnvironmentVariables``).
+/// swift-subprocess's typed form (``ChildEnvironment``).
 package struct SystemBrowser: Sendable {
     /// A browser command that could not be started or that reported failure.
     package struct LaunchError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -105,27 +105,10 @@ package struct SystemBrowser: Sendable {
     }
 
     /// The browser's environment: the caller's, less every `AUTHKIT_*` variable.
-    var childEnvironment: [String: String] {
-        environment.filter { !$0.key.hasPrefix("AUTHKIT_") }
-    }
+    var childEnvironment: [String: String] { ChildEnvironment.filtered(environment) }
 
-    /// ``childEnvironment`` as swift-subprocess takes it: the typed form, which
-    /// builds each `NAME=value` C string itself, terminated. (Its raw-bytes
-    /// form `strdup`s each entry, so an array without a final NUL was read
-    /// past its end, and heap bytes, which in this process may be secrets,
-    /// reached the browser.) What POSIX cannot pass is left out rather than
-    /// failing the launch: a name that is empty, holds `=` or starts with a
-    /// digit, and a NUL in a name or value.
-    var childEnvironmentVariables: [Environment.Key: String] {
-        var variables = [Environment.Key: String]()
-        for (name, value) in childEnvironment {
-            guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first),
-                !name.utf8.contains(UInt8(ascii: "=")), !name.utf8.contains(0), !value.utf8.contains(0)
-            else { continue }
-            variables[Environment.Key(stringLiteral: name)] = value
-        }
-        return variables
-    }
+    /// ``childEnvironment`` as swift-subprocess takes it (``ChildEnvironment/variables(_:)``).
+    var childEnvironmentVariables: [Environment.Key: String] { ChildEnvironment.variables(environment) }
 
     /// Starts `command` (its first word searched in `PATH`) and watches it for
     /// ``failureWindow``: exit status 0 or still running is success; a

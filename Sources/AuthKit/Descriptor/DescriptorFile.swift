@@ -28,6 +28,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
     package var refreshPolicy: RefreshPolicyFile?
     package var device: Device?
     package var api: API?
+    package var git: Git?
     package var whoAmI: WhoAmI?
     /// RFC 7662 §2: the token introspection endpoint.
     package var introspection: String?
@@ -44,6 +45,13 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
     /// Where the provider's API lives (see ``APIOrigins``).
     package struct API: Codable, Sendable, Hashable {
         package var origins: [String]
+    }
+
+    /// Git over HTTPS with the provider's tokens (see ``GitAccess``).
+    package struct Git: Codable, Sendable, Hashable {
+        package var origins: [String]
+        package var username: String
+        package var scopes: [String]?
     }
 
     /// The device authorization grant (RFC 8628).
@@ -276,6 +284,7 @@ extension DescriptorFile {
             },
             // None: any origin, as before the field existed.
             apiOrigins: APIOrigins(api?.origins ?? []),
+            git: git.map { GitAccess(origins: APIOrigins($0.origins), username: $0.username, scopes: $0.scopes ?? []) },
             whoAmI: whoAmI.flatMap { call in
                 FieldPath(call.subject).map {
                     WhoAmISettings(url: call.url, subject: $0, name: call.name.flatMap(FieldPath.init))
@@ -413,6 +422,9 @@ extension DescriptorFile {
                     sendScopesWhenPolling: $0.sendScopesWhenPolling)
             },
             api: descriptor.apiOrigins.isRestricted ? API(origins: descriptor.apiOrigins.patterns) : nil,
+            git: descriptor.git.map {
+                Git(origins: $0.origins.patterns, username: $0.username, scopes: $0.scopes.isEmpty ? nil : $0.scopes)
+            },
             whoAmI: descriptor.whoAmI.map {
                 WhoAmI(url: $0.url, subject: $0.subject.description, name: $0.name?.description)
             },

@@ -26,6 +26,7 @@ package struct DescriptorValidator: Sendable {
 
         checkIdentity(descriptor, declared: declared, issue: issue)
         checkAPIOrigins(descriptor, declared: declared, issue: issue)
+        checkGit(descriptor, declared: declared, issue: issue)
         switch descriptor.protocol {
         case .oauth2: checkOAuth2Endpoints(descriptor, declared: declared, issue: issue)
         case .oauth1: checkOAuth1Endpoints(descriptor, declared: declared, issue: issue)
@@ -102,39 +103,72 @@ package struct DescriptorValidator: Sendable {
     /// `api.origins`: each an origin pattern, its placeholders declared.
     private func checkAPIOrigins(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
         if let origins = descriptor.api?.origins {
-            if origins.isEmpty {
-                issue(
-                    "api.origins",
+            checkOrigins(
+                origins, field: "api.origins", descriptor: descriptor, declared: declared, issue: issue,
+                whenEmpty:
                     "lists no origin; list where the provider's API lives (e.g. [\"https://api.example.com\"]), or leave \"api\" out to allow any."
+            )
+        }
+    }
+
+    /// `git`: origins as `api.origins` takes them (an empty list would allow
+    /// every host, so it is refused), a user name that goes on a line of
+    /// git's credential protocol, and the scopes that let git in.
+    private func checkGit(_ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void) {
+        guard let git = descriptor.git else { return }
+        if descriptor.protocol == .oauth1 {
+            issue("git", "is for OAuth 2.0 tokens, which git sends as a password; an OAuth 1.0a token is not one.")
+        }
+        checkOrigins(
+            git.origins, field: "git.origins", descriptor: descriptor, declared: declared, issue: issue,
+            whenEmpty: "lists no origin; list the git host's (e.g. [\"https://github.com\"]).")
+        // git-credential(1): one `key=value` a line, so no line break, and
+        // nothing that is not a plain user name.
+        if git.username.isEmpty || git.username.utf8.count > 64
+            || !git.username.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) })
+        {
+            issue(
+                "git.username",
+                "'\(DisplayText.sanitized(git.username, limit: 40))' is not a user name; write the one the host takes with a token (ASCII letters, digits, '-', '_' and '.'; e.g. \"x-access-token\")."
+            )
+        }
+        for (index, scope) in (git.scopes ?? []).enumerated() where scope.isEmpty || scope.contains(" ") {
+            issue("git.scopes[\(index)]", "'\(DisplayText.sanitized(scope, limit: 40))' is not one scope.")
+        }
+    }
+
+    /// Origin patterns (see ``APIOrigins``), each with its placeholders declared.
+    private func checkOrigins(
+        _ origins: [String], field: String, descriptor: DescriptorFile, declared: Set<String>,
+        issue: (String, String) -> Void, whenEmpty: String
+    ) {
+        if origins.isEmpty { issue(field, whenEmpty) }
+        // An origin with a placeholder is allowed where a credential was
+        // issued (see APIOrigins): at the origin of the endpoint that
+        // issues it, the token endpoint's (OAuth 1.0a: the access
+        // token's). Written any other way (another host around the
+        // placeholder, a revocation's host), it could never allow a URL.
+        let issuing = [descriptor.token?.url, descriptor.oauth1?.accessTokenURL].compactMap { url -> String? in
+            guard let url, let host = PlaceholderValue.hostTemplate(in: url),
+                let scheme = url.split(separator: ":").first
+            else { return nil }
+            return "\(scheme)://\(host)".lowercased()
+        }
+        for (index, pattern) in origins.enumerated() {
+            let names = Self.variables(in: pattern)
+            for name in names where !declared.contains(name) {
+                issue(
+                    "\(field)[\(index)]",
+                    "'{\(DisplayText.sanitized(name, limit: 40))}' is not a declared placeholder; declare it under \"placeholders\"."
                 )
             }
-            // An origin with a placeholder is allowed where a credential was
-            // issued (see APIOrigins): at the origin of the endpoint that
-            // issues it, the token endpoint's (OAuth 1.0a: the access
-            // token's). Written any other way (another host around the
-            // placeholder, a revocation's host), it could never allow a URL.
-            let issuing = [descriptor.token?.url, descriptor.oauth1?.accessTokenURL].compactMap { url -> String? in
-                guard let url, let host = PlaceholderValue.hostTemplate(in: url),
-                    let scheme = url.split(separator: ":").first
-                else { return nil }
-                return "\(scheme)://\(host)".lowercased()
+            if !names.isEmpty, names.allSatisfy(declared.contains), !issuing.contains(pattern.lowercased()) {
+                issue(
+                    "\(field)[\(index)]",
+                    "an origin with a placeholder lets a credential go only where it was issued, so it must be the token endpoint's origin as written (\(issuing.first ?? "none")); write any other origin out in full."
+                )
             }
-            for (index, pattern) in origins.enumerated() {
-                let names = Self.variables(in: pattern)
-                for name in names where !declared.contains(name) {
-                    issue(
-                        "api.origins[\(index)]",
-                        "'{\(DisplayText.sanitized(name, limit: 40))}' is not a declared placeholder; declare it under \"placeholders\"."
-                    )
-                }
-                if !names.isEmpty, names.allSatisfy(declared.contains), !issuing.contains(pattern.lowercased()) {
-                    issue(
-                        "api.origins[\(index)]",
-                        "an origin with a placeholder lets a credential go only where it was issued, so it must be the token endpoint's origin as written (\(issuing.first ?? "none")); write any other origin out in full."
-                    )
-                }
-                if let problem = APIOrigins.problem(pattern) { issue("api.origins[\(index)]", problem) }
-            }
+            if let problem = APIOrigins.problem(pattern) { issue("\(field)[\(index)]", problem) }
         }
     }
 

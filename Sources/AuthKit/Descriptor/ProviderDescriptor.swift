@@ -69,6 +69,8 @@ public struct ProviderDescriptor: Sendable, Hashable {
     /// Where its API lives: the only origins a stored credential is sent to
     /// (``CredentialSource``, `authkit request`; none listed: any).
     package var apiOrigins: APIOrigins
+    /// Git over HTTPS with this provider's tokens (`authkit token git-credential`).
+    package var git: GitAccess?
 
     /// The provider offers the device authorization grant (RFC 8628): a
     /// sign-in for machines where no browser can reach a redirect.
@@ -95,7 +97,8 @@ public struct ProviderDescriptor: Sendable, Hashable {
         followUp: RequestTemplate?, refresh: RequestTemplate?, revocation: RequestTemplate?,
         device: DeviceEndpoint? = nil,
         refreshPolicy: RefreshPolicy, oauth1: OAuth1Endpoints?, apiOrigins: APIOrigins = APIOrigins([]),
-        whoAmI: WhoAmISettings? = nil, openID: OpenIDSettings? = nil, introspectionURL: String? = nil,
+        git: GitAccess? = nil, whoAmI: WhoAmISettings? = nil, openID: OpenIDSettings? = nil,
+        introspectionURL: String? = nil,
         dpop: DPoPMode = .off
     ) {
         self.introspectionURL = introspectionURL
@@ -121,6 +124,7 @@ public struct ProviderDescriptor: Sendable, Hashable {
         self.refreshPolicy = refreshPolicy
         self.oauth1 = oauth1
         self.apiOrigins = apiOrigins
+        self.git = git
     }
 
     /// The value of each placeholder: `settings`' where it gives one, else

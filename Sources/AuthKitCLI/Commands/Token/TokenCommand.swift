@@ -4,7 +4,7 @@ struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract:
-            "Stored credentials: list, show, print, header, refresh, status, userinfo, import, exchange, switch, revoke, delete, move.",
+            "Stored credentials: list, show, print, header, refresh, status, userinfo, import, exchange, switch, revoke, delete, move, git.",
         discussion: """
             Examples:
               authkit token list
@@ -14,10 +14,11 @@ struct TokenCommand: AsyncParsableCommand {
               authkit token userinfo --provider google
               authkit token revoke --provider qiita --label work
               authkit token move --to keyring
+              authkit token setup-git --provider github
             """,
         subcommands: [
             TokenList.self, TokenShow.self, TokenHeader.self, TokenRefresh.self, TokenUserInfo.self, TokenRevoke.self,
             TokenDelete.self, TokenExchange.self, TokenPrint.self, TokenStatus.self,
-            TokenImport.self, TokenSwitch.self, TokenMove.self,
+            TokenImport.self, TokenSwitch.self, TokenMove.self, TokenSetupGit.self, TokenGitCredential.self,
         ])
 }

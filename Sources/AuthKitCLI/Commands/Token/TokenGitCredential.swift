@@ -1,0 +1,122 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `authkit token git-credential get`: git's credential helper
+/// (git-credential(1)), as `gh auth git-credential` is for GitHub. git runs
+/// it with an operation and the request on standard input; for `get` at one
+/// of the descriptor's git origins it answers the descriptor's user name and
+/// the stored access token, refreshed first when due.
+///
+/// `store` and `erase` are read and ignored: the credential is AuthKit's,
+/// kept by its sign-in, and git's `erase` after a refusal (a repository the
+/// grant does not reach, a missing scope) must not delete it. Other
+/// operations are ignored, as git-credential(1) asks of a helper.
+struct TokenGitCredential: WorkspaceCommand {
+    static let sendsRequests = true
+    static let configuration = CommandConfiguration(
+        commandName: "git-credential",
+        abstract: "Answer git's credential requests with a stored token (git runs it; see token setup-git).",
+        usage: "authkit token git-credential --provider <id> [--label <label>] get",
+        discussion: """
+            git runs this as a credential helper (git-credential(1)) once
+            authkit token setup-git has configured it. For get at one of the git
+            origins in the provider's descriptor, standard output gets
+            username=… and password=<the access token>, refreshed first when due;
+            for any other host, nothing. store and erase change nothing: a
+            refusal by the host does not delete the credential.
+
+            Example (what git does):
+              printf 'protocol=https\\nhost=github.com\\n\\n' |
+                authkit token git-credential --provider github get
+            """)
+
+    /// git may run it from a terminal where `authkit sandbox serve` left
+    /// `AUTHKIT_SANDBOX` exported: the user's real credentials answer git.
+    static let followsSandbox = false
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var account: AccountOptions
+    @Argument(help: ArgumentHelp("What git asks: get (store and erase change nothing).", valueName: "operation"))
+    var operation: String
+
+    func validate() throws {
+        if global.sandbox != nil {
+            throw ValidationError("--sandbox: git gets your real credentials; a sandbox serves no git.")
+        }
+    }
+
+    func run(in workspace: Workspace) async throws {
+        let request = try GitCredentialRequest.read()
+        guard operation == "get" else { return }
+        let descriptor = try workspace.descriptor(account.provider)
+        guard let git = descriptor.git else { throw Self.noGitSection(descriptor) }
+        // Another host: not this helper's to answer (git asks the next one).
+        guard let scheme = request.single("protocol"), let host = request.single("host"),
+            let origin = GitAccess.origin(protocol: scheme, host: host)
+        else { return }
+        let settings = try ClientSettings.standard(
+            for: descriptor, explicit: ClientSettings(), environment: workspace.environment)
+        let placeholders = descriptor.placeholderValues(settings: settings)
+        let match = git.origins.match(origin, placeholders: placeholders)
+        guard match.outright || match.withPlaceholder else { return }
+        let key = try workspace.key(account)
+        guard let stored = try await workspace.store.credential(for: key) else {
+            throw CLIError(
+                "No stored credential for \(key) to give git for \(origin.origin); sign in: authkit authorize \(ShellWord.account(key))\(Self.scopeHint(git)).",
+                status: .usage)
+        }
+        // An origin with a placeholder: where this credential was issued.
+        guard git.allows(origin, for: stored, placeholders: placeholders) else {
+            throw CLIError(
+                "\(key) was not issued at \(origin.origin), so its token is not given to git there; sign in at that host: authkit authorize \(ShellWord.account(key)).",
+                status: .usage)
+        }
+        let credential = try await workspace.source(key).current()
+        guard credential.kind == .oauth2, credential.proofKey == nil else {
+            throw CLIError(
+                credential.kind == .oauth2
+                    ? "\(key) is DPoP-bound (RFC 9449): its token is refused without a proof made for each request, which git cannot send."
+                    : "\(key) is an OAuth 1.0a credential: its token is used only in signatures, not as git's password.",
+                status: .usage)
+        }
+        // The token goes on a line of git's protocol: a line break in it
+        // would add attributes of the provider's choosing.
+        guard TokenResponseParser.isSendableAsBearer(credential.accessToken) else {
+            throw CLIError(
+                "The stored token for \(key) holds a character no Bearer token has (RFC 6750 §2.1); it is not given to git.",
+                status: .failure)
+        }
+        if !git.isGranted(by: credential.scopes) {
+            Console.err(Self.scopeWarning(key, git: git, granted: credential.scopes))
+        }
+        var answer = "username=\(git.username)\npassword=\(credential.accessToken)"
+        // git 2.41+ drops a password past its expiry rather than use it.
+        if let expiresAt = credential.expiresAt {
+            answer += "\npassword_expiry_utc=\(Int(expiresAt.timeIntervalSince1970))"
+        }
+        Console.out(answer)
+    }
+
+    static func noGitSection(_ descriptor: ProviderDescriptor) -> CLIError {
+        CLIError(
+            "\(descriptor.name)'s descriptor (\(descriptor.source)) names no git host: it has no \"git\" section with the origins and user name its git host takes a token with.",
+            status: .usage)
+    }
+
+    /// ` --scope repo` for a descriptor that names the scopes git needs.
+    static func scopeHint(_ git: GitAccess) -> String {
+        git.scopes.first.map { " --scope \(ShellWord.quoted($0))" } ?? ""
+    }
+
+    static func scopeWarning(_ key: CredentialKey, git: GitAccess, granted: [String]) -> String {
+        "authkit: warning: \(key) was granted \(granted.joined(separator: " ")), none of what git needs "
+            + "(\(git.scopes.joined(separator: ", "))): the host will refuse it. Sign in again: authkit authorize "
+            + "\(ShellWord.account(key))\(scopeHint(git))"
+    }
+}

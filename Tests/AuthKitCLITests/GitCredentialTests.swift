@@ -1,0 +1,244 @@
+import AuthKit
+import AuthKitTestSupport
+import Foundation
+import Testing
+
+/// `token setup-git` and `token git-credential` with the real git: git's
+/// own `git credential fill` asks the helper setup-git configured, as a
+/// clone or push over HTTPS does.
+@Suite struct GitCredentialTests {
+    static let git = "/usr/bin/git"
+    static var hasGit: Bool { FileManager.default.isExecutableFile(atPath: git) }
+
+    /// A home with a provider `gitbox` whose token endpoint is `server` and
+    /// whose git host is https://git.example.test (user name `oauth2`, scope
+    /// `write_repository`), and an expired credential with a refresh token.
+    static func gitbox(at server: TestHTTPServer, scopes: [String] = ["write_repository"]) throws -> (
+        home: URL, environment: [String: String]
+    ) {
+        let home = try CLIProcess.home("authkit-git")
+        let descriptor = """
+            {"id": "gitbox", "name": "Gitbox", "protocol": "oauth2",
+             "authorization": {"url": "https://git.example.test/oauth/authorize"},
+             "token": {"url": "\(server.baseURL)/token", "clientAuthentication": "post"},
+             "scopes": {"separator": " ", "default": ["write_repository"]},
+             "git": {"origins": ["https://git.example.test"], "username": "oauth2", "scopes": ["write_repository"]}}
+            """
+        try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/gitbox.json"))
+        let scopeList = scopes.map { "\"\($0)\"" }.joined(separator: ",")
+        let stored = """
+            {"version":1,"credentials":[{"providerID":"gitbox","kind":"oauth2","accessToken":"expired-token",\
+            "refreshToken":"the-refresh-token","tokenType":"Bearer","scopes":[\(scopeList)],\
+            "expiresAt":"2026-01-01T01:00:00Z","obtainedAt":"2026-01-01T00:00:00Z","rawFields":{}}]}
+            """
+        try Data(stored.utf8).write(to: home.appendingPathComponent("credentials.json"))
+        let environment = [
+            "AUTHKIT_HOME": home.path, "HOME": home.path,
+            "GIT_CONFIG_GLOBAL": home.appendingPathComponent("gitconfig").path, "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0", "AUTHKIT_GITBOX_CLIENT_ID": "git-client",
+            "AUTHKIT_GITBOX_CLIENT_SECRET": "client-secret-for-git",
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+        ]
+        return (home, environment)
+    }
+
+    /// `git credential fill` for `protocol://host`, as git asks before a clone.
+    static func fill(_ scheme: String, _ host: String, environment: [String: String]) async throws
+        -> ChildProcess.Outcome
+    {
+        try await ChildProcess.run(
+            git, ["credential", "fill"], environment: environment, input: "protocol=\(scheme)\nhost=\(host)\n\n")
+    }
+
+    @Test(.enabled(if: hasGit))
+    func setupGitMakesGitAskForTheRefreshedTokenAtTheProvidersGitHostOnly() async throws {
+        let server = TestHTTPServer()
+        server.route("POST", "/token") { _ in
+            .json(
+                #"{"access_token":"fresh-token","token_type":"Bearer","expires_in":3600,"refresh_token":"r2","scope":"write_repository"}"#
+            )
+        }
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        // A helper the user had for that host, with another password: setup-git
+        // resets the list there, so git no longer asks it.
+        try Data("[credential \"https://git.example.test\"]\n\thelper = store\n".utf8)
+            .write(to: home.appendingPathComponent("gitconfig"))
+        try Data("https://someone:old-password@git.example.test\n".utf8)
+            .write(to: home.appendingPathComponent(".git-credentials"))
+
+        let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(setup.status == 0 && setup.stdout.contains("https://git.example.test"), "\(setup)")
+        let config = try String(contentsOf: home.appendingPathComponent("gitconfig"), encoding: .utf8)
+        #expect(config.contains("token git-credential --provider 'gitbox'"), "\(config)")
+        #expect(
+            !config.contains("client-secret-for-git") && !config.contains("token\"")
+                && !config.contains("expired-token"))
+        // Twice is the same configuration, not two helpers.
+        _ = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(try String(contentsOf: home.appendingPathComponent("gitconfig"), encoding: .utf8) == config)
+
+        // git asks: the expired token is refreshed first, and given with the descriptor's user name.
+        let filled = try await Self.fill("https", "git.example.test", environment: environment)
+        #expect(filled.exit.status == 0, "\(filled)")
+        #expect(
+            filled.standardOutput.contains("username=oauth2\n")
+                && filled.standardOutput.contains("password=fresh-token\n"),
+            "\(filled)")
+        #expect(!filled.standardOutput.contains("old-password"))
+        let refreshes = server.requests(to: "/token")
+        #expect(refreshes.count == 1 && refreshes.first?.bodyText.contains("grant_type=refresh_token") == true)
+
+        // Another host, plain http, a longer host name, a user name or path in
+        // the host: git gets nothing from authkit, whether git's configuration
+        // scopes the helper to the host (as setup-git writes it) or a user
+        // made it every host's (`credential.helper`), when git asks the helper
+        // for anything.
+        let everyHost = home.appendingPathComponent("gitconfig-every-host")
+        try Data(
+            "[credential]\n\thelper = !'\(CLIProcess.binary.path)' token git-credential --provider gitbox\n".utf8
+        ).write(to: everyHost)
+        let others = [
+            ("https", "other.example.test"), ("http", "git.example.test"), ("https", "git.example.test.evil"),
+            ("https", "git.example.test@evil.example"), ("https", "evil.example/git.example.test"),
+            ("https", "git.example.test:8443"), ("ftp", "git.example.test"),
+        ]
+        for (scheme, host) in others {
+            for config in [home.appendingPathComponent("gitconfig"), everyHost] {
+                var scoped = environment
+                scoped["GIT_CONFIG_GLOBAL"] = config.path
+                let other = try await Self.fill(scheme, host, environment: scoped)
+                #expect(
+                    other.exit.status != 0 && !other.standardOutput.contains("fresh-token"),
+                    "\(scheme)://\(host), \(config.lastPathComponent): \(other)")
+            }
+            let asked = try await ChildProcess.run(
+                CLIProcess.binary.path, ["token", "git-credential", "--provider", "gitbox", "get"],
+                environment: environment, input: "protocol=\(scheme)\nhost=\(host)\n\n")
+            #expect(asked.exit.status == 0 && asked.standardOutput.isEmpty, "\(scheme)://\(host): \(asked)")
+        }
+        var everyHostEnvironment = environment
+        everyHostEnvironment["GIT_CONFIG_GLOBAL"] = everyHost.path
+        let viaEveryHost = try await Self.fill("https", "git.example.test", environment: everyHostEnvironment)
+        #expect(viaEveryHost.standardOutput.contains("password=fresh-token\n"), "\(viaEveryHost)")
+        // The helper asked directly, by a request naming two hosts: nothing.
+        let two = try await ChildProcess.run(
+            CLIProcess.binary.path, ["token", "git-credential", "--provider", "gitbox", "get"],
+            environment: environment, input: "protocol=https\nhost=git.example.test\nhost=other.example.test\n\n")
+        #expect(two.exit.status == 0 && two.standardOutput.isEmpty, "\(two)")
+
+        // git's erase after a refusal (a repository the grant does not reach)
+        // does not delete the credential.
+        let rejected = try await ChildProcess.run(
+            Self.git, ["credential", "reject"], environment: environment,
+            input: "protocol=https\nhost=git.example.test\nusername=oauth2\npassword=fresh-token\n\n")
+        #expect(rejected.exit.status == 0)
+        let print = try await CLIProcess.run(["token", "print", "--provider", "gitbox"], environment: environment)
+        #expect(print.status == 0 && print.stdout == "fresh-token\n", "\(print)")
+    }
+
+    /// A credential granted none of the scopes git needs is given (the host
+    /// decides), with a warning naming the sign-in that would do.
+    @Test(.enabled(if: hasGit))
+    func aCredentialWithoutGitsScopesIsWarnedOf() async throws {
+        let server = TestHTTPServer()
+        server.route("POST", "/token") { _ in
+            .json(#"{"access_token":"read-only-token","token_type":"Bearer","expires_in":3600,"scope":"read_user"}"#)
+        }
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, environment) = try Self.gitbox(at: server, scopes: ["read_user"])
+        defer { try? FileManager.default.removeItem(at: home) }
+        let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(
+            setup.status == 0
+                && setup.stderr.contains("none of what git needs (write_repository)")
+                && setup.stderr.contains("authkit authorize --provider gitbox --scope write_repository"),
+            "\(setup)")
+        let filled = try await Self.fill("https", "git.example.test", environment: environment)
+        #expect(filled.standardOutput.contains("password=read-only-token\n"), "\(filled)")
+        #expect(filled.standardError.contains("none of what git needs"), "\(filled)")
+    }
+
+    /// git is run without AuthKit's variables (a client secret among them),
+    /// and its failure is said with what git said.
+    @Test func gitRunsWithoutAuthKitsVariablesAndItsFailureIsSaid() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, base) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let bin = home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let record = home.appendingPathComponent("git-saw")
+        let fake = """
+            #!/bin/sh
+            { echo "ARGS: $*"; env; } >> '\(record.path)'
+            [ -n "$FAIL" ] && { echo "error: could not lock config file" >&2; exit 255; }
+            exit 0
+            """
+        try Data(fake.utf8).write(to: bin.appendingPathComponent("git"))
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o755], ofItemAtPath: bin.appendingPathComponent("git").path)
+        var environment = base
+        environment["PATH"] = bin.path + ":" + (base["PATH"] ?? "")
+        environment["AUTHKIT_PRIVATE_KEY"] = "-----BEGIN PRIVATE KEY-----not-a-key"
+
+        let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(setup.status == 0, "\(setup)")
+        let saw = try String(contentsOf: record, encoding: .utf8)
+        #expect(saw.contains("ARGS: config --global --replace-all credential.https://git.example.test.helper "))
+        #expect(saw.contains("ARGS: config --global --add credential.https://git.example.test.helper !'"))
+        #expect(
+            !saw.contains("AUTHKIT_") && !saw.contains("client-secret-for-git") && !saw.contains("not-a-key"), "\(saw)")
+
+        environment["FAIL"] = "1"
+        let failed = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(
+            failed.status == 1 && failed.stderr.contains("could not lock config file")
+                && failed.stderr.contains("git config --global --replace-all failed"), "\(failed)")
+    }
+
+    @Test func aProviderWithoutAGitHostIsRefusedByName() async throws {
+        let home = try CLIProcess.home("authkit-git-none")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = [
+            "AUTHKIT_HOME": home.path, "GIT_CONFIG_GLOBAL": home.appendingPathComponent("gitconfig").path,
+        ]
+        for arguments in [
+            ["token", "setup-git", "--provider", "qiita"], ["token", "git-credential", "-p", "qiita", "get"],
+        ] {
+            let result = try await CLIProcess.run(arguments, environment: environment, respond: nil)
+            #expect(result.status == 64 && result.stderr.contains("names no git host"), "\(arguments): \(result)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("gitconfig").path))
+    }
+
+    /// What git hands the helper is read with bounds: an endless line or
+    /// endless lines are refused, not held; `store` changes nothing.
+    @Test func theHelperReadsItsInputWithBounds() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let before = try Data(contentsOf: home.appendingPathComponent("credentials.json"))
+        func helper(_ operation: String, _ input: String) async throws -> ChildProcess.Outcome {
+            try await ChildProcess.run(
+                CLIProcess.binary.path, ["token", "git-credential", "--provider", "gitbox", operation],
+                environment: environment, input: input)
+        }
+        let long = try await helper("get", "protocol=https\nhost=" + String(repeating: "a", count: 64 << 10) + "\n")
+        #expect(
+            long.exit.status == 65 && long.standardError.contains("longer than 8192 bytes"), "\(long.standardError)")
+        let many = try await helper("get", String(repeating: "x=y\n", count: 10_000))
+        #expect(many.exit.status == 65 && many.standardError.contains("more than 256 lines"), "\(many.standardError)")
+        let store = try await helper(
+            "store", "protocol=https\nhost=git.example.test\nusername=oauth2\npassword=typed-by-someone\n\n")
+        #expect(store.exit.status == 0 && store.standardOutput.isEmpty)
+        #expect(try Data(contentsOf: home.appendingPathComponent("credentials.json")) == before)
+        #expect(server.requests.isEmpty, "nothing was refreshed for store, or for a refused request")
+    }
+}
