@@ -5,10 +5,12 @@ import Subprocess
 #else
     import Foundation
 #endif
-#if canImport(SystemPackage)
-    import SystemPackage
-#else
+// swift-subprocess's FilePath: the SDK's System on Apple platforms (where
+// SystemPackage may be built too, for other packages, and is another type).
+#if canImport(System)
     import System
+#else
+    import SystemPackage
 #endif
 
 /// Launches the user's browser the way other command-line tools do: what

@@ -1,3 +1,7 @@
+// Linux only: SwiftPM builds every target of the package on any host, and
+// <link.h>, <sys/prctl.h> and the rest exist only there. Elsewhere this file is empty.
+#if defined(__linux__)
+
 // dladdr1, dlinfo(RTLD_DI_SERINFO) and RTLD_DL_LINKMAP are GNU extensions.
 #define _GNU_SOURCE
 #include "authkit_curl.h"
@@ -185,3 +189,5 @@ void authkit_curl_share_free(struct authkit_curl_share *shared) {
 CURLcode authkit_curl_use_share(CURL *handle, struct authkit_curl_share *shared) {
     return api.easy_setopt(handle, CURLOPT_SHARE, shared == NULL ? NULL : shared->share);
 }
+
+#endif // __linux__

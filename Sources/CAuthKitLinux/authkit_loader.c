@@ -1,3 +1,7 @@
+// Linux only: SwiftPM builds every target of the package on any host, and
+// <link.h>, <sys/prctl.h> and the rest exist only there. Elsewhere this file is empty.
+#if defined(__linux__)
+
 // dladdr1, dlinfo(RTLD_DI_SERINFO) and RTLD_DL_LINKMAP are GNU extensions.
 #define _GNU_SOURCE
 #include "authkit_loader.h"
@@ -78,3 +82,5 @@ void *authkit_open_library(const char *const *names, size_t count, const char *w
     }
     return library;
 }
+
+#endif // __linux__

@@ -1,3 +1,7 @@
+// Linux only: SwiftPM builds every target of the package on any host, and
+// <link.h>, <sys/prctl.h> and the rest exist only there. Elsewhere this file is empty.
+#if defined(__linux__)
+
 // What the dlopen-loaded libraries (libcurl, libsecret) share: the check that
 // refuses a copy someone placed beside the program. Private to this target.
 #ifndef AUTHKIT_LOADER_H
@@ -24,3 +28,5 @@ void *authkit_open_library(const char *const *names, size_t count, const char *w
                            char *error, size_t size);
 
 #endif
+
+#endif // __linux__

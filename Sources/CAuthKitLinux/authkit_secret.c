@@ -1,3 +1,7 @@
+// Linux only: SwiftPM builds every target of the package on any host, and
+// <link.h>, <sys/prctl.h> and the rest exist only there. Elsewhere this file is empty.
+#if defined(__linux__)
+
 // See include/authkit_secret.h.
 #include "authkit_secret.h"
 #include "authkit_loader.h"
@@ -225,3 +229,5 @@ long authkit_secret_search(const char *name, const char *wanted_first, const cha
 void authkit_secret_free(char *secret) {
     if (secret != NULL) api.password_free(secret);
 }
+
+#endif // __linux__

@@ -3,7 +3,9 @@ import Foundation
 import Subprocess
 import Testing
 
-#if canImport(SystemPackage)
+#if canImport(System)
+    import System
+#else
     import SystemPackage
 #endif
 

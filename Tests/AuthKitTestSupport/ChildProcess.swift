@@ -1,7 +1,9 @@
 import Foundation
 import Subprocess
 
-#if canImport(SystemPackage)
+#if canImport(System)
+    import System
+#else
     import SystemPackage
 #endif
 

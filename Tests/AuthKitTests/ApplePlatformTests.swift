@@ -104,6 +104,32 @@ import Testing
                 && ValidUTF8.string([0xEF, 0xBF, 0xBD]) == "\u{FFFD}" && ValidUTF8.string([0xED, 0xA0, 0x80]) == nil)
     }
 
+    /// SwiftPM builds every target of the package on any host, so the Linux
+    /// C target must build on a Mac too: each of its files is empty outside
+    /// Linux (it included <link.h> and <sys/prctl.h>). And the modules that
+    /// spawn with swift-subprocess take its `FilePath` from the SDK's
+    /// `System` where there is one: `SystemPackage`, which other packages
+    /// build on a Mac as well, has a `FilePath` of its own.
+    @Test func linuxOnlyCodeBuildsAsNothingElsewhere() throws {
+        let directory = PublicAPITests.root.appendingPathComponent("Sources/CAuthKitLinux")
+        let files =
+            (FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL } ?? []).filter { ["c", "h"].contains($0.pathExtension) }
+        #expect(files.count >= 7)
+        for file in files {
+            let code = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+                .filter { !$0.hasPrefix("//") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            #expect(code.first == "#if defined(__linux__)", "\(file.lastPathComponent) starts with \(code.first ?? "")")
+            #expect(code.last?.hasPrefix("#endif") == true, "\(file.lastPathComponent)")
+        }
+        for file in Self.swiftFiles(in: "Sources") + Self.swiftFiles(in: "Tests") {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            #expect(
+                !text.contains("#if canImport(" + "SystemPackage)"),
+                "\(file.lastPathComponent): test canImport(System) first")
+        }
+    }
+
     /// The scanner itself: it must see a call outside a guard, and not one inside.
     @Test func theScannerSeesThroughGuards() {
         let text = """

@@ -38,6 +38,24 @@ import Testing
         #expect(shared.readAll()[.account] == nil && shared.readAll()[.matchLimit] == .constant("kSecMatchLimitAll"))
     }
 
+    /// The command line's layout on macOS: the file-based login keychain,
+    /// which a tool without entitlements may use, asked only what it takes.
+    /// Listing reads accounts, then each item's data: the file-based keychain
+    /// refuses data for all items at once.
+    @Test func theFileBasedKeychainIsAskedOnlyWhatItTakes() {
+        let login = KeychainItemLayout(dataProtectionKeychain: false)
+        let key = CredentialKey(providerID: "github", label: "work")
+        for query in [login.identity(key), login.read(key), login.add(key, data: Data("{}".utf8)), login.readAll()] {
+            #expect(query[.useDataProtectionKeychain] == nil && query[.synchronizable] == nil)
+            #expect(query[.accessible] == nil)
+            #expect(query[.itemClass] == .constant("kSecClassGenericPassword"))
+        }
+        #expect(login.add(key, data: Data("{}".utf8))[.account] == .string("github/work"))
+        for layout in [login, layout] {
+            #expect(layout.readAll()[.returnData] == nil && layout.readAll()[.returnAttributes] == .bool(true))
+        }
+    }
+
     @Test func everyAccessibilityHasItsConstant() {
         #expect(
             KeychainAccessibility.allCases.map(\.constantName) == [

@@ -238,6 +238,19 @@
         case fileOrPipe
     }
 
+    /// Asks for `fd`'s written data to be on the disk before it returns, as
+    /// a replace-by-rename needs (the old content or the new after a power
+    /// loss, never half). On Apple platforms `fsync(2)` leaves the data in
+    /// the drive's cache, which may write it out of order; `F_FULLFSYNC`
+    /// flushes that cache too (Apple's fsync(2) man page), with `fsync` as
+    /// the fallback where the file system does not support it.
+    package static func flushToDisk(_ fd: Int32) -> Bool {
+        #if canImport(Darwin)
+            if fcntl(fd, F_FULLFSYNC) == 0 { return true }
+        #endif
+        return fsync(fd) == 0
+    }
+
     /// Creates the directory at `path`, and any missing parent, with mode
     /// 0700 from the start: mkdir(2) with that mode, not FileManager's
     /// `createDirectory(…, attributes:)`, which makes it 0777 (less the

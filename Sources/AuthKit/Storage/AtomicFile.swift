@@ -60,7 +60,9 @@ package struct AtomicFile {
                 offset += written
             }
         }
-        if failure == nil, fsync(fd) != 0 { failure = Self.failure("its new copy could not be flushed to disk") }
+        if failure == nil, !FileSystem.flushToDisk(fd) {
+            failure = Self.failure("its new copy could not be flushed to disk")
+        }
         close(fd)
         if let failure { throw failure }
         guard rename(temporary, path) == 0 else { throw Self.failure("its new copy could not replace it") }

@@ -28,12 +28,25 @@
         ///     an app extension (the group must be in the app's
         ///     `keychain-access-groups` entitlement).
         ///   - accessibility: when the items can be read.
+        ///   - dataProtectionKeychain: macOS: the data protection keychain, as
+        ///     on iOS (the default), which only code signed with an entitlement
+        ///     naming it may use; `false` for the file-based login keychain,
+        ///     which a command-line tool without entitlements can use
+        ///     (`accessibility` then does not apply). Ignored elsewhere.
         ///   - lockDirectory: see ``lockDirectory``.
         public init(
             service: String = "dev.authkit.credentials", accessGroup: String? = nil,
-            accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly, lockDirectory: URL? = nil
+            accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly,
+            dataProtectionKeychain: Bool = true, lockDirectory: URL? = nil
         ) {
-            self.layout = KeychainItemLayout(service: service, accessGroup: accessGroup, accessibility: accessibility)
+            #if os(macOS)
+                let dataProtection = dataProtectionKeychain
+            #else
+                let dataProtection = true
+            #endif
+            self.layout = KeychainItemLayout(
+                service: service, accessGroup: accessGroup, accessibility: accessibility,
+                dataProtectionKeychain: dataProtection)
             self.lockDirectory = lockDirectory
         }
 
@@ -57,12 +70,26 @@
             if status == KeychainStatus.itemNotFound { return [] }
             try check(status)
             let items = result as? [[String: Any]] ?? []
-            return try items.compactMap { item -> Credential? in
-                guard let account = item[kSecAttrAccount as String] as? String, layout.key(forAccount: account) != nil,
-                    let data = item[kSecValueData as String] as? Data
-                else { return nil }
-                return try layout.credential(from: data, account: account)
-            }.sorted { ($0.providerID, $0.label ?? "") < ($1.providerID, $1.label ?? "") }
+            var credentials = [Credential]()
+            // The accounts first, then each item's data (see `readAll`).
+            for item in items {
+                guard let account = item[kSecAttrAccount as String] as? String,
+                    let key = layout.key(forAccount: account), let credential = try await credential(for: key)
+                else { continue }
+                credentials.append(credential)
+            }
+            return credentials.sorted { ($0.providerID, $0.label ?? "") < ($1.providerID, $1.label ?? "") }
+        }
+
+        /// Whether the Keychain answers: a read of an item no one writes,
+        /// which finds nothing where the Keychain can be used, and fails as a
+        /// write would where it cannot (no entitlement, no keychain in a
+        /// session without a login, a locked keychain where no prompt can show).
+        package func checkAvailable() throws {
+            var result: CFTypeRef?
+            let status = SecItemCopyMatching(
+                Self.dictionary(layout.read(CredentialKey(providerID: "authkit-availability-check"))), &result)
+            if status != KeychainStatus.itemNotFound { try check(status) }
         }
 
         public func save(_ credential: Credential) async throws {
@@ -91,7 +118,9 @@
                     "keychain\u{0}\(layout.service)\u{0}\(layout.account(for: key))",
                     timeout: timeout, what: "the refresh of \(key)", body)
             }
-            return try await RefreshLockFile(directory: lockDirectory, key: key).withLock(timeout: timeout, body)
+            // Created when missing (a new or removed AUTHKIT_HOME, an app group's first run).
+            return try await RefreshLockFile(directory: lockDirectory, key: key).withLock(
+                timeout: timeout, prepare: { try FileSystem.createPrivateDirectory(lockDirectory.path) }, body)
         }
 
         private func check(_ status: OSStatus) throws {

@@ -74,14 +74,7 @@
                 continuation.resume(throwing: AuthKitError.cancelled)
                 return
             }
-            let completion: (URL?, Error?) -> Void = { url, error in
-                let described = error.map { error -> (domain: String, code: Int, description: String) in
-                    let error = error as NSError
-                    return (error.domain, error.code, error.localizedDescription)
-                }
-                continuation.resume(
-                    with: WebAuthenticationOutcome.map(callbackURL: url, error: described).mapError { $0 as Error })
-            }
+            let completion = Self.completion(resuming: continuation)
             let session: ASWebAuthenticationSession
             if #available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, visionOS 1.1, *) {
                 let asCallback: ASWebAuthenticationSession.Callback
@@ -114,6 +107,24 @@
                         .userAgentBrokeProtocol(
                             "the web authentication session could not start (is another one showing, or the app in the background?)"
                         )))
+            }
+        }
+
+        /// The session's completion handler, made outside the main actor: a
+        /// closure written inside this class would be main-actor isolated,
+        /// and Swift 6 checks that isolation when it is called, stopping the
+        /// app (macOS calls the handler on a queue of its own, not the main
+        /// one). It touches nothing but the continuation, which is Sendable.
+        nonisolated private static func completion(
+            resuming continuation: CheckedContinuation<URL, Error>
+        ) -> @Sendable (URL?, Error?) -> Void {
+            { url, error in
+                let described = error.map { error -> (domain: String, code: Int, description: String) in
+                    let error = error as NSError
+                    return (error.domain, error.code, error.localizedDescription)
+                }
+                continuation.resume(
+                    with: WebAuthenticationOutcome.map(callbackURL: url, error: described).mapError { $0 as Error })
             }
         }
 

@@ -18,14 +18,23 @@ package struct KeychainItemLayout: Sendable, Hashable {
     /// (the group must be in the app's `keychain-access-groups` entitlement).
     package var accessGroup: String?
     package var accessibility: KeychainAccessibility
+    /// macOS: the data protection keychain, as on iOS (true), or the
+    /// file-based login keychain (false). The data protection keychain is
+    /// only for code signed with an entitlement that names it (TN3137, "On
+    /// Mac keychain APIs and implementations"): a command-line tool has none,
+    /// and is refused there (errSecMissingEntitlement). The file-based
+    /// keychain takes neither accessibility nor synchronizability, so its
+    /// items are written without them.
+    package var dataProtectionKeychain: Bool
 
     package init(
         service: String = "dev.authkit.credentials", accessGroup: String? = nil,
-        accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly
+        accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly, dataProtectionKeychain: Bool = true
     ) {
         self.service = service
         self.accessGroup = accessGroup
         self.accessibility = accessibility
+        self.dataProtectionKeychain = dataProtectionKeychain
     }
 
     /// An item's data: the credential as JSON, dates in ISO 8601 (as in `credentials.json`).
@@ -75,11 +84,14 @@ package struct KeychainItemLayout: Sendable, Hashable {
         var query: KeychainQuery = [
             .itemClass: .constant("kSecClassGenericPassword"),
             .service: .string(service),
-            // Tokens stay on this device: never an iCloud Keychain item.
-            .synchronizable: .bool(false),
-            // macOS: the data protection keychain, as on iOS, not the file-based one.
-            .useDataProtectionKeychain: .bool(true),
         ]
+        if dataProtectionKeychain {
+            // Tokens stay on this device: never an iCloud Keychain item (the
+            // file-based keychain has no synchronized items).
+            query[.synchronizable] = .bool(false)
+            // macOS: the data protection keychain, as on iOS, not the file-based one.
+            query[.useDataProtectionKeychain] = .bool(true)
+        }
         if let key { query[.account] = .string(account(for: key)) }
         if let accessGroup { query[.accessGroup] = .string(accessGroup) }
         return query
@@ -90,11 +102,11 @@ package struct KeychainItemLayout: Sendable, Hashable {
         identity(key).merging([.returnData: .bool(true), .matchLimit: .constant("kSecMatchLimitOne")]) { $1 }
     }
 
-    /// `SecItemCopyMatching`: every item's account and data.
+    /// `SecItemCopyMatching`: every item's attributes (its account), not its
+    /// data, each item's then read with ``read(_:)``: the file-based keychain
+    /// refuses data for more than one item at once (errSecParam).
     package func readAll() -> KeychainQuery {
-        identity(nil).merging([
-            .returnData: .bool(true), .returnAttributes: .bool(true), .matchLimit: .constant("kSecMatchLimitAll"),
-        ]) { $1 }
+        identity(nil).merging([.returnAttributes: .bool(true), .matchLimit: .constant("kSecMatchLimitAll")]) { $1 }
     }
 
     /// `SecItemAdd`: a new item holding `data`.
@@ -107,7 +119,8 @@ package struct KeychainItemLayout: Sendable, Hashable {
     /// `SecItemUpdate`'s attributes: the new data, and the accessibility (so
     /// a changed layout applies to items written before).
     package func update(data: Data) -> KeychainQuery {
-        [.valueData: .data(data), .accessible: .constant(accessibility.constantName)]
+        guard dataProtectionKeychain else { return [.valueData: .data(data)] }
+        return [.valueData: .data(data), .accessible: .constant(accessibility.constantName)]
     }
 }
 

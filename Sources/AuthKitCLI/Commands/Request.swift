@@ -398,7 +398,7 @@ struct Request: WorkspaceCommand {
                 }
                 if exists { _ = fchmod(fd, mode) } // exactly the old mode, whatever the umask
                 try await write(response, to: fd, path: path)
-                guard fsync(fd) == 0 else {
+                guard FileSystem.flushToDisk(fd) else {
                     throw CLIError("-o \(path): the body could not be written in full.", status: .outputFailed)
                 }
                 guard rename(partial, path) == 0 else {

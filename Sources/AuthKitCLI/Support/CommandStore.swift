@@ -53,8 +53,9 @@ extension FileCredentialStore: CommandStore {
 #if os(macOS)
     extension KeychainCredentialStore: CommandStore {
         var location: String { "the login Keychain (service \(service))" }
-        /// The Keychain answers whenever the user is logged in.
-        func checkWritable() async throws {}
+        /// Before a browser opens: a Keychain that does not answer (a
+        /// session without a login, over SSH) fails here, not after consent.
+        func checkWritable() async throws { try checkAvailable() }
         func beginSignIn(for key: CredentialKey) throws -> FileCredentialStore.SignInLock {
             let directory = lockDirectory ?? AuthKitHome.directory()
             try FileSystem.createPrivateDirectory(directory.path)
@@ -123,7 +124,19 @@ enum StoreChoice: String, CaseIterable, ExpressibleByArgument {
             }
             return .success(SecretServiceCredentialStore(environment: environment))
         #elseif os(macOS)
-            return .success(KeychainCredentialStore(lockDirectory: AuthKitHome.directory(environment: environment)))
+            // The file-based login keychain: the data protection keychain
+            // needs an entitlement a command-line tool cannot carry (TN3137).
+            let store = KeychainCredentialStore(
+                dataProtectionKeychain: false, lockDirectory: AuthKitHome.directory(environment: environment))
+            do {
+                try store.checkAvailable()
+            } catch {
+                return .failure(
+                    NoKeyring(
+                        text: "the login Keychain does not answer (\(ErrorReport.message(forAny: error)))",
+                        canStart: false))
+            }
+            return .success(store)
         #else
             return .failure(NoKeyring(text: "this system has no keyring AuthKit can use", canStart: false))
         #endif

@@ -58,7 +58,7 @@ enum UserProviderFile {
         defer { unlink(temporary.path) }
         // Flushed before it is linked in: after a power loss the name must
         // not point at an empty file, which would hide the bundled provider.
-        let written = data.withUnsafeBytes { FileSystem.writeAll(fd, $0) } && fsync(fd) == 0
+        let written = data.withUnsafeBytes { FileSystem.writeAll(fd, $0) } && FileSystem.flushToDisk(fd)
         let error = errno
         close(fd)
         errno = error

@@ -1,3 +1,7 @@
+// Linux only: SwiftPM builds every target of the package on any host, and
+// <link.h>, <sys/prctl.h> and the rest exist only there. Elsewhere this file is empty.
+#if defined(__linux__)
+
 // libcurl for AuthKit's Linux transport (CurlHTTPClient), loaded with dlopen
 // on first use instead of linked.
 //
@@ -63,3 +67,5 @@ void authkit_curl_share_free(struct authkit_curl_share *shared);
 /// CURLOPT_SHARE (set again after each curl_easy_reset, which clears it).
 CURLcode authkit_curl_use_share(CURL *handle, struct authkit_curl_share *shared);
 #endif
+
+#endif // __linux__

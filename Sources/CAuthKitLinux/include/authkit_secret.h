@@ -1,3 +1,7 @@
+// Linux only: SwiftPM builds every target of the package on any host, and
+// <link.h>, <sys/prctl.h> and the rest exist only there. Elsewhere this file is empty.
+#if defined(__linux__)
+
 // libsecret (the freedesktop.org Secret Service: GNOME Keyring, KeePassXC,
 // KWallet's bridge) for SecretServiceCredentialStore, loaded with dlopen when
 // a command first uses the keyring rather than linked: libsecret brings GLib,
@@ -48,3 +52,5 @@ long authkit_secret_search(const char *schema, const char *wanted_first, const c
 void authkit_secret_free(char *secret);
 
 #endif
+
+#endif // __linux__
