@@ -214,6 +214,13 @@ import Testing
             #expect(result.status == 64 && result.stderr.contains("names no git host"), "\(arguments): \(result)")
         }
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("gitconfig").path))
+        // `providers show` says where git gets the token, and what it needs.
+        let shown = try await CLIProcess.run(["providers", "show", "github"], environment: environment)
+        #expect(
+            shown.stdout.contains("git:           https://github.com, https://gist.github.com (user x-access-token)\n")
+                && shown.stdout.contains("git scope:     repo or public_repo\n"), "\(shown)")
+        let qiita = try await CLIProcess.run(["providers", "show", "qiita"], environment: environment)
+        #expect(qiita.status == 0 && !qiita.stdout.contains("git"), "\(qiita)")
     }
 
     /// What git hands the helper is read with bounds: an endless line or

@@ -70,6 +70,11 @@ struct ProvidersShow: WorkspaceCommand {
                 + (descriptor.apiOrigins.isRestricted
                     ? descriptor.apiOrigins.patterns.joined(separator: ", ")
                     : "any origin (the file lists no api.origins)"))
+        // Where `token git-credential` gives git the token (`token setup-git`).
+        if let git = descriptor.git {
+            lines.append("git:           \(git.origins.patterns.joined(separator: ", ")) (user \(git.username))")
+            if !git.scopes.isEmpty { lines.append("git scope:     \(git.scopes.joined(separator: " or "))") }
+        }
         // The `{name}`s the endpoints above show: what each is, and where its
         // value comes from. A value the environment or config.json sets is
         // shown with its source (placeholders name a team or tenant, not a
