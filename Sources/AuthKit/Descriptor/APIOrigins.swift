@@ -185,7 +185,7 @@ package struct APIOrigins: Sendable, Hashable {
     }
 
     /// `scheme://host[:port]` as ``template(_:)`` reads it, for comparing origins.
-    static func normalizedOrigin(_ origin: String) -> String? {
+    package static func normalizedOrigin(_ origin: String) -> String? {
         template(origin).map { "\($0.scheme)://\($0.authority)" }
     }
 

@@ -1,15 +1,27 @@
 import AuthKit
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// What git hands its credential helper (git-credential(1), "INPUT/OUTPUT
 /// FORMAT"): one `key=value` a line, up to a blank line or the end of input.
-/// Read with bounds (a line, a count of lines): whatever runs the helper, it
-/// cannot make it hold more.
+/// Read with bounds (a line's size, a count of lines, the whole): whatever
+/// runs the helper, it cannot make it hold more.
 struct GitCredentialRequest: Equatable {
     /// Each key's values in order (git repeats `wwwauth[]` and `capability[]`).
     var attributes: [String: [String]]
 
+    /// A line longer than this, or lines past ``mostLines``, are skipped
+    /// (git passes on a server's `WWW-Authenticate` as `wwwauth[]` lines,
+    /// whatever their size); more than ``mostBytes`` in all is refused.
     static let longestLine = 8 << 10
     static let mostLines = 256
+    static let mostBytes = 1 << 20
 
     init(lines: [String]) {
         var attributes = [String: [String]]()
@@ -21,26 +33,31 @@ struct GitCredentialRequest: Equatable {
     }
 
     /// The request on standard input.
-    /// - Throws: a ``CLIError`` naming the bound passed.
-    static func read(_ fd: Int32 = 0) throws -> GitCredentialRequest {
+    /// - Throws: a ``CLIError`` past ``mostBytes``.
+    static func fromInput(_ fd: Int32 = 0) throws -> GitCredentialRequest {
         var lines = [String]()
+        var total = 0
+        let tooMuch = CLIError(
+            "git's request on standard input holds more than \(mostBytes >> 20) MiB; git writes a few lines.",
+            status: .badInput)
         while true {
             switch FileSystem.readLine(fd, limit: longestLine) {
             case .end:
                 return GitCredentialRequest(lines: lines)
             case .tooLong(let limit):
-                throw CLIError(
-                    "A line of git's request on standard input is longer than \(limit) bytes; git writes none such.",
-                    status: .badInput)
+                // The rest of the line is read and dropped, a byte at a time.
+                total += limit
+                var byte: UInt8 = 0
+                while read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+                    total += 1
+                    guard total <= mostBytes else { throw tooMuch }
+                }
             case .line(let line):
                 if line.isEmpty { return GitCredentialRequest(lines: lines) }
-                lines.append(line)
-                guard lines.count <= mostLines else {
-                    throw CLIError(
-                        "git's request on standard input has more than \(mostLines) lines; git writes a handful.",
-                        status: .badInput)
-                }
+                total += line.utf8.count + 1
+                if lines.count < mostLines { lines.append(line) }
             }
+            guard total <= mostBytes else { throw tooMuch }
         }
     }
 

@@ -52,7 +52,7 @@ struct TokenGitCredential: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
-        let request = try GitCredentialRequest.read()
+        let request = try GitCredentialRequest.fromInput()
         guard operation == "get" else { return }
         let descriptor = try workspace.descriptor(account.provider)
         guard let git = descriptor.git else { throw Self.noGitSection(descriptor) }
@@ -65,25 +65,39 @@ struct TokenGitCredential: WorkspaceCommand {
         let placeholders = descriptor.placeholderValues(settings: settings)
         let match = git.origins.match(origin, placeholders: placeholders)
         guard match.outright || match.withPlaceholder else { return }
+        // The descriptor, with the settings in effect, names this host: what
+        // stops the token is said. A `{host}` origin has the shape of every
+        // host, and git may ask a helper configured for all of them about
+        // any: those this credential was not issued at are passed silently.
+        let named = match.outright || match.byValuesInEffect
         let key = try workspace.key(account)
         guard let stored = try await workspace.store.credential(for: key) else {
+            guard named else { return }
             throw CLIError(
                 "No stored credential for \(key) to give git for \(origin.origin); sign in: authkit authorize \(ShellWord.account(key))\(Self.scopeHint(git)).",
                 status: .usage)
         }
-        // An origin with a placeholder: where this credential was issued.
         guard git.allows(origin, for: stored, placeholders: placeholders) else {
+            guard named else { return }
             throw CLIError(
                 "\(key) was not issued at \(origin.origin), so its token is not given to git there; sign in at that host: authkit authorize \(ShellWord.account(key)).",
                 status: .usage)
         }
-        let credential = try await workspace.source(key).current()
-        guard credential.kind == .oauth2, credential.proofKey == nil else {
+        // Before a refresh: one that rotates the refresh token for nothing.
+        guard stored.kind == .oauth2, stored.proofKey == nil else {
             throw CLIError(
-                credential.kind == .oauth2
+                stored.kind == .oauth2
                     ? "\(key) is DPoP-bound (RFC 9449): its token is refused without a proof made for each request, which git cannot send."
                     : "\(key) is an OAuth 1.0a credential: its token is used only in signatures, not as git's password.",
                 status: .usage)
+        }
+        let credential = try await workspace.source(key).current()
+        // What is printed is what was checked: a sign-in in between may have
+        // stored another host's credential for the account.
+        guard git.allows(origin, for: credential, placeholders: placeholders), credential.proofKey == nil else {
+            throw CLIError(
+                "\(key) changed while its token was read (a sign-in elsewhere); git gets nothing this time: try again.",
+                status: .failure)
         }
         // The token goes on a line of git's protocol: a line break in it
         // would add attributes of the provider's choosing.

@@ -27,7 +27,7 @@ import Subprocess
 /// global git configuration:
 ///
 ///     credential.<origin>.helper = ""          (the helpers configured before are not asked there)
-///     credential.<origin>.helper = !'<this authkit>' token git-credential --provider ID [--label L]
+///     credential.<origin>.helper = !'<this authkit>' token git-credential --provider='ID' [--label='L']
 ///
 /// git is run with the environment less every `AUTHKIT_*` variable
 /// (``ChildEnvironment``), and is given no secret: the token is read when
@@ -42,7 +42,7 @@ struct TokenSetupGit: WorkspaceCommand {
             and https://gist.github.com), git's global configuration gets authkit token
             git-credential as its only credential helper there. The token itself is
             read each time git asks, refreshed when due; nothing secret is written.
-            Undo: git config --global --unset-all credential.https://github.com.helper
+            It prints how to undo it.
 
             Examples:
               authkit authorize --provider github --scope repo
@@ -74,20 +74,33 @@ struct TokenSetupGit: WorkspaceCommand {
         }
         if let wildcard = origins.first(where: { $0.contains("*") }) {
             throw CLIError(
-                "\(descriptor.name)'s git origin \(wildcard) is a pattern, which git's configuration does not take; list each git host in the descriptor's git.origins.",
+                "\(descriptor.name)'s git origin \(wildcard) is a pattern: git's configuration matches its * to one host label, where the descriptor's *. means any subdomain. List each git host in the descriptor's git.origins.",
                 status: .badInput)
         }
-        let helper =
-            "!" + Self.shellQuoted(try Self.ownExecutable()) + " token git-credential --provider "
-            + Self.shellQuoted(descriptor.id) + (account.label.map { " --label " + Self.shellQuoted($0) } ?? "")
+        let helper = "!" + (try helperCommand(descriptor.id, in: workspace))
+        var replaced = [String]()
         for origin in origins {
-            let name = "credential.\(origin).helper"
-            try await Self.gitConfig(["--replace-all", name, ""], environment: workspace.environment)
-            try await Self.gitConfig(["--add", name, helper], environment: workspace.environment)
+            // As git compares: scheme and host in lower case, no default port,
+            // no final dot (which git's own matching would not see through).
+            let name = "credential.\(APIOrigins.normalizedOrigin(origin) ?? origin).helper"
+            let before = try await Self.git(
+                ["--get-all", name], environment: workspace.environment, missingIsEmpty: true)
+            replaced += before.split(separator: "\n").map(String.init).filter { !$0.isEmpty && $0 != helper }
+            try await Self.git(["--replace-all", name, ""], environment: workspace.environment)
+            try await Self.git(["--add", name, helper], environment: workspace.environment)
         }
-        Console.out(
-            "git asks authkit for \(descriptor.name)'s token at \(origins.joined(separator: ", ")) "
-                + "(git config --global --get-all credential.\(origins[0]).helper shows it).")
+        Console.out("git asks authkit for \(descriptor.name)'s token at \(origins.joined(separator: ", ")).")
+        if !replaced.isEmpty {
+            Console.err(
+                "authkit: note: git's global configuration no longer asks these helpers there: "
+                    + Set(replaced).sorted().map { DisplayText.sanitized($0, limit: 120) }.joined(separator: "; "))
+        }
+        Console.err(
+            "authkit: note: to undo: "
+                + origins.map {
+                    "git config --global --unset-all credential.\(APIOrigins.normalizedOrigin($0) ?? $0).helper"
+                }
+                .joined(separator: "; "))
         let key = try workspace.key(account)
         if let credential = try await workspace.store.credential(for: key) {
             if !git.isGranted(by: credential.scopes) {
@@ -100,42 +113,92 @@ struct TokenSetupGit: WorkspaceCommand {
         }
     }
 
-    /// `git config --global ARGUMENTS`, its output to standard error.
-    static func gitConfig(_ arguments: [String], environment: [String: String]) async throws {
+    /// What git runs (through `sh -c`, with the operation appended): this
+    /// authkit, with what the credential was found through here and git's
+    /// environment may lack (`AUTHKIT_HOME`, the store chosen, directories
+    /// of descriptors), and the account as `--provider=`/`--label=`, so that
+    /// a label starting with `-` stays a value. No secret: client settings
+    /// come from config.json or git's environment when a refresh needs them.
+    func helperCommand(_ providerID: String, in workspace: Workspace) throws -> String {
+        var words = [String]()
+        for name in ["AUTHKIT_HOME", "AUTHKIT_STORE", "AUTHKIT_BUNDLED_PROVIDERS"] {
+            if let value = workspace.environment[name], !value.isEmpty {
+                words.append(name + "=" + Self.shellQuoted(value))
+            }
+        }
+        words.append(Self.shellQuoted(try Self.ownExecutable(environment: workspace.environment)))
+        words += ["token", "git-credential"]
+        words += global.providerDirectoryURLs.map { "--providers-dir=" + Self.shellQuoted($0.path) }
+        words.append("--provider=" + Self.shellQuoted(providerID))
+        if let label = account.label { words.append("--label=" + Self.shellQuoted(label)) }
+        return words.joined(separator: " ")
+    }
+
+    /// `git config --global ARGUMENTS`: its standard output; its failure,
+    /// with what it said. `missingIsEmpty`: a `--get-all` of a key that is
+    /// not set (exit 1) is no output.
+    @discardableResult
+    static func git(_ arguments: [String], environment: [String: String], missingIsEmpty: Bool = false)
+        async throws -> String
+    {
         let status: TerminationStatus
+        let output: String
         let said: String
         do {
             let result = try await Subprocess.run(
                 .name("git"), arguments: Arguments(["config", "--global"] + arguments),
                 environment: .custom(ChildEnvironment.variables(environment)),
-                input: .none, output: .discarded, error: .string(limit: 16 << 10))
+                input: .none, output: .string(limit: 64 << 10), error: .string(limit: 16 << 10))
             status = result.terminationStatus
+            output = result.standardOutput
             said = result.standardError
         } catch {
-            throw CLIError(
-                "git could not be run (\(error)); is git installed and on PATH?", status: .failure)
+            throw CLIError("git could not be run (\(error)); is git installed and on PATH?", status: .failure)
         }
-        guard case .exited(0) = status else {
-            throw CLIError(
-                "git config --global \(arguments.first ?? "") failed (\(status)): \(DisplayText.sanitized(said, limit: 400))",
-                status: .failure)
-        }
+        if case .exited(0) = status { return output }
+        if missingIsEmpty, case .exited(1) = status { return "" }
+        throw CLIError(
+            "git config --global \(arguments.first ?? "") failed (\(status)): \(DisplayText.sanitized(said, limit: 400))",
+            status: .failure)
     }
 
-    /// The path this authkit runs from, for git to run it again: what it was
-    /// started as, resolved (a bare name through `PATH`, as the shell did).
-    static func ownExecutable() throws -> String {
-        var started = CommandLine.arguments.first ?? "authkit"
-        if !started.contains("/") {
-            let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-            let candidates = path.split(separator: ":").map { "\($0)/\(started)" }
-            if let found = candidates.first(where: { access($0, X_OK) == 0 }) { started = found }
+    /// The path git is to run authkit by: the `PATH` entry this authkit was
+    /// found through when it leads to the same file (a package manager's
+    /// link, which outlives an upgrade, where the file it points to is in a
+    /// versioned directory), else the file itself. A bare name is looked up
+    /// in `PATH` only, never in the current directory.
+    static func ownExecutable(environment: [String: String]) throws -> String {
+        let started = CommandLine.arguments.first ?? "authkit"
+        let name = started.split(separator: "/").last.map(String.init) ?? "authkit"
+        let running = Self.runningFile() ?? (started.contains("/") ? Self.resolved(started) : nil)
+        for directory in (environment["PATH"] ?? "").split(separator: ":") where directory.hasPrefix("/") {
+            let candidate = "\(directory)/\(name)"
+            if access(candidate, X_OK) == 0, let file = Self.resolved(candidate), running == nil || file == running {
+                return candidate
+            }
         }
-        guard let resolved = realpath(started, nil) else {
-            throw CLIError("The path authkit runs from ('\(started)') cannot be resolved for git to run it.")
+        if started.hasPrefix("/") { return started }
+        if started.contains("/"), let running { return running }
+        guard let running else {
+            throw CLIError(
+                "The file authkit runs from cannot be found for git to run it ('\(started)' is not on PATH).")
         }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        return running
+    }
+
+    /// The file this process runs: `/proc/self/exe` where there is one.
+    private static func runningFile() -> String? {
+        #if os(Linux)
+            return resolved("/proc/self/exe")
+        #else
+            return nil
+        #endif
+    }
+
+    private static func resolved(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer)
     }
 
     /// `text` in single quotes for git's `sh -c`, whatever it holds.
