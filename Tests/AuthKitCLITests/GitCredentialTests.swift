@@ -196,6 +196,33 @@ import Testing
         #expect(other.exit.status == 0 && other.standardOutput.isEmpty && other.standardError.isEmpty, "\(other)")
     }
 
+    /// An override of a bundled descriptor that gives git the token at
+    /// another host is said, by every command that uses it, as one that
+    /// widens api.origins is.
+    @Test func anOverrideThatAddsAGitHostIsSaid() async throws {
+        let home = try CLIProcess.home("authkit-git-override")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+        let bundled = try String(contentsOf: root.appendingPathComponent("providers/github.json"), encoding: .utf8)
+        let widened = bundled.replacingOccurrences(
+            of: #""origins": ["https://github.com", "https://gist.github.com"]"#,
+            with: #""origins": ["https://github.com", "https://gist.github.com", "https://git.elsewhere.example"]"#)
+        #expect(widened != bundled)
+        try Data(widened.utf8).write(to: home.appendingPathComponent("providers/github.json"))
+        let environment = [
+            "AUTHKIT_HOME": home.path, "GIT_CONFIG_GLOBAL": home.appendingPathComponent("gitconfig").path,
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+        ]
+        let asked = try await ChildProcess.run(
+            CLIProcess.binary.path, ["token", "git-credential", "-p", "github", "get"], environment: environment,
+            input: "protocol=https\nhost=git.elsewhere.example\n\n")
+        #expect(
+            asked.standardError.contains(
+                "gives git the token at https://git.elsewhere.example as well as https://github.com"), "\(asked)")
+        let listed = try await CLIProcess.run(["providers", "show", "github"], environment: environment)
+        #expect(listed.stdout.contains("https://git.elsewhere.example (user x-access-token)"), "\(listed)")
+    }
+
     /// A credential granted none of the scopes git needs is given (the host
     /// decides), with a warning naming the sign-in that would do.
     @Test(.enabled(if: hasGit))

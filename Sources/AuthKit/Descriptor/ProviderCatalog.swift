@@ -42,6 +42,15 @@ public struct ProviderCatalog: Sendable {
             let added = descriptor.apiOrigins.patterns.filter { seen.insert($0.lowercased()).inserted }
             return added.isEmpty ? nil : added
         }
+
+        /// Git origins this descriptor gives git the token at that the one it
+        /// replaced did not (compared without case); nil when it adds none.
+        package var addedGitOrigins: [String]? {
+            guard replaced != nil, let git = descriptor.git else { return nil }
+            var seen = Set((replaced?.git?.origins.patterns ?? []).map { $0.lowercased() })
+            let added = git.origins.patterns.filter { seen.insert($0.lowercased()).inserted }
+            return added.isEmpty ? nil : added
+        }
     }
 
     /// One descriptor file, in load order.

@@ -228,6 +228,13 @@ struct Workspace {
                 "authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and lets credentials go to \(shown) as well as \(replaced.apiOrigins.patterns.joined(separator: ", "))."
             )
         }
+        // And one that gives git the token at more hosts.
+        if let entry = catalog.entry(id: id), let replaced = entry.replaced, let added = entry.addedGitOrigins {
+            let before = replaced.git.map { " as well as " + $0.origins.patterns.joined(separator: ", ") } ?? ""
+            Console.err(
+                "authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and gives git the token at \(added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", "))\(before)."
+            )
+        }
         return descriptor
     }
 
