@@ -3,6 +3,8 @@ import AuthKitTestSupport
 import Foundation
 import Testing
 
+@testable import authkit
+
 /// `authkit authorize` with the device grant: asked for with --device, or
 /// chosen because no browser can be opened here.
 @Suite(.serialized) struct CLIDeviceTests {
@@ -20,9 +22,10 @@ import Testing
                 ? .json(#"{"error":"authorization_pending"}"#, status: 400)
                 : .json(#"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600}"#)
         }
+        server.route("GET", "/me") { _ in .json(#"{"id": 7, "login": "tv-user"}"#) }
         let home = try CLIProcess.home("authkit-device")
         let descriptor =
-            #"{"id": "tv", "name": "TV", "protocol": "oauth2", "authorization": {"url": "\#(server.baseURL)/authorize"}, "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}}"#
+            #"{"id": "tv", "name": "TV", "protocol": "oauth2", "authorization": {"url": "\#(server.baseURL)/authorize"}, "token": {"url": "\#(server.baseURL)/token"}, "device": {"url": "\#(server.baseURL)/device"}, "whoAmI": {"url": "\#(server.baseURL)/me", "subject": "id", "name": "login"}}"#
         try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/tv.json"))
         return home
     }
@@ -45,7 +48,19 @@ import Testing
             #expect(result.stdout.contains("Signed in to TV"))
             let list = try await CLIProcess.run(["token", "list", "--json"], environment: headless(home))
             #expect(list.stdout.contains(#""providerID" : "tv""#), "\(list.stdout)")
+            // Whose it is, asked as a browser sign-in asks.
+            #expect(list.stdout.contains("tv-user (7)"), "\(list.stdout)")
         }
+    }
+
+    /// Without --timeout, the device grant waits as long as its code lives
+    /// (GitHub's 15 minutes), not the browser's 300 s: a code said to
+    /// expire in 15 minutes was given up at 5.
+    @Test func withoutATimeoutTheDeviceGrantWaitsForItsCode() throws {
+        let plain = try Authorize.parse(["--provider", "github"])
+        #expect(plain.seconds(for: .device) >= 1800 && plain.seconds(for: .loopback) == 300)
+        let given = try Authorize.parse(["--provider", "github", "--timeout", "50"])
+        #expect(given.seconds(for: .device) == 50 && given.seconds(for: .manual) == 50)
     }
 
     /// A code that lives less than a minute is said to, in seconds: before,

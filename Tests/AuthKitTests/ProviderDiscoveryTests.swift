@@ -101,6 +101,35 @@ import Testing
         }
     }
 
+    /// A remote issuer's metadata naming plain-http loopback endpoints (a
+    /// proxy's back-end hostname leaked into it) is refused: the client
+    /// secret and tokens would go in cleartext to whatever listens on that
+    /// port here. A loopback issuer (a test server) may name them.
+    @Test func aRemoteIssuerNamingLoopbackHTTPEndpointsIsRefused() throws {
+        for name in ["token_endpoint", "jwks_uri", "device_authorization_endpoint"] {
+            var metadata: [String: JSONValue] = [
+                "issuer": .string("https://sso.example"), "authorization_endpoint": .string("https://sso.example/a"),
+                "token_endpoint": .string("https://sso.example/t"),
+            ]
+            metadata[name] = .string("http://localhost:8080/realms/x/\(name)")
+            #expect {
+                _ = try ProviderDescriptor.descriptor(
+                    from: metadata, issuer: URL(string: "https://sso.example")!, id: "sso", source: "metadata")
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.contains { $0.field == name && $0.problem.contains("is plain http") }
+            }
+        }
+        let local: [String: JSONValue] = [
+            "issuer": .string("http://127.0.0.1:9000"), "authorization_endpoint": .string("http://127.0.0.1:9000/a"),
+            "token_endpoint": .string("http://127.0.0.1:9000/t"),
+        ]
+        #expect(
+            try ProviderDescriptor.descriptor(
+                from: local, issuer: URL(string: "http://127.0.0.1:9000")!, id: "local", source: "metadata"
+            ).token?.url == "http://127.0.0.1:9000/t")
+    }
+
     /// The descriptor's checks name the descriptor's fields; what they find
     /// in discovered metadata is named by the metadata's members.
     @Test func problemsInMetadataAreNamedByItsMembers() {

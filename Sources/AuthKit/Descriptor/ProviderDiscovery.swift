@@ -164,6 +164,13 @@ extension ProviderDescriptor {
     ]
 
     /// The descriptor the metadata describes, validated like a file.
+    /// The members that name where requests go.
+    static let endpointMembers = [
+        "authorization_endpoint", "token_endpoint", "device_authorization_endpoint",
+        "pushed_authorization_request_endpoint", "introspection_endpoint", "revocation_endpoint", "jwks_uri",
+        "userinfo_endpoint", "end_session_endpoint",
+    ]
+
     static func descriptor(from metadata: [String: JSONValue], issuer: URL, id: String, source: String) throws
         -> ProviderDescriptor
     {
@@ -184,6 +191,21 @@ extension ProviderDescriptor {
                 "issuer",
                 "is '\(DisplayText.sanitized(named, limit: 200))', not the '\(issuer.absoluteString)' asked for; RFC 8414 §3.3 requires them to be identical, so this metadata is refused."
             )
+        }
+        // Plain http reaches only loopback endpoints, for test servers (RFC
+        // 8252 §8.3): on this machine, with the issuer. A remote issuer
+        // naming http://localhost:8080/… (a proxy's back-end hostname leaked
+        // into its metadata) would send the client secret, codes and tokens
+        // in cleartext to whatever listens on that port here, another
+        // user's program on a shared host.
+        if !DescriptorValidator.isLoopback(host: issuer.host(percentEncoded: true) ?? "") {
+            for name in Self.endpointMembers {
+                guard let value = metadata[name]?.scalarText, value.lowercased().hasPrefix("http:") else { continue }
+                throw issue(
+                    name,
+                    "is plain http ('\(DisplayText.sanitized(value, limit: 120))') though the issuer is not on this machine; its client secret and tokens would travel in cleartext to whatever listens there, so this metadata is refused."
+                )
+            }
         }
         func text(_ name: String) -> String? { metadata[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
         /// An endpoint URL, as data: see ``literalURL(_:)``.

@@ -144,10 +144,12 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
         for (name, value) in [
             ("user_code", userCode), ("verification_uri", verificationText), ("verification_uri_complete", complete),
         ] {
-            if let value, SecretMask.anyRepeated(secrets, in: [value]) {
+            // The device code too: with it and the client id, whoever saw
+            // the screen or the browser's history could poll for the tokens.
+            if let value, SecretMask.anyRepeated(secrets + [deviceCode], in: [value]) {
                 throw refused(
                     .invalidField(name),
-                    "its \(name) repeats a secret the request carried (the client secret), so it is neither shown nor opened"
+                    "its \(name) repeats a secret (the client secret, or the device code), so it is neither shown nor opened"
                 )
             }
         }
@@ -209,15 +211,20 @@ struct DevicePoller: Sendable {
     static let retriedFailures = 3
 
     func poll(_ authorization: DeviceAuthorization, label: String?) async throws -> Credential {
+        // The server's interval, with 5 s for each `slow_down`: for good.
         var interval = max(1, authorization.interval)
+        // Failures in a row (the connection, a 5xx): each doubles the next
+        // wait, and an answer about the grant ends the back-off, so blips
+        // early in a sign-in do not slow the polls after them.
         var failures = 0
         while true {
             let left = authorization.expiresAt.timeIntervalSince(now())
             guard left > 0 else { throw Self.expired }
+            let wait = interval * Double(1 << failures)
             do {
                 // No longer than the codes live: an interval past their expiry
                 // would only make the user wait to be told they expired.
-                try await sleep(.milliseconds(Int64(min(interval, left) * 1000)))
+                try await sleep(.milliseconds(Int64(min(wait, left) * 1000)))
             } catch {
                 throw AuthKitError.cancelled
             }
@@ -228,6 +235,9 @@ struct DevicePoller: Sendable {
                     try await calls.pollDeviceToken(authorization, device: device, label: label)
                 }
             } catch let error where Self.isTransient(error) {
+                // Cancelled (Ctrl-C, --timeout) while the poll failed: that
+                // is what ends the sign-in, not the failure.
+                if Task.isCancelled { throw AuthKitError.cancelled }
                 // §3.5: "On encountering a connection timeout, clients MUST
                 // unilaterally reduce their polling frequency before
                 // retrying", by doubling the interval as it recommends. The
@@ -236,10 +246,9 @@ struct DevicePoller: Sendable {
                 let failure = (error as? ServerTrouble)?.error ?? error
                 failures += 1 // in a row: an answer about the grant starts the count again
                 guard failures <= Self.retriedFailures else { throw failure }
-                interval *= 2
                 calls.transport.logger.warning(
                     """
-                    A poll of \(calls.client.descriptor.name)'s token endpoint failed (\(failure)); polling again in \(Int(interval)) s \
+                    A poll of \(calls.client.descriptor.name)'s token endpoint failed (\(failure)); polling again in \(Int(interval) << failures) s \
                     (RFC 8628 §3.5), \(Self.retriedFailures + 1 - failures) more time\(Self.retriedFailures + 1 - failures == 1 ? "" : "s") at most.
                     """)
                 continue
@@ -260,7 +269,7 @@ struct DevicePoller: Sendable {
     /// poll may well succeed: not a cancellation, and not an answer.
     private static func isTransient(_ error: any Error) -> Bool {
         if error is ServerTrouble { return true }
-        if case AuthKitError.network = error { return !Task.isCancelled }
+        if case AuthKitError.network = error { return true }
         return false
     }
 

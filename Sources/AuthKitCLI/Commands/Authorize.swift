@@ -78,15 +78,31 @@ struct Authorize: WorkspaceCommand {
     @Flag(help: "With --sandbox: let the sandbox's scripted browser answer its consent page.") var scriptedBrowser =
         false
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
-    var timeout: Int = 300
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Give up after this many seconds (default: 300; with the device grant, when its code expires).",
+            valueName: "seconds"))
+    var timeout: Int?
+
+    /// `--timeout`, else 300 s; for the device grant, whose code says how
+    /// long it lives (GitHub's 900 s, Google's 1,800), until it expires:
+    /// the polling ends then with `expired_token`, and this is the longest
+    /// wait it may have (RFC 8628 §3.2, §3.5), not a limit before it.
+    func seconds(for way: WayIn) -> Int {
+        timeout ?? (way == .device ? Self.longestDeviceWait : 300)
+    }
+
+    /// The device grant's wait without `--timeout`: past any code's life a
+    /// provider documents (Google's 30 minutes).
+    static let longestDeviceWait = 3600
 
     @Flag(help: "Print the credential as JSON on standard output (secrets included), and nothing else there.")
     var json = false
 
     func validate() throws {
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
-        try TimeoutOption.check(timeout)
+        if let timeout { try TimeoutOption.check(timeout) }
         try account.checkNewLabel()
         // An empty scope (`--scope ''`, an unset shell variable) would be sent
         // as a scope named ""; see ScopeToken for the rest.
@@ -257,19 +273,20 @@ struct Authorize: WorkspaceCommand {
         let status = StatusLine()
         let waiting = WaitState(
             waitingFor: way == .scriptedBrowser ? "the sandbox's scripted browser" : "you to approve in the browser")
-        let timedOutMessage = { @Sendable [timeout] in
+        let limit = seconds(for: way)
+        let timedOutMessage = { @Sendable [limit] in
             let refused =
                 waiting.lastRefusal.map { count, reason in
                     " \(count == 1 ? "A request" : "\(count) requests") to the redirect address \(count == 1 ? "was" : "were") refused, the last because: \(reason)"
                 } ?? ""
             return
-                "Timed out after \(timeout) s waiting for the sign-in to finish; nothing was stored.\(refused) Run it again, or raise --timeout."
+                "Timed out after \(limit) s waiting for the sign-in to finish; nothing was stored.\(refused) Run it again, or raise --timeout."
         }
         // The device grant ends at --timeout by cancelling its polling (below),
         // which sees a poll under way through; the process deadline is then
         // only a backstop, past the longest such poll.
         let pollDeadline = Int(RequestPolicy.tokenEndpoint.deadline.components.seconds)
-        Watchdog.start(seconds: way == .device ? timeout + pollDeadline + 5 : timeout, message: timedOutMessage)
+        Watchdog.start(seconds: way == .device ? limit + pollDeadline + 5 : limit, message: timedOutMessage)
         let credential: Credential
         switch way {
         case .device:
@@ -476,20 +493,25 @@ struct Authorize: WorkspaceCommand {
         // spent then; ending the process mid-poll lost them.
         let timedOut = LockedValue(false)
         let deadline = Task {
-            guard (try? await Task.sleep(for: .seconds(timeout))) != nil else { return }
+            guard (try? await Task.sleep(for: .seconds(seconds(for: .device)))) != nil else { return }
             timedOut.withLock { $0 = true }
             polling.cancel()
         }
         defer { deadline.cancel() }
         do {
-            credential = try await polling.value
+            var signedIn = try await polling.value
+            // Whose it is, as a browser sign-in asks (`token list` names it).
+            signedIn.account = await Self.account(of: signedIn, with: authenticator)
+            credential = signedIn
             try await Self.keep(credential, in: workspace.store)
             Interrupt.lowerShield(done: true)
         } catch AuthKitError.cancelled where timedOut.current {
             Interrupt.lowerShield(done: false)
             throw CLIError(timedOutMessage(), status: .timedOut)
         } catch {
-            Interrupt.lowerShield(done: false)
+            // With a signal pending, the error is said before the process
+            // ends by it (an access_denied, a store that could not be written).
+            Interrupt.lowerShield(done: false, failure: error)
             throw error
         }
         return credential
@@ -567,7 +589,7 @@ struct Authorize: WorkspaceCommand {
                 // The watchdog ends the wait at --timeout with the fuller message;
                 // the listener's own deadline is only a backstop.
                 browser: way == .scriptedBrowser ? scripted : noBrowser ? .none : .system,
-                timeout: .seconds(timeout + 5),
+                timeout: .seconds(seconds(for: way) + 5),
                 onEvent: { event in
                     if way == .scriptedBrowser, case .browserFailed(_, let reason) = event {
                         // No person is there to open the URL: waiting would only end at --timeout.
