@@ -62,6 +62,39 @@ import Testing
         #expect(
             TypedURL.badEscape(in: "https://x.example/%E3%81%82?q=%2Fa%2f") == nil
                 && TypedURL.badEscape(in: "https://x.example/?q=%G1") == "%G1")
+        // What Foundation would re-encode (`%` included: a%20b went as
+        // a%2520b), and dot segments libcurl would remove, are refused: the
+        // URL sent, and signed, is the one typed.
+        for typed in [
+            "https://x.example/x?q=a%20b&f=[1]", "https://x.example/caf\u{E9}", "https://x.example/a|b",
+            "https://api.x.com/1.1/./account/verify_credentials.json", "https://x.example/a/../b",
+            "https://x.example/a/.",
+        ] {
+            #expect(TypedURL.problem(typed) != nil, "\(typed)")
+        }
+        for typed in [
+            "https://x.example", "https://x.example/", "https://[::1]:8080/x?y=%5B1%5D#f", "https://X.Example/A.b/..c",
+            "https://api.x.com/1.1/statuses/update.json?status=Hello%20world&a=",
+        ] {
+            #expect(TypedURL.problem(typed) == nil, "\(typed): \(TypedURL.problem(typed) ?? "")")
+        }
+    }
+
+    /// RFC 5849 §3.5: an OAuth 1.0a request carries its protocol parameters
+    /// in the header alone; one in the URL or the form body too was signed
+    /// there as well and sent twice. Refused before anything is read or sent.
+    @Test func anOAuth1ProtocolParameterOutsideTheHeaderIsRefused() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        for arguments in [
+            ["request", "-p", "twitter", "https://api.x.com/1.1/account/verify_credentials.json?oauth_token=t"],
+            ["request", "-p", "twitter", "https://api.x.com/1.1/statuses/update.json", "-d", "status=a&oauth_nonce=n"],
+            ["token", "header", "-p", "twitter", "https://api.x.com/1.1/x.json?oauth_consumer_key=k"],
+        ] {
+            let result = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path])
+            #expect(
+                result.status == 64 && result.stderr.contains("RFC 5849 §3.5"), "\(arguments): \(result.stderr)")
+        }
     }
 
     /// curl's header forms: 'Name;' sends an empty value, 'Name:' sends none

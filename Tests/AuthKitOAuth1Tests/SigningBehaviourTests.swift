@@ -226,4 +226,20 @@ import Testing
             #expect(Data(SignedBytes(empty)).isEmpty)
         }
     }
+    /// Two token secrets Swift's `==` takes as one ("é" written as one
+    /// scalar and as "e" and an accent) make different keys (the key is the
+    /// bytes, RFC 5849 §3.4.2, §3.6): the second signature is not made with
+    /// the first one's cached key.
+    @Test func lookAlikeTokenSecretsSignWithTheirOwnKeys() throws {
+        let url = try #require(URL(string: "https://api.example/1/x"))
+        let parameters = [("oauth_consumer_key", "k"), ("oauth_nonce", "n"), ("oauth_timestamp", "1")]
+        let cached = OAuth1Signer(consumerKey: "k", consumerSecret: "s")
+        _ = try cached.signature(method: "GET", url: url, protocolParameters: parameters, tokenSecret: "\u{E9}")
+        let second = try cached.signature(
+            method: "GET", url: url, protocolParameters: parameters, tokenSecret: "e\u{301}")
+        let fresh = try OAuth1Signer(consumerKey: "k", consumerSecret: "s").signature(
+            method: "GET", url: url, protocolParameters: parameters, tokenSecret: "e\u{301}")
+        #expect(second == fresh)
+    }
+
 }

@@ -46,6 +46,21 @@
             }
         }
 
+        /// The path goes as given, dot segments included: libcurl removed
+        /// them, and an OAuth 1.0a signature is over the path given (RFC 5849
+        /// §3.4.1.2), so the server checked it against another.
+        @Test func thePathIsSentAsGiven() async throws {
+            try await withServer { server in
+                server.route("GET", "/a/./b/../c") { _ in .json("{}") }
+                let http = CurlHTTPClient(timeout: 10, workers: workers)
+                let url = try #require(URL(string: "\(server.baseURL)/a/./b/../c?x=1"))
+                let (head, body) = try await http.send(HTTPRequest(method: .get, url: url), body: nil)
+                for try await _ in body {}
+                #expect(head.status.code == 200)
+                #expect(server.requests.map(\.uri) == ["/a/./b/../c?x=1"])
+            }
+        }
+
         /// libcurl's limit on a stalled transfer (under a byte a second for the
         /// timeout) was reported as "no data for 30 s" of a server that was
         /// sending, slowly; one that sends nothing is told apart.

@@ -236,6 +236,10 @@
             let context = Unmanaged.passUnretained(self).toOpaque()
             let method = request.method.rawValue
             _ = authkit_curl_set_pointer(handle, CURLOPT_URL, url.absoluteString)
+            // The path as given: libcurl otherwise removes `.` and `..`
+            // segments, and an OAuth 1.0a signature is over the path given
+            // (RFC 5849 §3.4.1.2), as is whatever the caller meant.
+            _ = authkit_curl_set_long(handle, CURLOPT_PATH_AS_IS, 1)
             // http and https only, whatever the URL or a redirect says. Before
             // libcurl 7.85 the option is unknown: the older bitmask then.
             if authkit_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK {

@@ -314,6 +314,14 @@ struct Request: WorkspaceCommand {
             try workspace.checkAPIOrigin(target, providerID: account.provider, explicit: client.settings())
         }
         let (request, method) = try outgoing(to: target)
+        // RFC 5849 §3.5: the header carries the protocol parameters; one in
+        // the URL or the form body too would be sent (and signed) twice.
+        if (try? workspace.descriptor(account.provider))?.protocol == .oauth1 {
+            try Sign.checkNoProtocolParameter(
+                in: target.absoluteString,
+                body: request.head.headerFields[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true
+                    ? request.body : nil, withToken: true)
+        }
         let policy = RequestPolicy(
             redirects: location ? .follow(maximum: 10) : .deliver, maximumBodySize: maxSize,
             deadline: .seconds(timeout))

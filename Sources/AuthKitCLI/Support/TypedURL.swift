@@ -51,6 +51,22 @@ enum TypedURL {
         if let port, !port.isEmpty, !(UInt16(port).map { $0 > 0 } ?? false) {
             return "The URL's port \(DisplayText.sanitized(port, limit: 20)) is not a TCP port (1–65535)."
         }
+        // A character a URL carries only percent-encoded (`[`, `|`, `"`, a
+        // non-ASCII letter in the path or query): Foundation re-encodes the
+        // whole component, `%` included (`a%20b` went as `a%2520b`), so
+        // another URL than the one typed was sent, and signed.
+        if let parsed = URL(string: text), parsed.absoluteString != text {
+            return
+                "'\(DisplayText.sanitized(text, limit: 200))' has a character a URL carries only percent-encoded (such as [ ] | \" or a non-ASCII letter); encode it as it will be sent (é is %C3%A9, [ is %5B)."
+        }
+        // `.` and `..` segments: libcurl and browsers remove them before
+        // sending (RFC 3986 §5.2.4), so an OAuth 1.0a signature over the
+        // path as typed would not match the one sent.
+        let path = text.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" }.prefix { $0 != "?" && $0 != "#" }
+        if path.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }) {
+            return
+                "'\(DisplayText.sanitized(text, limit: 200))' has a . or .. path segment, which is removed before the request is sent (RFC 3986 §5.2.4); write the path as it is meant."
+        }
         return nil
     }
 

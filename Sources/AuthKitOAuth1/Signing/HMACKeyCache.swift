@@ -22,7 +22,9 @@ final class HMACKeyCache<State: Sendable>: @unchecked Sendable {
     /// The state for `tokenSecret`, made with `make` when it is not the cached one.
     func state(for tokenSecret: String, make: () -> State) -> State {
         lock.lock()
-        if let state, self.tokenSecret == tokenSecret {
+        // Byte for byte: `==` on String takes "é" and "e\u{301}" as one,
+        // and the key is made from the bytes (RFC 5849 §3.4.2, §3.6).
+        if let state, let cached = self.tokenSecret, cached.utf8.elementsEqual(tokenSecret.utf8) {
             lock.unlock()
             return state
         }

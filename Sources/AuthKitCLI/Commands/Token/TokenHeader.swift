@@ -59,6 +59,10 @@ struct TokenHeader: WorkspaceCommand {
             try workspace.checkAPIOrigin(given, providerID: account.provider, explicit: client.settings())
         }
         let body = try Request.signedForm(data)
+        // RFC 5849 §3.5: each protocol parameter in one place, the header.
+        if let url, (try? workspace.descriptor(account.provider))?.protocol == .oauth1 {
+            try Sign.checkNoProtocolParameter(in: url, body: body, withToken: true)
+        }
         let source = try await workspace.source(key, explicit: client.settings())
         // An origin with a placeholder: the stored credential's, before a refresh.
         if let given { try await source.checkAPIOrigin(of: given) }
