@@ -565,6 +565,20 @@ import Testing
         #expect(authorizationDictionary(postHeader)["oauth_signature"] == withBody)
         #expect(withBody != withoutBody)
 
+        // A body without a Content-Type goes as a form (URLSession says so
+        // when it sends it): the request says so, and its body is signed.
+        var untyped = URLRequest(url: URL(string: "https://api.example.com/1.1/statuses/update.json")!)
+        untyped.httpMethod = "POST"
+        untyped.httpBody = Data("status=Hello%20Ladies%20%2B%20Gentlemen".utf8)
+        untyped = try client.authorize(untyped, with: credential)
+        #expect(untyped.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded")
+        #expect(
+            authorizationDictionary(untyped.value(forHTTPHeaderField: "Authorization"))["oauth_signature"] == withBody)
+        var streamedUntyped = URLRequest(url: URL(string: "https://api.example.com/1.1/statuses/update.json")!)
+        streamedUntyped.httpMethod = "POST"
+        streamedUntyped.httpBodyStream = InputStream(data: Data("a=1".utf8))
+        #expect(throws: AuthKitError.self) { _ = try client.authorize(streamedUntyped, with: credential) }
+
         // A credential of another kind or provider is refused.
         let bearer = Credential(providerID: "test-oauth1", accessToken: "t")
         #expect(throws: AuthKitError.self) { _ = try client.authorize(get, with: bearer) }

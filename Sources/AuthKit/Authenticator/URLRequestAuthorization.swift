@@ -19,11 +19,23 @@
         ///
         /// For OAuth 1.0a, set the body (`httpBody`) first and change nothing
         /// afterwards: a form-encoded body is signed (§3.4.1.3.1), so it cannot be
-        /// a stream, which could be read only once.
+        /// a stream, which could be read only once. A body without a
+        /// `Content-Type` is a form to URLSession, which says so when it sends
+        /// it: the request returned says so too, and its body is signed.
         /// - Throws: ``AuthKitError/misuse(_:)`` for a request without a URL or an
         ///   OAuth 1.0a form body given as a stream, and as `authorize(_:body:with:)` does.
         public func authorize(_ request: URLRequest, with credential: Credential) throws -> URLRequest {
             guard let url = request.url else { throw AuthKitError.misuse(.unsignableRequest("it has no URL.")) }
+            var request = request
+            // URLSession sends a body without a Content-Type as a form
+            // (`application/x-www-form-urlencoded`, CFNetwork and
+            // FoundationNetworking alike): said here, so that OAuth 1.0a signs
+            // it as the server will read it (RFC 5849 §3.4.1.3.1).
+            if descriptor.protocol == .oauth1, request.value(forHTTPHeaderField: "Content-Type") == nil,
+                request.httpBody?.isEmpty == false || request.httpBodyStream != nil
+            {
+                request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            }
             let contentType = request.value(forHTTPHeaderField: "Content-Type")
             if request.httpBodyStream != nil, descriptor.protocol == .oauth1,
                 FormURLEncoding.isFormContentType(contentType)
