@@ -533,6 +533,12 @@ import Testing
         // Shown as "WDJBMJHT" or "WDJB MJHT", and typed so it does not match.
         (#""user_code":"WDJB\u200bMJHT""#, "one of them a control or invisible character"),
         (#""user_code":"WDJB\u00a0MJHT""#, "one of them a control or invisible character"),
+        // 21 letters with a combining accent each: 21 Characters, 42 scalars,
+        // shown cut at 40 (the display counts scalars) and so not typeable.
+        (
+            #""user_code":"\#(String(repeating: "e\u{301}", count: 21))""#,
+            "its user_code (42 characters) is not a code a person can type: at most 40"
+        ),
     ])
     func aUserCodeNoOneCouldTypeIsRefused(member: String, expected: String) async throws {
         try await withServer { server in

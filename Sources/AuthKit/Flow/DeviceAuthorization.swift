@@ -132,11 +132,14 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
             [.control, .format].contains(scalar.properties.generalCategory)
                 || (scalar.properties.isWhitespace && scalar != " ")
         }
-        guard userCode.count <= Self.longestUserCode, !userCode.unicodeScalars.contains(where: untypeable) else {
+        // Counted as it is shown (cut at this many scalars): a code of
+        // decomposed letters fit as Characters and was shown cut.
+        let length = userCode.unicodeScalars.count
+        guard length <= Self.longestUserCode, !userCode.unicodeScalars.contains(where: untypeable) else {
             throw refused(
                 .invalidField("user_code"),
                 """
-                its user_code (\(userCode.count) characters\(userCode.count > Self.longestUserCode ? "" : ", one of them a control or invisible character")) \
+                its user_code (\(length) characters\(length > Self.longestUserCode ? "" : ", one of them a control or invisible character")) \
                 is not a code a person can type: at most \(Self.longestUserCode) characters, none of them a control or invisible character (RFC 8628 §6.1)
                 """)
         }
