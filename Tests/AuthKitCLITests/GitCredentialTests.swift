@@ -223,6 +223,29 @@ import Testing
         #expect(listed.stdout.contains("https://git.elsewhere.example (user x-access-token)"), "\(listed)")
     }
 
+    /// A DPoP-bound credential is refused before anything is refreshed: git
+    /// sends the token as a password, without the proof the token needs
+    /// (RFC 9449 §7.1), and a refresh would rotate its refresh token for nothing.
+    @Test func aDPoPBoundCredentialIsRefusedBeforeARefresh() async throws {
+        let server = TestHTTPServer()
+        server.route("POST", "/token") { _ in .json(#"{"access_token":"x","token_type":"DPoP","expires_in":60}"#) }
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        var bound = Credential(
+            providerID: "gitbox", accessToken: "bound-token", tokenType: "DPoP", refreshToken: "bound-refresh",
+            expiresAt: Date(timeIntervalSinceNow: -60))
+        bound.proofKey = ProofKey()
+        try await FileCredentialStore(environment: environment).save(bound)
+        let asked = try await ChildProcess.run(
+            CLIProcess.binary.path, ["token", "git-credential", "--provider", "gitbox", "get"],
+            environment: environment, input: "protocol=https\nhost=git.example.test\n\n")
+        #expect(asked.exit.status == 64 && asked.standardError.contains("DPoP-bound"), "\(asked)")
+        #expect(!asked.standardOutput.contains("bound-token") && asked.standardOutput.isEmpty)
+        #expect(server.requests(to: "/token").isEmpty, "refreshed before the refusal")
+    }
+
     /// A credential granted none of the scopes git needs is given (the host
     /// decides), with a warning naming the sign-in that would do.
     @Test(.enabled(if: hasGit))
