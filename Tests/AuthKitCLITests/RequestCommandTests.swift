@@ -90,6 +90,11 @@ import Testing
             ["request", "-p", "twitter", "https://api.x.com/1.1/account/verify_credentials.json?oauth_token=t"],
             ["request", "-p", "twitter", "https://api.x.com/1.1/statuses/update.json", "-d", "status=a&oauth_nonce=n"],
             ["token", "header", "-p", "twitter", "https://api.x.com/1.1/x.json?oauth_consumer_key=k"],
+            // A form body however its type is written: the signer reads it so.
+            [
+                "request", "-p", "twitter", "https://api.x.com/1.1/statuses/update.json", "-d", "oauth_token=t",
+                "-H", "Content-Type: Application/X-WWW-Form-Urlencoded; charset=utf-8",
+            ],
         ] {
             let result = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path])
             #expect(

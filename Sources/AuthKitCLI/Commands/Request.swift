@@ -319,7 +319,8 @@ struct Request: WorkspaceCommand {
         if (try? workspace.descriptor(account.provider))?.protocol == .oauth1 {
             try Sign.checkNoProtocolParameter(
                 in: target.absoluteString,
-                body: request.head.headerFields[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true
+                // A form body as the signer reads one (RFC 5849 §3.4.1.3.1).
+                body: FormURLEncoding.isFormContentType(request.head.headerFields[.contentType])
                     ? request.body : nil, withToken: true)
         }
         let policy = RequestPolicy(

@@ -20,6 +20,13 @@ enum ShellWord {
         return "'" + shown.replacing("'", with: #"'\''"#) + "'"
     }
 
+    /// `text` in single quotes, whole and as it is: for a command a shell
+    /// will run (git's `!` helper, through `sh -c`), not for a message,
+    /// where ``quoted(_:)`` shortens and makes control characters visible.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacing("'", with: #"'\''"#) + "'"
+    }
+
     /// What a POSIX shell reads specially outside quotes.
     private static let special = Set("\\'\"`$&|;<>()*?[]#~!{}".unicodeScalars)
 

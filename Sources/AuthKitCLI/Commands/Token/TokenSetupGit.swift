@@ -123,14 +123,14 @@ struct TokenSetupGit: WorkspaceCommand {
         var words = [String]()
         for name in ["AUTHKIT_HOME", "AUTHKIT_STORE", "AUTHKIT_BUNDLED_PROVIDERS"] {
             if let value = workspace.environment[name], !value.isEmpty {
-                words.append(name + "=" + Self.shellQuoted(value))
+                words.append(name + "=" + ShellWord.literal(value))
             }
         }
-        words.append(Self.shellQuoted(try Self.ownExecutable(environment: workspace.environment)))
+        words.append(ShellWord.literal(try Self.ownExecutable(environment: workspace.environment)))
         words += ["token", "git-credential"]
-        words += global.providerDirectoryURLs.map { "--providers-dir=" + Self.shellQuoted($0.path) }
-        words.append("--provider=" + Self.shellQuoted(providerID))
-        if let label = account.label { words.append("--label=" + Self.shellQuoted(label)) }
+        words += global.providerDirectoryURLs.map { "--providers-dir=" + ShellWord.literal($0.path) }
+        words.append("--provider=" + ShellWord.literal(providerID))
+        if let label = account.label { words.append("--label=" + ShellWord.literal(label)) }
         return words.joined(separator: " ")
     }
 
@@ -199,10 +199,5 @@ struct TokenSetupGit: WorkspaceCommand {
         guard let pointer = realpath(path, nil) else { return nil }
         defer { free(pointer) }
         return String(cString: pointer)
-    }
-
-    /// `text` in single quotes for git's `sh -c`, whatever it holds.
-    static func shellQuoted(_ text: String) -> String {
-        "'" + text.replacing("'", with: #"'\''"#) + "'"
     }
 }
