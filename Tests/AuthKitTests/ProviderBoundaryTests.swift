@@ -363,6 +363,53 @@ import Testing
             }
         }
     }
+
+    /// Token exchange (RFC 8693) and introspection (RFC 7662) of a stored
+    /// credential send its access token: held to the origins that issued it,
+    /// as a refresh is, so an edited descriptor cannot collect it with
+    /// `authkit token exchange` or `token status`.
+    @Test func exchangeAndIntrospectionOfAStoredTokenRefuseAnotherOrigin() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at","token_type":"Bearer","refresh_token":"rt","expires_in":3600}"#)
+            }
+            let original = testDescriptor(
+                id: "moving", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                token: .init(url: "\(server.baseURL)/token"))
+            let client = try OAuth2Client(
+                descriptor: original, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let credential = try await client.exchange(
+                code: "c",
+                pending: await client.startAuthorization(redirectURI: URL(string: "http://127.0.0.1:1/cb")).pending
+            )
+            let elsewhere = TestHTTPServer()
+            try await elsewhere.start()
+            defer { Task { await elsewhere.stop() } }
+            elsewhere.route("POST", "/token") { _ in .json(#"{"access_token":"x","token_type":"Bearer"}"#) }
+            elsewhere.route("POST", "/introspect") { _ in .json(#"{"active":true}"#) }
+            var moved = testDescriptor(
+                id: "moving", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/a"),
+                token: .init(url: "\(elsewhere.baseURL)/token"))
+            moved.introspectionURL = "\(elsewhere.baseURL)/introspect"
+            let movedClient = try OAuth2Client(
+                descriptor: moved, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let refused = AuthKitError.signInRequired(
+                credential.key, reason: .endpointChanged(origin: elsewhere.baseURL))
+            await #expect(throws: refused) { _ = try await movedClient.exchangeToken(credential, audience: ["x"]) }
+            await #expect(throws: refused) { _ = try await movedClient.introspect(credential) }
+            #expect(elsewhere.requests.isEmpty)
+            // Where it was issued, both go.
+            server.route("POST", "/introspect") { _ in .json(#"{"active":true,"sub":"u1"}"#) }
+            var same = original
+            same.introspectionURL = "\(server.baseURL)/introspect"
+            let sameClient = try OAuth2Client(
+                descriptor: same, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            #expect(try await sameClient.introspect(credential).subject == "u1")
+            let exchanged = try await sameClient.exchangeToken(credential, audience: ["x"])
+            #expect(exchanged.accessToken == "at")
+            #expect(server.requests.last?.bodyText.contains("subject_token=at") == true)
+        }
+    }
 }
 
 /// PKCE S256 is on unless a descriptor says "none", and a client without a

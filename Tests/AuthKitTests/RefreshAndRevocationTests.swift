@@ -253,6 +253,86 @@ import Testing
         }
     }
 
+    /// A refresh whose caller is cancelled once the request is out (a view
+    /// that went away, a request handler's timeout) is seen through and
+    /// saved: the provider may already have rotated the refresh token, and
+    /// only the answer holds the new one (RFC 9700 §4.14.2).
+    @Test func aRefreshBegunIsSavedWhenItsCallerIsCancelled() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                Thread.sleep(forTimeInterval: 0.5)
+                return .json(
+                    #"{"access_token":"renewed","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
+            let store = InMemoryCredentialStore([expired])
+            let source = CredentialSource(authenticator: client, store: store, key: expired.key)
+            let caller = Task { try await source.current(at: fixedNow) }
+            let deadline = Date().addingTimeInterval(60)
+            while server.requests(to: "/token").isEmpty && Date() < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try #require(!server.requests(to: "/token").isEmpty, "the refresh request never reached the token endpoint")
+            caller.cancel()
+            _ = await caller.result
+            let stored = try #require(await store.credential(for: expired.key))
+            #expect(stored.refreshToken == "refresh-2" && stored.accessToken == "renewed")
+        }
+    }
+
+    /// A sign-in whose answer brought no refresh token (Google's, after the
+    /// first consent) keeps the stored one, only where it is the same
+    /// account's and nothing else differs.
+    @Test func aSignInWithoutARefreshTokenKeepsTheSameAccountsOne() async throws {
+        let google = Identity(issuer: "https://accounts.google.com", subject: "1001")
+        func credential(
+            refresh: String?, identity: Identity? = google, account: String? = nil, origins: [String]? = ["https://t"]
+        ) -> Credential {
+            var credential = Credential(
+                providerID: "google", label: "me", accessToken: refresh == nil ? "second" : "first",
+                refreshToken: refresh, expiresAt: fixedNow.addingTimeInterval(3600), obtainedAt: fixedNow)
+            credential.identity = identity
+            credential.account = account
+            credential.endpointOrigins = origins
+            return credential
+        }
+        func saved(after first: Credential, _ second: Credential) async throws -> String? {
+            let store = InMemoryCredentialStore([first])
+            try await store.saveSignIn(second)
+            let stored = try #require(await store.credential(for: second.key))
+            #expect(stored.accessToken == "second")
+            return stored.refreshToken
+        }
+        #expect(try await saved(after: credential(refresh: "r1"), credential(refresh: nil)) == "r1")
+        #expect(
+            try await saved(
+                after: credential(refresh: "r1", identity: nil, account: "octocat"),
+                credential(refresh: nil, identity: nil, account: "octocat")) == "r1")
+        // Another user, or nobody known: not kept.
+        #expect(
+            try await saved(
+                after: credential(refresh: "r1"),
+                credential(refresh: nil, identity: Identity(issuer: google.issuer, subject: "1002"))) == nil)
+        #expect(
+            try await saved(
+                after: credential(refresh: "r1", identity: nil), credential(refresh: nil, identity: nil)) == nil)
+        // "K" and "K" (U+212A) are one string to Swift's ==, two subjects to a provider.
+        #expect(
+            try await saved(
+                after: credential(refresh: "r1", identity: Identity(issuer: google.issuer, subject: "K")),
+                credential(refresh: nil, identity: Identity(issuer: google.issuer, subject: "\u{212A}"))) == nil)
+        // Other endpoints: the old refresh token would go where it was not issued.
+        #expect(
+            try await saved(after: credential(refresh: "r1"), credential(refresh: nil, origins: ["https://other"]))
+                == nil)
+        // Bound to a DPoP key the new sign-in does not hold.
+        var bound = credential(refresh: "r1")
+        bound.proofKey = ProofKey()
+        #expect(try await saved(after: bound, credential(refresh: nil)) == nil)
+    }
+
     /// A refresh answer's members replace the earlier ones of the same
     /// name; members it does not repeat (an account id the sign-in
     /// brought) are kept.
@@ -320,9 +400,10 @@ import Testing
             let renewed = try await source.current(at: fixedNow.addingTimeInterval(3590))
             #expect(renewed.accessToken == "fresh")
             #expect(await store.credential(for: valid.key) == renewed)
-            // A caller's margin replaces the descriptor's.
-            let eager = CredentialSource(authenticator: client, store: store, key: valid.key, refreshMargin: 7200)
-            #expect(eager.policy.mustRefresh(renewed, at: fixedNow))
+            // A caller's margin replaces the descriptor's (up to half the token's lifetime).
+            let eager = CredentialSource(authenticator: client, store: store, key: valid.key, refreshMargin: 1700)
+            #expect(eager.policy.mustRefresh(renewed, at: fixedNow.addingTimeInterval(1950)))
+            #expect(!source.policy.mustRefresh(renewed, at: fixedNow.addingTimeInterval(1950)))
         }
     }
 
@@ -591,6 +672,24 @@ struct CommitFailingStore: CredentialStore {
     /// session timeout, which the client is not told. Such a token was used
     /// until refused; its descriptor now has it refreshed once 15 minutes
     /// old (`assumedLifetimeSeconds`), when it has a refresh token to do so.
+    /// A token issued for less than the margin (`expires_in` 30 against 60)
+    /// is not "about to expire" from the moment it arrives: the margin is at
+    /// most half its lifetime, or every use refreshed it again.
+    @Test func aShortLivedTokenIsNotRefreshedAtEveryUse() {
+        func token(lifetime: TimeInterval) -> Credential {
+            Credential(
+                providerID: "p", accessToken: "t", refreshToken: "r", expiresAt: fixedNow.addingTimeInterval(lifetime),
+                obtainedAt: fixedNow)
+        }
+        let policy = RefreshPolicy()
+        #expect(!policy.mustRefresh(token(lifetime: 30), at: fixedNow))
+        #expect(!policy.mustRefresh(token(lifetime: 30), at: fixedNow.addingTimeInterval(14)))
+        #expect(policy.mustRefresh(token(lifetime: 30), at: fixedNow.addingTimeInterval(16)))
+        // A long-lived token keeps the whole margin.
+        #expect(!policy.mustRefresh(token(lifetime: 3600), at: fixedNow.addingTimeInterval(3539)))
+        #expect(policy.mustRefresh(token(lifetime: 3600), at: fixedNow.addingTimeInterval(3541)))
+    }
+
     @Test func salesforceTokensWithoutAnExpiryAreRefreshedAtTheAssumedLifetime() async throws {
         let policy = try bundledDescriptor("salesforce").refreshPolicy
         #expect(policy.assumedLifetime == 900)

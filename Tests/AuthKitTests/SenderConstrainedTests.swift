@@ -419,6 +419,80 @@ import Testing
         }
     }
 
+    /// A token endpoint that takes JSON (`token.encoding: json`) gets a
+    /// parameter given more than once (RFC 8693's `audience`) as an array,
+    /// not only its last value; an answer that echoes the actor token shows
+    /// it masked.
+    @Test func repeatedParametersInJSONAreArraysAndTheActorTokenIsMasked() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"error":"invalid_request","error_description":"actor actor-secret-token-0123456789 refused"}"#,
+                    status: 400)
+            }
+            var json = try descriptor(server)
+            json.token?.encoding = .json
+            let client = try OAuth2Client(
+                descriptor: json, settings: ClientSettings(clientID: "svc", clientSecret: "s"))
+            await #expect {
+                _ = try await client.exchangeToken(
+                    "upstream-token", audience: ["https://a.example", "https://b.example"],
+                    actorToken: ("actor-secret-token-0123456789", OAuth2Client.accessTokenType))
+            } throws: { error in
+                guard case AuthKitError.providerError = error else { return false }
+                return !"\(error)".contains("actor-secret-token-0123456789")
+            }
+            let body = try #require(server.requests(to: "/token").first).body
+            let object = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+            #expect(object["audience"] as? [String] == ["https://a.example", "https://b.example"])
+            #expect(object["subject_token"] as? String == "upstream-token")
+        }
+    }
+
+    /// The token endpoint and the resource share an origin, each with its
+    /// own nonce (RFC 9449 §8, §9): after a 401 `invalid_token` and a
+    /// refresh (which kept the token endpoint's nonce), the resource's
+    /// `use_dpop_nonce` is answered once more, and the request succeeds.
+    @Test func aResourceNonceIsAnsweredAgainAfterARefresh() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { request in
+                let nonce = (try? parts(request.header("DPoP") ?? "").claims["nonce"] as? String) ?? nil
+                guard nonce == "as-nonce" else {
+                    return .json(#"{"error":"use_dpop_nonce"}"#, status: 400, headers: [("DPoP-Nonce", "as-nonce")])
+                }
+                let access = request.bodyText.contains("grant_type=refresh_token") ? "at2" : "at1"
+                return .json(
+                    #"{"access_token":"\#(access)","token_type":"DPoP","refresh_token":"rt","expires_in":3600}"#,
+                    headers: [("DPoP-Nonce", "as-nonce")])
+            }
+            server.route("GET", "/api") { request in
+                let nonce = (try? parts(request.header("DPoP") ?? "").claims["nonce"] as? String) ?? nil
+                func refuse(_ code: String) -> StubResponse {
+                    .json(
+                        "{}", status: 401,
+                        headers: [("WWW-Authenticate", #"DPoP error="\#(code)""#), ("DPoP-Nonce", "rs-nonce")])
+                }
+                guard request.header("Authorization") == "DPoP at2" else { return refuse("invalid_token") }
+                return nonce == "rs-nonce" ? .json(#"{"ok":true}"#) : refuse("use_dpop_nonce")
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true),
+                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+            let (_, pending) = try await client.startAuthorization()
+            let credential = try await client.exchange(code: "c0", pending: pending)
+            let store = InMemoryCredentialStore([credential])
+            let source = CredentialSource(authenticator: client, store: store, key: credential.key)
+            let (response, _) = try await source.send(
+                HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/api")!))
+            #expect(response.status == .ok)
+            #expect(
+                server.requests(to: "/api").map { $0.header("Authorization") ?? "" } == [
+                    "DPoP at1", "DPoP at2", "DPoP at2",
+                ])
+            #expect(try await store.credential(for: credential.key)?.accessToken == "at2")
+        }
+    }
+
     @Test func introspectionReadsActiveAndRefusesAnAnswerWithout() async throws {
         try await withServer { server in
             let answers = Recorder<String>()

@@ -192,6 +192,10 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         return "Credential(" + parts.joined(separator: ", ") + ")"
     }
 
+    /// Whether it can be renewed without the user: with its refresh token,
+    /// or by asking again for a client credentials grant (RFC 6749 §4.4.3).
+    package var isRenewable: Bool { refreshToken != nil || grantType == "client_credentials" }
+
     /// Whether the token is a Bearer token, the only type AuthKit sends
     /// (RFC 6750); RFC 6749 §5.1 makes `token_type` case-insensitive.
     /// Compared byte by byte, ASCII letters folded: it is asked on every
@@ -200,10 +204,6 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// no other byte maps onto a lowercase letter.)
     /// The two spellings nearly every provider uses are one comparison of
     /// small strings each, before any byte is looked at.
-    /// Whether it can be renewed without the user: with its refresh token,
-    /// or by asking again for a client credentials grant (RFC 6749 §4.4.3).
-    package var isRenewable: Bool { refreshToken != nil || grantType == "client_credentials" }
-
     package var isBearer: Bool {
         tokenType == "Bearer" || tokenType == "bearer"
             || tokenType.utf8.count == 6 && zip(tokenType.utf8, "bearer".utf8).allSatisfy { $0 | 0x20 == $1 }
@@ -214,6 +214,43 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
     /// to is at hand.
     package var isDPoP: Bool {
         proofKey != nil && tokenType.lowercased() == "dpop"
+    }
+
+    /// This sign-in's credential, with `earlier`'s refresh token when the
+    /// provider's answer brought none and `earlier` is the same grant holder's.
+    ///
+    /// Google issues a refresh token only at the first consent (a second
+    /// sign-in without `prompt=consent` gets an access token alone), while
+    /// the first refresh token stays valid: saved as it came, the second
+    /// sign-in dropped it, and an hour later the user had to sign in again.
+    /// Kept only where nothing could differ: the same account (the same
+    /// verified issuer and subject, compared byte for byte, or with no ID
+    /// token the same who-am-I answer), the same endpoints (a refresh token
+    /// goes only where it was issued), neither bound to a DPoP key (a
+    /// refresh token bound to the earlier key is useless with the new one,
+    /// RFC 9449 §5), and not known to have expired.
+    package func keepingRefreshToken(of earlier: Credential?, at now: Date = Date()) -> Credential {
+        guard refreshToken == nil, let earlier, let token = earlier.refreshToken, kind == .oauth2,
+            earlier.kind == .oauth2, earlier.key == key, earlier.endpointOrigins == endpointOrigins,
+            earlier.proofKey == nil, proofKey == nil, earlier.grantType == nil, grantType == nil,
+            earlier.refreshTokenExpiresAt.map({ $0 > now }) ?? true, isSameAccount(as: earlier)
+        else { return self }
+        var credential = self
+        credential.refreshToken = token
+        credential.refreshTokenExpiresAt = earlier.refreshTokenExpiresAt
+        return credential
+    }
+
+    private func isSameAccount(as other: Credential) -> Bool {
+        switch (identity, other.identity) {
+        case (let mine?, let theirs?):
+            return ExactText.same(mine.issuer, theirs.issuer) && ExactText.same(mine.subject, theirs.subject)
+        case (nil, nil):
+            guard let account, let theirs = other.account else { return false }
+            return ExactText.same(account, theirs)
+        default:
+            return false
+        }
     }
 
     /// Shows at most the last four characters of a secret, and only when it is

@@ -67,7 +67,7 @@ public struct CredentialSource: Sendable {
             return try await refresh(ifStill: { policy.isDue($0, at: now) })
         } catch {
             // Refreshing ahead of time failed, but the token still works: use it.
-            if !policy.mustRefresh(stored, at: now), !(error is CancellationError) { return stored }
+            if !policy.mustRefresh(stored, at: now), !AuthKitError.isCancellation(error) { return stored }
             throw error
         }
     }
@@ -105,10 +105,19 @@ public struct CredentialSource: Sendable {
                     throw AuthKitError.signInRequired(key, reason: .noCredential)
                 }
                 guard needed(latest) else { return latest }
-                let refreshed = try await authenticator.refresh(latest)
-                renewed.withLock { $0 = true }
-                try await store.save(refreshed)
-                return refreshed
+                // Seen through once begun, even when the caller is cancelled
+                // meanwhile (a view that went away, a request handler's
+                // timeout): the provider may already have answered with a
+                // rotated refresh token (RFC 9700 §4.14.2), which only this
+                // save keeps. A task of its own does not inherit the
+                // caller's cancellation; it keeps its task-local values (the
+                // store's lock). Waiting for the lock stays cancellable.
+                return try await Task {
+                    let refreshed = try await authenticator.refresh(latest)
+                    renewed.withLock { $0 = true }
+                    try await store.save(refreshed)
+                    return refreshed
+                }.value
             }
         } catch AuthKitError.store(let path, let reason) where renewed.current {
             // The provider has answered: a rotating refresh token (RFC 9700
@@ -230,19 +239,7 @@ public struct CredentialSource: Sendable {
         try await checkAPIOrigin(of: request.target.url)
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
-        var opened = try await open(request, with: credential, until: end, policy: policy)
-        // RFC 9449 §9: a resource server that wants a nonce in the proof
-        // answers 401 `use_dpop_nonce` with one; the request is sent once
-        // more with it, and only once (a server that names a fresh nonce at
-        // every answer gets its 401 returned, not a loop).
-        if credential.proofKey != nil, opened.status == 401, opened.url.origin == request.target.origin,
-            BearerChallenge(fields: opened.headers[values: .wwwAuthenticate], scheme: "dpop")?.error
-                == "use_dpop_nonce",
-            opened.headers[DPoPProof.nonceHeaderName] != nil
-        {
-            opened.body.cancel()
-            opened = try await open(request, with: credential, until: end, policy: policy)
-        }
+        var opened = try await openGivingNonce(request, with: credential, until: end, policy: policy)
         if opened.status == 401, opened.url.origin == request.target.origin,
             BearerChallenge(
                 fields: opened.headers[values: .wwwAuthenticate], scheme: credential.proofKey != nil ? "dpop" : "bearer"
@@ -254,11 +251,11 @@ public struct CredentialSource: Sendable {
             do {
                 // Another task or process may have renewed it already: then that one is used.
                 renewed = try await refresh(ifStill: { $0.accessToken == credential.accessToken })
-            } catch is CancellationError {
+            } catch let error where AuthKitError.isCancellation(error) {
                 // The 401's body is let go too: a transfer whose reader is
                 // neither read nor cancelled holds its worker thread.
                 opened.body.cancel()
-                throw CancellationError()
+                throw error
             } catch {
                 // The 401 is the answer; why the refresh failed (it timed out,
                 // the grant was refused) is said beside it, or the caller
@@ -269,7 +266,10 @@ public struct CredentialSource: Sendable {
             }
             if let renewed, renewed.accessToken != credential.accessToken {
                 opened.body.cancel()
-                opened = try await open(request, with: renewed, until: end, policy: policy)
+                // With its own nonce retry: where the token endpoint shares
+                // the resource's origin, the refresh kept the token
+                // endpoint's nonce (RFC 9449 §8) in place of the resource's (§9).
+                opened = try await openGivingNonce(request, with: renewed, until: end, policy: policy)
             }
         }
         return (
@@ -303,6 +303,25 @@ public struct CredentialSource: Sendable {
         throw AuthKitError.outsideProviderAPI(
             url: url.origin, providerID: descriptor.id,
             origins: descriptor.apiOrigins.shown(for: stored, placeholders: values))
+    }
+
+    /// ``open(_:with:until:policy:)``, and once more when a resource server
+    /// asks for a nonce. RFC 9449 §9: one that wants a nonce in the proof
+    /// answers 401 `use_dpop_nonce` with one; the request is sent once more
+    /// with it, and only once (a server that names a fresh nonce at every
+    /// answer gets its 401 returned, not a loop).
+    private func openGivingNonce(
+        _ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,
+        policy: RequestPolicy
+    ) async throws -> OpenedResponse {
+        let opened = try await open(request, with: credential, until: end, policy: policy)
+        guard credential.proofKey != nil, opened.status == 401, opened.url.origin == request.target.origin,
+            BearerChallenge(fields: opened.headers[values: .wwwAuthenticate], scheme: "dpop")?.error
+                == "use_dpop_nonce",
+            opened.headers[DPoPProof.nonceHeaderName] != nil
+        else { return opened }
+        opened.body.cancel()
+        return try await open(request, with: credential, until: end, policy: policy)
     }
 
     private func open(

@@ -42,7 +42,18 @@ public struct RefreshPolicy: Sendable, Hashable {
 
     /// The token is about to expire (or has): it must be refreshed before use.
     public func mustRefresh(_ credential: Credential, at now: Date = Date()) -> Bool {
-        credential.isExpired(at: now, margin: margin)
+        credential.isExpired(at: now, margin: margin(for: credential))
+    }
+
+    /// ``margin``, but at most half the token's lifetime: a token issued for
+    /// less than the margin (`expires_in` 30 against 60) was otherwise about
+    /// to expire from the moment it arrived, so every use refreshed it again
+    /// (rotating the refresh token each time), and a failed refresh refused
+    /// a token that still worked.
+    func margin(for credential: Credential) -> TimeInterval {
+        guard let expiresAt = credential.expiresAt else { return margin }
+        let lifetime = expiresAt.timeIntervalSince(credential.obtainedAt)
+        return lifetime > 0 ? min(margin, lifetime / 2) : margin
     }
 
     /// Refreshing now is due: it must, or it is inside the refresh-ahead

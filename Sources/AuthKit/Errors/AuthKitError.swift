@@ -249,6 +249,15 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension AuthKitError {
+    /// Whether `error` is a cancellation, Swift's or AuthKit's: the
+    /// transports throw ``cancelled`` for a cancelled task, and code that
+    /// lets a cancelled caller go must recognise both.
+    package static func isCancellation(_ error: any Error) -> Bool {
+        if error is CancellationError { return true }
+        if case AuthKitError.cancelled = error { return true }
+        return false
+    }
+
     /// What went wrong, without the closing advice that ``description``
     /// words in the library's terms: a front end adds its own (the command
     /// line names the command that signs in, or its flags). The same as

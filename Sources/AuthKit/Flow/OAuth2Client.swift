@@ -424,12 +424,35 @@ public struct OAuth2Client: Authenticator {
         resources: [String] = [], scopes: [String] = [], actorToken: (token: String, type: String)? = nil,
         requestedTokenType: String? = nil, label: String? = nil
     ) async throws -> Credential {
+        try await exchangeToken(
+            subjectToken, subjectTokenType: subjectTokenType, audience: audience, resources: resources, scopes: scopes,
+            actorToken: actorToken, requestedTokenType: requestedTokenType, label: label, stored: nil)
+    }
+
+    /// ``exchangeToken(_:subjectTokenType:audience:resources:scopes:actorToken:requestedTokenType:label:)``
+    /// with a stored credential's access token as the subject: sent, like a
+    /// refresh, only to a token endpoint at an origin that issued it (a
+    /// descriptor changed since, or another `{tenant}`, is refused with
+    /// ``AuthKitError/SignInReason/endpointChanged(origin:)``).
+    package func exchangeToken(
+        _ subject: Credential, audience: [String] = [], resources: [String] = [], scopes: [String] = [],
+        label: String? = nil
+    ) async throws -> Credential {
+        try await exchangeToken(
+            subject.accessToken, subjectTokenType: Self.accessTokenType, audience: audience, resources: resources,
+            scopes: scopes, actorToken: nil, requestedTokenType: nil, label: label, stored: subject)
+    }
+
+    private func exchangeToken(
+        _ subjectToken: String, subjectTokenType: String, audience: [String], resources: [String], scopes: [String],
+        actorToken: (token: String, type: String)?, requestedTokenType: String?, label: String?, stored: Credential?
+    ) async throws -> Credential {
         var parameters = audience.map { ("audience", $0) } + resources.map { ("resource", $0) }
         if let actorToken { parameters += [("actor_token", actorToken.token), ("actor_token_type", actorToken.type)] }
         if let requestedTokenType { parameters.append(("requested_token_type", requestedTokenType)) }
         return try await calls.exchangeToken(
             subjectToken: subjectToken, subjectTokenType: subjectTokenType, parameters: parameters,
-            scopes: try Self.checkScopes(scopes), label: label)
+            scopes: try Self.checkScopes(scopes), label: label, stored: stored)
     }
 
     /// Asks the authorization server whether `token` is active, and what it
@@ -443,6 +466,15 @@ public struct OAuth2Client: Authenticator {
             throw AuthKitError.notSupported(providerID: descriptor.id, .introspection)
         }
         return try await calls.introspect(token, hint: hint, at: url)
+    }
+
+    /// ``introspect(_:hint:)`` of a stored credential's access token: sent,
+    /// like a refresh, only to an origin that issued it.
+    package func introspect(_ credential: Credential) async throws -> TokenIntrospection {
+        guard let url = client.introspectionURL else {
+            throw AuthKitError.notSupported(providerID: descriptor.id, .introspection)
+        }
+        return try await calls.introspect(credential.accessToken, hint: "access_token", at: url, stored: credential)
     }
 
     /// A token for the client itself (RFC 6749 §4.4, the client credentials

@@ -38,7 +38,7 @@ final class RefreshCoordinator: @unchecked Sendable {
             }
             guard leads else {
                 let result = await wait(for: flight)
-                if case .failure(let error) = result, Self.isCancellation(error), !Task.isCancelled { continue }
+                if case .failure(let error) = result, AuthKitError.isCancellation(error), !Task.isCancelled { continue }
                 return try result.get()
             }
             let result: Result<Credential, any Error>
@@ -63,12 +63,6 @@ final class RefreshCoordinator: @unchecked Sendable {
             }
             if let ready { continuation.resume(returning: ready) }
         }
-    }
-
-    private static func isCancellation(_ error: any Error) -> Bool {
-        if error is CancellationError { return true }
-        if case AuthKitError.cancelled = error { return true }
-        return false
     }
 
     /// One refresh's outcome and the callers waiting for it (under `lock`).

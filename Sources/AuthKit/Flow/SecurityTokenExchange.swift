@@ -3,9 +3,12 @@ extension TokenEndpointCalls {
     /// audience or with fewer rights, at the token endpoint, the client
     /// authenticating as usual. The answer is a credential like a sign-in's;
     /// `issued_token_type` stays in its raw fields.
+    /// - Parameter stored: the stored credential `subjectToken` is from, if
+    ///   it is one: it is then sent only to an origin that issued it, as a
+    ///   refresh is (``checkOrigin(of:for:)``).
     func exchangeToken(
         subjectToken: String, subjectTokenType: String, parameters extra: [(String, String)], scopes: [String],
-        label: String?
+        label: String?, stored: Credential? = nil
     ) async throws -> Credential {
         var parameters = [
             ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"), ("subject_token", subjectToken),
@@ -13,10 +16,13 @@ extension TokenEndpointCalls {
         ]
         if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: descriptor.scopes.separator))) }
         parameters += extra
+        // The actor token is as secret as the subject token: masked where an
+        // answer echoes it.
+        let secrets = [subjectToken] + extra.filter { $0.0 == "actor_token" }.map(\.1)
         let credential = try await callTokenEndpoint(
-            parameters, secrets: [subjectToken], step: .securityTokenExchange, previous: nil, requestedScopes: scopes,
-            label: label, proofKey: descriptor.dpop == .on ? ProofKey() : nil)
-        try requireBearer(credential, step: .securityTokenExchange, secrets: [subjectToken, clientSecret ?? ""])
+            parameters, secrets: secrets, step: .securityTokenExchange, previous: nil, requestedScopes: scopes,
+            label: label, proofKey: descriptor.dpop == .on ? ProofKey() : nil, sending: stored)
+        try requireBearer(credential, step: .securityTokenExchange, secrets: secrets + [clientSecret ?? ""])
         return credential
     }
 }

@@ -406,7 +406,7 @@ final class TokenEndpointCalls: Sendable {
 
     func callTokenEndpoint(
         _ parameters: [(String, String)], secrets: [String], step: FlowStep, previous: Credential?,
-        requestedScopes: [String], label: String?, proofKey: ProofKey?
+        requestedScopes: [String], label: String?, proofKey: ProofKey?, sending stored: Credential? = nil
     ) async throws -> Credential {
         let authentication = try effective(token.clientAuthentication)
         let parser = TokenResponseParser(
@@ -420,7 +420,8 @@ final class TokenEndpointCalls: Sendable {
                 headers: self.token.headers, clientAuthentication: authentication,
                 credential: previous, variables: self.variables(for: previous))
             request.secrets += secrets
-            if let previous { try self.checkOrigin(of: request, for: previous) }
+            // A stored credential's token goes only where it was issued.
+            if let issued = previous ?? stored { try self.checkOrigin(of: request, for: issued) }
             return request
         }
         let fields = try parse(response, with: parser, mapping: token.response, previous: previous)
@@ -582,8 +583,12 @@ final class TokenEndpointCalls: Sendable {
             request.body = FormURLEncoding.encodedBody(parameters)
         case .json:
             request.head.headerFields.append(HTTPField(name: .contentType, value: "application/json"))
-            var object = [String: String]()
-            for (name, value) in parameters { object[name] = value }
+            // A name given more than once (RFC 8693's `audience` and
+            // `resource`) becomes an array of its values: a JSON object
+            // keeps one value per member.
+            var values = [String: [String]]()
+            for (name, value) in parameters { values[name, default: []].append(value) }
+            let object = values.mapValues { $0.count == 1 ? JSONValue.string($0[0]) : .array($0.map { .string($0) }) }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             request.body = try encoder.encode(object)

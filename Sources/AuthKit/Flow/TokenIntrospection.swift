@@ -54,7 +54,11 @@ public struct TokenIntrospection: Sendable, Hashable {
 extension TokenEndpointCalls {
     /// RFC 7662 §2.1: asks the introspection endpoint about `token`, the
     /// client authenticating as at the token endpoint.
-    func introspect(_ token: String, hint: String?, at url: String) async throws -> TokenIntrospection {
+    /// - Parameter stored: the stored credential `token` is from, if it is
+    ///   one: it is then sent only to an origin that issued it, as a refresh is.
+    func introspect(_ token: String, hint: String?, at url: String, stored: Credential? = nil) async throws
+        -> TokenIntrospection
+    {
         let parameters = [("token", token)] + (hint.map { [("token_type_hint", $0)] } ?? [])
         let authentication = try effective(self.token.clientAuthentication)
         let display = shown(descriptor.introspectionURL ?? url)
@@ -63,6 +67,7 @@ extension TokenEndpointCalls {
                 method: .post, url: url, displayURL: display, encoding: .form, parameters: parameters, headers: [:],
                 clientAuthentication: authentication, credential: nil, variables: self.variables(for: nil))
             request.secrets.append(token)
+            if let stored { try self.checkOrigin(of: request, for: stored) }
             return request
         }
         let parser = TokenResponseParser(mapping: self.token.response, successStatus: [200], step: .introspection)

@@ -54,8 +54,16 @@ extension CredentialStore {
     /// - Parameter lockTimeout: the longest wait for such a refresh; longer
     ///   than ``CredentialSource/lockTimeout``, as a sign-in the user has
     ///   just completed is worth waiting for.
+    ///
+    /// A sign-in whose answer brought no refresh token keeps the one stored
+    /// for the same account (Google issues one only at the first consent);
+    /// see `Credential.keepingRefreshToken(of:at:)` for when.
     public func saveSignIn(_ credential: Credential, lockTimeout: Duration) async throws {
         try await withRefreshLock(for: credential.key, timeout: lockTimeout) {
+            var credential = credential
+            if credential.refreshToken == nil {
+                credential = credential.keepingRefreshToken(of: try? await self.credential(for: credential.key))
+            }
             try await save(credential)
         }
     }

@@ -65,7 +65,7 @@ struct TokenExchange: WorkspaceCommand {
         }
         let subject = try await source.current()
         let exchanged = try await oauth2.exchangeToken(
-            subject.accessToken, audience: audience, resources: resource, scopes: scope, label: newLabel)
+            subject, audience: audience, resources: resource, scopes: scope, label: newLabel)
         // Under the account's lock, as a sign-in or an import is saved; a
         // credential already stored under --as is replaced, and said so.
         let previous = try await workspace.store.credential(for: exchanged.key)

@@ -103,7 +103,7 @@ struct TokenStatus: WorkspaceCommand {
             return .account(info.claims["email"]?.scalarText ?? info.subject)
         }
         if client.descriptor.introspectionURL != nil {
-            let answer = try await client.introspect(credential.accessToken, hint: "access_token")
+            let answer = try await client.introspect(credential)
             guard answer.isActive else { return .inactive }
             return .account(answer.username ?? answer.subject ?? answer.clientID ?? "(active)")
         }
