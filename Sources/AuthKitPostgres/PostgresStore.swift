@@ -247,15 +247,35 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// around ``save(_:)``) checked the database with a `SELECT 1`, held the
     /// lock's transaction on one pooled connection and saved on a second:
     /// three round trips and two connections for each web sign-in.
+    ///
+    /// A credential that came without a refresh token keeps the stored one's
+    /// where it is the same account's (Google issues one only at the first
+    /// consent), read in the same transaction: one more statement, only then.
     public func saveSignIn(_ credential: Credential, lockTimeout: Duration) async throws {
         let key = credential.key
-        let (keyID, sealed) = try seal(credential, binding: Self.binding(key))
-        try await withLocalLock(of: key, timeout: lockTimeout) { [client, logger] left in
+        let binding = Self.binding(key)
+        let (keyID, sealed) = try seal(credential, binding: binding)
+        try await withLocalLock(of: key, timeout: lockTimeout) { [self, client, logger] left in
             try await mapped(lockOf: key, timeout: lockTimeout) {
                 // The statements' own deadline, beyond the lock's wait.
                 try await withOperationTimeout(extra: left) {
                     try await Self.lockedTransaction(of: key, waiting: left, client: client, logger: logger) {
-                        try await $0.run(try Self.upsert(key, keyID: keyID, sealed: sealed), logger: logger)
+                        connection in
+                        var (keyID, sealed) = (keyID, sealed)
+                        if credential.refreshToken == nil {
+                            let rows = try await connection.query(
+                                """
+                                SELECT key_id, sealed FROM authkit_credentials
+                                WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
+                                """, logger: logger)
+                            var earlier: Credential?
+                            for try await (storedKeyID, stored) in rows.decode((String, Data).self) {
+                                earlier = try? self.open(Credential.self, stored, keyID: storedKeyID, binding: binding)
+                            }
+                            let kept = credential.keepingRefreshToken(of: earlier)
+                            if kept.refreshToken != nil { (keyID, sealed) = try self.seal(kept, binding: binding) }
+                        }
+                        try await connection.run(try Self.upsert(key, keyID: keyID, sealed: sealed), logger: logger)
                     }
                 }
             }
@@ -288,7 +308,16 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         let milliseconds =
             "\(Int(waiting.components.seconds) * 1000 + Int(waiting.components.attoseconds / 1_000_000_000_000_000))ms"
         return try await client.withTransaction(logger: logger) { connection in
-            try await connection.run("SELECT set_config('lock_timeout', \(milliseconds), true)", logger: logger)
+            // A holder that vanished without closing its connection (power
+            // lost, a partition) would otherwise keep the lock until TCP
+            // keepalive gives up, two hours by default: the server ends a
+            // transaction left idle longer than any refresh takes (a token
+            // endpoint call is cut at 30 s, with one DPoP nonce retry at most).
+            try await connection.run(
+                """
+                SELECT set_config('lock_timeout', \(milliseconds), true),
+                    set_config('idle_in_transaction_session_timeout', '120s', true)
+                """, logger: logger)
             try await connection.run("SELECT pg_advisory_xact_lock(\(lockNumber(for: key)))", logger: logger)
             return try await body(connection)
         }
@@ -325,8 +354,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             let rows = try await query(
                 "DELETE FROM authkit_sign_in_attempts WHERE id = \(id) RETURNING key_id, sealed")
             for try await (keyID, sealed) in rows.decode((String, Data).self) {
-                let attempt = try open(
-                    SignInAttempt.self, sealed, keyID: keyID, binding: "authkit_sign_in_attempts\u{0}" + id)
+                guard
+                    let attempt = try opened(
+                        SignInAttempt.self, sealed, keyID: keyID, binding: "authkit_sign_in_attempts\u{0}" + id)
+                else { return nil }
                 return attempt.expiresAt > now ? attempt : nil
             }
             return nil
@@ -352,7 +383,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             let rows = try await query(
                 "SELECT key_id, sealed FROM authkit_sessions WHERE id = \(id)")
             for try await (keyID, sealed) in rows.decode((String, Data).self) {
-                let session = try open(WebSession.self, sealed, keyID: keyID, binding: "authkit_sessions\u{0}" + id)
+                guard
+                    let session = try opened(
+                        WebSession.self, sealed, keyID: keyID, binding: "authkit_sessions\u{0}" + id)
+                else { return nil }
                 return session.expiresAt > now ? session : nil
             }
             return nil
@@ -381,6 +415,27 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
 
     private func seal(_ value: some Encodable, binding: String) throws -> (keyID: String, sealed: Data) {
         try encryption.seal(try JSONEncoder().encode(value), binding: binding)
+    }
+
+    /// A session or a sign-in attempt, or `nil` (with a warning) for one
+    /// that does not open: sealed with a key no longer configured (the keys
+    /// rotated sooner than sessions last), or altered. Such a row signs
+    /// nobody in; answered as an error, it made every request of that
+    /// browser fail until the row expired, sign-out included. It is left
+    /// in place (it goes when it expires): a deployment that lost a key by
+    /// mistake gets its sessions back with the key. Credentials are not
+    /// read this way: a credential that does not open is an error to see.
+    private func opened<Value: Decodable>(_ type: Value.Type, _ sealed: Data, keyID: String, binding: String) throws
+        -> Value?
+    {
+        do {
+            return try open(type, sealed, keyID: keyID, binding: binding)
+        } catch AuthKitError.store(_, let reason) where reason.kind == .invalidContents {
+            logger.warning(
+                "A \(type == WebSession.self ? "session" : "sign-in attempt") in \(display) does not open (\(reason.detail)); taken as absent."
+            )
+            return nil
+        }
     }
 
     private func open<Value: Decodable>(_ type: Value.Type, _ sealed: Data, keyID: String, binding: String) throws
@@ -448,23 +503,40 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     }
 
     /// `body`, or an error once ``operationTimeout`` has passed.
+    ///
+    /// At the deadline the caller is answered at once and `body` is let go
+    /// (cancelled, to end when its statement does): PostgresNIO's statements
+    /// do not stop when cancelled, and a task group waits for every child,
+    /// so a database that stopped answering without closing its connections
+    /// (a partition, a failover that moved its address) held the caller
+    /// until TCP gave up, a quarter of an hour.
     private func withOperationTimeout<Result: Sendable>(
         extra: Duration = .zero, _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
         let timeout = operationTimeout + extra
         let display = self.display
-        return try await withThrowingTaskGroup(of: Result.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw AuthKitError.store(
-                    path: display,
-                    reason: .init(
-                        .inaccessible,
-                        "the database did not answer within \(timeout); is it running? Retry when it is back"))
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
+        let outcome = FirstOutcome<Result>()
+        let work = Task {
+            do { outcome.settle(with: .success(try await body())) } catch { outcome.settle(with: .failure(error)) }
+        }
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            outcome.settle(
+                with: .failure(
+                    AuthKitError.store(
+                        path: display,
+                        reason: .init(
+                            .inaccessible,
+                            "the database did not answer within \(timeout); is it running? Retry when it is back"))))
+        }
+        defer {
+            work.cancel()
+            timer.cancel()
+        }
+        return try await withTaskCancellationHandler {
+            try await outcome.value
+        } onCancel: {
+            outcome.settle(with: .failure(CancellationError()))
         }
     }
 
@@ -491,5 +563,38 @@ extension PostgresClient {
 extension PostgresConnection {
     func run(_ query: PostgresQuery, logger: Logger) async throws {
         for try await _ in try await self.query(query, logger: logger) {}
+    }
+}
+
+/// The first of several outcomes, handed to whoever awaits it: the others
+/// are dropped. Awaited once.
+final class FirstOutcome<Value: Sendable>: Sendable {
+    private let state = LockedValue<
+        (result: Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)
+    >(
+        (nil, nil))
+
+    /// Keeps `result` unless one came first; resumes the waiter.
+    func settle(with result: Result<Value, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    var value: Value {
+        get async throws {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready = state.withLock { state -> Result<Value, any Error>? in
+                    if let result = state.result { return result }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        }
     }
 }

@@ -37,7 +37,7 @@ public final class WebSignIn: Sendable {
         public var sessionLifetime: Duration
         /// The session cookie's name. Where cookies are `Secure` (every site
         /// but plain-http loopback), ``WebSignIn`` puts `__Host-` before a
-        /// name that has neither it nor `__Secure-`; see ``WebSignIn/configuration``.
+        /// name that lacks it (in place of `__Secure-`); see ``WebSignIn/configuration``.
         public var sessionCookie: String
         /// The cookie that binds a started sign-in to its browser; named as ``sessionCookie`` is.
         public var bindingCookie: String
@@ -105,8 +105,12 @@ public final class WebSignIn: Sendable {
         return !["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
     }
 
+    /// `__Host-` before the name, in place of a `__Secure-` it had:
+    /// `__Secure-` still lets a sibling subdomain set the cookie (with
+    /// `Domain=` the parent, and a longer `Path`, so that it is sent first).
     static func hostPrefixed(_ name: String) -> String {
-        name.hasPrefix("__Host-") || name.hasPrefix("__Secure-") ? name : "__Host-" + name
+        if name.hasPrefix("__Host-") { return name }
+        return "__Host-" + (name.hasPrefix("__Secure-") ? String(name.dropFirst("__Secure-".count)) : name)
     }
 
     /// `PUBLIC_URL/auth/{provider}/callback`: what the provider's app registration lists.
@@ -194,6 +198,9 @@ public final class WebSignIn: Sendable {
             // Otherwise the provider's own "who am I", asked with the token it just issued.
             let (subject, name, _) = try await client.whoAmI(credential)
             user = SignedInUser(providerID: providerID, subject: subject, issuer: nil, displayName: name)
+            // Whose it is, as an ID token would say: a later sign-in of the
+            // same user that brings no refresh token keeps this one's.
+            credential.account = subject
         } else {
             throw WebSignInError.noIdentity(providerID: providerID)
         }
@@ -264,8 +271,13 @@ public final class WebSignIn: Sendable {
         guard let csrfToken, ConstantTime.equals(csrfToken, session.csrfToken) else {
             throw WebSignInError.csrfRefused
         }
-        if let origin, origin != Self.origin(of: configuration.publicURL) { throw WebSignInError.csrfRefused }
-        try await sessions.remove(id: Self.digest(cookie))
+        if let origin, !ExactText.same(origin, Self.origin(of: configuration.publicURL)) {
+            throw WebSignInError.csrfRefused
+        }
+        // This browser's session ends last: should ending the others, or the
+        // credential, fail (a database away, a refresh holding the lock),
+        // the user is still signed in here and can sign out again, rather
+        // than told "not signed in" with the rest still standing.
         var endSession: EndSessionRequest?
         if let client = clients[session.user.providerID],
             let credential = try? await credentials.credential(for: session.user.credentialKey)
@@ -284,6 +296,7 @@ public final class WebSignIn: Sendable {
             }
             if !revoked { _ = try await CredentialSource.remove(session.user.credentialKey, from: credentials) }
         }
+        try await sessions.remove(id: Self.digest(cookie))
         return SignedOut(
             cookies: [WebCookie(name: configuration.sessionCookie, value: "", maxAge: 0, secure: secureCookies)],
             endSession: endSession)

@@ -384,4 +384,93 @@ struct PostgresStoreTests {
             #expect(back?.accessToken == "secret-access-token")
         }
     }
+
+    /// A database that stops answering without closing its connections (a
+    /// partition, a frozen host: here its backend is stopped with SIGSTOP)
+    /// is reported within the store's operation timeout, not when TCP gives
+    /// up; the store works again once it answers.
+    @Test func aSilentDatabaseIsReportedWithinTheTimeout() async throws {
+        try await Self.withStore(schema: "silent", maximumConnections: 1) { stores in
+            let store = PostgresStore(
+                client: stores[0].client, encryption: Self.encryption, display: "postgresql://test/silent",
+                operationTimeout: .seconds(1))
+            try await store.save(Self.credential("s"))
+            var backend: Int32?
+            for try await pid in try await store.client.query("SELECT pg_backend_pid()").decode(Int32.self) {
+                backend = pid
+            }
+            let pid = try #require(backend)
+            #expect(kill(pid, SIGSTOP) == 0)
+            // Whatever happens below, the backend goes on in 8 s.
+            let resume = Task {
+                try? await Task.sleep(for: .seconds(8))
+                kill(pid, SIGCONT)
+            }
+            let started = ContinuousClock.now
+            await #expect {
+                _ = try await store.credential(for: CredentialKey(providerID: "qiita", label: "s"))
+            } throws: { error in
+                guard case .store(let path, let reason)? = error as? AuthKitError else { return false }
+                return path == "postgresql://test/silent" && reason.kind == .inaccessible
+                    && reason.detail.contains("did not answer within")
+            }
+            #expect(ContinuousClock.now - started < .seconds(4))
+            kill(pid, SIGCONT)
+            resume.cancel()
+            var back: Credential?
+            for _ in 0..<40 where back == nil {
+                back = try? await store.credential(for: CredentialKey(providerID: "qiita", label: "s"))
+                if back == nil { try await Task.sleep(for: .milliseconds(250)) }
+            }
+            #expect(back?.accessToken == "secret-access-token")
+        }
+    }
+
+    /// A sign-in whose answer brought no refresh token (Google's second
+    /// consent) keeps the stored one of the same account, in the sign-in's
+    /// own transaction; another account's is never taken.
+    @Test func aSignInWithoutARefreshTokenKeepsTheAccountsOne() async throws {
+        try await Self.withStore(schema: "keep_refresh") { stores in
+            let store = stores[0]
+            var first = Self.credential("u")
+            first.identity = Identity(issuer: "https://accounts.google.com", subject: "1001")
+            try await store.saveSignIn(first, lockTimeout: .seconds(5))
+            var again = Self.credential("u", access: "second-access")
+            again.refreshToken = nil
+            again.identity = first.identity
+            try await store.saveSignIn(again, lockTimeout: .seconds(5))
+            let kept = try #require(try await store.credential(for: first.key))
+            #expect(kept.accessToken == "second-access" && kept.refreshToken == "secret-refresh")
+            // Another subject under the same key: nothing of the earlier one's.
+            var other = Self.credential("u", access: "third-access")
+            other.refreshToken = nil
+            other.identity = Identity(issuer: "https://accounts.google.com", subject: "2002")
+            try await store.saveSignIn(other, lockTimeout: .seconds(5))
+            let replaced = try #require(try await store.credential(for: first.key))
+            #expect(replaced.accessToken == "third-access" && replaced.refreshToken == nil)
+        }
+    }
+
+    /// A session or sign-in attempt sealed with a key this instance was not
+    /// given (the keys rotated sooner than sessions last) signs nobody in:
+    /// it reads as absent, not as an error at every request of that browser.
+    /// A credential that does not open is still an error.
+    @Test func aSessionSealedWithAnUnknownKeyIsAbsent() async throws {
+        try await Self.withStore(schema: "lost_key") { stores in
+            let user = SignedInUser(providerID: "google", subject: "1", issuer: nil, displayName: nil)
+            try await stores[0].insert(
+                WebSession(
+                    user: user, csrfToken: "csrf", createdAt: Date(), expiresAt: Date(timeIntervalSinceNow: 600)),
+                id: "s1")
+            try await stores[0].save(Self.credential("c"))
+            let rotated = PostgresStore(
+                client: stores[0].client,
+                encryption: try TokenEncryption(keys: [("k2", SymmetricKey(size: .bits256))]), display: "test")
+            #expect(try await rotated.session(id: "s1", now: Date()) == nil)
+            #expect(try await stores[0].session(id: "s1", now: Date())?.csrfToken == "csrf")
+            await #expect(throws: AuthKitError.self) {
+                _ = try await rotated.credential(for: CredentialKey(providerID: "qiita", label: "c"))
+            }
+        }
+    }
 }

@@ -269,6 +269,66 @@ import Testing
         #expect(WebSignIn.origin(of: URL(string: "https://app.example:8443/base")!) == "https://app.example:8443")
     }
 
+    /// A configured `__Secure-` name becomes a `__Host-` one: `__Secure-`
+    /// still lets a sibling subdomain plant the cookie for a longer path.
+    @Test func aSecurePrefixedCookieNameBecomesHostPrefixed() throws {
+        #expect(WebSignIn.hostPrefixed("__Secure-sid") == "__Host-sid")
+        #expect(WebSignIn.hostPrefixed("__Host-sid") == "__Host-sid")
+        #expect(WebSignIn.hostPrefixed("sid") == "__Host-sid")
+        let web = WebSignIn(
+            configuration: .init(publicURL: URL(string: "https://app.example")!, sessionCookie: "__Secure-sid"),
+            clients: [], credentials: InMemoryCredentialStore(), attempts: InMemorySignInAttemptStore(),
+            sessions: InMemorySessionStore())
+        #expect(web.configuration.sessionCookie == "__Host-sid")
+    }
+
+    /// Sessions whose sign-out everywhere fails once (the database away for
+    /// a moment): the browser's own session is still there, so the user can
+    /// sign out again, and the second time everything ends.
+    actor SessionsFailingOnce: SessionStore {
+        let inner = InMemorySessionStore()
+        var failed = false
+        func insert(_ session: WebSession, id: String) async throws { try await inner.insert(session, id: id) }
+        func session(id: String, now: Date) async throws -> WebSession? { try await inner.session(id: id, now: now) }
+        func remove(id: String) async throws { try await inner.remove(id: id) }
+        func removeAll(of user: SignedInUser) async throws {
+            if !failed {
+                failed = true
+                throw AuthKitError.store(path: "test", reason: .inaccessible("the database is away"))
+            }
+            try await inner.removeAll(of: user)
+        }
+    }
+
+    @Test func aSignOutThatFailedCanBeTriedAgain() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        let (app, _) = try Self.app(
+            sandbox, stores: (InMemorySignInAttemptStore(), SessionsFailingOnce(), InMemoryCredentialStore()))
+        try await app.test(.router) { client in
+            let first = try await Self.signIn(client, sandbox)
+            let second = try await Self.signIn(client, sandbox)
+            func signOut() async throws -> HTTPResponse.Status {
+                try await client.execute(
+                    uri: "/auth/logout", method: .post,
+                    headers: [
+                        .cookie: "authkit_session=\(first.session)", .contentType: "application/x-www-form-urlencoded",
+                    ], body: ByteBuffer(string: "csrf=\(first.csrf)")
+                ).status
+            }
+            func me(_ session: String) async throws -> HTTPResponse.Status {
+                try await client.execute(uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(session)"])
+                    .status
+            }
+            #expect(try await signOut().code >= 500)
+            #expect(try await me(first.session) == .ok, "the session this browser signs out with ended first")
+            let again = try await signOut()
+            #expect(again == .found || again == .ok, "\(again)")
+            #expect(try await me(first.session) == .unauthorized)
+            #expect(try await me(second.session) == .unauthorized)
+        }
+    }
+
     /// A provider whose ID token fails a check: no session, a 502 page that says why.
     @Test func aRefusedIDTokenMakesNoSession() async throws {
         let google = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "google")
