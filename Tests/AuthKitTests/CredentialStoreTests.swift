@@ -131,6 +131,61 @@ import Testing
         }
     }
 
+    /// Every directory above the store is held to the rule too (OpenSSH's
+    /// for `authorized_keys`): whoever can rename entries in one could put
+    /// another tree, with their own credentials, in the store's place.
+    /// Sticky directories such as /tmp stay usable.
+    @Test func aStoreUnderADirectoryOthersCanRenameInIsRefused() async throws {
+        let home = try temporaryHome().appendingPathComponent("inner")
+        let outer = home.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: outer.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        try await store.save(credential("qiita", token: "mine"))
+        chmod(outer.path, 0o777)
+        await #expect {
+            _ = try await store.allCredentials()
+        } throws: { error in
+            guard case AuthKitError.store(_, let reason) = error else { return false }
+            return reason.kind == .writableByOthers
+                && reason.detail.hasPrefix("every user can write to its directory \(outer.path) (mode 0777)")
+        }
+        chmod(outer.path, 0o1777)
+        #expect(try await store.allCredentials().map(\.accessToken) == ["mine"])
+        chmod(outer.path, 0o755)
+        if geteuid() == 0 {
+            #expect(chown(outer.path, 4242, gid_t.max) == 0)
+            await #expect {
+                _ = try await store.allCredentials()
+            } throws: { error in
+                "\(error)".contains("is in \(outer.path), which belongs to another user (uid 4242)")
+            }
+            #expect(chown(outer.path, 0, 0) == 0)
+        }
+    }
+
+    /// The owner and mode checked are those of the file that was opened
+    /// (its descriptor's status), not of whatever the path names when the
+    /// check runs: a directory another user can rename entries in could
+    /// otherwise show the check one file and the read another.
+    @Test(.enabled(if: geteuid() == 0, "chown needs root"))
+    func theFileCheckedIsTheFileRead() throws {
+        let folder = TemporaryDirectory.url("authkit-opened")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let mine = folder.appendingPathComponent("mine.json")
+        let theirs = folder.appendingPathComponent("theirs.json")
+        try Data("{}".utf8).write(to: mine)
+        try Data("{}".utf8).write(to: theirs)
+        chmod(folder.path, 0o700)
+        #expect(chown(theirs.path, 4242, gid_t.max) == 0)
+        var opened = stat()
+        #expect(stat(theirs.path, &opened) == 0)
+        #expect(FileSystem.foreignWriteProblem(at: mine.path) == nil)
+        #expect(
+            FileSystem.foreignWriteProblem(at: mine.path, opened: opened)?.hasPrefix(
+                "belongs to another user (uid 4242)") == true)
+    }
+
     @Test func saveLoadReplaceRemove() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }

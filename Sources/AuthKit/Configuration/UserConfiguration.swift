@@ -5,6 +5,13 @@ import Logging
 #else
     import Foundation
 #endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `$AUTHKIT_HOME/config.json`: the user's client settings per provider, and
 /// where the command line keeps credentials (`store`: `file`, the default, or
@@ -52,17 +59,20 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
     private static func contents(home: URL) throws -> Data? {
         let url = home.appendingPathComponent("config.json")
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        // Its placeholders choose hosts, so it is refused as a foreign
-        // descriptor is (``FileSystem/foreignWriteProblem(at:)``).
-        if let problem = FileSystem.foreignWriteProblem(at: url.path) {
-            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: problem)])
-        }
+        let read: (data: Data, info: stat)
         do {
-            return try FileSystem.contents(
+            read = try FileSystem.contentsAndStatus(
                 of: url.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)
         } catch {
             throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: error.description)])
         }
+        // Its placeholders choose hosts, so it is refused as a foreign
+        // descriptor is (``FileSystem/foreignWriteProblem(at:)``): the file
+        // that was read, by its descriptor's status.
+        if let problem = FileSystem.foreignWriteProblem(at: url.path, opened: read.info) {
+            throw AuthKitError.invalidFile([FileIssue(file: url.path, field: "", problem: problem)])
+        }
+        return read.data
     }
 
     /// Loads `config.json` from `home`; a missing file is an empty configuration.

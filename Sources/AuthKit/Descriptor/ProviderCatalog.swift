@@ -160,15 +160,17 @@ public struct ProviderCatalog: Sendable {
                 && !file.lastPathComponent.hasPrefix(".")
             {
                 let stem = file.deletingPathExtension().lastPathComponent
-                if refusingForeignFiles, let problem = FileSystem.foreignWriteProblem(at: file.path) {
-                    add(
-                        stem, file.path,
-                        .failure(FileIssueBox(issue: FileIssue(file: file.path, field: "", problem: problem))))
-                    continue
-                }
                 do {
-                    let data = try FileSystem.contents(
+                    let (data, info) = try FileSystem.contentsAndStatus(
                         of: file.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)
+                    // The file read, by its descriptor's status: not what the
+                    // path names a moment after a check.
+                    if refusingForeignFiles, let problem = FileSystem.foreignWriteProblem(at: file.path, opened: info) {
+                        add(
+                            stem, file.path,
+                            .failure(FileIssueBox(issue: FileIssue(file: file.path, field: "", problem: problem))))
+                        continue
+                    }
                     add(stem, file.path, .success(data))
                 } catch {
                     add(

@@ -71,15 +71,29 @@
     ///
     /// `harm` completes "who could make it …": what a writer could do with
     /// this file (the credential store passes its own).
+    /// - Parameters:
+    ///   - opened: the status of the file as read (`fstat` of the descriptor
+    ///     its bytes came from). Given, the file's owner and mode are that
+    ///     file's, not whatever `path` names a moment later: a directory
+    ///     another user can rename entries in could otherwise show one file
+    ///     to the check and another to the read.
+    ///   - ancestors: also hold every directory above the file's to the rule
+    ///     (owned by this user or root, writable by no one else unless
+    ///     sticky), as OpenSSH does for `authorized_keys`: whoever can rename
+    ///     a directory on the way could put another tree in its place.
     package static func foreignWriteProblem(
         at path: String, harm: String = "send your sign-ins elsewhere",
-        allowingSticky: Bool = true
+        allowingSticky: Bool = true, opened: stat? = nil, ancestors: Bool = false
     ) -> String? {
         func directory(of path: String) -> String {
             path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         }
         var file = stat()
-        guard stat(path, &file) == 0 else { return nil } // unreadable: reading it reports why
+        if let opened {
+            file = opened
+        } else {
+            guard stat(path, &file) == 0 else { return nil } // unreadable: reading it reports why
+        }
         // A device, a pipe or a directory is refused by the read, which says
         // what it is; "Run: chmod go-w" would be wrong advice for one (through
         // a link named like a provider file, it would change /dev/zero).
@@ -99,6 +113,18 @@
                 let problem = problem(
                     info, folder, isDirectory: true, harm: harm, refusal: "it is not read",
                     allowingSticky: allowingSticky)
+            {
+                return problem
+            }
+        }
+        guard ancestors, let resolved = realpath(directories.last!, nil) else { return nil }
+        var folder = String(cString: resolved)
+        free(resolved)
+        while folder != "/" {
+            folder = directory(of: folder)
+            var info = stat()
+            if stat(folder, &info) == 0,
+                let problem = problem(info, folder, isDirectory: true, harm: harm, refusal: "it is not read")
             {
                 return problem
             }
@@ -299,6 +325,16 @@
     package static func contentsAndMode(of path: String, accepting: Readable, limit: Int) throws(ReadFailure) -> (
         data: Data, mode: Int
     ) {
+        let (data, info) = try contentsAndStatus(of: path, accepting: accepting, limit: limit)
+        return (data, Int(info.st_mode & 0o7777))
+    }
+
+    /// ``contents(of:accepting:limit:)``, with the status (`fstat`) of the
+    /// descriptor the bytes were read from: what a check of the file's owner
+    /// and mode must look at (``foreignWriteProblem(at:harm:allowingSticky:opened:ancestors:)``).
+    package static func contentsAndStatus(of path: String, accepting: Readable, limit: Int) throws(ReadFailure) -> (
+        data: Data, info: stat
+    ) {
         // O_NONBLOCK: opening a named pipe must not wait for its writer
         // before its type can be checked.
         var fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
@@ -347,7 +383,7 @@
         }
         // A file that grew after fstat, or a pipe, is held to the limit too.
         do {
-            return (try readToEnd(fd, limit: limit, waitingInPoll: waitsInPoll), Int(info.st_mode & 0o7777))
+            return (try readToEnd(fd, limit: limit, waitingInPoll: waitsInPoll), info)
         } catch let failure as ReadFailure {
             throw failure
         } catch {

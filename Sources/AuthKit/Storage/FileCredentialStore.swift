@@ -301,7 +301,11 @@ public struct FileCredentialStore: CredentialStore {
         }
         defer { close(fd) }
         var info = stat()
-        if fstat(fd, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+        guard fstat(fd, &info) == 0 else {
+            throw AuthKitError.store(
+                path: path, reason: .init(.inaccessible, "cannot be read (\(String(cString: strerror(errno))))."))
+        }
+        if info.st_mode & S_IFMT != S_IFREG {
             throw AuthKitError.store(
                 path: path,
                 reason: .init(
@@ -309,7 +313,11 @@ public struct FileCredentialStore: CredentialStore {
                     "is \(FileSystem.kind(info.st_mode & S_IFMT)), not a regular file; AuthKit keeps credentials only in a file. Move it aside; the next sign-in creates the file."
                 ))
         }
-        if let problem = FileSystem.foreignWriteProblem(at: path, harm: Self.plantedHarm, allowingSticky: false) {
+        // The owner and mode of the file opened, not of what the path names
+        // by now; and every directory above it.
+        if let problem = FileSystem.foreignWriteProblem(
+            at: path, harm: Self.plantedHarm, allowingSticky: false, opened: info, ancestors: true)
+        {
             throw AuthKitError.store(path: path, reason: .init(.writableByOthers, problem))
         }
         // Read whole: a 1 GB file took a gigabyte of memory before it was

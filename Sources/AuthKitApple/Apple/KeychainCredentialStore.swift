@@ -65,20 +65,27 @@
         }
 
         public func allCredentials() async throws -> [Credential] {
+            var credentials = [Credential]()
+            // The accounts first, then each item's data (see `readAll`).
+            for key in try keys() {
+                guard let credential = try await credential(for: key) else { continue }
+                credentials.append(credential)
+            }
+            return credentials.sorted { ($0.providerID, $0.label ?? "") < ($1.providerID, $1.label ?? "") }
+        }
+
+        /// The accounts stored, from the items' attributes alone: one item
+        /// whose data does not decode does not hide the others (`authkit
+        /// token list`, `token move` read each as they go).
+        package func keys() throws -> [CredentialKey] {
             var result: CFTypeRef?
             let status = SecItemCopyMatching(Self.dictionary(layout.readAll()), &result)
             if status == KeychainStatus.itemNotFound { return [] }
             try check(status)
             let items = result as? [[String: Any]] ?? []
-            var credentials = [Credential]()
-            // The accounts first, then each item's data (see `readAll`).
-            for item in items {
-                guard let account = item[kSecAttrAccount as String] as? String,
-                    let key = layout.key(forAccount: account), let credential = try await credential(for: key)
-                else { continue }
-                credentials.append(credential)
+            return items.compactMap { item in
+                (item[kSecAttrAccount as String] as? String).flatMap { layout.key(forAccount: $0) }
             }
-            return credentials.sorted { ($0.providerID, $0.label ?? "") < ($1.providerID, $1.label ?? "") }
         }
 
         /// Whether the Keychain answers: a read of an item no one writes,
@@ -104,10 +111,14 @@
         }
 
         public func remove(_ key: CredentialKey) async throws -> Credential? {
-            let existing = try await credential(for: key)
+            // An item whose data does not decode (written by hand, or by a
+            // later version) is removed all the same: its error says to
+            // delete it, and this is how.
+            let existing = try? await credential(for: key)
             let status = SecItemDelete(Self.dictionary(layout.identity(key)))
-            if status != KeychainStatus.itemNotFound { try check(status) }
-            return existing
+            if status == KeychainStatus.itemNotFound { return nil }
+            try check(status)
+            return existing ?? Credential(providerID: key.providerID, label: key.label, accessToken: "")
         }
 
         public func withRefreshLock<Result: Sendable>(

@@ -62,6 +62,7 @@ extension FileCredentialStore: CommandStore {
             return try FileCredentialStore.beginSignIn(for: key, in: directory)
         }
         func keysForCompletion() -> [CredentialKey] { [] }
+        func accounts() async throws -> [CredentialKey] { try keys() }
     }
 #endif
 
