@@ -3,6 +3,7 @@ import AuthKitServer
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 
 /// ``WebSignIn``'s routes on a Hummingbird 2 router:
 ///
@@ -22,7 +23,7 @@ extension WebSignIn {
         let prefix = configuration.pathPrefix
         router.get("\(prefix)/:provider") { request, context -> Response in
             let provider = try context.parameters.require("provider")
-            return try await self.respond {
+            return try await self.respond(logger: context.logger) {
                 let returnTo = request.uri.queryParameters["return_to"].map(String.init)
                 let started = try await self.start(providerID: provider, returnTo: returnTo)
                 return Self.redirect(to: started.location.absoluteString, cookies: started.cookies)
@@ -30,7 +31,7 @@ extension WebSignIn {
         }
         router.get("\(prefix)/:provider/callback") { request, context -> Response in
             let provider = try context.parameters.require("provider")
-            return try await self.respond {
+            return try await self.respond(logger: context.logger) {
                 let finished = try await self.finish(
                     providerID: provider, query: request.uri.query ?? "",
                     bindingCookie: request.cookies[self.configuration.bindingCookie]?.value)
@@ -39,7 +40,7 @@ extension WebSignIn {
         }
         router.post("\(prefix)/logout") { request, context -> Response in
             var request = request
-            return try await self.respond {
+            return try await self.respond(logger: context.logger) {
                 var token = request.headers[HTTPField.Name("X-CSRF-Token")!]
                 if token == nil {
                     let body = try await request.collectBody(upTo: 16 * 1024)
@@ -64,12 +65,22 @@ extension WebSignIn {
     }
 
     /// Runs a route, turning every refusal into the page that says it.
-    func respond(_ body: () async throws -> Response) async throws -> Response {
+    ///
+    /// A store's error is logged, and the page says only that the service
+    /// is unavailable: its words name the database (`postgresql://host:port/db`),
+    /// its refusal and key ids, which are for the operator, not for whoever
+    /// opened the page.
+    func respond(logger: Logger, _ body: () async throws -> Response) async throws -> Response {
         do {
             return try await body()
         } catch let error as WebSignInError {
             return Self.errorPage(error.description, status: error.status)
         } catch let error as AuthKitError {
+            if case .store = error {
+                logger.error("Sign-in route: \(error)")
+                return Self.errorPage(
+                    "Signing in is unavailable for a moment; try again shortly.", status: Self.status(of: error))
+            }
             return Self.errorPage(error.description, status: Self.status(of: error))
         }
     }
@@ -99,6 +110,9 @@ extension WebSignIn {
         headers[.cacheControl] = "no-store"
         headers[.contentSecurityPolicy] =
             "default-src 'none'; script-src 'unsafe-inline'; form-action *; frame-ancestors 'none'"
+        // An error page is shown at the callback's address, code and state
+        // in its query: a link followed from it must not carry them along.
+        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
         for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.headerValue)) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }

@@ -364,6 +364,21 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         }
     }
 
+    /// Read in place (a callback is checked before its attempt is taken).
+    public func attempt(id: String, now: Date) async throws -> SignInAttempt? {
+        try await mapped { [self] in
+            let rows = try await query("SELECT key_id, sealed FROM authkit_sign_in_attempts WHERE id = \(id)")
+            for try await (keyID, sealed) in rows.decode((String, Data).self) {
+                guard
+                    let attempt = try opened(
+                        SignInAttempt.self, sealed, keyID: keyID, binding: "authkit_sign_in_attempts\u{0}" + id)
+                else { return nil }
+                return attempt.expiresAt > now ? attempt : nil
+            }
+            return nil
+        }
+    }
+
     // MARK: - SessionStore
 
     public func insert(_ session: WebSession, id: String) async throws {

@@ -44,6 +44,24 @@ public protocol SignInAttemptStore: Sendable {
     /// `state` at once (a replay), one gets it. `nil` when there is none, or
     /// it expired before `now`.
     func take(id: String, now: Date) async throws -> SignInAttempt?
+    /// The attempt, left in place; `nil` when there is none, or it expired
+    /// before `now`. ``WebSignIn`` checks a callback against it (the
+    /// browser's binding, the provider) before it takes the attempt, so a
+    /// callback that fails the checks removes nothing: whoever learned a
+    /// `state` cannot cancel the sign-in of the browser it belongs to.
+    ///
+    /// The default takes the attempt and puts it back, which leaves a moment
+    /// in which the rightful callback finds nothing: a store should read it
+    /// in place.
+    func attempt(id: String, now: Date) async throws -> SignInAttempt?
+}
+
+extension SignInAttemptStore {
+    public func attempt(id: String, now: Date) async throws -> SignInAttempt? {
+        guard let attempt = try await take(id: id, now: now) else { return nil }
+        try await insert(attempt, id: id)
+        return attempt
+    }
 }
 
 /// Sign-in attempts in this process's memory: one instance.
@@ -73,6 +91,11 @@ public actor InMemorySignInAttemptStore: SignInAttemptStore {
 
     public func take(id: String, now: Date) async throws -> SignInAttempt? {
         guard let attempt = attempts.removeValue(forKey: id), attempt.expiresAt > now else { return nil }
+        return attempt
+    }
+
+    public func attempt(id: String, now: Date) async throws -> SignInAttempt? {
+        guard let attempt = attempts[id], attempt.expiresAt > now else { return nil }
         return attempt
     }
 }

@@ -171,22 +171,24 @@ public final class WebSignIn: Sendable {
         let parameters = FormURLEncoding.decode(query) ?? []
         let states = parameters.filter { $0.0 == "state" }.map(\.1)
         guard states.count == 1, let state = states.first else { throw WebSignInError.attemptNotFound }
-        // Taken once: a replayed callback finds nothing.
         let id = Self.digest(state)
-        guard let attempt = try await attempts.take(id: id, now: now()) else { throw WebSignInError.attemptNotFound }
-        // A callback from another browser, or at another provider's path, is
-        // refused and the attempt put back: whoever learned the `state` (a
-        // log, a referrer) must not be able to cancel the sign-in of the
-        // browser that holds the binding cookie.
-        guard attempt.providerID == providerID, let bindingCookie,
-            ConstantTime.equals(Self.digest(bindingCookie), attempt.browserBinding)
-        else {
-            try? await attempts.insert(attempt, id: id)
-            throw attempt.providerID == providerID ? WebSignInError.browserMismatch : WebSignInError.attemptNotFound
-        }
         guard let callback = URL(string: redirectURI(for: providerID).absoluteString + "?" + query) else {
             throw WebSignInError.attemptNotFound
         }
+        // Checked before it is taken: a callback from another browser, or at
+        // another provider's path, removes nothing, so whoever learned the
+        // `state` (a log, a referrer) cannot cancel the sign-in of the
+        // browser that holds the binding cookie.
+        guard let found = try await attempts.attempt(id: id, now: now()), found.providerID == providerID else {
+            throw WebSignInError.attemptNotFound
+        }
+        guard let bindingCookie, ConstantTime.equals(Self.digest(bindingCookie), found.browserBinding) else {
+            throw WebSignInError.browserMismatch
+        }
+        // Taken once: of two callbacks at once (a replay), one gets it.
+        guard let attempt = try await attempts.take(id: id, now: now()),
+            ConstantTime.equals(attempt.browserBinding, found.browserBinding)
+        else { throw WebSignInError.attemptNotFound }
         var credential = try await client.exchange(redirect: callback, pending: attempt.pending)
         let user: SignedInUser
         if let identity = credential.identity {

@@ -149,6 +149,9 @@ struct PostgresStoreTests {
                 providerID: "google", pending: pending, returnTo: "/", browserBinding: "b",
                 expiresAt: Date(timeIntervalSinceNow: 600))
             try await stores[0].insert(attempt, id: "a1")
+            // Read in place: still there to be taken.
+            #expect(try await stores[1].attempt(id: "a1", now: Date())?.browserBinding == "b")
+            #expect(try await stores[1].attempt(id: "a1", now: Date())?.browserBinding == "b")
             let taken = try await withThrowingTaskGroup(of: SignInAttempt?.self) { group in
                 for index in 0..<12 { group.addTask { try await stores[index % 2].take(id: "a1", now: Date()) } }
                 return try await group.reduce(into: [SignInAttempt]()) { if let found = $1 { $0.append(found) } }

@@ -329,6 +329,78 @@ import Testing
         }
     }
 
+    /// Attempts whose `take`s are counted, read in place as the in-memory
+    /// store does.
+    actor CountedAttempts: SignInAttemptStore {
+        let inner = InMemorySignInAttemptStore()
+        var takes = 0
+        func insert(_ attempt: SignInAttempt, id: String) async throws { try await inner.insert(attempt, id: id) }
+        func take(id: String, now: Date) async throws -> SignInAttempt? {
+            takes += 1
+            return try await inner.take(id: id, now: now)
+        }
+        func attempt(id: String, now: Date) async throws -> SignInAttempt? {
+            try await inner.attempt(id: id, now: now)
+        }
+    }
+
+    /// A callback that fails the browser check takes nothing from the store:
+    /// a flood of them by whoever learned the `state` leaves no moment in
+    /// which the rightful callback finds no attempt.
+    @Test func aRefusedCallbackTakesNothing() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        let attempts = CountedAttempts()
+        let (app, _) = try Self.app(
+            sandbox, stores: (attempts, InMemorySessionStore(), InMemoryCredentialStore()))
+        try await app.test(.router) { client in
+            let started = try await client.execute(uri: "/auth/google", method: .get)
+            let binding = try #require(Self.cookies(started)["authkit_signin"])
+            let callback = try await Self.consent(sandbox, location: try #require(started.headers[.location]))
+            for cookie in ["", "authkit_signin=forged"] {
+                let refused = try await client.execute(
+                    uri: Self.pathAndQuery(callback), method: .get, headers: cookie.isEmpty ? [:] : [.cookie: cookie])
+                #expect(refused.status == .badRequest)
+            }
+            let wrongPath = try await client.execute(
+                uri: "/auth/github/callback?" + (callback.query ?? ""), method: .get,
+                headers: [.cookie: "authkit_signin=\(binding)"])
+            #expect(wrongPath.status == .notFound || wrongPath.status == .badRequest)
+            #expect(await attempts.takes == 0)
+            let own = try await client.execute(
+                uri: Self.pathAndQuery(callback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
+            #expect(own.status == .found && Self.cookies(own)["authkit_session"] != nil)
+            #expect(await attempts.takes == 1)
+        }
+    }
+
+    /// Attempts whose every write fails as a database away would, with the
+    /// database's address in the error.
+    struct UnreachableAttempts: SignInAttemptStore {
+        func insert(_ attempt: SignInAttempt, id: String) async throws {
+            throw AuthKitError.store(
+                path: "postgresql://db.internal:5432/app",
+                reason: .inaccessible("PostgreSQL refused: no such table (SQLSTATE 42P01)"))
+        }
+        func take(id: String, now: Date) async throws -> SignInAttempt? { nil }
+    }
+
+    /// A store's error is for the operator: the page says the service is
+    /// unavailable (503), never the database's address or its refusal.
+    @Test func aStoresErrorPageNamesNoDatabase() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        let (app, _) = try Self.app(
+            sandbox, stores: (UnreachableAttempts(), InMemorySessionStore(), InMemoryCredentialStore()))
+        try await app.test(.router) { client in
+            let started = try await client.execute(uri: "/auth/google", method: .get)
+            let page = String(buffer: started.body)
+            #expect(started.status == .serviceUnavailable)
+            #expect(page.contains("unavailable") && !page.contains("db.internal") && !page.contains("42P01"))
+            #expect(started.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
+        }
+    }
+
     /// A provider whose ID token fails a check: no session, a 502 page that says why.
     @Test func aRefusedIDTokenMakesNoSession() async throws {
         let google = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "google")
