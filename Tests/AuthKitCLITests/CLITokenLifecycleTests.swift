@@ -402,6 +402,29 @@ import Testing
             let plain = try await request("/api/plain")
             #expect(plain.status == 3 && plain.stderr.contains("answered HTTP 401.\n"), "\(plain.stderr)")
             #expect(![expired, admin, odd, plain].contains { $0.stderr.contains("token-that-fails") })
+            // A DPoP-bound token's refusal is a DPoP challenge (RFC 9449 §7.1): read as one.
+            server.route("GET", "/api/bound") { request in
+                guard request.header("Authorization") == "DPoP bound-token", request.header("DPoP") != nil else {
+                    return StubResponse(status: 400)
+                }
+                return StubResponse(
+                    status: 403,
+                    headers: [("WWW-Authenticate", #"DPoP algs="ES256", error="insufficient_scope", scope="admin:org""#)])
+            }
+            var bound = Credential(
+                providerID: "local", label: "bound", accessToken: "bound-token", tokenType: "DPoP",
+                expiresAt: Date().addingTimeInterval(3600))
+            bound.proofKey = ProofKey()
+            try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(bound)
+            let dpop = try await CLIProcess.run(
+                ["request", "--provider", "local", "--label", "bound", "\(server.baseURL)/api/bound"],
+                environment: env(home))
+            #expect(
+                dpop.status == 3
+                    && dpop.stderr.contains(
+                        "answered HTTP 403: insufficient_scope. It needs the scope admin:org: sign in again with it, authkit authorize --provider local --label bound --scope admin:org."
+                    ),
+                "\(dpop.stderr)")
         }
     }
 

@@ -43,6 +43,8 @@ extension TokenEndpointCalls {
             switch members["expires_in"] {
             case .integer(let number)?: Double(number)
             case .number(let number)?: number
+            // As a token answer's expires_in is read: servers quote it.
+            case .string(let text)?: Double(text).flatMap { $0.isFinite ? $0 : nil }
             default: nil
             }
         guard let lifetime, lifetime > 0 else {

@@ -565,7 +565,12 @@ struct Request: WorkspaceCommand {
         let key = source.key
         let advice =
             fromCredentialed
-            ? BearerChallenge(fields: head.headerFields[values: .wwwAuthenticate]).map {
+            // The challenge of the scheme the credential was sent with: a
+            // DPoP-bound token's refusal comes as a DPoP challenge (RFC 9449 §7.1).
+            ? BearerChallenge(
+                fields: head.headerFields[values: .wwwAuthenticate],
+                scheme: (sent ?? stored)?.proofKey != nil ? "dpop" : "bearer"
+            ).map {
                 Self.advice($0, account: key, refresh: refresh, mask: mask)
             } ?? "."
             : " from \(answering.redactedForLogs), where a redirect led; the credential is not sent to another origin, so this is not about it."
