@@ -409,7 +409,9 @@ import Testing
                 }
                 return StubResponse(
                     status: 403,
-                    headers: [("WWW-Authenticate", #"DPoP algs="ES256", error="insufficient_scope", scope="admin:org""#)])
+                    headers: [
+                        ("WWW-Authenticate", #"DPoP algs="ES256", error="insufficient_scope", scope="admin:org""#)
+                    ])
             }
             var bound = Credential(
                 providerID: "local", label: "bound", accessToken: "bound-token", tokenType: "DPoP",

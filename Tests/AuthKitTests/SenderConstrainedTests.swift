@@ -261,7 +261,8 @@ import Testing
             #expect(form["client_secret"] == nil && pushed.header("Authorization")?.hasPrefix("Basic ") == true)
             // Quoted, as some servers quote a token answer's: read as the number it holds.
             server.route("POST", "/par") { _ in .json(#"{"request_uri":"urn:x","expires_in":"60"}"#, status: 201) }
-            #expect(try await client.startAuthorization(scopes: ["read"]).url.query?.contains("request_uri=urn") == true)
+            #expect(
+                try await client.startAuthorization(scopes: ["read"]).url.query?.contains("request_uri=urn") == true)
             // §2.2: expires_in is required and positive; without it, nothing goes to the browser.
             for answer in [
                 #"{"request_uri":"urn:x"}"#, #"{"request_uri":"urn:x","expires_in":0}"#,
