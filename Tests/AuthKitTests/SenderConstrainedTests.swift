@@ -76,6 +76,20 @@ import Testing
         #expect(Set(try parts(first).claims.keys) == ["jti", "htm", "htu", "iat"])
     }
 
+    /// `htu` is the URL without query and fragment (RFC 9449 §4.2), and
+    /// nothing else of it changes: an encoded `?` in the path stays.
+    @Test func theTargetURIDropsOnlyTheQueryAndFragment() {
+        func htu(_ text: String) -> String { DPoPProof.targetURI(URL(string: text)!) }
+        #expect(htu("https://api.example/v1/items?page=2") == "https://api.example/v1/items")
+        #expect(htu("https://api.example/v1/items?page=2#top") == "https://api.example/v1/items")
+        #expect(htu("https://api.example/v1#a?b") == "https://api.example/v1")
+        #expect(htu("https://api.example/a%3Fb/c?x") == "https://api.example/a%3Fb/c")
+        #expect(htu("https://api.example:8443/") == "https://api.example:8443/")
+        #expect(
+            DPoPProof.targetURI(URL(string: "items?x=1", relativeTo: URL(string: "https://api.example/v1/"))!)
+                == "https://api.example/v1/items")
+    }
+
     @Test func theKeyIsStoredAsAJWKAndItsThumbprintIsRFC7638s() throws {
         let key = ProofKey()
         let data = try JSONEncoder().encode(key)

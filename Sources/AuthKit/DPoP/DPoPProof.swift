@@ -36,17 +36,22 @@ package enum DPoPProof {
         var header = JWTHeader()
         header.typ = "dpop+jwt"
         header.jwk = key.publicJWKFields
-        let signer = try key.signer ?? ProofSigner(ES256PrivateKey(backing: key.privateKey))
+        let signer = try key.signer ?? ProofSigner(ES256PrivateKey(backing: key.privateKey), publicJWK: key.publicJWK)
         return try await signer.sign(claims, header: header)
     }
 
     /// `htu` (§4.2): the request's URI without its query and fragment.
+    ///
+    /// Cut at the first `?` or `#` of the URL's text: in a URL either can
+    /// only begin the query or the fragment (one in a path or a host is
+    /// percent-encoded). `URLComponents` re-parsed the URL for the same
+    /// result, a tenth of a proof's cost beside its signature.
     package static func targetURI(_ url: URL) -> String {
-        if url.query == nil, url.fragment == nil, url.baseURL == nil { return url.absoluteString }
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        components?.query = nil
-        components?.fragment = nil
-        return components?.string ?? url.absoluteString
+        let text = url.absoluteString
+        guard let cut = text.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
+            return text
+        }
+        return String(text[..<cut])
     }
 
     /// The claims of §4.2. Written by ``ProofSerializer`` through `json`;

@@ -40,13 +40,14 @@ package struct ProofKey: Sendable, Hashable, Codable {
 
     package init(_ privateKey: P256.Signing.PrivateKey) {
         self.privateKey = privateKey
-        self.signer = (try? ES256PrivateKey(backing: privateKey)).map(ProofSigner.init)
         let point = privateKey.publicKey.x963Representation // 0x04 ‖ x ‖ y
-        self.publicJWK = [
+        let publicJWK = [
             "kty": "EC", "crv": "P-256",
             "x": point[1..<33].withUnsafeBytes { Base64URL.encode($0) },
             "y": point[33..<65].withUnsafeBytes { Base64URL.encode($0) },
         ]
+        self.publicJWK = publicJWK
+        self.signer = (try? ES256PrivateKey(backing: privateKey)).map { ProofSigner($0, publicJWK: publicJWK) }
         self.publicJWKFields = publicJWK.mapValues { .string($0) }
     }
 
