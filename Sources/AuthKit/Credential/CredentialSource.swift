@@ -332,9 +332,10 @@ public struct CredentialSource: Sendable {
         let transport = self.transport
         // The first hop is authorized here, before the deadline's task: a
         // DPoP proof is signed by jwt-kit on an actor, and a hop to it from
-        // inside that task (which runs at once, on no executor) was queued
-        // and woke another thread, three thread switches per request, a
-        // quarter of its time (`dpop-request` row, perf). From this task the
+        // inside that task (which runs at once, on no executor, with every
+        // transport but libcurl) was queued and woke another thread, three
+        // thread switches per request, a quarter of its time (`dpop-request`
+        // row, perf). From this task the
         // hop runs on this thread. The signing waits on nothing, so it needs
         // no deadline; the hops of redirects followed are authorized inside.
         let first = LockedValue<OutgoingRequest?>(try await authenticator.authorize(request, with: credential))
