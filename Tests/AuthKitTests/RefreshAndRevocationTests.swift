@@ -400,7 +400,7 @@ import Testing
             let renewed = try await source.current(at: fixedNow.addingTimeInterval(3590))
             #expect(renewed.accessToken == "fresh")
             #expect(await store.credential(for: valid.key) == renewed)
-            // A caller's margin replaces the descriptor's (up to half the token's lifetime).
+            // A caller's margin replaces the descriptor's.
             let eager = CredentialSource(authenticator: client, store: store, key: valid.key, refreshMargin: 1700)
             #expect(eager.policy.mustRefresh(renewed, at: fixedNow.addingTimeInterval(1950)))
             #expect(!source.policy.mustRefresh(renewed, at: fixedNow.addingTimeInterval(1950)))
@@ -685,9 +685,11 @@ struct CommitFailingStore: CredentialStore {
         #expect(!policy.mustRefresh(token(lifetime: 30), at: fixedNow))
         #expect(!policy.mustRefresh(token(lifetime: 30), at: fixedNow.addingTimeInterval(14)))
         #expect(policy.mustRefresh(token(lifetime: 30), at: fixedNow.addingTimeInterval(16)))
-        // A long-lived token keeps the whole margin.
+        // A token that outlives the margin keeps all of it.
         #expect(!policy.mustRefresh(token(lifetime: 3600), at: fixedNow.addingTimeInterval(3539)))
         #expect(policy.mustRefresh(token(lifetime: 3600), at: fixedNow.addingTimeInterval(3541)))
+        #expect(!policy.mustRefresh(token(lifetime: 64), at: fixedNow.addingTimeInterval(3)))
+        #expect(policy.mustRefresh(token(lifetime: 64), at: fixedNow.addingTimeInterval(5)))
     }
 
     @Test func salesforceTokensWithoutAnExpiryAreRefreshedAtTheAssumedLifetime() async throws {

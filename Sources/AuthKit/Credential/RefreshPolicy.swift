@@ -45,15 +45,16 @@ public struct RefreshPolicy: Sendable, Hashable {
         credential.isExpired(at: now, margin: margin(for: credential))
     }
 
-    /// ``margin``, but at most half the token's lifetime: a token issued for
-    /// less than the margin (`expires_in` 30 against 60) was otherwise about
-    /// to expire from the moment it arrived, so every use refreshed it again
-    /// (rotating the refresh token each time), and a failed refresh refused
-    /// a token that still worked.
+    /// ``margin``, or half the token's lifetime for a token issued for no
+    /// longer than the margin (`expires_in` 30 against 60): such a token was
+    /// otherwise about to expire from the moment it arrived, so every use
+    /// refreshed it again (rotating the refresh token each time), and a
+    /// failed refresh refused a token that still worked. A longer-lived
+    /// token keeps the whole margin (64 s against 60: due after 4).
     func margin(for credential: Credential) -> TimeInterval {
         guard let expiresAt = credential.expiresAt else { return margin }
         let lifetime = expiresAt.timeIntervalSince(credential.obtainedAt)
-        return lifetime > 0 ? min(margin, lifetime / 2) : margin
+        return lifetime > 0 && lifetime <= margin ? lifetime / 2 : margin
     }
 
     /// Refreshing now is due: it must, or it is inside the refresh-ahead
