@@ -379,6 +379,29 @@ import Testing
                 return problem.contains("chmod 600") && problem.contains(path)
             }
             #expect(server.requests(to: "/token").count == 2)
+            chmod(path, 0o600)
+            // An assertion (audience: the token endpoint) goes to no other
+            // origin, where it could be replayed at the token endpoint.
+            try await withServer { elsewhere in
+                elsewhere.route("POST", "/introspect") { _ in .json(#"{"active":true}"#) }
+                var split = try descriptor(server)
+                split.introspectionURL = "\(elsewhere.baseURL)/introspect"
+                let splitClient = try OAuth2Client(
+                    descriptor: split, settings: ClientSettings(clientID: "machine", privateKeyFile: path))
+                await #expect {
+                    _ = try await splitClient.introspect("some-token")
+                } throws: { error in
+                    guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                    return issues.first?.problem.contains("another origin than the token endpoint") == true
+                }
+                #expect(elsewhere.requests.isEmpty)
+                // On the token endpoint's origin, it goes.
+                server.route("POST", "/introspect") { _ in .json(#"{"active":true}"#) }
+                split.introspectionURL = "\(server.baseURL)/introspect"
+                let sameOrigin = try OAuth2Client(
+                    descriptor: split, settings: ClientSettings(clientID: "machine", privateKeyFile: path))
+                #expect(try await sameOrigin.introspect("some-token").isActive)
+            }
         }
     }
 
@@ -434,6 +457,33 @@ import Testing
             #expect(
                 form["subject_token"] == "upstream-token" && form["subject_token_type"] == OAuth2Client.accessTokenType)
             #expect(form["audience"] == "https://api.example" && form["scope"] == "read")
+        }
+    }
+
+    /// RFC 8693 §2.2.1: a token that is not an access token comes with
+    /// `token_type` N_A; returned as it came (not sendable as Bearer), while
+    /// an access token of type N_A is still refused.
+    @Test func anIssuedTokenThatIsNoAccessTokenMayBeOfTypeNA() async throws {
+        try await withServer { server in
+            let issued = Recorder<String>()
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"access_token":"header.payload.sig","token_type":"N_A","issued_token_type":"\#(issued.all.last ?? "")"}"#
+                )
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "svc", clientSecret: "s"))
+            let idTokenType = "urn:ietf:params:oauth:token-type:id_token"
+            issued.append(idTokenType)
+            let token = try await client.exchangeToken("upstream-token", requestedTokenType: idTokenType)
+            #expect(token.accessToken == "header.payload.sig" && token.tokenType == "N_A" && !token.isBearer)
+            issued.append(OAuth2Client.accessTokenType)
+            await #expect {
+                _ = try await client.exchangeToken("upstream-token")
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(_, .invalidField("token_type", _)) = error else { return false }
+                return true
+            }
         }
     }
 

@@ -22,6 +22,16 @@ extension TokenEndpointCalls {
         let credential = try await callTokenEndpoint(
             parameters, secrets: secrets, step: .securityTokenExchange, previous: nil, requestedScopes: scopes,
             label: label, proofKey: descriptor.dpop == .on ? ProofKey() : nil, sending: stored)
+        // RFC 8693 §2.2.1: a token that is not an access token (an ID token,
+        // a SAML assertion, asked for with `requested_token_type`) comes
+        // with `token_type` N_A. It is returned as it came, to be passed on;
+        // its type keeps every AuthKit path from sending it as a Bearer token.
+        if case .string(let issued)? = credential.rawFields["issued_token_type"],
+            !ExactText.same(issued, OAuth2Client.accessTokenType),
+            ExactText.sameIgnoringASCIICase(credential.tokenType, "N_A")
+        {
+            return credential
+        }
         try requireBearer(credential, step: .securityTokenExchange, secrets: secrets + [clientSecret ?? ""])
         return credential
     }

@@ -536,8 +536,28 @@ final class TokenEndpointCalls: Sendable {
         var parameters = parameters
         var authorization: String?
         var assertion: String?
+        guard var target = parsed ?? URL(string: url).map({ RequestTarget($0) }), target.hasHost else {
+            throw AuthKitError.invalidFile([
+                FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "is not an absolute URL.")
+            ])
+        }
         switch clientAuthentication {
         case .clientSecretJWT?, .privateKeyJWT?:
+            // An assertion names the token endpoint as its audience (RFC 7523
+            // §3) and is good there for a minute. Sent to an endpoint at
+            // another origin (a PAR, introspection or revocation endpoint
+            // that a server's metadata placed elsewhere), whoever runs that
+            // endpoint could replay it at the token endpoint as this client
+            // (draft-ietf-oauth-rfc7523bis's audience injection): refused.
+            if let tokenOrigin = client.tokenTarget?.origin, !ExactText.same(target.origin, tokenOrigin) {
+                throw AuthKitError.invalidFile([
+                    FileIssue(
+                        file: descriptor.source, field: "URL '\(displayURL)'",
+                        problem:
+                            "is at another origin than the token endpoint (\(tokenOrigin)); the client authenticates with a signed assertion (\(clientAuthentication?.rawValue ?? "")) whose audience is the token endpoint, and one sent elsewhere could be replayed there as this client. Put the endpoint on the token endpoint's origin, or remove it from the descriptor."
+                    )
+                ])
+            }
             let signer: ClientAssertion.Signer
             if clientAuthentication == .privateKeyJWT, let path = client.privateKeyFile {
                 signer = .privateKey(try ClientKey.load(path: path, providerID: descriptor.id))
@@ -558,11 +578,6 @@ final class TokenEndpointCalls: Sendable {
             parameters.append(("client_id", clientID))
         case nil:
             break
-        }
-        guard var target = parsed ?? URL(string: url).map({ RequestTarget($0) }), target.hasHost else {
-            throw AuthKitError.invalidFile([
-                FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "is not an absolute URL.")
-            ])
         }
         if encoding == .query {
             guard let withQuery = target.url.appendingQuery(parameters) else {
