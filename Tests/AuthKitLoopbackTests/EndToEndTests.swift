@@ -79,7 +79,7 @@ import Testing
         #expect(tokenBody["code_verifier"] != nil)
         let listening = try #require(page.listening)
         #expect(listening.port == port && listening.sawOne)
-        #expect(listening.haveClosed, "\(listening)")
+        #expect(await listening.closedSoon(), "\(listening)")
 
         // The browser was shown the "signed in" page.
         for _ in 0..<100 where page.value == nil { try await Task.sleep(for: .milliseconds(20)) }

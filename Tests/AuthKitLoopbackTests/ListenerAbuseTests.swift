@@ -109,7 +109,7 @@ import Testing
             return
         }
         #expect(url.query == "code=real&state=\(state)")
-        #expect(listening.haveClosed, "\(listening)")
+        #expect(await listening.closedSoon(), "\(listening)")
 
         let memoryAfter = Memory.current()
         print(
