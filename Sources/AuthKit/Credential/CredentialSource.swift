@@ -335,9 +335,9 @@ public struct CredentialSource: Sendable {
         // inside that task (which runs at once, on no executor, with every
         // transport but libcurl) was queued and woke another thread, three
         // thread switches per request, a quarter of its time (`dpop-request`
-        // row, perf). From this task the
-        // hop runs on this thread. The signing waits on nothing, so it needs
-        // no deadline; the hops of redirects followed are authorized inside.
+        // row, perf). From this task the hop runs on this thread. The
+        // signing waits on nothing, so it needs no deadline; the hops of
+        // redirects followed are authorized inside.
         let first = LockedValue<OutgoingRequest?>(try await authenticator.authorize(request, with: credential))
         let opened = try await withDeadline(
             end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL,
