@@ -79,7 +79,7 @@ extension WebSignIn {
             if case .store = error {
                 logger.error("Sign-in route: \(error)")
                 return Self.errorPage(
-                    "Signing in is unavailable for a moment; try again shortly.", status: Self.status(of: error))
+                    "This service is unavailable for a moment; try again shortly.", status: Self.status(of: error))
             }
             return Self.errorPage(error.description, status: Self.status(of: error))
         }
@@ -104,15 +104,15 @@ extension WebSignIn {
         return Response(status: .found, headers: headers)
     }
 
-    static func page(_ html: String, status: HTTPResponse.Status, cookies: [WebCookie] = []) -> Response {
+    static func page(
+        _ html: String, status: HTTPResponse.Status, cookies: [WebCookie] = [], referrerPolicy: String? = nil
+    ) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
         headers[.contentSecurityPolicy] =
             "default-src 'none'; script-src 'unsafe-inline'; form-action *; frame-ancestors 'none'"
-        // An error page is shown at the callback's address, code and state
-        // in its query: a link followed from it must not carry them along.
-        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        if let referrerPolicy { headers[HTTPField.Name("Referrer-Policy")!] = referrerPolicy }
         for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.headerValue)) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
@@ -122,6 +122,11 @@ extension WebSignIn {
             """
             <!doctype html><html><head><meta charset="utf-8"><title>Sign-in</title></head>
             <body><p>\(HTMLEscaping.escape(message))</p><p><a href="/">Back</a></p></body></html>
-            """, status: HTTPResponse.Status(code: status))
+            """, status: HTTPResponse.Status(code: status),
+            // An error page may be shown at the callback's address, code and
+            // state in its query: the link back must not carry them along.
+            // (Not on the end-session page, whose cross-origin post would then
+            // say `Origin: null`.)
+            referrerPolicy: "no-referrer")
     }
 }

@@ -530,19 +530,26 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     ) async throws -> Result {
         let timeout = operationTimeout + extra
         let display = self.display
+        // Inside a refresh lock, the statement runs on the lock's connection.
+        // Let go there, it could run after the lock's transaction ended (on
+        // a connection back in the pool), and the transaction's rollback
+        // would wait behind it: so that connection is closed, which ends the
+        // statement, the transaction and the lock with it.
+        let held = Self.heldLock.flatMap { $0.store == ObjectIdentifier(self) ? $0.connection : nil }
         let outcome = FirstOutcome<Result>()
         let work = Task {
             do { outcome.settle(with: .success(try await body())) } catch { outcome.settle(with: .failure(error)) }
         }
         let timer = Task {
             try await Task.sleep(for: timeout)
-            outcome.settle(
+            let first = outcome.settle(
                 with: .failure(
                     AuthKitError.store(
                         path: display,
                         reason: .init(
                             .inaccessible,
                             "the database did not answer within \(timeout); is it running? Retry when it is back"))))
+            if first, let held { try? await held.close() }
         }
         defer {
             work.cancel()
@@ -551,7 +558,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         return try await withTaskCancellationHandler {
             try await outcome.value
         } onCancel: {
-            outcome.settle(with: .failure(CancellationError()))
+            if outcome.settle(with: .failure(CancellationError())), let held {
+                Task { try? await held.close() }
+            }
         }
     }
 
@@ -590,14 +599,17 @@ final class FirstOutcome<Value: Sendable>: Sendable {
         (nil, nil))
 
     /// Keeps `result` unless one came first; resumes the waiter.
-    func settle(with result: Result<Value, any Error>) {
-        let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in
-            guard state.result == nil else { return nil }
+    /// - Returns: whether this was the first.
+    @discardableResult
+    func settle(with result: Result<Value, any Error>) -> Bool {
+        let (first, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Value, any Error>?) in
+            guard state.result == nil else { return (false, nil) }
             state.result = result
             defer { state.waiter = nil }
-            return state.waiter
+            return (true, state.waiter)
         }
         waiter?.resume(with: result)
+        return first
     }
 
     var value: Value {

@@ -288,17 +288,20 @@ public final class WebSignIn: Sendable {
                 credential, postLogoutRedirectURI: configuration.publicURL.absoluteString)
         }
         if configuration.revokeOnSignOut {
-            try await sessions.removeAll(of: session.user)
             // Revoked where the provider can (which removes it), else, or
             // when the provider cannot be reached, removed here under the
             // refresh lock: a signed-out user's token is not kept for nobody.
+            // Before the sessions end, this one among them: a failure here
+            // leaves the user signed in to try again.
             var revoked = false
             if let client = clients[session.user.providerID], client.descriptor.revocation != nil {
                 revoked = (try? await credentialSource(for: session.user).revoke()) != nil
             }
             if !revoked { _ = try await CredentialSource.remove(session.user.credentialKey, from: credentials) }
+            try await sessions.removeAll(of: session.user)
+        } else {
+            try await sessions.remove(id: Self.digest(cookie))
         }
-        try await sessions.remove(id: Self.digest(cookie))
         return SignedOut(
             cookies: [WebCookie(name: configuration.sessionCookie, value: "", maxAge: 0, secure: secureCookies)],
             endSession: endSession)

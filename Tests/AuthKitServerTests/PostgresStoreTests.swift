@@ -392,7 +392,11 @@ struct PostgresStoreTests {
     /// partition, a frozen host: here its backend is stopped with SIGSTOP)
     /// is reported within the store's operation timeout, not when TCP gives
     /// up; the store works again once it answers.
-    @Test func aSilentDatabaseIsReportedWithinTheTimeout() async throws {
+    /// Only on the throwaway cluster (`AUTHKIT_TEST_PGDATA`), whose
+    /// backends are processes of this machine and user: the pid is checked
+    /// to be a `postgres` process before it is stopped.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["AUTHKIT_TEST_PGDATA"] != nil))
+    func aSilentDatabaseIsReportedWithinTheTimeout() async throws {
         try await Self.withStore(schema: "silent", maximumConnections: 1) { stores in
             let store = PostgresStore(
                 client: stores[0].client, encryption: Self.encryption, display: "postgresql://test/silent",
@@ -403,6 +407,8 @@ struct PostgresStoreTests {
                 backend = pid
             }
             let pid = try #require(backend)
+            let name = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
+            try #require(name.hasPrefix("postgres"), "pid \(pid) is '\(name)', not the cluster's backend")
             #expect(kill(pid, SIGSTOP) == 0)
             // Whatever happens below, the backend goes on in 8 s.
             let resume = Task {
@@ -423,6 +429,44 @@ struct PostgresStoreTests {
             var back: Credential?
             for _ in 0..<40 where back == nil {
                 back = try? await store.credential(for: CredentialKey(providerID: "qiita", label: "s"))
+                if back == nil { try await Task.sleep(for: .milliseconds(250)) }
+            }
+            #expect(back?.accessToken == "secret-access-token")
+
+            // Inside a refresh lock, on the lock's own connection: the
+            // statement times out, the connection is closed (ending the
+            // transaction and the lock), and the caller has its error
+            // within the timeout, not after a rollback queued behind it.
+            let key = CredentialKey(providerID: "qiita", label: "s")
+            let lockedStarted = ContinuousClock.now
+            let lockedBackend = Recorder<Int32>()
+            await #expect {
+                try await store.withRefreshLock(for: key, timeout: .seconds(5)) {
+                    for try await pid in try await PostgresStore.heldLock!.connection.query(
+                        "SELECT pg_backend_pid()", logger: Logger(label: "test")
+                    ).decode(Int32.self) {
+                        lockedBackend.append(pid)
+                    }
+                    let pid = try #require(lockedBackend.all.first)
+                    let name = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
+                    try #require(name.hasPrefix("postgres"))
+                    kill(pid, SIGSTOP)
+                    // Whatever happens, the backend goes on in 8 s.
+                    Task {
+                        try? await Task.sleep(for: .seconds(8))
+                        kill(pid, SIGCONT)
+                    }
+                    _ = try await store.credential(for: key)
+                }
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                return reason.kind == .inaccessible
+            }
+            for pid in lockedBackend.all { kill(pid, SIGCONT) }
+            #expect(ContinuousClock.now - lockedStarted < .seconds(4))
+            back = nil
+            for _ in 0..<40 where back == nil {
+                back = try? await store.credential(for: key)
                 if back == nil { try await Task.sleep(for: .milliseconds(250)) }
             }
             #expect(back?.accessToken == "secret-access-token")

@@ -300,11 +300,35 @@ import Testing
         }
     }
 
-    @Test func aSignOutThatFailedCanBeTriedAgain() async throws {
+    /// Credentials whose first two removals fail (a refresh elsewhere
+    /// holding the lock too long): the one after the revocation, and the
+    /// one when the revocation did not remove it.
+    actor CredentialsFailingOnce: CredentialStore {
+        let inner = InMemoryCredentialStore()
+        var failures = 2
+        func credential(for key: CredentialKey) async throws -> Credential? { await inner.credential(for: key) }
+        func allCredentials() async throws -> [Credential] { await inner.allCredentials() }
+        func save(_ credential: Credential) async throws { await inner.save(credential) }
+        func remove(_ key: CredentialKey) async throws -> Credential? {
+            if failures > 0 {
+                failures -= 1
+                throw AuthKitError.store(path: "test", reason: .busy("another instance has held it"))
+            }
+            return await inner.remove(key)
+        }
+    }
+
+    /// Either step of sign-out everywhere failing once: the sessions, or the
+    /// credential (the sandbox's Google has a revocation endpoint, but a
+    /// failed removal after it is the same).
+    @Test(arguments: [true, false]) func aSignOutThatFailedCanBeTriedAgain(sessionsFail: Bool) async throws {
         let sandbox = try await Self.google()
         defer { Task { await sandbox.stop() } }
-        let (app, _) = try Self.app(
-            sandbox, stores: (InMemorySignInAttemptStore(), SessionsFailingOnce(), InMemoryCredentialStore()))
+        let stores: (any SignInAttemptStore, any SessionStore, any CredentialStore) =
+            sessionsFail
+            ? (InMemorySignInAttemptStore(), SessionsFailingOnce(), InMemoryCredentialStore())
+            : (InMemorySignInAttemptStore(), InMemorySessionStore(), CredentialsFailingOnce())
+        let (app, _) = try Self.app(sandbox, stores: stores)
         try await app.test(.router) { client in
             let first = try await Self.signIn(client, sandbox)
             let second = try await Self.signIn(client, sandbox)

@@ -149,8 +149,11 @@ import Testing
             return reason.kind == .writableByOthers
                 && reason.detail.hasPrefix("every user can write to its directory \(outer.path) (mode 0777)")
         }
+        // Checked before a sign-in too, with or without a file yet.
+        #expect(throws: AuthKitError.self) { try store.checkWritable() }
         chmod(outer.path, 0o1777)
         #expect(try await store.allCredentials().map(\.accessToken) == ["mine"])
+        try store.checkWritable()
         chmod(outer.path, 0o755)
         if geteuid() == 0 {
             #expect(chown(outer.path, 4242, gid_t.max) == 0)

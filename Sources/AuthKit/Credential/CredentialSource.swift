@@ -41,7 +41,9 @@ public struct CredentialSource: Sendable {
     private let allowedOutright = LockedValue(Set<String>())
 
     /// - Parameters:
-    ///   - refreshMargin: seconds before expiry to refresh; `nil` uses the descriptor's (default 60).
+    ///   - refreshMargin: seconds before expiry to refresh; `nil` uses the
+    ///     descriptor's (default 60). A token issued for no longer than this is
+    ///     refreshed at half its lifetime (``RefreshPolicy/margin``).
     ///   - httpClient: sends ``send(_:body:followRedirects:maximumBodySize:deadline:)``'s requests; `nil` is the platform default.
     public init(
         authenticator: any Authenticator, store: any CredentialStore, key: CredentialKey,

@@ -8,6 +8,9 @@
 ///
 /// - ``margin``: refresh when the access token expires within this many
 ///   seconds, so a request never carries a token that dies in flight (default 60).
+///   A token issued for no longer than the margin is refreshed at half its
+///   lifetime instead, whoever set the margin: otherwise every use would
+///   refresh it.
 /// - ``ahead``: refresh when less than this much of the token's life remains,
 ///   for long-lived tokens that die unless refreshed in time (Instagram's live
 ///   60 days and must be refreshed before they expire); 0 for none.

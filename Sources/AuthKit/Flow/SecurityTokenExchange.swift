@@ -25,8 +25,12 @@ extension TokenEndpointCalls {
         // RFC 8693 §2.2.1: a token that is not an access token (an ID token,
         // a SAML assertion, asked for with `requested_token_type`) comes
         // with `token_type` N_A. It is returned as it came, to be passed on;
-        // its type keeps every AuthKit path from sending it as a Bearer token.
-        if case .string(let issued)? = credential.rawFields["issued_token_type"],
+        // its type keeps AuthKit's requests from sending it as a Bearer
+        // token. Only when such a token was asked for: the command line
+        // asks for none, so it never stores one.
+        let requested = extra.first { $0.0 == "requested_token_type" }?.1
+        if let requested, !ExactText.same(requested, OAuth2Client.accessTokenType),
+            case .string(let issued)? = credential.rawFields["issued_token_type"],
             !ExactText.same(issued, OAuth2Client.accessTokenType),
             ExactText.sameIgnoringASCIICase(credential.tokenType, "N_A")
         {

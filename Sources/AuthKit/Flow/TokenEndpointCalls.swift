@@ -598,11 +598,14 @@ final class TokenEndpointCalls: Sendable {
             request.body = FormURLEncoding.encodedBody(parameters)
         case .json:
             request.head.headerFields.append(HTTPField(name: .contentType, value: "application/json"))
-            // A name given more than once (RFC 8693's `audience` and
-            // `resource`) becomes an array of its values: a JSON object
-            // keeps one value per member.
+            // A name given more than once with different values (RFC 8693's
+            // `audience` and `resource`) becomes an array of them: a JSON
+            // object keeps one value per member. The same value twice (a
+            // template's `client_id` beside the client authentication's) stays one.
             var values = [String: [String]]()
-            for (name, value) in parameters { values[name, default: []].append(value) }
+            for (name, value) in parameters where values[name]?.contains(where: { ExactText.same($0, value) }) != true {
+                values[name, default: []].append(value)
+            }
             let object = values.mapValues { $0.count == 1 ? JSONValue.string($0[0]) : .array($0.map { .string($0) }) }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

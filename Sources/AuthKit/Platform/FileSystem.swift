@@ -117,14 +117,20 @@
                 return problem
             }
         }
-        guard ancestors, let resolved = realpath(directories.last!, nil) else { return nil }
-        var folder = String(cString: resolved)
+        return ancestors ? ancestorProblem(of: directories.last!, harm: harm, refusal: "it is not read") : nil
+    }
+
+    /// The first directory above `folder` (resolved) that another user owns
+    /// or could rename entries in (unless sticky), as a problem, or `nil`.
+    private static func ancestorProblem(of folder: String, harm: String, refusal: String) -> String? {
+        guard let resolved = realpath(folder, nil) else { return nil }
+        var current = String(cString: resolved)
         free(resolved)
-        while folder != "/" {
-            folder = directory(of: folder)
+        while current != "/" {
+            current = current.lastIndex(of: "/").map { $0 == current.startIndex ? "/" : String(current[..<$0]) } ?? "/"
             var info = stat()
-            if stat(folder, &info) == 0,
-                let problem = problem(info, folder, isDirectory: true, harm: harm, refusal: "it is not read")
+            if stat(current, &info) == 0,
+                let problem = problem(info, current, isDirectory: true, harm: harm, refusal: refusal)
             {
                 return problem
             }
@@ -140,13 +146,20 @@
     /// in (its home, the store's directory): there a sticky bit is no
     /// defence, since another user could still create the names AuthKit has
     /// not made yet, or a link at `sandbox/`.
+    /// - Parameter ancestors: also every directory above it, as
+    ///   ``foreignWriteProblem(at:harm:allowingSticky:opened:ancestors:)`` holds them.
     package static func foreignWriteProblem(
         inDirectory folder: String, harm: String, refusal: String,
-        allowingSticky: Bool = true
+        allowingSticky: Bool = true, ancestors: Bool = false
     ) -> String? {
         var info = stat()
         guard stat(folder, &info) == 0 else { return nil }
-        return problem(info, folder, isDirectory: true, harm: harm, refusal: refusal, allowingSticky: allowingSticky)
+        if let problem = problem(
+            info, folder, isDirectory: true, harm: harm, refusal: refusal, allowingSticky: allowingSticky)
+        {
+            return problem
+        }
+        return ancestors ? ancestorProblem(of: folder, harm: harm, refusal: refusal) : nil
     }
 
     private static func problem(

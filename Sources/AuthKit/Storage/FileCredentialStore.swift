@@ -219,7 +219,7 @@ public struct FileCredentialStore: CredentialStore {
             _ = try read()
             if let problem = FileSystem.foreignWriteProblem(
                 inDirectory: directory.path, harm: Self.plantedHarm,
-                refusal: "nothing is saved there", allowingSticky: false)
+                refusal: "nothing is saved there", allowingSticky: false, ancestors: true)
             {
                 throw AuthKitError.store(path: path, reason: .init(.writableByOthers, problem))
             }
