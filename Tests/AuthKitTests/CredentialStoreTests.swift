@@ -485,6 +485,14 @@ import Testing
                 && "\(error)".contains("fuser")
         }
         #expect(Date().timeIntervalSince(started) < 5)
+        // A waiting task that is cancelled stops waiting at once.
+        store.lockTimeout = .seconds(20)
+        let waiter = Task { [store] in try await store.allCredentials() }
+        try await Task.sleep(for: .milliseconds(100))
+        let cancelled = ContinuousClock.now
+        waiter.cancel()
+        await #expect(throws: AuthKitError.cancelled) { _ = try await waiter.value }
+        #expect(ContinuousClock.now - cancelled < .seconds(5))
         flock(holder, LOCK_UN)
         #expect(try await store.allCredentials().count == 1)
     }

@@ -34,24 +34,49 @@ package struct StoreLock {
         let fd = try RefreshLockFile.openLock(path)
         defer { close(fd) }
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw AuthKitError.store(
-                    path: path, reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
+        while try !taken(fd, before: deadline) { usleep(5_000) }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    /// ``withLock(_:)`` for an async caller: while another process holds the
+    /// lock, the task sleeps, not its thread. Swift's pool has a thread per
+    /// core: a library server whose store lock a stopped process held had
+    /// each waiting task block one for up to the timeout, and every other
+    /// task of the process (timers included) waited behind them.
+    package func withLock<Result>(_ body: () throws -> Result) async throws -> Result {
+        let fd = try RefreshLockFile.openLock(path)
+        defer { close(fd) }
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while try !taken(fd, before: deadline) {
+            do {
+                try await Task.sleep(for: .milliseconds(5))
+            } catch {
+                throw AuthKitError.cancelled
             }
-            guard ContinuousClock.now < deadline else {
-                throw AuthKitError.store(
-                    path: path,
-                    reason: .init(
-                        .busy,
-                        """
-                        has been held by another process for more than \(timeout.spoken), though a read or a save \
-                        holds it for milliseconds: a process stopped while holding it (`fuser \(path)` shows which). End it, then try again.
-                        """))
-            }
-            usleep(5_000)
         }
         defer { flock(fd, LOCK_UN) }
         return try body()
+    }
+
+    /// Tries the lock once: whether it was taken; throws once `deadline`
+    /// has passed, or for an error other than "held".
+    private func taken(_ fd: Int32, before deadline: ContinuousClock.Instant) throws -> Bool {
+        guard flock(fd, LOCK_EX | LOCK_NB) != 0 else { return true }
+        guard errno == EWOULDBLOCK || errno == EINTR else {
+            throw AuthKitError.store(
+                path: path, reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
+        }
+        guard ContinuousClock.now < deadline else {
+            throw AuthKitError.store(
+                path: path,
+                reason: .init(
+                    .busy,
+                    """
+                    has been held by another process for more than \(timeout.spoken), though a read or a save \
+                    holds it for milliseconds: a process stopped while holding it (`fuser \(path)` shows which). End it, then try again.
+                    """))
+        }
+        return false
     }
 }
