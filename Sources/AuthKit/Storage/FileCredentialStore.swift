@@ -72,7 +72,7 @@ public struct FileCredentialStore: CredentialStore {
         if access(path + ".lock", W_OK) != 0, access(directory.path, W_OK) != 0 {
             return try read()
         }
-        return try await withLock { try read() }
+        return try await withLockWaitingAsTask { try read() }
     }
 
     /// What the file holds now, read without the lock and without creating
@@ -96,7 +96,7 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     public func save(_ credential: Credential) async throws {
-        try await withLock {
+        try await withLockWaitingAsTask {
             var file = try readFile()
             file.entries.removeAll { $0.credential.key == credential.key }
             file.entries.append(CredentialFile.Entry(credential))
@@ -106,7 +106,7 @@ public struct FileCredentialStore: CredentialStore {
 
     @discardableResult
     public func remove(_ key: CredentialKey) async throws -> Credential? {
-        try await withLock {
+        try await withLockWaitingAsTask {
             // Every copy: a file edited by hand may hold the account twice,
             // and "deleted" must mean no credential for it is left.
             var file = try readFile()
@@ -449,10 +449,10 @@ public struct FileCredentialStore: CredentialStore {
         return try StoreLock(path: path + ".lock", timeout: lockTimeout).withLock(body)
     }
 
-    /// ``withLock(_:)`` waiting as a task, not a thread (``StoreLock``'s async ``StoreLock/withLock(_:)``).
-    private func withLock<Result>(_ body: () throws -> Result) async throws -> Result {
+    /// ``withLock(_:)`` waiting as a task, not a thread (``StoreLock/withLockWaitingAsTask(_:)``).
+    private func withLockWaitingAsTask<Result>(_ body: () throws -> Result) async throws -> Result {
         try ensureDirectory()
-        return try await StoreLock(path: path + ".lock", timeout: lockTimeout).withLock(body)
+        return try await StoreLock(path: path + ".lock", timeout: lockTimeout).withLockWaitingAsTask(body)
     }
 
     /// A directory this process cannot write to (its mode, a read-only

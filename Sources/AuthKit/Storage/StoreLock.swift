@@ -44,7 +44,7 @@ package struct StoreLock {
     /// core: a library server whose store lock a stopped process held had
     /// each waiting task block one for up to the timeout, and every other
     /// task of the process (timers included) waited behind them.
-    package func withLock<Result>(_ body: () throws -> Result) async throws -> Result {
+    package func withLockWaitingAsTask<Result>(_ body: () throws -> Result) async throws -> Result {
         let fd = try RefreshLockFile.openLock(path)
         defer { close(fd) }
         let deadline = ContinuousClock.now.advanced(by: timeout)
