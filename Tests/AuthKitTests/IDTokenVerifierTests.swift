@@ -411,6 +411,20 @@ import Testing
             #expect(Base64URL.decode(Substring(text)) == nil, "\(text)")
         }
     }
+
+    /// A refresh's claims are compared with the sign-in's byte for byte
+    /// (Core §12.2): Swift's `==` takes `K` and U+212A KELVIN SIGN, or `é`
+    /// composed and decomposed, for the same string.
+    @Test func claimsAreComparedByteForByte() {
+        #expect(IDTokenVerifier.sameBytes(.string("nonce-K"), .string("nonce-K")))
+        #expect(!IDTokenVerifier.sameBytes(.string("nonce-K"), .string("nonce-\u{212A}")))
+        #expect(!IDTokenVerifier.sameBytes(.string("caf\u{E9}"), .string("cafe\u{301}")))
+        #expect(!IDTokenVerifier.sameBytes(.string("a"), nil))
+        #expect(IDTokenVerifier.sameBytes(nil as JSONValue?, nil))
+        #expect(IDTokenVerifier.sameBytes(["client-K"], ["client-K"]))
+        #expect(!IDTokenVerifier.sameBytes(["client-K"], ["client-\u{212A}"]))
+        #expect(!IDTokenVerifier.sameBytes(["a"], ["a", "b"]))
+    }
 }
 
 /// A count several tasks may add to.

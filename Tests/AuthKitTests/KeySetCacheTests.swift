@@ -101,6 +101,22 @@ import Testing
             let kept = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 1300)
             #expect(Self.kids(kept) == ["k2"])
             #expect(server.requests(to: "/jwks").count == 3)
+            // Until the limit: an hour from its fetch (at start + 600), a copy
+            // that could not be renewed since is not trusted any more, whether
+            // the attempt is made now or was made a moment ago.
+            let young2 = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 1310)
+            #expect(Self.kids(young2) == ["k2"], "within the refetch interval, no request")
+            await #expect(throws: AuthKitError.IDTokenProblem.self) {
+                _ = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 600 + 3600)
+            }
+            await #expect(throws: AuthKitError.IDTokenProblem.self) {
+                _ = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 600 + 3610)
+            }
+            // Fetched again once the endpoint answers.
+            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k3")) }
+            let renewed = try await cache.keys(
+                at: url, refetch: false, transport: Self.transport, now: start + 600 + 3700)
+            #expect(Self.kids(renewed) == ["k3"])
         }
     }
 }

@@ -136,7 +136,9 @@ final class TokenEndpointCalls: Sendable {
         -> Identity
     {
         let earlierToken = before.rawFields["id_token"]
-        guard let newToken = refreshed.rawFields["id_token"], newToken != earlierToken else { return previous }
+        guard let newToken = refreshed.rawFields["id_token"], !IDTokenVerifier.sameBytes(newToken, earlierToken) else {
+            return previous
+        }
         do {
             return try await verifiedIdentity(in: refreshed, nonce: nil, code: nil, previous: previous, required: false)
                 ?? previous

@@ -236,34 +236,51 @@ package struct IDTokenVerifier: Sendable {
         }
         // §3.1.3.8 and §3.3.2.11: the hashes bind the token to what came with it.
         if let accessToken = expected.accessToken, claims["at_hash"] != nil {
-            guard claims.text("at_hash") == Self.halfHash(accessToken, algorithm) else {
+            guard let hash = claims.text("at_hash"), ExactText.same(hash, Self.halfHash(accessToken, algorithm)) else {
                 throw Problem.accessTokenHashMismatch
             }
         }
         if let code = expected.code, claims["c_hash"] != nil {
-            guard claims.text("c_hash") == Self.halfHash(code, algorithm) else { throw Problem.codeHashMismatch }
+            guard let hash = claims.text("c_hash"), ExactText.same(hash, Self.halfHash(code, algorithm)) else {
+                throw Problem.codeHashMismatch
+            }
         }
         // §12.2: a refresh does not change who signed in, for whom, or when.
         if let previous = expected.previous {
             if !ExactText.same(previous.issuer, iss) { throw Problem.identityChanged("iss") }
             if !ExactText.same(previous.subject, sub) { throw Problem.identityChanged("sub") }
             // The same audience, however it is written ("c" or ["c"]).
-            if let before = previous.claims["aud"], Self.audiences(before) != audiences {
+            if let before = previous.claims["aud"], !Self.sameBytes(Self.audiences(before), audiences) {
                 throw Problem.identityChanged("aud")
             }
             // azp as before, and absent if it was; auth_time, if given, the
             // original sign-in's; a nonce, if given, the original one.
-            if previous.claims["azp"] != claims["azp"] { throw Problem.identityChanged("azp") }
+            // Compared byte for byte: Swift's `==` takes canonically
+            // equivalent text (`K` and U+212A) for the same.
+            if !Self.sameBytes(previous.claims["azp"], claims["azp"]) { throw Problem.identityChanged("azp") }
             if let time = claims["auth_time"], let before = previous.claims["auth_time"],
                 Self.date(time) != Self.date(before)
             {
                 throw Problem.identityChanged("auth_time")
             }
-            if let nonce = claims["nonce"], nonce != previous.claims["nonce"] {
+            if let nonce = claims["nonce"], !Self.sameBytes(nonce, previous.claims["nonce"]) {
                 throw Problem.identityChanged("nonce")
             }
         }
         return Identity(verifiedClaims: claims, issuer: iss, subject: sub)
+    }
+
+    /// Two claim values as the same bytes: strings byte for byte, other
+    /// values as `==` has them.
+    static func sameBytes(_ a: JSONValue?, _ b: JSONValue?) -> Bool {
+        if case .string(let x)? = a, case .string(let y)? = b { return ExactText.same(x, y) }
+        return a == b
+    }
+
+    /// Two audience lists as the same strings, byte for byte, in order.
+    static func sameBytes(_ a: [String]?, _ b: [String]?) -> Bool {
+        guard let a, let b else { return a == nil && b == nil }
+        return a.count == b.count && zip(a, b).allSatisfy { ExactText.same($0, $1) }
     }
 
     /// `aud` as a list (Core §2: one string, or an array of strings); nil

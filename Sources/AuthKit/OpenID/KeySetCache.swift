@@ -23,7 +23,14 @@
 ///   its restart. `Cache-Control` is not read: a provider's long `max-age`
 ///   would keep a withdrawn key longer. When the fetch of an aged copy
 ///   fails, the aged copy serves until the next attempt may be made: a key
-///   set endpoint that is briefly down does not stop every sign-in.
+///   set endpoint that is briefly down does not stop every sign-in. But not
+///   beyond ``staleLimit`` (an hour) from its fetch: a set that cannot be
+///   fetched for longer (the endpoint down, or kept from AuthKit by someone
+///   who holds a withdrawn key) fails the verification, as a first fetch
+///   that failed does, rather than trust that key for ever.
+/// - **Kept per transport type and URL**: a client given another transport
+///   (a test double, a proxy with its own trust) neither fills nor reads
+///   the copy a client of the platform's transport uses.
 ///
 /// Fetches follow the token endpoint's policy (no redirects, a deadline)
 /// with a smaller size cap.
@@ -35,6 +42,8 @@ package actor KeySetCache {
     package var minimumRefetchInterval: TimeInterval = 30
     /// How long a kept copy is used without being fetched again.
     package var maximumAge: TimeInterval = 600
+    /// The oldest a kept copy may be and still serve while fetches fail.
+    package var staleLimit: TimeInterval = 3600
 
     /// How long a failed first fetch is answered with its error.
     var failureHold: TimeInterval { min(5, minimumRefetchInterval) }
@@ -49,9 +58,12 @@ package actor KeySetCache {
 
     private var entries: [String: Entry] = [:]
 
-    package init(minimumRefetchInterval: TimeInterval = 30, maximumAge: TimeInterval = 600) {
+    package init(
+        minimumRefetchInterval: TimeInterval = 30, maximumAge: TimeInterval = 600, staleLimit: TimeInterval = 3600
+    ) {
         self.minimumRefetchInterval = minimumRefetchInterval
         self.maximumAge = maximumAge
+        self.staleLimit = staleLimit
     }
 
     /// The key set at `url`: the kept copy, or a fetched one when there is
@@ -60,14 +72,20 @@ package actor KeySetCache {
     package func keys(at url: URL, refetch: Bool, transport: FlowTransport, now: Date = Date()) async throws
         -> JSONWebKeySet
     {
-        let key = url.absoluteString
-        if let task = entries[key]?.inFlight { return try await outcome(of: task, key: key, refetch: refetch) }
+        let key = String(reflecting: type(of: transport.http)) + "\u{0}" + url.absoluteString
+        if let task = entries[key]?.inFlight {
+            return try await outcome(of: task, key: key, refetch: refetch, now: now)
+        }
         if let entry = entries[key] {
             let sinceAttempt = now.timeIntervalSince(entry.attemptedAt)
             if let keys = entry.keys, let fetchedAt = entry.fetchedAt {
-                let aged = now.timeIntervalSince(fetchedAt) >= maximumAge
-                let wanted = (refetch || aged) && sinceAttempt >= minimumRefetchInterval
-                if !wanted { return keys }
+                let age = now.timeIntervalSince(fetchedAt)
+                let wanted = (refetch || age >= maximumAge) && sinceAttempt >= minimumRefetchInterval
+                if !wanted {
+                    // Aged past the limit with the last attempt failed: not trusted.
+                    if age >= staleLimit, let failure = entry.failure { throw failure }
+                    return keys
+                }
             } else if let failure = entry.failure, sinceAttempt < failureHold {
                 throw failure
             }
@@ -84,20 +102,24 @@ package actor KeySetCache {
         } catch {
             entries[key]?.inFlight = nil
             entries[key]?.failure = error
-            return try await outcome(of: task, key: key, refetch: refetch)
+            return try await outcome(of: task, key: key, refetch: refetch, now: now)
         }
     }
 
     /// What a caller gets of a fetch under way: its keys, or, when it
     /// failed, the aged copy for a caller that only needs a copy (a refetch
     /// for an unknown key fails as the fetch did).
-    private func outcome(of task: Task<JSONWebKeySet, any Error>, key: String, refetch: Bool) async throws
-        -> JSONWebKeySet
+    private func outcome(of task: Task<JSONWebKeySet, any Error>, key: String, refetch: Bool, now: Date)
+        async throws -> JSONWebKeySet
     {
         do {
             return try await task.value
         } catch {
-            if !refetch, let kept = entries[key]?.keys { return kept }
+            if !refetch, let kept = entries[key]?.keys, let fetchedAt = entries[key]?.fetchedAt,
+                now.timeIntervalSince(fetchedAt) < staleLimit
+            {
+                return kept
+            }
             throw error
         }
     }
