@@ -260,10 +260,16 @@ enum AuthKitMain {
             // Not the value of an option before it (`--label work`).
             if index > 0, arguments[index - 1].hasPrefix("-"), !arguments[index - 1].contains("=") { continue }
             guard known.contains(word) else { continue }
-            let rest = arguments.filter { $0 != word }.joined(separator: " ")
+            // The command's words, not the rest of the line: that may hold a
+            // secret (`--client-secret S`, `-H 'X-Api-Key: K'`) that an
+            // error must not repeat into a terminal's scrollback or a CI log.
+            let command = arguments.prefix { names.contains($0) }.joined(separator: " ")
+            let others = arguments.count > command.split(separator: " ").count + 1 ? " and your other options" : ""
             return message.replacing(
                 "Missing expected argument '--provider <id>'",
-                with: "Missing expected argument '--provider <id>'. Did you mean: authkit \(rest) --provider \(word)")
+                with:
+                    "Missing expected argument '--provider <id>'. Did you mean: authkit \(command) --provider \(word)\(others)"
+            )
         }
         return nil
     }

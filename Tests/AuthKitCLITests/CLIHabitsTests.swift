@@ -24,6 +24,17 @@ import Testing
         // A word that is no provider gets no guess.
         let other = try await CLIProcess.run(["authorize", "nosuchprovider"], environment: [:])
         #expect(other.status == 64 && !other.stderr.contains("Did you mean: authkit"), "\(other.stderr)")
+        // The rest of the line is not repeated: it may hold a secret.
+        let secret = try await CLIProcess.run(
+            ["authorize", "github", "--client-secret", "S3CRET-VALUE-1234"], environment: [:])
+        #expect(secret.status == 64)
+        #expect(
+            secret.stderr.contains("Did you mean: authkit authorize --provider github and your other options"),
+            "\(secret.stderr)")
+        #expect(!secret.stderr.contains("S3CRET-VALUE-1234"))
+        let header = try await CLIProcess.run(
+            ["request", "github", "-H", "X-Api-Key: KEY-123456", "https://api.github.com/user"], environment: [:])
+        #expect(!header.stderr.contains("KEY-123456"), "\(header.stderr)")
     }
 
     /// `sandbox try` takes `--no-browser` (the advice `authorize` gives where

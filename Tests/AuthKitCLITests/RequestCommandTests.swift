@@ -311,6 +311,15 @@ import Testing
             #expect(
                 binaryForm.status == 64 && binaryForm.stderr.contains("it is not text. Give its type with -H")
                     && sent2 == nil, "\(binaryForm.stderr)")
+            // JSON without its type: the type is the fix named, not encoding it as a form.
+            let payload = home.appendingPathComponent("payload.json")
+            try Data(#"{"name": "a b", "tags": ["x"]}"#.utf8).write(to: payload)
+            let (jsonBody, sentJSON) = try await post(["--data-binary", "@\(payload.path)"])
+            #expect(
+                jsonBody.status == 64
+                    && jsonBody.stderr.contains(
+                        "It looks like JSON: give its type, -H 'Content-Type: application/json'.")
+                    && !jsonBody.stderr.contains("--data-urlencode") && sentJSON == nil, "\(jsonBody.stderr)")
             // --data-urlencode name@FILE, as curl: the file's text, line breaks kept, encoded; @- standard input.
             let message = home.appendingPathComponent("message.txt")
             try Data("Hello + world!\nsecond line é".utf8).write(to: message)
@@ -430,7 +439,35 @@ import Testing
                 ["request", "--provider", "qiita", "-o", "/dev/null", "\(server.baseURL)/api/v2/whole"],
                 environment: environment)
             #expect(null.status == 0, "\(null.stderr)")
+            // Ctrl-C or SIGTERM mid-transfer: the partial copy goes too (it
+            // was left behind, up to --max-size, as the `defer` that removes
+            // it does not run when a signal ends the process).
+            for signal in [SIGINT, SIGTERM] {
+                let partialSeen = LockedFlag()
+                let stopped = try await CLIProcess.run(
+                    [
+                        "request", "--provider", "qiita", "--timeout", "30", "-o", file.path,
+                        "\(server.baseURL)/api/v2/slow",
+                    ],
+                    environment: environment,
+                    signalWhen: {
+                        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+                        if names.contains(where: { $0.hasPrefix(".data.json.authkit-") }) { partialSeen.set() }
+                        return partialSeen.value
+                    }, signals: [signal])
+                #expect(partialSeen.value && stopped.status != 0, "\(stopped.stderr)")
+                #expect(try String(contentsOf: file, encoding: .utf8) == #"{"whole":true}"#)
+                let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+                #expect(left == ["data.json"], "\(signal): \(left); \(stopped.status) \(stopped.stderr)")
+            }
         }
+    }
+
+    final class LockedFlag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var flag = false
+        var value: Bool { lock.withLock { flag } }
+        func set() { lock.withLock { flag = true } }
     }
 
     /// `-i` on a terminal: a header value's controls are written out as the

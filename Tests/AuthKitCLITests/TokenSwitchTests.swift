@@ -42,6 +42,15 @@ import Testing
                 && missing.stderr.contains("work"), "\(missing.stderr)")
         #expect(try await run(["token", "print", "--provider", "github"]).stdout == "tok-work-2\n")
 
+        // `token refresh` without --label takes the chosen account too; an
+        // imported token with no refresh token (and no client here) is told
+        // to sign in again, not to configure a client id it would not need.
+        let refreshed = try await run(["token", "refresh", "--provider", "github"])
+        #expect(
+            refreshed.status != 0 && refreshed.stderr.contains("github (work)")
+                && refreshed.stderr.contains("no refresh token") && !refreshed.stderr.contains("client id"),
+            "\(refreshed.stderr)")
+
         // Deleting the chosen account goes back to the one without a label.
         let deleted = try await run(["token", "delete", "--provider", "github"])
         #expect(deleted.status == 0 && deleted.stderr.contains("Deleted github (work)"), "\(deleted.stderr)")

@@ -147,9 +147,14 @@ struct Request: WorkspaceCommand {
                     )
                 }
                 if let problem = Self.formProblem(text) {
-                    throw CLIError(
-                        "\(flag) is sent as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20 or +, a plus %2B), or use --data-urlencode 'name=value' and AuthKit encodes it."
-                    )
+                    // JSON (or any other body) given without its type: the
+                    // type is the fix, not encoding it as a form.
+                    let first = text.first { !$0.isWhitespace }
+                    let fix =
+                        first == "{" || first == "["
+                        ? "It looks like JSON: give its type, -H 'Content-Type: application/json'."
+                        : "Encode it (a space is %20 or +, a plus %2B), or use --data-urlencode 'name=value' and AuthKit encodes it; if it is not a form, give its type with -H 'Content-Type: …'."
+                    throw CLIError("\(flag) is sent as application/x-www-form-urlencoded, but \(problem). \(fix)")
                 }
                 Self.notePlus(in: text, flag: flag)
             }
@@ -398,12 +403,18 @@ struct Request: WorkspaceCommand {
             let partial = "\(directory).\(name).authkit-\(SecureRandom.token().prefix(12))"
             // The mode it had (else the usual 0644, less the umask).
             let mode = exists ? info.st_mode & 0o7777 : 0o644
+            // Ctrl-C or SIGTERM mid-transfer ends the process past the
+            // `defer` below: the partial copy, up to --max-size, is removed
+            // then too. Named before it exists, so no signal finds it unnamed.
+            Interrupt.removeOnSignal(partial)
             let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+            if fd < 0 { Interrupt.keep(partial) }
             if fd >= 0 {
                 var renamed = false
                 defer {
                     close(fd)
                     if !renamed { unlink(partial) }
+                    Interrupt.keep(partial)
                 }
                 if exists { _ = fchmod(fd, mode) } // exactly the old mode, whatever the umask
                 try await write(response, to: fd, path: path)

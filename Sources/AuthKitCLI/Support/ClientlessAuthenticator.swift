@@ -32,7 +32,14 @@ struct ClientlessAuthenticator: Authenticator {
         try OAuth2Client.bearerAuthorized(request, with: credential, descriptor: descriptor)
     }
 
+    /// A credential that nothing could renew, client or not (no refresh
+    /// token, no refresh call in the descriptor: a token imported as
+    /// `gh auth login --with-token` takes one) needs a sign-in, not a client
+    /// id: the missing setting is said only where it is what stands in the way.
     func refresh(_ credential: Credential) async throws -> Credential {
+        if credential.kind == .oauth2, !credential.isRenewable, descriptor.refresh == nil {
+            throw AuthKitError.signInRequired(credential.key, reason: .noRefreshToken)
+        }
         throw missing
     }
 

@@ -62,6 +62,25 @@ enum Interrupt {
         }
     }
 
+    /// Files a signal's death removes first: a download's partial copy
+    /// (`request -o`), which its own clean-up, a `defer`, would not reach.
+    private static let leftovers = LockedValue<Set<String>>([])
+
+    /// Removes `path` if a signal ends the process before ``keep(_:)``.
+    static func removeOnSignal(_ path: String) {
+        installShield()
+        leftovers.withLock { _ = $0.insert(path) }
+    }
+
+    /// `path` is no longer removed on a signal (renamed into place, or removed already).
+    static func keep(_ path: String) {
+        leftovers.withLock { _ = $0.remove(path) }
+    }
+
+    private static func removeLeftovers() {
+        for path in leftovers.withLock({ $0 }) { unlink(path) }
+    }
+
     /// What SIGINT outside a shield says before exit status 130; `nil`: it
     /// ends the process as its default action does.
     private static let cancelMessage = LockedValue<String?>(nil)
@@ -196,6 +215,7 @@ enum Interrupt {
             purpose.onFirstSignal?()
         } else if case .unshielded = outcome, number == SIGINT, let message = cancelMessage.withLock({ $0 }) {
             Console.err("\n\(message)")
+            removeLeftovers()
             ExitStatus.cancelled.terminate()
         } else {
             die(number)
@@ -206,6 +226,7 @@ enum Interrupt {
     /// authkit in a loop then stops, as it does for a child killed by Ctrl-C
     /// (exiting with 130 instead would let the loop go on).
     private static func die(_ number: Int32) -> Never {
+        removeLeftovers()
         Console.flushStandardStreams()
         signal(number, SIG_DFL)
         // Raised on this thread with the signal unblocked here, it is

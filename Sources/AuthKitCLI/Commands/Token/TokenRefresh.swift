@@ -72,7 +72,11 @@ struct TokenRefresh: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         guard due, provider == nil else {
-            let key = CredentialKey(providerID: provider ?? "", label: label)
+            // Without --label, the account `token switch` chose, as every
+            // other command takes it (and as the advice to sign in again names it).
+            let providerID = provider ?? ""
+            let chosen = label == nil ? try workspace.defaultAccounts.labels()[providerID] : nil
+            let key = CredentialKey(providerID: providerID, label: label ?? chosen)
             let refreshed = try await workspace.source(key, explicit: client.settings()).refresh()
             Console.out("Refreshed \(refreshed.key); it expires \(CredentialSummary.expiry(refreshed)).")
             CredentialSummary.lines(refreshed).forEach(Console.out)
