@@ -101,6 +101,26 @@ import Testing
         }
     }
 
+    /// `--timeout` passing while the answer is exchanged (the token
+    /// endpoint slow): the exchange and the save are seen through, as for a
+    /// signal; the code is spent by then, and exiting lost the grant.
+    @Test func aTimeoutAfterTheRedirectWaitsForTheSave() async throws {
+        try await withServer { server in
+            authorizationServer(server)
+            server.route("POST", "/token") { _ in
+                Thread.sleep(forTimeInterval: 3)
+                return .json(#"{"access_token":"browser-token-0123456789","token_type":"Bearer","expires_in":3600}"#)
+            }
+            let home = try home(descriptor: descriptor(server))
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "local", "--timeout", "2"], environment: env(home))
+            #expect(result.status == 0 && !result.stderr.contains("Timed out"), "\(result.status): \(result.stderr)")
+            let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+                .allCredentials()
+            #expect(stored.map(\.accessToken) == ["browser-token-0123456789"])
+        }
+    }
+
     @Test func deniedConsentExitsThreeAndStoresNothing() async throws {
         try await withServer { server in
             authorizationServer(server, deny: true)

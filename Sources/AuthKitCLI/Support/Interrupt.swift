@@ -96,7 +96,9 @@ enum Interrupt {
 
     /// How many shields are up, what the outermost is for, and the first
     /// signal that came meanwhile (0: none).
-    private static let shield = LockedValue<(depth: Int, purpose: Purpose?, pending: Int32)>((0, nil, 0))
+    private static let shield = LockedValue<
+        (depth: Int, purpose: Purpose?, pending: Int32, afterwards: (@Sendable () -> Void)?)
+    >((0, nil, 0, nil))
     nonisolated(unsafe) private static var shieldSources: [DispatchSourceSignal] = []
     private static let shieldInstalled = LockedValue(false)
 
@@ -188,14 +190,38 @@ enum Interrupt {
     ///   ends the process: the error would otherwise never be printed (a
     ///   token endpoint that never answered read only as "Cancelled").
     static func lowerShield(done: Bool, failure: (any Error)? = nil) {
-        let (pending, purpose) = shield.withLock { state -> (Int32, Purpose?) in
+        let (pending, purpose, afterwards) = shield.withLock {
+            state -> (Int32, Purpose?, (@Sendable () -> Void)?) in
             state.depth -= 1
-            return state.depth == 0 ? (state.pending, state.purpose) : (0, nil)
+            guard state.depth == 0 else { return (0, nil, nil) }
+            defer { state.afterwards = nil }
+            return (state.pending, state.purpose, state.afterwards)
         }
-        guard pending != 0, let purpose else { return }
-        if !done, let failure { Console.err("authkit: error: \(ErrorReport.message(forAny: failure))") }
-        Console.err(done ? purpose.done : purpose.failed)
-        die(pending)
+        if pending != 0, let purpose {
+            if !done, let failure { Console.err("authkit: error: \(ErrorReport.message(forAny: failure))") }
+            Console.err(done ? purpose.done : purpose.failed)
+            die(pending)
+        }
+        // Done (the sign-in stored): the deadline that passed meanwhile has
+        // nothing left to stop, and the command ends as it succeeded.
+        if !done, let afterwards {
+            if let failure { Console.err("authkit: error: \(ErrorReport.message(forAny: failure))") }
+            afterwards()
+        }
+    }
+
+    /// Runs `action` (an exit: the `--timeout` deadline) now, or, while a
+    /// shield is up, once it is lowered without its work done: a sign-in
+    /// whose answer came just before the deadline is exchanged and saved
+    /// first, as it is for a Ctrl-C, rather than lost with its code spent;
+    /// saved, the command ends as it succeeded.
+    static func whenUnshielded(_ action: @escaping @Sendable () -> Void) {
+        let now = shield.withLock { state -> Bool in
+            guard state.depth > 0 else { return true }
+            state.afterwards = action
+            return false
+        }
+        if now { action() }
     }
 
     private static func arrived(_ number: Int32) {
