@@ -351,32 +351,31 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// `DELETE … RETURNING`: of two callbacks at once, one gets the row.
     public func take(id: String, now: Date) async throws -> SignInAttempt? {
         try await mapped { [self] in
-            let rows = try await query(
-                "DELETE FROM authkit_sign_in_attempts WHERE id = \(id) RETURNING key_id, sealed")
-            for try await (keyID, sealed) in rows.decode((String, Data).self) {
-                guard
-                    let attempt = try opened(
-                        SignInAttempt.self, sealed, keyID: keyID, binding: "authkit_sign_in_attempts\u{0}" + id)
-                else { return nil }
-                return attempt.expiresAt > now ? attempt : nil
-            }
-            return nil
+            try await attempt(
+                in: try await query("DELETE FROM authkit_sign_in_attempts WHERE id = \(id) RETURNING key_id, sealed"),
+                id: id, now: now)
         }
     }
 
     /// Read in place (a callback is checked before its attempt is taken).
     public func attempt(id: String, now: Date) async throws -> SignInAttempt? {
         try await mapped { [self] in
-            let rows = try await query("SELECT key_id, sealed FROM authkit_sign_in_attempts WHERE id = \(id)")
-            for try await (keyID, sealed) in rows.decode((String, Data).self) {
-                guard
-                    let attempt = try opened(
-                        SignInAttempt.self, sealed, keyID: keyID, binding: "authkit_sign_in_attempts\u{0}" + id)
-                else { return nil }
-                return attempt.expiresAt > now ? attempt : nil
-            }
-            return nil
+            try await attempt(
+                in: try await query("SELECT key_id, sealed FROM authkit_sign_in_attempts WHERE id = \(id)"),
+                id: id, now: now)
         }
+    }
+
+    /// The attempt a row of `rows` seals, unless it expired before `now`.
+    private func attempt(in rows: PostgresRowSequence, id: String, now: Date) async throws -> SignInAttempt? {
+        for try await (keyID, sealed) in rows.decode((String, Data).self) {
+            guard
+                let attempt = try opened(
+                    SignInAttempt.self, sealed, keyID: keyID, binding: "authkit_sign_in_attempts\u{0}" + id)
+            else { return nil }
+            return attempt.expiresAt > now ? attempt : nil
+        }
+        return nil
     }
 
     // MARK: - SessionStore
