@@ -93,7 +93,21 @@ struct Workspace {
     /// `authkit token switch` chose for the provider, else the account without a label.
     func key(_ account: AccountOptions) throws -> CredentialKey {
         if account.label != nil { return account.key }
-        return CredentialKey(providerID: account.provider, label: try defaultAccounts.labels()[account.provider])
+        return try key(provider: account.provider, label: nil)
+    }
+
+    /// ``key(_:)`` for a command whose provider and label are options of its own (`token refresh`).
+    func key(provider: String, label: String?) throws -> CredentialKey {
+        CredentialKey(providerID: provider, label: try label ?? defaultAccounts.labels()[provider])
+    }
+
+    /// After `key` was deleted here (`token delete`, `token revoke`): if it
+    /// was the account `token switch` chose, the provider's commands go back
+    /// to its account without a label, rather than to one that is gone.
+    func forgetChoice(of key: CredentialKey) throws {
+        guard key.label != nil, try defaultAccounts.labels()[key.providerID] == key.label else { return }
+        try defaultAccounts.choose(nil, for: key.providerID)
+        Console.err("\(key.providerID)'s commands without --label use the account without a label again.")
     }
 
     /// `$AUTHKIT_HOME/sandbox/credentials.json`: apart from the real credentials.

@@ -20,11 +20,6 @@ struct TokenDelete: WorkspaceCommand {
                 key, so: "nothing was deleted", others: await workspace.otherAccounts(than: key))
         }
         Console.err("Deleted \(key).")
-        // The provider's commands go back to its account without a label,
-        // rather than to one that is gone.
-        if key.label != nil, try workspace.defaultAccounts.labels()[key.providerID] == key.label {
-            try workspace.defaultAccounts.choose(nil, for: key.providerID)
-            Console.err("\(key.providerID)'s commands without --label use the account without a label again.")
-        }
+        try workspace.forgetChoice(of: key)
     }
 }

@@ -74,9 +74,7 @@ struct TokenRefresh: WorkspaceCommand {
         guard due, provider == nil else {
             // Without --label, the account `token switch` chose, as every
             // other command takes it (and as the advice to sign in again names it).
-            let providerID = provider ?? ""
-            let chosen = label == nil ? try workspace.defaultAccounts.labels()[providerID] : nil
-            let key = CredentialKey(providerID: providerID, label: label ?? chosen)
+            let key = try workspace.key(provider: provider ?? "", label: label)
             let refreshed = try await workspace.source(key, explicit: client.settings()).refresh()
             Console.out("Refreshed \(refreshed.key); it expires \(CredentialSummary.expiry(refreshed)).")
             CredentialSummary.lines(refreshed).forEach(Console.out)

@@ -36,12 +36,7 @@ struct TokenRevoke: WorkspaceCommand {
         }
         Console.err("Revoked \(key)\(keep ? "" : " and deleted it here").")
         if let endSession { Console.err(endSession) }
-        // Deleted here: as `token delete` does, the provider's commands go
-        // back to its account without a label, not to one that is gone.
-        if !keep, key.label != nil, try workspace.defaultAccounts.labels()[key.providerID] == key.label {
-            try workspace.defaultAccounts.choose(nil, for: key.providerID)
-            Console.err("\(key.providerID)'s commands without --label use the account without a label again.")
-        }
+        if !keep { try workspace.forgetChoice(of: key) }
     }
 
     /// Where the user ends their session at the provider too (OpenID Connect
