@@ -254,6 +254,36 @@ import Testing
         #expect(issues(declared).isEmpty)
     }
 
+    /// A multi-tenant issuer's aliases name one tenant each, and only an
+    /// "any tenant" value can exclude tenants.
+    @Test func multiTenantAliasesAndExclusionsAreChecked() {
+        func descriptor(_ tenants: String) -> String {
+            """
+            {
+              "id": "example", "name": "Example", "protocol": "oauth2",
+              "placeholders": {"tenant": {"default": "common"}},
+              "authorization": {"url": "https://example.com/{tenant}/authorize"},
+              "token": {"url": "https://example.com/{tenant}/token"},
+              "issuer": {"identifier": "https://example.com/{tenant}/v2.0"},
+              "openid": {"keys": "https://example.com/{tenant}/keys", "multiTenantIssuer": {
+                "placeholder": "tenant", "claim": "tid", "values": ["common", "organizations"], \(tenants)}}
+            }
+            """
+        }
+        #expect(
+            issues(descriptor(#""aliases": {"consumers": "9188-ab"}, "excluding": {"organizations": ["9188-ab"]}"#))
+                .isEmpty)
+        let found = issues(
+            descriptor(#""aliases": {"common": "x", "mine": "a/b"}, "excluding": {"consumers": ["9188-ab"]}"#))
+        #expect(
+            found.map(\.field)
+                == [
+                    "openid.multiTenantIssuer.aliases", "openid.multiTenantIssuer.aliases.mine",
+                    "openid.multiTenantIssuer.excluding",
+                ], "\(found)")
+        #expect(found.last?.problem.contains("'consumers' is not one of values") == true, "\(found)")
+    }
+
     /// A placeholder's default is checked as a user's value would be: where
     /// it stands in a host, it must make one.
     @Test func aPlaceholderDefaultThatMakesNoHostIsNamed() {

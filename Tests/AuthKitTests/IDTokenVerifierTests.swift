@@ -319,6 +319,57 @@ import Testing
                     expected: "https://login.example/tenant-b/v2.0", received: "https://login.example/tenant-a/v2.0"))
     }
 
+    /// Microsoft's three tenant-independent values, as the bundled
+    /// descriptor resolves them: `common` takes any tenant, `organizations`
+    /// any but the personal accounts' one, and `consumers` that one alone
+    /// (its tokens carry that tenant's issuer, never `/consumers/`).
+    @Test func microsoftsTenantIndependentValuesEachTakeTheirOwnTenants() async throws {
+        let provider = try Provider()
+        let descriptor = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "microsoft")
+        let personal = "9188040d-6c67-4c5b-b112-36a304b66dad"
+        let work = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+        func issuer(_ tenant: String) -> String { "https://login.microsoftonline.com/\(tenant)/v2.0" }
+        func verifier(tenant: String) throws -> IDTokenVerifier {
+            let client = try ResolvedClient(
+                descriptor: descriptor,
+                settings: ClientSettings(clientID: Self.clientID, placeholders: ["tenant": tenant]))
+            let openID = try #require(client.openID)
+            let keys = try JSONWebKeySet.parse(
+                try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]))
+            return IDTokenVerifier(
+                issuer: openID.issuer, clientID: Self.clientID, algorithms: Set(IDTokenAlgorithm.allCases),
+                keys: { _ in keys })
+        }
+        func token(_ tenant: String, issuedBy iss: String? = nil) throws -> String {
+            try provider.token(Self.changed(["iss": iss ?? issuer(tenant), "tid": tenant]))
+        }
+        let common = try verifier(tenant: "common")
+        #expect(await refusal(common, try token(personal)) == nil)
+        #expect(await refusal(common, try token(work)) == nil)
+
+        let organizations = try verifier(tenant: "organizations")
+        #expect(await refusal(organizations, try token(work)) == nil)
+        #expect(
+            await refusal(organizations, try token(personal))
+                == .issuerMismatch(expected: issuer("{tid other than \(personal)}"), received: issuer(personal)))
+
+        let consumers = try verifier(tenant: "consumers")
+        #expect(await refusal(consumers, try token(personal)) == nil)
+        #expect(
+            await refusal(consumers, try token(work))
+                == .issuerMismatch(expected: issuer(personal), received: issuer(work)))
+        #expect(
+            await refusal(consumers, try token(personal, issuedBy: issuer("consumers")))
+                == .issuerMismatch(expected: issuer(personal), received: issuer("consumers")))
+
+        // One tenant by its id: that tenant's tokens alone, as before.
+        let one = try verifier(tenant: work)
+        #expect(await refusal(one, try token(work)) == nil)
+        #expect(
+            await refusal(one, try token(personal))
+                == .issuerMismatch(expected: issuer(work), received: issuer(personal)))
+    }
+
     /// Core §3.1.3.7 step 13: with `max_age`, `auth_time` must be there and recent enough.
     @Test func maxAgeNeedsARecentEnoughAuthTime() async throws {
         let provider = try Provider()

@@ -322,6 +322,24 @@ package struct DescriptorValidator: Sendable {
                 if tenants.claim.isEmpty || tenants.values.isEmpty || tenants.values.contains(where: \.isEmpty) {
                     issue("openid.multiTenantIssuer", "needs a claim and at least one placeholder value, none empty.")
                 }
+                for (value, tenant) in (tenants.aliases ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    if tenants.values.contains(value) {
+                        issue(
+                            "openid.multiTenantIssuer.aliases",
+                            "'\(DisplayText.sanitized(value, limit: 40))' is in values (any tenant) and in aliases (one tenant); keep it in one."
+                        )
+                    } else if tenant.isEmpty || !tenant.unicodeScalars.allSatisfy(Self.isTenantCharacter) {
+                        issue(
+                            "openid.multiTenantIssuer.aliases.\(DisplayText.sanitized(value, limit: 40))",
+                            "must be a tenant id: letters, digits and '-' only.")
+                    }
+                }
+                for value in (tenants.excluding ?? [:]).keys.sorted() where !tenants.values.contains(value) {
+                    issue(
+                        "openid.multiTenantIssuer.excluding",
+                        "'\(DisplayText.sanitized(value, limit: 40))' is not one of values; only an \"any tenant\" value can exclude tenants."
+                    )
+                }
             }
             if descriptor.issuer == nil {
                 issue(
@@ -625,6 +643,12 @@ package struct DescriptorValidator: Sendable {
     /// and `_` (which DNS names in practice hold). Checked for ASCII first.
     static func isHostNameCharacter(_ character: Character) -> Bool {
         character.isLetter || character.isNumber || "-._".contains(character)
+    }
+
+    /// What a tenant id is written with, as the verifier takes a token's
+    /// tenant claim: ASCII letters, digits and `-`.
+    static func isTenantCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-")
     }
 
     private func checkStatuses(_ statuses: [Int]?, field: String, issue: (String, String) -> Void) {

@@ -292,10 +292,14 @@ package struct WhoAmISettings: Sendable, Hashable {
 /// with `tid: T`.
 ///
 /// When the descriptor's tenant placeholder holds one of ``values`` (`common`,
-/// `organizations`, `consumers`), the issuer is expected with the token's
-/// ``claim`` in the placeholder's place; the comparison stays byte for byte.
-/// With any other value (one tenant) nothing changes: the app asked for that
-/// tenant's users alone, and a token of another tenant is refused.
+/// `organizations`), the issuer is expected with the token's ``claim`` in the
+/// placeholder's place, unless ``excluding`` lists that tenant for the value;
+/// the comparison stays byte for byte. A value of ``aliases`` stands for one
+/// tenant: Microsoft's `consumers` is the personal accounts' tenant
+/// `9188040d-6c67-4c5b-b112-36a304b66dad`, whose issuer its tokens carry, so
+/// the issuer is expected with that tenant, exactly. With any other value (one
+/// tenant) nothing changes: the app asked for that tenant's users alone, and a
+/// token of another tenant is refused.
 package struct MultiTenantIssuer: Codable, Sendable, Hashable {
     /// The placeholder of `issuer.identifier` that names the tenant (`tenant`).
     package var placeholder: String
@@ -303,6 +307,18 @@ package struct MultiTenantIssuer: Codable, Sendable, Hashable {
     package var claim: String
     /// Placeholder values that mean "any tenant".
     package var values: [String]
+    /// Placeholder values that name one tenant by another name, with that
+    /// tenant's id (`consumers`).
+    package var aliases: [String: String]?
+    /// For a value of ``values``, tenants whose tokens it does not accept
+    /// (`organizations`: work and school accounts, not the personal accounts' tenant).
+    package var excluding: [String: [String]]?
+
+    /// The value the issuer is rendered with when the placeholder holds
+    /// `value`: an alias's tenant, else `value` itself.
+    package func issuerValue(for value: String) -> String {
+        aliases?[value] ?? value
+    }
 }
 
 /// How the provider spells scopes.

@@ -144,7 +144,12 @@ final class ResolvedClient: Sendable {
             self.whoAmIURL = nil
         }
         if let issuer = descriptor.issuer {
-            let identifier = try placeholders.render(issuer.identifier, inURL: true, field: "issuer.identifier")
+            var issuerPlaceholders = placeholders
+            if let tenants = descriptor.openID?.multiTenantIssuer, let value = placeholderValues[tenants.placeholder] {
+                issuerPlaceholders.values[tenants.placeholder] = tenants.issuerValue(for: value)
+            }
+            let identifier = try issuerPlaceholders.render(
+                issuer.identifier, inURL: true, field: "issuer.identifier")
             if let tenants = descriptor.openID?.multiTenantIssuer,
                 tenants.values.contains(placeholderValues[tenants.placeholder] ?? "")
             {

@@ -32,8 +32,9 @@ package struct IDTokenVerifier: Sendable {
     package enum ExpectedIssuer: Sendable {
         /// One issuer identifier, for every token.
         case exact(String)
-        /// The issuer of the tenant the token's `claim` names (``MultiTenantIssuer``).
-        case perTenant(claim: String, issuer: @Sendable (String) -> String)
+        /// The issuer of the tenant the token's `claim` names, unless that
+        /// tenant is one of `excluding`, compared byte for byte (``MultiTenantIssuer``).
+        case perTenant(claim: String, excluding: [String] = [], issuer: @Sendable (String) -> String)
     }
 
     package init(
@@ -114,7 +115,7 @@ package struct IDTokenVerifier: Sendable {
     /// template; its "Validate the signing key issuer"): a key of one
     /// tenant must not vouch for another tenant's token.
     func checkKeyIssuer(_ key: [String: JSONValue], identity: Identity, claims: [String: JSONValue]) throws {
-        guard case .perTenant(let claim, _) = issuer, let template = key.text("issuer"),
+        guard case .perTenant(let claim, _, _) = issuer, let template = key.text("issuer"),
             let tenant = claims.text(claim)
         else { return }
         var keyIssuer = template
@@ -298,17 +299,20 @@ package struct IDTokenVerifier: Sendable {
     /// The issuer `claims` must name: the descriptor's, or, for a
     /// multi-tenant endpoint, that of the tenant the (signed) token names,
     /// which must be a plain identifier (letters, digits, `-`), so that it
-    /// cannot reshape the issuer URL it is put into.
+    /// cannot reshape the issuer URL it is put into, and not one the
+    /// endpoint excludes (`organizations` takes no personal account).
     func expectedIssuer(_ claims: [String: JSONValue]) throws -> String {
         switch issuer {
         case .exact(let issuer):
             return issuer
-        case .perTenant(let claim, let issuer):
+        case .perTenant(let claim, let excluding, let issuer):
             guard let tenant = claims.text(claim), !tenant.isEmpty, tenant.utf8.count <= 100,
-                tenant.unicodeScalars.allSatisfy({
-                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-")
-                })
+                tenant.unicodeScalars.allSatisfy(DescriptorValidator.isTenantCharacter)
             else { throw AuthKitError.IDTokenProblem.missingClaim(claim) }
+            if excluding.contains(where: { ExactText.same($0, tenant) }) {
+                throw AuthKitError.IDTokenProblem.issuerMismatch(
+                    expected: issuer("{\(claim) other than \(tenant)}"), received: claims.text("iss") ?? "")
+            }
             return issuer(tenant)
         }
     }

@@ -45,8 +45,14 @@ struct OpenIDProvider: Sendable {
             var marked = placeholders
             marked.values[tenants.placeholder] = marker
             let template = try marked.render(identifier, inURL: true, field: "issuer.identifier")
-            issuer = .perTenant(claim: tenants.claim) { tenant in template.replacing(marker, with: tenant) }
+            issuer = .perTenant(claim: tenants.claim, excluding: tenants.excluding?[value] ?? []) { tenant in
+                template.replacing(marker, with: tenant)
+            }
         } else {
+            var placeholders = placeholders
+            if let tenants = settings.multiTenantIssuer, let value = placeholders.values[tenants.placeholder] {
+                placeholders.values[tenants.placeholder] = tenants.issuerValue(for: value)
+            }
             issuer = .exact(try placeholders.render(identifier, inURL: true, field: "issuer.identifier"))
         }
     }

@@ -147,12 +147,13 @@ extension Emulator {
         return claims
     }
 
-    /// The tenant a multi-tenant provider's token names.
+    /// The tenant a multi-tenant provider's token names: the one asked for,
+    /// the one an alias stands for (`consumers`), or the sandbox's own.
     private func tenant(_ captures: [String: String]) -> String {
         guard let tenants = descriptor.openID?.multiTenantIssuer, let asked = captures[tenants.placeholder],
             !tenants.values.contains(asked), !asked.isEmpty
         else { return "00000000-0000-0000-0000-5a4db0c5e7e1" }
-        return asked
+        return tenants.issuerValue(for: asked)
     }
 
     /// The `iss` of an authorization response (RFC 9207 §2): the issuer
