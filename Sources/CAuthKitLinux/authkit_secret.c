@@ -7,12 +7,14 @@
 #include "authkit_loader.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // The GLib and libsecret types the calls below use, as GLib 2 and libsecret
 // 0.20 declare them (secret-schema.h; the schema is passed by pointer and
@@ -52,6 +54,8 @@ static struct {
     void (*error_free)(GError *);
     void (*list_free_full)(GList *, void (*free_func)(void *));
     void (*object_unref)(void *);
+    void *(*cancellable_new)(void);
+    void (*cancellable_cancel)(void *);
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -91,7 +95,9 @@ static void load(void) {
         resolve(library, (void **)&api.str_equal, "g_str_equal") ||
         resolve(library, (void **)&api.error_free, "g_error_free") ||
         resolve(library, (void **)&api.list_free_full, "g_list_free_full") ||
-        resolve(library, (void **)&api.object_unref, "g_object_unref")) {
+        resolve(library, (void **)&api.object_unref, "g_object_unref") ||
+        resolve(library, (void **)&api.cancellable_new, "g_cancellable_new") ||
+        resolve(library, (void **)&api.cancellable_cancel, "g_cancellable_cancel")) {
         return;
     }
 }
@@ -103,9 +109,87 @@ int authkit_secret_load(char *error, size_t size) {
     return -1;
 }
 
-// Copies the GError's message (or `fallback`) to `error` and frees it.
-static int fail(GError *failure, const char *fallback, char *error, size_t size) {
-    if (error != NULL && size > 0) snprintf(error, size, "%s", failure && failure->message ? failure->message : fallback);
+// A time limit on one call. libsecret's synchronous calls wait for the
+// service without end once a request is on its way: an unlock prompt shown
+// where nobody sees it (an SSH session into a desktop, a locked screen) is
+// never answered. A watch is a thread that cancels the call's GCancellable
+// when the limit passes before the call returns; libsecret then dismisses a
+// prompt it waits on, and the call returns G_IO_ERROR_CANCELLED. Started
+// before the one-at-a-time lock is taken, so the wait for that lock counts.
+struct watch {
+    pthread_mutex_t lock;
+    pthread_cond_t ended;
+    long milliseconds;
+    int done, fired, started;
+    void *cancellable;
+    pthread_t thread;
+};
+
+static void *watch_run(void *argument) {
+    struct watch *watch = argument;
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += watch->milliseconds / 1000;
+    deadline.tv_nsec += (watch->milliseconds % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&watch->lock);
+    while (!watch->done) {
+        if (pthread_cond_timedwait(&watch->ended, &watch->lock, &deadline) == ETIMEDOUT && !watch->done) {
+            watch->fired = 1;
+            api.cancellable_cancel(watch->cancellable);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&watch->lock);
+    return NULL;
+}
+
+// Begins the watch of one call; with no limit (milliseconds <= 0) or no
+// thread to spare, the call runs without one, as it did before.
+static void watch_begin(struct watch *watch, long milliseconds) {
+    memset(watch, 0, sizeof *watch);
+    if (milliseconds <= 0) return;
+    watch->milliseconds = milliseconds;
+    watch->cancellable = api.cancellable_new();
+    pthread_condattr_t attributes;
+    pthread_condattr_init(&attributes);
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
+    pthread_cond_init(&watch->ended, &attributes);
+    pthread_condattr_destroy(&attributes);
+    pthread_mutex_init(&watch->lock, NULL);
+    watch->started = pthread_create(&watch->thread, NULL, watch_run, watch) == 0;
+}
+
+// Ends the watch; 1 when the limit passed and the call was cancelled.
+static int watch_end(struct watch *watch) {
+    if (watch->cancellable == NULL) return 0;
+    pthread_mutex_lock(&watch->lock);
+    watch->done = 1;
+    pthread_cond_signal(&watch->ended);
+    pthread_mutex_unlock(&watch->lock);
+    if (watch->started) pthread_join(watch->thread, NULL);
+    pthread_cond_destroy(&watch->ended);
+    pthread_mutex_destroy(&watch->lock);
+    api.object_unref(watch->cancellable);
+    return watch->fired;
+}
+
+// Copies the GError's message (or `fallback`) to `error` and frees it; a
+// call the watch cancelled says that the time limit passed instead.
+static int fail(GError *failure, const char *fallback, int timed_out, long milliseconds, char *error, size_t size) {
+    if (error != NULL && size > 0) {
+        if (timed_out) {
+            snprintf(error, size,
+                     "the Secret Service did not answer within %ld s (an unlock prompt no one answered, or a keyring "
+                     "service that hangs)",
+                     (milliseconds + 999) / 1000);
+        } else {
+            snprintf(error, size, "%s", failure && failure->message ? failure->message : fallback);
+        }
+    }
     if (failure) api.error_free(failure);
     return -1;
 }
@@ -127,13 +211,16 @@ static GHashTable *make_attributes(const char *const *names, const char *const *
     return table;
 }
 
-int authkit_secret_probe(char *error, size_t size) {
+int authkit_secret_probe(long milliseconds, char *error, size_t size) {
     if (authkit_secret_load(error, size) != 0) return -1;
     GError *failure = NULL;
+    struct watch watch;
+    watch_begin(&watch, milliseconds);
     pthread_mutex_lock(&calls);
-    void *service = api.service_get_sync(SECRET_SERVICE_OPEN_SESSION, NULL, &failure);
+    void *service = api.service_get_sync(SECRET_SERVICE_OPEN_SESSION, watch.cancellable, &failure);
     pthread_mutex_unlock(&calls);
-    if (service == NULL) return fail(failure, "the Secret Service did not answer", error, size);
+    int timed_out = watch_end(&watch);
+    if (service == NULL) return fail(failure, "the Secret Service did not answer", timed_out, milliseconds, error, size);
     api.object_unref(service);
     return 0;
 }
@@ -156,64 +243,77 @@ static int begin(struct call *call, const char *name, const char *const *names, 
 static void end(struct call *call) { api.hash_table_unref(call->attributes); }
 
 int authkit_secret_store(const char *name, const char *const *names, const char *const *values, size_t count,
-                         const char *label, const char *secret, char *error, size_t size) {
+                         const char *label, const char *secret, long milliseconds, char *error, size_t size) {
     struct call call;
     if (begin(&call, name, names, values, count, error, size) != 0) return -1;
     GError *failure = NULL;
+    struct watch watch;
+    watch_begin(&watch, milliseconds);
     pthread_mutex_lock(&calls);
-    int stored = api.storev_sync(&call.schema, call.attributes, NULL, label, secret, NULL, &failure);
+    int stored = api.storev_sync(&call.schema, call.attributes, NULL, label, secret, watch.cancellable, &failure);
     pthread_mutex_unlock(&calls);
+    int timed_out = watch_end(&watch);
     end(&call);
-    return stored ? 0 : fail(failure, "the Secret Service did not store the item", error, size);
+    return stored ? 0
+                  : fail(failure, "the Secret Service did not store the item", timed_out, milliseconds, error, size);
 }
 
 int authkit_secret_lookup(const char *name, const char *const *names, const char *const *values, size_t count,
-                          char **secret, char *error, size_t size) {
+                          char **secret, long milliseconds, char *error, size_t size) {
     *secret = NULL;
     struct call call;
     if (begin(&call, name, names, values, count, error, size) != 0) return -1;
     GError *failure = NULL;
+    struct watch watch;
+    watch_begin(&watch, milliseconds);
     pthread_mutex_lock(&calls);
-    char *found = api.lookupv_sync(&call.schema, call.attributes, NULL, &failure);
+    char *found = api.lookupv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
     pthread_mutex_unlock(&calls);
+    int timed_out = watch_end(&watch);
     end(&call);
     if (failure != NULL) {
         if (found) api.password_free(found);
-        return fail(failure, "", error, size);
+        return fail(failure, "", timed_out, milliseconds, error, size);
     }
     *secret = found;
     return found != NULL;
 }
 
 int authkit_secret_clear(const char *name, const char *const *names, const char *const *values, size_t count,
-                         char *error, size_t size) {
+                         long milliseconds, char *error, size_t size) {
     struct call call;
     if (begin(&call, name, names, values, count, error, size) != 0) return -1;
     GError *failure = NULL;
+    struct watch watch;
+    watch_begin(&watch, milliseconds);
     pthread_mutex_lock(&calls);
-    int cleared = api.clearv_sync(&call.schema, call.attributes, NULL, &failure);
+    int cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
     pthread_mutex_unlock(&calls);
+    int timed_out = watch_end(&watch);
     end(&call);
-    if (failure != NULL) return fail(failure, "", error, size);
+    if (failure != NULL) return fail(failure, "", timed_out, milliseconds, error, size);
     return cleared ? 1 : 0;
 }
 
 long authkit_secret_search(const char *name, const char *wanted_first, const char *wanted_second,
                            void (*each)(void *context, const char *first, const char *second), void *context,
-                           char *error, size_t size) {
+                           long milliseconds, char *error, size_t size) {
     if (authkit_secret_load(error, size) != 0) return -1;
     const char *names[] = {wanted_first, wanted_second};
     SecretSchema schema;
     make_schema(&schema, name, names, 2);
     GHashTable *none = make_attributes(names, names, 0);
     GError *failure = NULL;
+    struct watch watch;
+    watch_begin(&watch, milliseconds);
     pthread_mutex_lock(&calls);
-    GList *items = api.searchv_sync(&schema, none, SECRET_SEARCH_ALL, NULL, &failure);
+    GList *items = api.searchv_sync(&schema, none, SECRET_SEARCH_ALL, watch.cancellable, &failure);
     pthread_mutex_unlock(&calls);
+    int timed_out = watch_end(&watch);
     api.hash_table_unref(none);
     if (failure != NULL) {
         if (items) api.list_free_full(items, api.object_unref);
-        return fail(failure, "", error, size);
+        return fail(failure, "", timed_out, milliseconds, error, size);
     }
     long found = 0;
     for (GList *item = items; item != NULL; item = item->next, found++) {

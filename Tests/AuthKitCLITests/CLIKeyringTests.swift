@@ -60,6 +60,70 @@ import Testing
             gone.status != 0 && gone.stdout.isEmpty && gone.stderr.contains("No stored credential"), "\(gone.stderr)")
     }
 
+    /// A keyring that stops answering (a daemon stopped here with SIGSTOP,
+    /// as one waiting on an unlock prompt nobody sees never answers) ends
+    /// the call at `AUTHKIT_KEYRING_TIMEOUT`, saying so, instead of holding
+    /// the command without end; a value that is no number of seconds is
+    /// refused by name. The keyring is a private one of this test's (the
+    /// shared one must keep answering the other tests).
+    @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
+    func aKeyringThatStopsAnsweringIsGivenUpOnInTime() async throws {
+        let home = try CLIProcess.home("authkit-keyring-stopped")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let started = try await ChildProcess.run(
+            "/bin/bash", [root.appendingPathComponent("scripts/throwaway-keyring").path, "start"])
+        try #require(started.exit.status == 0, "\(started.standardError)")
+        func exported(_ name: String) -> String? {
+            started.standardOutput.split(separator: "\n").first { $0.hasPrefix("export \(name)=") }.map {
+                String($0.dropFirst("export \(name)=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+            }
+        }
+        let bus = try #require(exported("DBUS_SESSION_BUS_ADDRESS"))
+        let directory = try #require(exported("AUTHKIT_TEST_KEYRING"))
+        defer {
+            _ = Task.detached {
+                _ = try? await ChildProcess.run(
+                    "/bin/bash", [root.appendingPathComponent("scripts/throwaway-keyring").path, "stop", directory])
+            }
+        }
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus]
+        var importing = environment
+        importing["TOKEN"] = "gho_stopped"
+        let imported = try await CLIProcess.run(
+            ["token", "import", "--provider", "github"], environment: importing, launcher: Self.importing(""))
+        #expect(imported.status == 0 && imported.stdout.contains("Secret Service keyring"), "\(imported.stderr)")
+
+        // The daemon that owns org.freedesktop.secrets on that bus, stopped.
+        let owner = try await ChildProcess.run(
+            "/usr/bin/dbus-send",
+            [
+                "--bus=\(bus)", "--print-reply", "--dest=org.freedesktop.DBus", "/",
+                "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets",
+            ])
+        let pid = try #require(
+            owner.standardOutput.split(whereSeparator: \.isWhitespace).last.flatMap { Int32($0) }, "\(owner)")
+        try #require(kill(pid, SIGSTOP) == 0)
+        defer { kill(pid, SIGCONT) }
+        var waiting = environment
+        waiting["AUTHKIT_KEYRING_TIMEOUT"] = "2"
+        let stuck = try await CLIProcess.run(
+            ["token", "print", "--provider", "github"], environment: waiting, timeout: 20)
+        // GDBus's own limit on a call is 25 s: this message is the watch's.
+        #expect(
+            stuck.status != 0 && stuck.stderr.contains("the Secret Service did not answer within 2 s")
+                && !stuck.stdout.contains("gho_stopped"), "\(stuck.status): \(stuck.stderr)")
+        kill(pid, SIGCONT)
+        let answered = try await CLIProcess.run(["token", "print", "--provider", "github"], environment: environment)
+        #expect(answered.status == 0 && answered.stdout == "gho_stopped\n", "\(answered.stderr)")
+
+        waiting["AUTHKIT_KEYRING_TIMEOUT"] = "soon"
+        let refused = try await CLIProcess.run(["token", "print", "--provider", "github"], environment: waiting)
+        #expect(
+            refused.status == 64 && refused.stderr.contains("AUTHKIT_KEYRING_TIMEOUT is 'soon'"), "\(refused.stderr)")
+    }
+
     /// Where a missing D-Bus session means no keyring (a Mac's Keychain always answers).
     static let onLinux: Bool = {
         #if os(Linux)

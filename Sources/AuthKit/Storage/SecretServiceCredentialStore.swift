@@ -29,7 +29,10 @@
     /// it brings GLib and libgcrypt, which no other command needs. Each call
     /// is a D-Bus round trip, made on a dispatch thread, not on Swift's
     /// cooperative pool: a locked keyring may show the desktop's unlock prompt
-    /// and wait for the user.
+    /// and wait for the user. For at most ``callTimeout``: a prompt shown
+    /// where nobody sees it (an SSH session into a desktop) is otherwise
+    /// waited for without end; past it, the prompt is dismissed and the call
+    /// fails with a store error that says so.
     ///
     /// **Refresh locking** works as with ``FileCredentialStore``: the keyring
     /// has no locks of its own, so a refresh takes the same `flock` on
@@ -47,18 +50,24 @@
         package let schema: String
         /// Where refresh and sign-in locks are taken.
         package let lockDirectory: URL
+        /// How long one call may take, an unlock prompt's wait for the user
+        /// included: a minute, time to type a password, by default.
+        package let callTimeout: Duration
+        package static let defaultCallTimeout = Duration.seconds(60)
 
         /// - Parameters:
         ///   - schema: the items' schema name; another one keeps an app's
         ///     credentials apart from the command line's (as the Keychain's service does).
         ///   - lockDirectory: a directory every process sharing the items can
         ///     reach; AuthKit's directory (``AuthKitHome``) by default.
+        ///   - callTimeout: how long one call may take (``callTimeout``).
         package init(
-            schema: String = defaultSchema, lockDirectory: URL? = nil,
+            schema: String = defaultSchema, lockDirectory: URL? = nil, callTimeout: Duration = defaultCallTimeout,
             environment: [String: String] = ProcessInfo.processInfo.environment
         ) {
             self.schema = schema
             self.lockDirectory = lockDirectory ?? AuthKitHome.directory(environment: environment)
+            self.callTimeout = callTimeout
         }
 
         /// How errors name this store: a keyring has no path.
@@ -68,20 +77,28 @@
         /// why not (no D-Bus session, no keyring daemon, libsecret missing),
         /// as the service said it. Asks the service, so it can take as long as
         /// a D-Bus call (a missing bus fails at once).
-        package static func unavailableReason() async -> String? {
-            await Self.blocking { error in
-                authkit_secret_probe(error, Self.errorSize) == 0 ? nil : String(cString: error)
+        package static func unavailableReason(timeout: Duration = defaultCallTimeout) async -> String? {
+            let milliseconds = Self.milliseconds(timeout)
+            return await Self.blocking { error in
+                authkit_secret_probe(milliseconds, error, Self.errorSize) == 0 ? nil : String(cString: error)
             }
+        }
+
+        /// A limit as the C calls take it: whole milliseconds, at least one.
+        static func milliseconds(_ duration: Duration) -> Int {
+            let (seconds, attoseconds) = duration.components
+            return max(1, Int(min(max(seconds, 0), 1 << 40)) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
         }
 
         package func credential(for key: CredentialKey) async throws -> Credential? {
             let attributes = Self.attributes(for: key)
             let schema = self.schema
+            let milliseconds = Self.milliseconds(callTimeout)
             let text: String? = try await Self.call("read \(key) from") { error in
                 Self.withCStrings(attributes) { names, values in
                     var secret: UnsafeMutablePointer<CChar>?
                     let found = authkit_secret_lookup(
-                        schema, names, values, attributes.count, &secret, error, Self.errorSize)
+                        schema, names, values, attributes.count, &secret, milliseconds, error, Self.errorSize)
                     defer { authkit_secret_free(secret) }
                     return found < 0 ? .failure : .success(found == 1 ? secret.map { String(cString: $0) } : nil)
                 }
@@ -103,7 +120,10 @@
         /// keyring is not unlocked (no prompt).
         package func keys() async throws -> [CredentialKey] {
             let schema = self.schema
-            return try await Self.call("list the credentials in") { error in Self.searchKeys(schema, error) }
+            let milliseconds = Self.milliseconds(callTimeout)
+            return try await Self.call("list the credentials in") { error in
+                Self.searchKeys(schema, milliseconds: milliseconds, error)
+            }
         }
 
         /// ``keys()`` on the calling thread, for shell completion, which is
@@ -112,13 +132,16 @@
             let error = UnsafeMutablePointer<CChar>.allocate(capacity: Self.errorSize)
             error.initialize(repeating: 0, count: Self.errorSize)
             defer { error.deallocate() }
-            guard case .success(let keys) = Self.searchKeys(schema, error) else {
+            guard case .success(let keys) = Self.searchKeys(schema, milliseconds: Self.milliseconds(callTimeout), error)
+            else {
                 throw AuthKitError.store(path: Self.keyringName, reason: .init(.inaccessible, String(cString: error)))
             }
             return keys
         }
 
-        static func searchKeys(_ schema: String, _ error: UnsafeMutablePointer<CChar>) -> Outcome<[CredentialKey]> {
+        static func searchKeys(_ schema: String, milliseconds: Int, _ error: UnsafeMutablePointer<CChar>) -> Outcome<
+            [CredentialKey]
+        > {
             let collected = KeyList()
             let count = withExtendedLifetime(collected) {
                 authkit_secret_search(
@@ -129,7 +152,7 @@
                         let label = label.map { String(cString: $0) } ?? ""
                         list.keys.append(
                             CredentialKey(providerID: String(cString: provider), label: label.isEmpty ? nil : label))
-                    }, Unmanaged.passUnretained(collected).toOpaque(), error, Self.errorSize)
+                    }, Unmanaged.passUnretained(collected).toOpaque(), milliseconds, error, Self.errorSize)
             }
             return count < 0 ? .failure : .success(Array(Set(collected.keys)))
         }
@@ -147,10 +170,12 @@
             let attributes = Self.attributes(for: credential.key)
             let label = "AuthKit: \(credential.key)"
             let schema = self.schema
+            let milliseconds = Self.milliseconds(callTimeout)
             try await Self.call("save \(credential.key) to", failure: .notSaved) { error in
                 Self.withCStrings(attributes) { names, values in
                     authkit_secret_store(
-                        schema, names, values, attributes.count, label, secret, error, Self.errorSize) == 0
+                        schema, names, values, attributes.count, label, secret, milliseconds, error, Self.errorSize)
+                        == 0
                         ? .success(()) : .failure
                 }
             }
@@ -161,10 +186,11 @@
             let existing = try? await credential(for: key)
             let attributes = Self.attributes(for: key)
             let schema = self.schema
+            let milliseconds = Self.milliseconds(callTimeout)
             let removed: Bool = try await Self.call("delete \(key) from", failure: .notSaved) { error in
                 Self.withCStrings(attributes) { names, values in
                     let cleared = authkit_secret_clear(
-                        schema, names, values, attributes.count, error, Self.errorSize)
+                        schema, names, values, attributes.count, milliseconds, error, Self.errorSize)
                     return cleared < 0 ? .failure : .success(cleared == 1)
                 }
             }
@@ -196,7 +222,7 @@
 
         /// Before a sign-in asks anything of the user: the keyring answers.
         package func checkWritable() async throws {
-            if let reason = await Self.unavailableReason() {
+            if let reason = await Self.unavailableReason(timeout: callTimeout) {
                 throw AuthKitError.store(
                     path: Self.keyringName, reason: .init(.inaccessible, "does not answer: \(reason)"))
             }

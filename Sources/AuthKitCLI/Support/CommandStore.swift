@@ -95,7 +95,7 @@ enum StoreChoice: String, CaseIterable, ExpressibleByArgument {
         let (choice, source) = try chosen(environment: environment)
         let file = FileCredentialStore(environment: environment)
         guard choice == .keyring else { return file }
-        switch await keyring(environment: environment) {
+        switch await keyring(environment: environment, timeout: try keyringTimeout(environment: environment)) {
         case .success(let keyring): return keyring
         case .failure(let why):
             Console.err(
@@ -114,16 +114,35 @@ enum StoreChoice: String, CaseIterable, ExpressibleByArgument {
         let canStart: Bool
     }
 
+    /// `AUTHKIT_KEYRING_TIMEOUT`: the seconds one call to the Secret Service
+    /// may take, its unlock prompt's wait for the user included (60 unless
+    /// set): a prompt shown where no one sees it would be waited for without end.
+    static func keyringTimeout(environment: [String: String]) throws -> Duration {
+        guard let text = environment["AUTHKIT_KEYRING_TIMEOUT"], !text.isEmpty else {
+            #if canImport(CAuthKitLinux)
+                return SecretServiceCredentialStore.defaultCallTimeout
+            #else
+                return .seconds(60)
+            #endif
+        }
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0.1, seconds <= 3600 else {
+            throw CLIError(
+                "AUTHKIT_KEYRING_TIMEOUT is '\(DisplayText.sanitized(text, limit: 40))'; set it to the seconds a keyring call may take (0.1 to 3600, e.g. 60), or unset it.",
+                status: .usage)
+        }
+        return .milliseconds(Int64(seconds * 1000))
+    }
+
     /// The system keyring, or why none answers.
-    static func keyring(environment: [String: String]) async -> Result<any CommandStore, NoKeyring> {
+    static func keyring(environment: [String: String], timeout: Duration) async -> Result<any CommandStore, NoKeyring> {
         #if canImport(CAuthKitLinux)
-            if let reason = await SecretServiceCredentialStore.unavailableReason() {
+            if let reason = await SecretServiceCredentialStore.unavailableReason(timeout: timeout) {
                 return .failure(
                     NoKeyring(
                         text: "no Secret Service answers (\(DisplayText.sanitized(reason, limit: 200)))",
                         canStart: true))
             }
-            return .success(SecretServiceCredentialStore(environment: environment))
+            return .success(SecretServiceCredentialStore(callTimeout: timeout, environment: environment))
         #elseif os(macOS)
             // The file-based login keychain: the data protection keychain
             // needs an entitlement a command-line tool cannot carry (TN3137).

@@ -68,7 +68,8 @@ enum Completions {
                 file: Workspace.sandboxStoreURL(environment: environment), environment: environment)
         } else if (try? StoreChoice.chosen(environment: environment).choice) == .keyring {
             #if canImport(CAuthKitLinux)
-                store = SecretServiceCredentialStore(environment: environment)
+                // A completion that waits is a shell that hangs at Tab: a locked keyring offers none.
+                store = SecretServiceCredentialStore(callTimeout: .seconds(2), environment: environment)
             #else
                 return []
             #endif

@@ -12,7 +12,9 @@
 // Items are found by string attributes under one schema name; each function
 // takes them as `count` name/value pairs. The calls are synchronous D-Bus
 // round trips (and may show the desktop's unlock prompt): call them off any
-// thread that must stay responsive.
+// thread that must stay responsive. Each takes a time limit in milliseconds
+// (0: none); past it the call is cancelled (a prompt it waits on dismissed)
+// and fails, its error saying so.
 #ifndef AUTHKIT_SECRET_H
 #define AUTHKIT_SECRET_H
 #include <stddef.h>
@@ -23,30 +25,30 @@ int authkit_secret_load(char *error, size_t size);
 
 /// Connects to the Secret Service and opens a session with it. Returns 0, or
 /// -1 with the service's reason in `error` (no D-Bus session, no service).
-int authkit_secret_probe(char *error, size_t size);
+int authkit_secret_probe(long milliseconds, char *error, size_t size);
 
 /// Stores `secret` (text) in the default collection under the attributes,
 /// replacing an item with the same attributes. Returns 0, or -1 with `error`.
 int authkit_secret_store(const char *schema, const char *const *names, const char *const *values, size_t count,
-                         const char *label, const char *secret, char *error, size_t size);
+                         const char *label, const char *secret, long milliseconds, char *error, size_t size);
 
 /// Looks up the secret of the item with these attributes. Returns 1 and a
 /// copy in `secret` (release it with authkit_secret_free, which wipes it), 0
 /// when there is none, or -1 with `error`.
 int authkit_secret_lookup(const char *schema, const char *const *names, const char *const *values, size_t count,
-                          char **secret, char *error, size_t size);
+                          char **secret, long milliseconds, char *error, size_t size);
 
 /// Deletes the items with these attributes. Returns 1 when one was deleted,
 /// 0 when there was none, or -1 with `error`.
 int authkit_secret_clear(const char *schema, const char *const *names, const char *const *values, size_t count,
-                         char *error, size_t size);
+                         long milliseconds, char *error, size_t size);
 
 /// Calls `each` with the value of the attribute `wanted` of every item of the
 /// schema (locked ones too: attributes are readable without unlocking, the
 /// secrets are not). Returns the number of items, or -1 with `error`.
 long authkit_secret_search(const char *schema, const char *wanted_first, const char *wanted_second,
                            void (*each)(void *context, const char *first, const char *second), void *context,
-                           char *error, size_t size);
+                           long milliseconds, char *error, size_t size);
 
 /// Wipes and frees a secret from authkit_secret_lookup.
 void authkit_secret_free(char *secret);

@@ -70,7 +70,10 @@ struct TokenMove: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         let file = FileCredentialStore(environment: workspace.environment)
         let keyring: any CommandStore
-        switch await StoreChoice.keyring(environment: workspace.environment) {
+        switch await StoreChoice.keyring(
+            environment: workspace.environment,
+            timeout: try StoreChoice.keyringTimeout(environment: workspace.environment))
+        {
         case .success(let store): keyring = store
         case .failure(let why):
             throw CLIError("The keyring cannot be used: \(why.text). Nothing was moved.", status: .failure)
