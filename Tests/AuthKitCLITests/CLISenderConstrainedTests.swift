@@ -47,6 +47,24 @@ import Testing
         let header = try await run(["token", "header", "--provider", "fapi", sandbox.whoamiURL.absoluteString])
         let lines = header.stdout.split(separator: "\n")
         #expect(lines.count == 2 && lines[0].hasPrefix("Authorization: DPoP ") && lines[1].hasPrefix("DPoP: ey"))
+        // A resource server's nonce, given by hand (RFC 9449 §9), goes in the proof.
+        let nonced = try await run([
+            "token", "header", "--provider", "fapi", "--dpop-nonce", "rs-nonce.1~", sandbox.whoamiURL.absoluteString,
+        ])
+        let proof = try #require(
+            nonced.stdout.split(separator: "\n").last?.dropFirst("DPoP: ".count), "\(nonced.stderr)")
+        var claims = String(proof.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+")
+            .replacingOccurrences(of: "_", with: "/")
+        claims += String(repeating: "=", count: (4 - claims.count % 4) % 4)
+        let decoded =
+            try JSONSerialization.jsonObject(with: try #require(Data(base64Encoded: claims))) as? [String: Any]
+        #expect(decoded?["nonce"] as? String == "rs-nonce.1~", "\(decoded ?? [:])")
+        for bad in ["a b", "quo\"te", ""] {
+            let refused = try await run([
+                "token", "header", "--provider", "fapi", "--dpop-nonce", bad, sandbox.whoamiURL.absoluteString,
+            ])
+            #expect(refused.status == 64 && refused.stderr.contains("--dpop-nonce"), "\(refused.stderr)")
+        }
         let noURL = try await run(["token", "header", "--provider", "fapi"])
         #expect(noURL.status == 64 && noURL.stderr.contains("DPoP-bound"), "\(noURL.stderr)")
 

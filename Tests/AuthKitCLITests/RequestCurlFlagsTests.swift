@@ -35,6 +35,11 @@ import Testing
         let output = try await run(["request", "--provider", "github", "-o", file, "/whoami"])
         #expect(output.status == 0 && output.stdout.isEmpty)
         #expect(try String(contentsOfFile: file, encoding: .utf8).contains(#""account":"alice""#))
+        // -i -o: the head goes into the file before the body, as curl's does; none to standard output.
+        let both = try await run(["request", "-i", "--provider", "github", "-o", file, "/whoami"])
+        #expect(both.status == 0 && both.stdout.isEmpty, "\(both.stdout)")
+        let saved = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(saved.hasPrefix("HTTP/1.1 200") && saved.contains("\r\n\r\n{\"account\":\"alice\""), "\(saved)")
         // -f: no body for a 404, and the exit status says it failed.
         let failed = try await run(["request", "-f", "--provider", "github", "/nosuch"])
         #expect(failed.status == 3 && failed.stdout.isEmpty, "\(failed.stdout)")

@@ -48,6 +48,30 @@ import Testing
             "a wide character that does not fit is left out")
     }
 
+    /// The browser wait's line keeps "Ctrl-C cancels" on an 80-column
+    /// terminal, spinner included, whatever it has counted: with both
+    /// counts it was 105 columns, and the terminal cut its end off.
+    @Test func theBrowserWaitLineKeepsItsEndAt80Columns() {
+        for waitingFor in ["you to approve in the browser", "the sandbox's scripted browser"] {
+            for (refused, strays) in [
+                (0, 0), (1, 0), (3, 0), (0, 1), (0, 60), (0, 100_000), (3, 60), (12_345, 678_901),
+            ] {
+                let line = "⠋ " + Authorize.WaitState.line(waitingFor: waitingFor, refused: refused, strays: strays)
+                #expect(StatusLine.fit(line, width: 80) == line, "\(line) (\(line.terminalColumns) columns)")
+                #expect(line.hasSuffix("Ctrl-C cancels"))
+                if refused > 0 { #expect(line.contains("\(refused) refused"), "\(line)") }
+                if strays > 0 { #expect(line.contains("\(strays) stray"), "\(line)") }
+            }
+        }
+        // Counts that fit keep the long forms.
+        #expect(
+            Authorize.WaitState.line(waitingFor: "you to approve in the browser", refused: 0, strays: 0)
+                == "Waiting for you to approve in the browser… Ctrl-C cancels")
+        #expect(
+            Authorize.WaitState.line(waitingFor: "you to approve in the browser", refused: 3, strays: 60)
+                == "Waiting… (3 refused, see above; 60 stray requests ignored) Ctrl-C cancels")
+    }
+
     @Test func paddingCountsColumnsNotCharacters() {
         #expect("仕事".padded(to: 6) == "仕事  ")
         #expect("仕事です".padded(to: 5) == "仕事 ", "a wide character that does not fit is left out")

@@ -788,15 +788,33 @@ struct Authorize: WorkspaceCommand {
         }
 
         var line: String {
-            lock.withLock {
-                // Short enough for 80 columns: cut to the width, a longer
-                // line lost its "Ctrl-C cancels".
+            lock.withLock { Self.line(waitingFor: waitingFor, refused: refused, strays: strays) }
+        }
+
+        /// The widest status line that fits ``columns`` (80 columns less
+        /// the spinner and the last column, which some terminals wrap at):
+        /// the terminal cuts a longer one, and the part lost was "Ctrl-C
+        /// cancels". The counts and then the lead get shorter, in that order.
+        static let columns = 77
+
+        static func line(waitingFor: String, refused: Int, strays: Int) -> String {
+            func counts(short: Bool) -> String {
                 var counts = [String]()
-                if refused > 0 { counts.append("\(refused) refused, see above") }
-                if strays > 0 { counts.append("\(strays) stray request\(strays == 1 ? "" : "s") ignored") }
-                let tail = counts.isEmpty ? "" : " (\(counts.joined(separator: "; ")))"
-                return "Waiting for \(waitingFor)…\(tail) Ctrl-C cancels"
+                if refused > 0 { counts.append(short ? "\(refused) refused" : "\(refused) refused, see above") }
+                if strays > 0 {
+                    counts.append(
+                        short
+                            ? "\(strays) stray\(strays == 1 ? "" : "s") ignored"
+                            : "\(strays) stray request\(strays == 1 ? "" : "s") ignored")
+                }
+                return counts.isEmpty ? "" : " (\(counts.joined(separator: "; ")))"
             }
+            let candidates = [
+                ("Waiting for \(waitingFor)…", counts(short: false)),
+                ("Waiting for \(waitingFor)…", counts(short: true)),
+                ("Waiting…", counts(short: false)), ("Waiting…", counts(short: true)),
+            ].map { "\($0)\($1) Ctrl-C cancels" }
+            return candidates.first { $0.terminalColumns <= columns } ?? candidates[3]
         }
     }
 

@@ -337,25 +337,29 @@ struct Request: WorkspaceCommand {
         let sent = try? await workspace.store.credential(for: key)
         let (head, response, answering) = try await source.send(request, policy: policy)
         let status = head.status.code
+        var headBytes = Data()
         if include {
             let phrase = head.status.reasonPhrase.isEmpty ? "" : " " + head.status.reasonPhrase
             var lines = "HTTP/1.1 \(status)\(phrase)\r\n"
             for field in head.headerFields { lines += "\(field.name): \(field.value)\r\n" }
-            let bytes = Data((lines + "\r\n").utf8)
+            headBytes = Data((lines + "\r\n").utf8)
+        }
+        if include, output == nil {
             // A header value is the server's too: on a terminal, its controls
             // (a C1 CSI or OSC, which swift-http-types keeps) are written out
             // as the body's are; a pipe gets it unchanged.
             if isatty(STDOUT_FILENO) != 0 {
                 var filter = TerminalFilter()
-                _ = Console.write(filter.filter(bytes) + filter.finish(), to: STDOUT_FILENO)
+                _ = Console.write(filter.filter(headBytes) + filter.finish(), to: STDOUT_FILENO)
             } else {
-                _ = Console.write(bytes, to: STDOUT_FILENO)
+                _ = Console.write(headBytes, to: STDOUT_FILENO)
             }
         }
         if fail, status >= 400 {
             response.cancel()
         } else if let output {
-            try await Self.save(response, to: output)
+            // With -i, the head goes where the body goes, as curl's -i -o does.
+            try await Self.save(response, to: output, after: headBytes)
         } else {
             try await Self.write(response, to: STDOUT_FILENO)
         }
@@ -393,7 +397,7 @@ struct Request: WorkspaceCommand {
     /// truncated first. Anything else (a device such as /dev/null, a pipe,
     /// a symbolic link), or a file in a directory where no file can be made,
     /// is written to directly, as curl does.
-    private static func save(_ response: HTTPResponseBody, to path: String) async throws {
+    private static func save(_ response: HTTPResponseBody, to path: String, after head: Data) async throws {
         var info = stat()
         let exists = lstat(path, &info) == 0
         if !exists || info.st_mode & S_IFMT == S_IFREG {
@@ -417,7 +421,7 @@ struct Request: WorkspaceCommand {
                     Interrupt.keep(partial)
                 }
                 if exists { _ = fchmod(fd, mode) } // exactly the old mode, whatever the umask
-                try await write(response, to: fd, path: path)
+                try await write(response, to: fd, path: path, after: head)
                 guard FileSystem.flushToDisk(fd) else {
                     throw CLIError("-o \(path): the body could not be written in full.", status: .outputFailed)
                 }
@@ -437,11 +441,16 @@ struct Request: WorkspaceCommand {
                 "-o \(path): cannot be written (\(String(cString: strerror(errno)))).", status: .outputFailed)
         }
         defer { close(fd) }
-        try await write(response, to: fd, path: path)
+        try await write(response, to: fd, path: path, after: head)
     }
 
-    /// The body to the file `fd` is open on, named `path` in an error.
-    private static func write(_ response: HTTPResponseBody, to fd: Int32, path: String) async throws {
+    /// The body to the file `fd` is open on, named `path` in an error;
+    /// `head` (the status line and headers of `-i`) first.
+    private static func write(_ response: HTTPResponseBody, to fd: Int32, path: String, after head: Data) async throws {
+        guard head.isEmpty || Console.write(head, to: fd) else {
+            response.cancel()
+            throw CLIError("-o \(path): the body could not be written in full.", status: .outputFailed)
+        }
         for try await chunk in response {
             guard Console.write(chunk, to: fd) else {
                 throw CLIError("-o \(path): the body could not be written in full.", status: .outputFailed)

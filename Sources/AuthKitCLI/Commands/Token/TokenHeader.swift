@@ -17,7 +17,9 @@ struct TokenHeader: WorkspaceCommand {
             OAuth 2.0 gives a Bearer header; OAuth 1.0a signs the given method, URL
             and form body (-d, as you will send it with curl -d). A DPoP-bound token
             (RFC 9449) gives two lines, Authorization and DPoP, the proof made for
-            the given method and URL: pass each with its own -H.
+            the given method and URL: pass each with its own -H. A server that
+            asks for a nonce (401 with use_dpop_nonce and a DPoP-Nonce header)
+            gets it in the proof with --dpop-nonce.
 
             Examples:
               curl -H "$(authkit token header --provider qiita)" \\
@@ -44,10 +46,28 @@ struct TokenHeader: WorkspaceCommand {
             "The form body the request will carry, already encoded (a=1&b=x%20y); OAuth 1.0a signs its parameters. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does. Repeatable: the parts are joined with &, as in curl.",
             valueName: "data"))
     var data: [String] = []
+    /// RFC 9449 §9: a resource server's nonce, which this process cannot
+    /// have seen (`request` answers `use_dpop_nonce` by itself; a header
+    /// printed for curl cannot).
+    @Option(
+        help: ArgumentHelp(
+            "The nonce a server's DPoP-Nonce header gave, put in the DPoP proof (RFC 9449 §9).", valueName: "nonce"))
+    var dpopNonce: String?
     @Argument(help: "The request URL (required for OAuth 1.0a, which signs it).") var url: String?
 
     func validate() throws {
         if let method, let problem = TypedMethod.problem(method) { throw ValidationError(problem) }
+        // §8.1: nonce = 1*NQCHAR, printable ASCII but '"' and '\'.
+        if let dpopNonce,
+            dpopNonce.isEmpty || dpopNonce.utf8.count > 1024
+                || !dpopNonce.unicodeScalars.allSatisfy({
+                    (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\"
+                })
+        {
+            throw ValidationError(
+                "--dpop-nonce takes the DPoP-Nonce header's value as the server sent it: printable ASCII without spaces, quotes or backslashes (RFC 9449 §8.1)."
+            )
+        }
     }
 
     func run(in workspace: Workspace) async throws {
@@ -90,6 +110,15 @@ struct TokenHeader: WorkspaceCommand {
         }
         var request = HTTPRequest(method: httpMethod, url: target)
         if body != nil { request.headerFields[.contentType] = "application/x-www-form-urlencoded" }
+        if let dpopNonce {
+            guard credential.proofKey != nil else {
+                throw CLIError(
+                    "--dpop-nonce is for a DPoP-bound token's proof; \(key)'s token is not DPoP-bound.", status: .usage)
+            }
+            var fields = HTTPFields()
+            fields[DPoPProof.nonceHeaderName] = dpopNonce
+            DPoPNonces.shared.remember(fields, for: target.origin)
+        }
         let authorized =
             credential.proofKey != nil
             ? try await authenticator.authorize(OutgoingRequest(method: httpMethod, url: target), with: credential).head
