@@ -229,6 +229,30 @@ import Testing
         // An escape sequence at the end of a token is not printed.
         #expect(Credential.mask("0123456789abcdefXY\u{1B}[2J") == "••••")
         #expect(Credential.mask("0123456789abcdefXY\u{E9}") == "••••")
+        // debugPrint and dump, which a log may use too.
+        var dumped = ""
+        dump(credential, to: &dumped)
+        for shown in [String(reflecting: credential), dumped] {
+            #expect(
+                !shown.contains("ea5d0a593b2655e9568f144fb1826342292f5c6b") && !shown.contains("refresh-secret-value"))
+            #expect(!shown.contains("token-secret-value") && shown.contains("••••5c6b"), "\(shown)")
+        }
+    }
+
+    /// A pending sign-in holds the PKCE verifier, `state` and `nonce`:
+    /// printed or dumped into a log, none of them shows.
+    @Test func aPendingAuthorizationPrintsNoSecret() {
+        var pending = PendingAuthorization(
+            providerID: "qiita", state: "STATE-secret-0123456789", codeVerifier: "VERIFIER-secret-0123456789",
+            redirectURI: "http://127.0.0.1:8765/callback", expectedIssuer: nil, issuerRequired: false,
+            scopes: ["read_qiita"], createdAt: fixedNow, nonce: "NONCE-secret-0123456789")
+        pending.proofKey = ProofKey()
+        var dumped = ""
+        dump(pending, to: &dumped)
+        for shown in ["\(pending)", String(reflecting: pending), dumped] {
+            #expect(!shown.contains("secret") && !shown.contains("BEGIN") && !shown.contains("d\":"), "\(shown)")
+            #expect(shown.contains("qiita") && shown.contains("http://127.0.0.1:8765/callback"), "\(shown)")
+        }
     }
 
     @Test func roundTripsThroughJSON() throws {

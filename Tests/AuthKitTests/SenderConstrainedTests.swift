@@ -1,5 +1,6 @@
 import AuthKitTestSupport
 import Crypto
+import CryptoExtras
 import Foundation
 import HTTPTypes
 import JWTKit
@@ -281,6 +282,7 @@ import Testing
             for answer in [
                 #"{"request_uri":"urn:x"}"#, #"{"request_uri":"urn:x","expires_in":0}"#,
                 #"{"request_uri":"urn:x","expires_in":"soon"}"#, #"{"request_uri":"urn:x","expires_in":"-5"}"#,
+                #"{"request_uri":"urn:x","expires_in":"0x1p4"}"#, #"{"request_uri":"urn:x","expires_in":1e300}"#,
             ] {
                 server.route("POST", "/par") { _ in .json(answer, status: 201) }
                 await #expect(
@@ -339,6 +341,28 @@ import Testing
             let forms = try server.requests(to: "/token").map { try formObject($0.bodyText) }
             #expect(forms.count == 2 && forms.allSatisfy { $0["audience"] == "https://api.example" }, "\(forms)")
             #expect(try await store.credential(for: credential.key)?.accessToken == "m2")
+        }
+    }
+
+    /// A client-credentials token bound while the descriptor said dpop on
+    /// is renewed, once it says off, as the Bearer token it asks for: the
+    /// renewal sends no proof, and the old key stays behind (it was put back
+    /// on the Bearer token, which was then refused as unbound, for good).
+    @Test func aBoundClientCredentialsTokenIsRenewedAsBearerOnceDPoPIsOff() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { request in
+                request.header("DPoP") == nil
+                    ? .json(#"{"access_token":"plain","token_type":"Bearer","expires_in":3600}"#)
+                    : .json(#"{"access_token":"bound","token_type":"DPoP","expires_in":3600}"#)
+            }
+            let settings = ClientSettings(clientID: "machine", clientSecret: "s")
+            let bound = try await OAuth2Client(descriptor: descriptor(server, dpop: true), settings: settings)
+                .clientCredentials(scopes: ["read"])
+            #expect(bound.isDPoP && bound.proofKey != nil)
+            let renewed = try await OAuth2Client(descriptor: descriptor(server, dpop: false), settings: settings)
+                .refresh(bound)
+            #expect(renewed.accessToken == "plain" && renewed.proofKey == nil && renewed.isBearer)
+            #expect(server.requests(to: "/token").map { $0.header("DPoP") != nil } == [true, false])
         }
     }
 
@@ -426,6 +450,79 @@ import Testing
         #expect(refusal(#"{"kty":"EC","crv":"P-256","x":"a","y":"b"}"#)?.contains("no \"d\"") == true)
         #expect(refusal("not a key")?.contains("neither PEM") == true)
         #expect(refusal(P256.Signing.PrivateKey().pemRepresentation) == nil)
+        // A bundle of the key and its certificate (mTLS tools write them): the key is used.
+        let certificate = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----"
+        #expect(refusal(certificate + "\n" + P256.Signing.PrivateKey().pemRepresentation) == nil)
+        #expect(refusal(certificate)?.contains("certificate alone") == true)
+        // Two keys would be a guess; an encrypted one cannot be read.
+        let two = P256.Signing.PrivateKey().pemRepresentation + "\n" + P256.Signing.PrivateKey().pemRepresentation
+        #expect(refusal(two)?.contains("no PEM private key block") == true)
+        let encrypted = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----"
+        #expect(refusal(encrypted)?.contains("openssl pkey") == true)
+        #expect(refusal(#"{"kty":"RSA","n":"a","e":"AQAB","d":"b","alg":"HS256"}"#)?.contains("alg \"HS256\"") == true)
+    }
+
+    /// An RSA JWK whose `alg` is PS256 signs its assertions PS256 (FAPI 2.0
+    /// allows no RS256), verified here with swift-crypto's RSASSA-PSS; one
+    /// without `alg` signs RS256, as before.
+    @Test func anRSAKeyWhoseJWKSaysPS256SignsPS256() async throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        // PKCS #1's RSAPrivateKey: version, n, e, d, p, q, … (DER INTEGERs).
+        let der = [UInt8](key.derRepresentation)
+        var integers = [[UInt8]]()
+        var index = 0
+        func length() -> Int {
+            let first = Int(der[index])
+            index += 1
+            guard first & 0x80 != 0 else { return first }
+            var value = 0
+            for _ in 0..<(first & 0x7f) {
+                value = value << 8 | Int(der[index])
+                index += 1
+            }
+            return value
+        }
+        #expect(der[index] == 0x30)
+        index += 1
+        _ = length()
+        while index < der.count, der[index] == 0x02 {
+            index += 1
+            let count = length()
+            integers.append(Array(der[index..<index + count].drop { $0 == 0 }))
+            index += count
+        }
+        try #require(integers.count == 9)
+        func b64(_ bytes: [UInt8]) -> String {
+            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        let directory = TemporaryDirectory.url("authkit-key")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for alg in ["PS256", nil] {
+            let members = [
+                "kty": "RSA", "n": b64(integers[1]), "e": b64(integers[2]), "d": b64(integers[3]),
+                "p": b64(integers[4]), "q": b64(integers[5]), "kid": "k1", "alg": alg,
+            ].compactMapValues { $0 }
+            let path = directory.appendingPathComponent("rsa-\(alg ?? "none").json").path
+            FileManager.default.createFile(
+                atPath: path, contents: try JSONSerialization.data(withJSONObject: members),
+                attributes: [.posixPermissions: 0o600])
+            let loaded = try ClientKey.load(path: path, providerID: "p")
+            #expect(loaded.algorithm == (alg ?? "RS256"))
+            let parameters = try await ClientAssertion.parameters(
+                clientID: "machine", audience: "https://as.example/token", signer: .privateKey(loaded))
+            let assertion = try #require(parameters.first { $0.0 == "client_assertion" }?.1)
+            let (header, _) = try parts(assertion)
+            #expect(header["alg"] as? String == (alg ?? "RS256") && header["kid"] as? String == "k1")
+            let segments = assertion.split(separator: ".")
+            let signature = _RSA.Signing.RSASignature(
+                rawRepresentation: Data(try #require(Base64URL.decode(segments[2]))))
+            let input = Data("\(segments[0]).\(segments[1])".utf8)
+            #expect(
+                key.publicKey.isValidSignature(signature, for: input, padding: alg == nil ? .insecurePKCS1v1_5 : .PSS))
+            #expect(
+                !key.publicKey.isValidSignature(signature, for: input, padding: alg == nil ? .PSS : .insecurePKCS1v1_5))
+        }
     }
 
     @Test func aClientWithNeitherSecretNorKeyGetsNoClientCredentials() async throws {
@@ -541,6 +638,15 @@ import Testing
                         headers: [("WWW-Authenticate", #"DPoP error="\#(code)""#), ("DPoP-Nonce", "rs-nonce")])
                 }
                 guard request.header("Authorization") == "DPoP at2" else { return refuse("invalid_token") }
+                // The proof is for this request and this token (§4.2, §4.3): the
+                // one after the refresh must hash at2, not the token it replaced.
+                let claims = (try? parts(request.header("DPoP") ?? "").claims) ?? [:]
+                let ath = Data(SHA256.hash(data: Data("at2".utf8))).base64EncodedString()
+                    .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                    .replacingOccurrences(of: "=", with: "")
+                guard claims["ath"] as? String == ath, claims["htm"] as? String == "GET",
+                    claims["htu"] as? String == "\(server.baseURL)/api"
+                else { return .json(#"{"error":"wrong proof"}"#, status: 400) }
                 return nonce == "rs-nonce" ? .json(#"{"ok":true}"#) : refuse("use_dpop_nonce")
             }
             let client = try OAuth2Client(

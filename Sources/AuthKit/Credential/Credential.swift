@@ -12,7 +12,7 @@
 ///
 /// `description` masks every secret, so printing or logging a credential by
 /// accident never leaks it; read ``accessToken`` explicitly when you mean to.
-public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
+public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     /// The descriptor id this credential belongs to (`qiita`, `twitter`).
     public var providerID: String
     /// A label distinguishing several accounts of one provider; `nil` is the
@@ -191,6 +191,10 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible {
         if let expiresAt { parts.append("expires: \(expiresAt)") }
         return "Credential(" + parts.joined(separator: ", ") + ")"
     }
+
+    /// `dump(credential)` reads a mirror, not ``description``: this one
+    /// shows only what the description does.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     /// Whether it can be renewed without the user: with its refresh token,
     /// or by asking again for a client credentials grant (RFC 6749 §4.4.3).

@@ -39,7 +39,8 @@ package enum ClientAssertion {
         case .privateKey(let key):
             switch key.material {
             case .p256(let privateKey): await keys.add(ecdsa: try ES256PrivateKey(backing: privateKey))
-            case .rsa(let privateKey): await keys.add(rsa: privateKey, digestAlgorithm: .sha256)
+            case .rsa(let privateKey, pss: false): await keys.add(rsa: privateKey, digestAlgorithm: .sha256)
+            case .rsa(let privateKey, pss: true): await keys.add(pss: privateKey, digestAlgorithm: .sha256)
             }
             if let keyID = key.keyID { header.kid = keyID }
         case .secret(let secret):
@@ -51,7 +52,7 @@ package enum ClientAssertion {
 
     /// What signs an assertion.
     package enum Signer: Sendable {
-        /// `private_key_jwt`: the client's key (ES256 or RS256).
+        /// `private_key_jwt`: the client's key (ES256, RS256 or PS256).
         case privateKey(ClientKey)
         /// `client_secret_jwt`: HS256 with the client secret.
         case secret(String)
@@ -72,7 +73,9 @@ package enum ClientAssertion {
 /// A client's private key for `private_key_jwt`, read from the file the
 /// settings name (``ClientSettings/privateKeyFile``): PEM (PKCS #8, or SEC 1
 /// for EC, PKCS #1 for RSA) or a private JWK (RFC 7517), P-256 (signing ES256)
-/// or RSA (RS256).
+/// or RSA (RS256, or PS256 when the JWK's `alg` says so: FAPI 2.0's Security
+/// Profile §5.4 allows PS256 and not RS256). A PEM file may hold the key's
+/// certificate too (a bundle, as mTLS tools write them): its private key is used.
 ///
 /// The file must be readable by its owner alone, as OpenSSH requires of an
 /// identity file: a key others can read is no longer the client's alone, and
@@ -80,7 +83,8 @@ package enum ClientAssertion {
 package struct ClientKey: Sendable {
     package enum Material: Sendable {
         case p256(P256.Signing.PrivateKey)
-        case rsa(JWTKit.Insecure.RSA.PrivateKey)
+        /// RSA, signing PS256 (RSASSA-PSS) when `pss`, else RS256.
+        case rsa(JWTKit.Insecure.RSA.PrivateKey, pss: Bool)
     }
 
     package let material: Material
@@ -92,7 +96,7 @@ package struct ClientKey: Sendable {
     package var algorithm: String {
         switch material {
         case .p256: "ES256"
-        case .rsa: "RS256"
+        case .rsa(_, let pss): pss ? "PS256" : "RS256"
         }
     }
 
@@ -125,23 +129,48 @@ package struct ClientKey: Sendable {
         let trimmed = text.trimmingSpacesAndNewlines()
         if trimmed.hasPrefix("{") { return try fromJWK(Data(trimmed.utf8), refuse: refuse) }
         if trimmed.contains("-----BEGIN") {
-            if trimmed.contains("PUBLIC KEY-----") || trimmed.contains("CERTIFICATE-----") {
-                throw refuse("holds a public key or certificate; private_key_jwt signs with the private key.")
+            guard let block = privateKeyBlock(in: trimmed) else {
+                if trimmed.contains("PUBLIC KEY-----") || trimmed.contains("CERTIFICATE-----") {
+                    throw refuse("holds a public key or certificate alone; private_key_jwt signs with the private key.")
+                }
+                throw refuse("holds no PEM private key block (-----BEGIN PRIVATE KEY-----).")
             }
-            if let key = try? P256.Signing.PrivateKey(pemRepresentation: trimmed) {
+            if block.contains("ENCRYPTED") {
+                throw refuse(
+                    "holds an encrypted private key; AuthKit reads unencrypted ones (decrypt it: openssl pkey -in key.pem -out plain.pem, then chmod 600)."
+                )
+            }
+            if let key = try? P256.Signing.PrivateKey(pemRepresentation: block) {
                 return ClientKey(material: .p256(key), keyID: nil)
             }
-            if let key = try? JWTKit.Insecure.RSA.PrivateKey(pem: trimmed) {
-                return ClientKey(material: .rsa(key), keyID: nil)
+            if let key = try? JWTKit.Insecure.RSA.PrivateKey(pem: block) {
+                return ClientKey(material: .rsa(key, pss: false), keyID: nil)
             }
             throw refuse("holds no P-256 or RSA private key in PEM form (PKCS #8, SEC 1 or PKCS #1).")
         }
         throw refuse("is neither PEM (-----BEGIN PRIVATE KEY-----) nor a JWK (a JSON object).")
     }
 
+    /// The one `-----BEGIN … PRIVATE KEY-----` block of `text` (PKCS #8,
+    /// SEC 1's `EC`, PKCS #1's `RSA`, or an encrypted one), with its END line;
+    /// `nil` when there is none, or more than one (which would be a guess).
+    static func privateKeyBlock(in text: String) -> String? {
+        var blocks = [String]()
+        var rest = Substring(text)
+        while let begin = rest.firstRange(of: "-----BEGIN ") {
+            guard let labelEnd = rest[begin.upperBound...].firstRange(of: "-----") else { break }
+            let label = rest[begin.upperBound..<labelEnd.lowerBound]
+            guard let end = rest[labelEnd.upperBound...].firstRange(of: "-----END \(label)-----") else { break }
+            if label.hasSuffix("PRIVATE KEY") { blocks.append(String(rest[begin.lowerBound..<end.upperBound])) }
+            rest = rest[end.upperBound...]
+        }
+        return blocks.count == 1 ? blocks[0] : nil
+    }
+
     private struct JWKFile: Decodable {
         var kty: String?
         var crv: String?
+        var alg: String?
         var kid: String?
         var d: String?
         var n: String?
@@ -159,12 +188,21 @@ package struct ClientKey: Sendable {
         }
         switch (jwk.kty, jwk.crv) {
         case ("EC", "P-256"):
+            if let alg = jwk.alg, alg != "ES256" {
+                throw refuse(
+                    "is a P-256 JWK with alg \"\(DisplayText.sanitized(alg, limit: 20))\"; a P-256 key signs ES256.")
+            }
             guard let raw = Base64URL.decode(Substring(d)),
                 let key = try? P256.Signing.PrivateKey(rawRepresentation: raw)
             else { throw refuse("has a \"d\" that is no P-256 private key.") }
             return ClientKey(material: .p256(key), keyID: jwk.kid)
         case ("RSA", _):
             guard let n = jwk.n, let e = jwk.e else { throw refuse("is an RSA JWK without \"n\" and \"e\".") }
+            guard jwk.alg == nil || jwk.alg == "RS256" || jwk.alg == "PS256" else {
+                throw refuse(
+                    "is an RSA JWK with alg \"\(DisplayText.sanitized(jwk.alg ?? "", limit: 20))\"; AuthKit signs RS256, or PS256 when alg says so."
+                )
+            }
             let key: JWTKit.Insecure.RSA.PrivateKey
             do {
                 if let p = jwk.p, let q = jwk.q {
@@ -176,10 +214,10 @@ package struct ClientKey: Sendable {
             } catch {
                 throw refuse("is an RSA JWK AuthKit cannot use (\(error)); RSA keys need at least 2048 bits.")
             }
-            return ClientKey(material: .rsa(key), keyID: jwk.kid)
+            return ClientKey(material: .rsa(key, pss: jwk.alg == "PS256"), keyID: jwk.kid)
         default:
             throw refuse(
-                "is a \(jwk.kty ?? "typeless") \(jwk.crv ?? "") key; AuthKit signs with P-256 (ES256) or RSA (RS256) keys."
+                "is a \(jwk.kty ?? "typeless") \(jwk.crv ?? "") key; AuthKit signs with P-256 (ES256) or RSA (RS256, PS256) keys."
             )
         }
     }

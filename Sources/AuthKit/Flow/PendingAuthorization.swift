@@ -55,3 +55,19 @@ public struct PendingAuthorization: Codable, Sendable, Hashable {
         self.createdAt = createdAt
     }
 }
+
+/// `print(pending)`, `"\(pending)"` and `dump(pending)` in a log show what
+/// identifies the attempt, not its secrets: the PKCE verifier, `state` and
+/// `nonce` are masked, the DPoP key is only said to be there.
+extension PendingAuthorization: CustomStringConvertible, CustomReflectable {
+    public var description: String {
+        var parts = ["provider: \(providerID)", "redirect URI: \(redirectURI)", "state: ••••"]
+        if codeVerifier != nil { parts.append("code verifier: ••••") }
+        if nonce != nil { parts.append("nonce: ••••") }
+        if proofKey != nil { parts.append("bound to a DPoP key") }
+        if !scopes.isEmpty { parts.append("scopes: \(scopes.joined(separator: " "))") }
+        return "PendingAuthorization(" + parts.joined(separator: ", ") + ")"
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -39,14 +39,16 @@ extension TokenEndpointCalls {
         // §2.2: expires_in is required, a positive number of seconds. A
         // request_uri that has (or may have) expired already would send the
         // user to an error page at the provider.
-        let lifetime: Double? =
+        // Read as a token answer's expires_in is: quoted too, as JSON writes
+        // a number (not `0x1p4`, `inf`), and a lifetime no date overflows.
+        let seconds: Double? =
             switch members["expires_in"] {
             case .integer(let number)?: Double(number)
             case .number(let number)?: number
-            // As a token answer's expires_in is read: servers quote it.
-            case .string(let text)?: Double(text).flatMap { $0.isFinite ? $0 : nil }
+            case .string(let text)?: TokenResponseParser.decimal(String(text.trimmingSpaces()))
             default: nil
             }
+        let lifetime = TokenResponseParser.lifetime(seconds)
         guard let lifetime, lifetime > 0 else {
             throw AuthKitError.invalidResponse(
                 step: .pushedAuthorization,

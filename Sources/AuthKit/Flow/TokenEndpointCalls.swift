@@ -271,6 +271,11 @@ final class TokenEndpointCalls: Sendable {
             label: label, proofKey: descriptor.dpop == .on ? previous?.proofKey ?? ProofKey() : nil)
         credential.grantType = "client_credentials"
         credential.grantParameters = extra.isEmpty ? nil : extra.map { [$0.0, $0.1] }
+        // Each renewal is a new grant (§4.4), bound as the descriptor says
+        // now: a renewal sent without a proof (dpop turned off, or a
+        // discovery that no longer lists ES256) must not carry the old key
+        // onto its Bearer token, which would then be refused as unbound.
+        if descriptor.dpop != .on { credential.proofKey = nil }
         try requireBearer(credential, step: .clientCredentials, secrets: [clientSecret ?? ""])
         return credential
     }

@@ -182,7 +182,7 @@ extension Emulator {
                 throw Refusal.invalidClient("client_id is not the assertion's sub")
             }
             let audiences = [address.rewrite(descriptor.token!.url), issuer, request.origin + request.path]
-            guard claims.aud.contains(where: { audiences.contains($0) }) else {
+            guard claims.aud.contains(where: { aud in audiences.contains { ExactText.same($0, aud) } }) else {
                 throw Refusal.invalidClient("aud names neither the token endpoint nor the issuer")
             }
             guard TimeInterval(claims.exp) > now.timeIntervalSince1970 else {
@@ -215,7 +215,11 @@ extension Emulator {
         case .refused(let reason)?: throw refuse("invalid_dpop_proof", reason)
         case nil: throw refuse("invalid_dpop_proof", "a DPoP proof is required (RFC 9449 §5)")
         }
-        guard proof.htm == request.method else { throw refuse("invalid_dpop_proof", "htm is not the method") }
+        // Compared byte for byte, as RFC 9449 §4.3 has a server do: Swift's
+        // == would take a canonically equivalent text (U+212A for K) as equal.
+        guard ExactText.same(proof.htm, request.method) else {
+            throw refuse("invalid_dpop_proof", "htm is not the method")
+        }
         guard ExactText.same(proof.htu, request.origin + request.path) else {
             throw refuse("invalid_dpop_proof", "htu is not this URL without query and fragment")
         }
@@ -224,9 +228,11 @@ extension Emulator {
         }
         if let accessToken {
             let ath = SHA256.hash(data: Array(accessToken.utf8)).withUnsafeBytes { Base64URL.encode($0) }
-            guard proof.ath == ath else { throw refuse("invalid_dpop_proof", "ath is not the token's hash") }
+            guard ExactText.same(proof.ath ?? "", ath) else {
+                throw refuse("invalid_dpop_proof", "ath is not the token's hash")
+            }
         }
-        guard proof.nonce == nonce else {
+        guard ExactText.same(proof.nonce ?? "", nonce) else {
             throw refuse("use_dpop_nonce", "the proof must carry the server's DPoP-Nonce (RFC 9449 §8)")
         }
         guard ledger.seenJTIs.insert("proof " + proof.jti).inserted else {
