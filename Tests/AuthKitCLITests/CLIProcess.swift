@@ -1,10 +1,11 @@
 import AuthKitTestSupport
 import Foundation
+import Testing
 
 /// Runs the built `authkit` binary as a user would, with its own environment,
 /// and captures exit status, standard output and standard error.
 struct CLIResult {
-    /// The exit status, or the signal's number when a signal ended it (see `signal`).
+    /// The exit status, or 128 plus the signal's number when a signal ended it (see `signal`).
     var status: Int32
     var stdout: String
     var stderr: String
@@ -117,11 +118,21 @@ enum CLIProcess {
         }
         let exit = try await child.exit()
         if !answered.value { child.closeInput() }
+        // A crash is never what a test expects, whatever else it checks:
+        // no test sends these signals, only a trap or a bad access raises them.
+        if let signal = exit.signal, Self.crashSignals.contains(signal) {
+            Issue.record(
+                "\(executable) \(argv.joined(separator: " ")) crashed (signal \(signal)): \(child.standardError.suffix(2000))"
+            )
+        }
         return CLIResult(
             status: exit.status, stdout: child.standardOutput, stderr: child.standardError, signal: exit.signal)
     }
 
     enum CLIError: Error { case timedOut([String], String) }
+
+    /// SIGILL (a Swift trap on x86_64), SIGTRAP (on arm64), SIGABRT, SIGBUS, SIGFPE, SIGSEGV.
+    static let crashSignals: Set<Int32> = [SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV]
 }
 
 /// Whether the prompt has had its answer (or its Ctrl-C): once only.

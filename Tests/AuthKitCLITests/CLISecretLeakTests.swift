@@ -28,8 +28,14 @@ import Testing
             case ("refresh_token", _):
                 return .json(#"{"access_token":"\#(Self.newAccessToken)","token_type":"Bearer","expires_in":3600}"#)
             default:
-                // A hostile server echoing what it got must not make AuthKit print it either.
-                return .json(#"{"error":"invalid_grant","error_description":"bad code"}"#, status: 400)
+                // A hostile server echoing what it got (the verifier, the
+                // client secret, in the body or in Basic) must not make
+                // AuthKit print it either.
+                let echo =
+                    "bad code; you sent \(request.bodyText) with \(request.header("Authorization") ?? "no header")"
+                let answer = try? JSONSerialization.data(
+                    withJSONObject: ["error": "invalid_grant", "error_description": echo])
+                return .json(String(decoding: answer ?? Data(), as: UTF8.self), status: 400)
             }
         }
         server.route("GET", "/api") { _ in .json(#"{"ok":true}"#) }
@@ -71,7 +77,10 @@ import Testing
         _ result: CLIResult, _ label: String, allowOnStdout: [String] = [],
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
-        let secrets = [Self.clientSecret, Self.accessToken, Self.refreshToken, Self.newAccessToken] + verifiers.all
+        // The client secret as Basic carries it too (RFC 6749 §2.3.1).
+        let basic = Data("leak-client:\(Self.clientSecret)".utf8).base64EncodedString()
+        let secrets =
+            [Self.clientSecret, basic, Self.accessToken, Self.refreshToken, Self.newAccessToken] + verifiers.all
         for secret in secrets {
             #expect(!result.stderr.contains(secret), "\(label): stderr shows a secret", sourceLocation: sourceLocation)
             if !allowOnStdout.contains(secret) {
@@ -120,7 +129,7 @@ import Testing
             // Failure first: a rejected code, with the secret-bearing request logged at debug level.
             let failed = try await run(
                 ["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "bad"))
-            #expect(failed.status == 3)
+            #expect(failed.status == 3 && failed.stderr.contains("bad code; you sent"), "\(failed.stderr)")
             assertClean(failed, "authorize (provider error)")
             let forged = try await CLIProcess.run(
                 ["authorize", "--provider", "local", "--manual", "--verbose"], environment: env,

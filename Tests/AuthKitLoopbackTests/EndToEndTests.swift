@@ -119,7 +119,6 @@ import Testing
             case .rejectedAnswer: print("A request to the redirect address was refused; still waiting…")
             }
         }
-        #expect(agent.onEvent != nil)
         #expect(agent.timeout == .seconds(300))
     }
 }

@@ -115,8 +115,14 @@ import Testing
             #expect(try await me(first.session) == .unauthorized)
             #expect(try await me(second.session) == (everywhere ? .unauthorized : .ok))
             #expect(try await me(bob.session) == .ok)
-            let stored = try await credentials.allCredentials().map(\.label)
-            #expect(stored.count == (everywhere ? 1 : 2), "\(stored)")
+            // Whose credentials stay, not only how many: bob's, and alice's only when she stays signed in elsewhere.
+            let owners = try await credentials.allCredentials().map { $0.identity?.subject ?? $0.account ?? "?" }
+            #expect(
+                owners.sorted() == (everywhere ? ["sandbox-user-bob"] : ["sandbox-user-alice", "sandbox-user-bob"]),
+                "\(owners)")
+            // Hers was revoked at the provider too, and nothing else was.
+            let revoked = sandbox.events.filter { $0.step == "revocation" && $0.summary == "grant revoked" }
+            #expect(revoked.count == (everywhere ? 1 : 0), "\(sandbox.events.map(\.summary))")
         }
     }
 
@@ -183,11 +189,18 @@ import Testing
                 uri: Self.pathAndQuery(otherCallback), method: .get, headers: [.cookie: "authkit_signin=\(ownBinding)"])
             #expect(own.status == .found && Self.cookies(own)["authkit_session"] != nil, "\(own.status)")
 
-            // A forged state.
+            // A forged state, with the binding of a sign-in still under way:
+            // refused, and that sign-in still finishes.
+            let live = try await client.execute(uri: "/auth/google", method: .get)
+            let liveBinding = try #require(Self.cookies(live)["authkit_signin"])
+            let liveCallback = try await Self.consent(sandbox, location: try #require(live.headers[.location]))
             let forged = try await client.execute(
                 uri: "/auth/google/callback?code=x&state=forged", method: .get,
-                headers: [.cookie: "authkit_signin=\(binding)"])
+                headers: [.cookie: "authkit_signin=\(liveBinding)"])
             #expect(forged.status == .badRequest)
+            let genuine = try await client.execute(
+                uri: Self.pathAndQuery(liveCallback), method: .get, headers: [.cookie: "authkit_signin=\(liveBinding)"])
+            #expect(genuine.status == .found && Self.cookies(genuine)["authkit_session"] != nil, "\(genuine.status)")
 
             // Open redirects in the return path.
             for path in ["//evil.example/", "https://evil.example/", "/\\evil.example", "/a b", "evil"] {

@@ -25,7 +25,7 @@ import Subprocess
 public final class ChildProcess: Sendable {
     /// How the child ended.
     public struct Exit: Sendable, Equatable {
-        /// The exit status, or the signal's number when a signal ended it.
+        /// The exit status, or 128 plus the signal's number when a signal ended it.
         public var status: Int32
         /// The signal that ended the child, if one did.
         public var signal: Int32?
@@ -90,7 +90,9 @@ public final class ChildProcess: Sendable {
                 let exit: Exit
                 switch result.terminationStatus {
                 case .exited(let code): exit = Exit(status: code, signal: nil)
-                case .signaled(let number): exit = Exit(status: number, signal: number)
+                // As a shell reports it: a signal's number as the status
+                // would read as an exit code (SIGILL, a Swift trap, as 4).
+                case .signaled(let number): exit = Exit(status: 128 + number, signal: number)
                 }
                 child.state.finish(exit)
                 return exit

@@ -123,7 +123,11 @@ import Testing
                 return Credential(providerID: "p", accessToken: "second", refreshToken: "r2")
             }
         }
-        try await Task.sleep(for: .milliseconds(100))
+        // The second is a waiter of the first's refresh before the first is
+        // cancelled (a fixed sleep let a loaded machine start it afterwards,
+        // and the waiter's path went untested).
+        while coordinator.waiterCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(runs.current == 1)
         first.cancel()
         await #expect(throws: CancellationError.self) { _ = try await first.value }
         #expect(try await second.value.accessToken == "second")

@@ -446,16 +446,31 @@ import Testing
     }
 
     /// GitHub's device flow takes the client id alone, even from a client with a secret.
+    /// The bundled descriptor itself, pointed at the test server: a client
+    /// configured with a secret sends it neither in a body nor in Basic.
     @Test func githubsDescriptorPollsWithTheClientIDAlone() async throws {
         let github = try bundledDescriptor("github")
         #expect(github.supportsDeviceGrant && github.device?.url == "https://github.com/login/device/code")
         try await withServer { server in
-            serve(server, polls: [Self.granted])
-            let client = try client(
-                server, clock: FakeClock(), secret: "gh-secret",
-                device: .init(url: "\(server.baseURL)/device", clientAuthentication: ClientAuthentication.none))
-            _ = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
-            for request in server.requests { #expect(!request.bodyText.contains("gh-secret")) }
+            server.route("POST", "/login/device/code") { _ in
+                .json(
+                    #"{"device_code":"dev-code-secret","user_code":"WDJB-MJHT","verification_uri":"https://github.com/login/device","expires_in":900,"interval":5}"#
+                )
+            }
+            server.route("POST", "/login/oauth/access_token") { _ in Self.granted }
+            var client = try OAuth2Client(
+                descriptor: bundledDescriptor("github", pointingTo: server),
+                settings: ClientSettings(clientID: "gh-app", clientSecret: "gh-secret"))
+            client.deviceSleep = { _ in }
+            let credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            #expect(credential.accessToken == "tv-token")
+            #expect(server.requests.map(\.path) == ["/login/device/code", "/login/oauth/access_token"])
+            for request in server.requests {
+                #expect(
+                    !request.bodyText.contains("gh-secret") && request.header("Authorization") == nil,
+                    "\(request.headers)")
+                #expect(try formObject(request.bodyText)["client_id"] == "gh-app", "\(request.bodyText)")
+            }
         }
     }
 

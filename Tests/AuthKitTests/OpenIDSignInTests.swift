@@ -135,7 +135,7 @@ import Testing
         }
     }
 
-    @Test func aTokenThatFailsAnyCheckStoresNothing() async throws {
+    @Test func aTokenThatFailsAnyCheckIsRefusedByThatCheck() async throws {
         try await withServer { server in
             let (provider, client) = try await publishingProvider(at: server)
             let now = Int(Date().timeIntervalSince1970)

@@ -600,6 +600,8 @@ import Testing
             let client = try OAuth2Client(
                 descriptor: rfc7009Provider(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
             try await client.revoke(credential)
+            // Both of the credential's tokens were sent for revocation (RFC 7009 §2.1).
+            #expect(server.requests(to: "/revoke").count == 2, "the revocations were sent")
         }
     }
 

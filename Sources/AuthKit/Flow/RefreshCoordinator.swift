@@ -54,6 +54,12 @@ final class RefreshCoordinator: @unchecked Sendable {
         }
     }
 
+    /// Callers waiting for a refresh under way, all accounts together: for
+    /// a test to know a waiter is there before it acts.
+    var waiterCount: Int {
+        lock.withLock { inFlight.values.reduce(0) { $0 + $1.waiters.count } }
+    }
+
     private func wait(for flight: Flight) async -> Result<Credential, any Error> {
         await withCheckedContinuation { continuation in
             let ready = lock.withLock { () -> Result<Credential, any Error>? in
