@@ -230,6 +230,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// holds one in this store, else over a pooled connection.
     private func query(_ statement: PostgresQuery) async throws -> PostgresRowSequence {
         if let held = Self.heldLock, held.store == ObjectIdentifier(self) {
+            // Closed by a timeout: a statement written to it would never be answered.
+            guard !held.connection.isClosed else { throw Self.closedLock }
             return try await held.connection.query(statement, logger: logger)
         }
         return try await client.query(statement, logger: logger)
@@ -307,21 +309,48 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     ) async throws -> Result {
         let milliseconds =
             "\(Int(waiting.components.seconds) * 1000 + Int(waiting.components.attoseconds / 1_000_000_000_000_000))ms"
-        return try await client.withTransaction(logger: logger) { connection in
-            // A holder that vanished without closing its connection (power
-            // lost, a partition) would otherwise keep the lock until TCP
-            // keepalive gives up, two hours by default: the server ends a
-            // transaction left idle longer than any refresh takes (a token
-            // endpoint call is cut at 30 s, with one DPoP nonce retry at most).
-            try await connection.run(
-                """
-                SELECT set_config('lock_timeout', \(milliseconds), true),
-                    set_config('idle_in_transaction_session_timeout', '120s', true)
-                """, logger: logger)
-            try await connection.run("SELECT pg_advisory_xact_lock(\(lockNumber(for: key)))", logger: logger)
-            return try await body(connection)
+        // BEGIN, COMMIT and ROLLBACK written out rather than PostgresNIO's
+        // withTransaction: a statement that timed out inside the lock closes
+        // this connection (``withOperationTimeout(extra:_:)``), which ends the
+        // transaction and the lock, and nothing may then be sent on it:
+        // PostgresNIO 1.x writes a statement to a closed connection without
+        // ever answering it, so the ROLLBACK withTransaction sends waited for
+        // ever (PostgresStoreTests.aSilentDatabaseIsReportedWithinTheTimeout,
+        // one run in four).
+        return try await client.withConnection { connection in
+            try await connection.run("BEGIN", logger: logger)
+            let result: Result
+            do {
+                // A holder that vanished without closing its connection (power
+                // lost, a partition) would otherwise keep the lock until TCP
+                // keepalive gives up, two hours by default: the server ends a
+                // transaction left idle longer than any refresh takes (a token
+                // endpoint call is cut at 30 s, with one DPoP nonce retry at most).
+                try await connection.run(
+                    """
+                    SELECT set_config('lock_timeout', \(milliseconds), true),
+                        set_config('idle_in_transaction_session_timeout', '120s', true)
+                    """, logger: logger)
+                try await connection.run("SELECT pg_advisory_xact_lock(\(lockNumber(for: key)))", logger: logger)
+                result = try await body(connection)
+            } catch {
+                if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
+                throw error
+            }
+            guard !connection.isClosed else { throw Self.closedLock }
+            try await connection.run("COMMIT", logger: logger)
+            return result
         }
     }
+
+    /// A statement inside the lock timed out and its connection was closed:
+    /// the transaction ended with it, uncommitted.
+    static let closedLock = AuthKitError.store(
+        path: "the refresh lock",
+        reason: .init(
+            .inaccessible,
+            "its connection was closed after a statement timed out, so nothing done under it was committed; retry when the database answers"
+        ))
 
     /// 64 bits of SHA-256 over the key: the advisory lock's number.
     static func lockNumber(for key: CredentialKey) -> Int64 {
@@ -491,6 +520,14 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     private func mapped<Result>(lockOf key: CredentialKey, timeout: Duration, _ body: () async throws -> Result)
         async throws -> Result
     {
+        func refusal(_ psql: PSQLError) -> AuthKitError {
+            guard psql.serverInfo?[.sqlState] == "55P03" else {
+                return .store(path: display, reason: Self.reason(psql))
+            }
+            return .store(
+                path: "the refresh of \(key)",
+                reason: .init(.busy, "another instance has held it for more than \(timeout); try again."))
+        }
         do {
             return try await body()
         } catch let error as PostgresTransactionError {
@@ -498,14 +535,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             guard let psql = Self.underlying(error) else {
                 throw AuthKitError.store(path: display, reason: .init(.inaccessible, "a transaction failed"))
             }
-            if psql.serverInfo?[.sqlState] == "55P03" {
-                throw AuthKitError.store(
-                    path: "the refresh of \(key)",
-                    reason: .init(.busy, "another instance has held it for more than \(timeout); try again."))
-            }
-            throw AuthKitError.store(path: display, reason: Self.reason(psql))
+            throw refusal(psql)
         } catch let error as PSQLError {
-            throw AuthKitError.store(path: display, reason: Self.reason(error))
+            throw refusal(error)
         }
     }
 
@@ -539,16 +571,22 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         let work = Task {
             do { outcome.settle(with: .success(try await body())) } catch { outcome.settle(with: .failure(error)) }
         }
+        // The lock's connection is closed before the caller hears of the
+        // timeout: its transaction then sends ROLLBACK to a closed connection,
+        // which fails at once. Sent to one still closing, PostgresNIO 1.x
+        // never answered it, and the caller waited for ever (seen one run in
+        // four of PostgresStoreTests.aSilentDatabaseIsReportedWithinTheTimeout).
+        let closeHeld: @Sendable () async -> Void = { if let held { try? await held.close() } }
         let timer = Task {
             try await Task.sleep(for: timeout)
-            let first = outcome.settle(
+            await outcome.settle(
                 with: .failure(
                     AuthKitError.store(
                         path: display,
                         reason: .init(
                             .inaccessible,
-                            "the database did not answer within \(timeout); is it running? Retry when it is back"))))
-            if first, let held { try? await held.close() }
+                            "the database did not answer within \(timeout); is it running? Retry when it is back"))),
+                after: closeHeld)
         }
         defer {
             work.cancel()
@@ -557,8 +595,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         return try await withTaskCancellationHandler {
             try await outcome.value
         } onCancel: {
-            if outcome.settle(with: .failure(CancellationError())), let held {
-                Task { try? await held.close() }
+            if held == nil {
+                outcome.settle(with: .failure(CancellationError()))
+            } else {
+                Task { await outcome.settle(with: .failure(CancellationError()), after: closeHeld) }
             }
         }
     }
@@ -593,22 +633,46 @@ extension PostgresConnection {
 /// are dropped. Awaited once.
 final class FirstOutcome<Value: Sendable>: Sendable {
     private let state = LockedValue<
-        (result: Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)
+        (result: Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?, claimed: Bool)
     >(
-        (nil, nil))
+        (nil, nil, false))
 
     /// Keeps `result` unless one came first; resumes the waiter.
     /// - Returns: whether this was the first.
     @discardableResult
     func settle(with result: Result<Value, any Error>) -> Bool {
-        let (first, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Value, any Error>?) in
-            guard state.result == nil else { return (false, nil) }
+        guard claim() else { return false }
+        resume(with: result)
+        return true
+    }
+
+    /// ``settle(with:)``, running `prepare` once this is known to be the
+    /// first and before the waiter hears of it: no other outcome can come
+    /// in between.
+    @discardableResult
+    func settle(with result: Result<Value, any Error>, after prepare: @Sendable () async -> Void) async -> Bool {
+        guard claim() else { return false }
+        await prepare()
+        resume(with: result)
+        return true
+    }
+
+    /// Whether this outcome is the first: once claimed, no other can be.
+    private func claim() -> Bool {
+        state.withLock { state in
+            guard state.result == nil, !state.claimed else { return false }
+            state.claimed = true
+            return true
+        }
+    }
+
+    private func resume(with result: Result<Value, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in
             state.result = result
             defer { state.waiter = nil }
-            return (true, state.waiter)
+            return state.waiter
         }
         waiter?.resume(with: result)
-        return first
     }
 
     var value: Value {

@@ -440,6 +440,7 @@ struct PostgresStoreTests {
             let key = CredentialKey(providerID: "qiita", label: "s")
             let lockedStarted = ContinuousClock.now
             let lockedBackend = Recorder<Int32>()
+            let afterTimeout = Recorder<String>()
             await #expect {
                 try await store.withRefreshLock(for: key, timeout: .seconds(5)) {
                     for try await pid in try await PostgresStore.heldLock!.connection.query(
@@ -456,13 +457,25 @@ struct PostgresStoreTests {
                         try? await Task.sleep(for: .seconds(8))
                         kill(pid, SIGCONT)
                     }
-                    _ = try await store.credential(for: key)
+                    // A body that goes on after the timeout: its next
+                    // statement is refused at once, and nothing is committed
+                    // (written to the closed connection, PostgresNIO never
+                    // answered them: the run waited for ever).
+                    for _ in 0..<2 {
+                        do {
+                            _ = try await store.credential(for: key)
+                        } catch {
+                            guard case .store(let path, _)? = error as? AuthKitError else { throw error }
+                            afterTimeout.append(path)
+                        }
+                    }
                 }
             } throws: { error in
-                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
-                return reason.kind == .inaccessible
+                guard case .store(let path, let reason)? = error as? AuthKitError else { return false }
+                return path == "the refresh lock" && reason.kind == .inaccessible
             }
             for pid in lockedBackend.all { kill(pid, SIGCONT) }
+            #expect(afterTimeout.all == ["postgresql://test/silent", "the refresh lock"], "\(afterTimeout.all)")
             #expect(ContinuousClock.now - lockedStarted < .seconds(4))
             back = nil
             for _ in 0..<40 where back == nil {
