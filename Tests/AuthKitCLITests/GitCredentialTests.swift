@@ -246,6 +246,48 @@ import Testing
         #expect(server.requests(to: "/token").isEmpty, "refreshed before the refusal")
     }
 
+    /// A URL with a user name makes git ask for that user: the account with
+    /// that label or that name at sign-in answers, byte for byte; a user no
+    /// credential is gets nothing (not the default account's token), and
+    /// `--label` keeps the helper to its account.
+    @Test func aUserNameInTheURLPicksThatAccount() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let store = FileCredentialStore(environment: environment)
+        var alice = Credential(
+            providerID: "gitbox", accessToken: "alice-token", expiresAt: Date(timeIntervalSinceNow: 3600),
+            scopes: ["write_repository"])
+        alice.account = "alice (1)"
+        var bob = Credential(
+            providerID: "gitbox", label: "work", accessToken: "bob-token", expiresAt: Date(timeIntervalSinceNow: 3600),
+            scopes: ["write_repository"])
+        bob.account = "bob (2)"
+        try await store.save(alice)
+        try await store.save(bob)
+        func ask(_ user: String?, label: String? = nil) async throws -> String {
+            let asked = try await ChildProcess.run(
+                CLIProcess.binary.path,
+                ["token", "git-credential", "--provider", "gitbox"] + (label.map { ["--label", $0] } ?? []) + ["get"],
+                environment: environment,
+                input: "protocol=https\nhost=git.example.test\n" + (user.map { "username=\($0)\n" } ?? "") + "\n")
+            #expect(asked.exit.status == 0, "\(asked)")
+            return asked.standardOutput
+        }
+        #expect(try await ask(nil).contains("password=alice-token"))
+        #expect(try await ask("oauth2").contains("password=alice-token"))
+        #expect(try await ask("bob").contains("password=bob-token"))
+        #expect(try await ask("work").contains("password=bob-token"))
+        #expect(try await ask("alice").contains("password=alice-token"))
+        for nobody in ["carol", "Bob", "bob (2", "al"] {
+            #expect(try await ask(nobody).isEmpty, "\(nobody)")
+        }
+        #expect(try await ask("alice", label: "work").isEmpty)
+        #expect(try await ask("bob", label: "work").contains("password=bob-token"))
+    }
+
     /// A credential granted none of the scopes git needs is given (the host
     /// decides), with a warning naming the sign-in that would do.
     @Test(.enabled(if: hasGit))

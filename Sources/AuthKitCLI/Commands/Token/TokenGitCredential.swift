@@ -28,7 +28,8 @@ struct TokenGitCredential: WorkspaceCommand {
             authkit token setup-git has configured it. For get at one of the git
             origins in the provider's descriptor, standard output gets
             username=… and password=<the access token>, refreshed first when due;
-            for any other host, nothing. store and erase change nothing: a
+            for any other host, nothing. A URL with a user name (https://bob@host/…)
+            gets that account's token (its label, or its name at sign-in), or nothing. store and erase change nothing: a
             refusal by the host does not delete the credential.
 
             Example (what git does):
@@ -70,7 +71,7 @@ struct TokenGitCredential: WorkspaceCommand {
         // host, and git may ask a helper configured for all of them about
         // any: those this credential was not issued at are passed silently.
         let named = match.outright || match.byValuesInEffect
-        let key = try workspace.key(account)
+        guard let key = try await Self.account(asked: request, git: git, options: account, in: workspace) else { return }
         guard let stored = try await workspace.store.credential(for: key) else {
             guard named else { return }
             throw CLIError(
@@ -115,6 +116,37 @@ struct TokenGitCredential: WorkspaceCommand {
             answer += "\npassword_expiry_utc=\(Int(expiresAt.timeIntervalSince1970))"
         }
         Console.out(answer)
+    }
+
+    /// The account git asks for. A URL with a user name
+    /// (`https://bob@github.com/…`) makes git send `username=bob`: the
+    /// stored credential of that account answers (its label, or the name its
+    /// provider gave at sign-in, byte for byte), as `gh auth git-credential`
+    /// answers for the user asked about; `nil` (git is told nothing) when no
+    /// credential is that user's, so that another account's token does not
+    /// answer for bob. Without a user name, or with the descriptor's own
+    /// (`x-access-token`), the account `--label` (or `token switch`) chose;
+    /// with `--label`, only that account is considered.
+    static func account(
+        asked request: GitCredentialRequest, git: GitAccess, options: AccountOptions, in workspace: Workspace
+    ) async throws -> CredentialKey? {
+        let chosen = try workspace.key(options)
+        guard let wanted = request.single("username"), !wanted.isEmpty, !ExactText.same(wanted, git.username) else {
+            return chosen
+        }
+        var candidates = [chosen]
+        if options.label == nil {
+            candidates += try await workspace.store.accounts()
+                .filter { ExactText.same($0.providerID, chosen.providerID) && $0 != chosen }
+                .sorted { ($0.label ?? "") < ($1.label ?? "") }
+        }
+        for key in candidates {
+            if let label = key.label, ExactText.same(label, wanted) { return key }
+            // Stored as the provider named it: "login (id)", or the id alone.
+            guard let name = try await workspace.store.credential(for: key)?.account else { continue }
+            if ExactText.same(name, wanted) || name.utf8.starts(with: (wanted + " (").utf8) { return key }
+        }
+        return nil
     }
 
     static func noGitSection(_ descriptor: ProviderDescriptor) -> CLIError {
