@@ -71,7 +71,9 @@ struct TokenGitCredential: WorkspaceCommand {
         // host, and git may ask a helper configured for all of them about
         // any: those this credential was not issued at are passed silently.
         let named = match.outright || match.byValuesInEffect
-        guard let key = try await Self.account(asked: request, git: git, options: account, in: workspace) else { return }
+        guard let key = try await Self.account(asked: request, git: git, options: account, in: workspace) else {
+            return
+        }
         guard let stored = try await workspace.store.credential(for: key) else {
             guard named else { return }
             throw CLIError(
