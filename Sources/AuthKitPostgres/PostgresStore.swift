@@ -206,10 +206,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             // would wait for a pooled connection with no deadline).
             try await mapped { try await client.run("SELECT 1", logger: logger) }
             return try await mapped(lockOf: key, timeout: timeout) {
-                try await Self.lockedTransaction(of: key, waiting: left, client: client, logger: logger) {
-                    let held = HeldLock(store: ObjectIdentifier(self), connection: $0)
-                    return try await Self.$heldLock.withValue(held) { try await body() }
-                }
+                try await lockedTransaction(of: key, waiting: left) { _ in try await body() }
             }
         }
     }
@@ -257,14 +254,15 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         let key = credential.key
         let binding = Self.binding(key)
         let (keyID, sealed) = try seal(credential, binding: binding)
-        try await withLocalLock(of: key, timeout: lockTimeout) { [self, client, logger] left in
+        try await withLocalLock(of: key, timeout: lockTimeout) { [self, logger] left in
             try await mapped(lockOf: key, timeout: lockTimeout) {
-                // The statements' own deadline, beyond the lock's wait.
-                try await withOperationTimeout(extra: left) {
-                    try await Self.lockedTransaction(of: key, waiting: left, client: client, logger: logger) {
-                        connection in
-                        var (keyID, sealed) = (keyID, sealed)
-                        if credential.refreshToken == nil {
+                // Each statement has its deadline, and one that passes closes
+                // the connection (lockedTransaction): the sign-in is then
+                // never committed after its caller heard that it failed.
+                try await lockedTransaction(of: key, waiting: left) { connection in
+                    var (keyID, sealed) = (keyID, sealed)
+                    if credential.refreshToken == nil {
+                        let earlier = try await withOperationTimeout { () -> Credential? in
                             let rows = try await connection.query(
                                 """
                                 SELECT key_id, sealed FROM authkit_credentials
@@ -274,11 +272,13 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                             for try await (storedKeyID, stored) in rows.decode((String, Data).self) {
                                 earlier = try? self.open(Credential.self, stored, keyID: storedKeyID, binding: binding)
                             }
-                            let kept = credential.keepingRefreshToken(of: earlier)
-                            if kept.refreshToken != nil { (keyID, sealed) = try self.seal(kept, binding: binding) }
+                            return earlier
                         }
-                        try await connection.run(try Self.upsert(key, keyID: keyID, sealed: sealed), logger: logger)
+                        let kept = credential.keepingRefreshToken(of: earlier)
+                        if kept.refreshToken != nil { (keyID, sealed) = try self.seal(kept, binding: binding) }
                     }
+                    let upsert = try Self.upsert(key, keyID: keyID, sealed: sealed)
+                    try await withOperationTimeout { try await connection.run(upsert, logger: logger) }
                 }
             }
         }
@@ -302,11 +302,14 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
 
     /// `body` in a transaction holding `key`'s advisory lock, waited for at
     /// most `waiting` (`lock_timeout`: SQLSTATE 55P03 past it); the commit
-    /// or rollback releases it.
-    private static func lockedTransaction<Result>(
-        of key: CredentialKey, waiting: Duration, client: PostgresClient, logger: Logger,
-        _ body: (PostgresConnection) async throws -> Result
+    /// or rollback releases it. The connection is ``heldLock`` throughout,
+    /// and each of the transaction's own statements has the operation
+    /// timeout (the lock's, `waiting` more): one that passes closes the
+    /// connection, which ends the transaction and the lock.
+    private func lockedTransaction<Result: Sendable>(
+        of key: CredentialKey, waiting: Duration, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
+        let logger = self.logger
         let milliseconds =
             "\(Int(waiting.components.seconds) * 1000 + Int(waiting.components.attoseconds / 1_000_000_000_000_000))ms"
         // BEGIN, COMMIT and ROLLBACK written out rather than PostgresNIO's
@@ -317,29 +320,38 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // ever answering it, so the ROLLBACK withTransaction sends waited for
         // ever (PostgresStoreTests.aSilentDatabaseIsReportedWithinTheTimeout,
         // one run in four).
+        let lock = Self.lockNumber(for: key)
         return try await client.withConnection { connection in
-            try await connection.run("BEGIN", logger: logger)
-            let result: Result
-            do {
-                // A holder that vanished without closing its connection (power
-                // lost, a partition) would otherwise keep the lock until TCP
-                // keepalive gives up, two hours by default: the server ends a
-                // transaction left idle longer than any refresh takes (a token
-                // endpoint call is cut at 30 s, with one DPoP nonce retry at most).
-                try await connection.run(
-                    """
-                    SELECT set_config('lock_timeout', \(milliseconds), true),
-                        set_config('idle_in_transaction_session_timeout', '120s', true)
-                    """, logger: logger)
-                try await connection.run("SELECT pg_advisory_xact_lock(\(lockNumber(for: key)))", logger: logger)
-                result = try await body(connection)
-            } catch {
-                if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
-                throw error
+            try await Self.$heldLock.withValue(HeldLock(store: ObjectIdentifier(self), connection: connection)) {
+                try await withOperationTimeout { try await connection.run("BEGIN", logger: logger) }
+                let result: Result
+                do {
+                    // A holder that vanished without closing its connection (power
+                    // lost, a partition) would otherwise keep the lock until TCP
+                    // keepalive gives up, two hours by default: the server ends a
+                    // transaction left idle longer than any refresh takes (a token
+                    // endpoint call is cut at 30 s, with one DPoP nonce retry at most).
+                    try await withOperationTimeout {
+                        try await connection.run(
+                            """
+                            SELECT set_config('lock_timeout', \(milliseconds), true),
+                                set_config('idle_in_transaction_session_timeout', '120s', true)
+                            """, logger: logger)
+                    }
+                    try await withOperationTimeout(extra: waiting) {
+                        try await connection.run("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
+                    }
+                    result = try await body(connection)
+                } catch {
+                    if !connection.isClosed {
+                        try? await withOperationTimeout { try await connection.run("ROLLBACK", logger: logger) }
+                    }
+                    throw error
+                }
+                guard !connection.isClosed else { throw Self.closedLock }
+                try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
+                return result
             }
-            guard !connection.isClosed else { throw Self.closedLock }
-            try await connection.run("COMMIT", logger: logger)
-            return result
         }
     }
 

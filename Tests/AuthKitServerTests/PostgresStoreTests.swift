@@ -483,6 +483,41 @@ struct PostgresStoreTests {
                 if back == nil { try await Task.sleep(for: .milliseconds(250)) }
             }
             #expect(back?.accessToken == "secret-access-token")
+
+            // A sign-in saved while the database is silent: refused within
+            // the timeout, and not committed once the backend wakes (its
+            // connection was closed; left open, the transaction went on to
+            // commit after the caller heard that it failed).
+            var signInBackend: Int32?
+            for try await pid in try await store.client.query("SELECT pg_backend_pid()").decode(Int32.self) {
+                signInBackend = pid
+            }
+            let signInPid = try #require(signInBackend)
+            let signInName = try String(contentsOfFile: "/proc/\(signInPid)/comm", encoding: .utf8)
+            try #require(signInName.hasPrefix("postgres"), "pid \(signInPid) is '\(signInName)'")
+            #expect(kill(signInPid, SIGSTOP) == 0)
+            let wake = Task {
+                try? await Task.sleep(for: .seconds(8))
+                kill(signInPid, SIGCONT)
+            }
+            let signInStarted = ContinuousClock.now
+            await #expect(throws: AuthKitError.self) {
+                try await store.saveSignIn(Self.credential("late", access: "late-token"), lockTimeout: .seconds(2))
+            }
+            #expect(ContinuousClock.now - signInStarted < .seconds(6))
+            kill(signInPid, SIGCONT)
+            wake.cancel()
+            var answered = false
+            var late: Credential?
+            for _ in 0..<40 where !answered {
+                do {
+                    late = try await store.credential(for: CredentialKey(providerID: "qiita", label: "late"))
+                    answered = true
+                } catch {
+                    try await Task.sleep(for: .milliseconds(250))
+                }
+            }
+            #expect(answered && late == nil, "\(String(describing: late))")
         }
     }
 
