@@ -2,6 +2,9 @@
 // <link.h>, <sys/prctl.h> and the rest exist only there. Elsewhere this file is empty.
 #if defined(__linux__)
 
+// pthread_mutex_clocklock (glibc 2.30).
+#define _GNU_SOURCE
+
 // See include/authkit_secret.h.
 #include "authkit_secret.h"
 #include "authkit_loader.h"
@@ -56,7 +59,10 @@ static struct {
     void (*object_unref)(void *);
     void *(*cancellable_new)(void);
     void (*cancellable_cancel)(void *);
+    uint32_t (*io_error_quark)(void);
 } api;
+// G_IO_ERROR_CANCELLED in GIO's GIOErrorEnum.
+enum { G_IO_ERROR_CANCELLED = 19 };
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[512];
@@ -97,7 +103,8 @@ static void load(void) {
         resolve(library, (void **)&api.list_free_full, "g_list_free_full") ||
         resolve(library, (void **)&api.object_unref, "g_object_unref") ||
         resolve(library, (void **)&api.cancellable_new, "g_cancellable_new") ||
-        resolve(library, (void **)&api.cancellable_cancel, "g_cancellable_cancel")) {
+        resolve(library, (void **)&api.cancellable_cancel, "g_cancellable_cancel") ||
+        resolve(library, (void **)&api.io_error_quark, "g_io_error_quark")) {
         return;
     }
 }
@@ -119,7 +126,7 @@ int authkit_secret_load(char *error, size_t size) {
 struct watch {
     pthread_mutex_t lock;
     pthread_cond_t ended;
-    long milliseconds;
+    struct timespec deadline; // CLOCK_MONOTONIC
     int done, fired, started;
     void *cancellable;
     pthread_t thread;
@@ -127,17 +134,9 @@ struct watch {
 
 static void *watch_run(void *argument) {
     struct watch *watch = argument;
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += watch->milliseconds / 1000;
-    deadline.tv_nsec += (watch->milliseconds % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec += 1;
-        deadline.tv_nsec -= 1000000000L;
-    }
     pthread_mutex_lock(&watch->lock);
     while (!watch->done) {
-        if (pthread_cond_timedwait(&watch->ended, &watch->lock, &deadline) == ETIMEDOUT && !watch->done) {
+        if (pthread_cond_timedwait(&watch->ended, &watch->lock, &watch->deadline) == ETIMEDOUT && !watch->done) {
             watch->fired = 1;
             api.cancellable_cancel(watch->cancellable);
             break;
@@ -152,7 +151,13 @@ static void *watch_run(void *argument) {
 static void watch_begin(struct watch *watch, long milliseconds) {
     memset(watch, 0, sizeof *watch);
     if (milliseconds <= 0) return;
-    watch->milliseconds = milliseconds;
+    clock_gettime(CLOCK_MONOTONIC, &watch->deadline);
+    watch->deadline.tv_sec += milliseconds / 1000;
+    watch->deadline.tv_nsec += (milliseconds % 1000) * 1000000L;
+    if (watch->deadline.tv_nsec >= 1000000000L) {
+        watch->deadline.tv_sec += 1;
+        watch->deadline.tv_nsec -= 1000000000L;
+    }
     watch->cancellable = api.cancellable_new();
     pthread_condattr_t attributes;
     pthread_condattr_init(&attributes);
@@ -161,6 +166,15 @@ static void watch_begin(struct watch *watch, long milliseconds) {
     pthread_condattr_destroy(&attributes);
     pthread_mutex_init(&watch->lock, NULL);
     watch->started = pthread_create(&watch->thread, NULL, watch_run, watch) == 0;
+}
+
+// Takes the one-at-a-time lock, waiting no longer than the watch's limit:
+// a call that never returned (a daemon that hangs in a prompt even once
+// dismissed) holds it, and every later call would wait for it without end.
+// 0, or -1 when the limit passed first (nothing was called).
+static int lock_calls(struct watch *watch) {
+    if (watch->cancellable == NULL) return pthread_mutex_lock(&calls) == 0 ? 0 : -1;
+    return pthread_mutex_clocklock(&calls, CLOCK_MONOTONIC, &watch->deadline) == 0 ? 0 : -1;
 }
 
 // Ends the watch; 1 when the limit passed and the call was cancelled.
@@ -178,8 +192,14 @@ static int watch_end(struct watch *watch) {
 }
 
 // Copies the GError's message (or `fallback`) to `error` and frees it; a
-// call the watch cancelled says that the time limit passed instead.
+// call the watch cancelled (a cancellation error, or none) says that the
+// time limit passed instead. An error of its own, come just before the
+// limit, is said as it is.
 static int fail(GError *failure, const char *fallback, int timed_out, long milliseconds, char *error, size_t size) {
+    if (timed_out && failure != NULL &&
+        (failure->domain != api.io_error_quark() || failure->code != G_IO_ERROR_CANCELLED)) {
+        timed_out = 0;
+    }
     if (error != NULL && size > 0) {
         if (timed_out) {
             snprintf(error, size,
@@ -216,7 +236,10 @@ int authkit_secret_probe(long milliseconds, char *error, size_t size) {
     GError *failure = NULL;
     struct watch watch;
     watch_begin(&watch, milliseconds);
-    pthread_mutex_lock(&calls);
+    if (lock_calls(&watch) != 0) {
+        watch_end(&watch);
+        return fail(NULL, "", 1, milliseconds, error, size);
+    }
     void *service = api.service_get_sync(SECRET_SERVICE_OPEN_SESSION, watch.cancellable, &failure);
     pthread_mutex_unlock(&calls);
     int timed_out = watch_end(&watch);
@@ -249,7 +272,11 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
     GError *failure = NULL;
     struct watch watch;
     watch_begin(&watch, milliseconds);
-    pthread_mutex_lock(&calls);
+    if (lock_calls(&watch) != 0) {
+        watch_end(&watch);
+        end(&call);
+        return fail(NULL, "", 1, milliseconds, error, size);
+    }
     int stored = api.storev_sync(&call.schema, call.attributes, NULL, label, secret, watch.cancellable, &failure);
     pthread_mutex_unlock(&calls);
     int timed_out = watch_end(&watch);
@@ -266,12 +293,18 @@ int authkit_secret_lookup(const char *name, const char *const *names, const char
     GError *failure = NULL;
     struct watch watch;
     watch_begin(&watch, milliseconds);
-    pthread_mutex_lock(&calls);
+    if (lock_calls(&watch) != 0) {
+        watch_end(&watch);
+        end(&call);
+        return fail(NULL, "", 1, milliseconds, error, size);
+    }
     char *found = api.lookupv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
     pthread_mutex_unlock(&calls);
     int timed_out = watch_end(&watch);
     end(&call);
-    if (failure != NULL) {
+    // Cancelled, some libsecret versions return no secret and no error:
+    // that is the time limit, not "no such item".
+    if (failure != NULL || (timed_out && found == NULL)) {
         if (found) api.password_free(found);
         return fail(failure, "", timed_out, milliseconds, error, size);
     }
@@ -286,12 +319,16 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
     GError *failure = NULL;
     struct watch watch;
     watch_begin(&watch, milliseconds);
-    pthread_mutex_lock(&calls);
+    if (lock_calls(&watch) != 0) {
+        watch_end(&watch);
+        end(&call);
+        return fail(NULL, "", 1, milliseconds, error, size);
+    }
     int cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
     pthread_mutex_unlock(&calls);
     int timed_out = watch_end(&watch);
     end(&call);
-    if (failure != NULL) return fail(failure, "", timed_out, milliseconds, error, size);
+    if (failure != NULL || (timed_out && !cleared)) return fail(failure, "", timed_out, milliseconds, error, size);
     return cleared ? 1 : 0;
 }
 
@@ -306,12 +343,16 @@ long authkit_secret_search(const char *name, const char *wanted_first, const cha
     GError *failure = NULL;
     struct watch watch;
     watch_begin(&watch, milliseconds);
-    pthread_mutex_lock(&calls);
+    if (lock_calls(&watch) != 0) {
+        watch_end(&watch);
+        api.hash_table_unref(none);
+        return fail(NULL, "", 1, milliseconds, error, size);
+    }
     GList *items = api.searchv_sync(&schema, none, SECRET_SEARCH_ALL, watch.cancellable, &failure);
     pthread_mutex_unlock(&calls);
     int timed_out = watch_end(&watch);
     api.hash_table_unref(none);
-    if (failure != NULL) {
+    if (failure != NULL || (timed_out && items == NULL)) {
         if (items) api.list_free_full(items, api.object_unref);
         return fail(failure, "", timed_out, milliseconds, error, size);
     }

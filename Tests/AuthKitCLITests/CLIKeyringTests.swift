@@ -82,12 +82,20 @@ import Testing
         }
         let bus = try #require(exported("DBUS_SESSION_BUS_ADDRESS"))
         let directory = try #require(exported("AUTHKIT_TEST_KEYRING"))
-        defer {
-            _ = Task.detached {
-                _ = try? await ChildProcess.run(
-                    "/bin/bash", [root.appendingPathComponent("scripts/throwaway-keyring").path, "stop", directory])
-            }
+        // Its bus and daemon are stopped when the test ends, whatever happened in it.
+        let outcome: Result<Void, any Error>
+        do {
+            try await Self.checkStoppedKeyring(home: home, bus: bus)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
         }
+        _ = try? await ChildProcess.run(
+            "/bin/bash", [root.appendingPathComponent("scripts/throwaway-keyring").path, "stop", directory])
+        try outcome.get()
+    }
+
+    static func checkStoppedKeyring(home: URL, bus: String) async throws {
         let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus]
         var importing = environment
         importing["TOKEN"] = "gho_stopped"
@@ -96,14 +104,7 @@ import Testing
         #expect(imported.status == 0 && imported.stdout.contains("Secret Service keyring"), "\(imported.stderr)")
 
         // The daemon that owns org.freedesktop.secrets on that bus, stopped.
-        let owner = try await ChildProcess.run(
-            "/usr/bin/dbus-send",
-            [
-                "--bus=\(bus)", "--print-reply", "--dest=org.freedesktop.DBus", "/",
-                "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets",
-            ])
-        let pid = try #require(
-            owner.standardOutput.split(whereSeparator: \.isWhitespace).last.flatMap { Int32($0) }, "\(owner)")
+        let pid = try #require(try await TestKeyring.daemonPID(bus: bus))
         try #require(kill(pid, SIGSTOP) == 0)
         defer { kill(pid, SIGCONT) }
         var waiting = environment

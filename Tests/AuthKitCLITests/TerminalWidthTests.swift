@@ -63,6 +63,10 @@ import Testing
                 if strays > 0 { #expect(line.contains("\(strays) stray"), "\(line)") }
             }
         }
+        // A terminal narrower than 80 columns gets the shorter forms sooner.
+        let narrow = Authorize.WaitState.line(
+            waitingFor: "you to approve in the browser", refused: 3, strays: 0, columns: 57)
+        #expect(narrow == "Waiting… (3 refused, see above) Ctrl-C cancels" && narrow.terminalColumns <= 57, "\(narrow)")
         // Counts that fit keep the long forms.
         #expect(
             Authorize.WaitState.line(waitingFor: "you to approve in the browser", refused: 0, strays: 0)

@@ -24,6 +24,19 @@ public enum TestKeyring {
         ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"].map { ["DBUS_SESSION_BUS_ADDRESS": $0] } ?? [:]
     }
 
+    /// The pid of the process that owns `org.freedesktop.secrets` on `bus`
+    /// (the session bus of this process by default), asked of the bus itself.
+    public static func daemonPID(bus: String? = nil) async throws -> Int32? {
+        let address = bus ?? ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
+        let owner = try await ChildProcess.run(
+            "/usr/bin/dbus-send",
+            [
+                "--bus=\(address)", "--print-reply", "--dest=org.freedesktop.DBus", "/",
+                "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets",
+            ])
+        return owner.standardOutput.split(whereSeparator: \.isWhitespace).last.flatMap { Int32($0) }
+    }
+
     /// A schema name of its own for one test, so tests sharing the keyring never see each other's items.
     public static func freshSchema(_ name: String) -> String {
         "dev.authkit.Test.\(name).\(UUID().uuidString.prefix(8))"

@@ -126,7 +126,11 @@ import Testing
         // The second is a waiter of the first's refresh before the first is
         // cancelled (a fixed sleep let a loaded machine start it afterwards,
         // and the waiter's path went untested).
-        while coordinator.waiterCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let waitingSince = ContinuousClock.now
+        while coordinator.waiterCount == 0 {
+            try #require(ContinuousClock.now - waitingSince < .seconds(10), "the second caller never waited")
+            try await Task.sleep(for: .milliseconds(5))
+        }
         #expect(runs.current == 1)
         first.cancel()
         await #expect(throws: CancellationError.self) { _ = try await first.value }

@@ -329,13 +329,18 @@ import Testing
         let personal = "9188040d-6c67-4c5b-b112-36a304b66dad"
         let work = "72f988bf-86f1-41af-91ab-2d7cd011db47"
         func issuer(_ tenant: String) -> String { "https://login.microsoftonline.com/\(tenant)/v2.0" }
-        func verifier(tenant: String) throws -> IDTokenVerifier {
+        func verifier(tenant: String, keysFor keyTenant: String? = nil) throws -> IDTokenVerifier {
             let client = try ResolvedClient(
                 descriptor: descriptor,
                 settings: ClientSettings(clientID: Self.clientID, placeholders: ["tenant": tenant]))
             let openID = try #require(client.openID)
-            let keys = try JSONWebKeySet.parse(
-                try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]))
+            // Microsoft's keys name the issuer they sign for: a template, or one tenant's.
+            let published = provider.publicKeys.map { key in
+                var key = key
+                key["issuer"] = keyTenant.map(issuer) ?? "https://login.microsoftonline.com/{tenantid}/v2.0"
+                return key
+            }
+            let keys = try JSONWebKeySet.parse(try JSONSerialization.data(withJSONObject: ["keys": published]))
             return IDTokenVerifier(
                 issuer: openID.issuer, clientID: Self.clientID, algorithms: Set(IDTokenAlgorithm.allCases),
                 keys: { _ in keys })
@@ -361,6 +366,11 @@ import Testing
         #expect(
             await refusal(consumers, try token(personal, issuedBy: issuer("consumers")))
                 == .issuerMismatch(expected: issuer(personal), received: issuer("consumers")))
+
+        // consumers is held to its keys' issuers too (an alias is checked as the other tenants are).
+        #expect(
+            await refusal(try verifier(tenant: "consumers", keysFor: work), try token(personal))
+                == .issuerMismatch(expected: issuer(work), received: issuer(personal)))
 
         // One tenant by its id: that tenant's tokens alone, as before.
         let one = try verifier(tenant: work)

@@ -48,6 +48,36 @@
             try await Self.empty(theirs)
         }
 
+        /// A keyring daemon that stops answering once the session is open
+        /// (as one waiting on an unlock prompt nobody sees): each call ends
+        /// at the store's time limit, saying so (a lookup is not taken for
+        /// "nothing stored"), and the store answers again when the daemon
+        /// does. The run's shared daemon is stopped for about a second; the
+        /// other keyring tests wait for it meanwhile.
+        @Test func aCallThatIsNotAnsweredEndsAtItsTimeLimit() async throws {
+            let locks = TemporaryDirectory.url("authkit-keyring-locks")
+            defer { try? FileManager.default.removeItem(at: locks) }
+            let store = SecretServiceCredentialStore(
+                schema: TestKeyring.freshSchema("silent"), lockDirectory: locks, callTimeout: .seconds(1))
+            let credential = Credential(providerID: "qiita", label: "silent", accessToken: "silent-token")
+            try await store.save(credential)
+            let pid = try #require(try await TestKeyring.daemonPID())
+            let name = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
+            try #require(name.hasPrefix("gnome-keyring"), "pid \(pid) is '\(name)'")
+            try #require(kill(pid, SIGSTOP) == 0)
+            defer { kill(pid, SIGCONT) }
+            await #expect {
+                _ = try await store.credential(for: credential.key)
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                return reason.kind == .inaccessible
+                    && reason.detail.contains("the Secret Service did not answer within 1 s")
+            }
+            kill(pid, SIGCONT)
+            #expect(try await store.credential(for: credential.key)?.accessToken == "silent-token")
+            try await Self.empty(store)
+        }
+
         static func empty(_ store: SecretServiceCredentialStore) async throws {
             for credential in try await store.allCredentials() { try await store.remove(credential.key) }
             #expect(try await store.allCredentials().isEmpty)

@@ -456,7 +456,7 @@ import Testing
         #expect(refusal(certificate)?.contains("certificate alone") == true)
         // Two keys would be a guess; an encrypted one cannot be read.
         let two = P256.Signing.PrivateKey().pemRepresentation + "\n" + P256.Signing.PrivateKey().pemRepresentation
-        #expect(refusal(two)?.contains("no PEM private key block") == true)
+        #expect(refusal(two)?.contains("holds 2 private keys") == true)
         let encrypted = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----"
         #expect(refusal(encrypted)?.contains("openssl pkey") == true)
         #expect(refusal(#"{"kty":"RSA","n":"a","e":"AQAB","d":"b","alg":"HS256"}"#)?.contains("alg \"HS256\"") == true)

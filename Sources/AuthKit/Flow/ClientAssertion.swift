@@ -129,7 +129,13 @@ package struct ClientKey: Sendable {
         let trimmed = text.trimmingSpacesAndNewlines()
         if trimmed.hasPrefix("{") { return try fromJWK(Data(trimmed.utf8), refuse: refuse) }
         if trimmed.contains("-----BEGIN") {
-            guard let block = privateKeyBlock(in: trimmed) else {
+            let blocks = privateKeyBlocks(in: trimmed)
+            guard blocks.count == 1, let block = blocks.first else {
+                if blocks.count > 1 {
+                    throw refuse(
+                        "holds \(blocks.count) private keys; keep the one whose public half the provider has (one key per file)."
+                    )
+                }
                 if trimmed.contains("PUBLIC KEY-----") || trimmed.contains("CERTIFICATE-----") {
                     throw refuse("holds a public key or certificate alone; private_key_jwt signs with the private key.")
                 }
@@ -151,10 +157,10 @@ package struct ClientKey: Sendable {
         throw refuse("is neither PEM (-----BEGIN PRIVATE KEY-----) nor a JWK (a JSON object).")
     }
 
-    /// The one `-----BEGIN … PRIVATE KEY-----` block of `text` (PKCS #8,
-    /// SEC 1's `EC`, PKCS #1's `RSA`, or an encrypted one), with its END line;
-    /// `nil` when there is none, or more than one (which would be a guess).
-    static func privateKeyBlock(in text: String) -> String? {
+    /// The `-----BEGIN … PRIVATE KEY-----` blocks of `text` (PKCS #8, SEC
+    /// 1's `EC`, PKCS #1's `RSA`, or an encrypted one), each with its END
+    /// line. One is used; more would be a guess.
+    static func privateKeyBlocks(in text: String) -> [String] {
         var blocks = [String]()
         var rest = Substring(text)
         while let begin = rest.firstRange(of: "-----BEGIN ") {
@@ -164,7 +170,7 @@ package struct ClientKey: Sendable {
             if label.hasSuffix("PRIVATE KEY") { blocks.append(String(rest[begin.lowerBound..<end.upperBound])) }
             rest = rest[end.upperBound...]
         }
-        return blocks.count == 1 ? blocks[0] : nil
+        return blocks
     }
 
     private struct JWKFile: Decodable {

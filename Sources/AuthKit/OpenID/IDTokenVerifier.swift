@@ -33,8 +33,10 @@ package struct IDTokenVerifier: Sendable {
         /// One issuer identifier, for every token.
         case exact(String)
         /// The issuer of the tenant the token's `claim` names, unless that
-        /// tenant is one of `excluding`, compared byte for byte (``MultiTenantIssuer``).
-        case perTenant(claim: String, excluding: [String] = [], issuer: @Sendable (String) -> String)
+        /// tenant is one of `excluding`, or is not `only` (an alias's one
+        /// tenant), compared byte for byte (``MultiTenantIssuer``).
+        case perTenant(
+            claim: String, excluding: [String] = [], only: String? = nil, issuer: @Sendable (String) -> String)
     }
 
     package init(
@@ -115,7 +117,7 @@ package struct IDTokenVerifier: Sendable {
     /// template; its "Validate the signing key issuer"): a key of one
     /// tenant must not vouch for another tenant's token.
     func checkKeyIssuer(_ key: [String: JSONValue], identity: Identity, claims: [String: JSONValue]) throws {
-        guard case .perTenant(let claim, _, _) = issuer, let template = key.text("issuer"),
+        guard case .perTenant(let claim, _, _, _) = issuer, let template = key.text("issuer"),
             let tenant = claims.text(claim)
         else { return }
         var keyIssuer = template
@@ -305,10 +307,14 @@ package struct IDTokenVerifier: Sendable {
         switch issuer {
         case .exact(let issuer):
             return issuer
-        case .perTenant(let claim, let excluding, let issuer):
+        case .perTenant(let claim, let excluding, let only, let issuer):
             guard let tenant = claims.text(claim), !tenant.isEmpty, tenant.utf8.count <= 100,
                 tenant.unicodeScalars.allSatisfy(DescriptorValidator.isTenantCharacter)
             else { throw AuthKitError.IDTokenProblem.missingClaim(claim) }
+            if let only, !ExactText.same(tenant, only) {
+                throw AuthKitError.IDTokenProblem.issuerMismatch(
+                    expected: issuer(only), received: claims.text("iss") ?? "")
+            }
             if excluding.contains(where: { ExactText.same($0, tenant) }) {
                 throw AuthKitError.IDTokenProblem.issuerMismatch(
                     expected: issuer("{\(claim) other than \(tenant)}"), received: claims.text("iss") ?? "")

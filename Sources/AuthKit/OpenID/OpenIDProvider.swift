@@ -37,7 +37,7 @@ struct OpenIDProvider: Sendable {
         endSession = try url(settings.endSessionURL, "openid.endSession")
         algorithms = settings.algorithms
         if let tenants = settings.multiTenantIssuer, let value = placeholders.values[tenants.placeholder],
-            tenants.values.contains(value)
+            tenants.values.contains(value) || tenants.aliases?[value] != nil
         {
             // Rendered with a marker in the tenant's place (letters only, so
             // encoding keeps it as is); the token's tenant replaces it.
@@ -45,14 +45,14 @@ struct OpenIDProvider: Sendable {
             var marked = placeholders
             marked.values[tenants.placeholder] = marker
             let template = try marked.render(identifier, inURL: true, field: "issuer.identifier")
-            issuer = .perTenant(claim: tenants.claim, excluding: tenants.excluding?[value] ?? []) { tenant in
+            // An alias names one tenant: still checked as the others are,
+            // so that its keys' own issuers are held to it too.
+            issuer = .perTenant(
+                claim: tenants.claim, excluding: tenants.excluding?[value] ?? [], only: tenants.aliases?[value]
+            ) { tenant in
                 template.replacing(marker, with: tenant)
             }
         } else {
-            var placeholders = placeholders
-            if let tenants = settings.multiTenantIssuer, let value = placeholders.values[tenants.placeholder] {
-                placeholders.values[tenants.placeholder] = tenants.issuerValue(for: value)
-            }
             issuer = .exact(try placeholders.render(identifier, inURL: true, field: "issuer.identifier"))
         }
     }

@@ -787,17 +787,20 @@ struct Authorize: WorkspaceCommand {
             lock.withLock { latest.map { (refused, $0) } }
         }
 
+        /// For standard error's terminal as wide as it is now (80 columns in a pipe).
         var line: String {
-            lock.withLock { Self.line(waitingFor: waitingFor, refused: refused, strays: strays) }
+            let columns = StatusLine.width() - 3
+            return lock.withLock {
+                Self.line(waitingFor: waitingFor, refused: refused, strays: strays, columns: columns)
+            }
         }
 
-        /// The widest status line that fits ``columns`` (80 columns less
-        /// the spinner and the last column, which some terminals wrap at):
-        /// the terminal cuts a longer one, and the part lost was "Ctrl-C
-        /// cancels". The counts and then the lead get shorter, in that order.
-        static let columns = 77
-
-        static func line(waitingFor: String, refused: Int, strays: Int) -> String {
+        /// The widest status line that fits `columns` (the terminal's width
+        /// less the spinner and the last column, which some terminals wrap
+        /// at: 77 of 80): the terminal cuts a longer one, and the part lost
+        /// was "Ctrl-C cancels". The counts and then the lead get shorter, in
+        /// that order; on a terminal narrower still, the shortest is cut.
+        static func line(waitingFor: String, refused: Int, strays: Int, columns: Int = 77) -> String {
             func counts(short: Bool) -> String {
                 var counts = [String]()
                 if refused > 0 { counts.append(short ? "\(refused) refused" : "\(refused) refused, see above") }
