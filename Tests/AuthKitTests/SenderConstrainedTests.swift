@@ -38,6 +38,37 @@ import Testing
 
     // MARK: - Proofs
 
+    /// A caller that sends requests itself passes a resource server's nonce
+    /// (RFC 9449 §9) to `authorize(_:with:dpopNonce:)`: it goes in that
+    /// proof and in later ones to the same origin, not to another; one that
+    /// is not a nonce is refused.
+    @Test func aNonceGivenToAuthorizeGoesInTheProof() async throws {
+        try await withServer { server in
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true), settings: ClientSettings(clientID: "c"))
+            var credential = Credential(providerID: "bound", accessToken: "at", tokenType: "DPoP")
+            credential.proofKey = ProofKey()
+            let origin = "https://rs-\(UUID().uuidString.prefix(8).lowercased()).example"
+            func nonce(_ url: String, _ given: String? = nil) async throws -> String? {
+                let request = try await client.authorize(
+                    HTTPRequest(method: .get, url: URL(string: url)!), with: credential, dpopNonce: given)
+                return try parts(try #require(request.headerFields[DPoPProof.headerName])).claims["nonce"] as? String
+            }
+            #expect(try await nonce("\(origin)/a") == nil)
+            #expect(try await nonce("\(origin)/a", "rs-n1") == "rs-n1")
+            #expect(try await nonce("\(origin)/b") == "rs-n1")
+            #expect(try await nonce("https://other-\(UUID().uuidString.prefix(8).lowercased()).example/a") == nil)
+            for bad in ["", "a b", "quo\"te", "back\\slash", String(repeating: "n", count: 1025)] {
+                await #expect {
+                    _ = try await nonce("\(origin)/a", bad)
+                } throws: { error in
+                    guard case .misuse(.unsignableRequest(let reason))? = error as? AuthKitError else { return false }
+                    return reason.contains("DPoP nonce")
+                }
+            }
+        }
+    }
+
     @Test func aProofNamesTheRequestAndVerifiesWithItsPublicKey() async throws {
         let key = ProofKey()
         let url = try #require(URL(string: "https://api.example.com/v1/items?page=2#top"))

@@ -99,6 +99,12 @@ package final class DPoPNonces: Sendable {
     /// How many origins have a nonce kept (for tests).
     package var count: Int { nonces.withLock { $0.byOrigin.count } }
 
+    /// §8.1's `nonce = 1*NQCHAR`, bounded: printable ASCII but `"` and `\`, at most 1,024 bytes.
+    package static func isNonce(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 1024
+            && text.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" }
+    }
+
     package subscript(origin: String) -> String? {
         nonces.withLock { $0.byOrigin[origin]?.nonce }
     }
@@ -107,9 +113,7 @@ package final class DPoPNonces: Sendable {
     /// of §8's `nonce` characters (`NQCHAR`: printable ASCII but `"` and `\`)
     /// is kept, bounded: it is copied into every later proof.
     package func remember(_ headers: HTTPFields, for origin: String) {
-        guard let nonce = headers[DPoPProof.nonceHeaderName], !nonce.isEmpty, nonce.utf8.count <= 1024,
-            nonce.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" })
-        else { return }
+        guard let nonce = headers[DPoPProof.nonceHeaderName], Self.isNonce(nonce) else { return }
         nonces.withLock { kept in
             if let since = kept.byOrigin[origin]?.since {
                 kept.byOrigin[origin] = (nonce, since)

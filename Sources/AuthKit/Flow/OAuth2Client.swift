@@ -347,12 +347,31 @@ public struct OAuth2Client: Authenticator {
     /// request (servers refuse one they have seen, and an old `iat`).
     /// ``CredentialSource/send(_:body:followRedirects:maximumBodySize:deadline:)``
     /// does this, and answers a server's `use_dpop_nonce`.
-    public func authorize(_ request: HTTPRequest, with credential: Credential) async throws -> HTTPRequest {
+    /// - Parameter dpopNonce: the `DPoP-Nonce` a resource server sent with its
+    ///   `use_dpop_nonce` (RFC 9449 §9), for a caller that sends the request
+    ///   itself: it goes in this proof and, for its origin, in later ones of
+    ///   this process. Ignored for a Bearer credential.
+    /// - Throws: ``AuthKitError/misuse(_:)`` for a nonce that is not one (§8.1:
+    ///   printable ASCII without `"` or `\`, here at most 1,024 bytes).
+    public func authorize(
+        _ request: HTTPRequest, with credential: Credential, dpopNonce: String? = nil
+    ) async throws -> HTTPRequest {
         guard let key = credential.proofKey else {
             return try Self.bearerAuthorized(request, with: credential, descriptor: descriptor)
         }
         guard let url = request.url else {
             throw AuthKitError.misuse(.unsignableRequest("it has no absolute URL."))
+        }
+        if let dpopNonce {
+            guard DPoPNonces.isNonce(dpopNonce) else {
+                throw AuthKitError.misuse(
+                    .unsignableRequest(
+                        "its DPoP nonce is not one (RFC 9449 §8.1: printable ASCII without spaces, quotes or backslashes)."
+                    ))
+            }
+            var fields = HTTPFields()
+            fields[DPoPProof.nonceHeaderName] = dpopNonce
+            DPoPNonces.shared.remember(fields, for: url.origin)
         }
         return try await DPoPProof.authorized(request, url: url, token: credential, key: key, descriptor: descriptor)
     }

@@ -58,12 +58,7 @@ struct TokenHeader: WorkspaceCommand {
     func validate() throws {
         if let method, let problem = TypedMethod.problem(method) { throw ValidationError(problem) }
         // §8.1: nonce = 1*NQCHAR, printable ASCII but '"' and '\'.
-        if let dpopNonce,
-            dpopNonce.isEmpty || dpopNonce.utf8.count > 1024
-                || !dpopNonce.unicodeScalars.allSatisfy({
-                    (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\"
-                })
-        {
+        if let dpopNonce, !DPoPNonces.isNonce(dpopNonce) {
             throw ValidationError(
                 "--dpop-nonce takes the DPoP-Nonce header's value as the server sent it: printable ASCII without spaces, quotes or backslashes (RFC 9449 §8.1)."
             )
