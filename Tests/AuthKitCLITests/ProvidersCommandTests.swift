@@ -44,6 +44,30 @@ import Testing
                 ), "\(writable.stdout)")
     }
 
+    /// What `providers show` and `providers add` report: the introspection
+    /// endpoint too, and each endpoint the client authenticates at on
+    /// another origin than the token endpoint's, marked (discovery takes
+    /// what the metadata names, and the client secret goes there).
+    @Test func endpointsOnAnotherOriginAreMarked() throws {
+        let descriptor = try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "far", "protocol": "oauth2",
+                 "authorization": {"url": "https://as.example/authorize", "par": "https://as.example/par"},
+                 "token": {"url": "https://as.example/token"},
+                 "revocation": {"url": "https://as.example/revoke"},
+                 "introspection": "https://elsewhere.example/introspect",
+                 "device": {"url": "https://AS.example/device"}}
+                """.utf8))
+        let lines = ProvidersShow.endpoints(of: descriptor)
+        let marked = lines.filter { $0.contains("another origin") }
+        #expect(
+            marked == [
+                "introspection: https://elsewhere.example/introspect (another origin than the token endpoint's: the client authenticates there too)"
+            ], "\(lines)")
+        #expect(lines.contains("revocation:    https://as.example/revoke"), "\(lines)")
+    }
+
     @Test func aMissingBundledDirectoryIsAnError() async throws {
         let home = try home()
         let result = try await CLIProcess.run(

@@ -304,6 +304,12 @@ import Testing
             #""code_challenge_methods_supported":["plain","S256"]"#, #""code_challenge_methods_supported":"plain""#,
             "code_challenge_methods_supported", "is a string, not an array of strings"
         ),
+        // An element of another type: read as no methods, PKCE was turned off.
+        (
+            #""code_challenge_methods_supported":["plain","S256"]"#,
+            #""code_challenge_methods_supported":[{"S256":1}]"#, "code_challenge_methods_supported",
+            "is an array with an element that is not a string, not an array of strings"
+        ),
         (
             #""authorization_response_iss_parameter_supported":true"#,
             #""authorization_response_iss_parameter_supported":"true""#,

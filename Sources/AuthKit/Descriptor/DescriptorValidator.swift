@@ -523,7 +523,7 @@ package struct DescriptorValidator: Sendable {
 
     /// `{name}` occurrences in `text`.
     /// `scheme://authority` of a URL template, as written (placeholders kept).
-    static func authority(of template: String) -> String {
+    package static func authority(of template: String) -> String {
         guard let start = template.firstRange(of: "://")?.upperBound else { return "" }
         let end = template[start...].firstIndex { "/?#".contains($0) } ?? template.endIndex
         return String(template[..<end])

@@ -142,9 +142,16 @@ extension ProviderDescriptor {
         case array = "an array of strings"
         case boolean = "a boolean"
 
+        /// An array's every element is a string: `[{"S256":1}]` read as no
+        /// methods turned PKCE off, `[["RS256"]]` as no algorithms left ID
+        /// tokens unverified, and `[1]` became the scope "1".
         func admits(_ value: JSONValue) -> Bool {
             switch (self, value) {
-            case (.string, .string), (.array, .array), (.boolean, .bool): true
+            case (.string, .string), (.boolean, .bool): true
+            case (.array, .array(let items)):
+                items.allSatisfy {
+                    if case .string = $0 { true } else { false }
+                }
             default: false
             }
         }
@@ -183,7 +190,13 @@ extension ProviderDescriptor {
         // `null` is taken as absent, as servers write it for "none".
         for (name, type) in memberTypes {
             guard let value = metadata[name], value != .null, !type.admits(value) else { continue }
-            throw issue(name, "is \(value.typeName), not \(type.rawValue) (RFC 8414 §2), so this metadata is refused.")
+            let found: String
+            if type == .array, case .array = value {
+                found = "an array with an element that is not a string"
+            } else {
+                found = value.typeName
+            }
+            throw issue(name, "is \(found), not \(type.rawValue) (RFC 8414 §2), so this metadata is refused.")
         }
         let named = metadata["issuer"]?.scalarText ?? ""
         guard ExactText.same(named, issuer.absoluteString) else {

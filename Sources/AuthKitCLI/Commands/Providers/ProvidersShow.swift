@@ -99,8 +99,16 @@ struct ProvidersShow: WorkspaceCommand {
 
     /// Where a descriptor sends the user and the client, one line each (also
     /// what `providers add` reports having found).
+    /// An endpoint on another origin than the token endpoint's is marked:
+    /// the client authenticates there too (its secret, with `basic` or
+    /// `post`), and discovery takes what the metadata names.
     static func endpoints(of descriptor: ProviderDescriptor) -> [String] {
         var lines = [String]()
+        let tokenOrigin = descriptor.token.map { DescriptorValidator.authority(of: $0.url).lowercased() }
+        func elsewhere(_ url: String) -> String {
+            guard let tokenOrigin, DescriptorValidator.authority(of: url).lowercased() != tokenOrigin else { return "" }
+            return " (another origin than the token endpoint's: the client authenticates there too)"
+        }
         if let authorization = descriptor.authorization { lines.append("authorize:     \(authorization.url)") }
         if descriptor.isDeviceOnly { lines.append("authorize:     none: signs in only with the device grant") }
         if let token = descriptor.token {
@@ -114,11 +122,12 @@ struct ProvidersShow: WorkspaceCommand {
         if descriptor.protocol == .oauth2 {
             lines.append("pkce:          \(descriptor.pkce.rawValue)")
             if let par = descriptor.authorization?.pushedRequestURL {
-                lines.append("pushed (PAR):  \(par) (the browser gets only a request_uri)")
+                lines.append("pushed (PAR):  \(par) (the browser gets only a request_uri)\(elsewhere(par))")
             }
             if descriptor.dpop == .on { lines.append("dpop:          on: tokens bound to a key this machine holds") }
-            lines.append("revocation:    \(descriptor.revocation?.url ?? "none")")
-            lines.append("device grant:  \(descriptor.device?.url ?? "none")")
+            lines.append("revocation:    \(descriptor.revocation.map { $0.url + elsewhere($0.url) } ?? "none")")
+            lines.append("introspection: \(descriptor.introspectionURL.map { $0 + elsewhere($0) } ?? "none")")
+            lines.append("device grant:  \(descriptor.device.map { $0.url + elsewhere($0.url) } ?? "none")")
             // Only where the descriptor says the provider has no public clients: elsewhere it may not be known.
             let code = descriptor.authorization != nil && descriptor.token?.requiresClientSecret == true
             let device = descriptor.device?.requiresClientSecret == true
