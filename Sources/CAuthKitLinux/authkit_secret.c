@@ -191,6 +191,23 @@ static int watch_end(struct watch *watch) {
     return watch->fired;
 }
 
+static int fail(GError *failure, const char *fallback, int timed_out, long milliseconds, char *error, size_t size);
+
+// Begins the watch of a call and takes the one-at-a-time lock for it: 0,
+// or -1 with the time limit said in `error` when the lock was not free in time.
+static int enter(struct watch *watch, long milliseconds, char *error, size_t size) {
+    watch_begin(watch, milliseconds);
+    if (lock_calls(watch) == 0) return 0;
+    watch_end(watch);
+    return fail(NULL, "", 1, milliseconds, error, size);
+}
+
+// Releases the lock and ends the watch; 1 when the limit cancelled the call.
+static int leave(struct watch *watch) {
+    pthread_mutex_unlock(&calls);
+    return watch_end(watch);
+}
+
 // Copies the GError's message (or `fallback`) to `error` and frees it; a
 // call the watch cancelled (a cancellation error, or none) says that the
 // time limit passed instead. An error of its own, come just before the
@@ -235,14 +252,9 @@ int authkit_secret_probe(long milliseconds, char *error, size_t size) {
     if (authkit_secret_load(error, size) != 0) return -1;
     GError *failure = NULL;
     struct watch watch;
-    watch_begin(&watch, milliseconds);
-    if (lock_calls(&watch) != 0) {
-        watch_end(&watch);
-        return fail(NULL, "", 1, milliseconds, error, size);
-    }
+    if (enter(&watch, milliseconds, error, size) != 0) return -1;
     void *service = api.service_get_sync(SECRET_SERVICE_OPEN_SESSION, watch.cancellable, &failure);
-    pthread_mutex_unlock(&calls);
-    int timed_out = watch_end(&watch);
+    int timed_out = leave(&watch);
     if (service == NULL) return fail(failure, "the Secret Service did not answer", timed_out, milliseconds, error, size);
     api.object_unref(service);
     return 0;
@@ -271,15 +283,12 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
     if (begin(&call, name, names, values, count, error, size) != 0) return -1;
     GError *failure = NULL;
     struct watch watch;
-    watch_begin(&watch, milliseconds);
-    if (lock_calls(&watch) != 0) {
-        watch_end(&watch);
+    if (enter(&watch, milliseconds, error, size) != 0) {
         end(&call);
-        return fail(NULL, "", 1, milliseconds, error, size);
+        return -1;
     }
     int stored = api.storev_sync(&call.schema, call.attributes, NULL, label, secret, watch.cancellable, &failure);
-    pthread_mutex_unlock(&calls);
-    int timed_out = watch_end(&watch);
+    int timed_out = leave(&watch);
     end(&call);
     return stored ? 0
                   : fail(failure, "the Secret Service did not store the item", timed_out, milliseconds, error, size);
@@ -292,15 +301,12 @@ int authkit_secret_lookup(const char *name, const char *const *names, const char
     if (begin(&call, name, names, values, count, error, size) != 0) return -1;
     GError *failure = NULL;
     struct watch watch;
-    watch_begin(&watch, milliseconds);
-    if (lock_calls(&watch) != 0) {
-        watch_end(&watch);
+    if (enter(&watch, milliseconds, error, size) != 0) {
         end(&call);
-        return fail(NULL, "", 1, milliseconds, error, size);
+        return -1;
     }
     char *found = api.lookupv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
-    pthread_mutex_unlock(&calls);
-    int timed_out = watch_end(&watch);
+    int timed_out = leave(&watch);
     end(&call);
     // Cancelled, some libsecret versions return no secret and no error:
     // that is the time limit, not "no such item".
@@ -318,15 +324,12 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
     if (begin(&call, name, names, values, count, error, size) != 0) return -1;
     GError *failure = NULL;
     struct watch watch;
-    watch_begin(&watch, milliseconds);
-    if (lock_calls(&watch) != 0) {
-        watch_end(&watch);
+    if (enter(&watch, milliseconds, error, size) != 0) {
         end(&call);
-        return fail(NULL, "", 1, milliseconds, error, size);
+        return -1;
     }
     int cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
-    pthread_mutex_unlock(&calls);
-    int timed_out = watch_end(&watch);
+    int timed_out = leave(&watch);
     end(&call);
     if (failure != NULL || (timed_out && !cleared)) return fail(failure, "", timed_out, milliseconds, error, size);
     return cleared ? 1 : 0;
@@ -342,15 +345,12 @@ long authkit_secret_search(const char *name, const char *wanted_first, const cha
     GHashTable *none = make_attributes(names, names, 0);
     GError *failure = NULL;
     struct watch watch;
-    watch_begin(&watch, milliseconds);
-    if (lock_calls(&watch) != 0) {
-        watch_end(&watch);
+    if (enter(&watch, milliseconds, error, size) != 0) {
         api.hash_table_unref(none);
-        return fail(NULL, "", 1, milliseconds, error, size);
+        return -1;
     }
     GList *items = api.searchv_sync(&schema, none, SECRET_SEARCH_ALL, watch.cancellable, &failure);
-    pthread_mutex_unlock(&calls);
-    int timed_out = watch_end(&watch);
+    int timed_out = leave(&watch);
     api.hash_table_unref(none);
     if (failure != NULL || (timed_out && items == NULL)) {
         if (items) api.list_free_full(items, api.object_unref);
