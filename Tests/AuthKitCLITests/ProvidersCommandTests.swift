@@ -136,6 +136,9 @@ import Testing
                     "must not carry a user name or password"
                 ),
                 (base + "/?tenant=a", "has no query or fragment"), (base + "/#top", "has no query or fragment"),
+                // Compared byte for byte with the metadata's: as a server writes it.
+                (base + "/a/../b", "'.' and '..' segments"), (base + "/realms/%7Bx%7D/./", "'.' and '..' segments"),
+                ("https://exa mple.com", "which no host name has"),
             ] {
                 let result = try await CLIProcess.run(
                     ["providers", "add", "acme", "--issuer", issuer], environment: ["AUTHKIT_HOME": home.path])

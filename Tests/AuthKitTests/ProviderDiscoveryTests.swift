@@ -128,6 +128,18 @@ import Testing
             try ProviderDescriptor.descriptor(
                 from: local, issuer: URL(string: "http://127.0.0.1:9000")!, id: "local", source: "metadata"
             ).token?.url == "http://127.0.0.1:9000/t")
+        // On its own origin only: another port of this machine is another program's.
+        var otherPort = local
+        otherPort["token_endpoint"] = .string("http://127.0.0.1:9001/t")
+        #expect {
+            _ = try ProviderDescriptor.descriptor(
+                from: otherPort, issuer: URL(string: "http://127.0.0.1:9000")!, id: "local", source: "metadata")
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.contains {
+                $0.field == "token_endpoint" && $0.problem.contains("another origin than the issuer's")
+            }
+        }
     }
 
     /// The descriptor's checks name the descriptor's fields; what they find

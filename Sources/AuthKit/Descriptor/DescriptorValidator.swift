@@ -620,7 +620,7 @@ package struct DescriptorValidator: Sendable {
     /// `github.com.evil.example`, as it is to Foundation's `URL.host`).
     /// Asking for the name as requests use it keeps what is read and what is
     /// used the same, and no look-alike letter can hide in a host.
-    static func hostProblem(in url: String) -> String? {
+    package static func hostProblem(in url: String) -> String? {
         guard let start = url.firstRange(of: "://")?.upperBound else { return nil }
         let authority = url[start...].prefix { !"/?#".contains($0) }
         if authority.hasPrefix("[") { return nil } // an IP literal: URLComponents has checked it

@@ -211,14 +211,23 @@ extension ProviderDescriptor {
         // into its metadata) would send the client secret, codes and tokens
         // in cleartext to whatever listens on that port here, another
         // user's program on a shared host.
-        if !DescriptorValidator.isLoopback(host: issuer.host(percentEncoded: true) ?? "") {
-            for name in Self.endpointMembers {
-                guard let value = metadata[name]?.scalarText, value.lowercased().hasPrefix("http:") else { continue }
+        // A loopback issuer (a test server) reaches plain http on its own
+        // origin alone: another port of this machine is another program's.
+        let loopbackIssuer = DescriptorValidator.isLoopback(host: issuer.host(percentEncoded: true) ?? "")
+        let issuerOrigin = DescriptorValidator.authority(of: issuer.absoluteString).lowercased()
+        for name in Self.endpointMembers {
+            guard let value = metadata[name]?.scalarText, value.lowercased().hasPrefix("http:") else { continue }
+            if loopbackIssuer {
+                guard DescriptorValidator.authority(of: value).lowercased() != issuerOrigin else { continue }
                 throw issue(
                     name,
-                    "is plain http ('\(DisplayText.sanitized(value, limit: 120))') though the issuer is not on this machine; its client secret and tokens would travel in cleartext to whatever listens there, so this metadata is refused."
+                    "is plain http ('\(DisplayText.sanitized(value, limit: 120))') on another origin than the issuer's \(issuerOrigin); on this machine that is another program's port, so this metadata is refused."
                 )
             }
+            throw issue(
+                name,
+                "is plain http ('\(DisplayText.sanitized(value, limit: 120))') though the issuer is not on this machine; its client secret and tokens would travel in cleartext to whatever listens there, so this metadata is refused."
+            )
         }
         func text(_ name: String) -> String? { metadata[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
         /// An endpoint URL, as data: see ``literalURL(_:)``.

@@ -76,6 +76,21 @@ struct ProvidersAdd: WorkspaceCommand {
             throw ValidationError(
                 "--issuer has no query or fragment (RFC 8414 §2); got '\(DisplayText.sanitized(issuer, limit: 200))'.")
         }
+        // The metadata's issuer is compared byte for byte with this one (RFC
+        // 8414 §3.3): it must be the URL as typed, not Foundation's rewrite of
+        // it (characters a URL cannot hold, encoded), nor one whose dot
+        // segments the transport would fold (the document of /b compared with
+        // /a/../b), and its host one a host name can be.
+        if let problem = DescriptorValidator.hostProblem(in: issuer) {
+            throw ValidationError("--issuer: \(problem)")
+        }
+        let segments = url.path(percentEncoded: true).split(separator: "/", omittingEmptySubsequences: false)
+            .dropFirst()
+        guard ExactText.same(url.absoluteString, issuer), !segments.contains(where: { $0 == "." || $0 == ".." }) else {
+            throw ValidationError(
+                "--issuer '\(DisplayText.sanitized(issuer, limit: 200))' is not an issuer identifier as a server writes it (characters a URL does not hold, or '.' and '..' segments); give it exactly as the server names itself, e.g. https://auth.example.com/realms/main."
+            )
+        }
     }
 
     /// Ids are typed on every command line; none bundled is near this.
