@@ -388,6 +388,23 @@ struct PostgresStoreTests {
         }
     }
 
+    /// Stops the backend `rows` (`SELECT pg_backend_pid()`) names, checked
+    /// to be a `postgres` process of this machine first, and lets it go on
+    /// in 8 s whatever the test does meanwhile (the task that will).
+    static func stopBackend(of rows: PostgresRowSequence) async throws -> (Int32, Task<Void, Never>) {
+        var backend: Int32?
+        for try await pid in rows.decode(Int32.self) { backend = pid }
+        let pid = try #require(backend)
+        let name = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
+        try #require(name.hasPrefix("postgres"), "pid \(pid) is '\(name)', not the cluster's backend")
+        try #require(kill(pid, SIGSTOP) == 0)
+        let resume = Task {
+            try? await Task.sleep(for: .seconds(8))
+            kill(pid, SIGCONT)
+        }
+        return (pid, resume)
+    }
+
     /// A database that stops answering without closing its connections (a
     /// partition, a frozen host: here its backend is stopped with SIGSTOP)
     /// is reported within the store's operation timeout, not when TCP gives
@@ -402,19 +419,7 @@ struct PostgresStoreTests {
                 client: stores[0].client, encryption: Self.encryption, display: "postgresql://test/silent",
                 operationTimeout: .seconds(1))
             try await store.save(Self.credential("s"))
-            var backend: Int32?
-            for try await pid in try await store.client.query("SELECT pg_backend_pid()").decode(Int32.self) {
-                backend = pid
-            }
-            let pid = try #require(backend)
-            let name = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
-            try #require(name.hasPrefix("postgres"), "pid \(pid) is '\(name)', not the cluster's backend")
-            #expect(kill(pid, SIGSTOP) == 0)
-            // Whatever happens below, the backend goes on in 8 s.
-            let resume = Task {
-                try? await Task.sleep(for: .seconds(8))
-                kill(pid, SIGCONT)
-            }
+            let (pid, resume) = try await Self.stopBackend(of: try await store.client.query("SELECT pg_backend_pid()"))
             let started = ContinuousClock.now
             await #expect {
                 _ = try await store.credential(for: CredentialKey(providerID: "qiita", label: "s"))
@@ -443,20 +448,10 @@ struct PostgresStoreTests {
             let afterTimeout = Recorder<String>()
             await #expect {
                 try await store.withRefreshLock(for: key, timeout: .seconds(5)) {
-                    for try await pid in try await PostgresStore.heldLock!.connection.query(
-                        "SELECT pg_backend_pid()", logger: Logger(label: "test")
-                    ).decode(Int32.self) {
-                        lockedBackend.append(pid)
-                    }
-                    let pid = try #require(lockedBackend.all.first)
-                    let name = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
-                    try #require(name.hasPrefix("postgres"))
-                    kill(pid, SIGSTOP)
-                    // Whatever happens, the backend goes on in 8 s.
-                    Task {
-                        try? await Task.sleep(for: .seconds(8))
-                        kill(pid, SIGCONT)
-                    }
+                    let (pid, _) = try await Self.stopBackend(
+                        of: try await PostgresStore.heldLock!.connection.query(
+                            "SELECT pg_backend_pid()", logger: Logger(label: "test")))
+                    lockedBackend.append(pid)
                     // A body that goes on after the timeout: its next
                     // statement is refused at once, and nothing is committed
                     // (written to the closed connection, PostgresNIO never
@@ -488,18 +483,8 @@ struct PostgresStoreTests {
             // the timeout, and not committed once the backend wakes (its
             // connection was closed; left open, the transaction went on to
             // commit after the caller heard that it failed).
-            var signInBackend: Int32?
-            for try await pid in try await store.client.query("SELECT pg_backend_pid()").decode(Int32.self) {
-                signInBackend = pid
-            }
-            let signInPid = try #require(signInBackend)
-            let signInName = try String(contentsOfFile: "/proc/\(signInPid)/comm", encoding: .utf8)
-            try #require(signInName.hasPrefix("postgres"), "pid \(signInPid) is '\(signInName)'")
-            #expect(kill(signInPid, SIGSTOP) == 0)
-            let wake = Task {
-                try? await Task.sleep(for: .seconds(8))
-                kill(signInPid, SIGCONT)
-            }
+            let (signInPid, wake) = try await Self.stopBackend(
+                of: try await store.client.query("SELECT pg_backend_pid()"))
             let signInStarted = ContinuousClock.now
             await #expect(throws: AuthKitError.self) {
                 try await store.saveSignIn(Self.credential("late", access: "late-token"), lockTimeout: .seconds(2))
