@@ -48,6 +48,7 @@ static struct {
     GHashTable *(*retrievable_get_attributes)(void *item);
     void (*password_free)(char *password);
     void *(*service_get_sync)(int flags, void *cancellable, GError **);
+    void *(*collection_for_alias_sync)(void *service, const char *alias, int flags, void *cancellable, GError **);
     GHashTable *(*hash_table_new)(unsigned (*hash)(const void *), int (*equal)(const void *, const void *));
     int (*hash_table_insert)(GHashTable *, void *key, void *value);
     void *(*hash_table_lookup)(GHashTable *, const void *key);
@@ -93,6 +94,7 @@ static void load(void) {
         resolve(library, (void **)&api.retrievable_get_attributes, "secret_retrievable_get_attributes") ||
         resolve(library, (void **)&api.password_free, "secret_password_free") ||
         resolve(library, (void **)&api.service_get_sync, "secret_service_get_sync") ||
+        resolve(library, (void **)&api.collection_for_alias_sync, "secret_collection_for_alias_sync") ||
         resolve(library, (void **)&api.hash_table_new, "g_hash_table_new") ||
         resolve(library, (void **)&api.hash_table_insert, "g_hash_table_insert") ||
         resolve(library, (void **)&api.hash_table_lookup, "g_hash_table_lookup") ||
@@ -193,6 +195,15 @@ static int watch_end(struct watch *watch) {
 
 static int fail(GError *failure, const char *fallback, int timed_out, long milliseconds, char *error, size_t size);
 
+// Whether the watch has cancelled the call already (it may still fire later).
+static int watch_fired(struct watch *watch) {
+    if (watch->cancellable == NULL) return 0;
+    pthread_mutex_lock(&watch->lock);
+    int fired = watch->fired;
+    pthread_mutex_unlock(&watch->lock);
+    return fired;
+}
+
 // Begins the watch of a call and takes the one-at-a-time lock for it: 0,
 // or -1 with the time limit said in `error` when the lock was not free in time.
 static int enter(struct watch *watch, long milliseconds, char *error, size_t size) {
@@ -288,10 +299,31 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
         return -1;
     }
     int stored = api.storev_sync(&call.schema, call.attributes, NULL, label, secret, watch.cancellable, &failure);
+    // Refused at once (not the time limit): the usual cause is a keyring
+    // service with no default collection (a gnome-keyring started without a
+    // desktop login: its "default" alias is unset, and the error only names
+    // a missing "login" object), where nothing can be stored until one is
+    // made. Asked under the same watch, and said with what to do.
+    int no_default = 0;
+    if (!stored && failure != NULL && !watch_fired(&watch)) {
+        GError *asked = NULL;
+        void *collection = api.collection_for_alias_sync(NULL, "default", 0, watch.cancellable, &asked);
+        no_default = collection == NULL && asked == NULL;
+        if (collection) api.object_unref(collection);
+        if (asked) api.error_free(asked);
+    }
     int timed_out = leave(&watch);
     end(&call);
-    return stored ? 0
-                  : fail(failure, "the Secret Service did not store the item", timed_out, milliseconds, error, size);
+    if (stored) return 0;
+    if (no_default && !timed_out) {
+        if (failure) api.error_free(failure);
+        snprintf(error, size,
+                 "the Secret Service has no default keyring to store in; make one the default (Seahorse: a "
+                 "keyring's \"Set as default\"; a session without a desktop login: start gnome-keyring-daemon with "
+                 "--unlock)");
+        return -1;
+    }
+    return fail(failure, "the Secret Service did not store the item", timed_out, milliseconds, error, size);
 }
 
 int authkit_secret_lookup(const char *name, const char *const *names, const char *const *values, size_t count,

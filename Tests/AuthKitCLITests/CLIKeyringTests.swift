@@ -70,28 +70,57 @@ import Testing
     func aKeyringThatStopsAnsweringIsGivenUpOnInTime() async throws {
         let home = try CLIProcess.home("authkit-keyring-stopped")
         defer { try? FileManager.default.removeItem(at: home) }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let started = try await ChildProcess.run(
-            "/bin/bash", [root.appendingPathComponent("scripts/throwaway-keyring").path, "start"])
+        try await Self.withPrivateKeyring { bus in try await Self.checkStoppedKeyring(home: home, bus: bus) }
+    }
+
+    /// A keyring service with no default collection (gnome-keyring started
+    /// outside a desktop login has only its in-memory "session" one) cannot
+    /// take a credential: the error says that and what to do, not only
+    /// libsecret's "Object does not exist at path …/login"; nothing is
+    /// written to a file instead, and listing (which needs no default) works.
+    @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
+    func aKeyringWithNoDefaultCollectionIsSaidSo() async throws {
+        let home = try CLIProcess.home("authkit-keyring-no-default")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try await Self.withPrivateKeyring(["--no-login"]) { bus in
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus,
+                "TOKEN": "gho_nowhere",
+            ]
+            let imported = try await CLIProcess.run(
+                ["token", "import", "--provider", "github"], environment: environment, launcher: Self.importing(""))
+            #expect(
+                imported.status == 74 && imported.stderr.contains("has no default keyring to store in")
+                    && imported.stderr.contains("--unlock") && !imported.stderr.contains("gho_nowhere"),
+                "\(imported.status): \(imported.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+            let listed = try await CLIProcess.run(["token", "list"], environment: environment)
+            #expect(listed.status == 0 && listed.stderr.contains("No stored credentials"), "\(listed.stderr)")
+        }
+    }
+
+    /// Runs `body` with the bus address of a keyring of its own
+    /// (scripts/throwaway-keyring `start` with `arguments`), stopped when
+    /// it ends, whatever happened in it: the shared keyring must keep
+    /// answering the other tests.
+    static func withPrivateKeyring(_ arguments: [String] = [], _ body: (String) async throws -> Void) async throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/throwaway-keyring").path
+        let started = try await ChildProcess.run("/bin/bash", [script, "start"] + arguments)
         try #require(started.exit.status == 0, "\(started.standardError)")
         func exported(_ name: String) -> String? {
             started.standardOutput.split(separator: "\n").first { $0.hasPrefix("export \(name)=") }.map {
                 String($0.dropFirst("export \(name)=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
             }
         }
-        let bus = try #require(exported("DBUS_SESSION_BUS_ADDRESS"))
         let directory = try #require(exported("AUTHKIT_TEST_KEYRING"))
-        // Its bus and daemon are stopped when the test ends, whatever happened in it.
         let outcome: Result<Void, any Error>
         do {
-            try await Self.checkStoppedKeyring(home: home, bus: bus)
-            outcome = .success(())
+            outcome = .success(try await body(try #require(exported("DBUS_SESSION_BUS_ADDRESS"))))
         } catch {
             outcome = .failure(error)
         }
-        _ = try? await ChildProcess.run(
-            "/bin/bash", [root.appendingPathComponent("scripts/throwaway-keyring").path, "stop", directory])
+        _ = try? await ChildProcess.run("/bin/bash", [script, "stop", directory])
         try outcome.get()
     }
 
