@@ -730,6 +730,41 @@ struct CommitFailingStore: CredentialStore {
         }
     }
 
+    /// Salesforce and Reddit revoke only the token they are sent, and their
+    /// refresh tokens live until revoked: revoking the access token alone
+    /// (what their files said before) left the grant alive after `token
+    /// revoke`. Their descriptors now take RFC 7009's default: the refresh
+    /// token first, then the access token, authenticated as at the token
+    /// endpoint (Salesforce: in the body; Reddit: Basic, with its User-Agent).
+    @Test(arguments: ["salesforce", "reddit"])
+    func bundledRevocationsSendTheRefreshTokenFirst(_ id: String) async throws {
+        try await withServer { server in
+            let path = id == "salesforce" ? "/services/oauth2/revoke" : "/api/v1/revoke_token"
+            server.route("POST", path) { _ in .json("{}") }
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor(id, pointingTo: server),
+                settings: ClientSettings(
+                    clientID: "the-client", clientSecret: "the-secret",
+                    placeholders: ["host": "login.salesforce.com", "user_agent": "test:authkit:1 (by /u/t)"]),
+                now: { fixedNow })
+            try await client.revoke(
+                Credential(providerID: id, accessToken: "the-access", refreshToken: "the-refresh", obtainedAt: fixedNow))
+            let sent = server.requests
+            let forms = try sent.map { try formObject($0.bodyText) }
+            try #require(sent.count == 2, "\(sent.map(\.bodyText))")
+            #expect(forms[0]["token"] == "the-refresh" && forms[0]["token_type_hint"] == "refresh_token")
+            #expect(forms[1]["token"] == "the-access" && forms[1]["token_type_hint"] == "access_token")
+            for (request, form) in zip(sent, forms) {
+                if id == "reddit" {
+                    #expect(request.header("Authorization")?.hasPrefix("Basic ") == true && form["client_secret"] == nil)
+                    #expect(request.header("User-Agent") == "test:authkit:1 (by /u/t)")
+                } else {
+                    #expect(form["client_id"] == "the-client" && form["client_secret"] == "the-secret")
+                }
+            }
+        }
+    }
+
     @Test func refreshTokenLifetimeIsKept() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in
