@@ -748,7 +748,8 @@ struct CommitFailingStore: CredentialStore {
                     placeholders: ["host": "login.salesforce.com", "user_agent": "test:authkit:1 (by /u/t)"]),
                 now: { fixedNow })
             try await client.revoke(
-                Credential(providerID: id, accessToken: "the-access", refreshToken: "the-refresh", obtainedAt: fixedNow))
+                Credential(providerID: id, accessToken: "the-access", refreshToken: "the-refresh", obtainedAt: fixedNow)
+            )
             let sent = server.requests
             let forms = try sent.map { try formObject($0.bodyText) }
             try #require(sent.count == 2, "\(sent.map(\.bodyText))")
@@ -756,7 +757,8 @@ struct CommitFailingStore: CredentialStore {
             #expect(forms[1]["token"] == "the-access" && forms[1]["token_type_hint"] == "access_token")
             for (request, form) in zip(sent, forms) {
                 if id == "reddit" {
-                    #expect(request.header("Authorization")?.hasPrefix("Basic ") == true && form["client_secret"] == nil)
+                    #expect(
+                        request.header("Authorization")?.hasPrefix("Basic ") == true && form["client_secret"] == nil)
                     #expect(request.header("User-Agent") == "test:authkit:1 (by /u/t)")
                 } else {
                     #expect(form["client_id"] == "the-client" && form["client_secret"] == "the-secret")
