@@ -48,6 +48,45 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("providers/acme.json").path))
     }
 
+    /// `SSL_CERT_DIR` is a list of directories separated by colons, as
+    /// OpenSSL and Go read it: an authority in the second one is trusted,
+    /// and a directory of the list that is not there is named. (The whole
+    /// list was taken for one directory, and every https request refused.)
+    @Test func sslCertDirIsAListOfDirectories() async throws {
+        let certificate = try await SelfSignedCertificate.make()
+        let server = try RawResponseServer(Self.metadata, tls: certificate)
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let home = try home()
+        let empty = home.appendingPathComponent("ca-empty")
+        let hashed = home.appendingPathComponent("ca-hashed")
+        for directory in [empty, hashed] {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        let pem = hashed.appendingPathComponent("company.pem")
+        try Data(certificate.certificatePEM.utf8).write(to: pem)
+        // OpenSSL finds an authority in a directory by its subject's hash.
+        let hash = try await ChildProcess.run("/usr/bin/openssl", ["x509", "-hash", "-noout", "-in", pem.path])
+        try #require(hash.exit.status == 0, "\(hash.standardError)")
+        try FileManager.default.copyItem(
+            at: pem,
+            to: hashed.appendingPathComponent(
+                hash.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) + ".0"))
+        let command = ["providers", "add", "acme", "--issuer", server.baseURL]
+
+        let trusted = try await CLIProcess.run(
+            command, environment: ["AUTHKIT_HOME": home.path, "SSL_CERT_DIR": "\(empty.path):\(hashed.path)"])
+        #expect(trusted.status != 4 && trusted.status != 0, "\(trusted.status): \(trusted.stderr)")
+        #expect(trusted.stderr.contains("https://elsewhere.example"), "\(trusted.stderr)")
+
+        let missing = home.appendingPathComponent("no-such-dir").path
+        let broken = try await CLIProcess.run(
+            command, environment: ["AUTHKIT_HOME": home.path, "SSL_CERT_DIR": "\(hashed.path):\(missing)"])
+        #expect(
+            broken.status == 4 && broken.stderr.contains("SSL_CERT_DIR names \(missing), which cannot be read"),
+            "\(broken.status): \(broken.stderr)")
+    }
+
     /// Through an https proxy (`HTTPS_PROXY`), the answer is the server's,
     /// not the proxy's: a proxy that answers CONNECT with headers of its own
     /// (a `WWW-Authenticate` that would make a client refresh, say) does not

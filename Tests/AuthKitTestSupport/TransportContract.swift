@@ -50,8 +50,9 @@ public struct TransportContract: Sendable {
         case interimResponseIsSkipped(Int)
         /// Bytes with no status line (HTTP/0.9) are an error, not a 200.
         case missingStatusLineIsAnError
-        /// A status that is not three digits (`2000`) is an error, not a crash
-        /// (swift-http-types traps on a code outside 0...999).
+        /// A status that is not three digits (`2000`, `99999`, `20x`, `099`)
+        /// is an error, not a crash (swift-http-types traps on a code outside
+        /// 0...999) nor a body streamed to no one until the deadline.
         case malformedStatusIsAnError
         /// Two different `Content-Length`s make the framing unknowable: an
         /// error, never one of the two bodies (RFC 9112 §6.3).
@@ -197,12 +198,7 @@ public struct TransportContract: Sendable {
                 RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
         case .untrustedCertificateIsRefused: try await untrustedCertificateIsRefused()
         case .framingIsTheTransports: try await framingIsTheTransports()
-        case .lengthBesideChunkedIsAnError:
-            // The chunk is 0x17 bytes: {"access_token":"at-1"}.
-            try await refused(
-                Self.json200(
-                    "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n17\r\n{\"access_token\":\"at-1\"}\r\n0\r\n\r\n"
-                ))
+        case .lengthBesideChunkedIsAnError: try await lengthBesideChunkedIsAnError()
         case .switchedProtocolIsAnError:
             // The connection then stays open: only the 101 itself can end the wait.
             try await refused(
@@ -214,11 +210,45 @@ public struct TransportContract: Sendable {
         case .headComesBeforeTheBody: try await headComesBeforeTheBody()
         case .foldedFieldIsOneField: try await foldedFieldIsOneField()
         case .challengeIsAResponse(let scheme): try await challengeIsAResponse(scheme)
-        case .malformedStatusIsAnError:
-            try await refused(
-                RawResponseServer.Script(
-                    head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
+        case .malformedStatusIsAnError: try await malformedStatusIsAnError()
         }
+    }
+
+    /// Status lines with no three-digit code, each refused.
+    private func malformedStatusIsAnError() async throws -> [String] {
+        // libcurl refuses `2000` itself, but reads `HTTP/2 99999` (an
+        // HTTP/2-style line on an HTTP/1.1 connection) without a bound:
+        // that code trapped in HTTPResponse.Status and stopped the
+        // process. `20x` and `099` it takes as a head the transport did
+        // not: its 2 MiB body went to no reader until the deadline.
+        let body = String(repeating: " ", count: 2 << 20)
+        var broken: [String] = []
+        for line in ["HTTP/1.1 2000 OK", "HTTP/2 99999 OK", "HTTP/2 20x OK", "HTTP/1.1 099 OK"] {
+            broken += try await refused(
+                RawResponseServer.Script(
+                    head:
+                        "\(line)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count + 2)\r\n\r\n{}\(body)"
+                )
+            ).map { "\(line): \($0)" }
+        }
+        return broken
+    }
+
+    /// A length beside chunked framing, with or without a line of spaces between.
+    private func lengthBesideChunkedIsAnError() async throws -> [String] {
+        // The chunk is 0x17 bytes: {"access_token":"at-1"}. And with a
+        // line of spaces between the two fields, which does not end a
+        // head: taken for its end, the Transfer-Encoding after it went
+        // unchecked (read as a trailer) while libcurl framed the body by it.
+        var broken: [String] = []
+        for fields in ["Content-Length: 2\r\n", "Content-Length: 2\r\n \r\n", "Content-Length: 2\r\n\t\r\n"] {
+            broken += try await refused(
+                Self.json200(
+                    fields
+                        + "Transfer-Encoding: chunked\r\n\r\n17\r\n{\"access_token\":\"at-1\"}\r\n0\r\n\r\n")
+            ).map { "\(fields.debugDescription): \($0)" }
+        }
+        return broken
     }
 
     /// A raw answer that starts `HTTP/1.1 200 OK` with a JSON content type;

@@ -85,6 +85,26 @@
             }
         }
 
+        /// A body dropped unread (a caller that wanted only the head) stops
+        /// its transfer: its worker is idle again, not waiting for ever for
+        /// a reader to make room for an endless body.
+        @Test func aBodyDroppedUnreadStopsItsTransfer() async throws {
+            try await withServer { server in
+                server.route("GET", "/flood") { _ in .streaming(.flood, headers: [("Content-Type", "text/plain")]) }
+                let http = CurlHTTPClient(timeout: 10, workers: workers)
+                let url = try #require(URL(string: "\(server.baseURL)/flood"))
+                do {
+                    let (head, _) = try await http.send(HTTPRequest(method: .get, url: url), body: nil)
+                    #expect(head.status.code == 200)
+                }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while workers.idleCount == 0, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(workers.idleCount == 1, "the worker is still held by a body nobody reads")
+            }
+        }
+
         @Test func aConnectionTheServerClosesIsNotReused() async throws {
             try await withServer { server in
                 server.route("POST", "/token") { _ in .json(Self.token) } // Connection: close

@@ -24,7 +24,8 @@
     package struct CertificateAuthorities: Sendable, Equatable {
         /// A PEM file of authorities (`CURLOPT_CAINFO`), or nil for the system's.
         package var file: String?
-        /// A directory of authorities named by hash (`CURLOPT_CAPATH`), or nil.
+        /// Directories of authorities named by hash, separated by `:`
+        /// (`CURLOPT_CAPATH`), or nil.
         package var directory: String?
 
         /// The process's, from `SSL_CERT_FILE` and `SSL_CERT_DIR`.
@@ -42,9 +43,11 @@
                 return "SSL_CERT_FILE names \(file), which cannot be read (\(String(cString: strerror(errno)))): "
                     + "point it at a PEM file of certificate authorities, or unset it to trust the system's"
             }
-            if let directory, access(directory, R_OK | X_OK) != 0 {
-                return "SSL_CERT_DIR names \(directory), which cannot be read (\(String(cString: strerror(errno)))): "
-                    + "point it at a directory of certificate authorities, or unset it to trust the system's"
+            // A list of directories, separated by colons, as OpenSSL (whose
+            // X509_LOOKUP_add_dir libcurl hands CURLOPT_CAPATH to) and Go read it.
+            for part in directory?.split(separator: ":") ?? [] where access(String(part), R_OK | X_OK) != 0 {
+                return "SSL_CERT_DIR names \(part), which cannot be read (\(String(cString: strerror(errno)))): "
+                    + "point it at directories of certificate authorities (separated by ':'), or unset it to trust the system's"
             }
             return nil
         }

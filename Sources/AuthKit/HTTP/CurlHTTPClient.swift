@@ -214,6 +214,11 @@
         /// Returns how it failed (a slot without a handle fails with its
         /// reason), or nil; ``finish(_:)`` reports it.
         private func perform(on slot: CurlWorkers.Slot) -> (any Error)? {
+            // Cancelled while it waited for its worker: nothing is sent. On a
+            // kept connection libcurl writes the request before any callback
+            // could stop it, and a code exchange or refresh given up on
+            // would still spend the code or rotate the refresh token.
+            if isCancelled { return CancellationError() }
             let handle: UnsafeMutableRawPointer
             switch slot {
             case .handle(let ready): handle = ready
@@ -396,24 +401,11 @@
             while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
             let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
                 .trimmingSpacesAndNewlines()
-            if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"), !text.isEmpty {
-                // obs-fold: libcurl hands a folded field's continuation over as a
-                // line of its own. It belongs to the field before it, joined by a
-                // space (RFC 9112 §5.2); read alone, `WWW-Authenticate` lost its
-                // `error`, and a continuation with a colon became a field. One
-                // right after the status line has no field: it is ignored (§2.2).
-                if let last = fields.indices.last { fields[last].value += " " + text }
-            } else if text.hasPrefix("HTTP/") {
-                let parts = text.split(separator: " ", maxSplits: 2)
-                status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-                fields = HTTPFields()
-                if status == 101 {
-                    // Never asked for (no Upgrade is sent); libcurl would take up
-                    // the offer (h2c) and wait on the other protocol's bytes.
-                    refusedHead = FlowTransport.switchedProtocol
-                    return false
-                }
-            } else if text.isEmpty {
+            if end == 0 {
+                // The empty line (CRLF or LF alone) ends the head. A line of
+                // spaces is not one: taken as the end, the fields after it
+                // were read as trailers, unchecked by the framing rules
+                // below, while libcurl still framed the body by them.
                 if status >= 200 {
                     headEnded = true
                     if let problem = fields.framingProblem {
@@ -423,16 +415,63 @@
                     // Handed over with the body, or at the end of this read (see `progress`).
                     headAccepted = true
                 }
+            } else if text.isEmpty {
+                // Whitespace alone, inside a head: it adds nothing (an
+                // obs-fold of nothing, RFC 9112 §5.2).
+            } else if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+                // obs-fold: libcurl hands a folded field's continuation over as a
+                // line of its own. It belongs to the field before it, joined by a
+                // space (RFC 9112 §5.2); read alone, `WWW-Authenticate` lost its
+                // `error`, and a continuation with a colon became a field. One
+                // right after the status line has no field: it is ignored (§2.2).
+                if let last = fields.indices.last { fields[last].value += " " + text }
+            } else if text.hasPrefix("HTTP/") {
+                // RFC 9112 §4: the status code is three digits. libcurl 7.88
+                // reads an `HTTP/2 99999` line on an HTTP/1.1 connection
+                // without a bound, and HTTPResponse.Status traps on a code
+                // above 999: one line of a server's stopped the process.
+                guard let code = Self.statusCode(inStatusLine: text) else {
+                    refusedHead =
+                        "its status line '\(DisplayText.sanitized(text, limit: 40))' has no three-digit status code (RFC 9112 §4)"
+                    return false
+                }
+                status = code
+                fields = HTTPFields()
+                if status == 101 {
+                    // Never asked for (no Upgrade is sent); libcurl would take up
+                    // the offer (h2c) and wait on the other protocol's bytes.
+                    refusedHead = FlowTransport.switchedProtocol
+                    return false
+                }
             } else if let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) {
                 fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingSpaces()))
             }
             return !isCancelled
         }
 
+        /// The status code of a status line (`HTTP/1.1 200 OK`): the three
+        /// digits after the version and one space, 100 to 999; nil for
+        /// anything else (RFC 9112 §4: `status-code = 3DIGIT`).
+        static func statusCode(inStatusLine line: String) -> Int? {
+            let parts = line.utf8.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count >= 2, parts[1].count == 3,
+                parts[1].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            else { return nil }
+            let code = parts[1].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            return code >= 100 ? code : nil
+        }
+
         /// One decoded chunk: held while the head is (up to
         /// ``largestHeldBody``); then streamed, waiting while the reader's
         /// buffer is full. Stops the transfer (returns false) once the reader is gone.
         private func data(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            // A body with no final head taken (libcurl and this reader
+            // disagreeing on what a head is) is nobody's to read: the
+            // transfer stops instead of streaming to no one until its deadline.
+            guard headAccepted else {
+                refusedHead = "it sent a body before a complete final head"
+                return false
+            }
             if !headDelivered, held.count + bytes.count <= Self.largestHeldBody {
                 held.append(contentsOf: bytes)
                 return !isCancelled

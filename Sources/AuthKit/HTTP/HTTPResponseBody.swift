@@ -7,7 +7,7 @@
 /// A response body as it arrives: chunks of bytes, after content decoding.
 ///
 /// Stopping early — breaking out of the loop, a size cap, a deadline, a
-/// cancelled task — cancels the transfer, so a server that sends without end
+/// cancelled task, dropping the body unread — cancels the transfer, so a server that sends without end
 /// costs no more than what was read. A transport makes one from the stream it
 /// feeds and the way to stop it:
 ///
@@ -80,7 +80,11 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
         }
     }
 
-    /// Fires `onCancel` once.
+    /// Fires `onCancel` once: when asked, or when the last copy of the body
+    /// (and of its iterators) goes away before it was read to its end. A
+    /// body dropped unread (a caller that wanted only the head) otherwise
+    /// left its transfer waiting for a reader, holding a thread and a
+    /// connection for the life of the process.
     final class Cancellation: @unchecked Sendable {
         private let lock = ThreadLock()
         private var action: (@Sendable () -> Void)?
@@ -92,6 +96,9 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
             }
             action?()
         }
+        /// The body was read to its end (or failed): nothing to stop.
+        func disarm() { lock.withLock { action = nil } }
+        deinit { action?() }
     }
 
     /// Cancels the transfer when an iterator goes away before the body ended.
@@ -99,7 +106,10 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
         private let cancellation: Cancellation
         private var done = false
         init(_ cancellation: Cancellation) { self.cancellation = cancellation }
-        func finished() { done = true }
+        func finished() {
+            done = true
+            cancellation.disarm()
+        }
         deinit { if !done { cancellation.fire() } }
     }
 }

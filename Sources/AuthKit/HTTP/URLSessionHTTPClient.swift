@@ -168,6 +168,16 @@
                 refuse(dataTask, response, because: problem, completionHandler)
                 return
             }
+            // HTTPResponse.Status traps on a code outside 0...999; RFC 9112
+            // §4's is three digits. (libcurl under FoundationNetworking reads
+            // `HTTP/2 99999` on an HTTP/1.1 connection.)
+            guard (100...999).contains(http.statusCode) else {
+                refuse(
+                    dataTask, response,
+                    because: "its status code \(http.statusCode) is not three digits (RFC 9112 §4)",
+                    completionHandler)
+                return
+            }
             if let encoding = fields[.contentEncoding]?.lowercased(), !["", "identity"].contains(encoding) {
                 refuse(
                     dataTask, response,
