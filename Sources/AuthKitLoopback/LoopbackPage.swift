@@ -26,10 +26,15 @@ struct LoopbackPage: Sendable {
         "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     /// The genuine answer with a code: the user is done with the browser.
+    /// It goes before the code is exchanged, so it does not say the sign-in
+    /// worked (an exchange can still fail: `invalid_grant`, the network, the
+    /// ID token's checks); the application says that.
     static func signedIn(provider: String) -> LoopbackPage {
         LoopbackPage(
-            status: .ok, title: "Signed in to \(provider)",
-            message: "Signed in to \(provider) — you can close this tab and return to the application.")
+            status: .ok, title: "\(provider) answered",
+            message:
+                "\(provider) answered. You can close this tab and return to the application, which finishes signing in and says whether it worked."
+        )
     }
 
     /// The genuine answer with `error` (RFC 6749 §4.1.2.1): shown as the

@@ -121,6 +121,13 @@ package struct SystemBrowser: Sendable {
         let exit = ProcessExitWatcher()
         let environment = Environment.custom(childEnvironmentVariables)
         let arguments = Arguments(Array(command.dropFirst()))
+        // A session of its own, as Python's webbrowser starts one: in
+        // authkit's process group, the browser got the terminal's Ctrl-C
+        // (which cancels the sign-in), Ctrl-Z and hang-up too, and a browser
+        // started by `$BROWSER` (or xdg-open's generic mode) was killed with
+        // every tab of the user's.
+        var options = PlatformOptions()
+        options.createSession = true
         Task.detached {
             do {
                 // A name is searched in the browser's PATH; a path is run as given.
@@ -129,7 +136,7 @@ package struct SystemBrowser: Sendable {
                 // default dispositions (a Foundation Process child would inherit
                 // a blocked mask on Linux).
                 let result = try await Subprocess.run(
-                    executable, arguments: arguments, environment: environment,
+                    executable, arguments: arguments, environment: environment, platformOptions: options,
                     input: .none, output: .currentStandardError, error: .currentStandardError)
                 switch result.terminationStatus {
                 case .exited(let code): exit.finish(Int32(code))

@@ -163,6 +163,24 @@ import Testing
                 ]))
     }
 
+    /// The browser runs in a session of its own, so the terminal's Ctrl-C
+    /// (which cancels the sign-in), Ctrl-Z and hang-up reach authkit, not a
+    /// browser it started with every tab of the user's. (It shared
+    /// authkit's process group: a `$BROWSER=firefox` was killed with it.)
+    @Test func theBrowserRunsInASessionOfItsOwn() async throws {
+        let result = try await signInToGitHub(
+            timeout: 2,
+            browser: #"""
+                echo "sessions: browser $(cut -d' ' -f6 /proc/$$/stat) authkit $(cut -d' ' -f6 /proc/$PPID/stat) groups: browser $(cut -d' ' -f5 /proc/$$/stat) authkit $(cut -d' ' -f5 /proc/$PPID/stat)" >&2
+                """#)
+        #expect(result.status == 5, "\(result.stderr)")
+        let line = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix("sessions: ") })
+        let words = line.split(separator: " ")
+        // sessions: browser S authkit S groups: browser G authkit G
+        try #require(words.count == 10, "\(line)")
+        #expect(words[2] != words[4] && words[7] != words[9], "the browser shares authkit's session or group: \(line)")
+    }
+
     /// In a pipe (a CI log), the status line is printed, not redrawn: a
     /// port scanner's flood of stray requests printed a line each. At most
     /// eight in ten seconds now, the count kept on the ones that are printed.

@@ -84,7 +84,7 @@ import Testing
         // The browser was shown the "signed in" page.
         for _ in 0..<100 where page.value == nil { try await Task.sleep(for: .milliseconds(20)) }
         #expect(page.value?.status == 200)
-        #expect(page.value?.body.contains("Signed in to Local — you can close this tab") == true)
+        #expect(page.value?.body.contains("Local answered. You can close this tab") == true)
     }
 
     @Test func deniedConsentShowsTheErrorAndThrowsIt() async throws {

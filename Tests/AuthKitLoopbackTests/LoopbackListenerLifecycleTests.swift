@@ -59,15 +59,15 @@ import Testing
 
     /// The page shown for the genuine answer: a refusal, OAuth 2.0's
     /// `error` or OAuth 1.0a's `denied` (Twitter) and `oauth_problem`, is
-    /// never "Signed in".
+    /// never the page of an answer to go on with.
     @Test func aRefusalsPageDoesNotSaySignedIn() {
         func title(_ query: String) -> String {
             LoopbackRequestHandler.answerPage(
                 for: URL(string: "http://127.0.0.1:8765/callback?\(query)")!, provider: "X"
             ).title
         }
-        #expect(title("code=abc&state=s") == "Signed in to X")
-        #expect(title("oauth_token=t&oauth_verifier=v") == "Signed in to X")
+        #expect(title("code=abc&state=s") == "X answered")
+        #expect(title("oauth_token=t&oauth_verifier=v") == "X answered")
         for refusal in ["error=access_denied&state=s", "denied=request-token", "oauth_problem=user_refused"] {
             #expect(title(refusal) == "Sign-in to X failed", "\(refusal)")
         }
