@@ -45,24 +45,6 @@ struct CLIOAuth1Tests {
         return String(page[start.upperBound..<end.lowerBound])
     }
 
-    /// `-d` repeated, as in curl: every part is signed, joined with `&`
-    /// (the last alone was, and the header did not match the body sent).
-    @Test func repeatedDataIsSignedWhole() async throws {
-        let environment = ["AUTHKIT_HOME": try CLIProcess.home("authkit-sign-repeated").path]
-        let common = [
-            "sign", "-X", "POST", "https://api.example.com/x", "--consumer-key", "k", "--consumer-secret", "s",
-            "--nonce", "n", "--timestamp", "1",
-        ]
-        let joined = try await CLIProcess.run(common + ["-d", "a=1&b=2"], environment: environment)
-        let repeated = try await CLIProcess.run(common + ["-d", "a=1", "-d", "b=2"], environment: environment)
-        let last = try await CLIProcess.run(common + ["-d", "b=2"], environment: environment)
-        #expect(
-            joined.status == 0 && repeated.status == 0 && repeated.stdout == joined.stdout
-                && repeated.stdout != last.stdout, "\(repeated.stderr)")
-        let twice = try await CLIProcess.run(common + ["-d", "@-", "-d", "@-"], environment: environment)
-        #expect(twice.status == 64 && twice.stderr.contains("Standard input can be read once"), "\(twice.stderr)")
-    }
-
     @Test func pinSignInThenSignedRequests() async throws {
         let server = InteropPeer()
         try await server.start(consumerKey: consumerKey, consumerSecret: consumerSecret)

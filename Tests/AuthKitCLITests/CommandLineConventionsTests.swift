@@ -209,6 +209,21 @@ import Testing
         #expect(try String(contentsOf: file, encoding: .utf8) == "not a directory")
     }
 
+    /// OAuth 1.0a has no scopes: `--scope` with such a provider is refused
+    /// before anything is asked (it was sent nowhere, and the credential
+    /// had whatever access the app has), naming what sets the access.
+    @Test func scopesAreRefusedForOAuth1() async throws {
+        let home = try home()
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "twitter", "--manual", "--scope", "read"],
+            environment: [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_TWITTER_CLIENT_ID": "k", "AUTHKIT_TWITTER_CLIENT_SECRET": "s",
+            ])
+        #expect(
+            result.status == 64 && result.stderr.contains("--scope has no meaning for twitter")
+                && result.stderr.contains("x_auth_access_type") && result.stdout.isEmpty, "\(result.stderr)")
+    }
+
     /// Hints name the real path and only flags the command takes.
     @Test func hintsAreHonest() async throws {
         let home = try home()

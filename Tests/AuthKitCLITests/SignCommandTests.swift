@@ -80,6 +80,41 @@ import Testing
     /// pasted line break, a space at an end, or empty, or a token without its
     /// secret, signed with another key (exit 0), for the provider to answer
     /// 401. Each is refused naming the flag or variable, never the value.
+    /// `-d` repeated, as in curl: every part is signed, joined with `&`
+    /// (the last alone was, and the header did not match the body sent).
+    @Test func repeatedDataIsSignedWhole() async throws {
+        let environment = ["AUTHKIT_HOME": try CLIProcess.home("authkit-sign-repeated").path]
+        let common = [
+            "sign", "-X", "POST", "https://api.example.com/x", "--consumer-key", "k", "--consumer-secret", "s",
+            "--nonce", "n", "--timestamp", "1",
+        ]
+        let joined = try await CLIProcess.run(common + ["-d", "a=1&b=2"], environment: environment)
+        let repeated = try await CLIProcess.run(common + ["-d", "a=1", "-d", "b=2"], environment: environment)
+        let last = try await CLIProcess.run(common + ["-d", "b=2"], environment: environment)
+        #expect(
+            joined.status == 0 && repeated.status == 0 && repeated.stdout == joined.stdout
+                && repeated.stdout != last.stdout, "\(repeated.stderr)")
+        let twice = try await CLIProcess.run(common + ["-d", "@-", "-d", "@-"], environment: environment)
+        #expect(twice.status == 64 && twice.stderr.contains("Standard input can be read once"), "\(twice.stderr)")
+    }
+
+    /// A client-only signature (no `--token`) is made with the consumer
+    /// secret alone, whatever AUTHKIT_TOKEN_SECRET holds (exported for
+    /// earlier token requests, it was used as the key's second half, and a
+    /// server answered 401). The expected signature is computed outside
+    /// AuthKit (Python's hmac over RFC 5849 §3.4.1's base string by hand).
+    @Test func aClientOnlySignatureIgnoresAnExportedTokenSecret() async throws {
+        let command = [
+            "sign", "https://example.com/x?a=1", "--consumer-key", "k", "--consumer-secret", "s", "--nonce", "n",
+            "--timestamp", "1",
+        ]
+        let expected = #"oauth_signature="BA0W29h2xnwpeOIri9rKogL%2BjbE%3D""#
+        let plain = try await CLIProcess.run(command, environment: [:])
+        let exported = try await CLIProcess.run(command, environment: ["AUTHKIT_TOKEN_SECRET": "zzz"])
+        #expect(plain.status == 0 && plain.stdout.contains(expected), "\(plain.stdout)\(plain.stderr)")
+        #expect(exported.status == 0 && exported.stdout == plain.stdout, "\(exported.stdout)\(exported.stderr)")
+    }
+
     @Test func signRefusesSecretsThatWouldSignWithAnotherKey() async throws {
         let url = ["https://x.example/", "--consumer-key", "k", "--nonce", "n", "--timestamp", "1"]
         let secretFile = TemporaryDirectory.url("authkit-sign-secret")

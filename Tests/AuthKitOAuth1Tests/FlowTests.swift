@@ -274,6 +274,35 @@ import Testing
         }
     }
 
+    /// A protocol field named twice is refused, whichever comes first
+    /// (`oauth_callback_confirmed=true&…=false` was read as true); an empty
+    /// token secret is a value (RFC 5849 §3.4.2 signs with it "even when"
+    /// empty), not a missing field.
+    @Test func repeatedProtocolFieldsAreRefusedAndAnEmptySecretIsAValue() async throws {
+        try await withServer { server in
+            let client = try Fixture.client(baseURL: server.baseURL)
+            for reply in [
+                "oauth_token=rt&oauth_token_secret=rts&oauth_callback_confirmed=true&oauth_callback_confirmed=false",
+                "oauth_token=rt&oauth_token_secret=rts&oauth_callback_confirmed=false&oauth_callback_confirmed=true",
+            ] {
+                server.route("POST", "/request_token") { _ in .form(reply) }
+                let error = await #expect(throws: AuthKitError.self) {
+                    _ = try await client.startAuthorization(redirectURI: nil)
+                }
+                guard case .invalidResponse(.requestToken, let reason)? = error else {
+                    Issue.record("\(reply): \(String(describing: error))")
+                    continue
+                }
+                #expect(reason.kind == .repeatedField("oauth_callback_confirmed"), "\(reason)")
+            }
+            server.route("POST", "/request_token") { _ in
+                .form("oauth_token=rt&oauth_token_secret=&oauth_callback_confirmed=true")
+            }
+            let (_, pending) = try await client.startAuthorization(redirectURI: nil)
+            #expect(pending.requestToken == "rt")
+        }
+    }
+
     @Test func providerMessagesAreShownForEachStep() async throws {
         try await withServer { server in
             server.route("POST", "/request_token") { _ in

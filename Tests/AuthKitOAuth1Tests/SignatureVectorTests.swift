@@ -126,6 +126,31 @@ import Testing
         )
     }
 
+    /// §3.5.1: `realm` is a quoted-string (RFC 2617), not §3.6-encoded: a
+    /// URL goes as written, `"` and `\` escaped, a control character
+    /// percent-encoded (CR LF would end the header).
+    @Test func realmIsAQuotedString() throws {
+        let signer = OAuth1Signer(consumerKey: "k", consumerSecret: "s")
+        let header = try signer.authorizationHeader(
+            method: "GET", url: URL(string: "https://sp.example.com/r")!, realm: "http://sp.example.com/\"a\\b\r\n")
+        #expect(
+            header.hasPrefix(#"OAuth realm="http://sp.example.com/\"a\\b%0D%0A", oauth_consumer_key="k""#), "\(header)")
+    }
+
+    /// A port's leading zeros are not signed: the request goes out with the
+    /// port's number (`Host: h:8790`), and `:0443` is https's default port.
+    @Test func aPortIsSignedAsItsNumber() throws {
+        let signer = OAuth1Signer(consumerKey: "k", consumerSecret: "s")
+        let parameters = signer.protocolParameters(token: nil)
+        func base(_ url: String) throws -> String {
+            try signer.signatureBaseString(method: "GET", url: URL(string: url)!, protocolParameters: parameters)
+        }
+        #expect(try base("http://127.0.0.1:08790/res?a=1") == base("http://127.0.0.1:8790/res?a=1"))
+        #expect(try base("http://127.0.0.1:08790/res?a=1").hasPrefix("GET&http%3A%2F%2F127.0.0.1%3A8790%2Fres&"))
+        #expect(try base("https://x.example:0443/r") == base("https://x.example/r"))
+        #expect(try base("http://x.example:00/r").hasPrefix("GET&http%3A%2F%2Fx.example%3A0%2Fr&"))
+    }
+
     // MARK: Percent-encoding table (security.md), through the signer's byte path
 
     @Test(arguments: [

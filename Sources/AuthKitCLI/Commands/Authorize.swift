@@ -375,6 +375,13 @@ struct Authorize: WorkspaceCommand {
         let chosen = try wayChosenByFlags(for: descriptor, sandbox: workspace.sandbox != nil)
         var explicit = try client.settings()
         explicit.redirectURI = redirectURI
+        if !scopes.isEmpty, descriptor.protocol == .oauth1 {
+            // RFC 5849 has no scopes: sent nowhere, --scope would have been
+            // ignored, and the credential had whatever access the app has.
+            throw ValidationError(
+                "--scope has no meaning for \(descriptor.id) (OAuth 1.0a has no scopes): the access is the app's permission at \(descriptor.name), or a request-token parameter in a provider override (oauth1.requestTokenParameters, such as X's x_auth_access_type=read). Leave out --scope."
+            )
+        }
         if manual, redirectURI == nil, port == nil, descriptor.protocol == .oauth1 {
             // Typing a PIN is the natural manual flow for OAuth 1.0a (RFC 5849 §2.1 "oob").
             explicit.redirectURI = OAuth1Client.outOfBand

@@ -159,7 +159,10 @@ struct Sign: AsyncParsableCommand {
     func run() async throws {
         let live = NonceAndTimestamp.live
         let consumerSecret = Self.secret(consumerSecret, variable: "AUTHKIT_CONSUMER_SECRET") ?? ""
-        let tokenSecret = Self.secret(tokenSecret, variable: "AUTHKIT_TOKEN_SECRET")
+        // Without a token there is no token secret (RFC 5849 §3.4.2: the key's
+        // second half is empty): an AUTHKIT_TOKEN_SECRET exported for earlier
+        // token requests signed client-only ones with the wrong key.
+        let tokenSecret = token == nil ? nil : Self.secret(tokenSecret, variable: "AUTHKIT_TOKEN_SECRET")
         var signer = OAuth1Signer(
             consumerKey: consumerKey, consumerSecret: consumerSecret,
             signatureMethod: signatureMethod)

@@ -93,11 +93,18 @@ struct ReplyParser {
         let names = Set(pairs.map(\.0))
         // Which of two tokens is the one? Taking the first, silently, would
         // guess (an OAuth 2.0 redirect with a parameter twice is refused too).
-        if let twice = required.first(where: { name in pairs.filter { $0.0 == name }.count > 1 }) {
+        // Every protocol field counts: `oauth_callback_confirmed=true&…=false`
+        // was read as its first value.
+        let protocolFields = required + names.filter { $0.hasPrefix("oauth_") }.sorted()
+        if let twice = protocolFields.first(where: { name in pairs.filter { $0.0 == name }.count > 1 }) {
             throw AuthKitError.invalidResponse(
                 step: step, reason: .init(.repeatedField(twice), "the reply names '\(twice)' more than once"))
         }
-        let missing = required.filter { name in !pairs.contains { $0.0 == name && !$0.1.isEmpty } }
+        // RFC 5849 §3.4.2 signs with the token secret "even when" it is
+        // empty: an empty one is a value. Every other required field needs one.
+        let missing = required.filter { name in
+            !pairs.contains { $0.0 == name && (!$0.1.isEmpty || name == "oauth_token_secret") }
+        }
         guard missing.isEmpty else {
             // Names only: the values may be secrets.
             let present = names.sorted().map { "'\($0)'" }.joined(separator: ", ")

@@ -26,9 +26,23 @@ enum AuthorizationHeader {
                 first = false
             }
             if let realm {
+                // §3.5.1: `realm` is RFC 2617's quoted-string, not a §3.6-encoded
+                // parameter: `http://sp.example.com/` goes as written, `"` and
+                // `\` escaped. A control character (no quoted-string holds
+                // one; CR LF would end the header) is percent-encoded instead.
                 separate()
                 output.append("realm=\"")
-                output.appendEncoded(realm)
+                let hex = Array("0123456789ABCDEF".utf8)
+                for byte in realm.utf8 {
+                    if byte < 0x20 || byte == 0x7F {
+                        output.append(UInt8(ascii: "%"))
+                        output.append(hex[Int(byte >> 4)])
+                        output.append(hex[Int(byte & 0xF)])
+                        continue
+                    }
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { output.append(UInt8(ascii: "\\")) }
+                    output.append(byte)
+                }
                 output.append(UInt8(ascii: "\""))
             }
             var signatureWritten = false

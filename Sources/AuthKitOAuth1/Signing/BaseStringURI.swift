@@ -67,7 +67,11 @@ struct BaseStringURI {
         host = hostStart..<hostEnd
         path = authorityEnd..<pathEnd
         port = nil
-        if let portStart, portStart < authorityEnd {
+        if var portStart, portStart < authorityEnd {
+            // A port's leading zeros are not part of its number: the request
+            // goes out with `Host: h:8790` for `:08790` (and `:0443` is the
+            // default port), and the server signs what it received.
+            while portStart < authorityEnd - 1, url[portStart] == UInt8(ascii: "0") { portStart += 1 }
             let digits = UnsafeBufferPointer(rebasing: url[portStart..<authorityEnd])
             let schemeBytes = UnsafeBufferPointer(rebasing: url[scheme])
             let isDefault =
