@@ -150,8 +150,14 @@ public struct TransportContract: Sendable {
     }
 
     private let http: any HTTPClient
+    /// Status lines `malformedStatusIsAnError` leaves out for this
+    /// transport, each for a reason outside AuthKit (see the caller).
+    private let statusLinesNotPlayed: Set<String>
 
-    public init(_ http: any HTTPClient) { self.http = http }
+    public init(_ http: any HTTPClient, statusLinesNotPlayed: Set<String> = []) {
+        self.http = http
+        self.statusLinesNotPlayed = statusLinesNotPlayed
+    }
 
     /// The size cap and total deadline the clauses send under: 2 s where the
     /// deadline is what must end the request, 30 s elsewhere, so that the
@@ -223,7 +229,8 @@ public struct TransportContract: Sendable {
         // not: its 2 MiB body went to no reader until the deadline.
         let body = String(repeating: " ", count: 2 << 20)
         var broken: [String] = []
-        for line in ["HTTP/1.1 2000 OK", "HTTP/2 99999 OK", "HTTP/2 20x OK", "HTTP/1.1 099 OK"] {
+        for line in ["HTTP/1.1 2000 OK", "HTTP/2 99999 OK", "HTTP/2 20x OK", "HTTP/1.1 099 OK"]
+        where !statusLinesNotPlayed.contains(line) {
             broken += try await refused(
                 RawResponseServer.Script(
                     head:

@@ -48,7 +48,15 @@ import Testing
 
     @Test(.serialized, arguments: TransportContract.Clause.all)
     func keepsThePromise(_ clause: TransportContract.Clause) async throws {
-        let broken = try await TransportContract(AsyncHTTPClientTransport()).check(clause)
+        // AsyncHTTPClient 1.37 stops the process on `HTTP/1.1 099` followed
+        // by a body: its state machine ignores a head below 200 as a 1xx
+        // while NIO's parser (1xx is 100-199) hands the body over, and
+        // HTTPRequestStateMachine.swift:595 calls fatalError ("How can we
+        // receive a response body, if we haven't received a head"). Inside
+        // AsyncHTTPClient's pipeline, out of AuthKit's reach; docs/http.md.
+        let broken = try await TransportContract(
+            AsyncHTTPClientTransport(), statusLinesNotPlayed: ["HTTP/1.1 099 OK"]
+        ).check(clause)
         #expect(broken.isEmpty, "AsyncHTTPClientTransport broke \(clause): \(broken.joined(separator: "; "))")
     }
 }

@@ -229,7 +229,11 @@ import Testing
             expired.expiresAt = Date(timeIntervalSinceNow: -60)
             _ = try await client.refresh(expired)
             try await client.revoke(credential)
-            #expect(server.requests.count == 3)
+            // The code, the refresh, then RFC 7009's two revocations: the refresh token first.
+            #expect(server.requests.count == 4)
+            #expect(
+                try server.requests.suffix(2).map { try formObject($0.bodyText)["token_type_hint"] }
+                    == ["refresh_token", "access_token"])
             for request in server.requests {
                 #expect(
                     request.header("Authorization") == "Basic " + Data("installed-app:".utf8).base64EncodedString(),
