@@ -18,6 +18,26 @@ import Testing
         try UnusedPort.next()
     }
 
+    /// The sandbox gets the sandbox's client, not the user's: a private key
+    /// from the environment (or config.json) is not used either. It was:
+    /// an assertion signed with the user's real key went to the sandbox's
+    /// port, and the sign-in failed with `invalid_client`.
+    @Test func theSandboxIsNotSentTheUsersPrivateKey() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-key")
+        let key = home.appendingPathComponent("real-key.pem")
+        let made = try await ChildProcess.run(
+            "/usr/bin/openssl",
+            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key.path])
+        try #require(made.exit.status == 0, "\(made.standardError)")
+        let port = try await freePort()
+        let result = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiita", "--deterministic", "--port", String(port)],
+            environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_PRIVATE_KEY_FILE": key.path], timeout: 90)
+        #expect(result.status == 0 && result.stdout.contains("Signed in to Qiita (sandbox)"), "\(result.stderr)")
+        #expect(
+            !result.stdout.contains("client_assertion") && !result.stderr.contains("client key"), "\(result.stderr)")
+    }
+
     @Test func sandboxTryRunsTheWholeSignInOffline() async throws {
         let home = try CLIProcess.home("authkit-sandbox-try")
         let port = try await freePort()

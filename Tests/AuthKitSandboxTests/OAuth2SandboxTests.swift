@@ -120,6 +120,48 @@ import Testing
         }
     }
 
+    /// The emulation holds a client to what the descriptor says the
+    /// provider takes: no public client where it requires the secret
+    /// (GitHub's code exchange and refresh; they got tokens), no secret or
+    /// code in a POST's URL (RFC 6749 §2.3.1), and a redirect on another
+    /// loopback port only where the descriptor's port is not fixed.
+    @Test func theEmulationRefusesWhatTheProviderRefuses() async throws {
+        try await Sandbox.with(emulating: try bundled("github"), options: publicClient()) { sandbox in
+            let token = try #require(
+                URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token"))
+            for body in [
+                "grant_type=authorization_code&code=c&client_id=sandbox-client&code_verifier=\(String(repeating: "v", count: 43))",
+                "grant_type=refresh_token&refresh_token=r&client_id=sandbox-client",
+            ] {
+                let answer = try await raw(
+                    "POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"], body: body)
+                #expect(
+                    answer.body.contains("invalid_client") && answer.body.contains("no public clients"),
+                    "\(body): \(answer.status) \(answer.body)")
+            }
+        }
+        try await Sandbox.with(emulating: try bundled("github")) { sandbox in
+            let token = try #require(
+                URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token?client_secret=x"))
+            let answer = try await raw(
+                "POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: "grant_type=refresh_token&refresh_token=r&client_id=sandbox-client")
+            #expect(
+                answer.body.contains("invalid_request") && answer.body.contains("in the URL's query"),
+                "\(answer.status) \(answer.body)")
+        }
+        try await Sandbox.with(emulating: try bundled("discord")) { sandbox in
+            // Discord's descriptor fixes the port (8765): another is refused.
+            let authorize = try #require(
+                URL(
+                    string: sandbox.baseURL.absoluteString
+                        + "/discord.com/oauth2/authorize?response_type=code&client_id=sandbox-client&state=s&code_challenge=\(String(repeating: "c", count: 43))&code_challenge_method=S256&redirect_uri=http%3A%2F%2F127.0.0.1%3A40000%2Fcallback"
+                ))
+            let answer = try await raw("GET", authorize)
+            #expect(answer.status != 302 && answer.body.contains("not registered"), "\(answer.status) \(answer.body)")
+        }
+    }
+
     @Test func anUnregisteredRedirectGetsAnErrorPageNotARedirect() async throws {
         try await Sandbox.with(emulating: try bundled("github")) { sandbox in
             var settings = sandbox.clientSettings

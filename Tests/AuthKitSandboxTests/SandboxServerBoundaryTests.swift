@@ -35,6 +35,45 @@ import Testing
         await server.stop()
     }
 
+    /// A path longer than any endpoint's is refused before routing (414),
+    /// and a path variable stays within its segment: a 75 KB path of
+    /// repeated literals had the matcher try every split of it, for half a
+    /// minute, on the server's only thread.
+    @Test func longPathsAreRefusedAndVariablesStayInTheirSegment() async throws {
+        try await withServer { port in
+            let long = "/x" + String(repeating: "/api/v3/applications/b/token", count: 400)
+            let refused = try await RawHTTP.request(long, method: "DELETE", port: port)
+            #expect(refused.status == 414)
+            let fine = try await RawHTTP.request("/token?" + String(repeating: "a", count: 9000), port: port)
+            #expect(fine.status == 200, "the query is not the path")
+        }
+        let pattern = TemplatePattern("/{host}/api/v3/applications/{client_id}/token")
+        #expect(
+            pattern.match("/h.example/api/v3/applications/c1/token", decodingPercent: true)
+                == ["host": "h.example", "client_id": "c1"])
+        #expect(pattern.match("/a/b/api/v3/applications/c1/token", decodingPercent: true) == nil)
+        #expect(pattern.match("/h/api/v3/applications/c/1/token", decodingPercent: true) == nil)
+        // Outside a path (a header's `Bearer {access_token}`), a value may hold '/'.
+        #expect(TemplatePattern("Bearer {t}").match("Bearer a/b+c=") == ["t": "a/b+c="])
+    }
+
+    /// The connection's deadline moves past `--refresh-delay`: it closed
+    /// the connection at the deadline, so a delay above it dropped every refresh.
+    @Test func aRefreshDelayedPastTheDeadlineIsStillAnswered() async throws {
+        let server = SandboxHTTPServer(
+            requestTimeout: .milliseconds(300), respond: { _ in .empty(status: 200, step: "test", summary: "ok") },
+            respondNow: { _ in .empty(status: 200, step: "test", summary: "ok") })
+        server.refreshDelay = .milliseconds(900)
+        let port = try await server.start(port: 0)
+        defer { Task { await server.stop() } }
+        let body = "grant_type=refresh_token&refresh_token=r"
+        let answer = try await RawHTTP.send(
+            Data(
+                "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                    .utf8), port: port)
+        #expect(answer.status == 200)
+    }
+
     @Test func anAnnouncedHugeBodyIsRefusedBeforeItIsSent() async throws {
         try await withServer { port in
             let head =

@@ -285,6 +285,9 @@ struct Workspace {
             // The sandbox's client, never the user's real id and secret.
             settings.clientID = explicit.clientID ?? SandboxOptions.standardClientID
             settings.clientSecret = explicit.clientSecret ?? SandboxOptions.standardClientSecret
+            // Nor the user's private key (config.json, AUTHKIT_<ID>_PRIVATE_KEY_FILE):
+            // an assertion signed with it went to the sandbox's port.
+            settings.privateKeyFile = explicit.privateKeyFile
             // A placeholder nobody gave gets the sandbox's stand-in
             // (`sandbox try` takes no --placeholder).
             settings.placeholders = (settings.placeholders ?? [:]).merging(Sandbox.standInPlaceholders(for: descriptor))

@@ -14,7 +14,8 @@ extension Emulator {
         let device = descriptor.device!
         do {
             let parameters = try parameters(of: request, device.encoding)
-            _ = try authenticateClient(request, parameters, as: device.clientAuthentication)
+            _ = try authenticateClient(
+                request, parameters, as: device.clientAuthentication, secretRequired: device.requiresClientSecret)
             // Where the descriptor puts the scopes (Twitch: scopes); the provider would ignore `scope`.
             if device.scopeParameter != "scope", parameters["scope"] != nil {
                 throw Refusal(

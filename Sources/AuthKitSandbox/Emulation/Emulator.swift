@@ -243,11 +243,14 @@ package final class Emulator: @unchecked Sendable {
     /// RFC 6749 §2.3: the client authenticates one way only, the way the
     /// descriptor says (a client without a secret: as its public clients
     /// do, `client_id` alone unless `token.publicClientAuthentication` says
-    /// otherwise).
+    /// otherwise). Where the descriptor says this grant takes no public
+    /// client (`requiresClientSecret` and its kin), a client without a secret
+    /// is refused, as the provider refuses it.
     /// - Returns: the client id that authenticated.
-    func authenticateClient(_ request: SandboxRequest, _ parameters: Parameters, as expected: ClientAuthentication?)
-        throws -> String?
-    {
+    func authenticateClient(
+        _ request: SandboxRequest, _ parameters: Parameters, as expected: ClientAuthentication?,
+        secretRequired: Bool = false
+    ) throws -> String? {
         guard let expected else { return nil }
         // RFC 7523 §2.2: a client with a key (or one the descriptor has use
         // client_secret_jwt) authenticates with an assertion instead.
@@ -266,6 +269,11 @@ package final class Emulator: @unchecked Sendable {
             if options.clientKey != nil {
                 throw Refusal.invalidClient(
                     "this client authenticates with its key: send client_assertion (RFC 7523 §2.2)")
+            }
+            if secretRequired {
+                throw Refusal.invalidClient(
+                    "\(descriptor.name) has no public clients for this grant (the descriptor's requiresClientSecret): a client without a secret is refused"
+                )
             }
             if expected != .none, descriptor.token?.publicClientAuthentication == .basic {
                 // The provider's own way for public clients: HTTP Basic with
@@ -334,10 +342,15 @@ package final class Emulator: @unchecked Sendable {
     }
 
     /// A redirect URI the client registered; a loopback `http` one matches
-    /// on any port (RFC 8252 §7.3).
+    /// on any port (RFC 8252 §7.3) where the provider allows that: a
+    /// descriptor whose redirect port is fixed (`redirect.port`: Discord,
+    /// Qiita, whose documentation does not say varying ports work) says the
+    /// user registers that one port, and another is refused, as the
+    /// provider may refuse it.
     func isRegistered(_ uri: String) -> Bool {
         registeredRedirects.contains { registered in
             if ExactText.same(registered, uri) { return true }
+            guard options.redirectURIs != nil || descriptor.redirect.portIsFlexible else { return false }
             guard let a = URLComponents(string: registered), let b = URLComponents(string: uri),
                 a.scheme == "http", b.scheme == "http", let host = a.host, DescriptorValidator.isLoopback(host: host),
                 a.host == b.host, a.percentEncodedPath == b.percentEncodedPath,
@@ -348,12 +361,29 @@ package final class Emulator: @unchecked Sendable {
         }
     }
 
+    /// Parameters that carry a secret: never taken from a POST's URL.
+    static let secretParameters = [
+        "client_secret", "code", "code_verifier", "refresh_token", "client_assertion", "device_code", "subject_token",
+        "actor_token", "password",
+    ]
+
     /// The parameters of `request` in `encoding`, or a refusal that says what was expected.
     func parameters(of request: SandboxRequest, _ encoding: BodyEncoding) throws -> Parameters {
         switch request.bodyParameters(encoding) {
         case .success(let pairs):
             var parameters = Parameters(pairs)
-            if encoding != .query, let query = request.query, !query.isEmpty { parameters.merge(Parameters(query)) }
+            if encoding != .query, let query = request.query, !query.isEmpty {
+                // A descriptor's URL may carry fixed parameters; a secret may
+                // not ride there (RFC 6749 §2.3.1: client credentials "MUST
+                // NOT be included in the request URI"; a code or token in a
+                // URL ends up in logs), which a strict server refuses.
+                let inQuery = Parameters(query)
+                if let secret = Self.secretParameters.first(where: { inQuery.has($0) }) {
+                    throw Refusal.invalidRequest(
+                        "'\(secret)' is in the URL's query; it goes in the body (RFC 6749 §2.3.1, RFC 9700 §2.4)")
+                }
+                parameters.merge(inQuery)
+            }
             if let repeated = parameters.repeated {
                 throw Refusal.invalidRequest("'\(repeated)' is sent more than once (RFC 6749 §3.2)")
             }

@@ -32,11 +32,15 @@ struct TemplatePattern: Sendable, Hashable {
     }
 
     /// The value of each variable when `text` fits, else `nil`. A variable
-    /// takes at least one character; with `decodingPercent`, captured text is
-    /// percent-decoded (values in a URL path are encoded by the client).
+    /// takes at least one character; with `decodingPercent` (a URL path),
+    /// captured text is percent-decoded (values in a path are encoded by the
+    /// client) and stays within one segment: a value's `/` is sent as `%2F`.
+    /// That also bounds the search: a 75 KB path of repeated literals made
+    /// it try every split of the path for each variable, for half a minute,
+    /// on the server's only thread.
     func match(_ text: String, decodingPercent: Bool = false) -> [String: String]? {
         var captures = [String: String]()
-        guard match(pieces[...], Substring(text), &captures) else { return nil }
+        guard match(pieces[...], Substring(text), withinSegment: decodingPercent, &captures) else { return nil }
         if decodingPercent {
             for (name, value) in captures {
                 guard let decoded = PercentEncoding.decode(value) else { return nil }
@@ -46,28 +50,34 @@ struct TemplatePattern: Sendable, Hashable {
         return captures
     }
 
-    private func match(_ pieces: ArraySlice<Piece>, _ text: Substring, _ captures: inout [String: String]) -> Bool {
+    private func match(
+        _ pieces: ArraySlice<Piece>, _ text: Substring, withinSegment: Bool, _ captures: inout [String: String]
+    ) -> Bool {
         guard let first = pieces.first else { return text.isEmpty }
         let rest = pieces.dropFirst()
         switch first {
         case .literal(let literal):
             guard text.hasPrefix(literal) else { return false }
-            return match(rest, text.dropFirst(literal.count), &captures)
+            return match(rest, text.dropFirst(literal.count), withinSegment: withinSegment, &captures)
         case .variable(let name):
             guard !text.isEmpty else { return false }
+            // Where a capture must end: the segment's end, in a path.
+            let segmentEnd = withinSegment ? text.firstIndex(of: "/") ?? text.endIndex : text.endIndex
             guard case .literal(let next)? = rest.first else {
                 // Last piece (or two variables in a row, which no descriptor
                 // writes): the variable takes everything that is left.
-                guard rest.isEmpty else { return false }
+                guard rest.isEmpty, segmentEnd == text.endIndex else { return false }
                 captures[name] = String(text)
                 return true
             }
             // Try each place the next literal occurs, shortest capture first.
             var searchStart = text.index(after: text.startIndex)
-            while searchStart <= text.endIndex, let found = text[searchStart...].firstRange(of: next) {
+            while searchStart <= text.endIndex, let found = text[searchStart...].firstRange(of: next),
+                found.lowerBound <= segmentEnd
+            {
                 var attempt = captures
                 attempt[name] = String(text[..<found.lowerBound])
-                if match(rest, text[found.lowerBound...], &attempt) {
+                if match(rest, text[found.lowerBound...], withinSegment: withinSegment, &attempt) {
                     captures = attempt
                     return true
                 }

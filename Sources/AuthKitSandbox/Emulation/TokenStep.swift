@@ -26,13 +26,19 @@ extension Emulator {
             let jkt = descriptor.dpop == .on ? try checkProof(request, nonce: ledger.tokenNonce) : nil
             switch grantType {
             case "authorization_code":
-                _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
+                _ = try authenticateClient(
+                    request, parameters, as: endpoint.clientAuthentication,
+                    secretRequired: endpoint.requiresClientSecret)
                 return try exchangeCode(parameters, captures: captures, jkt: jkt)
             case "refresh_token":
-                _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
+                _ = try authenticateClient(
+                    request, parameters, as: endpoint.clientAuthentication,
+                    secretRequired: endpoint.refreshRequiresClientSecret)
                 return try refresh(parameters, captures: captures, jkt: jkt)
             case Self.deviceGrantType where descriptor.device != nil:
-                _ = try authenticateClient(request, parameters, as: descriptor.device!.clientAuthentication)
+                _ = try authenticateClient(
+                    request, parameters, as: descriptor.device!.clientAuthentication,
+                    secretRequired: descriptor.device!.requiresClientSecret)
                 return try pollDevice(parameters, jkt: jkt)
             case "client_credentials":
                 return try clientCredentials(request, parameters, jkt: jkt)

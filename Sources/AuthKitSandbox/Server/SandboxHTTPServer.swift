@@ -37,6 +37,9 @@ import NIOPosix
 /// answered request.
 final class SandboxHTTPServer: @unchecked Sendable {
     static let maxBodyBytes = 1 << 20
+    /// The longest request path taken (the query is bounded by the head's
+    /// size); longer ones get 414.
+    static let maxPathBytes = 8 << 10
     /// Ample for a client on the same machine: a whole request takes
     /// milliseconds over loopback.
     static let standardRequestTimeout = Duration.seconds(10)
@@ -156,6 +159,13 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
         }
         switch part {
         case .head(let head):
+            // No endpoint's path comes near this; routing a longer one only
+            // costs the server's one thread (RFC 9112 §3: 414).
+            guard head.uri.prefix(while: { $0 != "?" }).utf8.count <= SandboxHTTPServer.maxPathBytes else {
+                return refuse(
+                    head, status: 414, reason: "request path over \(SandboxHTTPServer.maxPathBytes) bytes",
+                    context: context)
+            }
             let declared = head.headers.first(name: "Content-Length").flatMap { Int($0) } ?? 0
             guard declared <= SandboxHTTPServer.maxBodyBytes else { return refuseTooLarge(head, context: context) }
             self.head = head
@@ -177,8 +187,16 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
                 String(decoding: body, as: UTF8.self).contains("grant_type=refresh_token")
             {
                 // A refresh held up on the way: it reaches the emulation
-                // late, and not at all if its sender is gone by then.
+                // late, and not at all if its sender is gone by then. The
+                // connection's deadline moves past the delay: kept, it
+                // closed the connection at 10 s, and any delay above that
+                // dropped every refresh.
                 let server = self.server
+                let channel = context.channel
+                deadline?.cancel()
+                deadline = context.eventLoop.scheduleTask(
+                    in: TimeAmount(server.refreshDelay) + TimeAmount(server.requestTimeout)
+                ) { channel.close(promise: nil) }
                 context.eventLoop.scheduleTask(in: TimeAmount(server.refreshDelay)) {
                     guard context.channel.isActive else {
                         server.refused(
@@ -201,13 +219,16 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
     /// the 413. A client that sends more is cut off then, and one that
     /// stops sending is closed at the connection's deadline.
     private func refuseTooLarge(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        refuse(head, status: 413, reason: "request body over \(SandboxHTTPServer.maxBodyBytes) bytes", context: context)
+    }
+
+    private func refuse(_ head: HTTPRequestHead, status: Int, reason: String, context: ChannelHandlerContext) {
         body = Data()
         self.head = nil
-        let reason = "request body over \(SandboxHTTPServer.maxBodyBytes) bytes"
         // Logged before it is sent, as answered requests are: a client that
-        // reads the 413 and goes on finds it in the log.
-        server.refused("\(head.method.rawValue) \(head.uri.prefix { $0 != "?" })", 413, reason)
-        answer = send(.empty(status: 413, step: "unknown", summary: reason), to: head, context: context)
+        // reads the refusal and goes on finds it in the log.
+        server.refused("\(head.method.rawValue) \(head.uri.prefix { $0 != "?" }.prefix(200))", status, reason)
+        answer = send(.empty(status: status, step: "unknown", summary: reason), to: head, context: context)
     }
 
     /// Has the emulation answer `request` (which may check signatures
