@@ -195,7 +195,10 @@ import Testing
         let error = try #require(throws: AuthKitError.self) {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "x.json")
         }
-        guard case .invalidFile(let issues) = error else { return }
+        guard case .invalidFile(let issues) = error else {
+            Issue.record("not a file's problems: \(error)")
+            return
+        }
         #expect(Set(issues.map(\.field)) == ["id", "pkce"], "\(issues)")
     }
 }

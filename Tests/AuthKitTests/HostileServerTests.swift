@@ -377,6 +377,25 @@ import Testing
         }
     }
 
+    /// An error answer that carries tokens as well (a server naming the
+    /// token it just issued in its error) shows none of them.
+    @Test func anErrorThatCarriesTheIssuedTokensShowsNone() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"error":"gho_ISSUED_access","error_description":"use gho_ISSUED_access or ghr_ISSUED_refresh","access_token":"gho_ISSUED_access","refresh_token":"ghr_ISSUED_refresh"}"#,
+                    status: 400)
+            }
+            let client = try client(server, auth: .post)
+            let pending = await try pending(for: client)
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchange(code: "c", pending: pending)
+            }
+            let message = "\(try #require(error))"
+            #expect(!message.contains("ISSUED") && message.contains("••••"), "\(message)")
+        }
+    }
+
     /// A code or token is sent as the bytes it is, never read as a template.
     @Test func valuesFromTheNetworkAreNeverRendered() async throws {
         try await withServer { server in

@@ -21,7 +21,7 @@ import Testing
     @Test(arguments: [
         ("me@gitlab.example.com", "holds '@'"), ("gitlab.example.com#x", "holds '#'"), ("a b", "holds ' '"),
         ("gitlab.example.com:99999", "port 99999"), ("gitlab.example.com:0", "port 0"),
-        ("gitlab.example.com:x", "port x"),
+        ("gitlab.example.com:x", "port x"), ("gitlab.example.com:+443", "port +443"), ("[:]", "not an IPv6 address"),
         ("bücher.example", "is not ASCII"), ("gitlab.example.com/x?y", "'?' or '#' after its path"),
         ("", "does not make a host name"),
         (".example.com", "does not make a host name"), ("a..b", "does not make a host name"),

@@ -174,6 +174,105 @@ import Testing
         #expect(entry.newHosts == ["qiita.evil.example"])
     }
 
+    /// What an override changes is told against the first file of its id
+    /// (the bundled one), whatever lies between: behind a broken file (whose
+    /// problem is kept, not dropped) or behind an identical override, the
+    /// last one was compared with nothing, or with itself, and went unannounced.
+    @Test func anOverrideIsToldAgainstTheOriginalWhateverLiesBetween() throws {
+        let evil = Self.oauth2("qiita", host: "qiita.evil.example")
+        let broken = try directory(["qiita.json": "{}"])
+        let same = try directory(["qiita.json": evil])
+        let team = try directory(["qiita.json": evil])
+        defer { for dir in [broken, same, team] { try? FileManager.default.removeItem(at: dir) } }
+
+        let behindBroken = try #require(
+            ProviderCatalog(includeBundled: true, directories: [broken, team]).entries["qiita"])
+        #expect(behindBroken.replaced?.source == "(bundled) providers/qiita.json")
+        #expect(behindBroken.newHosts == ["qiita.evil.example"])
+        #expect(behindBroken.passedOver.first?.file.hasPrefix(broken.path) == true, "\(behindBroken.passedOver)")
+
+        let behindTwin = try #require(
+            ProviderCatalog(includeBundled: true, directories: [same, team]).entries["qiita"])
+        #expect(behindTwin.replaced?.source == "(bundled) providers/qiita.json")
+        #expect(behindTwin.newHosts == ["qiita.evil.example"] && behindTwin.passedOver.isEmpty)
+    }
+
+    /// A descriptor may not set the connection's own header fields (a
+    /// `Host` of its own sent a request for one host to another's front
+    /// end), a name that is no field name (dropped without a word), or an
+    /// `Authorization` that would replace the client's authentication;
+    /// Dropbox's revocation, which authenticates with the token and no
+    /// client, keeps its `Authorization: Bearer {access_token}`.
+    @Test func descriptorHeadersCannotReplaceWhatTheTransportOrTheClientSets() throws {
+        func problems(_ headers: String, revocation: String = "") -> [String: String] {
+            let json =
+                #"{"id": "h", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t", "headers": \#(headers)}\#(revocation)}"#
+            do {
+                _ = try ProviderDescriptor(json: Data(json.utf8), source: "h.json")
+                return [:]
+            } catch AuthKitError.invalidFile(let issues) {
+                return Dictionary(issues.map { ($0.field, $0.problem) }, uniquingKeysWith: { $0 + " " + $1 })
+            } catch {
+                return ["": "\(error)"]
+            }
+        }
+        let refused = problems(#"{"Host": "evil.example", "X Bad": "1", "Authorization": "Bearer x", "Accept": "a/b"}"#)
+        #expect(refused["token.headers.Host"]?.contains("the transport's to set") == true, "\(refused)")
+        #expect(refused["token.headers.X Bad"]?.contains("not an HTTP field name") == true, "\(refused)")
+        #expect(refused["token.headers.Authorization"]?.contains("client's authentication") == true, "\(refused)")
+        #expect(refused["token.headers.Accept"] == nil)
+        let bearerRevocation = problems(
+            "{}",
+            revocation:
+                #", "revocation": {"url": "https://as.example/r", "parameters": {}, "headers": {"Authorization": "Bearer {access_token}"}}"#
+        )
+        #expect(bearerRevocation.isEmpty, "\(bearerRevocation)")
+        let rfc7009Revocation = problems(
+            "{}", revocation: #", "revocation": {"url": "https://as.example/r", "headers": {"Authorization": "x"}}"#)
+        #expect(rfc7009Revocation["revocation.headers.Authorization"] != nil, "\(rfc7009Revocation)")
+        // Nor may an error member be where a token is: the error would print it.
+        let json =
+            #"{"id": "h", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t", "response": {"errorCode": "token_type", "errorDescription": "access_token"}}}"#
+        let error = try #require(throws: AuthKitError.self) {
+            _ = try ProviderDescriptor(json: Data(json.utf8), source: "h.json")
+        }
+        #expect(
+            "\(error)".contains("token.response.errorDescription") && "\(error)".contains("a token just issued"),
+            "\(error)")
+    }
+
+    /// A hostile file's thousands of problems are said up to a bound, not
+    /// all copied out of the document one by one (60,000 took 86 s).
+    @Test func aFileWithThousandsOfProblemsIsRefusedAtOnce() throws {
+        let unknown = (0..<20_000).map { #""x\#($0)": 1"# }.joined(separator: ", ")
+        let json =
+            #"{"id": "h", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t"}, \#(unknown)}"#
+        let started = ContinuousClock.now
+        let error = try #require(throws: AuthKitError.self) {
+            _ = try ProviderDescriptor(json: Data(json.utf8), source: "h.json")
+        }
+        guard case .invalidFile(let issues) = error else {
+            Issue.record("\(error)")
+            return
+        }
+        #expect(issues.count == 51 && issues.last?.problem.contains("19950 more problems") == true, "\(issues.last!)")
+        // Generous: a bound on a hang, not a speed check (it took 15 s in a debug build before).
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    /// An origin pattern of placeholders in a row is matched once per
+    /// position: tried afresh, ten in a row against 28 characters took 77 s.
+    @Test func originPatternsWithManyPlaceholdersMatchInTime() throws {
+        let pattern = "https://" + (0..<10).map { "{p\($0)}" }.joined()
+        let origins = APIOrigins([pattern])
+        let started = ContinuousClock.now
+        let hostile = try #require(URL(string: "https://" + String(repeating: "a", count: 60) + "~/x"))
+        #expect(!origins.match(hostile, placeholders: [:]).withPlaceholder)
+        let fitting = try #require(URL(string: "https://" + String(repeating: "a", count: 60) + "/x"))
+        #expect(origins.match(fitting, placeholders: [:]).withPlaceholder)
+        #expect(ContinuousClock.now - started < .seconds(10), "a bound on a hang, not a speed check")
+    }
+
     /// The device endpoint receives the client id (and, with `basic` or
     /// `post`, the secret): an override that moves only it is reported too.
     @Test func anOverrideThatMovesOnlyTheDeviceEndpointIsRecorded() throws {

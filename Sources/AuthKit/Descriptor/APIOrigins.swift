@@ -211,24 +211,44 @@ package struct APIOrigins: Sendable, Hashable {
     /// Whether `text` is `template`, where `*` (before the first `.`) and
     /// each `{name}` stand for one or more characters of host labels, and a
     /// `{name}` that ends the template also for an IPv6 literal or a port.
+    ///
+    /// Each (template position, text position) is decided once: tried
+    /// afresh, a pattern of ten placeholders in a row took every split of
+    /// the host again and again (28 characters: 77 s, a host from a git
+    /// remote or a URL a user was handed).
     private static func glob(_ template: Substring, _ text: Substring) -> Bool {
-        guard let first = template.first else { return text.isEmpty }
-        if first == "*" || first == "{" {
-            let rest =
-                first == "*"
-                ? template.dropFirst()
-                : template[template.index(after: template.firstIndex(of: "}") ?? template.startIndex)...]
-            var taken = text.startIndex
-            while taken < text.endIndex {
-                taken = text.index(after: taken)
-                let part = text[..<taken]
-                let fits = first == "{" && rest.isEmpty ? isHostValue(part) : part.allSatisfy(isLabelCharacter)
-                if fits, glob(rest, text[taken...]) { return true }
+        let pattern = Array(template)
+        let host = Array(text)
+        var decided = [Int: Bool]()
+        func matches(_ p: Int, _ h: Int) -> Bool {
+            let key = p * (host.count + 1) + h
+            if let known = decided[key] { return known }
+            let result: Bool
+            if p == pattern.count {
+                result = h == host.count
+            } else if pattern[p] == "*" || pattern[p] == "{" {
+                let rest =
+                    pattern[p] == "*" ? p + 1 : (pattern[p...].firstIndex(of: "}").map { $0 + 1 } ?? p + 1)
+                if pattern[p] == "{", rest == pattern.count {
+                    // Last: the rest of the host, as a host value (labels, an IPv6 literal, a port).
+                    result = h < host.count && isHostValue(Substring(String(host[h...])))
+                } else {
+                    var found = false
+                    var taken = h
+                    // Label characters only: the first other one ends every longer try too.
+                    while !found, taken < host.count, isLabelCharacter(host[taken]) {
+                        taken += 1
+                        found = matches(rest, taken)
+                    }
+                    result = found
+                }
+            } else {
+                result = h < host.count && host[h] == pattern[p] && matches(p + 1, h + 1)
             }
-            return false
+            decided[key] = result
+            return result
         }
-        guard let next = text.first, next == first else { return false }
-        return glob(template.dropFirst(), text.dropFirst())
+        return matches(0, 0)
     }
 
     /// A host name's labels are never empty (RFC 1034 §3.1): `a..b`, `.a` and

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -216,6 +218,28 @@ package struct DescriptorValidator: Sendable {
         if let token = descriptor.token {
             checkEndpoint(token.url, field: "token.url", allowed: declared, issue: issue)
             checkStatuses(token.successStatus, field: "token.successStatus", issue: issue)
+            if let response = token.response {
+                // An error member that is a token's (or holds it) would print
+                // a token just issued in an error message.
+                let tokens = Set(
+                    [response.accessToken ?? "access_token", response.refreshToken ?? "refresh_token", "id_token"]
+                        .flatMap(\.paths).map(\.description))
+                for (name, paths) in [
+                    ("errorCode", response.errorCode), ("errorDescription", response.errorDescription),
+                    ("errorURI", response.errorURI),
+                ] {
+                    for path in paths?.paths ?? []
+                    where tokens.contains(where: {
+                        $0 == path.description || $0.hasPrefix(path.description + ".")
+                            || $0.hasPrefix(path.description + "[")
+                    }) {
+                        issue(
+                            "token.response.\(name)",
+                            "'\(path)' is where a token is (or holds one): an error message would show a token just issued. Point it at the error's own member."
+                        )
+                    }
+                }
+            }
             if let status = token.response?.errorStatus, !(200...599).contains(status) {
                 issue(
                     "token.response.errorStatus",
@@ -229,6 +253,8 @@ package struct DescriptorValidator: Sendable {
             }
             if let headers = token.headers {
                 checkTemplates(Array(headers.values), field: "token.headers", allowed: declared, issue: issue)
+                // The token endpoint's Authorization is the client's authentication (clientAuthentication).
+                checkHeaderNames(headers, field: "token.headers", authorizationAllowed: false, issue: issue)
             }
             switch token.publicClientAuthentication {
             case .post?:
@@ -422,6 +448,12 @@ package struct DescriptorValidator: Sendable {
             checkTemplates(
                 Array((template.headers ?? [:]).values), field: "\(field).headers", allowed: templateVariables,
                 issue: issue)
+            // Dropbox's and Slack's revocations authenticate with the token
+            // itself (`Authorization: Bearer {access_token}`, no client
+            // authentication); a header must not replace a client's.
+            checkHeaderNames(
+                template.headers ?? [:], field: "\(field).headers",
+                authorizationAllowed: !authenticatesClient(template, field: field), issue: issue)
             if let method = template.method, !["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method.uppercased()) {
                 issue(
                     "\(field).method",
@@ -538,6 +570,43 @@ package struct DescriptorValidator: Sendable {
             rest = rest[rest.index(after: close)...]
         }
         return names
+    }
+
+    /// Header fields a descriptor may not set: the connection's own (the
+    /// transport frames the request and names the host: a `Host` of the
+    /// file's sent a request for one host to another's front end), and a
+    /// name that is no field name (it was dropped without a word).
+    static let headersNotSettable: Set<String> = [
+        "host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "keep-alive", "trailer",
+        "proxy-authorization", "proxy-connection",
+    ]
+
+    /// Whether a template's request carries the client's authentication:
+    /// as it says, or, for a revocation naming no parameters and no
+    /// authentication, RFC 7009's default (the token endpoint's).
+    private func authenticatesClient(_ template: DescriptorFile.Template, field: String) -> Bool {
+        if let authentication = template.clientAuthentication { return authentication != .none }
+        return field == "revocation" && template.parameters == nil
+    }
+
+    private func checkHeaderNames(
+        _ headers: [String: String], field: String, authorizationAllowed: Bool, issue: (String, String) -> Void
+    ) {
+        for name in headers.keys.sorted() {
+            let shown = DisplayText.sanitized(name, limit: 60)
+            if HTTPField.Name(name) == nil {
+                issue(
+                    "\(field).\(shown)",
+                    "is not an HTTP field name (RFC 9110 §5.1: a token, no spaces); fix or remove it.")
+            } else if Self.headersNotSettable.contains(name.lowercased()) {
+                issue("\(field).\(shown)", "is the transport's to set, not a descriptor's; remove it.")
+            } else if name.lowercased() == "authorization", !authorizationAllowed {
+                issue(
+                    "\(field).\(shown)",
+                    "would replace the client's authentication (clientAuthentication) with the file's own; remove it, or set clientAuthentication to none where the provider takes the header instead."
+                )
+            }
+        }
     }
 
     private func checkTemplates(

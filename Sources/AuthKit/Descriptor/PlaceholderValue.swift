@@ -78,7 +78,9 @@ package enum PlaceholderValue {
             guard let close = host.firstIndex(of: "]"),
                 host[host.index(after: host.startIndex)..<close].allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }
                 ),
-                host[host.index(after: host.startIndex)..<close].contains(":")
+                host[host.index(after: host.startIndex)..<close].contains(":"),
+                // `[:]` has a colon and nothing else: no address.
+                host[host.index(after: host.startIndex)..<close].contains(where: \.isHexDigit)
             else {
                 return "is not an IPv6 address in brackets, such as [2001:db8::1]."
             }
@@ -101,7 +103,10 @@ package enum PlaceholderValue {
                 return "does not make a host name in \(url)."
             }
         }
-        if let port, !(UInt16(port).map { $0 > 0 } ?? false) {
+        // Digits only: UInt16 reads "+443", which then went encoded into the URL.
+        if let port,
+            !port.allSatisfy({ $0.isASCII && $0.isNumber }) || !(UInt16(port).map { $0 > 0 } ?? false)
+        {
             return "names port \(DisplayText.sanitized(String(port), limit: 20)), which is not a TCP port (1–65535)."
         }
         return nil

@@ -16,8 +16,13 @@ public struct ProviderCatalog: Sendable {
     /// A loaded descriptor and the file it came from.
     package struct Entry: Sendable, Hashable {
         package var descriptor: ProviderDescriptor
-        /// The descriptor this one replaced (a bundled one a user corrected), if any.
+        /// The descriptor this one replaced (a bundled one a user corrected), if
+        /// any: the first of its id that loaded, so that what an override changes
+        /// is told against the original, however many files lie between.
         package var replaced: ProviderDescriptor?
+        /// Problems of files of this id between the first and this one, which
+        /// failed to load and were passed over (said, not silently dropped).
+        package var passedOver: [FileIssue] = []
         /// The file's path; bundled descriptors show `(bundled) providers/<name>.json`.
         package var file: String { descriptor.source }
 
@@ -197,7 +202,10 @@ public struct ProviderCatalog: Sendable {
 
     /// Decodes `stem`'s files in load order, as if each replaced the one
     /// before: a later file that fails hides the earlier ones (its problems
-    /// are reported, not the bundled file the user meant to replace).
+    /// are reported, not the bundled file the user meant to replace). A file
+    /// that loads is compared with the first that did (the bundled one, when
+    /// there is one): against the one just before, an override behind a
+    /// broken file, or behind another override, sent elsewhere unannounced.
     private func resolve(_ stem: String) -> Resolution? {
         if let known = cache.resolutions.withLock({ $0[stem] }) { return known }
         // `gitHub.json` holding `"id": "github"` is refused for its name, and
@@ -223,16 +231,18 @@ public struct ProviderCatalog: Sendable {
         guard let layers = sources[stem] else { return nil }
         let loader = DescriptorLoader()
         var result: Resolution?
-        var previous: ProviderDescriptor?
+        var original: ProviderDescriptor?
+        var passedOver: [FileIssue] = []
         for source in layers {
             let outcome = load(source, stem: stem, loader: loader)
             switch outcome {
             case .entry(let descriptor):
-                result = .entry(Entry(descriptor: descriptor, replaced: previous))
-                previous = descriptor
+                result = .entry(Entry(descriptor: descriptor, replaced: original, passedOver: passedOver))
+                if original == nil { original = descriptor }
+                passedOver = []
             case .problems(let issues):
                 result = .problems(issues)
-                previous = nil
+                passedOver += issues
             }
         }
         if let result { cache.resolutions.withLock { $0[stem] = result } }

@@ -300,10 +300,16 @@ package struct TokenResponseParser: Sendable {
         // Only a string or number is an error code: an object at `error` may hold
         // the code deeper (`error.type`), and `"error": false` is no error.
         guard let code = mapping.errorCode.firstScalar(in: object), code != "false" else { return nil }
+        // An error path that reaches the tokens (a descriptor's mistake, or
+        // a server naming its token in `error`) would print a token just
+        // issued: the answer's own tokens are masked in what is shown.
+        let idToken: FieldPaths = "id_token"
+        let issued = SecretMask(
+            [mapping.accessToken, mapping.refreshToken, idToken].compactMap { $0.firstScalar(in: object) })
         return ProviderErrorResponse(
-            status: status, code: code,
-            description: mapping.errorDescription.firstScalar(in: object),
-            uri: mapping.errorURI.firstScalar(in: object))
+            status: status, code: issued.apply(code),
+            description: mapping.errorDescription.firstScalar(in: object).map(issued.apply),
+            uri: mapping.errorURI.firstScalar(in: object).map(issued.apply))
     }
 
     /// A non-empty string, with the path it was found at (for messages).

@@ -227,6 +227,9 @@ struct Workspace {
                 status: .badInput)
         }
         if let sandbox { return descriptor.pointed(atSandbox: sandbox) }
+        for issue in catalog.entry(id: id)?.passedOver ?? [] {
+            Console.err("authkit: warning: \(issue) (passed over: a later file of '\(id)' is used)")
+        }
         if let entry = catalog.entry(id: id), !entry.newHosts.isEmpty {
             Console.err(
                 "authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.replaced?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.replaced.map { $0.defaultedEndpointHosts.sorted().joined(separator: ", ") } ?? "?")."
