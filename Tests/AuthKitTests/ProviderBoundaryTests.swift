@@ -241,6 +241,42 @@ import Testing
             "\(error)")
     }
 
+    /// What `providers validate` passed and the runtime then refused or
+    /// altered: placeholders in OAuth 1.0a endpoints, an https redirect
+    /// whose host is no host, a control character under a nested `_` name.
+    @Test func theValidatorRefusesWhatTheRuntimeWould() throws {
+        func fields(_ json: String) -> [String: String] {
+            do {
+                _ = try ProviderDescriptor(json: Data(json.utf8), source: "v.json")
+                return [:]
+            } catch AuthKitError.invalidFile(let issues) {
+                return Dictionary(issues.map { ($0.field, $0.problem) }, uniquingKeysWith: { $0 + " " + $1 })
+            } catch {
+                return ["": "\(error)"]
+            }
+        }
+        let oauth1 = fields(
+            #"{"id": "o1", "protocol": "oauth1", "placeholders": {"host": {"description": "h", "default": "x.example"}}, "oauth1": {"requestTokenURL": "https://{host}/rt", "authorizeURL": "https://x.example/a", "accessTokenURL": "https://x.example/at"}}"#
+        )
+        #expect(oauth1["oauth1.requestTokenURL"]?.contains("takes no placeholders") == true, "\(oauth1)")
+        for host in ["a b", "", "user@evil.example", "evil.example:99999"] {
+            let redirect = fields(
+                #"{"id": "r", "protocol": "oauth2", "redirect": {"scheme": "https", "host": "\#(host)", "path": "/cb"}, "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t"}}"#
+            )
+            #expect(redirect["redirect.host"]?.contains("is no host name") == true, "\(host): \(redirect)")
+        }
+        let nested = fields(
+            #"{"id": "n", "protocol": "oauth2", "authorization": {"url": "https://as.example/a", "parameters": {"_q": "a\u001b[31mb"}}, "token": {"url": "https://as.example/t"}}"#
+        )
+        #expect(nested["authorization.parameters._q"] != nil, "\(nested)")
+        let headerMessage = fields(
+            #"{"id": "t", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t", "headers": {"X-A": "{client_secret}"}}}"#
+        )
+        #expect(
+            headerMessage["token.headers"]?.contains("takes placeholders only") == true
+                && headerMessage["token.headers"]?.contains("{client_secret}, ") == false, "\(headerMessage)")
+    }
+
     /// A hostile file's thousands of problems are said up to a bound, not
     /// all copied out of the document one by one (60,000 took 86 s).
     @Test func aFileWithThousandsOfProblemsIsRefusedAtOnce() throws {

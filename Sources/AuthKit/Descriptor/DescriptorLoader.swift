@@ -211,7 +211,10 @@ package struct DescriptorLoader: Sendable {
     static func controlCharacterIssues(in value: JSONValue, path: String = "", file: String) -> [FileIssue] {
         switch value {
         case .object(let members):
-            return members.keys.sorted().filter { !$0.hasPrefix("_") && !$0.hasPrefix("$") }.flatMap { key in
+            // Comments are top-level members (the schema's `_comment`, `$schema`);
+            // deeper, `_p` is a placeholder's, a parameter's or a header's name.
+            return members.keys.sorted().filter { !path.isEmpty || (!$0.hasPrefix("_") && !$0.hasPrefix("$")) }.flatMap
+            { key in
                 controlCharacterIssues(in: members[key]!, path: path.isEmpty ? key : "\(path).\(key)", file: file)
             }
         case .array(let elements):

@@ -392,14 +392,21 @@ package struct DescriptorValidator: Sendable {
         _ descriptor: DescriptorFile, declared: Set<String>, issue: (String, String) -> Void
     ) {
         if let oauth1 = descriptor.oauth1 {
-            checkEndpoint(oauth1.requestTokenURL, field: "oauth1.requestTokenURL", allowed: declared, issue: issue)
-            checkEndpoint(oauth1.authorizeURL, field: "oauth1.authorizeURL", allowed: declared, issue: issue)
-            checkEndpoint(oauth1.accessTokenURL, field: "oauth1.accessTokenURL", allowed: declared, issue: issue)
-            if let url = oauth1.authenticateURL {
-                checkEndpoint(url, field: "oauth1.authenticateURL", allowed: declared, issue: issue)
-            }
-            if let url = oauth1.invalidateTokenURL {
-                checkEndpoint(url, field: "oauth1.invalidateTokenURL", allowed: declared, issue: issue)
+            for (field, url) in [
+                ("requestTokenURL", oauth1.requestTokenURL), ("authorizeURL", oauth1.authorizeURL),
+                ("accessTokenURL", oauth1.accessTokenURL), ("authenticateURL", oauth1.authenticateURL),
+                ("invalidateTokenURL", oauth1.invalidateTokenURL),
+            ] {
+                guard let url else { continue }
+                // The OAuth 1.0a client takes none (it refused them only at
+                // sign-in, after `providers validate` had said ok).
+                if !Self.variables(in: url).isEmpty {
+                    issue(
+                        "oauth1.\(field)",
+                        "takes no placeholders (OAuth 1.0a endpoints are written in full); write the URL as it is.")
+                } else {
+                    checkEndpoint(url, field: "oauth1.\(field)", allowed: declared, issue: issue)
+                }
             }
             for (field, method) in [
                 ("requestTokenMethod", oauth1.requestTokenMethod), ("accessTokenMethod", oauth1.accessTokenMethod),
@@ -474,6 +481,20 @@ package struct DescriptorValidator: Sendable {
             }
             let scheme = redirect.scheme?.lowercased() ?? "http"
             let host = redirect.host ?? "127.0.0.1"
+            // Any scheme: `https` took `a b`, an empty host or `user@evil.example`
+            // and sent `redirect_uri=https://a%20b/cb`. (A private-use scheme's
+            // "host" is part of its name and may be anything a URL allows.)
+            if scheme == "http" || scheme == "https",
+                let problem = Self.isLoopback(host: host)
+                    ? nil
+                    : host.isEmpty
+                        ? "an empty host"
+                        : host.contains(":") && !host.hasPrefix("[")
+                            ? "'\(DisplayText.sanitized(host, limit: 60))' holds a port, which goes in redirect.port"
+                            : Self.hostProblem(in: "\(scheme)://\(host)/")
+            {
+                issue("redirect.host", "is no host name: \(problem)")
+            }
             if scheme == "http", !Self.isLoopback(host: host) {
                 issue(
                     "redirect.host",
@@ -616,7 +637,10 @@ package struct DescriptorValidator: Sendable {
             for name in Self.variables(in: value) where !allowed.contains(name) {
                 issue(
                     field,
-                    "'{\(name)}' is not a known variable or declared placeholder; declare it under \"placeholders\" or use one of \(Self.runtimeVariables.sorted().map { "{\($0)}" }.joined(separator: ", "))."
+                    // Only what this field takes: token.headers takes no run-time values.
+                    allowed.isDisjoint(with: Self.runtimeVariables)
+                        ? "'{\(name)}' is not a declared placeholder; declare it under \"placeholders\" (this field takes placeholders only)."
+                        : "'{\(name)}' is not a known variable or declared placeholder; declare it under \"placeholders\" or use one of \(allowed.intersection(Self.runtimeVariables).sorted().map { "{\($0)}" }.joined(separator: ", "))."
                 )
             }
         }
