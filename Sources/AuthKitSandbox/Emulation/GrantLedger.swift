@@ -122,8 +122,19 @@ struct GrantLedger: Sendable {
     /// `id_token_hint` must be one of them.
     var idTokens: [String: Int] = [:]
     var pushedRequests: [String: PushedRequest] = [:]
-    /// `jti`s of DPoP proofs and client assertions seen (RFC 9449 §11.1, RFC 7523 §3): each is good once.
-    var seenJTIs: Set<String> = []
+    /// `jti`s of DPoP proofs and client assertions seen (RFC 9449 §11.1, RFC
+    /// 7523 §3): each is good once. Kept until its proof or assertion would be
+    /// refused anyway (a proof's `iat` window, an assertion's `exp`), then
+    /// forgotten: kept for ever, any local client could grow the set by one
+    /// self-signed proof per request.
+    private var seenJTIs: [String: Date] = [:]
+
+    /// Records `jti`'s first use; false when it was seen before.
+    mutating func firstUse(ofJTI jti: String, refusedAnywayAfter until: Date) -> Bool {
+        guard seenJTIs[jti] == nil else { return false }
+        seenJTIs[jti] = until
+        return true
+    }
     /// The nonces the token endpoint and the resource server ask proofs to
     /// carry (RFC 9449 §8, §9), one each for the sandbox's life.
     let tokenNonce = SecureRandom.token()
@@ -188,6 +199,7 @@ struct GrantLedger: Sendable {
         trim(&refreshTokens) { $0.rotated || grants[$0.grant]?.revoked != false }
         trim(&oauth1Tokens) { $0.used }
         trim(&idTokens) { grants[$0]?.revoked != false }
+        trim(&seenJTIs) { $0 < now }
         if nonces.count > Self.limit {
             // A nonce only matters while its timestamp is inside the five-minute window.
             nonces = nonces.filter { entry in

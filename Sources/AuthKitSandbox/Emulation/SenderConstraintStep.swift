@@ -188,7 +188,11 @@ extension Emulator {
             guard TimeInterval(claims.exp) > now.timeIntervalSince1970 else {
                 throw Refusal.invalidClient("the assertion has expired")
             }
-            guard ledger.seenJTIs.insert("assertion " + claims.jti).inserted else {
+            guard
+                ledger.firstUse(
+                    ofJTI: "assertion " + claims.jti,
+                    refusedAnywayAfter: Date(timeIntervalSince1970: TimeInterval(claims.exp)))
+            else {
                 throw Refusal.invalidClient("the assertion's jti was used before (RFC 7523 §3)")
             }
             return options.clientID
@@ -235,7 +239,11 @@ extension Emulator {
         guard ExactText.same(proof.nonce ?? "", nonce) else {
             throw refuse("use_dpop_nonce", "the proof must carry the server's DPoP-Nonce (RFC 9449 §8)")
         }
-        guard ledger.seenJTIs.insert("proof " + proof.jti).inserted else {
+        guard
+            ledger.firstUse(
+                ofJTI: "proof " + proof.jti,
+                refusedAnywayAfter: Date(timeIntervalSince1970: TimeInterval(proof.iat) + 60))
+        else {
             throw refuse("invalid_dpop_proof", "the proof's jti was used before (RFC 9449 §11.1)")
         }
         return proof.jkt
