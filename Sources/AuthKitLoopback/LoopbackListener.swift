@@ -40,6 +40,8 @@ final class LoopbackListener: @unchecked Sendable {
     private var answered = false
     /// Accepted connections still open, so closing can wait for browsers to hang up.
     private var connections: [ObjectIdentifier: Channel] = [:]
+    /// The open connections, oldest first (``maxConnections``).
+    private var arrivals: [ObjectIdentifier] = []
     /// `close` waiting for the last connection to go (resumed once, by
     /// whichever comes first: the last hang-up, the grace period, cancellation).
     private var hangUpWaiters: [CheckedContinuation<Void, Never>] = []
@@ -204,13 +206,33 @@ final class LoopbackListener: @unchecked Sendable {
         socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
     }
 
+    /// Connections held open at once. Each idle one waits out
+    /// ``connectionTimeout``; without a bound, a local program holding a
+    /// thousand of them ran the process out of file descriptors, and the
+    /// browser's redirect waited out accept's back-off. Past it, the oldest
+    /// is closed: the browser's sends its request the moment it connects.
+    /// A quarter of the usual 1,024 descriptors; far above what a browser
+    /// opens (a handful) or ListenerAbuseTests holds (116).
+    static let maxConnections = 256
+
     func track(_ channel: Channel) {
-        lock.withLock { connections[ObjectIdentifier(channel)] = channel }
+        let evicted = lock.withLock { () -> Channel? in
+            let id = ObjectIdentifier(channel)
+            connections[id] = channel
+            arrivals.append(id)
+            guard connections.count > Self.maxConnections else { return nil }
+            while !arrivals.isEmpty {
+                if let oldest = connections[arrivals.removeFirst()] { return oldest }
+            }
+            return nil
+        }
+        evicted?.close(promise: nil)
     }
 
     func untrack(_ channel: Channel) {
         let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             connections[ObjectIdentifier(channel)] = nil
+            arrivals.removeAll { $0 == ObjectIdentifier(channel) }
             return connections.isEmpty ? takeHangUpWaiters() : []
         }
         for waiter in waiters { waiter.resume() }

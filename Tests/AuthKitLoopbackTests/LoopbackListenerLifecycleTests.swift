@@ -25,6 +25,38 @@ import Testing
         #expect(await listening.closedSoon(), "\(listening)")
     }
 
+    /// At most `maxConnections` connections are held at once: a local
+    /// program opening a hundred idle ones finds the oldest closed, and the
+    /// genuine answer still gets through.
+    @Test func idleConnectionsAreBoundedAndTheAnswerStillComes() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        // Idle connections would otherwise be closed only after 30 s: what closes one sooner is the bound.
+        let agent = LoopbackUserAgent(
+            browser: browser.launcher, timeout: .seconds(60), connectionTimeout: .seconds(30))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let port = attempt.port
+        var idle: [Int32] = []
+        defer { for fd in idle { close(fd) } }
+        for _ in 0..<(LoopbackListener.maxConnections + 36) { idle.append(try RawHTTP.connect(port: port)) }
+        // The first 36 were closed by the listener: each reads its end (0 bytes), at once.
+        let first = idle[0]
+        let ended = try await blocking { () -> Bool in
+            var pollfd = pollfd(fd: first, events: Int16(POLLIN), revents: 0)
+            guard poll(&pollfd, 1, 3000) == 1 else { return false }
+            var byte: UInt8 = 0
+            return recv(first, &byte, 1, 0) <= 0
+        }
+        #expect(ended, "the oldest idle connection was not closed")
+        let answer = try await RawHTTP.request(attempt.target("code=abc"), port: port)
+        #expect(answer.status == 200)
+        guard case .redirect(let url, _) = try await task.value else {
+            Issue.record("not a redirect")
+            return
+        }
+        #expect(url.query?.hasPrefix("code=abc") == true)
+    }
+
     /// A fixed port serves two attempts in a row. The listener lets the
     /// browser close first, so no TIME_WAIT socket keeps the port from the
     /// next attempt (no SO_REUSEADDR); a connection that never speaks is
