@@ -105,10 +105,16 @@ struct WebExample: AsyncParsableCommand {
         router.get("/me") { request, _ -> Response in
             do {
                 return try await Self.me(request, web: web)
-            } catch let error as AuthKitError {
-                // The database away: 503, and the next request tries again.
-                if case .store = error { return Self.json(["error": "\(error)"], status: .serviceUnavailable) }
-                return Self.json(["error": "\(error)"], status: .badGateway)
+            } catch {
+                // Logged here, never shown: a store's error names the
+                // database's address and its own messages, and /me answers
+                // anyone with a cookie. The database away: 503, and the next
+                // request tries again; anything else: 502.
+                logger.error("/me failed: \(error)")
+                if case AuthKitError.store = error {
+                    return Self.json(["error": "unavailable"], status: .serviceUnavailable)
+                }
+                return Self.json(["error": "the provider or the sign-in could not be reached"], status: .badGateway)
             }
         }
 

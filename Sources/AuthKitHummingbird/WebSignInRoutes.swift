@@ -34,7 +34,8 @@ extension WebSignIn {
             return try await self.respond(logger: context.logger) {
                 let finished = try await self.finish(
                     providerID: provider, query: request.uri.query ?? "",
-                    bindingCookie: request.cookies[self.configuration.bindingCookie]?.value)
+                    bindingCookie: request.cookies[self.configuration.bindingCookie]?.value,
+                    sessionCookie: request.cookies[self.configuration.sessionCookie]?.value)
                 return Self.redirect(to: finished.returnTo, cookies: finished.cookies)
             }
         }

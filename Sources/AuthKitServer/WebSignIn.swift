@@ -162,11 +162,17 @@ public final class WebSignIn: Sendable {
     /// - Parameters:
     ///   - query: the callback's query, as received (percent-encoded).
     ///   - bindingCookie: the value of the binding cookie the request carried.
+    ///   - sessionCookie: the session cookie the request carried, if any: that
+    ///     session ends, as the new one replaces it in this browser. Left in
+    ///     the store, it stayed valid (a copy of the old cookie still worked)
+    ///     and no sign-out from this browser could reach it.
     /// - Throws: ``WebSignInError`` (no such attempt: expired, replayed or
     ///   forged; another browser; no identity); AuthKit's errors for what the
     ///   provider answered (`authorizationFailed` when the user declined,
     ///   `idTokenRejected`, …); the stores'.
-    public func finish(providerID: String, query: String, bindingCookie: String?) async throws -> Finished {
+    public func finish(
+        providerID: String, query: String, bindingCookie: String?, sessionCookie: String? = nil
+    ) async throws -> Finished {
         guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
         let parameters = FormURLEncoding.decode(query) ?? []
         let states = parameters.filter { $0.0 == "state" }.map(\.1)
@@ -215,6 +221,11 @@ public final class WebSignIn: Sendable {
                 user: user, csrfToken: SecureRandom.token(), createdAt: created,
                 expiresAt: created.addingTimeInterval(configuration.sessionLifetime.seconds)),
             id: Self.digest(sessionID))
+        if let sessionCookie, !sessionCookie.isEmpty, sessionCookie.utf8.count <= 256 {
+            // The sign-in has succeeded: a store failing here leaves the old
+            // session as it was before, which is no reason to refuse the new one.
+            try? await sessions.remove(id: Self.digest(sessionCookie))
+        }
         return Finished(
             user: user, returnTo: attempt.returnTo,
             cookies: [

@@ -69,13 +69,14 @@ import Testing
 
     /// A whole sign-in in one browser, as `account`: its session cookie and CSRF token.
     static func signIn(
-        _ client: some TestClientProtocol, _ sandbox: Sandbox, account: String = "alice"
+        _ client: some TestClientProtocol, _ sandbox: Sandbox, account: String = "alice", over session: String? = nil
     ) async throws -> (session: String, csrf: String) {
         let started = try await client.execute(uri: "/auth/google", method: .get)
         let binding = try #require(cookies(started)["authkit_signin"])
         let callback = try await consent(sandbox, location: try #require(started.headers[.location]), account: account)
         let finished = try await client.execute(
-            uri: pathAndQuery(callback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
+            uri: pathAndQuery(callback), method: .get,
+            headers: [.cookie: "authkit_signin=\(binding)" + (session.map { "; authkit_session=\($0)" } ?? "")])
         let session = try #require(cookies(finished)["authkit_session"], "\(finished.status)")
         let me = try await client.execute(uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(session)"])
         let fields = try JSONSerialization.jsonObject(with: Data(String(buffer: me.body).utf8)) as? [String: String]
@@ -384,6 +385,25 @@ import Testing
     /// A callback that fails the browser check takes nothing from the store:
     /// a flood of them by whoever learned the `state` leaves no moment in
     /// which the rightful callback finds no attempt.
+    /// A sign-in in a browser that has a session ends that session: the
+    /// new one replaces it there, and the old one, left in the store, stayed
+    /// valid for a copy of its cookie and out of reach of any sign-out.
+    @Test func aSignInOverASessionEndsIt() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        let (app, _) = try Self.app(sandbox)
+        try await app.test(.router) { client in
+            let alice = try await Self.signIn(client, sandbox)
+            let bob = try await Self.signIn(client, sandbox, account: "bob", over: alice.session)
+            let old = try await client.execute(
+                uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(alice.session)"])
+            #expect(old.status == .unauthorized, "the replaced session still answers: \(old.status)")
+            let new = try await client.execute(
+                uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(bob.session)"])
+            #expect(new.status == .ok && String(buffer: new.body).contains("sandbox-user-bob"))
+        }
+    }
+
     @Test func aRefusedCallbackTakesNothing() async throws {
         let sandbox = try await Self.google()
         defer { Task { await sandbox.stop() } }
