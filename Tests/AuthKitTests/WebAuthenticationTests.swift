@@ -26,6 +26,8 @@ import Testing
         for (uri, hint) in [
             ("http://127.0.0.1:8765/callback", "cannot catch a plain http redirect"),
             ("https:/no-host", "needs a host"), ("/relative/only", "has no scheme"),
+            // Instagram's usual https://localhost/callback: no app can be associated with it.
+            ("https://localhost/callback", "webcredentials:"), ("https://127.0.0.1/cb", "webcredentials:"),
         ] {
             #expect {
                 try WebAuthenticationCallback(redirectURI: URL(string: uri)!)

@@ -75,9 +75,14 @@ public func platformHTTPClient(timeout: TimeInterval = 30) -> any HTTPClient {
     #endif
 }
 
-/// ``platformHTTPClient(timeout:)`` with its default timeout.
+/// ``platformHTTPClient(timeout:)`` with its default timeout: on Apple
+/// platforms one shared client, as the Linux transport's workers are shared.
 package func defaultHTTPClient() -> any HTTPClient {
-    platformHTTPClient()
+    #if canImport(CAuthKitLinux)
+        return platformHTTPClient()
+    #else
+        return URLSessionHTTPClient.shared
+    #endif
 }
 
 /// Starts loading what ``defaultHTTPClient()`` needs, on a thread of its own,

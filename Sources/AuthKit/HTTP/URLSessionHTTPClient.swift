@@ -46,8 +46,14 @@
     package struct URLSessionHTTPClient: HTTPClient {
         /// Seconds without any bytes after which a request fails.
         package var timeout: TimeInterval
-        private let session: URLSession
-        private let delegate: TaskDelegate
+        private let owner: SessionOwner
+        private var session: URLSession { owner.session }
+        private var delegate: TaskDelegate { owner.delegate }
+
+        /// One client of each default, shared as the Linux transport shares
+        /// its workers: its connections are kept for the next request, and
+        /// nothing is made per `OAuth2Client` or per web request.
+        package static let shared = URLSessionHTTPClient()
 
         package init(timeout: TimeInterval = 30) {
             self.timeout = timeout
@@ -58,8 +64,8 @@
             configuration.urlCache = nil
             configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
             let delegate = TaskDelegate()
-            self.delegate = delegate
-            self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+            self.owner = SessionOwner(
+                URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil), delegate: delegate)
         }
 
         package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
@@ -92,6 +98,21 @@
             }
             return (head, HTTPResponseBody(stream, onCancel: { task.cancel() }))
         }
+    }
+
+    /// Holds a client's session and invalidates it when the last copy of the
+    /// client goes: a URLSession keeps its delegate "until your app exits or
+    /// explicitly invalidates the session" (Apple's `URLSession.delegate`),
+    /// so each client made and dropped leaked its session and connections.
+    /// Transfers under way finish first (`finishTasksAndInvalidate`).
+    private final class SessionOwner: Sendable {
+        let session: URLSession
+        let delegate: TaskDelegate
+        init(_ session: URLSession, delegate: TaskDelegate) {
+            self.session = session
+            self.delegate = delegate
+        }
+        deinit { session.finishTasksAndInvalidate() }
     }
 
     /// Routes one session's delegate callbacks to the transfer each task belongs to.

@@ -104,7 +104,17 @@
             let status = SecItemUpdate(
                 Self.dictionary(layout.identity(credential.key)), Self.dictionary(layout.update(data: data)))
             if status == KeychainStatus.itemNotFound {
-                try check(SecItemAdd(Self.dictionary(layout.add(credential.key, data: data)), nil))
+                let added = SecItemAdd(Self.dictionary(layout.add(credential.key, data: data)), nil)
+                if added == KeychainStatus.duplicateItem {
+                    // Another writer (the app's extension, a second task)
+                    // added it between the two calls: update theirs.
+                    try check(
+                        SecItemUpdate(
+                            Self.dictionary(layout.identity(credential.key)), Self.dictionary(layout.update(data: data))
+                        ))
+                } else {
+                    try check(added)
+                }
             } else {
                 try check(status)
             }

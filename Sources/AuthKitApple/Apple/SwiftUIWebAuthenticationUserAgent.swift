@@ -1,4 +1,6 @@
-#if canImport(SwiftUI) && canImport(AuthenticationServices)
+#if canImport(SwiftUI) && canImport(AuthenticationServices) && !os(tvOS) && !os(watchOS)
+    // ASWebAuthenticationSession's presentation API exists on iOS, macOS and
+    // visionOS only (not tvOS or watchOS, where the module must still build).
     import AuthKit
     import AuthenticationServices
     import SwiftUI
@@ -48,7 +50,11 @@
                 return .redirect(redirect, redirectURI: redirectURI)
             } catch let error as AuthKitError {
                 throw error
+            } catch is CancellationError {
+                // The task was cancelled: that, not a protocol the agent broke.
+                throw AuthKitError.cancelled
             } catch {
+                if Task.isCancelled { throw AuthKitError.cancelled }
                 let described = error as NSError
                 if case .failure(let mapped) = WebAuthenticationOutcome.map(
                     callbackURL: nil, error: (described.domain, described.code, described.localizedDescription))

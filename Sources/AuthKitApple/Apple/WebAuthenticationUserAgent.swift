@@ -1,4 +1,6 @@
-#if canImport(AuthenticationServices)
+#if canImport(AuthenticationServices) && !os(tvOS) && !os(watchOS)
+    // ASWebAuthenticationPresentationContextProviding exists on iOS, macOS and
+    // visionOS only: on tvOS and watchOS the module builds without this agent.
     import AuthKit
     import AuthenticationServices
     import Foundation
@@ -47,10 +49,11 @@
             let holder = await SessionHolder()
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<URL, Error>) in
+                    let once = ResumedOnce(continuation)
                     Task { @MainActor in
                         holder.start(
-                            url: url, callback: callback, ephemeral: prefersEphemeralWebBrowserSession,
-                            anchor: presentationAnchor(), continuation: continuation)
+                            url: url, redirectURI: redirectURI, callback: callback,
+                            ephemeral: prefersEphemeralWebBrowserSession, anchor: presentationAnchor(), once: once)
                     }
                 }
             } onCancel: {
@@ -59,22 +62,45 @@
         }
     }
 
+    /// A continuation resumed at most once, whoever answers first (the
+    /// session's completion handler on its own queue, or a cancellation on
+    /// the main actor): a second resume of a `CheckedContinuation` traps.
+    final class ResumedOnce: @unchecked Sendable {
+        private let lock = NSLock()
+        private var continuation: CheckedContinuation<URL, Error>?
+        init(_ continuation: CheckedContinuation<URL, Error>) { self.continuation = continuation }
+
+        func resume(with result: Result<URL, Error>) {
+            lock.lock()
+            let waiting = continuation
+            continuation = nil
+            lock.unlock()
+            waiting?.resume(with: result)
+        }
+
+        func resume(throwing error: Error) { resume(with: .failure(error)) }
+    }
+
     /// Keeps the session and its context provider alive until it ends.
     @MainActor
     private final class SessionHolder: NSObject, ASWebAuthenticationPresentationContextProviding {
         private var session: ASWebAuthenticationSession?
         private var anchor: ASPresentationAnchor?
         private var cancelled = false
+        /// The caller's continuation, resumed once by whichever comes first:
+        /// the completion handler, a failed start, or a cancellation.
+        private var once: ResumedOnce?
 
         func start(
-            url: URL, callback: WebAuthenticationCallback, ephemeral: Bool, anchor: ASPresentationAnchor,
-            continuation: CheckedContinuation<URL, Error>
+            url: URL, redirectURI: URL, callback: WebAuthenticationCallback, ephemeral: Bool,
+            anchor: ASPresentationAnchor, once: ResumedOnce
         ) {
+            self.once = once
             guard !cancelled else {
-                continuation.resume(throwing: AuthKitError.cancelled)
+                once.resume(throwing: AuthKitError.cancelled)
                 return
             }
-            let completion = Self.completion(resuming: continuation)
+            let completion = Self.completion(resuming: once)
             let session: ASWebAuthenticationSession
             if #available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, visionOS 1.1, *) {
                 let asCallback: ASWebAuthenticationSession.Callback
@@ -85,9 +111,11 @@
                 session = ASWebAuthenticationSession(url: url, callback: asCallback, completionHandler: completion)
             } else {
                 guard let scheme = callback.scheme else {
-                    continuation.resume(
+                    // The redirect URI, not the authorization URL (its state
+                    // and code challenge have no place in an error).
+                    once.resume(
                         throwing: AuthKitError.unusableRedirectURI(
-                            uri: url.absoluteString,
+                            uri: redirectURI.absoluteString,
                             reason:
                                 "an https callback needs iOS 17.4 or macOS 14.4; register a private-use scheme for older systems."
                         ))
@@ -102,7 +130,7 @@
             if !session.start() {
                 // `start` returns false without calling the completion handler.
                 self.session = nil
-                continuation.resume(
+                once.resume(
                     throwing: AuthKitError.misuse(
                         .userAgentBrokeProtocol(
                             "the web authentication session could not start (is another one showing, or the app in the background?)"
@@ -115,22 +143,23 @@
         /// and Swift 6 checks that isolation when it is called, stopping the
         /// app (macOS calls the handler on a queue of its own, not the main
         /// one). It touches nothing but the continuation, which is Sendable.
-        nonisolated private static func completion(
-            resuming continuation: CheckedContinuation<URL, Error>
-        ) -> @Sendable (URL?, Error?) -> Void {
+        nonisolated private static func completion(resuming once: ResumedOnce) -> @Sendable (URL?, Error?) -> Void {
             { url, error in
                 let described = error.map { error -> (domain: String, code: Int, description: String) in
                     let error = error as NSError
                     return (error.domain, error.code, error.localizedDescription)
                 }
-                continuation.resume(
+                once.resume(
                     with: WebAuthenticationOutcome.map(callbackURL: url, error: described).mapError { $0 as Error })
             }
         }
 
         func cancel() {
             cancelled = true
-            // The completion handler then runs with canceledLogin: AuthKitError.cancelled.
+            // Said here: Apple documents that `cancel()` dismisses the sheet,
+            // not that the completion handler then runs; if it does, with
+            // canceledLogin, that second answer is dropped.
+            once?.resume(throwing: AuthKitError.cancelled)
             session?.cancel()
         }
 

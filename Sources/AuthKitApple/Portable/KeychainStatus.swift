@@ -19,7 +19,8 @@ package enum KeychainStatus {
         case userCanceled:
             return "the user cancelled the Keychain prompt (OSStatus \(status))."
         case duplicateItem:
-            return "an item with this account already exists in another access group (OSStatus \(status))."
+            return
+                "an item for this account was added by another writer at the same moment (OSStatus \(status)); try again."
         default:
             return "the Keychain answered OSStatus \(status)."
         }

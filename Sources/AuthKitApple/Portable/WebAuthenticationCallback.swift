@@ -32,8 +32,22 @@ package enum WebAuthenticationCallback: Sendable, Hashable {
                 throw AuthKitError.unusableRedirectURI(
                     uri: text, reason: "an https redirect needs a host the app is associated with (RFC 8252 §7.2).")
             }
+            // Apple's Callback.https(host:path:): the host "must be a member
+            // of a domain associated with the app" (a `webcredentials:`
+            // associated domain), which a loopback name can never be: the
+            // session then fails with nothing said of why.
+            let lowered = host.lowercased()
+            if lowered == "localhost" || lowered.hasSuffix(".localhost") || lowered == "127.0.0.1"
+                || lowered == "[::1]" || lowered == "::1"
+            {
+                throw AuthKitError.unusableRedirectURI(
+                    uri: text,
+                    reason:
+                        "an https callback must be on a domain the app is associated with (webcredentials:), which \(lowered) cannot be; register such a domain's URL, or a private-use scheme (RFC 8252 §7.1), with the provider."
+                )
+            }
             let path = redirectURI.path.isEmpty ? "/" : redirectURI.path
-            self = .https(host: host.lowercased(), path: path)
+            self = .https(host: lowered, path: path)
         case "http":
             throw AuthKitError.unusableRedirectURI(
                 uri: text,
