@@ -197,6 +197,19 @@ import Testing
         #expect(behindTwin.newHosts == ["qiita.evil.example"] && behindTwin.passedOver.isEmpty)
     }
 
+    /// The problems a descriptor's file has, by field (several joined);
+    /// empty when it loads.
+    static func problems(_ json: String) -> [String: String] {
+        do {
+            _ = try ProviderDescriptor(json: Data(json.utf8), source: "p.json")
+            return [:]
+        } catch AuthKitError.invalidFile(let issues) {
+            return Dictionary(issues.map { ($0.field, $0.problem) }, uniquingKeysWith: { $0 + " " + $1 })
+        } catch {
+            return ["": "\(error)"]
+        }
+    }
+
     /// A descriptor may not set the connection's own header fields (a
     /// `Host` of its own sent a request for one host to another's front
     /// end), a name that is no field name (dropped without a word), or an
@@ -205,16 +218,9 @@ import Testing
     /// client, keeps its `Authorization: Bearer {access_token}`.
     @Test func descriptorHeadersCannotReplaceWhatTheTransportOrTheClientSets() throws {
         func problems(_ headers: String, revocation: String = "") -> [String: String] {
-            let json =
+            Self.problems(
                 #"{"id": "h", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t", "headers": \#(headers)}\#(revocation)}"#
-            do {
-                _ = try ProviderDescriptor(json: Data(json.utf8), source: "h.json")
-                return [:]
-            } catch AuthKitError.invalidFile(let issues) {
-                return Dictionary(issues.map { ($0.field, $0.problem) }, uniquingKeysWith: { $0 + " " + $1 })
-            } catch {
-                return ["": "\(error)"]
-            }
+            )
         }
         let refused = problems(#"{"Host": "evil.example", "X Bad": "1", "Authorization": "Bearer x", "Accept": "a/b"}"#)
         #expect(refused["token.headers.Host"]?.contains("the transport's to set") == true, "\(refused)")
@@ -245,16 +251,7 @@ import Testing
     /// altered: placeholders in OAuth 1.0a endpoints, an https redirect
     /// whose host is no host, a control character under a nested `_` name.
     @Test func theValidatorRefusesWhatTheRuntimeWould() throws {
-        func fields(_ json: String) -> [String: String] {
-            do {
-                _ = try ProviderDescriptor(json: Data(json.utf8), source: "v.json")
-                return [:]
-            } catch AuthKitError.invalidFile(let issues) {
-                return Dictionary(issues.map { ($0.field, $0.problem) }, uniquingKeysWith: { $0 + " " + $1 })
-            } catch {
-                return ["": "\(error)"]
-            }
-        }
+        let fields = Self.problems
         let oauth1 = fields(
             #"{"id": "o1", "protocol": "oauth1", "placeholders": {"host": {"description": "h", "default": "x.example"}}, "oauth1": {"requestTokenURL": "https://{host}/rt", "authorizeURL": "https://x.example/a", "accessTokenURL": "https://x.example/at"}}"#
         )
