@@ -114,6 +114,10 @@ struct WebExample: AsyncParsableCommand {
                 if case AuthKitError.store = error {
                     return Self.json(["error": "unavailable"], status: .serviceUnavailable)
                 }
+                if let refused = error as? WebSignInError {
+                    return Self.json(
+                        ["error": "refused"], status: HTTPResponse.Status(code: refused.status))
+                }
                 return Self.json(["error": "the provider or the sign-in could not be reached"], status: .badGateway)
             }
         }

@@ -316,11 +316,13 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
     end(&call);
     if (stored) return 0;
     if (no_default && !timed_out) {
-        if (failure) api.error_free(failure);
+        // libsecret's own words follow, in case another cause was behind them.
         snprintf(error, size,
                  "the Secret Service has no default keyring to store in; make one the default (Seahorse: a "
                  "keyring's \"Set as default\"; a session without a desktop login: start gnome-keyring-daemon with "
-                 "--unlock)");
+                 "--unlock) (libsecret: %s)",
+                 failure && failure->message ? failure->message : "no message");
+        if (failure) api.error_free(failure);
         return -1;
     }
     return fail(failure, "the Secret Service did not store the item", timed_out, milliseconds, error, size);

@@ -76,10 +76,6 @@ import Testing
         #expect(unencoded.status == 64 && unencoded.stderr.contains("contains a space"), "\(unencoded.stderr)")
     }
 
-    /// The secrets key the signature: a consumer or token secret with a
-    /// pasted line break, a space at an end, or empty, or a token without its
-    /// secret, signed with another key (exit 0), for the provider to answer
-    /// 401. Each is refused naming the flag or variable, never the value.
     /// `-d` repeated, as in curl: every part is signed, joined with `&`
     /// (the last alone was, and the header did not match the body sent).
     @Test func repeatedDataIsSignedWhole() async throws {
@@ -110,11 +106,21 @@ import Testing
         ]
         let expected = #"oauth_signature="BA0W29h2xnwpeOIri9rKogL%2BjbE%3D""#
         let plain = try await CLIProcess.run(command, environment: [:])
-        let exported = try await CLIProcess.run(command, environment: ["AUTHKIT_TOKEN_SECRET": "zzz"])
         #expect(plain.status == 0 && plain.stdout.contains(expected), "\(plain.stdout)\(plain.stderr)")
-        #expect(exported.status == 0 && exported.stdout == plain.stdout, "\(exported.stdout)\(exported.stderr)")
+        // Whatever it holds: a value, nothing, a pasted line with a space.
+        for value in ["zzz", "", " padded\n"] {
+            let exported = try await CLIProcess.run(command, environment: ["AUTHKIT_TOKEN_SECRET": value])
+            #expect(
+                exported.status == 0 && exported.stdout == plain.stdout,
+                "\(value.debugDescription): \(exported.stdout)\(exported.stderr)")
+        }
     }
 
+    /// The secrets key the signature: a consumer or token secret with a
+    /// pasted line break or a space at an end, an empty consumer secret, or a
+    /// token without its secret, signed with another key (exit 0), for the
+    /// provider to answer 401. Each is refused naming the flag or variable,
+    /// never the value. (An empty token secret is one: RFC 5849 §3.4.2.)
     @Test func signRefusesSecretsThatWouldSignWithAnotherKey() async throws {
         let url = ["https://x.example/", "--consumer-key", "k", "--nonce", "n", "--timestamp", "1"]
         let secretFile = TemporaryDirectory.url("authkit-sign-secret")

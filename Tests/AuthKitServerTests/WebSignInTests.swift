@@ -382,9 +382,6 @@ import Testing
         }
     }
 
-    /// A callback that fails the browser check takes nothing from the store:
-    /// a flood of them by whoever learned the `state` leaves no moment in
-    /// which the rightful callback finds no attempt.
     /// A sign-in in a browser that has a session ends that session: the
     /// new one replaces it there, and the old one, left in the store, stayed
     /// valid for a copy of its cookie and out of reach of any sign-out.
@@ -404,6 +401,9 @@ import Testing
         }
     }
 
+    /// A callback that fails the browser check takes nothing from the store:
+    /// a flood of them by whoever learned the `state` leaves no moment in
+    /// which the rightful callback finds no attempt.
     @Test func aRefusedCallbackTakesNothing() async throws {
         let sandbox = try await Self.google()
         defer { Task { await sandbox.stop() } }

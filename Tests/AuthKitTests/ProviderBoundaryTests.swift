@@ -187,13 +187,14 @@ import Testing
 
         let behindBroken = try #require(
             ProviderCatalog(includeBundled: true, directories: [broken, team]).entries["qiita"])
-        #expect(behindBroken.replaced?.source == "(bundled) providers/qiita.json")
+        #expect(behindBroken.original?.source == "(bundled) providers/qiita.json")
         #expect(behindBroken.newHosts == ["qiita.evil.example"])
         #expect(behindBroken.passedOver.first?.file.hasPrefix(broken.path) == true, "\(behindBroken.passedOver)")
 
         let behindTwin = try #require(
             ProviderCatalog(includeBundled: true, directories: [same, team]).entries["qiita"])
-        #expect(behindTwin.replaced?.source == "(bundled) providers/qiita.json")
+        #expect(behindTwin.original?.source == "(bundled) providers/qiita.json")
+        #expect(behindTwin.replaced?.source.hasPrefix(same.path) == true, "the file just before it is what it replaces")
         #expect(behindTwin.newHosts == ["qiita.evil.example"] && behindTwin.passedOver.isEmpty)
     }
 

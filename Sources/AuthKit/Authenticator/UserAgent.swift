@@ -31,7 +31,7 @@ public enum UserAgentResult: Sendable, Hashable {
 /// the URL to open — for OAuth 1.0a that call also fetches the request token,
 /// because the callback is registered in that step (RFC 5849 §2.1).
 public struct AuthorizationSession: Sendable {
-    /// The provider's display name, for prompts and the browser page ("Signed in to Qiita").
+    /// The provider's display name, for prompts and the browser page ("Qiita answered").
     public var providerName: String
     /// The redirect the provider expects. `nil` means out-of-band: the provider
     /// shows a code (OAuth 1.0a PIN) that the user types in.

@@ -17,9 +17,14 @@ public struct ProviderCatalog: Sendable {
     package struct Entry: Sendable, Hashable {
         package var descriptor: ProviderDescriptor
         /// The descriptor this one replaced (a bundled one a user corrected), if
-        /// any: the first of its id that loaded, so that what an override changes
-        /// is told against the original, however many files lie between.
+        /// any: the file of its id loaded just before it.
         package var replaced: ProviderDescriptor?
+        /// The first descriptor of its id that loaded (the bundled one, when
+        /// there is one): what an override changes is told against it,
+        /// however many files lie between (``newHosts``, ``addedAPIOrigins``,
+        /// ``addedGitOrigins``). Against ``replaced``, an override behind an
+        /// identical one, or behind a broken file, went unannounced.
+        package var original: ProviderDescriptor?
         /// Problems of files of this id between the first and this one, which
         /// failed to load and were passed over (said, not silently dropped).
         package var passedOver: [FileIssue] = []
@@ -30,8 +35,8 @@ public struct ProviderCatalog: Sendable {
         /// sorted; placeholders with defaults compared by their defaults, so
         /// a changed default (`login.salesforce.com` made `evil.example`) counts.
         package var newHosts: [String] {
-            guard let replaced else { return [] }
-            return descriptor.defaultedEndpointHosts.subtracting(replaced.defaultedEndpointHosts).sorted()
+            guard let original else { return [] }
+            return descriptor.defaultedEndpointHosts.subtracting(original.defaultedEndpointHosts).sorted()
         }
 
         /// API origins this descriptor lets credentials go to that the one it
@@ -40,10 +45,10 @@ public struct ProviderCatalog: Sendable {
         /// a placeholder counts as written: where it allows depends on where
         /// a credential was issued, which ``newHosts`` covers.
         package var addedAPIOrigins: [String]? {
-            guard let replaced, replaced.apiOrigins.isRestricted else { return nil }
+            guard let original, original.apiOrigins.isRestricted else { return nil }
             guard descriptor.apiOrigins.isRestricted else { return [] }
             // Each once: a file listing an origin twice named it twice.
-            var seen = Set(replaced.apiOrigins.patterns.map { $0.lowercased() })
+            var seen = Set(original.apiOrigins.patterns.map { $0.lowercased() })
             let added = descriptor.apiOrigins.patterns.filter { seen.insert($0.lowercased()).inserted }
             return added.isEmpty ? nil : added
         }
@@ -51,8 +56,8 @@ public struct ProviderCatalog: Sendable {
         /// Git origins this descriptor gives git the token at that the one it
         /// replaced did not (compared without case); nil when it adds none.
         package var addedGitOrigins: [String]? {
-            guard replaced != nil, let git = descriptor.git else { return nil }
-            var seen = Set((replaced?.git?.origins.patterns ?? []).map { $0.lowercased() })
+            guard original != nil, let git = descriptor.git else { return nil }
+            var seen = Set((original?.git?.origins.patterns ?? []).map { $0.lowercased() })
             let added = git.origins.patterns.filter { seen.insert($0.lowercased()).inserted }
             return added.isEmpty ? nil : added
         }
@@ -232,13 +237,16 @@ public struct ProviderCatalog: Sendable {
         let loader = DescriptorLoader()
         var result: Resolution?
         var original: ProviderDescriptor?
+        var previous: ProviderDescriptor?
         var passedOver: [FileIssue] = []
         for source in layers {
             let outcome = load(source, stem: stem, loader: loader)
             switch outcome {
             case .entry(let descriptor):
-                result = .entry(Entry(descriptor: descriptor, replaced: original, passedOver: passedOver))
+                result = .entry(
+                    Entry(descriptor: descriptor, replaced: previous, original: original, passedOver: passedOver))
                 if original == nil { original = descriptor }
+                previous = descriptor
                 passedOver = []
             case .problems(let issues):
                 result = .problems(issues)

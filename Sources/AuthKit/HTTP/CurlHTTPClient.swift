@@ -401,11 +401,13 @@
             while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
             let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
                 .trimmingSpacesAndNewlines()
-            if end == 0 {
-                // The empty line (CRLF or LF alone) ends the head. A line of
-                // spaces is not one: taken as the end, the fields after it
-                // were read as trailers, unchecked by the framing rules
-                // below, while libcurl still framed the body by them.
+            if let first = line.first, first == UInt8(ascii: "\r") || first == UInt8(ascii: "\n") {
+                // The empty line ends the head, by libcurl's rule: a line whose
+                // first byte is CR or LF (`\r\n`, `\n`, and `\r \r\n` too), so
+                // both read the same head. A line of spaces is not one: taken
+                // as the end, the fields after it were read as trailers,
+                // unchecked by the framing rules below, while libcurl still
+                // framed the body by them.
                 if status >= 200 {
                     headEnded = true
                     if let problem = fields.framingProblem {
@@ -465,9 +467,10 @@
         /// ``largestHeldBody``); then streamed, waiting while the reader's
         /// buffer is full. Stops the transfer (returns false) once the reader is gone.
         private func data(_ bytes: UnsafeRawBufferPointer) -> Bool {
-            // A body with no final head taken (libcurl and this reader
-            // disagreeing on what a head is) is nobody's to read: the
-            // transfer stops instead of streaming to no one until its deadline.
+            // A body with no final head taken is nobody's to read: the
+            // transfer stops instead of streaming to no one until its
+            // deadline. (A guard: the head is read by libcurl's rules above,
+            // so no answer known to reach it.)
             guard headAccepted else {
                 refusedHead = "it sent a body before a complete final head"
                 return false

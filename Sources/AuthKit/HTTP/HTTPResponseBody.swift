@@ -7,7 +7,9 @@
 /// A response body as it arrives: chunks of bytes, after content decoding.
 ///
 /// Stopping early — breaking out of the loop, a size cap, a deadline, a
-/// cancelled task, dropping the body unread — cancels the transfer, so a server that sends without end
+/// cancelled task, dropping the body unread — cancels the transfer (so a
+/// transport's `onCancel` may run from a deinit, on any thread, and after
+/// the transfer has ended: it must then do nothing), so a server that sends without end
 /// costs no more than what was read. A transport makes one from the stream it
 /// feeds and the way to stop it:
 ///

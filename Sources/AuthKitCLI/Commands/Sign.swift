@@ -82,10 +82,11 @@ struct Sign: AsyncParsableCommand {
         // The secrets key the signature: a pasted line break, a space or an
         // empty value signs with another key, and the provider answers only
         // 401. Checked as `authorize` checks a client secret, never repeated.
+        // Without --token, AUTHKIT_TOKEN_SECRET is not used (run), so not checked.
         for (flag, variable, value) in [
             ("--consumer-secret", "AUTHKIT_CONSUMER_SECRET", consumerSecret),
             ("--token-secret", "AUTHKIT_TOKEN_SECRET", tokenSecret),
-        ] {
+        ] where flag == "--consumer-secret" || token != nil || tokenSecret != nil {
             guard let given = Self.secret(value, variable: variable) else { continue }
             let source = value != nil ? flag : variable
             // `-d @-` reads standard input; a secret given so was signed
@@ -99,10 +100,12 @@ struct Sign: AsyncParsableCommand {
                     "\(flag) takes the secret itself, not a file or standard input. To keep it off the command line, set \(variable) (for a file: \(variable)=\"$(cat FILE)\")."
                 )
             }
-            if given.isEmpty {
+            // A token secret may be empty (RFC 5849 §3.4.2 signs with it "even
+            // when" it is); a consumer secret never is.
+            if given.isEmpty, flag == "--consumer-secret" {
                 throw ValidationError("\(source) is empty; give the secret as the provider shows it, or leave it out.")
             }
-            if let problem = PastedClientValue.problem(given) {
+            if !given.isEmpty, let problem = PastedClientValue.problem(given) {
                 throw ValidationError(
                     "\(source): the secret \(problem). Give it as the provider shows it; it is not repeated here.")
             }

@@ -232,11 +232,11 @@ struct Workspace {
         }
         if let entry = catalog.entry(id: id), !entry.newHosts.isEmpty {
             Console.err(
-                "authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.replaced?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.replaced.map { $0.defaultedEndpointHosts.sorted().joined(separator: ", ") } ?? "?")."
+                "authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.original?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.original.map { $0.defaultedEndpointHosts.sorted().joined(separator: ", ") } ?? "?")."
             )
         }
         // So is one that lets credentials go to more API origins than the file it replaces.
-        if let entry = catalog.entry(id: id), let replaced = entry.replaced, let added = entry.addedAPIOrigins {
+        if let entry = catalog.entry(id: id), let replaced = entry.original, let added = entry.addedAPIOrigins {
             let shown =
                 added.isEmpty
                 ? "any origin (it lists no api.origins)"
@@ -246,7 +246,7 @@ struct Workspace {
             )
         }
         // And one that gives git the token at more hosts.
-        if let entry = catalog.entry(id: id), let replaced = entry.replaced, let added = entry.addedGitOrigins {
+        if let entry = catalog.entry(id: id), let replaced = entry.original, let added = entry.addedGitOrigins {
             let before = replaced.git.map { " as well as " + $0.origins.patterns.joined(separator: ", ") } ?? ""
             Console.err(
                 "authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and gives git the token at \(added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", "))\(before)."

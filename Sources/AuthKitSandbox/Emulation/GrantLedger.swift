@@ -129,9 +129,16 @@ struct GrantLedger: Sendable {
     /// self-signed proof per request.
     private var seenJTIs: [String: Date] = [:]
 
-    /// Records `jti`'s first use; false when it was seen before.
-    mutating func firstUse(ofJTI jti: String, refusedAnywayAfter until: Date) -> Bool {
+    /// Records `jti`'s first use: `true` the first time, `false` when it was
+    /// seen before, `nil` when ``limit`` live ones are held already. A live
+    /// one is never forgotten to make room (a replay would then pass), so
+    /// the sandbox refuses new ones until old ones lapse.
+    mutating func firstUse(ofJTI jti: String, refusedAnywayAfter until: Date, now: Date) -> Bool? {
         guard seenJTIs[jti] == nil else { return false }
+        if seenJTIs.count >= Self.limit {
+            seenJTIs = seenJTIs.filter { $0.value >= now }
+            if seenJTIs.count >= Self.limit { return nil }
+        }
         seenJTIs[jti] = until
         return true
     }
@@ -199,7 +206,8 @@ struct GrantLedger: Sendable {
         trim(&refreshTokens) { $0.rotated || grants[$0.grant]?.revoked != false }
         trim(&oauth1Tokens) { $0.used }
         trim(&idTokens) { grants[$0]?.revoked != false }
-        trim(&seenJTIs) { $0 < now }
+        // Only lapsed ones: a live jti forgotten could be replayed (firstUse).
+        if seenJTIs.count > Self.limit { seenJTIs = seenJTIs.filter { $0.value >= now } }
         if nonces.count > Self.limit {
             // A nonce only matters while its timestamp is inside the five-minute window.
             nonces = nonces.filter { entry in

@@ -188,12 +188,22 @@ extension Emulator {
             guard TimeInterval(claims.exp) > now.timeIntervalSince1970 else {
                 throw Refusal.invalidClient("the assertion has expired")
             }
-            guard
-                ledger.firstUse(
-                    ofJTI: "assertion " + claims.jti,
-                    refusedAnywayAfter: Date(timeIntervalSince1970: TimeInterval(claims.exp)))
-            else {
-                throw Refusal.invalidClient("the assertion's jti was used before (RFC 7523 §3)")
+            // Its jti is remembered until it expires: no longer than an hour
+            // ahead, as servers bound what they keep (RFC 7523 §3 lets them).
+            guard TimeInterval(claims.exp) <= now.timeIntervalSince1970 + 3600 else {
+                throw Refusal.invalidClient("the assertion expires more than an hour from now")
+            }
+            switch ledger.firstUse(
+                ofJTI: "assertion " + claims.jti,
+                refusedAnywayAfter: Date(timeIntervalSince1970: TimeInterval(claims.exp)),
+                now: now)
+            {
+            case true?: break
+            case false?: throw Refusal.invalidClient("the assertion's jti was used before (RFC 7523 §3)")
+            case nil:
+                throw Refusal(
+                    "temporarily_unavailable",
+                    "the sandbox holds as many unexpired assertions as it keeps; try again later")
             }
             return options.clientID
         case .refused(let reason)?:
@@ -239,12 +249,15 @@ extension Emulator {
         guard ExactText.same(proof.nonce ?? "", nonce) else {
             throw refuse("use_dpop_nonce", "the proof must carry the server's DPoP-Nonce (RFC 9449 §8)")
         }
-        guard
-            ledger.firstUse(
-                ofJTI: "proof " + proof.jti,
-                refusedAnywayAfter: Date(timeIntervalSince1970: TimeInterval(proof.iat) + 60))
-        else {
-            throw refuse("invalid_dpop_proof", "the proof's jti was used before (RFC 9449 §11.1)")
+        switch ledger.firstUse(
+            ofJTI: "proof " + proof.jti, refusedAnywayAfter: Date(timeIntervalSince1970: TimeInterval(proof.iat) + 60),
+            now: now)
+        {
+        case true?: break
+        case false?: throw refuse("invalid_dpop_proof", "the proof's jti was used before (RFC 9449 §11.1)")
+        case nil:
+            throw refuse(
+                "invalid_dpop_proof", "the sandbox holds as many proofs of the last minute as it keeps; try again")
         }
         return proof.jkt
     }

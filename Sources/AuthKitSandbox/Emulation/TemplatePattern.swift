@@ -32,15 +32,52 @@ struct TemplatePattern: Sendable, Hashable {
     }
 
     /// The value of each variable when `text` fits, else `nil`. A variable
-    /// takes at least one character; with `decodingPercent` (a URL path),
-    /// captured text is percent-decoded (values in a path are encoded by the
-    /// client) and stays within one segment: a value's `/` is sent as `%2F`.
-    /// That also bounds the search: a 75 KB path of repeated literals made
-    /// it try every split of the path for each variable, for half a minute,
-    /// on the server's only thread.
+    /// takes at least one character; with `decodingPercent`, captured text is
+    /// percent-decoded (values in a URL path are encoded by the client). A
+    /// value may span segments (GitLab's `{host}` holds a path when GitLab
+    /// runs under one).
+    ///
+    /// Each (piece, position) is decided once: tried afresh, a 75 KB path
+    /// of repeated literals had two variables try every split of it, for
+    /// half a minute on the server's only thread (paths are also capped at
+    /// 8 KiB before routing).
     func match(_ text: String, decodingPercent: Bool = false) -> [String: String]? {
+        let characters = Array(text)
+        var failed = Set<Int>()
         var captures = [String: String]()
-        guard match(pieces[...], Substring(text), withinSegment: decodingPercent, &captures) else { return nil }
+        func match(_ piece: Int, _ at: Int) -> Bool {
+            let key = piece * (characters.count + 1) + at
+            if failed.contains(key) { return false }
+            guard piece < pieces.count else { return at == characters.count }
+            var fits = false
+            switch pieces[piece] {
+            case .literal(let literal):
+                let expected = Array(literal)
+                fits =
+                    at + expected.count <= characters.count
+                    && characters[at..<(at + expected.count)].elementsEqual(expected)
+                    && match(piece + 1, at + expected.count)
+            case .variable(let name):
+                if piece + 1 == pieces.count {
+                    // Last piece: the variable takes everything that is left.
+                    fits = at < characters.count
+                    if fits { captures[name] = String(characters[at...]) }
+                } else if case .literal = pieces[piece + 1] {
+                    // Shortest capture first, as a client's value is usually short.
+                    var end = at + 1
+                    while !fits, end <= characters.count {
+                        if match(piece + 1, end) {
+                            captures[name] = String(characters[at..<end])
+                            fits = true
+                        }
+                        end += 1
+                    }
+                } // two variables in a row, which no descriptor writes: no match
+            }
+            if !fits { failed.insert(key) }
+            return fits
+        }
+        guard match(0, 0) else { return nil }
         if decodingPercent {
             for (name, value) in captures {
                 guard let decoded = PercentEncoding.decode(value) else { return nil }
@@ -48,43 +85,5 @@ struct TemplatePattern: Sendable, Hashable {
             }
         }
         return captures
-    }
-
-    private func match(
-        _ pieces: ArraySlice<Piece>, _ text: Substring, withinSegment: Bool, _ captures: inout [String: String]
-    ) -> Bool {
-        guard let first = pieces.first else { return text.isEmpty }
-        let rest = pieces.dropFirst()
-        switch first {
-        case .literal(let literal):
-            guard text.hasPrefix(literal) else { return false }
-            return match(rest, text.dropFirst(literal.count), withinSegment: withinSegment, &captures)
-        case .variable(let name):
-            guard !text.isEmpty else { return false }
-            // Where a capture must end: the segment's end, in a path.
-            let segmentEnd = withinSegment ? text.firstIndex(of: "/") ?? text.endIndex : text.endIndex
-            guard case .literal(let next)? = rest.first else {
-                // Last piece (or two variables in a row, which no descriptor
-                // writes): the variable takes everything that is left.
-                guard rest.isEmpty, segmentEnd == text.endIndex else { return false }
-                captures[name] = String(text)
-                return true
-            }
-            // Try each place the next literal occurs, shortest capture first.
-            var searchStart = text.index(after: text.startIndex)
-            while searchStart <= text.endIndex, let found = text[searchStart...].firstRange(of: next),
-                found.lowerBound <= segmentEnd
-            {
-                var attempt = captures
-                attempt[name] = String(text[..<found.lowerBound])
-                if match(rest, text[found.lowerBound...], withinSegment: withinSegment, &attempt) {
-                    captures = attempt
-                    return true
-                }
-                guard found.lowerBound < text.endIndex else { break }
-                searchStart = text.index(after: found.lowerBound)
-            }
-            return false
-        }
     }
 }
