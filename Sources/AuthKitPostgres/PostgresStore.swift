@@ -379,8 +379,12 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     public func insert(_ attempt: SignInAttempt, id: String) async throws {
         let (keyID, sealed) = try seal(attempt, binding: "authkit_sign_in_attempts\u{0}" + id)
         try await mapped { [self] in
-            // Expired attempts go as new ones come: the table holds what is pending.
-            try await run("DELETE FROM authkit_sign_in_attempts WHERE expires_at < now()")
+            // Expired attempts go as new ones come: the table holds what is
+            // pending. An hour past expiry, by the database's clock: an
+            // attempt's expiry is written by the instance's clock, and one
+            // an instance a few minutes behind wrote would be swept before
+            // its callback came (expiry itself is judged when read).
+            try await run("DELETE FROM authkit_sign_in_attempts WHERE expires_at < now() - interval '1 hour'")
             try await run(
                 """
                 INSERT INTO authkit_sign_in_attempts (id, key_id, sealed, expires_at)
@@ -424,7 +428,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     public func insert(_ session: WebSession, id: String) async throws {
         let (keyID, sealed) = try seal(session, binding: "authkit_sessions\u{0}" + id)
         try await mapped { [self] in
-            try await run("DELETE FROM authkit_sessions WHERE expires_at < now()")
+            // As for attempts: an hour's margin between the instances' clocks and the database's.
+            try await run("DELETE FROM authkit_sessions WHERE expires_at < now() - interval '1 hour'")
             try await run(
                 """
                 INSERT INTO authkit_sessions (id, key_id, sealed, expires_at, user_digest)

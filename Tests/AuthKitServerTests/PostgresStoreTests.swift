@@ -162,6 +162,18 @@ struct PostgresStoreTests {
             old.expiresAt = Date(timeIntervalSinceNow: -1)
             try await stores[0].insert(old, id: "a2")
             #expect(try await stores[1].take(id: "a2", now: Date()) == nil)
+
+            // An instance whose clock is 15 minutes behind the database's
+            // writes an expiry 5 minutes in the database's past: a sweep by
+            // the next insert (another instance's) leaves it, and the
+            // instance, judging by its own clock, still takes it.
+            let behind = Date(timeIntervalSinceNow: -900)
+            var skewed = attempt
+            skewed.expiresAt = behind.addingTimeInterval(600)
+            try await stores[0].insert(skewed, id: "a3")
+            try await stores[1].insert(attempt, id: "a4")
+            #expect(
+                try await stores[0].take(id: "a3", now: behind)?.browserBinding == "b", "swept by the database's clock")
         }
     }
 
