@@ -25,7 +25,9 @@ extension WebSignIn {
             let provider = try context.parameters.require("provider")
             return try await self.respond(logger: context.logger) {
                 let returnTo = request.uri.queryParameters["return_to"].map(String.init)
-                let started = try await self.start(providerID: provider, returnTo: returnTo)
+                let started = try await self.start(
+                    providerID: provider, returnTo: returnTo,
+                    bindingCookie: request.cookies[self.configuration.bindingCookie]?.value)
                 return Self.redirect(to: started.location.absoluteString, cookies: started.cookies)
             }
         }

@@ -100,6 +100,13 @@ public final class WebSignIn: Sendable {
     /// developer's machine), where a browser would drop them.
     var secureCookies: Bool { Self.cookiesAreSecure(at: configuration.publicURL) }
 
+    static func isBase64URL(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: "_")
+    }
+
     static func cookiesAreSecure(at publicURL: URL) -> Bool {
         guard publicURL.scheme == "http", let host = publicURL.host else { return true }
         return !["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
@@ -129,13 +136,20 @@ public final class WebSignIn: Sendable {
     }
 
     /// `GET /auth/{provider}?return_to=/path`: starts a sign-in.
+    /// - Parameter bindingCookie: the binding cookie the request carried, if
+    ///   any: it binds this attempt too, so two sign-ins under way in one
+    ///   browser (two tabs; a page elsewhere that sends the browser to a
+    ///   start) both finish. A new value for each start replaced the cookie,
+    ///   and the first sign-in's callback was then refused as another browser's.
     /// - Throws: ``WebSignInError`` (unknown provider, a return path that is
     ///   not a path on this site), the client's errors, the store's.
-    public func start(providerID: String, returnTo: String?) async throws -> Started {
+    public func start(providerID: String, returnTo: String?, bindingCookie: String? = nil) async throws -> Started {
         guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
         guard let path = ReturnPath.checked(returnTo) else { throw WebSignInError.invalidReturnPath }
         let (url, pending) = try await client.startAuthorization(redirectURI: redirectURI(for: providerID))
-        let binding = SecureRandom.token()
+        // Only a value this server could have made (43 base64url characters).
+        let reusable = bindingCookie.flatMap { $0.utf8.count == 43 && $0.utf8.allSatisfy(Self.isBase64URL) ? $0 : nil }
+        let binding = reusable ?? SecureRandom.token()
         let lifetime = configuration.attemptLifetime
         let attempt = SignInAttempt(
             providerID: providerID, pending: pending, returnTo: path, browserBinding: Self.digest(binding),
@@ -151,7 +165,8 @@ public final class WebSignIn: Sendable {
     }
 
     /// The signed-in user, where to send them, and the cookies to set (a new
-    /// session; the binding cleared).
+    /// session). The binding cookie stays for its own lifetime: another
+    /// sign-in of this browser may still be under way.
     public struct Finished: Sendable {
         public var user: SignedInUser
         public var returnTo: String
@@ -231,8 +246,7 @@ public final class WebSignIn: Sendable {
             cookies: [
                 WebCookie(
                     name: configuration.sessionCookie, value: sessionID,
-                    maxAge: Int(configuration.sessionLifetime.seconds), secure: secureCookies),
-                WebCookie(name: configuration.bindingCookie, value: "", maxAge: 0, secure: secureCookies),
+                    maxAge: Int(configuration.sessionLifetime.seconds), secure: secureCookies)
             ])
     }
 

@@ -161,7 +161,8 @@ import Testing
             #expect(finished.status == .found && finished.headers[.location] == "/settings")
             let session = try #require(Self.cookies(finished)["authkit_session"])
             #expect(session != planted && session.count >= 43)
-            #expect(Self.cookies(finished)["authkit_signin"] == "")
+            // The binding stays for its lifetime: another sign-in of this browser may be under way.
+            #expect(Self.cookies(finished)["authkit_signin"] == nil)
 
             let me = try await client.execute(
                 uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(session)"])
@@ -398,6 +399,35 @@ import Testing
             let new = try await client.execute(
                 uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(bob.session)"])
             #expect(new.status == .ok && String(buffer: new.body).contains("sandbox-user-bob"))
+        }
+    }
+
+    /// Two sign-ins under way in one browser (two tabs, or a page elsewhere
+    /// that sends the browser to a start meanwhile) both finish: the second
+    /// start binds its attempt to the cookie the browser already has. A new
+    /// value at each start replaced it, and the first callback was refused
+    /// as another browser's.
+    @Test func twoSignInsOfOneBrowserBothFinish() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        let (app, _) = try Self.app(sandbox)
+        try await app.test(.router) { client in
+            let first = try await client.execute(uri: "/auth/google", method: .get)
+            let binding = try #require(Self.cookies(first)["authkit_signin"])
+            let second = try await client.execute(
+                uri: "/auth/google", method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
+            #expect(Self.cookies(second)["authkit_signin"] == binding)
+            // A value this server could not have made is not taken up.
+            let planted = try await client.execute(
+                uri: "/auth/google", method: .get, headers: [.cookie: "authkit_signin=chosen-by-someone"])
+            #expect(Self.cookies(planted)["authkit_signin"] != "chosen-by-someone")
+            for started in [first, second] {
+                let callback = try await Self.consent(sandbox, location: try #require(started.headers[.location]))
+                let finished = try await client.execute(
+                    uri: Self.pathAndQuery(callback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
+                #expect(
+                    finished.status == .found && Self.cookies(finished)["authkit_session"] != nil, "\(finished.status)")
+            }
         }
     }
 
