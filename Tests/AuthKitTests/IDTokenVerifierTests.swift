@@ -317,6 +317,48 @@ import Testing
             await refusal(verifier, signedByB)
                 == .issuerMismatch(
                     expected: "https://login.example/tenant-b/v2.0", received: "https://login.example/tenant-a/v2.0"))
+        // A key whose issuer is no string names no tenant: it vouched for every one.
+        let oddKeys = try JSONWebKeySet.parse(
+            try JSONSerialization.data(withJSONObject: [
+                "keys": provider.publicKeys.map { key in
+                    var key = key
+                    key["issuer"] = key["kid"] as? String == "rsa-1" ? 7 : template
+                    return key
+                }
+            ]))
+        let odd = IDTokenVerifier(
+            issuer: .perTenant(claim: "tid") { "https://login.example/\($0)/v2.0" }, clientID: Self.clientID,
+            algorithms: Set(IDTokenAlgorithm.allCases), keys: { _ in oddKeys })
+        guard case .malformed(let why)? = await refusal(odd, signedByB) else {
+            Issue.record("a key with a numeric issuer vouched for a tenant")
+            return
+        }
+        #expect(why.contains("'issuer' that is not a string"))
+    }
+
+    /// RFC 8725 §3.11: a JWT typed as another kind (an access token, a
+    /// logout token, a DPoP proof) from the same issuer and key is no ID
+    /// token; `JWT` or no `typ` is. And a key whose own `alg` is another
+    /// algorithm than the token's does not verify it (RFC 7517 §4.4).
+    @Test func tokensTypedAsAnotherKindAndKeysOfAnotherAlgorithmAreRefused() async throws {
+        let provider = try Provider()
+        for type in ["at+jwt", "application/logout+JWT", "dpop+jwt"] {
+            let token = try provider.token(Self.claims, header: ["alg": "ES256", "kid": "ec-1", "typ": type])
+            guard case .malformed(let why)? = await refusal(try provider.verifier(), token) else {
+                Issue.record("typ \(type) was taken for an ID token")
+                continue
+            }
+            #expect(why.contains("another kind of JWT"), "\(why)")
+        }
+        for type in ["JWT", "jwt"] {
+            let token = try provider.token(Self.claims, header: ["alg": "ES256", "kid": "ec-1", "typ": type])
+            #expect(await refusal(try provider.verifier(), token) == nil, "\(type)")
+        }
+        var ec = try #require(provider.publicKeys.first)
+        ec["alg"] = "ES384"
+        ec["kid"] = "ec-384"
+        let token = try provider.token(Self.claims, header: ["alg": "ES256", "kid": "ec-384"])
+        #expect(await refusal(try provider.verifier(try provider.keySet([ec])), token) == .unknownKey(kid: "ec-384"))
     }
 
     /// Microsoft's three tenant-independent values, as the bundled

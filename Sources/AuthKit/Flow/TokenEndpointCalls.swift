@@ -74,7 +74,15 @@ final class TokenEndpointCalls: Sendable {
         if let nonce = pending.nonce {
             identity = try await verifiedIdentity(
                 in: credential, nonce: nonce, code: code, previous: nil, required: true, maxAge: pending.maxAge)
-        } else if client.openID == nil {
+        } else if client.openID != nil {
+            // An attempt without its nonce (a PendingAuthorization built or
+            // kept by a caller without it, or from before the descriptor had
+            // an openid part): an ID token that comes is verified all the
+            // same, as the device grant's is, but for the nonce. It was kept
+            // unverified, without a word, and later sent as id_token_hint.
+            identity = try await verifiedIdentity(
+                in: credential, nonce: nil, code: code, previous: nil, required: false, maxAge: pending.maxAge)
+        } else {
             warnIfUnverifiable(credential)
         }
         if let followUp = descriptor.followUp {
@@ -401,11 +409,10 @@ final class TokenEndpointCalls: Sendable {
         try requireBearer(credential, step: .devicePolling, secrets: [authorization.deviceCode, clientSecret ?? ""])
         // The device grant sends no nonce (RFC 8628 has no authorization
         // request); an ID token that comes is verified all the same, and one
-        // that fails stores nothing.
-        if authorization.scopes.contains("openid") {
-            credential.identity = try await verifiedIdentity(
-                in: credential, nonce: nil, code: nil, previous: nil, required: false)
-        }
+        // that fails stores nothing; asked for or not.
+        // (Without an openid part, it is kept unverified, with a warning.)
+        credential.identity = try await verifiedIdentity(
+            in: credential, nonce: nil, code: nil, previous: nil, required: false)
         return credential
     }
 

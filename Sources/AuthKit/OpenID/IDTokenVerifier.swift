@@ -100,6 +100,17 @@ package struct IDTokenVerifier: Sendable {
             let names = if case .array(let values) = critical { values.compactMap(\.scalarText) } else { ["?"] }
             throw AuthKitError.IDTokenProblem.criticalHeader(names)
         }
+        // RFC 8725 §3.11: a JWT of another kind is typed so (`at+jwt`,
+        // `logout+jwt`, `dpop+jwt`, RFC 9068, OpenID Back-Channel Logout,
+        // RFC 9449): such a token from the same issuer and key, its `aud`
+        // this client, is not an ID token. ID tokens carry `JWT` or nothing.
+        if let type = header["typ"] {
+            guard let text = type.scalarText, !text.lowercased().hasSuffix("+jwt") else {
+                throw AuthKitError.IDTokenProblem.malformed(
+                    "its header's typ '\(DisplayText.sanitized(type.scalarText ?? "?", limit: 40))' names another kind of JWT than an ID token (RFC 8725 §3.11)"
+                )
+            }
+        }
         if header["kid"] != nil, header.text("kid") == nil {
             throw AuthKitError.IDTokenProblem.malformed("its header's kid is not a string")
         }
@@ -117,9 +128,16 @@ package struct IDTokenVerifier: Sendable {
     /// template; its "Validate the signing key issuer"): a key of one
     /// tenant must not vouch for another tenant's token.
     func checkKeyIssuer(_ key: [String: JSONValue], identity: Identity, claims: [String: JSONValue]) throws {
-        guard case .perTenant(let claim, _, _, _) = issuer, let template = key.text("issuer"),
-            let tenant = claims.text(claim)
-        else { return }
+        guard case .perTenant(let claim, _, _, _) = issuer, let tenant = claims.text(claim) else { return }
+        // A key whose `issuer` is there but no string vouches for no tenant
+        // (it vouched for every one); a key without one is the provider's
+        // own for all of them, as Microsoft's common keys are.
+        if key["issuer"] != nil, key.text("issuer") == nil {
+            // Not `keySetUnusable`, which a refresh tolerates as a set it cannot fetch.
+            throw AuthKitError.IDTokenProblem.malformed(
+                "its key has an 'issuer' that is not a string, so the key names no tenant it signs for")
+        }
+        guard let template = key.text("issuer") else { return }
         var keyIssuer = template
         if let open = template.firstIndex(of: "{"), let close = template[open...].firstIndex(of: "}") {
             keyIssuer.replaceSubrange(open...close, with: tenant)
