@@ -47,6 +47,40 @@ import Testing
                 && again.stderr.contains("--label"), "\(again.stderr)")
     }
 
+    /// An OAuth 2.0 token imported with no client id configured (`gh auth
+    /// login --with-token`'s path) is that, not OAuth 1.0a: `token status`
+    /// says it was not checked and why (exit 1, as documented for a
+    /// credential it cannot check), `token userinfo` and `token exchange`
+    /// name the missing client id. It was called OAuth 1.0a and passed.
+    @Test func anImportedTokenWithoutAClientIsNotTakenForOAuth1() async throws {
+        let home = try CLIProcess.home("authkit-token-import-clientless")
+        let environment = ["AUTHKIT_HOME": home.path, "TOKEN": "ghp_imported_without_client"]
+        let imported = try await CLIProcess.run(
+            ["token", "import", "--provider", "github"], environment: environment,
+            launcher: CLIKeyringTests.importing(""))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let status = try await CLIProcess.run(["token", "status", "--provider", "github"], environment: environment)
+        #expect(
+            status.status == 1 && status.stdout.contains("not checked")
+                && status.stdout.contains("AUTHKIT_GITHUB_CLIENT_ID")
+                && !status.stdout.contains("OAuth 1.0a"), "\(status.stdout)\(status.stderr)")
+        for command in [
+            ["token", "userinfo", "--provider", "google"],
+            ["token", "exchange", "--provider", "github", "--as", "other"],
+        ] {
+            if command[3] == "google" {
+                let google = try await CLIProcess.run(
+                    ["token", "import", "--provider", "google"], environment: environment,
+                    launcher: CLIKeyringTests.importing(""))
+                #expect(google.status == 0, "\(google.stderr)")
+            }
+            let result = try await CLIProcess.run(command, environment: environment)
+            #expect(
+                result.status == 64 && result.stderr.contains("CLIENT_ID") && !result.stderr.contains("OAuth 1.0a"),
+                "\(command): \(result.status) \(result.stderr)")
+        }
+    }
+
     /// `token list` and `token show` name whose a credential is, where no ID
     /// token does: the provider's "who am I" endpoint (GitHub's `/user`),
     /// asked once at sign-in, and kept across a refresh.

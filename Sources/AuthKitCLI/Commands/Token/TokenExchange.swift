@@ -59,6 +59,8 @@ struct TokenExchange: WorkspaceCommand {
                 status: .usage)
         }
         let source = try await workspace.source(key, explicit: client.settings())
+        // The client authenticates the exchange (RFC 8693 §2.1): without one, what is missing.
+        if let clientless = source.authenticator as? ClientlessAuthenticator { throw clientless.missing }
         guard let oauth2 = source.authenticator as? OAuth2Client else {
             throw CLIError(
                 "\(account.provider) speaks OAuth 1.0a, which has no token exchange (RFC 8693).", status: .usage)

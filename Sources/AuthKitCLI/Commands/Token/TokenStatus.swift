@@ -61,6 +61,11 @@ struct TokenStatus: WorkspaceCommand {
             let current = try await source.current()
             let details =
                 "scopes \(current.scopes.isEmpty ? "(none listed)" : CredentialSummary.safe(current.scopes.joined(separator: " "))), expires \(CredentialSummary.expiry(current))"
+            // An OAuth 2.0 token stored without a client (`token import`, no
+            // client id set): it was reported as OAuth 1.0a and passed.
+            if let clientless = source.authenticator as? ClientlessAuthenticator {
+                return (false, "stored, not checked: \(clientless.missing.description); \(details)")
+            }
             guard let oauth2 = source.authenticator as? OAuth2Client else {
                 let name =
                     current.rawFields["screen_name"]?.scalarText.map { " as \(CredentialSummary.safe($0))" } ?? ""

@@ -34,6 +34,9 @@ struct TokenUserInfo: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         let key = try workspace.key(account)
         let source = try await workspace.source(key, explicit: client.settings())
+        // UserInfo is asked as the client (its descriptor's endpoints and
+        // origins): an OAuth 2.0 token without one says what is missing.
+        if let clientless = source.authenticator as? ClientlessAuthenticator { throw clientless.missing }
         guard let oauth2 = source.authenticator as? OAuth2Client else {
             throw CLIError(
                 "\(key) is an OAuth 1.0a credential; UserInfo is OpenID Connect's, over OAuth 2.0.",
