@@ -434,6 +434,22 @@ import Testing
             let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["data.json"])
+            // Another user's file is not replaced through the directory (it
+            // became this user's, where curl -o is refused): written to as
+            // it is, the system deciding, its owner kept. (Root may write
+            // it, as curl running as root would.)
+            if geteuid() == 0 {
+                let theirs = directory.appendingPathComponent("theirs.json")
+                try Data("theirs".utf8).write(to: theirs)
+                #expect(chown(theirs.path, 1001, 1001) == 0)
+                let written = try await CLIProcess.run(
+                    ["request", "--provider", "qiita", "-o", theirs.path, "\(server.baseURL)/api/v2/whole"],
+                    environment: environment)
+                #expect(written.status == 0, "\(written.stderr)")
+                let owner = try FileManager.default.attributesOfItem(atPath: theirs.path)[.ownerAccountID] as? Int
+                #expect(owner == 1001, "the file changed hands: now \(owner ?? -1)")
+                try FileManager.default.removeItem(at: theirs)
+            }
             // A device is written to as it is: /dev/null takes the body.
             let null = try await CLIProcess.run(
                 ["request", "--provider", "qiita", "-o", "/dev/null", "\(server.baseURL)/api/v2/whole"],

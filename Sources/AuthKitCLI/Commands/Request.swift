@@ -400,7 +400,12 @@ struct Request: WorkspaceCommand {
     private static func save(_ response: HTTPResponseBody, to path: String, after head: Data) async throws {
         var info = stat()
         let exists = lstat(path, &info) == 0
-        if !exists || info.st_mode & S_IFMT == S_IFREG {
+        // A file curl could not write (another user's, or read-only) is not
+        // replaced through its directory either: renamed over, it became
+        // this user's with the body in it, where curl -o fails. Written to
+        // directly instead, so the system says no as it does to curl.
+        let writable = !exists || (info.st_uid == geteuid() && access(path, W_OK) == 0)
+        if !exists || (info.st_mode & S_IFMT == S_IFREG && writable) {
             let slash = path.lastIndex(of: "/")
             let directory = slash.map { String(path[...$0]) } ?? ""
             let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
