@@ -311,6 +311,41 @@ import Testing
         #expect(filled.standardError.contains("none of what git needs"), "\(filled)")
     }
 
+    /// A home found through `XDG_CONFIG_HOME` is written into the helper:
+    /// git run without that variable (a GUI, cron, sudo) looked in
+    /// ~/.config/authkit and found nothing.
+    @Test(.enabled(if: hasGit))
+    func aHomeFoundThroughXDGIsWrittenIntoTheHelper() async throws {
+        let server = TestHTTPServer()
+        server.route("POST", "/token") { _ in
+            .json(#"{"access_token":"xdg-token","token_type":"Bearer","expires_in":3600,"scope":"write_repository"}"#)
+        }
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, given) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        // The same home, reached as $XDG_CONFIG_HOME/authkit.
+        let xdg = home.appendingPathComponent("xdg")
+        try FileManager.default.createDirectory(at: xdg, withIntermediateDirectories: true)
+        #expect(chmod(xdg.path, 0o700) == 0)
+        let found = xdg.appendingPathComponent("authkit")
+        try FileManager.default.createDirectory(at: found, withIntermediateDirectories: true)
+        #expect(chmod(found.path, 0o700) == 0)
+        for name in ["providers", "credentials.json"] {
+            try FileManager.default.copyItem(
+                at: home.appendingPathComponent(name), to: found.appendingPathComponent(name))
+        }
+        var environment = given
+        environment["AUTHKIT_HOME"] = nil
+        environment["XDG_CONFIG_HOME"] = xdg.path
+        let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(setup.status == 0, "\(setup)")
+        var gitsOwn = environment
+        gitsOwn["XDG_CONFIG_HOME"] = nil
+        let filled = try await Self.fill("https", "git.example.test", environment: gitsOwn)
+        #expect(filled.standardOutput.contains("password=xdg-token\n"), "\(filled)")
+    }
+
     /// git is run without AuthKit's variables (a client secret among them),
     /// and its failure is said with what git said.
     @Test func gitRunsWithoutAuthKitsVariablesAndItsFailureIsSaid() async throws {

@@ -126,6 +126,16 @@ struct TokenSetupGit: WorkspaceCommand {
                 words.append(name + "=" + ShellWord.literal(value))
             }
         }
+        // A home found through XDG_CONFIG_HOME is written out: git run
+        // without that variable (from a GUI, cron, systemd, sudo) would
+        // look in ~/.config/authkit and find nothing.
+        if workspace.environment["AUTHKIT_HOME"]?.isEmpty ?? true,
+            workspace.environment["XDG_CONFIG_HOME"]?.hasPrefix("/") == true
+        {
+            words.insert(
+                "AUTHKIT_HOME=" + ShellWord.literal(AuthKitHome.directory(environment: workspace.environment).path),
+                at: 0)
+        }
         words.append(ShellWord.literal(try Self.ownExecutable(environment: workspace.environment)))
         words += ["token", "git-credential"]
         words += global.providerDirectoryURLs.map { "--providers-dir=" + ShellWord.literal($0.path) }
