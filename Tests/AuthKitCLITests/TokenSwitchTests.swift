@@ -66,6 +66,27 @@ import Testing
 
     /// Switches run at once, for several providers, all land: the file is
     /// read, changed and written under its lock.
+    /// A switch that cannot be written (its lock cannot be made: a
+    /// read-only or full file system) is a failure to write, exit 74, as
+    /// for the credential store; it was 65, a file to fix.
+    @Test func aSwitchThatCannotBeWrittenIsAWriteFailure() async throws {
+        let home = try CLIProcess.home("authkit-token-switch-unwritable")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path, "TOKEN": "tok-work"]
+        let imported = try await CLIProcess.run(
+            ["token", "import", "--provider", "github", "--label", "work"], environment: environment,
+            launcher: CLIKeyringTests.importing(""))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        // A directory where its lock file goes: the lock cannot be opened.
+        let lock = home.appendingPathComponent("default-accounts.json.lock")
+        try FileManager.default.createDirectory(at: lock, withIntermediateDirectories: true)
+        let switched = try await CLIProcess.run(
+            ["token", "switch", "--provider", "github", "--label", "work"], environment: environment)
+        #expect(
+            switched.status == 74 && switched.stderr.contains("nothing was changed"),
+            "\(switched.status): \(switched.stderr)")
+    }
+
     @Test func switchesAtOnceAllLand() async throws {
         let home = try CLIProcess.home("authkit-token-switch-race")
         defer { try? FileManager.default.removeItem(at: home) }

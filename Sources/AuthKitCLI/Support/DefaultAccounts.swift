@@ -57,7 +57,17 @@ struct DefaultAccounts {
                 try AtomicFile(path: file.path).replace(with: try encoder.encode(labels))
             }
         } catch let failure as AtomicFile.Failure {
-            throw CLIError("\(file.path): \(failure.what) (\(failure.reason)).", status: .outputFailed)
+            throw CLIError(
+                "\(file.path): \(failure.what) (\(failure.reason)); nothing was changed. Make room, or make its directory writable.",
+                status: .outputFailed)
+        } catch let error as AuthKitError {
+            // Its lock or directory could not be made (a read-only or full
+            // file system): a failure to write, as for the credential store
+            // (exit 74), not a file to fix (it was 65).
+            guard case .store = error else { throw error }
+            throw CLIError(
+                "\(error.description); nothing was changed. Make room, or make its directory writable.",
+                status: .outputFailed)
         }
     }
 }
