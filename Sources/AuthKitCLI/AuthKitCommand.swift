@@ -134,7 +134,10 @@ enum AuthKitMain {
                 message = hint
             }
             // `authkit request -k …`: curl's other options are curl's; the header is AuthKit's.
-            if CommandLine.arguments.dropFirst().first == "request", message.hasPrefix("Error: Unknown option '-") {
+            // (Not when argument-parser already suggested the option meant: `--provder`.)
+            if CommandLine.arguments.dropFirst().first == "request", message.hasPrefix("Error: Unknown option '-"),
+                !message.contains("Did you mean")
+            {
                 let first = message.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? message
                 message = message.replacing(
                     first,

@@ -209,6 +209,22 @@ import Testing
         #expect(try String(contentsOf: file, encoding: .utf8) == "not a directory")
     }
 
+    /// `request -o ''` names what is missing (it failed renaming into
+    /// nothing, exit 74); a misspelt option argument-parser recognises gets
+    /// its suggestion alone, not curl's advice after it.
+    @Test func requestsSmallMistakesAreSaidPlainly() async throws {
+        let home = try home()
+        let environment = ["AUTHKIT_HOME": home.path]
+        let empty = try await CLIProcess.run(
+            ["request", "--provider", "github", "-o", "", "https://api.github.com/user"], environment: environment)
+        #expect(empty.status == 64 && empty.stderr.contains("-o needs a file name"), "\(empty.stderr)")
+        let misspelt = try await CLIProcess.run(
+            ["request", "--provder", "github", "https://api.github.com/user"], environment: environment)
+        #expect(
+            misspelt.status == 64 && misspelt.stderr.contains("Did you mean '--provider'?")
+                && !misspelt.stderr.contains("curl's"), "\(misspelt.stderr)")
+    }
+
     /// OAuth 1.0a has no scopes: `--scope` with such a provider is refused
     /// before anything is asked (it was sent nowhere, and the credential
     /// had whatever access the app has), naming what sets the access.

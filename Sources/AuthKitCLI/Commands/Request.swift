@@ -103,6 +103,9 @@ struct Request: WorkspaceCommand {
     var url: String
 
     func validate() throws {
+        if output?.isEmpty == true {
+            throw ValidationError("-o needs a file name (or /dev/null to drop the body).")
+        }
         // Before the workspace is made, which may already have a note to say.
         if silent { Console.quiet = true }
         try TimeoutOption.check(timeout)
