@@ -163,6 +163,19 @@ import Testing
                 ]))
     }
 
+    /// A sign-in suggested under `--sandbox` keeps the flag: without it,
+    /// the command as written signed in to the real provider.
+    @Test func aSuggestedSignInKeepsTheSandbox() {
+        let spaced = ErrorReport.sandboxFlag(in: ["token", "header", "--sandbox", "http://127.0.0.1:5"])
+        #expect(spaced.hasPrefix(" --sandbox ") && spaced.contains("http://127.0.0.1:5"), "\(spaced)")
+        #expect(
+            ErrorReport.sandboxFlag(in: ["token", "header", "--sandbox=http://127.0.0.1:5"]).hasPrefix(" --sandbox "))
+        #expect(ErrorReport.sandboxFlag(in: ["token", "header", "--provider", "github"]).isEmpty)
+        let key = CredentialKey(providerID: "github", label: nil)
+        let message = ErrorReport.message(for: .signInRequired(key, reason: .noRefreshToken))
+        #expect(message.contains("authkit authorize --provider github"), "\(message)")
+    }
+
     /// The browser runs in a session of its own, so the terminal's Ctrl-C
     /// (which cancels the sign-in), Ctrl-Z and hang-up reach authkit, not a
     /// browser it started with every tab of the user's. (It shared

@@ -21,6 +21,21 @@ enum ErrorReport {
         }
     }
 
+    /// ` --sandbox URL` when the command was given one (as `--sandbox URL`
+    /// or `--sandbox=URL`), for a command it suggests; empty otherwise
+    /// (`$AUTHKIT_SANDBOX` applies to the suggested command as it did here).
+    static func sandboxFlag(in arguments: [String]) -> String {
+        for (index, argument) in arguments.enumerated() {
+            if argument == "--sandbox", index + 1 < arguments.count {
+                return " --sandbox " + ShellWord.quoted(arguments[index + 1])
+            }
+            if argument.hasPrefix("--sandbox=") {
+                return " --sandbox " + ShellWord.quoted(String(argument.dropFirst("--sandbox=".count)))
+            }
+        }
+        return ""
+    }
+
     /// - Parameter flags: whether the command takes `--client-id` and the
     ///   like: `token refresh --due` does not (they are one provider's).
     static func message(
@@ -33,8 +48,10 @@ enum ErrorReport {
         case .unknownProvider:
             return error.description + " 'authkit providers list' shows the known ones."
         case .signInRequired(let key, let reason):
+            // Under --sandbox, the sign-in to suggest is the sandbox's: without
+            // the flag, the command as written signed in to the real provider.
             return error.summary + (reason == .noCredential ? " Sign in first" : " Sign in again")
-                + ": authkit authorize \(ShellWord.account(key))"
+                + ": authkit authorize \(ShellWord.account(key))\(sandboxFlag(in: Array(CommandLine.arguments.dropFirst())))"
         case .providerError(_, let response)
         where response.code == "invalid_client" && response.description?.contains("this client is public") == true:
             // `sandbox serve --public-client`: its client has no secret, and
