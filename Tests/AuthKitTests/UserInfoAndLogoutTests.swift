@@ -161,6 +161,13 @@ import Testing
             #expect(page.contains(#"action="\#(server.baseURL)/logout?from=op""#))
             #expect(!page.contains("<script>") && page.contains("&lt;script&gt;"))
 
+            // A credential whose recorded origins do not include the
+            // end-session endpoint's (a placeholder that now names another
+            // host) gets no hint: the ID token goes only where it was issued for.
+            var elsewhere = credential
+            elsewhere.endpointOrigins = ["https://as.example"]
+            #expect(try client.endSession(elsewhere).parameters["id_token_hint"] == nil)
+
             let (plain, signedIn) = try await signedIn(at: server, endSession: false)
             #expect(throws: AuthKitError.notSupported(providerID: "op", .endSession)) {
                 try plain.endSession(signedIn)

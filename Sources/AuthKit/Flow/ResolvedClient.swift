@@ -122,7 +122,10 @@ final class ResolvedClient: Sendable {
         }
         let urls =
             [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
-            + [descriptor.openID?.userInfoURL, descriptor.whoAmI?.url, descriptor.introspectionURL].compactMap { $0 }
+            + [
+                descriptor.openID?.userInfoURL, descriptor.openID?.endSessionURL, descriptor.whoAmI?.url,
+                descriptor.introspectionURL,
+            ].compactMap { $0 }
         self.endpointOrigins = Array(
             Set(
                 urls.compactMap { template in

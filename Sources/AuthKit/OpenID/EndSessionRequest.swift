@@ -77,7 +77,17 @@ extension OAuth2Client {
             throw AuthKitError.notSupported(providerID: descriptor.id, .endSession)
         }
         var parameters = ["client_id": client.clientID]
-        if case .string(let idToken)? = credential.rawFields["id_token"] { parameters["id_token_hint"] = idToken }
+        // The ID token goes only where the credential was issued for, as
+        // UserInfo's and revocation's requests do: an end-session URL whose
+        // placeholder now names another host (or one not recorded at
+        // sign-in, for a descriptor with placeholder hosts) gets no hint;
+        // the provider then asks which account to sign out.
+        let hintAllowed =
+            credential.endpointOrigins.map { $0.contains(endpoint.origin) }
+            ?? !descriptor.endpointHosts.contains { $0.contains("{") }
+        if hintAllowed, case .string(let idToken)? = credential.rawFields["id_token"] {
+            parameters["id_token_hint"] = idToken
+        }
         if let postLogoutRedirectURI { parameters["post_logout_redirect_uri"] = postLogoutRedirectURI }
         if let state { parameters["state"] = state }
         return EndSessionRequest(endpoint: endpoint, parameters: parameters)
