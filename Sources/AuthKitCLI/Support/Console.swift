@@ -29,6 +29,16 @@ enum Console {
     /// `request -s`: only errors reach standard error.
     nonisolated(unsafe) static var quiet = false
 
+    /// ``err(_:)`` for a note a command may reach twice (the override note,
+    /// said where the descriptor is looked up, which `request` and `token
+    /// header` do twice): said once per process.
+    static func errOnce(_ text: String) {
+        guard said.withLock({ $0.insert(text).inserted }) else { return }
+        err(text)
+    }
+
+    private static let said = LockedValue<Set<String>>([])
+
     static func err(_ text: String) {
         if quiet, !text.hasPrefix("authkit: error:") { return }
         let shown = columns(of: STDERR_FILENO).map { LineWrapping.wrapped(visible(text), columns: $0) } ?? visible(text)

@@ -228,10 +228,10 @@ struct Workspace {
         }
         if let sandbox { return descriptor.pointed(atSandbox: sandbox) }
         for issue in catalog.entry(id: id)?.passedOver ?? [] {
-            Console.err("authkit: warning: \(issue) (passed over: a later file of '\(id)' is used)")
+            Console.errOnce("authkit: warning: \(issue) (passed over: a later file of '\(id)' is used)")
         }
         if let entry = catalog.entry(id: id), !entry.newHosts.isEmpty {
-            Console.err(
+            Console.errOnce(
                 "authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.original?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.original.map { $0.defaultedEndpointHosts.sorted().joined(separator: ", ") } ?? "?")."
             )
         }
@@ -241,14 +241,14 @@ struct Workspace {
                 added.isEmpty
                 ? "any origin (it lists no api.origins)"
                 : added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", ")
-            Console.err(
+            Console.errOnce(
                 "authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and lets credentials go to \(shown) as well as \(replaced.apiOrigins.patterns.joined(separator: ", "))."
             )
         }
         // And one that gives git the token at more hosts.
         if let entry = catalog.entry(id: id), let replaced = entry.original, let added = entry.addedGitOrigins {
             let before = replaced.git.map { " as well as " + $0.origins.patterns.joined(separator: ", ") } ?? ""
-            Console.err(
+            Console.errOnce(
                 "authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and gives git the token at \(added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", "))\(before)."
             )
         }
