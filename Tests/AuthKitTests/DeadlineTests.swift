@@ -104,38 +104,72 @@ import Testing
         #expect(runs.current == 1)
     }
 
-    /// The first caller's cancellation is its own: a waiter that was not
-    /// cancelled runs the refresh itself rather than fail with it.
+    /// The first caller's cancellation is its own: the refresh it started
+    /// goes on for a caller still waiting, which gets its answer. Stopped and
+    /// run again, its request may already have spent the refresh token the
+    /// second run sends again (RFC 9700 §4.14.2).
     @Test func aWaiterOutlivesTheFirstCallersCancellation() async throws {
         let coordinator = RefreshCoordinator()
         let runs = LockedValue(0)
+        let release = AsyncStream<Void>.makeStream()
         let first = Task {
             try await coordinator.refresh(Self.credential) {
                 runs.withLock { $0 += 1 }
-                try await Task.sleep(for: .seconds(20))
-                return Self.credential
+                for await _ in release.stream {}
+                try Task.checkCancellation()
+                return Credential(providerID: "p", accessToken: "first", refreshToken: "r2")
             }
         }
         while runs.current == 0 { try await Task.sleep(for: .milliseconds(5)) }
         let second = Task {
             try await coordinator.refresh(Self.credential) {
                 runs.withLock { $0 += 1 }
-                return Credential(providerID: "p", accessToken: "second", refreshToken: "r2")
+                return Credential(providerID: "p", accessToken: "second", refreshToken: "r3")
             }
         }
         // The second is a waiter of the first's refresh before the first is
         // cancelled (a fixed sleep let a loaded machine start it afterwards,
         // and the waiter's path went untested).
         let waitingSince = ContinuousClock.now
-        while coordinator.waiterCount == 0 {
+        while coordinator.waiterCount < 2 {
             try #require(ContinuousClock.now - waitingSince < .seconds(10), "the second caller never waited")
             try await Task.sleep(for: .milliseconds(5))
         }
-        #expect(runs.current == 1)
         first.cancel()
         await #expect(throws: CancellationError.self) { _ = try await first.value }
-        #expect(try await second.value.accessToken == "second")
-        #expect(runs.current == 2)
+        release.continuation.finish()
+        #expect(try await second.value.accessToken == "first")
+        #expect(runs.current == 1)
+    }
+
+    /// With nobody left to take its answer, the refresh is stopped, as a
+    /// lone caller's cancellation stops its request; the next caller starts afresh.
+    @Test func theLastCallerGoingStopsTheRefresh() async throws {
+        let coordinator = RefreshCoordinator()
+        let started = LockedValue(0)
+        let stopped = LockedValue(false)
+        let caller = Task {
+            try await coordinator.refresh(Self.credential) {
+                started.withLock { $0 += 1 }
+                do { try await Task.sleep(for: .seconds(30)) } catch {
+                    stopped.withLock { $0 = true }
+                    throw error
+                }
+                return Self.credential
+            }
+        }
+        while started.current == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        caller.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await caller.value }
+        let since = ContinuousClock.now
+        while !stopped.current {
+            try #require(ContinuousClock.now - since < .seconds(10), "the abandoned refresh was not stopped")
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let next = try await coordinator.refresh(Self.credential) {
+            Credential(providerID: "p", accessToken: "next", refreshToken: "r4")
+        }
+        #expect(next.accessToken == "next")
     }
 }
 

@@ -11,15 +11,18 @@
 /// same token would fail, or worse, be taken as token theft and revoke the whole
 /// grant. Callers that ask while a refresh is in flight get its result.
 ///
-/// The first caller runs the refresh in its own task (no task is created, no
-/// actor hop: a refresh nobody shares costs nothing extra); later callers wait
-/// for its result. Should the first caller be cancelled, a waiter that was not
-/// cancelled itself starts the refresh again rather than report a
-/// cancellation it did not ask for.
+/// The refresh runs in a task of its own (a flight), which every caller
+/// waits for; a cancelled caller stops waiting, and the flight goes on while
+/// anyone still waits. Run in the first caller's task, its cancellation
+/// stopped a request the provider may already have answered (the old
+/// refresh token spent), and a waiter then sent that spent token again.
+/// Only when every caller has gone is the flight cancelled: nobody is left
+/// to take a rotated token, as when a lone caller is cancelled.
 final class RefreshCoordinator: @unchecked Sendable {
     /// Guards `inFlight` and every flight's state: one lock, taken briefly.
     private let lock = ThreadLock()
     private var inFlight: [String: Flight] = [:]
+    private var nextCaller: UInt64 = 0
 
     func refresh(_ credential: Credential, using operation: @escaping @Sendable () async throws -> Credential)
         async throws -> Credential
@@ -29,29 +32,67 @@ final class RefreshCoordinator: @unchecked Sendable {
         let key =
             credential.providerID + "\u{0}" + (credential.label ?? "") + "\u{0}"
             + (credential.refreshToken ?? credential.accessToken)
-        while true {
-            let (flight, leads) = lock.withLock { () -> (Flight, Bool) in
-                if let flight = inFlight[key] { return (flight, false) }
-                let flight = Flight()
-                inFlight[key] = flight
-                return (flight, true)
+        let (flight, caller, leads) = lock.withLock { () -> (Flight, UInt64, Bool) in
+            nextCaller += 1
+            if let flight = inFlight[key] {
+                flight.expected.insert(nextCaller)
+                return (flight, nextCaller, false)
             }
-            guard leads else {
-                let result = await wait(for: flight)
-                if case .failure(let error) = result, AuthKitError.isCancellation(error), !Task.isCancelled { continue }
-                return try result.get()
-            }
-            let result: Result<Credential, any Error>
-            do { result = .success(try await operation()) } catch { result = .failure(error) }
-            let waiters = lock.withLock { () -> [CheckedContinuation<Result<Credential, any Error>, Never>] in
-                inFlight[key] = nil
-                flight.result = result
-                defer { flight.waiters = [] }
-                return flight.waiters
-            }
-            for waiter in waiters { waiter.resume(returning: result) }
-            return try result.get()
+            let flight = Flight()
+            flight.expected.insert(nextCaller)
+            inFlight[key] = flight
+            return (flight, nextCaller, true)
         }
+        if leads {
+            // Started outside the lock; task-local values (a deadline scope,
+            // a store's lock) go with it, the caller's cancellation does not.
+            let task = Task {
+                let result: Result<Credential, any Error>
+                do { result = .success(try await operation()) } catch { result = .failure(error) }
+                let waiters = lock.withLock { () -> [CheckedContinuation<Result<Credential, any Error>, Never>] in
+                    if inFlight[key] === flight { inFlight[key] = nil }
+                    flight.result = result
+                    defer { flight.waiters = [:] }
+                    return Array(flight.waiters.values)
+                }
+                for waiter in waiters { waiter.resume(returning: result) }
+            }
+            // Every caller may have gone before the task existed.
+            let abandoned = lock.withLock { () -> Bool in
+                flight.task = task
+                return flight.expected.isEmpty && flight.result == nil
+            }
+            if abandoned { task.cancel() }
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedContinuation { continuation in
+                let ready = lock.withLock { () -> Result<Credential, any Error>? in
+                    if let result = flight.result { return result }
+                    // Cancelled before it got here: `leave` has run, and the caller goes.
+                    guard flight.expected.contains(caller) else { return .failure(CancellationError()) }
+                    flight.waiters[caller] = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }.get()
+        } onCancel: {
+            leave(flight, caller: caller, key: key)
+        }
+    }
+
+    /// A cancelled caller stops waiting; the last one to go cancels the flight
+    /// and forgets it, so that the next caller starts afresh.
+    private func leave(_ flight: Flight, caller: UInt64, key: String) {
+        let (waiter, task) = lock.withLock {
+            () -> (CheckedContinuation<Result<Credential, any Error>, Never>?, Task<Void, Never>?) in
+            guard flight.result == nil, flight.expected.remove(caller) != nil else { return (nil, nil) }
+            let waiter = flight.waiters.removeValue(forKey: caller)
+            guard flight.expected.isEmpty else { return (waiter, nil) }
+            if inFlight[key] === flight { inFlight[key] = nil }
+            return (waiter, flight.task)
+        }
+        waiter?.resume(returning: .failure(CancellationError()))
+        task?.cancel()
     }
 
     /// Callers waiting for a refresh under way, all accounts together: for
@@ -60,20 +101,12 @@ final class RefreshCoordinator: @unchecked Sendable {
         lock.withLock { inFlight.values.reduce(0) { $0 + $1.waiters.count } }
     }
 
-    private func wait(for flight: Flight) async -> Result<Credential, any Error> {
-        await withCheckedContinuation { continuation in
-            let ready = lock.withLock { () -> Result<Credential, any Error>? in
-                if let result = flight.result { return result }
-                flight.waiters.append(continuation)
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-
-    /// One refresh's outcome and the callers waiting for it (under `lock`).
-    private final class Flight {
+    /// One refresh's task, its outcome and the callers waiting for it (every field under the coordinator's `lock`).
+    private final class Flight: @unchecked Sendable {
+        var task: Task<Void, Never>?
         var result: Result<Credential, any Error>?
-        var waiters: [CheckedContinuation<Result<Credential, any Error>, Never>] = []
+        /// Callers that have not gone, waiting already or about to.
+        var expected: Set<UInt64> = []
+        var waiters: [UInt64: CheckedContinuation<Result<Credential, any Error>, Never>] = [:]
     }
 }
