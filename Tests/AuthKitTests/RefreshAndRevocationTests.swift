@@ -441,6 +441,36 @@ import Testing
         }
     }
 
+    /// Refreshed ahead of time, the token still working: a refresh that
+    /// failed falls back to the stored token, unless the provider did renew
+    /// it and the save failed. The stored refresh token may then be spent,
+    /// and handing out the old token said nothing of it.
+    @Test func aRenewalLostAheadOfTimeIsSaidNotHidden() async throws {
+        try await withServer { server in
+            var descriptor = descriptor(server)
+            descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            let working = Credential(
+                providerID: "rotating", label: "me", accessToken: "old-access", refreshToken: "refresh-1",
+                expiresAt: fixedNow.addingTimeInterval(3600), obtainedAt: fixedNow.addingTimeInterval(-3600))
+            let source = CredentialSource(authenticator: client, store: ReadOnlyStore(working), key: working.key)
+            // The provider failing: the working token is used.
+            server.route("POST", "/token") { _ in StubResponse(status: 503) }
+            #expect(try await source.current(at: fixedNow).accessToken == "old-access")
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"renewed","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
+            }
+            await #expect {
+                _ = try await source.current(at: fixedNow)
+            } throws: { error in
+                guard case AuthKitError.store(_, let reason) = error else { return false }
+                return reason.detail.contains("the renewal was not saved")
+            }
+            #expect(server.requests(to: "/token").count == 2)
+        }
+    }
+
     /// A store whose lock could not be let go after the save (a database
     /// whose commit failed, undoing it): the renewal is as lost as when the
     /// save fails, and the error says so too.

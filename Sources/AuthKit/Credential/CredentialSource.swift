@@ -65,11 +65,17 @@ public struct CredentialSource: Sendable {
     public func current(at now: Date = Date()) async throws -> Credential {
         let stored = try await stored()
         guard policy.isDue(stored, at: now) else { return stored }
+        let renewed = LockedValue(false)
         do {
-            return try await refresh(ifStill: { policy.isDue($0, at: now) })
+            return try await refresh(ifStill: { policy.isDue($0, at: now) }, renewed: renewed)
         } catch {
-            // Refreshing ahead of time failed, but the token still works: use it.
-            if !policy.mustRefresh(stored, at: now), !AuthKitError.isCancellation(error) { return stored }
+            // Refreshing ahead of time failed, but the token still works: use
+            // it. Unless the provider did renew it and the renewal was not
+            // saved: a rotated refresh token is then spent, and only this
+            // error says why the next refresh will ask to sign in again.
+            if !policy.mustRefresh(stored, at: now), !AuthKitError.isCancellation(error), !renewed.current {
+                return stored
+            }
             throw error
         }
     }
@@ -96,11 +102,12 @@ public struct CredentialSource: Sendable {
 
     /// Under the lock: re-read, refresh when `needed` still holds for what is
     /// stored, save, return. What another process stored meanwhile is adopted.
-    private func refresh(ifStill needed: @escaping @Sendable (Credential) -> Bool) async throws -> Credential {
+    private func refresh(
+        ifStill needed: @escaping @Sendable (Credential) -> Bool, renewed: LockedValue<Bool> = LockedValue(false)
+    ) async throws -> Credential {
         let authenticator = self.authenticator
         let store = self.store
         let key = self.key
-        let renewed = LockedValue(false)
         do {
             return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
                 guard let latest = try await store.credential(for: key) else {
