@@ -459,7 +459,8 @@ import Testing
             server.route("POST", "/token") { _ in StubResponse(status: 503) }
             #expect(try await source.current(at: fixedNow).accessToken == "old-access")
             server.route("POST", "/token") { _ in
-                .json(#"{"access_token":"renewed","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
+                .json(
+                    #"{"access_token":"renewed","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
             }
             await #expect {
                 _ = try await source.current(at: fixedNow)
