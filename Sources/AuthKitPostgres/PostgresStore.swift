@@ -131,6 +131,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
                 """)
             for try await (keyID, sealed) in rows.decode((String, Data).self) {
+                if let held = Self.heldLock, held.store == ObjectIdentifier(self) {
+                    held.readings.withLock { $0[key] = sealed }
+                }
                 return try open(Credential.self, sealed, keyID: keyID, binding: Self.binding(key))
             }
             return nil
@@ -155,9 +158,48 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     public func save(_ credential: Credential) async throws {
         let key = credential.key
         let (keyID, sealed) = try seal(credential, binding: Self.binding(key))
+        if let held = Self.heldLock, held.store == ObjectIdentifier(self), held.connection.isClosed,
+            let read = held.readings.withLock({ $0[key] })
+        {
+            try await saveAfterLosingTheLock(key, keyID: keyID, sealed: sealed, replacing: read, held: held)
+            return
+        }
         try await mapped { [self] in
             try await run(try Self.upsert(key, keyID: keyID, sealed: sealed))
         }
+    }
+
+    /// The refresh lock's connection is gone (the database restarted or
+    /// failed over, and the advisory lock went with the connection) while
+    /// the provider was being asked: the provider has renewed the credential,
+    /// and a rotated refresh token (RFC 9700 §4.14.2) is kept only by
+    /// saving its answer. Saved over a pooled connection, only if the row is
+    /// still what was read under the lock: nobody has changed it since, so
+    /// nobody else's renewal is overwritten. Otherwise refused, as before.
+    private func saveAfterLosingTheLock(
+        _ key: CredentialKey, keyID: String, sealed: Data, replacing read: Data, held: HeldLock
+    ) async throws {
+        let saved = try await mapped { [client, logger] in
+            let rows = try await client.query(
+                """
+                UPDATE authkit_credentials SET key_id = \(keyID), sealed = \(sealed), updated_at = now()
+                WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "") AND sealed = \(read)
+                RETURNING 1
+                """, logger: logger)
+            var saved = false
+            for try await _ in rows { saved = true }
+            return saved
+        }
+        guard saved else {
+            throw AuthKitError.store(
+                path: "the refresh lock",
+                reason: .init(
+                    .inaccessible,
+                    "its connection was lost during the refresh (the database restarted?), and the stored credential changed meanwhile, so the renewal was not written over it"
+                ))
+        }
+        held.readings.withLock { $0[key] = sealed }
+        held.savedWithoutTheLock.withLock { $0 = true }
     }
 
     /// The row of a sealed credential, written or replaced.
@@ -221,6 +263,12 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     struct HeldLock: Sendable {
         let store: ObjectIdentifier
         let connection: PostgresConnection
+        /// The sealed rows read under the lock, by account: what a save
+        /// after the connection is lost may replace (``save(_:)``).
+        let readings = LockedValue<[CredentialKey: Data]>([:])
+        /// Whether such a save has been made: the transaction's end is then
+        /// no failure, though its connection is gone.
+        let savedWithoutTheLock = LockedValue(false)
     }
 
     /// A statement's rows, over the held lock's connection when this task
@@ -322,7 +370,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // one run in four).
         let lock = Self.lockNumber(for: key)
         return try await client.withConnection { connection in
-            try await Self.$heldLock.withValue(HeldLock(store: ObjectIdentifier(self), connection: connection)) {
+            let held = HeldLock(store: ObjectIdentifier(self), connection: connection)
+            return try await Self.$heldLock.withValue(held) {
                 try await withOperationTimeout { try await connection.run("BEGIN", logger: logger) }
                 let result: Result
                 do {
@@ -348,20 +397,30 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                     }
                     throw error
                 }
-                guard !connection.isClosed else { throw Self.closedLock }
-                try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
+                guard !connection.isClosed else {
+                    if held.savedWithoutTheLock.current { return result }
+                    throw Self.closedLock
+                }
+                // Committed even when the caller was cancelled meanwhile:
+                // `body` has run, and may have saved a refresh's rotated
+                // token, whose predecessor the provider has spent (RFC 9700
+                // §4.14.2). In the caller's task, the cancellation closed this
+                // connection under the COMMIT, which then often undid the save.
+                try await Task {
+                    try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
+                }.value
                 return result
             }
         }
     }
 
-    /// A statement inside the lock timed out and its connection was closed:
-    /// the transaction ended with it, uncommitted.
+    /// A statement inside the lock timed out and its connection was closed,
+    /// or the database closed it: the transaction ended with it, uncommitted.
     static let closedLock = AuthKitError.store(
         path: "the refresh lock",
         reason: .init(
             .inaccessible,
-            "its connection was closed after a statement timed out, so nothing done under it was committed; retry when the database answers"
+            "its connection was closed (a statement timed out, or the database restarted), so nothing done under it was committed; retry when the database answers"
         ))
 
     /// 64 bits of SHA-256 over the key: the advisory lock's number.
@@ -555,6 +614,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             throw refusal(psql)
         } catch let error as PSQLError {
             throw refusal(error)
+        } catch is CancellationError {
+            throw AuthKitError.cancelled
         }
     }
 

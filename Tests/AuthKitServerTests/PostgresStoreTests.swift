@@ -213,6 +213,113 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A provider whose token endpoint rotates refresh tokens, answering
+    /// round N (`renewed-N`, `refresh-N+1`) after `delay`; and the count of
+    /// requests that reached it.
+    static func rotatingProvider(on server: TestHTTPServer, answeringAfter delay: TimeInterval) throws -> (
+        OAuth2Client, LockedValue<Int>
+    ) {
+        let arrived = LockedValue(0)
+        server.route("POST", "/token") { _ in
+            let round = arrived.withLock {
+                $0 += 1
+                return $0
+            }
+            Thread.sleep(forTimeInterval: delay)
+            return .json(
+                #"{"access_token":"renewed-\#(round)","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-\#(round + 1)"}"#
+            )
+        }
+        let descriptor = try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "rotating", "name": "Rotating", "protocol": "oauth2",
+                 "authorization": {"url": "\(server.baseURL)/authorize"},
+                 "token": {"url": "\(server.baseURL)/token"}}
+                """.utf8))
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+        return (client, arrived)
+    }
+
+    /// A refresh whose caller is cancelled while the provider answers is
+    /// still saved: the save is committed, not rolled back by the
+    /// cancellation closing the lock's connection under the COMMIT (the
+    /// rotated refresh token was then lost, the stored one spent).
+    @Test func aRefreshBegunIsCommittedWhenItsCallerIsCancelled() async throws {
+        try await withServer { server in
+            let (client, arrived) = try Self.rotatingProvider(on: server, answeringAfter: 0.4)
+            try await Self.withStore(schema: "cancelled_refresh") { stores in
+                // Several rounds: the cancellation and the COMMIT race.
+                for round in 1...5 {
+                    let expired = Credential(
+                        providerID: "rotating", label: "me", accessToken: "old", refreshToken: "refresh-\(round)",
+                        expiresAt: Date(timeIntervalSinceNow: -60), obtainedAt: Date(timeIntervalSinceNow: -3600))
+                    try await stores[0].save(expired)
+                    let source = CredentialSource(authenticator: client, store: stores[0], key: expired.key)
+                    let caller = Task { try await source.current() }
+                    let since = ContinuousClock.now
+                    while arrived.current < round {
+                        try #require(
+                            ContinuousClock.now - since < .seconds(30), "the refresh never reached the provider")
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    caller.cancel()
+                    _ = await caller.result
+                    let stored = try #require(try await stores[0].credential(for: expired.key))
+                    #expect(stored.refreshToken == "refresh-\(round + 1)" && stored.accessToken == "renewed-\(round)")
+                }
+            }
+        }
+    }
+
+    /// The database restarting (here: the lock's backend ended) while the
+    /// provider answers a refresh takes the advisory lock with the
+    /// connection. The renewal is still saved when nobody changed the row
+    /// meanwhile (the rotated refresh token was lost); when somebody did,
+    /// it is not written over theirs, and the error says so.
+    @Test func aRenewalIsSavedAfterTheLocksConnectionIsLost() async throws {
+        try await withServer { server in
+            let (client, arrived) = try Self.rotatingProvider(on: server, answeringAfter: 0.6)
+            try await Self.withStore(schema: "lost_lock", clients: 2) { stores in
+                for (round, changedMeanwhile) in [(1, false), (2, true)] {
+                    let expired = Credential(
+                        providerID: "rotating", label: "me", accessToken: "old", refreshToken: "refresh-\(round)",
+                        expiresAt: Date(timeIntervalSinceNow: -60), obtainedAt: Date(timeIntervalSinceNow: -3600))
+                    try await stores[0].save(expired)
+                    let source = CredentialSource(authenticator: client, store: stores[0], key: expired.key)
+                    let caller = Task { try await source.current() }
+                    let since = ContinuousClock.now
+                    while arrived.current < round {
+                        try #require(
+                            ContinuousClock.now - since < .seconds(30), "the refresh never reached the provider")
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    try await stores[1].client.run(
+                        """
+                        SELECT pg_terminate_backend(pid) FROM pg_locks
+                        WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+                        """, logger: Logger(label: "test"))
+                    if changedMeanwhile {
+                        var other = expired
+                        other.accessToken = "signed-in-elsewhere"
+                        try await stores[1].save(other)
+                    }
+                    let result = await caller.result
+                    let stored = try #require(try await stores[1].credential(for: expired.key))
+                    if changedMeanwhile {
+                        #expect(stored.accessToken == "signed-in-elsewhere")
+                        #expect(throws: AuthKitError.self) { try result.get() }
+                    } else {
+                        #expect(
+                            stored.refreshToken == "refresh-\(round + 1)" && stored.accessToken == "renewed-\(round)")
+                        #expect(try result.get().accessToken == "renewed-\(round)")
+                    }
+                }
+            }
+        }
+    }
+
     /// Sign-out everywhere on PostgreSQL: each session row records whose it
     /// is (by digest), and all of the user's go.
     @Test func signOutEverywhereEndsEverySessionOfTheUser() async throws {
