@@ -472,6 +472,30 @@ import Testing
         }
     }
 
+    /// A refresh answer without `token_type` (or with one that is not a
+    /// type) was refused, and the rotated refresh token it carried lost
+    /// (RFC 9700 §4.14.2): the token keeps the type it had, and the answer's
+    /// refresh token is kept.
+    @Test(arguments: [#""#, #""token_type":"not a type","#])
+    func aRefreshAnswerWithoutAUsableTypeKeepsTheEarlierOne(typeMember: String) async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"renewed",\#(typeMember)"expires_in":3600,"refresh_token":"refresh-2"}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
+            var earlier = expired
+            earlier.tokenType = "bearer"
+            let refreshed = try await client.refresh(earlier)
+            #expect(refreshed.accessToken == "renewed" && refreshed.refreshToken == "refresh-2")
+            #expect(refreshed.tokenType == "bearer")
+            // A sign-in's answer is still refused.
+            let (_, pending) = try await client.startAuthorization()
+            await #expect(throws: AuthKitError.self) { _ = try await client.exchange(code: "c", pending: pending) }
+        }
+    }
+
     /// A store whose lock could not be let go after the save (a database
     /// whose commit failed, undoing it): the renewal is as lost as when the
     /// save fails, and the error says so too.

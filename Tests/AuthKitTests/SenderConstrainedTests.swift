@@ -154,9 +154,10 @@ import Testing
                         #"{"error":"use_dpop_nonce"}"#, status: 400, headers: [("DPoP-Nonce", "server-nonce")])
                 }
                 let type = tokenType.all.last ?? "DPoP"
+                let typeMember = type.isEmpty ? "" : #""token_type":"\#(type)","#
                 let refresh = refreshToken.all.last ?? "rt"
                 return .json(
-                    #"{"access_token":"at","token_type":"\#(type)","refresh_token":"\#(refresh)","expires_in":60}"#)
+                    #"{"access_token":"at",\#(typeMember)"refresh_token":"\#(refresh)","expires_in":60}"#)
             }
             let client = try OAuth2Client(
                 descriptor: descriptor(server, dpop: true),
@@ -199,6 +200,17 @@ import Testing
                     return detail.contains("not DPoP") && detail.contains("may have spent the stored one") == rotated
                         && !detail.contains("rt-rotated")
                 }
+            }
+            // A refresh answer with no token_type keeps an unbound
+            // credential's earlier type; a bound one's is not taken on trust.
+            tokenType.append("")
+            refreshToken.append("rt-rotated-again")
+            await #expect {
+                _ = try await client.refresh(credential)
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(.refresh, .invalidField("token_type", let detail)) = error
+                else { return false }
+                return detail.contains("not DPoP") && detail.contains("may have spent the stored one")
             }
         }
     }

@@ -671,7 +671,11 @@ final class TokenEndpointCalls: Sendable {
             label: label,
             kind: .oauth2,
             accessToken: fields.accessToken,
-            tokenType: bearer ? "Bearer" : fields.tokenType ?? previous?.tokenType ?? "Bearer",
+            // A refresh answer without a usable type keeps the earlier one
+            // (TokenResponseParser), except a bound credential's: only an
+            // answer saying DPoP says the new token is bound (RFC 9449 §5).
+            tokenType: bearer
+                ? "Bearer" : fields.tokenType ?? (proofKey == nil ? previous?.tokenType : nil) ?? "Bearer",
             refreshToken: fields.refreshToken ?? previous?.refreshToken,
             expiresAt: fields.expiresIn.map { receivedAt.addingTimeInterval($0) }
                 ?? (fields.raw.isEmpty ? previous?.expiresAt : nil),

@@ -145,31 +145,12 @@ package struct TokenResponseParser: Sendable {
             try checkHeaderSafe(refreshToken, at: refreshPath, rule: "A.17")
         }
 
-        let tokenType = try string(mapping.tokenType, in: object)?.text
-        if tokenType == nil, mapping.requireTokenType {
-            throw AuthKitError.invalidResponse(
-                step: step,
-                reason: .init(
-                    .missingField(mapping.tokenType.alternatives),
-                    "no '\(mapping.tokenType.alternatives)' (RFC 6749 §5.1 requires it; a descriptor can set token.response.requireTokenType to false)"
-                ))
-        }
-        if let tokenType, !Self.isTokenType(tokenType), let (path, _) = mapping.tokenType.firstValue(in: object) {
-            // Not repeated: a server could put what it was sent there, to be
-            // stored and printed by every later command.
-            throw AuthKitError.invalidResponse(
-                step: step,
-                reason: .init(
-                    .invalidField(path.description),
-                    """
-                    '\(path)' is not a token type (RFC 6749 §7.1, Appendix A.13: a name of letters, digits, '-', '.' \
-                    and '_', or a URI); it is not repeated here
-                    """))
-        }
         // A refresh answer with a usable token is kept even when a side field
         // is not: refusing it would throw away the rotated refresh token it
         // carries (RFC 9700 §4.14.2), and the grant with it. The field is
-        // left out (an unknown lifetime; the scopes as before) and said so.
+        // left out (an unknown lifetime; the scopes as before; the token
+        // type as before, except for a DPoP-bound credential, whose answer
+        // must say DPoP) and said so.
         var dropped = [String]()
         func side<Value>(_ read: () throws -> Value?) throws -> Value? {
             guard step == .refresh else { return try read() }
@@ -179,6 +160,30 @@ package struct TokenResponseParser: Sendable {
                 dropped.append(SecretMask(response.secrets).apply(reason.detail))
                 return nil
             }
+        }
+        let tokenType = try side { () throws -> String? in
+            let tokenType = try string(mapping.tokenType, in: object)?.text
+            if tokenType == nil, mapping.requireTokenType {
+                throw AuthKitError.invalidResponse(
+                    step: step,
+                    reason: .init(
+                        .missingField(mapping.tokenType.alternatives),
+                        "no '\(mapping.tokenType.alternatives)' (RFC 6749 §5.1 requires it; a descriptor can set token.response.requireTokenType to false)"
+                    ))
+            }
+            if let tokenType, !Self.isTokenType(tokenType), let (path, _) = mapping.tokenType.firstValue(in: object) {
+                // Not repeated: a server could put what it was sent there, to be
+                // stored and printed by every later command.
+                throw AuthKitError.invalidResponse(
+                    step: step,
+                    reason: .init(
+                        .invalidField(path.description),
+                        """
+                        '\(path)' is not a token type (RFC 6749 §7.1, Appendix A.13: a name of letters, digits, '-', '.' \
+                        and '_', or a URI); it is not repeated here
+                        """))
+            }
+            return tokenType
         }
         return Fields(
             accessToken: accessToken,
