@@ -118,6 +118,47 @@ import Testing
         }
     }
 
+    /// After a redirect, the request has been carried out by the hop that
+    /// answered it: a POST answered 303 whose page then said
+    /// `invalid_token` was sent again after the refresh (two items created).
+    /// Only a GET or HEAD without a body is sent again from the start.
+    @Test func aRequestRedirectedBeforeItsRefusalIsNotSentAgainUnlessItIsAGet() async throws {
+        try await withServer { server in
+            let issued = Recorder<Int>()
+            server.route("POST", "/token") { _ in
+                issued.append(1)
+                return .json(
+                    #"{"access_token":"new-access-\#(issued.all.count)","token_type":"Bearer","expires_in":3600}"#)
+            }
+            let refused = StubResponse.json(
+                #"{"error":"invalid_token"}"#, status: 401,
+                headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            server.route("POST", "/items") { _ in .redirect(303, to: "/items/42") }
+            server.route("GET", "/items/42") { request in
+                request.header("Authorization") == "Bearer new-access-1" ? .json(#"{"id":42}"#) : refused
+            }
+            server.route("GET", "/moved") { _ in .redirect(302, to: "/items/42") }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            var live = expired
+            live.expiresAt = Date().addingTimeInterval(3600)
+            let store = InMemoryCredentialStore([live])
+            let source = CredentialSource(authenticator: client, store: store, key: live.key)
+            let items = try #require(URL(string: "\(server.baseURL)/items"))
+            let (posted, postedBody) = try await source.send(
+                HTTPRequest(method: .post, url: items), body: Data("title=x".utf8), followRedirects: true)
+            postedBody.cancel()
+            #expect(posted.status.code == 401)
+            #expect(server.requests(to: "/items").count == 1 && server.requests(to: "/token").isEmpty)
+
+            let moved = try #require(URL(string: "\(server.baseURL)/moved"))
+            let (got, gotBody) = try await source.send(HTTPRequest(method: .get, url: moved), followRedirects: true)
+            gotBody.cancel()
+            #expect(got.status.code == 200)
+            #expect(server.requests(to: "/moved").count == 2 && server.requests(to: "/token").count == 1)
+        }
+    }
+
     /// RFC 7009's two calls: a server that refuses the access token once its
     /// refresh token (and with it the grant) is revoked does not fail the
     /// sign-out; a refused refresh token still lets the access token be

@@ -710,6 +710,47 @@ import Testing
         }
     }
 
+    /// RFC 9449 §9: a resource server may hand out the next nonce with any
+    /// answer, a redirect's too. Dropped there, the next hop's proof carried
+    /// the old one, was refused with `use_dpop_nonce`, and the whole chain
+    /// was sent again.
+    @Test func aNonceGivenWithARedirectIsUsedByTheNextHop() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { request in
+                let nonce = (try? parts(request.header("DPoP") ?? "").claims["nonce"] as? String) ?? nil
+                guard nonce == "as-nonce" else {
+                    return .json(#"{"error":"use_dpop_nonce"}"#, status: 400, headers: [("DPoP-Nonce", "as-nonce")])
+                }
+                return .json(
+                    #"{"access_token":"at1","token_type":"DPoP","refresh_token":"rt","expires_in":3600}"#,
+                    headers: [("DPoP-Nonce", "as-nonce")])
+            }
+            server.route("GET", "/start") { _ in
+                StubResponse(status: 307, headers: [("Location", "/api"), ("DPoP-Nonce", "rs-nonce")])
+            }
+            server.route("GET", "/api") { request in
+                let nonce = (try? parts(request.header("DPoP") ?? "").claims["nonce"] as? String) ?? nil
+                return nonce == "rs-nonce"
+                    ? .json(#"{"ok":true}"#)
+                    : .json(
+                        "{}", status: 401,
+                        headers: [("WWW-Authenticate", #"DPoP error="use_dpop_nonce""#), ("DPoP-Nonce", "rs-nonce")])
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true),
+                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+            let (_, pending) = try await client.startAuthorization()
+            let credential = try await client.exchange(code: "c0", pending: pending)
+            let source = CredentialSource(
+                authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key)
+            let (response, body) = try await source.send(
+                HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/start")!), followRedirects: true)
+            body.cancel()
+            #expect(response.status == .ok)
+            #expect(server.requests(to: "/start").count == 1 && server.requests(to: "/api").count == 1)
+        }
+    }
+
     @Test func introspectionReadsActiveAndRefusesAnAnswerWithout() async throws {
         try await withServer { server in
             let answers = Recorder<String>()

@@ -249,7 +249,7 @@ public struct CredentialSource: Sendable {
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
         var opened = try await openGivingNonce(request, with: credential, until: end, policy: policy)
-        if opened.status == 401, opened.url.origin == request.target.origin,
+        if opened.status == 401, opened.url.origin == request.target.origin, Self.maySendAgain(request, after: opened),
             BearerChallenge(
                 fields: opened.headers[values: .wwwAuthenticate], scheme: credential.proofKey != nil ? "dpop" : "bearer"
             )?
@@ -314,6 +314,16 @@ public struct CredentialSource: Sendable {
             origins: descriptor.apiOrigins.shown(for: stored, placeholders: values))
     }
 
+    /// Whether `request` may be sent again from the start after `opened`
+    /// answered it: always when no redirect was followed; after one, only a
+    /// GET or HEAD without a body. A POST answered 303 has been carried
+    /// out, and the 401 of the page it led to sent the POST again (two
+    /// items created for one request).
+    static func maySendAgain(_ request: OutgoingRequest, after opened: OpenedResponse) -> Bool {
+        opened.redirectsFollowed == 0
+            || (request.body == nil && (request.head.method == .get || request.head.method == .head))
+    }
+
     /// ``open(_:with:until:policy:)``, and once more when a resource server
     /// asks for a nonce. RFC 9449 §9: one that wants a nonce in the proof
     /// answers 401 `use_dpop_nonce` with one; the request is sent once more
@@ -325,6 +335,7 @@ public struct CredentialSource: Sendable {
     ) async throws -> OpenedResponse {
         let opened = try await open(request, with: credential, until: end, policy: policy)
         guard credential.proofKey != nil, opened.status == 401, opened.url.origin == request.target.origin,
+            Self.maySendAgain(request, after: opened),
             BearerChallenge(fields: opened.headers[values: .wwwAuthenticate], scheme: "dpop")?.error
                 == "use_dpop_nonce",
             opened.headers[DPoPProof.nonceHeaderName] != nil

@@ -107,7 +107,7 @@ package struct FlowTransport: Sendable {
                 return OpenedResponse(
                     status: status, headers: head.headerFields, url: current.url,
                     body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL,
-                    deadlineStop: deadlineStop)
+                    deadlineStop: deadlineStop, redirectsFollowed: hops)
             }
             if policy.redirects == .deliver {
                 return OpenedResponse(
@@ -116,6 +116,11 @@ package struct FlowTransport: Sendable {
                     deadlineStop: deadlineStop)
             }
             body.cancel()
+            // RFC 9449 §9: a resource server may hand the next nonce out with
+            // any answer, a redirect's too; the next hop's proof carries it.
+            if outgoing.head.headerFields[DPoPProof.headerName] != nil {
+                DPoPNonces.shared.remember(head.headerFields, for: current.target.origin)
+            }
             // One Location (RFC 9110 §10.2.2): two were joined with ", " and
             // followed as the path "/a,%20http://…".
             let locations = head.headerFields[values: .location]
@@ -214,6 +219,10 @@ package struct OpenedResponse: Sendable {
     /// own `cancel()` when the transport ends a pending read at once on it
     /// (its ``FlowTransport/deadlineStop``), else by cancelling a task.
     package var deadlineStop: DeadlineStop = .cancellingItsTask
+    /// Redirects followed before this answer: a request answered after one
+    /// has already been carried out by an earlier hop (a POST answered 303),
+    /// and is not sent again from the start.
+    package var redirectsFollowed = 0
 
     /// Passes each chunk to `consume` as it arrives, and stops the transfer with
     /// ``AuthKitError/responseTooLarge(url:limit:)`` once more than the cap has arrived.
