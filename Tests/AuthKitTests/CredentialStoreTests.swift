@@ -18,6 +18,28 @@ import Testing
         Credential(providerID: provider, label: label, accessToken: token, obtainedAt: fixedNow)
     }
 
+    /// Only a store that is not there reads as empty. One that cannot be
+    /// reached (a directory that cannot be searched, as after `sudo
+    /// authkit`; here, a link looping on itself) read as "nothing stored",
+    /// and a command asked to sign in again instead of saying why.
+    @Test func aStoreThatCannotBeReachedIsAnErrorNotEmpty() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let loop = home.deletingLastPathComponent().appendingPathComponent("loop")
+        try FileManager.default.createDirectory(at: home.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: loop.path, withDestinationPath: loop.path)
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": loop.path])
+        await #expect {
+            _ = try await store.credential(for: CredentialKey(providerID: "qiita"))
+        } throws: { error in
+            guard case AuthKitError.store(let path, _) = error else { return false }
+            return path == store.fileURL.path
+        }
+        // Not there at all: nothing stored.
+        let absent = FileCredentialStore(environment: ["AUTHKIT_HOME": home.appendingPathComponent("none").path])
+        #expect(try await absent.allCredentials().isEmpty)
+    }
+
     @Test func createsPrivateDirectoryAndFile() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }

@@ -68,7 +68,12 @@ public struct FileCredentialStore: CredentialStore {
     /// is; before, every command failed there, `token show` too, as the
     /// lock file could not be opened for writing.
     public func allCredentials() async throws -> [Credential] {
-        guard FileManager.default.fileExists(atPath: path) || isSymbolicLink(path) else { return [] }
+        // Only a name that is not there means no store: `fileExists` said
+        // false for a directory that cannot be searched too (EACCES), and a
+        // store made by `sudo authkit` read as "nothing stored", not as the
+        // error that says whose it is.
+        var entry = stat()
+        guard lstat(path, &entry) == 0 || (errno != ENOENT && errno != ENOTDIR) else { return [] }
         if access(path + ".lock", W_OK) != 0, access(directory.path, W_OK) != 0 {
             return try read()
         }
@@ -89,10 +94,6 @@ public struct FileCredentialStore: CredentialStore {
     /// or no entry.
     package func unknownMembers(of key: CredentialKey) throws -> [String] {
         try withLock { try readFile() }.entries.first { $0.credential.key == key }?.otherMembers.keys.sorted() ?? []
-    }
-
-    private func isSymbolicLink(_ path: String) -> Bool {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
     }
 
     public func save(_ credential: Credential) async throws {
@@ -332,7 +333,13 @@ public struct FileCredentialStore: CredentialStore {
                     and left untouched. Move it away to start afresh.
                     """))
         }
-        let data = try FileSystem.readToEnd(fd)
+        let data: Data
+        do {
+            data = try FileSystem.readToEnd(fd)
+        } catch {
+            // An I/O error (EIO, a FUSE mount's EAGAIN) is the store's, named by its path.
+            throw AuthKitError.store(path: path, reason: .init(.inaccessible, "cannot be read (\(error))."))
+        }
         // An empty file (`touch`, or only white space) holds nothing to keep:
         // no credentials, as for no file; one with anything else must parse.
         if data.allSatisfy(JSONParser.isWhitespace) { return CredentialFile(entries: []) }

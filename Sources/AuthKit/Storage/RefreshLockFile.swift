@@ -60,7 +60,8 @@ package struct RefreshLockFile: Sendable {
                             one stopped while refreshing may hold it (`fuser \(path)` shows which). End it, then try again.
                             """))
                 }
-                try await Task.sleep(for: .milliseconds(25))
+                // Cancelled while waiting: the same error as the other locks' waits.
+                do { try await Task.sleep(for: .milliseconds(25)) } catch { throw AuthKitError.cancelled }
             }
             defer { flock(fd, LOCK_UN) }
             return try await body()
