@@ -752,6 +752,18 @@ import Testing
             names[1] == "qiita.a_b" && names[4] == "qiita.work" && names[7] == "qiita.a.b",
             "plain names stay as they are")
         #expect(names[0].hasPrefix("qiita.a_b-") && names[3].hasPrefix("qiita.Work-"), "\(names)")
+        // Composed and decomposed, two accounts to the locks and so to the
+        // store: one to the store and two to its locks let two processes
+        // refresh one credential at once.
+        let (composed, decomposed) = (
+            CredentialKey(providerID: "qiita", label: "caf\u{E9}"),
+            CredentialKey(providerID: "qiita", label: "cafe\u{301}")
+        )
+        #expect(composed != decomposed && Set([composed, decomposed]).count == 2)
+        try await store.save(Credential(providerID: "qiita", label: "caf\u{E9}", accessToken: "one"))
+        try await store.save(Credential(providerID: "qiita", label: "cafe\u{301}", accessToken: "two"))
+        #expect(try await store.credential(for: composed)?.accessToken == "one")
+        #expect(try await store.credential(for: decomposed)?.accessToken == "two")
         let held = try store.beginSignIn(for: CredentialKey(providerID: "qiita", label: "a/b"))
         let other = try store.beginSignIn(for: CredentialKey(providerID: "qiita", label: "a_b"))
         withExtendedLifetime((held, other)) {}

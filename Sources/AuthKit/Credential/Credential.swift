@@ -302,4 +302,21 @@ public struct CredentialKey: Hashable, Sendable, Codable, CustomStringConvertibl
     public var description: String {
         DisplayText.sanitized(label.map { "\(providerID) (\($0))" } ?? providerID, limit: 200)
     }
+
+    /// Byte for byte, as the lock file's name, the keyring and the Keychain
+    /// tell accounts apart: Swift's `==` on strings is canonical
+    /// equivalence, so `café` typed composed and decomposed was one account
+    /// to the file store and two to its refresh locks, which two processes
+    /// then held at once and both refreshed.
+    public static func == (a: CredentialKey, b: CredentialKey) -> Bool {
+        ExactText.same(a.providerID, b.providerID)
+            && (a.label == nil) == (b.label == nil) && ExactText.same(a.label ?? "", b.label ?? "")
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(providerID.utf8.count)
+        for byte in providerID.utf8 { hasher.combine(byte) }
+        hasher.combine(label == nil)
+        for byte in (label ?? "").utf8 { hasher.combine(byte) }
+    }
 }
