@@ -393,6 +393,33 @@ import Testing
             "\(result.stderr)")
     }
 
+    /// The store's file mounted on its own (`docker run -v FILE:…`): it reads,
+    /// but a rename onto it fails (EBUSY), so a sign-in or a refresh would
+    /// reach the provider and then fail to save. Refused before, naming the
+    /// mount and what to do. Root only (a mount namespace of its own).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")))
+    func aStoreFileMountedOnItsOwnIsRefusedBeforeTheSignIn() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-bind-mount")
+        let (first, second) = (try await freePort(), try await freePort())
+        let script = """
+            store="$AUTHKIT_HOME/sandbox/credentials.json"
+            "$0" sandbox try --provider qiita --deterministic --port \(first) > /dev/null 2>&1; echo "first $?"
+            cp "$store" "$AUTHKIT_HOME/outside.json" && mount --bind "$AUTHKIT_HOME/outside.json" "$store" || exit 99
+            "$0" sandbox try --provider qiita --deterministic --port \(second) > /dev/null; echo "second $?"
+            cmp -s "$store" "$AUTHKIT_HOME/outside.json" && echo "store as it was"
+            """
+        let result = try await CLIProcess.run(
+            [], environment: ["AUTHKIT_HOME": home.path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"],
+            launcher: ["/usr/bin/unshare", "-m", "sh", "-c", script, CLIProcess.binary.path], bareLauncher: true)
+        try #require(result.status != 99, "no bind mount could be made: \(result.stderr)")
+        #expect(
+            result.stdout.contains("first 0") && result.stdout.contains("second 74")
+                && result.stdout.contains("store as it was"),
+            "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stderr.contains("it is a file mounted on its own"), "\(result.stderr)")
+        #expect(!result.stderr.contains("Open this URL"), "\(result.stderr)")
+    }
+
     /// SwiftPM links `authkit` with RUNPATH $ORIGIN, so `dlopen("libcurl.so.4")`
     /// would look beside the program first: a libcurl someone placed there
     /// (a Downloads folder) would run inside a process holding secrets. Here

@@ -14,6 +14,50 @@
 /// File-system questions answered with POSIX calls, the same on Linux
 /// (FoundationEssentials) and Apple platforms (Foundation).
 @usableFromInline package enum FileSystem {
+    /// Whether the file at `path` is a mount point of its own: a single file
+    /// bind-mounted (`docker run -v ~/.config/authkit/credentials.json:…`).
+    /// A rename onto it fails with EBUSY, so a file only ever replaced whole
+    /// (``AtomicFile``) can be read there and never saved. Linux only, from
+    /// `/proc/self/mountinfo` (its fifth field, with `\040`-style escapes);
+    /// false elsewhere and when that cannot be read.
+    package static func isMountPoint(_ path: String) -> Bool {
+        #if os(Linux)
+            guard let resolved = realpath(path, nil) else { return false }
+            let target = String(cString: resolved)
+            free(resolved)
+            guard let data = try? contents(of: "/proc/self/mountinfo", accepting: .regularFile, limit: 4 << 20) else {
+                return false
+            }
+            for line in data.split(separator: UInt8(ascii: "\n")) {
+                let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: false)
+                guard fields.count > 4 else { continue }
+                if unescapedMountPath(fields[4]) == target { return true }
+            }
+            return false
+        #else
+            return false
+        #endif
+    }
+
+    /// A mountinfo path: a space, tab, newline or backslash is written as
+    /// three octal digits after a backslash.
+    static func unescapedMountPath(_ field: some Collection<UInt8>) -> String {
+        var bytes = [UInt8]()
+        var rest = Array(field)[...]
+        while let byte = rest.popFirst() {
+            let digits = rest.prefix(3)
+            if byte == UInt8(ascii: "\\"), digits.count == 3,
+                digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "7")).contains($0) })
+            {
+                bytes.append(digits.reduce(0) { $0 &* 8 &+ ($1 - UInt8(ascii: "0")) })
+                rest = rest.dropFirst(3)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Whether `path` names a directory (following a symbolic link).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()

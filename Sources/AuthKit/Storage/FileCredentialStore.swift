@@ -218,6 +218,17 @@ public struct FileCredentialStore: CredentialStore {
         try checkDirectoryWritable()
         try withLock {
             _ = try read()
+            if FileSystem.isMountPoint(path) {
+                throw AuthKitError.store(
+                    path: path,
+                    reason: .init(
+                        .notSaved,
+                        """
+                        \(Self.notSavedReason)it is a file mounted on its own (a bind mount, as `docker run -v FILE:…` makes), which \
+                        cannot be replaced (rename: Device or resource busy), and every save replaces it whole. Mount its directory \
+                        instead (which also shares the locks beside it).
+                        """))
+            }
             if let problem = FileSystem.foreignWriteProblem(
                 inDirectory: directory.path, harm: Self.plantedHarm,
                 refusal: "nothing is saved there", allowingSticky: false, ancestors: true)
