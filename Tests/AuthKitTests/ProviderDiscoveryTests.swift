@@ -240,6 +240,42 @@ import Testing
         }
     }
 
+    /// RFC 8414's document without what only OpenID Connect defines (Spring
+    /// Authorization Server's has `jwks_uri` alone) gave a descriptor with no
+    /// `openid` part: no nonce, ID tokens kept unverified. The OpenID Connect
+    /// document of the same issuer gives those members; another issuer's
+    /// gives nothing, and RFC 8414's is used as it is.
+    @Test func openIDMembersMissingFromRFC8414sDocumentComeFromOpenIDConnects() async throws {
+        for sameIssuer in [true, false] {
+            try await withServer { server in
+                let base = server.baseURL
+                server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                    .json(metadata(server, extra: #","jwks_uri":"\#(base)/jwks""#))
+                }
+                server.route("GET", "/.well-known/openid-configuration") { _ in
+                    .json(
+                        metadata(
+                            server, issuer: sameIssuer ? base : "https://elsewhere.example",
+                            extra:
+                                #","jwks_uri":"\#(base)/other-jwks","id_token_signing_alg_values_supported":["RS256"],"userinfo_endpoint":"\#(base)/userinfo""#
+                        ))
+                }
+                let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: base)!, id: "spring")
+                #expect(descriptor.token?.url == "\(base)/token")
+                if sameIssuer {
+                    #expect(
+                        descriptor.openID
+                            == OpenIDSettings(
+                                keySetURL: "\(base)/jwks", algorithms: [.rs256], userInfoURL: "\(base)/userinfo",
+                                endSessionURL: nil))
+                } else {
+                    #expect(descriptor.openID == nil)
+                }
+                #expect(server.requests(to: "/.well-known/openid-configuration").count == 1)
+            }
+        }
+    }
+
     /// A web app that answers every path with its page (HTTP 200, HTML) at
     /// RFC 8414's location stopped discovery there; OpenID Connect's is
     /// tried next, and an error names what each location gave.

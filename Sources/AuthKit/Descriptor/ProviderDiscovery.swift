@@ -50,6 +50,9 @@ extension ProviderDescriptor {
         let display = issuer.redactedForLogs
         var reasons = [(location: String, reason: String)]()
         var answered = false // a server answered (with a status), as opposed to none being reachable
+        // RFC 8414's document, kept while the OpenID Connect one is asked for
+        // what it lacks (see below).
+        var found: (metadata: [String: JSONValue], source: String)?
         for location in Self.metadataLocations(for: issuer) {
             let response: IncomingResponse
             do {
@@ -107,8 +110,29 @@ extension ProviderDescriptor {
                         file: location.redactedForLogs, field: "", problem: "is not a JSON object of server metadata.")
                 ])
             }
-            return try descriptor(from: metadata, issuer: issuer, id: id, source: location.redactedForLogs)
+            let source = location.redactedForLogs
+            if let earlier = found {
+                // The OpenID Connect document of the same issuer (byte for
+                // byte; another's is not read) gives what RFC 8414's lacked.
+                guard ExactText.same(metadata["issuer"]?.scalarText ?? "", issuer.absoluteString) else { break }
+                var merged = earlier.metadata
+                for name in Self.openIDMembers where merged[name] == nil || merged[name] == .null {
+                    merged[name] = metadata[name]
+                }
+                return try descriptor(from: merged, issuer: issuer, id: id, source: "\(earlier.source) and \(source)")
+            }
+            let described = try descriptor(from: metadata, issuer: issuer, id: id, source: source)
+            // RFC 8414's document often leaves out what only OpenID Connect
+            // defines (Spring Authorization Server's has `jwks_uri` but no
+            // `id_token_signing_alg_values_supported`): taken alone, an OpenID
+            // provider got a descriptor without its `openid` part, so no
+            // nonce was sent and its ID tokens were kept unverified.
+            guard described.openID == nil, location != Self.metadataLocations(for: issuer).last else {
+                return described
+            }
+            found = (metadata, source)
         }
+        if let found { return try descriptor(from: found.metadata, issuer: issuer, id: id, source: found.source) }
         // The same reason at both locations (a redirect, a timeout) is said once, of both.
         let tried =
             reasons.count > 1 && Set(reasons.map(\.reason)).count == 1
@@ -135,6 +159,11 @@ extension ProviderDescriptor {
         components.percentEncodedPath = path + "/.well-known/openid-configuration"
         return [rfc8414, components.url].compactMap { $0 }
     }
+
+    /// The members OpenID Connect Discovery 1.0 §3 adds that discovery reads.
+    static let openIDMembers = [
+        "jwks_uri", "id_token_signing_alg_values_supported", "userinfo_endpoint", "end_session_endpoint",
+    ]
 
     /// The JSON type RFC 8414 §2 gives a metadata member, named as an error says it.
     private enum MemberType: String {
