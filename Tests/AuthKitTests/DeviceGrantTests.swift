@@ -258,6 +258,27 @@ import Testing
         }
     }
 
+    /// A server's own words for a passing trouble (`server_error`,
+    /// `temporarily_unavailable`) and a 429 with no body ended a sign-in
+    /// the user may have approved; they are retried as a 503 page is.
+    @Test func aServerSayingItIsInTroubleIsRetried() async throws {
+        try await withServer { server in
+            serve(
+                server,
+                polls: [
+                    .json(#"{"error":"temporarily_unavailable"}"#, status: 503),
+                    .json(#"{"error":"server_error"}"#, status: 500), Self.pending,
+                    StubResponse(status: 429), Self.granted,
+                ])
+            let clock = FakeClock()
+            let credential = try await client(server, clock: clock).authorizeWithDeviceCode(
+                options: AuthorizationOptions()
+            ) { _ in }
+            #expect(credential.accessToken == "tv-token")
+            #expect(clock.recorded == [5, 10, 20, 5, 10], "\(clock.recorded)")
+        }
+    }
+
     /// A server that keeps failing is reported with its own error after
     /// three retries, not waited on until the code expires.
     @Test func aServerThatKeepsFailingIsReportedAfterThreeRetries() async throws {

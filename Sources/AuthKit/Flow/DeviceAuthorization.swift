@@ -273,6 +273,14 @@ struct DevicePoller: Sendable {
     private static func isTransient(_ error: any Error) -> Bool {
         if error is ServerTrouble { return true }
         if case AuthKitError.network = error { return true }
+        // The server's own words for a passing trouble (RFC 6749 §4.1.2.1's
+        // codes, which token endpoints answer too, and a 429): they say
+        // nothing about this grant, which the user may have approved.
+        if case AuthKitError.providerError(_, let response) = error,
+            ["server_error", "temporarily_unavailable"].contains(response.code) || response.status == 429
+        {
+            return true
+        }
         return false
     }
 

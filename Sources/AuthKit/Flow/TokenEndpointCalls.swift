@@ -397,10 +397,14 @@ final class TokenEndpointCalls: Sendable {
         let fields: TokenResponseParser.Fields
         do {
             fields = try parser.parse(response)
-        } catch AuthKitError.invalidResponse(let step, let reason) where response.status >= 500 {
-            // An HTML 502 from a proxy, a 503 while the server restarts:
-            // the server's trouble, not an answer about this grant (an OAuth
-            // error, whatever its status, is one).
+        } catch AuthKitError.invalidResponse(let step, let reason)
+            where response.status >= 500 || response.status == 429
+        {
+            // An HTML 502 from a proxy, a 503 while the server restarts, a
+            // 429 (too many polls, RFC 8628 §3.5 asks to slow down): the
+            // server's trouble, not an answer about this grant (an OAuth
+            // error, whatever its status, is one, unless it names a passing
+            // trouble: DevicePoller).
             throw DevicePoller.ServerTrouble(error: .invalidResponse(step: step, reason: reason))
         }
         var credential = makeCredential(
