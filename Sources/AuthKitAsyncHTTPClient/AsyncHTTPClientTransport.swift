@@ -61,7 +61,7 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
     package func send(_ request: HTTPRequest, url: URL, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         var outgoing = HTTPClientRequest(url: url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        for field in request.headerFields {
+        for field in request.headerFields.withoutFraming {
             outgoing.headers.add(name: field.name.rawName, value: field.value)
         }
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }

@@ -32,6 +32,9 @@ import Testing
                 "has '%zz', which is not a percent escape (RFC 3986 §2.1); write %25 for a literal %."
             ),
             ("https://qiita.com/a%2", "has '%2', which is not a percent escape"),
+            // The query is not repeated: it may hold an API key.
+            ("https://qiita.com/api?api_key=SECRET-VALUE&q=%zz", "'https://qiita.com/api?…' has '%zz'"),
+            ("ghp_SECRETSECRETSECRET", "'ghp_SECRET…' is not an http:// or https:// URL"),
         ] {
             for command in [
                 ["request", "--provider", "qiita", url], ["token", "header", "--provider", "qiita", url],
@@ -39,7 +42,8 @@ import Testing
             ] {
                 let result = try await CLIProcess.run(command, environment: environment)
                 #expect(
-                    result.status == 64 && result.stderr.contains(message),
+                    result.status == 64 && result.stderr.contains(message) && !result.stderr.contains("SECRET-VALUE")
+                        && !result.stderr.contains("SECRETSECRET"),
                     "\(command): exit \(result.status): \(result.stderr)")
             }
         }
@@ -434,6 +438,19 @@ import Testing
             let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["data.json"])
+            // Without its set-user-ID bit: a download kept a program's, where
+            // curl's write clears it.
+            #expect(chmod(file.path, 0o4755) == 0)
+            #expect(try await fetch("/api/v2/whole").status == 0)
+            var info = stat()
+            #expect(
+                stat(file.path, &info) == 0 && info.st_mode & 0o7777 == 0o755, "mode \(String(info.st_mode, radix: 8))")
+            // `-o -` is standard output, as in curl (a file named `-` was written).
+            let dash = try await CLIProcess.run(
+                ["request", "--provider", "qiita", "-o", "-", "\(server.baseURL)/api/v2/whole"],
+                environment: environment)
+            #expect(dash.status == 0 && dash.stdout == #"{"whole":true}"#, "\(dash.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/-"))
             // Another user's file is not replaced through the directory (it
             // became this user's, where curl -o is refused): written to as
             // it is, the system deciding, its owner kept. (Root may write

@@ -328,6 +328,11 @@ public struct TransportContract: Sendable {
             var broken: [String] = []
             for (name, value) in [
                 ("Content-Length", "3"), ("Content-Length", "1000"), ("Transfer-Encoding", "chunked"),
+                // The URL's authority is the host the request goes to, and the
+                // only one it names (RFC 9112 §3.2): a virtual host the caller
+                // named would route a credential to another tenant of the
+                // server the URL's origin check allowed.
+                ("Host", "other-tenant.example"),
             ] {
                 var request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
                 request.head.headerFields[.contentType] = "application/x-www-form-urlencoded"
@@ -345,6 +350,10 @@ public struct TransportContract: Sendable {
                     continue
                 }
                 let received = server.requests.dropFirst(before)
+                let authority = URL(string: server.baseURL)!.host.map { "\($0):\(URL(string: server.baseURL)!.port!)" }
+                if let host = received.first?.header("Host"), host != authority {
+                    broken.append("with \(name): \(value) from the caller, the server was sent Host: \(host)")
+                }
                 if received.count != 1 || received.first?.body != body {
                     broken.append(
                         "with \(name): \(value) from the caller, the server read \(received.map { "'\($0.bodyText)'" }.joined(separator: " and ")), not the body"

@@ -199,7 +199,8 @@ public struct CredentialSource: Sendable {
     /// response head arrives; the body streams.
     ///
     /// The credential goes only to the provider's API, the origins its
-    /// descriptor lists in `api.origins` (and loopback, for a local mock):
+    /// descriptor lists in `api.origins` (a loopback mock only where it is
+    /// listed, as a sandbox's descriptor lists the sandbox):
     /// another URL throws ``AuthKitError/outsideProviderAPI(url:providerID:origins:)``
     /// before the credential is refreshed or sent. Within that, it goes only to the
     /// request's own origin: with

@@ -49,8 +49,8 @@ package struct APIOrigins: Sendable, Hashable {
 
     /// How a URL stands to the listed origins.
     package struct Match: Sendable, Equatable {
-        /// Allowed whatever the credential: loopback, no list, or an origin
-        /// without a placeholder.
+        /// Allowed whatever the credential: no list, or a listed origin
+        /// without a placeholder (loopback only where it is listed).
         package var outright: Bool
         /// An origin with a placeholder has this URL's shape: allowed for a
         /// credential issued there.

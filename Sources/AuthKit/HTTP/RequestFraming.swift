@@ -7,7 +7,7 @@ import HTTPTypes
 #endif
 
 extension HTTPFields {
-    /// The fields to send, without those that frame the body.
+    /// The fields to send, without those that frame the body or name the host.
     ///
     /// `Content-Length` and `Transfer-Encoding` are the transport's to set
     /// from the body it sends (RFC 9112 §6). One from the caller that
@@ -20,6 +20,12 @@ extension HTTPFields {
         var fields = self
         fields[.contentLength] = nil
         fields[.transferEncoding] = nil
+        // The URL's authority names the host (RFC 9112 §3.2), and the
+        // transport writes it from the URL. One from the caller went as
+        // given (libcurl, AsyncHTTPClient): a request whose URL passed the
+        // API-origin check named another virtual host of that server, which
+        // got the credential.
+        fields[HTTPField.Name("Host")!] = nil
         return fields
     }
 }

@@ -90,8 +90,12 @@ struct Request: WorkspaceCommand {
     var include = false
     @Option(
         name: [.customShort("o"), .long],
-        help: ArgumentHelp("Write the body to this file instead of standard output.", valueName: "file"))
+        help: ArgumentHelp(
+            "Write the body to this file instead of standard output ('-': standard output).", valueName: "file"))
     var output: String?
+
+    /// The file `-o` names; `-`, as in curl, is standard output (it wrote a file named `-`).
+    var outputFile: String? { output == "-" ? nil : output }
     @Flag(
         name: [.customShort("f"), .long],
         help: "On an HTTP status of 400 or more, print no body; the exit status (3) and the error say what happened.")
@@ -347,7 +351,7 @@ struct Request: WorkspaceCommand {
             for field in head.headerFields { lines += "\(field.name): \(field.value)\r\n" }
             headBytes = Data((lines + "\r\n").utf8)
         }
-        if include, output == nil {
+        if include, outputFile == nil {
             // A header value is the server's too: on a terminal, its controls
             // (a C1 CSI or OSC, which swift-http-types keeps) are written out
             // as the body's are; a pipe gets it unchanged.
@@ -360,7 +364,7 @@ struct Request: WorkspaceCommand {
         }
         if fail, status >= 400 {
             response.cancel()
-        } else if let output {
+        } else if let output = outputFile {
             // With -i, the head goes where the body goes, as curl's -i -o does.
             try await Self.save(response, to: output, after: headBytes)
         } else {
@@ -413,8 +417,11 @@ struct Request: WorkspaceCommand {
             let directory = slash.map { String(path[...$0]) } ?? ""
             let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
             let partial = "\(directory).\(name).authkit-\(SecureRandom.token().prefix(12))"
-            // The mode it had (else the usual 0644, less the umask).
-            let mode = exists ? info.st_mode & 0o7777 : 0o644
+            // The mode it had (else the usual 0644, less the umask), without
+            // set-user-ID, set-group-ID and sticky bits: curl's write clears
+            // the first two (the kernel does, for a non-root writer), and a
+            // download kept a program's setuid bit.
+            let mode = exists ? info.st_mode & 0o777 : 0o644
             // Ctrl-C or SIGTERM mid-transfer ends the process past the
             // `defer` below: the partial copy, up to --max-size, is removed
             // then too. Named before it exists, so no signal finds it unnamed.

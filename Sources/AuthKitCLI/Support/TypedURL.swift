@@ -28,17 +28,17 @@ enum TypedURL {
         let scheme = text.firstRange(of: "://").map { text[..<$0.lowerBound].lowercased() }
         guard let scheme, scheme == "http" || scheme == "https" else {
             return
-                "'\(DisplayText.sanitized(text, limit: 200))' is not an http:// or https:// URL; give the request's whole URL, https:// included."
+                "'\(shown(text))' is not an http:// or https:// URL; give the request's whole URL, https:// included."
         }
         if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
             return
-                "'\(DisplayText.sanitized(text, limit: 200))' contains a space or control character; encode it (a space is %20) as it will be sent."
+                "'\(shown(text))' contains a space or control character; encode it (a space is %20) as it will be sent."
         }
         if let bad = badEscape(in: text) {
             // URL re-encoded it as %25…, so a different URL was sent (and,
             // for OAuth 1.0a, signed) than the one typed; `-d` refuses the same.
             return
-                "'\(DisplayText.sanitized(text, limit: 200))' has '\(DisplayText.sanitized(bad, limit: 3))', which is not a percent escape (RFC 3986 §2.1); write %25 for a literal %."
+                "'\(shown(text))' has '\(DisplayText.sanitized(bad, limit: 3))', which is not a percent escape (RFC 3986 §2.1); write %25 for a literal %."
         }
         let (host, port) = authority(of: text)
         if let host, host.unicodeScalars.contains(where: { !$0.isASCII }) {
@@ -57,7 +57,7 @@ enum TypedURL {
         // another URL than the one typed was sent, and signed.
         if let parsed = URL(string: text), parsed.absoluteString != text {
             return
-                "'\(DisplayText.sanitized(text, limit: 200))' has a character a URL carries only percent-encoded (such as [ ] | \" or a non-ASCII letter); encode it as it will be sent (é is %C3%A9, [ is %5B)."
+                "'\(shown(text))' has a character a URL carries only percent-encoded (such as [ ] | \" or a non-ASCII letter); encode it as it will be sent (é is %C3%A9, [ is %5B)."
         }
         // `.` and `..` segments: libcurl and browsers remove them before
         // sending (RFC 3986 §5.2.4), so an OAuth 1.0a signature over the
@@ -65,9 +65,24 @@ enum TypedURL {
         let path = text.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" }.prefix { $0 != "?" && $0 != "#" }
         if path.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }) {
             return
-                "'\(DisplayText.sanitized(text, limit: 200))' has a . or .. path segment, which is removed before the request is sent (RFC 3986 §5.2.4); write the path as it is meant."
+                "'\(shown(text))' has a . or .. path segment, which is removed before the request is sent (RFC 3986 §5.2.4); write the path as it is meant."
         }
         return nil
+    }
+
+    /// `text` as an error quotes it: without its query and fragment, which
+    /// may carry an API key or a token (`?api_key=…`), as every other
+    /// message shows a URL (``URL/redactedForLogs``); where the problem is
+    /// in them, the message says what it is. A text that is no URL at all
+    /// (a token pasted where the URL goes) is shown by its first characters.
+    static func shown(_ text: String) -> String {
+        guard text.contains("://") else {
+            return DisplayText.sanitized(String(text.prefix(10)), limit: 10) + (text.count > 10 ? "…" : "")
+        }
+        guard let end = text.firstIndex(where: { $0 == "?" || $0 == "#" }) else {
+            return DisplayText.sanitized(text, limit: 200)
+        }
+        return DisplayText.sanitized(String(text[..<end]), limit: 200) + String(text[end]) + "…"
     }
 
     /// The first `%` in `text` not followed by two hex digits, with what follows it.
@@ -91,7 +106,7 @@ enum TypedURL {
     static func url(_ text: String) throws -> URL {
         if let problem = problem(text) { throw CLIError(problem) }
         guard let url = URL(string: text), url.host != nil else {
-            throw CLIError("'\(DisplayText.sanitized(text, limit: 200))' is not an absolute http(s) URL.")
+            throw CLIError("'\(shown(text))' is not an absolute http(s) URL.")
         }
         return url
     }
