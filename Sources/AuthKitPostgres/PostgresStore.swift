@@ -433,6 +433,36 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         "authkit_credentials\u{0}\(key.providerID)\u{0}\(key.label ?? "")"
     }
 
+    /// Expired rows of `table` (an hour past expiry, by the database's
+    /// clock), at most ``sweptPerInsert`` of them, skipping rows another
+    /// instance's sweep holds. One unbounded DELETE after a flood of
+    /// started, never finished sign-ins (hundreds of thousands of rows)
+    /// passed the operation timeout, failed the insert, and every insert
+    /// meanwhile ran the same DELETE, blocked on the same rows, each holding
+    /// a pooled connection. Bounded, the backlog goes with the inserts that follow.
+    static func sweep(_ table: SweptTable) -> PostgresQuery {
+        // Written out whole: no table name is ever spliced into SQL.
+        switch table {
+        case .attempts:
+            """
+            DELETE FROM authkit_sign_in_attempts WHERE id IN (
+                SELECT id FROM authkit_sign_in_attempts WHERE expires_at < now() - interval '1 hour'
+                LIMIT \(sweptPerInsert) FOR UPDATE SKIP LOCKED)
+            """
+        case .sessions:
+            """
+            DELETE FROM authkit_sessions WHERE id IN (
+                SELECT id FROM authkit_sessions WHERE expires_at < now() - interval '1 hour'
+                LIMIT \(sweptPerInsert) FOR UPDATE SKIP LOCKED)
+            """
+        }
+    }
+
+    enum SweptTable { case attempts, sessions }
+
+    /// Expired rows removed by each insert: more than one, so a backlog shrinks.
+    static let sweptPerInsert = 100
+
     // MARK: - SignInAttemptStore
 
     public func insert(_ attempt: SignInAttempt, id: String) async throws {
@@ -443,7 +473,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             // attempt's expiry is written by the instance's clock, and one
             // an instance a few minutes behind wrote would be swept before
             // its callback came (expiry itself is judged when read).
-            try await run("DELETE FROM authkit_sign_in_attempts WHERE expires_at < now() - interval '1 hour'")
+            try await run(Self.sweep(.attempts))
             try await run(
                 """
                 INSERT INTO authkit_sign_in_attempts (id, key_id, sealed, expires_at)
@@ -488,7 +518,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         let (keyID, sealed) = try seal(session, binding: "authkit_sessions\u{0}" + id)
         try await mapped { [self] in
             // As for attempts: an hour's margin between the instances' clocks and the database's.
-            try await run("DELETE FROM authkit_sessions WHERE expires_at < now() - interval '1 hour'")
+            try await run(Self.sweep(.sessions))
             try await run(
                 """
                 INSERT INTO authkit_sessions (id, key_id, sealed, expires_at, user_digest)

@@ -27,6 +27,10 @@ public struct TokenEncryption: Sendable {
                 id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
             else { throw TokenEncryptionError.invalidKeyID(id) }
         }
+        // Two keys under one id: every row sealed with the one dropped would
+        // read as altered, with nothing saying why.
+        var seen = Set<String>()
+        for (id, _) in keys where !seen.insert(id).inserted { throw TokenEncryptionError.repeatedKeyID(id) }
         self.currentKeyID = first.id
         self.keys = Dictionary(keys.map { ($0.id, $0.key) }, uniquingKeysWith: { first, _ in first })
     }
@@ -35,8 +39,9 @@ public struct TokenEncryption: Sendable {
     /// first current): how an app takes them from its environment.
     public init(text: String) throws {
         var keys = [(id: String, key: SymmetricKey)]()
+        // A key file read whole ends in a newline; spaces around a comma are a way of writing a list.
         for part in text.split(separator: ",") {
-            let pieces = part.split(separator: ":", maxSplits: 1)
+            let pieces = part.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":", maxSplits: 1)
             guard pieces.count == 2, let bytes = Data(base64Encoded: String(pieces[1])) else {
                 throw TokenEncryptionError.unreadable
             }
@@ -71,6 +76,8 @@ public enum TokenEncryptionError: Error, Sendable, Hashable, CustomStringConvert
     case wrongKeySize(id: String, bits: Int)
     case invalidKeyID(String)
     case unreadable
+    /// Two keys were given the same id.
+    case repeatedKeyID(String)
     /// A row sealed under a key id this process was not given.
     case unknownKey(id: String)
     /// The value does not open with its key: altered, moved from another
@@ -84,6 +91,8 @@ public enum TokenEncryptionError: Error, Sendable, Hashable, CustomStringConvert
         case .invalidKeyID(let id):
             "The key id '\(String(id.prefix(64)))' is not 1–64 letters, digits, '-' or '_'."
         case .unreadable: "The keys are not written as id:BASE64[,id:BASE64…]."
+        case .repeatedKeyID(let id):
+            "Two keys have the id '\(String(id.prefix(64)))'; give each key its own id (a row records the id it was sealed under)."
         case .unknownKey(let id):
             "A stored value is sealed under the key '\(id)', which this process was not given; add it (after the current key)."
         case .cannotOpen(let id):

@@ -177,6 +177,38 @@ struct PostgresStoreTests {
         }
     }
 
+    /// After a flood of started, never finished sign-ins, each insert sweeps
+    /// a bounded number of expired rows (one DELETE of them all ran past the
+    /// operation timeout, and failed every insert meanwhile): the backlog
+    /// shrinks with the inserts that follow, and live rows stay.
+    @Test func expiredRowsAreSweptABatchAtATime() async throws {
+        try await Self.withStore(schema: "sweep") { stores in
+            let logger = Logger(label: "test")
+            try await stores[0].client.run(
+                """
+                INSERT INTO authkit_sign_in_attempts (id, key_id, sealed, expires_at)
+                SELECT 'old-' || n, 'k1', '\\x00'::bytea, now() - interval '2 hours' FROM generate_series(1, 250) AS n
+                """, logger: logger)
+            func expired() async throws -> Int {
+                let rows = try await stores[0].client.query(
+                    "SELECT count(*) FROM authkit_sign_in_attempts WHERE id LIKE 'old-%'", logger: logger)
+                for try await count in rows.decode(Int.self) { return count }
+                return -1
+            }
+            let pending = PendingAuthorization(
+                providerID: "google", state: "s", codeVerifier: "v", redirectURI: "https://app.example/cb",
+                expectedIssuer: nil, issuerRequired: false, scopes: [], createdAt: Date())
+            let attempt = SignInAttempt(
+                providerID: "google", pending: pending, returnTo: "/", browserBinding: "b",
+                expiresAt: Date(timeIntervalSinceNow: 600))
+            try await stores[0].insert(attempt, id: "new-1")
+            #expect(try await expired() == 250 - PostgresStore.sweptPerInsert)
+            for index in 2...4 { try await stores[0].insert(attempt, id: "new-\(index)") }
+            #expect(try await expired() == 0)
+            #expect(try await stores[0].attempt(id: "new-1", now: Date())?.browserBinding == "b")
+        }
+    }
+
     /// 24 requests on two "machines" (two pools) for one user whose token
     /// expired: every one answered, one refresh at the provider, whose
     /// rotating refresh token is therefore never reused.

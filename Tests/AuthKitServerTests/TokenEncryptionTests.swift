@@ -1,0 +1,25 @@
+import Crypto
+import Foundation
+import Testing
+
+@testable import AuthKitPostgres
+
+/// Keys as an app hands them over (no database needed).
+@Suite struct TokenEncryptionTests {
+    /// A key file read whole ends in a newline; a list may have spaces
+    /// after its commas. Both were "not written as id:BASE64".
+    @Test func keysReadFromAFileOrAListWithSpacesAreTaken() throws {
+        let (one, two) = (TokenEncryption.newKeyText(id: "k1"), TokenEncryption.newKeyText(id: "k2"))
+        let keys = try TokenEncryption(text: "\(one), \(two)\n")
+        #expect(keys.currentKeyID == "k1")
+        let (keyID, sealed) = try keys.seal(Data("token".utf8), binding: "row")
+        #expect(try keys.open(sealed, keyID: keyID, binding: "row") == Data("token".utf8))
+    }
+
+    /// Two keys under one id: the second was dropped without a word, and
+    /// every row it had sealed read as altered.
+    @Test func twoKeysUnderOneIDAreRefused() {
+        let text = TokenEncryption.newKeyText(id: "k1") + "," + TokenEncryption.newKeyText(id: "k1")
+        #expect(throws: TokenEncryptionError.repeatedKeyID("k1")) { try TokenEncryption(text: text) }
+    }
+}
