@@ -258,6 +258,24 @@ import Testing
         }
     }
 
+    /// A device answer's field quoted in its refusal could repeat the
+    /// client secret the request carried: masked, as a token answer's are.
+    @Test func aRefusedDeviceAnswerDoesNotRepeatASecret() {
+        let secret = "client-secret-0123"
+        for (name, value) in [("expires_in", secret), ("interval", secret)] {
+            var answer: [String: JSONValue] = [
+                "device_code": .string("d"), "user_code": .string("u"),
+                "verification_uri": .string("https://x.example/device"), "expires_in": .integer(600),
+            ]
+            answer[name] = .string(value)
+            let error = #expect(throws: AuthKitError.self) {
+                _ = try DeviceAuthorization(
+                    answer: answer, providerID: "p", sentAt: Date(), scopes: [], secrets: [secret])
+            }
+            #expect(!"\(String(describing: error))".contains("0123"), "\(String(describing: error))")
+        }
+    }
+
     /// A server's own words for a passing trouble (`server_error`,
     /// `temporarily_unavailable`) and a 429 with no body ended a sign-in
     /// the user may have approved; they are retried as a 503 page is.

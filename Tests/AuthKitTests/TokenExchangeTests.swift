@@ -484,6 +484,15 @@ import Testing
         #expect(throws: AuthKitError.self) { try TokenResponseParser(step: .tokenExchange).parse(response) }
     }
 
+    /// A byte-order mark before the JSON (RFC 8259 §8.1 lets a reader
+    /// ignore it) was a malformed answer, and the spent code lost with it.
+    @Test func aByteOrderMarkBeforeTheAnswerIsIgnored() throws {
+        let body = Data([0xEF, 0xBB, 0xBF]) + Data(#"{"access_token":"a","token_type":"Bearer"}"#.utf8)
+        let fields = try TokenResponseParser().parse(
+            IncomingResponse(status: 200, headers: [("Content-Type", "application/json")], body: body))
+        #expect(fields.accessToken == "a")
+    }
+
     @Test(arguments: [
         (#"{"access_token":"a","token_type":"Bearer","expires_in":3600}"#, 3600.0),
         (#"{"access_token":"a","token_type":"Bearer","expires_in":"3600"}"#, 3600.0),

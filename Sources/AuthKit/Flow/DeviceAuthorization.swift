@@ -95,8 +95,10 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
         func seconds(_ text: String?) -> Double? {
             TokenResponseParser.lifetime(text.flatMap(TokenResponseParser.decimal))
         }
+        // A value the server put in its answer, quoted, could repeat what it
+        // was sent (the client secret): masked as a token answer's words are.
         func refused(_ kind: AuthKitError.ResponseProblem.Kind, _ reason: String) -> AuthKitError {
-            .invalidResponse(step: .deviceAuthorization, reason: .init(kind, reason))
+            .invalidResponse(step: .deviceAuthorization, reason: .init(kind, SecretMask(secrets).apply(reason)))
         }
         // RFC 8628 names it verification_uri; some servers spell it verification_url.
         let verificationText = text("verification_uri") ?? text("verification_url")

@@ -61,7 +61,9 @@ extension TokenEndpointCalls {
                 step: .pushedAuthorization,
                 reason: .init(
                     .invalidField("request_uri"),
-                    "its request_uri '\(DisplayText.sanitized(requestURI, limit: 120))' \(problem); nothing was sent to the browser"
+                    SecretMask(response.secrets).apply(
+                        "its request_uri '\(DisplayText.sanitized(requestURI, limit: 120))' \(problem); nothing was sent to the browser"
+                    )
                 ))
         }
         return requestURI

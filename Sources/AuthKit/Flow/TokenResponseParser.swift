@@ -241,7 +241,10 @@ package struct TokenResponseParser: Sendable {
     // MARK: - Body
 
     private func decodeBody(_ response: IncomingResponse) throws -> [String: JSONValue] {
-        let body = response.body
+        // A byte-order mark before the JSON, which RFC 8259 §8.1 lets a
+        // reader ignore: refused, it lost a code already spent (or a
+        // refresh's rotated token) for three bytes some servers' frameworks add.
+        let body = response.body.starts(with: [0xEF, 0xBB, 0xBF]) ? response.body.dropFirst(3) : response.body
         let mediaType = response.mediaType ?? ""
         // Looked for only when the type does not settle it (reading `Data`
         // byte by byte is slow on Linux, and most answers say they are JSON).
