@@ -299,6 +299,32 @@ import Testing
         }
     }
 
+    /// A descriptor's own `max_age` was sent and never held to (`auth_time`
+    /// unchecked); a caller's beside it sent the parameter twice.
+    @Test func aDescriptorsMaxAgeIsHeldToAndACallersReplacesIt() async throws {
+        try await withServer { server in
+            await KeySetCache.shared.removeAll()
+            var file = DescriptorFile.Authorization(url: "\(server.baseURL)/authorize")
+            file.parameters = ["max_age": "60"]
+            let client = try OAuth2Client(
+                descriptor: testDescriptor(
+                    id: "op", protocol: .oauth2, authorization: file, token: .init(url: "\(server.baseURL)/token"),
+                    issuer: .init(identifier: server.baseURL),
+                    openid: .init(keys: "\(server.baseURL)/jwks", signingAlgorithms: ["ES256"])),
+                settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+            let redirect = URL(string: "http://127.0.0.1:4321/callback")
+            let (url, pending) = try await client.startAuthorization(redirectURI: redirect, scopes: ["openid"])
+            #expect(pending.maxAge == 60 && url.absoluteString.contains("max_age=60"))
+            let (replaced, again) = try await client.startAuthorization(
+                redirectURI: redirect, scopes: ["openid"], additionalParameters: ["max_age": "120"])
+            #expect(again.maxAge == 120)
+            let sent = URLComponents(url: replaced, resolvingAgainstBaseURL: false)?.queryItems?.filter {
+                $0.name == "max_age"
+            }
+            #expect(sent?.map(\.value) == ["120"])
+        }
+    }
+
     /// The device grant sends no nonce, but an ID token it brings is verified
     /// like any other, and a wrong one stores nothing.
     @Test func theDeviceGrantsIDTokenIsVerified() async throws {

@@ -109,8 +109,10 @@ public struct OAuth2Client: Authenticator {
         let nonce = client.openID != nil && scopes.contains("openid") ? SecureRandom.token() : nil
         // §3.1.2.1: max_age asks the provider to make the user sign in again
         // if their session is older; the ID token's auth_time shows it did.
+        // The descriptor's own `max_age` counts as the caller's does: sent,
+        // it was never checked against `auth_time` (Core §3.1.3.7 step 13).
         var maxAge: Int?
-        if let text = additionalParameters["max_age"] {
+        if let text = additionalParameters["max_age"] ?? authorization.parameters["max_age"] {
             guard let seconds = Int(text), seconds >= 0, String(seconds) == text else {
                 throw AuthKitError.misuse(
                     .invalidParameter(
@@ -133,8 +135,12 @@ public struct OAuth2Client: Authenticator {
             pairs.append(("code_challenge_method", pkce.method))
         }
         if let proofKey { pairs.append(("dpop_jkt", proofKey.thumbprint)) }
+        // A parameter the caller gives replaces the descriptor's: both were
+        // sent, and the provider honoured one that may not be the one checked.
         for (name, value) in authorization.parameters.sorted(by: { $0.key < $1.key })
-        where !Self.reservedParameters.contains(name) && name != authorization.scopeParameter {
+        where !Self.reservedParameters.contains(name) && name != authorization.scopeParameter
+            && additionalParameters[name] == nil
+        {
             pairs.append((name, value))
         }
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) {
