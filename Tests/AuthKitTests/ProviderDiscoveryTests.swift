@@ -245,34 +245,35 @@ import Testing
     /// `openid` part: no nonce, ID tokens kept unverified. The OpenID Connect
     /// document of the same issuer gives those members; another issuer's
     /// gives nothing, and RFC 8414's is used as it is.
-    @Test func openIDMembersMissingFromRFC8414sDocumentComeFromOpenIDConnects() async throws {
-        for sameIssuer in [true, false] {
-            try await withServer { server in
-                let base = server.baseURL
-                server.route("GET", "/.well-known/oauth-authorization-server") { _ in
-                    .json(metadata(server, extra: #","jwks_uri":"\#(base)/jwks""#))
-                }
-                server.route("GET", "/.well-known/openid-configuration") { _ in
-                    .json(
-                        metadata(
-                            server, issuer: sameIssuer ? base : "https://elsewhere.example",
-                            extra:
-                                #","jwks_uri":"\#(base)/other-jwks","id_token_signing_alg_values_supported":["RS256"],"userinfo_endpoint":"\#(base)/userinfo""#
-                        ))
-                }
-                let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: base)!, id: "spring")
-                #expect(descriptor.token?.url == "\(base)/token")
-                if sameIssuer {
-                    #expect(
-                        descriptor.openID
-                            == OpenIDSettings(
-                                keySetURL: "\(base)/jwks", algorithms: [.rs256], userInfoURL: "\(base)/userinfo",
-                                endSessionURL: nil))
-                } else {
-                    #expect(descriptor.openID == nil)
-                }
-                #expect(server.requests(to: "/.well-known/openid-configuration").count == 1)
+    @Test(arguments: ["same issuer", "another issuer", "unusable members", "a name twice"])
+    func openIDMembersMissingFromRFC8414sDocumentComeFromOpenIDConnects(variant: String) async throws {
+        try await withServer { server in
+            let base = server.baseURL
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
+                .json(metadata(server, extra: #","jwks_uri":"\#(base)/jwks""#))
             }
+            let algorithms = variant == "unusable members" ? #""RS256""# : #"["RS256"]"#
+            var openID = metadata(
+                server, issuer: variant == "another issuer" ? "https://elsewhere.example" : base,
+                extra:
+                    #","jwks_uri":"\#(base)/other-jwks","id_token_signing_alg_values_supported":\#(algorithms),"userinfo_endpoint":"\#(base)/userinfo""#
+            )
+            if variant == "a name twice" { openID = openID.replacingOccurrences(of: "{", with: #"{"issuer":"x","#) }
+            let document = openID
+            server.route("GET", "/.well-known/openid-configuration") { _ in .json(document) }
+            // Whatever the second document is, discovery does not fail for it.
+            let descriptor = try await ProviderDescriptor.discover(issuer: URL(string: base)!, id: "spring")
+            #expect(descriptor.token?.url == "\(base)/token")
+            if variant == "same issuer" {
+                #expect(
+                    descriptor.openID
+                        == OpenIDSettings(
+                            keySetURL: "\(base)/jwks", algorithms: [.rs256], userInfoURL: "\(base)/userinfo",
+                            endSessionURL: nil))
+            } else {
+                #expect(descriptor.openID == nil)
+            }
+            #expect(server.requests(to: "/.well-known/openid-configuration").count == 1)
         }
     }
 

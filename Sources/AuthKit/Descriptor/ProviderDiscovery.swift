@@ -50,10 +50,9 @@ extension ProviderDescriptor {
         let display = issuer.redactedForLogs
         var reasons = [(location: String, reason: String)]()
         var answered = false // a server answered (with a status), as opposed to none being reachable
-        // RFC 8414's document, kept while the OpenID Connect one is asked for
-        // what it lacks (see below).
-        var found: (metadata: [String: JSONValue], source: String)?
-        for location in Self.metadataLocations(for: issuer) {
+        let started = ContinuousClock.now
+        let locations = Self.metadataLocations(for: issuer)
+        for location in locations {
             let response: IncomingResponse
             do {
                 response = try await transport.send(
@@ -111,28 +110,21 @@ extension ProviderDescriptor {
                 ])
             }
             let source = location.redactedForLogs
-            if let earlier = found {
-                // The OpenID Connect document of the same issuer (byte for
-                // byte; another's is not read) gives what RFC 8414's lacked.
-                guard ExactText.same(metadata["issuer"]?.scalarText ?? "", issuer.absoluteString) else { break }
-                var merged = earlier.metadata
-                for name in Self.openIDMembers where merged[name] == nil || merged[name] == .null {
-                    merged[name] = metadata[name]
-                }
-                return try descriptor(from: merged, issuer: issuer, id: id, source: "\(earlier.source) and \(source)")
-            }
             let described = try descriptor(from: metadata, issuer: issuer, id: id, source: source)
             // RFC 8414's document often leaves out what only OpenID Connect
             // defines (Spring Authorization Server's has `jwks_uri` but no
             // `id_token_signing_alg_values_supported`): taken alone, an OpenID
             // provider got a descriptor without its `openid` part, so no
             // nonce was sent and its ID tokens were kept unverified.
-            guard described.openID == nil, location != Self.metadataLocations(for: issuer).last else {
-                return described
+            if described.openID == nil, let openID = locations.last, openID != location,
+                let supplemented = try await supplemented(
+                    metadata, source: source, from: openID, issuer: issuer, id: id, transport: transport,
+                    timeLeft: timeout - (ContinuousClock.now - started))
+            {
+                return supplemented
             }
-            found = (metadata, source)
+            return described
         }
-        if let found { return try descriptor(from: found.metadata, issuer: issuer, id: id, source: found.source) }
         // The same reason at both locations (a redirect, a timeout) is said once, of both.
         let tried =
             reasons.count > 1 && Set(reasons.map(\.reason)).count == 1
@@ -144,6 +136,46 @@ extension ProviderDescriptor {
         }
         throw AuthKitError.network(
             url: display, reason: .init(.connectionFailed, "neither metadata location answered (\(tried))"))
+    }
+
+    /// RFC 8414's `metadata` with the OpenID Connect members it lacks, from
+    /// the same issuer's (byte for byte) document at `location`; `nil` when
+    /// that document gives nothing usable, for whatever reason (none there,
+    /// another issuer's, members that fail the descriptor's checks, no
+    /// answer within 10 s): RFC 8414's document is then used as it is, as
+    /// before this second look, which must not fail a discovery that found one.
+    private static func supplemented(
+        _ metadata: [String: JSONValue], source: String, from location: URL, issuer: URL, id: String,
+        transport: FlowTransport, timeLeft: Duration
+    ) async throws -> ProviderDescriptor? {
+        var policy = RequestPolicy.tokenEndpoint
+        policy.deadline = min(.seconds(10), timeLeft - .seconds(1))
+        guard policy.deadline > .zero else { return nil }
+        let response: IncomingResponse
+        do {
+            response = try await transport.send(
+                OutgoingRequest(method: .get, url: location), step: .discovery, policy: policy)
+        } catch {
+            // The caller's cancellation ends discovery; anything else ends this look.
+            if Task.isCancelled { throw AuthKitError.cancelled }
+            return nil
+        }
+        guard response.status == 200,
+            case .object(let other)? = try? DescriptorLoader.parseRefusingRepeatedNames(
+                response.body, file: location.redactedForLogs),
+            ExactText.same(other["issuer"]?.scalarText ?? "", issuer.absoluteString)
+        else { return nil }
+        var merged = metadata
+        for name in openIDMembers where merged[name] == nil || merged[name] == .null { merged[name] = other[name] }
+        do {
+            return try descriptor(
+                from: merged, issuer: issuer, id: id, source: "\(source) and \(location.redactedForLogs)")
+        } catch {
+            transport.logger.warning(
+                "\(location.redactedForLogs) names OpenID Connect members that cannot be used (\(error)); discovered without them."
+            )
+            return nil
+        }
     }
 
     /// RFC 8414 §3.1 first, then OpenID Connect Discovery 1.0 §4.
