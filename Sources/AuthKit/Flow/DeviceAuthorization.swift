@@ -270,6 +270,10 @@ struct DevicePoller: Sendable {
         }
     }
 
+    /// RFC 8628 §3.5's answers about the grant, whatever the status they
+    /// come with (a 429 `slow_down` is still `slow_down`: 5 s more for good).
+    static let pollAnswers: Set<String> = ["authorization_pending", "slow_down", "access_denied", "expired_token"]
+
     /// A failure of the connection or of the server, after which the same
     /// poll may well succeed: not a cancellation, and not an answer.
     private static func isTransient(_ error: any Error) -> Bool {
@@ -279,7 +283,8 @@ struct DevicePoller: Sendable {
         // codes, which token endpoints answer too, and a 429): they say
         // nothing about this grant, which the user may have approved.
         if case AuthKitError.providerError(_, let response) = error,
-            ["server_error", "temporarily_unavailable"].contains(response.code) || response.status == 429
+            ["server_error", "temporarily_unavailable"].contains(response.code)
+                || (response.status == 429 && !Self.pollAnswers.contains(response.code))
         {
             return true
         }
