@@ -136,7 +136,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(5))
         }
         first.cancel()
-        await #expect(throws: CancellationError.self) { _ = try await first.value }
+        await #expect(throws: AuthKitError.cancelled) { _ = try await first.value }
         release.continuation.finish()
         #expect(try await second.value.accessToken == "first")
         #expect(runs.current == 1)
@@ -160,7 +160,7 @@ import Testing
         }
         while started.current == 0 { try await Task.sleep(for: .milliseconds(5)) }
         caller.cancel()
-        await #expect(throws: CancellationError.self) { _ = try await caller.value }
+        await #expect(throws: AuthKitError.cancelled) { _ = try await caller.value }
         let since = ContinuousClock.now
         while !stopped.current {
             try #require(ContinuousClock.now - since < .seconds(10), "the abandoned refresh was not stopped")
@@ -170,6 +170,38 @@ import Testing
             Credential(providerID: "p", accessToken: "next", refreshToken: "r4")
         }
         #expect(next.accessToken == "next")
+    }
+
+    /// A caller that comes while an abandoned refresh is still ending waits
+    /// for it, and refreshes anew once it has ended cancelled: it does not
+    /// send the same refresh token beside the one still on its way.
+    @Test func aCallerComingAsAnAbandonedRefreshEndsWaitsForIt() async throws {
+        let coordinator = RefreshCoordinator()
+        let running = LockedValue(0)
+        let overlapped = LockedValue(false)
+        let release = AsyncStream<Void>.makeStream()
+        let first = Task {
+            try await coordinator.refresh(Self.credential) {
+                running.withLock { $0 += 1 }
+                // Cancelled, it still takes a moment to end (a request being torn down).
+                for await _ in release.stream {}
+                running.withLock { $0 -= 1 }
+                throw AuthKitError.cancelled
+            }
+        }
+        while running.current == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        first.cancel()
+        await #expect(throws: AuthKitError.cancelled) { _ = try await first.value }
+        let second = Task {
+            try await coordinator.refresh(Self.credential) {
+                if running.current > 0 { overlapped.withLock { $0 = true } }
+                return Credential(providerID: "p", accessToken: "second", refreshToken: "r2")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        release.continuation.finish()
+        #expect(try await second.value.accessToken == "second")
+        #expect(!overlapped.current, "the second refresh ran beside the first")
     }
 }
 

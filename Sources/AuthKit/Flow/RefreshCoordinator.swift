@@ -17,7 +17,10 @@
 /// stopped a request the provider may already have answered (the old
 /// refresh token spent), and a waiter then sent that spent token again.
 /// Only when every caller has gone is the flight cancelled: nobody is left
-/// to take a rotated token, as when a lone caller is cancelled.
+/// to take a rotated token, as when a lone caller is cancelled. It is
+/// forgotten only once it has ended: a caller that comes meanwhile waits for
+/// it (its request may still be answered) and, if it ends cancelled, starts
+/// a refresh of its own, rather than send the same refresh token beside it.
 final class RefreshCoordinator: @unchecked Sendable {
     /// Guards `inFlight` and every flight's state: one lock, taken briefly.
     private let lock = ThreadLock()
@@ -32,6 +35,18 @@ final class RefreshCoordinator: @unchecked Sendable {
         let key =
             credential.providerID + "\u{0}" + (credential.label ?? "") + "\u{0}"
             + (credential.refreshToken ?? credential.accessToken)
+        while true {
+            let result = await joinOrStart(key: key, operation: operation)
+            // A flight every caller left before this one came ended cancelled:
+            // this caller, not cancelled itself, refreshes anew.
+            if case .failure(let error) = result, AuthKitError.isCancellation(error), !Task.isCancelled { continue }
+            return try result.get()
+        }
+    }
+
+    private func joinOrStart(key: String, operation: @escaping @Sendable () async throws -> Credential) async
+        -> Result<Credential, any Error>
+    {
         let (flight, caller, leads) = lock.withLock { () -> (Flight, UInt64, Bool) in
             nextCaller += 1
             if let flight = inFlight[key] {
@@ -64,34 +79,33 @@ final class RefreshCoordinator: @unchecked Sendable {
             }
             if abandoned { task.cancel() }
         }
-        return try await withTaskCancellationHandler {
-            try await withCheckedContinuation { continuation in
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
                 let ready = lock.withLock { () -> Result<Credential, any Error>? in
                     if let result = flight.result { return result }
                     // Cancelled before it got here: `leave` has run, and the caller goes.
-                    guard flight.expected.contains(caller) else { return .failure(CancellationError()) }
+                    guard flight.expected.contains(caller) else { return .failure(AuthKitError.cancelled) }
                     flight.waiters[caller] = continuation
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
-            }.get()
+            }
         } onCancel: {
-            leave(flight, caller: caller, key: key)
+            leave(flight, caller: caller)
         }
     }
 
-    /// A cancelled caller stops waiting; the last one to go cancels the flight
-    /// and forgets it, so that the next caller starts afresh.
-    private func leave(_ flight: Flight, caller: UInt64, key: String) {
+    /// A cancelled caller stops waiting (``AuthKitError/cancelled``, as a
+    /// cancelled request says); the last one to go cancels the flight, which
+    /// is forgotten when it ends.
+    private func leave(_ flight: Flight, caller: UInt64) {
         let (waiter, task) = lock.withLock {
             () -> (CheckedContinuation<Result<Credential, any Error>, Never>?, Task<Void, Never>?) in
             guard flight.result == nil, flight.expected.remove(caller) != nil else { return (nil, nil) }
             let waiter = flight.waiters.removeValue(forKey: caller)
-            guard flight.expected.isEmpty else { return (waiter, nil) }
-            if inFlight[key] === flight { inFlight[key] = nil }
-            return (waiter, flight.task)
+            return (waiter, flight.expected.isEmpty ? flight.task : nil)
         }
-        waiter?.resume(returning: .failure(CancellationError()))
+        waiter?.resume(returning: .failure(AuthKitError.cancelled))
         task?.cancel()
     }
 
