@@ -158,10 +158,23 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     public func save(_ credential: Credential) async throws {
         let key = credential.key
         let (keyID, sealed) = try seal(credential, binding: Self.binding(key))
-        if let held = Self.heldLock, held.store == ObjectIdentifier(self), held.connection.isClosed,
+        if let held = Self.heldLock, held.store == ObjectIdentifier(self),
             let read = held.readings.withLock({ $0[key] })
         {
-            try await saveAfterLosingTheLock(key, keyID: keyID, sealed: sealed, replacing: read, held: held)
+            let save = HeldLock.Save(key: key, keyID: keyID, sealed: sealed, read: read)
+            if held.connection.isClosed {
+                try await saveAfterLosingTheLock(save, held: held)
+                return
+            }
+            do {
+                try await mapped { [self] in try await run(try Self.upsert(key, keyID: keyID, sealed: sealed)) }
+                // Committed with the lock's release; replayed should that fail (lockedTransaction).
+                held.lastSave.withLock { $0 = save }
+            } catch where held.connection.isClosed {
+                // The connection went under the save: a failover that sent
+                // no FIN, found by the statement's timeout, which closed it.
+                try await saveAfterLosingTheLock(save, held: held)
+            }
             return
         }
         try await mapped { [self] in
@@ -176,14 +189,16 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// saving its answer. Saved over a pooled connection, only if the row is
     /// still what was read under the lock: nobody has changed it since, so
     /// nobody else's renewal is overwritten. Otherwise refused, as before.
-    private func saveAfterLosingTheLock(
-        _ key: CredentialKey, keyID: String, sealed: Data, replacing read: Data, held: HeldLock
-    ) async throws {
+    private func saveAfterLosingTheLock(_ save: HeldLock.Save, held: HeldLock) async throws {
+        let (key, keyID, sealed, read) = (save.key, save.keyID, save.sealed, save.read)
         let saved = try await mapped { [client, logger] in
+            // Also where the row is already this save (a COMMIT that went
+            // through, its answer lost with the connection): then a no-op.
             let rows = try await client.query(
                 """
                 UPDATE authkit_credentials SET key_id = \(keyID), sealed = \(sealed), updated_at = now()
-                WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "") AND sealed = \(read)
+                WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
+                    AND (sealed = \(read) OR sealed = \(sealed))
                 RETURNING 1
                 """, logger: logger)
             var saved = false
@@ -269,6 +284,18 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         /// Whether such a save has been made: the transaction's end is then
         /// no failure, though its connection is gone.
         let savedWithoutTheLock = LockedValue(false)
+        /// The last save made over the lock's connection, to make again
+        /// without it should the transaction not commit (its connection
+        /// lost before or during the COMMIT).
+        let lastSave = LockedValue<Save?>(nil)
+
+        struct Save: Sendable {
+            let key: CredentialKey
+            let keyID: String
+            let sealed: Data
+            /// The row as read under the lock, which it may replace.
+            let read: Data
+        }
     }
 
     /// A statement's rows, over the held lock's connection when this task
@@ -399,6 +426,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 }
                 guard !connection.isClosed else {
                     if held.savedWithoutTheLock.current { return result }
+                    if let save = held.lastSave.current {
+                        try await saveAfterLosingTheLock(save, held: held)
+                        return result
+                    }
                     throw Self.closedLock
                 }
                 // Committed even when the caller was cancelled meanwhile:
@@ -406,9 +437,14 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 // token, whose predecessor the provider has spent (RFC 9700
                 // §4.14.2). In the caller's task, the cancellation closed this
                 // connection under the COMMIT, which then often undid the save.
-                try await Task {
-                    try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
-                }.value
+                do {
+                    try await Task {
+                        try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
+                    }.value
+                } catch {
+                    guard let save = held.lastSave.current else { throw error }
+                    try await saveAfterLosingTheLock(save, held: held)
+                }
                 return result
             }
         }

@@ -246,9 +246,10 @@ struct PostgresStoreTests {
     }
 
     /// A provider whose token endpoint rotates refresh tokens, answering
-    /// round N (`renewed-N`, `refresh-N+1`) after `delay`; and the count of
-    /// requests that reached it.
-    static func rotatingProvider(on server: TestHTTPServer, answeringAfter delay: TimeInterval) throws -> (
+    /// round N (`renewed-N`, `refresh-N+1`) once the test signals `answer`
+    /// (what the test does meanwhile comes before the answer, however loaded
+    /// the machine); and the count of requests that reached it.
+    static func rotatingProvider(on server: TestHTTPServer, answer: DispatchSemaphore) throws -> (
         OAuth2Client, LockedValue<Int>
     ) {
         let arrived = LockedValue(0)
@@ -257,7 +258,7 @@ struct PostgresStoreTests {
                 $0 += 1
                 return $0
             }
-            Thread.sleep(forTimeInterval: delay)
+            _ = answer.wait(timeout: .now() + 30)
             return .json(
                 #"{"access_token":"renewed-\#(round)","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-\#(round + 1)"}"#
             )
@@ -280,7 +281,8 @@ struct PostgresStoreTests {
     /// rotated refresh token was then lost, the stored one spent).
     @Test func aRefreshBegunIsCommittedWhenItsCallerIsCancelled() async throws {
         try await withServer { server in
-            let (client, arrived) = try Self.rotatingProvider(on: server, answeringAfter: 0.4)
+            let answer = DispatchSemaphore(value: 0)
+            let (client, arrived) = try Self.rotatingProvider(on: server, answer: answer)
             try await Self.withStore(schema: "cancelled_refresh") { stores in
                 // Several rounds: the cancellation and the COMMIT race.
                 for round in 1...5 {
@@ -297,6 +299,7 @@ struct PostgresStoreTests {
                         try await Task.sleep(for: .milliseconds(5))
                     }
                     caller.cancel()
+                    answer.signal()
                     _ = await caller.result
                     let stored = try #require(try await stores[0].credential(for: expired.key))
                     #expect(stored.refreshToken == "refresh-\(round + 1)" && stored.accessToken == "renewed-\(round)")
@@ -312,7 +315,8 @@ struct PostgresStoreTests {
     /// it is not written over theirs, and the error says so.
     @Test func aRenewalIsSavedAfterTheLocksConnectionIsLost() async throws {
         try await withServer { server in
-            let (client, arrived) = try Self.rotatingProvider(on: server, answeringAfter: 0.6)
+            let answer = DispatchSemaphore(value: 0)
+            let (client, arrived) = try Self.rotatingProvider(on: server, answer: answer)
             try await Self.withStore(schema: "lost_lock", clients: 2) { stores in
                 for (round, changedMeanwhile) in [(1, false), (2, true)] {
                     let expired = Credential(
@@ -327,16 +331,20 @@ struct PostgresStoreTests {
                             ContinuousClock.now - since < .seconds(30), "the refresh never reached the provider")
                         try await Task.sleep(for: .milliseconds(5))
                     }
-                    try await stores[1].client.run(
+                    let ended = try await stores[1].client.query(
                         """
                         SELECT pg_terminate_backend(pid) FROM pg_locks
                         WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
                         """, logger: Logger(label: "test"))
+                    var terminated = 0
+                    for try await done in ended.decode(Bool.self) where done { terminated += 1 }
+                    try #require(terminated == 1, "no lock held to end: the refresh was not under way")
                     if changedMeanwhile {
                         var other = expired
                         other.accessToken = "signed-in-elsewhere"
                         try await stores[1].save(other)
                     }
+                    answer.signal()
                     let result = await caller.result
                     let stored = try #require(try await stores[1].credential(for: expired.key))
                     if changedMeanwhile {
