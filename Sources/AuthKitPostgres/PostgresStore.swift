@@ -170,7 +170,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 try await mapped { [self] in try await run(try Self.upsert(key, keyID: keyID, sealed: sealed)) }
                 // Committed with the lock's release; replayed should that fail (lockedTransaction).
                 held.lastSave.withLock { $0 = save }
-            } catch where held.connection.isClosed {
+            } catch  where held.connection.isClosed {
                 // The connection went under the save: a failover that sent
                 // no FIN, found by the statement's timeout, which closed it.
                 try await saveAfterLosingTheLock(save, held: held)
