@@ -413,6 +413,7 @@ import Testing
             let refreshed = try await client.refresh(
                 Credential(providerID: "github", accessToken: "old", refreshToken: "old-refresh-token"))
             #expect(refreshed.tokenType == "Bearer" && refreshed.refreshToken == "rotated")
+            #expect(refreshed.rawFields["token_type"] == nil, "the echo was stored with the answer")
         }
     }
 

@@ -185,6 +185,15 @@ package struct TokenResponseParser: Sendable {
             }
             return tokenType
         }
+        // Dropped, the member is not kept either: the answer is stored whole
+        // (`token show --field`), and a type that repeats what the request
+        // carried would be stored and shown there.
+        var kept = object
+        if tokenType == nil, step == .refresh, let (path, _) = mapping.tokenType.firstValue(in: object),
+            path.components.count == 1, case .member(let name) = path.components[0]
+        {
+            kept[name] = nil
+        }
         return Fields(
             accessToken: accessToken,
             tokenType: tokenType,
@@ -193,7 +202,7 @@ package struct TokenResponseParser: Sendable {
             refreshTokenExpiresIn: try side { try seconds(mapping.refreshTokenExpiresIn, in: object) },
             scopes: try side { try scopes(in: object, secrets: response.secrets) },
             dropped: dropped,
-            raw: object)
+            raw: kept)
     }
 
     /// RFC 6749 Appendix A.13: `token-type = type-name / URI-reference`, so
