@@ -177,7 +177,11 @@ import Testing
                 // SIGINT to authkit alone, as Ctrl-C would send it (tmux's C-c
                 // would end the shell that runs the checks too).
                 try await tmux(["send-keys", "-t", session, "tok-half-typed"])
-                try await Task.sleep(for: .milliseconds(300))
+                // Time for the terminal to take the keys in while echo is off:
+                // taken in only after the SIGINT (a loaded machine's tty work
+                // queue ran late), they were echoed by the terminal authkit
+                // had already given back.
+                try await Task.sleep(for: .seconds(1))
                 let pid = screen.split(separator: "\n").lazy.compactMap { line -> Int32? in
                     guard line.hasPrefix("[pid ") else { return nil }
                     return Int32(line.dropFirst(5).prefix { $0.isNumber })

@@ -299,6 +299,44 @@ import Testing
         }
     }
 
+    /// A follow-up call's answer (a descriptor's `followUp`) that names an ID
+    /// token of its own does not replace the one verified: it was kept
+    /// unverified, and later sent as `id_token_hint` and compared with at
+    /// each refresh.
+    @Test func aFollowUpDoesNotReplaceTheVerifiedIDToken() async throws {
+        try await withServer { server in
+            await KeySetCache.shared.removeAll()
+            let provider = try Provider()
+            let jwks = String(
+                decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
+            server.route("GET", "/jwks") { _ in .json(jwks) }
+            server.route("GET", "/exchange") { _ in
+                .json(#"{"access_token":"at-2","token_type":"Bearer","id_token":"unverified.token.here"}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: testDescriptor(
+                    id: "op", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+                    token: .init(url: "\(server.baseURL)/token"), issuer: .init(identifier: server.baseURL),
+                    followUp: .init(url: "\(server.baseURL)/exchange", method: "GET"),
+                    openid: .init(keys: "\(server.baseURL)/jwks", signingAlgorithms: ["ES256"])),
+                settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
+            let (_, pending) = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
+            var claims = IDTokenVerifierTests.claims
+            claims["iss"] = server.baseURL
+            claims["nonce"] = pending.nonce
+            claims["exp"] = Int(Date().timeIntervalSince1970) + 600
+            claims["iat"] = Int(Date().timeIntervalSince1970)
+            let token = try provider.token(claims)
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(token)"}"#)
+            }
+            let credential = try await client.exchange(code: "c-1", pending: pending)
+            #expect(credential.accessToken == "at-2" && credential.identity != nil)
+            #expect(credential.rawFields["id_token"] == .string(token))
+        }
+    }
+
     /// A descriptor's own `max_age` was sent and never held to (`auth_time`
     /// unchecked); a caller's beside it sent the parameter twice.
     @Test func aDescriptorsMaxAgeIsHeldToAndACallersReplacesIt() async throws {

@@ -86,7 +86,12 @@ final class TokenEndpointCalls: Sendable {
             warnIfUnverifiable(credential)
         }
         if let followUp = descriptor.followUp {
+            let verified = credential.rawFields["id_token"]
             credential = try await run(followUp, step: .followUpExchange, for: credential)
+            // The ID token kept is the one verified: a follow-up's answer
+            // naming another replaced it unverified, later sent as
+            // id_token_hint and compared with at each refresh.
+            if identity != nil { credential.rawFields["id_token"] = verified }
         }
         credential.identity = identity
         try requireBearer(
