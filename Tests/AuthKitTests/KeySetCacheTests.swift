@@ -74,6 +74,12 @@ import Testing
             #expect(server.requests(to: "/jwks").count == 3)
             _ = try await cache.keys(at: url, refetch: true, transport: Self.transport, now: start + 43)
             #expect(server.requests(to: "/jwks").count == 4)
+            // The clock stepped back an hour (a fast clock corrected): the
+            // time since the last fetch is unknown, not negative, so a token
+            // naming an unknown key still gets one refetch (none came for
+            // the hour, and a rotated key failed every sign-in).
+            _ = try await cache.keys(at: url, refetch: true, transport: Self.transport, now: start + 43 - 3600)
+            #expect(server.requests(to: "/jwks").count == 5)
         }
     }
 

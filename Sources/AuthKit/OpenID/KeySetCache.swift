@@ -77,9 +77,9 @@ package actor KeySetCache {
             return try await outcome(of: task, key: key, refetch: refetch, now: now)
         }
         if let entry = entries[key] {
-            let sinceAttempt = now.timeIntervalSince(entry.attemptedAt)
+            let sinceAttempt = Self.elapsed(since: entry.attemptedAt, now: now)
             if let keys = entry.keys, let fetchedAt = entry.fetchedAt {
-                let age = now.timeIntervalSince(fetchedAt)
+                let age = Self.elapsed(since: fetchedAt, now: now)
                 let wanted = (refetch || age >= maximumAge) && sinceAttempt >= minimumRefetchInterval
                 if !wanted {
                     // Aged past the limit with the last attempt failed: not trusted.
@@ -116,12 +116,21 @@ package actor KeySetCache {
             return try await task.value
         } catch {
             if !refetch, let kept = entries[key]?.keys, let fetchedAt = entries[key]?.fetchedAt,
-                now.timeIntervalSince(fetchedAt) < staleLimit
+                Self.elapsed(since: fetchedAt, now: now) < staleLimit
             {
                 return kept
             }
             throw error
         }
+    }
+
+    /// The time since `since`; a clock stepped back past it (an NTP
+    /// correction of a clock that ran fast) makes it unknown, taken as long:
+    /// negative, no refetch was ever due, and for as long as the step a
+    /// rotated key failed every sign-in while a withdrawn one still verified.
+    static func elapsed(since: Date, now: Date) -> TimeInterval {
+        let interval = now.timeIntervalSince(since)
+        return interval < 0 ? .infinity : interval
     }
 
     /// Sets ``minimumRefetchInterval`` (tests that rotate keys at once).
