@@ -29,6 +29,8 @@ import PostgresNIO
 /// before using the store, as PostgresNIO asks.
 public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionStore {
     public let client: PostgresClient
+    /// Pooled connections refresh locks may hold at once (see `init`).
+    let lockConnections: Int
     public let encryption: TokenEncryption
     let logger: Logger
     /// How errors name the database: `postgresql://host:port/database`, never a password.
@@ -42,10 +44,17 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// The schema version this build writes.
     static let schemaVersion = 2
 
+    /// - Parameter lockConnections: how many pooled connections refresh
+    ///   locks may hold at once (each holds one for as long as the provider
+    ///   takes to answer); more wait, within their timeout. Keep it at most
+    ///   half the pool's `maximumConnections`, so that a slow provider and
+    ///   many due accounts cannot take every connection from the site's
+    ///   session reads (they did: every page then timed out).
     public init(
         client: PostgresClient, encryption: TokenEncryption, display: String, operationTimeout: Duration = .seconds(10),
-        logger: Logger? = nil
+        lockConnections: Int = 10, logger: Logger? = nil
     ) {
+        self.lockConnections = max(1, lockConnections)
         self.operationTimeout = operationTimeout
         self.client = client
         self.encryption = encryption
@@ -263,7 +272,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             // would wait for a pooled connection with no deadline).
             try await mapped { try await client.run("SELECT 1", logger: logger) }
             return try await mapped(lockOf: key, timeout: timeout) {
-                try await lockedTransaction(of: key, waiting: left) { _ in try await body() }
+                try await lockedTransactionOnALentConnection(of: key, waiting: left) { _ in try await body() }
             }
         }
     }
@@ -334,7 +343,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 // Each statement has its deadline, and one that passes closes
                 // the connection (lockedTransaction): the sign-in is then
                 // never committed after its caller heard that it failed.
-                try await lockedTransaction(of: key, waiting: left) { connection in
+                try await lockedTransactionOnALentConnection(of: key, waiting: left) { connection in
                     var (keyID, sealed) = (keyID, sealed)
                     if credential.refreshToken == nil {
                         let earlier = try await withOperationTimeout { () -> Credential? in
@@ -372,6 +381,21 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             what: "the refresh of \(key)"
         ) {
             try await body(max(timeout - (ContinuousClock.now - started), .milliseconds(100)))
+        }
+    }
+
+    /// `body` in ``lockedTransaction(of:waiting:_:)``, once one of the
+    /// ``lockConnections`` is free: the wait for it counts against `waiting`.
+    private func lockedTransactionOnALentConnection<Result: Sendable>(
+        of key: CredentialKey, waiting: Duration, _ body: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let started = ContinuousClock.now
+        return try await KeyedAsyncLock.shared.withLock(
+            "postgres-lock-connections\u{0}\(ObjectIdentifier(self))", holders: lockConnections, timeout: waiting,
+            what: "a connection for the refresh of \(key) (\(lockConnections) are lent to refresh locks, all in use)"
+        ) {
+            try await lockedTransaction(
+                of: key, waiting: max(waiting - (ContinuousClock.now - started), .milliseconds(100)), body)
         }
     }
 

@@ -32,7 +32,7 @@ struct PostgresStoreTests {
     /// migrated schema of its own (so tests run side by side).
     static func withStore<Result: Sendable>(
         schema: String, clients count: Int = 1, encryption: TokenEncryption = encryption,
-        maximumConnections: Int? = nil, _ body: ([PostgresStore]) async throws -> Result
+        maximumConnections: Int? = nil, lockConnections: Int = 10, _ body: ([PostgresStore]) async throws -> Result
     ) async throws -> Result {
         let url = try #require(
             databaseURL, "AUTHKIT_TEST_DATABASE_URL is not set: run scripts/throwaway-postgres start")
@@ -57,7 +57,9 @@ struct PostgresStoreTests {
             try await setup.run("DROP SCHEMA IF EXISTS \(unescaped: schema) CASCADE", logger: Logger(label: "setup"))
             try await setup.run("CREATE SCHEMA \(unescaped: schema)", logger: Logger(label: "setup"))
             let stores = clients.map {
-                PostgresStore(client: $0, encryption: encryption, display: "postgresql://test/\(schema)")
+                PostgresStore(
+                    client: $0, encryption: encryption, display: "postgresql://test/\(schema)",
+                    lockConnections: lockConnections)
             }
             // Each instance migrates at start; the second finds it done.
             for store in stores { try await store.migrate() }
@@ -174,6 +176,43 @@ struct PostgresStoreTests {
             try await stores[1].insert(attempt, id: "a4")
             #expect(
                 try await stores[0].take(id: "a3", now: behind)?.browserBinding == "b", "swept by the database's clock")
+        }
+    }
+
+    /// Each refresh lock holds a pooled connection while the provider
+    /// answers: with a slow provider and many due accounts, they took every
+    /// connection and every page's session read timed out. At most
+    /// `lockConnections` are lent to locks; another account's refresh waits
+    /// for one within its timeout (then `busy`), and sessions are read meanwhile.
+    @Test func refreshLocksLeaveConnectionsForTheRestOfTheSite() async throws {
+        try await Self.withStore(schema: "lent", maximumConnections: 4, lockConnections: 1) { stores in
+            let store = stores[0]
+            let release = AsyncStream<Void>.makeStream()
+            let holding = LockedValue(false)
+            let slow = Task {
+                try await store.withRefreshLock(
+                    for: CredentialKey(providerID: "qiita", label: "a"), timeout: .seconds(30)
+                ) {
+                    holding.withLock { $0 = true }
+                    for await _ in release.stream {}
+                }
+            }
+            while !holding.current { try await Task.sleep(for: .milliseconds(5)) }
+            let started = ContinuousClock.now
+            await #expect {
+                try await store.withRefreshLock(
+                    for: CredentialKey(providerID: "qiita", label: "b"), timeout: .seconds(1)
+                ) {}
+            } throws: { error in
+                guard case AuthKitError.store(let path, .busy) = error else { return false }
+                return path.contains("lent to refresh locks")
+            }
+            #expect(ContinuousClock.now - started < .seconds(8), "the wait was not bounded by its timeout")
+            #expect(try await store.session(id: "none", now: Date()) == nil)
+            release.continuation.finish()
+            try await slow.value
+            try await store.withRefreshLock(for: CredentialKey(providerID: "qiita", label: "b"), timeout: .seconds(5)) {
+            }
         }
     }
 

@@ -92,9 +92,13 @@ extension CredentialStore {
 /// 1,646 sleeps for 472 acquisitions). A waiter leaves the queue at its
 /// deadline (a timer task, only for a wait that queues) or when its task is
 /// cancelled, whichever comes first; one handed the lock meanwhile keeps it.
+/// A key may be given a number of holders at once (`holders`), which makes it
+/// a counting semaphore: the PostgreSQL store bounds the pooled connections
+/// its refresh locks hold so.
 package actor KeyedAsyncLock {
     package static let shared = KeyedAsyncLock()
-    private var held: Set<String> = []
+    /// Holders of each key held.
+    private var held: [String: Int] = [:]
     private var waiters: [String: [Waiter]] = [:]
     private var nextWaiter: UInt64 = 0
 
@@ -105,10 +109,11 @@ package actor KeyedAsyncLock {
 
     package init() {}
 
-    private func acquire(_ key: String, deadline: ContinuousClock.Instant, what: String, timeout: Duration) async throws
-    {
-        guard held.contains(key) else {
-            held.insert(key)
+    private func acquire(
+        _ key: String, holders: Int, deadline: ContinuousClock.Instant, what: String, timeout: Duration
+    ) async throws {
+        guard held[key, default: 0] >= holders else {
+            held[key, default: 0] += 1
             return
         }
         let id = nextWaiter
@@ -141,10 +146,11 @@ package actor KeyedAsyncLock {
     /// How many wait for `key` (tests).
     func waiting(for key: String) -> Int { waiters[key]?.count ?? 0 }
 
-    /// Hands the lock to the first waiter, or frees it.
+    /// Hands the lock to the first waiter, or frees it (one holder fewer).
     private func release(_ key: String) {
         guard var queue = waiters[key], !queue.isEmpty else {
-            held.remove(key)
+            let left = held[key, default: 1] - 1
+            held[key] = left > 0 ? left : nil
             return
         }
         let next = queue.removeFirst()
@@ -153,9 +159,11 @@ package actor KeyedAsyncLock {
     }
 
     package nonisolated func withLock<Result: Sendable>(
-        _ key: String, timeout: Duration, what: String, _ body: @Sendable () async throws -> Result
+        _ key: String, holders: Int = 1, timeout: Duration, what: String, _ body: @Sendable () async throws -> Result
     ) async throws -> Result {
-        try await acquire(key, deadline: ContinuousClock.now.advanced(by: timeout), what: what, timeout: timeout)
+        try await acquire(
+            key, holders: max(1, holders), deadline: ContinuousClock.now.advanced(by: timeout), what: what,
+            timeout: timeout)
         do {
             let result = try await body()
             await release(key)
