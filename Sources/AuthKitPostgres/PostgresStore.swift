@@ -64,11 +64,18 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
 
     // MARK: - Schema
 
+    /// What a migration may take beyond the operation timeout.
+    static let migrationTimeout = Duration.seconds(300)
+
     /// Creates AuthKit's tables, or brings them to this build's version.
     /// - Throws: ``AuthKitError/store(path:reason:)`` when the database is
     ///   unreachable, or holds a newer schema than this build knows.
     public func migrate() async throws {
-        try await mapped { [self] in
+        // Minutes, not the operation timeout: the wait for another
+        // instance's migration and the index builds of a large table took
+        // longer, and an instance that gave up at 10 s (and exited) rolled
+        // its own upgrade back, so it never completed.
+        try await mapped(extra: Self.migrationTimeout) { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 // One migration at a time across instances.
                 try await connection.run("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
@@ -661,10 +668,11 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
 
     /// PostgresNIO's errors as AuthKit's: the database named (never its
     /// password), what went wrong, and nothing of the query's values.
-    private func mapped<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result
-    {
+    private func mapped<Result: Sendable>(
+        extra: Duration = .zero, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
         do {
-            return try await withOperationTimeout(body)
+            return try await withOperationTimeout(extra: extra, body)
         } catch let error as AuthKitError {
             throw error
         } catch let error as PSQLError {
@@ -687,7 +695,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         async throws -> Result
     {
         func refusal(_ psql: PSQLError) -> AuthKitError {
-            guard psql.serverInfo?[.sqlState] == "55P03" else {
+            // 55P03: `lock_timeout` passed. 57014: a `statement_timeout` the
+            // database's administrator set passed first, in the same wait.
+            guard let state = psql.serverInfo?[.sqlState], state == "55P03" || state == "57014" else {
                 return .store(path: display, reason: Self.reason(psql))
             }
             return .store(

@@ -32,14 +32,15 @@ struct PostgresStoreTests {
     /// migrated schema of its own (so tests run side by side).
     static func withStore<Result: Sendable>(
         schema: String, clients count: Int = 1, encryption: TokenEncryption = encryption,
-        maximumConnections: Int? = nil, lockConnections: Int = 10, _ body: ([PostgresStore]) async throws -> Result
+        maximumConnections: Int? = nil, lockConnections: Int = 10, startup: [(String, String)] = [],
+        _ body: ([PostgresStore]) async throws -> Result
     ) async throws -> Result {
         let url = try #require(
             databaseURL, "AUTHKIT_TEST_DATABASE_URL is not set: run scripts/throwaway-postgres start")
         var configuration = PostgresClient.Configuration(
             host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "postgres",
             password: url.password, database: String(url.path.dropFirst()), tls: .disable)
-        configuration.options.additionalStartupParameters = [("search_path", schema)]
+        configuration.options.additionalStartupParameters = [("search_path", schema)] + startup
         configuration.options.connectTimeout = Duration.seconds(3)
         if let maximumConnections {
             configuration.options.maximumConnections = maximumConnections
@@ -213,6 +214,33 @@ struct PostgresStoreTests {
             try await slow.value
             try await store.withRefreshLock(for: CredentialKey(providerID: "qiita", label: "b"), timeout: .seconds(5)) {
             }
+        }
+    }
+
+    /// A `statement_timeout` the database's administrator set can end the
+    /// wait for another instance's lock before `lock_timeout` does: that is
+    /// the lock being busy too (it read as the database being unreachable).
+    @Test func aStatementTimeoutWhileWaitingForTheLockIsBusy() async throws {
+        try await Self.withStore(schema: "statement_timeout", clients: 2, startup: [("statement_timeout", "500")]) {
+            stores in
+            let key = CredentialKey(providerID: "qiita", label: "a")
+            let release = AsyncStream<Void>.makeStream()
+            let holding = LockedValue(false)
+            let holder = Task {
+                try await stores[0].withRefreshLock(for: key, timeout: .seconds(30)) {
+                    holding.withLock { $0 = true }
+                    for await _ in release.stream {}
+                }
+            }
+            while !holding.current { try await Task.sleep(for: .milliseconds(5)) }
+            await #expect {
+                try await stores[1].withRefreshLock(for: key, timeout: .seconds(10)) {}
+            } throws: { error in
+                guard case AuthKitError.store(_, .busy) = error else { return false }
+                return true
+            }
+            release.continuation.finish()
+            try await holder.value
         }
     }
 
