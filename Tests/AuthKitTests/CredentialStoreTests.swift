@@ -40,6 +40,26 @@ import Testing
         #expect(try await absent.allCredentials().isEmpty)
     }
 
+    /// A lock file left another user's (root's, after `sudo authkit`) or a
+    /// file system without locks said only "Permission denied" or "No locks
+    /// available": now whose it is and what to do.
+    @Test(.enabled(if: geteuid() == 0, "chown needs root"))
+    func aLockThatCannotBeTakenSaysWhyAndWhatToDo() throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let lock = home.appendingPathComponent(".refresh-qiita.lock").path
+        #expect(FileManager.default.createFile(atPath: lock, contents: nil))
+        #expect(chown(lock, 1001, 1001) == 0)
+        let opening = RefreshLockFile.refusal(opening: lock, errno: EACCES)
+        #expect(opening.contains("owned by uid 1001") && opening.contains("sudo chown -R"), "\(opening)")
+        // Not yet there: its directory is named.
+        #expect(chown(home.path, 1001, 1001) == 0)
+        let missing = RefreshLockFile.refusal(opening: home.appendingPathComponent("none.lock").path, errno: EACCES)
+        #expect(missing.contains("\(home.path) is owned by uid 1001"), "\(missing)")
+        #expect(RefreshLockFile.refusal(locking: ENOLCK).contains("NFS"))
+    }
+
     @Test func createsPrivateDirectoryAndFile() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }

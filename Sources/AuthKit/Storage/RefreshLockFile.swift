@@ -45,7 +45,7 @@ package struct RefreshLockFile: Sendable {
                 guard errno == EWOULDBLOCK || errno == EINTR else {
                     throw AuthKitError.store(
                         path: path,
-                        reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
+                        reason: .init(.inaccessible, Self.refusal(locking: errno)))
                 }
                 guard ContinuousClock.now < deadline else {
                     // A refresh takes seconds: as with the store's lock, a
@@ -68,6 +68,27 @@ package struct RefreshLockFile: Sendable {
         }
     }
 
+    /// Why a lock file could not be opened, and what to do: a file or
+    /// directory left owned by root (`sudo authkit …`) is named with its
+    /// owner; it said only "Permission denied".
+    static func refusal(opening path: String, errno code: Int32) -> String {
+        let reason = "cannot be opened (\(String(cString: strerror(code))))"
+        guard code == EACCES || code == EPERM else { return reason + "." }
+        var info = stat()
+        let owned =
+            lstat(path, &info) == 0 ? path : String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        guard lstat(owned, &info) == 0, info.st_uid != geteuid() else { return reason + "." }
+        return reason + "; \(owned) is owned by uid \(info.st_uid) (left by `sudo authkit`?): give it back with `sudo chown -R \(geteuid()) \(owned)` or remove it."
+    }
+
+    /// Why a lock file could not be locked: a file system without `flock`
+    /// (NFS mounted without locking) is named, with where the docs say more.
+    static func refusal(locking code: Int32) -> String {
+        let reason = "cannot be locked (\(String(cString: strerror(code))))"
+        guard code == ENOLCK || code == EOPNOTSUPP else { return reason + "." }
+        return reason + "; its file system does not carry locks (NFS without locking?): keep AUTHKIT_HOME on a local disk (docs/credentials.md, \"Locks\")."
+    }
+
     /// Opens (creating) the lock file at `path` for `flock`, never through a
     /// symbolic link: one placed there by someone else would make authkit
     /// create or lock a file of their choosing. The refresh, sign-in and
@@ -82,7 +103,7 @@ package struct RefreshLockFile: Sendable {
                     .notARegularFile,
                     "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."
                 )
-                : .init(.inaccessible, "cannot be opened (\(String(cString: strerror(errno)))).")
+                : .init(.inaccessible, Self.refusal(opening: path, errno: errno))
             throw AuthKitError.store(path: path, reason: reason)
         }
         // Someone who can create files in the store's directory (a shared

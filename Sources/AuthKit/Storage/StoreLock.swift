@@ -65,7 +65,7 @@ package struct StoreLock {
         guard flock(fd, LOCK_EX | LOCK_NB) != 0 else { return true }
         guard errno == EWOULDBLOCK || errno == EINTR else {
             throw AuthKitError.store(
-                path: path, reason: .init(.inaccessible, "cannot be locked (\(String(cString: strerror(errno))))."))
+                path: path, reason: .init(.inaccessible, RefreshLockFile.refusal(locking: errno)))
         }
         guard ContinuousClock.now < deadline else {
             throw AuthKitError.store(
