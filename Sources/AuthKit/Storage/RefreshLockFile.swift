@@ -78,7 +78,9 @@ package struct RefreshLockFile: Sendable {
         let owned =
             lstat(path, &info) == 0 ? path : String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
         guard lstat(owned, &info) == 0, info.st_uid != geteuid() else { return reason + "." }
-        return reason + "; \(owned) is owned by uid \(info.st_uid) (left by `sudo authkit`?): give it back with `sudo chown -R \(geteuid()) \(owned)` or remove it."
+        return reason
+            + "; \(owned) is owned by uid \(info.st_uid) (left by `sudo authkit`?): "
+            + "give it back with `sudo chown -R \(geteuid()) \(owned)` or remove it."
     }
 
     /// Why a lock file could not be locked: a file system without `flock`
@@ -86,7 +88,9 @@ package struct RefreshLockFile: Sendable {
     static func refusal(locking code: Int32) -> String {
         let reason = "cannot be locked (\(String(cString: strerror(code))))"
         guard code == ENOLCK || code == EOPNOTSUPP else { return reason + "." }
-        return reason + "; its file system does not carry locks (NFS without locking?): keep AUTHKIT_HOME on a local disk (docs/credentials.md, \"Locks\")."
+        return reason
+            + "; its file system does not carry locks (NFS without locking?): "
+            + "keep AUTHKIT_HOME on a local disk (docs/credentials.md, \"Locks\")."
     }
 
     /// Opens (creating) the lock file at `path` for `flock`, never through a
