@@ -342,6 +342,26 @@ struct PostgresStoreTests {
         return (client, arrived)
     }
 
+    /// Round `round` of a refresh through `store` of an expired credential
+    /// (`refresh-N`), started and seen to reach the provider, whose answer
+    /// the test holds; the caller's task and the credential.
+    static func refreshReachingTheProvider(
+        round: Int, client: OAuth2Client, store: PostgresStore, arrived: LockedValue<Int>
+    ) async throws -> (Task<Credential, any Error>, Credential) {
+        let expired = Credential(
+            providerID: "rotating", label: "me", accessToken: "old", refreshToken: "refresh-\(round)",
+            expiresAt: Date(timeIntervalSinceNow: -60), obtainedAt: Date(timeIntervalSinceNow: -3600))
+        try await store.save(expired)
+        let source = CredentialSource(authenticator: client, store: store, key: expired.key)
+        let caller = Task { try await source.current() }
+        let since = ContinuousClock.now
+        while arrived.current < round {
+            try #require(ContinuousClock.now - since < .seconds(30), "the refresh never reached the provider")
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return (caller, expired)
+    }
+
     /// A refresh whose caller is cancelled while the provider answers is
     /// still saved: the save is committed, not rolled back by the
     /// cancellation closing the lock's connection under the COMMIT (the
@@ -353,18 +373,8 @@ struct PostgresStoreTests {
             try await Self.withStore(schema: "cancelled_refresh") { stores in
                 // Several rounds: the cancellation and the COMMIT race.
                 for round in 1...5 {
-                    let expired = Credential(
-                        providerID: "rotating", label: "me", accessToken: "old", refreshToken: "refresh-\(round)",
-                        expiresAt: Date(timeIntervalSinceNow: -60), obtainedAt: Date(timeIntervalSinceNow: -3600))
-                    try await stores[0].save(expired)
-                    let source = CredentialSource(authenticator: client, store: stores[0], key: expired.key)
-                    let caller = Task { try await source.current() }
-                    let since = ContinuousClock.now
-                    while arrived.current < round {
-                        try #require(
-                            ContinuousClock.now - since < .seconds(30), "the refresh never reached the provider")
-                        try await Task.sleep(for: .milliseconds(5))
-                    }
+                    let (caller, expired) = try await Self.refreshReachingTheProvider(
+                        round: round, client: client, store: stores[0], arrived: arrived)
                     caller.cancel()
                     answer.signal()
                     _ = await caller.result
@@ -386,18 +396,8 @@ struct PostgresStoreTests {
             let (client, arrived) = try Self.rotatingProvider(on: server, answer: answer)
             try await Self.withStore(schema: "lost_lock", clients: 2) { stores in
                 for (round, changedMeanwhile) in [(1, false), (2, true)] {
-                    let expired = Credential(
-                        providerID: "rotating", label: "me", accessToken: "old", refreshToken: "refresh-\(round)",
-                        expiresAt: Date(timeIntervalSinceNow: -60), obtainedAt: Date(timeIntervalSinceNow: -3600))
-                    try await stores[0].save(expired)
-                    let source = CredentialSource(authenticator: client, store: stores[0], key: expired.key)
-                    let caller = Task { try await source.current() }
-                    let since = ContinuousClock.now
-                    while arrived.current < round {
-                        try #require(
-                            ContinuousClock.now - since < .seconds(30), "the refresh never reached the provider")
-                        try await Task.sleep(for: .milliseconds(5))
-                    }
+                    let (caller, expired) = try await Self.refreshReachingTheProvider(
+                        round: round, client: client, store: stores[0], arrived: arrived)
                     let ended = try await stores[1].client.query(
                         """
                         SELECT pg_terminate_backend(pid) FROM pg_locks

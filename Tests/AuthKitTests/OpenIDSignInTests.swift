@@ -20,14 +20,21 @@ import Testing
             openid: .init(keys: "\(server.baseURL)\(path)", signingAlgorithms: ["ES256"]))
     }
 
-    /// A provider whose keys `server` serves at /jwks, and a client of it;
-    /// the process's kept key sets are forgotten first.
-    func publishingProvider(at server: TestHTTPServer) async throws -> (Provider, OAuth2Client) {
+    /// A provider whose keys `server` serves at /jwks; the process's kept
+    /// key sets are forgotten first.
+    func publishingKeys(at server: TestHTTPServer) async throws -> Provider {
         await KeySetCache.shared.removeAll()
         let provider = try Provider()
         let jwks = String(
             decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
         server.route("GET", "/jwks") { _ in .json(jwks) }
+        return provider
+    }
+
+    /// A provider whose keys `server` serves at /jwks, and a client of it;
+    /// the process's kept key sets are forgotten first.
+    func publishingProvider(at server: TestHTTPServer) async throws -> (Provider, OAuth2Client) {
+        let provider = try await publishingKeys(at: server)
         let client = try OAuth2Client(
             descriptor: descriptor(server), settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
         return (provider, client)
@@ -305,11 +312,7 @@ import Testing
     /// each refresh.
     @Test func aFollowUpDoesNotReplaceTheVerifiedIDToken() async throws {
         try await withServer { server in
-            await KeySetCache.shared.removeAll()
-            let provider = try Provider()
-            let jwks = String(
-                decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
-            server.route("GET", "/jwks") { _ in .json(jwks) }
+            let provider = try await publishingKeys(at: server)
             server.route("GET", "/exchange") { _ in
                 .json(#"{"access_token":"at-2","token_type":"Bearer","id_token":"unverified.token.here"}"#)
             }
@@ -367,11 +370,7 @@ import Testing
     /// like any other, and a wrong one stores nothing.
     @Test func theDeviceGrantsIDTokenIsVerified() async throws {
         try await withServer { server in
-            await KeySetCache.shared.removeAll()
-            let provider = try Provider()
-            let jwks = String(
-                decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
-            server.route("GET", "/jwks") { _ in .json(jwks) }
+            let provider = try await publishingKeys(at: server)
             server.route("POST", "/device") { _ in
                 .json(
                     #"{"device_code":"dc-1","user_code":"ABCD-EFGH","verification_uri":"\#(server.baseURL)/activate","expires_in":600,"interval":1}"#

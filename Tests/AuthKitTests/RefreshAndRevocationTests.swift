@@ -66,21 +66,27 @@ import Testing
         }
     }
 
+    /// A token endpoint on `server` answering `new-access-1`, `-2`, … at
+    /// each refresh; and a resource server's 401 `invalid_token`.
+    func issuingNewAccessTokens(on server: TestHTTPServer) -> StubResponse {
+        let issued = Recorder<Int>()
+        server.route("POST", "/token") { _ in
+            issued.append(1)
+            return .json(
+                #"{"access_token":"new-access-\#(issued.all.count)","token_type":"Bearer","expires_in":3600}"#)
+        }
+        return StubResponse.json(
+            #"{"error":"invalid_token"}"#, status: 401,
+            headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+    }
+
     /// RFC 6750 §3.1: a resource server's `invalid_token` (a token revoked, or
     /// dead before its expiry) is answered once: the credential is refreshed,
     /// saved, and the request, body and all, sent again. A second refusal,
     /// or a credential that cannot be renewed, gets the 401 back as it came.
     @Test func anInvalidTokenIsRefreshedAndTheRequestSentAgainOnce() async throws {
         try await withServer { server in
-            let issued = Recorder<Int>()
-            server.route("POST", "/token") { _ in
-                issued.append(1)
-                return .json(
-                    #"{"access_token":"new-access-\#(issued.all.count)","token_type":"Bearer","expires_in":3600}"#)
-            }
-            let refused = StubResponse.json(
-                #"{"error":"invalid_token"}"#, status: 401,
-                headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            let refused = issuingNewAccessTokens(on: server)
             server.route("POST", "/api") { request in
                 request.header("Authorization") == "Bearer new-access-1" ? .json(#"{"ok":true}"#) : refused
             }
@@ -124,15 +130,7 @@ import Testing
     /// Only a GET or HEAD without a body is sent again from the start.
     @Test func aRequestRedirectedBeforeItsRefusalIsNotSentAgainUnlessItIsAGet() async throws {
         try await withServer { server in
-            let issued = Recorder<Int>()
-            server.route("POST", "/token") { _ in
-                issued.append(1)
-                return .json(
-                    #"{"access_token":"new-access-\#(issued.all.count)","token_type":"Bearer","expires_in":3600}"#)
-            }
-            let refused = StubResponse.json(
-                #"{"error":"invalid_token"}"#, status: 401,
-                headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            let refused = issuingNewAccessTokens(on: server)
             server.route("POST", "/items") { _ in .redirect(303, to: "/items/42") }
             server.route("GET", "/items/42") { request in
                 request.header("Authorization") == "Bearer new-access-1" ? .json(#"{"id":42}"#) : refused
