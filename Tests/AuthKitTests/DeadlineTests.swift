@@ -172,6 +172,21 @@ import Testing
         #expect(next.accessToken == "next")
     }
 
+    /// A refresh that ends cancelled on its own (a deadline it inherited had
+    /// passed) is its caller's answer: started again, it would end so again,
+    /// for ever.
+    @Test(.timeLimit(.minutes(1))) func aRefreshThatEndsCancelledIsNotStartedAgainByItsOwnCaller() async throws {
+        let coordinator = RefreshCoordinator()
+        let runs = LockedValue(0)
+        await #expect(throws: AuthKitError.cancelled) {
+            _ = try await coordinator.refresh(Self.credential) {
+                runs.withLock { $0 += 1 }
+                throw AuthKitError.cancelled
+            }
+        }
+        #expect(runs.current == 1)
+    }
+
     /// A caller that comes while an abandoned refresh is still ending waits
     /// for it, and refreshes anew once it has ended cancelled: it does not
     /// send the same refresh token beside the one still on its way.
@@ -179,17 +194,19 @@ import Testing
         let coordinator = RefreshCoordinator()
         let running = LockedValue(0)
         let overlapped = LockedValue(false)
-        let release = AsyncStream<Void>.makeStream()
+        // The first refresh ignores its cancellation until released, as a
+        // request being torn down takes a moment (an AsyncStream would end
+        // at once when cancelled, and the test then passed without the fix).
+        let release = LockedValue<CheckedContinuation<Void, Never>?>(nil)
         let first = Task {
             try await coordinator.refresh(Self.credential) {
                 running.withLock { $0 += 1 }
-                // Cancelled, it still takes a moment to end (a request being torn down).
-                for await _ in release.stream {}
+                await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
                 running.withLock { $0 -= 1 }
                 throw AuthKitError.cancelled
             }
         }
-        while running.current == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        while release.current == nil { try await Task.sleep(for: .milliseconds(5)) }
         first.cancel()
         await #expect(throws: AuthKitError.cancelled) { _ = try await first.value }
         let second = Task {
@@ -198,8 +215,12 @@ import Testing
                 return Credential(providerID: "p", accessToken: "second", refreshToken: "r2")
             }
         }
-        try await Task.sleep(for: .milliseconds(50))
-        release.continuation.finish()
+        let since = ContinuousClock.now
+        while coordinator.waiterCount == 0 && !overlapped.current {
+            try #require(ContinuousClock.now - since < .seconds(10), "the second caller neither waited nor ran")
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        release.withLock { $0?.resume() }
         #expect(try await second.value.accessToken == "second")
         #expect(!overlapped.current, "the second refresh ran beside the first")
     }

@@ -36,16 +36,20 @@ final class RefreshCoordinator: @unchecked Sendable {
             credential.providerID + "\u{0}" + (credential.label ?? "") + "\u{0}"
             + (credential.refreshToken ?? credential.accessToken)
         while true {
-            let result = await joinOrStart(key: key, operation: operation)
+            let (result, led) = await joinOrStart(key: key, operation: operation)
             // A flight every caller left before this one came ended cancelled:
-            // this caller, not cancelled itself, refreshes anew.
-            if case .failure(let error) = result, AuthKitError.isCancellation(error), !Task.isCancelled { continue }
+            // this caller, not cancelled itself, refreshes anew. Not a flight
+            // it started: that one's cancellation is its own refresh's (a
+            // deadline that had passed), and starting again would spin.
+            if !led, case .failure(let error) = result, AuthKitError.isCancellation(error), !Task.isCancelled {
+                continue
+            }
             return try result.get()
         }
     }
 
     private func joinOrStart(key: String, operation: @escaping @Sendable () async throws -> Credential) async
-        -> Result<Credential, any Error>
+        -> (Result<Credential, any Error>, led: Bool)
     {
         let (flight, caller, leads) = lock.withLock { () -> (Flight, UInt64, Bool) in
             nextCaller += 1
@@ -79,7 +83,7 @@ final class RefreshCoordinator: @unchecked Sendable {
             }
             if abandoned { task.cancel() }
         }
-        return await withTaskCancellationHandler {
+        let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ready = lock.withLock { () -> Result<Credential, any Error>? in
                     if let result = flight.result { return result }
@@ -93,6 +97,7 @@ final class RefreshCoordinator: @unchecked Sendable {
         } onCancel: {
             leave(flight, caller: caller)
         }
+        return (result, leads)
     }
 
     /// A cancelled caller stops waiting (``AuthKitError/cancelled``, as a
