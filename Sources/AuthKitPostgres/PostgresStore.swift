@@ -75,8 +75,13 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // instance's migration and the index builds of a large table took
         // longer, and an instance that gave up at 10 s (and exited) rolled
         // its own upgrade back, so it never completed.
+        // The database is there (the operation timeout, not the minutes:
+        // one that is down at start is said in seconds).
+        try await mapped { [client, logger] in try await client.run("SELECT 1", logger: logger) }
         try await mapped(extra: Self.migrationTimeout) { [self] in
             try await client.withTransaction(logger: logger) { connection in
+                // Nor is the migration cut by an administrator's statement_timeout.
+                try await connection.run("SET LOCAL statement_timeout = 0", logger: logger)
                 // One migration at a time across instances.
                 try await connection.run("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
                 try await connection.run(
@@ -350,7 +355,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 // Each statement has its deadline, and one that passes closes
                 // the connection (lockedTransaction): the sign-in is then
                 // never committed after its caller heard that it failed.
-                try await lockedTransactionOnALentConnection(of: key, waiting: left) { connection in
+                // No lent connection: a sign-in's save asks no provider, and
+                // queued behind slow refreshes it failed after its code was spent.
+                try await lockedTransaction(of: key, waiting: left) { connection in
                     var (keyID, sealed) = (keyID, sealed)
                     if credential.refreshToken == nil {
                         let earlier = try await withOperationTimeout { () -> Credential? in
@@ -468,14 +475,16 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 // token, whose predecessor the provider has spent (RFC 9700
                 // §4.14.2). In the caller's task, the cancellation closed this
                 // connection under the COMMIT, which then often undid the save.
-                do {
-                    try await Task {
+                // The replay of a save whose COMMIT failed runs in the same
+                // task, out of reach of the caller's cancellation too.
+                try await Task {
+                    do {
                         try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
-                    }.value
-                } catch {
-                    guard let save = held.lastSave.current else { throw error }
-                    try await saveAfterLosingTheLock(save, held: held)
-                }
+                    } catch {
+                        guard let save = held.lastSave.current else { throw error }
+                        try await saveAfterLosingTheLock(save, held: held)
+                    }
+                }.value
                 return result
             }
         }
@@ -699,6 +708,14 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             // database's administrator set passed first, in the same wait.
             guard let state = psql.serverInfo?[.sqlState], state == "55P03" || state == "57014" else {
                 return .store(path: display, reason: Self.reason(psql))
+            }
+            if state == "57014" {
+                return .store(
+                    path: "the refresh of \(key)",
+                    reason: .init(
+                        .busy,
+                        "the wait for it (another instance holds it) was ended by the database's statement_timeout, or cancelled there; try again."
+                    ))
             }
             return .store(
                 path: "the refresh of \(key)",

@@ -86,12 +86,13 @@ final class TokenEndpointCalls: Sendable {
             warnIfUnverifiable(credential)
         }
         if let followUp = descriptor.followUp {
-            let verified = credential.rawFields["id_token"]
+            let first = credential.rawFields["id_token"]
             credential = try await run(followUp, step: .followUpExchange, for: credential)
-            // The ID token kept is the one verified: a follow-up's answer
-            // naming another replaced it unverified, later sent as
-            // id_token_hint and compared with at each refresh.
-            if identity != nil { credential.rawFields["id_token"] = verified }
+            // The ID token kept is the first answer's, verified or said to be
+            // unverifiable: a follow-up's answer naming another replaced it
+            // unverified, later sent as id_token_hint and compared with at
+            // each refresh.
+            credential.rawFields["id_token"] = first
         }
         credential.identity = identity
         try requireBearer(
@@ -483,7 +484,8 @@ final class TokenEndpointCalls: Sendable {
 
     /// The `error` member of a JSON answer (RFC 6749 §5.2), if any.
     static func errorCode(in response: IncomingResponse) -> String? {
-        guard case .object(let members)? = try? JSONParser.parse(response.body),
+        guard
+            case .object(let members)? = try? JSONParser.parse(TokenResponseParser.withoutByteOrderMark(response.body)),
             case .string(let code)? = members["error"]
         else { return nil }
         return code

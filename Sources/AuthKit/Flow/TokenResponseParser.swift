@@ -205,6 +205,12 @@ package struct TokenResponseParser: Sendable {
             raw: kept)
     }
 
+    /// `body` without a leading UTF-8 byte-order mark, which RFC 8259 §8.1
+    /// lets a reader ignore.
+    static func withoutByteOrderMark(_ body: Data) -> Data {
+        body.starts(with: [0xEF, 0xBB, 0xBF]) ? body.dropFirst(3) : body
+    }
+
     /// RFC 6749 Appendix A.13: `token-type = type-name / URI-reference`, so
     /// only the characters of a URI (RFC 3986 §2), and not too long to show.
     static func isTokenType(_ text: String) -> Bool {
@@ -253,7 +259,7 @@ package struct TokenResponseParser: Sendable {
         // A byte-order mark before the JSON, which RFC 8259 §8.1 lets a
         // reader ignore: refused, it lost a code already spent (or a
         // refresh's rotated token) for three bytes some servers' frameworks add.
-        let body = response.body.starts(with: [0xEF, 0xBB, 0xBF]) ? response.body.dropFirst(3) : response.body
+        let body = Self.withoutByteOrderMark(response.body)
         let mediaType = response.mediaType ?? ""
         // Looked for only when the type does not settle it (reading `Data`
         // byte by byte is slow on Linux, and most answers say they are JSON).

@@ -128,9 +128,12 @@ package actor KeySetCache {
     /// correction of a clock that ran fast) makes it unknown, taken as long:
     /// negative, no refetch was ever due, and for as long as the step a
     /// rotated key failed every sign-in while a withdrawn one still verified.
+    /// A few seconds back is no step: callers' `now` is taken before they
+    /// reach this actor, and one that waited may see a fetch newer than it.
     static func elapsed(since: Date, now: Date) -> TimeInterval {
         let interval = now.timeIntervalSince(since)
-        return interval < 0 ? .infinity : interval
+        if interval >= 0 { return interval }
+        return interval > -60 ? 0 : .infinity
     }
 
     /// Sets ``minimumRefetchInterval`` (tests that rotate keys at once).

@@ -71,16 +71,18 @@ package struct RefreshLockFile: Sendable {
     /// Why a lock file could not be opened, and what to do: a file or
     /// directory left owned by root (`sudo authkit …`) is named with its
     /// owner; it said only "Permission denied".
-    static func refusal(opening path: String, errno code: Int32) -> String {
+    static func refusal(opening path: String, errno code: Int32, user: uid_t = geteuid()) -> String {
         let reason = "cannot be opened (\(String(cString: strerror(code))))"
         guard code == EACCES || code == EPERM else { return reason + "." }
         var info = stat()
         let owned =
             lstat(path, &info) == 0 ? path : String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        guard lstat(owned, &info) == 0, info.st_uid != geteuid() else { return reason + "." }
+        // Root's, left by `sudo authkit`: another user's is refused as such elsewhere.
+        guard lstat(owned, &info) == 0, info.st_uid == 0, user != 0 else { return reason + "." }
+        let quoted = "'" + owned.replacing("'", with: #"'\''"#) + "'"
         return reason
-            + "; \(owned) is owned by uid \(info.st_uid) (left by `sudo authkit`?): "
-            + "give it back with `sudo chown -R \(geteuid()) \(owned)` or remove it."
+            + "; \(owned) is root's (left by `sudo authkit`?): "
+            + "give it back with `sudo chown -R \(user) \(quoted)` or remove it."
     }
 
     /// Why a lock file could not be locked: a file system without `flock`
