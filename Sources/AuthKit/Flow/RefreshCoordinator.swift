@@ -65,7 +65,7 @@ final class RefreshCoordinator: @unchecked Sendable {
         if leads {
             // Started outside the lock; task-local values (a deadline scope,
             // a store's lock) go with it, the caller's cancellation does not.
-            let task = Task {
+            let run: @Sendable () async -> Void = { [self] in
                 let result: Result<Credential, any Error>
                 do { result = .success(try await operation()) } catch { result = .failure(error) }
                 let waiters = lock.withLock { () -> [CheckedContinuation<Result<Credential, any Error>, Never>] in
@@ -75,6 +75,15 @@ final class RefreshCoordinator: @unchecked Sendable {
                     return Array(flight.waiters.values)
                 }
                 for waiter in waiters { waiter.resume(returning: result) }
+            }
+            // Started on this thread (SE-0472) where the runtime has it: a
+            // task enqueued instead woke another thread, twice the library
+            // work of a refresh (the `refresh-library` benchmark row).
+            let task: Task<Void, Never>
+            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                task = Task.immediate { await run() }
+            } else {
+                task = Task { await run() }
             }
             // Every caller may have gone before the task existed.
             let abandoned = lock.withLock { () -> Bool in
