@@ -72,6 +72,16 @@ import Testing
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
+    /// ``claims`` as a provider at `issuer` issues them now, for `nonce`.
+    static func claims(issuedNowBy issuer: String, nonce: String?) -> [String: Any] {
+        var claims = Self.claims
+        claims["iss"] = issuer
+        claims["nonce"] = nonce
+        claims["exp"] = Int(Date().timeIntervalSince1970) + 600
+        claims["iat"] = Int(Date().timeIntervalSince1970)
+        return claims
+    }
+
     static var claims: [String: Any] {
         [
             "iss": issuer, "sub": "248289761001", "aud": clientID, "exp": Int(now.timeIntervalSince1970) + 600,

@@ -50,12 +50,7 @@ import Testing
                 URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.contains {
                     $0.name == "nonce" && $0.value == nonce
                 } == true)
-            var claims = IDTokenVerifierTests.claims
-            claims["iss"] = server.baseURL
-            claims["nonce"] = nonce
-            claims["exp"] = Int(Date().timeIntervalSince1970) + 600
-            claims["iat"] = Int(Date().timeIntervalSince1970)
-            let token = try provider.token(claims)
+            let token = try provider.token(IDTokenVerifierTests.claims(issuedNowBy: server.baseURL, nonce: nonce))
             server.route("POST", "/token") { _ in
                 .json(#"{"access_token":"at-1","token_type":"Bearer","expires_in":3600,"id_token":"\#(token)"}"#)
             }
@@ -325,12 +320,8 @@ import Testing
                 settings: ClientSettings(clientID: IDTokenVerifierTests.clientID))
             let (_, pending) = try await client.startAuthorization(
                 redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
-            var claims = IDTokenVerifierTests.claims
-            claims["iss"] = server.baseURL
-            claims["nonce"] = pending.nonce
-            claims["exp"] = Int(Date().timeIntervalSince1970) + 600
-            claims["iat"] = Int(Date().timeIntervalSince1970)
-            let token = try provider.token(claims)
+            let token = try provider.token(
+                IDTokenVerifierTests.claims(issuedNowBy: server.baseURL, nonce: pending.nonce))
             server.route("POST", "/token") { _ in
                 .json(#"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(token)"}"#)
             }
