@@ -183,7 +183,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             let read = held.readings.withLock({ $0[key] })
         {
             let save = HeldLock.Save(key: key, keyID: keyID, sealed: sealed, read: read)
-            if held.connection.isClosed {
+            if held.isLost {
                 try await saveAfterLosingTheLock(save, held: held)
                 return
             }
@@ -191,9 +191,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 try await mapped { [self] in try await run(try Self.upsert(key, keyID: keyID, sealed: sealed)) }
                 // Committed with the lock's release; replayed should that fail (lockedTransaction).
                 held.lastSave.withLock { $0 = save }
-            } catch  where held.connection.isClosed {
-                // The connection went under the save: a failover that sent
-                // no FIN, found by the statement's timeout, which closed it.
+            } catch  where held.isLost {
+                // The connection went under the save: the database ended the
+                // session (a restart: FATAL 57P01), or a failover that sent no
+                // FIN was found by the statement's timeout, which closed it.
                 try await saveAfterLosingTheLock(save, held: held)
             }
             return
@@ -212,19 +213,23 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// nobody else's renewal is overwritten. Otherwise refused, as before.
     private func saveAfterLosingTheLock(_ save: HeldLock.Save, held: HeldLock) async throws {
         let (key, keyID, sealed, read) = (save.key, save.keyID, save.sealed, save.read)
-        let saved = try await mapped { [client, logger] in
-            // Also where the row is already this save (a COMMIT that went
-            // through, its answer lost with the connection): then a no-op.
-            let rows = try await client.query(
-                """
-                UPDATE authkit_credentials SET key_id = \(keyID), sealed = \(sealed), updated_at = now()
-                WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
-                    AND (sealed = \(read) OR sealed = \(sealed))
-                RETURNING 1
-                """, logger: logger)
-            var saved = false
-            for try await _ in rows { saved = true }
-            return saved
+        // Over a pooled connection: no longer under the lost lock, whose
+        // connection the operation timeout would otherwise watch and close.
+        let saved = try await Self.$heldLock.withValue(nil) {
+            try await mapped { [client, logger] in
+                // Also where the row is already this save (a COMMIT that went
+                // through, its answer lost with the connection): then a no-op.
+                let rows = try await client.query(
+                    """
+                    UPDATE authkit_credentials SET key_id = \(keyID), sealed = \(sealed), updated_at = now()
+                    WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
+                        AND (sealed = \(read) OR sealed = \(sealed))
+                    RETURNING 1
+                    """, logger: logger)
+                var saved = false
+                for try await _ in rows { saved = true }
+                return saved
+            }
         }
         guard saved else {
             throw AuthKitError.store(
@@ -305,6 +310,14 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         /// Whether such a save has been made: the transaction's end is then
         /// no failure, though its connection is gone.
         let savedWithoutTheLock = LockedValue(false)
+        /// Whether a statement on the connection failed in a way that ends
+        /// the session (``PostgresStore/endsTheSession(_:)``). The database
+        /// says so (FATAL) before the connection is seen closed: in that
+        /// moment `isClosed` is still false (CI, one run in several).
+        let sessionEnded = LockedValue(false)
+
+        /// The transaction, and the advisory lock with it, is gone.
+        var isLost: Bool { connection.isClosed || sessionEnded.current }
         /// The last save made over the lock's connection, to make again
         /// without it should the transaction not commit (its connection
         /// lost before or during the COMMIT).
@@ -324,15 +337,46 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     private func query(_ statement: PostgresQuery) async throws -> PostgresRowSequence {
         if let held = Self.heldLock, held.store == ObjectIdentifier(self) {
             // Closed by a timeout: a statement written to it would never be answered.
-            guard !held.connection.isClosed else { throw Self.closedLock }
-            return try await held.connection.query(statement, logger: logger)
+            guard !held.isLost else { throw Self.closedLock }
+            return try await noting(held) { try await held.connection.query(statement, logger: logger) }
         }
         return try await client.query(statement, logger: logger)
     }
 
     /// A statement run to its end (see `PostgresClient.run`), where ``query(_:)`` sends it.
     private func run(_ statement: PostgresQuery) async throws {
-        for try await _ in try await query(statement) {}
+        let rows = try await query(statement)
+        if let held = Self.heldLock, held.store == ObjectIdentifier(self) {
+            try await noting(held) { for try await _ in rows {} }
+        } else {
+            for try await _ in rows {}
+        }
+    }
+
+    /// `body`, a statement on `held`'s connection, noting in `held` an error
+    /// that ended the session.
+    private func noting<Result>(_ held: HeldLock, _ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as PSQLError where Self.endsTheSession(error) {
+            held.sessionEnded.withLock { $0 = true }
+            throw error
+        }
+    }
+
+    /// Whether `error` ends the connection's session, and with it any
+    /// transaction and advisory lock it held: the connection was closed or
+    /// broken, or the server sent an error of severity FATAL or PANIC (a
+    /// restart or `pg_terminate_backend`: SQLSTATE 57P01; PostgreSQL's
+    /// protocol, "ErrorResponse": the backend then closes the connection).
+    static func endsTheSession(_ error: PSQLError) -> Bool {
+        switch error.code {
+        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .connectionError: return true
+        case .server:
+            let severity = error.serverInfo?[.severity] ?? error.serverInfo?[.localizedSeverity]
+            return severity == "FATAL" || severity == "PANIC"
+        default: return false
+        }
     }
 
     /// A new sign-in's credential saved under the account's lock, in one
@@ -457,12 +501,18 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                     }
                     result = try await body(connection)
                 } catch {
-                    if !connection.isClosed {
+                    if held.isLost {
+                        try? await connection.close()
+                    } else {
                         try? await withOperationTimeout { try await connection.run("ROLLBACK", logger: logger) }
                     }
                     throw error
                 }
-                guard !connection.isClosed else {
+                guard !held.isLost else {
+                    // Ended by the database, the connection may not be closed
+                    // yet: closed before it goes back to the pool, where the
+                    // next refresh's BEGIN would find it dead.
+                    try? await connection.close()
                     if held.savedWithoutTheLock.current { return result }
                     if let save = held.lastSave.current {
                         try await saveAfterLosingTheLock(save, held: held)
@@ -481,6 +531,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                     do {
                         try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
                     } catch {
+                        try? await connection.close()
                         guard let save = held.lastSave.current else { throw error }
                         try await saveAfterLosingTheLock(save, held: held)
                     }
@@ -783,9 +834,20 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                             "the database did not answer within \(timeout); is it running? Retry when it is back"))),
                 after: closeHeld)
         }
+        // A statement sent as the database ended the session (its FATAL
+        // error on the way) is never answered by PostgresNIO 1.x either,
+        // though the connection is then seen closed within milliseconds: a
+        // COMMIT waited the whole timeout before its save was made again
+        // (PostgresStoreTests.aSaveRacingTheEndOfTheLocksSessionIsKept).
+        let watcher = Task {
+            guard let held else { return }
+            while !held.isClosed { try await Task.sleep(for: .milliseconds(20)) }
+            outcome.settle(with: .failure(Self.closedLock))
+        }
         defer {
             work.cancel()
             timer.cancel()
+            watcher.cancel()
         }
         return try await withTaskCancellationHandler {
             try await outcome.value

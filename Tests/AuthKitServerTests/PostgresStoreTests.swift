@@ -398,14 +398,7 @@ struct PostgresStoreTests {
                 for (round, changedMeanwhile) in [(1, false), (2, true)] {
                     let (caller, expired) = try await Self.refreshReachingTheProvider(
                         round: round, client: client, store: stores[0], arrived: arrived)
-                    let ended = try await stores[1].client.query(
-                        """
-                        SELECT pg_terminate_backend(pid) FROM pg_locks
-                        WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
-                        """, logger: Logger(label: "test"))
-                    var terminated = 0
-                    for try await done in ended.decode(Bool.self) where done { terminated += 1 }
-                    try #require(terminated == 1, "no lock held to end: the refresh was not under way")
+                    try await Self.endTheSessionHoldingTheLock(using: stores[1])
                     if changedMeanwhile {
                         var other = expired
                         other.accessToken = "signed-in-elsewhere"
@@ -423,6 +416,89 @@ struct PostgresStoreTests {
                         #expect(try result.get().accessToken == "renewed-\(round)")
                     }
                 }
+            }
+        }
+    }
+
+    /// Ends, as a database restart would, the session of the one
+    /// connection that holds an advisory lock (a refresh lock), using
+    /// another store's connection.
+    static func endTheSessionHoldingTheLock(using store: PostgresStore) async throws {
+        let ended = try await store.client.query(
+            """
+            SELECT pg_terminate_backend(pid) FROM pg_locks
+            WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+            """, logger: Logger(label: "test"))
+        var terminated = 0
+        for try await done in ended.decode(Bool.self) where done { terminated += 1 }
+        try #require(terminated == 1, "no lock held to end: the refresh was not under way")
+    }
+
+    /// A save made under the refresh lock whose transaction then never
+    /// commits (the lock's session ended after the save, before its
+    /// COMMIT) is made again without the lock, when the row is still what
+    /// was read under it; when somebody changed it meanwhile, it is not
+    /// written over theirs, and the refresh fails saying so.
+    @Test func aSaveIsReplayedWhenItsTransactionDoesNotCommit() async throws {
+        try await Self.withStore(schema: "lost_commit", clients: 2) { stores in
+            // The session ended after the save (its COMMIT fails), or just
+            // before it: the save's statement is then answered FATAL before
+            // the connection is seen closed.
+            for (changedMeanwhile, endedBeforeTheSave) in [(false, false), (true, false), (false, true), (true, true)] {
+                let stored = Self.credential("me", access: "old")
+                try await stores[0].save(stored)
+                var failure: (any Error)?
+                do {
+                    try await stores[0].withRefreshLock(for: stored.key, timeout: .seconds(10)) {
+                        _ = try await stores[0].credential(for: stored.key)
+                        var renewed = stored
+                        renewed.accessToken = "renewed"
+                        renewed.refreshToken = "rotated"
+                        var other = stored
+                        other.accessToken = "signed-in-elsewhere"
+                        if endedBeforeTheSave {
+                            try await Self.endTheSessionHoldingTheLock(using: stores[1])
+                            if changedMeanwhile { try await stores[1].save(other) }
+                            try await stores[0].save(renewed)
+                        } else {
+                            try await stores[0].save(renewed)
+                            try await Self.endTheSessionHoldingTheLock(using: stores[1])
+                            if changedMeanwhile { try await stores[1].save(other) }
+                        }
+                    }
+                } catch {
+                    failure = error
+                }
+                let now = try #require(try await stores[1].credential(for: stored.key))
+                if changedMeanwhile {
+                    #expect(now.accessToken == "signed-in-elsewhere")
+                    #expect(failure is AuthKitError, "\(String(describing: failure))")
+                } else {
+                    #expect(now.accessToken == "renewed" && now.refreshToken == "rotated")
+                    #expect(failure == nil, "\(String(describing: failure))")
+                }
+            }
+        }
+    }
+
+    /// The session ended while the save is on its way: the database may
+    /// answer the save's statement with the FATAL error before the
+    /// connection is seen closed, and the save was then refused as if the
+    /// row had changed (CI, one run in several). Raced over many rounds.
+    @Test func aSaveRacingTheEndOfTheLocksSessionIsKept() async throws {
+        try await Self.withStore(schema: "lost_race", clients: 2) { stores in
+            for round in 1...30 {
+                let stored = Self.credential("me", access: "old-\(round)")
+                try await stores[0].save(stored)
+                try await stores[0].withRefreshLock(for: stored.key, timeout: .seconds(10)) {
+                    _ = try await stores[0].credential(for: stored.key)
+                    var renewed = stored
+                    renewed.accessToken = "renewed-\(round)"
+                    async let ended: Void = Self.endTheSessionHoldingTheLock(using: stores[1])
+                    try await stores[0].save(renewed)
+                    try await ended
+                }
+                #expect(try await stores[1].credential(for: stored.key)?.accessToken == "renewed-\(round)")
             }
         }
     }
