@@ -326,10 +326,17 @@ import Testing
     func tokenMoveWaitsForARefreshAndStopsForASignIn() async throws {
         let home = try CLIProcess.home("authkit-keyring-move-locks")
         defer { try? FileManager.default.removeItem(at: home) }
+        // The keyring's locks in a runtime directory of their own, as on a
+        // desktop: the move takes both stores' locks.
+        let runtime = try CLIProcess.home("authkit-keyring-move-runtime")
+        defer { try? FileManager.default.removeItem(at: runtime) }
         let label = "mv-\(UUID().uuidString.prefix(8).lowercased())"
-        let environment = ["AUTHKIT_HOME": home.path].merging(TestKeyring.busEnvironment) { $1 }
+        let environment = ["AUTHKIT_HOME": home.path, "XDG_RUNTIME_DIR": runtime.path].merging(
+            TestKeyring.busEnvironment
+        ) { $1 }
         let file = FileCredentialStore(environment: environment)
         let keyring = SecretServiceCredentialStore(environment: environment)
+        try #require(keyring.lockDirectory.path.hasPrefix(runtime.path))
         let key = CredentialKey(providerID: "github", label: label)
         try await file.save(
             Credential(
@@ -346,6 +353,18 @@ import Testing
             stopped.status != 0 && stopped.stderr.contains("another sign-in to github (\(label)) is in progress"),
             "\(stopped)")
         #expect(try await file.credential(for: key)?.accessToken == "gho_old")
+        #expect(try await keyring.credential(for: key) == nil)
+        // A sign-in to the keyring's account (another process, which chose
+        // the keyring) stops it too: it would be overwritten by the move.
+        let stoppedThere = try await {
+            let signingIn = try keyring.beginSignIn(for: key)
+            defer { withExtendedLifetime(signingIn) {} }
+            return try await CLIProcess.run(move, environment: environment)
+        }()
+        #expect(
+            stoppedThere.status != 0
+                && stoppedThere.stderr.contains("another sign-in to github (\(label)) is in progress"),
+            "\(stoppedThere)")
         #expect(try await keyring.credential(for: key) == nil)
 
         let renewed = Credential(

@@ -83,4 +83,56 @@
             #expect(try await store.allCredentials().isEmpty)
         }
     }
+    /// Where the keyring's refresh locks are: the user's, as the keyring
+    /// is, whatever AuthKit directory a process sees. No keyring needed:
+    /// the locks are files.
+    @Suite struct SecretServiceLockTests {
+        /// Two processes of one user with other `$AUTHKIT_HOME`s (a shell, a
+        /// timer) share one keyring item: one refresh at a time. With the
+        /// locks in each one's AuthKit directory, both refreshed at once.
+        @Test func processesWithOtherHomesShareTheItemsRefreshLock() async throws {
+            let runtime = TemporaryDirectory.url("authkit-runtime")
+            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: runtime) }
+            let (shell, timer) = (
+                SecretServiceCredentialStore(environment: [
+                    "AUTHKIT_HOME": "/nonexistent/a", "XDG_RUNTIME_DIR": runtime.path,
+                ]),
+                SecretServiceCredentialStore(environment: [
+                    "AUTHKIT_HOME": "/nonexistent/b", "XDG_RUNTIME_DIR": runtime.path,
+                ])
+            )
+            #expect(shell.lockDirectory.path == runtime.appendingPathComponent("authkit").path)
+            let key = CredentialKey(providerID: "qiita", label: "work")
+            await #expect {
+                try await shell.withRefreshLock(for: key, timeout: .seconds(5)) {
+                    try await timer.withRefreshLock(for: key, timeout: .milliseconds(300)) {}
+                }
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                return reason.kind == .busy
+            }
+        }
+
+        /// `$XDG_RUNTIME_DIR` when absolute; else the user's `/run/user/<uid>`
+        /// when there (a cron job has no variable, the directory is the same);
+        /// else, with neither (a container), the AuthKit directory.
+        @Test func theRuntimeDirectoryIsFoundWithoutItsVariable() throws {
+            let runtime = TemporaryDirectory.url("authkit-run-user")
+            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: runtime) }
+            let home = ["AUTHKIT_HOME": "/srv/authkit"]
+            func chosen(_ environment: [String: String], _ userRuntime: String) -> String {
+                SecretServiceCredentialStore.defaultLockDirectory(
+                    environment: environment, userRuntimeDirectory: userRuntime
+                ).path
+            }
+            #expect(chosen(home, runtime.path) == runtime.appendingPathComponent("authkit").path)
+            #expect(
+                chosen(home.merging(["XDG_RUNTIME_DIR": "/run/user/4242"]) { $1 }, runtime.path)
+                    == "/run/user/4242/authkit")
+            #expect(chosen(home.merging(["XDG_RUNTIME_DIR": "run"]) { $1 }, "/nonexistent") == "/srv/authkit")
+            #expect(chosen(home, "/nonexistent") == "/srv/authkit")
+        }
+    }
 #endif

@@ -36,9 +36,12 @@
     ///
     /// **Refresh locking** works as with ``FileCredentialStore``: the keyring
     /// has no locks of its own, so a refresh takes the same `flock` on
-    /// `.refresh-<key>.lock` in `lockDirectory` (AuthKit's directory by
-    /// default), and processes sharing the keyring send a rotating refresh
-    /// token once (RFC 9700 §4.14.2).
+    /// `.refresh-<key>.lock` in `lockDirectory`, and processes sharing the
+    /// keyring send a rotating refresh token once (RFC 9700 §4.14.2). By
+    /// default that is the user's runtime directory (``defaultLockDirectory(environment:)``),
+    /// the keyring's own scope, not AuthKit's directory: two processes of
+    /// one user that see different `$AUTHKIT_HOME`s or `$XDG_CONFIG_HOME`s
+    /// (a shell and a timer) share one keyring item, and must share its lock.
     ///
     /// `package` for now: the command line's keyring (`AUTHKIT_STORE=keyring`).
     /// Making it public for Linux desktop apps waits for issue 45's restated
@@ -59,15 +62,40 @@
         ///   - schema: the items' schema name; another one keeps an app's
         ///     credentials apart from the command line's (as the Keychain's service does).
         ///   - lockDirectory: a directory every process sharing the items can
-        ///     reach; AuthKit's directory (``AuthKitHome``) by default.
+        ///     reach; ``defaultLockDirectory(environment:)`` by default.
         ///   - callTimeout: how long one call may take (``callTimeout``).
         package init(
             schema: String = defaultSchema, lockDirectory: URL? = nil, callTimeout: Duration = defaultCallTimeout,
             environment: [String: String] = ProcessInfo.processInfo.environment
         ) {
             self.schema = schema
-            self.lockDirectory = lockDirectory ?? AuthKitHome.directory(environment: environment)
+            self.lockDirectory = lockDirectory ?? Self.defaultLockDirectory(environment: environment)
             self.callTimeout = callTimeout
+        }
+
+        /// `authkit/` in the user's runtime directory, where the session bus
+        /// that reaches the keyring lives: `$XDG_RUNTIME_DIR` (an absolute
+        /// path), else `/run/user/<uid>` when it is there and the user's (a
+        /// process started without the variable: a cron job given
+        /// `DBUS_SESSION_BUS_ADDRESS`). Both are per user, as the keyring is,
+        /// and systemd-logind's, so the same directory for every process of
+        /// the user. Where there is none (no logind: a container), AuthKit's
+        /// directory (``AuthKitHome``), as before.
+        package static func defaultLockDirectory(
+            environment: [String: String], userRuntimeDirectory: String = "/run/user/\(getuid())"
+        ) -> URL {
+            if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+                return URL(fileURLWithPath: runtime, isDirectory: true).appendingPathComponent(
+                    "authkit", isDirectory: true)
+            }
+            var status = stat()
+            if lstat(userRuntimeDirectory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR,
+                status.st_uid == getuid()
+            {
+                return URL(fileURLWithPath: userRuntimeDirectory, isDirectory: true).appendingPathComponent(
+                    "authkit", isDirectory: true)
+            }
+            return AuthKitHome.directory(environment: environment)
         }
 
         /// How errors name this store: a keyring has no path.

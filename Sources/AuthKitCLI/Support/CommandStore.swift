@@ -25,6 +25,9 @@ protocol CommandStore: CredentialStore {
     func checkWritable() async throws
     /// Holds the sign-in of `key` against a second one at once.
     func beginSignIn(for key: CredentialKey) throws -> FileCredentialStore.SignInLock
+    /// Where the refresh and sign-in lock files are: two stores with the
+    /// same one exclude each other with the same locks.
+    var lockFolder: String { get }
     /// The accounts stored, without waiting on a lock or unlocking anything: for shell completion.
     func keysForCompletion() -> [CredentialKey]
     /// The accounts stored, read without their secrets where the store can
@@ -39,12 +42,14 @@ extension CommandStore {
 
 extension FileCredentialStore: CommandStore {
     var location: String { fileURL.path }
+    var lockFolder: String { fileURL.deletingLastPathComponent().standardizedFileURL.path }
     func keysForCompletion() -> [CredentialKey] { ((try? unlockedSnapshot()) ?? []).map(\.key) }
 }
 
 #if canImport(CAuthKitLinux)
     extension SecretServiceCredentialStore: CommandStore {
         var location: String { Self.keyringName }
+        var lockFolder: String { lockDirectory.standardizedFileURL.path }
         func keysForCompletion() -> [CredentialKey] { (try? keysNow()) ?? [] }
         func accounts() async throws -> [CredentialKey] { try await keys() }
     }
@@ -53,6 +58,7 @@ extension FileCredentialStore: CommandStore {
 #if os(macOS)
     extension KeychainCredentialStore: CommandStore {
         var location: String { "the login Keychain (service \(service))" }
+        var lockFolder: String { (lockDirectory ?? AuthKitHome.directory()).standardizedFileURL.path }
         /// Before a browser opens: a Keychain that does not answer (a
         /// session without a login, over SSH) fails here, not after consent.
         func checkWritable() async throws { try checkAvailable() }

@@ -13,9 +13,11 @@ import AuthKit
 /// accounts already signed in. `token print | token import` kept only the
 /// access token, and with it the need to sign in again when it expired.
 ///
-/// Each account is moved under its refresh lock and its sign-in lock (files
-/// in AuthKit's directory, which both stores use): a refresh in another
-/// process finishes first, or waits, and its renewal is what is moved. The
+/// Each account is moved under its refresh lock and its sign-in lock, the
+/// file's (in AuthKit's directory) and the keyring's (in the user's runtime
+/// directory, or AuthKit's where there is none): a refresh in another
+/// process, of either store, finishes first, or waits, and its renewal is
+/// what is moved. The
 /// credential is written to the destination and read back before the source
 /// lets go of it, so a failure at any step leaves it where it was (or, after
 /// the write, in both; the next `move` finds the same credential in both and
@@ -165,36 +167,60 @@ struct TokenMove: WorkspaceCommand {
     static func move(
         _ key: CredentialKey, from source: any CommandStore, to destination: any CommandStore, named: StoreChoice
     ) async throws -> Outcome {
+        // Both stores' locks, in one order (by folder) whichever way the
+        // move goes, so that two moves the opposite ways do not each hold
+        // one store's and wait for the other's; one store's when they share
+        // a folder (the same files).
+        let stores: [any CommandStore] =
+            source.lockFolder == destination.lockFolder
+            ? [source] : [source, destination].sorted { $0.lockFolder < $1.lockFolder }
+        return try await withLocks(of: key, in: stores[...]) {
+            try await moveHoldingTheLocks(key, from: source, to: destination, named: named)
+        }
+    }
+
+    /// `body` holding `key`'s sign-in lock and refresh lock in each of `stores`, in order.
+    static func withLocks(
+        of key: CredentialKey, in stores: ArraySlice<any CommandStore>, _ body: @Sendable () async throws -> Outcome
+    ) async throws -> Outcome {
+        guard let store = stores.first else { return try await body() }
         // Held to the end: a sign-in finishing now would save to the source
         // after the move (its process chose that store when it started).
-        let signIn = try source.beginSignIn(for: key)
+        let signIn = try store.beginSignIn(for: key)
         defer { withExtendedLifetime(signIn) {} }
-        return try await source.withRefreshLock(for: key, timeout: .seconds(30)) {
-            guard let credential = try await source.credential(for: key) else { return .gone }
-            // A later AuthKit's members of the file's entry would not go along.
-            if let file = source as? FileCredentialStore {
-                let unknown = try file.unknownMembers(of: key)
-                guard unknown.isEmpty else {
-                    throw CLIError(
-                        "its entry in \(file.location) holds members this authkit does not know (\(unknown.map { DisplayText.sanitized($0, limit: 40) }.joined(separator: ", "))), written by a later version; moving would drop them. Move it with that version.",
-                        status: .failure)
-                }
+        let rest = stores.dropFirst()
+        return try await store.withRefreshLock(for: key, timeout: .seconds(30)) {
+            try await withLocks(of: key, in: rest, body)
+        }
+    }
+
+    static func moveHoldingTheLocks(
+        _ key: CredentialKey, from source: any CommandStore, to destination: any CommandStore, named: StoreChoice
+    ) async throws -> Outcome {
+        guard let credential = try await source.credential(for: key) else { return .gone }
+        // A later AuthKit's members of the file's entry would not go along.
+        if let file = source as? FileCredentialStore {
+            let unknown = try file.unknownMembers(of: key)
+            guard unknown.isEmpty else {
+                throw CLIError(
+                    "its entry in \(file.location) holds members this authkit does not know (\(unknown.map { DisplayText.sanitized($0, limit: 40) }.joined(separator: ", "))), written by a later version; moving would drop them. Move it with that version.",
+                    status: .failure)
             }
-            if let existing = try await destination.credential(for: key) {
-                guard existing == credential else { return .conflict(existing) }
-                try await source.remove(key)
-                return .moved
+        }
+        if let existing = try await destination.credential(for: key) {
+            guard existing == credential else { return .conflict(existing) }
+            try await source.remove(key)
+            return .moved
+        }
+        return try await Interrupt.shielding {
+            try await destination.save(credential)
+            guard try await destination.credential(for: key) == credential else {
+                throw CLIError(
+                    "\(destination.location) did not give back the credential written to it; it stays in \(source.location) too. Remove the copy (AUTHKIT_STORE=\(named.rawValue) authkit token delete \(ShellWord.account(key))) and try again.",
+                    status: .failure)
             }
-            return try await Interrupt.shielding {
-                try await destination.save(credential)
-                guard try await destination.credential(for: key) == credential else {
-                    throw CLIError(
-                        "\(destination.location) did not give back the credential written to it; it stays in \(source.location) too. Remove the copy (AUTHKIT_STORE=\(named.rawValue) authkit token delete \(ShellWord.account(key))) and try again.",
-                        status: .failure)
-                }
-                try await source.remove(key)
-                return .moved
-            }
+            try await source.remove(key)
+            return .moved
         }
     }
 }
