@@ -133,6 +133,7 @@ enum AuthKitMain {
             if let hint = providerGivenWithoutFlag(message, arguments: Array(CommandLine.arguments.dropFirst())) {
                 message = hint
             }
+            message = withoutUnexpectedValues(message)
             // `authkit request -k …`: curl's other options are curl's; the header is AuthKit's.
             // (Not when argument-parser already suggested the option meant: `--provder`.)
             if CommandLine.arguments.dropFirst().first == "request", message.hasPrefix("Error: Unknown option '-"),
@@ -275,6 +276,26 @@ enum AuthKitMain {
             )
         }
         return nil
+    }
+
+    /// argument-parser's "Unexpected argument 'X'" without X: a word where
+    /// no command takes one is as often a secret pasted in its place
+    /// (`authkit token import --provider github gho_…`, whose token comes on
+    /// standard input) as a typo, and a terminal's scrollback or a CI log
+    /// must not get it. The usage line that follows says what is taken.
+    static func withoutUnexpectedValues(_ message: String) -> String {
+        var message = message
+        if let match = message.firstMatch(
+            of: /(?s)^Error: (?:Unexpected argument '.*?'|(\d+) unexpected arguments: .*?)(?=\nUsage:|\z)/)
+        {
+            let count = match.1.flatMap { Int($0) } ?? 1
+            let said =
+                count == 1
+                ? "Error: Unexpected argument (not repeated here: it may be a secret)"
+                : "Error: \(count) unexpected arguments (not repeated here: one may be a secret)"
+            message.replaceSubrange(match.range, with: said + "; values go after the option they belong to")
+        }
+        return message
     }
 
     static func fail(_ message: String, status: ExitStatus) -> Never {

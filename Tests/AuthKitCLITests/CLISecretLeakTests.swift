@@ -114,6 +114,27 @@ import Testing
         }
     }
 
+    /// A token pasted as a word where no command takes one (`token import`
+    /// reads it on standard input) is refused as an unexpected argument
+    /// without being repeated: argument-parser's message quoted it whole.
+    @Test func anUnexpectedArgumentIsNotRepeated() async throws {
+        let home = try CLIProcess.home("authkit-leak-argument")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let secret = "gho_must_not_leak_0006"
+        for arguments in [
+            ["token", "import", "--provider", "github", secret],
+            ["token", "list", "x", "\(secret)\nsecond line"],
+        ] {
+            let result = try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path])
+            #expect(
+                result.status == 64 && result.stderr.contains("nexpected argument")
+                    && result.stderr.contains("Usage: authkit token"),
+                "\(result.stderr)")
+            #expect(!result.stderr.contains("must_not_leak") && !result.stdout.contains("must_not_leak"))
+            #expect(!result.stderr.contains("second line"))
+        }
+    }
+
     @Test func noSecretInAnyCommandsOutput() async throws {
         try await withServer { server in
             self.server(server)
