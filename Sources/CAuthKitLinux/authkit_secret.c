@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 // The GLib and libsecret types the calls below use, as GLib 2 and libsecret
@@ -111,7 +112,32 @@ static void load(void) {
     }
 }
 
+// Whether a session bus is there to ask: DBUS_SESSION_BUS_ADDRESS, else
+// the socket $XDG_RUNTIME_DIR/bus (where GLib looks next). Without either,
+// GLib autolaunches `dbus-launch`, which inherits this process's whole
+// environment (an AUTHKIT_<ID>_CLIENT_SECRET with it) and may stay running:
+// refused before libsecret is asked, and said as the reason.
+static int session_bus_missing(char *error, size_t size) {
+    const char *address = getenv("DBUS_SESSION_BUS_ADDRESS");
+    if (address != NULL && address[0] != '\0') return 0;
+    const char *runtime = getenv("XDG_RUNTIME_DIR");
+    if (runtime != NULL && runtime[0] == '/') {
+        char path[PATH_MAX];
+        struct stat status;
+        int length = snprintf(path, sizeof path, "%s/bus", runtime);
+        if (length > 0 && (size_t)length < sizeof path && stat(path, &status) == 0 && S_ISSOCK(status.st_mode)) {
+            return 0;
+        }
+    }
+    if (error != NULL && size > 0) {
+        snprintf(error, size, "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set, and there is no "
+                              "$XDG_RUNTIME_DIR/bus)");
+    }
+    return -1;
+}
+
 int authkit_secret_load(char *error, size_t size) {
+    if (session_bus_missing(error, size) != 0) return -1;
     pthread_once(&load_once, load);
     if (load_error[0] == '\0') return 0;
     if (error != NULL && size > 0) snprintf(error, size, "%s", load_error);
@@ -328,6 +354,30 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
     return fail(failure, "the Secret Service did not store the item", timed_out, milliseconds, error, size);
 }
 
+// Whether an item with the call's attributes is there, locked: libsecret's
+// lookup and clear unlock what they find, and when the unlock prompt could
+// not be shown or was dismissed they return nothing and no error, which read
+// as "nothing stored" (a command said so and exited 0; a delete deleted
+// nothing). A search that does not unlock still sees the item.
+static int found_locked(struct call *call, void *cancellable) {
+    GError *failure = NULL;
+    GList *items = api.searchv_sync(&call->schema, call->attributes, SECRET_SEARCH_ALL, cancellable, &failure);
+    if (failure != NULL) api.error_free(failure);
+    int found = items != NULL;
+    if (items) api.list_free_full(items, api.object_unref);
+    return found;
+}
+
+static int fail_locked(char *error, size_t size) {
+    if (error != NULL && size > 0) {
+        snprintf(error, size,
+                 "the keyring holding it is locked and was not unlocked (no unlock prompt could be shown, or it was "
+                 "dismissed); unlock it (Seahorse; in a session without a desktop: gnome-keyring-daemon --unlock), "
+                 "or set AUTHKIT_STORE=file");
+    }
+    return -1;
+}
+
 int authkit_secret_lookup(const char *name, const char *const *names, const char *const *values, size_t count,
                           char **secret, long milliseconds, char *error, size_t size) {
     *secret = NULL;
@@ -340,8 +390,10 @@ int authkit_secret_lookup(const char *name, const char *const *names, const char
         return -1;
     }
     char *found = api.lookupv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
+    int locked = found == NULL && failure == NULL && !watch_fired(&watch) && found_locked(&call, watch.cancellable);
     int timed_out = leave(&watch);
     end(&call);
+    if (locked && !timed_out) return fail_locked(error, size);
     // Cancelled, some libsecret versions return no secret and no error:
     // that is the time limit, not "no such item".
     if (failure != NULL || (timed_out && found == NULL)) {
@@ -363,8 +415,10 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
         return -1;
     }
     int cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
+    int locked = !cleared && failure == NULL && !watch_fired(&watch) && found_locked(&call, watch.cancellable);
     int timed_out = leave(&watch);
     end(&call);
+    if (locked && !timed_out) return fail_locked(error, size);
     if (failure != NULL || (timed_out && !cleared)) return fail(failure, "", timed_out, milliseconds, error, size);
     return cleared ? 1 : 0;
 }

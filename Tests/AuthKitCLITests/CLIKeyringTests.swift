@@ -99,6 +99,44 @@ import Testing
         }
     }
 
+    /// A locked keyring whose unlock prompt cannot be shown (an SSH session
+    /// into a desktop, a timer) is said to be locked, with what to do, and
+    /// each command fails: libsecret returns nothing and no error, which
+    /// read as "nothing stored" (`token list` and `refresh --due` exited 0,
+    /// `token delete` deleted nothing and said there was nothing).
+    @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
+    func aLockedKeyringIsSaidToBeLocked() async throws {
+        let home = try CLIProcess.home("authkit-keyring-locked")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try await Self.withPrivateKeyring { bus in
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus,
+                "AUTHKIT_KEYRING_TIMEOUT": "5",
+            ]
+            let imported = try await CLIProcess.run(
+                ["token", "import", "--provider", "github"],
+                environment: environment.merging(["TOKEN": "gho_locked_away"]) { $1 }, launcher: Self.importing(""))
+            try #require(imported.status == 0, "\(imported.stderr)")
+            let locked = try await ChildProcess.run(
+                "/usr/bin/dbus-send",
+                [
+                    "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                    "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login",
+                ], environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
+            try #require(locked.exit.status == 0, "\(locked.standardError)")
+            for (arguments, status) in [
+                (["token", "list"], 65), (["token", "print", "--provider", "github"], 65),
+                (["token", "refresh", "--due"], 65), (["token", "delete", "--provider", "github"], 74),
+            ] {
+                let result = try await CLIProcess.run(arguments, environment: environment)
+                #expect(
+                    result.status == Int32(status) && result.stderr.contains("is locked and was not unlocked")
+                        && !result.stdout.contains("gho_locked_away"),
+                    "\(arguments): \(result.status) \(result.stderr)")
+            }
+        }
+    }
+
     /// Runs `body` with the bus address of a keyring of its own
     /// (scripts/throwaway-keyring `start` with `arguments`), stopped when
     /// it ends, whatever happened in it: the shared keyring must keep
@@ -453,6 +491,32 @@ import Testing
         // A command that reads no credential asks no keyring and warns of none.
         let providers = try await CLIProcess.run(["providers", "list"], environment: environment)
         #expect(providers.status == 0 && !providers.stderr.contains("keyring"), "\(providers.stderr)")
+    }
+
+    /// Without a session bus (no `DBUS_SESSION_BUS_ADDRESS`, no
+    /// `$XDG_RUNTIME_DIR/bus`: a cron job, `ssh -X`), GLib would start
+    /// `dbus-launch`, which inherited authkit's environment, a client secret
+    /// with it. The keyring is not asked: the file is used, and the warning
+    /// says there is no session bus. (A `dbus-launch` of the test's own,
+    /// first on PATH, records whether it ran.)
+    @Test func withoutASessionBusNoDBusIsLaunched() async throws {
+        let home = try CLIProcess.home("authkit-no-session-bus")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let bin = home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let launched = home.appendingPathComponent("launched.env")
+        let launcher = bin.appendingPathComponent("dbus-launch")
+        try "#!/bin/sh\nenv > '\(launched.path)'\nexit 1\n".write(to: launcher, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: launcher.path)
+        let result = try await CLIProcess.run(
+            ["token", "list"],
+            environment: [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": "",
+                "XDG_RUNTIME_DIR": home.path, "DISPLAY": ":4242", "AUTHKIT_GITHUB_CLIENT_SECRET": "must-not-travel",
+                "PATH": "\(bin.path):/usr/bin:/bin",
+            ])
+        #expect(result.status == 0 && result.stderr.contains("no D-Bus session bus"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: launched.path), "dbus-launch was started")
     }
 
     /// A libsecret someone placed beside the program is not loaded (RUNPATH

@@ -8,6 +8,22 @@ import Testing
 /// `oauth2l fetch` and `gh auth status`, against the sandbox's GitHub
 /// (whose descriptor names its "who am I" call).
 @Suite struct TokenPrintAndStatusTests {
+    /// `--label` picks accounts byte for byte, as the stores tell them
+    /// apart: a composed and a decomposed `café` (one typed, one saved by
+    /// an app) are two accounts, and `token status --label café` is one.
+    @Test func aLabelPicksItsAccountByteForByte() async throws {
+        let home = try CLIProcess.home("authkit-token-status-label")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        for (label, token) in [("caf\u{E9}", "composed"), ("cafe\u{301}", "decomposed")] {
+            try await store.save(Credential(providerID: "dropbox", label: label, accessToken: token))
+        }
+        let status = try await CLIProcess.run(
+            ["token", "status", "--provider", "dropbox", "--label", "caf\u{E9}"],
+            environment: ["AUTHKIT_HOME": home.path])
+        #expect(status.stdout.split(separator: "\n").filter { $0.hasPrefix("dropbox") }.count == 1, "\(status.stdout)")
+    }
+
     @Test func printGivesAFreshTokenAndStatusAsksTheProvider() async throws {
         let home = try CLIProcess.home("authkit-token-status")
         var options = SandboxOptions(consent: .approve)

@@ -48,6 +48,24 @@
             try await Self.empty(theirs)
         }
 
+        /// A label with a NUL is refused: the keyring's attributes are C
+        /// strings, and `work\u{0}x` was stored as, replacing, `work`.
+        @Test func aLabelWithANulIsRefusedNotCutShort() async throws {
+            let locks = TemporaryDirectory.url("authkit-keyring-locks")
+            defer { try? FileManager.default.removeItem(at: locks) }
+            let store = SecretServiceCredentialStore(schema: TestKeyring.freshSchema("nul"), lockDirectory: locks)
+            try await store.save(Credential(providerID: "qiita", label: "work", accessToken: "the-real-work"))
+            await #expect {
+                try await store.save(Credential(providerID: "qiita", label: "work\u{0}x", accessToken: "impostor"))
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                return reason.kind == .invalidContents && reason.detail.contains("NUL")
+            }
+            let work = CredentialKey(providerID: "qiita", label: "work")
+            #expect(try await store.credential(for: work)?.accessToken == "the-real-work")
+            try await Self.empty(store)
+        }
+
         /// A keyring daemon that stops answering once the session is open
         /// (as one waiting on an unlock prompt nobody sees): each call ends
         /// at the store's time limit, saying so (a lookup is not taken for

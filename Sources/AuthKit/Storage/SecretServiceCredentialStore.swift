@@ -119,7 +119,7 @@
         }
 
         package func credential(for key: CredentialKey) async throws -> Credential? {
-            let attributes = Self.attributes(for: key)
+            let attributes = try Self.attributes(for: key)
             let schema = self.schema
             let milliseconds = Self.milliseconds(callTimeout)
             let text: String? = try await Self.call("read \(key) from") { error in
@@ -195,7 +195,7 @@
                 )
             }
             let secret = String(decoding: data, as: UTF8.self)
-            let attributes = Self.attributes(for: credential.key)
+            let attributes = try Self.attributes(for: credential.key)
             let label = "AuthKit: \(credential.key)"
             let schema = self.schema
             let milliseconds = Self.milliseconds(callTimeout)
@@ -211,8 +211,19 @@
 
         @discardableResult
         package func remove(_ key: CredentialKey) async throws -> Credential? {
-            let existing = try? await credential(for: key)
-            let attributes = Self.attributes(for: key)
+            // Unreadable (not AuthKit's, or damaged): deleted all the same.
+            // Anything else (a locked keyring, no answer) stops the delete.
+            let existing: Credential?
+            do {
+                existing = try await credential(for: key)
+            } catch AuthKitError.store(let path, let reason) {
+                guard reason.kind == .invalidContents else {
+                    // A delete that did not happen, as the clear's own failure is.
+                    throw AuthKitError.store(path: path, reason: .init(.notSaved, reason.detail))
+                }
+                existing = nil
+            }
+            let attributes = try Self.attributes(for: key)
             let schema = self.schema
             let milliseconds = Self.milliseconds(callTimeout)
             let removed: Bool = try await Self.call("delete \(key) from", failure: .notSaved) { error in
@@ -259,8 +270,18 @@
         // MARK: - The C calls
 
         /// `provider` and `label`: the names and values an item is found by.
-        static func attributes(for key: CredentialKey) -> [(String, String)] {
-            [("provider", key.providerID), ("label", key.label ?? "")]
+        /// C strings: a NUL would end one early, and `work\u{0}x` would be
+        /// stored as, and replace, the account `work`.
+        static func attributes(for key: CredentialKey) throws -> [(String, String)] {
+            guard !key.providerID.utf8.contains(0), !(key.label ?? "").utf8.contains(0) else {
+                throw AuthKitError.store(
+                    path: keyringName,
+                    reason: .init(
+                        .invalidContents,
+                        "\(key) has a NUL character in its provider id or label, which the keyring cannot store; rename the account"
+                    ))
+            }
+            return [("provider", key.providerID), ("label", key.label ?? "")]
         }
 
         static func decode(_ text: String, key: CredentialKey) throws -> Credential {

@@ -104,8 +104,11 @@ struct AccountFilterOptions: ParsableArguments {
         }
     }
 
-    /// Whether `key` is one of the accounts asked for.
+    /// Whether `key` is one of the accounts asked for: byte for byte, as
+    /// stores compare keys (a composed and a decomposed `café` are two).
     func matches(_ key: CredentialKey) -> Bool {
-        (provider == nil || key.providerID == provider) && (label == nil || key.label == label)
+        if let provider, !ExactText.same(key.providerID, provider) { return false }
+        guard let label else { return true }
+        return key.label.map { ExactText.same($0, label) } ?? false
     }
 }
