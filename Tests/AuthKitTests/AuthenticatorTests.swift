@@ -255,6 +255,22 @@ import Testing
         }
     }
 
+    /// A device authorization's device code (a public client's token is
+    /// polled for with it alone) and DPoP key: not in a dump either.
+    @Test func aDeviceAuthorizationPrintsNoDeviceCode() {
+        var authorization = DeviceAuthorization(
+            providerID: "github", deviceCode: "DEVICE-secret-0123456789", userCode: "WDJB-MJHT",
+            verificationURI: URL(string: "https://github.com/login/device")!, verificationURIComplete: nil,
+            expiresAt: fixedNow, interval: 5, scopes: [])
+        authorization.proofKey = ProofKey()
+        var dumped = ""
+        dump(authorization, to: &dumped)
+        for shown in ["\(authorization)", String(reflecting: authorization), dumped] {
+            #expect(!shown.contains("secret") && !shown.contains("d\":"), "\(shown)")
+            #expect(shown.contains("WDJB-MJHT"), "\(shown)")
+        }
+    }
+
     @Test func roundTripsThroughJSON() throws {
         let decoded = try JSONDecoder.credentials.decode(
             Credential.self, from: JSONEncoder.credentials.encode(credential))

@@ -391,6 +391,38 @@ import Testing
     /// is renewed, once it says off, as the Bearer token it asks for: the
     /// renewal sends no proof, and the old key stays behind (it was put back
     /// on the Bearer token, which was then refused as unbound, for good).
+    /// A credential that lost its key (a store that kept only the public
+    /// fields) is refreshed with a new key, and a Bearer answer is refused:
+    /// sent without a proof, the refresh brought a Bearer token, stored in
+    /// place of the bound one and sent as Bearer from then on.
+    @Test func aBoundCredentialWithoutItsKeyIsNotRefreshedToBearer() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { request in
+                request.header("DPoP") == nil
+                    ? .json(#"{"access_token":"plain","token_type":"Bearer","expires_in":3600}"#)
+                    : .json(#"{"access_token":"bound","token_type":"DPoP","expires_in":3600,"refresh_token":"r2"}"#)
+            }
+            let settings = ClientSettings(clientID: "c", clientSecret: "s")
+            for dpop in [true, false] {
+                var keyless = Credential(
+                    providerID: "bound", accessToken: "old", tokenType: "DPoP", refreshToken: "r1",
+                    expiresAt: Date(timeIntervalSinceNow: -60))
+                keyless.proofKey = nil
+                let renewed = try await OAuth2Client(descriptor: descriptor(server, dpop: dpop), settings: settings)
+                    .refresh(keyless)
+                #expect(renewed.accessToken == "bound" && renewed.isDPoP && renewed.proofKey != nil)
+            }
+            #expect(server.requests(to: "/token").map { $0.header("DPoP") != nil } == [true, true])
+            // Descriptor says dpop on, the stored one is Bearer without a key
+            // (signed in before DPoP was turned on): bound from now on.
+            let earlier = Credential(
+                providerID: "bound", accessToken: "old", refreshToken: "r1", expiresAt: Date(timeIntervalSinceNow: -60))
+            let bound = try await OAuth2Client(descriptor: descriptor(server, dpop: true), settings: settings)
+                .refresh(earlier)
+            #expect(bound.isDPoP && bound.proofKey != nil)
+        }
+    }
+
     @Test func aBoundClientCredentialsTokenIsRenewedAsBearerOnceDPoPIsOff() async throws {
         try await withServer { server in
             server.route("POST", "/token") { request in
@@ -406,6 +438,47 @@ import Testing
                 .refresh(bound)
             #expect(renewed.accessToken == "plain" && renewed.proofKey == nil && renewed.isBearer)
             #expect(server.requests(to: "/token").map { $0.header("DPoP") != nil } == [true, false])
+        }
+    }
+
+    /// A call of the descriptor's own that says `query` authenticates in
+    /// the URL only where nothing secret goes there: with a private key
+    /// configured, its `basic` becomes a signed assertion, which is refused
+    /// rather than put in a URL (access logs, proxies), as `post`'s secret is.
+    @Test func aClientsAssertionOrSecretIsNotPutInAURL() async throws {
+        try await withServer { server in
+            server.route("GET", "/renew") { _ in .json(#"{"access_token":"new","token_type":"Bearer"}"#) }
+            let directory = TemporaryDirectory.url("authkit-key-query")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let path = directory.appendingPathComponent("client.pem").path
+            try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: path))
+            chmod(path, 0o600)
+            for (authentication, settings) in [
+                ("basic", ClientSettings(clientID: "c", privateKeyFile: path)),
+                ("post", ClientSettings(clientID: "c", clientSecret: "s3cret")),
+            ] {
+                let descriptor = try ProviderDescriptor(
+                    json: Data(
+                        """
+                        {"id": "bound", "protocol": "oauth2",
+                         "authorization": {"url": "\(server.baseURL)/authorize"},
+                         "token": {"url": "\(server.baseURL)/token"},
+                         "refresh": {"method": "GET", "url": "\(server.baseURL)/renew", "encoding": "query",
+                                     "clientAuthentication": "\(authentication)",
+                                     "parameters": {"refresh_token": "{refresh_token}"}}}
+                        """.utf8))
+                let stored = Credential(
+                    providerID: "bound", accessToken: "old", refreshToken: "r1",
+                    expiresAt: Date(timeIntervalSinceNow: -60))
+                await #expect {
+                    _ = try await OAuth2Client(descriptor: descriptor, settings: settings).refresh(stored)
+                } throws: { error in
+                    guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                    return issues.contains { $0.problem.contains("'query'") && !$0.problem.contains("s3cret") }
+                }
+            }
+            #expect(server.requests(to: "/renew").isEmpty)
         }
     }
 

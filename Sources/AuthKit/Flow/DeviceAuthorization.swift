@@ -10,7 +10,7 @@
 /// Show ``userCode`` and ``verificationURI`` (or offer
 /// ``verificationURIComplete``, which carries the code, as a link or QR code);
 /// keep ``deviceCode`` to yourself: it is what the token is issued against.
-public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
+public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     /// The provider it was started with.
     public var providerID: String
     /// Identifies this authorization at the token endpoint; a secret of the device.
@@ -33,6 +33,11 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "DeviceAuthorization(provider: \(providerID), user code: \(userCode), verification URI: \(verificationURI.redactedForLogs), device code: ••••)"
     }
+
+    /// `dump` and `debugPrint` show the description: the device code (a
+    /// public client's token, polled for with it alone) and the DPoP key
+    /// stay out of a debug log, as ``Credential``'s and ``PendingAuthorization``'s do.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     init(
         providerID: String, deviceCode: String, userCode: String, verificationURI: URL, verificationURIComplete: URL?,

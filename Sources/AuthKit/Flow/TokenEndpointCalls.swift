@@ -211,9 +211,11 @@ final class TokenEndpointCalls: Sendable {
                         .invalidField("token_type"),
                         """
                         its token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 100))', not DPoP: it is not bound \
-                        to the key AuthKit proved (RFC 9449 §5) and would work for whoever holds it, so it was not stored. The \
-                        descriptor (\(descriptor.source)) says dpop on; if the provider does not support DPoP, set it to off.
+                        to the key AuthKit proved (RFC 9449 §5) and would work for whoever holds it, so it was not stored.
                         """
+                            + (descriptor.dpop == .on
+                                ? " The descriptor (\(descriptor.source)) says dpop on; if the provider does not support DPoP, set it to off."
+                                : " The stored credential is bound to a key (it was obtained while the descriptor said dpop on), and stays bound: sign in again for one that is not.")
                             + (rotated
                                 ? " The answer carried a new refresh token, so the provider may have spent the stored one: if its next refresh is refused, sign in again."
                                 : ""))))
@@ -252,11 +254,23 @@ final class TokenEndpointCalls: Sendable {
 
     /// RFC 6749 §6 at the token endpoint. The old refresh token is kept when
     /// the answer has none (the server MAY issue a new one).
+    ///
+    /// A credential that should be bound and carries no key (a store that
+    /// kept only its public fields; `token show --json` imported elsewhere)
+    /// is refreshed with a new key, and its answer must be DPoP: sent
+    /// without a proof, a confidential client's refresh token (not bound,
+    /// RFC 9449 §5) brought a Bearer token, stored in place of the bound one
+    /// and sent as Bearer from then on. A public client's refresh token is
+    /// bound to the key it lost; the provider refuses the new one, and the
+    /// user signs in again.
     func refreshAtTokenEndpoint(_ credential: Credential, refreshToken: String) async throws -> Credential {
+        let proofKey =
+            credential.proofKey
+            ?? (credential.tokenType.lowercased() == "dpop" || descriptor.dpop == .on ? ProofKey() : nil)
         let refreshed = try await callTokenEndpoint(
             [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], secrets: [],
             step: .refresh, previous: credential, requestedScopes: credential.scopes, label: credential.label,
-            proofKey: credential.proofKey)
+            proofKey: proofKey)
         // A bound credential stays bound: a Bearer answer is refused as at
         // the sign-in, and the stored credential is left as it was.
         if refreshed.proofKey != nil {
@@ -564,6 +578,22 @@ final class TokenEndpointCalls: Sendable {
         guard var target = parsed ?? URL(string: url).map({ RequestTarget($0) }), target.hasHost else {
             throw AuthKitError.invalidFile([
                 FileIssue(file: descriptor.source, field: "URL '\(displayURL)'", problem: "is not an absolute URL.")
+            ])
+        }
+        // A template may say `query` (a GET revocation, say) with `basic`,
+        // whose secret goes in a header; a private key configured makes that
+        // an assertion (``effective(_:)``), and `post` puts the secret in the
+        // parameters: in a URL, either would reach access logs and proxies.
+        if encoding == .query,
+            clientAuthentication == .clientSecretJWT || clientAuthentication == .privateKeyJWT
+                || (clientAuthentication == .post && clientSecret != nil)
+        {
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: descriptor.source, field: "encoding of the call to '\(displayURL)'",
+                    problem:
+                        "is 'query', and the client authenticates with \(clientAuthentication?.rawValue ?? "") here, which would put its secret or signed assertion in the URL; use 'form' or 'json'."
+                )
             ])
         }
         switch clientAuthentication {

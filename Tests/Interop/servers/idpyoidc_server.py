@@ -316,7 +316,10 @@ def check_proof(method, url, nonces, access_token=None):
         raise ProofError(INVALID_PROOF, "signature or claims: %s" % (str(error) or type(error).__name__))
     if claims.get("htm") != method:
         raise ProofError(INVALID_PROOF, "htm %r is not %s" % (claims.get("htm"), method))
-    if not isinstance(claims.get("htu"), str) or without_query(claims["htu"]) != without_query(url):
+    # RFC 9449 §4.2: htu is the URI without query and fragment; a claim that
+    # carries either is refused (only its scheme and host are case-folded).
+    htu = claims.get("htu")
+    if not isinstance(htu, str) or "?" in htu or "#" in htu or without_query(htu) != without_query(url):
         raise ProofError(INVALID_PROOF, "htu %r is not %s" % (claims.get("htu"), without_query(url)))
     if not isinstance(claims.get("iat"), (int, float)) or abs(time.time() - claims["iat"]) > PROOF_WINDOW:
         raise ProofError(INVALID_PROOF, "iat is not within %d s of now" % PROOF_WINDOW)
