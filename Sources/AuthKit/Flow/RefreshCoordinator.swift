@@ -80,11 +80,15 @@ final class RefreshCoordinator: @unchecked Sendable {
             // task enqueued instead woke another thread, twice the library
             // work of a refresh (the `refresh-library` benchmark row).
             let task: Task<Void, Never>
-            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-                task = Task.immediate { await run() }
-            } else {
-                task = Task { await run() }
-            }
+            #if compiler(>=6.2)
+                if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                    task = Task.immediate { await run() }
+                } else {
+                    task = Task { await run() }
+                }
+            #else
+                task = Task { await run() }  // Task.immediate arrived with Swift 6.2
+            #endif
             // Every caller may have gone before the task existed.
             let abandoned = lock.withLock { () -> Bool in
                 flight.task = task

@@ -103,7 +103,9 @@ struct Request: WorkspaceCommand {
     @Flag(name: [.customShort("s"), .long], help: "No warnings or notes on standard error; errors still show.")
     var silent = false
     @Argument(
-        help: "The URL, or a path such as /user against the provider's API (the first origin its descriptor lists).")
+        help:
+            "The URL, or a path such as /user against the provider's API (the first origin its descriptor lists without * or {…})."
+    )
     var url: String
 
     func validate() throws {
@@ -390,7 +392,7 @@ struct Request: WorkspaceCommand {
         guard let origin = descriptor.apiOrigins.patterns.first(where: { !$0.contains("{") && !$0.contains("*") })
         else {
             throw CLIError(
-                "\(path) is a path, and \(descriptor.name)'s descriptor (\(descriptor.source)) lists no API origin to put it on (api.origins): give the whole URL.",
+                "\(path) is a path, and \(descriptor.name)'s descriptor (\(descriptor.source)) lists no API origin without a wildcard or placeholder to put it on (api.origins): give the whole URL.",
                 status: .usage)
         }
         return origin + path

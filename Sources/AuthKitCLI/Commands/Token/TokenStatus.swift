@@ -21,7 +21,8 @@ struct TokenStatus: WorkspaceCommand {
             who the token belongs to: its descriptor's "who am I" call (whoAmI), else
             OpenID Connect's UserInfo for a verified sign-in, else token
             introspection (RFC 7662). One line per credential; the exit status is 1
-            when any is no longer valid or could not be checked.
+            when any is no longer valid, or could not be checked for want of a
+            client id. One its provider gives no way to check is listed as stored.
 
             Examples:
               authkit token status
