@@ -10,6 +10,9 @@
 //       prints the provider's access token through a CredentialSource,
 //       refreshing it when expired; in the keyring (a SecretServiceCredentialStore
 //       of that schema, its locks in <home>) when AUTHKIT_STRESS_KEYRING_SCHEMA is set.
+//   AuthKitStoreStress keyring-item <provider> <label> <text>
+//       stores <text>, whatever it is, as the command line's keyring item of
+//       that account (on the session bus of this process's environment).
 import AuthKit
 import Foundation
 
@@ -62,6 +65,14 @@ case "current":
         FileHandle.standardError.write(Data("\(error)\n".utf8))
         exit(1)
     }
+case "keyring-item":
+    #if os(Linux)
+        guard arguments.count == 5 else { usage() }
+        try await SecretServiceCredentialStore().store(
+            arguments[4], for: CredentialKey(providerID: arguments[2], label: arguments[3]))
+    #else
+        usage()
+    #endif
 default:
     usage()
 }

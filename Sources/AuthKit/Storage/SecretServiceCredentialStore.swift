@@ -132,7 +132,7 @@
                 }
             }
             guard let text else { return nil }
-            return try Self.decode(text, key: key)
+            return try Self.decode(text, key: key, schema: schema)
         }
 
         /// Every credential of the schema, sorted by provider then label.
@@ -194,12 +194,17 @@
                     path: Self.keyringName, reason: .init(.notSaved, "\(credential.key) could not be encoded: \(error)")
                 )
             }
-            let secret = String(decoding: data, as: UTF8.self)
-            let attributes = try Self.attributes(for: credential.key)
-            let label = "AuthKit: \(credential.key)"
+            try await store(String(decoding: data, as: UTF8.self), for: credential.key)
+        }
+
+        /// `secret` as the item of `key`, whatever it holds: ``save(_:)``'s
+        /// write, and a test's item that is not a credential.
+        package func store(_ secret: String, for key: CredentialKey) async throws {
+            let attributes = try Self.attributes(for: key)
+            let label = "AuthKit: \(key)"
             let schema = self.schema
             let milliseconds = Self.milliseconds(callTimeout)
-            try await Self.call("save \(credential.key) to", failure: .notSaved) { error in
+            try await Self.call("save \(key) to", failure: .notSaved) { error in
                 Self.withCStrings(attributes) { names, values in
                     authkit_secret_store(
                         schema, names, values, attributes.count, label, secret, milliseconds, error, Self.errorSize)
@@ -284,16 +289,21 @@
             return [("provider", key.providerID), ("label", key.label ?? "")]
         }
 
-        static func decode(_ text: String, key: CredentialKey) throws -> Credential {
+        static func decode(_ text: String, key: CredentialKey, schema: String = defaultSchema) throws -> Credential {
             let credential: Credential
             do {
                 credential = try JSONDecoder.credentials.decode(Credential.self, from: Data(text.utf8))
             } catch {
+                // The schema named too: without it, secret-tool clears every
+                // item with those attributes, another app's (another schema) too.
+                func quoted(_ text: String) -> String {
+                    "'" + DisplayText.sanitized(text, limit: 200).replacing("'", with: #"'\''"#) + "'"
+                }
                 throw AuthKitError.store(
                     path: Self.keyringName,
                     reason: .init(
                         .invalidContents,
-                        "holds an item for \(key) that is not an AuthKit credential; delete it (secret-tool clear provider \(key.providerID) label '\(key.label ?? "")') and sign in again."
+                        "holds an item for \(key) that is not an AuthKit credential; delete it (secret-tool clear xdg:schema \(quoted(schema)) provider \(quoted(key.providerID)) label \(quoted(key.label ?? ""))) and sign in again."
                     ))
             }
             // An item is found by its attributes; one whose JSON names another

@@ -84,9 +84,23 @@ struct TokenRefresh: WorkspaceCommand {
         // Once the store could not be saved to, every later refresh would
         // spend its refresh token for a renewal that cannot be kept either.
         var unsaved = false
-        let credentials = try await workspace.store.allCredentials()
-        for credential in credentials {
-            let name = "\(credential.key)"
+        // Account by account, each read on its own: one item that cannot be
+        // read (edited by hand, written by a later version) failed the whole
+        // run, and a timer renewed nothing until someone looked.
+        let accounts = try await workspace.store.accounts().sorted {
+            ($0.providerID, $0.label ?? "") < ($1.providerID, $1.label ?? "")
+        }
+        for key in accounts {
+            let name = "\(key)"
+            let credential: Credential
+            do {
+                guard let stored = try await workspace.store.credential(for: key) else { continue }
+                credential = stored
+            } catch let error as AuthKitError {
+                failures += 1
+                Console.out("\(name): failed: \(ErrorReport.message(for: error, flags: false))")
+                continue
+            }
             if unsaved {
                 failures += 1
                 Console.out(
@@ -120,14 +134,14 @@ struct TokenRefresh: WorkspaceCommand {
                 Console.out("\(name): failed: \(error.message)")
             }
         }
-        if credentials.isEmpty { Console.err("No stored credentials.") }
+        if accounts.isEmpty { Console.err("No stored credentials.") }
         if failures > 0 {
             // The store that cannot be written is the one cause a script
             // should tell apart (exit 74, as for one credential): every
             // credential waits on it, and retrying changes nothing until
             // there is room.
             throw CLIError(
-                "\(failures) of \(credentials.count) credentials could not be refreshed (see above)"
+                "\(failures) of \(accounts.count) credentials could not be refreshed (see above)"
                     + (unsaved ? "; the credential store could not be written." : "."),
                 status: unsaved ? .outputFailed : .failure)
         }
