@@ -50,6 +50,8 @@ static struct {
     void (*password_free)(char *password);
     void *(*service_get_sync)(int flags, void *cancellable, GError **);
     void *(*collection_for_alias_sync)(void *service, const char *alias, int flags, void *cancellable, GError **);
+    int (*collection_get_locked)(void *collection);
+    int (*service_unlock_sync)(void *service, GList *objects, void *cancellable, GList **unlocked, GError **);
     GHashTable *(*hash_table_new)(unsigned (*hash)(const void *), int (*equal)(const void *, const void *));
     int (*hash_table_insert)(GHashTable *, void *key, void *value);
     void *(*hash_table_lookup)(GHashTable *, const void *key);
@@ -96,6 +98,8 @@ static void load(void) {
         resolve(library, (void **)&api.password_free, "secret_password_free") ||
         resolve(library, (void **)&api.service_get_sync, "secret_service_get_sync") ||
         resolve(library, (void **)&api.collection_for_alias_sync, "secret_collection_for_alias_sync") ||
+        resolve(library, (void **)&api.collection_get_locked, "secret_collection_get_locked") ||
+        resolve(library, (void **)&api.service_unlock_sync, "secret_service_unlock_sync") ||
         resolve(library, (void **)&api.hash_table_new, "g_hash_table_new") ||
         resolve(library, (void **)&api.hash_table_insert, "g_hash_table_insert") ||
         resolve(library, (void **)&api.hash_table_lookup, "g_hash_table_lookup") ||
@@ -297,6 +301,47 @@ int authkit_secret_probe(long milliseconds, char *error, size_t size) {
     return 0;
 }
 
+static int fail_locked(char *error, size_t size);
+
+int authkit_secret_check_writable(long milliseconds, char *error, size_t size) {
+    if (authkit_secret_load(error, size) != 0) return -1;
+    GError *failure = NULL;
+    struct watch watch;
+    if (enter(&watch, milliseconds, error, size) != 0) return -1;
+    void *service = api.service_get_sync(SECRET_SERVICE_OPEN_SESSION, watch.cancellable, &failure);
+    void *collection = NULL;
+    int no_default = 0, locked = 0;
+    if (service != NULL) {
+        collection = api.collection_for_alias_sync(service, "default", 0, watch.cancellable, &failure);
+        no_default = collection == NULL && failure == NULL;
+        // Unlocked now, while the user is at the terminal, or refused: the
+        // prompt otherwise came at the save, after the provider's consent.
+        if (collection != NULL && api.collection_get_locked(collection)) {
+            GList one = {collection, NULL, NULL};
+            GList *unlocked = NULL;
+            int count = api.service_unlock_sync(service, &one, watch.cancellable, &unlocked, &failure);
+            if (unlocked) api.list_free_full(unlocked, api.object_unref);
+            locked = count < 1 && failure == NULL;
+        }
+    }
+    int timed_out = leave(&watch);
+    if (collection) api.object_unref(collection);
+    if (service) api.object_unref(service);
+    if (failure != NULL || (timed_out && (service == NULL || collection == NULL))) {
+        return fail(failure, "the Secret Service did not answer", timed_out, milliseconds, error, size);
+    }
+    if (service == NULL) return fail(NULL, "the Secret Service did not answer", timed_out, milliseconds, error, size);
+    if (no_default) {
+        snprintf(error, size,
+                 "the Secret Service has no default keyring to store in; make one the default (Seahorse: a "
+                 "keyring's \"Set as default\"; a session without a desktop login: start gnome-keyring-daemon with "
+                 "--unlock)");
+        return -1;
+    }
+    if (locked) return fail_locked(error, size);
+    return 0;
+}
+
 // What every call by attributes needs: the schema naming them (all strings)
 // and the table of their values. begin loads libsecret first.
 struct call {
@@ -332,10 +377,16 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
     // made. Asked under the same watch, and said with what to do.
     int no_default = 0;
     if (!stored && failure != NULL && !watch_fired(&watch)) {
+        // The service first: libsecret asserts on a NULL one (and returned
+        // no collection, no error: "no default" said of a locked one).
         GError *asked = NULL;
-        void *collection = api.collection_for_alias_sync(NULL, "default", 0, watch.cancellable, &asked);
-        no_default = collection == NULL && asked == NULL;
-        if (collection) api.object_unref(collection);
+        void *service = api.service_get_sync(SECRET_SERVICE_OPEN_SESSION, watch.cancellable, &asked);
+        if (service != NULL) {
+            void *collection = api.collection_for_alias_sync(service, "default", 0, watch.cancellable, &asked);
+            no_default = collection == NULL && asked == NULL;
+            if (collection) api.object_unref(collection);
+            api.object_unref(service);
+        }
         if (asked) api.error_free(asked);
     }
     int timed_out = leave(&watch);

@@ -124,6 +124,23 @@ import Testing
                     "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login",
                 ], environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
             try #require(locked.exit.status == 0, "\(locked.standardError)")
+            // A sign-in is refused before the browser opens (the check
+            // `authorize` makes, in a process on this keyring's bus): the
+            // prompt, or the refusal, came at the save, after the consent.
+            let helper = CLIProcess.binary.deletingLastPathComponent().appendingPathComponent("AuthKitStoreStress")
+            let check = try await ChildProcess.run(
+                helper.path, ["keyring-check"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus, "HOME": home.path])
+            #expect(
+                check.exit.status == 1 && check.standardOutput.contains("cannot take the credential")
+                    && check.standardOutput.contains("is locked and was not unlocked"),
+                "\(check.standardOutput) \(check.standardError)")
+            // Saving says it is locked too, not that there is no default keyring.
+            let another = try await CLIProcess.run(
+                ["token", "import", "--provider", "github", "--label", "another"],
+                environment: environment.merging(["TOKEN": "gho_another"]) { $1 }, launcher: Self.importing(""))
+            #expect(
+                another.status == 74 && !another.stderr.contains("no default keyring")
+                    && another.stderr.contains("locked"), "\(another.stderr)")
             for (arguments, status) in [
                 (["token", "list"], 65), (["token", "print", "--provider", "github"], 65),
                 (["token", "refresh", "--due"], 1), (["token", "delete", "--provider", "github"], 74),

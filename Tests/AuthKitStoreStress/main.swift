@@ -13,6 +13,9 @@
 //   AuthKitStoreStress keyring-item <provider> <label> <text>
 //       stores <text>, whatever it is, as the command line's keyring item of
 //       that account (on the session bus of this process's environment).
+//   AuthKitStoreStress keyring-check
+//       the command line's keyring's check before a sign-in: prints "ready",
+//       or the error and exits 1.
 import AuthKit
 import Foundation
 
@@ -22,14 +25,14 @@ func usage() -> Never {
         Data("usage: AuthKitStoreStress save <file> <prefix> <count> | loop <file> <size>\n".utf8))
     exit(64)
 }
-guard arguments.count >= 4 else { usage() }
-let store = FileCredentialStore(file: URL(fileURLWithPath: arguments[2]))
+guard arguments.count >= 4 || arguments.count == 2 && arguments[1] == "keyring-check" else { usage() }
+let fileStore = { FileCredentialStore(file: URL(fileURLWithPath: arguments[2])) }
 
 switch arguments[1] {
 case "save":
     guard arguments.count == 5, let count = Int(arguments[4]) else { usage() }
     for index in 0..<count {
-        try await store.save(
+        try await fileStore().save(
             Credential(providerID: "\(arguments[3])-\(index)", accessToken: "token-\(arguments[3])-\(index)"))
     }
 case "loop":
@@ -41,7 +44,7 @@ case "loop":
     while true {
         generation += 1
         let token = String(repeating: "gen\(generation)-", count: size)
-        try await store.save(
+        try await fileStore().save(
             Credential(providerID: "loop", accessToken: token, rawFields: ["generation": .integer(generation)]))
         // Unbuffered, so the test sees every report made before the kill.
         FileHandle.standardOutput.write(Data("saved \(generation)\n".utf8))
@@ -65,6 +68,18 @@ case "current":
         FileHandle.standardError.write(Data("\(error)\n".utf8))
         exit(1)
     }
+case "keyring-check":
+    #if os(Linux)
+        do {
+            try await SecretServiceCredentialStore(callTimeout: .seconds(5)).checkWritable()
+            print("ready")
+        } catch {
+            print("\(error)")
+            exit(1)
+        }
+    #else
+        usage()
+    #endif
 case "keyring-item":
     #if os(Linux)
         guard arguments.count == 5 else { usage() }

@@ -264,11 +264,18 @@
             try FileCredentialStore.ensurePrivateDirectory(directory)
         }
 
-        /// Before a sign-in asks anything of the user: the keyring answers.
+        /// Before a sign-in asks anything of the user: the keyring answers,
+        /// has a default collection to store in, and it is unlocked (its
+        /// prompt shown now, not at the save after the provider's consent,
+        /// when a first sign-in's grant was lost if nobody answered it).
         package func checkWritable() async throws {
-            if let reason = await Self.unavailableReason(timeout: callTimeout) {
+            let milliseconds = Self.milliseconds(callTimeout)
+            let reason = await Self.blocking { error in
+                authkit_secret_check_writable(milliseconds, error, Self.errorSize) == 0 ? nil : String(cString: error)
+            }
+            if let reason {
                 throw AuthKitError.store(
-                    path: Self.keyringName, reason: .init(.inaccessible, "does not answer: \(reason)"))
+                    path: Self.keyringName, reason: .init(.inaccessible, "cannot take the credential: \(reason)"))
             }
         }
 

@@ -27,6 +27,11 @@ int authkit_secret_load(char *error, size_t size);
 /// -1 with the service's reason in `error` (no D-Bus session, no service).
 int authkit_secret_probe(long milliseconds, char *error, size_t size);
 
+/// As the probe, then: the service has a default collection to store in,
+/// and it is unlocked (asked now, with the desktop's prompt, where it is
+/// locked). Returns 0, or -1 with what is wrong and what to do in `error`.
+int authkit_secret_check_writable(long milliseconds, char *error, size_t size);
+
 /// Stores `secret` (text) in the default collection under the attributes,
 /// replacing an item with the same attributes. Returns 0, or -1 with `error`.
 int authkit_secret_store(const char *schema, const char *const *names, const char *const *values, size_t count,
