@@ -588,9 +588,11 @@ import Testing
         let planted = directory.appendingPathComponent("libsecret-1.so.0")
         try Data("not a library".utf8).write(to: planted)
         let copy = ["/bin/sh", "-c", #"shift; exec "$0" "$@""#, program.path]
-        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring"].merging(TestKeyring.busEnvironment) {
-            $1
-        }
+        // A bus named (none need answer): without one, the keyring is not
+        // looked for at all, and the library never comes into question.
+        let environment = [
+            "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent",
+        ].merging(TestKeyring.busEnvironment) { $1 }
         let listed = try await CLIProcess.run(["token", "list"], environment: environment, launcher: copy)
         #expect(
             listed.status == 0

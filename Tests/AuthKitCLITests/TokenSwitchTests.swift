@@ -51,6 +51,18 @@ import Testing
                 && refreshed.stderr.contains("no refresh token") && !refreshed.stderr.contains("client id"),
             "\(refreshed.stderr)")
 
+        // While the switch holds, the account without a label is named
+        // --label '': advice that left --label out sent the user to the
+        // chosen account (a typo's "Stored for …" hint; a sign-in again).
+        let typo = try await run(["token", "delete", "--provider", "github", "--label", "wrok"])
+        #expect(
+            typo.status != 0 && typo.stderr.contains("--label ('' for the default")
+                && !typo.stderr.contains("none for the default"), "\(typo.stderr)")
+        #expect(
+            try await run(["token", "print", "--provider", "github", "--label", ""]).stdout == "tok-default\n")
+        let statusOfDefault = try await run(["token", "status", "--provider", "github", "--label", ""])
+        #expect(statusOfDefault.stdout.hasPrefix("github:"), "\(statusOfDefault.stdout)")
+
         // Deleting the chosen account goes back to the one without a label.
         let deleted = try await run(["token", "delete", "--provider", "github"])
         #expect(deleted.status == 0 && deleted.stderr.contains("Deleted github (work)"), "\(deleted.stderr)")

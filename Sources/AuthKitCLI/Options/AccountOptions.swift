@@ -10,7 +10,9 @@ struct AccountOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"),
+        help: ArgumentHelp(
+            "The account label, when one provider holds several accounts ('' for the one without a label).",
+            valueName: "label"),
         completion: .custom(Completions.labels))
     var label: String?
 
@@ -28,11 +30,14 @@ struct AccountOptions: ParsableArguments {
 
     func validate() throws {
         try Self.checkProviderID(provider)
-        // An empty label (an unset shell variable) would name a second account
-        // that prints as "qiita ()" and is easily mistaken for the default.
-        if let label, label.allSatisfy(\.isWhitespace) {
+        // A label of spaces (a shell variable gone wrong) would name a second
+        // account that prints as "qiita ( )" and is easily mistaken for the
+        // default. An empty one names the account without a label: the only
+        // way to, once `token switch` chose another (``ShellWord/account(_:)``).
+        if let label, !label.isEmpty, label.allSatisfy(\.isWhitespace) {
             throw ValidationError(
-                "--label takes a name such as work; got an empty one. Leave --label out for the default account.")
+                "--label takes a name such as work; got only spaces. Leave --label out for the default account, or give --label '' for the one without a label."
+            )
         }
     }
 
@@ -45,7 +50,7 @@ struct AccountOptions: ParsableArguments {
     /// (`Stored for github: …`), so it could not be pasted back. Other commands
     /// take any label, so such an account can still be shown and deleted.
     func checkNewLabel() throws {
-        guard let label else { return }
+        guard let label, !label.isEmpty else { return }
         try Self.checkNewLabel(label, flag: "--label")
     }
 
@@ -97,9 +102,9 @@ struct AccountFilterOptions: ParsableArguments {
     func validate() throws {
         try AccountOptions.checkProviderID(provider)
         if label != nil, provider == nil { throw ValidationError("--label picks one account of --provider ID.") }
-        if let label, label.allSatisfy(\.isWhitespace) {
+        if let label, !label.isEmpty, label.allSatisfy(\.isWhitespace) {
             throw ValidationError(
-                "--label takes a name such as work; got an empty one. Leave --label out for every account of --provider."
+                "--label takes a name such as work; got only spaces. Leave --label out for every account of --provider, or give --label '' for the one without a label."
             )
         }
     }
@@ -109,6 +114,8 @@ struct AccountFilterOptions: ParsableArguments {
     func matches(_ key: CredentialKey) -> Bool {
         if let provider, !ExactText.same(key.providerID, provider) { return false }
         guard let label else { return true }
+        // '': the account without a label.
+        guard !label.isEmpty else { return key.label == nil }
         return key.label.map { ExactText.same($0, label) } ?? false
     }
 }

@@ -31,8 +31,17 @@ enum ShellWord {
     private static let special = Set("\\'\"`$&|;<>()*?[]#~!{}".unicodeScalars)
 
     /// `--provider ID`, and `--label LABEL` for a labelled account: the
-    /// flags that name `key` on the command line.
+    /// flags that name `key` on the command line. The account without a
+    /// label is `--label ''` where `token switch` chose another for its
+    /// provider: without `--label`, the advice ("sign in again", "delete
+    /// it") went to the chosen account, and replaced or deleted it.
     static func account(_ key: CredentialKey) -> String {
-        "--provider \(quoted(key.providerID))" + (key.label.map { " --label \(quoted($0))" } ?? "")
+        let label =
+            key.label ?? (providersWithAChosenAccount.current.contains(key.providerID) ? "" : nil)
+        return "--provider \(quoted(key.providerID))" + (label.map { " --label \(quoted($0))" } ?? "")
     }
+
+    /// The providers whose commands use a chosen labelled account without
+    /// `--label` (``DefaultAccounts``), as the workspace read them.
+    static let providersWithAChosenAccount = LockedValue<Set<String>>([])
 }

@@ -78,6 +78,9 @@ struct Workspace {
         } else {
             self.store = FileCredentialStore(environment: environment)
         }
+        // An unreadable choice is said where it is used; here, none.
+        let chosen = Set(((try? defaultAccounts.labels()) ?? [:]).keys)
+        ShellWord.providersWithAChosenAccount.withLock { $0 = chosen }
     }
 
     /// Which account a provider's commands use without `--label`, beside
@@ -364,7 +367,9 @@ struct Workspace {
         let names = others.sorted { ($0.label ?? "") < ($1.label ?? "") }
             .map { $0.label.map(ShellWord.quoted) ?? "the default account" }
         return
-            "Stored for \(ShellWord.quoted(key.providerID)): \(names.joined(separator: ", ")). Name one with --label (none for the default)."
+            "Stored for \(ShellWord.quoted(key.providerID)): \(names.joined(separator: ", ")). Name one with --label ("
+            + (ShellWord.providersWithAChosenAccount.current.contains(key.providerID)
+                ? "'' for the default: token switch chose another)." : "none for the default).")
     }
 
     /// The credential source for `key`: its provider's authenticator (with

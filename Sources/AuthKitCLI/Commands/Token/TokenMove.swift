@@ -132,18 +132,14 @@ struct TokenMove: WorkspaceCommand {
     }
 
     /// Says that `key` is in both stores, and the two commands that settle
-    /// it. The account without a label can be named only by being the one
-    /// used without `--label`: where `token switch` chose another, the
-    /// commands would delete that one, so the switch back comes first.
+    /// it (the account without a label named `--label ''` where `token
+    /// switch` chose another: ``ShellWord/account(_:)``).
     private func conflictMessage(
         _ key: CredentialKey, kept: Credential, in destination: any CommandStore, defaults: [String: String]
     ) -> String {
         let account = ShellWord.account(key)
-        let switchBack =
-            key.label == nil && defaults[key.providerID] != nil
-            ? " First authkit token switch \(account): its commands now use another account without --label." : ""
         return "authkit: \(key): \(destination.location) already holds another credential for this account "
-            + "(obtained \(kept.obtainedAt.formatted(.iso8601))); both are kept.\(switchBack) "
+            + "(obtained \(kept.obtainedAt.formatted(.iso8601))); both are kept. "
             + "To keep the one moved, delete the other (AUTHKIT_STORE=\(to.rawValue) authkit token delete \(account)) "
             + "and move again; to keep the other, AUTHKIT_STORE=\(other.rawValue) authkit token delete \(account)."
     }

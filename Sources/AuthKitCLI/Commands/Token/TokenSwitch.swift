@@ -27,8 +27,8 @@ struct TokenSwitch: WorkspaceCommand {
             throw CLIError.nothingStored(
                 key, so: "nothing was switched", others: await workspace.otherAccounts(than: key))
         }
-        try workspace.defaultAccounts.choose(account.label, for: account.provider)
-        let which = account.label.map { "'\($0)'" } ?? "the account without a label"
+        try workspace.defaultAccounts.choose(key.label, for: account.provider)
+        let which = key.label.map { "'\($0)'" } ?? "the account without a label"
         Console.say("\(account.provider)'s commands without --label now use \(which) (\(key)).")
     }
 }
