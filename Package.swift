@@ -267,6 +267,8 @@ let package = Package(
             dependencies: [
                 "AuthKitSandbox", "AuthKit", "AuthKitFoundationNetworking", "AuthKitOAuth1", "AuthKitTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                // An RSA client key (PS256 assertions).
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // Runs the built `authkit` binary as a subprocess (the dependency makes

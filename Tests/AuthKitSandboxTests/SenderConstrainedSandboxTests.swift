@@ -2,6 +2,7 @@ import AuthKit
 import AuthKitSandbox
 import AuthKitTestSupport
 import Crypto
+import CryptoExtras
 import Foundation
 import HTTPTypes
 import Testing
@@ -94,6 +95,31 @@ import Testing
         FileManager.default.createFile(
             atPath: path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
         return (key, path)
+    }
+
+    /// An RSA key whose JWK says PS256 (FAPI 2.0 allows no RS256) signs
+    /// PS256 assertions, which the sandbox takes: it refused them (only
+    /// HS256, ES256, RS256), so `sandbox serve --client-key` could not stand
+    /// in for such a provider.
+    @Test func aPS256AssertionIsTaken() async throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let members = try #require(RSAJWK.members(pkcs1: [UInt8](key.derRepresentation), alg: "PS256"))
+        let directory = TemporaryDirectory.url("authkit-sandbox-ps256")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("client.json").path
+        let json = try JSONSerialization.data(withJSONObject: members)
+        FileManager.default.createFile(atPath: path, contents: json, attributes: [.posixPermissions: 0o600])
+        var options = SandboxOptions(deterministic: true)
+        options.clientKey = key.publicKey.pemRepresentation
+        try await Sandbox.with(emulating: try bundled("github"), options: options) { sandbox in
+            var settings = sandbox.clientSettings
+            settings.clientSecret = nil
+            settings.privateKeyFile = path
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+            let credential = try await client.clientCredentials(scopes: ["repo"])
+            #expect(!credential.accessToken.isEmpty)
+        }
     }
 
     @Test func clientCredentialsWithAKeyAndATokenExchange() async throws {

@@ -337,6 +337,70 @@ import Testing
                     "\(answer)"
                 ) { _ = try await client.startAuthorization(scopes: ["read"]) }
             }
+            // §2.2: request_uri is required, a string; without one, nothing goes to the browser either.
+            for answer in [
+                #"{"expires_in":60}"#, #"{"request_uri":42,"expires_in":60}"#, #"{"request_uri":"","expires_in":60}"#,
+            ] {
+                server.route("POST", "/par") { _ in .json(answer, status: 201) }
+                await #expect(throws: AuthKitError.self, "\(answer)") {
+                    _ = try await client.startAuthorization(scopes: ["read"])
+                }
+            }
+        }
+    }
+
+    /// A resource server that names a fresh nonce at every 401 (RFC 9449
+    /// §9) gets the request once more with it, not again and again: its
+    /// 401 is the answer. UserInfo's own call holds to the same.
+    @Test func aResourceServerAskingForAFreshNonceEveryTimeIsAskedTwice() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at","token_type":"DPoP","expires_in":3600}"#)
+            }
+            let counter = LockedValue(0)
+            server.route("GET", "/api") { _ in
+                let n = counter.withLock { value -> Int in
+                    value += 1
+                    return value
+                }
+                return .json(
+                    "{}", status: 401,
+                    headers: [("WWW-Authenticate", #"DPoP error="use_dpop_nonce""#), ("DPoP-Nonce", "n-\(n)")])
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true),
+                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+            let (_, pending) = try await client.startAuthorization()
+            let credential = try await client.exchange(code: "c0", pending: pending)
+            let source = CredentialSource(
+                authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key)
+            let (response, _) = try await source.send(
+                HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/api")!))
+            #expect(response.status == .unauthorized)
+            #expect(server.requests(to: "/api").count == 2)
+            let nonces = try server.requests(to: "/api").map {
+                try parts($0.header("DPoP") ?? "").claims["nonce"] as? String
+            }
+            #expect(nonces.last == "n-1", "the second request carries the nonce the first answer named")
+        }
+    }
+
+    /// The client credentials grant with `dpop: on`: a Bearer answer to
+    /// the proof is refused, not stored (RFC 9449 §5), as at a sign-in.
+    @Test func aClientCredentialsTokenAnsweredBearerToAProofIsRefused() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"plain","token_type":"Bearer","expires_in":3600}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true), settings: ClientSettings(clientID: "m", clientSecret: "s"))
+            await #expect {
+                _ = try await client.clientCredentials(scopes: ["read"])
+            } throws: { error in
+                guard case AuthKitError.invalidResponse(_, let reason) = error else { return false }
+                return reason.kind == .invalidField("token_type") && !"\(error)".contains("plain")
+            }
+            #expect(server.requests(to: "/token").first?.header("DPoP") != nil)
         }
     }
 
@@ -583,42 +647,11 @@ import Testing
     /// without `alg` signs RS256, as before.
     @Test func anRSAKeyWhoseJWKSaysPS256SignsPS256() async throws {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        // PKCS #1's RSAPrivateKey: version, n, e, d, p, q, … (DER INTEGERs).
         let der = [UInt8](key.derRepresentation)
-        var integers = [[UInt8]]()
-        var index = 0
-        func length() -> Int {
-            let first = Int(der[index])
-            index += 1
-            guard first & 0x80 != 0 else { return first }
-            var value = 0
-            for _ in 0..<(first & 0x7f) {
-                value = value << 8 | Int(der[index])
-                index += 1
-            }
-            return value
-        }
-        #expect(der[index] == 0x30)
-        index += 1
-        _ = length()
-        while index < der.count, der[index] == 0x02 {
-            index += 1
-            let count = length()
-            integers.append(Array(der[index..<index + count].drop { $0 == 0 }))
-            index += count
-        }
-        try #require(integers.count == 9)
-        func b64(_ bytes: [UInt8]) -> String {
-            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
         let directory = TemporaryDirectory.url("authkit-key")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for alg in ["PS256", nil] {
-            let members = [
-                "kty": "RSA", "n": b64(integers[1]), "e": b64(integers[2]), "d": b64(integers[3]),
-                "p": b64(integers[4]), "q": b64(integers[5]), "kid": "k1", "alg": alg,
-            ].compactMapValues { $0 }
+            let members = try #require(RSAJWK.members(pkcs1: der, alg: alg))
             let path = directory.appendingPathComponent("rsa-\(alg ?? "none").json").path
             FileManager.default.createFile(
                 atPath: path, contents: try JSONSerialization.data(withJSONObject: members),

@@ -132,11 +132,12 @@ extension Emulator {
             case "HS256":
                 guard let secret = options.clientSecret else { return .refused("the client has no secret") }
                 await keys.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)
-            case "ES256", "RS256":
+            case "ES256", "RS256", "PS256":
+                // PS256: what AuthKit signs with an RSA JWK whose alg says so (FAPI 2.0).
                 guard let key = options.clientKey else { return .refused("the sandbox was given no client key") }
                 try await Self.add(clientKey: key, algorithm: alg, to: keys)
             default:
-                return .refused("alg \(alg) is not taken (HS256, ES256, RS256)")
+                return .refused("alg \(alg) is not taken (HS256, ES256, RS256, PS256)")
             }
             let claims = try await keys.verify(compact, as: Claims.self)
             return .verified(
@@ -159,7 +160,11 @@ extension Emulator {
             let key =
                 try (try? JWTKit.Insecure.RSA.PublicKey(pem: trimmed))
                 ?? JWTKit.Insecure.RSA.PrivateKey(pem: trimmed).publicKey
-            await keys.add(rsa: key, digestAlgorithm: .sha256)
+            if algorithm == "PS256" {
+                await keys.add(pss: key, digestAlgorithm: .sha256)
+            } else {
+                await keys.add(rsa: key, digestAlgorithm: .sha256)
+            }
         }
     }
 
