@@ -25,6 +25,18 @@ import Testing
                 """.utf8))
     }
 
+    /// A source of a DPoP-bound credential, signed in at `server`'s token
+    /// endpoint as a public client, kept in memory.
+    func boundSource(_ server: TestHTTPServer) async throws -> CredentialSource {
+        let client = try OAuth2Client(
+            descriptor: descriptor(server, dpop: true),
+            settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+        let (_, pending) = try await client.startAuthorization()
+        let credential = try await client.exchange(code: "c0", pending: pending)
+        return CredentialSource(
+            authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key)
+    }
+
     /// The header and claims of a compact JWS, decoded (not verified).
     func parts(_ jws: String) throws -> (header: [String: Any], claims: [String: Any]) {
         let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
@@ -367,13 +379,7 @@ import Testing
                     "{}", status: 401,
                     headers: [("WWW-Authenticate", #"DPoP error="use_dpop_nonce""#), ("DPoP-Nonce", "n-\(n)")])
             }
-            let client = try OAuth2Client(
-                descriptor: descriptor(server, dpop: true),
-                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
-            let (_, pending) = try await client.startAuthorization()
-            let credential = try await client.exchange(code: "c0", pending: pending)
-            let source = CredentialSource(
-                authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key)
+            let source = try await boundSource(server)
             let (response, _) = try await source.send(
                 HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/api")!))
             #expect(response.status == .unauthorized)
@@ -842,13 +848,7 @@ import Testing
                         "{}", status: 401,
                         headers: [("WWW-Authenticate", #"DPoP error="use_dpop_nonce""#), ("DPoP-Nonce", "rs-nonce")])
             }
-            let client = try OAuth2Client(
-                descriptor: descriptor(server, dpop: true),
-                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
-            let (_, pending) = try await client.startAuthorization()
-            let credential = try await client.exchange(code: "c0", pending: pending)
-            let source = CredentialSource(
-                authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key)
+            let source = try await boundSource(server)
             let (response, body) = try await source.send(
                 HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/start")!), followRedirects: true)
             body.cancel()
