@@ -286,8 +286,12 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     ) async throws -> Result {
         try await withLocalLock(of: key, timeout: timeout) { [client, logger] left in
             // Fails fast while the database is away (the transaction below
-            // would wait for a pooled connection with no deadline).
-            try await mapped { try await client.run("SELECT 1", logger: logger) }
+            // would wait for a pooled connection with no deadline). On a
+            // pooled connection, not a lock this task already holds (a
+            // nested refresh of another account): that one is not watched.
+            try await Self.$heldLock.withValue(nil) {
+                try await mapped { try await client.run("SELECT 1", logger: logger) }
+            }
             return try await mapped(lockOf: key, timeout: timeout) {
                 try await lockedTransactionOnALentConnection(of: key, waiting: left) { _ in try await body() }
             }
@@ -511,14 +515,17 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 guard !held.isLost else {
                     // Ended by the database, the connection may not be closed
                     // yet: closed before it goes back to the pool, where the
-                    // next refresh's BEGIN would find it dead.
-                    try? await connection.close()
-                    if held.savedWithoutTheLock.current { return result }
-                    if let save = held.lastSave.current {
+                    // next refresh's BEGIN would find it dead. The save made
+                    // again out of reach of the caller's cancellation, as the
+                    // COMMIT below is: a cancelled caller's timeout otherwise
+                    // ended it at once, and the rotated token was lost.
+                    try await Task {
+                        try? await connection.close()
+                        if held.savedWithoutTheLock.current { return }
+                        guard let save = held.lastSave.current else { throw Self.closedLock }
                         try await saveAfterLosingTheLock(save, held: held)
-                        return result
-                    }
-                    throw Self.closedLock
+                    }.value
+                    return result
                 }
                 // Committed even when the caller was cancelled meanwhile:
                 // `body` has run, and may have saved a refresh's rotated
@@ -842,6 +849,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         let watcher = Task {
             guard let held else { return }
             while !held.isClosed { try await Task.sleep(for: .milliseconds(20)) }
+            // A statement that was answered just before the close (a COMMIT,
+            // then a restart) settles first: its answer is the outcome.
+            try await Task.sleep(for: .milliseconds(200))
             outcome.settle(with: .failure(Self.closedLock))
         }
         defer {

@@ -51,6 +51,9 @@ static struct {
     void *(*service_get_sync)(int flags, void *cancellable, GError **);
     void *(*collection_for_alias_sync)(void *service, const char *alias, int flags, void *cancellable, GError **);
     int (*collection_get_locked)(void *collection);
+    GList *(*service_search_sync)(void *service, const SecretSchema *, GHashTable *, int flags, void *cancellable,
+                                  GError **);
+    int (*item_get_locked)(void *item);
     int (*service_unlock_sync)(void *service, GList *objects, void *cancellable, GList **unlocked, GError **);
     GHashTable *(*hash_table_new)(unsigned (*hash)(const void *), int (*equal)(const void *, const void *));
     int (*hash_table_insert)(GHashTable *, void *key, void *value);
@@ -99,6 +102,8 @@ static void load(void) {
         resolve(library, (void **)&api.service_get_sync, "secret_service_get_sync") ||
         resolve(library, (void **)&api.collection_for_alias_sync, "secret_collection_for_alias_sync") ||
         resolve(library, (void **)&api.collection_get_locked, "secret_collection_get_locked") ||
+        resolve(library, (void **)&api.service_search_sync, "secret_service_search_sync") ||
+        resolve(library, (void **)&api.item_get_locked, "secret_item_get_locked") ||
         resolve(library, (void **)&api.service_unlock_sync, "secret_service_unlock_sync") ||
         resolve(library, (void **)&api.hash_table_new, "g_hash_table_new") ||
         resolve(library, (void **)&api.hash_table_insert, "g_hash_table_insert") ||
@@ -405,18 +410,29 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
     return fail(failure, "the Secret Service did not store the item", timed_out, milliseconds, error, size);
 }
 
-// Whether an item with the call's attributes is there, locked: libsecret's
-// lookup and clear unlock what they find, and when the unlock prompt could
-// not be shown or was dismissed they return nothing and no error, which read
-// as "nothing stored" (a command said so and exited 0; a delete deleted
-// nothing). A search that does not unlock still sees the item.
+// Whether an item with the call's attributes is there and locked. The
+// lookup unlocks what it finds, and when the unlock prompt could not be
+// shown or was dismissed it returns nothing and no error; the clear deletes
+// only unlocked items, and says it deleted none. Both read as "nothing
+// stored" (a command said so and exited 0; a delete deleted nothing). A
+// search that does not unlock still sees the item, and whether it is locked:
+// only then is it said to be (an unlocked item whose secret is not text, or
+// one stored between the two calls, is not).
 static int found_locked(struct call *call, void *cancellable) {
     GError *failure = NULL;
-    GList *items = api.searchv_sync(&call->schema, call->attributes, SECRET_SEARCH_ALL, cancellable, &failure);
+    void *service = api.service_get_sync(0, cancellable, &failure);
+    if (service == NULL) {
+        if (failure != NULL) api.error_free(failure);
+        return 0;
+    }
+    GList *items = api.service_search_sync(service, &call->schema, call->attributes, SECRET_SEARCH_ALL, cancellable,
+                                           &failure);
     if (failure != NULL) api.error_free(failure);
-    int found = items != NULL;
+    int locked = 0;
+    for (GList *item = items; item != NULL && !locked; item = item->next) locked = api.item_get_locked(item->data);
     if (items) api.list_free_full(items, api.object_unref);
-    return found;
+    api.object_unref(service);
+    return locked;
 }
 
 static int fail_locked(char *error, size_t size) {

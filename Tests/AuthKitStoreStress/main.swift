@@ -71,7 +71,7 @@ case "current":
 case "keyring-check":
     #if os(Linux)
         do {
-            try await SecretServiceCredentialStore(callTimeout: .seconds(5)).checkWritable()
+            try await SecretServiceCredentialStore(callTimeout: .seconds(30)).checkWritable()
             print("ready")
         } catch {
             print("\(error)")

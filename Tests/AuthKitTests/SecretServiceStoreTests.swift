@@ -132,9 +132,10 @@
             }
         }
 
-        /// `$XDG_RUNTIME_DIR` when absolute; else the user's `/run/user/<uid>`
-        /// when there (a cron job has no variable, the directory is the same);
-        /// else, with neither (a container), the AuthKit directory.
+        /// `$XDG_RUNTIME_DIR` when it is the user's own directory; else the
+        /// user's `/run/user/<uid>` when there (a cron job has no variable,
+        /// the directory is the same); else, with neither (a container), the
+        /// AuthKit directory.
         @Test func theRuntimeDirectoryIsFoundWithoutItsVariable() throws {
             let runtime = TemporaryDirectory.url("authkit-run-user")
             try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
@@ -145,10 +146,22 @@
                     environment: environment, userRuntimeDirectory: userRuntime
                 ).path
             }
+            let variable = TemporaryDirectory.url("authkit-xdg-runtime")
+            try FileManager.default.createDirectory(at: variable, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: variable) }
             #expect(chosen(home, runtime.path) == runtime.appendingPathComponent("authkit").path)
             #expect(
+                chosen(home.merging(["XDG_RUNTIME_DIR": variable.path]) { $1 }, runtime.path)
+                    == variable.appendingPathComponent("authkit").path)
+            // One gone (a session outliving its logout) or not the user's is passed over.
+            #expect(
                 chosen(home.merging(["XDG_RUNTIME_DIR": "/run/user/4242"]) { $1 }, runtime.path)
-                    == "/run/user/4242/authkit")
+                    == runtime.appendingPathComponent("authkit").path)
+            if geteuid() == 0 {
+                try FileManager.default.setAttributes([.ownerAccountID: 4242], ofItemAtPath: variable.path)
+                #expect(
+                    chosen(home.merging(["XDG_RUNTIME_DIR": variable.path]) { $1 }, "/nonexistent") == "/srv/authkit")
+            }
             #expect(chosen(home.merging(["XDG_RUNTIME_DIR": "run"]) { $1 }, "/nonexistent") == "/srv/authkit")
             #expect(chosen(home, "/nonexistent") == "/srv/authkit")
         }

@@ -276,8 +276,7 @@ public struct CredentialKey: Hashable, Sendable, Codable, CustomStringConvertibl
     /// `nil` is the provider's default account. An empty label is the default
     /// account too: a label taken from an empty text field or an unset
     /// variable would otherwise file a second account no one can tell from
-    /// the first, and that the command line (which refuses `--label ''`)
-    /// cannot reach.
+    /// the first (the command line's `--label ''` names the default one).
     public var label: String? { didSet { label = Self.normalized(label) } }
 
     public init(providerID: String, label: String? = nil) {

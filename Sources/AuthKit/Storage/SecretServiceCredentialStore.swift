@@ -82,17 +82,20 @@
         /// the user. Where there is none (no logind: a container), AuthKit's
         /// directory (``AuthKitHome``), as before.
         package static func defaultLockDirectory(
-            environment: [String: String], userRuntimeDirectory: String = "/run/user/\(getuid())"
+            environment: [String: String], userRuntimeDirectory: String = "/run/user/\(geteuid())"
         ) -> URL {
-            if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-                return URL(fileURLWithPath: runtime, isDirectory: true).appendingPathComponent(
-                    "authkit", isDirectory: true)
+            // The user's own directory, as the XDG Base Directory
+            // specification has it: one left named after logout (a tmux
+            // session outliving it), or another user's (`su` without `-`),
+            // is passed over, not written in.
+            func isOwn(_ path: String) -> Bool {
+                var status = stat()
+                return path.hasPrefix("/") && lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+                    && status.st_uid == geteuid()
             }
-            var status = stat()
-            if lstat(userRuntimeDirectory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR,
-                status.st_uid == getuid()
-            {
-                return URL(fileURLWithPath: userRuntimeDirectory, isDirectory: true).appendingPathComponent(
+            for candidate in [environment["XDG_RUNTIME_DIR"], userRuntimeDirectory].compactMap({ $0 })
+            where isOwn(candidate) {
+                return URL(fileURLWithPath: candidate, isDirectory: true).appendingPathComponent(
                     "authkit", isDirectory: true)
             }
             return AuthKitHome.directory(environment: environment)

@@ -90,8 +90,17 @@ struct TokenRefresh: WorkspaceCommand {
         let accounts = try await workspace.store.accounts().sorted {
             ($0.providerID, $0.label ?? "") < ($1.providerID, $1.label ?? "")
         }
+        // Once the store itself could not be read (a keyring locked, or not
+        // answering), each later account would wait for it as long again,
+        // or show its unlock prompt once more.
+        var unreadable = false
         for key in accounts {
             let name = "\(key)"
+            if unreadable {
+                failures += 1
+                Console.out("\(name): not tried: the store could not be read (see above)")
+                continue
+            }
             let credential: Credential
             do {
                 guard let stored = try await workspace.store.credential(for: key) else { continue }
@@ -99,6 +108,8 @@ struct TokenRefresh: WorkspaceCommand {
             } catch let error as AuthKitError {
                 failures += 1
                 Console.out("\(name): failed: \(ErrorReport.message(for: error, flags: false))")
+                // One item that is not a credential is that item's; anything else is the store's.
+                if case .store(_, let reason) = error, reason.kind != .invalidContents { unreadable = true }
                 continue
             }
             if unsaved {
