@@ -309,6 +309,16 @@ import Testing
         let filled = try await Self.fill("https", "git.example.test", environment: environment)
         #expect(filled.standardOutput.contains("password=read-only-token\n"), "\(filled)")
         #expect(filled.standardError.contains("none of what git needs"), "\(filled)")
+        // A mistyped --label, where the provider holds another account, is
+        // refused before git's configuration is touched: the working helper
+        // stays (it was replaced by one that found nothing, and exit 0).
+        let typo = try await CLIProcess.run(
+            ["token", "setup-git", "--provider", "gitbox", "--label", "wrok"], environment: environment)
+        #expect(
+            typo.status == 64 && typo.stderr.contains("git's configuration was left as it was")
+                && typo.stderr.contains("Stored for gitbox"), "\(typo)")
+        let still = try await Self.fill("https", "git.example.test", environment: environment)
+        #expect(still.standardOutput.contains("password=read-only-token\n"), "\(still)")
     }
 
     /// A home found through `XDG_CONFIG_HOME` is written into the helper:

@@ -184,6 +184,11 @@ import Testing
         // Quoted, too; and one longer than the line is left to the terminal, whole.
         let quoted = LineWrapping.wrapped("Run 'authkit token list --provider github' to see them.", columns: 30)
         #expect(quoted.contains("'authkit token list --provider github'"), "\(quoted)")
+        // In parentheses, as a hint after a sentence gives it.
+        let aside = LineWrapping.wrapped(
+            "Add it to api.origins in an override (authkit providers override github prints the file to edit).",
+            columns: 80)
+        #expect(aside.contains("(authkit providers override github prints"), "\(aside)")
     }
 
     @Test func wideCharactersCountTwoColumns() {

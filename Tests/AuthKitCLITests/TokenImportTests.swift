@@ -84,6 +84,26 @@ import Testing
     /// `token list` and `token show` name whose a credential is, where no ID
     /// token does: the provider's "who am I" endpoint (GitHub's `/user`),
     /// asked once at sign-in, and kept across a refresh.
+    /// `--scope` is read as `authorize` reads it: `repo,read:org` is two
+    /// scopes (it was stored as one, which git-credential then found none
+    /// of what git needs in), `'repo user'` is refused.
+    @Test func importedScopesAreSplitAndCheckedAsASignInsAre() async throws {
+        let home = try CLIProcess.home("authkit-token-import-scopes")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path, "TOKEN": "gho_scoped"]
+        let imported = try await CLIProcess.run(
+            ["token", "import", "--provider", "github", "--scope", "repo,read:org"], environment: environment,
+            launcher: CLIKeyringTests.importing(""))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let stored = try await FileCredentialStore(environment: environment).credential(
+            for: CredentialKey(providerID: "github"))
+        #expect(stored?.scopes == ["repo", "read:org"])
+        let spaced = try await CLIProcess.run(
+            ["token", "import", "--provider", "github", "--label", "x", "--scope", "repo user"],
+            environment: environment, launcher: CLIKeyringTests.importing(""))
+        #expect(spaced.status == 64 && spaced.stderr.contains("--scope takes one scope"), "\(spaced.stderr)")
+    }
+
     @Test func aSignInNamesTheAccountInListAndShow() async throws {
         let home = try CLIProcess.home("authkit-account-named")
         defer { try? FileManager.default.removeItem(at: home) }

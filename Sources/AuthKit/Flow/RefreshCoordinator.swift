@@ -87,7 +87,7 @@ final class RefreshCoordinator: @unchecked Sendable {
                     task = Task { await run() }
                 }
             #else
-                task = Task { await run() }  // Task.immediate arrived with Swift 6.2
+                task = Task { await run() } // Task.immediate arrived with Swift 6.2
             #endif
             // Every caller may have gone before the task existed.
             let abandoned = lock.withLock { () -> Bool in

@@ -51,8 +51,11 @@ struct Authorize: WorkspaceCommand {
 
     /// The scopes asked for: each `--scope`, split at commas as `gh auth login -s repo,user`
     /// takes them (a comma in one scope token, legal in RFC 6749 §3.3, no provider uses).
-    var scopes: [String] {
-        scope.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+    var scopes: [String] { Self.scopes(scope) }
+
+    /// `--scope` values split at commas, for every command that takes them.
+    static func scopes(_ values: [String]) -> [String] {
+        values.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
     }
 
     @Option(
@@ -100,10 +103,8 @@ struct Authorize: WorkspaceCommand {
     @Flag(help: "Print the credential as JSON on standard output (secrets included), and nothing else there.")
     var json = false
 
-    func validate() throws {
-        if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
-        if let timeout { try TimeoutOption.check(timeout) }
-        try account.checkNewLabel()
+    /// Each scope is one scope token (RFC 6749 §3.3).
+    static func checkScopes(_ scopes: [String]) throws {
         // An empty scope (`--scope ''`, an unset shell variable) would be sent
         // as a scope named ""; see ScopeToken for the rest.
         for value in scopes {
@@ -125,6 +126,13 @@ struct Authorize: WorkspaceCommand {
                 )
             }
         }
+    }
+
+    func validate() throws {
+        if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
+        if let timeout { try TimeoutOption.check(timeout) }
+        try account.checkNewLabel()
+        try Self.checkScopes(scopes)
         if let redirectURI, PastedClientValue.problem(redirectURI) == nil,
             let problem = RedirectURIRules.problem(redirectURI)
         {
@@ -378,9 +386,11 @@ struct Authorize: WorkspaceCommand {
         if !scopes.isEmpty, descriptor.protocol == .oauth1 {
             // RFC 5849 has no scopes: sent nowhere, --scope would have been
             // ignored, and the credential had whatever access the app has.
-            throw ValidationError(
-                "--scope has no meaning for \(descriptor.id) (OAuth 1.0a has no scopes): the access is the app's permission at \(descriptor.name), or a request-token parameter in a provider override (oauth1.requestTokenParameters, such as X's x_auth_access_type=read). Leave out --scope."
-            )
+            // A CLIError: a ValidationError from run() was printed with the
+            // top-level usage, not authorize's.
+            throw CLIError(
+                "--scope has no meaning for \(descriptor.id) (OAuth 1.0a has no scopes): the access is the app's permission at \(descriptor.name), or a request-token parameter in a provider override (oauth1.requestTokenParameters, such as X's x_auth_access_type=read). Leave out --scope.",
+                status: .usage)
         }
         if manual, redirectURI == nil, port == nil, descriptor.protocol == .oauth1 {
             // Typing a PIN is the natural manual flow for OAuth 1.0a (RFC 5849 §2.1 "oob").

@@ -44,7 +44,7 @@ enum LineWrapping {
                 } else {
                     command = open
                 }
-            } else if commandWords.contains(word.trimmingLeading("'`\"")) {
+            } else if commandWords.contains(word.trimmingLeading("'`\"(")) {
                 command = [word]
                 if endsCommand(word) && word.count > 1 && word.hasSuffix("'") {
                     items.append(word)

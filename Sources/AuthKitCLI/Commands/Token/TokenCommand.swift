@@ -4,7 +4,7 @@ struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract:
-            "Stored credentials: list, show, print, header, refresh, status, userinfo, import, exchange, switch, revoke, delete, move, git.",
+            "Stored credentials: list, show, print, header, refresh, status, userinfo, import, exchange, switch, revoke, delete, move, setup-git, git-credential.",
         discussion: """
             Examples:
               authkit token list

@@ -40,6 +40,7 @@ struct TokenExchange: WorkspaceCommand {
     @Flag(help: "Print the new credential as JSON on standard output (secrets included).") var json = false
 
     func validate() throws {
+        try Authorize.checkScopes(Authorize.scopes(scope))
         if newLabel.allSatisfy(\.isWhitespace) {
             throw ValidationError("--as takes a label such as orders; got an empty one.")
         }
@@ -67,7 +68,7 @@ struct TokenExchange: WorkspaceCommand {
         }
         let subject = try await source.current()
         let exchanged = try await oauth2.exchangeToken(
-            subject, audience: audience, resources: resource, scopes: scope, label: newLabel)
+            subject, audience: audience, resources: resource, scopes: Authorize.scopes(scope), label: newLabel)
         // Under the account's lock, as a sign-in or an import is saved; a
         // credential already stored under --as is replaced, and said so.
         let previous = try await workspace.store.credential(for: exchanged.key)

@@ -36,6 +36,8 @@ struct TokenImport: WorkspaceCommand {
 
     func validate() throws {
         try account.checkNewLabel()
+        // As authorize takes them: `--scope repo,read:org` is two scopes.
+        try Authorize.checkScopes(Authorize.scopes(scope))
         if let expiresIn, expiresIn <= 0 { throw ValidationError("--expires-in takes a positive number of seconds.") }
     }
 
@@ -69,7 +71,8 @@ struct TokenImport: WorkspaceCommand {
         let now = Date()
         let credential = Credential(
             providerID: descriptor.id, label: key.label, accessToken: token,
-            expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: scope, obtainedAt: now)
+            expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: Authorize.scopes(scope),
+            obtainedAt: now)
         let previous = try await workspace.store.credential(for: key)
         try await workspace.store.withRefreshLock(for: key, timeout: .seconds(30)) {
             try await workspace.store.save(credential)

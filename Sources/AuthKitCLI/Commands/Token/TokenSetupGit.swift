@@ -77,6 +77,13 @@ struct TokenSetupGit: WorkspaceCommand {
                 "\(descriptor.name)'s git origin \(wildcard) is a pattern: git's configuration matches its * to one host label, where the descriptor's *. means any subdomain. List each git host in the descriptor's git.origins.",
                 status: .badInput)
         }
+        // The account first: a mistyped --label replaced a working helper
+        // with one that finds nothing, and its advice made an account of the typo.
+        let key = try workspace.key(account)
+        let stored = try await workspace.store.credential(for: key)
+        if stored == nil, let others = await workspace.otherAccounts(than: key) {
+            throw CLIError.nothingStored(key, so: "git's configuration was left as it was", others: others)
+        }
         let helper = "!" + (try helperCommand(descriptor.id, in: workspace))
         var replaced = [String]()
         for origin in origins {
@@ -101,8 +108,7 @@ struct TokenSetupGit: WorkspaceCommand {
                     "git config --global --unset-all credential.\(APIOrigins.normalizedOrigin($0) ?? $0).helper"
                 }
                 .joined(separator: "; "))
-        let key = try workspace.key(account)
-        if let credential = try await workspace.store.credential(for: key) {
+        if let credential = stored {
             if !git.isGranted(by: credential.scopes) {
                 Console.err(TokenGitCredential.scopeWarning(key, git: git, granted: credential.scopes))
             }

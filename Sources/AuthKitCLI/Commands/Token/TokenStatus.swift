@@ -35,11 +35,19 @@ struct TokenStatus: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         let credentials = try await workspace.store.allCredentials().filter { accounts.matches($0.key) }
         guard !credentials.isEmpty else {
+            guard let provider = accounts.provider else {
+                throw CLIError(
+                    "No stored credentials. Sign in first: authkit authorize --provider ID", status: .failure)
+            }
+            // A mistyped id gets its nearest names; a mistyped label, the
+            // provider's accounts (exit 64, as the other token commands).
+            if workspace.catalog.entry(id: provider) == nil { _ = try workspace.descriptor(provider) }
+            let key = CredentialKey(providerID: provider, label: accounts.label)
+            if let others = await workspace.otherAccounts(than: key) {
+                throw CLIError.nothingStored(key, so: "nothing was checked", others: others)
+            }
             throw CLIError(
-                accounts.provider.map {
-                    "No stored credential for \(CredentialKey(providerID: $0, label: accounts.label)). Sign in first."
-                }
-                    ?? "No stored credentials. Sign in first: authkit authorize --provider ID",
+                "No stored credential for \(key). Sign in first: authkit authorize \(ShellWord.account(key))",
                 status: .failure)
         }
         var failed = 0
