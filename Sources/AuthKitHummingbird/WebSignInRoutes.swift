@@ -27,7 +27,7 @@ extension WebSignIn {
                 let returnTo = request.uri.queryParameters["return_to"].map(String.init)
                 let started = try await self.start(
                     providerID: provider, returnTo: returnTo,
-                    bindingCookie: request.cookies[self.configuration.bindingCookie]?.value)
+                    bindingCookie: Self.cookie(self.configuration.bindingCookie, of: request))
                 return Self.redirect(to: started.location.absoluteString, cookies: started.cookies)
             }
         }
@@ -36,8 +36,8 @@ extension WebSignIn {
             return try await self.respond(logger: context.logger) {
                 let finished = try await self.finish(
                     providerID: provider, query: request.uri.query ?? "",
-                    bindingCookie: request.cookies[self.configuration.bindingCookie]?.value,
-                    sessionCookie: request.cookies[self.configuration.sessionCookie]?.value)
+                    bindingCookie: Self.cookie(self.configuration.bindingCookie, of: request),
+                    sessionCookie: Self.cookie(self.configuration.sessionCookie, of: request))
                 return Self.redirect(to: finished.returnTo, cookies: finished.cookies)
             }
         }
@@ -51,7 +51,7 @@ extension WebSignIn {
                     token = form.first { $0.0 == "csrf" }?.1
                 }
                 let signedOut = try await self.signOut(
-                    cookie: request.cookies[self.configuration.sessionCookie]?.value, csrfToken: token,
+                    cookie: Self.cookie(self.configuration.sessionCookie, of: request), csrfToken: token,
                     origin: request.headers[.origin])
                 if let endSession = signedOut.endSession {
                     return Self.page(endSession.formHTML(), status: .ok, cookies: signedOut.cookies)
@@ -61,10 +61,18 @@ extension WebSignIn {
         }
     }
 
+    /// The cookie `name` of `request`, read strictly
+    /// (``WebCookie/value(named:inCookieFields:)``): Hummingbird's own
+    /// parser trims Unicode spaces from names, and took a planted
+    /// `\u{2000}__Host-…` cookie for the prefixed one.
+    static func cookie(_ name: String, of request: Request) -> String? {
+        WebCookie.value(named: name, inCookieFields: request.headers[values: .cookie])
+    }
+
     /// The session of `request`, or `nil`: for an app's own routes
     /// (`/me`), with ``credentialSource(for:)`` for the user's credential.
     public func session(of request: Request) async throws -> WebSession? {
-        try await session(cookie: request.cookies[configuration.sessionCookie]?.value)
+        try await session(cookie: Self.cookie(configuration.sessionCookie, of: request))
     }
 
     /// Runs a route, turning every refusal into the page that says it.

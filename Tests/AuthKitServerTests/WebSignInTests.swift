@@ -240,6 +240,25 @@ import Testing
     /// On an https site the cookies are `__Host-` ones, and the callback
     /// reads only that: a cookie planted without the prefix (by a sibling
     /// subdomain, or a plain-http answer), sent first, binds nothing.
+    /// A request's cookie, read as the browser sent it: a name byte for
+    /// byte, once; one that another name becomes with Unicode spaces,
+    /// invisible characters or case folded away is a planted lookalike.
+    @Test func aCookieIsReadByItsExactNameAndALookalikeVoidsIt() {
+        let name = "__Host-authkit_signin"
+        #expect(WebCookie.value(named: name, inCookieFields: ["a=1; __Host-authkit_signin=B ; c=3"]) == "B")
+        #expect(WebCookie.value(named: name, inCookieFields: ["a=1", "__Host-authkit_signin=B"]) == "B")
+        #expect(WebCookie.value(named: name, inCookieFields: ["a=1"]) == nil)
+        for planted in [
+            "\u{2000}__Host-authkit_signin=X; __Host-authkit_signin=B",
+            "__Host-authkit_signin=B; \u{A0}__Host-authkit_signin=X",
+            "\u{200B}__Host-authkit_signin=X; __Host-authkit_signin=B",
+            "__host-authkit_signin=X; __Host-authkit_signin=B",
+            "__Host-authkit_signin=X; __Host-authkit_signin=B",
+        ] {
+            #expect(WebCookie.value(named: name, inCookieFields: [planted]) == nil, "\(planted)")
+        }
+    }
+
     @Test func onAnHTTPSSiteCookiesAreHostPrefixedAndAPlantedOneIsIgnored() async throws {
         let site = URL(string: "https://app.example")!
         let sandbox = try await Self.google(redirect: "https://app.example/auth/google/callback")
@@ -263,6 +282,14 @@ import Testing
                 uri: Self.pathAndQuery(attackerCallback), method: .get,
                 headers: [.cookie: "authkit_signin=\(attackerBinding); __Host-authkit_signin=\(binding)"])
             #expect(planted.status == .badRequest && Self.cookies(planted)["__Host-authkit_session"] == nil)
+            // Planted under a name with a Unicode space first (another cookie to
+            // the browser, unprefixed; Hummingbird's parser trimmed it to the
+            // prefixed name): the binding is taken for absent, not the attacker's.
+            let lookalike = try await client.execute(
+                uri: Self.pathAndQuery(attackerCallback), method: .get,
+                headers: [.cookie: "\u{2000}__Host-authkit_signin=\(attackerBinding); __Host-authkit_signin=\(binding)"]
+            )
+            #expect(lookalike.status == .badRequest && Self.cookies(lookalike)["__Host-authkit_session"] == nil)
 
             let callback = try await Self.consent(sandbox, location: location, publicURL: site)
             let finished = try await client.execute(
