@@ -100,6 +100,35 @@ import Testing
     }
 }
 
+/// `token list` on an 80-column terminal: an expiry the provider did not
+/// give (every GitHub OAuth token's) took 34 columns, and the labels were
+/// cut to a few letters ("github (w…p (99999)").
+@Suite struct TokenListLayoutTests {
+    @Test func labelsStayWholeAt80Columns() {
+        let rows = [
+            TokenList.TableRow(
+                account: "github  octocat (583231)", token: "••••aaaa", expiry: "unknown (the provider did not say)",
+                scopes: "repo read:org"),
+            TokenList.TableRow(
+                account: "github (work)  octo-work (99999)", token: "••••bbbb",
+                expiry: "unknown (the provider did not say)", scopes: "repo"),
+            TokenList.TableRow(
+                account: "google (alice@example.com)", token: "••••cccc", expiry: "2026-11-30T21:00:00Z (in 16 min)",
+                scopes: "openid email"),
+        ]
+        let lines = TokenList.table(rows, columns: 80)
+        #expect(lines.allSatisfy { $0.terminalColumns <= 79 }, "\(lines)")
+        for whole in ["github (work)  octo-work (99999)", "google (alice@example.com)", "octocat (583231)"] {
+            #expect(lines.contains { $0.contains(whole) }, "\(whole): \(lines)")
+        }
+        #expect(lines[3].contains("  in 16 min  "), "\(lines)")
+        // A pipe gets the expiry as it is.
+        #expect(TokenList.table(rows, columns: nil)[1].contains("unknown (the provider did not say)"))
+        #expect(TokenList.shortExpiry("2026-11-30T21:00:00Z (expired)") == "expired")
+        #expect(TokenList.shortExpiry("never (OAuth 1.0a)") == "never")
+    }
+}
+
 /// `providers list` on an 80-column terminal: a row with an override's path
 /// (128 columns with a long $AUTHKIT_HOME) wrapped mid-path.
 @Suite struct ProvidersListLayoutTests {

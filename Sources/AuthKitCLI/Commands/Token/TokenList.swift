@@ -46,6 +46,58 @@ struct TokenList: WorkspaceCommand {
         var user: String?
     }
 
+    /// One credential's row of the table, its texts already escaped.
+    struct TableRow {
+        var account: String
+        var token: String
+        var expiry: String
+        var scopes: String
+    }
+
+    /// The table's lines. On a terminal (`columns`), a row is kept to one
+    /// line, so it does not wrap under the next: the expiry is said short
+    /// (``shortExpiry(_:)``: its 32 or 34 columns cut the labels to a few
+    /// letters), a long account is cut in its
+    /// middle only to leave the scopes 12 columns (it keeps at least 16),
+    /// and the scopes (often long URLs) are cut to the line. A file or a
+    /// pipe gets everything whole, as do `--json` and `token show`.
+    /// `in 16 min`, `expired`, `unknown`, `never`: the part of
+    /// ``CredentialSummary/expiry(_:now:)`` a glance needs (`token show`
+    /// gives the rest).
+    static func shortExpiry(_ expiry: String) -> String {
+        guard let open = expiry.firstRange(of: " ("), expiry.hasSuffix(")") else { return expiry }
+        let head = expiry[..<open.lowerBound]
+        guard head.first?.isNumber == true else { return String(head) }
+        return String(expiry[open.upperBound..<expiry.index(before: expiry.endIndex)])
+    }
+
+    static func table(_ rows: [TableRow], columns: Int?) -> [String] {
+        var rows = rows
+        if columns != nil {
+            for index in rows.indices { rows[index].expiry = Self.shortExpiry(rows[index].expiry) }
+        }
+        var widths = zip(
+            [rows.map(\.account), rows.map(\.token), rows.map(\.expiry)], ["ACCOUNT", "TOKEN", "EXPIRES"]
+        ).map { column, title in max(title.count, column.map(\.terminalColumns).max() ?? 0) }
+        func pad(_ text: String, _ width: Int) -> String { text.padded(to: width) }
+        if let columns { widths[0] = min(widths[0], max(16, columns - 1 - (widths[1] + widths[2] + 6) - 12)) }
+        let room = columns.map { $0 - 1 - (widths.reduce(0, +) + 6) }
+        func scopes(_ text: String) -> String {
+            guard let room, room >= 12 else { return text }
+            return text.cut(toColumns: room)
+        }
+        var lines = [
+            pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES"
+        ]
+        for row in rows {
+            // Cut in the middle: labels of one provider often differ at the end.
+            lines.append(
+                pad(row.account.cutInMiddle(toColumns: widths[0]), widths[0]) + "  " + pad(row.token, widths[1])
+                    + "  " + pad(row.expiry, widths[2]) + "  " + scopes(row.scopes))
+        }
+        return lines
+    }
+
     func run(in workspace: Workspace) async throws {
         var credentials = try await workspace.store.allCredentials()
         if let provider {
@@ -109,33 +161,12 @@ struct TokenList: WorkspaceCommand {
         let users = credentials.map { Self.user(of: $0).map(shown) }
         let accountsWithUsers = zip(accounts, users).map { account, user in user.map { "\(account)  \($0)" } ?? account
         }
-        let tokens = credentials.map { Credential.mask($0.accessToken) }
-        let expiries = credentials.map { CredentialSummary.expiry($0) }
-        var widths = zip([accountsWithUsers, tokens, expiries], ["ACCOUNT", "TOKEN", "EXPIRES"]).map { column, title in
-            max(title.count, column.map(\.terminalColumns).max() ?? 0)
+        let rows = credentials.enumerated().map { index, credential in
+            TableRow(
+                account: accountsWithUsers[index], token: Credential.mask(credential.accessToken),
+                expiry: CredentialSummary.expiry(credential), scopes: shown(credential.scopes.joined(separator: " ")))
         }
-        func pad(_ text: String, _ width: Int) -> String { text.padded(to: width) }
-        // On a terminal, a row is kept to one line, so it does not wrap under
-        // the next: a long label is cut to leave the scopes 12 columns (the
-        // account column keeps at least 16), and the scopes (often long URLs)
-        // are cut to the line. A file or a pipe gets everything whole, as do
-        // `--json` and `token show`.
-        if let columns { widths[0] = min(widths[0], max(16, columns - 1 - (widths[1] + widths[2] + 6) - 12)) }
-        let room = columns.map { $0 - 1 - (widths.reduce(0, +) + 6) }
-        func scopes(_ text: String) -> String {
-            guard let room, room >= 12 else { return text }
-            return text.cut(toColumns: room)
-        }
-        Console.out(
-            pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES")
-        for (index, credential) in credentials.enumerated() {
-            // Cut in the middle: labels of one provider often differ at the end.
-            Console.out(
-                pad(accountsWithUsers[index].cutInMiddle(toColumns: widths[0]), widths[0]) + "  "
-                    + pad(tokens[index], widths[1])
-                    + "  "
-                    + pad(expiries[index], widths[2]) + "  " + scopes(shown(credential.scopes.joined(separator: " "))))
-        }
+        Self.table(rows, columns: columns).forEach(Console.out)
         // After the table: on a terminal, where both streams meet, a warning
         // printed between rows split it.
         if credentials.contains(where: isChosen) {
