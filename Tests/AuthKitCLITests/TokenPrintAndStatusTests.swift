@@ -24,6 +24,25 @@ import Testing
         #expect(status.stdout.split(separator: "\n").filter { $0.hasPrefix("dropbox") }.count == 1, "\(status.stdout)")
     }
 
+    /// What an OAuth 1.0a token cannot give is said first, before any
+    /// client is looked for: "no client id is configured" came first, and
+    /// the real answer only once one had been set up for nothing.
+    @Test func anOAuth1TokensLimitsAreSaidBeforeAClientIsAskedFor() async throws {
+        let home = try CLIProcess.home("authkit-oauth1-print")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path]
+        try await FileCredentialStore(environment: environment).save(
+            Credential(providerID: "twitter", kind: .oauth1, accessToken: "t-1", tokenSecret: "s-1"))
+        let printed = try await CLIProcess.run(["token", "print", "--provider", "twitter"], environment: environment)
+        #expect(
+            printed.status == 64 && printed.stderr.contains("OAuth 1.0a credential")
+                && !printed.stderr.contains("client id"), "\(printed.stderr)")
+        let header = try await CLIProcess.run(["token", "header", "--provider", "twitter"], environment: environment)
+        #expect(
+            header.status == 64 && header.stderr.contains("give its method and URL")
+                && !header.stderr.contains("client id"), "\(header.stderr)")
+    }
+
     @Test func printGivesAFreshTokenAndStatusAsksTheProvider() async throws {
         let home = try CLIProcess.home("authkit-token-status")
         var options = SandboxOptions(consent: .approve)

@@ -65,6 +65,10 @@ struct TokenHeader: WorkspaceCommand {
         }
     }
 
+    static func oauth1NeedsARequest(_ provider: String) -> String {
+        "An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'."
+    }
+
     func run(in workspace: Workspace) async throws {
         let key = try workspace.key(account)
         // Before anything is read or refreshed: the URL the header is for.
@@ -77,6 +81,11 @@ struct TokenHeader: WorkspaceCommand {
         // RFC 5849 §3.5: each protocol parameter in one place, the header.
         if let url, (try? workspace.descriptor(account.provider))?.protocol == .oauth1 {
             try Sign.checkNoProtocolParameter(in: url, body: body, withToken: true)
+        }
+        // Said before the client is looked for (its "no client id" came
+        // first, and this only once one was configured).
+        if url == nil, try await workspace.store.credential(for: key)?.kind == .oauth1 {
+            throw CLIError(Self.oauth1NeedsARequest(account.provider))
         }
         let source = try await workspace.source(key, explicit: client.settings())
         // An origin with a placeholder: the stored credential's, before a refresh.
@@ -92,9 +101,7 @@ struct TokenHeader: WorkspaceCommand {
                     "\(key) is DPoP-bound (RFC 9449): its proof is made for one request. Give the method and URL, e.g. authkit token header --provider \(account.provider) -X GET URL, and send both lines it prints as headers.",
                     status: .usage)
             }
-            throw CLIError(
-                "An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(account.provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'."
-            )
+            throw CLIError(Self.oauth1NeedsARequest(account.provider))
         }
         let target = try Self.target(url)
         let method = method ?? (body == nil ? "GET" : "POST")

@@ -37,13 +37,16 @@ struct TokenPrint: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         let key = try workspace.key(account)
+        // Said before the client is looked for: an OAuth 1.0a token has no
+        // bare form whatever the client, and "no client id" sent the user
+        // to configure one only to hear this next.
+        let oauth1 = CLIError(
+            "\(key) is an OAuth 1.0a credential: its token is used only in a signature made for each request. Use authkit token header --provider \(account.provider) -X METHOD URL.",
+            status: .usage)
+        if try await workspace.store.credential(for: key)?.kind == .oauth1 { throw oauth1 }
         let source = try await workspace.source(key, explicit: client.settings())
         let credential = try await source.current()
-        guard credential.kind == .oauth2 else {
-            throw CLIError(
-                "\(key) is an OAuth 1.0a credential: its token is used only in a signature made for each request. Use authkit token header --provider \(account.provider) -X METHOD URL.",
-                status: .usage)
-        }
+        guard credential.kind == .oauth2 else { throw oauth1 }
         if credential.proofKey != nil, format != .json {
             // RFC 9449 §7.1: the token alone is refused without a proof made for the request.
             let hint =
