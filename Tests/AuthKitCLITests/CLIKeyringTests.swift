@@ -198,6 +198,15 @@ import Testing
                 "\(due.stdout)")
             #expect(due.stdout.contains("github (good): not due"), "\(due.stdout)")
             #expect(due.stderr.contains("1 of 2 credentials could not be refreshed"), "\(due.stderr)")
+            // The list shows the readable one and names the other (exit 65); status checks the one it can.
+            let listed = try await CLIProcess.run(["token", "list"], environment: environment)
+            #expect(
+                listed.status == 65 && listed.stdout.contains("github (good)")
+                    && listed.stderr.contains("github (bad): not listed:"), "\(listed)")
+            let status = try await CLIProcess.run(["token", "status"], environment: environment)
+            #expect(
+                status.status == 1 && status.stdout.contains("github (bad): not checked:")
+                    && status.stdout.contains("github (good): "), "\(status)")
         }
     }
 

@@ -104,6 +104,27 @@ struct Workspace {
         CredentialKey(providerID: provider, label: try label ?? defaultAccounts.labels()[provider])
     }
 
+    /// Every stored credential that can be read, each read on its own, and
+    /// the accounts whose item cannot be (not a credential: edited by hand,
+    /// written by a later version), with why. One such item failed the
+    /// whole `token list` or `token status`. A failure of the store itself
+    /// (a locked keyring, a database away) is thrown, as before.
+    func readableCredentials() async throws -> (credentials: [Credential], unreadable: [(CredentialKey, AuthKitError)])
+    {
+        var credentials = [Credential]()
+        var unreadable = [(CredentialKey, AuthKitError)]()
+        for key in try await store.accounts() {
+            do {
+                if let credential = try await store.credential(for: key) { credentials.append(credential) }
+            } catch let error as AuthKitError {
+                guard case .store(_, let reason) = error, reason.kind == .invalidContents else { throw error }
+                unreadable.append((key, error))
+            }
+        }
+        let order = { (credential: Credential) in (credential.providerID, credential.label ?? "") }
+        return (credentials.sorted { order($0) < order($1) }, unreadable)
+    }
+
     /// After `key` was deleted here (`token delete`, `token revoke`): if it
     /// was the account `token switch` chose, the provider's commands go back
     /// to its account without a label, rather than to one that is gone.

@@ -99,9 +99,10 @@ struct TokenList: WorkspaceCommand {
     }
 
     func run(in workspace: Workspace) async throws {
-        var credentials = try await workspace.store.allCredentials()
+        var (credentials, unreadable) = try await workspace.readableCredentials()
         if let provider {
             credentials = credentials.filter { $0.providerID == provider }
+            unreadable = unreadable.filter { $0.0.providerID == provider }
             // An id no provider file describes and nothing is stored under: a
             // typo, told with its suggestions (a stored id whose file has gone still lists).
             if credentials.isEmpty, workspace.catalog.entry(id: provider) == nil {
@@ -114,6 +115,21 @@ struct TokenList: WorkspaceCommand {
         }
         // On standard error, after the list (or in place of one).
         defer { if let note = notMoved(besides: credentials, in: workspace) { Console.err(note) } }
+        try list(credentials, provider: provider, in: workspace, isChosen: isChosen, nothingElse: unreadable.isEmpty)
+        guard unreadable.isEmpty else {
+            for (key, error) in unreadable {
+                Console.err("authkit: \(key): not listed: \(ErrorReport.message(for: error, flags: false))")
+            }
+            throw CLIError(
+                "\(unreadable.count) stored credential\(unreadable.count == 1 ? "" : "s") could not be read (see above); the others are listed.",
+                status: .badInput)
+        }
+    }
+
+    private func list(
+        _ credentials: [Credential], provider: String?, in workspace: Workspace, isChosen: (Credential) -> Bool,
+        nothingElse: Bool
+    ) throws {
         if json {
             guard !credentials.isEmpty else { return Console.out("[]") }
             try Console.json(
@@ -127,6 +143,7 @@ struct TokenList: WorkspaceCommand {
             return
         }
         if credentials.isEmpty {
+            guard nothingElse else { return }
             if let provider {
                 Console.err(
                     "No stored credentials for \(ShellWord.quoted(provider)). Sign in with: authkit authorize --provider \(ShellWord.quoted(provider))"

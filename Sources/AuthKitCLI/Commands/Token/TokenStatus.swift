@@ -33,8 +33,10 @@ struct TokenStatus: WorkspaceCommand {
     @OptionGroup var accounts: AccountFilterOptions
 
     func run(in workspace: Workspace) async throws {
-        let credentials = try await workspace.store.allCredentials().filter { accounts.matches($0.key) }
-        guard !credentials.isEmpty else {
+        let (readable, unreadable) = try await workspace.readableCredentials()
+        let credentials = readable.filter { accounts.matches($0.key) }
+        let unreadableHere = unreadable.filter { accounts.matches($0.0) }
+        guard !credentials.isEmpty || !unreadableHere.isEmpty else {
             guard let provider = accounts.provider else {
                 throw CLIError(
                     "No stored credentials. Sign in first: authkit authorize --provider ID", status: .failure)
@@ -50,7 +52,10 @@ struct TokenStatus: WorkspaceCommand {
                 "No stored credential for \(key). Sign in first: authkit authorize \(ShellWord.account(key))",
                 status: .failure)
         }
-        var failed = 0
+        var failed = unreadableHere.count
+        for (key, error) in unreadableHere {
+            Console.out("\(key): not checked: \(ErrorReport.message(for: error, flags: false))")
+        }
         for credential in credentials {
             let (valid, text) = await check(credential, in: workspace)
             if !valid { failed += 1 }
@@ -58,7 +63,7 @@ struct TokenStatus: WorkspaceCommand {
         }
         if failed > 0 {
             throw CLIError(
-                "\(failed) of \(credentials.count) credential\(credentials.count == 1 ? "" : "s") not valid.",
+                "\(failed) of \(credentials.count + unreadableHere.count) credential\(credentials.count + unreadableHere.count == 1 ? "" : "s") not valid.",
                 status: .failure)
         }
     }
