@@ -17,11 +17,10 @@ import AuthKit
 /// file's (in AuthKit's directory) and the keyring's (in the user's runtime
 /// directory, or AuthKit's where there is none): a refresh in another
 /// process, of either store, finishes first, or waits, and its renewal is
-/// what is moved. The
-/// credential is written to the destination and read back before the source
-/// lets go of it, so a failure at any step leaves it where it was (or, after
-/// the write, in both; the next `move` finds the same credential in both and
-/// only removes the source's).
+/// what is moved. The credential is written to the destination and read
+/// back before the source lets go of it, so a failure at any step leaves it
+/// where it was (or, after the write, in both; the next `move` finds the
+/// same credential in both and only removes the source's).
 struct TokenMove: WorkspaceCommand {
     static let configuration = CommandConfiguration(
         commandName: "move",
