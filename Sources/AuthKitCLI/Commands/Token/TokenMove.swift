@@ -100,7 +100,6 @@ struct TokenMove: WorkspaceCommand {
             }
             throw CLIError("No credential for \(named) in either store; nothing was moved.", status: .usage)
         }
-        let defaults = (try? workspace.defaultAccounts.labels()) ?? [:]
         var moved = 0
         var failed = 0
         // Every account is tried: one that cannot move (a sign-in under way,
@@ -113,7 +112,7 @@ struct TokenMove: WorkspaceCommand {
                     Console.say("Moved \(key) to \(destination.location).")
                 case .conflict(let kept):
                     failed += 1
-                    Console.err(conflictMessage(key, kept: kept, in: destination, defaults: defaults))
+                    Console.err(conflictMessage(key, kept: kept, in: destination))
                 case .gone:
                     Console.err("authkit: note: \(key) was removed from \(source.location) meanwhile; not moved.")
                 }
@@ -134,7 +133,7 @@ struct TokenMove: WorkspaceCommand {
     /// it (the account without a label named `--label ''` where `token
     /// switch` chose another: ``ShellWord/account(_:)``).
     private func conflictMessage(
-        _ key: CredentialKey, kept: Credential, in destination: any CommandStore, defaults: [String: String]
+        _ key: CredentialKey, kept: Credential, in destination: any CommandStore
     ) -> String {
         let account = ShellWord.account(key)
         return "authkit: \(key): \(destination.location) already holds another credential for this account "
