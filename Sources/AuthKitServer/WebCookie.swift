@@ -32,48 +32,38 @@ public struct WebCookie: Sendable, Hashable {
     }
 
     /// The value of the cookie `name` in a request's `Cookie` fields, read
-    /// as RFC 6265 §5.4 sends them: pairs split at `;`, only spaces and tabs
+    /// as RFC 6265 §5.4 sends them: bytes split at `;`, only spaces and tabs
     /// trimmed, names compared byte for byte. Use it, not a framework's
     /// cookie parser, for the cookies ``WebSignIn`` reads.
     ///
-    /// `nil` when the name is there twice, or when another cookie's name
-    /// becomes it once Unicode spaces are trimmed or case is folded. A
-    /// framework that trims `Character.isWhitespace` (Hummingbird, Vapor)
-    /// read `\u{2000}__Host-authkit_signin` as `__Host-authkit_signin`;
+    /// A framework that trims `Character.isWhitespace` from names (Hummingbird,
+    /// Vapor) read `\u{2000}__Host-authkit_signin` as `__Host-authkit_signin`;
     /// to the browser it is another name, without the prefix, so a sibling
     /// subdomain or a plain-http answer could set it, and plant a binding
-    /// (login CSRF) or a session.
+    /// (login CSRF) or a session. Here such a name is another cookie, and
+    /// ignored (voiding ours for it would let the same attacker sign the
+    /// user out for good). `nil` when the exact name is there twice: which
+    /// one the browser meant cannot be told. Bytes, not characters: a value
+    /// ending in a "prepend" code point (U+0600) joins the `;` after it into
+    /// one character, and hid the next cookie.
     public static func value(named name: String, inCookieFields fields: [String]) -> String? {
-        // Spaces, controls and invisible format characters (U+200B…) at
-        // either end, and case: what a lenient parser or a reader may not see.
-        func invisible(_ character: Character) -> Bool {
-            character.isWhitespace
-                || character.unicodeScalars.allSatisfy {
-                    [.control, .format].contains($0.properties.generalCategory)
-                }
+        let wanted = Array(name.utf8)
+        let semicolon = UInt8(ascii: ";")
+        let equals = UInt8(ascii: "=")
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+            var bytes = bytes.drop(while: isBlank)
+            while let last = bytes.last, isBlank(last) { bytes = bytes.dropLast() }
+            return bytes
         }
-        func folded(_ text: Substring) -> String {
-            var text = text.drop(while: invisible)
-            while let last = text.last, invisible(last) { text = text.dropLast() }
-            return text.lowercased()
-        }
-        let foldedName = folded(Substring(name))
         var found: String?
         var seen = 0
         for field in fields {
-            for pair in field.split(separator: ";", omittingEmptySubsequences: true) {
-                let trimmed = pair.drop { $0 == " " || $0 == "\t" }
-                let parts = trimmed.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                var cookieName = parts[0][...]
-                while let last = cookieName.last, last == " " || last == "\t" { cookieName = cookieName.dropLast() }
-                if cookieName.utf8.elementsEqual(name.utf8) {
-                    seen += 1
-                    var value = parts.count > 1 ? parts[1][...] : ""
-                    while let last = value.last, last == " " || last == "\t" { value = value.dropLast() }
-                    found = String(value)
-                } else if folded(cookieName) == foldedName {
-                    return nil
-                }
+            for pair in Array(field.utf8).split(separator: semicolon) {
+                let parts = pair.split(separator: equals, maxSplits: 1, omittingEmptySubsequences: false)
+                guard trimmed(parts[0]).elementsEqual(wanted) else { continue }
+                seen += 1
+                found = String(decoding: parts.count > 1 ? trimmed(parts[1]) : [], as: UTF8.self)
             }
         }
         return seen == 1 ? found : nil

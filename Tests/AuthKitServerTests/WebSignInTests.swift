@@ -241,22 +241,27 @@ import Testing
     /// reads only that: a cookie planted without the prefix (by a sibling
     /// subdomain, or a plain-http answer), sent first, binds nothing.
     /// A request's cookie, read as the browser sent it: a name byte for
-    /// byte, once; one that another name becomes with Unicode spaces,
-    /// invisible characters or case folded away is a planted lookalike.
-    @Test func aCookieIsReadByItsExactNameAndALookalikeVoidsIt() {
+    /// byte; one that becomes it with Unicode spaces, invisible characters or
+    /// case folded away is another cookie (ignored, not taken); the exact
+    /// name twice is none.
+    @Test func aCookieIsReadByItsExactNameAndALookalikeIsAnother() {
         let name = "__Host-authkit_signin"
         #expect(WebCookie.value(named: name, inCookieFields: ["a=1; __Host-authkit_signin=B ; c=3"]) == "B")
         #expect(WebCookie.value(named: name, inCookieFields: ["a=1", "__Host-authkit_signin=B"]) == "B")
-        #expect(WebCookie.value(named: name, inCookieFields: ["a=1"]) == nil)
-        for planted in [
+        #expect(WebCookie.value(named: name, inCookieFields: ["a=1; foo; ;"]) == nil)
+        for lookalike in [
             "\u{2000}__Host-authkit_signin=X; __Host-authkit_signin=B",
             "__Host-authkit_signin=B; \u{A0}__Host-authkit_signin=X",
             "\u{200B}__Host-authkit_signin=X; __Host-authkit_signin=B",
             "__host-authkit_signin=X; __Host-authkit_signin=B",
-            "__Host-authkit_signin=X; __Host-authkit_signin=B",
+            // A value ending in U+0600 joins the next `;` into one Character.
+            "other=x\u{600}; __Host-authkit_signin=B",
         ] {
-            #expect(WebCookie.value(named: name, inCookieFields: [planted]) == nil, "\(planted)")
+            #expect(WebCookie.value(named: name, inCookieFields: [lookalike]) == "B", "\(lookalike)")
         }
+        #expect(WebCookie.value(named: name, inCookieFields: ["\u{2000}__Host-authkit_signin=X"]) == nil)
+        #expect(
+            WebCookie.value(named: name, inCookieFields: ["__Host-authkit_signin=X; __Host-authkit_signin=B"]) == nil)
     }
 
     @Test func onAnHTTPSSiteCookiesAreHostPrefixedAndAPlantedOneIsIgnored() async throws {

@@ -111,6 +111,8 @@ struct Workspace {
     /// (a locked keyring, a database away) is thrown, as before.
     func readableCredentials() async throws -> (credentials: [Credential], unreadable: [(CredentialKey, AuthKitError)])
     {
+        // One file, read whole and in its order: it cannot fail one account at a time.
+        if store is FileCredentialStore { return (try await store.allCredentials(), []) }
         var credentials = [Credential]()
         var unreadable = [(CredentialKey, AuthKitError)]()
         for key in try await store.accounts() {
@@ -381,7 +383,9 @@ struct Workspace {
     /// and "sign in first" would make a second account of the typo. Nil
     /// when it holds none.
     func otherAccounts(than key: CredentialKey) async -> String? {
-        let others = ((try? await store.allCredentials()) ?? []).map(\.key).filter {
+        // The accounts' keys only: one unreadable item (of any provider)
+        // made allCredentials throw, and the hint was silently skipped.
+        let others = ((try? await store.accounts()) ?? []).filter {
             $0.providerID == key.providerID && $0 != key
         }
         guard !others.isEmpty else { return nil }

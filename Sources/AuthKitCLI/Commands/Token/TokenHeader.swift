@@ -84,7 +84,7 @@ struct TokenHeader: WorkspaceCommand {
         }
         // Said before the client is looked for (its "no client id" came
         // first, and this only once one was configured).
-        if url == nil, try await workspace.store.credential(for: key)?.kind == .oauth1 {
+        if url == nil, (try? await workspace.store.credential(for: key))?.kind == .oauth1 {
             throw CLIError(Self.oauth1NeedsARequest(account.provider))
         }
         let source = try await workspace.source(key, explicit: client.settings())

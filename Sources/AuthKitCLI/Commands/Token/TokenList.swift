@@ -105,7 +105,7 @@ struct TokenList: WorkspaceCommand {
             unreadable = unreadable.filter { $0.0.providerID == provider }
             // An id no provider file describes and nothing is stored under: a
             // typo, told with its suggestions (a stored id whose file has gone still lists).
-            if credentials.isEmpty, workspace.catalog.entry(id: provider) == nil {
+            if credentials.isEmpty, unreadable.isEmpty, workspace.catalog.entry(id: provider) == nil {
                 _ = try workspace.descriptor(provider)
             }
         }
@@ -114,7 +114,11 @@ struct TokenList: WorkspaceCommand {
             credential.label != nil && chosen[credential.providerID] == credential.label
         }
         // On standard error, after the list (or in place of one).
-        defer { if let note = notMoved(besides: credentials, in: workspace) { Console.err(note) } }
+        defer {
+            if let note = notMoved(besides: credentials.map(\.key) + unreadable.map(\.0), in: workspace) {
+                Console.err(note)
+            }
+        }
         try list(credentials, provider: provider, in: workspace, isChosen: isChosen, nothingElse: unreadable.isEmpty)
         guard unreadable.isEmpty else {
             for (key, error) in unreadable {
@@ -196,11 +200,11 @@ struct TokenList: WorkspaceCommand {
     /// and the keyring does not (signed in before the keyring was chosen),
     /// said with the command that carries them over: the list alone showed
     /// them as gone.
-    private func notMoved(besides credentials: [Credential], in workspace: Workspace) -> String? {
+    private func notMoved(besides listed: [CredentialKey], in workspace: Workspace) -> String? {
         guard workspace.sandbox == nil, !(workspace.store is FileCredentialStore) else { return nil }
         let file = FileCredentialStore(environment: workspace.environment)
         guard let inFile = try? file.unlockedSnapshot() else { return nil }
-        let listed = Set(credentials.map(\.key))
+        let listed = Set(listed)
         let left = inFile.filter { (provider == nil || $0.providerID == provider) && !listed.contains($0.key) }
         guard !left.isEmpty else { return nil }
         let names = left.prefix(3).map { "\($0.key)" }.joined(separator: ", ") + (left.count > 3 ? ", …" : "")

@@ -43,7 +43,8 @@ struct TokenPrint: WorkspaceCommand {
         let oauth1 = CLIError(
             "\(key) is an OAuth 1.0a credential: its token is used only in a signature made for each request. Use authkit token header --provider \(account.provider) -X METHOD URL.",
             status: .usage)
-        if try await workspace.store.credential(for: key)?.kind == .oauth1 { throw oauth1 }
+        // (A store that cannot be read is said by the source, after the provider id is checked.)
+        if (try? await workspace.store.credential(for: key))?.kind == .oauth1 { throw oauth1 }
         let source = try await workspace.source(key, explicit: client.settings())
         let credential = try await source.current()
         guard credential.kind == .oauth2 else { throw oauth1 }

@@ -79,9 +79,11 @@ struct TokenSetupGit: WorkspaceCommand {
         }
         // The account first: a mistyped --label replaced a working helper
         // with one that finds nothing, and its advice made an account of the typo.
+        // Only a --label given: without one, git may pick among labelled
+        // accounts by the URL's user name (https://bob@github.com/…).
         let key = try workspace.key(account)
         let stored = try await workspace.store.credential(for: key)
-        if stored == nil, let others = await workspace.otherAccounts(than: key) {
+        if stored == nil, account.label != nil, let others = await workspace.otherAccounts(than: key) {
             throw CLIError.nothingStored(key, so: "git's configuration was left as it was", others: others)
         }
         let helper = "!" + (try helperCommand(descriptor.id, in: workspace))
