@@ -45,11 +45,12 @@ import Testing
     }
 
     /// `git credential fill` for `protocol://host`, as git asks before a clone.
-    static func fill(_ scheme: String, _ host: String, environment: [String: String]) async throws
-        -> ChildProcess.Outcome
+    static func fill(_ scheme: String, _ host: String, user: String? = nil, environment: [String: String])
+        async throws -> ChildProcess.Outcome
     {
         try await ChildProcess.run(
-            git, ["credential", "fill"], environment: environment, input: "protocol=\(scheme)\nhost=\(host)\n\n")
+            git, ["credential", "fill"], environment: environment,
+            input: "protocol=\(scheme)\nhost=\(host)\n" + (user.map { "username=\($0)\n" } ?? "") + "\n")
     }
 
     @Test(.enabled(if: hasGit))
@@ -286,6 +287,32 @@ import Testing
         }
         #expect(try await ask("alice", label: "work").isEmpty)
         #expect(try await ask("bob", label: "work").contains("password=bob-token"))
+    }
+
+    /// `setup-git` without `--label` where the provider holds only labelled
+    /// accounts sets git up all the same: git then picks among them by the
+    /// URL's user name (`https://work@…`). Only a `--label` given that names
+    /// nothing stored is refused (a typo), git's configuration left alone.
+    @Test(.enabled(if: hasGit))
+    func setupGitWithoutALabelServesLabelledAccounts() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let store = FileCredentialStore(environment: environment)
+        for credential in try await store.allCredentials() { try await store.remove(credential.key) }
+        try await store.save(
+            Credential(
+                providerID: "gitbox", label: "work", accessToken: "work-token",
+                expiresAt: Date(timeIntervalSinceNow: 3600), scopes: ["write_repository"]))
+        let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(setup.status == 0, "\(setup)")
+        let asked = try await Self.fill("https", "git.example.test", user: "work", environment: environment)
+        #expect(asked.standardOutput.contains("password=work-token\n"), "\(asked)")
+        let typo = try await CLIProcess.run(
+            ["token", "setup-git", "--provider", "gitbox", "--label", "wrok"], environment: environment)
+        #expect(typo.status == 64 && typo.stderr.contains("git's configuration was left as it was"), "\(typo)")
     }
 
     /// A credential granted none of the scopes git needs is given (the host
