@@ -34,7 +34,10 @@ struct WebExample: AsyncParsableCommand {
     var provider: [String] = []
     @Option(help: "Sign in to a running `authkit sandbox` at this URL instead of the real provider.") var sandbox:
         String?
-    @Option(help: "PostgreSQL for every store (postgres://user@host:port/db); the keys are read from AUTHKIT_WEB_KEYS.")
+    @Option(
+        help:
+            "PostgreSQL for every store (postgres://user@host:port/db); the password from PGPASSWORD, the keys from AUTHKIT_WEB_KEYS."
+    )
     var databaseURL: String?
     @Flag(help: "Print a new encryption key for AUTHKIT_WEB_KEYS and exit.") var newKey = false
     @Option(
@@ -57,7 +60,7 @@ struct WebExample: AsyncParsableCommand {
         case "curl": http = nil
         default: throw ValidationError("--transport takes ahc or curl, not '\(transport)'.")
         }
-        let publicURL = URL(string: self.publicURL ?? "http://127.0.0.1:\(port)")!
+        let publicURL = try Self.publicURL(self.publicURL ?? "http://127.0.0.1:\(port)")
         let logger = Logger(label: "authkit-web-example")
 
         // 1. A client per provider: the bundled descriptor (or your override),
@@ -149,13 +152,42 @@ struct WebExample: AsyncParsableCommand {
         return json(answer, status: .ok)
     }
 
+    /// `--public-url`: an origin, http(s) with a host and nothing after it.
+    /// The redirect URIs are made from it and the routes are served at the
+    /// root (a path would name callbacks this app does not answer), and a
+    /// plain-http site off loopback gets `Secure` cookies its browsers drop:
+    /// every sign-in would fail at its callback, so it is refused here.
+    static func publicURL(_ text: String) throws -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
+            let host = url.host, !host.isEmpty, url.user == nil, url.query == nil, url.fragment == nil,
+            url.path.isEmpty || url.path == "/"
+        else {
+            throw ValidationError("--public-url takes an origin, as https://app.example or http://127.0.0.1:8080.")
+        }
+        guard scheme == "https" || ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) else {
+            throw ValidationError(
+                "--public-url \(text): plain http only on this machine (127.0.0.1, [::1], localhost): browsers drop the sign-in's Secure cookies elsewhere. Serve the app over https."
+            )
+        }
+        return url
+    }
+
+    /// `--database-url`, and the password from `PGPASSWORD` (as psql reads
+    /// it): one on the command line is shown to every user of the machine
+    /// by `ps`, so it is refused there.
     static func postgresClient(_ text: String, logger: Logger) throws -> (PostgresClient, String) {
         guard let url = URL(string: text), ["postgres", "postgresql"].contains(url.scheme), let host = url.host else {
-            throw ValidationError("--database-url takes postgres://user[:password]@host[:port]/database.")
+            throw ValidationError("--database-url takes postgres://user@host[:port]/database.")
+        }
+        guard url.password == nil else {
+            throw ValidationError(
+                "--database-url: leave the password out (every user of this machine can read a command line); set PGPASSWORD instead."
+            )
         }
         let database = String(url.path.dropFirst())
         let configuration = PostgresClient.Configuration(
-            host: host, port: url.port ?? 5432, username: url.user ?? "postgres", password: url.password,
+            host: host, port: url.port ?? 5432, username: url.user ?? "postgres",
+            password: ProcessInfo.processInfo.environment["PGPASSWORD"],
             database: database.isEmpty ? nil : database,
             tls: host == "127.0.0.1" || host == "localhost" ? .disable : .require(.makeClientConfiguration()))
         return (
