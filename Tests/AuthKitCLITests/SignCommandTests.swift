@@ -71,6 +71,14 @@ import Testing
                 odd.status == 64 && odd.stderr.contains("--consumer-key is") && !odd.stderr.contains("\u{1B}")
                     && odd.stdout.isEmpty, "\(odd.stderr)")
         }
+        // An empty nonce is no nonce (RFC 5849 §3.3): it was signed into the header.
+        for nonce in ["", "n\u{7}"] {
+            let odd = try await CLIProcess.run(
+                ["sign", "https://x.example/", "--nonce", nonce] + keys, environment: [:])
+            #expect(
+                odd.status == 64 && odd.stderr.contains("--nonce is") && !odd.stderr.contains("\u{7}")
+                    && odd.stdout.isEmpty, "\(odd.stderr)")
+        }
         let unencoded = try await CLIProcess.run(
             ["sign", "https://x.example/", "-d", "@" + file.path] + fixed, environment: [:])
         #expect(unencoded.status == 64 && unencoded.stderr.contains("contains a space"), "\(unencoded.stderr)")

@@ -7,6 +7,19 @@ import Testing
 
 /// `authkit token list` and `token show` as a newcomer reads them.
 @Suite(.serialized) struct TokenCommandTests: CLIFixture {
+    /// `token userinfo` for a provider whose descriptor names no UserInfo
+    /// endpoint says that first: it asked for a client id (and a sign-in)
+    /// that could never have helped.
+    @Test func userInfoForAProviderWithoutItSaysSoFirst() async throws {
+        let home = try self.home()
+        let result = try await CLIProcess.run(
+            ["token", "userinfo", "--provider", "github"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            result.status == 1 && result.stderr.contains("names no UserInfo endpoint (openid.userInfo)")
+                && !result.stderr.contains("CLIENT_ID") && !result.stderr.contains("authorize"),
+            "\(result.status) \(result.stderr)")
+    }
+
     @Test func tokenListAlignsPrintsEmptyJSONAndCreatesNothing() async throws {
         let home = TemporaryDirectory.url("authkit-newcomer-empty")
         let empty = try await CLIProcess.run(["token", "list", "--json"], environment: ["AUTHKIT_HOME": home.path])

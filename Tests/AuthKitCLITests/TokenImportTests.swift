@@ -102,6 +102,19 @@ import Testing
             ["token", "import", "--provider", "github", "--label", "x", "--scope", "repo user"],
             environment: environment, launcher: CLIKeyringTests.importing(""))
         #expect(spaced.status == 64 && spaced.stderr.contains("--scope takes one scope"), "\(spaced.stderr)")
+        // A negative lifetime is said as that (it was "Missing value": a flag, to the parser).
+        for value in ["-5", "0"] {
+            let odd = try await CLIProcess.run(
+                ["token", "import", "--provider", "github", "--label", "y", "--expires-in", value],
+                environment: environment, launcher: CLIKeyringTests.importing(""))
+            #expect(
+                odd.status == 64
+                    && odd.stderr.contains("--expires-in takes a positive number of seconds, not \(value)"),
+                "\(odd.stderr)")
+        }
+        #expect(
+            try await FileCredentialStore(environment: environment).credential(
+                for: CredentialKey(providerID: "github", label: "y")) == nil)
     }
 
     @Test func aSignInNamesTheAccountInListAndShow() async throws {

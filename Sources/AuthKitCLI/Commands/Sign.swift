@@ -70,6 +70,14 @@ struct Sign: AsyncParsableCommand {
             )
         }
         if let method, let problem = TypedMethod.problem(method) { throw ValidationError(problem) }
+        // RFC 5849 §3.3: the nonce tells this request from a replay; an
+        // empty one is none (the provider refuses it, or takes the next
+        // request with it for a replay).
+        if let nonce, nonce.isEmpty || nonce.unicodeScalars.contains(where: { $0.isTerminalControl }) {
+            throw ValidationError(
+                "--nonce is \(nonce.isEmpty ? "empty" : "holding a control character"); give a random string unique to this request, or leave it out for 32 random hex digits."
+            )
+        }
         if let timestamp, UInt64(timestamp) == nil {
             throw ValidationError("--timestamp takes whole seconds since 1970, e.g. 1318622958.")
         }

@@ -31,14 +31,19 @@ struct TokenImport: WorkspaceCommand {
     @OptionGroup var account: AccountOptions
     @Option(help: ArgumentHelp("A scope the token carries (repeatable), as recorded.", valueName: "scope"))
     var scope: [String] = []
-    @Option(help: ArgumentHelp("Seconds until the token expires, if known.", valueName: "seconds"))
+    // Taken whatever it starts with: `--expires-in -5` was "Missing value"
+    // (a flag, to the parser), not what is wrong with it.
+    @Option(
+        parsing: .unconditional, help: ArgumentHelp("Seconds until the token expires, if known.", valueName: "seconds"))
     var expiresIn: Int?
 
     func validate() throws {
         try account.checkNewLabel()
         // As authorize takes them: `--scope repo,read:org` is two scopes.
         try Authorize.checkScopes(Authorize.scopes(scope))
-        if let expiresIn, expiresIn <= 0 { throw ValidationError("--expires-in takes a positive number of seconds.") }
+        if let expiresIn, expiresIn <= 0 {
+            throw ValidationError("--expires-in takes a positive number of seconds, not \(expiresIn).")
+        }
     }
 
     func run(in workspace: Workspace) async throws {

@@ -33,6 +33,13 @@ struct TokenUserInfo: WorkspaceCommand {
 
     func run(in workspace: Workspace) async throws {
         let key = try workspace.key(account)
+        // A provider without a UserInfo endpoint is said first: no client
+        // id, credential or refresh could make one (it asked for a client id).
+        if let descriptor = try? workspace.descriptor(key.providerID), descriptor.protocol == .oauth2,
+            descriptor.openID?.userInfoURL == nil
+        {
+            throw AuthKitError.notSupported(providerID: descriptor.id, .userInfo)
+        }
         let source = try await workspace.source(key, explicit: client.settings())
         // UserInfo is asked as the client (its descriptor's endpoints and
         // origins): an OAuth 2.0 token without one says what is missing.
