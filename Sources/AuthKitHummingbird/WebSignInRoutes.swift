@@ -92,6 +92,11 @@ extension WebSignIn {
                 return Self.errorPage(
                     "This service is unavailable for a moment; try again shortly.", status: Self.status(of: error))
             }
+            // The app's own configuration: for its operator's log, not the visitor.
+            if case .misuse = error {
+                logger.error("Sign-in route: \(error)")
+                return Self.errorPage("This service cannot sign anyone in: see its log.", status: 500)
+            }
             return Self.errorPage(error.description, status: Self.status(of: error))
         }
     }

@@ -112,6 +112,27 @@ public final class WebSignIn: Sendable {
         return !["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
     }
 
+    /// Why no sign-in can finish at `publicURL`, if none can: it is not an
+    /// http(s) URL with a host, or it is plain http on a host other than
+    /// this machine, where the cookies are `Secure` and browsers drop a
+    /// `Secure` cookie set over http (RFC 6265bis §5.7): every callback
+    /// would be refused for want of its binding cookie. Said at the first
+    /// sign-in rather than at `init` (which does not throw). A path is
+    /// allowed: a proxy may serve the app under one and strip it.
+    static func publicURLProblem(_ publicURL: URL) -> String? {
+        guard let scheme = publicURL.scheme, scheme == "http" || scheme == "https", let host = publicURL.host,
+            !host.isEmpty
+        else {
+            return
+                "\(publicURL.absoluteString) is not an http(s) address with a host; give the address users reach the app at, as https://app.example"
+        }
+        guard scheme == "https" || !cookiesAreSecure(at: publicURL) else {
+            return
+                "\(publicURL.absoluteString) is plain http on a host other than this machine: browsers drop the sign-in's Secure cookies there, so no sign-in could finish. Serve the app over https (or use 127.0.0.1, [::1] or localhost for development)"
+        }
+        return nil
+    }
+
     /// `__Host-` before the name, in place of a `__Secure-` it had:
     /// `__Secure-` still lets a sibling subdomain set the cookie (with
     /// `Domain=` the parent, and a longer `Path`, so that it is sent first).
@@ -144,6 +165,9 @@ public final class WebSignIn: Sendable {
     /// - Throws: ``WebSignInError`` (unknown provider, a return path that is
     ///   not a path on this site), the client's errors, the store's.
     public func start(providerID: String, returnTo: String?, bindingCookie: String? = nil) async throws -> Started {
+        if let problem = Self.publicURLProblem(configuration.publicURL) {
+            throw AuthKitError.misuse(.invalidParameter(name: "configuration.publicURL", problem))
+        }
         guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
         guard let path = ReturnPath.checked(returnTo) else { throw WebSignInError.invalidReturnPath }
         let (url, pending) = try await client.startAuthorization(redirectURI: redirectURI(for: providerID))

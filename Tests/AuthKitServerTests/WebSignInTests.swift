@@ -513,6 +513,44 @@ import Testing
         func take(id: String, now: Date) async throws -> SignInAttempt? { nil }
     }
 
+    /// A public URL no sign-in can finish at is refused at the start (it
+    /// was a 302 to the provider, and every callback then failed for want of
+    /// a binding cookie the browser had dropped): plain http off this
+    /// machine gets `Secure` cookies over http. The page names nothing of
+    /// the configuration; a path (a proxy that strips it) is allowed.
+    @Test func aPublicURLNoSignInCanFinishAtIsRefusedAtTheStart() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        for (text, refused) in [
+            ("http://app.example", true), ("http://192.168.1.5:8080", true), ("https://app.example/base", false),
+            ("http://localhost:8080", false), ("http://[::1]:8080", false),
+        ] {
+            let (app, web) = try Self.app(sandbox, publicURL: URL(string: text)!)
+            var misuse = false
+            do {
+                _ = try await web.start(providerID: "google", returnTo: "/")
+            } catch AuthKitError.misuse(.invalidParameter(name: "configuration.publicURL", _)) {
+                misuse = true
+            }
+            #expect(misuse == refused, "\(text)")
+            try await app.test(.router) { client in
+                let started = try await client.execute(uri: "/auth/google", method: .get)
+                if refused {
+                    let page = String(buffer: started.body)
+                    #expect(
+                        started.status == .internalServerError && !page.contains("app.example")
+                            && !page.contains("192.168"), "\(text): \(page)")
+                    #expect(started.headers[.setCookie] == nil)
+                } else {
+                    #expect(started.status == .found, "\(text)")
+                }
+            }
+        }
+        #expect(WebSignIn.publicURLProblem(URL(string: "http://app.example")!)?.contains("plain http") == true)
+        #expect(WebSignIn.publicURLProblem(URL(string: "ftp://app.example")!) != nil)
+        #expect(WebSignIn.publicURLProblem(URL(string: "https://app.example")!) == nil)
+    }
+
     /// A store's error is for the operator: the page says the service is
     /// unavailable (503), never the database's address or its refusal.
     @Test func aStoresErrorPageNamesNoDatabase() async throws {
