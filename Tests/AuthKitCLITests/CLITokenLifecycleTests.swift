@@ -675,8 +675,10 @@ import Testing
                     Credential(
                         providerID: "local", label: "valid", accessToken: "new-access-token-1111",
                         expiresAt: Date().addingTimeInterval(3600)))
-                // As a volume is mounted: without the lock file a save leaves behind.
+                // As a volume is mounted: without the lock file a save leaves behind,
+                // and the file readable by others, as a secret mounted in CI often is.
                 try FileManager.default.removeItem(atPath: disk.appendingPathComponent("credentials.json.lock").path)
+                chmod(disk.appendingPathComponent("credentials.json").path, 0o644)
                 let remount = try await CLIProcess.run(
                     ["-o", "remount,ro", disk.path], environment: [:], launcher: ["/bin/mount"], bareLauncher: true)
                 try #require(remount.status == 0, "remount: \(remount.stderr)")
@@ -684,6 +686,8 @@ import Testing
                 let environment = env(disk)
                 let list = try await CLIProcess.run(["token", "list"], environment: environment)
                 #expect(list.status == 0 && list.stdout.contains("local (valid)"), "\(list.status): \(list.stderr)")
+                // Warned about as on a writable disk (the read-only path skipped the check).
+                #expect(list.stderr.contains("is accessible by other users (mode 644)"), "\(list.stderr)")
                 let field = try await CLIProcess.run(
                     ["token", "show", "--provider", "local", "--label", "valid", "--field", "access_token"],
                     environment: environment)

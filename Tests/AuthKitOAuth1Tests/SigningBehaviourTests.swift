@@ -167,8 +167,19 @@ import Testing
         }
     }
 
-    @Test func signerDescriptionHidesTheSecret() {
+    @Test func signerDescriptionHidesTheSecret() throws {
         #expect(!String(describing: Self.signer).contains("j49sk3j29djd"))
+        // Dumped too, and the client holding it: the stored secret showed.
+        let client = try OAuth1Client(
+            descriptor: ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "twitter"),
+            settings: ClientSettings(clientID: "visible-key", clientSecret: "CONSUMER-secret-0123"))
+        for value in [Self.signer, client.signer, client] as [Any] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            for shown in ["\(value)", String(reflecting: value), dumped] {
+                #expect(!shown.contains("j49sk3j29djd") && !shown.contains("CONSUMER-secret"), "\(shown)")
+            }
+        }
     }
 }
 

@@ -271,6 +271,24 @@ import Testing
         }
     }
 
+    /// Settings, a client and a credential source hold the client secret:
+    /// printed, debug-printed or dumped (a `print(settings)` while debugging
+    /// a sign-in), it does not show. Their default forms showed it.
+    @Test func aClientAndItsSettingsPrintNoSecret() throws {
+        let settings = ClientSettings(clientID: "visible-client-id", clientSecret: "CLIENT-secret-0123456789")
+        let client = try OAuth2Client(
+            descriptor: ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
+            settings: settings)
+        let source = CredentialSource(authenticator: client, store: InMemoryCredentialStore(), key: credential.key)
+        for value in [settings, client, source] as [Any] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            for shown in ["\(value)", String(reflecting: value), dumped] {
+                #expect(!shown.contains("CLIENT-secret") && shown.contains("visible-client-id"), "\(shown)")
+            }
+        }
+    }
+
     @Test func roundTripsThroughJSON() throws {
         let decoded = try JSONDecoder.credentials.decode(
             Credential.self, from: JSONEncoder.credentials.encode(credential))

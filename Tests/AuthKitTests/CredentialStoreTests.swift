@@ -18,6 +18,28 @@ import Testing
         Credential(providerID: provider, label: label, accessToken: token, obtainedAt: fixedNow)
     }
 
+    /// A refresh that finds the store lock held (a process stopped while
+    /// holding it) waits as a task: cancelled, it ends at once. Its check
+    /// that the store can be written waited with the thread blocked, until
+    /// the lock's timeout, then said "busy" (each such refresh held one of
+    /// the pool's threads, a thread per core, for that long).
+    @Test func aRefreshWaitingForTheStoreLockEndsWhenCancelled() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        var store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        store.lockTimeout = .seconds(5)
+        try await store.save(credential("qiita"))
+        let held = open(store.fileURL.path + ".lock", O_RDWR | O_CLOEXEC)
+        #expect(held >= 0 && flock(held, LOCK_EX) == 0)
+        defer { close(held) }
+        let waiting = Task { [store] in
+            try await store.withRefreshLock(for: CredentialKey(providerID: "qiita"), timeout: .seconds(5)) {}
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        waiting.cancel()
+        await #expect(throws: AuthKitError.cancelled) { try await waiting.value }
+    }
+
     /// Only a store that is not there reads as empty. One that cannot be
     /// reached (a directory that cannot be searched, as after `sudo
     /// authkit`; here, a link looping on itself) read as "nothing stored",
@@ -141,7 +163,7 @@ import Testing
         )
         #expect(await refusal { try await store.save(credential("github")) } != nil)
         #expect(await refusal { _ = try await store.remove(CredentialKey(providerID: "qiita")) } != nil)
-        #expect(await refusal { try store.checkWritable() } != nil)
+        #expect(await refusal { try await store.checkWritable() } != nil)
         #expect(try Data(contentsOf: store.fileURL) == saved, "a refused store is never rewritten")
         chmod(store.fileURL.path, 0o600)
         #expect(try await store.allCredentials().map(\.accessToken) == ["mine"])
@@ -155,17 +177,17 @@ import Testing
             await refusal { _ = try await store.allCredentials() }?.hasPrefix(
                 "every user can write to its directory \(home.path) (mode 1777)") == true,
             "a sticky directory is no defence for the store's own directory")
-        #expect(await refusal { try store.checkWritable() } != nil)
+        #expect(await refusal { try await store.checkWritable() } != nil)
 
         // No store yet: a sign-in is refused before it starts rather than
         // saving where others could replace the result.
         chmod(home.path, 0o777)
         try FileManager.default.removeItem(at: store.fileURL)
         #expect(
-            await refusal { try store.checkWritable() }?.contains(
+            await refusal { try await store.checkWritable() }?.contains(
                 "nothing is saved there. Run: chmod go-w '\(home.path)'") == true)
         chmod(home.path, 0o700)
-        try store.checkWritable()
+        try await store.checkWritable()
 
         if geteuid() == 0 { // only root can give a file away
             try await store.save(credential("qiita", token: "mine"))
@@ -195,10 +217,10 @@ import Testing
                 && reason.detail.hasPrefix("every user can write to its directory \(outer.path) (mode 0777)")
         }
         // Checked before a sign-in too, with or without a file yet.
-        #expect(throws: AuthKitError.self) { try store.checkWritable() }
+        await #expect(throws: AuthKitError.self) { try await store.checkWritable() }
         chmod(outer.path, 0o1777)
         #expect(try await store.allCredentials().map(\.accessToken) == ["mine"])
-        try store.checkWritable()
+        try await store.checkWritable()
         chmod(outer.path, 0o755)
         if geteuid() == 0 {
             #expect(chown(outer.path, 4242, gid_t.max) == 0)

@@ -144,3 +144,25 @@ public struct ClientSettings: Codable, Sendable, Hashable {
 extension Dictionary {
     fileprivate var nilIfEmpty: Self? { isEmpty ? nil : self }
 }
+
+/// Printed, logged or dumped, settings name the client and mask its secret
+/// (it came from the environment or config.json, and a `print(settings)`
+/// while debugging a sign-in put it in a terminal's scrollback or a log).
+extension ClientSettings: CustomStringConvertible, CustomReflectable {
+    public var description: String {
+        var parts = ["client id: \(clientID ?? "none")"]
+        if clientSecret != nil { parts.append("client secret: ••••") }
+        if let privateKeyFile { parts.append("private key file: \(privateKeyFile)") }
+        if let redirectURI { parts.append("redirect URI: \(redirectURI)") }
+        if let placeholders, !placeholders.isEmpty {
+            parts.append(
+                "placeholders: "
+                    + placeholders.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(
+                        separator: " "))
+        }
+        if let scopes { parts.append("scopes: \(scopes.joined(separator: " "))") }
+        return "ClientSettings(" + parts.joined(separator: ", ") + ")"
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -183,8 +183,10 @@ public struct CredentialSource: Sendable {
     package static func remove(
         _ key: CredentialKey, from store: any CredentialStore, lockTimeout: Duration = .seconds(30)
     ) async throws -> Credential? {
-        try await store.withRefreshLock(for: key, timeout: lockTimeout) {
-            try await store.remove(key)
+        try await FileCredentialStore.$removing.withValue(true) {
+            try await store.withRefreshLock(for: key, timeout: lockTimeout) {
+                try await store.remove(key)
+            }
         }
     }
 

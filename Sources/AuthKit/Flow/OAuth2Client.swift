@@ -633,3 +633,10 @@ public struct OAuth2Client: Authenticator {
         return try await exchange(redirect: url, pending: pending, label: options.label)
     }
 }
+
+/// A client prints as its provider and settings, secret masked: its
+/// resolved values (the secret among them) are not reflected by `dump`.
+extension OAuth2Client: CustomStringConvertible, CustomReflectable {
+    public var description: String { "OAuth2Client(provider: \(descriptor.id), \(settings))" }
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -75,6 +75,9 @@ public struct FileCredentialStore: CredentialStore {
         var entry = stat()
         guard lstat(path, &entry) == 0 || (errno != ENOENT && errno != ENOTDIR) else { return [] }
         if access(path + ".lock", W_OK) != 0, access(directory.path, W_OK) != 0 {
+            // Warned about as a writable store is (a read-only mount of a
+            // mode-0644 file is the usual CI secret), creating nothing.
+            warnAboutPermissions()
             return try read()
         }
         return try await withLockWaitingAsTask { try read() }
@@ -92,8 +95,9 @@ public struct FileCredentialStore: CredentialStore {
     /// (``CredentialFile``: a later AuthKit's), which a copy of its
     /// ``Credential`` elsewhere would not carry; empty when there are none
     /// or no entry.
-    package func unknownMembers(of key: CredentialKey) throws -> [String] {
-        try withLock { try readFile() }.entries.first { $0.credential.key == key }?.otherMembers.keys.sorted() ?? []
+    package func unknownMembers(of key: CredentialKey) async throws -> [String] {
+        try await withLockWaitingAsTask { try readFile() }.entries.first { $0.credential.key == key }?.otherMembers.keys
+            .sorted() ?? []
     }
 
     public func save(_ credential: Credential) async throws {
@@ -135,7 +139,7 @@ public struct FileCredentialStore: CredentialStore {
             try checkDirectoryWritable()
         }
         return try await RefreshLockFile(directory: directory, key: key).withLock(timeout: timeout, prepare: prepare) {
-            try checkWritable()
+            try await checkWritable()
             return try await body()
         }
     }
@@ -211,12 +215,16 @@ public struct FileCredentialStore: CredentialStore {
     /// copy. A problem found after the user consented would cost them the
     /// grant; found after a refresh, it costs the rotated refresh token
     /// (``withRefreshLock(for:timeout:_:)`` checks this first).
-    package func checkWritable() throws {
+    ///
+    /// The store lock is waited for as a task: a stopped process holding it
+    /// had each refresh block a thread of Swift's pool for up to 30 s.
+    package func checkWritable() async throws {
         // Before the lock: on a read-only mount its file cannot be made,
         // which read as a bad lock file (exit 65, not 74).
         try ensureDirectory()
         try checkDirectoryWritable()
-        try withLock {
+        let removing = Self.removing
+        try await withLockWaitingAsTask {
             _ = try read()
             if FileSystem.isMountPoint(path) {
                 throw AuthKitError.store(
@@ -237,9 +245,12 @@ public struct FileCredentialStore: CredentialStore {
             }
             // The new copy is written whole beside the old one before the
             // rename: room for the file as it is, and 64 KiB for what a
-            // save adds, is needed on top of it.
+            // save adds, is needed on top of it. A removal spends nothing
+            // at the provider and shrinks the file: on a full disk, its
+            // write fails with the old file kept, and the check only stood
+            // between the user and `token delete`.
             var disk = statvfs()
-            if statvfs(directory.path, &disk) == 0 {
+            if !removing, statvfs(directory.path, &disk) == 0 {
                 let free = UInt64(disk.f_bavail) * UInt64(disk.f_frsize)
                 var file = stat()
                 let needed = (lstat(path, &file) == 0 ? UInt64(max(0, file.st_size)) : 0) + (64 << 10)
@@ -461,13 +472,10 @@ public struct FileCredentialStore: CredentialStore {
     /// How long a read or a save waits for the store's lock (set shorter by tests).
     package var lockTimeout: Duration = .seconds(30)
 
-    /// Runs `body` holding the store's lock (``StoreLock``), shared by every process using this file.
-    private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
-        try ensureDirectory()
-        return try StoreLock(path: path + ".lock", timeout: lockTimeout).withLock(body)
-    }
-
-    /// ``withLock(_:)`` waiting as a task, not a thread (``StoreLock/withLockWaitingAsTask(_:)``).
+    /// Runs `body` holding the store's lock (``StoreLock``), shared by every
+    /// process using this file, waiting as a task, not a thread
+    /// (``StoreLock/withLockWaitingAsTask(_:)``): every wait is, since a
+    /// thread blocked for the lock's timeout is one of the pool's few.
     private func withLockWaitingAsTask<Result>(_ body: () throws -> Result) async throws -> Result {
         try ensureDirectory()
         return try await StoreLock(path: path + ".lock", timeout: lockTimeout).withLockWaitingAsTask(body)
@@ -487,10 +495,19 @@ public struct FileCredentialStore: CredentialStore {
 
     private func ensureDirectory() throws {
         try Self.ensurePrivateDirectory(directory)
+        warnAboutPermissions()
+    }
+
+    /// ``permissionWarnings()`` logged, each once per process.
+    private func warnAboutPermissions() {
         for warning in permissionWarnings() where Self.warned.withLock({ $0.insert(warning).inserted }) {
             logger.warning("\(warning)")
         }
     }
+
+    /// Set while ``CredentialSource`` removes a credential under the
+    /// refresh lock: ``checkWritable()`` then asks for no free space.
+    @TaskLocal package static var removing = false
 
     /// What someone else who could write the store could do: put their own
     /// account's tokens in it, so that the user's requests (and what they

@@ -36,8 +36,26 @@ package struct StoreLock {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while try !taken(fd, before: deadline) { usleep(5_000) }
         defer { flock(fd, LOCK_UN) }
-        return try body()
+        return try Self.inProcess(path).withLock(body)
     }
+
+    /// One mutex per lock file for this process's own tasks, taken once
+    /// the `flock` is held, for the body alone (milliseconds, nothing
+    /// awaited). Two descriptors' `flock`s exclude each other on a local
+    /// file system, but an NFS client emulates `flock` with `fcntl` locks
+    /// (flock(2)), which belong to the process: two tasks of one process
+    /// both "held" it, and each rewrote the file from what it had read.
+    private static func inProcess(_ path: String) -> ThreadLock {
+        mutexes.withLock { table in
+            if let mutex = table[path] { return mutex }
+            let mutex = ThreadLock()
+            table[path] = mutex
+            return mutex
+        }
+    }
+
+    /// A store's lock files are few (one per store file a process opens).
+    private static let mutexes = LockedValue<[String: ThreadLock]>([:])
 
     /// ``withLock(_:)`` for an async caller: while another process holds the
     /// lock, the task sleeps, not its thread. Swift's pool has a thread per
@@ -56,7 +74,7 @@ package struct StoreLock {
             }
         }
         defer { flock(fd, LOCK_UN) }
-        return try body()
+        return try Self.inProcess(path).withLock(body)
     }
 
     /// Tries the lock once: whether it was taken; throws once `deadline`

@@ -397,3 +397,10 @@ public enum OAuth1AuthorizationPage: String, Sendable, Hashable, Codable {
     /// when the descriptor names no such endpoint.
     case authenticate
 }
+
+/// A client prints as its provider and settings, the consumer secret masked
+/// (its signer, which holds the secret, is not reflected by `dump`).
+extension OAuth1Client: CustomStringConvertible, CustomReflectable {
+    public var description: String { "OAuth1Client(provider: \(descriptor.id), \(settings))" }
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -20,7 +20,7 @@ import Crypto
 ///         token: credential.accessToken, tokenSecret: credential.tokenSecret)
 ///
 /// `description` never shows the consumer secret.
-public struct OAuth1Signer: Sendable, CustomStringConvertible {
+public struct OAuth1Signer: Sendable, CustomStringConvertible, CustomReflectable {
     /// `oauth_consumer_key` (the client id).
     public var consumerKey: String { core.consumerKey }
     public var signatureMethod: OAuth1SignatureMethod { core.signatureMethod }
@@ -56,6 +56,9 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible {
     public var description: String {
         "OAuth1Signer(consumer key: \(consumerKey), method: \(signatureMethod.rawValue))"
     }
+
+    /// `dump` shows the description: the stored secret is not reflected.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     // MARK: - The header
 

@@ -194,7 +194,7 @@ struct TokenMove: WorkspaceCommand {
         guard let credential = try await source.credential(for: key) else { return .gone }
         // A later AuthKit's members of the file's entry would not go along.
         if let file = source as? FileCredentialStore {
-            let unknown = try file.unknownMembers(of: key)
+            let unknown = try await file.unknownMembers(of: key)
             guard unknown.isEmpty else {
                 throw CLIError(
                     "its entry in \(file.location) holds members this authkit does not know (\(unknown.map { DisplayText.sanitized($0, limit: 40) }.joined(separator: ", "))), written by a later version; moving would drop them. Move it with that version.",
