@@ -80,6 +80,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         try await mapped { [client, logger] in try await client.run("SELECT 1", logger: logger) }
         try await mapped(extra: Self.migrationTimeout) { [self] in
             try await client.withTransaction(logger: logger) { connection in
+                // The version is read after the lock is granted: under a
+                // database's default of repeatable read, the snapshot came
+                // from before it, and a second instance found version 0.
+                try await connection.run("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", logger: logger)
                 // Nor is the migration cut by an administrator's statement_timeout.
                 try await connection.run("SET LOCAL statement_timeout = 0", logger: logger)
                 // One migration at a time across instances.
@@ -485,7 +489,15 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         return try await client.withConnection { connection in
             let held = HeldLock(store: ObjectIdentifier(self), connection: connection)
             return try await Self.$heldLock.withValue(held) {
-                try await withOperationTimeout { try await connection.run("BEGIN", logger: logger) }
+                // Read committed whatever the database's or role's default
+                // (a Vapor app's client may set repeatable read): each
+                // statement sees what committed before it, so the holder
+                // that waited reads the renewal the one before it saved,
+                // where a snapshot taken before the lock was granted gave it
+                // the spent refresh token, and its save then failed (40001).
+                try await withOperationTimeout {
+                    try await connection.run("BEGIN ISOLATION LEVEL READ COMMITTED", logger: logger)
+                }
                 let result: Result
                 do {
                     // A holder that vanished without closing its connection (power

@@ -22,10 +22,12 @@ public struct TokenEncryption: Sendable {
     public init(keys: [(id: String, key: SymmetricKey)]) throws {
         guard let first = keys.first else { throw TokenEncryptionError.noKey }
         for (id, key) in keys {
-            guard key.bitCount == 256 else { throw TokenEncryptionError.wrongKeySize(id: id, bits: key.bitCount) }
+            // The id first: with id and key swapped (`BASE64:k1`), the
+            // size error named the key as the id, and a log kept it.
             guard !id.isEmpty, id.utf8.count <= 64,
                 id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
             else { throw TokenEncryptionError.invalidKeyID(id) }
+            guard key.bitCount == 256 else { throw TokenEncryptionError.wrongKeySize(id: id, bits: key.bitCount) }
         }
         // Two keys under one id: every row sealed with the one dropped would
         // read as altered, with nothing saying why.
@@ -88,8 +90,9 @@ public enum TokenEncryptionError: Error, Sendable, Hashable, CustomStringConvert
         switch self {
         case .noKey: "No encryption key was given; tokens are never stored in the clear."
         case .wrongKeySize(let id, let bits): "The key '\(id)' has \(bits) bits; AES-256-GCM takes 256."
+        // Not repeated: what fails as an id may be a key given in its place.
         case .invalidKeyID(let id):
-            "The key id '\(String(id.prefix(64)))' is not 1–64 letters, digits, '-' or '_'."
+            "A key id (\(id.count) characters) is not 1–64 letters, digits, '-' or '_'; keys are written id:BASE64, the id first."
         case .unreadable: "The keys are not written as id:BASE64[,id:BASE64…]."
         case .repeatedKeyID(let id):
             "Two keys have the id '\(String(id.prefix(64)))'; give each key its own id (a row records the id it was sealed under)."

@@ -21,6 +21,16 @@ public struct WebSession: Codable, Sendable, Hashable {
     }
 }
 
+/// Printed, logged or dumped, a session shows its user and times, not its
+/// CSRF token (which, with the cookie, is what a forged sign-out needs).
+extension WebSession: CustomStringConvertible, CustomReflectable {
+    public var description: String {
+        "WebSession(user: \(user.providerID) \(user.subject), csrf token: ••••, created: \(createdAt), expires: \(expiresAt))"
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}
+
 /// Where sessions live: every instance behind one address reads the same
 /// ones, so a cookie from one is valid on the others.
 ///

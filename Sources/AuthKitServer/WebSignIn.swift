@@ -348,6 +348,11 @@ public final class WebSignIn: Sendable {
             }
             if !revoked { _ = try await CredentialSource.remove(session.user.credentialKey, from: credentials) }
             try await sessions.removeAll(of: session.user)
+            // And this one by its id: a session a store knows no owner of
+            // (made before PostgreSQL's schema 2 recorded owners, or by an
+            // older instance during an upgrade) was left valid after its
+            // user's sign-out, though its cookie was cleared.
+            try await sessions.remove(id: Self.digest(cookie))
         } else {
             try await sessions.remove(id: Self.digest(cookie))
         }
@@ -359,7 +364,7 @@ public final class WebSignIn: Sendable {
     // MARK: - Helpers
 
     /// SHA-256, hex: what stores key on instead of the values browsers hold.
-    static func digest(_ text: String) -> String {
+    package static func digest(_ text: String) -> String {
         Hex.encode(SHA256.hash(data: Data(text.utf8)))
     }
 

@@ -16,6 +16,18 @@ import Testing
 
     /// A flood of sign-ins started and never finished: the store stays at its
     /// limit by dropping the oldest, and the newest still finish.
+    /// A session's CSRF token is not in its printed or dumped form.
+    @Test func aSessionPrintsNoCSRFToken() {
+        let session = WebSession(
+            user: SignedInUser(providerID: "google", subject: "alice", issuer: nil, displayName: nil),
+            csrfToken: "CSRF-secret-0123456789", createdAt: Date(), expiresAt: Date())
+        var dumped = ""
+        dump(session, to: &dumped)
+        for shown in ["\(session)", String(reflecting: session), dumped] {
+            #expect(!shown.contains("CSRF-secret") && shown.contains("alice"), "\(shown)")
+        }
+    }
+
     @Test func aFloodOfAttemptsDropsTheOldest() async throws {
         let store = InMemorySignInAttemptStore(limit: 50)
         for index in 0..<500 {

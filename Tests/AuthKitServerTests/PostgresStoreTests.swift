@@ -279,10 +279,19 @@ struct PostgresStoreTests {
     /// 24 requests on two "machines" (two pools) for one user whose token
     /// expired: every one answered, one refresh at the provider, whose
     /// rotating refresh token is therefore never reused.
-    @Test func oneRefreshAcrossMachines() async throws {
+    /// Under every isolation level a database (or its role) may default
+    /// to: under repeatable read or serializable, the instance that waited
+    /// for the lock read the credential as it was before the first one's
+    /// renewal (its snapshot taken before the lock was granted), sent the
+    /// spent refresh token, and its save failed.
+    @Test(arguments: ["read committed", "repeatable read", "serializable"])
+    func oneRefreshAcrossMachines(isolation: String) async throws {
         let qiita = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita")
         try await Sandbox.with(emulating: qiita, options: SandboxOptions(consent: .approve)) { sandbox in
-            try await Self.withStore(schema: "refresh", clients: 2) { stores in
+            try await Self.withStore(
+                schema: "refresh_" + isolation.replacingOccurrences(of: " ", with: "_"), clients: 2,
+                startup: [("default_transaction_isolation", isolation)]
+            ) { stores in
                 let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
                 var credential = try await client.authorize(using: sandbox.userAgent())
                 credential.label = "user-1"
@@ -511,6 +520,27 @@ struct PostgresStoreTests {
         }
     }
 
+    /// Instances starting at once migrate one after the other, whatever the
+    /// database's default isolation: under repeatable read, the second read
+    /// the schema's version from a snapshot taken before the first
+    /// committed, found 0, and failed creating tables that existed.
+    @Test func instancesStartingAtOnceMigrateUnderRepeatableRead() async throws {
+        try await Self.withStore(
+            schema: "migrate_rr", clients: 4, startup: [("default_transaction_isolation", "repeatable read")]
+        ) { stores in
+            let logger = Logger(label: "test")
+            for table in ["authkit_sessions", "authkit_sign_in_attempts", "authkit_credentials", "authkit_schema"] {
+                try await stores[0].client.run("DROP TABLE \(unescaped: table)", logger: logger)
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for store in stores { group.addTask { try await store.migrate() } }
+                try await group.waitForAll()
+            }
+            try await stores[1].save(Self.credential("after-migration"))
+            #expect(try await stores[2].credential(for: Self.credential("after-migration").key) != nil)
+        }
+    }
+
     /// A database an earlier build made (schema version 1) is brought to
     /// version 2 at start; its sessions stay valid, and have no owner recorded.
     @Test func aVersion1SchemaIsMigrated() async throws {
@@ -545,6 +575,22 @@ struct PostgresStoreTests {
             #expect(try await store.session(id: "new", now: Date()) == nil)
             #expect(try await store.session(id: "old", now: Date()) != nil) // no owner recorded: ends at its expiry
             try await store.migrate() // again: nothing to do
+            // Signing out everywhere from that session ends it too (it stayed
+            // valid, its cookie cleared in this browser, copies of it working).
+            let web = WebSignIn(
+                configuration: .init(publicURL: URL(string: "https://app.example")!), clients: [],
+                credentials: store, attempts: store, sessions: store)
+            // Written as a version-1 instance still running during the upgrade writes it: no owner.
+            let cookie = "old-session-cookie"
+            let id = WebSignIn.digest(cookie)
+            let (oldKeyID, oldSealed) = try Self.encryption.seal(
+                try JSONEncoder().encode(session), binding: "authkit_sessions\u{0}\(id)")
+            try await store.client.run(
+                "INSERT INTO authkit_sessions (id, key_id, sealed, expires_at) VALUES (\(id), \(oldKeyID), \(oldSealed), now() + interval '10 minutes')",
+                logger: logger)
+            #expect(try await web.session(cookie: cookie) != nil)
+            _ = try await web.signOut(cookie: cookie, csrfToken: "t", origin: nil)
+            #expect(try await web.session(cookie: cookie) == nil)
         }
     }
 

@@ -22,4 +22,21 @@ import Testing
         let text = TokenEncryption.newKeyText(id: "k1") + "," + TokenEncryption.newKeyText(id: "k1")
         #expect(throws: TokenEncryptionError.repeatedKeyID("k1")) { try TokenEncryption(text: text) }
     }
+
+    /// Id and key swapped (`BASE64:key1`): the error said the "key" key1 had
+    /// the wrong size, naming the real key in full as its id, for a
+    /// start-up log to keep. Now the id is checked first, and not repeated.
+    @Test func aKeyGivenAsTheIDIsNotRepeated() throws {
+        let keyText = String(TokenEncryption.newKeyText(id: "k1").dropFirst("k1:".count))
+        do {
+            _ = try TokenEncryption(text: keyText + ":key1") // "key1" reads as 3 bytes of base64
+            Issue.record("a key was taken as an id")
+        } catch let error as TokenEncryptionError {
+            guard case .invalidKeyID = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(!"\(error)".contains(keyText) && "\(error)".contains("id first"), "\(error)")
+        }
+    }
 }
