@@ -158,8 +158,8 @@ struct WebExample: AsyncParsableCommand {
     /// plain-http site off loopback gets `Secure` cookies its browsers drop:
     /// every sign-in would fail at its callback, so it is refused here.
     static func publicURL(_ text: String) throws -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
-            let host = url.host, !host.isEmpty, url.user == nil, url.query == nil, url.fragment == nil,
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            let host = url.host?.lowercased(), !host.isEmpty, url.user == nil, url.query == nil, url.fragment == nil,
             url.path.isEmpty || url.path == "/"
         else {
             throw ValidationError("--public-url takes an origin, as https://app.example or http://127.0.0.1:8080.")

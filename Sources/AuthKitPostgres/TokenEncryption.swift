@@ -89,7 +89,10 @@ public enum TokenEncryptionError: Error, Sendable, Hashable, CustomStringConvert
     public var description: String {
         switch self {
         case .noKey: "No encryption key was given; tokens are never stored in the clear."
-        case .wrongKeySize(let id, let bits): "The key '\(id)' has \(bits) bits; AES-256-GCM takes 256."
+        // A long id may be a key given in its place (unpadded base64url
+        // passes as an id): named only when short, as ids are.
+        case .wrongKeySize(let id, let bits):
+            "The key \(id.count <= 16 ? "'\(id)'" : "whose id is \(id.count) characters long") has \(bits) bits; AES-256-GCM takes 256."
         // Not repeated: what fails as an id may be a key given in its place.
         case .invalidKeyID(let id):
             "A key id (\(id.count) characters) is not 1–64 letters, digits, '-' or '_'; keys are written id:BASE64, the id first."

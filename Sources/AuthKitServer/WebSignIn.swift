@@ -107,8 +107,11 @@ public final class WebSignIn: Sendable {
             || byte == UInt8(ascii: "_")
     }
 
+    /// Scheme and host compared as browsers do, without regard to case
+    /// (`HTTP://LocalHost:8080` is a loopback site; its cookies were `Secure`
+    /// and dropped).
     static func cookiesAreSecure(at publicURL: URL) -> Bool {
-        guard publicURL.scheme == "http", let host = publicURL.host else { return true }
+        guard publicURL.scheme?.lowercased() == "http", let host = publicURL.host?.lowercased() else { return true }
         return !["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
     }
 
@@ -120,8 +123,8 @@ public final class WebSignIn: Sendable {
     /// sign-in rather than at `init` (which does not throw). A path is
     /// allowed: a proxy may serve the app under one and strip it.
     static func publicURLProblem(_ publicURL: URL) -> String? {
-        guard let scheme = publicURL.scheme, scheme == "http" || scheme == "https", let host = publicURL.host,
-            !host.isEmpty
+        guard let scheme = publicURL.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = publicURL.host, !host.isEmpty
         else {
             return
                 "\(publicURL.absoluteString) is not an http(s) address with a host; give the address users reach the app at, as https://app.example"
@@ -351,8 +354,14 @@ public final class WebSignIn: Sendable {
             // And this one by its id: a session a store knows no owner of
             // (made before PostgreSQL's schema 2 recorded owners, or by an
             // older instance during an upgrade) was left valid after its
-            // user's sign-out, though its cookie was cleared.
-            try await sessions.remove(id: Self.digest(cookie))
+            // user's sign-out, though its cookie was cleared. A failure here
+            // is said only while the session still stands (the user, still
+            // signed in, can try again); one `removeAll` took is signed out.
+            do {
+                try await sessions.remove(id: Self.digest(cookie))
+            } catch {
+                if try await sessions.session(id: Self.digest(cookie), now: now()) != nil { throw error }
+            }
         } else {
             try await sessions.remove(id: Self.digest(cookie))
         }

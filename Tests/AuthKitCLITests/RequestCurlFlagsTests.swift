@@ -60,6 +60,24 @@ import Testing
         #expect(result.status == 64 && result.stderr.contains("api.origins"), "\(result.stderr)")
     }
 
+    /// What would not be sent is refused, not dropped: a HEAD request's body
+    /// (an OAuth 1.0a signature covered its fields), and the removal of a
+    /// header every request carries (docs said `-H 'Name:'` removed it).
+    @Test func aBodyForHEADAndTheRemovalOfAHeaderAlwaysSentAreRefused() async throws {
+        let home = try CLIProcess.home("authkit-request-refused")
+        let head = try await CLIProcess.run(
+            ["request", "--provider", "github", "-X", "HEAD", "-d", "a=b", "https://api.github.com/user"],
+            environment: ["AUTHKIT_HOME": home.path])
+        #expect(head.status == 64 && head.stderr.contains("-X HEAD sends no body"), "\(head.stderr)")
+        for name in ["User-Agent", "Accept", "accept-encoding"] {
+            let removed = try await CLIProcess.run(
+                ["request", "--provider", "github", "-H", "\(name):", "https://api.github.com/user"],
+                environment: ["AUTHKIT_HOME": home.path])
+            #expect(
+                removed.status == 64 && removed.stderr.contains("authkit always sends \(name)"), "\(removed.stderr)")
+        }
+    }
+
     @Test func anotherCurlOptionIsPointedAtTokenHeader() async throws {
         let result = try await CLIProcess.run(
             ["request", "--insecure", "--provider", "github", "https://api.github.com/user"], environment: [:])

@@ -38,5 +38,14 @@ import Testing
             }
             #expect(!"\(error)".contains(keyText) && "\(error)".contains("id first"), "\(error)")
         }
+        // Unpadded base64url passes as an id: the size error does not name it.
+        let unpadded = keyText.replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+        #expect(throws: TokenEncryptionError.self) { try TokenEncryption(text: unpadded + ":key1") }
+        do {
+            _ = try TokenEncryption(text: unpadded + ":key1")
+        } catch {
+            #expect(!"\(error)".contains(unpadded), "\(error)")
+        }
     }
 }

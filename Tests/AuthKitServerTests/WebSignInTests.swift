@@ -524,6 +524,8 @@ import Testing
         for (text, refused) in [
             ("http://app.example", true), ("http://192.168.1.5:8080", true), ("https://app.example/base", false),
             ("http://localhost:8080", false), ("http://[::1]:8080", false),
+            // Scheme and host without regard to case, as browsers read them.
+            ("HTTPS://App.Example", false), ("http://LocalHost:8080", false),
         ] {
             let (app, web) = try Self.app(sandbox, publicURL: URL(string: text)!)
             var misuse = false
@@ -549,6 +551,8 @@ import Testing
         #expect(WebSignIn.publicURLProblem(URL(string: "http://app.example")!)?.contains("plain http") == true)
         #expect(WebSignIn.publicURLProblem(URL(string: "ftp://app.example")!) != nil)
         #expect(WebSignIn.publicURLProblem(URL(string: "https://app.example")!) == nil)
+        // A loopback site written in capitals: its cookies were Secure, and browsers dropped them.
+        #expect(!WebSignIn.cookiesAreSecure(at: URL(string: "HTTP://LocalHost:8080")!))
     }
 
     /// A store's error is for the operator: the page says the service is

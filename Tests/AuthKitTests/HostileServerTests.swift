@@ -123,6 +123,52 @@ import Testing
         }
     }
 
+    /// Once a hop has left the origin, no later hop carries the credential:
+    /// the other host chose the way back (a 307 there sent the user's
+    /// credential, method and body to a path of its choosing). A 301 or 302
+    /// turns only a POST into a GET (a DELETE became a GET, did nothing, and
+    /// answered 200); a redirect to a URL with a user name or password is
+    /// not followed (libcurl sent them to that host as Basic credentials).
+    @Test func aHopBackFromAnotherOriginGoesWithoutTheCredential() async throws {
+        try await withServer { server in
+            let elsewhere = TestHTTPServer()
+            try await elsewhere.start()
+            defer { Task { await elsewhere.stop() } }
+            server.route("POST", "/start") { _ in .redirect(307, to: "\(elsewhere.baseURL)/bounce") }
+            elsewhere.route("POST", "/bounce") { _ in .redirect(307, to: "\(server.baseURL)/transfer") }
+            server.route("POST", "/transfer") { _ in .json(#"{"moved":true}"#) }
+            server.route("DELETE", "/item") { _ in .redirect(302, to: "/item-moved") }
+            server.route("DELETE", "/item-moved") { _ in .json(#"{"deleted":true}"#) }
+            let userinfo = elsewhere.baseURL.replacingOccurrences(of: "http://", with: "http://user:pw@")
+            server.route("GET", "/userinfo") { _ in .redirect(302, to: "\(userinfo)/ui") }
+            let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
+            let policy = RequestPolicy(redirects: .follow(maximum: 5), maximumBodySize: 1 << 20, deadline: .seconds(20))
+            let authorize: @Sendable (OutgoingRequest) async throws -> OutgoingRequest = { request in
+                var authorized = request
+                authorized.setHeader("Authorization", "Bearer the-token")
+                return authorized
+            }
+            var post = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/start")!)
+            post.body = Data("amount=100".utf8)
+            let opened = try await transport.open(post, step: .apiRequest, policy: policy, authorize: authorize)
+            #expect(opened.status == 200)
+            let back = try #require(server.requests(to: "/transfer").first)
+            #expect(back.header("Authorization") == nil, "the hop back from another origin carried the credential")
+
+            let delete = try await transport.open(
+                OutgoingRequest(method: .delete, url: URL(string: "\(server.baseURL)/item")!), step: .apiRequest,
+                policy: policy, authorize: authorize)
+            #expect(delete.status == 200 && server.requests(to: "/item-moved").first?.method == "DELETE")
+
+            await #expect(throws: AuthKitError.self) {
+                _ = try await transport.open(
+                    OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/userinfo")!),
+                    step: .apiRequest, policy: policy, authorize: authorize)
+            }
+            #expect(elsewhere.requests(to: "/ui").isEmpty)
+        }
+    }
+
     /// A redirect with two `Location` fields has none usable (RFC 9110
     /// §10.2.2 allows one): they were joined with ", " and followed as the
     /// path "/a,%20http://…". One to a `file:` URL is not followed, and the

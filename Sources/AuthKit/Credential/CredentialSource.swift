@@ -160,13 +160,17 @@ public struct CredentialSource: Sendable {
         let authenticator = self.authenticator
         let store = self.store
         let key = self.key
-        return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
-            guard let latest = try await store.credential(for: key) else {
-                throw AuthKitError.signInRequired(key, reason: .noCredential)
+        // It removes or writes nothing: no room is needed on the disk (a
+        // sign-out on a nearly full one removed the token without revoking it).
+        return try await FileCredentialStore.$removing.withValue(true) {
+            try await store.withRefreshLock(for: key, timeout: lockTimeout) {
+                guard let latest = try await store.credential(for: key) else {
+                    throw AuthKitError.signInRequired(key, reason: .noCredential)
+                }
+                try await authenticator.revoke(latest)
+                if !keepingLocalCopy { try await store.remove(key) }
+                return latest
             }
-            try await authenticator.revoke(latest)
-            if !keepingLocalCopy { try await store.remove(key) }
-            return latest
         }
     }
 

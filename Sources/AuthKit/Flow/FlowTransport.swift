@@ -53,9 +53,15 @@ package struct FlowTransport: Sendable {
     /// With a policy that follows redirects, `authorize` adds the credential
     /// to each hop on the original request's origin, and only there: a hop to
     /// another origin goes without it (and without `Authorization`, `Cookie`
-    /// or `Proxy-Authorization` headers the caller set), and a hop from https
-    /// to http is refused. 301, 302 and 303 turn a request other than GET or
-    /// HEAD into a GET without body; 307 and 308 keep method and body (RFC 9110 §15.4).
+    /// or `Proxy-Authorization` headers the caller set), as does every hop
+    /// after one that left it (the other host chose where it comes back to:
+    /// a 307 there sent the user's credential, method and body to a path of
+    /// its choosing), and a hop from https to http, or to a URL carrying a
+    /// user name or password (libcurl sent them as Basic credentials), is
+    /// refused. A 303 turns a request other than HEAD into a GET without
+    /// body, a 301 or 302 only a POST (RFC 9110 §15.4.2–4: a PUT or DELETE
+    /// turned into a GET did nothing, and said so with a 200); 307 and 308
+    /// keep method and body.
     package func open(
         _ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy,
         authorize: (@Sendable (OutgoingRequest) async throws -> OutgoingRequest)? = nil
@@ -63,8 +69,9 @@ package struct FlowTransport: Sendable {
         let origin = request.target.origin
         var current = request
         var hops = 0
+        var leftTheOrigin = false
         while true {
-            let credentialed = authorize == nil || current.target.origin == origin
+            let credentialed = authorize == nil || (!leftTheOrigin && current.target.origin == origin)
             var outgoing = current
             if credentialed {
                 guard current.target.allowsCredentials else {
@@ -133,7 +140,8 @@ package struct FlowTransport: Sendable {
                 .flatMap { Self.hasUsableHost($0) ? $0 : nil }
             guard case .follow(let maximum) = policy.redirects, hops < maximum, let target = location,
                 ["http", "https"].contains(target.scheme?.lowercased() ?? ""),
-                !(current.url.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http")
+                !(current.url.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http"),
+                target.user == nil, target.password == nil
             else {
                 // Which rule stopped it, beside the target: a loop followed
                 // ten times was reported as if never followed.
@@ -144,13 +152,16 @@ package struct FlowTransport: Sendable {
                         shown += " (not an http or https URL)"
                     } else if current.url.scheme?.lowercased() == "https", scheme == "http" {
                         shown += " (from https to plain http)"
+                    } else if target.user != nil || target.password != nil {
+                        shown += " (a URL carrying a user name or password, RFC 9110 §4.2.4)"
                     } else if hops >= maximum {
                         shown += " (after \(hops) redirects followed, the limit)"
                     }
                 }
                 throw AuthKitError.redirectNotFollowed(step: step, status: status, location: shown)
             }
-            current = Self.redirected(current, to: target, status: status, sameOrigin: target.origin == origin)
+            if target.origin != origin { leftTheOrigin = true }
+            current = Self.redirected(current, to: target, status: status, sameOrigin: !leftTheOrigin)
             hops += 1
         }
     }
@@ -191,7 +202,9 @@ package struct FlowTransport: Sendable {
     {
         var next = request
         next.retarget(target)
-        if [301, 302, 303].contains(status), ![.get, .head].contains(request.head.method) {
+        if (status == 303 && ![.get, .head].contains(request.head.method))
+            || ([301, 302].contains(status) && request.head.method == .post)
+        {
             next.head.method = .get
             next.body = nil
             next.head.headerFields[.contentType] = nil

@@ -109,8 +109,11 @@ package actor KeyedAsyncLock {
 
     package init() {}
 
-    private func acquire(
-        _ key: String, holders: Int, deadline: ContinuousClock.Instant, what: String, timeout: Duration
+    /// Waits until `key` has fewer than `holders` holders and takes it;
+    /// ``release(_:)`` gives it back (``withLock(_:holders:timeout:what:_:)``
+    /// pairs them; a caller whose body is not `Sendable` pairs them itself).
+    package func acquire(
+        _ key: String, holders: Int = 1, deadline: ContinuousClock.Instant, what: String, timeout: Duration
     ) async throws {
         guard held[key, default: 0] >= holders else {
             held[key, default: 0] += 1
@@ -147,7 +150,7 @@ package actor KeyedAsyncLock {
     func waiting(for key: String) -> Int { waiters[key]?.count ?? 0 }
 
     /// Hands the lock to the first waiter, or frees it (one holder fewer).
-    private func release(_ key: String) {
+    package func release(_ key: String) {
         guard var queue = waiters[key], !queue.isEmpty else {
             let left = held[key, default: 1] - 1
             held[key] = left > 0 ? left : nil

@@ -36,36 +36,40 @@ package struct StoreLock {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while try !taken(fd, before: deadline) { usleep(5_000) }
         defer { flock(fd, LOCK_UN) }
-        return try Self.inProcess(path).withLock(body)
+        return try body()
     }
-
-    /// One mutex per lock file for this process's own tasks, taken once
-    /// the `flock` is held, for the body alone (milliseconds, nothing
-    /// awaited). Two descriptors' `flock`s exclude each other on a local
-    /// file system, but an NFS client emulates `flock` with `fcntl` locks
-    /// (flock(2)), which belong to the process: two tasks of one process
-    /// both "held" it, and each rewrote the file from what it had read.
-    private static func inProcess(_ path: String) -> ThreadLock {
-        mutexes.withLock { table in
-            if let mutex = table[path] { return mutex }
-            let mutex = ThreadLock()
-            table[path] = mutex
-            return mutex
-        }
-    }
-
-    /// A store's lock files are few (one per store file a process opens).
-    private static let mutexes = LockedValue<[String: ThreadLock]>([:])
 
     /// ``withLock(_:)`` for an async caller: while another process holds the
     /// lock, the task sleeps, not its thread. Swift's pool has a thread per
     /// core: a library server whose store lock a stopped process held had
     /// each waiting task block one for up to the timeout, and every other
     /// task of the process (timers included) waited behind them.
+    ///
+    /// This process's own tasks queue for the lock in memory first
+    /// (``KeyedAsyncLock``), from before the lock file is opened until
+    /// after it is closed: an NFS client emulates `flock` with `fcntl`
+    /// locks (flock(2)), which belong to the process, so two tasks of one
+    /// process both "held" it, and the first to close its descriptor
+    /// released it for the other.
     package func withLockWaitingAsTask<Result>(_ body: () throws -> Result) async throws -> Result {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        try await KeyedAsyncLock.shared.acquire(path, deadline: deadline, what: path, timeout: timeout)
+        do {
+            let result = try await lockingFile(until: deadline, body)
+            await KeyedAsyncLock.shared.release(path)
+            return result
+        } catch {
+            await KeyedAsyncLock.shared.release(path)
+            throw error
+        }
+    }
+
+    /// The file's lock, once this process's tasks have let this one through.
+    private func lockingFile<Result>(until deadline: ContinuousClock.Instant, _ body: () throws -> Result)
+        async throws -> Result
+    {
         let fd = try RefreshLockFile.openLock(path)
         defer { close(fd) }
-        let deadline = ContinuousClock.now.advanced(by: timeout)
         while try !taken(fd, before: deadline) {
             do {
                 try await Task.sleep(for: .milliseconds(5))
@@ -74,7 +78,7 @@ package struct StoreLock {
             }
         }
         defer { flock(fd, LOCK_UN) }
-        return try Self.inProcess(path).withLock(body)
+        return try body()
     }
 
     /// Tries the lock once: whether it was taken; throws once `deadline`

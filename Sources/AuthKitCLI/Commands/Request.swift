@@ -117,6 +117,12 @@ struct Request: WorkspaceCommand {
         try TimeoutOption.check(timeout)
         if maxSize <= 0 { throw ValidationError("--max-size takes a positive number of bytes.") }
         if let method, let problem = TypedMethod.problem(method) { throw ValidationError(problem) }
+        // A HEAD request carries no body (libcurl sent none), and an OAuth
+        // 1.0a signature covered form fields that were never sent.
+        if method?.uppercased() == "HEAD", !(data + dataBinary + dataURLEncode).isEmpty {
+            throw ValidationError(
+                "-X HEAD sends no body; leave out -d, --data-binary and --data-urlencode, or use another method.")
+        }
     }
 
     /// `-d` (from a file with `@`, its line breaks removed, as curl does),
@@ -252,6 +258,9 @@ struct Request: WorkspaceCommand {
         }
         return (String(field[..<at]), String(field[field.index(after: at)...]))
     }
+
+    /// Header fields every request carries, which `-H 'Name:'` cannot remove.
+    static let headersAlwaysSent: Set<String> = ["user-agent", "accept", "accept-encoding"]
 
     /// Header fields `-H` cannot set, and why. Each was dropped or obeyed to
     /// the request's harm: the credential's `Authorization` silently replaced
@@ -516,6 +525,14 @@ struct Request: WorkspaceCommand {
                 throw CLIError("-H '\(DisplayText.sanitized(String(parts[0].prefix(40))))': \(reason) Remove it.")
             }
             if parts[1].isEmpty, !line.hasSuffix(";") {
+                // Every request carries these (the transport adds them): -H
+                // sets another value, and a removal that was not done was
+                // said done by the docs.
+                if Self.headersAlwaysSent.contains(parts[0].lowercased()) {
+                    throw CLIError(
+                        "-H '\(parts[0]):': authkit always sends \(parts[0]); give it a value to send another (-H '\(parts[0]): …').",
+                        status: .usage)
+                }
                 dropped.insert(parts[0].lowercased())
                 request.removeHeader(parts[0])
             } else {
