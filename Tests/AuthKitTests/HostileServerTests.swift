@@ -36,6 +36,16 @@ import Testing
 
     // MARK: - Redirects
 
+    /// `server`, and `elsewhere` at another origin, for redirects that leave it.
+    func withTwoServers(_ body: (TestHTTPServer, TestHTTPServer) async throws -> Void) async throws {
+        try await withServer { server in
+            let elsewhere = TestHTTPServer()
+            try await elsewhere.start()
+            defer { Task { await elsewhere.stop() } }
+            try await body(server, elsewhere)
+        }
+    }
+
     @Test(arguments: [301, 302, 303, 307, 308], ["127.0.0.1", "127.0.0.2"])
     func aTokenRequestNeverFollowsARedirect(status: Int, otherHost: String) async throws {
         try await withServer { server in
@@ -56,10 +66,7 @@ import Testing
     }
 
     @Test func refreshAndRevocationNeverFollowARedirect() async throws {
-        try await withServer { server in
-            let elsewhere = TestHTTPServer()
-            try await elsewhere.start()
-            defer { Task { await elsewhere.stop() } }
+        try await withTwoServers { server, elsewhere in
             server.route("POST", "/token") { _ in .redirect(307, to: "\(elsewhere.baseURL)/token") }
             server.route("POST", "/revoke") { _ in .redirect(308, to: "\(elsewhere.baseURL)/revoke") }
             let client = try client(server, revocation: true)
@@ -82,10 +89,7 @@ import Testing
     /// An authorized resource request follows redirects only when asked, and
     /// the credential stays on its origin (RFC 9110 §15.4).
     @Test func aResourceRequestKeepsTheCredentialToItsOrigin() async throws {
-        try await withServer { server in
-            let elsewhere = TestHTTPServer()
-            try await elsewhere.start()
-            defer { Task { await elsewhere.stop() } }
+        try await withTwoServers { server, elsewhere in
             server.route("POST", "/start") { _ in .redirect(307, to: "/same") }
             server.route("POST", "/same") { _ in .redirect(303, to: "\(elsewhere.baseURL)/other") }
             elsewhere.route("GET", "/other") { _ in .json(#"{"ok":true}"#) }
@@ -130,10 +134,7 @@ import Testing
     /// answered 200); a redirect to a URL with a user name or password is
     /// not followed (libcurl sent them to that host as Basic credentials).
     @Test func aHopBackFromAnotherOriginGoesWithoutTheCredential() async throws {
-        try await withServer { server in
-            let elsewhere = TestHTTPServer()
-            try await elsewhere.start()
-            defer { Task { await elsewhere.stop() } }
+        try await withTwoServers { server, elsewhere in
             server.route("POST", "/start") { _ in .redirect(307, to: "\(elsewhere.baseURL)/bounce") }
             elsewhere.route("POST", "/bounce") { _ in .redirect(307, to: "\(server.baseURL)/transfer") }
             server.route("POST", "/transfer") { _ in .json(#"{"moved":true}"#) }
