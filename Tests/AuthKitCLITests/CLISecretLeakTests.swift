@@ -81,6 +81,12 @@ import Testing
         let basic = Data("leak-client:\(Self.clientSecret)".utf8).base64EncodedString()
         let secrets =
             [Self.clientSecret, basic, Self.accessToken, Self.refreshToken, Self.newAccessToken] + verifiers.all
+        // A verifier the server never received (a forged state, the network
+        // down): found by the challenge the printed URL carries, as any
+        // word on either stream whose S256 challenge it is.
+        #expect(
+            !Self.showsVerifier(result.stderr + result.stdout), "\(label): a PKCE verifier is shown",
+            sourceLocation: sourceLocation)
         for secret in secrets {
             #expect(!result.stderr.contains(secret), "\(label): stderr shows a secret", sourceLocation: sourceLocation)
             if !allowOnStdout.contains(secret) {
@@ -88,6 +94,28 @@ import Testing
                     !result.stdout.contains(secret), "\(label): stdout shows a secret", sourceLocation: sourceLocation)
             }
         }
+    }
+
+    /// Whether `text` holds a word whose S256 challenge (RFC 7636 §4.2) is
+    /// one of the `code_challenge` values it shows.
+    static func showsVerifier(_ text: String) -> Bool {
+        let challenges = Set(
+            text.split(whereSeparator: { " \n?&\"'<>".contains($0) }).compactMap {
+                $0.hasPrefix("code_challenge=") ? String($0.dropFirst("code_challenge=".count)) : nil
+            })
+        // A sentence's full stop is a verifier character too: each word is
+        // tried with and without the dots it ends with.
+        return text.split(whereSeparator: { !isVerifierCharacter($0) }).contains { word in
+            let bare = word.reversed().drop { $0 == "." }.reversed()
+            return [String(word), String(bare)].contains {
+                $0.count >= 43 && challenges.contains(PKCE.challenge(for: $0))
+            }
+        }
+    }
+
+    /// RFC 7636 §4.1's unreserved characters, of which a verifier is made.
+    static func isVerifierCharacter(_ character: Character) -> Bool {
+        character.isASCII && (character.isLetter || character.isNumber || "-._~".contains(character))
     }
 
     /// A mistyped -H or --data-urlencode often holds a secret (an API key, a
@@ -156,6 +184,10 @@ import Testing
                 ["authorize", "--provider", "local", "--manual", "--verbose"], environment: env,
                 respond: Self.paste(code: "good", state: "forged"))
             #expect(forged.status == 65 && forged.stderr.contains("'state'"), "\(forged.stderr)")
+            #expect(forged.stderr.contains("code_challenge="), "no challenge to look for a verifier by")
+            // The search finds one that is there.
+            let verifier = String(repeating: "v", count: 43)
+            #expect(Self.showsVerifier("x?code_challenge=\(PKCE.challenge(for: verifier))&y\nsent \(verifier)."))
             assertClean(forged, "authorize (forged state)")
 
             let ok = try await run(["authorize", "--provider", "local", "--manual"], respond: Self.paste(code: "good"))
@@ -183,8 +215,10 @@ import Testing
             assertClean(apiFailure, "request (HTTP 500)")
 
             let field = try await run(["token", "show", "--provider", "local", "--field", "access_token"])
+            #expect(field.status == 0 && field.stdout == Self.accessToken + "\n", "\(field.stderr)")
             assertClean(field, "token show --field", allowOnStdout: [Self.accessToken])
             let header = try await run(["token", "header", "--provider", "local"])
+            #expect(header.status == 0 && header.stdout.contains(Self.accessToken), "\(header.stderr)")
             assertClean(header, "token header", allowOnStdout: [Self.accessToken])
 
             let refreshed = try await run(["token", "refresh", "--provider", "local"])
@@ -194,6 +228,7 @@ import Testing
             #expect(revoked.status == 0)
             assertClean(revoked, "token revoke")
             let deleted = try await run(["token", "delete", "--provider", "local", "--label", "second"])
+            #expect(deleted.status == 0, "\(deleted.stderr)")
             assertClean(deleted, "token delete")
             let missing = try await run(["token", "show", "--provider", "local"])
             #expect(missing.status != 0)
@@ -206,7 +241,7 @@ import Testing
                 ["authorize", "--provider", "local", "--manual", "--verbose"],
                 environment: env.merging(["AUTHKIT_HOME": downHome.path]) { _, new in new },
                 respond: Self.paste(code: "good"))
-            #expect(down.status == 4, "\(down.stderr)")
+            #expect(down.status == 4 && down.stderr.contains("code_challenge="), "\(down.stderr)")
             assertClean(down, "authorize (network error)")
         }
     }

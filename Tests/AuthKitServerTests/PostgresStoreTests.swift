@@ -776,7 +776,9 @@ struct PostgresStoreTests {
                 return path == "postgresql://test/silent" && reason.kind == .inaccessible
                     && reason.detail.contains("did not answer within")
             }
-            #expect(ContinuousClock.now - started < .seconds(4))
+            // A hang check (the caller was held until TCP gave up, a quarter of an
+            // hour), not a speed test: PostgreSQL shares the two cores.
+            #expect(ContinuousClock.now - started < .seconds(20))
             kill(pid, SIGCONT)
             resume.cancel()
             var back: Credential?
@@ -819,7 +821,7 @@ struct PostgresStoreTests {
             }
             for pid in lockedBackend.all { kill(pid, SIGCONT) }
             #expect(afterTimeout.all == ["postgresql://test/silent", "the refresh lock"], "\(afterTimeout.all)")
-            #expect(ContinuousClock.now - lockedStarted < .seconds(4))
+            #expect(ContinuousClock.now - lockedStarted < .seconds(20))
             back = nil
             for _ in 0..<40 where back == nil {
                 back = try? await store.credential(for: key)

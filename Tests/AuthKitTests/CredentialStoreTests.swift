@@ -35,9 +35,21 @@ import Testing
         let waiting = Task { [store] in
             try await store.withRefreshLock(for: CredentialKey(providerID: "qiita"), timeout: .seconds(5)) {}
         }
-        try await Task.sleep(for: .milliseconds(200))
+        // Cancelled once it waits for the file's lock (a cancellation before
+        // that would end the wait before it began, passing by luck).
+        try await Self.untilTheStoreLockIsWaitedFor(store)
         waiting.cancel()
         await #expect(throws: AuthKitError.cancelled) { try await waiting.value }
+    }
+
+    /// Returns once a task of this process holds `store`'s in-process lock,
+    /// so waits for the lock file (held elsewhere); at most 5 s.
+    static func untilTheStoreLockIsWaitedFor(_ store: FileCredentialStore) async throws {
+        let key = store.fileURL.path + ".lock"
+        for _ in 0..<500 where await KeyedAsyncLock.shared.holders(of: key) == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(await KeyedAsyncLock.shared.holders(of: key) == 1, "no task came to wait for the lock")
     }
 
     /// Only a store that is not there reads as empty. One that cannot be
@@ -555,7 +567,7 @@ import Testing
         // A waiting task that is cancelled stops waiting at once.
         store.lockTimeout = .seconds(20)
         let waiter = Task { [store] in try await store.allCredentials() }
-        try await Task.sleep(for: .milliseconds(100))
+        try await Self.untilTheStoreLockIsWaitedFor(store)
         let cancelled = ContinuousClock.now
         waiter.cancel()
         await #expect(throws: AuthKitError.cancelled) { _ = try await waiter.value }

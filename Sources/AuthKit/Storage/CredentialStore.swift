@@ -147,7 +147,11 @@ package actor KeyedAsyncLock {
     }
 
     /// How many wait for `key` (tests).
-    func waiting(for key: String) -> Int { waiters[key]?.count ?? 0 }
+    package func waiting(for key: String) -> Int { waiters[key]?.count ?? 0 }
+
+    /// How many hold `key` (tests: a store lock's holder is then waiting
+    /// for, or holding, the lock file itself).
+    package func holders(of key: String) -> Int { held[key] ?? 0 }
 
     /// Hands the lock to the first waiter, or frees it (one holder fewer).
     package func release(_ key: String) {
