@@ -73,8 +73,9 @@ import Testing
     /// rotated refresh token to an ID token it need not or cannot check:
     /// an answer without one keeps the sign-in's (not verified again: its
     /// `at_hash` names the old access token, and it expires); one whose keys
-    /// cannot be fetched is kept aside, the sign-in's identity and ID token
-    /// kept; one that names another user is refused.
+    /// cannot be fetched, or whose key the set lacks, is kept aside, the
+    /// sign-in's identity and ID token kept; one that names another user is
+    /// refused.
     @Test func aRefreshKeepsWhoSignedIn() async throws {
         try await withServer { server in
             let (provider, client) = try await publishingProvider(at: server)
@@ -134,6 +135,23 @@ import Testing
             await #expect(throws: AuthKitError.idTokenRejected(providerID: "op", reason: .identityChanged("sub"))) {
                 _ = try await client.refresh(third)
             }
+
+            // A new ID token under a key the set just fetched lacks (a rotation
+            // seen by the token endpoint first; no refetch within 30 s): it
+            // cannot be checked yet, and the rotated refresh token was lost.
+            var claims = IDTokenVerifierTests.claims
+            claims["iss"] = server.baseURL
+            claims["exp"] = Int(Date().timeIntervalSince1970) + 600
+            claims["iat"] = Int(Date().timeIntervalSince1970)
+            let rotatedKey = try provider.token(claims, header: ["alg": "ES256", "kid": "ec-2"])
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"access_token":"at-5","token_type":"Bearer","refresh_token":"rt-5","id_token":"\#(rotatedKey)"}"#
+                )
+            }
+            let fifth = try await client.refresh(third)
+            #expect(fifth.refreshToken == "rt-5" && fifth.identity == identity)
+            #expect(fifth.rawFields["id_token"] == .string(signInToken))
         }
     }
 

@@ -141,8 +141,8 @@ final class TokenEndpointCalls: Sendable {
     ///   access token), and the user is still the one who signed in.
     /// - A new ID token is verified, and must name the same user.
     /// - A new ID token that cannot be checked because the provider's key
-    ///   set cannot be fetched (the network, the key set endpoint down) does
-    ///   not cost the refresh: the provider has answered, and a rotating
+    ///   set cannot be fetched (the network, the key set endpoint down) or
+    ///   lacks its key (a rotation not yet seen) does not cost the refresh: the provider has answered, and a rotating
     ///   refresh token is spent (RFC 9700 §4.14.2). The sign-in's identity
     ///   and ID token are kept, and a warning says why. A token that was
     ///   checked and failed is refused, as at the sign-in.
@@ -170,6 +170,12 @@ final class TokenEndpointCalls: Sendable {
     private static func isUncheckable(_ error: any Error) -> Bool {
         switch error {
         case AuthKitError.idTokenRejected(_, .keySetUnusable): return true
+        // A key the set does not hold yet: the provider rotated its keys and
+        // the set was fetched too recently to be fetched again (30 s), or a
+        // copy of it lags. Nothing of the token is taken; refused, the
+        // rotated refresh token was lost (every user's, in a web backend,
+        // for those 30 s).
+        case AuthKitError.idTokenRejected(_, .unknownKey): return true
         case AuthKitError.network, AuthKitError.invalidResponse, AuthKitError.responseTooLarge: return true
         default: return false
         }
