@@ -418,6 +418,36 @@ import Testing
                     }
                 }
             }
+
+            // A device answer without an ID token leaves no identity; a
+            // refresh's ID token is then verified all the same (it was kept
+            // unchecked, later sent as id_token_hint): one signed by another
+            // key is refused, a good one becomes the identity.
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-2","token_type":"Bearer","refresh_token":"rt-2"}"#)
+            }
+            let signedIn = try await client.pollDeviceAuthorization(
+                try await client.startDeviceAuthorization(scopes: ["openid"]))
+            #expect(signedIn.identity == nil)
+            let claims: [String: Any] = [
+                "iss": server.baseURL, "sub": "device-user", "aud": IDTokenVerifierTests.clientID, "exp": now + 600,
+                "iat": now,
+            ]
+            let forged = try Provider().token(claims.merging(["sub": "mallory"]) { $1 })
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-3","token_type":"Bearer","refresh_token":"rt-3","id_token":"\#(forged)"}"#)
+            }
+            await #expect {
+                try await client.refresh(signedIn)
+            } throws: { error in
+                guard case .idTokenRejected(_, .signatureInvalid)? = error as? AuthKitError else { return false }
+                return true
+            }
+            let genuine = try provider.token(claims)
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-4","token_type":"Bearer","refresh_token":"rt-4","id_token":"\#(genuine)"}"#)
+            }
+            #expect(try await client.refresh(signedIn).identity?.subject == "device-user")
         }
     }
 }

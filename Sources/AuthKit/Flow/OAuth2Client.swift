@@ -283,9 +283,12 @@ public struct OAuth2Client: Authenticator {
                     refreshed = try await calls.refreshAtTokenEndpoint(credential, refreshToken: refreshToken)
                 }
                 calls.warnIfUnusable(refreshed, refreshedFrom: credential)
-                if let previous = credential.identity {
+                // A credential with no identity yet (a device sign-in whose
+                // answer had no ID token) has a refresh's new one verified
+                // too: it was stored unchecked, later sent as id_token_hint.
+                if credential.identity != nil || client.openID != nil {
                     refreshed.identity = try await calls.refreshedIdentity(
-                        of: &refreshed, previous: previous, before: credential)
+                        of: &refreshed, previous: credential.identity, before: credential)
                 }
                 return refreshed
             }

@@ -146,8 +146,11 @@ final class TokenEndpointCalls: Sendable {
     ///   refresh token is spent (RFC 9700 §4.14.2). The sign-in's identity
     ///   and ID token are kept, and a warning says why. A token that was
     ///   checked and failed is refused, as at the sign-in.
-    func refreshedIdentity(of refreshed: inout Credential, previous: Identity, before: Credential) async throws
-        -> Identity
+    /// - With no `previous` identity (a device sign-in answered without an
+    ///   ID token), a new one is verified as a sign-in's, but for the nonce,
+    ///   and becomes the credential's identity.
+    func refreshedIdentity(of refreshed: inout Credential, previous: Identity?, before: Credential) async throws
+        -> Identity?
     {
         let earlierToken = before.rawFields["id_token"]
         guard let newToken = refreshed.rawFields["id_token"], !IDTokenVerifier.sameBytes(newToken, earlierToken) else {
