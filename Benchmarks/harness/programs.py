@@ -17,8 +17,14 @@ class ProgramFailed(Exception):
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 
+# A token in these makes `gh auth token` print it without reading its
+# hosts.yml: the peer would do less work than `authkit token print`.
+_TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+
+
 def child_environment(extra=None):
-    env = {k: v for k, v in os.environ.items() if k.lower() not in _PROXY_VARIABLES}
+    env = {k: v for k, v in os.environ.items()
+           if k.lower() not in _PROXY_VARIABLES and k not in _TOKEN_VARIABLES}
     env.update(extra or {})
     return env
 

@@ -8,7 +8,11 @@ import Testing
 @Suite(.serialized) struct CLIRefreshTests {
     @Test func eightRequestsAtOnceRefreshOnce() async throws {
         try await withServer { server in
-            let grant = RotatingGrant(on: server)
+            // The refresh is answered after 2 s: all eight processes have
+            // read the expired credential by then, even on a loaded machine,
+            // so they do compete for the lock (at 0.3 s, late starters could
+            // read the renewal and never test it).
+            let grant = RotatingGrant(on: server, delay: 2)
             let home = try CLIProcess.home("authkit-cli-refresh")
             defer { try? FileManager.default.removeItem(at: home) }
             try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(
