@@ -169,11 +169,17 @@ import Testing
         #expect(await refusal(try provider.verifier(withSecret), oct) == .unknownKey(kid: "hmac-1"))
         // An RSA kid for an EC algorithm.
         let mismatched = try provider.token(Self.claims, header: ["alg": "ES256", "kid": "rsa-1"])
-        #expect(await refusal(try provider.verifier(), mismatched) == .unknownKey(kid: "rsa-1"))
+        // Said as such (it was "no key has the key id rsa-1", which the set holds).
+        #expect(
+            await refusal(try provider.verifier(), mismatched)
+                == .keySetUnusable(
+                    "its key 'rsa-1' is not one for ES256 signatures (its kty, crv, alg, use or key_ops)"))
         // No kid, and more than one key fits (Core §10.1 requires a kid then)…
         let twoEC = try provider.keySet([["kty": "EC", "crv": "P-256", "kid": "ec-9", "x": "AAAA", "y": "AAAA"]])
         let noKid = try provider.token(Self.claims, header: ["alg": "ES256"])
-        #expect(await refusal(try provider.verifier(twoEC), noKid) == .unknownKey(kid: nil))
+        #expect(
+            await refusal(try provider.verifier(twoEC), noKid)
+                == .keySetUnusable("2 of its keys fit the ID token, which names no key id (Core §10.1)"))
         // …but with one key that fits, it is that one.
         #expect(await refusal(try provider.verifier(), noKid) == nil)
         // The EC key again under other kids: for encryption only by its
@@ -368,7 +374,10 @@ import Testing
         ec["alg"] = "ES384"
         ec["kid"] = "ec-384"
         let token = try provider.token(Self.claims, header: ["alg": "ES256", "kid": "ec-384"])
-        #expect(await refusal(try provider.verifier(try provider.keySet([ec])), token) == .unknownKey(kid: "ec-384"))
+        #expect(
+            await refusal(try provider.verifier(try provider.keySet([ec])), token)
+                == .keySetUnusable(
+                    "its key 'ec-384' is not one for ES256 signatures (its kty, crv, alg, use or key_ops)"))
     }
 
     /// Microsoft's three tenant-independent values, as the bundled

@@ -152,14 +152,26 @@ package struct IDTokenVerifier: Sendable {
     /// when the token names none (Core §10.1: with several keys, a `kid` MUST
     /// be given).
     func key(for algorithm: IDTokenAlgorithm, kid: String?) async throws -> [String: JSONValue] {
-        var candidates = try await keys(false).candidates(for: algorithm, kid: kid)
+        var set = try await keys(false)
+        var candidates = set.candidates(for: algorithm, kid: kid)
         if candidates.isEmpty {
-            candidates = try await keys(true).candidates(for: algorithm, kid: kid)
+            set = try await keys(true)
+            candidates = set.candidates(for: algorithm, kid: kid)
         }
-        guard candidates.count == 1, let key = candidates.first else {
-            throw AuthKitError.IDTokenProblem.unknownKey(kid: kid)
+        if candidates.count == 1, let key = candidates.first { return key }
+        // Said as what it is: "no key has the key id k1" misled whoever
+        // looked for a rotation where the set held k1 twice, or for another use.
+        let shown = kid.map { "'\(DisplayText.sanitized($0, limit: 80))'" }
+        if candidates.count > 1 {
+            throw AuthKitError.IDTokenProblem.keySetUnusable(
+                shown.map { "\(candidates.count) of its keys have the key id \($0)" }
+                    ?? "\(candidates.count) of its keys fit the ID token, which names no key id (Core §10.1)")
         }
-        return key
+        if let kid, let shown, set.keys.contains(where: { $0.text("kid").map { ExactText.same($0, kid) } ?? false }) {
+            throw AuthKitError.IDTokenProblem.keySetUnusable(
+                "its key \(shown) is not one for \(algorithm.rawValue) signatures (its kty, crv, alg, use or key_ops)")
+        }
+        throw AuthKitError.IDTokenProblem.unknownKey(kid: kid)
     }
 
     /// jwt-kit verifies the signature, with a collection holding that key
