@@ -194,6 +194,26 @@ import Testing
                 // Both hops reached the other origin, and neither carried the credential.
                 let hops = elsewhere.requests(to: "/expired") + elsewhere.requests(to: "/denied")
                 #expect(hops.count == 2 && hops.allSatisfy { $0.header("Authorization") == nil }, "\(hops)")
+
+                // Back to the origin through another one: that hop carries no
+                // credential either, and its 401 refreshes nothing (the other
+                // host chose the way back, and could spend a rotating token).
+                elsewhere.route("GET", "/bounce") { _ in .redirect(302, to: "\(server.baseURL)/api/back") }
+                server.route("GET", "/api/roundtrip") { _ in .redirect(302, to: "\(elsewhere.baseURL)/bounce") }
+                server.route("GET", "/api/back") { _ in
+                    StubResponse(status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+                }
+                let back = try await CLIProcess.run(
+                    ["request", "--provider", "local", "-L", "-v", "\(server.baseURL)/api/roundtrip"],
+                    environment: env(home))
+                #expect(
+                    back.status == 3
+                        && back.stderr.contains(
+                            "answered HTTP 401 from \(server.baseURL)/api/back, where a redirect led")
+                        && back.stderr.contains("the way back to \(server.baseURL) went through another origin")
+                        && !back.stderr.contains("authorize"), "\(back.stderr)")
+                #expect(server.requests(to: "/token").count == refreshes, "a 401 after the way back refreshed")
+                #expect(server.requests(to: "/api/back").first?.header("Authorization") == nil)
             }
         }
     }

@@ -14,8 +14,6 @@ import Testing
             expiresAt: Date(timeIntervalSinceNow: seconds))
     }
 
-    /// A flood of sign-ins started and never finished: the store stays at its
-    /// limit by dropping the oldest, and the newest still finish.
     /// A session's CSRF token is not in its printed or dumped form.
     @Test func aSessionPrintsNoCSRFToken() {
         let session = WebSession(
@@ -28,6 +26,8 @@ import Testing
         }
     }
 
+    /// A flood of sign-ins started and never finished: the store stays at its
+    /// limit by dropping the oldest, and the newest still finish.
     @Test func aFloodOfAttemptsDropsTheOldest() async throws {
         let store = InMemorySignInAttemptStore(limit: 50)
         for index in 0..<500 {

@@ -27,13 +27,15 @@ import Testing
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
         var store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
-        store.lockTimeout = .seconds(5)
+        // Long: the wait must still be under way when it is cancelled, however
+        // slowly this test is run; cancelled, it ends at once.
+        store.lockTimeout = .seconds(60)
         try await store.save(credential("qiita"))
         let held = open(store.fileURL.path + ".lock", O_RDWR | O_CLOEXEC)
         #expect(held >= 0 && flock(held, LOCK_EX) == 0)
         defer { close(held) }
         let waiting = Task { [store] in
-            try await store.withRefreshLock(for: CredentialKey(providerID: "qiita"), timeout: .seconds(5)) {}
+            try await store.withRefreshLock(for: CredentialKey(providerID: "qiita"), timeout: .seconds(60)) {}
         }
         // Cancelled once it waits for the file's lock (a cancellation before
         // that would end the wait before it began, passing by luck).
@@ -43,10 +45,13 @@ import Testing
     }
 
     /// Returns once a task of this process holds `store`'s in-process lock,
-    /// so waits for the lock file (held elsewhere); at most 5 s.
+    /// so waits for the lock file (held elsewhere); at most 30 s (the suite
+    /// runs 24 tests at once on two cores: a 5 s look missed a wait that
+    /// began and timed out while this task was not run).
     static func untilTheStoreLockIsWaitedFor(_ store: FileCredentialStore) async throws {
-        let key = store.fileURL.path + ".lock"
-        for _ in 0..<500 where await KeyedAsyncLock.shared.holders(of: key) == 0 {
+        let key = StoreLock(path: store.fileURL.path + ".lock", timeout: .zero).queueKey
+        let end = ContinuousClock.now.advanced(by: .seconds(30))
+        while await KeyedAsyncLock.shared.holders(of: key) == 0, ContinuousClock.now < end {
             try await Task.sleep(for: .milliseconds(10))
         }
         try #require(await KeyedAsyncLock.shared.holders(of: key) == 1, "no task came to wait for the lock")
@@ -565,7 +570,7 @@ import Testing
         }
         #expect(Date().timeIntervalSince(started) < 5)
         // A waiting task that is cancelled stops waiting at once.
-        store.lockTimeout = .seconds(20)
+        store.lockTimeout = .seconds(60)
         let waiter = Task { [store] in try await store.allCredentials() }
         try await Self.untilTheStoreLockIsWaitedFor(store)
         let cancelled = ContinuousClock.now

@@ -160,8 +160,10 @@ public struct CredentialSource: Sendable {
         let authenticator = self.authenticator
         let store = self.store
         let key = self.key
-        // It removes or writes nothing: no room is needed on the disk (a
-        // sign-out on a nearly full one removed the token without revoking it).
+        // No room on the disk is asked for first: what it writes is the
+        // file less this entry (smaller than it), and on a full disk it is
+        // better revoked and still listed (`token delete` then removes it)
+        // than not revoked at all (a sign-out removed it without revoking).
         return try await FileCredentialStore.$removing.withValue(true) {
             try await store.withRefreshLock(for: key, timeout: lockTimeout) {
                 guard let latest = try await store.credential(for: key) else {
@@ -229,7 +231,7 @@ public struct CredentialSource: Sendable {
         maximumBodySize: Int = 100 << 20, deadline: Duration = .seconds(60)
     ) async throws -> (HTTPResponse, HTTPResponseBody) {
         guard let url = request.url else { throw AuthKitError.misuse(.unsignableRequest("it has no absolute URL.")) }
-        let (response, body, _) = try await send(
+        let (response, body, _, _) = try await send(
             OutgoingRequest(head: request, url: url, body: body),
             policy: RequestPolicy(
                 redirects: followRedirects ? .follow(maximum: 10) : .deliver, maximumBodySize: maximumBodySize,
@@ -246,7 +248,7 @@ public struct CredentialSource: Sendable {
     /// refresh of the user's credential was made for an answer that could
     /// not concern it (and any server there could trigger one).
     package func send(_ request: OutgoingRequest, policy: RequestPolicy) async throws -> (
-        HTTPResponse, HTTPResponseBody, URL
+        HTTPResponse, HTTPResponseBody, URL, credentialed: Bool
     ) {
         // Refused before a refresh could send anything over plain http.
         guard request.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: request.displayURL) }
@@ -256,7 +258,7 @@ public struct CredentialSource: Sendable {
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let credential = try await current()
         var opened = try await openGivingNonce(request, with: credential, until: end, policy: policy)
-        if opened.status == 401, opened.url.origin == request.target.origin, Self.maySendAgain(request, after: opened),
+        if opened.status == 401, opened.credentialed, Self.maySendAgain(request, after: opened),
             BearerChallenge(
                 fields: opened.headers[values: .wwwAuthenticate], scheme: credential.proofKey != nil ? "dpop" : "bearer"
             )?
@@ -290,7 +292,7 @@ public struct CredentialSource: Sendable {
         }
         return (
             HTTPResponse(status: .init(code: opened.status), headerFields: opened.headers),
-            opened.bounded(until: end, allowed: policy.deadline), opened.url
+            opened.bounded(until: end, allowed: policy.deadline), opened.url, opened.credentialed
         )
     }
 
@@ -341,7 +343,7 @@ public struct CredentialSource: Sendable {
         policy: RequestPolicy
     ) async throws -> OpenedResponse {
         let opened = try await open(request, with: credential, until: end, policy: policy)
-        guard credential.proofKey != nil, opened.status == 401, opened.url.origin == request.target.origin,
+        guard credential.proofKey != nil, opened.status == 401, opened.credentialed,
             Self.maySendAgain(request, after: opened),
             BearerChallenge(fields: opened.headers[values: .wwwAuthenticate], scheme: "dpop")?.error
                 == "use_dpop_nonce",

@@ -59,9 +59,9 @@ package struct FlowTransport: Sendable {
     /// its choosing), and a hop from https to http, or to a URL carrying a
     /// user name or password (libcurl sent them as Basic credentials), is
     /// refused. A 303 turns a request other than HEAD into a GET without
-    /// body, a 301 or 302 only a POST (RFC 9110 §15.4.2–4: a PUT or DELETE
-    /// turned into a GET did nothing, and said so with a 200); 307 and 308
-    /// keep method and body.
+    /// body, a 301 or 302 a POST (RFC 9110 §15.4.2–4), and a 301 or 302 to
+    /// another method is not followed (``replaysAnUnsafeMethod(_:status:)``);
+    /// 307 and 308 keep method and body.
     package func open(
         _ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy,
         authorize: (@Sendable (OutgoingRequest) async throws -> OutgoingRequest)? = nil
@@ -86,7 +86,11 @@ package struct FlowTransport: Sendable {
             // -v said nothing of a hop that went without the credential, so
             // an API's 401 after it read as the credential's refusal.
             let uncredentialed =
-                authorize != nil && !credentialed ? " (without the credential, which goes only to \(origin))" : ""
+                authorize == nil || credentialed
+                ? ""
+                : leftTheOrigin && current.target.origin == origin
+                    ? " (without the credential: the way back to \(origin) went through another origin)"
+                    : " (without the credential, which goes only to \(origin))"
             logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)\(uncredentialed)")
             let (head, body) = try await Self.speakingOf(outgoing.displayURL) {
                 if let parsedURLClient {
@@ -114,13 +118,13 @@ package struct FlowTransport: Sendable {
                 return OpenedResponse(
                     status: status, headers: head.headerFields, url: current.url,
                     body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL,
-                    deadlineStop: deadlineStop, redirectsFollowed: hops)
+                    deadlineStop: deadlineStop, redirectsFollowed: hops, credentialed: credentialed)
             }
             if policy.redirects == .deliver {
                 return OpenedResponse(
                     status: status, headers: head.headerFields, url: current.url,
                     body: body, maximumBodySize: policy.maximumBodySize, display: current.displayURL,
-                    deadlineStop: deadlineStop)
+                    deadlineStop: deadlineStop, credentialed: credentialed)
             }
             body.cancel()
             // RFC 9449 §9: a resource server may hand the next nonce out with
@@ -141,7 +145,8 @@ package struct FlowTransport: Sendable {
             guard case .follow(let maximum) = policy.redirects, hops < maximum, let target = location,
                 ["http", "https"].contains(target.scheme?.lowercased() ?? ""),
                 !(current.url.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http"),
-                target.user == nil, target.password == nil
+                !Self.namesUserInfo(locations[0]),
+                !Self.replaysAnUnsafeMethod(current.head.method, status: status)
             else {
                 // Which rule stopped it, beside the target: a loop followed
                 // ten times was reported as if never followed.
@@ -152,8 +157,11 @@ package struct FlowTransport: Sendable {
                         shown += " (not an http or https URL)"
                     } else if current.url.scheme?.lowercased() == "https", scheme == "http" {
                         shown += " (from https to plain http)"
-                    } else if target.user != nil || target.password != nil {
+                    } else if Self.namesUserInfo(locations[0]) {
                         shown += " (a URL carrying a user name or password, RFC 9110 §4.2.4)"
+                    } else if Self.replaysAnUnsafeMethod(current.head.method, status: status) {
+                        shown +=
+                            " (a \(status) answering \(current.head.method.rawValue): followed, it would repeat the \(current.head.method.rawValue) on a URL the server picked, and a GET in its place would do nothing)"
                     } else if hops >= maximum {
                         shown += " (after \(hops) redirects followed, the limit)"
                     }
@@ -178,6 +186,22 @@ package struct FlowTransport: Sendable {
         } catch AuthKitError.network(_, let reason) {
             throw AuthKitError.network(url: display, reason: reason)
         }
+    }
+
+    /// Whether a `Location`'s own authority carries a user name or password
+    /// (a relative one takes the request's, which the caller chose).
+    static func namesUserInfo(_ location: String) -> Bool {
+        guard let url = URL(string: location), url.host != nil else { return false }
+        return url.user != nil || url.password != nil
+    }
+
+    /// A 301 or 302 to a method other than GET, HEAD and POST (RFC 9110
+    /// §15.4.2–3): followed as it was sent, a `DELETE /items/5` answered
+    /// `302 /items` deleted `/items` (the "double DELETE" of frameworks that
+    /// redirect with a 302); followed as a GET, it did nothing and answered
+    /// 200. Neither is followed.
+    static func replaysAnUnsafeMethod(_ method: HTTPRequest.Method, status: Int) -> Bool {
+        [301, 302].contains(status) && ![.get, .head, .post].contains(method)
     }
 
     /// A host name of letters, digits, `-`, `.` and `_`, or a bracketed IPv6 literal.
@@ -236,6 +260,11 @@ package struct OpenedResponse: Sendable {
     /// has already been carried out by an earlier hop (a POST answered 303),
     /// and is not sent again from the start.
     package var redirectsFollowed = 0
+    /// Whether the hop that answered carried the credential: a 401 from one
+    /// that did not (another origin, or the origin again after one) is not
+    /// about it, and refreshing for it would spend a rotating refresh token
+    /// on a server's say-so.
+    package var credentialed = true
 
     /// Passes each chunk to `consume` as it arrives, and stops the transfer with
     /// ``AuthKitError/responseTooLarge(url:limit:)`` once more than the cap has arrived.

@@ -160,6 +160,14 @@ final class TokenEndpointCalls: Sendable {
             return try await verifiedIdentity(in: refreshed, nonce: nil, code: nil, previous: previous, required: false)
                 ?? previous
         } catch let error where Self.isUncheckable(error) {
+            guard previous != nil else {
+                // No verified identity to keep: the unchecked token is not kept either.
+                transport.logger.warning(
+                    "\(descriptor.name)'s new ID token could not be checked (\(error)); the renewed credential is kept without it."
+                )
+                refreshed.rawFields["id_token"] = nil
+                return nil
+            }
             transport.logger.warning(
                 "\(descriptor.name)'s new ID token could not be checked (\(error)); the renewed credential is kept with the sign-in's identity and ID token."
             )

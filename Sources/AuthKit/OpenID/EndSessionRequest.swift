@@ -85,7 +85,10 @@ extension OAuth2Client {
         let hintAllowed =
             credential.endpointOrigins.map { $0.contains(endpoint.origin) }
             ?? !descriptor.endpointHosts.contains { $0.contains("{") }
-        if hintAllowed, case .string(let idToken)? = credential.rawFields["id_token"] {
+        // Only a verified one: a token kept from before AuthKit verified
+        // them, or from an answer it could not check, proves nothing and
+        // names no one the provider should sign out.
+        if hintAllowed, credential.identity != nil, case .string(let idToken)? = credential.rawFields["id_token"] {
             parameters["id_token_hint"] = idToken
         }
         if let postLogoutRedirectURI { parameters["post_logout_redirect_uri"] = postLogoutRedirectURI }

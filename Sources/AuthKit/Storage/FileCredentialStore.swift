@@ -77,9 +77,7 @@ public struct FileCredentialStore: CredentialStore {
         if access(path + ".lock", W_OK) != 0, access(directory.path, W_OK) != 0 {
             // Warned about as a writable store is (a read-only mount of a
             // mode-0644 file is the usual CI secret), creating nothing.
-            var disk = statvfs()
-            warnAboutPermissions(
-                readOnly: statvfs(directory.path, &disk) == 0 && disk.f_flag & UInt(ST_RDONLY) != 0)
+            warnAboutPermissions()
             return try read()
         }
         return try await withLockWaitingAsTask { try read() }
@@ -194,10 +192,10 @@ public struct FileCredentialStore: CredentialStore {
     /// file's place is refused when read, and `chmod` follows links: the
     /// advice for `credentials.json` linked to `/etc/passwd` would have
     /// changed `/etc/passwd`.
-    /// - Parameter readOnly: the store is read where it cannot be written
-    ///   (a read-only mount): a `chmod` there fails, so the advice is to
-    ///   fix the mode where the file comes from.
-    package func permissionWarnings(readOnly: Bool = false) -> [String] {
+    /// On a read-only mount (the directory's, or the file's own, as `docker
+    /// run -v FILE:…:ro` makes) a `chmod` fails: the advice is then to fix
+    /// the mode where the file comes from.
+    package func permissionWarnings() -> [String] {
         var warnings = [String]()
         for (target, expected, type, follow) in [(directory.path, 0o700, S_IFDIR, true), (path, 0o600, S_IFREG, false)]
         {
@@ -207,6 +205,8 @@ public struct FileCredentialStore: CredentialStore {
             }
             if Int(info.st_mode) & 0o077 != 0 {
                 let mode = String(Int(info.st_mode) & 0o7777, radix: 8)
+                var disk = statvfs()
+                let readOnly = statvfs(target, &disk) == 0 && disk.f_flag & UInt(ST_RDONLY) != 0
                 warnings.append(
                     readOnly
                         ? "\(target) is accessible by other users (mode \(mode)) and read-only here; give it mode \(String(expected, radix: 8)) where it comes from (the mounted file or directory, or the mount's options)"
@@ -506,9 +506,9 @@ public struct FileCredentialStore: CredentialStore {
         warnAboutPermissions()
     }
 
-    /// ``permissionWarnings(readOnly:)`` logged, each once per process.
-    private func warnAboutPermissions(readOnly: Bool = false) {
-        for warning in permissionWarnings(readOnly: readOnly)
+    /// ``permissionWarnings()`` logged, each once per process.
+    private func warnAboutPermissions() {
+        for warning in permissionWarnings()
         where Self.warned.withLock({ $0.insert(warning).inserted }) {
             logger.warning("\(warning)")
         }

@@ -53,15 +53,26 @@ package struct StoreLock {
     /// released it for the other.
     package func withLockWaitingAsTask<Result>(_ body: () throws -> Result) async throws -> Result {
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        try await KeyedAsyncLock.shared.acquire(path, deadline: deadline, what: path, timeout: timeout)
+        let key = queueKey
+        try await KeyedAsyncLock.shared.acquire(key, deadline: deadline, what: path, timeout: timeout)
         do {
             let result = try await lockingFile(until: deadline, body)
-            await KeyedAsyncLock.shared.release(path)
+            await KeyedAsyncLock.shared.release(key)
             return result
         } catch {
-            await KeyedAsyncLock.shared.release(path)
+            await KeyedAsyncLock.shared.release(key)
             throw error
         }
+    }
+
+    /// The lock file's path with its directory's links resolved: one store
+    /// reached as `~/.authkit` and through a link to it, or by a relative
+    /// path, is one queue (the directory exists by the time a lock is taken).
+    package var queueKey: String {
+        let url = URL(fileURLWithPath: path)
+        guard let resolved = realpath(url.deletingLastPathComponent().path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved) + "/" + url.lastPathComponent
     }
 
     /// The file's lock, once this process's tasks have let this one through.

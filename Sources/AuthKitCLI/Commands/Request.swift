@@ -353,7 +353,7 @@ struct Request: WorkspaceCommand {
         // What a refresh may replace: the secrets this command could send,
         // which an API's error must not repeat on standard error.
         let sent = try? await workspace.store.credential(for: key)
-        let (head, response, answering) = try await source.send(request, policy: policy)
+        let (head, response, answering, credentialed) = try await source.send(request, policy: policy)
         let status = head.status.code
         var headBytes = Data()
         if include {
@@ -383,8 +383,8 @@ struct Request: WorkspaceCommand {
         }
         guard (200...299).contains(status) else {
             throw await refusal(
-                status: status, head: head, answering: answering, target: target, method: method,
-                source: source, sent: sent, in: workspace)
+                status: status, head: head, answering: answering, credentialed: credentialed, target: target,
+                method: method, source: source, sent: sent, in: workspace)
         }
     }
 
@@ -582,8 +582,8 @@ struct Request: WorkspaceCommand {
     /// The error for an answer that is not a success, with what the
     /// credential and its refresh have to do with it.
     private func refusal(
-        status: Int, head: HTTPResponse, answering: URL, target: URL, method: String, source: CredentialSource,
-        sent: Credential?, in workspace: Workspace
+        status: Int, head: HTTPResponse, answering: URL, credentialed: Bool, target: URL, method: String,
+        source: CredentialSource, sent: Credential?, in workspace: Workspace
     ) async -> CLIError {
         let hint = (300...399).contains(status) && !location ? " (a redirect; -L follows it)" : ""
         // Why the refresh CredentialSource tries for an invalid_token did
@@ -610,7 +610,7 @@ struct Request: WorkspaceCommand {
         // A challenge from another origin (after -L) is not about the
         // credential, which was not sent there: no advice to sign in
         // again, nor to grant the scopes a third party names.
-        let fromCredentialed = answering.origin == target.origin
+        let fromCredentialed = credentialed
         let mask = SecretMask(
             [sent, stored].compactMap { $0 }.flatMap { [$0.accessToken, $0.refreshToken, $0.tokenSecret] }.compactMap {
                 $0
@@ -627,7 +627,7 @@ struct Request: WorkspaceCommand {
             ).map {
                 Self.advice($0, account: key, refresh: refresh, mask: mask)
             } ?? "."
-            : " from \(answering.redactedForLogs), where a redirect led; the credential is not sent to another origin, so this is not about it."
+            : " from \(answering.redactedForLogs), where a redirect led; the credential was not sent there (not to another origin, nor back after one), so this is not about it."
         return CLIError(
             "\(method) \(target.redactedForLogs) answered HTTP \(status)\(hint)\(advice)", status: .providerError)
     }
