@@ -190,7 +190,9 @@ def make_rows(ctx, names):
     if "token-print" in names:
         gh = shutil.which("gh")
         if gh is None:
-            print("skipping token-print's peer: gh is not installed (apt-get install gh)", file=sys.stderr)
+            # peers/build installs it: a row without its peer would report
+            # AuthKit's milliseconds where its ratio belongs.
+            raise ProgramFailed("token-print's peer, gh, is not installed (apt-get install gh)")
         print_env = {"AUTHKIT_HOME": ctx.print_home}
         gh_env = {"GH_CONFIG_DIR": ctx.gh_config} if ctx.gh_config else {}
         add("token-print", "a stored token printed by a new process", "ms", "lower",

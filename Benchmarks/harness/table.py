@@ -39,9 +39,12 @@ def records(results):
                 record["ratio"] = {"median": authkit.median / spreads[peer].median,
                                    "min": min(per_round), "max": max(per_round)}
             elif authkit:
-                record["ratio"] = {"median": authkit.median, "min": authkit.min, "max": authkit.max}
-            if target and record["ratio"]:
-                record["met"] = target.met(record["ratio"]["median"])
+                # One side (a floor, a figure without a peer): its values, not a ratio.
+                record["value"] = {"median": authkit.median, "min": authkit.min, "max": authkit.max}
+            # A one-sided row with a target (live ÷ fixed nonce, in one process) is met by its value.
+            measured = record["ratio"] or record.get("value")
+            if target and measured:
+                record["met"] = target.met(measured["median"])
             out.append(record)
     return out
 
