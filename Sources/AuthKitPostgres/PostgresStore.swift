@@ -472,11 +472,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// timeout (the lock's, `waiting` more): one that passes closes the
     /// connection, which ends the transaction and the lock.
     private func lockedTransaction<Result: Sendable>(
-        of key: CredentialKey, waiting: Duration, _ body: (PostgresConnection) async throws -> Result
+        of key: CredentialKey, waiting: Duration, _ body: @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let logger = self.logger
-        let milliseconds =
-            "\(Int(waiting.components.seconds) * 1000 + Int(waiting.components.attoseconds / 1_000_000_000_000_000))ms"
+        let started = ContinuousClock.now
         // BEGIN, COMMIT and ROLLBACK written out rather than PostgresNIO's
         // withTransaction: a statement that timed out inside the lock closes
         // this connection (``withOperationTimeout(extra:_:)``), which ends the
@@ -486,7 +485,11 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // ever (PostgresStoreTests.aSilentDatabaseIsReportedWithinTheTimeout,
         // one run in four).
         let lock = Self.lockNumber(for: key)
-        return try await client.withConnection { connection in
+        return try await withLeasedConnection(waiting: waiting) { [self] connection in
+            // The lease's wait counts against the lock's.
+            let left = max(waiting - (ContinuousClock.now - started), .milliseconds(100))
+            let milliseconds =
+                "\(Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))ms"
             let held = HeldLock(store: ObjectIdentifier(self), connection: connection)
             return try await Self.$heldLock.withValue(held) {
                 // Read committed whatever the database's or role's default
@@ -512,7 +515,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                                 set_config('idle_in_transaction_session_timeout', '120s', true)
                             """, logger: logger)
                     }
-                    try await withOperationTimeout(extra: waiting) {
+                    try await withOperationTimeout(extra: left) {
                         try await connection.run("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
                     }
                     result = try await body(connection)
@@ -742,6 +745,60 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             throw AuthKitError.store(path: display, reason: .init(.invalidContents, "\(error)"))
         } catch {
             throw AuthKitError.store(path: display, reason: .init(.invalidContents, "a stored value is not readable"))
+        }
+    }
+
+    /// `body` on a pooled connection leased within `waiting`.
+    ///
+    /// PostgresNIO's pool queues a lease with no deadline: while the
+    /// database was away, a sign-in's save (which asks nothing of it before
+    /// its transaction) waited until the pool's circuit breaker tripped, a
+    /// minute, and then failed with the pool's own error. Past `waiting`,
+    /// the lease is cancelled and the caller told; once leased, `body` runs
+    /// to its end. An error before the lease is the pool's, said as the
+    /// store's; `body`'s pass through.
+    private func withLeasedConnection<Result: Sendable>(
+        waiting: Duration, _ body: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let leased = LockedValue(false)
+        let display = self.display
+        let noConnection: @Sendable (String) -> AuthKitError = { why in
+            .store(
+                path: display,
+                reason: .init(
+                    .inaccessible,
+                    "no connection to the database came within \(waiting) (\(why)); is it running, or are all of the pool's connections in use? Retry when it is back"
+                ))
+        }
+        do {
+            // The group awaits both children before it returns: `body` is
+            // not kept past this call.
+            return try await withoutActuallyEscaping(body) { body in
+                try await withThrowingTaskGroup(of: Result?.self) { [client] group in
+                    group.addTask {
+                        try await client.withConnection { connection in
+                            leased.withLock { $0 = true }
+                            return try await body(connection)
+                        }
+                    }
+                    group.addTask {
+                        try await Task.sleep(for: waiting)
+                        // Leased in time: `body` is under way, and ends by itself.
+                        if leased.current { return nil }
+                        throw noConnection("none was free or could be opened")
+                    }
+                    defer { group.cancelAll() }
+                    while let next = try await group.next() {
+                        if let next { return next }
+                    }
+                    throw CancellationError()
+                }
+            }
+        } catch let error as AuthKitError {
+            throw error
+        } catch  where !leased.current {
+            if Task.isCancelled || error is CancellationError { throw CancellationError() }
+            throw noConnection("\(type(of: error))")
         }
     }
 

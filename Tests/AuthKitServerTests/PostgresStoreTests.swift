@@ -217,6 +217,47 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A sign-in's save waits for a pooled connection no longer than its
+    /// lock timeout: with every connection held (here the pool's only one,
+    /// by a refresh lock), it is refused within it, naming the pool, not
+    /// left queued until the holder lets go.
+    @Test func aSignInsSaveWaitsForAConnectionNoLongerThanItsLockTimeout() async throws {
+        try await Self.withStore(schema: "lease", maximumConnections: 1) { stores in
+            let store = stores[0]
+            let release = AsyncStream<Void>.makeStream()
+            let holding = LockedValue(false)
+            let slow = Task {
+                try await store.withRefreshLock(
+                    for: CredentialKey(providerID: "qiita", label: "a"), timeout: .seconds(30)
+                ) {
+                    holding.withLock { $0 = true }
+                    for await _ in release.stream {}
+                }
+            }
+            while !holding.current { try await Task.sleep(for: .milliseconds(5)) }
+            // Let go in 10 s whatever happens: a save that waits for the
+            // holder then fails the time check below rather than hanging.
+            let letGo = Task {
+                try? await Task.sleep(for: .seconds(10))
+                release.continuation.finish()
+            }
+            defer { letGo.cancel() }
+            let started = ContinuousClock.now
+            await #expect {
+                try await store.saveSignIn(Self.credential("b"), lockTimeout: .seconds(1))
+            } throws: { error in
+                guard case AuthKitError.store(_, let reason) = error else { return false }
+                return reason.kind == .inaccessible && reason.detail.contains("no connection to the database came")
+            }
+            // A hang check (the save waited for the holder, with no end), not a speed test.
+            #expect(ContinuousClock.now - started < .seconds(8), "the wait was not bounded by the lock timeout")
+            release.continuation.finish()
+            try await slow.value
+            try await store.saveSignIn(Self.credential("b"), lockTimeout: .seconds(5))
+            #expect(try await store.credential(for: CredentialKey(providerID: "qiita", label: "b")) != nil)
+        }
+    }
+
     /// A `statement_timeout` the database's administrator set can end the
     /// wait for another instance's lock before `lock_timeout` does: that is
     /// the lock being busy too (it read as the database being unreachable).
@@ -726,6 +767,19 @@ struct PostgresStoreTests {
                 return path == "postgresql://test/restart" && reason.kind == .inaccessible
             }
             #expect(ContinuousClock.now - started < .seconds(5))
+            // A sign-in's save (one transaction, no probe before it): the
+            // store's error within its lock timeout. PostgresNIO's pool
+            // queued the lease with no deadline until its circuit breaker
+            // tripped, a minute, and its own error passed through.
+            let signInStarted = ContinuousClock.now
+            await #expect {
+                try await store.saveSignIn(Self.credential("r2"), lockTimeout: .seconds(2))
+            } throws: { error in
+                guard case .store(let path, let reason)? = error as? AuthKitError else { return false }
+                return path == "postgresql://test/restart" && reason.kind == .inaccessible
+                    && reason.detail.contains("no connection")
+            }
+            #expect(ContinuousClock.now - signInStarted < .seconds(20))
             #expect(try await cluster("up"))
             var back: Credential?
             for _ in 0..<40 where back == nil {
