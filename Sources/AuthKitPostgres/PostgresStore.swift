@@ -794,9 +794,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                     throw CancellationError()
                 }
             }
-        } catch let error as AuthKitError {
-            throw error
-        } catch  where !leased.current {
+        } catch {
+            // After the lease, `body`'s own error.
+            if leased.current || error is AuthKitError { throw error }
             if Task.isCancelled || error is CancellationError { throw CancellationError() }
             throw noConnection("\(type(of: error))")
         }
