@@ -36,6 +36,94 @@ import Testing
         }
     }
 
+    /// Nor from one of AuthKit's own variables: provider `consumer` with
+    /// placeholder `secret` read AUTHKIT_CONSUMER_SECRET (the OAuth 1.0a
+    /// secret `authkit sign` takes) into the URL the browser opened.
+    @Test(arguments: [("consumer", "secret"), ("token", "secret"), ("web", "keys"), ("keyring", "timeout")])
+    func aPlaceholderCannotBeReadFromAuthKitsOwnVariables(id: String, name: String) throws {
+        let json = Self.oauth2(
+            id, placeholders: #""placeholders": {"\#(name)": {}},"#, url: "https://as.example/{\(name)}/t")
+        let variable = "AUTHKIT_\(id.uppercased())_\(name.uppercased())"
+        #expect {
+            _ = try ProviderDescriptor(json: Data(json.utf8), source: "\(id).json")
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.contains { $0.field == "placeholders.\(name)" && $0.problem.contains(variable) }
+        }
+    }
+
+    /// The list those are refused from holds every `"AUTHKIT_…"` name the
+    /// sources read (a new variable added without it would be readable).
+    @Test func everyVariableAuthKitReadsIsReserved() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let pattern = try NSRegularExpression(pattern: #""(AUTHKIT_[A-Z0-9_]+)""#)
+        var found = Set<String>()
+        for folder in ["Sources", "Examples"] {
+            let files =
+                FileManager.default.enumerator(
+                    at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+            for file in files {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                    found.insert(String(text[Range(match.range(at: 1), in: text)!]))
+                }
+            }
+        }
+        #expect(found.count >= 6, "the sources' variables were not found: \(found.sorted())")
+        #expect(
+            found.subtracting(ClientSettings.authKitVariables).isEmpty,
+            "\(found.subtracting(ClientSettings.authKitVariables).sorted())")
+    }
+
+    /// A placeholder's default is checked in every endpoint it stands in:
+    /// `evil.example/` in `https://{region}.googleapis.com/…` of the UserInfo
+    /// call passed, and the access token went to evil.example.
+    @Test(arguments: [
+        #""whoAmI": {"url": "https://{region}.api.example/me", "subject": "id"}"#,
+        #""openid": {"keys": "https://{region}.api.example/jwks"}"#,
+        #""openid": {"keys": "https://as.example/jwks", "userInfo": "https://{region}.api.example/userinfo"}"#,
+        #""openid": {"keys": "https://as.example/jwks", "endSession": "https://{region}.api.example/logout"}"#,
+    ])
+    func aPlaceholdersDefaultIsCheckedInEveryEndpoint(section: String) throws {
+        let json = #"""
+            {"id": "regional", "protocol": "oauth2", "placeholders": {"region": {"default": "evil.example/"}},
+             "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t"}, \#(section)}
+            """#
+        #expect {
+            _ = try ProviderDescriptor(json: Data(json.utf8), source: "regional.json")
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.contains {
+                $0.field == "placeholders.region.default" && $0.problem.contains("end the name early")
+            }
+        }
+    }
+
+    /// RFC 6749 §3.1: no parameter twice. An override that keeps the bundled
+    /// host could write `redirect_uri`, `client_id` or `scope` into the
+    /// authorization URL's query, sent before AuthKit's own.
+    @Test(arguments: ["redirect_uri", "client_id", "response_type", "scope", "state", "code_challenge", "user_scope"])
+    func theAuthorizationURLsQuerySetsNothingAuthKitSends(name: String) throws {
+        let scopeParameter = name == "user_scope" ? #", "scopeParameter": "user_scope""# : ""
+        let json = #"""
+            {"id": "q", "protocol": "oauth2",
+             "authorization": {"url": "https://as.example/a?team=x&\#(name)=https%3A%2F%2Fevil.example"\#(scopeParameter)},
+             "token": {"url": "https://as.example/t"}}
+            """#
+        #expect {
+            _ = try ProviderDescriptor(json: Data(json.utf8), source: "q.json")
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.contains { $0.field == "authorization.url" && $0.problem.contains("'\(name)'") }
+        }
+        // Another parameter of the endpoint's own is kept (RFC 6749 §3.1).
+        let kept =
+            #"{"id": "q", "protocol": "oauth2", "authorization": {"url": "https://as.example/a?team=x"}, "token": {"url": "https://as.example/t"}}"#
+        _ = try ProviderDescriptor(json: Data(kept.utf8), source: "q.json")
+    }
+
     @Test func aClientSecretNeverFillsAURL() throws {
         let json = #"""
             {"id": "leaky", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"}, "token": {"url": "https://as.example/t"},

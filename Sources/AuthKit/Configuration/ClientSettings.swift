@@ -49,6 +49,15 @@ public struct ClientSettings: Codable, Sendable, Hashable {
         return "AUTHKIT_" + String(upper)
     }
 
+    /// The environment variables AuthKit itself reads (the CLI, the store,
+    /// the sandbox, the web example's keys): no placeholder may be read from
+    /// one (``DescriptorValidator``). `ProviderBoundaryTests` checks every
+    /// `"AUTHKIT_…"` literal in the sources is here.
+    package static let authKitVariables: Set<String> = [
+        "AUTHKIT_HOME", "AUTHKIT_STORE", "AUTHKIT_SANDBOX", "AUTHKIT_TOKEN_SECRET", "AUTHKIT_CONSUMER_SECRET",
+        "AUTHKIT_BUNDLED_PROVIDERS", "AUTHKIT_WEB_KEYS", "AUTHKIT_KEYRING_TIMEOUT",
+    ]
+
     /// The endings of the environment variables a provider's own settings use.
     package static let settingSuffixes = ["CLIENT_ID", "CLIENT_SECRET", "REDIRECT_URI", "PRIVATE_KEY_FILE"]
 

@@ -80,14 +80,26 @@ package struct DescriptorValidator: Sendable {
                     "placeholders.\(name)",
                     "would be read from \(variable), which is also how another provider's \(setting.lowercased().replacing("_", with: " ")) is named; choose a placeholder name that does not end in \(setting.lowercased().replacing("_", with: "-"))."
                 )
+            } else if ClientSettings.authKitVariables.contains(variable) {
+                // Provider 'consumer' with placeholder 'secret' read
+                // AUTHKIT_CONSUMER_SECRET, the OAuth 1.0a secret `authkit
+                // sign` takes, into a URL the browser opens.
+                issue(
+                    "placeholders.\(name)",
+                    "would be read from \(variable), one of AuthKit's own settings; choose another placeholder name."
+                )
             }
         }
 
-        // A default is a value like any other: it must make a host where it stands in one.
+        // A default is a value like any other: it must make a host where it
+        // stands in one, in every endpoint (as ``ProviderDescriptor/endpointURLs``
+        // lists them: the who-am-I and UserInfo calls get the access token,
+        // the key set vouches for ID tokens).
         let urls = [
             descriptor.authorization?.url, descriptor.token?.url, descriptor.device?.url, descriptor.followUp?.url,
             descriptor.refresh?.url, descriptor.revocation?.url, descriptor.authorization?.par,
-            descriptor.introspection,
+            descriptor.introspection, descriptor.whoAmI?.url, descriptor.openid?.keys, descriptor.openid?.userInfo,
+            descriptor.openid?.endSession,
             descriptor.oauth1?.requestTokenURL, descriptor.oauth1?.authorizeURL, descriptor.oauth1?.authenticateURL,
             descriptor.oauth1?.accessTokenURL,
             descriptor.oauth1?.invalidateTokenURL,
@@ -180,6 +192,20 @@ package struct DescriptorValidator: Sendable {
     ) {
         if let authorization = descriptor.authorization {
             checkEndpoint(authorization.url, field: "authorization.url", allowed: declared, issue: issue)
+            // RFC 6749 §3.1: the endpoint's own query is kept, and no
+            // parameter is sent twice. One AuthKit sets itself, written there
+            // (`?redirect_uri=…&client_id=…`), went out twice, and a server
+            // that reads the first took the file's.
+            let scopeParameter = authorization.scopeParameter ?? "scope"
+            for name in Self.queryNames(in: authorization.url)
+            where OAuth2Client.reservedParameters.contains(name) || name == scopeParameter
+                || name == "response_type"
+            {
+                issue(
+                    "authorization.url",
+                    "its query sets '\(DisplayText.sanitized(name, limit: 40))', which AuthKit sends itself (RFC 6749 §3.1: no parameter twice); remove it from the URL\(OAuth2Client.reservedParameters.contains(name) ? "" : ": scopes go in scopes.default, other values in authorization.parameters")."
+                )
+            }
             if let name = authorization.scopeParameter {
                 if name.isEmpty || (OAuth2Client.reservedParameters.contains(name) && name != "scope") {
                     issue(
@@ -643,6 +669,18 @@ package struct DescriptorValidator: Sendable {
                         : "'{\(name)}' is not a known variable or declared placeholder; declare it under \"placeholders\" or use one of \(allowed.intersection(Self.runtimeVariables).sorted().map { "{\($0)}" }.joined(separator: ", "))."
                 )
             }
+        }
+    }
+
+    /// The parameter names in `url`'s query, percent-decoded where they can be.
+    static func queryNames(in url: String) -> [String] {
+        guard
+            let query = url.split(separator: "#", maxSplits: 1).first?.split(separator: "?", maxSplits: 1).dropFirst()
+                .first
+        else { return [] }
+        return query.split(separator: "&").map { pair in
+            let name = String(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0])
+            return PercentEncoding.decode(name, plusAsSpace: true) ?? name
         }
     }
 
