@@ -210,7 +210,7 @@ final class LoopbackListener: @unchecked Sendable {
     /// ``connectionTimeout``; without a bound, a local program holding a
     /// thousand of them ran the process out of file descriptors, and the
     /// browser's redirect waited out accept's back-off. Past it, the oldest
-    /// is closed: the browser's sends its request the moment it connects.
+    /// is closed (reset): the browser's sends its request the moment it connects.
     /// A quarter of the usual 1,024 descriptors; far above what a browser
     /// opens (a handful) or ListenerAbuseTests holds (116).
     static let maxConnections = 256
@@ -226,7 +226,8 @@ final class LoopbackListener: @unchecked Sendable {
             }
             return nil
         }
-        evicted?.close(promise: nil)
+        // Reset, not closed: see ``reset(_:)``.
+        evicted.map(Self.reset)
     }
 
     func untrack(_ channel: Channel) {

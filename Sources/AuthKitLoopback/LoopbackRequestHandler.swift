@@ -82,12 +82,13 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
 
     private func handle(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
         let headOnly = head.method == .HEAD
-        // RFC 9112 §3.2: one Host, or a 400. One that names another host
+        // RFC 9112 §3.2: one Host (an HTTP/1.1 request without one too),
+        // or a 400; HTTP/1.0 may leave it out. One that names another host
         // than this machine is a page that reached the listener through a
         // name resolving here (DNS rebinding): answered nothing, not even
         // checked as an answer, and not counted.
         let hosts = head.headers["Host"]
-        guard hosts.count <= 1 else {
+        guard hosts.count == 1 || (hosts.isEmpty && head.version == .http1_0) else {
             respond(context, .badRequest(), version: head.version, headOnly: headOnly)
             return
         }

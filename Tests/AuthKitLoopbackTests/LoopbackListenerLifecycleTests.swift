@@ -57,6 +57,47 @@ import Testing
         #expect(url.query?.hasPrefix("code=abc") == true)
     }
 
+    /// A connection closed to make room for a new one (past
+    /// `maxConnections`) is reset, as every other the listener ends: an
+    /// ordinary close left the fixed port in FIN-WAIT-2, then TIME-WAIT,
+    /// and the next sign-in on it could not bind it for a minute.
+    @Test func connectionsClosedForRoomDoNotHoldAFixedPort() async throws {
+        let port = try RawHTTP.freePort()
+        let attempt = TestAttempt(redirectURI: "http://127.0.0.1:\(port)/cb", flexible: false)
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(
+            browser: browser.launcher, timeout: .seconds(60), connectionTimeout: .seconds(30))
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let listening = ListeningSockets(port: port)
+        var idle: [Int32] = []
+        defer { for fd in idle where fd >= 0 { close(fd) } }
+        for _ in 0..<(LoopbackListener.maxConnections + 20) { idle.append(try RawHTTP.connect(port: port)) }
+        let first = idle[0]
+        let ended = try await blocking { () -> Bool in
+            var pollfd = pollfd(fd: first, events: Int16(POLLIN), revents: 0)
+            guard poll(&pollfd, 1, 3000) == 1 else { return false }
+            var byte: UInt8 = 0
+            return recv(first, &byte, 1, 0) <= 0
+        }
+        #expect(ended, "the oldest idle connection was not closed")
+        // The local program lets go of them all; the answer comes.
+        for index in idle.indices {
+            close(idle[index])
+            idle[index] = -1
+        }
+        let answer = try await RawHTTP.request(attempt.target("code=abc"), port: port)
+        #expect(answer.status == 200)
+        _ = try await task.value
+        #expect(await listening.closedSoon(), "\(listening)")
+        // The port binds again at once, without SO_REUSEADDR (as the next sign-in's listener).
+        do {
+            let (fd, _) = try RawHTTP.listen(port: port)
+            close(fd)
+        } catch {
+            Issue.record("port \(port) could not be bound again: \(error)")
+        }
+    }
+
     /// A fixed port serves two attempts in a row. The listener lets the
     /// browser close first, so no TIME_WAIT socket keeps the port from the
     /// next attempt (no SO_REUSEADDR); a connection that never speaks is

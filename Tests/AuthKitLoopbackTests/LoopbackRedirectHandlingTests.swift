@@ -120,6 +120,10 @@ import Testing
             Data("GET \(attempt.target("code=abc")) HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: x\r\n\r\n".utf8),
             port: port)
         #expect(twoHosts.status == 400)
+        // HTTP/1.1 without a Host (RFC 9112 §3.2): 400, however right its state.
+        let noHost = try await RawHTTP.send(
+            Data("GET \(attempt.target("code=abc")) HTTP/1.1\r\n\r\n".utf8), port: port)
+        #expect(noHost.status == 400)
         // A HEAD of the genuine URL gets the headers but does not count as
         // the answer (its code is another, so the answer taken tells them apart).
         let head = try await RawHTTP.request(attempt.target("code=from-head"), method: "HEAD", port: port)
