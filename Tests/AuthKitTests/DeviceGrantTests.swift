@@ -12,12 +12,18 @@ import Testing
         private let lock = NSLock()
         private var elapsed: TimeInterval = 0
         private(set) var sleeps: [TimeInterval] = []
+        /// How much earlier than asked each sleep wakes, by the wall clock
+        /// (`Task.sleep` runs on another clock than `Date`, and the poller
+        /// rounds its waits to milliseconds).
+        let early: TimeInterval
+        init(early: TimeInterval = 0) { self.early = early }
         var now: Date { lock.withLock { fixedNow.addingTimeInterval(elapsed) } }
         func sleep(_ duration: Duration) async throws {
             try Task.checkCancellation()
             let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
             lock.withLock {
-                elapsed += seconds
+                // (Not a short sleep's: the clock must still move.)
+                elapsed += seconds > early * 10 ? seconds - early : seconds
                 sleeps.append(seconds)
             }
         }
@@ -444,6 +450,28 @@ import Testing
             }
             #expect(clock.recorded == [30], "one wait, to the codes' expiry, not an hour")
             #expect(server.requests(to: "/token").isEmpty)
+        }
+    }
+
+    /// A wait cut short to the codes' expiry ends the sign-in when it ends,
+    /// even when the wall clock reads a moment before expiry then (the
+    /// sleep's clock is another): a poll there came sooner than the
+    /// interval, `slow_down`'s included, allows (RFC 8628 §3.5).
+    @Test(arguments: [(30, 3600, 0), (12, 5, 1)])
+    func noPollAtTheEndOfAWaitCutToTheExpiry(expiresIn: Int, interval: Int, slowDowns: Int) async throws {
+        try await withServer { server in
+            serve(
+                server, expiresIn: expiresIn, interval: interval,
+                polls: Array(repeating: Self.slowDown, count: slowDowns))
+            let clock = FakeClock(early: 0.002)
+            await #expect(throws: DevicePoller.expired) {
+                _ = try await client(server, clock: clock).authorizeWithDeviceCode(options: AuthorizationOptions()) {
+                    _ in
+                }
+            }
+            // The polls the interval allowed (5 s, then 10 after slow_down:
+            // past the 12 s the codes live), none at their expiry.
+            #expect(server.requests(to: "/token").count == slowDowns, "\(clock.recorded)")
         }
     }
 

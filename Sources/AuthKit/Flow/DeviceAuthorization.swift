@@ -239,7 +239,11 @@ struct DevicePoller: Sendable {
                 throw AuthKitError.cancelled
             }
             if Task.isCancelled { throw AuthKitError.cancelled }
-            guard now() < authorization.expiresAt else { throw Self.expired }
+            // A wait cut to the expiry ends at it, whatever `now` reads: the
+            // sleep's clock is not `Date`'s and the wait was rounded down, so
+            // `now` could still read a moment before, and the poll sent then
+            // came sooner than the interval (with `slow_down`'s) allows (§3.5).
+            guard wait < left, now() < authorization.expiresAt else { throw Self.expired }
             do {
                 return try await Self.seenThrough { [calls] in
                     try await calls.pollDeviceToken(authorization, device: device, label: label)
