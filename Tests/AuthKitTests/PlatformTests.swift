@@ -4,6 +4,10 @@ import Testing
 
 @testable import AuthKit
 
+#if os(Linux)
+    import CAuthKitLinux
+#endif
+
 /// AuthKit's modules import FoundationEssentials on Linux, not Foundation, and
 /// do with the standard library and POSIX what Foundation did for them
 /// (Sources/AuthKit/Platform). These tests hold each replacement to the
@@ -43,6 +47,51 @@ import Testing
             if geteuid() == 0 { #expect(FileSystem.isOwnPrivateGroup(getegid())) }
         #endif
         #expect(!FileSystem.isOwnPrivateGroup(getegid() &+ 4343))
+    }
+
+    /// A POSIX access ACL naming another user with write is another
+    /// writer, though the mode bits (the ACL's mask in the group's place)
+    /// read like a private group's `rw-rw-r--` (setfacl -m u:65534:rw).
+    @Test func aUserNamedInAnAccessListIsAnotherWriter() throws {
+        #if os(Linux)
+            let base = TemporaryDirectory.url("authkit-acl")
+            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: base) }
+            let file = base.appendingPathComponent("qiita.json").path
+            try Data("{}".utf8).write(to: URL(fileURLWithPath: file))
+            chmod(base.path, 0o700)
+            // version 2; user::rw-, user:<named>:<perm>, group::r--, mask::rw-, other::r--
+            func setACL(named: UInt32, perm: UInt16) throws {
+                var blob: [UInt8] = [2, 0, 0, 0]
+                func entry(_ tag: UInt16, _ perm: UInt16, _ id: UInt32) {
+                    blob += [UInt8(tag & 0xff), UInt8(tag >> 8), UInt8(perm & 0xff), UInt8(perm >> 8)]
+                    blob += (0..<4).map { UInt8((id >> (8 * $0)) & 0xff) }
+                }
+                entry(0x01, 6, .max)
+                entry(0x02, perm, named)
+                entry(0x04, 4, .max)
+                entry(0x10, 6, .max)
+                entry(0x20, 4, .max)
+                guard authkit_set_access_acl(file, blob, blob.count) == 0 else {
+                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                }
+            }
+            do {
+                try setACL(named: 65534, perm: 6)
+            } catch {
+                // A file system without ACLs (tmpfs built without them): nothing to check.
+                Issue.record(.init(rawValue: "ACLs unsupported here: \(error)"))
+                return
+            }
+            #expect(FileSystem.permissions(of: file).map { $0 & 0o777 } == 0o664)
+            let problem = FileSystem.foreignWriteProblem(at: file)
+            #expect(problem?.contains("user 65534, named in its access control list") == true, "\(problem ?? "nil")")
+            // Named with read only, the mask's write is the private group's alone.
+            try setACL(named: 65534, perm: 4)
+            if FileSystem.isOwnPrivateGroup(getegid()) {
+                #expect(FileSystem.foreignWriteProblem(at: file) == nil)
+            }
+        #endif
     }
 
     /// Every Unicode scalar, against the `CharacterSet` each predicate replaces.

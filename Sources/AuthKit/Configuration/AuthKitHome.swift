@@ -98,7 +98,7 @@ package enum AuthKitHome {
                 "\(named) belongs to another user (uid \(info.st_uid)), who could place files and links in it that send your credentials elsewhere; it is not used. Set AUTHKIT_HOME to a directory of your own."
         }
         // FileSystem's rule, without its exception for a sticky directory.
-        guard let who = FileSystem.otherWriters(info, allowingSticky: false) else { return nil }
+        guard let who = FileSystem.otherWriters(info, path: path, allowingSticky: false) else { return nil }
         return
             "\(named) can be written by \(who) (\(FileSystem.modeText(info))), who could place files and links in it that send your credentials elsewhere; it is not used. Run: chmod 700 '\(path)'"
     }

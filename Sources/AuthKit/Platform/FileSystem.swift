@@ -10,6 +10,9 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
+#if os(Linux)
+    import CAuthKitLinux
+#endif
 
 /// File-system questions answered with POSIX calls, the same on Linux
 /// (FoundationEssentials) and Apple platforms (Foundation).
@@ -215,7 +218,9 @@
                 ? "is in \(path), which belongs to another user (uid \(info.st_uid)), who could replace it to \(harm); \(refusal). Move it to a directory of your own."
                 : "belongs to another user (uid \(info.st_uid)), who could make it \(harm); \(refusal). If you trust it, copy it to a file of your own; else remove it."
         }
-        guard let who = otherWriters(info, allowingSticky: allowingSticky && isDirectory) else { return nil }
+        guard let who = otherWriters(info, path: path, allowingSticky: allowingSticky && isDirectory) else {
+            return nil
+        }
         let shown = "(\(modeText(info)))"
         return isDirectory
             ? "\(who) can write to its directory \(path) \(shown), and so replace it to \(harm); \(refusal). Run: chmod go-w '\(path)'"
@@ -226,14 +231,52 @@
     /// "the members of group 100"), or `nil`: the rule above, a group being
     /// harmless when it is the user's own private group, and a sticky
     /// directory's others harmless where `allowingSticky` says so.
-    package static func otherWriters(_ info: stat, allowingSticky: Bool) -> String? {
+    ///
+    /// With `path`, a POSIX access control list is read too (Linux): where a
+    /// file has one, its group bits are the list's mask, not the group's,
+    /// so `rw-rw-r--` of a private group could still let a user the list
+    /// names write it (`setfacl -m u:bob:rw`).
+    package static func otherWriters(_ info: stat, path: String? = nil, allowingSticky: Bool) -> String? {
         let mode = Int(info.st_mode) & 0o7777
         let sticky = allowingSticky && mode & 0o1000 != 0
         if mode & 0o002 != 0 && !sticky { return "every user" }
-        if mode & 0o020 != 0 && !isOwnPrivateGroup(info.st_gid) && !sticky {
-            return "the members of group \(info.st_gid)"
+        if mode & 0o020 != 0 && !sticky {
+            if let path, let named = accessListWriters(path) { return named }
+            if !isOwnPrivateGroup(info.st_gid) { return "the members of group \(info.st_gid)" }
         }
         return nil
+    }
+
+    /// The users and groups other than this user (and its private group)
+    /// that `path`'s POSIX access ACL lets write it, as words, or `nil`.
+    /// The list is the `system.posix_acl_access` attribute: a version (2),
+    /// then entries of a tag, permissions and an id, little-endian (Linux's
+    /// `posix_acl_xattr_entry`). Anything unreadable counts as no list: the
+    /// mode bits then say what they say.
+    static func accessListWriters(_ path: String) -> String? {
+        #if os(Linux)
+            var buffer = [UInt8](repeating: 0, count: 4 + 8 * 64)
+            let size = authkit_access_acl(path, &buffer, buffer.count)
+            if size < 0 && errno == ERANGE {
+                return "users or groups named in its access control list (getfacl '\(path)')"
+            }
+            guard size >= 4, (size - 4) % 8 == 0 else { return nil }
+            func number(_ offset: Int, _ bytes: Int) -> UInt32 {
+                (0..<bytes).reduce(UInt32(0)) { $0 | UInt32(buffer[offset + $1]) << (8 * $1) }
+            }
+            guard number(0, 4) == 2 else { return nil }
+            var writers: [String] = []
+            for offset in stride(from: 4, to: size, by: 8) where number(offset + 2, 2) & 2 != 0 {
+                let tag = number(offset, 2)
+                let id = number(offset + 4, 4)
+                if tag == 0x02, id != geteuid() { writers.append("user \(id)") }
+                if tag == 0x08, !isOwnPrivateGroup(gid_t(id)) { writers.append("the members of group \(id)") }
+            }
+            return writers.isEmpty
+                ? nil : writers.joined(separator: ", ") + ", named in its access control list (getfacl '\(path)')"
+        #else
+            return nil
+        #endif
     }
 
     /// Whether `gid` is the user's own group in the user-private-group way
