@@ -158,6 +158,9 @@ import Testing
         ("https://*.*.example.com", "is not an origin"),
         ("http://api.example.com", "is not https"),
         ("https://*.com", "every host under a top-level domain"),
+        ("https://*.co.uk", "a public suffix"),
+        ("https://*.GitHub.io", "a public suffix"),
+        ("https://*.herokuapp.com.", "a public suffix"),
     ])
     func aPatternThatIsNoOriginIsRefused(pattern: String, problem: String) {
         #expect(
@@ -168,7 +171,7 @@ import Testing
     @Test func goodPatternsPass() {
         for pattern in [
             "https://api.example.com", "https://*.example.com", "https://api.example.com:8443", "http://127.0.0.1:8080",
-            "https://{host}",
+            "https://{host}", "https://*.hatena.ne.jp", "https://*.example.co.uk", "https://*.googleapis.com",
         ] {
             #expect(APIOrigins.problem(pattern) == nil, "\(pattern): \(APIOrigins.problem(pattern) ?? "")")
         }

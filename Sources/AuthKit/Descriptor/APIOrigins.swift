@@ -160,8 +160,31 @@ package struct APIOrigins: Sendable, Hashable {
             return
                 "'\(shown)' would match every host under a top-level domain; name the provider's own domain after '*.'."
         }
+        if wildcard, sharedSuffixes.contains(host.lowercased()) {
+            return
+                "'\(shown)' would match every site under \(host), whose names anyone can register or get (a public suffix); name the provider's own domain after '*.'."
+        }
         return nil
     }
+
+    /// Public suffixes a wildcard must not stand before: second-level
+    /// domains of country registries, and hosting platforms that give
+    /// every customer a name under theirs (`*.github.io` is every GitHub
+    /// Pages site, customers' code). A short list of those an API origin
+    /// would plausibly name, not the Public Suffix List (thousands of
+    /// entries, updated weekly): a single label (`*.com`) is refused above.
+    static let sharedSuffixes: Set<String> = [
+        // Country registries' second levels.
+        "co.uk", "org.uk", "ac.uk", "gov.uk", "me.uk", "com.au", "net.au", "org.au", "co.jp", "ne.jp", "or.jp",
+        "ac.jp", "go.jp", "co.nz", "com.br", "com.cn", "com.tw", "co.kr", "co.in", "co.za", "com.mx", "com.sg",
+        "com.hk", "com.tr", "co.il", "com.ar",
+        // Platforms naming their customers' sites and apps.
+        "github.io", "gitlab.io", "herokuapp.com", "vercel.app", "netlify.app", "pages.dev", "workers.dev",
+        "appspot.com", "azurewebsites.net", "cloudapp.net", "azurestaticapps.net", "cloudfront.net",
+        "amazonaws.com", "s3.amazonaws.com", "blogspot.com", "firebaseapp.com", "web.app", "glitch.me",
+        "onrender.com", "fly.dev", "ngrok.io", "ngrok-free.app", "ngrok.app", "repl.co", "replit.app", "deno.dev",
+        "railway.app", "readthedocs.io", "pythonanywhere.com", "trycloudflare.com",
+    ]
 
     // MARK: - Matching
 
