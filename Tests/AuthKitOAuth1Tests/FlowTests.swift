@@ -721,3 +721,98 @@ extension FlowTests {
         }
     }
 }
+
+extension FlowTests {
+    /// A 2xx reply without a required field is said with the names it has:
+    /// names only, masked as the provider's other text is, at most ten of
+    /// them and each cut short; a body with no `=` is no form at all. The
+    /// names were listed whole: a server echoing the Authorization header as
+    /// a field name had the PLAINTEXT signature (the secrets) printed, a
+    /// plain-text 200 became one long "field name", 20,000 fields a 269 KB line.
+    @Test func aReplyWithoutAFieldNamesWhatItHasMaskedAndBounded() async throws {
+        try await withServer { server in
+            let client = try Fixture.client(baseURL: server.baseURL, signatureMethod: "PLAINTEXT")
+            func requestTokenError(_ reply: @escaping @Sendable (RecordedRequest) -> StubResponse) async
+                -> AuthKitError?
+            {
+                server.route("POST", "/request_token", reply)
+                return await #expect(throws: AuthKitError.self) {
+                    _ = try await client.startAuthorization(redirectURI: nil)
+                }
+            }
+            let secrets = [
+                Fixture.consumerSecret, PercentEncoding.encode(Fixture.consumerSecret),
+                PercentEncoding.encode(PercentEncoding.encode(Fixture.consumerSecret)),
+            ]
+
+            // Plain text with a 200: no name=value pair, so not read as names.
+            let text = await requestTokenError { _ in
+                .text(
+                    "Signature mismatch. We computed it with the key consumer-SECRET-xyz& over POST&http…",
+                    contentType: "text/plain", status: 200)
+            }
+            guard case .invalidResponse(.requestToken, let reason)? = text else {
+                Issue.record("\(String(describing: text))")
+                return
+            }
+            #expect(reason.kind == .unreadableBody, "\(reason)")
+            #expect(reason.detail.contains("no name=value pair") && !reason.detail.contains("consumer-SECRET"))
+
+            // The Authorization header (a PLAINTEXT signature: the secrets) echoed as a field name.
+            let echoed = await requestTokenError { request in
+                .form(
+                    "oauth_token_secret=x&oauth_callback_confirmed=true&"
+                        + PercentEncoding.encode(request.header("Authorization") ?? "") + "=1")
+            }
+            let echoedText = try #require(echoed?.description)
+            #expect(echoedText.contains("'oauth_token'") && echoedText.contains("'oauth_callback_confirmed'"))
+            for form in secrets { #expect(!echoedText.contains(form), "\(echoedText)") }
+
+            // 20,000 fields: ten names and a count.
+            let many = await requestTokenError { _ in
+                .form((0..<20_000).map { "field\($0)=x" }.joined(separator: "&"))
+            }
+            let manyText = try #require(many?.description)
+            #expect(manyText.count < 1_000 && manyText.contains("and 19990 more"), "\(manyText.count)")
+
+            // The access-token step: a name that holds the request token's secret is masked, not cut.
+            let pending = OAuth1PendingAuthorization(
+                providerID: "test-oauth1", requestToken: "rt", requestTokenSecret: "request-secret-value",
+                redirectURI: "oob", createdAt: Date())
+            server.route("POST", "/access_token") { _ in
+                .form("oauth_token_secret=x&request-secret-value-echoed=1")
+            }
+            let access = await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchange(verifier: "v", pending: pending)
+            }
+            let accessText = try #require(access?.description)
+            #expect(
+                accessText.contains("'••••-echoed'") && !accessText.contains("request-secret-value"), "\(accessText)")
+            server.route("POST", "/access_token") { _ in
+                .text("Invalid verifier request-secret-value", contentType: "text/plain", status: 200)
+            }
+            let accessPlain = await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchange(verifier: "v", pending: pending)
+            }
+            guard case .invalidResponse(.accessToken, let plain)? = accessPlain else {
+                Issue.record("\(String(describing: accessPlain))")
+                return
+            }
+            #expect(plain.kind == .unreadableBody && !plain.detail.contains("request-secret-value"))
+        }
+    }
+
+    /// A reply of many `oauth_…` fields is checked for repeats in one count:
+    /// each name was compared with every field, 60,000 of them 3.6 × 10⁹ times.
+    @Test func manyProtocolFieldsAreCheckedInTime() async throws {
+        try await withServer { server in
+            let client = try Fixture.client(baseURL: server.baseURL)
+            server.route("POST", "/request_token") { _ in
+                .form((0..<60_000).map { "oauth_x\($0)=1" }.joined(separator: "&"))
+            }
+            let start = ContinuousClock.now
+            await #expect(throws: AuthKitError.self) { _ = try await client.startAuthorization(redirectURI: nil) }
+            #expect(ContinuousClock.now - start < .seconds(20))
+        }
+    }
+}

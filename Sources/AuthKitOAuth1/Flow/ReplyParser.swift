@@ -49,7 +49,7 @@ struct ReplyParser {
         case UInt8(ascii: "{")?, UInt8(ascii: "[")?:
             if var error = Self.jsonError(in: body, status: response.status) {
                 error.code = quote(error.code)
-                error.description = error.description.map(quote)
+                error.description = error.description.map { quote($0) }
                 throw AuthKitError.providerError(step: step, error)
             }
             throw AuthKitError.invalidResponse(
@@ -72,8 +72,8 @@ struct ReplyParser {
                     step: step,
                     ProviderErrorResponse(
                         status: response.status, code: quote(code),
-                        description: (values["error_description"] ?? values["oauth_problem_advice"]).map(quote),
-                        uri: values["error_uri"].map(quote)))
+                        description: (values["error_description"] ?? values["oauth_problem_advice"]).map { quote($0) },
+                        uri: values["error_uri"].map { quote($0) }))
             }
         }
         guard success else {
@@ -84,21 +84,31 @@ struct ReplyParser {
                 ProviderErrorResponse(
                     status: response.status, code: "http_\(response.status)", description: quote(text)))
         }
-        guard let pairs, pairs.contains(where: { !$0.1.isEmpty || !$0.0.isEmpty }) else {
+        // Text with no `=` at all ("Signature mismatch…" sent with a 200) has
+        // no name=value pair: read as a form it is one long field name, which
+        // the message below would have printed whole as a "field present".
+        guard let pairs, pairs.contains(where: { !$0.1.isEmpty || !$0.0.isEmpty }),
+            body.contains(UInt8(ascii: "="))
+        else {
             throw AuthKitError.invalidResponse(
                 step: step,
                 reason: .init(
-                    .unreadableBody, "HTTP \(response.status) with a body that is not form-encoded OAuth fields"))
+                    .unreadableBody,
+                    "HTTP \(response.status) with a body that is not form-encoded OAuth fields (no name=value pair; a success body is not repeated here, it may hold tokens)"
+                ))
         }
-        let names = Set(pairs.map(\.0))
+        var counts = [String: Int]()
+        for (name, _) in pairs { counts[name, default: 0] += 1 }
         // Which of two tokens is the one? Taking the first, silently, would
         // guess (an OAuth 2.0 redirect with a parameter twice is refused too).
         // Every protocol field counts: `oauth_callback_confirmed=true&…=false`
-        // was read as its first value.
-        let protocolFields = required + names.filter { $0.hasPrefix("oauth_") }.sorted()
-        if let twice = protocolFields.first(where: { name in pairs.filter { $0.0 == name }.count > 1 }) {
+        // was read as its first value. Counted once, not per name: a reply of
+        // 100,000 `oauth_…` fields is a count, not 10¹⁰ comparisons.
+        let protocolFields = required + counts.keys.filter { $0.hasPrefix("oauth_") }.sorted()
+        if let twice = protocolFields.first(where: { (counts[$0] ?? 0) > 1 }) {
             throw AuthKitError.invalidResponse(
-                step: step, reason: .init(.repeatedField(twice), "the reply names '\(twice)' more than once"))
+                step: step,
+                reason: .init(.repeatedField(quote(twice)), "the reply names '\(quote(twice))' more than once"))
         }
         // RFC 5849 §3.4.2 signs with the token secret "even when" it is
         // empty: an empty one is a value. Every other required field needs one.
@@ -106,13 +116,11 @@ struct ReplyParser {
             !pairs.contains { $0.0 == name && (!$0.1.isEmpty || name == "oauth_token_secret") }
         }
         guard missing.isEmpty else {
-            // Names only: the values may be secrets.
-            let present = names.sorted().map { "'\($0)'" }.joined(separator: ", ")
             throw AuthKitError.invalidResponse(
                 step: step,
                 reason: .init(
                     .missingField(missing[0]),
-                    "the reply has no \(missing.map { "'\($0)'" }.joined(separator: " or ")) (fields present: \(present.isEmpty ? "none" : present))"
+                    "the reply has no \(missing.map { "'\($0)'" }.joined(separator: " or ")) (fields present: \(present(counts.keys)))"
                 ))
         }
         // A token or its secret with a space, a control character or one
@@ -141,12 +149,12 @@ struct ReplyParser {
         if case .array(let errors)? = object["errors"], case .object(let first)? = errors.first {
             let code = first["code"]?.scalarText ?? "error"
             return ProviderErrorResponse(
-                status: status, code: clip(code), description: first["message"]?.scalarText.map(clip))
+                status: status, code: clip(code), description: first["message"]?.scalarText.map { clip($0) })
         }
         if let code = object["error"]?.scalarText {
             return ProviderErrorResponse(
                 status: status, code: clip(code),
-                description: (object["error_description"] ?? object["message"])?.scalarText.map(clip))
+                description: (object["error_description"] ?? object["message"])?.scalarText.map { clip($0) })
         }
         return nil
     }
@@ -163,15 +171,31 @@ struct ReplyParser {
     }
 
     /// The provider's text as it may appear in a message: the secrets the
-    /// request carried masked (`SecretMask`, shared with OAuth 2.0), then ``clip(_:)``.
-    func quote(_ text: String) -> String {
-        Self.clip(SecretMask(secrets).apply(text))
+    /// request carried masked (`SecretMask`, shared with OAuth 2.0), then ``clip(_:limit:)``.
+    func quote(_ text: String, limit: Int = 200) -> String {
+        Self.clip(SecretMask(secrets).apply(text), limit: limit)
     }
 
-    /// One line, printable, at most 200 characters.
-    static func clip(_ text: String) -> String {
+    /// The field names of a reply, for a message that says which are there:
+    /// names only (the values may be secrets), each quoted as the rest of
+    /// the provider's text is (a server that echoes the request as a field
+    /// name, `OAuth …, oauth_signature="…"`, would otherwise show a PLAINTEXT
+    /// signature, the secrets themselves), and a bounded number of them (a
+    /// reply of 20,000 fields made a 269 KB line).
+    func present(_ names: some Collection<String>) -> String {
+        guard !names.isEmpty else { return "none" }
+        let shown = names.sorted().prefix(Self.namesShown).map { "'\(quote($0, limit: 40))'" }
+        let more = names.count > Self.namesShown ? " and \(names.count - Self.namesShown) more" : ""
+        return shown.joined(separator: ", ") + more
+    }
+
+    /// How many field names a message lists.
+    static let namesShown = 10
+
+    /// One line, printable, at most `limit` characters.
+    static func clip(_ text: String, limit: Int = 200) -> String {
         let oneLine = text.unicodeScalars.map { $0.isControl ? " " : String($0) }.joined()
             .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
-        return oneLine.count > 200 ? String(oneLine.prefix(200)) + "…" : oneLine
+        return oneLine.count > limit ? String(oneLine.prefix(limit)) + "…" : oneLine
     }
 }
