@@ -100,10 +100,20 @@ import Testing
                 from oauthlib.oauth1 import Client
                 client = Client('sandbox-client', client_secret='sandbox-secret', callback_uri='http://127.0.0.1:8765/callback')
                 print(client.sign(sys.argv[1], http_method='POST')[1]['Authorization'])
+                for realm in ['Photos, Inc', '100%']:
+                    client = Client('sandbox-client', client_secret='sandbox-secret', callback_uri='oob', realm=realm)
+                    print(client.sign(sys.argv[1], http_method='POST')[1]['Authorization'])
                 """
             let signed = try await ChildProcess.run("/usr/bin/env", [InteropPeer.python, "-c", script, url])
-            let header = signed.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(signed.exit.status == 0, "\(signed.standardError)")
+            let headers = signed.standardOutput.split(separator: "\n").map(String.init)
+            let header = try #require(headers.first)
+            #expect(signed.exit.status == 0 && headers.count == 3, "\(signed.standardError)")
+            // A realm with a comma or a '%', as oauthlib writes it (a quoted string).
+            for withRealm in headers.dropFirst() {
+                let answer = try await raw(
+                    "POST", try #require(URL(string: url)), headers: ["Authorization": withRealm])
+                #expect(answer.status == 200, "\(withRealm): \(answer.body)")
+            }
             #expect(header.hasPrefix("OAuth "))
             let accepted = try await raw("POST", try #require(URL(string: url)), headers: ["Authorization": header])
             #expect(
@@ -146,6 +156,29 @@ import Testing
             #expect(sandbox.events.map(\.summary).contains { $0.hasPrefix("invalid_signature") })
             #expect(sandbox.events.map(\.summary).contains { $0.hasPrefix("nonce_used") })
             #expect(sandbox.events.map(\.summary).contains { $0.hasPrefix("timestamp_refused") })
+        }
+    }
+}
+
+/// The sandbox reads the Authorization header as RFC 9110's auth-params.
+extension OAuth1SandboxTests {
+    /// RFC 5849 §3.5.1's header read as RFC 9110's auth-params: a quoted
+    /// `realm` may hold a comma or a `%` (it is not §3.6-encoded) or an
+    /// escaped quote. Each was "no OAuth Authorization header" (the header
+    /// was split on every comma and `realm` percent-decoded).
+    @Test func aRealmIsAQuotedStringThatMayHoldCommas() async throws {
+        try await Sandbox.with(emulating: try bundled("twitter")) { sandbox in
+            let url = try #require(URL(string: sandbox.baseURL.absoluteString + "/api.x.com/oauth/request_token"))
+            let signer = OAuth1Signer(consumerKey: "sandbox-client", consumerSecret: "sandbox-secret")
+            for realm in ["Photos, Inc", "100%", #"Say "hi", \ bye"#, "http://sp.example.com/"] {
+                let header = try signer.authorizationHeader(
+                    method: "POST", url: url, protocolParameters: [("oauth_callback", "oob")], realm: realm)
+                let answer = try await raw("POST", url, headers: ["Authorization": header])
+                #expect(answer.status == 200, "\(realm): \(answer.body)")
+            }
+            let broken = try await raw(
+                "POST", url, headers: ["Authorization": #"OAuth realm="Photos, oauth_consumer_key="sandbox-client""#])
+            #expect(broken.status == 400 && broken.body.contains("quoted string"), "\(broken.body)")
         }
     }
 }

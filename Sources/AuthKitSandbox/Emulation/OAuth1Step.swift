@@ -23,12 +23,19 @@ extension Emulator {
     /// within five minutes, a nonce not seen before with that timestamp, the
     /// token of the right kind, and the signature over the request as it arrived.
     func verifyOAuth1(_ request: SandboxRequest, tokenKind: OAuth1TokenKind) -> Result<VerifiedRequest, Refusal> {
-        guard let header = request.header("authorization"), let fields = Self.oauthHeaderFields(header) else {
+        guard let header = request.header("authorization"), Self.isOAuthScheme(header) else {
             return .failure(Refusal("invalid_request", "no OAuth Authorization header (RFC 5849 §3.5.1)", status: 401))
+        }
+        guard let fields = Self.oauthHeaderFields(header) else {
+            return .failure(
+                Refusal(
+                    "invalid_request",
+                    "the OAuth Authorization header is not name=\"value\" pairs separated by commas, each value a quoted string (RFC 5849 §3.5.1)",
+                    status: 400))
         }
         var protocolParameters = [(String, String)]()
         var values = [String: String]()
-        for (name, value) in fields where name != "realm" {
+        for (name, value) in fields where name.lowercased() != "realm" {
             values[name] = value
             if name != "oauth_signature" { protocolParameters.append((name, value)) }
         }
@@ -220,21 +227,89 @@ extension Emulator {
             status: refusal.status, step: step, summary: "\(refusal.code): \(refusal.description)")
     }
 
-    /// `OAuth k="v", …` (RFC 5849 §3.5.1): names and values percent-decoded.
+    /// Whether `header` is of the `OAuth` scheme (RFC 5849 §3.5.1; scheme
+    /// names are case-insensitive, RFC 9110 §11.1).
+    static func isOAuthScheme(_ header: String) -> Bool {
+        let scheme = header.prefix { $0 != " " }
+        return scheme.lowercased() == "oauth"
+    }
+
+    /// `OAuth k="v", …` (RFC 5849 §3.5.1) as RFC 9110 §11.4 reads
+    /// credentials: `#auth-param`, each `token BWS "=" BWS quoted-string`,
+    /// read a character at a time. A quoted string may hold a comma
+    /// (`realm="Photos, Inc"`, which splitting on `,` broke into two
+    /// malformed parameters) and `\`-escapes. Protocol parameters' names and
+    /// values are then percent-decoded (§3.6); `realm` is not: it is RFC
+    /// 2617's quoted-string, written as is (`realm="100%"` is the text
+    /// `100%`), as ``AuthorizationHeader`` writes it. `nil` when the header
+    /// is not of that form.
     static func oauthHeaderFields(_ header: String) -> [(String, String)]? {
-        guard header.lowercased().hasPrefix("oauth ") else { return nil }
-        var fields = [(String, String)]()
-        for part in header.dropFirst(6).split(separator: ",") {
-            let pair = part.trimmingSpaces()
-            guard let equals = pair.firstIndex(of: "=") else { return nil }
-            var value = pair[pair.index(after: equals)...]
-            guard value.count >= 2, value.first == "\"", value.last == "\"" else { return nil }
-            value = value.dropFirst().dropLast()
-            guard let name = PercentEncoding.decode(String(pair[..<equals])),
-                let decoded = PercentEncoding.decode(String(value))
-            else { return nil }
-            fields.append((name, decoded))
+        let bytes = Array(header.utf8)
+        var index = 0
+        func skipWhitespace() {
+            while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") {
+                index += 1
+            }
         }
-        return fields
+        func token() -> ArraySlice<UInt8> {
+            let start = index
+            while index < bytes.count, isTokenCharacter(bytes[index]) { index += 1 }
+            return bytes[start..<index]
+        }
+        guard String(decoding: token(), as: UTF8.self).lowercased() == "oauth",
+            index == bytes.count || bytes[index] == UInt8(ascii: " ")
+        else { return nil }
+        var fields = [(String, String)]()
+        while true {
+            skipWhitespace()
+            guard index < bytes.count else { return fields }
+            // RFC 9110 §5.6.1: a list may hold empty elements.
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            let name = String(decoding: token(), as: UTF8.self)
+            skipWhitespace()
+            guard !name.isEmpty, index < bytes.count, bytes[index] == UInt8(ascii: "=") else { return nil }
+            index += 1
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            index += 1
+            var value = [UInt8]()
+            var closed = false
+            while index < bytes.count, !closed {
+                let byte = bytes[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""): closed = true
+                case UInt8(ascii: "\\"): // quoted-pair
+                    guard index < bytes.count else { return nil }
+                    value.append(bytes[index])
+                    index += 1
+                case 0x00..<0x09, 0x0A..<0x20, 0x7F: return nil // qdtext holds no control character
+                default: value.append(byte)
+                }
+            }
+            skipWhitespace()
+            guard closed, index == bytes.count || bytes[index] == UInt8(ascii: ",") else { return nil }
+            guard let text = ValidUTF8.string(value) else { return nil }
+            if name.lowercased() == "realm" {
+                fields.append((name, text))
+            } else {
+                guard let decodedName = PercentEncoding.decode(name), let decoded = PercentEncoding.decode(text)
+                else { return nil }
+                fields.append((decodedName, decoded))
+            }
+        }
+    }
+
+    /// RFC 9110 §5.6.2 `tchar`.
+    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default: return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 }
