@@ -160,8 +160,92 @@ import Testing
     }
 }
 
-/// The sandbox reads the Authorization header as RFC 9110's auth-params.
+/// What a strict server (oauthlib) refuses, the sandbox refuses too, saying
+/// why; each request here is signed correctly, so only the check refuses it.
 extension OAuth1SandboxTests {
+    /// `OAuth k="v", …` with the pairs as given (names and values §3.6-encoded),
+    /// signed over them by AuthKit's signer: a careless or hostile client.
+    private static func header(
+        _ pairs: [(String, String)], method: String = "POST", url: URL, contentType: String? = nil, body: String? = nil
+    ) throws -> String {
+        let signer = OAuth1Signer(consumerKey: "sandbox-client", consumerSecret: "sandbox-secret")
+        let signature = try signer.signature(
+            method: method, url: url, contentType: contentType, body: body.map { Data($0.utf8) },
+            protocolParameters: pairs, tokenSecret: nil)
+        return "OAuth "
+            + (pairs + [("oauth_signature", signature)]).map {
+                "\(PercentEncoding.encode($0.0))=\"\(PercentEncoding.encode($0.1))\""
+            }.joined(separator: ", ")
+    }
+
+    /// RFC 5849 §3.1: each protocol parameter once (a second `oauth_callback`
+    /// was taken over the first); `oauth_version` 1.0 if given; §3.3: the
+    /// timestamp a positive integer in digits (`….5`, `1.7…e+09`, `+…` were
+    /// read as numbers; a leading zero writes the same second as another
+    /// text); §3.5: an `oauth_` parameter in the header and the query or
+    /// body too. Each is 400 naming the parameter; the query's and body's
+    /// own parameters are still signed and taken.
+    @Test func aProtocolParameterTwiceElsewhereOrMalformedIsRefused() async throws {
+        let now = Date()
+        let stamp = String(Int(now.timeIntervalSince1970))
+        try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(now: { now })) { sandbox in
+            let endpoint = sandbox.baseURL.absoluteString + "/api.x.com/oauth/request_token"
+            var nonce = 0
+            func common(timestamp: String = stamp, version: String = "1.0") -> [(String, String)] {
+                nonce += 1
+                return [
+                    ("oauth_consumer_key", "sandbox-client"), ("oauth_nonce", "nonce\(nonce)"),
+                    ("oauth_signature_method", "HMAC-SHA1"), ("oauth_timestamp", timestamp),
+                    ("oauth_version", version),
+                ]
+            }
+            let callback = ("oauth_callback", "http://127.0.0.1:8765/callback")
+            func send(
+                _ pairs: [(String, String)], query: String = "", body: String? = nil
+            ) async throws -> (status: Int, body: String) {
+                let url = try #require(URL(string: endpoint + query))
+                let type = body == nil ? nil : "application/x-www-form-urlencoded"
+                var headers = ["Authorization": try Self.header(pairs, url: url, contentType: type, body: body)]
+                if let type { headers["Content-Type"] = type }
+                let answer = try await raw("POST", url, headers: headers, body: body)
+                return (answer.status, answer.body)
+            }
+
+            let fine = try await send([callback] + common(), query: "?x_auth_access_type=read", body: "a=1")
+            #expect(fine.status == 200, "\(fine.body)")
+            for (pairs, query, body, said) in [
+                (
+                    [("oauth_callback", "http://evil.example/cb"), callback] + common(), "", nil,
+                    "oauth_callback is in the Authorization header twice"
+                ),
+                (
+                    [callback, ("oauth_consumer_key", "someone-else")] + common(), "", nil,
+                    "oauth_consumer_key is in the Authorization header twice"
+                ),
+                ([callback] + common(version: "2.0"), "", nil, "oauth_version is '2.0'"),
+                (
+                    [callback] + common(), "?oauth_callback=http%3A%2F%2Fevil.example%2F", nil,
+                    "oauth_callback is in the query"
+                ),
+                ([callback] + common(), "?oauth%5Fnonce=x&z=1", nil, "oauth_nonce is in the query"),
+                ([callback] + common(), "", "a=1&oauth_verifier=v", "oauth_verifier is in the form body"),
+                (
+                    [callback] + common(timestamp: stamp + ".5"), "", nil,
+                    "oauth_timestamp '\(stamp).5' is not a positive integer"
+                ),
+                (
+                    [callback] + common(timestamp: String(format: "%.9e", now.timeIntervalSince1970.rounded(.down))),
+                    "", nil, "is not a positive integer"
+                ),
+                ([callback] + common(timestamp: "+" + stamp), "", nil, "is not a positive integer"),
+                ([callback] + common(timestamp: "0" + stamp), "", nil, "is not a positive integer"),
+            ] as [([(String, String)], String, String?, String)] {
+                let answer = try await send(pairs, query: query, body: body)
+                #expect(answer.status == 400 && answer.body.contains(said), "\(said): \(answer.status) \(answer.body)")
+            }
+        }
+    }
+
     /// RFC 5849 §3.5.1's header read as RFC 9110's auth-params: a quoted
     /// `realm` may hold a comma or a `%` (it is not §3.6-encoded) or an
     /// escaped quote. Each was "no OAuth Authorization header" (the header

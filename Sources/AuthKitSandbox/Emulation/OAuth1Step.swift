@@ -19,9 +19,11 @@ extension Emulator {
         var account: String?
     }
 
-    /// Checks the `Authorization: OAuth …` header: consumer key, timestamp
-    /// within five minutes, a nonce not seen before with that timestamp, the
-    /// token of the right kind, and the signature over the request as it arrived.
+    /// Checks the `Authorization: OAuth …` header: each protocol parameter
+    /// once and only there, `oauth_version` 1.0 if given, consumer key,
+    /// timestamp (a positive integer) within five minutes, a nonce not seen
+    /// before with that timestamp, the token of the right kind, and the
+    /// signature over the request as it arrived.
     func verifyOAuth1(_ request: SandboxRequest, tokenKind: OAuth1TokenKind) -> Result<VerifiedRequest, Refusal> {
         guard let header = request.header("authorization"), Self.isOAuthScheme(header) else {
             return .failure(Refusal("invalid_request", "no OAuth Authorization header (RFC 5849 §3.5.1)", status: 401))
@@ -36,8 +38,33 @@ extension Emulator {
         var protocolParameters = [(String, String)]()
         var values = [String: String]()
         for (name, value) in fields where name.lowercased() != "realm" {
-            values[name] = value
+            // RFC 5849 §3.1: each parameter "MUST NOT appear more than once
+            // per request"; §3.2 answers a duplicated one with 400. The last
+            // one was taken, as no peer agrees on which.
+            guard values.updateValue(value, forKey: name) == nil else {
+                return .failure(
+                    Refusal(
+                        "invalid_request",
+                        "\(DisplayText.sanitized(name, limit: 60)) is in the Authorization header twice; RFC 5849 §3.1 allows each parameter once",
+                        status: 400))
+            }
             if name != "oauth_signature" { protocolParameters.append((name, value)) }
+        }
+        if let refusal = Self.oauthParameterOutsideTheHeader(request) { return .failure(refusal) }
+        // §3.1: "oauth_version … If present, MUST be set to '1.0'".
+        if let version = values["oauth_version"], version != "1.0" {
+            return .failure(
+                Refusal(
+                    "invalid_request",
+                    "oauth_version is '\(DisplayText.sanitized(version, limit: 20))'; it must be 1.0 when given (RFC 5849 §3.1), or left out",
+                    status: 400))
+        }
+        if let timestamp = values["oauth_timestamp"], !Self.isTimestamp(timestamp) {
+            return .failure(
+                Refusal(
+                    "invalid_request",
+                    "oauth_timestamp '\(DisplayText.sanitized(timestamp, limit: 20))' is not a positive integer written in digits, such as 1318622958 (RFC 5849 §3.3): no sign, fraction, exponent or leading zero",
+                    status: 400))
         }
         guard ExactText.same(values["oauth_consumer_key"] ?? "", options.clientID), values["oauth_consumer_key"] != nil
         else { return .failure(Refusal("invalid_consumer", "unknown oauth_consumer_key", status: 401)) }
@@ -53,7 +80,7 @@ extension Emulator {
             return .failure(Refusal("invalid_request", "oauth_signature is missing", status: 400))
         }
         if method != .plaintext {
-            guard let timestamp = values["oauth_timestamp"].flatMap(TimeInterval.init),
+            guard let timestamp = values["oauth_timestamp"].flatMap(Int64.init).map(TimeInterval.init),
                 let nonce = values["oauth_nonce"], !nonce.isEmpty
             else {
                 return .failure(
@@ -311,5 +338,42 @@ extension Emulator {
             return true
         default: return "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
+    }
+
+    /// RFC 5849 §3.3: "The timestamp value MUST be a positive integer",
+    /// seconds since 1970. Written in decimal digits only: `1796084727.5`,
+    /// `1.7e+09` and `+1796084727` are other numbers or no integer (Python's
+    /// `int()` takes the sign, `float` the rest), and a leading zero is
+    /// refused too: it writes the same second in another text, which
+    /// oauthlib refuses (it wants ten characters), and the nonce ledger
+    /// would count apart.
+    static func isTimestamp(_ text: String) -> Bool {
+        guard let first = text.utf8.first, first != UInt8(ascii: "0"), text.utf8.count <= 18 else { return false }
+        return text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    /// RFC 5849 §3.5: protocol parameters, "as well as any other parameter
+    /// using the `oauth_` prefix", go in "one and only one" place. With the
+    /// header used, an `oauth_` name in the query or a form body is a second
+    /// place (the query's and body's other parameters are the request's own,
+    /// signed as they are, §3.4.1.3). Names are read pair by pair, so a value
+    /// that does not decode elsewhere hides none.
+    static func oauthParameterOutsideTheHeader(_ request: SandboxRequest) -> Refusal? {
+        let body =
+            FormURLEncoding.isFormContentType(request.header("content-type"))
+            ? String(decoding: request.body, as: UTF8.self) : ""
+        for (place, text) in [("the query", request.rawQuery ?? ""), ("the form body", body)] {
+            for pair in text.split(separator: "&") {
+                let written = String(pair.prefix { $0 != "=" })
+                let name = PercentEncoding.decode(written, plusAsSpace: true) ?? written
+                if name.hasPrefix("oauth_") {
+                    return Refusal(
+                        "invalid_request",
+                        "\(DisplayText.sanitized(name, limit: 60)) is in \(place) while the Authorization header carries the protocol parameters; RFC 5849 §3.5 puts every oauth_ parameter in one place",
+                        status: 400)
+                }
+            }
+        }
+        return nil
     }
 }
