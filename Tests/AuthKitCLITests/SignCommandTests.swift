@@ -198,3 +198,28 @@ import Testing
         #expect(paired.status == 0 && paired.stdout.contains("oauth_token=\"t\""), "\(paired.stderr)")
     }
 }
+
+extension SignCommandTests {
+    /// An escape that is not UTF-8 (`%FF`, a `%C3` alone) is signed as its
+    /// byte by AuthKit and as U+FFFD by oauthlib (RFC 5849 §3.6 encodes
+    /// UTF-8 text), so the signature holds at one server and not another:
+    /// refused in the query, naming the URL and the escape (it was signed),
+    /// and in `-d` said as what it is (it was "a '%' that is not followed
+    /// by two hex digits", which `%FF` is not).
+    @Test func anEscapeThatIsNotUTF8IsRefusedByName() async throws {
+        let keys = ["--consumer-key", "k", "--consumer-secret", "s"]
+        for (arguments, said) in [
+            (["https://x.example/p?q=%FF"], "https://x.example/p?… has '%FF' in its query, which is not UTF-8"),
+            (["https://x.example/?a=%C3&b=1"], "has '%C3' in its query"),
+            (["https://x.example/", "-d", "a=%FF"], "it has '%FF', which is not UTF-8 once decoded"),
+        ] {
+            let result = try await CLIProcess.run(["sign"] + arguments + keys, environment: [:])
+            #expect(
+                result.status == 64 && result.stderr.contains(said) && !result.stderr.contains("two hex digits")
+                    && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+        }
+        let fine = try await CLIProcess.run(
+            ["sign", "https://x.example/?q=%C3%A9", "-d", "a=%C3%A9"] + keys, environment: [:])
+        #expect(fine.status == 0, "\(fine.stderr)")
+    }
+}

@@ -122,6 +122,17 @@ import Testing
                 == "GET&https%3A%2F%2Fexample.com%2Fr&a%3D%2525zz%26b%3D%25E2%2598%2583%26c%3D%25254")
     }
 
+    /// An escape whose bytes are not UTF-8 is signed as those bytes (the
+    /// documented behaviour of ``OAuth1Signer``; Go's `url.ParseQuery` keeps
+    /// them too, oauthlib reads U+FFFD, so `authkit` and the sandbox refuse
+    /// such a query): `%FF` stays `%FF`, not `%EF%BF%BD`.
+    @Test func anEscapeThatIsNotUTF8IsSignedAsItsByte() throws {
+        let signer = OAuth1Signer(consumerKey: "k", consumerSecret: "c")
+        let base = try signer.signatureBaseString(
+            method: "GET", url: try #require(URL(string: "https://example.com/r?a=%FF&b=%C3")), protocolParameters: [])
+        #expect(base == "GET&https%3A%2F%2Fexample.com%2Fr&a%3D%25FF%26b%3D%25C3")
+    }
+
     @Test func plaintextAndHMACSHA256() throws {
         let url = URL(string: "https://example.com/r?x=1")!
         let plain = OAuth1Signer(consumerKey: "k", consumerSecret: "c s&", signatureMethod: .plaintext)

@@ -265,4 +265,23 @@ extension OAuth1SandboxTests {
             #expect(broken.status == 400 && broken.body.contains("quoted string"), "\(broken.body)")
         }
     }
+
+    /// An escape that is not UTF-8 (`%FF`) is signed as its byte by AuthKit
+    /// and as U+FFFD by oauthlib (RFC 5849 §3.6 encodes UTF-8 text): the
+    /// sandbox refuses it, naming it, instead of accepting one signer's
+    /// reading and calling the other's signature wrong.
+    @Test func anEscapeThatIsNotUTF8IsRefusedByName() async throws {
+        try await Sandbox.with(emulating: try bundled("twitter")) { sandbox in
+            let signer = OAuth1Signer(consumerKey: "sandbox-client", consumerSecret: "sandbox-secret")
+            for (query, status) in [("?q=%C3%A9", 200), ("?q=%FF", 400), ("?q=%C3&r=1", 400)] {
+                let url = try #require(
+                    URL(string: sandbox.baseURL.absoluteString + "/api.x.com/oauth/request_token" + query))
+                let header = try signer.authorizationHeader(
+                    method: "POST", url: url, protocolParameters: [("oauth_callback", "oob")])
+                let answer = try await raw("POST", url, headers: ["Authorization": header])
+                #expect(answer.status == status, "\(query): \(answer.body)")
+                if status == 400 { #expect(answer.body.contains("not UTF-8"), "\(answer.body)") }
+            }
+        }
+    }
 }

@@ -202,6 +202,42 @@ package enum PercentEncoding {
         return ValidUTF8.string(bytes)
     }
 
+    /// The first run of `%XX` escapes in `text` whose bytes are not UTF-8
+    /// (`%FF`, a `%C3` with nothing after it), as written; `nil` when every
+    /// escape decodes to UTF-8. A malformed escape (`%ZZ`) is not this
+    /// question: ``decode(_:plusAsSpace:)`` returns `nil` for both, and this
+    /// tells the two apart for a message.
+    ///
+    /// RFC 5849 §3.6 percent-encodes UTF-8 text; for other bytes decoders
+    /// disagree (AuthKit's OAuth 1.0a signer signs the byte, as Go's
+    /// `url.ParseQuery` keeps it; Python's `unquote`, and so oauthlib, reads
+    /// U+FFFD), so a signature over them holds at one server and fails at
+    /// another.
+    package static func escapeNotUTF8(in text: String) -> String? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] == UInt8(ascii: "%") else {
+                index += 1
+                continue
+            }
+            let start = index
+            var run = [UInt8]()
+            while index + 2 < bytes.count, bytes[index] == UInt8(ascii: "%"),
+                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            {
+                run.append(high << 4 | low)
+                index += 3
+            }
+            if run.isEmpty {
+                index += 1
+            } else if ValidUTF8.string(run) == nil {
+                return String(decoding: bytes[start..<index], as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
     /// RFC 3986 §2.3 *unreserved*: `A-Z a-z 0-9 - . _ ~`.
     ///
     /// A table lookup rather than a chain of range tests: it runs for every

@@ -323,7 +323,17 @@ struct Request: WorkspaceCommand {
             return bad == " "
                 ? "it contains a space" : "it contains '\(DisplayText.sanitized(String(bad)))', which must be %-encoded"
         }
-        if FormURLEncoding.decode(text) == nil { return "it has a '%' that is not followed by two hex digits" }
+        if let bad = TypedURL.badEscape(in: text) {
+            return "it has '\(DisplayText.sanitized(bad, limit: 3))', a '%' that is not followed by two hex digits"
+        }
+        // `FormURLEncoding.decode` refuses these too: a form carries UTF-8
+        // text (RFC 5849 §3.6 signs it so), and servers read other bytes
+        // differently (the byte, or U+FFFD).
+        if let escape = PercentEncoding.escapeNotUTF8(in: text) {
+            return
+                "it has '\(DisplayText.sanitized(escape, limit: 12))', which is not UTF-8 once decoded (a form carries UTF-8 text; é is %C3%A9)"
+        }
+        if FormURLEncoding.decode(text) == nil { return "it is not form-encoded" }
         return nil
     }
 
@@ -339,9 +349,10 @@ struct Request: WorkspaceCommand {
         let (request, method) = try outgoing(to: target)
         // RFC 5849 §3.5: the header carries the protocol parameters; one in
         // the URL or the form body too would be sent (and signed) twice.
+        // §3.6: the query is signed as UTF-8 text.
         if (try? workspace.descriptor(account.provider))?.protocol == .oauth1 {
-            try Sign.checkNoProtocolParameter(
-                in: target.absoluteString,
+            try Sign.checkSignable(
+                target.absoluteString,
                 // A form body as the signer reads one (RFC 5849 §3.4.1.3.1).
                 body: FormURLEncoding.isFormContentType(request.head.headerFields[.contentType])
                     ? request.body : nil, withToken: true)

@@ -136,6 +136,28 @@ struct Sign: AsyncParsableCommand {
         }
     }
 
+    /// What OAuth 1.0a signs of `url` and `body` (their form parameters,
+    /// RFC 5849 §3.4.1.3) must be read alike by the server: checked with
+    /// ``checkQueryIsUTF8(_:)`` and ``checkNoProtocolParameter(in:body:withToken:)``.
+    static func checkSignable(_ url: String, body: Data?, withToken: Bool) throws {
+        try checkQueryIsUTF8(url)
+        try checkNoProtocolParameter(in: url, body: body, withToken: withToken)
+    }
+
+    /// RFC 5849 §3.6 signs the query's parameters as UTF-8 text; an escape
+    /// of other bytes (`%FF`, a `%C3` alone) is read differently by
+    /// servers: AuthKit's signer and Go's `url.ParseQuery` keep the byte,
+    /// Python's `unquote` (oauthlib) reads U+FFFD. A signature over it holds
+    /// at one and fails at another, so it is refused, naming the escape.
+    /// `-d` refuses the same (``Request/formProblem(_:)``).
+    static func checkQueryIsUTF8(_ url: String) throws {
+        if let escape = PercentEncoding.escapeNotUTF8(in: query(of: url)) {
+            throw CLIError(
+                "\(TypedURL.shown(url)) has '\(DisplayText.sanitized(escape, limit: 12))' in its query, which is not UTF-8 once decoded. OAuth 1.0a signs the query as UTF-8 text (RFC 5849 §3.6), and servers read other bytes differently (the byte itself, or U+FFFD), so the signature would not hold at all of them: encode the text's UTF-8 bytes (é is %C3%A9)."
+            )
+        }
+    }
+
     /// RFC 5849 §3.5: each protocol parameter goes in one place. One the
     /// header carries given also in the URL or the body was signed there
     /// too, and the request sent with it twice, which a server refuses.
@@ -146,12 +168,8 @@ struct Sign: AsyncParsableCommand {
                 "oauth_signature",
             ]
             + (withToken ? ["oauth_token"] : [])
-        let query =
-            url.split(separator: "?", maxSplits: 1).dropFirst().first.map {
-                String($0.split(separator: "#").first ?? "")
-            } ?? ""
         for (place, text) in [
-            ("the URL's query", query), ("-d", body.map { String(decoding: $0, as: UTF8.self) } ?? ""),
+            ("the URL's query", query(of: url)), ("-d", body.map { String(decoding: $0, as: UTF8.self) } ?? ""),
         ] {
             if let name = (FormURLEncoding.decode(text) ?? []).map(\.0).first(where: carried.contains) {
                 throw CLIError(
@@ -159,6 +177,13 @@ struct Sign: AsyncParsableCommand {
                 )
             }
         }
+    }
+
+    /// The query of `url` as written, without `?` and fragment.
+    private static func query(of url: String) -> String {
+        url.split(separator: "?", maxSplits: 1).dropFirst().first.map {
+            String($0.split(separator: "#").first ?? "")
+        } ?? ""
     }
 
     /// A flag wins over the environment, which other users cannot read (a
@@ -182,7 +207,7 @@ struct Sign: AsyncParsableCommand {
         signer.nonceAndTimestamp = NonceAndTimestamp(
             nonce: { fixedNonce ?? live.nonce() }, timestamp: { fixedTimestamp ?? live.timestamp() })
         let body = try Request.signedForm(data)
-        try Self.checkNoProtocolParameter(in: url, body: body, withToken: token != nil)
+        try Self.checkSignable(url, body: body, withToken: token != nil)
         let header = try signer.authorizationHeader(
             method: method?.uppercased() ?? (body == nil ? "GET" : "POST"), url: URL(string: url)!,
             contentType: body == nil ? nil : "application/x-www-form-urlencoded",

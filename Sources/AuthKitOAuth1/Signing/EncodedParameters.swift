@@ -89,6 +89,8 @@ struct EncodedParameters {
     /// name/value pairs" per the form encoding (so `+` is a space), and §3.4.1.3.2
     /// encodes each again, so `a+b`, `a%20b` and `a b` sign alike. A malformed
     /// escape is kept as literal text, as most servers (Python's `unquote`) do.
+    /// An escape of bytes that are not UTF-8 is signed as those bytes (Python
+    /// reads U+FFFD there; see ``OAuth1Signer``).
     mutating func appendForm(_ text: UnsafeBufferPointer<UInt8>) {
         var start = 0
         while start <= text.count {

@@ -67,6 +67,10 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible, CustomReflectable
     /// - Parameters:
     ///   - method: the HTTP method; it is signed in uppercase.
     ///   - url: the full request URL; its query parameters are signed.
+    ///     RFC 5849 §3.6 encodes UTF-8 text: an escape of other bytes (`%FF`)
+    ///     is signed as that byte, as Go's `url.ParseQuery` reads it, while
+    ///     oauthlib (Python's `unquote`) reads U+FFFD, so a server may refuse
+    ///     the signature; `authkit` and the sandbox refuse such a query.
     ///   - contentType: the request's `Content-Type`. The body is signed only
     ///     when this is `application/x-www-form-urlencoded` (§3.4.1.3.1).
     ///   - body: the request body, exactly as it will be sent.

@@ -51,6 +51,7 @@ extension Emulator {
             if name != "oauth_signature" { protocolParameters.append((name, value)) }
         }
         if let refusal = Self.oauthParameterOutsideTheHeader(request) { return .failure(refusal) }
+        if let refusal = Self.escapeSignersReadDifferently(request) { return .failure(refusal) }
         // §3.1: "oauth_version … If present, MUST be set to '1.0'".
         if let version = values["oauth_version"], version != "1.0" {
             return .failure(
@@ -372,6 +373,25 @@ extension Emulator {
                         "\(DisplayText.sanitized(name, limit: 60)) is in \(place) while the Authorization header carries the protocol parameters; RFC 5849 §3.5 puts every oauth_ parameter in one place",
                         status: 400)
                 }
+            }
+        }
+        return nil
+    }
+
+    /// An escape in the query or a form body whose bytes are not UTF-8
+    /// (`%FF`): RFC 5849 §3.6 signs UTF-8 text, and signers read other bytes
+    /// differently (AuthKit signs the byte, oauthlib U+FFFD), so the request
+    /// is refused saying so, not as a signature that does not match.
+    static func escapeSignersReadDifferently(_ request: SandboxRequest) -> Refusal? {
+        let body =
+            FormURLEncoding.isFormContentType(request.header("content-type"))
+            ? String(decoding: request.body, as: UTF8.self) : ""
+        for (place, text) in [("the query", request.rawQuery ?? ""), ("the form body", body)] {
+            if let escape = PercentEncoding.escapeNotUTF8(in: text) {
+                return Refusal(
+                    "invalid_request",
+                    "\(place) has '\(DisplayText.sanitized(escape, limit: 12))', which is not UTF-8 once decoded; RFC 5849 §3.6 signs UTF-8 text, and signers read other bytes differently (the byte itself, or U+FFFD): encode the text's UTF-8 bytes (é is %C3%A9)",
+                    status: 400)
             }
         }
         return nil

@@ -78,9 +78,10 @@ struct TokenHeader: WorkspaceCommand {
             try workspace.checkAPIOrigin(given, providerID: account.provider, explicit: client.settings())
         }
         let body = try Request.signedForm(data)
-        // RFC 5849 §3.5: each protocol parameter in one place, the header.
+        // RFC 5849 §3.5: each protocol parameter in one place, the header;
+        // §3.6: the query signed as UTF-8 text.
         if let url, (try? workspace.descriptor(account.provider))?.protocol == .oauth1 {
-            try Sign.checkNoProtocolParameter(in: url, body: body, withToken: true)
+            try Sign.checkSignable(url, body: body, withToken: true)
         }
         // Said before the client is looked for (its "no client id" came
         // first, and this only once one was configured).
