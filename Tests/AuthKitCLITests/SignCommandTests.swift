@@ -222,4 +222,23 @@ extension SignCommandTests {
             ["sign", "https://x.example/?q=%C3%A9", "-d", "a=%C3%A9"] + keys, environment: [:])
         #expect(fine.status == 0, "\(fine.stderr)")
     }
+
+    /// The "each protocol parameter in one place" check reads names pair by
+    /// pair: it decoded the whole query at once, so one value that is not
+    /// UTF-8 anywhere (`&z=%FF`) hid every name, and `oauth_nonce` was
+    /// signed twice.
+    @Test func aProtocolParameterIsFoundWhateverElseTheQueryHolds() throws {
+        for (url, body) in [
+            ("https://x.example/?oauth_nonce=evil&z=%FF", nil),
+            ("https://x.example/?z=%FF&oauth%5Fnonce=evil", nil),
+            ("https://x.example/?z=%ZZ&oauth_timestamp=1", nil),
+            ("https://x.example/", "z=%FF&oauth_signature=x"),
+        ] as [(String, String?)] {
+            #expect(throws: CLIError.self, "\(url) \(body ?? "")") {
+                try Sign.checkNoProtocolParameter(in: url, body: body.map { Data($0.utf8) }, withToken: false)
+            }
+        }
+        try Sign.checkNoProtocolParameter(
+            in: "https://x.example/?oauth_nonce_x=1&z=%FF&oauth_token=t", body: nil, withToken: false)
+    }
 }

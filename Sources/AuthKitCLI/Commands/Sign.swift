@@ -161,6 +161,11 @@ struct Sign: AsyncParsableCommand {
     /// RFC 5849 §3.5: each protocol parameter goes in one place. One the
     /// header carries given also in the URL or the body was signed there
     /// too, and the request sent with it twice, which a server refuses.
+    ///
+    /// Names are read pair by pair, each as the signer reads it (`+` a
+    /// space, escapes decoded): the whole text decoded at once failed for
+    /// one value that is not UTF-8 anywhere in it, and then no name was
+    /// checked (`?oauth_nonce=evil&z=%FF` signed `oauth_nonce` twice).
     static func checkNoProtocolParameter(in url: String, body: Data?, withToken: Bool) throws {
         let carried =
             [
@@ -171,10 +176,15 @@ struct Sign: AsyncParsableCommand {
         for (place, text) in [
             ("the URL's query", query(of: url)), ("-d", body.map { String(decoding: $0, as: UTF8.self) } ?? ""),
         ] {
-            if let name = (FormURLEncoding.decode(text) ?? []).map(\.0).first(where: carried.contains) {
-                throw CLIError(
-                    "\(name) is in \(place) and in the Authorization header this prints; OAuth 1.0a sends each protocol parameter in one place (RFC 5849 §3.5), so a server would refuse the request. Leave it out of \(place)."
-                )
+            for pair in text.split(separator: "&") {
+                let written = String(pair.prefix { $0 != "=" })
+                // A name that does not decode is no carried name, which is ASCII.
+                let name = PercentEncoding.decode(written, plusAsSpace: true) ?? written
+                if carried.contains(name) {
+                    throw CLIError(
+                        "\(name) is in \(place) and in the Authorization header this prints; OAuth 1.0a sends each protocol parameter in one place (RFC 5849 §3.5), so a server would refuse the request. Leave it out of \(place)."
+                    )
+                }
             }
         }
     }
