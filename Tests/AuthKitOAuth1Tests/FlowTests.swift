@@ -816,3 +816,38 @@ extension FlowTests {
         }
     }
 }
+
+extension FlowTests {
+    /// What to do about a verifier no provider issues depends on the flow:
+    /// the PIN flow's is typed again from the provider's page; a callback
+    /// flow's is the callback's `oauth_verifier`, which no one types. Both
+    /// were told to "enter the code (PIN) the provider shows".
+    @Test func anUnusableVerifierIsSaidPerFlow() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            let client = try Fixture.client(baseURL: server.baseURL, nonceAndTimestamp: Self.fixed)
+            let (_, pin) = try await client.startAuthorization(redirectURI: nil)
+            let (_, callback) = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:5555/callback")!)
+            for (pending, said, notSaid) in [
+                (pin, "enter the code (PIN) the provider shows", "callback"),
+                (callback, "the callback's oauth_verifier", "PIN"),
+            ] {
+                let error = await #expect(throws: AuthKitError.self) {
+                    try await client.exchange(verifier: "12 34", pending: pending)
+                }
+                let text = String(describing: error)
+                #expect(text.contains(said) && !text.contains(notSaid), "\(text)")
+            }
+            let redirect = try #require(
+                URL(
+                    string: "http://127.0.0.1:5555/callback?oauth_token=\(callback.requestToken)&oauth_verifier=12%2034"
+                ))
+            let fromCallback = await #expect(throws: AuthKitError.self) {
+                try await client.exchange(redirect: redirect, pending: callback)
+            }
+            #expect(!String(describing: fromCallback).contains("PIN"), "\(String(describing: fromCallback))")
+            #expect(server.requests.filter { $0.uri.contains("access_token") }.isEmpty)
+        }
+    }
+}

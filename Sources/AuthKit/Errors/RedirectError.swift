@@ -33,6 +33,8 @@ public enum RedirectError: Error, Sendable, Hashable {
     /// OAuth 1.0a: the verifier (a typed PIN, or the callback's
     /// `oauth_verifier`) is no code a provider issues: it holds a space or
     /// a control character, or is a whole URL pasted where the PIN goes.
+    /// The text says what is wrong and what to do, which differs by flow
+    /// (type the PIN again; use the callback as the provider sent it).
     case unusableVerifier(String)
 }
 
@@ -70,7 +72,7 @@ extension RedirectError: CustomStringConvertible {
             return "The callback URL has no 'oauth_verifier' (RFC 5849 §2.2); sign in again, or use the PIN flow."
         case .unusableVerifier(let reason):
             return
-                "The verification code \(reason); enter the code (PIN) the provider shows once you approve. It is not repeated here."
+                "The verification code \(reason). It is not repeated here."
         case .outOfBandAttempt:
             return
                 "This sign-in used the out-of-band (PIN) flow; enter the PIN the provider shows instead of a callback URL."

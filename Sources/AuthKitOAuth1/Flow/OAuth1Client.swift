@@ -210,21 +210,28 @@ public struct OAuth1Client: Authenticator {
         // A PIN flow's answer is a short code. A callback URL pasted there
         // (as --manual asks for one in other flows) was sent whole as the
         // verifier, and a control character sent as typed: the provider
-        // answered only "invalid verifier".
+        // answered only "invalid verifier". What to do depends on where the
+        // verifier comes from (RFC 5849 §2.2): typed from the provider's page
+        // in the PIN flow, the callback's `oauth_verifier` otherwise.
+        let advice =
+            pending.isOutOfBand
+            ? "enter the code (PIN) the provider shows once you approve"
+            : "in this sign-in it is the callback's oauth_verifier, which a provider sends as it issued it: use the callback URL as the browser was sent to it, unchanged, or sign in again"
         if verifier.contains("://") {
             throw AuthKitError.redirect(
                 .unusableVerifier(
                     pending.isOutOfBand
-                        ? "is a URL: this sign-in uses the PIN flow (oauth_callback=oob), where the provider shows a code to type instead of redirecting"
-                        : "is a URL, where the callback's oauth_verifier goes"))
+                        ? "is a URL: this sign-in uses the PIN flow (oauth_callback=oob), where the provider shows a code to type instead of redirecting; \(advice)"
+                        : "is a URL, where the callback's oauth_verifier goes: pass the callback URL as the redirect (exchange(redirect:pending:)), and its oauth_verifier is read from it"
+                ))
         }
         // Printable ASCII only: a verifier is a code to type or a URL
         // parameter (an ideographic or no-break space from a paste, too).
         if verifier.unicodeScalars.contains(where: { !(0x21...0x7E).contains($0.value) }) {
             throw AuthKitError.redirect(
                 .unusableVerifier(
-                    "holds a space, a control character or a character outside ASCII, which no provider's verifier has")
-            )
+                    "holds a space, a control character or a character outside ASCII, which no provider's verifier has; \(advice)"
+                ))
         }
         let url = try Self.url(endpoints.accessTokenURL, field: "accessTokenURL", descriptor: descriptor)
         let header = try signer.authorizationHeader(
