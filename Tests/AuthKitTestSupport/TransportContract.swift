@@ -87,6 +87,12 @@ public struct TransportContract: Sendable {
         /// A `Content-Length` beside `Transfer-Encoding: chunked` is an
         /// error (RFC 9112 §6.3), whichever of the two a reader would believe.
         case lengthBesideChunkedIsAnError
+        /// Only a head's first line is its status line (RFC 9112 §2.1): a
+        /// later line that looks like one (`HTTP/x 200 a: b`) starts no new
+        /// head, so the fields before it still frame the body (a
+        /// `Content-Length` beside `chunked` is still an error), and after
+        /// a `100 Continue` the final head is still the one checked.
+        case onlyAHeadsFirstLineIsAStatusLine
         /// A header line folded onto the next (obs-fold: a line that starts
         /// with a space) is one field, its parts joined by a space, or the
         /// answer is refused (RFC 9112 §5.2). Never the first part alone
@@ -112,7 +118,8 @@ public struct TransportContract: Sendable {
             .emptyAnswerComesAtOnce(204), .emptyAnswerComesAtOnce(200), .headComesBeforeTheBody,
             .framingIsTheTransports,
             .switchedProtocolIsAnError,
-            .lengthBesideChunkedIsAnError, .foldedFieldIsOneField, .challengeIsAResponse("Basic"),
+            .lengthBesideChunkedIsAnError, .onlyAHeadsFirstLineIsAStatusLine, .foldedFieldIsOneField,
+            .challengeIsAResponse("Basic"),
             .challengeIsAResponse("Digest"), .challengeIsAResponse("Bearer"),
         ]
 
@@ -141,6 +148,7 @@ public struct TransportContract: Sendable {
             case .framingIsTheTransports: "framingIsTheTransports"
             case .switchedProtocolIsAnError: "switchedProtocolIsAnError"
             case .lengthBesideChunkedIsAnError: "lengthBesideChunkedIsAnError"
+            case .onlyAHeadsFirstLineIsAStatusLine: "onlyAHeadsFirstLineIsAStatusLine"
             case .foldedFieldIsOneField: "foldedFieldIsOneField"
             case .challengeIsAResponse(let scheme): "challengeIsAResponse(\(scheme))"
             case .emptyAnswerComesAtOnce(let status): "emptyAnswerComesAtOnce(\(status))"
@@ -205,6 +213,7 @@ public struct TransportContract: Sendable {
         case .untrustedCertificateIsRefused: try await untrustedCertificateIsRefused()
         case .framingIsTheTransports: try await framingIsTheTransports()
         case .lengthBesideChunkedIsAnError: try await lengthBesideChunkedIsAnError()
+        case .onlyAHeadsFirstLineIsAStatusLine: try await onlyAHeadsFirstLineIsAStatusLine()
         case .switchedProtocolIsAnError:
             // The connection then stays open: only the 101 itself can end the wait.
             try await refused(
@@ -255,6 +264,25 @@ public struct TransportContract: Sendable {
                         + "Transfer-Encoding: chunked\r\n\r\n17\r\n{\"access_token\":\"at-1\"}\r\n0\r\n\r\n")
             ).map { "\(fields.debugDescription): \($0)" }
         }
+        return broken
+    }
+
+    /// A line shaped as a status line inside a head, where libcurl reads it
+    /// as a header field: taken for a new head, it wiped the fields before
+    /// it (a length beside chunked framing went unchecked while libcurl
+    /// framed the body by them), and inside a `100 Continue` it ended the
+    /// head as a final 200 and the real final head was read as trailers.
+    private func onlyAHeadsFirstLineIsAStatusLine() async throws -> [String] {
+        let chunked = "17\r\n{\"access_token\":\"at-1\"}\r\n0\r\n\r\n"
+        var broken = try await refused(
+            Self.json200("Content-Length: 2\r\nTransfer-Encoding: chunked\r\nHTTP/x 200 a: b\r\n\r\n" + chunked)
+        ).map { "after the framing fields: \($0)" }
+        broken += try await refused(
+            RawResponseServer.Script(
+                head: "HTTP/1.1 100 Continue\r\nHTTP/x 200 a: b\r\nX-Seen-By-AuthKit: fake\r\n\r\n"
+                    + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n"
+                    + "Content-Type: application/json\r\n\r\n" + chunked)
+        ).map { "inside a 100 Continue: \($0)" }
         return broken
     }
 

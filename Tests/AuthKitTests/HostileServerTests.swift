@@ -406,6 +406,36 @@ import Testing
         #expect(inflating.cancelled)
     }
 
+    /// A token answer that hides its framing behind a line shaped as a
+    /// status line: libcurl reads `HTTP/x 200 a: b` as a field of the `100
+    /// Continue` head, and frames the body by the real final head's
+    /// `Transfer-Encoding` beside its `Content-Length` (RFC 9112 §6.3). Read
+    /// as a final head, that line made the real one trailers, unchecked,
+    /// and the token in the body was taken. No credential comes of it.
+    @Test func aTokenAnswerWithAStatusLineInsideAHeadIsRefused() async throws {
+        let body = #"{"access_token":"at-1","token_type":"Bearer"}"#
+        let server = RawResponseServer(
+            .init(
+                head: "HTTP/1.1 100 Continue\r\nHTTP/x 200 a: b\r\n\r\n"
+                    + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n0\r\n\r\n")
+        )
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let descriptor = testDescriptor(
+            id: "hostile", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+            token: .init(url: "\(server.baseURL)/token", clientAuthentication: .basic), pkce: .s256)
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "app", clientSecret: Self.secret))
+        let pending = try await pending(for: client)
+        await #expect {
+            _ = try await client.exchange(code: "the-code", pending: pending)
+        } throws: { error in
+            guard case AuthKitError.network(_, let reason) = error else { return false }
+            return reason.kind == .malformedAnswer
+        }
+    }
+
     // MARK: - What comes back is data
 
     /// A server that puts the request it received into its error: the client

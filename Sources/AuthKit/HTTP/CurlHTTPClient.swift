@@ -117,8 +117,8 @@
         private var cancelled = false
         /// The deadline of the scope the transfer started in, if any.
         private var deadline: ContinuousClock.Instant?
-        private var status = 0
-        private var fields = HTTPFields()
+        /// The head as read so far (transfer's thread only).
+        private var headReader = ResponseHeadReader()
         /// Why the head was refused (read on the transfer's thread only).
         private var refusedHead: String?
         /// The bytes of header lines read so far, interim heads and trailers
@@ -373,8 +373,8 @@
             }
         }
 
-        /// One header line. A status line starts a new head (after `100 Continue`);
-        /// the empty line ends it, and a final head is handed over.
+        /// One header line, read into the head (``ResponseHeadReader``, by
+        /// libcurl's rules); the final head, once it has ended, is handed over.
         private func header(_ line: UnsafeRawBufferPointer) -> Bool {
             // After the final head, libcurl hands over a chunked body's
             // trailer fields (RFC 9112 §7.1.2) the same way: they are not the
@@ -396,71 +396,17 @@
                     "its header is longer than \(Self.largestHead >> 10) KiB, which no real answer's is; nothing more was read"
                 return false
             }
-            // The line ends in CRLF (or LF); dropped before decoding, so trimming copies nothing.
-            var end = line.count
-            while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-            let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
-                .trimmingSpacesAndNewlines()
-            if let first = line.first, first == UInt8(ascii: "\r") || first == UInt8(ascii: "\n") {
-                // The empty line ends the head, by libcurl's rule: a line whose
-                // first byte is CR or LF (`\r\n`, `\n`, and `\r \r\n` too), so
-                // both read the same head. A line of spaces is not one: taken
-                // as the end, the fields after it were read as trailers,
-                // unchecked by the framing rules below, while libcurl still
-                // framed the body by them.
-                if status >= 200 {
-                    headEnded = true
-                    if let problem = fields.framingProblem {
-                        refusedHead = problem
-                        return false
-                    }
-                    // Handed over with the body, or at the end of this read (see `progress`).
-                    headAccepted = true
-                }
-            } else if text.isEmpty {
-                // Whitespace alone, inside a head: it adds nothing (an
-                // obs-fold of nothing, RFC 9112 §5.2).
-            } else if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
-                // obs-fold: libcurl hands a folded field's continuation over as a
-                // line of its own. It belongs to the field before it, joined by a
-                // space (RFC 9112 §5.2); read alone, `WWW-Authenticate` lost its
-                // `error`, and a continuation with a colon became a field. One
-                // right after the status line has no field: it is ignored (§2.2).
-                if let last = fields.indices.last { fields[last].value += " " + text }
-            } else if text.hasPrefix("HTTP/") {
-                // RFC 9112 §4: the status code is three digits. libcurl 7.88
-                // reads an `HTTP/2 99999` line on an HTTP/1.1 connection
-                // without a bound, and HTTPResponse.Status traps on a code
-                // above 999: one line of a server's stopped the process.
-                guard let code = Self.statusCode(inStatusLine: text) else {
-                    refusedHead =
-                        "its status line '\(DisplayText.sanitized(text, limit: 40))' has no three-digit status code (RFC 9112 §4)"
-                    return false
-                }
-                status = code
-                fields = HTTPFields()
-                if status == 101 {
-                    // Never asked for (no Upgrade is sent); libcurl would take up
-                    // the offer (h2c) and wait on the other protocol's bytes.
-                    refusedHead = FlowTransport.switchedProtocol
-                    return false
-                }
-            } else if let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) {
-                fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingSpaces()))
+            switch headReader.read(line) {
+            case .reading: break
+            case .ended:
+                headEnded = true
+                // Handed over with the body, or at the end of this read (see `progress`).
+                headAccepted = true
+            case .refused(let reason):
+                refusedHead = reason
+                return false
             }
             return !isCancelled
-        }
-
-        /// The status code of a status line (`HTTP/1.1 200 OK`): the three
-        /// digits after the version and one space, 100 to 999; nil for
-        /// anything else (RFC 9112 §4: `status-code = 3DIGIT`).
-        static func statusCode(inStatusLine line: String) -> Int? {
-            let parts = line.utf8.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count >= 2, parts[1].count == 3,
-                parts[1].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-            else { return nil }
-            let code = parts[1].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-            return code >= 100 ? code : nil
         }
 
         /// One decoded chunk: held while the head is (up to
@@ -532,7 +478,8 @@
                     return headContinuation
                 })
             else { return }
-            head.resume(returning: (HTTPResponse(status: .init(code: status), headerFields: fields), body))
+            let response = HTTPResponse(status: .init(code: headReader.status), headerFields: headReader.fields)
+            head.resume(returning: (response, body))
         }
 
         /// The end of the transfer. A head read whole and still held goes now

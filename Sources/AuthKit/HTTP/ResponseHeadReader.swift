@@ -1,0 +1,121 @@
+import HTTPTypes
+
+/// An answer's head, read from the lines libcurl's header callback hands
+/// over (``CurlHTTPClient``) by the rules libcurl reads them by, so that the
+/// fields AuthKit checks are the ones libcurl frames the body by.
+///
+/// - A head's status line is its first line, and only that: the answer's
+///   first line, and the first after an interim (1xx) head's blank line.
+///   libcurl reads every later line as a header field, whatever it starts
+///   with. `HTTP/x 200 a: b` read as a new status line here wiped the fields
+///   checked for framing (two `Content-Length`s, one beside `chunked`: RFC
+///   9112 §6.3) while libcurl still framed the body by them; after a `100
+///   Continue`, it ended the head early and left the real final head to be
+///   read as trailers, unchecked.
+/// - Every other line is a field, `name: value` (RFC 9112 §5.1), or the
+///   continuation of the one before it (obs-fold, §5.2). A line that is
+///   neither is refused, as a malformed status line is.
+/// - The head ends at a line that begins with CR or LF, libcurl's rule (a
+///   line of spaces does not end it). The final head's framing is checked there.
+struct ResponseHeadReader {
+    /// What a line did to the head.
+    enum Outcome: Equatable {
+        /// The head goes on (or an interim one ended).
+        case reading
+        /// The final head ended, and its framing can be trusted.
+        case ended
+        /// The head is refused, for this reason (a message's detail).
+        case refused(String)
+    }
+
+    /// The status code of the head being read (of the final head, once it has ended).
+    private(set) var status = 0
+    /// Its fields.
+    private(set) var fields = HTTPFields()
+    /// Whether the next line is a head's first: its status line.
+    private var atHeadStart = true
+    /// The lines of the head being read so far, for messages.
+    private var line = 0
+
+    /// Reads one line, as libcurl hands it over (with its CRLF or LF).
+    mutating func read(_ bytes: UnsafeRawBufferPointer) -> Outcome {
+        line = atHeadStart ? 1 : line + 1
+        // The line ends in CRLF (or LF); dropped before decoding, so trimming copies nothing.
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
+            .trimmingSpacesAndNewlines()
+        if atHeadStart {
+            atHeadStart = false
+            return readStatusLine(text)
+        }
+        let first = bytes.first
+        if first == UInt8(ascii: "\r") || first == UInt8(ascii: "\n") {
+            // The blank line ends the head, by libcurl's rule: a line whose
+            // first byte is CR or LF (`\r\n`, `\n`, and `\r \r\n` too), so
+            // both read the same head. A line of spaces is not one: taken
+            // as the end, the fields after it were read as trailers,
+            // unchecked by the framing rules, while libcurl still framed
+            // the body by them.
+            guard status >= 200 else {
+                atHeadStart = true // an interim head: the next line is a status line
+                return .reading
+            }
+            if let problem = fields.framingProblem { return .refused(problem) }
+            return .ended
+        }
+        if text.isEmpty {
+            // Whitespace alone, inside a head: it adds nothing (an obs-fold
+            // of nothing, RFC 9112 §5.2).
+            return .reading
+        }
+        if first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+            // obs-fold: libcurl hands a folded field's continuation over as a
+            // line of its own. It belongs to the field before it, joined by a
+            // space (RFC 9112 §5.2); read alone, `WWW-Authenticate` lost its
+            // `error`, and a continuation with a colon became a field. One
+            // right after the status line has no field: it is ignored (§2.2).
+            if let last = fields.indices.last { fields[last].value += " " + text }
+            return .reading
+        }
+        guard let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) else {
+            // Not quoted: the line is the server's, and may repeat what the
+            // request carried.
+            return .refused(
+                "line \(line) of its head is neither a header field (a name, a colon, a value: RFC 9112 §5.1) nor the status line that only a head's first line is; it was refused"
+            )
+        }
+        fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingSpaces()))
+        return .reading
+    }
+
+    /// A head's first line: a new head, with no fields yet.
+    private mutating func readStatusLine(_ text: String) -> Outcome {
+        // RFC 9112 §4: the status code is three digits. libcurl 7.88 reads
+        // an `HTTP/2 99999` line on an HTTP/1.1 connection without a bound,
+        // and HTTPResponse.Status traps on a code above 999: one line of a
+        // server's stopped the process.
+        guard text.hasPrefix("HTTP/"), let code = Self.statusCode(inStatusLine: text) else {
+            return .refused(
+                "its status line '\(DisplayText.sanitized(text, limit: 40))' has no three-digit status code (RFC 9112 §4)"
+            )
+        }
+        status = code
+        fields = HTTPFields()
+        // Never asked for (no Upgrade is sent); libcurl would take up the
+        // offer (h2c) and wait on the other protocol's bytes.
+        return code == 101 ? .refused(FlowTransport.switchedProtocol) : .reading
+    }
+
+    /// The status code of a status line (`HTTP/1.1 200 OK`): the three
+    /// digits after the version and one space, 100 to 999; nil for
+    /// anything else (RFC 9112 §4: `status-code = 3DIGIT`).
+    static func statusCode(inStatusLine line: String) -> Int? {
+        let parts = line.utf8.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[1].count == 3,
+            parts[1].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        let code = parts[1].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        return code >= 100 ? code : nil
+    }
+}

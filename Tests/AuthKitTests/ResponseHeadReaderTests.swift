@@ -1,0 +1,42 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import AuthKit
+
+/// The head of an answer as the default transport reads it from libcurl's
+/// header lines (``ResponseHeadReader``); `TransportContractTests` plays the
+/// same through the transport.
+@Suite struct ResponseHeadReaderTests {
+    /// Reads each of `lines` (given without its CRLF) and returns the last outcome.
+    @discardableResult
+    static func read(_ lines: [String], into reader: inout ResponseHeadReader) -> ResponseHeadReader.Outcome {
+        var outcome = ResponseHeadReader.Outcome.reading
+        for line in lines {
+            outcome = Data((line + "\r\n").utf8).withUnsafeBytes { reader.read($0) }
+        }
+        return outcome
+    }
+
+    /// A line shaped as a status line is one only as a head's first line:
+    /// after an interim head's blank line it starts the final head; inside
+    /// a head it is a line that is no field, and refused, the fields before
+    /// it kept.
+    @Test func onlyAHeadsFirstLineIsAStatusLine() {
+        var interim = ResponseHeadReader()
+        let ended = Self.read(
+            ["HTTP/1.1 100 Continue", "X-Interim: 1", "", "HTTP/1.1 200 OK", "Content-Length: 2", ""], into: &interim)
+        #expect(ended == .ended && interim.status == 200)
+        #expect(interim.fields[.contentLength] == "2" && interim.fields[HTTPField.Name("X-Interim")!] == nil)
+
+        var inside = ResponseHeadReader()
+        let refused = Self.read(
+            ["HTTP/1.1 200 OK", "Content-Length: 2", "Transfer-Encoding: chunked", "HTTP/x 200 a: b"], into: &inside)
+        guard case .refused(let reason) = refused else {
+            Issue.record("a status-shaped line inside a head ended with \(refused)")
+            return
+        }
+        #expect(reason.contains("line 4 of its head") && !reason.contains("a: b"), "\(reason)")
+        #expect(inside.status == 200 && inside.fields[.contentLength] == "2")
+    }
+}
