@@ -39,4 +39,21 @@ import Testing
         #expect(reason.contains("line 4 of its head") && !reason.contains("a: b"), "\(reason)")
         #expect(inside.status == 200 && inside.fields[.contentLength] == "2")
     }
+
+    /// A field folded onto 30,000 lines (obs-fold, RFC 9112 §5.2) comes back
+    /// as one value, its parts joined by spaces, and that value is written
+    /// once: written again at each line, each write checking the whole
+    /// value, the work grew with the square of the lines (32,000 took 18 s).
+    @Test func aFieldFoldedOntoManyLinesIsJoinedOnce() {
+        let parts = (0..<30_000).map { " p\($0 % 10)" }
+        var reader = ResponseHeadReader()
+        let outcome = Self.read(
+            ["HTTP/1.1 401 Unauthorized", #"WWW-Authenticate: Bearer realm="api","#] + parts
+                + [" ", "X-After: 1", "Content-Length: 2", ""],
+            into: &reader)
+        #expect(outcome == .ended)
+        #expect(reader.fields[.wwwAuthenticate] == #"Bearer realm="api","# + parts.joined())
+        #expect(reader.fields[HTTPField.Name("X-After")!] == "1" && reader.fields[.contentLength] == "2")
+        #expect(reader.foldsJoined == 1, "the value was rewritten \(reader.foldsJoined) times")
+    }
 }

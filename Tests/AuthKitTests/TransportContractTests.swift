@@ -1,5 +1,6 @@
 import AuthKitTestSupport
 import Foundation
+import HTTPTypes
 import Logging
 import Testing
 
@@ -99,6 +100,25 @@ import Testing
                 shape == "one line"
                     ? "a line of its header is longer than 100 KiB" : "its header is longer than 128 KiB")
         }
+    }
+
+    /// A field folded onto 30,000 lines (120 KB, within the 128 KiB a head
+    /// may take) comes back as one field. Each line rewrote the whole value
+    /// (32,000 such lines held the transfer for 18 s); the work is counted by
+    /// `ResponseHeadReaderTests.aFieldFoldedOntoManyLinesIsJoinedOnce`, not
+    /// timed here: the 60 s deadline only ends a hang.
+    @Test func aHeadOfManyFoldedLinesIsRead() async throws {
+        let server = RawResponseServer(
+            TransportContract.json200(
+                "X-Folded: start\r\n" + String(repeating: " a\r\n", count: 30_000) + "Content-Length: 2\r\n\r\n{}"))
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let transport = FlowTransport(http: defaultHTTPClient(), logger: Logger(label: "test"))
+        let response = try await transport.send(
+            OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/api")!), step: .apiRequest,
+            policy: RequestPolicy(redirects: .refuse, maximumBodySize: 1 << 20, deadline: .seconds(60)))
+        #expect(response.status == 200 && response.body == Data("{}".utf8))
+        #expect(response.headers[HTTPField.Name("X-Folded")!] == "start" + String(repeating: " a", count: 30_000))
     }
 
     /// `URLSessionHTTPClient` asks for `identity` and refuses a compressed body

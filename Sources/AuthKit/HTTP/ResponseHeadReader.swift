@@ -32,6 +32,15 @@ struct ResponseHeadReader {
     private(set) var status = 0
     /// Its fields.
     private(set) var fields = HTTPFields()
+    /// The folded lines that continue the last field, gathered to be joined
+    /// to it once (``joinFolds()``).
+    private var folds = ""
+    /// How many times a field's value was rewritten to join its folded
+    /// lines: once per folded field, however many lines it was folded onto.
+    /// Each rewrite checks the whole value again (swift-http-types), so one
+    /// per line was quadratic: 32,000 folded lines, within the 128 KiB a head
+    /// may take, held a transfer's thread for 18 s. Tests count them here.
+    private(set) var foldsJoined = 0
     /// Whether the next line is a head's first: its status line.
     private var atHeadStart = true
     /// The lines of the head being read so far, for messages.
@@ -57,6 +66,7 @@ struct ResponseHeadReader {
             // as the end, the fields after it were read as trailers,
             // unchecked by the framing rules, while libcurl still framed
             // the body by them.
+            joinFolds()
             guard status >= 200 else {
                 atHeadStart = true // an interim head: the next line is a status line
                 return .reading
@@ -75,7 +85,10 @@ struct ResponseHeadReader {
             // space (RFC 9112 §5.2); read alone, `WWW-Authenticate` lost its
             // `error`, and a continuation with a colon became a field. One
             // right after the status line has no field: it is ignored (§2.2).
-            if let last = fields.indices.last { fields[last].value += " " + text }
+            if !fields.isEmpty {
+                folds += " "
+                folds += text
+            }
             return .reading
         }
         guard let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) else {
@@ -85,8 +98,18 @@ struct ResponseHeadReader {
                 "line \(line) of its head is neither a header field (a name, a colon, a value: RFC 9112 §5.1) nor the status line that only a head's first line is; it was refused"
             )
         }
+        joinFolds()
         fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingSpaces()))
         return .reading
+    }
+
+    /// Joins the folded lines gathered to the field they continue, in one
+    /// rewrite of its value (see ``foldsJoined``).
+    private mutating func joinFolds() {
+        guard !folds.isEmpty, let last = fields.indices.last else { return }
+        fields[last].value += folds
+        foldsJoined += 1
+        folds = ""
     }
 
     /// A head's first line: a new head, with no fields yet.
