@@ -57,7 +57,8 @@ public struct TransportContract: Sendable {
         /// Two different `Content-Length`s make the framing unknowable: an
         /// error, never one of the two bodies (RFC 9112 §6.3).
         case conflictingLengthsAreAnError
-        /// A `Content-Length` that is not a number is an error too.
+        /// A `Content-Length` that is not a number (RFC 9110 §8.6: digits
+        /// only; `-2`, `+2`, `0x2`, `2 2`) is an error too.
         case invalidLengthIsAnError
         /// A server that accepts the connection and never answers is ended
         /// by the total deadline.
@@ -205,8 +206,7 @@ public struct TransportContract: Sendable {
         case .conflictingLengthsAreAnError:
             try await refused(
                 Self.json200("Content-Length: 2\r\nContent-Length: 24\r\n\r\n{}\"access_token\":\"at-1\"}"))
-        case .invalidLengthIsAnError:
-            try await refused(Self.json200("Content-Length: -2\r\n\r\n{}"))
+        case .invalidLengthIsAnError: try await invalidLengthIsAnError()
         case .silenceEndsAtTheDeadline:
             try await refused(
                 RawResponseServer.Script(head: "", repeating: "", interval: .hours(1)), byTheDeadline: true)
@@ -246,6 +246,18 @@ public struct TransportContract: Sendable {
                         "\(line)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count + 2)\r\n\r\n{}\(body)"
                 )
             ).map { "\(line): \($0)" }
+        }
+        return broken
+    }
+
+    /// Lengths that are not `1*DIGIT` (RFC 9110 §8.6). libcurl read `+2` as
+    /// 2, `0x2` as 0 and `2 2` as 2, and the answer came back framed by a
+    /// length the server never wrote.
+    private func invalidLengthIsAnError() async throws -> [String] {
+        var broken: [String] = []
+        for value in ["-2", "+2", "0x2", "2 2"] {
+            broken += try await refused(Self.json200("Content-Length: \(value)\r\n\r\n{}"))
+                .map { "Content-Length: \(value): \($0)" }
         }
         return broken
     }

@@ -56,4 +56,18 @@ import Testing
         #expect(reader.fields[HTTPField.Name("X-After")!] == "1" && reader.fields[.contentLength] == "2")
         #expect(reader.foldsJoined == 1, "the value was rewritten \(reader.foldsJoined) times")
     }
+
+    /// A `Content-Length` is digits (RFC 9110 §8.6), each of a list the same
+    /// length: `+2`, `0x2`, `2 2` and an empty one are refused, where
+    /// libcurl read a length of its own from them; `2, 2` is one length.
+    @Test func aLengthIsDigitsOnly() {
+        for (value, taken) in [
+            ("2", true), ("2, 2", true), ("2,2,", true), ("002", true), ("-2", false), ("+2", false),
+            ("0x2", false), ("2 2", false), ("", false), ("2, 3", false), (" , ", false),
+        ] {
+            var reader = ResponseHeadReader()
+            let outcome = Self.read(["HTTP/1.1 200 OK", "Content-Length: \(value)", ""], into: &reader)
+            #expect((outcome == .ended) == taken, "Content-Length: \(value) ended with \(outcome)")
+        }
+    }
 }

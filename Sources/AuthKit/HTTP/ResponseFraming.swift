@@ -16,12 +16,28 @@ extension HTTPFields {
     /// them, so the transports check the head themselves. The same length
     /// repeated, or listed twice in one field, is one length (RFC 9110 §8.6).
     ///
+    /// A `Content-Length` that is not digits (RFC 9110 §8.6: `Content-Length
+    /// = 1*DIGIT`): `+5`, `0x5`, `5 6` and an empty one were taken, libcurl
+    /// reading a length of its own from them (`0x5` as 0, `5 6` as 5), so
+    /// the body ended where a reader that refuses them could not say.
+    ///
     /// A `Content-Length` beside a `Transfer-Encoding`: RFC 9112 §6.3 has the
     /// encoding win, and says such a message "ought to be handled as an
     /// error" (it is how responses are smuggled past a reader that goes by
     /// the length). libcurl went by the encoding and kept the connection.
     package var framingProblem: String? {
-        let lengths = Set(self[values: .contentLength].flatMap { $0.split(separator: ",") }.map { $0.trimmingSpaces() })
+        var lengths = Set<String>()
+        for field in self[values: .contentLength] {
+            // A list of the same length is one length (RFC 9110 §8.6), and
+            // empty list elements are nothing (§5.6.1).
+            let listed = field.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
+            guard !listed.isEmpty, listed.allSatisfy({ $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }) else {
+                // Not quoted: the value is the server's.
+                return
+                    "the answer gives a Content-Length that is not a number (RFC 9110 §8.6: digits only), so where its body ends cannot be known; it was refused"
+            }
+            lengths.formUnion(listed)
+        }
         if lengths.count > 1 {
             return
                 "the answer gives \(lengths.count) different Content-Lengths, so where its body ends cannot be known; it was refused"
