@@ -85,6 +85,30 @@
             }
         }
 
+        /// A deadline set far off to mean none (`.seconds(1 << 60)`, or
+        /// `Int64.max` seconds) and a timeout of `.infinity` are no limit,
+        /// not a crash: their milliseconds, or whole seconds, overflowed
+        /// `Int` on the way to libcurl and stopped the process.
+        @Test func aDeadlineOrTimeoutFarOffIsNoLimit() async throws {
+            try await withServer { server in
+                server.route("GET", "/me") { _ in .json("{}") }
+                let url = try #require(URL(string: "\(server.baseURL)/me"))
+                for (timeout, deadline) in [
+                    (10, Duration.seconds(1 << 60)), (10, .seconds(Int64.max)), (TimeInterval.infinity, .seconds(30)),
+                ] {
+                    let transport = FlowTransport(
+                        http: CurlHTTPClient(timeout: timeout, workers: workers), logger: Logger(label: "test"))
+                    let response = try await transport.send(
+                        OutgoingRequest(method: .get, url: url), step: .apiRequest,
+                        policy: RequestPolicy(redirects: .refuse, maximumBodySize: 1 << 20, deadline: deadline))
+                    #expect(response.status == 200, "timeout \(timeout), deadline \(deadline)")
+                }
+            }
+            #expect(Duration.seconds(1 << 60).curlMilliseconds == nil)
+            #expect(Duration.milliseconds(1500).curlMilliseconds == 1500)
+            #expect(Duration.milliseconds(-5).curlMilliseconds == 1)
+        }
+
         /// A body dropped unread (a caller that wanted only the head) stops
         /// its transfer: its worker is idle again, not waiting for ever for
         /// a reader to make room for an endless body.

@@ -109,6 +109,13 @@
         let url: URL
         let body: Data?
         let timeout: TimeInterval
+        /// `timeout` in whole seconds, from 1 to 2,147,483 (`INT_MAX / 1000`,
+        /// the most `CURLOPT_CONNECTTIMEOUT` takes): `Int(timeout)` stopped
+        /// the process for a timeout of `.infinity` (or NaN, which gets 1).
+        var timeoutSeconds: Int {
+            guard timeout >= 1 else { return 1 }
+            return timeout < 2_147_483 ? Int(timeout) : 2_147_483
+        }
         /// The URL as errors show it, made only when one is (not per request).
         var display: String { url.redactedForLogs }
 
@@ -275,16 +282,17 @@
             _ = authkit_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
             // every decoding libcurl has; bounded below
             _ = authkit_curl_set_pointer(handle, CURLOPT_ACCEPT_ENCODING, "")
-            _ = authkit_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, max(1, Int(timeout)))
+            _ = authkit_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, timeoutSeconds)
             _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
-            _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, Int(timeout)))
-            if let deadline = lock.withLock({ deadline }) {
-                // A second past the scope's deadline: the watchdog's error,
-                // which names the time the request was given, comes first.
-                let left = deadline - ContinuousClock.now + .seconds(1)
-                let milliseconds = max(
-                    1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
-                _ = authkit_curl_set_long(handle, CURLOPT_TIMEOUT_MS, Int(milliseconds))
+            _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, timeoutSeconds)
+            // A second past the scope's deadline: the watchdog's error, which
+            // names the time the request was given, comes first. A deadline
+            // weeks away (or set far off to mean none) gives libcurl no
+            // limit of its own; the watchdog still stops the transfer at it.
+            if let deadline = lock.withLock({ deadline }),
+                let milliseconds = (deadline - ContinuousClock.now + .seconds(1)).curlMilliseconds
+            {
+                _ = authkit_curl_set_long(handle, CURLOPT_TIMEOUT_MS, milliseconds)
             }
             _ = authkit_curl_set_pointer(handle, CURLOPT_HTTPHEADER, headers)
             if method == "HEAD" {
@@ -343,8 +351,8 @@
                     reason: .init(
                         .timedOut,
                         headBytes == 0
-                            ? "no answer for \(Int(timeout)) s"
-                            : "it sent less than a byte a second for \(Int(timeout)) s, and was cut off"))
+                            ? "no answer for \(timeoutSeconds) s"
+                            : "it sent less than a byte a second for \(timeoutSeconds) s, and was cut off"))
             } else if code == CURLE_PARTIAL_FILE {
                 // libcurl's own words, "Transferred a partial file", suggest a download tool.
                 return AuthKitError.network(
