@@ -440,12 +440,18 @@ import Testing
 
     /// A server that puts the request it received into its error: the client
     /// secret (raw, form-encoded, in the Basic header), the code and the PKCE
-    /// verifier are masked in the message.
+    /// verifier are masked in the message. So are Basic's credentials alone,
+    /// without `Basic ` before them, as sent and percent-encoded: they decode
+    /// to `id:secret`, and only the whole header was masked.
     @Test(arguments: [ClientAuthentication.basic, .post])
     func anEchoedRequestLeaksNoSecret(auth: ClientAuthentication) async throws {
         try await withServer { server in
             server.route("POST", "/token") { request in
-                let echo = "got \(request.header("Authorization") ?? "") body \(request.bodyText)"
+                let header = request.header("Authorization") ?? ""
+                let credentials = header.hasPrefix("Basic ") ? String(header.dropFirst(6)) : ""
+                // The credentials first: a description is cut at 300 characters.
+                let echo =
+                    "credentials \(credentials) (\(PercentEncoding.encode(credentials))), got \(header) body \(request.bodyText)"
                 let escaped = echo.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
                     of: "\"", with: "\\\"")
                 return .json(#"{"error":"invalid_request","error_description":"\#(escaped)"}"#, status: 400)
@@ -457,9 +463,10 @@ import Testing
             }
             let message = "\(try #require(error))"
             let basic = Data("app:\(PercentEncoding.encode(Self.secret))".utf8).base64EncodedString()
+            #expect(PercentEncoding.encode(basic) != basic, "the credentials have a character to escape")
             for secret in [
-                Self.secret, PercentEncoding.encode(Self.secret), basic, "the-authorization-code",
-                pending.codeVerifier ?? "-",
+                Self.secret, PercentEncoding.encode(Self.secret), basic, PercentEncoding.encode(basic),
+                "the-authorization-code", pending.codeVerifier ?? "-",
             ] {
                 #expect(!message.contains(secret), "the error shows \(secret): \(message)")
             }

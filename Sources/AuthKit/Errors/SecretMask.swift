@@ -8,8 +8,9 @@
 ///
 /// A server may echo what it was sent (a PLAINTEXT signature, the request in a
 /// debug page, the code in an error description); an error that quotes the
-/// provider must not put the client secret, its Basic form, the code, the PKCE
-/// verifier or a token on a terminal or in a log. Each secret is masked raw,
+/// provider must not put the client secret, its Basic form (the header's
+/// value, and its base64 credentials alone, which decode to `id:secret`), the
+/// code, the PKCE verifier or a token on a terminal or in a log. Each secret is masked raw,
 /// percent-encoded (once and twice) and form-encoded. Both protocols' parsers
 /// use this one mask.
 package struct SecretMask: Sendable {

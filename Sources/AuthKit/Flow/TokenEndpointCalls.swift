@@ -591,6 +591,8 @@ final class TokenEndpointCalls: Sendable {
     ) async throws -> OutgoingRequest {
         var parameters = parameters
         var authorization: String?
+        /// Basic's base64 credentials, without the scheme.
+        var credentials: String?
         var assertion: String?
         guard var target = parsed ?? URL(string: url).map({ RequestTarget($0) }), target.hasHost else {
             throw AuthKitError.invalidFile([
@@ -642,7 +644,9 @@ final class TokenEndpointCalls: Sendable {
             parameters += authenticating
         case .basic?:
             let pair = PercentEncoding.encode(clientID) + ":" + PercentEncoding.encode(clientSecret ?? "")
-            authorization = "Basic " + Data(pair.utf8).base64EncodedString()
+            let encoded = Data(pair.utf8).base64EncodedString()
+            credentials = encoded
+            authorization = "Basic " + encoded
         case .post?:
             parameters.append(("client_id", clientID))
             if let clientSecret { parameters.append(("client_secret", clientSecret)) }
@@ -684,9 +688,14 @@ final class TokenEndpointCalls: Sendable {
             request.body = try encoder.encode(object)
         }
         if let authorization { request.head.headerFields.append(HTTPField(name: .authorization, value: authorization)) }
-        // What an error quoting the provider must mask (SecretMask).
-        request.secrets = [clientSecret, authorization, assertion, credential?.accessToken, credential?.refreshToken]
-            .compactMap { $0 }
+        // What an error quoting the provider must mask (SecretMask). Basic's
+        // credentials alone too (RFC 7617 §2): a server that echoes only
+        // them showed `id:secret` to anyone who decodes base64. SecretMask
+        // masks their percent-encoded form as well (`+`, `/`, `=` escaped).
+        request.secrets = [
+            clientSecret, authorization, credentials, assertion, credential?.accessToken, credential?.refreshToken,
+        ]
+        .compactMap { $0 }
         request.head.headerFields.append(.acceptJSON)
         // Here, where the fields are this request's alone, rather than by
         // FlowTransport, which would copy them to add it.
