@@ -630,6 +630,31 @@ import Testing
         }
     }
 
+    /// A 401's challenge names its error in an `error` auth-param (RFC 6750
+    /// §3, RFC 9110 §11.2), read as a parameter: the first `error="` in the
+    /// field, found as text, made `x_error="invalid_grant"` an
+    /// `invalid_grant` and kept a quoted value's escapes. What it names is
+    /// masked as any text of the provider's is.
+    @Test func aChallengesErrorIsItsParameter() throws {
+        func code(_ challenges: [String], secrets: [String] = []) -> String? {
+            var fields = HTTPFields()
+            for challenge in challenges { fields.append(HTTPField(name: .wwwAuthenticate, value: challenge)) }
+            do {
+                _ = try TokenResponseParser().parse(
+                    IncomingResponse(status: 401, headers: fields, body: Data(), secrets: secrets))
+            } catch AuthKitError.providerError(_, let response) {
+                return response.code
+            } catch {}
+            return nil
+        }
+        #expect(code([#"Basic realm="x", x_error="invalid_grant""#]) == "invalid_client")
+        #expect(code([#"Basic realm="error=\"invalid_grant\"""#]) == "invalid_client")
+        #expect(code([#"Bearer error="invalid\_token""#]) == "invalid_token")
+        #expect(code([#"Basic realm="x", Bearer realm="y", error="invalid_token""#]) == "invalid_token")
+        #expect(code([#"Basic realm="x""#, #"DPoP error="invalid_dpop_proof""#]) == "invalid_dpop_proof")
+        #expect(code([#"Basic error="s3cr3t-client-value""#], secrets: ["s3cr3t-client-value"]) == "••••")
+    }
+
     @Test func htmlAndTruncatedBodiesAreUnusable() throws {
         let cases: [(IncomingResponse, String)] = [
             (

@@ -93,12 +93,14 @@ package struct TokenResponseParser: Sendable {
             throw AuthKitError.providerError(step: step, error)
         }
         guard successStatus.contains(response.status) else {
-            if response.status == 401, let challenge = response.header("WWW-Authenticate") {
-                // RFC 6749 §5.2: invalid_client may come as 401 with a challenge and no body.
+            let challenges = response.headers[values: .wwwAuthenticate]
+            if response.status == 401, !challenges.isEmpty {
+                // RFC 6749 §5.2: invalid_client may come as 401 with a challenge
+                // and no body. Masked with the rest (``parse(_:)``).
                 throw AuthKitError.providerError(
                     step: step,
                     ProviderErrorResponse(
-                        status: 401, code: Self.challengeError(challenge) ?? "invalid_client",
+                        status: 401, code: BearerChallenge.error(inAnyChallengeOf: challenges) ?? "invalid_client",
                         description: "the server rejected the client credentials"))
             }
             throw AuthKitError.invalidResponse(
@@ -459,12 +461,5 @@ package struct TokenResponseParser: Sendable {
                     .invalidField(path.description),
                     "'\(path)' must be a string or an array of strings, got \(value.typeName)"))
         }
-    }
-
-    /// The `error="…"` parameter of a `WWW-Authenticate` challenge (RFC 6750 §3).
-    static func challengeError(_ challenge: String) -> String? {
-        guard let range = challenge.firstRange(of: "error=\"") else { return nil }
-        let rest = challenge[range.upperBound...]
-        return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
     }
 }

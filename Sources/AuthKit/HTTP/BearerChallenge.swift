@@ -33,10 +33,24 @@ package struct BearerChallenge: Sendable, Equatable {
         return nil
     }
 
+    /// The `error` parameter of the first challenge among `fields` that has
+    /// one, whatever its scheme: a token endpoint answers a client it
+    /// refuses with a challenge of the scheme the client authenticated with
+    /// (RFC 6749 §5.2: `Basic` for a client secret sent so), and may name
+    /// the error there. An auth-param is read by its name (RFC 9110 §11.2),
+    /// so `x_error="…"` is not it, and a quoted value has its escapes undone.
+    package static func error(inAnyChallengeOf fields: [String]) -> String? {
+        for field in fields {
+            if let error = parse(Substring(field.prefix(8 << 10)), scheme: nil)?.error { return error }
+        }
+        return nil
+    }
+
     /// Reads `challenge *( "," challenge )`, where a challenge is a scheme
     /// followed by a token68 or by `name=value` parameters; returns the
-    /// Bearer one. Whatever cannot be read ends the reading.
-    private static func parse(_ text: Substring, scheme: String) -> BearerChallenge? {
+    /// first of `scheme`, or, without one, the first that names an error
+    /// (else the last read). Whatever cannot be read ends the reading.
+    private static func parse(_ text: Substring, scheme: String?) -> BearerChallenge? {
         var rest = text
         var inBearer = false
         var found: BearerChallenge?
@@ -54,8 +68,8 @@ package struct BearerChallenge: Sendable, Equatable {
             let afterName = rest.drop { $0 == " " || $0 == "\t" }
             guard afterName.first == "=" else {
                 // A scheme: the next challenge begins.
-                if inBearer { return found }
-                inBearer = name.lowercased() == scheme
+                if inBearer, scheme != nil || found?.error != nil { return found }
+                inBearer = scheme.map { name.lowercased() == $0 } ?? true
 
                 if inBearer { found = BearerChallenge() }
                 continue
