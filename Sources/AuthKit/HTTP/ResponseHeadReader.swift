@@ -14,7 +14,10 @@ import HTTPTypes
 ///   read as trailers, unchecked.
 /// - Every other line is a field, `name: value` (RFC 9112 §5.1), or the
 ///   continuation of the one before it (obs-fold, §5.2). A line that is
-///   neither is refused, as a malformed status line is.
+///   neither (no colon, a space before it) is passed over: libcurl matches
+///   the fields it frames by on `Name:` at a line's start, so no such line
+///   frames the body for it either, and refusing the whole answer for one
+///   stray line of an otherwise good server would gain nothing.
 /// - The head ends at a line that begins with CR or LF, libcurl's rule (a
 ///   line of spaces does not end it). The final head's framing is checked there.
 struct ResponseHeadReader {
@@ -43,12 +46,9 @@ struct ResponseHeadReader {
     private(set) var foldsJoined = 0
     /// Whether the next line is a head's first: its status line.
     private var atHeadStart = true
-    /// The lines of the head being read so far, for messages.
-    private var line = 0
 
     /// Reads one line, as libcurl hands it over (with its CRLF or LF).
     mutating func read(_ bytes: UnsafeRawBufferPointer) -> Outcome {
-        line = atHeadStart ? 1 : line + 1
         // The line ends in CRLF (or LF); dropped before decoding, so trimming copies nothing.
         var end = bytes.count
         while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
@@ -91,14 +91,10 @@ struct ResponseHeadReader {
             }
             return .reading
         }
-        guard let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) else {
-            // Not quoted: the line is the server's, and may repeat what the
-            // request carried.
-            return .refused(
-                "line \(line) of its head is neither a header field (a name, a colon, a value: RFC 9112 §5.1) nor the status line that only a head's first line is; it was refused"
-            )
-        }
         joinFolds()
+        guard let colon = text.firstIndex(of: ":"), let name = HTTPField.Name(String(text[..<colon])) else {
+            return .reading // no field (see above)
+        }
         fields.append(HTTPField(name: name, value: text[text.index(after: colon)...].trimmingSpaces()))
         return .reading
     }
