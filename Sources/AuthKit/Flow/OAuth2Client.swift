@@ -579,6 +579,12 @@ public struct OAuth2Client: Authenticator {
     /// codes expire. Cancelling the task stops it; a poll already sent is
     /// seen through first, and if its answer brings the tokens, they are
     /// returned rather than dropped (the device code is spent by then).
+    ///
+    /// The codes' lifetime is the provider's `expires_in`, accepted up to
+    /// 10¹¹ s: a server that answers `authorization_pending` for ever keeps
+    /// this polling as long as it says. Bound it with your own deadline
+    /// (cancel the task); `authkit authorize --device` stops after an hour
+    /// unless `--timeout` says otherwise.
     /// - Throws: ``AuthKitError/authorizationFailed(_:)`` (`access_denied`)
     ///   when the user declines; ``AuthKitError/providerError(step:_:)`` with
     ///   `expired_token` when the codes expire first; ``AuthKitError/cancelled``;
