@@ -146,13 +146,17 @@ import Testing
                 check.exit.status == 1 && check.standardOutput.contains("cannot take the credential")
                     && check.standardOutput.contains("is locked and was not unlocked"),
                 "\(check.standardOutput) \(check.standardError)")
-            // Saving says it is locked too, not that there is no default keyring.
+            // Saving says it is locked too, not that there is no default
+            // keyring; the keyring is checked under the account's lock before
+            // anything else is done there (a refresh of an item readable
+            // elsewhere spent its refresh token, then could not save).
             let another = try await CLIProcess.run(
                 ["token", "import", "--provider", "github", "--label", "another"],
                 environment: environment.merging(["TOKEN": "gho_another"]) { $1 }, launcher: Self.importing(""))
             #expect(
                 another.status == 74 && !another.stderr.contains("no default keyring")
-                    && another.stderr.contains("locked"), "\(another.stderr)")
+                    && another.stderr.contains("cannot take the credential") && another.stderr.contains("locked"),
+                "\(another.stderr)")
             // A timer's refresh stops at the first account: each other one
             // would wait for (or show) the unlock prompt again.
             let due = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)

@@ -247,12 +247,32 @@
         }
 
         /// The same lock file as ``FileCredentialStore``'s, in ``lockDirectory``.
+        ///
+        /// Inside it, before `body`, the keyring is checked to take a save
+        /// (``checkWritable()``), as the file store checks its directory:
+        /// an item readable in an unlocked collection while the default
+        /// one is locked was refreshed, its refresh token spent, and the
+        /// renewal then could not be stored.
         package func withRefreshLock<Result: Sendable>(
             for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
         ) async throws -> Result {
             let directory = lockDirectory
+            let prepare: @Sendable () throws -> Void = { try Self.makeDirectory(directory) }
             return try await RefreshLockFile(directory: directory, key: key).withLock(
-                timeout: timeout, prepare: { try Self.makeDirectory(directory) }, body)
+                timeout: timeout, prepare: prepare
+            ) {
+                // A removal (`token delete`, `revoke`) saves nothing: its own
+                // call says what stops it.
+                if !FileCredentialStore.removing {
+                    do {
+                        try await checkWritable()
+                    } catch AuthKitError.store(let path, let reason) {
+                        // Said as the save would have failed (exit 74 in the CLI).
+                        throw AuthKitError.store(path: path, reason: .init(.notSaved, reason.detail))
+                    }
+                }
+                return try await body()
+            }
         }
 
         /// Holds the sign-in of `key` against a second one at once, as
