@@ -183,22 +183,31 @@ struct PostgresStoreTests {
     /// Each refresh lock holds a pooled connection while the provider
     /// answers: with a slow provider and many due accounts, they took every
     /// connection and every page's session read timed out. At most
+    /// A task holding `label`'s refresh lock in `store` (its connection with
+    /// it) until `release` finishes; returned once it holds it.
+    static func holdRefreshLock(of label: String, in store: PostgresStore) async throws -> (
+        release: AsyncStream<Void>.Continuation, holder: Task<Void, any Error>
+    ) {
+        let release = AsyncStream<Void>.makeStream()
+        let holding = LockedValue(false)
+        let holder = Task {
+            try await store.withRefreshLock(
+                for: CredentialKey(providerID: "qiita", label: label), timeout: .seconds(30)
+            ) {
+                holding.withLock { $0 = true }
+                for await _ in release.stream {}
+            }
+        }
+        while !holding.current { try await Task.sleep(for: .milliseconds(5)) }
+        return (release.continuation, holder)
+    }
+
     /// `lockConnections` are lent to locks; another account's refresh waits
     /// for one within its timeout (then `busy`), and sessions are read meanwhile.
     @Test func refreshLocksLeaveConnectionsForTheRestOfTheSite() async throws {
         try await Self.withStore(schema: "lent", maximumConnections: 4, lockConnections: 1) { stores in
             let store = stores[0]
-            let release = AsyncStream<Void>.makeStream()
-            let holding = LockedValue(false)
-            let slow = Task {
-                try await store.withRefreshLock(
-                    for: CredentialKey(providerID: "qiita", label: "a"), timeout: .seconds(30)
-                ) {
-                    holding.withLock { $0 = true }
-                    for await _ in release.stream {}
-                }
-            }
-            while !holding.current { try await Task.sleep(for: .milliseconds(5)) }
+            let (release, slow) = try await Self.holdRefreshLock(of: "a", in: store)
             let started = ContinuousClock.now
             await #expect {
                 try await store.withRefreshLock(
@@ -210,7 +219,7 @@ struct PostgresStoreTests {
             }
             #expect(ContinuousClock.now - started < .seconds(8), "the wait was not bounded by its timeout")
             #expect(try await store.session(id: "none", now: Date()) == nil)
-            release.continuation.finish()
+            release.finish()
             try await slow.value
             try await store.withRefreshLock(for: CredentialKey(providerID: "qiita", label: "b"), timeout: .seconds(5)) {
             }
@@ -224,22 +233,12 @@ struct PostgresStoreTests {
     @Test func aSignInsSaveWaitsForAConnectionNoLongerThanItsLockTimeout() async throws {
         try await Self.withStore(schema: "lease", maximumConnections: 1) { stores in
             let store = stores[0]
-            let release = AsyncStream<Void>.makeStream()
-            let holding = LockedValue(false)
-            let slow = Task {
-                try await store.withRefreshLock(
-                    for: CredentialKey(providerID: "qiita", label: "a"), timeout: .seconds(30)
-                ) {
-                    holding.withLock { $0 = true }
-                    for await _ in release.stream {}
-                }
-            }
-            while !holding.current { try await Task.sleep(for: .milliseconds(5)) }
+            let (release, slow) = try await Self.holdRefreshLock(of: "a", in: store)
             // Let go in 10 s whatever happens: a save that waits for the
             // holder then fails the time check below rather than hanging.
             let letGo = Task {
                 try? await Task.sleep(for: .seconds(10))
-                release.continuation.finish()
+                release.finish()
             }
             defer { letGo.cancel() }
             let started = ContinuousClock.now
@@ -251,7 +250,7 @@ struct PostgresStoreTests {
             }
             // A hang check (the save waited for the holder, with no end), not a speed test.
             #expect(ContinuousClock.now - started < .seconds(8), "the wait was not bounded by the lock timeout")
-            release.continuation.finish()
+            release.finish()
             try await slow.value
             try await store.saveSignIn(Self.credential("b"), lockTimeout: .seconds(5))
             #expect(try await store.credential(for: CredentialKey(providerID: "qiita", label: "b")) != nil)
@@ -265,22 +264,14 @@ struct PostgresStoreTests {
         try await Self.withStore(schema: "statement_timeout", clients: 2, startup: [("statement_timeout", "500")]) {
             stores in
             let key = CredentialKey(providerID: "qiita", label: "a")
-            let release = AsyncStream<Void>.makeStream()
-            let holding = LockedValue(false)
-            let holder = Task {
-                try await stores[0].withRefreshLock(for: key, timeout: .seconds(30)) {
-                    holding.withLock { $0 = true }
-                    for await _ in release.stream {}
-                }
-            }
-            while !holding.current { try await Task.sleep(for: .milliseconds(5)) }
+            let (release, holder) = try await Self.holdRefreshLock(of: "a", in: stores[0])
             await #expect {
                 try await stores[1].withRefreshLock(for: key, timeout: .seconds(10)) {}
             } throws: { error in
                 guard case AuthKitError.store(_, .busy) = error else { return false }
                 return true
             }
-            release.continuation.finish()
+            release.finish()
             try await holder.value
         }
     }
