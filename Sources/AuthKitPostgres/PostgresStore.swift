@@ -488,8 +488,12 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         return try await withLeasedConnection(waiting: waiting) { [self] connection in
             // The lease's wait counts against the lock's.
             let left = max(waiting - (ContinuousClock.now - started), .milliseconds(100))
+            // PostgreSQL's lock_timeout is an int of milliseconds: a wait set
+            // far off to mean none (`.seconds(1 << 60)`) overflowed Int here.
             let milliseconds =
-                "\(Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))ms"
+                left < .milliseconds(Int64(Int32.max))
+                ? "\(Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))ms"
+                : "\(Int32.max)ms"
             let held = HeldLock(store: ObjectIdentifier(self), connection: connection)
             return try await Self.$heldLock.withValue(held) {
                 // Read committed whatever the database's or role's default
@@ -760,16 +764,17 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     private func withLeasedConnection<Result: Sendable>(
         waiting: Duration, _ body: @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let leased = LockedValue(false)
+        // Decided once, under a lock: the lease came first (and `body`
+        // runs), or the deadline did (and `body` never does, should the
+        // connection come a moment later: it goes back to the pool).
+        let lease = LockedValue(LeaseState.waiting)
         let display = self.display
-        let noConnection: @Sendable (String) -> AuthKitError = { why in
-            .store(
-                path: display,
-                reason: .init(
-                    .inaccessible,
-                    "no connection to the database came within \(waiting) (\(why)); is it running, or are all of the pool's connections in use? Retry when it is back"
-                ))
-        }
+        let noConnection = AuthKitError.store(
+            path: display,
+            reason: .init(
+                .inaccessible,
+                "no connection to the database came within \(waiting.spoken): none was free or could be opened; is it running, or are all of the pool's connections in use? Retry when it is back"
+            ))
         do {
             // The group awaits both children before it returns: `body` is
             // not kept past this call.
@@ -777,15 +782,25 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 try await withThrowingTaskGroup(of: Result?.self) { [client] group in
                     group.addTask {
                         try await client.withConnection { connection in
-                            leased.withLock { $0 = true }
+                            let first = lease.withLock { state -> Bool in
+                                guard state == .waiting else { return false }
+                                state = .leased
+                                return true
+                            }
+                            guard first else { throw noConnection }
                             return try await body(connection)
                         }
                     }
                     group.addTask {
                         try await Task.sleep(for: waiting)
+                        let late = lease.withLock { state -> Bool in
+                            guard state == .waiting else { return false }
+                            state = .givenUp
+                            return true
+                        }
                         // Leased in time: `body` is under way, and ends by itself.
-                        if leased.current { return nil }
-                        throw noConnection("none was free or could be opened")
+                        if late { throw noConnection }
+                        return nil
                     }
                     defer { group.cancelAll() }
                     while let next = try await group.next() {
@@ -796,11 +811,18 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             }
         } catch {
             // After the lease, `body`'s own error.
-            if leased.current || error is AuthKitError { throw error }
+            if lease.current == .leased || error is AuthKitError { throw error }
             if Task.isCancelled || error is CancellationError { throw CancellationError() }
-            throw noConnection("\(type(of: error))")
+            throw AuthKitError.store(
+                path: display,
+                reason: .init(
+                    .inaccessible,
+                    "no connection to the database (\(type(of: error))); is it running? Retry when it is back"))
         }
     }
+
+    /// Where ``withLeasedConnection(waiting:_:)``'s lease stands.
+    private enum LeaseState { case waiting, leased, givenUp }
 
     /// PostgresNIO's errors as AuthKit's: the database named (never its
     /// password), what went wrong, and nothing of the query's values.

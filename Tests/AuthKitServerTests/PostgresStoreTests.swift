@@ -252,7 +252,9 @@ struct PostgresStoreTests {
             #expect(ContinuousClock.now - started < .seconds(8), "the wait was not bounded by the lock timeout")
             release.finish()
             try await slow.value
-            try await store.saveSignIn(Self.credential("b"), lockTimeout: .seconds(5))
+            // A timeout set far off to mean none is no limit, not a trap
+            // (PostgreSQL's lock_timeout is an int of milliseconds).
+            try await store.saveSignIn(Self.credential("b"), lockTimeout: .seconds(1 << 60))
             #expect(try await store.credential(for: CredentialKey(providerID: "qiita", label: "b")) != nil)
         }
     }

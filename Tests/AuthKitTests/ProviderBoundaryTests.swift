@@ -103,13 +103,22 @@ import Testing
 
     /// RFC 6749 §3.1: no parameter twice. An override that keeps the bundled
     /// host could write `redirect_uri`, `client_id` or `scope` into the
-    /// authorization URL's query, sent before AuthKit's own.
-    @Test(arguments: ["redirect_uri", "client_id", "response_type", "scope", "state", "code_challenge", "user_scope"])
-    func theAuthorizationURLsQuerySetsNothingAuthKitSends(name: String) throws {
-        let scopeParameter = name == "user_scope" ? #", "scopeParameter": "user_scope""# : ""
+    /// authorization URL's query, sent before AuthKit's own. Only what the
+    /// descriptor sends is refused: with `scopeParameter` `user_scope`
+    /// (Slack), `?scope=` is the provider's own parameter, kept.
+    @Test(arguments: [
+        ("redirect_uri", ""), ("client_id", ""), ("response_type", ""), ("scope", ""), ("state", ""),
+        ("code_challenge", ""), ("user_scope", #", "scopeParameter": "user_scope""#),
+        ("nonce", ""),
+    ])
+    func theAuthorizationURLsQuerySetsNothingAuthKitSends(name: String, extra: String) throws {
+        // `nonce` is sent with OpenID Connect.
+        let openID =
+            name == "nonce"
+            ? #", "openid": {"keys": "https://as.example/jwks"}, "issuer": {"identifier": "https://as.example"}"# : ""
         let json = #"""
-            {"id": "q", "protocol": "oauth2",
-             "authorization": {"url": "https://as.example/a?team=x&\#(name)=https%3A%2F%2Fevil.example"\#(scopeParameter)},
+            {"id": "q", "protocol": "oauth2"\#(openID),
+             "authorization": {"url": "https://as.example/a?team=x&\#(name)=https%3A%2F%2Fevil.example"\#(extra)},
              "token": {"url": "https://as.example/t"}}
             """#
         #expect {
@@ -118,10 +127,26 @@ import Testing
             guard case AuthKitError.invalidFile(let issues) = error else { return false }
             return issues.contains { $0.field == "authorization.url" && $0.problem.contains("'\(name)'") }
         }
-        // Another parameter of the endpoint's own is kept (RFC 6749 §3.1).
-        let kept =
-            #"{"id": "q", "protocol": "oauth2", "authorization": {"url": "https://as.example/a?team=x"}, "token": {"url": "https://as.example/t"}}"#
-        _ = try ProviderDescriptor(json: Data(kept.utf8), source: "q.json")
+    }
+
+    /// What the descriptor does not send stays the endpoint's own: Slack's
+    /// bot `scope` beside its `user_scope`, `response_type` where it is not
+    /// sent, `nonce` without OpenID Connect, and any other parameter.
+    @Test func theAuthorizationURLsOwnParametersAreKept() throws {
+        for (query, extra) in [
+            ("scope=chat:write", #", "scopeParameter": "user_scope""#),
+            ("response_type=code", #", "sendResponseType": false"#), ("nonce=x&request_uri=y", ""), ("team=x", ""),
+        ] {
+            let json = #"""
+                {"id": "q", "protocol": "oauth2", "authorization": {"url": "https://as.example/a?\#(query)"\#(extra)},
+                 "token": {"url": "https://as.example/t"}}
+                """#
+            do {
+                _ = try ProviderDescriptor(json: Data(json.utf8), source: "q.json")
+            } catch {
+                Issue.record("?\(query) was refused: \(error)")
+            }
+        }
     }
 
     @Test func aClientSecretNeverFillsAURL() throws {

@@ -195,15 +195,22 @@ package struct DescriptorValidator: Sendable {
             // RFC 6749 §3.1: the endpoint's own query is kept, and no
             // parameter is sent twice. One AuthKit sets itself, written there
             // (`?redirect_uri=…&client_id=…`), went out twice, and a server
-            // that reads the first took the file's.
+            // that reads the first took the file's. Only what this descriptor
+            // sends: Slack's `?scope=` beside its `user_scope` is its own.
             let scopeParameter = authorization.scopeParameter ?? "scope"
-            for name in Self.queryNames(in: authorization.url)
-            where OAuth2Client.reservedParameters.contains(name) || name == scopeParameter
-                || name == "response_type"
-            {
+            var sent: Set<String> = [
+                "client_id", "state", "client_secret", "code_challenge", "code_challenge_method", scopeParameter,
+            ]
+            if authorization.sendRedirectURI ?? true { sent.insert("redirect_uri") }
+            if authorization.sendResponseType ?? true { sent.insert("response_type") }
+            if descriptor.openid != nil { sent.insert("nonce") }
+            if authorization.par != nil { sent.insert("request_uri") }
+            if descriptor.dpop == .on { sent.insert("dpop_jkt") }
+            for name in Self.queryNames(in: authorization.url) where sent.contains(name) {
+                let hint = name == scopeParameter ? ": the scopes to ask for go in scopes.default" : ""
                 issue(
                     "authorization.url",
-                    "its query sets '\(DisplayText.sanitized(name, limit: 40))', which AuthKit sends itself (RFC 6749 §3.1: no parameter twice); remove it from the URL\(OAuth2Client.reservedParameters.contains(name) ? "" : ": scopes go in scopes.default, other values in authorization.parameters")."
+                    "its query sets '\(DisplayText.sanitized(name, limit: 40))', which AuthKit sends itself (RFC 6749 §3.1: no parameter twice); remove it from the URL\(hint)."
                 )
             }
             if let name = authorization.scopeParameter {

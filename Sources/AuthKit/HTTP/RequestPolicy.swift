@@ -182,7 +182,7 @@ extension Duration {
     var seconds: Int64 { components.seconds }
 
     /// `30 s`, or `200 ms` below a second, for messages.
-    var spoken: String {
+    package var spoken: String {
         self < .seconds(1) ? "\(components.attoseconds / 1_000_000_000_000_000) ms" : "\(seconds) s"
     }
 

@@ -13,11 +13,12 @@ import HTTPTypes
 ///   Continue`, it ended the head early and left the real final head to be
 ///   read as trailers, unchecked.
 /// - Every other line is a field, `name: value` (RFC 9112 §5.1), or the
-///   continuation of the one before it (obs-fold, §5.2). A line that is
-///   neither (no colon, a space before it) is passed over: libcurl matches
-///   the fields it frames by on `Name:` at a line's start, so no such line
-///   frames the body for it either, and refusing the whole answer for one
-///   stray line of an otherwise good server would gain nothing.
+///   continuation of the one before it (obs-fold, §5.2). A line with a
+///   colon that is still no field (`Bad Name : x`) is passed over: libcurl
+///   matches the fields it frames by on `Name:` at a line's start, so it
+///   frames nothing by that line either. (A line without a colon libcurl
+///   7.88 refuses itself, "Weird server reply"; should one arrive here, it
+///   is passed over alike.)
 /// - The head ends at a line that begins with CR or LF, libcurl's rule (a
 ///   line of spaces does not end it). The final head's framing is checked there.
 struct ResponseHeadReader {

@@ -255,10 +255,16 @@
     /// mode bits then say what they say.
     static func accessListWriters(_ path: String) -> String? {
         #if os(Linux)
-            var buffer = [UInt8](repeating: 0, count: 4 + 8 * 64)
-            let size = authkit_access_acl(path, &buffer, buffer.count)
-            if size < 0 && errno == ERANGE {
-                return "users or groups named in its access control list (getfacl '\(path)')"
+            // Its size first (0 bytes asked for), then the list itself; one
+            // grown in between (ERANGE) is read at its new size.
+            var size = -1
+            var buffer: [UInt8] = []
+            for _ in 0..<3 {
+                let needed = authkit_access_acl(path, nil, 0)
+                guard needed > 0, needed <= 1 << 20 else { return nil } // no list (ENODATA), or none readable
+                buffer = [UInt8](repeating: 0, count: needed)
+                size = authkit_access_acl(path, &buffer, buffer.count)
+                if size >= 0 || errno != ERANGE { break }
             }
             guard size >= 4, (size - 4) % 8 == 0 else { return nil }
             func number(_ offset: Int, _ bytes: Int) -> UInt32 {
