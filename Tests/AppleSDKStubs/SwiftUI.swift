@@ -15,7 +15,7 @@ import AuthenticationServices
         preferredBrowserSession: BrowserSession? = nil
     ) async throws -> URL { url }
 
-    @available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, *)
+    @available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, visionOS 1.1, *)
     public func authenticate(
         using url: URL, callback: ASWebAuthenticationSession.Callback,
         preferredBrowserSession: BrowserSession? = nil,

@@ -61,6 +61,9 @@
             configuration.timeoutIntervalForRequest = timeout
             configuration.httpCookieStorage = nil
             configuration.httpShouldSetCookies = false
+            // No stored credential answers a server's challenge: AuthKit sets
+            // `Authorization` itself (docs/http.md).
+            configuration.urlCredentialStorage = nil
             configuration.urlCache = nil
             configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
             let delegate = TaskDelegate()
@@ -251,6 +254,22 @@
                 finish(task.taskIdentifier, error: nil)
                 // the cancellation that follows finds the transfer gone
                 completionHandler(.cancelAuthenticationChallenge, nil)
+            }
+        #else
+            /// A challenge: the server's certificate is the system's to
+            /// judge; any other (Basic, Digest, NTLM, Negotiate) is declined,
+            /// so its 401 comes back as the answer. The default handling
+            /// could answer `Negotiate` with the user's Kerberos ticket
+            /// (macOS), a credential AuthKit never meant to send.
+            func urlSession(
+                _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+            ) {
+                if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
+                    completionHandler(.performDefaultHandling, nil)
+                } else {
+                    completionHandler(.rejectProtectionSpace, nil)
+                }
             }
         #endif
 

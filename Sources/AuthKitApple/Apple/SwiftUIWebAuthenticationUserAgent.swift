@@ -31,7 +31,7 @@
                 prefersEphemeralWebBrowserSession ? .ephemeral : .shared
             do {
                 let redirect: URL
-                if #available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, *) {
+                if #available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, visionOS 1.1, *) {
                     let asCallback: ASWebAuthenticationSession.Callback
                     switch callback {
                     case .customScheme(let scheme): asCallback = .customScheme(scheme)

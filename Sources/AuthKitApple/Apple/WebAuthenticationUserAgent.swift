@@ -9,7 +9,7 @@
     /// sign-in sheet, which shares cookies with Safari (RFC 8252 §8.12: an
     /// external agent, never a web view that could read the password).
     ///
-    ///     let agent = WebAuthenticationUserAgent { view.window! }
+    ///     let agent = WebAuthenticationUserAgent { view.window ?? ASPresentationAnchor() }
     ///     let credential = try await client.authorize(using: agent)
     ///
     /// The callback is derived from the redirect URI (``WebAuthenticationCallback``);
@@ -38,6 +38,10 @@
                     .userAgentBrokeProtocol(
                         "an out-of-band (PIN) sign-in has no redirect to catch; use ManualUserAgent"))
             }
+            // The redirect is checked before the URL is made: for OAuth 1.0a
+            // that asks the provider for a request token, which an unusable
+            // redirect would have spent for nothing.
+            _ = try WebAuthenticationCallback(redirectURI: redirectURI)
             let url = try await session.makeAuthorizationURL(redirectURI)
             return .redirect(try await redirect(opening: url, redirectURI: redirectURI), redirectURI: redirectURI)
         }
