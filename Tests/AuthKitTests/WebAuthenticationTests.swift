@@ -7,6 +7,37 @@ import Testing
 /// What ASWebAuthenticationSession is told to catch, and how its end becomes
 /// AuthKit's answer: the logic of the Apple user agents, checked on Linux.
 @Suite struct WebAuthenticationTests {
+    /// Linux's compiler ignores Apple availability, so `scripts/typecheck-apple`
+    /// cannot catch a missing platform: an API newer than visionOS 1.0's
+    /// baseline (iOS 17.0) must name visionOS where it is checked, or the
+    /// package stops building for visionOS 1.0 (the SwiftUI agent's iOS 17.4
+    /// check lacked it). Read in the sources and in the SDK stubs.
+    @Test func availabilityPastIOS17NamesVisionOS() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let pattern = try NSRegularExpression(pattern: #"available\(([^)]*)\)"#)
+        var checked = 0
+        for folder in ["Sources/AuthKitApple", "Sources/AuthKit", "Tests/AppleSDKStubs", "Examples/iOS"] {
+            let files =
+                FileManager.default.enumerator(
+                    at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+            for file in files {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                    let list = String(text[Range(match.range(at: 1), in: text)!])
+                    guard let iOS = list.firstMatch(of: /iOS (\d+)\.?(\d*)/) else { continue }
+                    let major = Int(iOS.1) ?? 0
+                    let minor = Int(iOS.2) ?? 0
+                    guard major > 17 || (major == 17 && minor > 0) else { continue }
+                    checked += 1
+                    #expect(list.contains("visionOS"), "\(file.lastPathComponent): available(\(list))")
+                }
+            }
+        }
+        #expect(checked >= 3, "the iOS 17.4 checks were not found")
+    }
+
     @Test func callbacksFromRedirectURIs() throws {
         #expect(
             try WebAuthenticationCallback(redirectURI: URL(string: "com.example.app:/oauth")!)
