@@ -55,22 +55,11 @@ import Testing
     /// The list those are refused from holds every `"AUTHKIT_…"` name the
     /// sources read (a new variable added without it would be readable).
     @Test func everyVariableAuthKitReadsIsReserved() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
         let pattern = try NSRegularExpression(pattern: #""(AUTHKIT_[A-Z0-9_]+)""#)
-        var found = Set<String>()
-        for folder in ["Sources", "Examples"] {
-            let files =
-                FileManager.default.enumerator(
-                    at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil)?
-                .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
-            for file in files {
-                let text = try String(contentsOf: file, encoding: .utf8)
-                for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
-                    found.insert(String(text[Range(match.range(at: 1), in: text)!]))
-                }
-            }
-        }
+        let found = Set(
+            try SourceFiles.swift(under: ["Sources", "Examples"]).flatMap {
+                SourceFiles.captures(of: pattern, in: $0.text)
+            })
         #expect(found.count >= 6, "the sources' variables were not found: \(found.sorted())")
         #expect(
             found.subtracting(ClientSettings.authKitVariables).isEmpty,

@@ -1,4 +1,5 @@
 import AuthKit
+import AuthKitTestSupport
 import Foundation
 import Testing
 
@@ -13,26 +14,17 @@ import Testing
     /// package stops building for visionOS 1.0 (the SwiftUI agent's iOS 17.4
     /// check lacked it). Read in the sources and in the SDK stubs.
     @Test func availabilityPastIOS17NamesVisionOS() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
         let pattern = try NSRegularExpression(pattern: #"available\(([^)]*)\)"#)
         var checked = 0
-        for folder in ["Sources/AuthKitApple", "Sources/AuthKit", "Tests/AppleSDKStubs", "Examples/iOS"] {
-            let files =
-                FileManager.default.enumerator(
-                    at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil)?
-                .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
-            for file in files {
-                let text = try String(contentsOf: file, encoding: .utf8)
-                for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
-                    let list = String(text[Range(match.range(at: 1), in: text)!])
-                    guard let iOS = list.firstMatch(of: /iOS (\d+)\.?(\d*)/) else { continue }
-                    let major = Int(iOS.1) ?? 0
-                    let minor = Int(iOS.2) ?? 0
-                    guard major > 17 || (major == 17 && minor > 0) else { continue }
-                    checked += 1
-                    #expect(list.contains("visionOS"), "\(file.lastPathComponent): available(\(list))")
-                }
+        let folders = ["Sources/AuthKitApple", "Sources/AuthKit", "Tests/AppleSDKStubs", "Examples/iOS"]
+        for (file, text) in try SourceFiles.swift(under: folders) {
+            for list in SourceFiles.captures(of: pattern, in: text) {
+                guard let iOS = list.firstMatch(of: /iOS (\d+)\.?(\d*)/) else { continue }
+                let major = Int(iOS.1) ?? 0
+                let minor = Int(iOS.2) ?? 0
+                guard major > 17 || (major == 17 && minor > 0) else { continue }
+                checked += 1
+                #expect(list.contains("visionOS"), "\(file.lastPathComponent): available(\(list))")
             }
         }
         #expect(checked >= 3, "the iOS 17.4 checks were not found")
