@@ -170,6 +170,14 @@ import Testing
             refusal(#"{"a":{"b":1},"b":{"a":1},"c":[{"a":1},{"a":2}]}"#) == nil, "a name may recur in other objects")
         // A syntax error stays a syntax error.
         #expect(refusal(#"{"a":1,}"#)?.repeatedField == nil && refusal(#"{"a":1,}"#) != nil)
+        // A name with a control character (here a tab and an ESC) is shown,
+        // not written raw into the message or the field (Fuzz/run found it).
+        let hostile = refusal(#"{"\ty\u001b[31m":1,"\ty\u001b[31m":2}"#)
+        #expect(hostile != nil, "the repeated hostile name was taken")
+        for text in [hostile?.reason ?? "", hostile?.repeatedField ?? ""] {
+            #expect(
+                !text.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(text.debugDescription)")
+        }
     }
 
     /// Every corpus answer: where Foundation reads a JSON text, AuthKit reads

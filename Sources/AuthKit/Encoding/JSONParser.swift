@@ -187,9 +187,13 @@ package struct JSONParser {
             let name = try string()
             if repeatedNames == .refused {
                 if let first = nameOffsets.updateValue(nameOffset, forKey: name) {
+                    // Shown, not quoted raw: a name is the document's text, and
+                    // a control character in it (a tab, an escape sequence)
+                    // went to the terminal (found by Fuzz/run's id-token harness).
+                    let shown = DisplayText.sanitized(name, limit: 60)
                     var repeated = Failure(
-                        offset: nameOffset, reason: "the name \"\(name)\" is given twice in one object")
-                    repeated.repeatedField = Self.field(name, under: nil)
+                        offset: nameOffset, reason: "the name \"\(shown)\" is given twice in one object")
+                    repeated.repeatedField = Self.field(shown, under: nil)
                     repeated.firstOffset = first
                     throw repeated
                 }
