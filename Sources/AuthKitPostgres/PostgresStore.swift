@@ -490,10 +490,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             let left = max(waiting - (ContinuousClock.now - started), .milliseconds(100))
             // PostgreSQL's lock_timeout is an int of milliseconds: a wait set
             // far off to mean none (`.seconds(1 << 60)`) overflowed Int here.
-            let milliseconds =
-                left < .milliseconds(Int64(Int32.max))
-                ? "\(Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))ms"
-                : "\(Int32.max)ms"
+            let milliseconds = "\(left.int32Milliseconds ?? Int(Int32.max))ms"
             let held = HeldLock(store: ObjectIdentifier(self), connection: connection)
             return try await Self.$heldLock.withValue(held) {
                 // Read committed whatever the database's or role's default

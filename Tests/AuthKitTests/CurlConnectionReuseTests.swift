@@ -104,9 +104,9 @@
                     #expect(response.status == 200, "timeout \(timeout), deadline \(deadline)")
                 }
             }
-            #expect(Duration.seconds(1 << 60).curlMilliseconds == nil)
-            #expect(Duration.milliseconds(1500).curlMilliseconds == 1500)
-            #expect(Duration.milliseconds(-5).curlMilliseconds == 1)
+            #expect(Duration.seconds(1 << 60).int32Milliseconds == nil)
+            #expect(Duration.milliseconds(1500).int32Milliseconds == 1500)
+            #expect(Duration.milliseconds(-5).int32Milliseconds == 1)
         }
 
         /// A body dropped unread (a caller that wanted only the head) stops

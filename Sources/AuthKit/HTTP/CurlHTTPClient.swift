@@ -290,7 +290,7 @@
             // weeks away (or set far off to mean none) gives libcurl no
             // limit of its own; the watchdog still stops the transfer at it.
             if let deadline = lock.withLock({ deadline }),
-                let milliseconds = (deadline - ContinuousClock.now + .seconds(1)).curlMilliseconds
+                let milliseconds = (deadline - ContinuousClock.now + .seconds(1)).int32Milliseconds
             {
                 _ = authkit_curl_set_long(handle, CURLOPT_TIMEOUT_MS, milliseconds)
             }

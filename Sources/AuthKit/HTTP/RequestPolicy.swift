@@ -186,12 +186,12 @@ extension Duration {
         self < .seconds(1) ? "\(components.attoseconds / 1_000_000_000_000_000) ms" : "\(seconds) s"
     }
 
-    /// Whole milliseconds, at least 1, for libcurl's `CURLOPT_TIMEOUT_MS`;
-    /// nil past `Int32.max` of them (24.8 days, past which a libcurl may
-    /// keep it in an `int`), as for a deadline set far off to mean none:
-    /// the milliseconds of `.seconds(1 << 60)` overflowed `Int64`, which
-    /// stopped the process.
-    var curlMilliseconds: Int? {
+    /// Whole milliseconds, at least 1, for a C `int` of them: libcurl's
+    /// `CURLOPT_TIMEOUT_MS` and PostgreSQL's `lock_timeout`; nil past
+    /// `Int32.max` of them (24.8 days), as for a deadline set far off to
+    /// mean none: the milliseconds of `.seconds(1 << 60)` overflowed
+    /// `Int64`, which stopped the process.
+    package var int32Milliseconds: Int? {
         guard self < .milliseconds(Int64(Int32.max)) else { return nil }
         let (seconds, attoseconds) = components
         return max(1, Int(seconds * 1000 + attoseconds / 1_000_000_000_000_000))
