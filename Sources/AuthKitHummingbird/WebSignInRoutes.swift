@@ -56,7 +56,7 @@ extension WebSignIn {
                 if let endSession = signedOut.endSession {
                     return Self.page(endSession.formHTML(), status: .ok, cookies: signedOut.cookies)
                 }
-                return Self.redirect(to: "/", cookies: signedOut.cookies)
+                return Self.redirect(to: self.sitePath("/"), cookies: signedOut.cookies)
             }
         }
     }
@@ -80,24 +80,38 @@ extension WebSignIn {
     /// A store's error is logged, and the page says only that the service
     /// is unavailable: its words name the database (`postgresql://host:port/db`),
     /// its refusal and key ids, which are for the operator, not for whoever
-    /// opened the page.
+    /// opened the page. The app's own configuration (a setting missing or
+    /// wrong, a descriptor, a misuse) is logged too, and the page says only
+    /// that no one can sign in: it named the environment variable to set.
+    /// What the provider answered is shown and logged as a warning: a
+    /// sign-in failing for everyone (a clock that makes every ID token
+    /// "not yet valid", a provider away) reached the operator otherwise
+    /// only through its users.
     func respond(logger: Logger, _ body: () async throws -> Response) async throws -> Response {
         do {
             return try await body()
         } catch let error as WebSignInError {
-            return Self.errorPage(error.description, status: error.status)
+            // The visitor's doing (a replayed callback, another browser).
+            logger.debug("Sign-in route refused: \(error)")
+            return Self.errorPage(error.description, status: error.status, home: sitePath("/"))
         } catch let error as AuthKitError {
-            if case .store = error {
+            switch error {
+            case .store:
                 logger.error("Sign-in route: \(error)")
                 return Self.errorPage(
-                    "This service is unavailable for a moment; try again shortly.", status: Self.status(of: error))
-            }
-            // The app's own configuration: for its operator's log, not the visitor.
-            if case .misuse = error {
+                    "This service is unavailable for a moment; try again shortly.", status: Self.status(of: error),
+                    home: sitePath("/"))
+            case .misuse, .missingSetting, .invalidSetting, .invalidFile, .unusableRedirectURI, .unknownProvider,
+                .notSupported, .insecureTransport:
                 logger.error("Sign-in route: \(error)")
-                return Self.errorPage("This service cannot sign anyone in: see its log.", status: 500)
+                return Self.errorPage(
+                    "This service cannot sign anyone in: see its log.", status: 500, home: sitePath("/"))
+            case .authorizationFailed, .redirect, .cancelled:
+                logger.info("Sign-in route: \(error)")
+            default:
+                logger.warning("Sign-in route: \(error)")
             }
-            return Self.errorPage(error.description, status: Self.status(of: error))
+            return Self.errorPage(error.description, status: Self.status(of: error), home: sitePath("/"))
         }
     }
 
@@ -120,25 +134,32 @@ extension WebSignIn {
         return Response(status: .found, headers: headers)
     }
 
+    /// A page; `script-src 'unsafe-inline'` and `form-action *` only
+    /// where the end-session form needs them (its script posts it to the
+    /// provider): an error page shows text from the request and the
+    /// provider, escaped, and runs nothing should an escape ever be missed.
     static func page(
-        _ html: String, status: HTTPResponse.Status, cookies: [WebCookie] = [], referrerPolicy: String? = nil
+        _ html: String, status: HTTPResponse.Status, cookies: [WebCookie] = [], runsForm: Bool = true,
+        referrerPolicy: String? = nil
     ) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
         headers[.contentSecurityPolicy] =
-            "default-src 'none'; script-src 'unsafe-inline'; form-action *; frame-ancestors 'none'"
+            runsForm
+            ? "default-src 'none'; script-src 'unsafe-inline'; form-action *; frame-ancestors 'none'"
+            : "default-src 'none'; form-action 'none'; frame-ancestors 'none'"
         if let referrerPolicy { headers[HTTPField.Name("Referrer-Policy")!] = referrerPolicy }
         for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.headerValue)) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
-    static func errorPage(_ message: String, status: Int) -> Response {
+    static func errorPage(_ message: String, status: Int, home: String) -> Response {
         page(
             """
             <!doctype html><html><head><meta charset="utf-8"><title>Sign-in</title></head>
-            <body><p>\(HTMLEscaping.escape(message))</p><p><a href="/">Back</a></p></body></html>
-            """, status: HTTPResponse.Status(code: status),
+            <body><p>\(HTMLEscaping.escape(message))</p><p><a href="\(HTMLEscaping.escape(home))">Back</a></p></body></html>
+            """, status: HTTPResponse.Status(code: status), runsForm: false,
             // An error page may be shown at the callback's address, code and
             // state in its query: the link back must not carry them along.
             // (Not on the end-session page, whose cross-origin post would then

@@ -48,11 +48,24 @@ public final class WebSignIn: Sendable {
         /// could not be reached. With `false`, sign-out ends this browser's
         /// session only, and the credential stays for the user's other sessions.
         public var revokeOnSignOut: Bool
+        /// Whether a provider may be offered whose sign-in binds its
+        /// authorization code to nothing: a descriptor with `"pkce": "none"`
+        /// and no OpenID Connect nonce. `false` (the default) refuses such a
+        /// sign-in at its start. RFC 9700 §2.1.1 and §4.5: without PKCE (or
+        /// a nonce in the ID token), a code stolen from the victim (a proxy's
+        /// log, a callback this app refused before taking its attempt) and
+        /// sent to the callback with the thief's own `state` and binding
+        /// cookie is exchanged with the client secret, and signs the thief in
+        /// as the victim. Set `true` only for a provider that supports
+        /// neither (check first whether it accepts PKCE: then say `S256` in
+        /// its descriptor).
+        public var allowsProvidersWithoutCodeBinding: Bool
 
         public init(
             publicURL: URL, pathPrefix: String = "/auth", attemptLifetime: Duration = .seconds(600),
             sessionLifetime: Duration = .seconds(7 * 86_400), sessionCookie: String = "authkit_session",
-            bindingCookie: String = "authkit_signin", revokeOnSignOut: Bool = true
+            bindingCookie: String = "authkit_signin", revokeOnSignOut: Bool = true,
+            allowsProvidersWithoutCodeBinding: Bool = false
         ) {
             self.publicURL = publicURL
             self.pathPrefix = pathPrefix
@@ -61,6 +74,7 @@ public final class WebSignIn: Sendable {
             self.sessionCookie = sessionCookie
             self.bindingCookie = bindingCookie
             self.revokeOnSignOut = revokeOnSignOut
+            self.allowsProvidersWithoutCodeBinding = allowsProvidersWithoutCodeBinding
         }
     }
 
@@ -136,6 +150,74 @@ public final class WebSignIn: Sendable {
         return nil
     }
 
+    /// The longest a lifetime may be: a browser keeps a cookie no longer
+    /// (RFC 6265bis §5.6.2 caps `Max-Age` at 400 days).
+    static let longestLifetime = Duration.seconds(400 * 86_400)
+
+    /// The setting that stops every sign-in, named with its problem, if
+    /// one does: the public URL (``publicURLProblem(_:)``), and what the
+    /// routes, cookies and stores are made from. Each was taken as given:
+    /// `pathPrefix: "auth"` put the redirect URI on another host
+    /// (`https://app.exampleauth/…`), a lifetime set far off to mean
+    /// "for ever" stopped the process at every sign-in (its seconds did not
+    /// fit the cookie's `Max-Age`), and one name for both cookies made each
+    /// overwrite the other.
+    static func configurationProblem(_ configuration: Configuration) -> (name: String, problem: String)? {
+        if let problem = publicURLProblem(configuration.publicURL) { return ("configuration.publicURL", problem) }
+        let url = configuration.publicURL
+        if url.query != nil || url.fragment != nil || url.user != nil || url.password != nil {
+            return (
+                "configuration.publicURL",
+                "\(url.absoluteString) has a query, fragment or user: give the address alone, as https://app.example"
+            )
+        }
+        let prefix = configuration.pathPrefix
+        let segments = prefix.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let pathCharacters = prefix.utf8.allSatisfy {
+            isBase64URL($0) || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "~")
+        }
+        if !prefix.hasPrefix("/") || prefix.utf8.count > 200 || !pathCharacters
+            || segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
+        {
+            return (
+                "configuration.pathPrefix",
+                "\"\(prefix)\" is not a path of letters, digits and - . _ ~ starting with / (without one at the end), as /auth"
+            )
+        }
+        for (name, lifetime) in [
+            ("configuration.attemptLifetime", configuration.attemptLifetime),
+            ("configuration.sessionLifetime", configuration.sessionLifetime),
+        ] where lifetime < .seconds(1) || lifetime > longestLifetime {
+            return (name, "give between 1 second and 400 days (a browser keeps a cookie no longer)")
+        }
+        for (name, value) in [
+            ("configuration.sessionCookie", configuration.sessionCookie),
+            ("configuration.bindingCookie", configuration.bindingCookie),
+        ] where value.isEmpty || !value.utf8.allSatisfy({ isBase64URL($0) || $0 == UInt8(ascii: ".") }) {
+            return (name, "\"\(value)\" is not a cookie name: give letters, digits and - _ .")
+        }
+        if configuration.sessionCookie == configuration.bindingCookie {
+            return ("configuration.bindingCookie", "it is the session cookie's name too: give each its own")
+        }
+        return nil
+    }
+
+    /// Throws what ``configurationProblem(_:)`` finds, as the misuse it is.
+    func checkConfiguration() throws {
+        if let (name, problem) = Self.configurationProblem(configuration) {
+            throw AuthKitError.misuse(.invalidParameter(name: name, problem))
+        }
+    }
+
+    /// A path of this app as the browser reaches it: under the public
+    /// URL's path, which a proxy serving the app under one strips before
+    /// the app sees it (`/` at `https://host/app` is `/app/`).
+    public func sitePath(_ path: String) -> String {
+        var base = configuration.publicURL.path
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + path
+    }
+
     /// `__Host-` before the name, in place of a `__Secure-` it had:
     /// `__Secure-` still lets a sibling subdomain set the cookie (with
     /// `Domain=` the parent, and a longer `Path`, so that it is sent first).
@@ -145,10 +227,16 @@ public final class WebSignIn: Sendable {
     }
 
     /// `PUBLIC_URL/auth/{provider}/callback`: what the provider's app registration lists.
+    /// Each segment percent-encoded, so that no prefix or id makes an
+    /// address that does not parse (``configurationProblem(_:)`` refuses
+    /// such a prefix before any sign-in).
     public func redirectURI(for providerID: String) -> URL {
         var base = configuration.publicURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
-        return URL(string: base + configuration.pathPrefix + "/" + providerID + "/callback")!
+        let prefix = configuration.pathPrefix.split(separator: "/", omittingEmptySubsequences: false)
+            .map { PercentEncoding.encode(String($0)) }.joined(separator: "/")
+        let path = prefix + "/" + PercentEncoding.encode(providerID) + "/callback"
+        return URL(string: base + (path.hasPrefix("/") ? path : "/" + path)) ?? configuration.publicURL
     }
 
     // MARK: - Signing in
@@ -168,12 +256,18 @@ public final class WebSignIn: Sendable {
     /// - Throws: ``WebSignInError`` (unknown provider, a return path that is
     ///   not a path on this site), the client's errors, the store's.
     public func start(providerID: String, returnTo: String?, bindingCookie: String? = nil) async throws -> Started {
-        if let problem = Self.publicURLProblem(configuration.publicURL) {
-            throw AuthKitError.misuse(.invalidParameter(name: "configuration.publicURL", problem))
-        }
+        try checkConfiguration()
         guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
         guard let path = ReturnPath.checked(returnTo) else { throw WebSignInError.invalidReturnPath }
         let (url, pending) = try await client.startAuthorization(redirectURI: redirectURI(for: providerID))
+        guard pending.codeVerifier != nil || pending.nonce != nil || configuration.allowsProvidersWithoutCodeBinding
+        else {
+            throw AuthKitError.misuse(
+                .invalidParameter(
+                    name: "configuration.allowsProvidersWithoutCodeBinding",
+                    "provider \(providerID)'s sign-in binds its code to nothing (its descriptor says \"pkce\": \"none\", and no OpenID Connect nonce is sent), so a stolen authorization code would sign its thief in as the victim (RFC 9700 §4.5). Set \"pkce\": \"S256\" in the descriptor if the provider accepts PKCE; otherwise allow it with allowsProvidersWithoutCodeBinding"
+                ))
+        }
         // Only a value this server could have made (43 base64url characters).
         let reusable = bindingCookie.flatMap { $0.utf8.count == 43 && $0.utf8.allSatisfy(Self.isBase64URL) ? $0 : nil }
         let binding = reusable ?? SecureRandom.token()
@@ -186,7 +280,7 @@ public final class WebSignIn: Sendable {
             location: url,
             cookies: [
                 WebCookie(
-                    name: configuration.bindingCookie, value: binding, maxAge: Int(lifetime.seconds),
+                    name: configuration.bindingCookie, value: binding, maxAge: Int(lifetime.components.seconds),
                     secure: secureCookies)
             ])
     }
@@ -196,6 +290,8 @@ public final class WebSignIn: Sendable {
     /// sign-in of this browser may still be under way.
     public struct Finished: Sendable {
         public var user: SignedInUser
+        /// The return path the sign-in started with, under the public URL's
+        /// path (``sitePath(_:)``): the `Location` to answer with.
         public var returnTo: String
         public var cookies: [WebCookie]
     }
@@ -215,6 +311,7 @@ public final class WebSignIn: Sendable {
     public func finish(
         providerID: String, query: String, bindingCookie: String?, sessionCookie: String? = nil
     ) async throws -> Finished {
+        try checkConfiguration()
         guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
         let parameters = FormURLEncoding.decode(query) ?? []
         let states = parameters.filter { $0.0 == "state" }.map(\.1)
@@ -269,11 +366,11 @@ public final class WebSignIn: Sendable {
             try? await sessions.remove(id: Self.digest(sessionCookie))
         }
         return Finished(
-            user: user, returnTo: attempt.returnTo,
+            user: user, returnTo: sitePath(attempt.returnTo),
             cookies: [
                 WebCookie(
                     name: configuration.sessionCookie, value: sessionID,
-                    maxAge: Int(configuration.sessionLifetime.seconds), secure: secureCookies)
+                    maxAge: Int(configuration.sessionLifetime.components.seconds), secure: secureCookies)
             ])
     }
 

@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Testing
 
 @testable import AuthKitServer
@@ -18,7 +19,8 @@ import Testing
     /// An app with AuthKit's routes and a `/me` route, signing in to `sandbox`.
     static func app(
         _ sandbox: Sandbox, publicURL: URL = publicURL,
-        stores: (any SignInAttemptStore, any SessionStore, any CredentialStore)? = nil, web given: WebSignIn? = nil
+        stores: (any SignInAttemptStore, any SessionStore, any CredentialStore)? = nil, web given: WebSignIn? = nil,
+        logger: Logger = Logger(label: "test")
     ) throws -> (some ApplicationProtocol, WebSignIn) {
         let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
         let (attempts, sessions, credentials) =
@@ -36,7 +38,7 @@ import Testing
                 #"{"provider":"\#(session.user.providerID)","subject":"\#(session.user.subject)","csrf":"\#(session.csrfToken)"}"#
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: body)))
         }
-        return (Application(router: router), web)
+        return (Application(router: router, logger: logger), web)
     }
 
     static func google(redirect: String = publicURL.absoluteString + "/auth/google/callback") async throws -> Sandbox {
