@@ -533,7 +533,12 @@ import Testing
 
     @Test func aSandboxURLElsewhereIsRefused() async throws {
         let home = try CLIProcess.home("authkit-sandbox-elsewhere")
-        for url in ["https://sandbox.example", "http://10.0.0.5:8790", "http://127.0.0.1"] {
+        // localhost and [::1] are this machine too, but the sandbox names
+        // itself 127.0.0.1 (its issuer): a sign-in through them waited for ever.
+        for url in [
+            "https://sandbox.example", "http://10.0.0.5:8790", "http://127.0.0.1", "http://localhost:8790",
+            "http://[::1]:8790",
+        ] {
             let result = try await CLIProcess.run(
                 ["token", "list"], environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": url])
             #expect(result.status == 64)

@@ -180,10 +180,14 @@ struct Workspace {
     }
 
     /// The sandbox's base URL, checked: plain http to this machine, as
-    /// `authkit sandbox` serves (anything else would send tokens elsewhere).
+    /// `authkit sandbox` serves (anything else would send tokens elsewhere),
+    /// at 127.0.0.1 byte for byte: the sandbox listens there only and names
+    /// itself so (its issuer, `iss`, DPoP's `htu`, an assertion's `aud`), and
+    /// a sign-in through `http://localhost:PORT` was refused for another
+    /// issuer, then waited for ever.
     static func sandboxURL(_ text: String?, from source: String) throws -> URL? {
         guard let text else { return nil }
-        guard let url = URL(string: text), url.scheme == "http", url.isLoopback, url.port != nil,
+        guard let url = URL(string: text), url.scheme == "http", url.host == "127.0.0.1", url.port != nil,
             url.path.isEmpty || url.path == "/", url.query == nil
         else {
             throw CLIError(
