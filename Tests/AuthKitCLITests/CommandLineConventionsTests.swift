@@ -74,7 +74,8 @@ import Testing
                 ["token", "refresh", "--due", "--private-key", "/nonexistent/one-providers-key.pem"],
                 "--private-key and --placeholder are one provider's"
             ),
-            (["token", "refresh", "--provider", "qiita", "--label", ""], "--label takes a name such as work"),
+            // Spaces only ('' names the account without a label, as everywhere).
+            (["token", "refresh", "--provider", "qiita", "--label", "  "], "--label takes a name such as work"),
         ] {
             let result = try await CLIProcess.run(command, environment: ["AUTHKIT_HOME": home.path])
             #expect(

@@ -76,6 +76,37 @@ import Testing
             "\(broken.stderr)")
     }
 
+    /// `token refresh --label ''` names the account without a label, as
+    /// `--label ''` does in every other command (and as `token show`'s
+    /// expiry warning advises once `token switch` chose another); it was
+    /// refused as an empty label. Only spaces are refused.
+    @Test func refreshTakesTheEmptyLabelForTheAccountWithoutOne() async throws {
+        let home = try CLIProcess.home("authkit-token-refresh-empty-label")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path]
+        for label in ["", "work"] {
+            let imported = try await CLIProcess.run(
+                ["token", "import", "--provider", "github", "--label", label],
+                environment: environment.merging(["TOKEN": "tok-\(label)"]) { $1 },
+                launcher: CLIKeyringTests.importing(""))
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        let switched = try await CLIProcess.run(
+            ["token", "switch", "--provider", "github", "--label", "work"], environment: environment)
+        #expect(switched.status == 0, "\(switched.stderr)")
+        // The account without a label is the one tried: its imported token
+        // has no refresh token, which is what is said (not a usage error).
+        let refreshed = try await CLIProcess.run(
+            ["token", "refresh", "--provider", "github", "--label", ""], environment: environment)
+        #expect(
+            refreshed.status == 1 && refreshed.stderr.contains("github cannot be refreshed")
+                && !refreshed.stderr.contains("(work)") && !refreshed.stderr.contains("--label takes"),
+            "\(refreshed.status): \(refreshed.stderr)")
+        let spaces = try await CLIProcess.run(
+            ["token", "refresh", "--provider", "github", "--label", "  "], environment: environment)
+        #expect(spaces.status == 64 && spaces.stderr.contains("got only spaces"), "\(spaces.stderr)")
+    }
+
     /// Switches run at once, for several providers, all land: the file is
     /// read, changed and written under its lock.
     /// A switch that cannot be written (its lock cannot be made: a

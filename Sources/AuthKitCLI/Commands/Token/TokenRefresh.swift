@@ -35,7 +35,9 @@ struct TokenRefresh: WorkspaceCommand {
     var provider: String?
     @Option(
         name: .long,
-        help: ArgumentHelp("The account label, when one provider holds several accounts.", valueName: "label"),
+        help: ArgumentHelp(
+            "The account label, when one provider holds several accounts ('' for the one without a label).",
+            valueName: "label"),
         completion: .custom(Completions.labels))
     var label: String?
     @Flag(help: "Refresh every stored credential that is due, instead of one.") var due = false
@@ -52,10 +54,14 @@ struct TokenRefresh: WorkspaceCommand {
                 "Give --provider ID to refresh one credential, or --due to refresh every one that is due.")
         }
         if due, label != nil { throw ValidationError("--label picks one credential; --due goes through all of them.") }
-        // An empty label (an unset shell variable) named the account without one.
-        if let label, label.allSatisfy(\.isWhitespace) {
+        // As every other command takes it (AccountOptions): '' names the
+        // account without a label (the command `token show` advises once
+        // `token switch` chose another); only spaces are refused.
+        if let label, !label.isEmpty, label.allSatisfy(\.isWhitespace) {
             throw ValidationError(
-                "--label takes a name such as work; got an empty one. Leave --label out for the default account.")
+                "--label takes a name such as work; got only spaces. Leave --label out for the default account, "
+                    + "or give --label '' for the one without a label."
+            )
         }
         // One provider's client: with --due it went to every provider's token
         // endpoint, one provider's secret (or key, signing their assertions)
