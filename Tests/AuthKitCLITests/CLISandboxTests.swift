@@ -203,6 +203,34 @@ import Testing
             "the redirect URI named no port: \(result.stderr)")
     }
 
+    /// `sandbox try` without `--label` signs in and calls the API with one
+    /// account: the one `token switch` chose in the sandbox's store. The
+    /// sign-in replaced the chosen account, then the request used the one
+    /// without a label, which held nothing (exit 64) or a stale token.
+    @Test func sandboxTrySignsInAndCallsTheAPIWithTheSameAccount() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-try-switched")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path]
+        let first = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "google", "--deterministic", "--label", "work"],
+            environment: environment, timeout: 90)
+        #expect(first.status == 0, "\(first.stderr)")
+        // The sandbox's store only needs a sandbox URL to be named; none need be running.
+        let switched = try await CLIProcess.run(
+            ["token", "switch", "--sandbox", "http://127.0.0.1:9", "--provider", "google", "--label", "work"],
+            environment: environment)
+        #expect(switched.status == 0, "\(switched.stderr)")
+        let again = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "google", "--deterministic"], environment: environment, timeout: 90)
+        #expect(
+            again.status == 0 && again.stdout.contains(#""account":"alice""#)
+                && again.stderr.contains("replaced the sandbox credential stored for google (work)"),
+            "\(again.status): \(again.stdout)\n\(again.stderr)")
+        let stored = try await CLIProcess.run(
+            ["token", "list", "--sandbox", "http://127.0.0.1:9"], environment: environment)
+        #expect(!stored.stdout.contains("google  "), "no account without a label was made: \(stored.stdout)")
+    }
+
     /// Instagram redirects to https://localhost, which no loopback listener
     /// receives: `sandbox try` refused it ("test it with the library"). The
     /// scripted browser now hands the redirect back as the app's web view

@@ -119,8 +119,13 @@ struct SandboxTry: WorkspaceCommand {
         var pointed = try await Workspace(global: global, environment: environment)
         pointed.toleratesBrokenConfiguration = true
 
-        var arguments =
-            ["--provider", descriptor.id, "--timeout", String(timeout)] + (label.map { ["--label", $0] } ?? [])
+        // One account for both steps, passed to the sign-in by name: without
+        // --label, the account `token switch` chose in the sandbox's store (as
+        // `authorize` takes it), else the one without a label. The sign-in
+        // replaced the chosen account and the request then used the one
+        // without a label (a 401, a failed refresh).
+        let key = try pointed.key(provider: descriptor.id, label: label)
+        var arguments = ["--provider", descriptor.id, "--timeout", String(timeout), "--label", key.label ?? ""]
         if deviceOnly {
             say(
                 "Sign in with a device code (\(device ? "--device" : "\(descriptor.name) has no authorization endpoint")): \(browser ? "enter the code on the sandbox's page in your browser" : "the sandbox approves it as \(options.defaultAccount) at the second poll")."
@@ -152,7 +157,6 @@ struct SandboxTry: WorkspaceCommand {
         try await authorize.run(in: pointed)
 
         say("An authorized request with the stored credential:")
-        let key = CredentialKey(providerID: descriptor.id, label: label)
         let source = try await pointed.source(key)
         let url = sandbox.whoamiURL
         Console.out("   GET \(url.absoluteString)")
