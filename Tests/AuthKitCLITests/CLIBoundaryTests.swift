@@ -194,6 +194,39 @@ import Testing
         #expect(words[2] != words[4] && words[7] != words[9], "the browser shares authkit's session or group: \(line)")
     }
 
+    /// `authorize --client-credentials` ends at `--timeout` (exit 5), as
+    /// every other sign-in does: with no watchdog on that path, a token
+    /// endpoint that answered after 10 s was waited for, `--timeout 2` or not.
+    @Test func clientCredentialsEndAtTheTimeout() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                StubResponse.json(#"{"access_token":"late-token","token_type":"Bearer","expires_in":3600}"#)
+                    .delayed(by: .seconds(10))
+            }
+            let home = try home()
+            defer { try? FileManager.default.removeItem(at: home) }
+            let descriptor = """
+                {"id": "machine", "name": "Machine", "protocol": "oauth2",
+                 "authorization": {"url": "\(server.baseURL)/authorize"},
+                 "token": {"url": "\(server.baseURL)/token", "clientAuthentication": "post"}}
+                """
+            try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/machine.json"))
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_MACHINE_CLIENT_ID": "id", "AUTHKIT_MACHINE_CLIENT_SECRET": "s",
+            ]
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "machine", "--client-credentials", "--timeout", "2"],
+                environment: environment)
+            #expect(
+                result.status == 5 && result.stderr.contains("Timed out after 2 s waiting for the token endpoint")
+                    && !result.stdout.contains("late-token"),
+                "\(result.status): \(result.stderr)")
+            #expect(server.requests(to: "/token").count == 1)
+            let listed = try await CLIProcess.run(["token", "list"], environment: environment)
+            #expect(!listed.stdout.contains("machine"), "nothing was stored: \(listed.stdout)")
+        }
+    }
+
     /// In a pipe (a CI log), the status line is printed, not redrawn: a
     /// port scanner's flood of stray requests printed a line each. At most
     /// eight in ten seconds now, the count kept on the ones that are printed.

@@ -231,6 +231,19 @@ import Testing
         #expect(!stored.stdout.contains("google  "), "no account without a label was made: \(stored.stdout)")
     }
 
+    /// `--port` with a device code is refused, as `authorize --device
+    /// --port` is: `sandbox try` dropped it without a word.
+    @Test func sandboxTryRefusesAPortWithADeviceCode() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-try-device-port")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let result = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "google", "--device", "--port", "8123", "--deterministic"],
+            environment: ["AUTHKIT_HOME": home.path], timeout: 90)
+        #expect(
+            result.status == 64 && result.stderr.contains("--device signs in with a code")
+                && result.stderr.contains("drop --port"), "\(result.status): \(result.stderr)")
+    }
+
     /// Instagram redirects to https://localhost, which no loopback listener
     /// receives: `sandbox try` refused it ("test it with the library"). The
     /// scripted browser now hands the redirect back as the app's web view

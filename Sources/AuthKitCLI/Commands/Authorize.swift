@@ -358,6 +358,14 @@ struct Authorize: WorkspaceCommand {
     func signInAsClient(in workspace: Workspace) async throws {
         let key = try workspace.key(account)
         let descriptor = try workspace.descriptor(account.provider)
+        // --timeout bounds this sign-in too (exit 5): it was ignored, and a
+        // token endpoint slow to answer was waited for past it. Nothing is
+        // spent by ending it (no code, no user): it can be asked again.
+        let limit = seconds(for: .loopback)
+        Watchdog.start(seconds: limit) {
+            "Timed out after \(limit) s waiting for the token endpoint of \(descriptor.name); nothing was stored. "
+                + "Run it again, or raise --timeout."
+        }
         let authenticator = try workspace.authenticator(for: descriptor, explicit: try client.settings())
         try await workspace.store.checkWritable()
         try requireDefaultHTTPClient(display: "the token endpoint of \(descriptor.name)")

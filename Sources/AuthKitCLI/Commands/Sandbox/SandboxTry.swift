@@ -69,6 +69,10 @@ struct SandboxTry: WorkspaceCommand {
         // The same rules as authorize's --label (it is passed on to it).
         if let label { try AccountOptions.parse(["--provider", emulation.provider, "--label", label]).checkNewLabel() }
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
+        // As `authorize` refuses it: the port was dropped without a word.
+        if device, port != nil {
+            throw ValidationError("--device signs in with a code, without a redirect: drop --port.")
+        }
         try TimeoutOption.check(timeout)
     }
 
@@ -84,6 +88,12 @@ struct SandboxTry: WorkspaceCommand {
         if device, descriptor.device == nil {
             throw CLIError(
                 "\(descriptor.name) has no device authorization endpoint (RFC 8628); leave out --device.",
+                status: .usage)
+        }
+        if deviceOnly, port != nil {
+            throw CLIError(
+                "\(descriptor.name) signs in only with a device code: its descriptor (\(descriptor.source)) names no "
+                    + "authorization endpoint to redirect from. Drop --port.",
                 status: .usage)
         }
         // Instagram's https://localhost, an app's custom scheme: no listener
