@@ -200,6 +200,31 @@ import Testing
                 environment: environment)
             #expect(encoded.status == 0, "\(encoded.stderr)")
             #expect(try #require(server.requests(to: "/api/v2/items").last).bodyText == "status=1%2B1%20is%202%21")
+            // The name is sent as it is, as curl sends it (it is "expected to be
+            // URL-encoded already"); only the value is encoded. It was encoded
+            // too: a%5Bb%5D went out as a%255Bb%255D.
+            let bracketed = try await CLIProcess.run(
+                ["request", "--provider", "qiita", url, "--data-urlencode", "a%5Bb%5D=x y"], environment: environment)
+            #expect(bracketed.status == 0, "\(bracketed.stderr)")
+            #expect(try #require(server.requests(to: "/api/v2/items").last).bodyText == "a%5Bb%5D=x%20y")
+            let fieldFile = home.appendingPathComponent("field.txt")
+            try Data("1 2".utf8).write(to: fieldFile)
+            let fromFile = try await CLIProcess.run(
+                ["request", "--provider", "qiita", url, "--data-urlencode", "a%5B0%5D@\(fieldFile.path)"],
+                environment: environment)
+            #expect(fromFile.status == 0, "\(fromFile.stderr)")
+            #expect(try #require(server.requests(to: "/api/v2/items").last).bodyText == "a%5B0%5D=1%202")
+            // A name that is not form-encoded is refused as -d is, without repeating the field.
+            let before = server.requests(to: "/api/v2/items").count
+            for field in ["my key=v", "a%zz=v", "a&b=v", "my key@\(fieldFile.path)"] {
+                let refused = try await CLIProcess.run(
+                    ["request", "--provider", "qiita", url, "--data-urlencode", field], environment: environment)
+                #expect(
+                    refused.status == 64 && refused.stderr.contains("Encode the name")
+                        && !refused.stderr.contains("my key") && !refused.stderr.contains("a&b"),
+                    "\(field): \(refused.stderr)")
+            }
+            #expect(server.requests(to: "/api/v2/items").count == before)
             let empty = try await CLIProcess.run(
                 ["request", "--provider", "qiita", "-X", "POST", url, "--data-urlencode", "status="],
                 environment: environment)
@@ -255,7 +280,7 @@ import Testing
                     refused.status == 64 && refused.stderr.contains("-H '\(name)': ")
                         && refused.stderr.contains("Remove it."), "\(header): \(refused.stderr)")
             }
-            #expect(server.requests.count == 6)
+            #expect(server.requests.count == 8)
         }
     }
 

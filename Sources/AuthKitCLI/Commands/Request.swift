@@ -67,7 +67,9 @@ struct Request: WorkspaceCommand {
     @Option(
         name: .customLong("data-urlencode"),
         help: ArgumentHelp(
-            "A form field whose value AuthKit encodes for you, as curl does: 'status=Hello + world!', or name@FILE for a file's text (@- standard input) (repeatable).",
+            "A form field whose value AuthKit encodes for you, as curl does: 'status=Hello + world!', "
+                + "or name@FILE for a file's text (@- standard input); the name is sent as it is, already encoded "
+                + "(repeatable).",
             valueName: "name=value"))
     var dataURLEncode: [String] = []
     @Option(
@@ -184,7 +186,7 @@ struct Request: WorkspaceCommand {
                         "\(flag)@\(DisplayText.sanitized(path, limit: 200)): the file is not UTF-8 text, which a form field carries. Send bytes with --data-binary and a Content-Type."
                     )
                 }
-                parts.append(FormURLEncoding.encodedBody([(name, text)]))
+                parts.append(try Self.encodedField(name: name, value: text))
                 continue
             }
             let pieces = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
@@ -196,9 +198,34 @@ struct Request: WorkspaceCommand {
                     "--data-urlencode takes name=value or name@FILE; one has \(missing) (its value is not repeated here)."
                 )
             }
-            parts.append(FormURLEncoding.encodedBody([(pieces[0], pieces[1])]))
+            parts.append(try Self.encodedField(name: pieces[0], value: pieces[1]))
         }
         return Self.joined(parts)
+    }
+
+    /// One `--data-urlencode` field as curl sends it: the name as it is
+    /// ("the name part is expected to be URL-encoded already", curl's
+    /// manual), `=`, and the value encoded. The name was encoded too, so
+    /// `a%5Bb%5D=x` went out as `a%255Bb%255D=x`. A name that is not
+    /// form-encoded (a space, a bad `%` escape) is refused as `-d` is,
+    /// and so is a `&`, which would split the field in two; neither is
+    /// repeated, as the field may hold a secret.
+    static func encodedField(name: String, value: String) throws -> Data {
+        let problem =
+            name.contains("&")
+            ? "it contains '&', which would end the field there (%26 is an '&' in a name)"
+            : formProblem(name)
+        if let problem {
+            throw CLIError(
+                "--data-urlencode sends the name before its '=' (or '@') as it is, as curl does, but \(problem). "
+                    + "Encode the name (a space is %20); only the value is encoded for you."
+            )
+        }
+        notePlus(in: name, flag: "--data-urlencode's name")
+        var field = Data(name.utf8)
+        field.append(UInt8(ascii: "="))
+        field.append(contentsOf: PercentEncoding.encode(value).utf8)
+        return field
     }
 
     /// Form parts joined with `&`, as curl joins its `-d`s; `nil` for none.
