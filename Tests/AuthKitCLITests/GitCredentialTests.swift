@@ -150,6 +150,55 @@ import Testing
         #expect(print.status == 0 && print.stdout == "fresh-token\n", "\(print)")
     }
 
+    /// The helpers setup-git replaces are named by their first word only:
+    /// shown whole, an inline helper (`!f() { echo password=…; }; f`) put its
+    /// secret on standard error. They are kept, whole, in a private file
+    /// whose `sh` puts them back (and undoes the setup); `--replace-all`
+    /// deleted them with no way back.
+    @Test(.enabled(if: hasGit))
+    func replacedHelpersAreSummarisedAndCanBeRestored() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let secret = "ghp_inline0secret0in0a0helper"
+        let name = "credential.https://git.example.test.helper"
+        let original = ["", "!f() { echo username=me; echo password=\(secret); }; f", "store --file ~/.my-creds"]
+        for value in original {
+            let added = try await ChildProcess.run(
+                Self.git, ["config", "--global", "--add", name, value], environment: environment)
+            try #require(added.exit.status == 0, "\(added)")
+        }
+        let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(setup.status == 0, "\(setup)")
+        #expect(!setup.stderr.contains(secret) && !setup.stdout.contains(secret), "\(setup.stderr)")
+        #expect(
+            setup.stderr.contains("no longer asks these helpers there: !f() …; store …."), "\(setup.stderr)")
+        let written = try #require(
+            setup.stderr.split(separator: " ").first { $0.contains("replaced-git-helpers-gitbox-") },
+            "\(setup.stderr)")
+        let path = String(written.drop { $0 != "/" }.prefix { $0 != " " && $0 != "'" })
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "\(path)")
+
+        // Its sh puts back every value, the empty one that resets the list included.
+        let restored = try await ChildProcess.run("/bin/sh", [path], environment: environment)
+        #expect(restored.exit.status == 0, "\(restored)")
+        let now = try await ChildProcess.run(
+            Self.git, ["config", "--global", "-z", "--get-all", name], environment: environment)
+        #expect(
+            now.standardOutput.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)
+                == original, "\(now)")
+        // Set up again over only its own helper: nothing is replaced, no file written.
+        _ = try await ChildProcess.run(Self.git, ["config", "--global", "--unset-all", name], environment: environment)
+        let fresh = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        let again = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(
+            fresh.status == 0 && again.status == 0 && !again.stderr.contains("no longer asks")
+                && again.stderr.contains("to undo: git config --global --unset-all"), "\(again.stderr)")
+    }
+
     /// A git origin with a placeholder (`https://{host}`, a self-managed
     /// GitLab) gets the token only where the credential was issued: a value
     /// in effect that names another host (here the environment's) sends it

@@ -87,29 +87,41 @@ struct TokenSetupGit: WorkspaceCommand {
             throw CLIError.nothingStored(key, so: "git's configuration was left as it was", others: others)
         }
         let helper = "!" + (try helperCommand(descriptor.id, in: workspace))
-        var replaced = [String]()
-        for origin in origins {
-            // As git compares: scheme and host in lower case, no default port,
-            // no final dot (which git's own matching would not see through).
-            let name = "credential.\(APIOrigins.normalizedOrigin(origin) ?? origin).helper"
-            let before = try await Self.git(
-                ["--get-all", name], environment: workspace.environment, missingIsEmpty: true)
-            replaced += before.split(separator: "\n").map(String.init).filter { !$0.isEmpty && $0 != helper }
+        // As git compares: scheme and host in lower case, no default port,
+        // no final dot (which git's own matching would not see through).
+        let names = origins.map { "credential.\(APIOrigins.normalizedOrigin($0) ?? $0).helper" }
+        // What each origin had, read whole (-z: a value may hold a line break)
+        // before anything is changed.
+        var before = [(name: String, values: [String])]()
+        for name in names {
+            let values = try await Self.git(
+                ["--get-all", "-z", name], environment: workspace.environment, missingIsEmpty: true)
+            before.append(
+                (name, values.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)))
+        }
+        // The helpers given up: an inline one (`!f() { echo password=…; }; f`)
+        // holds a secret, so they are named only by a safe summary, and kept,
+        // whole, in a private file that puts them back.
+        let replaced = before.flatMap(\.values).filter { !$0.isEmpty && $0 != helper }
+        let restore = replaced.isEmpty ? nil : try Self.saveReplaced(before, provider: descriptor.id, in: workspace)
+        for name in names {
             try await Self.git(["--replace-all", name, ""], environment: workspace.environment)
             try await Self.git(["--add", name, helper], environment: workspace.environment)
         }
         Console.out("git asks authkit for \(descriptor.name)'s token at \(origins.joined(separator: ", ")).")
-        if !replaced.isEmpty {
+        if let restore {
+            var seen = Set<String>()
+            let summaries = replaced.map(Self.summary(ofHelper:)).filter { seen.insert($0).inserted }
             Console.err(
                 "authkit: note: git's global configuration no longer asks these helpers there: "
-                    + Set(replaced).sorted().map { DisplayText.sanitized($0, limit: 120) }.joined(separator: "; "))
+                    + summaries.joined(separator: "; ")
+                    + ". They are kept, whole, in \(restore) (private: a helper may hold a secret); "
+                    + "to undo this and put them back: sh \(ShellWord.literal(restore))")
+        } else {
+            Console.err(
+                "authkit: note: to undo: "
+                    + names.map { "git config --global --unset-all \($0)" }.joined(separator: "; "))
         }
-        Console.err(
-            "authkit: note: to undo: "
-                + origins.map {
-                    "git config --global --unset-all credential.\(APIOrigins.normalizedOrigin($0) ?? $0).helper"
-                }
-                .joined(separator: "; "))
         if let credential = stored {
             if !git.isGranted(by: credential.scopes) {
                 Console.err(TokenGitCredential.scopeWarning(key, git: git, granted: credential.scopes))
@@ -119,6 +131,69 @@ struct TokenSetupGit: WorkspaceCommand {
                 "authkit: note: nothing is stored for \(key) yet; sign in: authkit authorize \(ShellWord.account(key))\(TokenGitCredential.scopeHint(git))"
             )
         }
+    }
+
+    /// A helper as it may be shown: its first word (`store`, `!f()`,
+    /// `/usr/bin/git-credential-manager`), cut after any `=`, and `…` for
+    /// the rest. Shown whole, an inline helper put its password on standard
+    /// error (a CI log).
+    static func summary(ofHelper helper: String) -> String {
+        let words = helper.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+        guard let first = words.first else { return "''" }
+        var shown = String(first)
+        var cut = words.count > 1
+        if let equals = shown.firstIndex(of: "=") {
+            shown = String(shown[...equals])
+            cut = true
+        }
+        shown = DisplayText.sanitized(shown, limit: 60)
+        return cut ? shown + " …" : shown
+    }
+
+    /// Writes a script that puts back what `before` held (each origin's
+    /// helpers, the empty entries that reset the list among them) and so
+    /// undoes this setup: `$AUTHKIT_HOME/replaced-git-helpers-ID-TIME.sh`,
+    /// mode 0600 (a helper may hold a password). Returns its path; nothing
+    /// in git's configuration is changed when it cannot be written.
+    static func saveReplaced(_ before: [(name: String, values: [String])], provider: String, in workspace: Workspace)
+        throws -> String
+    {
+        let home = AuthKitHome.directory(environment: workspace.environment).path
+        let stamp = String(Date().formatted(.iso8601).filter { !"-:".contains($0) })
+        var path = "\(home)/replaced-git-helpers-\(provider)-\(stamp).sh"
+        var count = 1
+        while FileManager.default.fileExists(atPath: path) {
+            count += 1
+            path = "\(home)/replaced-git-helpers-\(provider)-\(stamp)-\(count).sh"
+        }
+        var lines = [
+            "#!/bin/sh",
+            "# git's credential helpers that 'authkit token setup-git --provider \(provider)' replaced at \(stamp).",
+            "# Run it with sh to undo that setup and put them back.",
+            "# A helper may hold a secret: delete this file once done.",
+            "set -e",
+        ]
+        for (name, values) in before {
+            lines.append("git config --global --unset-all \(ShellWord.literal(name)) || true")
+            for value in values {
+                lines.append("git config --global --add \(ShellWord.literal(name)) \(ShellWord.literal(value))")
+            }
+        }
+        do {
+            try FileSystem.createPrivateDirectory(home)
+            try AtomicFile(path: path).replace(with: Data((lines.joined(separator: "\n") + "\n").utf8))
+        } catch let failure as AtomicFile.Failure {
+            throw CLIError(
+                "\(path): \(failure.what) (\(failure.reason)), so the git helpers it would keep were not replaced; "
+                    + "git's configuration was left as it was.",
+                status: .outputFailed)
+        } catch {
+            throw CLIError(
+                "\(home) cannot be created (\(error)), so the git helpers to keep there were not replaced; "
+                    + "git's configuration was left as it was.",
+                status: .outputFailed)
+        }
+        return path
     }
 
     /// What git runs (through `sh -c`, with the operation appended): this
