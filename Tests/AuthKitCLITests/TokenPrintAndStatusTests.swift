@@ -75,6 +75,57 @@ import Testing
         #expect(!revoked.stdout.contains(stored.stdout.trimmingCharacters(in: .newlines)), "the token was printed")
     }
 
+    /// A provider that cannot be reached says nothing of its credential: it
+    /// is "not checked", counted apart, and a run whose only failures are
+    /// such ends with 4 (a network error). It said "not valid" and exit 1;
+    /// a credential with no client here was counted "not valid" too, and
+    /// named a Swift type to set ("Set it in ClientSettings….;").
+    @Test func anUnreachableProviderIsNotCheckedRatherThanNotValid() async throws {
+        try await withServer { server in
+            server.route("GET", "/me") { _ in StubResponse.json(#"{"message":"Bad credentials"}"#, status: 401) }
+            let home = try CLIProcess.home("authkit-token-status-unreached")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let closed = try UnusedPort.next()
+            for (id, base) in [("down", "http://127.0.0.1:\(closed)"), ("refusing", server.baseURL)] {
+                let descriptor = """
+                    {"id": "\(id)", "name": "\(id)", "protocol": "oauth2",
+                     "authorization": {"url": "\(base)/authorize"}, "token": {"url": "\(base)/token"},
+                     "whoAmI": {"url": "\(base)/me", "subject": "id", "name": "login"}}
+                    """
+                try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/\(id).json"))
+            }
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_DOWN_CLIENT_ID": "c", "AUTHKIT_REFUSING_CLIENT_ID": "c",
+            ]
+            let store = FileCredentialStore(environment: environment)
+            for id in ["down", "refusing", "github"] {
+                try await store.save(
+                    Credential(
+                        providerID: id, accessToken: "tok-\(id)", expiresAt: Date(timeIntervalSinceNow: 3600)))
+            }
+            func run(_ arguments: [String]) async throws -> CLIResult {
+                try await CLIProcess.run(arguments, environment: environment)
+            }
+            let down = try await run(["token", "status", "--provider", "down"])
+            #expect(
+                down.status == 4 && down.stdout.hasPrefix("down: not checked: ")
+                    && !down.stdout.contains("not valid")
+                    && down.stderr.contains("Of 1 credential: 1 not checked (a provider could not be reached"),
+                "\(down.status): \(down.stdout)\(down.stderr)")
+            let all = try await run(["token", "status"])
+            #expect(all.status == 1, "\(all.stdout)\(all.stderr)")
+            #expect(all.stdout.contains("refusing: not valid: "), "\(all.stdout)")
+            #expect(all.stdout.contains("down: not checked: "), "\(all.stdout)")
+            // No client id for github here: not checked, the setting named as the command line takes it.
+            let github = try #require(all.stdout.split(separator: "\n").first { $0.hasPrefix("github: ") })
+            #expect(
+                github.hasPrefix("github: stored, not checked") && github.contains("AUTHKIT_GITHUB_CLIENT_ID")
+                    && !github.contains("ClientSettings") && !github.contains(".;"), "\(github)")
+            #expect(all.stderr.contains("Of 3 credentials: 1 not valid, 2 not checked"), "\(all.stderr)")
+            #expect(!all.stdout.contains("tok-"), "a token was printed")
+        }
+    }
+
     @Test func anExpiredTokenThatCannotBeRefreshedIsNotPrinted() async throws {
         let home = try CLIProcess.home("authkit-token-print-expired")
         let expired = Credential(

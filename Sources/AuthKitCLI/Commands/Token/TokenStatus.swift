@@ -22,7 +22,8 @@ struct TokenStatus: WorkspaceCommand {
             OpenID Connect's UserInfo for a verified sign-in, else token
             introspection (RFC 7662). One line per credential; the exit status is 1
             when any is no longer valid, or could not be checked for want of a
-            client id. One its provider gives no way to check is listed as stored.
+            client id; 4 when the only failures were providers that could not be
+            reached. One its provider gives no way to check is listed as stored.
 
             Examples:
               authkit token status
@@ -52,56 +53,119 @@ struct TokenStatus: WorkspaceCommand {
                 "No stored credential for \(key). Sign in first: authkit authorize \(ShellWord.account(key))",
                 status: .failure)
         }
-        var failed = unreadableHere.count
+        var tally = Tally()
         for (key, error) in unreadableHere {
-            Console.out("\(key): not checked: \(ErrorReport.message(for: error, flags: false))")
+            tally.count(.notChecked)
+            Console.say("\(key): not checked: \(ErrorReport.message(for: error, flags: false))", hanging: 2)
         }
         for credential in credentials {
-            let (valid, text) = await check(credential, in: workspace)
-            if !valid { failed += 1 }
-            Console.out("\(credential.key): \(text)")
+            let (outcome, text) = await check(credential, in: workspace)
+            tally.count(outcome)
+            // Prose: broken at spaces on a terminal (a refusal's reason ran far past 80 columns).
+            Console.say("\(credential.key): \(text)", hanging: 2)
         }
-        if failed > 0 {
-            throw CLIError(
-                "\(failed) of \(credentials.count + unreadableHere.count) credential\(credentials.count + unreadableHere.count == 1 ? "" : "s") not valid.",
-                status: .failure)
+        if let failure = tally.failure(of: credentials.count + unreadableHere.count) { throw failure }
+    }
+
+    /// What the check of one credential found.
+    enum Outcome {
+        /// Valid, or stored and nothing here could check it (no way to ask; OAuth 1.0a).
+        case fine
+        /// The provider (or its answer) says it no longer works.
+        case notValid
+        /// It could not be checked for a reason here (no client id, an unreadable item).
+        case notChecked
+        /// It could not be checked: the provider could not be reached.
+        case unreached
+    }
+
+    /// The counts the run ends with: the exit status is 1 when any credential
+    /// is not valid or could not be checked for a reason here; 4 (a network
+    /// error) when every failure was a provider that could not be reached,
+    /// which says nothing of the credentials; 0 otherwise.
+    struct Tally {
+        var notValid = 0
+        var notChecked = 0
+        var unreached = 0
+
+        mutating func count(_ outcome: Outcome) {
+            switch outcome {
+            case .fine: break
+            case .notValid: notValid += 1
+            case .notChecked: notChecked += 1
+            case .unreached: unreached += 1
+            }
+        }
+
+        func failure(of total: Int) -> CLIError? {
+            guard notValid + notChecked + unreached > 0 else { return nil }
+            var parts = [String]()
+            if notValid > 0 { parts.append("\(notValid) not valid") }
+            if notChecked + unreached > 0 { parts.append("\(notChecked + unreached) not checked") }
+            let noun = total == 1 ? "credential" : "credentials"
+            let reachable =
+                unreached > 0
+                ? " (\(unreached == 1 ? "a provider" : "providers") could not be reached: try again later)" : ""
+            return CLIError(
+                "Of \(total) \(noun): \(parts.joined(separator: ", "))\(reachable).",
+                status: notValid + notChecked == 0 ? .networkError : .failure)
         }
     }
 
     /// Whether `credential` works, and a line that says whose it is or why not.
-    private func check(_ credential: Credential, in workspace: Workspace) async -> (Bool, String) {
+    private func check(_ credential: Credential, in workspace: Workspace) async -> (Outcome, String) {
         do {
             let source = try await workspace.source(credential.key)
             let current = try await source.current()
             let details =
                 "scopes \(current.scopes.isEmpty ? "(none listed)" : CredentialSummary.safe(current.scopes.joined(separator: " "))), expires \(CredentialSummary.expiry(current))"
             // An OAuth 2.0 token stored without a client (`token import`, no
-            // client id set): it was reported as OAuth 1.0a and passed.
+            // client id set): it was reported as OAuth 1.0a and passed. The
+            // setting is named as the command line gives it (the library's
+            // words named ClientSettings, a Swift type).
             if let clientless = source.authenticator as? ClientlessAuthenticator {
-                return (false, "stored, not checked: \(clientless.missing.description); \(details)")
+                return (
+                    .notChecked,
+                    "stored, not checked; \(details). "
+                        + ErrorReport.message(for: clientless.missing, environment: workspace.environment, flags: false)
+                )
             }
             guard let oauth2 = source.authenticator as? OAuth2Client else {
                 let name =
                     current.rawFields["screen_name"]?.scalarText.map { " as \(CredentialSummary.safe($0))" } ?? ""
-                return (true, "stored\(name) (OAuth 1.0a tokens are not checked without a request)")
+                return (.fine, "stored\(name) (OAuth 1.0a tokens are not checked without a request)")
             }
             switch try await Self.account(of: current, with: oauth2) {
             case .account(let account)?:
-                return (true, "valid, account \(CredentialSummary.safe(account)); \(details)")
+                return (.fine, "valid, account \(CredentialSummary.safe(account)); \(details)")
             case .inactive?:
-                return (false, "not valid: the provider's introspection says the token is not active. Sign in again.")
+                return (
+                    .notValid, "not valid: the provider's introspection says the token is not active. Sign in again."
+                )
             case nil:
                 break
             }
             return (
-                true,
+                .fine,
                 "stored, not checked: its descriptor names no way to ask (whoAmI, openid.userInfo or introspection); \(details)"
             )
         } catch let error as AuthKitError {
-            return (false, "not valid: \(error.summary)")
+            // A provider that could not be reached says nothing of the credential.
+            if case .network = error {
+                return (
+                    .unreached,
+                    "not checked: \(ErrorReport.message(for: error, environment: workspace.environment, flags: false))"
+                )
+            }
+            return (
+                .notValid,
+                "not valid: \(ErrorReport.message(for: error, environment: workspace.environment, flags: false))"
+            )
+        } catch let error as CLIError {
+            return (.notChecked, "not checked: \(error.message)")
         } catch {
             // Not an AuthKit error: its text may hold anything; shown escaped.
-            return (false, "not checked: \(DisplayText.sanitized("\(error)", limit: 300))")
+            return (.notChecked, "not checked: \(DisplayText.sanitized("\(error)", limit: 300))")
         }
     }
 
