@@ -93,6 +93,46 @@ import Testing
                 && !fromFile.stderr.contains("pasted-secret"), "\(fromFile.stderr)")
     }
 
+    /// A client id or secret that starts with '-' (one random base64url
+    /// secret in 64 does) is taken and sent; it was argument-parser's
+    /// "Missing value" with no hint. A flag in its place (the value left
+    /// out) is refused, naming the flag, not sent as the secret.
+    @Test func aClientValueThatStartsWithADashIsTakenAndAFlagIsNot() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"machine-token","token_type":"Bearer","expires_in":3600}"#)
+            }
+            let home = try home()
+            defer { try? FileManager.default.removeItem(at: home) }
+            let descriptor = """
+                {"id": "machine", "name": "Machine", "protocol": "oauth2",
+                 "authorization": {"url": "\(server.baseURL)/authorize"},
+                 "token": {"url": "\(server.baseURL)/token", "clientAuthentication": "post"}}
+                """
+            try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/machine.json"))
+            let signIn = ["authorize", "--provider", "machine", "--client-credentials"]
+            let taken = try await CLIProcess.run(
+                signIn + ["--client-id", "-cid", "--client-secret", "-Xab_9secret"],
+                environment: ["AUTHKIT_HOME": home.path])
+            #expect(taken.status == 0, "\(taken.stderr)")
+            let body = try #require(server.requests(to: "/token").last).bodyText
+            #expect(body.contains("client_id=-cid") && body.contains("client_secret=-Xab_9secret"), "\(body)")
+            #expect(!taken.stderr.contains("-Xab_9secret") && !taken.stdout.contains("-Xab_9secret"))
+            for (flags, name) in [
+                (["--client-secret", "--json"], "--client-secret took --json as"),
+                (["--client-id", "-v"], "--client-id took -v as"),
+                (["--client-secret", "--scope=read"], "--client-secret took --scope=… as"),
+            ] {
+                let refused = try await CLIProcess.run(
+                    signIn + ["--client-id", "cid"] + flags, environment: ["AUTHKIT_HOME": home.path])
+                #expect(
+                    refused.status == 64 && refused.stderr.contains("\(name) its value, which is a flag"),
+                    "\(flags): \(refused.stderr)")
+            }
+            #expect(server.requests(to: "/token").count == 1)
+        }
+    }
+
     /// A placeholder value that would not make a host (`me@gitlab.example.com`,
     /// a port past 65535, a `/` in the middle of a name) is refused before the
     /// browser opens, naming where it came from. Before, it was percent-encoded

@@ -200,6 +200,34 @@ import Testing
 }
 
 extension SignCommandTests {
+    /// Keys, tokens and secrets that start with '-' (one random base64url
+    /// value in 64 does) are taken and signed with; they were "Missing
+    /// value" with no hint. A flag in their place is refused, named.
+    @Test func aKeyOrSecretThatStartsWithADashIsTaken() async throws {
+        let signed = try await CLIProcess.run(
+            [
+                "sign", "https://x.example/", "--consumer-key", "-ck", "--consumer-secret", "-Xcs", "--token", "-tok",
+                "--token-secret", "-ts", "--nonce", "n", "--timestamp", "1",
+            ], environment: [:])
+        #expect(
+            signed.status == 0 && signed.stdout.contains(#"oauth_consumer_key="-ck""#)
+                && signed.stdout.contains(#"oauth_token="-tok""#), "\(signed.stderr)")
+        // The same header as with the secrets given through the environment.
+        let viaEnvironment = try await CLIProcess.run(
+            [
+                "sign", "https://x.example/", "--consumer-key", "-ck", "--token", "-tok", "--nonce", "n",
+                "--timestamp", "1",
+            ], environment: ["AUTHKIT_CONSUMER_SECRET": "-Xcs", "AUTHKIT_TOKEN_SECRET": "-ts"])
+        #expect(viaEnvironment.status == 0 && viaEnvironment.stdout == signed.stdout, "\(viaEnvironment.stderr)")
+        let forgotten = try await CLIProcess.run(
+            ["sign", "https://x.example/", "--consumer-key", "k", "--consumer-secret", "--token", "t"],
+            environment: [:])
+        #expect(
+            forgotten.status == 64
+                && forgotten.stderr.contains("--consumer-secret took --token as its value, which is a flag"),
+            "\(forgotten.stderr)")
+    }
+
     /// An escape that is not UTF-8 (`%FF`, a `%C3` alone) is signed as its
     /// byte by AuthKit and as U+FFFD by oauthlib (RFC 5849 §3.6 encodes
     /// UTF-8 text), so the signature holds at one server and not another:

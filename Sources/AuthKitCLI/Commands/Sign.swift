@@ -50,10 +50,15 @@ struct Sign: AsyncParsableCommand {
             "An application/x-www-form-urlencoded body; its parameters are signed. @FILE reads it from a file (@- from standard input) without its line breaks, as curl -d does. Repeatable: the parts are joined with &, as in curl.",
             valueName: "data"))
     var data: [String] = []
-    @Option(name: .long, help: "The consumer key (client id).") var consumerKey: String
-    @Option(name: .long, help: "The consumer secret (or $AUTHKIT_CONSUMER_SECRET).") var consumerSecret: String?
-    @Option(name: .long, help: "The token (oauth_token), if any.") var token: String?
-    @Option(name: .long, help: "The token secret, if any (or $AUTHKIT_TOKEN_SECRET).") var tokenSecret: String?
+    // Keys, tokens and secrets are taken whatever they start with (one
+    // random base64url value in 64 starts with '-': it was "Missing value");
+    // a flag in their place is refused (``ClientOptions/checkNotAFlag(_:after:)``).
+    @Option(name: .long, parsing: .unconditional, help: "The consumer key (client id).") var consumerKey: String
+    @Option(name: .long, parsing: .unconditional, help: "The consumer secret (or $AUTHKIT_CONSUMER_SECRET).")
+    var consumerSecret: String?
+    @Option(name: .long, parsing: .unconditional, help: "The token (oauth_token), if any.") var token: String?
+    @Option(name: .long, parsing: .unconditional, help: "The token secret, if any (or $AUTHKIT_TOKEN_SECRET).")
+    var tokenSecret: String?
     @Option(name: .long, help: "The signature method.") var signatureMethod: OAuth1SignatureMethod = .hmacSHA1
     // Taken whatever they start with: `--timestamp -5` was "Missing value".
     @Option(name: .long, parsing: .unconditional, help: "A fixed nonce (default: 16 random bytes as 32 hex digits).")
@@ -62,6 +67,12 @@ struct Sign: AsyncParsableCommand {
         String?
 
     func validate() throws {
+        for (value, flag) in [
+            (consumerKey, "--consumer-key"), (consumerSecret, "--consumer-secret"), (token, "--token"),
+            (tokenSecret, "--token-secret"),
+        ] {
+            try ClientOptions.checkNotAFlag(value, after: flag)
+        }
         // Signed into the header as it is: an empty key signs for no client, a
         // control character would garble the header (RFC 9110 §5.5).
         if consumerKey.isEmpty || consumerKey.unicodeScalars.contains(where: { $0.isTerminalControl }) {
