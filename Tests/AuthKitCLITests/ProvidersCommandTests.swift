@@ -324,6 +324,44 @@ import Testing
             "\(typo.stderr)")
     }
 
+    /// `providers show` on an 80-column terminal: prose after a value (a
+    /// placeholder's description, 224 columns for Salesforce; a note after
+    /// an endpoint, 148 for GitHub's revocation) is broken at spaces under
+    /// the values' column, as the docs promise; the label and its URL stay
+    /// together; a pipe gets each line whole.
+    @Test(.scriptGivesATerminal)
+    func providersShowWrapsItsProseOnATerminal() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        for id in ["salesforce", "github", "reddit"] {
+            let command =
+                "stty cols 80 rows 24; env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' providers show \(id)"
+            let terminal = try await CLIProcess.run(
+                ["-qec", command, "/dev/null"], environment: [:], launcher: ["/usr/bin/script"], bareLauncher: true)
+            #expect(terminal.status == 0, "\(id): \(terminal.stdout)")
+            let lines = terminal.stdout.replacingOccurrences(of: "\r", with: "").split(separator: "\n").map(String.init)
+            let piped = try await CLIProcess.run(["providers", "show", id], environment: ["AUTHKIT_HOME": home.path])
+            let pipedLines = piped.stdout.split(separator: "\n").map(String.init)
+            #expect(
+                piped.status == 0 && pipedLines.contains { $0.terminalColumns > 80 } && lines.count > pipedLines.count,
+                "\(id): \(piped.stdout)")
+            // A line past 80 columns is a label and one word the terminal must fold (a URL).
+            for line in lines where line.terminalColumns > 80 {
+                #expect(!line.dropFirst(15).contains(" "), "\(id): \(line)")
+            }
+            // Continuations sit under the values; every value stays beside its label.
+            #expect(
+                lines.contains {
+                    $0.hasPrefix(String(repeating: " ", count: 15)) && !$0.hasPrefix(String(repeating: " ", count: 16))
+                }, "\(id): \(lines)")
+            for label in pipedLines.compactMap({ $0.split(separator: " ").first }) where label.hasSuffix(":") {
+                let labelled = pipedLines.first { $0.hasPrefix(label + " ") }!
+                let value = labelled.dropFirst(15).split(separator: " ").first ?? ""
+                #expect(lines.contains { $0.hasPrefix(label + " ") && $0.contains(value) }, "\(id): \(label) \(value)")
+            }
+        }
+    }
+
     /// A file where `$AUTHKIT_HOME/providers` belongs: `providers list` was
     /// silent (every override in it missed, the bundled files used), and
     /// `providers override` said its directory "cannot be created (File

@@ -160,6 +160,19 @@ import Testing
     }
 }
 
+/// `providers list` cuts a long display name (a file of the user's, or
+/// someone's, names the provider) to the terminal's line, as `token list`
+/// cuts a label; a pipe gets it whole.
+@Suite struct ProvidersListNameTests {
+    @Test func aLongNameIsCutOnATerminalOnly() {
+        let name = Array(repeating: "Very Long Provider Name", count: 10).joined(separator: " ")
+        let rows = [ProvidersList.Row(id: "long", name: name, protocol: "oauth2", file: "/h/providers/long.json")]
+        let cut = ProvidersList.lines(rows, columns: 80)
+        #expect(cut.count == 1 && cut[0].terminalColumns <= 79 && cut[0].hasSuffix("…"), "\(cut)")
+        #expect(ProvidersList.lines(rows, columns: nil) == ["long  oauth2  " + name])
+    }
+}
+
 /// An OAuth 1.0a token has no lifetime (RFC 5849): "expires: unknown (the
 /// provider did not say)" read as if the provider had left something out.
 @Suite struct CredentialSummaryTests {
@@ -222,6 +235,25 @@ import Testing
                 $0.contains("(authkit providers override github prints the file).")
             },
             "\(aside)")
+    }
+
+    /// A label padded to its column and the value after it (a URL) stay on
+    /// one line; the prose after them is broken under the values.
+    @Test func aLabelAndItsValueAreKeptTogether() {
+        let line =
+            "revocation:    https://github.com/applications/{client_id}/token "
+            + "(another origin than the token endpoint's: the client authenticates there too)"
+        let wrapped = LineWrapping.wrapped(line, columns: 80, hanging: 15, keeping: 15)
+        let lines = wrapped.split(separator: "\n").map(String.init)
+        #expect(lines.count > 1 && lines.allSatisfy { $0.terminalColumns <= 80 }, "\(lines)")
+        #expect(lines[0].hasPrefix("revocation:    https://github.com/applications/{client_id}/token"), "\(lines)")
+        #expect(lines.dropFirst().allSatisfy { $0.hasPrefix(String(repeating: " ", count: 15)) }, "\(lines)")
+        #expect(wrapped.split(whereSeparator: \.isWhitespace) == line.split(whereSeparator: \.isWhitespace))
+        // Without it, the label's padding was a place to break: the URL went to the next line.
+        #expect(
+            LineWrapping.wrapped(
+                "token:         https://a.example/" + String(repeating: "t", count: 70), columns: 80, keeping: 15
+            ).split(separator: "\n").count == 1)
     }
 
     @Test func wideCharactersCountTwoColumns() {

@@ -48,8 +48,9 @@ enum Console {
     /// Prints a line of prose on standard output (what a command did, the
     /// steps of `sandbox try`), wrapped at word boundaries on a terminal
     /// (``LineWrapping``); results a program reads go through ``out(_:)``.
-    static func say(_ text: String, hanging: Int = 0) {
-        out(outputColumns.map { LineWrapping.wrapped(text, columns: $0, hanging: hanging) } ?? text)
+    /// `keeping`: as for ``LineWrapping/wrapped(_:columns:hanging:keeping:)``.
+    static func say(_ text: String, hanging: Int = 0, keeping: Int = 0) {
+        out(outputColumns.map { LineWrapping.wrapped(text, columns: $0, hanging: hanging, keeping: keeping) } ?? text)
     }
 
     /// `text` with its control characters (but line feeds and tabs) and

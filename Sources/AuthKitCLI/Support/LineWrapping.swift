@@ -19,21 +19,30 @@ enum LineWrapping {
     /// `text` with each of its lines broken at spaces into lines of at most
     /// `columns` terminal columns; a continuation keeps its line's
     /// indentation, and `hanging` more (under the text of "1. Sign in…").
-    static func wrapped(_ text: String, columns: Int, hanging: Int = 0) -> String {
+    /// `keeping`: the first that many characters after the indentation, and
+    /// the rest of the word they end in, stay together (a label padded to
+    /// its column and the value after it: `token:         https://…`).
+    static func wrapped(_ text: String, columns: Int, hanging: Int = 0, keeping: Int = 0) -> String {
         guard columns >= 20 else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { wrap(String($0), columns: columns, hanging: hanging) }
+            .map { wrap(String($0), columns: columns, hanging: hanging, keeping: keeping) }
             .joined(separator: "\n")
     }
 
-    private static func wrap(_ line: String, columns: Int, hanging: Int) -> String {
+    private static func wrap(_ line: String, columns: Int, hanging: Int, keeping: Int) -> String {
         guard line.terminalColumns > columns, !line.contains("\t") else { return line }
         let indentation = String(line.prefix { $0 == " " })
         let continuation = indentation + String(repeating: " ", count: hanging)
-        // Items: runs of words that stay together (a command) or single words.
-        let words = line.dropFirst(indentation.count).split(separator: " ", omittingEmptySubsequences: false).map(
-            String.init)
+        var body = line.dropFirst(indentation.count)
         var items = [String]()
+        if keeping > 0 {
+            let kept = body.index(body.startIndex, offsetBy: keeping, limitedBy: body.endIndex) ?? body.endIndex
+            let end = body[kept...].firstIndex(of: " ") ?? body.endIndex
+            items.append(String(body[..<end]))
+            body = end < body.endIndex ? body[body.index(after: end)...] : body[end...]
+        }
+        // Items: runs of words that stay together (a command) or single words.
+        let words = body.isEmpty ? [] : body.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
         var command: [String]?
         for word in words {
             if var open = command {

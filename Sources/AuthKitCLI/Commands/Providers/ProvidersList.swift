@@ -55,7 +55,11 @@ struct ProvidersList: WorkspaceCommand {
         let width = min(max(2, rows.map(\.id.count).max() ?? 0), Self.idColumn)
         return rows.flatMap { row -> [String] in
             let start = row.id.padded(to: max(width, row.id.count) + 2) + row.protocol.padded(to: 8)
-            let line = start + DisplayText.sanitized(row.name)
+            // A name from a file of the user's (or someone's) may be any length:
+            // on a terminal it is cut to the line, as token list cuts a label.
+            var name = DisplayText.sanitized(row.name)
+            if let columns { name = name.cut(toColumns: max(8, columns - 1 - start.terminalColumns)) }
+            let line = start + name
             guard row.overrides != nil else { return [line] }
             let origin = "(override: \(row.file))"
             if let columns, (line + "  " + origin).terminalColumns >= columns {

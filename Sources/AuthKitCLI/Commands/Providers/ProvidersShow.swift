@@ -94,8 +94,18 @@ struct ProvidersShow: WorkspaceCommand {
             lines.append("placeholder:   {\(name)} (\(value))" + (placeholder.description.map { ": \($0)" } ?? ""))
             lines.append("               set with --placeholder \(name)=…, \(variable), or config.json")
         }
-        lines.map { DisplayText.sanitized($0, limit: 500) }.forEach(Console.out)
+        // Prose after a value (a placeholder's description, a note after an
+        // endpoint) is broken at spaces on a terminal, continuations under
+        // the values' column; the label and the value's first word (a URL)
+        // stay on their line. It made lines of up to 224 columns, which the
+        // terminal cut mid-word.
+        for line in lines.map({ DisplayText.sanitized($0, limit: 500) }) {
+            Console.say(line, hanging: line.hasPrefix(" ") ? 0 : Self.valueColumn, keeping: Self.valueColumn)
+        }
     }
+
+    /// Where the values start: after `placeholder:   `.
+    static let valueColumn = 15
 
     /// Where a descriptor sends the user and the client, one line each (also
     /// what `providers add` reports having found).

@@ -116,7 +116,8 @@ struct SandboxServe: WorkspaceCommand {
         let noSecret = options.clientSecret == nil ? " --client-secret ''" : ""
         let grant = options.clientSecret == nil && codeNeedsSecret ? " --device" : ""
         let why = options.clientSecret == nil ? " (a public client: --client-secret '' sends no secret)" : ""
-        Console.out(
+        // Broken at spaces on a terminal (the commands stay whole: LineWrapping).
+        Console.say(
             """
             Emulating \(descriptor.name) (\(descriptor.source)) at \(base): this machine only, in memory.
             Client id \(options.clientID), \(options.clientSecret.map { "secret \($0)" } ?? "public (no secret)"); \(wayIn).

@@ -82,7 +82,7 @@ struct TokenRefresh: WorkspaceCommand {
             // other command takes it (and as the advice to sign in again names it).
             let key = try workspace.key(provider: provider ?? "", label: label)
             let refreshed = try await workspace.source(key, explicit: client.settings()).refresh()
-            Console.out("Refreshed \(refreshed.key); it expires \(CredentialSummary.expiry(refreshed)).")
+            Console.say("Refreshed \(refreshed.key); it expires \(CredentialSummary.expiry(refreshed)).")
             CredentialSummary.lines(refreshed).forEach(Console.out)
             return
         }
@@ -104,7 +104,7 @@ struct TokenRefresh: WorkspaceCommand {
             let name = "\(key)"
             if unreadable {
                 failures += 1
-                Console.out("\(name): not tried: the store could not be read (see above)")
+                Console.say("\(name): not tried: the store could not be read (see above)", hanging: 2)
                 continue
             }
             let credential: Credential
@@ -113,22 +113,23 @@ struct TokenRefresh: WorkspaceCommand {
                 credential = stored
             } catch let error as AuthKitError {
                 failures += 1
-                Console.out("\(name): failed: \(ErrorReport.message(for: error, flags: false))")
+                Console.say("\(name): failed: \(ErrorReport.message(for: error, flags: false))", hanging: 2)
                 // One item that is not a credential is that item's; anything else is the store's.
                 if case .store(_, let reason) = error, reason.kind != .invalidContents { unreadable = true }
                 continue
             }
             if unsaved {
                 failures += 1
-                Console.out(
-                    "\(name): not tried: the store cannot be saved to (see above), and a refresh would spend its refresh token for nothing"
-                )
+                Console.say(
+                    "\(name): not tried: the store cannot be saved to (see above), and a refresh would spend its "
+                        + "refresh token for nothing",
+                    hanging: 2)
                 continue
             }
             // An OAuth 1.0a token neither expires nor refreshes (RFC 5849): never
             // due, whether or not its consumer key is configured here.
             if credential.kind == .oauth1 {
-                Console.out("\(name): not due: OAuth 1.0a tokens do not expire")
+                Console.say("\(name): not due: OAuth 1.0a tokens do not expire", hanging: 2)
                 continue
             }
             do {
@@ -137,18 +138,18 @@ struct TokenRefresh: WorkspaceCommand {
                     let when =
                         credential.expiresAt == nil
                         ? "the provider gave no lifetime" : "expires \(CredentialSummary.expiry(credential))"
-                    Console.out("\(name): not due; \(when)")
+                    Console.say("\(name): not due; \(when)", hanging: 2)
                     continue
                 }
                 let refreshed = try await source.refreshIfDue()
-                Console.out("\(name): refreshed; expires \(CredentialSummary.expiry(refreshed))")
+                Console.say("\(name): refreshed; expires \(CredentialSummary.expiry(refreshed))", hanging: 2)
             } catch let error as AuthKitError {
                 failures += 1
-                Console.out("\(name): failed: \(ErrorReport.message(for: error, flags: false))")
+                Console.say("\(name): failed: \(ErrorReport.message(for: error, flags: false))", hanging: 2)
                 if case .store(_, let reason) = error, reason.kind == .notSaved { unsaved = true }
             } catch let error as CLIError {
                 failures += 1
-                Console.out("\(name): failed: \(error.message)")
+                Console.say("\(name): failed: \(error.message)", hanging: 2)
             }
         }
         if accounts.isEmpty { Console.err("No stored credentials.") }
