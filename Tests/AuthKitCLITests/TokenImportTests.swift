@@ -117,6 +117,29 @@ import Testing
                 for: CredentialKey(providerID: "github", label: "y")) == nil)
     }
 
+    /// A token file that starts with a byte-order mark (a Windows editor
+    /// writes one) is read without it: it was refused as "not a token a
+    /// Bearer header can carry", about a character no one can see. One mark
+    /// only: a second is no file's.
+    @Test func aLeadingByteOrderMarkIsDropped() async throws {
+        let home = try CLIProcess.home("authkit-token-import-bom")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let file = home.appendingPathComponent("token.txt")
+        try Data([0xEF, 0xBB, 0xBF] + Array("ghp_from_notepad\r\n".utf8)).write(to: file)
+        let environment = ["AUTHKIT_HOME": home.path]
+        let imported = try await CLIProcess.run(
+            ["token", "import", "--provider", "github"], environment: environment,
+            launcher: ["/bin/sh", "-c", "exec \"$@\" < '\(file.path)'", "sh"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let printed = try await CLIProcess.run(["token", "print", "--provider", "github"], environment: environment)
+        #expect(printed.stdout == "ghp_from_notepad\n", "\(printed.stdout.debugDescription)")
+        try Data([0xEF, 0xBB, 0xBF, 0xEF, 0xBB, 0xBF] + Array("ghp_twice\n".utf8)).write(to: file)
+        let twice = try await CLIProcess.run(
+            ["token", "import", "--provider", "github", "--label", "two"], environment: environment,
+            launcher: ["/bin/sh", "-c", "exec \"$@\" < '\(file.path)'", "sh"])
+        #expect(twice.status == 65, "\(twice.stderr)")
+    }
+
     @Test func aSignInNamesTheAccountInListAndShow() async throws {
         let home = try CLIProcess.home("authkit-account-named")
         defer { try? FileManager.default.removeItem(at: home) }

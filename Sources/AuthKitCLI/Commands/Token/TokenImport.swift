@@ -63,7 +63,13 @@ struct TokenImport: WorkspaceCommand {
             return FileSystem.readLine(0, limit: 16 << 10) // standard input
         }
         switch read {
-        case .line(let line): token = line.trimmingSpaces()
+        case .line(let line):
+            // A file a Windows editor saved starts with a byte-order mark
+            // (U+FEFF), which cannot be seen: it was refused as "not a token"
+            // with nothing to see. One is dropped, as the library drops one
+            // before a token endpoint's answer (RFC 8259 §8.1).
+            let text = line.unicodeScalars.first == "\u{FEFF}" ? String(line.unicodeScalars.dropFirst()) : line
+            token = text.trimmingSpaces()
         case .end: throw CLIError("No token on standard input: pipe one in (< token.txt).", status: .badInput)
         case .tooLong(let limit):
             throw CLIError("The line on standard input is longer than \(limit) bytes: no token is.", status: .badInput)
