@@ -20,6 +20,61 @@ import Testing
             "\(result.status) \(result.stderr)")
     }
 
+    /// `token show --field` of an object or an array in the provider's
+    /// answer prints it as compact JSON: it said "has no field 'X'. Known:
+    /// …, X". A null one is said to be null.
+    @Test func aFieldThatIsAnObjectIsPrintedAsJSON() async throws {
+        let home = try self.home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path]
+        try await FileCredentialStore(environment: environment).save(
+            Credential(
+                providerID: "slack", accessToken: "xoxp-1",
+                rawFields: [
+                    "authed_user": .object(["id": .string("U1"), "scope": .string("chat:write")]),
+                    "list": .array([.integer(1), .string("a/b")]), "gone": .null, "team_id": .string("T1"),
+                ]))
+        func field(_ name: String) async throws -> CLIResult {
+            try await CLIProcess.run(
+                ["token", "show", "--provider", "slack", "--field", name], environment: environment)
+        }
+        let object = try await field("authed_user")
+        #expect(object.status == 0 && object.stdout == #"{"id":"U1","scope":"chat:write"}"# + "\n", "\(object)")
+        let array = try await field("list")
+        #expect(array.status == 0 && array.stdout == #"[1,"a/b"]"# + "\n", "\(array)")
+        #expect(try await field("team_id").stdout == "T1\n")
+        let null = try await field("gone")
+        #expect(null.status == 64 && null.stderr.contains("'gone' is null"), "\(null)")
+        let missing = try await field("nope")
+        #expect(missing.status == 64 && missing.stderr.contains("has no field 'nope'"), "\(missing)")
+    }
+
+    /// `token delete` of an account with nothing stored (a mistyped label)
+    /// creates nothing: it made `$AUTHKIT_HOME` and left a lock file named
+    /// after the typo, `.refresh-github.wrok.lock`, taking the account's lock
+    /// before finding it empty.
+    @Test func deletingWhatIsNotStoredCreatesNothing() async throws {
+        let absent = TemporaryDirectory.url("authkit-delete-typo-absent")
+        let none = try await CLIProcess.run(
+            ["token", "delete", "--provider", "github", "--label", "wrok"], environment: ["AUTHKIT_HOME": absent.path])
+        #expect(none.status == 64 && none.stderr.contains("nothing was deleted"), "\(none.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: absent.path), "deleting created \(absent.path)")
+
+        let home = try self.home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path]
+        try await FileCredentialStore(environment: environment).save(
+            Credential(providerID: "github", label: "work", accessToken: "t"))
+        let typo = try await CLIProcess.run(
+            ["token", "delete", "--provider", "github", "--label", "wrok"], environment: environment)
+        #expect(typo.status == 64 && typo.stderr.contains("work"), "\(typo.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: home.path)
+        #expect(!left.contains { $0.contains("wrok") }, "\(left)")
+        let deleted = try await CLIProcess.run(
+            ["token", "delete", "--provider", "github", "--label", "work"], environment: environment)
+        #expect(deleted.status == 0 && deleted.stderr.contains("Deleted github (work)"), "\(deleted.stderr)")
+    }
+
     @Test func tokenListAlignsPrintsEmptyJSONAndCreatesNothing() async throws {
         let home = TemporaryDirectory.url("authkit-newcomer-empty")
         let empty = try await CLIProcess.run(["token", "list", "--json"], environment: ["AUTHKIT_HOME": home.path])

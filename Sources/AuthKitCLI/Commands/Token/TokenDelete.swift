@@ -14,8 +14,13 @@ struct TokenDelete: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         let key = try workspace.key(account)
         // Under the refresh lock, so that a refresh running in another
-        // process cannot save the credential back after it is deleted.
-        guard try await CredentialSource.remove(key, from: workspace.store) != nil else {
+        // process cannot save the credential back after it is deleted. An
+        // account with nothing stored (a mistyped label) is said first:
+        // taking its lock created $AUTHKIT_HOME and left a lock file named
+        // after the typo. Reading creates nothing.
+        guard try await workspace.store.credential(for: key) != nil,
+            try await CredentialSource.remove(key, from: workspace.store) != nil
+        else {
             throw CLIError.nothingStored(
                 key, so: "nothing was deleted", others: await workspace.otherAccounts(than: key))
         }

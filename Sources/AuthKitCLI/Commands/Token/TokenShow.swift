@@ -24,7 +24,9 @@ struct TokenShow: WorkspaceCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Print only this field, raw: access_token, refresh_token, token_secret, token_type, expires_at, scope (or their --json names, such as accessToken), or any raw response field.",
+            "Print only this field, raw: access_token, refresh_token, token_secret, token_type, expires_at, scope "
+                + "(or their --json names, such as accessToken), or any raw response field (an object or array as "
+                + "compact JSON).",
             valueName: "field"))
     var field: String?
 
@@ -87,13 +89,24 @@ struct TokenShow: WorkspaceCommand {
         case "expires_at":
             return try require(credential.expiresAt.map { $0.formatted(.iso8601) }, field, of: credential)
         default:
-            guard let value = credential.rawFields[field]?.scalarText else {
+            let shown = DisplayText.sanitized(field, limit: 60)
+            switch credential.rawFields[field] {
+            case nil:
                 let known = Self.ownFields + credential.rawFields.keys.filter { !Self.ownFields.contains($0) }.sorted()
+                throw CLIError("\(credential.key) has no field '\(shown)'. Known: \(known.joined(separator: ", ")).")
+            case .null?:
                 throw CLIError(
-                    "\(credential.key) has no field '\(DisplayText.sanitized(field, limit: 60))'. Known: \(known.joined(separator: ", "))."
-                )
+                    "\(credential.key)'s field '\(shown)' is null in the provider's answer: it holds no value.")
+            case let value? where value.scalarText == nil:
+                // An object or an array (Slack's authed_user, a list of
+                // scopes): compact JSON, for jq. It was "has no field 'X'.
+                // Known: …, X".
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                return Console.escapingInvisibles(String(decoding: try encoder.encode(value), as: UTF8.self))
+            case let value?:
+                return value.scalarText ?? ""
             }
-            return value
         }
     }
 
