@@ -14,6 +14,8 @@ import Testing
         for (arguments, expected) in [
             (["https://x.example/", "-d", "a=%zz"], "'%' that is not followed by two hex digits"),
             (["https://x.example/", "-d", "a=b c"], "contains a space"),
+            // JSON is not signed at all: leaving -d out is the fix, not encoding it.
+            (["https://x.example/", "-d", #"{"a": 1}"#], "-d looks like JSON, and OAuth 1.0a signs only a form body"),
             (["https://x.example/a b"], "contains a space or control character"),
             (["https://me:hunter2@x.example/"], "carries a user name or password"),
             // PLAINTEXT's signature is the secrets themselves (RFC 5849 §3.4.4): TLS only.
@@ -31,6 +33,8 @@ import Testing
         let fine = try await CLIProcess.run(
             ["sign", "https://x.example/?q=a%20b", "-d", "a=1%2B1"] + keys, environment: [:])
         #expect(fine.status == 0 && fine.stdout.hasPrefix("Authorization: OAuth "), "\(fine.stderr)")
+        let json = try await CLIProcess.run(["sign", "https://x.example/", "-d", #"{"a":1}"#] + keys, environment: [:])
+        #expect(json.status == 64 && json.stderr.contains("leave out -d") && !json.stderr.contains("Encode it"))
         // A '+' is a form body's space (RFC 5849 §3.4.1.3.1 decodes the body
         // so before signing): signed as %20 would be, with a note for whoever
         // meant a plus (issue 44, item 8; it was refused).

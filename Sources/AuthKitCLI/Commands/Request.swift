@@ -268,10 +268,20 @@ struct Request: WorkspaceCommand {
                 "-d is signed as application/x-www-form-urlencoded, but it is not text. A body of other bytes is not signed (RFC 5849 §3.4.1.3.1): leave out -d."
             )
         }
+        // A JSON body is no form: OAuth 1.0a signs none of it (RFC 5849
+        // §3.4.1.3.1), so the advice to encode it was wrong, and one without
+        // a space (`{"a":1}`) was signed as a form field named after it,
+        // which a server reading it as JSON leaves out of the signature.
+        if let first = text.first(where: { !$0.isWhitespace }), first == "{" || first == "[" {
+            throw CLIError(
+                "-d looks like JSON, and OAuth 1.0a signs only a form body's parameters (RFC 5849 §3.4.1.3.1), "
+                    + "never a JSON body: leave out -d (the signature covers the method and URL), and send the JSON "
+                    + "with its own Content-Type.")
+        }
         if let problem = formProblem(text) {
             throw CLIError(
-                "-d is signed as application/x-www-form-urlencoded, but \(problem). Encode it (a space is %20 or +, a plus %2B) exactly as it will be sent."
-            )
+                "-d is signed as application/x-www-form-urlencoded, but \(problem). "
+                    + "Encode it (a space is %20 or +, a plus %2B) exactly as it will be sent.")
         }
         notePlus(in: text, flag: "-d")
         return bytes
