@@ -128,6 +128,20 @@ static void load(void) {
 // refused before libsecret is asked, and said as the reason.
 static int session_bus_missing(char *error, size_t size) {
     const char *address = getenv("DBUS_SESSION_BUS_ADDRESS");
+    // An `autolaunch:` element (alone, or after others GLib tries first,
+    // separated by `;`) is GLib's autolaunch too.
+    for (const char *element = address; element != NULL && element[0] != '\0';) {
+        while (*element == ';') element++;
+        if (strncmp(element, "autolaunch:", strlen("autolaunch:")) == 0) {
+            if (error != NULL && size > 0) {
+                snprintf(error, size, "DBUS_SESSION_BUS_ADDRESS names an autolaunch: address, which would start "
+                                      "dbus-launch with this process's environment; give the session bus's own "
+                                      "address");
+            }
+            return -1;
+        }
+        element = strchr(element, ';');
+    }
     if (address != NULL && address[0] != '\0') return 0;
     const char *runtime = getenv("XDG_RUNTIME_DIR");
     if (runtime != NULL && runtime[0] == '/') {
@@ -482,9 +496,21 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
         return -1;
     }
     int cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
-    int locked = !cleared && failure == NULL && !watch_fired(&watch) && found_locked(&call, watch.cancellable);
+    // Asked after a clear that deleted something too: a second copy in a
+    // locked collection (the default keyring changed since it was stored)
+    // stays, and "deleted" would sign the user back in once it is unlocked.
+    int locked = failure == NULL && !watch_fired(&watch) && found_locked(&call, watch.cancellable);
     int timed_out = leave(&watch);
     end(&call);
+    if (locked && !timed_out && cleared) {
+        if (error != NULL && size > 0) {
+            snprintf(error, size,
+                     "a copy in an unlocked keyring was deleted, but another is in a keyring that is locked and was "
+                     "not unlocked (no unlock prompt could be shown, or it was dismissed); unlock it (Seahorse; in a "
+                     "session without a desktop: gnome-keyring-daemon --unlock) and delete it again");
+        }
+        return -1;
+    }
     if (locked && !timed_out) return fail_locked(error, size);
     if (failure != NULL || (timed_out && !cleared)) return fail(failure, "", timed_out, milliseconds, error, size);
     return cleared ? 1 : 0;

@@ -122,6 +122,22 @@
         }
 
         package func credential(for key: CredentialKey) async throws -> Credential? {
+            guard let text = try await itemText(for: key) else { return nil }
+            return try Self.decode(text, key: key, schema: schema)
+        }
+
+        /// Members of `key`'s item this AuthKit does not know (a later
+        /// version's), which a move to another store would drop, as
+        /// ``FileCredentialStore/unknownMembers(of:)`` says of the file's.
+        package func unknownMembers(of key: CredentialKey) async throws -> [String] {
+            guard let text = try await itemText(for: key),
+                let entry = try? JSONDecoder.credentials.decode(CredentialFile.Entry.self, from: Data(text.utf8))
+            else { return [] }
+            return entry.otherMembers.keys.sorted()
+        }
+
+        /// The JSON text of `key`'s item, or `nil` when there is none.
+        private func itemText(for key: CredentialKey) async throws -> String? {
             let attributes = try Self.attributes(for: key)
             let schema = self.schema
             let milliseconds = Self.milliseconds(callTimeout)
@@ -134,8 +150,7 @@
                     return found < 0 ? .failure : .success(found == 1 ? secret.map { String(cString: $0) } : nil)
                 }
             }
-            guard let text else { return nil }
-            return try Self.decode(text, key: key, schema: schema)
+            return text
         }
 
         /// Every credential of the schema, sorted by provider then label.

@@ -34,10 +34,14 @@ protocol CommandStore: CredentialStore {
     /// (a keyring's item attributes), so that one unreadable credential does
     /// not hide the others (`token move` reads each as it moves it).
     func accounts() async throws -> [CredentialKey]
+    /// Members of `key`'s stored credential this authkit does not know (a
+    /// later version's): a move to another store would drop them.
+    func unknownMembers(of key: CredentialKey) async throws -> [String]
 }
 
 extension CommandStore {
     func accounts() async throws -> [CredentialKey] { try await allCredentials().map(\.key) }
+    func unknownMembers(of key: CredentialKey) async throws -> [String] { [] }
 }
 
 extension FileCredentialStore: CommandStore {

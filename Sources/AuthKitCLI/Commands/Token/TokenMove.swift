@@ -192,14 +192,13 @@ struct TokenMove: WorkspaceCommand {
         _ key: CredentialKey, from source: any CommandStore, to destination: any CommandStore, named: StoreChoice
     ) async throws -> Outcome {
         guard let credential = try await source.credential(for: key) else { return .gone }
-        // A later AuthKit's members of the file's entry would not go along.
-        if let file = source as? FileCredentialStore {
-            let unknown = try await file.unknownMembers(of: key)
-            guard unknown.isEmpty else {
-                throw CLIError(
-                    "its entry in \(file.location) holds members this authkit does not know (\(unknown.map { DisplayText.sanitized($0, limit: 40) }.joined(separator: ", "))), written by a later version; moving would drop them. Move it with that version.",
-                    status: .failure)
-            }
+        // A later AuthKit's members of the entry (the file's, or a keyring
+        // item's: it was checked for the file only) would not go along.
+        let unknown = try await source.unknownMembers(of: key)
+        guard unknown.isEmpty else {
+            throw CLIError(
+                "its entry in \(source.location) holds members this authkit does not know (\(unknown.map { DisplayText.sanitized($0, limit: 40) }.joined(separator: ", "))), written by a later version; moving would drop them. Move it with that version.",
+                status: .failure)
         }
         if let existing = try await destination.credential(for: key) {
             guard existing == credential else { return .conflict(existing) }
