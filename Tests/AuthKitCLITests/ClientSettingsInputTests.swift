@@ -47,6 +47,44 @@ import Testing
         }
     }
 
+    /// A client secret given with the host it is for (config.json's
+    /// `placeholders`) does not go to another host that a flag or a variable
+    /// names: the settings merge field by field, and the secret went, before
+    /// any consent, to `--placeholder host=…`. Given without a host, the
+    /// secret says nothing of where it is for, and a flag's host is used.
+    @Test func aClientSecretDoesNotGoToAnotherHostThanItWasGivenFor() async throws {
+        let home = try home()
+        let config = home.appendingPathComponent("config.json")
+        try Data(
+            #"{"providers": {"gitlab-self-managed": {"clientID": "corp-id", "clientSecret": "corp-secret-XYZ", "placeholders": {"host": "gitlab.corp.example"}}}}"#
+                .utf8
+        ).write(to: config)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: config.path)
+        let refusal = "so the secret would go to a server it was not given for"
+        for (flags, environment) in [
+            (["--placeholder", "host=127.0.0.1:9"], [String: String]()),
+            ([], ["AUTHKIT_GITLAB_SELF_MANAGED_HOST": "127.0.0.1:9"]),
+        ] {
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "gitlab-self-managed", "--device", "--timeout", "5"] + flags,
+                environment: environment.merging(["AUTHKIT_HOME": home.path]) { $1 })
+            #expect(
+                result.status != 0 && result.stderr.contains(refusal)
+                    && result.stderr.contains("host=gitlab.corp.example") && !result.stderr.contains("corp-secret"),
+                "\(flags) \(environment): \(result.status) \(result.stderr)")
+        }
+        // The same host, or the secret given beside the flag's host: not this refusal.
+        for (flags, environment) in [
+            (["--placeholder", "host=gitlab.corp.example"], [String: String]()),
+            (["--placeholder", "host=127.0.0.1:9"], ["AUTHKIT_GITLAB_SELF_MANAGED_CLIENT_SECRET": "other-secret"]),
+        ] {
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "gitlab-self-managed", "--device", "--timeout", "5"] + flags,
+                environment: environment.merging(["AUTHKIT_HOME": home.path]) { $1 })
+            #expect(!result.stderr.contains(refusal), "\(flags) \(environment): \(result.stderr)")
+        }
+    }
+
     /// A client id or secret with a line break or a space at an end (a
     /// paste slip) is refused before the browser opens, naming where it came
     /// from and never repeating it; before, it was sent as it was and the

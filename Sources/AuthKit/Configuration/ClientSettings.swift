@@ -144,9 +144,48 @@ public struct ClientSettings: Codable, Sendable, Hashable {
                     field: "providers.\(descriptor.id).placeholders.\(unknown.name)", problem: unknown.problem)
             ])
         }
-        return resolve(
+        let resolved = resolve(
             providerID: descriptor.id, placeholderNames: descriptor.placeholders.keys.sorted(),
             explicit: explicit, environment: environment, configuration: configuration)
+        try checkSecretGoesWhereItWasGivenFor(
+            resolved, descriptor: descriptor,
+            layers: [
+                (explicit, "given explicitly"),
+                (
+                    fromEnvironment(
+                        providerID: descriptor.id, placeholderNames: descriptor.placeholders.keys.sorted(),
+                        environment: environment),
+                    "from the environment (\(environmentPrefix(for: descriptor.id))_CLIENT_SECRET)"
+                ),
+                (
+                    configuration.providers?[descriptor.id] ?? ClientSettings(),
+                    "from \(home.appendingPathComponent("config.json").path)"
+                ),
+            ])
+        return resolved
+    }
+
+    /// Refuses a client secret given beside a placeholder (`host`, `team`,
+    /// `tenant`: where the endpoints are) that a more explicit setting
+    /// changes: the settings are merged field by field, so config.json's
+    /// secret for `host=gitlab.corp.example` went, before any consent, to
+    /// the host a `--placeholder host=…` or `AUTHKIT_…_HOST` named (a typo,
+    /// or another instance's operator). A secret given without that
+    /// placeholder says nothing of where it is for, and is left alone.
+    static func checkSecretGoesWhereItWasGivenFor(
+        _ resolved: ClientSettings, descriptor: ProviderDescriptor, layers: [(ClientSettings, String)]
+    ) throws {
+        guard let secret = resolved.clientSecret,
+            let (layer, origin) = layers.first(where: { $0.0.clientSecret == secret })
+        else { return }
+        for (name, given) in (layer.placeholders ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard let used = resolved.placeholders?[name], !ExactText.same(used, given) else { continue }
+            throw AuthKitError.invalidSetting(
+                providerID: descriptor.id, .clientSecret,
+                problem:
+                    "it comes \(origin) with \(name)=\(DisplayText.sanitized(given, limit: 120)), but \(name) is \(DisplayText.sanitized(used, limit: 120)) here, set more explicitly, so the secret would go to a server it was not given for. Give that server's client id and secret the same way as \(name), or change \(name) where the secret is"
+            )
+        }
     }
 }
 
