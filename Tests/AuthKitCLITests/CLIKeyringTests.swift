@@ -261,6 +261,13 @@ import Testing
             #expect(
                 status.status == 1 && status.stdout.contains("github (bad): not checked:")
                     && status.stdout.contains("github (good): "), "\(status)")
+            // And `token delete` removes it, as its error says to (a read
+            // before the delete stopped at the item it was to remove).
+            let deleted = try await CLIProcess.run(
+                ["token", "delete", "--provider", "github", "--label", "bad"], environment: environment)
+            #expect(deleted.status == 0 && deleted.stderr.contains("Deleted github (bad)"), "\(deleted)")
+            let after = try await CLIProcess.run(["token", "list"], environment: environment)
+            #expect(after.status == 0 && !after.stderr.contains("(bad)"), "\(after)")
         }
     }
 

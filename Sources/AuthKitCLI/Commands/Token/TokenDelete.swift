@@ -17,8 +17,11 @@ struct TokenDelete: WorkspaceCommand {
         // process cannot save the credential back after it is deleted. An
         // account with nothing stored (a mistyped label) is said first:
         // taking its lock created $AUTHKIT_HOME and left a lock file named
-        // after the typo. Reading creates nothing.
-        guard try await workspace.store.credential(for: key) != nil,
+        // after the typo. Reading creates nothing. The accounts, not the
+        // credential: a keyring item that does not decode is deleted all
+        // the same (its error says to), and a locked keyring is said at the
+        // delete (74), where reading the item stopped both with a read error.
+        guard try await workspace.store.accounts().contains(key),
             try await CredentialSource.remove(key, from: workspace.store) != nil
         else {
             throw CLIError.nothingStored(
