@@ -83,6 +83,17 @@ import Testing
                 environment: environment.merging(["AUTHKIT_HOME": home.path]) { $1 })
             #expect(!result.stderr.contains(refusal), "\(flags) \(environment): \(result.stderr)")
         }
+        // A placeholder that chooses no host (Microsoft's tenant is in the
+        // path: a multi-tenant app's one secret serves every tenant) is no
+        // other server.
+        try Data(
+            #"{"providers": {"microsoft": {"clientID": "abc", "clientSecret": "s", "placeholders": {"tenant": "common"}}}}"#
+                .utf8
+        ).write(to: config)
+        let tenant = try await CLIProcess.run(
+            ["authorize", "--provider", "microsoft", "--manual", "--timeout", "1"],
+            environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_MICROSOFT_TENANT": "organizations"])
+        #expect(!tenant.stderr.contains(refusal), "\(tenant.stderr)")
     }
 
     /// A client id or secret with a line break or a space at an end (a

@@ -165,25 +165,45 @@ public struct ClientSettings: Codable, Sendable, Hashable {
         return resolved
     }
 
-    /// Refuses a client secret given beside a placeholder (`host`, `team`,
-    /// `tenant`: where the endpoints are) that a more explicit setting
-    /// changes: the settings are merged field by field, so config.json's
-    /// secret for `host=gitlab.corp.example` went, before any consent, to
-    /// the host a `--placeholder host=…` or `AUTHKIT_…_HOST` named (a typo,
-    /// or another instance's operator). A secret given without that
-    /// placeholder says nothing of where it is for, and is left alone.
+    /// Refuses a client secret given beside a placeholder that chooses a
+    /// host (`host`, `team`: a `{name}` in an endpoint's host) which a more
+    /// explicit setting changes: the settings are merged field by field, so
+    /// config.json's secret for `host=gitlab.corp.example` went, before any
+    /// consent, to the host a `--placeholder host=…` or `AUTHKIT_…_HOST`
+    /// named (a typo, or another instance's operator). Hosts are compared,
+    /// not values: a placeholder in a path (Microsoft's `tenant`) or a
+    /// parameter (Reddit's `user_agent`) sends the secret to the same server.
+    /// A secret given without that placeholder says nothing of where it is
+    /// for, and is left alone.
     static func checkSecretGoesWhereItWasGivenFor(
         _ resolved: ClientSettings, descriptor: ProviderDescriptor, layers: [(ClientSettings, String)]
     ) throws {
-        guard let secret = resolved.clientSecret,
-            let (layer, origin) = layers.first(where: { $0.0.clientSecret == secret })
+        guard let secret = resolved.clientSecret, !secret.isEmpty,
+            let (layer, origin) = layers.first(where: { $0.0.clientSecret == secret }),
+            let given = layer.placeholders, !given.isEmpty
         else { return }
-        for (name, given) in (layer.placeholders ?? [:]).sorted(by: { $0.key < $1.key }) {
-            guard let used = resolved.placeholders?[name], !ExactText.same(used, given) else { continue }
+        let used = descriptor.placeholderValues(settings: resolved)
+        let meant = used.merging(given.filter { descriptor.placeholders[$0.key] != nil }) { _, own in own }
+        func filled(_ template: Substring, _ values: [String: String]) -> String {
+            var text = String(template)
+            for (name, value) in values { text = text.replacing("{\(name)}", with: value) }
+            return text.lowercased()
+        }
+        // The endpoints a client secret goes to (or, OAuth 1.0a, signs for).
+        let receiving = [
+            descriptor.token?.url, descriptor.authorization?.pushedRequestURL, descriptor.device?.url,
+            descriptor.refresh?.url, descriptor.followUp?.url, descriptor.revocation?.url,
+            descriptor.introspectionURL, descriptor.oauth1?.requestTokenURL, descriptor.oauth1?.accessTokenURL,
+        ]
+        for template in receiving.compactMap({ $0 }).compactMap(PlaceholderValue.hostTemplate(in:)) {
+            let (there, meantHost) = (filled(template, used), filled(template, meant))
+            guard there != meantHost else { continue }
+            let names = given.keys.sorted().filter { template.contains("{\($0)}") && used[$0] != given[$0] }
+            let name = names.first ?? "a placeholder"
             throw AuthKitError.invalidSetting(
                 providerID: descriptor.id, .clientSecret,
                 problem:
-                    "it comes \(origin) with \(name)=\(DisplayText.sanitized(given, limit: 120)), but \(name) is \(DisplayText.sanitized(used, limit: 120)) here, set more explicitly, so the secret would go to a server it was not given for. Give that server's client id and secret the same way as \(name), or change \(name) where the secret is"
+                    "it comes \(origin) with \(name)=\(DisplayText.sanitized(given[name] ?? "", limit: 120)), for \(DisplayText.sanitized(meantHost, limit: 120)), but \(name) is \(DisplayText.sanitized(used[name] ?? "", limit: 120)) here, set more explicitly, so the secret would go to a server it was not given for (\(DisplayText.sanitized(there, limit: 120))). Give that server's client id and secret the same way as \(name), or change \(name) where the secret is"
             )
         }
     }
