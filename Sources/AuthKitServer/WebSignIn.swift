@@ -202,6 +202,21 @@ public final class WebSignIn: Sendable {
         return nil
     }
 
+    /// Why `client`'s sign-in is refused when nothing binds its code, and
+    /// what to do, by case.
+    static func unboundCodeRefusal(_ client: OAuth2Client) -> AuthKitError {
+        let id = client.descriptor.id
+        let remedy =
+            client.descriptor.openID != nil
+            ? "Add the openid scope to its scopes (its descriptor has OpenID Connect, whose nonce binds the code), or set \"pkce\": \"S256\" in the descriptor if the provider accepts PKCE"
+            : "Set \"pkce\": \"S256\" in the descriptor if the provider accepts PKCE"
+        return AuthKitError.misuse(
+            .invalidParameter(
+                name: "configuration.allowsProvidersWithoutCodeBinding",
+                "provider \(id)'s sign-in binds its code to nothing (no PKCE: its descriptor says \"pkce\": \"none\"; no OpenID Connect nonce), so a stolen authorization code would sign its thief in as the victim (RFC 9700 §4.5). \(remedy); otherwise allow it knowingly with allowsProvidersWithoutCodeBinding"
+            ))
+    }
+
     /// Throws what ``configurationProblem(_:)`` finds, as the misuse it is.
     func checkConfiguration() throws {
         if let (name, problem) = Self.configurationProblem(configuration) {
@@ -212,9 +227,12 @@ public final class WebSignIn: Sendable {
     /// A path of this app as the browser reaches it: under the public
     /// URL's path, which a proxy serving the app under one strips before
     /// the app sees it (`/` at `https://host/app` is `/app/`).
+    /// A path already under it (an app that passed the browser's own
+    /// path as `return_to`, as it had to before) is kept as it is.
     public func sitePath(_ path: String) -> String {
         var base = configuration.publicURL.path
         while base.hasSuffix("/") { base.removeLast() }
+        if !base.isEmpty, path == base || path.hasPrefix(base + "/") || path.hasPrefix(base + "?") { return path }
         return base + path
     }
 
@@ -259,15 +277,14 @@ public final class WebSignIn: Sendable {
         try checkConfiguration()
         guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
         guard let path = ReturnPath.checked(returnTo) else { throw WebSignInError.invalidReturnPath }
+        // Before anything is sent (a pushed authorization request), and
+        // again on what was made.
+        guard configuration.allowsProvidersWithoutCodeBinding || client.bindsCode() else {
+            throw Self.unboundCodeRefusal(client)
+        }
         let (url, pending) = try await client.startAuthorization(redirectURI: redirectURI(for: providerID))
         guard pending.codeVerifier != nil || pending.nonce != nil || configuration.allowsProvidersWithoutCodeBinding
-        else {
-            throw AuthKitError.misuse(
-                .invalidParameter(
-                    name: "configuration.allowsProvidersWithoutCodeBinding",
-                    "provider \(providerID)'s sign-in binds its code to nothing (its descriptor says \"pkce\": \"none\", and no OpenID Connect nonce is sent), so a stolen authorization code would sign its thief in as the victim (RFC 9700 §4.5). Set \"pkce\": \"S256\" in the descriptor if the provider accepts PKCE; otherwise allow it with allowsProvidersWithoutCodeBinding"
-                ))
-        }
+        else { throw Self.unboundCodeRefusal(client) }
         // Only a value this server could have made (43 base64url characters).
         let reusable = bindingCookie.flatMap { $0.utf8.count == 43 && $0.utf8.allSatisfy(Self.isBase64URL) ? $0 : nil }
         let binding = reusable ?? SecureRandom.token()

@@ -61,6 +61,32 @@ import Testing
         }
     }
 
+    /// A provider with OpenID Connect but no PKCE, configured without the
+    /// `openid` scope, sends no nonce: refused before anything is sent,
+    /// saying to add the scope.
+    @Test func withoutTheOpenIDScopeTheRefusalSaysToAddIt() async throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("providers/google.json")
+        var json = try #require(try JSONSerialization.jsonObject(with: try Data(contentsOf: file)) as? [String: Any])
+        json["pkce"] = "none"
+        let noPKCE = try ProviderDescriptor(json: try JSONSerialization.data(withJSONObject: json), source: "google")
+        var settings = ClientSettings(clientID: "id", clientSecret: "secret")
+        settings.scopes = ["email"]
+        let client = try OAuth2Client(descriptor: noPKCE, settings: settings)
+        #expect(!client.bindsCode() && client.bindsCode(scopes: ["openid", "email"]))
+        let web = WebSignIn(
+            configuration: .init(publicURL: WebSignInTests.publicURL), clients: [client],
+            credentials: InMemoryCredentialStore(), attempts: InMemorySignInAttemptStore(),
+            sessions: InMemorySessionStore())
+        var refusal: String?
+        do {
+            _ = try await web.start(providerID: "google", returnTo: "/")
+        } catch AuthKitError.misuse(.invalidParameter(name: "configuration.allowsProvidersWithoutCodeBinding", let why)) {
+            refusal = why
+        }
+        #expect(refusal?.contains("Add the openid scope") == true, "\(refusal ?? "not refused")")
+    }
+
     /// Each setting that would stop every sign-in is refused at the start,
     /// named, and no process stops (a lifetime set far off to mean "for
     /// ever" did, making the cookie's `Max-Age`).
@@ -118,6 +144,8 @@ import Testing
         defer { Task { await sandbox.stop() } }
         let (app, web) = try WebSignInTests.app(sandbox, publicURL: publicURL)
         #expect(web.sitePath("/") == "/app/")
+        // A path already under it (an app that passed the browser's own) is not put under it twice.
+        #expect(web.sitePath("/app/settings") == "/app/settings" && web.sitePath("/apples") == "/app/apples")
         try await app.test(.router) { client in
             let started = try await client.execute(uri: "/auth/google?return_to=/settings", method: .get)
             let binding = try #require(WebSignInTests.cookies(started)["authkit_signin"])

@@ -87,6 +87,16 @@ public struct OAuth2Client: Authenticator {
     /// with it: an app whose backend, holding the secret, exchanges the code.
     /// ``exchange(code:pending:label:)`` and ``authorize(using:options:)``
     /// are what refuse to go on without it.
+    /// Whether a sign-in with `scopes` (the configured ones when `nil`)
+    /// binds its authorization code to its attempt, as
+    /// ``startAuthorization(redirectURI:scopes:additionalParameters:)``
+    /// decides: PKCE, or an OpenID Connect nonce (RFC 9700 §2.1.1, §4.5).
+    /// Known before any request (a pushed authorization request's too).
+    package func bindsCode(scopes: [String]? = nil) -> Bool {
+        if descriptor.pkce.isEnabled || !client.isConfidential { return true }
+        return client.openID != nil && (scopes ?? settings.scopes ?? descriptor.scopes.default).contains("openid")
+    }
+
     public func startAuthorization(
         redirectURI: URL? = nil, scopes: [String]? = nil, additionalParameters: [String: String] = [:]
     ) async throws -> (url: URL, pending: PendingAuthorization) {
