@@ -81,7 +81,8 @@ import Testing
         var refusal: String?
         do {
             _ = try await web.start(providerID: "google", returnTo: "/")
-        } catch AuthKitError.misuse(.invalidParameter(name: "configuration.allowsProvidersWithoutCodeBinding", let why)) {
+        } catch AuthKitError.misuse(.invalidParameter(name: "configuration.allowsProvidersWithoutCodeBinding", let why))
+        {
             refusal = why
         }
         #expect(refusal?.contains("Add the openid scope") == true, "\(refusal ?? "not refused")")
