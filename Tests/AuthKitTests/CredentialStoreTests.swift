@@ -620,6 +620,41 @@ import Testing
         #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int == 1 << 30)
     }
 
+    /// A save that would make a file the store refuses to read (nested past
+    /// its parser's depth, or past its size cap) is refused before anything
+    /// is written, naming the credential: written, it made every account
+    /// in the file unreadable, and the advice to move the file away lost
+    /// them all. (A provider's answer is bounded before it gets here:
+    /// `HostileServerTests.anAnswerBuiltToBreakTheStoreLeavesItReadable`;
+    /// a caller can still build such a credential.)
+    @Test func aFileThatCouldNotBeReadBackIsNotWritten() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        try await store.save(credential("qiita"))
+        let before = try Data(contentsOf: store.fileURL)
+        var deep = JSONValue.array([])
+        for _ in 0..<126 { deep = .array([deep]) }
+        var hostile = credential("hostile", "work")
+        hostile.rawFields = ["n": deep]
+        await #expect {
+            try await store.save(hostile)
+        } throws: { error in
+            guard case AuthKitError.store(let path, .notSaved(let detail)) = error else { return false }
+            return path == store.fileURL.path && detail.contains("the credential for hostile (work)")
+                && detail.contains("nest deeper than the 128 levels") && detail.contains("left as it was")
+        }
+        #expect(try Data(contentsOf: store.fileURL) == before)
+        #expect(try await store.allCredentials().map(\.providerID) == ["qiita"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: home.path).allSatisfy { !$0.hasSuffix(".tmp") })
+        // The size cap the reader has, checked before the parser.
+        let problem = FileCredentialStore.unreadableProblem(Data(count: FileCredentialStore.largestFile + 1))
+        #expect(problem?.contains("more than the 64 MiB a credentials file is read up to") == true)
+        #expect(FileCredentialStore.unreadableProblem(try JSONEncoder.credentials.encode(hostile)) != nil)
+        hostile.rawFields = [:]
+        #expect(FileCredentialStore.unreadableProblem(try JSONEncoder.credentials.encode(hostile)) == nil)
+    }
+
     @Test func corruptFileIsReportedAndLeftUntouched() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }

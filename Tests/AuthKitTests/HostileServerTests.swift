@@ -493,6 +493,48 @@ import Testing
         }
     }
 
+    /// One provider's answer cannot cost every other account in the store:
+    /// kept whole, a member nested 125 deep sat past the store's parser's
+    /// depth once in the file, and 1 MiB of nested arrays took 87 MB
+    /// pretty-printed, past its size cap; the file was then refused for
+    /// every account (`authkit token print` of another exited 65). Such
+    /// members are not kept, and a warning names each, not its value, a
+    /// name that repeats the client secret masked.
+    @Test func anAnswerBuiltToBreakTheStoreLeavesItReadable() async throws {
+        try await withServer { server in
+            let deep = String(repeating: "[", count: 125) + String(repeating: "]", count: 125)
+            let wide = "[" + Array(repeating: "[[[[]]]]", count: 100_000).joined(separator: ",") + "]"
+            let named = String(repeating: "[", count: 10) + String(repeating: "]", count: 10)
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"access_token":"AT-deep-0123456789","token_type":"Bearer","expires_in":3600,"team":{"id":"T1"},"n":\#(deep),"w":\#(wide),"\#(Self.secret)":\#(named)}"#
+                )
+            }
+            let log = RecordedLog()
+            let client = try OAuth2Client(
+                descriptor: testDescriptor(
+                    id: "hostile", protocol: .oauth2, token: .init(url: "\(server.baseURL)/token")),
+                settings: ClientSettings(clientID: "app", clientSecret: Self.secret), logger: log.logger)
+            let directory = TemporaryDirectory.url("authkit-hostile-answer")
+            let store = FileCredentialStore(file: directory.appendingPathComponent("credentials.json"))
+            try await store.save(Credential(providerID: "other", accessToken: "other-token", obtainedAt: fixedNow))
+
+            let credential = try await client.clientCredentials(label: "hostile")
+            #expect(Set(credential.rawFields.keys) == ["access_token", "token_type", "expires_in", "team"])
+            try await store.save(credential)
+            #expect(try await store.allCredentials().map(\.providerID).sorted() == ["hostile", "other"])
+            let size = try #require(
+                try FileManager.default.attributesOfItem(atPath: store.fileURL.path)[.size] as? NSNumber)
+            #expect(size.intValue < 64 << 10, "the file is \(size) bytes")
+
+            let warnings = log.warnings.joined(separator: "\n")
+            #expect(warnings.contains("'n' was not kept: it nests 125 levels deep"), "\(warnings)")
+            #expect(warnings.contains("'w' was not kept: it takes about"), "\(warnings)")
+            #expect(warnings.contains("'••••' was not kept: it nests 10 levels deep"), "\(warnings)")
+            #expect(!warnings.contains("[[") && !warnings.contains("s3cr3t"), "\(warnings)")
+        }
+    }
+
     /// A code or token is sent as the bytes it is, never read as a template.
     @Test func valuesFromTheNetworkAreNeverRendered() async throws {
         try await withServer { server in

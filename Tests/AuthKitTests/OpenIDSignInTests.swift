@@ -69,6 +69,42 @@ import Testing
         }
     }
 
+    /// A verified token's claims are kept within the bounds an answer's
+    /// members are (`KeptMembers`): a claim nested past 8 levels or larger
+    /// than 64 KiB is left out, with a warning naming it; the token itself
+    /// is kept whole. Kept as signed, a claim nested 125 deep sat past the
+    /// credentials file's depth, and the file was refused for every account.
+    @Test func anIDTokensClaimsAreKeptWithinBounds() async throws {
+        try await withServer { server in
+            let provider = try await publishingKeys(at: server)
+            let log = RecordedLog()
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: IDTokenVerifierTests.clientID),
+                logger: log.logger)
+            let (_, pending) = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
+            var claims = IDTokenVerifierTests.claims(issuedNowBy: server.baseURL, nonce: pending.nonce)
+            var deep: Any = [Any]()
+            for _ in 0..<11 { deep = [deep] }
+            claims["deep"] = deep
+            claims["big"] = String(repeating: "b", count: 70_000)
+            claims["hd"] = "example.com"
+            let token = try provider.token(claims)
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-1","token_type":"Bearer","expires_in":3600,"id_token":"\#(token)"}"#)
+            }
+            let credential = try await client.exchange(code: "c-1", pending: pending)
+            let kept = try #require(credential.identity).claims
+            #expect(kept["deep"] == nil && kept["big"] == nil)
+            #expect(kept["hd"] == .string("example.com") && kept["email"] == .string("alice@example.com"))
+            #expect(credential.rawFields["id_token"] == .string(token))
+            let warnings = log.warnings.joined(separator: "\n")
+            #expect(warnings.contains("the claim 'deep' was not kept: it nests 12 levels deep"), "\(warnings)")
+            #expect(warnings.contains("the claim 'big' was not kept: it takes about 69 KiB"), "\(warnings)")
+            #expect(!warnings.contains("bbbb"))
+        }
+    }
+
     /// A refresh keeps who signed in (Core §12.2), and never loses the
     /// rotated refresh token to an ID token it need not or cannot check:
     /// an answer without one keeps the sign-in's (not verified again: its

@@ -372,10 +372,11 @@ import Testing
         #expect(try await saved(after: bound, credential(refresh: nil)) == nil)
     }
 
-    /// A refresh answer's members replace the earlier ones of the same
-    /// name; members it does not repeat (an account id the sign-in
-    /// brought) are kept.
-    @Test func aRefreshKeepsEarlierMembersItDoesNotRepeat() async throws {
+    /// A refresh answer's members replace the earlier ones; of those it
+    /// does not repeat, only what says whose the grant is (the sign-in's
+    /// `id_token`, an account id) is kept. Every earlier member was, so
+    /// whatever any answer held stayed in the credential for good.
+    @Test func aRefreshKeepsOnlyTheEarlierMembersThatSayWhoseTheGrantIs() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in
                 .json(#"{"access_token":"new-access","token_type":"Bearer","scope":"read write"}"#)
@@ -386,12 +387,13 @@ import Testing
             var earlier = expired
             earlier.rawFields = [
                 "access_token": .string("old-access"), "user_id": .integer(17), "scope": .string("read"),
+                "id_token": .string("h.c.s"), "team": .object(["id": .string("T1")]), "expires_in": .integer(60),
             ]
             let refreshed = try await client.refresh(earlier)
             #expect(
                 refreshed.rawFields == [
                     "access_token": .string("new-access"), "token_type": .string("Bearer"),
-                    "scope": .string("read write"), "user_id": .integer(17),
+                    "scope": .string("read write"), "user_id": .integer(17), "id_token": .string("h.c.s"),
                 ])
         }
     }

@@ -1,5 +1,6 @@
 import AuthKitTestSupport
 import Foundation
+import Logging
 import Testing
 
 @testable import AuthKit
@@ -67,4 +68,32 @@ func jsonObject(_ data: Data) throws -> [String: String] {
 
 func formObject(_ text: String) throws -> [String: String] {
     Dictionary(try #require(FormURLEncoding.decode(text)), uniquingKeysWith: { first, _ in first })
+}
+
+/// A logger that keeps what it is told, for a test to read what AuthKit
+/// warned about (and that no secret or value was in it).
+final class RecordedLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+
+    /// Every message at warning level or above, in order.
+    var warnings: [String] { lock.withLock { messages } }
+
+    var logger: Logger { Logger(label: "recorded") { _ in Handler(log: self) } }
+
+    private struct Handler: LogHandler {
+        let log: RecordedLog
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            guard event.level >= .warning else { return }
+            log.lock.withLock { log.messages.append("\(event.message)") }
+        }
+    }
 }

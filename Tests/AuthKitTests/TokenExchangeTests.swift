@@ -596,6 +596,33 @@ import Testing
         #expect(fields.raw["team"] == .object(["id": .string("T1")]))
     }
 
+    /// Members are kept within bounds (``KeptMembers``): one nested more
+    /// than 8 deep or taking more than 64 KiB is left out, and so are the
+    /// largest past 256 KiB in all; an `id_token` is kept whole. Each is
+    /// named in `notKept`, never with its value.
+    @Test func unknownFieldsAreKeptWithinBounds() throws {
+        func nested(_ depth: Int) -> String {
+            String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        }
+        let filler = String(repeating: "x", count: 60_000)
+        let body =
+            #"{"access_token":"a","token_type":"Bearer","user_id":7,"ok8":\#(nested(8)),"deep9":\#(nested(9)),"#
+            + #""big":"\#(String(repeating: "y", count: 70_000))","id_token":"\#(String(repeating: "z", count: 100_000))","#
+            + (1...5).map { #""a\#($0)":"\#(filler)""# }.joined(separator: ",") + "}"
+        let fields = try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
+        #expect(
+            Set(fields.raw.keys) == [
+                "access_token", "token_type", "user_id", "ok8", "id_token", "a1", "a2", "a3", "a4",
+            ])
+        #expect(fields.raw["id_token"]?.scalarText?.count == 100_000)
+        #expect(
+            fields.notKept == [
+                "its member 'a5' was not kept: the members kept before it take all of the 256 KiB kept in all",
+                "its member 'big' was not kept: it takes about 69 KiB, more than the 64 KiB kept of one member",
+                "its member 'deep9' was not kept: it nests 9 levels deep, more than the 8 kept",
+            ])
+    }
+
     @Test func tokenTypeIsRequiredUnlessRelaxed() throws {
         let body = Data(#"{"access_token":"a"}"#.utf8)
         #expect(throws: AuthKitError.self) {

@@ -36,7 +36,15 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
     public var scopes: [String]
     /// When AuthKit received it.
     public var obtainedAt: Date
-    /// Every field of the last token response, including ones AuthKit does not interpret.
+    /// The members of the last token answer, including ones AuthKit does not
+    /// interpret (RFC 6749 §5.1), within bounds: a member nested more than 8
+    /// levels deep or larger than 64 KiB (but an `id_token`, kept whole) is
+    /// left out, and so are members past 256 KiB in all, each named in a
+    /// warning (a provider could otherwise make the credentials file
+    /// unreadable, for every account in it). A refresh's answer replaces
+    /// them, but for `id_token`, `user_id` and `screen_name`, which are kept
+    /// when it does not repeat them (who signed in does not change); a
+    /// sign-in's follow-up exchange keeps every member of the first answer.
     public var rawFields: [String: JSONValue]
     /// The origins (`https://host[:port]`) of the provider's token, refresh
     /// and revocation endpoints when this credential was issued. Refresh and

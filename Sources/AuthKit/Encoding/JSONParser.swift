@@ -49,6 +49,10 @@ package struct JSONParser {
     /// well formed, so callers say so rather than "malformed".
     package static let numberOutOfRange = "a number out of range"
 
+    /// The reason of a text nested past ``maximumDepth``: the credentials
+    /// store, which refuses to write a file it would refuse to read, says so.
+    package static let nestedTooDeeply = "nested too deeply"
+
     package struct Failure: Error, Hashable {
         /// Byte offset where parsing stopped.
         package var offset: Int
@@ -169,7 +173,7 @@ package struct JSONParser {
     }
 
     private mutating func object(depth: Int) throws -> JSONValue {
-        guard depth <= Self.maximumDepth else { throw failure("nested too deeply") }
+        guard depth <= Self.maximumDepth else { throw failure(Self.nestedTooDeeply) }
         position += 1 // {
         var members = [String: JSONValue](minimumCapacity: 8) // a token answer's size
         skipWhitespace()
@@ -224,7 +228,7 @@ package struct JSONParser {
     }
 
     private mutating func array(depth: Int) throws -> JSONValue {
-        guard depth <= Self.maximumDepth else { throw failure("nested too deeply") }
+        guard depth <= Self.maximumDepth else { throw failure(Self.nestedTooDeeply) }
         position += 1 // [
         var elements = [JSONValue]()
         skipWhitespace()

@@ -122,8 +122,9 @@ final class TokenEndpointCalls: Sendable {
         ) { refetch in
             try await KeySetCache.shared.keys(at: openID.keySet, refetch: refetch, transport: transport)
         }
+        var identity: Identity
         do {
-            return try await verifier.verify(
+            identity = try await verifier.verify(
                 token,
                 .init(
                     nonce: nonce, accessToken: credential.accessToken, code: code, previous: previous, maxAge: maxAge),
@@ -131,7 +132,26 @@ final class TokenEndpointCalls: Sendable {
         } catch let problem as AuthKitError.IDTokenProblem {
             throw AuthKitError.idTokenRejected(providerID: descriptor.id, reason: problem)
         }
+        // Its claims are kept within bounds, as an answer's members are
+        // (``KeptMembers``): signed, they are still the provider's to make
+        // as deep and as large as it likes, and they sit deeper in the store.
+        let bounded = KeptMembers.bounded(identity.claims, preferring: Self.claimsCompared, level: 5)
+        if !bounded.dropped.isEmpty {
+            let mask = SecretMask(
+                [clientSecret, code, credential.accessToken, credential.refreshToken, token].compactMap { $0 })
+            for claim in bounded.dropped {
+                let name = mask.apply(DisplayText.sanitized(claim.name, limit: 60))
+                transport.logger.warning(
+                    "\(descriptor.name)'s ID token: the claim '\(name)' was not kept: \(claim.reason).")
+            }
+            identity.claims = bounded.kept
+        }
+        return identity
     }
+
+    /// The claims a refresh's ID token is compared with (OpenID Connect
+    /// Core §12.2, ``IDTokenVerifier``): kept before any other.
+    static let claimsCompared: Set<String> = ["iss", "sub", "aud", "azp", "auth_time", "nonce", "exp", "iat"]
 
     /// Who a refreshed credential belongs to (OpenID Connect Core §12.2).
     ///
@@ -337,12 +357,17 @@ final class TokenEndpointCalls: Sendable {
             try await transport.send(request, step: step), with: parser, mapping: template.response, previous: previous)
         warnAboutDropped(fields, step: step)
         return makeCredential(
-            fields, receivedAt: receivedAt, previous: previous, requestedScopes: previous.scopes, label: previous.label)
+            fields, step: step, receivedAt: receivedAt, previous: previous, requestedScopes: previous.scopes,
+            label: previous.label)
     }
 
     /// Says which side fields of a refresh answer were left out, and why the
-    /// answer was kept anyway (``TokenResponseParser/Fields/dropped``).
+    /// answer was kept anyway (``TokenResponseParser/Fields/dropped``), and
+    /// which members were not kept (``TokenResponseParser/Fields/notKept``).
     private func warnAboutDropped(_ fields: TokenResponseParser.Fields, step: FlowStep) {
+        for member in fields.notKept {
+            transport.logger.warning("\(descriptor.name)'s answer to the \(step.rawValue): \(member).")
+        }
         for reason in fields.dropped {
             // "the rotated refresh token" only where there is one.
             let kept =
@@ -445,8 +470,8 @@ final class TokenEndpointCalls: Sendable {
             throw DevicePoller.ServerTrouble(error: .invalidResponse(step: step, reason: reason))
         }
         var credential = makeCredential(
-            fields, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes, label: label,
-            proofKey: authorization.proofKey)
+            fields, step: .devicePolling, receivedAt: receivedAt, previous: nil, requestedScopes: authorization.scopes,
+            label: label, proofKey: authorization.proofKey)
         try requireBearer(credential, step: .devicePolling, secrets: [authorization.deviceCode, clientSecret ?? ""])
         // The device grant sends no nonce (RFC 8628 has no authorization
         // request); an ID token that comes is verified all the same, and one
@@ -482,8 +507,8 @@ final class TokenEndpointCalls: Sendable {
         let fields = try parse(response, with: parser, mapping: token.response, previous: previous)
         warnAboutDropped(fields, step: step)
         return makeCredential(
-            fields, receivedAt: receivedAt, previous: previous, requestedScopes: requestedScopes, label: label,
-            proofKey: proofKey)
+            fields, step: step, receivedAt: receivedAt, previous: previous, requestedScopes: requestedScopes,
+            label: label, proofKey: proofKey)
     }
 
     /// Sends a request to the authorization server, built by `build` for
@@ -717,19 +742,65 @@ final class TokenEndpointCalls: Sendable {
         client.variables(for: nil).display(template)
     }
 
-    /// The answer's members, with any earlier member it does not repeat
-    /// kept. Built from the new answer rather than with `merging`, which
-    /// copies the earlier dictionary first: a refresh's answer usually
-    /// repeats every member, and then nothing is copied at all.
-    private static func merged(_ new: [String: JSONValue], over earlier: [String: JSONValue]?) -> [String: JSONValue] {
-        guard let earlier else { return new }
-        var merged = new
-        for (name, value) in earlier where merged[name] == nil { merged[name] = value }
-        return merged
+    /// The members of an earlier answer that a later one (a refresh's, a
+    /// renewal's) keeps when it does not repeat them: what says whose the
+    /// grant is, which a refresh does not change.
+    /// - `id_token`: OpenID Connect Core §12.2 lets a refresh answer come
+    ///   without one; the sign-in's is then the `id_token_hint` of a
+    ///   sign-out (``EndSessionRequest``), and what a later one is
+    ///   compared with (``refreshedIdentity(of:previous:before:)``).
+    /// - `user_id`, `screen_name`: the account a provider names in its
+    ///   first answer only (Instagram's and Figma's refresh answers do not
+    ///   repeat `user_id`), which `authkit token show` and `token list` show.
+    ///
+    /// No other member is carried over: every earlier member was, so what
+    /// any answer ever held stayed in the credential for good, and each
+    /// refresh could add to it. A sign-in's follow-up exchange is the
+    /// exception: its answer completes the same sign-in's (Instagram's
+    /// first answer names the user, the follow-up's only the long-lived
+    /// token), and keeps every member of it that it does not repeat.
+    static let carriedOver: Set<String> = ["id_token", "user_id", "screen_name"]
+
+    /// The answer's members, and those of `earlier` it does not repeat that
+    /// `step` keeps (``carriedOver``), within ``KeptMembers``'s bounds (a
+    /// credential a caller built may hold anything); what is left out is
+    /// logged by name, masked as the answer's own names are.
+    private func merged(
+        _ fields: TokenResponseParser.Fields, over previous: Credential?, step: FlowStep
+    ) -> [String: JSONValue] {
+        guard let earlier = previous?.rawFields, !earlier.isEmpty else { return fields.raw }
+        var merged = fields.raw
+        var added = false
+        if step == .followUpExchange {
+            for (name, value) in earlier where merged[name] == nil {
+                merged[name] = value
+                added = true
+            }
+        } else {
+            for name in Self.carriedOver where merged[name] == nil {
+                guard let value = earlier[name] else { continue }
+                merged[name] = value
+                added = true
+            }
+        }
+        guard added else { return merged }
+        let bounded = KeptMembers.bounded(merged, preferring: TokenResponseParser.membersRead, level: 4)
+        let mask = SecretMask(
+            [clientSecret, fields.accessToken, fields.refreshToken, previous?.accessToken, previous?.refreshToken]
+                .compactMap { $0 })
+        for member in bounded.dropped {
+            transport.logger.warning(
+                """
+                \(descriptor.name)'s answer to the \(step.rawValue): the member \
+                '\(mask.apply(DisplayText.sanitized(member.name, limit: 60)))' was not kept: \(member.reason).
+                """)
+        }
+        return bounded.kept
     }
 
     private func makeCredential(
-        _ fields: TokenResponseParser.Fields, receivedAt: Date, previous: Credential?, requestedScopes: [String],
+        _ fields: TokenResponseParser.Fields, step: FlowStep, receivedAt: Date, previous: Credential?,
+        requestedScopes: [String],
         label: String?, proofKey: ProofKey? = nil
     ) -> Credential {
         let bearer = token.response.assumeBearer && proofKey == nil
@@ -748,7 +819,7 @@ final class TokenEndpointCalls: Sendable {
                 ?? (fields.raw.isEmpty ? previous?.expiresAt : nil),
             scopes: fields.scopes ?? previous?.scopes ?? requestedScopes,
             obtainedAt: receivedAt,
-            rawFields: Self.merged(fields.raw, over: previous?.rawFields),
+            rawFields: merged(fields, over: previous, step: step),
             // Where the credential was issued, recorded once: a refresh (or
             // the sign-in's follow-up) keeps what the sign-in recorded, so
             // placeholder values given at a refresh cannot add a host that

@@ -13,7 +13,9 @@
 /// - An error member (default `error`) makes the response an error **whatever
 ///   the status**, because GitHub and Slack report errors with HTTP 200.
 /// - `expires_in` may be a number, a numeric string or null; other types are errors.
-/// - Every member is kept in ``Credential/rawFields``.
+/// - Every member is kept in ``Credential/rawFields``, within bounds
+///   (``KeptMembers``): one nested too deep or too large is left out and
+///   named in ``Fields/notKept``.
 package struct TokenResponseParser: Sendable {
     package var mapping: TokenResponseMapping
     package var successStatus: [Int]
@@ -43,7 +45,14 @@ package struct TokenResponseParser: Sendable {
         /// the answer (``parse(_:)``), secrets masked; empty otherwise.
         package var dropped: [String] = []
         package var raw: [String: JSONValue]
+        /// The members of the answer left out of ``raw`` (``KeptMembers``),
+        /// each named (sanitized, secrets masked) with why; never a value.
+        package var notKept: [String] = []
     }
+
+    /// The members of an answer AuthKit reads once stored: kept before any
+    /// other when an answer's members are more than ``KeptMembers`` keeps.
+    package static let membersRead: Set<String> = ["id_token", "issued_token_type", "user_id", "screen_name"]
 
     /// - Throws: an ``AuthKitError`` in which any provider text it quotes has
     ///   the request's secrets masked (``IncomingResponse/secrets``).
@@ -196,6 +205,15 @@ package struct TokenResponseParser: Sendable {
         {
             kept[name] = nil
         }
+        // Kept within bounds, or one answer could make the store unreadable
+        // (``KeptMembers``). A name is shown masked: a server could name a
+        // member after a secret it was sent, or the token it issues.
+        let bounded = KeptMembers.bounded(kept, preferring: Self.membersRead, level: 4)
+        let mask = SecretMask(
+            response.secrets + [accessToken, refreshToken?.text, object["id_token"]?.scalarText].compactMap { $0 })
+        let notKept = bounded.dropped.map { member in
+            "its member '\(mask.apply(DisplayText.sanitized(member.name, limit: 60)))' was not kept: \(member.reason)"
+        }
         return Fields(
             accessToken: accessToken,
             tokenType: tokenType,
@@ -204,7 +222,8 @@ package struct TokenResponseParser: Sendable {
             refreshTokenExpiresIn: try side { try seconds(mapping.refreshTokenExpiresIn, in: object) },
             scopes: try side { try scopes(in: object, secrets: response.secrets) },
             dropped: dropped,
-            raw: kept)
+            raw: bounded.kept,
+            notKept: notKept)
     }
 
     /// `body` without a leading UTF-8 byte-order mark, which RFC 8259 §8.1

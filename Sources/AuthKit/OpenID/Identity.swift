@@ -26,8 +26,10 @@ public struct Identity: Codable, Sendable, Hashable {
     public var name: String?
     /// `preferred_username`: a handle the user chose; not unique, not stable.
     public var preferredUsername: String?
-    /// Every claim of the verified token, as received (`aud`, `exp`, `iat`,
-    /// `auth_time`, provider-specific ones such as Google's `hd`).
+    /// The claims of the verified token, as received (`aud`, `exp`, `iat`,
+    /// `auth_time`, provider-specific ones such as Google's `hd`), within the
+    /// bounds a token answer's members are kept in (``Credential/rawFields``):
+    /// a claim nested too deep or too large is left out, with a warning.
     public var claims: [String: JSONValue]
 
     public init(

@@ -105,7 +105,7 @@ public struct FileCredentialStore: CredentialStore {
             var file = try readFile()
             file.entries.removeAll { $0.credential.key == credential.key }
             file.entries.append(CredentialFile.Entry(credential))
-            try write(file)
+            try write(file, saving: credential.key)
         }
     }
 
@@ -418,9 +418,29 @@ public struct FileCredentialStore: CredentialStore {
 
     /// Writes `file` as the current version, its credentials in order, whole
     /// (``AtomicFile``).
-    private func write(_ file: CredentialFile) throws {
+    ///
+    /// A file this store would refuse to read (``readFile()``: past
+    /// ``largestFile``, or nested past ``JSONParser/maximumDepth``) is not
+    /// written: nothing on disk changes, and the error names the credential
+    /// being saved. Written, one credential too large or too deep (a
+    /// provider's answer kept whole, before ``KeptMembers``) made every
+    /// credential in the file unreadable, and the advice ("move it away")
+    /// lost them all.
+    private func write(_ file: CredentialFile, saving key: CredentialKey? = nil) throws {
         let data = try JSONEncoder.credentials.encode(
             CredentialFile(entries: file.entries, otherMembers: file.otherMembers))
+        if let problem = Self.unreadableProblem(data) {
+            let culprit = key.map { "with the credential for \($0), " } ?? ""
+            throw AuthKitError.store(
+                path: path,
+                reason: .init(
+                    .notSaved,
+                    """
+                    \(Self.notSavedReason)\(culprit)the file would \(problem), and could not be read back. It was left as \
+                    it was. What a credential holds beside its tokens (its rawFields and identity claims) is what grows: \
+                    save one that holds less, or remove credentials no longer needed.
+                    """))
+        }
         do {
             try AtomicFile(path: path).replace(with: data)
         } catch {
@@ -462,6 +482,24 @@ public struct FileCredentialStore: CredentialStore {
 
     /// The largest credentials file read.
     static let largestFile = 64 << 20
+
+    /// Why `data` would not be read back (``readFile()``), or `nil`: the
+    /// same size cap and the same parser.
+    static func unreadableProblem(_ data: Data) -> String? {
+        if data.count > largestFile {
+            return "be \(data.count) bytes, more than the \(largestFile >> 20) MiB a credentials file is read up to"
+        }
+        do {
+            _ = try JSONParser.parse(data, repeatedNames: .refused)
+        } catch let failure as JSONParser.Failure {
+            return failure.reason == JSONParser.nestedTooDeeply
+                ? "nest deeper than the \(JSONParser.maximumDepth) levels a credentials file is read to"
+                : "not be valid JSON (\(failure.reason) at byte \(failure.offset))"
+        } catch {
+            return "not be valid JSON"
+        }
+        return nil
+    }
 
     /// A file edited by hand (or merged from two machines) may hold one
     /// account twice: the first is used, silently before, though the other
