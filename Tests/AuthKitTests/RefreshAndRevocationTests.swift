@@ -66,6 +66,49 @@ import Testing
         }
     }
 
+    /// Two clients built from the same descriptor and settings (a web
+    /// backend's handlers each make one) refreshing one credential at once
+    /// send one request: each merged only its own refreshes, so the
+    /// rotating refresh token went twice, and a provider's reuse detection
+    /// revokes the grant for that (RFC 9700 §4.14.2). A client of another
+    /// client id is another grant, and is not merged with it.
+    @Test func clientsOfOneGrantShareOneRefresh() async throws {
+        let transport = HeldTransport(
+            #"{"access_token":"new-access","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
+        let descriptor = testDescriptor(
+            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://shared.example/authorize"),
+            token: .init(url: "https://shared.example/token", clientAuthentication: .post))
+        func client(_ id: String) throws -> OAuth2Client {
+            try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: id, clientSecret: "s"),
+                httpClient: transport, now: { fixedNow })
+        }
+        let (first, second, other) = (try client("c"), try client("c"), try client("another"))
+        // This test's own refresh token: the coordinator is the process's.
+        var credential = expired
+        credential.refreshToken = "refresh-\(UUID().uuidString)"
+        let merged = RefreshCoordinator.key(
+            for: credential, tokenEndpoint: "https://shared.example/token", clientID: "c")
+
+        let one = Task { [credential] in try await first.refresh(credential) }
+        try await until { transport.count == 1 }
+        let two = Task { [credential] in try await second.refresh(credential) }
+        try await until { RefreshCoordinator.shared.waiterCount(for: merged) == 2 || transport.count > 1 }
+        let three = Task { [credential] in try await other.refresh(credential) }
+        try await until { transport.count >= 2 }
+        transport.release()
+        let results = [try await one.value, try await two.value, try await three.value]
+        #expect(transport.count == 2, "one request for the clients of one grant, one for the other's")
+        #expect(results.allSatisfy { $0.accessToken == "new-access" && $0.refreshToken == "refresh-2" })
+    }
+
+    /// Waits until `condition` holds, at most 30 s (then fails the test).
+    func until(_ condition: () -> Bool) async throws {
+        let end = ContinuousClock.now.advanced(by: .seconds(30))
+        while !condition(), ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(condition(), "did not come to pass within 30 s")
+    }
+
     /// A token endpoint on `server` answering `new-access-1`, `-2`, … at
     /// each refresh; and a resource server's 401 `invalid_token`.
     func issuingNewAccessTokens(on server: TestHTTPServer) -> StubResponse {
@@ -881,5 +924,46 @@ struct CommitFailingStore: CredentialStore {
             )
             #expect(credential.refreshTokenExpiresAt == fixedNow.addingTimeInterval(15_897_600))
         }
+    }
+}
+
+/// An ``HTTPClient`` that holds every request until ``release()``, then
+/// answers each with `answer` (JSON), counting them: for requests that must
+/// be in flight at once, without timing.
+final class HeldTransport: HTTPClient, @unchecked Sendable {
+    private let answer: String
+    private let lock = NSLock()
+    private var sent = 0
+    private var released = false
+    private var held: [CheckedContinuation<Void, Never>] = []
+
+    init(_ answer: String) { self.answer = answer }
+
+    /// Requests received so far, held or answered.
+    var count: Int { lock.withLock { sent } }
+
+    /// Answers every request held, and every later one at once.
+    func release() {
+        let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            released = true
+            defer { held = [] }
+            return held
+        }
+        for request in waiting { request.resume() }
+    }
+
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        await withCheckedContinuation { continuation in
+            let answerNow = lock.withLock { () -> Bool in
+                sent += 1
+                if !released { held.append(continuation) }
+                return released
+            }
+            if answerNow { continuation.resume() }
+        }
+        return (
+            HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]),
+            HTTPResponseBody(Data(answer.utf8))
+        )
     }
 }

@@ -27,7 +27,6 @@ public struct OAuth2Client: Authenticator {
     let client: ResolvedClient
     let calls: TokenEndpointCalls
     private let now: @Sendable () -> Date
-    private let coordinator = RefreshCoordinator()
     /// How the device grant waits between polls; tests replace it to check
     /// the timing rules without waiting.
     package var deviceSleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
@@ -263,7 +262,9 @@ public struct OAuth2Client: Authenticator {
     // MARK: - Refresh and revocation
 
     /// Refreshes `credential` (RFC 6749 §6), or runs the descriptor's own
-    /// refresh call. Concurrent calls for one credential share one request.
+    /// refresh call. Concurrent calls for one credential share one request,
+    /// across every client of the process for the same token endpoint and
+    /// client id (``RefreshCoordinator``).
     /// Save the result before using it (a rotated refresh token that is not
     /// saved is lost): ``CredentialSource`` does, and shares the refresh
     /// across processes too.
@@ -274,7 +275,9 @@ public struct OAuth2Client: Authenticator {
         if descriptor.refresh == nil { try checkClientSecret(requiredBy: client.token.refreshRequiresClientSecret) }
         let refreshed: Credential
         do {
-            refreshed = try await coordinator.refresh(credential) { [calls] in
+            refreshed = try await RefreshCoordinator.shared.refresh(
+                credential, tokenEndpoint: client.tokenURL, clientID: client.clientID
+            ) { [calls] in
                 var refreshed: Credential
                 if credential.grantType == "client_credentials", credential.refreshToken == nil {
                     // RFC 6749 §4.4.3: no refresh token; the client asks again.

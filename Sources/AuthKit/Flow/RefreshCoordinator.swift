@@ -21,20 +21,43 @@
 /// forgotten only once it has ended: a caller that comes meanwhile waits for
 /// it (its request may still be answered) and, if it ends cancelled, starts
 /// a refresh of its own, rather than send the same refresh token beside it.
+///
+/// One coordinator serves the whole process (``shared``, which
+/// ``OAuth2Client`` uses), keyed by what identifies the grant: the token
+/// endpoint and client it was issued to, the account, and the refresh
+/// token. One per client merged only that client's refreshes: two clients
+/// built from the same descriptor and settings (a web backend's handlers,
+/// an app's two views) refreshing one credential at once sent its rotating
+/// refresh token twice, and the provider's reuse detection then revoked the
+/// grant (RFC 9700 §4.14.2).
 final class RefreshCoordinator: @unchecked Sendable {
+    /// The process's coordinator.
+    static let shared = RefreshCoordinator()
+
     /// Guards `inFlight` and every flight's state: one lock, taken briefly.
     private let lock = ThreadLock()
     private var inFlight: [String: Flight] = [:]
     private var nextCaller: UInt64 = 0
 
-    func refresh(_ credential: Credential, using operation: @escaping @Sendable () async throws -> Credential)
-        async throws -> Credential
-    {
-        // Keyed by account and refresh token: a refresh of an already-rotated
-        // token is a different request and is not merged with a stale one.
-        let key =
-            credential.providerID + "\u{0}" + (credential.label ?? "") + "\u{0}"
-            + (credential.refreshToken ?? credential.accessToken)
+    /// What a refresh of `credential` is merged by: the token endpoint
+    /// (`tokenEndpoint`, as the client resolved it) and `clientID` it was
+    /// issued for, the account, and the refresh token (or, with none, the
+    /// access token a client credentials grant renews). A refresh of an
+    /// already-rotated token is a different request and is not merged with
+    /// a stale one; nor is one of another client's grant, or another
+    /// server's, that happens to hold the same account name and token.
+    static func key(for credential: Credential, tokenEndpoint: String, clientID: String) -> String {
+        [
+            tokenEndpoint, clientID, credential.providerID, credential.label ?? "",
+            credential.refreshToken ?? credential.accessToken,
+        ].joined(separator: "\u{0}")
+    }
+
+    func refresh(
+        _ credential: Credential, tokenEndpoint: String = "", clientID: String = "",
+        using operation: @escaping @Sendable () async throws -> Credential
+    ) async throws -> Credential {
+        let key = Self.key(for: credential, tokenEndpoint: tokenEndpoint, clientID: clientID)
         while true {
             let (result, led) = await joinOrStart(key: key, operation: operation)
             // A flight every caller left before this one came ended cancelled:
@@ -131,6 +154,12 @@ final class RefreshCoordinator: @unchecked Sendable {
     /// a test to know a waiter is there before it acts.
     var waiterCount: Int {
         lock.withLock { inFlight.values.reduce(0) { $0 + $1.waiters.count } }
+    }
+
+    /// Callers waiting for the refresh under way for `key` (``key(for:tokenEndpoint:clientID:)``):
+    /// for a test of the shared coordinator, which other tests use at once.
+    func waiterCount(for key: String) -> Int {
+        lock.withLock { inFlight[key]?.waiters.count ?? 0 }
     }
 
     /// One refresh's task, its outcome and the callers waiting for it (every field under the coordinator's `lock`).
