@@ -546,14 +546,65 @@ import Testing
                 .json(
                     #"{"access_token":"renewed","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
             }
+            // Once the failed one's pause is over (anOptionalRefreshIsShortAndPausedAfterAFailure).
             await #expect {
-                _ = try await source.current(at: fixedNow)
+                _ = try await source.current(at: fixedNow.addingTimeInterval(CredentialSource.optionalRefreshPause))
             } throws: { error in
                 guard case AuthKitError.store(_, let reason) = error else { return false }
                 return reason.detail.contains("the renewal was not saved")
             }
             #expect(server.requests(to: "/token").count == 2)
         }
+    }
+
+    /// A refresh that need not happen yet (ahead of time, the token still
+    /// working) gets a short deadline, and one that failed is not tried again
+    /// at every use: with a token endpoint that hangs, every call took the
+    /// full 30 s, then used the old token. A refresh the token must have is
+    /// tried whatever failed before, with the full deadline.
+    @Test func anOptionalRefreshIsShortAndPausedAfterAFailure() async throws {
+        var descriptor = testDescriptor(
+            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
+            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
+        // Due ahead of time from the start; it must be refreshed from 540 s on.
+        func source(_ transport: some HTTPClient) throws -> (CredentialSource, Credential) {
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                httpClient: transport, now: { fixedNow })
+            let working = Credential(
+                providerID: "rotating", label: "me", accessToken: "old-access",
+                refreshToken: "refresh-\(UUID().uuidString)", expiresAt: fixedNow.addingTimeInterval(600),
+                obtainedAt: fixedNow.addingTimeInterval(-3600))
+            let store = InMemoryCredentialStore([working])
+            return (CredentialSource(authenticator: client, store: store, key: working.key), working)
+        }
+
+        // A token endpoint that never answers: the call ends at the short
+        // deadline (10 s) with the token that works, not at the full 30 s.
+        let hanging = HangingTransport()
+        let (patient, _) = try source(hanging)
+        let started = ContinuousClock.now
+        #expect(try await patient.current(at: fixedNow).accessToken == "old-access")
+        let took = ContinuousClock.now - started
+        #expect(took < .seconds(25), "the refresh ahead of time took \(took); a token request's deadline is 30 s")
+        #expect(hanging.count == 1)
+
+        // A failing one, seeing the deadline each request is given.
+        let failing = RefusingTransport()
+        let (source, working) = try source(failing)
+        #expect(try await source.current(at: fixedNow).accessToken == "old-access")
+        #expect(try await source.current(at: fixedNow.addingTimeInterval(100)).accessToken == "old-access")
+        #expect(failing.deadlines == [.seconds(10)], "tried again within the pause")
+        let pauseOver = fixedNow.addingTimeInterval(CredentialSource.optionalRefreshPause + 1)
+        #expect(try await source.current(at: pauseOver).accessToken == "old-access")
+        #expect(failing.deadlines == [.seconds(10), .seconds(10)])
+        // Must be refreshed: tried within the pause, with the full deadline, and its failure thrown.
+        await #expect(throws: AuthKitError.self) {
+            _ = try await source.current(at: pauseOver.addingTimeInterval(250))
+        }
+        #expect(failing.deadlines == [.seconds(10), .seconds(10), nil])
+        #expect(try await source.store.credential(for: working.key) == working)
     }
 
     /// A refresh answer without `token_type` (or with one that is not a
@@ -965,5 +1016,36 @@ final class HeldTransport: HTTPClient, @unchecked Sendable {
             HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]),
             HTTPResponseBody(Data(answer.utf8))
         )
+    }
+}
+
+/// An ``HTTPClient`` that never answers (until its task is cancelled, as a
+/// deadline does), counting the requests it was sent.
+final class HangingTransport: HTTPClient, @unchecked Sendable {
+    private let lock = NSLock()
+    private var sent = 0
+
+    var count: Int { lock.withLock { sent } }
+
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        lock.withLock { sent += 1 }
+        try await Task.sleep(for: .seconds(3600))
+        throw CancellationError()
+    }
+}
+
+/// An ``HTTPClient`` that answers every request 503, recording the shorter
+/// deadline (``RequestPolicy/shorterDeadline``) each was sent under, `nil`
+/// for none.
+final class RefusingTransport: HTTPClient, @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [Duration?] = []
+
+    var deadlines: [Duration?] { lock.withLock { seen } }
+
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        let deadline = RequestPolicy.shorterDeadline
+        lock.withLock { seen.append(deadline) }
+        return (HTTPResponse(status: .serviceUnavailable), HTTPResponseBody(Data()))
     }
 }

@@ -60,24 +60,85 @@ public struct CredentialSource: Sendable {
     }
 
     /// The stored credential, refreshed (once, and saved) when it is due.
+    ///
+    /// A refresh that is due but need not happen yet (the token still works:
+    /// refreshed ahead of time, ``RefreshPolicy/ahead``, or at an assumed
+    /// lifetime) is an optional one. Its token requests get
+    /// ``optionalRefreshDeadline``, not the usual 30 s, and when it fails
+    /// the stored token is used; that failure is remembered by the process,
+    /// which tries no optional refresh of the same grant again for
+    /// ``optionalRefreshPause`` seconds (from `now`): with a token endpoint
+    /// that hangs, every call took the full 30 s, then used the old token.
+    /// A refresh the token must have is always tried, with the full deadline.
     /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when nothing is
     ///   stored or the credential cannot be renewed; the refresh's own errors.
     public func current(at now: Date = Date()) async throws -> Credential {
         let stored = try await stored()
         guard policy.isDue(stored, at: now) else { return stored }
+        let optional = !policy.mustRefresh(stored, at: now)
+        let grant = pauseKey(for: stored)
+        if optional, Self.optionalRefreshIsPaused(grant, at: now) { return stored }
         let renewed = LockedValue(false)
         do {
-            return try await refresh(ifStill: { policy.isDue($0, at: now) }, renewed: renewed)
+            return try await refresh(ifStill: { policy.isDue($0, at: now) }, renewed: renewed, optionalAt: now)
         } catch {
             // Refreshing ahead of time failed, but the token still works: use
             // it. Unless the provider did renew it and the renewal was not
             // saved: a rotated refresh token is then spent, and only this
             // error says why the next refresh will ask to sign in again.
-            if !policy.mustRefresh(stored, at: now), !AuthKitError.isCancellation(error), !renewed.current {
+            if optional, !AuthKitError.isCancellation(error), !renewed.current {
+                Self.failedOptionalRefreshes.withLock { failed in
+                    failed = failed.filter { Self.isRecent($0.value, at: now) }
+                    failed[grant] = now
+                }
+                transport.logger.warning(
+                    """
+                    Refreshing \(key) ahead of time failed (\(error)); its token still works and is used. No new \
+                    attempt for \(Int(Self.optionalRefreshPause / 60)) minutes, unless it must be refreshed.
+                    """)
                 return stored
             }
             throw error
         }
+    }
+
+    /// How long the token requests of an optional refresh (``current(at:)``)
+    /// may take: a third of a token request's 30 s. The token still works,
+    /// so a slow or hanging endpoint costs each call this, not 30 s. (A
+    /// provider that answers after it has rotated the refresh token loses
+    /// that answer, as past the full deadline; real ones answer in well
+    /// under a second.)
+    package static let optionalRefreshDeadline: Duration = .seconds(10)
+
+    /// How long, in seconds, an optional refresh that failed is not tried
+    /// again (``current(at:)``).
+    package static let optionalRefreshPause: TimeInterval = 300
+
+    /// The optional refreshes that failed, by grant (``pauseKey(for:)``),
+    /// and when: process memory, as the refresh coordinator's.
+    private static let failedOptionalRefreshes = LockedValue<[String: Date]>([:])
+
+    /// Whether an optional refresh of `grant` failed less than
+    /// ``optionalRefreshPause`` before `now`.
+    private static func optionalRefreshIsPaused(_ grant: String, at now: Date) -> Bool {
+        guard let failed = failedOptionalRefreshes.withLock({ $0[grant] }) else { return false }
+        return isRecent(failed, at: now)
+    }
+
+    private static func isRecent(_ failed: Date, at now: Date) -> Bool {
+        let since = now.timeIntervalSince(failed)
+        return since >= 0 && since < optionalRefreshPause
+    }
+
+    /// The grant a failed optional refresh is remembered by: the provider
+    /// and its token endpoint, the account, and the token it is renewed
+    /// with (a refresh that rotated it, here or in another process, ends
+    /// the pause).
+    private func pauseKey(for credential: Credential) -> String {
+        [
+            authenticator.descriptor.id, authenticator.descriptor.token?.url ?? "", key.providerID, key.label ?? "",
+            credential.refreshToken ?? credential.accessToken,
+        ].joined(separator: "\u{0}")
     }
 
     /// The stored credential, refreshed (once, and saved) when it is due, as
@@ -102,18 +163,25 @@ public struct CredentialSource: Sendable {
 
     /// Under the lock: re-read, refresh when `needed` still holds for what is
     /// stored, save, return. What another process stored meanwhile is adopted.
+    /// - Parameter optionalAt: for ``current(at:)``, the time it asks at: a
+    ///   refresh the stored credential need not have then gets the shorter
+    ///   ``optionalRefreshDeadline``.
     private func refresh(
-        ifStill needed: @escaping @Sendable (Credential) -> Bool, renewed: LockedValue<Bool> = LockedValue(false)
+        ifStill needed: @escaping @Sendable (Credential) -> Bool, renewed: LockedValue<Bool> = LockedValue(false),
+        optionalAt now: Date? = nil
     ) async throws -> Credential {
         let authenticator = self.authenticator
         let store = self.store
         let key = self.key
+        let policy = self.policy
         do {
             return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
                 guard let latest = try await store.credential(for: key) else {
                     throw AuthKitError.signInRequired(key, reason: .noCredential)
                 }
                 guard needed(latest) else { return latest }
+                let optional = now.map { !policy.mustRefresh(latest, at: $0) } ?? false
+                let grant = pauseKey(for: latest)
                 // Seen through once begun, even when the caller is cancelled
                 // meanwhile (a view that went away, a request handler's
                 // timeout): the provider may already have answered with a
@@ -122,9 +190,13 @@ public struct CredentialSource: Sendable {
                 // caller's cancellation; it keeps its task-local values (the
                 // store's lock). Waiting for the lock stays cancellable.
                 return try await Task {
-                    let refreshed = try await authenticator.refresh(latest)
+                    let refreshed = try await RequestPolicy.$shorterDeadline.withValue(
+                        optional ? Self.optionalRefreshDeadline : nil
+                    ) { try await authenticator.refresh(latest) }
                     renewed.withLock { $0 = true }
                     try await store.save(refreshed)
+                    // Renewed (a 401's refresh too): an earlier failure no longer holds optional ones back.
+                    Self.failedOptionalRefreshes.withLock { $0[grant] = nil }
                     return refreshed
                 }.value
             }

@@ -47,6 +47,12 @@ package struct RequestPolicy: Sendable, Hashable {
     /// A token answer is a few hundred bytes; 1 MiB and 30 s are generous.
     package static let tokenEndpoint = RequestPolicy(
         redirects: .refuse, maximumBodySize: 1 << 20, deadline: .seconds(30))
+
+    /// A deadline shorter than the policy's own for every request the task
+    /// sends through ``FlowTransport/send(_:step:policy:)``, which takes the
+    /// shorter of the two: what ``CredentialSource`` gives a refresh that
+    /// need not happen yet (``CredentialSource/optionalRefreshDeadline``).
+    @TaskLocal package static var shorterDeadline: Duration?
 }
 
 /// How ``withDeadline(_:allowed:display:stoppedBy:_:)`` stops an operation
