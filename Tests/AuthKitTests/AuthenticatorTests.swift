@@ -239,6 +239,24 @@ import Testing
         }
     }
 
+    /// What a provider granted (scopes) or a file held (a label, a token
+    /// type) reaches a terminal through `print(credential)`, as the docs
+    /// show it, with its control characters written out: a scope's escape
+    /// sequence retitled and cleared the terminal.
+    @Test func aDescriptionSendsNoControlCharacterToTheTerminal() {
+        var hostile = credential
+        hostile.scopes = ["read", "\u{1B}]0;PWNED\u{07}\u{1B}[2J"]
+        hostile.label = "w\u{1B}[2J"
+        hostile.tokenType = "Bearer\u{1B}[31m"
+        var dumped = ""
+        dump(hostile, to: &dumped)
+        for shown in ["\(hostile)", String(reflecting: hostile), dumped] {
+            #expect(!shown.unicodeScalars.contains { $0.isTerminalControl && $0 != "\n" }, "\(shown)")
+            #expect(shown.contains(#"scopes: read \u{1B}]0;PWNED\u{7}\u{1B}[2J"#), "\(shown)")
+            #expect(shown.contains(#"label: w\u{1B}[2J"#) && shown.contains(#"type: Bearer\u{1B}[31m"#), "\(shown)")
+        }
+    }
+
     /// A pending sign-in holds the PKCE verifier, `state` and `nonce`:
     /// printed or dumped into a log, none of them shows.
     @Test func aPendingAuthorizationPrintsNoSecret() {

@@ -187,15 +187,23 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
         return expiresAt.timeIntervalSince(now) <= margin
     }
 
+    /// Secrets masked, and what a provider or a file supplied (scopes, the
+    /// token type, an id or label read from the store) with its control
+    /// characters written out (``DisplayText``): the docs' own
+    /// `print("Signed in:", credential)` sent a granted scope's escape
+    /// sequence to the terminal. RFC 6749 §3.3 allows only printable ASCII
+    /// in a scope, but nothing makes a server keep to that.
     public var description: String {
-        var parts = ["provider: \(providerID)"]
-        if let label { parts.append("label: \(label)") }
-        parts.append("type: \(tokenType)")
+        var parts = ["provider: \(DisplayText.sanitized(providerID, limit: 100))"]
+        if let label { parts.append("label: \(DisplayText.sanitized(label, limit: 200))") }
+        parts.append("type: \(DisplayText.sanitized(tokenType, limit: 100))")
         parts.append("access token: \(Self.mask(accessToken))")
         if refreshToken != nil { parts.append("refresh token: ••••") }
         if tokenSecret != nil { parts.append("token secret: ••••") }
         if proofKey != nil { parts.append("bound to a DPoP key") }
-        if !scopes.isEmpty { parts.append("scopes: \(scopes.joined(separator: " "))") }
+        if !scopes.isEmpty {
+            parts.append("scopes: \(DisplayText.sanitized(scopes.joined(separator: " "), limit: 1000))")
+        }
         if let expiresAt { parts.append("expires: \(expiresAt)") }
         return "Credential(" + parts.joined(separator: ", ") + ")"
     }
