@@ -657,6 +657,56 @@ import Testing
         }
     }
 
+    /// RFC 6749 §5.2: a 401 with a challenge is the client's refusal
+    /// (`invalid_client`, or the challenge's own error) whenever its body
+    /// says nothing usable: empty though it says JSON, an HTML page, JSON
+    /// without `error`. Only a 401 with no body at all was read so: the
+    /// others said "malformed" or "an HTML page", and the device, PAR and
+    /// introspection endpoints "HTTP 401 without an OAuth error". An
+    /// `error` in the body still wins; a 401 without a challenge is as before.
+    @Test func a401ChallengeIsTheClientsRefusalWhateverItsBody() throws {
+        func refusal(
+            _ body: String, type: String?, challenge: String? = #"Basic realm="x""#, step: FlowStep,
+            members: Bool
+        ) -> String {
+            var headers = [(String, String)]()
+            if let type { headers.append(("Content-Type", type)) }
+            if let challenge { headers.append(("WWW-Authenticate", challenge)) }
+            let response = IncomingResponse(status: 401, headers: headers, body: Data(body.utf8))
+            let parser = TokenResponseParser(step: step)
+            do {
+                if members { _ = try parser.members(of: response) } else { _ = try parser.parse(response) }
+            } catch AuthKitError.providerError(step, let answer) where answer.status == 401 {
+                return answer.code
+            } catch {
+                return "\(error)"
+            }
+            return "no error"
+        }
+        for (step, members) in [
+            (FlowStep.tokenExchange, false), (.refresh, false), (.deviceAuthorization, true),
+            (.pushedAuthorization, true), (.introspection, true),
+        ] {
+            for (body, type) in [
+                ("", "application/json"), ("<html><body>Unauthorized</body></html>", "text/html"),
+                ("<html>", nil), ("{}", "application/json"), (#"{"message":"bad credentials"}"#, "application/json"),
+                (#"{"access_token":"#, "application/json"), ("", nil),
+            ] {
+                #expect(refusal(body, type: type, step: step, members: members) == "invalid_client", "\(step) \(body)")
+            }
+            #expect(
+                refusal(
+                    "<html>", type: "text/html", challenge: #"Bearer error="invalid_token""#, step: step,
+                    members: members) == "invalid_token")
+            #expect(
+                refusal(#"{"error":"invalid_grant"}"#, type: "application/json", step: step, members: members)
+                    == "invalid_grant")
+            #expect(
+                refusal("<html>", type: "text/html", challenge: nil, step: step, members: members)
+                    .contains("an HTML page"))
+        }
+    }
+
     /// A 401's challenge names its error in an `error` auth-param (RFC 6750
     /// §3, RFC 9110 §11.2), read as a parameter: the first `error="` in the
     /// field, found as text, made `x_error="invalid_grant"` an

@@ -68,21 +68,57 @@ package struct TokenResponseParser: Sendable {
     /// §3.2's device authorization response), errors reported as for a token.
     package func members(of response: IncomingResponse) throws -> [String: JSONValue] {
         do {
-            let object = try decodeBody(response)
-            if let error = providerError(in: object, status: response.status) {
-                throw AuthKitError.providerError(step: step, error)
-            }
-            guard successStatus.contains(response.status) else {
-                throw AuthKitError.invalidResponse(
-                    step: step,
-                    reason: .init(
-                        .unexpectedStatus(response.status), "HTTP \(response.status) without an OAuth error in the body"
-                    ))
-            }
-            return object
+            return try successfulAnswer(response)
         } catch let error as AuthKitError {
             throw SecretMask(response.secrets).apply(error)
         }
+    }
+
+    /// The members of an answer with a success status and no error in its
+    /// body; otherwise the error it is: the body's OAuth error (RFC 6749
+    /// §5.2, whatever the status), the client's refusal a 401 challenge
+    /// says (``clientRefusal(_:)``), or an unexpected status or body.
+    /// Shared by token answers (``parse(_:)``) and the others (``members(of:)``:
+    /// device authorization, PAR, introspection), which read a 401 alike.
+    private func successfulAnswer(_ response: IncomingResponse) throws -> [String: JSONValue] {
+        let object: [String: JSONValue]
+        do {
+            object = try decodeBody(response)
+        } catch {
+            if let refusal = clientRefusal(response) { throw refusal }
+            throw error
+        }
+        if let error = providerError(in: object, status: response.status) {
+            throw AuthKitError.providerError(step: step, error)
+        }
+        guard successStatus.contains(response.status) else {
+            if let refusal = clientRefusal(response) { throw refusal }
+            throw AuthKitError.invalidResponse(
+                step: step,
+                reason: .init(
+                    .unexpectedStatus(response.status),
+                    "HTTP \(response.status) (expected \(successStatus.map(String.init).joined(separator: " or "))) without an OAuth error in the body"
+                ))
+        }
+        return object
+    }
+
+    /// RFC 6749 §5.2: a server may refuse the client's authentication with
+    /// HTTP 401 and a `WWW-Authenticate` challenge. When the body does not
+    /// say otherwise (none, an empty or HTML one, JSON without `error`), that
+    /// is the answer: `invalid_client`, or the error the challenge names.
+    /// Before, only a 401 without a body was read so, and one with
+    /// `Content-Type: application/json` and no body was "malformed".
+    /// Masked with the rest (``parse(_:)``, ``members(of:)``).
+    private func clientRefusal(_ response: IncomingResponse) -> AuthKitError? {
+        guard response.status == 401, !successStatus.contains(401) else { return nil }
+        let challenges = response.headers[values: .wwwAuthenticate]
+        guard !challenges.isEmpty else { return nil }
+        return AuthKitError.providerError(
+            step: step,
+            ProviderErrorResponse(
+                status: 401, code: BearerChallenge.error(inAnyChallengeOf: challenges) ?? "invalid_client",
+                description: "the server rejected the client credentials"))
     }
 
     /// Throws when an answer with a success status still names an error in
@@ -96,29 +132,7 @@ package struct TokenResponseParser: Sendable {
     }
 
     private func parseUnmasked(_ response: IncomingResponse) throws -> Fields {
-        let object = try decodeBody(response)
-
-        if let error = providerError(in: object, status: response.status) {
-            throw AuthKitError.providerError(step: step, error)
-        }
-        guard successStatus.contains(response.status) else {
-            let challenges = response.headers[values: .wwwAuthenticate]
-            if response.status == 401, !challenges.isEmpty {
-                // RFC 6749 §5.2: invalid_client may come as 401 with a challenge
-                // and no body. Masked with the rest (``parse(_:)``).
-                throw AuthKitError.providerError(
-                    step: step,
-                    ProviderErrorResponse(
-                        status: 401, code: BearerChallenge.error(inAnyChallengeOf: challenges) ?? "invalid_client",
-                        description: "the server rejected the client credentials"))
-            }
-            throw AuthKitError.invalidResponse(
-                step: step,
-                reason: .init(
-                    .unexpectedStatus(response.status),
-                    "HTTP \(response.status) (expected \(successStatus.map(String.init).joined(separator: " or "))) without an OAuth error in the body"
-                ))
-        }
+        let object = try successfulAnswer(response)
 
         guard let (accessPath, accessValue) = mapping.accessToken.firstValue(in: object) else {
             throw AuthKitError.invalidResponse(
