@@ -335,6 +335,33 @@ import Testing
         }
     }
 
+    /// A refresh token's known expiry stays with it: when the answer leaves
+    /// it out, and when the answer repeats the same token without
+    /// `refresh_token_expires_in` (it was dropped then, and `token list`
+    /// stopped warning before the user had to sign in). A new token without
+    /// a lifetime has none known.
+    @Test func aRefreshTokenKeepsItsExpiryUntilAnotherReplacesIt() async throws {
+        try await withServer { server in
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
+            var earlier = expired
+            let deadline = fixedNow.addingTimeInterval(86_400 * 30)
+            earlier.refreshTokenExpiresAt = deadline
+            func refreshed(answering refreshMember: String) async throws -> Credential {
+                server.route("POST", "/token") { _ in
+                    .json(#"{"access_token":"new-access","token_type":"Bearer",\#(refreshMember)"expires_in":60}"#)
+                }
+                return try await client.refresh(earlier)
+            }
+            #expect(try await refreshed(answering: "").refreshTokenExpiresAt == deadline)
+            let repeated = try await refreshed(answering: #""refresh_token":"refresh-1","#)
+            #expect(repeated.refreshToken == "refresh-1" && repeated.refreshTokenExpiresAt == deadline)
+            let rotated = try await refreshed(answering: #""refresh_token":"refresh-2","#)
+            #expect(rotated.refreshToken == "refresh-2" && rotated.refreshTokenExpiresAt == nil)
+        }
+    }
+
     /// A refresh whose caller is cancelled once the request is out (a view
     /// that went away, a request handler's timeout) is seen through and
     /// saved: the provider may already have rotated the refresh token, and

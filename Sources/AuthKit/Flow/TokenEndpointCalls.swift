@@ -804,6 +804,13 @@ final class TokenEndpointCalls: Sendable {
         label: String?, proofKey: ProofKey? = nil
     ) -> Credential {
         let bearer = token.response.assumeBearer && proofKey == nil
+        // The refresh token is the earlier one: the answer left it out, or
+        // repeated it unchanged (RFC 6749 §6: the server may issue a new
+        // one). Repeated without `refresh_token_expires_in`, its known
+        // expiry was dropped, and `token list` stopped warning before the
+        // user had to sign in again.
+        let sameRefreshToken =
+            fields.refreshToken.map { ExactText.same($0, previous?.refreshToken ?? "") } ?? true
         var credential = Credential(
             providerID: descriptor.id,
             label: label,
@@ -827,7 +834,7 @@ final class TokenEndpointCalls: Sendable {
             endpointOrigins: previous?.endpointOrigins ?? client.endpointOrigins,
             // A new refresh token brings its own lifetime; a kept one keeps its.
             refreshTokenExpiresAt: fields.refreshTokenExpiresIn.map { receivedAt.addingTimeInterval($0) }
-                ?? (fields.refreshToken == nil ? previous?.refreshTokenExpiresAt : nil))
+                ?? (sameRefreshToken ? previous?.refreshTokenExpiresAt : nil))
         credential.proofKey = proofKey ?? previous?.proofKey
         credential.grantType = previous?.grantType
         credential.grantParameters = previous?.grantParameters
