@@ -56,10 +56,11 @@ package enum KeptMembers {
         var candidates = [(name: String, value: JSONValue, size: Int)]()
         for (name, value) in members {
             if wholeStrings.contains(name), case .string = value { continue }
-            if let problem = problem(with: value, named: name, level: level) {
+            let (size, problem) = measured(value, named: name, level: level)
+            if let problem {
                 dropped.append(Dropped(name: name, reason: problem))
             } else {
-                candidates.append((name, value, storedSize(of: value, named: name, level: level)))
+                candidates.append((name, value, size))
             }
         }
         // Fast path: almost every answer is a few hundred bytes.
@@ -90,18 +91,21 @@ package enum KeptMembers {
         return (kept, dropped.sorted { $0.name < $1.name })
     }
 
-    /// Why `value` is not kept on its own (too deep, too large), or `nil`.
-    package static func problem(with value: JSONValue, named name: String, level: Int) -> String? {
+    /// What `"name" : value` takes in the file (``storedSize(of:named:level:)``),
+    /// and why it is not kept on its own (too deep, too large), or `nil`.
+    private static func measured(_ value: JSONValue, named name: String, level: Int) -> (size: Int, problem: String?) {
         let depth = nesting(of: value)
         if depth > deepestNesting {
-            return "it nests \(depth) levels deep, more than the \(deepestNesting) kept"
+            return (0, "it nests \(depth) levels deep, more than the \(deepestNesting) kept")
         }
         let size = storedSize(of: value, named: name, level: level)
         if size > largestMember {
-            return
+            return (
+                size,
                 "it takes about \((size + 1023) >> 10) KiB, more than the \(largestMember >> 10) KiB kept of one member"
+            )
         }
-        return nil
+        return (size, nil)
     }
 
     /// How deep `value` nests: 0 for a scalar, 1 for `[]` or `{"a": 1}`.
