@@ -509,8 +509,8 @@ import Testing
             let named = String(repeating: "[", count: 10) + String(repeating: "]", count: 10)
             server.route("POST", "/token") { _ in
                 .json(
-                    #"{"access_token":"AT-deep-0123456789","token_type":"Bearer","expires_in":3600,"team":{"id":"T1"},"n":\#(deep),"w":\#(wide),"\#(Self.secret)":\#(named)}"#
-                )
+                    #"{"access_token":"AT-deep-0123456789","token_type":"Bearer","expires_in":3600,"team":{"id":"T1"},"#
+                        + #""n":\#(deep),"w":\#(wide),"\#(Self.secret)":\#(named)}"#)
             }
             let log = RecordedLog()
             let client = try OAuth2Client(

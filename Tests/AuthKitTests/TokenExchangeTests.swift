@@ -607,7 +607,8 @@ import Testing
         let filler = String(repeating: "x", count: 60_000)
         let body =
             #"{"access_token":"a","token_type":"Bearer","user_id":7,"ok8":\#(nested(8)),"deep9":\#(nested(9)),"#
-            + #""big":"\#(String(repeating: "y", count: 70_000))","id_token":"\#(String(repeating: "z", count: 100_000))","#
+            + #""big":"\#(String(repeating: "y", count: 70_000))","#
+            + #""id_token":"\#(String(repeating: "z", count: 100_000))","#
             + (1...5).map { #""a\#($0)":"\#(filler)""# }.joined(separator: ",") + "}"
         let fields = try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
         #expect(

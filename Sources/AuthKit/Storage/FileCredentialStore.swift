@@ -436,9 +436,9 @@ public struct FileCredentialStore: CredentialStore {
                 reason: .init(
                     .notSaved,
                     """
-                    \(Self.notSavedReason)\(culprit)the file would \(problem), and could not be read back. It was left as \
-                    it was. What a credential holds beside its tokens (its rawFields and identity claims) is what grows: \
-                    save one that holds less, or remove credentials no longer needed.
+                    \(Self.notSavedReason)\(culprit)the file would \(problem), and could not be read back. It was \
+                    left as it was. What a credential holds beside its tokens (its rawFields and identity claims) is \
+                    what grows: save one that holds less, or remove credentials no longer needed.
                     """))
         }
         do {
