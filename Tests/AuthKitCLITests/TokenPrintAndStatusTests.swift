@@ -83,10 +83,14 @@ import Testing
     @Test func anUnreachableProviderIsNotCheckedRatherThanNotValid() async throws {
         try await withServer { server in
             server.route("GET", "/me") { _ in StubResponse.json(#"{"message":"Bad credentials"}"#, status: 401) }
+            // Up, but answering that it cannot serve now.
+            server.route("GET", "/busy/me") { _ in StubResponse.json(#"{"message":"try later"}"#, status: 503) }
             let home = try CLIProcess.home("authkit-token-status-unreached")
             defer { try? FileManager.default.removeItem(at: home) }
             let closed = try UnusedPort.next()
-            for (id, base) in [("down", "http://127.0.0.1:\(closed)"), ("refusing", server.baseURL)] {
+            for (id, base) in [
+                ("down", "http://127.0.0.1:\(closed)"), ("refusing", server.baseURL), ("busy", server.baseURL + "/busy"),
+            ] {
                 let descriptor = """
                     {"id": "\(id)", "name": "\(id)", "protocol": "oauth2",
                      "authorization": {"url": "\(base)/authorize"}, "token": {"url": "\(base)/token"},
@@ -96,9 +100,10 @@ import Testing
             }
             let environment = [
                 "AUTHKIT_HOME": home.path, "AUTHKIT_DOWN_CLIENT_ID": "c", "AUTHKIT_REFUSING_CLIENT_ID": "c",
+                "AUTHKIT_BUSY_CLIENT_ID": "c",
             ]
             let store = FileCredentialStore(environment: environment)
-            for id in ["down", "refusing", "github"] {
+            for id in ["down", "refusing", "github", "busy"] {
                 try await store.save(
                     Credential(
                         providerID: id, accessToken: "tok-\(id)", expiresAt: Date(timeIntervalSinceNow: 3600)))
@@ -112,6 +117,10 @@ import Testing
                     && !down.stdout.contains("not valid")
                     && down.stderr.contains("Of 1 credential: 1 not checked (a provider could not be reached"),
                 "\(down.status): \(down.stdout)\(down.stderr)")
+            let busy = try await run(["token", "status", "--provider", "busy"])
+            #expect(
+                busy.status == 4 && busy.stdout.hasPrefix("busy: not checked: ") && !busy.stdout.contains("not valid"),
+                "\(busy.status): \(busy.stdout)\(busy.stderr)")
             let all = try await run(["token", "status"])
             #expect(all.status == 1, "\(all.stdout)\(all.stderr)")
             #expect(all.stdout.contains("refusing: not valid: "), "\(all.stdout)")
@@ -121,7 +130,7 @@ import Testing
             #expect(
                 github.hasPrefix("github: stored, not checked") && github.contains("AUTHKIT_GITHUB_CLIENT_ID")
                     && !github.contains("ClientSettings") && !github.contains(".;"), "\(github)")
-            #expect(all.stderr.contains("Of 3 credentials: 1 not valid, 2 not checked"), "\(all.stderr)")
+            #expect(all.stderr.contains("Of 4 credentials: 1 not valid, 3 not checked"), "\(all.stderr)")
             #expect(!all.stdout.contains("tok-"), "a token was printed")
         }
     }

@@ -380,7 +380,9 @@ struct Authorize: WorkspaceCommand {
         defer { withExtendedLifetime(signIn) {} }
         let credential = try await authenticator.clientCredentials(
             scopes: scopes, additionalParameters: [:], label: label)
-        try await Self.keep(credential, in: store)
+        // The save held against the timeout and signals, as a sign-in's
+        // is: past the answer, "nothing was stored" may not be said of it.
+        try await Interrupt.shielding { try await Self.keep(credential, in: store) }
         try report(credential, of: descriptor, in: workspace)
     }
 

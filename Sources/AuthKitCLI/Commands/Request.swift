@@ -207,10 +207,13 @@ struct Request: WorkspaceCommand {
     /// ("the name part is expected to be URL-encoded already", curl's
     /// manual), `=`, and the value encoded. The name was encoded too, so
     /// `a%5Bb%5D=x` went out as `a%255Bb%255D=x`. A name that is not
-    /// form-encoded (a space, a bad `%` escape) is refused as `-d` is,
-    /// and so is a `&`, which would split the field in two; neither is
-    /// repeated, as the field may hold a secret.
+    /// form-encoded (a bad `%` escape) is refused as `-d` is, and so is a
+    /// `&`, which would split the field in two; neither is repeated, as the
+    /// field may hold a secret. A space, a control character or a byte past
+    /// ASCII in the name (`café`), which cannot stand in a form, is encoded
+    /// (curl sends it raw; refusing it broke names that worked before).
     static func encodedField(name: String, value: String) throws -> Data {
+        let name = encodingWhatCannotStand(name)
         let problem =
             name.contains("&")
             ? "it contains '&', which would end the field there (%26 is an '&' in a name)"
@@ -218,7 +221,7 @@ struct Request: WorkspaceCommand {
         if let problem {
             throw CLIError(
                 "--data-urlencode sends the name before its '=' (or '@') as it is, as curl does, but \(problem). "
-                    + "Encode the name (a space is %20); only the value is encoded for you."
+                    + "Encode the name; only the value is encoded for you."
             )
         }
         notePlus(in: name, flag: "--data-urlencode's name")
@@ -226,6 +229,22 @@ struct Request: WorkspaceCommand {
         field.append(UInt8(ascii: "="))
         field.append(contentsOf: PercentEncoding.encode(value).utf8)
         return field
+    }
+
+    /// `text` with each byte that cannot stand in a form as it is (a space,
+    /// a control character, a byte past ASCII) percent-encoded, and the
+    /// rest, `%` escapes among it, left as it is.
+    static func encodingWhatCannotStand(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes = [UInt8]()
+        for byte in text.utf8 {
+            if byte <= 0x20 || byte >= 0x7F {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Form parts joined with `&`, as curl joins its `-d`s; `nil` for none.

@@ -150,8 +150,9 @@ struct TokenStatus: WorkspaceCommand {
                 "stored, not checked: its descriptor names no way to ask (whoAmI, openid.userInfo or introspection); \(details)"
             )
         } catch let error as AuthKitError {
-            // A provider that could not be reached says nothing of the credential.
-            if case .network = error {
+            // A provider that could not be reached, or that answered that it
+            // cannot serve now (5xx, 429), says nothing of the credential.
+            if Self.saysNothingOfTheCredential(error) {
                 return (
                     .unreached,
                     "not checked: \(ErrorReport.message(for: error, environment: workspace.environment, flags: false))"
@@ -172,6 +173,21 @@ struct TokenStatus: WorkspaceCommand {
     enum Answer {
         case account(String)
         case inactive
+    }
+
+    /// The provider away: not reached, or answering that it cannot serve
+    /// now (HTTP 5xx, 429 Too Many Requests; RFC 9110 §15.6, RFC 6585 §4),
+    /// at its who-am-I, UserInfo or introspection call or a refresh. Such a
+    /// credential is "not checked": "not valid" told a monitoring script to
+    /// sign in again during an outage.
+    static func saysNothingOfTheCredential(_ error: AuthKitError) -> Bool {
+        func away(_ status: Int?) -> Bool { status.map { $0 >= 500 || $0 == 429 } ?? false }
+        switch error {
+        case .network: return true
+        case .invalidResponse(_, .unexpectedStatus(let status, _)): return away(status)
+        case .providerError(_, let response): return away(response.status)
+        default: return false
+        }
     }
 
     /// What the provider says of the token: whose it is, or that it is no
