@@ -287,7 +287,7 @@ import Testing
                     refused.status == 64 && refused.stderr.contains("-H '\(name)': ")
                         && refused.stderr.contains("Remove it."), "\(header): \(refused.stderr)")
             }
-            #expect(server.requests.count == 10)  // two more: the encoded names
+            #expect(server.requests.count == 10) // two more: the encoded names
         }
     }
 

@@ -89,7 +89,8 @@ import Testing
             defer { try? FileManager.default.removeItem(at: home) }
             let closed = try UnusedPort.next()
             for (id, base) in [
-                ("down", "http://127.0.0.1:\(closed)"), ("refusing", server.baseURL), ("busy", server.baseURL + "/busy"),
+                ("down", "http://127.0.0.1:\(closed)"), ("refusing", server.baseURL),
+                ("busy", server.baseURL + "/busy"),
             ] {
                 let descriptor = """
                     {"id": "\(id)", "name": "\(id)", "protocol": "oauth2",
