@@ -443,10 +443,10 @@ import Testing
     }
 
     /// A refresh answer's members replace the earlier ones; of those it
-    /// does not repeat, only what says whose the grant is (the sign-in's
-    /// `id_token`, an account id) is kept. Every earlier member was, so
-    /// whatever any answer held stayed in the credential for good.
-    @Test func aRefreshKeepsOnlyTheEarlierMembersThatSayWhoseTheGrantIs() async throws {
+    /// does not repeat, what describes the earlier token (`expires_in`) is
+    /// not kept (it said nothing of the new one), and the rest is (the
+    /// sign-in's `id_token`, an account id, Slack's `team`), within bounds.
+    @Test func aRefreshKeepsTheEarlierMembersButWhatDescribedTheEarlierToken() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in
                 .json(#"{"access_token":"new-access","token_type":"Bearer","scope":"read write"}"#)
@@ -464,6 +464,7 @@ import Testing
                 refreshed.rawFields == [
                     "access_token": .string("new-access"), "token_type": .string("Bearer"),
                     "scope": .string("read write"), "user_id": .integer(17), "id_token": .string("h.c.s"),
+                    "team": .object(["id": .string("T1")]),
                 ])
         }
     }

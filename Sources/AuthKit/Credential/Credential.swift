@@ -42,9 +42,10 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
     /// left out, and so are members past 256 KiB in all, each named in a
     /// warning (a provider could otherwise make the credentials file
     /// unreadable, for every account in it). A refresh's answer replaces
-    /// them, but for `id_token`, `user_id` and `screen_name`, which are kept
-    /// when it does not repeat them (who signed in does not change); a
-    /// sign-in's follow-up exchange keeps every member of the first answer.
+    /// those it repeats; of the others, all but what described the earlier
+    /// token (`expires_in`, `scope`…) are kept, within the same bounds (who
+    /// signed in does not change); a sign-in's follow-up exchange keeps
+    /// every member of the first answer.
     public var rawFields: [String: JSONValue]
     /// The origins (`https://host[:port]`) of the provider's token, refresh
     /// and revocation endpoints when this credential was issued. Refresh and

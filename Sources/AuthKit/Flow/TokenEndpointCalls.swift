@@ -742,27 +742,25 @@ final class TokenEndpointCalls: Sendable {
         client.variables(for: nil).display(template)
     }
 
-    /// The members of an earlier answer that a later one (a refresh's, a
-    /// renewal's) keeps when it does not repeat them: what says whose the
-    /// grant is, which a refresh does not change.
-    /// - `id_token`: OpenID Connect Core §12.2 lets a refresh answer come
-    ///   without one; the sign-in's is then the `id_token_hint` of a
-    ///   sign-out (``EndSessionRequest``), and what a later one is
-    ///   compared with (``refreshedIdentity(of:previous:before:)``).
-    /// - `user_id`, `screen_name`: the account a provider names in its
-    ///   first answer only (Instagram's and Figma's refresh answers do not
-    ///   repeat `user_id`), which `authkit token show` and `token list` show.
-    ///
-    /// No other member is carried over: every earlier member was, so what
-    /// any answer ever held stayed in the credential for good, and each
-    /// refresh could add to it. A sign-in's follow-up exchange is the
-    /// exception: its answer completes the same sign-in's (Instagram's
-    /// first answer names the user, the follow-up's only the long-lived
-    /// token), and keeps every member of it that it does not repeat.
-    static let carriedOver: Set<String> = ["id_token", "user_id", "screen_name"]
+    /// The members of an earlier answer that describe the token it issued
+    /// (RFC 6749 §5.1 and its kin), which a later answer (a refresh's, a
+    /// renewal's) that does not repeat them must not inherit: a refresh
+    /// answered without `expires_in` kept the sign-in's, which said nothing
+    /// of the new token. Every other member of an earlier answer is kept
+    /// when the later one does not repeat it: what says whose the grant is
+    /// (`id_token`, which OpenID Connect Core §12.2 lets a refresh answer
+    /// leave out and a sign-out sends as `id_token_hint`; `user_id`,
+    /// `screen_name`, Strava's `athlete`, Slack's `team`, which providers
+    /// name in their first answer only). What is kept stays within
+    /// ``KeptMembers``'s bounds, so no series of refreshes makes it grow
+    /// past them.
+    static let describeTheToken: Set<String> = [
+        "access_token", "token_type", "expires_in", "refresh_token", "scope", "refresh_token_expires_in",
+        "ext_expires_in", "expires", "issued_token_type",
+    ]
 
     /// The answer's members, and those of `earlier` it does not repeat that
-    /// `step` keeps (``carriedOver``), within ``KeptMembers``'s bounds (a
+    /// `step` keeps (all but ``describeTheToken``), within ``KeptMembers``'s bounds (a
     /// credential a caller built may hold anything); what is left out is
     /// logged by name, masked as the answer's own names are.
     private func merged(
@@ -771,17 +769,13 @@ final class TokenEndpointCalls: Sendable {
         guard let earlier = previous?.rawFields, !earlier.isEmpty else { return fields.raw }
         var merged = fields.raw
         var added = false
-        if step == .followUpExchange {
-            for (name, value) in earlier where merged[name] == nil {
-                merged[name] = value
-                added = true
-            }
-        } else {
-            for name in Self.carriedOver where merged[name] == nil {
-                guard let value = earlier[name] else { continue }
-                merged[name] = value
-                added = true
-            }
+        // A sign-in's follow-up exchange completes the same sign-in's
+        // answer (Instagram's first names the user, the follow-up's only
+        // the long-lived token): it keeps all of it.
+        for (name, value) in earlier where merged[name] == nil {
+            guard step == .followUpExchange || !Self.describeTheToken.contains(name) else { continue }
+            merged[name] = value
+            added = true
         }
         guard added else { return merged }
         let bounded = KeptMembers.bounded(merged, preferring: TokenResponseParser.membersRead, level: 4)
