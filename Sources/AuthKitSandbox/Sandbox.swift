@@ -33,6 +33,11 @@ public final class Sandbox: Sendable {
     private let emulator: Emulator
 
     /// Starts an emulation of `descriptor` on 127.0.0.1 (``SandboxOptions/port``; 0 picks a free port).
+    ///
+    /// The standard client secret stands for the descriptor's
+    /// (``SandboxOptions/standardClientSecret(for:)``): a descriptor that has
+    /// the client sign `client_secret_jwt` assertions gets one long enough
+    /// for HS256, in ``options`` and ``clientSettings`` too.
     /// - Throws: ``SandboxError`` when it cannot listen on that port.
     /// - Parameter onEvent: called once per request, after it is answered,
     ///   with a line that holds no secret.
@@ -40,6 +45,10 @@ public final class Sandbox: Sendable {
         emulating descriptor: ProviderDescriptor, options: SandboxOptions = SandboxOptions(),
         onEvent: (@Sendable (SandboxEvent) -> Void)? = nil
     ) async throws -> Sandbox {
+        var options = options
+        if options.clientSecret == SandboxOptions.standardClientSecret {
+            options.clientSecret = SandboxOptions.standardClientSecret(for: descriptor)
+        }
         let box = EmulatorBox()
         let server = SandboxHTTPServer(
             refused: { line, status, reason in

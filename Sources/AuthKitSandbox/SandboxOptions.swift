@@ -1,3 +1,5 @@
+import AuthKit
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -43,8 +45,24 @@ public struct SandboxOptions: Sendable {
     /// The client id the sandbox knows (`sandbox-client`).
     public static let standardClientID = "sandbox-client"
     /// The client secret the sandbox expects (`sandbox-secret`). Published:
-    /// the sandbox holds nothing worth protecting.
+    /// the sandbox holds nothing worth protecting. A descriptor that has the
+    /// client sign `client_secret_jwt` assertions gets a longer one
+    /// (``standardClientSecret(for:)``).
     public static let standardClientSecret = "sandbox-secret"
+
+    /// The standard secret of a descriptor whose client signs
+    /// `client_secret_jwt` assertions with it: `sandbox-secret` is 14 bytes,
+    /// and an HS256 key must be at least 32 (RFC 7518 §3.2), so neither
+    /// AuthKit nor the sandbox signs or checks one with it.
+    package static let standardJWTClientSecret = "sandbox-secret-for-client-secret-jwt-hs256"
+
+    /// The secret the sandbox expects by default of `descriptor`'s client,
+    /// and what `authkit --sandbox` sends: ``standardJWTClientSecret`` where
+    /// the descriptor authenticates the client with `client_secret_jwt`,
+    /// else ``standardClientSecret``.
+    package static func standardClientSecret(for descriptor: ProviderDescriptor) -> String {
+        ClientAssertion.isUsed(by: descriptor) ? standardJWTClientSecret : standardClientSecret
+    }
     /// The port `authkit sandbox` listens on unless told otherwise.
     public static let standardPort = 8790
 
@@ -55,7 +73,9 @@ public struct SandboxOptions: Sendable {
     public var defaultAccount: String
     public var clientID: String
     /// `nil`: a public client, which must use PKCE (RFC 9700 §2.1.1) and must
-    /// not send a secret.
+    /// not send a secret. The standard one (`sandbox-secret`) stands for
+    /// ``standardClientSecret(for:)`` of the descriptor emulated, so that a
+    /// `client_secret_jwt` descriptor works with the defaults too.
     public var clientSecret: String?
     /// The redirect URIs registered for the client; `nil`: the descriptor's
     /// default redirect. A loopback `http` URI matches on any port (RFC 8252 §7.3).

@@ -168,6 +168,91 @@ import Testing
         }
     }
 
+    /// A provider that authenticates its clients with client_secret_jwt (HS256, RFC 7523 §2.2).
+    func hs256Provider() throws -> ProviderDescriptor {
+        try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "hs", "protocol": "oauth2",
+                 "authorization": {"url": "https://as.hs.example/authorize"},
+                 "token": {"url": "https://as.hs.example/token", "clientAuthentication": "client_secret_jwt"},
+                 "scopes": {"default": ["read"], "known": ["read", "write"]}}
+                """.utf8))
+    }
+
+    /// `client_assertion=<an HS256 JWS of the sandbox's client, MACed with secret>` for `tokenURL`.
+    func hs256Assertion(secret: String, tokenURL: URL) throws -> String {
+        let header = Base64URL.encode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let claims = try JSONSerialization.data(withJSONObject: [
+            "iss": "sandbox-client", "sub": "sandbox-client", "aud": tokenURL.absoluteString,
+            "jti": UUID().uuidString, "exp": Int(Date().timeIntervalSince1970) + 60,
+        ])
+        let input = header + "." + Base64URL.encode(claims)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return "grant_type=client_credentials&client_id=sandbox-client"
+            + "&client_assertion_type=urn%3Aietf%3Aparams%3Aoauth%3Aclient-assertion-type%3Ajwt-bearer"
+            + "&client_assertion=" + input + "." + Base64URL.encode(Data(mac))
+    }
+
+    /// client_secret_jwt both ways. With the defaults, a descriptor that asks
+    /// for it gets a secret long enough for HS256 (RFC 7518 §3.2: 256 bits),
+    /// and AuthKit signs in and gets client credentials with it. A sandbox
+    /// given a shorter secret answers an HS256 assertion `invalid_client`
+    /// (one request whose header said HS256 stopped a debug build: jwt-kit
+    /// asserts on a short key) and keeps serving; a descriptor that does not
+    /// say client_secret_jwt takes no HS256 assertion (RFC 6749 §2.3).
+    @Test func clientSecretJWTNeedsASecretLongEnoughForHS256() async throws {
+        let form = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+        try await Sandbox.with(emulating: try hs256Provider(), options: SandboxOptions(consent: .approve)) { sandbox in
+            #expect((sandbox.options.clientSecret?.utf8.count ?? 0) >= 32)
+            #expect(sandbox.clientSettings.clientSecret == sandbox.options.clientSecret)
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            #expect(!(try await client.clientCredentials(scopes: ["write"]).accessToken.isEmpty))
+            #expect(!(try await client.authorize(using: sandbox.userAgent()).accessToken.isEmpty))
+            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/as.hs.example/token"))
+            let secret = try #require(sandbox.options.clientSecret)
+            let good = try await raw(
+                "POST", token, headers: form, body: try hs256Assertion(secret: secret, tokenURL: token))
+            #expect(good.status == 200 && good.body.contains("access_token"), "\(good.body)")
+        }
+        var short = SandboxOptions()
+        short.clientSecret = "short-secret"
+        try await Sandbox.with(emulating: try hs256Provider(), options: short) { sandbox in
+            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/as.hs.example/token"))
+            let answer = try await raw(
+                "POST", token, headers: form, body: try hs256Assertion(secret: "short-secret", tokenURL: token))
+            #expect(
+                answer.status == 401 && answer.body.contains("invalid_client") && answer.body.contains("RFC 7518 §3.2")
+                    && !answer.body.contains("short-secret"),
+                "\(answer.status) \(answer.body)")
+            // The review's request: a header saying HS256 and no more.
+            let bare = try await raw(
+                "POST", token, headers: form,
+                body:
+                    "grant_type=client_credentials&client_assertion_type=urn%3Aietf%3Aparams%3Aoauth%3Aclient-assertion-type%3Ajwt-bearer&client_assertion="
+                    + Base64URL.encode(Data(#"{"alg":"HS256"}"#.utf8)) + ".e30.AAAA")
+            #expect(bare.status == 401 && bare.body.contains("invalid_client"), "\(bare.body)")
+            #expect(try await raw("GET", sandbox.baseURL).status == 200, "still serving")
+            // AuthKit refuses to sign with it before sending anything.
+            #expect(throws: AuthKitError.self) {
+                _ = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            }
+        }
+        var long = SandboxOptions()
+        long.clientSecret = String(repeating: "s", count: 40)
+        try await Sandbox.with(emulating: try bundled("github"), options: long) { sandbox in
+            let token = try #require(
+                URL(string: sandbox.baseURL.absoluteString + "/github.com/login/oauth/access_token"))
+            let answer = try await raw(
+                "POST", token, headers: form, body: try hs256Assertion(secret: long.clientSecret!, tokenURL: token))
+            // (GitHub answers its errors with 200.)
+            #expect(
+                answer.body.contains("invalid_client") && answer.body.contains("clientAuthentication")
+                    && !answer.body.contains("access_token"),
+                "\(answer.body)")
+        }
+    }
+
     /// A client registered with a key and no secret is confidential: the
     /// sandbox refuses its id alone (a client that stopped sending its
     /// assertion would otherwise pass), and takes its assertion.

@@ -615,6 +615,45 @@ import Testing
         }
     }
 
+    /// A client_secret_jwt assertion is an HS256 MAC with the client secret,
+    /// whose key RFC 7518 §3.2 wants at least 256 bits long: a shorter secret
+    /// is refused when the client is made, naming the setting and the RFC,
+    /// before any request (jwt-kit asserts on it: `authorize
+    /// --client-credentials` with a 14-byte secret stopped a debug build
+    /// with SIGILL). A 32-byte one signs; a private key, which signs
+    /// instead, makes the secret's length not matter.
+    @Test func aClientSecretTooShortForHS256IsRefusedBeforeAnyRequest() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"m1","token_type":"Bearer"}"#) }
+            let descriptor = try descriptor(server, auth: "client_secret_jwt")
+            let short = "fourteen-bytes"
+            #expect {
+                _ = try OAuth2Client(
+                    descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: short))
+            } throws: { error in
+                guard case AuthKitError.invalidSetting("bound", .clientSecret, let problem) = error else {
+                    return false
+                }
+                let text = (error as? AuthKitError)?.description ?? ""
+                return problem.contains("14 bytes") && problem.contains("RFC 7518 §3.2") && !text.contains(short)
+                    && text.contains("client secret")
+            }
+            // The assertion itself refuses it too, whoever calls it: never a trap.
+            await #expect(throws: AuthKitError.self) {
+                _ = try await ClientAssertion.parameters(
+                    clientID: "c", audience: "\(server.baseURL)/token", signer: .secret(short), providerID: "bound")
+            }
+            #expect(server.requests.isEmpty)
+            let long = String(repeating: "k", count: ClientAssertion.minimumSecretBytes)
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: long))
+            _ = try await client.clientCredentials()
+            let form = try formObject(try #require(server.requests(to: "/token").first).bodyText)
+            let (header, _) = try parts(try #require(form["client_assertion"]))
+            #expect(header["alg"] as? String == "HS256" && form["client_secret"] == nil)
+        }
+    }
+
     @Test func keyFilesThatHoldNoPrivateKeyAreRefusedByName() throws {
         let directory = TemporaryDirectory.url("authkit-key")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -665,7 +704,8 @@ import Testing
             let loaded = try ClientKey.load(path: path, providerID: "p")
             #expect(loaded.algorithm == (alg ?? "RS256"))
             let parameters = try await ClientAssertion.parameters(
-                clientID: "machine", audience: "https://as.example/token", signer: .privateKey(loaded))
+                clientID: "machine", audience: "https://as.example/token", signer: .privateKey(loaded),
+                providerID: "p")
             let assertion = try #require(parameters.first { $0.0 == "client_assertion" }?.1)
             let (header, _) = try parts(assertion)
             #expect(header["alg"] as? String == (alg ?? "RS256") && header["kid"] as? String == "k1")

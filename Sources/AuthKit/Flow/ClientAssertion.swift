@@ -24,10 +24,39 @@ package enum ClientAssertion {
     /// enough that a copy is of no use later.
     static let lifetime: TimeInterval = 60
 
+    /// The shortest client secret that signs a `client_secret_jwt`
+    /// assertion: RFC 7518 §3.2 says an HS256 key "of the same size as the
+    /// hash output (for instance, 256 bits for "HS256") or larger MUST be
+    /// used". jwt-kit asserts it (a debug build stopped with SIGILL on a
+    /// shorter one), so it is checked before jwt-kit sees the key.
+    package static let minimumSecretBytes = 32
+
+    /// Why `secret` cannot sign a `client_secret_jwt` assertion (it is too
+    /// short for HS256), or `nil`. Names neither the secret nor any of it.
+    package static func secretProblem(_ secret: String) -> String? {
+        let count = secret.utf8.count
+        guard count < minimumSecretBytes else { return nil }
+        return
+            "it is \(count) bytes, and client_secret_jwt signs with it as an HS256 key, which must be at least \(minimumSecretBytes) bytes (256 bits, RFC 7518 §3.2). Use the secret the provider issued for this client (such providers issue longer ones), or a private key (private_key_jwt)."
+    }
+
+    /// Whether `descriptor` has the client authenticate with
+    /// `client_secret_jwt` anywhere: at the token or device endpoint, or in
+    /// a follow-up, refresh or revocation call.
+    package static func isUsed(by descriptor: ProviderDescriptor) -> Bool {
+        let templates = [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0 }
+        return descriptor.token?.clientAuthentication == .clientSecretJWT
+            || descriptor.device?.clientAuthentication == .clientSecretJWT
+            || templates.contains { $0.clientAuthentication == .clientSecretJWT }
+    }
+
     /// The parameters that authenticate the client: `client_id`,
     /// `client_assertion_type` and `client_assertion`.
+    /// - Throws: ``AuthKitError/invalidSetting(providerID:_:problem:)`` with
+    ///   ``AuthKitError/Setting/clientSecret`` for a secret too short to be
+    ///   an HS256 key (``secretProblem(_:)``), before anything is signed.
     package static func parameters(
-        clientID: String, audience: String, signer: Signer, now: Date = Date()
+        clientID: String, audience: String, signer: Signer, providerID: String, now: Date = Date()
     ) async throws -> [(String, String)] {
         let issued = Int(now.timeIntervalSince1970)
         let claims = Claims(
@@ -44,6 +73,9 @@ package enum ClientAssertion {
             }
             if let keyID = key.keyID { header.kid = keyID }
         case .secret(let secret):
+            if let problem = secretProblem(secret) {
+                throw AuthKitError.invalidSetting(providerID: providerID, .clientSecret, problem: problem)
+            }
             await keys.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)
         }
         let assertion = try await keys.sign(claims, header: header)

@@ -36,7 +36,9 @@ public struct OAuth2Client: Authenticator {
     /// - Throws: ``AuthKitError/missingSetting(providerID:_:)`` when the client
     ///   id or a placeholder value is missing;
     ///   ``AuthKitError/invalidSetting(providerID:_:problem:)`` for a
-    ///   placeholder value that would not make a host;
+    ///   placeholder value that would not make a host, or a client secret
+    ///   too short to sign the `client_secret_jwt` assertions the descriptor
+    ///   asks for (RFC 7518 §3.2: at least 32 bytes);
     ///   ``AuthKitError/unusableRedirectURI(uri:reason:)`` for a configured
     ///   redirect URI that cannot be one; ``AuthKitError/misuse(_:)``
     ///   for a descriptor that is not OAuth 2.0.

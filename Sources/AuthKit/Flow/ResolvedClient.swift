@@ -114,6 +114,16 @@ final class ResolvedClient: Sendable {
         self.tokenURL = try placeholders.render(token.url, inURL: true, field: "token.url")
         self.tokenTarget = URL(string: tokenURL).map { RequestTarget($0) }
         self.privateKeyFile = settings.privateKeyFile.flatMap { $0.isEmpty ? nil : $0 }
+        // A client that signs client_secret_jwt assertions with its secret
+        // (no private key, which would sign instead) needs one long enough
+        // for HS256 (RFC 7518 §3.2). Said here, before any request: found
+        // at the code exchange, the person would have signed in for nothing.
+        if settings.privateKeyFile.map(\.isEmpty) ?? true, let secret = settings.clientSecret, !secret.isEmpty,
+            ClientAssertion.isUsed(by: descriptor),
+            let problem = ClientAssertion.secretProblem(secret)
+        {
+            throw AuthKitError.invalidSetting(providerID: descriptor.id, .clientSecret, problem: problem)
+        }
         self.pushedRequestURL = try descriptor.authorization?.pushedRequestURL.map {
             try placeholders.render($0, inURL: true, field: "authorization.par")
         }

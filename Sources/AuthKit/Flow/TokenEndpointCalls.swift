@@ -664,7 +664,7 @@ final class TokenEndpointCalls: Sendable {
                 signer = .secret(clientSecret ?? "")
             }
             let authenticating = try await ClientAssertion.parameters(
-                clientID: clientID, audience: client.tokenURL, signer: signer, now: now())
+                clientID: clientID, audience: client.tokenURL, signer: signer, providerID: descriptor.id, now: now())
             assertion = authenticating.last?.1
             parameters += authenticating
         case .basic?:

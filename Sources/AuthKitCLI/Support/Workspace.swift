@@ -317,7 +317,7 @@ struct Workspace {
         if sandbox != nil {
             // The sandbox's client, never the user's real id and secret.
             settings.clientID = explicit.clientID ?? SandboxOptions.standardClientID
-            settings.clientSecret = explicit.clientSecret ?? SandboxOptions.standardClientSecret
+            settings.clientSecret = explicit.clientSecret ?? SandboxOptions.standardClientSecret(for: descriptor)
             // Nor the user's private key (config.json, AUTHKIT_<ID>_PRIVATE_KEY_FILE):
             // an assertion signed with it went to the sandbox's port.
             settings.privateKeyFile = explicit.privateKeyFile

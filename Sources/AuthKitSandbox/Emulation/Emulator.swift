@@ -255,7 +255,7 @@ package final class Emulator: @unchecked Sendable {
         // RFC 7523 §2.2: a client with a key (or one the descriptor has use
         // client_secret_jwt) authenticates with an assertion instead.
         if parameters.has("client_assertion") || parameters.has("client_assertion_type") {
-            return try authenticateByAssertion(request, parameters)
+            return try authenticateByAssertion(request, parameters, as: expected)
         }
         let basic = request.header("authorization").flatMap(Self.basicCredentials)
         let bodySecret = parameters["client_secret"]

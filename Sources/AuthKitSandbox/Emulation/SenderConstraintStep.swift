@@ -114,7 +114,35 @@ extension Emulator {
         }
     }
 
+    /// Why the assertion is refused before its signature is checked (not a
+    /// JWS, an algorithm not taken, no key or secret to check it with), or
+    /// `nil` when jwt-kit has to verify it.
+    func assertionProblem(_ compact: String) -> String? {
+        guard let header = Self.header(of: compact), case .string(let alg)? = header["alg"] else {
+            return "the assertion is not a compact JWS"
+        }
+        switch alg {
+        case "HS256":
+            guard let secret = options.clientSecret else { return "the client has no secret" }
+            // RFC 7518 §3.2: an HS256 key is at least 256 bits. jwt-kit
+            // asserts it when the key is made (a debug build stopped on
+            // one request whose header said HS256), so a shorter secret
+            // never reaches it: no assertion is taken with it, as the
+            // client refuses to sign one.
+            if ClientAssertion.secretProblem(secret) != nil {
+                return
+                    "the sandbox's client secret is \(secret.utf8.count) bytes, too short to be an HS256 key (at least \(ClientAssertion.minimumSecretBytes), RFC 7518 §3.2): it takes no client_secret_jwt assertion; give it a longer secret (SandboxOptions.clientSecret)"
+            }
+            return nil
+        case "ES256", "RS256", "PS256":
+            return options.clientKey == nil ? "the sandbox was given no client key" : nil
+        default:
+            return "alg \(DisplayText.sanitized(alg, limit: 20)) is not taken (HS256, ES256, RS256, PS256)"
+        }
+    }
+
     func verifyAssertion(_ compact: String) async -> SignatureCheck<VerifiedAssertion> {
+        if let problem = assertionProblem(compact) { return .refused(problem) }
         guard let header = Self.header(of: compact), case .string(let alg)? = header["alg"] else {
             return .refused("the assertion is not a compact JWS")
         }
@@ -130,6 +158,7 @@ extension Emulator {
         do {
             switch alg {
             case "HS256":
+                // Long enough (assertionProblem): jwt-kit asserts on a shorter key.
                 guard let secret = options.clientSecret else { return .refused("the client has no secret") }
                 await keys.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)
             case "ES256", "RS256", "PS256":
@@ -170,13 +199,32 @@ extension Emulator {
 
     // MARK: - Claims, under the lock
 
-    /// RFC 7523 §3: the assertion's claims, each `jti` once.
-    func authenticateByAssertion(_ request: SandboxRequest, _ parameters: Parameters) throws -> String {
+    /// RFC 7523 §3: the assertion's claims, each `jti` once, of the kind
+    /// the client registered: `client_secret_jwt` (HS256) only where the
+    /// descriptor says so (`expected`), `private_key_jwt` where it says so
+    /// or the sandbox was given the client's key (a client with a key signs
+    /// with it wherever it authenticates, as AuthKit's does). RFC 6749 §2.3:
+    /// a client authenticates the one way it registered, not any it likes.
+    func authenticateByAssertion(
+        _ request: SandboxRequest, _ parameters: Parameters, as expected: ClientAuthentication
+    ) throws -> String {
         guard parameters["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" else {
             throw Refusal.invalidClient("client_assertion_type is not jwt-bearer (RFC 7523 §2.2)")
         }
         guard request.header("authorization") == nil, !parameters.has("client_secret") else {
             throw Refusal.invalidRequest("the client authenticated in more than one way (RFC 6749 §2.3)")
+        }
+        if let compact = parameters["client_assertion"], case .string(let alg)? = Self.header(of: compact)?["alg"] {
+            if alg == "HS256", expected != .clientSecretJWT {
+                throw Refusal.invalidClient(
+                    "a client_secret_jwt assertion (HS256), but \(descriptor.name) authenticates this client with \(expected.rawValue) here (the descriptor's clientAuthentication; RFC 6749 §2.3)"
+                )
+            }
+            if alg != "HS256", expected != .privateKeyJWT, options.clientKey == nil {
+                throw Refusal.invalidClient(
+                    "a private_key_jwt assertion (\(DisplayText.sanitized(alg, limit: 20))), but the client registered no key (SandboxOptions.clientKey, sandbox serve --client-key) and the descriptor's clientAuthentication here is \(expected.rawValue) (RFC 6749 §2.3)"
+                )
+            }
         }
         switch request.assertion {
         case .verified(let claims)?:

@@ -106,6 +106,8 @@ struct SandboxServe: WorkspaceCommand {
             Console.out("  \(event)")
         }
         let base = sandbox.baseURL.absoluteString
+        // The secret it expects (longer than the standard one for a client_secret_jwt descriptor).
+        options = sandbox.options
         // A device-only provider has no redirect: its users enter a code at the sandbox's /device page.
         let wayIn =
             descriptor.isDeviceOnly

@@ -119,7 +119,7 @@ struct SandboxTry: WorkspaceCommand {
             """
             Emulating \(descriptor.name) from \(descriptor.source) at \(sandbox.baseURL.absoluteString): \
             nothing leaves this machine, no app registration is needed.
-            The sandbox's client: id \(options.clientID), secret \(options.clientSecret ?? "none") (your own settings are not used).
+            The sandbox's client: id \(options.clientID), secret \(sandbox.options.clientSecret ?? "none") (your own settings are not used).
             """)
 
         var environment = workspace.environment
