@@ -189,6 +189,27 @@ import Testing
         }
     }
 
+    /// A refresh the sandbox refuses (here: a scope wider than the grant,
+    /// RFC 6749 §6) leaves the refresh token as it was (§5.2): it was
+    /// rotated away first, so the client's retry counted as a reuse and
+    /// revoked the whole grant.
+    @Test func aRefusedRefreshLeavesTheTokenValid() async throws {
+        try await Sandbox.with(emulating: try bundled("google")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let signedIn = try await client.authorize(using: sandbox.userAgent())
+            let refreshToken = try #require(signedIn.refreshToken)
+            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/oauth2.googleapis.com/token"))
+            let wider = try await raw(
+                "POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: "grant_type=refresh_token&refresh_token=\(refreshToken)&client_id=sandbox-client"
+                    + "&client_secret=sandbox-secret&scope=openid%20https%3A%2F%2Fmail.google.com%2F")
+            #expect(wider.status == 400 && wider.body.contains("invalid_scope"), "\(wider.body)")
+            let refreshed = try await client.refresh(signedIn)
+            #expect(refreshed.refreshToken != refreshToken)
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: refreshed).0 == 200)
+        }
+    }
+
     /// Salesforce tells no `expires_in`; its tokens last the org's session
     /// timeout (here 900 s, the shortest). The credential records no expiry,
     /// and a ``CredentialSource`` refreshes it at the descriptor's assumed

@@ -105,7 +105,8 @@ extension Emulator {
                     refresh: false)
             case .refresh:
                 let (grantID, grant) =
-                    try call.bindings["refresh_token"].map(useRefreshToken) ?? grantOfAccessToken(call.bindings)
+                    try call.bindings["refresh_token"].map(liveRefreshToken) ?? grantOfAccessToken(call.bindings)
+                if let token = call.bindings["refresh_token"] { spendRefreshToken(token) }
                 return issue(
                     grant: grantID, scopes: grant.scopes, step: step,
                     summary: "refreshed (provider's own call) for account \(grant.account)",

@@ -106,23 +106,29 @@ extension Emulator {
         if let bound = ledger.refreshTokens[token]?.jkt, bound != jkt {
             throw Refusal.invalidGrant("the refresh token is bound to another DPoP key (RFC 9449 §5)")
         }
-        let (grantID, grant) = try useRefreshToken(token)
+        let (grantID, grant) = try liveRefreshToken(token)
         var scopes = grant.scopes
         if let asked = parameters["scope"] {
             // §6: the scope may narrow, never widen.
             scopes = splitScopes(asked)
             if let extra = scopes.first(where: { !grant.scopes.contains($0) }) {
-                throw Refusal("invalid_scope", "'\(extra)' was not granted")
+                throw Refusal("invalid_scope", "'\(DisplayText.sanitized(extra, limit: 80))' was not granted")
             }
         }
+        // Spent only now that the request is good: a refused one (§5.2)
+        // leaves the token as it was, and the client's retry is no reuse.
+        spendRefreshToken(token)
         return issue(
             grant: grantID, scopes: scopes, step: "refresh", summary: "refreshed for account \(grant.account)",
             captures: captures, jkt: jkt)
     }
 
-    /// Marks `token` used. A rotated token used again means two parties hold
-    /// it: the whole grant is revoked (RFC 9700 §4.14.2).
-    func useRefreshToken(_ token: String) throws -> (Int, GrantLedger.Grant) {
+    /// The grant of `token`, a live refresh token, without spending it:
+    /// the request's other checks come first (RFC 6749 §5.2: a refused
+    /// request leaves the token valid, so a retry is not a reuse). A rotated
+    /// token used again means two parties hold it: the whole grant is
+    /// revoked (RFC 9700 §4.14.2).
+    func liveRefreshToken(_ token: String) throws -> (Int, GrantLedger.Grant) {
         guard let record = ledger.refreshTokens[token] else {
             throw Refusal.invalidGrant("the refresh token is unknown")
         }
@@ -133,8 +139,13 @@ extension Emulator {
             ledger.revoke(grant: record.grant)
             throw Refusal.invalidGrant("refresh token reused after rotation: every token of this grant is revoked")
         }
-        if options.issuesRefreshTokens { ledger.refreshTokens[token]?.rotated = true }
         return (record.grant, grant)
+    }
+
+    /// Marks `token` used, once the refresh it came with is granted: rotated
+    /// away when the sandbox issues a new one each time.
+    func spendRefreshToken(_ token: String) {
+        if options.issuesRefreshTokens { ledger.refreshTokens[token]?.rotated = true }
     }
 
     /// A new access token (and, when configured, a new refresh token) for
