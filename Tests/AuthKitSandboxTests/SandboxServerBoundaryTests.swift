@@ -1,4 +1,6 @@
+import AuthKit
 import AuthKitTestSupport
+import Dispatch
 import Foundation
 import Testing
 
@@ -160,6 +162,108 @@ import Testing
                 events.contains { $0.status == 400 && $0.summary.contains("not a well-formed HTTP/1.1 request") },
                 "\(events)")
             #expect(!events.description.contains("SECRETCODE"))
+        }
+    }
+
+    /// Waits (up to 10 s) until `condition` holds; fails the test if it never does.
+    private func until(_ what: String, _ condition: () -> Bool) async throws {
+        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(condition(), "never: \(what)")
+    }
+
+    /// Holds the calling thread until `semaphore` is signalled (called from a
+    /// check, it holds the checks' one thread, as a slow check would).
+    private static func hold(_ semaphore: DispatchSemaphore) { semaphore.wait() }
+
+    /// Requests with a signature to check wait for one thread: at most
+    /// `maxPendingSignatureChecks` at once (each holds its body, up to a
+    /// MiB), one more is answered 503 with Retry-After, and one whose client
+    /// has gone by its turn is dropped unchecked. The queue had no bound, and
+    /// checked requests nobody waited for: 1,000 posts of 1 MB with `DPoP: x`
+    /// held 900 MB and kept valid proofs waiting for minutes.
+    @Test func signatureChecksWaitingAreBoundedAndGoneClientsAreSkipped() async throws {
+        let first = DispatchSemaphore(value: 0)
+        let checked = LockedValue(0)
+        let refused = LockedValue<[Int]>([])
+        let server = SandboxHTTPServer(
+            refused: { _, status, _ in refused.withLock { $0.append(status) } },
+            respond: { _ in
+                if checked.withLock({ count -> Int in
+                    count += 1
+                    return count
+                }) == 1 {
+                    Self.hold(first)
+                }
+                return .empty(status: 200, step: "test", summary: "ok")
+            }, respondNow: { _ in nil })
+        let port = try await server.start(port: 0)
+        let request = Data("POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nDPoP: x\r\nContent-Length: 0\r\n\r\n".utf8)
+        let held = try RawHTTP.connect(port: port)
+        var waiting = [Int32]()
+        do {
+            try RawHTTP.write(held, request)
+            try await until("the first check started") { checked.current == 1 }
+            for _ in 1..<SandboxHTTPServer.maxPendingSignatureChecks {
+                let fd = try RawHTTP.connect(port: port)
+                waiting.append(fd)
+                try RawHTTP.write(fd, request)
+            }
+            try await until("the queue is full") {
+                server.pendingSignatureChecks == SandboxHTTPServer.maxPendingSignatureChecks
+            }
+            let busy = try await RawHTTP.send(request, port: port)
+            #expect(busy.status == 503 && busy.header("Retry-After") == "1", "\(busy.status)")
+            #expect(server.pendingSignatureChecks == SandboxHTTPServer.maxPendingSignatureChecks)
+            // The waiting clients go away before their turn.
+            for fd in waiting { close(fd) }
+            waiting = []
+            try await until("the server saw them go") { server.openConnections == 1 }
+        } catch {
+            first.signal()
+            throw error
+        }
+        first.signal()
+        let answer = try await blocking { try RawHTTP.readResponse(held, headOnly: false) }
+        close(held)
+        #expect(answer.status == 200)
+        try await until("every check ended") { server.pendingSignatureChecks == 0 }
+        #expect(checked.current == 1, "requests whose client had gone were checked")
+        #expect(refused.current.filter { $0 == 499 }.count == SandboxHTTPServer.maxPendingSignatureChecks - 1)
+        #expect(refused.current.filter { $0 == 503 }.count == 1)
+        await server.stop()
+    }
+
+    /// Idle connections are capped: past `maxConnections`, the oldest one
+    /// that has not sent its request is closed, so a request still gets in.
+    /// 250 idle connections used up what `ulimit -n 256` allowed, and a
+    /// legitimate request was never accepted.
+    @Test func idleConnectionsAreCappedOldestFirst() async throws {
+        // A deadline past the socket's 10 s read timeout: only the cap closes them.
+        try await withServer(requestTimeout: .seconds(60)) { port in
+            var idle = [Int32]()
+            defer { for fd in idle { close(fd) } }
+            for _ in 0..<(SandboxHTTPServer.maxConnections + 10) { idle.append(try RawHTTP.connect(port: port)) }
+            let response = try await RawHTTP.request("/", port: port)
+            #expect(response.status == 200)
+            // The oldest were closed: reading one ends at once, with nothing.
+            let oldest = idle[0]
+            let read = try await blocking { try RawHTTP.readUntilClosed(oldest) }
+            #expect(read.isEmpty)
+        }
+    }
+
+    /// RFC 9112 §3.2: an HTTP/1.1 request without `Host`, or any request with
+    /// two, gets 400 (both were answered 200). HTTP/1.0 may leave it out.
+    @Test func aRequestWithoutOneHostIsRefused() async throws {
+        try await withServer { port in
+            let none = try await RawHTTP.send(Data("GET / HTTP/1.1\r\nConnection: close\r\n\r\n".utf8), port: port)
+            #expect(none.status == 400)
+            let two = try await RawHTTP.send(
+                Data("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n".utf8),
+                port: port)
+            #expect(two.status == 400)
+            let old = try await RawHTTP.send(Data("GET / HTTP/1.0\r\n\r\n".utf8), port: port)
+            #expect(old.status == 200)
         }
     }
 

@@ -107,8 +107,20 @@ package final class Emulator: @unchecked Sendable {
     /// requests are answered this way, on the server's event loop, so the
     /// sandbox does not wait for Swift's cooperative threads, which a busy
     /// test process can hold for a long time.
+    ///
+    /// A proof or assertion refused before any signature is checked (not a
+    /// JWS, another `typ` or `alg`, no key to check it with) is refused here
+    /// too: only one that jwt-kit has to verify waits for its turn.
     package func respondWithoutSignatures(_ request: SandboxRequest) -> SandboxResponse? {
-        guard request.header("dpop") == nil, !Self.carriesClientAssertion(request) else { return nil }
+        var request = request
+        if let proof = request.header("dpop") {
+            guard let problem = Self.proofProblem(proof) else { return nil }
+            request.proof = .refused(problem)
+        }
+        if let assertion = request.clientAssertion {
+            guard let problem = assertionProblem(assertion) else { return nil }
+            request.assertion = .refused(problem)
+        }
         return respondNow(request)
     }
 

@@ -57,20 +57,8 @@ extension Emulator {
     func verifySignatures(of request: SandboxRequest) async -> SandboxRequest {
         var request = request
         if let proof = request.header("dpop") { request.proof = await Self.verifyProof(proof) }
-        if request.method == "POST", case .success(let pairs) = request.bodyParameters(.form),
-            let assertion = pairs.first(where: { $0.0 == "client_assertion" })?.1
-        {
-            request.assertion = await verifyAssertion(assertion)
-        }
+        if let assertion = request.clientAssertion { request.assertion = await verifyAssertion(assertion) }
         return request
-    }
-
-    /// Whether `request`'s form body holds a `client_assertion` (RFC 7523 §2.2).
-    static func carriesClientAssertion(_ request: SandboxRequest) -> Bool {
-        guard request.method == "POST", !request.body.isEmpty,
-            case .success(let pairs) = request.bodyParameters(.form)
-        else { return false }
-        return pairs.contains { $0.0 == "client_assertion" }
     }
 
     /// The JOSE header of a compact JWS, read (not trusted) to pick the key.
@@ -82,14 +70,41 @@ extension Emulator {
         return header
     }
 
-    static func verifyProof(_ compact: String) async -> SignatureCheck<VerifiedProof> {
-        guard let header = header(of: compact) else { return .refused("the proof is not a compact JWS") }
-        guard header["typ"] == .string("dpop+jwt") else { return .refused("typ is not dpop+jwt (RFC 9449 §4.2)") }
-        guard header["alg"] == .string("ES256") else { return .refused("the sandbox takes ES256 proofs only") }
+    /// The public key of a proof's header, or why the proof is refused
+    /// before its signature is checked (RFC 9449 §4.3's checks of the header).
+    private static func proofKey(_ compact: String) -> Result<(x: String, y: String), Refused> {
+        guard let header = header(of: compact) else { return .failure(Refused("the proof is not a compact JWS")) }
+        guard header["typ"] == .string("dpop+jwt") else {
+            return .failure(Refused("typ is not dpop+jwt (RFC 9449 §4.2)"))
+        }
+        guard header["alg"] == .string("ES256") else { return .failure(Refused("the sandbox takes ES256 proofs only")) }
         guard case .object(let jwk)? = header["jwk"], jwk["kty"] == .string("EC"), jwk["crv"] == .string("P-256"),
             case .string(let x)? = jwk["x"], case .string(let y)? = jwk["y"]
-        else { return .refused("jwk is not a P-256 public key") }
-        guard jwk["d"] == nil else { return .refused("jwk holds a private key (RFC 9449 §4.3)") }
+        else { return .failure(Refused("jwk is not a P-256 public key")) }
+        guard jwk["d"] == nil else { return .failure(Refused("jwk holds a private key (RFC 9449 §4.3)")) }
+        return .success((x, y))
+    }
+
+    /// Why the proof is refused without a signature check, or `nil` when
+    /// jwt-kit has to verify it.
+    static func proofProblem(_ compact: String) -> String? {
+        if case .failure(let refused) = proofKey(compact) { return refused.reason }
+        return nil
+    }
+
+    /// A reason to refuse, as an error.
+    struct Refused: Error {
+        var reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    static func verifyProof(_ compact: String) async -> SignatureCheck<VerifiedProof> {
+        let x: String
+        let y: String
+        switch proofKey(compact) {
+        case .success(let key): (x, y) = key
+        case .failure(let refused): return .refused(refused.reason)
+        }
         struct Claims: JWTPayload {
             var jti: String
             var htm: String

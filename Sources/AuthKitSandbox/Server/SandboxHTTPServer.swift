@@ -28,6 +28,15 @@ import NIOPosix
 /// - a connection that has not sent its whole request within
 ///   ``requestTimeout`` is closed, so idle or dripping clients cannot hold
 ///   descriptors open for ever;
+/// - at most ``maxConnections`` connections are open at once: past it, the
+///   oldest that has not sent its whole request yet is closed (else the new
+///   one), so idle clients cannot use up the process's descriptors and
+///   starve one that would send a request;
+/// - an HTTP/1.1 request without `Host`, or any with two, gets 400 (RFC 9112 §3.2);
+/// - at most ``maxPendingSignatureChecks`` requests wait for a signature
+///   check at once (each holds its body, up to ``maxBodyBytes``); one more
+///   is answered 503, and one whose client has gone by the time its turn
+///   comes is dropped unchecked;
 /// - the server binds only 127.0.0.1 (a sandbox that accepted tokens from the
 ///   network would be a credential sink for anyone on it).
 ///
@@ -37,6 +46,16 @@ import NIOPosix
 /// answered request.
 final class SandboxHTTPServer: @unchecked Sendable {
     static let maxBodyBytes = 1 << 20
+    /// The most requests whose DPoP proof or client assertion waits for
+    /// jwt-kit at once. The checks run one at a time (``SignatureCheckExecutor``),
+    /// each in well under a millisecond; a queue without bound let 1,000
+    /// posts of 1 MB with `DPoP: x` hold 900 MB and keep valid proofs
+    /// waiting for minutes. Past it, 503 with `Retry-After` (RFC 9110 §15.6.4).
+    static let maxPendingSignatureChecks = 16
+    /// The most connections open at once. A client on this machine opens a
+    /// few; 250 idle ones left none of the 256 descriptors `ulimit -n 256`
+    /// allows for the request that mattered.
+    static let maxConnections = 64
     /// The longest request path taken (the query is bounded by the head's
     /// size); longer ones get 414.
     static let maxPathBytes = 8 << 10
@@ -48,6 +67,12 @@ final class SandboxHTTPServer: @unchecked Sendable {
     private var channel: Channel?
     private let lock = ThreadLock()
     private var stopped = false
+    /// Requests queued for or in their signature check; guarded by `lock`.
+    private var pendingChecks = 0
+    /// The open connections, by channel: the order they came in, and
+    /// whether their request is still to come in whole. Guarded by `lock`.
+    private var connections: [ObjectIdentifier: (order: Int, channel: Channel, waiting: Bool)] = [:]
+    private var connectionsAccepted = 0
     let respond: @Sendable (SandboxRequest) async -> SandboxResponse
     /// The answer given at once, on the event loop, or `nil` for a request
     /// `respond` must answer (one with a signature to check).
@@ -102,6 +127,46 @@ final class SandboxHTTPServer: @unchecked Sendable {
         return channel.localAddress?.port ?? port
     }
 
+    /// How many connections are open now.
+    var openConnections: Int { lock.withLock { connections.count } }
+
+    /// Counts `channel` in; past ``maxConnections``, closes the oldest
+    /// connection still waiting for its request (or `channel` itself, when
+    /// every other one has a request being answered).
+    fileprivate func admit(_ channel: Channel) {
+        let victim = lock.withLock { () -> Channel? in
+            connectionsAccepted += 1
+            connections[ObjectIdentifier(channel)] = (connectionsAccepted, channel, true)
+            guard connections.count > Self.maxConnections else { return nil }
+            let oldest = connections.values.filter { $0.waiting && $0.channel !== channel }.min { $0.order < $1.order }
+            return oldest?.channel ?? channel
+        }
+        victim?.close(promise: nil)
+    }
+
+    /// `channel` has sent its whole request: it is no longer idle.
+    fileprivate func requestArrived(on channel: Channel) {
+        lock.withLock { connections[ObjectIdentifier(channel)]?.waiting = false }
+    }
+
+    fileprivate func forget(_ channel: Channel) {
+        lock.withLock { connections[ObjectIdentifier(channel)] = nil }
+    }
+
+    /// How many requests wait for (or are in) their signature check now.
+    var pendingSignatureChecks: Int { lock.withLock { pendingChecks } }
+
+    /// Takes a place in the signature checks' queue; `false` when it is full.
+    fileprivate func reserveSignatureCheck() -> Bool {
+        lock.withLock {
+            guard pendingChecks < Self.maxPendingSignatureChecks else { return false }
+            pendingChecks += 1
+            return true
+        }
+    }
+
+    fileprivate func releaseSignatureCheck() { lock.withLock { pendingChecks -= 1 } }
+
     /// Closes the listener. Safe to call more than once.
     func stop() async {
         let first = lock.withLock { () -> Bool in
@@ -136,10 +201,12 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
     func handlerAdded(context: ChannelHandlerContext) {
         let channel = context.channel
         deadline = context.eventLoop.scheduleTask(in: TimeAmount(server.requestTimeout)) { channel.close(promise: nil) }
+        server.admit(channel)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
+        server.forget(context.channel)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -166,6 +233,16 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
                     head, status: 414, reason: "request path over \(SandboxHTTPServer.maxPathBytes) bytes",
                     context: context)
             }
+            // RFC 9112 §3.2: a server "MUST respond with a 400" to an
+            // HTTP/1.1 request without Host, or to any with more than one.
+            let hosts = head.headers["Host"].count
+            guard hosts == 1 || (hosts == 0 && (head.version.major, head.version.minor) < (1, 1)) else {
+                return refuse(
+                    head, status: 400,
+                    reason: hosts == 0
+                        ? "an HTTP/1.1 request without a Host header (RFC 9112 §3.2)"
+                        : "\(hosts) Host headers (RFC 9112 §3.2 allows one)", context: context)
+            }
             let declared = head.headers.first(name: "Content-Length").flatMap { Int($0) } ?? 0
             guard declared <= SandboxHTTPServer.maxBodyBytes else { return refuseTooLarge(head, context: context) }
             self.head = head
@@ -179,6 +256,7 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
             if let bytes = buffer.readBytes(length: buffer.readableBytes) { body.append(contentsOf: bytes) }
         case .end:
             guard let head else { return }
+            server.requestArrived(on: context.channel)
             let request = SandboxRequest(
                 method: head.method.rawValue, target: head.uri,
                 headers: head.headers.map { ($0.name, $0.value) }, body: body,
@@ -241,20 +319,44 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
             close(after: answer, context: context)
             return
         }
+        guard server.reserveSignatureCheck() else {
+            let reason =
+                "\(SandboxHTTPServer.maxPendingSignatureChecks) requests already wait for their signature check"
+            server.refused("\(head.method.rawValue) \(head.uri.prefix { $0 != "?" }.prefix(200))", 503, reason)
+            var busy = SandboxResponse.empty(status: 503, step: "unknown", summary: reason)
+            busy.headers = [("Retry-After", "1")]
+            close(after: send(busy, to: head, context: context), context: context)
+            return
+        }
         let loop = context.eventLoop
         let bound = NIOLoopBound(context, eventLoop: loop)
-        let promise = loop.makePromise(of: SandboxResponse.self)
+        let channel = context.channel
+        let promise = loop.makePromise(of: SandboxResponse?.self)
+        // A client gone by the time the request's turn comes (its deadline
+        // passed while it waited, or it hung up) gets no check: nobody
+        // would read the answer, and the queue is the valid requests' too.
+        let check: @Sendable () async -> SandboxResponse? = {
+            defer { server.releaseSignatureCheck() }
+            guard channel.isActive else { return nil }
+            return await server.respond(request)
+        }
         // The signatures are checked on a thread of the sandbox's own, not
         // on Swift's cooperative pool: a test process (or an app) holding the
         // pool's few threads in blocking work kept the check from starting
         // until the request's deadline closed the connection unanswered
         // ("Server returned nothing", seen in a loaded CI run).
         if #available(macOS 15, iOS 18, *) {
-            Task(executorPreference: SignatureCheckExecutor.shared) { promise.succeed(await server.respond(request)) }
+            Task(executorPreference: SignatureCheckExecutor.shared) { promise.succeed(await check()) }
         } else {
-            promise.completeWithTask { await server.respond(request) }
+            promise.completeWithTask { await check() }
         }
         promise.futureResult.whenSuccess { response in
+            guard let response else {
+                server.refused(
+                    "\(head.method.rawValue) \(head.uri.prefix { $0 != "?" }.prefix(200))", 499,
+                    "the client went away before its signature check; the request was dropped unhandled")
+                return
+            }
             let context = bound.value
             let answer = self.send(response, to: head, context: context)
             self.close(after: answer, context: context)

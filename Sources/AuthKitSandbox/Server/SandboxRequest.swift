@@ -23,6 +23,10 @@ package struct SandboxRequest: Sendable {
     var proof: SignatureCheck<VerifiedProof>?
     /// The body's `client_assertion`, its signature checked (RFC 7523 §3).
     var assertion: SignatureCheck<VerifiedAssertion>?
+    /// A form body's parameters, decoded once when the request is read:
+    /// routing, the signature check and the step that answers all read
+    /// them, and a body may be a megabyte. `nil` for any other body.
+    private let form: Result<[(String, String)], ParameterProblem>?
 
     package init(method: String, target: String, headers: [(name: String, value: String)], body: Data, origin: String) {
         self.method = method
@@ -36,6 +40,23 @@ package struct SandboxRequest: Sendable {
         self.headers = headers.map { ($0.name.lowercased(), $0.value) }
         self.body = body
         self.origin = origin
+        // As ``mediaType`` reads it: the first Content-Type.
+        let contentType = self.headers.first { $0.name == "content-type" }?.value
+        if !body.isEmpty, contentType.map(AuthKit.mediaType(ofContentType:)) == "application/x-www-form-urlencoded" {
+            if let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text) {
+                form = .success(pairs)
+            } else {
+                form = .failure(.malformed("the body is not form-encoded"))
+            }
+        } else {
+            form = nil
+        }
+    }
+
+    /// The form body's `client_assertion` (RFC 7523 §2.2), for a POST.
+    var clientAssertion: String? {
+        guard method == "POST", case .success(let pairs)? = form else { return nil }
+        return pairs.first { $0.0 == "client_assertion" }?.1
     }
 
     /// For events and messages: never the query, where secrets may travel.
@@ -62,13 +83,10 @@ package struct SandboxRequest: Sendable {
             return .success(query)
         case .form:
             if body.isEmpty { return .success([]) }
-            guard mediaType == "application/x-www-form-urlencoded" else {
+            guard mediaType == "application/x-www-form-urlencoded", let form else {
                 return .failure(.wrongEncoding("a form body (Content-Type: application/x-www-form-urlencoded)"))
             }
-            guard let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text) else {
-                return .failure(.malformed("the body is not form-encoded"))
-            }
-            return .success(pairs)
+            return form
         case .json:
             if body.isEmpty { return .success([]) }
             guard mediaType == "application/json" else {
@@ -81,7 +99,7 @@ package struct SandboxRequest: Sendable {
         }
     }
 
-    enum ParameterProblem: Error {
+    enum ParameterProblem: Error, Sendable {
         case wrongEncoding(String)
         case malformed(String)
 
