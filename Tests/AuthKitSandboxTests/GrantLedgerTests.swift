@@ -43,15 +43,35 @@ import Testing
             ledger.codes["k\(index)"] = GrantLedger.Code(
                 grant: grant, redirectURI: "", sentRedirectURI: false, challenge: nil,
                 challengeMethod: nil, expiresAt: now.addingTimeInterval(600))
-            ledger.nonces.insert("\(Int(now.timeIntervalSince1970) - (index < 60 ? 3600 : 0)) n\(index)")
         }
         ledger.prune(now: now)
         #expect(ledger.consents.count <= GrantLedger.limit)
         #expect(ledger.consents["c0"] == nil, "expired ones go first")
         #expect(ledger.consents["c\(GrantLedger.limit + 49)"] != nil, "a live one is kept when expired ones make room")
         #expect(ledger.codes.count <= GrantLedger.limit)
-        #expect(
-            ledger.nonces.count == GrantLedger.limit + 50 - 60, "only nonces outside the five-minute window are dropped"
-        )
+    }
+
+    /// OAuth 1.0a nonces are bounded as they are recorded, as jtis are: once
+    /// `limit` are held, those outside the five-minute window make room; a
+    /// live one is never dropped (its replay would pass), so a new one is
+    /// refused instead. They were kept without bound until the next prune,
+    /// which read every timestamp back out of its text.
+    @Test func nonceRecordsAreBoundedAndLiveOnesAreKept() {
+        let now = Date()
+        let current = Int64(now.timeIntervalSince1970)
+        var ledger = GrantLedger(deterministic: true)
+        for index in 0..<GrantLedger.limit {
+            let recorded = ledger.record(nonce: "n\(index)", timestamp: current - (index < 60 ? 3600 : 0), now: now)
+            #expect(recorded, "\(index)")
+        }
+        #expect(ledger.hasSeen(nonce: "n100", timestamp: current))
+        for index in 0..<60 {
+            let roomMade = ledger.record(nonce: "m\(index)", timestamp: current, now: now)
+            #expect(roomMade, "lapsed ones make room: \(index)")
+        }
+        #expect(ledger.nonces.count == GrantLedger.limit)
+        let full = ledger.record(nonce: "one-too-many", timestamp: current, now: now)
+        #expect(!full, "a live nonce was dropped")
+        #expect(ledger.nonces.count == GrantLedger.limit && ledger.hasSeen(nonce: "n100", timestamp: current))
     }
 }

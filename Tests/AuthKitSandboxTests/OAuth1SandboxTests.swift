@@ -158,6 +158,35 @@ import Testing
             #expect(sandbox.events.map(\.summary).contains { $0.hasPrefix("timestamp_refused") })
         }
     }
+
+    /// A nonce counts only once its request's signature verifies: anyone can
+    /// send a request with the client's next nonce, and an unsigned one took
+    /// that nonce away from the client. One longer than 128 bytes is
+    /// refused by name (each is kept for five minutes).
+    @Test func aNonceCountsOnlyOnceItsSignatureVerifies() async throws {
+        let now = Date()
+        try await Sandbox.with(emulating: try bundled("twitter"), options: SandboxOptions(now: { now })) { sandbox in
+            let url = try #require(URL(string: sandbox.baseURL.absoluteString + "/api.x.com/oauth/request_token"))
+            let stamp = String(Int(now.timeIntervalSince1970))
+            func send(secret: String, nonce: String) async throws -> (status: Int, body: String) {
+                let signer = OAuth1Signer(
+                    consumerKey: "sandbox-client", consumerSecret: secret,
+                    nonceAndTimestamp: .fixed(nonce: nonce, timestamp: stamp))
+                let header = try signer.authorizationHeader(
+                    method: "POST", url: url, protocolParameters: [("oauth_callback", "oob")])
+                let answer = try await raw("POST", url, headers: ["Authorization": header])
+                return (answer.status, answer.body)
+            }
+            let forged = try await send(secret: "guess", nonce: "n1")
+            #expect(forged.status == 401 && forged.body.contains("invalid_signature"), "\(forged.body)")
+            let signed = try await send(secret: "sandbox-secret", nonce: "n1")
+            #expect(signed.status == 200, "\(signed.body)")
+            let replayed = try await send(secret: "sandbox-secret", nonce: "n1")
+            #expect(replayed.status == 401 && replayed.body.contains("nonce_used"), "\(replayed.body)")
+            let long = try await send(secret: "sandbox-secret", nonce: String(repeating: "n", count: 129))
+            #expect(long.status == 400 && long.body.contains("oauth_nonce is 129 bytes"), "\(long.body)")
+        }
+    }
 }
 
 /// What a strict server (oauthlib) refuses, the sandbox refuses too, saying

@@ -116,8 +116,38 @@ struct GrantLedger: Sendable {
     var refreshTokens: [String: RefreshToken] = [:]
     var deviceCodes: [String: DeviceCode] = [:]
     var oauth1Tokens: [String: OAuth1Token] = [:]
-    /// `timestamp nonce` pairs seen (RFC 5849 §3.3: a nonce is unique per timestamp).
-    var nonces: Set<String> = []
+
+    /// An OAuth 1.0a nonce with the timestamp it came with (RFC 5849 §3.3:
+    /// a nonce is unique per timestamp), the timestamp kept as a number so
+    /// that forgetting lapsed ones reads no text.
+    struct NonceUse: Hashable, Sendable {
+        var timestamp: Int64
+        var nonce: String
+    }
+
+    /// The nonces of signed requests whose signature verified, while their
+    /// timestamp is within the five minutes a request is taken in.
+    private(set) var nonces: Set<NonceUse> = []
+
+    /// Whether `nonce` came before with `timestamp`.
+    func hasSeen(nonce: String, timestamp: Int64) -> Bool {
+        nonces.contains(NonceUse(timestamp: timestamp, nonce: nonce))
+    }
+
+    /// Records a verified request's nonce: `false` when ``limit`` nonces of
+    /// the last five minutes are held already. As with jtis, a live one is
+    /// never forgotten to make room (its replay would then pass): new
+    /// requests are refused until old ones lapse.
+    mutating func record(nonce: String, timestamp: Int64, now: Date) -> Bool {
+        if nonces.count >= Self.limit {
+            let current = Int64(now.timeIntervalSince1970)
+            nonces = nonces.filter { abs(current - $0.timestamp) <= 300 }
+            if nonces.count >= Self.limit { return false }
+        }
+        nonces.insert(NonceUse(timestamp: timestamp, nonce: nonce))
+        return true
+    }
+
     /// The ID tokens issued, by grant: an end-session request's
     /// `id_token_hint` must be one of them.
     var idTokens: [String: Int] = [:]
@@ -207,14 +237,7 @@ struct GrantLedger: Sendable {
         trim(&oauth1Tokens) { $0.used }
         trim(&idTokens) { grants[$0]?.revoked != false }
         // Only lapsed ones: a live jti forgotten could be replayed (firstUse).
+        // (Nonces are bounded as they are recorded: record(nonce:timestamp:now:).)
         if seenJTIs.count > Self.limit { seenJTIs = seenJTIs.filter { $0.value >= now } }
-        if nonces.count > Self.limit {
-            // A nonce only matters while its timestamp is inside the five-minute window.
-            nonces = nonces.filter { entry in
-                entry.split(separator: " ").first.flatMap { TimeInterval($0) }.map {
-                    abs(now.timeIntervalSince1970 - $0) <= 300
-                } ?? false
-            }
-        }
     }
 }

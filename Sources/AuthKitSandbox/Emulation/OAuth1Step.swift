@@ -19,11 +19,18 @@ extension Emulator {
         var account: String?
     }
 
+    /// The longest `oauth_nonce` taken. RFC 5849 §3.3 sets no length; signers
+    /// send 32 to 43 characters (oauthlib 30 digits), and every nonce of the
+    /// last five minutes is kept.
+    static let maxNonceBytes = 128
+
     /// Checks the `Authorization: OAuth …` header: each protocol parameter
     /// once and only there, `oauth_version` 1.0 if given, consumer key,
     /// timestamp (a positive integer) within five minutes, a nonce not seen
     /// before with that timestamp, the token of the right kind, and the
-    /// signature over the request as it arrived.
+    /// signature over the request as it arrived. The nonce is recorded only
+    /// once the signature verifies: anyone can send a request with a nonce,
+    /// only the client can sign one, and unsigned ones filled the ledger.
     func verifyOAuth1(_ request: SandboxRequest, tokenKind: OAuth1TokenKind) -> Result<VerifiedRequest, Refusal> {
         guard let header = request.header("authorization"), Self.isOAuthScheme(header) else {
             return .failure(Refusal("invalid_request", "no OAuth Authorization header (RFC 5849 §3.5.1)", status: 401))
@@ -80,26 +87,35 @@ extension Emulator {
         guard let signature = values["oauth_signature"] else {
             return .failure(Refusal("invalid_request", "oauth_signature is missing", status: 400))
         }
+        var nonceUse: (nonce: String, timestamp: Int64)?
         if method != .plaintext {
-            guard let timestamp = values["oauth_timestamp"].flatMap(Int64.init).map(TimeInterval.init),
+            guard let timestamp = values["oauth_timestamp"].flatMap(Int64.init),
                 let nonce = values["oauth_nonce"], !nonce.isEmpty
             else {
                 return .failure(
                     Refusal(
                         "invalid_request", "oauth_timestamp and oauth_nonce are required (RFC 5849 §3.3)", status: 400))
             }
-            guard abs(now.timeIntervalSince1970 - timestamp) <= 300 else {
+            guard nonce.utf8.count <= Self.maxNonceBytes else {
+                return .failure(
+                    Refusal(
+                        "invalid_request",
+                        "oauth_nonce is \(nonce.utf8.count) bytes; the sandbox takes at most \(Self.maxNonceBytes) (a random string of 32 or so characters is usual)",
+                        status: 400))
+            }
+            guard abs(now.timeIntervalSince1970 - TimeInterval(timestamp)) <= 300 else {
                 return .failure(
                     Refusal(
                         "timestamp_refused", "oauth_timestamp is more than five minutes from the server's clock",
                         status: 401))
             }
-            guard ledger.nonces.insert("\(values["oauth_timestamp"]!) \(nonce)").inserted else {
+            guard !ledger.hasSeen(nonce: nonce, timestamp: timestamp) else {
                 return .failure(
                     Refusal(
                         "nonce_used", "this oauth_nonce was already used with this timestamp (RFC 5849 §3.3)",
                         status: 401))
             }
+            nonceUse = (nonce, timestamp)
         }
         let token = values["oauth_token"]
         var tokenSecret: String?
@@ -127,6 +143,15 @@ extension Emulator {
         else {
             return .failure(
                 Refusal("invalid_signature", "the signature does not match the request (RFC 5849 §3.4)", status: 401))
+        }
+        // Checked above and recorded in the same turn of the lock: no other
+        // request comes between.
+        if let nonceUse, !ledger.record(nonce: nonceUse.nonce, timestamp: nonceUse.timestamp, now: now) {
+            return .failure(
+                Refusal(
+                    "temporarily_unavailable",
+                    "the sandbox holds as many nonces of the last five minutes as it keeps (\(GrantLedger.limit)); try again later",
+                    status: 503))
         }
         return .success(VerifiedRequest(parameters: values, token: token, account: account))
     }
