@@ -253,6 +253,38 @@ import Testing
         }
     }
 
+    /// An OpenID provider that binds tokens with DPoP and has UserInfo and introspection.
+    func boundOpenIDProvider() throws -> ProviderDescriptor {
+        try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "bop", "name": "Bound OP", "protocol": "oauth2", "dpop": "on",
+                 "authorization": {"url": "https://op.example/authorize"}, "token": {"url": "https://op.example/token"},
+                 "introspection": "https://op.example/introspect",
+                 "issuer": {"identifier": "https://op.example"},
+                 "openid": {"keys": "https://op.example/jwks", "signingAlgorithms": ["ES256"],
+                            "userInfo": "https://op.example/userinfo"},
+                 "scopes": {"default": ["openid", "email"]}}
+                """.utf8))
+    }
+
+    /// RFC 9449 §7.2: a bound token sent as a Bearer token is refused at
+    /// UserInfo as at /whoami (UserInfo took it); with its proof it is answered.
+    @Test func aBoundTokenIsRefusedAsBearerAtUserInfo() async throws {
+        try await Sandbox.with(emulating: try boundOpenIDProvider(), options: SandboxOptions(consent: .approve)) {
+            sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            #expect(credential.isDPoP)
+            #expect(try await client.userInfo(credential).subject == "sandbox-user-alice")
+            let userInfo = try #require(URL(string: sandbox.baseURL.absoluteString + "/op.example/userinfo"))
+            let bearer = try await raw("GET", userInfo, headers: ["Authorization": "Bearer \(credential.accessToken)"])
+            #expect(
+                bearer.status == 401 && bearer.body.contains("invalid_token") && !bearer.body.contains("alice"),
+                "\(bearer.status) \(bearer.body)")
+        }
+    }
+
     /// A client registered with a key and no secret is confidential: the
     /// sandbox refuses its id alone (a client that stopped sending its
     /// assertion would otherwise pass), and takes its assertion.

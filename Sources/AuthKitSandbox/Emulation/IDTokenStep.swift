@@ -223,6 +223,13 @@ extension Emulator {
         guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now) else {
             return userInfoRefusal("invalid_token", "the access token is unknown, expired or revoked")
         }
+        // RFC 9449 §7.2: a bound token sent as a Bearer token is refused,
+        // here as at /whoami (the proof is what makes a stolen copy useless).
+        if ledger.accessTokens[token]?.jkt != nil {
+            var refusal = dpopChallenge("invalid_token", "the token is DPoP-bound: send it as DPoP with a proof")
+            refusal.step = "userinfo"
+            return refusal
+        }
         return userInfoAnswer(grant)
     }
 
