@@ -29,8 +29,8 @@ public final class Sandbox: Sendable {
     /// `http://127.0.0.1:PORT`
     public let baseURL: URL
     public let options: SandboxOptions
-    private let server: SandboxHTTPServer
-    private let emulator: Emulator
+    let server: SandboxHTTPServer
+    let emulator: Emulator
 
     /// Starts an emulation of `descriptor` on 127.0.0.1 (``SandboxOptions/port``; 0 picks a free port).
     ///
@@ -146,7 +146,8 @@ public final class Sandbox: Sendable {
     /// `/whoami` on this sandbox: the account and scopes of the token presented.
     public var whoamiURL: URL { baseURL.appendingPathComponent("whoami") }
 
-    /// Every request answered so far, in order, without secrets.
+    /// The requests answered so far, in order, without secrets: the latest
+    /// 10,000, so that a long-running sandbox does not keep every one.
     public var events: [SandboxEvent] { emulator.events }
 }
 

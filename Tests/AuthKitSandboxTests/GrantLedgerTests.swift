@@ -74,4 +74,26 @@ import Testing
         #expect(!full, "a live nonce was dropped")
         #expect(ledger.nonces.count == GrantLedger.limit && ledger.hasSeen(nonce: "n100", timestamp: current))
     }
+
+    /// Pushed requests (RFC 9126) were never forgotten, and grants were kept
+    /// for ever: each kind is bounded, expired pushed requests and grants
+    /// nothing refers to (or that were revoked) going first.
+    @Test func pushedRequestsAndGrantsAreBounded() {
+        let now = Date()
+        var ledger = GrantLedger(deterministic: true)
+        let live = ledger.newGrant(account: "alice", scopes: ["read"], at: now)
+        ledger.accessTokens["t"] = GrantLedger.AccessToken(grant: live, expiresAt: now.addingTimeInterval(600))
+        for index in 0..<(GrantLedger.limit + 50) {
+            ledger.pushedRequests["r\(index)"] = GrantLedger.PushedRequest(
+                parameters: [("scope", "read")],
+                expiresAt: index < 100 ? now.addingTimeInterval(-1) : now.addingTimeInterval(60))
+            _ = ledger.newGrant(account: "a\(index)", scopes: [], at: now)
+        }
+        ledger.prune(now: now)
+        #expect(ledger.pushedRequests.count <= GrantLedger.limit)
+        #expect(ledger.pushedRequests["r0"] == nil, "expired ones go first")
+        #expect(ledger.pushedRequests["r\(GrantLedger.limit + 49)"] != nil)
+        #expect(ledger.grants.count <= GrantLedger.limit)
+        #expect(ledger.liveGrant(ofAccessToken: "t", at: now)?.id == live, "a grant a live token refers to is kept")
+    }
 }

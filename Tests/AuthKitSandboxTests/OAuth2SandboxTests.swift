@@ -375,6 +375,27 @@ import Testing
         }
     }
 
+    /// RFC 7636 §4.2 lets a server take `plain`; the sandbox's metadata says
+    /// S256 only, and it took `plain` (and no method, which means plain).
+    /// RFC 9700 §2.1.1 has clients use S256, and no descriptor says its
+    /// provider takes plain.
+    @Test func aPlainChallengeIsRefused() async throws {
+        try await Sandbox.with(emulating: try bundled("github")) { sandbox in
+            let challenge = String(repeating: "c", count: 43)
+            for method in ["&code_challenge_method=plain", ""] {
+                let authorize = try #require(
+                    URL(
+                        string: sandbox.baseURL.absoluteString
+                            + "/github.com/login/oauth/authorize?response_type=code&client_id=sandbox-client&state=s&code_challenge=\(challenge)\(method)"
+                    ))
+                let answer = try await raw("GET", authorize)
+                #expect(
+                    answer.status == 302 && answer.headers[.location]?.contains("error=invalid_request") == true,
+                    "\(method): \(answer.status) \(answer.headers[.location] ?? "")")
+            }
+        }
+    }
+
     @Test func pollingFasterThanTheIntervalIsSlowDown() async throws {
         // An interval no loaded machine takes between two requests: with 5 s,
         // the whole suite on two cores once put the second poll past it.

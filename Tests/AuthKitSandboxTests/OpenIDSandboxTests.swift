@@ -2,6 +2,7 @@ import AuthKit
 import AuthKitSandbox
 import AuthKitTestSupport
 import Foundation
+import HTTPTypes
 import Testing
 
 /// The sandbox as an OpenID provider (issue 46): for a descriptor with an
@@ -159,6 +160,46 @@ import Testing
             components.queryItems! += [URLQueryItem(name: "id_token_hint", value: "eyJhbGciOiJub25lIn0.e30.")]
             let refused = try await get(components.url!)
             #expect(refused.status == 400 && refused.body.contains("not an ID token this sandbox issued"))
+        }
+    }
+
+    /// OpenID Connect Core §3.1.2.1: `prompt=none` shows no page. The sandbox
+    /// keeps no sign-in, so with consent `ask` the answer is `login_required`
+    /// (§3.1.2.6), with `deny` `consent_required`, with `approve` a code;
+    /// `none` beside another value is `invalid_request`. It showed the
+    /// consent page. And an OpenID request must send `redirect_uri` (it was
+    /// taken without, the registered one used).
+    @Test func promptNoneShowsNoPageAndRedirectURIIsRequired() async throws {
+        let query =
+            "response_type=code&client_id=sandbox-client&scope=openid&state=s"
+            + "&code_challenge=gmuJ-1-ACpQ7ZYWZVgMSPEM2foDK5jJHAKJX0Zg1kYw&code_challenge_method=S256"
+        let redirect = "&redirect_uri=http%3A%2F%2F127.0.0.1%3A5555%2Fcallback"
+        for (consent, prompt, expected) in [
+            (SandboxOptions.Consent.ask, "none", "error=login_required"),
+            (.deny, "none", "error=consent_required"),
+            (.approve, "none", "code="),
+            (.approve, "none%20login", "error=invalid_request"),
+        ] {
+            try await Sandbox.with(
+                emulating: try Self.descriptor(algorithms: ["ES256"]), options: SandboxOptions(consent: consent)
+            ) { sandbox in
+                let url = try #require(
+                    URL(
+                        string: sandbox.baseURL.absoluteString
+                            + "/op.example/authorize?\(query)\(redirect)&prompt=\(prompt)"))
+                let answer = try await raw("GET", url)
+                #expect(
+                    answer.status == 302 && answer.headers[.location]?.contains(expected) == true
+                        && answer.headers[.location]?.contains("state=s") == true,
+                    "\(consent) \(prompt): \(answer.status) \(answer.headers[.location] ?? answer.body)")
+            }
+        }
+        try await Sandbox.with(emulating: try Self.descriptor(algorithms: ["ES256"])) { sandbox in
+            let url = try #require(URL(string: sandbox.baseURL.absoluteString + "/op.example/authorize?\(query)"))
+            let answer = try await raw("GET", url)
+            #expect(
+                answer.status == 400 && answer.headers[.location] == nil && answer.body.contains("redirect_uri"),
+                "\(answer.status) \(answer.body)")
         }
     }
 

@@ -285,6 +285,79 @@ import Testing
         }
     }
 
+    /// `Authorization: Basic` for the sandbox's standard client.
+    static let basic = "Basic " + Data("sandbox-client:sandbox-secret".utf8).base64EncodedString()
+
+    /// RFC 9126 §2.1: the pushed endpoint checks the request as the
+    /// authorization endpoint would (an unregistered redirect URI and an
+    /// unknown scope got 201). RFC 9449 §10.1: a DPoP proof sent there binds
+    /// the code to its key, as `dpop_jkt` does (it was ignored: the code
+    /// was exchanged with another key), and a `dpop_jkt` that is not the
+    /// proof's key is refused.
+    @Test func aPushedRequestIsCheckedAndBoundByItsProof() async throws {
+        let descriptor = try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "fapi", "protocol": "oauth2", "dpop": "on",
+                 "authorization": {"url": "https://as.fapi.example/authorize", "par": "https://as.fapi.example/par"},
+                 "token": {"url": "https://as.fapi.example/token"},
+                 "scopes": {"default": ["accounts"], "known": ["accounts", "payments"]}}
+                """.utf8))
+        try await Sandbox.with(emulating: descriptor, options: SandboxOptions(consent: .approve)) { sandbox in
+            let base = sandbox.baseURL.absoluteString
+            let par = try #require(URL(string: base + "/as.fapi.example/par"))
+            let token = try #require(URL(string: base + "/as.fapi.example/token"))
+            let redirect = sandbox.descriptor.redirect.uri.absoluteString
+            func push(_ pairs: [(String, String)], proof: String? = nil) async throws -> (
+                status: Int, headers: HTTPFields, body: String
+            ) {
+                var headers = ["Content-Type": "application/x-www-form-urlencoded", "Authorization": Self.basic]
+                if let proof { headers["DPoP"] = proof }
+                return try await raw(
+                    "POST", par, headers: headers,
+                    body: FormURLEncoding.encode([("response_type", "code"), ("state", "s")] + pairs))
+            }
+            let elsewhere = try await push([("redirect_uri", "https://attacker.example/cb"), ("scope", "accounts")])
+            #expect(elsewhere.status == 400 && elsewhere.body.contains("not registered"), "\(elsewhere.body)")
+            let unknown = try await push([("redirect_uri", redirect), ("scope", "accounts root")])
+            #expect(unknown.status == 400 && unknown.body.contains("invalid_scope"), "\(unknown.body)")
+
+            let key = ProofKey()
+            let first = try await push(
+                [("redirect_uri", redirect)],
+                proof: try await DPoPProof.make(key: key, method: .post, url: par, nonce: nil))
+            #expect(first.status == 400 && first.body.contains("use_dpop_nonce"), "\(first.body)")
+            let nonce = try #require(first.headers[HTTPField.Name("DPoP-Nonce")!])
+            let mismatched = try await push(
+                [("redirect_uri", redirect), ("dpop_jkt", ProofKey().thumbprint)],
+                proof: try await DPoPProof.make(key: key, method: .post, url: par, nonce: nonce))
+            #expect(mismatched.status == 400 && mismatched.body.contains("dpop_jkt"), "\(mismatched.body)")
+            let pushed = try await push(
+                [("redirect_uri", redirect)],
+                proof: try await DPoPProof.make(key: key, method: .post, url: par, nonce: nonce))
+            #expect(pushed.status == 201, "\(pushed.body)")
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(pushed.body.utf8)) as? [String: Any])
+            let requestURI = try #require(answer["request_uri"] as? String)
+            let authorize = try #require(
+                URL(
+                    string: base + "/as.fapi.example/authorize?"
+                        + FormURLEncoding.encode([("client_id", "sandbox-client"), ("request_uri", requestURI)])))
+            let location = try #require(try await raw("GET", authorize).headers[.location])
+            let code = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "code" }?.value)
+            // The code is the proof's key's: another key's proof is refused.
+            let stolen = try await raw(
+                "POST", token,
+                headers: [
+                    "Content-Type": "application/x-www-form-urlencoded", "Authorization": Self.basic,
+                    "DPoP": try await DPoPProof.make(key: ProofKey(), method: .post, url: token, nonce: nonce),
+                ],
+                body: FormURLEncoding.encode([
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+                ]))
+            #expect(stolen.status == 400 && stolen.body.contains("bound to another key"), "\(stolen.body)")
+        }
+    }
+
     /// A client registered with a key and no secret is confidential: the
     /// sandbox refuses its id alone (a client that stopped sending its
     /// assertion would otherwise pass), and takes its assertion.

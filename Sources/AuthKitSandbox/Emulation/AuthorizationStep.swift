@@ -7,8 +7,26 @@ import Crypto
     import Foundation
 #endif
 
+/// What an authorization request's parameters come to (RFC 6749 §4.1.2.1):
+/// accepted, refused on an error page (the client or its redirect URI is
+/// in doubt, so nothing may go there), or refused by a redirect to it.
+enum AuthorizationCheck {
+    case accepted(GrantLedger.PendingConsent)
+    case page(String)
+    case redirect(code: String, text: String, to: String, state: String?)
+}
+
 /// The authorization endpoint (RFC 6749 §4.1.1–4.1.2) and the consent page.
 extension Emulator {
+    /// The longest `state`, `nonce` and scope list taken: each is kept with
+    /// the request until consent (and `nonce` in the code and ID token), ten
+    /// thousand of each at most (``GrantLedger/limit``), so each is bounded
+    /// too. RFC 6749 sets no length; AuthKit's `state` is 43 characters.
+    static let maxValueBytes = 1024
+    /// The longest account name the consent and device pages take: it is
+    /// kept with every grant, and is in every `sub` and ID token.
+    static let maxAccountBytes = 256
+
     /// Checks the request as a strict server does, then asks for consent (or
     /// decides at once, per ``SandboxOptions/consent``). A bad `client_id` or
     /// redirect URI gets an error page and no redirect (§4.1.2.1); other
@@ -33,32 +51,103 @@ extension Emulator {
         if let repeated = parameters.repeated {
             return errorPage("'\(repeated)' is sent more than once (RFC 6749 §3.1).", step: "authorize")
         }
-        guard let clientID = parameters["client_id"] else {
-            return errorPage("client_id is missing.", step: "authorize")
+        let consent: GrantLedger.PendingConsent
+        switch checkAuthorization(parameters, endpoint: endpoint, issuer: responseIssuer(captures: captures)) {
+        case .accepted(let accepted): consent = accepted
+        case .page(let problem): return errorPage(problem, step: "authorize")
+        case .redirect(let code, let text, let redirectURI, let state):
+            return redirectResponse(
+                to: redirectURI, [("error", code), ("error_description", text)], state: state,
+                issuer: responseIssuer(captures: captures), step: "authorize", summary: "\(code): \(text)")
         }
+        // OpenID Connect Core §3.1.2.1: prompt=none shows no page. The
+        // sandbox keeps no sign-in between requests, so where it would ask
+        // (consent ask) the person is not signed in (login_required,
+        // §3.1.2.6); where it denies, consent is what is missing.
+        let decision: SandboxOptions.Consent
+        if Self.prompts(parameters).contains("none") {
+            switch options.consent {
+            case .approve:
+                decision = .approve
+            case .ask, .deny:
+                let (code, text) =
+                    options.consent == .ask
+                    ? (
+                        "login_required",
+                        "prompt=none, and the sandbox keeps no sign-in: it would have to show its page"
+                    )
+                    : ("consent_required", "prompt=none, and the sandbox's consent is deny")
+                return redirectResponse(
+                    to: consent.redirectURI, [("error", code), ("error_description", text)], state: consent.state,
+                    issuer: consent.issuer, step: "authorize", summary: "\(code): \(text)")
+            }
+        } else {
+            decision = options.consent
+        }
+        switch decision {
+        case .approve:
+            return decide(consent, approve: true, account: options.defaultAccount)
+        case .deny:
+            return decide(consent, approve: false, account: options.defaultAccount)
+        case .ask:
+            let id = ledger.mint("consent")
+            ledger.consents[id] = consent
+            return .html(
+                ConsentPage.consent(
+                    provider: descriptor.name, client: options.clientID, scopes: consent.scopes, request: id,
+                    approval: consent.approval, account: options.defaultAccount),
+                step: "authorize",
+                summary:
+                    "consent page for \(scopeText(consent.scopes).isEmpty ? "no scopes" : scopeText(consent.scopes))",
+                redirectsTo: consent.redirectURI)
+        }
+    }
+
+    /// The values of `prompt` (OpenID Connect Core §3.1.2.1: space-separated).
+    static func prompts(_ parameters: Parameters) -> [String] {
+        (parameters.values["prompt"] ?? "").split(separator: " ").map(String.init)
+    }
+
+    /// An authorization request's parameters checked as a strict server
+    /// checks them, at the authorization endpoint and when they are pushed
+    /// (RFC 9126 §2.1: the pushed endpoint "MUST validate the pushed
+    /// request as it would an authorization request").
+    func checkAuthorization(_ parameters: Parameters, endpoint: AuthorizationEndpoint, issuer: String?)
+        -> AuthorizationCheck
+    {
+        guard let clientID = parameters["client_id"] else { return .page("client_id is missing.") }
         guard ExactText.same(clientID, options.clientID) else {
-            return errorPage("Unknown client_id. The sandbox knows one client: \(options.clientID).", step: "authorize")
+            return .page("Unknown client_id. The sandbox knows one client: \(options.clientID).")
         }
+        // Echoed in the redirect: a page rather than a redirect carrying it.
+        if let state = parameters.values["state"], state.utf8.count > Self.maxValueBytes {
+            return .page("state is \(state.utf8.count) bytes; the sandbox takes at most \(Self.maxValueBytes).")
+        }
+        let scopeParameter = parameters[endpoint.scopeParameter]
+        var scopes = scopeParameter.map { splitScopes($0) } ?? []
+        if scopes.isEmpty { scopes = descriptor.scopes.default }
         let redirectURI: String
         if let sent = parameters["redirect_uri"] {
             guard isRegistered(sent) else {
-                return errorPage(
-                    "redirect_uri is not registered for this client (registered: \(registeredRedirects.joined(separator: ", "))).",
-                    step: "authorize")
+                return .page(
+                    "redirect_uri is not registered for this client (registered: \(registeredRedirects.joined(separator: ", ")))."
+                )
             }
             redirectURI = sent
         } else {
+            // OpenID Connect Core §3.1.2.1: redirect_uri is REQUIRED in an
+            // OpenID request (one with the openid scope).
+            if descriptor.openID != nil, scopes.contains("openid") {
+                return .page("redirect_uri is missing; an OpenID Connect request must send it (Core §3.1.2.1).")
+            }
             guard registeredRedirects.count == 1 || !endpoint.sendRedirectURI else {
-                return errorPage("redirect_uri is missing and the client registered more than one.", step: "authorize")
+                return .page("redirect_uri is missing and the client registered more than one.")
             }
             redirectURI = registeredRedirects[0]
         }
         let state = parameters.values["state"]
-        let responseIssuer = self.responseIssuer(captures: captures)
-        func refuse(_ code: String, _ text: String) -> SandboxResponse {
-            redirectResponse(
-                to: redirectURI, [("error", code), ("error_description", text)], state: state,
-                issuer: responseIssuer, step: "authorize", summary: "\(code): \(text)")
+        func refuse(_ code: String, _ text: String) -> AuthorizationCheck {
+            .redirect(code: code, text: text, to: redirectURI, state: state)
         }
         if endpoint.sendResponseType || parameters.has("response_type") {
             guard let type = parameters["response_type"] else {
@@ -76,19 +165,29 @@ extension Emulator {
                 "this provider reads the requested scopes from '\(endpoint.scopeParameter)' (authorization.scopeParameter), not 'scope'"
             )
         }
-        var scopes = parameters[endpoint.scopeParameter].map { splitScopes($0) } ?? []
-        if scopes.isEmpty { scopes = descriptor.scopes.default }
-        let known = Set(descriptor.scopes.known + descriptor.scopes.default)
-        if !descriptor.scopes.known.isEmpty, let unknown = scopes.first(where: { !known.contains($0) }) {
-            return refuse("invalid_scope", "unknown scope '\(unknown)'")
+        if let problem = scopeProblem(scopeParameter, scopes) { return refuse("invalid_scope", problem) }
+        if let nonce = parameters.values["nonce"], nonce.utf8.count > Self.maxValueBytes {
+            return refuse(
+                "invalid_request", "nonce is \(nonce.utf8.count) bytes; at most \(Self.maxValueBytes) are taken")
+        }
+        let prompts = Self.prompts(parameters)
+        if prompts.contains("none"), prompts.count > 1 {
+            return refuse("invalid_request", "prompt=none with another value (OpenID Connect Core §3.1.2.1)")
         }
         var challenge: String?
         var method: String?
         if descriptor.pkce.isEnabled || options.clientSecret == nil {
             challenge = parameters["code_challenge"]
             method = challenge == nil ? nil : (parameters["code_challenge_method"] ?? "plain")
-            if let method, method != "S256", method != "plain" {
-                return refuse("invalid_request", "code_challenge_method must be S256 or plain (RFC 7636 §4.3)")
+            // RFC 7636 §4.2 lets a server take plain; the sandbox publishes
+            // S256 only (code_challenge_methods_supported), as no descriptor
+            // says its provider takes plain, and RFC 9700 §2.1.1 has clients
+            // use S256. A missing method means plain (RFC 7636 §4.3).
+            if let method, method != "S256" {
+                return refuse(
+                    "invalid_request",
+                    "code_challenge_method is \(method == "plain" ? "plain (also what a missing one means, RFC 7636 §4.3)" : "not S256"); this provider takes S256 only"
+                )
             }
             if let challenge, !(43...128).contains(challenge.count) {
                 return refuse("invalid_request", "code_challenge must be 43 to 128 characters (RFC 7636 §4.2)")
@@ -97,26 +196,37 @@ extension Emulator {
                 return refuse("invalid_request", "code_challenge is required (PKCE, RFC 7636)")
             }
         }
-        let consent = GrantLedger.PendingConsent(
-            redirectURI: redirectURI, sentRedirectURI: parameters.has("redirect_uri"), scopes: scopes, state: state,
-            challenge: challenge, challengeMethod: method, expiresAt: now.addingTimeInterval(600),
-            nonce: parameters.values["nonce"], issuer: responseIssuer, dpopJKT: parameters["dpop_jkt"])
-        switch options.consent {
-        case .approve:
-            return decide(consent, approve: true, account: options.defaultAccount)
-        case .deny:
-            return decide(consent, approve: false, account: options.defaultAccount)
-        case .ask:
-            let id = ledger.mint("consent")
-            ledger.consents[id] = consent
-            return .html(
-                ConsentPage.consent(
-                    provider: descriptor.name, client: options.clientID, scopes: scopes, request: id,
-                    approval: consent.approval, account: options.defaultAccount),
-                step: "authorize",
-                summary: "consent page for \(scopeText(scopes).isEmpty ? "no scopes" : scopeText(scopes))",
-                redirectsTo: redirectURI)
+        // RFC 9449 §10: the thumbprint of the key the code is to be bound to
+        // (RFC 7638: base64url of a SHA-256, 43 characters).
+        let dpopJKT = parameters["dpop_jkt"]
+        if let dpopJKT, !Self.isThumbprint(dpopJKT) {
+            return refuse("invalid_request", "dpop_jkt is not a JWK SHA-256 thumbprint (RFC 9449 §10, RFC 7638)")
         }
+        return .accepted(
+            GrantLedger.PendingConsent(
+                redirectURI: redirectURI, sentRedirectURI: parameters.has("redirect_uri"), scopes: scopes,
+                state: state, challenge: challenge, challengeMethod: method, expiresAt: now.addingTimeInterval(600),
+                nonce: parameters.values["nonce"], issuer: issuer, dpopJKT: dpopJKT))
+    }
+
+    /// Why the scopes asked for (`sent`, split into `scopes`) are refused:
+    /// a list longer than ``maxValueBytes``, or a scope the descriptor does
+    /// not know, where it lists the ones it knows (`invalid_scope`, RFC 6749
+    /// §4.1.2.1, §5.2). The same at every endpoint that takes scopes.
+    func scopeProblem(_ sent: String?, _ scopes: [String]) -> String? {
+        if let sent, sent.utf8.count > Self.maxValueBytes {
+            return "the scopes asked for are \(sent.utf8.count) bytes; at most \(Self.maxValueBytes) are taken"
+        }
+        let known = Set(descriptor.scopes.known + descriptor.scopes.default)
+        if !descriptor.scopes.known.isEmpty, let unknown = scopes.first(where: { !known.contains($0) }) {
+            return "unknown scope '\(DisplayText.sanitized(unknown, limit: 80))'"
+        }
+        return nil
+    }
+
+    /// A base64url SHA-256 (RFC 7638's thumbprint as RFC 9449 writes it).
+    static func isThumbprint(_ text: String) -> Bool {
+        text.utf8.count == 43 && Base64URL.decode(Substring(text))?.count == 32
     }
 
     /// The consent page's answer: approve or deny, as which account.
@@ -145,6 +255,11 @@ extension Emulator {
             return errorPage("This consent request has expired. Start the sign-in again.", step: "consent")
         }
         let account = form["account"] ?? options.defaultAccount
+        guard account.utf8.count <= Self.maxAccountBytes else {
+            return errorPage(
+                "The account name is \(account.utf8.count) bytes; the sandbox takes at most \(Self.maxAccountBytes).",
+                step: "consent")
+        }
         if let requestToken = pending.requestToken {
             return oauth1Decide(requestToken: requestToken, approve: form["decision"] == "approve", account: account)
         }

@@ -25,6 +25,10 @@ extension Emulator {
             }
             var scopes = parameters[device.scopeParameter].map { splitScopes($0) } ?? []
             if scopes.isEmpty { scopes = descriptor.scopes.default }
+            // As at the authorization endpoint (RFC 8628 §3.1 takes RFC 6749's scope).
+            if let problem = scopeProblem(parameters[device.scopeParameter], scopes) {
+                throw Refusal("invalid_scope", problem)
+            }
             let deviceCode = ledger.mint("device")
             let userCode = ledger.mintUserCode()
             let status: GrantLedger.DeviceCode.Status = .pending
@@ -123,6 +127,11 @@ extension Emulator {
             return errorPage("That code is unknown, expired or already used.", step: "device")
         }
         let account = form["account"] ?? options.defaultAccount
+        guard account.utf8.count <= Self.maxAccountBytes else {
+            return errorPage(
+                "The account name is \(account.utf8.count) bytes; the sandbox takes at most \(Self.maxAccountBytes).",
+                step: "device")
+        }
         let approve = form["decision"] == "approve"
         ledger.deviceCodes[code]?.status = approve ? .approved(account: account) : .denied
         return .html(

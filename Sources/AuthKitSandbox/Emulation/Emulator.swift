@@ -32,7 +32,14 @@ package final class Emulator: @unchecked Sendable {
     private let lock = ThreadLock()
     /// Guarded by `lock`.
     var ledger: GrantLedger
+    /// The latest events, at most ``eventsKept``, in a ring: `eventLog` is
+    /// written from `eventStart` on once full. Guarded by `lock`.
     private var eventLog: [SandboxEvent] = []
+    private var eventStart = 0
+    /// How many events ``events`` keeps: the latest. Each is a few hundred
+    /// bytes (its texts are cut short), and a long-running `authkit sandbox`
+    /// (or a client in a loop) kept every one, some 650 bytes a request.
+    static let eventsKept = 10_000
     private let onEvent: (@Sendable (SandboxEvent) -> Void)?
 
     /// What a descriptor URL is for.
@@ -92,7 +99,21 @@ package final class Emulator: @unchecked Sendable {
         self.routes = routes
     }
 
-    var events: [SandboxEvent] { lock.withLock { eventLog } }
+    /// The latest ``eventsKept`` events, oldest first.
+    var events: [SandboxEvent] { lock.withLock { Array(eventLog[eventStart...] + eventLog[..<eventStart]) } }
+
+    /// Keeps `event`, dropping the oldest when ``eventsKept`` are kept. Under `lock`.
+    private func keep(_ event: SandboxEvent) {
+        if eventLog.count < Self.eventsKept {
+            eventLog.append(event)
+        } else {
+            eventLog[eventStart] = event
+            eventStart = (eventStart + 1) % Self.eventsKept
+        }
+    }
+
+    /// Runs `body` with the ledger, under the lock (for tests that count what is held).
+    func withLedger<Result>(_ body: (GrantLedger) -> Result) -> Result { lock.withLock { body(ledger) } }
 
     /// Answers `request`. A DPoP proof's or a client assertion's signature
     /// is checked first, by jwt-kit, outside the lock (``verifySignatures(of:)``);
@@ -131,7 +152,7 @@ package final class Emulator: @unchecked Sendable {
             // Logged under the lock that routed it, so the log keeps the order requests were handled in.
             let event = Self.event(
                 step: response.step, request: request.line, status: response.status, summary: response.summary)
-            eventLog.append(event)
+            keep(event)
             return (response, event)
         }
         onEvent?(event)
@@ -142,7 +163,7 @@ package final class Emulator: @unchecked Sendable {
     /// route saw: kept for ``events`` and told to `onEvent`, as answered ones are.
     func record(step: String, request line: String, status: Int, summary: String) {
         let event = Self.event(step: step, request: line, status: status, summary: summary)
-        lock.withLock { eventLog.append(event) }
+        lock.withLock { keep(event) }
         onEvent?(event)
     }
 

@@ -1,4 +1,5 @@
 import AuthKit
+import Crypto
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -163,7 +164,12 @@ struct GrantLedger: Sendable {
     /// seen before, `nil` when ``limit`` live ones are held already. A live
     /// one is never forgotten to make room (a replay would then pass), so
     /// the sandbox refuses new ones until old ones lapse.
+    ///
+    /// A jti is kept by its SHA-256, so each takes the same few bytes
+    /// however long the client made it (a self-signed proof's jti could
+    /// fill most of an 80 KiB header, ten thousand times over).
     mutating func firstUse(ofJTI jti: String, refusedAnywayAfter until: Date, now: Date) -> Bool? {
+        let jti = SHA256.hash(data: Array(jti.utf8)).withUnsafeBytes { Base64URL.encode($0) }
         guard seenJTIs[jti] == nil else { return false }
         if seenJTIs.count >= Self.limit {
             seenJTIs = seenJTIs.filter { $0.value >= now }
@@ -218,6 +224,9 @@ struct GrantLedger: Sendable {
 
     /// The most records of one kind kept: a client (or a page reloaded in a
     /// loop) cannot make a long-running `authkit sandbox` grow without bound.
+    /// Each record is small as well: the values a client chooses and the
+    /// sandbox keeps are bounded where they come in (``Emulator/maxValueBytes``,
+    /// ``Emulator/maxPushedBytes``, ``Emulator/maxNonceBytes``).
     static let limit = 10_000
 
     /// Drops what has expired or been used up; if a kind is still past
@@ -236,6 +245,19 @@ struct GrantLedger: Sendable {
         trim(&refreshTokens) { $0.rotated || grants[$0.grant]?.revoked != false }
         trim(&oauth1Tokens) { $0.used }
         trim(&idTokens) { grants[$0]?.revoked != false }
+        trim(&pushedRequests) { $0.expiresAt <= now }
+        if grants.count > Self.limit {
+            // A grant lives on in what was issued from it: one that nothing
+            // refers to any more, or that was revoked (its tokens are
+            // refused either way), goes first.
+            var referred = Set<Int>()
+            for code in codes.values { referred.insert(code.grant) }
+            for token in accessTokens.values { referred.insert(token.grant) }
+            for token in refreshTokens.values { referred.insert(token.grant) }
+            referred.formUnion(idTokens.values)
+            grants = grants.filter { referred.contains($0.key) && !$0.value.revoked }
+            while grants.count > Self.limit, let victim = grants.keys.first { grants[victim] = nil }
+        }
         // Only lapsed ones: a live jti forgotten could be replayed (firstUse).
         // (Nonces are bounded as they are recorded: record(nonce:timestamp:now:).)
         if seenJTIs.count > Self.limit { seenJTIs = seenJTIs.filter { $0.value >= now } }

@@ -332,7 +332,18 @@ extension Emulator {
 
     // MARK: - Pushed authorization requests
 
-    /// RFC 9126 §2: the parameters kept under a `request_uri` for 60 s.
+    /// The most bytes of parameters one pushed request may hold: they are
+    /// kept for 60 s, ten thousand requests at most, and stand for a query
+    /// (which RFC 9110 §4.1 has servers take up to 8,000 octets of).
+    static let maxPushedBytes = 8000
+
+    /// RFC 9126 §2: the parameters kept under a `request_uri` for 60 s, once
+    /// checked as the authorization endpoint checks them (§2.1: an
+    /// unregistered redirect URI or an unknown scope is refused here, not
+    /// after the user was sent to the authorization endpoint).
+    ///
+    /// A DPoP proof sent here binds the code as `dpop_jkt` does (RFC 9449
+    /// §10.1), and one whose key is not the `dpop_jkt` sent with it is refused.
     func pushAuthorization(_ request: SandboxRequest) -> SandboxResponse {
         let endpoint = descriptor.token!
         do {
@@ -342,12 +353,36 @@ extension Emulator {
                 throw Refusal.invalidRequest("request_uri cannot be pushed (RFC 9126 §2.1)")
             }
             // The client's credentials are not authorization parameters; its id is added once.
-            let pairs = parameters.values.filter {
-                !$0.key.hasPrefix("client_assertion") && !["client_secret", "client_id"].contains($0.key)
-            }.map { ($0.key, $0.value) }
+            var pairs =
+                parameters.values.filter {
+                    !$0.key.hasPrefix("client_assertion") && !["client_secret", "client_id"].contains($0.key)
+                }.map { ($0.key, $0.value) } + [("client_id", options.clientID)]
+            let size = pairs.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count }
+            guard size <= Self.maxPushedBytes else {
+                throw Refusal.invalidRequest(
+                    "the pushed parameters are \(size) bytes; the sandbox keeps at most \(Self.maxPushedBytes)")
+            }
+            if request.header("dpop") != nil {
+                let jkt = try checkProof(request, nonce: ledger.tokenNonce)
+                if let sent = parameters["dpop_jkt"] {
+                    guard ExactText.same(sent, jkt) else {
+                        throw Refusal.invalidRequest(
+                            "dpop_jkt is not the thumbprint of the DPoP proof's key (RFC 9449 §10.1)")
+                    }
+                } else {
+                    pairs.append(("dpop_jkt", jkt))
+                }
+            }
+            if let authorization = descriptor.authorization {
+                switch checkAuthorization(Parameters(pairs), endpoint: authorization, issuer: nil) {
+                case .accepted: break
+                case .page(let problem): throw Refusal.invalidRequest(problem)
+                case .redirect(let code, let text, _, _): throw Refusal(code, text)
+                }
+            }
             let uri = "urn:ietf:params:oauth:request_uri:" + ledger.mint("request")
             ledger.pushedRequests[uri] = GrantLedger.PushedRequest(
-                parameters: pairs + [("client_id", options.clientID)], expiresAt: now.addingTimeInterval(60))
+                parameters: pairs, expiresAt: now.addingTimeInterval(60))
             return .json(
                 .object(["request_uri": .string(uri), "expires_in": .integer(60)]), status: 201, step: "par",
                 summary: "authorization request pushed")
@@ -418,6 +453,7 @@ extension Emulator {
         _ = try authenticateClient(request, parameters, as: descriptor.token!.clientAuthentication)
         var scopes = parameters["scope"].map(splitScopes) ?? descriptor.scopes.default
         if scopes.isEmpty { scopes = descriptor.scopes.default }
+        if let problem = scopeProblem(parameters["scope"], scopes) { throw Refusal("invalid_scope", problem) }
         let grant = ledger.newGrant(account: "client:" + options.clientID, scopes: scopes, at: now)
         return issue(
             grant: grant, scopes: scopes, step: "client credentials", summary: "token for the client itself",

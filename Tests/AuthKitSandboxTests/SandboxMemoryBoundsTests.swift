@@ -1,0 +1,100 @@
+import AuthKit
+import AuthKitTestSupport
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import AuthKitSandbox
+
+/// What a long-running sandbox keeps is bounded in bytes, not only in
+/// records: each value a client chooses and the sandbox keeps (a scope list,
+/// `state`, `nonce`, an account name, a pushed request) is refused past its
+/// bound before anything is kept, and the event log keeps the latest events
+/// only. The 10,000-record limit held 10,000 one-megabyte scope lists.
+@Suite struct SandboxMemoryBoundsTests {
+    static let form = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+
+    /// A provider that lists no known scopes (any scope is taken, so only the bound refuses a long one).
+    static func open() throws -> ProviderDescriptor {
+        try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "open", "protocol": "oauth2",
+                 "authorization": {"url": "https://as.open.example/authorize", "par": "https://as.open.example/par"},
+                 "token": {"url": "https://as.open.example/token"},
+                 "device": {"url": "https://as.open.example/device"}, "scopes": {"default": ["read"]}}
+                """.utf8))
+    }
+
+    @Test func longValuesAreRefusedBeforeAnythingIsKept() async throws {
+        let long = String(repeating: "s", count: 100_000)
+        let basic = "Basic " + Data("sandbox-client:sandbox-secret".utf8).base64EncodedString()
+        try await Sandbox.with(emulating: try Self.open()) { sandbox in
+            let base = sandbox.baseURL.absoluteString + "/as.open.example"
+            func post(_ path: String, _ body: [(String, String)], basicAuth: Bool = false) async throws -> (
+                status: Int, body: String
+            ) {
+                var headers = Self.form
+                if basicAuth { headers["Authorization"] = basic }
+                let answer = try await raw(
+                    "POST", try #require(URL(string: base + path)), headers: headers, body: FormURLEncoding.encode(body)
+                )
+                return (answer.status, answer.body)
+            }
+            let device = try await post("/device", [("client_id", "sandbox-client"), ("scope", long)], basicAuth: true)
+            #expect(device.status == 400 && device.body.contains("invalid_scope"), "\(device.body.prefix(300))")
+            let machine = try await post(
+                "/token", [("grant_type", "client_credentials"), ("scope", long)], basicAuth: true)
+            #expect(machine.status == 400 && machine.body.contains("invalid_scope"), "\(machine.body.prefix(300))")
+            let pushed = try await post(
+                "/par",
+                [
+                    ("response_type", "code"), ("state", long), ("code_challenge", String(repeating: "c", count: 43)),
+                    ("code_challenge_method", "S256"),
+                ], basicAuth: true)
+            #expect(pushed.status == 400 && pushed.body.contains("bytes"), "\(pushed.body.prefix(300))")
+            // A state over the bound is refused on a page, not echoed in a redirect.
+            let state = String(repeating: "s", count: Emulator.maxValueBytes + 1)
+            let authorize = try await raw(
+                "GET",
+                try #require(
+                    URL(
+                        string: base + "/authorize?response_type=code&client_id=sandbox-client&state=\(state)"
+                            + "&code_challenge=\(String(repeating: "c", count: 43))&code_challenge_method=S256")))
+            #expect(authorize.status == 400 && authorize.headers[.location] == nil, "\(authorize.status)")
+            sandbox.emulator.withLedger { ledger in
+                #expect(ledger.deviceCodes.isEmpty && ledger.pushedRequests.isEmpty && ledger.consents.isEmpty)
+                #expect(ledger.grants.isEmpty && ledger.accessTokens.isEmpty)
+            }
+        }
+    }
+
+    /// The consent page's account name is kept with the grant and named in
+    /// every `sub`: one over 256 bytes is refused, and no grant is made.
+    @Test func aLongAccountNameIsRefused() async throws {
+        try await Sandbox.with(emulating: try Self.open()) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            await #expect(throws: (any Error).self) {
+                _ = try await client.authorize(
+                    using: sandbox.userAgent(account: String(repeating: "a", count: Emulator.maxAccountBytes + 1)))
+            }
+            #expect(
+                sandbox.events.last?.summary.contains("account name") == true, "\(sandbox.events.last?.summary ?? "")")
+            sandbox.emulator.withLedger { #expect($0.grants.isEmpty && $0.codes.isEmpty) }
+            #expect(!(try await client.authorize(using: sandbox.userAgent(account: "bob")).accessToken.isEmpty))
+        }
+    }
+
+    /// The event log keeps the latest `eventsKept` events, in order: it kept
+    /// every one (some 650 bytes a request, for as long as the sandbox ran).
+    @Test func theEventLogKeepsTheLatestEvents() async throws {
+        try await Sandbox.with(emulating: try Self.open()) { sandbox in
+            for index in 0..<(Emulator.eventsKept + 50) {
+                sandbox.emulator.record(step: "test", request: "GET /\(index)", status: 200, summary: "event \(index)")
+            }
+            let events = sandbox.events
+            #expect(events.count == Emulator.eventsKept)
+            #expect(events.first?.summary == "event 50" && events.last?.summary == "event \(Emulator.eventsKept + 49)")
+        }
+    }
+}
