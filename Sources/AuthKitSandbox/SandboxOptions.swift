@@ -127,3 +127,25 @@ public struct SandboxOptions: Sendable {
         self.idTokenFault = idTokenFault
     }
 }
+
+/// Printed, logged or dumped (`print(options)`, `dump`, a debugger's `po`),
+/// the options mask the client secret and the client key: `sandbox serve
+/// --client-key` takes a key file's text, which may be a private key (its
+/// public half is used), and a secret may be a real one reused. As
+/// ``AuthKit/ClientSettings`` masks its secret.
+extension SandboxOptions: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        var parts = ["port: \(port)", "consent: \(consent.rawValue)", "client id: \(clientID)"]
+        parts.append(clientSecret == nil ? "public client (no secret)" : "client secret: ••••")
+        if clientKey != nil { parts.append("client key: ••••") }
+        if let redirectURIs { parts.append("redirect URIs: \(redirectURIs.joined(separator: " "))") }
+        parts.append("default account: \(defaultAccount)")
+        if deterministic { parts.append("deterministic") }
+        if let idTokenFault { parts.append("ID token fault: \(idTokenFault.rawValue)") }
+        return "SandboxOptions(" + parts.joined(separator: ", ") + ")"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -396,6 +396,20 @@ import Testing
         }
     }
 
+    /// Printed or dumped, the options mask the client secret and key (the
+    /// key is `--client-key`'s text, possibly a private key), as
+    /// `ClientSettings` does; `print(options)` showed both.
+    @Test func printedOptionsMaskTheSecretAndKey() {
+        var options = SandboxOptions(clientSecret: "s3cret-value")
+        options.clientKey = "-----BEGIN PRIVATE KEY-----\nMIIBprivate\n-----END PRIVATE KEY-----"
+        var dumped = ""
+        dump(options, to: &dumped)
+        for text in [options.description, options.debugDescription, "\(options)", String(reflecting: options), dumped] {
+            #expect(!text.contains("s3cret-value") && !text.contains("MIIBprivate"), "\(text)")
+            #expect(text.contains("sandbox-client"), "\(text)")
+        }
+    }
+
     @Test func pollingFasterThanTheIntervalIsSlowDown() async throws {
         // An interval no loaded machine takes between two requests: with 5 s,
         // the whole suite on two cores once put the second poll past it.
