@@ -375,6 +375,51 @@ import Testing
         }
     }
 
+    /// The device and client credentials grants check the scopes against the
+    /// descriptor's list, as the authorization endpoint does (both granted
+    /// whatever was asked); client credentials gets no ID token (Google's
+    /// emulation gave one for `sub: sandbox-user-client:sandbox-client`: no
+    /// user signed in); the metadata lists the grants for machines only for
+    /// a client that can use them (it listed them for every descriptor).
+    @Test func theMachineAndDeviceGrantsTakeOnlyKnownScopes() async throws {
+        let form = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+        try await Sandbox.with(emulating: try bundled("github")) { sandbox in
+            let device = try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/device/code"))
+            let answer = try await raw(
+                "POST", device, headers: form, body: "client_id=sandbox-client&scope=read%3Auser%20root")
+            #expect(answer.body.contains("invalid_scope") && !answer.body.contains("device_code"), "\(answer.body)")
+        }
+        try await Sandbox.with(emulating: try bundled("google")) { sandbox in
+            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/oauth2.googleapis.com/token"))
+            let grant = "grant_type=client_credentials&client_id=sandbox-client&client_secret=sandbox-secret&scope="
+            let nonsense = try await raw("POST", token, headers: form, body: grant + "openid%20nonsense")
+            #expect(nonsense.status == 400 && nonsense.body.contains("invalid_scope"), "\(nonsense.body)")
+            let known = try await raw("POST", token, headers: form, body: grant + "openid%20email")
+            #expect(
+                known.status == 200 && known.body.contains("access_token") && !known.body.contains("id_token"),
+                "\(known.body)")
+            let metadata = try await raw(
+                "GET",
+                try #require(
+                    URL(
+                        string: sandbox.baseURL.absoluteString
+                            + "/.well-known/oauth-authorization-server/accounts.google.com")))
+            #expect(metadata.body.contains("\"client_credentials\""), "\(metadata.body)")
+        }
+        try await Sandbox.with(emulating: try bundled("google"), options: publicClient()) { sandbox in
+            let metadata = try await raw(
+                "GET",
+                try #require(
+                    URL(
+                        string: sandbox.baseURL.absoluteString
+                            + "/.well-known/oauth-authorization-server/accounts.google.com")))
+            #expect(metadata.status == 200, "\(metadata.body)")
+            #expect(
+                !metadata.body.contains("client_credentials") && !metadata.body.contains("token-exchange"),
+                "\(metadata.body)")
+        }
+    }
+
     /// RFC 7636 §4.2 lets a server take `plain`; the sandbox's metadata says
     /// S256 only, and it took `plain` (and no method, which means plain).
     /// RFC 9700 §2.1.1 has clients use S256, and no descriptor says its

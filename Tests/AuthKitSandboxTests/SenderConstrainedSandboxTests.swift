@@ -147,7 +147,8 @@ import Testing
             #expect(narrowed.scopes == ["repo"] && narrowed.rawFields["issued_token_type"] != nil)
             // Introspection: the renewed token is live, the first one too (no rotation), an unknown one is not.
             let live = try await client.introspect(narrowed.accessToken)
-            #expect(live.isActive && live.subject == "client:sandbox-client" && live.scopes == ["repo"])
+            // sub: the client itself (RFC 9068 §2.2), as the credential's identity would say.
+            #expect(live.isActive && live.subject == "sandbox-client" && live.scopes == ["repo"])
             #expect(try await client.introspect("no-such-token").isActive == false)
             await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchangeToken(renewed.accessToken, scopes: ["admin:org"])
@@ -282,6 +283,28 @@ import Testing
             #expect(
                 bearer.status == 401 && bearer.body.contains("invalid_token") && !bearer.body.contains("alice"),
                 "\(bearer.status) \(bearer.body)")
+        }
+    }
+
+    /// Introspection (RFC 7662) names the user as the ID token and UserInfo
+    /// do (it said `alice` where they said `sandbox-user-alice`), gives a
+    /// bound token's key as `cnf.jkt` (RFC 9449 §6.2), and answers for a live
+    /// refresh token (it said every one was inactive).
+    @Test func introspectionAgreesWithTheIDTokenAndNamesTheKey() async throws {
+        try await Sandbox.with(emulating: try boundOpenIDProvider(), options: SandboxOptions(consent: .approve)) {
+            sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            let key = try #require(credential.proofKey)
+            let access = try await client.introspect(credential.accessToken)
+            #expect(access.isActive && access.subject == credential.identity?.subject && access.subject != nil)
+            #expect(access.fields["cnf"] == .object(["jkt": .string(key.thumbprint)]), "\(access.fields)")
+            let refreshToken = try #require(credential.refreshToken)
+            let refresh = try await client.introspect(refreshToken)
+            #expect(refresh.isActive && refresh.subject == access.subject && refresh.scopes == access.scopes)
+            #expect(refresh.fields["cnf"] == .object(["jkt": .string(key.thumbprint)]))
+            _ = try await client.refresh(credential)
+            #expect(try await client.introspect(refreshToken).isActive == false, "a rotated refresh token is spent")
         }
     }
 

@@ -21,6 +21,9 @@ struct GrantLedger: Sendable {
         /// `auth_time`, refreshed ones too (OpenID Connect Core §12.2).
         var authenticatedAt: Date
         var revoked = false
+        /// The client's own (client credentials, RFC 6749 §4.4): no user
+        /// signed in, so no ID token, and the subject is the client.
+        var ofClient = false
     }
 
     /// An authorization request the consent page has not decided yet.
@@ -207,9 +210,9 @@ struct GrantLedger: Sendable {
         return String(picked[0..<4]) + "-" + String(picked[4...])
     }
 
-    mutating func newGrant(account: String, scopes: [String], at now: Date) -> Int {
+    mutating func newGrant(account: String, scopes: [String], at now: Date, ofClient: Bool = false) -> Int {
         counter += 1
-        grants[counter] = Grant(account: account, scopes: scopes, authenticatedAt: now)
+        grants[counter] = Grant(account: account, scopes: scopes, authenticatedAt: now, ofClient: ofClient)
         return counter
     }
 

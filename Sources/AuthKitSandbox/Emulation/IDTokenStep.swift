@@ -114,7 +114,7 @@ extension Emulator {
         let issued = Int64(now.timeIntervalSince1970) - (fault == .expired ? 7200 : 0)
         var claims: [String: JSONValue] = [
             "iss": .string(fault == .wrongIssuer ? issuer + ".example" : idTokenIssuer(captures: captures)),
-            "sub": .string("sandbox-user-" + grant.account),
+            "sub": .string(subject(of: grant)),
             "aud": .string(fault == .wrongAudience ? "another-client" : options.clientID),
             "iat": .integer(issued), "exp": .integer(issued + 3600),
             "auth_time": .integer(min(issued, Int64(grant.authenticatedAt.timeIntervalSince1970))),
@@ -131,6 +131,15 @@ extension Emulator {
         }
         ledger.idTokens[token] = id
         return token
+    }
+
+    /// The `sub` of `grant`: the same in the ID token, at UserInfo, in
+    /// introspection and at the descriptor's "who am I" call (OpenID Connect
+    /// Core §5.3.2: UserInfo's must be the ID token's). `sandbox-user-ACCOUNT`,
+    /// or for the client's own grant the client id (RFC 9068 §2.2: with no
+    /// resource owner, `sub` names the client).
+    func subject(of grant: GrantLedger.Grant) -> String {
+        grant.ofClient ? options.clientID : "sandbox-user-" + grant.account
     }
 
     /// OpenID Connect Core §5.4: what `email` and `profile` give.
@@ -239,7 +248,7 @@ extension Emulator {
             return userInfoRefusal("insufficient_scope", "the access token was not granted openid", status: 403)
         }
         var claims = standardClaims(of: grant, scopes: grant.scopes)
-        claims["sub"] = .string("sandbox-user-" + grant.account)
+        claims["sub"] = .string(subject(of: grant))
         return .json(.object(claims), step: "userinfo", summary: "userinfo for account \(grant.account)")
     }
 

@@ -127,7 +127,7 @@ extension Emulator {
 
     private func whoAmIAnswer(_ grant: GrantLedger.Grant, _ settings: WhoAmISettings) -> SandboxResponse {
         var answer = JSONValue.object([:])
-        Self.put(.string("sandbox-user-" + grant.account), at: settings.subject, in: &answer)
+        Self.put(.string(subject(of: grant)), at: settings.subject, in: &answer)
         if let name = settings.name { Self.put(.string(grant.account), at: name, in: &answer) }
         return .json(answer, step: "whoami", summary: "who am I for account \(grant.account)")
     }
@@ -187,10 +187,15 @@ extension Emulator {
         var members: [String: JSONValue] = [
             "issuer": .string(issuer),
             "token_endpoint": .string(address.rewrite(descriptor.token!.url)),
+            // The grants the emulation takes of this client (RFC 8414 §2):
+            // refresh where it issues refresh tokens; the grants for
+            // machines only for a client that can authenticate.
             "grant_types_supported": .array(
-                ((descriptor.authorization == nil ? [] : ["authorization_code"]) + ["refresh_token"]
+                ((descriptor.authorization == nil ? [] : ["authorization_code"])
+                    + (options.issuesRefreshTokens ? ["refresh_token"] : [])
                     + (descriptor.device == nil ? [] : [Self.deviceGrantType])
-                    + ["client_credentials", Self.tokenExchangeGrantType]).map(JSONValue.string)),
+                    + (hasMachineGrants ? ["client_credentials", Self.tokenExchangeGrantType] : []))
+                    .map(JSONValue.string)),
             "authorization_response_iss_parameter_supported": .bool(descriptor.issuer != nil),
         ]
         // A device-only provider has no authorization endpoint, and so no

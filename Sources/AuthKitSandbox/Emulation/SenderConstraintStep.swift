@@ -421,17 +421,33 @@ extension Emulator {
             let parameters = try parameters(of: request, .form)
             _ = try authenticateClient(request, parameters, as: endpoint.clientAuthentication)
             guard let token = parameters["token"] else { throw Refusal.invalidRequest("token is missing") }
-            guard let (_, grant) = ledger.liveGrant(ofAccessToken: token, at: now) else {
+            // RFC 7662 §2.1: an access token or a refresh token (a live one:
+            // issued, not rotated away, its grant not revoked).
+            let grant: GrantLedger.Grant
+            let jkt: String?
+            var members: [String: JSONValue] = [:]
+            if let (_, live) = ledger.liveGrant(ofAccessToken: token, at: now) {
+                grant = live
+                jkt = ledger.accessTokens[token]?.jkt
+                members["token_type"] = .string(jkt == nil ? "Bearer" : "DPoP")
+                if let expiry = ledger.accessTokens[token]?.expiresAt {
+                    members["exp"] = .integer(Int64(expiry.timeIntervalSince1970))
+                }
+            } else if let record = ledger.refreshTokens[token], !record.rotated, let live = ledger.grants[record.grant],
+                !live.revoked
+            {
+                grant = live
+                jkt = record.jkt
+            } else {
                 return .json(.object(["active": .bool(false)]), step: "introspection", summary: "inactive token")
             }
-            var members: [String: JSONValue] = [
-                "active": .bool(true), "scope": .string(grant.scopes.joined(separator: " ")),
-                "client_id": .string(options.clientID), "sub": .string(grant.account),
-                "token_type": .string(ledger.accessTokens[token]?.jkt == nil ? "Bearer" : "DPoP"),
-            ]
-            if let expiry = ledger.accessTokens[token]?.expiresAt {
-                members["exp"] = .integer(Int64(expiry.timeIntervalSince1970))
-            }
+            members["active"] = .bool(true)
+            members["scope"] = .string(grant.scopes.joined(separator: " "))
+            members["client_id"] = .string(options.clientID)
+            // The sub the ID token and UserInfo give (RFC 7662 §2.2).
+            members["sub"] = .string(subject(of: grant))
+            // RFC 9449 §6.2: a bound token's key, as cnf.jkt.
+            if let jkt { members["cnf"] = .object(["jkt": .string(jkt)]) }
             return .json(.object(members), step: "introspection", summary: "active token of \(grant.account)")
         } catch let refusal as Refusal {
             return shaped(refusal, mapping: endpoint.response, step: "introspection")
@@ -443,25 +459,39 @@ extension Emulator {
 
     // MARK: - Grants for machines
 
-    /// RFC 6749 §4.4: a confidential client's token for itself.
+    /// Whether the sandbox's client can authenticate (a secret or a key):
+    /// only such a client has the grants for machines (RFC 6749 §4.4.1: "MUST
+    /// only be used by confidential clients"), and the metadata lists them
+    /// only then.
+    var hasMachineGrants: Bool { options.clientSecret != nil || options.clientKey != nil }
+
+    /// RFC 6749 §4.4: a confidential client's token for itself, for scopes
+    /// the provider knows (as at the authorization endpoint). No ID token:
+    /// nobody signed in (OpenID Connect Core §2: an ID token is about an
+    /// authentication of an end-user).
     func clientCredentials(_ request: SandboxRequest, _ parameters: Parameters, jkt: String?) throws
         -> SandboxResponse
     {
-        guard options.clientSecret != nil || options.clientKey != nil else {
+        guard hasMachineGrants else {
             throw Refusal("unauthorized_client", "a public client has no client credentials grant (RFC 6749 §4.4)")
         }
         _ = try authenticateClient(request, parameters, as: descriptor.token!.clientAuthentication)
         var scopes = parameters["scope"].map(splitScopes) ?? descriptor.scopes.default
         if scopes.isEmpty { scopes = descriptor.scopes.default }
         if let problem = scopeProblem(parameters["scope"], scopes) { throw Refusal("invalid_scope", problem) }
-        let grant = ledger.newGrant(account: "client:" + options.clientID, scopes: scopes, at: now)
+        let grant = ledger.newGrant(account: "client:" + options.clientID, scopes: scopes, at: now, ofClient: true)
         return issue(
             grant: grant, scopes: scopes, step: "client credentials", summary: "token for the client itself",
-            refresh: false, jkt: jkt)
+            refresh: false, jkt: jkt, idToken: false)
     }
 
-    /// RFC 8693 §2: a live access token of this sandbox traded for another.
+    /// RFC 8693 §2: a live access token of this sandbox traded for another,
+    /// by a client that authenticates (the metadata lists the grant only for
+    /// one). The answer is an access token alone (§2.2.1), no ID token.
     func exchangeToken(_ request: SandboxRequest, _ parameters: Parameters, jkt: String?) throws -> SandboxResponse {
+        guard hasMachineGrants else {
+            throw Refusal("unauthorized_client", "a public client has no token exchange here (RFC 8693 §2.1)")
+        }
         _ = try authenticateClient(request, parameters, as: descriptor.token!.clientAuthentication)
         guard let subject = parameters["subject_token"] else {
             throw Refusal.invalidRequest("subject_token is missing")
@@ -479,9 +509,10 @@ extension Emulator {
                 throw Refusal("invalid_scope", "'\(extra)' is more than the subject token has")
             }
         }
-        let exchanged = ledger.newGrant(account: grant.account, scopes: scopes, at: now)
+        let exchanged = ledger.newGrant(account: grant.account, scopes: scopes, at: now, ofClient: grant.ofClient)
         return issue(
             grant: exchanged, scopes: scopes, step: "token exchange", summary: "token exchanged for \(grant.account)",
-            refresh: false, jkt: jkt, extra: ["issued_token_type": .string(OAuth2Client.accessTokenType)])
+            refresh: false, jkt: jkt, idToken: false,
+            extra: ["issued_token_type": .string(OAuth2Client.accessTokenType)])
     }
 }

@@ -153,7 +153,7 @@ extension Emulator {
     func issue(
         grant: Int, scopes: [String], step: String, summary: String,
         mapping: TokenResponseMapping? = nil, status: Int? = nil, lifetime: TimeInterval? = nil, refresh: Bool = true,
-        nonce: String? = nil, captures: [String: String] = [:], jkt: String? = nil,
+        nonce: String? = nil, captures: [String: String] = [:], jkt: String? = nil, idToken withIDToken: Bool = true,
         extra: [String: JSONValue] = [:]
     ) -> SandboxResponse {
         let endpoint = descriptor.token!
@@ -175,7 +175,7 @@ extension Emulator {
                 accessToken: access, expiresIn: told.map { Int($0) }, refreshToken: refreshToken,
                 scope: scopeText(scopes)))
         // OpenID Connect Core §3.1.3.3: the ID token beside the tokens.
-        if let account = ledger.grants[grant],
+        if withIDToken, let account = ledger.grants[grant], !account.ofClient,
             let idToken = idToken(
                 grant: grant, account, scopes: scopes, nonce: nonce, accessToken: access, captures: captures),
             case .object(var members) = body
