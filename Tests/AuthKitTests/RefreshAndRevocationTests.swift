@@ -635,6 +635,29 @@ import Testing
         #expect(try await source.store.credential(for: working.key) == working)
     }
 
+    /// A token with no known expiry, due at its assumed lifetime
+    /// (Salesforce's), may already be dead: its refresh is not paused after
+    /// a failure, nor given the short deadline. Paused, one blip of the
+    /// token endpoint left it answering 401 for five minutes.
+    @Test func aRefreshAtAnAssumedLifetimeIsNeitherShortNorPaused() async throws {
+        var descriptor = testDescriptor(
+            id: "assumed", protocol: .oauth2, authorization: .init(url: "https://assumed.example/authorize"),
+            token: .init(url: "https://assumed.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(assumedLifetime: 900)
+        let failing = RefusingTransport()
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
+            httpClient: failing, now: { fixedNow })
+        let aging = Credential(
+            providerID: "assumed", accessToken: "old-access", refreshToken: "refresh-\(UUID().uuidString)",
+            obtainedAt: fixedNow.addingTimeInterval(-850))
+        let source = CredentialSource(
+            authenticator: client, store: InMemoryCredentialStore([aging]), key: aging.key)
+        #expect(try await source.current(at: fixedNow).accessToken == "old-access")
+        #expect(try await source.current(at: fixedNow.addingTimeInterval(30)).accessToken == "old-access")
+        #expect(failing.deadlines == [nil, nil], "\(failing.deadlines)")
+    }
+
     /// A refresh answer without `token_type` (or with one that is not a
     /// type) was refused, and the rotated refresh token it carried lost
     /// (RFC 9700 §4.14.2): the token keeps the type it had, and the answer's

@@ -699,6 +699,11 @@ import Testing
                 refusal(
                     "<html>", type: "text/html", challenge: #"Bearer error="invalid_token""#, step: step,
                     members: members) == "invalid_token")
+            // A token scheme's challenge without an error (a call a token
+            // authorizes, as Instagram's refresh) refuses the token, not the client.
+            #expect(
+                refusal("<html>", type: "text/html", challenge: #"Bearer realm="api""#, step: step, members: members)
+                    == "invalid_token")
             #expect(
                 refusal(#"{"error":"invalid_grant"}"#, type: "application/json", step: step, members: members)
                     == "invalid_grant")

@@ -61,32 +61,44 @@ public struct CredentialSource: Sendable {
 
     /// The stored credential, refreshed (once, and saved) when it is due.
     ///
-    /// A refresh that is due but need not happen yet (the token still works:
-    /// refreshed ahead of time, ``RefreshPolicy/ahead``, or at an assumed
-    /// lifetime) is an optional one. Its token requests get
-    /// ``optionalRefreshDeadline``, not the usual 30 s, and when it fails
-    /// the stored token is used; that failure is remembered by the process,
-    /// which tries no optional refresh of the same grant again for
-    /// ``optionalRefreshPause`` seconds (from `now`): with a token endpoint
-    /// that hangs, every call took the full 30 s, then used the old token.
-    /// A refresh the token must have is always tried, with the full deadline.
+    /// A refresh that is due but need not happen yet (refreshed ahead of
+    /// time, ``RefreshPolicy/ahead``, or at an assumed lifetime) is an
+    /// optional one: when it fails, the stored token is used. Where the
+    /// token has a known expiry, so still works, its token requests get
+    /// ``optionalRefreshDeadline``, not the usual 30 s, and a failure is
+    /// remembered by the process, which tries no optional refresh of the
+    /// same grant again for ``optionalRefreshPause`` seconds (from `now`):
+    /// with a token endpoint that hangs, every call took the full 30 s, then
+    /// used the old token. A token with none (due at an assumed lifetime,
+    /// as Salesforce's) may already be dead: its refresh is tried at every
+    /// call, with the full deadline, as one the token must have.
     /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when nothing is
     ///   stored or the credential cannot be renewed; the refresh's own errors.
     public func current(at now: Date = Date()) async throws -> Credential {
         let stored = try await stored()
         guard policy.isDue(stored, at: now) else { return stored }
         let optional = !policy.mustRefresh(stored, at: now)
+        // Known to work only with a known expiry: a token due at an assumed
+        // lifetime (Salesforce's, which says none) may be dead already, and
+        // held back by a pause it answered 401 for minutes after one blip.
+        let stillWorks = optional && stored.expiresAt != nil
         let grant = pauseKey(for: stored)
-        if optional, Self.optionalRefreshIsPaused(grant, at: now) { return stored }
+        if stillWorks, Self.optionalRefreshIsPaused(grant, at: now) { return stored }
         let renewed = LockedValue(false)
         do {
-            return try await refresh(ifStill: { policy.isDue($0, at: now) }, renewed: renewed, optionalAt: now)
+            return try await refresh(
+                ifStill: { policy.isDue($0, at: now) }, renewed: renewed, optionalAt: stillWorks ? now : nil)
         } catch {
             // Refreshing ahead of time failed, but the token still works: use
             // it. Unless the provider did renew it and the renewal was not
             // saved: a rotated refresh token is then spent, and only this
             // error says why the next refresh will ask to sign in again.
             if optional, !AuthKitError.isCancellation(error), !renewed.current {
+                guard stillWorks else {
+                    transport.logger.warning(
+                        "Refreshing \(key) at its assumed lifetime failed (\(error)); its token is used.")
+                    return stored
+                }
                 Self.failedOptionalRefreshes.withLock { failed in
                     failed = failed.filter { Self.isRecent($0.value, at: now) }
                     failed[grant] = now

@@ -110,15 +110,25 @@ package struct TokenResponseParser: Sendable {
     /// Before, only a 401 without a body was read so, and one with
     /// `Content-Type: application/json` and no body was "malformed".
     /// Masked with the rest (``parse(_:)``, ``members(of:)``).
+    /// A challenge of the token schemes alone (`Bearer`, `DPoP`: a call a
+    /// token authorizes, as Instagram's refresh) refuses the token, not the
+    /// client: `invalid_token` (RFC 6750 §3.1), not "the client credentials".
     private func clientRefusal(_ response: IncomingResponse) -> AuthKitError? {
         guard response.status == 401, !successStatus.contains(401) else { return nil }
         let challenges = response.headers[values: .wwwAuthenticate]
         guard !challenges.isEmpty else { return nil }
+        let tokenSchemesOnly = challenges.allSatisfy { challenge in
+            let text = challenge.drop { $0 == " " || $0 == "\t" }.lowercased()
+            return (text.hasPrefix("bearer") || text.hasPrefix("dpop")) && !text.contains("basic")
+        }
         return AuthKitError.providerError(
             step: step,
             ProviderErrorResponse(
-                status: 401, code: BearerChallenge.error(inAnyChallengeOf: challenges) ?? "invalid_client",
-                description: "the server rejected the client credentials"))
+                status: 401,
+                code: BearerChallenge.error(inAnyChallengeOf: challenges)
+                    ?? (tokenSchemesOnly ? "invalid_token" : "invalid_client"),
+                description: tokenSchemesOnly
+                    ? "the server refused the token it was sent" : "the server rejected the client credentials"))
     }
 
     /// Throws when an answer with a success status still names an error in

@@ -362,7 +362,9 @@ extension Emulator {
                 throw Refusal.invalidRequest(
                     "the pushed parameters are \(size) bytes; the sandbox keeps at most \(Self.maxPushedBytes)")
             }
-            if request.header("dpop") != nil {
+            // Only where the descriptor's tokens are DPoP-bound, as at the
+            // token endpoint: elsewhere a client's header is ignored.
+            if descriptor.dpop == .on, request.header("dpop") != nil {
                 let jkt = try checkProof(request, nonce: ledger.tokenNonce)
                 if let sent = parameters["dpop_jkt"] {
                     guard ExactText.same(sent, jkt) else {

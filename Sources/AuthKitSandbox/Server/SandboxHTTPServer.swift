@@ -51,11 +51,14 @@ final class SandboxHTTPServer: @unchecked Sendable {
     /// each in well under a millisecond; a queue without bound let 1,000
     /// posts of 1 MB with `DPoP: x` hold 900 MB and keep valid proofs
     /// waiting for minutes. Past it, 503 with `Retry-After` (RFC 9110 §15.6.4).
-    static let maxPendingSignatureChecks = 16
+    /// 64: a client's burst of DPoP requests (a task group) is served, at
+    /// most 64 MiB held.
+    static let maxPendingSignatureChecks = 64
     /// The most connections open at once. A client on this machine opens a
     /// few; 250 idle ones left none of the 256 descriptors `ulimit -n 256`
-    /// allows for the request that mattered.
-    static let maxConnections = 64
+    /// allows for the request that mattered; 128 leaves a burst of
+    /// concurrent requests room under that limit.
+    static let maxConnections = 128
     /// The longest request path taken (the query is bounded by the head's
     /// size); longer ones get 414.
     static let maxPathBytes = 8 << 10
