@@ -67,9 +67,14 @@ static struct {
     void *(*cancellable_new)(void);
     void (*cancellable_cancel)(void *);
     uint32_t (*io_error_quark)(void);
+    uint32_t (*dbus_error_quark)(void);
 } api;
-// G_IO_ERROR_CANCELLED in GIO's GIOErrorEnum.
-enum { G_IO_ERROR_CANCELLED = 19 };
+// G_IO_ERROR_CANCELLED in GIO's GIOErrorEnum; G_DBUS_ERROR_UNKNOWN_METHOD in GDBusError.
+enum { G_IO_ERROR_CANCELLED = 19, G_DBUS_ERROR_UNKNOWN_METHOD = 19 };
+// How many times a call is made when an item it found was deleted before it
+// was read (see vanished): enough for a burst of deletes beside it, few
+// enough that a keyring which always answers so fails at once.
+enum { ATTEMPTS = 4 };
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[512];
@@ -116,7 +121,8 @@ static void load(void) {
         resolve(library, (void **)&api.object_unref, "g_object_unref") ||
         resolve(library, (void **)&api.cancellable_new, "g_cancellable_new") ||
         resolve(library, (void **)&api.cancellable_cancel, "g_cancellable_cancel") ||
-        resolve(library, (void **)&api.io_error_quark, "g_io_error_quark")) {
+        resolve(library, (void **)&api.io_error_quark, "g_io_error_quark") ||
+        resolve(library, (void **)&api.dbus_error_quark, "g_dbus_error_quark")) {
         return;
     }
 }
@@ -266,6 +272,21 @@ static int enter(struct watch *watch, long milliseconds, char *error, size_t siz
 static int leave(struct watch *watch) {
     pthread_mutex_unlock(&calls);
     return watch_end(watch);
+}
+
+// Whether a call failed because an item its search found was deleted (by
+// another process: a `token delete`, another app) before libsecret read it.
+// A search answers paths, then each item is loaded on its own; libsecret
+// says of one gone meanwhile "No such secret item at path", as
+// G_DBUS_ERROR_UNKNOWN_METHOD, and fails the whole call. Asked again, the
+// search no longer finds it: the caller retries, freeing the error.
+// `attempts` is how many were made.
+static int vanished(GError **failure, int attempts, struct watch *watch) {
+    if (*failure == NULL || attempts >= ATTEMPTS || watch_fired(watch)) return 0;
+    if ((*failure)->domain != api.dbus_error_quark() || (*failure)->code != G_DBUS_ERROR_UNKNOWN_METHOD) return 0;
+    api.error_free(*failure);
+    *failure = NULL;
+    return 1;
 }
 
 // Copies the GError's message (or `fallback`) to `error` and frees it; a
@@ -470,7 +491,11 @@ int authkit_secret_lookup(const char *name, const char *const *names, const char
         end(&call);
         return -1;
     }
-    char *found = api.lookupv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
+    char *found = NULL;
+    int attempts = 0;
+    do {
+        found = api.lookupv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
+    } while (vanished(&failure, ++attempts, &watch));
     int locked = found == NULL && failure == NULL && !watch_fired(&watch) && found_locked(&call, watch.cancellable);
     int timed_out = leave(&watch);
     end(&call);
@@ -495,7 +520,11 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
         end(&call);
         return -1;
     }
-    int cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
+    int cleared = 0;
+    int attempts = 0;
+    do {
+        cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure) || cleared;
+    } while (vanished(&failure, ++attempts, &watch));
     // Asked after a clear that deleted something too: a second copy in a
     // locked collection (the default keyring changed since it was stored)
     // stays, and "deleted" would sign the user back in once it is unlocked.
@@ -530,7 +559,11 @@ long authkit_secret_search(const char *name, const char *wanted_first, const cha
         api.hash_table_unref(none);
         return -1;
     }
-    GList *items = api.searchv_sync(&schema, none, SECRET_SEARCH_ALL, watch.cancellable, &failure);
+    GList *items = NULL;
+    int attempts = 0;
+    do {
+        items = api.searchv_sync(&schema, none, SECRET_SEARCH_ALL, watch.cancellable, &failure);
+    } while (vanished(&failure, ++attempts, &watch));
     int timed_out = leave(&watch);
     api.hash_table_unref(none);
     if (failure != NULL || (timed_out && items == NULL)) {
