@@ -122,9 +122,13 @@
             )
             #expect(shell.lockDirectory.path == runtime.appendingPathComponent("authkit").path)
             let key = CredentialKey(providerID: "qiita", label: "work")
+            // Held as a removal holds them: a refresh's lock first asks the
+            // keyring whether it could save, and this test runs without one.
             await #expect {
-                try await shell.withRefreshLock(for: key, timeout: .seconds(5)) {
-                    try await timer.withRefreshLock(for: key, timeout: .milliseconds(300)) {}
+                try await FileCredentialStore.$removing.withValue(true) {
+                    try await shell.withRefreshLock(for: key, timeout: .seconds(5)) {
+                        try await timer.withRefreshLock(for: key, timeout: .milliseconds(300)) {}
+                    }
                 }
             } throws: { error in
                 guard case .store(_, let reason)? = error as? AuthKitError else { return false }
