@@ -17,8 +17,10 @@ package struct SecretMask: Sendable {
     package var secrets: [String]
 
     package init(_ secrets: [String]) {
-        // Long first, so a secret containing another is masked whole.
-        self.secrets = Array(Set(secrets.filter { $0.count >= 4 })).sorted { $0.count > $1.count }
+        // Long first, so a secret containing another is masked whole (it has
+        // more UTF-8 bytes too; `count` would walk each string's characters
+        // at every comparison).
+        self.secrets = Array(Set(secrets.filter { $0.count >= 4 })).sorted { $0.utf8.count > $1.utf8.count }
     }
 
     package func apply(_ text: String) -> String {

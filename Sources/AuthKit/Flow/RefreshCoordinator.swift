@@ -36,21 +36,29 @@ final class RefreshCoordinator: @unchecked Sendable {
 
     /// Guards `inFlight` and every flight's state: one lock, taken briefly.
     private let lock = ThreadLock()
-    private var inFlight: [String: Flight] = [:]
+    private var inFlight: [Key: Flight] = [:]
     private var nextCaller: UInt64 = 0
 
-    /// What a refresh of `credential` is merged by: the token endpoint
-    /// (`tokenEndpoint`, as the client resolved it) and `clientID` it was
-    /// issued for, the account, and the refresh token (or, with none, the
-    /// access token a client credentials grant renews). A refresh of an
-    /// already-rotated token is a different request and is not merged with
-    /// a stale one; nor is one of another client's grant, or another
-    /// server's, that happens to hold the same account name and token.
-    static func key(for credential: Credential, tokenEndpoint: String, clientID: String) -> String {
-        [
-            tokenEndpoint, clientID, credential.providerID, credential.label ?? "",
-            credential.refreshToken ?? credential.accessToken,
-        ].joined(separator: "\u{0}")
+    /// What a refresh is merged by: the token endpoint (as the client
+    /// resolved it) and the client id it was issued for, the account, and
+    /// the refresh token (or, with none, the access token a client
+    /// credentials grant renews). A refresh of an already-rotated token is
+    /// a different request and is not merged with a stale one; nor is one
+    /// of another client's grant, or another server's, that happens to hold
+    /// the same account name and token. The fields themselves, not a string
+    /// joined from them: joining allocated at every refresh.
+    struct Key: Hashable, Sendable {
+        var tokenEndpoint: String
+        var clientID: String
+        var providerID: String
+        var label: String?
+        var token: String
+    }
+
+    static func key(for credential: Credential, tokenEndpoint: String, clientID: String) -> Key {
+        Key(
+            tokenEndpoint: tokenEndpoint, clientID: clientID, providerID: credential.providerID,
+            label: credential.label, token: credential.refreshToken ?? credential.accessToken)
     }
 
     func refresh(
@@ -71,7 +79,7 @@ final class RefreshCoordinator: @unchecked Sendable {
         }
     }
 
-    private func joinOrStart(key: String, operation: @escaping @Sendable () async throws -> Credential) async
+    private func joinOrStart(key: Key, operation: @escaping @Sendable () async throws -> Credential) async
         -> (Result<Credential, any Error>, led: Bool)
     {
         let (flight, caller, leads) = lock.withLock { () -> (Flight, UInt64, Bool) in
@@ -158,7 +166,7 @@ final class RefreshCoordinator: @unchecked Sendable {
 
     /// Callers waiting for the refresh under way for `key` (``key(for:tokenEndpoint:clientID:)``):
     /// for a test of the shared coordinator, which other tests use at once.
-    func waiterCount(for key: String) -> Int {
+    func waiterCount(for key: Key) -> Int {
         lock.withLock { inFlight[key]?.waiters.count ?? 0 }
     }
 

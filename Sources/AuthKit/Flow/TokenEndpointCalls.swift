@@ -754,7 +754,9 @@ final class TokenEndpointCalls: Sendable {
     /// name in their first answer only). What is kept stays within
     /// ``KeptMembers``'s bounds, so no series of refreshes makes it grow
     /// past them.
-    static let describeTheToken: Set<String> = [
+    /// A list, not a set: looked through for each earlier member at every
+    /// refresh, nine short names compare faster than a name hashes.
+    static let describeTheToken: [String] = [
         "access_token", "token_type", "expires_in", "refresh_token", "scope", "refresh_token_expires_in",
         "ext_expires_in", "expires", "issued_token_type",
     ]
@@ -768,17 +770,16 @@ final class TokenEndpointCalls: Sendable {
     ) -> [String: JSONValue] {
         guard let earlier = previous?.rawFields, !earlier.isEmpty else { return fields.raw }
         var merged = fields.raw
-        var added = false
         // A sign-in's follow-up exchange completes the same sign-in's
         // answer (Instagram's first names the user, the follow-up's only
-        // the long-lived token): it keeps all of it.
-        for (name, value) in earlier where merged[name] == nil {
-            guard step == .followUpExchange || !Self.describeTheToken.contains(name) else { continue }
-            merged[name] = value
-            added = true
-        }
-        guard added else { return merged }
+        // the long-lived token): it keeps all of it. (One merge hashes each
+        // name once; asking, then adding, hashed it twice.)
+        let inherited = earlier.lazy.filter { step == .followUpExchange || !Self.describeTheToken.contains($0.key) }
+            .map { ($0.key, $0.value) }
+        merged.merge(inherited) { answer, _ in answer }
+        guard merged.count > fields.raw.count else { return merged }
         let bounded = KeptMembers.bounded(merged, preferring: TokenResponseParser.membersRead, level: 4)
+        guard !bounded.dropped.isEmpty else { return bounded.kept }
         let mask = SecretMask(
             [clientSecret, fields.accessToken, fields.refreshToken, previous?.accessToken, previous?.refreshToken]
                 .compactMap { $0 })

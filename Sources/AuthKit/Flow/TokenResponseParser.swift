@@ -233,10 +233,15 @@ package struct TokenResponseParser: Sendable {
         // (``KeptMembers``). A name is shown masked: a server could name a
         // member after a secret it was sent, or the token it issues.
         let bounded = KeptMembers.bounded(kept, preferring: Self.membersRead, level: 4)
-        let mask = SecretMask(
-            response.secrets + [accessToken, refreshToken?.text, object["id_token"]?.scalarText].compactMap { $0 })
-        let notKept = bounded.dropped.map { member in
-            "its member '\(mask.apply(DisplayText.sanitized(member.name, limit: 60)))' was not kept: \(member.reason)"
+        var notKept: [String] = []
+        if !bounded.dropped.isEmpty {
+            // Made only here: building the mask (a set of the secrets, sorted)
+            // for every answer was a few per cent of a code exchange's work.
+            let mask = SecretMask(
+                response.secrets + [accessToken, refreshToken?.text, object["id_token"]?.scalarText].compactMap { $0 })
+            notKept = bounded.dropped.map { member in
+                "its member '\(mask.apply(DisplayText.sanitized(member.name, limit: 60)))' was not kept: \(member.reason)"
+            }
         }
         return Fields(
             accessToken: accessToken,
