@@ -431,7 +431,7 @@ public struct CredentialSource: Sendable {
             Self.maySendAgain(request, after: opened),
             BearerChallenge(fields: opened.headers[values: .wwwAuthenticate], scheme: "dpop")?.error
                 == "use_dpop_nonce",
-            opened.headers[DPoPProof.nonceHeaderName] != nil
+            opened.headers.contains(DPoPProof.nonceHeaderName)
         else { return opened }
         opened.body.cancel()
         return try await open(request, with: credential, until: end, policy: policy)

@@ -84,7 +84,7 @@ package struct FlowTransport: Sendable {
             }
             // One the caller set (curl's -A, -H 'User-Agent: …') is kept.
             // Appended, as none is there: assigning would search the fields again.
-            if outgoing.head.headerFields[.userAgent] == nil { outgoing.head.headerFields.append(.authKitUserAgent) }
+            if !outgoing.head.headerFields.contains(.userAgent) { outgoing.head.headerFields.append(.authKitUserAgent) }
             // -v said nothing of a hop that went without the credential, so
             // an API's 401 after it read as the credential's refusal.
             let uncredentialed =
@@ -131,7 +131,7 @@ package struct FlowTransport: Sendable {
             body.cancel()
             // RFC 9449 §9: a resource server may hand the next nonce out with
             // any answer, a redirect's too; the next hop's proof carries it.
-            if outgoing.head.headerFields[DPoPProof.headerName] != nil {
+            if outgoing.head.headerFields.contains(DPoPProof.headerName) {
                 DPoPNonces.shared.remember(head.headerFields, for: current.target.origin)
             }
             // One Location (RFC 9110 §10.2.2): two were joined with ", " and

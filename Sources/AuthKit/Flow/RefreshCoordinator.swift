@@ -46,13 +46,32 @@ final class RefreshCoordinator: @unchecked Sendable {
     /// a different request and is not merged with a stale one; nor is one
     /// of another client's grant, or another server's, that happens to hold
     /// the same account name and token. The fields themselves, not a string
-    /// joined from them: joining allocated at every refresh.
+    /// joined from them (joining allocated at every refresh), hashed once:
+    /// a refresh looks its key up, stores and removes it, and each hashed
+    /// the endpoint and the token again.
     struct Key: Hashable, Sendable {
-        var tokenEndpoint: String
-        var clientID: String
-        var providerID: String
-        var label: String?
-        var token: String
+        let tokenEndpoint: String
+        let clientID: String
+        let providerID: String
+        let label: String?
+        let token: String
+        private let hash: Int
+
+        init(tokenEndpoint: String, clientID: String, providerID: String, label: String?, token: String) {
+            (self.tokenEndpoint, self.clientID, self.providerID) = (tokenEndpoint, clientID, providerID)
+            (self.label, self.token) = (label, token)
+            var hasher = Hasher()
+            for field in [tokenEndpoint, clientID, providerID, label ?? "", token] { hasher.combine(field) }
+            hasher.combine(label == nil)
+            hash = hasher.finalize()
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+        static func == (a: Key, b: Key) -> Bool {
+            a.hash == b.hash && a.token == b.token && a.tokenEndpoint == b.tokenEndpoint && a.clientID == b.clientID
+                && a.providerID == b.providerID && a.label == b.label
+        }
     }
 
     static func key(for credential: Credential, tokenEndpoint: String, clientID: String) -> Key {
@@ -100,7 +119,9 @@ final class RefreshCoordinator: @unchecked Sendable {
                 let result: Result<Credential, any Error>
                 do { result = .success(try await operation()) } catch { result = .failure(error) }
                 let waiters = lock.withLock { () -> [CheckedContinuation<Result<Credential, any Error>, Never>] in
-                    if inFlight[key] === flight { inFlight[key] = nil }
+                    if let index = inFlight.index(forKey: key), inFlight.values[index] === flight {
+                        inFlight.remove(at: index)
+                    }
                     flight.result = result
                     defer { flight.waiters = [:] }
                     return Array(flight.waiters.values)
@@ -127,6 +148,9 @@ final class RefreshCoordinator: @unchecked Sendable {
             }
             if abandoned { task.cancel() }
         }
+        // Ended already: the flight ran on this thread (``Task/immediate``)
+        // and never waited, as with a transport that answers at once.
+        if leads, let ended = lock.withLock({ flight.result }) { return (ended, leads) }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ready = lock.withLock { () -> Result<Credential, any Error>? in
