@@ -72,9 +72,11 @@ static struct {
 // G_IO_ERROR_CANCELLED in GIO's GIOErrorEnum; G_DBUS_ERROR_UNKNOWN_METHOD in GDBusError.
 enum { G_IO_ERROR_CANCELLED = 19, G_DBUS_ERROR_UNKNOWN_METHOD = 19 };
 // How many times a call is made when an item it found was deleted before it
-// was read (see vanished): enough for a burst of deletes beside it, few
-// enough that a keyring which always answers so fails at once.
-enum { ATTEMPTS = 4 };
+// was read (see vanished), waiting 10, 20, 40, then 80 ms between: a burst
+// of deletes beside it (a script clearing accounts, a test's cleanup) ends
+// within that; a keyring that always answers so fails within about 1.5 s,
+// and the call's time limit stops it sooner.
+enum { ATTEMPTS = 20 };
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[512];
@@ -286,7 +288,11 @@ static int vanished(GError **failure, int attempts, struct watch *watch) {
     if ((*failure)->domain != api.dbus_error_quark() || (*failure)->code != G_DBUS_ERROR_UNKNOWN_METHOD) return 0;
     api.error_free(*failure);
     *failure = NULL;
-    return 1;
+    long pause = attempts < 4 ? 10L << (attempts - 1) : 80;
+    struct timespec wait = {0, pause * 1000000L};
+    while (nanosleep(&wait, &wait) != 0 && errno == EINTR) {
+    }
+    return !watch_fired(watch);
 }
 
 // Copies the GError's message (or `fallback`) to `error` and frees it; a
