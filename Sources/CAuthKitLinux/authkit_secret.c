@@ -68,15 +68,22 @@ static struct {
     void (*cancellable_cancel)(void *);
     uint32_t (*io_error_quark)(void);
     uint32_t (*dbus_error_quark)(void);
+    int (*search_paths_sync)(void *service, const SecretSchema *, GHashTable *, void *cancellable, char ***unlocked,
+                             char ***locked, GError **);
+    void *(*item_for_path_sync)(void *service, const char *path, int flags, void *cancellable, GError **);
+    uint32_t (*secret_error_quark)(void);
+    void (*strfreev)(char **);
 } api;
 // G_IO_ERROR_CANCELLED in GIO's GIOErrorEnum; G_DBUS_ERROR_UNKNOWN_METHOD in GDBusError.
 enum { G_IO_ERROR_CANCELLED = 19, G_DBUS_ERROR_UNKNOWN_METHOD = 19 };
-// How many times a call is made when an item it found was deleted before it
-// was read (see vanished), waiting 10, 20, 40, then 80 ms between: a burst
-// of deletes beside it (a script clearing accounts, a test's cleanup) ends
-// within that; a keyring that always answers so fails within about 1.5 s,
-// and the call's time limit stops it sooner.
-enum { ATTEMPTS = 20 };
+// SECRET_ERROR_NO_SUCH_OBJECT in libsecret's SecretError.
+enum { SECRET_ERROR_NO_SUCH_OBJECT = 3 };
+// How many times a lookup or delete is made when the item it found was
+// deleted before it was read (see vanished), waiting 10, 20, then 40 ms
+// between: asked again, the search no longer finds it. Few, as a keyring
+// holding an item it cannot load (a damaged keyring file) answers so
+// every time.
+enum { ATTEMPTS = 4 };
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[512];
@@ -124,7 +131,11 @@ static void load(void) {
         resolve(library, (void **)&api.cancellable_new, "g_cancellable_new") ||
         resolve(library, (void **)&api.cancellable_cancel, "g_cancellable_cancel") ||
         resolve(library, (void **)&api.io_error_quark, "g_io_error_quark") ||
-        resolve(library, (void **)&api.dbus_error_quark, "g_dbus_error_quark")) {
+        resolve(library, (void **)&api.dbus_error_quark, "g_dbus_error_quark") ||
+        resolve(library, (void **)&api.search_paths_sync, "secret_service_search_for_dbus_paths_sync") ||
+        resolve(library, (void **)&api.item_for_path_sync, "secret_item_new_for_dbus_path_sync") ||
+        resolve(library, (void **)&api.secret_error_quark, "secret_error_get_quark") ||
+        resolve(library, (void **)&api.strfreev, "g_strfreev")) {
         return;
     }
 }
@@ -276,19 +287,26 @@ static int leave(struct watch *watch) {
     return watch_end(watch);
 }
 
-// Whether a call failed because an item its search found was deleted (by
-// another process: a `token delete`, another app) before libsecret read it.
-// A search answers paths, then each item is loaded on its own; libsecret
-// says of one gone meanwhile "No such secret item at path", as
-// G_DBUS_ERROR_UNKNOWN_METHOD, and fails the whole call. Asked again, the
-// search no longer finds it: the caller retries, freeing the error.
-// `attempts` is how many were made.
+// Whether an item a call found was deleted (by another process: a `token
+// delete`, another app) before libsecret read it. A search answers paths,
+// then each item is loaded on its own; of one gone meanwhile libsecret says
+// "No such secret item at path" (G_DBUS_ERROR_UNKNOWN_METHOD), or the
+// service's NoSuchObject.
+static int is_gone(const GError *failure) {
+    if (failure == NULL) return 0;
+    return (failure->domain == api.dbus_error_quark() && failure->code == G_DBUS_ERROR_UNKNOWN_METHOD) ||
+           (failure->domain == api.secret_error_quark() && failure->code == SECRET_ERROR_NO_SUCH_OBJECT);
+}
+
+// Whether a lookup or delete that failed so is made again (after a pause),
+// the error freed: it fails the whole call, and asked again the search no
+// longer finds the item. `attempts` is how many were made.
 static int vanished(GError **failure, int attempts, struct watch *watch) {
     if (*failure == NULL || attempts >= ATTEMPTS || watch_fired(watch)) return 0;
-    if ((*failure)->domain != api.dbus_error_quark() || (*failure)->code != G_DBUS_ERROR_UNKNOWN_METHOD) return 0;
+    if (!is_gone(*failure)) return 0;
     api.error_free(*failure);
     *failure = NULL;
-    long pause = attempts < 4 ? 10L << (attempts - 1) : 80;
+    long pause = 10L << (attempts - 1);
     struct timespec wait = {0, pause * 1000000L};
     while (nanosleep(&wait, &wait) != 0 && errno == EINTR) {
     }
@@ -565,25 +583,51 @@ long authkit_secret_search(const char *name, const char *wanted_first, const cha
         api.hash_table_unref(none);
         return -1;
     }
-    GList *items = NULL;
-    int attempts = 0;
-    do {
-        items = api.searchv_sync(&schema, none, SECRET_SEARCH_ALL, watch.cancellable, &failure);
-    } while (vanished(&failure, ++attempts, &watch));
-    int timed_out = leave(&watch);
-    api.hash_table_unref(none);
-    if (failure != NULL || (timed_out && items == NULL)) {
-        if (items) api.list_free_full(items, api.object_unref);
-        return fail(failure, "", timed_out, milliseconds, error, size);
+    // The items' paths first, then each item read on its own. libsecret's
+    // search reads them all at once, and one deleted by another process
+    // meanwhile failed the whole search (printing a GLib-GIO-CRITICAL on
+    // stderr besides: its completion then answered twice). An item gone
+    // between the two steps is not listed; any other failure is said.
+    char **paths[2] = {NULL, NULL};
+    // Set when a call returned nothing and said nothing (cancelled, with
+    // some libsecret versions): the list would be short of what is there.
+    int incomplete = 0;
+    void *service = api.service_get_sync(0, watch.cancellable, &failure);
+    incomplete = service == NULL && failure == NULL;
+    if (service != NULL &&
+        !api.search_paths_sync(service, &schema, none, watch.cancellable, &paths[0], &paths[1], &failure)) {
+        incomplete = failure == NULL;
     }
     long found = 0;
-    for (GList *item = items; item != NULL; item = item->next, found++) {
-        GHashTable *attributes = api.retrievable_get_attributes(item->data);
-        if (attributes == NULL) continue;
-        each(context, api.hash_table_lookup(attributes, wanted_first), api.hash_table_lookup(attributes, wanted_second));
-        api.hash_table_unref(attributes);
+    for (int list = 0; list < 2 && failure == NULL && !incomplete; list++) {
+        for (char **path = paths[list]; path != NULL && *path != NULL && failure == NULL && !incomplete; path++) {
+            void *item = api.item_for_path_sync(service, *path, 0, watch.cancellable, &failure);
+            if (item == NULL) {
+                if (is_gone(failure)) {
+                    api.error_free(failure);
+                    failure = NULL;
+                } else if (failure == NULL) {
+                    incomplete = 1;
+                }
+                continue;
+            }
+            GHashTable *attributes = api.retrievable_get_attributes(item);
+            if (attributes != NULL) {
+                each(context, api.hash_table_lookup(attributes, wanted_first),
+                     api.hash_table_lookup(attributes, wanted_second));
+                api.hash_table_unref(attributes);
+                found++;
+            }
+            api.object_unref(item);
+        }
     }
-    if (items) api.list_free_full(items, api.object_unref);
+    int timed_out = leave(&watch);
+    api.hash_table_unref(none);
+    for (int list = 0; list < 2; list++) api.strfreev(paths[list]);
+    if (service) api.object_unref(service);
+    if (failure != NULL || incomplete) {
+        return fail(failure, "the Secret Service did not answer", timed_out, milliseconds, error, size);
+    }
     return found;
 }
 

@@ -505,8 +505,10 @@ import Testing
         try await keyring.store(
             String(decoding: try JSONSerialization.data(withJSONObject: item), as: UTF8.self), for: keyed.key)
         try #require(try await file.remove(keyed.key) != nil)
+        // Named by label: the keyring is shared with the other tests of the run.
         let back = try await CLIProcess.run(
-            ["token", "move", "--to", "file", "--provider", "gitlab"], environment: environment)
+            ["token", "move", "--to", "file", "--provider", "gitlab", "--label", keyed.label!], environment: environment
+        )
         #expect(
             back.status == 1 && back.stderr.contains("members this authkit does not know (boundToDevice)"),
             "\(back.status): \(back.stderr)")
@@ -519,7 +521,7 @@ import Testing
     /// items. The keyring's search answers paths and each item is read
     /// after; one deleted between the two failed the whole list ("No such
     /// secret item at path", seen once in CI beside another test's
-    /// cleanup). Every list succeeds, and the items not deleted are listed.
+    /// cleanup). Every list succeeds and lists the account that stays.
     @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
     func aListWhileAnotherProcessDeletesSucceeds() async throws {
         let home = try CLIProcess.home("authkit-keyring-list-deletes")
@@ -529,7 +531,7 @@ import Testing
         }
         let keyring = SecretServiceCredentialStore(environment: environment)
         let run = UUID().uuidString.prefix(8).lowercased()
-        let stays = Credential(providerID: "gitlab", label: "ls-\(run)-stays", accessToken: "glpat_stays")
+        let stays = Credential(providerID: "bitbucket", label: "ls-\(run)-stays", accessToken: "glpat_stays")
         try await keyring.save(stays)
         // Items come and go while the lists run: each saved, then deleted
         // (in this process, which the lists' processes do not coordinate with).
@@ -538,7 +540,7 @@ import Testing
             var deleted = 0
             while await !progress.finished {
                 let batch = (0..<8).map {
-                    Credential(providerID: "gitlab", label: "ls-\(run)-\(deleted + $0)", accessToken: "glpat_\($0)")
+                    Credential(providerID: "bitbucket", label: "ls-\(run)-\(deleted + $0)", accessToken: "glpat_\($0)")
                 }
                 for credential in batch { try await keyring.save(credential) }
                 for credential in batch { _ = try await keyring.remove(credential.key) }
@@ -549,7 +551,8 @@ import Testing
         var lists: [CLIResult] = []
         for _ in 0..<6 {
             lists.append(
-                try await CLIProcess.run(["token", "list", "--provider", "gitlab", "--json"], environment: environment))
+                try await CLIProcess.run(
+                    ["token", "list", "--provider", "bitbucket", "--json"], environment: environment))
         }
         await progress.finish()
         let deleted = try await churning.value
