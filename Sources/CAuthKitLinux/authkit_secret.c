@@ -544,10 +544,14 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
         end(&call);
         return -1;
     }
+    // A clear that failed on an item gone meanwhile may have deleted the
+    // others it found (libsecret reports the error alone), and the item is
+    // gone either way: said deleted, not "there was nothing".
     int cleared = 0;
     int attempts = 0;
     do {
         cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure) || cleared;
+        cleared = cleared || is_gone(failure);
     } while (vanished(&failure, ++attempts, &watch));
     // Asked after a clear that deleted something too: a second copy in a
     // locked collection (the default keyring changed since it was stored)
@@ -599,13 +603,20 @@ long authkit_secret_search(const char *name, const char *wanted_first, const cha
         incomplete = failure == NULL;
     }
     long found = 0;
+    // The paths of items that could not be read, taken for deleted: asked
+    // again below, as libsecret says the same of an item whose properties
+    // did not load for another reason (a damaged keyring file, a call the
+    // time limit cancelled).
+    const char *skipped[64];
+    int skips = 0;
     for (int list = 0; list < 2 && failure == NULL && !incomplete; list++) {
         for (char **path = paths[list]; path != NULL && *path != NULL && failure == NULL && !incomplete; path++) {
             void *item = api.item_for_path_sync(service, *path, 0, watch.cancellable, &failure);
             if (item == NULL) {
-                if (is_gone(failure)) {
+                if (is_gone(failure) && !watch_fired(&watch) && skips < 64) {
                     api.error_free(failure);
                     failure = NULL;
+                    skipped[skips++] = *path;
                 } else if (failure == NULL) {
                     incomplete = 1;
                 }
@@ -621,12 +632,34 @@ long authkit_secret_search(const char *name, const char *wanted_first, const cha
             api.object_unref(item);
         }
     }
+    // Still listed, a skipped item was not deleted: the list would be short.
+    char *unreadable = NULL;
+    if (skips > 0 && failure == NULL && !incomplete) {
+        char **again[2] = {NULL, NULL};
+        if (!api.search_paths_sync(service, &schema, none, watch.cancellable, &again[0], &again[1], &failure)) {
+            incomplete = failure == NULL;
+        }
+        for (int list = 0; list < 2 && unreadable == NULL; list++) {
+            for (char **path = again[list]; path != NULL && *path != NULL && unreadable == NULL; path++) {
+                for (int i = 0; i < skips; i++) {
+                    if (strcmp(*path, skipped[i]) == 0) unreadable = strdup(*path);
+                }
+            }
+        }
+        for (int list = 0; list < 2; list++) api.strfreev(again[list]);
+    }
     int timed_out = leave(&watch);
     api.hash_table_unref(none);
     for (int list = 0; list < 2; list++) api.strfreev(paths[list]);
     if (service) api.object_unref(service);
     if (failure != NULL || incomplete) {
+        free(unreadable);
         return fail(failure, "the Secret Service did not answer", timed_out, milliseconds, error, size);
+    }
+    if (unreadable != NULL) {
+        snprintf(error, size, "the keyring lists the item %s but cannot read it", unreadable);
+        free(unreadable);
+        return -1;
     }
     return found;
 }

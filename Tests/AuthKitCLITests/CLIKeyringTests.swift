@@ -531,36 +531,45 @@ import Testing
         }
         let keyring = SecretServiceCredentialStore(environment: environment)
         let run = UUID().uuidString.prefix(8).lowercased()
-        let stays = Credential(providerID: "bitbucket", label: "ls-\(run)-stays", accessToken: "glpat_stays")
+        let stays = Credential(providerID: "bitbucket", label: "ls-\(run)-stays", accessToken: "bb_stays")
         try await keyring.save(stays)
         // Items come and go while the lists run: each saved, then deleted
         // (in this process, which the lists' processes do not coordinate with).
         let progress = DeleteProgress()
         let churning = Task {
             var deleted = 0
-            while await !progress.finished {
+            while await !progress.finished, !Task.isCancelled {
                 let batch = (0..<8).map {
-                    Credential(providerID: "bitbucket", label: "ls-\(run)-\(deleted + $0)", accessToken: "glpat_\($0)")
+                    Credential(providerID: "bitbucket", label: "ls-\(run)-\(deleted + $0)", accessToken: "bb_\($0)")
                 }
                 for credential in batch { try await keyring.save(credential) }
                 for credential in batch { _ = try await keyring.remove(credential.key) }
                 deleted += batch.count
+                // A pause, for the other tests sharing the keyring.
+                try await Task.sleep(for: .milliseconds(20))
             }
             return deleted
         }
         var lists: [CLIResult] = []
-        for _ in 0..<6 {
-            lists.append(
-                try await CLIProcess.run(
-                    ["token", "list", "--provider", "bitbucket", "--json"], environment: environment))
+        var failure: (any Error)?
+        do {
+            for _ in 0..<6 {
+                lists.append(
+                    try await CLIProcess.run(
+                        ["token", "list", "--provider", "bitbucket", "--json"], environment: environment))
+            }
+        } catch {
+            failure = error
         }
+        // Stopped and cleaned up whatever happened above.
         await progress.finish()
         let deleted = try await churning.value
+        _ = try await keyring.remove(stays.key)
+        if let failure { throw failure }
         #expect(deleted >= 16, "too few items deleted beside the lists to test anything")
         for list in lists {
             #expect(list.status == 0 && list.stdout.contains("ls-\(run)-stays"), "\(list)")
         }
-        _ = try await keyring.remove(stays.key)
     }
 
     /// Two processes at once: a refresh under way in another process (this

@@ -50,7 +50,8 @@ int authkit_secret_clear(const char *schema, const char *const *names, const cha
 
 /// Calls `each` with the value of the attribute `wanted` of every item of the
 /// schema (locked ones too: attributes are readable without unlocking, the
-/// secrets are not). Returns the number of items, or -1 with `error`.
+/// secrets are not); an item deleted by another process while the list is
+/// made is left out. Returns the number of items listed, or -1 with `error`.
 long authkit_secret_search(const char *schema, const char *wanted_first, const char *wanted_second,
                            void (*each)(void *context, const char *first, const char *second), void *context,
                            long milliseconds, char *error, size_t size);
