@@ -199,6 +199,21 @@ public final class WebSignIn: Sendable {
         if configuration.sessionCookie == configuration.bindingCookie {
             return ("configuration.bindingCookie", "it is the session cookie's name too: give each its own")
         }
+        // A browser keeps a `__Host-` or `__Secure-` cookie only when it is
+        // `Secure` (RFC 6265bis §4.1.3, the prefix matched in any case),
+        // which a plain-http loopback site's are not: the binding cookie was
+        // dropped and every callback failed as another browser's.
+        if !Self.cookiesAreSecure(at: configuration.publicURL) {
+            for (name, value) in [
+                ("configuration.sessionCookie", configuration.sessionCookie),
+                ("configuration.bindingCookie", configuration.bindingCookie),
+            ] where ["__host-", "__secure-"].contains(where: { value.lowercased().hasPrefix($0) }) {
+                return (
+                    name,
+                    "\"\(value)\" has a prefix a browser keeps only on a Secure cookie, and cookies of an http site are not: give the name without it (AuthKit adds __Host- on https)"
+                )
+            }
+        }
         return nil
     }
 

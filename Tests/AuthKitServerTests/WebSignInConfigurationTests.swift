@@ -112,6 +112,9 @@ import Testing
         refused("configuration.attemptLifetime") { $0.attemptLifetime = .seconds(1 << 60) }
         refused("configuration.bindingCookie") { $0.bindingCookie = $0.sessionCookie }
         refused("configuration.sessionCookie") { $0.sessionCookie = "a;b" }
+        // Over plain http on this machine a prefixed cookie is never kept (it is not Secure there).
+        refused("configuration.bindingCookie") { $0.bindingCookie = "__Host-bind" }
+        refused("configuration.sessionCookie") { $0.sessionCookie = "__secure-sid" }
         refused("configuration.publicURL") { $0.publicURL = URL(string: "https://app.example/?x=1")! }
         refused("configuration.publicURL") { $0.publicURL = URL(string: "https://user@app.example")! }
         for (name, configuration) in cases {
@@ -134,6 +137,10 @@ import Testing
         fine.sessionLifetime = .seconds(400 * 86_400)
         #expect(WebSignIn.configurationProblem(fine) == nil)
         #expect(WebSignIn.configurationProblem(base) == nil)
+        // On https the prefix is AuthKit's own to add: accepted.
+        var secure = base
+        (secure.publicURL, secure.sessionCookie) = (URL(string: "https://app.example")!, "__Host-sid")
+        #expect(WebSignIn.configurationProblem(secure) == nil)
     }
 
     /// An app a proxy serves under a path (`https://host/app`, stripped
