@@ -44,6 +44,26 @@ import Testing
         }
     }
 
+    /// A fetch started by a caller with a shorter deadline (an optional
+    /// refresh's) runs on its own: the set answers after 300 ms, past the
+    /// first caller's 100 ms, and both callers get it. It inherited the
+    /// first caller's deadline and failed for every caller waiting on it.
+    @Test func aSharedFetchRunsOnItsOwnDeadline() async throws {
+        try await withServer { server in
+            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")).delayed(by: .milliseconds(300)) }
+            let url = try #require(URL(string: server.baseURL + "/jwks"))
+            let cache = KeySetCache(minimumRefetchInterval: 0)
+            async let hurried = RequestPolicy.$shorterDeadline.withValue(.milliseconds(100)) {
+                try await cache.keys(at: url, refetch: false, transport: Self.transport)
+            }
+            try await Task.sleep(for: .milliseconds(30))
+            let patient = try await cache.keys(at: url, refetch: false, transport: Self.transport)
+            #expect(Self.kids(patient) == ["k1"])
+            #expect(Self.kids(try await hurried) == ["k1"])
+            #expect(server.requests(to: "/jwks").count == 1)
+        }
+    }
+
     /// A set that answers 500 is asked once per hold, not once per token;
     /// a refetch for an unknown key waits for the interval since the last
     /// attempt, failed ones included.

@@ -90,7 +90,15 @@ package actor KeySetCache {
                 throw failure
             }
         }
-        let task = Task { try await Self.fetch(url, transport: transport) }
+        // Shared by every caller that comes meanwhile: it runs on the fetch's
+        // own deadline, not on the first caller's (an optional refresh's
+        // 10 s, ``RequestPolicy/shorterDeadline``, or a scope it was in),
+        // which a plain task would have inherited, failing the fetch for all.
+        let task = Task {
+            try await RequestPolicy.$shorterDeadline.withValue(nil) {
+                try await DeadlineScope.$current.withValue(nil) { try await Self.fetch(url, transport: transport) }
+            }
+        }
         var entry = entries[key] ?? Entry(attemptedAt: now)
         entry.attemptedAt = now
         entry.inFlight = task
