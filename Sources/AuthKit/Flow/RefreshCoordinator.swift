@@ -61,8 +61,11 @@ final class RefreshCoordinator: @unchecked Sendable {
             (self.tokenEndpoint, self.clientID, self.providerID) = (tokenEndpoint, clientID, providerID)
             (self.label, self.token) = (label, token)
             var hasher = Hasher()
-            for field in [tokenEndpoint, clientID, providerID, label ?? "", token] { hasher.combine(field) }
-            hasher.combine(label == nil)
+            hasher.combine(tokenEndpoint)
+            hasher.combine(clientID)
+            hasher.combine(providerID)
+            hasher.combine(label)
+            hasher.combine(token)
             hash = hasher.finalize()
         }
 
