@@ -835,6 +835,16 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         } catch let error as PostgresTransactionError {
             throw Self.underlying(error).map { AuthKitError.store(path: display, reason: Self.reason($0)) }
                 ?? AuthKitError.store(path: display, reason: .init(.inaccessible, "a transaction failed"))
+        } catch let error as PostgresDecodingError {
+            // A row of another shape than AuthKit wrote (a column changed by
+            // hand): the data's problem, not an outage to retry. Named by
+            // column and types only; the value may be a sealed secret.
+            throw AuthKitError.store(
+                path: display,
+                reason: .init(
+                    .invalidContents,
+                    "a row's \(error.columnName) (\(error.postgresType)) does not read as the \(error.targetType) AuthKit writes there: the table was changed outside AuthKit"
+                ))
         } catch is CancellationError {
             throw AuthKitError.cancelled
         } catch {

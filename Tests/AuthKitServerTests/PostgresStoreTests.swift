@@ -74,6 +74,25 @@ struct PostgresStoreTests {
             expiresAt: Date(timeIntervalSinceNow: 3600))
     }
 
+    /// A table changed outside AuthKit (a column emptied by hand) is the
+    /// data's problem, said by column: it was "the database did not
+    /// answer", which a web app answers with 503 and retries for ever.
+    @Test func aColumnChangedOutsideAuthKitIsInvalidContentsNotAnOutage() async throws {
+        try await Self.withStore(schema: "reshaped") { stores in
+            let store = stores[0]
+            try await store.save(Self.credential("a"))
+            try await store.client.run(
+                "ALTER TABLE authkit_credentials ALTER COLUMN key_id DROP NOT NULL", logger: Logger(label: "test"))
+            try await store.client.run("UPDATE authkit_credentials SET key_id = NULL", logger: Logger(label: "test"))
+            await #expect {
+                _ = try await store.credential(for: CredentialKey(providerID: "qiita", label: "a"))
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                return reason.kind == .invalidContents && reason.detail.contains("key_id")
+            }
+        }
+    }
+
     @Test func theStoreKeepsCredentialsSealedAndWhole() async throws {
         try await Self.withStore(schema: "contract") { stores in
             let store = stores[0]
