@@ -64,6 +64,29 @@ import Testing
         }
     }
 
+    /// At most `maximumSets` sets are kept, the least recently used let go:
+    /// a server verifying tokens of issuers its users name kept them all.
+    @Test func theLeastRecentlyUsedSetIsLetGo() async throws {
+        try await withServer { server in
+            for name in ["a", "b", "c"] {
+                server.route("GET", "/jwks/\(name)") { _ in .json(Self.keySet(kid: name)) }
+            }
+            let cache = KeySetCache(maximumSets: 2)
+            func keys(_ name: String) async throws -> [String] {
+                let url = try #require(URL(string: server.baseURL + "/jwks/\(name)"))
+                return Self.kids(try await cache.keys(at: url, refetch: false, transport: Self.transport))
+            }
+            var seen = [try await keys("a"), try await keys("b")]
+            seen.append(try await keys("a")) // a kept copy: b is now the least recently used
+            seen.append(try await keys("c")) // b let go
+            seen += [try await keys("a"), try await keys("b")]
+            #expect(seen == [["a"], ["b"], ["a"], ["c"], ["a"], ["b"]])
+            #expect(server.requests(to: "/jwks/a").count == 1)
+            #expect(server.requests(to: "/jwks/b").count == 2)
+            #expect(server.requests(to: "/jwks/c").count == 1)
+        }
+    }
+
     /// A set that answers 500 is asked once per hold, not once per token;
     /// a refetch for an unknown key waits for the interval since the last
     /// attempt, failed ones included.

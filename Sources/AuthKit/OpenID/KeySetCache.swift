@@ -28,9 +28,14 @@
 ///   fetched for longer (the endpoint down, or kept from AuthKit by someone
 ///   who holds a withdrawn key) fails the verification, as a first fetch
 ///   that failed does, rather than trust that key for ever.
-/// - **Kept per transport type and URL**: a client given another transport
-///   (a test double, a proxy with its own trust) neither fills nor reads
-///   the copy a client of the platform's transport uses.
+/// - **Kept per transport type and URL**: a client given a transport of
+///   another type (a test double, a proxy with its own trust) neither
+///   fills nor reads the copy a client of the platform's transport uses;
+///   two instances of one type share it.
+/// - **At most ``maximumSets`` sets**, the least recently used let go
+///   first (never one being fetched): the URL may hold a placeholder
+///   (Microsoft's tenant) or come from discovery, and a server building
+///   clients for issuers or tenants its users name kept every set for ever.
 ///
 /// Fetches follow the token endpoint's policy (no redirects, a deadline)
 /// with a smaller size cap.
@@ -45,6 +50,9 @@ package actor KeySetCache {
     /// The oldest a kept copy may be and still serve while fetches fail.
     package var staleLimit: TimeInterval = 3600
 
+    /// How many sets are kept (each at most ``JSONWebKeySet/maximumSize``).
+    package let maximumSets: Int
+
     /// How long a failed first fetch is answered with its error.
     var failureHold: TimeInterval { min(5, minimumRefetchInterval) }
 
@@ -54,16 +62,23 @@ package actor KeySetCache {
         var attemptedAt: Date
         var failure: (any Error)?
         var inFlight: Task<JSONWebKeySet, any Error>?
+        /// When it was last asked for, in ``KeySetCache/uses``.
+        var lastUse: UInt64 = 0
     }
 
     private var entries: [String: Entry] = [:]
+    /// Counts the calls, for the order in which sets were last used (not a
+    /// clock, which may step).
+    private var uses: UInt64 = 0
 
     package init(
-        minimumRefetchInterval: TimeInterval = 30, maximumAge: TimeInterval = 600, staleLimit: TimeInterval = 3600
+        minimumRefetchInterval: TimeInterval = 30, maximumAge: TimeInterval = 600, staleLimit: TimeInterval = 3600,
+        maximumSets: Int = 256
     ) {
         self.minimumRefetchInterval = minimumRefetchInterval
         self.maximumAge = maximumAge
         self.staleLimit = staleLimit
+        self.maximumSets = max(1, maximumSets)
     }
 
     /// The key set at `url`: the kept copy, or a fetched one when there is
@@ -73,6 +88,8 @@ package actor KeySetCache {
         -> JSONWebKeySet
     {
         let key = String(reflecting: type(of: transport.http)) + "\u{0}" + url.absoluteString
+        uses += 1
+        entries[key]?.lastUse = uses
         if let task = entries[key]?.inFlight {
             return try await outcome(of: task, key: key, refetch: refetch, now: now)
         }
@@ -99,19 +116,28 @@ package actor KeySetCache {
                 try await DeadlineScope.$current.withValue(nil) { try await Self.fetch(url, transport: transport) }
             }
         }
-        var entry = entries[key] ?? Entry(attemptedAt: now)
+        if entries[key] == nil { letGoOfTheLeastRecentlyUsed() }
+        var entry = entries[key] ?? Entry(attemptedAt: now, lastUse: uses)
         entry.attemptedAt = now
         entry.inFlight = task
         entries[key] = entry
         do {
             let keys = try await task.value
-            entries[key] = Entry(keys: keys, fetchedAt: now, attemptedAt: now)
+            entries[key] = Entry(keys: keys, fetchedAt: now, attemptedAt: now, lastUse: entries[key]?.lastUse ?? uses)
             return keys
         } catch {
             entries[key]?.inFlight = nil
             entries[key]?.failure = error
             return try await outcome(of: task, key: key, refetch: refetch, now: now)
         }
+    }
+
+    /// Makes room for one more set: the one used least recently goes, unless
+    /// every set is being fetched (then the cache holds one more for a while).
+    private func letGoOfTheLeastRecentlyUsed() {
+        guard entries.count >= maximumSets else { return }
+        let idle = entries.filter { $0.value.inFlight == nil }
+        if let oldest = idle.min(by: { $0.value.lastUse < $1.value.lastUse })?.key { entries[oldest] = nil }
     }
 
     /// What a caller gets of a fetch under way: its keys, or, when it
