@@ -224,6 +224,64 @@ import Testing
         #expect(try await second.value.accessToken == "second")
         #expect(!overlapped.current, "the second refresh ran beside the first")
     }
+
+    /// In a refresh's own task, a request's deadline cancels that task
+    /// (`DedicatedTask`) rather than a child task started for the request,
+    /// which cost every refresh a task: the request runs in the refresh's
+    /// task, and still ends at its deadline as a timeout, not a cancellation.
+    @Test func aRequestsDeadlineInARefreshCancelsTheRefreshsOwnTask() async throws {
+        let coordinator = RefreshCoordinator()
+        let inTheRefreshsTask = LockedValue<Bool?>(nil)
+        let cancelledAfterwards = LockedValue<Bool?>(nil)
+        await #expect {
+            _ = try await coordinator.refresh(Self.credential) {
+                let refreshsTask = withUnsafeCurrentTask { $0?.hashValue }
+                do {
+                    return try await withDeadline(.milliseconds(200), display: "https://as.test/token") {
+                        () async throws -> Credential in
+                        inTheRefreshsTask.withLock { $0 = withUnsafeCurrentTask { $0?.hashValue } == refreshsTask }
+                        try await Task.sleep(for: .seconds(600))
+                        return Self.credential
+                    }
+                } catch {
+                    cancelledAfterwards.withLock { $0 = Task.isCancelled }
+                    throw error
+                }
+            }
+        } throws: { error in
+            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            return url == "https://as.test/token" && reason.kind == .timedOut
+        }
+        #expect(inTheRefreshsTask.current == true, "the request ran in a task of its own")
+        #expect(cancelledAfterwards.current == true)
+    }
+
+    /// A deadline within another's, in a refresh's task, cannot cancel that
+    /// task (what follows in the outer one would be cancelled too): it runs
+    /// as a child task, and the refresh goes on after its timeout.
+    @Test func aDeadlineWithinAnotherInARefreshStopsOnlyItsOwnWork() async throws {
+        let coordinator = RefreshCoordinator()
+        let inner = LockedValue<(any Error)?>(nil)
+        let refreshed = try await coordinator.refresh(Self.credential) {
+            try await withDeadline(.seconds(600), display: "https://as.test/outer") { () async throws -> Credential in
+                do {
+                    try await withDeadline(.milliseconds(100), display: "https://as.test/inner") {
+                        try await Task.sleep(for: .seconds(600))
+                    }
+                } catch {
+                    inner.withLock { $0 = error }
+                }
+                try Task.checkCancellation()
+                return Credential(providerID: "p", accessToken: "after", refreshToken: "r5")
+            }
+        }
+        #expect(refreshed.accessToken == "after")
+        guard case AuthKitError.network(let url, let reason) = try #require(inner.current) else {
+            Issue.record("the inner deadline ended with \(String(describing: inner.current))")
+            return
+        }
+        #expect(url == "https://as.test/inner" && reason.kind == .timedOut)
+    }
 }
 
 @Suite struct HTTPResponseBodyTests {

@@ -1,5 +1,6 @@
 import AuthKitTestSupport
 import Foundation
+import HTTPTypes
 import Logging
 import Testing
 
@@ -62,6 +63,23 @@ import Testing
             #expect(Self.kids(try await hurried) == ["k1"])
             #expect(server.requests(to: "/jwks").count == 1)
         }
+    }
+
+    /// A fetch started from a refresh runs in a task of its own, not as
+    /// the refresh's (`DedicatedTask`): a deadline there would cancel the
+    /// refresh, and not stop the fetch every other caller waits for.
+    @Test func aFetchFromARefreshIsNotTheRefreshsTask() async throws {
+        let transport = KeySetAnsweringTransport(Self.keySet(kid: "k1"))
+        let flow = FlowTransport(http: transport, logger: Logger(label: "test"))
+        let url = try #require(URL(string: "https://idp.test/jwks"))
+        let cache = KeySetCache()
+        let refreshed = try await RefreshCoordinator().refresh(Credential(providerID: "p", accessToken: "a")) {
+            #expect(DedicatedTask.current != nil)
+            _ = try await cache.keys(at: url, refetch: false, transport: flow)
+            return Credential(providerID: "p", accessToken: "b")
+        }
+        #expect(refreshed.accessToken == "b")
+        #expect(transport.sentInADedicatedTask == [false])
     }
 
     /// At most `maximumSets` sets are kept, the least recently used let go:
@@ -167,5 +185,26 @@ import Testing
                 at: url, refetch: false, transport: Self.transport, now: start + 600 + 3700)
             #expect(Self.kids(renewed) == ["k3"])
         }
+    }
+}
+
+/// Answers every request with a key set, noting whether it was sent from
+/// within a ``DedicatedTask``.
+final class KeySetAnsweringTransport: HTTPClient, @unchecked Sendable {
+    private let answer: String
+    private let lock = NSLock()
+    private var seen: [Bool] = []
+
+    init(_ answer: String) { self.answer = answer }
+
+    var sentInADedicatedTask: [Bool] { lock.withLock { seen } }
+
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        let dedicated = DedicatedTask.current != nil
+        lock.withLock { seen.append(dedicated) }
+        return (
+            HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]),
+            HTTPResponseBody(Data(answer.utf8))
+        )
     }
 }

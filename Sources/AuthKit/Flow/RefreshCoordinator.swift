@@ -120,7 +120,13 @@ final class RefreshCoordinator: @unchecked Sendable {
             // a store's lock) go with it, the caller's cancellation does not.
             let run: @Sendable () async -> Void = { [self] in
                 let result: Result<Credential, any Error>
-                do { result = .success(try await operation()) } catch { result = .failure(error) }
+                do {
+                    // Its requests' deadlines cancel this task itself (nobody awaits it but through the flight).
+                    result = .success(
+                        try await DedicatedTask.$current.withValue(flight.dedicated) { try await operation() })
+                } catch {
+                    result = .failure(error)
+                }
                 let waiters = lock.withLock { () -> [CheckedContinuation<Result<Credential, any Error>, Never>] in
                     if let index = inFlight.index(forKey: key), inFlight.values[index] === flight {
                         inFlight.remove(at: index)
@@ -144,12 +150,8 @@ final class RefreshCoordinator: @unchecked Sendable {
             #else
                 task = Task { await run() } // Task.immediate arrived with Swift 6.2
             #endif
-            // Every caller may have gone before the task existed.
-            let abandoned = lock.withLock { () -> Bool in
-                flight.task = task
-                return flight.expected.isEmpty && flight.result == nil
-            }
-            if abandoned { task.cancel() }
+            // Cancelled already if every caller went before the task existed.
+            flight.dedicated.attach(task)
         }
         // Ended already: the flight ran on this thread (``Task/immediate``)
         // and never waited, as with a transport that answers at once.
@@ -175,14 +177,14 @@ final class RefreshCoordinator: @unchecked Sendable {
     /// cancelled request says); the last one to go cancels the flight, which
     /// is forgotten when it ends.
     private func leave(_ flight: Flight, caller: UInt64) {
-        let (waiter, task) = lock.withLock {
-            () -> (CheckedContinuation<Result<Credential, any Error>, Never>?, Task<Void, Never>?) in
-            guard flight.result == nil, flight.expected.remove(caller) != nil else { return (nil, nil) }
+        let (waiter, last) = lock.withLock {
+            () -> (CheckedContinuation<Result<Credential, any Error>, Never>?, Bool) in
+            guard flight.result == nil, flight.expected.remove(caller) != nil else { return (nil, false) }
             let waiter = flight.waiters.removeValue(forKey: caller)
-            return (waiter, flight.expected.isEmpty ? flight.task : nil)
+            return (waiter, flight.expected.isEmpty)
         }
         waiter?.resume(returning: .failure(AuthKitError.cancelled))
-        task?.cancel()
+        if last { flight.dedicated.cancel() }
     }
 
     /// Callers waiting for a refresh under way, all accounts together: for
@@ -199,7 +201,8 @@ final class RefreshCoordinator: @unchecked Sendable {
 
     /// One refresh's task, its outcome and the callers waiting for it (every field under the coordinator's `lock`).
     private final class Flight: @unchecked Sendable {
-        var task: Task<Void, Never>?
+        /// Its task, cancelled when every caller has gone, or by a request's deadline.
+        let dedicated = DedicatedTask()
         var result: Result<Credential, any Error>?
         /// Callers that have not gone, waiting already or about to.
         var expected: Set<UInt64> = []

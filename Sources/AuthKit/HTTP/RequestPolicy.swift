@@ -81,7 +81,8 @@ package enum DeadlineStop: Sendable, Equatable {
 ///
 /// `stop` says how the operation is stopped at the deadline (``DeadlineStop``):
 /// by default it runs as one child task that ``DeadlineWatchdog`` cancels;
-/// the caller's own task is never cancelled by it. Where the runtime offers
+/// the caller's own task is never cancelled by it, unless it is a task run
+/// for this work alone (``DedicatedTask``), which is then cancelled instead. Where the runtime offers
 /// `Task.immediate` (Swift 6.2; Linux, and macOS/iOS 26), the child starts on
 /// the caller's thread, so an answer that is already there (a transport that
 /// buffers, a test) costs no thread hand-off. Cancelling the caller cancels
@@ -107,6 +108,18 @@ package func withDeadline<Result: Sendable>(
         } catch {
             outcome = .failure(error)
         }
+    case .cancellingItsTask where DeadlineScope.current == nil && DedicatedTask.current?.claim() == true:
+        // In a task run for this operation's callers alone, the deadline
+        // cancels that task (``DedicatedTask``): no child task to start.
+        // Not under an enclosing scope, whose expiry would come later too.
+        let dedicated = DedicatedTask.current!
+        registration = DeadlineWatchdog.shared.register(deadline) { dedicated.cancel() }
+        do {
+            outcome = .success(try await operation())
+        } catch {
+            outcome = .failure(error)
+        }
+        dedicated.release()
     case .cancellingItsTask:
         // A transfer inside answers to this task's cancellation, not to an
         // enclosing scope's deadline.
