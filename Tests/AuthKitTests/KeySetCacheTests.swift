@@ -65,6 +65,32 @@ import Testing
         }
     }
 
+    /// A caller cancelled while the set is being fetched (a sign-in given
+    /// up, a request handler gone) stops waiting at once; the fetch goes on
+    /// for the other callers and the cache. It waited for the set to come,
+    /// up to the request's 30 s.
+    @Test func aCancelledCallerStopsWaitingForTheSharedFetch() async throws {
+        try await withServer { server in
+            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")).delayed(by: .seconds(2)) }
+            let url = try #require(URL(string: server.baseURL + "/jwks"))
+            let cache = KeySetCache(minimumRefetchInterval: 0)
+            let first = Task { try await cache.keys(at: url, refetch: false, transport: Self.transport) }
+            try await Task.sleep(for: .milliseconds(200))
+            let secondDone = LockedValue(false)
+            let second = Task {
+                defer { secondDone.withLock { $0 = true } }
+                return try await cache.keys(at: url, refetch: false, transport: Self.transport)
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            first.cancel()
+            await #expect(throws: AuthKitError.cancelled) { _ = try await first.value }
+            #expect(!secondDone.current, "the cancelled caller waited for the fetch")
+            #expect(Self.kids(try await second.value) == ["k1"])
+            #expect(Self.kids(try await cache.keys(at: url, refetch: false, transport: Self.transport)) == ["k1"])
+            #expect(server.requests(to: "/jwks").count == 1)
+        }
+    }
+
     /// A fetch started from a refresh runs in a task of its own, not as
     /// the refresh's (`DedicatedTask`): a deadline there would cancel the
     /// refresh, and not stop the fetch every other caller waits for.

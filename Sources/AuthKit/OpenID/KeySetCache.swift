@@ -61,7 +61,7 @@ package actor KeySetCache {
         var fetchedAt: Date?
         var attemptedAt: Date
         var failure: (any Error)?
-        var inFlight: Task<JSONWebKeySet, any Error>?
+        var inFlight: Fetch?
         /// When it was last asked for, in ``KeySetCache/uses``.
         var lastUse: UInt64 = 0
     }
@@ -90,8 +90,8 @@ package actor KeySetCache {
         let key = String(reflecting: type(of: transport.http)) + "\u{0}" + url.absoluteString
         uses += 1
         entries[key]?.lastUse = uses
-        if let task = entries[key]?.inFlight {
-            return try await outcome(of: task, key: key, refetch: refetch, now: now)
+        if let fetch = entries[key]?.inFlight {
+            return try await outcome(of: fetch, key: key, refetch: refetch, now: now)
         }
         if let entry = entries[key] {
             let sinceAttempt = Self.elapsed(since: entry.attemptedAt, now: now)
@@ -113,29 +113,45 @@ package actor KeySetCache {
         // which a plain task would have inherited, failing the fetch for all;
         // nor in a refresh's task (``DedicatedTask``): its deadline would
         // cancel the refresh, not stop the fetch.
-        let task = Task {
-            try await RequestPolicy.$shorterDeadline.withValue(nil) {
-                try await DeadlineScope.$current.withValue(nil) {
-                    try await DedicatedTask.$current.withValue(DedicatedTask?.none) {
-                        try await Self.fetch(url, transport: transport)
-                    }
-                }
+        let fetch = Fetch()
+        Task {
+            let keys: Result<JSONWebKeySet, any Error>
+            do {
+                keys = .success(
+                    try await RequestPolicy.$shorterDeadline.withValue(nil) {
+                        try await DeadlineScope.$current.withValue(nil) {
+                            try await DedicatedTask.$current.withValue(DedicatedTask?.none) {
+                                try await Self.fetch(url, transport: transport)
+                            }
+                        }
+                    })
+            } catch {
+                keys = .failure(error)
             }
+            self.record(keys, of: fetch, for: key, at: now)
         }
         if entries[key] == nil { letGoOfTheLeastRecentlyUsed() }
         var entry = entries[key] ?? Entry(attemptedAt: now, lastUse: uses)
         entry.attemptedAt = now
-        entry.inFlight = task
+        entry.inFlight = fetch
         entries[key] = entry
-        do {
-            let keys = try await task.value
+        return try await outcome(of: fetch, key: key, refetch: refetch, now: now)
+    }
+
+    /// Keeps what a fetch brought (or its failure, beside any aged copy),
+    /// then hands it to the callers waiting: the cache learns it whether or
+    /// not the caller that started the fetch is still there.
+    private func record(_ keys: Result<JSONWebKeySet, any Error>, of fetch: Fetch, for key: String, at now: Date) {
+        switch keys {
+        case .success(let keys):
             entries[key] = Entry(keys: keys, fetchedAt: now, attemptedAt: now, lastUse: entries[key]?.lastUse ?? uses)
-            return keys
-        } catch {
+        case .failure(let error) where entries[key]?.inFlight === fetch:
             entries[key]?.inFlight = nil
             entries[key]?.failure = error
-            return try await outcome(of: task, key: key, refetch: refetch, now: now)
+        case .failure:
+            break // forgotten meanwhile (``removeAll()``)
         }
+        fetch.end(with: keys)
     }
 
     /// Makes room for one more set: the one used least recently goes, unless
@@ -148,19 +164,70 @@ package actor KeySetCache {
 
     /// What a caller gets of a fetch under way: its keys, or, when it
     /// failed, the aged copy for a caller that only needs a copy (a refetch
-    /// for an unknown key fails as the fetch did).
-    private func outcome(of task: Task<JSONWebKeySet, any Error>, key: String, refetch: Bool, now: Date)
-        async throws -> JSONWebKeySet
-    {
+    /// for an unknown key fails as the fetch did). A cancelled caller stops
+    /// waiting (``AuthKitError/cancelled``); the fetch goes on.
+    private func outcome(of fetch: Fetch, key: String, refetch: Bool, now: Date) async throws -> JSONWebKeySet {
         do {
-            return try await task.value
+            return try await fetch.value()
         } catch {
-            if !refetch, let kept = entries[key]?.keys, let fetchedAt = entries[key]?.fetchedAt,
+            if !refetch, !Task.isCancelled, let kept = entries[key]?.keys, let fetchedAt = entries[key]?.fetchedAt,
                 Self.elapsed(since: fetchedAt, now: now) < staleLimit
             {
                 return kept
             }
             throw error
+        }
+    }
+
+    /// A fetch under way, shared by the callers that find it. Each waits
+    /// until it ends or the caller is cancelled (a sign-in the user gave
+    /// up, a request handler that went away), which ends only that
+    /// caller's wait: the fetch goes on for the others and for the cache.
+    /// Awaiting the fetch's task held a cancelled caller for as long as the
+    /// set took to come (up to the request's 30 s).
+    private final class Fetch: @unchecked Sendable {
+        private let lock = ThreadLock()
+        private var keys: Result<JSONWebKeySet, any Error>?
+        private var waiters: [UInt64: CheckedContinuation<Result<JSONWebKeySet, any Error>, Never>] = [:]
+        /// Callers cancelled before they began to wait.
+        private var gone: Set<UInt64> = []
+        private var lastWaiter: UInt64 = 0
+
+        func end(with keys: Result<JSONWebKeySet, any Error>) {
+            let waiting = lock.withLock { () -> [CheckedContinuation<Result<JSONWebKeySet, any Error>, Never>] in
+                self.keys = keys
+                defer { waiters = [:] }
+                return Array(waiters.values)
+            }
+            for waiter in waiting { waiter.resume(returning: keys) }
+        }
+
+        func value() async throws -> JSONWebKeySet {
+            let id = lock.withLock { () -> UInt64 in
+                lastWaiter += 1
+                return lastWaiter
+            }
+            let outcome = await withTaskCancellationHandler {
+                await withCheckedContinuation {
+                    (continuation: CheckedContinuation<Result<JSONWebKeySet, any Error>, Never>) in
+                    let ready = lock.withLock { () -> Result<JSONWebKeySet, any Error>? in
+                        let cancelled = gone.remove(id) != nil
+                        if let keys = self.keys { return keys }
+                        if cancelled { return .failure(AuthKitError.cancelled) }
+                        waiters[id] = continuation
+                        return nil
+                    }
+                    if let ready { continuation.resume(returning: ready) }
+                }
+            } onCancel: {
+                let waiter = lock.withLock { () -> CheckedContinuation<Result<JSONWebKeySet, any Error>, Never>? in
+                    if let waiter = waiters.removeValue(forKey: id) { return waiter }
+                    if self.keys == nil { gone.insert(id) }
+                    return nil
+                }
+                waiter?.resume(returning: .failure(AuthKitError.cancelled))
+            }
+            return try outcome.get()
         }
     }
 
