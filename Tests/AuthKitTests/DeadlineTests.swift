@@ -225,6 +225,24 @@ import Testing
         #expect(!overlapped.current, "the second refresh ran beside the first")
     }
 
+    /// A caller cancelled already starts no refresh: its flight, started on
+    /// the caller's thread, sent the refresh token before the cancellation
+    /// reached it, and was then cancelled with nobody left to take the answer.
+    @Test func aCallerCancelledAlreadyStartsNoRefresh() async throws {
+        let coordinator = RefreshCoordinator()
+        let runs = LockedValue(0)
+        let caller = Task {
+            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+            return try await coordinator.refresh(Self.credential) {
+                runs.withLock { $0 += 1 }
+                return Self.credential
+            }
+        }
+        caller.cancel()
+        await #expect(throws: AuthKitError.cancelled) { _ = try await caller.value }
+        #expect(runs.current == 0)
+    }
+
     /// In a refresh's own task, a request's deadline cancels that task
     /// (`DedicatedTask`) rather than a child task started for the request,
     /// which cost every refresh a task: the request runs in the refresh's

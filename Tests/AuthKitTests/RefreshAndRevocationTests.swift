@@ -702,6 +702,120 @@ import Testing
         }
     }
 
+    /// A sign-out (revoke or remove, under the refresh lock) while a call
+    /// that read the stored credential waits for that lock to refresh it
+    /// ahead of time: the call finds nothing and says so. It fell back to
+    /// the token it had read, and `send` used the signed-out user's token.
+    @Test func anOptionalRefreshThatFindsTheCredentialRemovedSaysSignInAgain() async throws {
+        var descriptor = testDescriptor(
+            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
+            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
+            httpClient: RefusingTransport(), now: { fixedNow })
+        let working = Credential(
+            providerID: "rotating", label: "signed-out", accessToken: "old-access",
+            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: fixedNow.addingTimeInterval(600),
+            obtainedAt: fixedNow.addingTimeInterval(-3600))
+        let store = InMemoryCredentialStore([working])
+        let source = CredentialSource(authenticator: client, store: store, key: working.key)
+        let locked = LockedValue(false)
+        let signOut = Task {
+            try await store.withRefreshLock(for: working.key, timeout: .seconds(30)) {
+                locked.withLock { $0 = true }
+                try await Task.sleep(for: .milliseconds(300)) // the call reads, then waits for the lock
+                _ = try await store.remove(working.key)
+            }
+        }
+        try await until { locked.current }
+        await #expect {
+            _ = try await source.current(at: fixedNow)
+        } throws: { error in
+            guard case AuthKitError.signInRequired(_, .noCredential) = error else { return false }
+            return true
+        }
+        try await signOut.value
+    }
+
+    /// A token with no known expiry (Salesforce's, refreshed at an assumed
+    /// lifetime) whose refresh the provider refuses (`invalid_grant`: the
+    /// grant was revoked) says to sign in again: its token was used, and
+    /// every call refreshed twice (before it, and at the API's 401).
+    @Test func aRefusedRefreshAtAnAssumedLifetimeSaysSignInAgain() async throws {
+        var descriptor = testDescriptor(
+            id: "assumed", protocol: .oauth2, authorization: .init(url: "https://assumed.example/authorize"),
+            token: .init(url: "https://assumed.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(assumedLifetime: 900)
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
+            httpClient: InvalidGrantTransport(), now: { fixedNow })
+        let revoked = Credential(
+            providerID: "assumed", accessToken: "old-access", refreshToken: "refresh-\(UUID().uuidString)",
+            obtainedAt: fixedNow.addingTimeInterval(-1000))
+        let source = CredentialSource(
+            authenticator: client, store: InMemoryCredentialStore([revoked]), key: revoked.key)
+        await #expect {
+            _ = try await source.current(at: fixedNow)
+        } throws: { error in
+            guard case AuthKitError.signInRequired(_, .refreshRefused) = error else { return false }
+            return true
+        }
+    }
+
+    /// `send`'s deadline bounds a refresh it makes first: the refresh (here
+    /// ahead of time, to a token endpoint that never answers) gets what is
+    /// left of it, and the request, its time used up, is not sent. It waited
+    /// the refresh's 10 s, then sent the request past its 300 ms.
+    @Test func aSendsDeadlineBoundsTheRefreshBeforeIt() async throws {
+        var descriptor = testDescriptor(
+            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
+            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
+        let hanging = HangingTransport()
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
+            httpClient: hanging)
+        let working = Credential(
+            providerID: "rotating", label: "hurried", accessToken: "old-access",
+            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: Date().addingTimeInterval(600),
+            obtainedAt: Date().addingTimeInterval(-3600))
+        let source = CredentialSource(
+            authenticator: client, store: InMemoryCredentialStore([working]), key: working.key, httpClient: hanging)
+        let api = try #require(URL(string: "https://ahead.example/api"))
+        await #expect {
+            _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .milliseconds(300))
+        } throws: { error in
+            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            return url == "https://ahead.example/api" && reason.kind == .timedOut
+                && reason.detail.contains("within 300 ms")
+        }
+        #expect(hanging.count == 1, "the request was sent after its deadline")
+    }
+
+    /// A 401 `invalid_token` whose refresh the provider answered but the
+    /// store could not save: `send` throws that (the rotated refresh token
+    /// is spent), as `current()` does, rather than hand back the 401.
+    @Test func aRenewalLostAfterA401IsSaidNotHidden() async throws {
+        try await withServer { server in
+            let refused = issuingNewAccessTokens(on: server)
+            server.route("GET", "/api") { _ in refused }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            var live = expired
+            live.expiresAt = Date().addingTimeInterval(3600)
+            let source = CredentialSource(authenticator: client, store: ReadOnlyStore(live), key: live.key)
+            let api = try #require(URL(string: "\(server.baseURL)/api"))
+            await #expect {
+                _ = try await source.send(HTTPRequest(method: .get, url: api))
+            } throws: { error in
+                guard case AuthKitError.store(_, let reason) = error else { return false }
+                return reason.detail.contains("the renewal was not saved")
+            }
+            #expect(server.requests(to: "/token").count == 1)
+        }
+    }
+
     @Test func instagramRefreshRunsTheDescriptorsCall() async throws {
         try await withServer { server in
             server.route("GET", "/refresh_access_token") { _ in
@@ -1082,6 +1196,16 @@ final class HangingTransport: HTTPClient, @unchecked Sendable {
         lock.withLock { sent += 1 }
         try await Task.sleep(for: .seconds(3600))
         throw CancellationError()
+    }
+}
+
+/// An ``HTTPClient`` whose every answer is RFC 6749 §5.2's `invalid_grant`.
+final class InvalidGrantTransport: HTTPClient, @unchecked Sendable {
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        (
+            HTTPResponse(status: .badRequest, headerFields: [.contentType: "application/json"]),
+            HTTPResponseBody(Data(#"{"error":"invalid_grant"}"#.utf8))
+        )
     }
 }
 

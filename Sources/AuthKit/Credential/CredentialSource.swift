@@ -75,6 +75,12 @@ public struct CredentialSource: Sendable {
     /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when nothing is
     ///   stored or the credential cannot be renewed; the refresh's own errors.
     public func current(at now: Date = Date()) async throws -> Credential {
+        try await current(at: now, within: nil)
+    }
+
+    /// ``current(at:)``, for ``send(_:policy:)``: a refresh gets no more
+    /// than what is left of the request's deadline.
+    private func current(at now: Date, within deadline: SendDeadline?) async throws -> Credential {
         let stored = try await stored()
         guard policy.isDue(stored, at: now) else { return stored }
         let optional = !policy.mustRefresh(stored, at: now)
@@ -85,19 +91,31 @@ public struct CredentialSource: Sendable {
         let grant = pauseKey(for: stored)
         if stillWorks, Self.optionalRefreshIsPaused(grant, at: now) { return stored }
         let renewed = LockedValue(false)
+        let latest = LockedValue<Credential?>(nil)
         do {
             return try await refresh(
-                ifStill: { policy.isDue($0, at: now) }, renewed: renewed, optionalAt: stillWorks ? now : nil)
+                ifStill: { policy.isDue($0, at: now) }, renewed: renewed, optionalAt: stillWorks ? now : nil,
+                within: deadline, latest: latest)
         } catch {
             // Refreshing ahead of time failed, but the token still works: use
-            // it. Unless the provider did renew it and the renewal was not
+            // it (as read under the lock: another process may have replaced
+            // it). Unless the provider did renew it and the renewal was not
             // saved: a rotated refresh token is then spent, and only this
-            // error says why the next refresh will ask to sign in again.
+            // error says why the next refresh will ask to sign in again. Nor
+            // when it was removed meanwhile (a sign-out under the lock): the
+            // removed token was used, as the signed-out user.
             if optional, !AuthKitError.isCancellation(error), !renewed.current {
+                if case AuthKitError.signInRequired(_, .noCredential) = error { throw error }
+                let usable = latest.current ?? stored
                 guard stillWorks else {
+                    // With no known expiry the token may be dead already: a
+                    // refusal that says to sign in again (the grant revoked)
+                    // is thrown, or every call refreshed twice (here and at
+                    // the API's 401) and never said so.
+                    if case AuthKitError.signInRequired = error { throw error }
                     transport.logger.warning(
                         "Refreshing \(key) at its assumed lifetime failed (\(error)); its token is used.")
-                    return stored
+                    return usable
                 }
                 Self.failedOptionalRefreshes.withLock { failed in
                     failed = failed.filter { Self.isRecent($0.value, at: now) }
@@ -108,7 +126,7 @@ public struct CredentialSource: Sendable {
                     Refreshing \(key) ahead of time failed (\(error)); its token still works and is used. No new \
                     attempt for \(Int(Self.optionalRefreshPause / 60)) minutes, unless it must be refreshed.
                     """)
-                return stored
+                return usable
             }
             throw error
         }
@@ -175,24 +193,39 @@ public struct CredentialSource: Sendable {
 
     /// Under the lock: re-read, refresh when `needed` still holds for what is
     /// stored, save, return. What another process stored meanwhile is adopted.
-    /// - Parameter optionalAt: for ``current(at:)``, the time it asks at: a
-    ///   refresh the stored credential need not have then gets the shorter
-    ///   ``optionalRefreshDeadline``.
+    /// - Parameters:
+    ///   - optionalAt: for ``current(at:)``, the time it asks at: a refresh
+    ///     the stored credential need not have then gets the shorter
+    ///     ``optionalRefreshDeadline``.
+    ///   - deadline: within ``send(_:policy:)``, its deadline, which bounds
+    ///     the wait for the lock and each token request: a `send` given 5 s
+    ///     waited up to 30 s for the lock and 30 s for each token request,
+    ///     then sent the request past its deadline.
+    ///   - latest: set to the credential read under the lock.
     private func refresh(
         ifStill needed: @escaping @Sendable (Credential) -> Bool, renewed: LockedValue<Bool> = LockedValue(false),
-        optionalAt now: Date? = nil
+        optionalAt now: Date? = nil, within deadline: SendDeadline? = nil,
+        latest seen: LockedValue<Credential?> = LockedValue(nil)
     ) async throws -> Credential {
         let authenticator = self.authenticator
         let store = self.store
         let key = self.key
         let policy = self.policy
+        var lockTimeout = self.lockTimeout
+        if let deadline {
+            let left = try deadline.left()
+            lockTimeout = min(lockTimeout, left)
+        }
         do {
             return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
                 guard let latest = try await store.credential(for: key) else {
                     throw AuthKitError.signInRequired(key, reason: .noCredential)
                 }
+                seen.withLock { $0 = latest }
                 guard needed(latest) else { return latest }
                 let optional = now.map { !policy.mustRefresh(latest, at: $0) } ?? false
+                let shorter = [optional ? Self.optionalRefreshDeadline : nil, try deadline?.left()].compactMap { $0 }
+                    .min()
                 let grant = pauseKey(for: latest)
                 // Seen through once begun, even when the caller is cancelled
                 // meanwhile (a view that went away, a request handler's
@@ -202,9 +235,9 @@ public struct CredentialSource: Sendable {
                 // caller's cancellation; it keeps its task-local values (the
                 // store's lock). Waiting for the lock stays cancellable.
                 return try await Task {
-                    let refreshed = try await RequestPolicy.$shorterDeadline.withValue(
-                        optional ? Self.optionalRefreshDeadline : nil
-                    ) { try await authenticator.refresh(latest) }
+                    let refreshed = try await RequestPolicy.$shorterDeadline.withValue(shorter) {
+                        try await authenticator.refresh(latest)
+                    }
                     renewed.withLock { $0 = true }
                     try await store.save(refreshed)
                     // Renewed (a 401's refresh too): an earlier failure no longer holds optional ones back.
@@ -300,7 +333,10 @@ public struct CredentialSource: Sendable {
     /// OAuth 1.0a), one to another origin without it, and none from https to
     /// http (RFC 9110 §15.4). A credential travels over plain http only to
     /// loopback. The body is cut at `maximumBodySize` as it arrives and the
-    /// whole request, body included, must end within `deadline`.
+    /// whole request, body included, must end within `deadline`; so must a
+    /// refresh it needs first (its wait for the lock and each token request
+    /// get what is left), and a request whose time a refresh used up is not
+    /// sent.
     ///
     /// A `401` whose Bearer challenge says `invalid_token` (RFC 6750 §3.1:
     /// the token expired early, was revoked, or the provider gave no expiry)
@@ -309,7 +345,9 @@ public struct CredentialSource: Sendable {
     /// same 401), saved, and the request sent again with it. When it cannot
     /// be refreshed (OAuth 1.0a, no refresh token) or the refresh fails, the
     /// 401 is returned as it came (a failed refresh is logged as a warning,
-    /// with its error).
+    /// with its error), unless the provider renewed the credential and the
+    /// store could not save it: that error is thrown, as ``current(at:)``
+    /// throws it.
     public func send(
         _ request: HTTPRequest, body: Data? = nil, followRedirects: Bool = false,
         maximumBodySize: Int = 100 << 20, deadline: Duration = .seconds(60)
@@ -340,7 +378,8 @@ public struct CredentialSource: Sendable {
         // mistyped host), before the credential is refreshed.
         try await checkAPIOrigin(of: request.target.url)
         let end = ContinuousClock.now.advanced(by: policy.deadline)
-        let credential = try await current()
+        let deadline = SendDeadline(end: end, allowed: policy.deadline, display: request.displayURL)
+        let credential = try await current(at: Date(), within: deadline)
         var opened = try await openGivingNonce(request, with: credential, until: end, policy: policy)
         if opened.status == 401, opened.credentialed, Self.maySendAgain(request, after: opened),
             BearerChallenge(
@@ -350,12 +389,17 @@ public struct CredentialSource: Sendable {
             credential.kind == .oauth2, credential.isRenewable || authenticator.descriptor.refresh != nil
         {
             let renewed: Credential?
+            let renewedByProvider = LockedValue(false)
             do {
                 // Another task or process may have renewed it already: then that one is used.
-                renewed = try await refresh(ifStill: { $0.accessToken == credential.accessToken })
-            } catch let error where AuthKitError.isCancellation(error) {
+                renewed = try await refresh(
+                    ifStill: { $0.accessToken == credential.accessToken }, renewed: renewedByProvider, within: deadline)
+            } catch let error where AuthKitError.isCancellation(error) || renewedByProvider.current {
                 // The 401's body is let go too: a transfer whose reader is
-                // neither read nor cancelled holds its worker thread.
+                // neither read nor cancelled holds its worker thread. A
+                // renewal the store could not save is thrown, as by
+                // `current()`: a rotated refresh token is then spent, and
+                // only that error says why the next refresh fails.
                 opened.body.cancel()
                 throw error
             } catch {
@@ -469,5 +513,24 @@ public struct CredentialSource: Sendable {
         if credential.proofKey != nil { DPoPNonces.shared.remember(opened.headers, for: opened.url.origin) }
         return opened
 
+    }
+}
+
+/// What is left of a ``CredentialSource/send(_:policy:)``'s time, for a
+/// refresh it makes first: when it has passed, the request fails as timed
+/// out, naming the request and the time it was given.
+private struct SendDeadline: Sendable {
+    let end: ContinuousClock.Instant
+    let allowed: Duration
+    let display: String
+
+    /// The time left, or the request's timeout when there is none.
+    func left() throws -> Duration {
+        let left = end - ContinuousClock.now
+        guard left > .zero else {
+            throw AuthKitError.network(
+                url: display, reason: .init(.timedOut, "no complete answer within \(allowed.spoken)"))
+        }
+        return left
     }
 }

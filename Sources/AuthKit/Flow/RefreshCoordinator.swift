@@ -87,6 +87,10 @@ final class RefreshCoordinator: @unchecked Sendable {
         _ credential: Credential, tokenEndpoint: String = "", clientID: String = "",
         using operation: @escaping @Sendable () async throws -> Credential
     ) async throws -> Credential {
+        // A caller cancelled already starts nothing: the flight would send
+        // the refresh token before the caller's cancellation reached it,
+        // then be cancelled with nobody left, its rotated answer thrown away.
+        if Task.isCancelled { throw AuthKitError.cancelled }
         let key = Self.key(for: credential, tokenEndpoint: tokenEndpoint, clientID: clientID)
         while true {
             let (result, led) = await joinOrStart(key: key, operation: operation)

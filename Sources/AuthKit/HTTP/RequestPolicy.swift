@@ -94,6 +94,12 @@ package func withDeadline<Result: Sendable>(
     stoppedBy stop: DeadlineStop = .cancellingItsTask,
     _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
+    // Passed already (what was left of a request's time went to a refresh):
+    // nothing is started, not even for the watchdog's next tick.
+    guard duration > .zero else {
+        throw AuthKitError.network(
+            url: display, reason: .init(.timedOut, "no complete answer within \((allowed ?? duration).spoken)"))
+    }
     let deadline = ContinuousClock.now.advanced(by: duration)
     let outcome: Swift.Result<Result, any Error>
     let registration: UInt64
