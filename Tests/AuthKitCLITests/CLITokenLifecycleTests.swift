@@ -290,6 +290,35 @@ import Testing
         }
     }
 
+    /// A label holding a `'` followed by a combining mark (an app can store
+    /// one through the library; the command line refuses `'` in a new
+    /// label) is quoted for the shell scalar by scalar: the advice pastes as
+    /// that label. Quoted character by character, the `'` and its mark were
+    /// one character left as it was, the shell's quoting ended there, and
+    /// the rest of the label ran as a command.
+    @Test func adviceQuotesAQuoteCarryingACombiningMark() async throws {
+        try await withServer { server in
+            server.route("GET", "/api/expired") { _ in
+                StubResponse(status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            }
+            let home = try home(server)
+            let label = "a'\u{301}; echo ran #"
+            try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(
+                Credential(providerID: "local", label: label, accessToken: "token-that-fails"))
+            let result = try await CLIProcess.run(
+                ["request", "--provider", "local", "--label", label, "\(server.baseURL)/api/expired"],
+                environment: env(home))
+            let prefix = "sign in again: authkit authorize --provider local --label "
+            let advice = try #require(
+                result.stderr.split(separator: "\n").first { $0.contains(prefix) }, "\(result.stderr)")
+            var word = String(try #require(advice.range(of: prefix).map { advice[$0.upperBound...] }))
+            #expect(word.hasSuffix("."))
+            word.removeLast()
+            let echoed = try await ChildProcess.run("/bin/sh", ["-c", "printf %s " + word])
+            #expect(echoed.exit.status == 0 && echoed.standardOutput == label, "\(word) pasted as \(echoed)")
+        }
+    }
+
     @Test func aBearerChallengeSaysWhatToDo() async throws {
         try await withServer { server in
             server.route("GET", "/api/expired") { _ in
@@ -421,6 +450,19 @@ import Testing
                         "It needs 12 scopes (\(twelve)): sign in again with them, authkit authorize --provider local --label work with a --scope for each."
                     )
                     && !many.stderr.contains("--scope scope1"), "\(many.stderr)")
+            // A server echoing the token it was sent as a scope: not repeated
+            // (its error and description were masked, the scope was not), nor
+            // put in a command to paste.
+            server.route("GET", "/api/echo") { request in
+                let token = (request.header("Authorization") ?? "").split(separator: " ").last.map(String.init) ?? ""
+                return StubResponse(
+                    status: 403,
+                    headers: [("WWW-Authenticate", "Bearer error=\"insufficient_scope\", scope=\"read \(token)\"")])
+            }
+            let echoed = try await request("/api/echo")
+            #expect(
+                echoed.status == 3 && echoed.stderr.contains("The token lacks a scope this request needs")
+                    && !echoed.stderr.contains("renewed-token"), "\(echoed.stderr)")
             let plain = try await request("/api/plain")
             #expect(plain.status == 3 && plain.stderr.contains("answered HTTP 401.\n"), "\(plain.stderr)")
             #expect(![expired, admin, odd, plain].contains { $0.stderr.contains("token-that-fails") })

@@ -1,3 +1,4 @@
+import AuthKit
 import AuthKitTestSupport
 import Foundation
 import Testing
@@ -156,5 +157,28 @@ import Testing
         #expect(results.allSatisfy { $0.status == 0 }, "\(results.filter { $0.status != 0 }.map(\.stderr))")
         let chosen = try String(contentsOf: home.appendingPathComponent("default-accounts.json"), encoding: .utf8)
         for provider in providers { #expect(chosen.contains("\"\(provider)\" : \"work\""), "\(chosen)") }
+    }
+
+    /// The chosen account is compared byte for byte, as labels are: with
+    /// `==`, a label spelled with the Kelvin sign (U+212A, canonically a
+    /// `K`) and one with a `K` were one, so deleting the other reset the
+    /// choice (and `token list` starred both).
+    @Test func theChosenAccountIsItsLabelByteForByte() async throws {
+        let home = try CLIProcess.home("authkit-token-switch-bytes")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        let kelvin = "\u{212A}elvin"
+        try await store.save(Credential(providerID: "github", label: kelvin, accessToken: "tok-kelvin"))
+        try await store.save(Credential(providerID: "github", label: "Kelvin", accessToken: "tok-ascii"))
+        func run(_ arguments: [String]) async throws -> CLIResult {
+            try await CLIProcess.run(arguments, environment: ["AUTHKIT_HOME": home.path])
+        }
+        #expect(try await run(["token", "switch", "--provider", "github", "--label", kelvin]).status == 0)
+        let deleted = try await run(["token", "delete", "--provider", "github", "--label", "Kelvin"])
+        #expect(deleted.status == 0 && !deleted.stderr.contains("without a label again"), "\(deleted.stderr)")
+        #expect(try await run(["token", "print", "--provider", "github"]).stdout == "tok-kelvin\n")
+        try await store.save(Credential(providerID: "github", label: "Kelvin", accessToken: "tok-ascii"))
+        let listed = try await run(["token", "list", "--json"])
+        #expect(listed.stdout.components(separatedBy: "usedWithoutLabel").count == 2, "\(listed.stdout)")
     }
 }

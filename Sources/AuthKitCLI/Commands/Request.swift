@@ -758,7 +758,11 @@ struct Request: WorkspaceCommand {
             // only, none that reads as a flag, a few and short. A longer
             // list is counted, not cut: a command with ten of its twelve
             // scopes would sign in to a token refused again.
-            let named = (challenge.scope ?? "").split(separator: " ").map(String.init)
+            // Nor one that holds a secret the request carried (a server or
+            // proxy echoing it): `error` and its description were masked, the
+            // scopes printed whole, and put in a command to paste.
+            let given = challenge.scope ?? ""
+            let named = mask.apply(given) == given ? given.split(separator: " ").map(String.init) : []
             let scopes = named.filter { ScopeToken.problem($0) == nil && !$0.hasPrefix("-") && $0.count <= 100 }
             if named.count > Self.scopesInAdvice {
                 text +=

@@ -17,14 +17,27 @@ enum ShellWord {
             shown.isEmpty
                 || shown.unicodeScalars.contains(where: { special.contains($0) || $0.properties.isWhitespace })
         else { return shown }
-        return "'" + shown.replacing("'", with: #"'\''"#) + "'"
+        return "'" + escapingQuotes(shown) + "'"
     }
 
     /// `text` in single quotes, whole and as it is: for a command a shell
     /// will run (git's `!` helper, through `sh -c`), not for a message,
     /// where ``quoted(_:)`` shortens and makes control characters visible.
     static func literal(_ text: String) -> String {
-        "'" + text.replacing("'", with: #"'\''"#) + "'"
+        "'" + escapingQuotes(text) + "'"
+    }
+
+    /// Every `'` closed, escaped and reopened (`'\''`), found among the
+    /// Unicode scalars: `String.replacing` matches whole characters, and a
+    /// `'` with a combining mark after it (U+0301) is one character that is
+    /// no `'`, so it stayed, and ended the quoting for the shell, which reads
+    /// bytes: what followed ran as a command.
+    private static func escapingQuotes(_ text: String) -> String {
+        var escaped = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar == "'" { escaped.append(contentsOf: #"'\''"#.unicodeScalars) } else { escaped.append(scalar) }
+        }
+        return String(escaped)
     }
 
     /// What a POSIX shell reads specially outside quotes.

@@ -131,7 +131,12 @@ struct Workspace {
     /// was the account `token switch` chose, the provider's commands go back
     /// to its account without a label, rather than to one that is gone.
     func forgetChoice(of key: CredentialKey) throws {
-        guard key.label != nil, try defaultAccounts.labels()[key.providerID] == key.label else { return }
+        // Byte for byte, as labels are compared everywhere: `==` takes a
+        // label and its canonically equivalent spelling (a Kelvin sign for
+        // a K) for one, and deleting the other reset the choice.
+        guard let label = key.label, let chosen = try defaultAccounts.labels()[key.providerID],
+            ExactText.same(chosen, label)
+        else { return }
         try defaultAccounts.choose(nil, for: key.providerID)
         Console.err("\(key.providerID)'s commands without --label use the account without a label again.")
     }

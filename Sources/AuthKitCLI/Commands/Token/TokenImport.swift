@@ -41,8 +41,12 @@ struct TokenImport: WorkspaceCommand {
         try account.checkNewLabel()
         // As authorize takes them: `--scope repo,read:org` is two scopes.
         try Authorize.checkScopes(Authorize.scopes(scope))
-        if let expiresIn, expiresIn <= 0 {
-            throw ValidationError("--expires-in takes a positive number of seconds, not \(expiresIn).")
+        // Below the bound the library holds a token answer's lifetime to
+        // (three thousand years): a date past it is one no later reader may
+        // be able to parse, and the whole store would then be unreadable.
+        if let expiresIn, expiresIn <= 0 || TokenResponseParser.lifetime(Double(expiresIn)) == nil {
+            throw ValidationError(
+                "--expires-in takes a positive number of seconds below 100000000000 (1e11), not \(expiresIn).")
         }
     }
 

@@ -111,7 +111,9 @@ struct TokenList: WorkspaceCommand {
         }
         let chosen = try workspace.defaultAccounts.labels()
         func isChosen(_ credential: Credential) -> Bool {
-            credential.label != nil && chosen[credential.providerID] == credential.label
+            // Byte for byte (``Workspace/forgetChoice(of:)``).
+            guard let label = credential.label, let chosen = chosen[credential.providerID] else { return false }
+            return ExactText.same(chosen, label)
         }
         // On standard error, after the list (or in place of one).
         defer {

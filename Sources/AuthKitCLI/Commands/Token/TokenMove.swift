@@ -124,7 +124,7 @@ struct TokenMove: WorkspaceCommand {
         if moved > 0, let note = storeNote(workspace.environment) { Console.err(note) }
         if failed > 0 {
             throw CLIError(
-                "\(failed) of \(keys.count) credential\(keys.count == 1 ? "" : "s") not moved; each is where it was.",
+                "\(failed) of \(keys.count) credential\(keys.count == 1 ? "" : "s") not moved (why, and where each is, above).",
                 status: .failure)
         }
     }
@@ -212,7 +212,14 @@ struct TokenMove: WorkspaceCommand {
                     "\(destination.location) did not give back the credential written to it; it stays in \(source.location) too. Remove the copy (AUTHKIT_STORE=\(named.rawValue) authkit token delete \(ShellWord.account(key))) and try again.",
                     status: .failure)
             }
-            try await source.remove(key)
+            do {
+                try await source.remove(key)
+            } catch {
+                // Written there, and still here: not "where it was".
+                throw CLIError(
+                    "it was copied to \(destination.location), but could not be removed from \(source.location) (\(ErrorReport.message(forAny: error))), so it is in both. Remove the old copy (AUTHKIT_STORE=\(named == .file ? StoreChoice.keyring.rawValue : StoreChoice.file.rawValue) authkit token delete \(ShellWord.account(key))).",
+                    status: .failure)
+            }
             return .moved
         }
     }
