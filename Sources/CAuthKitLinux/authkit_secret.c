@@ -73,6 +73,9 @@ static struct {
     void *(*item_for_path_sync)(void *service, const char *path, int flags, void *cancellable, GError **);
     uint32_t (*secret_error_quark)(void);
     void (*strfreev)(char **);
+    char *(*read_alias_path_sync)(void *service, const char *alias, void *cancellable, GError **);
+    int (*delete_path_sync)(void *service, const char *path, void *cancellable, GError **);
+    void (*g_free)(void *);
 } api;
 // G_IO_ERROR_CANCELLED in GIO's GIOErrorEnum; G_DBUS_ERROR_UNKNOWN_METHOD in GDBusError.
 enum { G_IO_ERROR_CANCELLED = 19, G_DBUS_ERROR_UNKNOWN_METHOD = 19 };
@@ -135,7 +138,10 @@ static void load(void) {
         resolve(library, (void **)&api.search_paths_sync, "secret_service_search_for_dbus_paths_sync") ||
         resolve(library, (void **)&api.item_for_path_sync, "secret_item_new_for_dbus_path_sync") ||
         resolve(library, (void **)&api.secret_error_quark, "secret_error_get_quark") ||
-        resolve(library, (void **)&api.strfreev, "g_strfreev")) {
+        resolve(library, (void **)&api.strfreev, "g_strfreev") ||
+        resolve(library, (void **)&api.read_alias_path_sync, "secret_service_read_alias_dbus_path_sync") ||
+        resolve(library, (void **)&api.delete_path_sync, "secret_service_delete_item_dbus_path_sync") ||
+        resolve(library, (void **)&api.g_free, "g_free")) {
         return;
     }
 }
@@ -423,6 +429,38 @@ static int begin(struct call *call, const char *name, const char *const *names, 
 
 static void end(struct call *call) { api.hash_table_unref(call->attributes); }
 
+// Deletes the copies of a just-stored item that are in keyrings other than
+// the default one. A store replaces an item with the same attributes in the
+// default keyring only, and a lookup answers with whichever match the
+// service lists first: once the user made another keyring the default
+// (Seahorse's "Set as default", another KeePassXC database), a save left the
+// old item where it was, and a later read could hand back that older copy,
+// its spent refresh token with it (the provider then refuses it, or takes
+// it for a stolen one and revokes the grant). The save is done either way:
+// a copy that cannot be deleted here (in a locked keyring, or the call
+// failing) is left, as it would have been.
+static void delete_other_copies(struct call *call, void *cancellable) {
+    GError *failure = NULL;
+    void *service = api.service_get_sync(0, cancellable, &failure);
+    char *keyring = service ? api.read_alias_path_sync(service, "default", cancellable, &failure) : NULL;
+    char **paths[2] = {NULL, NULL};
+    if (keyring != NULL &&
+        api.search_paths_sync(service, &call->schema, call->attributes, cancellable, &paths[0], &paths[1], &failure)) {
+        size_t length = strlen(keyring);
+        // The unlocked ones: a locked item cannot be deleted without an unlock.
+        for (char **path = paths[0]; path != NULL && *path != NULL; path++) {
+            if (strncmp(*path, keyring, length) == 0 && (*path)[length] == '/') continue;
+            GError *refused = NULL;
+            api.delete_path_sync(service, *path, cancellable, &refused);
+            if (refused) api.error_free(refused);
+        }
+    }
+    for (int list = 0; list < 2; list++) api.strfreev(paths[list]);
+    if (keyring) api.g_free(keyring);
+    if (service) api.object_unref(service);
+    if (failure) api.error_free(failure);
+}
+
 int authkit_secret_store(const char *name, const char *const *names, const char *const *values, size_t count,
                          const char *label, const char *secret, long milliseconds, char *error, size_t size) {
     struct call call;
@@ -434,6 +472,7 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
         return -1;
     }
     int stored = api.storev_sync(&call.schema, call.attributes, NULL, label, secret, watch.cancellable, &failure);
+    if (stored && !watch_fired(&watch)) delete_other_copies(&call, watch.cancellable);
     // Refused at once (not the time limit): the usual cause is a keyring
     // service with no default collection (a gnome-keyring started without a
     // desktop login: its "default" alias is unset, and the error only names

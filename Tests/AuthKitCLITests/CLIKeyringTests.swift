@@ -202,23 +202,79 @@ import Testing
                     ] + arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
                 try #require(sent.exit.status == 0, "\(method): \(sent.standardError)")
             }
-            // One copy in `login` (the default), then the default made the
-            // in-memory `session` collection and the same account stored again.
-            for token in ["gho_in_login", "gho_in_session"] {
-                let imported = try await CLIProcess.run(
-                    ["token", "import", "--provider", "github"],
-                    environment: environment.merging(["TOKEN": token]) { $1 }, launcher: Self.importing(""))
-                try #require(imported.status == 0, "\(imported.stderr)")
-                try await secrets(
-                    "SetAlias", ["string:default", "objpath:/org/freedesktop/secrets/collection/session"])
-            }
+            // One copy in `login` (the default), locked; then the default made
+            // the in-memory `session` collection and the same account stored
+            // again (a save deletes the copies it can: not a locked one).
+            let imported = try await CLIProcess.run(
+                ["token", "import", "--provider", "github"],
+                environment: environment.merging(["TOKEN": "gho_in_login"]) { $1 }, launcher: Self.importing(""))
+            try #require(imported.status == 0, "\(imported.stderr)")
             try await secrets("Lock", ["array:objpath:/org/freedesktop/secrets/collection/login"])
+            try await secrets("SetAlias", ["string:default", "objpath:/org/freedesktop/secrets/collection/session"])
+            let helper = CLIProcess.binary.deletingLastPathComponent().appendingPathComponent("AuthKitStoreStress")
+            let written = try await ChildProcess.run(
+                helper.path, ["keyring-item", "github", "", "gho_in_session"],
+                environment: ["DBUS_SESSION_BUS_ADDRESS": bus, "HOME": home.path])
+            try #require(written.exit.status == 0, "\(written.standardError)")
             let deleted = try await CLIProcess.run(
                 ["token", "delete", "--provider", "github"], environment: environment)
             #expect(
                 deleted.status == 74 && deleted.stderr.contains("another is in a keyring that is locked")
                     && !deleted.stdout.contains("Deleted"),
                 "\(deleted.status): \(deleted.stdout) \(deleted.stderr)")
+        }
+    }
+
+    /// After the user makes another keyring the default, a save goes there
+    /// and the copy in the keyring it was stored in before is deleted: a
+    /// read answered with whichever copy the service listed first, and could
+    /// hand back the older one, its spent refresh token with it.
+    @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
+    func aSaveAfterTheDefaultKeyringChangedLeavesNoOlderCopy() async throws {
+        let home = try CLIProcess.home("authkit-keyring-default")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try await Self.withPrivateKeyring(["--second-keyring"]) { bus in
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus,
+            ]
+            func dbus(_ arguments: [String]) async throws -> String {
+                let sent = try await ChildProcess.run(
+                    "/usr/bin/dbus-send",
+                    ["--session", "--print-reply", "--dest=org.freedesktop.secrets"] + arguments,
+                    environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
+                try #require(sent.exit.status == 0, "\(sent.standardError)")
+                return sent.standardOutput
+            }
+            func makeDefault(_ keyring: String) async throws {
+                _ = try await dbus([
+                    "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.SetAlias", "string:default",
+                    "objpath:/org/freedesktop/secrets/collection/\(keyring)",
+                ])
+            }
+            func items(in keyring: String) async throws -> Int {
+                try await dbus([
+                    "/org/freedesktop/secrets/collection/\(keyring)", "org.freedesktop.DBus.Properties.Get",
+                    "string:org.freedesktop.Secret.Collection", "string:Items",
+                ]).components(separatedBy: "object path").count - 1
+            }
+            func save(_ token: String) async throws {
+                let imported = try await CLIProcess.run(
+                    ["token", "import", "--provider", "github"],
+                    environment: environment.merging(["TOKEN": token]) { $1 }, launcher: Self.importing(""))
+                try #require(imported.status == 0, "\(imported.stderr)")
+            }
+            func printed() async throws -> String {
+                try await CLIProcess.run(["token", "print", "--provider", "github"], environment: environment).stdout
+            }
+            try await save("gho_first")
+            #expect(try await items(in: "login") == 1)
+            try await makeDefault("other")
+            try await save("gho_second")
+            #expect(try await items(in: "other") == 1)
+            #expect(try await items(in: "login") == 0, "the older copy stayed in the keyring that was the default")
+            #expect(try await printed() == "gho_second\n")
+            try await makeDefault("login")
+            #expect(try await printed() == "gho_second\n")
         }
     }
 
