@@ -71,7 +71,8 @@ import Testing
     /// up to the request's 30 s.
     @Test func aCancelledCallerStopsWaitingForTheSharedFetch() async throws {
         try await withServer { server in
-            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")).delayed(by: .seconds(2)) }
+            // Long enough that the second caller is still waiting on a loaded machine.
+            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")).delayed(by: .seconds(5)) }
             let url = try #require(URL(string: server.baseURL + "/jwks"))
             let cache = KeySetCache(minimumRefetchInterval: 0)
             let first = Task { try await cache.keys(at: url, refetch: false, transport: Self.transport) }

@@ -763,34 +763,127 @@ import Testing
         }
     }
 
-    /// `send`'s deadline bounds a refresh it makes first: the refresh (here
-    /// ahead of time, to a token endpoint that never answers) gets what is
-    /// left of it, and the request, its time used up, is not sent. It waited
-    /// the refresh's 10 s, then sent the request past its 300 ms.
-    @Test func aSendsDeadlineBoundsTheRefreshBeforeIt() async throws {
+    /// A `send` with less time left than an optional refresh's 10 s does
+    /// not begin one: the token still works, and is sent. Given what was
+    /// left, the refresh was cut short, its answer (a rotated refresh token)
+    /// lost; given its 10 s, it kept the request waiting past its deadline.
+    @Test func aShortSendBeginsNoOptionalRefresh() async throws {
         var descriptor = testDescriptor(
             id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
             token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
         descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
-        let hanging = HangingTransport()
+        let transport = SlowTokenTransport(tokenDelay: nil)
         let client = try OAuth2Client(
-            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
-            httpClient: hanging)
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
         let working = Credential(
             providerID: "rotating", label: "hurried", accessToken: "old-access",
             refreshToken: "refresh-\(UUID().uuidString)", expiresAt: Date().addingTimeInterval(600),
             obtainedAt: Date().addingTimeInterval(-3600))
         let source = CredentialSource(
-            authenticator: client, store: InMemoryCredentialStore([working]), key: working.key, httpClient: hanging)
+            authenticator: client, store: InMemoryCredentialStore([working]), key: working.key,
+            httpClient: transport)
         let api = try #require(URL(string: "https://ahead.example/api"))
+        let (response, _) = try await source.send(HTTPRequest(method: .get, url: api), deadline: .seconds(5))
+        #expect(response.status == .ok)
+        #expect(transport.requested == ["/api"])
+    }
+
+    /// A refresh the token must have is seen through on its own deadline
+    /// however little of a `send`'s is left, and saved; the request, its
+    /// time used up, is then not sent but fails as timed out. Cut at the
+    /// send's deadline, the provider's answer was lost; not bounded at all,
+    /// the request was sent past it.
+    @Test func aRefreshTheTokenMustHaveIsSeenThroughPastASendsDeadline() async throws {
+        let transport = SlowTokenTransport(tokenDelay: .milliseconds(600))
+        let client = try OAuth2Client(
+            descriptor: testDescriptor(
+                id: "rotating", protocol: .oauth2, authorization: .init(url: "https://due.example/authorize"),
+                token: .init(url: "https://due.example/token", clientAuthentication: .post)),
+            settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
+        let due = Credential(
+            providerID: "rotating", label: "due", accessToken: "old-access", refreshToken: "refresh-1",
+            expiresAt: Date().addingTimeInterval(-10))
+        let store = InMemoryCredentialStore([due])
+        let source = CredentialSource(authenticator: client, store: store, key: due.key, httpClient: transport)
+        let api = try #require(URL(string: "https://due.example/api"))
         await #expect {
             _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .milliseconds(300))
         } throws: { error in
             guard case AuthKitError.network(let url, let reason) = error else { return false }
-            return url == "https://ahead.example/api" && reason.kind == .timedOut
+            return url == "https://due.example/api" && reason.kind == .timedOut
                 && reason.detail.contains("within 300 ms")
         }
-        #expect(hanging.count == 1, "the request was sent after its deadline")
+        #expect(transport.requested == ["/token"], "the request was sent past its deadline")
+        #expect(try await store.credential(for: due.key)?.accessToken == "renewed")
+    }
+
+    /// A wait for the refresh lock that a `send`'s deadline cut short is
+    /// that request's timeout, not "another task has held it for more than
+    /// 300 ms" (a store error, exit 74 at the command line).
+    @Test func aLockWaitCutByASendsDeadlineIsItsTimeout() async throws {
+        let transport = SlowTokenTransport(tokenDelay: .zero)
+        let client = try OAuth2Client(
+            descriptor: testDescriptor(
+                id: "rotating", protocol: .oauth2, authorization: .init(url: "https://due.example/authorize"),
+                token: .init(url: "https://due.example/token", clientAuthentication: .post)),
+            settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
+        let due = Credential(
+            providerID: "rotating", label: "locked", accessToken: "old-access", refreshToken: "refresh-1",
+            expiresAt: Date().addingTimeInterval(-10))
+        let store = InMemoryCredentialStore([due])
+        let source = CredentialSource(authenticator: client, store: store, key: due.key, httpClient: transport)
+        let locked = LockedValue(false)
+        let holder = Task {
+            try await store.withRefreshLock(for: due.key, timeout: .seconds(30)) {
+                locked.withLock { $0 = true }
+                try await Task.sleep(for: .seconds(2))
+            }
+        }
+        try await until { locked.current }
+        let api = try #require(URL(string: "https://due.example/api"))
+        await #expect {
+            _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .milliseconds(300))
+        } throws: { error in
+            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            return url == "https://due.example/api" && reason.kind == .timedOut
+        }
+        #expect(transport.requested.isEmpty)
+        try await holder.value
+    }
+
+    /// After an optional refresh failed, the credential used is the one
+    /// read under the lock, unless that one must be refreshed itself
+    /// (another writer stored an expired one meanwhile): the failure is
+    /// then thrown, not the expired token handed out as one that works.
+    @Test func aFallbackNeverHandsOutACredentialThatMustBeRefreshed() async throws {
+        var descriptor = testDescriptor(
+            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
+            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
+            httpClient: RefusingTransport(), now: { fixedNow })
+        let working = Credential(
+            providerID: "rotating", label: "replaced", accessToken: "old-access",
+            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: fixedNow.addingTimeInterval(600),
+            obtainedAt: fixedNow.addingTimeInterval(-3600))
+        var replacement = working
+        replacement.accessToken = "expired-access"
+        replacement.expiresAt = fixedNow.addingTimeInterval(-10)
+        let expired = replacement
+        let store = InMemoryCredentialStore([working])
+        let source = CredentialSource(authenticator: client, store: store, key: working.key)
+        let locked = LockedValue(false)
+        let writer = Task {
+            try await store.withRefreshLock(for: working.key, timeout: .seconds(30)) {
+                locked.withLock { $0 = true }
+                try await Task.sleep(for: .milliseconds(300)) // the call reads, then waits for the lock
+                await store.save(expired)
+            }
+        }
+        try await until { locked.current }
+        await #expect(throws: AuthKitError.self) { _ = try await source.current(at: fixedNow) }
+        try await writer.value
     }
 
     /// A 401 `invalid_token` whose refresh the provider answered but the
@@ -1196,6 +1289,33 @@ final class HangingTransport: HTTPClient, @unchecked Sendable {
         lock.withLock { sent += 1 }
         try await Task.sleep(for: .seconds(3600))
         throw CancellationError()
+    }
+}
+
+/// An ``HTTPClient`` whose token endpoint (a path ending `/token`) answers
+/// a new token after `tokenDelay` (never, when nil), and every other path
+/// `{"ok":true}` at once, noting the paths asked for.
+final class SlowTokenTransport: HTTPClient, @unchecked Sendable {
+    private let tokenDelay: Duration?
+    private let lock = NSLock()
+    private var paths: [String] = []
+
+    init(tokenDelay: Duration?) { self.tokenDelay = tokenDelay }
+
+    var requested: [String] { lock.withLock { paths } }
+
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+        let path = request.url?.path ?? ""
+        lock.withLock { paths.append(path) }
+        var answer = #"{"ok":true}"#
+        if path.hasSuffix("/token") {
+            try await Task.sleep(for: tokenDelay ?? .seconds(3600))
+            answer = #"{"access_token":"renewed","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#
+        }
+        return (
+            HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]),
+            HTTPResponseBody(Data(answer.utf8))
+        )
     }
 }
 

@@ -105,8 +105,14 @@ public struct CredentialSource: Sendable {
             // when it was removed meanwhile (a sign-out under the lock): the
             // removed token was used, as the signed-out user.
             if optional, !AuthKitError.isCancellation(error), !renewed.current {
+                // The caller's own time ran out (a `send`'s, waiting for the
+                // lock): its request fails so; nothing the provider did.
+                if let deadline, deadline.hasPassed { throw deadline.timedOut }
                 if case AuthKitError.signInRequired(_, .noCredential) = error { throw error }
+                // What was read under the lock, unless that one must be
+                // refreshed (another writer stored an older credential).
                 let usable = latest.current ?? stored
+                if policy.mustRefresh(usable, at: now) { throw error }
                 guard stillWorks else {
                     // With no known expiry the token may be dead already: a
                     // refusal that says to sign in again (the grant revoked)
@@ -197,10 +203,14 @@ public struct CredentialSource: Sendable {
     ///   - optionalAt: for ``current(at:)``, the time it asks at: a refresh
     ///     the stored credential need not have then gets the shorter
     ///     ``optionalRefreshDeadline``.
-    ///   - deadline: within ``send(_:policy:)``, its deadline, which bounds
-    ///     the wait for the lock and each token request: a `send` given 5 s
-    ///     waited up to 30 s for the lock and 30 s for each token request,
-    ///     then sent the request past its deadline.
+    ///   - deadline: within ``send(_:policy:)``, its deadline. It bounds the
+    ///     wait for the lock (a `send` given 5 s waited up to 30 s for it),
+    ///     and an optional refresh is not begun with less of it left than
+    ///     its own ``optionalRefreshDeadline``: the token still works. A
+    ///     refresh the token must have is seen through on its own deadline
+    ///     whatever is left: cut short, the provider's answer (a rotated
+    ///     refresh token) would be lost; the request then fails as timed
+    ///     out, not sent past its deadline.
     ///   - latest: set to the credential read under the lock.
     private func refresh(
         ifStill needed: @escaping @Sendable (Credential) -> Bool, renewed: LockedValue<Bool> = LockedValue(false),
@@ -212,10 +222,8 @@ public struct CredentialSource: Sendable {
         let key = self.key
         let policy = self.policy
         var lockTimeout = self.lockTimeout
-        if let deadline {
-            let left = try deadline.left()
-            lockTimeout = min(lockTimeout, left)
-        }
+        if let deadline { lockTimeout = min(lockTimeout, try deadline.left()) }
+        let lockCutByTheDeadline = lockTimeout < self.lockTimeout
         do {
             return try await store.withRefreshLock(for: key, timeout: lockTimeout) {
                 guard let latest = try await store.credential(for: key) else {
@@ -224,8 +232,7 @@ public struct CredentialSource: Sendable {
                 seen.withLock { $0 = latest }
                 guard needed(latest) else { return latest }
                 let optional = now.map { !policy.mustRefresh(latest, at: $0) } ?? false
-                let shorter = [optional ? Self.optionalRefreshDeadline : nil, try deadline?.left()].compactMap { $0 }
-                    .min()
+                if optional, let deadline, deadline.remaining < Self.optionalRefreshDeadline { return latest }
                 let grant = pauseKey(for: latest)
                 // Seen through once begun, even when the caller is cancelled
                 // meanwhile (a view that went away, a request handler's
@@ -235,9 +242,9 @@ public struct CredentialSource: Sendable {
                 // caller's cancellation; it keeps its task-local values (the
                 // store's lock). Waiting for the lock stays cancellable.
                 return try await Task {
-                    let refreshed = try await RequestPolicy.$shorterDeadline.withValue(shorter) {
-                        try await authenticator.refresh(latest)
-                    }
+                    let refreshed = try await RequestPolicy.$shorterDeadline.withValue(
+                        optional ? Self.optionalRefreshDeadline : nil
+                    ) { try await authenticator.refresh(latest) }
                     renewed.withLock { $0 = true }
                     try await store.save(refreshed)
                     // Renewed (a 401's refresh too): an earlier failure no longer holds optional ones back.
@@ -245,6 +252,9 @@ public struct CredentialSource: Sendable {
                     return refreshed
                 }.value
             }
+        } catch AuthKitError.store(let path, let reason) where lockCutByTheDeadline && reason.kind == .busy {
+            // Waited for the lock as long as the request's time allowed: said as the request's timeout.
+            throw deadline?.timedOut ?? AuthKitError.store(path: path, reason: reason)
         } catch AuthKitError.store(let path, let reason) where renewed.current {
             // The provider has answered: a rotating refresh token (RFC 9700
             // §4.14.2) is now spent, and only the unsaved answer held the new
@@ -524,13 +534,18 @@ private struct SendDeadline: Sendable {
     let allowed: Duration
     let display: String
 
+    var remaining: Duration { end - ContinuousClock.now }
+    var hasPassed: Bool { remaining <= .zero }
+
+    /// The request's timeout, as ``withDeadline(_:allowed:display:stoppedBy:_:)`` says it.
+    var timedOut: AuthKitError {
+        AuthKitError.network(url: display, reason: .init(.timedOut, "no complete answer within \(allowed.spoken)"))
+    }
+
     /// The time left, or the request's timeout when there is none.
     func left() throws -> Duration {
-        let left = end - ContinuousClock.now
-        guard left > .zero else {
-            throw AuthKitError.network(
-                url: display, reason: .init(.timedOut, "no complete answer within \(allowed.spoken)"))
-        }
+        let left = remaining
+        guard left > .zero else { throw timedOut }
         return left
     }
 }
