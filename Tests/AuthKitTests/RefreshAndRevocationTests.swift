@@ -788,13 +788,72 @@ import Testing
         #expect(transport.requested == ["/api"])
     }
 
+    /// Nor does it wait for another task's refresh holding the lock: the
+    /// token still works, and is sent at once. It waited its whole time
+    /// for the lock, then failed as timed out.
+    @Test func aShortSendDoesNotWaitForAnotherTasksOptionalRefresh() async throws {
+        var descriptor = testDescriptor(
+            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
+            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
+        let transport = SlowTokenTransport(tokenDelay: nil)
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
+        let working = Credential(
+            providerID: "rotating", label: "patient", accessToken: "old-access",
+            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: Date().addingTimeInterval(600),
+            obtainedAt: Date().addingTimeInterval(-3600))
+        let store = InMemoryCredentialStore([working])
+        let source = CredentialSource(authenticator: client, store: store, key: working.key, httpClient: transport)
+        let locked = LockedValue(false)
+        let holder = Task {
+            try await store.withRefreshLock(for: working.key, timeout: .seconds(30)) {
+                locked.withLock { $0 = true }
+                try await Task.sleep(for: .seconds(4))
+            }
+        }
+        try await until { locked.current }
+        let api = try #require(URL(string: "https://ahead.example/api"))
+        let (response, _) = try await source.send(HTTPRequest(method: .get, url: api), deadline: .seconds(3))
+        #expect(response.status == .ok)
+        #expect(transport.requested == ["/api"])
+        holder.cancel()
+        _ = try? await holder.value
+    }
+
+    /// A refusal (`invalid_grant`) of a token with no known expiry that
+    /// comes after a `send`'s deadline (its refresh is seen through) is
+    /// said as what it is, not as the request's timeout.
+    @Test func aRefusalThatComesAfterASendsDeadlineIsStillSaid() async throws {
+        var descriptor = testDescriptor(
+            id: "assumed", protocol: .oauth2, authorization: .init(url: "https://assumed.example/authorize"),
+            token: .init(url: "https://assumed.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(assumedLifetime: 900)
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
+            httpClient: InvalidGrantTransport(delay: .seconds(1)))
+        let revoked = Credential(
+            providerID: "assumed", label: "late", accessToken: "old-access",
+            refreshToken: "refresh-\(UUID().uuidString)", obtainedAt: Date().addingTimeInterval(-1000))
+        let source = CredentialSource(
+            authenticator: client, store: InMemoryCredentialStore([revoked]), key: revoked.key,
+            httpClient: InvalidGrantTransport())
+        let api = try #require(URL(string: "https://assumed.example/api"))
+        await #expect {
+            _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .milliseconds(300))
+        } throws: { error in
+            guard case AuthKitError.signInRequired(_, .refreshRefused) = error else { return false }
+            return true
+        }
+    }
+
     /// A refresh the token must have is seen through on its own deadline
     /// however little of a `send`'s is left, and saved; the request, its
     /// time used up, is then not sent but fails as timed out. Cut at the
     /// send's deadline, the provider's answer was lost; not bounded at all,
     /// the request was sent past it.
     @Test func aRefreshTheTokenMustHaveIsSeenThroughPastASendsDeadline() async throws {
-        let transport = SlowTokenTransport(tokenDelay: .milliseconds(600))
+        let transport = SlowTokenTransport(tokenDelay: .seconds(2))
         let client = try OAuth2Client(
             descriptor: testDescriptor(
                 id: "rotating", protocol: .oauth2, authorization: .init(url: "https://due.example/authorize"),
@@ -807,11 +866,10 @@ import Testing
         let source = CredentialSource(authenticator: client, store: store, key: due.key, httpClient: transport)
         let api = try #require(URL(string: "https://due.example/api"))
         await #expect {
-            _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .milliseconds(300))
+            _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .seconds(1))
         } throws: { error in
             guard case AuthKitError.network(let url, let reason) = error else { return false }
-            return url == "https://due.example/api" && reason.kind == .timedOut
-                && reason.detail.contains("within 300 ms")
+            return url == "https://due.example/api" && reason.kind == .timedOut && reason.detail.contains("within 1 s")
         }
         #expect(transport.requested == ["/token"], "the request was sent past its deadline")
         #expect(try await store.credential(for: due.key)?.accessToken == "renewed")
@@ -849,6 +907,46 @@ import Testing
         }
         #expect(transport.requested.isEmpty)
         try await holder.value
+    }
+
+    /// An optional refresh whose wait for the lock a `send`'s deadline cut
+    /// short: the request's timeout, and no pause of optional refreshes (the
+    /// provider did nothing wrong), so the next call refreshes.
+    @Test func anOptionalRefreshsLockWaitCutByASendIsNoFailureOfTheProvider() async throws {
+        var descriptor = testDescriptor(
+            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
+            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
+        let transport = SlowTokenTransport(tokenDelay: .zero)
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
+        let working = Credential(
+            providerID: "rotating", label: "waiting", accessToken: "old-access",
+            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: Date().addingTimeInterval(600),
+            obtainedAt: Date().addingTimeInterval(-3600))
+        let store = InMemoryCredentialStore([working])
+        let source = CredentialSource(
+            authenticator: client, store: store, key: working.key, httpClient: transport)
+        let locked = LockedValue(false)
+        let holder = Task {
+            try await store.withRefreshLock(for: working.key, timeout: .seconds(30)) {
+                locked.withLock { $0 = true }
+                try await Task.sleep(for: .seconds(12))
+            }
+        }
+        try await until { locked.current }
+        // Enough time left to begin an optional refresh (10 s), less than the lock's 30 s.
+        let api = try #require(URL(string: "https://ahead.example/api"))
+        await #expect {
+            _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .milliseconds(10_500))
+        } throws: { error in
+            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            return url == "https://ahead.example/api" && reason.kind == .timedOut
+        }
+        #expect(transport.requested.isEmpty)
+        try await holder.value
+        #expect(try await source.current().accessToken == "renewed", "the refresh was paused")
+        #expect(transport.requested == ["/token"])
     }
 
     /// After an optional refresh failed, the credential used is the one
@@ -1321,8 +1419,14 @@ final class SlowTokenTransport: HTTPClient, @unchecked Sendable {
 
 /// An ``HTTPClient`` whose every answer is RFC 6749 §5.2's `invalid_grant`.
 final class InvalidGrantTransport: HTTPClient, @unchecked Sendable {
+    private let delay: Duration
+
+    /// - Parameter delay: how long each answer takes.
+    init(delay: Duration = .zero) { self.delay = delay }
+
     func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
-        (
+        if delay > .zero { try await Task.sleep(for: delay) }
+        return (
             HTTPResponse(status: .badRequest, headerFields: [.contentType: "application/json"]),
             HTTPResponseBody(Data(#"{"error":"invalid_grant"}"#.utf8))
         )

@@ -78,8 +78,8 @@ public struct CredentialSource: Sendable {
         try await current(at: now, within: nil)
     }
 
-    /// ``current(at:)``, for ``send(_:policy:)``: a refresh gets no more
-    /// than what is left of the request's deadline.
+    /// ``current(at:)``, for ``send(_:policy:)``, within its deadline
+    /// (``refresh(ifStill:renewed:optionalAt:within:latest:)`` says how).
     private func current(at now: Date, within deadline: SendDeadline?) async throws -> Credential {
         let stored = try await stored()
         guard policy.isDue(stored, at: now) else { return stored }
@@ -90,6 +90,10 @@ public struct CredentialSource: Sendable {
         let stillWorks = optional && stored.expiresAt != nil
         let grant = pauseKey(for: stored)
         if stillWorks, Self.optionalRefreshIsPaused(grant, at: now) { return stored }
+        // Not begun with less of a `send`'s time left than it may take, nor
+        // waited for: the token still works (a short send waited for another
+        // task's refresh holding the lock, then failed as timed out).
+        if stillWorks, let deadline, deadline.remaining < Self.optionalRefreshDeadline { return stored }
         let renewed = LockedValue(false)
         let latest = LockedValue<Credential?>(nil)
         do {
@@ -106,8 +110,10 @@ public struct CredentialSource: Sendable {
             // removed token was used, as the signed-out user.
             if optional, !AuthKitError.isCancellation(error), !renewed.current {
                 // The caller's own time ran out (a `send`'s, waiting for the
-                // lock): its request fails so; nothing the provider did.
-                if let deadline, deadline.hasPassed { throw deadline.timedOut }
+                // lock): its request fails so; nothing the provider did, and
+                // no pause. Only that timeout: a refusal that came after the
+                // deadline is still said as what it is.
+                if let deadline, deadline.isItsTimeout(error) { throw error }
                 if case AuthKitError.signInRequired(_, .noCredential) = error { throw error }
                 // What was read under the lock, unless that one must be
                 // refreshed (another writer stored an older credential).
@@ -252,8 +258,12 @@ public struct CredentialSource: Sendable {
                     return refreshed
                 }.value
             }
-        } catch AuthKitError.store(let path, let reason) where lockCutByTheDeadline && reason.kind == .busy {
-            // Waited for the lock as long as the request's time allowed: said as the request's timeout.
+        } catch AuthKitError.store(let path, let reason)
+            where lockCutByTheDeadline && reason.kind == .busy && !renewed.current
+        {
+            // Waited for the lock as long as the request's time allowed: said
+            // as the request's timeout. (Not a save that found the store busy
+            // after the provider renewed: that is said below.)
             throw deadline?.timedOut ?? AuthKitError.store(path: path, reason: reason)
         } catch AuthKitError.store(let path, let reason) where renewed.current {
             // The provider has answered: a rotating refresh token (RFC 9700
@@ -343,10 +353,13 @@ public struct CredentialSource: Sendable {
     /// OAuth 1.0a), one to another origin without it, and none from https to
     /// http (RFC 9110 §15.4). A credential travels over plain http only to
     /// loopback. The body is cut at `maximumBodySize` as it arrives and the
-    /// whole request, body included, must end within `deadline`; so must a
-    /// refresh it needs first (its wait for the lock and each token request
-    /// get what is left), and a request whose time a refresh used up is not
-    /// sent.
+    /// whole request, body included, must end within `deadline`. A refresh
+    /// it needs first counts: the wait for the refresh lock gets what is
+    /// left (cut short, it is this request's timeout); an optional refresh
+    /// is not begun with less left than its own 10 s (the token still
+    /// works); one the token must have is seen through on its own deadline
+    /// and saved (cut short, a rotated refresh token would be lost), and a
+    /// request whose time it used up is then not sent.
     ///
     /// A `401` whose Bearer challenge says `invalid_token` (RFC 6750 §3.1:
     /// the token expired early, was revoked, or the provider gave no expiry)
@@ -540,6 +553,13 @@ private struct SendDeadline: Sendable {
     /// The request's timeout, as ``withDeadline(_:allowed:display:stoppedBy:_:)`` says it.
     var timedOut: AuthKitError {
         AuthKitError.network(url: display, reason: .init(.timedOut, "no complete answer within \(allowed.spoken)"))
+    }
+
+    /// Whether `error` is this request's own timeout (``timedOut``), not a
+    /// token request's or another failure that came after the deadline.
+    func isItsTimeout(_ error: any Error) -> Bool {
+        guard hasPassed, case AuthKitError.network(let url, let reason) = error else { return false }
+        return url == display && reason.kind == .timedOut
     }
 
     /// The time left, or the request's timeout when there is none.
