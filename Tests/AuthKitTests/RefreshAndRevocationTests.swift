@@ -102,6 +102,86 @@ import Testing
         #expect(results.allSatisfy { $0.accessToken == "new-access" && $0.refreshToken == "refresh-2" })
     }
 
+    /// A source over one credential of a provider that refreshes two hours
+    /// ahead of time: due from the start and still working (it expires in
+    /// ten minutes from `now`), over `transport` for the token endpoint and
+    /// the API; with `fixedClock`, the client's clock is `now`.
+    func dueAheadOfTime(
+        label: String, transport: some HTTPClient, now: Date = Date(), fixedClock: Bool = false
+    ) throws -> (source: CredentialSource, store: InMemoryCredentialStore, credential: Credential) {
+        var descriptor = testDescriptor(
+            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
+            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
+        let start = now
+        let clock: @Sendable () -> Date
+        if fixedClock { clock = { start } } else { clock = { Date() } }
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport,
+            now: clock)
+        let credential = Credential(
+            providerID: "rotating", label: label, accessToken: "old-access",
+            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: now.addingTimeInterval(600),
+            obtainedAt: now.addingTimeInterval(-3600))
+        let store = InMemoryCredentialStore([credential])
+        let source = CredentialSource(
+            authenticator: client, store: store, key: credential.key, httpClient: transport)
+        return (source, store, credential)
+    }
+
+    /// A source over one credential that expired ten seconds ago (a refresh
+    /// it must have), over `transport` for the token endpoint and the API.
+    func expired(label: String, transport: some HTTPClient) throws -> (
+        source: CredentialSource, store: InMemoryCredentialStore, credential: Credential
+    ) {
+        let client = try OAuth2Client(
+            descriptor: testDescriptor(
+                id: "rotating", protocol: .oauth2, authorization: .init(url: "https://due.example/authorize"),
+                token: .init(url: "https://due.example/token", clientAuthentication: .post)),
+            settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
+        let credential = Credential(
+            providerID: "rotating", label: label, accessToken: "old-access", refreshToken: "refresh-1",
+            expiresAt: Date().addingTimeInterval(-10))
+        let store = InMemoryCredentialStore([credential])
+        return (
+            CredentialSource(authenticator: client, store: store, key: credential.key, httpClient: transport), store,
+            credential
+        )
+    }
+
+    /// Expects a GET of `url` through `source`, given `deadline`, to fail
+    /// with that request's own timeout (not a token request's, nor a store's).
+    func expectItsTimeout(
+        _ source: CredentialSource, _ url: String, within deadline: Duration,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        await #expect(sourceLocation: sourceLocation) {
+            _ = try await source.send(HTTPRequest(method: .get, url: URL(string: url)!), deadline: deadline)
+        } throws: { error in
+            guard case AuthKitError.network(let named, let reason) = error else { return false }
+            return named == url && reason.kind == .timedOut && reason.detail.contains("within \(deadline.spoken)")
+        }
+    }
+
+    /// Takes `key`'s refresh lock in `store` from a task of its own, holds
+    /// it for `duration`, runs `then` under it and lets it go; returns once
+    /// the lock is held.
+    func holdingTheLock(
+        of key: CredentialKey, in store: InMemoryCredentialStore, for duration: Duration,
+        then: @escaping @Sendable () async throws -> Void = {}
+    ) async throws -> Task<Void, any Error> {
+        let locked = LockedValue(false)
+        let holder = Task {
+            try await store.withRefreshLock(for: key, timeout: .seconds(30)) {
+                locked.withLock { $0 = true }
+                try await Task.sleep(for: duration)
+                try await then()
+            }
+        }
+        try await until { locked.current }
+        return holder
+    }
+
     /// Waits until `condition` holds, at most 30 s (then fails the test).
     func until(_ condition: () -> Bool) async throws {
         let end = ContinuousClock.now.advanced(by: .seconds(30))
@@ -707,28 +787,12 @@ import Testing
     /// ahead of time: the call finds nothing and says so. It fell back to
     /// the token it had read, and `send` used the signed-out user's token.
     @Test func anOptionalRefreshThatFindsTheCredentialRemovedSaysSignInAgain() async throws {
-        var descriptor = testDescriptor(
-            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
-            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
-        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
-        let client = try OAuth2Client(
-            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
-            httpClient: RefusingTransport(), now: { fixedNow })
-        let working = Credential(
-            providerID: "rotating", label: "signed-out", accessToken: "old-access",
-            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: fixedNow.addingTimeInterval(600),
-            obtainedAt: fixedNow.addingTimeInterval(-3600))
-        let store = InMemoryCredentialStore([working])
-        let source = CredentialSource(authenticator: client, store: store, key: working.key)
-        let locked = LockedValue(false)
-        let signOut = Task {
-            try await store.withRefreshLock(for: working.key, timeout: .seconds(30)) {
-                locked.withLock { $0 = true }
-                try await Task.sleep(for: .milliseconds(300)) // the call reads, then waits for the lock
-                _ = try await store.remove(working.key)
-            }
+        let (source, store, working) = try dueAheadOfTime(
+            label: "signed-out", transport: RefusingTransport(), now: fixedNow, fixedClock: true)
+        // The call reads, then waits for the lock the sign-out holds.
+        let signOut = try await holdingTheLock(of: working.key, in: store, for: .milliseconds(300)) {
+            _ = try await store.remove(working.key)
         }
-        try await until { locked.current }
         await #expect {
             _ = try await source.current(at: fixedNow)
         } throws: { error in
@@ -741,26 +805,37 @@ import Testing
     /// A token with no known expiry (Salesforce's, refreshed at an assumed
     /// lifetime) whose refresh the provider refuses (`invalid_grant`: the
     /// grant was revoked) says to sign in again: its token was used, and
-    /// every call refreshed twice (before it, and at the API's 401).
+    /// every call refreshed twice (before it, and at the API's 401). So
+    /// does a `send` whose deadline the refusal comes after (its refresh is
+    /// seen through): not the request's timeout.
     @Test func aRefusedRefreshAtAnAssumedLifetimeSaysSignInAgain() async throws {
         var descriptor = testDescriptor(
             id: "assumed", protocol: .oauth2, authorization: .init(url: "https://assumed.example/authorize"),
             token: .init(url: "https://assumed.example/token", clientAuthentication: .post))
         descriptor.refreshPolicy = RefreshPolicy(assumedLifetime: 900)
-        let client = try OAuth2Client(
-            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
-            httpClient: InvalidGrantTransport(), now: { fixedNow })
-        let revoked = Credential(
-            providerID: "assumed", accessToken: "old-access", refreshToken: "refresh-\(UUID().uuidString)",
-            obtainedAt: fixedNow.addingTimeInterval(-1000))
-        let source = CredentialSource(
-            authenticator: client, store: InMemoryCredentialStore([revoked]), key: revoked.key)
-        await #expect {
-            _ = try await source.current(at: fixedNow)
-        } throws: { error in
+        func source(answeringAfter delay: Duration) throws -> CredentialSource {
+            let transport = InvalidGrantTransport(delay: delay)
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                httpClient: transport)
+            let revoked = Credential(
+                providerID: "assumed", label: "\(delay)", accessToken: "old-access",
+                refreshToken: "refresh-\(UUID().uuidString)", obtainedAt: Date().addingTimeInterval(-1000))
+            return CredentialSource(
+                authenticator: client, store: InMemoryCredentialStore([revoked]), key: revoked.key,
+                httpClient: transport)
+        }
+        func saysSignInAgain(_ error: any Error) -> Bool {
             guard case AuthKitError.signInRequired(_, .refreshRefused) = error else { return false }
             return true
         }
+        await #expect(performing: { _ = try await source(answeringAfter: .zero).current() }, throws: saysSignInAgain)
+        let api = try #require(URL(string: "https://assumed.example/api"))
+        await #expect(
+            performing: {
+                _ = try await source(answeringAfter: .seconds(1)).send(
+                    HTTPRequest(method: .get, url: api), deadline: .milliseconds(300))
+            }, throws: saysSignInAgain)
     }
 
     /// A `send` with less time left than an optional refresh's 10 s does
@@ -768,20 +843,8 @@ import Testing
     /// left, the refresh was cut short, its answer (a rotated refresh token)
     /// lost; given its 10 s, it kept the request waiting past its deadline.
     @Test func aShortSendBeginsNoOptionalRefresh() async throws {
-        var descriptor = testDescriptor(
-            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
-            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
-        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
         let transport = SlowTokenTransport(tokenDelay: nil)
-        let client = try OAuth2Client(
-            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
-        let working = Credential(
-            providerID: "rotating", label: "hurried", accessToken: "old-access",
-            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: Date().addingTimeInterval(600),
-            obtainedAt: Date().addingTimeInterval(-3600))
-        let source = CredentialSource(
-            authenticator: client, store: InMemoryCredentialStore([working]), key: working.key,
-            httpClient: transport)
+        let (source, _, _) = try dueAheadOfTime(label: "hurried", transport: transport)
         let api = try #require(URL(string: "https://ahead.example/api"))
         let (response, _) = try await source.send(HTTPRequest(method: .get, url: api), deadline: .seconds(5))
         #expect(response.status == .ok)
@@ -792,59 +855,15 @@ import Testing
     /// token still works, and is sent at once. It waited its whole time
     /// for the lock, then failed as timed out.
     @Test func aShortSendDoesNotWaitForAnotherTasksOptionalRefresh() async throws {
-        var descriptor = testDescriptor(
-            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
-            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
-        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
         let transport = SlowTokenTransport(tokenDelay: nil)
-        let client = try OAuth2Client(
-            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
-        let working = Credential(
-            providerID: "rotating", label: "patient", accessToken: "old-access",
-            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: Date().addingTimeInterval(600),
-            obtainedAt: Date().addingTimeInterval(-3600))
-        let store = InMemoryCredentialStore([working])
-        let source = CredentialSource(authenticator: client, store: store, key: working.key, httpClient: transport)
-        let locked = LockedValue(false)
-        let holder = Task {
-            try await store.withRefreshLock(for: working.key, timeout: .seconds(30)) {
-                locked.withLock { $0 = true }
-                try await Task.sleep(for: .seconds(4))
-            }
-        }
-        try await until { locked.current }
+        let (source, store, working) = try dueAheadOfTime(label: "patient", transport: transport)
+        let holder = try await holdingTheLock(of: working.key, in: store, for: .seconds(4))
         let api = try #require(URL(string: "https://ahead.example/api"))
         let (response, _) = try await source.send(HTTPRequest(method: .get, url: api), deadline: .seconds(3))
         #expect(response.status == .ok)
         #expect(transport.requested == ["/api"])
         holder.cancel()
         _ = try? await holder.value
-    }
-
-    /// A refusal (`invalid_grant`) of a token with no known expiry that
-    /// comes after a `send`'s deadline (its refresh is seen through) is
-    /// said as what it is, not as the request's timeout.
-    @Test func aRefusalThatComesAfterASendsDeadlineIsStillSaid() async throws {
-        var descriptor = testDescriptor(
-            id: "assumed", protocol: .oauth2, authorization: .init(url: "https://assumed.example/authorize"),
-            token: .init(url: "https://assumed.example/token", clientAuthentication: .post))
-        descriptor.refreshPolicy = RefreshPolicy(assumedLifetime: 900)
-        let client = try OAuth2Client(
-            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
-            httpClient: InvalidGrantTransport(delay: .seconds(1)))
-        let revoked = Credential(
-            providerID: "assumed", label: "late", accessToken: "old-access",
-            refreshToken: "refresh-\(UUID().uuidString)", obtainedAt: Date().addingTimeInterval(-1000))
-        let source = CredentialSource(
-            authenticator: client, store: InMemoryCredentialStore([revoked]), key: revoked.key,
-            httpClient: InvalidGrantTransport())
-        let api = try #require(URL(string: "https://assumed.example/api"))
-        await #expect {
-            _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .milliseconds(300))
-        } throws: { error in
-            guard case AuthKitError.signInRequired(_, .refreshRefused) = error else { return false }
-            return true
-        }
     }
 
     /// A refresh the token must have is seen through on its own deadline
@@ -854,23 +873,8 @@ import Testing
     /// the request was sent past it.
     @Test func aRefreshTheTokenMustHaveIsSeenThroughPastASendsDeadline() async throws {
         let transport = SlowTokenTransport(tokenDelay: .seconds(2))
-        let client = try OAuth2Client(
-            descriptor: testDescriptor(
-                id: "rotating", protocol: .oauth2, authorization: .init(url: "https://due.example/authorize"),
-                token: .init(url: "https://due.example/token", clientAuthentication: .post)),
-            settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
-        let due = Credential(
-            providerID: "rotating", label: "due", accessToken: "old-access", refreshToken: "refresh-1",
-            expiresAt: Date().addingTimeInterval(-10))
-        let store = InMemoryCredentialStore([due])
-        let source = CredentialSource(authenticator: client, store: store, key: due.key, httpClient: transport)
-        let api = try #require(URL(string: "https://due.example/api"))
-        await #expect {
-            _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .seconds(1))
-        } throws: { error in
-            guard case AuthKitError.network(let url, let reason) = error else { return false }
-            return url == "https://due.example/api" && reason.kind == .timedOut && reason.detail.contains("within 1 s")
-        }
+        let (source, store, due) = try expired(label: "due", transport: transport)
+        await expectItsTimeout(source, "https://due.example/api", within: .seconds(1))
         #expect(transport.requested == ["/token"], "the request was sent past its deadline")
         #expect(try await store.credential(for: due.key)?.accessToken == "renewed")
     }
@@ -880,31 +884,9 @@ import Testing
     /// 300 ms" (a store error, exit 74 at the command line).
     @Test func aLockWaitCutByASendsDeadlineIsItsTimeout() async throws {
         let transport = SlowTokenTransport(tokenDelay: .zero)
-        let client = try OAuth2Client(
-            descriptor: testDescriptor(
-                id: "rotating", protocol: .oauth2, authorization: .init(url: "https://due.example/authorize"),
-                token: .init(url: "https://due.example/token", clientAuthentication: .post)),
-            settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
-        let due = Credential(
-            providerID: "rotating", label: "locked", accessToken: "old-access", refreshToken: "refresh-1",
-            expiresAt: Date().addingTimeInterval(-10))
-        let store = InMemoryCredentialStore([due])
-        let source = CredentialSource(authenticator: client, store: store, key: due.key, httpClient: transport)
-        let locked = LockedValue(false)
-        let holder = Task {
-            try await store.withRefreshLock(for: due.key, timeout: .seconds(30)) {
-                locked.withLock { $0 = true }
-                try await Task.sleep(for: .seconds(2))
-            }
-        }
-        try await until { locked.current }
-        let api = try #require(URL(string: "https://due.example/api"))
-        await #expect {
-            _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .milliseconds(300))
-        } throws: { error in
-            guard case AuthKitError.network(let url, let reason) = error else { return false }
-            return url == "https://due.example/api" && reason.kind == .timedOut
-        }
+        let (source, store, due) = try expired(label: "locked", transport: transport)
+        let holder = try await holdingTheLock(of: due.key, in: store, for: .seconds(2))
+        await expectItsTimeout(source, "https://due.example/api", within: .milliseconds(300))
         #expect(transport.requested.isEmpty)
         try await holder.value
     }
@@ -913,36 +895,11 @@ import Testing
     /// short: the request's timeout, and no pause of optional refreshes (the
     /// provider did nothing wrong), so the next call refreshes.
     @Test func anOptionalRefreshsLockWaitCutByASendIsNoFailureOfTheProvider() async throws {
-        var descriptor = testDescriptor(
-            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
-            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
-        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
         let transport = SlowTokenTransport(tokenDelay: .zero)
-        let client = try OAuth2Client(
-            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), httpClient: transport)
-        let working = Credential(
-            providerID: "rotating", label: "waiting", accessToken: "old-access",
-            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: Date().addingTimeInterval(600),
-            obtainedAt: Date().addingTimeInterval(-3600))
-        let store = InMemoryCredentialStore([working])
-        let source = CredentialSource(
-            authenticator: client, store: store, key: working.key, httpClient: transport)
-        let locked = LockedValue(false)
-        let holder = Task {
-            try await store.withRefreshLock(for: working.key, timeout: .seconds(30)) {
-                locked.withLock { $0 = true }
-                try await Task.sleep(for: .seconds(12))
-            }
-        }
-        try await until { locked.current }
+        let (source, store, working) = try dueAheadOfTime(label: "waiting", transport: transport)
+        let holder = try await holdingTheLock(of: working.key, in: store, for: .seconds(12))
         // Enough time left to begin an optional refresh (10 s), less than the lock's 30 s.
-        let api = try #require(URL(string: "https://ahead.example/api"))
-        await #expect {
-            _ = try await source.send(HTTPRequest(method: .get, url: api), deadline: .milliseconds(10_500))
-        } throws: { error in
-            guard case AuthKitError.network(let url, let reason) = error else { return false }
-            return url == "https://ahead.example/api" && reason.kind == .timedOut
-        }
+        await expectItsTimeout(source, "https://ahead.example/api", within: .milliseconds(10_500))
         #expect(transport.requested.isEmpty)
         try await holder.value
         #expect(try await source.current().accessToken == "renewed", "the refresh was paused")
@@ -954,32 +911,16 @@ import Testing
     /// (another writer stored an expired one meanwhile): the failure is
     /// then thrown, not the expired token handed out as one that works.
     @Test func aFallbackNeverHandsOutACredentialThatMustBeRefreshed() async throws {
-        var descriptor = testDescriptor(
-            id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
-            token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
-        descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
-        let client = try OAuth2Client(
-            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
-            httpClient: RefusingTransport(), now: { fixedNow })
-        let working = Credential(
-            providerID: "rotating", label: "replaced", accessToken: "old-access",
-            refreshToken: "refresh-\(UUID().uuidString)", expiresAt: fixedNow.addingTimeInterval(600),
-            obtainedAt: fixedNow.addingTimeInterval(-3600))
+        let (source, store, working) = try dueAheadOfTime(
+            label: "replaced", transport: RefusingTransport(), now: fixedNow, fixedClock: true)
         var replacement = working
         replacement.accessToken = "expired-access"
         replacement.expiresAt = fixedNow.addingTimeInterval(-10)
         let expired = replacement
-        let store = InMemoryCredentialStore([working])
-        let source = CredentialSource(authenticator: client, store: store, key: working.key)
-        let locked = LockedValue(false)
-        let writer = Task {
-            try await store.withRefreshLock(for: working.key, timeout: .seconds(30)) {
-                locked.withLock { $0 = true }
-                try await Task.sleep(for: .milliseconds(300)) // the call reads, then waits for the lock
-                await store.save(expired)
-            }
+        // The call reads, then waits for the lock another writer holds.
+        let writer = try await holdingTheLock(of: working.key, in: store, for: .milliseconds(300)) {
+            await store.save(expired)
         }
-        try await until { locked.current }
         await #expect(throws: AuthKitError.self) { _ = try await source.current(at: fixedNow) }
         try await writer.value
     }
