@@ -130,13 +130,7 @@ import Testing
                 ["token", "import", "--provider", "github", "--label", "second"],
                 environment: environment.merging(["TOKEN": "gho_second"]) { $1 }, launcher: Self.importing(""))
             try #require(second.status == 0, "\(second.stderr)")
-            let locked = try await ChildProcess.run(
-                "/usr/bin/dbus-send",
-                [
-                    "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
-                    "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login",
-                ], environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
-            try #require(locked.exit.status == 0, "\(locked.standardError)")
+            try await SecretService(bus: bus).lock("login")
             // A sign-in is refused before the browser opens (the check
             // `authorize` makes, in a process on this keyring's bus): the
             // prompt, or the refusal, came at the save, after the consent.
@@ -193,15 +187,7 @@ import Testing
                 "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus,
                 "AUTHKIT_KEYRING_TIMEOUT": "30",
             ]
-            func secrets(_ method: String, _ arguments: [String]) async throws {
-                let sent = try await ChildProcess.run(
-                    "/usr/bin/dbus-send",
-                    [
-                        "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
-                        "org.freedesktop.Secret.Service.\(method)",
-                    ] + arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
-                try #require(sent.exit.status == 0, "\(method): \(sent.standardError)")
-            }
+            let service = SecretService(bus: bus)
             // One copy in `login` (the default), locked; then the default made
             // the in-memory `session` collection and the same account stored
             // again (a save deletes the copies it can: not a locked one).
@@ -209,28 +195,19 @@ import Testing
                 ["token", "import", "--provider", "github"],
                 environment: environment.merging(["TOKEN": "gho_in_login"]) { $1 }, launcher: Self.importing(""))
             try #require(imported.status == 0, "\(imported.stderr)")
-            try await secrets("Lock", ["array:objpath:/org/freedesktop/secrets/collection/login"])
+            try await service.lock("login")
             // Until the keyring's search sees the copy as locked: locked
             // within moments of the save (as no user does), gnome-keyring
             // could answer searches from the keyring's file before the save
             // reached it, and nothing of the copy was found (under load, in
             // CI), the premise of this test missing.
             let since = ContinuousClock.now
-            while true {
-                let found = try await ChildProcess.run(
-                    "/usr/bin/dbus-send",
-                    [
-                        "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
-                        "org.freedesktop.Secret.Service.SearchItems", "dict:string:string:provider,github",
-                    ], environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
-                // The second array is the locked items.
-                let arrays = found.standardOutput.components(separatedBy: "array [")
-                if arrays.count >= 3, arrays[2].contains("collection/login/") { break }
+            while try await !service.lockedItems(provider: "github").contains("collection/login/") {
                 try #require(
-                    ContinuousClock.now - since < .seconds(20), "the locked copy is not found: \(found.standardOutput)")
+                    ContinuousClock.now - since < .seconds(20), "the keyring's search never saw the locked copy")
                 try await Task.sleep(for: .milliseconds(100))
             }
-            try await secrets("SetAlias", ["string:default", "objpath:/org/freedesktop/secrets/collection/session"])
+            try await service.makeDefault("session")
             let helper = CLIProcess.binary.deletingLastPathComponent().appendingPathComponent("AuthKitStoreStress")
             let written = try await ChildProcess.run(
                 helper.path, ["keyring-item", "github", "", "gho_in_session"],
@@ -242,14 +219,7 @@ import Testing
             // `login` on its own when the delete's lookup finds that copy
             // first, as gnome-keyring did once under CI's load, lets both be
             // deleted: then "Deleted" is true.)
-            let items = try await ChildProcess.run(
-                "/usr/bin/dbus-send",
-                [
-                    "--session", "--print-reply", "--dest=org.freedesktop.secrets",
-                    "/org/freedesktop/secrets/collection/login", "org.freedesktop.DBus.Properties.Get",
-                    "string:org.freedesktop.Secret.Collection", "string:Items",
-                ], environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
-            let remaining = items.standardOutput.components(separatedBy: "object path").count - 1
+            let remaining = try await service.items(in: "login")
             if deleted.status == 0 {
                 #expect(remaining == 0, "said deleted with a copy left: \(deleted.stderr)")
             } else {
@@ -274,26 +244,7 @@ import Testing
             let environment = [
                 "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus,
             ]
-            func dbus(_ arguments: [String]) async throws -> String {
-                let sent = try await ChildProcess.run(
-                    "/usr/bin/dbus-send",
-                    ["--session", "--print-reply", "--dest=org.freedesktop.secrets"] + arguments,
-                    environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
-                try #require(sent.exit.status == 0, "\(sent.standardError)")
-                return sent.standardOutput
-            }
-            func makeDefault(_ keyring: String) async throws {
-                _ = try await dbus([
-                    "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.SetAlias", "string:default",
-                    "objpath:/org/freedesktop/secrets/collection/\(keyring)",
-                ])
-            }
-            func items(in keyring: String) async throws -> Int {
-                try await dbus([
-                    "/org/freedesktop/secrets/collection/\(keyring)", "org.freedesktop.DBus.Properties.Get",
-                    "string:org.freedesktop.Secret.Collection", "string:Items",
-                ]).components(separatedBy: "object path").count - 1
-            }
+            let service = SecretService(bus: bus)
             func save(_ token: String) async throws {
                 let imported = try await CLIProcess.run(
                     ["token", "import", "--provider", "github"],
@@ -304,13 +255,14 @@ import Testing
                 try await CLIProcess.run(["token", "print", "--provider", "github"], environment: environment).stdout
             }
             try await save("gho_first")
-            #expect(try await items(in: "login") == 1)
-            try await makeDefault("other")
+            #expect(try await service.items(in: "login") == 1)
+            try await service.makeDefault("other")
             try await save("gho_second")
-            #expect(try await items(in: "other") == 1)
-            #expect(try await items(in: "login") == 0, "the older copy stayed in the keyring that was the default")
+            #expect(try await service.items(in: "other") == 1)
+            #expect(
+                try await service.items(in: "login") == 0, "the older copy stayed in the keyring that was the default")
             #expect(try await printed() == "gho_second\n")
-            try await makeDefault("login")
+            try await service.makeDefault("login")
             #expect(try await printed() == "gho_second\n")
         }
     }
@@ -362,6 +314,52 @@ import Testing
             #expect(deleted.status == 0 && deleted.stderr.contains("Deleted github (bad)"), "\(deleted)")
             let after = try await CLIProcess.run(["token", "list"], environment: environment)
             #expect(after.status == 0 && !after.stderr.contains("(bad)"), "\(after)")
+        }
+    }
+
+    /// The Secret Service on `bus`, asked directly (dbus-send), as Seahorse
+    /// or another app would: what a test sets up or checks beside AuthKit.
+    struct SecretService {
+        let bus: String
+
+        /// `method` (interface and name) of `object`, with dbus-send's typed arguments; its reply.
+        @discardableResult
+        func call(_ method: String, on object: String = "/org/freedesktop/secrets", _ arguments: [String] = [])
+            async throws -> String
+        {
+            let sent = try await ChildProcess.run(
+                "/usr/bin/dbus-send",
+                ["--session", "--print-reply", "--dest=org.freedesktop.secrets", object, method] + arguments,
+                environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
+            try #require(sent.exit.status == 0, "\(method): \(sent.standardError)")
+            return sent.standardOutput
+        }
+
+        func makeDefault(_ keyring: String) async throws {
+            try await call(
+                "org.freedesktop.Secret.Service.SetAlias",
+                ["string:default", "objpath:/org/freedesktop/secrets/collection/\(keyring)"])
+        }
+
+        func lock(_ keyring: String) async throws {
+            try await call(
+                "org.freedesktop.Secret.Service.Lock", ["array:objpath:/org/freedesktop/secrets/collection/\(keyring)"])
+        }
+
+        /// How many items `keyring` holds, locked or not.
+        func items(in keyring: String) async throws -> Int {
+            try await call(
+                "org.freedesktop.DBus.Properties.Get", on: "/org/freedesktop/secrets/collection/\(keyring)",
+                ["string:org.freedesktop.Secret.Collection", "string:Items"]
+            ).components(separatedBy: "object path").count - 1
+        }
+
+        /// The paths of the locked items a search for `provider` finds (the reply's second list).
+        func lockedItems(provider: String) async throws -> String {
+            let lists = try await call(
+                "org.freedesktop.Secret.Service.SearchItems", ["dict:string:string:provider,\(provider)"]
+            ).components(separatedBy: "array [")
+            return lists.count >= 3 ? lists[2] : ""
         }
     }
 
