@@ -68,12 +68,16 @@ struct WebExample: AsyncParsableCommand {
         let catalog = try ProviderCatalog.standard()
         let clients = try provider.map { id in
             var descriptor = try catalog.descriptor(id: id)
-            var settings = try? ClientSettings.standard(for: descriptor)
+            let settings: ClientSettings
             if let sandbox, let base = URL(string: sandbox) {
                 descriptor = descriptor.pointed(atSandbox: base)
                 settings = ClientSettings(clientID: "sandbox-client", clientSecret: "sandbox-secret")
+            } else {
+                // Its own error (a broken config.json, a secret given for
+                // another host), not "no client id" after it was dropped.
+                settings = try ClientSettings.standard(for: descriptor)
             }
-            return try OAuth2Client(descriptor: descriptor, settings: settings ?? ClientSettings(), httpClient: http)
+            return try OAuth2Client(descriptor: descriptor, settings: settings, httpClient: http)
         }
 
         // 2. The stores: memory for one instance, PostgreSQL for several.

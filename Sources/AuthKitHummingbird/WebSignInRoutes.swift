@@ -106,20 +106,42 @@ extension WebSignIn {
                 logger.error("Sign-in route: \(error)")
                 return Self.errorPage(
                     "This service cannot sign anyone in: see its log.", status: 500, home: sitePath("/"))
-            case .authorizationFailed, .redirect, .cancelled:
+            case .redirect, .cancelled:
+                logger.info("Sign-in route: \(error)")
+            case .authorizationFailed(let response) where Self.isTheUsersChoice(response.code):
                 logger.info("Sign-in route: \(error)")
             default:
                 logger.warning("Sign-in route: \(error)")
             }
             return Self.errorPage(error.description, status: Self.status(of: error), home: sitePath("/"))
+        } catch {
+            // A store of the app's own throwing its own errors (the store
+            // protocols are public), or a cancellation: logged, and the page
+            // says only that the service is unavailable (it was Hummingbird's
+            // bare 500, and the route's log said nothing).
+            logger.error("Sign-in route: \(error)")
+            return Self.errorPage(
+                "This service is unavailable for a moment; try again shortly.", status: 503, home: sitePath("/"))
         }
+    }
+
+    /// Whether a provider's `error` on the callback (RFC 6749 §4.1.2.1,
+    /// OpenID Connect Core §3.1.2.6) is the user's doing: declining, or a
+    /// sign-in or consent the user did not give. The rest (`server_error`,
+    /// `invalid_scope`, `unauthorized_client`, …) is the provider's trouble
+    /// or the app's configuration, failing for everyone: logged as a
+    /// warning, and not answered as the user's refusal.
+    static func isTheUsersChoice(_ code: String) -> Bool {
+        ["access_denied", "login_required", "consent_required", "interaction_required", "account_selection_required"]
+            .contains(code)
     }
 
     /// The status an AuthKit error is answered with.
     static func status(of error: AuthKitError) -> Int {
         switch error {
         case .store: 503
-        case .authorizationFailed: 403
+        case .authorizationFailed(let response) where isTheUsersChoice(response.code): 403
+        case .authorizationFailed(let response) where response.code == "temporarily_unavailable": 503
         case .redirect: 400
         case .cancelled: 503
         default: 502

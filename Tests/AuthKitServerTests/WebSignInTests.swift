@@ -504,6 +504,39 @@ import Testing
         }
     }
 
+    /// A provider's `error` on the callback is answered by what it means:
+    /// the user declining is 403, logged at info; the provider's trouble
+    /// (`temporarily_unavailable` 503, `server_error` and the app's own
+    /// misconfiguration 502) is not the user's refusal, and is logged as a
+    /// warning (every error was a 403 at info, and a sign-in failing for
+    /// everyone reached the operator only through its users).
+    @Test func aProvidersErrorIsAnsweredByWhatItMeans() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        let (app, _) = try Self.app(sandbox)
+        try await app.test(.router) { client in
+            for (code, status) in [
+                ("access_denied", HTTPResponse.Status.forbidden), ("temporarily_unavailable", .serviceUnavailable),
+                ("server_error", .badGateway), ("invalid_scope", .badGateway),
+            ] {
+                let started = try await client.execute(uri: "/auth/google", method: .get)
+                let binding = try #require(Self.cookies(started)["authkit_signin"])
+                let callback = try await Self.consent(sandbox, location: try #require(started.headers[.location]))
+                // The provider's answer, with an error in place of the code (RFC 6749 §4.1.2.1).
+                var answer = try #require(URLComponents(url: callback, resolvingAgainstBaseURL: false))
+                answer.queryItems =
+                    (answer.queryItems ?? []).filter { $0.name != "code" } + [
+                        URLQueryItem(name: "error", value: code)
+                    ]
+                let answered = try await client.execute(
+                    uri: Self.pathAndQuery(try #require(answer.url)), method: .get,
+                    headers: [.cookie: "authkit_signin=\(binding)"])
+                #expect(answered.status == status, "\(code): \(answered.status) \(String(buffer: answered.body))")
+                #expect(String(buffer: answered.body).contains(code))
+            }
+        }
+    }
+
     /// Attempts whose every write fails as a database away would, with the
     /// database's address in the error.
     struct UnreachableAttempts: SignInAttemptStore {
@@ -571,6 +604,22 @@ import Testing
             #expect(page.contains("unavailable") && !page.contains("db.internal") && !page.contains("42P01"))
             #expect(started.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
         }
+        // A store of the app's own throwing its own error type: the same
+        // page and status (it was Hummingbird's bare 500, unlogged by the route).
+        let (own, _) = try Self.app(
+            sandbox, stores: (OwnErrorAttempts(), InMemorySessionStore(), InMemoryCredentialStore()))
+        try await own.test(.router) { client in
+            let started = try await client.execute(uri: "/auth/google", method: .get)
+            #expect(started.status == .serviceUnavailable)
+            #expect(String(buffer: started.body).contains("unavailable"))
+        }
+    }
+
+    /// Attempts that fail with an error of their own, not AuthKit's.
+    struct OwnErrorAttempts: SignInAttemptStore {
+        struct Refused: Error {}
+        func insert(_ attempt: SignInAttempt, id: String) async throws { throw Refused() }
+        func take(id: String, now: Date) async throws -> SignInAttempt? { nil }
     }
 
     /// A provider whose ID token fails a check: no session, a 502 page that says why.
