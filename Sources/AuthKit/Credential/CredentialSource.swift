@@ -551,9 +551,7 @@ private struct SendDeadline: Sendable {
     var hasPassed: Bool { remaining <= .zero }
 
     /// The request's timeout, as ``withDeadline(_:allowed:display:stoppedBy:_:)`` says it.
-    var timedOut: AuthKitError {
-        AuthKitError.network(url: display, reason: .init(.timedOut, "no complete answer within \(allowed.spoken)"))
-    }
+    var timedOut: AuthKitError { AuthKit.timedOut(display, within: allowed) }
 
     /// Whether `error` is this request's own timeout (``timedOut``), not a
     /// token request's or another failure that came after the deadline.

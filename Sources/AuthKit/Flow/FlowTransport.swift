@@ -300,8 +300,7 @@ package struct OpenedResponse: Sendable {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else {
                 body.cancel()
-                throw AuthKitError.network(
-                    url: display, reason: .init(.timedOut, "no complete answer within \(allowed.spoken)"))
+                throw timedOut(display, within: allowed)
             }
             let chunk: Data?
             do {

@@ -97,8 +97,7 @@ package func withDeadline<Result: Sendable>(
     // Passed already (what was left of a request's time went to a refresh):
     // nothing is started, not even for the watchdog's next tick.
     guard duration > .zero else {
-        throw AuthKitError.network(
-            url: display, reason: .init(.timedOut, "no complete answer within \((allowed ?? duration).spoken)"))
+        throw timedOut(display, within: allowed ?? duration)
     }
     let deadline = ContinuousClock.now.advanced(by: duration)
     let outcome: Swift.Result<Result, any Error>
@@ -154,8 +153,7 @@ package func withDeadline<Result: Sendable>(
     // Past the deadline, whatever the operation ended with is a timeout: a
     // transport may end a cancelled transfer as if the body were complete.
     if DeadlineWatchdog.shared.finish(registration) {
-        throw AuthKitError.network(
-            url: display, reason: .init(.timedOut, "no complete answer within \((allowed ?? duration).spoken)"))
+        throw timedOut(display, within: allowed ?? duration)
     }
     // Likewise a cancelled caller is told so, whatever the cancelled transfer
     // ended with: a body cut short would read as a complete one, a token or
@@ -163,6 +161,12 @@ package func withDeadline<Result: Sendable>(
     // a network failure.
     if Task.isCancelled { throw AuthKitError.cancelled }
     return try outcome.get()
+}
+
+/// A request to `display` that had no complete answer within `allowed`, the
+/// time it was given: one error for every deadline that stops a request.
+package func timedOut(_ display: String, within allowed: Duration) -> AuthKitError {
+    AuthKitError.network(url: display, reason: .init(.timedOut, "no complete answer within \(allowed.spoken)"))
 }
 
 /// The deadline an operation runs under in its caller's task
