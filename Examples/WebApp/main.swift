@@ -40,6 +40,11 @@ struct WebExample: AsyncParsableCommand {
     )
     var databaseURL: String?
     @Flag(help: "Print a new encryption key for AUTHKIT_WEB_KEYS and exit.") var newKey = false
+    @Flag(
+        help:
+            "Seal every stored row under the first key of AUTHKIT_WEB_KEYS (a rotation: the new key first, the old after it), say which keys rows still need, and exit. Needs --database-url."
+    )
+    var reseal = false
     @Option(
         help:
             "How to reach the providers: ahc (AsyncHTTPClient, on the event loops this server already runs) or curl (AuthKit's default transport, a thread per request)."
@@ -48,7 +53,16 @@ struct WebExample: AsyncParsableCommand {
 
     func run() async throws {
         if newKey {
-            print(TokenEncryption.newKeyText(id: "k" + String(Int(Date().timeIntervalSince1970))))
+            // Two keys made within a second have ids of their own: one id for two keys is refused.
+            let id = "k\(Int(Date().timeIntervalSince1970))-\(String(UInt16.random(in: .min ... .max), radix: 16))"
+            print(TokenEncryption.newKeyText(id: id))
+            return
+        }
+        if reseal {
+            guard let databaseURL else {
+                throw ValidationError("--reseal seals the database's rows: give --database-url.")
+            }
+            try await Self.reseal(Self.postgresStore(databaseURL, logger: Logger(label: "authkit-web-example")))
             return
         }
         guard !provider.isEmpty else { throw ValidationError("Give at least one --provider.") }
@@ -65,7 +79,7 @@ struct WebExample: AsyncParsableCommand {
 
         // 1. A client per provider: the bundled descriptor (or your override),
         //    pointed at the sandbox when asked.
-        let catalog = try ProviderCatalog.standard()
+        let catalog = ProviderCatalog.standard()
         let clients = try provider.map { id in
             var descriptor = try catalog.descriptor(id: id)
             let settings: ClientSettings
@@ -85,12 +99,8 @@ struct WebExample: AsyncParsableCommand {
         let web: WebSignIn
         let postgres: PostgresStore?
         if let databaseURL {
-            guard let keys = ProcessInfo.processInfo.environment["AUTHKIT_WEB_KEYS"] else {
-                throw ValidationError("Set AUTHKIT_WEB_KEYS (make one with --new-key): tokens are stored encrypted.")
-            }
-            let (client, display) = try Self.postgresClient(databaseURL, logger: logger)
-            let store = PostgresStore(client: client, encryption: try TokenEncryption(text: keys), display: display)
-            services.append(client)
+            let store = try Self.postgresStore(databaseURL, logger: logger)
+            services.append(store.client)
             postgres = store
             web = WebSignIn(
                 configuration: .init(publicURL: publicURL), clients: clients, credentials: store, attempts: store,
@@ -174,6 +184,38 @@ struct WebExample: AsyncParsableCommand {
             )
         }
         return url
+    }
+
+    /// The store at `--database-url`, its keys from `AUTHKIT_WEB_KEYS`.
+    static func postgresStore(_ databaseURL: String, logger: Logger) throws -> PostgresStore {
+        guard let keys = ProcessInfo.processInfo.environment["AUTHKIT_WEB_KEYS"] else {
+            throw ValidationError("Set AUTHKIT_WEB_KEYS (make one with --new-key): tokens are stored encrypted.")
+        }
+        let (client, display) = try postgresClient(databaseURL, logger: logger)
+        return PostgresStore(client: client, encryption: try TokenEncryption(text: keys), display: display)
+    }
+
+    /// `--reseal`: the last step of a key rotation (docs/web.md), then
+    /// which keys the rows still need.
+    static func reseal(_ store: PostgresStore) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await store.client.run() }
+            defer { group.cancelAll() }
+            try await store.migrate()
+            let count = try await store.reseal()
+            let current = store.encryption.currentKeyID
+            print("Sealed \(count) row\(count == 1 ? "" : "s") again under '\(current)'.")
+            let older = try await store.rowsPerKey().filter { $0.key != current }
+            if older.isEmpty {
+                print("No row needs another key: the keys after '\(current)' can go from AUTHKIT_WEB_KEYS.")
+            } else {
+                // Sessions and sign-ins under a key not given read as absent, and expire.
+                let list = older.sorted { $0.key < $1.key }.map { "\($0.value) under '\($0.key)'" }
+                print(
+                    "Still sealed under other keys (sessions and sign-ins, which expire): \(list.joined(separator: ", "))."
+                )
+            }
+        }
     }
 
     /// `--database-url`, and the password from `PGPASSWORD` (as psql reads

@@ -710,6 +710,238 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         Hex.encode(SHA256.hash(data: Data(binding(user.credentialKey).utf8)))
     }
 
+    // MARK: - Key rotation
+
+    /// Seals again, under the current key (``TokenEncryption/currentKeyID``),
+    /// every credential, pending sign-in and session stored under one of
+    /// this store's older keys: the step of a rotation after which they can
+    /// be dropped. Saving alone never got there: a credential is sealed
+    /// anew only when it is refreshed (one that never is, never), a
+    /// session never.
+    ///
+    /// Rotating: give every instance the new key first and the old ones
+    /// after it; run this once (`authkit-web-example --reseal`); when
+    /// ``rowsPerKey()`` names no older key, drop them.
+    ///
+    /// It runs beside a live site: rows are read a batch at a time in key
+    /// order, and each is written only if it is still what was read (a
+    /// refresh or sign-in that saved it meanwhile sealed it itself). Each
+    /// value is opened and sealed again as it is, never decoded. Sign-ins
+    /// and sessions past their expiry are left to the sweeps.
+    /// - Returns: how many rows were sealed again.
+    /// - Throws: ``AuthKitError/store(path:reason:)``, after every other row
+    ///   is done: `invalidContents` when a credential does not open (sealed
+    ///   under a key this process was not given, or altered; those rows are
+    ///   left as they are); `busy` when rows were sealed under an older key
+    ///   while it ran (an instance not yet given the new key first): run it
+    ///   again once every instance has it. A session or sign-in that does
+    ///   not open already reads as absent (``session(id:now:)``) and is left
+    ///   to expire.
+    @discardableResult
+    public func reseal() async throws -> Int {
+        var pass = ResealPass()
+        try await resealCredentials(&pass)
+        try await resealExpiring(.attempts, &pass)
+        try await resealExpiring(.sessions, &pass)
+        let current = encryption.currentKeyID
+        let resealed = Self.rows(pass.resealed)
+        logger.info("Sealed \(resealed) of \(display) again under the key '\(current)'.")
+        if !pass.unopenedCredentials.isEmpty {
+            let named = pass.unopenedCredentials.sorted { $0.key < $1.key }.map { keyID, count in
+                encryption.holds(keyID)
+                    ? "\(count) under '\(keyID)' altered or moved (they do not open with it)"
+                    : "\(count) under '\(keyID)', which this process was not given (add it after the current key and run again)"
+            }
+            let unopened = pass.unopenedCredentials.values.reduce(0, +)
+            throw AuthKitError.store(
+                path: display,
+                reason: .init(
+                    .invalidContents,
+                    "\(resealed) sealed again under '\(current)', but \(unopened) credential\(unopened == 1 ? "" : "s") did not open and \(unopened == 1 ? "is" : "are") left as \(unopened == 1 ? "it is" : "they are"): \(named.joined(separator: "; ")) (SELECT provider_id, label FROM authkit_credentials WHERE key_id = …)"
+                ))
+        }
+        // Rows under an older key now, beyond those that do not open: written while this ran.
+        let older = Set(encryption.olderKeyIDs)
+        let left = try await rowsPerKey().filter { older.contains($0.key) }.map { keyID, count in
+            (keyID, count - pass.unopened(under: keyID))
+        }.filter { $0.1 > 0 }.sorted { $0.0 < $1.0 }
+        if !left.isEmpty {
+            throw AuthKitError.store(
+                path: display,
+                reason: .init(
+                    .busy,
+                    "\(resealed) sealed again under '\(current)', and meanwhile \(left.map { "\($0.1) under '\($0.0)'" }.joined(separator: ", ")): an instance still seals with an older key. Give every instance '\(current)' first, then run this again"
+                ))
+        }
+        return pass.resealed
+    }
+
+    /// How many rows each key id seals: every credential, and the sign-ins
+    /// and sessions the sweeps have not yet removed. A key no row names can
+    /// be dropped (``reseal()``).
+    public func rowsPerKey() async throws -> [String: Int] {
+        try await mapped { [self] in
+            let rows = try await query(
+                """
+                SELECT key_id, count(*) FROM (
+                    SELECT key_id FROM authkit_credentials
+                    UNION ALL SELECT key_id FROM authkit_sign_in_attempts WHERE expires_at > now() - interval '1 hour'
+                    UNION ALL SELECT key_id FROM authkit_sessions WHERE expires_at > now() - interval '1 hour'
+                ) AS sealed GROUP BY key_id
+                """)
+            var counts = [String: Int]()
+            for try await (keyID, count) in rows.decode((String, Int).self) { counts[keyID] = count }
+            return counts
+        }
+    }
+
+    /// What ``reseal()`` has done so far.
+    struct ResealPass {
+        var resealed = 0
+        /// Credentials that do not open, by the key id their row names.
+        var unopenedCredentials: [String: Int] = [:]
+        /// Sign-ins and sessions under a key this store holds that do not open with it.
+        var unopenedOthers: [String: Int] = [:]
+
+        func unopened(under keyID: String) -> Int {
+            unopenedCredentials[keyID, default: 0] + unopenedOthers[keyID, default: 0]
+        }
+    }
+
+    /// "1 row", "2 rows".
+    static func rows(_ count: Int) -> String { count == 1 ? "1 row" : "\(count) rows" }
+
+    /// Rows read, and written, per statement.
+    static let resealBatch = 100
+
+    private func resealCredentials(_ pass: inout ResealPass) async throws {
+        let current = encryption.currentKeyID
+        var after: (provider: String, label: String)?
+        while true {
+            let batch = try await mapped { [self, after] () -> [(String, String, String, Data)] in
+                let rows =
+                    if let after {
+                        try await query(
+                            """
+                            SELECT provider_id, label, key_id, sealed FROM authkit_credentials
+                            WHERE key_id <> \(current) AND (provider_id, label) > (\(after.provider), \(after.label))
+                            ORDER BY provider_id, label LIMIT \(Self.resealBatch)
+                            """)
+                    } else {
+                        try await query(
+                            """
+                            SELECT provider_id, label, key_id, sealed FROM authkit_credentials
+                            WHERE key_id <> \(current) ORDER BY provider_id, label LIMIT \(Self.resealBatch)
+                            """)
+                    }
+                var batch = [(String, String, String, Data)]()
+                for try await row in rows.decode((String, String, String, Data).self) { batch.append(row) }
+                return batch
+            }
+            guard let last = batch.last else { return }
+            after = (last.0, last.1)
+            var (providers, labels, read, written) = ([String](), [String](), [ByteBuffer](), [ByteBuffer]())
+            for (provider, label, keyID, sealed) in batch {
+                let binding = Self.binding(CredentialKey(providerID: provider, label: label))
+                guard let fresh = try? encryption.resealed(sealed, keyID: keyID, binding: binding) else {
+                    pass.unopenedCredentials[keyID, default: 0] += 1
+                    continue
+                }
+                providers.append(provider)
+                labels.append(label)
+                read.append(ByteBuffer(bytes: sealed))
+                written.append(ByteBuffer(bytes: fresh))
+            }
+            guard !providers.isEmpty else { continue }
+            // `updated_at` stays: it says when the credential was saved.
+            pass.resealed += try await mapped { [self, providers, labels, read, written] in
+                try await count(
+                    try await query(
+                        """
+                        UPDATE authkit_credentials AS row SET key_id = \(current), sealed = fresh.sealed
+                        FROM unnest(\(providers), \(labels), \(read), \(written)) AS fresh(provider_id, label, read, sealed)
+                        WHERE row.provider_id = fresh.provider_id AND row.label = fresh.label AND row.sealed = fresh.read
+                        RETURNING 1
+                        """))
+            }
+        }
+    }
+
+    /// Sign-ins or sessions, as ``resealCredentials(_:)`` does credentials;
+    /// one that does not open is left (it reads as absent already).
+    private func resealExpiring(_ table: SweptTable, _ pass: inout ResealPass) async throws {
+        let current = encryption.currentKeyID
+        var after = ""
+        while true {
+            let batch = try await mapped { [self, after] () -> [(String, String, Data)] in
+                // Written out whole, as the sweeps are: no table name is spliced into SQL.
+                let rows =
+                    switch table {
+                    case .attempts:
+                        try await query(
+                            """
+                            SELECT id, key_id, sealed FROM authkit_sign_in_attempts
+                            WHERE key_id <> \(current) AND expires_at > now() - interval '1 hour' AND id > \(after)
+                            ORDER BY id LIMIT \(Self.resealBatch)
+                            """)
+                    case .sessions:
+                        try await query(
+                            """
+                            SELECT id, key_id, sealed FROM authkit_sessions
+                            WHERE key_id <> \(current) AND expires_at > now() - interval '1 hour' AND id > \(after)
+                            ORDER BY id LIMIT \(Self.resealBatch)
+                            """)
+                    }
+                var batch = [(String, String, Data)]()
+                for try await row in rows.decode((String, String, Data).self) { batch.append(row) }
+                return batch
+            }
+            guard let last = batch.last else { return }
+            after = last.0
+            var (ids, read, written) = ([String](), [ByteBuffer](), [ByteBuffer]())
+            for (id, keyID, sealed) in batch {
+                let binding = (table == .attempts ? "authkit_sign_in_attempts\u{0}" : "authkit_sessions\u{0}") + id
+                guard let fresh = try? encryption.resealed(sealed, keyID: keyID, binding: binding) else {
+                    if encryption.holds(keyID) { pass.unopenedOthers[keyID, default: 0] += 1 }
+                    continue
+                }
+                ids.append(id)
+                read.append(ByteBuffer(bytes: sealed))
+                written.append(ByteBuffer(bytes: fresh))
+            }
+            guard !ids.isEmpty else { continue }
+            pass.resealed += try await mapped { [self, ids, read, written] in
+                switch table {
+                case .attempts:
+                    try await count(
+                        try await query(
+                            """
+                            UPDATE authkit_sign_in_attempts AS row SET key_id = \(current), sealed = fresh.sealed
+                            FROM unnest(\(ids), \(read), \(written)) AS fresh(id, read, sealed)
+                            WHERE row.id = fresh.id AND row.sealed = fresh.read
+                            RETURNING 1
+                            """))
+                case .sessions:
+                    try await count(
+                        try await query(
+                            """
+                            UPDATE authkit_sessions AS row SET key_id = \(current), sealed = fresh.sealed
+                            FROM unnest(\(ids), \(read), \(written)) AS fresh(id, read, sealed)
+                            WHERE row.id = fresh.id AND row.sealed = fresh.read
+                            RETURNING 1
+                            """))
+                }
+            }
+        }
+    }
+
+    /// The rows a statement returned, counted (each read to the end).
+    private func count(_ rows: PostgresRowSequence) async throws -> Int {
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
     // MARK: - Sealing, and errors
 
     private func seal(_ value: some Encodable, binding: String) throws -> (keyID: String, sealed: Data) {

@@ -62,6 +62,19 @@ public struct TokenEncryption: Sendable {
         return (currentKeyID, box.combined!)
     }
 
+    /// Whether a row sealed under `id` opens here.
+    func holds(_ id: String) -> Bool { keys[id] != nil }
+
+    /// The ids of the keys a rotation retires: every one but the current.
+    var olderKeyIDs: [String] { keys.keys.filter { $0 != currentKeyID }.sorted() }
+
+    /// `sealed` opened and sealed under the current key, its plaintext
+    /// handed over as it is (never decoded: a value a newer build wrote
+    /// stays whole).
+    func resealed(_ sealed: Data, keyID: String, binding: String) throws -> Data {
+        try seal(try open(sealed, keyID: keyID, binding: binding), binding: binding).sealed
+    }
+
     func open(_ sealed: Data, keyID: String, binding: String) throws -> Data {
         guard let key = keys[keyID] else { throw TokenEncryptionError.unknownKey(id: keyID) }
         do {

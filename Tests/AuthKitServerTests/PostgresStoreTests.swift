@@ -160,6 +160,140 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A rotation ends: `reseal()` seals every credential (across more than
+    /// one batch), pending sign-in and live session under the new key, so
+    /// a store given the new key alone reads them all; an expired session
+    /// is left to the sweeps, and a second pass finds nothing to do.
+    @Test func resealingLeavesEveryRowUnderTheNewKey() async throws {
+        let old = SymmetricKey(size: .bits256)
+        let new = SymmetricKey(size: .bits256)
+        try await Self.withStore(schema: "reseal", encryption: try TokenEncryption(keys: [("old", old)])) { stores in
+            let credentials = PostgresStore.resealBatch + 20
+            for index in 0..<credentials {
+                try await stores[0].save(Self.credential("user-\(index)", access: "at-\(index)"))
+            }
+            let user = SignedInUser(providerID: "google", subject: "1", issuer: nil, displayName: nil)
+            try await stores[0].insert(
+                WebSession(
+                    user: user, csrfToken: "csrf", createdAt: Date(), expiresAt: Date(timeIntervalSinceNow: 600)),
+                id: "live")
+            try await stores[0].insert(
+                WebSession(
+                    user: user, csrfToken: "gone", createdAt: Date(timeIntervalSinceNow: -9000),
+                    expiresAt: Date(timeIntervalSinceNow: -7200)),
+                id: "expired")
+            let pending = PendingAuthorization(
+                providerID: "google", state: "s", codeVerifier: "v", redirectURI: "https://app.example/cb",
+                expectedIssuer: nil, issuerRequired: false, scopes: [], createdAt: Date())
+            try await stores[0].insert(
+                SignInAttempt(
+                    providerID: "google", pending: pending, returnTo: "/", browserBinding: "b",
+                    expiresAt: Date(timeIntervalSinceNow: 600)),
+                id: "attempt")
+
+            let rotated = PostgresStore(
+                client: stores[0].client, encryption: try TokenEncryption(keys: [("new", new), ("old", old)]),
+                display: "test")
+            #expect(try await rotated.rowsPerKey() == ["old": credentials + 2])
+            #expect(try await rotated.reseal() == credentials + 2)
+            #expect(try await rotated.rowsPerKey() == ["new": credentials + 2])
+            #expect(try await rotated.reseal() == 0)
+
+            let newOnly = PostgresStore(
+                client: stores[0].client, encryption: try TokenEncryption(keys: [("new", new)]), display: "test")
+            let all = try await newOnly.allCredentials()
+            #expect(all.count == credentials)
+            #expect(
+                all.allSatisfy {
+                    $0.accessToken == "at-\($0.label!.dropFirst(5))" && $0.refreshToken == "secret-refresh"
+                })
+            #expect(try await newOnly.session(id: "live", now: Date())?.csrfToken == "csrf")
+            #expect(try await newOnly.attempt(id: "attempt", now: Date())?.browserBinding == "b")
+        }
+    }
+
+    /// What a rotation cannot finish, it says, after doing the rest: a
+    /// credential under a key this process was not given, one that does not
+    /// open with its key (moved from another row), and a row sealed under
+    /// the old key while it ran (an instance not yet given the new key,
+    /// played by a trigger). Nothing it could not open is changed.
+    @Test func resealingSaysWhatItCouldNotFinish() async throws {
+        let old = SymmetricKey(size: .bits256)
+        let new = SymmetricKey(size: .bits256)
+        try await Self.withStore(schema: "reseal_left", encryption: try TokenEncryption(keys: [("old", old)])) {
+            stores in
+            let logger = Logger(label: "test")
+            for label in ["a", "b", "c"] { try await stores[0].save(Self.credential(label)) }
+            let rotated = PostgresStore(
+                client: stores[0].client, encryption: try TokenEncryption(keys: [("new", new), ("old", old)]),
+                display: "test")
+            // Not given `old`: nothing opens, nothing changes.
+            let forgetful = PostgresStore(
+                client: stores[0].client, encryption: try TokenEncryption(keys: [("new", new)]), display: "test")
+            await #expect {
+                try await forgetful.reseal()
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError, reason.kind == .invalidContents else {
+                    return false
+                }
+                return reason.detail.contains("3 credentials did not open")
+                    && reason.detail.contains("3 under 'old', which this process was not given")
+            }
+            #expect(try await rotated.rowsPerKey() == ["old": 3])
+
+            // "b" holds "a"'s sealed value: it does not open as "b".
+            try await stores[0].client.run(
+                "UPDATE authkit_credentials SET sealed = (SELECT sealed FROM authkit_credentials WHERE label = 'a') WHERE label = 'b'",
+                logger: logger)
+            await #expect {
+                try await rotated.reseal()
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError, reason.kind == .invalidContents else {
+                    return false
+                }
+                return reason.detail.contains("2 rows sealed again")
+                    && reason.detail.contains("1 under 'old' altered or moved")
+            }
+            #expect(try await rotated.rowsPerKey() == ["new": 2, "old": 1])
+            try await stores[0].remove(CredentialKey(providerID: "qiita", label: "b"))
+
+            // An older instance saves an account (sealed under "old") while
+            // the pass runs, before its cursor: made by `stores[0]`, kept
+            // aside, and put back by a trigger at the pass's first write.
+            try await stores[0].save(Self.credential("aa-late", access: "late-token"))
+            try await stores[0].save(Self.credential("d"))
+            try await stores[0].client.run(
+                "CREATE TABLE late_row AS SELECT * FROM authkit_credentials WHERE label = 'aa-late'", logger: logger)
+            try await stores[0].client.run("DELETE FROM authkit_credentials WHERE label = 'aa-late'", logger: logger)
+            try await stores[0].client.run(
+                """
+                CREATE FUNCTION put_back_late_row() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    INSERT INTO authkit_credentials SELECT * FROM late_row ON CONFLICT DO NOTHING;
+                    RETURN NULL;
+                END $$
+                """, logger: logger)
+            try await stores[0].client.run(
+                """
+                CREATE TRIGGER late AFTER UPDATE ON authkit_credentials
+                FOR EACH STATEMENT EXECUTE FUNCTION put_back_late_row()
+                """, logger: logger)
+            await #expect {
+                try await rotated.reseal()
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError, reason.kind == .busy else { return false }
+                return reason.detail.contains("1 row sealed again")
+                    && reason.detail.contains("meanwhile 1 under 'old'")
+            }
+            try await stores[0].client.run("DROP TRIGGER late ON authkit_credentials", logger: logger)
+            #expect(try await rotated.reseal() == 1)
+            #expect(try await rotated.rowsPerKey() == ["new": 4])
+            #expect(
+                try await forgetful.credential(for: CredentialKey(providerID: "qiita", label: "aa-late"))?.accessToken
+                    == "late-token")
+        }
+    }
+
     /// A sign-in attempt is taken once, however many callbacks race for it.
     @Test func anAttemptIsTakenOnce() async throws {
         try await Self.withStore(schema: "attempts", clients: 2) { stores in
