@@ -249,6 +249,42 @@ import Testing
         }
     }
 
+    /// The retry after `use_dpop_nonce` carries the nonce that refusal
+    /// named, not the process's latest for the origin: another answer of
+    /// the same server (a sign-in beside this one) kept meanwhile is not
+    /// the one this server asked for here, and the retry was refused again.
+    @Test func theRetryCarriesTheNonceItsRefusalNamed() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { request in
+                let nonce = (try? parts(request.header("DPoP") ?? "").claims["nonce"] as? String) ?? nil
+                guard nonce == "asked-for" else {
+                    return .json(#"{"error":"use_dpop_nonce"}"#, status: 400, headers: [("DPoP-Nonce", "asked-for")])
+                }
+                return .json(#"{"access_token":"at","token_type":"DPoP","expires_in":3600}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true),
+                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+            let key = ProofKey()
+            let origin = try #require(URL(string: "\(server.baseURL)/token")).origin
+            let builds = Recorder<Int>()
+            let response = try await client.calls.sendToAuthorizationServer(step: .tokenExchange, proofKey: key) {
+                builds.append(0)
+                // Between the refusal and the retry, another answer of this
+                // server left its own nonce.
+                if builds.all.count == 2 {
+                    DPoPNonces.shared.remember(
+                        [DPoPProof.nonceHeaderName: "someone-elses"], for: origin, from: .authorization)
+                }
+                var request = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+                request.body = Data("grant_type=authorization_code&code=c0".utf8)
+                return request
+            }
+            #expect(response.status == 200)
+            #expect(server.requests(to: "/token").count == 2)
+        }
+    }
+
     /// A sign-in rebuilt without its key (a backend that keeps the attempt's
     /// fields itself) is refused before the code is sent: the exchange would
     /// prove nothing, and a server ignoring `dpop_jkt` would answer Bearer.
@@ -259,18 +295,22 @@ import Testing
     @Test func nonceOriginsAreBounded() {
         let nonces = DPoPNonces()
         for index in 0..<(DPoPNonces.keptOrigins + 50) {
-            nonces.remember([DPoPProof.nonceHeaderName: "n-\(index)"], for: "https://t\(index).example")
+            nonces.remember(
+                [DPoPProof.nonceHeaderName: "n-\(index)"], for: "https://t\(index).example", from: .resource)
         }
         #expect(nonces.count == DPoPNonces.keptOrigins)
         // The origins kept longest went first.
-        #expect(nonces["https://t49.example"] == nil && nonces["https://t50.example"] == "n-50")
+        #expect(
+            nonces["https://t49.example", server: .resource] == nil
+                && nonces["https://t50.example", server: .resource] == "n-50")
         let last = DPoPNonces.keptOrigins + 49
-        #expect(nonces["https://t\(last).example"] == "n-\(last)")
+        #expect(nonces["https://t\(last).example", server: .resource] == "n-\(last)")
         // A kept origin's new nonce replaces its old one without letting another go.
-        nonces.remember([DPoPProof.nonceHeaderName: "fresh"], for: "https://t\(last).example")
-        #expect(nonces.count == DPoPNonces.keptOrigins && nonces["https://t\(last).example"] == "fresh")
-        nonces.remember([DPoPProof.nonceHeaderName: "with \"quote"], for: "https://q.example")
-        #expect(nonces["https://q.example"] == nil)
+        nonces.remember([DPoPProof.nonceHeaderName: "fresh"], for: "https://t\(last).example", from: .resource)
+        #expect(
+            nonces.count == DPoPNonces.keptOrigins && nonces["https://t\(last).example", server: .resource] == "fresh")
+        nonces.remember([DPoPProof.nonceHeaderName: "with \"quote"], for: "https://q.example", from: .resource)
+        #expect(nonces["https://q.example", server: .resource] == nil)
     }
 
     @Test func anExchangeWithoutTheSignInsKeyIsRefusedWhenDPoPIsOn() async throws {
@@ -810,9 +850,9 @@ import Testing
     }
 
     /// The token endpoint and the resource share an origin, each with its
-    /// own nonce (RFC 9449 §8, §9): after a 401 `invalid_token` and a
-    /// refresh (which kept the token endpoint's nonce), the resource's
-    /// `use_dpop_nonce` is answered once more, and the request succeeds.
+    /// own nonce (RFC 9449 §8, §9): after a 401 `invalid_token` (with the
+    /// resource's nonce) and a refresh (with the token endpoint's), the
+    /// request is sent again with the resource's nonce, and succeeds.
     @Test func aResourceNonceIsAnsweredAgainAfterARefresh() async throws {
         try await withServer { server in
             server.route("POST", "/token") { request in
@@ -854,10 +894,11 @@ import Testing
             let (response, _) = try await source.send(
                 HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/api")!))
             #expect(response.status == .ok)
+            // The resource's nonce, kept apart from the token endpoint's, goes
+            // with the request after the refresh: it was refused once more
+            // when the refresh's nonce had replaced it.
             #expect(
-                server.requests(to: "/api").map { $0.header("Authorization") ?? "" } == [
-                    "DPoP at1", "DPoP at2", "DPoP at2",
-                ])
+                server.requests(to: "/api").map { $0.header("Authorization") ?? "" } == ["DPoP at1", "DPoP at2"])
             #expect(try await store.credential(for: credential.key)?.accessToken == "at2")
         }
     }

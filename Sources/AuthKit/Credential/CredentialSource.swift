@@ -533,7 +533,9 @@ public struct CredentialSource: Sendable {
             }
         }
         // A resource server may hand out the next nonce with any answer (§9).
-        if credential.proofKey != nil { DPoPNonces.shared.remember(opened.headers, for: opened.url.origin) }
+        if credential.proofKey != nil {
+            DPoPNonces.shared.remember(opened.headers, for: opened.url.origin, from: .resource)
+        }
         return opened
 
     }

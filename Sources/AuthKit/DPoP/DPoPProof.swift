@@ -83,12 +83,22 @@ package enum DPoPProof {
 }
 
 /// The latest `DPoP-Nonce` each server handed out (RFC 9449 §8, §9), by
-/// origin, for this process: a server that asks for nonces answers every
-/// request without the current one with `use_dpop_nonce`, so remembering it
-/// saves that round trip on every later request.
+/// origin and role, for this process: a server that asks for nonces answers
+/// every request without the current one with `use_dpop_nonce`, so
+/// remembering it saves that round trip on every later request.
 package final class DPoPNonces: Sendable {
     package static let shared = DPoPNonces()
-    /// Each origin's latest nonce, and when it was first kept (a counter).
+
+    /// Whose nonce it is. RFC 9449 keeps them apart: the authorization
+    /// server's (§8) goes in proofs to its token, PAR and device endpoints,
+    /// a resource server's (§9) in proofs to its API (UserInfo included).
+    /// Kept by origin alone, where both share one (`https://api.example/oauth/token`
+    /// and `/v1/…`) a refresh's nonce replaced the API's, and the next API
+    /// call was refused `use_dpop_nonce` again (and the other way round).
+    package enum Server: Sendable { case authorization, resource }
+
+    /// Each origin's latest nonce, and when it was first kept (a counter),
+    /// under ``key(_:_:)``.
     private let nonces = LockedValue<(byOrigin: [String: (nonce: String, since: UInt64)], next: UInt64)>(([:], 0))
     /// Origins kept at most: one entry per origin that answered a DPoP
     /// request, and an app that reaches many (a tenant per host) would
@@ -105,15 +115,26 @@ package final class DPoPNonces: Sendable {
             && text.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" }
     }
 
-    package subscript(origin: String) -> String? {
-        nonces.withLock { $0.byOrigin[origin]?.nonce }
+    private static func key(_ origin: String, _ server: Server) -> String {
+        (server == .authorization ? "as " : "rs ") + origin
     }
 
-    /// Keeps the nonce `headers` carry, if any, for `origin`. Only a value
-    /// of §8's `nonce` characters (`NQCHAR`: printable ASCII but `"` and `\`)
-    /// is kept, bounded: it is copied into every later proof.
-    package func remember(_ headers: HTTPFields, for origin: String) {
-        guard let nonce = headers[DPoPProof.nonceHeaderName], Self.isNonce(nonce) else { return }
+    package subscript(origin: String, server server: Server) -> String? {
+        nonces.withLock { $0.byOrigin[Self.key(origin, server)]?.nonce }
+    }
+
+    /// The nonce `headers` carry, if it is one (§8.1).
+    package static func nonce(in headers: HTTPFields) -> String? {
+        guard let nonce = headers[DPoPProof.nonceHeaderName], isNonce(nonce) else { return nil }
+        return nonce
+    }
+
+    /// Keeps the nonce `headers` carry, if any, for `server` at `origin`.
+    /// Only a value of §8's `nonce` characters (`NQCHAR`: printable ASCII
+    /// but `"` and `\`) is kept, bounded: it is copied into every later proof.
+    package func remember(_ headers: HTTPFields, for origin: String, from server: Server) {
+        guard let nonce = Self.nonce(in: headers) else { return }
+        let origin = Self.key(origin, server)
         nonces.withLock { kept in
             if let since = kept.byOrigin[origin]?.since {
                 kept.byOrigin[origin] = (nonce, since)
@@ -160,7 +181,7 @@ extension DPoPProof {
         var request = request
         request.headerFields[.authorization] = "DPoP \(credential.accessToken)"
         request.headerFields[headerName] = try await make(
-            key: key, method: request.method, url: url, nonce: DPoPNonces.shared[url.origin],
+            key: key, method: request.method, url: url, nonce: DPoPNonces.shared[url.origin, server: .resource],
             accessToken: credential.accessToken, now: now)
         return request
     }

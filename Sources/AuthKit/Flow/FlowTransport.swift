@@ -132,7 +132,7 @@ package struct FlowTransport: Sendable {
             // RFC 9449 §9: a resource server may hand the next nonce out with
             // any answer, a redirect's too; the next hop's proof carries it.
             if outgoing.head.headerFields.contains(DPoPProof.headerName) {
-                DPoPNonces.shared.remember(head.headerFields, for: current.target.origin)
+                DPoPNonces.shared.remember(head.headerFields, for: current.target.origin, from: .resource)
             }
             // One Location (RFC 9110 §10.2.2): two were joined with ", " and
             // followed as the path "/a,%20http://…".

@@ -395,7 +395,7 @@ public struct OAuth2Client: Authenticator {
             }
             var fields = HTTPFields()
             fields[DPoPProof.nonceHeaderName] = dpopNonce
-            DPoPNonces.shared.remember(fields, for: url.origin)
+            DPoPNonces.shared.remember(fields, for: url.origin, from: .resource)
         }
         return try await DPoPProof.authorized(request, url: url, token: credential, key: key, descriptor: descriptor)
     }

@@ -517,24 +517,28 @@ final class TokenEndpointCalls: Sendable {
     /// with the server's latest nonce; a server that answers
     /// `use_dpop_nonce` with a new one (§8) is asked once more, and only
     /// once: one that names a fresh nonce at every answer gets its refusal
-    /// returned rather than an endless loop.
+    /// returned rather than an endless loop. The retry carries the nonce of
+    /// that refusal, not the process's latest: another request's answer
+    /// from the same origin could have replaced it meanwhile, and the retry,
+    /// refused again, ended the sign-in.
     func sendToAuthorizationServer(
         step: FlowStep, proofKey: ProofKey?, build: @Sendable () async throws -> OutgoingRequest
     ) async throws -> IncomingResponse {
-        var retried = false
+        var given: String?
         while true {
             var request = try await build()
             guard let proofKey else { return try await transport.send(request, step: step) }
             let origin = request.target.origin
-            let sentNonce = DPoPNonces.shared[origin]
+            let sentNonce = given ?? DPoPNonces.shared[origin, server: .authorization]
             request.head.headerFields[DPoPProof.headerName] = try await DPoPProof.make(
                 key: proofKey, method: request.head.method, url: request.url, nonce: sentNonce, now: now())
             let response = try await transport.send(request, step: step)
-            DPoPNonces.shared.remember(response.headers, for: origin)
-            guard !retried, response.status == 400 || response.status == 401,
-                DPoPNonces.shared[origin] != sentNonce, Self.errorCode(in: response) == "use_dpop_nonce"
+            DPoPNonces.shared.remember(response.headers, for: origin, from: .authorization)
+            guard given == nil, response.status == 400 || response.status == 401,
+                let nonce = DPoPNonces.nonce(in: response.headers), nonce != sentNonce,
+                Self.errorCode(in: response) == "use_dpop_nonce"
             else { return response }
-            retried = true
+            given = nonce
         }
     }
 

@@ -86,7 +86,7 @@ extension OAuth2Client {
             let response = try await calls.transport.send(request, step: step, policy: policy)
             guard credential.proofKey != nil else { return response }
             // §9: the server's nonce, answered once.
-            DPoPNonces.shared.remember(response.headers, for: url.origin)
+            DPoPNonces.shared.remember(response.headers, for: url.origin, from: .resource)
             guard !retried, response.status == 401,
                 BearerChallenge(fields: response.headers[values: .wwwAuthenticate], scheme: "dpop")?.error
                     == "use_dpop_nonce"

@@ -120,7 +120,7 @@ struct TokenHeader: WorkspaceCommand {
             }
             var fields = HTTPFields()
             fields[DPoPProof.nonceHeaderName] = dpopNonce
-            DPoPNonces.shared.remember(fields, for: target.origin)
+            DPoPNonces.shared.remember(fields, for: target.origin, from: .resource)
         }
         let authorized =
             credential.proofKey != nil
