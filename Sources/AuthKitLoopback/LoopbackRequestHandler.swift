@@ -129,24 +129,35 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
     /// Whether a `Host` field names this machine's loopback: `localhost`,
     /// an address in 127.0.0.0/8, or `[::1]`, with or without a port. A
     /// browser sends the redirect URI's host, which is one of these.
+    ///
+    /// Read as bytes: SwiftNIO hands over any bytes 0x80–0xFF in a header
+    /// as UTF-8, and read as `Character`s, a digit followed by a combining
+    /// mark (`1\u{301}`) is one character that sorts among the digits, and
+    /// `Int` of it is nil: one such request from any local user crashed the
+    /// waiting sign-in's process.
     static func namesLoopback(_ field: String) -> Bool {
-        func isPort(_ text: Substring) -> Bool { !text.isEmpty && text.count <= 5 && text.allSatisfy(isDigit) }
-        func isDigit(_ character: Character) -> Bool { ("0"..."9").contains(character) }
-        var host = Substring(field)
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            let rest = host[host.index(after: close)...]
-            guard rest.isEmpty || (rest.hasPrefix(":") && isPort(rest.dropFirst())) else { return false }
-            return host[host.index(after: host.startIndex)..<close] == "::1"
+        func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        func isPort(_ text: ArraySlice<UInt8>) -> Bool { !text.isEmpty && text.count <= 5 && text.allSatisfy(isDigit) }
+        var host = Array(field.utf8)[...]
+        if host.first == UInt8(ascii: "[") {
+            guard let close = host.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            let rest = host[(close + 1)...]
+            guard rest.isEmpty || (rest.first == UInt8(ascii: ":") && isPort(rest.dropFirst())) else { return false }
+            return host[(host.startIndex + 1)..<close].elementsEqual("::1".utf8)
         }
-        if let colon = host.lastIndex(of: ":") {
-            guard isPort(host[host.index(after: colon)...]) else { return false }
+        if let colon = host.lastIndex(of: UInt8(ascii: ":")) {
+            guard isPort(host[(colon + 1)...]) else { return false }
             host = host[..<colon]
         }
-        if host.lowercased() == "localhost" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127"
-            && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(isDigit) && Int($0)! <= 255 }
+        // ASCII letters alone folded: `localhost` in any case, nothing else.
+        let folded = host.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 0x20 : $0 }
+        if folded.elementsEqual("localhost".utf8) { return true }
+        let octets = host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0].elementsEqual("127".utf8)
+            && octets.allSatisfy { octet in
+                !octet.isEmpty && octet.count <= 3 && octet.allSatisfy(isDigit)
+                    && octet.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 255
+            }
     }
 
     /// "Signed in", or the provider's refusal: `error` and `error_description`

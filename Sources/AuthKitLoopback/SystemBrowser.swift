@@ -70,7 +70,9 @@ package struct SystemBrowser: Sendable {
             let commands = browser.split(separator: ":").compactMap { entry -> [String]? in
                 let words = entry.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
                 guard !words.isEmpty else { return nil }
-                if words.contains("%s") { return words.map { $0 == "%s" ? text : $0 } }
+                // `%s` anywhere in a word, as xdg-open and Python's webbrowser
+                // read it (`chromium --app=%s`); no shell, so the URL stays one word.
+                if words.contains(where: { $0.contains("%s") }) { return words.map { $0.replacing("%s", with: text) } }
                 return words + [text]
             }
             if !commands.isEmpty { return commands }

@@ -116,6 +116,13 @@ import Testing
             Data("GET \(attempt.target("code=abc")) HTTP/1.1\r\nHost: rebind.example:\(port)\r\n\r\n".utf8),
             port: port)
         #expect(rebound.status == 421 && !rebound.body.contains("answered"))
+        // A Host of bytes no browser sends, a digit with a combining mark
+        // (0xCC 0x81) after it, from any local process: 421, not a crash.
+        let combining = try await RawHTTP.send(
+            Data("GET \(attempt.target("code=abc")) HTTP/1.1\r\nHost: 127.0.0.1".utf8) + Data([0xCC, 0x81])
+                + Data("\r\n\r\n".utf8),
+            port: port)
+        #expect(combining.status == 421)
         let twoHosts = try await RawHTTP.send(
             Data("GET \(attempt.target("code=abc")) HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: x\r\n\r\n".utf8),
             port: port)
@@ -161,6 +168,9 @@ import Testing
         for host in [
             "rebind.example", "rebind.example:8765", "128.0.0.1", "127.0.0.1.evil.example", "localhost.example",
             "[::2]:80", "[::1]x", "127.0.0.1:80x", "127.0.0.256", "", "[::1", "0x7f.0.0.1", "127.0.0.1:", "[::1]:",
+            // A digit and a combining mark are one Character among the digits (this crashed):
+            "127.0.0.1\u{301}", "127.0.0.1:8765\u{301}", "1\u{301}27.0.0.1", "[::1]:80\u{301}", "localhost\u{301}",
+            "127.0.0.\u{661}", "LOCALHO\u{17F}T",
         ] {
             #expect(!LoopbackRequestHandler.namesLoopback(host), "\(host)")
         }

@@ -33,6 +33,10 @@ import Testing
                 ["w3m", text, "-no-mouse"]
             ])
         #expect(
+            SystemBrowser(environment: ["BROWSER": "chromium --app=%s"]).commands(for: url) == [
+                ["chromium", "--app=\(text)"]
+            ])
+        #expect(
             SystemBrowser(environment: ["BROWSER": "nope:lynx"]).commands(for: url) == [
                 ["nope", text], ["lynx", text],
             ])
