@@ -109,9 +109,9 @@ import Testing
     /// rotated refresh token to an ID token it need not or cannot check:
     /// an answer without one keeps the sign-in's (not verified again: its
     /// `at_hash` names the old access token, and it expires); one whose keys
-    /// cannot be fetched, or whose key the set lacks, is kept aside, the
-    /// sign-in's identity and ID token kept; one that names another user is
-    /// refused.
+    /// cannot be fetched, or whose key the set lacks, or that this machine's
+    /// clock calls expired or not yet valid, is kept aside, the sign-in's
+    /// identity and ID token kept; one that names another user is refused.
     @Test func aRefreshKeepsWhoSignedIn() async throws {
         try await withServer { server in
             let (provider, client) = try await publishingProvider(at: server)
@@ -188,6 +188,25 @@ import Testing
             let fifth = try await client.refresh(third)
             #expect(fifth.refreshToken == "rt-5" && fifth.identity == identity)
             #expect(fifth.rawFields["id_token"] == .string(signInToken))
+
+            // A new ID token this machine's clock calls not yet valid (the
+            // clock minutes slow) or expired (minutes fast): the provider's
+            // answer is right, and refusing it lost the rotated refresh token.
+            for (name, offset) in [("issued in the future", 300), ("expired", -1200)] {
+                var claims = IDTokenVerifierTests.claims
+                claims["iss"] = server.baseURL
+                claims["iat"] = Int(Date().timeIntervalSince1970) + offset
+                claims["exp"] = Int(Date().timeIntervalSince1970) + offset + 600
+                let skewed = try provider.token(claims)
+                server.route("POST", "/token") { _ in
+                    .json(
+                        #"{"access_token":"at-6","token_type":"Bearer","refresh_token":"rt-6","id_token":"\#(skewed)"}"#
+                    )
+                }
+                let sixth = try await client.refresh(fifth)
+                #expect(sixth.refreshToken == "rt-6" && sixth.identity == identity, "\(name)")
+                #expect(sixth.rawFields["id_token"] == .string(signInToken), "\(name)")
+            }
         }
     }
 

@@ -89,6 +89,19 @@ import Testing
                     }
                 ),
                 (
+                    // The refusal's text echoing the token: masked (it was printed whole).
+                    "a refusal that echoes the token",
+                    .json(
+                        "{}", status: 401,
+                        headers: [
+                            ("WWW-Authenticate", #"Bearer error="invalid_token", error_description="at-1 expired""#)
+                        ]),
+                    {
+                        guard case .providerError(.userInfo, let refusal) = $0 else { return false }
+                        return refusal.code == "invalid_token" && refusal.description == "•••• expired"
+                    }
+                ),
+                (
                     "a signed answer", .text("eyJhbGciOi.e30.sig", contentType: "application/jwt", status: 200),
                     { if case .invalidResponse(.userInfo, .unreadableBody) = $0 { true } else { false } }
                 ),

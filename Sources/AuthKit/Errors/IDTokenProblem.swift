@@ -9,8 +9,10 @@ extension AuthKitError {
     ///
     /// Each case is one check of OpenID Connect Core §3.1.3.7 (and §12.2 for a
     /// refresh). A refused token leaves nothing stored. No case carries the
-    /// token or any of its values but the issuer, audience and key id, which
-    /// name the provider and the client, not the user.
+    /// token, nor any claim naming the user: what cases carry is the
+    /// provider's and the client's (issuer, audience, `azp`, key id), the
+    /// header's (`alg`, `crit`, `typ`) and times (`exp`, `iat`, `nbf`,
+    /// `auth_time`).
     public enum IDTokenProblem: Error, Sendable, Hashable, CustomStringConvertible {
         /// The sign-in asked for `openid`, and the token answer has no `id_token`.
         case missing
@@ -22,7 +24,8 @@ extension AuthKitError {
         /// The header lists `crit` extensions; AuthKit understands none (RFC 7515 §4.1.11).
         case criticalHeader([String])
         /// No key of the provider's key set has this `kid` (or none fits the
-        /// algorithm), even after fetching the set again.
+        /// algorithm), after fetching the set again unless it was fetched in
+        /// the last 30 s.
         case unknownKey(kid: String?)
         /// The provider's key set (`jwks_uri`) could not be used: not JSON, too
         /// large, redirected, or listing a private key.

@@ -162,8 +162,10 @@ final class TokenEndpointCalls: Sendable {
     /// - A new ID token is verified, and must name the same user.
     /// - A new ID token that cannot be checked because the provider's key
     ///   set cannot be fetched (the network, the key set endpoint down) or
-    ///   lacks its key (a rotation not yet seen) does not cost the refresh: the provider has answered, and a rotating
-    ///   refresh token is spent (RFC 9700 §4.14.2). The sign-in's identity
+    ///   lacks its key (a rotation not yet seen), or that this machine's
+    ///   clock calls expired or not yet valid, does not cost the refresh:
+    ///   the provider has answered, and a rotating refresh token is spent
+    ///   (RFC 9700 §4.14.2). The sign-in's identity
     ///   and ID token are kept, and a warning says why. A token that was
     ///   checked and failed is refused, as at the sign-in.
     /// - With no `previous` identity (a device sign-in answered without an
@@ -180,16 +182,17 @@ final class TokenEndpointCalls: Sendable {
             return try await verifiedIdentity(in: refreshed, nonce: nil, code: nil, previous: previous, required: false)
                 ?? previous
         } catch let error where Self.isUncheckable(error) {
+            let why = Self.isJudgedByTheClock(error) ? "\(error); is this machine's clock right?" : "\(error)"
             guard previous != nil else {
                 // No verified identity to keep: the unchecked token is not kept either.
                 transport.logger.warning(
-                    "\(descriptor.name)'s new ID token could not be checked (\(error)); the renewed credential is kept without it."
+                    "\(descriptor.name)'s new ID token could not be checked (\(why)); the renewed credential is kept without it."
                 )
                 refreshed.rawFields["id_token"] = nil
                 return nil
             }
             transport.logger.warning(
-                "\(descriptor.name)'s new ID token could not be checked (\(error)); the renewed credential is kept with the sign-in's identity and ID token."
+                "\(descriptor.name)'s new ID token could not be checked (\(why)); the renewed credential is kept with the sign-in's identity and ID token."
             )
             refreshed.rawFields["id_token"] = earlierToken
             return previous
@@ -207,8 +210,20 @@ final class TokenEndpointCalls: Sendable {
         // rotated refresh token was lost (every user's, in a web backend,
         // for those 30 s).
         case AuthKitError.idTokenRejected(_, .unknownKey): return true
+        // Judged by this machine's clock, which may be minutes off (§3.1.3.7
+        // items 9 and 10 leave the skew to the client): nothing of the
+        // token is taken, and refused, a right answer cost the rotated
+        // refresh token.
+        case _ where isJudgedByTheClock(error): return true
         case AuthKitError.network, AuthKitError.invalidResponse, AuthKitError.responseTooLarge: return true
         default: return false
+        }
+    }
+
+    private static func isJudgedByTheClock(_ error: any Error) -> Bool {
+        switch error {
+        case AuthKitError.idTokenRejected(_, .expired), AuthKitError.idTokenRejected(_, .notYetValid): true
+        default: false
         }
     }
 

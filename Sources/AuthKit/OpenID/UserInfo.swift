@@ -95,15 +95,21 @@ extension OAuth2Client {
         }
     }
 
-    /// A refusal of such a call: the RFC 6750 §3 error of its challenge, or the status.
+    /// A refusal of such a call: the RFC 6750 §3 error of its challenge, or
+    /// the status. The challenge's text is the server's: one that echoes the
+    /// token it refuses (`error_description="token ya29… expired"`) had it
+    /// printed by `authkit token userinfo` and logged by a web backend; the
+    /// request's secrets are masked, as in every token endpoint answer.
     static func refusal(_ response: IncomingResponse, step: FlowStep, url: URL) -> AuthKitError {
         let fields = response.headers[values: .wwwAuthenticate]
         if let challenge = BearerChallenge(fields: fields) ?? BearerChallenge(fields: fields, scheme: "dpop"),
             let code = challenge.error
         {
-            return .providerError(
-                step: step,
-                ProviderErrorResponse(status: response.status, code: code, description: challenge.errorDescription))
+            return SecretMask(response.secrets).apply(
+                AuthKitError.providerError(
+                    step: step,
+                    ProviderErrorResponse(status: response.status, code: code, description: challenge.errorDescription)
+                ))
         }
         return .invalidResponse(
             step: step,
