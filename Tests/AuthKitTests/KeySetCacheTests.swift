@@ -171,9 +171,12 @@ import Testing
         }
     }
 
-    /// A kept copy older than the maximum age is fetched again before it is
-    /// trusted: the provider withdrew `k1`, and it stops verifying. While
-    /// the set cannot be fetched, the aged copy serves.
+    /// A kept copy older than the maximum age is fetched again: the
+    /// provider withdrew `k1`, and it stops verifying once that fetch is in.
+    /// Meanwhile, and while the set cannot be fetched, the aged copy serves:
+    /// callers waited for the fetch, up to its deadline when the endpoint
+    /// hung (every sign-in, each time the copy aged). A caller whose token
+    /// names a key the copy lacks waits for it.
     @Test func aKeptCopyAgesOut() async throws {
         try await withServer { server in
             server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")) }
@@ -184,16 +187,26 @@ import Testing
                 Self.kids(try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start)) == [
                     "k1"
                 ])
-            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k2")) }
+            // The endpoint now takes 2 s to answer, with `k2`.
+            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k2")).delayed(by: .seconds(2)) }
             let young = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 599)
             #expect(Self.kids(young) == ["k1"])
             let aged = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 600)
-            #expect(Self.kids(aged) == ["k2"])
+            #expect(Self.kids(aged) == ["k1"], "the aged copy, at once, while it is fetched again")
+            let during = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 601)
+            #expect(Self.kids(during) == ["k1"])
+            #expect(server.requests(to: "/jwks").count == 2)
+            // A token naming a key the copy lacks waits for that fetch.
+            let unknownKey = try await cache.keys(at: url, refetch: true, transport: Self.transport, now: start + 602)
+            #expect(Self.kids(unknownKey) == ["k2"])
             #expect(server.requests(to: "/jwks").count == 2)
 
             server.route("GET", "/jwks") { _ in .json("{}", status: 503) }
             let kept = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 1300)
             #expect(Self.kids(kept) == ["k2"])
+            for _ in 0..<200 where server.requests(to: "/jwks").count < 3 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             #expect(server.requests(to: "/jwks").count == 3)
             // Until the limit: an hour from its fetch (at start + 600), a copy
             // that could not be renewed since is not trusted any more, whether

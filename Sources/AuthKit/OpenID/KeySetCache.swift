@@ -19,11 +19,15 @@
 ///   failed is not retried for ``failureHold``; its error is given again.
 /// - **A kept copy ages out** after ``maximumAge`` (10 minutes, as jose's
 ///   remote key sets): a key the provider withdrew (a compromise, RFC 7517
-///   §5) stops verifying within that time in a long-running server, not at
-///   its restart. `Cache-Control` is not read: a provider's long `max-age`
-///   would keep a withdrawn key longer. When the fetch of an aged copy
-///   fails, the aged copy serves until the next attempt may be made: a key
-///   set endpoint that is briefly down does not stop every sign-in. But not
+///   §5) stops verifying within that time in a long-running server (and
+///   the one fetch it takes), not at its restart. `Cache-Control` is not
+///   read: a provider's long `max-age` would keep a withdrawn key longer.
+///   The aged copy serves while it is fetched again: callers waited for
+///   that fetch, up to its 30 s deadline when the endpoint hung, every
+///   sign-in and refresh of every user, each time the copy aged. When the
+///   fetch fails, the aged copy serves until the next attempt may be made:
+///   a key set endpoint that is briefly down does not stop every sign-in.
+///   A token naming a key the copy lacks still waits for the fetch. But not
 ///   beyond ``staleLimit`` (an hour) from its fetch: a set that cannot be
 ///   fetched for longer (the endpoint down, or kept from AuthKit by someone
 ///   who holds a withdrawn key) fails the verification, as a first fetch
@@ -91,6 +95,7 @@ package actor KeySetCache {
         uses += 1
         entries[key]?.lastUse = uses
         if let fetch = entries[key]?.inFlight {
+            if !refetch, let kept = servable(entries[key], now: now) { return kept }
             return try await outcome(of: fetch, key: key, refetch: refetch, now: now)
         }
         if let entry = entries[key] {
@@ -135,7 +140,17 @@ package actor KeySetCache {
         entry.attemptedAt = now
         entry.inFlight = fetch
         entries[key] = entry
+        // An aged copy serves while it is fetched again.
+        if !refetch, let kept = servable(entry, now: now) { return kept }
         return try await outcome(of: fetch, key: key, refetch: refetch, now: now)
+    }
+
+    /// The kept copy, while it is younger than ``staleLimit``.
+    private func servable(_ entry: Entry?, now: Date) -> JSONWebKeySet? {
+        guard let keys = entry?.keys, let fetchedAt = entry?.fetchedAt,
+            Self.elapsed(since: fetchedAt, now: now) < staleLimit
+        else { return nil }
+        return keys
     }
 
     /// Keeps what a fetch brought (or its failure, beside any aged copy),
