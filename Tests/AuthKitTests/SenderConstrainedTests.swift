@@ -655,6 +655,48 @@ import Testing
         }
     }
 
+    /// `token.assertionAudience: "issuer"` (draft-ietf-oauth-rfc7523bis,
+    /// FAPI 2.0: a strict server takes its issuer as the sole audience and
+    /// refuses the token endpoint's URL): the assertion's `aud` is the
+    /// issuer, one string. Without an issuer in the descriptor, the file is
+    /// refused naming the field.
+    @Test func anAssertionNamesTheIssuerWhenTheDescriptorSaysSo() async throws {
+        try await withServer { server in
+            let issuer = "\(server.baseURL)/realms/main"
+            server.route("POST", "/token") { request in
+                let form = (try? formObject(request.bodyText)) ?? [:]
+                let claims = (try? parts(form["client_assertion"] ?? "").claims) ?? [:]
+                // As a strict server: its issuer, alone, or invalid_client.
+                return claims["aud"] as? String == issuer
+                    ? .json(#"{"access_token":"m1","token_type":"Bearer"}"#)
+                    : .json(#"{"error":"invalid_client"}"#, status: 401)
+            }
+            func descriptor(issuer: String?) throws -> ProviderDescriptor {
+                try ProviderDescriptor(
+                    json: Data(
+                        """
+                        {"id": "strict", "protocol": "oauth2", "authorization": {"url": "\(server.baseURL)/authorize"},
+                         \(issuer.map { #""issuer": {"identifier": "\#($0)"},"# } ?? "")
+                         "token": {"url": "\(server.baseURL)/token", "clientAuthentication": "client_secret_jwt",
+                                   "assertionAudience": "issuer"}}
+                        """.utf8))
+            }
+            let secret = String(repeating: "s", count: 32)
+            let client = try OAuth2Client(
+                descriptor: descriptor(issuer: issuer),
+                settings: ClientSettings(clientID: "machine", clientSecret: secret))
+            #expect(try await client.clientCredentials().accessToken == "m1")
+            #expect {
+                _ = try descriptor(issuer: nil)
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.contains {
+                    $0.field == "token.assertionAudience" && $0.problem.contains("issuer.identifier")
+                }
+            }
+        }
+    }
+
     /// A client_secret_jwt assertion is an HS256 MAC with the client secret,
     /// whose key RFC 7518 §3.2 wants at least 256 bits long: a shorter secret
     /// is refused when the client is made, naming the setting and the RFC,

@@ -101,6 +101,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var url: String
         package var encoding: BodyEncoding?
         package var clientAuthentication: ClientAuthentication?
+        package var assertionAudience: AssertionAudience?
         package var publicClientAuthentication: ClientAuthentication?
         package var requiresClientSecret: Bool?
         package var refreshRequiresClientSecret: Bool?
@@ -200,6 +201,8 @@ extension DescriptorFile {
                 // RFC 6749 §2.3.1: servers MUST support HTTP Basic. (A client
                 // without a secret sends only client_id; see OAuth2Client.)
                 clientAuthentication: token.clientAuthentication ?? .basic,
+                // RFC 7523 §3: "The token endpoint URL … MAY be used", and every server took it.
+                assertionAudience: token.assertionAudience ?? .tokenEndpoint,
                 // RFC 6749 §3.2.1: a public client sends its id in the body.
                 publicClientAuthentication: token.publicClientAuthentication ?? .none,
                 // Unknown unless the file says so: many providers have public clients.
@@ -383,6 +386,7 @@ extension DescriptorFile {
             token: descriptor.token.map {
                 Token(
                     url: $0.url, encoding: $0.encoding, clientAuthentication: $0.clientAuthentication,
+                    assertionAudience: $0.assertionAudience,
                     publicClientAuthentication: $0.publicClientAuthentication,
                     requiresClientSecret: $0.requiresClientSecret,
                     refreshRequiresClientSecret: $0.refreshRequiresClientSecret, sendGrantType: $0.sendGrantType,

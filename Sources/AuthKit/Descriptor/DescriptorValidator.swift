@@ -289,6 +289,12 @@ package struct DescriptorValidator: Sendable {
                 // The token endpoint's Authorization is the client's authentication (clientAuthentication).
                 checkHeaderNames(headers, field: "token.headers", authorizationAllowed: false, issue: issue)
             }
+            if token.assertionAudience == .issuer, descriptor.issuer == nil {
+                issue(
+                    "token.assertionAudience",
+                    "is 'issuer', but the descriptor names no issuer (issuer.identifier); add it, or leave assertionAudience out to name the token endpoint."
+                )
+            }
             switch token.publicClientAuthentication {
             case .post?:
                 issue(

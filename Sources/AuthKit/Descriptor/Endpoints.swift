@@ -7,6 +7,12 @@ package struct TokenEndpoint: Sendable, Hashable {
     package var encoding: BodyEncoding
     /// How a client with a secret authenticates.
     package var clientAuthentication: ClientAuthentication
+    /// The `aud` of a client assertion (`client_secret_jwt`,
+    /// `private_key_jwt`): the token endpoint's URL (RFC 7523 §3 allows it,
+    /// Okta requires it), or the issuer identifier, which
+    /// draft-ietf-oauth-rfc7523bis makes the sole audience and FAPI 2.0 and
+    /// strict servers (Connect2id's) require.
+    package var assertionAudience: AssertionAudience
     /// How a client without one (a public client) identifies itself, here
     /// and wherever else it authenticates (device grant, refresh,
     /// revocation): `none`, only `client_id` in the body (RFC 6749 §3.2.1),
@@ -72,6 +78,14 @@ package enum ClientAuthentication: String, Codable, Sendable, Hashable, CaseIter
     /// A client whose settings name a private key file authenticates this
     /// way wherever it authenticates, whatever the descriptor prefers.
     case privateKeyJWT = "private_key_jwt"
+}
+
+/// What a client assertion names as its audience (RFC 7523 §3).
+package enum AssertionAudience: String, Codable, Sendable, Hashable, CaseIterable {
+    /// The token endpoint's URL.
+    case tokenEndpoint
+    /// The descriptor's `issuer.identifier`.
+    case issuer
 }
 
 /// Whether tokens are bound to a key the client holds (DPoP, RFC 9449).

@@ -33,6 +33,9 @@ final class ResolvedClient: Sendable {
     /// `token.url` with the placeholders filled in, and parsed once: every
     /// exchange and refresh posts to it.
     let tokenURL: String
+    /// A client assertion's `aud` (``TokenEndpoint/assertionAudience``):
+    /// the token endpoint's URL, or the issuer, placeholders filled in.
+    let assertionAudience: String
     let tokenTarget: RequestTarget?
     /// `token.url` as messages and logs show it (``TemplateVariables/display(_:)``),
     /// made once: every exchange and refresh carries it.
@@ -163,6 +166,7 @@ final class ResolvedClient: Sendable {
             }
             let identifier = try issuerPlaceholders.render(
                 issuer.identifier, inURL: true, field: "issuer.identifier")
+            self.assertionAudience = token.assertionAudience == .issuer ? identifier : tokenURL
             if let tenants = descriptor.openID?.multiTenantIssuer,
                 tenants.values.contains(placeholderValues[tenants.placeholder] ?? "")
             {
@@ -172,6 +176,7 @@ final class ResolvedClient: Sendable {
             }
         } else {
             self.redirectIssuer = nil
+            self.assertionAudience = tokenURL // `issuer` needs one: refused when the file is read
         }
         self.openID = try descriptor.openID.flatMap { settings in
             try descriptor.issuer.map {

@@ -661,8 +661,8 @@ final class TokenEndpointCalls: Sendable {
         }
         switch clientAuthentication {
         case .clientSecretJWT?, .privateKeyJWT?:
-            // An assertion names the token endpoint as its audience (RFC 7523
-            // §3) and is good there for a minute. Sent to an endpoint at
+            // An assertion names the token endpoint (or the issuer) as its
+            // audience (RFC 7523 §3) and is good there for a minute. Sent to an endpoint at
             // another origin (a PAR, introspection or revocation endpoint
             // that a server's metadata placed elsewhere), whoever runs that
             // endpoint could replay it at the token endpoint as this client
@@ -683,7 +683,8 @@ final class TokenEndpointCalls: Sendable {
                 signer = .secret(clientSecret ?? "")
             }
             let authenticating = try await ClientAssertion.parameters(
-                clientID: clientID, audience: client.tokenURL, signer: signer, providerID: descriptor.id, now: now())
+                clientID: clientID, audience: client.assertionAudience, signer: signer, providerID: descriptor.id,
+                now: now())
             assertion = authenticating.last?.1
             parameters += authenticating
         case .basic?:
