@@ -354,6 +354,35 @@ import Testing
         #expect(fields == ["redirect.port", "redirect.path", "redirect.host", "token.successStatus"])
     }
 
+    /// A scheme Foundation cannot hold stopped the process at the first
+    /// client built from the file (the file had passed `providers validate`):
+    /// refused by name, as every other field.
+    @Test func aRedirectSchemeThatIsNoSchemeIsRefused() throws {
+        for scheme in ["my_app", "", "1app", "app://", "ap p"] {
+            let json = Self.minimal.replacingOccurrences(
+                of: "\"protocol\": \"oauth2\",", with: #""protocol": "oauth2", "redirect": {"scheme": "\#(scheme)"},"#)
+            #expect(issues(json).map(\.field) == ["redirect.scheme"], "\(scheme)")
+        }
+        let custom = Self.minimal.replacingOccurrences(
+            of: "\"protocol\": \"oauth2\",", with: #""protocol": "oauth2", "redirect": {"scheme": "com.example.app+x-1"},"#)
+        #expect(issues(custom).isEmpty)
+        #expect(RedirectSettings(scheme: "my_app", schemeIsRequired: true, host: "h", port: nil, path: "/cb").uri.scheme == "http")
+    }
+
+    /// The issuer is filled in like an endpoint: a variable it names must be
+    /// a declared placeholder (no run-time value, such as `{client_id}`).
+    @Test func anIssuerNamingAnUndeclaredPlaceholderIsRefused() {
+        for identifier in ["https://idp.example/{realm}", "https://idp.example/{client_id}"] {
+            let json = Self.minimal.replacingOccurrences(
+                of: "\"protocol\": \"oauth2\",", with: #""protocol": "oauth2", "issuer": {"identifier": "\#(identifier)"},"#)
+            #expect(issues(json).map(\.field) == ["issuer.identifier"], "\(identifier)")
+        }
+        let declared = Self.minimal.replacingOccurrences(
+            of: "\"protocol\": \"oauth2\",",
+            with: #""protocol": "oauth2", "placeholders": {"realm": {"description": "the realm", "default": "main"}}, "issuer": {"identifier": "https://idp.example/{realm}"},"#)
+        #expect(issues(declared).isEmpty)
+    }
+
     @Test func clientSecretInAuthorizationParametersIsRejected() {
         let json = Self.minimal.replacingOccurrences(
             of: #""authorization": {"url": "https://example.com/authorize"}"#,

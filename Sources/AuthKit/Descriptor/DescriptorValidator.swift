@@ -346,8 +346,11 @@ package struct DescriptorValidator: Sendable {
                 )
             }
         }
-        if let issuer = descriptor.issuer, issuer.identifier.isEmpty {
-            issue("issuer.identifier", "must not be empty.")
+        if let issuer = descriptor.issuer {
+            if issuer.identifier.isEmpty { issue("issuer.identifier", "must not be empty.") }
+            // Filled in at every client built: one not declared passed here,
+            // and every command then failed asking for a value nothing could set.
+            checkTemplates([issuer.identifier], field: "issuer.identifier", allowed: declared, issue: issue)
         }
         if let url = descriptor.authorization?.par {
             checkEndpoint(url, field: "authorization.par", allowed: declared, issue: issue)
@@ -517,6 +520,13 @@ package struct DescriptorValidator: Sendable {
             }
             if let path = redirect.path, !path.hasPrefix("/") {
                 issue("redirect.path", "'\(path)' must start with '/'.")
+            }
+            // Foundation stopped the process at the first client built with such a scheme.
+            if let scheme = redirect.scheme, !RedirectSettings.isScheme(scheme) {
+                issue(
+                    "redirect.scheme",
+                    "'\(DisplayText.sanitized(scheme, limit: 40))' is not a URI scheme (RFC 3986 §3.1: a letter, then letters, digits, '+', '-' or '.'), as 'https' or 'com.example.app'."
+                )
             }
             let scheme = redirect.scheme?.lowercased() ?? "http"
             let host = redirect.host ?? "127.0.0.1"

@@ -30,11 +30,26 @@ package struct RedirectSettings: Sendable, Hashable {
     /// `http://127.0.0.1/callback`, with the fixed port if there is one.
     package var uri: URL {
         var components = URLComponents()
+        // Foundation stops the process on a scheme it cannot hold (`my_app`):
+        // the file's is refused when it is read; this is for one built in code.
+        guard Self.isScheme(scheme) else { return URL(string: "http://127.0.0.1/callback")! }
         components.scheme = scheme
         components.host = host
         components.port = port
         components.path = path
         return components.url ?? URL(string: "http://127.0.0.1/callback")!
+    }
+
+    /// RFC 3986 §3.1: `scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
+    package static func isScheme(_ text: String) -> Bool {
+        guard let first = text.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first | 0x20) else {
+            return false
+        }
+        return text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+        }
     }
 
     /// A loopback listener may pick the port (RFC 8252 §7.3): no fixed port, plain http.
