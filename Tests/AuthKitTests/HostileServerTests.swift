@@ -358,9 +358,11 @@ import Testing
 
     /// What counts as this machine, where a credential may go over plain
     /// http: `127.0.0.0/8` as four decimal octets, `::1`, `localhost`; not a
-    /// host that only reads like one (a resolver would look it up by name).
+    /// host that only reads like one (a resolver would look it up by name:
+    /// libcurl took `127.0.0.08` for a name; `010` it reads as octal).
     @Test(arguments: [
-        ("127.0.0.1", true), ("127.1.2.3", true), ("127.255.255.255", true), ("127.0.0.01", true),
+        ("127.0.0.1", true), ("127.1.2.3", true), ("127.255.255.255", true), ("127.0.0.0", true),
+        ("127.0.0.01", false), ("127.0.0.08", false), ("127.00.0.1", false), ("127.0.0.010", false),
         ("::1", true), ("[::1]", true), ("localhost", true), ("LocalHost", true),
         ("127.0.0.256", false), ("127.0.0", false), ("127.0.0.1.5", false), ("127..0.1", false),
         ("127.0.0.", false), ("127.+1.0.1", false), ("127.0.0.1a", false), ("127.0.0.1000", false),

@@ -596,7 +596,11 @@ package struct DescriptorValidator: Sendable {
     /// True for `127.0.0.0/8`, `::1` (bracketed or not) and `localhost`.
     /// Read byte by byte (it runs for every request the default transport
     /// sends): an IPv4 address is four octets of one to three decimal digits,
-    /// each at most 255 (no sign, as `getaddrinfo` would not read one).
+    /// each at most 255 (no sign, as `getaddrinfo` would not read one), and
+    /// no leading zero: `getaddrinfo` and libcurl read `010` as octal and do
+    /// not take `08` as a number at all, so `127.0.0.08` was looked up by
+    /// name, and a resolver could send the credential it carries in clear
+    /// anywhere.
     package static func isLoopback(host: String) -> Bool {
         var bytes = Substring(host).utf8
         if bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") { bytes = bytes.dropFirst().dropLast() }
@@ -613,6 +617,7 @@ package struct DescriptorValidator: Sendable {
                 digits = 0
                 value = 0
             } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                guard digits == 0 || value > 0 else { return false } // a leading zero
                 digits += 1
                 value = value * 10 + Int(byte - UInt8(ascii: "0"))
                 guard digits <= 3, value <= 255 else { return false }
