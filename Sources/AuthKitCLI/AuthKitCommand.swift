@@ -201,8 +201,21 @@ enum AuthKitMain {
             let near = names.map { ($0, ProviderCatalog.editDistance(word.lowercased(), $0)) }.filter { $0.1 <= 2 }.min
             { $0.1 < $1.1 }?.0
             let hint = near.map { " Did you mean '\(path.joined(separator: " ")) \($0)'?" } ?? ""
+            // Repeated only when it reads as a command (a near miss, or a
+            // short word of lowercase letters): a word where a command goes
+            // is as often a token pasted in its place (a GitHub token is 40
+            // characters, the limit words were shown to).
+            let commandLike =
+                near != nil
+                || (word.utf8.count <= 20
+                    && word.utf8.allSatisfy {
+                        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "-")
+                    })
+            let named =
+                commandLike
+                ? " '\(DisplayText.sanitized(word, limit: 40))'" : " (not repeated here: it may be a secret)"
             return
-                "unknown command '\(DisplayText.sanitized(word, limit: 40))'.\(hint) '\(path.joined(separator: " ")) --help' lists the commands: \(names.joined(separator: ", "))."
+                "unknown command\(named).\(hint) '\(path.joined(separator: " ")) --help' lists the commands: \(names.joined(separator: ", "))."
         }
         return nil
     }

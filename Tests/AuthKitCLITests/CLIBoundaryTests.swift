@@ -707,6 +707,21 @@ import Testing
         #expect(result.signal == SIGTERM, "status \(result.status): \(result.stderr)")
     }
 
+    /// A paste of nothing in quotes or angle brackets (`""`, `<>`: what a
+    /// script's empty variable gives) is "nothing pasted", exit 65, as an
+    /// empty line is: it was "Cancelled.", exit 130, which scripts read as Ctrl-C.
+    @Test func aQuotedEmptyPasteIsNothingPasted() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        for pasted in [#""""#, "''", "<>", " < > "] {
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "qiita", "--manual", "--client-id", "c", "--client-secret", "s"],
+                environment: environment(home), timeout: 20,
+                respond: { $0.contains("Then paste") ? pasted : nil })
+            #expect(result.status == 65 && result.stderr.contains("empty line"), "\(pasted): \(result.stderr)")
+        }
+    }
+
     /// A pasted line is read up to 64 KiB, not to its end: an endless line
     /// (the wrong program piped in) grew the process to gigabytes.
     @Test func aPasteLongerThanAnyRedirectIsRefusedUnread() async throws {

@@ -86,6 +86,26 @@ import Testing
         #expect(
             unknown.status == 64 && unknown.stdout.isEmpty && unknown.stderr.contains("unknown command 'nosuch'"),
             "\(unknown.stderr)")
+        // A token pasted where a command goes is not repeated.
+        let token = "gho_16C7e42F292c6912E7710c838347Ae178B4a"
+        for arguments in [["token", token], [token], ["help", token]] {
+            let pasted = try await CLIProcess.run(arguments, environment: environment)
+            #expect(
+                pasted.status == 64 && !pasted.stderr.contains("16C7e42F") && pasted.stderr.contains("not repeated"),
+                "\(arguments): \(pasted.stderr)")
+        }
+        // A path's query (an API key as often as not) is not repeated in the error about the path.
+        let path = try await CLIProcess.run(
+            ["request", "--provider", "google", "/drive/v3/files?key=AIzaSyD-SECRETKEY123"], environment: environment)
+        #expect(
+            path.status == 64 && !path.stderr.contains("SECRETKEY") && path.stderr.contains("/drive/v3/files?…"),
+            "\(path.stderr)")
+        // --sandbox is the URL the sandbox prints: a fragment or user info made
+        // every endpoint another page (its index, answered 200).
+        for url in ["http://127.0.0.1:9#x", "http://u:p@127.0.0.1:9", "http://u@127.0.0.1:9/"] {
+            let sandbox = try await CLIProcess.run(["token", "list", "--sandbox", url], environment: environment)
+            #expect(sandbox.status == 64 && sandbox.stderr.contains("--sandbox"), "\(url): \(sandbox.stderr)")
+        }
         let misspelt = try await CLIProcess.run(["help", "token", "lst"], environment: environment)
         #expect(
             misspelt.status == 64 && misspelt.stderr.contains("Did you mean 'authkit token list'?"),

@@ -76,9 +76,12 @@ import Testing
         #expect(GitAccess.origin(protocol: "https", host: "github.com")?.origin == "https://github.com")
         #expect(GitAccess.origin(protocol: "https", host: "GitHub.com:443")?.origin == "https://github.com")
         #expect(GitAccess.origin(protocol: "http", host: "127.0.0.1:8080")?.origin == "http://127.0.0.1:8080")
+        #expect(GitAccess.origin(protocol: "http", host: "[::1]:8080")?.origin == "http://[::1]:8080")
         for (scheme, host) in [
             ("ftp", "github.com"), ("https", ""), ("https", "a@github.com"), ("https", "github.com/x"),
             ("https", "github.com\nhost=evil"), ("https", "gith%75b.com"), ("https", "a b"), ("HTTPS", "github.com"),
+            // Brackets around a name: Foundation read `[github.com]` as github.com.
+            ("https", "[github.com]"), ("https", "[github.com]:443"), ("https", "[::1"), ("https", "[::1]x"),
         ] {
             #expect(GitAccess.origin(protocol: scheme, host: host) == nil, "\(scheme) \(host)")
         }

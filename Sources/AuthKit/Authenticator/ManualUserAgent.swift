@@ -81,7 +81,7 @@ public struct ManualUserAgent: UserAgent {
     /// command, a log or a message often comes with them (RFC 3986
     /// Appendix C delimits URIs in text with `<…>`). Nothing inside is
     /// changed, and the answer's `state` is checked as before.
-    static func unwrapped(_ text: String) -> String {
+    package static func unwrapped(_ text: String) -> String {
         let trimmed = text.trimmingSpaces()
         for (open, close) in [("'", "'"), ("\"", "\""), ("<", ">")]
         where trimmed.count >= 2 && trimmed.hasPrefix(open) && trimmed.hasSuffix(close) {

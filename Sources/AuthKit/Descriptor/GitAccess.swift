@@ -38,6 +38,17 @@ package struct GitAccess: Sendable, Hashable {
             host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._:[]".contains($0)) }),
             let url = URL(string: "\(scheme)://\(host)/"), url.host(percentEncoded: true)?.isEmpty == false
         else { return nil }
+        // Brackets only around an IPv6 literal: Foundation read `[github.com]`
+        // as github.com, and git was handed its token for a host it did not name.
+        if host.contains("[") || host.contains("]") {
+            guard host.hasPrefix("["), let close = host.firstIndex(of: "]") else { return nil }
+            let literal = host[host.index(after: host.startIndex)..<close]
+            let rest = host[host.index(after: close)...]
+            guard literal.contains(":"), literal.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }),
+                rest.isEmpty
+                    || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isASCII) && Int(rest.dropFirst()) != nil)
+            else { return nil }
+        }
         return url
     }
 

@@ -572,7 +572,8 @@ struct Authorize: WorkspaceCommand {
                 throw CLIError(
                     "Standard input ended before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.",
                     status: .badInput)
-            case .line(let line)? where line.allSatisfy(\.isWhitespace):
+            // What the agent reads (`""`, `<>` unwrapped): empty is "nothing pasted", not a cancellation.
+            case .line(let line)? where ManualUserAgent.unwrapped(line).allSatisfy(\.isWhitespace):
                 throw CLIError(
                     "An empty line was entered before the redirect URL (or PIN) was pasted; nothing was stored. Run it again and paste the URL the browser ends on.",
                     status: .badInput)

@@ -467,8 +467,13 @@ struct Request: WorkspaceCommand {
         let descriptor = try workspace.descriptor(account.provider)
         guard let origin = descriptor.apiOrigins.patterns.first(where: { !$0.contains("{") && !$0.contains("*") })
         else {
+            // The path without its query: one holds an API key as often as not.
+            let shown = DisplayText.sanitized(
+                String(path.prefix { $0 != "?" && $0 != "#" })
+                    + (path.contains(where: { $0 == "?" || $0 == "#" }) ? "?…" : ""),
+                limit: 80)
             throw CLIError(
-                "\(path) is a path, and \(descriptor.name)'s descriptor (\(descriptor.source)) lists no API origin without a wildcard or placeholder to put it on (api.origins): give the whole URL.",
+                "\(shown) is a path, and \(descriptor.name)'s descriptor (\(descriptor.source)) lists no API origin without a wildcard or placeholder to put it on (api.origins): give the whole URL.",
                 status: .usage)
         }
         return origin + path

@@ -193,7 +193,8 @@ struct Workspace {
     static func sandboxURL(_ text: String?, from source: String) throws -> URL? {
         guard let text else { return nil }
         guard let url = URL(string: text), url.scheme == "http", url.host == "127.0.0.1", url.port != nil,
-            url.path.isEmpty || url.path == "/", url.query == nil
+            url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil, url.user == nil,
+            url.password == nil
         else {
             throw CLIError(
                 "\(source) takes the URL 'authkit sandbox' prints, such as http://127.0.0.1:\(SandboxOptions.standardPort); got '\(DisplayText.sanitized(text, limit: 80))'. The sandbox runs on this machine only.",
