@@ -1,6 +1,7 @@
 import AuthKit
 import AuthKitSandbox
 import AuthKitTestSupport
+import Crypto
 import Foundation
 import Testing
 
@@ -737,6 +738,33 @@ import Testing
                 result.status == 64 && result.stderr.contains(reason) && result.stderr.contains("Drop --public-client"),
                 "\(result.stderr)")
             #expect(!result.stdout.contains("Emulating"))
+        }
+    }
+
+    /// What `sandbox serve` is given is checked before it starts: a client
+    /// key file that holds no key (taken, every assertion was then "a
+    /// signature that does not verify"), a key beside --public-client (the
+    /// commands it printed then failed), a redirect URI `authorize` would
+    /// refuse (a port out of range, user info).
+    @Test func serveRefusesAKeyItCannotReadAndRedirectURIsAuthorizeWould() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-serve-inputs")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let garbage = home.appendingPathComponent("garbage.pem")
+        try Data("not a key\n".utf8).write(to: garbage)
+        let key = home.appendingPathComponent("client.pem")
+        try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: key)
+        let cases: [([String], String)] = [
+            (["--client-key", garbage.path], "is not an EC or RSA key"),
+            (["--public-client", "--client-key", key.path], "not a public client"),
+            (["--redirect-uri", "http://127.0.0.1:99999/cb"], "--redirect-uri"),
+            (["--redirect-uri", "https://a:b@app.example/cb"], "--redirect-uri"),
+        ]
+        for (extra, said) in cases {
+            let result = try await CLIProcess.run(
+                ["sandbox", "serve", "--provider", "github", "--port", "0"] + extra,
+                environment: ["AUTHKIT_HOME": home.path], timeout: 30)
+            #expect(result.status == 64 && result.stderr.contains(said), "\(extra): \(result.status) \(result.stderr)")
+            #expect(!result.stdout.contains("Emulating"), "\(extra)")
         }
     }
 

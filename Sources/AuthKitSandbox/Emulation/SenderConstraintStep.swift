@@ -192,6 +192,18 @@ extension Emulator {
         }
     }
 
+    /// Whether `text` is a key the sandbox can verify assertions with (an
+    /// EC or RSA key, PEM or JWK, public or private): `sandbox serve
+    /// --client-key` checks its file at start, where a file of anything
+    /// else was taken, and every assertion was then refused as if its
+    /// signature were wrong.
+    package static func isReadableClientKey(_ text: String) async -> Bool {
+        for algorithm in ["ES256", "RS256"] {
+            if (try? await add(clientKey: text, algorithm: algorithm, to: JWTKeyCollection())) != nil { return true }
+        }
+        return false
+    }
+
     /// The public half of `text` (PEM or JWK, public or private) as a verifier.
     private static func add(clientKey text: String, algorithm: String, to keys: JWTKeyCollection) async throws {
         let trimmed = text.trimmingSpacesAndNewlines()

@@ -84,18 +84,33 @@ struct SandboxServe: WorkspaceCommand {
             port: port, consent: SandboxOptions.Consent(rawValue: consent)!, deterministic: emulation.deterministic)
         if publicClient { options.clientSecret = nil }
         if let clientKey {
+            // A client with a key authenticates with it (private_key_jwt): it
+            // is not public, and the commands printed for one then failed.
+            if publicClient {
+                throw CLIError(
+                    "--public-client and --client-key: a client that registered a key authenticates with it, so it is not a public client. Drop one.",
+                    status: .usage)
+            }
             do {
                 let data = try FileSystem.contents(of: clientKey, accepting: .fileOrPipe, limit: 64 << 10)
                 options.clientKey = String(decoding: data, as: UTF8.self)
             } catch {
                 throw CLIError("--client-key: \(clientKey) \(error.description)", status: .usage)
             }
+            guard await Emulator.isReadableClientKey(options.clientKey ?? "") else {
+                throw CLIError(
+                    "--client-key: \(clientKey) is not an EC or RSA key, in PEM or as a JWK (public or private); give the client's key, as `authkit authorize --private-key` does.",
+                    status: .usage)
+            }
         }
         emulation.apply(to: &options)
         for uri in redirectURIs {
-            guard let url = URL(string: uri), ["http", "https"].contains(url.scheme), url.host != nil,
-                url.fragment == nil
-            else {
+            // The rules `authorize --redirect-uri` applies (a port in range, no user info, …), and http(s).
+            if let problem = RedirectURIRules.problem(uri) {
+                throw CLIError(
+                    "--redirect-uri '\(DisplayText.sanitized(uri, limit: 200))' \(problem).", status: .usage)
+            }
+            guard let url = URL(string: uri), ["http", "https"].contains(url.scheme), url.host != nil else {
                 throw CLIError(
                     "--redirect-uri takes an absolute http(s) URI without a fragment; got '\(DisplayText.sanitized(uri, limit: 200))'.",
                     status: .usage)

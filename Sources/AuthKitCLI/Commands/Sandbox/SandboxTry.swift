@@ -187,7 +187,7 @@ struct SandboxTry: WorkspaceCommand {
             say("The provider's UserInfo endpoint (OpenID Connect Core §5.3), its sub checked against the ID token's:")
             let info = try await oauth2.userInfo(credential)
             Console.out(
-                "   → \(info.email ?? info.name ?? info.subject) (sub \(DisplayText.sanitized(info.subject, limit: 100)))"
+                "   → \(DisplayText.sanitized(info.email ?? info.name ?? info.subject, limit: 100)) (sub \(DisplayText.sanitized(info.subject, limit: 100)))"
             )
         }
 
