@@ -82,8 +82,15 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible, 
     ///   `verification_uri` is left out: it is the one a browser opens, and
     ///   the user would read the other.
     /// - Throws: ``AuthKitError/invalidResponse(step:reason:)`` naming the field.
+    /// - Parameter endpoint: the device authorization endpoint the answer
+    ///   came from: a page on this machine over plain http is taken only
+    ///   from an endpoint on this machine (a test server). From a remote
+    ///   server (one behind a proxy that leaks its back end's
+    ///   `http://localhost:8080/…`), it would send the user, code in hand,
+    ///   to whatever another user of this machine runs on that port.
     package init(
-        answer members: [String: JSONValue], providerID: String, sentAt: Date, scopes: [String], secrets: [String] = []
+        answer members: [String: JSONValue], providerID: String, sentAt: Date, scopes: [String], secrets: [String] = [],
+        endpoint: URL? = nil
     ) throws {
         func text(_ name: String) -> String? { members[name]?.scalarText.flatMap { $0.isEmpty ? nil : $0 } }
         func webPage(_ text: String?) -> URL? {
@@ -95,7 +102,8 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible, 
                 let url = URL(string: text), url.host?.isEmpty == false, url.user == nil, url.password == nil
             else { return nil }
             let scheme = url.scheme?.lowercased()
-            return scheme == "https" || (scheme == "http" && url.isLoopback) ? url : nil
+            return scheme == "https" || (scheme == "http" && url.isLoopback && endpoint?.isLoopback != false)
+                ? url : nil
         }
         func seconds(_ text: String?) -> Double? {
             TokenResponseParser.lifetime(text.flatMap(TokenResponseParser.decimal))
@@ -180,6 +188,15 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible, 
             throw refused(
                 .invalidField("interval"),
                 "its interval '\(DisplayText.sanitized(intervalText ?? "", limit: 20))' is not a number of seconds")
+        }
+        // No poll could be sent before the codes expire (§3.5: not sooner
+        // than the interval): the user, having approved, waited out the
+        // lifetime and was told the code expired before it was approved.
+        guard interval < expiresIn else {
+            throw refused(
+                .invalidField("interval"),
+                "its interval (\(Int(interval)) s) is not shorter than its expires_in (\(Int(expiresIn)) s): no poll could be sent before the code expired (RFC 8628 §3.5)"
+            )
         }
         guard complete == nil || webPage(complete) != nil else {
             throw refused(

@@ -442,7 +442,8 @@ final class TokenEndpointCalls: Sendable {
         let response = try await transport.send(request, step: .deviceAuthorization)
         let members = try parser.members(of: response)
         var authorization = try DeviceAuthorization(
-            answer: members, providerID: descriptor.id, sentAt: sentAt, scopes: scopes, secrets: response.secrets)
+            answer: members, providerID: descriptor.id, sentAt: sentAt, scopes: scopes, secrets: response.secrets,
+            endpoint: request.url)
         // The key the polls prove, and the token will be bound to (RFC 9449 §5).
         if descriptor.dpop == .on { authorization.proofKey = ProofKey() }
         return authorization
