@@ -151,6 +151,33 @@ import Testing
         }
     }
 
+    /// Nor a template's query: with `encoding` `query` its parameters are the
+    /// URL, and a secret among them reached server and proxy logs with no
+    /// word. Refused by field, unless the file says the provider takes it
+    /// only there (`secretsInURL`, as Instagram's Graph API needs).
+    @Test func aTemplateSendsNoSecretInItsQueryUnlessTheFileSaysSo() throws {
+        func descriptor(_ optIn: String) throws -> ProviderDescriptor {
+            try ProviderDescriptor(
+                json: Data(
+                    """
+                    {"id": "leaky", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"},
+                     "token": {"url": "https://as.example/t"},
+                     "refresh": {"url": "https://as.example/r", "encoding": "query"\(optIn),
+                                 "parameters": {"grant_type": "x", "refresh_token": "{refresh_token}", "secret": "{client_secret}"}}}
+                    """.utf8), source: "leaky.json")
+        }
+        #expect {
+            _ = try descriptor("")
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.contains {
+                $0.field == "refresh.parameters" && $0.problem.contains("{client_secret}, {refresh_token}")
+                    && $0.problem.contains("secretsInURL")
+            }
+        }
+        #expect(try descriptor(#", "secretsInURL": true"#).refresh?.secretsInURL == true)
+    }
+
     /// A token, code or client id in a host would go to name servers and into
     /// the error that names a refused origin (issue 44, item 2); the user's
     /// own placeholder may stand there, as `{host}` does for GitLab.

@@ -773,6 +773,7 @@ enum BundledDescriptors {
     "method": "GET",
     "url": "https://graph.instagram.com/access_token",
     "encoding": "query",
+    "secretsInURL": true,
     "parameters": {
       "grant_type": "ig_exchange_token",
       "client_secret": "{client_secret}",
@@ -792,6 +793,7 @@ enum BundledDescriptors {
     "method": "GET",
     "url": "https://graph.instagram.com/refresh_access_token",
     "encoding": "query",
+    "secretsInURL": true,
     "parameters": {
       "grant_type": "ig_refresh_token",
       "access_token": "{access_token}"
@@ -2163,7 +2165,8 @@ enum BundledDescriptors {
         "headers": { "default": {}, "$ref": "#/$defs/stringMap" },
         "clientAuthentication": { "$ref": "#/$defs/clientAuthentication", "description": "Default: none added (revocation with neither parameters nor clientAuthentication uses the token endpoint's, per RFC 7009)." },
         "successStatus": { "default": [200], "$ref": "#/$defs/statuses" },
-        "response": { "$ref": "#/$defs/responseMapping" }
+        "response": { "$ref": "#/$defs/responseMapping" },
+        "secretsInURL": { "type": "boolean", "description": "With encoding query, {client_secret}, {access_token} or {refresh_token} among the parameters goes in the URL, where server and proxy logs keep it: refused unless this is true, for a provider that takes them only there (Instagram's Graph API)." }
       }
     }
   }

@@ -136,6 +136,9 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var clientAuthentication: ClientAuthentication?
         package var successStatus: [Int]?
         package var response: ResponseMapping?
+        /// With `encoding` `query`, the template's secrets go in the URL:
+        /// refused unless the file says the provider takes them only there.
+        package var secretsInURL: Bool?
     }
 
     package struct Issuer: Codable, Sendable, Hashable {
@@ -315,7 +318,8 @@ extension DescriptorFile {
             headers: template.headers ?? [:],
             clientAuthentication: template.clientAuthentication,
             successStatus: template.successStatus ?? [200],
-            response: resolve(template.response, over: responseFallback))
+            response: resolve(template.response, over: responseFallback),
+            secretsInURL: template.secretsInURL ?? false)
     }
 
     /// RFC 6749 §5.1 and §5.2 member names, unless the file (or, for a
@@ -364,7 +368,8 @@ extension DescriptorFile {
                 url: t.url, method: t.method, encoding: t.encoding,
                 parameters: t.isRFC7009Revocation ? nil : t.parameters, headers: t.headers,
                 clientAuthentication: t.isRFC7009Revocation ? nil : t.clientAuthentication,
-                successStatus: t.successStatus, response: mapping(t.response))
+                successStatus: t.successStatus, response: mapping(t.response),
+                secretsInURL: t.secretsInURL ? true : nil)
         }
         let r = descriptor.redirect
         self.init(

@@ -480,6 +480,17 @@ package struct DescriptorValidator: Sendable {
                 // URLs reach logs, proxies and history; a secret goes in a parameter or header.
                 issue("\(field).url", "must not contain {client_secret}; send the secret as a parameter or header.")
             }
+            // With `query`, the parameters are the URL: a secret among them
+            // reached server and proxy logs with no word, from any file.
+            let secrets: Set<String> = ["client_secret", "access_token", "refresh_token"]
+            let inURL = Set((template.parameters ?? [:]).values.flatMap { Self.variables(in: $0) }).intersection(
+                secrets)
+            if template.encoding == .query, !inURL.isEmpty, template.secretsInURL != true {
+                issue(
+                    "\(field).parameters",
+                    "would send \(inURL.sorted().map { "{\($0)}" }.joined(separator: ", ")) in the URL (encoding 'query'), where server and proxy logs keep it; use 'form' or 'json', or, where the provider takes it only there (Instagram's Graph API), set \(field).secretsInURL to true."
+                )
+            }
             // A host is looked up in the clear (DNS), named in errors (a
             // refused origin) and shown by `providers show`: only the user's
             // own settings may stand there, never a token, code or client id.

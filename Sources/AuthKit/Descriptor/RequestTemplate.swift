@@ -20,6 +20,10 @@ package struct RequestTemplate: Sendable, Hashable {
     package var successStatus: [Int]
     /// Where the answer's fields are, when the call returns a token (or an error).
     package var response: TokenResponseMapping
+    /// The file says the provider takes the template's secrets only in the
+    /// URL (`encoding` `query`: Instagram's Graph API); without it, such a
+    /// template is refused when the file is read.
+    package var secretsInURL = false
     /// A `revocation` that named no parameters of its own, so RFC 7009's:
     /// revoking a credential then revokes its refresh token first, where it
     /// has one (``OAuth2Client/revoke(_:)``). One that names its own is sent as named.
