@@ -232,6 +232,16 @@ import Testing
             "\(spoofed)")
         #expect(
             issues(Self.minimal.replacingOccurrences(of: #""name": "Example","#, with: #""name": "مثال","#)).isEmpty)
+        // A member's name too (a parameter's is sent and shown as a value is).
+        let named = issues(
+            Self.minimal.replacingOccurrences(
+                of: #""authorization": {"url": "https://example.com/authorize"}"#,
+                with: #""authorization": {"url": "https://example.com/authorize", "parameters": {"a\u001b[2Jb": "x"}}"#)
+        )
+        #expect(
+            named.contains {
+                $0.field.hasPrefix("authorization.parameters.a") && $0.problem.contains("name holding a control")
+            }, "\(named)")
     }
 
     @Test func unknownProtocolIsNamed() {
@@ -364,9 +374,12 @@ import Testing
             #expect(issues(json).map(\.field) == ["redirect.scheme"], "\(scheme)")
         }
         let custom = Self.minimal.replacingOccurrences(
-            of: "\"protocol\": \"oauth2\",", with: #""protocol": "oauth2", "redirect": {"scheme": "com.example.app+x-1"},"#)
+            of: "\"protocol\": \"oauth2\",",
+            with: #""protocol": "oauth2", "redirect": {"scheme": "com.example.app+x-1"},"#)
         #expect(issues(custom).isEmpty)
-        #expect(RedirectSettings(scheme: "my_app", schemeIsRequired: true, host: "h", port: nil, path: "/cb").uri.scheme == "http")
+        #expect(
+            RedirectSettings(scheme: "my_app", schemeIsRequired: true, host: "h", port: nil, path: "/cb").uri.scheme
+                == "http")
     }
 
     /// The issuer is filled in like an endpoint: a variable it names must be
@@ -374,12 +387,15 @@ import Testing
     @Test func anIssuerNamingAnUndeclaredPlaceholderIsRefused() {
         for identifier in ["https://idp.example/{realm}", "https://idp.example/{client_id}"] {
             let json = Self.minimal.replacingOccurrences(
-                of: "\"protocol\": \"oauth2\",", with: #""protocol": "oauth2", "issuer": {"identifier": "\#(identifier)"},"#)
+                of: "\"protocol\": \"oauth2\",",
+                with: #""protocol": "oauth2", "issuer": {"identifier": "\#(identifier)"},"#)
             #expect(issues(json).map(\.field) == ["issuer.identifier"], "\(identifier)")
         }
         let declared = Self.minimal.replacingOccurrences(
             of: "\"protocol\": \"oauth2\",",
-            with: #""protocol": "oauth2", "placeholders": {"realm": {"description": "the realm", "default": "main"}}, "issuer": {"identifier": "https://idp.example/{realm}"},"#)
+            with:
+                #""protocol": "oauth2", "placeholders": {"realm": {"description": "the realm", "default": "main"}}, "issuer": {"identifier": "https://idp.example/{realm}"},"#
+        )
         #expect(issues(declared).isEmpty)
     }
 

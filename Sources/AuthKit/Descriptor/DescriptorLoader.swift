@@ -213,9 +213,20 @@ package struct DescriptorLoader: Sendable {
         case .object(let members):
             // Comments are top-level members (the schema's `_comment`, `$schema`);
             // deeper, `_p` is a placeholder's, a parameter's or a header's name.
+            // A member's name too: a parameter's or a header's is sent and shown as a value is.
             return members.keys.sorted().filter { !path.isEmpty || (!$0.hasPrefix("_") && !$0.hasPrefix("$")) }.flatMap
             { key in
-                controlCharacterIssues(in: members[key]!, path: path.isEmpty ? key : "\(path).\(key)", file: file)
+                let field = path.isEmpty ? key : "\(path).\(key)"
+                if key.unicodeScalars.contains(where: { $0.isTerminalControl || $0.isHiddenFormatting }) {
+                    return [
+                        FileIssue(
+                            file: file, field: field,
+                            problem:
+                                "has a name holding a control or invisible formatting character; a provider file has no use for one, and it would reach the terminals its names are shown on. Remove it."
+                        )
+                    ]
+                }
+                return controlCharacterIssues(in: members[key]!, path: field, file: file)
             }
         case .array(let elements):
             return elements.enumerated().flatMap {

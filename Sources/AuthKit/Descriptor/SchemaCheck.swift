@@ -257,6 +257,10 @@ struct SchemaCheck {
 
     /// The known name closest to `name`: the same one in another case, or one edit or two away.
     static func nearest(_ name: String, in known: [String]) -> String? {
+        // No field's name is this long: nothing is near, and the distance
+        // to each known name (a row per character) took seconds for a
+        // megabyte-long one.
+        guard name.utf8.count <= 64 else { return nil }
         if let sameLetters = known.first(where: { $0.lowercased() == name.lowercased() }) { return sameLetters }
         let scored = known.map { ($0, ProviderCatalog.editDistance(name.lowercased(), $0.lowercased())) }
         return scored.filter { $0.1 <= max(1, min(2, name.count / 4)) }.min { ($0.1, $0.0) < ($1.1, $1.0) }?.0
