@@ -26,6 +26,12 @@ import Testing
                 !sandbox.events.contains {
                     $0.description.contains(credential.accessToken) || $0.description.contains("sandbox-code-")
                 })
+            // Nor the revocation's, whose path names the token (Qiita's
+            // `DELETE /api/v2/access_tokens/{access_token}`).
+            try await client.revoke(credential)
+            let revocation = try #require(sandbox.events.last)
+            #expect(revocation.request.hasPrefix("DELETE ") && revocation.request.hasSuffix("/••••"), "\(revocation)")
+            #expect(!sandbox.events.contains { $0.description.contains(credential.accessToken) })
         }
     }
 

@@ -147,11 +147,13 @@ package final class Emulator: @unchecked Sendable {
 
     private func respondNow(_ request: SandboxRequest) -> SandboxResponse {
         let (response, event) = lock.withLock { () -> (SandboxResponse, SandboxEvent) in
+            // Read before routing: a revocation ends the token it names.
+            let line = tokensMasked(in: request.line)
             let response = route(request)
             ledger.prune(now: now)
             // Logged under the lock that routed it, so the log keeps the order requests were handled in.
             let event = Self.event(
-                step: response.step, request: request.line, status: response.status, summary: response.summary)
+                step: response.step, request: line, status: response.status, summary: response.summary)
             keep(event)
             return (response, event)
         }
@@ -175,6 +177,18 @@ package final class Emulator: @unchecked Sendable {
         SandboxEvent(
             step: step, request: DisplayText.sanitized(line, limit: 200), status: status,
             summary: DisplayText.sanitized(summary, limit: 300))
+    }
+
+    /// `line` with each path segment that is a token this sandbox issued
+    /// masked: a descriptor may put one in a path (Qiita revokes with
+    /// `DELETE /api/v2/access_tokens/{access_token}`), and events reach
+    /// terminals and CI logs. Called with `lock` held.
+    private func tokensMasked(in line: String) -> String {
+        guard line.contains("/") else { return line }
+        return line.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            let text = String(segment)
+            return ledger.accessTokens[text] != nil || ledger.refreshTokens[text] != nil ? "••••" : text
+        }.joined(separator: "/")
     }
 
     // MARK: - Routing
