@@ -575,7 +575,7 @@ import Testing
                          "authorization": {"url": "\(server.baseURL)/authorize"},
                          "token": {"url": "\(server.baseURL)/token"},
                          "refresh": {"method": "GET", "url": "\(server.baseURL)/renew", "encoding": "query",
-                                     "clientAuthentication": "\(authentication)",
+                                     "secretsInURL": true, "clientAuthentication": "\(authentication)",
                                      "parameters": {"refresh_token": "{refresh_token}"}}}
                         """.utf8))
                 let stored = Credential(
