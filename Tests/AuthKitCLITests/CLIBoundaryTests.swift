@@ -437,6 +437,35 @@ import Testing
         }
     }
 
+    /// An override that turns a protection off, or moves the token endpoint
+    /// to another of the provider's own hosts (no new host, so no note), is
+    /// announced too: a file someone else placed that drops PKCE and the
+    /// issuer, and sends the client secret elsewhere, ran without a word.
+    @Test func anOverrideThatWeakensASignInIsAnnounced() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let bundled = try Data(contentsOf: root.appendingPathComponent("providers/google.json"))
+        var object = try #require(try JSONSerialization.jsonObject(with: bundled) as? [String: Any])
+        object["pkce"] = "none"
+        object["issuer"] = nil
+        object["openid"] = nil
+        var token = try #require(object["token"] as? [String: Any])
+        token["url"] = "https://accounts.google.com/token"
+        object["token"] = token
+        try JSONSerialization.data(withJSONObject: object).write(
+            to: home.appendingPathComponent("providers/google.json"))
+        let result = try await CLIProcess.run(
+            ["token", "header", "--provider", "google"], environment: environment(home))
+        let note = try #require(
+            result.stderr.split(separator: "\n").first { $0.contains("note: 'google' comes from") }, "\(result.stderr)")
+        for said in [
+            "turns PKCE off", "names no issuer", "verifies no ID token",
+            "sends the token requests to accounts.google.com instead of oauth2.googleapis.com",
+        ] {
+            #expect(note.contains(said), "\(note)")
+        }
+    }
+
     /// An override every user can write to is not read: `authorize` stops
     /// before any browser or request (exit 65, the file and the chmod that
     /// fixes it), `providers list` warns, and once fixed it works again.

@@ -53,6 +53,50 @@ public struct ProviderCatalog: Sendable {
             return added.isEmpty ? nil : added
         }
 
+        /// What this descriptor turns off or moves that the one it replaced
+        /// had, in words: PKCE, the issuer (RFC 9207's `iss` check, ID
+        /// token verification), OpenID Connect, DPoP, the token endpoint's
+        /// host (where the client secret and codes go, even to a host the
+        /// original used for something else, which ``newHosts`` does not
+        /// count) and a loopback redirect made remote. A file someone else
+        /// placed that weakens a sign-in must not do so silently.
+        package var weakenedProtections: [String] {
+            guard let original else { return [] }
+            var said = [String]()
+            if original.pkce.isEnabled, !descriptor.pkce.isEnabled { said.append("turns PKCE off") }
+            if let was = original.issuer {
+                if let now = descriptor.issuer {
+                    if !ExactText.same(original.withDefaults(was.identifier), descriptor.withDefaults(now.identifier)) {
+                        said.append("names another issuer (\(DisplayText.sanitized(now.identifier, limit: 120)))")
+                    } else if was.includedInResponse, !now.includedInResponse {
+                        said.append("no longer requires the redirect's iss (RFC 9207)")
+                    }
+                } else {
+                    said.append("names no issuer (no iss check on the redirect, RFC 9207)")
+                }
+            }
+            if original.openID != nil, descriptor.openID == nil { said.append("verifies no ID token (no openid)") }
+            if original.dpop == .on, descriptor.dpop == .off { said.append("turns DPoP off") }
+            let tokenHost = { (descriptor: ProviderDescriptor) -> String? in
+                descriptor.token.flatMap { PlaceholderValue.hostTemplate(in: $0.url) }.map {
+                    descriptor.withDefaults(String($0))
+                }
+            }
+            // A host the original never used is said by ``newHosts`` already.
+            if let was = tokenHost(original), let now = tokenHost(descriptor), was != now,
+                original.defaultedEndpointHosts.contains(now)
+            {
+                said.append("sends the token requests to \(DisplayText.sanitized(now, limit: 120)) instead of \(was)")
+            }
+            if DescriptorValidator.isLoopback(host: original.redirect.host),
+                !DescriptorValidator.isLoopback(host: descriptor.redirect.host)
+            {
+                said.append(
+                    "redirects to \(DisplayText.sanitized(descriptor.redirect.host, limit: 120)), not this machine")
+            }
+            return said
+        }
+
         /// Git origins this descriptor gives git the token at that the one it
         /// replaced did not (compared without case); nil when it adds none.
         package var addedGitOrigins: [String]? {

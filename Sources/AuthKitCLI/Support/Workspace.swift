@@ -271,6 +271,12 @@ struct Workspace {
                 "authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.original?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.original.map { $0.defaultedEndpointHosts.sorted().joined(separator: ", ") } ?? "?")."
             )
         }
+        // And one that turns a protection off, or moves the token endpoint.
+        if let entry = catalog.entry(id: id), let replaced = entry.original, !entry.weakenedProtections.isEmpty {
+            Console.errOnce(
+                "authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and \(entry.weakenedProtections.joined(separator: ", "))."
+            )
+        }
         // So is one that lets credentials go to more API origins than the file it replaces.
         if let entry = catalog.entry(id: id), let replaced = entry.original, let added = entry.addedAPIOrigins {
             let shown =
