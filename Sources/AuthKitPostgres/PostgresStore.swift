@@ -732,9 +732,11 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// - Throws: ``AuthKitError/store(path:reason:)``, after every other row
     ///   is done: `invalidContents` when a credential does not open (sealed
     ///   under a key this process was not given, or altered; those rows are
-    ///   left as they are); `busy` when rows were sealed under an older key
-    ///   while it ran (an instance not yet given the new key first): run it
-    ///   again once every instance has it. A session or sign-in that does
+    ///   left as they are); `busy` when rows were left under an older key: a
+    ///   credential whose refresh lock another holds (its refresh finds the
+    ///   row by the bytes it read, when its connection is lost), or rows
+    ///   sealed under an older key while it ran (an instance not yet given
+    ///   the new key first): run it again. A session or sign-in that does
     ///   not open already reads as absent (``session(id:now:)``) and is left
     ///   to expire.
     @discardableResult
@@ -770,7 +772,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 path: display,
                 reason: .init(
                     .busy,
-                    "\(resealed) sealed again under '\(current)', and meanwhile \(left.map { "\($0.1) under '\($0.0)'" }.joined(separator: ", ")): an instance still seals with an older key. Give every instance '\(current)' first, then run this again"
+                    "\(resealed) sealed again under '\(current)', but \(left.map { "\($0.1) under '\($0.0)'" }.joined(separator: ", ")) still: held by a refresh under way, or sealed while this ran by an instance not yet given '\(current)' first. Run this again (once every instance has '\(current)' first)"
                 ))
         }
         return pass.resealed
@@ -841,6 +843,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             guard let last = batch.last else { return }
             after = (last.0, last.1)
             var (providers, labels, read, written) = ([String](), [String](), [ByteBuffer](), [ByteBuffer]())
+            var locks = [Int64]()
             for (provider, label, keyID, sealed) in batch {
                 let binding = Self.binding(CredentialKey(providerID: provider, label: label))
                 guard let fresh = try? encryption.resealed(sealed, keyID: keyID, binding: binding) else {
@@ -849,18 +852,25 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 }
                 providers.append(provider)
                 labels.append(label)
+                locks.append(Self.lockNumber(for: CredentialKey(providerID: provider, label: label)))
                 read.append(ByteBuffer(bytes: sealed))
                 written.append(ByteBuffer(bytes: fresh))
             }
             guard !providers.isEmpty else { continue }
-            // `updated_at` stays: it says when the credential was saved.
-            pass.resealed += try await mapped { [self, providers, labels, read, written] in
+            // `updated_at` stays: it says when the credential was saved. A
+            // row whose refresh lock another holds is left for a later pass
+            // (said as `busy`): that refresh read the sealed bytes, and its
+            // save after a lost connection finds the row by them; sealed
+            // anew meanwhile, the rotated refresh token it carries was refused.
+            pass.resealed += try await mapped { [self, providers, labels, locks, read, written] in
                 try await count(
                     try await query(
                         """
                         UPDATE authkit_credentials AS row SET key_id = \(current), sealed = fresh.sealed
-                        FROM unnest(\(providers), \(labels), \(read), \(written)) AS fresh(provider_id, label, read, sealed)
+                        FROM unnest(\(providers), \(labels), \(locks), \(read), \(written))
+                            AS fresh(provider_id, label, lock, read, sealed)
                         WHERE row.provider_id = fresh.provider_id AND row.label = fresh.label AND row.sealed = fresh.read
+                            AND pg_try_advisory_xact_lock(fresh.lock)
                         RETURNING 1
                         """))
             }

@@ -282,12 +282,24 @@ struct PostgresStoreTests {
                 try await rotated.reseal()
             } throws: { error in
                 guard case .store(_, let reason)? = error as? AuthKitError, reason.kind == .busy else { return false }
-                return reason.detail.contains("1 row sealed again")
-                    && reason.detail.contains("meanwhile 1 under 'old'")
+                return reason.detail.contains("1 row sealed again") && reason.detail.contains("1 under 'old' still")
             }
             try await stores[0].client.run("DROP TRIGGER late ON authkit_credentials", logger: logger)
+            // A credential whose refresh lock another holds is left: that
+            // refresh finds the row by the bytes it read, should its
+            // connection be lost, and a rotated token would be refused.
+            try await stores[0].save(Self.credential("e"))
+            let (release, holder) = try await Self.holdRefreshLock(of: "e", in: stores[0])
+            await #expect {
+                try await rotated.reseal()
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError, reason.kind == .busy else { return false }
+                return reason.detail.contains("1 row sealed again") && reason.detail.contains("1 under 'old' still")
+            }
+            release.finish()
+            try await holder.value
             #expect(try await rotated.reseal() == 1)
-            #expect(try await rotated.rowsPerKey() == ["new": 4])
+            #expect(try await rotated.rowsPerKey() == ["new": 5])
             #expect(
                 try await forgetful.credential(for: CredentialKey(providerID: "qiita", label: "aa-late"))?.accessToken
                     == "late-token")

@@ -195,6 +195,10 @@ import Testing
             #expect(Self.kids(aged) == ["k1"], "the aged copy, at once, while it is fetched again")
             let during = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 601)
             #expect(Self.kids(during) == ["k1"])
+            // A copy an idle server kept far longer is not taken on trust while
+            // it is fetched: that caller waits (here for the fetch under way).
+            let idle = try await cache.keys(at: url, refetch: false, transport: Self.transport, now: start + 3000)
+            #expect(Self.kids(idle) == ["k2"])
             // A token naming a key the copy lacks waits for that fetch (no second one).
             let unknownKey = try await cache.keys(at: url, refetch: true, transport: Self.transport, now: start + 602)
             #expect(Self.kids(unknownKey) == ["k2"])

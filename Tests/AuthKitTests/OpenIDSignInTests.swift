@@ -195,6 +195,7 @@ import Testing
             for (name, offset) in [("issued in the future", 300), ("expired", -1200)] {
                 var claims = IDTokenVerifierTests.claims
                 claims["iss"] = server.baseURL
+                claims["nonce"] = nil
                 claims["iat"] = Int(Date().timeIntervalSince1970) + offset
                 claims["exp"] = Int(Date().timeIntervalSince1970) + offset + 600
                 let skewed = try provider.token(claims)
@@ -206,6 +207,25 @@ import Testing
                 let sixth = try await client.refresh(fifth)
                 #expect(sixth.refreshToken == "rt-6" && sixth.identity == identity, "\(name)")
                 #expect(sixth.rawFields["id_token"] == .string(signInToken), "\(name)")
+            }
+            // But not one naming another user: its signature verified, it is
+            // checked as of a time it was valid, and refused (Core §12.2).
+            for offset in [300, -1200] {
+                var claims = IDTokenVerifierTests.claims
+                claims["iss"] = server.baseURL
+                claims["sub"] = "someone-else"
+                claims["nonce"] = nil
+                claims["iat"] = Int(Date().timeIntervalSince1970) + offset
+                claims["exp"] = Int(Date().timeIntervalSince1970) + offset + 600
+                let other = try provider.token(claims)
+                server.route("POST", "/token") { _ in
+                    .json(
+                        #"{"access_token":"at-7","token_type":"Bearer","refresh_token":"rt-7","id_token":"\#(other)"}"#
+                    )
+                }
+                await #expect(throws: AuthKitError.idTokenRejected(providerID: "op", reason: .identityChanged("sub"))) {
+                    _ = try await client.refresh(fifth)
+                }
             }
         }
     }

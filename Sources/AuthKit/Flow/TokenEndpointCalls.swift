@@ -104,9 +104,11 @@ final class TokenEndpointCalls: Sendable {
     /// The identity of the ID token in `credential`'s answer, verified; `nil`
     /// when the descriptor has no OpenID Connect part. With `required`, an
     /// answer without an ID token is refused (the sign-in asked for one).
+    /// - Parameter moment: the time the token's times are judged at (now,
+    ///   unless a refresh checks the rest of a token the clock refused).
     func verifiedIdentity(
         in credential: Credential, nonce: String?, code: String?, previous: Identity?, required: Bool,
-        maxAge: Int? = nil
+        maxAge: Int? = nil, at moment: Date? = nil
     ) async throws -> Identity? {
         guard let openID = client.openID else {
             warnIfUnverifiable(credential)
@@ -128,7 +130,7 @@ final class TokenEndpointCalls: Sendable {
                 token,
                 .init(
                     nonce: nonce, accessToken: credential.accessToken, code: code, previous: previous, maxAge: maxAge),
-                now: now())
+                now: moment ?? now())
         } catch let problem as AuthKitError.IDTokenProblem {
             throw AuthKitError.idTokenRejected(providerID: descriptor.id, reason: problem)
         }
@@ -182,6 +184,16 @@ final class TokenEndpointCalls: Sendable {
             return try await verifiedIdentity(in: refreshed, nonce: nil, code: nil, previous: previous, required: false)
                 ?? previous
         } catch let error where Self.isUncheckable(error) {
+            // Refused by the clock alone, its signature verified: the rest is
+            // checked as of a moment the token was valid, so one naming
+            // another user is still refused (Core §12.2); what cannot be
+            // checked then either is kept aside as below.
+            if let moment = Self.momentTheTokenHeld(error) {
+                do {
+                    _ = try await verifiedIdentity(
+                        in: refreshed, nonce: nil, code: nil, previous: previous, required: false, at: moment)
+                } catch let inner where Self.isUncheckable(inner) {}
+            }
             let why = Self.isJudgedByTheClock(error) ? "\(error); is this machine's clock right?" : "\(error)"
             guard previous != nil else {
                 // No verified identity to keep: the unchecked token is not kept either.
@@ -217,6 +229,16 @@ final class TokenEndpointCalls: Sendable {
         case _ where isJudgedByTheClock(error): return true
         case AuthKitError.network, AuthKitError.invalidResponse, AuthKitError.responseTooLarge: return true
         default: return false
+        }
+    }
+
+    /// A time at which a token the clock refused was valid: just before
+    /// its expiry, or the time it was issued (or became valid).
+    private static func momentTheTokenHeld(_ error: any Error) -> Date? {
+        switch error {
+        case AuthKitError.idTokenRejected(_, .expired(let expiry)): expiry.addingTimeInterval(-1)
+        case AuthKitError.idTokenRejected(_, .notYetValid(let start)): start
+        default: nil
         }
     }
 

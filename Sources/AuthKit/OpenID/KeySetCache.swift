@@ -22,8 +22,9 @@
 ///   §5) stops verifying within that time in a long-running server (and
 ///   the one fetch it takes), not at its restart. `Cache-Control` is not
 ///   read: a provider's long `max-age` would keep a withdrawn key longer.
-///   The aged copy serves while it is fetched again: callers waited for
-///   that fetch, up to its 30 s deadline when the endpoint hung, every
+///   A copy aged only just, or whose last fetch failed, serves while it
+///   is fetched again (``servableWhileFetched(_:now:)``): callers waited
+///   for that fetch, up to its 30 s deadline when the endpoint hung, every
 ///   sign-in and refresh of every user, each time the copy aged. When the
 ///   fetch fails, the aged copy serves until the next attempt may be made:
 ///   a key set endpoint that is briefly down does not stop every sign-in.
@@ -95,7 +96,7 @@ package actor KeySetCache {
         uses += 1
         entries[key]?.lastUse = uses
         if let fetch = entries[key]?.inFlight {
-            if !refetch, let kept = servable(entries[key], now: now) { return kept }
+            if !refetch, let kept = servableWhileFetched(entries[key], now: now) { return kept }
             return try await outcome(of: fetch, key: key, refetch: refetch, now: now)
         }
         if let entry = entries[key] {
@@ -141,15 +142,22 @@ package actor KeySetCache {
         entry.inFlight = fetch
         entries[key] = entry
         // An aged copy serves while it is fetched again.
-        if !refetch, let kept = servable(entry, now: now) { return kept }
+        if !refetch, let kept = servableWhileFetched(entry, now: now) { return kept }
         return try await outcome(of: fetch, key: key, refetch: refetch, now: now)
     }
 
-    /// The kept copy, while it is younger than ``staleLimit``.
-    private func servable(_ entry: Entry?, now: Date) -> JSONWebKeySet? {
-        guard let keys = entry?.keys, let fetchedAt = entry?.fetchedAt,
-            Self.elapsed(since: fetchedAt, now: now) < staleLimit
-        else { return nil }
+    /// The kept copy, for a caller that need not wait for its refetch: one
+    /// aged only just (by less than ``minimumRefetchInterval`` past
+    /// ``maximumAge``: a busy server's verifications, which waited for every
+    /// refetch, each time the copy aged), or one whose last fetch failed
+    /// (younger than ``staleLimit``: it serves until the next attempt
+    /// anyway). A copy an idle server kept for most of an hour is not taken
+    /// on trust: the caller waits for the fresh set, so a withdrawn key
+    /// stops verifying within ``maximumAge`` and one fetch.
+    private func servableWhileFetched(_ entry: Entry?, now: Date) -> JSONWebKeySet? {
+        guard let entry, let keys = entry.keys, let fetchedAt = entry.fetchedAt else { return nil }
+        let age = Self.elapsed(since: fetchedAt, now: now)
+        guard age < staleLimit, age < maximumAge + minimumRefetchInterval || entry.failure != nil else { return nil }
         return keys
     }
 
