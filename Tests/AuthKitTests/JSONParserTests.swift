@@ -85,6 +85,8 @@ import Testing
             (Array(#"{"a":1"#.utf8), "expected ',' or '}' in an object, not the end of the text"),
             (Array(#"{"a":1}"#.utf8) + [0x07], "text after the JSON value: U+0007 (a control character)"),
             (Array(#"{"a":"#.utf8) + [0xC3], "unexpected character: a byte that is not UTF-8"),
+            // A C1 control (two bytes of UTF-8) is named, not shown raw: it reached terminals.
+            (Array(#"{"a":1"#.utf8) + [0xC2, 0x94], "expected ',' or '}' in an object, not U+0094"),
             (
                 Array(#"{"a":"x"#.utf8) + [0x1B] + Array(#"[2J"}"#.utf8),
                 #"a control character (U+001B) inside a string; write it escaped, \u001B, if it is meant"#

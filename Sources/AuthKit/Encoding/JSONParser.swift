@@ -121,7 +121,12 @@ package struct JSONParser {
         case 0x2018, 0x2019: hint = ", a typographic apostrophe: JSON strings take straight double quotes \""
         default: hint = ""
         }
-        let visible = !(scalar.properties.generalCategory == .format || scalar.properties.isWhitespace)
+        // A C1 control (U+0080–U+009F) is two bytes of UTF-8 and no format
+        // character: shown raw, it reached terminals and logs with the error
+        // (the id-token fuzzer, through a key set's "it is not JSON").
+        let visible =
+            !(scalar.properties.generalCategory == .format || scalar.properties.generalCategory == .control
+            || scalar.isTerminalControl || scalar.properties.isWhitespace)
         let code = scalar.codePoint
         return visible ? "\(Character(scalar)) (\(code)\(hint))" : code + hint
     }
