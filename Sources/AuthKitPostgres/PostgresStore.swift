@@ -40,6 +40,11 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// while the database is away, and a request should get an error (a
     /// 503) instead of hanging.
     public let operationTimeout: Duration
+    /// Sign-ins waiting for their callback kept at most, across instances
+    /// (see `init`).
+    public let pendingSignInLimit: Int
+    /// This instance's attempt inserts since its last trim to the limit.
+    private let insertsSinceTrim = LockedValue(0)
 
     /// The schema version this build writes.
     static let schemaVersion = 2
@@ -50,11 +55,20 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     ///   half the pool's `maximumConnections`, so that a slow provider and
     ///   many due accounts cannot take every connection from the site's
     ///   session reads (they did: every page then timed out).
+    /// - Parameter pendingSignInLimit: how many sign-ins waiting for their
+    ///   callback the table keeps; past it the ones that expire first go
+    ///   (their browsers start again), as ``InMemorySignInAttemptStore``
+    ///   does. Each `/login` writes a row before anyone has signed in, so
+    ///   without a bound a flood of requests filled the database for the
+    ///   attempt's lifetime and the hour the sweeps leave. Trimmed every
+    ///   ``trimInterval(for:)`` inserts of an instance, so the table may
+    ///   pass it by that many rows per instance.
     public init(
         client: PostgresClient, encryption: TokenEncryption, display: String, operationTimeout: Duration = .seconds(10),
-        lockConnections: Int = 10, logger: Logger? = nil
+        lockConnections: Int = 10, pendingSignInLimit: Int = 100_000, logger: Logger? = nil
     ) {
         self.lockConnections = max(1, lockConnections)
+        self.pendingSignInLimit = max(1, pendingSignInLimit)
         self.operationTimeout = operationTimeout
         self.client = client
         self.encryption = encryption
@@ -610,6 +624,30 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
 
     enum SweptTable { case attempts, sessions }
 
+    /// Removes, a batch at a time, the attempts that expire first beyond
+    /// the newest `limit`: the expiry of the row at position `limit` is found
+    /// by the expiry index (no row locked: `OFFSET` under `FOR UPDATE` locks
+    /// every row it skips, live sign-ins among them), then rows at or before
+    /// it go, skipping those a callback or another trim holds.
+    static func trim(toNewest limit: Int) -> PostgresQuery {
+        """
+        DELETE FROM authkit_sign_in_attempts WHERE id IN (
+            SELECT id FROM authkit_sign_in_attempts
+            WHERE expires_at <= (
+                SELECT expires_at FROM authkit_sign_in_attempts ORDER BY expires_at DESC OFFSET \(limit) LIMIT 1)
+            ORDER BY expires_at LIMIT \(trimmedPerPass) FOR UPDATE SKIP LOCKED)
+        """
+    }
+
+    /// Rows a trim removes at most: ten times what the inserts between two
+    /// trims add, so a flood cannot outrun it.
+    static let trimmedPerPass = 1000
+
+    /// Inserts between two trims of one instance: a trim reads up to `limit`
+    /// index entries, so not at every insert; a tenth of a small limit, so
+    /// it holds.
+    static func trimInterval(for limit: Int) -> Int { min(100, max(1, limit / 10)) }
+
     /// Expired rows removed by each insert: more than one, so a backlog shrinks.
     static let sweptPerInsert = 100
 
@@ -629,6 +667,21 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 INSERT INTO authkit_sign_in_attempts (id, key_id, sealed, expires_at)
                 VALUES (\(id), \(keyID), \(sealed), \(attempt.expiresAt))
                 """)
+        }
+        let limit = pendingSignInLimit
+        let due = insertsSinceTrim.withLock { count in
+            count += 1
+            guard count >= Self.trimInterval(for: limit) else { return false }
+            count = 0
+            return true
+        }
+        guard due else { return }
+        // The attempt is saved: a trim that fails does not fail its sign-in
+        // (the next one tries again).
+        do {
+            try await mapped { [self] in try await run(Self.trim(toNewest: limit)) }
+        } catch {
+            logger.warning("Could not trim the pending sign-ins in \(display) to \(limit): \(error)")
         }
     }
 

@@ -32,8 +32,8 @@ struct PostgresStoreTests {
     /// migrated schema of its own (so tests run side by side).
     static func withStore<Result: Sendable>(
         schema: String, clients count: Int = 1, encryption: TokenEncryption = encryption,
-        maximumConnections: Int? = nil, lockConnections: Int = 10, startup: [(String, String)] = [],
-        _ body: ([PostgresStore]) async throws -> Result
+        maximumConnections: Int? = nil, lockConnections: Int = 10, pendingSignInLimit: Int = 100_000,
+        startup: [(String, String)] = [], _ body: ([PostgresStore]) async throws -> Result
     ) async throws -> Result {
         let url = try #require(
             databaseURL, "AUTHKIT_TEST_DATABASE_URL is not set: run scripts/throwaway-postgres start")
@@ -60,7 +60,7 @@ struct PostgresStoreTests {
             let stores = clients.map {
                 PostgresStore(
                     client: $0, encryption: encryption, display: "postgresql://test/\(schema)",
-                    lockConnections: lockConnections)
+                    lockConnections: lockConnections, pendingSignInLimit: pendingSignInLimit)
             }
             // Each instance migrates at start; the second finds it done.
             for store in stores { try await store.migrate() }
@@ -472,6 +472,37 @@ struct PostgresStoreTests {
             for index in 2...4 { try await stores[0].insert(attempt, id: "new-\(index)") }
             #expect(try await expired() == 0)
             #expect(try await stores[0].attempt(id: "new-1", now: Date())?.browserBinding == "b")
+        }
+    }
+
+    /// A flood of started, never finished sign-ins on two instances keeps
+    /// at most the limit (and what one trim interval per instance adds) of
+    /// live rows: those that expire last stay, the first go. Without the
+    /// bound every row stayed for its lifetime and the sweeps' hour.
+    @Test func pendingSignInsAreKeptToTheLimit() async throws {
+        try await Self.withStore(schema: "attempt_limit", clients: 2, pendingSignInLimit: 20) { stores in
+            let pending = PendingAuthorization(
+                providerID: "google", state: "s", codeVerifier: "v", redirectURI: "https://app.example/cb",
+                expectedIssuer: nil, issuerRequired: false, scopes: [], createdAt: Date())
+            let start = Date()
+            for index in 0..<60 {
+                let attempt = SignInAttempt(
+                    providerID: "google", pending: pending, returnTo: "/", browserBinding: "b\(index)",
+                    expiresAt: start.addingTimeInterval(600 + Double(index)))
+                try await stores[index % 2].insert(attempt, id: "flood-\(index)")
+            }
+            let rows = try await stores[0].client.query(
+                "SELECT count(*) FROM authkit_sign_in_attempts", logger: Logger(label: "test"))
+            var count = -1
+            for try await found in rows.decode(Int.self) { count = found }
+            let slack = 2 * PostgresStore.trimInterval(for: 20)
+            #expect((20...20 + slack).contains(count), "\(count) pending sign-ins kept; the limit is 20")
+            for index in 40..<60 {
+                #expect(try await stores[1].attempt(id: "flood-\(index)", now: Date())?.browserBinding == "b\(index)")
+            }
+            for index in 0..<20 {
+                #expect(try await stores[0].attempt(id: "flood-\(index)", now: Date()) == nil)
+            }
         }
     }
 
