@@ -48,7 +48,7 @@ import Testing
         let (directory, script) = try makeScript(
             "record-browser", #"for a in "$@"; do printf '%s\n' "$a"; done > "$(dirname "$0")/args""#)
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await SystemBrowser(environment: ["BROWSER": "\(script) --new-tab"]).open(url)
+        try await SystemBrowser(environment: ["BROWSER": "\(script) --new-tab"], failureWindow: .seconds(20)).open(url)
         let recorded = try String(contentsOfFile: directory.appendingPathComponent("args").path, encoding: .utf8)
         #expect(recorded == "--new-tab\n\(url.absoluteString)\n")
     }

@@ -46,7 +46,22 @@ import Testing
             #expect(refreshed.proofKey == credential.proofKey && refreshed.isDPoP)
             var stolen = refreshed
             stolen.proofKey = ProofKey()
-            await #expect(throws: AuthKitError.self) { _ = try await client.refresh(stolen) }
+            do {
+                _ = try await client.refresh(stolen)
+                Issue.record("a refresh proving another key was answered")
+            } catch {
+                let code: String? =
+                    switch error as? AuthKitError {
+                    case .providerError(_, let response)?: response.code
+                    case .signInRequired(_, .refreshRefused(let response))?: response.code
+                    default: nil
+                    }
+                #expect(code == "invalid_grant", "\(error)")
+            }
+            #expect(sandbox.events.last?.summary.contains("bound to another DPoP key") == true)
+            // The refusal spent nothing: the holder of the key still refreshes.
+            let again = try await client.refresh(refreshed)
+            #expect(again.isDPoP && again.proofKey == credential.proofKey)
         }
     }
 

@@ -612,16 +612,15 @@ public struct TransportContract: Sendable {
         try await server.start()
         defer { Task { await server.stop() } }
         let request = HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/api")!)
-        let started = ContinuousClock.now
+        // The body never ends, so a transport that waits for it reaches the
+        // deadline whatever its length: a long one spares a loaded machine.
         do {
-            let (head, body) = try await withDeadline(.seconds(5), display: "the test's server") { [http] in
+            let (head, body) = try await withDeadline(.seconds(15), display: "the test's server") { [http] in
                 try await http.send(request, body: nil)
             }
             body.cancel()
-            let waited = ContinuousClock.now - started
             var broken: [String] = []
             if head.status.code != 200 { broken.append("returned status \(head.status.code), not 200") }
-            if waited > .seconds(2) { broken.append("handed the head over after \(waited), not when it arrived") }
             return broken
         } catch {
             return ["a head whose body is still to come ended with \(error), not with the head at once"]

@@ -127,12 +127,20 @@ import Testing
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         chmod(home.path, 0o700)
         let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
-        let target = home.deletingLastPathComponent().appendingPathComponent("someone-elses-file")
-        try Data("x".utf8).write(to: target)
+        // A whole credentials file, which would read if the link were followed.
+        let elsewhere = home.deletingLastPathComponent().appendingPathComponent("elsewhere")
+        let other = FileCredentialStore(environment: ["AUTHKIT_HOME": elsewhere.path])
+        try await other.save(credential("qiita"))
+        let target = other.fileURL
         chmod(target.path, 0o644)
         try FileManager.default.createSymbolicLink(atPath: store.fileURL.path, withDestinationPath: target.path)
         #expect(store.permissionWarnings().isEmpty)
-        await #expect(throws: AuthKitError.self) { try await store.allCredentials() }
+        await #expect {
+            try await store.allCredentials()
+        } throws: { error in
+            guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+            return reason.detail.contains("is a symbolic link")
+        }
         #expect(try mode(target.path) == 0o644)
 
         try FileManager.default.removeItem(at: store.fileURL)

@@ -512,6 +512,10 @@ import Testing
             try await Task.sleep(for: .milliseconds(300))
             task.cancel()
             await #expect(throws: AuthKitError.cancelled) { _ = try await task.value }
+            // Not once after, over five intervals (100 ms here).
+            let polled = server.requests(to: "/token").count
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(server.requests(to: "/token").count == polled)
         }
     }
 

@@ -57,13 +57,20 @@ import Testing
             return input + "." + b64(signature)
         }
 
+        /// Times the verifier asked for the key set.
+        let keyLookups = LockedValue(0)
+
         func verifier(_ keys: JSONWebKeySet? = nil, algorithms: Set<IDTokenAlgorithm> = Set(IDTokenAlgorithm.allCases))
             throws -> IDTokenVerifier
         {
             let set = try keys ?? keySet()
             return IDTokenVerifier(
                 issuer: IDTokenVerifierTests.issuer, clientID: IDTokenVerifierTests.clientID,
-                algorithms: algorithms, keys: { _ in set })
+                algorithms: algorithms,
+                keys: { [keyLookups] _ in
+                    keyLookups.withLock { $0 += 1 }
+                    return set
+                })
         }
     }
 
@@ -138,6 +145,12 @@ import Testing
         // An algorithm the provider does not list.
         let rs = try provider.token(Self.claims, header: ["alg": "RS256", "kid": "rsa-1"])
         #expect(await refusal(try provider.verifier(algorithms: [.es256]), rs) == .algorithmNotAllowed("RS256"))
+        // Refused by the header alone: no key set asked for (a fetch an
+        // unsigned token could trigger, a key it could be checked against).
+        #expect(provider.keyLookups.current == 0)
+        _ = try await provider.verifier().verify(
+            try provider.token(Self.claims), .init(nonce: Self.nonce), now: Self.now)
+        #expect(provider.keyLookups.current == 1, "the count would show a lookup")
     }
 
     @Test func aChangedByteOrAnotherKeysSignatureIsRefused() async throws {

@@ -21,11 +21,15 @@ import Testing
     }
 
     /// Twenty callers on an empty cache, then twenty asking for a fresh copy
-    /// (an unknown `kid` each), while the set takes 300 ms to answer: one
-    /// fetch each time.
+    /// (an unknown `kid` each), while the set is held until all twenty
+    /// wait for it: one fetch each time.
     @Test func callersAtOnceShareOneFetch() async throws {
         try await withServer { server in
-            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")).delayed(by: .milliseconds(300)) }
+            let release = DispatchSemaphore(value: 0)
+            server.route("GET", "/jwks") { _ in
+                _ = release.wait(timeout: .now() + 30)
+                return .json(Self.keySet(kid: "k1"))
+            }
             let url = try #require(URL(string: server.baseURL + "/jwks"))
             let cache = KeySetCache(minimumRefetchInterval: 0)
             func twenty(refetch: Bool) async throws -> [[String]] {
@@ -35,6 +39,11 @@ import Testing
                             Self.kids(try await cache.keys(at: url, refetch: refetch, transport: Self.transport))
                         }
                     }
+                    let end = ContinuousClock.now.advanced(by: .seconds(30))
+                    while await cache.waitingCallers(at: url, transport: Self.transport) < 20, ContinuousClock.now < end {
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    release.signal()
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
             }

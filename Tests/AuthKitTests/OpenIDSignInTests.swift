@@ -23,7 +23,7 @@ import Testing
     /// A provider whose keys `server` serves at /jwks; the process's kept
     /// key sets are forgotten first.
     func publishingKeys(at server: TestHTTPServer) async throws -> Provider {
-        await KeySetCache.shared.removeAll()
+        await KeySetCache.shared.removeAll(under: server.baseURL + "/")
         let provider = try Provider()
         let jwks = String(
             decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
@@ -151,7 +151,7 @@ import Testing
                     #"{"access_token":"at-3","token_type":"Bearer","refresh_token":"rt-3","id_token":"\#(thirdToken)"}"#
                 )
             }
-            await KeySetCache.shared.removeAll()
+            await KeySetCache.shared.removeAll(under: server.baseURL + "/")
             server.route("GET", "/jwks") { _ in .json("{}", status: 503) }
             let third = try await client.refresh(second)
             #expect(third.refreshToken == "rt-3" && third.identity == identity)
@@ -160,7 +160,7 @@ import Testing
             // A new ID token naming someone else, checked: refused.
             let jwks = String(
                 decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)
-            await KeySetCache.shared.removeAll()
+            await KeySetCache.shared.removeAll(under: server.baseURL + "/")
             server.route("GET", "/jwks") { _ in .json(jwks) }
             let otherToken = try token(accessToken: "at-4", nonce: nil, subject: "someone-else")
             server.route("POST", "/token") { _ in
@@ -279,7 +279,7 @@ import Testing
                 ("/missing", .json("{}", status: 404)),
             ]
             for (path, response) in cases {
-                await KeySetCache.shared.removeAll()
+                await KeySetCache.shared.removeAll(under: server.baseURL + "/")
                 server.route("GET", path) { _ in response }
                 let client = try OAuth2Client(
                     descriptor: descriptor(server, keys: path),
@@ -311,7 +311,7 @@ import Testing
     /// fails as a network failure, with nothing stored.
     @Test func aKeySetThatDripsIsCutOff() async throws {
         try await withServer { server in
-            await KeySetCache.shared.removeAll()
+            await KeySetCache.shared.removeAll(under: server.baseURL + "/")
             let provider = try Provider()
             server.route("GET", "/slow") { _ in .streaming(.drip(every: .milliseconds(1500))) }
             let client = try OAuth2Client(
@@ -420,7 +420,7 @@ import Testing
     /// unchecked); a caller's beside it sent the parameter twice.
     @Test func aDescriptorsMaxAgeIsHeldToAndACallersReplacesIt() async throws {
         try await withServer { server in
-            await KeySetCache.shared.removeAll()
+            await KeySetCache.shared.removeAll(under: server.baseURL + "/")
             var file = DescriptorFile.Authorization(url: "\(server.baseURL)/authorize")
             file.parameters = ["max_age": "60"]
             let client = try OAuth2Client(

@@ -30,5 +30,9 @@ import Testing
         #expect(!ConstantTime.equals("abc", "abd"))
         #expect(!ConstantTime.equals("abc", "abcd"))
         #expect(!ConstantTime.equals("", "a"))
+        // Byte for byte, not by Swift's `==` (canonical equivalence): a
+        // Kelvin sign (U+212A) is not a K, nor a decomposed é a precomposed one.
+        #expect("K" == "\u{212A}" && !ConstantTime.equals("K", "\u{212A}"))
+        #expect("\u{E9}" == "e\u{301}" && !ConstantTime.equals("\u{E9}", "e\u{301}"))
     }
 }

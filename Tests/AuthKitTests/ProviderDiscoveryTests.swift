@@ -205,6 +205,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(300))
             task.cancel()
             await #expect(throws: AuthKitError.cancelled) { _ = try await task.value }
+            #expect(server.requests(to: "/.well-known/openid-configuration").isEmpty)
         }
     }
 

@@ -65,6 +65,15 @@ import Testing
         #expect(redirectError("http://127.0.0.1:4321/callback?error=access_denied&state=forged") == .stateMismatch)
     }
 
+    /// RFC 6749 §10.12's `state` is compared byte for byte: one that Swift's
+    /// `==` takes as equal (a Kelvin sign for a K) is another state.
+    @Test func stateIsComparedByBytes() throws {
+        var kelvin = pending()
+        kelvin.state = "state-K"
+        #expect(try parse("http://127.0.0.1:4321/callback?code=a&state=state-K", kelvin) == "a")
+        #expect(redirectError("http://127.0.0.1:4321/callback?code=a&state=state-%E2%84%AA", kelvin) == .stateMismatch)
+    }
+
     @Test func duplicatedParametersAreRejected() {
         #expect(
             redirectError("http://127.0.0.1:4321/callback?code=a&code=b&state=\(state)") == .duplicateParameter("code"))

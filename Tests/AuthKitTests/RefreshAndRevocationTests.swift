@@ -41,8 +41,12 @@ import Testing
 
     @Test func concurrentRefreshesShareOneRequest() async throws {
         try await withServer { server in
+            // The first request is held until all eight callers wait for it
+            // (a fixed sleep let a late caller, on a loaded machine, start a
+            // second refresh after the first had ended).
+            let release = DispatchSemaphore(value: 0)
             server.route("POST", "/token") { _ in
-                Thread.sleep(forTimeInterval: 0.3) // keep the first request in flight while the others arrive
+                _ = release.wait(timeout: .now() + 30)
                 return .json(
                     #"{"access_token":"new-access","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#
                 )
@@ -51,8 +55,11 @@ import Testing
                 descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
                 now: { fixedNow })
             let expired = self.expired
+            let flight = RefreshCoordinator.key(for: expired, tokenEndpoint: "\(server.baseURL)/token", clientID: "c")
             let results = try await withThrowingTaskGroup(of: Credential.self) { group in
                 for _ in 0..<8 { group.addTask { try await client.refresh(expired) } }
+                try await until { RefreshCoordinator.shared.waiterCount(for: flight) == 8 }
+                release.signal()
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(server.requests(to: "/token").count == 1)

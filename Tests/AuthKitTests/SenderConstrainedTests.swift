@@ -12,14 +12,15 @@ import Testing
 /// client credentials grant, against a real HTTP server on 127.0.0.1: the
 /// assertions are on what the server received.
 @Suite struct SenderConstrainedTests {
-    func descriptor(_ server: TestHTTPServer, dpop: Bool = false, par: Bool = false, auth: String = "basic")
-        throws -> ProviderDescriptor
-    {
+    func descriptor(
+        _ server: TestHTTPServer, dpop: Bool = false, par: Bool = false, auth: String = "basic", whoAmI: Bool = false
+    ) throws -> ProviderDescriptor {
         let base = server.baseURL
         return try ProviderDescriptor(
             json: Data(
                 """
                 {"id": "bound", "protocol": "oauth2", "dpop": "\(dpop ? "on" : "off")",
+                 \(whoAmI ? #""whoAmI": {"url": "\#(base)/me", "subject": "id"},"# : "")
                  "authorization": {"url": "\(base)/authorize"\(par ? ", \"par\": \"\(base)/par\"" : "")},
                  "token": {"url": "\(base)/token", "clientAuthentication": "\(auth)"}}
                 """.utf8))
@@ -403,21 +404,24 @@ import Testing
 
     /// A resource server that names a fresh nonce at every 401 (RFC 9449
     /// §9) gets the request once more with it, not again and again: its
-    /// 401 is the answer. UserInfo's own call holds to the same.
+    /// 401 is the answer. Who-am-I (and UserInfo, on the same path) holds
+    /// to the same.
     @Test func aResourceServerAskingForAFreshNonceEveryTimeIsAskedTwice() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in
                 .json(#"{"access_token":"at","token_type":"DPoP","expires_in":3600}"#)
             }
             let counter = LockedValue(0)
-            server.route("GET", "/api") { _ in
-                let n = counter.withLock { value -> Int in
-                    value += 1
-                    return value
+            for path in ["/api", "/me"] {
+                server.route("GET", path) { _ in
+                    let n = counter.withLock { value -> Int in
+                        value += 1
+                        return value
+                    }
+                    return .json(
+                        "{}", status: 401,
+                        headers: [("WWW-Authenticate", #"DPoP error="use_dpop_nonce""#), ("DPoP-Nonce", "n-\(n)")])
                 }
-                return .json(
-                    "{}", status: 401,
-                    headers: [("WWW-Authenticate", #"DPoP error="use_dpop_nonce""#), ("DPoP-Nonce", "n-\(n)")])
             }
             let source = try await boundSource(server)
             let (response, _) = try await source.send(
@@ -428,6 +432,17 @@ import Testing
                 try parts($0.header("DPoP") ?? "").claims["nonce"] as? String
             }
             #expect(nonces.last == "n-1", "the second request carries the nonce the first answer named")
+            // The provider's own calls about the user (who-am-I, UserInfo: one path).
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true, whoAmI: true),
+                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+            let (_, pending) = try await client.startAuthorization()
+            let credential = try await client.exchange(code: "c1", pending: pending)
+            await #expect(throws: AuthKitError.self) { _ = try await client.whoAmI(credential) }
+            let asked = try server.requests(to: "/me").map {
+                try parts($0.header("DPoP") ?? "").claims["nonce"] as? String
+            }
+            #expect(asked.count == 2 && asked.last == "n-3", "\(asked)")
         }
     }
 
@@ -530,6 +545,28 @@ import Testing
             let bound = try await OAuth2Client(descriptor: descriptor(server, dpop: true), settings: settings)
                 .refresh(earlier)
             #expect(bound.isDPoP && bound.proofKey != nil)
+        }
+        // A server (or something between) that answers the proof with a
+        // Bearer token: refused, with the rotated refresh token said.
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"access_token":"plain","token_type":"Bearer","expires_in":3600,"refresh_token":"rotated-secret"}"#)
+            }
+            var keyless = Credential(
+                providerID: "bound", accessToken: "old", tokenType: "DPoP", refreshToken: "r1",
+                expiresAt: Date(timeIntervalSinceNow: -60))
+            keyless.proofKey = nil
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true), settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            do {
+                _ = try await client.refresh(keyless)
+                Issue.record("a Bearer answer to a proof was taken")
+            } catch AuthKitError.invalidResponse(.refresh, let reason) {
+                #expect(reason.kind == .invalidField("token_type") && reason.detail.contains("not bound"))
+                #expect(reason.detail.contains("new refresh token") && !reason.detail.contains("rotated-secret"))
+            }
+            #expect(server.requests(to: "/token").map { $0.header("DPoP") != nil } == [true])
         }
     }
 

@@ -25,7 +25,7 @@ import Testing
     func signedIn(at server: TestHTTPServer, userInfo: Bool = true, endSession: Bool = true) async throws
         -> (OAuth2Client, Credential)
     {
-        await KeySetCache.shared.removeAll()
+        await KeySetCache.shared.removeAll(under: server.baseURL + "/")
         let provider = try Provider()
         let jwks = String(
             decoding: try JSONSerialization.data(withJSONObject: ["keys": provider.publicKeys]), as: UTF8.self)

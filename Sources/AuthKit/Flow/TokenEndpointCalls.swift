@@ -122,7 +122,7 @@ final class TokenEndpointCalls: Sendable {
         let verifier = IDTokenVerifier(
             issuer: openID.issuer, clientID: client.clientID, algorithms: openID.algorithms
         ) { refetch in
-            try await KeySetCache.shared.keys(at: openID.keySet, refetch: refetch, transport: transport)
+            try await KeySetCache.inUse.keys(at: openID.keySet, refetch: refetch, transport: transport)
         }
         var identity: Identity
         do {

@@ -47,6 +47,11 @@
 package actor KeySetCache {
     package static let shared = KeySetCache()
 
+    /// The cache ID tokens are verified with: ``shared``, unless a task puts
+    /// another in place (`$inUse.withValue`), as a test that changes the
+    /// limits does, so that no other test runs under them.
+    @TaskLocal package static var inUse = shared
+
     /// How soon a set may be fetched again on a token's request, counted
     /// from the last attempt.
     package var minimumRefetchInterval: TimeInterval = 30
@@ -92,7 +97,7 @@ package actor KeySetCache {
     package func keys(at url: URL, refetch: Bool, transport: FlowTransport, now: Date = Date()) async throws
         -> JSONWebKeySet
     {
-        let key = String(reflecting: type(of: transport.http)) + "\u{0}" + url.absoluteString
+        let key = Self.entryKey(url, transport)
         uses += 1
         entries[key]?.lastUse = uses
         if let fetch = entries[key]?.inFlight {
@@ -185,6 +190,17 @@ package actor KeySetCache {
         if let oldest = idle.min(by: { $0.value.lastUse < $1.value.lastUse })?.key { entries[oldest] = nil }
     }
 
+    /// One set per URL and per kind of transport.
+    private static func entryKey(_ url: URL, _ transport: FlowTransport) -> String {
+        String(reflecting: type(of: transport.http)) + "\u{0}" + url.absoluteString
+    }
+
+    /// Callers waiting for the fetch of `url` under way: for a test to know
+    /// they are all there before it lets the fetch end.
+    package func waitingCallers(at url: URL, transport: FlowTransport) -> Int {
+        entries[Self.entryKey(url, transport)]?.inFlight?.waiting ?? 0
+    }
+
     /// What a caller gets of a fetch under way: its keys, or, when it
     /// failed, the aged copy for a caller that only needs a copy (a refetch
     /// for an unknown key fails as the fetch did). A cancelled caller stops
@@ -215,6 +231,8 @@ package actor KeySetCache {
         /// Callers cancelled before they began to wait.
         private var gone: Set<UInt64> = []
         private var lastWaiter: UInt64 = 0
+
+        var waiting: Int { lock.withLock { waiters.count } }
 
         func end(with keys: Result<JSONWebKeySet, any Error>) {
             let waiting = lock.withLock { () -> [CheckedContinuation<Result<JSONWebKeySet, any Error>, Never>] in
@@ -266,14 +284,13 @@ package actor KeySetCache {
         return interval > -60 ? 0 : .infinity
     }
 
-    /// Sets ``minimumRefetchInterval`` (tests that rotate keys at once).
-    package func setMinimumRefetchInterval(_ interval: TimeInterval) {
-        minimumRefetchInterval = interval
-    }
-
-    /// Forgets every kept set (tests; a process that knows keys changed).
-    package func removeAll() {
-        entries = [:]
+    /// Forgets the kept sets whose URL begins with `prefix`: a test's
+    /// server's, whose port an earlier test's server may have had (the
+    /// process shares one cache; emptying it all changed other tests' counts).
+    package func removeAll(under prefix: String) {
+        entries = entries.filter { key, _ in
+            !(key.split(separator: "\u{0}", maxSplits: 1).last ?? "").hasPrefix(prefix)
+        }
     }
 
     static func fetch(_ url: URL, transport: FlowTransport) async throws -> JSONWebKeySet {
