@@ -40,7 +40,8 @@ import Testing
                         }
                     }
                     let end = ContinuousClock.now.advanced(by: .seconds(30))
-                    while await cache.waitingCallers(at: url, transport: Self.transport) < 20, ContinuousClock.now < end {
+                    while await cache.waitingCallers(at: url, transport: Self.transport) < 20, ContinuousClock.now < end
+                    {
                         try await Task.sleep(for: .milliseconds(5))
                     }
                     release.signal()

@@ -551,7 +551,8 @@ import Testing
         try await withServer { server in
             server.route("POST", "/token") { _ in
                 .json(
-                    #"{"access_token":"plain","token_type":"Bearer","expires_in":3600,"refresh_token":"rotated-secret"}"#)
+                    #"{"access_token":"plain","token_type":"Bearer","expires_in":3600,"refresh_token":"rotated-secret"}"#
+                )
             }
             var keyless = Credential(
                 providerID: "bound", accessToken: "old", tokenType: "DPoP", refreshToken: "r1",
