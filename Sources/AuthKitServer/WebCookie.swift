@@ -69,3 +69,17 @@ public struct WebCookie: Sendable, Hashable {
         return seen == 1 ? found : nil
     }
 }
+
+/// Printed, logged or dumped (a `Started`, `Finished` or `SignedOut` in a
+/// log line), a cookie shows its name and attributes, not its value: a
+/// session cookie's value is the session, a binding cookie's finishes a
+/// sign-in.
+extension WebCookie: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "WebCookie(\(name)=\(value.isEmpty ? "" : "••••"); Max-Age=\(maxAge)\(secure ? "; Secure" : ""))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -210,7 +210,11 @@ import Testing
             #expect(pending.requestToken == "request-token")
             #expect(pending.requestTokenSecret == "request+secret")
             #expect(pending.redirectURI == "myapp:///cb")
-            #expect(!pending.description.contains("request+secret"))
+            var dumped = ""
+            dump(pending, to: &dumped)
+            for shown in [pending.description, String(reflecting: pending), dumped] {
+                #expect(!shown.contains("request+secret") && shown.contains("••••"), "\(shown)")
+            }
             let first = try #require(server.requests.first)
             #expect(first.uri == "/request_token?x_auth_access_type=read")
             let header = first.header("Authorization")

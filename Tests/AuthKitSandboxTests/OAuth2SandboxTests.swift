@@ -27,7 +27,16 @@ import Testing
                     $0.description.contains(credential.accessToken) || $0.description.contains("sandbox-code-")
                 })
             // Nor the revocation's, whose path names the token (Qiita's
-            // `DELETE /api/v2/access_tokens/{access_token}`).
+            // `DELETE /api/v2/access_tokens/{access_token}`), even one the
+            // server refuses before routing it (here: no Host).
+            let port = try #require(sandbox.baseURL.port)
+            let refused = try await RawHTTP.send(
+                Data(
+                    "DELETE /qiita.com/api/v2/access_tokens/\(credential.accessToken) HTTP/1.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .utf8), port: port)
+            #expect(refused.status == 400)
+            let unrouted = try #require(sandbox.events.last)
+            #expect(unrouted.status == 400 && unrouted.request.hasSuffix("/••••"), "\(unrouted)")
             try await client.revoke(credential)
             let revocation = try #require(sandbox.events.last)
             #expect(revocation.request.hasPrefix("DELETE ") && revocation.request.hasSuffix("/••••"), "\(revocation)")

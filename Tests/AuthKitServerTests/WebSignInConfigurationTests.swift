@@ -20,6 +20,30 @@ import Testing
     /// Connect (Qiita's shape): its sign-in is refused at the start unless
     /// the app allows it, as a stolen code would sign its thief in (RFC
     /// 9700 §4.5). The page names nothing; the log says what to do.
+    /// What the sign-in hands an app (`Finished`, `SignedOut`), printed or
+    /// dumped into a log, shows no cookie value (a session cookie's value is
+    /// the session) and no ID token (the end-session hint).
+    @Test func whatASignInReturnsPrintsNoSecret() {
+        let cookie = WebCookie(name: "__Host-authkit_session", value: "SESSION-secret-0123", maxAge: 60, secure: true)
+        let finished = WebSignIn.Finished(
+            user: SignedInUser(providerID: "google", subject: "1", issuer: nil, displayName: nil), returnTo: "/",
+            cookies: [cookie])
+        let signedOut = WebSignIn.SignedOut(
+            cookies: [cookie],
+            endSession: EndSessionRequest(
+                endpoint: URL(string: "https://op.example/logout")!, parameters: ["id_token_hint": "eyJ-secret-0123"]))
+        let values: [any Sendable] = [cookie, finished, signedOut]
+        for value in values {
+            var dumped = ""
+            dump(value, to: &dumped)
+            for shown in ["\(value)", String(reflecting: value), dumped] {
+                #expect(!shown.contains("secret") && shown.contains("__Host-authkit_session"), "\(shown)")
+            }
+        }
+        // The header the browser gets still carries it.
+        #expect(cookie.headerValue.hasPrefix("__Host-authkit_session=SESSION-secret-0123;"))
+    }
+
     @Test(arguments: [false, true]) func aProviderWhoseCodeNothingBindsIsRefusedUnlessAllowed(allowed: Bool)
         async throws
     {

@@ -273,6 +273,31 @@ import Testing
         }
     }
 
+    /// An agent's result (the redirect's code and `state`, an OAuth 1.0a
+    /// verifier) and an end-session request (its `id_token_hint` is the ID
+    /// token): not in a print or a dump.
+    @Test func aRedirectAndAnEndSessionRequestPrintNoSecret() {
+        let redirect = UserAgentResult.redirect(
+            URL(string: "http://127.0.0.1:8765/callback?code=CODE-secret-0123&state=STATE-secret-0123")!,
+            redirectURI: URL(string: "http://127.0.0.1:8765/callback")!)
+        let end = EndSessionRequest(
+            endpoint: URL(string: "https://op.example/logout")!,
+            parameters: ["id_token_hint": "eyJ-secret-0123", "client_id": "app", "state": "s1"])
+        let shownValues: [(any Sendable, marker: String)] = [
+            (redirect, "127.0.0.1:8765/callback"), (UserAgentResult.verificationCode("PIN-secret-0123"), "••••"),
+            (end, "••••"),
+        ]
+        for (value, marker) in shownValues {
+            var dumped = ""
+            dump(value, to: &dumped)
+            for shown in ["\(value)", String(reflecting: value), dumped] {
+                #expect(!shown.contains("secret") && shown.contains(marker), "\(shown)")
+            }
+        }
+        #expect("\(end)".contains("https://op.example/logout") && "\(end)".contains("client_id: app"))
+        #expect("\(redirect)".contains("127.0.0.1:8765/callback"))
+    }
+
     /// A device authorization's device code (a public client's token is
     /// polled for with it alone) and DPoP key: not in a dump either.
     @Test func aDeviceAuthorizationPrintsNoDeviceCode() {

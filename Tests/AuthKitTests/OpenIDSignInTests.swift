@@ -69,6 +69,53 @@ import Testing
         }
     }
 
+    /// A refusal quotes the ID token's header (read before its signature is
+    /// checked) and claims: a token endpoint that puts a secret it was sent
+    /// there (the client secret as `kid`, the PKCE verifier as `iss`), or
+    /// redirects to a host named by one, has it masked in the error, which
+    /// the CLI prints and a web app logs.
+    @Test func aRefusalQuotesNoSecretTheAnswerEchoed() async throws {
+        try await withServer { server in
+            let provider = try await publishingKeys(at: server)
+            let secret = "client-secret-0123456789abcdef"
+            let client = try OAuth2Client(
+                descriptor: descriptor(server),
+                settings: ClientSettings(clientID: IDTokenVerifierTests.clientID, clientSecret: secret))
+            let (_, pending) = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
+            let verifier = try #require(pending.codeVerifier)
+            let claims = IDTokenVerifierTests.claims(issuedNowBy: server.baseURL, nonce: pending.nonce)
+            var echoingIssuer = claims
+            echoingIssuer["iss"] = verifier
+            for token in [
+                try provider.token(claims, header: ["alg": "ES256", "kid": secret]),
+                try provider.token(echoingIssuer),
+            ] {
+                server.route("POST", "/token") { _ in
+                    .json(#"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(token)"}"#)
+                }
+                do {
+                    _ = try await client.exchange(code: "c-1", pending: pending)
+                    Issue.record("an ID token echoing a secret was taken")
+                } catch let error as AuthKitError {
+                    guard case .idTokenRejected = error else {
+                        Issue.record("not an ID token refusal: \(error)")
+                        continue
+                    }
+                    #expect(!"\(error)".contains(secret) && !"\(error)".contains(verifier), "\(error)")
+                    #expect("\(error)".contains("••••"), "\(error)")
+                }
+            }
+            server.route("POST", "/token") { _ in .redirect(302, to: "https://\(secret).example/token") }
+            do {
+                _ = try await client.exchange(code: "c-1", pending: pending)
+                Issue.record("a redirect was followed")
+            } catch AuthKitError.redirectNotFollowed(_, let status, let location) {
+                #expect(status == 302 && !location.contains(secret) && location.contains("example"), "\(location)")
+            }
+        }
+    }
+
     /// A verified token's claims are kept within the bounds an answer's
     /// members are (`KeptMembers`): a claim nested past 8 levels or larger
     /// than 64 KiB is left out, with a warning naming it; the token itself

@@ -23,6 +23,22 @@ public enum UserAgentResult: Sendable, Hashable {
     case verificationCode(String)
 }
 
+/// Printed, logged or dumped, a redirect shows where it went, not its query
+/// (the authorization code, `state`), and a verification code is masked.
+extension UserAgentResult: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        switch self {
+        case .redirect(let url, let redirectURI):
+            "redirect(\(url.redactedForLogs), redirect URI: \(redirectURI.redactedForLogs))"
+        case .verificationCode: "verificationCode(••••)"
+        }
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}
+
 /// What a ``UserAgent`` is asked to do: get the user to approve, and bring back
 /// the provider's answer.
 ///

@@ -89,7 +89,34 @@ package struct SecretMask: Sendable {
         return masked
     }
 
-    /// `error` with every provider text it quotes masked.
+    /// `problem` with every value it quotes from the ID token masked: the
+    /// header (`kid`, `alg`, `crit`) is read before the signature is
+    /// checked, so whoever answered could have put a secret it was sent
+    /// there, and the claims are the provider's own text. Masked before
+    /// the description clips them, so a clipped secret is not half shown.
+    package func apply(_ problem: AuthKitError.IDTokenProblem) -> AuthKitError.IDTokenProblem {
+        switch problem {
+        case .malformed(let detail): .malformed(apply(detail))
+        case .algorithmNotAllowed(let algorithm): .algorithmNotAllowed(apply(algorithm))
+        case .criticalHeader(let names): .criticalHeader(names.map(apply))
+        case .unknownKey(let kid): .unknownKey(kid: kid.map(apply))
+        case .keySetUnusable(let detail): .keySetUnusable(apply(detail))
+        case .issuerMismatch(let expected, let received): .issuerMismatch(expected: expected, received: apply(received))
+        case .audienceMismatch(let clientID, let received):
+            .audienceMismatch(clientID: clientID, received: received.map(apply))
+        case .authorizedPartyMismatch(let clientID, let received):
+            .authorizedPartyMismatch(clientID: clientID, received: apply(received))
+        case .missingClaim(let name): .missingClaim(apply(name))
+        case .identityChanged(let claim): .identityChanged(apply(claim))
+        case .missing, .signatureInvalid, .expired, .notYetValid, .nonceMismatch, .accessTokenHashMismatch,
+            .codeHashMismatch, .authenticationTooOld:
+            problem
+        }
+    }
+
+    /// `error` with every text it quotes from an answer masked: a
+    /// provider's error, an answer's fields, an ID token's header and
+    /// claims, a redirect's target (a secret is a valid DNS label).
     package func apply(_ error: AuthKitError) -> AuthKitError {
         guard !secrets.isEmpty else { return error }
         switch error {
@@ -97,6 +124,10 @@ package struct SecretMask: Sendable {
         case .authorizationFailed(let response): return .authorizationFailed(apply(response))
         case .invalidResponse(let step, let reason):
             return .invalidResponse(step: step, reason: .init(reason.kind, apply(reason.detail)))
+        case .idTokenRejected(let providerID, let reason):
+            return .idTokenRejected(providerID: providerID, reason: apply(reason))
+        case .redirectNotFollowed(let step, let status, let location):
+            return .redirectNotFollowed(step: step, status: status, location: apply(location))
         default: return error
         }
     }

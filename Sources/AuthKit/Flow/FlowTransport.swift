@@ -168,7 +168,9 @@ package struct FlowTransport: Sendable {
                         shown += " (after \(hops) redirects followed, the limit)"
                     }
                 }
-                throw AuthKitError.redirectNotFollowed(step: step, status: status, location: shown)
+                // The target is the server's: a secret it was sent can be a host name.
+                throw SecretMask(request.secrets).apply(
+                    AuthKitError.redirectNotFollowed(step: step, status: status, location: shown))
             }
             if target.origin != origin { leftTheOrigin = true }
             current = Self.redirected(current, to: target, status: status, sameOrigin: !leftTheOrigin)

@@ -73,7 +73,8 @@ final class TokenEndpointCalls: Sendable {
         var identity: Identity?
         if let nonce = pending.nonce {
             identity = try await verifiedIdentity(
-                in: credential, nonce: nonce, code: code, previous: nil, required: true, maxAge: pending.maxAge)
+                in: credential, nonce: nonce, code: code, previous: nil, required: true, maxAge: pending.maxAge,
+                secrets: [pending.codeVerifier ?? ""])
         } else if client.openID != nil {
             // An attempt without its nonce (a PendingAuthorization built or
             // kept by a caller without it, or from before the descriptor had
@@ -81,7 +82,8 @@ final class TokenEndpointCalls: Sendable {
             // same, as the device grant's is, but for the nonce. It was kept
             // unverified, without a word, and later sent as id_token_hint.
             identity = try await verifiedIdentity(
-                in: credential, nonce: nil, code: code, previous: nil, required: false, maxAge: pending.maxAge)
+                in: credential, nonce: nil, code: code, previous: nil, required: false, maxAge: pending.maxAge,
+                secrets: [pending.codeVerifier ?? ""])
         } else {
             warnIfUnverifiable(credential)
         }
@@ -106,9 +108,12 @@ final class TokenEndpointCalls: Sendable {
     /// answer without an ID token is refused (the sign-in asked for one).
     /// - Parameter moment: the time the token's times are judged at (now,
     ///   unless a refresh checks the rest of a token the clock refused).
+    /// - Parameter secrets: what the request sent beyond the client secret
+    ///   and the code (a PKCE verifier, a device code, a spent refresh
+    ///   token): masked in a refusal, which quotes the token's header.
     func verifiedIdentity(
         in credential: Credential, nonce: String?, code: String?, previous: Identity?, required: Bool,
-        maxAge: Int? = nil, at moment: Date? = nil
+        maxAge: Int? = nil, at moment: Date? = nil, secrets: [String] = []
     ) async throws -> Identity? {
         guard let openID = client.openID else {
             warnIfUnverifiable(credential)
@@ -132,7 +137,9 @@ final class TokenEndpointCalls: Sendable {
                     nonce: nonce, accessToken: credential.accessToken, code: code, previous: previous, maxAge: maxAge),
                 now: moment ?? now())
         } catch let problem as AuthKitError.IDTokenProblem {
-            throw AuthKitError.idTokenRejected(providerID: descriptor.id, reason: problem)
+            throw SecretMask(
+                secrets + [clientSecret, code, credential.accessToken, credential.refreshToken].compactMap { $0 }
+            ).apply(AuthKitError.idTokenRejected(providerID: descriptor.id, reason: problem))
         }
         // Its claims are kept within bounds, as an answer's members are
         // (``KeptMembers``): signed, they are still the provider's to make
@@ -181,8 +188,9 @@ final class TokenEndpointCalls: Sendable {
             return previous
         }
         do {
-            return try await verifiedIdentity(in: refreshed, nonce: nil, code: nil, previous: previous, required: false)
-                ?? previous
+            return try await verifiedIdentity(
+                in: refreshed, nonce: nil, code: nil, previous: previous, required: false,
+                secrets: [before.refreshToken ?? ""]) ?? previous
         } catch let error where Self.isUncheckable(error) {
             // Refused by the clock alone, its signature verified: the rest is
             // checked as of a moment the token was valid, so one naming
@@ -191,7 +199,8 @@ final class TokenEndpointCalls: Sendable {
             if let moment = Self.momentTheTokenHeld(error) {
                 do {
                     _ = try await verifiedIdentity(
-                        in: refreshed, nonce: nil, code: nil, previous: previous, required: false, at: moment)
+                        in: refreshed, nonce: nil, code: nil, previous: previous, required: false, at: moment,
+                        secrets: [before.refreshToken ?? ""])
                 } catch let inner where Self.isUncheckable(inner) {}
             }
             let why = Self.isJudgedByTheClock(error) ? "\(error); is this machine's clock right?" : "\(error)"
@@ -516,7 +525,8 @@ final class TokenEndpointCalls: Sendable {
         // that fails stores nothing; asked for or not.
         // (Without an openid part, it is kept unverified, with a warning.)
         credential.identity = try await verifiedIdentity(
-            in: credential, nonce: nil, code: nil, previous: nil, required: false)
+            in: credential, nonce: nil, code: nil, previous: nil, required: false,
+            secrets: [authorization.deviceCode])
         return credential
     }
 

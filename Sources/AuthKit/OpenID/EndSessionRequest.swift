@@ -96,3 +96,18 @@ extension OAuth2Client {
         return EndSessionRequest(endpoint: endpoint, parameters: parameters)
     }
 }
+
+/// Printed, logged or dumped, the request shows its endpoint and parameters
+/// but not `id_token_hint`, which is the ID token itself.
+extension EndSessionRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        let shown = parameters.sorted { $0.key < $1.key }.map {
+            "\($0.key): \($0.key == "id_token_hint" ? "••••" : $0.value)"
+        }
+        return "EndSessionRequest(\(endpoint.absoluteString), " + shown.joined(separator: ", ") + ")"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -38,3 +38,9 @@ public struct OAuth1PendingAuthorization: Codable, Sendable, Hashable, CustomStr
         "OAuth1PendingAuthorization(provider: \(providerID), redirect: \(isOutOfBand ? "oob" : URL(string: redirectURI)?.redactedForLogs ?? "(invalid)"), request token secret: ••••)"
     }
 }
+
+/// `dump`, `Mirror` and a debugger list stored properties, not `description`:
+/// the request token secret would show there.
+extension OAuth1PendingAuthorization: CustomReflectable {
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -163,9 +163,14 @@ package final class Emulator: @unchecked Sendable {
 
     /// Logs a request the HTTP server answered itself (413, 400), which no
     /// route saw: kept for ``events`` and told to `onEvent`, as answered ones are.
+    /// Its path's tokens are masked too: a revocation that names one in its
+    /// path, refused before routing (a body too large, no `Host`), is shown.
     func record(step: String, request line: String, status: Int, summary: String) {
-        let event = Self.event(step: step, request: line, status: status, summary: summary)
-        lock.withLock { keep(event) }
+        let event = lock.withLock { () -> SandboxEvent in
+            let event = Self.event(step: step, request: tokensMasked(in: line), status: status, summary: summary)
+            keep(event)
+            return event
+        }
         onEvent?(event)
     }
 
