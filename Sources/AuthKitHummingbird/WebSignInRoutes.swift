@@ -45,8 +45,13 @@ extension WebSignIn {
             var request = request
             return try await self.respond(logger: context.logger) {
                 var token = request.headers[HTTPField.Name("X-CSRF-Token")!]
-                if token == nil {
-                    let body = try await request.collectBody(upTo: 16 * 1024)
+                // A body too large for a form holding one token (or one that
+                // could not be read) carries no token: the sign-out is then
+                // refused as any without one (401 without a session, 403
+                // with). Its error passed to the catch-all, a 503 logged as
+                // an error, as if the database were away, for any client
+                // that posts 17 KiB.
+                if token == nil, let body = try? await request.collectBody(upTo: 16 * 1024) {
                     let form = FormURLEncoding.decode(String(decoding: body.readableBytesView, as: UTF8.self)) ?? []
                     token = form.first { $0.0 == "csrf" }?.1
                 }

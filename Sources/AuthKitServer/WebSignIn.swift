@@ -297,6 +297,20 @@ public final class WebSignIn: Sendable {
         guard configuration.allowsProvidersWithoutCodeBinding || client.bindsCode() else {
             throw Self.unboundCodeRefusal(client)
         }
+        // A provider that cannot say who signed in fails every callback,
+        // after the user consented and the code was spent: said here, as the
+        // configuration problem it is (logged as an error by the routes).
+        guard client.saysWhoSignsIn() else {
+            let remedy =
+                client.descriptor.openID != nil
+                ? "add the openid scope to its scopes (its descriptor has OpenID Connect), or a whoAmI call to its descriptor"
+                : "add a whoAmI call (or an openid part) to its descriptor"
+            throw AuthKitError.misuse(
+                .invalidParameter(
+                    name: "clients",
+                    "provider \(providerID)'s sign-in cannot say who signed in (no ID token asked for, no whoAmI call): \(remedy)"
+                ))
+        }
         let (url, pending) = try await client.startAuthorization(redirectURI: redirectURI(for: providerID))
         guard pending.codeVerifier != nil || pending.nonce != nil || configuration.allowsProvidersWithoutCodeBinding
         else { throw Self.unboundCodeRefusal(client) }

@@ -98,6 +98,15 @@ public struct OAuth2Client: Authenticator {
         return client.openID != nil && (scopes ?? settings.scopes ?? descriptor.scopes.default).contains("openid")
     }
 
+    /// Whether a sign-in with `scopes` (the configured ones by default)
+    /// says who signed in: an ID token asked for (OpenID Connect, the
+    /// `openid` scope), or the descriptor's `whoAmI` call. A web sign-in
+    /// needs one, and knows before it sends the user to the provider.
+    package func saysWhoSignsIn(scopes: [String]? = nil) -> Bool {
+        descriptor.whoAmI != nil
+            || (client.openID != nil && (scopes ?? settings.scopes ?? descriptor.scopes.default).contains("openid"))
+    }
+
     public func startAuthorization(
         redirectURI: URL? = nil, scopes: [String]? = nil, additionalParameters: [String: String] = [:]
     ) async throws -> (url: URL, pending: PendingAuthorization) {
