@@ -169,7 +169,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 SELECT key_id, sealed FROM authkit_credentials
                 WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
                 """)
-            for try await (keyID, sealed) in rows.decode((String, Data).self) {
+            for (keyID, sealed) in try rows.decode((String, Data).self) {
                 if let held = Self.heldLock, held.store == ObjectIdentifier(self) {
                     held.readings.withLock { $0[key] = sealed }
                 }
@@ -184,7 +184,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             let rows = try await query(
                 "SELECT provider_id, label, key_id, sealed FROM authkit_credentials ORDER BY provider_id, label")
             var credentials = [Credential]()
-            for try await (provider, label, keyID, sealed) in rows.decode((String, String, String, Data).self) {
+            for (provider, label, keyID, sealed) in try rows.decode((String, String, String, Data).self) {
                 let key = CredentialKey(providerID: provider, label: label)
                 credentials.append(try open(Credential.self, sealed, keyID: keyID, binding: Self.binding(key)))
             }
@@ -234,19 +234,17 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // Over a pooled connection: no longer under the lost lock, whose
         // connection the operation timeout would otherwise watch and close.
         let saved = try await Self.$heldLock.withValue(nil) {
-            try await mapped { [client, logger] in
+            try await mapped { [self] in
                 // Also where the row is already this save (a COMMIT that went
                 // through, its answer lost with the connection): then a no-op.
-                let rows = try await client.query(
+                !(try await query(
                     """
                     UPDATE authkit_credentials SET key_id = \(keyID), sealed = \(sealed), updated_at = now()
                     WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
                         AND (sealed = \(read) OR sealed = \(sealed))
                     RETURNING 1
-                    """, logger: logger)
-                var saved = false
-                for try await _ in rows { saved = true }
-                return saved
+                    """
+                ).rows.isEmpty)
             }
         }
         guard saved else {
@@ -279,7 +277,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 DELETE FROM authkit_credentials WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
                 RETURNING key_id, sealed
                 """)
-            for try await (keyID, sealed) in rows.decode((String, Data).self) {
+            for (keyID, sealed) in try rows.decode((String, Data).self) {
                 return try? open(Credential.self, sealed, keyID: keyID, binding: Self.binding(key))
             }
             return nil
@@ -354,26 +352,85 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         }
     }
 
-    /// A statement's rows, over the held lock's connection when this task
-    /// holds one in this store, else over a pooled connection.
-    private func query(_ statement: PostgresQuery) async throws -> PostgresRowSequence {
+    /// A statement's rows, read to the end: over the held lock's connection
+    /// when this task holds one in this store, else over a connection
+    /// leased for the statement alone, which the operation timeout closes
+    /// (``withOperationTimeout(extra:_:)``, through ``statementLease``).
+    /// Let go at the timeout, a statement the database never answered (a
+    /// frozen backend, a failover to another address) kept its pooled
+    /// connection until TCP gave up, a quarter of an hour: the pool filled
+    /// with them, and every request answered 503 long after the database
+    /// was back.
+    private func query(_ statement: PostgresQuery) async throws -> ReadRows {
         if let held = Self.heldLock, held.store == ObjectIdentifier(self) {
             // Closed by a timeout: a statement written to it would never be answered.
             guard !held.isLost else { throw Self.closedLock }
-            return try await noting(held) { try await held.connection.query(statement, logger: logger) }
+            return try await noting(held) {
+                ReadRows(rows: try await held.connection.query(statement, logger: logger).collect())
+            }
         }
-        return try await client.query(statement, logger: logger)
+        let lease = Self.statementLease
+        return try await client.withConnection { [logger] connection in
+            // A timeout that came first closed nothing: the statement is not sent.
+            guard lease?.lend(connection) ?? true else { throw Self.statementTimedOut }
+            defer { lease?.takeBack() }
+            return ReadRows(rows: try await connection.query(statement, logger: logger).collect())
+        }
     }
 
     /// A statement run to its end (see `PostgresClient.run`), where ``query(_:)`` sends it.
     private func run(_ statement: PostgresQuery) async throws {
-        let rows = try await query(statement)
-        if let held = Self.heldLock, held.store == ObjectIdentifier(self) {
-            try await noting(held) { for try await _ in rows {} }
-        } else {
-            for try await _ in rows {}
+        _ = try await query(statement)
+    }
+
+    /// A statement's rows, all read.
+    struct ReadRows: Sendable {
+        let rows: [PostgresRow]
+
+        func decode<Column: PostgresDecodable>(_ type: Column.Type) throws -> [Column] {
+            try rows.map { try $0.decode(type) }
+        }
+
+        func decode<each Column: PostgresDecodable>(_ type: (repeat each Column).Type) throws -> [(repeat each Column)]
+        {
+            try rows.map { try $0.decode(type, context: .default) }
         }
     }
+
+    /// The connection the statement under way in an operation is on, for
+    /// its timeout to close (see ``query(_:)``). One per operation, set in
+    /// its task by ``withOperationTimeout(extra:_:)``.
+    @TaskLocal static var statementLease: StatementLease?
+
+    final class StatementLease: Sendable {
+        private let state = LockedValue<(connection: PostgresConnection?, timedOut: Bool)>((nil, false))
+
+        /// Records `connection` as the statement's; false once the operation timed out.
+        func lend(_ connection: PostgresConnection) -> Bool {
+            state.withLock { state in
+                guard !state.timedOut else { return false }
+                state.connection = connection
+                return true
+            }
+        }
+
+        /// The statement ended: its connection goes back to the pool open.
+        func takeBack() { state.withLock { $0.connection = nil } }
+
+        /// The operation timed out: the connection a statement is on, if
+        /// any, to close (and no statement starts after).
+        func timeOut() -> PostgresConnection? {
+            state.withLock { state in
+                state.timedOut = true
+                defer { state.connection = nil }
+                return state.connection
+            }
+        }
+    }
+
+    /// What a statement started after its operation's timeout meets.
+    static let statementTimedOut = AuthKitError.store(
+        path: "the database", reason: .init(.inaccessible, "the operation timed out before this statement was sent"))
 
     /// `body`, a statement on `held`'s connection, noting in `held` an error
     /// that ended the session.
@@ -704,8 +761,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     }
 
     /// The attempt a row of `rows` seals, unless it expired before `now`.
-    private func attempt(in rows: PostgresRowSequence, id: String, now: Date) async throws -> SignInAttempt? {
-        for try await (keyID, sealed) in rows.decode((String, Data).self) {
+    private func attempt(in rows: ReadRows, id: String, now: Date) async throws -> SignInAttempt? {
+        for (keyID, sealed) in try rows.decode((String, Data).self) {
             guard
                 let attempt = try opened(
                     SignInAttempt.self, sealed, keyID: keyID, binding: "authkit_sign_in_attempts\u{0}" + id)
@@ -734,7 +791,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         try await mapped { [self] in
             let rows = try await query(
                 "SELECT key_id, sealed FROM authkit_sessions WHERE id = \(id)")
-            for try await (keyID, sealed) in rows.decode((String, Data).self) {
+            for (keyID, sealed) in try rows.decode((String, Data).self) {
                 guard
                     let session = try opened(
                         WebSession.self, sealed, keyID: keyID, binding: "authkit_sessions\u{0}" + id)
@@ -845,7 +902,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 ) AS sealed GROUP BY key_id
                 """)
             var counts = [String: Int]()
-            for try await (keyID, count) in rows.decode((String, Int).self) { counts[keyID] = count }
+            for (keyID, count) in try rows.decode((String, Int).self) { counts[keyID] = count }
             return counts
         }
     }
@@ -889,9 +946,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                             WHERE key_id <> \(current) ORDER BY provider_id, label LIMIT \(Self.resealBatch)
                             """)
                     }
-                var batch = [(String, String, String, Data)]()
-                for try await row in rows.decode((String, String, String, Data).self) { batch.append(row) }
-                return batch
+                return try rows.decode((String, String, String, Data).self)
             }
             guard let last = batch.last else { return }
             after = (last.0, last.1)
@@ -955,9 +1010,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                             ORDER BY id LIMIT \(Self.resealBatch)
                             """)
                     }
-                var batch = [(String, String, Data)]()
-                for try await row in rows.decode((String, String, Data).self) { batch.append(row) }
-                return batch
+                return try rows.decode((String, String, Data).self)
             }
             guard let last = batch.last else { return }
             after = last.0
@@ -998,12 +1051,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         }
     }
 
-    /// The rows a statement returned, counted (each read to the end).
-    private func count(_ rows: PostgresRowSequence) async throws -> Int {
-        var count = 0
-        for try await _ in rows { count += 1 }
-        return count
-    }
+    /// The rows a statement returned, counted.
+    private func count(_ rows: ReadRows) -> Int { rows.rows.count }
 
     // MARK: - Sealing, and errors
 
@@ -1214,15 +1263,25 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // statement, the transaction and the lock with it.
         let held = Self.heldLock.flatMap { $0.store == ObjectIdentifier(self) ? $0.connection : nil }
         let outcome = FirstOutcome<Result>()
+        // Outside a lock, each statement leases a connection of its own: the
+        // one under way when the time is up is closed too (see `query`).
+        let lease = StatementLease()
         let work = Task {
-            do { outcome.settle(with: .success(try await body())) } catch { outcome.settle(with: .failure(error)) }
+            do {
+                outcome.settle(with: .success(try await Self.$statementLease.withValue(lease) { try await body() }))
+            } catch {
+                outcome.settle(with: .failure(error))
+            }
         }
         // The lock's connection is closed before the caller hears of the
         // timeout: its transaction then sends ROLLBACK to a closed connection,
         // which fails at once. Sent to one still closing, PostgresNIO 1.x
         // never answered it, and the caller waited for ever (seen one run in
         // four of PostgresStoreTests.aSilentDatabaseIsReportedWithinTheTimeout).
-        let closeHeld: @Sendable () async -> Void = { if let held { try? await held.close() } }
+        let closeHeld: @Sendable () async -> Void = {
+            if let held { try? await held.close() }
+            if let leased = lease.timeOut() { try? await leased.close() }
+        }
         let timer = Task {
             try await Task.sleep(for: timeout)
             await outcome.settle(

@@ -1050,6 +1050,17 @@ struct PostgresStoreTests {
             // A hang check (the caller was held until TCP gave up, a quarter of an
             // hour), not a speed test: PostgreSQL shares the two cores.
             #expect(ContinuousClock.now - started < .seconds(20))
+            // The pool's one connection was the stopped backend's: closed at
+            // the timeout, the next statement gets a new one while that
+            // backend is still stopped (let go, it held the pool's only
+            // connection until TCP gave up, and every read timed out).
+            let meanwhile = try await store.credential(for: CredentialKey(providerID: "qiita", label: "s"))
+            #expect(meanwhile?.accessToken == "secret-access-token")
+            // Read while that backend was still stopped (`T` in /proc: the
+            // test lets it go after 8 s whatever happens).
+            let state = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+                .split(separator: ")").last?.split(separator: " ").first
+            #expect(state == "T", "the backend was let go before the read: \(String(describing: state))")
             kill(pid, SIGCONT)
             resume.cancel()
             var back: Credential?
