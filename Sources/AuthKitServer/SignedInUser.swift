@@ -21,16 +21,24 @@ public struct SignedInUser: Codable, Sendable, Hashable {
     /// How a person would recognise the account (email, login, name).
     public var displayName: String?
     /// Where the user's credential is stored: the provider and a label made
-    /// from `issuer` and `subject`, so that two users never share one.
+    /// from `issuer` (or, for a who-am-I sign-in, the server that answered,
+    /// where the descriptor's host is a placeholder) and `subject`, so that
+    /// two users never share one.
     public var credentialKey: CredentialKey
 
     public init(providerID: String, subject: String, issuer: String?, displayName: String?) {
+        self.init(providerID: providerID, subject: subject, issuer: issuer, displayName: displayName, realm: nil)
+    }
+
+    /// - Parameter realm: whose numbering `subject` is in, where there is
+    ///   no issuer (``OAuth2Client/whoAmIRealm``); the provider id by default.
+    init(providerID: String, subject: String, issuer: String?, displayName: String?, realm: String?) {
         self.providerID = providerID
         self.subject = subject
         self.issuer = issuer
         self.displayName = displayName
         self.credentialKey = CredentialKey(
-            providerID: providerID, label: Self.label(issuer: issuer ?? providerID, subject: subject))
+            providerID: providerID, label: Self.label(issuer: issuer ?? realm ?? providerID, subject: subject))
     }
 
     /// `user-` and 128 bits of SHA-256 over issuer and subject: stable for a

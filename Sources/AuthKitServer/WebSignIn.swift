@@ -390,7 +390,8 @@ public final class WebSignIn: Sendable {
         } else if client.descriptor.whoAmI != nil {
             // Otherwise the provider's own "who am I", asked with the token it just issued.
             let (subject, name, _) = try await client.whoAmI(credential)
-            user = SignedInUser(providerID: providerID, subject: subject, issuer: nil, displayName: name)
+            user = SignedInUser(
+                providerID: providerID, subject: subject, issuer: nil, displayName: name, realm: client.whoAmIRealm)
             // Whose it is, as an ID token would say: a later sign-in of the
             // same user that brings no refresh token keeps this one's.
             credential.account = subject

@@ -20,6 +20,38 @@ import Testing
     /// Connect (Qiita's shape): its sign-in is refused at the start unless
     /// the app allows it, as a stolen code would sign its thief in (RFC
     /// 9700 §4.5). The page names nothing; the log says what to do.
+    /// A who-am-I subject is a number on its own server: user 42 of two
+    /// GitHub Enterprise Servers are two users, with two stored
+    /// credentials; a provider on one host keeps the key it always had
+    /// (the provider id and the subject), so nobody signed in before loses
+    /// their credential.
+    @Test func whoAmISubjectsOfTwoServersAreTwoUsers() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        func client(_ id: String, host: String? = nil) throws -> OAuth2Client {
+            let file = root.appendingPathComponent("providers/\(id).json")
+            var settings = ClientSettings(clientID: "id", clientSecret: "secret")
+            settings.placeholders = host.map { ["host": $0] }
+            return try OAuth2Client(
+                descriptor: try ProviderDescriptor(json: try Data(contentsOf: file), source: id), settings: settings)
+        }
+        func key(_ client: OAuth2Client) -> CredentialKey {
+            SignedInUser(
+                providerID: client.descriptor.id, subject: "42", issuer: nil, displayName: nil,
+                realm: client.whoAmIRealm
+            ).credentialKey
+        }
+        let one = try client("github-enterprise", host: "ghe.one.example")
+        let two = try client("github-enterprise", host: "ghe.two.example")
+        #expect(one.whoAmIRealm == "github-enterprise https://ghe.one.example/api/v3/user")
+        #expect(key(one) != key(two))
+        #expect(key(one) == key(try client("github-enterprise", host: "ghe.one.example")))
+        let github = try client("github")
+        #expect(github.whoAmIRealm == "github")
+        #expect(
+            key(github) == SignedInUser(providerID: "github", subject: "42", issuer: nil, displayName: nil).credentialKey)
+    }
+
     /// What the sign-in hands an app (`Finished`, `SignedOut`), printed or
     /// dumped into a log, shows no cookie value (a session cookie's value is
     /// the session) and no ID token (the end-session hint).

@@ -7,6 +7,20 @@ import HTTPTypes
 #endif
 
 extension OAuth2Client {
+    /// Whose numbering a who-am-I subject is in: the provider, and where
+    /// the call's URL has placeholders (`https://{host}/api/v3/user`: GitHub
+    /// Enterprise Server, a self-managed GitLab), the URL they made. One
+    /// descriptor then serves many servers, each numbering its users from 1:
+    /// keyed by the provider alone, user 42 of one server and user 42 of
+    /// another shared a stored credential (a web app re-pointed at another
+    /// server, or two on one database), and each was given the other's token.
+    package var whoAmIRealm: String {
+        guard let template = descriptor.whoAmI?.url, template.contains("{"), let url = client.whoAmIURL else {
+            return descriptor.id
+        }
+        return descriptor.id + " " + url.absoluteString
+    }
+
     /// Who the credential's user is, by the descriptor's `whoAmI` call
     /// (GitHub's `GET /user`): the subject (a string, or a number's text)
     /// and a name to show. For a provider without OpenID Connect, this is
