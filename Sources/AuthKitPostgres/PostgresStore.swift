@@ -43,6 +43,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// Sign-ins waiting for their callback kept at most, across instances
     /// (see `init`).
     public let pendingSignInLimit: Int
+    /// Sessions one user may hold at once (see `init`).
+    public let sessionsPerUser: Int
     /// This instance's attempt inserts since its last trim to the limit.
     private let insertsSinceTrim = LockedValue(0)
 
@@ -63,12 +65,19 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     ///   attempt's lifetime and the hour the sweeps leave. Trimmed every
     ///   ``trimInterval(for:)`` inserts of an instance, so the table may
     ///   pass it by that many rows per instance.
+    /// - Parameter sessionsPerUser: how many sessions one user may hold at
+    ///   once (browsers, devices); a sign-in past it ends those that expire
+    ///   first, as ``InMemorySessionStore`` does. Each sign-in makes a row
+    ///   that lives for days, so one account signing in again and again (a
+    ///   script that drops its cookies) grew the table without end.
     public init(
         client: PostgresClient, encryption: TokenEncryption, display: String, operationTimeout: Duration = .seconds(10),
-        lockConnections: Int = 10, pendingSignInLimit: Int = 100_000, logger: Logger? = nil
+        lockConnections: Int = 10, pendingSignInLimit: Int = 100_000, sessionsPerUser: Int = 100,
+        logger: Logger? = nil
     ) {
         self.lockConnections = max(1, lockConnections)
         self.pendingSignInLimit = max(1, pendingSignInLimit)
+        self.sessionsPerUser = max(1, sessionsPerUser)
         self.operationTimeout = operationTimeout
         self.client = client
         self.encryption = encryption
@@ -783,6 +792,14 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 """
                 INSERT INTO authkit_sessions (id, key_id, sealed, expires_at, user_digest)
                 VALUES (\(id), \(keyID), \(sealed), \(session.expiresAt), \(Self.digest(of: session.user)))
+                """)
+            // The user's sessions past the newest `sessionsPerUser` (by the
+            // owner index: a few rows, not the table).
+            try await run(
+                """
+                DELETE FROM authkit_sessions WHERE id IN (
+                    SELECT id FROM authkit_sessions WHERE user_digest = \(Self.digest(of: session.user))
+                    ORDER BY expires_at DESC, id OFFSET \(sessionsPerUser))
                 """)
         }
     }

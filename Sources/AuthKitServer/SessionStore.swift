@@ -1,3 +1,5 @@
+import AuthKit
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -50,34 +52,62 @@ public protocol SessionStore: Sendable {
 /// Sessions in this process's memory: one instance.
 public actor InMemorySessionStore: SessionStore {
     private var sessions: [String: WebSession] = [:]
+    /// The ids of each user's sessions (``SignedInUser/credentialKey``).
+    private var byUser: [CredentialKey: Set<String>] = [:]
     /// The count at which expired sessions are next swept out: twice what a
     /// sweep left, so that a site with more live sessions than 10,000 does not
     /// sweep (a pass over all of them) at every sign-in.
     private var sweepAt = 10_000
+    /// Live sessions kept per user; past it, the one that expires first goes.
+    private let sessionsPerUser: Int
 
-    public init() {}
+    /// - Parameter sessionsPerUser: how many sessions one user may hold at
+    ///   once (browsers, devices); a sign-in past it ends the session that
+    ///   expires first. Each sign-in makes a session that lives for days, so
+    ///   without a bound one account signing in again and again (a script
+    ///   that drops its cookies, the provider's consent remembered) grew the
+    ///   memory without end.
+    public init(sessionsPerUser: Int = 100) { self.sessionsPerUser = max(1, sessionsPerUser) }
 
     public func insert(_ session: WebSession, id: String) async throws {
         if sessions.count >= sweepAt {
             let now = Date()
-            sessions = sessions.filter { $0.value.expiresAt > now }
+            for (expired, session) in sessions where session.expiresAt <= now { forget(expired, of: session.user) }
             sweepAt = max(10_000, sessions.count * 2)
         }
+        if let replaced = sessions[id] { forget(id, of: replaced.user) }
         sessions[id] = session
+        let key = session.user.credentialKey
+        byUser[key, default: []].insert(id)
+        if let ids = byUser[key], ids.count > sessionsPerUser,
+            let first = ids.min(by: {
+                (sessions[$0]?.expiresAt ?? .distantPast) < (sessions[$1]?.expiresAt ?? .distantPast)
+            })
+        {
+            forget(first, of: session.user)
+        }
     }
 
     public func session(id: String, now: Date) async throws -> WebSession? {
         guard let session = sessions[id] else { return nil }
         guard session.expiresAt > now else {
-            sessions[id] = nil
+            forget(id, of: session.user)
             return nil
         }
         return session
     }
 
-    public func remove(id: String) async throws { sessions[id] = nil }
+    public func remove(id: String) async throws {
+        if let session = sessions[id] { forget(id, of: session.user) }
+    }
 
     public func removeAll(of user: SignedInUser) async throws {
-        sessions = sessions.filter { $0.value.user.credentialKey != user.credentialKey }
+        for id in byUser.removeValue(forKey: user.credentialKey) ?? [] { sessions[id] = nil }
+    }
+
+    private func forget(_ id: String, of user: SignedInUser) {
+        sessions[id] = nil
+        byUser[user.credentialKey]?.remove(id)
+        if byUser[user.credentialKey]?.isEmpty == true { byUser[user.credentialKey] = nil }
     }
 }

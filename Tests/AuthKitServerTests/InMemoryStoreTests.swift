@@ -54,10 +54,10 @@ import Testing
     /// Past 10,000 sessions, expired ones are swept out and live ones stay.
     @Test func sessionsPastTheSweepKeepTheLiveOnes() async throws {
         let store = InMemorySessionStore()
-        let user = SignedInUser(providerID: "google", subject: "s", issuer: nil, displayName: nil)
         let now = Date()
         for index in 0..<10_050 {
             let live = index % 2 == 0
+            let user = SignedInUser(providerID: "google", subject: "s\(index % 500)", issuer: nil, displayName: nil)
             try await store.insert(
                 WebSession(
                     user: user, csrfToken: "c", createdAt: now,
@@ -67,5 +67,33 @@ import Testing
         #expect(try await store.session(id: "s0", now: now) != nil)
         #expect(try await store.session(id: "s10048", now: now) != nil)
         #expect(try await store.session(id: "s1", now: now) == nil)
+    }
+
+    /// One user holds at most `sessionsPerUser` sessions: a sign-in past it
+    /// ends the one that expires first; other users' are untouched.
+    @Test func aUserHoldsAtMostTheLimitOfSessions() async throws {
+        try await Self.checkSessionsPerUser(InMemorySessionStore(sessionsPerUser: 3), limit: 3)
+    }
+
+    /// The bound per user, for any store made with a limit of `limit` (≥ 2).
+    static func checkSessionsPerUser(_ store: some SessionStore, limit: Int) async throws {
+        let now = Date()
+        let alice = SignedInUser(providerID: "google", subject: "alice", issuer: nil, displayName: nil)
+        let bob = SignedInUser(providerID: "google", subject: "bob", issuer: nil, displayName: nil)
+        func session(_ user: SignedInUser, _ seconds: Double) -> WebSession {
+            WebSession(user: user, csrfToken: "c", createdAt: now, expiresAt: now.addingTimeInterval(seconds))
+        }
+        try await store.insert(session(bob, 60), id: "bob")
+        for index in 0..<(limit + 2) {
+            try await store.insert(session(alice, 600 + Double(index)), id: "alice-\(index)")
+        }
+        for index in 0..<(limit + 2) {
+            let kept = try await store.session(id: "alice-\(index)", now: now) != nil
+            #expect(kept == (index >= 2), "alice-\(index)")
+        }
+        #expect(try await store.session(id: "bob", now: now) != nil)
+        try await store.removeAll(of: alice)
+        for index in 0..<(limit + 2) { #expect(try await store.session(id: "alice-\(index)", now: now) == nil) }
+        #expect(try await store.session(id: "bob", now: now) != nil)
     }
 }

@@ -33,7 +33,7 @@ struct PostgresStoreTests {
     static func withStore<Result: Sendable>(
         schema: String, clients count: Int = 1, encryption: TokenEncryption = encryption,
         maximumConnections: Int? = nil, lockConnections: Int = 10, pendingSignInLimit: Int = 100_000,
-        startup: [(String, String)] = [], _ body: ([PostgresStore]) async throws -> Result
+        sessionsPerUser: Int = 100, startup: [(String, String)] = [], _ body: ([PostgresStore]) async throws -> Result
     ) async throws -> Result {
         let url = try #require(
             databaseURL, "AUTHKIT_TEST_DATABASE_URL is not set: run scripts/throwaway-postgres start")
@@ -60,7 +60,8 @@ struct PostgresStoreTests {
             let stores = clients.map {
                 PostgresStore(
                     client: $0, encryption: encryption, display: "postgresql://test/\(schema)",
-                    lockConnections: lockConnections, pendingSignInLimit: pendingSignInLimit)
+                    lockConnections: lockConnections, pendingSignInLimit: pendingSignInLimit,
+                    sessionsPerUser: sessionsPerUser)
             }
             // Each instance migrates at start; the second finds it done.
             for store in stores { try await store.migrate() }
@@ -770,6 +771,13 @@ struct PostgresStoreTests {
 
     /// Sign-out everywhere on PostgreSQL: each session row records whose it
     /// is (by digest), and all of the user's go.
+    /// One user holds at most `sessionsPerUser` sessions, across instances.
+    @Test func aUserHoldsAtMostTheLimitOfSessions() async throws {
+        try await Self.withStore(schema: "sessions_per_user", sessionsPerUser: 3) { stores in
+            try await InMemoryStoreTests.checkSessionsPerUser(stores[0], limit: 3)
+        }
+    }
+
     @Test func signOutEverywhereEndsEverySessionOfTheUser() async throws {
         try await Self.withStore(schema: "sign_out") { stores in
             try await WebSignInTests.checkSignOut(everywhere: true, stores: (stores[0], stores[0], stores[0]))
