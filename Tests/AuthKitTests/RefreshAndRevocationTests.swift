@@ -1003,6 +1003,57 @@ import Testing
         }
     }
 
+    /// A revocation that sends the access token alone (Twitch names it,
+    /// Dropbox authenticates with it) refuses an expired one: signing out
+    /// refreshes it first (saving the rotated refresh token), then revokes
+    /// the live one. When the refresh is refused, the revocation is tried as
+    /// it was, and its refusal is what is said: nothing is removed.
+    @Test func anExpiredAccessTokenIsRefreshedBeforeARevocationThatSendsItAlone() async throws {
+        try await withServer { server in
+            let live = LockedValue<Set<String>>(["new-access"])
+            let refreshes = LockedValue(true)
+            server.route("POST", "/token") { _ in
+                refreshes.current
+                    ? .json(
+                        #"{"access_token":"new-access","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#
+                    )
+                    : .json(#"{"error":"invalid_grant"}"#, status: 400)
+            }
+            server.route("POST", "/revoke") { request in
+                let token = (try? formObject(request.bodyText))?["token"] ?? ""
+                return live.current.contains(token) ? StubResponse(status: 200) : .json("{}", status: 400)
+            }
+            let descriptor = testDescriptor(
+                id: "p", name: "P", protocol: .oauth2,
+                authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/a"),
+                token: DescriptorFile.Token(url: "\(server.baseURL)/token", clientAuthentication: .post),
+                revocation: DescriptorFile.Template(
+                    url: "\(server.baseURL)/revoke",
+                    parameters: ["client_id": "{client_id}", "token": "{access_token}"]))
+            let client = try OAuth2Client(
+                descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let expired = Credential(
+                providerID: "p", accessToken: "old-access", refreshToken: "refresh-1",
+                expiresAt: Date(timeIntervalSinceNow: -60))
+            let store = InMemoryCredentialStore([expired])
+            let source = CredentialSource(authenticator: client, store: store, key: expired.key)
+            let revoked = try await source.revoke()
+            #expect(revoked.accessToken == "new-access")
+            #expect(try server.requests(to: "/revoke").map { try formObject($0.bodyText)["token"] } == ["new-access"])
+            #expect(try await store.credential(for: expired.key) == nil)
+
+            // The refresh refused: the revocation is tried with what is stored, and fails; nothing removed.
+            refreshes.withLock { $0 = false }
+            let kept = InMemoryCredentialStore([expired])
+            await #expect(throws: AuthKitError.self) {
+                _ = try await CredentialSource(authenticator: client, store: kept, key: expired.key).revoke()
+            }
+            #expect(try await kept.credential(for: expired.key)?.accessToken == "old-access")
+            #expect(
+                try server.requests(to: "/revoke").last.map { try formObject($0.bodyText)["token"] } == "old-access")
+        }
+    }
+
     @Test func unavailableServerIsReportedForRetry() async throws {
         try await withServer { server in
             server.route("POST", "/revoke") { _ in StubResponse(status: 503) }

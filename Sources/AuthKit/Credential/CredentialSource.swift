@@ -297,20 +297,54 @@ public struct CredentialSource: Sendable {
         let authenticator = self.authenticator
         let store = self.store
         let key = self.key
+        let logger = transport.logger
         // No room on the disk is asked for first: what it writes is the
         // file less this entry (smaller than it), and on a full disk it is
         // better revoked and still listed (`token delete` then removes it)
         // than not revoked at all (a sign-out removed it without revoking).
         return try await FileCredentialStore.$removing.withValue(true) {
             try await store.withRefreshLock(for: key, timeout: lockTimeout) {
-                guard let latest = try await store.credential(for: key) else {
+                guard var latest = try await store.credential(for: key) else {
                     throw AuthKitError.signInRequired(key, reason: .noCredential)
+                }
+                // A revocation that sends the access token alone (Twitch's
+                // names it, Dropbox's authenticates with it) refuses one
+                // that has expired, and the user could not sign out without
+                // `token refresh` first: it is refreshed, and saved, first.
+                // Refused, the revocation is still tried as it is (its error
+                // is the one said; the refresh's is logged).
+                if let template = authenticator.descriptor.revocation, template.sendsOnlyTheAccessToken,
+                    let expiry = latest.expiresAt, expiry <= Date(),
+                    latest.isRenewable || authenticator.descriptor.refresh != nil
+                {
+                    do {
+                        latest = try await Self.refreshedAndSaved(latest, by: authenticator, in: store)
+                    } catch AuthKitError.cancelled {
+                        throw AuthKitError.cancelled
+                    } catch {
+                        logger.warning(
+                            "\(key)'s access token has expired, and the refresh before its revocation failed: \(error)")
+                    }
                 }
                 try await authenticator.revoke(latest)
                 if !keepingLocalCopy { try await store.remove(key) }
                 return latest
             }
         }
+    }
+
+    /// `credential` refreshed and saved, under a lock the caller holds: seen
+    /// through in a task of its own once begun (the provider may rotate the
+    /// refresh token, which only the save keeps), as a refresh for a
+    /// request is.
+    private static func refreshedAndSaved(
+        _ credential: Credential, by authenticator: any Authenticator, in store: any CredentialStore
+    ) async throws -> Credential {
+        try await Task {
+            let refreshed = try await authenticator.refresh(credential)
+            try await store.save(refreshed)
+            return refreshed
+        }.value
     }
 
     /// Removes the stored credential without telling the provider, under the

@@ -43,6 +43,14 @@ package struct RequestTemplate: Sendable, Hashable {
         return template
     }
 
+    /// Whether the call sends the access token and not the refresh token
+    /// (Twitch's and Dropbox's revocations): an expired access token is then
+    /// refused, where a refresh token would still be taken.
+    package var sendsOnlyTheAccessToken: Bool {
+        let texts = [url] + Array(parameters.values) + Array(headers.values)
+        return texts.contains { $0.contains("{access_token}") } && !texts.contains { $0.contains("{refresh_token}") }
+    }
+
     /// The parameters in a stable order (by name), as they are sent.
     package var orderedParameters: [(String, String)] {
         parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
