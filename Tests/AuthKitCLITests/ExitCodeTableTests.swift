@@ -1,3 +1,4 @@
+import AuthKit
 import Foundation
 import Testing
 
@@ -17,5 +18,14 @@ import Testing
             return Int32(line.dropFirst(2).prefix { $0.isNumber })
         }
         #expect(documented == ExitStatus.allCases.map(\.rawValue), "docs/command-line.md: \(documented)")
+    }
+
+    /// A locked store (the Keychain over SSH) is "try again once unlocked"
+    /// (75), not bad input; a store that could not be written is 74.
+    @Test func aLockedStoreIsATemporaryFailure() {
+        #expect(ExitStatus(for: AuthKitError.store(path: "Keychain", reason: .locked("unlock it"))) == .storeLocked)
+        #expect(ExitStatus.storeLocked.rawValue == 75)
+        #expect(ExitStatus(for: AuthKitError.store(path: "f", reason: .notSaved("full"))) == .outputFailed)
+        #expect(ExitStatus(for: AuthKitError.store(path: "f", reason: .invalidContents("x"))) == .badInput)
     }
 }

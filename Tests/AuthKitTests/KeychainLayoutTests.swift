@@ -81,9 +81,16 @@ import Testing
         }
     }
 
+    /// A locked Keychain is a case of its own (`locked`: try again once it
+    /// is unlocked), which an app must not take as "signed out"; its words
+    /// say to unlock, not to choose the accessibility that is already the
+    /// default. Every other status is `inaccessible`, saying what to do.
     @Test func keychainStatusesSayWhatToDo() {
         #expect(KeychainStatus.explanation(-34018, accessGroup: "TEAM.group").contains("keychain-access-groups"))
-        #expect(KeychainStatus.explanation(-25308, accessGroup: nil).contains("afterFirstUnlockThisDeviceOnly"))
+        let locked = KeychainStatus.problem(-25308, accessGroup: nil)
+        #expect(locked.kind == .locked && locked.detail.contains("unlock"))
+        #expect(!locked.detail.contains("afterFirstUnlockThisDeviceOnly"))
+        #expect(KeychainStatus.problem(-34018, accessGroup: nil).kind == .inaccessible)
         #expect(KeychainStatus.explanation(-1, accessGroup: nil).contains("OSStatus -1"))
     }
 

@@ -41,16 +41,26 @@ import Testing
         #expect(
             try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example")!)
                 == .https(host: "app.example", path: "/"))
+        // The path as registered: a final slash kept, escapes not decoded.
+        #expect(
+            try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example/auth/callback/")!)
+                == .https(host: "app.example", path: "/auth/callback/"))
+        #expect(
+            try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example/a%2Fb")!)
+                == .https(host: "app.example", path: "/a%2Fb"))
         #expect(try WebAuthenticationCallback(redirectURI: URL(string: "myapp://x")!).scheme == "myapp")
         #expect(try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example/cb")!).scheme == nil)
     }
 
-    @Test func redirectsItCannotCatchAreRefusedWithWhatToRegister() {
+    @Test func redirectsItCannotCatchAreRefusedWithWhatToRegister() throws {
         for (uri, hint) in [
             ("http://127.0.0.1:8765/callback", "cannot catch a plain http redirect"),
             ("https:/no-host", "needs a host"), ("/relative/only", "has no scheme"),
             // Instagram's usual https://localhost/callback: no app can be associated with it.
             ("https://localhost/callback", "webcredentials:"), ("https://127.0.0.1/cb", "webcredentials:"),
+            // Any address, and localhost with its root dot: no domain to associate either.
+            ("https://127.0.0.2/cb", "webcredentials:"), ("https://[0:0:0:0:0:0:0:1]/cb", "webcredentials:"),
+            ("https://localhost./cb", "webcredentials:"), ("https://192.0.2.1/cb", "webcredentials:"),
         ] {
             #expect {
                 try WebAuthenticationCallback(redirectURI: URL(string: uri)!)
@@ -59,6 +69,18 @@ import Testing
                 return reason.contains(hint)
             }
         }
+        // Before iOS 17.4 / macOS 14.4, an https callback is refused when the
+        // agent starts (before a request token is asked for); a scheme is not.
+        #expect {
+            try WebAuthenticationCallback(
+                redirectURI: URL(string: "https://app.example/cb")!, httpsCallbacksAvailable: false)
+        } throws: { error in
+            guard case .unusableRedirectURI(_, let reason)? = error as? AuthKitError else { return false }
+            return reason.contains("iOS 17.4")
+        }
+        #expect(
+            try WebAuthenticationCallback(redirectURI: URL(string: "myapp:/cb")!, httpsCallbacksAvailable: false)
+                == .customScheme("myapp"))
     }
 
     @Test func aCallbackMatchesOnlyItsOwnRedirect() throws {
@@ -69,6 +91,9 @@ import Testing
         #expect(https.matches(URL(string: "https://APP.example/cb?code=x")!))
         #expect(!https.matches(URL(string: "https://app.example/other?code=x")!))
         #expect(!https.matches(URL(string: "http://app.example/cb?code=x")!))
+        let slashed = try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example/cb/")!)
+        #expect(slashed.matches(URL(string: "https://app.example/cb/?code=x")!))
+        #expect(!slashed.matches(URL(string: "https://app.example/cb?code=x")!))
     }
 
     @Test func closingTheSheetIsCancellationAndOtherEndsAreNamed() {

@@ -141,13 +141,19 @@ extension AuthKitError {
         case notSaved(String)
         /// Another process holds the store, or a sign-in to the same account is in progress.
         case busy(String)
+        /// The store is locked until the user unlocks it (a device not yet
+        /// unlocked since it started, a locked keychain where no prompt can
+        /// show): nothing stored is lost, and the same call works once it
+        /// is unlocked. Not "no credential": an app that took it so would
+        /// sign the user out.
+        case locked(String)
 
         /// What is wrong and what to do, in words.
         public var detail: String {
             switch self {
             case .inaccessible(let detail), .invalidContents(let detail), .notARegularFile(let detail),
                 .writableByOthers(let detail),
-                .notSaved(let detail), .busy(let detail):
+                .notSaved(let detail), .busy(let detail), .locked(let detail):
                 detail
             }
         }
@@ -155,7 +161,7 @@ extension AuthKitError {
         public var description: String { detail }
 
         package enum Kind: Sendable, Hashable {
-            case inaccessible, invalidContents, notARegularFile, writableByOthers, notSaved, busy
+            case inaccessible, invalidContents, notARegularFile, writableByOthers, notSaved, busy, locked
         }
 
         package init(_ kind: Kind, _ detail: String) {
@@ -166,6 +172,7 @@ extension AuthKitError {
             case .writableByOthers: self = .writableByOthers(detail)
             case .notSaved: self = .notSaved(detail)
             case .busy: self = .busy(detail)
+            case .locked: self = .locked(detail)
             }
         }
 
@@ -177,6 +184,7 @@ extension AuthKitError {
             case .writableByOthers: .writableByOthers
             case .notSaved: .notSaved
             case .busy: .busy
+            case .locked: .locked
             }
         }
     }

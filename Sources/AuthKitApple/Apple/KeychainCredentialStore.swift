@@ -8,7 +8,8 @@
     /// `provider/label` (provider ids cannot contain `/`), the credential's
     /// JSON as the data. Not synchronized to other devices; by default
     /// readable after the first unlock, so a background refresh works while
-    /// the device is locked but the tokens never leave it in a backup.
+    /// the device is locked; `ThisDeviceOnly`, so a backup holds them
+    /// encrypted but they are never restored to another device.
     ///
     /// Refresh locking: the Keychain has no locks. Within the app, refreshes of
     /// one credential are serialised by AuthKit's in-process lock. An app and its
@@ -88,15 +89,23 @@
             }
         }
 
-        /// Whether the Keychain answers: a read of an item no one writes,
-        /// which finds nothing where the Keychain can be used, and fails as a
-        /// write would where it cannot (no entitlement, no keychain in a
-        /// session without a login, a locked keychain where no prompt can show).
+        /// Whether a credential can be saved here now: an item written and
+        /// deleted, so that a sign-in that could not be saved fails before
+        /// the user consents. A read would not do: it finds nothing without
+        /// decrypting anything, so a locked keychain (over SSH, with no
+        /// window to prompt in; a device not unlocked since it started)
+        /// answered "not found" as an open one does, and the save after the
+        /// consent failed. Fails where the Keychain cannot be used (no
+        /// entitlement, no keychain in a session without a login, locked).
         package func checkAvailable() throws {
-            var result: CFTypeRef?
-            let status = SecItemCopyMatching(
-                Self.dictionary(layout.read(CredentialKey(providerID: "authkit-availability-check"))), &result)
-            if status != KeychainStatus.itemNotFound { try check(status) }
+            let probe = CredentialKey(providerID: "authkit-availability-check")
+            let added = SecItemAdd(Self.dictionary(layout.add(probe, data: Data())), nil)
+            guard added == KeychainStatus.success || added == KeychainStatus.duplicateItem else {
+                try check(added)
+                return
+            }
+            let deleted = SecItemDelete(Self.dictionary(layout.identity(probe)))
+            if deleted != KeychainStatus.itemNotFound { try check(deleted) }
         }
 
         public func save(_ credential: Credential) async throws {
@@ -107,11 +116,13 @@
                 let added = SecItemAdd(Self.dictionary(layout.add(credential.key, data: data)), nil)
                 if added == KeychainStatus.duplicateItem {
                     // Another writer (the app's extension, a second task)
-                    // added it between the two calls: update theirs.
+                    // added it between the two calls: update theirs; gone
+                    // again (a third removed it meanwhile), add it once more.
+                    let updated = SecItemUpdate(
+                        Self.dictionary(layout.identity(credential.key)), Self.dictionary(layout.update(data: data)))
                     try check(
-                        SecItemUpdate(
-                            Self.dictionary(layout.identity(credential.key)), Self.dictionary(layout.update(data: data))
-                        ))
+                        updated == KeychainStatus.itemNotFound
+                            ? SecItemAdd(Self.dictionary(layout.add(credential.key, data: data)), nil) : updated)
                 } else {
                     try check(added)
                 }
@@ -148,7 +159,7 @@
             guard status != KeychainStatus.success else { return }
             throw AuthKitError.store(
                 path: "Keychain (service \(layout.service))",
-                reason: .init(.inaccessible, KeychainStatus.explanation(status, accessGroup: layout.accessGroup)))
+                reason: KeychainStatus.problem(status, accessGroup: layout.accessGroup))
         }
 
         /// The query with the Security framework's constants for their names.

@@ -25,7 +25,8 @@
                     .userAgentBrokeProtocol(
                         "an out-of-band (PIN) sign-in has no redirect to catch; use ManualUserAgent"))
             }
-            let callback = try WebAuthenticationCallback(redirectURI: redirectURI)
+            let callback = try WebAuthenticationCallback(
+                redirectURI: redirectURI, httpsCallbacksAvailable: systemCatchesHTTPSCallbacks())
             let url = try await authorization.makeAuthorizationURL(redirectURI)
             let browser: WebAuthenticationSession.BrowserSession =
                 prefersEphemeralWebBrowserSession ? .ephemeral : .shared

@@ -41,7 +41,8 @@
             // The redirect is checked before the URL is made: for OAuth 1.0a
             // that asks the provider for a request token, which an unusable
             // redirect would have spent for nothing.
-            _ = try WebAuthenticationCallback(redirectURI: redirectURI)
+            _ = try WebAuthenticationCallback(
+                redirectURI: redirectURI, httpsCallbacksAvailable: systemCatchesHTTPSCallbacks())
             let url = try await session.makeAuthorizationURL(redirectURI)
             return .redirect(try await redirect(opening: url, redirectURI: redirectURI), redirectURI: redirectURI)
         }
@@ -49,7 +50,8 @@
         /// Opens `url` and returns the URL the provider sent the browser back to:
         /// for the two-request flow where a backend exchanges the code.
         public func redirect(opening url: URL, redirectURI: URL) async throws -> URL {
-            let callback = try WebAuthenticationCallback(redirectURI: redirectURI)
+            let callback = try WebAuthenticationCallback(
+                redirectURI: redirectURI, httpsCallbacksAvailable: systemCatchesHTTPSCallbacks())
             let holder = await SessionHolder()
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<URL, Error>) in
@@ -64,6 +66,13 @@
                 Task { @MainActor in holder.cancel() }
             }
         }
+    }
+
+    /// Whether `ASWebAuthenticationSession` can catch an https redirect here
+    /// (`Callback.https`, iOS 17.4 and macOS 14.4).
+    func systemCatchesHTTPSCallbacks() -> Bool {
+        if #available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, visionOS 1.1, *) { return true }
+        return false
     }
 
     /// A continuation resumed at most once, whoever answers first (the

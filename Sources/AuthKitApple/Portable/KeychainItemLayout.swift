@@ -10,7 +10,8 @@ import Foundation
 /// `provider` or `provider/label` (provider ids cannot contain `/`), the
 /// credential's JSON as the data. Not synchronized to other devices, and
 /// readable after the first unlock by default, so a background refresh works
-/// while the device is locked but the tokens never leave it in a backup.
+/// while the device is locked; `ThisDeviceOnly`, so an encrypted backup holds
+/// the tokens but never restores them to another device.
 package struct KeychainItemLayout: Sendable, Hashable {
     /// `kSecAttrService` of every item (`dev.authkit.credentials`).
     package var service: String

@@ -16,9 +16,13 @@ package enum WebAuthenticationCallback: Sendable, Hashable {
     /// An `https` host and path (an associated domain).
     case https(host: String, path: String)
 
+    /// - Parameter httpsCallbacksAvailable: whether the system can catch an
+    ///   https redirect (iOS 17.4, macOS 14.4 and later): where it cannot,
+    ///   one is refused here, before the authorization URL is made (for
+    ///   OAuth 1.0a, before a request token is asked for and spent).
     /// - Throws: ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)``
     ///   naming what to register instead.
-    package init(redirectURI: URL) throws {
+    package init(redirectURI: URL, httpsCallbacksAvailable: Bool = true) throws {
         let text = redirectURI.absoluteString
         guard let scheme = redirectURI.scheme?.lowercased(), !scheme.isEmpty else {
             throw AuthKitError.unusableRedirectURI(
@@ -36,18 +40,27 @@ package enum WebAuthenticationCallback: Sendable, Hashable {
             // of a domain associated with the app" (a `webcredentials:`
             // associated domain), which a loopback name can never be: the
             // session then fails with nothing said of why.
-            let lowered = host.lowercased()
-            if lowered == "localhost" || lowered.hasSuffix(".localhost") || lowered == "127.0.0.1"
-                || lowered == "[::1]" || lowered == "::1"
-            {
+            // Nor an address: any IPv4 literal (127.0.0.2 as much as
+            // 127.0.0.1), any IPv6 one, `localhost.` with its root dot.
+            var lowered = host.lowercased()
+            if lowered.hasSuffix(".") { lowered.removeLast() }
+            let isAddress =
+                lowered.contains(":") || lowered.allSatisfy { $0 == "." || ("0"..."9").contains($0) }
+            if isAddress || lowered == "localhost" || lowered.hasSuffix(".localhost") {
                 throw AuthKitError.unusableRedirectURI(
                     uri: text,
                     reason:
                         "an https callback must be on a domain the app is associated with (webcredentials:), which \(lowered) cannot be; register such a domain's URL, or a private-use scheme (RFC 8252 §7.1), with the provider."
                 )
             }
-            let path = redirectURI.path.isEmpty ? "/" : redirectURI.path
-            self = .https(host: lowered, path: path)
+            guard httpsCallbacksAvailable else {
+                throw AuthKitError.unusableRedirectURI(
+                    uri: text,
+                    reason:
+                        "an https callback needs iOS 17.4 or macOS 14.4; register a private-use scheme for older systems."
+                )
+            }
+            self = .https(host: lowered, path: Self.path(of: redirectURI))
         case "http":
             throw AuthKitError.unusableRedirectURI(
                 uri: text,
@@ -77,14 +90,23 @@ package enum WebAuthenticationCallback: Sendable, Hashable {
         return nil
     }
 
-    /// Whether `url` is where this callback ends the session.
+    /// The path as the redirect URI writes it: percent-encoded as it is, a
+    /// final `/` kept (`URL.path` decodes `%2F` and drops the final slash,
+    /// so a callback registered as `/auth/callback/` was waited for at
+    /// `/auth/callback`, and never came); `/` for none.
+    static func path(of url: URL) -> String {
+        let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        return path.isEmpty ? "/" : path
+    }
+
+    /// Whether `url` is where this callback ends the session (the rule
+    /// the tests hold the callback to: the system applies its own).
     package func matches(_ url: URL) -> Bool {
         switch self {
         case .customScheme(let scheme):
             return url.scheme?.lowercased() == scheme
         case .https(let host, let path):
-            return url.scheme?.lowercased() == "https" && url.host?.lowercased() == host
-                && (url.path.isEmpty ? "/" : url.path) == path
+            return url.scheme?.lowercased() == "https" && url.host?.lowercased() == host && Self.path(of: url) == path
         }
     }
 }

@@ -37,6 +37,9 @@ enum ExitStatus: Int32, CaseIterable {
     /// standard output, so what the command printed is incomplete; the
     /// credential store or a provider file, left as it was (sysexits EX_IOERR).
     case outputFailed = 74
+    /// The credential store is locked (a keychain to unlock first): try again
+    /// once it is (sysexits EX_TEMPFAIL).
+    case storeLocked = 75
     /// Cancelled with Ctrl-C (128 + SIGINT, the shell convention).
     case cancelled = 130
 
@@ -56,6 +59,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .insecureTransport, .outsideProviderAPI: self = .usage
             case .unknownProvider, .missingSetting, .invalidSetting, .unusableRedirectURI: self = .usage
             case .store(_, let reason) where reason.kind == .notSaved: self = .outputFailed
+            case .store(_, let reason) where reason.kind == .locked: self = .storeLocked
             case .invalidFile, .redirect, .store: self = .badInput
             case .cancelled: self = .cancelled
             }
