@@ -309,13 +309,14 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     public func withRefreshLock<Result: Sendable>(
         for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
     ) async throws -> Result {
-        try await withLocalLock(of: key, timeout: timeout) { [client, logger] left in
+        try await withLocalLock(of: key, timeout: timeout) { [self] left in
             // Fails fast while the database is away (the transaction below
             // would wait for a pooled connection with no deadline). On a
             // pooled connection, not a lock this task already holds (a
             // nested refresh of another account): that one is not watched.
+            // Leased as every other statement, so a timeout closes it.
             try await Self.$heldLock.withValue(nil) {
-                try await mapped { try await client.run("SELECT 1", logger: logger) }
+                try await mapped { [self] in try await run("SELECT 1") }
             }
             return try await mapped(lockOf: key, timeout: timeout) {
                 try await lockedTransactionOnALentConnection(of: key, waiting: left) { _ in try await body() }
@@ -382,8 +383,20 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         return try await client.withConnection { [logger] connection in
             // A timeout that came first closed nothing: the statement is not sent.
             guard lease?.lend(connection) ?? true else { throw Self.statementTimedOut }
-            defer { lease?.takeBack() }
-            return ReadRows(rows: try await connection.query(statement, logger: logger).collect())
+            let read: Result<ReadRows, any Error>
+            do {
+                read = .success(ReadRows(rows: try await connection.query(statement, logger: logger).collect()))
+            } catch {
+                read = .failure(error)
+            }
+            // Timed out while it ran (whatever the statement did since): the
+            // connection is closed before the pool has it back, so the
+            // timeout's own close never meets another operation's statement.
+            // So is one whose caller went: the rows stop being read, but the
+            // statement may still be unanswered on it, and the next
+            // operation given it waited behind that.
+            if lease?.takeBack() == true || Task.isCancelled { try? await connection.close() }
+            return try read.get()
         }
     }
 
@@ -423,15 +436,20 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             }
         }
 
-        /// The statement ended: its connection goes back to the pool open.
-        func takeBack() { state.withLock { $0.connection = nil } }
+        /// The statement ended; true when the operation timed out while it
+        /// ran: then its connection is closed, not given back open.
+        func takeBack() -> Bool {
+            state.withLock { state in
+                state.connection = nil
+                return state.timedOut
+            }
+        }
 
-        /// The operation timed out: the connection a statement is on, if
-        /// any, to close (and no statement starts after).
+        /// The operation timed out (or its caller went): the connection a
+        /// statement is on, if any, to close (and no statement starts after).
         func timeOut() -> PostgresConnection? {
             state.withLock { state in
                 state.timedOut = true
-                defer { state.connection = nil }
                 return state.connection
             }
         }
@@ -793,14 +811,21 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 INSERT INTO authkit_sessions (id, key_id, sealed, expires_at, user_digest)
                 VALUES (\(id), \(keyID), \(sealed), \(session.expiresAt), \(Self.digest(of: session.user)))
                 """)
-            // The user's sessions past the newest `sessionsPerUser` (by the
-            // owner index: a few rows, not the table).
-            try await run(
-                """
-                DELETE FROM authkit_sessions WHERE id IN (
-                    SELECT id FROM authkit_sessions WHERE user_digest = \(Self.digest(of: session.user))
-                    ORDER BY expires_at DESC, id OFFSET \(sessionsPerUser))
-                """)
+        }
+        // The user's sessions past the newest `sessionsPerUser` (by the owner
+        // index: a few rows, not the table). The session is saved: a trim
+        // that fails does not fail its sign-in (the next one tries again).
+        do {
+            try await mapped { [self] in
+                try await run(
+                    """
+                    DELETE FROM authkit_sessions WHERE id IN (
+                        SELECT id FROM authkit_sessions WHERE user_digest = \(Self.digest(of: session.user))
+                        ORDER BY expires_at DESC, id OFFSET \(sessionsPerUser))
+                    """)
+            }
+        } catch {
+            logger.warning("Could not trim a user's sessions in \(display) to \(sessionsPerUser): \(error)")
         }
     }
 
@@ -1283,7 +1308,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // Outside a lock, each statement leases a connection of its own: the
         // one under way when the time is up is closed too (see `query`).
         let lease = StatementLease()
+        let workEnded = LockedValue(false)
         let work = Task {
+            defer { workEnded.withLock { $0 = true } }
             do {
                 outcome.settle(with: .success(try await Self.$statementLease.withValue(lease) { try await body() }))
             } catch {
@@ -1301,7 +1328,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         }
         let timer = Task {
             try await Task.sleep(for: timeout)
-            await outcome.settle(
+            let first = await outcome.settle(
                 with: .failure(
                     AuthKitError.store(
                         path: display,
@@ -1309,6 +1336,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                             .inaccessible,
                             "the database did not answer within \(timeout); is it running? Retry when it is back"))),
                 after: closeHeld)
+            // The caller went first (cancelled): a statement still under way
+            // has its connection closed all the same.
+            if !first, let leased = lease.timeOut() { try? await leased.close() }
         }
         // A statement sent as the database ended the session (its FATAL
         // error on the way) is never answered by PostgresNIO 1.x either,
@@ -1325,7 +1355,11 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         }
         defer {
             work.cancel()
-            timer.cancel()
+            // A caller that went (cancelled) before its statement ended
+            // leaves the timer running: a statement the database never
+            // answers still has its connection closed at the deadline
+            // (PostgresNIO does not stop one when its task is cancelled).
+            if held != nil || workEnded.current { timer.cancel() }
             watcher.cancel()
         }
         return try await withTaskCancellationHandler {

@@ -1062,7 +1062,11 @@ struct PostgresStoreTests {
             // the timeout, the next statement gets a new one while that
             // backend is still stopped (let go, it held the pool's only
             // connection until TCP gave up, and every read timed out).
-            let meanwhile = try await store.credential(for: CredentialKey(providerID: "qiita", label: "s"))
+            // (Over the same pool, with time for a new connection on a loaded machine.)
+            let patient = PostgresStore(
+                client: stores[0].client, encryption: Self.encryption, display: "postgresql://test/silent",
+                operationTimeout: .seconds(10))
+            let meanwhile = try await patient.credential(for: CredentialKey(providerID: "qiita", label: "s"))
             #expect(meanwhile?.accessToken == "secret-access-token")
             // Read while that backend was still stopped (`T` in /proc: the
             // test lets it go after 8 s whatever happens).
@@ -1077,6 +1081,24 @@ struct PostgresStoreTests {
                 if back == nil { try await Task.sleep(for: .milliseconds(250)) }
             }
             #expect(back?.accessToken == "secret-access-token")
+
+            // A caller that goes (cancelled) while its statement waits on a
+            // silent backend: the connection is still closed at the
+            // operation's deadline, so the pool's one connection comes back.
+            let (cancelledPid, cancelledResume) = try await Self.stopBackend(
+                of: try await store.client.query("SELECT pg_backend_pid()"))
+            let reading = Task { try await store.credential(for: CredentialKey(providerID: "qiita", label: "s")) }
+            try await Task.sleep(for: .milliseconds(200))
+            reading.cancel()
+            _ = try? await reading.value
+            try await Task.sleep(for: .milliseconds(1500)) // past the 1 s operation timeout
+            let afterCancel = try await patient.credential(for: CredentialKey(providerID: "qiita", label: "s"))
+            #expect(afterCancel?.accessToken == "secret-access-token")
+            let cancelledState = try String(contentsOfFile: "/proc/\(cancelledPid)/stat", encoding: .utf8)
+                .split(separator: ")").last?.split(separator: " ").first
+            #expect(cancelledState == "T", "the backend was let go before the read")
+            kill(cancelledPid, SIGCONT)
+            cancelledResume.cancel()
 
             // Inside a refresh lock, on the lock's own connection: the
             // statement times out, the connection is closed (ending the

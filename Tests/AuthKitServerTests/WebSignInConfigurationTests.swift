@@ -46,10 +46,18 @@ import Testing
         #expect(one.whoAmIRealm == "github-enterprise https://ghe.one.example/api/v3/user")
         #expect(key(one) != key(two))
         #expect(key(one) == key(try client("github-enterprise", host: "ghe.one.example")))
+        // A placeholder at its default keeps the provider's key (Salesforce's
+        // login.salesforce.com); a My Domain is a server of its own.
+        #expect(try client("salesforce").whoAmIRealm == "salesforce")
+        #expect(try client("salesforce", host: "login.salesforce.com").whoAmIRealm == "salesforce")
+        #expect(
+            try client("salesforce", host: "acme.my.salesforce.com").whoAmIRealm
+                == "salesforce https://acme.my.salesforce.com/services/oauth2/userinfo")
         let github = try client("github")
         #expect(github.whoAmIRealm == "github")
         #expect(
-            key(github) == SignedInUser(providerID: "github", subject: "42", issuer: nil, displayName: nil).credentialKey)
+            key(github)
+                == SignedInUser(providerID: "github", subject: "42", issuer: nil, displayName: nil).credentialKey)
     }
 
     /// What the sign-in hands an app (`Finished`, `SignedOut`), printed or

@@ -1049,6 +1049,24 @@ import Testing
                 _ = try await CredentialSource(authenticator: client, store: kept, key: expired.key).revoke()
             }
             #expect(try await kept.credential(for: expired.key)?.accessToken == "old-access")
+
+            // RFC 7009's own revocation (the refresh token first) needs no
+            // live access token: nothing is refreshed for it.
+            refreshes.withLock { $0 = true }
+            let tokenRequests = server.requests(to: "/token").count
+            let rfc7009 = testDescriptor(
+                id: "p", name: "P", protocol: .oauth2,
+                authorization: DescriptorFile.Authorization(url: "\(server.baseURL)/a"),
+                token: DescriptorFile.Token(url: "\(server.baseURL)/token", clientAuthentication: .post),
+                revocation: DescriptorFile.Template(url: "\(server.baseURL)/revoke"))
+            #expect(rfc7009.revocation?.isRFC7009Revocation == true)
+            let standard = try OAuth2Client(
+                descriptor: rfc7009, settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            live.withLock { $0.insert("refresh-1") }
+            _ = try await CredentialSource(
+                authenticator: standard, store: InMemoryCredentialStore([expired]), key: expired.key
+            ).revoke()
+            #expect(server.requests(to: "/token").count == tokenRequests)
             #expect(
                 try server.requests(to: "/revoke").last.map { try formObject($0.bodyText)["token"] } == "old-access")
         }

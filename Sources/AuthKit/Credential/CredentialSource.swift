@@ -307,18 +307,21 @@ public struct CredentialSource: Sendable {
                 guard var latest = try await store.credential(for: key) else {
                     throw AuthKitError.signInRequired(key, reason: .noCredential)
                 }
-                // A revocation that sends the access token alone (Twitch's
-                // names it, Dropbox's authenticates with it) refuses one
-                // that has expired, and the user could not sign out without
-                // `token refresh` first: it is refreshed, and saved, first.
-                // Refused, the revocation is still tried as it is (its error
-                // is the one said; the refresh's is logged).
-                if let template = authenticator.descriptor.revocation, template.sendsOnlyTheAccessToken,
-                    let expiry = latest.expiresAt, expiry <= Date(),
+                // A revocation of the descriptor's own that sends the access
+                // token alone (Twitch's names it, Dropbox's authenticates
+                // with it) refuses one that has expired, and the user could
+                // not sign out without `token refresh` first: it is
+                // refreshed first. (RFC 7009's default revokes the refresh
+                // token first, which needs no live access token.) Refused,
+                // the revocation is tried as it is: its error is the one
+                // said, the refresh's is logged.
+                if let template = authenticator.descriptor.revocation, !template.isRFC7009Revocation,
+                    template.sendsOnlyTheAccessToken, let expiry = latest.expiresAt, expiry <= Date(),
                     latest.isRenewable || authenticator.descriptor.refresh != nil
                 {
                     do {
-                        latest = try await Self.refreshedAndSaved(latest, by: authenticator, in: store)
+                        latest = try await Self.renewedForRevocation(
+                            latest, by: authenticator, in: store, logger: logger)
                     } catch AuthKitError.cancelled {
                         throw AuthKitError.cancelled
                     } catch {
@@ -333,16 +336,24 @@ public struct CredentialSource: Sendable {
         }
     }
 
-    /// `credential` refreshed and saved, under a lock the caller holds: seen
-    /// through in a task of its own once begun (the provider may rotate the
-    /// refresh token, which only the save keeps), as a refresh for a
-    /// request is.
-    private static func refreshedAndSaved(
-        _ credential: Credential, by authenticator: any Authenticator, in store: any CredentialStore
+    /// `credential` refreshed, under a lock the caller holds, to be revoked:
+    /// seen through in a task of its own once begun, as a refresh for a
+    /// request is, and saved. A save that fails does not lose it: the
+    /// renewed credential is what is revoked (the provider may have
+    /// rotated both tokens, and the stored ones no longer work), and the
+    /// failure is logged.
+    private static func renewedForRevocation(
+        _ credential: Credential, by authenticator: any Authenticator, in store: any CredentialStore, logger: Logger
     ) async throws -> Credential {
         try await Task {
             let refreshed = try await authenticator.refresh(credential)
-            try await store.save(refreshed)
+            do {
+                try await store.save(refreshed)
+            } catch {
+                logger.warning(
+                    "\(credential.key) was renewed before its revocation, and the renewal could not be saved (\(error)); the renewed credential is the one revoked."
+                )
+            }
             return refreshed
         }.value
     }

@@ -8,17 +8,23 @@ import HTTPTypes
 
 extension OAuth2Client {
     /// Whose numbering a who-am-I subject is in: the provider, and where
-    /// the call's URL has placeholders (`https://{host}/api/v3/user`: GitHub
-    /// Enterprise Server, a self-managed GitLab), the URL they made. One
+    /// the call's URL has placeholders given values other than their
+    /// defaults (`https://{host}/api/v3/user`: GitHub Enterprise Server, a
+    /// self-managed GitLab, a Salesforce My Domain), the URL they made. One
     /// descriptor then serves many servers, each numbering its users from 1:
     /// keyed by the provider alone, user 42 of one server and user 42 of
     /// another shared a stored credential (a web app re-pointed at another
-    /// server, or two on one database), and each was given the other's token.
+    /// server, or two on one database), and each was given the other's
+    /// token. A placeholder left at its default (Salesforce's
+    /// `login.salesforce.com`) keeps the key it always had.
     package var whoAmIRealm: String {
-        guard let template = descriptor.whoAmI?.url, template.contains("{"), let url = client.whoAmIURL else {
-            return descriptor.id
+        guard let template = descriptor.whoAmI?.url, let url = client.whoAmIURL else { return descriptor.id }
+        let given = descriptor.placeholderValues(settings: settings)
+        let moved = DescriptorValidator.variables(in: template).contains { name in
+            guard let spec = descriptor.placeholders[name] else { return false }
+            return given[name] != spec.default
         }
-        return descriptor.id + " " + url.absoluteString
+        return moved ? descriptor.id + " " + url.absoluteString : descriptor.id
     }
 
     /// Who the credential's user is, by the descriptor's `whoAmI` call

@@ -89,15 +89,26 @@
             }
         }
 
+        /// Whether the Keychain answers at all: a read of an item no one
+        /// writes, which finds nothing where there is a keychain, and fails
+        /// where there is none to use (no entitlement, a session without a
+        /// login). A locked keychain answers too (the read decrypts nothing):
+        /// it is there, and what is stored in it is said `locked` when read.
+        package func checkAnswers() throws {
+            var result: CFTypeRef?
+            let status = SecItemCopyMatching(
+                Self.dictionary(layout.read(CredentialKey(providerID: "authkit-availability-check"))), &result)
+            if status != KeychainStatus.itemNotFound { try check(status) }
+        }
+
         /// Whether a credential can be saved here now: an item written and
         /// deleted, so that a sign-in that could not be saved fails before
-        /// the user consents. A read would not do: it finds nothing without
-        /// decrypting anything, so a locked keychain (over SSH, with no
-        /// window to prompt in; a device not unlocked since it started)
-        /// answered "not found" as an open one does, and the save after the
-        /// consent failed. Fails where the Keychain cannot be used (no
-        /// entitlement, no keychain in a session without a login, locked).
-        package func checkAvailable() throws {
+        /// the user consents. ``checkAnswers()`` would not do: a locked
+        /// keychain (over SSH, with no window to prompt in; a device not
+        /// unlocked since it started) answers a read of nothing as an open
+        /// one does, and the save after the consent failed. Fails, `locked`,
+        /// where the Keychain is locked.
+        package func checkSaves() throws {
             let probe = CredentialKey(providerID: "authkit-availability-check")
             let added = SecItemAdd(Self.dictionary(layout.add(probe, data: Data())), nil)
             guard added == KeychainStatus.success || added == KeychainStatus.duplicateItem else {

@@ -63,9 +63,9 @@ extension FileCredentialStore: CommandStore {
     extension KeychainCredentialStore: CommandStore {
         var location: String { "the login Keychain (service \(service))" }
         var lockFolder: String { (lockDirectory ?? AuthKitHome.directory()).standardizedFileURL.path }
-        /// Before a browser opens: a Keychain that does not answer (a
-        /// session without a login, over SSH) fails here, not after consent.
-        func checkWritable() async throws { try checkAvailable() }
+        /// Before a browser opens: a Keychain that cannot save (a session
+        /// without a login; locked, over SSH) fails here, not after consent.
+        func checkWritable() async throws { try checkSaves() }
         func beginSignIn(for key: CredentialKey) throws -> FileCredentialStore.SignInLock {
             let directory = lockDirectory ?? AuthKitHome.directory()
             try FileSystem.createPrivateDirectory(directory.path)
@@ -158,8 +158,11 @@ enum StoreChoice: String, CaseIterable, ExpressibleByArgument {
             // needs an entitlement a command-line tool cannot carry (TN3137).
             let store = KeychainCredentialStore(
                 dataProtectionKeychain: false, lockDirectory: AuthKitHome.directory(environment: environment))
+            // Whether there is a keychain, not whether it is unlocked: a
+            // locked one is still the store chosen (its reads say `locked`,
+            // exit 75), not a reason to fall back to the file.
             do {
-                try store.checkAvailable()
+                try store.checkAnswers()
             } catch {
                 return .failure(
                     NoKeyring(
